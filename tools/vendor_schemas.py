@@ -325,10 +325,10 @@ def hoist_repeated(kinds: dict[str, Any], min_size: int = 400) -> dict[str, Any]
 
     Schedule and Workflow embed every chaos kind's spec (Workflow twice: in templates and in
     schedule templates), so the same subschema is repeated several times. Each repeated
-    subschema whose compact JSON is at least ``min_size`` bytes is stored once, under the name
-    of its first occurrence in sorted order (e.g. ``NetworkChaos.spec``), and replaced by a
-    ``$ref``. Larger ones are hoisted first, so a repeated subtree inside a hoisted one is
-    counted once, not once per copy.
+    subschema whose compact JSON is at least ``min_size`` bytes (below that a ``$ref`` saves
+    little) is stored once, under the path of its first occurrence in sorted order (e.g.
+    ``NetworkChaos.spec``), and replaced by a ``$ref``. Replacement is top-down, so the outermost
+    repeated subtree wins; repeats nested in it are shared through its single copy.
     """
     def canonical(schema: Any) -> str:
         return json.dumps(schema, sort_keys=True, separators=(",", ":"))
@@ -363,7 +363,7 @@ def hoist_repeated(kinds: dict[str, Any], min_size: int = 400) -> dict[str, Any]
     names: dict[str, str] = {}  # canonical text -> $defs name
     for text in repeated:
         name = first_path[text]
-        while name in defs:  # two different subschemas first met at the same path: keep unique
+        while name in defs:  # a property named like a keyword ("items") can repeat a path
             name += "_"
         names[text] = name
         defs[name] = None  # filled below, once inner repeats are replaced too
@@ -451,8 +451,8 @@ local `#/$defs/...` pointer. Runtime use: `itbench_dsl/validate.py`.
   - `format` (int32, int64, date-time, byte) is kept as an annotation, not turned into bounds;
   - structural-schema pruning, as enforced by `kubectl apply` strict field validation: an object
     schema with `properties`, no `additionalProperties` and no `x-kubernetes-preserve-unknown-fields`
-    gets `additionalProperties: false` (the root object included; `metadata` stays open, the API
-    server validates it as ObjectMeta);
+    gets `additionalProperties: false` (the root object included; `metadata` stays open here:
+    the API server validates it as ObjectMeta, and so does `validate.py`, with the schema above);
   - `apiVersion` and `kind` are required and constrained to their exact values;
   - `description`, `default`, `example`, `x-kubernetes-map-type` are removed; any other keyword
     without a known translation (e.g. CEL `x-kubernetes-validations`) stops the script;

@@ -1,0 +1,183 @@
+"""ITBench's own files: scenario.yaml (itbench.io/v2), groundtruth.yaml (v2) and groundtruth_v1.yaml.
+
+Both ground truths come from the same IR, so they cannot disagree: the v2 entities are the
+fault targets and the objects the faults change, the v1 "groups" graph is derived from the
+root causes, propagation edges and alerts of the `expect` block.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .. import ir
+from ..faults import itbench_entry, library_alerts, render_solutions, slug
+
+# ITBench's key for each standard-library application in scenario.yaml
+APPLICATION_KEYS = {"opentelemetry-demo": "opentelemetryDemo", "book-info": "bookInfo"}
+
+
+def itbench_name(scenario: ir.Scenario) -> str:
+    itbench_id = scenario.metadata.get("itbench_id")
+    return f"scenario-{itbench_id}" if itbench_id is not None else scenario.name
+
+
+def scenario_yaml(scenario: ir.Scenario) -> dict:
+    applications: dict = {}
+    app = scenario.topology.application
+    if app is not None:
+        applications[APPLICATION_KEYS.get(app, app)] = {"enabled": True}
+        if any(i.fault == "misconfigured_hpa" for i in scenario.injections()):
+            applications[APPLICATION_KEYS.get(app, app)]["options"] = {"autoscaling": {"kubernetes": {"hpa": True}}}
+    faults = []
+    for group in scenario.faults:
+        entry: dict = {"injections": [{"args": i.itbench_args, "id": i.itbench_id} for i in group.injections]}
+        waits: dict = {}
+        for waiter in group.waiters:
+            key = "preInjection" if waiter.when == "before" else "postInjection"
+            waits.setdefault(key, []).append({"args": _waiter_args(waiter), "id": waiter.itbench_id})
+        if waits:
+            entry["waitFor"] = waits
+        faults.append(entry)
+    tool = {"sre": "sre", "finops": "finops", "ciso": "ciso"}[scenario.domain]
+    return {
+        "apiVersion": "itbench.io/v2",
+        "kind": "Scenario",
+        "metadata": {"name": itbench_name(scenario)},
+        "spec": {"applications": applications, "faults": faults, "tools": {tool: {"enabled": True}}},
+    }
+
+
+def _waiter_args(waiter: ir.Waiter) -> dict:
+    args: dict = {"kubernetesObject": waiter.target.itbench()}
+    if waiter.kind == "scale":
+        args["replicas"] = waiter.args["replicas"]
+    if waiter.kind == "pause":
+        args = {"duration": waiter.args["seconds"]}
+    return args
+
+
+def groundtruth_v2(scenario: ir.Scenario) -> dict:
+    alerts = sorted({a for i in scenario.injections() for a in library_alerts(i.itbench_id)})
+    entities: list[dict] = []
+    for injection in scenario.injections():
+        for ref in [injection.target, *injection.side_objects]:
+            item = ref.itbench()
+            if item not in entities:
+                entities.append(item)
+    solutions = [render_solutions(i.itbench_id, i.itbench_args) for i in scenario.injections()]
+    return {
+        "apiVersion": "itbench.io/v2",
+        "kind": "GroundTruth",
+        "metadata": {"name": itbench_name(scenario)},
+        "spec": {"alerts": [{"labels": {}, "name": a} for a in alerts], "entities": entities, "solutions": solutions},
+    }
+
+
+# ---- v1: the groups graph --------------------------------------------------------------------------
+
+
+def group_id(ref: ir.ObjectRef) -> str:
+    base = ref.name.replace("*", "").strip("-.") or "any"
+    return f"{base}-{ref.kind.lower()}-1"
+
+
+_REGEX_SPECIAL = set(".^$+{}[]\\|()")
+
+
+def _escape(text: str) -> str:
+    # Kubernetes names only hold [a-z0-9.-]; escape what regex gives meaning to, keep `-` readable as ITBench does
+    return "".join("\\" + c if c in _REGEX_SPECIAL else c for c in text)
+
+
+def group_filter(ref: ir.ObjectRef) -> str:
+    """The regular expression ITBench evaluators match object names with."""
+    if "*" in ref.name or "?" in ref.name:
+        return "".join(".*" if c == "*" else "." if c == "?" else _escape(c) for c in ref.name)
+    return _escape(ref.name) + r"\b"
+
+
+def _component(ref: ir.ObjectRef, scenario: ir.Scenario) -> str | None:
+    topo = scenario.topology
+    if ref.kind in ("Deployment", "StatefulSet"):
+        return ref.name
+    if ref.kind == "Pod":
+        owners = [w.name for w in topo.workloads if w.namespace == ref.namespace
+                  and re.fullmatch(group_filter(ref), f"{w.name}-7d4b9c8f6-x2x9q")]
+        return max(owners, key=len) if owners else None
+    if ref.kind == "Service":
+        for service in topo.services:
+            if service.name == ref.name and service.namespace == ref.namespace:
+                for w in topo.workloads:
+                    if w.namespace == service.namespace and service.selector and all(
+                            w.labels.get(k) == v for k, v in service.selector.items()):
+                        return w.name
+        return None
+    if ref.kind in ("Schedule", "NetworkChaos"):
+        return f"chaos:{ref.name}"
+    return None
+
+
+def groundtruth_v1(scenario: ir.Scenario) -> dict:
+    refs: list[ir.ObjectRef] = []
+
+    def note(ref: ir.ObjectRef) -> None:
+        if ref not in refs:
+            refs.append(ref)
+
+    for ref in scenario.root_causes:
+        note(ref)
+    for edge in scenario.propagations:
+        note(edge.source)
+        note(edge.target)
+    for alert in scenario.alerts:
+        note(alert.target)
+    groups = []
+    for ref in refs:
+        group: dict = {"filter": [group_filter(ref)], "id": group_id(ref), "kind": ref.kind}
+        if ref.namespace:
+            group["namespace"] = ref.namespace
+        if ref in scenario.root_causes:
+            group["root_cause"] = True
+        groups.append(group)
+    # aliases: groups that stand for the same component (a deployment, its pods, its service)
+    by_component: dict[str, list[str]] = {}
+    for ref in refs:
+        component = _component(ref, scenario) or f"{ref.kind}:{ref.name}"
+        by_component.setdefault(component, []).append(group_id(ref))
+    aliases = [ids for ids in by_component.values()]
+    faults = []
+    for injection in scenario.injections():
+        root = injection.target
+        for candidate in scenario.root_causes:
+            if candidate == injection.target or candidate in injection.side_objects or (
+                    candidate.kind == "Schedule" and candidate.name == injection.args.get("schedule")):
+                root = candidate
+                break
+        faults.append({
+            "category": "Change",
+            "condition": itbench_entry("faults", injection.itbench_id)["description"],
+            "entity": {"group_id": group_id(root), "kind": root.kind, "name": group_id(root)},
+            "fault_mechanism": injection.mechanism,
+        })
+    return {
+        "apiVersion": "itbench.io/v1",
+        "kind": "GroundTruth",
+        "metadata": {"name": itbench_name(scenario)},
+        "spec": {
+            "alerts": [
+                {"group_id": group_id(a.target), "id": a.name,
+                 "metadata": {"description": a.description or f"{a.name} on {a.target.kind} {a.target.name}"}}
+                for a in scenario.alerts
+            ],
+            "aliases": aliases,
+            "fault": faults,
+            "groups": groups,
+            "propagations": [
+                {"condition": e.condition, "effect": e.effect, "source": group_id(e.source), "target": group_id(e.target)}
+                for e in scenario.propagations
+            ],
+            "recommendedActions": [
+                {"solution": {"actions": [s.text for s in sol.steps], "id": slug(sol.title)}} for sol in scenario.solutions
+            ],
+        },
+    }

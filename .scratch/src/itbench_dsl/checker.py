@@ -1,0 +1,524 @@
+"""Resolve and check a scenario: AST in, IR out, every error collected in one run.
+
+Names resolve against the topology (with "did you mean"), fault targets must exist and
+have the kind the fault needs, each fault's preconditions are checked, root causes and
+propagation edges must follow the topology, and units are decided by each field's type.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+
+from . import ast, ir
+from .diagnostics import Diagnostics, did_you_mean
+from .faults import CHAOS_NAMESPACE, FAULTS, WAITERS, FaultInput, library_alerts, slug
+from .reader import MISSING, Body, Context, convert, entries_as_data, plain
+from .source import Span
+from .topology import DNS1123_LABEL, KINDS, RUNTIME_KINDS, WORKLOAD_KINDS, TopologyBuild, TopologyBuilder, app_names, load_app
+
+DOMAINS = ("sre", "ciso", "finops")
+COMPLEXITIES = ("low", "medium", "high")
+CISO_TASKS = {
+    "kyverno_policy": "Gen-CIS-b-K8s-Kyverno",
+    "opa_kubectl": "Gen-CIS-b-K8s-Kubectl-OPA",
+    "ansible_opa": "Gen-CIS-b-RHEL9-Ansible-OPA",
+    "kyverno_update": "Upd-CIS-b-K8s-Kyverno",
+}
+# Alerts defined by ITBench's monitoring stack (its fault library and its scenarios' ground truth).
+KNOWN_ALERTS = (
+    "CPUSpend", "CPUThrottlingHigh", "FailedPodsDetected", "HighRequestErrorRate", "HighRequestLatency",
+    "KubeContainerWaiting", "KubeDeploymentRolloutStuck", "KubeHpaMaxedOut", "KubePodCrashLooping",
+    "KubePodNotReady", "MemorySpend", "NoDatabaseOperations", "NoRequestsOpened", "NoRequestsReceived",
+)
+# Objects that faults create at run time and that ground truth may name.
+FAULT_OBJECT_KINDS = {"schedule": ("chaos-mesh.org/v1alpha1", "Schedule"), "networkchaos": ("chaos-mesh.org/v1alpha1", "NetworkChaos")}
+DEFAULT_READ = ["pods", "pods/log", "events", "services", "endpoints", "configmaps", "deployments", "statefulsets",
+                "replicasets", "horizontalpodautoscalers"]
+DEFAULT_WRITE = {"sre": ["deployments", "statefulsets", "services", "configmaps", "pods"],
+                 "finops": ["deployments", "statefulsets", "horizontalpodautoscalers"], "ciso": []}
+
+
+@dataclass
+class Resolved:
+    ref: ir.ObjectRef
+    component: str | None  # the workload this object belongs to, for topology-aware checks
+    declared: object | None = None
+
+
+@dataclass
+class _State:
+    build: TopologyBuild = field(default_factory=TopologyBuild)
+    fault_objects: dict[tuple[str, str], ir.ObjectRef] = field(default_factory=dict)
+
+
+class Checker:
+    def __init__(self, document: ast.Scenario, path: str, diags: Diagnostics) -> None:
+        self.doc = document
+        self.ctx = Context(diags, path)
+        self.diags = diags
+        self.state = _State()
+
+    def error(self, code, message, span, label="", help=""):
+        self.ctx.error(code, message, span, label, help)
+
+    # ---- the whole scenario
+    def check(self) -> ir.Scenario | None:
+        doc = self.doc
+        errors_before = len(self.diags.errors())
+        if len(doc.name) > 63 or not DNS1123_LABEL.match(doc.name):
+            self.error("E2014", f"scenario name `{doc.name}` is not a valid name", doc.name_span, "invalid name",
+                       help="use lower-case letters, digits and `-` (it names the bundle folder)")
+        single = self.single_statements()
+        domain = self.enum_statement(single, ast.Domain, "domain", DOMAINS)
+        complexity = self.enum_statement(single, ast.Complexity, "complexity", COMPLEXITIES)
+        description = single.get(ast.Description)
+        if description is None:
+            self.error("E2013", "the scenario has no `description`", doc.name_span, help='add `description "..."`')
+        tags = self.tags(single.get(ast.Tags))
+        metadata = entries_as_data(single[ast.Metadata].entries) if ast.Metadata in single else {}
+        self.topology(single.get(ast.UseApp))
+        topology = self.state.build.to_ir()
+        groups = self.faults()
+        expect = [s for s in doc.statements if isinstance(s, ast.Expect)]
+        for extra in expect[1:]:
+            self.error("E2002", "`expect` is given twice", extra.span, "second one", help="merge the two blocks")
+        expect_stmts = expect[0].statements if expect else ()
+        alerts = self.alerts(expect_stmts)
+        root_causes = self.root_causes(expect_stmts, groups)
+        propagations = self.propagations(expect_stmts, groups)
+        mitigation = self.mitigation(expect_stmts)
+        optimal = self.optimal(expect_stmts)
+        solutions = [self.solution(s) for s in doc.statements if isinstance(s, ast.Solution)]
+        params = [p for p in (self.param(s) for s in doc.statements if isinstance(s, ast.Param)) if p]
+        agent = self.agent(single.get(ast.Agent), domain or "sre", topology)
+        compliance = self.compliance(single, domain)
+        self.domain_requirements(domain, optimal)
+        if len(self.diags.errors()) > errors_before or domain is None or complexity is None or description is None:
+            return None
+        return ir.Scenario(doc.name, domain, complexity, description.text, tags, metadata, topology, groups, alerts,
+                           root_causes, propagations, mitigation, optimal, solutions, params, agent, compliance)
+
+    def single_statements(self) -> dict:
+        singles = (ast.Domain, ast.Complexity, ast.Description, ast.Tags, ast.Metadata, ast.UseApp, ast.Agent,
+                   ast.Control, ast.Task)
+        found: dict = {}
+        for stmt in self.doc.statements:
+            if isinstance(stmt, singles):
+                if type(stmt) in found:
+                    first = found[type(stmt)]
+                    self.error("E2002", f"`{_keyword(stmt)}` is given twice", stmt.span, "second one",
+                               help=f"the first is at line {first.span.line}")
+                else:
+                    found[type(stmt)] = stmt
+            elif isinstance(stmt, (ast.Object, ast.Edge)):
+                self.error("E1002", "topology objects belong in a `topology { ... }` block", stmt.span)
+        return found
+
+    def enum_statement(self, single, cls, keyword, allowed) -> str | None:
+        stmt = single.get(cls)
+        if stmt is None:
+            self.error("E2013", f"the scenario has no `{keyword}`", self.doc.name_span, f"no {keyword}",
+                       help=f"add `{keyword} {allowed[0]}` (one of {', '.join(allowed)})")
+            return None
+        if stmt.name not in allowed:
+            hint = did_you_mean(stmt.name, allowed)
+            self.error("E2010", f"`{stmt.name}` is not a {keyword}", stmt.span, f"expected {' | '.join(allowed)}",
+                       help=f"did you mean `{hint}`?" if hint else "")
+            return None
+        return stmt.name
+
+    def tags(self, stmt: ast.Tags | None) -> list[str]:
+        if stmt is None:
+            return []
+        value = convert(self.ctx, stmt.value, "str_list", "`tags`")
+        return value if isinstance(value, list) else []
+
+    # ---- topology
+    def topology(self, use: ast.UseApp | None) -> None:
+        build = self.state.build
+        builder = TopologyBuilder(self.ctx, build)
+        if use is not None:
+            if use.name not in app_names():
+                hint = did_you_mean(use.name, app_names())
+                self.error("E2001", f"unknown application `{use.name}`", use.span, "not in the standard library",
+                           help=f"did you mean `{hint}`?" if hint else "known: " + ", ".join(app_names()))
+            else:
+                app, app_diags, app_path = load_app(use.name)
+                self.diags.extend(app_diags.items)
+                self.diags.sources.update(app_diags.sources)
+                if app is not None:
+                    build.application = use.name
+                    builder.add_statements(app.statements, Context(self.diags, app_path))
+                    for stmt in app.statements:
+                        if isinstance(stmt, ast.Metadata):
+                            build.app_metadata = entries_as_data(stmt.entries)
+        inline = [s for s in self.doc.statements if isinstance(s, ast.Topology)]
+        for stmt in inline:
+            builder.add_statements(stmt.statements)
+        builder.resolve_autoscalers()
+        if use is None and not inline:
+            self.error("E2013", "the scenario has no topology", self.doc.name_span, "no topology",
+                       help='import one with `use app "opentelemetry-demo"` or write `topology { ... }`')
+
+    # ---- references
+    def resolve(self, ref: ast.Ref, allowed: tuple[str, ...] | None = None, what: str = "reference") -> Resolved | None:
+        kind = ref.kind
+        build = self.state.build
+        if allowed is not None and kind not in allowed:
+            if kind in KINDS or kind in RUNTIME_KINDS or kind in FAULT_OBJECT_KINDS:
+                self.error("E2004", f"{what} must be a {' or '.join(allowed)}, not a {kind}", ref.kind_span,
+                           "wrong kind")
+                return None
+        namespace, name = (ref.name.split("/", 1) + [None])[:2] if "/" in ref.name else (None, ref.name)
+        if kind in RUNTIME_KINDS:
+            return self.resolve_pods(ref, namespace, name)
+        if kind in FAULT_OBJECT_KINDS:
+            return self.resolve_fault_object(ref, kind, name)
+        if kind not in KINDS:
+            candidates = list(KINDS) + list(RUNTIME_KINDS) + list(FAULT_OBJECT_KINDS)
+            hint = did_you_mean(kind, candidates)
+            self.error("E2015", f"unknown object kind `{kind}`", ref.kind_span, "unknown kind",
+                       help=f"did you mean `{hint}`?" if hint else "known: " + ", ".join(sorted(candidates)))
+            return None
+        matches = [d for d in build.find(kind, name) if namespace is None or d.namespace == namespace]
+        if kind == "namespace":
+            matches = build.find(kind, name)
+        if not matches:
+            names = build.names_of(kind)
+            hint = did_you_mean(name, names)
+            if hint:
+                help_text = f"a {kind} with a similar name exists: `{hint}`"
+            elif names:
+                help_text = f"declared {kind}s: " + ", ".join(sorted(names)[:8]) + (" ..." if len(names) > 8 else "")
+            else:
+                help_text = f"the topology declares no {kind}"
+            self.error("E2003", f"unknown {kind} `{ref.name}` in {what}", ref.name_span, "not declared in the topology",
+                       help=help_text)
+            return None
+        if len(matches) > 1:
+            spaces = ", ".join(sorted(d.namespace or "" for d in matches))
+            self.error("E2016", f"{kind} `{name}` exists in several namespaces ({spaces})", ref.name_span,
+                       "ambiguous", help=f'write `{kind} "{matches[0].namespace}/{name}"`')
+            return None
+        declared = matches[0]
+        api_version, k8s_kind = KINDS[kind]
+        obj_ref = ir.ObjectRef(api_version, k8s_kind, declared.namespace, name)
+        return Resolved(obj_ref, self.component_of(kind, declared.obj), declared.obj)
+
+    def component_of(self, kind: str, obj) -> str | None:
+        build = self.state.build
+        if kind in WORKLOAD_KINDS:
+            return obj.name
+        if kind == "service":
+            for w in build.workloads:
+                if w.namespace == obj.namespace and obj.selector and all(w.labels.get(k) == v for k, v in obj.selector.items()):
+                    return w.name
+            return obj.name if build.workload(obj.name, obj.namespace) else None
+        if kind == "hpa":
+            return obj.target.name
+        return None
+
+    def resolve_pods(self, ref: ast.Ref, namespace: str | None, pattern: str) -> Resolved | None:
+        build = self.state.build
+        owners = [w for w in build.workloads if (namespace is None or w.namespace == namespace)
+                  and (fnmatch.fnmatchcase(f"{w.name}-7d4b9c8f6-x2x9q", pattern) or fnmatch.fnmatchcase(f"{w.name}-0", pattern))]
+        if not owners:
+            names = [w.name for w in build.workloads]
+            hint = did_you_mean(pattern.rstrip("-*"), names)
+            self.error("E2003", f"pod pattern `{pattern}` matches the pods of no workload", ref.name_span,
+                       "matches no pod", help=f'did you mean `pod "{hint}-*"`?' if hint else
+                       'pod names are `<workload>-<hash>`: write `pod "cart-*"`')
+            return None
+        # the most specific owner: the longest workload name the pattern was written for
+        owner = max(owners, key=lambda w: len(w.name))
+        return Resolved(ir.ObjectRef("v1", "Pod", owner.namespace, pattern), owner.name)
+
+    def resolve_fault_object(self, ref: ast.Ref, kind: str, name: str) -> Resolved | None:
+        found = self.state.fault_objects.get((kind, name))
+        if found is None:
+            names = [n for (k, n) in self.state.fault_objects if k == kind]
+            hint = did_you_mean(name, names)
+            self.error("E2003", f"no fault of this scenario creates {kind} `{name}`", ref.name_span,
+                       "not created by a fault", help=f"did you mean `{hint}`?" if hint else
+                       (f"the faults create: {', '.join(names)}" if names else "no fault creates one"))
+            return None
+        return Resolved(found, None)
+
+    # ---- faults
+    def faults(self) -> list[ir.FaultGroup]:
+        groups: list[ir.FaultGroup] = []
+        for stmt in self.doc.statements:
+            if isinstance(stmt, ast.Fault):
+                injection = self.fault(stmt)
+                if injection is not None:
+                    groups.append(ir.FaultGroup(None, [injection]))
+            elif isinstance(stmt, ast.Group):
+                injections, waiters = [], []
+                for item in stmt.items:
+                    if isinstance(item, ast.Fault):
+                        injection = self.fault(item)
+                        if injection is not None:
+                            injections.append(injection)
+                    else:
+                        waiter = self.waiter(item)
+                        if waiter is not None:
+                            waiters.append(waiter)
+                if not any(isinstance(i, ast.Fault) for i in stmt.items):
+                    self.error("E2013", "a fault group needs at least one `fault`", stmt.span, "empty group")
+                groups.append(ir.FaultGroup(stmt.name, injections, waiters))
+        return groups
+
+    def fault(self, stmt: ast.Fault) -> ir.Injection | None:
+        kind = FAULTS.get(stmt.kind)
+        if kind is None:
+            hint = did_you_mean(stmt.kind, FAULTS)
+            self.error("E2005", f"unknown fault `{stmt.kind}`", stmt.kind_span, "not in the fault library",
+                       help=f"did you mean `{hint}`?" if hint else "known faults: " + ", ".join(sorted(FAULTS)))
+            return None
+        resolved = self.resolve(stmt.target, kind.targets, f"the target of `{stmt.kind}`")
+        body = Body(self.ctx, stmt.entries, f"fault `{stmt.kind}`", stmt.span)
+        if resolved is None:
+            body.used = set(range(len(body.entries)))  # do not pile unknown-field errors on a missing target
+            return None
+        checked = kind.check(FaultInput(self.ctx, body, stmt, resolved.ref, resolved.declared, self.state.build,
+                                        self.doc.name))
+        body.finish()
+        if checked is None:
+            return None
+        injection = ir.Injection(kind.name, kind.itbench_id, kind.mechanism, resolved.ref, checked.args,
+                                 checked.itbench_args, checked.side_objects)
+        if kind.name == "network_chaos":
+            schedule = checked.args["schedule"]
+            self.state.fault_objects[("schedule", schedule)] = ir.ObjectRef(
+                "chaos-mesh.org/v1alpha1", "Schedule", CHAOS_NAMESPACE, schedule)
+            self.state.fault_objects[("networkchaos", schedule)] = ir.ObjectRef(
+                "chaos-mesh.org/v1alpha1", "NetworkChaos", CHAOS_NAMESPACE, schedule)
+        return injection
+
+    def waiter(self, stmt: ast.Wait) -> ir.Waiter | None:
+        kind = WAITERS.get(stmt.kind)
+        if kind is None:
+            hint = did_you_mean(stmt.kind, WAITERS)
+            self.error("E2005", f"unknown waiter `{stmt.kind}`", stmt.kind_span, "not a waiter",
+                       help=f"did you mean `{hint}`?" if hint else "known waiters: " + ", ".join(sorted(WAITERS)))
+            return None
+        resolved = self.resolve(stmt.target, kind.targets, f"the target of `wait {stmt.kind}`")
+        body = Body(self.ctx, stmt.entries, f"waiter `{stmt.kind}`", stmt.span)
+        args = {}
+        if kind.name == "scale":
+            replicas = body.attr("replicas", "nonneg_int", required=True)
+            args = {"replicas": replicas}
+        elif kind.name == "pause":
+            duration = body.attr("duration", "duration", required=True)
+            args = {"seconds": float(duration) if duration is not None else None}
+        body.finish()
+        if resolved is None:
+            return None
+        return ir.Waiter(kind.name, kind.itbench_id, stmt.when, resolved.ref, args)
+
+    # ---- expectations
+    def alerts(self, stmts) -> list[ir.AlertExpectation]:
+        out = []
+        for stmt in stmts:
+            if not isinstance(stmt, ast.Alert):
+                continue
+            if stmt.name not in KNOWN_ALERTS:
+                hint = did_you_mean(stmt.name, KNOWN_ALERTS)
+                self.error("E2017", f"unknown alert `{stmt.name}`", stmt.name_span, "not defined by the monitoring stack",
+                           help=f"did you mean `{hint}`?" if hint else "known: " + ", ".join(KNOWN_ALERTS))
+            resolved = self.resolve(stmt.target, None, f"alert `{stmt.name}`")
+            body = Body(self.ctx, stmt.entries, f"alert `{stmt.name}`", stmt.span)
+            description = body.attr("description", "str")
+            body.finish()
+            if resolved is not None:
+                out.append(ir.AlertExpectation(stmt.name, resolved.ref, description))
+        return out
+
+    def root_causes(self, stmts, groups: list[ir.FaultGroup]) -> list[ir.ObjectRef]:
+        declared = []
+        for stmt in stmts:
+            if isinstance(stmt, ast.RootCause):
+                resolved = self.resolve(stmt.target, None, "root cause")
+                if resolved is not None and resolved.ref not in declared:
+                    declared.append(resolved.ref)
+        if declared:
+            return declared
+        # derived from the faults: each fault's target is a root cause
+        derived: list[ir.ObjectRef] = []
+        for group in groups:
+            for injection in group.injections:
+                root = injection.target
+                if injection.fault == "network_chaos":
+                    root = self.state.fault_objects[("schedule", injection.args["schedule"])]
+                if root not in derived:
+                    derived.append(root)
+        return derived
+
+    def propagations(self, stmts, groups) -> list[ir.PropagationEdge]:
+        out = []
+        for stmt in stmts:
+            if not isinstance(stmt, ast.Propagation):
+                continue
+            resolved = [self.resolve(r, None, "propagation") for r in stmt.chain]
+            body = Body(self.ctx, stmt.entries, "propagation", stmt.span)
+            condition = body.attr("condition", "str")
+            effect = body.attr("effect", "str")
+            body.finish()
+            if any(r is None for r in resolved):
+                continue
+            for (a, ra), (b, rb) in zip(zip(stmt.chain, resolved), zip(stmt.chain[1:], resolved[1:])):
+                if not self.follows_topology(ra, rb):
+                    self.error("E2012", f"`{a.kind} \"{a.name}\" -> {b.kind} \"{b.name}\"` does not follow the topology",
+                               Span(a.span.start, b.span.end, a.span.line, a.span.column, b.span.end_line, b.span.end_column),
+                               "no such dependency", help=f'add the dependency to the topology: `"{ra.component}" -> '
+                               f'"{rb.component}"`' if ra.component and rb.component else
+                               "propagation follows dependency edges between components")
+                    continue
+                out.append(ir.PropagationEdge(
+                    ra.ref, rb.ref,
+                    condition or f"{ra.ref.kind} {ra.ref.name} is degraded",
+                    effect or f"{rb.ref.kind} {rb.ref.name} is affected",
+                ))
+        return out
+
+    def follows_topology(self, a: Resolved, b: Resolved) -> bool:
+        if a.component is None or b.component is None:
+            # objects a fault creates, configmaps, secrets, namespaces: they act on what they select or feed
+            return True
+        if a.component == b.component:
+            return True
+        edges = self.state.build.edges
+        return [a.component, b.component] in edges or [b.component, a.component] in edges
+
+    def mitigation(self, stmts) -> ir.Mitigation | None:
+        blocks = [s for s in stmts if isinstance(s, ast.Mitigated)]
+        for extra in blocks[1:]:
+            self.error("E2002", "`mitigated when` is given twice", extra.span, "second one")
+        if not blocks:
+            return None
+        block = blocks[0]
+        within = self.duration(block.within)
+        predicates = []
+        for pred in block.predicates:
+            if isinstance(pred, ast.AlertPredicate):
+                if pred.name not in KNOWN_ALERTS:
+                    hint = did_you_mean(pred.name, KNOWN_ALERTS)
+                    self.error("E2017", f"unknown alert `{pred.name}`", pred.span, help=f"did you mean `{hint}`?" if hint else "")
+                predicates.append(ir.Predicate("alert", alert=pred.name, firing=pred.firing))
+                continue
+            resolved = self.resolve(pred.target, None, "mitigation predicate")
+            if resolved is None:
+                continue
+            if isinstance(pred, ast.StatePredicate):
+                predicates.append(ir.Predicate("state", resolved.ref, state=pred.state,
+                                               within_seconds=self.duration(pred.within)))
+            else:
+                predicates.append(ir.Predicate("field", resolved.ref, path=list(pred.path), op=pred.op,
+                                               value=plain(pred.value)))
+        return ir.Mitigation(within, predicates)
+
+    def duration(self, quantity: ast.Quantity | None) -> float | None:
+        if quantity is None:
+            return None
+        seconds = convert(self.ctx, quantity, "duration", "`within`")
+        return None if seconds is MISSING else float(seconds)
+
+    def optimal(self, stmts) -> list[ir.Optimum]:
+        out = []
+        for stmt in stmts:
+            if isinstance(stmt, ast.Optimal):
+                resolved = self.resolve(stmt.target, None, "optimum")
+                if resolved is not None:
+                    out.append(ir.Optimum(resolved.ref, list(stmt.path), plain(stmt.value)))
+        return out
+
+    def solution(self, stmt: ast.Solution) -> ir.Solution:
+        if not stmt.steps:
+            self.error("E2007", f"solution `{stmt.title}` has no `step`", stmt.span, "no steps")
+        return ir.Solution(stmt.title, [ir.SolutionStep(s.text, s.run) for s in stmt.steps])
+
+    def param(self, stmt: ast.Param) -> ir.Param | None:
+        if not isinstance(stmt.domain, ast.ListValue) or not stmt.domain.items:
+            self.error("E2008", f"param `{stmt.name}` takes a non-empty list of values", stmt.domain.span,
+                       "expected a list", help=f"write `param {stmt.name} in [1, 2, 3]`")
+            return None
+        domain = [plain(v) for v in stmt.domain.items]
+        default = plain(stmt.default) if stmt.default is not None else None
+        if default is not None and default not in domain:
+            self.error("E2010", f"the default of param `{stmt.name}` is not in its domain", stmt.default.span)
+            return None
+        return ir.Param(stmt.name, domain, default)
+
+    def agent(self, stmt: ast.Agent | None, domain: str, topology: ir.Topology) -> ir.AgentAccess:
+        namespaces = [n.name for n in topology.namespaces]
+        read, write = list(DEFAULT_READ), list(DEFAULT_WRITE.get(domain, []))
+        if stmt is not None:
+            body = Body(self.ctx, stmt.entries, "agent", stmt.span)
+            read = body.attr("read", "str_list", default=read)
+            write = body.attr("write", "str_list", default=write)
+            explicit = body.attr("namespaces", "str_list")
+            if explicit is not None:
+                for ns in explicit:
+                    if ns not in namespaces:
+                        self.error("E2016", f"agent namespace `{ns}` is not declared", body.attr_span("namespaces"))
+                namespaces = explicit
+            body.finish()
+        return ir.AgentAccess("itbench-agent", namespaces, sorted(set(read)), sorted(set(write)))
+
+    def compliance(self, single: dict, domain: str | None) -> ir.Compliance | None:
+        gaps = [s for s in self.doc.statements if isinstance(s, ast.Gap)]
+        compliant = [s for s in self.doc.statements if isinstance(s, ast.Compliant)]
+        control, task = single.get(ast.Control), single.get(ast.Task)
+        if domain != "ciso":
+            for stmt in [*gaps, *compliant, *(s for s in (control, task) if s)]:
+                self.error("E2013", f"`{_keyword(stmt)}` belongs to CISO scenarios (domain ciso)", stmt.span)
+            return None
+        if control is None or task is None or not gaps:
+            missing = [w for w, s in (("control", control), ("task", task), ("gap", gaps)) if not s]
+            self.error("E2013", f"a CISO scenario needs {', '.join(f'`{m}`' for m in missing)}", self.doc.name_span,
+                       "incomplete CISO scenario", help="declare the control, the task class and the gap objects")
+            return None
+        body = Body(self.ctx, control.entries, f"control `{control.id}`", control.span)
+        goal = body.attr("goal", "str", required=True)
+        benchmark = body.attr("benchmark", "str", default="CIS Kubernetes Benchmark")
+        body.finish()
+        if task.kind not in CISO_TASKS:
+            hint = did_you_mean(task.kind, CISO_TASKS)
+            self.error("E2010", f"`{task.kind}` is not a CISO task class", task.span,
+                       help=f"did you mean `{hint}`?" if hint else "classes: " + ", ".join(CISO_TASKS))
+        Body(self.ctx, task.entries, f"task `{task.kind}`", task.span).finish()
+        gap_refs = [r.ref for r in (self.resolve(g.target, None, "gap") for g in gaps) if r]
+        ok_refs = [r.ref for r in (self.resolve(c.target, None, "compliant object") for c in compliant) if r]
+        for ref in gap_refs:
+            if ref in ok_refs:
+                self.error("E2010", f"{ref.kind} `{ref.name}` cannot be both a gap and compliant", self.doc.name_span)
+        return ir.Compliance(control.id, benchmark, goal or "", task.kind, gap_refs, ok_refs)
+
+    def domain_requirements(self, domain: str | None, optimal: list[ir.Optimum]) -> None:
+        if domain in ("sre", "finops") and not any(isinstance(s, (ast.Fault, ast.Group)) for s in self.doc.statements):
+            self.error("E2013", f"a {domain} scenario needs at least one `fault`", self.doc.name_span, "no fault")
+        has_optimal = any(isinstance(x, ast.Optimal) for s in self.doc.statements if isinstance(s, ast.Expect)
+                          for x in s.statements)
+        if domain == "finops" and not has_optimal:
+            self.error("E2013", "a finops scenario needs an `optimal` value in `expect`", self.doc.name_span,
+                       "no optimum", help='add `optimal deployment "x" replicas = 1` to `expect`')
+
+
+def _keyword(stmt) -> str:
+    return {
+        ast.Domain: "domain", ast.Complexity: "complexity", ast.Description: "description", ast.Tags: "tags",
+        ast.Metadata: "metadata", ast.UseApp: "use app", ast.Agent: "agent", ast.Control: "control",
+        ast.Task: "task", ast.Gap: "gap", ast.Compliant: "compliant",
+    }.get(type(stmt), type(stmt).__name__.lower())
+
+
+def check(document: ast.Document, path: str, diags: Diagnostics) -> ir.Scenario | None:
+    if isinstance(document, ast.App):
+        # an application file: check its topology on its own
+        build = TopologyBuild()
+        builder = TopologyBuilder(Context(diags, path), build)
+        builder.add_statements(document.statements)
+        builder.resolve_autoscalers()
+        return None
+    return Checker(document, path, diags).check()

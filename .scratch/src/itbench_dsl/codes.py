@@ -1,0 +1,200 @@
+"""The registry of diagnostic codes. A code never changes meaning; each has one page.
+
+Families: E1xxx syntax, E2xxx names, types, units and scenario semantics, E3xxx validity
+of generated Kubernetes and CRD objects, E4xxx code-generation contracts, W lint.
+`itbench explain CODE` prints the page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Code:
+    code: str
+    title: str
+    page: str
+
+    @property
+    def severity(self) -> str:
+        return "warning" if self.code.startswith("W") else "error"
+
+
+def _c(code: str, title: str, page: str) -> tuple[str, Code]:
+    return code, Code(code, title, page.strip("\n"))
+
+
+CODES: dict[str, Code] = dict(
+    [
+        _c("E1001", "empty file", """
+The file contains no `scenario` or `app` block. Every `.itb` file holds exactly one.
+
+    scenario "checkout-bad-image" {
+      domain sre
+      ...
+    }
+"""),
+        _c("E1002", "syntax error", """
+The parser met a token it did not expect here. The message lists what may come at this
+place. Common causes: a missing `=` in `key = value`, a missing comma between list items,
+a keyword used where a name is expected, or a missing closing brace earlier in the file.
+
+    deployment "web" { replicas 2 }      # wrong
+    deployment "web" { replicas = 2 }    # right
+"""),
+        _c("E1003", "unterminated string", """
+A string opened with `"` is not closed on the same line. Strings cannot span lines:
+write a newline as `\\n`.
+
+    description "Checkout fails     # wrong
+    description "Checkout fails"    # right
+"""),
+        _c("E1004", "unexpected end of file", """
+The file ended inside a block: a `{` or `[` is not closed. The diagnostic points at the
+opening bracket that is still open.
+"""),
+        _c("E1005", "invalid character", """
+The character cannot start any token of the language. Names are ASCII letters, digits and
+underscores; other text belongs in double-quoted strings.
+"""),
+        _c("E1006", "invalid escape in string", """
+Strings accept the escapes `\\"`, `\\\\`, `\\n`, `\\t`, `\\r` and `\\uXXXX` (four hex digits).
+Any other backslash sequence is an error, so that no text means something unintended.
+"""),
+        _c("E1007", "nesting too deep", """
+Blocks, lists and maps nest at most 64 levels. Deeper nesting is never needed by a scenario
+and is refused before parsing, so that no input can exhaust the compiler.
+"""),
+        _c("E1008", "file too large", """
+A scenario file is at most 1 MiB. Larger inputs are refused before parsing. Split data into
+an application topology (`app`) or keep large payloads out of the scenario.
+"""),
+        _c("E1009", "file is not UTF-8 text", """
+The file contains bytes that are not valid UTF-8, or NUL bytes: it is not a text file.
+Save it as UTF-8.
+"""),
+        _c("E1010", "more than one top-level block", """
+A file holds exactly one `scenario` or one `app`. Put each scenario in its own file.
+"""),
+        _c("E2001", "unknown application", """
+`use app "NAME"` names an application topology that the standard library does not ship.
+The message lists the known ones; `itbench apps` prints them too.
+"""),
+        _c("E2002", "duplicate name", """
+Two objects of the same kind in the same namespace have the same name, or a statement that
+may appear once (such as `domain`) appears twice. The note points at the first one.
+"""),
+        _c("E2003", "unknown name", """
+A reference names an object that the topology does not declare. References are
+`kind "name"` (for example `deployment "cart"`) and resolve within the topology the scenario
+declares inline or imports with `use app`. The help suggests a similar name when one exists.
+
+    fault nonexistent_image on deployment "cartt" { ... }
+"""),
+        _c("E2004", "wrong kind of target", """
+The fault or statement needs a target of another kind. For example `scaled_to_zero` acts on
+a deployment or statefulset, and `modified_target_port` on a service.
+"""),
+        _c("E2005", "unknown fault or waiter kind", """
+`fault KIND on ...` names a fault the library does not have (or `wait ... KIND` a waiter).
+`itbench explain faults` lists them.
+"""),
+        _c("E2006", "unknown field", """
+The block does not accept this field. The help suggests the closest accepted field.
+"""),
+        _c("E2007", "missing required field", """
+A field that this block or fault requires is missing.
+"""),
+        _c("E2008", "wrong type", """
+The value has the wrong type for this field: for example a string where an integer is
+expected, or a list where a single value is expected.
+"""),
+        _c("E2009", "wrong unit", """
+The value's unit does not fit the field. Units are decided by the field, not by the
+lexer: `250m` is a quarter of a CPU in a `cpu` field, and `5m` is five minutes in a
+duration field. Durations take `ms`, `s`, `m`, `h` (and combinations like `1h30m`);
+memory takes `Ki`, `Mi`, `Gi`, `Ti` (or `k`, `M`, `G`, `T`); CPU takes `m` or a plain
+number.
+
+    resources { requests { memory = 5m } }   # wrong: 5m is milli-units, not memory
+    within 250Mi                             # wrong: a duration was expected
+"""),
+        _c("E2010", "invalid value", """
+The value is not one of those this field accepts (for example `domain` must be `sre`,
+`ciso` or `finops`; `complexity` must be `low`, `medium` or `high`), or it is out of its
+range (a port must be 1 to 65535, replicas cannot be negative).
+"""),
+        _c("E2011", "fault precondition not met", """
+The fault would deploy but do nothing, or fail on a live cluster, because the topology does
+not have what it acts on: the container does not exist in the workload, the environment
+variable to modify is not already set, the service has no port to retarget, a workload is
+already at zero replicas. ITBench finds these only on a cluster; the compiler finds them here.
+"""),
+        _c("E2012", "propagation does not follow the topology", """
+A propagation edge `a -> b` must follow the application's structure: an edge of the
+topology between the components of `a` and `b` (in either direction, since errors flow back
+to callers), the same component (deployment -> pod -> service of one workload), or an object
+the fault creates.
+"""),
+        _c("E2013", "missing required statement", """
+A scenario needs `domain`, `complexity` and `description`, a topology (`use app` or
+`topology { ... }`), and what its domain requires: SRE and FinOps scenarios need at least
+one fault, CISO scenarios a `control`, a `task` and at least one `gap` object.
+"""),
+        _c("E2014", "invalid name", """
+Kubernetes names must be DNS-1123 labels (lower-case letters, digits and `-`, at most 63
+characters, starting and ending with a letter or digit). Scenario names follow the same rule
+because they name the bundle folder and the ITBench scenario.
+"""),
+        _c("E2015", "unknown object kind", """
+The topology declares an object of a kind the language does not know. Known kinds:
+namespace, deployment, statefulset, service, configmap, secret, serviceaccount, hpa.
+"""),
+        _c("E2016", "namespace not resolved", """
+The object's namespace is not declared, or the topology declares several namespaces and the
+object does not say which one it belongs to (`namespace = "..."`).
+"""),
+        _c("E2017", "unknown alert", """
+The alert is not one the benchmark's monitoring stack defines. Known alerts are those of
+ITBench's fault library (HighRequestErrorRate, HighRequestLatency, KubePodNotReady, ...).
+"""),
+        _c("E3001", "generated object is not valid", """
+An object the compiler generated does not validate against the vendored schema of its kind
+(Kubernetes v1.33, Chaos Mesh v1alpha1). The message gives the JSON path inside the object.
+Usually a value written in the scenario reaches a field that rejects it.
+"""),
+        _c("E3002", "generated object breaks a Kubernetes rule", """
+An object the compiler generated breaks a rule the schemas do not encode: a workload's
+selector does not match its pod template labels, a name or label is not valid, a port is
+out of range.
+"""),
+        _c("E3003", "generated object has an unknown kind", """
+The compiler emitted an object whose apiVersion and kind have no vendored schema. This is
+a compiler defect; please report it.
+"""),
+        _c("E4001", "template could not be rendered", """
+A prompt or documentation template referred to a value the scenario does not provide.
+Templates render with StrictUndefined, so a missing value is an error, never an empty string.
+"""),
+        _c("E4002", "output path leaves the output folder", """
+A generated file name would resolve outside the bundle folder. Names come from the
+scenario; the compiler refuses rather than write anywhere else.
+"""),
+        _c("W1001", "alert not raised by the fault", """
+The expected alert is not among those the fault library says this fault raises. It may be
+right (a cascading alert elsewhere in the topology), but check the scenario's ground truth.
+"""),
+    ]
+)
+
+
+def severity_of(code: str) -> str:
+    return "warning" if code.startswith("W") else "error"
+
+
+def explain(code: str) -> str | None:
+    entry = CODES.get(code.upper())
+    if entry is None:
+        return None
+    return f"{entry.code}: {entry.title}\n\n{entry.page}\n"

@@ -1,0 +1,405 @@
+"""Text to AST: guards, the Lark LALR parser, and the tree-to-AST builder.
+
+Every failure becomes a located diagnostic; nothing here raises at a caller. The Lark
+parser is built once per process (building it costs ~50 ms; parsing a scenario ~1 ms).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from importlib import resources
+from pathlib import Path
+
+import lark
+from lark import Lark, Token, Tree
+
+from . import ast
+from .diagnostics import Diagnostics
+from .source import SourceFile, Span
+
+MAX_FILE_BYTES = 1024 * 1024
+MAX_NESTING = 64
+
+
+def grammar_text() -> str:
+    """The grammar ships inside the wheel as package data; in a source checkout it is at the top."""
+    packaged = resources.files("itbench_dsl").joinpath("grammar/itbench.lark")
+    if packaged.is_file():
+        return packaged.read_text(encoding="utf-8")
+    return (Path(__file__).resolve().parent.parent / "grammar" / "itbench.lark").read_text(encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> Lark:
+    return Lark(grammar_text(), parser="lalr", lexer="contextual", propagate_positions=True, maybe_placeholders=True)
+
+
+@functools.lru_cache(maxsize=1)
+def _terminal_display() -> dict[str, str]:
+    """Human names for terminals in 'expected one of' lists."""
+    names = {
+        "NAME": "a name",
+        "STRING": "a string",
+        "SIGNED_INT": "an integer",
+        "SIGNED_FLOAT": "a number",
+        "QUANTITY": "a quantity",
+        "PERCENT": "a percentage",
+        "$END": "end of file",
+    }
+    for terminal in _parser().terminals:
+        if terminal.name not in names and terminal.pattern.type == "str":
+            names[terminal.name] = f"`{terminal.pattern.value}`"
+    return names
+
+
+# ---- entry points ------------------------------------------------------------------
+
+
+def decode(data: bytes, path: str, diags: Diagnostics) -> SourceFile | None:
+    """Bytes to a SourceFile, refusing what is not a reasonable text file."""
+    if len(data) > MAX_FILE_BYTES:
+        source = SourceFile(path, "")
+        diags.sources[path] = source
+        diags.error("E1008", f"file is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,}", path)
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        source = SourceFile(path, data[: exc.start].decode("utf-8", "replace"))
+        diags.sources[path] = source
+        diags.error("E1009", f"invalid UTF-8 byte 0x{data[exc.start]:02x}", path, source.span(exc.start, exc.start), "not UTF-8")
+        return None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    source = SourceFile(path, text)
+    diags.sources[path] = source
+    nul = text.find("\x00")
+    if nul != -1:
+        diags.error("E1009", "the file contains a NUL byte: it is not a text file", path, source.span(nul, nul + 1), "NUL byte")
+        return None
+    return source
+
+
+def parse_bytes(data: bytes, path: str, diags: Diagnostics) -> ast.Document | None:
+    source = decode(data, path, diags)
+    return parse_source(source, diags) if source is not None else None
+
+
+def parse_text(text: str, path: str = "<string>", diags: Diagnostics | None = None) -> ast.Document | None:
+    diags = diags if diags is not None else Diagnostics()
+    return parse_bytes(text.encode("utf-8", "surrogatepass"), path, diags)
+
+
+def parse_source(source: SourceFile, diags: Diagnostics) -> ast.Document | None:
+    path = source.path
+    if not _check_nesting(source, diags):
+        return None
+    try:
+        tree = _parser().parse(source.text)
+    except lark.exceptions.UnexpectedInput as exc:
+        _syntax_error(exc, source, diags)
+        return None
+    if not tree.children:
+        diags.error("E1001", "the file has no `scenario` or `app` block", path, source.span(0, 0))
+        return None
+    if len(tree.children) > 1:
+        extra = tree.children[1]
+        diags.error("E1010", "a file holds one `scenario` or `app`; this is a second one", path,
+                    source.span(extra.meta.start_pos, extra.children[0].end_pos), "second top-level block",
+                    help="put each scenario in its own file")
+        return None
+    builder = _Builder(source, diags)
+    errors_before = len(diags.items)
+    document = builder.document(tree.children[0])
+    return document if len(diags.items) == errors_before else None
+
+
+# ---- guards ----------------------------------------------------------------------------
+
+_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*|[\[\]{}()]')
+
+
+def _check_nesting(source: SourceFile, diags: Diagnostics) -> bool:
+    """Refuse nesting deeper than MAX_NESTING before Lark sees the text (no recursion blow-up)."""
+    depth = 0
+    for match in _SCAN.finditer(source.text):
+        char = match.group()
+        if char in "[{(":
+            depth += 1
+            if depth > MAX_NESTING:
+                diags.error("E1007", f"brackets nest deeper than {MAX_NESTING} levels", source.path,
+                            source.span(match.start(), match.end()), "too deep")
+                return False
+        elif char in "]})":
+            depth = max(0, depth - 1)
+    return True
+
+
+def _syntax_error(exc: lark.exceptions.UnexpectedInput, source: SourceFile, diags: Diagnostics) -> None:
+    path, text = source.path, source.text
+    pos = getattr(exc, "pos_in_stream", None)
+    if pos is None:
+        pos = len(text)
+    if isinstance(exc, lark.exceptions.UnexpectedCharacters):
+        char = text[pos] if pos < len(text) else ""
+        if char == '"':
+            end = text.find("\n", pos)
+            end = len(text) if end == -1 else end
+            diags.error("E1003", "string is not closed before the end of the line", path, source.span(pos, end),
+                        "unterminated string", help='close it with `"`; write a newline inside a string as `\\n`')
+        else:
+            shown = char if char.isprintable() else f"U+{ord(char):04X}"
+            diags.error("E1005", f"unexpected character `{shown}`", path, source.span(pos, pos + 1), "not valid here",
+                        help="names are letters, digits and `_`; put other text in double quotes")
+        return
+    token = getattr(exc, "token", None)
+    expected = sorted({_terminal_display().get(t, t) for t in (getattr(exc, "expected", None) or ())})
+    if isinstance(exc, lark.exceptions.UnexpectedEOF) or (token is not None and token.type == "$END"):
+        opener = _last_open_bracket(text)
+        span = source.span(opener, opener + 1) if opener is not None else source.span(len(text), len(text))
+        diags.error("E1004", "the file ends before this block is closed", path, span, "opened here and never closed",
+                    help=f"expected {', '.join(expected)}" if expected else "")
+        return
+    assert token is not None
+    start = token.start_pos if token.start_pos is not None else pos
+    end = token.end_pos if token.end_pos is not None else start + 1
+    shown = str(token)[:40]
+    expected_text = _expected_list(expected)
+    diags.error("E1002", f"unexpected `{shown}`", path, source.span(start, end), f"expected {expected_text}",
+                help=_syntax_help(shown, expected))
+
+
+def _expected_list(expected: list[str]) -> str:
+    if len(expected) > 8:
+        return ", ".join(expected[:8]) + f" or {len(expected) - 8} more"
+    if len(expected) > 1:
+        return ", ".join(expected[:-1]) + " or " + expected[-1]
+    return expected[0] if expected else "something else"
+
+
+def _syntax_help(token: str, expected: list[str]) -> str:
+    if "`=`" in expected and "`{`" in expected:
+        return "a field is written `key = value` and a block `key { ... }`"
+    if "`,`" in expected:
+        return "separate list items with commas"
+    return ""
+
+
+def _last_open_bracket(text: str) -> int | None:
+    stack: list[int] = []
+    for match in _SCAN.finditer(text):
+        char = match.group()
+        if char in "[{(":
+            stack.append(match.start())
+        elif char in "]})" and stack:
+            stack.pop()
+    return stack[-1] if stack else None
+
+
+# ---- tree to AST --------------------------------------------------------------------------
+
+_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r"}
+_ESCAPE_RE = re.compile(r"\\(u[0-9A-Fa-f]{4}|.)")
+
+
+class _Builder:
+    def __init__(self, source: SourceFile, diags: Diagnostics) -> None:
+        self.source = source
+        self.diags = diags
+
+    # spans
+    def span(self, node: Tree | Token) -> Span:
+        if isinstance(node, Token):
+            return self.source.span(node.start_pos, node.end_pos)
+        meta = node.meta
+        if getattr(meta, "empty", True):
+            return self.source.span(0, 0)
+        return self.source.span(meta.start_pos, meta.end_pos)
+
+    def string(self, token: Token) -> str:
+        raw = str(token)[1:-1]
+        if "\\" not in raw:
+            return raw
+
+        def replace(match: re.Match) -> str:
+            seq = match.group(1)
+            if seq in _ESCAPES:
+                return _ESCAPES[seq]
+            if seq.startswith("u") and len(seq) == 5:
+                return chr(int(seq[1:], 16))
+            start = token.start_pos + 1 + match.start()
+            self.diags.error("E1006", f"unknown escape `\\{seq}`", self.source.path,
+                             self.source.span(start, start + 1 + len(seq)), "not an escape",
+                             help='use \\" \\\\ \\n \\t \\r or \\uXXXX')
+            return seq
+
+        return _ESCAPE_RE.sub(replace, raw)
+
+    # documents
+    def document(self, tree: Tree) -> ast.Document:
+        name_token, *stmts = tree.children
+        builder = ast.Scenario if tree.data == "scenario" else ast.App
+        return builder(self.string(name_token), tuple(self.statement(s) for s in stmts), self.span(tree), self.span(name_token))
+
+    def statement(self, tree: Tree):
+        handler = getattr(self, "stmt_" + tree.data)
+        return handler(tree, self.span(tree))
+
+    def stmt_domain(self, t, span):
+        return ast.Domain(str(t.children[0]), span)
+
+    def stmt_complexity(self, t, span):
+        return ast.Complexity(str(t.children[0]), span)
+
+    def stmt_description(self, t, span):
+        return ast.Description(self.string(t.children[0]), span)
+
+    def stmt_tags(self, t, span):
+        return ast.Tags(self.value(t.children[0]), span)
+
+    def stmt_metadata(self, t, span):
+        return ast.Metadata(self.body(t.children[0]), span)
+
+    def stmt_use_app(self, t, span):
+        return ast.UseApp(self.string(t.children[0]), span)
+
+    def stmt_agent(self, t, span):
+        return ast.Agent(self.body(t.children[0]), span)
+
+    def stmt_control(self, t, span):
+        return ast.Control(self.string(t.children[0]), self.optional_body(t.children[1]), span)
+
+    def stmt_task(self, t, span):
+        return ast.Task(str(t.children[0]), self.optional_body(t.children[1]), span)
+
+    def stmt_gap(self, t, span):
+        return ast.Gap(self.ref(t.children[0]), span)
+
+    def stmt_compliant(self, t, span):
+        return ast.Compliant(self.ref(t.children[0]), span)
+
+    def stmt_param(self, t, span):
+        name, domain, default = t.children
+        default_value = self.value(default.children[0]) if default is not None else None
+        return ast.Param(str(name), self.value(domain), default_value, span)
+
+    def stmt_topology(self, t, span):
+        return ast.Topology(tuple(self.statement(s) for s in t.children), span)
+
+    def stmt_object(self, t, span):
+        kind, name, body = t.children
+        return ast.Object(str(kind), self.string(name), self.optional_body(body), span, self.span(kind), self.span(name))
+
+    def stmt_edge(self, t, span):
+        return ast.Edge(tuple(self.string(n) for n in t.children), span, tuple(self.span(n) for n in t.children))
+
+    def stmt_fault(self, t, span):
+        kind, ref, body = t.children
+        return ast.Fault(str(kind), self.ref(ref), self.optional_body(body), span, self.span(kind))
+
+    def stmt_wait(self, t, span):
+        when, kind, ref, body = t.children
+        return ast.Wait(str(when.children[0]), str(kind), self.ref(ref), self.optional_body(body), span, self.span(kind))
+
+    def stmt_group(self, t, span):
+        name, *items = t.children
+        return ast.Group(self.string(name) if name is not None else None, tuple(self.statement(i) for i in items), span)
+
+    def stmt_expect(self, t, span):
+        return ast.Expect(tuple(self.statement(s) for s in t.children), span)
+
+    def stmt_alert(self, t, span):
+        name, ref, body = t.children
+        return ast.Alert(str(name), self.ref(ref), self.optional_body(body), span, self.span(name))
+
+    def stmt_root_cause(self, t, span):
+        return ast.RootCause(self.ref(t.children[0]), span)
+
+    def stmt_propagation(self, t, span):
+        *refs, body = t.children
+        return ast.Propagation(tuple(self.ref(r) for r in refs), self.optional_body(body), span)
+
+    def stmt_mitigated(self, t, span):
+        within, *preds = t.children
+        return ast.Mitigated(self.within(within), tuple(self.statement(p) for p in preds), span)
+
+    def stmt_state_pred(self, t, span):
+        ref, state, within = t.children
+        return ast.StatePredicate(self.ref(ref), str(state.children[0]), self.within(within), span)
+
+    def stmt_field_pred(self, t, span):
+        ref, path, op, value = t.children
+        return ast.FieldPredicate(self.ref(ref), tuple(str(p) for p in path.children), str(op), self.value(value), span)
+
+    def stmt_alert_pred(self, t, span):
+        name, negated = t.children
+        return ast.AlertPredicate(str(name), not negated.children, span)
+
+    def stmt_optimal(self, t, span):
+        ref, path, value = t.children
+        return ast.Optimal(self.ref(ref), tuple(str(p) for p in path.children), self.value(value), span)
+
+    def stmt_solution(self, t, span):
+        title, *steps = t.children
+        return ast.Solution(self.string(title), tuple(self.step(s) for s in steps), span)
+
+    def step(self, t: Tree) -> ast.Step:
+        text, run = t.children
+        return ast.Step(self.string(text), self.string(run.children[0]) if run is not None else None, self.span(t))
+
+    def within(self, t: Tree | None) -> ast.Quantity | None:
+        if t is None:
+            return None
+        token = t.children[0]
+        return ast.Quantity(str(token), self.span(token))
+
+    # shared pieces
+    def ref(self, t: Tree) -> ast.Ref:
+        kind, name = t.children
+        return ast.Ref(str(kind), self.string(name), self.span(t), self.span(kind), self.span(name))
+
+    def optional_body(self, t: Tree | None) -> tuple[ast.Entry, ...] | None:
+        return self.body(t) if t is not None else None
+
+    def body(self, t: Tree) -> tuple[ast.Entry, ...]:
+        return tuple(self.entry(e) for e in t.children)
+
+    def key(self, t: Tree) -> str:
+        token = t.children[0]
+        return self.string(token) if token.type == "STRING" else str(token)
+
+    def entry(self, t: Tree) -> ast.Entry:
+        key_tree, *rest = t.children
+        labels = tuple(self.string(x) for x in rest[:-1])
+        if t.data == "attr":
+            return ast.Attr(self.key(key_tree), labels, self.value(rest[-1]), self.span(t), self.span(key_tree))
+        return ast.Block(self.key(key_tree), labels, self.body(rest[-1]), self.span(t), self.span(key_tree))
+
+    def value(self, t: Tree) -> ast.Value:
+        span = self.span(t)
+        kind = t.data
+        if kind == "string":
+            return ast.Str(self.string(t.children[0]), span)
+        if kind == "integer":
+            return ast.Int(int(t.children[0]), span)
+        if kind == "float":
+            return ast.Float(str(t.children[0]).lstrip("+"), span)
+        if kind == "quantity":
+            return ast.Quantity(str(t.children[0]).lstrip("+"), span)
+        if kind == "percent":
+            return ast.Percent(str(t.children[0])[:-1].lstrip("+"), span)
+        if kind == "symbol":
+            return ast.Symbol(str(t.children[0]), span)
+        if kind == "call":
+            name, *args = t.children
+            return ast.Call(str(name), tuple(self.value(a) for a in args if a is not None), span)
+        if kind == "list":
+            return ast.ListValue(tuple(self.value(v) for v in t.children if v is not None), span)
+        if kind == "map":
+            return ast.MapValue(tuple(self.pair(p) for p in t.children if p is not None), span)
+        raise AssertionError(f"unknown value node {kind}")
+
+    def pair(self, t: Tree) -> ast.Pair:
+        key_tree, value = t.children
+        return ast.Pair(self.key(key_tree), self.value(value), self.span(t))

@@ -1,0 +1,375 @@
+"""The abstract syntax tree: frozen dataclasses, every node with its source span.
+
+Spans are excluded from equality (`compare=False`) so that `parse(print(tree)) == tree`
+compares meaning, not layout. The tree keeps statements in source order; the checker
+gives them meaning and the printer reproduces them canonically.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from .source import NO_SPAN, Span
+
+
+def _span() -> Span:
+    return field(default=NO_SPAN, compare=False, repr=False)
+
+
+# ---- values --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Str:
+    value: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Int:
+    value: int
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Float:
+    text: str  # kept as written (digits '.' digits): its meaning depends on the field
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number glued to a unit (`250m`, `64Mi`, `30s`); the field decides what it means."""
+
+    text: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Percent:
+    text: str  # without the % sign
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Symbol:
+    name: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str
+    args: tuple["Value", ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class ListValue:
+    items: tuple["Value", ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Pair:
+    key: str
+    value: "Value"
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class MapValue:
+    pairs: tuple[Pair, ...]
+    span: Span = _span()
+
+
+Value = Union[Str, Int, Float, Quantity, Percent, Symbol, Call, ListValue, MapValue]
+
+
+# ---- generic bodies ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Attr:
+    """`key "label"... = value`"""
+
+    key: str
+    labels: tuple[str, ...]
+    value: Value
+    span: Span = _span()
+    key_span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Block:
+    """`key "label"... { entries }`"""
+
+    key: str
+    labels: tuple[str, ...]
+    entries: tuple["Entry", ...]
+    span: Span = _span()
+    key_span: Span = _span()
+
+
+Entry = Union[Attr, Block]
+
+
+@dataclass(frozen=True)
+class Ref:
+    """`kind "name"`: a reference to a topology object (or a pod name pattern)."""
+
+    kind: str
+    name: str
+    span: Span = _span()
+    kind_span: Span = _span()
+    name_span: Span = _span()
+
+
+# ---- statements ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Domain:
+    name: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Complexity:
+    name: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Description:
+    text: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Tags:
+    value: ListValue
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Metadata:
+    entries: tuple[Entry, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class UseApp:
+    name: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Object:
+    """A topology object: `deployment "cart" { ... }`."""
+
+    kind: str
+    name: str
+    entries: tuple[Entry, ...] | None
+    span: Span = _span()
+    kind_span: Span = _span()
+    name_span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A dependency chain between components: `"frontend" -> "checkout" -> "payment"`."""
+
+    names: tuple[str, ...]
+    span: Span = _span()
+    name_spans: tuple[Span, ...] = field(default=(), compare=False, repr=False)
+
+
+TopologyStmt = Union[Object, Edge]
+
+
+@dataclass(frozen=True)
+class Topology:
+    statements: tuple[TopologyStmt, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str
+    target: Ref
+    entries: tuple[Entry, ...] | None
+    span: Span = _span()
+    kind_span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Wait:
+    when: str  # "before" | "after"
+    kind: str
+    target: Ref
+    entries: tuple[Entry, ...] | None
+    span: Span = _span()
+    kind_span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Group:
+    name: str | None
+    items: tuple[Union[Fault, Wait], ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Alert:
+    name: str
+    target: Ref
+    entries: tuple[Entry, ...] | None
+    span: Span = _span()
+    name_span: Span = _span()
+
+
+@dataclass(frozen=True)
+class RootCause:
+    target: Ref
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Propagation:
+    chain: tuple[Ref, ...]
+    entries: tuple[Entry, ...] | None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class StatePredicate:
+    target: Ref
+    state: str  # ready | exists | absent
+    within: Quantity | None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class FieldPredicate:
+    target: Ref
+    path: tuple[str, ...]
+    op: str
+    value: Value
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class AlertPredicate:
+    name: str
+    firing: bool
+    span: Span = _span()
+
+
+Predicate = Union[StatePredicate, FieldPredicate, AlertPredicate]
+
+
+@dataclass(frozen=True)
+class Mitigated:
+    within: Quantity | None
+    predicates: tuple[Predicate, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Optimal:
+    target: Ref
+    path: tuple[str, ...]
+    value: Value
+    span: Span = _span()
+
+
+ExpectStmt = Union[Alert, RootCause, Propagation, Mitigated, Optimal]
+
+
+@dataclass(frozen=True)
+class Expect:
+    statements: tuple[ExpectStmt, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Step:
+    text: str
+    run: str | None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Solution:
+    title: str
+    steps: tuple[Step, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    domain: Value
+    default: Value | None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Agent:
+    entries: tuple[Entry, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Control:
+    id: str
+    entries: tuple[Entry, ...] | None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Task:
+    kind: str
+    entries: tuple[Entry, ...] | None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Gap:
+    target: Ref
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Compliant:
+    target: Ref
+    span: Span = _span()
+
+
+Statement = Union[
+    Domain, Complexity, Description, Tags, Metadata, UseApp, Topology, Fault, Group, Expect,
+    Solution, Param, Agent, Control, Task, Gap, Compliant, Object, Edge,
+]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    statements: tuple[Statement, ...]
+    span: Span = _span()
+    name_span: Span = _span()
+
+
+@dataclass(frozen=True)
+class App:
+    """A reusable application topology; its statements are description, metadata and topology statements."""
+
+    name: str
+    statements: tuple[Statement, ...]
+    span: Span = _span()
+    name_span: Span = _span()
+
+
+Document = Union[Scenario, App]

@@ -1,0 +1,1 @@
+"""Backends: each turns the IR into one kind of output. They read only the IR."""

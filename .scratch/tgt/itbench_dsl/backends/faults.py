@@ -1,0 +1,59 @@
+"""Fault injection and revert: the manifests that apply a scenario's faults and undo them.
+
+Faults are applied in order to a working copy of the topology, so two faults on one object
+compose into one patched object. Revert restores every changed object to its topology
+form and deletes every object a fault created.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from .. import ir
+from ..faults import FAULTS
+from .manifests import render_object
+
+
+def _key(obj) -> tuple:
+    if isinstance(obj, dict):
+        meta = obj["metadata"]
+        return (obj["apiVersion"], obj["kind"], meta.get("namespace"), meta["name"])
+    rendered = render_object(obj)
+    return (rendered["apiVersion"], rendered["kind"], rendered["metadata"].get("namespace"), rendered["metadata"]["name"])
+
+
+def _replace(topology: ir.Topology, obj) -> None:
+    for pool in (topology.workloads, topology.services, topology.configmaps, topology.secrets, topology.autoscalers):
+        for index, existing in enumerate(pool):
+            if type(existing) is type(obj) and existing.name == obj.name and existing.namespace == obj.namespace:
+                pool[index] = obj
+                return
+
+
+def plan(scenario: ir.Scenario) -> tuple[list[dict], list[ir.ObjectRef], list[dict], list[ir.ObjectRef]]:
+    """(inject apply, inject delete, revert apply, revert delete)."""
+    working = copy.deepcopy(scenario.topology)
+    inject_apply: dict[tuple, dict] = {}
+    inject_delete: list[ir.ObjectRef] = []
+    revert_apply: dict[tuple, dict] = {}
+    revert_delete: list[ir.ObjectRef] = []
+    for injection in scenario.injections():
+        kind = FAULTS[injection.fault]
+        effect = kind.inject(injection, working)
+        for obj in effect.apply:
+            if not isinstance(obj, dict):
+                _replace(working, obj)
+            inject_apply[_key(obj)] = render_object(obj)
+        inject_delete.extend(r for r in effect.delete if r not in inject_delete)
+        undo = kind.revert(injection, scenario.topology)
+        for obj in undo.apply:
+            revert_apply.setdefault(_key(obj), render_object(obj))
+        revert_delete.extend(r for r in undo.delete if r not in revert_delete)
+    return list(inject_apply.values()), inject_delete, list(revert_apply.values()), revert_delete
+
+
+def delete_manifest(ref: ir.ObjectRef) -> dict:
+    meta = {"name": ref.name}
+    if ref.namespace:
+        meta["namespace"] = ref.namespace
+    return {"apiVersion": ref.api_version, "kind": ref.kind, "metadata": meta}

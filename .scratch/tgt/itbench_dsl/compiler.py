@@ -1,0 +1,179 @@
+"""The pipeline: text -> AST -> IR -> outputs -> validated bundle (in memory).
+
+`compile_source` runs every stage and returns the bundle's files as bytes, keyed by their
+path inside the bundle; nothing touches the disk here (see `bundle.write_bundle`). Stage
+timings are recorded for `benchmarks/compile.py`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from importlib import resources
+from dataclasses import dataclass, field
+
+import yaml
+
+from . import __version__, ast, ir
+from .backends import faults as fault_backend
+from .backends import itbench as itbench_backend
+from .backends import manifests as manifest_backend
+from .backends import prompt as prompt_backend
+from .checker import check
+from .diagnostics import Diagnostics
+from .parser import parse_bytes
+from .source import NO_SPAN
+from .validate import validate_object
+
+
+@dataclass
+class Timings:
+    parse: float = 0.0
+    check: float = 0.0
+    codegen: float = 0.0
+    validate: float = 0.0
+
+
+@dataclass
+class CompileResult:
+    path: str
+    scenario: ir.Scenario | None = None
+    files: dict[str, bytes] = field(default_factory=dict)
+    timings: Timings = field(default_factory=Timings)
+
+    @property
+    def name(self) -> str | None:
+        return self.scenario.name if self.scenario else None
+
+
+# ---- YAML and JSON output, deterministic ------------------------------------------------------------
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style, lists indented under their key, long strings never folded."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False):
+        return super().increase_indent(flow, False)
+
+
+def _str_presenter(dumper: yaml.SafeDumper, value: str):
+    # multi-line text reads best as a literal block; PyYAML falls back to quoting when it cannot
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str_presenter)
+
+
+def dump_yaml(documents: list[dict], sort_keys: bool = False) -> bytes:
+    text = yaml.dump_all(documents, Dumper=_Dumper, sort_keys=sort_keys, explicit_start=True, allow_unicode=True,
+                         width=1 << 16, default_flow_style=False)
+    return text.encode("utf-8")
+
+
+def dump_json(data) -> bytes:
+    return (json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
+
+
+# ---- stages ----------------------------------------------------------------------------------------------
+
+
+def compile_source(data: bytes, path: str, diags: Diagnostics, validate: bool = True) -> CompileResult:
+    """Run the whole pipeline on one file's bytes. Errors go to `diags`; files are empty then."""
+    result = CompileResult(path)
+    errors_before = len(diags.errors())
+
+    start = time.perf_counter()
+    document = parse_bytes(data, path, diags)
+    result.timings.parse = time.perf_counter() - start
+    if document is None:
+        return result
+    if isinstance(document, ast.App):
+        start = time.perf_counter()
+        check(document, path, diags)
+        result.timings.check = time.perf_counter() - start
+        return result
+
+    start = time.perf_counter()
+    scenario = check(document, path, diags)
+    result.timings.check = time.perf_counter() - start
+    if scenario is None or len(diags.errors()) > errors_before:
+        return result
+    result.scenario = scenario
+
+    start = time.perf_counter()
+    outputs = generate(scenario, diags, path)
+    result.timings.codegen = time.perf_counter() - start
+    if outputs is None:
+        return result
+    manifests, files = outputs
+
+    if validate:
+        start = time.perf_counter()
+        validate_manifests(manifests, path, diags)
+        result.timings.validate = time.perf_counter() - start
+    if len(diags.errors()) > errors_before:
+        return result
+    files["bundle.lock"] = lock_file(data, scenario, files)
+    result.files = dict(sorted(files.items()))
+    return result
+
+
+def generate(scenario: ir.Scenario, diags: Diagnostics, path: str) -> tuple[dict[str, list[dict]], dict[str, bytes]] | None:
+    """Every output of a checked scenario: (manifests by file, for validation; all files as bytes)."""
+    topology = manifest_backend.topology_manifests(scenario.topology)
+    agent = manifest_backend.agent_access(scenario.agent)
+    inject_apply, inject_delete, revert_apply, revert_delete = fault_backend.plan(scenario)
+    manifests = {
+        "manifests/topology.yaml": topology,
+        "manifests/agent-access.yaml": agent,
+        "inject/apply.yaml": inject_apply,
+        "revert/apply.yaml": revert_apply,
+    }
+    files: dict[str, bytes] = {}
+    for name, documents in manifests.items():
+        if documents:
+            files[name] = dump_yaml(documents)
+    if inject_delete:
+        files["inject/delete.yaml"] = dump_yaml([fault_backend.delete_manifest(r) for r in inject_delete])
+    if revert_delete:
+        files["revert/delete.yaml"] = dump_yaml([fault_backend.delete_manifest(r) for r in revert_delete])
+    files["itbench/scenario.yaml"] = dump_yaml([itbench_backend.scenario_yaml(scenario)], sort_keys=True)
+    files["itbench/groundtruth.yaml"] = dump_yaml([itbench_backend.groundtruth_v2(scenario)], sort_keys=True)
+    files["itbench/groundtruth_v1.yaml"] = dump_yaml([itbench_backend.groundtruth_v1(scenario)], sort_keys=True)
+    try:
+        files["prompt.md"] = prompt_backend.render(scenario).encode("utf-8")
+    except prompt_backend.TemplateError as exc:
+        diags.error("E4001", f"the prompt template failed: {exc}", path, NO_SPAN)
+        return None
+    files["scenario.json"] = dump_json(ir.to_json(scenario))
+    return manifests, files
+
+
+def validate_manifests(manifests: dict[str, list[dict]], path: str, diags: Diagnostics) -> None:
+    """Every emitted object against its vendored schema and our own rules (E3xxx)."""
+    for file_name, documents in manifests.items():
+        for index, obj in enumerate(documents):
+            for issue in validate_object(obj):
+                code = {"schema": "E3001", "unknown-kind": "E3003"}.get(issue.rule, "E3002")
+                name = obj.get("metadata", {}).get("name", "?") if isinstance(obj, dict) else "?"
+                diags.error(code, f"{file_name} document {index + 1} ({obj.get('kind', '?')} `{name}`): "
+                            f"{issue.path}: {issue.message}", path, NO_SPAN)
+
+
+def lock_file(source: bytes, scenario: ir.Scenario, files: dict[str, bytes]) -> bytes:
+    """What produced the bundle: compiler version, source hash, seed and every file's hash."""
+    lock = {
+        "compiler": f"itbench-dsl {__version__}",
+        "ir_version": ir.IR_VERSION,
+        "scenario": scenario.name,
+        "source_sha256": hashlib.sha256(source).hexdigest(),
+        "application": scenario.topology.application,
+        "seed": scenario.metadata.get("seed", 0),
+        "files": {name: hashlib.sha256(content).hexdigest() for name, content in sorted(files.items())},
+    }
+    if scenario.topology.application:
+        app = resources.files("itbench_dsl").joinpath(f"stdlib/apps/{scenario.topology.application}.itb").read_bytes()
+        lock["application_sha256"] = hashlib.sha256(app).hexdigest()
+    return dump_json(lock)

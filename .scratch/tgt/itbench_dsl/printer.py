@@ -1,0 +1,274 @@
+"""The canonical printer: AST to `.itb` text. `parse(print(tree)) == tree` for every tree.
+
+`itbench fmt` and the generators print through here, so there is one layout: two-space
+indentation, one statement per line, blocks opened on the statement's line. Comments from
+the source are kept: a comment before a statement stays before it, a comment after a
+statement on its line stays on that line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from . import ast
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"|(#[^\n]*)')
+INDENT = "  "
+INLINE_LIMIT = 88
+
+
+def quote(text: str) -> str:
+    out = ['"']
+    for char in text:
+        if char == '"':
+            out.append('\\"')
+        elif char == "\\":
+            out.append("\\\\")
+        elif char == "\n":
+            out.append("\\n")
+        elif char == "\t":
+            out.append("\\t")
+        elif char == "\r":
+            out.append("\\r")
+        elif ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0 or char in "\u2028\u2029\ufeff":
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    out.append('"')
+    return "".join(out)
+
+
+def key_text(key: str) -> str:
+    return key if _IDENT.match(key) else quote(key)
+
+
+@dataclass
+class _Comment:
+    start: int
+    line: int
+    text: str
+
+
+def extract_comments(text: str) -> list[_Comment]:
+    comments = []
+    line, last = 1, 0
+    for match in _COMMENT.finditer(text):
+        if match.group(1) is None:
+            continue
+        line += text.count("\n", last, match.start())
+        last = match.start()
+        comments.append(_Comment(match.start(), line, match.group(1).rstrip()))
+    return comments
+
+
+class Printer:
+    def __init__(self, comments: list[_Comment] | None = None) -> None:
+        self.lines: list[str] = []
+        self.comments = list(comments or [])
+        self.depth = 0
+
+    # ---- output helpers
+    def emit(self, text: str, node_span=None) -> None:
+        if node_span is not None:
+            self.flush_comments_before(node_span.start)
+        line = INDENT * self.depth + text
+        if node_span is not None and self.comments:
+            trailing = [c for c in self.comments if c.line == node_span.end_line and c.start >= node_span.end]
+            if trailing and node_span.start != node_span.end:
+                line += "  " + " ".join(c.text for c in trailing)
+                for c in trailing:
+                    self.comments.remove(c)
+        self.lines.append(line)
+
+    def flush_comments_before(self, offset: int) -> None:
+        while self.comments and self.comments[0].start < offset:
+            self.lines.append(INDENT * self.depth + self.comments.pop(0).text)
+
+    def open_block(self, header: str, node_span, entries_end: int | None = None) -> None:
+        self.emit(header + " {", node_span)
+        self.depth += 1
+
+    def close_block(self, end_offset: int | None) -> None:
+        if end_offset is not None:
+            self.flush_comments_before(end_offset)
+        self.depth -= 1
+        self.lines.append(INDENT * self.depth + "}")
+
+    def text(self) -> str:
+        self.flush_comments_before(1 << 62)
+        return "\n".join(self.lines) + "\n"
+
+    # ---- documents
+    def document(self, doc: ast.Document) -> str:
+        keyword = "scenario" if isinstance(doc, ast.Scenario) else "app"
+        self.open_block(f"{keyword} {quote(doc.name)}", doc.span)
+        self.statements(doc.statements)
+        self.close_block(_end(doc.span))
+        return self.text()
+
+    def statements(self, statements) -> None:
+        for stmt in statements:
+            getattr(self, "p_" + type(stmt).__name__)(stmt)
+
+    def p_Domain(self, s):
+        self.emit(f"domain {s.name}", s.span)
+
+    def p_Complexity(self, s):
+        self.emit(f"complexity {s.name}", s.span)
+
+    def p_Description(self, s):
+        self.emit(f"description {quote(s.text)}", s.span)
+
+    def p_Tags(self, s):
+        self.emit(f"tags {self.value(s.value)}", s.span)
+
+    def p_Metadata(self, s):
+        self.body_block("metadata", s.entries, s.span)
+
+    def p_UseApp(self, s):
+        self.emit(f"use app {quote(s.name)}", s.span)
+
+    def p_Agent(self, s):
+        self.body_block("agent", s.entries, s.span)
+
+    def p_Control(self, s):
+        self.body_block(f"control {quote(s.id)}", s.entries, s.span)
+
+    def p_Task(self, s):
+        self.body_block(f"task {s.kind}", s.entries, s.span)
+
+    def p_Gap(self, s):
+        self.emit(f"gap {ref(s.target)}", s.span)
+
+    def p_Compliant(self, s):
+        self.emit(f"compliant {ref(s.target)}", s.span)
+
+    def p_Param(self, s):
+        default = f" default {self.value(s.default)}" if s.default is not None else ""
+        self.emit(f"param {s.name} in {self.value(s.domain)}{default}", s.span)
+
+    def p_Topology(self, s):
+        self.open_block("topology", s.span)
+        self.statements(s.statements)
+        self.close_block(_end(s.span))
+
+    def p_Object(self, s):
+        self.body_block(f"{s.kind} {quote(s.name)}", s.entries, s.span)
+
+    def p_Edge(self, s):
+        self.emit(" -> ".join(quote(n) for n in s.names), s.span)
+
+    def p_Fault(self, s):
+        self.body_block(f"fault {s.kind} on {ref(s.target)}", s.entries, s.span)
+
+    def p_Wait(self, s):
+        self.body_block(f"wait {s.when} {s.kind} on {ref(s.target)}", s.entries, s.span)
+
+    def p_Group(self, s):
+        header = "group" if s.name is None else f"group {quote(s.name)}"
+        self.open_block(header, s.span)
+        self.statements(s.items)
+        self.close_block(_end(s.span))
+
+    def p_Expect(self, s):
+        self.open_block("expect", s.span)
+        self.statements(s.statements)
+        self.close_block(_end(s.span))
+
+    def p_Alert(self, s):
+        self.body_block(f"alert {s.name} on {ref(s.target)}", s.entries, s.span)
+
+    def p_RootCause(self, s):
+        self.emit(f"root_cause {ref(s.target)}", s.span)
+
+    def p_Propagation(self, s):
+        self.body_block("propagation " + " -> ".join(ref(r) for r in s.chain), s.entries, s.span)
+
+    def p_Mitigated(self, s):
+        within = f" within {s.within.text}" if s.within is not None else ""
+        self.open_block(f"mitigated when{within}", s.span)
+        self.statements(s.predicates)
+        self.close_block(_end(s.span))
+
+    def p_StatePredicate(self, s):
+        within = f" within {s.within.text}" if s.within is not None else ""
+        self.emit(f"{ref(s.target)} {s.state}{within}", s.span)
+
+    def p_FieldPredicate(self, s):
+        self.emit(f"{ref(s.target)} {'.'.join(s.path)} {s.op} {self.value(s.value)}", s.span)
+
+    def p_AlertPredicate(self, s):
+        self.emit(f"alert {s.name} {'firing' if s.firing else 'not firing'}", s.span)
+
+    def p_Optimal(self, s):
+        self.emit(f"optimal {ref(s.target)} {'.'.join(s.path)} = {self.value(s.value)}", s.span)
+
+    def p_Solution(self, s):
+        self.open_block(f"solution {quote(s.title)}", s.span)
+        for step in s.steps:
+            run = f" run {quote(step.run)}" if step.run is not None else ""
+            self.emit(f"step {quote(step.text)}{run}", step.span)
+        self.close_block(_end(s.span))
+
+    # ---- bodies and values
+    def body_block(self, header: str, entries, span) -> None:
+        if entries is None:
+            self.emit(header, span)
+            return
+        if not entries:
+            self.emit(header + " {}", span)
+            return
+        self.open_block(header, span)
+        self.entries(entries)
+        self.close_block(_end(span))
+
+    def entries(self, entries) -> None:
+        for entry in entries:
+            head = key_text(entry.key) + "".join(" " + quote(label) for label in entry.labels)
+            if isinstance(entry, ast.Attr):
+                self.emit(f"{head} = {self.value(entry.value)}", entry.span)
+            else:
+                self.body_block(head, entry.entries, entry.span)
+
+    def value(self, v: ast.Value) -> str:
+        if isinstance(v, ast.Str):
+            return quote(v.value)
+        if isinstance(v, ast.Int):
+            return str(v.value)
+        if isinstance(v, (ast.Float, ast.Quantity)):
+            return v.text
+        if isinstance(v, ast.Percent):
+            return v.text + "%"
+        if isinstance(v, ast.Symbol):
+            return v.name
+        if isinstance(v, ast.Call):
+            return f"{v.name}({', '.join(self.value(a) for a in v.args)})"
+        if isinstance(v, ast.ListValue):
+            inline = "[" + ", ".join(self.value(i) for i in v.items) + "]"
+            if len(inline) + len(INDENT) * self.depth <= INLINE_LIMIT or not v.items:
+                return inline
+            self.depth += 1
+            inner = ",\n".join(INDENT * self.depth + self.value(i) for i in v.items)
+            self.depth -= 1
+            return "[\n" + inner + ",\n" + INDENT * self.depth + "]"
+        if isinstance(v, ast.MapValue):
+            if not v.pairs:
+                return "{}"
+            return "{ " + ", ".join(f"{key_text(p.key)} = {self.value(p.value)}" for p in v.pairs) + " }"
+        raise TypeError(f"not a value: {v!r}")
+
+
+def ref(r: ast.Ref) -> str:
+    return f"{r.kind} {quote(r.name)}"
+
+
+def _end(span) -> int | None:
+    return span.end if span.end > span.start else None
+
+
+def print_document(doc: ast.Document, source_text: str | None = None) -> str:
+    """Canonical text of a document; pass the source text to keep its comments."""
+    comments = extract_comments(source_text) if source_text else []
+    return Printer(comments).document(doc)

@@ -1,0 +1,572 @@
+"""Topology objects from their `.itb` bodies, and the standard library of applications.
+
+A topology is namespaces, workloads (deployments and statefulsets with their containers),
+services, configmaps, secrets, service accounts, autoscalers and dependency edges between
+components. `use app "NAME"` brings in an application written in `.itb` and shipped in
+the package (`itbench_dsl/stdlib/apps/NAME.itb`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+
+from . import ast, ir
+from .diagnostics import Diagnostics, did_you_mean
+from .reader import MISSING, Body, Context, convert
+from .source import Span
+
+DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+
+# language kind -> (apiVersion, Kubernetes kind)
+KINDS = {
+    "namespace": ("v1", "Namespace"),
+    "deployment": ("apps/v1", "Deployment"),
+    "statefulset": ("apps/v1", "StatefulSet"),
+    "service": ("v1", "Service"),
+    "configmap": ("v1", "ConfigMap"),
+    "secret": ("v1", "Secret"),
+    "serviceaccount": ("v1", "ServiceAccount"),
+    "hpa": ("autoscaling/v2", "HorizontalPodAutoscaler"),
+}
+# kinds that can be referenced but are not declared: they exist at run time
+RUNTIME_KINDS = {"pod": ("v1", "Pod")}
+WORKLOAD_KINDS = ("deployment", "statefulset")
+NAMESPACED = {k for k in KINDS if k != "namespace"}
+
+
+@dataclass
+class Declared:
+    """Where each declared object came from, for references and duplicate reports."""
+
+    kind: str
+    name: str
+    namespace: str | None
+    span: Span
+    path: str
+    obj: object
+
+
+@dataclass
+class TopologyBuild:
+    namespaces: list[ir.Namespace] = field(default_factory=list)
+    workloads: list[ir.Workload] = field(default_factory=list)
+    services: list[ir.Service] = field(default_factory=list)
+    configmaps: list[ir.ConfigMap] = field(default_factory=list)
+    secrets: list[ir.Secret] = field(default_factory=list)
+    service_accounts: list[ir.ServiceAccount] = field(default_factory=list)
+    autoscalers: list[ir.Autoscaler] = field(default_factory=list)
+    edges: list[list[str]] = field(default_factory=list)
+    declared: dict[tuple[str, str, str], Declared] = field(default_factory=dict)  # (kind, ns, name)
+    application: str | None = None
+    app_metadata: dict = field(default_factory=dict)
+
+    def to_ir(self) -> ir.Topology:
+        return ir.Topology(self.application, self.namespaces, self.workloads, self.services, self.configmaps,
+                           self.secrets, self.service_accounts, self.autoscalers, self.edges)
+
+    def find(self, kind: str, name: str) -> list[Declared]:
+        return [d for (k, _, n), d in self.declared.items() if k == kind and n == name]
+
+    def names_of(self, kind: str) -> list[str]:
+        return [n for (k, _, n) in self.declared if k == kind]
+
+    def workload(self, name: str, namespace: str | None = None) -> ir.Workload | None:
+        for w in self.workloads:
+            if w.name == name and (namespace is None or w.namespace == namespace):
+                return w
+        return None
+
+
+# ---- the standard library ---------------------------------------------------------------
+
+
+def app_names() -> list[str]:
+    folder = resources.files("itbench_dsl").joinpath("stdlib/apps")
+    return sorted(p.name[: -len(".itb")] for p in folder.iterdir() if p.name.endswith(".itb"))
+
+
+@functools.lru_cache(maxsize=None)
+def load_app(name: str) -> tuple[ast.App | None, Diagnostics, str]:
+    """Parse a standard-library application once per process."""
+    from .parser import parse_bytes  # late: parser imports nothing from here, but keep stages apart
+
+    resource = resources.files("itbench_dsl").joinpath(f"stdlib/apps/{name}.itb")
+    path = f"<stdlib>/apps/{name}.itb"
+    diags = Diagnostics()
+    document = parse_bytes(resource.read_bytes(), path, diags)
+    if document is not None and not isinstance(document, ast.App):
+        diags.error("E1002", "a standard-library application file must hold an `app` block", path, document.span)
+        document = None
+    return document, diags, path
+
+
+# ---- building ---------------------------------------------------------------------------------
+
+
+class TopologyBuilder:
+    def __init__(self, ctx: Context, build: TopologyBuild) -> None:
+        self.ctx = ctx
+        self.build = build
+
+    def add_statements(self, statements, ctx: Context | None = None) -> None:
+        saved = self.ctx
+        if ctx is not None:
+            self.ctx = ctx
+        objects = [s for s in statements if isinstance(s, ast.Object)]
+        # namespaces first: other objects default to the single declared namespace
+        for obj in objects:
+            if obj.kind == "namespace":
+                self.namespace(obj)
+        for obj in objects:
+            if obj.kind != "namespace":
+                self.object(obj)
+        for stmt in statements:
+            if isinstance(stmt, ast.Edge):
+                self.edge(stmt)
+        self.ctx = saved
+
+    def check_name(self, name: str, span: Span, what: str, subdomain: bool = False) -> None:
+        rule = DNS1123_SUBDOMAIN if subdomain else DNS1123_LABEL
+        if len(name) > (253 if subdomain else 63) or not rule.match(name):
+            self.ctx.error("E2014", f"{what} name `{name}` is not a valid Kubernetes name", span, "invalid name",
+                           help="use lower-case letters, digits and `-`, starting and ending with a letter or digit")
+
+    def declare(self, kind: str, name: str, namespace: str | None, span: Span, obj: object) -> bool:
+        key = (kind, namespace or "", name)
+        if key in self.build.declared:
+            first = self.build.declared[key]
+            self.ctx.error("E2002", f"{kind} `{name}` is declared twice", span, "second declaration",
+                           help=f"the first is at {first.path}:{first.span.line}:{first.span.column}")
+            return False
+        self.build.declared[key] = Declared(kind, name, namespace, span, self.ctx.path, obj)
+        return True
+
+    def namespace(self, obj: ast.Object) -> None:
+        self.check_name(obj.name, obj.name_span, "namespace")
+        body = Body(self.ctx, obj.entries, f"namespace `{obj.name}`", obj.span)
+        ns = ir.Namespace(obj.name, body.string_map("labels"))
+        body.finish()
+        if self.declare("namespace", obj.name, None, obj.name_span, ns):
+            self.build.namespaces.append(ns)
+
+    def resolve_namespace(self, body: Body, obj: ast.Object) -> str | None:
+        declared = [n.name for n in self.build.namespaces]
+        explicit = body.attr("namespace", "str")
+        if explicit is not None:
+            if explicit not in declared:
+                hint = did_you_mean(explicit, declared)
+                self.ctx.error("E2016", f"namespace `{explicit}` is not declared", body.attr_span("namespace"),
+                               "unknown namespace", help=f"did you mean `{hint}`?" if hint else
+                               f'declare it: `namespace "{explicit}"`')
+                return None
+            return explicit
+        if len(declared) == 1:
+            return declared[0]
+        if not declared:
+            self.ctx.error("E2016", f"{obj.kind} `{obj.name}` has no namespace: the topology declares none",
+                           obj.kind_span, "no namespace", help='declare one: `namespace "shop"`')
+        else:
+            self.ctx.error("E2016", f"{obj.kind} `{obj.name}` must say its namespace: the topology declares "
+                           f"{', '.join(declared)}", obj.kind_span, "which namespace?",
+                           help=f'add `namespace = "{declared[0]}"`')
+        return None
+
+    def object(self, obj: ast.Object) -> None:
+        builder = getattr(self, "obj_" + obj.kind, None)
+        if builder is None:
+            hint = did_you_mean(obj.kind, KINDS)
+            self.ctx.error("E2015", f"unknown object kind `{obj.kind}`", obj.kind_span, "unknown kind",
+                           help=f"did you mean `{hint}`?" if hint else "known kinds: " + ", ".join(sorted(KINDS)))
+            return
+        body = Body(self.ctx, obj.entries, f"{obj.kind} `{obj.name}`", obj.span)
+        namespace = self.resolve_namespace(body, obj)
+        self.check_name(obj.name, obj.name_span, obj.kind, subdomain=obj.kind in ("configmap", "secret"))
+        result = builder(obj, body, namespace or "default")
+        body.finish()
+        if result is not None and namespace is not None and self.declare(obj.kind, obj.name, namespace, obj.name_span, result):
+            target = {
+                "deployment": self.build.workloads, "statefulset": self.build.workloads,
+                "service": self.build.services, "configmap": self.build.configmaps, "secret": self.build.secrets,
+                "serviceaccount": self.build.service_accounts, "hpa": self.build.autoscalers,
+            }[obj.kind]
+            target.append(result)
+
+    # ---- workloads
+    def obj_deployment(self, obj: ast.Object, body: Body, namespace: str) -> ir.Workload:
+        return self.workload("Deployment", obj, body, namespace)
+
+    def obj_statefulset(self, obj: ast.Object, body: Body, namespace: str) -> ir.Workload:
+        return self.workload("StatefulSet", obj, body, namespace)
+
+    def workload(self, kind: str, obj: ast.Object, body: Body, namespace: str) -> ir.Workload:
+        replicas = body.attr("replicas", "nonneg_int", default=1)
+        labels = body.string_map("labels") or {"app.kubernetes.io/name": obj.name}
+        selector = body.string_map("selector") or dict(labels)
+        object_labels = body.string_map("object_labels")
+        service_account = body.attr("service_account", "str")
+        service_name = body.attr("service_name", "str") if kind == "StatefulSet" else None
+        containers = [self.container(b, b.labels[0], f"container `{b.labels[0]}`") for b in body.blocks("container")]
+        init_containers = [self.container(b, b.labels[0], f"init container `{b.labels[0]}`")
+                           for b in body.blocks("init_container")]
+        # single-container shorthand: container fields directly in the workload body
+        if body.has("image"):
+            if containers:
+                self.ctx.error("E2008", f"{obj.kind} `{obj.name}` has `container` blocks and a top-level `image`",
+                               body.attr_span("image"), help="move `image` into a `container` block")
+            containers.insert(0, self.container_fields(body, obj.name, obj.kind_span))
+        elif not containers:
+            self.ctx.error("E2007", f"{obj.kind} `{obj.name}` needs an `image` or a `container` block", obj.kind_span,
+                           "no container", help='add `image = "registry/name:tag"`')
+        self.unique([c.name for c in containers + init_containers], "container", obj.span)
+        volumes = [self.volume(b) for b in body.blocks("volume")]
+        workload = ir.Workload(kind, obj.name, namespace, replicas, labels, selector, containers, object_labels,
+                               init_containers, [v for v in volumes if v], service_account, service_name)
+        workload.annotations = body.string_map("annotations")
+        workload.object_annotations = body.string_map("object_annotations")
+        workload.automount_service_account_token = body.attr("automount_service_account_token", "bool")
+        grace = body.attr("termination_grace_period", "duration")
+        workload.termination_grace_period_seconds = int(grace) if grace is not None else None
+        workload.security_context = self.security_context(body.block("security_context"), pod=True)
+        affinity = body.attr("affinity", "any")
+        if affinity is not None and not isinstance(affinity, dict):
+            self.ctx.error("E2008", "`affinity` is a map in Kubernetes form", body.attr_span("affinity"))
+            affinity = None
+        workload.affinity = affinity
+        if kind == "Deployment":
+            workload.strategy = self.choice(body, "strategy", ("Recreate", "RollingUpdate"))
+        else:
+            workload.pod_management_policy = self.choice(body, "pod_management_policy", ("OrderedReady", "Parallel"))
+        return workload
+
+    def choice(self, body: Body, key: str, allowed: tuple[str, ...]) -> str | None:
+        value = body.attr(key, "str")
+        if value is not None and value not in allowed:
+            self.ctx.error("E2010", f"`{key}` must be one of {', '.join(allowed)}", body.attr_span(key),
+                           f"not {' or '.join(allowed)}")
+            return None
+        return value
+
+    _SECURITY_INTS = (("run_as_user", "runAsUser"), ("run_as_group", "runAsGroup"), ("fs_group", "fsGroup"))
+    _SECURITY_BOOLS = (("run_as_non_root", "runAsNonRoot"), ("privileged", "privileged"),
+                       ("read_only_root_filesystem", "readOnlyRootFilesystem"),
+                       ("allow_privilege_escalation", "allowPrivilegeEscalation"))
+
+    def security_context(self, security: Body | None, pod: bool = False) -> dict | None:
+        """A container's (or, with pod=True, a pod's) securityContext from snake_case fields."""
+        if security is None:
+            return None
+        context: dict = {}
+        for key, k8s in self._SECURITY_INTS:
+            if pod or key != "fs_group":
+                value = security.attr(key, "nonneg_int")
+                if value is not None:
+                    context[k8s] = value
+        for key, k8s in self._SECURITY_BOOLS:
+            if not pod or key == "run_as_non_root":
+                value = security.attr(key, "bool")
+                if value is not None:
+                    context[k8s] = value
+        capabilities = security.block("capabilities") if not pod else None
+        if capabilities is not None:
+            caps = {}
+            for key in ("add", "drop"):
+                value = capabilities.attr(key, "str_list")
+                if value is not None:
+                    caps[key] = value
+            capabilities.finish()
+            context["capabilities"] = caps
+        seccomp = security.block("seccomp_profile")
+        if seccomp is not None:
+            profile = {"type": seccomp.attr("type", "str", required=True) or "RuntimeDefault"}
+            local = seccomp.attr("localhost_profile", "str")
+            if local is not None:
+                profile["localhostProfile"] = local
+            seccomp.finish()
+            context["seccompProfile"] = profile
+        security.finish()
+        return context
+
+    def unique(self, names: list[str], what: str, span: Span) -> None:
+        seen = set()
+        for name in names:
+            if name in seen:
+                self.ctx.error("E2002", f"{what} `{name}` is declared twice", span)
+            seen.add(name)
+
+    def container(self, block: ast.Block, name: str, where: str) -> ir.Container:
+        body = Body(self.ctx, block.entries, where, block.span)
+        self.check_name(name, block.key_span, "container")
+        container = self.container_fields(body, name, block.key_span)
+        body.finish()
+        return container
+
+    def container_fields(self, body: Body, name: str, span: Span) -> ir.Container:
+        image = body.attr("image", "str", required=True) or ""
+        ports = []
+        for entry in body.labelled("port"):
+            ports.append(self.container_port(entry))
+        env = self.env(body)
+        resources = self.resources(body.block("resources"))
+        probes = {}
+        for block in body.blocks("probe"):
+            kind = block.labels[0]
+            if kind not in ("readiness", "liveness", "startup"):
+                self.ctx.error("E2010", f"probe kind `{kind}` is not readiness, liveness or startup", block.key_span)
+                continue
+            probes[f"{kind}Probe"] = self.probe(block)
+        mounts = [m for m in (self.mount(e) for e in body.labelled("mount")) if m]
+        security_context = self.security_context(body.block("security_context"))
+        return ir.Container(
+            name=name, image=image, image_pull_policy=body.attr("image_pull_policy", "str"),
+            command=body.attr("command", "str_list", default=[]), args=body.attr("args", "str_list", default=[]),
+            ports=[p for p in ports if p], env=env, resources=resources, probes=probes, volume_mounts=mounts,
+            security_context=security_context,
+        )
+
+    def container_port(self, entry: ast.Entry) -> ir.ContainerPort | None:
+        name = entry.labels[0] if entry.labels else None
+        if isinstance(entry, ast.Attr):
+            port = convert(self.ctx, entry.value, "port", "`port`")
+            return None if port is MISSING else ir.ContainerPort(port, name)
+        body = Body(self.ctx, entry.entries, "`port`", entry.span)
+        port = body.attr("port", "port", required=True)
+        protocol = body.attr("protocol", "str", default="TCP")
+        body.finish()
+        return ir.ContainerPort(port, name, protocol) if port is not None else None
+
+    def env(self, body: Body) -> list[ir.EnvVar]:
+        env_body = body.block("env")
+        if env_body is None:
+            return []
+        out = []
+        seen = set()
+        for index, entry in enumerate(env_body.entries):
+            env_body.used.add(index)
+            if not isinstance(entry, ast.Attr) or entry.labels:
+                self.ctx.error("E2008", "`env` holds `NAME = value` pairs", entry.key_span)
+                continue
+            if entry.key in seen:
+                self.ctx.error("E2002", f"environment variable `{entry.key}` is set twice", entry.key_span)
+                continue
+            seen.add(entry.key)
+            value = entry.value
+            if isinstance(value, ast.Str):
+                out.append(ir.EnvVar(entry.key, value=value.value))
+            elif isinstance(value, ast.Call):
+                source = self.env_source(value)
+                if source is not None:
+                    out.append(ir.EnvVar(entry.key, value_from=source))
+            else:
+                self.ctx.error("E2008", f"environment variable `{entry.key}` takes a string or a source such as "
+                               'field("status.podIP")', value.span, "expected a string")
+        return out
+
+    _ENV_SOURCES = {
+        "field": (1, lambda a: {"fieldRef": {"apiVersion": "v1", "fieldPath": a[0]}}),
+        "secret_key": (2, lambda a: {"secretKeyRef": {"name": a[0], "key": a[1]}}),
+        "configmap_key": (2, lambda a: {"configMapKeyRef": {"name": a[0], "key": a[1]}}),
+        "resource_field": (1, lambda a: {"resourceFieldRef": {"resource": a[0]}}),
+    }
+
+    def env_source(self, call: ast.Call) -> dict | None:
+        spec = self._ENV_SOURCES.get(call.name)
+        if spec is None:
+            hint = did_you_mean(call.name, self._ENV_SOURCES)
+            self.ctx.error("E2006", f"unknown environment source `{call.name}(...)`", call.span,
+                           help=f"did you mean `{hint}`?" if hint else "known: " + ", ".join(sorted(self._ENV_SOURCES)))
+            return None
+        arity, make = spec
+        args = [a.value for a in call.args if isinstance(a, ast.Str)]
+        if len(call.args) != arity or len(args) != arity:
+            self.ctx.error("E2008", f"`{call.name}` takes {arity} string argument(s)", call.span)
+            return None
+        return make(args)
+
+    def resources(self, body: Body | None) -> dict:
+        if body is None:
+            return {}
+        out = {}
+        for section in ("requests", "limits"):
+            sub = body.block(section)
+            if sub is None:
+                continue
+            values = {}
+            cpu = sub.attr("cpu", "cpu")
+            memory = sub.attr("memory", "memory")
+            storage = sub.attr("ephemeral_storage", "memory")
+            if cpu is not None:
+                values["cpu"] = cpu
+            if memory is not None:
+                values["memory"] = memory
+            if storage is not None:
+                values["ephemeral-storage"] = storage
+            sub.finish()
+            out[section] = values
+        body.finish()
+        return out
+
+    def probe(self, block: ast.Block) -> dict:
+        body = Body(self.ctx, block.entries, f"probe `{block.labels[0]}`", block.span)
+        probe: dict = {}
+        http = body.attr("http_get", "str")
+        port = body.attr("port", "port_or_name")
+        tcp = body.attr("tcp", "port_or_name")
+        command = body.attr("exec", "str_list")
+        grpc = body.attr("grpc", "port")
+        handlers = [h for h in (http, tcp, command, grpc) if h is not None]
+        if len(handlers) != 1:
+            self.ctx.error("E2007", "a probe needs exactly one of `http_get`, `tcp`, `exec`, `grpc`", block.key_span)
+        if http is not None:
+            if port is None:
+                self.ctx.error("E2007", "an `http_get` probe needs `port`", block.key_span)
+            probe["httpGet"] = {"path": http, "port": port}
+        if tcp is not None:
+            probe["tcpSocket"] = {"port": tcp}
+        if command is not None:
+            probe["exec"] = {"command": command}
+        if grpc is not None:
+            probe["grpc"] = {"port": grpc}
+        for key, k8s in (("initial_delay", "initialDelaySeconds"), ("period", "periodSeconds"),
+                         ("timeout", "timeoutSeconds")):
+            value = body.attr(key, "duration")
+            if value is not None:
+                probe[k8s] = max(1, int(value)) if k8s != "initialDelaySeconds" else int(value)
+        for key, k8s in (("failure_threshold", "failureThreshold"), ("success_threshold", "successThreshold")):
+            value = body.attr(key, "nonneg_int")
+            if value is not None:
+                probe[k8s] = value
+        body.finish()
+        return probe
+
+    def mount(self, entry: ast.Entry) -> dict | None:
+        if len(entry.labels) != 1:
+            self.ctx.error("E2008", 'a mount is written `mount "volume" = "/path"`', entry.key_span)
+            return None
+        name = entry.labels[0]
+        if isinstance(entry, ast.Attr):
+            path = convert(self.ctx, entry.value, "str", "`mount`")
+            return None if path is MISSING else {"name": name, "mountPath": path}
+        body = Body(self.ctx, entry.entries, f"mount `{name}`", entry.span)
+        mount = {"name": name, "mountPath": body.attr("path", "str", required=True) or "/"}
+        read_only = body.attr("read_only", "bool")
+        sub_path = body.attr("sub_path", "str")
+        if read_only is not None:
+            mount["readOnly"] = read_only
+        if sub_path is not None:
+            mount["subPath"] = sub_path
+        body.finish()
+        return mount
+
+    def volume(self, block: ast.Block) -> dict | None:
+        name = block.labels[0]
+        body = Body(self.ctx, block.entries, f"volume `{name}`", block.span)
+        sources = []
+        if body.attr("empty_dir", "bool"):
+            sources.append({"emptyDir": {}})
+        configmap = body.attr("configmap", "str")
+        if configmap is not None:
+            sources.append({"configMap": {"name": configmap}})
+        secret = body.attr("secret", "str")
+        if secret is not None:
+            sources.append({"secret": {"secretName": secret}})
+        claim = body.attr("claim", "str")
+        if claim is not None:
+            sources.append({"persistentVolumeClaim": {"claimName": claim}})
+        items = body.string_map("items")
+        if items and sources and ("configMap" in sources[0] or "secret" in sources[0]):
+            source = next(iter(sources[0].values()))
+            source["items"] = [{"key": k, "path": v} for k, v in items.items()]
+        elif items:
+            self.ctx.error("E2006", "`items` applies to configmap and secret volumes", block.key_span)
+        body.finish()
+        if len(sources) != 1:
+            self.ctx.error("E2007", f"volume `{name}` needs exactly one of `empty_dir`, `configmap`, `secret`, `claim`",
+                           block.key_span)
+            return None
+        return {"name": name, **sources[0]}
+
+    # ---- other kinds
+    def obj_service(self, obj: ast.Object, body: Body, namespace: str) -> ir.Service:
+        ports = []
+        for entry in body.labelled("port"):
+            name = entry.labels[0] if entry.labels else None
+            if isinstance(entry, ast.Attr):
+                port = convert(self.ctx, entry.value, "port", "`port`")
+                if port is not MISSING:
+                    ports.append(ir.ServicePort(port, port, name))
+                continue
+            pbody = Body(self.ctx, entry.entries, "service port", entry.span)
+            port = pbody.attr("port", "port", required=True)
+            target = pbody.attr("target", "port_or_name", default=port)
+            protocol = pbody.attr("protocol", "str", default="TCP")
+            app_protocol = pbody.attr("app_protocol", "str")
+            pbody.finish()
+            if port is not None:
+                ports.append(ir.ServicePort(port, target, name, protocol, app_protocol))
+        if not ports:
+            self.ctx.error("E2007", f"service `{obj.name}` needs at least one `port`", obj.kind_span, "no port",
+                           help='add `port "http" = 8080`')
+        selector = body.string_map("selector") or {"app.kubernetes.io/name": obj.name}
+        return ir.Service(obj.name, namespace, ports, selector, body.string_map("labels"),
+                          body.attr("type", "str", default="ClusterIP"), body.attr("cluster_ip", "str"),
+                          body.string_map("annotations"), body.attr("publish_not_ready_addresses", "bool"))
+
+    def obj_configmap(self, obj: ast.Object, body: Body, namespace: str) -> ir.ConfigMap:
+        return ir.ConfigMap(obj.name, namespace, body.string_map("data"), body.string_map("labels"))
+
+    def obj_secret(self, obj: ast.Object, body: Body, namespace: str) -> ir.Secret:
+        return ir.Secret(obj.name, namespace, body.string_map("data"), body.attr("type", "str", default="Opaque"),
+                         body.string_map("labels"))
+
+    def obj_serviceaccount(self, obj: ast.Object, body: Body, namespace: str) -> ir.ServiceAccount:
+        return ir.ServiceAccount(obj.name, namespace, body.string_map("labels"),
+                                 body.attr("automount_service_account_token", "bool"))
+
+    def obj_hpa(self, obj: ast.Object, body: Body, namespace: str) -> ir.Autoscaler | None:
+        target_name = body.attr("workload", "str", required=True)
+        minimum = body.attr("min", "nonneg_int", default=1)
+        maximum = body.attr("max", "nonneg_int", required=True)
+        cpu = body.attr("cpu", "percent")
+        memory = body.attr("memory", "percent")
+        if maximum is not None and minimum is not None and maximum < max(1, minimum):
+            self.ctx.error("E2010", f"hpa `{obj.name}`: `max` ({maximum}) is below `min` ({minimum})",
+                           body.attr_span("max"), "too small")
+        if cpu is None and memory is None:
+            self.ctx.error("E2007", f"hpa `{obj.name}` needs a `cpu` or `memory` utilisation target", obj.kind_span,
+                           help="add `cpu = 80%`")
+        if target_name is None:
+            return None
+        # the workload may be declared later in the file: resolved after all objects (see resolve_autoscalers)
+        kind = "Deployment"
+        return ir.Autoscaler(obj.name, namespace, ir.ObjectRef("apps/v1", kind, namespace, target_name),
+                             minimum if minimum is not None else 1, maximum or 1, cpu, memory)
+
+    def resolve_autoscalers(self) -> None:
+        for hpa in self.build.autoscalers:
+            workload = self.build.workload(hpa.target.name, hpa.namespace)
+            declared = self.build.declared.get(("hpa", hpa.namespace, hpa.name))
+            if workload is None:
+                hint = did_you_mean(hpa.target.name, [w.name for w in self.build.workloads])
+                self.ctx.error("E2003", f"hpa `{hpa.name}` scales `{hpa.target.name}`, which is not a declared workload",
+                               declared.span if declared else Span(0, 0, 1, 1, 1, 1), "unknown workload",
+                               help=f"did you mean `{hint}`?" if hint else "")
+            else:
+                hpa.target = ir.ObjectRef("apps/v1", workload.kind, workload.namespace, workload.name)
+
+    def edge(self, edge: ast.Edge) -> None:
+        components = {w.name for w in self.build.workloads}
+        ok = True
+        for name, span in zip(edge.names, edge.name_spans):
+            if name not in components:
+                hint = did_you_mean(name, components)
+                self.ctx.error("E2003", f"`{name}` in a dependency edge is not a declared workload", span,
+                               "unknown component", help=f"did you mean `{hint}`?" if hint else "")
+                ok = False
+        if ok:
+            for a, b in zip(edge.names, edge.names[1:]):
+                if [a, b] not in self.build.edges:
+                    self.build.edges.append([a, b])

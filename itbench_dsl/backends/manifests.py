@@ -1,0 +1,227 @@
+"""Kubernetes manifests for the topology and for the agent's access.
+
+Objects are built as plain dicts in the conventional key order (apiVersion, kind, metadata,
+spec) so the YAML reads like hand-written manifests; empty optional fields are left out.
+"""
+
+from __future__ import annotations
+
+from .. import ir
+
+MANAGED_BY = {"app.kubernetes.io/managed-by": "itbench"}
+
+
+def _meta(name: str, namespace: str | None = None, labels: dict | None = None, annotations: dict | None = None) -> dict:
+    meta: dict = {"name": name}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    if labels:
+        meta["labels"] = dict(labels)
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return meta
+
+
+def render_object(obj) -> dict:
+    """One IR topology object as a Kubernetes manifest."""
+    if isinstance(obj, dict):  # already a manifest (Chaos Mesh objects)
+        return obj
+    renderer = _RENDERERS[type(obj)]
+    return renderer(obj)
+
+
+def _namespace(ns: ir.Namespace) -> dict:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(ns.name, labels=ns.labels)}
+
+
+def _container(c: ir.Container) -> dict:
+    out: dict = {"name": c.name, "image": c.image}
+    if c.image_pull_policy:
+        out["imagePullPolicy"] = c.image_pull_policy
+    if c.command:
+        out["command"] = list(c.command)
+    if c.args:
+        out["args"] = list(c.args)
+    if c.ports:
+        ports = []
+        for p in c.ports:
+            port: dict = {"containerPort": p.port}
+            if p.name:
+                port["name"] = p.name
+            if p.protocol != "TCP":
+                port["protocol"] = p.protocol
+            ports.append(port)
+        out["ports"] = ports
+    if c.env:
+        env = []
+        for e in c.env:
+            item: dict = {"name": e.name}
+            if e.value_from is not None:
+                item["valueFrom"] = e.value_from
+            else:
+                item["value"] = e.value if e.value is not None else ""
+            env.append(item)
+        out["env"] = env
+    if c.resources:
+        out["resources"] = {k: dict(v) for k, v in c.resources.items()}
+    for key in ("livenessProbe", "readinessProbe", "startupProbe"):
+        if key in c.probes:
+            out[key] = c.probes[key]
+    if c.volume_mounts:
+        out["volumeMounts"] = [dict(m) for m in c.volume_mounts]
+    if c.security_context:
+        out["securityContext"] = dict(c.security_context)
+    return out
+
+
+def _workload(w: ir.Workload) -> dict:
+    pod_spec: dict = {}
+    if w.service_account:
+        pod_spec["serviceAccountName"] = w.service_account
+    if w.automount_service_account_token is not None:
+        pod_spec["automountServiceAccountToken"] = w.automount_service_account_token
+    if w.security_context:
+        pod_spec["securityContext"] = dict(w.security_context)
+    if w.termination_grace_period_seconds is not None:
+        pod_spec["terminationGracePeriodSeconds"] = w.termination_grace_period_seconds
+    if w.affinity:
+        pod_spec["affinity"] = w.affinity
+    if w.init_containers:
+        pod_spec["initContainers"] = [_container(c) for c in w.init_containers]
+    pod_spec["containers"] = [_container(c) for c in w.containers]
+    if w.volumes:
+        pod_spec["volumes"] = [dict(v) for v in w.volumes]
+    spec: dict = {"replicas": w.replicas, "selector": {"matchLabels": dict(w.selector)}}
+    if w.kind == "StatefulSet":
+        spec["serviceName"] = w.service_name or w.name
+        if w.pod_management_policy:
+            spec["podManagementPolicy"] = w.pod_management_policy
+    if w.strategy:
+        spec["strategy"] = {"type": w.strategy}
+    spec["template"] = {"metadata": _meta_template(w), "spec": pod_spec}
+    return {"apiVersion": "apps/v1", "kind": w.kind,
+            "metadata": _meta(w.name, w.namespace, w.object_labels, w.object_annotations), "spec": spec}
+
+
+def _meta_template(w: ir.Workload) -> dict:
+    meta: dict = {"labels": dict(w.labels)}
+    if w.annotations:
+        meta["annotations"] = dict(w.annotations)
+    return meta
+
+
+def _service(s: ir.Service) -> dict:
+    ports = []
+    for p in s.ports:
+        port: dict = {}
+        if p.name:
+            port["name"] = p.name
+        port["port"] = p.port
+        port["targetPort"] = p.target_port
+        if p.protocol != "TCP":
+            port["protocol"] = p.protocol
+        if p.app_protocol:
+            port["appProtocol"] = p.app_protocol
+        ports.append(port)
+    spec: dict = {}
+    if s.type != "ClusterIP":
+        spec["type"] = s.type
+    if s.cluster_ip:
+        spec["clusterIP"] = s.cluster_ip
+    if s.publish_not_ready_addresses is not None:
+        spec["publishNotReadyAddresses"] = s.publish_not_ready_addresses
+    spec["selector"] = dict(s.selector)
+    spec["ports"] = ports
+    return {"apiVersion": "v1", "kind": "Service", "metadata": _meta(s.name, s.namespace, s.labels, s.annotations),
+            "spec": spec}
+
+
+def _configmap(c: ir.ConfigMap) -> dict:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(c.name, c.namespace, c.labels), "data": dict(c.data)}
+
+
+def _secret(s: ir.Secret) -> dict:
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": _meta(s.name, s.namespace, s.labels), "type": s.type,
+            "stringData": dict(s.data)}
+
+
+def _service_account(s: ir.ServiceAccount) -> dict:
+    out = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(s.name, s.namespace, s.labels)}
+    if s.automount_service_account_token is not None:
+        out["automountServiceAccountToken"] = s.automount_service_account_token
+    return out
+
+
+def _autoscaler(h: ir.Autoscaler) -> dict:
+    metrics = []
+    for resource, value in (("cpu", h.cpu_utilization), ("memory", h.memory_utilization)):
+        if value is not None:
+            metrics.append({"type": "Resource", "resource": {"name": resource, "target": {
+                "type": "Utilization", "averageUtilization": int(value)}}})
+    return {
+        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": _meta(h.name, h.namespace),
+        "spec": {
+            "scaleTargetRef": {"apiVersion": h.target.api_version, "kind": h.target.kind, "name": h.target.name},
+            "minReplicas": h.min_replicas, "maxReplicas": h.max_replicas, "metrics": metrics,
+        },
+    }
+
+
+_RENDERERS = {
+    ir.Namespace: _namespace, ir.Workload: _workload, ir.Service: _service, ir.ConfigMap: _configmap,
+    ir.Secret: _secret, ir.ServiceAccount: _service_account, ir.Autoscaler: _autoscaler,
+}
+
+# resource name -> API group, for the agent's Role rules
+_API_GROUPS = {
+    "pods": "", "pods/log": "", "events": "", "services": "", "endpoints": "", "configmaps": "", "secrets": "",
+    "serviceaccounts": "", "persistentvolumeclaims": "", "resourcequotas": "", "limitranges": "",
+    "deployments": "apps", "statefulsets": "apps", "replicasets": "apps", "daemonsets": "apps",
+    "horizontalpodautoscalers": "autoscaling", "networkpolicies": "networking.k8s.io",
+    "poddisruptionbudgets": "policy", "jobs": "batch", "cronjobs": "batch",
+}
+READ_VERBS = ["get", "list", "watch"]
+WRITE_VERBS = ["create", "delete", "patch", "update"]
+
+
+def agent_access(access: ir.AgentAccess) -> list[dict]:
+    """A ServiceAccount for the agent and, per namespace, a Role and RoleBinding with the declared access."""
+    if not access.namespaces:
+        return []
+    home = access.namespaces[0]
+    objects = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(access.service_account, home, MANAGED_BY)}]
+    rules = _rules(access.read, READ_VERBS) + _rules(access.write, WRITE_VERBS)
+    for namespace in access.namespaces:
+        name = f"{access.service_account}"
+        objects.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                        "metadata": _meta(name, namespace, MANAGED_BY), "rules": rules})
+        objects.append({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": _meta(name, namespace, MANAGED_BY),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": access.service_account, "namespace": home}],
+        })
+    return objects
+
+
+def _rules(resources: list[str], verbs: list[str]) -> list[dict]:
+    by_group: dict[str, list[str]] = {}
+    for resource in resources:
+        by_group.setdefault(_API_GROUPS.get(resource, ""), []).append(resource)
+    return [{"apiGroups": [group], "resources": sorted(names), "verbs": list(verbs)} for group, names in sorted(by_group.items())]
+
+
+def known_resources() -> list[str]:
+    return sorted(_API_GROUPS)
+
+
+def topology_manifests(topology: ir.Topology) -> list[dict]:
+    """Every topology object, namespaces first, then in declaration order by kind."""
+    objects: list = []
+    objects += topology.namespaces
+    objects += topology.service_accounts
+    objects += topology.configmaps
+    objects += topology.secrets
+    objects += topology.workloads
+    objects += topology.services
+    objects += topology.autoscalers
+    return [render_object(o) for o in objects]

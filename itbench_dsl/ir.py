@@ -1,0 +1,355 @@
+"""The intermediate representation: what a checked scenario means, with no syntax left.
+
+Backends read only this. Every class is a plain dataclass of JSON-compatible fields, so
+`to_json` is mechanical and the JSON Schema is derived from the type hints
+(`json_schema()`), which keeps the published schema and the code from drifting apart.
+Kubernetes-shaped fragments (resources, probes, volumes, env sources) are kept in their
+Kubernetes form as `dict`s: they are copied into manifests as they are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+SCHEMA_ID = "https://itbench.dev/schemas/scenario-ir/v1.json"
+IR_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    api_version: str
+    kind: str
+    namespace: Optional[str]
+    name: str  # for kind Pod, a glob over pod names ("checkout-*")
+
+    def key(self) -> str:
+        return f"{self.namespace or ''}/{self.kind}/{self.name}"
+
+    def itbench(self) -> dict:
+        meta = {"name": self.name}
+        if self.namespace:
+            meta["namespace"] = self.namespace
+        return {"apiVersion": self.api_version, "kind": self.kind, "metadata": meta}
+
+
+@dataclass
+class EnvVar:
+    name: str
+    value: Optional[str] = None
+    value_from: Optional[dict] = None  # Kubernetes EnvVarSource
+
+
+@dataclass
+class ContainerPort:
+    port: int
+    name: Optional[str] = None
+    protocol: str = "TCP"
+
+
+@dataclass
+class Container:
+    name: str
+    image: str
+    image_pull_policy: Optional[str] = None
+    command: list[str] = field(default_factory=list)
+    args: list[str] = field(default_factory=list)
+    ports: list[ContainerPort] = field(default_factory=list)
+    env: list[EnvVar] = field(default_factory=list)
+    resources: dict = field(default_factory=dict)  # Kubernetes ResourceRequirements
+    probes: dict = field(default_factory=dict)  # readinessProbe/livenessProbe/startupProbe -> Probe
+    volume_mounts: list[dict] = field(default_factory=list)
+    security_context: Optional[dict] = None
+
+
+@dataclass
+class Workload:
+    kind: str  # Deployment | StatefulSet
+    name: str
+    namespace: str
+    replicas: int
+    labels: dict[str, str]  # pod template labels
+    selector: dict[str, str]  # spec.selector.matchLabels
+    containers: list[Container]
+    object_labels: dict[str, str] = field(default_factory=dict)
+    init_containers: list[Container] = field(default_factory=list)
+    volumes: list[dict] = field(default_factory=list)  # Kubernetes Volume
+    service_account: Optional[str] = None
+    service_name: Optional[str] = None  # StatefulSet only
+    annotations: dict[str, str] = field(default_factory=dict)  # pod template annotations
+    object_annotations: dict[str, str] = field(default_factory=dict)
+    strategy: Optional[str] = None  # Deployment: Recreate | RollingUpdate
+    pod_management_policy: Optional[str] = None  # StatefulSet: OrderedReady | Parallel
+    automount_service_account_token: Optional[bool] = None
+    termination_grace_period_seconds: Optional[int] = None
+    security_context: Optional[dict] = None  # Kubernetes PodSecurityContext
+    affinity: Optional[dict] = None  # Kubernetes Affinity, as written
+
+
+@dataclass
+class ServicePort:
+    port: int
+    target_port: Any  # int or port name (str)
+    name: Optional[str] = None
+    protocol: str = "TCP"
+    app_protocol: Optional[str] = None
+
+
+@dataclass
+class Service:
+    name: str
+    namespace: str
+    ports: list[ServicePort]
+    selector: dict[str, str]
+    labels: dict[str, str] = field(default_factory=dict)
+    type: str = "ClusterIP"
+    cluster_ip: Optional[str] = None
+    annotations: dict[str, str] = field(default_factory=dict)
+    publish_not_ready_addresses: Optional[bool] = None
+
+
+@dataclass
+class ConfigMap:
+    name: str
+    namespace: str
+    data: dict[str, str]
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Secret:
+    name: str
+    namespace: str
+    data: dict[str, str]  # decoded values, emitted as stringData
+    type: str = "Opaque"
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class ServiceAccount:
+    name: str
+    namespace: str
+    labels: dict[str, str] = field(default_factory=dict)
+    automount_service_account_token: Optional[bool] = None
+
+
+@dataclass
+class Autoscaler:
+    name: str
+    namespace: str
+    target: ObjectRef
+    min_replicas: int
+    max_replicas: int
+    cpu_utilization: Optional[int] = None
+    memory_utilization: Optional[int] = None
+
+
+@dataclass
+class Namespace:
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Topology:
+    application: Optional[str]  # standard-library app id, when imported with `use app`
+    namespaces: list[Namespace]
+    workloads: list[Workload]
+    services: list[Service]
+    configmaps: list[ConfigMap]
+    secrets: list[Secret]
+    service_accounts: list[ServiceAccount]
+    autoscalers: list[Autoscaler]
+    edges: list[list[str]]  # [caller, callee] between components (workload names)
+
+
+@dataclass
+class Injection:
+    fault: str  # the language's fault kind, e.g. nonexistent_image
+    itbench_id: str  # ITBench's fault id
+    mechanism: str  # what the fault does, for duplicate detection
+    target: ObjectRef
+    args: dict  # typed, normalised arguments
+    itbench_args: dict  # the arguments as ITBench's scenario.yaml spells them
+    side_objects: list[ObjectRef] = field(default_factory=list)  # other objects the fault changes or creates
+
+
+@dataclass
+class Waiter:
+    kind: str
+    itbench_id: str
+    when: str  # before | after
+    target: ObjectRef
+    args: dict
+
+
+@dataclass
+class FaultGroup:
+    name: Optional[str]
+    injections: list[Injection]
+    waiters: list[Waiter] = field(default_factory=list)
+
+
+@dataclass
+class AlertExpectation:
+    name: str
+    target: ObjectRef
+    description: Optional[str] = None
+
+
+@dataclass
+class PropagationEdge:
+    source: ObjectRef
+    target: ObjectRef
+    condition: str
+    effect: str
+
+
+@dataclass
+class Predicate:
+    kind: str  # state | field | alert
+    target: Optional[ObjectRef] = None
+    state: Optional[str] = None  # ready | exists | absent
+    path: list[str] = field(default_factory=list)
+    op: Optional[str] = None
+    value: Any = None
+    alert: Optional[str] = None
+    firing: Optional[bool] = None
+    within_seconds: Optional[float] = None
+
+
+@dataclass
+class Mitigation:
+    within_seconds: Optional[float]
+    predicates: list[Predicate]
+
+
+@dataclass
+class Optimum:
+    target: ObjectRef
+    path: list[str]
+    value: Any
+
+
+@dataclass
+class SolutionStep:
+    text: str
+    command: Optional[str] = None
+
+
+@dataclass
+class Solution:
+    title: str
+    steps: list[SolutionStep]
+
+
+@dataclass
+class Param:
+    name: str
+    domain: list
+    default: Any = None
+
+
+@dataclass
+class AgentAccess:
+    service_account: str
+    namespaces: list[str]
+    read: list[str]
+    write: list[str]
+
+
+@dataclass
+class Compliance:
+    control: str
+    benchmark: str
+    goal: str
+    task: str
+    gaps: list[ObjectRef]
+    compliant: list[ObjectRef]
+
+
+@dataclass
+class Scenario:
+    name: str
+    domain: str
+    complexity: str
+    description: str
+    tags: list[str]
+    metadata: dict
+    topology: Topology
+    faults: list[FaultGroup]
+    alerts: list[AlertExpectation]
+    root_causes: list[ObjectRef]
+    propagations: list[PropagationEdge]
+    mitigation: Optional[Mitigation]
+    optimal: list[Optimum]
+    solutions: list[Solution]
+    params: list[Param]
+    agent: AgentAccess
+    compliance: Optional[Compliance]
+    ir_version: int = IR_VERSION
+
+    def injections(self) -> list[Injection]:
+        return [i for g in self.faults for i in g.injections]
+
+
+def to_json(value: Any) -> Any:
+    """Dataclasses to plain JSON data, field order kept (it is the declaration order)."""
+    if dataclasses.is_dataclass(value):
+        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_json(v) for k, v in value.items()}
+    return value
+
+
+# ---- JSON Schema derived from the type hints ------------------------------------------------
+
+
+def json_schema() -> dict:
+    defs: dict[str, dict] = {}
+    root = _schema_for(Scenario, defs)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "itbench scenario IR",
+        "description": "The checked meaning of one .itb scenario, as written to scenario.json in every bundle.",
+        **root,
+        "$defs": dict(sorted(defs.items())),
+    }
+
+
+def _schema_for(tp: Any, defs: dict[str, dict]) -> dict:
+    origin = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp):
+        name = tp.__name__
+        if name not in defs:
+            defs[name] = {}  # placeholder against recursion
+            hints = typing.get_type_hints(tp)
+            props = {f.name: _schema_for(hints[f.name], defs) for f in dataclasses.fields(tp)}
+            required = [
+                f.name for f in dataclasses.fields(tp)
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            ]
+            defs[name] = {"type": "object", "properties": props, "required": required, "additionalProperties": False}
+            if tp is Scenario:
+                return defs.pop(name)
+        return {"$ref": f"#/$defs/{name}"}
+    if origin is typing.Union:
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        inner = _schema_for(args[0], defs)
+        return {"anyOf": [inner, {"type": "null"}]}
+    if origin is list:
+        (item,) = typing.get_args(tp) or (Any,)
+        return {"type": "array", "items": _schema_for(item, defs)}
+    if origin is dict:
+        args = typing.get_args(tp)
+        return {"type": "object", "additionalProperties": _schema_for(args[1], defs) if args else {}}
+    simple = {str: {"type": "string"}, int: {"type": "integer"}, float: {"type": "number"}, bool: {"type": "boolean"},
+              dict: {"type": "object"}, list: {"type": "array"}}
+    if tp in simple:
+        return simple[tp]
+    return {}  # Any

@@ -1,0 +1,73 @@
+"""Units, decided by the field's type: durations, CPU and memory quantities, percentages.
+
+The lexer hands over `5m` as text; here `5m` becomes 300 seconds in a duration field and
+5 millicores in a CPU field, and is an error in a memory field.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
+_DURATION_UNITS = {"ms": Decimal("0.001"), "s": Decimal(1), "m": Decimal(60), "h": Decimal(3600), "d": Decimal(86400)}
+_NUMBER_SUFFIX = re.compile(r"([+-]?\d+(?:\.\d+)?)([A-Za-z]*)\Z")
+
+MEMORY_SUFFIXES = {
+    "": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+}
+
+
+class UnitError(ValueError):
+    """The text is a number with a unit this field does not take; the message says which units fit."""
+
+
+def parse_duration(text: str) -> Decimal:
+    """`1h30m` -> 5400 seconds. Units: ms, s, m, h, d; parts in any order is refused (largest first)."""
+    pos, total, last_rank = 0, Decimal(0), None
+    order = ["d", "h", "m", "s", "ms"]
+    for match in _DURATION_PART.finditer(text):
+        if match.start() != pos:
+            break
+        rank = order.index(match.group(2))
+        if last_rank is not None and rank <= last_rank:
+            raise UnitError(f"`{text}` repeats or misorders its units; write the largest unit first, e.g. 1h30m")
+        last_rank = rank
+        total += Decimal(match.group(1)) * _DURATION_UNITS[match.group(2)]
+        pos = match.end()
+    if pos != len(text) or pos == 0:
+        raise UnitError(f"`{text}` is not a duration; durations take ms, s, m, h or d (e.g. 30s, 5m, 1h30m)")
+    return total
+
+
+def format_duration(seconds: Decimal | int | float) -> str:
+    """Go/Chaos Mesh style duration text: 90 -> '90s', 0.5 -> '500ms'."""
+    value = Decimal(str(seconds))
+    if value == value.to_integral_value():
+        return f"{int(value)}s"
+    return f"{int(value * 1000)}ms"
+
+
+def parse_cpu(text: str) -> Decimal:
+    """CPU in cores: `250m` -> 0.25, `2` -> 2."""
+    match = _NUMBER_SUFFIX.match(text)
+    if not match or match.group(2) not in ("", "m"):
+        raise UnitError(f"`{text}` is not a CPU quantity; CPU takes millicores (250m) or cores (1, 0.5)")
+    value = Decimal(match.group(1))
+    return value / 1000 if match.group(2) == "m" else value
+
+
+def parse_memory(text: str) -> int:
+    """Memory in bytes: `64Mi` -> 67108864."""
+    match = _NUMBER_SUFFIX.match(text)
+    if not match or match.group(2) not in MEMORY_SUFFIXES:
+        raise UnitError(f"`{text}` is not a memory quantity; memory takes Ki, Mi, Gi, Ti (or k, M, G, T) or bytes")
+    try:
+        return int(Decimal(match.group(1)) * MEMORY_SUFFIXES[match.group(2)])
+    except InvalidOperation as exc:  # pragma: no cover - the regex admits only decimals
+        raise UnitError(str(exc)) from exc
+
+
+def parse_storage(text: str) -> int:
+    return parse_memory(text)

@@ -1,0 +1,706 @@
+"""Validation of the manifests the compiler emits.
+
+Every object is checked against the JSON Schema vendored for its ``apiVersion``/``kind``
+(``itbench_dsl/schemas/``, see ``SOURCES.md`` there): Kubernetes v1.33 built-in kinds in their
+strict form (unknown fields are errors, as with ``kubectl apply``'s strict field validation) and
+the Chaos Mesh ``chaos-mesh.org/v1alpha1`` kinds. A kind with no vendored schema is an issue,
+never silently accepted.
+
+On top of the schemas, the checks the API server performs in code and that schemas cannot
+express (each issue names its ``rule``):
+
+* ``selector-mismatch``: a Deployment/StatefulSet/DaemonSet/Job (and a CronJob's job template)
+  selector must select the pod template's labels (``matchLabels`` and ``matchExpressions``);
+  an apps/v1 selector may not be empty.
+* ``missing-field``: ``metadata.name`` (and ``apiVersion``/``kind``) must be present.
+* ``dns1123-name``: ``metadata.name`` is a DNS-1123 subdomain for most kinds, a DNS-1123 label
+  for Namespace, an RFC-1035 label for Service (the API server requires a leading letter), a
+  path segment for RBAC kinds (``system:aggregate-to-view`` is a valid ClusterRole name); a
+  CronJob name is at most 52 characters; ``metadata.namespace``, container names and Chaos Mesh
+  selector namespaces are DNS-1123 labels.
+* ``label-syntax``: label keys/values, annotation keys (and the 256 KiB annotation total), label
+  selectors, Service selectors and Chaos Mesh label/annotation selectors.
+* ``port-range``: container ports, probe and lifecycle handler ports, Service ``port``/
+  ``targetPort`` (when an integer)/``nodePort``, NetworkPolicy ports: 1..65535. ``hostPort``,
+  ``targetPort`` and ``nodePort`` may also be 0, which the API server reads as "unset" (targetPort
+  then defaults to port; upstream charts emit ``targetPort: 0``).
+* ``schema``: schema violations, plus duplicate container names in a pod, duplicate environment
+  variable names in a container (the later value silently wins) and invalid container port names.
+
+Speed: one validator per kind, built on first use. Schema files are parsed once per process and
+their ``$ref``s are replaced by the (shared, not copied) definitions, which makes ``jsonschema``
+about 1.5x faster than resolving references while validating. Results are memoized by a hash of
+the object's canonical JSON, so validating an identical object again is a dictionary lookup.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Iterable, Iterator
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, best_match
+
+__all__ = ["SchemaIssue", "validate_object", "known_kinds"]
+
+
+@dataclass(frozen=True)
+class SchemaIssue:
+    path: str  # JSON path into the object, e.g. "$.spec.template.spec.containers[0].ports[0].containerPort"
+    message: str  # one clear sentence
+    rule: str  # "schema", "unknown-kind", "selector-mismatch", "dns1123-name", "label-syntax", "port-range", "missing-field"
+
+
+Path = tuple[str | int, ...]
+_Found = tuple[Path, str, str]  # (path parts, rule, message): issues before formatting
+
+
+# --------------------------------------------------------------------------------------------
+# Public API
+# --------------------------------------------------------------------------------------------
+
+def validate_object(obj: dict) -> list[SchemaIssue]:
+    """Return every issue of one manifest (an empty list when it is valid), sorted by path.
+
+    ``obj`` is the manifest as plain JSON data (dicts with string keys, lists, scalars).
+    """
+    if isinstance(obj, dict) and obj.get("apiVersion") == "v1" and obj.get("kind") in _NOT_MEMOIZED:
+        return list(_validate(obj))
+    try:
+        canonical = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):  # not JSON data (e.g. a datetime from YAML): no memo
+        return list(_validate(obj))
+    digest = hashlib.blake2b(canonical.encode(), digest_size=16).digest()
+    cached = _MEMO.get(digest)
+    if cached is None:
+        cached = _validate(obj)
+        if len(_MEMO) >= _MEMO_LIMIT:
+            del _MEMO[next(iter(_MEMO))]  # oldest first
+        _MEMO[digest] = cached
+    return list(cached)
+
+
+def known_kinds() -> list[str]:
+    """The ``<apiVersion>/<kind>`` keys that have a vendored schema, e.g. ``apps/v1/Deployment``."""
+    return sorted(_kinds())
+
+
+# Results by blake2b(canonical JSON). Bounded so that a long-running process (a watch mode, a
+# test session) does not grow without limit; a scenario has ~80 objects.
+_MEMO: dict[bytes, tuple[SchemaIssue, ...]] = {}
+_MEMO_LIMIT = 8192
+# Validating these costs a few nodes (a map of strings), while their payload (whole dashboards,
+# config files: 200 KB for one otel-demo ConfigMap) makes the canonical JSON and its hash ~10x
+# dearer than the validation it would save.
+_NOT_MEMOIZED = ("ConfigMap", "Secret")  # of apiVersion v1
+
+
+def _validate(obj: Any) -> tuple[SchemaIssue, ...]:
+    found: set[_Found] = set()
+    if not isinstance(obj, dict):
+        found.add(((), "schema", f"A manifest must be a mapping, not {_json_type(obj)}."))
+    else:
+        key = _kind_key(obj, found)
+        if key is not None:
+            found.update(_schema_issues(_validator(key), obj))
+            found.update(_rule_issues(key, obj))
+    ordered = sorted(found, key=lambda item: (_path_sort_key(item[0]), item[1], item[2]))
+    return tuple(SchemaIssue(_format_path(path), message, rule) for path, rule, message in ordered)
+
+
+def _kind_key(obj: dict, found: set[_Found]) -> str | None:
+    """The schema key of ``obj``, or None after recording why there is none."""
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    for field, value in (("apiVersion", api_version), ("kind", kind)):
+        if not isinstance(value, str) or not value:
+            found.add(((field,), "missing-field", f"Every manifest needs a non-empty string `{field}`."))
+    if not isinstance(api_version, str) or not isinstance(kind, str) or not api_version or not kind:
+        return None
+    key = f"{api_version}/{kind}"
+    if key in _kinds():
+        return key
+    same_kind = [k.rsplit("/", 1)[0] for k in _kinds() if k.rsplit("/", 1)[1] == kind]
+    if same_kind:
+        found.add((("apiVersion",), "unknown-kind",
+                   f"{kind} has a vendored schema only for apiVersion {_or(same_kind)}, not {api_version!r}."))
+    else:
+        close = difflib.get_close_matches(key, _kinds(), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else "; see validate.known_kinds()"
+        found.add((("kind",), "unknown-kind", f"No vendored schema for {key!r}{hint}."))
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Schemas and validators
+# --------------------------------------------------------------------------------------------
+
+_SCHEMA_FILES = ("kubernetes/v1.33-strict.json", "chaos-mesh/v1alpha1.json")
+_K8S, _CHAOS = 0, 1
+_OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+@functools.lru_cache(maxsize=None)
+def _bundle(index: int) -> dict[str, Any]:
+    """One vendored schema file, parsed once per process from the package data."""
+    path = resources.files("itbench_dsl").joinpath("schemas", *_SCHEMA_FILES[index].split("/"))
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=None)
+def _kinds() -> dict[str, int]:
+    """Schema key -> index of the file that holds it."""
+    return {key: index for index in range(len(_SCHEMA_FILES)) for key in _bundle(index)["kinds"]}
+
+
+@functools.lru_cache(maxsize=None)
+def _inliner(index: int) -> _RefInliner:
+    return _RefInliner(_bundle(index)["$defs"])
+
+
+@functools.lru_cache(maxsize=None)
+def _validator(key: str) -> Draft202012Validator:
+    index = _kinds()[key]
+    bundle = _bundle(index)
+    schema = _inliner(index)(bundle["kinds"][key])
+    if index == _CHAOS:
+        # A CRD's schema leaves `metadata` open: the API server validates the metadata of every
+        # object, custom resources included, as ObjectMeta. Do the same with the Kubernetes one.
+        schema["properties"] = {**schema["properties"], "metadata": _inliner(_K8S)(_bundle(_K8S)["$defs"][_OBJECT_META])}
+    # `$defs` stays reachable from the root for any reference left in place (recursive ones).
+    return Draft202012Validator({**schema, "$defs": bundle["$defs"]})
+
+
+class _RefInliner:
+    """Replaces each local ``{"$ref": "#/$defs/X"}`` by the definition X itself.
+
+    Definitions are resolved once and shared, not copied, so the result is a DAG the size of the
+    file. A reference inside its own definition (recursion) is left as a ``$ref``.
+    """
+
+    _MAPS = ("properties", "patternProperties", "$defs")
+    _SINGLE = ("items", "additionalProperties", "not")
+    _LISTS = ("allOf", "anyOf", "oneOf")
+
+    def __init__(self, defs: dict[str, Any]) -> None:
+        self._defs = defs
+        self._resolved: dict[str, Any] = {}
+        self._active: set[str] = set()
+
+    def __call__(self, schema: Any) -> Any:
+        if not isinstance(schema, dict):
+            return schema
+        ref = schema.get("$ref")
+        # Inline only when the siblings of $ref are annotations that constrain nothing.
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and all(
+            k in ("$ref", "description") or k.startswith("x-kubernetes-") for k in schema
+        ):
+            name = ref[len("#/$defs/"):]
+            if name in self._resolved:
+                return self._resolved[name]
+            if name in self._active:
+                return schema
+            self._active.add(name)
+            try:
+                resolved = self(self._defs[name])
+            finally:
+                self._active.discard(name)
+            self._resolved[name] = resolved
+            return resolved
+        out: dict[str, Any] = {}
+        for key, value in schema.items():
+            if key in self._MAPS:
+                out[key] = {name: self(sub) for name, sub in value.items()}
+            elif key in self._SINGLE:
+                out[key] = self(value)
+            elif key in self._LISTS:
+                out[key] = [self(sub) for sub in value]
+            else:
+                out[key] = value
+        return out
+
+
+# --------------------------------------------------------------------------------------------
+# Schema errors -> short messages
+# --------------------------------------------------------------------------------------------
+
+def _schema_issues(validator: Draft202012Validator, obj: dict) -> Iterator[_Found]:
+    for error in validator.iter_errors(obj):
+        for path, message in _describe(error):
+            yield path, "schema", message
+
+
+def _describe(error: ValidationError) -> Iterator[tuple[Path, str]]:
+    path: Path = tuple(error.absolute_path)
+    keyword, expected, value = error.validator, error.validator_value, error.instance
+
+    if keyword == "additionalProperties" and isinstance(value, dict):
+        allowed = sorted(error.schema.get("properties", {}))
+        patterns = list(error.schema.get("patternProperties", {}))
+        for field in sorted(value, key=str):
+            if field in allowed or any(re.search(p, str(field)) for p in patterns):
+                continue
+            close = difflib.get_close_matches(str(field), allowed, n=1)
+            if close:
+                hint = f"; did you mean {close[0]!r}?"
+            elif allowed:
+                hint = f"; allowed here: {', '.join(allowed[:15])}{', ...' if len(allowed) > 15 else ''}."
+            else:
+                hint = "."
+            yield path + (field,), f"Unknown field {field!r}{hint}"
+    elif keyword == "required" and isinstance(value, dict):
+        for field in expected:
+            if field not in value:
+                yield path + (field,), f"Required field {field!r} is missing."
+    elif keyword == "enum":
+        yield path, f"Must be one of {_or([_short(v) for v in expected])}, not {_short(value)}."
+    elif keyword == "type":
+        types = [expected] if isinstance(expected, str) else list(expected)
+        yield path, f"Must be of type {_or(types)}, not {_got(value)}."
+    elif keyword in ("oneOf", "anyOf"):
+        alternatives = [s.get("type") for s in expected if isinstance(s, dict) and set(s) == {"type"}]
+        if len(alternatives) == len(expected):  # e.g. IntOrString: a choice of plain types
+            types = sorted({t for a in alternatives for t in ([a] if isinstance(a, str) else a)} - {"null"})
+            yield path, f"Must be of type {_or(types)}, not {_got(value)}."
+        elif error.context:
+            yield from _describe(best_match(error.context))
+        else:
+            yield path, "Matches more than one of the allowed alternatives."
+    elif keyword == "pattern":
+        yield path, f"{_short(value)} does not match the pattern {expected}."
+    elif keyword in _BOUNDS:
+        yield path, f"Must be {_BOUNDS[keyword]} {expected}, not {_short(value)}."
+    elif keyword in _SIZES:
+        what, unit = _SIZES[keyword]
+        yield path, f"Must have {what} {expected} {unit}."
+    else:
+        yield path, error.message if len(error.message) <= 160 else error.message[:157] + "..."
+
+
+_BOUNDS = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
+_SIZES = {
+    "minItems": ("at least", "item(s)"),
+    "maxItems": ("at most", "item(s)"),
+    "minLength": ("at least", "character(s)"),
+    "maxLength": ("at most", "character(s)"),
+    "minProperties": ("at least", "field(s)"),
+    "maxProperties": ("at most", "field(s)"),
+}
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _got(value: Any) -> str:
+    """What was found instead: 'string "8080"', 'null', 'an object'."""
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return f"{_json_type(value)} {_short(value)}"
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return "{...}" if isinstance(value, dict) else "[...]"
+    text = json.dumps(value) if value is None or isinstance(value, (bool, int, float, str)) else repr(value)
+    return text if len(text) <= 60 else text[:57] + '..."'
+
+
+def _or(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
+
+
+# --------------------------------------------------------------------------------------------
+# JSON paths
+# --------------------------------------------------------------------------------------------
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _format_path(path: Path) -> str:
+    parts = ["$"]
+    for part in path:
+        if isinstance(part, int) and not isinstance(part, bool):
+            parts.append(f"[{part}]")
+        elif isinstance(part, str) and _IDENTIFIER.fullmatch(part):
+            parts.append(f".{part}")
+        else:  # label keys such as app.kubernetes.io/name (or a non-string key from YAML)
+            parts.append("['" + str(part).replace("\\", "\\\\").replace("'", "\\'") + "']")
+    return "".join(parts)
+
+
+def _path_sort_key(path: Path) -> tuple:
+    # Numeric indices in numeric order ([2] before [10]).
+    return tuple((0, part, "") if isinstance(part, int) else (1, 0, str(part)) for part in path)
+
+
+# --------------------------------------------------------------------------------------------
+# Own rules
+# --------------------------------------------------------------------------------------------
+
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")  # label key name part, label value
+_IANA_SVC_NAME = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?")
+
+# Where the pod template sits, per workload kind.
+_POD_TEMPLATES: dict[str, Path] = {
+    "apps/v1/Deployment": ("spec", "template"),
+    "apps/v1/StatefulSet": ("spec", "template"),
+    "apps/v1/DaemonSet": ("spec", "template"),
+    "batch/v1/Job": ("spec", "template"),
+    "batch/v1/CronJob": ("spec", "jobTemplate", "spec", "template"),
+}
+# apps/v1 requires a non-empty selector; a Job's is optional (generated when absent).
+_SELECTOR_REQUIRED = {"apps/v1/Deployment", "apps/v1/StatefulSet", "apps/v1/DaemonSet"}
+_RBAC_KINDS = {f"rbac.authorization.k8s.io/v1/{k}" for k in ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")}
+_CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
+_PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+_ANNOTATIONS_MAX_BYTES = 256 * 1024
+
+
+def _get(obj: Any, path: Path) -> Any:
+    for part in path:
+        if isinstance(part, int):
+            if not isinstance(obj, list) or part >= len(obj):
+                return None
+        elif not isinstance(obj, dict):
+            return None
+        obj = obj[part] if isinstance(part, int) else obj.get(part)
+    return obj
+
+
+def _dict_items(value: Any) -> Iterable[tuple[Any, Any]]:
+    return value.items() if isinstance(value, dict) else ()
+
+
+def _list_items(value: Any) -> Iterable[tuple[int, Any]]:
+    return enumerate(value) if isinstance(value, list) else ()
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _rule_issues(key: str, obj: dict) -> Iterator[_Found]:
+    yield from _metadata_issues(key, obj)
+    template = _POD_TEMPLATES.get(key)
+    if template is not None:
+        yield from _labels_and_annotations(_get(obj, template + ("metadata",)), template + ("metadata",))
+        yield from _selector_issues(key, obj, template[:-1])
+        yield from _pod_spec_issues(_get(obj, template + ("spec",)), template + ("spec",))
+    if key == "batch/v1/CronJob":
+        yield from _labels_and_annotations(_get(obj, ("spec", "jobTemplate", "metadata")), ("spec", "jobTemplate", "metadata"))
+    elif key == "apps/v1/StatefulSet":
+        for i, claim in _list_items(_get(obj, ("spec", "volumeClaimTemplates"))):
+            yield from _labels_and_annotations(_get(claim, ("metadata",)), ("spec", "volumeClaimTemplates", i, "metadata"))
+    elif key == "v1/Pod":
+        yield from _pod_spec_issues(obj.get("spec"), ("spec",))
+    elif key == "v1/Service":
+        yield from _service_issues(obj.get("spec"))
+    elif key == "networking.k8s.io/v1/NetworkPolicy":
+        yield from _network_policy_issues(obj.get("spec"))
+    elif key == "policy/v1/PodDisruptionBudget":
+        yield from _selector_syntax(_get(obj, ("spec", "selector")), ("spec", "selector"))
+    elif _kinds()[key] == _CHAOS:
+        yield from _chaos_selector_issues(obj.get("spec"), ("spec",))
+
+
+# -- metadata --------------------------------------------------------------------------------
+
+def _metadata_issues(key: str, obj: dict) -> Iterator[_Found]:
+    metadata = obj.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    if name is None or name == "":
+        yield ("metadata", "name"), "missing-field", "metadata.name is required."
+    elif isinstance(name, str):
+        problem = _name_problem(key, name)
+        if problem:
+            yield ("metadata", "name"), "dns1123-name", f"Name {name!r} {problem}."
+    namespace = metadata.get("namespace") if isinstance(metadata, dict) else None
+    if isinstance(namespace, str):
+        problem = _dns_label_problem(namespace)
+        if problem:
+            yield ("metadata", "namespace"), "dns1123-name", f"Namespace {namespace!r} {problem}."
+    yield from _labels_and_annotations(metadata, ("metadata",))
+
+
+def _name_problem(key: str, name: str) -> str | None:
+    kind = key.rsplit("/", 1)[1]
+    if key in _RBAC_KINDS:
+        # RBAC names are only required to be usable as a URL path segment.
+        if name in (".", "..") or "/" in name or "%" in name:
+            return "must not be '.' or '..' nor contain '/' or '%'"
+        return None
+    if key == "v1/Service":
+        # Service names become DNS labels of the cluster domain and must start with a letter.
+        if len(name) > 63 or not _DNS1035_LABEL.fullmatch(name):
+            return ("is not a valid Service name (RFC 1035 label: at most 63 lowercase letters, digits "
+                    "or '-', starting with a letter and ending with a letter or digit)")
+        return None
+    if key == "v1/Namespace":
+        return _dns_label_problem(name)
+    if key == "batch/v1/CronJob" and len(name) > 52:
+        return "is longer than 52 characters (the controller appends a suffix to name its Jobs)"
+    return _dns_subdomain_problem(name)
+
+
+def _dns_label_problem(value: str) -> str | None:
+    if len(value) <= 63 and _DNS1123_LABEL.fullmatch(value):
+        return None
+    return ("is not a DNS-1123 label (at most 63 lowercase letters, digits or '-', "
+            "starting and ending with a letter or digit)")
+
+
+def _dns_subdomain_problem(value: str) -> str | None:
+    if len(value) <= 253 and _DNS1123_SUBDOMAIN.fullmatch(value):
+        return None
+    return ("is not a DNS-1123 subdomain (at most 253 lowercase letters, digits, '-' or '.', "
+            "each dot-separated part starting and ending with a letter or digit)")
+
+
+# -- labels, annotations, selectors ------------------------------------------------------------
+
+def _labels_and_annotations(metadata: Any, path: Path) -> Iterator[_Found]:
+    yield from _label_map(_get(metadata, ("labels",)), path + ("labels",))
+    annotations = _get(metadata, ("annotations",))
+    total = 0
+    for key, value in _dict_items(annotations):
+        problem = _label_key_problem(key)
+        if problem:
+            yield path + ("annotations", key), "label-syntax", f"Annotation key {key!r} {problem}."
+        total += len(str(key)) + len(value if isinstance(value, str) else "")
+    if total > _ANNOTATIONS_MAX_BYTES:
+        yield path + ("annotations",), "label-syntax", f"Annotations total {total} bytes, over the 256 KiB limit."
+
+
+def _label_map(labels: Any, path: Path, what: str = "Label") -> Iterator[_Found]:
+    for key, value in _dict_items(labels):
+        problem = _label_key_problem(key)
+        if problem:
+            yield path + (key,), "label-syntax", f"{what} key {key!r} {problem}."
+        if isinstance(value, str):
+            problem = _label_value_problem(value)
+            if problem:
+                yield path + (key,), "label-syntax", f"{what} value {value!r} {problem}."
+
+
+def _label_key_problem(key: Any) -> str | None:
+    """Kubernetes "qualified name": [DNS-1123 subdomain prefix "/"] name."""
+    if not isinstance(key, str):
+        return "must be a string"
+    prefix, slash, name = key.rpartition("/")
+    if slash:
+        if not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(prefix):
+            return "has an invalid prefix (it must be a DNS-1123 subdomain, e.g. example.com/)"
+    if not name or len(name) > 63 or not _QUALIFIED_NAME.fullmatch(name):
+        return ("has an invalid name part (at most 63 characters: letters, digits, '-', '_' or '.', "
+                "starting and ending with a letter or digit)")
+    return None
+
+
+def _label_value_problem(value: str) -> str | None:
+    if value == "" or (len(value) <= 63 and _QUALIFIED_NAME.fullmatch(value)):
+        return None
+    return ("is invalid (empty, or at most 63 characters: letters, digits, '-', '_' or '.', "
+            "starting and ending with a letter or digit)")
+
+
+def _selector_syntax(selector: Any, path: Path) -> Iterator[_Found]:
+    """Syntax of a metav1.LabelSelector (matchLabels + matchExpressions)."""
+    yield from _label_map(_get(selector, ("matchLabels",)), path + ("matchLabels",), "Selector label")
+    for i, expression in _list_items(_get(selector, ("matchExpressions",))):
+        key = _get(expression, ("key",))
+        if isinstance(key, str):
+            problem = _label_key_problem(key)
+            if problem:
+                yield path + ("matchExpressions", i, "key"), "label-syntax", f"Selector key {key!r} {problem}."
+        if _get(expression, ("operator",)) in ("In", "NotIn"):
+            for j, value in _list_items(_get(expression, ("values",))):
+                if isinstance(value, str) and _label_value_problem(value):
+                    yield (path + ("matchExpressions", i, "values", j), "label-syntax",
+                           f"Selector value {value!r} {_label_value_problem(value)}.")
+
+
+def _selector_issues(key: str, obj: dict, spec_path: Path) -> Iterator[_Found]:
+    """The workload's selector must select the labels of its own pod template."""
+    kind = key.rsplit("/", 1)[1]
+    selector_path = spec_path + ("selector",)
+    selector = _get(obj, selector_path)
+    if selector is None and key not in _SELECTOR_REQUIRED:
+        return
+    if not isinstance(selector, dict):
+        return  # missing or mistyped: reported by the schema
+    yield from _selector_syntax(selector, selector_path)
+    match_labels = selector.get("matchLabels") or {}
+    expressions = selector.get("matchExpressions") or []
+    if not match_labels and not expressions:
+        if key in _SELECTOR_REQUIRED:
+            yield selector_path, "selector-mismatch", f"A {kind} selector must not be empty."
+        return
+    labels = _get(obj, spec_path + ("template", "metadata", "labels"))
+    labels = labels if isinstance(labels, dict) else {}
+    for label, value in _dict_items(match_labels):
+        if label not in labels:
+            yield (selector_path + ("matchLabels", label), "selector-mismatch",
+                   f"Selector label {label}={value} is not among the pod template labels, "
+                   f"so the {kind} would not select its own pods.")
+        elif labels[label] != value:
+            yield (selector_path + ("matchLabels", label), "selector-mismatch",
+                   f"Selector label {label}={value} differs from the pod template label {label}={labels[label]}.")
+    for i, expression in _list_items(expressions):
+        if isinstance(expression, dict) and not _expression_matches(expression, labels):
+            yield (selector_path + ("matchExpressions", i), "selector-mismatch",
+                   f"Selector expression {expression.get('key')} {expression.get('operator')} "
+                   f"{expression.get('values', [])} does not match the pod template labels.")
+
+
+def _expression_matches(expression: dict, labels: dict) -> bool:
+    key, operator = expression.get("key"), expression.get("operator")
+    values = expression.get("values") or []
+    if not isinstance(key, str) or not isinstance(values, list):
+        return True  # mistyped: reported by the schema
+    if operator == "In":
+        return key in labels and labels[key] in values
+    if operator == "NotIn":
+        return key not in labels or labels[key] not in values
+    if operator == "Exists":
+        return key in labels
+    if operator == "DoesNotExist":
+        return key not in labels
+    return True  # unknown operator: not ours to judge here
+
+
+def _chaos_selector_issues(value: Any, path: Path) -> Iterator[_Found]:
+    """Chaos Mesh selectors (``selector``, ``target.selector``, nested in Schedule/Workflow)."""
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            if key == "selector" and isinstance(sub, dict):
+                yield from _label_map(sub.get("labelSelectors"), path + (key, "labelSelectors"), "Selector label")
+                yield from _label_map(sub.get("fieldSelectors"), path + (key, "fieldSelectors"), "Field selector")
+                for annotation in _dict_items(sub.get("annotationSelectors")):
+                    problem = _label_key_problem(annotation[0])
+                    if problem:
+                        yield (path + (key, "annotationSelectors", annotation[0]), "label-syntax",
+                               f"Annotation key {annotation[0]!r} {problem}.")
+                for i, namespace in _list_items(sub.get("namespaces")):
+                    problem = isinstance(namespace, str) and _dns_label_problem(namespace)
+                    if problem:
+                        yield (path + (key, "namespaces", i), "dns1123-name", f"Namespace {namespace!r} {problem}.")
+            yield from _chaos_selector_issues(sub, path + (key,))
+    elif isinstance(value, list):
+        for i, sub in enumerate(value):
+            yield from _chaos_selector_issues(sub, path + (i,))
+
+
+# -- pods, services, network policies ----------------------------------------------------------
+
+def _port_issue(value: Any, path: Path, what: str, allow_zero: bool = False) -> Iterator[_Found]:
+    if _is_int(value) and not (1 <= value <= 65535 or (allow_zero and value == 0)):
+        allowed = "0 (unset) or 1..65535" if allow_zero else "1..65535"
+        yield path, "port-range", f"{what} {value} is outside {allowed}."
+
+
+def _handler_ports(handler: Any, path: Path) -> Iterator[_Found]:
+    """httpGet / tcpSocket / grpc ports of a probe or lifecycle handler (integers only)."""
+    for action in ("httpGet", "tcpSocket", "grpc"):
+        yield from _port_issue(_get(handler, (action, "port")), path + (action, "port"), "Port")
+
+
+def _pod_spec_issues(pod_spec: Any, path: Path) -> Iterator[_Found]:
+    seen_names: dict[str, Path] = {}
+    for group in _CONTAINER_LISTS:
+        for i, container in _list_items(_get(pod_spec, (group,))):
+            if not isinstance(container, dict):
+                continue
+            cpath = path + (group, i)
+            name = container.get("name")
+            if isinstance(name, str):
+                problem = _dns_label_problem(name)
+                if problem:
+                    yield cpath + ("name",), "dns1123-name", f"Container name {name!r} {problem}."
+                if name in seen_names:
+                    yield (cpath + ("name",), "schema",
+                           f"Container name {name!r} is already used at {_format_path(seen_names[name])}.")
+                else:
+                    seen_names[name] = cpath
+            for j, port in _list_items(container.get("ports")):
+                ppath = cpath + ("ports", j)
+                yield from _port_issue(_get(port, ("containerPort",)), ppath + ("containerPort",), "containerPort")
+                yield from _port_issue(_get(port, ("hostPort",)), ppath + ("hostPort",), "hostPort", allow_zero=True)
+                port_name = _get(port, ("name",))
+                if isinstance(port_name, str) and not _is_iana_svc_name(port_name):
+                    yield (ppath + ("name",), "schema",
+                           f"Port name {port_name!r} is not a valid IANA service name (at most 15 lowercase "
+                           "letters, digits or '-', with a letter, no '--', not starting or ending with '-').")
+            env_seen: dict[str, int] = {}
+            for j, variable in _list_items(container.get("env")):
+                variable_name = _get(variable, ("name",))
+                if not isinstance(variable_name, str):
+                    continue
+                if variable_name in env_seen:
+                    yield (cpath + ("env", j, "name"), "schema",
+                           f"Environment variable {variable_name!r} is already set at env[{env_seen[variable_name]}] "
+                           "of this container; the later value silently wins.")
+                else:
+                    env_seen[variable_name] = j
+            for probe in _PROBES:
+                yield from _handler_ports(container.get(probe), cpath + (probe,))
+            for hook in ("postStart", "preStop"):
+                yield from _handler_ports(_get(container, ("lifecycle", hook)), cpath + ("lifecycle", hook))
+
+
+def _is_iana_svc_name(name: str) -> bool:
+    return (
+        len(name) <= 15
+        and _IANA_SVC_NAME.fullmatch(name) is not None
+        and "--" not in name
+        and any(c.isalpha() for c in name)
+    )
+
+
+def _service_issues(spec: Any) -> Iterator[_Found]:
+    for i, port in _list_items(_get(spec, ("ports",))):
+        ppath = ("spec", "ports", i)
+        yield from _port_issue(_get(port, ("port",)), ppath + ("port",), "Service port")
+        # 0 means "unset" to the API server: targetPort then defaults to port, nodePort is allocated.
+        yield from _port_issue(_get(port, ("targetPort",)), ppath + ("targetPort",), "targetPort", allow_zero=True)
+        yield from _port_issue(_get(port, ("nodePort",)), ppath + ("nodePort",), "nodePort", allow_zero=True)
+    yield from _label_map(_get(spec, ("selector",)), ("spec", "selector"), "Selector label")
+
+
+def _network_policy_issues(spec: Any) -> Iterator[_Found]:
+    yield from _selector_syntax(_get(spec, ("podSelector",)), ("spec", "podSelector"))
+    for direction, peers in (("ingress", "from"), ("egress", "to")):
+        for i, rule in _list_items(_get(spec, (direction,))):
+            rpath = ("spec", direction, i)
+            for j, port in _list_items(_get(rule, ("ports",))):
+                yield from _port_issue(_get(port, ("port",)), rpath + ("ports", j, "port"), "Port")
+                yield from _port_issue(_get(port, ("endPort",)), rpath + ("ports", j, "endPort"), "endPort")
+            for j, peer in _list_items(_get(rule, (peers,))):
+                for selector in ("podSelector", "namespaceSelector"):
+                    yield from _selector_syntax(_get(peer, (selector,)), rpath + (peers, j, selector))
