@@ -122,7 +122,8 @@ def compile_source(data: bytes, path: str, diags: Diagnostics, validate: bool = 
 
 def generate(scenario: ir.Scenario, diags: Diagnostics, path: str) -> tuple[dict[str, list[dict]], dict[str, bytes]] | None:
     """Every output of a checked scenario: (manifests by file, for validation; all files as bytes)."""
-    topology = manifest_backend.topology_manifests(scenario.topology)
+    gaps = [id(o) for o in fault_backend.gap_objects(scenario)]
+    topology = manifest_backend.topology_manifests(scenario.topology, exclude=gaps)
     agent = manifest_backend.agent_access(scenario.agent)
     inject_apply, inject_delete, revert_apply, revert_delete = fault_backend.plan(scenario)
     manifests = {

@@ -86,6 +86,10 @@ class Workload:
     termination_grace_period_seconds: Optional[int] = None
     security_context: Optional[dict] = None  # Kubernetes PodSecurityContext
     affinity: Optional[dict] = None  # Kubernetes Affinity, as written
+    host_network: Optional[bool] = None
+    host_pid: Optional[bool] = None
+    host_ipc: Optional[bool] = None
+    node_selector: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -236,6 +236,10 @@ class TopologyBuilder:
             self.ctx.error("E2008", "`affinity` is a map in Kubernetes form", body.attr_span("affinity"))
             affinity = None
         workload.affinity = affinity
+        workload.host_network = body.attr("host_network", "bool")
+        workload.host_pid = body.attr("host_pid", "bool")
+        workload.host_ipc = body.attr("host_ipc", "bool")
+        workload.node_selector = body.string_map("node_selector")
         if kind == "Deployment":
             workload.strategy = self.choice(body, "strategy", ("Recreate", "RollingUpdate"))
         else:

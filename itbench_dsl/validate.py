@@ -54,7 +54,8 @@ __all__ = ["SchemaIssue", "validate_object", "known_kinds"]
 class SchemaIssue:
     path: str  # JSON path into the object, e.g. "$.spec.template.spec.containers[0].ports[0].containerPort"
     message: str  # one clear sentence
-    rule: str  # "schema", "unknown-kind", "selector-mismatch", "dns1123-name", "label-syntax", "port-range", "missing-field"
+    # "schema", "unknown-kind", "selector-mismatch", "dns1123-name", "label-syntax", "port-range" or "missing-field"
+    rule: str
 
 
 Path = tuple[str | int, ...]
@@ -171,7 +172,8 @@ def _validator(key: str) -> Draft202012Validator:
     if index == _CHAOS:
         # A CRD's schema leaves `metadata` open: the API server validates the metadata of every
         # object, custom resources included, as ObjectMeta. Do the same with the Kubernetes one.
-        schema["properties"] = {**schema["properties"], "metadata": _inliner(_K8S)(_bundle(_K8S)["$defs"][_OBJECT_META])}
+        object_meta = _inliner(_K8S)(_bundle(_K8S)["$defs"][_OBJECT_META])
+        schema["properties"] = {**schema["properties"], "metadata": object_meta}
     # `$defs` stays reachable from the root for any reference left in place (recursive ones).
     return Draft202012Validator({**schema, "$defs": bundle["$defs"]})
 
@@ -377,7 +379,9 @@ _POD_TEMPLATES: dict[str, Path] = {
 }
 # apps/v1 requires a non-empty selector; a Job's is optional (generated when absent).
 _SELECTOR_REQUIRED = {"apps/v1/Deployment", "apps/v1/StatefulSet", "apps/v1/DaemonSet"}
-_RBAC_KINDS = {f"rbac.authorization.k8s.io/v1/{k}" for k in ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")}
+_RBAC_KINDS = {
+    f"rbac.authorization.k8s.io/v1/{kind}" for kind in ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
+}
 _CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 _PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
 _ANNOTATIONS_MAX_BYTES = 256 * 1024
@@ -414,10 +418,12 @@ def _rule_issues(key: str, obj: dict) -> Iterator[_Found]:
         yield from _selector_issues(key, obj, template[:-1])
         yield from _pod_spec_issues(_get(obj, template + ("spec",)), template + ("spec",))
     if key == "batch/v1/CronJob":
-        yield from _labels_and_annotations(_get(obj, ("spec", "jobTemplate", "metadata")), ("spec", "jobTemplate", "metadata"))
+        job_metadata: Path = ("spec", "jobTemplate", "metadata")
+        yield from _labels_and_annotations(_get(obj, job_metadata), job_metadata)
     elif key == "apps/v1/StatefulSet":
         for i, claim in _list_items(_get(obj, ("spec", "volumeClaimTemplates"))):
-            yield from _labels_and_annotations(_get(claim, ("metadata",)), ("spec", "volumeClaimTemplates", i, "metadata"))
+            claim_metadata: Path = ("spec", "volumeClaimTemplates", i, "metadata")
+            yield from _labels_and_annotations(_get(claim, ("metadata",)), claim_metadata)
     elif key == "v1/Pod":
         yield from _pod_spec_issues(obj.get("spec"), ("spec",))
     elif key == "v1/Service":

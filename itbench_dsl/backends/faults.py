@@ -49,7 +49,31 @@ def plan(scenario: ir.Scenario) -> tuple[list[dict], list[ir.ObjectRef], list[di
         for obj in undo.apply:
             revert_apply.setdefault(_key(obj), render_object(obj))
         revert_delete.extend(r for r in undo.delete if r not in revert_delete)
+    if scenario.compliance is not None:
+        # A CISO scenario's "fault" is the policy gap: the violating objects are deployed by the injection
+        # and removed by the revert, as ITBench's fault_inject/fault_remove tasks do.
+        for obj in gap_objects(scenario):
+            rendered = render_object(obj)
+            inject_apply[_key(rendered)] = rendered
+        for ref in scenario.compliance.gaps:
+            if ref not in revert_delete:
+                revert_delete.append(ref)
     return list(inject_apply.values()), inject_delete, list(revert_apply.values()), revert_delete
+
+
+def gap_objects(scenario: ir.Scenario) -> list:
+    """The topology objects that open a CISO scenario's policy gap."""
+    if scenario.compliance is None:
+        return []
+    gaps = {(r.kind, r.namespace, r.name) for r in scenario.compliance.gaps}
+    out = []
+    for pool in (scenario.topology.workloads, scenario.topology.services, scenario.topology.configmaps,
+                 scenario.topology.secrets, scenario.topology.service_accounts, scenario.topology.autoscalers):
+        for obj in pool:
+            rendered = render_object(obj)
+            if (rendered["kind"], rendered["metadata"].get("namespace"), rendered["metadata"]["name"]) in gaps:
+                out.append(obj)
+    return out
 
 
 def delete_manifest(ref: ir.ObjectRef) -> dict:

@@ -60,8 +60,9 @@ def groundtruth_v2(scenario: ir.Scenario) -> dict:
     alerts = sorted({a for i in scenario.injections() for a in library_alerts(i.itbench_id)})
     entities: list[dict] = []
     for injection in scenario.injections():
-        for ref in [injection.target, *injection.side_objects]:
-            item = ref.itbench()
+        # the object ITBench's injection acts on (a created Schedule for chaos faults), then the others it changes
+        primary = injection.itbench_args.get("kubernetesObject", injection.target.itbench())
+        for item in [primary, *(ref.itbench() for ref in injection.side_objects)]:
             if item not in entities:
                 entities.append(item)
     solutions = [render_solutions(i.itbench_id, i.itbench_args) for i in scenario.injections()]

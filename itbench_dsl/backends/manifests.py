@@ -86,6 +86,11 @@ def _workload(w: ir.Workload) -> dict:
         pod_spec["terminationGracePeriodSeconds"] = w.termination_grace_period_seconds
     if w.affinity:
         pod_spec["affinity"] = w.affinity
+    for key, value in (("hostNetwork", w.host_network), ("hostPID", w.host_pid), ("hostIPC", w.host_ipc)):
+        if value is not None:
+            pod_spec[key] = value
+    if w.node_selector:
+        pod_spec["nodeSelector"] = dict(w.node_selector)
     if w.init_containers:
         pod_spec["initContainers"] = [_container(c) for c in w.init_containers]
     pod_spec["containers"] = [_container(c) for c in w.containers]
@@ -214,8 +219,8 @@ def known_resources() -> list[str]:
     return sorted(_API_GROUPS)
 
 
-def topology_manifests(topology: ir.Topology) -> list[dict]:
-    """Every topology object, namespaces first, then in declaration order by kind."""
+def topology_manifests(topology: ir.Topology, exclude: list[int] = ()) -> list[dict]:
+    """Every topology object (but those whose id() is in `exclude`), namespaces first, then by kind."""
     objects: list = []
     objects += topology.namespaces
     objects += topology.service_accounts
@@ -224,4 +229,4 @@ def topology_manifests(topology: ir.Topology) -> list[dict]:
     objects += topology.workloads
     objects += topology.services
     objects += topology.autoscalers
-    return [render_object(o) for o in objects]
+    return [render_object(o) for o in objects if id(o) not in exclude]
