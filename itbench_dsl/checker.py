@@ -15,7 +15,9 @@ from .diagnostics import Diagnostics, did_you_mean
 from .faults import CHAOS_NAMESPACE, FAULTS, WAITERS, FaultInput, library_alerts, slug
 from .reader import MISSING, Body, Context, convert, entries_as_data, plain
 from .source import Span
-from .topology import DNS1123_LABEL, KINDS, RUNTIME_KINDS, WORKLOAD_KINDS, TopologyBuild, TopologyBuilder, app_names, load_app
+from .topology import (
+    DNS1123_LABEL, KINDS, RUNTIME_KINDS, WORKLOAD_KINDS, TopologyBuild, TopologyBuilder, app_names, app_topology,
+)
 
 DOMAINS = ("sre", "ciso", "finops")
 COMPLEXITIES = ("low", "medium", "high")
@@ -136,23 +138,19 @@ class Checker:
 
     # ---- topology
     def topology(self, use: ast.UseApp | None) -> None:
-        build = self.state.build
-        builder = TopologyBuilder(self.ctx, build)
         if use is not None:
             if use.name not in app_names():
                 hint = did_you_mean(use.name, app_names())
                 self.error("E2001", f"unknown application `{use.name}`", use.span, "not in the standard library",
                            help=f"did you mean `{hint}`?" if hint else "known: " + ", ".join(app_names()))
             else:
-                app, app_diags, app_path = load_app(use.name)
+                build, app_diags = app_topology(use.name)
                 self.diags.extend(app_diags.items)
                 self.diags.sources.update(app_diags.sources)
-                if app is not None:
-                    build.application = use.name
-                    builder.add_statements(app.statements, Context(self.diags, app_path))
-                    for stmt in app.statements:
-                        if isinstance(stmt, ast.Metadata):
-                            build.app_metadata = entries_as_data(stmt.entries)
+                if build is not None:
+                    self.state.build = build
+        build = self.state.build
+        builder = TopologyBuilder(self.ctx, build)
         inline = [s for s in self.doc.statements if isinstance(s, ast.Topology)]
         for stmt in inline:
             builder.add_statements(stmt.statements)

@@ -13,9 +13,7 @@ import time
 from importlib import resources
 from dataclasses import dataclass, field
 
-import yaml
-
-from . import __version__, ast, ir
+from . import __version__, ast, ir, yamlout
 from .backends import faults as fault_backend
 from .backends import itbench as itbench_backend
 from .backends import manifests as manifest_backend
@@ -24,6 +22,7 @@ from .checker import check
 from .diagnostics import Diagnostics
 from .parser import parse_bytes
 from .source import NO_SPAN
+from .memo import IdentityMemo
 from .validate import validate_object
 
 
@@ -50,30 +49,31 @@ class CompileResult:
 # ---- YAML and JSON output, deterministic ------------------------------------------------------------
 
 
-class _Dumper(yaml.SafeDumper):
-    """Block style, lists indented under their key, long strings never folded."""
-
-    def increase_indent(self, flow: bool = False, indentless: bool = False):
-        return super().increase_indent(flow, False)
-
-
-def _str_presenter(dumper: yaml.SafeDumper, value: str):
-    # multi-line text reads best as a literal block; PyYAML falls back to quoting when it cannot
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+def _sorted(value):
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
 
 
-_Dumper.add_representer(str, _str_presenter)
+# manifests of shared application objects are the same dicts from compile to compile (see memo.py)
+_yaml_document = IdentityMemo(lambda document: "---\n" + yamlout.dump(document))
+_validate_memo = IdentityMemo(validate_object)
 
 
 def dump_yaml(documents: list[dict], sort_keys: bool = False) -> bytes:
-    text = yaml.dump_all(documents, Dumper=_Dumper, sort_keys=sort_keys, explicit_start=True, allow_unicode=True,
-                         width=1 << 16, default_flow_style=False)
-    return text.encode("utf-8")
+    """Multi-document YAML; ITBench's own files are written with sorted keys."""
+    if sort_keys:
+        return yamlout.dump_all([_sorted(d) for d in documents]).encode("utf-8")
+    return "".join(_yaml_document(d) for d in documents).encode("utf-8")
 
 
-def dump_json(data) -> bytes:
-    return (json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
+def dump_json(data: dict) -> bytes:
+    """One top-level key per line, each value compact: diffs stay readable and the C encoder
+    does the work (an indented dump of a large topology costs more than the whole compile)."""
+    lines = [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False, separators=(', ', ': '))}" for k, v in data.items()]
+    return ("{\n" + ",\n".join(lines) + "\n}\n").encode("utf-8")
 
 
 # ---- stages ----------------------------------------------------------------------------------------------
@@ -156,7 +156,7 @@ def validate_manifests(manifests: dict[str, list[dict]], path: str, diags: Diagn
     """Every emitted object against its vendored schema and our own rules (E3xxx)."""
     for file_name, documents in manifests.items():
         for index, obj in enumerate(documents):
-            for issue in validate_object(obj):
+            for issue in _validate_memo(obj):
                 code = {"schema": "E3001", "unknown-kind": "E3003"}.get(issue.rule, "E3002")
                 name = obj.get("metadata", {}).get("name", "?") if isinstance(obj, dict) else "?"
                 diags.error(code, f"{file_name} document {index + 1} ({obj.get('kind', '?')} `{name}`): "

@@ -39,18 +39,22 @@ def _template_env() -> SandboxedEnvironment:
     return SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
 
 
+@functools.lru_cache(maxsize=None)
+def _template(text: str):
+    return _template_env().from_string(text)
+
+
 def render_solutions(itbench_id: str, itbench_args: dict) -> list[dict]:
     """ITBench's solution templates for a fault, rendered with the injection's arguments."""
     entry = itbench_entry("faults", itbench_id)
-    env = _template_env()
     out = []
     for template in entry.get("solutions", {}).get("templates", []):
         steps = []
         for step in template["steps"]:
             rendered = {}
             if "command" in step:
-                rendered["command"] = env.from_string(step["command"]).render(args=itbench_args)
-            rendered["text"] = env.from_string(step["text"]).render(args=itbench_args)
+                rendered["command"] = _template(step["command"]).render(args=itbench_args)
+            rendered["text"] = _template(step["text"]).render(args=itbench_args)
             steps.append(rendered)
         out.append({"steps": steps})
     return out

@@ -14,6 +14,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from .memo import IdentityMemo
+
 SCHEMA_ID = "https://itbench.dev/schemas/scenario-ir/v1.json"
 IR_VERSION = 1
 
@@ -299,15 +301,38 @@ class Scenario:
         return [i for g in self.faults for i in g.injections]
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def to_json(value: Any) -> Any:
     """Dataclasses to plain JSON data, field order kept (it is the declaration order)."""
-    if dataclasses.is_dataclass(value):
-        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, (list, tuple)):
+    cls = type(value)
+    if cls in _TOPOLOGY_OBJECTS:
+        return _object_json(value)
+    return _to_json(value)
+
+
+def _to_json(value: Any) -> Any:
+    cls = type(value)
+    if cls in _SCALARS:
+        return value
+    if cls is list or cls is tuple:
         return [to_json(v) for v in value]
-    if isinstance(value, dict):
+    if cls is dict:
         return {k: to_json(v) for k, v in value.items()}
-    return value
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        if not dataclasses.is_dataclass(cls):
+            return value
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return {name: to_json(getattr(value, name)) for name in names}
+
+
+# Topology objects are never mutated once built, and an application's are shared by every scenario
+# that uses it: their JSON is computed once (see memo.py).
+_TOPOLOGY_OBJECTS = {Workload, Service, ConfigMap, Secret, ServiceAccount, Autoscaler, Namespace}
+_object_json = IdentityMemo(_to_json)
 
 
 # ---- JSON Schema derived from the type hints ------------------------------------------------

@@ -15,7 +15,7 @@ from importlib import resources
 
 from . import ast, ir
 from .diagnostics import Diagnostics, did_you_mean
-from .reader import MISSING, Body, Context, convert
+from .reader import MISSING, Body, Context, convert, entries_as_data
 from .source import Span
 
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
@@ -102,6 +102,39 @@ def load_app(name: str) -> tuple[ast.App | None, Diagnostics, str]:
         diags.error("E1002", "a standard-library application file must hold an `app` block", path, document.span)
         document = None
     return document, diags, path
+
+
+@functools.lru_cache(maxsize=None)
+def _app_build(name: str) -> tuple[TopologyBuild | None, Diagnostics]:
+    app, parse_diags, path = load_app(name)
+    diags = Diagnostics(list(parse_diags.items), dict(parse_diags.sources))
+    if app is None:
+        return None, diags
+    build = TopologyBuild(application=name)
+    builder = TopologyBuilder(Context(diags, path), build)
+    builder.add_statements(app.statements)
+    builder.resolve_autoscalers()
+    for stmt in app.statements:
+        if isinstance(stmt, ast.Metadata):
+            build.app_metadata = entries_as_data(stmt.entries)
+    return build, diags
+
+
+def app_topology(name: str) -> tuple[TopologyBuild | None, Diagnostics]:
+    """A standard-library application's topology, built once per process.
+
+    Each caller gets its own lists and index, sharing the (never mutated) objects: faults
+    copy an object before they change it.
+    """
+    build, diags = _app_build(name)
+    if build is None:
+        return None, diags
+    copy = TopologyBuild(
+        list(build.namespaces), list(build.workloads), list(build.services), list(build.configmaps),
+        list(build.secrets), list(build.service_accounts), list(build.autoscalers),
+        [list(e) for e in build.edges], dict(build.declared), build.application, dict(build.app_metadata),
+    )
+    return copy, diags
 
 
 # ---- building ---------------------------------------------------------------------------------

@@ -32,7 +32,10 @@ def _replace(topology: ir.Topology, obj) -> None:
 
 def plan(scenario: ir.Scenario) -> tuple[list[dict], list[ir.ObjectRef], list[dict], list[ir.ObjectRef]]:
     """(inject apply, inject delete, revert apply, revert delete)."""
-    working = copy.deepcopy(scenario.topology)
+    # Faults deep-copy the objects they change; the working topology only needs its own lists.
+    working = copy.copy(scenario.topology)
+    for pool in ("workloads", "services", "configmaps", "secrets", "autoscalers"):
+        setattr(working, pool, list(getattr(working, pool)))
     inject_apply: dict[tuple, dict] = {}
     inject_delete: list[ir.ObjectRef] = []
     revert_apply: dict[tuple, dict] = {}

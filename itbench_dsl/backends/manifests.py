@@ -7,6 +7,7 @@ spec) so the YAML reads like hand-written manifests; empty optional fields are l
 from __future__ import annotations
 
 from .. import ir
+from ..memo import IdentityMemo
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "itbench"}
 
@@ -23,11 +24,17 @@ def _meta(name: str, namespace: str | None = None, labels: dict | None = None, a
 
 
 def render_object(obj) -> dict:
-    """One IR topology object as a Kubernetes manifest."""
+    """One IR topology object as a Kubernetes manifest (the same dict for the same object: do not mutate it)."""
     if isinstance(obj, dict):  # already a manifest (Chaos Mesh objects)
         return obj
-    renderer = _RENDERERS[type(obj)]
-    return renderer(obj)
+    return _render_memo(obj)
+
+
+def _render(obj) -> dict:
+    return _RENDERERS[type(obj)](obj)
+
+
+_render_memo = IdentityMemo(_render)
 
 
 def _namespace(ns: ir.Namespace) -> dict:
