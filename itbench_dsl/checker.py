@@ -16,7 +16,7 @@ from .faults import CHAOS_NAMESPACE, FAULTS, WAITERS, FaultInput, library_alerts
 from .reader import MISSING, Body, Context, convert, entries_as_data, plain
 from .source import Span
 from .topology import (
-    DNS1123_LABEL, KINDS, RUNTIME_KINDS, WORKLOAD_KINDS, TopologyBuild, TopologyBuilder, app_names, app_topology,
+    AGENT_RESOURCES, DNS1123_LABEL, KINDS, RUNTIME_KINDS, WORKLOAD_KINDS, TopologyBuild, TopologyBuilder, app_names, app_topology,
 )
 
 DOMAINS = ("sre", "ciso", "finops")
@@ -453,8 +453,8 @@ class Checker:
         read, write = list(DEFAULT_READ), list(DEFAULT_WRITE.get(domain, []))
         if stmt is not None:
             body = Body(self.ctx, stmt.entries, "agent", stmt.span)
-            read = body.attr("read", "str_list", default=read)
-            write = body.attr("write", "str_list", default=write)
+            read = self.agent_resources(body, "read", read)
+            write = self.agent_resources(body, "write", write)
             explicit = body.attr("namespaces", "str_list")
             if explicit is not None:
                 for ns in explicit:
@@ -463,6 +463,16 @@ class Checker:
                 namespaces = explicit
             body.finish()
         return ir.AgentAccess("itbench-agent", namespaces, sorted(set(read)), sorted(set(write)))
+
+    def agent_resources(self, body: Body, key: str, default: list[str]) -> list[str]:
+        values = body.attr(key, "str_list", default=default)
+        for value in values:
+            if value not in AGENT_RESOURCES:
+                hint = did_you_mean(value, AGENT_RESOURCES)
+                self.error("E2010", f"`{value}` is not a resource the agent's access can name", body.attr_span(key),
+                           "unknown resource", help=f"did you mean `{hint}`?" if hint else
+                           "known: " + ", ".join(sorted(AGENT_RESOURCES)))
+        return [v for v in values if v in AGENT_RESOURCES]
 
     def compliance(self, single: dict, domain: str | None) -> ir.Compliance | None:
         gaps = [s for s in self.doc.statements if isinstance(s, ast.Gap)]

@@ -35,6 +35,17 @@ KINDS = {
 # kinds that can be referenced but are not declared: they exist at run time
 RUNTIME_KINDS = {"pod": ("v1", "Pod")}
 WORKLOAD_KINDS = ("deployment", "statefulset")
+# resources the agent's access may name (`agent { read = [...] write = [...] }`) -> their API group
+AGENT_RESOURCES = {
+    "pods": "", "pods/log": "", "pods/exec": "", "events": "", "services": "", "endpoints": "", "configmaps": "",
+    "secrets": "", "serviceaccounts": "", "persistentvolumeclaims": "", "resourcequotas": "", "limitranges": "",
+    "deployments": "apps", "statefulsets": "apps", "replicasets": "apps", "daemonsets": "apps",
+    "deployments/scale": "apps", "statefulsets/scale": "apps",
+    "horizontalpodautoscalers": "autoscaling", "networkpolicies": "networking.k8s.io",
+    "poddisruptionbudgets": "policy", "jobs": "batch", "cronjobs": "batch",
+    "policies": "kyverno.io", "clusterpolicies": "kyverno.io", "policyreports": "wgpolicyk8s.io",
+    "schedules": "chaos-mesh.org", "networkchaos": "chaos-mesh.org", "podchaos": "chaos-mesh.org",
+}
 NAMESPACED = {k for k in KINDS if k != "namespace"}
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .. import ir
 from ..memo import IdentityMemo
+from ..topology import AGENT_RESOURCES
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "itbench"}
 
@@ -184,14 +185,6 @@ _RENDERERS = {
     ir.Secret: _secret, ir.ServiceAccount: _service_account, ir.Autoscaler: _autoscaler,
 }
 
-# resource name -> API group, for the agent's Role rules
-_API_GROUPS = {
-    "pods": "", "pods/log": "", "events": "", "services": "", "endpoints": "", "configmaps": "", "secrets": "",
-    "serviceaccounts": "", "persistentvolumeclaims": "", "resourcequotas": "", "limitranges": "",
-    "deployments": "apps", "statefulsets": "apps", "replicasets": "apps", "daemonsets": "apps",
-    "horizontalpodautoscalers": "autoscaling", "networkpolicies": "networking.k8s.io",
-    "poddisruptionbudgets": "policy", "jobs": "batch", "cronjobs": "batch",
-}
 READ_VERBS = ["get", "list", "watch"]
 WRITE_VERBS = ["create", "delete", "patch", "update"]
 
@@ -218,12 +211,8 @@ def agent_access(access: ir.AgentAccess) -> list[dict]:
 def _rules(resources: list[str], verbs: list[str]) -> list[dict]:
     by_group: dict[str, list[str]] = {}
     for resource in resources:
-        by_group.setdefault(_API_GROUPS.get(resource, ""), []).append(resource)
+        by_group.setdefault(AGENT_RESOURCES.get(resource, ""), []).append(resource)
     return [{"apiGroups": [group], "resources": sorted(names), "verbs": list(verbs)} for group, names in sorted(by_group.items())]
-
-
-def known_resources() -> list[str]:
-    return sorted(_API_GROUPS)
 
 
 def topology_manifests(topology: ir.Topology, exclude: list[int] = ()) -> list[dict]:
