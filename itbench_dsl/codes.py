@@ -181,10 +181,6 @@ Templates render with StrictUndefined, so a missing value is an error, never an 
 A generated file name would resolve outside the bundle folder. Names come from the
 scenario; the compiler refuses rather than write anywhere else.
 """),
-        _c("W1001", "alert not raised by the fault", """
-The expected alert is not among those the fault library says this fault raises. It may be
-right (a cascading alert elsewhere in the topology), but check the scenario's ground truth.
-"""),
     ]
 )
 

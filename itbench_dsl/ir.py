@@ -169,6 +169,7 @@ class Topology:
     service_accounts: list[ServiceAccount]
     autoscalers: list[Autoscaler]
     edges: list[list[str]]  # [caller, callee] between components (workload names)
+    application_key: Optional[str] = None  # ITBench's key for the application in scenario.yaml
 
 
 @dataclass

@@ -70,31 +70,41 @@ class Printer:
         self.depth = 0
 
     # ---- output helpers
-    def emit(self, text: str, node_span=None) -> None:
+    def emit(self, text: str, node_span=None, header: bool = False) -> None:
         if node_span is not None:
             self.flush_comments_before(node_span.start)
         line = INDENT * self.depth + text
-        if node_span is not None and self.comments:
-            trailing = [c for c in self.comments if c.line == node_span.end_line and c.start >= node_span.end]
-            if trailing and node_span.start != node_span.end:
-                line += "  " + " ".join(c.text for c in trailing)
-                for c in trailing:
-                    self.comments.remove(c)
+        if node_span is not None and node_span.start != node_span.end:
+            # a block's header line keeps the comments of the block's first line; a statement, those after it
+            if header:
+                line += self.trailing(node_span.line, node_span.start)
+            else:
+                line += self.trailing(node_span.end_line, node_span.end)
         self.lines.append(line)
+
+    def trailing(self, line: int, after: int) -> str:
+        """The comments on `line` that start at or after offset `after`, taken out of the queue."""
+        found = [c for c in self.comments if c.line == line and c.start >= after]
+        for c in found:
+            self.comments.remove(c)
+        return "  " + " ".join(c.text for c in found) if found else ""
 
     def flush_comments_before(self, offset: int) -> None:
         while self.comments and self.comments[0].start < offset:
             self.lines.append(INDENT * self.depth + self.comments.pop(0).text)
 
     def open_block(self, header: str, node_span, entries_end: int | None = None) -> None:
-        self.emit(header + " {", node_span)
+        self.emit(header + " {", node_span, header=True)
         self.depth += 1
 
-    def close_block(self, end_offset: int | None) -> None:
+    def close_block(self, end_offset: int | None, node_span=None) -> None:
         if end_offset is not None:
             self.flush_comments_before(end_offset)
         self.depth -= 1
-        self.lines.append(INDENT * self.depth + "}")
+        line = INDENT * self.depth + "}"
+        if node_span is not None and node_span.start != node_span.end:
+            line += self.trailing(node_span.end_line, node_span.end)  # `}  # comment` stays after the brace
+        self.lines.append(line)
 
     def text(self) -> str:
         self.flush_comments_before(1 << 62)
@@ -105,7 +115,7 @@ class Printer:
         keyword = "scenario" if isinstance(doc, ast.Scenario) else "app"
         self.open_block(f"{keyword} {quote(doc.name)}", doc.span)
         self.statements(doc.statements)
-        self.close_block(_end(doc.span))
+        self.close_block(_end(doc.span), doc.span)
         return self.text()
 
     def statements(self, statements) -> None:
@@ -152,7 +162,7 @@ class Printer:
     def p_Topology(self, s):
         self.open_block("topology", s.span)
         self.statements(s.statements)
-        self.close_block(_end(s.span))
+        self.close_block(_end(s.span), s.span)
 
     def p_Object(self, s):
         self.body_block(f"{s.kind} {quote(s.name)}", s.entries, s.span)
@@ -170,12 +180,12 @@ class Printer:
         header = "group" if s.name is None else f"group {quote(s.name)}"
         self.open_block(header, s.span)
         self.statements(s.items)
-        self.close_block(_end(s.span))
+        self.close_block(_end(s.span), s.span)
 
     def p_Expect(self, s):
         self.open_block("expect", s.span)
         self.statements(s.statements)
-        self.close_block(_end(s.span))
+        self.close_block(_end(s.span), s.span)
 
     def p_Alert(self, s):
         self.body_block(f"alert {s.name} on {ref(s.target)}", s.entries, s.span)
@@ -190,7 +200,7 @@ class Printer:
         within = f" within {s.within.text}" if s.within is not None else ""
         self.open_block(f"mitigated when{within}", s.span)
         self.statements(s.predicates)
-        self.close_block(_end(s.span))
+        self.close_block(_end(s.span), s.span)
 
     def p_StatePredicate(self, s):
         within = f" within {s.within.text}" if s.within is not None else ""
@@ -210,7 +220,7 @@ class Printer:
         for step in s.steps:
             run = f" run {quote(step.run)}" if step.run is not None else ""
             self.emit(f"step {quote(step.text)}{run}", step.span)
-        self.close_block(_end(s.span))
+        self.close_block(_end(s.span), s.span)
 
     # ---- bodies and values
     def body_block(self, header: str, entries, span) -> None:
@@ -222,7 +232,7 @@ class Printer:
             return
         self.open_block(header, span)
         self.entries(entries)
-        self.close_block(_end(span))
+        self.close_block(_end(span), span)
 
     def entries(self, entries) -> None:
         for entry in entries:

@@ -77,7 +77,8 @@ class TopologyBuild:
 
     def to_ir(self) -> ir.Topology:
         return ir.Topology(self.application, self.namespaces, self.workloads, self.services, self.configmaps,
-                           self.secrets, self.service_accounts, self.autoscalers, self.edges)
+                           self.secrets, self.service_accounts, self.autoscalers, self.edges,
+                           self.app_metadata.get("itbench_key"))
 
     def find(self, kind: str, name: str) -> list[Declared]:
         return [d for (k, _, n), d in self.declared.items() if k == kind and n == name]

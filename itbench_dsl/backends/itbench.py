@@ -12,10 +12,6 @@ import re
 from .. import ir
 from ..faults import itbench_entry, library_alerts, render_solutions, slug
 
-# ITBench's key for each standard-library application in scenario.yaml
-APPLICATION_KEYS = {"opentelemetry-demo": "opentelemetryDemo", "book-info": "bookInfo"}
-
-
 def itbench_name(scenario: ir.Scenario) -> str:
     itbench_id = scenario.metadata.get("itbench_id")
     return f"scenario-{itbench_id}" if itbench_id is not None else scenario.name
@@ -25,9 +21,11 @@ def scenario_yaml(scenario: ir.Scenario) -> dict:
     applications: dict = {}
     app = scenario.topology.application
     if app is not None:
-        applications[APPLICATION_KEYS.get(app, app)] = {"enabled": True}
+        # the key ITBench uses for the application, from the application's own metadata
+        key = scenario.topology.application_key or app
+        applications[key] = {"enabled": True}
         if any(i.fault == "misconfigured_hpa" for i in scenario.injections()):
-            applications[APPLICATION_KEYS.get(app, app)]["options"] = {"autoscaling": {"kubernetes": {"hpa": True}}}
+            applications[key]["options"] = {"autoscaling": {"kubernetes": {"hpa": True}}}
     faults = []
     for group in scenario.faults:
         entry: dict = {"injections": [{"args": i.itbench_args, "id": i.itbench_id} for i in group.injections]}
