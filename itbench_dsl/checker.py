@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from . import ast, ir
 from .diagnostics import Diagnostics, did_you_mean
-from .faults import CHAOS_NAMESPACE, FAULTS, WAITERS, FaultInput, library_alerts, slug
+from .faults import CHAOS_NAMESPACE, FAULTS, WAITERS, FaultInput
 from .reader import MISSING, Body, Context, convert, entries_as_data, plain
 from .source import Span
 from .topology import (

@@ -456,7 +456,6 @@ def _metadata_issues(key: str, obj: dict) -> Iterator[_Found]:
 
 
 def _name_problem(key: str, name: str) -> str | None:
-    kind = key.rsplit("/", 1)[1]
     if key in _RBAC_KINDS:
         # RBAC names are only required to be usable as a URL path segment.
         if name in (".", "..") or "/" in name or "%" in name:

@@ -842,7 +842,7 @@ RBAC_REASON = ("RBAC of the observability stack; not an application component "
 
 
 def omit_reason(doc: dict, docs: list[dict]) -> str:
-    kind, name = doc["kind"], doc["metadata"]["name"]
+    kind = doc["kind"]
     if kind in ("ClusterRole", "Role"):
         rules = doc.get("rules") or []
         res = sorted({r for rule in rules for r in (rule.get("resources") or [])})
