@@ -39,6 +39,7 @@ import fnmatch
 import hashlib
 import os
 import re
+from pathlib import Path
 import shlex
 import sys
 
@@ -1131,6 +1132,20 @@ def generate(text: str, args) -> str:
     return "\n".join(lines) + "\n"
 
 
+def canonical(text: str) -> str:
+    """The generated file in `itbench fmt`'s layout (comments kept), so the library stays formatted."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from itbench_dsl.diagnostics import Diagnostics, render_human
+    from itbench_dsl.parser import parse_text
+    from itbench_dsl.printer import print_document
+
+    diags = Diagnostics()
+    document = parse_text(text, "<generated>", diags)
+    if document is None:
+        raise Unsupported("the generated text does not parse:\n" + render_human(diags))
+    return print_document(document, text)
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -1157,7 +1172,7 @@ def main(argv=None) -> int:
     with open(args.input, encoding="utf-8") as f:
         text = f.read()
     try:
-        result = generate(text, args)
+        result = canonical(generate(text, args))
     except Unsupported as exc:
         print(f"app_from_manifests: {exc}", file=sys.stderr)
         return 1
