@@ -16,7 +16,7 @@ from .faults import CHAOS_NAMESPACE, FAULTS, WAITERS, FaultInput
 from .reader import MISSING, Body, Context, convert, entries_as_data, plain
 from .source import Span
 from .topology import (
-    AGENT_RESOURCES, DNS1123_LABEL, KINDS, RUNTIME_KINDS, WORKLOAD_KINDS, TopologyBuild, TopologyBuilder, app_names, app_topology,
+    AGENT_RESOURCES, CLUSTER_RESOURCES, DNS1123_LABEL, KINDS, RUNTIME_KINDS, WORKLOAD_KINDS, TopologyBuild, TopologyBuilder, app_names, app_topology,
 )
 
 DOMAINS = ("sre", "ciso", "finops")
@@ -35,10 +35,21 @@ KNOWN_ALERTS = (
 )
 # Objects that faults create at run time and that ground truth may name.
 FAULT_OBJECT_KINDS = {"schedule": ("chaos-mesh.org/v1alpha1", "Schedule"), "networkchaos": ("chaos-mesh.org/v1alpha1", "NetworkChaos")}
+# The agent's default access, by domain: what diagnosing and mitigating (or checking) needs, including the
+# subresources the usual commands use (`kubectl scale` needs */scale, `rollout undo` controllerrevisions).
 DEFAULT_READ = ["pods", "pods/log", "events", "services", "endpoints", "configmaps", "deployments", "statefulsets",
-                "replicasets", "horizontalpodautoscalers"]
-DEFAULT_WRITE = {"sre": ["deployments", "statefulsets", "services", "configmaps", "pods"],
-                 "finops": ["deployments", "statefulsets", "horizontalpodautoscalers"], "ciso": []}
+                "replicasets", "controllerrevisions", "horizontalpodautoscalers", "persistentvolumeclaims",
+                "resourcequotas", "networkpolicies", "poddisruptionbudgets", "serviceaccounts"]
+DEFAULT_WRITE = {
+    "sre": ["deployments", "deployments/scale", "statefulsets", "statefulsets/scale", "services", "configmaps",
+            "pods", "horizontalpodautoscalers"],
+    "finops": ["deployments", "deployments/scale", "statefulsets", "statefulsets/scale", "horizontalpodautoscalers"],
+    "ciso": [],
+}
+DEFAULT_CLUSTER_READ = {"ciso": ["namespaces", "clusterpolicies", "clusterpolicyreports"]}
+# what each CISO task class must be able to change
+CISO_WRITE = {"kyverno_policy": (["policies"], ["clusterpolicies"]), "kyverno_update": (["policies"], ["clusterpolicies"]),
+              "opa_kubectl": ([], []), "ansible_opa": ([], [])}
 
 
 @dataclass
@@ -93,7 +104,7 @@ class Checker:
         optimal = self.optimal(expect_stmts)
         solutions = [self.solution(s) for s in doc.statements if isinstance(s, ast.Solution)]
         params = [p for p in (self.param(s) for s in doc.statements if isinstance(s, ast.Param)) if p]
-        agent = self.agent(single.get(ast.Agent), domain or "sre", topology)
+        agent = self.agent(single.get(ast.Agent), domain or "sre", topology, groups, single.get(ast.Task))
         compliance = self.compliance(single, domain)
         self.domain_requirements(domain, optimal)
         if len(self.diags.errors()) > errors_before or domain is None or complexity is None or description is None:
@@ -448,13 +459,29 @@ class Checker:
             return None
         return ir.Param(stmt.name, domain, default)
 
-    def agent(self, stmt: ast.Agent | None, domain: str, topology: ir.Topology) -> ir.AgentAccess:
+    def agent(self, stmt: ast.Agent | None, domain: str, topology: ir.Topology, groups: list[ir.FaultGroup],
+              task: ast.Task | None) -> ir.AgentAccess:
         namespaces = [n.name for n in topology.namespaces]
         read, write = list(DEFAULT_READ), list(DEFAULT_WRITE.get(domain, []))
+        cluster_read, cluster_write = list(DEFAULT_CLUSTER_READ.get(domain, [])), []
+        if domain == "ciso":
+            read.append("policyreports")
+            if task is not None and task.kind in CISO_WRITE:
+                write += CISO_WRITE[task.kind][0]
+                cluster_write += CISO_WRITE[task.kind][1]
+                read += CISO_WRITE[task.kind][0]
+                cluster_read += CISO_WRITE[task.kind][1]
+        if any(i.fault == "network_chaos" for g in groups for i in g.injections):
+            # the fault lives in Chaos Mesh's namespace: the agent must be able to find and remove it
+            namespaces.append(CHAOS_NAMESPACE)
+            read += ["schedules", "networkchaos"]
+            write += ["schedules", "networkchaos"]
         if stmt is not None:
             body = Body(self.ctx, stmt.entries, "agent", stmt.span)
-            read = self.agent_resources(body, "read", read)
-            write = self.agent_resources(body, "write", write)
+            read = self.agent_resources(body, "read", read, cluster=False)
+            write = self.agent_resources(body, "write", write, cluster=False)
+            cluster_read = self.agent_resources(body, "cluster_read", cluster_read, cluster=True)
+            cluster_write = self.agent_resources(body, "cluster_write", cluster_write, cluster=True)
             explicit = body.attr("namespaces", "str_list")
             if explicit is not None:
                 for ns in explicit:
@@ -462,17 +489,22 @@ class Checker:
                         self.error("E2016", f"agent namespace `{ns}` is not declared", body.attr_span("namespaces"))
                 namespaces = explicit
             body.finish()
-        return ir.AgentAccess("itbench-agent", namespaces, sorted(set(read)), sorted(set(write)))
+        return ir.AgentAccess("itbench-agent", list(dict.fromkeys(namespaces)), sorted(set(read)), sorted(set(write)),
+                              sorted(set(cluster_read)), sorted(set(cluster_write)))
 
-    def agent_resources(self, body: Body, key: str, default: list[str]) -> list[str]:
+    def agent_resources(self, body: Body, key: str, default: list[str], cluster: bool) -> list[str]:
         values = body.attr(key, "str_list", default=default)
+        allowed = CLUSTER_RESOURCES if cluster else set(AGENT_RESOURCES) - CLUSTER_RESOURCES
         for value in values:
-            if value not in AGENT_RESOURCES:
-                hint = did_you_mean(value, AGENT_RESOURCES)
-                self.error("E2010", f"`{value}` is not a resource the agent's access can name", body.attr_span(key),
-                           "unknown resource", help=f"did you mean `{hint}`?" if hint else
-                           "known: " + ", ".join(sorted(AGENT_RESOURCES)))
-        return [v for v in values if v in AGENT_RESOURCES]
+            if value not in allowed:
+                other = "cluster_" + key if not cluster and value in CLUSTER_RESOURCES else (
+                    key.removeprefix("cluster_") if cluster and value in AGENT_RESOURCES else None)
+                hint = did_you_mean(value, allowed)
+                self.error("E2010", f"`{value}` is not a {'cluster-scoped ' if cluster else ''}resource the agent's "
+                           f"`{key}` can name", body.attr_span(key), "unknown resource",
+                           help=f"`{value}` belongs in `{other}`" if other else
+                           f"did you mean `{hint}`?" if hint else "known: " + ", ".join(sorted(allowed)))
+        return [v for v in values if v in allowed]
 
     def compliance(self, single: dict, domain: str | None) -> ir.Compliance | None:
         gaps = [s for s in self.doc.statements if isinstance(s, ast.Gap)]
@@ -497,10 +529,13 @@ class Checker:
                        help=f"did you mean `{hint}`?" if hint else "classes: " + ", ".join(CISO_TASKS))
         Body(self.ctx, task.entries, f"task `{task.kind}`", task.span).finish()
         gap_refs = [r.ref for r in (self.resolve(g.target, None, "gap") for g in gaps) if r]
-        ok_refs = [r.ref for r in (self.resolve(c.target, None, "compliant object") for c in compliant) if r]
-        for ref in gap_refs:
-            if ref in ok_refs:
-                self.error("E2010", f"{ref.kind} `{ref.name}` cannot be both a gap and compliant", self.doc.name_span)
+        ok_resolved = [(c, self.resolve(c.target, None, "compliant object")) for c in compliant]
+        ok_refs = [r.ref for _, r in ok_resolved if r]
+        for stmt, resolved in ok_resolved:
+            if resolved is not None and resolved.ref in gap_refs:
+                ref = resolved.ref
+                self.error("E2010", f"{ref.kind} `{ref.name}` cannot be both a gap and compliant", stmt.span,
+                           "also a gap", help="remove the `gap` or the `compliant` statement")
         return ir.Compliance(control.id, benchmark, goal or "", task.kind, gap_refs, ok_refs)
 
     def domain_requirements(self, domain: str | None, optimal: list[ir.Optimum]) -> None:

@@ -259,7 +259,12 @@ def explain(code: str | None) -> None:
 
 @cli.command()
 def schema() -> None:
-    """Print the JSON Schema of the scenario IR (the scenario.json of every bundle)."""
+    """Print the JSON Schema of the scenario IR (the scenario.json of every bundle).
+
+    \b
+    Example:
+      itbench schema > scenario-ir.schema.json
+    """
     import json
 
     from .ir import json_schema
@@ -269,7 +274,12 @@ def schema() -> None:
 
 @cli.command()
 def apps() -> None:
-    """List the applications `use app "NAME"` can import."""
+    """List the applications `use app "NAME"` can import.
+
+    \b
+    Example:
+      itbench apps
+    """
     from .topology import app_names, load_app
 
     for name in app_names():
@@ -280,7 +290,12 @@ def apps() -> None:
 
 @cli.command()
 def faults() -> None:
-    """List the faults `fault KIND on TARGET` accepts, with their ITBench ids."""
+    """List the faults `fault KIND on TARGET` accepts, with their ITBench ids.
+
+    \b
+    Example:
+      itbench faults
+    """
     from .faults import FAULTS
 
     for kind in FAULTS.values():

@@ -295,19 +295,31 @@ def _inject_target_port(injection, topology):
 def _check_misconfigured_hpa(f: FaultInput) -> Checked | None:
     workload: ir.Workload = f.obj
     hpas = [h for h in f.build.autoscalers if h.target.name == workload.name and h.namespace == workload.namespace]
+    utilization = f.body.attr("utilization", "percent", default=1)
     if not hpas:
         f.error("E2011", f"{workload.kind.lower()} `{workload.name}` has no HorizontalPodAutoscaler to misconfigure",
                 f.fault.target.span, "no autoscaler", help=f'declare `hpa "{workload.name}" {{ workload = "{workload.name}" ... }}`')
         return None
     hpa = hpas[0]
-    cpu = f.body.attr("cpu", "percent", default=1)
-    if cpu == hpa.cpu_utilization:
-        f.error("E2011", f"the autoscaler already targets {cpu}% CPU: the fault would change nothing",
-                f.body.attr_span("cpu"), "same target")
+    resource = "cpu" if hpa.cpu_utilization is not None else "memory"
+    current = hpa.cpu_utilization if resource == "cpu" else hpa.memory_utilization
+    # Utilisation is measured against requests (a limit alone sets the request): without one the
+    # autoscaler reports "missing request" and the misconfiguration has no effect.
+    bare = [c.name for c in workload.containers
+            if resource not in c.resources.get("requests", {}) and resource not in c.resources.get("limits", {})]
+    if bare:
+        f.error("E2011", f"container `{bare[0]}` of `{workload.name}` has no {resource} request: the autoscaler cannot "
+                f"compute {resource} utilisation, so the fault would change nothing", f.fault.target.span,
+                f"no {resource} request", help=f"scale on a resource the containers request, or add "
+                f"`resources {{ requests {{ {resource} = ... }} }}`")
+        return None
+    if utilization == current:
+        f.error("E2011", f"the autoscaler already targets {utilization}% {resource}: the fault would change nothing",
+                f.body.attr_span("utilization"), "same target")
         return None
     hpa_ref = ir.ObjectRef("autoscaling/v2", "HorizontalPodAutoscaler", hpa.namespace, hpa.name)
     return Checked(
-        {"autoscaler": hpa.name, "cpu": cpu, "original_cpu": hpa.cpu_utilization},
+        {"autoscaler": hpa.name, "resource": resource, "utilization": utilization, "original_utilization": current},
         {"kubernetesObject": _kobj(f.target)},
         [hpa_ref],
     )
@@ -319,7 +331,7 @@ def _hpa_ref(injection: ir.Injection) -> ir.ObjectRef:
 
 def _inject_hpa(injection, topology):
     hpa = copy.deepcopy(_find_object(topology, _hpa_ref(injection)))
-    hpa.cpu_utilization = injection.args["cpu"]
+    setattr(hpa, f"{injection.args['resource']}_utilization", injection.args["utilization"])
     return Effect([hpa], [])
 
 
@@ -361,11 +373,11 @@ def _check_network_chaos(f: FaultInput) -> Checked | None:
     if mode not in CHAOS_MODES:
         f.error("E2010", f"`{mode}` is not a Chaos Mesh selection mode", body.attr_span("mode"),
                 help="modes: " + ", ".join(CHAOS_MODES))
-        return None
+        mode = None
     direction = body.attr("direction", "symbol", default="to")
     if direction not in ("to", "from", "both"):
         f.error("E2010", f"`{direction}` is not a direction (to, from, both)", body.attr_span("direction"))
-        return None
+        direction = None
     duration = body.attr("duration", "duration", required=True)
     every = body.attr("every", "duration")
     name = body.attr("name", "str")
@@ -391,7 +403,10 @@ def _check_network_chaos(f: FaultInput) -> Checked | None:
         limit = body.attr("limit", "nonneg_int", default=20971520)
         buffer = body.attr("buffer", "nonneg_int", default=10000)
         spec["bandwidth"] = {"rate": rate, "limit": limit, "buffer": buffer}
-    if action is None or selector is None or duration is None:
+    elif action is None:  # missing or unknown action: its own fields cannot be checked, nor are they unknown
+        for key in ("loss", "latency", "jitter", "correlation", "duplicate", "corrupt", "rate", "limit", "buffer"):
+            body.labelled(key)
+    if action is None or selector is None or duration is None or mode is None or direction is None:
         return None
     if every is not None and every <= duration:
         f.error("E2010", "`every` must be longer than `duration`, or experiments overlap", body.attr_span("every"))

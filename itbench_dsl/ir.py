@@ -265,6 +265,8 @@ class AgentAccess:
     namespaces: list[str]
     read: list[str]
     write: list[str]
+    cluster_read: list[str] = field(default_factory=list)  # cluster-scoped resources (a ClusterRole)
+    cluster_write: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -158,8 +158,9 @@ def _syntax_error(exc: lark.exceptions.UnexpectedInput, source: SourceFile, diag
     if isinstance(exc, lark.exceptions.UnexpectedEOF) or (token is not None and token.type == "$END"):
         opener = _last_open_bracket(text)
         span = source.span(opener, opener + 1) if opener is not None else source.span(len(text), len(text))
+        closer = {"{": "}", "[": "]", "(": ")"}.get(text[opener]) if opener is not None else None
         diags.error("E1004", "the file ends before this block is closed", path, span, "opened here and never closed",
-                    help=f"expected {', '.join(expected)}" if expected else "")
+                    help=f"close it with `{closer}`" if closer else (f"expected {_expected_list(expected)}" if expected else ""))
         return
     assert token is not None
     start = token.start_pos if token.start_pos is not None else pos
@@ -203,6 +204,11 @@ _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r"}
 _ESCAPE_RE = re.compile(r"\\(u[0-9A-Fa-f]{4}|.)")
 
 
+def _name(node: Tree | Token) -> str:
+    """The text of a name that may also be a keyword (`soft_name` in the grammar)."""
+    return str(node.children[0]) if isinstance(node, Tree) else str(node)
+
+
 class _Builder:
     def __init__(self, source: SourceFile, diags: Diagnostics) -> None:
         self.source = source
@@ -226,9 +232,14 @@ class _Builder:
             seq = match.group(1)
             if seq in _ESCAPES:
                 return _ESCAPES[seq]
-            if seq.startswith("u") and len(seq) == 5:
-                return chr(int(seq[1:], 16))
             start = token.start_pos + 1 + match.start()
+            if seq.startswith("u") and len(seq) == 5:
+                if not 0xD800 <= int(seq[1:], 16) <= 0xDFFF:
+                    return chr(int(seq[1:], 16))
+                self.diags.error("E1006", f"`\\{seq}` is a UTF-16 surrogate, not a character", self.source.path,
+                                 self.source.span(start, start + 1 + len(seq)), "not a character",
+                                 help="write the character itself (the file is UTF-8)")
+                return seq
             self.diags.error("E1006", f"unknown escape `\\{seq}`", self.source.path,
                              self.source.span(start, start + 1 + len(seq)), "not an escape",
                              help='use \\" \\\\ \\n \\t \\r or \\uXXXX')
@@ -330,7 +341,7 @@ class _Builder:
 
     def stmt_field_pred(self, t, span):
         ref, path, op, value = t.children
-        return ast.FieldPredicate(self.ref(ref), tuple(str(p) for p in path.children), str(op), self.value(value), span)
+        return ast.FieldPredicate(self.ref(ref), tuple(_name(p) for p in path.children), str(op), self.value(value), span)
 
     def stmt_alert_pred(self, t, span):
         name, negated = t.children
@@ -338,7 +349,7 @@ class _Builder:
 
     def stmt_optimal(self, t, span):
         ref, path, value = t.children
-        return ast.Optimal(self.ref(ref), tuple(str(p) for p in path.children), self.value(value), span)
+        return ast.Optimal(self.ref(ref), tuple(_name(p) for p in path.children), self.value(value), span)
 
     def stmt_solution(self, t, span):
         title, *steps = t.children
@@ -366,8 +377,8 @@ class _Builder:
         return tuple(self.entry(e) for e in t.children)
 
     def key(self, t: Tree) -> str:
-        token = t.children[0]
-        return self.string(token) if token.type == "STRING" else str(token)
+        child = t.children[0]
+        return self.string(child) if isinstance(child, Token) and child.type == "STRING" else _name(child)
 
     def entry(self, t: Tree) -> ast.Entry:
         key_tree, *rest = t.children

@@ -64,14 +64,26 @@ def extract_comments(text: str) -> list[_Comment]:
 
 
 class Printer:
-    def __init__(self, comments: list[_Comment] | None = None) -> None:
+    def __init__(self, comments: list[_Comment] | None = None, source_lines: list[str] | None = None) -> None:
         self.lines: list[str] = []
         self.comments = list(comments or [])
         self.depth = 0
+        self.source_lines = source_lines or []  # to keep the author's blank lines (one at most)
 
     # ---- output helpers
+    def blank_line_before(self, line: int) -> None:
+        """Keep one blank line where the source had one or more before `line`, except at a block's start."""
+        if not self.source_lines or line < 2 or not self.lines:
+            return
+        if self.lines[-1].endswith("{") or not self.lines[-1].strip():
+            return
+        if not self.source_lines[line - 2].strip():
+            self.lines.append("")
+
     def emit(self, text: str, node_span=None, header: bool = False) -> None:
         if node_span is not None:
+            first = self.comments[0] if self.comments and self.comments[0].start < node_span.start else None
+            self.blank_line_before(first.line if first is not None else node_span.line)
             self.flush_comments_before(node_span.start)
         line = INDENT * self.depth + text
         if node_span is not None and node_span.start != node_span.end:
@@ -91,7 +103,10 @@ class Printer:
 
     def flush_comments_before(self, offset: int) -> None:
         while self.comments and self.comments[0].start < offset:
-            self.lines.append(INDENT * self.depth + self.comments.pop(0).text)
+            comment = self.comments.pop(0)
+            if self.lines and self.lines[-1].lstrip().startswith("#"):
+                self.blank_line_before(comment.line)
+            self.lines.append(INDENT * self.depth + comment.text)
 
     def open_block(self, header: str, node_span, entries_end: int | None = None) -> None:
         self.emit(header + " {", node_span, header=True)
@@ -281,4 +296,4 @@ def _end(span) -> int | None:
 def print_document(doc: ast.Document, source_text: str | None = None) -> str:
     """Canonical text of a document; pass the source text to keep its comments."""
     comments = extract_comments(source_text) if source_text else []
-    return Printer(comments).document(doc)
+    return Printer(comments, source_text.split("\n") if source_text else None).document(doc)

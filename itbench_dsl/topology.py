@@ -45,7 +45,11 @@ AGENT_RESOURCES = {
     "poddisruptionbudgets": "policy", "jobs": "batch", "cronjobs": "batch",
     "policies": "kyverno.io", "clusterpolicies": "kyverno.io", "policyreports": "wgpolicyk8s.io",
     "schedules": "chaos-mesh.org", "networkchaos": "chaos-mesh.org", "podchaos": "chaos-mesh.org",
+    "controllerrevisions": "apps",
+    # cluster-scoped
+    "namespaces": "", "nodes": "", "clusterpolicies": "kyverno.io", "clusterpolicyreports": "wgpolicyk8s.io",
 }
+CLUSTER_RESOURCES = {"namespaces", "nodes", "clusterpolicies", "clusterpolicyreports"}
 NAMESPACED = {k for k in KINDS if k != "namespace"}
 
 
@@ -254,9 +258,9 @@ class TopologyBuilder:
         object_labels = body.string_map("object_labels")
         service_account = body.attr("service_account", "str")
         service_name = body.attr("service_name", "str") if kind == "StatefulSet" else None
-        containers = [self.container(b, b.labels[0], f"container `{b.labels[0]}`") for b in body.blocks("container")]
-        init_containers = [self.container(b, b.labels[0], f"init container `{b.labels[0]}`")
-                           for b in body.blocks("init_container")]
+        container_blocks, init_blocks = body.blocks("container"), body.blocks("init_container")
+        containers = [self.container(b, b.labels[0], f"container `{b.labels[0]}`") for b in container_blocks]
+        init_containers = [self.container(b, b.labels[0], f"init container `{b.labels[0]}`") for b in init_blocks]
         # single-container shorthand: container fields directly in the workload body
         if body.has("image"):
             if containers:
@@ -266,7 +270,9 @@ class TopologyBuilder:
         elif not containers:
             self.ctx.error("E2007", f"{obj.kind} `{obj.name}` needs an `image` or a `container` block", obj.kind_span,
                            "no container", help='add `image = "registry/name:tag"`')
-        self.unique([c.name for c in containers + init_containers], "container", obj.span)
+        spans = [b.key_span for b in container_blocks + init_blocks]
+        self.unique([c.name for c in containers + init_containers], "container",
+                    [obj.kind_span] * (len(containers) - len(container_blocks)) + spans)
         volumes = [self.volume(b) for b in body.blocks("volume")]
         workload = ir.Workload(kind, obj.name, namespace, replicas, labels, selector, containers, object_labels,
                                init_containers, [v for v in volumes if v], service_account, service_name)
@@ -339,11 +345,11 @@ class TopologyBuilder:
         security.finish()
         return context
 
-    def unique(self, names: list[str], what: str, span: Span) -> None:
+    def unique(self, names: list[str], what: str, spans: list[Span]) -> None:
         seen = set()
-        for name in names:
+        for name, span in zip(names, spans):
             if name in seen:
-                self.ctx.error("E2002", f"{what} `{name}` is declared twice", span)
+                self.ctx.error("E2002", f"{what} `{name}` is declared twice", span, "second one")
             seen.add(name)
 
     def container(self, block: ast.Block, name: str, where: str) -> ir.Container:

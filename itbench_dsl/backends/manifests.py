@@ -205,6 +205,16 @@ def agent_access(access: ir.AgentAccess) -> list[dict]:
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
             "subjects": [{"kind": "ServiceAccount", "name": access.service_account, "namespace": home}],
         })
+    cluster_rules = _rules(access.cluster_read, READ_VERBS) + _rules(access.cluster_write, WRITE_VERBS)
+    if cluster_rules:
+        name = access.service_account
+        objects.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                        "metadata": _meta(name, labels=MANAGED_BY), "rules": cluster_rules})
+        objects.append({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": _meta(name, labels=MANAGED_BY),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": access.service_account, "namespace": home}],
+        })
     return objects
 
 

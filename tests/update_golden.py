@@ -1,0 +1,141 @@
+"""Regenerate the expected bundles of the golden compile cases (a script, not a test).
+
+    python3 tests/update_golden.py              # rewrite every expected/ folder that changed
+    python3 tests/update_golden.py --check      # change nothing; exit 1 if anything would change
+    python3 tests/update_golden.py --sync       # first copy scenarios/**/NAME.itb to cases/compile/NAME/input.itb
+    python3 tests/update_golden.py otel-        # only the cases whose name starts with `otel-`
+
+Each case is `tests/cases/compile/<name>/input.itb` and `expected/`, which holds every file that
+`compile_source(input, "input.itb")` returns, at its path inside the bundle. The cases named after
+a file of `scenarios/` hold a copy of that file (`--sync` refreshes the copies). For every file that
+is added, removed or changed, a unified diff is printed: review each one as the Kubernetes and
+ITBench engineer who will apply the manifests and read the ground truth, before committing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from itbench_dsl.compiler import compile_source  # noqa: E402
+from itbench_dsl.diagnostics import Diagnostics, render_human  # noqa: E402
+
+CASES = HERE / "cases" / "compile"
+SCENARIOS = REPO / "scenarios"
+
+
+class CompileFailed(Exception):
+    pass
+
+
+def scenario_files() -> dict[str, Path]:
+    """The scenario library by case name (the file name without `.itb`)."""
+    return {p.stem: p for p in sorted(SCENARIOS.rglob("*.itb"))}
+
+
+def case_folders() -> list[Path]:
+    return sorted(p for p in CASES.iterdir() if p.is_dir() and (p / "input.itb").is_file()) if CASES.is_dir() else []
+
+
+def compile_case(folder: Path) -> dict[str, bytes]:
+    """The bundle of one case, as compile_source returns it; raises CompileFailed with the diagnostics."""
+    diags = Diagnostics()
+    result = compile_source((folder / "input.itb").read_bytes(), "input.itb", diags)
+    if diags.errors() or not result.files:
+        raise CompileFailed(render_human(diags, color=False) or "no files and no diagnostics")
+    return dict(result.files)
+
+
+def read_expected(folder: Path) -> dict[str, bytes]:
+    expected = folder / "expected"
+    if not expected.is_dir():
+        return {}
+    return {p.relative_to(expected).as_posix(): p.read_bytes() for p in sorted(expected.rglob("*")) if p.is_file()}
+
+
+def diff_bundles(expected: dict[str, bytes], actual: dict[str, bytes], label: str) -> str:
+    """A unified diff of two bundles, file by file; empty when they are equal."""
+    out: list[str] = []
+    for name in sorted(set(expected) | set(actual)):
+        old, new = expected.get(name), actual.get(name)
+        if old == new:
+            continue
+        old_lines = old.decode("utf-8", "replace").splitlines(keepends=True) if old is not None else []
+        new_lines = new.decode("utf-8", "replace").splitlines(keepends=True) if new is not None else []
+        old_name = f"{label}/expected/{name}" if old is not None else "/dev/null"
+        new_name = f"{label}/actual/{name}" if new is not None else "/dev/null"
+        text = "".join(difflib.unified_diff(old_lines, new_lines, old_name, new_name))
+        if not text:  # same text after decoding, different bytes (encoding, final newline)
+            text = f"--- {old_name}\n+++ {new_name}\n@@ bytes differ: {old!r:.80} != {new!r:.80}\n"
+        out.append(text if text.endswith("\n") else text + "\n")
+    return "".join(out)
+
+
+def write_expected(folder: Path, files: dict[str, bytes]) -> None:
+    expected = folder / "expected"
+    if expected.exists():
+        shutil.rmtree(expected)
+    for name, content in files.items():
+        target = expected / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+
+
+def sync_inputs(prefixes: list[str]) -> int:
+    """Copy each scenario of the library into its case folder; returns how many inputs changed."""
+    changed = 0
+    for name, path in scenario_files().items():
+        if prefixes and not any(name.startswith(p) for p in prefixes):
+            continue
+        target = CASES / name / "input.itb"
+        data = path.read_bytes()
+        if not target.is_file() or target.read_bytes() != data:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            print(f"input: {target.relative_to(REPO)} <- {path.relative_to(REPO)}")
+            changed += 1
+    return changed
+
+
+def main(argv: list[str]) -> int:
+    unknown = [a for a in argv if a.startswith("-") and a not in ("--check", "--sync")]
+    if unknown or "-h" in argv:
+        print(__doc__)
+        return 0 if unknown in (["-h"], ["--help"]) else 2
+    check_only = "--check" in argv
+    prefixes = [a for a in argv if not a.startswith("-")]
+    if "--sync" in argv and not check_only:
+        sync_inputs(prefixes)
+    changed = failed = 0
+    for folder in case_folders():
+        if prefixes and not any(folder.name.startswith(p) for p in prefixes):
+            continue
+        try:
+            actual = compile_case(folder)
+        except CompileFailed as exc:
+            print(f"FAILED {folder.name}: the input does not compile\n{exc}", file=sys.stderr)
+            failed += 1
+            continue
+        expected = read_expected(folder)
+        diff = diff_bundles(expected, actual, folder.name)
+        if not diff:
+            continue
+        changed += 1
+        print(diff, end="")
+        if not check_only:
+            write_expected(folder, actual)
+            print(f"updated {folder.relative_to(REPO)}/expected ({len(actual)} files)")
+    verb = "would change" if check_only else "changed"
+    print(f"{changed} case(s) {verb}, {failed} failed to compile", file=sys.stderr)
+    return 1 if failed or (check_only and changed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
