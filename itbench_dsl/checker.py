@@ -62,6 +62,7 @@ class Resolved:
 @dataclass
 class _State:
     build: TopologyBuild = field(default_factory=TopologyBuild)
+    incomplete: bool = False  # the imported application failed: unknown names are not worth reporting
     fault_objects: dict[tuple[str, str], ir.ObjectRef] = field(default_factory=dict)
 
 
@@ -71,6 +72,8 @@ class Checker:
         self.ctx = Context(diags, path)
         self.diags = diags
         self.state = _State()
+        # (Kubernetes kind, namespace, name) -> (file, span) of what produces that object, for E3xxx locations
+        self.locations: dict[tuple[str, str | None, str], tuple[str, Span]] = {}
 
     def error(self, code, message, span, label="", help=""):
         self.ctx.error(code, message, span, label, help)
@@ -107,10 +110,27 @@ class Checker:
         agent = self.agent(single.get(ast.Agent), domain or "sre", topology, groups, single.get(ast.Task))
         compliance = self.compliance(single, domain)
         self.domain_requirements(domain, optimal)
+        self.record_locations(groups, single.get(ast.Agent))
         if len(self.diags.errors()) > errors_before or domain is None or complexity is None or description is None:
             return None
         return ir.Scenario(doc.name, domain, complexity, description.text, tags, metadata, topology, groups, alerts,
                            root_causes, propagations, mitigation, optimal, solutions, params, agent, compliance)
+
+    def record_locations(self, groups: list[ir.FaultGroup], agent: ast.Agent | None) -> None:
+        for (kind, namespace, name), declared in self.state.build.declared.items():
+            k8s_kind = KINDS[kind][1]
+            self.locations[(k8s_kind, namespace or None, name)] = (declared.path, declared.span)
+        fault_spans = [s for s in self.doc.statements if isinstance(s, ast.Fault)] + [
+            i for g in self.doc.statements if isinstance(g, ast.Group) for i in g.items if isinstance(i, ast.Fault)]
+        created = [i for g in groups for i in g.injections]
+        for injection in created:
+            span = next((f.span for f in fault_spans if f.kind == injection.fault
+                         and f.target.name.split("/")[-1] == injection.target.name), self.doc.name_span)
+            obj = injection.itbench_args.get("kubernetesObject", {})
+            meta = obj.get("metadata", {})
+            if meta.get("name"):
+                self.locations.setdefault((obj.get("kind"), meta.get("namespace"), meta["name"]), (self.ctx.path, span))
+        self.locations[("agent", None, "")] = (self.ctx.path, agent.span if agent else self.doc.name_span)
 
     def single_statements(self) -> dict:
         singles = (ast.Domain, ast.Complexity, ast.Description, ast.Tags, ast.Metadata, ast.UseApp, ast.Agent,
@@ -154,6 +174,7 @@ class Checker:
                 hint = did_you_mean(use.name, app_names())
                 self.error("E2001", f"unknown application `{use.name}`", use.span, "not in the standard library",
                            help=f"did you mean `{hint}`?" if hint else "known: " + ", ".join(app_names()))
+                self.state.incomplete = True
             else:
                 build, app_diags = app_topology(use.name)
                 self.diags.extend(app_diags.items)
@@ -194,6 +215,8 @@ class Checker:
         if kind == "namespace":
             matches = build.find(kind, name)
         if not matches:
+            if self.state.incomplete:
+                return None
             names = build.names_of(kind)
             hint = did_you_mean(name, names)
             if hint:
@@ -540,11 +563,12 @@ class Checker:
 
     def domain_requirements(self, domain: str | None, optimal: list[ir.Optimum]) -> None:
         if domain in ("sre", "finops") and not any(isinstance(s, (ast.Fault, ast.Group)) for s in self.doc.statements):
-            self.error("E2013", f"a {domain} scenario needs at least one `fault`", self.doc.name_span, "no fault")
+            article = {"sre": "an SRE", "finops": "a FinOps"}[domain]
+            self.error("E2013", f"{article} scenario needs at least one `fault`", self.doc.name_span, "no fault")
         has_optimal = any(isinstance(x, ast.Optimal) for s in self.doc.statements if isinstance(s, ast.Expect)
                           for x in s.statements)
         if domain == "finops" and not has_optimal:
-            self.error("E2013", "a finops scenario needs an `optimal` value in `expect`", self.doc.name_span,
+            self.error("E2013", "a FinOps scenario needs an `optimal` value in `expect`", self.doc.name_span,
                        "no optimum", help='add `optimal deployment "x" replicas = 1` to `expect`')
 
 
@@ -556,7 +580,8 @@ def _keyword(stmt) -> str:
     }.get(type(stmt), type(stmt).__name__.lower())
 
 
-def check(document: ast.Document, path: str, diags: Diagnostics) -> ir.Scenario | None:
+def check(document: ast.Document, path: str, diags: Diagnostics,
+          locations: dict | None = None) -> ir.Scenario | None:
     if isinstance(document, ast.App):
         # an application file: check its topology on its own
         build = TopologyBuild()
@@ -564,4 +589,8 @@ def check(document: ast.Document, path: str, diags: Diagnostics) -> ir.Scenario 
         builder.add_statements(document.statements)
         builder.resolve_autoscalers()
         return None
-    return Checker(document, path, diags).check()
+    checker = Checker(document, path, diags)
+    scenario = checker.check()
+    if locations is not None:
+        locations.update(checker.locations)
+    return scenario

@@ -130,21 +130,23 @@ def compile(files: tuple[str, ...], output: str, fmt: str, quiet: bool) -> None:
 
     paths = _collect(files)
     diags = Diagnostics()
-    written = []
+    compiled = []
     names: dict[str, str] = {}
     for path in paths:
         before = len(diags.errors())
         result = compile_source(_read(path), _display(path), diags)
         if len(diags.errors()) > before or not result.files:
             continue
-        if result.name in names:
-            raise UserError(f"{_display(path)}: scenario `{result.name}` was already compiled from {names[result.name]}")
+        if result.name in names:  # refused before anything is written
+            raise UserError(f"{_display(path)}: scenario `{result.name}` is also compiled from {names[result.name]}; "
+                            "scenario names must be unique")
         names[result.name] = _display(path)
+        compiled.append((path, result))
+    for path, result in compiled:
         try:
             target = write_bundle(Path(output), result.name, result.files)
         except BundleError as exc:
             raise UserError(str(exc)) from exc
-        written.append(target)
         if not quiet and fmt == "human":
             click.echo(f"compiled {_display(path)} -> {_display(target)}/ ({len(result.files)} files)", err=True)
     _report(diags, fmt)
@@ -165,7 +167,7 @@ def check(paths: tuple[str, ...], fmt: str) -> None:
     \b
     Examples:
       itbench check scenarios/
-      itbench check --format json scenarios/sre/checkout.itb
+      itbench check --format json scenarios/sre/otel-checkout-nonexistent-image.itb
     """
     from .compiler import compile_source
     from .diagnostics import Diagnostics

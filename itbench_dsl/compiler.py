@@ -21,7 +21,7 @@ from .backends import prompt as prompt_backend
 from .checker import check
 from .diagnostics import Diagnostics
 from .parser import parse_bytes
-from .source import NO_SPAN
+from .source import NO_SPAN, Span
 from .memo import IdentityMemo
 from .validate import validate_object
 
@@ -96,7 +96,8 @@ def compile_source(data: bytes, path: str, diags: Diagnostics, validate: bool = 
         return result
 
     start = time.perf_counter()
-    scenario = check(document, path, diags)
+    locations: dict = {}
+    scenario = check(document, path, diags, locations)
     result.timings.check = time.perf_counter() - start
     if scenario is None or len(diags.errors()) > errors_before:
         return result
@@ -111,7 +112,7 @@ def compile_source(data: bytes, path: str, diags: Diagnostics, validate: bool = 
 
     if validate:
         start = time.perf_counter()
-        validate_manifests(manifests, path, diags)
+        validate_manifests(manifests, path, diags, locations, document.name_span)
         result.timings.validate = time.perf_counter() - start
     if len(diags.errors()) > errors_before:
         return result
@@ -152,15 +153,34 @@ def generate(scenario: ir.Scenario, diags: Diagnostics, path: str) -> tuple[dict
     return manifests, files
 
 
-def validate_manifests(manifests: dict[str, list[dict]], path: str, diags: Diagnostics) -> None:
-    """Every emitted object against its vendored schema and our own rules (E3xxx)."""
+def validate_manifests(manifests: dict[str, list[dict]], path: str, diags: Diagnostics,
+                       locations: dict | None = None, fallback: Span = NO_SPAN) -> None:
+    """Every emitted object against its vendored schema and our own rules (E3xxx).
+
+    An issue is reported once per object, at the statement that produced the object (a topology
+    object, a fault, the agent block), even when the object appears in several files.
+    """
+    locations = locations or {}
+    seen: set[tuple] = set()
     for file_name, documents in manifests.items():
         for index, obj in enumerate(documents):
-            for issue in _validate_memo(obj):
+            issues = _validate_memo(obj)
+            if not issues:
+                continue
+            meta = obj.get("metadata", {}) if isinstance(obj, dict) else {}
+            kind, name = obj.get("kind", "?") if isinstance(obj, dict) else "?", meta.get("name", "?")
+            where = locations.get((kind, meta.get("namespace"), name))
+            if where is None and file_name == "manifests/agent-access.yaml":
+                where = locations.get(("agent", None, ""))
+            source_path, span = where if where is not None else (path, fallback)
+            for issue in issues:
+                key = (kind, meta.get("namespace"), name, issue.path, issue.message)
+                if key in seen:
+                    continue
+                seen.add(key)
                 code = {"schema": "E3001", "unknown-kind": "E3003"}.get(issue.rule, "E3002")
-                name = obj.get("metadata", {}).get("name", "?") if isinstance(obj, dict) else "?"
-                diags.error(code, f"{file_name} document {index + 1} ({obj.get('kind', '?')} `{name}`): "
-                            f"{issue.path}: {issue.message}", path, NO_SPAN)
+                diags.error(code, f"{kind} `{name}` ({file_name}): {issue.path}: {issue.message}", source_path, span,
+                            "generates the invalid object")
 
 
 def lock_file(source: bytes, scenario: ir.Scenario, files: dict[str, bytes]) -> bytes:

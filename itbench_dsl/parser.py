@@ -68,7 +68,8 @@ def decode(data: bytes, path: str, diags: Diagnostics) -> SourceFile | None:
     except UnicodeDecodeError as exc:
         source = SourceFile(path, data[: exc.start].decode("utf-8", "replace"))
         diags.sources[path] = source
-        diags.error("E1009", f"invalid UTF-8 byte 0x{data[exc.start]:02x}", path, source.span(exc.start, exc.start), "not UTF-8")
+        diags.error("E1009", f"invalid UTF-8 byte 0x{data[exc.start]:02x}", path, source.span(exc.start, exc.start), "not UTF-8",
+                    help="save the file as UTF-8 text")
         return None
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -76,7 +77,8 @@ def decode(data: bytes, path: str, diags: Diagnostics) -> SourceFile | None:
     diags.sources[path] = source
     nul = text.find("\x00")
     if nul != -1:
-        diags.error("E1009", "the file contains a NUL byte: it is not a text file", path, source.span(nul, nul + 1), "NUL byte")
+        diags.error("E1009", "the file contains a NUL byte: it is not a text file", path, source.span(nul, nul + 1), "NUL byte",
+                    help="save the file as UTF-8 text")
         return None
     return source
 

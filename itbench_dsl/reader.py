@@ -116,11 +116,12 @@ class Body:
             return None
         return Body(self.ctx, entry.entries, f"`{key}`", entry.span)
 
-    def string_map(self, key: str) -> dict[str, str]:
+    def string_map(self, key: str, check: "Callable[[str, str], tuple[str, str] | None] | None" = None) -> dict[str, str]:
+        """A block of `"key" = "value"` pairs; `check(key, value)` may return (message, "key"|"value") to refuse one."""
         body = self.block(key)
-        return body.as_string_map() if body is not None else {}
+        return body.as_string_map(check) if body is not None else {}
 
-    def as_string_map(self) -> dict[str, str]:
+    def as_string_map(self, check: "Callable[[str, str], tuple[str, str] | None] | None" = None) -> dict[str, str]:
         out: dict[str, str] = {}
         for index, entry in enumerate(self.entries):
             self.used.add(index)
@@ -131,8 +132,17 @@ class Body:
                 self.ctx.error("E2002", f"`{entry.key}` is given twice in {self.where}", entry.key_span, "second one")
                 continue
             value = convert(self.ctx, entry.value, "scalar_str", f"`{entry.key}`")
-            if value is not _MISSING:
-                out[entry.key] = value
+            if value is _MISSING:
+                continue
+            problem = check(entry.key, value) if check is not None else None
+            if problem is not None:
+                message, where = problem
+                self.ctx.error("E2014", message, entry.key_span if where == "key" else entry.value.span,
+                               f"invalid {where}", help="label keys are an optional DNS subdomain prefix and `/`, then "
+                               "a name of at most 63 characters of letters, digits, `-`, `_` and `.`, starting and ending "
+                               "with a letter or digit; values follow the same rule for the name and may be empty")
+                continue
+            out[entry.key] = value
         return out
 
     def finish(self) -> None:
@@ -167,8 +177,15 @@ def _scalar_str(ctx, v, what):
     return v.value if isinstance(v, ast.Str) else _wrong(ctx, v, what, 'a quoted string (write "8080", "true")')
 
 
+INT32_MAX = 2**31 - 1
+
+
 def _int(ctx, v, what):
     if isinstance(v, ast.Int):
+        if abs(v.value) > INT32_MAX:
+            ctx.error("E2010", f"{what} is out of range: Kubernetes integers are at most {INT32_MAX:,}", v.span,
+                      "too large")
+            return _MISSING
         return v.value
     if isinstance(v, ast.Quantity):
         ctx.error("E2009", f"{what} is a plain integer and takes no unit", v.span, "unexpected unit")

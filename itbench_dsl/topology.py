@@ -19,6 +19,24 @@ from .reader import MISSING, Body, Context, convert, entries_as_data
 from .source import Span
 
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_LABEL_NAME = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?\Z")
+
+
+def label_problem(key: str, value: str | None) -> tuple[str, str] | None:
+    """Why a label (or, with value None, an annotation key) is not valid Kubernetes syntax, if it is not."""
+    prefix, _, name = key.rpartition("/")
+    if (prefix and (len(prefix) > 253 or not DNS1123_SUBDOMAIN.match(prefix))) or not name or len(name) > 63 \
+            or not _LABEL_NAME.match(name):
+        return f"`{key}` is not a valid label key", "key"
+    if value is not None and (len(value) > 63 or not _LABEL_NAME.match(value)):
+        return f"`{value}` is not a valid label value", "value"
+    return None
+
+
+def annotation_problem(key: str, value: str) -> tuple[str, str] | None:
+    return label_problem(key, None)
+
+
 DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 
 # language kind -> (apiVersion, Kubernetes kind)
@@ -197,7 +215,7 @@ class TopologyBuilder:
     def namespace(self, obj: ast.Object) -> None:
         self.check_name(obj.name, obj.name_span, "namespace")
         body = Body(self.ctx, obj.entries, f"namespace `{obj.name}`", obj.span)
-        ns = ir.Namespace(obj.name, body.string_map("labels"))
+        ns = ir.Namespace(obj.name, body.string_map("labels", label_problem))
         body.finish()
         if self.declare("namespace", obj.name, None, obj.name_span, ns):
             self.build.namespaces.append(ns)
@@ -253,31 +271,29 @@ class TopologyBuilder:
 
     def workload(self, kind: str, obj: ast.Object, body: Body, namespace: str) -> ir.Workload:
         replicas = body.attr("replicas", "nonneg_int", default=1)
-        labels = body.string_map("labels") or {"app.kubernetes.io/name": obj.name}
-        selector = body.string_map("selector") or dict(labels)
-        object_labels = body.string_map("object_labels")
+        labels = body.string_map("labels", label_problem) or {"app.kubernetes.io/name": obj.name}
+        selector = body.string_map("selector", label_problem) or dict(labels)
+        object_labels = body.string_map("object_labels", label_problem)
         service_account = body.attr("service_account", "str")
         service_name = body.attr("service_name", "str") if kind == "StatefulSet" else None
         container_blocks, init_blocks = body.blocks("container"), body.blocks("init_container")
         containers = [self.container(b, b.labels[0], f"container `{b.labels[0]}`") for b in container_blocks]
         init_containers = [self.container(b, b.labels[0], f"init container `{b.labels[0]}`") for b in init_blocks]
         # single-container shorthand: container fields directly in the workload body
-        if body.has("image"):
+        if body.has("image") or not containers:
             if containers:
                 self.ctx.error("E2008", f"{obj.kind} `{obj.name}` has `container` blocks and a top-level `image`",
                                body.attr_span("image"), help="move `image` into a `container` block")
-            containers.insert(0, self.container_fields(body, obj.name, obj.kind_span))
-        elif not containers:
-            self.ctx.error("E2007", f"{obj.kind} `{obj.name}` needs an `image` or a `container` block", obj.kind_span,
-                           "no container", help='add `image = "registry/name:tag"`')
+            # no image and no container block: the shorthand's fields are still read (and `image` reported missing)
+            containers.insert(0, self.container_fields(body, obj.name, obj.kind_span, shorthand=True))
         spans = [b.key_span for b in container_blocks + init_blocks]
         self.unique([c.name for c in containers + init_containers], "container",
                     [obj.kind_span] * (len(containers) - len(container_blocks)) + spans)
         volumes = [self.volume(b) for b in body.blocks("volume")]
         workload = ir.Workload(kind, obj.name, namespace, replicas, labels, selector, containers, object_labels,
                                init_containers, [v for v in volumes if v], service_account, service_name)
-        workload.annotations = body.string_map("annotations")
-        workload.object_annotations = body.string_map("object_annotations")
+        workload.annotations = body.string_map("annotations", annotation_problem)
+        workload.object_annotations = body.string_map("object_annotations", annotation_problem)
         workload.automount_service_account_token = body.attr("automount_service_account_token", "bool")
         grace = body.attr("termination_grace_period", "duration")
         workload.termination_grace_period_seconds = int(grace) if grace is not None else None
@@ -290,7 +306,7 @@ class TopologyBuilder:
         workload.host_network = body.attr("host_network", "bool")
         workload.host_pid = body.attr("host_pid", "bool")
         workload.host_ipc = body.attr("host_ipc", "bool")
-        workload.node_selector = body.string_map("node_selector")
+        workload.node_selector = body.string_map("node_selector", label_problem)
         if kind == "Deployment":
             workload.strategy = self.choice(body, "strategy", ("Recreate", "RollingUpdate"))
         else:
@@ -359,8 +375,12 @@ class TopologyBuilder:
         body.finish()
         return container
 
-    def container_fields(self, body: Body, name: str, span: Span) -> ir.Container:
-        image = body.attr("image", "str", required=True) or ""
+    def container_fields(self, body: Body, name: str, span: Span, shorthand: bool = False) -> ir.Container:
+        image = body.attr("image", "str")
+        if image is None and not body.has("image"):
+            message = f"{body.where} needs an `image` or a `container` block" if shorthand else f"{body.where} needs an `image`"
+            self.ctx.error("E2007", message, body.span, "no image", help='add `image = "registry/name:tag"`')
+        image = image or ""
         ports = []
         for entry in body.labelled("port"):
             ports.append(self.container_port(entry))
@@ -565,20 +585,20 @@ class TopologyBuilder:
         if not ports:
             self.ctx.error("E2007", f"service `{obj.name}` needs at least one `port`", obj.kind_span, "no port",
                            help='add `port "http" = 8080`')
-        selector = body.string_map("selector") or {"app.kubernetes.io/name": obj.name}
-        return ir.Service(obj.name, namespace, ports, selector, body.string_map("labels"),
+        selector = body.string_map("selector", label_problem) or {"app.kubernetes.io/name": obj.name}
+        return ir.Service(obj.name, namespace, ports, selector, body.string_map("labels", label_problem),
                           body.attr("type", "str", default="ClusterIP"), body.attr("cluster_ip", "str"),
-                          body.string_map("annotations"), body.attr("publish_not_ready_addresses", "bool"))
+                          body.string_map("annotations", annotation_problem), body.attr("publish_not_ready_addresses", "bool"))
 
     def obj_configmap(self, obj: ast.Object, body: Body, namespace: str) -> ir.ConfigMap:
-        return ir.ConfigMap(obj.name, namespace, body.string_map("data"), body.string_map("labels"))
+        return ir.ConfigMap(obj.name, namespace, body.string_map("data"), body.string_map("labels", label_problem))
 
     def obj_secret(self, obj: ast.Object, body: Body, namespace: str) -> ir.Secret:
         return ir.Secret(obj.name, namespace, body.string_map("data"), body.attr("type", "str", default="Opaque"),
-                         body.string_map("labels"))
+                         body.string_map("labels", label_problem))
 
     def obj_serviceaccount(self, obj: ast.Object, body: Body, namespace: str) -> ir.ServiceAccount:
-        return ir.ServiceAccount(obj.name, namespace, body.string_map("labels"),
+        return ir.ServiceAccount(obj.name, namespace, body.string_map("labels", label_problem),
                                  body.attr("automount_service_account_token", "bool"))
 
     def obj_hpa(self, obj: ast.Object, body: Body, namespace: str) -> ir.Autoscaler | None:

@@ -367,7 +367,9 @@ def test_compile_two_files_with_the_same_scenario_name_exits_2(tmp_path: Path):
     proc = run_itbench("compile", "a.itb", "b.itb", "-o", "out", cwd=tmp_path)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
-    assert "error: b.itb: scenario `shop-cart-modified-env` was already compiled from a.itb\n" in proc.stderr
+    assert ("error: b.itb: scenario `shop-cart-modified-env` is also compiled from a.itb; scenario names must be "
+            "unique\n") in proc.stderr
+    assert not (tmp_path / "out").exists()  # refused before anything is written
 
 
 def test_compile_a_bad_file_writes_nothing(bad_file: Path):

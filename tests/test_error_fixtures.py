@@ -106,7 +106,7 @@ def test_e3001_schema_violation_through_validate_manifests():
     diags = _validate(obj)
     assert [d.code for d in diags.items] == ["E3001"]
     message = diags.items[0].message
-    assert "manifests/topology.yaml document 1 (Deployment `cart`)" in message and "$.spec.replicas" in message
+    assert message.startswith("Deployment `cart` (manifests/topology.yaml): $.spec.replicas")
 
 
 def test_e3002_selector_mismatch_through_validate_manifests():
@@ -121,7 +121,7 @@ def test_e3003_unknown_kind_through_validate_manifests():
     diags = _validate(obj)
     assert [d.code for d in diags.items] == ["E3003"]
     assert "Widget `w`" in diags.items[0].message
-    assert render_human(diags).startswith("error[E3003]: manifests/topology.yaml document 1 (Widget `w`)")
+    assert render_human(diags).startswith("error[E3003]: Widget `w` (manifests/topology.yaml): $.kind")
 
 
 SCENARIO = b'''scenario "shop-cart" {
