@@ -93,14 +93,9 @@ def _emit(value, indent: str, out: list[str]) -> None:
             _emit_entry(f"{indent}{scalar(key)}:", item, indent, out)
     else:
         for item in value:
-            if isinstance(item, dict) and item:
-                # "- first: value" then the other keys aligned under the first
+            if isinstance(item, (dict, list)) and item:
+                # "- first: value" (or "- - item") then the rest aligned under the first
                 lines: list[str] = []
-                _emit(item, indent + "  ", lines)
-                lines[0] = f"{indent}- " + lines[0][len(indent) + 2:]
-                out.extend(lines)
-            elif isinstance(item, list) and item:
-                lines = []
                 _emit(item, indent + "  ", lines)
                 lines[0] = f"{indent}- " + lines[0][len(indent) + 2:]
                 out.extend(lines)
@@ -109,15 +104,9 @@ def _emit(value, indent: str, out: list[str]) -> None:
 
 
 def _emit_entry(head: str, item, indent: str, out: list[str]) -> None:
-    if isinstance(item, dict):
+    if isinstance(item, (dict, list)):
         if not item:
-            out.append(head + " {}")
-        else:
-            out.append(head)
-            _emit(item, indent + "  ", out)
-    elif isinstance(item, list):
-        if not item:
-            out.append(head + " []")
+            out.append(head + (" {}" if isinstance(item, dict) else " []"))
         else:
             out.append(head)
             _emit(item, indent + "  ", out)

@@ -82,30 +82,11 @@ KEYWORDS = _grammar_keywords()
 
 
 def q(s: str) -> str:
-    """A .itb string literal: escapes \\" \\\\ \\n \\t \\r, other control and non-ASCII
-    characters as \\uXXXX (UTF-16 surrogate pairs above U+FFFF). Output is pure ASCII."""
-    out = ['"']
-    for ch in s:
-        cp = ord(ch)
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif cp < 0x20 or cp == 0x7F or (0x80 <= cp <= 0xFFFF):
-            out.append("\\u%04x" % cp)
-        elif cp > 0xFFFF:
-            v = cp - 0x10000
-            out.append("\\u%04x\\u%04x" % (0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF)))
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    """A .itb string literal, quoted as the canonical printer quotes it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from itbench_dsl.printer import quote
+
+    return quote(s)
 
 
 def key(k: str) -> str:
