@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from . import ast, ir
 from .diagnostics import Diagnostics, did_you_mean
-from .faults import CHAOS_NAMESPACE, FAULTS, WAITERS, FaultInput
+from .faults import CREATABLE_KINDS, FAULTS, WAITERS, FaultInput
 from .reader import MISSING, Body, Context, convert, entries_as_data, plain
 from .source import Span
 from .topology import (
@@ -33,8 +33,6 @@ KNOWN_ALERTS = (
     "KubeContainerWaiting", "KubeDeploymentRolloutStuck", "KubeHpaMaxedOut", "KubePodCrashLooping",
     "KubePodNotReady", "MemorySpend", "NoDatabaseOperations", "NoRequestsOpened", "NoRequestsReceived",
 )
-# Objects that faults create at run time and that ground truth may name.
-FAULT_OBJECT_KINDS = {"schedule": ("chaos-mesh.org/v1alpha1", "Schedule"), "networkchaos": ("chaos-mesh.org/v1alpha1", "NetworkChaos")}
 # The agent's default access, by domain: what diagnosing and mitigating (or checking) needs, including the
 # subresources the usual commands use (`kubectl scale` needs */scale, `rollout undo` controllerrevisions).
 DEFAULT_READ = ["pods", "pods/log", "events", "services", "endpoints", "configmaps", "deployments", "statefulsets",
@@ -72,6 +70,7 @@ class Checker:
         self.ctx = Context(diags, path)
         self.diags = diags
         self.state = _State()
+        self.agent_extra: list[tuple[list[str], list[str]]] = []  # access the faults say the agent needs
         # (Kubernetes kind, namespace, name) -> (file, span) of what produces that object, for E3xxx locations
         self.locations: dict[tuple[str, str | None, str], tuple[str, Span]] = {}
 
@@ -196,17 +195,17 @@ class Checker:
         kind = ref.kind
         build = self.state.build
         if allowed is not None and kind not in allowed:
-            if kind in KINDS or kind in RUNTIME_KINDS or kind in FAULT_OBJECT_KINDS:
+            if kind in KINDS or kind in RUNTIME_KINDS or kind in CREATABLE_KINDS:
                 self.error("E2004", f"{what} must be a {' or '.join(allowed)}, not a {kind}", ref.kind_span,
                            "wrong kind")
                 return None
         namespace, name = (ref.name.split("/", 1) + [None])[:2] if "/" in ref.name else (None, ref.name)
         if kind in RUNTIME_KINDS:
             return self.resolve_pods(ref, namespace, name)
-        if kind in FAULT_OBJECT_KINDS:
+        if kind in CREATABLE_KINDS:
             return self.resolve_fault_object(ref, kind, name)
         if kind not in KINDS:
-            candidates = list(KINDS) + list(RUNTIME_KINDS) + list(FAULT_OBJECT_KINDS)
+            candidates = list(KINDS) + list(RUNTIME_KINDS) + list(CREATABLE_KINDS)
             hint = did_you_mean(kind, candidates)
             self.error("E2015", f"unknown object kind `{kind}`", ref.kind_span, "unknown kind",
                        help=f"did you mean `{hint}`?" if hint else "known: " + ", ".join(sorted(candidates)))
@@ -318,14 +317,11 @@ class Checker:
         body.finish()
         if checked is None:
             return None
-        injection = ir.Injection(kind.name, kind.itbench_id, kind.mechanism, resolved.ref, checked.args,
-                                 checked.itbench_args, checked.side_objects)
-        if kind.name == "network_chaos":
-            schedule = checked.args["schedule"]
-            self.state.fault_objects[("schedule", schedule)] = ir.ObjectRef(
-                "chaos-mesh.org/v1alpha1", "Schedule", CHAOS_NAMESPACE, schedule)
-            self.state.fault_objects[("networkchaos", schedule)] = ir.ObjectRef(
-                "chaos-mesh.org/v1alpha1", "NetworkChaos", CHAOS_NAMESPACE, schedule)
+        injection = ir.Injection(kind.name, kind.itbench_id or "", kind.mechanism, resolved.ref, checked.args,
+                                 checked.itbench_args, checked.side_objects, checked.created, checked.root)
+        for created in checked.created:  # ground truth may name what the fault creates: `schedule "name"`
+            self.state.fault_objects[(created.kind.lower(), created.name)] = created
+        self.agent_extra.append((checked.agent_namespaces, checked.agent_resources))
         return injection
 
     def waiter(self, stmt: ast.Wait) -> ir.Waiter | None:
@@ -380,9 +376,7 @@ class Checker:
         derived: list[ir.ObjectRef] = []
         for group in groups:
             for injection in group.injections:
-                root = injection.target
-                if injection.fault == "network_chaos":
-                    root = self.state.fault_objects[("schedule", injection.args["schedule"])]
+                root = injection.root or injection.target
                 if root not in derived:
                     derived.append(root)
         return derived
@@ -494,11 +488,11 @@ class Checker:
                 cluster_write += CISO_WRITE[task.kind][1]
                 read += CISO_WRITE[task.kind][0]
                 cluster_read += CISO_WRITE[task.kind][1]
-        if any(i.fault == "network_chaos" for g in groups for i in g.injections):
-            # the fault lives in Chaos Mesh's namespace: the agent must be able to find and remove it
-            namespaces.append(CHAOS_NAMESPACE)
-            read += ["schedules", "networkchaos"]
-            write += ["schedules", "networkchaos"]
+        for extra_namespaces, extra_resources in self.agent_extra:
+            # a fault that lives elsewhere (Chaos Mesh's namespace, say): the agent must be able to find and undo it
+            namespaces += extra_namespaces
+            read += extra_resources
+            write += extra_resources
         if stmt is not None:
             body = Body(self.ctx, stmt.entries, "agent", stmt.span)
             read = self.agent_resources(body, "read", read, cluster=False)

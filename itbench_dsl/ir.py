@@ -180,7 +180,9 @@ class Injection:
     target: ObjectRef
     args: dict  # typed, normalised arguments
     itbench_args: dict  # the arguments as ITBench's scenario.yaml spells them
-    side_objects: list[ObjectRef] = field(default_factory=list)  # other objects the fault changes or creates
+    side_objects: list[ObjectRef] = field(default_factory=list)  # other existing objects the fault changes
+    created: list[ObjectRef] = field(default_factory=list)  # objects the fault creates
+    root: Optional[ObjectRef] = None  # the root cause, when it is not the target (a created Schedule, say)
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from .. import ir
-from ..faults import itbench_entry, library_alerts, render_solutions, slug
+from ..faults import FAULTS, itbench_entry, library_alerts, render_solutions, slug
 
 def itbench_name(scenario: ir.Scenario) -> str:
     itbench_id = scenario.metadata.get("itbench_id")
@@ -24,8 +24,11 @@ def scenario_yaml(scenario: ir.Scenario) -> dict:
         # the key ITBench uses for the application, from the application's own metadata
         key = scenario.topology.application_key or app
         applications[key] = {"enabled": True}
-        if any(i.fault == "misconfigured_hpa" for i in scenario.injections()):
-            applications[key]["options"] = {"autoscaling": {"kubernetes": {"hpa": True}}}
+        options: dict = {}
+        for injection in scenario.injections():  # ITBench application options the faults need
+            _merge(options, FAULTS[injection.fault].app_options)
+        if options:
+            applications[key]["options"] = options
     faults = []
     for group in scenario.faults:
         entry: dict = {"injections": [{"args": i.itbench_args, "id": i.itbench_id} for i in group.injections]}
@@ -43,6 +46,14 @@ def scenario_yaml(scenario: ir.Scenario) -> dict:
         "metadata": {"name": itbench_name(scenario)},
         "spec": {"applications": applications, "faults": faults, "tools": {tool: {"enabled": True}}},
     }
+
+
+def _merge(into: dict, extra: dict) -> None:
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
 
 
 def _waiter_args(waiter: ir.Waiter) -> dict:
@@ -146,10 +157,9 @@ def groundtruth_v1(scenario: ir.Scenario) -> dict:
     aliases = [ids for ids in by_component.values()]
     faults = []
     for injection in scenario.injections():
-        root = injection.target
+        root = injection.root or injection.target
         for candidate in scenario.root_causes:
-            if candidate == injection.target or candidate in injection.side_objects or (
-                    candidate.kind == "Schedule" and candidate.name == injection.args.get("schedule")):
+            if candidate in (injection.target, injection.root) or candidate in injection.side_objects:
                 root = candidate
                 break
         faults.append({

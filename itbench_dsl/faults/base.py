@@ -1,0 +1,198 @@
+"""The fault library's shared machinery: fault kinds, their inputs and results, and helpers.
+
+Each fault kind of the language maps to one ITBench fault id. Its arguments are read and
+checked against the topology at compile time (the preconditions ITBench only discovers on
+a cluster), and its injection and revert are computed from the objects the compiler owns:
+the exact patched object, or the side object the fault creates, with stable names.
+Descriptions, expected alerts and solution templates come from ITBench's own library
+entries (vendored in `data/itbench`), so derived ground truth matches ITBench.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Callable
+
+from jinja2 import StrictUndefined
+from jinja2.sandbox import SandboxedEnvironment
+
+from .. import ast, ir
+from ..diagnostics import did_you_mean
+from ..reader import Body, Context
+from ..topology import TopologyBuild
+
+CHAOS_NAMESPACE = "chaos-mesh"
+
+
+@functools.lru_cache(maxsize=None)
+def itbench_entry(kind: str, entry_id: str) -> dict:
+    """An ITBench library entry (`faults`, `waiters` or `applications`) by id."""
+    text = resources.files("itbench_dsl").joinpath(f"data/itbench/{kind}/{entry_id}.json").read_text("utf-8")
+    return json.loads(text)
+
+
+@functools.lru_cache(maxsize=1)
+def _template_env() -> SandboxedEnvironment:
+    return SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
+
+
+@functools.lru_cache(maxsize=None)
+def _template(text: str):
+    return _template_env().from_string(text)
+
+
+def render_solutions(itbench_id: str, itbench_args: dict) -> list[dict]:
+    """ITBench's solution templates for a fault, rendered with the injection's arguments."""
+    entry = itbench_entry("faults", itbench_id)
+    out = []
+    for template in entry.get("solutions", {}).get("templates", []):
+        steps = []
+        for step in template["steps"]:
+            rendered = {}
+            if "command" in step:
+                rendered["command"] = _template(step["command"]).render(args=itbench_args)
+            rendered["text"] = _template(step["text"]).render(args=itbench_args)
+            steps.append(rendered)
+        out.append({"steps": steps})
+    return out
+
+
+def library_alerts(itbench_id: str) -> list[str]:
+    alerts = itbench_entry("faults", itbench_id).get("alerts", {})
+    return sorted({name for names in alerts.values() for name in names})
+
+
+@dataclass
+class Effect:
+    """What injecting or reverting does: objects to apply, then objects to delete."""
+
+    apply: list  # IR topology objects (rendered by the manifest backend) or finished manifests (dict)
+    delete: list[ir.ObjectRef]
+
+
+@dataclass
+class Checked:
+    """A fault use that passed its checks: its typed arguments and what it touches."""
+
+    args: dict
+    itbench_args: dict
+    side_objects: list[ir.ObjectRef] = field(default_factory=list)  # other existing objects it changes
+    created: list[ir.ObjectRef] = field(default_factory=list)  # objects it creates (ground truth may name them)
+    root: ir.ObjectRef | None = None  # the root cause when it is not the target (a created Schedule, say)
+    agent_namespaces: list[str] = field(default_factory=list)  # where the agent must be able to act
+    agent_resources: list[str] = field(default_factory=list)  # what it must be able to read and change there
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of a fault, for its documentation page (checks live in the fault's code)."""
+
+    name: str
+    type: str
+    required: bool = False
+    default: str = ""
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class FaultKind:
+    name: str
+    itbench_id: str | None  # None for faults ITBench does not have
+    mechanism: str  # what the fault does; two kinds with one mechanism are duplicates
+    targets: tuple[str, ...]  # language object kinds
+    summary: str
+    check: Callable[["FaultInput"], Checked | None]
+    inject: Callable[[ir.Injection, ir.Topology], Effect]
+    revert: Callable[[ir.Injection, ir.Topology], Effect]
+    domains: tuple[str, ...] = ("sre",)
+    args: tuple[Arg, ...] = ()
+    preconditions: tuple[str, ...] = ()  # each one a sentence, for the documentation page
+    creates: str = ""  # what the fault creates, for the documentation page
+    app_options: dict = field(default_factory=dict)  # ITBench application options the fault needs
+
+
+@dataclass
+class FaultInput:
+    """Everything a fault's check needs: where to report, the arguments, the resolved target."""
+
+    ctx: Context
+    body: Body
+    fault: ast.Fault
+    target: ir.ObjectRef
+    obj: object  # the IR object of the target (Workload, Service, ...)
+    build: TopologyBuild
+    scenario_name: str
+
+    def error(self, code: str, message: str, span=None, label: str = "", help: str = "") -> None:
+        self.ctx.error(code, message, span or self.fault.span, label, help)
+
+
+# Kinds of objects faults may create, by the name references use (`schedule "x"`).
+CREATABLE_KINDS: dict[str, tuple[str, str]] = {
+    "schedule": ("chaos-mesh.org/v1alpha1", "Schedule"),
+}
+
+
+# ---- helpers shared by several faults ------------------------------------------------------------
+
+
+def find_object(topology: ir.Topology, ref: ir.ObjectRef):
+    pools = {
+        "Deployment": topology.workloads, "StatefulSet": topology.workloads, "Service": topology.services,
+        "ConfigMap": topology.configmaps, "Secret": topology.secrets, "HorizontalPodAutoscaler": topology.autoscalers,
+    }
+    for obj in pools.get(ref.kind, []):
+        if obj.name == ref.name and obj.namespace == ref.namespace and getattr(obj, "kind", ref.kind) == ref.kind:
+            return obj
+    raise KeyError(ref.key())
+
+
+def pick_container(f: FaultInput) -> ir.Container | None:
+    workload: ir.Workload = f.obj
+    name = f.body.attr("container", "str")
+    names = [c.name for c in workload.containers]
+    if name is None:
+        if len(names) == 1:
+            return workload.containers[0]
+        f.error("E2007", f"{workload.kind.lower()} `{workload.name}` has {len(names)} containers "
+                f"({', '.join(names)}): say which with `container`", f.fault.target.span, "which container?",
+                help=f'add `container = "{names[0]}"`' if names else "")
+        return None
+    for container in workload.containers:
+        if container.name == name:
+            return container
+    hint = did_you_mean(name, names)
+    f.error("E2011", f"{workload.kind.lower()} `{workload.name}` has no container `{name}`",
+            f.body.attr_span("container"), "no such container",
+            help=f"did you mean `{hint}`?" if hint else f"its containers: {', '.join(names)}")
+    return None
+
+
+def kobj(target: ir.ObjectRef) -> dict:
+    return target.itbench()
+
+
+def patched(topology: ir.Topology, injection: ir.Injection, change: Callable) -> Effect:
+    obj = copy.deepcopy(find_object(topology, injection.target))
+    change(obj, injection.args)
+    return Effect([obj], [])
+
+
+def original(injection: ir.Injection, topology: ir.Topology) -> Effect:
+    return Effect([copy.deepcopy(find_object(topology, injection.target))], [])
+
+
+def container_named(workload: ir.Workload, name: str) -> ir.Container:
+    return next(c for c in workload.containers if c.name == name)
+
+
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def slug(text: str) -> str:
+    return _SLUG.sub("_", text.lower()).strip("_")

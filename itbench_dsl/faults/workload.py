@@ -1,0 +1,117 @@
+"""Faults that change a workload's pods: their image, environment, replica count."""
+
+from __future__ import annotations
+
+
+from .. import ir
+from ..diagnostics import did_you_mean
+from .base import (
+    Arg, Checked, FaultInput, FaultKind, container_named, kobj, original, patched, pick_container,
+)
+
+
+# ---- nonexistent image -------------------------------------------------------------------------
+
+
+def _check_nonexistent_image(f: FaultInput) -> Checked | None:
+    container = pick_container(f)
+    image = f.body.attr("image", "str")
+    if container is None:
+        return None
+    if image is None:
+        repository = container.image.rsplit(":", 1)[0] if ":" in container.image.rsplit("/", 1)[-1] else container.image
+        image = f"{repository}:itbench-nonexistent"
+    if image == container.image:
+        f.error("E2011", "the fault's image is the container's current image: the fault would change nothing",
+                f.body.attr_span("image"), "same image")
+        return None
+    return Checked(
+        {"container": container.name, "image": image, "original_image": container.image},
+        {"container": {"name": container.name}, "kubernetesObject": kobj(f.target)},
+        [],
+    )
+
+
+def _inject_image(injection, topology):
+    return patched(topology, injection, lambda w, a: setattr(container_named(w, a["container"]), "image", a["image"]))
+
+
+# ---- modified environment variable ----------------------------------------------------------------
+
+
+def _check_modified_env(f: FaultInput) -> Checked | None:
+    container = pick_container(f)
+    name = f.body.attr("name", "str", required=True)
+    value = f.body.attr("value", "str", required=True)
+    if container is None or name is None or value is None:
+        return None
+    current = {e.name: e for e in container.env}
+    if name not in current:
+        hint = did_you_mean(name, current)
+        f.error("E2011", f"container `{container.name}` has no environment variable `{name}` to modify",
+                f.body.attr_span("name"), "not set in the container",
+                help=f"did you mean `{hint}`?" if hint else "the fault modifies an existing variable; "
+                "to add one, change the topology")
+        return None
+    if current[name].value == value:
+        f.error("E2011", f"`{name}` is already `{value}`: the fault would change nothing", f.body.attr_span("value"),
+                "same value")
+        return None
+    return Checked(
+        {"container": container.name, "name": name, "value": value, "original_value": current[name].value},
+        {"container": {"env": {"name": name, "value": value}, "name": container.name}, "kubernetesObject": kobj(f.target)},
+        [],
+    )
+
+
+def _inject_env(injection, topology):
+    def change(workload, args):
+        for env in container_named(workload, args["container"]).env:
+            if env.name == args["name"]:
+                env.value, env.value_from = args["value"], None
+
+    return patched(topology, injection, change)
+
+
+# ---- scaled to zero ----------------------------------------------------------------------------------
+
+
+def _check_scaled_to_zero(f: FaultInput) -> Checked | None:
+    workload: ir.Workload = f.obj
+    if workload.replicas == 0:
+        f.error("E2011", f"{workload.kind.lower()} `{workload.name}` already has 0 replicas: the fault would change "
+                "nothing", f.fault.target.span, "already at zero")
+        return None
+    return Checked({"original_replicas": workload.replicas}, {"kubernetesObject": kobj(f.target)}, [])
+
+
+def _inject_zero(injection, topology):
+    return patched(topology, injection, lambda w, a: setattr(w, "replicas", 0))
+
+
+FAULTS = [
+    FaultKind(
+        "nonexistent_image", "nonexistent-kubernetes-workload-container-image", "workload.container.image:unpullable",
+        ("deployment", "statefulset"), "Replaces a container's image with a tag that does not exist.",
+        _check_nonexistent_image, _inject_image, original,
+        args=(Arg("container", "string", help="the container; required when the workload has several"),
+              Arg("image", "string", default="the image's repository with tag `itbench-nonexistent`",
+                  help="the image reference that cannot be pulled")),
+        preconditions=("The container exists in the workload.", "The new image differs from the container's image."),
+    ),
+    FaultKind(
+        "modified_env", "modified-kubernetes-workload-container-environment-variable", "workload.container.env:modified",
+        ("deployment", "statefulset"), "Changes the value of an environment variable a container already has.",
+        _check_modified_env, _inject_env, original,
+        args=(Arg("container", "string", help="the container; required when the workload has several"),
+              Arg("name", "string", required=True, help="the environment variable, which must already be set"),
+              Arg("value", "string", required=True, help="its new value")),
+        preconditions=("The container exists in the workload.", "The variable is already set in the container.",
+                       "The new value differs from the current one."),
+    ),
+    FaultKind(
+        "scaled_to_zero", "scaled-to-zero-kubernetes-workload", "workload.replicas:zero", ("deployment", "statefulset"),
+        "Scales a workload to zero replicas.", _check_scaled_to_zero, _inject_zero, original,
+        preconditions=("The workload has at least one replica.",),
+    ),
+]
