@@ -127,9 +127,8 @@ range (a port must be 1 to 65535, replicas cannot be negative).
 """),
         _c("E2011", "fault precondition not met", """
 The fault would deploy but do nothing, or fail on a live cluster, because the topology does
-not have what it acts on: the container does not exist in the workload, the environment
-variable to modify is not already set, the service has no port to retarget, a workload is
-already at zero replicas. ITBench finds these only on a cluster; the compiler finds them here.
+not have what it acts on. ITBench finds these only on a cluster; the compiler finds them here.
+The common preconditions have codes of their own (E2020 to E2028); E2011 covers the others.
 """),
         _c("E2012", "propagation does not follow the topology", """
 A propagation edge `a -> b` must follow the application's structure: an edge of the
@@ -158,6 +157,36 @@ object does not say which one it belongs to (`namespace = "..."`).
         _c("E2017", "unknown alert", """
 The alert is not one the benchmark's monitoring stack defines. Known alerts are those of
 ITBench's fault library (HighRequestErrorRate, HighRequestLatency, KubePodNotReady, ...).
+"""),
+        _c("E2020", "no such container", """
+The fault names a container the workload does not have. The help lists the workload's containers.
+A workload with several containers needs `container = "..."` to say which one the fault acts on.
+"""),
+        _c("E2021", "no such environment variable", """
+The fault modifies an environment variable that the container does not set. A fault that edits
+a variable needs the variable to exist: on a cluster the injection would add it, which is another
+fault. To add a variable, change the topology.
+"""),
+        _c("E2022", "no such port", """
+The fault names a port the object does not have (a service port by name, a container port by
+number or name).
+"""),
+        _c("E2023", "no such autoscaler", """
+The fault acts on a workload's HorizontalPodAutoscaler, and the topology declares none for it.
+Declare one: `hpa "NAME" { workload = "NAME"  min = 1  max = 5  cpu = 80% }`.
+"""),
+        _c("E2026", "the selector matches no pod", """
+A Chaos Mesh or other label selector would select no pod of the topology, so the fault would
+do nothing. Use labels of the target workload's pod template (its `labels` block).
+"""),
+        _c("E2027", "the fault would change nothing", """
+The fault's arguments equal what the topology already has (the same image, the same value,
+zero replicas already, the same target port ...): it would deploy and change nothing.
+"""),
+        _c("E2028", "the resource is not requested", """
+Utilisation of CPU or memory is measured against the containers' requests (a limit alone sets the
+request). A fault or autoscaler on a resource the containers do not request has no effect.
+Add `resources { requests { cpu = ... } }` or act on a resource that is requested.
 """),
         _c("E3001", "generated object is not valid", """
 An object the compiler generated does not validate against the vendored schema of its kind

@@ -167,7 +167,7 @@ def pick_container(f: FaultInput) -> ir.Container | None:
         if container.name == name:
             return container
     hint = did_you_mean(name, names)
-    f.error("E2011", f"{workload.kind.lower()} `{workload.name}` has no container `{name}`",
+    f.error("E2020", f"{workload.kind.lower()} `{workload.name}` has no container `{name}`",
             f.body.attr_span("container"), "no such container",
             help=f"did you mean `{hint}`?" if hint else f"its containers: {', '.join(names)}")
     return None

@@ -27,7 +27,7 @@ def _selector_for(f: FaultInput, workload: ir.Workload, override_key: str) -> di
     matched = [w for w in f.build.workloads
                if w.namespace == workload.namespace and all(w.labels.get(k) == v for k, v in labels.items())]
     if not matched:
-        f.error("E2011", f"the selector {labels} matches no pod of the topology", f.body.attr_span(override_key),
+        f.error("E2026", f"the selector {labels} matches no pod of the topology", f.body.attr_span(override_key),
                 "selects nothing", help="use labels of the target workload's pod template")
         return None
     return {"labelSelectors": labels, "namespaces": [workload.namespace]}

@@ -18,7 +18,7 @@ def _check_misconfigured_hpa(f: FaultInput) -> Checked | None:
     hpas = [h for h in f.build.autoscalers if h.target.name == workload.name and h.namespace == workload.namespace]
     utilization = f.body.attr("utilization", "percent", default=1)
     if not hpas:
-        f.error("E2011", f"{workload.kind.lower()} `{workload.name}` has no HorizontalPodAutoscaler to misconfigure",
+        f.error("E2023", f"{workload.kind.lower()} `{workload.name}` has no HorizontalPodAutoscaler to misconfigure",
                 f.fault.target.span, "no autoscaler", help=f'declare `hpa "{workload.name}" {{ workload = "{workload.name}" ... }}`')
         return None
     hpa = hpas[0]
@@ -29,13 +29,13 @@ def _check_misconfigured_hpa(f: FaultInput) -> Checked | None:
     bare = [c.name for c in workload.containers
             if resource not in c.resources.get("requests", {}) and resource not in c.resources.get("limits", {})]
     if bare:
-        f.error("E2011", f"container `{bare[0]}` of `{workload.name}` has no {resource} request: the autoscaler cannot "
+        f.error("E2028", f"container `{bare[0]}` of `{workload.name}` has no {resource} request: the autoscaler cannot "
                 f"compute {resource} utilisation, so the fault would change nothing", f.fault.target.span,
                 f"no {resource} request", help=f"scale on a resource the containers request, or add "
                 f"`resources {{ requests {{ {resource} = ... }} }}`")
         return None
     if utilization == current:
-        f.error("E2011", f"the autoscaler already targets {utilization}% {resource}: the fault would change nothing",
+        f.error("E2027", f"the autoscaler already targets {utilization}% {resource}: the fault would change nothing",
                 f.body.attr_span("utilization"), "same target")
         return None
     hpa_ref = ir.ObjectRef("autoscaling/v2", "HorizontalPodAutoscaler", hpa.namespace, hpa.name)

@@ -22,7 +22,7 @@ def _check_nonexistent_image(f: FaultInput) -> Checked | None:
         repository = container.image.rsplit(":", 1)[0] if ":" in container.image.rsplit("/", 1)[-1] else container.image
         image = f"{repository}:itbench-nonexistent"
     if image == container.image:
-        f.error("E2011", "the fault's image is the container's current image: the fault would change nothing",
+        f.error("E2027", "the fault's image is the container's current image: the fault would change nothing",
                 f.body.attr_span("image"), "same image")
         return None
     return Checked(
@@ -48,13 +48,13 @@ def _check_modified_env(f: FaultInput) -> Checked | None:
     current = {e.name: e for e in container.env}
     if name not in current:
         hint = did_you_mean(name, current)
-        f.error("E2011", f"container `{container.name}` has no environment variable `{name}` to modify",
+        f.error("E2021", f"container `{container.name}` has no environment variable `{name}` to modify",
                 f.body.attr_span("name"), "not set in the container",
                 help=f"did you mean `{hint}`?" if hint else "the fault modifies an existing variable; "
                 "to add one, change the topology")
         return None
     if current[name].value == value:
-        f.error("E2011", f"`{name}` is already `{value}`: the fault would change nothing", f.body.attr_span("value"),
+        f.error("E2027", f"`{name}` is already `{value}`: the fault would change nothing", f.body.attr_span("value"),
                 "same value")
         return None
     return Checked(
@@ -79,7 +79,7 @@ def _inject_env(injection, topology):
 def _check_scaled_to_zero(f: FaultInput) -> Checked | None:
     workload: ir.Workload = f.obj
     if workload.replicas == 0:
-        f.error("E2011", f"{workload.kind.lower()} `{workload.name}` already has 0 replicas: the fault would change "
+        f.error("E2027", f"{workload.kind.lower()} `{workload.name}` already has 0 replicas: the fault would change "
                 "nothing", f.fault.target.span, "already at zero")
         return None
     return Checked({"original_replicas": workload.replicas}, {"kubernetesObject": kobj(f.target)}, [])
