@@ -61,8 +61,10 @@ AGENT_RESOURCES = {
     "deployments/scale": "apps", "statefulsets/scale": "apps",
     "horizontalpodautoscalers": "autoscaling", "networkpolicies": "networking.k8s.io",
     "poddisruptionbudgets": "policy", "jobs": "batch", "cronjobs": "batch",
-    "policies": "kyverno.io", "clusterpolicies": "kyverno.io", "policyreports": "wgpolicyk8s.io",
+    "policies": "kyverno.io", "policyreports": "wgpolicyk8s.io",
     "schedules": "chaos-mesh.org", "networkchaos": "chaos-mesh.org", "podchaos": "chaos-mesh.org",
+    "stresschaos": "chaos-mesh.org", "httpchaos": "chaos-mesh.org", "iochaos": "chaos-mesh.org",
+    "dnschaos": "chaos-mesh.org", "timechaos": "chaos-mesh.org", "jvmchaos": "chaos-mesh.org",
     "controllerrevisions": "apps",
     # cluster-scoped
     "namespaces": "", "nodes": "", "clusterpolicies": "kyverno.io", "clusterpolicyreports": "wgpolicyk8s.io",

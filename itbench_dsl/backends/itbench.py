@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from .. import ir
-from ..faults import FAULTS, itbench_entry, library_alerts, render_solutions, slug
+from ..faults import FAULTS, fault_description, library_alerts, render_solutions, slug
 
 def itbench_name(scenario: ir.Scenario) -> str:
     itbench_id = scenario.metadata.get("itbench_id")
@@ -31,7 +31,12 @@ def scenario_yaml(scenario: ir.Scenario) -> dict:
             applications[key]["options"] = options
     faults = []
     for group in scenario.faults:
-        entry: dict = {"injections": [{"args": i.itbench_args, "id": i.itbench_id} for i in group.injections]}
+        # a fault ITBench does not have (a one-shot chaos experiment, say) has no place in its scenario.yaml:
+        # the bundle's inject/ folder applies it
+        injections = [{"args": i.itbench_args, "id": i.itbench_id} for i in group.injections if i.itbench_id]
+        if not injections:
+            continue
+        entry: dict = {"injections": injections}
         waits: dict = {}
         for waiter in group.waiters:
             key = "preInjection" if waiter.when == "before" else "postInjection"
@@ -66,7 +71,7 @@ def _waiter_args(waiter: ir.Waiter) -> dict:
 
 
 def groundtruth_v2(scenario: ir.Scenario) -> dict:
-    alerts = sorted({a for i in scenario.injections() for a in library_alerts(i.itbench_id)})
+    alerts = sorted({a for i in scenario.injections() for a in library_alerts(FAULTS[i.fault])})
     entities: list[dict] = []
     for injection in scenario.injections():
         # the object ITBench's injection acts on (a created Schedule for chaos faults), then the others it changes
@@ -74,7 +79,7 @@ def groundtruth_v2(scenario: ir.Scenario) -> dict:
         for item in [primary, *(ref.itbench() for ref in injection.side_objects)]:
             if item not in entities:
                 entities.append(item)
-    solutions = [render_solutions(i.itbench_id, i.itbench_args) for i in scenario.injections()]
+    solutions = [render_solutions(FAULTS[i.fault], i.itbench_args) for i in scenario.injections()]
     return {
         "apiVersion": "itbench.io/v2",
         "kind": "GroundTruth",
@@ -164,7 +169,7 @@ def groundtruth_v1(scenario: ir.Scenario) -> dict:
                 break
         faults.append({
             "category": "Change",
-            "condition": itbench_entry("faults", injection.itbench_id)["description"],
+            "condition": fault_description(FAULTS[injection.fault]),
             "entity": {"group_id": group_id(root), "kind": root.kind, "name": group_id(root)},
             "fault_mechanism": injection.mechanism,
         })

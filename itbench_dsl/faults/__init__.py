@@ -7,14 +7,14 @@ scenario, a test and, through `tools/gen_docs.py`, its documentation page).
 
 from __future__ import annotations
 
-from . import chaos, finops, service, workload
+from . import chaos, cluster, config, finops, istio, scheduling, service, workload
 from .base import (
-    CHAOS_NAMESPACE, CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, itbench_entry, library_alerts,
-    render_solutions, slug,
+    CHAOS_NAMESPACE, CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, fault_description, itbench_entry,
+    library_alerts, render_solutions, slug,
 )
 from .waiters import WAITERS, WaiterKind
 
-_FAMILIES = (workload, service, chaos, finops)
+_FAMILIES = (workload, scheduling, service, config, cluster, istio, chaos, finops)
 
 
 def _registry() -> dict[str, FaultKind]:
@@ -31,5 +31,5 @@ FAULTS: dict[str, FaultKind] = _registry()
 
 __all__ = [
     "CHAOS_NAMESPACE", "CREATABLE_KINDS", "FAULTS", "WAITERS", "Arg", "Checked", "Effect", "FaultInput", "FaultKind",
-    "WaiterKind", "itbench_entry", "library_alerts", "render_solutions", "slug",
+    "WaiterKind", "fault_description", "itbench_entry", "library_alerts", "render_solutions", "slug",
 ]

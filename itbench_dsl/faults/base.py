@@ -46,11 +46,13 @@ def _template(text: str):
     return _template_env().from_string(text)
 
 
-def render_solutions(itbench_id: str, itbench_args: dict) -> list[dict]:
-    """ITBench's solution templates for a fault, rendered with the injection's arguments."""
-    entry = itbench_entry("faults", itbench_id)
+def render_solutions(kind: "FaultKind", itbench_args: dict) -> list[dict]:
+    """A fault's solution templates (ITBench's, or the kind's own), rendered with the injection's arguments."""
+    templates = list(kind.solutions)
+    if not templates and kind.itbench_id:
+        templates = itbench_entry("faults", kind.itbench_id).get("solutions", {}).get("templates", [])
     out = []
-    for template in entry.get("solutions", {}).get("templates", []):
+    for template in templates:
         steps = []
         for step in template["steps"]:
             rendered = {}
@@ -62,9 +64,18 @@ def render_solutions(itbench_id: str, itbench_args: dict) -> list[dict]:
     return out
 
 
-def library_alerts(itbench_id: str) -> list[str]:
-    alerts = itbench_entry("faults", itbench_id).get("alerts", {})
+def library_alerts(kind: "FaultKind") -> list[str]:
+    """The alerts a fault raises: ITBench's library entry, or the kind's own list."""
+    if kind.alerts or not kind.itbench_id:
+        return sorted(kind.alerts)
+    alerts = itbench_entry("faults", kind.itbench_id).get("alerts", {})
     return sorted({name for names in alerts.values() for name in names})
+
+
+def fault_description(kind: "FaultKind") -> str:
+    if kind.itbench_id:
+        return itbench_entry("faults", kind.itbench_id)["description"]
+    return kind.summary
 
 
 @dataclass
@@ -114,6 +125,9 @@ class FaultKind:
     preconditions: tuple[str, ...] = ()  # each one a sentence, for the documentation page
     creates: str = ""  # what the fault creates, for the documentation page
     app_options: dict = field(default_factory=dict)  # ITBench application options the fault needs
+    # For faults ITBench does not have (itbench_id None); ITBench's own entry is used otherwise:
+    alerts: tuple[str, ...] = ()
+    solutions: tuple[dict, ...] = ()  # ITBench's template format: {"steps": [{"text", "command"}]}, Jinja2 over `args`
 
 
 @dataclass
