@@ -284,28 +284,53 @@ class Checker:
                 injection = self.fault(stmt)
                 if injection is not None:
                     groups.append(ir.FaultGroup(None, [injection]))
+                    self.needed_waiters(None, [(stmt, injection)], [], True)
             elif isinstance(stmt, ast.Group):
                 injections, waiters = [], []
+                pairs, waiters_ok = [], True
                 for item in stmt.items:
                     if isinstance(item, ast.Fault):
                         injection = self.fault(item)
                         if injection is not None:
                             injections.append(injection)
+                            pairs.append((item, injection))
                     else:
                         waiter = self.waiter(item)
                         if waiter is not None:
                             waiters.append(waiter)
+                        else:
+                            waiters_ok = False
+                self.needed_waiters(stmt, pairs, waiters, waiters_ok)
                 if not any(isinstance(i, ast.Fault) for i in stmt.items):
                     self.error("E2013", "a fault group needs at least one `fault`", stmt.span, "empty group")
                 groups.append(ir.FaultGroup(stmt.name, injections, waiters))
         return groups
+
+    def needed_waiters(self, group: ast.Group | None, pairs: list, waiters: list[ir.Waiter], complete: bool) -> None:
+        """E2024: a fault that only takes effect after a waiter (a restart, say) must have it in its group."""
+        if not complete:  # a waiter of the group did not resolve: it may be the one that is needed
+            return
+        have = {(w.kind, w.target) for w in waiters if w.when == "after"}
+        for stmt, injection in pairs:
+            kind = FAULTS[injection.fault]
+            if kind.needs_waiters is None:
+                continue
+            for waiter_kind, ref, why in kind.needs_waiters(injection):
+                if (waiter_kind, ref) in have:
+                    continue
+                line = f'wait after {waiter_kind} on {ref.kind.lower()} "{ref.name}"'
+                where = f"in group `{group.name}`" if group is not None and group.name else "in the fault's group"
+                self.error("E2024", f"`{injection.fault}` needs `{line}`: {why}", stmt.span,
+                           "needs a waiter", help=f"add `{line}` {where}" if group is not None else
+                           f"put the fault in a group with its waiter: `group {{ fault ...  {line} }}`")
 
     def fault(self, stmt: ast.Fault) -> ir.Injection | None:
         kind = FAULTS.get(stmt.kind)
         if kind is None:
             hint = did_you_mean(stmt.kind, FAULTS)
             self.error("E2005", f"unknown fault `{stmt.kind}`", stmt.kind_span, "not in the fault library",
-                       help=f"did you mean `{hint}`?" if hint else "known faults: " + ", ".join(sorted(FAULTS)))
+                       help=f"did you mean `{hint}`?" if hint else
+                       f"`itbench faults` lists the {len(FAULTS)} faults of the library")
             return None
         resolved = self.resolve(stmt.target, kind.targets, f"the target of `{stmt.kind}`")
         body = Body(self.ctx, stmt.entries, f"fault `{stmt.kind}`", stmt.span)
@@ -313,11 +338,12 @@ class Checker:
             body.used = set(range(len(body.entries)))  # do not pile unknown-field errors on a missing target
             return None
         checked = kind.check(FaultInput(self.ctx, body, stmt, resolved.ref, resolved.declared, self.state.build,
-                                        self.doc.name))
+                                        self.doc.name, document=self.doc))
         body.finish()
         if checked is None:
             return None
-        injection = ir.Injection(kind.name, kind.itbench_id or "", kind.mechanism, resolved.ref, checked.args,
+        itbench_id = checked.itbench_id if checked.itbench_id is not None else kind.itbench_id or ""
+        injection = ir.Injection(kind.name, itbench_id, kind.mechanism, resolved.ref, checked.args,
                                  checked.itbench_args, checked.side_objects, checked.created, checked.root)
         for created in checked.created:  # ground truth may name what the fault creates: `schedule "name"`
             self.state.fault_objects[(created.kind.lower(), created.name)] = created
@@ -333,15 +359,9 @@ class Checker:
             return None
         resolved = self.resolve(stmt.target, kind.targets, f"the target of `wait {stmt.kind}`")
         body = Body(self.ctx, stmt.entries, f"waiter `{stmt.kind}`", stmt.span)
-        args = {}
-        if kind.name == "scale":
-            replicas = body.attr("replicas", "nonneg_int", required=True)
-            args = {"replicas": replicas}
-        elif kind.name == "pause":
-            duration = body.attr("duration", "duration", required=True)
-            args = {"seconds": float(duration) if duration is not None else None}
+        args = kind.read(body)  # the waiter's own arguments (faults/waiters.py), None after an error
         body.finish()
-        if resolved is None:
+        if resolved is None or args is None:
             return None
         return ir.Waiter(kind.name, kind.itbench_id, stmt.when, resolved.ref, args)
 
@@ -531,20 +551,54 @@ class Checker:
             for stmt in [*gaps, *compliant, *(s for s in (control, task) if s)]:
                 self.error("E2013", f"`{_keyword(stmt)}` belongs to CISO scenarios (domain ciso)", stmt.span)
             return None
-        if control is None or task is None or not gaps:
-            missing = [w for w, s in (("control", control), ("task", task), ("gap", gaps)) if not s]
+        from . import ciso  # the policy-gap catalogue
+        entry = ciso.lookup(control.id) if control is not None else None
+        unknown = control is not None and entry is None and not gaps and ciso.looks_like_catalogue_id(control.id)
+        if unknown:
+            hint = ciso.suggest(control.id)
+            self.error("E2010", f"`{control.id}` is not a control of the catalogue", control.span, "unknown control",
+                       help=f"did you mean `{hint}`?" if hint else
+                       "see docs/ciso.md for the catalogue, or declare the `gap` objects yourself")
+        if control is None or task is None or (not gaps and entry is None and not unknown):
+            missing = [w for w, s in (("control", control), ("task", task),
+                                      ("gap", gaps or entry is not None or unknown)) if not s]
             self.error("E2013", f"a CISO scenario needs {', '.join(f'`{m}`' for m in missing)}", self.doc.name_span,
                        "incomplete CISO scenario", help="declare the control, the task class and the gap objects")
             return None
+        if unknown:
+            return None
         body = Body(self.ctx, control.entries, f"control `{control.id}`", control.span)
-        goal = body.attr("goal", "str", required=True)
-        benchmark = body.attr("benchmark", "str", default="CIS Kubernetes Benchmark")
+        goal = body.attr("goal", "str", required=entry is None)
+        benchmark = body.attr("benchmark", "str", default=entry.benchmark if entry else "CIS Kubernetes Benchmark")
+        hosts = body.attr("hosts", "str", default=ciso.DEFAULT_HOSTS) if isinstance(entry, ciso.HostControl) else None
+        if hosts is not None and not ciso.is_group_name(hosts):
+            self.error("E2010", f"`{hosts}` is not an Ansible inventory group name", body.attr_span("hosts"),
+                       "invalid group name", help="use letters, digits and `_`, e.g. `rhel9_servers`")
+            hosts = None
         body.finish()
         if task.kind not in CISO_TASKS:
             hint = did_you_mean(task.kind, CISO_TASKS)
             self.error("E2010", f"`{task.kind}` is not a CISO task class", task.span,
                        help=f"did you mean `{hint}`?" if hint else "classes: " + ", ".join(CISO_TASKS))
+        elif entry is not None and task.kind not in entry.classes:
+            self.error("E2010", f"control `{entry.id}` does not suit the task class `{task.kind}`", task.span,
+                       "unsuitable task class", help=f"`{entry.id}` suits " + ", ".join(f"`{c}`" for c in entry.classes)
+                       + " (docs/ciso.md lists the classes of every control)")
         Body(self.ctx, task.entries, f"task `{task.kind}`", task.span).finish()
+        if entry is not None and not gaps and not compliant:
+            if hosts is None and isinstance(entry, ciso.HostControl):
+                return None
+            return self.catalogue_compliance(entry, control, task, goal, benchmark, hosts)
+        if isinstance(entry, ciso.K8sControl) and compliant and not gaps:
+            self.error("E2013", f"`compliant` objects but no `gap` for catalogue control `{entry.id}`",
+                       compliant[0].span, "no gap declared",
+                       help="declare the `gap` objects too, or neither: the catalogue then provides both")
+            return None
+        if isinstance(entry, ciso.HostControl):
+            self.error("E2010", f"host control `{entry.id}` takes no `gap` or `compliant` objects",
+                       (gaps or compliant)[0].span, "a Kubernetes object",
+                       help="remove the statement: the control's Ansible plays open and close the gap")
+            return None
         gap_refs = [r.ref for r in (self.resolve(g.target, None, "gap") for g in gaps) if r]
         ok_resolved = [(c, self.resolve(c.target, None, "compliant object")) for c in compliant]
         ok_refs = [r.ref for _, r in ok_resolved if r]
@@ -553,7 +607,39 @@ class Checker:
                 ref = resolved.ref
                 self.error("E2010", f"{ref.kind} `{ref.name}` cannot be both a gap and compliant", stmt.span,
                            "also a gap", help="remove the `gap` or the `compliant` statement")
+        if goal is None and entry is not None:
+            goal = ciso.goal_text(entry, task.kind, None)
         return ir.Compliance(control.id, benchmark, goal or "", task.kind, gap_refs, ok_refs)
+
+    def catalogue_compliance(self, entry, control: ast.Control, task: ast.Task, goal: str | None, benchmark: str,
+                             hosts: str | None) -> ir.Compliance | None:
+        """A catalogue control with no `gap`/`compliant` statements: the catalogue's objects are the gap."""
+        from . import ciso
+        if isinstance(entry, ciso.HostControl):
+            return ir.Compliance(control.id, benchmark, goal or ciso.goal_text(entry, task.kind, None), task.kind,
+                                 [ciso.host_ref(hosts)], [])
+        namespaces = [n.name for n in self.state.build.namespaces]
+        if len(namespaces) != 1:
+            if not self.state.incomplete:
+                self.error("E2010", f"catalogue control `{entry.id}` needs exactly one namespace in the topology, "
+                           f"found {len(namespaces)}", control.span, "where would its objects go?",
+                           help='declare one namespace (`topology { namespace "ciso-target" }`), or declare the '
+                           "`gap` and `compliant` objects yourself")
+            return None
+        namespace = namespaces[0]
+        gap_objects, ok_objects = entry.objects(namespace, True), entry.objects(namespace, False)
+        declared = {(KINDS[k][1], ns or None, n) for (k, ns, n) in self.state.build.declared}
+        for obj in gap_objects + ok_objects:
+            key = (obj["kind"], obj["metadata"].get("namespace"), obj["metadata"]["name"])
+            if key in declared:
+                self.error("E2010", f"{key[0]} `{key[2]}` of catalogue control `{entry.id}` is also declared in the "
+                           "topology", control.span, "name clash", help="rename the topology object")
+                return None
+            self.locations[key] = (self.ctx.path, control.span)
+        if task.kind == "kyverno_update":
+            self.locations[("ClusterPolicy", None, ciso.policy_name(namespace))] = (self.ctx.path, task.span)
+        return ir.Compliance(control.id, benchmark, goal or ciso.goal_text(entry, task.kind, namespace), task.kind,
+                             [ciso.ref(o) for o in gap_objects], [ciso.ref(o) for o in ok_objects])
 
     def domain_requirements(self, domain: str | None, optimal: list[ir.Optimum]) -> None:
         if domain in ("sre", "finops") and not any(isinstance(s, (ast.Fault, ast.Group)) for s in self.doc.statements):

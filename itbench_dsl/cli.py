@@ -174,8 +174,13 @@ def check(paths: tuple[str, ...], fmt: str) -> None:
 
     files = _collect(paths)
     diags = Diagnostics()
+    checked = []
     for path in files:
-        compile_source(_read(path), _display(path), diags)
+        result = compile_source(_read(path), _display(path), diags)
+        checked.append((result.path, result.scenario if result.files else None))  # only scenarios without errors
+    from .mechanisms import duplicate_diagnostics  # W2001: two scenarios measure the same thing
+
+    diags.extend(duplicate_diagnostics(checked, diags))
     _report(diags, fmt)
     if fmt == "human":
         click.echo(_summary(diags, len(files), "checked"), err=True)
@@ -300,9 +305,10 @@ def faults() -> None:
     """
     from .faults import FAULTS
 
+    width = max(len(name) for name in FAULTS)
     for kind in FAULTS.values():
-        click.echo(f"{kind.name:22} on {'|'.join(kind.targets):22} {kind.itbench_id}")
-        click.echo(f"{'':22}    {kind.summary}")
+        click.echo(f"{kind.name:{width}}  on {'|'.join(kind.targets):24} {kind.itbench_id or '(not in ITBench)'}")
+        click.echo(f"{'':{width}}     {kind.summary}")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -175,6 +175,17 @@ number or name).
 The fault acts on a workload's HorizontalPodAutoscaler, and the topology declares none for it.
 Declare one: `hpa "NAME" { workload = "NAME"  min = 1  max = 5  cpu = 80% }`.
 """),
+        _c("E2024", "a required waiter is missing", """
+The fault only takes effect after a waiter runs: a feature flag, for instance, is read when the
+workload restarts, so ITBench restarts flagd (and the service that reads the flag) after changing
+ConfigMap flagd-config. Put the fault in a group with the waiter:
+`group "name" { fault ...  wait after restart on deployment "flagd" }`.
+"""),
+        _c("E2025", "no service mesh", """
+The fault acts on an Istio service mesh (mutual TLS, an authorization policy, ambient mode), and
+the application does not run in one. Use an application whose metadata declares `service_mesh`,
+such as `book-info`.
+"""),
         _c("E2026", "the selector matches no pod", """
 A Chaos Mesh or other label selector would select no pod of the topology, so the fault would
 do nothing. Use labels of the target workload's pod template (its `labels` block).
@@ -209,6 +220,16 @@ Templates render with StrictUndefined, so a missing value is an error, never an 
         _c("E4002", "output path leaves the output folder", """
 A generated file name would resolve outside the bundle folder. Names come from the
 scenario; the compiler refuses rather than write anywhere else.
+"""),
+        _c("W2001", "scenario duplicates another", """
+Two of the checked scenarios inject the same fault mechanism on the same target (the same
+container, variable, port or autoscaler): they measure the same thing, whatever values they use.
+Contributors proposed many duplicate "new" faults and scenarios to ITBench; this catches them.
+Change the target or the mechanism, or drop one of the two. `itbench check` reports it when it
+checks several files; it is a warning, so it does not change the exit code.
+
+    fault modified_env on deployment "cart" { name = "REDIS_ADDR"  value = "x:1" }   # a.itb
+    fault modified_env on deployment "cart" { name = "REDIS_ADDR"  value = "y:2" }   # b.itb: W2001
 """),
     ]
 )

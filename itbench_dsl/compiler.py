@@ -13,7 +13,7 @@ import time
 from importlib import resources
 from dataclasses import dataclass, field
 
-from . import __version__, ast, ir, yamlout
+from . import __version__, ast, ciso, ir, yamlout
 from .backends import faults as fault_backend
 from .backends import itbench as itbench_backend
 from .backends import manifests as manifest_backend
@@ -125,6 +125,7 @@ def generate(scenario: ir.Scenario, diags: Diagnostics, path: str) -> tuple[dict
     """Every output of a checked scenario: (manifests by file, for validation; all files as bytes)."""
     gaps = [id(o) for o in fault_backend.gap_objects(scenario)]
     topology = manifest_backend.topology_manifests(scenario.topology, exclude=gaps)
+    topology = topology + ciso.k8s_objects(scenario)[1]  # a catalogue control's compliant objects
     agent = manifest_backend.agent_access(scenario.agent)
     inject_apply, inject_delete, revert_apply, revert_delete = fault_backend.plan(scenario)
     manifests = {
@@ -132,6 +133,7 @@ def generate(scenario: ir.Scenario, diags: Diagnostics, path: str) -> tuple[dict
         "manifests/agent-access.yaml": agent,
         "inject/apply.yaml": inject_apply,
         "revert/apply.yaml": revert_apply,
+        "manifests/existing-policy.yaml": ciso.existing_policy(scenario),  # CISO kyverno_update: the policy to update
     }
     files: dict[str, bytes] = {}
     for name, documents in manifests.items():
@@ -141,6 +143,9 @@ def generate(scenario: ir.Scenario, diags: Diagnostics, path: str) -> tuple[dict
         files["inject/delete.yaml"] = dump_yaml([fault_backend.delete_manifest(r) for r in inject_delete])
     if revert_delete:
         files["revert/delete.yaml"] = dump_yaml([fault_backend.delete_manifest(r) for r in revert_delete])
+    for name, plays in zip(("inject/playbook.yml", "revert/playbook.yml"), ciso.playbooks(scenario)):
+        if plays:  # CISO host control: the Ansible play lists that open and close the gap
+            files[name] = yamlout.dump(plays).encode("utf-8")
     files["itbench/scenario.yaml"] = dump_yaml([itbench_backend.scenario_yaml(scenario)], sort_keys=True)
     files["itbench/groundtruth.yaml"] = dump_yaml([itbench_backend.groundtruth_v2(scenario)], sort_keys=True)
     files["itbench/groundtruth_v1.yaml"] = dump_yaml([itbench_backend.groundtruth_v1(scenario)], sort_keys=True)

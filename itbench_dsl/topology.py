@@ -309,6 +309,8 @@ class TopologyBuilder:
         workload.host_pid = body.attr("host_pid", "bool")
         workload.host_ipc = body.attr("host_ipc", "bool")
         workload.node_selector = body.string_map("node_selector", label_problem)
+        workload.dns_policy = self.choice(body, "dns_policy", ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"))
+        workload.priority_class_name = body.attr("priority_class_name", "str")
         if kind == "Deployment":
             workload.strategy = self.choice(body, "strategy", ("Recreate", "RollingUpdate"))
         else:

@@ -141,8 +141,8 @@ def _kind_key(obj: dict, found: set[_Found]) -> str | None:
 # Schemas and validators
 # --------------------------------------------------------------------------------------------
 
-_SCHEMA_FILES = ("kubernetes/v1.33-strict.json", "chaos-mesh/v1alpha1.json")
-_K8S, _CHAOS = 0, 1
+_SCHEMA_FILES = ("kubernetes/v1.33-strict.json", "chaos-mesh/v1alpha1.json", "kyverno/v1.json")
+_K8S, _CHAOS, _KYVERNO = 0, 1, 2
 _OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
@@ -169,7 +169,7 @@ def _validator(key: str) -> Draft202012Validator:
     index = _kinds()[key]
     bundle = _bundle(index)
     schema = _inliner(index)(bundle["kinds"][key])
-    if index == _CHAOS:
+    if index != _K8S:
         # A CRD's schema leaves `metadata` open: the API server validates the metadata of every
         # object, custom resources included, as ObjectMeta. Do the same with the Kubernetes one.
         object_meta = _inliner(_K8S)(_bundle(_K8S)["$defs"][_OBJECT_META])

@@ -8,7 +8,6 @@ in one process, which must not change any bundle (no state leaks from one compil
 
 from __future__ import annotations
 
-import locale
 import os
 import subprocess
 import sys

@@ -371,6 +371,26 @@ spec:
         mode: all
         delay: {latency: 200ms}
         selector: {namespaces: [otel-demo], labelSelectors: {app.kubernetes.io/component: cart}}
+---
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: disallow-host-network}
+spec:
+  validationFailureAction: Audit
+  background: true
+  rules:
+    - name: host-network
+      match: {any: [{resources: {kinds: [Pod]}}]}
+      validate: {message: "Sharing the host network is not allowed.", pattern: {spec: {"=(hostNetwork)": "false"}}}
+---
+apiVersion: kyverno.io/v1
+kind: Policy
+metadata: {name: disallow-host-network, namespace: otel-demo}
+spec:
+  rules:
+    - name: host-network
+      match: {any: [{resources: {kinds: [Pod]}}]}
+      validate: {message: "Sharing the host network is not allowed.", pattern: {spec: {"=(hostNetwork)": "false"}}}
 """
     )
 }
@@ -400,7 +420,7 @@ def test_schema_files_are_package_data_and_valid_json_schema(name: str) -> None:
 def test_known_kinds() -> None:
     kinds = known_kinds()
     assert kinds == sorted(kinds)
-    assert len(kinds) == 22 + 13
+    assert len(kinds) == 22 + 13 + 2  # Kubernetes, Chaos Mesh, Kyverno
     assert {"apps/v1/Deployment", "v1/Service", "autoscaling/v2/HorizontalPodAutoscaler",
             "chaos-mesh.org/v1alpha1/Schedule", "chaos-mesh.org/v1alpha1/NetworkChaos"} <= set(kinds)
 

@@ -2,7 +2,8 @@
 
     python3 tests/update_golden.py              # rewrite every expected/ folder that changed
     python3 tests/update_golden.py --check      # change nothing; exit 1 if anything would change
-    python3 tests/update_golden.py --sync       # first copy scenarios/**/NAME.itb to cases/compile/NAME/input.itb
+    python3 tests/update_golden.py --sync       # first refresh the curated cases' copies of scenarios/**/NAME.itb
+    python3 tests/update_golden.py --sync NAME  # add the library scenario NAME as a curated case
     python3 tests/update_golden.py otel-        # only the cases whose name starts with `otel-`
 
 Each case is `tests/cases/compile/<name>/input.itb` and `expected/`, which holds every file that
@@ -89,10 +90,12 @@ def write_expected(folder: Path, files: dict[str, bytes]) -> None:
 
 
 def sync_inputs(prefixes: list[str]) -> int:
-    """Copy each scenario of the library into its case folder; returns how many inputs changed."""
+    """Refresh the input of each curated case named after a library scenario (name a new one as a prefix
+    to add it); returns how many inputs changed."""
     changed = 0
     for name, path in scenario_files().items():
-        if prefixes and not any(name.startswith(p) for p in prefixes):
+        curated = (CASES / name).is_dir()
+        if prefixes and not any(name.startswith(p) for p in prefixes) or (not curated and not prefixes):
             continue
         target = CASES / name / "input.itb"
         data = path.read_bytes()

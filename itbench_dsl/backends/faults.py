@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 
-from .. import ir
+from .. import ciso, ir
 from ..faults import FAULTS
 from .manifests import render_object
 
@@ -58,8 +58,12 @@ def plan(scenario: ir.Scenario) -> tuple[list[dict], list[ir.ObjectRef], list[di
         for obj in gap_objects(scenario):
             rendered = render_object(obj)
             inject_apply[_key(rendered)] = rendered
+        # a catalogue control's violating objects are finished manifests (itbench_dsl/ciso)
+        for rendered in ciso.k8s_objects(scenario)[0]:
+            inject_apply[_key(rendered)] = rendered
         for ref in scenario.compliance.gaps:
-            if ref not in revert_delete:
+            # a host control's gap is an inventory group: its Ansible plays open and close it, not a manifest
+            if ref not in revert_delete and ref.kind != ciso.HOST_KIND:
                 revert_delete.append(ref)
     return list(inject_apply.values()), inject_delete, list(revert_apply.values()), revert_delete
 

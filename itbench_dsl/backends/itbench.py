@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from .. import ir
-from ..faults import FAULTS, fault_description, library_alerts, render_solutions, slug
+from ..faults import FAULTS, WAITERS, fault_description, library_alerts, render_solutions, slug
 
 def itbench_name(scenario: ir.Scenario) -> str:
     itbench_id = scenario.metadata.get("itbench_id")
@@ -62,12 +62,7 @@ def _merge(into: dict, extra: dict) -> None:
 
 
 def _waiter_args(waiter: ir.Waiter) -> dict:
-    args: dict = {"kubernetesObject": waiter.target.itbench()}
-    if waiter.kind == "scale":
-        args["replicas"] = waiter.args["replicas"]
-    if waiter.kind == "pause":
-        args = {"duration": waiter.args["seconds"]}
-    return args
+    return WAITERS[waiter.kind].itbench_args(waiter)  # as ITBench's waiter entry spells them (faults/waiters.py)
 
 
 def groundtruth_v2(scenario: ir.Scenario) -> dict:

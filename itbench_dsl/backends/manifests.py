@@ -99,6 +99,10 @@ def _workload(w: ir.Workload) -> dict:
             pod_spec[key] = value
     if w.node_selector:
         pod_spec["nodeSelector"] = dict(w.node_selector)
+    if w.dns_policy:
+        pod_spec["dnsPolicy"] = w.dns_policy
+    if w.priority_class_name:
+        pod_spec["priorityClassName"] = w.priority_class_name
     if w.init_containers:
         pod_spec["initContainers"] = [_container(c) for c in w.init_containers]
     pod_spec["containers"] = [_container(c) for c in w.containers]

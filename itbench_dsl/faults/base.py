@@ -48,7 +48,8 @@ def _template(text: str):
 
 def render_solutions(kind: "FaultKind", itbench_args: dict) -> list[dict]:
     """A fault's solution templates (ITBench's, or the kind's own), rendered with the injection's arguments."""
-    templates = list(kind.solutions)
+    templates = list(kind.solutions_for(itbench_args)) if kind.solutions_for is not None else []
+    templates = templates or list(kind.solutions)
     if not templates and kind.itbench_id:
         templates = itbench_entry("faults", kind.itbench_id).get("solutions", {}).get("templates", [])
     out = []
@@ -97,6 +98,7 @@ class Checked:
     root: ir.ObjectRef | None = None  # the root cause when it is not the target (a created Schedule, say)
     agent_namespaces: list[str] = field(default_factory=list)  # where the agent must be able to act
     agent_resources: list[str] = field(default_factory=list)  # what it must be able to read and change there
+    itbench_id: str | None = None  # this use's ITBench id when it is not the kind's ("": ITBench has no such use)
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,12 @@ class FaultKind:
     # For faults ITBench does not have (itbench_id None); ITBench's own entry is used otherwise:
     alerts: tuple[str, ...] = ()
     solutions: tuple[dict, ...] = ()  # ITBench's template format: {"steps": [{"text", "command"}]}, Jinja2 over `args`
+    # waiters the fault needs in its group, from its checked arguments: (waiter kind, target, why), e.g.
+    # ("restart", ObjectRef(Deployment flagd), "flagd reads its flags when it starts"); checked by the checker (E2024)
+    needs_waiters: Callable[[ir.Injection], list[tuple[str, ir.ObjectRef, str]]] | None = None
+    # per use: solution templates chosen from the use's itbench_args (empty: `solutions`, then ITBench's), e.g. a
+    # one-shot Chaos Mesh experiment's own solution where the scheduled form uses ITBench's
+    solutions_for: Callable[[dict], tuple[dict, ...]] | None = None
 
 
 @dataclass
@@ -141,6 +149,7 @@ class FaultInput:
     obj: object  # the IR object of the target (Workload, Service, ...)
     build: TopologyBuild
     scenario_name: str
+    document: ast.Scenario | None = None  # the whole scenario, for checks that read other statements (FinOps optima)
 
     def error(self, code: str, message: str, span=None, label: str = "", help: str = "") -> None:
         self.ctx.error(code, message, span or self.fault.span, label, help)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 
 from .. import ir
+from ..topology import label_problem
 from .base import (
-    Arg, Checked, FaultInput, FaultKind, kobj, original, patched,
+    Arg, Checked, Effect, FaultInput, FaultKind, kobj, original, patched,
 )
 
 
@@ -61,6 +62,66 @@ def _inject_target_port(injection, topology):
     return patched(topology, injection, change)
 
 
+# ---- deleted service ------------------------------------------------------------------------------------
+
+
+def _selected_workloads(f: FaultInput, namespace: str, selector: dict) -> list[str]:
+    return sorted(w.name for w in f.build.workloads if w.namespace == namespace and selector
+                  and all(w.labels.get(k) == v for k, v in selector.items()))
+
+
+def _check_deleted_service(f: FaultInput) -> Checked | None:
+    service: ir.Service = f.obj
+    if not _selected_workloads(f, service.namespace, service.selector):
+        f.error("E2011", f"service `{service.name}` selects no pod of the topology: deleting it would cut nothing off",
+                f.fault.target.span, "selects no workload",
+                help="delete a service that routes to a workload (its selector matches the workload's pod labels)")
+        return None
+    return Checked({}, {"kubernetesObject": kobj(f.target)})
+
+
+def _inject_deleted_service(injection, topology):
+    return Effect([], [injection.target])
+
+
+# ---- invalid service selector ----------------------------------------------------------------------------
+
+
+def _check_invalid_selector(f: FaultInput) -> Checked | None:
+    service: ir.Service = f.obj
+    block = f.body.block("selector")
+    if not service.selector:
+        f.error("E2011", f"service `{service.name}` has no selector to corrupt", f.fault.target.span, "no selector",
+                help="a service without a selector has hand-managed endpoints; pick a service that selects pods")
+        return None
+    if block is not None:
+        selector = block.as_string_map(label_problem)
+        if len(selector) < len(block.entries):
+            return None  # a refused label was reported
+        if not selector:
+            f.error("E2010", "the new selector is empty: it would select every pod of the namespace",
+                    f.body.attr_span("selector"), "empty selector", help='give at least one label: `selector { app = "x" }`')
+            return None
+    else:
+        selector = {k: (v[:55].rstrip("-_.") + "-invalid") for k, v in service.selector.items()}
+    if selector == service.selector:
+        f.error("E2027", "the new selector is the service's selector: the fault would change nothing",
+                f.body.attr_span("selector"), "same selector")
+        return None
+    still = _selected_workloads(f, service.namespace, selector)
+    if still:
+        f.error("E2011", f"the new selector still matches the pods of `{still[0]}`: the service would still find "
+                "its workload", f.body.attr_span("selector"), "still matches pods",
+                help="use labels no pod template of the namespace carries")
+        return None
+    return Checked({"selector": selector, "original_selector": dict(service.selector)},
+                   {"kubernetesObject": kobj(f.target)})
+
+
+def _inject_invalid_selector(injection, topology):
+    return patched(topology, injection, lambda service, args: setattr(service, "selector", dict(args["selector"])))
+
+
 FAULTS = [
     FaultKind(
         "modified_target_port", "modified-target-port-kubernetes-service", "service.port.targetPort:modified",
@@ -70,5 +131,20 @@ FAULTS = [
               Arg("port", "string", help="the service port's name; required when the service has several")),
         preconditions=("The service has the named port.", "The new target port differs from the current one.",
                        "No container of the selected pods listens on the new target port."),
+    ),
+    FaultKind(
+        "deleted_service", "deleted-kubernetes-service", "service:deleted", ("service",),
+        "Deletes a service, so the workloads that call it cannot reach its pods.",
+        _check_deleted_service, _inject_deleted_service, original,
+        preconditions=("The service selects the pods of a workload of the topology.",),
+    ),
+    FaultKind(
+        "invalid_service_selector", "invalid-kubernetes-service-selector", "service.selector:invalid", ("service",),
+        "Replaces a service's selector with labels no pod carries, so the service has no endpoints.",
+        _check_invalid_selector, _inject_invalid_selector, original,
+        args=(Arg("selector", "labels", default="each selector label's value with `-invalid` appended",
+                  help="the new selector"),),
+        preconditions=("The new selector is not empty and differs from the current one.",
+                       "The new selector matches no pod of the namespace."),
     ),
 ]

@@ -1,8 +1,52 @@
-"""Waiters: what ITBench waits for before and after an injection (`waitFor`)."""
+"""Waiters: what ITBench waits for before and after an injection (`waitFor`).
+
+Each waiter reads its arguments from the `wait` statement's body and spells them as ITBench's
+waiter library entry (`data/itbench/waiters/<id>.json`, `arguments.jsonSchema`) does.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from .. import ir
+from ..reader import Body
+from ..units import format_duration
+
+
+def _no_args(body: Body) -> dict:
+    return {}
+
+
+def _scale_args(body: Body) -> dict | None:
+    replicas = body.attr("replicas", "nonneg_int", required=True)
+    if replicas is None:
+        return None
+    if replicas == 0:
+        body.ctx.error("E2010", "`wait scale` takes at least 1 replica", body.attr_span("replicas"), "zero replicas",
+                       help="ITBench's scale waiter scales to a positive count; to stop a workload, use the "
+                       "`scaled_to_zero` fault")
+        return None
+    return {"replicas": replicas}
+
+
+def _pause_args(body: Body) -> dict | None:
+    duration = body.attr("duration", "duration", required=True)
+    if duration is None:
+        return None
+    if duration != int(duration):
+        body.ctx.error("E2010", f"`wait pause` waits whole seconds, not {format_duration(duration)}", body.attr_span("duration"),
+                       "not whole seconds", help=f"write `duration = {max(int(duration), 1)}s`")
+        return None
+    return {"seconds": int(duration)}
+
+
+def _workload_itbench(waiter: ir.Waiter) -> dict:
+    return {"kubernetesObject": waiter.target.itbench(), **waiter.args}
+
+
+def _pause_itbench(waiter: ir.Waiter) -> dict:
+    return {"seconds": waiter.args["seconds"]}
 
 
 @dataclass(frozen=True)
@@ -10,14 +54,16 @@ class WaiterKind:
     name: str
     itbench_id: str
     targets: tuple[str, ...]
+    read: Callable[[Body], dict | None] = _no_args  # the typed arguments, or None after reporting an error
+    itbench_args: Callable[[ir.Waiter], dict] = _workload_itbench  # ITBench's `args` of the waiter
 
 
 WAITERS: dict[str, WaiterKind] = {
     w.name: w
     for w in [
         WaiterKind("restart", "restart-kubernetes-workload", ("deployment", "statefulset")),
-        WaiterKind("scale", "scale-kubernetes-workload", ("deployment", "statefulset")),
+        WaiterKind("scale", "scale-kubernetes-workload", ("deployment", "statefulset"), _scale_args),
         WaiterKind("delete_pods", "delete-workload-pods", ("deployment", "statefulset")),
-        WaiterKind("pause", "pause-execution", ("deployment", "statefulset", "namespace")),
+        WaiterKind("pause", "pause-execution", ("deployment", "statefulset", "namespace"), _pause_args, _pause_itbench),
     ]
 }

@@ -1,0 +1,167 @@
+"""The CISO policy-gap catalogue: CIS Kubernetes section 5 and CIS RHEL9 host controls.
+
+A scenario may name a catalogue control (`control "cis-k8s-5.2.5"`) without `gap` or
+`compliant` statements; the checker then records the catalogue's objects, rendered into the
+scenario's single namespace, as the scenario's gap and compliant objects, and the backends
+render the same manifests again from the IR (control id, task class, namespace): the
+rendering is a pure function of those. A host control's gap is recorded as one reference of
+kind `HostGroup` (api version `inventory.ansible.com/v1`) naming the Ansible inventory group.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .. import ir
+from .k8s import CONTROLS as K8S_CONTROLS, K8S_BENCHMARK, MANAGED, K8sControl
+from .rhel9 import CONTROLS as HOST_CONTROLS, DEFAULT_HOSTS, RHEL9_BENCHMARK, HostControl
+
+CATALOGUE: dict[str, K8sControl | HostControl] = {c.id: c for c in [*K8S_CONTROLS, *HOST_CONTROLS]}
+HOST_API, HOST_KIND = "inventory.ansible.com/v1", "HostGroup"
+CATALOGUE_PREFIXES = ("cis-k8s-", "rhel9-")
+
+
+def is_group_name(name: str) -> bool:
+    """An Ansible inventory group name: letters, digits and `_`, not starting with a digit."""
+    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) is not None
+
+
+def lookup(control_id: str) -> K8sControl | HostControl | None:
+    return CATALOGUE.get(control_id)
+
+
+def looks_like_catalogue_id(control_id: str) -> bool:
+    return control_id.startswith(CATALOGUE_PREFIXES)
+
+
+def suggest(control_id: str) -> str | None:
+    """A catalogue id close to `control_id`: a typo, or a bare CIS section number ("5.2.5")."""
+    from ..diagnostics import did_you_mean
+    by_section = [c.id for c in K8S_CONTROLS if c.section == control_id.removeprefix("cis-")]
+    if by_section:
+        return by_section[0]
+    return did_you_mean(control_id, CATALOGUE)
+
+
+def ref(obj: dict) -> ir.ObjectRef:
+    meta = obj["metadata"]
+    return ir.ObjectRef(obj["apiVersion"], obj["kind"], meta.get("namespace"), meta["name"])
+
+
+def host_ref(hosts: str) -> ir.ObjectRef:
+    return ir.ObjectRef(HOST_API, HOST_KIND, None, hosts)
+
+
+def policy_name(namespace: str) -> str:
+    return f"{namespace}-security-controls"
+
+
+def goal_text(control: K8sControl | HostControl, task: str, namespace: str | None) -> str:
+    """The catalogue's goal: the CIS recommendation; for kyverno_update, the update to make (as ITBench words it)."""
+    if task != "kyverno_update" or not isinstance(control, K8sControl) or not control.update_from:
+        return control.title
+    existing = "\n".join(f"    {CATALOGUE[c].title}" for c in control.update_from)
+    return (f"Currently, the Kyverno ClusterPolicy `{policy_name(namespace or 'default')}` is deployed in the "
+            f"Kubernetes cluster. It enforces:\n\n{existing}\n\nThe internal security policy now also requires:\n\n"
+            f"    {control.title}\n\nReview the existing policy and edit it directly to meet the new requirement. Do "
+            "not create new policy resources and do not change the resource's name. Once you have completed the "
+            "edits, update the existing resource in the Kubernetes cluster.")
+
+
+def _single_namespace(scenario: ir.Scenario) -> str | None:
+    namespaces = scenario.topology.namespaces
+    return namespaces[0].name if len(namespaces) == 1 else None
+
+
+def k8s_objects(scenario: ir.Scenario) -> tuple[list[dict], list[dict]]:
+    """(gap manifests, compliant manifests) the catalogue contributes to a checked scenario.
+
+    Empty unless the control is a Kubernetes catalogue control whose objects the checker recorded
+    (a scenario with its own `gap`/`compliant` statements contributes none).
+    """
+    compliance = scenario.compliance
+    control = CATALOGUE.get(compliance.control) if compliance else None
+    namespace = _single_namespace(scenario)
+    if not isinstance(control, K8sControl) or namespace is None:
+        return [], []
+    violating, compliant = control.objects(namespace, True), control.objects(namespace, False)
+    if [ref(o) for o in violating] != compliance.gaps or [ref(o) for o in compliant] != compliance.compliant:
+        return [], []  # the scenario's own gap objects (explicit `gap`/`compliant` statements)
+    return violating, compliant
+
+
+def existing_policy(scenario: ir.Scenario) -> list[dict]:
+    """The too-weak Kyverno ClusterPolicy a kyverno_update scenario deploys for the agent to update."""
+    compliance = scenario.compliance
+    control = CATALOGUE.get(compliance.control) if compliance else None
+    namespace = _single_namespace(scenario)
+    if compliance is None or compliance.task != "kyverno_update" or not isinstance(control, K8sControl) \
+            or not control.update_from or namespace is None or not k8s_objects(scenario)[0]:
+        return []
+    return [cluster_policy(policy_name(namespace), namespace, [CATALOGUE[c] for c in control.update_from])]
+
+
+def cluster_policy(name: str, namespace: str, controls: list[K8sControl]) -> dict:
+    rules = [{
+        "name": f"cis-{c.section.replace('.', '-')}-{c.slug}",
+        "match": {"any": [{"resources": {"kinds": ["Pod"], "namespaces": [namespace]}}]},
+        "validate": {"message": c.title, "pattern": c.pattern},
+    } for c in controls]
+    return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+            "metadata": {"name": name, "labels": dict(MANAGED),
+                         "annotations": {"policies.kyverno.io/title": "Existing security controls"}},
+            "spec": {"validationFailureAction": "Audit", "background": True, "rules": rules}}
+
+
+def playbooks(scenario: ir.Scenario) -> tuple[list[dict], list[dict]]:
+    """(inject plays, revert plays) of a host control; empty for other scenarios."""
+    compliance = scenario.compliance
+    control = CATALOGUE.get(compliance.control) if compliance else None
+    if not isinstance(control, HostControl):
+        return [], []
+    hosts = next((r.name for r in compliance.gaps if r.kind == HOST_KIND), DEFAULT_HOSTS)
+    return control.playbook(hosts, True), control.playbook(hosts, False)
+
+
+def docs_markdown() -> str:
+    """docs/ciso.md: the catalogue as tables."""
+    classes = lambda c: ", ".join(f"`{k}`" for k in c.classes)  # noqa: E731
+    lines = [
+        "# CISO policy-gap catalogue", "",
+        "This file is generated from `itbench_dsl/ciso/` by `python tools/gen_docs.py`.", "",
+        "A CISO scenario may name a catalogue control with no `gap` or `compliant` statement:",
+        "", "```", 'control "cis-k8s-5.2.5"', "task kyverno_policy", 'topology { namespace "ciso-target" }', "```", "",
+        "The compiler then renders the control's violating objects (the gap: `inject/apply.yaml`, removed by",
+        "`revert/delete.yaml`) and its compliant counterpart (`manifests/topology.yaml`) into the scenario's single",
+        "namespace, with stable names (`<slug>-gap`, `<slug>-ok`; cluster-scoped objects carry the namespace as",
+        "prefix). The goal text defaults to the CIS recommendation. Workloads start from one hardened baseline",
+        "(non-root user 101, RuntimeDefault seccomp, no privilege escalation, all capabilities dropped, no",
+        "service-account token), and each control changes only the fields it is about. For `kyverno_update`, the",
+        "too-weak existing policy (`manifests/existing-policy.yaml`, a Kyverno ClusterPolicy",
+        "`<namespace>-security-controls`, validated against the vendored Kyverno schema) enforces the controls",
+        "listed under *update from*; the agent must extend it with the scenario's control.",
+        "`opa_kubectl` is offered where the agent's default access can collect the objects: not for RBAC objects",
+        "(its role cannot read roles and bindings) nor for the `default` namespace (outside its namespaces).",
+        "",
+        "Host controls compile to Ansible play lists: `inject/playbook.yml` sets the violating value,",
+        "`revert/playbook.yml` the compliant one. The inventory group defaults to "
+        f"`{DEFAULT_HOSTS}` (ITBench's `inventory_host`); `control \"ID\" {{ hosts = \"group\" }}` names another.",
+        f"In `scenario.json`, the gap of a host control is one reference of kind `{HOST_KIND}` (`{HOST_API}`)",
+        "naming the group.",
+        "", f"## {K8S_BENCHMARK}, section 5", "",
+        "| id | section | title | classes | violating | compliant | update from |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in K8S_CONTROLS:
+        update = ", ".join(f"`{u}`" for u in c.update_from) if "kyverno_update" in c.classes else ""
+        lines.append(f"| `{c.id}` | {c.section} | {c.title} | {classes(c)} | {c.violating} | {c.compliant} | {update} |")
+    lines += ["", f"## {RHEL9_BENCHMARK}", "",
+              "| id | section | title | classes | setting | violating | compliant |", "|---|---|---|---|---|---|---|"]
+    for c in HOST_CONTROLS:
+        where = f"`{c.key}` in `{c.path}`" if c.path else f"service `{c.key}`"
+        lines.append(f"| `{c.id}` | {c.section} | {c.title} | {classes(c)} | {where} | {c.violating} | {c.compliant} |")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["CATALOGUE", "K8S_CONTROLS", "HOST_CONTROLS", "K8sControl", "HostControl", "lookup", "goal_text",
+           "k8s_objects", "existing_policy", "playbooks", "docs_markdown", "DEFAULT_HOSTS", "host_ref", "ref"]

@@ -1,0 +1,493 @@
+"""CIS Kubernetes Benchmark (v1.9) section 5 controls as reusable policy gaps.
+
+Each control renders, into one namespace, a *violating* set of objects (the gap, deployed by
+the injection and removed by the revert) and a *compliant* counterpart (deployed with the
+topology), as finished manifests with stable names. Workloads start from one hardened
+baseline (non-root, RuntimeDefault seccomp, no privilege escalation, all capabilities
+dropped, no service-account token) and each control changes only the fields it is about, so
+the violating object breaks this control and no other pod-security control.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Callable
+
+MANAGED = {"app.kubernetes.io/managed-by": "itbench"}
+IMAGE = "nginxinc/nginx-unprivileged:1.27"
+K8S_BENCHMARK = "CIS Kubernetes Benchmark"
+
+
+@dataclass(frozen=True)
+class K8sControl:
+    id: str  # "cis-k8s-5.2.5"
+    section: str  # "5.2.5"
+    slug: str  # names the rendered objects: "<slug>-gap", "<slug>-ok"
+    title: str  # the CIS recommendation, the default goal text
+    violating: str  # what the gap object does, in a phrase
+    compliant: str  # what its compliant counterpart does instead
+    build: Callable[[str, str, bool], list[dict]]  # (namespace, name, violating) -> manifests
+    probe: Callable[[list[dict]], bool]  # True when the objects violate the control (tests, docs)
+    # Kyverno validate pattern for Pods enforcing the control (None: not expressible as a pod pattern)
+    pattern: dict | None = None
+    # controls whose rules make up the too-weak existing policy of a kyverno_update scenario
+    update_from: tuple[str, ...] = ()
+    # the agent of an opa_kubectl task can collect the objects with its default access (namespaced
+    # workloads and network policies of its namespace; not RBAC objects, not the default namespace)
+    collectable: bool = True
+    benchmark: str = K8S_BENCHMARK
+    classes: tuple[str, ...] = ()  # derived below
+
+    def objects(self, namespace: str, violating: bool) -> list[dict]:
+        name = f"{self.slug}-{'gap' if violating else 'ok'}"
+        return self.build(namespace, name, violating)
+
+
+def _meta(name: str, namespace: str | None, labels: dict | None = None) -> dict:
+    meta = {"name": name}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    meta["labels"] = {**(labels or {}), **MANAGED}
+    return meta
+
+
+def _baseline_pod(name: str) -> dict:
+    return {
+        "automountServiceAccountToken": False,
+        "securityContext": {"runAsNonRoot": True, "runAsUser": 101, "runAsGroup": 101,
+                            "seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [{
+            "name": "app", "image": IMAGE, "ports": [{"containerPort": 8080}],
+            "securityContext": {"allowPrivilegeEscalation": False, "privileged": False,
+                                "capabilities": {"drop": ["ALL"]}},
+        }],
+    }
+
+
+def _deployment(name: str, namespace: str, pod: dict) -> dict:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(name, namespace, labels),
+        "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels}, "spec": pod}},
+    }
+
+
+def _workload(change: Callable[[dict, dict], None]) -> Callable[[str, str, bool], list[dict]]:
+    """A Deployment from the hardened baseline; `change(pod, container)` opens the gap."""
+    def build(namespace: str, name: str, violating: bool) -> list[dict]:
+        pod = _baseline_pod(name)
+        if violating:
+            change(pod, pod["containers"][0])
+        return [_deployment(name, namespace, pod)]
+    return build
+
+
+def _pods(objects: list[dict]) -> list[dict]:
+    out = []
+    for obj in objects:
+        if obj["kind"] == "Pod":
+            out.append(obj["spec"])
+        elif obj["kind"] in ("Deployment", "StatefulSet", "DaemonSet", "Job"):
+            out.append(obj["spec"]["template"]["spec"])
+    return out
+
+
+def _containers(objects: list[dict]) -> list[dict]:
+    return [c for p in _pods(objects) for c in p.get("containers", []) + p.get("initContainers", [])]
+
+
+def _any_pod(test: Callable[[dict], bool]) -> Callable[[list[dict]], bool]:
+    return lambda objects: any(test(p) for p in _pods(objects))
+
+
+def _any_container(test: Callable[[dict], bool]) -> Callable[[list[dict]], bool]:
+    return lambda objects: any(test(c) for c in _containers(objects))
+
+
+def _csc(container: dict) -> dict:
+    return container.get("securityContext") or {}
+
+
+# ---- RBAC ----------------------------------------------------------------------------------------
+
+def _sa(name: str, namespace: str) -> dict:
+    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(name, namespace),
+            "automountServiceAccountToken": False}
+
+
+def _role(kind: str, name: str, namespace: str | None, rules: list[dict]) -> dict:
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
+            "metadata": _meta(name, namespace if kind == "Role" else None), "rules": rules}
+
+
+def _binding(kind: str, name: str, namespace: str | None, role_kind: str, role: str, subject: dict) -> dict:
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
+            "metadata": _meta(name, namespace if kind == "RoleBinding" else None),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
+            "subjects": [subject]}
+
+
+def _sa_subject(name: str, namespace: str) -> dict:
+    return {"kind": "ServiceAccount", "name": name, "namespace": namespace}
+
+
+def _rules_gap(bad: list[dict], good: list[dict], cluster: bool = False) -> Callable[[str, str, bool], list[dict]]:
+    """A (Cluster)Role with the risky rules bound to a service account, or a narrow counterpart."""
+    def build(namespace: str, name: str, violating: bool) -> list[dict]:
+        rules = bad if violating else good
+        # cluster-scoped names carry the namespace, so two scenarios' objects cannot collide
+        cname = f"{namespace}-{name}"
+        if cluster:
+            return [_sa(name, namespace), _role("ClusterRole", cname, None, copy.deepcopy(rules)),
+                    _binding("ClusterRoleBinding", cname, None, "ClusterRole", cname, _sa_subject(name, namespace))]
+        return [_sa(name, namespace), _role("Role", name, namespace, copy.deepcopy(rules)),
+                _binding("RoleBinding", name, namespace, "Role", name, _sa_subject(name, namespace))]
+    return build
+
+
+def _rules(objects: list[dict]) -> list[dict]:
+    return [r for o in objects if o["kind"] in ("Role", "ClusterRole") for r in o.get("rules", [])]
+
+
+def _grants(resources: set[str], verbs: set[str], groups: set[str] | None = None) -> Callable[[list[dict]], bool]:
+    def probe(objects: list[dict]) -> bool:
+        for rule in _rules(objects):
+            if groups is not None and not (set(rule.get("apiGroups", [])) & (groups | {"*"})):
+                continue
+            if set(rule.get("resources", [])) & (resources | {"*"}) and set(rule.get("verbs", [])) & (verbs | {"*"}):
+                return True
+        return False
+    return probe
+
+
+def _cluster_admin(namespace: str, name: str, violating: bool) -> list[dict]:
+    if violating:
+        return [_sa(name, namespace), _binding("ClusterRoleBinding", f"{namespace}-{name}", None, "ClusterRole",
+                                               "cluster-admin", _sa_subject(name, namespace))]
+    return _rules_gap([], [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "list", "watch"]}])(
+        namespace, name, False)
+
+
+def _binds_to(role: str) -> Callable[[list[dict]], bool]:
+    return lambda objects: any(o["kind"] in ("ClusterRoleBinding", "RoleBinding") and o["roleRef"]["name"] == role
+                               for o in objects)
+
+
+def _masters(namespace: str, name: str, violating: bool) -> list[dict]:
+    role = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]
+    subject = ({"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "system:masters"} if violating
+               else _sa_subject(name, namespace))
+    out = [] if violating else [_sa(name, namespace)]
+    return out + [_role("Role", name, namespace, role), _binding("RoleBinding", name, namespace, "Role", name, subject)]
+
+
+def _binds_masters(objects: list[dict]) -> bool:
+    return any(s.get("kind") == "Group" and s.get("name") == "system:masters"
+               for o in objects if o["kind"].endswith("Binding") for s in o.get("subjects", []))
+
+
+def _default_sa(namespace: str, name: str, violating: bool) -> list[dict]:
+    pod = _baseline_pod(name)
+    if violating:
+        pod["serviceAccountName"] = "default"
+        return [_deployment(name, namespace, pod)]
+    pod["serviceAccountName"] = name
+    return [_sa(name, namespace), _deployment(name, namespace, pod)]
+
+
+def _network_policy(namespace: str, name: str, violating: bool) -> list[dict]:
+    deployment = _deployment(name, namespace, _baseline_pod(name))
+    if violating:
+        return [deployment]
+    policy = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(name, namespace),
+              "spec": {"podSelector": {"matchLabels": {"app": name}}, "policyTypes": ["Ingress", "Egress"]}}
+    return [deployment, policy]
+
+
+def _uncovered(objects: list[dict]) -> bool:
+    selectors = [o["spec"]["podSelector"].get("matchLabels", {}) for o in objects if o["kind"] == "NetworkPolicy"]
+    for obj in objects:
+        if obj["kind"] == "Deployment":
+            labels = obj["spec"]["template"]["metadata"]["labels"]
+            if not any(all(labels.get(k) == v for k, v in s.items()) for s in selectors):
+                return True
+    return False
+
+
+def _secret_env(namespace: str, name: str, violating: bool) -> list[dict]:
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": _meta(name, namespace), "type": "Opaque",
+              "stringData": {"password": "change-me"}}
+    pod = _baseline_pod(name)
+    container = pod["containers"][0]
+    if violating:
+        container["env"] = [{"name": "DB_PASSWORD",
+                             "valueFrom": {"secretKeyRef": {"name": name, "key": "password"}}}]
+    else:
+        pod["volumes"] = [{"name": "credentials", "secret": {"secretName": name}}]
+        container["volumeMounts"] = [{"name": "credentials", "mountPath": "/etc/credentials", "readOnly": True}]
+    return [secret, _deployment(name, namespace, pod)]
+
+
+def _secret_in_env(container: dict) -> bool:
+    return any((e.get("valueFrom") or {}).get("secretKeyRef") for e in container.get("env", [])) or any(
+        "secretRef" in s for s in container.get("envFrom", []))
+
+
+def _default_namespace(namespace: str, name: str, violating: bool) -> list[dict]:
+    return [_deployment(name, "default" if violating else namespace, _baseline_pod(name))]
+
+
+def _no_security_context(pod: dict, container: dict) -> None:
+    pod.pop("securityContext")
+    container.pop("securityContext")
+
+
+def _set(mapping_of: Callable[[dict, dict], dict], key: str, value) -> Callable[[dict, dict], None]:
+    def change(pod: dict, container: dict) -> None:
+        mapping_of(pod, container)[key] = copy.deepcopy(value)
+    return change
+
+
+_POD = lambda pod, container: pod  # noqa: E731
+_CSC = lambda pod, container: container["securityContext"]  # noqa: E731
+_PSC = lambda pod, container: pod["securityContext"]  # noqa: E731
+
+
+def _root(pod: dict, container: dict) -> None:
+    pod["securityContext"]["runAsNonRoot"] = False
+    pod["securityContext"]["runAsUser"] = 0
+    pod["securityContext"]["runAsGroup"] = 0
+
+
+def _runs_as_root(pod: dict) -> bool:
+    psc = pod.get("securityContext") or {}
+    for container in pod.get("containers", []):
+        csc = _csc(container)
+        non_root = csc.get("runAsNonRoot", psc.get("runAsNonRoot"))
+        user = csc.get("runAsUser", psc.get("runAsUser"))
+        if not non_root or user == 0:
+            return True
+    return False
+
+
+def _seccomp_unset(pod: dict, container: dict) -> None:
+    pod["securityContext"].pop("seccompProfile")
+
+
+def _seccomp_off(pod: dict) -> bool:
+    profile = (pod.get("securityContext") or {}).get("seccompProfile", {}).get("type")
+    return profile not in ("RuntimeDefault", "Localhost") and not all(
+        _csc(c).get("seccompProfile", {}).get("type") in ("RuntimeDefault", "Localhost") for c in pod["containers"])
+
+
+def _add_caps(caps: list[str], drop_all: bool = True) -> Callable[[dict, dict], None]:
+    def change(pod: dict, container: dict) -> None:
+        capabilities = container["securityContext"]["capabilities"]
+        capabilities["add"] = list(caps)
+        if not drop_all:
+            capabilities.pop("drop")
+    return change
+
+
+def _caps(container: dict) -> dict:
+    return _csc(container).get("capabilities") or {}
+
+
+def _host_path(pod: dict, container: dict) -> None:
+    pod["volumes"] = [{"name": "host-logs", "hostPath": {"path": "/var/log", "type": "Directory"}}]
+    container["volumeMounts"] = [{"name": "host-logs", "mountPath": "/host/var/log", "readOnly": True}]
+
+
+def _host_port(pod: dict, container: dict) -> None:
+    container["ports"][0]["hostPort"] = 8080
+
+
+_CONTAINERS_PATTERN = lambda inner: {"spec": {"containers": [inner]}}  # noqa: E731
+
+CONTROLS: list[K8sControl] = [
+    # 5.1 RBAC and service accounts
+    K8sControl("cis-k8s-5.1.1", "5.1.1", "cluster-admin",
+               "Ensure that the cluster-admin role is only used where required.",
+               "ClusterRoleBinding of a service account to cluster-admin",
+               "namespaced Role and RoleBinding with read access to deployments",
+               _cluster_admin, _binds_to("cluster-admin"), collectable=False),
+    K8sControl("cis-k8s-5.1.2", "5.1.2", "secrets-access", "Minimize access to secrets.",
+               "Role granting get/list/watch on secrets", "Role granting read access to configmaps only",
+               _rules_gap([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch"]}],
+                          [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"]}]),
+               _grants({"secrets"}, {"get", "list", "watch"}, {""}), collectable=False),
+    K8sControl("cis-k8s-5.1.3", "5.1.3", "rbac-wildcard", "Minimize wildcard use in Roles and ClusterRoles.",
+               "Role with `*` apiGroups, resources and verbs", "Role naming its resources and verbs",
+               _rules_gap([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
+                          [{"apiGroups": [""], "resources": ["pods", "services"], "verbs": ["get", "list"]}]),
+               lambda objects: any("*" in r.get(k, []) for r in _rules(objects)
+                                   for k in ("apiGroups", "resources", "verbs")), collectable=False),
+    K8sControl("cis-k8s-5.1.4", "5.1.4", "create-pods", "Minimize access to create pods.",
+               "Role granting create on pods", "Role granting get/list on pods",
+               _rules_gap([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "create"]}],
+                          [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}]),
+               _grants({"pods"}, {"create"}, {""}), collectable=False),
+    K8sControl("cis-k8s-5.1.5", "5.1.5", "default-sa", "Ensure that default service accounts are not actively used.",
+               "Deployment running as the `default` service account",
+               "Deployment running as its own service account",
+               _default_sa, _any_pod(lambda p: p.get("serviceAccountName", "default") == "default"),
+               pattern={"spec": {"serviceAccountName": "!default"}}),
+    K8sControl("cis-k8s-5.1.6", "5.1.6", "sa-token", "Ensure that Service Account Tokens are only mounted where necessary.",
+               "Deployment mounting the service-account token (automountServiceAccountToken: true)",
+               "automountServiceAccountToken: false",
+               _workload(_set(_POD, "automountServiceAccountToken", True)),
+               _any_pod(lambda p: p.get("automountServiceAccountToken", True) is not False),
+               pattern={"spec": {"automountServiceAccountToken": "false"}}),
+    K8sControl("cis-k8s-5.1.7", "5.1.7", "system-masters", "Avoid use of the system:masters group.",
+               "RoleBinding to the group system:masters", "RoleBinding to a service account",
+               _masters, _binds_masters, collectable=False),
+    K8sControl("cis-k8s-5.1.8", "5.1.8", "rbac-escalate",
+               "Limit use of the Bind, Impersonate and Escalate permissions in the Kubernetes cluster.",
+               "ClusterRole granting bind, escalate and impersonate", "ClusterRole granting read access only",
+               _rules_gap([{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles", "roles"],
+                            "verbs": ["bind", "escalate"]},
+                           {"apiGroups": [""], "resources": ["users", "groups", "serviceaccounts"],
+                            "verbs": ["impersonate"]}],
+                          [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles", "roles"],
+                            "verbs": ["get", "list"]}], cluster=True),
+               lambda objects: any(set(r.get("verbs", [])) & {"bind", "escalate", "impersonate", "*"}
+                                   for r in _rules(objects)), collectable=False),
+    K8sControl("cis-k8s-5.1.9", "5.1.9", "create-pv", "Minimize access to create persistent volumes.",
+               "ClusterRole granting create on persistentvolumes", "ClusterRole granting read on persistentvolumes",
+               _rules_gap([{"apiGroups": [""], "resources": ["persistentvolumes"], "verbs": ["get", "list", "create"]}],
+                          [{"apiGroups": [""], "resources": ["persistentvolumes"], "verbs": ["get", "list"]}],
+                          cluster=True),
+               _grants({"persistentvolumes"}, {"create"}, {""}), collectable=False),
+    K8sControl("cis-k8s-5.1.10", "5.1.10", "node-proxy", "Minimize access to the proxy sub-resource of nodes.",
+               "ClusterRole granting get on nodes/proxy", "ClusterRole granting read on nodes",
+               _rules_gap([{"apiGroups": [""], "resources": ["nodes", "nodes/proxy"], "verbs": ["get", "list"]}],
+                          [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list"]}], cluster=True),
+               _grants({"nodes/proxy"}, {"get", "list", "create", "update", "patch"}, {""}), collectable=False),
+    K8sControl("cis-k8s-5.1.11", "5.1.11", "csr-approval",
+               "Minimize access to the approval sub-resource of certificatesigningrequests objects.",
+               "ClusterRole granting update on certificatesigningrequests/approval",
+               "ClusterRole granting read on certificatesigningrequests",
+               _rules_gap([{"apiGroups": ["certificates.k8s.io"],
+                            "resources": ["certificatesigningrequests", "certificatesigningrequests/approval"],
+                            "verbs": ["get", "list", "update"]}],
+                          [{"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests"],
+                            "verbs": ["get", "list"]}], cluster=True),
+               _grants({"certificatesigningrequests/approval"}, {"update", "patch"}, {"certificates.k8s.io"}), collectable=False),
+    K8sControl("cis-k8s-5.1.12", "5.1.12", "webhook-config", "Minimize access to webhook configuration objects.",
+               "ClusterRole granting create/update on admission webhook configurations",
+               "ClusterRole granting read on them",
+               _rules_gap([{"apiGroups": ["admissionregistration.k8s.io"],
+                            "resources": ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"],
+                            "verbs": ["get", "list", "create", "update", "patch", "delete"]}],
+                          [{"apiGroups": ["admissionregistration.k8s.io"],
+                            "resources": ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"],
+                            "verbs": ["get", "list"]}], cluster=True),
+               _grants({"validatingwebhookconfigurations", "mutatingwebhookconfigurations"},
+                       {"create", "update", "patch", "delete"}, {"admissionregistration.k8s.io"}), collectable=False),
+    K8sControl("cis-k8s-5.1.13", "5.1.13", "sa-token-create", "Minimize access to the service account token creation.",
+               "Role granting create on serviceaccounts/token", "Role granting read on serviceaccounts",
+               _rules_gap([{"apiGroups": [""], "resources": ["serviceaccounts", "serviceaccounts/token"],
+                            "verbs": ["get", "create"]}],
+                          [{"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["get", "list"]}]),
+               _grants({"serviceaccounts/token"}, {"create"}, {""}), collectable=False),
+    # 5.2 Pod security standards
+    K8sControl("cis-k8s-5.2.2", "5.2.2", "privileged", "Minimize the admission of privileged containers.",
+               "container with privileged: true", "privileged: false",
+               _workload(_set(_CSC, "privileged", True)), _any_container(lambda c: _csc(c).get("privileged") is True),
+               pattern=_CONTAINERS_PATTERN({"=(securityContext)": {"=(privileged)": "false"}}),
+               update_from=("cis-k8s-5.2.6",)),
+    K8sControl("cis-k8s-5.2.3", "5.2.3", "host-pid",
+               "Minimize the admission of containers wishing to share the host process ID namespace.",
+               "hostPID: true", "hostPID unset (false)",
+               _workload(_set(_POD, "hostPID", True)), _any_pod(lambda p: p.get("hostPID") is True),
+               pattern={"spec": {"=(hostPID)": "false"}}, update_from=("cis-k8s-5.2.5",)),
+    K8sControl("cis-k8s-5.2.4", "5.2.4", "host-ipc",
+               "Minimize the admission of containers wishing to share the host IPC namespace.",
+               "hostIPC: true", "hostIPC unset (false)",
+               _workload(_set(_POD, "hostIPC", True)), _any_pod(lambda p: p.get("hostIPC") is True),
+               pattern={"spec": {"=(hostIPC)": "false"}}, update_from=("cis-k8s-5.2.5",)),
+    K8sControl("cis-k8s-5.2.5", "5.2.5", "host-network",
+               "Minimize the admission of containers wishing to share the host network namespace.",
+               "hostNetwork: true", "hostNetwork unset (false)",
+               _workload(_set(_POD, "hostNetwork", True)), _any_pod(lambda p: p.get("hostNetwork") is True),
+               pattern={"spec": {"=(hostNetwork)": "false"}}, update_from=("cis-k8s-5.2.3",)),
+    K8sControl("cis-k8s-5.2.6", "5.2.6", "privilege-escalation",
+               "Minimize the admission of containers with allowPrivilegeEscalation.",
+               "allowPrivilegeEscalation: true", "allowPrivilegeEscalation: false",
+               _workload(_set(_CSC, "allowPrivilegeEscalation", True)),
+               _any_container(lambda c: _csc(c).get("allowPrivilegeEscalation", True) is not False),
+               pattern=_CONTAINERS_PATTERN({"securityContext": {"allowPrivilegeEscalation": "false"}}),
+               update_from=("cis-k8s-5.2.2",)),
+    K8sControl("cis-k8s-5.2.7", "5.2.7", "root-user", "Minimize the admission of root containers.",
+               "runAsUser: 0 and runAsNonRoot: false", "runAsNonRoot: true, runAsUser: 101",
+               _workload(_root), _any_pod(_runs_as_root),
+               pattern={"spec": {"securityContext": {"runAsNonRoot": "true", "=(runAsUser)": ">0"}}},
+               update_from=("cis-k8s-5.2.6", "cis-k8s-5.2.2")),
+    K8sControl("cis-k8s-5.2.8", "5.2.8", "net-raw", "Minimize the admission of containers with the NET_RAW capability.",
+               "capabilities add NET_RAW and drop nothing", "capabilities drop ALL",
+               _workload(_add_caps(["NET_RAW"], drop_all=False)),
+               _any_container(lambda c: "NET_RAW" in _caps(c).get("add", []) or not (
+                   {"ALL", "NET_RAW"} & set(_caps(c).get("drop", [])))),
+               pattern=_CONTAINERS_PATTERN({"securityContext": {"capabilities": {"drop": ["ALL"]}}}),
+               update_from=("cis-k8s-5.2.6",)),
+    K8sControl("cis-k8s-5.2.9", "5.2.9", "added-caps", "Minimize the admission of containers with added capabilities.",
+               "capabilities add SYS_ADMIN", "no added capabilities",
+               _workload(_add_caps(["SYS_ADMIN"])), _any_container(lambda c: bool(_caps(c).get("add"))),
+               pattern=_CONTAINERS_PATTERN({"=(securityContext)": {"=(capabilities)": {"X(add)": "null"}}}),
+               update_from=("cis-k8s-5.2.2",)),
+    K8sControl("cis-k8s-5.2.10", "5.2.10", "caps-assigned", "Minimize the admission of containers with capabilities assigned.",
+               "capabilities neither dropped nor limited", "capabilities drop ALL",
+               _workload(lambda pod, container: container["securityContext"].pop("capabilities")),
+               _any_container(lambda c: "ALL" not in _caps(c).get("drop", [])),
+               pattern=_CONTAINERS_PATTERN({"securityContext": {"capabilities": {"drop": ["ALL"]}}}),
+               update_from=("cis-k8s-5.2.9",)),
+    K8sControl("cis-k8s-5.2.12", "5.2.12", "host-path", "Minimize the admission of HostPath volumes.",
+               "hostPath volume of /var/log", "no hostPath volume",
+               _workload(_host_path), _any_pod(lambda p: any("hostPath" in v for v in p.get("volumes", []))),
+               pattern={"spec": {"=(volumes)": [{"X(hostPath)": "null"}]}}, update_from=("cis-k8s-5.2.5",)),
+    K8sControl("cis-k8s-5.2.13", "5.2.13", "host-port", "Minimize the admission of containers which use HostPorts.",
+               "container port with hostPort: 8080", "no hostPort",
+               _workload(_host_port),
+               _any_container(lambda c: any(p.get("hostPort") for p in c.get("ports", []))),
+               pattern=_CONTAINERS_PATTERN({"=(ports)": [{"X(hostPort)": "null"}]}), update_from=("cis-k8s-5.2.5",)),
+    # 5.3 network policies
+    K8sControl("cis-k8s-5.3.2", "5.3.2", "network-policy", "Ensure that all Namespaces have Network Policies defined.",
+               "Deployment whose pods no NetworkPolicy selects",
+               "Deployment with a deny-all NetworkPolicy selecting its pods",
+               _network_policy, _uncovered),
+    # 5.4 secrets management
+    K8sControl("cis-k8s-5.4.1", "5.4.1", "secret-env", "Prefer using secrets as files over secrets as environment variables.",
+               "secret passed as an environment variable (secretKeyRef)", "secret mounted as a read-only volume",
+               _secret_env, _any_container(_secret_in_env),
+               pattern=_CONTAINERS_PATTERN({"=(env)": [{"=(valueFrom)": {"X(secretKeyRef)": "null"}}]}),
+               update_from=("cis-k8s-5.1.6",)),
+    # 5.7 general policies
+    K8sControl("cis-k8s-5.7.2", "5.7.2", "seccomp",
+               "Ensure that the seccomp profile is set to docker/default (RuntimeDefault) in your pod definitions.",
+               "seccompProfile unset", "seccompProfile type RuntimeDefault",
+               _workload(_seccomp_unset), _any_pod(_seccomp_off),
+               pattern={"spec": {"securityContext": {"seccompProfile": {"type": "RuntimeDefault | Localhost"}}}},
+               update_from=("cis-k8s-5.2.6",)),
+    K8sControl("cis-k8s-5.7.3", "5.7.3", "security-context", "Apply Security Context to Your Pods and Containers.",
+               "no pod or container securityContext", "pod and container securityContext set",
+               _workload(_no_security_context),
+               _any_pod(lambda p: not p.get("securityContext") or any(not c.get("securityContext")
+                                                                      for c in p["containers"])),
+               pattern={"spec": {"securityContext": {"runAsNonRoot": "true"},
+                                 "containers": [{"securityContext": {"allowPrivilegeEscalation": "false"}}]}},
+               update_from=("cis-k8s-5.2.5",)),
+    K8sControl("cis-k8s-5.7.4", "5.7.4", "default-namespace", "The default namespace should not be used.",
+               "Deployment in the `default` namespace", "Deployment in the scenario's namespace",
+               _default_namespace,
+               lambda objects: any(o["metadata"].get("namespace") == "default" for o in objects),
+               pattern={"metadata": {"namespace": "!default"}}, update_from=("cis-k8s-5.2.6",),
+               collectable=False),
+]
+
+for _c in CONTROLS:
+    # a Kyverno policy can check every control; an existing policy can be extended with a pod pattern
+    object.__setattr__(_c, "classes", tuple(k for k, suits in (
+        ("kyverno_policy", True), ("opa_kubectl", _c.collectable),
+        ("kyverno_update", _c.pattern is not None and bool(_c.update_from))) if suits))
