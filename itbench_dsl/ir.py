@@ -92,7 +92,6 @@ class Workload:
     host_pid: Optional[bool] = None
     host_ipc: Optional[bool] = None
     node_selector: dict[str, str] = field(default_factory=dict)
-    # Left out of the IR's JSON when unset (see _SPARSE_FIELDS), so that adding them changed no bundle:
     dns_policy: Optional[str] = None  # ClusterFirst | ClusterFirstWithHostNet | Default | None
     priority_class_name: Optional[str] = None
 
@@ -334,15 +333,7 @@ def _to_json(value: Any) -> Any:
         if not dataclasses.is_dataclass(cls):
             return value
         names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
-    out = {name: to_json(getattr(value, name)) for name in names}
-    for name in _SPARSE_FIELDS.get(cls, ()):
-        if out.get(name) is None:
-            del out[name]
-    return out
-
-
-# Optional fields added after the IR was published, written only when set.
-_SPARSE_FIELDS: dict[type, tuple[str, ...]] = {Workload: ("dns_policy", "priority_class_name")}
+    return {name: to_json(getattr(value, name)) for name in names}
 
 
 # Topology objects are never mutated once built, and an application's are shared by every scenario

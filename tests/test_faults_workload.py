@@ -319,13 +319,13 @@ def test_dns_priority_and_cordon_values(bundles):
     assert "kubectl cordon NODE" in FAULTS["cordoned_node"].summary
 
 
-def test_new_workload_fields_stay_out_of_the_ir_json_when_unset():
+def test_dns_policy_reaches_the_ir_json_and_validates():
     import json
 
     from itbench_dsl import ir
 
     result = _compile(SCENARIOS / "otel-email-hanging-init-container.itb")
     workloads = json.loads(result.files["scenario.json"])["topology"]["workloads"]
-    assert workloads and not any("dns_policy" in w or "priority_class_name" in w for w in workloads)
+    assert workloads and all(w["dns_policy"] is None and w["priority_class_name"] is None for w in workloads)
     data = json.loads(_compile(SCENARIOS / "otel-frontend-failing-dns-policy.itb").files["scenario.json"])
     assert Draft202012Validator(ir.json_schema()).is_valid(data)
