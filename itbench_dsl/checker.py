@@ -16,7 +16,16 @@ from .faults import CREATABLE_KINDS, FAULTS, WAITERS, FaultInput
 from .reader import MISSING, Body, Context, convert, entries_as_data, plain
 from .source import Span
 from .topology import (
-    AGENT_RESOURCES, CLUSTER_RESOURCES, DNS1123_LABEL, KINDS, RUNTIME_KINDS, WORKLOAD_KINDS, TopologyBuild, TopologyBuilder, app_names, app_topology,
+    AGENT_RESOURCES,
+    CLUSTER_RESOURCES,
+    DNS1123_LABEL,
+    KINDS,
+    RUNTIME_KINDS,
+    WORKLOAD_KINDS,
+    TopologyBuild,
+    TopologyBuilder,
+    app_names,
+    app_topology,
 )
 
 DOMAINS = ("sre", "ciso", "finops")

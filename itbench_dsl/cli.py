@@ -178,7 +178,9 @@ def check(paths: tuple[str, ...], fmt: str) -> None:
     for path in files:
         result = compile_source(_read(path), _display(path), diags)
         checked.append((result.path, result.scenario if result.files else None))  # only scenarios without errors
-    from .mechanisms import duplicate_diagnostics  # W2001: two scenarios measure the same thing
+    from .mechanisms import (
+        duplicate_diagnostics,  # W2001: two scenarios measure the same thing
+    )
 
     diags.extend(duplicate_diagnostics(checked, diags))
     _report(diags, fmt)
@@ -252,7 +254,8 @@ def explain(code: str | None) -> None:
       itbench explain E2003
       itbench explain            # every code with its title
     """
-    from .codes import CODES, explain as explain_code
+    from .codes import CODES
+    from .codes import explain as explain_code
 
     if code is None:
         for entry in CODES.values():

@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from importlib import resources
 from dataclasses import dataclass, field
+from importlib import resources
 
 from . import __version__, ast, ciso, ir, yamlout
 from .backends import faults as fault_backend
@@ -20,10 +20,11 @@ from .backends import manifests as manifest_backend
 from .backends import prompt as prompt_backend
 from .checker import check
 from .diagnostics import Diagnostics
+from .memo import IdentityMemo
 from .parser import parse_bytes
 from .source import NO_SPAN, Span
-from .memo import IdentityMemo
 from .validate import validate_object
+from .yamlout import sorted_keys
 
 
 @dataclass
@@ -49,12 +50,6 @@ class CompileResult:
 # ---- YAML and JSON output, deterministic ------------------------------------------------------------
 
 
-def _sorted(value):
-    if isinstance(value, dict):
-        return {k: _sorted(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_sorted(v) for v in value]
-    return value
 
 
 # manifests of shared application objects are the same dicts from compile to compile (see memo.py)
@@ -65,7 +60,7 @@ _validate_memo = IdentityMemo(validate_object)
 def dump_yaml(documents: list[dict], sort_keys: bool = False) -> bytes:
     """Multi-document YAML; ITBench's own files are written with sorted keys."""
     if sort_keys:
-        return yamlout.dump_all([_sorted(d) for d in documents]).encode("utf-8")
+        return yamlout.dump_all([sorted_keys(d) for d in documents]).encode("utf-8")
     return "".join(_yaml_document(d) for d in documents).encode("utf-8")
 
 

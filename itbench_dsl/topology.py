@@ -128,7 +128,9 @@ def app_names() -> list[str]:
 @functools.lru_cache(maxsize=None)
 def load_app(name: str) -> tuple[ast.App | None, Diagnostics, str]:
     """Parse a standard-library application once per process."""
-    from .parser import parse_bytes  # late: parser imports nothing from here, but keep stages apart
+    from .parser import (
+        parse_bytes,  # late: parser imports nothing from here, but keep stages apart
+    )
 
     resource = resources.files("itbench_dsl").joinpath(f"stdlib/apps/{name}.itb")
     path = f"<stdlib>/apps/{name}.itb"

@@ -117,6 +117,15 @@ def _emit_entry(head: str, item, indent: str, out: list[str]) -> None:
         out.append(f"{head} {scalar(item)}")
 
 
+def sorted_keys(value):
+    """The same data with every mapping's keys in sorted order (ITBench writes its files so)."""
+    if isinstance(value, dict):
+        return {k: sorted_keys(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [sorted_keys(v) for v in value]
+    return value
+
+
 def dump(value) -> str:
     """One document's body (no `---`)."""
     if isinstance(value, (dict, list)) and value:

@@ -10,7 +10,15 @@ from __future__ import annotations
 import re
 
 from .. import ir
-from ..faults import FAULTS, WAITERS, fault_description, library_alerts, render_solutions, slug
+from ..faults import (
+    FAULTS,
+    WAITERS,
+    fault_description,
+    library_alerts,
+    render_solutions,
+    slug,
+)
+
 
 def itbench_name(scenario: ir.Scenario) -> str:
     itbench_id = scenario.metadata.get("itbench_id")

@@ -8,13 +8,13 @@ the application, its namespaces and the output contract; never the fault or the 
 from __future__ import annotations
 
 import functools
+from importlib import resources as _resources
 
 from jinja2 import FileSystemLoader, StrictUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
 from .. import ir
 from ..faults import itbench_entry
-from importlib import resources as _resources
 
 
 @functools.lru_cache(maxsize=1)

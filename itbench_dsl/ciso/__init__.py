@@ -13,8 +13,10 @@ from __future__ import annotations
 import re
 
 from .. import ir
-from .k8s import CONTROLS as K8S_CONTROLS, K8S_BENCHMARK, MANAGED, K8sControl
-from .rhel9 import CONTROLS as HOST_CONTROLS, DEFAULT_HOSTS, RHEL9_BENCHMARK, HostControl
+from .k8s import CONTROLS as K8S_CONTROLS
+from .k8s import K8S_BENCHMARK, MANAGED, K8sControl
+from .rhel9 import CONTROLS as HOST_CONTROLS
+from .rhel9 import DEFAULT_HOSTS, RHEL9_BENCHMARK, HostControl
 
 CATALOGUE: dict[str, K8sControl | HostControl] = {c.id: c for c in [*K8S_CONTROLS, *HOST_CONTROLS]}
 HOST_API, HOST_KIND = "inventory.ansible.com/v1", "HostGroup"

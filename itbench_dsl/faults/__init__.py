@@ -9,8 +9,18 @@ from __future__ import annotations
 
 from . import chaos, cluster, config, finops, istio, scheduling, service, workload
 from .base import (
-    CHAOS_NAMESPACE, CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, fault_description, itbench_entry,
-    library_alerts, render_solutions, slug,
+    CHAOS_NAMESPACE,
+    CREATABLE_KINDS,
+    Arg,
+    Checked,
+    Effect,
+    FaultInput,
+    FaultKind,
+    fault_description,
+    itbench_entry,
+    library_alerts,
+    render_solutions,
+    slug,
 )
 from .waiters import WAITERS, WaiterKind
 

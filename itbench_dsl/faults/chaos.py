@@ -18,7 +18,16 @@ from .. import ast, ir
 from ..diagnostics import did_you_mean
 from ..topology import DNS1123_LABEL
 from ..units import format_duration, parse_memory
-from .base import CHAOS_NAMESPACE, CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind
+from ..yamlout import sorted_keys
+from .base import (
+    CHAOS_NAMESPACE,
+    CREATABLE_KINDS,
+    Arg,
+    Checked,
+    Effect,
+    FaultInput,
+    FaultKind,
+)
 
 API = "chaos-mesh.org/v1alpha1"
 SCHEDULED_ID = "scheduled-chaos-mesh-experiment"
@@ -106,12 +115,6 @@ def _ms(seconds) -> str:
     return f"{int(Decimal(str(seconds)) * 1000)}ms"
 
 
-def _sorted(value):
-    if isinstance(value, dict):
-        return {k: _sorted(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_sorted(v) for v in value]
-    return value
 
 
 _GO_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h))+")
@@ -322,7 +325,7 @@ def _finish(f: FaultInput, chaos_type: str, default_name: str, spec: dict, timin
     if len(name) > 63 or not DNS1123_LABEL.match(name):
         f.error("E2014", f"{what} name `{name}` is not a valid Kubernetes name", f.body.attr_span("name"))
         return None
-    spec = _sorted(spec)
+    spec = sorted_keys(spec)
     experiment = ir.ObjectRef(API, chaos_type, CHAOS_NAMESPACE, name)
     if timing is None:
         return Checked(

@@ -8,9 +8,18 @@ import json
 from .. import ir
 from ..diagnostics import did_you_mean
 from .base import (
-    Arg, Checked, Effect, FaultInput, FaultKind, container_named, find_object, kobj, original, patched, pick_container,
+    Arg,
+    Checked,
+    Effect,
+    FaultInput,
+    FaultKind,
+    container_named,
+    find_object,
+    kobj,
+    original,
+    patched,
+    pick_container,
 )
-
 
 # ---- OpenTelemetry Demo feature flag ------------------------------------------------------------------
 

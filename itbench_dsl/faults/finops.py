@@ -19,7 +19,17 @@ from typing import Callable
 from .. import ast, ir
 from ..units import parse_cpu, parse_memory
 from .base import (
-    Arg, Checked, Effect, FaultInput, FaultKind, container_named, find_object, kobj, original, patched, pick_container,
+    Arg,
+    Checked,
+    Effect,
+    FaultInput,
+    FaultKind,
+    container_named,
+    find_object,
+    kobj,
+    original,
+    patched,
+    pick_container,
 )
 
 RESOURCES = ("cpu", "memory")

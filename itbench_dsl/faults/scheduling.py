@@ -8,7 +8,16 @@ from .. import ir
 from ..topology import label_problem
 from ..units import parse_cpu
 from .base import (
-    CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, container_named, kobj, original, patched,
+    CREATABLE_KINDS,
+    Arg,
+    Checked,
+    Effect,
+    FaultInput,
+    FaultKind,
+    container_named,
+    kobj,
+    original,
+    patched,
     pick_container,
 )
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-
 from .. import ir
 from ..topology import label_problem
 from .base import (
-    Arg, Checked, Effect, FaultInput, FaultKind, kobj, original, patched,
+    Arg,
+    Checked,
+    Effect,
+    FaultInput,
+    FaultKind,
+    kobj,
+    original,
+    patched,
 )
-
 
 # ---- modified service target port -------------------------------------------------------------------
 

@@ -9,7 +9,16 @@ from .. import ir
 from ..diagnostics import did_you_mean
 from ..units import parse_cpu, parse_memory
 from .base import (
-    Arg, Checked, Effect, FaultInput, FaultKind, container_named, kobj, original, patched, pick_container,
+    Arg,
+    Checked,
+    Effect,
+    FaultInput,
+    FaultKind,
+    container_named,
+    kobj,
+    original,
+    patched,
+    pick_container,
 )
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "itbench"}
