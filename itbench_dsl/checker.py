@@ -24,6 +24,7 @@ from .topology import (
     WORKLOAD_KINDS,
     TopologyBuild,
     TopologyBuilder,
+    app_gateways,
     app_names,
     app_topology,
 )
@@ -209,6 +210,8 @@ class Checker:
                            "wrong kind")
                 return None
         namespace, name = (ref.name.split("/", 1) + [None])[:2] if "/" in ref.name else (None, ref.name)
+        if kind == "gateway":
+            return self.resolve_gateway(ref, namespace, name)
         if kind in RUNTIME_KINDS:
             return self.resolve_pods(ref, namespace, name)
         if kind in CREATABLE_KINDS:
@@ -273,6 +276,23 @@ class Checker:
         # the most specific owner: the longest workload name the pattern was written for
         owner = max(owners, key=lambda w: len(w.name))
         return Resolved(ir.ObjectRef("v1", "Pod", owner.namespace, pattern), owner.name)
+
+    def resolve_gateway(self, ref: ast.Ref, namespace: str | None, name: str) -> Resolved | None:
+        """A Gateway API Gateway the application's installation deploys (its metadata's `gateway`)."""
+        gateways = app_gateways(self.state.build)
+        found = [(ns, n) for ns, n in gateways if n == name and (namespace is None or ns == namespace)]
+        if not found:
+            if self.state.incomplete:
+                return None
+            hint = did_you_mean(name, [n for _, n in gateways])
+            self.error("E2003", f"unknown gateway `{ref.name}`", ref.name_span, "not deployed by the application",
+                       help=f"did you mean `{hint}`?" if hint else
+                       "the application's gateways: " + ", ".join(n for _, n in gateways) if gateways else
+                       "gateways come with an application whose metadata names them (`gateway`), such as "
+                       '`use app "book-info"`')
+            return None
+        api_version, k8s_kind = RUNTIME_KINDS["gateway"]
+        return Resolved(ir.ObjectRef(api_version, k8s_kind, found[0][0], found[0][1]), None)
 
     def resolve_fault_object(self, ref: ast.Ref, kind: str, name: str) -> Resolved | None:
         found = self.state.fault_objects.get((kind, name))
@@ -584,6 +604,7 @@ class Checker:
             self.error("E2010", f"`{hosts}` is not an Ansible inventory group name", body.attr_span("hosts"),
                        "invalid group name", help="use letters, digits and `_`, e.g. `rhel9_servers`")
             hosts = None
+        given = body.attr("given", "bool", default=False)  # the prompt may name the gap objects (leakage lint)
         body.finish()
         if task.kind not in CISO_TASKS:
             hint = did_you_mean(task.kind, CISO_TASKS)
@@ -597,7 +618,10 @@ class Checker:
         if entry is not None and not gaps and not compliant:
             if hosts is None and isinstance(entry, ciso.HostControl):
                 return None
-            return self.catalogue_compliance(entry, control, task, goal, benchmark, hosts)
+            found = self.catalogue_compliance(entry, control, task, goal, benchmark, hosts)
+            if found is not None:
+                found.given = given
+            return found
         if isinstance(entry, ciso.K8sControl) and compliant and not gaps:
             self.error("E2013", f"`compliant` objects but no `gap` for catalogue control `{entry.id}`",
                        compliant[0].span, "no gap declared",
@@ -618,7 +642,7 @@ class Checker:
                            "also a gap", help="remove the `gap` or the `compliant` statement")
         if goal is None and entry is not None:
             goal = ciso.goal_text(entry, task.kind, None)
-        return ir.Compliance(control.id, benchmark, goal or "", task.kind, gap_refs, ok_refs)
+        return ir.Compliance(control.id, benchmark, goal or "", task.kind, gap_refs, ok_refs, given)
 
     def catalogue_compliance(self, entry, control: ast.Control, task: ast.Task, goal: str | None, benchmark: str,
                              hosts: str | None) -> ir.Compliance | None:
@@ -626,7 +650,7 @@ class Checker:
         from . import ciso
         if isinstance(entry, ciso.HostControl):
             return ir.Compliance(control.id, benchmark, goal or ciso.goal_text(entry, task.kind, None), task.kind,
-                                 [ciso.host_ref(hosts)], [])
+                                 [ciso.host_ref(hosts)], [ciso.host_ref(ciso.baseline_group(hosts))])
         namespaces = [n.name for n in self.state.build.namespaces]
         if len(namespaces) != 1:
             if not self.state.incomplete:

@@ -18,6 +18,7 @@ from . import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 FORMATS = ("human", "concise", "json")
+HINT_LEVELS = ("none", "topology", "localized")  # backends/prompt.HINT_LEVELS, without importing Jinja here
 
 
 class UserError(click.ClickException):
@@ -112,7 +113,10 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="human", show_default=True,
               help="How diagnostics are printed.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but diagnostics.")
-def compile(files: tuple[str, ...], output: str, fmt: str, quiet: bool) -> None:
+@click.option("--hints", type=click.Choice(HINT_LEVELS), default="none", show_default=True,
+              help="What the agent's prompt gives away: none (the application and namespaces), topology (also the "
+                   "components and their calls), localized (also where the symptoms are, never the root cause).")
+def compile(files: tuple[str, ...], output: str, fmt: str, quiet: bool, hints: str) -> None:
     """Compile scenarios into bundles.
 
     Each FILE (or every .itb below a folder) becomes OUTPUT/<scenario-name>/ with
@@ -134,7 +138,7 @@ def compile(files: tuple[str, ...], output: str, fmt: str, quiet: bool) -> None:
     names: dict[str, str] = {}
     for path in paths:
         before = len(diags.errors())
-        result = compile_source(_read(path), _display(path), diags)
+        result = compile_source(_read(path), _display(path), diags, hints=hints)
         if len(diags.errors()) > before or not result.files:
             continue
         if result.name in names:  # refused before anything is written
@@ -159,7 +163,10 @@ def compile(files: tuple[str, ...], output: str, fmt: str, quiet: bool) -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="human", show_default=True,
               help="human: with source excerpts; concise: one line each; json: for tools.")
-def check(paths: tuple[str, ...], fmt: str) -> None:
+@click.option("--hints", type=click.Choice(HINT_LEVELS), default="none", show_default=True,
+              help="What the agent's prompt gives away: none (the application and namespaces), topology (also the "
+                   "components and their calls), localized (also where the symptoms are, never the root cause).")
+def check(paths: tuple[str, ...], fmt: str, hints: str) -> None:
     """Check scenarios as compile does, including output validation; write nothing.
 
     A folder means every .itb file below it. Exit code 1 when any error is found.
@@ -176,17 +183,39 @@ def check(paths: tuple[str, ...], fmt: str) -> None:
     diags = Diagnostics()
     checked = []
     for path in files:
-        result = compile_source(_read(path), _display(path), diags)
+        result = compile_source(_read(path), _display(path), diags, hints=hints)
         checked.append((result.path, result.scenario if result.files else None))  # only scenarios without errors
     from .mechanisms import (
         duplicate_diagnostics,  # W2001: two scenarios measure the same thing
     )
 
     diags.extend(duplicate_diagnostics(checked, diags))
+    _self_validate(checked, diags)  # E4004/E4005: the scenario's evaluator on its own derived states
     _report(diags, fmt)
     if fmt == "human":
         click.echo(_summary(diags, len(files), "checked"), err=True)
     sys.exit(EXIT_FINDINGS if diags.has_errors else EXIT_CLEAN)
+
+
+def _self_validate(checked: list, diags) -> None:
+    """Run each compiled scenario's evaluator on its healthy, faulty and solved states (states.py).
+
+    Skipped as a whole while the evaluator backend is not part of the package."""
+    try:
+        from . import evaluator_runtime as _runtime  # noqa: F401
+        from .backends import evaluator as _evaluator_backend  # noqa: F401
+    except ImportError:
+        return
+    from .diagnostics import Diagnostic
+    from .mechanisms import _name_span
+    from .states import self_validate
+
+    for path, scenario in checked:
+        if scenario is None:
+            continue
+        for code, message in self_validate(scenario):
+            diags.add(Diagnostic(code, f"scenario `{scenario.name}`: {message}", path, _name_span(path, diags),
+                                 "self-validation failed", help=f"`itbench explain {code}`"))
 
 
 @cli.command()
@@ -312,6 +341,206 @@ def faults() -> None:
     for kind in FAULTS.values():
         click.echo(f"{kind.name:{width}}  on {'|'.join(kind.targets):24} {kind.itbench_id or '(not in ITBench)'}")
         click.echo(f"{'':{width}}     {kind.summary}")
+
+
+@cli.command()
+@click.argument("bundle", type=click.Path(file_okay=False))
+@click.option("--agent-output", "agent_output", type=click.Path(dir_okay=False),
+              help="The agent's answer (JSON); leave out to grade the state alone.")
+@click.option("--state", "state", required=True, type=click.Path(dir_okay=False),
+              help="The state snapshot (JSON): resources, alerts, policyReports, costs.")
+@click.option("--task", type=click.Choice(("diagnose", "mitigate")), help="SRE: what to grade (default: from the answer).")
+@click.option("--artifact", type=click.Path(dir_okay=False), help="CISO: the agent's policy (Kyverno JSON/YAML or .rego).")
+@click.option("--opa-result", "opa_result", type=click.Path(dir_okay=False),
+              help="CISO Rego: a recorded `opa eval` result per object.")
+@click.option("--gap-only", is_flag=True, help="CISO: grade only the gap, as ITBench does.")
+@click.option("--timeout", default=120.0, show_default=True, help="Seconds the evaluator may run.")
+def evaluate(bundle: str, agent_output: str | None, state: str, task: str | None, artifact: str | None,
+             opa_result: str | None, gap_only: bool, timeout: float) -> None:
+    """Run a bundle's evaluator.py on an agent's answer and a state; print its verdict.
+
+    The evaluator runs as the bundle ships it, in a subprocess with this Python, so the
+    verdict is the one a benchmark run gets. Exit codes are the evaluator's: 0 it ran (pass
+    or fail: see `passed`), 2 its inputs are unusable (the reason on stderr).
+
+    \b
+    Example:
+      itbench evaluate out/otel-checkout-nonexistent-image --agent-output answer.json --state state.json
+    """
+    import subprocess
+
+    script = Path(bundle) / "evaluator.py"
+    if not Path(bundle).is_dir():
+        raise UserError(f"{bundle}: no such bundle folder")
+    if not script.is_file():
+        raise UserError(f"{bundle}: not a bundle with an evaluator (no evaluator.py); compile the scenario again")
+    files = (("--agent-output", agent_output), ("--state", state), ("--artifact", artifact), ("--opa-result", opa_result))
+    command = [sys.executable, str(script)]
+    for option, value in files:
+        if value is None:
+            continue
+        if not Path(value).is_file():
+            raise UserError(f"{option} {value}: no such file")
+        command += [option, str(Path(value).resolve())]
+    if task is not None:
+        command += ["--task", task]
+    if gap_only:
+        command.append("--gap-only")
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise UserError(f"{script}: the evaluator ran longer than {timeout:g} s") from exc
+    except OSError as exc:
+        raise UserError(f"{script}: cannot run: {exc.strerror or exc}") from exc
+    if proc.stdout:
+        click.echo(proc.stdout, nl=False)
+    if proc.stderr:
+        click.echo(proc.stderr, err=True, nl=False)
+    if proc.returncode not in (EXIT_CLEAN, EXIT_ERROR):  # 0 ran, 2 unusable inputs; anything else is a crash
+        click.echo(f"error: {script} failed (exit code {proc.returncode})", err=True)
+        sys.exit(EXIT_ERROR)
+    sys.exit(proc.returncode)
+
+
+@cli.command()
+@click.argument("results", type=click.Path(file_okay=False))
+@click.option("--k", "ks", type=int, multiple=True, help="pass@k for this k too (repeatable); pass@1 is always shown.")
+@click.option("--format", "fmt", type=click.Choice(("human", "json")), default="human", show_default=True,
+              help="human: a table; json: for tools.")
+def score(results: str, ks: tuple[int, ...], fmt: str) -> None:
+    """Aggregate verdicts (one JSON file per trial) into pass@k and mean score ± standard error.
+
+    Every *.json below RESULTS is a verdict of `evaluator.py` (scenario, passed, score);
+    trials are grouped by scenario. pass@k is the unbiased estimator 1 - C(n-c,k)/C(n,k).
+
+    \b
+    Examples:
+      itbench score results/ --k 3
+      itbench score results/ --k 5 --format json
+    """
+    import json
+
+    from .scoring import ScoringError, aggregate, load_verdicts, render_table
+
+    try:
+        report = aggregate(load_verdicts(Path(results)), list(ks))
+    except ScoringError as exc:
+        raise UserError(str(exc)) from exc
+    if fmt == "json":
+        click.echo(json.dumps(report, indent=2))
+    else:
+        click.echo(render_table(report), nl=False)
+
+
+@cli.command("policy-test")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(("human", "json")), default="human", show_default=True,
+              help="human: a table per suite, like `kyverno test`; json: for tools.")
+@click.option("--failed-only", is_flag=True, help="In the table, show only the results that were not met.")
+def policy_test(paths: tuple[str, ...], fmt: str, failed_only: bool) -> None:
+    """Run Kyverno CLI test suites offline with itbench's own Kyverno matcher.
+
+    Each PATH is a kyverno-test.yaml file or a folder: every kyverno-test.yaml below it
+    (including .kyverno-test/ folders) is a suite. Each expected result (policy, rule,
+    resource, pass/fail/skip) is reported as met or not. Supported: validate rules with
+    pattern, anyPattern, deny and preconditions, anchors, wildcards, operators, JMESPath
+    variables and autogen rules; a suite using anything else is reported as unsupported,
+    with the feature named (docs/policy-test.md).
+
+    Exit codes: 0 every expected result met, 1 some not met or a suite unsupported,
+    2 unusable input (no suite found, unreadable or invalid files).
+
+    \b
+    Examples:
+      itbench policy-test ../shared/reference/kyverno/policy-tests/
+      itbench policy-test --format json policies/my-policy/.kyverno-test/kyverno-test.yaml
+    """
+    import json
+
+    import yaml
+
+    from . import kyverno
+
+    suites: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("kyverno-test.yaml") if p.is_file())
+            if not found:
+                raise UserError(f"{raw}: no kyverno-test.yaml below this folder")
+            suites.extend(found)
+        elif path.is_file():
+            suites.append(path)
+        else:
+            raise UserError(f"{raw}: no such file or folder")
+
+    def load_yaml(name: str) -> list:
+        try:
+            text = Path(name).read_text(encoding="utf-8")
+            return [d for d in yaml.safe_load_all(text) if d is not None]
+        except UnicodeDecodeError as exc:
+            raise kyverno.KyvernoError(f"{_display(Path(name))}: not UTF-8 text") from exc
+        except yaml.YAMLError as exc:
+            raise kyverno.KyvernoError(f"{_display(Path(name))}: invalid YAML: {' '.join(str(exc).split())}") from exc
+
+    reports = []
+    for suite in suites:
+        try:
+            docs = load_yaml(str(suite))
+        except OSError as exc:
+            report = kyverno.SuiteReport(path=_display(suite), name="", error=f"cannot read: {exc.strerror or exc}")
+        except kyverno.KyvernoError as exc:
+            report = kyverno.SuiteReport(path=_display(suite), name="", error=str(exc))
+        else:
+            test = docs[0] if len(docs) == 1 and isinstance(docs[0], dict) else None
+            if test is None or not isinstance(test.get("results"), list):
+                report = kyverno.SuiteReport(path=_display(suite), name="",
+                                             error="not a Kyverno test (needs policies, resources and results)")
+            else:
+                report = kyverno.run_test_suite(test, str(suite.parent), load_yaml, os.path.join)
+                report.path = _display(suite)
+        reports.append(report)
+
+    unusable = any(r.error for r in reports)
+    all_met = all(r.passed for r in reports)
+    if fmt == "json":
+        click.echo(json.dumps({
+            "suites": [{
+                "path": r.path, "name": r.name, "passed": r.passed,
+                "unsupported": r.unsupported or None, "error": r.error or None,
+                "results": [{"policy": x.policy, "rule": x.rule, "resource": x.resource, "kind": x.kind,
+                             "expected": x.expected, "actual": x.actual, "met": x.met, "detail": x.detail}
+                            for x in r.results],
+            } for r in reports],
+            "summary": {"suites": len(reports), "passed": sum(r.passed for r in reports),
+                        "results": sum(len(r.results) for r in reports),
+                        "met": sum(x.met for r in reports for x in r.results)},
+        }, indent=2))
+    else:
+        for r in reports:
+            title = f"{r.path}" + (f" ({r.name})" if r.name else "")
+            if r.error:
+                click.echo(f"ERROR  {title}: {r.error}")
+                continue
+            if r.unsupported:
+                click.echo(f"UNSUPPORTED  {title}: {r.unsupported}")
+                continue
+            met = sum(x.met for x in r.results)
+            click.echo(f"{'PASS' if r.passed else 'FAIL'}  {title}: {met}/{len(r.results)} results met")
+            rows = [x for x in r.results if not (failed_only and x.met)]
+            if not rows or (r.passed and failed_only):
+                continue
+            table = [("ID", "POLICY", "RULE", "RESOURCE", "RESULT", "REASON")]
+            for i, x in enumerate(rows, 1):
+                reason = "Ok" if x.met else f"Want {x.expected}, got {x.actual}" + (f": {x.detail}" if x.detail else "")
+                table.append((str(i), x.policy, x.rule, f"{x.kind}/{x.resource}", "Pass" if x.met else "Fail",
+                              reason[:160]))
+            widths = [max(len(row[c]) for row in table) for c in range(5)]
+            for row in table:
+                click.echo("  " + "  ".join(cell.ljust(widths[c]) for c, cell in enumerate(row[:5])) + "  " + row[5])
+        passed = sum(r.passed for r in reports)
+        click.echo(f"{passed} of {len(reports)} suite(s) passed", err=True)
+    sys.exit(EXIT_ERROR if unusable else EXIT_CLEAN if all_met else EXIT_FINDINGS)
 
 
 def main(argv: list[str] | None = None) -> None:

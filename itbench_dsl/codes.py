@@ -221,6 +221,48 @@ Templates render with StrictUndefined, so a missing value is an error, never an 
 A generated file name would resolve outside the bundle folder. Names come from the
 scenario; the compiler refuses rather than write anywhere else.
 """),
+        _c("E4003", "the prompt leaks the answer", """
+The agent's prompt names what the agent is asked to find: the fault mechanism (the fault kind,
+its ITBench id, its words such as "nonexistent image", "scaled to zero", "Chaos Mesh"), a
+root-cause object or an object the fault acts on (with its kind, `Deployment/checkout`,
+"the checkout deployment", or by its bare name when the name is distinctive), or a CISO gap
+object. A benchmark whose prompt gives the answer measures nothing. The message says which
+word leaked, what it gives away and the template line it came from.
+
+Fix it where the word comes from:
+- a template (`itbench_dsl/templates/prompt/`): reword the line, or drop the value it prints;
+- scenario text a template prints (a CISO `goal`, say): describe the control, not the objects
+  that break it, and leave the fault's words out;
+- a name: a distinctive object name that states the fault (`checkout-broken-image`) leaks
+  wherever it is printed; rename the object.
+
+Namespaces, the application, and what the hint level gives (`--hints topology`: every component
+and its calls; `--hints localized`: where the symptoms are, never the root cause) may appear.
+A CISO scenario that hands its objects to the agent on purpose says so in its control:
+
+    control "cis-k8s-5.2.5" { given = true }   # the prompt lists the gap and compliant objects
+"""),
+        _c("E4004", "the evaluator cannot tell the faulty state from the healthy one", """
+`itbench check` derives three cluster states from what the scenario compiles to (healthy: the
+topology running; faulty: after `inject/`; solved: after `revert/`) and runs the scenario's
+evaluator on each with no agent answer. The verdict must fail on the faulty state and pass on the
+healthy and solved ones; otherwise the benchmark would score a broken cluster as mitigated, or a
+repaired one as broken. The message says which state got the wrong verdict and the checks that
+decided it. A CISO scenario grades the agent's policy, not the cluster: there the policy reports
+of a perfect policy (the gap objects fail, the compliant ones pass) must pass, and no report or an
+always-fail policy must not.
+
+Usual causes: the `mitigated when` block only names alerts the fault does not raise, or objects
+the fault does not change; add a predicate the fault breaks (`deployment "x" ready`, `schedule "x"
+absent`, `alert HighRequestErrorRate not firing` with the alert in `expect`).
+"""),
+        _c("E4005", "the perfect diagnosis does not score 1", """
+`itbench check` submits the ground truth itself as the agent's diagnosis (the root causes as
+entities `namespace/Kind/name`, the propagation edges) on the faulty state: it must score 1, and
+an empty diagnosis must score 0. Otherwise the root causes or propagations of `expect` do not
+match the ground-truth groups the evaluator scores with (a pod pattern that matches no pod, a
+root cause outside the topology graph), and no agent could reach a full score.
+"""),
         _c("W2001", "scenario duplicates another", """
 Two of the checked scenarios inject the same fault mechanism on the same target (the same
 container, variable, port or autoscaler): they measure the same thing, whatever values they use.

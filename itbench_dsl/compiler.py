@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 from . import __version__, ast, ciso, ir, yamlout
+from .backends import evaluator as evaluator_backend
 from .backends import faults as fault_backend
 from .backends import itbench as itbench_backend
 from .backends import manifests as manifest_backend
@@ -74,8 +75,11 @@ def dump_json(data: dict) -> bytes:
 # ---- stages ----------------------------------------------------------------------------------------------
 
 
-def compile_source(data: bytes, path: str, diags: Diagnostics, validate: bool = True) -> CompileResult:
-    """Run the whole pipeline on one file's bytes. Errors go to `diags`; files are empty then."""
+def compile_source(data: bytes, path: str, diags: Diagnostics, validate: bool = True,
+                   hints: str = "none") -> CompileResult:
+    """Run the whole pipeline on one file's bytes. Errors go to `diags`; files are empty then.
+
+    `hints` is the prompt's hint level (`backends/prompt.HINT_LEVELS`)."""
     result = CompileResult(path)
     errors_before = len(diags.errors())
 
@@ -99,7 +103,7 @@ def compile_source(data: bytes, path: str, diags: Diagnostics, validate: bool = 
     result.scenario = scenario
 
     start = time.perf_counter()
-    outputs = generate(scenario, diags, path)
+    outputs = generate(scenario, diags, path, hints=hints, span=document.name_span)
     result.timings.codegen = time.perf_counter() - start
     if outputs is None:
         return result
@@ -111,13 +115,16 @@ def compile_source(data: bytes, path: str, diags: Diagnostics, validate: bool = 
         result.timings.validate = time.perf_counter() - start
     if len(diags.errors()) > errors_before:
         return result
-    files["bundle.lock"] = lock_file(data, scenario, files)
+    files["bundle.lock"] = lock_file(data, scenario, files, hints=hints)
     result.files = dict(sorted(files.items()))
     return result
 
 
-def generate(scenario: ir.Scenario, diags: Diagnostics, path: str) -> tuple[dict[str, list[dict]], dict[str, bytes]] | None:
-    """Every output of a checked scenario: (manifests by file, for validation; all files as bytes)."""
+def generate(scenario: ir.Scenario, diags: Diagnostics, path: str, hints: str = "none",
+             span: Span = NO_SPAN) -> tuple[dict[str, list[dict]], dict[str, bytes]] | None:
+    """Every output of a checked scenario: (manifests by file, for validation; all files as bytes).
+
+    `hints` is the prompt's hint level; `span` (the scenario's name) locates a leaking prompt (E4003)."""
     gaps = [id(o) for o in fault_backend.gap_objects(scenario)]
     topology = manifest_backend.topology_manifests(scenario.topology, exclude=gaps)
     topology = topology + ciso.k8s_objects(scenario)[1]  # a catalogue control's compliant objects
@@ -145,11 +152,18 @@ def generate(scenario: ir.Scenario, diags: Diagnostics, path: str) -> tuple[dict
     files["itbench/groundtruth.yaml"] = dump_yaml([itbench_backend.groundtruth_v2(scenario)], sort_keys=True)
     files["itbench/groundtruth_v1.yaml"] = dump_yaml([itbench_backend.groundtruth_v1(scenario)], sort_keys=True)
     try:
-        files["prompt.md"] = prompt_backend.render(scenario).encode("utf-8")
+        prompt, leaks = prompt_backend.render_checked(scenario, hints)
     except prompt_backend.TemplateError as exc:
         diags.error("E4001", f"the prompt template failed: {exc}", path, NO_SPAN)
         return None
+    for leak in leaks:  # the leakage lint (leakage.py)
+        diags.error("E4003", f"{leak.message()} (hint level `{hints}`)", path, span,
+                    f"its prompt leaks `{leak.word}`", help=f"from {leak.location()}")
+    if leaks:
+        return None
+    files["prompt.md"] = prompt.encode("utf-8")
     files["scenario.json"] = dump_json(ir.to_json(scenario))
+    files["evaluator.py"] = evaluator_backend.evaluator_source(scenario).encode("utf-8")
     return manifests, files
 
 
@@ -183,8 +197,8 @@ def validate_manifests(manifests: dict[str, list[dict]], path: str, diags: Diagn
                             "generates the invalid object")
 
 
-def lock_file(source: bytes, scenario: ir.Scenario, files: dict[str, bytes]) -> bytes:
-    """What produced the bundle: compiler version, source hash, seed and every file's hash."""
+def lock_file(source: bytes, scenario: ir.Scenario, files: dict[str, bytes], hints: str = "none") -> bytes:
+    """What produced the bundle: compiler version, source hash, seed, prompt hint level and every file's hash."""
     lock = {
         "compiler": f"itbench-dsl {__version__}",
         "ir_version": ir.IR_VERSION,
@@ -192,6 +206,7 @@ def lock_file(source: bytes, scenario: ir.Scenario, files: dict[str, bytes]) -> 
         "source_sha256": hashlib.sha256(source).hexdigest(),
         "application": scenario.topology.application,
         "seed": scenario.metadata.get("seed", 0),
+        "hints": hints,
         "files": {name: hashlib.sha256(content).hexdigest() for name, content in sorted(files.items())},
     }
     if scenario.topology.application:

@@ -281,6 +281,7 @@ class Compliance:
     task: str
     gaps: list[ObjectRef]
     compliant: list[ObjectRef]
+    given: bool = False  # `control { given = true }`: the prompt names the gap and compliant objects
 
 
 @dataclass

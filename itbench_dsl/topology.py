@@ -52,6 +52,8 @@ KINDS = {
 }
 # kinds that can be referenced but are not declared: they exist at run time
 RUNTIME_KINDS = {"pod": ("v1", "Pod")}
+# a Gateway API Gateway that the application's installation deploys, named by its metadata (`gateway`)
+RUNTIME_KINDS["gateway"] = ("gateway.networking.k8s.io/v1", "Gateway")
 WORKLOAD_KINDS = ("deployment", "statefulset")
 # resources the agent's access may name (`agent { read = [...] write = [...] }`) -> their API group
 AGENT_RESOURCES = {
@@ -66,6 +68,8 @@ AGENT_RESOURCES = {
     "stresschaos": "chaos-mesh.org", "httpchaos": "chaos-mesh.org", "iochaos": "chaos-mesh.org",
     "dnschaos": "chaos-mesh.org", "timechaos": "chaos-mesh.org", "jvmchaos": "chaos-mesh.org",
     "controllerrevisions": "apps",
+    "peerauthentications": "security.istio.io", "authorizationpolicies": "security.istio.io",
+    "gateways": "gateway.networking.k8s.io",
     # cluster-scoped
     "namespaces": "", "nodes": "", "clusterpolicies": "kyverno.io", "clusterpolicyreports": "wgpolicyk8s.io",
 }
@@ -115,6 +119,23 @@ class TopologyBuild:
             if w.name == name and (namespace is None or w.namespace == namespace):
                 return w
         return None
+
+
+def app_gateways(build: TopologyBuild) -> list[tuple[str, str]]:
+    """(namespace, name) of the Gateway API Gateways the application's installation deploys.
+
+    The application's metadata names them: `gateway = "NAME"` (or a list; `"NAMESPACE/NAME"` for
+    another namespace than the application's first one).
+    """
+    declared = build.app_metadata.get("gateway")
+    names = [declared] if isinstance(declared, str) else declared if isinstance(declared, list) else []
+    home = build.namespaces[0].name if build.namespaces else "default"
+    out = []
+    for entry in names:
+        if isinstance(entry, str) and entry:
+            namespace, _, name = entry.rpartition("/")
+            out.append((namespace or home, name))
+    return out
 
 
 # ---- the standard library ---------------------------------------------------------------

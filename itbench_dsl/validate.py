@@ -2,9 +2,10 @@
 
 Every object is checked against the JSON Schema vendored for its ``apiVersion``/``kind``
 (``itbench_dsl/schemas/``, see ``SOURCES.md`` there): Kubernetes v1.33 built-in kinds in their
-strict form (unknown fields are errors, as with ``kubectl apply``'s strict field validation) and
-the Chaos Mesh ``chaos-mesh.org/v1alpha1`` kinds. A kind with no vendored schema is an issue,
-never silently accepted.
+strict form (unknown fields are errors, as with ``kubectl apply``'s strict field validation), the
+Chaos Mesh ``chaos-mesh.org/v1alpha1`` kinds, Kyverno's policies, Istio's PeerAuthentication and
+AuthorizationPolicy and the Gateway API Gateway. A kind with no vendored schema is an issue, never
+silently accepted.
 
 On top of the schemas, the checks the API server performs in code and that schemas cannot
 express (each issue names its ``rule``):
@@ -141,8 +142,9 @@ def _kind_key(obj: dict, found: set[_Found]) -> str | None:
 # Schemas and validators
 # --------------------------------------------------------------------------------------------
 
-_SCHEMA_FILES = ("kubernetes/v1.33-strict.json", "chaos-mesh/v1alpha1.json", "kyverno/v1.json")
-_K8S, _CHAOS, _KYVERNO = 0, 1, 2
+_SCHEMA_FILES = ("kubernetes/v1.33-strict.json", "chaos-mesh/v1alpha1.json", "kyverno/v1.json", "istio/v1.json",
+                 "gateway-api/v1.json")
+_K8S, _CHAOS, _KYVERNO, _ISTIO, _GATEWAY_API = 0, 1, 2, 3, 4
 _OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 

@@ -31,7 +31,7 @@ COMMANDS = ["compile", "check", "fmt", "explain", "schema", "apps", "faults"]
 BUNDLE_FILES = {
     "manifests/topology.yaml", "manifests/agent-access.yaml", "inject/apply.yaml", "revert/apply.yaml",
     "itbench/scenario.yaml", "itbench/groundtruth.yaml", "itbench/groundtruth_v1.yaml", "prompt.md",
-    "scenario.json", "bundle.lock",
+    "scenario.json", "bundle.lock", "evaluator.py",
 }
 BAD = '''scenario "bad-cart" {
   domain sre

@@ -78,7 +78,8 @@ def test_every_fault_of_these_families_has_a_scenario_and_docs():
     from itbench_dsl.faults import cluster, config, istio, service
 
     names = {k.name for family in (service, config, cluster, istio) for k in family.FAULTS}
-    assert names - {"modified_target_port"} == set(SCENARIOS)
+    # istio_strict_mtls and istio_deny_gateway create Istio objects: tests/test_faults_istio.py
+    assert names - {"modified_target_port", "istio_strict_mtls", "istio_deny_gateway"} == set(SCENARIOS)
     for name in names:
         kind = FAULTS[name]
         assert kind.summary and kind.preconditions and kind.itbench_id and kind.domains

@@ -12,7 +12,8 @@ The strategies follow the grammar's lexical rules (grammar/itbench.lark):
     accept that keyword. Most NAME positions (fault kind, param name, ref kind after `on`, symbol
     and call names, ...) therefore take keywords too, and the strategies use them there. The
     positions where a keyword is read as a keyword are generated without keywords:
-      - an object's kind directly in an `app` body (`description "x"` is a statement there),
+      - an object's kind (`description "x"` is a statement in an `app` body, and after a body's `}`
+        the merged LALR state reads keywords that may follow a body anywhere),
       - a ref's kind at the start of a mitigation predicate (`alert` starts an alert predicate),
       - the first component of a path after a ref (`optimal`/field predicates): the lexer state
         after a ref's name accepts every keyword that may follow a ref anywhere.
@@ -267,7 +268,7 @@ def objects(kinds: st.SearchStrategy) -> st.SearchStrategy:
 
 
 edges = st.builds(ast.Edge, st.lists(text, min_size=2, max_size=4).map(tuple))
-topology_statements = st.one_of(objects(names), edges)
+topology_statements = st.one_of(objects(identifiers), edges)
 
 scenario_statements = st.one_of(
     st.builds(ast.Domain, names),

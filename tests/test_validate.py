@@ -391,6 +391,29 @@ spec:
     - name: host-network
       match: {any: [{resources: {kinds: [Pod]}}]}
       validate: {message: "Sharing the host network is not allowed.", pattern: {spec: {"=(hostNetwork)": "false"}}}
+---
+apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: strict-mtls-mode, namespace: book-info}
+spec:
+  mtls: {mode: STRICT}
+---
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: bookinfo-gateway-deny, namespace: book-info}
+spec:
+  action: DENY
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: bookinfo-gateway}
+  rules:
+    - to: [{operation: {methods: [GET]}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: bookinfo-gateway, namespace: book-info}
+spec:
+  gatewayClassName: istio
+  listeners:
+    - {name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: Same}}}
 """
     )
 }
@@ -408,7 +431,8 @@ def sample(key: str) -> dict:
 # Vendored files
 # --------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["kubernetes/v1.33-strict.json", "chaos-mesh/v1alpha1.json"])
+@pytest.mark.parametrize("name", ["kubernetes/v1.33-strict.json", "chaos-mesh/v1alpha1.json", "istio/v1.json",
+                                  "gateway-api/v1.json"])
 def test_schema_files_are_package_data_and_valid_json_schema(name: str) -> None:
     text = resources.files("itbench_dsl").joinpath("schemas", *name.split("/")).read_text(encoding="utf-8")
     bundle = json.loads(text)
@@ -420,7 +444,7 @@ def test_schema_files_are_package_data_and_valid_json_schema(name: str) -> None:
 def test_known_kinds() -> None:
     kinds = known_kinds()
     assert kinds == sorted(kinds)
-    assert len(kinds) == 22 + 13 + 2  # Kubernetes, Chaos Mesh, Kyverno
+    assert len(kinds) == 22 + 13 + 2 + 2 + 1  # Kubernetes, Chaos Mesh, Kyverno, Istio, Gateway API
     assert {"apps/v1/Deployment", "v1/Service", "autoscaling/v2/HorizontalPodAutoscaler",
             "chaos-mesh.org/v1alpha1/Schedule", "chaos-mesh.org/v1alpha1/NetworkChaos"} <= set(kinds)
 
@@ -451,8 +475,8 @@ def test_unknown_api_version_of_known_kind() -> None:
 
 
 def test_unvendored_kind_is_never_accepted() -> None:
-    gateway = {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "gw"}, "spec": {}}
-    assert issues_of(gateway) == [("$.kind", "unknown-kind")]
+    route = {"apiVersion": "networking.istio.io/v1", "kind": "VirtualService", "metadata": {"name": "vs"}, "spec": {}}
+    assert issues_of(route) == [("$.kind", "unknown-kind")]
 
 
 def test_missing_api_version_and_kind() -> None:
@@ -710,6 +734,26 @@ def test_chaos_api_version_and_kind_are_exact() -> None:
     chaos["spec"]["action"] = "pod-kil"
     [issue] = validate_object(chaos)
     assert issue.path == "$.spec.action"
+
+
+def test_istio_and_gateway_api_kinds() -> None:
+    policy = sample("security.istio.io/v1/AuthorizationPolicy")
+    policy["spec"]["action"] = "REJECT"
+    policy["spec"]["targetRef"] = {"kind": "Gateway"}  # name is required
+    policy["spec"]["rulez"] = []
+    policy["metadata"]["label"] = {"a": "b"}  # metadata is checked as ObjectMeta
+    assert issues_of(policy) == [("$.metadata.label", "schema"), ("$.spec.action", "schema"),
+                                 ("$.spec.rulez", "schema"), ("$.spec.targetRef.name", "schema")]
+    peer = sample("security.istio.io/v1/PeerAuthentication")
+    peer["spec"]["mtls"]["mode"] = "strict"
+    peer["status"] = {"anything": 1}  # status preserves unknown fields in Istio's CRDs
+    assert issues_of(peer) == [("$.spec.mtls.mode", "schema")]
+    peer["apiVersion"] = "security.istio.io/v1beta1"
+    assert issues_of(peer)[0] == ("$.apiVersion", "unknown-kind")
+    gateway = sample("gateway.networking.k8s.io/v1/Gateway")
+    del gateway["spec"]["gatewayClassName"]
+    gateway["spec"]["listeners"][0]["port"] = 0
+    assert issues_of(gateway) == [("$.spec.gatewayClassName", "schema"), ("$.spec.listeners[0].port", "schema")]
 
 
 def test_crd_conversion_nullable_and_exclusive_minimum() -> None:

@@ -14,8 +14,24 @@ It writes, under ``itbench_dsl/schemas/``:
   ``openAPIV3Schema`` (OpenAPI 3.0 + Kubernetes extensions) to JSON Schema 2020-12.
 * ``kyverno/v1.json``: Kyverno's ClusterPolicy and Policy, from datree's CRDs-catalog JSON Schemas,
   translated like the Chaos Mesh CRDs.
-* ``SOURCES.md``, ``LICENSE-APACHE-2.0`` and ``LICENSE-MIT-datree-crds-catalog``: provenance and the
-  upstream licenses.
+* ``istio/v1.json``: Istio's PeerAuthentication and AuthorizationPolicy (``security.istio.io/v1``), and
+  ``gateway-api/v1.json``: the Gateway API Gateway (``gateway.networking.k8s.io/v1``), from the schemas that
+  the npm packages ``@kubernetes-models/istio`` and ``@kubernetes-models/gateway-api`` embed (generated
+  there from the upstream CRDs), translated like the Chaos Mesh CRDs. The registry cannot be reached at
+  build time, so the unpacked packages are read from folders given on the command line; without them
+  the vendored files are kept as they are (``--check`` still checks the rest)::
+
+      mkdir -p /tmp/npm-schemas && cd /tmp/npm-schemas
+      npm pack @kubernetes-models/istio@2.3.0 @kubernetes-models/gateway-api@0.5.1
+      mkdir istio gateway-api
+      tar xzf kubernetes-models-istio-2.3.0.tgz -C istio
+      tar xzf kubernetes-models-gateway-api-0.5.1.tgz -C gateway-api
+      cd - && python tools/vendor_schemas.py --istio-package /tmp/npm-schemas/istio/package \
+          --gateway-api-package /tmp/npm-schemas/gateway-api/package
+
+  (Later releases of the packages ship compiled validators instead of the schema literals.)
+* ``SOURCES.md``, ``LICENSE-APACHE-2.0``, ``LICENSE-MIT-datree-crds-catalog`` and
+  ``LICENSE-MIT-kubernetes-models``: provenance and the upstream licenses.
 
 Both schema files are JSON Schema 2020-12 documents: ``{"$schema": ..., "kinds": {key: schema},
 "$defs": {...}}`` where ``key`` is ``<apiVersion>/<kind>`` (``v1/Service``, ``apps/v1/Deployment``)
@@ -88,6 +104,37 @@ KYVERNO_SCHEMAS = SHARED_REFERENCE / "kyverno" / "schemas" / "kyverno.io"
 KYVERNO_LICENSE = SHARED_REFERENCE / "kyverno" / "LICENSE-datree-catalog"
 KYVERNO_KINDS = [("clusterpolicy_v1.json", "ClusterPolicy"), ("policy_v1.json", "Policy")]
 KYVERNO_OUT = Path("kyverno") / "v1.json"
+
+# Istio and Gateway API kinds the faults create or name, from the schema literals embedded in the npm
+# packages of kubernetes-models-ts (MIT), generated there from the upstream CRDs (Apache-2.0).
+ISTIO_PACKAGE = ("@kubernetes-models/istio", "2.3.0")
+ISTIO_CRDS = "istio/istio 1.18.0, manifests/charts/base/crds/crd-all.gen.yaml"
+# (file in the package, apiVersion to vendor it as, kind)
+ISTIO_KINDS = [
+    ("security.istio.io/v1/AuthorizationPolicy.js", "security.istio.io/v1", "AuthorizationPolicy"),
+    # Istio 1.18 serves PeerAuthentication as v1beta1 only; from 1.22 on it also serves v1, with the same schema
+    ("security.istio.io/v1beta1/PeerAuthentication.js", "security.istio.io/v1", "PeerAuthentication"),
+]
+# AuthorizationPolicy.spec.targetRef (policy attachment to a Gateway API Gateway) came after Istio 1.18;
+# its schema as Istio 1.29.2's CRD states it (the compiled validator of @kubernetes-models/istio 3.0.1).
+ISTIO_TARGET_REF = {
+    "type": ["object", "null"],
+    "additionalProperties": False,
+    "required": ["kind", "name"],
+    "properties": {
+        "group": {"type": "string", "maxLength": 253,
+                  "pattern": "^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"},
+        "kind": {"type": "string", "minLength": 1, "maxLength": 63, "pattern": "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$"},
+        "name": {"type": "string", "minLength": 1, "maxLength": 253},
+        "namespace": {"type": "string"},
+    },
+}
+ISTIO_OUT = Path("istio") / "v1.json"
+GATEWAY_API_PACKAGE = ("@kubernetes-models/gateway-api", "0.5.1")
+GATEWAY_API_CRDS = "kubernetes-sigs/gateway-api v1.0.0, standard-install.yaml"
+GATEWAY_API_KINDS = [("gateway.networking.k8s.io/v1/Gateway.js", "gateway.networking.k8s.io/v1", "Gateway")]
+GATEWAY_API_OUT = Path("gateway-api") / "v1.json"
+KUBERNETES_MODELS_LICENSE = "LICENSE-MIT-kubernetes-models"
 
 
 # --------------------------------------------------------------------------------------------
@@ -346,6 +393,57 @@ def build_kyverno(schema_dir: Path) -> dict[str, Any]:
     return {"$schema": DIALECT, "kinds": kinds, "$defs": hoist_repeated(kinds)}
 
 
+def embedded_schema(path: Path) -> dict[str, Any]:
+    """The ``const schema = {...};`` literal of a kubernetes-models ``<Kind>.js`` file (it is JSON)."""
+    text = path.read_text()
+    start = text.index("const schema = ") + len("const schema = ")
+    end = text.index("\n};\n", start) + 2
+    return json.loads(text[start:end])
+
+
+def _models_node(node: dict[str, Any]) -> dict[str, Any]:
+    """kubernetes-models' rendering of a CRD schema, back to the CRD's own terms, then translated.
+
+    Its generator drops ``x-kubernetes-preserve-unknown-fields`` and writes such an object (``status``)
+    as ``properties: {}``; a map keeps its ``additionalProperties``. An object with no declared
+    property is therefore left open, as the CRD leaves it.
+    """
+    out = _crd_node(node)
+    if out.get("properties") == {} and out.get("additionalProperties") is False:
+        del out["additionalProperties"]
+    return out
+
+
+def build_models(package_dir: Path, kinds: list[tuple[str, str, str]]) -> dict[str, Any]:
+    """Kinds from an unpacked kubernetes-models npm package, translated like the Chaos Mesh CRDs."""
+    out: dict[str, Any] = {}
+    for file_name, api_version, kind in kinds:
+        raw = embedded_schema(package_dir / file_name)
+        # `metadata` is a $ref to the package's ObjectMeta: open here, validate.py checks it as ObjectMeta
+        raw["properties"]["metadata"] = {"type": "object"}
+        try:
+            schema = rewrite(raw, _models_node)
+        except ValueError as exc:
+            raise SystemExit(f"{file_name}: {exc}") from exc
+        schema["properties"]["apiVersion"] = {"type": "string", "enum": [api_version]}
+        schema["properties"]["kind"] = {"type": "string", "enum": [kind]}
+        schema["required"] = sorted(set(schema.get("required", [])) | {"apiVersion", "kind"})
+        out[f"{api_version}/{kind}"] = schema
+    return out
+
+
+def build_istio(package_dir: Path) -> dict[str, Any]:
+    kinds = build_models(package_dir, ISTIO_KINDS)
+    spec = kinds["security.istio.io/v1/AuthorizationPolicy"]["properties"]["spec"]
+    spec["properties"]["targetRef"] = ISTIO_TARGET_REF
+    return {"$schema": DIALECT, "kinds": kinds, "$defs": hoist_repeated(kinds)}
+
+
+def build_gateway_api(package_dir: Path) -> dict[str, Any]:
+    kinds = build_models(package_dir, GATEWAY_API_KINDS)
+    return {"$schema": DIALECT, "kinds": kinds, "$defs": hoist_repeated(kinds)}
+
+
 def hoist_repeated(kinds: dict[str, Any], min_size: int = 400) -> dict[str, Any]:
     """Move subschemas that occur more than once into ``$defs``; return the ``$defs``.
 
@@ -513,6 +611,39 @@ def kyverno_sources_md(kyverno: dict[str, Any]) -> str:
 """
 
 
+def models_sources_md(istio: dict[str, Any], gateway_api: dict[str, Any]) -> str:
+    istio_kinds = ", ".join(istio["kinds"])
+    gateway_kinds = ", ".join(gateway_api["kinds"])
+    return f"""
+## `{ISTIO_OUT.as_posix()}` and `{GATEWAY_API_OUT.as_posix()}`
+
+- Upstream: the npm packages `{ISTIO_PACKAGE[0]}` {ISTIO_PACKAGE[1]} and `{GATEWAY_API_PACKAGE[0]}`
+  {GATEWAY_API_PACKAGE[1]} of [tommy351/kubernetes-models-ts](https://github.com/tommy351/kubernetes-models-ts)
+  (the `const schema` literal of each `<group>/<version>/<Kind>.js`), generated there from the CRDs of
+  [istio/istio](https://github.com/istio/istio) ({ISTIO_CRDS}) and
+  [kubernetes-sigs/gateway-api](https://github.com/kubernetes-sigs/gateway-api) ({GATEWAY_API_CRDS}).
+- License: the packages are MIT, see `{KUBERNETES_MODELS_LICENSE}` (copied from the packages); the schemas
+  derive from the Istio and Gateway API CRDs, Apache-2.0, see `LICENSE-APACHE-2.0`.
+- Kinds: {istio_kinds} (`{ISTIO_OUT.as_posix()}`); {gateway_kinds} (`{GATEWAY_API_OUT.as_posix()}`).
+- Transformation: the one applied to the Chaos Mesh CRDs above (same code path), after the package's own
+  rendering: `metadata` (a `$ref` to the package's ObjectMeta) is left open, `validate.py` checks it as
+  ObjectMeta; an object with no declared property (`status`, which the CRDs mark
+  `x-kubernetes-preserve-unknown-fields` and the package writes as `properties: {{}}`) stays open;
+  `nullable: true` adds `"null"` to `type`; `description` and `default` are removed; `apiVersion` and `kind`
+  are required and constrained. The package's generator had already dropped the CRDs' CEL rules
+  (`x-kubernetes-validations`), so those are not checked.
+- Two deliberate differences from the package, both from newer Istio CRDs:
+  - Istio 1.18 serves PeerAuthentication as `security.istio.io/v1beta1` only; Istio 1.22 and later also serve
+    `security.istio.io/v1`, with the same schema, which is the one vendored (under `security.istio.io/v1`).
+  - `AuthorizationPolicy.spec.targetRef` (attaching a policy to a Gateway API Gateway, as ITBench's
+    gateway fault does) came after Istio 1.18: it is added with the constraints of Istio 1.29.2's CRD (as
+    the compiled validator of `{ISTIO_PACKAGE[0]}` 3.0.1 states them: `kind` and `name` required, string
+    lengths and patterns). Releases after {ISTIO_PACKAGE[1]} ship compiled validators, not schema literals.
+- Regenerate: see the `npm pack` commands in the docstring of `tools/vendor_schemas.py`, then
+  `python tools/vendor_schemas.py --istio-package <dir>/package --gateway-api-package <dir>/package`.
+"""
+
+
 # --------------------------------------------------------------------------------------------
 # Output
 # --------------------------------------------------------------------------------------------
@@ -526,19 +657,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k8s-schema-dir", type=Path, help="override the kubernetes-validate schema folder")
     parser.add_argument("--crd-dir", type=Path, default=CHAOS_MESH_CRDS, help="Chaos Mesh CRD folder")
     parser.add_argument("--license", type=Path, default=CHAOS_MESH_LICENSE, help="Apache-2.0 license text")
+    parser.add_argument("--istio-package", type=Path,
+                        help="unpacked @kubernetes-models/istio package (default: keep the vendored file)")
+    parser.add_argument("--gateway-api-package", type=Path,
+                        help="unpacked @kubernetes-models/gateway-api package (default: keep the vendored file)")
     parser.add_argument("--check", action="store_true", help="only report whether the files are up to date")
     args = parser.parse_args(argv)
 
     kube = build_kubernetes(args.k8s_schema_dir or kubernetes_schema_dir())
     chaos = build_chaos_mesh(args.crd_dir)
     kyverno = build_kyverno(KYVERNO_SCHEMAS)
+    # the npm packages are read when given; otherwise the vendored files stand as they are
+    istio = build_istio(args.istio_package) if args.istio_package else json.loads((OUT_DIR / ISTIO_OUT).read_text())
+    gateway_api = (build_gateway_api(args.gateway_api_package) if args.gateway_api_package
+                   else json.loads((OUT_DIR / GATEWAY_API_OUT).read_text()))
+    models_package = args.istio_package or args.gateway_api_package
+    models_license = ((models_package / "LICENSE").read_text() if models_package
+                      else (OUT_DIR / KUBERNETES_MODELS_LICENSE).read_text())
     outputs = {
         KUBERNETES_OUT: compact_json(kube),
         CHAOS_MESH_OUT: compact_json(chaos),
         KYVERNO_OUT: compact_json(kyverno),
-        Path("SOURCES.md"): sources_md(kube, chaos, kyverno),
+        ISTIO_OUT: compact_json(istio),
+        GATEWAY_API_OUT: compact_json(gateway_api),
+        Path("SOURCES.md"): sources_md(kube, chaos, kyverno) + models_sources_md(istio, gateway_api),
         Path("LICENSE-APACHE-2.0"): args.license.read_text(),
         Path("LICENSE-MIT-datree-crds-catalog"): KYVERNO_LICENSE.read_text(),
+        Path(KUBERNETES_MODELS_LICENSE): models_license,
     }
 
     stale = []

@@ -122,7 +122,14 @@ def playbooks(scenario: ir.Scenario) -> tuple[list[dict], list[dict]]:
     if not isinstance(control, HostControl):
         return [], []
     hosts = next((r.name for r in compliance.gaps if r.kind == HOST_KIND), DEFAULT_HOSTS)
-    return control.playbook(hosts, True), control.playbook(hosts, False)
+    # The baseline group keeps the compliant setting: a policy that fails every host is caught there.
+    baseline = next((r.name for r in compliance.compliant if r.kind == HOST_KIND), baseline_group(hosts))
+    return control.playbook(hosts, True) + control.playbook(baseline, False), control.playbook(hosts, False)
+
+
+def baseline_group(hosts: str) -> str:
+    """The inventory group of compliant hosts that must stay passing, beside the group the gap is opened on."""
+    return f"{hosts}_baseline"
 
 
 def docs_markdown() -> str:

@@ -1,0 +1,165 @@
+"""pass@k, mean ± standard error, and `itbench score` (itbench_dsl/scoring.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from itbench_dsl import cli as cli_module
+from itbench_dsl.scoring import (
+    ScoringError,
+    aggregate,
+    load_verdicts,
+    mean_and_stderr,
+    pass_at_k,
+)
+
+
+def invoke(*args: str):
+    try:
+        runner = CliRunner(mix_stderr=False)
+    except TypeError:  # click >= 8.2 keeps them apart
+        runner = CliRunner()
+    return runner.invoke(cli_module.cli, list(args), catch_exceptions=False)
+
+
+# ---- the estimator, against values computed by hand ---------------------------------------------------
+
+
+def test_pass_at_k_hand_computed():
+    # n=5, c=2: pass@1 = 1 - C(3,1)/C(5,1) = 1 - 3/5; pass@3 = 1 - C(3,3)/C(5,3) = 1 - 1/10
+    assert pass_at_k(5, 2, 1) == pytest.approx(0.4, abs=1e-15)
+    assert pass_at_k(5, 2, 3) == pytest.approx(0.9, abs=1e-15)
+    # n=10, c=3, k=5: 1 - C(7,5)/C(10,5) = 1 - 21/252
+    assert pass_at_k(10, 3, 5) == pytest.approx(1 - 21 / 252, abs=1e-15)
+
+
+def test_pass_at_k_edges():
+    assert pass_at_k(5, 0, 1) == 0.0 and pass_at_k(5, 0, 5) == 0.0  # nothing passed
+    assert pass_at_k(5, 5, 1) == 1.0 and pass_at_k(5, 5, 5) == 1.0  # everything passed
+    assert pass_at_k(5, 3, 3) == 1.0  # fewer failures than k: a draw of k always holds a pass
+    assert pass_at_k(1, 1, 1) == 1.0 and pass_at_k(1, 0, 1) == 0.0
+    assert pass_at_k(5, 2, 5) == 1.0
+
+
+def test_pass_at_k_is_exact_for_large_n():
+    # a float formula loses precision here; math.comb with a Fraction does not
+    assert pass_at_k(1000, 1, 1) == pytest.approx(0.001, rel=1e-12)
+    assert 0.0 < pass_at_k(1000, 1, 999) < 1.0
+
+
+@pytest.mark.parametrize("n,c,k,message", [
+    (3, 1, 5, "pass@5 needs at least 5 trials, there are 3"),
+    (5, 6, 1, "0 <= c <= n"),
+    (5, -1, 1, "0 <= c <= n"),
+    (5, 2, 0, "k must be at least 1"),
+    (0, 0, 1, "at least one trial"),
+])
+def test_pass_at_k_refuses(n, c, k, message):
+    with pytest.raises(ScoringError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        pass_at_k(n, c, k)
+
+
+def test_mean_and_stderr():
+    mean, se = mean_and_stderr([1.0, 0.0, 1.0, 0.0])
+    assert mean == 0.5
+    assert se == pytest.approx(math.sqrt((4 * 0.25 / 3) / 4))
+    assert mean_and_stderr([0.7]) == (0.7, 0.0)
+    with pytest.raises(ScoringError):
+        mean_and_stderr([])
+
+
+# ---- aggregation and the command -------------------------------------------------------------------------
+
+
+def _write(folder: Path, verdicts: list[tuple[str, bool, float]]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for index, (scenario, passed, score) in enumerate(verdicts):
+        verdict = {"scenario": scenario, "passed": passed, "score": score, "metrics": {}, "checks": []}
+        (folder / f"trial-{index:03d}.json").write_text(json.dumps(verdict), encoding="utf-8")
+
+
+TRIALS = [("a", True, 1.0), ("a", False, 0.5), ("a", True, 1.0), ("a", False, 0.0), ("a", False, 0.0),
+          ("b", True, 1.0), ("b", True, 1.0), ("b", True, 0.8)]
+
+
+def test_aggregate_per_scenario_and_overall(tmp_path: Path):
+    _write(tmp_path / "r", TRIALS)
+    report = aggregate(load_verdicts(tmp_path / "r"), [3])
+    assert report["k"] == [1, 3]
+    a, b = report["scenarios"]
+    assert (a["scenario"], a["trials"], a["passed"]) == ("a", 5, 2)
+    assert a["pass_at_k"] == {"1": pytest.approx(0.4), "3": pytest.approx(0.9)}
+    assert a["mean_score"] == pytest.approx(0.5)
+    assert b["pass_at_k"] == {"1": 1.0, "3": 1.0}
+    overall = report["overall"]
+    assert overall["scenarios"] == 2 and overall["trials"] == 8 and overall["passed"] == 5
+    assert overall["pass_at_k"]["1"] == pytest.approx((0.4 + 1.0) / 2)  # each scenario weighs the same
+    assert overall["mean_score"] == pytest.approx((0.5 + 2.8 / 3) / 2)
+
+
+def test_aggregate_refuses_k_above_a_scenarios_trials(tmp_path: Path):
+    _write(tmp_path / "r", TRIALS)
+    with pytest.raises(ScoringError, match="scenario `b` has 3 trials: pass@5 needs at least 5"):
+        aggregate(load_verdicts(tmp_path / "r"), [5])
+
+
+def test_score_table(tmp_path: Path):
+    _write(tmp_path / "r", TRIALS)
+    result = invoke("score", str(tmp_path / "r"), "--k", "3")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["scenario", "trials", "passed", "pass@1", "pass@3", "mean", "±", "se"]
+    assert lines[2].split() == ["a", "5", "2", "0.400", "0.900", "0.500", "±", "0.224"]
+    assert lines[3].split()[:5] == ["b", "3", "3", "1.000", "1.000"]
+    assert lines[-1].startswith("overall (2 scenarios)")
+    assert invoke("score", str(tmp_path / "r"), "--k", "3").stdout == result.stdout  # deterministic
+
+
+def test_score_json(tmp_path: Path):
+    _write(tmp_path / "r", TRIALS)
+    result = invoke("score", str(tmp_path / "r"), "--k", "2", "--format", "json")
+    assert result.exit_code == 0
+    report = json.loads(result.stdout)
+    assert report["k"] == [1, 2]
+    # n=5, c=2, k=2: 1 - C(3,2)/C(5,2) = 1 - 3/10
+    assert report["scenarios"][0]["pass_at_k"]["2"] == pytest.approx(0.7)
+    assert set(report["overall"]) == {"scenarios", "trials", "passed", "mean_score", "stderr", "pass_at_k"}
+
+
+@pytest.mark.parametrize("setup,message", [
+    (lambda d: None, "no .json verdict files"),
+    (lambda d: (d / "x.json").write_text("{not json", encoding="utf-8"), "not a readable JSON file"),
+    (lambda d: (d / "x.json").write_text("[]", encoding="utf-8"), "a verdict is a JSON object"),
+    (lambda d: (d / "x.json").write_text('{"passed": true, "score": 1}', encoding="utf-8"), "no `scenario`"),
+    (lambda d: (d / "x.json").write_text('{"scenario": "a", "passed": "yes", "score": 1}', encoding="utf-8"),
+     "`passed` must be true or false"),
+    (lambda d: (d / "x.json").write_text('{"scenario": "a", "passed": true, "score": "1"}', encoding="utf-8"),
+     "`score` must be a number"),
+])
+def test_score_unusable_input_exits_2(tmp_path: Path, setup, message, capsys):
+    folder = tmp_path / "r"
+    folder.mkdir()
+    setup(folder)
+    with pytest.raises(SystemExit) as exit_info:
+        cli_module.main(["score", str(folder)])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err
+
+
+def test_score_messages(tmp_path: Path, capsys):
+    folder = tmp_path / "r"
+    _write(folder, TRIALS)
+    for args, message in ((["score", str(tmp_path / "missing")], "not a folder"),
+                          (["score", str(folder), "--k", "4"], "pass@4 needs at least 4"),
+                          (["score", str(folder), "--k", "0"], "k must be at least 1")):
+        with pytest.raises(SystemExit) as exit_info:
+            cli_module.main(args)
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err
