@@ -11,6 +11,7 @@ import copy
 
 from .. import ciso, ir
 from ..faults import FAULTS
+from ..memo import IdentityMemo
 from .manifests import render_object
 
 
@@ -31,7 +32,12 @@ def _replace(topology: ir.Topology, obj) -> None:
 
 
 def plan(scenario: ir.Scenario) -> tuple[list[dict], list[ir.ObjectRef], list[dict], list[ir.ObjectRef]]:
-    """(inject apply, inject delete, revert apply, revert delete)."""
+    """(inject apply, inject delete, revert apply, revert delete), computed once per scenario object
+    (the bundle's files, the evaluator's spec and the derived states all need it; do not mutate it)."""
+    return _plan_memo(scenario)
+
+
+def _plan(scenario: ir.Scenario) -> tuple[list[dict], list[ir.ObjectRef], list[dict], list[ir.ObjectRef]]:
     # Faults deep-copy the objects they change; the working topology only needs its own lists.
     working = copy.copy(scenario.topology)
     for pool in ("workloads", "services", "configmaps", "secrets", "autoscalers"):
@@ -88,3 +94,6 @@ def delete_manifest(ref: ir.ObjectRef) -> dict:
     if ref.namespace:
         meta["namespace"] = ref.namespace
     return {"apiVersion": ref.api_version, "kind": ref.kind, "metadata": meta}
+
+
+_plan_memo = IdentityMemo(_plan, size=16)

@@ -7,6 +7,7 @@ root causes, propagation edges and alerts of the `expect` block.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from .. import ir
@@ -107,6 +108,7 @@ def _escape(text: str) -> str:
     return "".join("\\" + c if c in _REGEX_SPECIAL else c for c in text)
 
 
+@functools.lru_cache(maxsize=4096)
 def group_filter(ref: ir.ObjectRef) -> str:
     """The regular expression ITBench evaluators match object names with."""
     if "*" in ref.name or "?" in ref.name:
