@@ -30,15 +30,15 @@ class UserError(click.ClickException):
         click.echo(f"error: {self.format_message()}", err=True)
 
 
-def _collect(paths: tuple[str, ...]) -> list[Path]:
-    """Files named on the command line, and every `.itb` below each folder, in sorted order."""
+def _collect(paths: tuple[str, ...], pattern: str = "*.itb") -> list[Path]:
+    """Files named on the command line, and every file matching `pattern` below each folder, in sorted order."""
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*.itb") if p.is_file())
+            found = sorted(p for p in path.rglob(pattern) if p.is_file())
             if not found:
-                raise UserError(f"{raw}: no .itb files in this folder")
+                raise UserError(f"{raw}: no {pattern.lstrip('*')} files in this folder")
             files.extend(found)
         elif path.is_file():
             files.append(path)
@@ -461,18 +461,7 @@ def policy_test(paths: tuple[str, ...], fmt: str, failed_only: bool) -> None:
 
     from . import kyverno
 
-    suites: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found = sorted(p for p in path.rglob("kyverno-test.yaml") if p.is_file())
-            if not found:
-                raise UserError(f"{raw}: no kyverno-test.yaml below this folder")
-            suites.extend(found)
-        elif path.is_file():
-            suites.append(path)
-        else:
-            raise UserError(f"{raw}: no such file or folder")
+    suites = _collect(paths, "kyverno-test.yaml")
 
     def load_yaml(name: str) -> list:
         try:
