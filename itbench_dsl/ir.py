@@ -339,7 +339,12 @@ def _to_json(value: Any) -> Any:
 
 # Topology objects are never mutated once built, and an application's are shared by every scenario
 # that uses it: their JSON is computed once (see memo.py).
-_TOPOLOGY_OBJECTS = {Workload, Service, ConfigMap, Secret, ServiceAccount, Autoscaler, Namespace}
+TOPOLOGY_OBJECTS = {Workload, Service, ConfigMap, Secret, ServiceAccount, Autoscaler, Namespace}
+_TOPOLOGY_OBJECTS = TOPOLOGY_OBJECTS
+
+
+def field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
 _object_json = IdentityMemo(_to_json)
 
 

@@ -40,3 +40,16 @@ def test_every_code_has_a_page_and_a_family():
         assert code.page.strip(), code.code
         assert code.code[0] in "EW" and code.code[1:].isdigit() and len(code.code) == 5
         assert code.title and code.title == code.title.strip()
+
+
+def test_scenario_json_fast_path_writes_the_plain_serialisation():
+    """scenario.json reuses each shared object's JSON text; the bytes are those of the plain dump."""
+    from itbench_dsl import ir
+    from itbench_dsl.compiler import compile_source, dump_json, scenario_json
+    from itbench_dsl.diagnostics import Diagnostics
+
+    for path in sorted((ROOT / "scenarios").rglob("*.itb")):
+        result = compile_source(path.read_bytes(), str(path), Diagnostics())
+        assert result.scenario is not None, path
+        assert scenario_json(result.scenario) == dump_json(ir.to_json(result.scenario)), path
+        assert result.files["scenario.json"] == scenario_json(result.scenario)
