@@ -316,7 +316,7 @@ _SCALARS = (str, int, float, bool, type(None))
 def to_json(value: Any) -> Any:
     """Dataclasses to plain JSON data, field order kept (it is the declaration order)."""
     cls = type(value)
-    if cls in _TOPOLOGY_OBJECTS:
+    if cls in TOPOLOGY_OBJECTS:
         return _object_json(value)
     return _to_json(value)
 
@@ -340,12 +340,13 @@ def _to_json(value: Any) -> Any:
 # Topology objects are never mutated once built, and an application's are shared by every scenario
 # that uses it: their JSON is computed once (see memo.py).
 TOPOLOGY_OBJECTS = {Workload, Service, ConfigMap, Secret, ServiceAccount, Autoscaler, Namespace}
-_TOPOLOGY_OBJECTS = TOPOLOGY_OBJECTS
+
+
+_object_json = IdentityMemo(_to_json)
 
 
 def field_names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls))
-_object_json = IdentityMemo(_to_json)
 
 
 # ---- JSON Schema derived from the type hints ------------------------------------------------
