@@ -465,7 +465,8 @@ def evaluate_policy(policy, resource):
 
 def test_kyverno_offline_with_the_embedded_matcher(monkeypatch, tmp_path):
     name = "cis-k8s-5-2-2-privileged-kyverno"
-    monkeypatch.setattr(backend, "kyverno_source", lambda: STUB_MATCHER)
+    real = backend.package_source
+    monkeypatch.setattr(backend, "package_source", lambda module: STUB_MATCHER if module == "kyverno" else real(module))
     source = backend.evaluator_source(bundle(name)[0])
     ast.parse(source)
     namespace: dict = {"__name__": "kyverno_bundle"}
@@ -499,8 +500,6 @@ ALWAYS_FAIL = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata
 
 
 def test_kyverno_offline_with_the_real_matcher():
-    if backend.kyverno_source() is None:
-        pytest.skip("itbench_dsl/kyverno.py is not there")
     name = "cis-k8s-5-2-2-privileged-kyverno"
     assert "_KYVERNO_SOURCE" in bundle(name)[1]["evaluator.py"].decode()
     state = {"resources": {"kind": "List", "items": []}}
@@ -508,3 +507,70 @@ def test_kyverno_offline_with_the_real_matcher():
     assert good["passed"], good["checks"]
     assert not run(name, None, state, artifact=("kyverno", [ALWAYS_FAIL]))["passed"]
     assert run(name, None, state, artifact=("kyverno", [ALWAYS_FAIL]), gap_only=True)["passed"]
+
+
+NO_PRIVILEGED_YAML = """\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: disallow-privileged   # written by an agent, in YAML
+spec:
+  validationFailureAction: Audit
+  rules:
+  - name: privileged
+    match:
+      any:
+      - resources:
+          kinds: [Pod]
+    validate:
+      message: >-
+        privileged containers
+        are not allowed
+      pattern:
+        spec:
+          containers:
+          - =(securityContext):
+              =(privileged): "false"
+"""
+
+
+def test_a_yaml_policy_is_graded_by_the_standalone_evaluator(tmp_path):
+    # the evaluator has only the standard library: it reads the agent's YAML with the embedded reader
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    source = bundle(name)[1]["evaluator.py"].decode()
+    assert "_YAML_SOURCE" in source
+    (tmp_path / "evaluator.py").write_text(source)
+    (tmp_path / "state.json").write_text(json.dumps({"resources": {"kind": "List", "items": []}}))
+
+    def grade(policy_text):
+        (tmp_path / "policy.yaml").write_text(policy_text)
+        return subprocess.run([sys.executable, "-S", "evaluator.py", "--state", "state.json", "--artifact", "policy.yaml"],
+                              check=False, capture_output=True, text=True, cwd=tmp_path)
+
+    good = grade(NO_PRIVILEGED_YAML)
+    assert good.returncode == 0, good.stderr
+    assert json.loads(good.stdout)["passed"], good.stdout
+    always_fail = grade("apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: always-fail}\nspec:\n"
+                        "  rules:\n  - name: all\n    match: {any: [{resources: {kinds: [Deployment]}}]}\n"
+                        "    validate: {message: 'no', deny: {}}\n")
+    assert always_fail.returncode == 0 and not json.loads(always_fail.stdout)["passed"], always_fail.stdout
+    refused = grade("metadata: &m {name: x}\nother: *m\n")
+    assert refused.returncode == 2
+    assert "line 1, column 11" in refused.stderr and "anchors" in refused.stderr, refused.stderr
+
+
+def test_alert_predicates_count_only_the_scenarios_namespaces():
+    # otel-cart-deleted-service waits for `alert HighRequestErrorRate not firing`, expected on otel-demo
+    name = "otel-cart-deleted-service"
+    predicate = next(p for p in evaluator(name)["SPEC"]["mitigation"]["predicates"] if p["kind"] == "alert")
+    assert predicate["namespaces"] == ["otel-demo"]
+
+    def with_alert(labels):
+        state = make_state(name, "solved")
+        state["alerts"] = {"status": "success", "data": {"alerts": [
+            {"labels": {"alertname": "HighRequestErrorRate", **labels}, "state": "firing"}]}}
+        return run(name, None, state)
+
+    assert with_alert({"namespace": "another-team"})["passed"]  # another tenant's alert does not block
+    assert not with_alert({"namespace": "otel-demo"})["passed"]
+    assert not with_alert({})["passed"]  # no namespace label: it may be ours, so it counts

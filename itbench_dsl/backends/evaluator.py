@@ -106,12 +106,13 @@ def _groups(scenario: ir.Scenario) -> tuple[list, list, list, list]:
     for ref in [*scenario.root_causes, *(e.source for e in scenario.propagations),
                 *(e.target for e in scenario.propagations), *(a.target for a in scenario.alerts)]:
         refs.setdefault(itbench_backend.group_id(ref), ref)
+    refs.update({g.id: g.target for g in scenario.ground_groups})  # groups named in `expect`
     groups = []
     for group in truth["groups"]:
         ref = refs[group["id"]]
         component = itbench_backend._component(ref, scenario) or f"{ref.kind}:{ref.name}"
         groups.append({"id": group["id"], "kind": group["kind"], "namespace": group.get("namespace"),
-                       "filter": group["filter"], "root_cause": bool(group.get("root_cause")),
+                       "filter": itbench_backend.filters_of(group), "root_cause": bool(group.get("root_cause")),
                        "component": component})
     edges = [list(e) for e in scenario.topology.edges]
     # nodes the topology's call graph does not hold: a chaos object touches its target, a namespace
@@ -174,6 +175,16 @@ def ir_manifest(ref: ir.ObjectRef) -> dict:
     return {"apiVersion": ref.api_version, "kind": ref.kind, "metadata": meta}
 
 
+def _predicate(scenario: ir.Scenario, p) -> dict:
+    out = {"kind": p.kind, "target": _ref(p.target) if p.target else None, "state": p.state, "path": list(p.path),
+           "op": p.op, "value": p.value, "alert": p.alert, "firing": p.firing}
+    if p.kind == "alert":
+        # where the alert counts: the namespaces `expect` names it in, else every namespace of the scenario
+        named = {a.target.namespace for a in scenario.alerts if a.name == p.alert and a.target.namespace}
+        out["namespaces"] = sorted(named or {n.name for n in scenario.topology.namespaces})
+    return out
+
+
 def evaluator_spec(scenario: ir.Scenario) -> dict:
     """Everything the runtime grades against, as plain JSON data."""
     groups, aliases, propagations, edges = _groups(scenario)
@@ -182,9 +193,7 @@ def evaluator_spec(scenario: ir.Scenario) -> dict:
     mitigation = None
     if scenario.mitigation is not None:
         mitigation = {"within_seconds": scenario.mitigation.within_seconds,
-                      "predicates": [{"kind": p.kind, "target": _ref(p.target) if p.target else None, "state": p.state,
-                                      "path": list(p.path), "op": p.op, "value": p.value, "alert": p.alert,
-                                      "firing": p.firing} for p in scenario.mitigation.predicates]}
+                      "predicates": [_predicate(scenario, p) for p in scenario.mitigation.predicates]}
     return {
         "version": 1,
         "scenario": scenario.name,
@@ -211,22 +220,20 @@ def runtime_source() -> str:
     return resources.files("itbench_dsl").joinpath("evaluator_runtime.py").read_text(encoding="utf-8")
 
 
-@functools.lru_cache(maxsize=1)
-def kyverno_source() -> str | None:
-    """The stdlib Kyverno matcher's source, when the package has one (embedded for offline grading)."""
-    try:
-        return resources.files("itbench_dsl").joinpath("kyverno.py").read_text(encoding="utf-8")
-    except (FileNotFoundError, OSError):
-        return None
+@functools.lru_cache(maxsize=2)
+def package_source(module: str) -> str:
+    """The source of one of the package's standard-library-only modules, embedded in evaluators."""
+    return resources.files("itbench_dsl").joinpath(f"{module}.py").read_text(encoding="utf-8")
 
 
 def evaluator_source(scenario: ir.Scenario) -> str:
     spec = json.dumps(evaluator_spec(scenario), ensure_ascii=True, sort_keys=True, separators=(",", ":"))
     parts = [runtime_source().rstrip("\n") + "\n\n"]
-    matcher = kyverno_source() if scenario.compliance is not None and "kyverno" in scenario.compliance.task else None
-    if matcher is not None:
-        # run by the runtime in a module of its own (it may start with `from __future__`), so it is data here too
-        parts.append(f"_KYVERNO_SOURCE = {matcher!r}\n")
+    if scenario.compliance is not None and "kyverno" in scenario.compliance.task:
+        # the Kyverno matcher and the YAML reader for the agent's policy: each run by the runtime in a
+        # module of its own (they may start with `from __future__`), so they are data here too
+        parts.append(f"_KYVERNO_SOURCE = {package_source('kyverno')!r}\n")
+        parts.append(f"_YAML_SOURCE = {package_source('miniyaml')!r}\n")
     parts.append(f"SPEC = json.loads({spec!r})\n\n")
     parts.append(_MAIN)
     return "".join(parts)

@@ -95,7 +95,7 @@ class State:
             self.by_kind.setdefault((key[0], key[1]), []).append(item)
         alerts = state.get("alerts")
         self.has_alerts = alerts is not None
-        self.firing = set()
+        self.firing = {}  # alert name -> the namespaces it fires in (None: an alert with no namespace label)
         if alerts is not None:
             data = alerts.get("data") if isinstance(alerts, dict) else None
             items = data.get("alerts") if isinstance(data, dict) else None
@@ -104,7 +104,9 @@ class State:
             for alert in items:
                 if isinstance(alert, dict) and alert.get("state", "firing") == "firing":
                     labels = alert.get("labels") if isinstance(alert.get("labels"), dict) else {}
-                    self.firing.add(str(labels.get("alertname", "")))
+                    namespace = labels.get("namespace")
+                    self.firing.setdefault(str(labels.get("alertname", "")), set()).add(
+                        str(namespace) if namespace else None)
         reports = state.get("policyReports")
         if reports is not None and not isinstance(reports, list):
             raise InputError("the state's `policyReports` must be a list of PolicyReport objects")
@@ -414,10 +416,15 @@ def pod_owner_pattern(workload):
 def predicate_check(pred, state):
     kind = pred["kind"]
     if kind == "alert":
-        firing = pred["alert"] in state.firing
+        # an alert counts in the scenario's own namespaces (or with no namespace label): the same alert
+        # firing for another tenant of the cluster neither blocks nor fakes a mitigation
+        where = state.firing.get(pred["alert"], set())
+        namespaces = pred.get("namespaces")
+        firing = bool(where) if not namespaces else any(n is None or n in namespaces for n in where)
         ok = firing if pred["firing"] else not firing
         note = "" if state.has_alerts else " (the state has no alerts)"
-        return ok, f"alert {pred['alert']} {'firing' if firing else 'not firing'}{note}"
+        scope = f" in {', '.join(namespaces)}" if namespaces else ""
+        return ok, f"alert {pred['alert']} {'firing' if firing else 'not firing'}{scope}{note}"
     ref = pred["target"]
     objects = state.matching(ref)
     if kind == "state":
@@ -642,14 +649,19 @@ def kyverno_offline(spec, policy_docs):
     return verdicts
 
 
-def embedded_kyverno():
-    source = globals().get("_KYVERNO_SOURCE")
+def embedded_module(name):
+    """A module whose source the compiler embedded in this file (`_KYVERNO_SOURCE`, `_YAML_SOURCE`)."""
+    source = globals().get(f"_{name.upper()}_SOURCE")
     if not source:
         return None
-    module = types.ModuleType("itbench_kyverno")
-    sys.modules.setdefault("itbench_kyverno", module)
-    exec(compile(source, "<itbench kyverno matcher>", "exec"), module.__dict__)  # noqa: S102 - our own embedded matcher
+    module = types.ModuleType(f"itbench_{name}")
+    sys.modules.setdefault(f"itbench_{name}", module)
+    exec(compile(source, f"<itbench {name}>", "exec"), module.__dict__)  # noqa: S102 - our own embedded module
     return module
+
+
+def embedded_kyverno():
+    return embedded_module("kyverno")
 
 
 def rego_verdicts(spec, rego_source, opa_result):
@@ -779,15 +791,17 @@ def _load_artifact(path):
         data = json.loads(text)
         docs = data if isinstance(data, list) else [data]
     except ValueError:
-        matcher = embedded_kyverno()
-        loader = getattr(matcher, "load_yaml", None) if matcher is not None else None
-        if loader is None:
+        reader = embedded_module("yaml")
+        if reader is None:
             raise InputError(f"the artefact {path} is not JSON, and this evaluator has no YAML reader: convert it "
                              "with `yq -o json`")
         try:
-            docs = list(loader(text))
-        except Exception as exc:  # noqa: BLE001 - the matcher's own parse errors: the artefact is unusable
-            raise InputError(f"the artefact {path} is not valid YAML: {exc}")
+            docs = reader.load_all(text)
+        except reader.YAMLSubsetError as exc:
+            raise InputError(f"the artefact {path} cannot be read: {exc} (a policy that needs more of YAML can be "
+                             "given as JSON: `yq -o json`)")
+        except RecursionError:
+            raise InputError(f"the artefact {path} is nested too deeply")
     return ("kyverno", docs)
 
 
