@@ -285,7 +285,34 @@ class Optimal:
     span: Span = _span()
 
 
-ExpectStmt = Union[Alert, RootCause, Propagation, Mitigated, Optimal]
+@dataclass(frozen=True)
+class GroundGroup:
+    """`group "ID" REF { filter = [...] }` in `expect`: a v1 ground-truth group with a chosen id."""
+
+    id: str
+    target: Ref
+    entries: tuple[Entry, ...] | None
+    span: Span = _span()
+    id_span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Alias:
+    """`alias REF, REF...` in `expect`: v1 groups that stand for the same component."""
+
+    members: tuple[Ref, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Cause:
+    """`cause { ... }` in `expect`: one entry of the v1 ground truth's `fault` list, as data."""
+
+    entries: tuple[Entry, ...]
+    span: Span = _span()
+
+
+ExpectStmt = Union[Alert, RootCause, Propagation, Mitigated, Optimal, GroundGroup, Alias, Cause]
 
 
 @dataclass(frozen=True)
@@ -373,3 +400,14 @@ class App:
 
 
 Document = Union[Scenario, App]
+
+
+def fault_statements(document: Scenario) -> list[Fault]:
+    """A scenario's fault statements, in the order the checker turns them into injections."""
+    out: list[Fault] = []
+    for stmt in document.statements:
+        if isinstance(stmt, Fault):
+            out.append(stmt)
+        elif isinstance(stmt, Group):
+            out.extend(i for i in stmt.items if isinstance(i, Fault))
+    return out

@@ -50,7 +50,12 @@ def write_bundle(out_dir: Path, bundle_name: str, files: dict[str, bytes]) -> Pa
             previous = Path(tempfile.mkdtemp(prefix=f".{bundle_name}.old.", dir=out_dir))
             previous.rmdir()
             final.rename(previous)
-        staging.rename(final)
+        try:
+            staging.rename(final)
+        except OSError:
+            if previous is not None:  # put the previous folder back
+                previous.rename(final)
+            raise
         if previous is not None:
             shutil.rmtree(previous, ignore_errors=True)
         return final

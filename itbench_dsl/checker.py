@@ -7,6 +7,7 @@ propagation edges must follow the topology, and units are decided by each field'
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from dataclasses import dataclass, field
 
@@ -27,6 +28,7 @@ from .topology import (
     app_gateways,
     app_names,
     app_topology,
+    pod_pattern_owner,
 )
 
 DOMAINS = ("sre", "ciso", "finops")
@@ -89,7 +91,8 @@ class Checker:
 
     # ---- the whole scenario
     def check(self) -> ir.Scenario | None:
-        doc = self.doc
+        unknown_params: list[Span] = []  # `param(NAME)` with no such param: E6001 only, not also a type error
+        self.doc = doc = substitute_params(self.doc, self.ctx, unknown_params)  # `param(NAME)`: the param's value
         errors_before = len(self.diags.errors())
         if len(doc.name) > 63 or not DNS1123_LABEL.match(doc.name):
             self.error("E2014", f"scenario name `{doc.name}` is not a valid name", doc.name_span, "invalid name",
@@ -109,9 +112,16 @@ class Checker:
         for extra in expect[1:]:
             self.error("E2002", "`expect` is given twice", extra.span, "second one", help="merge the two blocks")
         expect_stmts = expect[0].statements if expect else ()
+        ground_groups = self.ground_groups(expect_stmts)
         alerts = self.alerts(expect_stmts)
+        aliases = self.aliases(expect_stmts)  # before the root causes: it may declare groups they mark
         root_causes = self.root_causes(expect_stmts, groups)
         propagations = self.propagations(expect_stmts, groups)
+        causes = [entries_as_data(s.entries) for s in expect_stmts if isinstance(s, ast.Cause)] or None
+        for stmt in expect_stmts:
+            if isinstance(stmt, ast.Cause) and not stmt.entries:
+                self.error("E2007", "`cause` is empty", stmt.span, "no fields",
+                           help='write the v1 `fault` entry: `cause { category = "Change"  condition = "..." }`')
         mitigation = self.mitigation(expect_stmts)
         optimal = self.optimal(expect_stmts)
         solutions = [self.solution(s) for s in doc.statements if isinstance(s, ast.Solution)]
@@ -120,10 +130,13 @@ class Checker:
         compliance = self.compliance(single, domain)
         self.domain_requirements(domain, optimal)
         self.record_locations(groups, single.get(ast.Agent))
+        if unknown_params:
+            self.diags.items[:] = [d for d in self.diags.items if not (d.code == "E2008" and d.span in unknown_params)]
         if len(self.diags.errors()) > errors_before or domain is None or complexity is None or description is None:
             return None
         return ir.Scenario(doc.name, domain, complexity, description.text, tags, metadata, topology, groups, alerts,
-                           root_causes, propagations, mitigation, optimal, solutions, params, agent, compliance)
+                           root_causes, propagations, mitigation, optimal, solutions, params, agent, compliance,
+                           ground_groups=ground_groups, aliases=aliases, causes=causes)
 
     def record_locations(self, groups: list[ir.FaultGroup], agent: ast.Agent | None) -> None:
         for (kind, namespace, name), declared in self.state.build.declared.items():
@@ -273,8 +286,8 @@ class Checker:
                        "matches no pod", help=f'did you mean `pod "{hint}-*"`?' if hint else
                        'pod names are `<workload>-<hash>`: write `pod "cart-*"`')
             return None
-        # the most specific owner: the longest workload name the pattern was written for
-        owner = max(owners, key=lambda w: len(w.name))
+        name = pod_pattern_owner(pattern, [w.name for w in owners])
+        owner = next(w for w in owners if w.name == name)
         return Resolved(ir.ObjectRef("v1", "Pod", owner.namespace, pattern), owner.name)
 
     def resolve_gateway(self, ref: ast.Ref, namespace: str | None, name: str) -> Resolved | None:
@@ -395,6 +408,87 @@ class Checker:
         return ir.Waiter(kind.name, kind.itbench_id, stmt.when, resolved.ref, args)
 
     # ---- expectations
+    def ground_groups(self, stmts) -> list[ir.GroundGroup]:
+        """`group "ID" REF { filter = [...] }`: v1 ground-truth groups with chosen ids (references may then say
+        `group "ID"`, which matters when two groups stand for one object)."""
+        self.named_groups: dict[str, tuple[ir.GroundGroup, Resolved]] = {}
+        out = []
+        for stmt in stmts:
+            if not isinstance(stmt, ast.GroundGroup):
+                continue
+            if stmt.target.kind == "group":
+                self.error("E2004", "a group is declared on an object, not on another group", stmt.target.kind_span,
+                           "a group", help='name the object: `group "ID" service "name"`')
+                continue
+            resolved = self.logical_service(stmt.target) or self.resolve(stmt.target, None, f"group `{stmt.id}`")
+            body = Body(self.ctx, stmt.entries, f"group `{stmt.id}`", stmt.span)
+            filters = body.attr("filter", "str_list")
+            name = body.attr("name", "str")
+            namespace = body.attr("namespace", "str")
+            if filters is not None and name is not None:
+                self.error("E2010", "a group has `filter` or `name`, not both", body.attr_span("name"), "second form",
+                           help="`name` writes ITBench's name form of a group; remove one of the two")
+            body.finish()
+            if stmt.id in self.named_groups or not stmt.id:
+                self.error("E2002", f"group `{stmt.id}` is declared twice" if stmt.id else "a group id is empty",
+                           stmt.id_span, "second one" if stmt.id else "empty", help="give each group its own id")
+                continue
+            if resolved is None:
+                continue
+            group = ir.GroundGroup(stmt.id, resolved.ref, filters, name, namespace)
+            self.named_groups[stmt.id] = (group, resolved)
+            out.append(group)
+        self.ground_list = out
+        return out
+
+    def logical_service(self, ref: ast.Ref) -> Resolved | None:
+        """A v1 group of kind Service names a logical service: a workload with no Service object counts too
+        (ITBench's ground truth has groups such as `accounting-service-1` for a Kafka consumer)."""
+        if ref.kind != "service" or "/" in ref.name or self.state.build.find("service", ref.name):
+            return None
+        workload = self.state.build.workload(ref.name)
+        if workload is None:
+            return None
+        api_version, kind = KINDS["service"]
+        return Resolved(ir.ObjectRef(api_version, kind, workload.namespace, ref.name), workload.name)
+
+    def resolve_expected(self, ref: ast.Ref, what: str) -> tuple[Resolved | None, str | None]:
+        """A reference in `expect`: an object, or `group "ID"` (a group declared in the block)."""
+        if ref.kind != "group":
+            return self.resolve(ref, None, what), None
+        found = self.named_groups.get(ref.name)
+        if found is None:
+            hint = did_you_mean(ref.name, self.named_groups)
+            self.error("E2003", f"no group `{ref.name}` is declared in `expect`", ref.name_span, "unknown group",
+                       help=f"did you mean `{hint}`?" if hint else f'declare it: `group "{ref.name}" KIND "name"`')
+            return None, None
+        return found[1], ref.name
+
+    def aliases(self, stmts) -> list[list[str]] | None:
+        from .backends.itbench import group_id  # the derived id of an object's group
+
+        out = None
+        for stmt in stmts:
+            if not isinstance(stmt, ast.Alias):
+                continue
+            out = out if out is not None else []
+            ids = []
+            for member in stmt.members:
+                resolved, named = self.resolve_expected(member, "alias")
+                if resolved is None:
+                    continue
+                if named is None:
+                    named = next((g.id for g, _ in self.named_groups.values() if g.target == resolved.ref), None)
+                if named is None:  # an object only an alias names: its derived group, so that the alias's id exists
+                    named = group_id(resolved.ref)
+                    if named not in self.named_groups:
+                        group = ir.GroundGroup(named, resolved.ref)
+                        self.named_groups[named] = (group, resolved)
+                        self.ground_list.append(group)
+                ids.append(named)
+            out.append(ids)
+        return out
+
     def alerts(self, stmts) -> list[ir.AlertExpectation]:
         out = []
         for stmt in stmts:
@@ -404,58 +498,99 @@ class Checker:
                 hint = did_you_mean(stmt.name, KNOWN_ALERTS)
                 self.error("E2017", f"unknown alert `{stmt.name}`", stmt.name_span, "not defined by the monitoring stack",
                            help=f"did you mean `{hint}`?" if hint else "known: " + ", ".join(KNOWN_ALERTS))
-            resolved = self.resolve(stmt.target, None, f"alert `{stmt.name}`")
+            resolved, named = self.resolve_expected(stmt.target, f"alert `{stmt.name}`")
             body = Body(self.ctx, stmt.entries, f"alert `{stmt.name}`", stmt.span)
             description = body.attr("description", "str")
             body.finish()
             if resolved is not None:
-                out.append(ir.AlertExpectation(stmt.name, resolved.ref, description))
+                out.append(ir.AlertExpectation(stmt.name, resolved.ref, description, named))
         return out
 
     def root_causes(self, stmts, groups: list[ir.FaultGroup]) -> list[ir.ObjectRef]:
         declared = []
+        marked: set[ir.ObjectRef] = set()  # objects whose root-cause group is named (`root_cause group "ID"`)
         for stmt in stmts:
             if isinstance(stmt, ast.RootCause):
-                resolved = self.resolve(stmt.target, None, "root cause")
+                resolved, named = self.resolve_expected(stmt.target, "root cause")
                 if resolved is not None and resolved.ref not in declared:
                     declared.append(resolved.ref)
-        if declared:
-            return declared
-        # derived from the faults: each fault's target is a root cause
-        derived: list[ir.ObjectRef] = []
-        for group in groups:
-            for injection in group.injections:
-                root = injection.root or injection.target
-                if root not in derived:
-                    derived.append(root)
-        return derived
+                if named is not None:
+                    self.named_groups[named][0].root_cause = True
+                    marked.add(self.named_groups[named][0].target)
+        if not declared:
+            # derived from the faults: each fault's target is a root cause
+            for group in groups:
+                for injection in group.injections:
+                    root = injection.root or injection.target
+                    if root not in declared:
+                        declared.append(root)
+        for ref in declared:  # a root cause named by its object: the first group declared on it
+            if ref not in marked:
+                first = next((g for g, _ in self.named_groups.values() if g.target == ref), None)
+                if first is not None:
+                    first.root_cause = True
+        return declared
 
     def propagations(self, stmts, groups) -> list[ir.PropagationEdge]:
         out = []
         for stmt in stmts:
             if not isinstance(stmt, ast.Propagation):
                 continue
-            resolved = [self.resolve(r, None, "propagation") for r in stmt.chain]
+            pairs = [self.resolve_expected(r, "propagation") for r in stmt.chain]
+            resolved = [r for r, _ in pairs]
+            names = [n for _, n in pairs]
             body = Body(self.ctx, stmt.entries, "propagation", stmt.span)
             condition = body.attr("condition", "str")
             effect = body.attr("effect", "str")
+            indirect = body.attr("indirect", "bool") is True
             body.finish()
             if any(r is None for r in resolved):
                 continue
-            for (a, ra), (b, rb) in zip(zip(stmt.chain, resolved), zip(stmt.chain[1:], resolved[1:])):
-                if not self.follows_topology(ra, rb):
-                    self.error("E2012", f"`{a.kind} \"{a.name}\" -> {b.kind} \"{b.name}\"` does not follow the topology",
-                               Span(a.span.start, b.span.end, a.span.line, a.span.column, b.span.end_line, b.span.end_column),
-                               "no such dependency", help=f'add the dependency to the topology: `"{ra.component}" -> '
-                               f'"{rb.component}"`' if ra.component and rb.component else
-                               "propagation follows dependency edges between components")
+            for index, ((a, ra), (b, rb)) in enumerate(zip(zip(stmt.chain, resolved), zip(stmt.chain[1:], resolved[1:]))):
+                direct = self.follows_topology(ra, rb)
+                if not direct and not (indirect and self.connected(ra, rb)):
+                    span = Span(a.span.start, b.span.end, a.span.line, a.span.column, b.span.end_line, b.span.end_column)
+                    if indirect:
+                        self.error("E2012", f"`{a.kind} \"{a.name}\" -> {b.kind} \"{b.name}\"` is marked indirect, but no "
+                                   "path of the topology joins them", span, "not connected",
+                                   help="an indirect edge still needs a chain of dependencies between its components")
+                    elif self.connected(ra, rb):
+                        self.error("E2012", f"`{a.kind} \"{a.name}\" -> {b.kind} \"{b.name}\"` does not follow the topology",
+                                   span, "no direct dependency", help="the components meet only through others (a "
+                                   "message broker, say): write `indirect = true` in the propagation's body, or "
+                                   "name the components in between")
+                    else:
+                        self.error("E2012", f"`{a.kind} \"{a.name}\" -> {b.kind} \"{b.name}\"` does not follow the topology",
+                                   span, "no such dependency", help=f'add the dependency to the topology: `"{ra.component}" -> '
+                                   f'"{rb.component}"`' if ra.component and rb.component else
+                                   "propagation follows dependency edges between components")
                     continue
                 out.append(ir.PropagationEdge(
                     ra.ref, rb.ref,
                     condition or f"{ra.ref.kind} {ra.ref.name} is degraded",
                     effect or f"{rb.ref.kind} {rb.ref.name} is affected",
+                    names[index], names[index + 1], indirect=None if direct else True,
                 ))
         return out
+
+    def connected(self, a: Resolved, b: Resolved) -> bool:
+        """Whether a chain of dependency edges (in either direction) joins the components of `a` and `b`."""
+        if a.component is None or b.component is None:
+            return True
+        neighbours: dict[str, set[str]] = {}
+        for caller, callee in self.state.build.edges:
+            neighbours.setdefault(caller, set()).add(callee)
+            neighbours.setdefault(callee, set()).add(caller)
+        seen, frontier = {a.component}, [a.component]
+        while frontier:
+            node = frontier.pop()
+            if node == b.component:
+                return True
+            for nxt in neighbours.get(node, ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    frontier.append(nxt)
+        return False
 
     def follows_topology(self, a: Resolved, b: Resolved) -> bool:
         if a.component is None or b.component is None:
@@ -614,13 +749,13 @@ class Checker:
             self.error("E2010", f"control `{entry.id}` does not suit the task class `{task.kind}`", task.span,
                        "unsuitable task class", help=f"`{entry.id}` suits " + ", ".join(f"`{c}`" for c in entry.classes)
                        + " (docs/ciso.md lists the classes of every control)")
-        Body(self.ctx, task.entries, f"task `{task.kind}`", task.span).finish()
+        policies, update = ciso.task_policies(self.ctx, task, self.locations)  # kyverno_update's existing policies
         if entry is not None and not gaps and not compliant:
             if hosts is None and isinstance(entry, ciso.HostControl):
                 return None
             found = self.catalogue_compliance(entry, control, task, goal, benchmark, hosts)
             if found is not None:
-                found.given = given
+                found.given, found.policies, found.update = given, policies, update
             return found
         if isinstance(entry, ciso.K8sControl) and compliant and not gaps:
             self.error("E2013", f"`compliant` objects but no `gap` for catalogue control `{entry.id}`",
@@ -642,7 +777,7 @@ class Checker:
                            "also a gap", help="remove the `gap` or the `compliant` statement")
         if goal is None and entry is not None:
             goal = ciso.goal_text(entry, task.kind, None)
-        return ir.Compliance(control.id, benchmark, goal or "", task.kind, gap_refs, ok_refs, given)
+        return ir.Compliance(control.id, benchmark, goal or "", task.kind, gap_refs, ok_refs, given, policies, update)
 
     def catalogue_compliance(self, entry, control: ast.Control, task: ast.Task, goal: str | None, benchmark: str,
                              hosts: str | None) -> ir.Compliance | None:
@@ -675,7 +810,10 @@ class Checker:
                              [ciso.ref(o) for o in gap_objects], [ciso.ref(o) for o in ok_objects])
 
     def domain_requirements(self, domain: str | None, optimal: list[ir.Optimum]) -> None:
-        if domain in ("sre", "finops") and not any(isinstance(s, (ast.Fault, ast.Group)) for s in self.doc.statements):
+        control = any(isinstance(s, ast.Metadata) and entries_as_data(s.entries).get("control") is True
+                      for s in self.doc.statements)  # a paired no-fault scenario (generators/control.py)
+        if domain in ("sre", "finops") and not control and not any(isinstance(s, (ast.Fault, ast.Group))
+                                                                    for s in self.doc.statements):
             article = {"sre": "an SRE", "finops": "a FinOps"}[domain]
             self.error("E2013", f"{article} scenario needs at least one `fault`", self.doc.name_span, "no fault")
         has_optimal = any(isinstance(x, ast.Optimal) for s in self.doc.statements if isinstance(s, ast.Expect)
@@ -683,6 +821,54 @@ class Checker:
         if domain == "finops" and not has_optimal:
             self.error("E2013", "a FinOps scenario needs an `optimal` value in `expect`", self.doc.name_span,
                        "no optimum", help='add `optimal deployment "x" replicas = 1` to `expect`')
+
+
+# the fields of each AST node type that may hold a value, directly or below (names, spans and refs cannot)
+_VALUE_FIELDS: dict[type, tuple[str, ...]] = {}
+_LEAVES = (ast.Str, ast.Int, ast.Float, ast.Quantity, ast.Percent, ast.Symbol, ast.Param, ast.Ref, Span)
+
+
+def _value_fields(node) -> tuple[str, ...]:
+    if isinstance(node, _LEAVES) or not dataclasses.is_dataclass(node):
+        return ()
+    return tuple(f.name for f in dataclasses.fields(node) if f.compare and f.type not in ("str", "str | None", "bool")
+                 and f.name not in ("labels", "names", "path", "target", "chain", "members"))
+
+
+def substitute_params(doc: ast.Scenario, ctx: Context, unknown: list[Span] | None = None) -> ast.Scenario:
+    """The scenario with each `param(NAME)` value replaced by the param's default (its first value when
+    it has none); generators (sweep, sample) produce variants by changing the default. E6001: no such param."""
+    values = {s.name: s.default if s.default is not None else s.domain.items[0] for s in doc.statements
+              if isinstance(s, ast.Param) and isinstance(s.domain, ast.ListValue) and s.domain.items}
+
+    def walk(node):
+        if isinstance(node, ast.Call) and node.name == "param":
+            name = node.args[0].name if len(node.args) == 1 and isinstance(node.args[0], ast.Symbol) else None
+            if name in values and not (isinstance(values[name], ast.Call) and values[name].name == "param"):
+                return dataclasses.replace(values[name], span=node.span)
+            hint = did_you_mean(name or "", values) if name else None
+            if unknown is not None:
+                unknown.append(node.span)
+            ctx.error("E6001", f"`param({name or '...'})` names no param of the scenario" if name else
+                      "`param(...)` takes the name of one param", node.span, "unknown param",
+                      help=f"did you mean `param({hint})`?" if hint else
+                      "declare it: `param NAME in [1, 2, 3] default 2`, and write `param(NAME)`")
+            return node
+        if isinstance(node, tuple):
+            items = tuple(walk(item) for item in node)
+            return node if all(a is b for a, b in zip(items, node)) else items
+        names = _VALUE_FIELDS.get(type(node))
+        if names is None:
+            names = _VALUE_FIELDS[type(node)] = _value_fields(node)
+        changes = {}
+        for name in names:
+            value = getattr(node, name)
+            new = walk(value)
+            if new is not value:
+                changes[name] = new
+        return dataclasses.replace(node, **changes) if changes else node
+
+    return walk(doc)
 
 
 def _keyword(stmt) -> str:

@@ -17,7 +17,7 @@ import click
 from . import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-FORMATS = ("human", "concise", "json")
+FORMATS = ("human", "concise", "json", "github", "sarif")  # diagnostics.RENDERERS, without importing it here
 HINT_LEVELS = ("none", "topology", "localized")  # backends/prompt.HINT_LEVELS, without importing Jinja here
 
 
@@ -87,7 +87,45 @@ def _summary(diags, files: int, verb: str) -> str:
     return ", ".join(parts)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+# Commands that live in their own module under itbench_dsl/commands/, imported only when used
+# (or when `--help` lists them), so that `itbench --version` and the common commands start fast.
+LAZY_COMMANDS = {
+    "import": "itbench_dsl.commands.importer:import_command",
+    "generate": "itbench_dsl.commands.generate:generate_command",
+    "graph": "itbench_dsl.commands.graph:graph_command",
+    "docs": "itbench_dsl.commands.docs:docs_command",
+    "lsp": "itbench_dsl.commands.lsp:lsp_command",
+}
+
+
+class LazyGroup(click.Group):
+    """A click group that imports a command's module the first time the command is asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | {n for n in LAZY_COMMANDS if self._available(n)})
+
+    def get_command(self, ctx: click.Context, name: str):
+        command = super().get_command(ctx, name)
+        if command is None and name in LAZY_COMMANDS and self._available(name):
+            import importlib
+
+            module, _, attr = LAZY_COMMANDS[name].partition(":")
+            command = getattr(importlib.import_module(module), attr)
+            self.add_command(command, name)
+        return command
+
+    @staticmethod
+    def _available(name: str) -> bool:
+        import importlib.util
+
+        module = LAZY_COMMANDS[name].partition(":")[0]
+        try:
+            return importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            return False
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "--version", prog_name="itbench")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for internal errors.")
 @click.pass_context
@@ -116,7 +154,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @click.option("--hints", type=click.Choice(HINT_LEVELS), default="none", show_default=True,
               help="What the agent's prompt gives away: none (the application and namespaces), topology (also the "
                    "components and their calls), localized (also where the symptoms are, never the root cause).")
-def compile(files: tuple[str, ...], output: str, fmt: str, quiet: bool, hints: str) -> None:
+@click.option("--target", type=click.Choice(("bundle", "itbench")), default="bundle", show_default=True,
+              help="bundle: the full bundle; itbench: only ITBench's own files, in its layout (OUTPUT/<ITBench folder>/).")
+def compile(files: tuple[str, ...], output: str, fmt: str, quiet: bool, hints: str, target: str) -> None:
     """Compile scenarios into bundles.
 
     Each FILE (or every .itb below a folder) becomes OUTPUT/<scenario-name>/ with
@@ -124,10 +164,17 @@ def compile(files: tuple[str, ...], output: str, fmt: str, quiet: bool, hints: s
     groundtruth_v1.yaml), prompt.md, scenario.json and bundle.lock. A bundle is written
     atomically: a scenario with errors leaves nothing behind.
 
+    With --target itbench, each scenario becomes OUTPUT/<folder>/ holding only ITBench's files
+    (scenario.yaml, groundtruth.yaml, groundtruth_v1.yaml; for CISO also info.json, input.json,
+    goal.txt, manifests/, tasks/ and eval_config.yaml), named as ITBench names it (scenario_<id>
+    for SRE and FinOps, the id for CISO, the scenario's name when it has no ITBench id).
+
     \b
     Example:
       itbench compile scenarios/sre/otel-checkout-nonexistent-image.itb -o out/
+      itbench compile scenarios/ciso/ -o itbench-out/ --target itbench
     """
+    from .backends.itbench_ciso import export_files, export_folder
     from .bundle import BundleError, write_bundle
     from .compiler import compile_source
     from .diagnostics import Diagnostics
@@ -141,18 +188,20 @@ def compile(files: tuple[str, ...], output: str, fmt: str, quiet: bool, hints: s
         result = compile_source(_read(path), _display(path), diags, hints=hints)
         if len(diags.errors()) > before or not result.files:
             continue
-        if result.name in names:  # refused before anything is written
-            raise UserError(f"{_display(path)}: scenario `{result.name}` is also compiled from {names[result.name]}; "
-                            "scenario names must be unique")
-        names[result.name] = _display(path)
-        compiled.append((path, result))
-    for path, result in compiled:
+        folder = result.name if target == "bundle" else export_folder(result.scenario)
+        if folder in names:  # refused before anything is written
+            what = f"scenario `{folder}`" if target == "bundle" else f"ITBench folder `{folder}`"
+            raise UserError(f"{_display(path)}: {what} is also compiled from {names[folder]}; "
+                            f"scenario names{'' if target == 'bundle' else ' and ITBench ids'} must be unique")
+        names[folder] = _display(path)
+        compiled.append((path, folder, result.files if target == "bundle" else export_files(result.files)))
+    for path, folder, written in compiled:
         try:
-            target = write_bundle(Path(output), result.name, result.files)
+            where = write_bundle(Path(output), folder, written)
         except BundleError as exc:
             raise UserError(str(exc)) from exc
         if not quiet and fmt == "human":
-            click.echo(f"compiled {_display(path)} -> {_display(target)}/ ({len(result.files)} files)", err=True)
+            click.echo(f"compiled {_display(path)} -> {_display(where)}/ ({len(written)} files)", err=True)
     _report(diags, fmt)
     if not quiet and fmt == "human":
         click.echo(_summary(diags, len(paths), "compiled"), err=True)
@@ -160,41 +209,166 @@ def compile(files: tuple[str, ...], output: str, fmt: str, quiet: bool, hints: s
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="human", show_default=True,
-              help="human: with source excerpts; concise: one line each; json: for tools.")
+              help="human: with source excerpts; concise: one line each; json: for tools; github: GitHub Actions "
+                   "annotations; sarif: SARIF 2.1.0 (code scanning).")
+@click.option("--strict", is_flag=True, help="Warnings count as errors for the exit code.")
+@click.option("--ignore", "ignored", multiple=True, metavar="CODE",
+              help="Do not report this warning code (repeatable, or comma-separated: --ignore W2002,W2004).")
+@click.option("-j", "--jobs", "processes", type=click.IntRange(min=1), default=None,
+              help="Processes to check with (default: one per CPU core, up to 8, from 48 files on).")
 @click.option("--hints", type=click.Choice(HINT_LEVELS), default="none", show_default=True,
               help="What the agent's prompt gives away: none (the application and namespaces), topology (also the "
                    "components and their calls), localized (also where the symptoms are, never the root cause).")
-def check(paths: tuple[str, ...], fmt: str, hints: str) -> None:
-    """Check scenarios as compile does, including output validation; write nothing.
+def check(paths: tuple[str, ...], fmt: str, strict: bool, ignored: tuple[str, ...], processes: int | None,
+          hints: str) -> None:
+    """Check scenarios as compile does, then lint them; write nothing.
 
-    A folder means every .itb file below it. Exit code 1 when any error is found.
+    Everything compile checks (including output validation), the scenario's self-validation
+    (its evaluator fails on the faulty state, passes on the healthy and solved ones), and the
+    lint rules (W codes: `itbench explain W2002`) on every file that has no error. A folder
+    means every .itb file below it; with no PATH, the `scenarios/` folder of the current folder
+    when there is one (a repository's library), else every .itb file below the current folder.
+
+    Warnings can be turned off for a run (--ignore W2002) or for one scenario, in its metadata:
+    `metadata { lint_allow = ["W2002"] }` (a scenario with deliberate red herrings, say).
+    Errors cannot.
+
+    Exit code 0 clean (warnings allowed), 1 when an error is found (or a warning, with
+    --strict), 2 for usage and I/O errors.
 
     \b
     Examples:
-      itbench check scenarios/
-      itbench check --format json scenarios/sre/otel-checkout-nonexistent-image.itb
+      itbench check                                  # scenarios/ (or every .itb here)
+      itbench check --strict --format github scenarios/
+      itbench check --format sarif scenarios/ > itbench.sarif
     """
+    from .codes import CODES
+    from .diagnostics import Diagnostics
+    from .lint import identical_scenarios
+
+    ignore = {c.strip().upper() for value in ignored for c in value.split(",") if c.strip()}
+    for code in sorted(ignore):
+        if code not in CODES:
+            raise click.UsageError(f"--ignore {code}: no such diagnostic code (`itbench explain` lists them)")
+        if CODES[code].severity != "warning":
+            raise click.UsageError(f"--ignore {code}: only warnings can be ignored, {code} is an error")
+    if not paths:
+        paths = ("scenarios",) if Path("scenarios").is_dir() else (".",)
+        if paths == (".",) and not any(p.is_file() for p in Path(".").rglob("*.itb")):
+            raise click.UsageError("no PATH given, and no scenarios/ folder or .itb file below the current folder")
+    files = _collect(paths)
+    jobs = [(_display(path), _read(path)) for path in files]
+    diags = Diagnostics()
+    checked, linted = [], []
+    for one in _check_all(jobs, hints, _workers(len(jobs), processes)):
+        diags.extend(one.diagnostics)
+        diags.sources.update(one.sources)
+        checked.append((one.path, one.scenario))  # the scenario only when the file has no error
+        if one.item is not None:
+            linted.append(one.item)
+    identical = identical_scenarios(linted)  # W2006, then W2001 for the pairs W2006 does not already report
+    reported = {d.path for d in identical}
+    diags.extend(d for d in _duplicates(checked, diags) if d.path not in reported)
+    diags.extend(identical)
+    _drop_allowed(diags, ignore, checked)
+    _report(diags, fmt)
+    if fmt in ("human", "github"):
+        click.echo(_summary(diags, len(files), "checked"), err=True)
+    failed = diags.has_errors or (strict and bool(diags.items))
+    sys.exit(EXIT_FINDINGS if failed else EXIT_CLEAN)
+
+
+def _drop_allowed(diags, ignore: set[str], checked: list) -> None:
+    """Drop the warnings `--ignore` names, and those a scenario allows (`metadata { lint_allow = [...] }`)."""
+    from .lint import allowed_codes
+
+    allowed = {path: allowed_codes(scenario) for path, scenario in checked}
+    if ignore or any(allowed.values()):
+        diags.items = [d for d in diags.items if d.severity != "warning"
+                       or (d.code not in ignore and d.code not in allowed.get(d.path, ()))]
+
+
+# `check` spreads its files over processes from this many files on (below, starting them costs more than it saves)
+PARALLEL_MIN_FILES = 48
+
+
+def _workers(files: int, requested: int | None) -> int:
+    if requested is not None:
+        return max(1, requested)
+    if files < PARALLEL_MIN_FILES:
+        return 1
+    return max(1, min(os.cpu_count() or 1, 8, files // (PARALLEL_MIN_FILES // 2)))
+
+
+class _Checked:
+    """What checking one file found: its diagnostics (and the source texts they point into), its
+    scenario when it compiled clean, and its lint item (single-file rules done, canonical hash taken)."""
+
+    __slots__ = ("path", "diagnostics", "sources", "scenario", "item")
+
+    def __init__(self, path, diagnostics, sources, scenario, item) -> None:
+        self.path, self.diagnostics, self.sources, self.scenario, self.item = path, diagnostics, sources, scenario, item
+
+
+def _check_file(path: str, data: bytes, hints: str) -> _Checked:
+    """Compile one file, self-validate and lint its scenario (everything `check` does that needs one file)."""
     from .compiler import compile_source
     from .diagnostics import Diagnostics
+    from .lint import Linted, lint_item
 
-    files = _collect(paths)
     diags = Diagnostics()
-    checked = []
-    for path in files:
-        result = compile_source(_read(path), _display(path), diags, hints=hints)
-        checked.append((result.path, result.scenario if result.files else None))  # only scenarios without errors
-    from .mechanisms import (
-        duplicate_diagnostics,  # W2001: two scenarios measure the same thing
-    )
+    result = compile_source(data, path, diags, hints=hints)
+    scenario = result.scenario if result.files else None
+    item = None
+    if scenario is not None:
+        _self_validate([(path, scenario)], diags)  # E4004/E4005: the scenario's evaluator on its own derived states
+        source = diags.sources.get(path)
+        item = Linted(path, None, scenario, source.text if source is not None else None)
+        diags.extend(lint_item(item))  # W2002-W2008 (lint.py)
+        item.digest  # noqa: B018  (taken here, where the application's objects are shared, for W2006)
+    wanted = {path} | {d.path for d in diags.items}  # not the text of every application the file imports
+    return _Checked(path, diags.items, {k: v for k, v in diags.sources.items() if k in wanted}, scenario, item)
 
-    diags.extend(duplicate_diagnostics(checked, diags))
-    _self_validate(checked, diags)  # E4004/E4005: the scenario's evaluator on its own derived states
-    _report(diags, fmt)
-    if fmt == "human":
-        click.echo(_summary(diags, len(files), "checked"), err=True)
-    sys.exit(EXIT_FINDINGS if diags.has_errors else EXIT_CLEAN)
+
+def _check_chunk(jobs: list[tuple[str, bytes]], hints: str) -> list[_Checked]:
+    return [_check_file(path, data, hints) for path, data in jobs]
+
+
+def _check_all(jobs: list[tuple[str, bytes]], hints: str, workers: int):
+    """Every file's _Checked, in the order of `jobs`, from `workers` processes (in this one when 1)."""
+    if workers <= 1:
+        for path, data in jobs:
+            yield _check_file(path, data, hints)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # fork shares what this process has built (the parser, the applications, the schema validators)
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    size = max(1, -(-len(jobs) // (workers * 4)))  # a few chunks per worker evens out their lengths
+    chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
+        for part in pool.map(_check_chunk, chunks, [hints] * len(chunks)):
+            yield from part
+
+
+def _duplicates(checked: list, diags) -> list:
+    """W2001 (mechanisms.py): two scenarios measure the same thing. Their name spans are found in the
+    source text rather than by parsing both files again (with many variants of one scenario, that
+    parsing was most of the time `check` took)."""
+    from dataclasses import replace
+
+    from .lint import scenario_name_span
+    from .mechanisms import duplicate_diagnostics, find_duplicates
+
+    out = []
+    found = duplicate_diagnostics(checked)  # without sources: every span is set below
+    for d, ((first_path, _), (path, _)) in zip(found, find_duplicates(checked)):
+        notes = tuple(replace(n, span=scenario_name_span(diags.sources.get(first_path))) for n in d.notes)
+        out.append(replace(d, span=scenario_name_span(diags.sources.get(path)), notes=notes))
+    return out
 
 
 def _self_validate(checked: list, diags) -> None:
@@ -207,14 +381,15 @@ def _self_validate(checked: list, diags) -> None:
     except ImportError:
         return
     from .diagnostics import Diagnostic
-    from .mechanisms import _name_span
+    from .lint import scenario_name_span
     from .states import self_validate
 
     for path, scenario in checked:
         if scenario is None:
             continue
         for code, message in self_validate(scenario):
-            diags.add(Diagnostic(code, f"scenario `{scenario.name}`: {message}", path, _name_span(path, diags),
+            diags.add(Diagnostic(code, f"scenario `{scenario.name}`: {message}", path,
+                                 scenario_name_span(diags.sources.get(path)),
                                  "self-validation failed", help=f"`itbench explain {code}`"))
 
 
@@ -253,7 +428,7 @@ def fmt(paths: tuple[str, ...], check_only: bool, show_diff: bool) -> None:
         elif check_only:
             click.echo(f"would reformat {_display(path)}", err=True)
         else:
-            _replace_file(path, formatted)
+            replace_file(path, formatted)
             click.echo(f"reformatted {_display(path)}", err=True)
     _report(diags, "human")
     if diags.has_errors:
@@ -263,8 +438,9 @@ def fmt(paths: tuple[str, ...], check_only: bool, show_diff: bool) -> None:
     sys.exit(EXIT_CLEAN)
 
 
-def _replace_file(path: Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.fmt-tmp")
+def replace_file(path: Path, text: str) -> None:
+    """Write `text` to `path` atomically (a temporary file renamed into place)."""
+    temporary = path.with_name(f".{path.name}.itbench-tmp")
     try:
         temporary.write_text(text, encoding="utf-8")
         os.replace(temporary, path)

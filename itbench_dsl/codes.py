@@ -134,7 +134,13 @@ The common preconditions have codes of their own (E2020 to E2028); E2011 covers 
 A propagation edge `a -> b` must follow the application's structure: an edge of the
 topology between the components of `a` and `b` (in either direction, since errors flow back
 to callers), the same component (deployment -> pod -> service of one workload), or an object
-the fault creates.
+the fault creates. Where two components meet only through others (a producer and a consumer of
+one message broker, say), the edge says so with `indirect = true`; a chain of dependencies must
+still join them.
+
+    propagation service "checkout" -> service "accounting" {
+      indirect = true     # checkout -> kafka <- accounting
+    }
 """),
         _c("E2013", "missing required statement", """
 A scenario needs `domain`, `complexity` and `description`, a topology (`use app` or
@@ -272,6 +278,237 @@ checks several files; it is a warning, so it does not change the exit code.
 
     fault modified_env on deployment "cart" { name = "REDIS_ADDR"  value = "x:1" }   # a.itb
     fault modified_env on deployment "cart" { name = "REDIS_ADDR"  value = "y:2" }   # b.itb: W2001
+"""),
+        # -- lint (W2002-W2099): itbench_dsl/lint.py --
+        _c("W2002", "unused topology object", """
+An object of the scenario's inline `topology` that nothing refers to: no fault, waiter, alert, root
+cause, propagation, mitigation predicate, optimum, gap or compliant statement names it, no
+dependency edge connects it, and it belongs to no workload that is in use (a workload's services,
+autoscaler, configmaps, secrets and service account belong to it). It is deployed for nothing, or a
+reference to it was forgotten. Objects of an application imported with `use app` are never
+reported, nor namespaces. A scenario whose extra objects are deliberate red herrings says so in
+its metadata: `metadata { lint_allow = ["W2002"] }` (any warning code can be allowed this way).
+
+    topology {
+      namespace "shop"
+      deployment "cart" { image = "ghcr.io/example/cart:1.0" }
+      deployment "legacy" { image = "ghcr.io/example/legacy:1.0" }   # W2002: nothing uses it
+    }
+    fault scaled_to_zero on deployment "cart"
+"""),
+        _c("W2003", "fault with no observable success criterion", """
+An SRE fault whose repair nothing in the scenario can observe: no `mitigated when` predicate
+names what the fault changes (its target, what it creates or changes, their services and pods),
+no `alert NAME not firing` predicate names an alert of `expect`, and no alert can tell: `expect`
+lists no alert on a component where the fault acts (its target's, that of another fault of its
+group, which is one incident, or that of a waiter of its group: a feature flag acts where its
+readers restart) or on one the propagation chains reach from there. Add a
+predicate the fault breaks and the solution restores, or the alert the fault raises. (E4004 is the
+error when the evaluator cannot tell the faulty state from the healthy one.)
+
+    fault scaled_to_zero on deployment "cart"
+    expect {
+      mitigated when { deployment "cart" ready within 5m }   # observes the fault: no W2003
+    }
+"""),
+        _c("W2004", "missing solution", """
+An SRE or FinOps scenario with no `solution` block. The ground truth's recommended actions come
+from it, and a reviewer needs it to see that the scenario can be solved by an agent with the
+access the scenario grants. A CISO scenario needs none: its solution is the policy or playbook
+the agent writes, which the evaluator checks against the gap and compliant objects.
+
+    solution "Scale cart back up" {
+      step "Scale up" run "kubectl -n shop scale deployment/cart --replicas=1"
+    }
+"""),
+        _c("W2005", "duplicate fault mechanism in one scenario", """
+Two faults of one scenario have the same mechanism on the same target and place (the same
+container, variable, port or resource), whatever their values: the second overwrites or repeats
+the first. The note points at the first. Across files, the same check is W2001.
+
+    fault modified_env on deployment "cart" { name = "REDIS_ADDR"  value = "x:1" }
+    fault modified_env on deployment "cart" { name = "REDIS_ADDR"  value = "y:2" }   # W2005
+"""),
+        _c("W2006", "scenario identical to another", """
+Two checked scenarios mean the same thing: their IR (scenario.json) is identical once the name,
+description, tags and metadata are left out (the rule compares a sha256 of the canonical JSON, keys
+sorted). The later one (in the order the files are given) is reported, with a note naming the
+first. Change what the scenario measures (topology, faults, expectations) or drop one. A scenario
+with the same faults but other expectations is W2001 instead.
+"""),
+        _c("W2007", "empty or placeholder description", """
+The description is empty, a placeholder (`TODO`, `TBD`, `FIXME`, `...`, `description`), the
+scenario's name again, or shorter than three words. It is shown in the scenario index and to
+reviewers: say in a sentence what breaks and what users see. (A missing description is the error
+E2013.)
+
+    description "TODO"                                                 # W2007
+    description "Cart is scaled to zero, so checkout cannot add items." # right
+"""),
+        _c("W2008", "complexity inconsistent with the propagation length", """
+The declared `complexity` does not fit the propagation chains of `expect`. The rule counts the
+hops between components along the longest chain (a workload, its pods and the services selecting
+it are one component; an object a fault creates belongs to the fault's target): `low` allows at
+most 2 hops, `high` needs at least 1, `medium` accepts any length. Complexity also weighs how
+subtle the fault is (ITBench rates a JVM exception inside one service `high`), so only clear
+contradictions are reported: a `low` incident whose symptoms travel 3 hops or more, a `high` one
+whose effects never leave the faulty component. Scenarios without `propagation` are not judged.
+
+    complexity low
+    propagation service "db" -> service "cart" -> service "checkout" -> service "frontend"   # 3 hops: W2008
+"""),
+        # -- import of ITBench SRE/FinOps files (E5001-E5049, W5001-W5049): itbench_dsl/importer/ --
+        _c("E5001", "unreadable ITBench file", """
+An ITBench file given to `itbench import` (or one of its scenario's other files) cannot be read:
+it is missing, empty, not UTF-8, or not valid JSON (index files, `N.json`) or YAML (`scenario.yaml`,
+`groundtruth.yaml`, `groundtruth_v1.yaml`). The diagnostic points at the place the parser stopped.
+
+    {"id": 16, "category": "sre",      <- a truncated index file: E5001 at its end
+"""),
+        _c("E5002", "unexpected ITBench file shape", """
+The ITBench file parses, but a field the import needs is missing or has the wrong type: an
+injection without `id`, `spec.faults` that is not a list, a v1 group without `kind`. The diagnostic
+points at the field.
+
+    spec:
+      faults: {injections: []}     # E5002: `spec.faults` should be a list
+"""),
+        _c("E5003", "ITBench id the library does not have", """
+An injection, waiter or application names an ITBench id that no fault, waiter or standard-library
+application maps to, or its arguments lack what the mapping needs (the injection's
+`kubernetesObject`). `itbench faults` lists each fault with its ITBench id; `itbench apps` the
+applications.
+"""),
+        _c("E5004", "not an ITBench scenario", """
+`itbench import` takes an ITBench scenario index file (`library/scenarios/N.json`) or a compiled
+scenario folder (`scenario_N/`, holding `scenario.yaml` and the ground-truth files). The path is
+neither.
+
+    itbench import ../ITBench/scenarios/sre/project/roles/scenarios/files/scenario_16/
+"""),
+        _c("E5005", "imported scenario does not compile", """
+The scenario written from the ITBench files fails the checker in its faults or its head: a fault's
+precondition does not hold in the standard library's topology (an etcd pod the application does not
+run), or a FinOps scenario has no fault to measure. The message gives the checker's reason; the
+ground-truth statements the checker refuses are not errors but W5004.
+"""),
+        _c("W5001", "undefined v1 group id", """
+`groundtruth_v1.yaml` names a group id (in an alert, a propagation, an alias) that no group
+defines, or an alert with no group id at all. When exactly one defined id extends the name
+(`ad-service` for `ad-service-1`) the import reads it as that id; otherwise the reference is left
+out. Either way the port says so, and docs/itbench-compat.md lists the difference.
+"""),
+        _c("W5002", "v1 group names what the injection does not create", """
+A root-cause group of `groundtruth_v1.yaml` names an object that the scenario's injection neither
+creates nor changes (a `NetworkChaos` called `delay-otel-demo-product-catalog-1` where the injection
+creates the Schedule `product-catalog-network-delay`). The port keeps the group id and points the
+group at the object the injection does create.
+"""),
+        _c("W5003", "v1 and v2 ground truths disagree", """
+A root-cause group of `groundtruth_v1.yaml` names none of the entities of `groundtruth.yaml` (v2),
+which are the objects the injections act on: the two files of one scenario say different things
+caused the incident. The port keeps v1's causal graph (as `expect` statements) and derives v2 from
+its faults, as the compiler always does; docs/itbench-compat.md lists the scenario.
+"""),
+        _c("W5004", "v1 statement left out of the port", """
+A group, alert, propagation or alias of `groundtruth_v1.yaml` cannot be said in the port: it names an
+object the topology does not have, an alert the monitoring stack does not define, or an edge that
+does not follow the topology's dependencies. The message gives the checker's reason; statements
+that name a left-out group are left out with it.
+"""),
+        _c("W5005", "port differs from ITBench's compiled file", """
+The port compiles to a `scenario.yaml` or `groundtruth.yaml` that differs from ITBench's (YAML
+loaded, key order ignored), or an injection argument has no counterpart in the fault it maps to.
+The message names the first differing fields. docs/itbench-compat.md lists every such difference of
+the reference scenarios with its reason.
+"""),
+        # -- import of ITBench CISO files (E5050-E5099, W5050-W5099): itbench_dsl/importer/ciso.py --
+        _c("E5050", "unreadable ITBench CISO file", """
+A file of the ITBench CISO scenario folder cannot be read: it is not UTF-8 text, it is larger
+than 4 MiB, or it is not valid JSON (`info.json`, `input.json`) or YAML (`manifests/*.yaml`,
+`tasks/*.yml`, `eval_config.yaml`). The diagnostic points at the place the parser stopped.
+
+    {"name": "cis-b.5.2.5-gen", "goal": "Minimize ..."     # E5050: the object is never closed
+"""),
+        _c("E5051", "ITBench CISO file missing", """
+The folder lacks a file its class needs: `info.json` always; `manifests/application.yaml` for the
+Kubernetes classes (Gen-CIS-b-K8s-Kyverno, Gen-CIS-b-K8s-Kubectl-OPA, Upd-CIS-b-K8s-Kyverno);
+`tasks/fault_inject.yml` for Gen-CIS-b-RHEL9-Ansible-OPA. Import the scenario's folder, with all
+its files, not one file copied out of it.
+"""),
+        _c("E5052", "malformed ITBench CISO content", """
+A file parses but does not have the shape ITBench gives it: `info.json` must be an object with
+non-empty strings `name`, `scenario_type` and `goal`; a manifest document must be a mapping with
+`apiVersion`, `kind` and `metadata.name`; `eval_config.yaml` holds a mapping whose
+`check_violations` is a list of checks, each naming a `resource` by `kind` and `name`.
+
+    {"name": "cis-b.5.2.5-gen", "scenario_type": "Gen-CIS-b-K8s-Kyverno"}   # E5052: no `goal`
+"""),
+        _c("E5053", "unknown ITBench CISO scenario class", """
+`scenario_type` in `info.json` is not one of ITBench's CISO classes: Gen-CIS-b-K8s-Kyverno (task
+`kyverno_policy`), Gen-CIS-b-K8s-Kubectl-OPA (`opa_kubectl`), Gen-CIS-b-RHEL9-Ansible-OPA
+(`ansible_opa`) and Upd-CIS-b-K8s-Kyverno (`kyverno_update`). The class decides what the agent
+writes, so the import cannot guess it. The comparison ignores case.
+"""),
+        _c("E5054", "policy gap the language cannot express", """
+The scenario's gap has no counterpart in the language: no object of `manifests/application.yaml`
+is of a kind the language declares (Deployment, StatefulSet, ServiceAccount), or the RHEL9
+injection tasks set no setting of a catalogue host control (docs/ciso.md: sshd settings,
+login.defs, auditd) to a non-compliant value. Without a gap the scenario would test nothing, so
+nothing is written. Extend the catalogue, or port the scenario by hand with a control that exists.
+"""),
+        _c("W5050", "ITBench object left out of the import", """
+An object of the ITBench scenario (a Pod, a Role, an existing Kyverno policy, ...) is of a kind the
+language cannot declare, so the imported scenario does not have it. The compiled scenario then
+differs from ITBench's: check whether the gap still opens without it. Existing policies of the
+update class come from a catalogue control in the language (docs/ciso.md, *update from*).
+"""),
+        _c("W5051", "ITBench field left out of the import", """
+A field of an imported object (a probe, a volume, an environment variable read from a source the
+language does not name, ...) has no counterpart in the language's topology statements; the
+imported object is written without it. If the field is what opens the policy gap, the imported
+scenario no longer tests the same thing: port it by hand.
+"""),
+        _c("W5053", "ITBench Pod imported as a Deployment", """
+The language declares workloads, not bare Pods, so an ITBench manifest's Pod is imported as a
+Deployment of one replica with the same pod spec (its name, service account, containers and
+security context). Kyverno applies a policy written for Pods to a Deployment's pod template as
+well (its rule auto-generation), so the same policy reports the same gap; ITBench's evaluation
+config then names a Deployment where it named a Pod.
+"""),
+        _c("W5052", "inconsistent ITBench CISO file", """
+Two parts of the ITBench scenario disagree, or one disagrees with its class: `incident_type`
+does not match `scenario_type`, the injection sets another value than the catalogue control's
+violating one, `inventory_host` is not an inventory group name, or `eval_config.yaml` checks a
+resource the manifests do not declare. The import follows the class and the catalogue, and says
+which value it kept.
+"""),
+        # -- generators (E6001-E6099, W6001-W6099): itbench_dsl/generate.py and generators/ --
+        _c("E6001", "unknown param", """
+A value written `param(NAME)` stands for the value of the scenario's `param NAME`: its default,
+or its first value when it has no default. `itbench generate --with sweep` (every value of the
+domain) and `--with sample` (seeded draws) produce variants by changing it. NAME must be declared
+in the same scenario.
+
+    param loss in [10%, 25%, 50%] default 25%
+    fault network_chaos on deployment "payment" {
+      action = loss
+      loss = param(loss)          # param(los) would be E6001
+    }
+"""),
+        _c("E6002", "a generator failed", """
+`itbench generate` ran a generator that raised an error or returned something that is not a
+scenario. Nothing is written. The message names the generator and its input; a built-in generator
+failing is a bug in itbench, a third-party one (registered under the entry-point group
+`itbench.generators`) a bug in that package. See docs/generators.md for the plugin API.
+"""),
+        _c("W6001", "a generator skipped an input", """
+A generator could not produce a valid variant from this input and says why: `sweep` and `sample`
+need `param` statements used as `param(NAME)`, `retarget` needs another object that meets the
+fault's preconditions, `compose` needs a second scenario on the same topology whose faults can
+coexist with this one's, and any generated variant that fails `itbench check` (including
+self-validation) is skipped with the first error it raised. Nothing is wrong with the input; it
+is a warning, so it does not change the exit code.
 """),
     ]
 )

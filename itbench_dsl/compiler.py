@@ -17,6 +17,7 @@ from . import __version__, ast, ciso, ir, yamlout
 from .backends import evaluator as evaluator_backend
 from .backends import faults as fault_backend
 from .backends import itbench as itbench_backend
+from .backends import itbench_ciso as itbench_ciso_backend
 from .backends import manifests as manifest_backend
 from .backends import prompt as prompt_backend
 from .checker import check
@@ -178,6 +179,7 @@ def generate(scenario: ir.Scenario, diags: Diagnostics, path: str, hints: str = 
     files["itbench/scenario.yaml"] = dump_yaml([itbench_backend.scenario_yaml(scenario)], sort_keys=True)
     files["itbench/groundtruth.yaml"] = dump_yaml([itbench_backend.groundtruth_v2(scenario)], sort_keys=True)
     files["itbench/groundtruth_v1.yaml"] = dump_yaml([itbench_backend.groundtruth_v1(scenario)], sort_keys=True)
+    files.update(itbench_ciso_backend.bundle_files(scenario, manifests))  # CISO: ITBench's harness files
     try:
         prompt, leaks = prompt_backend.render_checked(scenario, hints)
     except prompt_backend.TemplateError as exc:

@@ -1,8 +1,9 @@
 """The one diagnostic model every stage reports through, and its renderers.
 
 Stages never raise at a user: they append `Diagnostic`s to a `Diagnostics` collector and
-carry on, so one run reports every error it can find. Rendering (human, concise, json)
-is separate from collection so that every format shows the same facts.
+carry on, so one run reports every error it can find. Rendering (human, concise, json,
+github workflow commands, SARIF 2.1.0) is separate from collection so that every format shows
+the same facts.
 """
 
 from __future__ import annotations
@@ -147,7 +148,121 @@ def render_json(diags: Diagnostics) -> str:
     return json.dumps({"diagnostics": items, "summary": summary}, indent=2, ensure_ascii=False) + "\n"
 
 
-RENDERERS = {"human": render_human, "concise": render_concise, "json": render_json}
+# ---- GitHub Actions workflow commands ----------------------------------------------------------------
+
+# GitHub shows at most this many error and this many warning annotations per step (and 50 per job);
+# every diagnostic is still printed, and a notice says how many there are when some are not shown.
+GITHUB_ANNOTATIONS_PER_STEP = 10
+
+
+def github_data(text: str) -> str:
+    """Escape the message of a workflow command (after the `::`)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def github_property(text: str) -> str:
+    """Escape a property value of a workflow command (`file=...,title=...`)."""
+    return github_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(diags: Diagnostics) -> str:
+    """One `::error` or `::warning` workflow command per diagnostic, the help and notes on their own
+    (escaped) lines of the message; a notice when there are more than GitHub shows per step."""
+    out = []
+    counts = {"error": 0, "warning": 0}
+    for d in diags.sorted():
+        counts[d.severity] += 1
+        props = [f"file={github_property(d.path)}"]
+        if d.span != NO_SPAN:
+            s = d.span
+            props += [f"line={s.line}", f"col={s.column}", f"endLine={s.end_line}", f"endColumn={s.end_column}"]
+        else:
+            props.append("line=1")
+        props.append(f"title={github_property(d.code)}")
+        message = "\n".join([d.message, *(f"note: {n.message}" for n in d.notes), *([f"help: {d.help}"] if d.help else [])])
+        out.append(f"::{d.severity} {','.join(props)}::{github_data(message)}\n")
+    hidden = {k: v - GITHUB_ANNOTATIONS_PER_STEP for k, v in counts.items() if v > GITHUB_ANNOTATIONS_PER_STEP}
+    if hidden:
+        found = " and ".join(f"{counts[k]} {k}s" for k in ("error", "warning") if counts[k])
+        not_shown = " and ".join(f"{v} {k}{'s' * (v != 1)}" for k, v in hidden.items())
+        summary = (f"{found} found; GitHub shows {GITHUB_ANNOTATIONS_PER_STEP} of each kind per step as annotations; "
+                   f"not annotated: {not_shown} (this log and a SARIF upload have every finding)")
+        out.append(f"::notice title={github_property('itbench check')}::{github_data(summary)}\n")
+    return "".join(out)
+
+
+# ---- SARIF 2.1.0 -------------------------------------------------------------------------------------
+
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+# Where the tool and its diagnostic pages are published (the domain of the IR schema's $id, ir.SCHEMA_ID).
+PROJECT_URI = "https://itbench.dev/"
+DIAGNOSTICS_URI = PROJECT_URI + "docs/diagnostics.md"
+
+
+def code_anchor(code: str) -> str:
+    """The anchor of a code's section in docs/diagnostics.md (`### E2003: unknown name`)."""
+    import re
+
+    title = CODES[code].title if code in CODES else ""
+    return f"{code.lower()}-" + re.sub(r"[^a-z0-9 -]", "", title.lower()).replace(" ", "-")
+
+
+def _rule_name(title: str) -> str:
+    return "".join(word[:1].upper() + word[1:] for word in title.replace("-", " ").split() if word.isalnum())
+
+
+def render_sarif(diags: Diagnostics) -> str:
+    """One SARIF 2.1.0 run: the tool with a rule per code used (its `itbench explain` page as help)
+    and a result per diagnostic. Columns are Unicode code points, as the spans count them."""
+    from urllib.parse import quote
+
+    from . import __version__
+    from .codes import explain
+
+    items = diags.sorted()
+    codes = sorted({d.code for d in items})
+    index = {code: i for i, code in enumerate(codes)}
+    rules = []
+    for code in codes:
+        entry = CODES[code]
+        page = explain(code) or ""
+        first_paragraph = " ".join(entry.page.split("\n\n", 1)[0].split())
+        rules.append({
+            "id": code,
+            "name": _rule_name(entry.title),
+            "shortDescription": {"text": entry.title},
+            "fullDescription": {"text": first_paragraph or entry.title},
+            "help": {"text": page, "markdown": page},
+            "helpUri": f"{DIAGNOSTICS_URI}#{code_anchor(code)}",
+            "defaultConfiguration": {"level": entry.severity},
+        })
+    results = []
+    for d in items:
+        text = "\n".join([d.message, *(f"note: {n.message}" for n in d.notes), *([f"help: {d.help}"] if d.help else [])])
+        location: dict = {"artifactLocation": {"uri": quote(d.path.replace("\\", "/"), safe="/._-~"),
+                                               "uriBaseId": "%SRCROOT%"}}
+        if d.span != NO_SPAN:
+            s = d.span
+            location["region"] = {"startLine": s.line, "startColumn": s.column, "endLine": s.end_line,
+                                  "endColumn": s.end_column}
+        result = {"ruleId": d.code, "ruleIndex": index[d.code], "level": d.severity, "message": {"text": text},
+                  "locations": [{"physicalLocation": location}]}
+        results.append(result)
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "itbench", "version": __version__, "semanticVersion": __version__,
+                                "informationUri": PROJECT_URI, "rules": rules}},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+
+
+RENDERERS = {"human": render_human, "concise": render_concise, "json": render_json, "github": render_github,
+             "sarif": render_sarif}
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:

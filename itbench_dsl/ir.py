@@ -16,6 +16,10 @@ from typing import Any, Optional
 
 from .memo import IdentityMemo
 
+# Fields added after the first IR version: left out of the JSON while they hold their default, so
+# scenarios that do not use them keep their bytes.
+_OMIT = {"omit_default": True}
+
 SCHEMA_ID = "https://itbench.dev/schemas/scenario-ir/v1.json"
 IR_VERSION = 1
 
@@ -208,6 +212,7 @@ class AlertExpectation:
     name: str
     target: ObjectRef
     description: Optional[str] = None
+    group: Optional[str] = field(default=None, metadata=_OMIT)  # the v1 group id it names (`on group "ID"`)
 
 
 @dataclass
@@ -216,6 +221,21 @@ class PropagationEdge:
     target: ObjectRef
     condition: str
     effect: str
+    source_group: Optional[str] = field(default=None, metadata=_OMIT)  # v1 group ids the edge names (`group "ID"`)
+    target_group: Optional[str] = field(default=None, metadata=_OMIT)
+    indirect: Optional[bool] = field(default=None, metadata=_OMIT)  # True: the components meet only through others
+
+
+@dataclass
+class GroundGroup:
+    """A v1 ground-truth group the scenario names (`group "ID" REF` in `expect`)."""
+
+    id: str
+    target: ObjectRef
+    filters: Optional[list[str]] = None  # the name filters; derived from the reference when None
+    name: Optional[str] = None  # ITBench's `name` form of a group, instead of filters
+    namespace: Optional[str] = None  # when it is not the reference's
+    root_cause: bool = False
 
 
 @dataclass
@@ -282,6 +302,10 @@ class Compliance:
     gaps: list[ObjectRef]
     compliant: list[ObjectRef]
     given: bool = False  # `control { given = true }`: the prompt names the gap and compliant objects
+    # kyverno_update: the existing policies the task declares (ClusterPolicy manifests, in order), and the one
+    # the agent edits (`update`); without them a catalogue control provides the policy
+    policies: list[dict] = field(default_factory=list, metadata=_OMIT)
+    update: Optional[str] = field(default=None, metadata=_OMIT)
 
 
 @dataclass
@@ -304,12 +328,16 @@ class Scenario:
     agent: AgentAccess
     compliance: Optional[Compliance]
     ir_version: int = IR_VERSION
+    ground_groups: list[GroundGroup] = field(default_factory=list, metadata=_OMIT)  # v1 groups named in `expect`
+    aliases: Optional[list[list[str]]] = field(default=None, metadata=_OMIT)  # v1 aliases (group ids); derived when None
+    causes: Optional[list[dict]] = field(default=None, metadata=_OMIT)  # v1 `fault` entries (`cause`); derived when None
 
     def injections(self) -> list[Injection]:
         return [i for g in self.faults for i in g.injections]
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_OPTIONAL_FIELDS: dict[type, frozenset] = {}
 _SCALARS = (str, int, float, bool, type(None))
 
 
@@ -334,7 +362,12 @@ def _to_json(value: Any) -> Any:
         if not dataclasses.is_dataclass(cls):
             return value
         names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
-    return {name: to_json(getattr(value, name)) for name in names}
+        _OPTIONAL_FIELDS[cls] = frozenset(f.name for f in dataclasses.fields(cls) if f.metadata.get("omit_default"))
+    optional = _OPTIONAL_FIELDS[cls]
+    if not optional:
+        return {name: to_json(getattr(value, name)) for name in names}
+    return {name: to_json(getattr(value, name)) for name in names
+            if name not in optional or getattr(value, name) not in (None, [])}
 
 
 # Topology objects are never mutated once built, and an application's are shared by every scenario

@@ -22,6 +22,7 @@ says nothing about which one failed. Everything else, template text included, is
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from dataclasses import dataclass
 from typing import Callable
@@ -138,6 +139,12 @@ def _mechanism_terms(scenario: ir.Scenario) -> list[_Term]:
     return terms
 
 
+@functools.lru_cache(maxsize=4096)
+def _compiled(pattern: str, flags: int = 0) -> re.Pattern:
+    """Object patterns recur across scenarios and variants; `re`'s own cache holds only 512."""
+    return re.compile(pattern, flags)
+
+
 def _object_terms(ref: ir.ObjectRef, what: str, allowed: set[str]) -> list[_Term]:
     name = ref.name
     glob = "*" in name or "?" in name
@@ -149,13 +156,13 @@ def _object_terms(ref: ir.ObjectRef, what: str, allowed: set[str]) -> list[_Term
     kinds = "|".join(re.escape(k).replace(r"\ ", r"[\s\-]?") for k in _kind_words(ref.kind))
     terms = [
         # Kind/name, ns/Kind/name, kind name, kind "name", kind `name`
-        _Term(re.compile(rf"(?<![A-Za-z])(?:{kinds})(?:/|:\s*|{quoted})[\"'`]*{name_re}{_NAME_END}",
+        _Term(_compiled(rf"(?<![A-Za-z])(?:{kinds})(?:/|:\s*|{quoted})[\"'`]*{name_re}{_NAME_END}",
                          re.IGNORECASE), what),
         # the name kind, `name` kind
-        _Term(re.compile(rf"{_NAME_START}{name_re}[\"'`)]*\s+(?:{kinds})(?![A-Za-z])", re.IGNORECASE), what),
+        _Term(_compiled(rf"{_NAME_START}{name_re}[\"'`)]*\s+(?:{kinds})(?![A-Za-z])", re.IGNORECASE), what),
     ]
     if _distinctive(base, allowed):
-        terms.append(_Term(re.compile(rf"{_NAME_START}{name_re}{_NAME_END}", re.IGNORECASE), what, values_only=True))
+        terms.append(_Term(_compiled(rf"{_NAME_START}{name_re}{_NAME_END}", re.IGNORECASE), what, values_only=True))
     return terms
 
 

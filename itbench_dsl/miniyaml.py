@@ -8,6 +8,9 @@ and several documents separated by `---`. Plain scalars resolve as PyYAML's `saf
 (YAML 1.1: `yes`/`no` are booleans, `0o7`/`0x1f` integers, `.inf` floats, `~` null), so a file
 reads the same here and in the compiler's tests.
 
+Line breaks are LF, CRLF and CR; NEL, LS and PS are content, as in YAML 1.2 (PyYAML, which
+reads YAML 1.1, breaks lines at them).
+
 Anchors, aliases, tags other than the standard `!!str`-style ones, complex keys (`? k`) and
 directives are refused with `YAMLSubsetError`, which carries the line and column: a policy
 that needs them is better converted to JSON than half-read.

@@ -333,6 +333,16 @@ class _Builder:
         *refs, body = t.children
         return ast.Propagation(tuple(self.ref(r) for r in refs), self.optional_body(body), span)
 
+    def stmt_ground_group(self, t, span):
+        name, ref, body = t.children
+        return ast.GroundGroup(self.string(name), self.ref(ref), self.optional_body(body), span, self.span(name))
+
+    def stmt_alias(self, t, span):
+        return ast.Alias(tuple(self.ref(r) for r in t.children), span)
+
+    def stmt_cause(self, t, span):
+        return ast.Cause(self.body(t.children[0]), span)
+
     def stmt_mitigated(self, t, span):
         within, *preds = t.children
         return ast.Mitigated(self.within(within), tuple(self.statement(p) for p in preds), span)

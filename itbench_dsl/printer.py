@@ -211,6 +211,15 @@ class Printer:
     def p_Propagation(self, s):
         self.body_block("propagation " + " -> ".join(ref(r) for r in s.chain), s.entries, s.span)
 
+    def p_GroundGroup(self, s):
+        self.body_block(f"group {quote(s.id)} {ref(s.target)}", s.entries, s.span)
+
+    def p_Alias(self, s):
+        self.emit("alias " + ", ".join(ref(r) for r in s.members), s.span)
+
+    def p_Cause(self, s):
+        self.body_block("cause", s.entries, s.span)
+
     def p_Mitigated(self, s):
         within = f" within {s.within.text}" if s.within is not None else ""
         self.open_block(f"mitigated when{within}", s.span)

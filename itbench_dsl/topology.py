@@ -121,6 +121,21 @@ class TopologyBuild:
         return None
 
 
+def pod_pattern_owner(pattern: str, owners: list[str]) -> str | None:
+    """Which of `owners` (workloads whose pods `pattern` matches) the pattern was written for.
+
+    `pod "frontend-*"` matches the pods of `frontend` and of `frontend-proxy`; it names `frontend`,
+    the workload its literal part spells. Failing that, the longest owner its literal part starts
+    with (`checkout-7d*` is checkout's), else the longest owner."""
+    if not owners:
+        return None
+    literal = re.split(r"[*?\[]", pattern, maxsplit=1)[0]
+    if literal.rstrip("-") in owners:
+        return literal.rstrip("-")
+    prefixed = [o for o in owners if literal.startswith(f"{o}-")]
+    return max(prefixed or owners, key=lambda name: (len(name), name))
+
+
 def app_gateways(build: TopologyBuild) -> list[tuple[str, str]]:
     """(namespace, name) of the Gateway API Gateways the application's installation deploys.
 

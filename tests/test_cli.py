@@ -27,7 +27,8 @@ from itbench_dsl.topology import app_names
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "scenarios"
 SHOP = SCENARIOS / "sre" / "shop-cart-modified-env.itb"  # an inline topology: fast to compile
-COMMANDS = ["compile", "check", "fmt", "explain", "schema", "apps", "faults"]
+COMMANDS = ["compile", "check", "fmt", "explain", "schema", "apps", "faults", "evaluate", "score", "policy-test",
+            "import", "generate", "graph", "docs", "lsp"]
 BUNDLE_FILES = {
     "manifests/topology.yaml", "manifests/agent-access.yaml", "inject/apply.yaml", "revert/apply.yaml",
     "itbench/scenario.yaml", "itbench/groundtruth.yaml", "itbench/groundtruth_v1.yaml", "prompt.md",
@@ -182,7 +183,7 @@ def test_check_json_of_a_clean_file():
     assert json.loads(result.stdout) == {"diagnostics": [], "summary": {"errors": 0, "warnings": 0}}
 
 
-CONCISE = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+):(?P<column>\d+): error\[E\d{4}\] \S.*$")
+CONCISE = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+):(?P<column>\d+): (?:error\[E|warning\[W)\d{4}\] \S.*$")
 
 
 def test_check_concise_lines(bad_file: Path):

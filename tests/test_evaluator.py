@@ -172,8 +172,8 @@ def test_every_bundle_has_a_parsable_deterministic_evaluator():
 def perfect(name: str, shape: int = 2026) -> dict:
     scenario = bundle(name)[0]
     if shape == 2025:
-        from itbench_dsl.backends.itbench import group_id
-        return {"entities": [{"id": group_id(r), "root_cause": True} for r in scenario.root_causes]}
+        from itbench_dsl.backends.itbench import group_id_in
+        return {"entities": [{"id": group_id_in(scenario, r), "root_cause": True} for r in scenario.root_causes]}
     return {"entities": [{"name": f"{r.namespace or ''}/{r.kind}/{r.name}", "contributing_factor": True}
                          for r in scenario.root_causes],
             "propagations": [{"source": f"{e.source.namespace}/{e.source.kind}/{e.source.name}",

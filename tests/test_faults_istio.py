@@ -184,7 +184,7 @@ def test_the_agent_can_undo_the_fault(bundles, kind, resource):
 def test_the_gateway_can_be_named_in_expectations(bundles):
     groundtruth = yaml.safe_load(bundles["istio_deny_gateway"]["itbench/groundtruth_v1.yaml"])
     kinds = {g["kind"] for g in groundtruth["spec"]["groups"]}
-    assert {"Gateway", "AuthorizationPolicy", "Service"} <= kinds
+    assert {"Gateway", "Service"} <= kinds
 
 
 # ---- preconditions (each also has a fixture under tests/cases/errors) -------------------------------------

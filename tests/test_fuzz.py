@@ -185,7 +185,7 @@ def test_seeds_are_what_the_fuzzers_start_from():
     for path, seed in zip(FIXTURES, SEEDS[len(SCENARIO_SEEDS):]):  # the fixtures fail, located
         diags = Diagnostics()
         compile_source(seed, PATH, diags)
-        assert diags.has_errors, path
+        assert diags.has_errors or path.parent.name.startswith("W"), path  # lint (W) fixtures compile clean
         check_compiles_or_reports(seed)
 
 

@@ -44,6 +44,15 @@ SHOP = '''scenario "{name}" {{
     name = "{env}"
     value = "{value}"
   }}
+  expect {{
+    alert HighRequestErrorRate on service "cart"
+    mitigated when {{
+      alert HighRequestErrorRate not firing
+    }}
+  }}
+  solution "Restore the variable" {{
+    step "Roll back" run "kubectl -n shop rollout undo deployment/cart"
+  }}
 }}
 '''
 

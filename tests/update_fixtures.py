@@ -23,6 +23,7 @@ if str(REPO) not in sys.path:
 
 from itbench_dsl.compiler import compile_source  # noqa: E402
 from itbench_dsl.diagnostics import Diagnostics, render_human  # noqa: E402
+from itbench_dsl.lint import LINT_CODES, lint_checked  # noqa: E402
 
 CASES = HERE / "cases" / "errors"
 
@@ -30,7 +31,9 @@ CASES = HERE / "cases" / "errors"
 def render_fixture(folder: Path) -> tuple[str, Diagnostics]:
     """The expected text of one fixture folder, and the diagnostics it was rendered from."""
     diags = Diagnostics()
-    compile_source((folder / "input.itb").read_bytes(), "input.itb", diags)
+    result = compile_source((folder / "input.itb").read_bytes(), "input.itb", diags)
+    if folder.name.split("-", 1)[0] in LINT_CODES:  # lint fixtures: the pass `itbench check` runs after compiling
+        diags.extend(lint_checked([(result.path, result.scenario if result.files else None)], diags))
     return render_human(diags, color=False), diags
 
 

@@ -611,6 +611,21 @@ def kyverno_sources_md(kyverno: dict[str, Any]) -> str:
 """
 
 
+# The SARIF schema is copied unchanged (it is not a Kubernetes schema; `itbench check --format sarif` output
+# is validated against it in tests/test_check_formats.py).
+SARIF_SOURCES_MD = """
+## `sarif/sarif-schema-2.1.0.json`
+
+- Upstream: the official SARIF 2.1.0 JSON Schema (draft-04), [oasis-tcs/sarif-spec](https://github.com/oasis-tcs/sarif-spec)
+  `sarif-2.1/schema/sarif-schema-2.1.0.json`, commit e0583813 (copy read from `shared/reference/sarif`, next to
+  this repository); its `id` is the errata01 URI on docs.oasis-open.org.
+- License: OASIS, see `sarif/LICENSE-OASIS.md` (the repository's LICENSE.md).
+- Transformation: none, the file is copied byte for byte. Not used at run time: the tests validate
+  `itbench check --format sarif` output against it.
+- Regenerate: `cp <sarif-spec checkout>/sarif-2.1/schema/sarif-schema-2.1.0.json itbench_dsl/schemas/sarif/`.
+"""
+
+
 def models_sources_md(istio: dict[str, Any], gateway_api: dict[str, Any]) -> str:
     istio_kinds = ", ".join(istio["kinds"])
     gateway_kinds = ", ".join(gateway_api["kinds"])
@@ -680,7 +695,7 @@ def main(argv: list[str] | None = None) -> int:
         KYVERNO_OUT: compact_json(kyverno),
         ISTIO_OUT: compact_json(istio),
         GATEWAY_API_OUT: compact_json(gateway_api),
-        Path("SOURCES.md"): sources_md(kube, chaos, kyverno) + models_sources_md(istio, gateway_api),
+        Path("SOURCES.md"): sources_md(kube, chaos, kyverno) + models_sources_md(istio, gateway_api) + SARIF_SOURCES_MD,
         Path("LICENSE-APACHE-2.0"): args.license.read_text(),
         Path("LICENSE-MIT-datree-crds-catalog"): KYVERNO_LICENSE.read_text(),
         Path(KUBERNETES_MODELS_LICENSE): models_license,

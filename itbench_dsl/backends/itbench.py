@@ -11,6 +11,8 @@ import functools
 import re
 
 from .. import ir
+from ..memo import IdentityMemo
+from ..topology import pod_pattern_owner
 from ..faults import (
     FAULTS,
     WAITERS,
@@ -116,6 +118,37 @@ def group_filter(ref: ir.ObjectRef) -> str:
     return _escape(ref.name) + r"\b"
 
 
+def filters_of(group: dict) -> list[str]:
+    """A v1 group's name filters; ITBench's `name` form of a group matches that one name."""
+    if "filter" in group:
+        return group["filter"]
+    return [_escape(group.get("name", "")) + "$"]
+
+
+def _index_services(topo: ir.Topology) -> tuple[dict, set, tuple[int, int]]:
+    """(namespace, service) -> the first workload it selects (or None), the (namespace, workload) pairs,
+    and the sizes it was built from."""
+    services: dict = {}
+    for service in topo.services:
+        key = (service.namespace, service.name)
+        if key in services:
+            continue
+        services[key] = next((w.name for w in topo.workloads if w.namespace == service.namespace and service.selector
+                              and all(w.labels.get(k) == v for k, v in service.selector.items())), None)
+    return services, {(w.namespace, w.name) for w in topo.workloads}, (len(topo.services), len(topo.workloads))
+
+
+_SERVICE_INDEX = IdentityMemo(_index_services, size=64)
+
+
+def _service_index(topo: ir.Topology) -> tuple[dict, set]:
+    index = _SERVICE_INDEX(topo)
+    if index[2] != (len(topo.services), len(topo.workloads)):  # changed since it was indexed: index it again
+        _SERVICE_INDEX.entries.pop(id(topo), None)
+        index = _SERVICE_INDEX(topo)
+    return index[0], index[1]
+
+
 def _component(ref: ir.ObjectRef, scenario: ir.Scenario) -> str | None:
     topo = scenario.topology
     if ref.kind in ("Deployment", "StatefulSet"):
@@ -123,25 +156,38 @@ def _component(ref: ir.ObjectRef, scenario: ir.Scenario) -> str | None:
     if ref.kind == "Pod":
         owners = [w.name for w in topo.workloads if w.namespace == ref.namespace
                   and re.fullmatch(group_filter(ref), f"{w.name}-7d4b9c8f6-x2x9q")]
-        return max(owners, key=len) if owners else None
+        return pod_pattern_owner(ref.name, owners)
     if ref.kind == "Service":
-        for service in topo.services:
-            if service.name == ref.name and service.namespace == ref.namespace:
-                for w in topo.workloads:
-                    if w.namespace == service.namespace and service.selector and all(
-                            w.labels.get(k) == v for k, v in service.selector.items()):
-                        return w.name
-        return None
+        services, workloads = _service_index(topo)
+        key = (ref.namespace, ref.name)
+        if key in services:
+            return services[key]
+        # a logical service (a v1 group of kind Service for a workload that has no Service object)
+        return ref.name if key in workloads else None
     if ref.kind in ("Schedule", "NetworkChaos"):
         return f"chaos:{ref.name}"
     return None
 
 
+def group_id_in(scenario: ir.Scenario, ref: ir.ObjectRef) -> str:
+    """The id of `ref`'s v1 group in `scenario`: the first group `expect` declares on it, else the derived id."""
+    return next((g.id for g in scenario.ground_groups if g.target == ref), None) or group_id(ref)
+
+
 def groundtruth_v1(scenario: ir.Scenario) -> dict:
+    # groups named in `expect` (`group "ID" REF`) keep their ids and come first, in their order; every other
+    # object the expectations name gets a derived group
+    named = {}
+    for g in scenario.ground_groups:
+        named.setdefault(g.target, g.id)
+
+    def gid(ref: ir.ObjectRef, explicit: str | None = None) -> str:
+        return explicit or named.get(ref) or group_id(ref)
+
     refs: list[ir.ObjectRef] = []
 
     def note(ref: ir.ObjectRef) -> None:
-        if ref not in refs:
+        if ref not in refs and ref not in named:
             refs.append(ref)
 
     for ref in scenario.root_causes:
@@ -152,19 +198,36 @@ def groundtruth_v1(scenario: ir.Scenario) -> dict:
     for alert in scenario.alerts:
         note(alert.target)
     groups = []
+    for g in scenario.ground_groups:
+        group: dict = {"id": g.id, "kind": g.target.kind}
+        if g.name is not None:
+            group["name"] = g.name
+        else:
+            group["filter"] = list(g.filters) if g.filters is not None else [group_filter(g.target)]
+        namespace = g.namespace or g.target.namespace
+        if namespace:
+            group["namespace"] = namespace
+        if g.root_cause:
+            group["root_cause"] = True
+        groups.append(group)
     for ref in refs:
-        group: dict = {"filter": [group_filter(ref)], "id": group_id(ref), "kind": ref.kind}
+        group = {"filter": [group_filter(ref)], "id": group_id(ref), "kind": ref.kind}
         if ref.namespace:
             group["namespace"] = ref.namespace
         if ref in scenario.root_causes:
             group["root_cause"] = True
         groups.append(group)
-    # aliases: groups that stand for the same component (a deployment, its pods, its service)
-    by_component: dict[str, list[str]] = {}
-    for ref in refs:
-        component = _component(ref, scenario) or f"{ref.kind}:{ref.name}"
-        by_component.setdefault(component, []).append(group_id(ref))
-    aliases = [ids for ids in by_component.values()]
+    if scenario.aliases is not None:
+        aliases = [list(ids) for ids in scenario.aliases]
+    else:
+        # aliases: groups that stand for the same component (a deployment, its pods, its service)
+        by_component: dict[str, list[str]] = {}
+        for ref in [g.target for g in scenario.ground_groups] + refs:
+            component = _component(ref, scenario) or f"{ref.kind}:{ref.name}"
+            ids = by_component.setdefault(component, [])
+            if gid(ref) not in ids:
+                ids.append(gid(ref))
+        aliases = list(by_component.values())
     faults = []
     for injection in scenario.injections():
         root = injection.root or injection.target
@@ -175,7 +238,7 @@ def groundtruth_v1(scenario: ir.Scenario) -> dict:
         faults.append({
             "category": "Change",
             "condition": fault_description(FAULTS[injection.fault]),
-            "entity": {"group_id": group_id(root), "kind": root.kind, "name": group_id(root)},
+            "entity": {"group_id": gid(root), "kind": root.kind, "name": gid(root)},
             "fault_mechanism": injection.mechanism,
         })
     return {
@@ -184,15 +247,16 @@ def groundtruth_v1(scenario: ir.Scenario) -> dict:
         "metadata": {"name": itbench_name(scenario)},
         "spec": {
             "alerts": [
-                {"group_id": group_id(a.target), "id": a.name,
+                {"group_id": gid(a.target, a.group), "id": a.name,
                  "metadata": {"description": a.description or f"{a.name} on {a.target.kind} {a.target.name}"}}
                 for a in scenario.alerts
             ],
             "aliases": aliases,
-            "fault": faults,
+            "fault": [dict(c) for c in scenario.causes] if scenario.causes is not None else faults,
             "groups": groups,
             "propagations": [
-                {"condition": e.condition, "effect": e.effect, "source": group_id(e.source), "target": group_id(e.target)}
+                {"condition": e.condition, "effect": e.effect, "source": gid(e.source, e.source_group),
+                 "target": gid(e.target, e.target_group)}
                 for e in scenario.propagations
             ],
             "recommendedActions": [

@@ -92,9 +92,90 @@ def k8s_objects(scenario: ir.Scenario) -> tuple[list[dict], list[dict]]:
     return violating, compliant
 
 
-def existing_policy(scenario: ir.Scenario) -> list[dict]:
-    """The too-weak Kyverno ClusterPolicy a kyverno_update scenario deploys for the agent to update."""
+def task_policies(ctx, task, locations: dict) -> tuple[list[dict], str | None]:
+    """The existing policies a `kyverno_update` task declares, and the one the agent edits.
+
+        task kyverno_update {
+          update = "container-security-controls"        # default: the only policy
+          policy "container-security-controls" {        # a Kyverno ClusterPolicy
+            rule "disallow-privilege-escalation" {
+              kinds = ["Pod"]                           # match.resources.kinds
+              message = "Privilege escalation is not allowed."
+              pattern = { spec = { containers = [{ "(name)" = "*", securityContext = { allowPrivilegeEscalation = false } }] } }
+            }
+          }
+        }
+
+    Other task classes take no fields (the body reports unknown ones)."""
+    from ..diagnostics import did_you_mean
+    from ..reader import Body
+    body = Body(ctx, task.entries, f"task `{task.kind}`", task.span)
+    if task.kind != "kyverno_update":
+        body.finish()
+        return [], None
+    policies: list[dict] = []
+    update = body.attr("update", "str")
+    for block in body.blocks("policy"):
+        name = block.labels[0]
+        if any(p["metadata"]["name"] == name for p in policies):
+            ctx.error("E2002", f"policy `{name}` is declared twice", block.key_span, "second one")
+            continue
+        policy_body = Body(ctx, block.entries, f"policy `{name}`", block.span)
+        rules = []
+        for rule_block in policy_body.blocks("rule"):
+            rule_body = Body(ctx, rule_block.entries, f"rule `{rule_block.labels[0]}`", rule_block.span)
+            kinds = rule_body.attr("kinds", "str_list", default=["Pod"])
+            message = rule_body.attr("message", "str")
+            pattern = rule_body.attr("pattern", "any", required=True)
+            rule_body.finish()
+            if pattern is not None and not isinstance(pattern, dict):
+                ctx.error("E2008", f"the `pattern` of rule `{rule_block.labels[0]}` is a map (`{{ spec = ... }}`)",
+                          rule_body.attr_span("pattern"), "not a map")
+                continue
+            validate = {"message": message, "pattern": pattern} if message is not None else {"pattern": pattern}
+            rules.append({"name": rule_block.labels[0], "match": {"resources": {"kinds": kinds}}, "validate": validate})
+        policy_body.finish()
+        if not rules:
+            ctx.error("E2007", f"policy `{name}` needs at least one `rule`", block.key_span, "no rule",
+                      help='add `rule "name" { kinds = ["Pod"]  message = "..."  pattern = { ... } }`')
+            continue
+        policies.append({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": name},
+                         "spec": {"rules": rules}})
+        locations[("ClusterPolicy", None, name)] = (ctx.path, block.key_span)
+    body.finish()
+    names = [p["metadata"]["name"] for p in policies]
+    if update is not None and update not in names:
+        hint = did_you_mean(update, names)
+        ctx.error("E2010", f"`update` names `{update}`, which the task does not declare", body.attr_span("update"),
+                  "unknown policy", help=f"did you mean `{hint}`?" if hint else
+                  "declare it: `policy \"NAME\" { rule ... }`" if not names else "declared: " + ", ".join(names))
+        update = None
+    elif update is None and len(names) > 1:
+        ctx.error("E2007", "the task declares several policies: `update` must name the one the agent edits",
+                  task.span, "which policy?", help=f'add `update = "{names[-1]}"`')
+    elif update is None and names:
+        update = names[0]
+    return policies, update
+
+
+def update_target(scenario: ir.Scenario) -> str | None:
+    """The name of the policy a kyverno_update agent edits."""
     compliance = scenario.compliance
+    if compliance is None or compliance.task != "kyverno_update":
+        return None
+    if compliance.policies:
+        return compliance.update
+    existing = existing_policy(scenario)
+    return existing[0]["metadata"]["name"] if existing else None
+
+
+def existing_policy(scenario: ir.Scenario) -> list[dict]:
+    """The policies a kyverno_update scenario deploys for the agent to update: those its task declares (the one
+    to edit first), or the catalogue control's too-weak ClusterPolicy."""
+    compliance = scenario.compliance
+    if compliance is not None and compliance.task == "kyverno_update" and compliance.policies:
+        first = [p for p in compliance.policies if p["metadata"]["name"] == compliance.update]
+        return first + [p for p in compliance.policies if p["metadata"]["name"] != compliance.update]
     control = CATALOGUE.get(compliance.control) if compliance else None
     namespace = _single_namespace(scenario)
     if compliance is None or compliance.task != "kyverno_update" or not isinstance(control, K8sControl) \
@@ -149,6 +230,9 @@ def docs_markdown() -> str:
         "too-weak existing policy (`manifests/existing-policy.yaml`, a Kyverno ClusterPolicy",
         "`<namespace>-security-controls`, validated against the vendored Kyverno schema) enforces the controls",
         "listed under *update from*; the agent must extend it with the scenario's control.",
+        "A `kyverno_update` task may declare its existing policies itself instead (`task kyverno_update { update =",
+        '"name"  policy "name" { rule "name" { kinds = ["Pod"]  message = "..."  pattern = { ... } } } }`): the',
+        "agent edits the `update` policy and must leave the others unchanged.",
         "`opa_kubectl` is offered where the agent's default access can collect the objects: not for RBAC objects",
         "(its role cannot read roles and bindings) nor for the `default` namespace (outside its namespaces).",
         "",
@@ -157,6 +241,13 @@ def docs_markdown() -> str:
         f"`{DEFAULT_HOSTS}` (ITBench's `inventory_host`); `control \"ID\" {{ hosts = \"group\" }}` names another.",
         f"In `scenario.json`, the gap of a host control is one reference of kind `{HOST_KIND}` (`{HOST_API}`)",
         "naming the group.",
+        "", "## ITBench's CISO folders", "",
+        "Every CISO bundle's `itbench/` folder holds the files ITBench's CISO harness reads (`info.json`,",
+        "`input.json`, `goal.txt`, `manifests/`, `tasks/`, `eval_config.yaml` for `kyverno_update`);",
+        "`itbench compile --target itbench` writes them alone, one folder per scenario named by its ITBench id,",
+        "and `itbench import` reads such a folder back. The four public ITBench CISO scenarios are ported in",
+        "`scenarios/ciso/`; [itbench-ciso.md](itbench-ciso.md) compares them with ITBench's files and lists every",
+        "difference.",
         "", f"## {K8S_BENCHMARK}, section 5", "",
         "| id | section | title | classes | violating | compliant | update from |",
         "|---|---|---|---|---|---|---|",

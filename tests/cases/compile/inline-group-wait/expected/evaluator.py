@@ -502,6 +502,7 @@ def safeguard_checks(spec, state, checks):
             broken.append(f"{ref_text(w)} scaled to {replicas:g}" if replicas is not None else f"{ref_text(w)} has no replicas")
         template = ((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}
         templates[(w["namespace"], w["name"])] = template.get("labels") or {}
+    workloads = {(w["namespace"], w["name"]): w for w in spec["workloads"]}
     for s in spec["services"]:
         obj = state.get(s)
         if obj is None:
@@ -515,8 +516,7 @@ def safeguard_checks(spec, state, checks):
         labels = templates.get((s["namespace"], s["component"]))
         if labels is not None and not matches(labels, s["selector"]):
             broken.append(f"pods of {s['component']} no longer carry the labels {ref_text(s)} selects")
-        workload = next((w for w in spec["workloads"] if w["name"] == s["component"] and w["namespace"] == s["namespace"]),
-                        None)
+        workload = workloads.get((s["namespace"], s["component"]))
         if workload is None:
             continue
         pattern = pod_owner_pattern(workload)

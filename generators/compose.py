@@ -1,0 +1,142 @@
+"""compose: two-fault scenarios from inputs whose faults can coexist on one topology.
+
+The input is paired with every later input (in the order given) of the same domain that uses
+the same application and adds no topology of its own. The faults coexist when they act on
+different components, with different mechanisms, and change or create no object in common
+(targets, the other objects they patch, the objects they create). The variant keeps the input
+and adds the partner's faults, params and solutions; its ground truth is the union: both inputs'
+alerts, root causes (written out, so that neither is lost) and propagations, and one `mitigated
+when` block with both inputs' predicates (within the longer of the two deadlines).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from itbench_dsl import ast, ir
+from itbench_dsl.generate import (
+    Context,
+    Generator,
+    Parent,
+    Skip,
+    Variant,
+    ast_ref,
+    expect_statements,
+    statements_of,
+    with_expect,
+)
+
+
+def _app(document: ast.Scenario) -> str | None:
+    uses = statements_of(document, ast.UseApp)
+    return uses[0].name if uses else None
+
+
+def _touched(scenario: ir.Scenario) -> set[tuple]:
+    keys = set()
+    for injection in scenario.injections():
+        for ref in [injection.target, *injection.side_objects, *injection.created]:
+            keys.add((ref.kind, ref.namespace, ref.name))
+    return keys
+
+
+def _components(scenario: ir.Scenario) -> set[str]:
+    return {i.target.name for i in scenario.injections()}
+
+
+def conflict(a: Parent, b: Parent) -> str | None:
+    """Why the faults of a and b cannot coexist (None when they can)."""
+    if a.scenario.domain != b.scenario.domain:
+        return "different domains"
+    if a.scenario.domain == "ciso":
+        return "CISO scenarios have no fault"
+    if _app(a.document) is None or _app(a.document) != _app(b.document):
+        return "different applications"
+    if statements_of(b.document, ast.Topology):
+        return "the partner adds topology of its own"
+    if statements_of(b.document, ast.Agent):
+        return "the partner sets the agent's access"
+    if _components(a.scenario) & _components(b.scenario):
+        return "the faults target the same object"
+    if {i.mechanism for i in a.scenario.injections()} & {i.mechanism for i in b.scenario.injections()}:
+        return "the faults share a mechanism"
+    if _touched(a.scenario) & _touched(b.scenario):
+        return "the faults change the same object"
+    if {p.name for p in statements_of(a.document, ast.Param)} & {p.name for p in statements_of(b.document, ast.Param)}:
+        return "both declare a param of the same name"
+    return None
+
+
+def _root_causes(scenario: ir.Scenario, qualified: bool) -> list[ast.RootCause]:
+    return [ast.RootCause(ast_ref(ref, qualified and ref.kind != "Schedule")) for ref in scenario.root_causes]
+
+
+def combine(a: Parent, b: Parent) -> ast.Scenario:
+    several = len(a.scenario.topology.namespaces) > 1
+    alerts, propagations, predicates, optimal, groups = [], [], [], [], []
+    mitigations = []
+    for parent in (a, b):
+        for stmt in expect_statements(parent.document):
+            if isinstance(stmt, ast.Alert) and stmt not in alerts:
+                alerts.append(stmt)
+            elif isinstance(stmt, ast.Propagation):
+                propagations.append(stmt)
+            elif isinstance(stmt, ast.Mitigated):
+                mitigations.append((parent.scenario.mitigation.within_seconds or 0, stmt.within))
+                predicates += [p for p in stmt.predicates if p not in predicates]
+            elif isinstance(stmt, ast.Optimal):
+                optimal.append(stmt)
+            elif isinstance(stmt, (ast.GroundGroup, ast.Alias)) and stmt not in groups:
+                groups.append(stmt)  # a group id both declare differently is refused by the checker
+    roots = []
+    for stmt in _root_causes(a.scenario, several) + _root_causes(b.scenario, several):
+        if stmt not in roots:
+            roots.append(stmt)
+    expect = [*alerts, *roots, *groups, *propagations]
+    if predicates:
+        within = max(mitigations, key=lambda m: m[0])[1] if mitigations else None
+        expect.append(ast.Mitigated(within, tuple(predicates)))
+    expect += optimal
+
+    statements = []
+    for stmt in a.document.statements:
+        if isinstance(stmt, ast.Description):
+            other = next((s.text for s in b.document.statements if isinstance(s, ast.Description)), "")
+            stmt = dataclasses.replace(stmt, text=f"{stmt.text} At the same time: {other}")
+        elif isinstance(stmt, ast.Complexity):
+            stmt = dataclasses.replace(stmt, name="high")
+        elif isinstance(stmt, ast.Tags):
+            theirs = next((s.value.items for s in b.document.statements if isinstance(s, ast.Tags)), ())
+            items = list(stmt.value.items) + [t for t in theirs if t not in stmt.value.items]
+            stmt = dataclasses.replace(stmt, value=ast.ListValue(tuple(items)))
+        statements.append(stmt)
+    extra = [s for s in b.document.statements if isinstance(s, (ast.Fault, ast.Group, ast.Param, ast.Solution))]
+    # the partner's faults after the input's faults, its solutions after the input's
+    last_fault = max((i for i, s in enumerate(statements) if isinstance(s, (ast.Fault, ast.Group))), default=-1)
+    faults = [s for s in extra if isinstance(s, (ast.Fault, ast.Group, ast.Param))]
+    statements[last_fault + 1:last_fault + 1] = faults
+    statements += [s for s in extra if isinstance(s, ast.Solution)]
+    document = dataclasses.replace(a.document, statements=tuple(statements))
+    return with_expect(document, expect)
+
+
+class ComposeGenerator(Generator):
+    name = "compose"
+    summary = "two-fault scenarios from faults that can coexist, with the combined ground truth"
+
+    def generate(self, ctx: Context):
+        if ctx.scenario.domain == "ciso":
+            yield Skip("CISO scenarios have no fault to compose")
+            return
+        index = next(i for i, p in enumerate(ctx.library) if p is ctx.parent)
+        partners = []
+        for other in ctx.library[index + 1:]:
+            if other.name != ctx.parent.name and conflict(ctx.parent, other) is None:
+                partners.append(other)
+        if not partners:
+            yield Skip("no later input's faults can coexist with this one's")
+            return
+        if ctx.n is not None:
+            partners = ctx.rng.sample(partners, len(partners))
+        for other in partners:
+            yield Variant(combine(ctx.parent, other), note=f"with {other.name}")

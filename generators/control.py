@@ -1,0 +1,62 @@
+"""control: the paired no-fault scenario of an SRE scenario, for detection tasks.
+
+The control keeps the parent's topology, prompt setting and `mitigated when` predicates on
+topology objects and alerts (`alert X not firing`), and drops everything the fault brings: the faults and their groups, alerts,
+root causes, propagations, predicates on objects a fault creates, and the solutions. It says it
+is a control with `metadata { control = true }` (an SRE scenario with no fault is otherwise an
+error). Its oracle: the cluster is healthy, so the evaluator passes the healthy state (and its
+"faulty" and "solved" states, which are the same cluster); it has no root cause, so any root
+cause an agent names is a false positive. A detection benchmark pairs each scenario with its
+control and asks the agent whether there is an incident at all.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from itbench_dsl import ast
+from itbench_dsl.faults import CREATABLE_KINDS
+from itbench_dsl.generate import Context, Generator, Skip, Variant, expect_statements, with_expect
+
+
+class ControlGenerator(Generator):
+    name = "control"
+    summary = "the paired no-fault scenario, for detection tasks"
+
+    def generate(self, ctx: Context):
+        if ctx.scenario.domain != "sre":
+            yield Skip(f"controls are made for SRE detection tasks, not {ctx.scenario.domain} scenarios")
+            return
+        statements = []
+        for stmt in ctx.document.statements:
+            if isinstance(stmt, (ast.Fault, ast.Group, ast.Solution)):
+                continue
+            if isinstance(stmt, ast.Metadata):
+                continue
+            statements.append(stmt)
+        metadata = ast.Metadata((ast.Attr("control", (), ast.Symbol("true")),))
+        position = next((i + 1 for i, s in enumerate(statements) if isinstance(s, (ast.Description, ast.Tags))), 0)
+        statements.insert(position, metadata)
+        document = dataclasses.replace(ctx.document, statements=tuple(statements))
+        expect = []
+        for stmt in expect_statements(ctx.document):
+            if isinstance(stmt, ast.Mitigated):
+                predicates = tuple(p for p in stmt.predicates if isinstance(p, ast.AlertPredicate)
+                                   or p.target.kind not in CREATABLE_KINDS)
+                if predicates:
+                    expect.append(dataclasses.replace(stmt, predicates=predicates))
+            elif isinstance(stmt, ast.Optimal):
+                expect.append(stmt)
+        if not expect:
+            # nothing of the parent's oracle is left: the fault's target must be up
+            targets = [i.target for i in ctx.scenario.injections() if i.target.kind in ("Deployment", "StatefulSet")]
+            if not targets:
+                yield Skip("no mitigation predicate survives without the fault, and the fault targets no workload")
+                return
+            ref = ast.Ref(targets[0].kind.lower(), targets[0].name)
+            expect.append(ast.Mitigated(None, (ast.StatePredicate(ref, "ready", None),)))
+        document = with_expect(document, expect)
+        document = dataclasses.replace(document, statements=tuple(
+            dataclasses.replace(s, text="Control: no fault is injected; the cluster runs as deployed.")
+            if isinstance(s, ast.Description) else s for s in document.statements))
+        yield Variant(document, note="control")

@@ -1,0 +1,91 @@
+"""noise: benign red herrings added to the topology, which the evaluator never credits.
+
+Each variant adds one to three objects (seeded choices) named after a real component, so that they
+look related to it: a ConfigMap of debug overrides, an old token Secret, a ServiceAccount, or an
+idle pause-container Deployment. They change no existing object, select no existing pod and
+are not in the ground truth: an agent that names one as a root cause gets no credit for it.
+`-n` sets the number of variants per input (3 by default). CISO scenarios are left alone: an
+extra object could itself break the control under test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from itbench_dsl import ast
+from itbench_dsl.generate import Context, Generator, Skip, Variant, allow_lint
+
+DEFAULT_VARIANTS = 3
+
+
+def _attr(key: str, value) -> ast.Attr:
+    return ast.Attr(key, (), value)
+
+
+def _data(pairs: dict[str, str]) -> ast.Block:
+    return ast.Block("data", (), tuple(_attr(k, ast.Str(v)) for k, v in pairs.items()))
+
+
+def _configmap(component: str, rng) -> tuple[str, str, list]:
+    level = rng.choice(["debug", "trace", "info"])
+    return "configmap", f"{component}-overrides", [_data({"log-level": level, "cache.enabled": rng.choice(["true", "false"])})]
+
+
+def _secret(component: str, rng) -> tuple[str, str, list]:
+    token = "".join(rng.choice("0123456789abcdef") for _ in range(32))
+    return "secret", f"{component}-legacy-token", [_data({"token": token})]
+
+
+def _serviceaccount(component: str, rng) -> tuple[str, str, list]:
+    return "serviceaccount", f"{component}-debug", []
+
+
+def _deployment(component: str, rng) -> tuple[str, str, list]:
+    return "deployment", f"canary-{component}", [  # not `{component}-...`: pod patterns `{component}-*`
+        _attr("image", ast.Str("registry.k8s.io/pause:3.10")),
+        _attr("replicas", ast.Int(1)),
+        ast.Block("resources", (), (ast.Block("requests", (), (_attr("cpu", ast.Quantity("10m")),
+                                                             _attr("memory", ast.Quantity("16Mi")))),
+                                    ast.Block("limits", (), (_attr("memory", ast.Quantity("32Mi")),)))),
+    ]
+
+
+MAKERS = (_configmap, _secret, _serviceaccount, _deployment)
+
+
+class NoiseGenerator(Generator):
+    name = "noise"
+    summary = "benign red-herring objects the evaluator does not credit"
+
+    def generate(self, ctx: Context):
+        if ctx.scenario.domain == "ciso":
+            yield Skip("noise is not added to CISO scenarios: an extra object could break the control under test")
+            return
+        topology = ctx.scenario.topology
+        workloads = sorted((w.namespace, w.name) for w in topology.workloads)
+        if not workloads:
+            yield Skip("the topology has no workload to name red herrings after")
+            return
+        several = len(topology.namespaces) > 1
+        taken = {(kind, n) for kind, pool in (("configmap", topology.configmaps), ("secret", topology.secrets),
+                                             ("serviceaccount", topology.service_accounts),
+                                             ("deployment", topology.workloads)) for n in (o.name for o in pool)}
+        taken |= {("service", s.name) for s in topology.services}
+        for _ in range(ctx.n if ctx.n is not None else DEFAULT_VARIANTS):
+            count = ctx.rng.randint(1, 3)
+            objects, notes = [], []
+            for _ in range(count):
+                namespace, component = ctx.rng.choice(workloads)
+                kind, name, entries = ctx.rng.choice(MAKERS)(component, ctx.rng)
+                if (kind, name) in taken or any(n == name for _, n in notes) or len(name) > 63:
+                    continue
+                if several:
+                    entries = [_attr("namespace", ast.Str(namespace))] + entries
+                objects.append(ast.Object(kind, name, tuple(entries)))
+                notes.append((kind, name))
+            if not objects:
+                continue
+            document = dataclasses.replace(ctx.document, statements=ctx.document.statements
+                                           + (ast.Topology(tuple(objects)),))
+            document = allow_lint(document, "W2002")  # red herrings are unused on purpose
+            yield Variant(document, note="red herrings: " + ", ".join(f"{k} {n}" for k, n in notes))

@@ -1,0 +1,34 @@
+"""sample: n seeded draws from the scenario's `param` domains (`-n`, 10 by default).
+
+Each draw picks one value per param with the run's seeded random generator, so the same seed
+gives the same variants and another seed another sample. Draws that repeat an earlier one, or the
+input's own values, are not repeated; with small domains, fewer than n variants may result.
+"""
+
+from __future__ import annotations
+
+from itbench_dsl.generate import Context, Generator, Skip, Variant
+
+from .sweep import current, describe, params_of, with_values
+
+DEFAULT_DRAWS = 10
+
+
+class SampleGenerator(Generator):
+    name = "sample"
+    summary = "n seeded random draws from the param domains"
+
+    def generate(self, ctx: Context):
+        params = params_of(ctx.document)
+        if not params:
+            yield Skip("the scenario declares no `param` to sample")
+            return
+        draws = ctx.n if ctx.n is not None else DEFAULT_DRAWS
+        seen = {tuple(current(p) for p in params)}
+        for _ in range(draws):
+            combination = tuple(ctx.rng.choice(p.domain.items) for p in params)
+            if combination in seen:
+                continue
+            seen.add(combination)
+            values = {p.name: v for p, v in zip(params, combination)}
+            yield Variant(with_values(ctx.document, values), note=describe(values))

@@ -1,0 +1,299 @@
+"""ITBench's CISO scenario folder: the files its CISO harness reads, beside scenario.yaml.
+
+ITBench's CISO scenarios are folders, one per task class (Kyverno policy, kubectl + OPA,
+RHEL9 Ansible + OPA, Kyverno policy update), each with `info.json` (name, description, class,
+goal), `input.json` (what the harness hands the agent), the goal text, `manifests/` (the objects
+that open the policy gap), `tasks/` (the Ansible tasks that inject and remove it) and, for the
+update class, `eval_config.yaml` (which policy must now fail which object, which policies must
+not change). This module writes them from the IR, under `itbench/` in the bundle:
+
+    itbench/info.json  itbench/input.json  itbench/goal.txt  itbench/status.template.json
+    itbench/manifests/application.yaml     the gap and the objects it needs (not the compliant ones)
+    itbench/manifests/compliant.yaml       the compliant objects that must stay passing (our addition)
+    itbench/manifests/existing-policy.yaml the policy a kyverno_update agent edits
+    itbench/tasks/fault_inject.yml, itbench/tasks/fault_remove[al].yml
+    itbench/eval_config.yaml               kyverno_update only
+
+The class's harness playbooks (`playbooks/goal.yml`, `playbooks/evaluate.yml`) and example
+agent outputs (`examples/`) are the same for every scenario of a class and not written
+(docs/itbench-ciso.md says why). Everything here is a pure function of the IR and of the
+manifests the compiler already validated.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from .. import ciso, ir, yamlout
+
+KUBECONFIG = "/etc/ciso-task-scenarios/kubeconfig.yaml"
+SHARED_WORKSPACE = "/tmp/agent"
+SSH_KEY = "/etc/ciso-task-scenarios/ssh_key"
+# the namespace ITBench's harness deploys namespace-less manifests into (`target_ns`): its class-4
+# manifests and example reports name it
+TARGET_NAMESPACE = "paa"
+# the harness's own variables, kept as placeholders in the goal text (its goal.yml fills them in)
+KUBECONFIG_VAR = "{{ kubeconfig }}"
+INVENTORY_VAR = "{{ path_to_inventory }}"
+
+
+@dataclass(frozen=True)
+class TaskClass:
+    """How ITBench names and words one CISO task class."""
+
+    task: str  # our task class
+    scenario_type: str  # info.json `scenario_type`
+    incident_type: str  # info.json `incident_type`
+    name: str  # info.json `name`, `{section}` filled in
+    removal: str  # the file name of the removal tasks (ITBench's class 1 spells it differently)
+    goal: str  # the goal text of the class's goal.yml, `{goal}` filled in
+
+
+# The goal texts are ITBench's, word for word (their spelling included): the agent sees this text.
+_GOAL_KYVERNO = """\
+I would like to check if the following condition is satisfiled, given a Kubernetes cluster with `kubeconfig.yaml`
+    {goal}
+
+To check the condition, do the following steps. 
+- deploy a Kyverno policy to the cluster
+- chcek if the policy is correctly deployed. 
+
+If deploying the policy failed and if you can fix the issue, you will do it and try deploying again.
+Once you get a final answer, you can quit the work.
+
+The cluster's kubeconfig is at `{kubeconfig}`.
+"""
+_GOAL_OPA = """\
+I would like to check if the following condition is satisfiled, given a Kubernetes cluster with `kubeconfig.yaml`
+    {goal} 
+
+To check the condition, do the following steps. 
+- get related resource(s) on the cluster by kubectl command
+- chcek if the conditions are satisfied by OPA Rego policy
+
+for those steps, you need to create an OPA Rego policy `policy.rego`. 
+Also, save the kubectl command as `script.sh` with the following design. 
+- The script should output the collected related resources to a file named `collected_data.json` in the current working directory.
+- Please remove any kubeconfig configuration (e.g. --kubeconfig args) from the script, as users will configure the kubeconfig using environment variables or other methods.
+
+If running the policy failed and if you can fix the issue, you will do it and try running again.
+
+Once you get a final answer, you can quit the work.
+
+The cluster's kubeconfig is at `{kubeconfig}`.
+"""
+_GOAL_ANSIBLE = """\
+I would like to check if the following condition is satisfiled, given a host name `{hosts}`, on RHEL by using Ansible Playbook and OPA Rego policy
+    {goal} 
+
+To check the condition, do the following steps. 
+- collect configuration from the RHEL host and save it locally. you can use ansible-playbook to do that. 
+- chcek if the condition is met by using rego policy with the input given by the step above. 
+
+for those steps, you need to create ansible playbook `playbook.yml` and OPA rego policy `policy.rego`.
+If you can fix the generated code, do it and run the fixed code again.
+Once you get a final answer, you can quit the work.
+
+The Ansible inventory file (inventory.ansible.ini) for the target RHEL server is located at `{inventory}`.
+"""
+_GOAL_UPDATE = """\
+{goal} 
+
+The cluster's kubeconfig is at `{kubeconfig}`.
+"""
+
+CLASSES: dict[str, TaskClass] = {c.task: c for c in [
+    TaskClass("kyverno_policy", "Gen-CIS-b-K8s-Kyverno", "policy_gen", "cis-b.{section}-gen", "fault_remove.yml",
+              _GOAL_KYVERNO),
+    TaskClass("opa_kubectl", "Gen-CIS-b-K8s-Kubectl-OPA", "k8s-opa-cis-b-gen", "k8s-opa/cis-b-gen/{section}",
+              "fault_removal.yml", _GOAL_OPA),
+    TaskClass("ansible_opa", "Gen-CIS-b-RHEL9-Ansible-OPA", "rhel9-cis-b-gen", "rhel9/cis-b-gen/{section}",
+              "fault_removal.yml", _GOAL_ANSIBLE),
+    TaskClass("kyverno_update", "Upd-CIS-b-K8s-Kyverno", "policy-adapt", "policy-adapt/{section}",
+              "fault_removal.yml", _GOAL_UPDATE),
+]}
+BY_SCENARIO_TYPE = {c.scenario_type.lower(): c for c in CLASSES.values()}
+STATUS_TEMPLATE = {"status": {"conditions": [
+    {"type": kind, "status": "False", "lastTransitionTime": "2024-01-01T00:00:00Z"}
+    for kind in ("Deployed", "FaultInjected", "Destroyed")]}}
+_SECTION = re.compile(r"\d+(\.\d+)*")
+
+
+def section(scenario: ir.Scenario) -> str:
+    """The control's section number ("5.2.5"): the catalogue's, or the control id when it is one;
+    otherwise the scenario's name."""
+    compliance = scenario.compliance
+    entry = ciso.lookup(compliance.control) if compliance else None
+    if entry is not None:
+        return entry.section
+    if compliance is not None and _SECTION.fullmatch(compliance.control):
+        return compliance.control
+    return scenario.name
+
+
+def folder_name(scenario: ir.Scenario) -> str:
+    """The scenario's folder in ITBench's CISO tree: its ITBench id, or its name."""
+    itbench_id = scenario.metadata.get("itbench_id")
+    return str(itbench_id) if itbench_id not in (None, "") else scenario.name
+
+
+def hosts(scenario: ir.Scenario) -> str:
+    return next((r.name for r in scenario.compliance.gaps if r.kind == ciso.HOST_KIND), ciso.DEFAULT_HOSTS)
+
+
+def _text(scenario: ir.Scenario, key: str, default: str) -> str:
+    value = scenario.metadata.get(key)
+    return value if isinstance(value, str) and value else default
+
+
+def itbench_name(scenario: ir.Scenario) -> str:
+    """info.json `name`: metadata `itbench_name`, or the class's pattern."""
+    return _text(scenario, "itbench_name", CLASSES[scenario.compliance.task].name.format(section=section(scenario)))
+
+
+def info_json(scenario: ir.Scenario) -> dict:
+    """info.json; `name` and `description` may be given as metadata (`itbench_name`, `itbench_description`)."""
+    cls = CLASSES[scenario.compliance.task]
+    return {"name": itbench_name(scenario), "description": _text(scenario, "itbench_description", scenario.description),
+            "incident_type": cls.incident_type, "scenario_type": cls.scenario_type, "goal": scenario.compliance.goal}
+
+
+def input_json(scenario: ir.Scenario) -> dict:
+    task = scenario.compliance.task
+    if task == "ansible_opa":
+        return {"inventory_host": hosts(scenario), "target_server": {
+            "address": "<IP address or hostname of the RHEL9 machine>",
+            "username": "<Username to access the RHEL9 machine>",
+            "sshkey": SSH_KEY, "python_interpreter": "/usr/bin/python3", "alias": "RHEL9 Machine"},
+            "shared_workspace": SHARED_WORKSPACE}
+    data = {"kubeconfig_data": ""} if task == "kyverno_policy" else {}
+    return {**data, "shared_workspace": SHARED_WORKSPACE, "kubeconfig": KUBECONFIG}
+
+
+def goal_text(scenario: ir.Scenario) -> str:
+    """The goal the class's harness builds from info.json (goal.yml), its own variables left as placeholders."""
+    cls = CLASSES[scenario.compliance.task]
+    return cls.goal.format(goal=scenario.compliance.goal, kubeconfig=KUBECONFIG_VAR, inventory=INVENTORY_VAR,
+                           hosts=hosts(scenario))
+
+
+def _key(obj: dict) -> tuple:
+    meta = obj.get("metadata", {})
+    return obj.get("kind"), meta.get("namespace"), meta.get("name")
+
+
+def split_manifests(scenario: ir.Scenario, manifests: dict[str, list[dict]]) -> tuple[list[dict], list[dict]]:
+    """(application.yaml, compliant.yaml): the gap with the objects it needs, and the compliant objects.
+
+    The harness deploys only what its tasks name, so every topology object but the namespaces
+    (the harness's target namespace exists) goes to one of the two files."""
+    compliant_keys = {(r.kind, r.namespace, r.name) for r in scenario.compliance.compliant}
+    topology = [o for o in manifests.get("manifests/topology.yaml", []) if o.get("kind") != "Namespace"]
+    compliant = [o for o in topology if _key(o) in compliant_keys]
+    support = [o for o in topology if _key(o) not in compliant_keys]
+    return support + list(manifests.get("inject/apply.yaml", [])), compliant
+
+
+def _k8s_task(name: str, state: str, src: str) -> dict:
+    return {"name": name, "kubernetes.core.k8s": {"kubeconfig": "{{ kubeconfig }}", "state": state,
+                                                  "namespace": "{{ target_ns }}", "src": f"../manifests/{src}"}}
+
+
+def tasks(scenario: ir.Scenario, compliant: bool, policies: bool) -> tuple[list[dict], list[dict]]:
+    """(fault_inject.yml, the removal tasks) as ITBench's task lists (included by the harness's playbooks)."""
+    task = scenario.compliance.task
+    if task == "ansible_opa":
+        control = ciso.lookup(scenario.compliance.control)
+        if not isinstance(control, ciso.HostControl):
+            return [], []
+        return control.tasks(True), control.tasks(False)
+    what = "resources" if task == "kyverno_update" else "pods"
+    inject = [_k8s_task(f"Deploy non compliant {what}", "present", "application.yaml")]
+    remove = [_k8s_task("Delete the non compliant pods", "absent", "application.yaml")]
+    if compliant:
+        inject.append(_k8s_task("Deploy the compliant resources", "present", "compliant.yaml"))
+        remove.append(_k8s_task("Delete the compliant resources", "absent", "compliant.yaml"))
+    if policies:
+        inject.append(_k8s_task("Deploy Policies", "present", "existing-policy.yaml"))
+        remove.append({"name": "Delete all Policies/ClusterPolicies",
+                       "command": 'kubectl delete policy,clusterpolicy --all --kubeconfig="{{ kubeconfig }}"'})
+    return inject, remove
+
+
+def _resource(ref: ir.ObjectRef) -> dict:
+    out: dict = {"name": ref.name}
+    if ref.namespace:
+        out["namespace"] = ref.namespace
+    out.update({"kind": ref.kind, "api_version": ref.api_version})
+    return out
+
+
+def eval_config(scenario: ir.Scenario, policies: list[dict]) -> dict:
+    """kyverno_update: the edited policy must fail every gap object (and, our addition, pass every
+    compliant one); every other existing policy must stay as it was."""
+    names = [p["metadata"]["name"] for p in policies]
+    namespace = next((r.namespace for r in scenario.compliance.gaps if r.namespace), TARGET_NAMESPACE)
+    target = ciso.update_target(scenario) or ciso.policy_name(namespace)
+    checks = [{"policy_name": target, "resource": _resource(r), "expected_result": "fail"}
+              for r in scenario.compliance.gaps]
+    checks += [{"policy_name": target, "resource": _resource(r), "expected_result": "pass"}
+               for r in scenario.compliance.compliant]
+    return {"check_violations": checks,
+            "check_unchanged_policies": [{"policy_name": n} for n in names if n != target]}
+
+
+def dump_json(data) -> bytes:
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def dump_yaml(documents: list[dict]) -> bytes:
+    return yamlout.dump_all(documents).encode("utf-8")
+
+
+def bundle_files(scenario: ir.Scenario, manifests: dict[str, list[dict]]) -> dict[str, bytes]:
+    """The CISO harness's files under `itbench/`; empty for SRE and FinOps scenarios."""
+    if scenario.compliance is None or scenario.compliance.task not in CLASSES:
+        return {}
+    cls = CLASSES[scenario.compliance.task]
+    files = {
+        "itbench/info.json": dump_json(info_json(scenario)),
+        "itbench/input.json": dump_json(input_json(scenario)),
+        "itbench/goal.txt": goal_text(scenario).encode("utf-8"),
+        "itbench/status.template.json": dump_json(STATUS_TEMPLATE),
+    }
+    # the task's own policies in their declared order; else the catalogue's
+    policies = list(scenario.compliance.policies or manifests.get("manifests/existing-policy.yaml", []))
+    application, compliant = ([], []) if cls.task == "ansible_opa" else split_manifests(scenario, manifests)
+    if application:
+        files["itbench/manifests/application.yaml"] = dump_yaml(application)
+    if compliant:
+        files["itbench/manifests/compliant.yaml"] = dump_yaml(compliant)
+    if policies:
+        files["itbench/manifests/existing-policy.yaml"] = dump_yaml(policies)
+    inject, remove = tasks(scenario, bool(compliant), bool(policies))
+    if inject:
+        files["itbench/tasks/fault_inject.yml"] = yamlout.dump(inject).encode("utf-8")
+    if remove:
+        files["itbench/tasks/" + cls.removal] = yamlout.dump(remove).encode("utf-8")
+    if cls.task == "kyverno_update":
+        files["itbench/eval_config.yaml"] = yamlout.dump(eval_config(scenario, policies)).encode("utf-8")
+    return files
+
+
+# ---- `itbench compile --target itbench`: ITBench's own layout, every domain -------------------------------
+
+
+def export_folder(scenario: ir.Scenario) -> str:
+    """The folder ITBench keeps the scenario in: `scenario_<id>` for SRE and FinOps
+    (`scenarios/sre/.../files/scenario_N`), the id itself for CISO; the scenario's name without an id."""
+    itbench_id = scenario.metadata.get("itbench_id")
+    if itbench_id in (None, ""):
+        return scenario.name
+    return str(itbench_id) if scenario.domain == "ciso" else f"scenario_{itbench_id}"
+
+
+def export_files(files: dict[str, bytes]) -> dict[str, bytes]:
+    """A compiled bundle's ITBench files, at the paths ITBench's layout gives them."""
+    return {name.removeprefix("itbench/"): content for name, content in files.items() if name.startswith("itbench/")}

@@ -1,0 +1,156 @@
+"""`itbench generate`: variants of scenarios from a chain of generators (itbench_dsl/generate.py)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from ..cli import EXIT_CLEAN, EXIT_FINDINGS, UserError, _collect, _display, _read, _report
+
+
+@click.command("generate")
+@click.argument("files", nargs=-1, type=click.Path())
+@click.option("--with", "generators", default="", metavar="G[,G...]",
+              help="Generators to apply, in order; each one's variants feed the next (e.g. retarget,anonymize).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice.")
+@click.option("-n", "count", type=click.IntRange(min=1), default=None,
+              help="Variants per input and generator (sample: draws per input; noise: variants per input).")
+@click.option("-o", "--output", "output", type=click.Path(file_okay=False),
+              help="Folder that receives the variants (.itb), index.json and index.csv.")
+@click.option("--format", "fmt", type=click.Choice(("human", "concise", "json")), default="human", show_default=True,
+              help="How diagnostics are printed.")
+@click.option("--list", "list_only", is_flag=True, help="List the available generators and exit.")
+def generate_command(files: tuple[str, ...], generators: str, seed: int, count: int | None, output: str | None, fmt: str,
+                     list_only: bool) -> None:
+    """Generate valid, distinct, reproducible variants of scenarios.
+
+    Every variant passes `itbench check` (including self-validation); a generator that cannot
+    produce a valid variant says why (W6001) and the run goes on. Variants with the same
+    semantic hash (of the canonical IR) as an input or an earlier variant are dropped. OUTPUT
+    is written whole or not at all. Built-in generators: retarget, sweep, sample, compose,
+    noise, anonymize, control; others plug in through the entry-point group
+    `itbench.generators` (docs/generators.md).
+
+    \b
+    Examples:
+      itbench generate scenarios/sre/ --with retarget --seed 1 -o variants/
+      itbench generate scenarios/sre/otel-ad-jvm-cpu-stress.itb --with sample,anonymize --seed 7 -n 5 -o out/
+      itbench generate --list
+    """
+    from .. import generate as gen
+    from ..diagnostics import Diagnostic, Diagnostics
+    from ..source import NO_SPAN
+
+    if list_only:
+        for name, spec in gen.available().items():
+            click.echo(f"{name:12} {spec}")
+        return
+    names = [n.strip() for n in generators.split(",") if n.strip()]
+    if not files:
+        raise UserError("no FILE given: `itbench generate FILE... --with G[,G...] -o DIR`")
+    if not names:
+        raise UserError("--with names no generator (`itbench generate --list` lists them)")
+    if not output:
+        raise UserError("no output folder: add `-o DIR`")
+    diags = Diagnostics()
+    chain = []
+    for name in names:
+        try:
+            chain.append((name, gen.load_generator(name)))
+        except KeyError as exc:
+            raise UserError(str(exc.args[0])) from exc
+        except gen.GeneratorError as exc:
+            diags.error("E6002", str(exc), "<generators>")
+    paths = _collect(files)
+    parents = []
+    for path in paths:
+        parent = gen.load_input(_read(path), _display(path), diags)
+        if parent is not None:
+            parents.append(parent)
+    if diags.has_errors:
+        _report(diags, fmt)
+        click.echo("inputs have errors: nothing generated", err=True)
+        sys.exit(EXIT_FINDINGS)
+
+    bar = None
+    interactive = sys.stderr.isatty() and fmt == "human"
+
+    def on_stage(name: str, total: int) -> None:
+        nonlocal bar
+        if not interactive:
+            return
+        if bar is not None:
+            bar.render_finish()
+        bar = click.progressbar(length=total, label=f"{name:10}", file=sys.stderr)
+        bar.render_progress()
+
+    def on_parent() -> None:
+        if bar is not None:
+            bar.update(1)
+
+    try:
+        result = gen.run(parents, chain, seed, count, on_stage=on_stage, on_parent=on_parent)
+    except gen.GeneratorError as exc:
+        diags.error("E6002", str(exc), "<generators>")
+        result = None
+    finally:
+        if bar is not None:
+            bar.render_finish()
+    if result is None:
+        _report(diags, fmt)
+        sys.exit(EXIT_FINDINGS)
+
+    spans = {p.path: p.document.name_span for p in parents}
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for skip in result.skips:
+        grouped.setdefault((skip.parent, skip.generator), []).append(skip.reason)
+    for (parent, generator), reasons in grouped.items():
+        more = f" (and {len(reasons) - 1} more; index.json lists them)" if len(reasons) > 1 else ""
+        diags.add(Diagnostic("W6001", f"`{generator}`: {len(reasons)} skip{'s' * (len(reasons) != 1)} for this input: "
+                             f"{reasons[0]}{more}", parent, spans.get(parent, NO_SPAN), "skipped"))
+
+    files_out = gen.output_files(result, names, seed, count)
+    target = Path(output)
+    write_atomically(target, files_out)
+    _report(diags, fmt)
+    if fmt == "human":
+        click.echo(f"{len(result.variants)} variant{'s' * (len(result.variants) != 1)} of {len(parents)} input"
+                   f"{'s' * (len(parents) != 1)} -> {_display(target)}/ ({result.duplicates} duplicate"
+                   f"{'s' * (result.duplicates != 1)} removed, {len(result.skips)} skipped)", err=True)
+    sys.exit(EXIT_CLEAN)
+
+
+def write_atomically(target: Path, files: dict[str, bytes]) -> None:
+    """Write every file into a temporary folder beside `target`, then put it in place.
+
+    An existing `target` is replaced only when it is empty or holds an earlier run's index.json."""
+    if target.exists():
+        if not target.is_dir():
+            raise UserError(f"{_display(target)}: exists and is not a folder")
+        if any(target.iterdir()) and not (target / "index.json").is_file():
+            raise UserError(f"{_display(target)}: not empty and not the output of `itbench generate`; "
+                            "choose another folder")
+    parent = target.resolve().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=parent))
+    except OSError as exc:
+        raise UserError(f"{_display(target)}: cannot write: {exc.strerror or exc}") from exc
+    try:
+        for name, content in files.items():
+            (staging / name).write_bytes(content)
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=parent))
+            os.replace(target, old / "previous")
+            os.replace(staging, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(staging, target)
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise UserError(f"{_display(target)}: cannot write: {exc.strerror or exc}") from exc

@@ -1,0 +1,616 @@
+"""Variant generators: many valid, distinct, reproducible scenarios from one.
+
+A generator is a plugin registered under the entry-point group `itbench.generators`; the
+built-ins live in the top-level `generators` package (retarget, sweep, sample, compose, noise,
+anonymize, control). A generator receives a `Context` (the checked input scenario as AST and IR,
+the other inputs, a seeded random generator) and yields `Variant`s (a new scenario AST) or
+`Skip`s (why it cannot). This module runs generators in a chain, checks every variant as
+`itbench check` does (checker, code generation, output validation and self-validation), removes
+duplicates by semantic hash (a hash of the canonical IR, not of the text) and writes the
+variants, formatted, with `index.json` and `index.csv`. See docs/generators.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import hashlib
+import io
+import json
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator, Union
+
+from . import ast, ir
+
+GROUP = "itbench.generators"
+# The built-ins, used when the distribution's entry points are not visible (running from a checkout).
+BUILTINS = {
+    "retarget": "generators.retarget:RetargetGenerator",
+    "sweep": "generators.sweep:SweepGenerator",
+    "sample": "generators.sample:SampleGenerator",
+    "compose": "generators.compose:ComposeGenerator",
+    "noise": "generators.noise:NoiseGenerator",
+    "anonymize": "generators.anonymize:AnonymizeGenerator",
+    "control": "generators.control:ControlGenerator",
+}
+NAME_LIMIT = 63
+
+
+class GeneratorError(Exception):
+    """A generator could not be loaded or failed (E6002); `itbench generate` writes nothing."""
+
+
+# ---- the plugin API ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A generated scenario. `name` (optional) replaces the default `<parent>-<generator>-<k>`;
+    `note` says in a few words what changed (it goes to the index)."""
+
+    document: ast.Scenario
+    note: str = ""
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class Skip:
+    """The generator cannot produce a (further) valid variant from this input, and why."""
+
+    reason: str
+
+
+Result = Union[Variant, Skip]
+
+
+@dataclass
+class Parent:
+    """A checked scenario a generator works from: an input file, or a variant of an earlier generator."""
+
+    path: str  # the input file it comes from (for variants: their original input)
+    document: ast.Scenario
+    scenario: ir.Scenario
+    chain: tuple[str, ...] = ()  # the generators that produced it (empty for an input)
+    semantic_hash: str = ""
+    note: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.document.name
+
+
+@dataclass
+class Context:
+    """What a generator receives for one input."""
+
+    parent: Parent
+    library: list[Parent]  # every input of this step (compose pairs the parent with the others)
+    seed: int
+    rng: random.Random  # seeded from (seed, generator, parent): use it for every random choice
+    n: int | None  # -n: how many variants per input (sample: how many draws)
+    generator: str
+
+    @property
+    def document(self) -> ast.Scenario:
+        return self.parent.document
+
+    @property
+    def scenario(self) -> ir.Scenario:
+        return self.parent.scenario
+
+
+class Generator:
+    """Base class of generators: set `name` and `summary`, implement `generate`."""
+
+    name: str = ""
+    summary: str = ""
+
+    def generate(self, ctx: Context) -> Iterable[Result]:  # pragma: no cover - the interface
+        raise NotImplementedError
+
+
+# ---- discovery -----------------------------------------------------------------------------------------
+
+
+def _load(spec: str):
+    import importlib
+
+    module, _, attr = spec.partition(":")
+    obj = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def entry_point_specs() -> dict[str, str]:
+    """Generators registered under the entry-point group, name -> "module:attr"."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep.value for ep in entry_points(group=GROUP)}
+
+
+def available() -> dict[str, str]:
+    """Every generator: the built-ins, then the registered entry points (which may override them)."""
+    return dict(sorted({**BUILTINS, **entry_point_specs()}.items()))
+
+
+def load_generator(name: str) -> Generator:
+    specs = available()
+    if name not in specs:
+        from .diagnostics import did_you_mean
+
+        hint = did_you_mean(name, specs)
+        raise KeyError(f"unknown generator `{name}`" + (f"; did you mean `{hint}`?" if hint else "")
+                       + " (known: " + ", ".join(specs) + ")")
+    try:
+        obj = _load(specs[name])
+        generator = obj() if isinstance(obj, type) else obj
+    except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, not raised
+        raise GeneratorError(f"generator `{name}` ({specs[name]}) cannot be loaded: {type(exc).__name__}: {exc}") from exc
+    if not callable(getattr(generator, "generate", None)):
+        raise GeneratorError(f"generator `{name}` ({specs[name]}) has no `generate(ctx)` method")
+    return generator
+
+
+# ---- checking a variant --------------------------------------------------------------------------------
+
+
+@dataclass
+class Checked:
+    scenario: ir.Scenario | None
+    problems: list[str]
+    scenario_json: bytes = b""  # the generated scenario.json, for the semantic hash
+
+
+def check_document(document: ast.Scenario, path: str) -> Checked:
+    """`itbench check` on a document, without parsing it (parse(print(doc)) == doc): checker, code
+    generation, output validation and the evaluator's self-validation. Problems as `CODE: message`."""
+    from .checker import check
+    from .compiler import generate, validate_manifests
+    from .diagnostics import Diagnostics
+    from .states import self_validate
+
+    diags = Diagnostics()
+    locations: dict = {}
+    scenario = check(document, path, diags, locations)
+    text = b""
+    if scenario is not None and not diags.has_errors:
+        outputs = generate(scenario, diags, path, span=document.name_span)
+        if outputs is not None and not diags.has_errors:
+            validate_manifests(outputs[0], path, diags, locations, document.name_span)
+            text = outputs[1].get("scenario.json", b"")
+    problems = [f"{d.code}: {d.message}" for d in diags.sorted() if d.severity == "error"]
+    if scenario is not None and not problems:
+        problems = [f"{code}: {message}" for code, message in self_validate(scenario)]
+    return Checked(scenario if not problems else None, problems, text if not problems else b"")
+
+
+# What does not change what a scenario measures: its name, its prose, its metadata and its param
+# declarations (their values are already substituted where `param(NAME)` is used).
+_NOT_SEMANTIC = ("name", "description", "metadata", "params")
+
+
+def semantic_hash(scenario: ir.Scenario, scenario_json: bytes = b"") -> str:
+    """sha256 of the canonical IR without the name, prose, metadata and param declarations
+    (`scenario_json`: the scenario's scenario.json when it is at hand)."""
+    if not scenario_json:
+        from .compiler import scenario_json as dump
+
+        scenario_json = dump(scenario)
+    text = scenario_json.decode("utf-8")
+    lines = [line for line in text.splitlines() if not any(line.startswith(f'  "{k}": ') for k in _NOT_SEMANTIC)]
+    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+
+
+# ---- running a chain -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Generated:
+    name: str
+    parent: str  # the input file
+    chain: tuple[str, ...]
+    seed: int
+    semantic_hash: str
+    note: str
+    document: ast.Scenario
+    scenario: ir.Scenario
+
+    @property
+    def file(self) -> str:
+        return f"{self.name}.itb"
+
+
+@dataclass
+class SkipRecord:
+    parent: str
+    generator: str
+    reason: str
+
+
+@dataclass
+class RunResult:
+    variants: list[Generated] = field(default_factory=list)
+    skips: list[SkipRecord] = field(default_factory=list)
+    duplicates: int = 0
+    attempted: int = 0
+
+
+def variant_name(parent: str, generator: str, k: int) -> str:
+    suffix = f"-{generator}-{k}"
+    base = parent[: NAME_LIMIT - len(suffix)].rstrip("-")
+    if len(base) < len(parent):  # truncated: keep it unique to the parent
+        digest = hashlib.sha256(parent.encode()).hexdigest()[:6]
+        base = parent[: NAME_LIMIT - len(suffix) - 7].rstrip("-") + "-" + digest
+    return base + suffix
+
+
+def unique_name(name: str, taken: set[str]) -> str:
+    for i in range(2, len(taken) + 3):
+        suffix = f"-{i}"
+        candidate = name[: NAME_LIMIT - len(suffix)].rstrip("-") + suffix
+        if candidate not in taken:
+            return candidate
+    raise AssertionError("unreachable")
+
+
+def without_itbench_id(document: ast.Scenario) -> ast.Scenario:
+    """A variant is no longer ITBench's scenario: drop `itbench_id` from its metadata."""
+    statements = []
+    for stmt in document.statements:
+        if isinstance(stmt, ast.Metadata):
+            entries = tuple(e for e in stmt.entries if e.key != "itbench_id")
+            if not entries:
+                continue
+            stmt = dataclasses.replace(stmt, entries=entries)
+        statements.append(stmt)
+    return dataclasses.replace(document, statements=tuple(statements))
+
+
+def allow_lint(document: ast.Scenario, *codes: str) -> ast.Scenario:
+    """The document with `codes` added to its `metadata { lint_allow = [...] }`: a generator that adds
+    objects on purpose (red herrings, an inlined application) says so, and `check` stays quiet."""
+    statements, done = [], False
+    for stmt in document.statements:
+        if isinstance(stmt, ast.Metadata) and not done:
+            entries, found = [], False
+            for entry in stmt.entries:
+                if isinstance(entry, ast.Attr) and entry.key == "lint_allow" and isinstance(entry.value, ast.ListValue):
+                    have = [i.value for i in entry.value.items if isinstance(i, ast.Str)]
+                    items = entry.value.items + tuple(ast.Str(c) for c in codes if c not in have)
+                    entry = dataclasses.replace(entry, value=ast.ListValue(items))
+                    found = True
+                entries.append(entry)
+            if not found:
+                entries.append(ast.Attr("lint_allow", (), ast.ListValue(tuple(ast.Str(c) for c in codes))))
+            stmt, done = dataclasses.replace(stmt, entries=tuple(entries)), True
+        statements.append(stmt)
+    if not done:
+        metadata = ast.Metadata((ast.Attr("lint_allow", (), ast.ListValue(tuple(ast.Str(c) for c in codes))),))
+        at = max((i + 1 for i, s in enumerate(statements) if isinstance(s, (ast.Tags, ast.Description))), default=0)
+        statements.insert(at, metadata)
+    return dataclasses.replace(document, statements=tuple(statements))
+
+
+def rng_for(seed: int, generator: str, parent: str) -> random.Random:
+    digest = hashlib.sha256(f"{seed}\0{generator}\0{parent}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n: int | None = None,
+        on_stage: Callable[[str, int], None] | None = None, on_parent: Callable[[], None] | None = None) -> RunResult:
+    """Apply the generators in order: each one's valid variants are the next one's inputs.
+
+    Every variant is checked (check_document); one that fails is recorded as a skip with its first
+    problem. Variants whose semantic hash equals an input's or an earlier variant's are dropped."""
+    result = RunResult()
+    seen = {p.semantic_hash or semantic_hash(p.scenario) for p in parents}
+    names: set[str] = set()
+    current = parents
+    for step, (gen_name, generator) in enumerate(chain):
+        produced: list[Parent] = []
+        if on_stage is not None:
+            on_stage(gen_name, len(current))
+        for parent in current:
+            if on_parent is not None:
+                on_parent()
+            ctx = Context(parent, current, seed, rng_for(seed, gen_name, parent.name), n, gen_name)
+            k = 0
+            accepted = 0
+            where = f"{parent.name} ({','.join(parent.chain)} variant): " if parent.chain else ""
+            try:
+                items: Iterator[Result] = iter(generator.generate(ctx) or ())
+                for item in items:
+                    if isinstance(item, Skip):
+                        result.skips.append(SkipRecord(parent.path, gen_name, where + item.reason))
+                        continue
+                    if not isinstance(item, Variant) or not isinstance(item.document, ast.Scenario):
+                        raise GeneratorError(f"generator `{gen_name}` returned {type(item).__name__}, "
+                                             "not a Variant of a scenario")
+                    k += 1
+                    result.attempted += 1
+                    document = without_itbench_id(item.document)
+                    name = item.name or variant_name(parent.name, gen_name, k)
+                    if name in names:  # two inputs of one name, or a generator naming two variants alike
+                        name = unique_name(name, names)
+                    names.add(name)
+                    document = dataclasses.replace(document, name=name)
+                    checked = check_document(document, f"{name}.itb")
+                    if checked.scenario is None:
+                        what = f"variant {k}" + (f" ({item.note})" if item.note else "")
+                        result.skips.append(SkipRecord(parent.path, gen_name,
+                                                       f"{where}{what} does not check: {checked.problems[0]}"))
+                        continue
+                    digest = semantic_hash(checked.scenario, checked.scenario_json)
+                    if digest in seen:
+                        result.duplicates += 1
+                        continue
+                    seen.add(digest)
+                    note = "; ".join(x for x in (parent.note, item.note) if x)
+                    produced.append(Parent(parent.path, document, checked.scenario, parent.chain + (gen_name,),
+                                           digest, note))
+                    accepted += 1
+                    if n is not None and accepted >= n:
+                        break
+            except GeneratorError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a plugin's bug is reported as E6002
+                raise GeneratorError(f"generator `{gen_name}` failed on `{parent.name}`: "
+                                     f"{type(exc).__name__}: {exc}") from exc
+        current = produced
+        if step == len(chain) - 1:
+            for p in produced:
+                result.variants.append(Generated(p.name, p.path, p.chain, seed, p.semantic_hash, p.note,
+                                                 p.document, p.scenario))
+    return result
+
+
+# ---- output --------------------------------------------------------------------------------------------
+
+
+def variant_text(document: ast.Scenario) -> str:
+    from .printer import print_document
+
+    return print_document(document)
+
+
+INDEX_FIELDS = ("file", "scenario", "parent", "chain", "seed", "semantic_hash", "note")
+
+
+def index_rows(result: RunResult) -> list[dict]:
+    return [{"file": v.file, "scenario": v.name, "parent": v.parent, "chain": ",".join(v.chain), "seed": v.seed,
+             "semantic_hash": v.semantic_hash, "note": v.note} for v in result.variants]
+
+
+def index_json(result: RunResult, chain: list[str], seed: int, n: int | None) -> bytes:
+    data = {
+        "generators": chain,
+        "seed": seed,
+        "n": n,
+        "variants": index_rows(result),
+        "skipped": [dataclasses.asdict(s) for s in result.skips],
+        "duplicates_removed": result.duplicates,
+    }
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def index_csv(result: RunResult) -> bytes:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=INDEX_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for row in index_rows(result):
+        writer.writerow(row)
+    return out.getvalue().encode("utf-8")
+
+
+def output_files(result: RunResult, chain: list[str], seed: int, n: int | None) -> dict[str, bytes]:
+    files = {v.file: variant_text(v.document).encode("utf-8") for v in result.variants}
+    files["index.json"] = index_json(result, chain, seed, n)
+    files["index.csv"] = index_csv(result)
+    return dict(sorted(files.items()))
+
+
+# ---- helpers for generators ----------------------------------------------------------------------------
+
+# language kind by Kubernetes kind, for writing references to IR objects
+LANGUAGE_KIND = {
+    "Namespace": "namespace", "Deployment": "deployment", "StatefulSet": "statefulset", "Service": "service",
+    "ConfigMap": "configmap", "Secret": "secret", "ServiceAccount": "serviceaccount",
+    "HorizontalPodAutoscaler": "hpa", "Pod": "pod", "Gateway": "gateway", "Schedule": "schedule",
+}
+
+
+def ast_ref(ref: ir.ObjectRef, qualified: bool = False) -> ast.Ref:
+    kind = LANGUAGE_KIND.get(ref.kind, ref.kind.lower())
+    name = f"{ref.namespace}/{ref.name}" if qualified and ref.namespace and kind not in ("namespace", "schedule") \
+        else ref.name
+    return ast.Ref(kind, name)
+
+
+faults_of = ast.fault_statements
+
+
+def statements_of(document: ast.Scenario, cls) -> list:
+    return [s for s in document.statements if isinstance(s, cls)]
+
+
+def expect_statements(document: ast.Scenario) -> tuple:
+    blocks = statements_of(document, ast.Expect)
+    return blocks[0].statements if blocks else ()
+
+
+def with_expect(document: ast.Scenario, statements: Iterable) -> ast.Scenario:
+    """The document with its `expect` block's statements replaced (added at the end if it had none)."""
+    new = ast.Expect(tuple(statements))
+    out, done = [], False
+    for stmt in document.statements:
+        if isinstance(stmt, ast.Expect):
+            if not done:
+                out.append(new)
+                done = True
+            continue
+        out.append(stmt)
+    if not done:
+        out.append(new)
+    return dataclasses.replace(document, statements=tuple(out))
+
+
+def map_nodes(node, fn):
+    """Rebuild an AST bottom-up: `fn(node)` returns a replacement or None to keep the (rebuilt) node."""
+    if isinstance(node, tuple):
+        items = tuple(map_nodes(i, fn) for i in node)
+        return node if all(a is b for a, b in zip(items, node)) else items
+    if dataclasses.is_dataclass(node) and not isinstance(node, type) and type(node).__module__ == ast.__name__:
+        changes = {}
+        for f in dataclasses.fields(node):
+            if not f.compare:
+                continue
+            value = getattr(node, f.name)
+            if isinstance(value, (tuple,)) or (dataclasses.is_dataclass(value) and not isinstance(value, type)):
+                new = map_nodes(value, fn)
+                if new is not value:
+                    changes[f.name] = new
+        if changes:
+            node = dataclasses.replace(node, **changes)
+        replaced = fn(node)
+        return node if replaced is None else replaced
+    return node
+
+
+def word_pattern(names: Iterable[str], hyphen_suffix: bool = True) -> re.Pattern | None:
+    """A regex matching any of `names` as a whole word (longest first); `-` counts as a word boundary."""
+    names = sorted({n for n in names if n}, key=lambda s: (-len(s), s))
+    if not names:
+        return None
+    return re.compile(r"(?<![A-Za-z0-9_.-])(" + "|".join(re.escape(n) for n in names) + r")(?![A-Za-z0-9_])",
+                      re.IGNORECASE)
+
+
+def ground_groups(document: ast.Scenario) -> dict[str, ast.Ref]:
+    """The `group "ID" REF` statements of `expect`: id -> the object the group stands for."""
+    return {s.id: s.target for s in expect_statements(document) if isinstance(s, ast.GroundGroup)}
+
+
+def component_of(ref: ast.Ref, topology: ir.Topology, groups: dict[str, ast.Ref] | None = None) -> str | None:
+    """The workload a reference belongs to (a workload, its pods, a service selecting it), else None.
+    `groups` resolves `group "ID"` references (ground_groups)."""
+    if ref.kind == "group" and groups and ref.name in groups:
+        ref = groups[ref.name]
+    name = ref.name.split("/")[-1]
+    if ref.kind in ("deployment", "statefulset"):
+        return name
+    if ref.kind == "pod":
+        stem = name.rstrip("*").rstrip("-")
+        return stem if any(w.name == stem for w in topology.workloads) else None
+    if ref.kind == "service":
+        for service in topology.services:
+            if service.name == name and service.selector:
+                for w in topology.workloads:
+                    if w.namespace == service.namespace and all(w.labels.get(k) == v for k, v in service.selector.items()):
+                        return w.name
+        return name if any(w.name == name for w in topology.workloads) else None
+    if ref.kind == "hpa":
+        for hpa in topology.autoscalers:
+            if hpa.name == name:
+                return hpa.target.name
+    return None
+
+
+def callers(topology: ir.Topology, name: str) -> set[str]:
+    """The components that call `name`, directly or through others."""
+    found, todo = set(), [name]
+    while todo:
+        callee = todo.pop()
+        for a, b in topology.edges:
+            if b == callee and a not in found:
+                found.add(a)
+                todo.append(a)
+    return found
+
+
+def follows(a: ast.Ref, b: ast.Ref, topology: ir.Topology, groups: dict[str, ast.Ref] | None = None) -> bool:
+    """Does a propagation edge a -> b follow the topology (one component, or a dependency edge)?"""
+    ca, cb = component_of(a, topology, groups), component_of(b, topology, groups)
+    if ca is None or cb is None or ca == cb:
+        return True
+    return [ca, cb] in topology.edges or [cb, ca] in topology.edges
+
+
+def split_chain(chain: tuple[ast.Ref, ...], topology: ir.Topology,
+                groups: dict[str, ast.Ref] | None = None) -> list[tuple[ast.Ref, ...]]:
+    """A propagation chain cut where an edge does not follow the topology; runs of two refs or more."""
+    runs, current = [], [chain[0]]
+    for a, b in zip(chain, chain[1:]):
+        if follows(a, b, topology, groups):
+            current.append(b)
+        else:
+            runs.append(current)
+            current = [b]
+    runs.append(current)
+    return [tuple(r) for r in runs if len(r) >= 2]
+
+
+def object_refs(topology: ir.Topology, kinds: Iterable[str]) -> list[ir.ObjectRef]:
+    """The topology's objects of the given language kinds, as references, in a stable order."""
+    from .topology import KINDS
+
+    out = []
+    for kind in kinds:
+        if kind not in KINDS:
+            continue
+        api_version, k8s_kind = KINDS[kind]
+        if kind == "namespace":
+            out += [ir.ObjectRef(api_version, k8s_kind, None, n.name) for n in topology.namespaces]
+            continue
+        pool = {"Deployment": topology.workloads, "StatefulSet": topology.workloads, "Service": topology.services,
+                "ConfigMap": topology.configmaps, "Secret": topology.secrets,
+                "ServiceAccount": topology.service_accounts, "HorizontalPodAutoscaler": topology.autoscalers}[k8s_kind]
+        out += [ir.ObjectRef(api_version, k8s_kind, o.namespace, o.name) for o in pool
+                if getattr(o, "kind", k8s_kind) == k8s_kind]
+    return sorted(out, key=lambda r: (r.kind, r.namespace or "", r.name))
+
+
+def replace_text(document: ast.Scenario, fn: Callable[[str], str], keys_to_skip: tuple[str, ...] = ()) -> ast.Scenario:
+    """Apply `fn` to the scenario's prose: description, solution titles, steps and commands, and the
+    string arguments of alerts and propagations (conditions, effects, descriptions)."""
+    def visit(node):
+        if isinstance(node, ast.Description):
+            return dataclasses.replace(node, text=fn(node.text))
+        if isinstance(node, ast.Solution):
+            return dataclasses.replace(node, title=fn(node.title))
+        if isinstance(node, ast.Step):
+            return dataclasses.replace(node, text=fn(node.text), run=fn(node.run) if node.run is not None else None)
+        if isinstance(node, (ast.Alert, ast.Propagation)) and node.entries:
+            entries = tuple(dataclasses.replace(e, value=ast.Str(fn(e.value.value)))
+                            if isinstance(e, ast.Attr) and isinstance(e.value, ast.Str) and e.key not in keys_to_skip
+                            else e for e in node.entries)
+            return dataclasses.replace(node, entries=entries)
+        return None
+    return map_nodes(document, visit)
+
+
+# ---- inputs --------------------------------------------------------------------------------------------
+
+
+def load_input(data: bytes, path: str, diags) -> Parent | None:
+    """An input file checked as `itbench check` does (errors go to `diags`); None when it has errors."""
+    from .compiler import compile_source
+    from .diagnostics import Diagnostic
+    from .parser import parse_bytes
+    from .states import self_validate
+
+    before = len(diags.errors())
+    result = compile_source(data, path, diags)
+    if result.scenario is None or not result.files or len(diags.errors()) > before:
+        if result.scenario is None and len(diags.errors()) == before:
+            diags.error("E6002", "generators take scenarios, not applications", path)
+        return None
+    document = parse_bytes(data, path, type(diags)())
+    for code, message in self_validate(result.scenario):
+        diags.add(Diagnostic(code, f"scenario `{result.scenario.name}`: {message}", path, document.name_span,
+                             "self-validation failed"))
+    if len(diags.errors()) > before:
+        return None
+    return Parent(path, document, result.scenario, (), semantic_hash(result.scenario))

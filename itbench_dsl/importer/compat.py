@@ -1,0 +1,115 @@
+"""How a compiled scenario's ITBench files compare with ITBench's own (YAML loaded, key order ignored).
+
+`differences(file_name, ours, theirs)` lists what differs as short, stable sentences: the whole file
+for scenario.yaml and groundtruth.yaml, and, for groundtruth_v1.yaml, each group, alias, propagation
+and alert one side has and the other has not, then the parts the port derives (`fault` entries). The
+compatibility report (tools/itbench_compat.py, docs/itbench-compat.md) and the tests both use it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+V1_COMPARED = ("groups", "aliases", "propagations", "alerts")
+
+
+def _spec(data) -> dict:
+    if not isinstance(data, dict):
+        return {}
+    return data["spec"] if isinstance(data.get("spec"), dict) else data
+
+
+def _short(value) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return text if len(text) <= 90 else text[:87] + "..."
+
+
+def differences(file_name: str, ours, theirs) -> list[str]:
+    if file_name != "groundtruth_v1.yaml":
+        return [f"{file_name}: `{path}` differs" for path in _paths(ours, theirs)]
+    out: list[str] = []
+    if isinstance(theirs, dict) and "spec" not in theirs:
+        out.append("groundtruth_v1.yaml: ITBench's file has no apiVersion/kind/metadata envelope")
+    a, b = _spec(ours), _spec(theirs)
+    groups_a = {g.get("id"): g for g in a.get("groups") or [] if isinstance(g, dict)}
+    groups_b = {g.get("id"): g for g in b.get("groups") or [] if isinstance(g, dict)}
+    for gid in sorted(set(groups_a) | set(groups_b), key=str):
+        if gid not in groups_a:
+            out.append(f"groundtruth_v1.yaml: group `{gid}` is not in the port")
+        elif gid not in groups_b:
+            out.append(f"groundtruth_v1.yaml: group `{gid}` is added by the port")
+        else:
+            for key in sorted(set(groups_a[gid]) | set(groups_b[gid])):
+                if groups_a[gid].get(key) != groups_b[gid].get(key):
+                    out.append(f"groundtruth_v1.yaml: group `{gid}` has {key} {_short(groups_a[gid].get(key))}, "
+                               f"ITBench {_short(groups_b[gid].get(key))}")
+    # an alias of one group (or none) joins nothing: it is the same as no alias
+    aliases_a = [tuple(x) for x in a.get("aliases") or [] if isinstance(x, list) and len(x) > 1]
+    aliases_b = [tuple(x) for x in b.get("aliases") or [] if isinstance(x, list) and len(x) > 1]
+    if aliases_a != aliases_b:
+        for alias in sorted(set(aliases_b) - set(aliases_a)):
+            out.append(f"groundtruth_v1.yaml: alias {_short(list(alias))} is not in the port")
+        for alias in sorted(set(aliases_a) - set(aliases_b)):
+            out.append(f"groundtruth_v1.yaml: alias {_short(list(alias))} is added by the port")
+        if set(aliases_a) == set(aliases_b):
+            out.append("groundtruth_v1.yaml: aliases are in another order")
+    for key, fields in (("propagations", ("source", "target", "condition")), ("alerts", ("id", "group_id"))):
+        many_a = Counter(_pick(x, fields) for x in a.get(key) or [] if isinstance(x, dict))
+        many_b = Counter(_pick(x, fields) for x in b.get(key) or [] if isinstance(x, dict))
+        what = key[:-1]
+        for item in sorted((many_b - many_a).elements(), key=str):
+            out.append(f"groundtruth_v1.yaml: {what} {_describe(item, fields)} is not in the port")
+        for item in sorted((many_a - many_b).elements(), key=str):
+            out.append(f"groundtruth_v1.yaml: {what} {_describe(item, fields)} is added by the port")
+        if many_a == many_b:
+            full_a = [_full(x) for x in a.get(key) or []]
+            full_b = [_full(x) for x in b.get(key) or []]
+            if sorted(full_a) != sorted(full_b):
+                out.append(f"groundtruth_v1.yaml: the {key}' texts differ")
+            elif full_a != full_b:
+                out.append(f"groundtruth_v1.yaml: the {key} are in another order")
+    if a.get("fault") != b.get("fault"):
+        out.append("groundtruth_v1.yaml: `fault` entries differ")
+    actions_b = b.get("recommendedActions", b.get("recommended_actions"))
+    if (a.get("recommendedActions") or []) != (actions_b or []):
+        out.append("groundtruth_v1.yaml: `recommendedActions` differ")
+    elif "recommended_actions" in b:
+        out.append("groundtruth_v1.yaml: ITBench spells `recommendedActions` as `recommended_actions`")
+    bare = isinstance(theirs, dict) and "spec" not in theirs  # its `metadata` is the envelope's
+    for key in sorted(set(b) - {*V1_COMPARED, "fault", "recommendedActions", "recommended_actions"}
+                      - ({"metadata"} if bare else set())):
+        out.append(f"groundtruth_v1.yaml: ITBench's `{key}` is not in the port")
+    return out
+
+
+def _pick(item: dict, fields) -> tuple:
+    return tuple(str(item.get(f)) for f in fields)
+
+
+def _full(item) -> str:
+    return json.dumps(item, sort_keys=True, ensure_ascii=False)
+
+
+def _describe(item: tuple, fields) -> str:
+    if fields[0] == "source":
+        return f"`{item[0]}` -> `{item[1]}` ({_short(item[2])})"
+    return f"`{item[0]}` on `{item[1]}`"
+
+
+def _paths(a, b, prefix: str = "") -> list[str]:
+    if a == b:
+        return []
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for key in sorted(set(a) | set(b), key=str):
+            out.extend(_paths(a.get(key), b.get(key), f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    return [prefix or "(the whole file)"]
+
+
+def graph_differences(diffs: list[str]) -> list[str]:
+    """The differences in v1's causal graph: groups, aliases, propagations and alerts."""
+    graph = ("group `", "alias ", "aliases ", "propagation ", "the propagations", "alert ", "the alerts")
+    return [d for d in diffs if d.startswith("groundtruth_v1.yaml: ")
+            and d[len("groundtruth_v1.yaml: "):].startswith(graph)]

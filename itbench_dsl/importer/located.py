@@ -1,0 +1,189 @@
+"""ITBench files read with the position of every value, so that import diagnostics point into them.
+
+`load(path, diags)` returns a `Located`: the plain data and a map from each value's path (a tuple of
+keys and list indexes) to its offset in the text. YAML positions come from `yaml.compose`; JSON
+positions from a small scanner that walks the text `json` has already accepted.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from json.decoder import scanstring
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..diagnostics import Diagnostics
+from ..source import NO_SPAN, SourceFile, Span
+
+_WS = " \t\r\n"
+
+
+@dataclass
+class Located:
+    path: str  # as diagnostics show it
+    source: SourceFile
+    data: Any
+    offsets: dict[tuple, int] = field(default_factory=dict)
+
+    def span(self, where: tuple = ()) -> Span:
+        """The span of the value at `where`, or of its nearest ancestor that has a position."""
+        where = tuple(where)
+        while where and where not in self.offsets:
+            where = where[:-1]
+        offset = self.offsets.get(where)
+        if offset is None:
+            return NO_SPAN
+        end = offset + 1
+        text = self.source.text
+        while end < len(text) and text[end] not in "\n,:}]":
+            end += 1
+        return self.source.span(offset, max(offset + 1, min(end, len(text))))
+
+    def error(self, diags: Diagnostics, code: str, message: str, where: tuple = (), label: str = "", help: str = ""):
+        diags.error(code, message, self.path, self.span(where), label, help)
+
+
+def display_path(path: Path) -> str:
+    import os
+
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+def load(path: Path, diags: Diagnostics) -> Located | None:
+    """Read a JSON or YAML file (by its suffix). A file that cannot be read or parsed is an E5001 error."""
+    shown = display_path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        diags.error("E5001", f"cannot read `{shown}`: {exc.strerror or exc}", shown, NO_SPAN, "",
+                    "check the path and the file's permissions")
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        source = SourceFile(shown, raw.decode("utf-8", "replace"))
+        diags.sources[shown] = source
+        diags.error("E5001", "the file is not UTF-8 text", shown, source.span(exc.start, exc.start + 1),
+                    "invalid byte", "ITBench files are UTF-8 JSON or YAML")
+        return None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    source = SourceFile(shown, text)
+    diags.sources[shown] = source
+    if not text.strip():
+        diags.error("E5001", "the file is empty", shown, NO_SPAN, "", "an ITBench scenario file holds a JSON or YAML mapping")
+        return None
+    if path.suffix == ".json":
+        return _load_json(shown, source, diags)
+    return _load_yaml(shown, source, diags)
+
+
+def _load_json(shown: str, source: SourceFile, diags: Diagnostics) -> Located | None:
+    text = source.text
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        diags.error("E5001", f"the file is not valid JSON: {exc.msg}", shown, source.span(exc.pos, exc.pos + 1),
+                    "here", "ITBench scenario index files are JSON")
+        return None
+    except RecursionError:
+        diags.error("E5001", "the file nests too deeply", shown, NO_SPAN)
+        return None
+    located = Located(shown, source, data)
+    try:
+        _scan_json(text, 0, (), located.offsets, 0)
+    except (ValueError, IndexError, RecursionError):  # positions are a convenience: the data is already read
+        pass
+    return located
+
+
+def _skip(text: str, i: int) -> int:
+    while i < len(text) and text[i] in _WS:
+        i += 1
+    return i
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _scan_json(text: str, i: int, where: tuple, offsets: dict, depth: int) -> int:
+    i = _skip(text, i)
+    offsets[where] = i
+    if depth > 200:
+        raise ValueError("too deep")
+    char = text[i]
+    if char == "{":
+        i = _skip(text, i + 1)
+        if text[i] == "}":
+            return i + 1
+        while True:
+            key, i = scanstring(text, _skip(text, i) + 1)
+            i = _skip(text, i)
+            i = _scan_json(text, i + 1, where + (key,), offsets, depth + 1)  # past ':'
+            i = _skip(text, i)
+            if text[i] == "}":
+                return i + 1
+            i += 1  # ','
+    if char == "[":
+        i = _skip(text, i + 1)
+        if text[i] == "]":
+            return i + 1
+        index = 0
+        while True:
+            i = _skip(text, _scan_json(text, i, where + (index,), offsets, depth + 1))
+            index += 1
+            if text[i] == "]":
+                return i + 1
+            i += 1
+    _, end = _DECODER.raw_decode(text, i)
+    return end
+
+
+def _load_yaml(shown: str, source: SourceFile, diags: Diagnostics) -> Located | None:
+    text = source.text
+    loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        loader = loader_class(text)  # one parse gives the nodes (with their marks) and the data
+        try:
+            nodes = []
+            while loader.check_node():
+                nodes.append(loader.get_node())
+            nodes = [n for n in nodes if not (isinstance(n, yaml.ScalarNode) and n.tag.endswith(":null"))]
+            documents = [loader.construct_document(n) for n in nodes]
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        span = source.span(mark.index, mark.index + 1) if mark is not None else NO_SPAN
+        diags.error("E5001", f"the file is not valid YAML: {exc.problem or exc.context}", shown, span, "here",
+                    "ITBench's compiled scenario files are YAML")
+        return None
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError) as exc:
+        diags.error("E5001", f"the file is not valid YAML: {type(exc).__name__}", shown, NO_SPAN)
+        return None
+    if len(documents) != 1 or len(nodes) != 1:
+        diags.error("E5001", f"the file holds {len(documents)} YAML documents, not one", shown, NO_SPAN, "",
+                    "an ITBench scenario file is one YAML mapping")
+        return None
+    located = Located(shown, source, documents[0])
+    _walk_yaml(nodes[0], (), located.offsets, 0)
+    return located
+
+
+def _walk_yaml(node, where: tuple, offsets: dict, depth: int) -> None:
+    offsets[where] = node.start_mark.index
+    if depth > 200:
+        return
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                _walk_yaml(value, where + (key.value,), offsets, depth + 1)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _walk_yaml(item, where + (index,), offsets, depth + 1)

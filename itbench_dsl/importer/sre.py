@@ -1,0 +1,909 @@
+"""Import of ITBench SRE and FinOps scenarios: an index file (`N.json`) or a compiled folder (`scenario_N/`).
+
+The faults come from the index's `disruptions` or scenario.yaml's `spec.faults`; the causal graph
+(groups, aliases, propagations, alerts, recommended actions) from groundtruth_v1.yaml. When both
+forms of a scenario sit in ITBench's layout (`library/scenarios/N.json` and `scenarios/scenario_N/`),
+each import reads the other too, so both give the same `.itb`.
+
+Defects in the ITBench files are reported as located warnings, and the written scenario carries the
+correction: an undefined group id (the reference is dropped, or mapped to the one defined id it
+abbreviates), a group on an object the topology or the injection does not have (the root cause moves
+to what the injection creates; other groups are dropped), v1 and v2 disagreeing, and statements the
+checker refuses (an edge that does not follow the topology, an unknown alert). Nothing is special-cased
+per scenario.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..diagnostics import Diagnostics, did_you_mean
+from ..printer import quote
+from . import faults as fault_map
+from .located import Located, load
+
+# ---- what an ITBench scenario says, before it becomes .itb --------------------------------------------
+
+
+@dataclass
+class Where:
+    """A place in an ITBench file, for warnings."""
+
+    file: Located
+    path: tuple = ()
+
+
+@dataclass
+class Model:
+    itbench_id: int | None = None
+    category: str = "sre"
+    complexity: str | None = None
+    description: str | None = None
+    tags: list = field(default_factory=list)
+    application: str | None = None
+    namespace: str | None = None
+    disruptions: list = field(default_factory=list)  # [(injections [(id, args, Where)], waits [(when, id, args, Where)])]
+    v1: Located | None = None
+    v2: Located | None = None
+    index: Located | None = None
+    scenario: Located | None = None
+    older_shape: bool = False  # scenario.yaml in ITBench's older shape (lists): compiled, it is in the current one
+
+
+class ImportFailed(Exception):
+    pass
+
+
+def _shape(file: Located, diags: Diagnostics, where: tuple, what: str, help: str = "") -> None:
+    file.error(diags, "E5002", f"unexpected shape: {what}", where, "here", help)
+    raise ImportFailed
+
+
+def _expect(file: Located, diags: Diagnostics, value, types, where: tuple, what: str):
+    if not isinstance(value, types):
+        names = {dict: "a mapping", list: "a list", str: "a string", int: "a number"}
+        wanted = " or ".join(names.get(t, t.__name__) for t in (types if isinstance(types, tuple) else (types,)))
+        _shape(file, diags, where, f"{what} should be {wanted}")
+    return value
+
+
+# ---- reading the files ----------------------------------------------------------------------------------
+
+
+def read_index(file: Located, model: Model, diags: Diagnostics) -> None:
+    data = _expect(file, diags, file.data, dict, (), "the index file")
+    model.index = file
+    number = data.get("id")
+    if isinstance(number, int) and not isinstance(number, bool):
+        model.itbench_id = number
+    if isinstance(data.get("category"), str):
+        model.category = data["category"]
+    if isinstance(data.get("complexity"), str):
+        model.complexity = data["complexity"]
+    if isinstance(data.get("description"), str):
+        model.description = data["description"]
+    if isinstance(data.get("tags"), list):
+        model.tags = [t for t in data["tags"] if isinstance(t, str)]
+    environment = _expect(file, diags, data.get("environment", {}), dict, ("environment",), "`environment`")
+    apps = _expect(file, diags, environment.get("applications", []), list, ("environment", "applications"),
+                   "`environment.applications`")
+    _applications(file, model, diags, apps, ("environment", "applications"))
+    disruptions = _expect(file, diags, data.get("disruptions", []), list, ("disruptions",), "`disruptions`")
+    model.disruptions = [_disruption(file, diags, d, ("disruptions", i)) for i, d in enumerate(disruptions)]
+
+
+def read_scenario_yaml(file: Located, model: Model, diags: Diagnostics) -> None:
+    data = _expect(file, diags, file.data, dict, (), "scenario.yaml")
+    model.scenario = file
+    name = (data.get("metadata") or {}).get("name") if isinstance(data.get("metadata"), dict) else None
+    match = re.fullmatch(r"scenario-(\d+)", str(name or ""))
+    if match and model.itbench_id is None:
+        model.itbench_id = int(match.group(1))
+    spec = _expect(file, diags, data.get("spec"), dict, ("spec",), "`spec`")
+    apps = spec.get("applications", {})
+    _applications(file, model, diags, apps, ("spec", "applications"))
+    tools = spec.get("tools", {})
+    model.older_shape = isinstance(apps, list) or isinstance(tools, list) or any(
+        isinstance(f, dict) and isinstance(f.get("waitFor"), list) for f in spec.get("faults") or [])
+    names = list(tools) if isinstance(tools, dict) else [t if isinstance(t, str) else (t or {}).get("id") or (t or {}).get("name")
+                                                          for t in tools] if isinstance(tools, list) else []
+    if "finops" in names:
+        model.category = "finops"
+    elif "sre" in names:
+        model.category = "sre"
+    faults = _expect(file, diags, spec.get("faults", []) or [], list, ("spec", "faults"), "`spec.faults`")
+    disruptions = [_disruption(file, diags, d, ("spec", "faults", i)) for i, d in enumerate(faults)]
+    if model.index is None or not model.disruptions:
+        model.disruptions = disruptions
+
+
+def _applications(file: Located, model: Model, diags: Diagnostics, apps, where: tuple) -> None:
+    """Applications as a list (`[{id: opentelemetry-demo}]`) or as a map (`{opentelemetryDemo: {enabled: true}}`)."""
+    names = []
+    if isinstance(apps, dict):
+        names = [(k, (k,)) for k, v in apps.items() if not (isinstance(v, dict) and v.get("enabled") is False)]
+    elif isinstance(apps, list):
+        for i, item in enumerate(apps):
+            if isinstance(item, str):
+                names.append((item, (i,)))
+            elif isinstance(item, dict) and isinstance(item.get("id") or item.get("name"), str):
+                names.append((item.get("id") or item.get("name"), (i,)))
+            else:
+                _shape(file, diags, where + (i,), "an application entry has no `id`")
+    else:
+        _shape(file, diags, where, "the applications should be a list or a mapping")
+    if not names:
+        return
+    known = _known_apps()
+    for name, at in names:
+        app = known.get(name) or known.get(_camel_to_kebab(name))
+        if app is None:
+            file.error(diags, "E5003", f"unknown ITBench application `{name}`", where + at, "not in the standard library",
+                       help="the standard library's applications: " + ", ".join(sorted(set(known.values()))))
+            raise ImportFailed
+        model.application = model.application or app
+
+
+def _known_apps() -> dict[str, str]:
+    from importlib import resources
+
+    out = {}
+    for entry in resources.files("itbench_dsl").joinpath("stdlib/apps").iterdir():
+        if entry.name.endswith(".itb"):
+            name = entry.name[:-4]
+            out[name] = name
+            out[re.sub(r"-(\w)", lambda m: m.group(1).upper(), name)] = name  # ITBench's key: bookInfo
+    return out
+
+
+def _camel_to_kebab(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"-\1", name).lower()
+
+
+def _disruption(file: Located, diags: Diagnostics, item, where: tuple):
+    item = _expect(file, diags, item, dict, where, "a fault entry")
+    injections = _expect(file, diags, item.get("injections"), list, where + ("injections",), "`injections`")
+    out_injections = []
+    for i, injection in enumerate(injections):
+        at = where + ("injections", i)
+        injection = _expect(file, diags, injection, dict, at, "an injection")
+        identifier = _expect(file, diags, injection.get("id"), str, at + ("id",), "an injection's `id`")
+        out_injections.append((identifier, injection.get("args") or {}, Where(file, at)))
+    waits = []
+    wait_for = item.get("waitFor")
+    stages = []
+    if isinstance(wait_for, dict):
+        for key, when in (("preInjection", "before"), ("postInjection", "after")):
+            if key in wait_for:
+                stages.append((when, wait_for[key], where + ("waitFor", key)))
+        for key in wait_for:
+            if key not in ("preInjection", "postInjection"):
+                _shape(file, diags, where + ("waitFor", key), f"`waitFor.{key}` is neither preInjection nor postInjection")
+    elif isinstance(wait_for, list):  # the older form: a list of waiters run after the injections
+        stages.append(("after", wait_for, where + ("waitFor",)))
+    elif wait_for is not None:
+        _shape(file, diags, where + ("waitFor",), "`waitFor` should be a list or a mapping")
+    for when, entries, at in stages:
+        entries = _expect(file, diags, entries, list, at, "a waiter list")
+        for i, entry in enumerate(entries):
+            entry = _expect(file, diags, entry, dict, at + (i,), "a waiter")
+            identifier = _expect(file, diags, entry.get("id"), str, at + (i, "id"), "a waiter's `id`")
+            waits.append((when, identifier, entry.get("args") or {}, Where(file, at + (i,))))
+    return out_injections, waits
+
+
+# ---- finding the other files of the same scenario ---------------------------------------------------------
+
+
+def _folder_of_index(path: Path, number) -> Path | None:
+    # ITBench's layout: library/scenarios/N.json and scenarios/scenario_N/ under one root
+    for root in (path.parent.parent.parent, path.parent.parent):
+        candidate = root / "scenarios" / f"scenario_{number}"
+        if (candidate / "scenario.yaml").is_file():
+            return candidate
+    return None
+
+
+def _index_of_folder(folder: Path, number) -> Path | None:
+    for root in (folder.parent.parent, folder.parent):
+        candidate = root / "library" / "scenarios" / f"{number}.json"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_model(path: Path, diags: Diagnostics) -> Model | None:
+    model = Model()
+    try:
+        if path.is_dir() or path.name in ("scenario.yaml", "groundtruth.yaml", "groundtruth_v1.yaml"):
+            folder = path if path.is_dir() else path.parent
+            scenario_file = folder / "scenario.yaml"
+            if not scenario_file.is_file():
+                diags.error("E5004", f"`{folder}` holds no scenario.yaml", str(folder), help=
+                            "give an ITBench scenario index file (N.json) or a compiled scenario folder (scenario_N/)")
+                return None
+            scenario = load(scenario_file, diags)
+            if scenario is None:
+                return None
+            read_scenario_yaml(scenario, model, diags)
+            index_path = _index_of_folder(folder, model.itbench_id) if model.itbench_id is not None else None
+            if index_path is not None:
+                index = load(index_path, diags)
+                if index is None:
+                    return None
+                disruptions = model.disruptions
+                read_index(index, model, diags)
+                model.disruptions = disruptions  # the folder's own faults: it is what was asked for
+        elif path.suffix == ".json":
+            index = load(path, diags)
+            if index is None:
+                return None
+            read_index(index, model, diags)
+            folder = _folder_of_index(path, model.itbench_id) if model.itbench_id is not None else None
+            if folder is not None:
+                scenario = load(folder / "scenario.yaml", diags)
+                if scenario is None:
+                    return None
+                model.scenario = scenario
+        else:
+            diags.error("E5004", f"`{path}` is not an ITBench scenario", str(path), help=
+                        "give an ITBench scenario index file (N.json) or a compiled scenario folder (scenario_N/)")
+            return None
+        if folder is not None:
+            for name, attr in (("groundtruth_v1.yaml", "v1"), ("groundtruth.yaml", "v2")):
+                if (folder / name).is_file():
+                    located = load(folder / name, diags)
+                    if located is None:
+                        return None
+                    if not isinstance(located.data, dict):
+                        _shape(located, diags, (), f"{name} should be a mapping")
+                    setattr(model, attr, located)
+    except ImportFailed:
+        return None
+    return model
+
+
+# ---- the causal graph of groundtruth_v1.yaml --------------------------------------------------------------
+
+_KINDS = {
+    "Deployment": "deployment", "StatefulSet": "statefulset", "Service": "service", "Pod": "pod",
+    "ConfigMap": "configmap", "Secret": "secret", "Namespace": "namespace", "HorizontalPodAutoscaler": "hpa",
+    "Schedule": "schedule", "NetworkPolicy": "networkpolicy", "ResourceQuota": "resourcequota",
+    "NetworkChaos": "networkchaos", "StressChaos": "stresschaos", "JVMChaos": "jvmchaos", "HTTPChaos": "httpchaos",
+    "HttpChaos": "httpchaos", "IOChaos": "iochaos", "PodChaos": "podchaos", "DNSChaos": "dnschaos",
+    "TimeChaos": "timechaos", "PodDisruptionBudget": "poddisruptionbudget", "Gateway": "gateway",
+    "AuthorizationPolicy": "authorizationpolicy", "PeerAuthentication": "peerauthentication",
+    "PersistentVolumeClaim": "persistentvolumeclaim", "DaemonSet": "daemonset", "PriorityClass": "priorityclass",
+    "ServiceAccount": "serviceaccount",
+}
+
+
+def name_of_filter(pattern: str, kind: str) -> str | None:
+    """The object name (or pod glob) an ITBench name filter stands for: `cart\\b` -> cart, `cart-.*` -> cart-*."""
+    text = pattern.strip()
+    text = re.sub(r"^\^|\$$", "", text)
+    text = re.sub(r"(\\b)+$", "", text)
+    if text.endswith("*") and not text.endswith(".*"):  # `name-*` written as a glob
+        text = text.rstrip("*").rstrip("-")
+    if kind == "pod" and not text.endswith(".*"):
+        text = text.rstrip("-") + "-.*"
+    text = text.replace(".*", "*")
+    text = re.sub(r"\\(.)", r"\1", text)
+    if kind != "pod":
+        text = text.rstrip("*").rstrip("-.")
+    if not text or not re.fullmatch(r"[a-z0-9*][a-z0-9.*-]*", text):
+        return None
+    return text
+
+
+@dataclass
+class Group:
+    id: str
+    kind: str  # the language's kind
+    name: str
+    where: Where
+    filters: list | None = None  # ITBench's filters, when they are not what the reference derives
+    name_form: str | None = None
+    namespace: str | None = None
+    root_cause: bool = False
+    dropped: str | None = None  # why the group is not in the port
+
+
+def _filters_match(filters: list, kind: str, name: str) -> bool:
+    """Whether one of ITBench's filters matches the object the group names (a pod of a pod pattern)."""
+    sample = name.replace("*", "7d4b9c8f6-x2x9q") if kind == "pod" else name
+    for text in filters:
+        try:
+            if re.match(text, sample):
+                return True
+        except re.error:
+            continue
+    return False
+
+
+def _derived_filter(kind: str, name: str) -> str:
+    from ..backends.itbench import group_filter
+    from ..ir import ObjectRef
+
+    return group_filter(ObjectRef("", kind, None, name))
+
+
+@dataclass
+class Graph:
+    groups: list[Group] = field(default_factory=list)
+    alerts: list = field(default_factory=list)  # (name, group id, description, Where)
+    propagations: list = field(default_factory=list)  # (source, target, condition, effect, Where)
+    aliases: list = field(default_factory=list)  # ([ids], Where)
+    actions: list = field(default_factory=list)  # (id, [texts])
+    causes: list = field(default_factory=list)  # (entry, Where): v1 `fault` entries, as data
+
+
+def read_graph(v1: Located, diags: Diagnostics) -> Graph:
+    graph = Graph()
+    data = v1.data
+    base: tuple = ()
+    if isinstance(data.get("spec"), dict):
+        data, base = data["spec"], ("spec",)
+    groups = data.get("groups") or []
+    if not isinstance(groups, list):
+        _shape(v1, diags, base + ("groups",), "`groups` should be a list")
+    for i, g in enumerate(groups):
+        at = base + ("groups", i)
+        if not isinstance(g, dict) or not isinstance(g.get("id"), str) or not isinstance(g.get("kind"), str):
+            _shape(v1, diags, at, "a group needs an `id` and a `kind`")
+        where = Where(v1, at)
+        kind = _KINDS.get(g["kind"]) or g["kind"].lower()
+        filters = g.get("filter")
+        name_form = g.get("name") if isinstance(g.get("name"), str) else None
+        if isinstance(filters, str):
+            filters = [filters]
+        if filters is not None and not (isinstance(filters, list) and all(isinstance(f, str) for f in filters)):
+            _shape(v1, diags, at + ("filter",), "a group's `filter` should be a list of strings")
+        name = name_form if name_form is not None else (name_of_filter(filters[0], kind) if filters else None)
+        group = Group(g["id"], kind, name or "", where, None, name_form,
+                      g.get("namespace") if isinstance(g.get("namespace"), str) else None, g.get("root_cause") is True)
+        if name is None:
+            group.dropped = f"its filter `{(filters or [''])[0]}` names no object"
+        elif filters is not None and filters != [_derived_filter(g["kind"], name)]:
+            group.filters = list(filters)
+        if any(other.id == group.id for other in graph.groups):
+            v1.error(diags, "W5001", f"group id `{group.id}` is defined twice; the first definition is kept", at + ("id",),
+                     "second definition")
+            continue
+        graph.groups.append(group)
+    for i, a in enumerate(data.get("alerts") or []):
+        at = base + ("alerts", i)
+        if not isinstance(a, dict) or not isinstance(a.get("id"), str):
+            _shape(v1, diags, at, "an alert needs an `id`")
+        description = (a.get("metadata") or {}).get("description") if isinstance(a.get("metadata"), dict) else None
+        graph.alerts.append((a["id"], a.get("group_id"), description if isinstance(description, str) else None, Where(v1, at)))
+    for i, p in enumerate(data.get("propagations") or []):
+        at = base + ("propagations", i)
+        if not isinstance(p, dict):
+            _shape(v1, diags, at, "a propagation should be a mapping")
+        text = {k: p.get(k) if isinstance(p.get(k), str) else None for k in ("condition", "effect")}
+        graph.propagations.append((p.get("source"), p.get("target"), text["condition"], text["effect"], Where(v1, at)))
+    for i, ids in enumerate(data.get("aliases") or []):
+        if isinstance(ids, list):
+            graph.aliases.append(([x for x in ids], Where(v1, base + ("aliases", i))))
+    for i, entry in enumerate(data.get("fault") or [] if isinstance(data.get("fault"), list) else []):
+        if isinstance(entry, dict) and entry:
+            graph.causes.append((entry, Where(v1, base + ("fault", i))))
+    actions = data.get("recommendedActions", data.get("recommended_actions")) or []
+    for entry in actions if isinstance(actions, list) else []:
+        solution = entry.get("solution") if isinstance(entry, dict) else None
+        if isinstance(solution, dict) and isinstance(solution.get("id"), str) and isinstance(solution.get("actions"), list):
+            graph.actions.append((solution["id"], [x for x in solution["actions"] if isinstance(x, str)]))
+    return graph
+
+
+# ---- writing .itb ----------------------------------------------------------------------------------------
+
+_APP_PREFIX = {"opentelemetry-demo": "otel", "book-info": "bookinfo"}
+
+
+def scenario_name(model: Model, statements: list) -> str:
+    first = next((s for s in statements if s.header.startswith("fault ")), None)
+    prefix = _APP_PREFIX.get(model.application or "", model.application or "itbench")
+    flag = next((re.search(r'^flag = "([^"]+)"', "\n".join(first.lines), re.M) for _ in [0]), None) if first else None
+    if first is None:
+        base = f"{prefix}-itbench-{model.itbench_id}"
+    elif flag is not None:  # a feature flag is named after what it turns on: otel-ad-failure-flag
+        base = f"{prefix}-{_camel_to_kebab(flag.group(1))}-flag"
+    else:
+        base = f"{prefix}-{first.target_name}-{first.kind.replace('_', '-')}"
+    base = re.sub(r"[^a-z0-9-]+", "-", base.lower()).strip("-")
+    if base.startswith(prefix + "-" + prefix):
+        base = base[len(prefix) + 1:]
+    return base[:63].rstrip("-")
+
+
+@dataclass
+class Line:
+    text: str
+    where: Where | None = None
+    group: str | None = None  # the v1 group it declares
+    uses: tuple = ()  # the v1 groups it names
+    what: str = ""
+
+
+def build(model: Model, graph: Graph | None, diags: Diagnostics) -> tuple[list[str], list[Line], list[Line]]:
+    """The scenario's head and fault lines, and its ground-truth lines (which may be dropped one by one)."""
+    head: list[str] = []
+    statements = []
+    fault_lines: list[Line] = []
+    for injections, waits in model.disruptions:
+        group_lines: list[str] = []
+        for identifier, args, where in injections:
+            statement = fault_map.injection_statement(identifier, args)
+            if isinstance(statement, str):
+                where.file.error(diags, "E5003", f"injection `{identifier}` cannot be imported: {statement}", where.path,
+                                 "not importable", "`itbench faults` lists the faults and their ITBench ids")
+                raise ImportFailed
+            for problem in statement.problems:
+                where.file.error(diags, "W5005", f"injection `{identifier}`: {problem}", where.path + ("args",),
+                                 "not carried", "the port's scenario.yaml will differ from ITBench's here")
+            statements.append(statement)
+            group_lines.append(_block(statement.header, statement.lines))
+        for when, identifier, args, where in waits:
+            statement = fault_map.waiter_statement(when, identifier, args, model.namespace)
+            if isinstance(statement, str):
+                where.file.error(diags, "E5003", f"waiter `{identifier}` cannot be imported: {statement}", where.path,
+                                 "not importable")
+                raise ImportFailed
+            for problem in statement.problems:
+                where.file.error(diags, "W5005", f"waiter `{identifier}`: {problem}", where.path, "not carried")
+            group_lines.append(_block(statement.header, statement.lines))
+        if len(injections) == 1 and not waits:
+            fault_lines.append(Line(group_lines[0]))
+        else:
+            fault_lines.append(Line("group {\n" + "\n".join(group_lines) + "\n}"))
+    name = scenario_name(model, statements)
+    domain = "finops" if model.category == "finops" else "sre"
+    head.append(f"scenario {quote(name)} {{")
+    head.append(f"domain {domain}")
+    head.append(f"complexity {model.complexity if model.complexity in ('low', 'medium', 'high') else 'medium'}")
+    description = model.description or f"ITBench scenario {model.itbench_id}."
+    head.append(f"description {quote(description)}")
+    if model.tags:
+        head.append("tags [" + ", ".join(quote(t) for t in model.tags) + "]")
+    meta = []
+    if model.itbench_id is not None:
+        meta.append(f"itbench_id = {model.itbench_id}")
+    meta.append(f"itbench_category = {quote(model.category)}")
+    if model.complexity:
+        meta.append(f"itbench_complexity = {quote(model.complexity)}")
+    head.append("metadata {\n" + "\n".join(meta) + "\n}")
+    if model.application:
+        head.append(f"use app {quote(model.application)}")
+    truth: list[Line] = []
+    if graph is not None:
+        truth = _truth_lines(model, graph, statements, diags)
+    return head, fault_lines, truth
+
+
+def _with_entry(text: str, entry: str) -> str:
+    """A statement's text with one more `key = value` entry in its body."""
+    if text.endswith("\n}"):
+        return text[:-2] + "\n" + entry + "\n}"
+    return text + " {\n" + entry + "\n}"
+
+
+def _block(header: str, lines: list[str]) -> str:
+    if not lines:
+        return header
+    return header + " {\n" + "\n".join(lines) + "\n}"
+
+
+def _truth_lines(model: Model, graph: Graph, statements, diags: Diagnostics) -> list[Line]:
+    defined = {g.id for g in graph.groups if g.dropped is None}
+    all_ids = [g.id for g in graph.groups]
+
+    def resolve_id(gid, where: Where, what: str) -> str | None:
+        if isinstance(gid, str) and gid in defined:
+            return gid
+        if gid is None:
+            where.file.error(diags, "W5001", f"{what} names no group; it is left out", where.path, "no group_id")
+            return None
+        if not isinstance(gid, str):
+            where.file.error(diags, "W5001", f"{what} names no group; it is left out", where.path, "no group_id")
+            return None
+        candidates = [g for g in all_ids if g in defined and (g.startswith(gid + "-") or gid.startswith(g + "-"))]
+        if len(candidates) == 1:
+            where.file.error(diags, "W5001", f"{what} names group `{gid}`, which is not defined; "
+                             f"read as `{candidates[0]}`", where.path, "undefined group id",
+                             f"the only defined group it abbreviates is `{candidates[0]}`")
+            return candidates[0]
+        hint = did_you_mean(gid, list(defined))
+        where.file.error(diags, "W5001", f"{what} names group `{gid}`, which is not defined; it is left out",
+                         where.path, "undefined group id", f"did you mean `{hint}`?" if hint else "")
+        return None
+
+    lines: list[Line] = []
+    for g in graph.groups:
+        if g.dropped is not None:
+            g.where.file.error(diags, "W5004", f"group `{g.id}` is left out: {g.dropped}", g.where.path, "left out")
+            continue
+        if g.filters is not None and not _filters_match(g.filters, g.kind, g.name):
+            g.where.file.error(diags, "W5002", f"group `{g.id}`'s filter `{g.filters[0]}` does not match {g.kind} "
+                               f"`{g.name}`, the object it names; the port uses the filter derived from the name",
+                               g.where.path + ("filter",), "matches no such object")
+            g.filters = None
+        body = []
+        if g.name_form is not None:
+            body.append(f"name = {quote(g.name_form)}")
+        elif g.filters is not None:
+            body.append("filter = [" + ", ".join(quote(f) for f in g.filters) + "]")
+        if g.kind == "namespace" and g.namespace:  # a namespace's reference has no namespace of its own
+            body.append(f"namespace = {quote(g.namespace)}")
+        text = _block(f"group {quote(g.id)} {g.kind} {quote(g.name)}", body)
+        lines.append(Line(text, g.where, group=g.id, what=f"group `{g.id}`"))
+    for g in graph.groups:
+        if g.root_cause and g.dropped is None:
+            lines.append(Line(f"root_cause group {quote(g.id)}", g.where, uses=(g.id,), what=f"root cause `{g.id}`"))
+    for name, gid, description, where in graph.alerts:
+        target = resolve_id(gid, where, f"alert `{name}`")
+        if target is None:
+            continue
+        body = [f"description = {quote(description)}"] if description else []
+        lines.append(Line(_block(f"alert {name} on group {quote(target)}", body), where, uses=(target,),
+                          what=f"alert `{name}`"))
+    for source, target, condition, effect, where in graph.propagations:
+        a = resolve_id(source, where, "a propagation's source")
+        b = resolve_id(target, where, "a propagation's target")
+        if a is None or b is None:
+            continue
+        body = ([f"condition = {quote(condition)}"] if condition else []) + ([f"effect = {quote(effect)}"] if effect else [])
+        lines.append(Line(_block(f"propagation group {quote(a)} -> group {quote(b)}", body), where, uses=(a, b),
+                          what=f"propagation `{a}` -> `{b}`"))
+    for ids, where in graph.aliases:
+        members = [m for m in (resolve_id(x, where, "an alias") for x in ids) if m is not None]
+        if members:
+            lines.append(Line("alias " + ", ".join(f"group {quote(m)}" for m in members), where, uses=tuple(members),
+                              what="an alias"))
+    lines = _gradable(lines, graph, diags)
+    for entry, where in graph.causes:
+        body = _data_lines(entry, where, diags)
+        if body:
+            lines.append(Line(_block("cause", body), where, what="a `fault` entry"))
+    return lines
+
+
+def _data_lines(data: dict, where: Where, diags: Diagnostics) -> list[str]:
+    """A mapping of ITBench data as body lines (`key = value`, `key { ... }`)."""
+    from ..printer import key_text
+
+    out = []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            out.append(_block(f"{key_text(str(key))}", _data_lines(value, where, diags)) if value else
+                       f"{key_text(str(key))} = {{}}")
+            continue
+        text = _literal(value)
+        if text is None:
+            where.file.error(diags, "W5005", f"`{key}` ({type(value).__name__}) has no .itb form; it is left out",
+                             where.path + (key,), "not carried")
+            continue
+        out.append(f"{key_text(str(key))} = {text}")
+    return out
+
+
+def _literal(value) -> str | None:
+    from ..printer import key_text
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, str):
+        return quote(value)
+    if isinstance(value, list):
+        items = [_literal(v) for v in value]
+        return None if None in items else "[" + ", ".join(items) + "]"
+    if isinstance(value, dict):
+        pairs = [(k, _literal(v)) for k, v in value.items()]
+        if any(v is None for _, v in pairs):
+            return None
+        return "{ " + ", ".join(f"{key_text(str(k))} = {v}" for k, v in pairs) + " }"
+    return None
+
+
+def _gradable(lines: list[Line], graph: Graph, diags: Diagnostics) -> list[Line]:
+    """Scoring reads aliases as one component: when every propagation stays inside one, there is no chain to
+    grade. Aliases that swallow edges are left out (the one with most edges first), then, if every edge is
+    still a loop, the propagations."""
+    propagations = [line for line in lines if line.text.startswith("propagation ")]
+
+    def collapsed(aliases):
+        klass = {}
+        for index, line in enumerate(aliases):
+            for member in line.uses:
+                klass.setdefault(member, index)
+        return all(klass.get(a, a) == klass.get(b, b) for a, b in (line.uses for line in propagations))
+
+    while propagations:
+        aliases = [line for line in lines if line.text.startswith("alias ")]
+        if not collapsed(aliases):
+            break
+        inside = [(sum(1 for p in propagations if p.uses[0] != p.uses[1] and set(p.uses) <= set(a.uses)), a)
+                  for a in aliases]
+        inside = [(n, a) for n, a in inside if n]
+        if not inside:
+            for line in propagations:
+                line.where.file.error(diags, "W5004", f"{line.what} is left out: every propagation of the scenario "
+                                      "stays inside one group, so there is no chain to grade", line.where.path,
+                                      "left out")
+            lines = [line for line in lines if line not in propagations]
+            break
+        _, alias = max(inside, key=lambda pair: pair[0])
+        alias.where.file.error(diags, "W5004", "an alias is left out: it joins groups between which propagations run "
+                               "(as one component, no edge would be left to grade)", alias.where.path, "left out")
+        lines = [line for line in lines if line is not alias]
+    aliases = [line for line in lines if line.text.startswith("alias ")]
+    if graph.aliases and not aliases:
+        # v1 has aliases, all left out: an explicit one keeps the port from deriving others
+        root = next((g.id for g in graph.groups if g.root_cause and g.dropped is None), None)
+        if root is not None and any(line.group == root for line in lines):
+            lines.append(Line(f"alias group {quote(root)}", None, uses=(root,), what="an alias"))
+    return lines
+
+
+# ---- assembling, checking and correcting ------------------------------------------------------------------
+
+_REF_KIND = {v: k for k, v in _KINDS.items()}
+
+
+def _assemble(head: list[str], faults: list[Line], truth: list[Line], solutions: list[str],
+              mitigation: list[str]) -> tuple[str, list[tuple[int, int, Line]]]:
+    out: list[str] = []
+    spans = []
+
+    def add(text: str, line: Line | None = None) -> None:
+        start = len(out) + 1
+        out.extend(text.split("\n"))
+        if line is not None:
+            spans.append((start, len(out), line))
+
+    for text in head:
+        add(text)
+    for line in faults:
+        add(line.text)
+    if truth or mitigation:
+        add("expect {")
+        for line in truth:
+            add(line.text, line)
+        for text in mitigation:
+            add(text)
+        add("}")
+    for text in solutions:
+        add(text)
+    add("}")
+    return "\n".join(out) + "\n", spans
+
+
+def _compile(text: str, path: str, full: bool = True):
+    from ..compiler import compile_source
+
+    inner = Diagnostics()
+    result = compile_source(text.encode("utf-8"), path, inner, validate=full)
+    return result, inner
+
+
+def import_sre(path: Path, diags: Diagnostics) -> str | None:
+    model = read_model(path, diags)
+    if model is None:
+        return None
+    try:
+        graph = read_graph(model.v1, diags) if model.v1 is not None else None
+        model.namespace = _namespace(model)
+        head, faults, truth = build(model, graph, diags)
+    except ImportFailed:
+        return None
+    solutions = []
+    for identifier, actions in (graph.actions if graph is not None else []):
+        if actions:
+            solutions.append(_block(f"solution {quote(identifier.replace('_', ' '))}",
+                                    [f"step {quote(a)}" for a in actions]))
+    name = re.search(r'scenario "([^"]*)"', head[0]).group(1)
+    shown = f"{name}.itb"
+    # what the faults make the root causes (a created Schedule, the target): corrections point there
+    base_text, _ = _assemble(head, faults, [], [], [])
+    base, base_diags = _compile(base_text, shown, full=False)
+    if base.scenario is None:
+        _fail(model, base_diags, diags)
+        return None
+    roots = list(base.scenario.root_causes)
+    from ..faults import CREATABLE_KINDS  # the created objects `expect` can name (`schedule "x"`, ...)
+
+    created = [c for i in base.scenario.injections() for c in i.created
+               if c not in roots and _KINDS.get(c.kind) in CREATABLE_KINDS]
+    retargeted: set[str] = set()
+    if graph is not None and _describes_another_scenario(model, graph, base.scenario, diags):
+        graph, truth, solutions = None, [], []
+    _disagreements(model, graph, roots, diags)
+    for _ in range(len(truth) + 2):
+        text, spans = _assemble(head, faults, truth, solutions, [])
+        result, inner = _compile(text, shown, full=False)
+        if result.scenario is not None and not inner.errors():
+            graded = _gradable(truth, graph, diags) if graph is not None else truth
+            if graded == truth:
+                break
+            truth = graded
+            continue
+        bad = set()
+        fixed_any = False
+        for error in inner.errors():
+            hit = next((s for s in spans if s[0] <= error.span.line <= s[1]), None)
+            if hit is None:
+                _fail(model, inner, diags)
+                return None
+            line = hit[2]
+            if error.code == "E2012" and line.text.startswith("propagation ") and "indirect = true" not in line.text \
+                    and any(t is line for t in truth):
+                # ITBench links components that meet only through others (producer and consumer of a topic):
+                # said as `indirect = true`, which the checker accepts when a chain of dependencies joins them
+                indirect = _with_entry(line.text, "indirect = true")
+                truth[next(i for i, t in enumerate(truth) if t is line)] = Line(indirect, line.where, line.group,
+                                                                                line.uses, line.what)
+                fixed_any = True
+                continue
+            bad.add(id(line))
+            if line.group is not None and line.group not in retargeted:
+                retargeted.add(line.group)
+                fixed = _retarget(line, roots, created, graph, error.message, diags)
+                if fixed is not None:
+                    truth[truth.index(line)] = fixed
+                    fixed_any = True
+                    continue
+        if fixed_any or not bad:  # a group was corrected: what named it may compile now
+            continue
+        dropped_groups = {line.group for line in truth if id(line) in bad and line.group}
+        kept = []
+        for line in truth:
+            why = None
+            if id(line) in bad:
+                why = next(e.message for e in inner.errors() if any(
+                    s[2] is line and s[0] <= e.span.line <= s[1] for s in spans))
+            elif dropped_groups & set(line.uses):
+                why = "it names a group that is left out"
+            if why is None:
+                kept.append(line)
+                continue
+            if line.where is not None:
+                line.where.file.error(diags, "W5004", f"{line.what} is left out: {why}", line.where.path, "left out",
+                                      "the port cannot say it; docs/itbench-compat.md lists such differences")
+        truth = kept
+    else:
+        _fail(model, inner, diags)
+        return None
+    return _formatted(text, shown, model, result, diags)
+
+
+def _namespace(model: Model) -> str | None:
+    for injections, _ in model.disruptions:
+        for _, args, _ in injections:
+            meta = ((args or {}).get("kubernetesObject") or {}).get("metadata") if isinstance(args, dict) else None
+            if isinstance(meta, dict) and isinstance(meta.get("namespace"), str) and meta["namespace"] != "chaos-mesh":
+                return meta["namespace"]
+    return {"opentelemetry-demo": "otel-demo", "book-info": "book-info"}.get(model.application or "")
+
+
+def _fail(model: Model, inner: Diagnostics, diags: Diagnostics) -> None:
+    """The scenario's faults do not compile: an error at the ITBench file, with the checker's reason."""
+    file = model.index or model.scenario
+    where = ("disruptions",) if file is model.index else ("spec", "faults")
+    for error in inner.errors()[:3]:
+        file.error(diags, "E5005", f"the imported scenario does not compile: {error.message}", where, "imported from here",
+                   error.help)
+    if not inner.errors():
+        file.error(diags, "E5005", "the imported scenario does not compile", where)
+
+
+def _retarget(line: Line, roots, created, graph: Graph, message: str, diags: Diagnostics) -> Line | None:
+    """A root-cause group on an object the injection does not create or change: point it at what it does
+    (an object of the group's kind that the injection creates, else the fault's root cause)."""
+    group = next((g for g in graph.groups if g.id == line.group), None)
+    if group is None or not group.root_cause or not roots:
+        return None
+    same = [r for r in [*roots, *created] if _KINDS.get(r.kind) == group.kind] or list(roots)
+    root = same[0]
+    kind = _KINDS.get(root.kind)
+    if kind is None or (kind == group.kind and root.name == group.name):
+        return None
+    line.where.file.error(diags, "W5002", f"group `{group.id}` names {group.kind} `{group.name}`, which the injection "
+                          f"does not create or change; the port names {kind} `{root.name}`", line.where.path,
+                          "not what the injection creates", message)
+    return Line(f"group {quote(group.id)} {kind} {quote(root.name)}", line.where, group=group.id, what=line.what)
+
+
+def _describes_another_scenario(model: Model, graph: Graph, scenario, diags: Diagnostics) -> bool:
+    """W5003: every injection acts on a workload or service, and v1 names none of them: its causal graph is
+    another scenario's (a copied file). The port then derives its ground truth from the faults."""
+    targets = [i.target for i in scenario.injections()]
+    if not targets or any(t.kind not in ("Deployment", "StatefulSet", "Service") for t in targets):
+        return False
+    names = {t.name for t in targets}
+    stems = {g.name.rstrip("*").rstrip("-") for g in graph.groups if g.dropped is None}
+    if names & stems:
+        return False
+    where = graph.groups[0].where if graph.groups else None
+    if where is not None:
+        where.file.error(diags, "W5003", "v1 and v2 disagree: groundtruth_v1.yaml names none of the objects the "
+                         f"injections act on ({', '.join(sorted(names))}); it describes another scenario, so the port "
+                         "derives its ground truth from the faults", (where.path[0],) if where.path else (),
+                         "another scenario's ground truth")
+    return True
+
+
+def _disagreements(model: Model, graph: Graph | None, roots, diags: Diagnostics) -> None:
+    """W5003: the v1 root causes name nothing that the v2 ground truth (its entities) names."""
+    if graph is None or model.v2 is None:
+        return
+    spec = model.v2.data.get("spec") if isinstance(model.v2.data, dict) else None
+    entities = spec.get("entities") if isinstance(spec, dict) else None
+    if not isinstance(entities, list):
+        return
+    names = set()
+    for entity in entities:
+        meta = entity.get("metadata") if isinstance(entity, dict) else None
+        if isinstance(meta, dict) and isinstance(meta.get("name"), str):
+            names.add(meta["name"])
+    import fnmatch
+
+    for group in graph.groups:
+        if not group.root_cause or group.dropped is not None:
+            continue
+        if not any(fnmatch.fnmatchcase(n, group.name) or n == group.name or n.startswith(group.name.rstrip("*"))
+                   for n in names):
+            group.where.file.error(diags, "W5003", f"v1 and v2 disagree: root-cause group `{group.id}` ({group.kind} "
+                                   f"`{group.name}`) is none of the v2 entities ({', '.join(sorted(names))})",
+                                   group.where.path, "v1 root cause", "the port keeps v1's causal graph and "
+                                   "derives v2 from its faults")
+
+
+def _formatted(text: str, shown: str, model: Model, result, diags: Diagnostics) -> str | None:
+    import yaml
+
+    from ..parser import parse_text
+    from ..printer import print_document
+
+    document = parse_text(text, shown, Diagnostics())
+    out = print_document(document)
+    header = f"# Imported from ITBench scenario {model.itbench_id}.\n" if model.itbench_id is not None else ""
+    for file_name, located in (("scenario.yaml", model.scenario), ("groundtruth.yaml", model.v2)):
+        if located is None or (file_name == "scenario.yaml" and model.older_shape):
+            continue
+        ours = yaml.safe_load(result.files[f"itbench/{file_name}"].decode("utf-8"))
+        theirs = located.data
+        if ours != theirs:
+            keys = _differing(ours, theirs)
+            located.error(diags, "W5005", f"the port's {file_name} differs from ITBench's at {', '.join(keys[:4])}",
+                          _first_path(keys), "differs", "docs/itbench-compat.md lists the known differences")
+    return header + out
+
+
+def _differing(a, b, prefix: str = "") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for key in sorted(set(a) | set(b), key=str):
+            if a.get(key) != b.get(key):
+                out.extend(_differing(a.get(key), b.get(key), f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        out = []
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                out.extend(_differing(x, y, f"{prefix}[{i}]"))
+        return out
+    return [prefix or "the top"]
+
+
+def _first_path(keys: list[str]) -> tuple:
+    if not keys:
+        return ()
+    out: list = []
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", keys[0]):
+        out.append(int(part[1:-1]) if part.startswith("[") else part)
+    return tuple(out)

@@ -1,0 +1,630 @@
+"""Lint: warnings about scenarios that compile but are likely to be wrong, weak or redundant.
+
+Lint is its own pass, run by `itbench check` after a file has compiled without errors (a file
+with errors gets its errors, not a pile of warnings). Each rule is a W code in W2002-W2099 with
+its page in codes.py (`itbench explain W2002`):
+
+| code  | rule |
+|-------|------|
+| W2002 | an inline topology object nothing refers to (objects of a `use app` application are exempt) |
+| W2003 | an SRE fault with no observable success criterion (no `mitigated when` predicate sees it, and no expected alert can tell) |
+| W2004 | an SRE or FinOps scenario with no `solution` |
+| W2005 | two faults of one file with the same mechanism on the same target |
+| W2006 | a scenario identical to another checked one (the same canonical IR hash) |
+| W2007 | a description that is empty or a placeholder |
+| W2008 | `complexity` inconsistent with the length of the propagation chains (see COMPLEXITY_HOPS) |
+
+Prompt leakage is not a lint warning: a prompt that names the answer is the error E4003
+(leakage.py), and W2001 (the same fault mechanism on the same target in two files) is
+mechanisms.py.
+
+Every rule reads the checked IR and, for locations, the AST of the same file, parsed again only
+when a rule reports something (`Linted.document`). `itbench check` runs the single-file rules
+where it compiles each file (possibly in another process) and W2006 over all of them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import hashlib
+import json
+import re
+from typing import Iterable, Sequence
+
+from . import ast, ir
+from .diagnostics import Diagnostic, Diagnostics, Note
+from .mechanisms import injection_key
+from .memo import IdentityMemo
+from .parser import parse_bytes
+from .source import NO_SPAN, SourceFile, Span
+
+LINT_CODES = ("W2002", "W2003", "W2004", "W2005", "W2006", "W2007", "W2008")
+
+# W2008: the number of hops between components along the longest propagation chain that each
+# complexity allows (see `propagation_hops`); `None` is no bound. ITBench's complexity also weighs how
+# subtle a fault is (a JVM exception inside one service is `high` with one hop), so the rule only flags
+# clear contradictions: a `low` incident whose symptoms travel 3 hops or more, a `high` one that never
+# leaves the faulty component. Tuned on the scenario library, which it passes.
+COMPLEXITY_HOPS: dict[str, tuple[int, int | None]] = {
+    "low": (0, 2),
+    "medium": (0, None),
+    "high": (1, None),
+}
+
+# W2007: descriptions that say nothing (compared lower-case, without surrounding punctuation)
+PLACEHOLDERS = frozenset({
+    "", "todo", "tbd", "tbc", "fixme", "xxx", "wip", "placeholder", "description", "changeme", "change me",
+    "n/a", "na", "none", "null", "test", "example", "lorem ipsum", "describe the scenario", "add a description",
+    "no description", "scenario", "...",
+})
+_PLACEHOLDER_WORD = re.compile(r"\b(TODO|TBD|FIXME|XXX|lorem ipsum)\b", re.IGNORECASE)
+MIN_DESCRIPTION_WORDS = 3
+
+
+class Linted:
+    """One file to lint: its path, its checked IR, and its AST (parsed again from `text` when a rule
+    first needs it: most files draw no warning, and their rules need the IR alone)."""
+
+    def __init__(self, path: str, document: ast.Scenario | None, scenario: ir.Scenario, text: str | None = None) -> None:
+        self.path = path
+        self.scenario = scenario
+        self.text = text
+        self._document = document
+        self._components: Components | None = None
+        self._digest: str | None = None
+
+    @property
+    def document(self) -> ast.Scenario:
+        if self._document is None:
+            parsed = parse_bytes((self.text or "").encode("utf-8"), self.path, Diagnostics())
+            self._document = parsed if isinstance(parsed, ast.Scenario) else ast.Scenario(self.scenario.name, ())
+        return self._document
+
+    @property
+    def components(self) -> Components:
+        if self._components is None:
+            self._components = Components(self.scenario)
+        return self._components
+
+    @property
+    def digest(self) -> str:
+        """The canonical hash of the scenario (W2006)."""
+        if self._digest is None:
+            self._digest = canonical_hash(self.scenario)
+        return self._digest
+
+    def may_have_inline_topology(self) -> bool:
+        if self._document is not None or self.text is None:
+            return True
+        return _TOPOLOGY_BLOCK.search(self.text) is not None
+
+
+_TOPOLOGY_BLOCK = re.compile(r"\btopology\s*\{")
+
+
+# ---- entry points ---------------------------------------------------------------------------------
+
+
+def lint_file(path: str, document: ast.Scenario, scenario: ir.Scenario) -> list[Diagnostic]:
+    """Every single-file rule on one checked scenario."""
+    return lint_item(Linted(path, document, scenario))
+
+
+def allowed_codes(scenario: ir.Scenario | None) -> set[str]:
+    """The warnings a scenario allows: `metadata { lint_allow = ["W2002"] }`."""
+    codes = scenario.metadata.get("lint_allow") if scenario is not None else None
+    if isinstance(codes, str):
+        codes = [codes]
+    return {str(c).upper() for c in codes} if isinstance(codes, list) else set()
+
+
+def lint_item(item: Linted) -> list[Diagnostic]:
+    """Every single-file rule on one file (`itbench check` runs them where it compiled the file)."""
+    allowed = allowed_codes(item.scenario)
+    out: list[Diagnostic] = []
+    for rule in SINGLE_FILE_RULES:
+        out.extend(d for d in rule(item) if d.code not in allowed)
+    return out
+
+
+def lint_files(items: Sequence[Linted]) -> list[Diagnostic]:
+    """Every rule on several checked scenarios: each file's own rules, then the cross-file ones."""
+    out: list[Diagnostic] = []
+    for item in items:
+        out.extend(lint_item(item))
+    allowed = {item.path: allowed_codes(item.scenario) for item in items}
+    out.extend(d for d in identical_scenarios(items) if d.code not in allowed.get(d.path, ()))
+    return out
+
+
+def lint_checked(checked: Iterable[tuple[str, ir.Scenario | None]], diags: Diagnostics) -> list[Diagnostic]:
+    """Lint the scenarios that compiled clean (`scenario` is None for the others), as `itbench check`
+    does; the text of each file is in `diags.sources`."""
+    items = []
+    for path, scenario in checked:
+        source = diags.sources.get(path)
+        if scenario is not None and source is not None:
+            items.append(Linted(path, None, scenario, source.text))
+    return lint_files(items)
+
+
+_SCENARIO_NAME = re.compile(r'^[ \t]*scenario[ \t]+("(?:[^"\\\n]|\\.)*")', re.MULTILINE)
+
+
+def scenario_name_span(source: SourceFile | None) -> Span:
+    """The span of a scenario's quoted name (`scenario "NAME"`), found without parsing the file."""
+    if source is None:
+        return NO_SPAN
+    match = _SCENARIO_NAME.search(source.text)
+    return source.span(match.start(1), match.end(1)) if match else NO_SPAN
+
+
+# ---- helpers ----------------------------------------------------------------------------------------
+
+
+def _statements(document: ast.Scenario, cls) -> list:
+    return [s for s in document.statements if isinstance(s, cls)]
+
+
+def _fault_statement(item: Linted, index: int) -> ast.Fault:
+    """The statement of the scenario's `index`th injection (the checker keeps source order)."""
+    faults = ast.fault_statements(item.document)
+    if index < len(faults):
+        return faults[index]
+    return ast.Fault("", ast.Ref("", ""), None, item.document.name_span)
+
+
+def _expect_statements(document: ast.Scenario, cls) -> list:
+    return [x for s in _statements(document, ast.Expect) for x in s.statements if isinstance(x, cls)]
+
+
+class Components:
+    """Which component (workload) each object of a topology belongs to, for topology-aware rules.
+
+    A workload is its own component; a service belongs to the workload it selects, an autoscaler
+    to the workload it scales, pods (by name pattern) to the workload that owns them, and an object
+    a fault creates to the component of the fault's target. Anything else is a component of its own.
+    """
+
+    def __init__(self, scenario: ir.Scenario) -> None:
+        topology = scenario.topology
+        self.workloads = topology.workloads
+        self.by_key: dict[tuple[str, str], str] = {}
+        for w in topology.workloads:
+            self.by_key[(w.kind, w.name)] = w.name
+        for s in topology.services:
+            owner = self._selected(s)
+            if owner is not None:
+                self.by_key[("Service", s.name)] = owner
+        for a in topology.autoscalers:
+            self.by_key[("HorizontalPodAutoscaler", a.name)] = a.target.name
+        for injection in scenario.injections():
+            component = self.of(injection.target)
+            for created in injection.created + ([injection.root] if injection.root else []):
+                self.by_key.setdefault((created.kind, created.name), component)
+
+    def _selected(self, service: ir.Service) -> str | None:
+        if not service.selector:
+            return None
+        wanted = service.selector.items()
+        for w in self.workloads:
+            if w.namespace == service.namespace and wanted <= w.labels.items():
+                return w.name
+        return None
+
+    def of(self, ref: ir.ObjectRef) -> str:
+        if ref.kind == "Pod":
+            owners = [w for w in self.workloads if fnmatch.fnmatchcase(f"{w.name}-7d4b9c8f6-x2x9q", ref.name)
+                      or fnmatch.fnmatchcase(f"{w.name}-0", ref.name)]
+            if owners:
+                return max(owners, key=lambda w: len(w.name)).name
+        return self.by_key.get((ref.kind, ref.name), f"{ref.kind}/{ref.name}")
+
+
+def _refs(scenario: ir.Scenario) -> list[ir.ObjectRef]:
+    """Every object reference of a scenario outside its topology."""
+    refs: list[ir.ObjectRef] = []
+    for group in scenario.faults:
+        for i in group.injections:
+            refs += [i.target, *i.side_objects, *i.created, *([i.root] if i.root else [])]
+        refs += [w.target for w in group.waiters]
+    refs += [a.target for a in scenario.alerts]
+    refs += scenario.root_causes
+    refs += [e for p in scenario.propagations for e in (p.source, p.target)]
+    if scenario.mitigation is not None:
+        refs += [p.target for p in scenario.mitigation.predicates if p.target is not None]
+    refs += [o.target for o in scenario.optimal]
+    if scenario.compliance is not None:
+        refs += scenario.compliance.gaps + scenario.compliance.compliant
+    return refs
+
+
+def _strings(value) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings(v)
+
+
+# ---- W2002 unused topology object ------------------------------------------------------------------
+
+_K8S_KIND = {"deployment": "Deployment", "statefulset": "StatefulSet", "service": "Service", "configmap": "ConfigMap",
+             "secret": "Secret", "serviceaccount": "ServiceAccount", "hpa": "HorizontalPodAutoscaler"}
+
+
+def unused_objects(item: Linted) -> list[Diagnostic]:
+    """W2002: an inline object that no statement names and that belongs to no component in use.
+
+    A component is in use when a statement of the scenario names one of its objects (a fault, a
+    waiter, an alert, a root cause, a propagation, a mitigation predicate, an optimum, a gap or
+    compliant object), or when a dependency edge names it. A workload's component holds the services
+    that select it, its autoscaler and the configmaps, secrets and service account it uses.
+    Namespaces are never reported, nor the objects of an imported application.
+    """
+    scenario = item.scenario
+    if not item.may_have_inline_topology():
+        return []
+    topology = scenario.topology
+    refs = _refs(scenario)
+    named = {(r.kind, r.name) for r in refs}
+    imported = _app_objects(topology.application)
+    objects = [(w.kind, w.name) for w in topology.workloads] + [(kind, o.name) for kind, group in (
+        ("Service", topology.services), ("ConfigMap", topology.configmaps), ("Secret", topology.secrets),
+        ("ServiceAccount", topology.service_accounts), ("HorizontalPodAutoscaler", topology.autoscalers))
+        for o in group]
+    candidates = [key for key in objects if key not in imported and key not in named]
+    if not candidates:
+        return []
+    components = item.components
+    used_components = {components.of(r) for r in refs} | {name for edge in topology.edges for name in edge}
+    # names a fault's arguments mention (a configmap a fault edits, say) count as references
+    mentioned = {s for i in scenario.injections() for s in _strings(i.args)}
+    # the configmaps, secrets and service accounts each workload uses
+    members: dict[tuple[str, str], str] = {}
+    for w in topology.workloads:
+        if w.service_account:
+            members.setdefault(("ServiceAccount", w.service_account), w.name)
+        for text in _strings(ir.to_json([w.volumes, [c.env for c in w.containers + w.init_containers]])):
+            for kind in ("ConfigMap", "Secret"):
+                members.setdefault((kind, text), w.name)
+    unused: dict[tuple[str, str], str] = {}  # (Kubernetes kind, name) -> why
+    for key in candidates:
+        kind, name = key
+        if name in mentioned:
+            continue
+        component = members.get(key) or components.by_key.get(key)
+        if component is not None and component in used_components:
+            continue
+        if component is None and kind not in ("Deployment", "StatefulSet"):
+            unused[key] = "no statement names it and no workload uses it"
+        elif component is None or kind in ("Deployment", "StatefulSet"):
+            unused[key] = "no statement names it or its services, and no dependency edge connects it"
+        else:
+            unused[key] = f"it belongs to workload `{component}`, which nothing in the scenario refers to"
+    if not unused:
+        return []
+    out = []
+    for kind, name, span in _inline_declarations(item, unused):
+        why = unused.get((_K8S_KIND[kind], name))
+        if why is not None:
+            out.append(Diagnostic(
+                "W2002", f"{kind} `{name}` is declared but never used: {why}", item.path, span, "unused object",
+                help="remove it, or connect it (a dependency edge, an alert, a propagation) if the scenario needs it"))
+    return out
+
+
+_DECLARATION = re.compile(r'^[ \t]*(' + "|".join(_K8S_KIND) + r')[ \t]+"([^"\\\n]*)"', re.MULTILINE)
+
+
+def _inline_declarations(item: Linted, wanted: dict) -> list[tuple[str, str, Span]]:
+    """(kind, name, name span) of the inline topology objects, in source order.
+
+    Found in the text when every wanted object is declared at the start of a line (as `itbench fmt`
+    writes them; no statement names an unused object, so such a line is its declaration), else
+    from the AST."""
+    if item.text is not None and item._document is None:
+        source = SourceFile(item.path, item.text)
+        start = _TOPOLOGY_BLOCK.search(item.text)
+        found = [(m.group(1), m.group(2), source.span(m.start(2) - 1, m.end(2) + 1))
+                 for m in _DECLARATION.finditer(item.text, start.start() if start else 0)]
+        if {(_K8S_KIND[k], n) for k, n, _ in found} >= set(wanted):
+            return found
+    return [(obj.kind, obj.name, obj.name_span) for stmt in _statements(item.document, ast.Topology)
+            for obj in stmt.statements if isinstance(obj, ast.Object) and obj.kind in _K8S_KIND]
+
+
+@functools.lru_cache(maxsize=None)
+def _app_objects(application: str | None) -> frozenset[tuple[str, str]]:
+    """(Kubernetes kind, name) of every object a standard-library application declares."""
+    if not application:
+        return frozenset()
+    from .topology import KINDS, app_topology
+
+    build = app_topology(application)[0]
+    if build is None:
+        return frozenset()
+    return frozenset((KINDS[kind][1], name) for (kind, _, name) in build.declared if kind in KINDS)
+
+
+# ---- W2003 fault with no observable success criterion ----------------------------------------------
+
+
+def unobservable_faults(item: Linted) -> list[Diagnostic]:
+    """W2003: an SRE fault with no observable success criterion: nothing in `mitigated when` sees
+    it, and no alert can tell.
+
+    A `mitigated when` state or field predicate sees a fault when it names an object of the fault's
+    footprint (its target, what it creates or changes) or of the same component (their services and
+    pods); an `alert X not firing` predicate sees every fault when `expect` lists X. An alert can tell
+    when `expect` lists it on a component where the fault's group acts (the footprints of its faults,
+    which are one incident, and the targets of its waiters: a flag takes effect where its readers
+    restart), or on one the propagation chains of `expect` reach from there. FinOps faults are measured against
+    `optimal` values (E2013 requires them); CISO scenarios have no faults."""
+    scenario = item.scenario
+    if scenario.domain != "sre":
+        return []
+    components = item.components
+    predicates = scenario.mitigation.predicates if scenario.mitigation is not None else []
+    expected_alerts = {a.name for a in scenario.alerts}
+    if any(p.kind == "alert" and p.firing is False and p.alert in expected_alerts for p in predicates):
+        return []
+    seen = {components.of(p.target) for p in predicates if p.target is not None}
+    seen_keys = {p.target.key() for p in predicates if p.target is not None}
+    alerted = {components.of(a.target) for a in scenario.alerts}
+    downstream: dict[str, set[str]] = {}
+    for edge in scenario.propagations:
+        downstream.setdefault(components.of(edge.source), set()).add(components.of(edge.target))
+    out = []
+    pairs = [(injection, group) for group in scenario.faults for injection in group.injections]
+    for index, (injection, group) in enumerate(pairs):
+        if any(r.key() in seen_keys or components.of(r) in seen for r in _footprint(injection)):
+            continue
+        # the faults of a group are one incident, and a fault that takes effect through its group's waiters
+        # (a restart of the flag's readers) acts there too
+        acts = {components.of(r) for i in group.injections for r in _footprint(i)}
+        acts |= {components.of(w.target) for w in group.waiters}
+        if _reach(acts, downstream) & alerted:
+            continue
+        stmt = _fault_statement(item, index)
+        if scenario.mitigation is None or not predicates:
+            why = "the scenario has no `mitigated when` predicate"
+        else:
+            why = "no `mitigated when` predicate names what it changes"
+        out.append(Diagnostic(
+            "W2003", f"fault `{injection.fault}` on {injection.target.kind.lower()} `{injection.target.name}` has no "
+            f"observable success criterion: {why}, and no expected alert fires where it acts or where it propagates",
+            item.path, stmt.span, "how does the evaluator see it repaired?",
+            help=f'add `{injection.target.kind.lower()} "{injection.target.name}" ready` (or a field predicate) to '
+                 "`mitigated when`, or expect the alert it raises (and `alert NAME not firing` in `mitigated when`)"))
+    return out
+
+
+def _footprint(injection: ir.Injection) -> list[ir.ObjectRef]:
+    """What a fault changes: its target, the other objects it changes, what it creates, its root cause."""
+    return [injection.target, *injection.side_objects, *injection.created, *([injection.root] if injection.root else [])]
+
+
+def _reach(start: set[str], graph: dict[str, set[str]]) -> set[str]:
+    seen, todo = set(start), list(start)
+    while todo:
+        for nxt in graph.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+# ---- W2004 missing solution -----------------------------------------------------------------------------
+
+
+def missing_solution(item: Linted) -> list[Diagnostic]:
+    """W2004: an SRE or FinOps scenario without a `solution` block.
+
+    A CISO scenario's solution is the artefact the agent writes (a policy, a playbook), which the
+    evaluator checks against the gap and compliant objects: it needs none."""
+    scenario = item.scenario
+    if scenario.domain == "ciso" or scenario.solutions:
+        return []
+    return [Diagnostic(
+        "W2004", f"scenario `{scenario.name}` has no `solution`", item.path, item.document.name_span, "no solution",
+        help='add `solution "title" { step "what to do" run "kubectl ..." }`: the ground truth\'s recommended '
+             "actions come from it, and reviewers check the scenario can be solved")]
+
+
+# ---- W2005 duplicate mechanism in one file -------------------------------------------------------------
+
+
+def duplicate_mechanisms(item: Linted) -> list[Diagnostic]:
+    """W2005: two faults of one scenario with the same mechanism on the same target and place
+    (the key of W2001: mechanism, target, and the arguments that say where it acts)."""
+    first: dict[tuple, int] = {}
+    out = []
+    for index, injection in enumerate(item.scenario.injections()):
+        key = injection_key(injection)
+        if key not in first:
+            first[key] = index
+            continue
+        stmt, earlier = _fault_statement(item, index), _fault_statement(item, first[key])
+        out.append(Diagnostic(
+            "W2005", f"fault `{injection.fault}` on {injection.target.kind.lower()} `{injection.target.name}` repeats "
+            f"the fault at line {earlier.span.line}: same mechanism (`{injection.mechanism}`) on the same target",
+            item.path, stmt.span, "same mechanism on the same target",
+            help="the second injection overwrites or repeats the first: remove one, or target another object",
+            notes=(Note("the first fault is here", earlier.span),)))
+    return out
+
+
+# ---- W2006 identical scenario ----------------------------------------------------------------------------
+
+# what does not change what a scenario measures
+_NON_SEMANTIC = ("name", "description", "tags", "metadata")
+
+
+def _object_digest(obj) -> str:
+    return hashlib.sha256(json.dumps(ir.to_json(obj), sort_keys=True, ensure_ascii=False,
+                                     separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
+# the objects of a standard-library application are shared by every scenario that uses it (memo.py)
+_object_digest_memo = IdentityMemo(_object_digest)
+
+
+def canonical_hash(scenario: ir.Scenario) -> str:
+    """sha256 of the scenario's IR without its name, description, tags and metadata, keys sorted
+    (each topology object stands for the sha256 of its own canonical JSON)."""
+    data = {name: ir.to_json(getattr(scenario, name)) for name in ir.field_names(ir.Scenario)
+            if name not in _NON_SEMANTIC and name != "topology"}
+    topology = {}
+    for name in ir.field_names(ir.Topology):
+        value = getattr(scenario.topology, name)
+        if isinstance(value, list) and value and type(value[0]) in ir.TOPOLOGY_OBJECTS:
+            topology[name] = [_object_digest_memo(obj) for obj in value]
+        else:
+            topology[name] = ir.to_json(value)
+    data["topology"] = topology
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def identical_scenarios(items: Sequence[Linted]) -> list[Diagnostic]:
+    """W2006: a scenario whose canonical IR equals an earlier one's (in the order the files were given)."""
+    first: dict[str, Linted] = {}
+    out = []
+    for item in items:
+        earlier = first.setdefault(item.digest, item)
+        if earlier is item or earlier.path == item.path:
+            continue
+        out.append(Diagnostic(
+            "W2006", f"scenario `{item.scenario.name}` is identical to `{earlier.scenario.name}` ({earlier.path}): "
+            "only the name, description, tags or metadata differ", item.path, item.document.name_span,
+            "identical to another scenario",
+            help="change what the scenario measures (topology, faults, expectations), or drop one of the two",
+            notes=(Note(f"`{earlier.scenario.name}` is in {earlier.path}", earlier.document.name_span),)))
+    return out
+
+
+# ---- W2007 empty or placeholder description ------------------------------------------------------------
+
+
+def placeholder_description(item: Linted) -> list[Diagnostic]:
+    """W2007: a description that is empty, a placeholder (TODO, TBD, ...), the scenario's name, or
+    shorter than three words. (A missing description is the error E2013.)"""
+    text = " ".join(item.scenario.description.split())
+    bare = text.strip(" .!?:;-_*#\"'`").lower()
+    if not text:
+        why = "it is empty"
+    elif bare in PLACEHOLDERS or _PLACEHOLDER_WORD.search(text):
+        why = "it is a placeholder"
+    elif bare in (item.scenario.name.lower(), item.scenario.name.replace("-", " ").lower()):
+        why = "it repeats the scenario's name"
+    elif len(text.split()) < MIN_DESCRIPTION_WORDS:
+        why = f"it has fewer than {MIN_DESCRIPTION_WORDS} words"
+    else:
+        return []
+    stmt = next(iter(_statements(item.document, ast.Description)), None)
+    return [Diagnostic(
+        "W2007", f"the description of `{item.scenario.name}` says nothing: {why}", item.path,
+        stmt.span if stmt is not None else item.document.name_span,
+        "placeholder description", help="say in a sentence what breaks and what the user sees: it is shown in the "
+        "scenario index and to reviewers")]
+
+
+# ---- W2008 complexity inconsistent with the propagation length ----------------------------------------
+
+
+def propagation_hops(scenario: ir.Scenario, components: Components | None = None) -> int | None:
+    """The number of component-to-component hops along the longest propagation chain.
+
+    Edges inside one component (a deployment to its pods, pods to their service) are not hops;
+    None when the scenario declares no propagation."""
+    if not scenario.propagations:
+        return None
+    components = components or Components(scenario)
+    graph: dict[str, set[str]] = {}
+    for edge in scenario.propagations:
+        a, b = components.of(edge.source), components.of(edge.target)
+        graph.setdefault(a, set())
+        graph.setdefault(b, set())
+        if a != b:
+            graph[a].add(b)
+    return _longest_path(graph)
+
+
+def _longest_path(graph: dict[str, set[str]]) -> int:
+    """The number of edges of the longest simple path. Exact for an acyclic graph (depth-first with
+    memory, without recursion) and for a cyclic one of up to 10 nodes (over subsets of nodes); a larger
+    cyclic graph gets the depth-first count, where an edge back into the current path adds nothing."""
+    nodes = sorted(graph)
+    best: dict[str, int] = {}
+    cyclic = False
+    for root in nodes:
+        if root in best:
+            continue
+        on_path = {root}
+        stack = [(root, iter(sorted(graph[root])))]
+        while stack:
+            node, children = stack[-1]
+            child = None
+            for n in children:
+                if n in on_path:
+                    cyclic = True
+                elif n not in best:
+                    child = n
+                    break
+            if child is not None:
+                on_path.add(child)
+                stack.append((child, iter(sorted(graph[child]))))
+                continue
+            stack.pop()
+            on_path.discard(node)
+            best[node] = max((1 + best[n] for n in graph[node] if n in best and n not in on_path), default=0)
+    if not cyclic or len(nodes) > 10:
+        return max(best.values())
+    index = {n: i for i, n in enumerate(nodes)}
+    successors = [[index[m] for m in graph[n]] for n in nodes]
+    reachable = {(1 << i, i) for i in range(len(nodes))}  # (visited set, last node) of every simple path
+    frontier, longest = set(reachable), 0
+    while frontier:
+        following = set()
+        for mask, last in frontier:
+            for nxt in successors[last]:
+                if not mask & (1 << nxt):
+                    following.add((mask | (1 << nxt), nxt))
+        if following:
+            longest += 1
+        frontier = following
+    return longest
+
+
+def complexity_mismatch(item: Linted) -> list[Diagnostic]:
+    """W2008: `complexity low` with a propagation of more than two hops between components, or
+    `complexity high` with none. Scenarios without a propagation are not judged."""
+    scenario = item.scenario
+    hops = propagation_hops(scenario, item.components)
+    bounds = COMPLEXITY_HOPS.get(scenario.complexity)
+    if hops is None or bounds is None:
+        return []
+    low, high = bounds
+    if low <= hops and (high is None or hops <= high):
+        return []
+    stmt = next(iter(_statements(item.document, ast.Complexity)), None)
+    span: Span = stmt.span if stmt is not None else item.document.name_span or NO_SPAN
+    suggested = next(name for name, (lo, hi) in COMPLEXITY_HOPS.items() if lo <= hops and (hi is None or hops <= hi)
+                     and name != scenario.complexity)
+    hop_text = f"{hops} hop{'s' * (hops != 1)}"
+    rule = f"`{scenario.complexity}` " + (f"allows at most {high} hop{'s' * (high != 1)}" if high is not None
+                                           else f"needs at least {low} hop{'s' * (low != 1)}")
+    return [Diagnostic(
+        "W2008", f"complexity `{scenario.complexity}` does not match the propagation: its longest chain crosses "
+        f"{hop_text} between components ({rule})", item.path, span, f"{hop_text} of propagation",
+        help=f"write `complexity {suggested}`, or check the propagation chains in `expect`")]
+
+
+# in the order their diagnostics are produced (rendering sorts them by position anyway)
+SINGLE_FILE_RULES = (unused_objects, unobservable_faults, missing_solution, duplicate_mechanisms,
+                     placeholder_description, complexity_mismatch)
