@@ -86,6 +86,7 @@ class Edge:
     target: str
     kind: str  # dependency | propagation | selects | uses
     label: str = ""
+    indirect: bool = False  # a propagation between components that meet only through others
 
 
 @dataclass
@@ -343,11 +344,14 @@ def build(scenario: ir.Scenario, focus: str = "auto") -> Graph:
         if a in shown and c in shown:
             edges.append(Edge(a, c, "uses"))
     chain: list[tuple[str, str]] = []
+    indirect: set[tuple[str, str]] = set()
     for edge in scenario.propagations:
         pair = (b.locate(edge.source).key, b.locate(edge.target).key)
         if pair[0] != pair[1] and pair not in chain:  # steps inside one component are not drawn
             chain.append(pair)
-    edges += [Edge(a, c, "propagation", str(i)) for i, (a, c) in enumerate(chain, 1)]
+            if edge.indirect:
+                indirect.add(pair)
+    edges += [Edge(a, c, "propagation", str(i), (a, c) in indirect) for i, (a, c) in enumerate(chain, 1)]
     shown_components = sum(1 for k in b.components if k in shown)
     return Graph(scenario.name, nodes, edges, shown_components, total, focus)
 
@@ -427,7 +431,8 @@ def mermaid(graph: Graph) -> str:
     propagation_links = []
     for index, edge in enumerate(graph.edges):
         label = f"|{mermaid_text(edge.label)}|" if edge.label else ""
-        lines.append(f"  {ids[edge.source]} {arrows[edge.kind]}{label} {ids[edge.target]}")
+        arrow = "-.->" if edge.indirect else arrows[edge.kind]  # dotted: through other components
+        lines.append(f"  {ids[edge.source]} {arrow}{label} {ids[edge.target]}")
         if edge.kind == "propagation":
             propagation_links.append(str(index))
     for role in ROLE_ORDER + ("plain",):
@@ -471,6 +476,8 @@ def dot(graph: Graph) -> str:
     legend = ", ".join(f"{colour}: {meaning}" for style, colour, meaning in LEGEND if style in styles)
     if any(e.kind == "propagation" for e in graph.edges):
         legend += "; red arrows: the propagation, in order"
+        if any(e.indirect for e in graph.edges):
+            legend += " (dashed: through other components)"
     label = "<br/>".join([f"<b>{html_text(title.splitlines()[0])}</b>"] + [html_text(x) for x in title.splitlines()[1:]]
                          + ([f'<font point-size="10">{html_text(legend)}</font>'] if legend else []))
     lines = [
@@ -513,8 +520,9 @@ def dot(graph: Graph) -> str:
             # drawn over a dependency edge: let the dependencies decide the layout
             constraint = ", constraint=false" if (edge.source, edge.target) in dependencies or (
                 edge.target, edge.source) in dependencies else ""
+            dashed = ", style=dashed" if edge.indirect else ""  # through other components
             lines.append(f'  {a} -> {b} [color="{PROPAGATION_COLOR}", penwidth=2.5, fontcolor="{PROPAGATION_COLOR}", '
-                         f"label=<<b>{html_text(edge.label)}</b>>{constraint}];")
+                         f"label=<<b>{html_text(edge.label)}</b>>{constraint}{dashed}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

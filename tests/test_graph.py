@@ -51,7 +51,7 @@ def case_names() -> list[str]:
 # ---- a strict grammar of the Mermaid we write: every line is one of these -----------------------------------
 
 _ID = r"[a-z][a-z0-9_]*"
-_EDGE = rf"  ({_ID}) (?:-->|==>\|[0-9]+\||-\.->) ({_ID})"
+_EDGE = rf"  ({_ID}) (?:-->|==>\|[0-9]+\||-\.->\|[0-9]+\||-\.->) ({_ID})"
 _LABEL = r'(?:<b>[^"<>\[\]{}|\n]*</b>)?(?:<br>[^"<>\[\]{}|\n]*)*'  # our own tags, escaped text between them
 MERMAID_LINE = [re.compile(p) for p in (
     r"flowchart LR",
@@ -224,7 +224,7 @@ def mermaid_classes(text: str) -> dict[str, str]:
 
 
 def propagation_links(text: str) -> list[tuple[str, str, int]]:
-    return [(a, b, int(n)) for a, n, b in re.findall(r"^  (\S+) ==>\|(\d+)\| (\S+)$", text, re.M)]
+    return [(a, b, int(n)) for a, n, b in re.findall(r"^  (\S+) (?:==>|-\.->)\|(\d+)\| (\S+)$", text, re.M)]
 
 
 def test_mermaid_highlights_fault_target_root_cause_and_alerts(shop):
@@ -489,3 +489,42 @@ if __name__ == "__main__":
         sys.exit("usage: python3 tests/test_graph.py --update")
     os.chdir(REPO)
     sys.exit(update())
+
+
+INDIRECT = """scenario "shop-orders" {
+  domain sre
+  complexity medium
+  description "Orders stop reaching billing."
+  topology {
+    namespace "shop"
+    deployment "orders" { image = "orders:1"  port "http" = 8080 }
+    deployment "queue" { image = "queue:1"  port "amqp" = 5672 }
+    deployment "billing" { image = "billing:1"  port "http" = 8080 }
+    service "orders" { port "http" = 8080 }
+    service "queue" { port "amqp" = 5672 }
+    service "billing" { port "http" = 8080 }
+    "orders" -> "queue"
+    "billing" -> "queue"
+  }
+  fault scaled_to_zero on deployment "orders"
+  expect {
+    propagation service "orders" -> service "billing" { indirect = true }
+  }
+}
+"""
+
+
+def test_an_indirect_propagation_is_drawn_dotted_or_dashed():
+    from itbench_dsl.compiler import compile_source
+    from itbench_dsl.diagnostics import Diagnostics
+
+    diags = Diagnostics()
+    scenario = compile_source(INDIRECT.encode(), "shop.itb", diags).scenario
+    assert scenario is not None and not diags.errors()
+    mermaid = graph.render(scenario, "mermaid")
+    assert "  n_orders -.->|1| n_billing" in mermaid.splitlines()
+    check_mermaid(mermaid)
+    dot = graph.render(scenario, "dot")
+    edge = next(line for line in dot.splitlines() if line.strip().startswith('"orders" -> "billing"')
+                or ("orders" in line and "-> " in line and "billing" in line and "label=<<b>1</b>>" in line))
+    assert "style=dashed" in edge and "dashed: through other components" in dot
