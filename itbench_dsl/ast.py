@@ -162,6 +162,7 @@ class Metadata:
 @dataclass(frozen=True)
 class UseApp:
     name: str
+    entries: tuple[Entry, ...] | None = None  # `{ options { ... } }`: the application's install options
     span: Span = _span()
 
 

@@ -107,6 +107,7 @@ class Checker:
         metadata = entries_as_data(single[ast.Metadata].entries) if ast.Metadata in single else {}
         self.topology(single.get(ast.UseApp))
         topology = self.state.build.to_ir()
+        topology.application_options = self.application_options(single.get(ast.UseApp))
         groups = self.faults()
         expect = [s for s in doc.statements if isinstance(s, ast.Expect)]
         for extra in expect[1:]:
@@ -212,6 +213,18 @@ class Checker:
         if use is None and not inline:
             self.error("E2013", "the scenario has no topology", self.doc.name_span, "no topology",
                        help='import one with `use app "opentelemetry-demo"` or write `topology { ... }`')
+
+    def application_options(self, use: ast.UseApp | None) -> dict | None:
+        """`use app "x" { options { ... } }`: ITBench's install options, kept as data in ITBench's spelling."""
+        if use is None or use.entries is None:
+            return None
+        body = Body(self.ctx, use.entries, "`use app`", use.span)
+        options = body.block("options")
+        body.finish()
+        if options is None:
+            return None
+        options.used = set(range(len(options.entries)))  # free data: any key ITBench's installer reads
+        return entries_as_data(options.entries) or None
 
     # ---- references
     def resolve(self, ref: ast.Ref, allowed: tuple[str, ...] | None = None, what: str = "reference") -> Resolved | None:
@@ -818,7 +831,7 @@ class Checker:
             self.error("E2013", f"{article} scenario needs at least one `fault`", self.doc.name_span, "no fault")
         has_optimal = any(isinstance(x, ast.Optimal) for s in self.doc.statements if isinstance(s, ast.Expect)
                           for x in s.statements)
-        if domain == "finops" and not has_optimal:
+        if domain == "finops" and not has_optimal and not control:  # a control changes nothing: no optimum
             self.error("E2013", "a FinOps scenario needs an `optimal` value in `expect`", self.doc.name_span,
                        "no optimum", help='add `optimal deployment "x" replicas = 1` to `expect`')
 

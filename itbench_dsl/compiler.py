@@ -88,6 +88,8 @@ def scenario_json(scenario: ir.Scenario) -> bytes:
     topology = scenario.topology
     parts = []
     for name in ir.field_names(ir.Topology):
+        if name not in data["topology"]:  # a field left out while it holds its default
+            continue
         value = getattr(topology, name)
         if isinstance(value, list) and value and type(value[0]) in ir.TOPOLOGY_OBJECTS:
             text = "[" + ", ".join(_object_text(obj) for obj in value) + "]"

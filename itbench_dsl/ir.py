@@ -176,6 +176,8 @@ class Topology:
     autoscalers: list[Autoscaler]
     edges: list[list[str]]  # [caller, callee] between components (workload names)
     application_key: Optional[str] = None  # ITBench's key for the application in scenario.yaml
+    # ITBench's install options of the application (`use app "x" { options { ... } }`), as ITBench spells them
+    application_options: Optional[dict] = field(default=None, metadata=_OMIT)
 
 
 @dataclass

@@ -275,7 +275,7 @@ class _Builder:
         return ast.Metadata(self.body(t.children[0]), span)
 
     def stmt_use_app(self, t, span):
-        return ast.UseApp(self.string(t.children[0]), span)
+        return ast.UseApp(self.string(t.children[0]), self.optional_body(t.children[1]), span)
 
     def stmt_agent(self, t, span):
         return ast.Agent(self.body(t.children[0]), span)

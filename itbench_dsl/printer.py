@@ -153,7 +153,7 @@ class Printer:
         self.body_block("metadata", s.entries, s.span)
 
     def p_UseApp(self, s):
-        self.emit(f"use app {quote(s.name)}", s.span)
+        self.body_block(f"use app {quote(s.name)}", s.entries, s.span)
 
     def p_Agent(self, s):
         self.body_block("agent", s.entries, s.span)

@@ -276,7 +276,7 @@ scenario_statements = st.one_of(
     st.builds(ast.Description, text),
     st.builds(ast.Tags, st.builds(ast.ListValue, st.lists(values(3), max_size=4).map(tuple))),
     st.builds(ast.Metadata, entries()),
-    st.builds(ast.UseApp, text),
+    st.builds(ast.UseApp, text, optional_body()),
     st.builds(ast.Topology, st.lists(topology_statements, max_size=4).map(tuple)),
     faults,
     st.builds(ast.Group, st.one_of(st.none(), text), st.lists(st.one_of(faults, waits), max_size=4).map(tuple)),

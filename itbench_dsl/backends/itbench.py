@@ -7,6 +7,7 @@ root causes, propagation edges and alerts of the `expect` block.
 
 from __future__ import annotations
 
+import copy
 import functools
 import re
 
@@ -36,6 +37,7 @@ def scenario_yaml(scenario: ir.Scenario) -> dict:
         key = scenario.topology.application_key or app
         applications[key] = {"enabled": True}
         options: dict = {}
+        _merge(options, copy.deepcopy(scenario.topology.application_options or {}))  # the scenario's own
         for injection in scenario.injections():  # ITBench application options the faults need
             _merge(options, FAULTS[injection.fault].app_options)
         if options:

@@ -50,6 +50,7 @@ class Model:
     index: Located | None = None
     scenario: Located | None = None
     older_shape: bool = False  # scenario.yaml in ITBench's older shape (lists): compiled, it is in the current one
+    app_options: dict = field(default_factory=dict)  # the application's install options (`options` or `args`)
 
 
 class ImportFailed(Exception):
@@ -122,14 +123,17 @@ def read_scenario_yaml(file: Located, model: Model, diags: Diagnostics) -> None:
 def _applications(file: Located, model: Model, diags: Diagnostics, apps, where: tuple) -> None:
     """Applications as a list (`[{id: opentelemetry-demo}]`) or as a map (`{opentelemetryDemo: {enabled: true}}`)."""
     names = []
+    options: list = []
     if isinstance(apps, dict):
         names = [(k, (k,)) for k, v in apps.items() if not (isinstance(v, dict) and v.get("enabled") is False)]
+        options = [v.get("options") for v in apps.values() if isinstance(v, dict) and v.get("enabled") is not False]
     elif isinstance(apps, list):
         for i, item in enumerate(apps):
             if isinstance(item, str):
                 names.append((item, (i,)))
             elif isinstance(item, dict) and isinstance(item.get("id") or item.get("name"), str):
                 names.append((item.get("id") or item.get("name"), (i,)))
+                options.append(item.get("options") or item.get("args"))
             else:
                 _shape(file, diags, where + (i,), "an application entry has no `id`")
     else:
@@ -144,6 +148,49 @@ def _applications(file: Located, model: Model, diags: Diagnostics, apps, where: 
                        help="the standard library's applications: " + ", ".join(sorted(set(known.values()))))
             raise ImportFailed
         model.application = model.application or app
+    for found in options:
+        if isinstance(found, dict):
+            _merge_options(model.app_options, found)
+
+
+def _merge_options(into: dict, extra: dict) -> None:
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge_options(into[key], value)
+        else:
+            into[key] = value
+
+
+def _without(options: dict, implied: dict) -> dict:
+    """The options the faults do not already ask for (they add their own when compiled)."""
+    out = {}
+    for key, value in options.items():
+        if isinstance(value, dict) and isinstance(implied.get(key), dict):
+            rest = _without(value, implied[key])
+            if rest:
+                out[key] = rest
+        elif implied.get(key) != value:
+            out[key] = value
+    return out
+
+
+def _data_block(header: str, data: dict) -> str | None:
+    """A mapping as an `.itb` block (`header { key = value  nested { ... } }`); None if a value has no literal."""
+    from ..printer import key_text
+
+    lines = []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            inner = _data_block(key_text(str(key)), value)
+            if inner is None:
+                return None
+            lines.append(inner)
+        else:
+            text = fault_map.literal(value)
+            if text is None:
+                return None
+            lines.append(f"{key_text(str(key))} = {text}")
+    return header + " {\n" + "\n".join(lines) + "\n}"
 
 
 def _known_apps() -> dict[str, str]:
@@ -475,9 +522,23 @@ def build(model: Model, graph: Graph | None, diags: Diagnostics) -> tuple[list[s
     meta.append(f"itbench_category = {quote(model.category)}")
     if model.complexity:
         meta.append(f"itbench_complexity = {quote(model.complexity)}")
+    if not statements:  # no injection: a control (a false alarm), where the right answer is to change nothing
+        meta.append("control = true")
     head.append("metadata {\n" + "\n".join(meta) + "\n}")
     if model.application:
-        head.append(f"use app {quote(model.application)}")
+        from ..faults import FAULTS
+
+        implied: dict = {}
+        for statement in statements:
+            if statement.kind in FAULTS:
+                _merge_options(implied, FAULTS[statement.kind].app_options)
+        options = _without(model.app_options, implied)
+        block = _data_block("options", options) if options else None
+        if options and block is None:
+            where = Where(model.scenario or model.index, ("spec", "applications"))
+            where.file.error(diags, "W5005", "the application's options hold a value the language cannot write; "
+                             "they are left out", where.path, "not carried")
+        head.append(f"use app {quote(model.application)}" + (" {\n" + block + "\n}" if block else ""))
     truth: list[Line] = []
     if graph is not None:
         truth = _truth_lines(model, graph, statements, diags)
