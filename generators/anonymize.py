@@ -57,16 +57,22 @@ def _word(rng, syllables: int) -> str:
 def original_names(ctx: Context) -> tuple[set[str], set[str]]:
     """(namespaces, other names) of the scenario's topology, containers and application."""
     topology = ctx.scenario.topology
-    namespaces = {n.name for n in topology.namespaces}
+    # what the cluster provides (kube-system, etcd) keeps its names: renamed, it would not exist
+    provided = {n.name for n in topology.namespaces if n.provided}
+    namespaces = {n.name for n in topology.namespaces} - provided
     names = set()
     for pool in (topology.workloads, topology.services, topology.configmaps, topology.secrets,
                  topology.service_accounts, topology.autoscalers):
-        names |= {o.name for o in pool}
+        names |= {o.name for o in pool if o.namespace not in provided}
     for workload in topology.workloads:
+        if workload.namespace in provided:
+            continue
         names |= {c.name for c in workload.containers}
         names |= {c.name for c in getattr(workload, "init_containers", None) or []}
         names |= {v for v in workload.labels.values() if isinstance(v, str)}
     for service in topology.services:
+        if service.namespace in provided:
+            continue
         names |= {v for v in (service.selector or {}).values() if isinstance(v, str)}
     if topology.application:
         names.add(topology.application)

@@ -45,6 +45,9 @@ class RetargetGenerator(Generator):
             return
         old = injections[0].target
         kind = FAULTS[injections[0].fault]
+        if old.kind == "Pod":  # a static pod: its fault is about the cluster, not one of the application's objects
+            yield Skip(f"`{kind.name}` acts on a component the cluster provides ({old.name})")
+            return
         candidates = [r for r in object_refs(ctx.scenario.topology, kind.targets) if r != old]
         if not candidates:
             yield Skip(f"the topology has no other {' or '.join(kind.targets)} for `{kind.name}`")

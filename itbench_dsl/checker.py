@@ -272,7 +272,8 @@ class Checker:
             return None
         declared = matches[0]
         api_version, k8s_kind = KINDS[kind]
-        obj_ref = ir.ObjectRef(api_version, k8s_kind, declared.namespace, name)
+        # a static pod is known by its mirror pods, `<name>-<node>`: the reference is their pattern
+        obj_ref = ir.ObjectRef(api_version, k8s_kind, declared.namespace, f"{name}-*" if kind == "static_pod" else name)
         return Resolved(obj_ref, self.component_of(kind, declared.obj), declared.obj)
 
     def component_of(self, kind: str, obj) -> str | None:
@@ -703,8 +704,11 @@ class Checker:
                         self.error("E2016", f"agent namespace `{ns}` is not declared", body.attr_span("namespaces"))
                 namespaces = explicit
             body.finish()
-        return ir.AgentAccess("itbench-agent", list(dict.fromkeys(namespaces)), sorted(set(read)), sorted(set(write)),
-                              sorted(set(cluster_read)), sorted(set(cluster_write)))
+        namespaces = list(dict.fromkeys(namespaces))
+        # the agent diagnoses what the cluster provides but does not change it
+        read_only = [n.name for n in topology.namespaces if n.provided and n.name in namespaces]
+        return ir.AgentAccess("itbench-agent", namespaces, sorted(set(read)), sorted(set(write)),
+                              sorted(set(cluster_read)), sorted(set(cluster_write)), read_only)
 
     def agent_resources(self, body: Body, key: str, default: list[str], cluster: bool) -> list[str]:
         values = body.attr(key, "str_list", default=default)

@@ -205,6 +205,12 @@ Utilisation of CPU or memory is measured against the containers' requests (a lim
 request). A fault or autoscaler on a resource the containers do not request has no effect.
 Add `resources { requests { cpu = ... } }` or act on a resource that is requested.
 """),
+        _c("E2029", "the cluster provides this object", """
+The object can only exist because the cluster runs it: a static pod (etcd, the API server) is
+started by the kubelet from a manifest on the node, so no scenario can deploy one. Declare it in
+a namespace the cluster provides, `namespace "kube-system" { provided = true }`: what is declared
+there can be a fault's target and is present in the derived states, but is never deployed.
+"""),
         _c("E3001", "generated object is not valid", """
 An object the compiler generated does not validate against the vendored schema of its kind
 (Kubernetes v1.33, Chaos Mesh v1alpha1). The message gives the JSON path inside the object.

@@ -558,7 +558,7 @@ def object_refs(topology: ir.Topology, kinds: Iterable[str]) -> list[ir.ObjectRe
 
     out = []
     for kind in kinds:
-        if kind not in KINDS:
+        if kind not in KINDS or kind == "static_pod":  # the cluster's own components are no variant's target
             continue
         api_version, k8s_kind = KINDS[kind]
         if kind == "namespace":

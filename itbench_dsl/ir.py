@@ -72,7 +72,7 @@ class Container:
 
 @dataclass
 class Workload:
-    kind: str  # Deployment | StatefulSet
+    kind: str  # Deployment | StatefulSet | Pod (a static pod: the kubelet runs it, the cluster provides it)
     name: str
     namespace: str
     replicas: int
@@ -162,6 +162,9 @@ class Autoscaler:
 class Namespace:
     name: str
     labels: dict[str, str] = field(default_factory=dict)
+    # the cluster provides the namespace and what the scenario declares in it (kube-system): referenced,
+    # checked and present in the derived states, but never deployed
+    provided: Optional[bool] = field(default=None, metadata=_OMIT)
 
 
 @dataclass
@@ -293,6 +296,8 @@ class AgentAccess:
     write: list[str]
     cluster_read: list[str] = field(default_factory=list)  # cluster-scoped resources (a ClusterRole)
     cluster_write: list[str] = field(default_factory=list)
+    # of `namespaces`, those the agent may only read: the namespaces the cluster provides (kube-system)
+    read_only: list[str] = field(default_factory=list, metadata=_OMIT)
 
 
 @dataclass

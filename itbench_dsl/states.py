@@ -81,7 +81,8 @@ def derive(scenario: ir.Scenario) -> dict[str, dict]:
     from .backends import manifests as manifest_backend
 
     gaps = [id(o) for o in fault_backend.gap_objects(scenario)]
-    topology = manifest_backend.topology_manifests(scenario.topology, exclude=gaps) + ciso.k8s_objects(scenario)[1]
+    topology = manifest_backend.topology_manifests(scenario.topology, exclude=gaps, provided=True) \
+        + ciso.k8s_objects(scenario)[1]
     topology += manifest_backend.agent_access(scenario.agent)  # deployed with the topology (manifests/agent-access.yaml)
     inject_apply, inject_delete, revert_apply, revert_delete = fault_backend.plan(scenario)
 
@@ -193,6 +194,11 @@ def _state(objects: dict[tuple, dict], effects: dict, alerts: list[dict]) -> dic
             workload, workload_pods = _running(obj) if effect == "" else _run_workload(obj, effect, original)
             items.append(workload)
             pods.extend(workload_pods)
+        elif key[0] == "Pod" and "status" not in obj:  # a static pod's mirror pod, running, owned by its node
+            node = obj.get("spec", {}).get("nodeName", NODE)
+            owner = {"apiVersion": "v1", "kind": "Node", "name": node, "uid": _uid(f"node/{node}"), "controller": True}
+            meta = {**obj["metadata"], "ownerReferences": [owner]}
+            pods.append({**obj, "metadata": meta, "status": _pod_status(obj.get("spec", {}), "")})
         else:
             items.append(obj)
     items.extend(pods)

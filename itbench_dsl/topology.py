@@ -49,12 +49,15 @@ KINDS = {
     "secret": ("v1", "Secret"),
     "serviceaccount": ("v1", "ServiceAccount"),
     "hpa": ("autoscaling/v2", "HorizontalPodAutoscaler"),
+    # a static pod: the kubelet runs it from a manifest on the node (etcd, the API server), and the API
+    # server shows it as the mirror pod `<name>-<node>`. Only the cluster provides one.
+    "static_pod": ("v1", "Pod"),
 }
 # kinds that can be referenced but are not declared: they exist at run time
 RUNTIME_KINDS = {"pod": ("v1", "Pod")}
 # a Gateway API Gateway that the application's installation deploys, named by its metadata (`gateway`)
 RUNTIME_KINDS["gateway"] = ("gateway.networking.k8s.io/v1", "Gateway")
-WORKLOAD_KINDS = ("deployment", "statefulset")
+WORKLOAD_KINDS = ("deployment", "statefulset", "static_pod")
 # resources the agent's access may name (`agent { read = [...] write = [...] }`) -> their API group
 AGENT_RESOURCES = {
     "pods": "", "pods/log": "", "pods/exec": "", "events": "", "services": "", "endpoints": "", "configmaps": "",
@@ -256,6 +259,7 @@ class TopologyBuilder:
         self.check_name(obj.name, obj.name_span, "namespace")
         body = Body(self.ctx, obj.entries, f"namespace `{obj.name}`", obj.span)
         ns = ir.Namespace(obj.name, body.string_map("labels", label_problem))
+        ns.provided = True if body.attr("provided", "bool") else None
         body.finish()
         if self.declare("namespace", obj.name, None, obj.name_span, ns):
             self.build.namespaces.append(ns)
@@ -294,9 +298,15 @@ class TopologyBuilder:
         self.check_name(obj.name, obj.name_span, obj.kind, subdomain=obj.kind in ("configmap", "secret"))
         result = builder(obj, body, namespace or "default")
         body.finish()
+        if obj.kind == "static_pod" and namespace is not None and not self.provided(namespace):
+            self.ctx.error("E2029", f"static pod `{obj.name}` is in namespace `{namespace}`, which the scenario deploys",
+                           obj.kind_span, "not deployable",
+                           help=f"the kubelet runs static pods from the node's manifests: declare the namespace the "
+                           f'cluster provides, `namespace "{namespace}" {{ provided = true }}`')
         if result is not None and namespace is not None and self.declare(obj.kind, obj.name, namespace, obj.name_span, result):
             target = {
                 "deployment": self.build.workloads, "statefulset": self.build.workloads,
+                "static_pod": self.build.workloads,
                 "service": self.build.services, "configmap": self.build.configmaps, "secret": self.build.secrets,
                 "serviceaccount": self.build.service_accounts, "hpa": self.build.autoscalers,
             }[obj.kind]
@@ -309,10 +319,17 @@ class TopologyBuilder:
     def obj_statefulset(self, obj: ast.Object, body: Body, namespace: str) -> ir.Workload:
         return self.workload("StatefulSet", obj, body, namespace)
 
+    def obj_static_pod(self, obj: ast.Object, body: Body, namespace: str) -> ir.Workload:
+        return self.workload("Pod", obj, body, namespace)
+
+    def provided(self, namespace: str) -> bool:
+        return any(n.name == namespace and n.provided for n in self.build.namespaces)
+
     def workload(self, kind: str, obj: ast.Object, body: Body, namespace: str) -> ir.Workload:
-        replicas = body.attr("replicas", "nonneg_int", default=1)
+        static = kind == "Pod"  # one pod per node the kubelet runs it on, selected by its labels
+        replicas = 1 if static else body.attr("replicas", "nonneg_int", default=1)
         labels = body.string_map("labels", label_problem) or {"app.kubernetes.io/name": obj.name}
-        selector = body.string_map("selector", label_problem) or dict(labels)
+        selector = dict(labels) if static else body.string_map("selector", label_problem) or dict(labels)
         object_labels = body.string_map("object_labels", label_problem)
         service_account = body.attr("service_account", "str")
         service_name = body.attr("service_name", "str") if kind == "StatefulSet" else None
@@ -351,7 +368,7 @@ class TopologyBuilder:
         workload.priority_class_name = body.attr("priority_class_name", "str")
         if kind == "Deployment":
             workload.strategy = self.choice(body, "strategy", ("Recreate", "RollingUpdate"))
-        else:
+        elif kind == "StatefulSet":
             workload.pod_management_policy = self.choice(body, "pod_management_policy", ("OrderedReady", "Parallel"))
         return workload
 
@@ -593,6 +610,9 @@ class TopologyBuilder:
         claim = body.attr("claim", "str")
         if claim is not None:
             sources.append({"persistentVolumeClaim": {"claimName": claim}})
+        host_path = body.attr("host_path", "str")
+        if host_path is not None:
+            sources.append({"hostPath": {"path": host_path}})
         items = body.string_map("items")
         if items and sources and ("configMap" in sources[0] or "secret" in sources[0]):
             source = next(iter(sources[0].values()))
@@ -601,7 +621,8 @@ class TopologyBuilder:
             self.ctx.error("E2006", "`items` applies to configmap and secret volumes", block.key_span)
         body.finish()
         if len(sources) != 1:
-            self.ctx.error("E2007", f"volume `{name}` needs exactly one of `empty_dir`, `configmap`, `secret`, `claim`",
+            self.ctx.error("E2007", f"volume `{name}` needs exactly one of `empty_dir`, `configmap`, `secret`, `claim`, "
+                           "`host_path`",
                            block.key_span)
             return None
         return {"name": name, **sources[0]}

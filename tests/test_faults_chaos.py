@@ -431,7 +431,7 @@ def test_documentation_fields():
         kind = FAULTS[name]
         assert kind.itbench_id == "scheduled-chaos-mesh-experiment"
         assert kind.args and kind.preconditions and kind.creates and kind.domains == ("sre",)
-        assert kind.targets == ("deployment", "statefulset")
+        assert kind.targets == ("deployment", "statefulset", "static_pod")  # a static pod: etcd, say
 
 
 @pytest.mark.parametrize("fields,expected", [

@@ -62,8 +62,9 @@ def imported_reference(number: int) -> tuple[str | None, Diagnostics]:
     return imported(SCENARIOS / f"scenario_{number}")
 
 
-# a sample of shapes for the (slower) fixed-point test: flags, chaos, Istio, FinOps, no v1, corrected defects
-FIXED_POINT_SAMPLE = (1, 2, 10, 14, 17, 19, 25, 38, 47, 48, 50, 51, 52, 61, 105)
+# a sample of shapes for the (slower) fixed-point test: flags, chaos, Istio, FinOps, no v1, corrected defects,
+# a cluster component (55)
+FIXED_POINT_SAMPLE = (1, 2, 10, 14, 17, 19, 25, 38, 47, 48, 50, 51, 52, 55, 61, 105)
 
 
 def compiled_files(text: str, name: str = "imported.itb") -> dict[str, object]:

@@ -82,6 +82,15 @@ def _container(c: ir.Container) -> dict:
     return out
 
 
+# the node a static pod runs on, in the states derived offline (kind names its control plane so)
+CONTROL_PLANE_NODE = "itbench-control-plane"
+
+
+def static_pod_name(w: ir.Workload) -> str:
+    """The mirror pod the API server shows for a static pod: `<name>-<node>`."""
+    return f"{w.name}-{CONTROL_PLANE_NODE}"
+
+
 def _workload(w: ir.Workload) -> dict:
     pod_spec: dict = {}
     if w.service_account:
@@ -108,6 +117,10 @@ def _workload(w: ir.Workload) -> dict:
     pod_spec["containers"] = [_container(c) for c in w.containers]
     if w.volumes:
         pod_spec["volumes"] = [dict(v) for v in w.volumes]
+    if w.kind == "Pod":  # a static pod's mirror pod, as the cluster shows it
+        pod_spec["nodeName"] = CONTROL_PLANE_NODE
+        meta = _meta(static_pod_name(w), w.namespace, w.labels, w.annotations)
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod_spec}
     spec: dict = {"replicas": w.replicas, "selector": {"matchLabels": dict(w.selector)}}
     if w.kind == "StatefulSet":
         spec["serviceName"] = w.service_name or w.name
@@ -203,7 +216,8 @@ def agent_access(access: ir.AgentAccess) -> list[dict]:
     for namespace in access.namespaces:
         name = f"{access.service_account}"
         objects.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-                        "metadata": _meta(name, namespace, MANAGED_BY), "rules": rules})
+                        "metadata": _meta(name, namespace, MANAGED_BY),
+                        "rules": _rules(access.read, READ_VERBS) if namespace in access.read_only else rules})
         objects.append({
             "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": _meta(name, namespace, MANAGED_BY),
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
@@ -229,8 +243,15 @@ def _rules(resources: list[str], verbs: list[str]) -> list[dict]:
     return [{"apiGroups": [group], "resources": sorted(names), "verbs": list(verbs)} for group, names in sorted(by_group.items())]
 
 
-def topology_manifests(topology: ir.Topology, exclude: list[int] = ()) -> list[dict]:
-    """Every topology object (but those whose id() is in `exclude`), namespaces first, then by kind."""
+def provided_namespaces(topology: ir.Topology) -> set[str]:
+    return {n.name for n in topology.namespaces if n.provided}
+
+
+def topology_manifests(topology: ir.Topology, exclude: list[int] = (), provided: bool = False) -> list[dict]:
+    """Every topology object (but those whose id() is in `exclude`), namespaces first, then by kind.
+
+    What the cluster provides (a namespace marked `provided` and everything in it) is not deployed:
+    it is left out, unless `provided` asks for the cluster as it runs (the derived states)."""
     objects: list = []
     objects += topology.namespaces
     objects += topology.service_accounts
@@ -239,4 +260,7 @@ def topology_manifests(topology: ir.Topology, exclude: list[int] = ()) -> list[d
     objects += topology.workloads
     objects += topology.services
     objects += topology.autoscalers
+    skip = set() if provided else provided_namespaces(topology)
+    if skip:
+        objects = [o for o in objects if (o.name if isinstance(o, ir.Namespace) else o.namespace) not in skip]
     return [render_object(o) for o in objects if id(o) not in exclude]

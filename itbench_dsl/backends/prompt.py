@@ -83,7 +83,9 @@ def context(scenario: ir.Scenario) -> dict:
     return {
         "scenario": {"name": scenario.name, "domain": scenario.domain},
         "application": {"name": app or "custom", "description": app_description},
-        "namespaces": [n.name for n in topology.namespaces],
+        # the cluster's own namespaces (kube-system) go unsaid: every cluster has them, and naming one that
+        # a scenario declares would point at the fault
+        "namespaces": [n.name for n in topology.namespaces if not n.provided],
         # not the agent's resource lists: they grow with the fault (Chaos Mesh's `podchaos`), a leak
         "agent": {"service_account": scenario.agent.service_account},
         "control": None if compliance is None else _control(scenario, compliance),

@@ -347,6 +347,7 @@ def _finish(f: FaultInput, chaos_type: str, default_name: str, spec: dict, timin
 def _common(f: FaultInput, workload: ir.Workload, duration_rule: str = "optional", action=None,
             selector_key: str = "selector"):
     """mode, value, selector (with pod phases), duration and timing, in one go; None when any is broken."""
+    f.body.attr("name", "str")  # read by _finish; read here too, so that an error elsewhere does not call it unknown
     mode, value = _mode(f, workload)
     phases = _pod_phases(f)
     duration = _duration(f, duration_rule, action)
@@ -433,7 +434,7 @@ _COMMON_PRECONDITIONS = (
 
 def _kind(name, chaos_type, summary, check, args, preconditions):
     return FaultKind(
-        name, SCHEDULED_ID, f"chaos-mesh.schedule:{chaos_type}", ("deployment", "statefulset"), summary, check, _inject, _revert,
+        name, SCHEDULED_ID, f"chaos-mesh.schedule:{chaos_type}", ("deployment", "statefulset", "static_pod"), summary, check, _inject, _revert,
         args=args + _COMMON_ARGS, preconditions=preconditions + _COMMON_PRECONDITIONS,
         creates=f"a Chaos Mesh {chaos_type} in namespace chaos-mesh (one-shot: no ITBench id, solved by deleting "
         f"the experiment), or with `every`/`schedule` a Schedule that creates it repeatedly (ITBench's "

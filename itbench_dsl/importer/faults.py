@@ -39,6 +39,9 @@ class Statement:
     kind: str = ""
     target_kind: str = ""
     target_name: str = ""
+    # a Chaos Mesh experiment's selector: the one namespace it names, and its pod labels
+    selector_namespace: str | None = None
+    selector_labels: dict = field(default_factory=dict)
 
 
 def ref_kind(k8s_kind: str) -> str | None:
@@ -147,6 +150,12 @@ def _duration(text) -> str | None:
     return "".join(parts)
 
 
+def _minutes(duration: str | None) -> int:
+    """Whole minutes of a duration the language writes ("5m", "1h30m"; "55s" is 0)."""
+    match = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m(?!s))?.*", duration or "")
+    return int(match.group(1) or 0) * 60 + int(match.group(2) or 0) if match else 0
+
+
 def _percent(text) -> str | None:
     match = re.fullmatch(r"(\d+(?:\.\d+)?)%?", str(text).strip())
     return f"{match.group(1)}%" if match else None
@@ -200,8 +209,12 @@ def _chaos_statement(args: dict, target: dict) -> Statement | str:
         component = next((v for v in labels.values() if isinstance(v, str)), None) if isinstance(labels, dict) else None
     if component is None:
         return "its experiment's selector names no workload"
+    namespaces = selector.get("namespaces")
     statement = Statement(f"fault {kind} on deployment {quote(component)}", kind=kind,
-                          target_kind="deployment", target_name=component)
+                          target_kind="deployment", target_name=component,
+                          selector_namespace=namespaces[0] if isinstance(namespaces, list) and len(namespaces) == 1
+                          and isinstance(namespaces[0], str) else None,
+                          selector_labels=dict(labels) if isinstance(labels, dict) else {})
     name = target["metadata"].get("name")
     if isinstance(name, str):
         statement.lines.append(f"name = {quote(name)}")
@@ -264,7 +277,11 @@ def _chaos_statement(args: dict, target: dict) -> Statement | str:
             statement.problems.append(f"`{key}` is not carried")
             continue
         lines.append(f"{arg} = {text}")
-    lines.append("every = 1m")
+    # ITBench's Schedule fires at an interval it does not write down; a minute, or the first whole minute
+    # past the experiment's duration, so that experiments do not overlap
+    duration = _duration(body.get("duration")) if "duration" in body else None
+    minutes = _minutes(duration)
+    lines.append(f"every = {minutes + 1}m" if minutes else "every = 1m")
     lines.extend(_labels_block("selector", labels))
     return statement
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..diagnostics import Diagnostics, did_you_mean
 from ..printer import quote
+from . import cluster
 from . import faults as fault_map
 from .located import Located, load
 
@@ -481,6 +482,7 @@ def build(model: Model, graph: Graph | None, diags: Diagnostics) -> tuple[list[s
     head: list[str] = []
     statements = []
     fault_lines: list[Line] = []
+    topology: list[str] = []  # declarations of the cluster's components the faults act on
     for injections, waits in model.disruptions:
         group_lines: list[str] = []
         for identifier, args, where in injections:
@@ -492,6 +494,7 @@ def build(model: Model, graph: Graph | None, diags: Diagnostics) -> tuple[list[s
             for problem in statement.problems:
                 where.file.error(diags, "W5005", f"injection `{identifier}`: {problem}", where.path + ("args",),
                                  "not carried", "the port's scenario.yaml will differ from ITBench's here")
+            _provided_component(model, statement, topology)
             statements.append(statement)
             group_lines.append(_block(statement.header, statement.lines))
         for when, identifier, args, where in waits:
@@ -539,10 +542,28 @@ def build(model: Model, graph: Graph | None, diags: Diagnostics) -> tuple[list[s
             where.file.error(diags, "W5005", "the application's options hold a value the language cannot write; "
                              "they are left out", where.path, "not carried")
         head.append(f"use app {quote(model.application)}" + (" {\n" + block + "\n}" if block else ""))
+    if topology:
+        head.append("topology {\n" + "\n".join(topology) + "\n}")
     truth: list[Line] = []
     if graph is not None:
         truth = _truth_lines(model, graph, statements, diags)
     return head, fault_lines, truth
+
+
+def _provided_component(model: Model, statement, topology: list[str]) -> None:
+    """An experiment that selects pods outside the application (etcd in kube-system) acts on a component
+    of the cluster: retarget the statement at it and declare it (and its namespace, once) in `topology`."""
+    space = statement.selector_namespace
+    if space is None or space == model.namespace:
+        return
+    component = cluster.provided_component(space, statement.selector_labels)
+    if component is None:
+        return  # the checker reports the unknown target, at the injection
+    statement.target_kind, statement.target_name = component.kind, component.name
+    statement.header = f"fault {statement.kind} on {component.kind} {quote(component.name)}"
+    for text in (component.namespace_text, component.text):
+        if text not in topology:
+            topology.append(text)
 
 
 def _with_entry(text: str, entry: str) -> str:

@@ -401,11 +401,12 @@ _OWNER_PATTERNS = {}
 
 
 def pod_owner_pattern(workload):
-    """Names of a workload's pods: `name-<ordinal>` (StatefulSet), `name-<hash>-<suffix>` (Deployment)."""
+    """Names of a workload's pods: `name-<ordinal>` (StatefulSet), `name-<hash>-<suffix>` (Deployment),
+    `name-<node>` (a static pod's mirror pod)."""
     key = (workload["kind"], workload["name"])
     if key not in _OWNER_PATTERNS:
         name = re.escape(workload["name"])
-        tail = r"-\d+" if workload["kind"] == "StatefulSet" else r"-[a-z0-9]{1,10}(-[a-z0-9]{5})?"
+        tail = {"StatefulSet": r"-\d+", "Pod": r"-[a-z0-9][-a-z0-9.]*"}.get(workload["kind"], r"-[a-z0-9]{1,10}(-[a-z0-9]{5})?")
         _OWNER_PATTERNS[key] = re.compile(name + tail)
     return _OWNER_PATTERNS[key]
 
@@ -493,6 +494,8 @@ def safeguard_checks(spec, state, checks):
     broken = []
     templates = {}
     for w in spec["workloads"]:
+        if w["kind"] == "Pod":  # a static pod: the kubelet runs it whatever the agent does to its mirror pod
+            continue
         obj = state.get(w)
         if obj is None:
             broken.append(f"{ref_text(w)} deleted")
