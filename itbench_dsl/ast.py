@@ -334,6 +334,8 @@ class Solution:
     title: str
     steps: tuple[Step, ...]
     span: Span = _span()
+    id: str | None = None  # ITBench's v1 id of the solution, when it is not the title's slug
+    id_span: Span = _span()
 
 
 @dataclass(frozen=True)

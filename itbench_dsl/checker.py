@@ -660,7 +660,7 @@ class Checker:
     def solution(self, stmt: ast.Solution) -> ir.Solution:
         if not stmt.steps:
             self.error("E2007", f"solution `{stmt.title}` has no `step`", stmt.span, "no steps")
-        return ir.Solution(stmt.title, [ir.SolutionStep(s.text, s.run) for s in stmt.steps])
+        return ir.Solution(stmt.title, [ir.SolutionStep(s.text, s.run) for s in stmt.steps], stmt.id)
 
     def param(self, stmt: ast.Param) -> ir.Param | None:
         if not isinstance(stmt.domain, ast.ListValue) or not stmt.domain.items:

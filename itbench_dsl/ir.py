@@ -279,6 +279,7 @@ class SolutionStep:
 class Solution:
     title: str
     steps: list[SolutionStep]
+    id: Optional[str] = field(default=None, metadata=_OMIT)  # ITBench's v1 id, when it is not the title's slug
 
 
 @dataclass

@@ -364,8 +364,10 @@ class _Builder:
         return ast.Optimal(self.ref(ref), tuple(_name(p) for p in path.children), self.value(value), span)
 
     def stmt_solution(self, t, span):
-        title, *steps = t.children
-        return ast.Solution(self.string(title), tuple(self.step(s) for s in steps), span)
+        title, solution_id, *steps = t.children
+        identifier = self.string(solution_id.children[0]) if solution_id is not None else None
+        id_span = self.span(solution_id) if solution_id is not None else ast.NO_SPAN
+        return ast.Solution(self.string(title), tuple(self.step(s) for s in steps), span, identifier, id_span)
 
     def step(self, t: Tree) -> ast.Step:
         text, run = t.children

@@ -241,6 +241,8 @@ class Printer:
 
     def p_Solution(self, s):
         self.open_block(f"solution {quote(s.title)}", s.span)
+        if s.id is not None:
+            self.emit(f"id = {quote(s.id)}", s.id_span)
         for step in s.steps:
             run = f" run {quote(step.run)}" if step.run is not None else ""
             self.emit(f"step {quote(step.text)}{run}", step.span)

@@ -137,3 +137,35 @@ def test_printer_round_trip():
     document = parse_text(text, "t.itb", Diagnostics())
     assert print_document(document, text) == text
     assert parse_text(print_document(document), "t.itb", Diagnostics()) == parse_text(text, "t.itb", Diagnostics())
+
+
+SOLUTIONS = '''  solution "Roll back the deployment" {
+    id = "Rollback-Deployment"  # ITBench's own spelling
+    step "Undo the rollout" run "kubectl -n otel-demo rollout undo deployment/product-catalog"
+  }
+  solution "Fix the command" {
+    step "Restore the container's command"
+  }
+'''
+
+
+def test_a_solution_keeps_itbenchs_id_or_derives_it_from_its_title():
+    result, diags = compile_text(SOLUTIONS)
+    assert not diags.errors(), render_human(diags)
+    actions = yaml.safe_load(result.files["itbench/groundtruth_v1.yaml"].decode())["spec"]["recommendedActions"]
+    assert [a["solution"]["id"] for a in actions] == ["Rollback-Deployment", "fix_the_command"]
+    assert actions[0]["solution"]["actions"] == ["Undo the rollout"]
+
+
+def test_a_solution_id_prints_back_with_its_comment():
+    text = HEAD + SOLUTIONS + "}\n"
+    document = parse_text(text, "s.itb", Diagnostics())
+    assert print_document(document, text) == text
+    assert document.statements[-2].id == "Rollback-Deployment" and document.statements[-1].id is None
+
+
+def test_a_solution_id_is_a_string():
+    diags = Diagnostics()
+    parse_text(HEAD + '  solution "x" {\n    id = 7\n    step "y"\n  }\n}\n', "s.itb", diags)
+    (error,) = diags.errors()
+    assert error.code.startswith("E1") and error.span.line == 10

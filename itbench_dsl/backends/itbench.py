@@ -262,7 +262,7 @@ def groundtruth_v1(scenario: ir.Scenario) -> dict:
                 for e in scenario.propagations
             ],
             "recommendedActions": [
-                {"solution": {"actions": [s.text for s in sol.steps], "id": slug(sol.title)}} for sol in scenario.solutions
+                {"solution": {"actions": [s.text for s in sol.steps], "id": sol.id or slug(sol.title)}} for sol in scenario.solutions
             ],
         },
     }

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..diagnostics import Diagnostics, did_you_mean
+from ..faults.base import slug
 from ..printer import quote
 from . import cluster
 from . import faults as fault_map
@@ -786,8 +787,11 @@ def import_sre(path: Path, diags: Diagnostics) -> str | None:
     solutions = []
     for identifier, actions in (graph.actions if graph is not None else []):
         if actions:
-            solutions.append(_block(f"solution {quote(identifier.replace('_', ' '))}",
-                                    [f"step {quote(a)}" for a in actions]))
+            title = re.sub(r"[_-]+", " ", identifier).strip() or identifier
+            title = title[:1].upper() + title[1:]
+            # ITBench's id is kept where the title's slug would not give it back
+            lines = [f"id = {quote(identifier)}"] if slug(title) != identifier else []
+            solutions.append(_block(f"solution {quote(title)}", lines + [f"step {quote(a)}" for a in actions]))
     name = re.search(r'scenario "([^"]*)"', head[0]).group(1)
     shown = f"{name}.itb"
     # what the faults make the root causes (a created Schedule, the target): corrections point there
