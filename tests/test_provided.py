@@ -201,7 +201,8 @@ def _schedule_args(namespace: str, labels: dict, duration: str | None = "5m") ->
             "scheduleSpec": {"type": "IOChaos", "ioChaos": chaos}}
 
 
-@pytest.mark.parametrize("duration,every", [("5m", "6m"), ("55s", "1m"), ("150s", "3m"), (None, "1m")])
+@pytest.mark.parametrize("duration,every", [("5m", "6m"), ("55s", "1m"), ("150s", "3m"), ("1m30s", "2m"), ("1.5h", "91m"),
+                                            (None, "1m")])
 def test_the_imported_interval_outlasts_the_experiment(duration, every):
     statement = injection_statement("scheduled-chaos-mesh-experiment",
                                     _schedule_args("kube-system", {"component": "etcd"}, duration))
@@ -235,3 +236,12 @@ def test_an_experiment_on_an_unknown_cluster_component_is_a_located_error(tmp_pa
     assert import_path(path, diags) is None
     (error,) = diags.errors()
     assert error.code == "E5005" and "kube-proxy" in error.message and error.span.line > 1
+
+
+def test_imported_durations_are_go_durations():
+    statement = injection_statement("scheduled-chaos-mesh-experiment",
+                                    _schedule_args("kube-system", {"component": "etcd"}, "1m30s"))
+    assert "duration = 1m30s" in statement.lines and not statement.problems
+    statement = injection_statement("scheduled-chaos-mesh-experiment",
+                                    _schedule_args("kube-system", {"component": "etcd"}, "10us"))
+    assert any("duration" in p for p in statement.problems)  # finer than the language's milliseconds

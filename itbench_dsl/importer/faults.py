@@ -134,12 +134,20 @@ def injection_statement(injection_id: str, args: dict) -> Statement | str:
 # ---- Chaos Mesh Schedules --------------------------------------------------------------------------
 
 
+_GO_UNITS = {"ms": 1, "s": 1000, "m": 60000, "h": 3600000}
+
+
 def _duration(text) -> str | None:
-    """A Chaos Mesh duration ("20000ms", "55s", "5m") in the language's form (largest units first)."""
-    match = re.fullmatch(r"(\d+)(ms|s|m|h)", str(text).strip())
-    if not match:
+    """A Chaos Mesh duration, a Go duration ("20000ms", "55s", "1m30s", "1.5h"), in the language's form
+    (largest units first); None when it is not one or is finer than a millisecond."""
+    text = str(text).strip()
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
         return None
-    ms = int(match.group(1)) * {"ms": 1, "s": 1000, "m": 60000, "h": 3600000}[match.group(2)]
+    total = sum(float(n) * _GO_UNITS[u] for n, u in parts)
+    if total != int(total):
+        return None
+    ms = int(total)
     if ms == 0:
         return "0"
     parts = []
