@@ -266,3 +266,30 @@ def test_fuzzed_files_give_diagnostics_or_a_result(tmp_path_factory, source: Pat
             assert d.path and d.span.line >= 1 and d.code.startswith("E50")
     else:
         assert parse_text(result, "fuzzed.itb", Diagnostics()) is not None
+
+
+def test_mistyped_chaos_fields_are_reasons_not_crashes():
+    """Shapes a fuzz of the index files found: a selector's labels, a peer or a target that is not a mapping."""
+    from itbench_dsl.importer.faults import injection_statement
+
+    def args(chaos: dict) -> dict:
+        return {"kubernetesObject": {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "Schedule",
+                                     "metadata": {"name": "s", "namespace": "chaos-mesh"}},
+                "scheduleSpec": {"type": "NetworkChaos", "networkChaos": chaos}}
+
+    assert "not a mapping" in injection_statement("scheduled-chaos-mesh-experiment", args(
+        {"action": "partition", "selector": {"labelSelectors": "app=cart"}}))
+    for target in (7, "x", {"selector": 1.5}, {"selector": {"labelSelectors": 3}}):
+        statement = injection_statement("scheduled-chaos-mesh-experiment", args(
+            {"action": "partition", "selector": {"labelSelectors": {"app": "cart"}}, "target": target}))
+        assert not isinstance(statement, str) and not any(line.startswith("peer") for line in statement.lines)
+
+
+def test_an_index_whose_injection_target_is_not_a_mapping_is_a_located_error(tmp_path: Path):
+    index = tmp_path / "9.json"
+    index.write_text('{"id": 9, "category": "sre", "environment": {"applications": [{"id": "opentelemetry-demo"}]},'
+                     ' "disruptions": [{"injections": [{"id": "scheduled-chaos-mesh-experiment",'
+                     ' "args": {"kubernetesObject": 7}}]}]}', "utf-8")
+    diags = Diagnostics()
+    assert import_path(index, diags) is None
+    assert diags.errors() and all(e.span.line >= 1 for e in diags.errors())

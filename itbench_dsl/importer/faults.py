@@ -169,6 +169,11 @@ def _percent(text) -> str | None:
     return f"{match.group(1)}%" if match else None
 
 
+def _mapping(value) -> dict:
+    """`value` when it is a mapping; an empty one for anything else (a mutated or truncated file)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _labels_block(key: str, labels) -> list[str]:
     if not isinstance(labels, dict):
         return []
@@ -212,6 +217,8 @@ def _chaos_statement(args: dict, target: dict) -> Statement | str:
         return f"its `scheduleSpec` has no `{spec['type']}` body"
     selector = body.get("selector") if isinstance(body.get("selector"), dict) else {}
     labels = selector.get("labelSelectors") or {}
+    if not isinstance(labels, dict):
+        return "its experiment's `selector.labelSelectors` is not a mapping"
     component = labels.get("app.kubernetes.io/component") or labels.get("app.kubernetes.io/name") or labels.get("app")
     if not isinstance(component, str):
         component = next((v for v in labels.values() if isinstance(v, str)), None) if isinstance(labels, dict) else None
@@ -240,7 +247,7 @@ def _chaos_statement(args: dict, target: dict) -> Statement | str:
         if key == "mode" and value == "all":
             continue
         if key == "target" and isinstance(value, dict):  # a network experiment's peer
-            peer = (value.get("selector") or {}).get("labelSelectors") or {}
+            peer = _mapping(_mapping(value.get("selector")).get("labelSelectors"))
             peer_name = peer.get("app.kubernetes.io/component") or next(iter(peer.values()), None) if peer else None
             if peer_name:
                 lines.append(f"peer = {quote(str(peer_name))}")

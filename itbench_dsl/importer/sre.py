@@ -870,7 +870,8 @@ def import_sre(path: Path, diags: Diagnostics) -> str | None:
 def _namespace(model: Model) -> str | None:
     for injections, _ in model.disruptions:
         for _, args, _ in injections:
-            meta = ((args or {}).get("kubernetesObject") or {}).get("metadata") if isinstance(args, dict) else None
+            target = args.get("kubernetesObject") if isinstance(args, dict) else None
+            meta = target.get("metadata") if isinstance(target, dict) else None
             if isinstance(meta, dict) and isinstance(meta.get("namespace"), str) and meta["namespace"] != "chaos-mesh":
                 return meta["namespace"]
     return {"opentelemetry-demo": "otel-demo", "book-info": "book-info"}.get(model.application or "")
