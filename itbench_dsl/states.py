@@ -93,10 +93,13 @@ def derive(scenario: ir.Scenario) -> dict[str, dict]:
     solved_objects = _reorder(solved_objects, healthy_objects)
 
     effects = _fault_effects(scenario)
+    # static pods' mirror pods: the kubelet runs them, so they are Running in every state
+    static = {("Pod", w.namespace, manifest_backend.static_pod_name(w)) for w in scenario.topology.workloads
+              if w.kind == "Pod"}
     return {
-        "healthy": _state(healthy_objects, {}, []),
-        "faulty": _state(faulty_objects, effects, _alerts(scenario, faulty_objects)),
-        "solved": _state(solved_objects, {}, []),
+        "healthy": _state(healthy_objects, {}, [], static),
+        "faulty": _state(faulty_objects, effects, _alerts(scenario, faulty_objects), static),
+        "solved": _state(solved_objects, {}, [], static),
     }
 
 
@@ -184,7 +187,7 @@ def _pod_names(objects: dict[tuple, dict]) -> list[str]:
     return [k[2] for k in objects if k[0] == "Pod"]
 
 
-def _state(objects: dict[tuple, dict], effects: dict, alerts: list[dict]) -> dict:
+def _state(objects: dict[tuple, dict], effects: dict, alerts: list[dict], static: set[tuple]) -> dict:
     items: list[dict] = []
     pods: list[dict] = []
     for key, obj in objects.items():
@@ -194,7 +197,7 @@ def _state(objects: dict[tuple, dict], effects: dict, alerts: list[dict]) -> dic
             workload, workload_pods = _running(obj) if effect == "" else _run_workload(obj, effect, original)
             items.append(workload)
             pods.extend(workload_pods)
-        elif key[0] == "Pod" and "status" not in obj:  # a static pod's mirror pod, running, owned by its node
+        elif key in static:  # a static pod's mirror pod, running, owned by its node
             node = obj.get("spec", {}).get("nodeName", NODE)
             owner = {"apiVersion": "v1", "kind": "Node", "name": node, "uid": _uid(f"node/{node}"), "controller": True}
             meta = {**obj["metadata"], "ownerReferences": [owner]}

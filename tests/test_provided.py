@@ -180,6 +180,15 @@ def test_an_agent_naming_the_mirror_pod_of_a_real_node_gets_full_credit():
 
 
 def test_the_catalogue_of_a_kind_cluster_builds_clean():
+    from itbench_dsl.parser import parse_bytes
+    from itbench_dsl.reader import Context
+    from itbench_dsl.topology import TopologyBuild, TopologyBuilder
+
+    path = REPO / "itbench_dsl" / "stdlib" / "cluster" / "kind.itb"
+    diags = Diagnostics()
+    document = parse_bytes(path.read_bytes(), str(path), diags)
+    TopologyBuilder(Context(diags, str(path)), TopologyBuild()).add_statements(document.statements)
+    assert not diags.items, render_human(diags)
     workloads = {(w.kind, w.name) for w in catalogue_workloads()}
     assert {("Pod", "etcd"), ("Pod", "kube-apiserver"), ("Pod", "kube-scheduler"),
             ("Pod", "kube-controller-manager"), ("Deployment", "coredns")} == workloads

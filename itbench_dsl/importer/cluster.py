@@ -16,9 +16,10 @@ from importlib import resources
 from .. import ast, ir
 from ..diagnostics import Diagnostics
 from ..reader import Context
-from ..topology import KINDS, TopologyBuild, TopologyBuilder
+from ..topology import TopologyBuild, TopologyBuilder
 
 CATALOGUE = "stdlib/cluster/kind.itb"
+_LANGUAGE_KIND = {"Pod": "static_pod", "Deployment": "deployment", "StatefulSet": "statefulset"}
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,7 @@ def provided_component(namespace: str, labels: dict) -> Component | None:
     if len(matching) != 1:
         return None
     workload = matching[0]
-    kind = next(k for k, (_, k8s) in KINDS.items() if k8s == workload.kind and k in ("static_pod", "deployment",
-                                                                                      "statefulset"))
+    kind = _LANGUAGE_KIND[workload.kind]
     declared = {(o.kind, o.name): o for o in objects}
     space = declared.get(("namespace", namespace))
     obj = declared.get((kind, workload.name))

@@ -137,17 +137,22 @@ def injection_statement(injection_id: str, args: dict) -> Statement | str:
 _GO_UNITS = {"ms": 1, "s": 1000, "m": 60000, "h": 3600000}
 
 
-def _duration(text) -> str | None:
-    """A Chaos Mesh duration, a Go duration ("20000ms", "55s", "1m30s", "1.5h"), in the language's form
-    (largest units first); None when it is not one or is finer than a millisecond."""
+def _milliseconds(text) -> int | None:
+    """A Chaos Mesh duration, a Go duration ("20000ms", "55s", "1m30s", "1.5h"), in milliseconds; None when
+    it is not one or is finer than a millisecond."""
     text = str(text).strip()
     parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", text)
     if not parts or "".join(n + u for n, u in parts) != text:
         return None
     total = sum(float(n) * _GO_UNITS[u] for n, u in parts)
-    if total != int(total):
+    return int(total) if total == int(total) else None
+
+
+def _duration(text) -> str | None:
+    """A Chaos Mesh duration in the language's form (largest units first)."""
+    ms = _milliseconds(text)
+    if ms is None:
         return None
-    ms = int(total)
     if ms == 0:
         return "0"
     parts = []
@@ -156,12 +161,6 @@ def _duration(text) -> str | None:
             parts.append(f"{ms // size}{unit}")
             ms %= size
     return "".join(parts)
-
-
-def _minutes(duration: str | None) -> int:
-    """Whole minutes of a duration the language writes ("5m", "1h30m"; "55s" is 0)."""
-    match = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m(?!s))?.*", duration or "")
-    return int(match.group(1) or 0) * 60 + int(match.group(2) or 0) if match else 0
 
 
 def _percent(text) -> str | None:
@@ -221,7 +220,7 @@ def _chaos_statement(args: dict, target: dict) -> Statement | str:
         return "its experiment's `selector.labelSelectors` is not a mapping"
     component = labels.get("app.kubernetes.io/component") or labels.get("app.kubernetes.io/name") or labels.get("app")
     if not isinstance(component, str):
-        component = next((v for v in labels.values() if isinstance(v, str)), None) if isinstance(labels, dict) else None
+        component = next((v for v in labels.values() if isinstance(v, str)), None)
     if component is None:
         return "its experiment's selector names no workload"
     namespaces = selector.get("namespaces")
@@ -229,7 +228,7 @@ def _chaos_statement(args: dict, target: dict) -> Statement | str:
                           target_kind="deployment", target_name=component,
                           selector_namespace=namespaces[0] if isinstance(namespaces, list) and len(namespaces) == 1
                           and isinstance(namespaces[0], str) else None,
-                          selector_labels=dict(labels) if isinstance(labels, dict) else {})
+                          selector_labels=dict(labels))
     name = target["metadata"].get("name")
     if isinstance(name, str):
         statement.lines.append(f"name = {quote(name)}")
@@ -294,9 +293,8 @@ def _chaos_statement(args: dict, target: dict) -> Statement | str:
         lines.append(f"{arg} = {text}")
     # ITBench's Schedule fires at an interval it does not write down; a minute, or the first whole minute
     # past the experiment's duration, so that experiments do not overlap
-    duration = _duration(body.get("duration")) if "duration" in body else None
-    minutes = _minutes(duration)
-    lines.append(f"every = {minutes + 1}m" if minutes else "every = 1m")
+    duration_ms = _milliseconds(body.get("duration")) if "duration" in body else None
+    lines.append(f"every = {duration_ms // 60000 + 1}m" if duration_ms else "every = 1m")
     lines.extend(_labels_block("selector", labels))
     return statement
 
