@@ -29,6 +29,8 @@ class YAMLSubsetError(ValueError):
 
 
 # YAML 1.1's implicit types, as PyYAML's SafeLoader resolves plain scalars
+# YAML's white space is spaces and tabs (and line breaks): str.strip() would also take a no-break space
+_BLANK = " \t\r\n"
 _NULL = re.compile(r"~|null|Null|NULL|")
 _BOOL = re.compile(r"yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF")
 _INT = re.compile(r"[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+"
@@ -120,7 +122,7 @@ class _Reader:
             if line.startswith("%"):
                 raise YAMLSubsetError("directives are not supported", index + 1, 1)
             if line == "---" or line.startswith(("--- ", "---\t")):
-                rest = line[3:].strip()
+                rest = line[3:].strip(_BLANK)
                 bounds.append((start, index))
                 start = index + 1
                 if rest and not rest.startswith("#"):  # `--- value`: the document starts on this line
@@ -150,7 +152,7 @@ class _Reader:
         for index in range(first, end):
             text = self.raw[index]
             stripped = text.lstrip(" ")
-            if not stripped.strip() or stripped.startswith("#"):
+            if not stripped.strip(_BLANK) or stripped.startswith("#"):
                 lines.append(_Line(index + 1, -1, text))  # blank or comment: kept for block scalars
                 continue
             lines.append(_Line(index + 1, len(text) - len(stripped), text))
@@ -255,7 +257,7 @@ class _Reader:
             raise YAMLSubsetError("anchors and aliases are not supported", line.number, line.indent + 1)
         if content[:1] == "!":
             tag, _, rest = content.partition(" ")
-            if rest.strip() and self._mapping_key(rest.strip(), line) is not None:
+            if rest.strip(_BLANK) and self._mapping_key(rest.strip(_BLANK), line) is not None:
                 raise YAMLSubsetError("tags on mapping keys are not supported", line.number, line.indent + 1)
             return None
         if content[:1] in ('"', "'"):
@@ -271,7 +273,7 @@ class _Reader:
         if content[:1] in ("[", "{", "-", "|", ">", "!", "%", "@", "`", "#"):
             if not (content[:1] == "-" and len(content) > 1 and content[1] not in " \t"):
                 return None
-        match = re.match(r"((?:[^:#\s]|:(?=\S)|\s+(?=[^#\s:]|:\S)|(?<=\S)#)*?)\s*:(?:[ \t]+|$)", content)
+        match = re.match(r"((?:[^:# \t]|:(?=[^ \t])|[ \t]+(?=[^# \t:]|:[^ \t])|(?<=[^ \t])#)*?)[ \t]*:(?:[ \t]+|$)", content)
         if match is None:
             return None
         key_text = match.group(1)
@@ -293,19 +295,19 @@ class _Reader:
             tag, _, rest = text.partition(" ")
             if tag not in _STD_TAGS:
                 raise YAMLSubsetError(f"the tag {tag} is not supported", line.number, column + 1)
-            value = self.inline_value(rest.lstrip(" "), line, column + len(tag) + 1, parent_indent) if rest.strip() \
+            value = self.inline_value(rest.lstrip(" "), line, column + len(tag) + 1, parent_indent) if rest.strip(_BLANK) \
                 else self._nested(parent_indent)
             if tag in ("!!map", "!!seq"):
                 return value
             # a scalar tag: the scalar's text (quoted or plain) read as the tag says
-            scalar = value if isinstance(value, str) else _strip_comment(rest.strip())
+            scalar = value if isinstance(value, str) else _strip_comment(rest.strip(_BLANK))
             return _tagged(tag, scalar, line.number, column + 1)
         if head in ("|", ">"):
             return self.block_scalar(text, line, column, parent_indent)
         if head in ("[", "{"):
             source, start = self._gather_flow(text, line, column)
             value, end = self.flow(source, start, line)
-            trailing = source[end:].strip()
+            trailing = source[end:].strip(_BLANK)
             if trailing and not trailing.startswith("#"):
                 raise YAMLSubsetError("unexpected text after a flow collection", line.number, column + end + 1)
             return value
@@ -321,7 +323,7 @@ class _Reader:
                     following = self.lines[self.pos]
                     self.pos += 1
                     source += "\n" + following.text
-            trailing = source[end:].strip()
+            trailing = source[end:].strip(_BLANK)
             if trailing and not trailing.startswith("#"):
                 raise YAMLSubsetError("unexpected text after a quoted string", line.number, column + end + 1)
             return value
@@ -334,7 +336,7 @@ class _Reader:
                 blank_run = 0
                 probe = self.pos
                 while probe < len(self.lines) and self.lines[probe].indent < 0:
-                    if self.lines[probe].text.strip().startswith("#"):  # a comment ends a plain scalar
+                    if self.lines[probe].text.strip(_BLANK).startswith("#"):  # a comment ends a plain scalar
                         return resolve_plain(value) if len(parts) == 1 else _fold_plain(parts)
                     blank_run += 1
                     probe += 1
@@ -349,12 +351,12 @@ class _Reader:
             if self._mapping_key(content, following) is not None or content.startswith("- "):
                 raise YAMLSubsetError("a mapping or sequence cannot follow a scalar here", following.number,
                                       following.indent + 1)
-            parts.append(_strip_comment(content.rstrip()))
+            parts.append(_strip_comment(content.rstrip(_BLANK)))
             self.pos += 1
         return resolve_plain(value) if len(parts) == 1 else _fold_plain(parts)
 
     def block_scalar(self, header, line, column, parent_indent):
-        match = re.fullmatch(r"([|>])([1-9]?)([-+]?)([1-9]?)(\s+#.*)?", header)
+        match = re.fullmatch(r"([|>])([1-9]?)([-+]?)([1-9]?)([ \t]+#.*)?", header)
         if match is None:
             raise YAMLSubsetError(f"bad block scalar header {header!r}", line.number, column + 1)
         style, chomp = match.group(1), match.group(3)
@@ -364,7 +366,7 @@ class _Reader:
         while self.pos < len(self.lines):
             following = self.lines[self.pos]
             raw = following.text
-            if not raw.strip():
+            if not raw.strip(_BLANK):
                 body.append("")
                 self.pos += 1
                 continue
@@ -468,7 +470,7 @@ class _Reader:
             if char == "#" and source[end - 1] in " \t\n":
                 break
             end += 1
-        return resolve_plain(re.sub(r"[ \t]*\n[ \t]*", " ", source[index:end].strip())), end
+        return resolve_plain(re.sub(r"[ \t]*\n[ \t]*", " ", source[index:end].strip(_BLANK))), end
 
     def _quoted(self, source, index, line):
         """(end, value) of the quoted scalar at `index`; raises _Unterminated at the end of `source`."""
@@ -561,7 +563,7 @@ def _fold_plain(parts):
         if not piece:
             empties += 1
             continue
-        out += ("\n" * empties if empties else " ") + piece.strip()
+        out += ("\n" * empties if empties else " ") + piece.strip(_BLANK)
         empties = 0
     return out
 

@@ -133,3 +133,9 @@ spec:
     assert policy["spec"]["rules"][0]["validate"]["pattern"] == {"spec": {"=(hostNetwork)": "false"}}
     assert policy["metadata"]["annotations"]["policies.kyverno.io/description"] == \
         "Host networking lets a pod see every interface of its node."
+
+
+@pytest.mark.parametrize("text", ["\xa0: null\n", "- \xa0: null\n  '0': null\n", "a: \xa0x\xa0\n", "k\xa0v: \u3000\n"])
+def test_only_spaces_and_tabs_are_white_space(text):
+    """A no-break space (or any Unicode space but space and tab) is content to YAML, not white space."""
+    assert load_all(text) == list(yaml.safe_load_all(text))
