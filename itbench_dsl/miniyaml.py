@@ -422,6 +422,8 @@ class _Reader:
             if source[index] == closer:
                 return items, index + 1
             key, index = self.flow_scalar(source, index, line, stops=",:" + closer if opener == "{" else ",]:")
+            if opener == "{" and isinstance(key, (dict, list)):  # `{{ x }}`: a collection cannot be a key
+                raise YAMLSubsetError("a flow collection as a mapping key", line.number, index + 1)
             index = _skip_space(source, index)
             if index < len(source) and source[index] == ":":
                 index = _skip_space(source, index + 1)
