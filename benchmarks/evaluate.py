@@ -77,7 +77,7 @@ def main() -> None:
     parser.add_argument("--objects", type=int, default=500)
     args = parser.parse_args()
     diags = Diagnostics()
-    scenario = check(parse_bytes(SCENARIO.read_bytes(), str(SCENARIO), diags), str(SCENARIO), diags)
+    scenario = check(parse_bytes(SCENARIO.read_bytes(), str(SCENARIO), diags), str(SCENARIO), diags).scenario
     source = evaluator_backend.evaluator_source(scenario)
     namespace: dict = {"__name__": "bench"}
     exec(compile(source, "evaluator.py", "exec"), namespace)  # noqa: S102 - the generated evaluator

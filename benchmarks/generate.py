@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from itbench_dsl import generate as gen  # noqa: E402
 from itbench_dsl.diagnostics import Diagnostics  # noqa: E402
+from itbench_dsl.identity import scenario_digest  # noqa: E402
 from itbench_dsl.parser import parse_text  # noqa: E402
 
 TARGET_PER_SECOND = 300
@@ -112,7 +113,7 @@ def scaling() -> None:
         document = parse_text(text, f"synthetic-{size}.itb", Diagnostics())
         checked = gen.check_document(document, f"synthetic-{size}.itb")
         assert checked.scenario is not None, checked.problems
-        parent = gen.Parent(f"synthetic-{size}.itb", document, checked.scenario, (), gen.semantic_hash(checked.scenario))
+        parent = gen.Parent(f"synthetic-{size}.itb", document, checked.scenario, (), scenario_digest(checked.scenario))
         gen.run([parent], [("retarget", gen.load_generator("retarget"))], seed=0, n=2)  # warm
         start = time.perf_counter()
         result = gen.run([parent], [("retarget", gen.load_generator("retarget"))], seed=0, n=40)

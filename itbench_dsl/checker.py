@@ -15,7 +15,8 @@ from . import ast, ir
 from .diagnostics import Diagnostics, did_you_mean
 from .faults import CREATABLE_KINDS, FAULTS, WAITERS, FaultInput
 from .reader import MISSING, Body, Context, convert, entries_as_data, plain
-from .source import Span
+from .source import SourceMap, Span
+from .vocabulary import CISO_TASKS, COMPLEXITIES, DOMAINS, KNOWN_ALERTS
 from .topology import (
     AGENT_RESOURCES,
     CLUSTER_RESOURCES,
@@ -31,20 +32,6 @@ from .topology import (
     pod_pattern_owner,
 )
 
-DOMAINS = ("sre", "ciso", "finops")
-COMPLEXITIES = ("low", "medium", "high")
-CISO_TASKS = {
-    "kyverno_policy": "Gen-CIS-b-K8s-Kyverno",
-    "opa_kubectl": "Gen-CIS-b-K8s-Kubectl-OPA",
-    "ansible_opa": "Gen-CIS-b-RHEL9-Ansible-OPA",
-    "kyverno_update": "Upd-CIS-b-K8s-Kyverno",
-}
-# Alerts defined by ITBench's monitoring stack (its fault library and its scenarios' ground truth).
-KNOWN_ALERTS = (
-    "CPUSpend", "CPUThrottlingHigh", "FailedPodsDetected", "HighRequestErrorRate", "HighRequestLatency",
-    "KubeContainerWaiting", "KubeDeploymentRolloutStuck", "KubeHpaMaxedOut", "KubePodCrashLooping",
-    "KubePodNotReady", "MemorySpend", "NoDatabaseOperations", "NoRequestsOpened", "NoRequestsReceived",
-)
 # The agent's default access, by domain: what diagnosing and mitigating (or checking) needs, including the
 # subresources the usual commands use (`kubectl scale` needs */scale, `rollout undo` controllerrevisions).
 DEFAULT_READ = ["pods", "pods/log", "events", "services", "endpoints", "configmaps", "deployments", "statefulsets",
@@ -83,8 +70,9 @@ class Checker:
         self.diags = diags
         self.state = _State()
         self.agent_extra: list[tuple[list[str], list[str]]] = []  # access the faults say the agent needs
-        # (Kubernetes kind, namespace, name) -> (file, span) of what produces that object, for E3xxx locations
-        self.locations: dict[tuple[str, str | None, str], tuple[str, Span]] = {}
+        # where each emitted object, injection and solution step comes from (E3xxx, lint, self-validation)
+        self.source_map = SourceMap(path, document.name_span)
+        self.locations = self.source_map.objects
 
     def error(self, code, message, span, label="", help=""):
         self.ctx.error(code, message, span, label, help)
@@ -131,6 +119,7 @@ class Checker:
         compliance = self.compliance(single, domain)
         self.domain_requirements(domain, optimal)
         self.record_locations(groups, single.get(ast.Agent))
+        self.record_steps()
         if unknown_params:
             self.diags.items[:] = [d for d in self.diags.items if not (d.code == "E2008" and d.span in unknown_params)]
         if len(self.diags.errors()) > errors_before or domain is None or complexity is None or description is None:
@@ -143,17 +132,20 @@ class Checker:
         for (kind, namespace, name), declared in self.state.build.declared.items():
             k8s_kind = KINDS[kind][1]
             self.locations[(k8s_kind, namespace or None, name)] = (declared.path, declared.span)
-        fault_spans = [s for s in self.doc.statements if isinstance(s, ast.Fault)] + [
-            i for g in self.doc.statements if isinstance(g, ast.Group) for i in g.items if isinstance(i, ast.Fault)]
-        created = [i for g in groups for i in g.injections]
-        for injection in created:
-            span = next((f.span for f in fault_spans if f.kind == injection.fault
-                         and f.target.name.split("/")[-1] == injection.target.name), self.doc.name_span)
+        injections = [i for g in groups for i in g.injections]
+        for index, injection in enumerate(injections):  # the spans were recorded as each injection was made
             obj = injection.itbench_args.get("kubernetesObject", {})
             meta = obj.get("metadata", {})
             if meta.get("name"):
-                self.locations.setdefault((obj.get("kind"), meta.get("namespace"), meta["name"]), (self.ctx.path, span))
-        self.locations[("agent", None, "")] = (self.ctx.path, agent.span if agent else self.doc.name_span)
+                self.locations.setdefault((obj.get("kind"), meta.get("namespace"), meta["name"]),
+                                          (self.ctx.path, self.source_map.injection(index)))
+        self.source_map.agent = agent.span if agent else self.doc.name_span
+
+    def record_steps(self) -> None:
+        solutions = [s for s in self.doc.statements if isinstance(s, ast.Solution)]
+        for i, solution in enumerate(solutions):
+            for j, step in enumerate(solution.steps):
+                self.source_map.steps[(i, j)] = step.span
 
     def single_statements(self) -> dict:
         singles = (ast.Domain, ast.Complexity, ast.Description, ast.Tags, ast.Metadata, ast.UseApp, ast.Agent,
@@ -401,6 +393,7 @@ class Checker:
         itbench_id = checked.itbench_id if checked.itbench_id is not None else kind.itbench_id or ""
         injection = ir.Injection(kind.name, itbench_id, kind.mechanism, resolved.ref, checked.args,
                                  checked.itbench_args, checked.side_objects, checked.created, checked.root)
+        self.source_map.injections.append(stmt.span)  # in the order `faults()` groups the injections
         for created in checked.created:  # ground truth may name what the fault creates: `schedule "name"`
             self.state.fault_objects[(created.kind.lower(), created.name)] = created
         self.agent_extra.append((checked.agent_namespaces, checked.agent_resources))
@@ -896,17 +889,25 @@ def _keyword(stmt) -> str:
     }.get(type(stmt), type(stmt).__name__.lower())
 
 
-def check(document: ast.Document, path: str, diags: Diagnostics,
-          locations: dict | None = None) -> ir.Scenario | None:
+@dataclass
+class Checked:
+    """What the checker makes of a document: the scenario's IR (None for an application file or when
+    there are errors), the topology it resolved names against (also when there are errors: the
+    language server completes from it) and the source map of the scenario."""
+
+    scenario: ir.Scenario | None
+    topology: TopologyBuild
+    source_map: SourceMap
+
+
+def check(document: ast.Document, path: str, diags: Diagnostics) -> Checked:
     if isinstance(document, ast.App):
         # an application file: check its topology on its own
         build = TopologyBuild()
         builder = TopologyBuilder(Context(diags, path), build)
         builder.add_statements(document.statements)
         builder.resolve_autoscalers()
-        return None
+        return Checked(None, build, SourceMap(path, document.name_span))
     checker = Checker(document, path, diags)
     scenario = checker.check()
-    if locations is not None:
-        locations.update(checker.locations)
-    return scenario
+    return Checked(scenario, checker.state.build, checker.source_map)

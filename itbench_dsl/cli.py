@@ -244,9 +244,8 @@ def check(paths: tuple[str, ...], fmt: str, strict: bool, ignored: tuple[str, ..
       itbench check --strict --format github scenarios/
       itbench check --format sarif scenarios/ > itbench.sarif
     """
+    from .checking import check_files, workers_for
     from .codes import CODES
-    from .diagnostics import Diagnostics
-    from .lint import identical_scenarios
 
     ignore = {c.strip().upper() for value in ignored for c in value.split(",") if c.strip()}
     for code in sorted(ignore):
@@ -260,137 +259,12 @@ def check(paths: tuple[str, ...], fmt: str, strict: bool, ignored: tuple[str, ..
             raise click.UsageError("no PATH given, and no scenarios/ folder or .itb file below the current folder")
     files = _collect(paths)
     jobs = [(_display(path), _read(path)) for path in files]
-    diags = Diagnostics()
-    checked, linted = [], []
-    for one in _check_all(jobs, hints, _workers(len(jobs), processes)):
-        diags.extend(one.diagnostics)
-        diags.sources.update(one.sources)
-        checked.append((one.path, one.scenario))  # the scenario only when the file has no error
-        if one.item is not None:
-            linted.append(one.item)
-    identical = identical_scenarios(linted)  # W2006, then W2001 for the pairs W2006 does not already report
-    reported = {d.path for d in identical}
-    diags.extend(d for d in _duplicates(checked, diags) if d.path not in reported)
-    diags.extend(identical)
-    _drop_allowed(diags, ignore, checked)
+    diags, _ = check_files(jobs, hints, workers_for(len(jobs), processes), ignore)
     _report(diags, fmt)
     if fmt in ("human", "github"):
         click.echo(_summary(diags, len(files), "checked"), err=True)
     failed = diags.has_errors or (strict and bool(diags.items))
     sys.exit(EXIT_FINDINGS if failed else EXIT_CLEAN)
-
-
-def _drop_allowed(diags, ignore: set[str], checked: list) -> None:
-    """Drop the warnings `--ignore` names, and those a scenario allows (`metadata { lint_allow = [...] }`)."""
-    from .lint import allowed_codes
-
-    allowed = {path: allowed_codes(scenario) for path, scenario in checked}
-    if ignore or any(allowed.values()):
-        diags.items = [d for d in diags.items if d.severity != "warning"
-                       or (d.code not in ignore and d.code not in allowed.get(d.path, ()))]
-
-
-# `check` spreads its files over processes from this many files on (below, starting them costs more than it saves)
-PARALLEL_MIN_FILES = 48
-
-
-def _workers(files: int, requested: int | None) -> int:
-    if requested is not None:
-        return max(1, requested)
-    if files < PARALLEL_MIN_FILES:
-        return 1
-    return max(1, min(os.cpu_count() or 1, 8, files // (PARALLEL_MIN_FILES // 2)))
-
-
-class _Checked:
-    """What checking one file found: its diagnostics (and the source texts they point into), its
-    scenario when it compiled clean, and its lint item (single-file rules done, canonical hash taken)."""
-
-    __slots__ = ("path", "diagnostics", "sources", "scenario", "item")
-
-    def __init__(self, path, diagnostics, sources, scenario, item) -> None:
-        self.path, self.diagnostics, self.sources, self.scenario, self.item = path, diagnostics, sources, scenario, item
-
-
-def _check_file(path: str, data: bytes, hints: str) -> _Checked:
-    """Compile one file, self-validate and lint its scenario (everything `check` does that needs one file)."""
-    from .compiler import compile_source
-    from .diagnostics import Diagnostics
-    from .lint import Linted, lint_item
-
-    diags = Diagnostics()
-    result = compile_source(data, path, diags, hints=hints)
-    scenario = result.scenario if result.files else None
-    item = None
-    if scenario is not None:
-        _self_validate([(path, scenario)], diags)  # E4004/E4005: the scenario's evaluator on its own derived states
-        source = diags.sources.get(path)
-        item = Linted(path, None, scenario, source.text if source is not None else None)
-        diags.extend(lint_item(item))  # W2002-W2008 (lint.py)
-        item.digest  # noqa: B018  (taken here, where the application's objects are shared, for W2006)
-    wanted = {path} | {d.path for d in diags.items}  # not the text of every application the file imports
-    return _Checked(path, diags.items, {k: v for k, v in diags.sources.items() if k in wanted}, scenario, item)
-
-
-def _check_chunk(jobs: list[tuple[str, bytes]], hints: str) -> list[_Checked]:
-    return [_check_file(path, data, hints) for path, data in jobs]
-
-
-def _check_all(jobs: list[tuple[str, bytes]], hints: str, workers: int):
-    """Every file's _Checked, in the order of `jobs`, from `workers` processes (in this one when 1)."""
-    if workers <= 1:
-        for path, data in jobs:
-            yield _check_file(path, data, hints)
-        return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    # fork shares what this process has built (the parser, the applications, the schema validators)
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    size = max(1, -(-len(jobs) // (workers * 4)))  # a few chunks per worker evens out their lengths
-    chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
-        for part in pool.map(_check_chunk, chunks, [hints] * len(chunks)):
-            yield from part
-
-
-def _duplicates(checked: list, diags) -> list:
-    """W2001 (mechanisms.py): two scenarios measure the same thing. Their name spans are found in the
-    source text rather than by parsing both files again (with many variants of one scenario, that
-    parsing was most of the time `check` took)."""
-    from dataclasses import replace
-
-    from .lint import scenario_name_span
-    from .mechanisms import duplicate_diagnostics, find_duplicates
-
-    out = []
-    found = duplicate_diagnostics(checked)  # without sources: every span is set below
-    for d, ((first_path, _), (path, _)) in zip(found, find_duplicates(checked)):
-        notes = tuple(replace(n, span=scenario_name_span(diags.sources.get(first_path))) for n in d.notes)
-        out.append(replace(d, span=scenario_name_span(diags.sources.get(path)), notes=notes))
-    return out
-
-
-def _self_validate(checked: list, diags) -> None:
-    """Run each compiled scenario's evaluator on its healthy, faulty and solved states (states.py).
-
-    Skipped as a whole while the evaluator backend is not part of the package."""
-    try:
-        from . import evaluator_runtime as _runtime  # noqa: F401
-        from .backends import evaluator as _evaluator_backend  # noqa: F401
-    except ImportError:
-        return
-    from .diagnostics import Diagnostic
-    from .lint import scenario_name_span
-    from .states import self_validate
-
-    for path, scenario in checked:
-        if scenario is None:
-            continue
-        for code, message in self_validate(scenario):
-            diags.add(Diagnostic(code, f"scenario `{scenario.name}`: {message}", path,
-                                 scenario_name_span(diags.sources.get(path)),
-                                 "self-validation failed", help=f"`itbench explain {code}`"))
 
 
 @cli.command()

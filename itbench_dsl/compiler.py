@@ -1,8 +1,10 @@
 """The pipeline: text -> AST -> IR -> outputs -> validated bundle (in memory).
 
 `compile_source` runs every stage and returns the bundle's files as bytes, keyed by their
-path inside the bundle; nothing touches the disk here (see `bundle.write_bundle`). Stage
-timings are recorded for `benchmarks/compile.py`.
+path inside the bundle; nothing touches the disk here (see `bundle.write_bundle`).
+`compile_document` starts from an AST (the variant generators build ASTs). Either returns a
+`CompileResult` that keeps what later stages need to locate their findings: the AST, the
+source map and the resolved topology. Stage timings are recorded for `benchmarks/compile.py`.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from .backends import itbench_ciso as itbench_ciso_backend
 from .backends import manifests as manifest_backend
 from .backends import prompt as prompt_backend
 from .checker import check
+from .topology import TopologyBuild
 from .diagnostics import Diagnostics
 from .memo import IdentityMemo
 from .parser import parse_bytes
-from .source import NO_SPAN, Span
+from .source import NO_SPAN, SourceMap, Span
 from .validate import validate_object
 from .yamlout import sorted_keys
 
@@ -39,10 +42,17 @@ class Timings:
 
 @dataclass
 class CompileResult:
+    """One file through the pipeline. `document` is None when the file did not parse, `scenario`
+    None for an application file or when the checker found errors, `files` empty when any stage
+    found an error."""
+
     path: str
     scenario: ir.Scenario | None = None
     files: dict[str, bytes] = field(default_factory=dict)
     timings: Timings = field(default_factory=Timings)
+    document: ast.Document | None = None
+    source_map: SourceMap | None = None
+    topology: TopologyBuild | None = None  # what names resolved against (also when the checker found errors)
 
     @property
     def name(self) -> str | None:
@@ -50,9 +60,6 @@ class CompileResult:
 
 
 # ---- YAML and JSON output, deterministic ------------------------------------------------------------
-
-
-
 
 # manifests of shared application objects are the same dicts from compile to compile (see memo.py)
 _yaml_document = IdentityMemo(lambda document: "---\n" + yamlout.dump(document))
@@ -110,24 +117,29 @@ def compile_source(data: bytes, path: str, diags: Diagnostics, validate: bool = 
     """Run the whole pipeline on one file's bytes. Errors go to `diags`; files are empty then.
 
     `hints` is the prompt's hint level (`backends/prompt.HINT_LEVELS`)."""
-    result = CompileResult(path)
-    errors_before = len(diags.errors())
-
     start = time.perf_counter()
     document = parse_bytes(data, path, diags)
-    result.timings.parse = time.perf_counter() - start
+    parse_time = time.perf_counter() - start
     if document is None:
+        result = CompileResult(path)
+        result.timings.parse = parse_time
         return result
-    if isinstance(document, ast.App):
-        start = time.perf_counter()
-        check(document, path, diags)
-        result.timings.check = time.perf_counter() - start
-        return result
+    result = compile_document(document, path, diags, validate=validate, hints=hints, source=data)
+    result.timings.parse = parse_time
+    return result
 
+
+def compile_document(document: ast.Document, path: str, diags: Diagnostics, validate: bool = True,
+                     hints: str = "none", source: bytes | None = None) -> CompileResult:
+    """The pipeline from an AST. `source`, the file's bytes, goes into bundle.lock; a document
+    compiled without them (a generated variant) gets every file but the lock."""
+    result = CompileResult(path, document=document)
+    errors_before = len(diags.errors())
     start = time.perf_counter()
-    locations: dict = {}
-    scenario = check(document, path, diags, locations)
+    checked = check(document, path, diags)
     result.timings.check = time.perf_counter() - start
+    result.source_map, result.topology = checked.source_map, checked.topology
+    scenario = checked.scenario
     if scenario is None or len(diags.errors()) > errors_before:
         return result
     result.scenario = scenario
@@ -141,11 +153,12 @@ def compile_source(data: bytes, path: str, diags: Diagnostics, validate: bool = 
 
     if validate:
         start = time.perf_counter()
-        validate_manifests(manifests, path, diags, locations, document.name_span)
+        validate_manifests(manifests, path, diags, checked.source_map)
         result.timings.validate = time.perf_counter() - start
     if len(diags.errors()) > errors_before:
         return result
-    files["bundle.lock"] = lock_file(data, scenario, files, hints=hints)
+    if source is not None:
+        files["bundle.lock"] = lock_file(source, scenario, files, hints=hints)
     result.files = dict(sorted(files.items()))
     return result
 
@@ -199,13 +212,14 @@ def generate(scenario: ir.Scenario, diags: Diagnostics, path: str, hints: str = 
 
 
 def validate_manifests(manifests: dict[str, list[dict]], path: str, diags: Diagnostics,
-                       locations: dict | None = None, fallback: Span = NO_SPAN) -> None:
+                       source_map: SourceMap | None = None) -> None:
     """Every emitted object against its vendored schema and our own rules (E3xxx).
 
     An issue is reported once per object, at the statement that produced the object (a topology
     object, a fault, the agent block), even when the object appears in several files.
     """
-    locations = locations or {}
+    source_map = source_map or SourceMap(path)
+    fallback = source_map.scenario
     seen: set[tuple] = set()
     for file_name, documents in manifests.items():
         for index, obj in enumerate(documents):
@@ -214,9 +228,9 @@ def validate_manifests(manifests: dict[str, list[dict]], path: str, diags: Diagn
                 continue
             meta = obj.get("metadata", {}) if isinstance(obj, dict) else {}
             kind, name = obj.get("kind", "?") if isinstance(obj, dict) else "?", meta.get("name", "?")
-            where = locations.get((kind, meta.get("namespace"), name))
-            if where is None and file_name == "manifests/agent-access.yaml":
-                where = locations.get(("agent", None, ""))
+            where = source_map.object((kind, meta.get("namespace"), name))
+            if where is None and file_name == "manifests/agent-access.yaml" and source_map.agent is not None:
+                where = (path, source_map.agent)
             source_path, span = where if where is not None else (path, fallback)
             for issue in issues:
                 key = (kind, meta.get("namespace"), name, issue.path, issue.message)

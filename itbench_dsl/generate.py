@@ -5,8 +5,8 @@ built-ins live in the top-level `generators` package (retarget, sweep, sample, c
 anonymize, control). A generator receives a `Context` (the checked input scenario as AST and IR,
 the other inputs, a seeded random generator) and yields `Variant`s (a new scenario AST) or
 `Skip`s (why it cannot). This module runs generators in a chain, checks every variant as
-`itbench check` does (checker, code generation, output validation and self-validation), removes
-duplicates by semantic hash (a hash of the canonical IR, not of the text) and writes the
+`itbench check` does (checking.py: compile, output validation and self-validation), removes
+duplicates by semantic hash (identity.py: what the scenario measures, not its text) and writes the
 variants, formatted, with `index.json` and `index.csv`. See docs/generators.md.
 """
 
@@ -18,11 +18,12 @@ import hashlib
 import io
 import json
 import random
-import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Union
 
 from . import ast, ir
+from .diagnostics import Diagnostic
+from .identity import scenario_digest
 
 GROUP = "itbench.generators"
 # The built-ins, used when the distribution's entry points are not visible (running from a checkout).
@@ -159,49 +160,18 @@ def load_generator(name: str) -> Generator:
 
 @dataclass
 class Checked:
-    scenario: ir.Scenario | None
-    problems: list[str]
-    scenario_json: bytes = b""  # the generated scenario.json, for the semantic hash
+    scenario: ir.Scenario | None  # None when the variant does not check
+    problems: list[str]  # its errors as `CODE: message`
 
 
 def check_document(document: ast.Scenario, path: str) -> Checked:
-    """`itbench check` on a document, without parsing it (parse(print(doc)) == doc): checker, code
-    generation, output validation and the evaluator's self-validation. Problems as `CODE: message`."""
-    from .checker import check
-    from .compiler import generate, validate_manifests
-    from .diagnostics import Diagnostics
-    from .states import self_validate
+    """`itbench check` on a document, without parsing it (parse(print(doc)) == doc): the one check
+    of checking.py (compile, output validation and self-validation), without the lint warnings."""
+    from .checking import check_document as check
 
-    diags = Diagnostics()
-    locations: dict = {}
-    scenario = check(document, path, diags, locations)
-    text = b""
-    if scenario is not None and not diags.has_errors:
-        outputs = generate(scenario, diags, path, span=document.name_span)
-        if outputs is not None and not diags.has_errors:
-            validate_manifests(outputs[0], path, diags, locations, document.name_span)
-            text = outputs[1].get("scenario.json", b"")
-    problems = [f"{d.code}: {d.message}" for d in diags.sorted() if d.severity == "error"]
-    if scenario is not None and not problems:
-        problems = [f"{code}: {message}" for code, message in self_validate(scenario)]
-    return Checked(scenario if not problems else None, problems, text if not problems else b"")
-
-
-# What does not change what a scenario measures: its name, its prose, its metadata and its param
-# declarations (their values are already substituted where `param(NAME)` is used).
-_NOT_SEMANTIC = ("name", "description", "metadata", "params")
-
-
-def semantic_hash(scenario: ir.Scenario, scenario_json: bytes = b"") -> str:
-    """sha256 of the canonical IR without the name, prose, metadata and param declarations
-    (`scenario_json`: the scenario's scenario.json when it is at hand)."""
-    if not scenario_json:
-        from .compiler import scenario_json as dump
-
-        scenario_json = dump(scenario)
-    text = scenario_json.decode("utf-8")
-    lines = [line for line in text.splitlines() if not any(line.startswith(f'  "{k}": ') for k in _NOT_SEMANTIC)]
-    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+    checked = check(document, path, lint=False)
+    problems = [f"{d.code}: {d.message}" for d in sorted(checked.errors(), key=Diagnostic.sort_key)]
+    return Checked(checked.scenario if not problems else None, problems)
 
 
 # ---- running a chain -----------------------------------------------------------------------------------
@@ -306,7 +276,7 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
     Every variant is checked (check_document); one that fails is recorded as a skip with its first
     problem. Variants whose semantic hash equals an input's or an earlier variant's are dropped."""
     result = RunResult()
-    seen = {p.semantic_hash or semantic_hash(p.scenario) for p in parents}
+    seen = {p.semantic_hash or scenario_digest(p.scenario) for p in parents}
     names: set[str] = set()
     current = parents
     for step, (gen_name, generator) in enumerate(chain):
@@ -343,7 +313,7 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
                         result.skips.append(SkipRecord(parent.path, gen_name,
                                                        f"{where}{what} does not check: {checked.problems[0]}"))
                         continue
-                    digest = semantic_hash(checked.scenario, checked.scenario_json)
+                    digest = scenario_digest(checked.scenario)
                     if digest in seen:
                         result.duplicates += 1
                         continue
@@ -479,15 +449,6 @@ def map_nodes(node, fn):
     return node
 
 
-def word_pattern(names: Iterable[str], hyphen_suffix: bool = True) -> re.Pattern | None:
-    """A regex matching any of `names` as a whole word (longest first); `-` counts as a word boundary."""
-    names = sorted({n for n in names if n}, key=lambda s: (-len(s), s))
-    if not names:
-        return None
-    return re.compile(r"(?<![A-Za-z0-9_.-])(" + "|".join(re.escape(n) for n in names) + r")(?![A-Za-z0-9_])",
-                      re.IGNORECASE)
-
-
 def ground_groups(document: ast.Scenario) -> dict[str, ast.Ref]:
     """The `group "ID" REF` statements of `expect`: id -> the object the group stands for."""
     return {s.id: s.target for s in expect_statements(document) if isinstance(s, ast.GroundGroup)}
@@ -596,21 +557,14 @@ def replace_text(document: ast.Scenario, fn: Callable[[str], str], keys_to_skip:
 
 def load_input(data: bytes, path: str, diags) -> Parent | None:
     """An input file checked as `itbench check` does (errors go to `diags`); None when it has errors."""
-    from .compiler import compile_source
-    from .diagnostics import Diagnostic
-    from .parser import parse_bytes
-    from .states import self_validate
+    from .checking import check_source
 
-    before = len(diags.errors())
-    result = compile_source(data, path, diags)
-    if result.scenario is None or not result.files or len(diags.errors()) > before:
-        if result.scenario is None and len(diags.errors()) == before:
-            diags.error("E6002", "generators take scenarios, not applications", path)
+    checked = check_source(data, path, lint=False)
+    diags.sources.update(checked.sources)
+    if checked.has_errors:
+        diags.extend(checked.errors())
         return None
-    document = parse_bytes(data, path, type(diags)())
-    for code, message in self_validate(result.scenario):
-        diags.add(Diagnostic(code, f"scenario `{result.scenario.name}`: {message}", path, document.name_span,
-                             "self-validation failed"))
-    if len(diags.errors()) > before:
+    if checked.scenario is None:
+        diags.error("E6002", "generators take scenarios, not applications", path)
         return None
-    return Parent(path, document, result.scenario, (), semantic_hash(result.scenario))
+    return Parent(path, checked.result.document, checked.scenario, (), scenario_digest(checked.scenario))

@@ -18,26 +18,24 @@ Prompt leakage is not a lint warning: a prompt that names the answer is the erro
 (leakage.py), and W2001 (the same fault mechanism on the same target in two files) is
 mechanisms.py.
 
-Every rule reads the checked IR and, for locations, the AST of the same file, parsed again only
-when a rule reports something (`Linted.document`). `itbench check` runs the single-file rules
-where it compiles each file (possibly in another process) and W2006 over all of them.
+Every rule reads the checked IR and, for locations, the AST and source map the compile result
+carries (`checking.py` builds the `Linted` item of each file). `itbench check` runs the
+single-file rules where it compiles each file (possibly in another process) and W2006 over all
+of them.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import functools
-import hashlib
-import json
 import re
 from typing import Iterable, Sequence
 
 from . import ast, ir
-from .diagnostics import Diagnostic, Diagnostics, Note
+from .diagnostics import Diagnostic, Note
+from .identity import scenario_digest
 from .mechanisms import injection_key
-from .memo import IdentityMemo
-from .parser import parse_bytes
-from .source import NO_SPAN, SourceFile, Span
+from .source import NO_SPAN, SourceMap, Span
 
 LINT_CODES = ("W2002", "W2003", "W2004", "W2005", "W2006", "W2007", "W2008")
 
@@ -63,23 +61,20 @@ MIN_DESCRIPTION_WORDS = 3
 
 
 class Linted:
-    """One file to lint: its path, its checked IR, and its AST (parsed again from `text` when a rule
-    first needs it: most files draw no warning, and their rules need the IR alone)."""
+    """One file to lint: its path, its AST, its checked IR and its source map (from the compile result)."""
 
-    def __init__(self, path: str, document: ast.Scenario | None, scenario: ir.Scenario, text: str | None = None) -> None:
+    def __init__(self, path: str, document: ast.Scenario, scenario: ir.Scenario,
+                 source_map: SourceMap | None = None) -> None:
         self.path = path
+        self.document = document
         self.scenario = scenario
-        self.text = text
-        self._document = document
+        self.source_map = source_map or SourceMap(path, document.name_span)
         self._components: Components | None = None
         self._digest: str | None = None
 
     @property
-    def document(self) -> ast.Scenario:
-        if self._document is None:
-            parsed = parse_bytes((self.text or "").encode("utf-8"), self.path, Diagnostics())
-            self._document = parsed if isinstance(parsed, ast.Scenario) else ast.Scenario(self.scenario.name, ())
-        return self._document
+    def name_span(self) -> Span:
+        return self.source_map.scenario
 
     @property
     def components(self) -> Components:
@@ -89,26 +84,13 @@ class Linted:
 
     @property
     def digest(self) -> str:
-        """The canonical hash of the scenario (W2006)."""
+        """What the scenario measures (identity.py), for W2006."""
         if self._digest is None:
-            self._digest = canonical_hash(self.scenario)
+            self._digest = scenario_digest(self.scenario)
         return self._digest
-
-    def may_have_inline_topology(self) -> bool:
-        if self._document is not None or self.text is None:
-            return True
-        return _TOPOLOGY_BLOCK.search(self.text) is not None
-
-
-_TOPOLOGY_BLOCK = re.compile(r"\btopology\s*\{")
 
 
 # ---- entry points ---------------------------------------------------------------------------------
-
-
-def lint_file(path: str, document: ast.Scenario, scenario: ir.Scenario) -> list[Diagnostic]:
-    """Every single-file rule on one checked scenario."""
-    return lint_item(Linted(path, document, scenario))
 
 
 def allowed_codes(scenario: ir.Scenario | None) -> set[str]:
@@ -138,28 +120,6 @@ def lint_files(items: Sequence[Linted]) -> list[Diagnostic]:
     return out
 
 
-def lint_checked(checked: Iterable[tuple[str, ir.Scenario | None]], diags: Diagnostics) -> list[Diagnostic]:
-    """Lint the scenarios that compiled clean (`scenario` is None for the others), as `itbench check`
-    does; the text of each file is in `diags.sources`."""
-    items = []
-    for path, scenario in checked:
-        source = diags.sources.get(path)
-        if scenario is not None and source is not None:
-            items.append(Linted(path, None, scenario, source.text))
-    return lint_files(items)
-
-
-_SCENARIO_NAME = re.compile(r'^[ \t]*scenario[ \t]+("(?:[^"\\\n]|\\.)*")', re.MULTILINE)
-
-
-def scenario_name_span(source: SourceFile | None) -> Span:
-    """The span of a scenario's quoted name (`scenario "NAME"`), found without parsing the file."""
-    if source is None:
-        return NO_SPAN
-    match = _SCENARIO_NAME.search(source.text)
-    return source.span(match.start(1), match.end(1)) if match else NO_SPAN
-
-
 # ---- helpers ----------------------------------------------------------------------------------------
 
 
@@ -167,16 +127,9 @@ def _statements(document: ast.Scenario, cls) -> list:
     return [s for s in document.statements if isinstance(s, cls)]
 
 
-def _fault_statement(item: Linted, index: int) -> ast.Fault:
-    """The statement of the scenario's `index`th injection (the checker keeps source order)."""
-    faults = ast.fault_statements(item.document)
-    if index < len(faults):
-        return faults[index]
-    return ast.Fault("", ast.Ref("", ""), None, item.document.name_span)
-
-
-def _expect_statements(document: ast.Scenario, cls) -> list:
-    return [x for s in _statements(document, ast.Expect) for x in s.statements if isinstance(x, cls)]
+def _fault_span(item: Linted, index: int) -> Span:
+    """The statement of the scenario's `index`th injection (recorded by the checker as it made it)."""
+    return item.source_map.injection(index)
 
 
 class Components:
@@ -267,7 +220,7 @@ def unused_objects(item: Linted) -> list[Diagnostic]:
     Namespaces are never reported, nor the objects of an imported application.
     """
     scenario = item.scenario
-    if not item.may_have_inline_topology():
+    if not any(isinstance(s, ast.Topology) for s in item.document.statements):
         return []
     topology = scenario.topology
     refs = _refs(scenario)
@@ -318,22 +271,8 @@ def unused_objects(item: Linted) -> list[Diagnostic]:
     return out
 
 
-_DECLARATION = re.compile(r'^[ \t]*(' + "|".join(_K8S_KIND) + r')[ \t]+"([^"\\\n]*)"', re.MULTILINE)
-
-
 def _inline_declarations(item: Linted, wanted: dict) -> list[tuple[str, str, Span]]:
-    """(kind, name, name span) of the inline topology objects, in source order.
-
-    Found in the text when every wanted object is declared at the start of a line (as `itbench fmt`
-    writes them; no statement names an unused object, so such a line is its declaration), else
-    from the AST."""
-    if item.text is not None and item._document is None:
-        source = SourceFile(item.path, item.text)
-        start = _TOPOLOGY_BLOCK.search(item.text)
-        found = [(m.group(1), m.group(2), source.span(m.start(2) - 1, m.end(2) + 1))
-                 for m in _DECLARATION.finditer(item.text, start.start() if start else 0)]
-        if {(_K8S_KIND[k], n) for k, n, _ in found} >= set(wanted):
-            return found
+    """(kind, name, name span) of the inline topology objects, in source order."""
     return [(obj.kind, obj.name, obj.name_span) for stmt in _statements(item.document, ast.Topology)
             for obj in stmt.statements if isinstance(obj, ast.Object) and obj.kind in _K8S_KIND]
 
@@ -390,7 +329,7 @@ def unobservable_faults(item: Linted) -> list[Diagnostic]:
         acts |= {components.of(w.target) for w in group.waiters}
         if _reach(acts, downstream) & alerted:
             continue
-        stmt = _fault_statement(item, index)
+        span = _fault_span(item, index)
         if scenario.mitigation is None or not predicates:
             why = "the scenario has no `mitigated when` predicate"
         else:
@@ -398,7 +337,7 @@ def unobservable_faults(item: Linted) -> list[Diagnostic]:
         out.append(Diagnostic(
             "W2003", f"fault `{injection.fault}` on {injection.target.kind.lower()} `{injection.target.name}` has no "
             f"observable success criterion: {why}, and no expected alert fires where it acts or where it propagates",
-            item.path, stmt.span, "how does the evaluator see it repaired?",
+            item.path, span, "how does the evaluator see it repaired?",
             help=f'add `{injection.target.kind.lower()} "{injection.target.name}" ready` (or a field predicate) to '
                  "`mitigated when`, or expect the alert it raises (and `alert NAME not firing` in `mitigated when`)"))
     return out
@@ -431,7 +370,7 @@ def missing_solution(item: Linted) -> list[Diagnostic]:
     if scenario.domain == "ciso" or scenario.solutions:
         return []
     return [Diagnostic(
-        "W2004", f"scenario `{scenario.name}` has no `solution`", item.path, item.document.name_span, "no solution",
+        "W2004", f"scenario `{scenario.name}` has no `solution`", item.path, item.name_span, "no solution",
         help='add `solution "title" { step "what to do" run "kubectl ..." }`: the ground truth\'s recommended '
              "actions come from it, and reviewers check the scenario can be solved")]
 
@@ -449,47 +388,17 @@ def duplicate_mechanisms(item: Linted) -> list[Diagnostic]:
         if key not in first:
             first[key] = index
             continue
-        stmt, earlier = _fault_statement(item, index), _fault_statement(item, first[key])
+        span, earlier = _fault_span(item, index), _fault_span(item, first[key])
         out.append(Diagnostic(
             "W2005", f"fault `{injection.fault}` on {injection.target.kind.lower()} `{injection.target.name}` repeats "
-            f"the fault at line {earlier.span.line}: same mechanism (`{injection.mechanism}`) on the same target",
-            item.path, stmt.span, "same mechanism on the same target",
+            f"the fault at line {earlier.line}: same mechanism (`{injection.mechanism}`) on the same target",
+            item.path, span, "same mechanism on the same target",
             help="the second injection overwrites or repeats the first: remove one, or target another object",
-            notes=(Note("the first fault is here", earlier.span),)))
+            notes=(Note("the first fault is here", earlier),)))
     return out
 
 
 # ---- W2006 identical scenario ----------------------------------------------------------------------------
-
-# what does not change what a scenario measures
-_NON_SEMANTIC = ("name", "description", "tags", "metadata")
-
-
-def _object_digest(obj) -> str:
-    return hashlib.sha256(json.dumps(ir.to_json(obj), sort_keys=True, ensure_ascii=False,
-                                     separators=(",", ":")).encode("utf-8")).hexdigest()
-
-
-# the objects of a standard-library application are shared by every scenario that uses it (memo.py)
-_object_digest_memo = IdentityMemo(_object_digest)
-
-
-def canonical_hash(scenario: ir.Scenario) -> str:
-    """sha256 of the scenario's IR without its name, description, tags and metadata, keys sorted
-    (each topology object stands for the sha256 of its own canonical JSON)."""
-    data = {name: ir.to_json(getattr(scenario, name)) for name in ir.field_names(ir.Scenario)
-            if name not in _NON_SEMANTIC and name != "topology"}
-    topology = {}
-    for name in ir.field_names(ir.Topology):
-        value = getattr(scenario.topology, name)
-        if isinstance(value, list) and value and type(value[0]) in ir.TOPOLOGY_OBJECTS:
-            topology[name] = [_object_digest_memo(obj) for obj in value]
-        else:
-            topology[name] = ir.to_json(value)
-    data["topology"] = topology
-    text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
 
 def identical_scenarios(items: Sequence[Linted]) -> list[Diagnostic]:
     """W2006: a scenario whose canonical IR equals an earlier one's (in the order the files were given)."""
@@ -501,10 +410,10 @@ def identical_scenarios(items: Sequence[Linted]) -> list[Diagnostic]:
             continue
         out.append(Diagnostic(
             "W2006", f"scenario `{item.scenario.name}` is identical to `{earlier.scenario.name}` ({earlier.path}): "
-            "only the name, description, tags or metadata differ", item.path, item.document.name_span,
+            "only the name, description, tags, metadata or params differ", item.path, item.name_span,
             "identical to another scenario",
             help="change what the scenario measures (topology, faults, expectations), or drop one of the two",
-            notes=(Note(f"`{earlier.scenario.name}` is in {earlier.path}", earlier.document.name_span),)))
+            notes=(Note(f"`{earlier.scenario.name}` is in {earlier.path}", earlier.name_span),)))
     return out
 
 
@@ -529,7 +438,7 @@ def placeholder_description(item: Linted) -> list[Diagnostic]:
     stmt = next(iter(_statements(item.document, ast.Description)), None)
     return [Diagnostic(
         "W2007", f"the description of `{item.scenario.name}` says nothing: {why}", item.path,
-        stmt.span if stmt is not None else item.document.name_span,
+        stmt.span if stmt is not None else item.name_span,
         "placeholder description", help="say in a sentence what breaks and what the user sees: it is shown in the "
         "scenario index and to reviewers")]
 
@@ -613,7 +522,7 @@ def complexity_mismatch(item: Linted) -> list[Diagnostic]:
     if low <= hops and (high is None or hops <= high):
         return []
     stmt = next(iter(_statements(item.document, ast.Complexity)), None)
-    span: Span = stmt.span if stmt is not None else item.document.name_span or NO_SPAN
+    span: Span = stmt.span if stmt is not None else item.name_span or NO_SPAN
     suggested = next(name for name, (lo, hi) in COMPLEXITY_HOPS.items() if lo <= hops and (hi is None or hops <= hi)
                      and name != scenario.complexity)
     hop_text = f"{hops} hop{'s' * (hops != 1)}"

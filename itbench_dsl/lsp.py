@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlparse
 
+from .diagnostics import Diagnostics
 from .source import SourceFile
 
 SERVER_NAME = "itbench"
@@ -108,35 +109,19 @@ class Analysis:
 
 
 def analyze(text: str, path: str) -> Analysis:
-    """Everything `itbench check FILE` reports for this text (parse, check, generation, validation and the
-    scenario's self-validation), and the document's topology for completion and hover."""
-    from .compiler import compile_source
-    from .diagnostics import Diagnostics
+    """Everything `itbench check FILE` reports for this text (parse, check, generation, validation, the
+    scenario's self-validation and lint), and the document's topology for completion and hover."""
+    from .checking import check_source
 
-    diags = Diagnostics()
-    data = text.encode("utf-8", "surrogatepass")
-    result = compile_source(data, path, diags)
-    if result.files and result.scenario is not None:
-        checked = [(result.path, result.scenario)]
-        try:
-            from .lint import lint_checked  # the single-file lint rules (W2002-W2008)
-        except ImportError:
-            lint_checked = None
-        if lint_checked is not None:
-            diags.extend(lint_checked(checked, diags))
-        try:
-            from .cli import _self_validate
-        except ImportError:  # pragma: no cover - the command line always has it
-            _self_validate = None
-        if _self_validate is not None:
-            _self_validate(checked, diags)
-    return Analysis(text, path, diags.sorted(), topology_of(text, path))
+    checked = check_source(text.encode("utf-8", "surrogatepass"), path)
+    diags = Diagnostics(list(checked.diagnostics), dict(checked.sources))
+    return Analysis(text, path, diags.sorted(), checked.result.topology)
 
 
 def topology_of(text: str, path: str):
-    """The topology the document declares or imports, or None when it does not parse."""
-    from . import ast
-    from .diagnostics import Diagnostics
+    """The topology the document declares or imports (the checker's, without generating any
+    output), or None when it does not parse."""
+    from .checker import check
     from .parser import parse_text
 
     diags = Diagnostics()
@@ -144,20 +129,8 @@ def topology_of(text: str, path: str):
     if document is None:
         return None
     try:
-        if isinstance(document, ast.App):
-            from .reader import Context
-            from .topology import TopologyBuild, TopologyBuilder
-
-            build = TopologyBuild()
-            TopologyBuilder(Context(diags, path), build).add_statements(document.statements)
-            return build
-        from .checker import Checker
-
-        checker = Checker(document, path, diags)
-        use = next((s for s in document.statements if isinstance(s, ast.UseApp)), None)
-        checker.topology(use)
-        return checker.state.build
-    except Exception:  # a half-written document: completion falls back on the last good topology
+        return check(document, path, diags).topology
+    except Exception:  # noqa: BLE001 - a half-written document: completion falls back on the last good topology
         return None
 
 
@@ -352,7 +325,7 @@ def complete(text: str, offset: int, build=None) -> list[Item]:
     tokens = ctx.tokens
     if ctx.string is not None:
         return _complete_string(ctx, block, build, text, offset)
-    from .checker import CISO_TASKS, COMPLEXITIES, DOMAINS, KNOWN_ALERTS
+    from .vocabulary import CISO_TASKS, COMPLEXITIES, DOMAINS, KNOWN_ALERTS
     from .faults import FAULTS, WAITERS
     from .topology import KINDS
 

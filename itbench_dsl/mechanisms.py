@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from . import ir
-from .diagnostics import Diagnostic, Diagnostics, Note
-from .parser import parse_bytes
-from .source import NO_SPAN
+from .diagnostics import Diagnostic, Note
+from .source import NO_SPAN, Span
 
 # argument keys (at any depth) that locate a fault inside its target; every other leaf is a magnitude
 IDENTITY_KEYS = frozenset({
@@ -114,27 +113,22 @@ def find_duplicates(scenarios: Sequence[tuple[str, ir.Scenario]]) -> list[tuple[
     return pairs
 
 
-def _name_span(path: str, diags: Diagnostics | None):
-    source = diags.sources.get(path) if diags is not None else None
-    if source is None or not source.text:
-        return NO_SPAN
-    document = parse_bytes(source.text.encode("utf-8"), path, Diagnostics())
-    return getattr(document, "name_span", NO_SPAN) if document is not None else NO_SPAN
-
-
 def describe(scenario: ir.Scenario) -> str:
     faults = sorted({f"`{i.fault}` on {i.target.kind.lower()} `{i.target.name}`" for i in scenario.injections()})
     return ", ".join(faults)
 
 
-def duplicate_diagnostics(scenarios: Sequence[tuple[str, ir.Scenario]], diags: Diagnostics | None = None) -> list[Diagnostic]:
-    """A W2001 warning per duplicate pair, at the later scenario's name (spans come from `diags.sources`)."""
+def duplicate_diagnostics(scenarios: Sequence[tuple[str, ir.Scenario]],
+                          name_spans: Mapping[str, Span] | None = None) -> list[Diagnostic]:
+    """A W2001 warning per duplicate pair, at the later scenario's name (`name_spans`: each file's
+    scenario name, from its source map)."""
+    name_spans = name_spans or {}
     out = []
     for (first_path, first), (path, scenario) in find_duplicates(scenarios):
         out.append(Diagnostic(
             "W2001", f"scenario `{scenario.name}` duplicates `{first.name}` ({first_path}): both inject "
-            f"{describe(scenario)}", path, _name_span(path, diags), "same mechanism on the same target",
+            f"{describe(scenario)}", path, name_spans.get(path, NO_SPAN), "same mechanism on the same target",
             help="change the target or the fault mechanism, or drop one of the two scenarios",
-            notes=(Note(f"`{first.name}` is in {first_path}", _name_span(first_path, diags)),),
+            notes=(Note(f"`{first.name}` is in {first_path}", name_spans.get(first_path, NO_SPAN)),),
         ))
     return out

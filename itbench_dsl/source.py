@@ -65,3 +65,31 @@ class SourceFile:
     @property
     def line_count(self) -> int:
         return len(self._line_starts)
+
+
+ObjectKey = tuple[str, "str | None", str]  # (Kubernetes kind, namespace or None, name)
+
+
+@dataclass
+class SourceMap:
+    """Where the parts of a checked scenario come from, kept with the compile result so that later
+    stages (output validation, lint, self-validation, the language server, generators) locate what
+    they find without parsing the file again or searching its text.
+
+    `objects` maps each emitted object to the statement that produces it, in the file that holds
+    that statement (an imported application's objects point into the application's file);
+    `injections` holds the fault statement of each injection, in `ir.Scenario.injections()` order;
+    `steps` the span of each solution step, by (solution index, step index)."""
+
+    path: str
+    scenario: Span = NO_SPAN  # the scenario's quoted name
+    objects: dict[ObjectKey, tuple[str, Span]] = field(default_factory=dict)
+    injections: list[Span] = field(default_factory=list)
+    agent: Span | None = None
+    steps: dict[tuple[int, int], Span] = field(default_factory=dict)
+
+    def object(self, key: ObjectKey) -> tuple[str, Span] | None:
+        return self.objects.get(key)
+
+    def injection(self, index: int) -> Span:
+        return self.injections[index] if 0 <= index < len(self.injections) else self.scenario

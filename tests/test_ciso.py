@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from itbench_dsl import ciso
-from itbench_dsl.checker import CISO_TASKS
+from itbench_dsl.vocabulary import CISO_TASKS
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.validate import validate_object

@@ -44,7 +44,7 @@ def bundle(name: str):
     (built here so that a failure in another backend, the prompt's say, does not hide this one's)."""
     path = next(p for p in SCENARIOS if p.stem == name)
     diags = Diagnostics()
-    scenario = check(parse_bytes(path.read_bytes(), str(path), diags), str(path), diags)
+    scenario = check(parse_bytes(path.read_bytes(), str(path), diags), str(path), diags).scenario
     assert scenario is not None and not diags.errors(), [d.message for d in diags.errors()]
     gaps = [id(o) for o in fault_backend.gap_objects(scenario)]
     topology = topology_manifests(scenario.topology, exclude=gaps) + ciso.k8s_objects(scenario)[1]

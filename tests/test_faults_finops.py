@@ -17,7 +17,7 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
-from itbench_dsl.checker import KNOWN_ALERTS
+from itbench_dsl.vocabulary import KNOWN_ALERTS
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.faults import FAULTS, itbench_entry, library_alerts, render_solutions

@@ -18,6 +18,7 @@ from itbench_dsl import generate as gen
 from itbench_dsl.cli import cli
 from itbench_dsl.diagnostics import Diagnostics
 from itbench_dsl.faults import FAULTS
+from itbench_dsl.identity import scenario_digest
 from itbench_dsl.parser import parse_text
 
 REPO = Path(__file__).resolve().parents[1]
@@ -163,8 +164,8 @@ def test_dedupe_by_semantic_hash_not_text():
     a = parent("sre/otel-flagd-io-latency.itb")
     renamed = gen.check_document(gen.without_itbench_id(type(a.document)(
         "another-name", a.document.statements)), "x.itb").scenario
-    assert gen.semantic_hash(renamed) == a.semantic_hash  # the name is not semantic
-    assert gen.semantic_hash(result.variants[0].scenario) != a.semantic_hash
+    assert scenario_digest(renamed) == a.semantic_hash  # the name is not semantic
+    assert scenario_digest(result.variants[0].scenario) != a.semantic_hash
 
 
 # ---- every variant checks clean: a property over seeds and the library ------------------------------------

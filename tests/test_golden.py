@@ -16,13 +16,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from update_golden import CASES, case_folders, compile_case, diff_bundles, read_expected, scenario_files
+from update_golden import (CASES, RUNTIME_HASH, case_folders, compile_bundle, compile_case, diff_bundles, read_expected,
+                           runtime_hash, scenario_files)
+
+from itbench_dsl.backends.evaluator import source_for_spec, spec_of
 
 FOLDERS = case_folders()
 
 # Every file a bundle always holds; inject/revert files depend on the fault.
 ALWAYS = {"manifests/topology.yaml", "itbench/scenario.yaml", "itbench/groundtruth.yaml",
-          "itbench/groundtruth_v1.yaml", "prompt.md", "scenario.json", "bundle.lock"}
+          "itbench/groundtruth_v1.yaml", "prompt.md", "scenario.json", "bundle.lock", "evaluator.spec.json"}
 # Where a fault may change a patched object: the one field each fault of the library rewrites.
 FAULT_FIELDS = [
     re.compile(r"spec\.replicas"),  # scaled_to_zero
@@ -101,14 +104,25 @@ def test_golden_bundle_shape(folder: Path):
     for k in created:
         assert k in deleted, f"{k} is created by the fault but the revert does not delete it"
     # bundle.lock names the source and every other file by its sha256
-    lock = json.loads(files["bundle.lock"])
+    bundle = compile_bundle(folder)
+    lock = json.loads(bundle["bundle.lock"])
     assert lock["source_sha256"] == hashlib.sha256((folder / "input.itb").read_bytes()).hexdigest()
-    assert lock["files"] == {n: hashlib.sha256(c).hexdigest() for n, c in sorted(files.items()) if n != "bundle.lock"}
+    assert lock["files"] == {n: hashlib.sha256(c).hexdigest() for n, c in sorted(bundle.items()) if n != "bundle.lock"}
+    # the evaluator is the pinned runtime and the reviewed spec, nothing else
+    source = bundle["evaluator.py"].decode("utf-8")
+    assert source == source_for_spec(spec_of(source))
+    assert json.loads(files["evaluator.spec.json"]) == spec_of(source)
     # every multi-document YAML file starts its documents with `---` and is UTF-8
     for name, content in files.items():
         text = content.decode("utf-8")
         if name.endswith(".yaml"):
             assert text.startswith("---\n"), name
+
+
+def test_the_evaluator_runtime_is_pinned():
+    """A change to the code every evaluator.py carries shows in review as a change of this one hash
+    (tests/update_golden.py rewrites it); the runtime's own diff is the thing to review."""
+    assert RUNTIME_HASH.read_text().strip() == runtime_hash()
 
 
 def leaf_changes(old, new, path: str = "") -> list[str]:

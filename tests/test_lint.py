@@ -13,19 +13,16 @@ from hypothesis import strategies as st
 
 from itbench_dsl import cli as cli_module
 from itbench_dsl import ir
+from itbench_dsl.checking import check_files, check_source
 from itbench_dsl.codes import CODES
-from itbench_dsl.compiler import compile_source
-from itbench_dsl.diagnostics import Diagnostics
+from itbench_dsl.identity import scenario_digest
 from itbench_dsl.lint import (
     COMPLEXITY_HOPS,
     LINT_CODES,
     Linted,
-    canonical_hash,
-    lint_checked,
     lint_files,
     propagation_hops,
 )
-from itbench_dsl.parser import parse_bytes
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -118,11 +115,9 @@ def variant(code: str) -> str:
 
 
 def compiled(text: str, path: str = "input.itb") -> Linted:
-    diags = Diagnostics()
-    result = compile_source(text.encode("utf-8"), path, diags)
-    assert not diags.has_errors, [d.message for d in diags.errors()]
-    document = parse_bytes(text.encode("utf-8"), path, Diagnostics())
-    return Linted(path, document, result.scenario)
+    checked = check_source(text.encode("utf-8"), path, lint=False)
+    assert not checked.has_errors, [d.message for d in checked.errors()]
+    return checked.linted
 
 
 def lint(*texts: str) -> list:
@@ -302,12 +297,8 @@ def test_check_reports_w2006_and_not_w2001_for_identical_files(tmp_path: Path):
     (tmp_path / "b.itb").write_text(RENAMED, encoding="utf-8")
     (tmp_path / "c.itb").write_text(CLEAN.replace("scenario \"shop-cart-scaled-to-zero\"", "scenario \"other\"")
                                     .replace("within 5m", "within 3m"), encoding="utf-8")
-    diags = Diagnostics()
-    checked = []
-    for name in ("a.itb", "b.itb", "c.itb"):
-        result = compile_source((tmp_path / name).read_bytes(), name, diags)
-        checked.append((name, result.scenario))
-    codes = sorted((d.path, d.code) for d in lint_checked(checked, diags))
+    linted = [check_source((tmp_path / name).read_bytes(), name, lint=False).linted for name in ("a.itb", "b.itb", "c.itb")]
+    codes = sorted((d.path, d.code) for d in lint_files(linted))
     assert codes == [("b.itb", "W2006")]
     result = invoke_check(tmp_path, "--format", "concise", "a.itb", "b.itb", "c.itb")
     found = sorted((line.split(":", 1)[0], line.split("[", 1)[1].split("]", 1)[0]) for line in result.stdout.splitlines())
@@ -329,13 +320,13 @@ def invoke_check(cwd: Path, *args: str):
 @given(name=st.from_regex(r"[a-z][a-z0-9-]{0,20}[a-z0-9]", fullmatch=True),
        description=st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=0x2FFF, blacklist_characters='"\\'),
                            min_size=1, max_size=40))
-def test_canonical_hash_ignores_name_and_description_only(name: str, description: str):
+def test_scenario_digest_ignores_name_and_description_only(name: str, description: str):
     base = compiled(CLEAN).scenario
     renamed = ir.Scenario(**{**base.__dict__, "name": name, "description": description, "tags": ["x"],
-                             "metadata": {"itbench_id": 1}})
-    assert canonical_hash(renamed) == canonical_hash(base)
+                             "metadata": {"itbench_id": 1}, "params": [ir.Param("n", [1, 2], 1)]})
+    assert scenario_digest(renamed) == scenario_digest(base)
     changed = ir.Scenario(**{**base.__dict__, "complexity": "high" if base.complexity != "high" else "low"})
-    assert canonical_hash(changed) != canonical_hash(base)
+    assert scenario_digest(changed) != scenario_digest(base)
 
 
 # ---- the scenario library --------------------------------------------------------------------------------
@@ -347,16 +338,10 @@ def test_library_has_no_lint_warning():
     files = sorted(folder.rglob("*.itb"))
     if not files:
         pytest.skip("no scenario library")
-    diags = Diagnostics()
-    checked = []
-    for path in files:
-        name = str(path.relative_to(REPO))
-        before = len(diags.errors())
-        result = compile_source(path.read_bytes(), name, diags)
-        # a file being edited may not compile: lint only sees the others, as in `itbench check`
-        checked.append((name, result.scenario if result.files and len(diags.errors()) == before else None))
-    assert sum(s is not None for _, s in checked) >= len(files) // 2
-    found = lint_checked(checked, diags)
+    diags, checks = check_files([(str(path.relative_to(REPO)), path.read_bytes()) for path in files])
+    # a file being edited may not compile: lint only sees the others, as in `itbench check`
+    assert sum(one.scenario is not None for one in checks) >= len(files) // 2
+    found = [d for d in diags.items if d.severity == "warning"]
     assert found == [], [f"{d.path}:{d.span.line}: {d.code} {d.message}" for d in found]
 
 
@@ -371,37 +356,21 @@ def test_longest_path_on_large_graphs():
     assert _longest_path(small) == 2
 
 
-def test_scenario_name_span_matches_the_parser():
-    from itbench_dsl.lint import scenario_name_span
-    from itbench_dsl.source import NO_SPAN, SourceFile
-
-    fixtures = sorted((REPO / "tests" / "cases" / "errors").rglob("*.itb"))
-    files = sorted((REPO / "scenarios").rglob("*.itb")) + fixtures[::4]  # a sample of the odd layouts
-    compared = 0
-    for path in files:
-        text = path.read_text(encoding="utf-8", errors="replace")
-        document = parse_bytes(text.encode("utf-8"), str(path), Diagnostics())
-        if document is None or not hasattr(document, "name_span") or type(document).__name__ != "Scenario":
-            continue
-        assert scenario_name_span(SourceFile(str(path), text)) == document.name_span, path
-        compared += 1
-    assert compared > 50
-    assert scenario_name_span(SourceFile("x", '# scenario "no"\napp "a" {}\n')) == NO_SPAN
-    assert scenario_name_span(None) == NO_SPAN
-
-
-
-@pytest.mark.parametrize("layout", ["canonical", "one line"])
-def test_w2002_spans_found_in_the_text_match_the_parser(layout: str):
-    text = variant("W2002")
-    if layout == "one line":  # not at the start of a line: the text scan gives way to the parser
-        text = text.replace('    deployment "legacy" {\n      image = "ghcr.io/example/legacy:1.0"\n    }\n',
-                            '    deployment "legacy" { image = "ghcr.io/example/legacy:1.0" } configmap "x" {}\n')
-    parsed = compiled(text)
-    from_text = Linted(parsed.path, None, parsed.scenario, text)
-    found = lint_files([from_text])
-    assert found == lint_files([parsed]) and len(found) >= 2
-    assert (from_text._document is None) == (layout == "canonical")  # parsed only when the scan cannot tell
+def test_w2002_spans_point_at_the_declarations():
+    text = variant("W2002").replace('    deployment "legacy" {\n      image = "ghcr.io/example/legacy:1.0"\n    }\n',
+                                    '    deployment "legacy" { image = "ghcr.io/example/legacy:1.0" } configmap "x" {}\n')
+    found = lint_files([compiled(text)])
+    assert len(found) >= 2
     for d in found:
         name = d.message.split("`")[1]
         assert text.splitlines()[d.span.line - 1][d.span.column - 1:d.span.end_column - 1] == f'"{name}"'
+
+
+def test_fault_spans_come_from_the_source_map():
+    """W2005 points at each fault statement as the checker recorded it, faults in groups included."""
+    text = variant("W2005").replace(TWO_ENV_FAULTS, "  group {\n" + TWO_ENV_FAULTS.replace("  fault", "    fault")
+                                    + "  }\n")
+    (d,) = [d for d in lint_files([compiled(text)]) if d.code == "W2005"]
+    lines = text.splitlines()
+    assert lines[d.span.line - 1].strip().startswith("fault modified_env") and d.span.line > d.notes[0].span.line
+    assert lines[d.notes[0].span.line - 1].strip().startswith("fault modified_env")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from itbench_dsl.checker import KNOWN_ALERTS
+from itbench_dsl.vocabulary import KNOWN_ALERTS
 from itbench_dsl.faults import FAULTS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,7 +5,7 @@
     python3 tests/update_fixtures.py E2003      # only the folders whose name starts with E2003
 
 Each fixture is `tests/cases/errors/<CODE>-<slug>/input.itb`; its `expected.txt` is the human
-rendering (no color) of the diagnostics of compiling the input as `input.itb`. A unified diff is
+rendering (no color) of the diagnostics `itbench check input.itb` reports (checking.py). A unified diff is
 printed for every file that changes: review each one before committing. Every diagnostic must
 point at the right line and column, say clearly what is wrong, and give useful help.
 """
@@ -21,19 +21,16 @@ REPO = HERE.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from itbench_dsl.compiler import compile_source  # noqa: E402
+from itbench_dsl.checking import check_source  # noqa: E402
 from itbench_dsl.diagnostics import Diagnostics, render_human  # noqa: E402
-from itbench_dsl.lint import LINT_CODES, lint_checked  # noqa: E402
 
 CASES = HERE / "cases" / "errors"
 
 
 def render_fixture(folder: Path) -> tuple[str, Diagnostics]:
     """The expected text of one fixture folder, and the diagnostics it was rendered from."""
-    diags = Diagnostics()
-    result = compile_source((folder / "input.itb").read_bytes(), "input.itb", diags)
-    if folder.name.split("-", 1)[0] in LINT_CODES:  # lint fixtures: the pass `itbench check` runs after compiling
-        diags.extend(lint_checked([(result.path, result.scenario if result.files else None)], diags))
+    checked = check_source((folder / "input.itb").read_bytes(), "input.itb")
+    diags = Diagnostics(list(checked.diagnostics), dict(checked.sources))
     return render_human(diags, color=False), diags
 
 

@@ -7,7 +7,11 @@
     python3 tests/update_golden.py otel-        # only the cases whose name starts with `otel-`
 
 Each case is `tests/cases/compile/<name>/input.itb` and `expected/`, which holds every file that
-`compile_source(input, "input.itb")` returns, at its path inside the bundle. The cases named after
+`compile_source(input, "input.itb")` returns, at its path inside the bundle, in golden form: the
+bundle's evaluator.py is the shared runtime plus the scenario's spec, so `expected/` holds the spec
+(`evaluator.spec.json`, indented for review) in its place, and bundle.lock names the evaluator by
+that spec. The runtime itself (and the modules evaluators embed) is pinned once, by its sha256, in
+`tests/cases/compile/evaluator-runtime.sha256`. The cases named after
 a file of `scenarios/` hold a copy of that file (`--sync` refreshes the copies). For every file that
 is added, removed or changed, a unified diff is printed: review each one as the Kubernetes and
 ITBench engineer who will apply the manifests and read the ground truth, before committing.
@@ -25,10 +29,16 @@ REPO = HERE.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from itbench_dsl.compiler import compile_source  # noqa: E402
+import hashlib  # noqa: E402
+import json  # noqa: E402
+
+from itbench_dsl.backends.evaluator import package_source, runtime_source, spec_of  # noqa: E402
+from itbench_dsl.compiler import compile_source, dump_json  # noqa: E402
 from itbench_dsl.diagnostics import Diagnostics, render_human  # noqa: E402
 
 CASES = HERE / "cases" / "compile"
+RUNTIME_HASH = CASES / "evaluator-runtime.sha256"
+EMBEDDED = ("kyverno", "miniyaml")  # the package modules evaluators may embed beside the runtime
 SCENARIOS = REPO / "scenarios"
 
 
@@ -45,13 +55,40 @@ def case_folders() -> list[Path]:
     return sorted(p for p in CASES.iterdir() if p.is_dir() and (p / "input.itb").is_file()) if CASES.is_dir() else []
 
 
-def compile_case(folder: Path) -> dict[str, bytes]:
+def compile_bundle(folder: Path) -> dict[str, bytes]:
     """The bundle of one case, as compile_source returns it; raises CompileFailed with the diagnostics."""
     diags = Diagnostics()
     result = compile_source((folder / "input.itb").read_bytes(), "input.itb", diags)
     if diags.errors() or not result.files:
         raise CompileFailed(render_human(diags, color=False) or "no files and no diagnostics")
     return dict(result.files)
+
+
+def golden_form(files: dict[str, bytes]) -> dict[str, bytes]:
+    """A bundle as expected/ stores it: evaluator.py as its spec, bundle.lock naming the evaluator by it."""
+    out = dict(files)
+    source = out.pop("evaluator.py").decode("utf-8")
+    spec = spec_of(source)
+    if spec is None:
+        raise CompileFailed("evaluator.py holds no spec line")
+    out["evaluator.spec.json"] = (json.dumps(spec, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    lock = json.loads(out["bundle.lock"])
+    lock["files"]["evaluator.py"] = "the runtime (evaluator-runtime.sha256) and evaluator.spec.json"
+    out["bundle.lock"] = dump_json(lock)
+    return dict(sorted(out.items()))
+
+
+def compile_case(folder: Path) -> dict[str, bytes]:
+    """The bundle of one case in golden form."""
+    return golden_form(compile_bundle(folder))
+
+
+def runtime_hash() -> str:
+    """sha256 of the code every evaluator.py carries: the runtime and the modules it may embed."""
+    digest = hashlib.sha256(runtime_source().encode("utf-8"))
+    for module in EMBEDDED:
+        digest.update(b"\0" + package_source(module).encode("utf-8"))
+    return digest.hexdigest()
 
 
 def read_expected(folder: Path) -> dict[str, bytes]:
@@ -135,6 +172,13 @@ def main(argv: list[str]) -> int:
         if not check_only:
             write_expected(folder, actual)
             print(f"updated {folder.relative_to(REPO)}/expected ({len(actual)} files)")
+    current = runtime_hash() + "\n"
+    if not RUNTIME_HASH.is_file() or RUNTIME_HASH.read_text() != current:
+        changed += 1
+        print(f"the evaluator runtime changed: {RUNTIME_HASH.relative_to(REPO)} -> {current.strip()} "
+              "(review the runtime's diff in git)")
+        if not check_only:
+            RUNTIME_HASH.write_text(current)
     verb = "would change" if check_only else "changed"
     print(f"{changed} case(s) {verb}, {failed} failed to compile", file=sys.stderr)
     return 1 if failed or (check_only and changed) else 0

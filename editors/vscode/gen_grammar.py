@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT))
 
-from itbench_dsl.checker import KNOWN_ALERTS  # noqa: E402
+from itbench_dsl.vocabulary import KNOWN_ALERTS  # noqa: E402
 from itbench_dsl.faults import CREATABLE_KINDS, FAULTS, WAITERS  # noqa: E402
 from itbench_dsl.topology import KINDS, RUNTIME_KINDS  # noqa: E402
 

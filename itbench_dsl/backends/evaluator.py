@@ -227,13 +227,36 @@ def package_source(module: str) -> str:
 
 
 def evaluator_source(scenario: ir.Scenario) -> str:
-    spec = json.dumps(evaluator_spec(scenario), ensure_ascii=True, sort_keys=True, separators=(",", ":"))
+    return source_for_spec(evaluator_spec(scenario))
+
+
+def source_for_spec(spec: dict) -> str:
+    """evaluator.py for a spec: the runtime, the embedded modules its grading needs, the spec as data."""
+    text = json.dumps(spec, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
     parts = [runtime_source().rstrip("\n") + "\n\n"]
-    if scenario.compliance is not None and "kyverno" in scenario.compliance.task:
+    ciso_task = (spec.get("ciso") or {}).get("task") or ""
+    if "kyverno" in ciso_task:
         # the Kyverno matcher and the YAML reader for the agent's policy: each run by the runtime in a
         # module of its own (they may start with `from __future__`), so they are data here too
         parts.append(f"_KYVERNO_SOURCE = {package_source('kyverno')!r}\n")
         parts.append(f"_YAML_SOURCE = {package_source('miniyaml')!r}\n")
-    parts.append(f"SPEC = json.loads({spec!r})\n\n")
+    parts.append(f"{_SPEC_PREFIX}{text!r})\n\n")
     parts.append(_MAIN)
     return "".join(parts)
+
+
+_SPEC_PREFIX = "SPEC = json.loads("
+
+
+def spec_of(source: str) -> dict | None:
+    """The spec an evaluator.py grades against (None when the text holds no spec line): read back as
+    data, never executed."""
+    import ast as python_ast
+
+    for line in source.splitlines():
+        if line.startswith(_SPEC_PREFIX) and line.endswith(")"):
+            try:
+                return json.loads(python_ast.literal_eval(line[len(_SPEC_PREFIX):-1]))
+            except (ValueError, SyntaxError):
+                return None
+    return None

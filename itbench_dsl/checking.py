@@ -1,0 +1,170 @@
+"""One way to check a scenario, below every driver.
+
+`itbench check`, the language server, the variant generators and the tests run the same steps in
+the same order (miniwdl's `check` is `load()` followed by `Lint.lint()`; this is its counterpart):
+
+1. compile (`compiler.compile_source` or `compile_document`): parse, resolve and check, generate
+   every output and validate it;
+2. self-validation (`states.self_validate`): the scenario's evaluator on its own derived states;
+3. lint (`lint.lint_item`): the single-file warning rules.
+
+A file with an error gets no self-validation and no lint: its errors, not a pile of consequences.
+`check_files` checks many files (in several processes when asked) and then runs the rules that need
+them all (W2006 identical scenarios, W2001 the same fault mechanism on the same target) and drops
+the warnings a run (`--ignore`) or a scenario (`metadata { lint_allow = [...] }`) turns off.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from . import ast
+from .compiler import CompileResult, compile_document, compile_source
+from .diagnostics import Diagnostic, Diagnostics
+from .lint import Linted, allowed_codes, identical_scenarios, lint_item
+from .source import SourceFile
+
+
+@dataclass
+class FileCheck:
+    """What checking one file found: its diagnostics (and the source texts they point into), its
+    compile result (AST, source map, IR and, when clean, the bundle's files) and, when the file has
+    no error, its lint item (which cross-file rules compare)."""
+
+    path: str
+    diagnostics: list[Diagnostic]
+    sources: dict[str, SourceFile]
+    result: CompileResult
+    linted: Linted | None = None
+
+    @property
+    def scenario(self):
+        """The checked scenario, when the file has no error."""
+        return self.linted.scenario if self.linted is not None else None
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity == "error" for d in self.diagnostics)
+
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    def slim(self) -> "FileCheck":
+        """The check without the bundle's bytes and the resolved topology: what crosses a process boundary.
+        The scenario's digest (W2006) is taken first, here, where the objects of its application are
+        shared with every other scenario of the process and each is hashed once."""
+        if self.linted is not None:
+            self.linted.digest  # noqa: B018
+        result = dataclasses.replace(self.result, files={}, topology=None)
+        return dataclasses.replace(self, result=result)
+
+
+def check_source(data: bytes, path: str, hints: str = "none", lint: bool = True) -> FileCheck:
+    """Check one file's bytes (`hints`: the prompt's hint level, backends/prompt.HINT_LEVELS)."""
+    diags = Diagnostics()
+    result = compile_source(data, path, diags, hints=hints)
+    return _finish(result, diags, lint)
+
+
+def check_document(document: ast.Document, path: str, hints: str = "none", lint: bool = True) -> FileCheck:
+    """Check an AST built in code (a generated variant) as if it were the file `path`."""
+    diags = Diagnostics()
+    result = compile_document(document, path, diags, hints=hints)
+    return _finish(result, diags, lint)
+
+
+def _finish(result: CompileResult, diags: Diagnostics, lint: bool) -> FileCheck:
+    linted = None
+    if result.scenario is not None and result.files and not diags.has_errors:
+        diags.extend(self_validation(result))
+        if not diags.has_errors:
+            linted = Linted(result.path, result.document, result.scenario, result.source_map)
+            if lint:
+                diags.extend(lint_item(linted))
+    # the texts the diagnostics point into, not those of every application the file imports
+    wanted = {result.path} | {d.path for d in diags.items}
+    sources = {k: v for k, v in diags.sources.items() if k in wanted}
+    return FileCheck(result.path, diags.items, sources, result, linted)
+
+
+def self_validation(result: CompileResult) -> list[Diagnostic]:
+    """E4004/E4005: the scenario's evaluator on its healthy, faulty and solved states (states.py),
+    located at the scenario's name."""
+    from .states import self_validate
+
+    span = result.source_map.scenario if result.source_map is not None else result.document.name_span
+    return [Diagnostic(code, f"scenario `{result.scenario.name}`: {message}", result.path, span,
+                       "self-validation failed", help=f"`itbench explain {code}`")
+            for code, message in self_validate(result.scenario)]
+
+
+# ---- many files -------------------------------------------------------------------------------------------
+
+# files are spread over processes from this many on (below, starting them costs more than it saves)
+PARALLEL_MIN_FILES = 48
+
+
+def workers_for(files: int, requested: int | None = None) -> int:
+    """How many processes check `files` files: `requested`, or one per core up to 8 from PARALLEL_MIN_FILES on."""
+    if requested is not None:
+        return max(1, requested)
+    if files < PARALLEL_MIN_FILES:
+        return 1
+    return max(1, min(os.cpu_count() or 1, 8, files // (PARALLEL_MIN_FILES // 2)))
+
+
+def check_files(jobs: list[tuple[str, bytes]], hints: str = "none", workers: int = 1,
+                ignore: Iterable[str] = ()) -> tuple[Diagnostics, list[FileCheck]]:
+    """Check every (path, bytes) job, then the cross-file rules; drop the warnings `ignore` names
+    and those each scenario allows. Returns every diagnostic (with the sources they point into)
+    and each file's check, in the order of `jobs`."""
+    from .mechanisms import duplicate_diagnostics
+
+    diags = Diagnostics()
+    checks = list(_check_all(jobs, hints, workers))
+    for one in checks:
+        diags.extend(one.diagnostics)
+        diags.sources.update(one.sources)
+    linted = [one.linted for one in checks if one.linted is not None]
+    identical = identical_scenarios(linted)  # W2006, then W2001 for the pairs W2006 does not already report
+    reported = {d.path for d in identical}
+    name_spans = {one.path: one.result.source_map.scenario for one in checks if one.result.source_map is not None}
+    clean = [(one.path, one.scenario) for one in checks]
+    diags.extend(d for d in duplicate_diagnostics(clean, name_spans) if d.path not in reported)
+    diags.extend(identical)
+    drop_allowed(diags, set(ignore), checks)
+    return diags, checks
+
+
+def drop_allowed(diags: Diagnostics, ignore: set[str], checks: list[FileCheck]) -> None:
+    """Drop the warnings `ignore` names, and those a scenario allows (`metadata { lint_allow = [...] }`)."""
+    allowed = {one.path: allowed_codes(one.scenario) for one in checks}
+    if ignore or any(allowed.values()):
+        diags.items = [d for d in diags.items if d.severity != "warning"
+                       or (d.code not in ignore and d.code not in allowed.get(d.path, ()))]
+
+
+def _check_chunk(jobs: list[tuple[str, bytes]], hints: str) -> list[FileCheck]:
+    return [check_source(data, path, hints).slim() for path, data in jobs]
+
+
+def _check_all(jobs: list[tuple[str, bytes]], hints: str, workers: int) -> Iterator[FileCheck]:
+    """Every file's check, in the order of `jobs`, from `workers` processes (in this one when 1)."""
+    if workers <= 1:
+        for path, data in jobs:
+            yield check_source(data, path, hints).slim()
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # fork shares what this process has built (the parser, the applications, the schema validators)
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    size = max(1, -(-len(jobs) // (workers * 4)))  # a few chunks per worker evens out their lengths
+    chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
+        for part in pool.map(_check_chunk, chunks, [hints] * len(chunks)):
+            yield from part
