@@ -217,9 +217,24 @@ An object the compiler generated does not validate against the vendored schema o
 Usually a value written in the scenario reaches a field that rejects it.
 """),
         _c("E3002", "generated object breaks a Kubernetes rule", """
-An object the compiler generated breaks a rule the schemas do not encode: a workload's
-selector does not match its pod template labels, a name or label is not valid, a port is
-out of range.
+An object the compiler generated breaks a rule the schemas do not encode, one the Kubernetes
+API server enforces in code, so the object would be refused when applied:
+- a workload's selector does not match its pod template labels;
+- a name or label is not valid (DNS-1123 names, label and annotation syntax);
+- a port is out of range;
+- in a pod spec (a Pod, or the template of a Deployment, StatefulSet, DaemonSet, Job, CronJob):
+  - a container sets `allowPrivilegeEscalation: false` with `privileged: true` (or adds
+    `CAP_SYS_ADMIN`): a privileged container can always escalate, so drop one of the two;
+  - a port name appears twice in one container, a host port twice among the containers;
+  - a volume name appears twice, or a volume has no source or more than one;
+  - a `volumeMounts` entry names no volume of the pod, or two mounts of a container share a
+    `mountPath`;
+  - a resource request is above its limit (compared by value: `500m` < `1`, `512Mi` < `1Gi`);
+  - a probe or lifecycle hook has no handler or more than one (`exec`, `httpGet`, `tcpSocket`,
+    `grpc` or `sleep`);
+  - an environment variable has both a non-empty `value` and a `valueFrom`.
+The message gives the JSON path of the offending field inside the object, and the error points at
+the statement that generated it.
 """),
         _c("E3003", "generated object has an unknown kind", """
 The compiler emitted an object whose apiVersion and kind have no vendored schema. This is

@@ -17,16 +17,39 @@ express (each issue names its ``rule``):
 * ``dns1123-name``: ``metadata.name`` is a DNS-1123 subdomain for most kinds, a DNS-1123 label
   for Namespace, an RFC-1035 label for Service (the API server requires a leading letter), a
   path segment for RBAC kinds (``system:aggregate-to-view`` is a valid ClusterRole name); a
-  CronJob name is at most 52 characters; ``metadata.namespace``, container names and Chaos Mesh
-  selector namespaces are DNS-1123 labels.
+  CronJob name is at most 52 characters; ``metadata.namespace``, container and volume names and
+  Chaos Mesh selector namespaces are DNS-1123 labels.
 * ``label-syntax``: label keys/values, annotation keys (and the 256 KiB annotation total), label
   selectors, Service selectors and Chaos Mesh label/annotation selectors.
 * ``port-range``: container ports, probe and lifecycle handler ports, Service ``port``/
   ``targetPort`` (when an integer)/``nodePort``, NetworkPolicy ports: 1..65535. ``hostPort``,
   ``targetPort`` and ``nodePort`` may also be 0, which the API server reads as "unset" (targetPort
   then defaults to port; upstream charts emit ``targetPort: 0``).
-* ``schema``: schema violations, plus duplicate container names in a pod, duplicate environment
-  variable names in a container (the later value silently wins) and invalid container port names.
+* ``security-context``: ``allowPrivilegeEscalation: false`` beside ``privileged: true`` or an added
+  ``CAP_SYS_ADMIN`` in one container's securityContext (ValidateSecurityContext).
+* ``duplicate``: a port name twice in one container (validateContainerPorts; the same
+  containerPort/protocol twice is only a warning upstream, so it is not checked), a volume name
+  twice in a pod (ValidateVolumes), a mountPath twice in a container (ValidateVolumeMounts), a
+  protocol/hostIP/hostPort twice among the regular containers or within one init container
+  (checkHostPortConflicts).
+* ``volume-source``: a volume with no source or with several (validateVolumeSource).
+* ``volume-mount``: a volumeMount naming no volume of the pod (ValidateVolumeMounts); a
+  StatefulSet's volumeClaimTemplates count as volumes, as its controller adds them to each pod.
+* ``resource-limits``: a container's request above its limit, compared by value (``500m`` < ``1``,
+  ``512Mi`` < ``1Gi``); for resources that cannot be overcommitted (hugepages, extended resources)
+  a request needs an equal limit (validateResourceRequirements).
+* ``handler``: a probe (exec, httpGet, tcpSocket, grpc) or lifecycle hook (exec, httpGet,
+  tcpSocket, sleep) without exactly one handler (validateHandler).
+* ``env-source``: an environment variable's ``valueFrom`` beside a non-empty ``value``, or naming
+  no source or several (validateEnvVarValueFrom).
+* ``schema``: schema violations, plus duplicate container names across initContainers, containers
+  and ephemeralContainers, duplicate environment variable names in a container (the later value
+  silently wins) and invalid container port names.
+
+The function names are those of kubernetes ``pkg/apis/core/validation/validation.go``, whose
+rules these mirror. Every pod spec the compiler emits is checked: a Pod's, and the pod template
+of a Deployment, StatefulSet, DaemonSet, Job and CronJob (the API server validates a StatefulSet's
+template only when its controller creates the pods, which it then refuses).
 
 Speed: one validator per kind, built on first use. Schema files are parsed once per process and
 their ``$ref``s are replaced by the (shared, not copied) definitions, which makes ``jsonschema``
@@ -42,8 +65,9 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 from importlib import resources
-from typing import Any, Iterable, Iterator
+from typing import Any, Generator, Iterable, Iterator
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
@@ -55,7 +79,8 @@ __all__ = ["SchemaIssue", "validate_object", "known_kinds"]
 class SchemaIssue:
     path: str  # JSON path into the object, e.g. "$.spec.template.spec.containers[0].ports[0].containerPort"
     message: str  # one clear sentence
-    # "schema", "unknown-kind", "selector-mismatch", "dns1123-name", "label-syntax", "port-range" or "missing-field"
+    # "schema", "unknown-kind", "selector-mismatch", "dns1123-name", "label-syntax", "port-range", "missing-field",
+    # "security-context", "duplicate", "volume-source", "volume-mount", "resource-limits", "handler" or "env-source"
     rule: str
 
 
@@ -386,6 +411,10 @@ _RBAC_KINDS = {
 }
 _CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 _PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+# Handler kinds in the order the API server counts them (validateHandler).
+_PROBE_HANDLERS = ("exec", "httpGet", "tcpSocket", "grpc")
+_HOOK_HANDLERS = ("exec", "httpGet", "tcpSocket", "sleep")
+_ENV_SOURCES = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef")
 _ANNOTATIONS_MAX_BYTES = 256 * 1024
 
 
@@ -418,7 +447,9 @@ def _rule_issues(key: str, obj: dict) -> Iterator[_Found]:
     if template is not None:
         yield from _labels_and_annotations(_get(obj, template + ("metadata",)), template + ("metadata",))
         yield from _selector_issues(key, obj, template[:-1])
-        yield from _pod_spec_issues(_get(obj, template + ("spec",)), template + ("spec",))
+        claims = () if key != "apps/v1/StatefulSet" else [
+            _get(claim, ("metadata", "name")) for _, claim in _list_items(_get(obj, ("spec", "volumeClaimTemplates")))]
+        yield from _pod_spec_issues(_get(obj, template + ("spec",)), template + ("spec",), claims)
     if key == "batch/v1/CronJob":
         job_metadata: Path = ("spec", "jobTemplate", "metadata")
         yield from _labels_and_annotations(_get(obj, job_metadata), job_metadata)
@@ -638,7 +669,15 @@ def _handler_ports(handler: Any, path: Path) -> Iterator[_Found]:
         yield from _port_issue(_get(handler, (action, "port")), path + (action, "port"), "Port")
 
 
-def _pod_spec_issues(pod_spec: Any, path: Path) -> Iterator[_Found]:
+def _pod_spec_issues(pod_spec: Any, path: Path, claim_templates: Iterable[str] = ()) -> Iterator[_Found]:
+    """What ValidatePodSpec (kubernetes pkg/apis/core/validation) refuses and the schema cannot say.
+
+    ``claim_templates``: the names of a StatefulSet's volumeClaimTemplates, which its controller adds
+    to every pod as volumes (so a container may mount them).
+    """
+    volumes = yield from _volume_issues(_get(pod_spec, ("volumes",)), path + ("volumes",))
+    if volumes is not None:
+        volumes |= {name for name in claim_templates if isinstance(name, str)}
     seen_names: dict[str, Path] = {}
     for group in _CONTAINER_LISTS:
         for i, container in _list_items(_get(pod_spec, (group,))):
@@ -655,30 +694,257 @@ def _pod_spec_issues(pod_spec: Any, path: Path) -> Iterator[_Found]:
                            f"Container name {name!r} is already used at {_format_path(seen_names[name])}.")
                 else:
                     seen_names[name] = cpath
-            for j, port in _list_items(container.get("ports")):
-                ppath = cpath + ("ports", j)
-                yield from _port_issue(_get(port, ("containerPort",)), ppath + ("containerPort",), "containerPort")
-                yield from _port_issue(_get(port, ("hostPort",)), ppath + ("hostPort",), "hostPort", allow_zero=True)
-                port_name = _get(port, ("name",))
-                if isinstance(port_name, str) and not _is_iana_svc_name(port_name):
-                    yield (ppath + ("name",), "schema",
-                           f"Port name {port_name!r} is not a valid IANA service name (at most 15 lowercase "
-                           "letters, digits or '-', with a letter, no '--', not starting or ending with '-').")
-            env_seen: dict[str, int] = {}
-            for j, variable in _list_items(container.get("env")):
-                variable_name = _get(variable, ("name",))
-                if not isinstance(variable_name, str):
-                    continue
-                if variable_name in env_seen:
-                    yield (cpath + ("env", j, "name"), "schema",
-                           f"Environment variable {variable_name!r} is already set at env[{env_seen[variable_name]}] "
-                           "of this container; the later value silently wins.")
-                else:
-                    env_seen[variable_name] = j
+            yield from _container_port_issues(container, cpath)
+            yield from _env_issues(container, cpath)
+            yield from _volume_mount_issues(container, cpath, volumes)
+            yield from _resource_issues(_get(container, ("resources",)), cpath + ("resources",))
+            yield from _security_context_issues(_get(container, ("securityContext",)), cpath + ("securityContext",))
             for probe in _PROBES:
                 yield from _handler_ports(container.get(probe), cpath + (probe,))
+                if group != "ephemeralContainers":  # forbidden there outright, whatever their content
+                    yield from _handler_count(container.get(probe), cpath + (probe,), _PROBE_HANDLERS, "probe")
             for hook in ("postStart", "preStop"):
-                yield from _handler_ports(_get(container, ("lifecycle", hook)), cpath + ("lifecycle", hook))
+                hook_path = cpath + ("lifecycle", hook)
+                yield from _handler_ports(_get(container, ("lifecycle", hook)), hook_path)
+                if group != "ephemeralContainers":
+                    yield from _handler_count(_get(container, ("lifecycle", hook)), hook_path, _HOOK_HANDLERS,
+                                              f"{hook} hook")
+    # Host ports: the regular containers run together, so they share the host's ports; init
+    # containers run one by one, so each is checked alone (checkHostPortConflicts).
+    yield from _host_port_conflicts(
+        [(path + ("containers", i), c) for i, c in _list_items(_get(pod_spec, ("containers",)))])
+    for i, container in _list_items(_get(pod_spec, ("initContainers",))):
+        yield from _host_port_conflicts([(path + ("initContainers", i), container)])
+
+
+def _container_port_issues(container: dict, cpath: Path) -> Iterator[_Found]:
+    """validateContainerPorts: ranges, IANA names, names unique within the container.
+
+    The same containerPort/protocol twice is only a warning upstream (pkg/api/pod/warnings.go), so
+    it is not checked here.
+    """
+    port_names: dict[str, int] = {}
+    for j, port in _list_items(container.get("ports")):
+        ppath = cpath + ("ports", j)
+        yield from _port_issue(_get(port, ("containerPort",)), ppath + ("containerPort",), "containerPort")
+        yield from _port_issue(_get(port, ("hostPort",)), ppath + ("hostPort",), "hostPort", allow_zero=True)
+        port_name = _get(port, ("name",))
+        if not isinstance(port_name, str) or port_name == "":
+            continue
+        if not _is_iana_svc_name(port_name):
+            yield (ppath + ("name",), "schema",
+                   f"Port name {port_name!r} is not a valid IANA service name (at most 15 lowercase "
+                   "letters, digits or '-', with a letter, no '--', not starting or ending with '-').")
+        elif port_name in port_names:
+            yield (ppath + ("name",), "duplicate",
+                   f"Port name {port_name!r} is already used at ports[{port_names[port_name]}] of this container; "
+                   "port names must be unique within a container.")
+        else:
+            port_names[port_name] = j
+
+
+def _host_port_conflicts(containers: list[tuple[Path, Any]]) -> Iterator[_Found]:
+    """AccumulateUniqueHostPorts: one protocol/hostIP/hostPort once among containers running together."""
+    taken: dict[tuple, Path] = {}
+    for cpath, container in containers:
+        for j, port in _list_items(_get(container, ("ports",))):
+            host_port = _get(port, ("hostPort",))
+            if not _is_int(host_port) or host_port == 0:
+                continue
+            protocol, host_ip = _get(port, ("protocol",)), _get(port, ("hostIP",))
+            protocol = protocol if isinstance(protocol, str) and protocol else "TCP"  # the API's default
+            host_ip = host_ip if isinstance(host_ip, str) else ""
+            key = (protocol, host_ip, host_port)
+            ppath = cpath + ("ports", j)
+            if key in taken:
+                on = f" on {host_ip}" if host_ip else ""
+                yield (ppath + ("hostPort",), "duplicate",
+                       f"hostPort {host_port}/{protocol}{on} is already bound at {_format_path(taken[key])}; "
+                       "containers running together cannot bind the same host port.")
+            else:
+                taken[key] = ppath
+
+
+def _env_issues(container: dict, cpath: Path) -> Iterator[_Found]:
+    env_seen: dict[str, int] = {}
+    for j, variable in _list_items(container.get("env")):
+        variable_name = _get(variable, ("name",))
+        if isinstance(variable_name, str):
+            if variable_name in env_seen:
+                yield (cpath + ("env", j, "name"), "schema",
+                       f"Environment variable {variable_name!r} is already set at env[{env_seen[variable_name]}] "
+                       "of this container; the later value silently wins.")
+            else:
+                env_seen[variable_name] = j
+        # validateEnvVarValueFrom: valueFrom names exactly one source, and no non-empty value beside it.
+        value_from = _get(variable, ("valueFrom",))
+        if not isinstance(value_from, dict):
+            continue  # absent, null or mistyped (the schema reports the last)
+        what = f"Environment variable {variable_name!r}" if isinstance(variable_name, str) else "This variable"
+        sources = [key for key in _ENV_SOURCES if value_from.get(key) is not None]
+        value = _get(variable, ("value",))
+        vpath = cpath + ("env", j, "valueFrom")
+        if not sources:
+            yield (vpath, "env-source",
+                   f"{what} has a valueFrom with no source; it needs one of {_or(list(_ENV_SOURCES))}.")
+        elif isinstance(value, str) and value != "":
+            yield (vpath, "env-source",
+                   f"{what} sets both `value` and `valueFrom`; the API server refuses a valueFrom beside a "
+                   "non-empty value, so keep one of them.")
+        elif len(sources) > 1:
+            yield (vpath, "env-source",
+                   f"{what} takes its value from {len(sources)} sources ({', '.join(sources)}); valueFrom takes one.")
+
+
+def _volume_issues(volumes: Any, path: Path) -> Generator[_Found, None, set[str] | None]:
+    """ValidateVolumes: DNS-label names, unique, one source each.
+
+    Returns the declared volume names, or None when ``volumes`` is mistyped (then which names a
+    mount may use is unknown, and mounts are not checked against them).
+    """
+    if volumes is None:
+        return set()
+    if not isinstance(volumes, list):
+        return None
+    names: dict[str, int] = {}
+    known = True
+    for i, volume in enumerate(volumes):
+        if not isinstance(volume, dict):
+            known = False
+            continue
+        vpath = path + (i,)
+        name = volume.get("name")
+        if isinstance(name, str) and name:
+            problem = _dns_label_problem(name)
+            if problem:
+                yield vpath + ("name",), "dns1123-name", f"Volume name {name!r} {problem}."
+            if name in names:
+                yield (vpath + ("name",), "duplicate",
+                       f"Volume name {name!r} is already declared at volumes[{names[name]}]; volume names must be "
+                       "unique in a pod.")
+            else:
+                names[name] = i
+        else:
+            known = False
+        sources = sorted(str(key) for key, value in volume.items() if key != "name" and value is not None)
+        label = f"Volume {name!r}" if isinstance(name, str) else "This volume"
+        if not sources:
+            yield (vpath, "volume-source",
+                   f"{label} has no source; a volume needs exactly one (emptyDir, configMap, secret, "
+                   "persistentVolumeClaim, hostPath, projected, ...).")
+        elif len(sources) > 1:
+            yield (vpath, "volume-source",
+                   f"{label} has {len(sources)} sources ({', '.join(sources)}); a volume takes exactly one.")
+    return set(names) if known else None
+
+
+def _volume_mount_issues(container: dict, cpath: Path, volumes: set[str] | None) -> Iterator[_Found]:
+    """ValidateVolumeMounts: each mount names a volume of the pod; one mount per mountPath."""
+    mount_paths: dict[str, int] = {}
+    for j, mount in _list_items(container.get("volumeMounts")):
+        mpath = cpath + ("volumeMounts", j)
+        name = _get(mount, ("name",))
+        if volumes is not None and isinstance(name, str) and name and name not in volumes:
+            declared = f"; the pod's volumes are {', '.join(sorted(volumes))}" if volumes else "; the pod has no volume"
+            close = difflib.get_close_matches(name, sorted(volumes), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            yield (mpath + ("name",), "volume-mount",
+                   f"Volume mount {name!r} names no volume of the pod{hint}{declared}.")
+        mount_path = _get(mount, ("mountPath",))
+        if isinstance(mount_path, str) and mount_path:
+            if mount_path in mount_paths:
+                yield (mpath + ("mountPath",), "duplicate",
+                       f"mountPath {mount_path!r} is already used by volumeMounts[{mount_paths[mount_path]}] of "
+                       "this container; each mount needs its own path.")
+            else:
+                mount_paths[mount_path] = j
+
+
+def _resource_issues(resources: Any, path: Path) -> Iterator[_Found]:
+    """validateResourceRequirements: a request is at most its limit (equal to it for a resource that
+    cannot be overcommitted: hugepages and extended resources, whose limit is then required)."""
+    requests, limits = _get(resources, ("requests",)), _get(resources, ("limits",))
+    limits = limits if isinstance(limits, dict) else {}
+    for name, requested in _dict_items(requests):
+        if not isinstance(name, str):
+            continue
+        overcommit = ("/" not in name or "kubernetes.io/" in name) and not name.startswith("hugepages-")
+        rpath = path + ("requests", name)
+        if name not in limits:
+            if not overcommit:
+                yield (rpath, "resource-limits",
+                       f"{name} cannot be overcommitted: a request needs a limit, and the limit must equal it.")
+            continue
+        request_value, limit_value = _quantity(requested), _quantity(limits[name])
+        if request_value is None or limit_value is None:
+            continue  # not a quantity: the schema (or the compiler's units) reports it
+        request_text, limit_text = _quantity_text(requested), _quantity_text(limits[name])
+        if not overcommit and request_value != limit_value:
+            yield (rpath, "resource-limits",
+                   f"Request {request_text} of {name} differs from its limit {limit_text}; "
+                   f"{name} cannot be overcommitted, so they must be equal.")
+        elif request_value > limit_value:
+            yield (rpath, "resource-limits",
+                   f"Request {request_text} of {name} is above its limit {limit_text}; "
+                   "a request must be less than or equal to the limit.")
+
+
+def _security_context_issues(context: Any, path: Path) -> Iterator[_Found]:
+    """ValidateSecurityContext: a container that may not escalate privileges can be neither
+    privileged nor given CAP_SYS_ADMIN (both are container-level fields; the pod's securityContext
+    has neither)."""
+    if not isinstance(context, dict) or context.get("allowPrivilegeEscalation") is not False:
+        return
+    if context.get("privileged") is True:
+        yield (path + ("allowPrivilegeEscalation",), "security-context",
+               "`allowPrivilegeEscalation: false` contradicts `privileged: true` in this securityContext (a "
+               "privileged container can always escalate), and the API server refuses it: drop one of the two.")
+    for k, capability in _list_items(_get(context, ("capabilities", "add"))):
+        if capability == "CAP_SYS_ADMIN":
+            yield (path + ("capabilities", "add", k), "security-context",
+                   "`allowPrivilegeEscalation: false` contradicts adding CAP_SYS_ADMIN, and the API server refuses it: "
+               "drop one of the two.")
+
+
+def _handler_count(handler: Any, path: Path, kinds: tuple[str, ...], what: str) -> Iterator[_Found]:
+    """validateHandler: a probe or lifecycle hook has exactly one handler."""
+    if not isinstance(handler, dict):
+        return  # absent or mistyped
+    present = [kind for kind in kinds if handler.get(kind) is not None]
+    if not present:
+        yield path, "handler", f"The {what} has no handler; it needs exactly one of {_or(list(kinds))}."
+    for kind in present[1:]:
+        yield (path + (kind,), "handler",
+               f"The {what} sets both `{present[0]}` and `{kind}`; it takes exactly one handler ({_or(list(kinds))}).")
+
+
+_QUANTITY = re.compile(r"([+-]?(?:\d+(?:\.\d*)?|\.\d+))(?:[eE]([+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)")
+_QUANTITY_SUFFIXES = {
+    None: Fraction(1), "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000),
+    "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9), "T": Fraction(10**12), "P": Fraction(10**15),
+    "E": Fraction(10**18), "Ki": Fraction(2**10), "Mi": Fraction(2**20), "Gi": Fraction(2**30), "Ti": Fraction(2**40),
+    "Pi": Fraction(2**50), "Ei": Fraction(2**60),
+}
+
+
+def _quantity(value: Any) -> Fraction | None:
+    """A resource.Quantity by value (`500m` -> 1/2, `1Gi` -> 2**30), None when it is not one."""
+    if _is_int(value):
+        return Fraction(value)
+    if isinstance(value, float) and value == value and value not in (float("inf"), float("-inf")):
+        return Fraction(repr(value))
+    if not isinstance(value, str):
+        return None
+    match = _QUANTITY.fullmatch(value.strip())
+    if match is None:
+        return None
+    number, exponent, suffix = match.groups()
+    scale = Fraction(10) ** int(exponent) if exponent is not None else _QUANTITY_SUFFIXES[suffix]
+    return Fraction(number) * scale
+
+
+def _quantity_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _is_iana_svc_name(name: str) -> bool:

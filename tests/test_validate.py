@@ -711,6 +711,272 @@ def test_own_rules_survive_mistyped_objects() -> None:
 
 
 # --------------------------------------------------------------------------------------------
+# API server rules on pod specs (pkg/apis/core/validation: ValidatePodSpec and what it calls)
+# --------------------------------------------------------------------------------------------
+
+INIT = f"{POD}.initContainers.0"
+SPEC = "$.spec.template.spec"
+C0 = f"{SPEC}.containers[0]"
+MOUNTED = _set(f"{POD}.volumes", [{"name": "data", "emptyDir": {}},
+                                  {"name": "cache", "emptyDir": {"medium": "Memory"}}])
+
+
+def _both(*mutators: Callable[[dict], None]) -> Callable[[dict], None]:
+    def mutate(obj: dict) -> None:
+        for mutator in mutators:
+            mutator(obj)
+    return mutate
+
+
+def _append(path: str, value: Any) -> Callable[[dict], None]:
+    def mutate(obj: dict) -> None:
+        for part in [int(p) if p.isdigit() else p for p in path.split(".")]:
+            obj = obj[part]
+        obj.append(copy.deepcopy(value))
+    return mutate
+
+
+# (kind, mutation breaking one rule, path of the one issue, rule, words of its message)
+POD_SPEC_RULES = [
+    # security-context (ValidateSecurityContext)
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.securityContext", {"privileged": True, "allowPrivilegeEscalation": False}),
+     f"{C0}.securityContext.allowPrivilegeEscalation", "security-context", "`privileged: true`"),
+    ("apps/v1/Deployment", _set(f"{INIT}.securityContext", {"allowPrivilegeEscalation": False, "privileged": True,
+                                                             "capabilities": {"drop": ["ALL"]}}),
+     f"{SPEC}.initContainers[0].securityContext.allowPrivilegeEscalation", "security-context", "`privileged: true`"),
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.securityContext", {"allowPrivilegeEscalation": False, "capabilities": {
+        "add": ["NET_BIND_SERVICE", "CAP_SYS_ADMIN"]}}),
+     f"{C0}.securityContext.capabilities.add[1]", "security-context", "CAP_SYS_ADMIN"),
+    # container names unique across the three lists (validateInitContainers, validateEphemeralContainers)
+    ("apps/v1/Deployment", _set(f"{POD}.ephemeralContainers", [{"name": "wait-for-kafka", "image": "busybox:1.37"}]),
+     f"{SPEC}.ephemeralContainers[0].name", "schema", "already used at $.spec.template.spec.initContainers[0]"),
+    ("apps/v1/Deployment", _append(f"{POD}.initContainers", {"name": "wait-for-kafka", "image": "busybox:1.37"}),
+     f"{SPEC}.initContainers[1].name", "schema", "already used"),
+    # duplicate: port names in a container (validateContainerPorts), host ports (checkHostPortConflicts)
+    ("apps/v1/Deployment", _append(f"{CONTAINER}.ports", {"containerPort": 9090, "name": "service"}),
+     f"{C0}.ports[1].name", "duplicate", "ports[0]"),
+    ("apps/v1/DaemonSet", _append("spec.template.spec.containers", {
+        "name": "sidecar", "image": "busybox:1.37", "ports": [{"containerPort": 9101, "hostPort": 9100}]}),
+     f"{SPEC}.containers[1].ports[0].hostPort", "duplicate", "hostPort 9100/TCP"),
+    # duplicate and volume-source (ValidateVolumes, validateVolumeSource), dns1123-name of a volume
+    ("apps/v1/Deployment", _set(f"{POD}.volumes", [{"name": "data", "emptyDir": {}},
+                                                   {"name": "data", "configMap": {"name": "flagd-config"}}]),
+     f"{SPEC}.volumes[1].name", "duplicate", "volumes[0]"),
+    ("apps/v1/Deployment", _set(f"{POD}.volumes", [{"name": "data"}]), f"{SPEC}.volumes[0]", "volume-source",
+     "no source"),
+    ("apps/v1/Deployment", _set(f"{POD}.volumes", [{"name": "data", "emptyDir": {},
+                                                   "persistentVolumeClaim": {"claimName": "data"}}]),
+     f"{SPEC}.volumes[0]", "volume-source", "2 sources (emptyDir, persistentVolumeClaim)"),
+    ("apps/v1/Deployment", _set(f"{POD}.volumes", [{"name": "Data_1", "emptyDir": {}}]),
+     f"{SPEC}.volumes[0].name", "dns1123-name", "DNS-1123 label"),
+    # volume-mount and duplicate mountPath (ValidateVolumeMounts)
+    ("apps/v1/Deployment", _both(MOUNTED, _set(f"{CONTAINER}.volumeMounts", [{"name": "dta", "mountPath": "/data"}])),
+     f"{C0}.volumeMounts[0].name", "volume-mount", "did you mean 'data'?"),
+    ("apps/v1/Deployment", _set(f"{INIT}.volumeMounts", [{"name": "data", "mountPath": "/data"}]),
+     f"{SPEC}.initContainers[0].volumeMounts[0].name", "volume-mount", "the pod has no volume"),
+    ("apps/v1/StatefulSet", _set("spec.template.spec.containers.0.volumeMounts", [{"name": "logs", "mountPath": "/l"}]),
+     f"{C0}.volumeMounts[0].name", "volume-mount", "the pod's volumes are data"),  # the claim template is a volume
+    ("apps/v1/Deployment", _both(MOUNTED, _set(f"{CONTAINER}.volumeMounts", [{"name": "data", "mountPath": "/data"},
+                                                                            {"name": "cache", "mountPath": "/data"}])),
+     f"{C0}.volumeMounts[1].mountPath", "duplicate", "volumeMounts[0]"),
+    # resource-limits (validateResourceRequirements), compared by value
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.resources", {"requests": {"cpu": "1"}, "limits": {"cpu": "500m"}}),
+     f"{C0}.resources.requests.cpu", "resource-limits", "Request 1 of cpu is above its limit 500m"),
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.resources", {"requests": {"memory": "1Gi"}, "limits": {"memory": "512Mi"}}),
+     f"{C0}.resources.requests.memory", "resource-limits", "above its limit 512Mi"),
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.resources", {"requests": {"memory": "1G"}, "limits": {"memory": "900Mi"}}),
+     f"{C0}.resources.requests.memory", "resource-limits", "above"),  # 10^9 > 900 * 2^20
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.resources", {"requests": {"cpu": 2}, "limits": {"cpu": "1500m"}}),
+     f"{C0}.resources.requests.cpu", "resource-limits", "Request 2 of cpu"),
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.resources", {"requests": {"nvidia.com/gpu": 1}, "limits": {"nvidia.com/gpu": 2}}),
+     f"{C0}.resources.requests['nvidia.com/gpu']", "resource-limits", "must be equal"),
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.resources", {"requests": {"hugepages-2Mi": "2Mi", "memory": "64Mi"}}),
+     f"{C0}.resources.requests['hugepages-2Mi']", "resource-limits", "needs a limit"),
+    # handler (validateHandler): exactly one per probe and lifecycle hook
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.readinessProbe", {"periodSeconds": 5}),
+     f"{C0}.readinessProbe", "handler", "no handler"),
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.readinessProbe", {"tcpSocket": {"port": 8080},
+                                                               "httpGet": {"path": "/", "port": 8080}}),
+     f"{C0}.readinessProbe.tcpSocket", "handler", "sets both `httpGet` and `tcpSocket`"),
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.livenessProbe", {"grpc": {"port": 9000}, "exec": {"command": ["true"]}}),
+     f"{C0}.livenessProbe.grpc", "handler", "sets both `exec` and `grpc`"),
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.lifecycle", {"preStop": {}}),
+     f"{C0}.lifecycle.preStop", "handler", "The preStop hook has no handler"),
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.lifecycle", {"postStart": {"exec": {"command": ["true"]},
+                                                                         "sleep": {"seconds": 5}}}),
+     f"{C0}.lifecycle.postStart.sleep", "handler", "postStart hook sets both `exec` and `sleep`"),
+    # env-source (validateEnvVarValueFrom)
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.env.1.valueFrom", {"fieldRef": {"fieldPath": "metadata.name"}}),
+     f"{C0}.env[1].valueFrom", "env-source", "both `value` and `valueFrom`"),
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.env.0.valueFrom", {}), f"{C0}.env[0].valueFrom", "env-source", "no source"),
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.env.0.valueFrom", {
+        "fieldRef": {"fieldPath": "metadata.name"}, "secretKeyRef": {"name": "grafana", "key": "admin-user"}}),
+     f"{C0}.env[0].valueFrom", "env-source", "2 sources"),
+]
+
+
+@pytest.mark.parametrize(("key", "mutate", "path", "rule", "words"), POD_SPEC_RULES,
+                         ids=[f"{rule}:{path}" for _, _, path, rule, _ in POD_SPEC_RULES])
+def test_pod_spec_rule(key: str, mutate: Callable[[dict], None], path: str, rule: str, words: str) -> None:
+    obj = sample(key)
+    mutate(obj)
+    issues = validate_object(obj)
+    assert [(i.path, i.rule) for i in issues] == [(path, rule)], issues
+    assert words in issues[0].message and issues[0].message.endswith((".", "?")), issues[0].message
+
+
+# Close to a rule above, and valid: the API server accepts each.
+POD_SPEC_ACCEPTED = [
+    # privileged without allowPrivilegeEscalation: false; the capability by its usual name (upstream
+    # only refuses the literal CAP_SYS_ADMIN); the hardened baseline
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.securityContext", {"privileged": True})),
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.securityContext", {"privileged": True, "allowPrivilegeEscalation": True})),
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.securityContext", {"privileged": False, "allowPrivilegeEscalation": False})),
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.securityContext", {"allowPrivilegeEscalation": False,
+                                                                 "capabilities": {"add": ["SYS_ADMIN"]}})),
+    ("apps/v1/Deployment", _set(f"{POD}.ephemeralContainers", [{"name": "debug", "image": "busybox:1.37"}])),
+    # a port name in two containers; one containerPort twice in a container (a warning upstream, not an error)
+    ("apps/v1/Deployment", _set(f"{INIT}.ports", [{"containerPort": 8080, "name": "service"}])),
+    ("apps/v1/Deployment", _append(f"{CONTAINER}.ports", {"containerPort": 8080})),
+    ("apps/v1/Deployment", _append(f"{CONTAINER}.ports", {"containerPort": 8080, "protocol": "UDP", "name": "udp"})),
+    # a host port again with another protocol, or in init containers (they run one at a time)
+    ("apps/v1/DaemonSet", _append("spec.template.spec.containers", {
+        "name": "sidecar", "image": "busybox:1.37", "ports": [{"containerPort": 9100, "hostPort": 9100, "protocol": "UDP"}]})),
+    ("apps/v1/DaemonSet", _set("spec.template.spec.initContainers", [
+        {"name": f"init-{i}", "image": "busybox:1.37", "ports": [{"containerPort": 9100, "hostPort": 9100}]} for i in (1, 2)])),
+    # volumes with one source each (an empty emptyDir is one), mounted by name, one path per container
+    ("apps/v1/Deployment", _both(MOUNTED, _set(f"{CONTAINER}.volumeMounts", [{"name": "data", "mountPath": "/data"},
+                                                                            {"name": "cache", "mountPath": "/cache"}]),
+                                 _set(f"{INIT}.volumeMounts", [{"name": "data", "mountPath": "/cache"}]))),
+    ("apps/v1/StatefulSet", _set("spec.template.spec.containers.0.volumeMounts", [{"name": "data", "mountPath": "/d"}])),
+    # requests at most their limits, by value
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.resources", {"requests": {"cpu": "500m", "memory": "512Mi"},
+                                                           "limits": {"cpu": "1", "memory": "1Gi"}})),
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.resources", {"requests": {"cpu": "1000m", "memory": "1Gi"},
+                                                           "limits": {"cpu": 1, "memory": "1073741824"}})),
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.resources", {"requests": {"cpu": "0.5", "memory": "1e3"},
+                                                           "limits": {"cpu": "500m", "memory": "1k"}})),
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.resources", {"requests": {"cpu": "4", "memory": "2Gi"}})),  # no limits
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.resources", {"requests": {"nvidia.com/gpu": 1},
+                                                           "limits": {"nvidia.com/gpu": "1"}})),
+    # one handler per probe and hook
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.livenessProbe", {"grpc": {"port": 9000}, "periodSeconds": 10})),
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.lifecycle", {"preStop": {"sleep": {"seconds": 5}},
+                                                           "postStart": {"exec": {"command": ["true"]}}})),
+    # valueFrom beside an empty value (upstream tests `len(value) != 0`)
+    ("apps/v1/Deployment", _set(f"{CONTAINER}.env.0.value", "")),
+]
+
+
+@pytest.mark.parametrize(("key", "mutate"), POD_SPEC_ACCEPTED, ids=[str(i) for i in range(len(POD_SPEC_ACCEPTED))])
+def test_pod_spec_rule_accepts(key: str, mutate: Callable[[dict], None]) -> None:
+    obj = sample(key)
+    mutate(obj)
+    assert validate_object(obj) == []
+
+
+@pytest.mark.parametrize(("key", "spec_path"), [
+    ("v1/Pod", ("spec",)),
+    ("apps/v1/Deployment", ("spec", "template", "spec")),
+    ("apps/v1/StatefulSet", ("spec", "template", "spec")),
+    ("apps/v1/DaemonSet", ("spec", "template", "spec")),
+    ("batch/v1/Job", ("spec", "template", "spec")),
+    ("batch/v1/CronJob", ("spec", "jobTemplate", "spec", "template", "spec")),
+])
+def test_pod_spec_rules_reach_every_pod_spec(key: str, spec_path: tuple[str, ...]) -> None:
+    obj = sample(key)
+    pod_spec = obj
+    for part in spec_path:
+        pod_spec = pod_spec[part]
+    pod_spec["containers"][0]["volumeMounts"] = [{"name": "nowhere", "mountPath": "/x"}]
+    pod_spec["containers"][0]["securityContext"] = {"privileged": True, "allowPrivilegeEscalation": False}
+    prefix = "$." + ".".join(spec_path) + ".containers[0]"
+    assert issues_of(obj) == [(f"{prefix}.securityContext.allowPrivilegeEscalation", "security-context"),
+                              (f"{prefix}.volumeMounts[0].name", "volume-mount")]
+
+
+def test_pod_spec_rules_skip_mistyped_volumes() -> None:
+    """A volumes list the schema refuses leaves the declared names unknown: mounts are not judged."""
+    deployment = sample("apps/v1/Deployment")
+    spec = deployment["spec"]["template"]["spec"]
+    spec["volumes"] = {"name": "data", "emptyDir": {}}
+    spec["containers"][0]["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
+    assert {rule for _, rule in issues_of(deployment)} == {"schema"}
+
+
+def test_quantities_compare_by_value() -> None:
+    quantity = validate._quantity
+    assert quantity("500m") < quantity("1") == quantity(1) == quantity("1000m") == quantity("0.001k")
+    assert quantity("512Mi") < quantity("1Gi") == quantity(2**30) and quantity("1G") < quantity("1Gi")
+    assert quantity("1e3") == quantity("1k") and quantity("1E") == 10**18 and quantity("2.5Gi") == 5 * 2**29
+    assert quantity("100n") == quantity("0.1u") and quantity(0.25) == quantity("250m")
+    for junk in ("", "m", "1x", "1 Gi", "Gi1", None, True, [], "1ki"):
+        assert quantity(junk) is None, junk
+
+
+# Through the compiler: an inline topology whose generated Deployment the API server would refuse.
+BROKEN_POD_SPEC = b'''scenario "shop-cart" {
+  domain sre
+  complexity low
+  description "The cart deployment is scaled to zero."
+  topology {
+    namespace "shop"
+    deployment "cart" {
+      image = "ghcr.io/example/cart:1.0"
+      mount "cache" = "/cache"
+      resources {
+        requests {
+          cpu = 2
+        }
+        limits {
+          cpu = 500m
+        }
+      }
+    }
+  }
+  fault scaled_to_zero on deployment "cart"
+}
+'''
+
+
+def test_refused_pod_spec_fails_to_compile_at_its_statement() -> None:
+    from itbench_dsl.compiler import compile_source
+    from itbench_dsl.diagnostics import Diagnostics
+
+    diags = Diagnostics()
+    result = compile_source(BROKEN_POD_SPEC, "input.itb", diags)
+    assert result.files == {}
+    assert [d.code for d in diags.items] == ["E3002", "E3002"]
+    statement = BROKEN_POD_SPEC.index(b'"cart" {')
+    for diag in diags.items:
+        assert diag.path == "input.itb" and diag.span.start == statement, diag
+    requests, mount = (d.message for d in diags.items)
+    assert requests.startswith("Deployment `cart` (manifests/topology.yaml): "
+                               "$.spec.template.spec.containers[0].resources.requests.cpu: Request 2 of cpu")
+    assert "$.spec.template.spec.containers[0].volumeMounts[0].name: Volume mount 'cache' names no volume" in mount
+    # the same scenario with the volume declared and the request within its limit compiles clean
+    fixed = BROKEN_POD_SPEC.replace(b"cpu = 2", b"cpu = 250m").replace(
+        b'mount "cache" = "/cache"', b'mount "cache" = "/cache"\n      volume "cache" {\n        empty_dir = true\n      }')
+    diags = Diagnostics()
+    assert compile_source(fixed, "input.itb", diags).files and diags.items == []
+
+
+def test_catalogue_objects_pass_the_api_server_rules() -> None:
+    """Every CIS control's gap and compliant objects could be applied: a gap that the API server
+    refuses could never be deployed (CIS 5.2.2's privileged container once kept the baseline's
+    allowPrivilegeEscalation: false)."""
+    from itbench_dsl import ciso
+
+    checked = 0
+    for control in ciso.K8S_CONTROLS:
+        for violating in (True, False):
+            for obj in control.objects("ciso-target", violating):
+                assert validate_object(obj) == [], (control.id, violating, obj["kind"], obj["metadata"]["name"])
+                checked += 1
+    assert checked >= 2 * len(ciso.K8S_CONTROLS)
+
+
+# --------------------------------------------------------------------------------------------
 # Chaos Mesh
 # --------------------------------------------------------------------------------------------
 

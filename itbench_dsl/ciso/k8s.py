@@ -255,6 +255,13 @@ _CSC = lambda pod, container: container["securityContext"]  # noqa: E731
 _PSC = lambda pod, container: pod["securityContext"]  # noqa: E731
 
 
+def _privileged(pod: dict, container: dict) -> None:
+    # A privileged container can always escalate: the API server refuses `privileged: true` beside the
+    # baseline's `allowPrivilegeEscalation: false` (ValidateSecurityContext), so the gap drops the latter.
+    container["securityContext"]["privileged"] = True
+    container["securityContext"].pop("allowPrivilegeEscalation")
+
+
 def _root(pod: dict, container: dict) -> None:
     pod["securityContext"]["runAsNonRoot"] = False
     pod["securityContext"]["runAsUser"] = 0
@@ -395,9 +402,11 @@ CONTROLS: list[K8sControl] = [
     # 5.2 Pod security standards
     K8sControl("cis-k8s-5.2.2", "5.2.2", "privileged", "Minimize the admission of privileged containers.",
                "container with privileged: true", "privileged: false",
-               _workload(_set(_CSC, "privileged", True)), _any_container(lambda c: _csc(c).get("privileged") is True),
+               _workload(_privileged), _any_container(lambda c: _csc(c).get("privileged") is True),
                pattern=_CONTAINERS_PATTERN({"=(securityContext)": {"=(privileged)": "false"}}),
-               update_from=("cis-k8s-5.2.6",)),
+               # not 5.2.6: a privileged container cannot set allowPrivilegeEscalation: false, so a policy
+               # requiring it would already refuse the gap
+               update_from=("cis-k8s-5.2.9",)),
     K8sControl("cis-k8s-5.2.3", "5.2.3", "host-pid",
                "Minimize the admission of containers wishing to share the host process ID namespace.",
                "hostPID: true", "hostPID unset (false)",
