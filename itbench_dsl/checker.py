@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import re
 from dataclasses import dataclass, field
 
 from . import ast, ir
@@ -16,6 +17,7 @@ from .diagnostics import Diagnostics, did_you_mean
 from .faults import CREATABLE_KINDS, FAULTS, WAITERS, FaultInput
 from .reader import MISSING, Body, Context, convert, entries_as_data, plain
 from .source import SourceMap, Span
+from .ciso.tasks import TASK_CLASSES
 from .vocabulary import CISO_TASKS, COMPLEXITIES, DOMAINS, KNOWN_ALERTS
 from .topology import (
     AGENT_RESOURCES,
@@ -44,9 +46,6 @@ DEFAULT_WRITE = {
     "ciso": [],
 }
 DEFAULT_CLUSTER_READ = {"ciso": ["namespaces", "clusterpolicies", "clusterpolicyreports"]}
-# what each CISO task class must be able to change
-CISO_WRITE = {"kyverno_policy": (["policies"], ["clusterpolicies"]), "kyverno_update": (["policies"], ["clusterpolicies"]),
-              "opa_kubectl": ([], []), "ansible_opa": ([], [])}
 
 
 @dataclass
@@ -435,6 +434,8 @@ class Checker:
             if filters is not None and name is not None:
                 self.error("E2010", "a group has `filter` or `name`, not both", body.attr_span("name"), "second form",
                            help="`name` writes ITBench's name form of a group; remove one of the two")
+            if filters is not None and resolved is not None:
+                self.group_filters(stmt.id, resolved.ref, filters, body.attr_span("filter"))
             body.finish()
             if stmt.id in self.named_groups or not stmt.id:
                 self.error("E2002", f"group `{stmt.id}` is declared twice" if stmt.id else "a group id is empty",
@@ -447,6 +448,32 @@ class Checker:
             out.append(group)
         self.ground_list = out
         return out
+
+    def group_filters(self, group: str, ref: ir.ObjectRef, filters: list[str], span: Span) -> None:
+        """Each filter of a ground group is a regular expression, and none matches every object of the group's
+        kind (it would make every answer of that kind right: E2030). Names are matched as ITBench matches
+        them, from their start."""
+        for text in filters:
+            try:
+                pattern = re.compile(text)
+            except re.error as exc:
+                self.error("E2010", f"filter `{text}` of group `{group}` is not a regular expression: {exc}", span,
+                           "invalid regular expression", help="write a Python regular expression (`cart\\b`, `cart-.*`)")
+                continue
+            names = self.names_of_kind(ref)
+            if len(names) >= 2 and all(pattern.match(n) for n in names):
+                self.error("E2030", f"filter `{text}` of group `{group}` matches every {ref.kind} of the topology "
+                           f"({len(names)}), not only `{ref.name}`", span, "matches every object of its kind",
+                           help=f'match the group\'s own object: `"{re.escape(ref.name.rstrip("*-"))}\\b"`, or leave '
+                           "`filter` out to have it derived")
+
+    def names_of_kind(self, ref: ir.ObjectRef) -> list[str]:
+        """The names of the topology's objects of a reference's kind (pods as their workloads name them)."""
+        build = self.state.build
+        if ref.kind == "Pod":
+            return [f"{w.name}-7d4b9c8f6-x2x9q" if w.kind != "StatefulSet" else f"{w.name}-0" for w in build.workloads]
+        kinds = [k for k, (_, k8s) in KINDS.items() if k8s == ref.kind]
+        return [n for k in kinds for n in build.names_of(k)]
 
     def logical_service(self, ref: ast.Ref) -> Resolved | None:
         """A v1 group of kind Service names a logical service: a workload with no Service object counts too
@@ -674,11 +701,12 @@ class Checker:
         cluster_read, cluster_write = list(DEFAULT_CLUSTER_READ.get(domain, [])), []
         if domain == "ciso":
             read.append("policyreports")
-            if task is not None and task.kind in CISO_WRITE:
-                write += CISO_WRITE[task.kind][0]
-                cluster_write += CISO_WRITE[task.kind][1]
-                read += CISO_WRITE[task.kind][0]
-                cluster_read += CISO_WRITE[task.kind][1]
+            if task is not None and task.kind in TASK_CLASSES:  # what the task class must be able to change
+                namespaced, cluster = TASK_CLASSES[task.kind].write
+                write += namespaced
+                cluster_write += cluster
+                read += namespaced
+                cluster_read += cluster
         for extra_namespaces, extra_resources in self.agent_extra:
             # a fault that lives elsewhere (Chaos Mesh's namespace, say): the agent must be able to find and undo it
             namespaces += extra_namespaces

@@ -211,6 +211,13 @@ started by the kubelet from a manifest on the node, so no scenario can deploy on
 a namespace the cluster provides, `namespace "kube-system" { provided = true }`: what is declared
 there can be a fault's target and is present in the derived states, but is never deployed.
 """),
+        _c("E2030", "a group filter names other objects", """
+A ground-truth group stands for one object (or the pods of one workload), and ITBench's evaluators
+find the objects an answer names through the group's `filter` regular expressions. A filter that
+matches every object of its kind (`".*"`, `"frontend|.*"`) makes every answer of that kind right
+for that group: write a filter that matches the group's own object, as the derived filters do
+(`"cart\\b"`, `"cart-.*"` for its pods), or leave `filter` out to have it derived.
+"""),
         _c("E3001", "generated object is not valid", """
 An object the compiler generated does not validate against the vendored schema of its kind
 (Kubernetes v1.33, Chaos Mesh v1alpha1). The message gives the JSON path inside the object.

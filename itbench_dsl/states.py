@@ -23,10 +23,12 @@ healthy and solved, and the perfect diagnosis must score 1 where an empty one sc
 
 from __future__ import annotations
 
+import base64
 import copy
 import fnmatch
 import hashlib
 import json
+from dataclasses import dataclass
 
 from . import ir
 from .memo import IdentityMemo
@@ -71,11 +73,20 @@ _WORKLOAD_KINDS = ("Deployment", "StatefulSet")
 # ---- the three states ----------------------------------------------------------------------------------
 
 
-def derive(scenario: ir.Scenario) -> dict[str, dict]:
-    """{"healthy", "faulty", "solved"} state snapshots of a checked scenario.
+@dataclass
+class Objects:
+    """The manifests of a scenario's three moments, before any status: what `derive` renders, and what
+    the adversarial corpus (corpus.py) changes before rendering its own states."""
 
-    The snapshots share unchanged objects with the manifest backend's memo: treat them as read-only
-    (serialise them, or deep-copy before changing anything)."""
+    healthy: dict[tuple, dict]
+    faulty: dict[tuple, dict]
+    solved: dict[tuple, dict]
+    effects: dict  # workload key -> (readiness effect, replicas before the fault), on the faulty state
+    static: set[tuple]  # the static pods' mirror pods
+    captured: list[str]  # `<namespace>/<Kind>` the states hold (what the evaluator reads)
+
+
+def objects(scenario: ir.Scenario) -> Objects:
     from . import ciso
     from .backends import faults as fault_backend
     from .backends import manifests as manifest_backend
@@ -86,21 +97,44 @@ def derive(scenario: ir.Scenario) -> dict[str, dict]:
     topology += manifest_backend.agent_access(scenario.agent)  # deployed with the topology (manifests/agent-access.yaml)
     inject_apply, inject_delete, revert_apply, revert_delete = fault_backend.plan(scenario)
 
-    healthy_objects = _index(topology)
-    faulty_objects = _apply(healthy_objects, inject_apply, inject_delete)
-    solved_objects = _apply(faulty_objects, revert_apply, revert_delete)
+    # what the revert applies is each object's healthy form (a fault may know what the installation sets
+    # beyond the topology, such as a mesh's namespace label)
+    index = _index(topology)
+    healthy = _apply(index, [o for o in revert_apply if _key(o) in index], [])
+    faulty = _apply(healthy, inject_apply, inject_delete)
     # objects the fault deleted come back with the revert; keep the healthy order where it can be kept
-    solved_objects = _reorder(solved_objects, healthy_objects)
-
-    effects = _fault_effects(scenario)
+    solved = _reorder(_apply(faulty, revert_apply, revert_delete), healthy)
     # static pods' mirror pods: the kubelet runs them, so they are Running in every state
     static = {("Pod", w.namespace, manifest_backend.static_pod_name(w)) for w in scenario.topology.workloads
               if w.kind == "Pod"}
+    return Objects(healthy, faulty, solved, _fault_effects(scenario), static, captured_kinds(scenario))
+
+
+def derive(scenario: ir.Scenario) -> dict[str, dict]:
+    """{"healthy", "faulty", "solved"} state snapshots of a checked scenario.
+
+    The snapshots share unchanged objects with the manifest backend's memo: treat them as read-only
+    (serialise them, or deep-copy before changing anything)."""
+    found = objects(scenario)
     return {
-        "healthy": _state(healthy_objects, {}, [], static),
-        "faulty": _state(faulty_objects, effects, _alerts(scenario, faulty_objects), static),
-        "solved": _state(solved_objects, {}, [], static),
+        "healthy": render(found.healthy, found),
+        "faulty": render(found.faulty, found, found.effects, _alerts(scenario, found.faulty)),
+        "solved": render(found.solved, found),
     }
+
+
+def render(manifests: dict[tuple, dict], found: Objects, effects: dict | None = None,
+           alerts: list[dict] | None = None) -> dict:
+    """A state snapshot of `manifests`: workloads with their status and pods (those in `effects` not
+    ready as the fault leaves them, every other one ready), the given alerts firing."""
+    return _state(manifests, effects or {}, alerts or [], found.static, found.captured)
+
+
+def captured_kinds(scenario: ir.Scenario) -> list[str]:
+    """What a capture of the scenario's state holds (`<namespace>/<Kind>`): what its evaluator reads."""
+    from .backends.evaluator import evaluator_spec
+
+    return [f"{ns}/{kind}" for ns, kind in evaluator_spec(scenario)["requires"]["kinds"]]
 
 
 def _key(obj: dict) -> tuple:
@@ -187,10 +221,13 @@ def _pod_names(objects: dict[tuple, dict]) -> list[str]:
     return [k[2] for k in objects if k[0] == "Pod"]
 
 
-def _state(objects: dict[tuple, dict], effects: dict, alerts: list[dict], static: set[tuple]) -> dict:
+def _state(objects: dict[tuple, dict], effects: dict, alerts: list[dict], static: set[tuple],
+           captured: list[str]) -> dict:
     items: list[dict] = []
     pods: list[dict] = []
     for key, obj in objects.items():
+        if key[0] == "Secret":
+            obj = as_served(obj)
         if key[0] in _WORKLOAD_KINDS:
             effect, original = effects.get(key, ("", 0))
             # a running workload of a shared application object is the same from scenario to scenario
@@ -207,10 +244,21 @@ def _state(objects: dict[tuple, dict], effects: dict, alerts: list[dict], static
     items.extend(pods)
     return {
         "resources": {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items},
+        "captured": captured,
         "alerts": {"status": "success", "data": {"alerts": alerts}},
         "policyReports": [],
         "costs": {},
     }
+
+
+def as_served(secret: dict) -> dict:
+    """A Secret as the API server returns it: `stringData` is write-only, folded into base64 `data`."""
+    if "stringData" not in secret:
+        return secret
+    data = dict(secret.get("data") or {})
+    for key, value in secret["stringData"].items():
+        data[key] = base64.b64encode(str(value).encode("utf-8")).decode("ascii")
+    return {**{k: v for k, v in secret.items() if k != "stringData"}, "data": data}
 
 
 # ---- workloads and their pods ----------------------------------------------------------------------------
@@ -360,27 +408,66 @@ def _pod_status(spec: dict, effect: str) -> dict:
 # ---- the perfect answer ----------------------------------------------------------------------------------
 
 
-def entity_name(ref: ir.ObjectRef, state: dict | None = None) -> str:
-    """`namespace/Kind/name` as agents write entities; a pod pattern becomes a pod of the state it matches."""
+def entity_name(ref: ir.ObjectRef, state: dict | None = None, scenario: ir.Scenario | None = None) -> str:
+    """`namespace/Kind/name` as agents write entities; a pod pattern becomes a pod of the state that its
+    workload owns (`frontend-*` stands for frontend's pods, never for frontend-proxy's)."""
     name = ref.name
     if ref.kind == "Pod" and state is not None:
+        from .backends.itbench import _component
+
+        owner = _component(ref, scenario) if scenario is not None else None
         for item in state["resources"]["items"]:
-            if item.get("kind") == "Pod" and item["metadata"].get("namespace") == ref.namespace \
-                    and fnmatch.fnmatchcase(item["metadata"]["name"], ref.name):
-                name = item["metadata"]["name"]
+            meta = item.get("metadata", {})
+            if item.get("kind") != "Pod" or meta.get("namespace") != ref.namespace:
+                continue
+            if not fnmatch.fnmatchcase(meta.get("name", ""), ref.name):
+                continue
+            if owner is None or _pod_owner(item) in (owner, None) and meta["name"].startswith(owner + "-"):
+                name = meta["name"]
                 break
     return f"{ref.namespace or ''}/{ref.kind}/{name}"
 
 
+def _pod_owner(pod: dict) -> str | None:
+    meta = pod.get("metadata", {})
+    for ref in meta.get("ownerReferences", []):
+        if ref.get("kind") == "ReplicaSet":
+            hash_ = meta.get("labels", {}).get("pod-template-hash", "")
+            return ref["name"][:-len(hash_) - 1] if hash_ and ref["name"].endswith("-" + hash_) else ref["name"]
+        if ref.get("kind") == "StatefulSet":
+            return ref["name"]
+        if ref.get("kind") == "Node":
+            return None
+    return None
+
+
 def perfect_answer(scenario: ir.Scenario, state: dict | None = None) -> dict:
-    """The ground truth as an agent would submit it (ITBench's 2026 shape)."""
-    entities = [{"name": entity_name(ref, state), "contributing_factor": True,
+    """The ground truth as an agent would submit it: ITBench's 2026 shape for SRE, the prompt's
+    `resource` list for FinOps."""
+    if scenario.domain == "finops":
+        named = dict.fromkeys(entity_name(r, state, scenario) for i in scenario.injections() for r in [i.target])
+        return {"resource": [{"name": n, "type": "overprovisioned"} for n in named]}
+    entities = [{"name": entity_name(ref, state, scenario), "contributing_factor": True,
                  "reasoning": "the fault acts on this object", "evidence": "ground truth"}
                 for ref in scenario.root_causes]
-    propagations = [{"source": entity_name(e.source, state), "target": entity_name(e.target, state),
+    propagations = [{"source": _chain_name(e.source, state, scenario), "target": _chain_name(e.target, state, scenario),
                      "condition": e.condition, "effect": e.effect} for e in scenario.propagations]
     return {"entities": entities, "propagations": propagations,
             "alerts_explained": sorted({a.name for a in scenario.alerts})}
+
+
+def _chain_name(ref: ir.ObjectRef, state: dict | None, scenario: ir.Scenario) -> str:
+    """A propagation endpoint as the agent can name it: a pod group whose workload has no pod in the
+    state (scaled to zero, refused by a quota) is named by its workload."""
+    name = entity_name(ref, state, scenario)
+    if ref.kind == "Pod" and name.endswith("/" + ref.name):  # no pod of the state matched
+        from .backends.itbench import _component
+
+        owner = _component(ref, scenario)
+        workload = next((w for w in scenario.topology.workloads if w.name == owner), None)
+        if workload is not None:
+            return f"{workload.namespace}/{workload.kind}/{workload.name}"
+    return name
 
 
 EMPTY_ANSWER = {"entities": [], "propagations": [], "alerts_explained": []}
@@ -389,86 +476,47 @@ EMPTY_ANSWER = {"entities": [], "propagations": [], "alerts_explained": []}
 # ---- self-validation -------------------------------------------------------------------------------------
 
 
-def self_validate(scenario: ir.Scenario, states: dict[str, dict] | None = None) -> list[tuple[str, str]]:
-    """Problems of the scenario's evaluator on its own states, as (code, message); empty when sound.
+def self_validate(scenario: ir.Scenario) -> list[tuple[str, str]]:
+    """Problems of the scenario's evaluator on its adversarial corpus (corpus.py), as (code, message);
+    empty when it grades every case as it must.
 
-    SRE and FinOps (E4004): with no agent answer, the verdict must fail on faulty and pass on
-    healthy and solved. CISO (E4004): the agent's artefact is graded, not the cluster, so on the
-    faulty state the policy reports of a perfect policy (gaps fail, compliant objects pass) must
-    pass, and no report or an always-fail policy must not. Diagnosis, SRE scenarios with a root
-    cause (E4005): the perfect answer scores 1 (propagation F1 1 too), the empty one 0.
-    """
-    from .backends.evaluator import evaluator_spec
-    from .evaluator_runtime import evaluate
+    E4004: a mitigation or policy case graded wrongly (the faulty state passes, the solved one fails,
+    a deny-all policy passes, an incomplete state is graded...). E4005: a diagnosis case graded wrongly
+    (the perfect answer does not pass with score 1, a wrong or absent object is credited...)."""
+    from .corpus import all_cases
 
-    states = states if states is not None else derive(scenario)
-    spec = evaluator_spec(scenario)
-    problems: list[tuple[str, str]] = []
-
-    def verdict(answer: dict | None, state: dict) -> dict:
-        try:
-            return evaluate(spec, copy.deepcopy(answer), state)
-        except Exception as exc:  # noqa: BLE001 - the generated evaluator must grade every state we derive
-            return {"passed": None, "score": None, "metrics": {}, "checks": [
-                {"id": "evaluator", "passed": False, "detail": f"it raised {type(exc).__name__}: {exc}"}]}
-
-    if scenario.domain == "ciso":
-        wrong = []
-        for name, reports, want in (("a perfect policy's reports", policy_reports(scenario, perfect=True), True),
-                                    ("no policy report", [], False),
-                                    ("an always-fail policy's reports", policy_reports(scenario, perfect=False), False)):
-            outcome = verdict(None, {**states["faulty"], "policyReports": reports})
-            if outcome.get("passed") is not want:
-                why = _failed_checks(outcome) if want else (
-                    "no compliant object is declared for it to fail" if not scenario.compliance.compliant else "")
-                wrong.append(f"{'fails' if want else 'passes'} {name}" + (f" ({why})" if why else ""))
-        if wrong:
-            problems.append(("E4004", "the evaluator cannot tell a policy that detects the gap from one that does "
-                             "not: it " + "; ".join(wrong)))
-        return problems
-
-    outcomes = {name: verdict(None, states[name]) for name in ("healthy", "faulty", "solved")}
-    wrong = []
-    if not scenario.faults:  # a control scenario (no fault): the cluster is healthy in every state
-        if outcomes["faulty"].get("passed") is not True:
-            wrong.append(f"it fails the faulty state of a control with no fault ({_failed_checks(outcomes['faulty'])})")
-    elif outcomes["faulty"].get("passed") is not False:
-        wrong.append("it passes the faulty state" if outcomes["faulty"].get("passed")
-                     else f"it cannot grade the faulty state ({_failed_checks(outcomes['faulty'])})")
-    for name in ("healthy", "solved"):
-        if outcomes[name].get("passed") is not True:
-            wrong.append(f"it fails the {name} state ({_failed_checks(outcomes[name])})")
-    if wrong:
-        problems.append(("E4004", "the evaluator cannot tell the faulty state from the healthy one: " + "; ".join(wrong)))
-
-    if scenario.domain == "sre" and scenario.root_causes:
-        perfect = verdict(perfect_answer(scenario, states["faulty"]), states["faulty"])
-        empty = verdict(EMPTY_ANSWER, states["faulty"])
-        score, chain = _number(perfect.get("score")), _number(perfect.get("metrics", {}).get("propagation_f1", 1.0))
-        if score is None or abs(score - 1.0) > 1e-9 or chain is None or abs(chain - 1.0) > 1e-9:
-            message = f"the perfect diagnosis does not score 1: score {score}, propagation F1 {chain}"
-            problems.append(("E4005", f"{message} ({_failed_checks(perfect)})"))
-        empty_score = _number(empty.get("score"))
-        if empty_score is None or abs(empty_score) > 1e-9:
-            message = f"the perfect diagnosis does not score 1 more than an empty one: the empty diagnosis scores {empty_score}"
-            problems.append(("E4005", f"{message}, not 0"))
+    spec, corpus = all_cases(scenario)
+    wrong: dict[str, list[str]] = {"E4004": [], "E4005": []}
+    for case in corpus:
+        ok, what = case.run(spec)
+        if not ok:
+            code = "E4005" if case.task == "diagnose" else "E4004"
+            wants = {"pass": "pass", "fail": "fail", "unusable": "refuse"}[case.want]
+            wrong[code].append(f"{case.name} (must {wants}): it {what}")
+    problems = []
+    for code, found in wrong.items():
+        if found:
+            more = f"; and {len(found) - 3} more" if len(found) > 3 else ""
+            task = "diagnosis" if code == "E4005" else "mitigation" if scenario.domain != "ciso" else "policy"
+            problems.append((code, f"the {task} evaluator grades {len(found)} case(s) of its corpus wrongly: "
+                             + "; ".join(found[:3]) + more))
     return problems
 
 
-def policy_reports(scenario: ir.Scenario, perfect: bool) -> list[dict]:
+def policy_reports(scenario: ir.Scenario, perfect: bool, policy: str = "agent-policy", gaps: str = "fail") -> list[dict]:
     """Kyverno PolicyReports (wgpolicyk8s.io/v1alpha2) of an agent's policy over a CISO scenario's objects:
-    a perfect policy fails the gap objects and passes the compliant ones; the other fails them all."""
+    a perfect policy fails the gap objects (`gaps`) and passes the compliant ones; the other fails them all."""
     if scenario.compliance is None:
         return []
     results = []
-    for refs, verdict in ((scenario.compliance.gaps, "fail"), (scenario.compliance.compliant, "pass" if perfect else "fail")):
+    for refs, verdict in ((scenario.compliance.gaps, gaps), (scenario.compliance.compliant, "pass" if perfect else "fail")):
         for ref in refs:
             resource = {"apiVersion": ref.api_version, "kind": ref.kind, "name": ref.name}
             if ref.namespace:
                 resource["namespace"] = ref.namespace
-            results.append({"policy": "agent-policy", "rule": "check", "result": verdict, "resources": [resource]})
+            results.append({"policy": policy, "rule": "check", "result": verdict, "resources": [resource]})
     return [{"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport",
-             "metadata": {"name": "agent-policy"}, "results": results}]
+             "metadata": {"name": policy}, "results": results}]
 
 
 def _number(value) -> float | None:

@@ -6,14 +6,12 @@ grammar is generated from them, so each list has this one home.
 
 from __future__ import annotations
 
+from .ciso.tasks import TASK_CLASSES
+
 DOMAINS = ("sre", "ciso", "finops")
 COMPLEXITIES = ("low", "medium", "high")
-CISO_TASKS = {
-    "kyverno_policy": "Gen-CIS-b-K8s-Kyverno",
-    "opa_kubectl": "Gen-CIS-b-K8s-Kubectl-OPA",
-    "ansible_opa": "Gen-CIS-b-RHEL9-Ansible-OPA",
-    "kyverno_update": "Upd-CIS-b-K8s-Kyverno",
-}
+# the CISO task classes (`task NAME`) and ITBench's id of each: their records are in ciso/tasks.py
+CISO_TASKS = {c.task: c.scenario_type for c in TASK_CLASSES.values()}
 # Alerts defined by ITBench's monitoring stack (its fault library and its scenarios' ground truth).
 KNOWN_ALERTS = (
     "CPUSpend", "CPUThrottlingHigh", "FailedPodsDetected", "HighRequestErrorRate", "HighRequestLatency",

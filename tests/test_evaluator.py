@@ -1,13 +1,15 @@
-"""The generated evaluator.py: diagnosis, mitigation, FinOps and CISO grading, gaming attempts that
-must fail, and the property that scenario text never changes the evaluator's behaviour.
+"""The generated evaluator.py, tried as an adversary and as a careful agent would: unfixed states and wrong
+answers must fail, right ones that follow the prompt must pass, and inputs it cannot use are refused.
 
-States are built here from the bundle's own manifests (`make_state`), independently of the
-compiler's state derivation, so the two can check each other.
+The cases here are written by hand, one per class of trick (docs/evaluator.md), on states taken from the
+compiler's derived ones and edited as an agent or a capture would edit them: they do not come from the
+adversarial corpus (tests/test_corpus.py), so the two check each other.
 """
 
 from __future__ import annotations
 
 import ast
+import base64
 import copy
 import dataclasses
 import json
@@ -17,376 +19,650 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from itbench_dsl import ciso
-from itbench_dsl import evaluator_runtime as rt
+from itbench_dsl import states
 from itbench_dsl.backends import evaluator as backend
-from itbench_dsl.backends import faults as fault_backend
-from itbench_dsl.backends.manifests import topology_manifests
-from itbench_dsl.checker import check
-from itbench_dsl.compiler import dump_yaml
+from itbench_dsl.checking import check_source
+from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics
-from itbench_dsl.parser import parse_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = sorted((ROOT / "scenarios").rglob("*.itb"))
-SRE = ["otel-shipping-quote-address", "otel-checkout-nonexistent-image", "otel-accounting-scaled-to-zero",
-       "otel-cart-service-target-port", "otel-checkout-payment-network-loss", "bookinfo-details-invalid-selector",
-       "otel-cart-deleted-service"]
+SCENARIOS = {p.stem: p for p in sorted((ROOT / "scenarios").rglob("*.itb"))}
 
 
 @cache
 def bundle(name: str):
-    """(scenario, {file: bytes}): the bundle's manifests and evaluator.py, as `generate` writes them
-    (built here so that a failure in another backend, the prompt's say, does not hide this one's)."""
-    path = next(p for p in SCENARIOS if p.stem == name)
-    diags = Diagnostics()
-    scenario = check(parse_bytes(path.read_bytes(), str(path), diags), str(path), diags).scenario
-    assert scenario is not None and not diags.errors(), [d.message for d in diags.errors()]
-    gaps = [id(o) for o in fault_backend.gap_objects(scenario)]
-    topology = topology_manifests(scenario.topology, exclude=gaps) + ciso.k8s_objects(scenario)[1]
-    inject_apply, inject_delete, revert_apply, revert_delete = fault_backend.plan(scenario)
-    files = {"manifests/topology.yaml": dump_yaml(topology), "inject/apply.yaml": dump_yaml(inject_apply),
-             "revert/apply.yaml": dump_yaml(revert_apply),
-             "inject/delete.yaml": dump_yaml([fault_backend.delete_manifest(r) for r in inject_delete]),
-             "revert/delete.yaml": dump_yaml([fault_backend.delete_manifest(r) for r in revert_delete]),
-             "evaluator.py": backend.evaluator_source(scenario).encode("utf-8")}
-    return scenario, files
+    """(scenario, {file: bytes}) of a library scenario."""
+    result = compile_source(SCENARIOS[name].read_bytes(), str(SCENARIOS[name]), Diagnostics())
+    assert result.files, name
+    return result.scenario, result.files
 
 
 @cache
 def evaluator(name: str) -> dict:
-    """The bundle's evaluator.py, executed as a module: its namespace (SPEC, evaluate, main)."""
+    """The bundle's evaluator.py, executed as a module: its namespace (SPEC, evaluate, main, InputError)."""
     namespace: dict = {"__name__": "bundle_evaluator"}
-    exec(compile(bundle(name)[1]["evaluator.py"], f"{name}/evaluator.py", "exec"), namespace)  # noqa: S102 - the generated evaluator
+    exec(compile(bundle(name)[1]["evaluator.py"], f"{name}/evaluator.py", "exec"), namespace)  # noqa: S102
     return namespace
 
 
-def run(name, agent_output, state, **kw) -> dict:
+def run(name, answer, state, **kw) -> dict:
     ns = evaluator(name)
-    return ns["evaluate"](ns["SPEC"], agent_output, state, **kw)
+    return ns["evaluate"](ns["SPEC"], copy.deepcopy(answer), state, **kw)
 
 
-# ---- states from manifests --------------------------------------------------------------------------
-
-
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def _docs(files, name) -> list[dict]:
-    return [d for d in yaml.load_all(files[name], Loader=_LOADER) if d] if name in files else []
-
-
-@cache
-def _bundle_docs(name: str) -> dict[str, list[dict]]:
-    files = bundle(name)[1]
-    return {f: _docs(files, f) for f in ("manifests/topology.yaml", "inject/apply.yaml", "inject/delete.yaml",
-                                         "revert/apply.yaml", "revert/delete.yaml")}
-
-
-def _key(obj):
-    meta = obj["metadata"]
-    return (obj["kind"], meta.get("namespace"), meta["name"])
-
-
-def with_status(objects: list[dict], ready: bool = True) -> dict:
-    """A `kubectl get -o json` List: workloads with status, and their pods (Running, Ready)."""
-    items = []
-    for obj in objects:
-        obj = copy.deepcopy(obj)
-        items.append(obj)
-        if obj["kind"] in ("Deployment", "StatefulSet"):
-            replicas = obj["spec"].get("replicas", 1)
-            obj["status"] = {"replicas": replicas, "readyReplicas": replicas if ready else 0}
-            labels = obj["spec"]["template"]["metadata"].get("labels", {})
-            for i in range(replicas):
-                name = f"{obj['metadata']['name']}-{i}" if obj["kind"] == "StatefulSet" else \
-                    f"{obj['metadata']['name']}-5d8f7b9c6d-{'abcde'[i:] + 'xyzwv'[:i]}"
-                items.append({"apiVersion": "v1", "kind": "Pod",
-                              "metadata": {"name": name, "namespace": obj["metadata"]["namespace"],
-                                           "labels": dict(labels)},
-                              "status": {"phase": "Running" if ready else "Pending",
-                                         "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}})
-    return {"resources": {"apiVersion": "v1", "kind": "List", "items": items}}
-
-
-def apply(objects: list[dict], applied: list[dict], deleted: list[dict]) -> list[dict]:
-    index = {_key(o): o for o in objects}
-    for obj in applied:
-        index[_key(obj)] = obj
-    for obj in deleted:
-        index.pop(_key(obj), None)
-    return list(index.values())
-
-
-def make_state(name: str, which: str, alerts: list[str] = ()) -> dict:
-    return copy.deepcopy(_make_state(name, which, tuple(alerts)))
+def refused(name, answer, state, **kw) -> str:
+    """The reason the evaluator refuses the inputs (the test fails when it grades them)."""
+    ns = evaluator(name)
+    with pytest.raises(ns["InputError"]) as info:
+        ns["evaluate"](ns["SPEC"], answer, state, **kw)
+    return str(info.value)
 
 
 @cache
-def _make_state(name: str, which: str, alerts: tuple[str, ...]) -> dict:
-    docs = _bundle_docs(name)
-    healthy = docs["manifests/topology.yaml"]
-    faulty = apply(healthy, docs["inject/apply.yaml"], docs["inject/delete.yaml"])
-    solved = apply(faulty, docs["revert/apply.yaml"], docs["revert/delete.yaml"])
-    state = with_status({"healthy": healthy, "faulty": faulty, "solved": solved}[which])
-    state["alerts"] = {"status": "success", "data": {"alerts": [
-        {"labels": {"alertname": a, "namespace": "otel-demo"}, "state": "firing"} for a in alerts]}}
-    return state
+def _derived(name: str) -> dict:
+    return states.derive(bundle(name)[0])
 
 
-def fault_alerts(name: str) -> list[str]:
-    scenario = bundle(name)[0]
-    return sorted({a.name for a in scenario.alerts})
+def derived(name: str, which: str) -> dict:
+    return copy.deepcopy(_derived(name)[which])
 
 
-def edit(state: dict, kind: str, obj_name: str, change) -> dict:
-    state = copy.deepcopy(state)
-    items = state["resources"]["items"]
-    for obj in list(items):
-        if obj["kind"] == kind and obj["metadata"]["name"] == obj_name and change(obj) is False:
-            items.remove(obj)  # the change deletes the object
-    return state
+def obj(state: dict, kind: str, name: str) -> dict:
+    return next(o for o in state["resources"]["items"] if o["kind"] == kind and o["metadata"]["name"] == name)
+
+
+def mitigate(name, state) -> dict:
+    return run(name, None, state, task="mitigate")
+
+
+def failed(verdict: dict) -> list[str]:
+    return [c["id"] for c in verdict["checks"] if not c["passed"]]
 
 
 # ---- the generated file ------------------------------------------------------------------------------
 
 
 def test_every_bundle_has_a_parsable_deterministic_evaluator():
-    for path in SCENARIOS:
-        scenario, files = bundle(path.stem)
+    for name in SCENARIOS:
+        scenario, files = bundle(name)
         source = files["evaluator.py"].decode("utf-8")
         tree = ast.parse(source)
         assert source.startswith(backend.runtime_source().rstrip("\n"))
         assert source == backend.evaluator_source(scenario)
-        assigns = [n for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "SPEC"]
+        assigns = [n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "SPEC"]
         assert len(assigns) == 1
+        assert backend.spec_of(source) == backend.evaluator_spec(scenario)
 
 
-# ---- SRE diagnosis ---------------------------------------------------------------------------------
+# ---- mitigation means observed health, compared by meaning ------------------------------------------------
+
+TARGET_PORT = "otel-ad-modified-target-port"
 
 
-def perfect(name: str, shape: int = 2026) -> dict:
+def _target_port(state: dict, value) -> dict:
+    port = next(p for p in obj(state, "Service", "ad")["spec"]["ports"] if p.get("name") == "tcp-service")
+    port["targetPort"] = value
+    return state
+
+
+def test_another_wrong_target_port_is_no_fix():
+    """9999 -> 9998 differs from the faulty value, and is still wrong: no container listens there."""
+    verdict = mitigate(TARGET_PORT, _target_port(derived(TARGET_PORT, "solved"), 9998))
+    assert not verdict["passed"]
+    assert {"fields.otel-demo/Service/ad", "health.service.otel-demo/Service/ad"} <= set(failed(verdict))
+
+
+def test_a_named_target_port_is_the_right_port():
+    """The container names its port `service`: `targetPort: service` is 8080 by meaning."""
+    verdict = mitigate(TARGET_PORT, _target_port(derived(TARGET_PORT, "solved"), "service"))
+    assert verdict["passed"], failed(verdict)
+    assert not mitigate(TARGET_PORT, _target_port(derived(TARGET_PORT, "solved"), "no-such-port"))["passed"]
+
+
+def test_list_items_are_matched_by_identity_not_position():
+    name = "shop-cart-modified-env"
     scenario = bundle(name)[0]
-    if shape == 2025:
-        from itbench_dsl.backends.itbench import group_id_in
-        return {"entities": [{"id": group_id_in(scenario, r), "root_cause": True} for r in scenario.root_causes]}
-    return {"entities": [{"name": f"{r.namespace or ''}/{r.kind}/{r.name}", "contributing_factor": True}
-                         for r in scenario.root_causes],
-            "propagations": [{"source": f"{e.source.namespace}/{e.source.kind}/{e.source.name}",
-                              "target": f"{e.target.namespace}/{e.target.kind}/{e.target.name}",
-                              "condition": e.condition, "effect": e.effect} for e in scenario.propagations]}
+    variable = scenario.injections()[0].args["name"]
+    for which, want in (("faulty", False), ("solved", True)):
+        state = derived(name, which)
+        container = obj(state, "Deployment", "cart")["spec"]["template"]["spec"]["containers"][0]
+        container["env"] = [{"name": "AN_EXTRA", "value": "1"}] + list(reversed(container["env"]))
+        if which == "faulty":  # the fault kept, the pods made to look fine
+            state = states.render(states.objects(scenario).faulty, states.objects(scenario))
+            container = obj(state, "Deployment", "cart")["spec"]["template"]["spec"]["containers"][0]
+            container["env"] = [{"name": "AN_EXTRA", "value": "1"}] + list(reversed(container["env"]))
+        verdict = mitigate(name, state)
+        assert verdict["passed"] is want, (which, failed(verdict))
+        assert any(e["name"] == variable for e in container["env"])
 
 
-@pytest.mark.parametrize("name", SRE)
-def test_perfect_diagnosis_scores_one_and_empty_zero(name):
-    state = make_state(name, "faulty", fault_alerts(name))
-    for shape in (2025, 2026):
-        verdict = run(name, perfect(name, shape), state)
-        assert verdict["passed"] and verdict["score"] == 1.0, verdict
-        assert verdict["metrics"]["root_cause_recall_at_1"] == 1.0
-    assert run(name, perfect(name), state)["metrics"].get("propagation_f1", 1.0) == 1.0
-    empty = run(name, {"entities": []}, state)
+FLAG = "otel-ad-failure-flag"
+
+
+def _flag_json(state: dict, transform) -> dict:
+    configmap = next(o for o in state["resources"]["items"] if o["kind"] == "ConfigMap"
+                     and any(k.endswith(".json") for k in o.get("data", {})))
+    key = next(k for k in configmap["data"] if k.endswith(".json"))
+    configmap["data"][key] = json.dumps(transform(json.loads(configmap["data"][key])), indent=7, sort_keys=True)
+    return state
+
+
+def test_configmap_json_is_compared_as_data():
+    scenario = bundle(FLAG)[0]
+    found = states.objects(scenario)
+    faulty_but_ready = states.render(found.faulty, found)
+    verdict = mitigate(FLAG, _flag_json(faulty_but_ready, lambda data: data))  # re-serialised, flag still on
+    assert not verdict["passed"] and "fields" in " ".join(failed(verdict))
+    assert mitigate(FLAG, _flag_json(derived(FLAG, "solved"), lambda data: data))["passed"]  # reformatted, right
+
+    def broken(data):
+        return "{not json"
+
+    state = derived(FLAG, "solved")
+    configmap = next(o for o in state["resources"]["items"] if o["kind"] == "ConfigMap"
+                     and any(k.endswith(".json") for k in o.get("data", {})))
+    key = next(k for k in configmap["data"] if k.endswith(".json"))
+    configmap["data"][key] = "{not json"
+    verdict = mitigate(FLAG, state)
+    assert not verdict["passed"] and any("not valid JSON" in c["detail"] for c in verdict["checks"])
+
+
+def test_secrets_are_compared_decoded():
+    name = "otel-grafana-corrupted-secret"
+    solved = derived(name, "solved")
+    secret = obj(solved, "Secret", "grafana")
+    assert "stringData" not in secret and secret["data"]  # as the API server returns it
+    assert mitigate(name, solved)["passed"]
+    secret["data"]["admin-password"] = base64.b64encode(b"itbench-corrupted-credentials-2").decode()
+    assert not mitigate(name, solved)["passed"]
+
+
+def test_what_the_api_server_adds_is_not_a_change():
+    from itbench_dsl.corpus import as_served
+
+    for name in ("otel-frontend-failing-dns-policy", "bookinfo-ambient-mode-disabled", TARGET_PORT,
+                 "otel-checkout-nonexistent-image"):
+        found = states.objects(bundle(name)[0])
+        verdict = mitigate(name, states.render(as_served(found.solved), found))
+        assert verdict["passed"], (name, failed(verdict))
+
+
+def test_the_fault_kept_while_every_pod_reports_ready_fails():
+    for name in ("otel-checkout-nonexistent-image", "otel-accounting-scaled-to-zero", FLAG,
+                 "otel-frontend-misconfigured-readiness-probe", "otel-checkout-insufficient-quota"):
+        found = states.objects(bundle(name)[0])
+        assert not mitigate(name, states.render(found.faulty, found))["passed"], name
+
+
+def test_a_workload_running_another_program_is_no_fix():
+    name = "otel-checkout-payment-network-loss"  # a chaos fault: the experiment deleted, and checkout replaced
+    state = derived(name, "solved")
+    container = obj(state, "Deployment", "checkout")["spec"]["template"]["spec"]["containers"][0]
+    container["image"] = "docker.io/library/busybox:1.36"
+    verdict = mitigate(name, state)
+    assert "health.program.otel-demo/Deployment/checkout" in failed(verdict)
+
+
+def test_scaling_back_to_more_replicas_is_accepted():
+    name = "otel-accounting-scaled-to-zero"
+    state = derived(name, "solved")
+    deployment = obj(state, "Deployment", "accounting")
+    deployment["spec"]["replicas"] = 3
+    deployment["status"].update(replicas=3, readyReplicas=3, availableReplicas=3, updatedReplicas=3)
+    assert mitigate(name, state)["passed"]
+
+
+def test_an_inert_object_the_fault_created_may_stay():
+    """`rollout undo` takes the volume off the pods and leaves the claim the fault created: it is a fix."""
+    name = "bookinfo-reviews-nonexistent-pvc"
+    scenario = bundle(name)[0]
+    found = states.objects(scenario)
+    undone = dict(found.solved)
+    for key, manifest in found.faulty.items():
+        if key[0] == "PersistentVolumeClaim":
+            undone[key] = manifest
+    assert any(k[0] == "PersistentVolumeClaim" for k in undone)
+    verdict = mitigate(name, states.render(undone, found))
+    assert verdict["passed"], failed(verdict)
+
+
+def test_what_the_state_omits_is_not_taken_as_absent():
+    name = "otel-cart-deleted-service"
+    solved = derived(name, "solved")
+    without_alerts = {k: v for k, v in solved.items() if k != "alerts"}
+    assert "alerts" in refused(name, None, without_alerts, task="mitigate")
+    chaos = "otel-checkout-payment-network-loss"
+    faulty = derived(chaos, "faulty")
+    everyday = {"Pod", "Service", "Deployment", "StatefulSet", "ReplicaSet"}
+    get_all = {**faulty, "resources": {**faulty["resources"], "items": [
+        o for o in faulty["resources"]["items"] if o["kind"] in everyday]}, "captured": []}
+    assert "chaos-mesh/Schedule" in refused(chaos, None, get_all, task="mitigate")
+    # declared as captured, the absence of the Schedule means it was deleted: then it is graded
+    get_all["captured"] = ["chaos-mesh/Schedule"]
+    assert "created.chaos-mesh/Schedule/checkout-payment-network-loss" not in failed(mitigate(chaos, get_all))
+
+
+def test_alerts_count_only_in_the_scenarios_namespaces():
+    name = "otel-cart-deleted-service"
+
+    def with_alert(labels):
+        state = derived(name, "solved")
+        state["alerts"] = {"status": "success", "data": {"alerts": [
+            {"labels": {"alertname": "HighRequestErrorRate", **labels}, "state": "firing"}]}}
+        return mitigate(name, state)
+
+    assert with_alert({"namespace": "another-team"})["passed"]  # another tenant's alert does not block
+    assert not with_alert({"namespace": "otel-demo"})["passed"]
+    assert not with_alert({})["passed"]  # no namespace label: it may be ours, so it counts
+
+
+@pytest.mark.parametrize("attempt", ["scaled", "deleted service", "relabelled pods"])
+def test_gaming_the_safeguards_fails(attempt):
+    name = "otel-shipping-quote-address"
+    state = derived(name, "solved")
+    items = state["resources"]["items"]
+    if attempt == "scaled":
+        deployment = obj(state, "Deployment", "shipping")
+        deployment["spec"]["replicas"] = 0
+        state["resources"]["items"] = [o for o in items if not (o["kind"] == "Pod"
+                                                                and o["metadata"]["name"].startswith("shipping-"))]
+    elif attempt == "deleted service":
+        state["resources"]["items"] = [o for o in items if not (o["kind"] == "Service"
+                                                                and o["metadata"]["name"] == "shipping")]
+    else:
+        for pod in items:
+            if pod["kind"] == "Pod" and pod["metadata"]["name"].startswith("shipping-"):
+                pod["metadata"]["labels"] = {"quarantined": "true"}
+    verdict = mitigate(name, state)
+    assert not verdict["passed"] and "safeguards" in failed(verdict)
+
+
+# ---- the diagnosis: names refer to objects -----------------------------------------------------------------
+
+
+def perfect(name: str) -> dict:
+    return states.perfect_answer(bundle(name)[0], _derived(name)["faulty"])
+
+
+def diagnose(name, answer, state=None) -> dict:
+    return run(name, answer, derived(name, "faulty") if state is None else state, task="diagnose")
+
+
+@pytest.mark.parametrize("name", ["otel-shipping-quote-address", "otel-checkout-nonexistent-image", TARGET_PORT,
+                                  "otel-cart-deleted-service", "bookinfo-details-invalid-selector",
+                                  "otel-etcd-io-latency"])
+def test_the_perfect_diagnosis_passes_and_an_empty_one_scores_zero(name):
+    verdict = diagnose(name, perfect(name))
+    assert verdict["passed"] and verdict["score"] == 1.0, failed(verdict)
+    from itbench_dsl.backends.itbench import group_id_in
+    scenario = bundle(name)[0]
+    itbench_2025 = {"entities": [{"id": group_id_in(scenario, r), "root_cause": True} for r in scenario.root_causes],
+                    "propagations": perfect(name)["propagations"]}
+    assert diagnose(name, itbench_2025)["passed"]
+    empty = diagnose(name, {"entities": []})
     assert not empty["passed"] and empty["score"] == 0.0
 
 
-def test_neighbour_gets_partial_credit():
-    # shipping is the root cause; checkout calls shipping (one hop), frontend calls checkout and shipping
-    verdict = run("otel-shipping-quote-address", {"entities": [{"name": "otel-demo/Deployment/checkout",
-                                                                "contributing_factor": True}]},
-                  make_state("otel-shipping-quote-address", "faulty"))
-    assert not verdict["passed"]
-    assert verdict["metrics"]["topology_credit"] == 0.5 and 0 < verdict["score"] < 1
-    far = run("otel-shipping-quote-address", {"entities": [{"name": "otel-demo/Deployment/accounting",
-                                                            "contributing_factor": True}]},
-              make_state("otel-shipping-quote-address", "faulty"))
-    assert far["score"] < verdict["score"]
+def test_a_right_root_cause_without_its_propagation_does_not_pass():
+    name = "otel-shipping-quote-address"
+    verdict = diagnose(name, {"entities": perfect(name)["entities"]})
+    assert not verdict["passed"] and verdict["score"] < 1.0
+    assert verdict["metrics"]["root_cause_entity_f1"] == 1.0 and verdict["metrics"]["propagation_chain"] == 0.0
 
 
-def test_pod_and_cluster_scoped_names():
+def test_a_prefix_sibling_is_never_the_object():
+    """ITBench's filters `frontend\\b` and `frontend-.*` also match frontend-proxy: names here refer to objects,
+    and a pod belongs to the workload that owns it."""
+    ns = evaluator(TARGET_PORT)
+    state = derived(TARGET_PORT, "faulty")
+    diagnosis = ns["Diagnosis"](ns["SPEC"], ns["State"](state))
+    klass = diagnosis.klass
+    pods = [o["metadata"]["name"] for o in state["resources"]["items"] if o["kind"] == "Pod"]
+    proxy_pod = next(p for p in pods if p.startswith("frontend-proxy-"))
+    frontend_pod = next(p for p in pods if p.startswith("frontend-") and not p.startswith("frontend-proxy-"))
+    assert diagnosis.named(f"otel-demo/Pod/{frontend_pod}")[1] == {klass["frontend-pod-1"]}
+    assert diagnosis.named(f"otel-demo/Pod/{proxy_pod}")[1] == {klass["frontend-proxy-pod-1"]}
+    assert diagnosis.named("otel-demo/Service/frontend-proxy")[1] == {klass["frontend-proxy-service-1"]}
+    assert diagnosis.named("otel-demo/Service/frontend-prox")[1] == set()  # exists nowhere
+    assert diagnosis.named("otel-demo/Pod/frontend-proxy")[1] == set()
+
+
+def test_names_of_absent_objects_score_nothing():
     name = "otel-checkout-nonexistent-image"
-    out = {"entities": [{"name": "otel-demo/Pod/checkout-7d4b9c8f6-x2x9q", "contributing_factor": True}]}
-    verdict = run(name, out, make_state(name, "faulty"))
-    assert verdict["metrics"]["topology_credit"] == 1.0  # the right component, named through a pod
-    ambient = "bookinfo-ambient-mode-disabled"
-    for text in ("/Namespace/book-info", "Namespace/book-info"):
-        verdict = run(ambient, {"entities": [{"name": text, "contributing_factor": True}]}, make_state(ambient, "faulty"))
-        assert verdict["metrics"]["root_cause_recall"] == 1.0, text
+    for ghost in ("otel-demo/Deployment/checkout-v2", "otel-demo/Pod/checkout-7d4b9c8f6-x2x9q",
+                  "otel-demo/Deployment/checkou", "elsewhere/Deployment/checkout"):
+        verdict = diagnose(name, {"entities": [{"name": ghost, "contributing_factor": True}]})
+        assert verdict["metrics"]["root_cause_entity_recall"] == 0.0, ghost
+        assert verdict["metrics"]["root_cause_proximity"] == 0.0, ghost
 
 
-@pytest.mark.parametrize("name", SRE[:5])
-def test_listing_every_object_as_root_cause_fails(name):
-    state = make_state(name, "faulty")
+def test_a_real_pod_names_its_workload():
+    name = "otel-checkout-nonexistent-image"
+    state = derived(name, "faulty")
+    pod = next(o["metadata"]["name"] for o in state["resources"]["items"]
+               if o["kind"] == "Pod" and o["metadata"]["name"].startswith("checkout-"))
+    verdict = diagnose(name, {"entities": [{"name": f"otel-demo/Pod/{pod}", "contributing_factor": True}]})
+    assert verdict["metrics"]["root_cause_proximity"] == 1.0
+
+
+def test_spellings_of_one_object_count_once():
+    name = "otel-checkout-nonexistent-image"
+    answer = perfect(name)
+    truth = answer["entities"][0]["name"]
+    spellings = [truth, "Deployment/checkout", "otel-demo/deployment/checkout", "otel-demo/deploy/checkout", "checkout"]
+    right = diagnose(name, {**answer, "entities": [{"name": s, "contributing_factor": True} for s in spellings]})
+    assert right["passed"] and right["metrics"]["root_cause_entity_precision"] == 1.0
+    wrong = ["otel-demo/Deployment/cart", "Deployment/cart", "otel-demo/DEPLOYMENT/cart", "otel-demo/deploy/cart"]
+    flood = diagnose(name, {**answer, "entities": [{"name": s, "contributing_factor": True}
+                                                   for s in [truth, *wrong]]})
+    assert flood["metrics"]["root_cause_entity_precision"] == 0.5  # two objects named, one right
+
+
+def test_listing_every_object_as_root_cause_fails():
+    name = "otel-shipping-quote-address"
+    state = derived(name, "faulty")
     everything = [f"{o['metadata'].get('namespace', '')}/{o['kind']}/{o['metadata']['name']}"
                   for o in state["resources"]["items"]]
-    verdict = run(name, {"entities": [{"name": n, "contributing_factor": True} for n in everything]}, state)
-    assert verdict["metrics"]["root_cause_recall"] == 1.0
-    assert verdict["metrics"]["root_cause_precision"] < 0.2 and not verdict["passed"]
+    verdict = diagnose(name, {"entities": [{"name": n, "contributing_factor": True} for n in everything],
+                              "propagations": perfect(name)["propagations"]})
+    assert verdict["metrics"]["root_cause_entity_recall"] == 1.0
+    assert verdict["metrics"]["root_cause_entity_precision"] < 0.05 and not verdict["passed"]
 
 
-def test_propagation_chain_partial():
+def test_neighbours_get_partial_credit():
     name = "otel-shipping-quote-address"
-    out = perfect(name)
-    out["propagations"] = out["propagations"][1:2]  # the first edge joins two groups of one component
-    metrics = run(name, out, make_state(name, "faulty"))["metrics"]
-    assert 0 < metrics["propagation_f1"] < 1
+    near = diagnose(name, {"entities": [{"name": "otel-demo/Deployment/checkout", "contributing_factor": True}]})
+    far = diagnose(name, {"entities": [{"name": "otel-demo/Deployment/accounting", "contributing_factor": True}]})
+    assert near["metrics"]["root_cause_proximity"] == 0.5 and not near["passed"]
+    assert far["score"] < near["score"]
 
 
-# ---- SRE mitigation and FinOps ----------------------------------------------------------------------
+def test_the_task_is_never_guessed_from_the_answer():
+    name = "otel-checkout-nonexistent-image"
+    state = derived(name, "solved")
+    assert "entities" in refused(name, {"verdict": "fixed it"}, state, task="diagnose")
+    assert "agent-output" in refused(name, None, state, task="diagnose")
+    assert "agent-output" in refused(name, None, state)  # every task the bundle poses: the diagnosis needs the answer
+    assert "state" in refused(name, perfect(name), None, task="mitigate")
+    assert "not policy" in refused(name, perfect(name), state, task="policy")
+    both = run(name, perfect(name), state)
+    assert set(both["tasks"]) == {"diagnose", "mitigate"} and both["passed"]
 
 
-MITIGATED = [p.stem for p in SCENARIOS if "/ciso/" not in str(p)]
+def test_a_control_scenario_is_right_when_the_answer_names_no_cause():
+    name = next((n for n in SCENARIOS if not bundle(n)[0].injections() and bundle(n)[0].domain == "sre"), None)
+    if name is None:
+        text = SCENARIOS["shop-cart-modified-env"].read_text().replace('scenario "shop-cart-modified-env"',
+                                                                      'scenario "shop-control"')
+        pytest.skip("no SRE control in the library")
+    assert diagnose(name, {"entities": []})["passed"]
 
 
-@pytest.mark.parametrize("name", MITIGATED)
-def test_healthy_and_solved_pass_faulty_fails(name):
-    alerts = fault_alerts(name)
-    for which in ("healthy", "solved"):
-        verdict = run(name, None, make_state(name, which))
-        assert verdict["passed"], (which, [c for c in verdict["checks"] if not c["passed"]])
-    faulty = run(name, None, make_state(name, "faulty", alerts))
-    if not bundle(name)[0].faults:  # a control: nothing is broken, so changing nothing is right
-        assert faulty["passed"], [c for c in faulty["checks"] if not c["passed"]]
-        return
-    assert not faulty["passed"]
+def test_caps_refuse_with_a_clear_reason():
+    name = "otel-checkout-nonexistent-image"
+    limit = evaluator(name)["MAX_ENTITIES"]
+    many = {"entities": [{"name": f"otel-demo/Pod/p-{i}", "contributing_factor": True} for i in range(limit + 1)]}
+    assert f"{limit:,}" in refused(name, many, None, task="diagnose")
 
 
-def root_workload(name: str) -> tuple[str, str]:
+# ---- FinOps: the prompt's own contract ------------------------------------------------------------------------
+
+
+def test_finops_answers_that_follow_the_prompt_pass():
+    name = "otel-frontend-hpa-misconfigured"
     scenario = bundle(name)[0]
-    target = scenario.injections()[0].target
-    workload = next((w for w in scenario.topology.workloads if w.name == target.name), scenario.topology.workloads[0])
-    service = next(s for s in scenario.topology.services if all(workload.labels.get(k) == v for k, v in s.selector.items()))
-    return workload.name, service.name
+    injection = scenario.injections()[0]
+    faulty = derived(name, "faulty")
+
+    def answer(*names):
+        return run(name, {"resource": [{"name": n, "type": "misconfigured autoscaler"} for n in names]}, faulty,
+                   task="diagnose")
+
+    target = f"{injection.target.namespace}/{injection.target.kind}/{injection.target.name}"
+    assert answer(target)["passed"]
+    for side in injection.side_objects:  # the misconfigured autoscaler itself is a right answer
+        assert answer(f"{side.namespace}/{side.kind}/{side.name}")["passed"]
+    assert not answer("otel-demo/Deployment/cart")["passed"]
+    assert not answer(target + "-v2")["passed"]
+    bare = run(name, {"resource": [{"name": injection.target.name, "type": injection.target.kind}]}, faulty,
+               task="diagnose")
+    assert bare["passed"]
 
 
-GAMED = ["otel-shipping-quote-address", "otel-checkout-nonexistent-image", "otel-cart-service-target-port",
-         "otel-valkey-cart-changed-password", "otel-product-catalog-invalid-command", "shop-cart-modified-env"]
-
-
-@pytest.mark.parametrize("name", GAMED)
-def test_gaming_attempts_fail(name):
-    workload, service = root_workload(name)
-    solved = make_state(name, "solved")
-    assert run(name, None, solved)["passed"]
-
-    def scale(obj):
-        obj["spec"]["replicas"] = 0
-        obj["status"] = {"replicas": 0, "readyReplicas": 0}
-
-    def relabel(obj):
-        obj["metadata"]["labels"] = {"quarantined": "true"}
-
-    scaled = edit(solved, "Deployment", workload, scale)
-    scaled["resources"]["items"] = [o for o in scaled["resources"]["items"]
-                                    if not (o["kind"] == "Pod" and o["metadata"]["name"].startswith(workload + "-"))]
-    no_service = edit(solved, "Service", service, lambda obj: False)
-    relabelled = solved
-    for pod in [o["metadata"]["name"] for o in solved["resources"]["items"]
-                if o["kind"] == "Pod" and o["metadata"]["name"].startswith(workload + "-5d8f")]:
-        relabelled = edit(relabelled, "Pod", pod, relabel)
-    for attempt in (scaled, no_service, relabelled):
-        verdict = run(name, None, attempt)
-        assert not verdict["passed"]
-        assert not next(c for c in verdict["checks"] if c["id"] == "safeguards")["passed"]
-    # the fault itself, left in place while everything reports Running: "all pods Running" is no fix
-    assert not run(name, None, make_state(name, "faulty"))["passed"]
-
-
-def test_finops_proximity_and_resource():
+def test_finops_proximity():
     name = "otel-cart-overprovisioned-requests"
-    solved = run(name, {"resource": [{"name": "cart", "type": "Deployment"}]}, make_state(name, "solved"))
+    solved = run(name, None, derived(name, "solved"), task="mitigate")
     assert solved["passed"] and solved["metrics"]["proximity"] == 1.0 and solved["score"] == 1.0
-    faulty = run(name, {"resource": [{"name": "cart", "type": "deployment"}]}, make_state(name, "faulty"))
+    faulty = run(name, None, derived(name, "faulty"), task="mitigate")
     assert not faulty["passed"] and faulty["metrics"]["proximity"] == 0.0  # ten times the optimum
-    wrong = run(name, {"resource": [{"name": "frontend", "type": "Deployment"}]}, make_state(name, "solved"))
-    assert not wrong["passed"] and wrong["metrics"]["resource_recall"] == 0.0
-    hpa = "otel-frontend-hpa-misconfigured"
-    assert run(hpa, None, make_state(hpa, "solved"))["metrics"]["proximity"] == 1.0
 
 
-def test_quantities_compare_numerically():
-    assert rt.same("1Gi", "1024Mi") and rt.same("500m", 0.5) and not rt.same("1", True)
-    assert rt.compare("2", ">=", 1) and not rt.compare("abc", "<", 3)
+def test_quantities_compare_by_value():
+    rt = evaluator("otel-checkout-nonexistent-image")
+    assert rt["same"]("1Gi", "1024Mi") and rt["same"]("500m", 0.5) and not rt["same"]("1", True)
+    assert rt["compare"]("2", ">=", 1) and not rt["compare"]("abc", "<", 3)
+    assert rt["compare"]("b", "in", ["a", "b"]) and rt["compare"]("v1.2", "matches", r"v1\..*")
 
 
-# ---- CISO -------------------------------------------------------------------------------------------
+# ---- CISO ---------------------------------------------------------------------------------------------------
+
+KYVERNO = ["cis-k8s-5-2-2-privileged-kyverno", "cis-5-2-5-host-network-kyverno", "cis-k8s-5-7-2-seccomp-kyverno"]
+GOOD_POLICY = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "agent-policy"},
+               "spec": {"validationFailureAction": "Audit", "background": True, "rules": [{"name": "check"}]}}
 
 
 def reports(name: str, gap: str, compliant: str) -> list[dict]:
     spec = evaluator(name)["SPEC"]["ciso"]
     results = []
-    for obj, verdict in [(o, gap) for o in spec["gaps"]] + [(o, compliant) for o in spec["compliant"]]:
-        meta = obj["metadata"]
+    for o, verdict in [(o, gap) for o in spec["gaps"]] + [(o, compliant) for o in spec["compliant"]]:
+        meta = o["metadata"]
         results.append({"policy": "agent-policy", "rule": "check", "result": verdict,
-                        "resources": [{"kind": obj["kind"], "namespace": meta.get("namespace"), "name": meta["name"]}]})
+                        "resources": [{"kind": o["kind"], "namespace": meta.get("namespace"), "name": meta["name"]}]})
     return [{"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport", "results": results}]
 
 
-KYVERNO = ["cis-k8s-5-2-2-privileged-kyverno", "cis-5-2-5-host-network-kyverno", "cis-k8s-5-7-2-seccomp-kyverno"]
+def ciso_state(name, gap, compliant, policy=GOOD_POLICY) -> dict:
+    items = [policy] if policy else []
+    return {"resources": {"kind": "List", "items": items}, "captured": ["/ClusterPolicy"],
+            "policyReports": reports(name, gap, compliant)}
 
 
 @pytest.mark.parametrize("name", KYVERNO)
 def test_kyverno_policy_reports(name):
-    state = {"resources": {"kind": "List", "items": []}}
-    good = run(name, None, dict(state, policyReports=reports(name, "fail", "pass")))
+    good = run(name, None, ciso_state(name, "fail", "pass"))
     assert good["passed"] and good["score"] == 1.0
-    always_fail = dict(state, policyReports=reports(name, "fail", "fail"))
-    assert not run(name, None, always_fail)["passed"]
-    assert run(name, None, always_fail, gap_only=True)["passed"]  # ITBench's rule is fooled by it
-    assert not run(name, None, dict(state, policyReports=reports(name, "pass", "pass")))["passed"]
-    assert not run(name, None, dict(state, policyReports=[]))["passed"]
+    deny_all = run(name, None, ciso_state(name, "fail", "fail"), gap_only=True)
+    assert not deny_all["passed"]  # the compliant objects are always graded
+    assert deny_all["metrics"]["itbench_gap_only_passed"] is True  # ITBench's rule is fooled by it
+    assert not run(name, None, ciso_state(name, "pass", "pass"))["passed"]
+    assert "policyReports" in refused(name, None, {"resources": {"kind": "List", "items": []}})
 
 
-def test_rego_recorded_result_always_false_fails(tmp_path):
+@pytest.mark.parametrize("broken", [{"validationFailureAction": "Enforce"}, {"background": False},
+                                    {"apiVersion": "kyverno.io/v2beta1"}, {"kind": "Policy"}])
+def test_the_prompts_artefact_contract_is_enforced(broken):
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    policy = copy.deepcopy(GOOD_POLICY)
+    if "validationFailureAction" in broken or "background" in broken:
+        policy["spec"].update(broken)
+    else:
+        policy.update(broken)
+    verdict = run(name, None, ciso_state(name, "fail", "pass", policy))
+    assert not verdict["passed"] and "ciso.contract" in failed(verdict) and verdict["score"] == 0.0
+
+
+REGO_GOOD = """package check
+import rego.v1
+
+default result := true
+
+result := false if {
+	some item in input.items
+	item.spec.template.spec.hostNetwork == true
+}
+"""
+REGO_ALWAYS_FALSE = "package check\n\nresult := false\n"
+
+
+def test_rego_recorded_results():
     name = "cis-k8s-5-2-5-host-network-opa"
     spec = evaluator(name)["SPEC"]
 
     def record(gap_value, ok_value):
         out = {}
-        for obj, value in [(o, gap_value) for o in spec["ciso"]["gaps"]] + [(o, ok_value) for o in spec["ciso"]["compliant"]]:
-            meta = obj["metadata"]
-            out[f"{meta.get('namespace') or ''}/{obj['kind']}/{meta['name']}"] = {
+        for o, value in [(o, gap_value) for o in spec["ciso"]["gaps"]] + [(o, ok_value) for o in spec["ciso"]["compliant"]]:
+            meta = o["metadata"]
+            out[f"{meta.get('namespace') or ''}/{o['kind']}/{meta['name']}"] = {
                 "result": [{"expressions": [{"value": value, "text": "data.check.result"}]}]}
         return out
 
-    state = {"resources": {"kind": "List", "items": []}}
-    assert run(name, None, state, opa_result=record(False, True))["passed"]
-    assert not run(name, None, state, opa_result=record(False, False))["passed"]
-    assert run(name, None, state, opa_result=record(False, False), gap_only=True)["passed"]
+    assert run(name, None, None, opa_result=record(False, True))["passed"]
+    assert not run(name, None, None, opa_result=record(False, False))["passed"]
+    assert not run(name, None, None, opa_result=record(False, False), gap_only=True)["passed"]
 
 
-# ---- the command line ---------------------------------------------------------------------------------
+def test_rego_evaluated_with_regopy():
+    pytest.importorskip("regopy")
+    name = "cis-k8s-5-2-5-host-network-opa"
+    good = run(name, None, None, artifact=("rego", REGO_GOOD))
+    assert good["passed"], good["checks"]
+    assert not run(name, None, None, artifact=("rego", REGO_ALWAYS_FALSE))["passed"]
+    with pytest.raises(evaluator(name)["InputError"]):
+        run(name, None, None, artifact=("rego", "package check\nresult := = bad\n"))
 
 
-def test_cli_exit_codes(tmp_path):
+NO_PRIVILEGED = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "disallow-privileged"},
+                 "spec": {"validationFailureAction": "Audit", "background": True,
+                          "rules": [{"name": "privileged", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                                     "validate": {"message": "privileged containers are not allowed", "pattern": {
+                                         "spec": {"containers": [{"=(securityContext)": {"=(privileged)": "false"}}]}}}}]}}
+ALWAYS_FAIL = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "always-fail"},
+               "spec": {"rules": [{"name": "all", "match": {"any": [{"resources": {"kinds": ["Deployment"]}}]},
+                                   "validate": {"message": "no", "deny": {}}}]}}
+
+
+def test_kyverno_offline_with_the_real_matcher():
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    assert "_KYVERNO_SOURCE" in bundle(name)[1]["evaluator.py"].decode()
+    good = run(name, None, None, artifact=("kyverno", [NO_PRIVILEGED]))  # a Pod rule, autogen for the Deployment
+    assert good["passed"], good["checks"]
+    assert not run(name, None, None, artifact=("kyverno", [ALWAYS_FAIL]))["passed"]
+    enforce = copy.deepcopy(NO_PRIVILEGED)
+    enforce["spec"]["validationFailureAction"] = "Enforce"
+    assert not run(name, None, None, artifact=("kyverno", [enforce]))["passed"]
+
+
+NO_PRIVILEGED_YAML = """\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: disallow-privileged   # written by an agent, in YAML
+spec:
+  validationFailureAction: Audit
+  background: true
+  rules:
+  - name: privileged
+    match:
+      any:
+      - resources:
+          kinds: [Pod]
+    validate:
+      message: >-
+        privileged containers
+        are not allowed
+      pattern:
+        spec:
+          containers:
+          - =(securityContext):
+              =(privileged): "false"
+"""
+
+
+def test_a_yaml_policy_is_graded_by_the_standalone_evaluator(tmp_path):
+    # the evaluator has only the standard library: it reads the agent's YAML with the embedded reader
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    source = bundle(name)[1]["evaluator.py"].decode()
+    assert "_YAML_SOURCE" in source
+    (tmp_path / "evaluator.py").write_text(source)
+
+    def grade(policy_text):
+        (tmp_path / "policy.yaml").write_text(policy_text)
+        return subprocess.run([sys.executable, "-S", "evaluator.py", "--artifact", "policy.yaml"],
+                              check=False, capture_output=True, text=True, cwd=tmp_path)
+
+    good = grade(NO_PRIVILEGED_YAML)
+    assert good.returncode == 0, good.stderr
+    assert json.loads(good.stdout)["passed"], good.stdout
+    always_fail = grade("apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: always-fail}\nspec:\n"
+                        "  rules:\n  - name: all\n    match: {any: [{resources: {kinds: [Deployment]}}]}\n"
+                        "    validate: {message: 'no', deny: {}}\n")
+    assert always_fail.returncode == 0 and not json.loads(always_fail.stdout)["passed"], always_fail.stdout
+    refused_ = grade("metadata: &m {name: x}\nother: *m\n")
+    assert refused_.returncode == 2
+    assert "line 1, column 11" in refused_.stderr and "anchors" in refused_.stderr, refused_.stderr
+
+
+# ---- the command line ----------------------------------------------------------------------------------------
+
+
+def test_cli_exit_codes_and_hostile_inputs(tmp_path):
     name = "otel-shipping-quote-address"
     script = tmp_path / "evaluator.py"
     script.write_bytes(bundle(name)[1]["evaluator.py"])
-    (tmp_path / "state.json").write_text(json.dumps(make_state(name, "solved")))
+    (tmp_path / "state.json").write_text(json.dumps(derived(name, "solved")))
     (tmp_path / "out.json").write_text(json.dumps(perfect(name)))
     (tmp_path / "bad.json").write_text("{not json")
     (tmp_path / "shape.json").write_text(json.dumps({"resources": [1, 2]}))
     (tmp_path / "entities.json").write_text(json.dumps({"entities": "all of them"}))
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (tmp_path / "huge.json").write_text(json.dumps({"entities": [{"name": 1e308, "contributing_factor": True}]}))
 
     def call(*args):
-        return subprocess.run([sys.executable, str(script), *args], check=False, capture_output=True, text=True, cwd=tmp_path)
+        return subprocess.run([sys.executable, str(script), *args], check=False, capture_output=True, text=True,
+                              cwd=tmp_path)
 
     ok = call("--agent-output", "out.json", "--state", "state.json")
     assert ok.returncode == 0 and json.loads(ok.stdout)["passed"], ok.stderr
     mitigated = call("--state", "state.json", "--task", "mitigate")
     assert mitigated.returncode == 0 and json.loads(mitigated.stdout)["passed"]
-    for args in (["--state", "missing.json"], ["--state", "bad.json"], ["--state", "shape.json"],
+    assert call("--agent-output", "huge.json", "--task", "diagnose").returncode == 0
+    for args in (["--state", "missing.json"], ["--state", "bad.json", "--task", "mitigate"],
+                 ["--state", "shape.json", "--task", "mitigate"],
                  ["--agent-output", "bad.json", "--state", "state.json"],
-                 ["--agent-output", "entities.json", "--state", "state.json"], []):
+                 ["--agent-output", "entities.json", "--state", "state.json"], [],
+                 ["--agent-output", "deep.json", "--task", "diagnose"], ["--state", "deep.json", "--task", "mitigate"]):
         result = call(*args)
         assert result.returncode == 2 and result.stderr.strip() and "Traceback" not in result.stderr, args
+    requirements = call("--requirements")
+    assert requirements.returncode == 0
+    needs = json.loads(requirements.stdout)
+    assert "otel-demo/Deployment" in needs["captured"] and needs["commands"]
 
 
-# ---- scenario text is data ----------------------------------------------------------------------------
+def test_capture_runs_kubectl_and_writes_a_gradable_state(tmp_path):
+    """`--capture` with a stand-in kubectl that prints the solved state's objects."""
+    name = "otel-checkout-payment-network-loss"
+    solved = derived(name, "solved")
+    (tmp_path / "objects.json").write_text(json.dumps({"kind": "List", "items": solved["resources"]["items"]}))
+    kubectl = tmp_path / "kubectl"
+    kubectl.write_text(f"#!/bin/sh\ncat {tmp_path / 'objects.json'}\n")
+    kubectl.chmod(0o755)
+    script = tmp_path / "evaluator.py"
+    script.write_bytes(bundle(name)[1]["evaluator.py"])
+    done = subprocess.run([sys.executable, str(script), "--capture", "state.json", "--kubectl", str(kubectl)],
+                          check=False, capture_output=True, text=True, cwd=tmp_path)
+    if evaluator(name)["SPEC"]["requires"]["alerts"]:
+        assert done.returncode == 2 and "--prometheus" in done.stderr
+        return
+    assert done.returncode == 0, done.stderr
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert "chaos-mesh/Schedule" in state["captured"]
 
+
+# ---- scenario text is data --------------------------------------------------------------------------------------
 
 texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
 
@@ -419,161 +695,15 @@ def test_scenario_text_never_changes_the_evaluator(name, description, condition,
     assert _without_spec(source) == base_tree  # the strings are inside the SPEC literal, nowhere else
     namespace: dict = {"__name__": "fuzzed"}
     exec(compile(source, "evaluator.py", "exec"), namespace)  # noqa: S102 - the generated evaluator
-    state = _make_state("otel-shipping-quote-address", "faulty", ())
-    for output in (perfect("otel-shipping-quote-address"), None):
-        got = namespace["evaluate"](namespace["SPEC"], output, state)
-        want = run("otel-shipping-quote-address", output, state)
+    state = _derived("otel-shipping-quote-address")["faulty"]
+    for output, task in ((perfect("otel-shipping-quote-address"), "diagnose"), (None, "mitigate")):
+        got = namespace["evaluate"](namespace["SPEC"], copy.deepcopy(output), state, task=task)
+        want = run("otel-shipping-quote-address", output, state, task=task)
         assert got["scenario"] == name
         assert {**got, "scenario": None} == {**want, "scenario": None}
 
 
-REGO_GOOD = """package check
-import rego.v1
-
-default result := true
-
-result := false if {
-	some item in input.items
-	item.spec.template.spec.hostNetwork == true
-}
-"""
-REGO_ALWAYS_FALSE = "package check\n\nresult := false\n"
-
-
-def test_rego_evaluated_with_regopy():
-    pytest.importorskip("regopy")
-    name = "cis-k8s-5-2-5-host-network-opa"
-    state = {"resources": {"kind": "List", "items": []}}
-    good = run(name, None, state, artifact=("rego", REGO_GOOD))
-    assert good["passed"], good["checks"]
-    assert not run(name, None, state, artifact=("rego", REGO_ALWAYS_FALSE))["passed"]
-    assert run(name, None, state, artifact=("rego", REGO_ALWAYS_FALSE), gap_only=True)["passed"]
-    with pytest.raises(evaluator(name)["InputError"]):
-        run(name, None, state, artifact=("rego", "package check\nresult := = bad\n"))
-
-
-STUB_MATCHER = '''
-from __future__ import annotations
-import types
-
-
-def evaluate_policy(policy, resource):
-    """A stand-in with the real matcher's interface: fails privileged containers, or everything."""
-    everything = policy["metadata"]["name"] == "always-fail"
-    containers = resource["spec"]["template"]["spec"]["containers"]
-    bad = everything or any((c.get("securityContext") or {}).get("privileged") for c in containers)
-    return [types.SimpleNamespace(rule="check", result="fail" if bad else "pass")]
-'''
-
-
-def test_kyverno_offline_with_the_embedded_matcher(monkeypatch, tmp_path):
-    name = "cis-k8s-5-2-2-privileged-kyverno"
-    real = backend.package_source
-    monkeypatch.setattr(backend, "package_source", lambda module: STUB_MATCHER if module == "kyverno" else real(module))
-    source = backend.evaluator_source(bundle(name)[0])
-    ast.parse(source)
-    namespace: dict = {"__name__": "kyverno_bundle"}
-    exec(compile(source, "evaluator.py", "exec"), namespace)  # noqa: S102 - the generated evaluator
-    state = {"resources": {"kind": "List", "items": []}}
-
-    def grade(policy_name, **kw):
-        policy = [{"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": policy_name}}]
-        return namespace["evaluate"](namespace["SPEC"], None, state, artifact=("kyverno", policy), **kw)
-
-    assert grade("no-privileged")["passed"]
-    assert not grade("always-fail")["passed"]
-    assert grade("always-fail", gap_only=True)["passed"]
-    script = tmp_path / "evaluator.py"
-    script.write_text(source)
-    (tmp_path / "state.json").write_text(json.dumps(state))
-    (tmp_path / "policy.json").write_text(json.dumps({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
-                                                      "metadata": {"name": "no-privileged"}}))
-    done = subprocess.run([sys.executable, str(script), "--state", "state.json", "--artifact", "policy.json"],
-                          check=False, capture_output=True, text=True, cwd=tmp_path)
-    assert done.returncode == 0 and json.loads(done.stdout)["passed"], done.stderr
-
-
-NO_PRIVILEGED = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "disallow-privileged"},
-                 "spec": {"rules": [{"name": "privileged", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
-                                     "validate": {"message": "privileged containers are not allowed", "pattern": {
-                                         "spec": {"containers": [{"=(securityContext)": {"=(privileged)": "false"}}]}}}}]}}
-ALWAYS_FAIL = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "always-fail"},
-               "spec": {"rules": [{"name": "all", "match": {"any": [{"resources": {"kinds": ["Deployment"]}}]},
-                                   "validate": {"message": "no", "deny": {}}}]}}
-
-
-def test_kyverno_offline_with_the_real_matcher():
-    name = "cis-k8s-5-2-2-privileged-kyverno"
-    assert "_KYVERNO_SOURCE" in bundle(name)[1]["evaluator.py"].decode()
-    state = {"resources": {"kind": "List", "items": []}}
-    good = run(name, None, state, artifact=("kyverno", [NO_PRIVILEGED]))  # a Pod rule, autogen for the Deployment
-    assert good["passed"], good["checks"]
-    assert not run(name, None, state, artifact=("kyverno", [ALWAYS_FAIL]))["passed"]
-    assert run(name, None, state, artifact=("kyverno", [ALWAYS_FAIL]), gap_only=True)["passed"]
-
-
-NO_PRIVILEGED_YAML = """\
-apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata:
-  name: disallow-privileged   # written by an agent, in YAML
-spec:
-  validationFailureAction: Audit
-  rules:
-  - name: privileged
-    match:
-      any:
-      - resources:
-          kinds: [Pod]
-    validate:
-      message: >-
-        privileged containers
-        are not allowed
-      pattern:
-        spec:
-          containers:
-          - =(securityContext):
-              =(privileged): "false"
-"""
-
-
-def test_a_yaml_policy_is_graded_by_the_standalone_evaluator(tmp_path):
-    # the evaluator has only the standard library: it reads the agent's YAML with the embedded reader
-    name = "cis-k8s-5-2-2-privileged-kyverno"
-    source = bundle(name)[1]["evaluator.py"].decode()
-    assert "_YAML_SOURCE" in source
-    (tmp_path / "evaluator.py").write_text(source)
-    (tmp_path / "state.json").write_text(json.dumps({"resources": {"kind": "List", "items": []}}))
-
-    def grade(policy_text):
-        (tmp_path / "policy.yaml").write_text(policy_text)
-        return subprocess.run([sys.executable, "-S", "evaluator.py", "--state", "state.json", "--artifact", "policy.yaml"],
-                              check=False, capture_output=True, text=True, cwd=tmp_path)
-
-    good = grade(NO_PRIVILEGED_YAML)
-    assert good.returncode == 0, good.stderr
-    assert json.loads(good.stdout)["passed"], good.stdout
-    always_fail = grade("apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: always-fail}\nspec:\n"
-                        "  rules:\n  - name: all\n    match: {any: [{resources: {kinds: [Deployment]}}]}\n"
-                        "    validate: {message: 'no', deny: {}}\n")
-    assert always_fail.returncode == 0 and not json.loads(always_fail.stdout)["passed"], always_fail.stdout
-    refused = grade("metadata: &m {name: x}\nother: *m\n")
-    assert refused.returncode == 2
-    assert "line 1, column 11" in refused.stderr and "anchors" in refused.stderr, refused.stderr
-
-
-def test_alert_predicates_count_only_the_scenarios_namespaces():
-    # otel-cart-deleted-service waits for `alert HighRequestErrorRate not firing`, expected on otel-demo
-    name = "otel-cart-deleted-service"
-    predicate = next(p for p in evaluator(name)["SPEC"]["mitigation"]["predicates"] if p["kind"] == "alert")
-    assert predicate["namespaces"] == ["otel-demo"]
-
-    def with_alert(labels):
-        state = make_state(name, "solved")
-        state["alerts"] = {"status": "success", "data": {"alerts": [
-            {"labels": {"alertname": "HighRequestErrorRate", **labels}, "state": "firing"}]}}
-        return run(name, None, state)
-
-    assert with_alert({"namespace": "another-team"})["passed"]  # another tenant's alert does not block
-    assert not with_alert({"namespace": "otel-demo"})["passed"]
-    assert not with_alert({})["passed"]  # no namespace label: it may be ours, so it counts
+def test_check_is_clean_for_the_library_with_the_corpus():
+    """`itbench check` grades every scenario's adversarial corpus (tests/test_corpus.py has the figures)."""
+    one = check_source(SCENARIOS[FLAG].read_bytes(), "f.itb")
+    assert not one.has_errors, [d.message for d in one.errors()]

@@ -254,8 +254,8 @@ def test_compose_ground_truth_contains_both_faults():
     perfect = perfect_answer(variant.scenario, states["faulty"])
     half = copy.deepcopy(perfect)
     half["entities"] = half["entities"][:1]
-    assert evaluate(spec, copy.deepcopy(perfect), states["faulty"])["metrics"]["root_cause_recall"] == pytest.approx(1.0)
-    assert evaluate(spec, half, states["faulty"])["metrics"]["root_cause_recall"] == pytest.approx(0.5)
+    assert evaluate(spec, copy.deepcopy(perfect), states["faulty"], task="diagnose")["metrics"]["root_cause_entity_recall"] == pytest.approx(1.0)
+    assert evaluate(spec, half, states["faulty"], task="diagnose")["metrics"]["root_cause_entity_recall"] == pytest.approx(0.5)
 
 
 def test_compose_refuses_faults_that_cannot_coexist():
@@ -292,11 +292,11 @@ def test_noise_is_never_credited_as_a_root_cause():
                  **{o.name: "ServiceAccount" for o in scenario.topology.service_accounts}}
         herring = {"entities": [{"name": f"otel-demo/{kinds[n]}/{n}", "contributing_factor": True} for n in added],
                    "propagations": [], "alerts_explained": []}
-        verdict = evaluate(spec, herring, states["faulty"])
+        verdict = evaluate(spec, herring, states["faulty"], task="diagnose")
         assert verdict["score"] == pytest.approx(0.0)
-        assert verdict["metrics"]["root_cause_recall"] == verdict["metrics"]["root_cause_precision"] == 0
+        assert verdict["metrics"]["root_cause_entity_recall"] == verdict["metrics"]["root_cause_entity_precision"] == 0
         perfect = perfect_answer(scenario, states["faulty"])
-        assert evaluate(spec, perfect, states["faulty"])["score"] == pytest.approx(1.0)
+        assert evaluate(spec, perfect, states["faulty"], task="diagnose")["score"] == pytest.approx(1.0)
 
 
 def _original_names(p: gen.Parent) -> set[str]:
@@ -374,11 +374,11 @@ def test_control_has_no_fault_and_passes_the_healthy_state():
         assert scenario.injections() == [] and scenario.root_causes == [] and scenario.alerts == []
         assert scenario.metadata.get("control") is True
         states = derive(scenario)
-        verdict = evaluate(evaluator_spec(scenario), None, states["healthy"])
+        verdict = evaluate(evaluator_spec(scenario), None, states["healthy"], task="mitigate")
         assert verdict["passed"] is True
         # the parent's faulty cluster is not healthy for the control's oracle either
         parent_scenario = parent("sre/" + variant.parent.split("/")[-1]).scenario
-        assert evaluate(evaluator_spec(scenario), None, derive(parent_scenario)["faulty"])["passed"] is False
+        assert evaluate(evaluator_spec(scenario), None, derive(parent_scenario)["faulty"], task="mitigate")["passed"] is False
 
 
 def test_a_generator_that_raises_is_e6002_and_writes_nothing(tmp_path, monkeypatch):

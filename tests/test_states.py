@@ -61,7 +61,7 @@ def test_states_are_valid_objects(path: Path):
     kinds = set(known_kinds())
     for name in ("healthy", "faulty", "solved"):
         state = derived[name]
-        assert set(state) == {"resources", "alerts", "policyReports", "costs"}
+        assert set(state) == {"resources", "captured", "alerts", "policyReports", "costs"}
         assert state["resources"]["kind"] == "List"
         for obj in state["resources"]["items"]:
             if f"{obj['apiVersion']}/{obj['kind']}" in kinds:
@@ -178,17 +178,13 @@ def test_cordoned_node_leaves_the_new_pod_pending():
 
 
 def test_every_state_is_back_to_healthy_after_the_revert():
-    # the one exception: the revert of istio_ambient_disabled writes the namespace's ambient label
-    # explicitly, where the topology leaves it to ITBench's installer
+    # the healthy state takes each object the revert writes in the revert's form (a fault knows what the
+    # installation sets beyond the topology, as a mesh's namespace label), so the revert restores it exactly
     for path in ALL:
         s = scenario(str(path.relative_to(SCENARIOS)))
         derived = states.derive(s)
         changed, added, removed = _changed(derived["healthy"], derived["solved"])
-        assert not added and not removed, s.name
-        if s.name == "bookinfo-ambient-mode-disabled":
-            assert changed == {("Namespace", None, "book-info")}
-        else:
-            assert not changed, s.name
+        assert not added and not removed and not changed, s.name
 
 
 def test_readiness_table_names_real_mechanisms():
@@ -225,87 +221,66 @@ def test_perfect_answer_names_entities_and_resolves_pod_patterns():
 # ---- self-validation, against fake evaluators ------------------------------------------------------------
 
 
-def _fake_runtime(monkeypatch, evaluate):
-    backend = types.ModuleType("itbench_dsl.backends.evaluator")
-    backend.evaluator_spec = lambda scenario: {"scenario": scenario.name, "root": [r.key() for r in scenario.root_causes]}
-    runtime = types.ModuleType("itbench_dsl.evaluator_runtime")
-    runtime.evaluate = evaluate
-    monkeypatch.setitem(sys.modules, "itbench_dsl.backends.evaluator", backend)
-    monkeypatch.setitem(sys.modules, "itbench_dsl.evaluator_runtime", runtime)
-    import itbench_dsl.backends as backends_package
-    monkeypatch.setattr(backends_package, "evaluator", backend, raising=False)
+def _fake(monkeypatch, evaluate):
+    """Self-validation with `evaluate` in place of the runtime's (corpus.Case.run calls it by name)."""
+    import itbench_dsl.evaluator_runtime as runtime
+
+    monkeypatch.setattr(runtime, "evaluate", evaluate)
 
 
-def _sound(spec, answer, state):
-    """Passes when every workload is ready and no alert fires; diagnoses by exact root-cause names."""
-    if answer is not None:
-        named = {e["name"] for e in answer["entities"]}
-        score = len(named & set(spec["root"])) / len(spec["root"])
-        return {"scenario": spec["scenario"], "passed": score == 1.0, "score": score, "metrics": {}, "checks": []}
-    ready = all(o["status"].get("readyReplicas", 0) >= o["spec"]["replicas"]
-                for o in state["resources"]["items"] if o["kind"] in ("Deployment", "StatefulSet"))
-    quiet = not state["alerts"]["data"]["alerts"]
-    return {"scenario": spec["scenario"], "passed": ready and quiet, "score": float(ready and quiet), "metrics": {},
-            "checks": [{"id": "mitigation", "passed": ready and quiet, "detail": "ready and quiet"}]}
-
-
-def test_self_validation_accepts_a_sound_evaluator(monkeypatch):
-    _fake_runtime(monkeypatch, _sound)
-    assert states.self_validate(scenario("sre/otel-checkout-nonexistent-image.itb")) == []
-
-
-def test_self_validation_reports_an_evaluator_that_always_passes(monkeypatch):
-    _fake_runtime(monkeypatch, lambda spec, answer, state: {"scenario": spec["scenario"], "passed": True, "score": 1.0,
-                                                            "metrics": {}, "checks": []})
-    problems = states.self_validate(scenario("sre/otel-checkout-nonexistent-image.itb"))
-    assert [code for code, _ in problems] == ["E4004", "E4005"]
-    assert "it passes the faulty state" in problems[0][1]
-    assert "the empty diagnosis scores 1.0, not 0" in problems[1][1]
-
-
-def test_self_validation_reports_a_weak_diagnosis_and_a_crash(monkeypatch):
-    def half(spec, answer, state):
-        if answer is not None:
-            return {"scenario": spec["scenario"], "passed": False, "score": 0.5 if answer["entities"] else 0.0,
-                    "metrics": {}, "checks": [{"id": "diagnosis.root_cause", "passed": False, "detail": "half"}]}
-        if state["alerts"]["data"]["alerts"]:
-            raise KeyError("status")
-        return _sound(spec, answer, state)
-
-    _fake_runtime(monkeypatch, half)
-    problems = states.self_validate(scenario("sre/otel-checkout-nonexistent-image.itb"))
-    assert problems[0][0] == "E4004" and "cannot grade the faulty state (evaluator: it raised KeyError" in problems[0][1]
-    expected = "the perfect diagnosis does not score 1: score 0.5, propagation F1 1.0 (diagnosis.root_cause: half)"
-    assert problems[1] == ("E4005", expected)
-
-
-def _ciso_runtime(gap_only: bool):
-    def evaluate(spec, answer, state):
-        results = {}
-        for report in state["policyReports"]:
-            for r in report["results"]:
-                results[r["resources"][0]["name"]] = r["result"]
-        s = scenario("ciso/cis-k8s-5-2-2-privileged-kyverno.itb")
-        ok = all(results.get(g.name) == "fail" for g in s.compliance.gaps)
-        if not gap_only:
-            ok = ok and all(results.get(c.name) == "pass" for c in s.compliance.compliant)
-        return {"scenario": spec["scenario"], "passed": ok, "score": float(ok), "metrics": {}, "checks": []}
+def _always(passed: bool):
+    def evaluate(spec, answer, state, task=None, artifact=None, **kw):
+        return {"scenario": spec["scenario"], "task": task, "passed": passed, "score": float(passed), "metrics": {},
+                "checks": [{"id": "all", "passed": passed, "detail": "fake"}]}
     return evaluate
 
 
-def test_self_validation_of_a_ciso_scenario(monkeypatch):
+def test_self_validation_reports_an_evaluator_that_always_passes(monkeypatch):
+    _fake(monkeypatch, _always(True))
+    problems = states.self_validate(scenario("sre/otel-checkout-nonexistent-image.itb"))
+    assert [code for code, _ in problems] == ["E4004", "E4005"]
+    assert "the faulty state (must fail): it passed it" in problems[0][1]
+    assert "an empty answer (must fail): it passed it" in problems[1][1]
+    assert "an answer with no `entities` (must refuse): it passed it" in problems[1][1]
+
+
+def test_self_validation_reports_an_evaluator_that_always_fails(monkeypatch):
+    _fake(monkeypatch, _always(False))
+    problems = states.self_validate(scenario("sre/otel-checkout-nonexistent-image.itb"))
+    assert "the healthy state (must pass): it failed it" in problems[0][1]
+    assert "the perfect diagnosis (must pass): it failed it" in problems[1][1]
+
+
+def test_self_validation_reports_a_crash(monkeypatch):
+    def crash(spec, answer, state, task=None, **kw):
+        raise KeyError("status")
+
+    _fake(monkeypatch, crash)
+    problems = states.self_validate(scenario("sre/otel-checkout-nonexistent-image.itb"))
+    assert "raised KeyError: 'status'" in problems[0][1]
+
+
+def test_self_validation_of_a_ciso_scenario_refuses_itbench_gap_only_rule(monkeypatch):
+    """ITBench's own rule grades the gap alone: a deny-all policy passes it. Self-validation refuses an
+    evaluator that does that."""
     s = scenario("ciso/cis-k8s-5-2-2-privileged-kyverno.itb")
-    _fake_runtime(monkeypatch, _ciso_runtime(gap_only=False))
     assert states.self_validate(s) == []
-    _fake_runtime(monkeypatch, _ciso_runtime(gap_only=True))  # ITBench's rule: an always-fail policy passes
-    expected = ("the evaluator cannot tell a policy that detects the gap from one that does not: "
-                "it passes an always-fail policy's reports")
-    assert states.self_validate(s) == [("E4004", expected)]
+
+    def gap_only(spec, answer, state, task=None, **kw):
+        results = {}
+        for report in state.get("policyReports") or []:
+            for r in report["results"]:
+                results[r["resources"][0]["name"]] = r["result"]
+        ok = all(results.get(g.name) == "fail" for g in s.compliance.gaps)
+        return {"scenario": spec["scenario"], "passed": ok, "score": float(ok), "metrics": {}, "checks": []}
+
+    _fake(monkeypatch, gap_only)
+    (problem,) = states.self_validate(s)
+    assert problem[0] == "E4004" and "a deny-all policy's reports (must fail): it passed it" in problem[1]
 
 
 def test_check_reports_self_validation_at_the_scenario_name(monkeypatch):
-    _fake_runtime(monkeypatch, lambda spec, answer, state: {"scenario": spec["scenario"], "passed": True, "score": 1.0,
-                                                            "metrics": {}, "checks": []})
+    _fake(monkeypatch, _always(True))
     result = invoke("check", "--format", "json", str(SCENARIOS / "sre" / "shop-cart-modified-env.itb"))
     assert result.exit_code == 1
     found = json.loads(result.stdout)
@@ -403,15 +378,23 @@ def test_evaluate_runs_a_compiled_bundle_on_derived_states(tmp_path: Path, capsy
     verdicts = {}
     for name, state in derived.items():
         (tmp_path / f"{name}.json").write_text(json.dumps(state), encoding="utf-8")
-        code, out, err = _run("evaluate", str(folder), "--state", str(tmp_path / f"{name}.json"), capsys=capsys)
+        code, out, err = _run("evaluate", str(folder), "--task", "mitigate", "--state", str(tmp_path / f"{name}.json"),
+                              capsys=capsys)
         assert code == 0, err
         verdicts[name] = json.loads(out)["passed"]
     assert verdicts == {"healthy": True, "faulty": False, "solved": True}
     (tmp_path / "answer.json").write_text(json.dumps(states.perfect_answer(result.scenario, derived["faulty"])),
                                           encoding="utf-8")
-    code, out, _ = _run("evaluate", str(folder), "--state", str(tmp_path / "faulty.json"), "--agent-output",
-                        str(tmp_path / "answer.json"), capsys=capsys)
+    code, out, _ = _run("evaluate", str(folder), "--task", "diagnose", "--state", str(tmp_path / "faulty.json"),
+                        "--agent-output", str(tmp_path / "answer.json"), capsys=capsys)
     assert code == 0 and json.loads(out)["score"] == 1.0
+    # with no --task, every task the bundle poses: the solved state and the perfect answer pass both
+    code, out, _ = _run("evaluate", str(folder), "--state", str(tmp_path / "solved.json"), "--agent-output",
+                        str(tmp_path / "answer.json"), capsys=capsys)
+    verdict = json.loads(out)
+    assert code == 0 and verdict["passed"] and set(verdict["tasks"]) == {"diagnose", "mitigate"}
+    code, _, err = _run("evaluate", str(folder), "--state", str(tmp_path / "solved.json"), capsys=capsys)
+    assert code == 2 and "--agent-output" in err  # the diagnosis needs the answer: never graded as a mitigation
     (tmp_path / "broken.json").write_text("[1", encoding="utf-8")
     code, _, err = _run("evaluate", str(folder), "--state", str(tmp_path / "broken.json"), capsys=capsys)
     assert code == 2 and "not valid JSON" in err

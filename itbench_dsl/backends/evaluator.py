@@ -4,21 +4,35 @@ The generated file is `itbench_dsl/evaluator_runtime.py` verbatim, then one line
 scenario's ground truth as a JSON spec inside a Python string literal, then the `__main__`
 guard. Scenario text therefore only ever reaches the file as data inside that literal (`repr`
 of the JSON text), never as code: see tests/test_evaluator.py for the property.
+
+This module computes the spec: what each task of the scenario is graded against. The grading
+rules themselves live in the runtime and are described in docs/evaluator.md.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import re
 from importlib import resources
 
 from .. import ciso, ir
+from ..faults import FAULTS
 from . import faults as fault_backend
 from . import itbench as itbench_backend
 from .manifests import topology_manifests
 
+SPEC_VERSION = 2
 PROXIMITY_THRESHOLD = 0.9  # FinOps: how close to the optimum a figure must come to pass
 _MAIN = 'if __name__ == "__main__":\n    sys.exit(main(SPEC))\n'
+
+# Objects a fault creates that act only when something refers to them: their references (a volume
+# naming the claim, an env var naming the secret) are what a fix must remove, so they may stay.
+# Everything else a fault creates (a chaos experiment, a quota, a policy, a workload) acts on its
+# own and must be gone.
+INERT_KINDS = frozenset({"ConfigMap", "Secret", "PersistentVolumeClaim", "ServiceAccount", "Role", "RoleBinding",
+                         "ClusterRole", "ClusterRoleBinding", "PriorityClass"})
+WORKLOAD_KINDS = ("Deployment", "StatefulSet")
 
 
 def _ref(ref: ir.ObjectRef) -> dict:
@@ -36,71 +50,311 @@ def _manifest_ref(obj: dict) -> dict:
             "name": meta["name"]}
 
 
-# ---- the fault's own change, as JSON paths and faulty values ----------------------------------------
+# ---- what the fault changed, by identity and by meaning ----------------------------------------------
+
+# keys that identify the items of a list of objects, in order of preference (a dotted key reads nested
+# fields: an autoscaler's metrics are told apart by `resource.name`)
+IDENTITY_KEYS = ("name", "containerPort", "port", "mountPath", "resource.name", "pods.metric.name",
+                 "external.metric.name", "object.metric.name", "ip", "key", "topologyKey")
 
 
-def _named(items: list) -> bool:
-    names = [i.get("name") for i in items if isinstance(i, dict)]
-    return len(names) == len(items) and None not in names and len(set(names)) == len(names)
+def _nested(item: dict, key: str):
+    value = item
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    return value
 
 
-def diff(original, faulty, path: list, out: list) -> None:
-    """The leaves where `faulty` differs from `original`: [{path, faulty} | {path, removed}].
+def identity_key(*lists: list) -> str | None:
+    """The key that tells the items of these lists apart (present, scalar and unique in each), if any."""
+    for key in IDENTITY_KEYS:
+        ok = True
+        for items in lists:
+            if not all(isinstance(i, dict) for i in items):
+                return None
+            values = [_nested(i, key) for i in items]
+            if any(v is None or isinstance(v, (dict, list)) for v in values) or len(set(map(str, values))) != len(values):
+                ok = False
+                break
+        if ok:
+            return key
+    return None
 
-    Lists of named elements (containers, env, ports) are keyed by name, so reordering them is no
-    revert and no false alarm; other lists of equal length compare element-wise, else whole."""
+
+def _parsed(text):
+    """A ConfigMap value that holds JSON (an object or a list), parsed; None for any other text."""
+    if not isinstance(text, str) or not text.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, (dict, list)) else None
+
+
+def diff(original, faulty, path: list, out: list, parse_strings: bool = False) -> None:
+    """The fields where `faulty` differs from `original`, as changes {path, healthy | absent, faulty}.
+
+    Dicts are compared key by key down to their leaves, on both sides: a field the fault adds is a
+    change whose healthy state is `absent`, a field it removes keeps its healthy value. Lists of
+    objects are matched by identity (IDENTITY_KEYS), never by position; a list without identity is
+    one value. With `parse_strings` (a ConfigMap's data), JSON held in a string is compared as data:
+    the path goes on inside it after a `{"parse": "json"}` step."""
     if isinstance(original, dict) and isinstance(faulty, dict):
-        for key in faulty:
-            if key not in original:
-                out.append({"path": path + [key], "faulty": faulty[key]})
-            else:
-                diff(original[key], faulty[key], path + [key], out)
-        for key in original:
+        for key in list(original) + [k for k in faulty if k not in original]:
             if key not in faulty:
-                out.append({"path": path + [key], "removed": True})
+                _removed(original[key], path + [key], out)
+            elif key not in original:
+                _added(faulty[key], path + [key], out)
+            else:
+                # a ConfigMap's data values are the strings that may hold JSON
+                diff(original[key], faulty[key], path + [key], out,
+                     parse_strings and (path == [] and key == "data" or path == ["data"]))
         return
     if isinstance(original, list) and isinstance(faulty, list):
-        if _named(original) and _named(faulty):
-            before = {i["name"]: i for i in original}
-            after = {i["name"]: i for i in faulty}
-            for name, item in after.items():
-                if name not in before:
-                    out.append({"path": path + [["name", name]], "faulty": item})
-                else:
-                    diff(before[name], item, path + [["name", name]], out)
-            for name in before:
+        key = identity_key(original, faulty) if original and faulty else None
+        if key is not None:
+            before = {str(_nested(i, key)): i for i in original}
+            after = {str(_nested(i, key)): i for i in faulty}
+            for name in list(before) + [n for n in after if n not in before]:
+                selector = [key, _nested((before.get(name) or after.get(name)), key)]
                 if name not in after:
-                    out.append({"path": path + [["name", name]], "removed": True})
+                    out.append({"path": path + [selector], "healthy": before[name], "faulty": None})
+                elif name not in before:
+                    out.append({"path": path + [selector], "absent": True, "faulty": after[name]})
+                else:
+                    diff(before[name], after[name], path + [selector], out)
             return
-        if len(original) == len(faulty):
-            for index, (a, b) in enumerate(zip(original, faulty)):
-                diff(a, b, path + [index], out)
+    if parse_strings and original != faulty:
+        a, b = _parsed(original), _parsed(faulty)
+        if a is not None and b is not None:
+            diff(a, b, path + [{"parse": "json"}], out)
             return
     if original != faulty:
-        out.append({"path": path, "faulty": faulty})
+        out.append({"path": path, "healthy": original, "faulty": faulty})
 
 
-def _reverts(scenario: ir.Scenario) -> tuple[list, list, list]:
-    inject_apply, inject_delete, _, _ = fault_backend.plan(scenario)
-    originals = {_key(o): o for o in topology_manifests(scenario.topology)}
-    reverts, created = [], []
+def _removed(value, path: list, out: list) -> None:
+    if isinstance(value, dict) and value:
+        for key, item in value.items():
+            _removed(item, path + [key], out)
+    else:
+        out.append({"path": path, "healthy": value, "faulty": None})
+
+
+def _added(value, path: list, out: list) -> None:
+    if isinstance(value, dict) and value:
+        for key, item in value.items():
+            _added(item, path + [key], out)
+    else:
+        out.append({"path": path, "absent": True, "faulty": value})
+
+
+def dotted(path: list) -> str:
+    """A change's path as acceptances and predicates name it: string keys only."""
+    return ".".join(str(seg) for seg in path if isinstance(seg, str))
+
+
+def _as_data(obj: dict) -> dict:
+    """A Secret as the API server returns it, read back: `stringData` folded into `data` (as text)."""
+    if obj.get("kind") != "Secret" or "stringData" not in obj:
+        return obj
+    out = {k: v for k, v in obj.items() if k != "stringData"}
+    out["data"] = {**(obj.get("data") or {}), **obj["stringData"]}
+    return out
+
+
+def _programs(scenario: ir.Scenario, ready: list[dict], fields: list[dict]) -> list[dict]:
+    """What each workload that must be ready must still run: its pod labels and each container's image,
+    command and arguments as its healthy manifest has them, but for the fields a change leaves open (an
+    acceptance, or the scenario's own statement about it). A fix that swaps the program for another
+    one (an image that happens to start) is no fix."""
+    _, _, revert_apply, _ = fault_backend.plan(scenario)
+    originals = {_key(o): o for o in topology_manifests(scenario.topology, provided=True)}
+    originals.update({_key(o): o for o in revert_apply})
+    changes = {(f["object"]["kind"], f["object"]["namespace"], f["object"]["name"]): f["changes"] for f in fields}
+    out = []
+    for ref in ready:
+        key = (ref["kind"], ref["namespace"], ref["name"])
+        keep = _program(originals[key], changes.get(key, [])) if key in originals else None
+        if keep:
+            out.append({"object": ref, "keep": keep})
+    return out
+
+
+def _program(original: dict, changes: list) -> dict | None:
+    if original.get("kind") not in WORKLOAD_KINDS:
+        return None
+    template = (original.get("spec") or {}).get("template") or {}
+    pod = template.get("spec") or {}
+    containers = [{k: c[k] for k in ("name", "image", "command", "args") if k in c} for c in pod.get("containers", [])]
+    keep = {"spec": {"template": {"spec": {"containers": containers}}}}
+    labels = (template.get("metadata") or {}).get("labels")
+    if labels:
+        keep["spec"]["template"]["metadata"] = {"labels": dict(labels)}
+    for change in changes:
+        if change.get("accept") or change.get("governed_by"):
+            _drop(keep, change["path"])
+    return keep
+
+
+def _drop(tree, path: list) -> None:
+    """Remove the value at a change's path from `tree` (keys and [key, value] selectors), if it is there."""
+    node = tree
+    for index, seg in enumerate(path):
+        last = index == len(path) - 1
+        if isinstance(seg, list) and isinstance(node, list):
+            found = [i for i, item in enumerate(node) if isinstance(item, dict) and _nested(item, seg[0]) == seg[1]]
+            if not found:
+                return
+            if last:
+                del node[found[0]]
+                return
+            node = node[found[0]]
+        elif isinstance(seg, str) and isinstance(node, dict) and seg in node:
+            if last:
+                del node[seg]
+                return
+            node = node[seg]
+        else:
+            return
+
+
+def _relates(leaf: list[str], other: list[str]) -> bool:
+    """Whether a statement's path (a predicate's, an optimum's: relative to the object, its spec, its pod
+    spec or a container) names the changed field `leaf`, or a field inside it, or one that holds it."""
+    n = len(other)
+    if any(leaf[i:i + n] == other for i in range(len(leaf) - n + 1)):
+        return True
+    return any(other[:len(leaf) - i] == leaf[i:] for i in range(len(leaf)))
+
+
+def _acceptance(kinds: list, leaf: str) -> dict | None:
+    for kind in kinds:
+        for accept in kind.accept:
+            if re.fullmatch(accept.path, leaf):
+                return {"op": accept.op, "value": accept.value}
+    return None
+
+
+def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
+    """(fields the faults changed, objects they created that act on their own, objects they deleted)."""
+    inject_apply, inject_delete, revert_apply, _ = fault_backend.plan(scenario)
+    # an object's healthy form is what the revert applies (a fault knows what the installation sets, such as
+    # a mesh's namespace label), else the topology's manifest
+    originals = {_key(o): o for o in topology_manifests(scenario.topology, provided=True)}
+    originals.update({_key(o): o for o in revert_apply})
+    kinds_by_target: dict[tuple, list] = {}
+    for injection in scenario.injections():
+        for ref in (injection.target, *injection.side_objects):
+            kinds_by_target.setdefault((ref.kind, ref.namespace, ref.name), []).append(FAULTS[injection.fault])
+    every_kind = [FAULTS[i.fault] for i in scenario.injections()]
+    governing = [(p.target, p.path, f"mitigation.predicate.{i}") for i, p in enumerate(
+        scenario.mitigation.predicates if scenario.mitigation else []) if p.kind == "field"]
+    governing += [(o.target, o.path, f"finops.proximity.{i}") for i, o in enumerate(scenario.optimal)]
+    fields, created = [], []
     for obj in inject_apply:
         original = originals.get(_key(obj))
         if original is None:
-            created.append(_manifest_ref(obj))
+            if obj["kind"] not in INERT_KINDS or (obj.get("globalDefault") is True):
+                created.append(_manifest_ref(obj))
             continue
         changes: list = []
-        diff(original, obj, [], changes)
+        diff(_as_data(original), _as_data(obj), [], changes, parse_strings=obj["kind"] == "ConfigMap")
+        kinds = kinds_by_target.get(_key(obj)) or every_kind
+        for change in changes:
+            leaf = [s for s in change["path"] if isinstance(s, str)]
+            change["governed_by"] = next((check for target, path, check in governing
+                                          if (target.kind, target.namespace, target.name) == _key(obj)
+                                          and _relates(leaf, list(path))), None)
+            change["accept"] = _acceptance(kinds, dotted(change["path"]))
         if changes:
-            reverts.append({"object": _manifest_ref(obj), "changes": changes})
-    deleted = [_ref(r) for r in inject_delete if (r.kind, r.namespace, r.name) in originals]
-    return reverts, created, deleted
+            fields.append({"object": _manifest_ref(obj), "changes": changes})
+    deleted = []
+    for ref in inject_delete:
+        original = originals.get((ref.kind, ref.namespace, ref.name))
+        if original is not None:
+            owned = {k: v for k, v in _as_data(original).items() if k not in ("apiVersion", "kind", "status")}
+            deleted.append({"object": _ref(ref), "owned": owned})
+    return fields, created, deleted
+
+
+# ---- observed health -----------------------------------------------------------------------------------
+
+
+def _health(scenario: ir.Scenario) -> tuple[list, list]:
+    """The workloads that must be ready once the incident is over (those the faults act on and those the
+    ground truth names), and the services the faults act on, whose endpoints and ports must work."""
+    topology = scenario.topology
+    refs = [r for i in scenario.injections() for r in (i.target, *i.side_objects, *([i.root] if i.root else []))]
+    refs += list(scenario.root_causes) + [r for e in scenario.propagations for r in (e.source, e.target)]
+    components = {}
+    for ref in refs:
+        component = itbench_backend._component(ref, scenario)
+        if component is not None:
+            components.setdefault(component, ref.namespace)
+    workloads = []
+    for w in topology.workloads:
+        if w.name in components and w.replicas > 0 and components[w.name] in (None, w.namespace):
+            workloads.append({"kind": w.kind, "namespace": w.namespace, "name": w.name})
+    services = []
+    targets = {(r.namespace, r.name) for i in scenario.injections() for r in (i.target, *i.side_objects)
+               if r.kind == "Service"}
+    for s in topology.services:
+        if (s.namespace, s.name) in targets and s.selector:
+            services.append({"kind": "Service", "namespace": s.namespace, "name": s.name})
+    return workloads, services
+
+
+def _safeguards(scenario: ir.Scenario) -> tuple[list, list]:
+    zero_ok = {(o.target.kind, o.target.namespace, o.target.name) for o in scenario.optimal
+               if o.path and o.path[-1] == "replicas" and o.value == 0}
+    workloads = [{"kind": w.kind, "namespace": w.namespace, "name": w.name,
+                  "min_replicas": 0 if w.replicas == 0 or (w.kind, w.namespace, w.name) in zero_ok else 1}
+                 for w in scenario.topology.workloads]
+    services = []
+    for s in scenario.topology.services:
+        ref = ir.ObjectRef("v1", "Service", s.namespace, s.name)
+        services.append({"kind": "Service", "namespace": s.namespace, "name": s.name, "selector": dict(s.selector),
+                         "component": itbench_backend._component(ref, scenario)})
+    return workloads, services
+
+
+def _alert_scope(scenario: ir.Scenario, name: str) -> list[str]:
+    """Where an alert counts: the namespaces `expect` names it in, else every namespace of the scenario."""
+    named = {a.target.namespace for a in scenario.alerts if a.name == name and a.target.namespace}
+    return sorted(named or {n.name for n in scenario.topology.namespaces})
+
+
+def _predicate(scenario: ir.Scenario, p) -> dict:
+    out = {"kind": p.kind, "target": _ref(p.target) if p.target else None, "state": p.state, "path": list(p.path),
+           "op": p.op, "value": p.value, "alert": p.alert, "firing": p.firing}
+    if p.kind == "alert":
+        out["namespaces"] = _alert_scope(scenario, p.alert)
+    return out
+
+
+def _mitigation(scenario: ir.Scenario) -> dict:
+    fields, created, deleted = _changes(scenario)
+    health, services = _health(scenario)
+    declared = scenario.mitigation.predicates if scenario.mitigation else []
+    predicates = [_predicate(scenario, p) for p in declared]
+    waited = {p.alert for p in declared if p.kind == "alert" and p.firing is False}
+    # the prompt says the incident is over when its alerts stop firing (a control's alerts are the false
+    # alarm it poses: they may go on firing)
+    expected = {a.name for a in scenario.alerts} if scenario.injections() else set()
+    alerts = [{"alert": name, "namespaces": _alert_scope(scenario, name)} for name in sorted(expected - waited)]
+    return {"within_seconds": scenario.mitigation.within_seconds if scenario.mitigation else None,
+            "predicates": predicates, "alerts": alerts, "ready": health, "programs": _programs(scenario, health, fields),
+            "services": services, "fields": fields, "created": created, "restored": deleted}
 
 
 # ---- the diagnosis ground truth -----------------------------------------------------------------------
 
 
-def _groups(scenario: ir.Scenario) -> tuple[list, list, list, list]:
+def _groups(scenario: ir.Scenario) -> dict:
     truth = itbench_backend.groundtruth_v1(scenario)["spec"]
     refs: dict[str, ir.ObjectRef] = {}
     for ref in [*scenario.root_causes, *(e.source for e in scenario.propagations),
@@ -111,9 +365,12 @@ def _groups(scenario: ir.Scenario) -> tuple[list, list, list, list]:
     for group in truth["groups"]:
         ref = refs[group["id"]]
         component = itbench_backend._component(ref, scenario) or f"{ref.kind}:{ref.name}"
-        groups.append({"id": group["id"], "kind": group["kind"], "namespace": group.get("namespace"),
-                       "filter": itbench_backend.filters_of(group), "root_cause": bool(group.get("root_cause")),
-                       "component": component})
+        # a group stands for its object; a pod group for the pods of one workload (never by name pattern:
+        # `frontend-*` does not name frontend-proxy's pods)
+        owner = component if ref.kind == "Pod" else None
+        groups.append({"id": group["id"], "kind": ref.kind, "namespace": ref.namespace,
+                       "name": None if ref.kind == "Pod" else ref.name, "owner": owner,
+                       "root_cause": bool(group.get("root_cause")), "component": component})
     edges = [list(e) for e in scenario.topology.edges]
     # nodes the topology's call graph does not hold: a chaos object touches its target, a namespace
     # holds its workloads
@@ -131,24 +388,37 @@ def _groups(scenario: ir.Scenario) -> tuple[list, list, list, list]:
             name = group["component"].split(":", 1)[1]
             edges.extend([group["component"], w.name] for w in scenario.topology.workloads if w.namespace == name)
     propagations = [{"source": p["source"], "target": p["target"]} for p in truth["propagations"]]
-    return groups, truth["aliases"], propagations, sorted({tuple(e) for e in edges})
+    return {"groups": groups, "aliases": truth["aliases"], "propagations": propagations,
+            "graph": [list(e) for e in sorted({tuple(e) for e in edges})]}
 
 
-# ---- safeguards ------------------------------------------------------------------------------------
+def _objects(scenario: ir.Scenario) -> list[list]:
+    """Every object an answer may name without a live state: the topology's objects, what the faults
+    create, and the objects the ground truth names (a logical service with no Service object)."""
+    inject_apply = fault_backend.plan(scenario)[0]
+    found = {_key(o) for o in topology_manifests(scenario.topology, provided=True)}
+    found |= {_key(o) for o in ciso.k8s_objects(scenario)[0] + ciso.k8s_objects(scenario)[1]}
+    found |= {_key(o) for o in inject_apply}
+    for ref in [*scenario.root_causes, *(e.source for e in scenario.propagations),
+                *(e.target for e in scenario.propagations), *(a.target for a in scenario.alerts),
+                *(g.target for g in scenario.ground_groups)]:
+        if ref.kind != "Pod":
+            found.add((ref.kind, ref.namespace, ref.name))
+    return sorted([list(k) for k in found if k[0] and k[2]], key=lambda k: (k[0], k[1] or "", k[2]))
 
 
-def _safeguards(scenario: ir.Scenario) -> tuple[list, list]:
-    zero_ok = {(o.target.kind, o.target.namespace, o.target.name) for o in scenario.optimal
-               if o.path and o.path[-1] == "replicas" and o.value == 0}
-    workloads = [{"kind": w.kind, "namespace": w.namespace, "name": w.name,
-                  "min_replicas": 0 if w.replicas == 0 or (w.kind, w.namespace, w.name) in zero_ok else 1}
-                 for w in scenario.topology.workloads]
-    services = []
-    for s in scenario.topology.services:
-        ref = ir.ObjectRef("v1", "Service", s.namespace, s.name)
-        services.append({"kind": "Service", "namespace": s.namespace, "name": s.name, "selector": dict(s.selector),
-                         "component": itbench_backend._component(ref, scenario)})
-    return workloads, services
+# ---- FinOps and CISO -------------------------------------------------------------------------------------
+
+
+def _finops(scenario: ir.Scenario) -> dict:
+    """What a FinOps answer must name (per injection: the objects it makes waste, any of which names it)
+    and the optima the state is measured against."""
+    findings = []
+    for injection in scenario.injections():
+        refs = [injection.target, *injection.side_objects, *([injection.root] if injection.root else [])]
+        findings.append([_ref(r) for r in dict.fromkeys(refs)])
+    return {"findings": findings, "threshold": PROXIMITY_THRESHOLD,
+            "optimal": [{"object": _ref(o.target), "path": list(o.path), "value": o.value} for o in scenario.optimal]}
 
 
 def _ciso(scenario: ir.Scenario) -> dict | None:
@@ -164,8 +434,9 @@ def _ciso(scenario: ir.Scenario) -> dict | None:
         # an object with no manifest (a host control's inventory group) is graded by its reference alone
         return [pool.get((r.kind, r.namespace, r.name)) or ir_manifest(r) for r in refs]
 
+    contract = ciso.artefact_contract(scenario)
     return {"control": compliance.control, "task": compliance.task, "gaps": pick(compliance.gaps),
-            "compliant": pick(compliance.compliant)}
+            "compliant": pick(compliance.compliant), "contract": contract}
 
 
 def ir_manifest(ref: ir.ObjectRef) -> dict:
@@ -175,44 +446,64 @@ def ir_manifest(ref: ir.ObjectRef) -> dict:
     return {"apiVersion": ref.api_version, "kind": ref.kind, "metadata": meta}
 
 
-def _predicate(scenario: ir.Scenario, p) -> dict:
-    out = {"kind": p.kind, "target": _ref(p.target) if p.target else None, "state": p.state, "path": list(p.path),
-           "op": p.op, "value": p.value, "alert": p.alert, "firing": p.firing}
-    if p.kind == "alert":
-        # where the alert counts: the namespaces `expect` names it in, else every namespace of the scenario
-        named = {a.target.namespace for a in scenario.alerts if a.name == p.alert and a.target.namespace}
-        out["namespaces"] = sorted(named or {n.name for n in scenario.topology.namespaces})
-    return out
+# ---- what a state must hold ------------------------------------------------------------------------------
+
+
+def _requires(spec: dict) -> dict:
+    """The (namespace, kind) pairs the mitigation reads, whether it reads alerts, and whether the policy
+    task reads PolicyReports: a state that lacks any of them cannot be graded (exit 2)."""
+    kinds: set[tuple[str, str]] = set()
+
+    def need(ref: dict | None) -> None:
+        if ref is not None and ref.get("kind"):
+            kinds.add((ref.get("namespace") or "", ref["kind"]))
+
+    mitigation = spec.get("mitigation")
+    alerts = False
+    if mitigation is not None:
+        for p in mitigation["predicates"]:
+            need(p["target"])
+            alerts = alerts or p["kind"] == "alert"
+        alerts = alerts or bool(mitigation["alerts"])
+        for ref in mitigation["ready"] + mitigation["services"] + mitigation["created"]:
+            need(ref)
+        for entry in mitigation["fields"] + mitigation["restored"]:
+            need(entry["object"])
+        for w in spec["workloads"]:
+            need(w)
+            kinds.add((w["namespace"] or "", "Pod"))  # readiness and relabelling are read from the pods
+        for s in spec["services"]:
+            need(s)
+    for optimum in (spec.get("finops") or {}).get("optimal", []):
+        need(optimum["object"])
+    return {"kinds": sorted([ns, kind] for ns, kind in kinds), "alerts": alerts,
+            "policy_reports": spec["domain"] == "ciso"}
+
+
+def tasks_of(scenario: ir.Scenario) -> list[str]:
+    """The tasks a bundle poses: SRE and FinOps agents diagnose (or name the waste) and mitigate; CISO
+    agents write a policy."""
+    return ["policy"] if scenario.domain == "ciso" else ["diagnose", "mitigate"]
 
 
 def evaluator_spec(scenario: ir.Scenario) -> dict:
     """Everything the runtime grades against, as plain JSON data."""
-    groups, aliases, propagations, edges = _groups(scenario)
     workloads, services = _safeguards(scenario)
-    reverts, created, deleted = _reverts(scenario) if scenario.domain != "ciso" else ([], [], [])
-    mitigation = None
-    if scenario.mitigation is not None:
-        mitigation = {"within_seconds": scenario.mitigation.within_seconds,
-                      "predicates": [_predicate(scenario, p) for p in scenario.mitigation.predicates]}
-    return {
-        "version": 1,
+    spec = {
+        "version": SPEC_VERSION,
         "scenario": scenario.name,
         "domain": scenario.domain,
-        "groups": groups,
-        "aliases": aliases,
-        "propagations": propagations,
-        "graph": {"edges": [list(e) for e in edges]},
+        "tasks": tasks_of(scenario),
+        "objects": _objects(scenario),
         "workloads": workloads,
         "services": services,
-        "mitigation": mitigation,
-        "reverts": reverts,
-        "created": created,
-        "deleted": deleted,
-        "optimal": [{"object": _ref(o.target), "path": list(o.path), "value": o.value} for o in scenario.optimal],
-        "finops_targets": [_ref(i.target) for i in scenario.injections()] if scenario.domain == "finops" else [],
-        "proximity_threshold": PROXIMITY_THRESHOLD,
+        "diagnosis": _groups(scenario) if scenario.domain == "sre" else None,
+        "mitigation": _mitigation(scenario) if scenario.domain != "ciso" else None,
+        "finops": _finops(scenario) if scenario.domain == "finops" else None,
         "ciso": _ciso(scenario),
     }
+    spec["requires"] = _requires(spec)
+    return spec
 
 
 @functools.lru_cache(maxsize=1)

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 
 from .. import ciso, ir, yamlout
+from ..ciso.tasks import TASK_CLASSES
 
 KUBECONFIG = "/etc/ciso-task-scenarios/kubeconfig.yaml"
 SHARED_WORKSPACE = "/tmp/agent"
@@ -39,81 +39,8 @@ KUBECONFIG_VAR = "{{ kubeconfig }}"
 INVENTORY_VAR = "{{ path_to_inventory }}"
 
 
-@dataclass(frozen=True)
-class TaskClass:
-    """How ITBench names and words one CISO task class."""
-
-    task: str  # our task class
-    scenario_type: str  # info.json `scenario_type`
-    incident_type: str  # info.json `incident_type`
-    name: str  # info.json `name`, `{section}` filled in
-    removal: str  # the file name of the removal tasks (ITBench's class 1 spells it differently)
-    goal: str  # the goal text of the class's goal.yml, `{goal}` filled in
-
-
-# The goal texts are ITBench's, word for word (their spelling included): the agent sees this text.
-_GOAL_KYVERNO = """\
-I would like to check if the following condition is satisfiled, given a Kubernetes cluster with `kubeconfig.yaml`
-    {goal}
-
-To check the condition, do the following steps. 
-- deploy a Kyverno policy to the cluster
-- chcek if the policy is correctly deployed. 
-
-If deploying the policy failed and if you can fix the issue, you will do it and try deploying again.
-Once you get a final answer, you can quit the work.
-
-The cluster's kubeconfig is at `{kubeconfig}`.
-"""
-_GOAL_OPA = """\
-I would like to check if the following condition is satisfiled, given a Kubernetes cluster with `kubeconfig.yaml`
-    {goal} 
-
-To check the condition, do the following steps. 
-- get related resource(s) on the cluster by kubectl command
-- chcek if the conditions are satisfied by OPA Rego policy
-
-for those steps, you need to create an OPA Rego policy `policy.rego`. 
-Also, save the kubectl command as `script.sh` with the following design. 
-- The script should output the collected related resources to a file named `collected_data.json` in the current working directory.
-- Please remove any kubeconfig configuration (e.g. --kubeconfig args) from the script, as users will configure the kubeconfig using environment variables or other methods.
-
-If running the policy failed and if you can fix the issue, you will do it and try running again.
-
-Once you get a final answer, you can quit the work.
-
-The cluster's kubeconfig is at `{kubeconfig}`.
-"""
-_GOAL_ANSIBLE = """\
-I would like to check if the following condition is satisfiled, given a host name `{hosts}`, on RHEL by using Ansible Playbook and OPA Rego policy
-    {goal} 
-
-To check the condition, do the following steps. 
-- collect configuration from the RHEL host and save it locally. you can use ansible-playbook to do that. 
-- chcek if the condition is met by using rego policy with the input given by the step above. 
-
-for those steps, you need to create ansible playbook `playbook.yml` and OPA rego policy `policy.rego`.
-If you can fix the generated code, do it and run the fixed code again.
-Once you get a final answer, you can quit the work.
-
-The Ansible inventory file (inventory.ansible.ini) for the target RHEL server is located at `{inventory}`.
-"""
-_GOAL_UPDATE = """\
-{goal} 
-
-The cluster's kubeconfig is at `{kubeconfig}`.
-"""
-
-CLASSES: dict[str, TaskClass] = {c.task: c for c in [
-    TaskClass("kyverno_policy", "Gen-CIS-b-K8s-Kyverno", "policy_gen", "cis-b.{section}-gen", "fault_remove.yml",
-              _GOAL_KYVERNO),
-    TaskClass("opa_kubectl", "Gen-CIS-b-K8s-Kubectl-OPA", "k8s-opa-cis-b-gen", "k8s-opa/cis-b-gen/{section}",
-              "fault_removal.yml", _GOAL_OPA),
-    TaskClass("ansible_opa", "Gen-CIS-b-RHEL9-Ansible-OPA", "rhel9-cis-b-gen", "rhel9/cis-b-gen/{section}",
-              "fault_removal.yml", _GOAL_ANSIBLE),
-    TaskClass("kyverno_update", "Upd-CIS-b-K8s-Kyverno", "policy-adapt", "policy-adapt/{section}",
-              "fault_removal.yml", _GOAL_UPDATE),
-]}
+# the class records live in ciso/tasks.py (one home per task class)
+CLASSES = TASK_CLASSES
 BY_SCENARIO_TYPE = {c.scenario_type.lower(): c for c in CLASSES.values()}
 STATUS_TEMPLATE = {"status": {"conditions": [
     {"type": kind, "status": "False", "lastTransitionTime": "2024-01-01T00:00:00Z"}

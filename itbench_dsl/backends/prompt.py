@@ -26,6 +26,7 @@ from jinja2 import FileSystemLoader, StrictUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
 from .. import ir
+from ..ciso.tasks import TASK_CLASSES
 from ..faults import itbench_entry
 from ..leakage import Chunk, Leak, find_leaks
 
@@ -41,10 +42,7 @@ INVENTORY = f"{WORKSPACE}/inventory.ansible.ini"
 SUBMISSION = {
     "sre": {"diagnosis": "diagnosis.json"},
     "finops": {"answer": "finops.json"},
-    "kyverno_policy": {"policy": "policy.yaml"},
-    "kyverno_update": {"policy": "updated-policy.yaml"},
-    "opa_kubectl": {"fetcher": "fetcher.sh", "policy": "policy.rego", "collected": "collected_data.json"},
-    "ansible_opa": {"fetcher": "playbook.yml", "policy": "policy.rego", "collected": "collected_data.json"},
+    **{c.task: dict(c.submission) for c in TASK_CLASSES.values()},
 }
 
 

@@ -184,6 +184,27 @@ def existing_policy(scenario: ir.Scenario) -> list[dict]:
     return [cluster_policy(policy_name(namespace), namespace, [CATALOGUE[c] for c in control.update_from])]
 
 
+def artefact_contract(scenario: ir.Scenario) -> dict:
+    """What the agent's artefact must be, as its prompt states it (ciso/tasks.py): for a Kyverno class the
+    policy's kind, API version, audit mode and background checks and, for an update, the policy's name
+    and the rules it must keep; for a Rego class, the package and rule the policy is queried through."""
+    from .tasks import KYVERNO_CONTRACT, TASK_CLASSES
+
+    compliance = scenario.compliance
+    task = TASK_CLASSES.get(compliance.task) if compliance is not None else None
+    if task is None:
+        return {}
+    if task.artefact == "rego":
+        return {"artefact": "rego", "package": "check", "rule": "result"}
+    contract = {"artefact": "kyverno", **KYVERNO_CONTRACT}
+    if task.updates:
+        existing = existing_policy(scenario)
+        if existing:
+            contract["name"] = existing[0]["metadata"]["name"]
+            contract["rules"] = [r["name"] for r in existing[0]["spec"].get("rules", []) if "name" in r]
+    return contract
+
+
 def cluster_policy(name: str, namespace: str, controls: list[K8sControl]) -> dict:
     rules = [{
         "name": f"cis-{c.section.replace('.', '-')}-{c.slug}",

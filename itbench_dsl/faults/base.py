@@ -102,6 +102,23 @@ class Checked:
 
 
 @dataclass(frozen=True)
+class Acceptance:
+    """Another right value of a field a fault changes, for faults where restoring the field's healthy
+    value is not the only fix (scaling back to more replicas than before, raising a limit above it).
+
+    `path` is a regular expression over the field's dotted path with list selectors left out
+    (`spec.template.spec.containers.resources.limits.memory`); `op` compares the observed value with
+    `value`, where `"healthy"` stands for the field's healthy value: `==`, `!=`, `<`, `<=`, `>`,
+    `>=`, `present` (any value), `changed` (any value but the fault's, or none) or `any` (anything,
+    or nothing). With `changed` and `any` the workload's observed readiness is what tells the fix.
+    The evaluator checks every other changed field against its healthy value (docs/evaluator.md)."""
+
+    path: str
+    op: str
+    value: object = "healthy"
+
+
+@dataclass(frozen=True)
 class Arg:
     """One argument of a fault, for its documentation page (checks live in the fault's code)."""
 
@@ -136,6 +153,8 @@ class FaultKind:
     # per use: solution templates chosen from the use's itbench_args (empty: `solutions`, then ITBench's), e.g. a
     # one-shot Chaos Mesh experiment's own solution where the scheduled form uses ITBench's
     solutions_for: Callable[[dict], tuple[dict, ...]] | None = None
+    # the other right values of the fields the fault changes (see Acceptance); none: the healthy value only
+    accept: tuple["Acceptance", ...] = ()
 
 
 @dataclass

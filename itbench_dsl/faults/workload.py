@@ -9,6 +9,7 @@ from .. import ir
 from ..diagnostics import did_you_mean
 from ..units import parse_cpu, parse_memory
 from .base import (
+    Acceptance,
     Arg,
     Checked,
     Effect,
@@ -433,6 +434,7 @@ FAULTS = [
         "scaled_to_zero", "scaled-to-zero-kubernetes-workload", "workload.replicas:zero", ("deployment", "statefulset"),
         "Scales a workload to zero replicas.", _check_scaled_to_zero, _inject_zero, original,
         preconditions=("The workload has at least one replica.",),
+        accept=(Acceptance(r"spec\.replicas", ">="),),  # back to at least its replicas
     ),
     FaultKind(
         "crashing_init_container", "crashing-kubernetes-workload-init-container", "workload.init-container:crashing",
@@ -474,6 +476,8 @@ FAULTS = [
                        "`cpu` is a CPU quantity and `memory` a memory quantity.",
                        "Each is not above the container's current limit (else request) of that resource.",
                        "They do not both equal the current values."),
+        # limits at least as high as before; requests are the scheduler's business, readiness tells
+        accept=(Acceptance(r".*\.resources\.limits(\..*)?", ">="), Acceptance(r".*\.resources\.requests(\..*)?", "any")),
     ),
     FaultKind(
         "unassigned_limits", "unassigned-kubernetes-workload-container-resource-limits",
@@ -482,6 +486,8 @@ FAULTS = [
         _check_unassigned_limits, _inject_unassigned_limits, original,
         args=(Arg("container", "string", help="the container; required when the workload has several"),),
         preconditions=("The container exists in the workload.", "The container has resource limits."),
+        # limits set again, of any size; the requests are not what the fault is about
+        accept=(Acceptance(r".*\.resources\.limits\..*", "present"), Acceptance(r".*\.resources\.requests(\..*)?", "any")),
     ),
     FaultKind(
         "misconfigured_readiness_probe", "misconfigured-kubernetes-workload-container-readiness-probe",
@@ -493,6 +499,8 @@ FAULTS = [
               Arg("path", "string", default="/ready", help="the probed HTTP path")),
         preconditions=("The container exists in the workload.", "No container of the pod listens on the probed port.",
                        "The probe differs from the container's readiness probe."),
+        # a probe that is removed or corrected: the pods' readiness tells which probe works
+        accept=(Acceptance(r".*\.readinessProbe(\..*)?", "changed"),),
     ),
     FaultKind(
         "unsupported_architecture_image", "unsupported-architecture-kubernetes-workload-container-image",

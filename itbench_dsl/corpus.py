@@ -1,0 +1,468 @@
+"""The adversarial corpus of a scenario: what its evaluator must fail, refuse, or pass.
+
+A verdict is only worth what it resists. For every scenario the compiler derives cases from the
+scenario's own plan, each with the verdict it must get:
+
+* mitigation: the faulty state reporting every pod ready; each changed field set to another wrong
+  value; JSON held in a ConfigMap re-serialised with the fault kept; a created object left behind; a
+  deleted object recreated with a wrong field; the fault's workload running another image; the
+  workload scaled to zero; a state without the alerts, or captured with `kubectl get all` (which
+  omits Chaos Mesh and other custom kinds). Right ones: the solved and healthy states, the solved
+  state as an API server returns it (its defaults, base64 Secret data, bookkeeping), after a
+  `rollout restart`, with a service port named instead of numbered.
+* diagnosis: the perfect answer, with extra spellings of the same objects and in ITBench's 2025
+  shape (pass); no answer, no `entities`, the root cause alone without its propagation, a sibling
+  that shares the root cause's name as a prefix, the name of an object that exists nowhere, a
+  flood of every object, a wrong object spelled many ways (fail or unusable).
+* FinOps answers: the objects as the prompt asks (`<ns>/<Kind>/<name>`), the bare name with its
+  kind, any object the fault changes (pass); another object, an absent one, nothing (fail).
+* CISO: a perfect policy's reports (pass); allow-all and deny-all policies, no reports, a policy that
+  breaks the prompt's contract (fail); a state without PolicyReports (unusable).
+
+`states.self_validate` grades every case (so `itbench check` refuses a scenario whose evaluator is
+fooled by one), and `benchmarks/corpus.py` reports the false passes and false fails over the library.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from typing import Iterator
+
+from . import ir
+from .states import EMPTY_ANSWER, Objects, entity_name, perfect_answer, policy_reports, render
+
+PASS, FAIL, UNUSABLE = "pass", "fail", "unusable"
+
+
+@dataclass
+class Case:
+    """One input its evaluator must grade `want` (pass, fail) or refuse as unusable."""
+
+    name: str
+    task: str
+    want: str
+    answer: dict | None = None
+    state: dict | None = None
+    artifact: tuple | None = None
+    score: float | None = None  # the score a passing case must get, when it must be exact
+
+    def run(self, spec: dict) -> tuple[bool, str]:
+        """(whether the evaluator grades the case as it must, what it did)."""
+        from .evaluator_runtime import InputError, evaluate
+
+        try:
+            verdict = evaluate(spec, copy.deepcopy(self.answer), self.state, task=self.task, artifact=self.artifact)
+        except InputError as exc:
+            return self.want == UNUSABLE, f"refused it ({exc})"
+        except Exception as exc:  # noqa: BLE001 - the generated evaluator must grade or refuse every case
+            return False, f"raised {type(exc).__name__}: {exc}"
+        got = PASS if verdict.get("passed") else FAIL
+        failed = [f"{c['id']}: {c['detail']}" for c in verdict.get("checks", []) if not c.get("passed")]
+        what = f"{'passed' if got == PASS else 'failed'} it" + (f" ({'; '.join(failed[:3])})" if failed else "")
+        if got == PASS and self.score is not None and abs(float(verdict.get("score", 0)) - self.score) > 1e-9:
+            return False, f"passed it with score {verdict.get('score')}, not {self.score}"
+        return got == self.want, what
+
+
+# ---- building states ---------------------------------------------------------------------------------------
+
+
+def _key(obj: dict) -> tuple:
+    meta = obj.get("metadata", {})
+    return (obj.get("kind"), meta.get("namespace"), meta.get("name"))
+
+
+def _edited(manifests: dict[tuple, dict], key: tuple, edit) -> dict[tuple, dict] | None:
+    """A copy of the manifests with one object changed by `edit(obj)` (None when the object is absent)."""
+    if key not in manifests:
+        return None
+    out = dict(manifests)
+    obj = copy.deepcopy(manifests[key])
+    edit(obj)
+    out[key] = obj
+    return out
+
+
+def _set_at(obj, path: list, value) -> bool:
+    """Set the value at a change's path (keys, [key, value] selectors, {"parse": "json"} steps); False
+    when the path does not reach a place to set."""
+    from .evaluator_runtime import nested
+
+    node = obj
+    for index, seg in enumerate(path):
+        last = index == len(path) - 1
+        if isinstance(seg, dict):  # into JSON held in the parent's string
+            parent, key = holder
+            try:
+                data = json.loads(parent[key])
+            except (TypeError, ValueError):
+                return False
+            if not _set_at(data, path[index + 1:], value):
+                return False
+            parent[key] = json.dumps(data, indent=2)
+            return True
+        if isinstance(seg, list):
+            if not isinstance(node, list):
+                return False
+            found = [i for i, v in enumerate(node) if isinstance(v, dict) and str(nested(v, seg[0])) == str(seg[1])]
+            if len(found) != 1:
+                return False
+            if last:
+                node[found[0]] = value
+                return True
+            holder = (node, found[0])
+            node = node[found[0]]
+            continue
+        if not isinstance(node, dict):
+            return False
+        if last:
+            node[seg] = value
+            return True
+        holder = (node, seg)
+        node = node.setdefault(seg, {})
+    return False
+
+
+def _another(value):
+    """A value of the same type that is neither `value` nor its usual neighbours' meaning."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, float):
+        return value * 1.5 + 1
+    if isinstance(value, str):
+        return value + "-other" if value else "other"
+    return None
+
+
+# What an API server adds to what it stores: defaults, bookkeeping, base64 Secret data. A state captured
+# from a cluster holds all of it; the evaluator must not take any of it for a change.
+_POD_DEFAULTS = {"dnsPolicy": "ClusterFirst", "restartPolicy": "Always", "schedulerName": "default-scheduler",
+                 "securityContext": {}, "terminationGracePeriodSeconds": 30}
+_CONTAINER_DEFAULTS = {"terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
+                       "imagePullPolicy": "IfNotPresent", "resources": {}}
+
+
+def as_served(manifests: dict[tuple, dict]) -> dict[tuple, dict]:
+    out = {}
+    for key, obj in manifests.items():
+        obj = copy.deepcopy(obj)
+        meta = obj.setdefault("metadata", {})
+        meta.setdefault("uid", "00000000-0000-4000-8000-000000000000")
+        meta.setdefault("resourceVersion", "12345")
+        meta.setdefault("creationTimestamp", "2026-01-01T00:00:00Z")
+        meta.setdefault("managedFields", [{"manager": "kubectl", "operation": "Update"}])
+        kind = obj.get("kind")
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else None
+        if kind == "Namespace":
+            meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta.get("name")
+        if kind in ("Deployment", "StatefulSet") and spec is not None:
+            meta.setdefault("annotations", {}).setdefault("deployment.kubernetes.io/revision", "2")
+            spec.setdefault("revisionHistoryLimit", 10)
+            pod = spec.setdefault("template", {}).setdefault("spec", {})
+            for name, value in _POD_DEFAULTS.items():
+                pod.setdefault(name, copy.deepcopy(value))
+            for container in pod.get("containers", []) + pod.get("initContainers", []):
+                for name, value in _CONTAINER_DEFAULTS.items():
+                    container.setdefault(name, copy.deepcopy(value))
+                for port in container.get("ports", []):
+                    port.setdefault("protocol", "TCP")
+        if kind == "Service" and spec is not None:
+            spec.setdefault("type", "ClusterIP")
+            spec.setdefault("clusterIP", "10.96.0.10")
+            spec.setdefault("clusterIPs", ["10.96.0.10"])
+            spec.setdefault("sessionAffinity", "None")
+            spec.setdefault("ipFamilies", ["IPv4"])
+            for port in spec.get("ports", []):
+                port.setdefault("protocol", "TCP")
+                port.setdefault("targetPort", port.get("port"))
+        out[key] = obj
+    return out
+
+
+# ---- the cases -------------------------------------------------------------------------------------------
+
+
+def cases(scenario: ir.Scenario, spec: dict, found: Objects, derived: dict[str, dict]) -> Iterator[Case]:
+    if spec["domain"] == "ciso":
+        yield from _policy_cases(scenario, spec, derived)
+        return
+    yield from _mitigation_cases(scenario, spec, found, derived)
+    if spec["domain"] == "sre":
+        yield from _diagnosis_cases(scenario, spec, derived)
+    elif scenario.injections():
+        yield from _finops_cases(scenario, spec, derived)
+
+
+def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
+    m = spec["mitigation"]
+    yield Case("the healthy state", "mitigate", PASS, state=derived["healthy"])
+    yield Case("the solved state as an API server returns it", "mitigate", PASS,
+               state=render(as_served(found.solved), found))
+    if not scenario.injections():  # a control: nothing is broken, so every state is right
+        yield Case("the state of a control with no fault", "mitigate", PASS, state=derived["faulty"])
+        return
+    yield Case("the solved state", "mitigate", PASS, state=derived["solved"])
+    yield Case("the faulty state", "mitigate", FAIL, state=derived["faulty"])
+    yield Case("the faulty state with every pod reporting ready and no alert", "mitigate", FAIL,
+               state=render(found.faulty, found))
+    targets = [r for i in scenario.injections() for r in (i.target,) if r.kind in ("Deployment", "StatefulSet")]
+    for ref in targets[:2]:
+        key = (ref.kind, ref.namespace, ref.name)
+        restarted = _edited(found.solved, key, lambda o: o["spec"]["template"].setdefault("metadata", {}).setdefault(
+            "annotations", {}).update({"kubectl.kubernetes.io/restartedAt": "2026-01-01T00:00:00Z"}))
+        if restarted is not None:
+            yield Case(f"the solved state after `rollout restart` of {ref.name}", "mitigate", PASS,
+                       state=render(restarted, found))
+        replaced = _edited(found.solved, key, _replace_images)
+        if replaced is not None:
+            yield Case(f"{ref.name} fixed by running another image", "mitigate", FAIL, state=render(replaced, found))
+        if found.solved.get(key, {}).get("spec", {}).get("replicas", 1) > 0:
+            zero = _edited(found.solved, key, lambda o: o["spec"].update(replicas=0))
+            yield Case(f"{ref.name} scaled to zero", "mitigate", FAIL, state=render(zero, found))
+    for entry in m["fields"]:
+        key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
+        for change in entry["changes"]:
+            yield from _field_cases(found, key, change)
+    for ref in m["created"]:
+        key = (ref["kind"], ref["namespace"], ref["name"])
+        if key in found.faulty:
+            left = dict(found.solved)
+            left[key] = found.faulty[key]
+            yield Case(f"everything fixed but {ref['kind']} {ref['name']} left in place", "mitigate", FAIL,
+                       state=render(left, found))
+    for entry in m["restored"]:
+        ref = entry["object"]
+        key = (ref["kind"], ref["namespace"], ref["name"])
+        wrong = _edited(found.solved, key, _wrong_spec)
+        if wrong is not None:
+            yield Case(f"{ref['kind']} {ref['name']} recreated with a wrong field", "mitigate", FAIL,
+                       state=render(wrong, found))
+    if spec["requires"]["alerts"]:
+        state = render(found.solved, found)
+        del state["alerts"]
+        yield Case("the solved state without its alerts", "mitigate", UNUSABLE, state=state)
+    everyday = {"Pod", "Service", "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Job", "CronJob",
+                "HorizontalPodAutoscaler"}
+    if any(kind not in everyday for _, kind in spec["requires"]["kinds"]):
+        # `kubectl get all` misses every other kind: the objects the fault created seem gone
+        state = render({k: v for k, v in found.faulty.items() if k[0] in everyday}, found)
+        state["captured"] = [c for c in state["captured"] if c.rpartition("/")[2] in everyday]
+        yield Case("the faulty state captured with `kubectl get all`", "mitigate", UNUSABLE, state=state)
+
+
+def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
+    path, where = change["path"], _show(change["path"])
+    if change.get("governed_by"):
+        return
+    accept = change.get("accept") or {}
+    if accept.get("op") in ("any", "present", "changed"):
+        return
+    if any(isinstance(s, dict) for s in path) and key in found.faulty:
+        reserialised = dict(found.solved)
+        obj = copy.deepcopy(found.faulty[key])
+        data_key = path[path.index(next(s for s in path if isinstance(s, dict))) - 1]
+        try:
+            obj["data"][data_key] = json.dumps(json.loads(obj["data"][data_key]), indent=4, sort_keys=True)
+        except (KeyError, TypeError, ValueError):
+            return
+        reserialised[key] = obj
+        yield Case(f"{key[2]}: {where} kept faulty in re-serialised JSON", "mitigate", FAIL,
+                   state=render(reserialised, found))
+    if key[0] == "Secret" and path and path[0] == "data":  # the manifest says it as `stringData`
+        path = ["stringData", *path[1:]]
+    base = change.get("healthy") if "healthy" in change else change.get("faulty")
+    if accept.get("op") in (">=", ">") and isinstance(base, (int, float)) and not isinstance(base, bool):
+        wrong = base - 1
+    elif accept:
+        return
+    else:
+        wrong = _another(base)
+    if wrong is None:
+        return
+    edited = _edited(found.solved, key, lambda o: _set_at(o, path, wrong))
+    if edited is not None and edited[key] != found.solved[key]:
+        yield Case(f"{key[2]}: {where} set to another wrong value", "mitigate", FAIL, state=render(edited, found))
+
+
+def _replace_images(obj: dict) -> None:
+    for container in obj["spec"]["template"]["spec"].get("containers", []):
+        container["image"] = "docker.io/library/busybox:1.36"
+        container["command"] = ["sleep", "infinity"]
+
+
+def _wrong_spec(obj: dict) -> None:
+    spec = obj.get("spec")
+    if isinstance(spec, dict) and spec.get("ports"):
+        spec["ports"][0]["port"] = spec["ports"][0].get("port", 80) + 1
+    elif isinstance(spec, dict) and spec.get("selector"):
+        spec["selector"] = {k: v + "-other" for k, v in spec["selector"].items()}
+    else:
+        obj.setdefault("metadata", {})["labels"] = {"replaced": "true"}
+        obj["data"] = {"replaced": "true"}
+
+
+def _show(path: list) -> str:
+    from .evaluator_runtime import show_path
+
+    return show_path(path)
+
+
+# ---- answers -------------------------------------------------------------------------------------------------
+
+
+def _diagnosis_cases(scenario, spec, derived) -> Iterator[Case]:
+    faulty = derived["faulty"]
+    perfect = perfect_answer(scenario, faulty)
+    gradable_chain = any(_chain_nodes(spec))
+    if not scenario.root_causes:  # a control: the right answer names no cause
+        yield Case("an answer that names no cause", "diagnose", PASS, answer=EMPTY_ANSWER, state=faulty)
+        yield Case("an answer that names a cause where there is none", "diagnose", FAIL, state=faulty, answer={
+            "entities": [{"name": _some_object(spec), "contributing_factor": True}]})
+        return
+    yield Case("the perfect diagnosis", "diagnose", PASS, answer=perfect, state=faulty, score=1.0)
+    yield Case("the perfect diagnosis, graded without a state", "diagnose", PASS, answer=perfect, state=None)
+    spelled = copy.deepcopy(perfect)
+    for entity in perfect["entities"]:
+        namespace, kind, name = entity["name"].split("/", 2)
+        spelled["entities"] += [{"name": f"{kind}/{name}", "contributing_factor": True},
+                                {"name": f"{namespace}/{kind.lower()}/{name}", "contributing_factor": True}]
+    yield Case("the perfect diagnosis with each root cause spelled three ways", "diagnose", PASS, answer=spelled,
+               state=faulty, score=1.0)
+    yield Case("an empty answer", "diagnose", FAIL, answer=EMPTY_ANSWER, state=faulty)
+    yield Case("an answer with no `entities`", "diagnose", UNUSABLE, answer={"resolution": "restarted it"},
+               state=faulty)
+    if gradable_chain:
+        yield Case("the root cause without its propagation", "diagnose", FAIL,
+                   answer={"entities": perfect["entities"], "propagations": []}, state=faulty)
+    for entity in perfect["entities"]:
+        namespace, kind, name = entity["name"].split("/", 2)
+        for wrong, why in ((_sibling(spec, kind, name), "a sibling whose name starts with the root cause's"),
+                           (f"{namespace}/{kind}/{name}-v2", "an object that exists nowhere"),
+                           (f"{namespace}/{kind}/{name[:-1]}" if len(name) > 2 else None, "a truncated name")):
+            if wrong is None:
+                continue
+            answer = copy.deepcopy(perfect)
+            answer["entities"] = [e if e is not entity else {**e, "name": wrong} for e in perfect["entities"]]
+            answer["propagations"] = [{**p, "source": wrong if p["source"] == entity["name"] else p["source"],
+                                       "target": wrong if p["target"] == entity["name"] else p["target"]}
+                                      for p in perfect["propagations"]]
+            yield Case(f"{why} ({wrong}) instead of {entity['name']}", "diagnose", FAIL, answer=answer, state=faulty)
+    every = [f"{o['metadata'].get('namespace') or ''}/{o['kind']}/{o['metadata']['name']}"
+             for o in faulty["resources"]["items"]]
+    flood = {"entities": [{"name": n, "contributing_factor": True} for n in every],
+             "propagations": perfect["propagations"]}
+    yield Case("every object named as a root cause", "diagnose", FAIL, answer=flood, state=faulty)
+    roots = {g["component"] for g in spec["diagnosis"]["groups"] if g["root_cause"]}
+    other = _some_object(spec, avoid=roots | {e["name"].split("/", 2)[2] for e in perfect["entities"]})
+    if other is not None:
+        namespace, kind, name = other.split("/", 2)
+        wrong_many = copy.deepcopy(perfect)
+        wrong_many["entities"] += [{"name": spelling, "contributing_factor": True}
+                                   for spelling in (other, f"{kind}/{name}", f"{namespace}/{kind.upper()}/{name}")]
+        yield Case(f"the root cause and a wrong object ({other}) spelled three ways", "diagnose", FAIL,
+                   answer=wrong_many, state=faulty)
+
+
+def _chain_nodes(spec: dict) -> list:
+    truth = spec["diagnosis"]
+    klass = {}
+    for index, ids in enumerate(truth["aliases"] or []):
+        for gid in ids:
+            klass.setdefault(gid, index)
+    return [p for p in truth["propagations"] if klass.get(p["source"], p["source"]) != klass.get(p["target"], p["target"])]
+
+
+def _sibling(spec: dict, kind: str, name: str) -> str | None:
+    """An object of the kind whose name starts with `name` and goes on (`frontend-proxy` for `frontend`)."""
+    for k, namespace, other in spec["objects"]:
+        if k == kind and other != name and other.startswith(name):
+            return f"{namespace or ''}/{k}/{other}"
+    return None
+
+
+def _some_object(spec: dict, avoid: set = frozenset()) -> str | None:
+    for w in spec["workloads"]:
+        if w["name"] not in avoid and w["kind"] != "Pod":
+            return f"{w['namespace']}/{w['kind']}/{w['name']}"
+    return None
+
+
+def _finops_cases(scenario, spec, derived) -> Iterator[Case]:
+    faulty = derived["faulty"]
+    perfect = perfect_answer(scenario, faulty)
+    yield Case("the wasteful objects named as the prompt asks", "diagnose", PASS, answer=perfect, state=faulty,
+               score=1.0)
+    bare = {"resource": [{"name": r["name"].split("/", 2)[2], "type": r["name"].split("/", 2)[1]}
+                         for r in perfect["resource"]]}
+    yield Case("the wasteful objects by bare name, their kind in `type`", "diagnose", PASS, answer=bare, state=faulty)
+    side = [entity_name(r, faulty, scenario) for i in scenario.injections() for r in i.side_objects]
+    if side:
+        yield Case("the objects the fault misconfigured (" + ", ".join(side) + ")", "diagnose", PASS, state=faulty,
+                   answer={"resource": [{"name": n, "type": "misconfigured"} for n in dict.fromkeys(side)]})
+    yield Case("an answer that names nothing", "diagnose", FAIL, answer={"resource": []}, state=faulty)
+    named = {r["name"].split("/", 2)[2] for r in perfect["resource"]}
+    named |= {r.name for i in scenario.injections() for r in i.side_objects}
+    other = _some_object(spec, avoid=named)
+    if other is not None:
+        yield Case(f"another object ({other})", "diagnose", FAIL, answer={"resource": [{"name": other}]}, state=faulty)
+    ghost = perfect["resource"][0]["name"] + "-v2"
+    yield Case(f"an object that exists nowhere ({ghost})", "diagnose", FAIL, answer={"resource": [{"name": ghost}]},
+               state=faulty)
+
+
+def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
+    faulty = derived["faulty"]
+    contract = spec["ciso"].get("contract") or {}
+    good_policy = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+                   "metadata": {"name": contract.get("name") or "agent-policy"},
+                   "spec": {"validationFailureAction": "Audit", "background": True,
+                            "rules": [{"name": r} for r in contract.get("rules", [])] + [{"name": "check"}]}}
+
+    def with_reports(reports: list, policy: dict | None = None) -> dict:
+        state = {**faulty, "policyReports": reports}
+        if policy is not None:
+            state["resources"] = {**faulty["resources"], "items": faulty["resources"]["items"] + [policy]}
+        return state
+
+    kyverno = contract.get("artefact") == "kyverno"
+    name = good_policy["metadata"]["name"]
+    perfect = policy_reports(scenario, perfect=True, policy=name)
+    yield Case("a perfect policy's reports", "policy", PASS, state=with_reports(perfect, good_policy if kyverno else None))
+    yield Case("a deny-all policy's reports", "policy", FAIL,
+               state=with_reports(policy_reports(scenario, perfect=False, policy=name)))
+    yield Case("an allow-all policy's reports", "policy", FAIL,
+               state=with_reports(policy_reports(scenario, perfect=True, policy=name, gaps="pass")))
+    yield Case("no report", "policy", FAIL, state=with_reports([]))
+    yield Case("a state without PolicyReports", "policy", UNUSABLE, state={k: v for k, v in faulty.items()
+                                                                          if k != "policyReports"})
+    if kyverno:
+        for why, broken in (("that blocks (Enforce)", {"validationFailureAction": "Enforce"}),
+                            ("that skips existing objects (background: false)", {"background": False})):
+            policy = copy.deepcopy(good_policy)
+            policy["spec"].update(broken)
+            yield Case(f"a perfect policy {why}", "policy", FAIL, state=with_reports(perfect, policy))
+        policy = {**copy.deepcopy(good_policy), "apiVersion": "kyverno.io/v2beta1"}
+        yield Case("a perfect policy of another API version", "policy", FAIL, state=with_reports(perfect, policy))
+        if contract.get("rules"):
+            policy = copy.deepcopy(good_policy)
+            policy["spec"]["rules"] = [{"name": "check"}]
+            yield Case("an updated policy that lost its rules", "policy", FAIL, state=with_reports(perfect, policy))
+
+
+def all_cases(scenario: ir.Scenario) -> tuple[dict, list[Case]]:
+    """The scenario's evaluator spec and its corpus."""
+    from .backends.evaluator import evaluator_spec
+    from .states import _alerts, objects
+
+    found = objects(scenario)
+    derived = {"healthy": render(found.healthy, found),
+               "faulty": render(found.faulty, found, found.effects, _alerts(scenario, found.faulty)),
+               "solved": render(found.solved, found)}
+    spec = evaluator_spec(scenario)
+    return spec, list(cases(scenario, spec, found, derived))
+
+
