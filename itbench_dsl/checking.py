@@ -92,14 +92,22 @@ def _finish(result: CompileResult, diags: Diagnostics, lint: bool) -> FileCheck:
 
 
 def self_validation(result: CompileResult) -> list[Diagnostic]:
-    """E4004/E4005: the scenario's evaluator on its healthy, faulty and solved states (states.py),
-    located at the scenario's name."""
+    """E4004/E4005: the scenario's evaluator on its adversarial corpus (states.self_validate, corpus.py),
+    located at the scenario's name; E4006/W2009/W2010: its solutions replayed (solutions.py), located
+    at the step they concern."""
+    from .solutions import findings
     from .states import self_validate
 
     span = result.source_map.scenario if result.source_map is not None else result.document.name_span
-    return [Diagnostic(code, f"scenario `{result.scenario.name}`: {message}", result.path, span,
-                       "self-validation failed", help=f"`itbench explain {code}`")
-            for code, message in self_validate(result.scenario)]
+    out = [Diagnostic(code, f"scenario `{result.scenario.name}`: {message}", result.path, span,
+                      "self-validation failed", help=f"`itbench explain {code}`")
+           for code, message in self_validate(result.scenario)]
+    for finding in findings(result.scenario, result.files):
+        where = result.source_map.steps.get(finding.step, span) if result.source_map is not None else span
+        label = "replayed: does not mitigate" if finding.code != "W2009" else "cannot be replayed"
+        out.append(Diagnostic(finding.code, finding.message, result.path, where, label,
+                              help=f"`itbench explain {finding.code}`"))
+    return out
 
 
 # ---- many files -------------------------------------------------------------------------------------------

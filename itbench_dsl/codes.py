@@ -277,25 +277,39 @@ A CISO scenario that hands its objects to the agent on purpose says so in its co
     control "cis-k8s-5.2.5" { given = true }   # the prompt lists the gap and compliant objects
 """),
         _c("E4004", "the evaluator cannot tell the faulty state from the healthy one", """
-`itbench check` derives three cluster states from what the scenario compiles to (healthy: the
-topology running; faulty: after `inject/`; solved: after `revert/`) and runs the scenario's
-evaluator on each with no agent answer. The verdict must fail on the faulty state and pass on the
-healthy and solved ones; otherwise the benchmark would score a broken cluster as mitigated, or a
-repaired one as broken. The message says which state got the wrong verdict and the checks that
-decided it. A CISO scenario grades the agent's policy, not the cluster: there the policy reports
-of a perfect policy (the gap objects fail, the compliant ones pass) must pass, and no report or an
-always-fail policy must not.
+`itbench check` grades the scenario's adversarial corpus with its own evaluator (docs/evaluator.md,
+`itbench_dsl/corpus.py`): states derived from what the scenario compiles to, each with the verdict
+it must get. The healthy and solved states, and the solved state as an API server returns it, must
+pass; the faulty state must fail, also when every pod reports ready and no alert fires, and so must
+each changed field set to another wrong value, JSON re-serialised with the fault kept, an object
+the fault created left in place, a deleted object recreated wrong, the workload running another
+image or scaled to zero. A state without the alerts or kinds the evaluator reads must be refused.
+A CISO scenario grades the agent's policy: a perfect policy's reports must pass; a deny-all or
+allow-all policy, no report, or a policy that breaks the prompt's contract must not. The message
+names the cases graded wrongly and the checks that decided them.
 
 Usual causes: the `mitigated when` block only names alerts the fault does not raise, or objects
 the fault does not change; add a predicate the fault breaks (`deployment "x" ready`, `schedule "x"
-absent`, `alert HighRequestErrorRate not firing` with the alert in `expect`).
+absent`, `alert HighRequestErrorRate not firing` with the alert in `expect`). A CISO scenario
+needs compliant objects, so that a deny-all policy can fail.
 """),
         _c("E4005", "the perfect diagnosis does not score 1", """
-`itbench check` submits the ground truth itself as the agent's diagnosis (the root causes as
-entities `namespace/Kind/name`, the propagation edges) on the faulty state: it must score 1, and
-an empty diagnosis must score 0. Otherwise the root causes or propagations of `expect` do not
-match the ground-truth groups the evaluator scores with (a pod pattern that matches no pod, a
-root cause outside the topology graph), and no agent could reach a full score.
+`itbench check` grades answers to the diagnosis with the scenario's evaluator: the ground truth
+itself (the root causes as entities `namespace/Kind/name`, the propagation edges), with extra
+spellings and in ITBench's 2025 shape, must pass with score 1; an empty answer, the root cause
+without its propagation, a sibling that shares the root cause's name as a prefix, the name of an
+object that exists nowhere, or every object at once must not, and an answer with no `entities`
+must be refused. Otherwise the root causes or propagations of `expect` do not match the
+ground-truth groups the evaluator scores with (a pod pattern that matches no pod, a root cause
+outside the topology graph), and no agent could reach a full score, or a wrong one could.
+"""),
+        _c("E4006", "the scenario's first solution does not mitigate", """
+`itbench check` replays the first `solution`'s commands (`step "..." run "kubectl ..."`) on the
+faulty state as a cluster would carry them out, and grades the result as the mitigation. Either
+the API server would refuse a step (an immutable field, such as a PersistentVolumeClaim's storage
+class; a selector change), or the solution leaves the fault in place (a created object, a field
+still wrong). The scenario's own answer fails its grader: fix the solution, or the expectations.
+Steps without `run` are prose for the agent and are not replayed.
 """),
         _c("W2001", "scenario duplicates another", """
 Two of the checked scenarios inject the same fault mechanism on the same target (the same
@@ -384,6 +398,18 @@ whose effects never leave the faulty component. Scenarios without `propagation` 
 
     complexity low
     propagation service "db" -> service "cart" -> service "checkout" -> service "frontend"   # 3 hops: W2008
+"""),
+        _c("W2009", "a solution step cannot be replayed", """
+`itbench check` replays each solution's commands on the faulty state to show that the solution
+mitigates (E4006, W2010). This step's command cannot be replayed: an interactive editor (`kubectl
+edit`), a file that is not in the bundle, a shell construct (`$(...)`, `||`, a here-document). Write
+the change as a command that states it (`kubectl patch ... -p '...'`, `kubectl set image ...`,
+`kubectl apply -f revert/apply.yaml`), or as prose without `run`.
+"""),
+        _c("W2010", "a further solution does not mitigate", """
+A solution after the first, replayed on the faulty state, does not mitigate, or the API server
+would refuse one of its steps (an immutable field, a selector change). Agents and readers take a
+scenario's solutions as right answers: correct the solution, or drop it.
 """),
         # -- import of ITBench SRE/FinOps files (E5001-E5049, W5001-W5049): itbench_dsl/importer/ --
         _c("E5001", "unreadable ITBench file", """

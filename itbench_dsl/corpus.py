@@ -223,17 +223,20 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         if found.solved.get(key, {}).get("spec", {}).get("replicas", 1) > 0:
             zero = _edited(found.solved, key, lambda o: o["spec"].update(replicas=0))
             yield Case(f"{ref.name} scaled to zero", "mitigate", FAIL, state=render(zero, found))
-    for entry in m["fields"]:
-        key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
-        for change in entry["changes"]:
-            yield from _field_cases(found, key, change)
-    for ref in m["created"]:
-        key = (ref["kind"], ref["namespace"], ref["name"])
-        if key in found.faulty:
-            left = dict(found.solved)
-            left[key] = found.faulty[key]
-            yield Case(f"everything fixed but {ref['kind']} {ref['name']} left in place", "mitigate", FAIL,
-                       state=render(left, found))
+    for fault in m["faults"]:
+        if fault["undone_by"] == "any":  # one part left wrong is still a fix
+            continue
+        for entry in fault["fields"]:
+            key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
+            for change in entry["changes"]:
+                yield from _field_cases(found, key, change)
+        for ref in fault["created"]:
+            key = (ref["kind"], ref["namespace"], ref["name"])
+            if key in found.faulty:
+                left = dict(found.solved)
+                left[key] = found.faulty[key]
+                yield Case(f"everything fixed but {ref['kind']} {ref['name']} left in place", "mitigate", FAIL,
+                           state=render(left, found))
     for entry in m["restored"]:
         ref = entry["object"]
         key = (ref["kind"], ref["namespace"], ref["name"])

@@ -845,6 +845,22 @@ def field_check(entry, state):
         else "every field the fault changed is healthy again"
 
 
+def acts(obj):
+    """Whether an object acts on its own: a workload only while it runs pods."""
+    if obj.get("kind") in ("Deployment", "StatefulSet", "ReplicaSet"):
+        return number((obj.get("spec") or {}).get("replicas", 1)) != 0
+    return True
+
+
+def created_check(ref, state):
+    obj = state.get(ref)
+    if obj is None:
+        return True, f"{ref_text(ref)} removed"
+    if not acts(obj):
+        return True, f"{ref_text(ref)} scaled to zero"
+    return False, f"{ref_text(ref)} still present"
+
+
 def mitigation_checks(spec, state, checks):
     m = spec["mitigation"]
     for index, pred in enumerate(m["predicates"]):
@@ -866,13 +882,20 @@ def mitigation_checks(spec, state, checks):
     for ref in m["services"]:
         ok, detail = service_check(ref, state)
         checks.append({"id": f"health.service.{ref_text(ref)}", "passed": ok, "detail": detail})
-    for entry in m["fields"]:
-        ok, detail = field_check(entry, state)
-        checks.append({"id": f"fields.{ref_text(entry['object'])}", "passed": ok, "detail": detail})
-    for ref in m["created"]:
-        present = state.get(ref) is not None
-        checks.append({"id": f"created.{ref_text(ref)}", "passed": not present,
-                       "detail": f"{ref_text(ref)} {'still present' if present else 'removed'}"})
+    seen = set()
+    for index, fault in enumerate(m["faults"]):
+        parts = [(f"fields.{ref_text(e['object'])}", *field_check(e, state)) for e in fault["fields"]]
+        parts += [(f"created.{ref_text(ref)}", *created_check(ref, state)) for ref in fault["created"]]
+        if fault["undone_by"] == "any" and len(parts) > 1:
+            undone = [part for part in parts if part[1]]
+            checks.append({"id": f"fault.{index}.{fault['fault']}", "passed": bool(undone), "detail": (
+                f"undone through {undone[0][0]}: {undone[0][2]}" if undone else
+                "none of its parts is undone: " + "; ".join(f"{i}: {d}" for i, _, d in parts))})
+            continue
+        for check_id, ok, detail in parts:
+            if check_id not in seen:  # an object two faults touch is checked once
+                seen.add(check_id)
+                checks.append({"id": check_id, "passed": ok, "detail": detail})
     for entry in m["restored"]:
         ref = entry["object"]
         obj = state.get(ref)
@@ -1307,7 +1330,9 @@ def resource_names(spec):
 def _refs(spec):
     m = spec.get("mitigation") or {}
     refs = [p["target"] for p in m.get("predicates", []) if p.get("target")]
-    refs += m.get("created", []) + [e["object"] for e in m.get("fields", []) + m.get("restored", [])]
+    for fault in m.get("faults", []):
+        refs += fault["created"] + [e["object"] for e in fault["fields"]]
+    refs += [e["object"] for e in m.get("restored", [])]
     refs += [o["object"] for o in (spec.get("finops") or {}).get("optimal", [])]
     return refs
 

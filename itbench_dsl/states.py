@@ -161,12 +161,15 @@ def _reorder(objects: dict[tuple, dict], reference: dict[tuple, dict]) -> dict[t
     return ordered
 
 
-def _fault_effects(scenario: ir.Scenario) -> dict[tuple, tuple[str, int]]:
-    """(kind, namespace, name) of a workload -> (its readiness effect, its replicas before the fault)."""
+def _fault_effects(scenario: ir.Scenario, only: set[int] | None = None) -> dict[tuple, tuple[str, int]]:
+    """(kind, namespace, name) of a workload -> (its readiness effect, its replicas before the fault), for
+    every injection (or the injections whose indexes are in `only`)."""
     from .faults.base import find_object
 
     effects: dict[tuple, tuple[str, int]] = {}
-    for injection in scenario.injections():
+    for index, injection in enumerate(scenario.injections()):
+        if only is not None and index not in only:
+            continue
         effect = READINESS.get(injection.mechanism)
         if injection.mechanism == "chaos-mesh.schedule:PodChaos":
             effect = _POD_CHAOS.get(str(injection.args.get("spec", {}).get("action")))
@@ -179,6 +182,48 @@ def _fault_effects(scenario: ir.Scenario) -> dict[tuple, tuple[str, int]]:
             replicas = 1
         effects[(target.kind, target.namespace, target.name)] = (effect, replicas)
     return effects
+
+
+def settle(scenario: ir.Scenario, manifests: dict[tuple, dict], found: Objects, spec: dict) -> dict:
+    """The state a cluster settles into from `manifests` (the faulty state changed by an agent, or by a
+    replayed solution): a fault's effect on its workload's pods, and its alerts, last while anything it
+    did is still there (an object it created that acts on its own, a field it changed still at the
+    fault's value, an object it deleted still missing)."""
+    holding = {i for i in range(len(scenario.injections())) if _still_there(i, manifests, spec)}
+    alerts = _alerts(scenario, manifests) if holding else []
+    return render(manifests, found, _fault_effects(scenario, holding), alerts)
+
+
+def _still_there(index: int, manifests: dict, spec: dict) -> bool:
+    """Whether the injection's fault still holds in `manifests` (its parts, as the evaluator spec lists them:
+    all of them undone undoes it, or any one for a fault undone by any)."""
+    from .evaluator_runtime import _MISSING, _decoded_secret, acts, at, empty, owns
+
+    m = spec["mitigation"]
+    fault = m["faults"][index]
+    parts: list[bool] = []  # per part: still there
+    for ref in fault["created"]:
+        obj = manifests.get((ref["kind"], ref["namespace"], ref["name"]))
+        parts.append(obj is not None and acts(obj))
+    for entry in fault["fields"]:
+        key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
+        obj = manifests.get(key)
+        if obj is None:
+            continue
+        obj = _decoded_secret(obj) if obj.get("kind") == "Secret" else obj
+        for change in entry["changes"]:
+            observed = at(obj, change["path"])
+            faulty = change.get("faulty")
+            if faulty is None:  # the fault removed it: it is there while it is still missing
+                parts.append(observed is _MISSING or empty(observed))
+            else:
+                parts.append(observed is not _MISSING and owns(faulty, observed))
+    if any((r["object"]["kind"], r["object"]["namespace"], r["object"]["name"]) not in manifests
+           for r in m["restored"]):
+        parts.append(True)
+    if not parts:
+        return False
+    return all(parts) if fault["undone_by"] == "any" else any(parts)
 
 
 def _alerts(scenario: ir.Scenario, objects: dict[tuple, dict]) -> list[dict]:

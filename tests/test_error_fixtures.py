@@ -36,7 +36,7 @@ UNEMITTED = {"W1001"}
 # Codes that need several files (a fixture is one file): tested in their own test file.
 MULTI_FILE = {"W2001", "W2006"}  # tests/test_mechanisms.py; W2006: tests/test_lint.py
 # Codes of `itbench check`'s self-validation, which compile does not run: tested in tests/test_states.py.
-CHECK_ONLY = {"E4004", "E4005"}
+CHECK_ONLY = {"E4004", "E4005", "E4006", "W2009", "W2010"}  # E4006, W2009, W2010: tests/test_solutions.py
 # Codes of `itbench generate` (a generator failed, a generator skipped an input): tests/test_generators.py.
 GENERATE_ONLY = {"E6002", "W6001"}
 # Codes of the ITBench CISO import, whose input is an ITBench folder, not .itb: tests/test_itbench_ciso.py.

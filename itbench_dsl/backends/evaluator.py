@@ -336,6 +336,20 @@ def _predicate(scenario: ir.Scenario, p) -> dict:
     return out
 
 
+def _faults(scenario: ir.Scenario, fields: list, created: list) -> list[dict]:
+    """Each injection's parts: the fields it changed and the objects it created that act on their own, and
+    whether undoing all of them, or any one, undoes it (FaultKind.undone_by)."""
+    out = []
+    for injection in scenario.injections():
+        touched = {(r.kind, r.namespace, r.name) for r in (injection.target, *injection.side_objects)}
+        made = {(r.kind, r.namespace, r.name) for r in injection.created}
+        out.append({"fault": injection.fault, "undone_by": FAULTS[injection.fault].undone_by,
+                    "fields": [f for f in fields if (f["object"]["kind"], f["object"]["namespace"],
+                                                     f["object"]["name"]) in touched],
+                    "created": [c for c in created if (c["kind"], c["namespace"], c["name"]) in made]})
+    return out
+
+
 def _mitigation(scenario: ir.Scenario) -> dict:
     fields, created, deleted = _changes(scenario)
     health, services = _health(scenario)
@@ -348,7 +362,7 @@ def _mitigation(scenario: ir.Scenario) -> dict:
     alerts = [{"alert": name, "namespaces": _alert_scope(scenario, name)} for name in sorted(expected - waited)]
     return {"within_seconds": scenario.mitigation.within_seconds if scenario.mitigation else None,
             "predicates": predicates, "alerts": alerts, "ready": health, "programs": _programs(scenario, health, fields),
-            "services": services, "fields": fields, "created": created, "restored": deleted}
+            "services": services, "faults": _faults(scenario, fields, created), "restored": deleted}
 
 
 # ---- the diagnosis ground truth -----------------------------------------------------------------------
@@ -465,9 +479,14 @@ def _requires(spec: dict) -> dict:
             need(p["target"])
             alerts = alerts or p["kind"] == "alert"
         alerts = alerts or bool(mitigation["alerts"])
-        for ref in mitigation["ready"] + mitigation["services"] + mitigation["created"]:
+        for ref in mitigation["ready"] + mitigation["services"]:
             need(ref)
-        for entry in mitigation["fields"] + mitigation["restored"]:
+        for fault in mitigation["faults"]:
+            for ref in fault["created"]:
+                need(ref)
+            for entry in fault["fields"]:
+                need(entry["object"])
+        for entry in mitigation["restored"]:
             need(entry["object"])
         for w in spec["workloads"]:
             need(w)

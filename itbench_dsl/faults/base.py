@@ -155,6 +155,10 @@ class FaultKind:
     solutions_for: Callable[[dict], tuple[dict, ...]] | None = None
     # the other right values of the fields the fault changes (see Acceptance); none: the healthy value only
     accept: tuple["Acceptance", ...] = ()
+    # what undoes the fault: "all" of its parts (each field it changed healthy again, each object it created
+    # that acts on its own gone), or "any" one of them, for a fault whose parts only harm together (strict
+    # mTLS against pods taken out of the mesh: either fix ends it)
+    undone_by: str = "all"
 
 
 @dataclass

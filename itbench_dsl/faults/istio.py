@@ -209,6 +209,8 @@ FAULTS = [
             "Its pods are not already out of the mesh (E2027).",
             "It calls another workload of its namespace, a dependency edge of the topology (E2011).",
         ),
+        # strict mTLS refuses only plain-text peers: back in the mesh, or without the policy, the calls go through
+        undone_by="any",
         creates="PeerAuthentication `strict-mtls-mode` (`security.istio.io/v1`, mode `STRICT`) in the workload's "
                 "namespace; revert deletes it and restores the workload.",
     ),

@@ -1,0 +1,84 @@
+"""Solutions are evidence: each declared solution, replayed on the faulty state, must mitigate.
+
+A solution step written as a shell command (`step "Roll back" run "kubectl -n shop rollout undo
+deployment/cart"`) is replayed with replay.py on the manifests of the scenario's faulty state, as
+a cluster would carry it out: the API server's refusals (an immutable field, a selector change)
+included. The settled state (states.settle: a fault's effects last while what it did is still
+there) is then graded as the mitigation task. A solution with a step in prose only (the agent's to
+work out) is not replayed: its commands alone are not the solution.
+
+Findings, located at the step they concern:
+
+* E4006: the first solution does not mitigate when replayed, or the API server would refuse one of
+  its steps: the scenario's own answer fails its grader, so one of the two is wrong;
+* W2009: a step cannot be replayed (an interactive editor, a file that is not in the bundle, a
+  shell construct), so the solution cannot serve as evidence;
+* W2010: a further solution does not mitigate, or has a step the API server would refuse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import ir
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str
+    step: tuple[int, int]  # (solution index, step index): where the finding points
+
+
+def _namespace(scenario: ir.Scenario) -> str | None:
+    """The namespace a step's command works in when it names none: the faults' own, else the topology's first."""
+    for injection in scenario.injections():
+        if injection.target.namespace:
+            return injection.target.namespace
+    return scenario.topology.namespaces[0].name if scenario.topology.namespaces else None
+
+
+def findings(scenario: ir.Scenario, files: dict[str, bytes], spec: dict | None = None) -> list[Finding]:
+    """What replaying each solution with commands says about it."""
+    from .backends.evaluator import evaluator_spec
+    from .evaluator_runtime import evaluate
+    from .replay import REFUSED, UNSUPPORTED, replay
+    from .states import as_served, objects, settle
+
+    if scenario.domain == "ciso" or not scenario.injections():
+        return []
+    spec = spec or evaluator_spec(scenario)
+    found = objects(scenario)
+    # `rollout undo` goes back to the template the workload ran before the fault
+    history = {key: [obj["spec"]["template"]] for key, obj in found.healthy.items()
+               if key[0] in ("Deployment", "StatefulSet") and key in found.faulty
+               and found.faulty[key].get("spec", {}).get("template") != obj.get("spec", {}).get("template")}
+    out: list[Finding] = []
+    for i, solution in enumerate(scenario.solutions):
+        commands = [(j, step.command) for j, step in enumerate(solution.steps) if step.command]
+        if not commands or len(commands) < len(solution.steps):
+            continue  # a step in prose carries part of the fix: the commands alone are not the solution
+        # as the cluster stores them (a Secret's `stringData` is write-only, folded into `data`); replay replaces
+        # what it changes and keeps the rest
+        manifests = {key: as_served(obj) if key[0] == "Secret" else obj for key, obj in found.faulty.items()}
+        stopped = False
+        for j, command in commands:
+            outcome = replay(manifests, command, namespace=_namespace(scenario), files=files, history=history)
+            if outcome.status == UNSUPPORTED:
+                out.append(Finding("W2009", f"solution `{solution.title}`: `{command}` cannot be replayed: "
+                                   f"{outcome.message}", (i, j)))
+                stopped = True
+                break
+            if outcome.status == REFUSED:
+                out.append(Finding("E4006" if i == 0 else "W2010", f"solution `{solution.title}`: the cluster would "
+                                   f"refuse `{command}`: {outcome.message}", (i, j)))
+                stopped = True
+                break
+        if stopped:
+            continue
+        verdict = evaluate(spec, None, settle(scenario, manifests, found, spec), task="mitigate")
+        if not verdict["passed"]:
+            failed = [f"{c['id']}: {c['detail']}" for c in verdict["checks"] if not c["passed"]]
+            out.append(Finding("E4006" if i == 0 else "W2010", f"solution `{solution.title}`, replayed on the faulty "
+                               f"state, does not mitigate: " + "; ".join(failed[:3]), (i, commands[-1][0])))
+    return out
