@@ -147,6 +147,8 @@ class State:
             if kind == "Secret":
                 item = _decoded_secret(item)
             key = (kind, str(meta["namespace"]) if meta.get("namespace") else None, str(meta.get("name", "")))
+            if key in self.objects:  # a cluster holds one object of a name: a second one is a forged or merged capture
+                raise InputError(f"the state holds {ref_text(as_ref(key))} twice")
             self.objects[key] = item
             self.by_kind.setdefault((key[0], key[1]), []).append(item)
             self.captured.add((key[1] or "", kind))  # an object of a kind there shows the kind was captured
@@ -845,10 +847,17 @@ def field_check(entry, state):
         else "every field the fault changed is healthy again"
 
 
+CHAOS_PAUSE = "experiment.chaos-mesh.org/pause"
+
+
 def acts(obj):
-    """Whether an object acts on its own: a workload only while it runs pods."""
+    """Whether an object acts on its own: a workload only while it runs pods, a Chaos Mesh experiment or
+    schedule only while it is not paused."""
     if obj.get("kind") in ("Deployment", "StatefulSet", "ReplicaSet"):
         return number((obj.get("spec") or {}).get("replicas", 1)) != 0
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    if str(obj.get("apiVersion", "")).startswith("chaos-mesh.org/") and str(annotations.get(CHAOS_PAUSE)).lower() == "true":
+        return False
     return True
 
 
@@ -857,7 +866,7 @@ def created_check(ref, state):
     if obj is None:
         return True, f"{ref_text(ref)} removed"
     if not acts(obj):
-        return True, f"{ref_text(ref)} scaled to zero"
+        return True, f"{ref_text(ref)} no longer acts (scaled to zero, or paused)"
     return False, f"{ref_text(ref)} still present"
 
 

@@ -48,57 +48,69 @@ def mean_and_stderr(values: list[float]) -> tuple[float, float]:
 @dataclass
 class ScenarioScore:
     scenario: str
+    task: str  # the task graded ("diagnose", "mitigate", "policy"), "" for a verdict that names none
     trials: int
     passed: int
     mean: float
-    stderr: float
+    stderr: float | None  # None for a single trial: one value has no spread to estimate
     pass_at: dict[int, float] = field(default_factory=dict)  # k -> pass@k (only the k <= trials)
 
     def to_json(self) -> dict:
-        return {"scenario": self.scenario, "trials": self.trials, "passed": self.passed,
+        return {"scenario": self.scenario, "task": self.task, "trials": self.trials, "passed": self.passed,
                 "mean_score": self.mean, "stderr": self.stderr,
                 "pass_at_k": {str(k): v for k, v in sorted(self.pass_at.items())}}
 
 
 def aggregate(verdicts: list[dict], ks: list[int]) -> dict:
-    """Per scenario and overall figures from verdicts ({scenario, passed, score, ...}).
+    """Per scenario and task, and overall per task, figures from verdicts ({scenario, task, passed, score}).
 
-    k = 1 is always computed. A requested k larger than a scenario's trial count is refused with
-    the scenario named, so a table never mixes estimators over different k silently. Overall
-    pass@k is the mean of the per-scenario values (each scenario weighs the same, whatever its
-    trial count); the overall mean score is the mean of the scenarios' means, with the standard
-    error across scenarios.
+    A scenario's diagnosis and mitigation are separate tasks with separate verdicts: they are never
+    pooled. k = 1 is always computed. A requested k larger than a group's trial count is refused with
+    the scenario named, so a table never mixes estimators over different k silently. Overall pass@k of
+    a task is the mean of its scenarios' values (each scenario weighs the same, whatever its trial
+    count); the overall mean score is the mean of the scenarios' means, with the standard error across
+    scenarios.
     """
     ks = sorted({1, *ks})
     for k in ks:
         if k < 1:
             raise ScoringError(f"--k {k}: k must be at least 1")
-    groups: dict[str, list[dict]] = {}
+    groups: dict[tuple[str, str], list[dict]] = {}
     for verdict in verdicts:
-        groups.setdefault(verdict["scenario"], []).append(verdict)
+        groups.setdefault((verdict["scenario"], verdict.get("task") or ""), []).append(verdict)
     if not groups:
         raise ScoringError("no verdicts to score")
-    scenarios = []
-    for name in sorted(groups):
-        trials = groups[name]
+    rows = []
+    for scenario, task in sorted(groups):
+        trials = groups[(scenario, task)]
         n, c = len(trials), sum(1 for t in trials if t["passed"] is True)
         too_few = [k for k in ks if k > n]
         if too_few:
-            raise ScoringError(f"scenario `{name}` has {n} trial{'s' * (n != 1)}: pass@{too_few[0]} needs at least "
+            what = f"scenario `{printable(scenario)}`" + (f" ({task})" if task else "")
+            raise ScoringError(f"{what} has {n} trial{'s' * (n != 1)}: pass@{too_few[0]} needs at least "
                                f"{too_few[0]}")
         mean, stderr = mean_and_stderr([float(t["score"]) for t in trials])
-        scenarios.append(ScenarioScore(name, n, c, mean, stderr, {k: pass_at_k(n, c, k) for k in ks}))
-    overall_mean, overall_stderr = mean_and_stderr([s.mean for s in scenarios])
-    overall = {
-        "scenarios": len(scenarios), "trials": sum(s.trials for s in scenarios),
-        "passed": sum(s.passed for s in scenarios), "mean_score": overall_mean, "stderr": overall_stderr,
-        "pass_at_k": {str(k): math.fsum(s.pass_at[k] for s in scenarios) / len(scenarios) for k in ks},
-    }
-    return {"k": ks, "scenarios": [s.to_json() for s in scenarios], "overall": overall}
+        rows.append(ScenarioScore(scenario, task, n, c, mean, stderr if n > 1 else None,
+                                  {k: pass_at_k(n, c, k) for k in ks}))
+    overall = []
+    for task in sorted({r.task for r in rows}):
+        mine = [r for r in rows if r.task == task]
+        mean, stderr = mean_and_stderr([r.mean for r in mine])
+        overall.append({
+            "task": task, "scenarios": len(mine), "trials": sum(r.trials for r in mine),
+            "passed": sum(r.passed for r in mine), "mean_score": mean, "stderr": stderr if len(mine) > 1 else None,
+            "pass_at_k": {str(k): math.fsum(r.pass_at[k] for r in mine) / len(mine) for k in ks},
+        })
+    return {"k": ks, "scenarios": [r.to_json() for r in rows], "overall": overall}
+
+
+MAX_VERDICT_BYTES = 16 * 1024 * 1024
 
 
 def load_verdicts(folder: Path) -> list[dict]:
-    """Every verdict JSON file below `folder` (*.json, sorted), checked for the fields scoring reads."""
+    """Every verdict JSON file below `folder` (*.json, sorted), checked for the fields scoring reads. A
+    verdict of several tasks (`tasks`, as an evaluator run without `--task` writes it) counts as one
+    verdict per task."""
     if not folder.is_dir():
         raise ScoringError(f"{folder}: not a folder")
     files = sorted(p for p in folder.rglob("*.json") if p.is_file())
@@ -107,37 +119,71 @@ def load_verdicts(folder: Path) -> list[dict]:
     verdicts = []
     for path in files:
         try:
+            if path.stat().st_size > MAX_VERDICT_BYTES:
+                raise ScoringError(f"{path}: larger than {MAX_VERDICT_BYTES:,} bytes: not a verdict")
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ScoringError(f"{path}: not a readable JSON file: {exc}") from exc
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise ScoringError(f"{path}: not a readable JSON file: {str(exc)[:200]}") from exc
         if not isinstance(data, dict):
             raise ScoringError(f"{path}: a verdict is a JSON object")
-        scenario, passed, score = data.get("scenario"), data.get("passed"), data.get("score")
-        if not isinstance(scenario, str) or not scenario:
-            raise ScoringError(f"{path}: the verdict has no `scenario` name")
-        if not isinstance(passed, bool):
-            raise ScoringError(f"{path}: `passed` must be true or false")
-        if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
-            raise ScoringError(f"{path}: `score` must be a number")
-        verdicts.append({"scenario": scenario, "passed": passed, "score": float(score)})
+        parts = data.get("tasks")
+        if isinstance(parts, dict) and parts:
+            for task, part in sorted(parts.items()):
+                if not isinstance(part, dict):
+                    raise ScoringError(f"{path}: `tasks.{printable(str(task))}` is not a verdict")
+                verdicts.append(_verdict(path, {**part, "scenario": part.get("scenario", data.get("scenario")),
+                                                "task": part.get("task", task)}))
+        else:
+            verdicts.append(_verdict(path, data))
     return verdicts
 
 
+def _verdict(path: Path, data: dict) -> dict:
+    scenario, passed, score, task = data.get("scenario"), data.get("passed"), data.get("score"), data.get("task")
+    if not isinstance(scenario, str) or not scenario:
+        raise ScoringError(f"{path}: the verdict has no `scenario` name")
+    if task is not None and not isinstance(task, str):
+        raise ScoringError(f"{path}: `task` must be a string")
+    if not isinstance(passed, bool):
+        raise ScoringError(f"{path}: `passed` must be true or false")
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+        raise ScoringError(f"{path}: `score` must be a number")
+    if not 0.0 <= score <= 1.0:
+        raise ScoringError(f"{path}: `score` must be between 0 and 1, not {score:g}")
+    return {"scenario": scenario, "task": task or "", "passed": passed, "score": float(score)}
+
+
+def printable(text: str) -> str:
+    """A name as a table may show it: control characters (ANSI escapes, line breaks) written as escapes."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def render_table(report: dict) -> str:
-    """A fixed-width table: one row per scenario, then the overall row."""
+    """A fixed-width table: one row per scenario and task, then one overall row per task."""
     ks = report["k"]
-    header = ["scenario", "trials", "passed", *(f"pass@{k}" for k in ks), "mean ± se"]
+    with_tasks = any(s["task"] for s in report["scenarios"])
+    header = ["scenario", *(["task"] if with_tasks else []), "trials", "passed", *(f"pass@{k}" for k in ks),
+              "mean ± se"]
+
+    def spread(mean: float, stderr: float | None) -> str:
+        return f"{mean:.3f} ± {stderr:.3f}" if stderr is not None else f"{mean:.3f} (1 trial)"
+
     rows = []
     for s in report["scenarios"]:
-        rows.append([s["scenario"], str(s["trials"]), str(s["passed"]),
-                     *(f"{s['pass_at_k'][str(k)]:.3f}" for k in ks), f"{s['mean_score']:.3f} ± {s['stderr']:.3f}"])
-    o = report["overall"]
-    footer = [f"overall ({o['scenarios']} scenarios)", str(o["trials"]), str(o["passed"]),
-              *(f"{o['pass_at_k'][str(k)]:.3f}" for k in ks), f"{o['mean_score']:.3f} ± {o['stderr']:.3f}"]
-    widths = [max(len(r[i]) for r in [header, *rows, footer]) for i in range(len(header))]
+        rows.append([printable(s["scenario"]), *([s["task"] or "-"] if with_tasks else []), str(s["trials"]),
+                     str(s["passed"]), *(f"{s['pass_at_k'][str(k)]:.3f}" for k in ks),
+                     spread(s["mean_score"], s["stderr"])])
+    footers = []
+    for o in report["overall"]:
+        footers.append([f"overall ({o['scenarios']} scenarios)", *([o["task"] or "-"] if with_tasks else []),
+                        str(o["trials"]), str(o["passed"]), *(f"{o['pass_at_k'][str(k)]:.3f}" for k in ks),
+                        spread(o["mean_score"], o["stderr"]) if o["stderr"] is not None or o["scenarios"] == 1
+                        else f"{o['mean_score']:.3f}"])
+    widths = [max(len(r[i]) for r in [header, *rows, *footers]) for i in range(len(header))]
 
     def line(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        return "  ".join(c.ljust(w) if i == 0 or (with_tasks and i == 1) else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
     rule = "  ".join("-" * w for w in widths)
-    return "\n".join([line(header), rule, *(line(r) for r in rows), rule, line(footer)]) + "\n"
+    return "\n".join([line(header), rule, *(line(r) for r in rows), rule, *(line(f) for f in footers)]) + "\n"

@@ -707,3 +707,25 @@ def test_check_is_clean_for_the_library_with_the_corpus():
     """`itbench check` grades every scenario's adversarial corpus (tests/test_corpus.py has the figures)."""
     one = check_source(SCENARIOS[FLAG].read_bytes(), "f.itb")
     assert not one.has_errors, [d.message for d in one.errors()]
+
+
+def test_a_state_holding_an_object_twice_is_refused():
+    """A healthy copy appended after the faulty object must not hide it: a cluster holds one object of a name."""
+    name = "otel-checkout-nonexistent-image"
+    faulty, solved = derived(name, "faulty"), derived(name, "solved")
+    faulty["resources"]["items"].append(obj(solved, "Deployment", "checkout"))
+    assert "twice" in refused(name, None, faulty, task="mitigate")
+
+
+def test_a_paused_chaos_schedule_no_longer_acts():
+    name = "otel-checkout-payment-network-loss"
+    faulty = derived(name, "faulty")
+    solved = derived(name, "solved")
+    schedule = next(o for o in faulty["resources"]["items"] if o["kind"] == "Schedule")
+    kept = {**solved, "resources": {**solved["resources"], "items": solved["resources"]["items"] + [copy.deepcopy(schedule)]}}
+    assert not mitigate(name, kept)["passed"]
+    schedule = next(o for o in kept["resources"]["items"] if o["kind"] == "Schedule")
+    schedule["metadata"].setdefault("annotations", {})["experiment.chaos-mesh.org/pause"] = "true"
+    created = "created.chaos-mesh/Schedule/checkout-payment-network-loss"
+    # paused, it no longer acts; the scenario's own `schedule "..." absent` still asks for it to be deleted
+    assert created not in failed(mitigate(name, kept)) and "mitigation.predicate.0" in failed(mitigate(name, kept))

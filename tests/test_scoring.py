@@ -96,7 +96,7 @@ def test_aggregate_per_scenario_and_overall(tmp_path: Path):
     assert a["pass_at_k"] == {"1": pytest.approx(0.4), "3": pytest.approx(0.9)}
     assert a["mean_score"] == pytest.approx(0.5)
     assert b["pass_at_k"] == {"1": 1.0, "3": 1.0}
-    overall = report["overall"]
+    (overall,) = report["overall"]
     assert overall["scenarios"] == 2 and overall["trials"] == 8 and overall["passed"] == 5
     assert overall["pass_at_k"]["1"] == pytest.approx((0.4 + 1.0) / 2)  # each scenario weighs the same
     assert overall["mean_score"] == pytest.approx((0.5 + 2.8 / 3) / 2)
@@ -128,7 +128,7 @@ def test_score_json(tmp_path: Path):
     assert report["k"] == [1, 2]
     # n=5, c=2, k=2: 1 - C(3,2)/C(5,2) = 1 - 3/10
     assert report["scenarios"][0]["pass_at_k"]["2"] == pytest.approx(0.7)
-    assert set(report["overall"]) == {"scenarios", "trials", "passed", "mean_score", "stderr", "pass_at_k"}
+    assert set(report["overall"][0]) == {"task", "scenarios", "trials", "passed", "mean_score", "stderr", "pass_at_k"}
 
 
 @pytest.mark.parametrize("setup,message", [
@@ -163,3 +163,49 @@ def test_score_messages(tmp_path: Path, capsys):
         assert exit_info.value.code == 2
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err
+
+
+def test_a_scenarios_tasks_are_never_pooled(tmp_path: Path):
+    """A verdict of both tasks (an evaluator run without --task) counts once per task."""
+    folder = tmp_path / "r"
+    folder.mkdir()
+    for index, (diagnosed, mitigated) in enumerate([(True, False), (True, True), (False, False)]):
+        verdict = {"scenario": "s", "task": "diagnose+mitigate", "passed": diagnosed and mitigated, "score": 0.5,
+                   "tasks": {"diagnose": {"scenario": "s", "task": "diagnose", "passed": diagnosed,
+                                          "score": float(diagnosed)},
+                             "mitigate": {"scenario": "s", "task": "mitigate", "passed": mitigated,
+                                          "score": float(mitigated)}}}
+        (folder / f"t{index}.json").write_text(json.dumps(verdict), encoding="utf-8")
+    report = aggregate(load_verdicts(folder), [])
+    rows = {r["task"]: r for r in report["scenarios"]}
+    assert set(rows) == {"diagnose", "mitigate"}
+    assert rows["diagnose"]["passed"] == 2 and rows["mitigate"]["passed"] == 1
+    assert [o["task"] for o in report["overall"]] == ["diagnose", "mitigate"]
+    table = invoke("score", str(folder)).stdout
+    assert "diagnose" in table and "mitigate" in table
+
+
+@pytest.mark.parametrize("score,message", [(27.0, "between 0 and 1"), (-0.5, "between 0 and 1"),
+                                           (1e308, "between 0 and 1")])
+def test_scores_outside_zero_and_one_are_refused(tmp_path: Path, score, message):
+    folder = tmp_path / "r"
+    folder.mkdir()
+    (folder / "x.json").write_text(json.dumps({"scenario": "a", "passed": True, "score": score}), encoding="utf-8")
+    with pytest.raises(ScoringError, match=message):
+        load_verdicts(folder)
+
+
+def test_names_are_shown_escaped_and_one_trial_has_no_spread(tmp_path: Path):
+    folder = tmp_path / "r"
+    _write(folder, [("evil\x1b[31mred\nline", True, 1.0)])
+    table = invoke("score", str(folder)).stdout
+    assert "\x1b" not in table and "\\x1b" in table and "\\n" in table
+    assert "(1 trial)" in table and "± 0.000" not in table
+
+
+def test_deep_json_is_refused_not_a_traceback(tmp_path: Path):
+    folder = tmp_path / "r"
+    folder.mkdir()
+    (folder / "x.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(ScoringError, match="not a readable JSON file"):
+        load_verdicts(folder)
