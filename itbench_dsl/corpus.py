@@ -9,7 +9,7 @@ scenario's own plan, each with the verdict it must get:
   workload scaled to zero; a state without the alerts, or captured with `kubectl get all` (which
   omits Chaos Mesh and other custom kinds). Right ones: the solved and healthy states, the solved
   state as an API server returns it (its defaults, base64 Secret data, bookkeeping), after a
-  `rollout restart`, with a service port named instead of numbered.
+  `rollout restart`, with a service's target port named instead of numbered.
 * diagnosis: the perfect answer, with extra spellings of the same objects and in ITBench's 2025
   shape (pass); no answer, no `entities`, the root cause alone without its propagation, a sibling
   that shares the root cause's name as a prefix, the name of an object that exists nowhere, a
@@ -275,6 +275,12 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
         reserialised[key] = obj
         yield Case(f"{key[2]}: {where} kept faulty in re-serialised JSON", "mitigate", FAIL,
                    state=render(reserialised, found))
+    named = _port_name(found, key, change) if key[0] == "Service" and path and path[-1] == "targetPort" else None
+    if named is not None:
+        edited = _edited(found.solved, key, lambda o: _set_at(o, path, named))
+        if edited is not None:
+            yield Case(f"{key[2]}: {where} set to the container's port name `{named}`", "mitigate", PASS,
+                       state=render(edited, found))
     if key[0] == "Secret" and path and path[0] == "data":  # the manifest says it as `stringData`
         path = ["stringData", *path[1:]]
     base = change.get("healthy") if "healthy" in change else change.get("faulty")
@@ -289,6 +295,26 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
     edited = _edited(found.solved, key, lambda o: _set_at(o, path, wrong))
     if edited is not None and edited[key] != found.solved[key]:
         yield Case(f"{key[2]}: {where} set to another wrong value", "mitigate", FAIL, state=render(edited, found))
+
+
+def _port_name(found: Objects, key: tuple, change: dict) -> str | None:
+    """The name a selected container gives the port a Service's healthy targetPort numbers."""
+    service = found.solved.get(key)
+    healthy = change.get("healthy")
+    if service is None or not isinstance(healthy, int):
+        return None
+    selector = service.get("spec", {}).get("selector") or {}
+    for (kind, namespace, _), obj in found.solved.items():
+        if kind not in ("Deployment", "StatefulSet") or namespace != key[1] or not selector:
+            continue
+        template = obj.get("spec", {}).get("template", {})
+        labels = template.get("metadata", {}).get("labels", {})
+        if all(labels.get(k) == v for k, v in selector.items()):
+            for container in template.get("spec", {}).get("containers", []):
+                for port in container.get("ports", []):
+                    if port.get("containerPort") == healthy and port.get("name"):
+                        return port["name"]
+    return None
 
 
 def _replace_images(obj: dict) -> None:

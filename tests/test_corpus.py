@@ -1,0 +1,124 @@
+"""The adversarial corpus (itbench_dsl/corpus.py): it holds every class of trick for every scenario, and it
+has teeth: an evaluator weakened the way the scorer once was (an inequality with the faulty value, names
+matched by prefix, a missing kind taken as absent, the gap graded alone) is caught by `itbench check`."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from itbench_dsl import evaluator_runtime as runtime
+from itbench_dsl import states
+from itbench_dsl.compiler import compile_source
+from itbench_dsl.corpus import FAIL, PASS, UNUSABLE, all_cases
+from itbench_dsl.diagnostics import Diagnostics
+
+ROOT = Path(__file__).resolve().parent.parent
+LIBRARY = {p.stem: p for p in sorted((ROOT / "scenarios").rglob("*.itb"))}
+
+
+@cache
+def scenario(name: str):
+    return compile_source(LIBRARY[name].read_bytes(), str(LIBRARY[name]), Diagnostics()).scenario
+
+
+def names(name: str) -> dict[str, str]:
+    return {case.name: case.want for case in all_cases(scenario(name))[1]}
+
+
+@pytest.mark.parametrize("name", [n for n in LIBRARY if "/sre/" in str(LIBRARY[n])])
+def test_every_sre_scenario_has_every_class_of_case(name):
+    cases = names(name)
+    wants = set(cases.values())
+    assert wants == {PASS, FAIL, UNUSABLE}
+    s = scenario(name)
+    if not s.injections():
+        return
+    for must in ("the healthy state", "the solved state", "the faulty state",
+                 "the faulty state with every pod reporting ready and no alert",
+                 "the solved state as an API server returns it"):
+        assert must in cases, must
+    if s.root_causes:
+        for must in ("the perfect diagnosis", "an empty answer", "an answer with no `entities`",
+                     "every object named as a root cause",
+                     "the perfect diagnosis with each root cause spelled three ways"):
+            assert must in cases, must
+        assert any(n.startswith("an object that exists nowhere") for n in cases)
+
+
+def test_the_corpus_of_a_field_fault_tries_other_wrong_values():
+    cases = names("otel-ad-modified-target-port")
+    assert cases["ad: spec.ports.[name=tcp-service].targetPort set to another wrong value"] == FAIL
+    assert cases["ad: spec.ports.[name=tcp-service].targetPort set to the container's port name `service`"] == PASS
+    flag = names("otel-ad-failure-flag")
+    assert any("kept faulty in re-serialised JSON" in n for n in flag)
+
+
+def _problems(name: str) -> list[tuple[str, str]]:
+    return states.self_validate(scenario(name))
+
+
+def test_sound_on_these_scenarios():
+    for name in ("otel-ad-modified-target-port", "otel-checkout-payment-network-loss", "otel-ad-failure-flag",
+                 "cis-k8s-5-2-2-privileged-kyverno"):
+        assert _problems(name) == [], name
+
+
+def test_it_catches_an_inequality_with_the_faulty_value(monkeypatch):
+    """The old rule: a field is fixed when it no longer holds the faulty value (9999 -> 9998 passed)."""
+    def inequality(entry, state):
+        obj = state.get(entry["object"])
+        if obj is None:
+            return False, "missing"
+        still = [c for c in entry["changes"] if runtime.at(obj, c["path"]) == c.get("faulty")]
+        return not still, "inequality"
+
+    monkeypatch.setattr(runtime, "field_check", inequality)
+    monkeypatch.setattr(runtime, "service_check", lambda ref, state: (True, "not checked"))
+    problems = _problems("otel-ad-modified-target-port")
+    assert problems and problems[0][0] == "E4004" and "set to another wrong value (must fail)" in problems[0][1]
+
+
+def test_it_catches_names_matched_by_prefix(monkeypatch):
+    """The old rule: ITBench's filters credited any name they match (`ad-other` for `ad`)."""
+    original = runtime.Names._resolve
+
+    def by_prefix(self, text, kind_hint):
+        found = original(self, text, kind_hint)
+        if found:
+            return found
+        namespace, kind, name = runtime.parse_name(text)
+        return {k for n, keys in self.by_name.items() if name.startswith(n) for k in keys
+                if kind is None or k[0] == self.kind_of(kind)}
+
+    monkeypatch.setattr(runtime.Names, "_resolve", by_prefix)
+    problems = dict(_problems("otel-checkout-nonexistent-image"))
+    assert "E4005" in problems and "exists nowhere" in problems["E4005"]
+
+
+def test_it_catches_missing_kinds_taken_as_absent(monkeypatch):
+    monkeypatch.setattr(runtime, "required_missing", lambda spec, st: [])
+    problems = dict(_problems("otel-checkout-payment-network-loss"))
+    assert "`kubectl get all` (must refuse)" in problems["E4004"]
+
+
+def test_it_catches_the_gap_graded_alone(monkeypatch):
+    original = runtime.ciso
+
+    def gap_only(spec, verdicts, checks, metrics, gap_only, source):
+        score = original(spec, verdicts, checks, metrics, gap_only, source)
+        checks[:] = [c for c in checks if not c["id"].startswith("ciso.compliant.")]
+        return score
+
+    monkeypatch.setattr(runtime, "ciso", gap_only)
+    problems = dict(_problems("cis-k8s-5-2-2-privileged-kyverno"))
+    assert "a deny-all policy's reports (must fail): it passed it" in problems["E4004"]
+
+
+def test_it_catches_an_evaluator_that_trusts_the_pods_status(monkeypatch):
+    """Fields not compared at all: every pod reporting ready is taken for a fix."""
+    monkeypatch.setattr(runtime, "field_check", lambda entry, state: (True, "not checked"))
+    problems = dict(_problems("shop-cart-modified-env"))  # an env var: no other check sees it
+    assert "every pod reporting ready and no alert (must fail): it passed it" in problems["E4004"]
