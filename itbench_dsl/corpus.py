@@ -353,6 +353,10 @@ def _diagnosis_cases(scenario, spec, derived) -> Iterator[Case]:
             "entities": [{"name": _some_object(spec), "contributing_factor": True}]})
         return
     yield Case("the perfect diagnosis", "diagnose", PASS, answer=perfect, state=faulty, score=1.0)
+    template = prompt_template(scenario)
+    if template is not None:
+        yield Case("the prompt's answer template filled with the truth", "diagnose", PASS,
+                   answer=_filled(template, perfect), state=faulty, score=1.0)
     yield Case("the perfect diagnosis, graded without a state", "diagnose", PASS, answer=perfect, state=None)
     spelled = copy.deepcopy(perfect)
     for entity in perfect["entities"]:
@@ -396,6 +400,34 @@ def _diagnosis_cases(scenario, spec, derived) -> Iterator[Case]:
                    answer=wrong_many, state=faulty)
 
 
+def prompt_template(scenario: ir.Scenario) -> dict | None:
+    """The answer template the scenario's prompt shows (its JSON code block), as data; None when the
+    prompt shows none."""
+    import re
+
+    from .backends.prompt import render
+
+    match = re.search(r"```json\n(.*?)\n```", render(scenario), re.S)
+    if match is None:
+        return None
+    try:
+        return json.loads(match.group(1))
+    except ValueError:
+        return None
+
+
+def _filled(template: dict, truth: dict) -> dict:
+    """The prompt's template filled with an answer's names: one item per item of the answer, each the
+    template's item with the answer's values laid over it (so the template's own keys are the ones graded)."""
+    out = {}
+    for key, items in template.items():
+        if isinstance(items, list) and items and isinstance(items[0], dict):
+            out[key] = [{**items[0], **{k: v for k, v in item.items() if k in items[0]}} for item in truth.get(key, [])]
+        else:
+            out[key] = truth.get(key, items)
+    return out
+
+
 def _chain_nodes(spec: dict) -> list:
     truth = spec["diagnosis"]
     klass = {}
@@ -425,6 +457,13 @@ def _finops_cases(scenario, spec, derived) -> Iterator[Case]:
     perfect = perfect_answer(scenario, faulty)
     yield Case("the wasteful objects named as the prompt asks", "diagnose", PASS, answer=perfect, state=faulty,
                score=1.0)
+    template = prompt_template(scenario)
+    if template is not None:
+        yield Case("the prompt's answer template filled with the truth", "diagnose", PASS,
+                   answer=_filled(template, perfect), state=faulty, score=1.0)
+        wrong = {"resource": [{"name": f"{r['name']}-v2"} for r in perfect["resource"]]}
+        yield Case("the prompt's answer template filled with absent objects", "diagnose", FAIL,
+                   answer=_filled(template, wrong), state=faulty)
     bare = {"resource": [{"name": r["name"].split("/", 2)[2], "type": r["name"].split("/", 2)[1]}
                          for r in perfect["resource"]]}
     yield Case("the wasteful objects by bare name, their kind in `type`", "diagnose", PASS, answer=bare, state=faulty)
