@@ -42,11 +42,46 @@ def parse_duration(text: str) -> Decimal:
 
 
 def format_duration(seconds: Decimal | int | float) -> str:
-    """Go/Chaos Mesh style duration text: 90 -> '90s', 0.5 -> '500ms'."""
+    """A duration as the language, Go and Chaos Mesh all write it, largest units first and compact:
+    90 -> '1m30s', 300 -> '5m', 0.5 -> '500ms', 0 -> '0s'. The one printer of durations: a value is
+    never written two ways. Fractions of a second under a minute are written in milliseconds (1.5 ->
+    '1500ms')."""
     value = Decimal(str(seconds))
-    if value == value.to_integral_value():
-        return f"{int(value)}s"
-    return f"{int(value * 1000)}ms"
+    sign = "-" if value < 0 else ""
+    value = abs(value)
+    if value != value.to_integral_value():  # under a minute in milliseconds (`1500ms`), above it in parts
+        if value < 60:
+            return f"{sign}{int(value * 1000)}ms"
+        whole = int(value)
+        return sign + format_duration(whole) + f"{int((value - whole) * 1000)}ms"
+    total, out = int(value), ""
+    for unit, size in (("h", 3600), ("m", 60), ("s", 1)):
+        if total >= size:
+            out += f"{total // size}{unit}"
+            total %= size
+    return sign + (out or "0s")
+
+
+_GO_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_GO_UNITS = {"ns": Decimal("1e-9"), "us": Decimal("1e-6"), "µs": Decimal("1e-6"), "ms": Decimal("0.001"),
+             "s": Decimal(1), "m": Decimal(60), "h": Decimal(3600)}
+
+
+def parse_go_duration(text: str) -> Decimal | None:
+    """Seconds of a Go duration (Chaos Mesh, Kubernetes): `1m30s`, `1.5h`, `20000ms`, `-5s`, `0`; None when
+    the text is not one."""
+    text = str(text).strip()
+    sign = Decimal(-1) if text.startswith("-") else Decimal(1)
+    body = text.lstrip("+-")
+    if body == "0":
+        return Decimal(0)
+    pos, total = 0, Decimal(0)
+    for match in _GO_PART.finditer(body):
+        if match.start() != pos:
+            return None
+        total += Decimal(match.group(1)) * _GO_UNITS[match.group(2)]
+        pos = match.end()
+    return sign * total if pos == len(body) and pos else None
 
 
 def parse_cpu(text: str) -> Decimal:
@@ -67,7 +102,3 @@ def parse_memory(text: str) -> int:
         return int(Decimal(match.group(1)) * MEMORY_SUFFIXES[match.group(2)])
     except InvalidOperation as exc:  # pragma: no cover - the regex admits only decimals
         raise UnitError(str(exc)) from exc
-
-
-def parse_storage(text: str) -> int:
-    return parse_memory(text)

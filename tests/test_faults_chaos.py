@@ -234,8 +234,8 @@ def test_every_wraps_the_experiment_in_a_schedule_with_itbench_s_solution():
 
 
 @pytest.mark.parametrize("written,expected", [
-    ('"*/5 * * * *"', "*/5 * * * *"), ('"@hourly"', "@hourly"), ('"@every 90s"', "@every 90s"),
-    ('"@every 1m30s"', "@every 90s"), ('"0 9-17 * * mon-fri"', "0 9-17 * * mon-fri"),
+    ('"*/5 * * * *"', "*/5 * * * *"), ('"@hourly"', "@hourly"), ('"@every 90s"', "@every 1m30s"),
+    ('"@every 1m30s"', "@every 1m30s"), ('"0 9-17 * * mon-fri"', "0 9-17 * * mon-fri"),
 ])
 def test_schedule_strings(written: str, expected: str):
     files = ok(f'''  fault pod_chaos on deployment "cart" {{
@@ -528,3 +528,15 @@ def test_jvm_chaos_actions(fields: str, expected: dict):
 def test_broken_io_dns_time_jvm_values_are_refused_by_the_checker(fault: str, code: str):
     text = f"  fault {fault}\n  }}"
     assert codes(text, validate=False) == [code]
+
+
+def test_one_printer_of_durations():
+    """units.format_duration is the one printer: a value is never written two ways."""
+    from itbench_dsl.units import format_duration, parse_duration, parse_go_duration
+
+    for seconds, text in ((90, "1m30s"), (300, "5m"), (0.5, "500ms"), (1.5, "1500ms"), (0, "0s"), (5400, "1h30m"),
+                          (7261, "2h1m1s"), (90.25, "1m30s250ms")):
+        assert format_duration(seconds) == text
+        assert parse_go_duration(text) == parse_duration(text) or text == "0s"
+        assert float(parse_go_duration(text)) == seconds
+    assert parse_go_duration("1.5h") == 5400 and parse_go_duration("-5s") == -5 and parse_go_duration("5") is None

@@ -17,7 +17,7 @@ from decimal import Decimal
 from .. import ast, ir
 from ..diagnostics import did_you_mean
 from ..topology import DNS1123_LABEL
-from ..units import format_duration, parse_memory
+from ..units import format_duration, parse_go_duration, parse_memory
 from ..yamlout import sorted_keys
 from .base import (
     CHAOS_NAMESPACE,
@@ -94,44 +94,16 @@ def _foreign(f: FaultInput, action, table: dict[str, tuple[str, ...]], what: str
                     help=f"fields of `{_written(action)}`: " + (", ".join(f"`{k}`" for k in table[action]) or "none"))
 
 
-def _go_duration(seconds) -> str:
-    """Compact Go duration text: 300 -> '5m', 90 -> '1m30s', 0.5 -> '500ms'."""
-    value = Decimal(str(seconds))
-    if value != value.to_integral_value():
-        return f"{int(value * 1000)}ms"
-    total, out = int(value), ""
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        out += f"{hours}h"
-    if minutes:
-        out += f"{minutes}m"
-    if secs or not out:
-        out += f"{secs}s"
-    return out
-
-
 def _ms(seconds) -> str:
+    """NetworkChaos writes its latency and jitter in milliseconds, whatever their size (ITBench's `1000ms`)."""
     return f"{int(Decimal(str(seconds)) * 1000)}ms"
 
 
-
-
-_GO_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h))+")
-_GO_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
-_GO_UNITS = {"ns": Decimal("1e-9"), "us": Decimal("1e-6"), "µs": Decimal("1e-6"), "ms": Decimal("0.001"),
-             "s": Decimal(1), "m": Decimal(60), "h": Decimal(3600)}
 _CRON_FIELDS = (("minute", 0, 59, {}), ("hour", 0, 23, {}), ("day of month", 1, 31, {}),
                 ("month", 1, 12, {m: i + 1 for i, m in enumerate(
                     ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}),
                 ("day of week", 0, 6, {d: i for i, d in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))}))
 _CRON_DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
-
-
-def _go_seconds(text: str) -> Decimal | None:
-    if not _GO_DURATION.fullmatch(text):
-        return None
-    return sum((Decimal(m.group(1)) * _GO_UNITS[m.group(2)] for m in _GO_PART.finditer(text)), Decimal(0))
 
 
 def _cron_problem(text: str) -> str | None:
@@ -293,7 +265,7 @@ def _timing(f: FaultInput, duration):
         span_key = "schedule"
         match = re.fullmatch(r"@every\s+(\S+)", cron.strip())
         if match:
-            every = _go_seconds(match.group(1))
+            every = parse_go_duration(match.group(1))
             if every is None:
                 f.error("E2010", f"`{match.group(1)}` is not a Go duration", body.attr_span("schedule"),
                         "invalid interval", help="write e.g. `@every 1m` or `@every 1h30m` (units ns, us, ms, s, m, h)")
@@ -359,7 +331,7 @@ def _common(f: FaultInput, workload: ir.Workload, duration_rule: str = "optional
     if value is not None:
         spec["value"] = value
     if duration is not None:
-        spec["duration"] = _go_duration(duration)
+        spec["duration"] = format_duration(duration)
     return spec, timing
 
 
@@ -744,7 +716,7 @@ def _check_http_chaos(f: FaultInput) -> Checked | None:
             delay = None
         broken |= delay is None
         if delay is not None:
-            spec["delay"] = _go_duration(delay)
+            spec["delay"] = format_duration(delay)
     elif action == "replace":
         block = body.block("replace")
         if block is None:
@@ -885,7 +857,7 @@ def _check_io_chaos(f: FaultInput) -> Checked | None:
             delay = None
         broken |= delay is None
         if delay is not None:
-            spec["delay"] = _go_duration(delay)
+            spec["delay"] = format_duration(delay)
     elif action == "fault":
         errno = body.attr("errno", "int", required=True)
         if errno is not None and not 1 <= errno <= 133:
@@ -1031,7 +1003,7 @@ def _check_time_chaos(f: FaultInput) -> Checked | None:
     if common is None or broken:
         return None
     chaos, timing = common
-    chaos["timeOffset"] = ("-" if backwards else "") + _go_duration(offset)
+    chaos["timeOffset"] = ("-" if backwards else "") + format_duration(offset)
     if clocks:
         chaos["clockIds"] = clocks
     if containers is not None:
