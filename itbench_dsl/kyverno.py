@@ -1459,7 +1459,7 @@ def _has_variables(value: Any) -> bool:
     return result
 
 
-def _validate(rule_name: str, validate: dict, resource: dict, ctx: dict) -> tuple[str, str]:
+def _validate(validate: dict, resource: dict, ctx: dict) -> tuple[str, str]:
     for key in ("podSecurity", "cel", "manifests", "assert"):
         if validate.get(key) is not None:
             raise Unsupported(f"validate.{key}")
@@ -1528,7 +1528,7 @@ def _foreach(entries: Any, resource: dict, ctx: dict, nesting: int) -> tuple[str
             if entry.get("foreach") is not None:
                 status, detail = _foreach(entry["foreach"], target, inner, nesting + 1)
             else:
-                status, detail = _validate("", {k: entry[k] for k in ("pattern", "anyPattern", "deny") if k in entry},
+                status, detail = _validate({k: entry[k] for k in ("pattern", "anyPattern", "deny") if k in entry},
                                            target, inner)
             if status == SKIP:
                 continue
@@ -1593,7 +1593,7 @@ def evaluate_rule(policy_name: str, rule: dict, resource: dict, operation: str =
         holds, _ = evaluate_conditions(rule.get("preconditions"), ctx, soft=True)
         if not holds:
             return RuleResult(policy_name, name, SKIP, "preconditions not met")
-        status, message = _validate(name, rule["validate"], target, ctx)
+        status, message = _validate(rule["validate"], target, ctx)
     except KyvernoError as exc:
         return RuleResult(policy_name, name, ERROR, str(exc))
     return RuleResult(policy_name, name, status, message)

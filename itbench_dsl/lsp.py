@@ -186,8 +186,8 @@ def format_text(text: str, path: str = "<document>") -> str | None:
 # ---- completion -----------------------------------------------------------------------------------------
 
 # LSP CompletionItemKind values
-K_FUNCTION, K_FIELD, K_CLASS, K_MODULE, K_PROPERTY, K_VALUE, K_KEYWORD, K_REFERENCE, K_ENUM_MEMBER, K_EVENT = (
-    3, 5, 7, 9, 10, 12, 14, 18, 20, 23)
+K_FUNCTION, K_FIELD, K_CLASS, K_MODULE, K_PROPERTY, K_KEYWORD, K_REFERENCE, K_ENUM_MEMBER, K_EVENT = (
+    3, 5, 7, 9, 10, 14, 18, 20, 23)
 
 SCENARIO_KEYWORDS = {
     "domain": "sre | ciso | finops", "complexity": "low | medium | high", "description": "what the scenario is",

@@ -77,7 +77,6 @@ AGENT_RESOURCES = {
     "namespaces": "", "nodes": "", "clusterpolicies": "kyverno.io", "clusterpolicyreports": "wgpolicyk8s.io",
 }
 CLUSTER_RESOURCES = {"namespaces", "nodes", "clusterpolicies", "clusterpolicyreports"}
-NAMESPACED = {k for k in KINDS if k != "namespace"}
 
 
 @dataclass

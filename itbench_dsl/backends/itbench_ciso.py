@@ -60,12 +60,6 @@ def section(scenario: ir.Scenario) -> str:
     return scenario.name
 
 
-def folder_name(scenario: ir.Scenario) -> str:
-    """The scenario's folder in ITBench's CISO tree: its ITBench id, or its name."""
-    itbench_id = scenario.metadata.get("itbench_id")
-    return str(itbench_id) if itbench_id not in (None, "") else scenario.name
-
-
 def hosts(scenario: ir.Scenario) -> str:
     return next((r.name for r in scenario.compliance.gaps if r.kind == ciso.HOST_KIND), ciso.DEFAULT_HOSTS)
 
