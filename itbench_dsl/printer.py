@@ -4,6 +4,9 @@
 indentation, one statement per line, blocks opened on the statement's line. Comments from
 the source are kept: a comment before a statement stays before it, a comment after a
 statement on its line stays on that line.
+
+A tree built in code has no source text: its writer gives its comments and blank lines as
+`Notes`, kept per node (see `Notes`). Printing a parsed file without notes is unchanged.
 """
 
 from __future__ import annotations
@@ -63,12 +66,46 @@ def extract_comments(text: str) -> list[_Comment]:
     return comments
 
 
+@dataclass(frozen=True)
+class Note:
+    """The layout a built node asks for: comment lines before it (after the blank line, if any), whether a
+    blank line separates it from what precedes it, and comment lines after it, at its indentation."""
+
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    blank_line: bool = False
+
+
+class Notes:
+    """Notes for the nodes of a built tree, kept by node identity: equal nodes in different places (two
+    identical `gap` statements) are different places of the file."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[object, Note]] = {}  # the node is held so that its id stays its own
+
+    def add(self, node, before=(), after=(), blank_line: bool = False):
+        """Note `node` (comment lines are written as given, each a `#` comment); returns the node."""
+        for line in (*before, *after):
+            if not line.startswith("#") or "\n" in line or "\r" in line:
+                raise ValueError(f"not a one-line comment: {line!r}")
+        old = self.get(node) or Note()
+        self._by_id[id(node)] = (node, Note(old.before + tuple(before), old.after + tuple(after),
+                                            old.blank_line or blank_line))
+        return node
+
+    def get(self, node) -> Note | None:
+        found = self._by_id.get(id(node))
+        return found[1] if found is not None and found[0] is node else None
+
+
 class Printer:
-    def __init__(self, comments: list[_Comment] | None = None, source_lines: list[str] | None = None) -> None:
+    def __init__(self, comments: list[_Comment] | None = None, source_lines: list[str] | None = None,
+                 notes: Notes | None = None) -> None:
         self.lines: list[str] = []
         self.comments = list(comments or [])
         self.depth = 0
         self.source_lines = source_lines or []  # to keep the author's blank lines (one at most)
+        self.notes = notes or Notes()
 
     # ---- output helpers
     def blank_line_before(self, line: int) -> None:
@@ -101,6 +138,20 @@ class Printer:
             self.comments.remove(c)
         return "  " + " ".join(c.text for c in found) if found else ""
 
+    def note_before(self, node) -> None:
+        """A built node's blank line and leading comments (a blank line never opens a block or the file)."""
+        note = self.notes.get(node)
+        if note is None:
+            return
+        if note.blank_line and self.lines and not self.lines[-1].endswith("{") and self.lines[-1].strip():
+            self.lines.append("")
+        self.lines.extend(INDENT * self.depth + line.rstrip() for line in note.before)
+
+    def note_after(self, node) -> None:
+        note = self.notes.get(node)
+        if note is not None:
+            self.lines.extend(INDENT * self.depth + line.rstrip() for line in note.after)
+
     def flush_comments_before(self, offset: int) -> None:
         while self.comments and self.comments[0].start < offset:
             comment = self.comments.pop(0)
@@ -128,14 +179,18 @@ class Printer:
     # ---- documents
     def document(self, doc: ast.Document) -> str:
         keyword = "scenario" if isinstance(doc, ast.Scenario) else "app"
+        self.note_before(doc)
         self.open_block(f"{keyword} {quote(doc.name)}", doc.span)
         self.statements(doc.statements)
         self.close_block(_end(doc.span), doc.span)
+        self.note_after(doc)
         return self.text()
 
     def statements(self, statements) -> None:
         for stmt in statements:
+            self.note_before(stmt)
             getattr(self, "p_" + type(stmt).__name__)(stmt)
+            self.note_after(stmt)
 
     def p_Domain(self, s):
         self.emit(f"domain {s.name}", s.span)
@@ -245,7 +300,9 @@ class Printer:
             self.emit(f"id = {quote(s.id)}", s.id_span)
         for step in s.steps:
             run = f" run {quote(step.run)}" if step.run is not None else ""
+            self.note_before(step)
             self.emit(f"step {quote(step.text)}{run}", step.span)
+            self.note_after(step)
         self.close_block(_end(s.span), s.span)
 
     # ---- bodies and values
@@ -263,10 +320,12 @@ class Printer:
     def entries(self, entries) -> None:
         for entry in entries:
             head = key_text(entry.key) + "".join(" " + quote(label) for label in entry.labels)
+            self.note_before(entry)
             if isinstance(entry, ast.Attr):
                 self.emit(f"{head} = {self.value(entry.value)}", entry.span)
             else:
                 self.body_block(head, entry.entries, entry.span)
+            self.note_after(entry)
 
     def value(self, v: ast.Value) -> str:
         if isinstance(v, ast.Str):
@@ -304,7 +363,8 @@ def _end(span) -> int | None:
     return span.end if span.end > span.start else None
 
 
-def print_document(doc: ast.Document, source_text: str | None = None) -> str:
-    """Canonical text of a document; pass the source text to keep its comments."""
+def print_document(doc: ast.Document, source_text: str | None = None, notes: Notes | None = None) -> str:
+    """Canonical text of a document; pass the source text to keep its comments, or, for a tree built in
+    code, the notes that give its comments and blank lines."""
     comments = extract_comments(source_text) if source_text else []
-    return Printer(comments, source_text.split("\n") if source_text else None).document(doc)
+    return Printer(comments, source_text.split("\n") if source_text else None, notes).document(doc)

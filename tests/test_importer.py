@@ -282,7 +282,7 @@ def test_mistyped_chaos_fields_are_reasons_not_crashes():
     for target in (7, "x", {"selector": 1.5}, {"selector": {"labelSelectors": 3}}):
         statement = injection_statement("scheduled-chaos-mesh-experiment", args(
             {"action": "partition", "selector": {"labelSelectors": {"app": "cart"}}, "target": target}))
-        assert not isinstance(statement, str) and not any(line.startswith("peer") for line in statement.lines)
+        assert not isinstance(statement, str) and not any(entry.key.startswith("peer") for entry in statement.entries)
 
 
 def test_an_index_whose_injection_target_is_not_a_mapping_is_a_located_error(tmp_path: Path):

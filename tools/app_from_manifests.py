@@ -46,105 +46,48 @@ import sys
 import yaml
 
 # ---------------------------------------------------------------------------------------
-# lexical helpers
+# values (the output is a tree built with itbench_dsl.builders, printed by the canonical printer)
 
-IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from itbench_dsl import ast  # noqa: E402
+from itbench_dsl import builders as b  # noqa: E402
+from itbench_dsl.printer import Notes, print_document  # noqa: E402
+
 QUANTITY = re.compile(r"^[+-]?\d+(\.\d+)?([a-zA-Z]+(\d+(\.\d+)?[a-zA-Z]+)*)?$")
 
-# Words that are literal keywords of grammar/itbench.lark: the lexer turns them into
-# keyword tokens even where a key is expected, so they must be written quoted.
-GRAMMAR_KEYWORDS = {
-    "after", "agent", "alert", "app", "before", "complexity", "compliant", "control",
-    "default", "description", "domain", "exists", "expect", "fault", "firing", "gap",
-    "group", "in", "metadata", "mitigated", "not", "on", "optimal", "param",
-    "propagation", "ready", "absent", "root_cause", "run", "scenario", "solution", "step",
-    "tags", "task", "topology", "use", "wait", "when", "within",
-}
 
-
-def _grammar_keywords() -> set[str]:
-    """The fixed list above, plus any keyword the repository's grammar has gained."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    path = os.path.join(here, os.pardir, "grammar", "itbench.lark")
-    words = set(GRAMMAR_KEYWORDS)
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError:
-        return words
-    # string literals of the grammar that look like identifiers
-    for m in re.finditer(r'"([A-Za-z_][A-Za-z0-9_]*)"', text):
-        words.add(m.group(1))
-    return words
-
-
-KEYWORDS = _grammar_keywords()
-
-
-def q(s: str) -> str:
-    """A .itb string literal, quoted as the canonical printer quotes it."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from itbench_dsl.printer import quote
-
-    return quote(s)
-
-
-def key(k: str) -> str:
-    if IDENT.match(k) and k not in KEYWORDS:
-        return k
-    return q(k)
-
-
-def scalar(v) -> str:
+def scalar(v) -> ast.Value:
     """A plain value: strings quoted, bools as true/false, numbers as written."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return repr(v)
-    if isinstance(v, str):
-        return q(v)
+    if isinstance(v, (bool, int, float, str)):
+        return b.literal(v)
     raise TypeError(f"not a scalar: {v!r}")
 
 
-def quantity(v, where: str) -> str:
+def quantity(v, where: str) -> ast.Value:
     s = str(v)
     if isinstance(v, bool) or not QUANTITY.match(s):
         raise Unsupported(f"{where}: not a quantity: {v!r}")
-    return s
+    return b.number(s)
 
 
-def seconds(v, where: str) -> str:
+def seconds(v, where: str) -> ast.Value:
     if isinstance(v, bool) or not isinstance(v, int):
         raise Unsupported(f"{where}: not a whole number of seconds: {v!r}")
-    return f"{v}s"
+    return b.number(f"{v}s")
 
 
-def port_value(v, where: str) -> str:
+def port_value(v, where: str) -> ast.Value:
     if isinstance(v, bool):
         raise Unsupported(f"{where}: bad port {v!r}")
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, str):
-        return q(v)  # a named port
+    if isinstance(v, (int, str)):
+        return b.literal(v)  # a number, or a named port
     raise Unsupported(f"{where}: bad port {v!r}")
 
 
-def strlist(v, where: str) -> str:
+def strlist(v, where: str) -> ast.Value:
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
         raise Unsupported(f"{where}: expected a list of strings, got {v!r}")
-    return "[" + ", ".join(q(x) for x in v) + "]"
-
-
-def literal(v) -> str:
-    """Any YAML value as a .itb value (maps as `{k = v, ...}`, lists as `[...]`); keys kept
-    verbatim. Used for objects passed through unchanged (affinity)."""
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{key(str(k))} = {literal(x)}" for k, x in v.items()) + "}"
-    if isinstance(v, list):
-        return "[" + ", ".join(literal(x) for x in v) + "]"
-    return scalar(v)
+    return b.literal(v)
 
 
 def snake(name: str) -> str:
@@ -225,44 +168,12 @@ class F:
 
 
 # ---------------------------------------------------------------------------------------
-# output
+# converters: each returns the node of one object or entry
 
 
-class Out:
-    def __init__(self):
-        self.lines: list[str] = []
-        self.depth = 0
-
-    def line(self, s: str = ""):
-        self.lines.append(("  " * self.depth + s) if s else "")
-
-    def open(self, s: str):
-        self.line(s + " {")
-        self.depth += 1
-
-    def close(self):
-        self.depth -= 1
-        self.line("}")
-
-
-INLINE_MAX = 110
-
-
-def kv_entries(m: dict) -> list[str]:
-    return [f"{key(str(k))} = {scalar(v) if not isinstance(v, str) else q(v)}" for k, v in m.items()]
-
-
-def emit_map_block(out: Out, name: str, m: dict, *, inline_max: int = INLINE_MAX):
-    """`name { k = v ... }` for a string map, on one line when short."""
-    entries = kv_entries(m)
-    one = f"{name} {{ {'  '.join(entries)} }}"
-    if len(one) + 2 * out.depth <= inline_max:
-        out.line(one)
-    else:
-        out.open(name)
-        for e in entries:
-            out.line(e)
-        out.close()
+def map_block(name: str, m: dict) -> ast.Block:
+    """`name { k = "v" ... }` for a string map."""
+    return b.block(name, b.entries_of(m))
 
 
 def labels_map(v, where: str) -> dict:
@@ -276,62 +187,32 @@ def labels_map(v, where: str) -> dict:
     return res
 
 
-# ---------------------------------------------------------------------------------------
-# converters
-
-
-def generic_block(out: Out, name: str, f: F):
+def generic_block(name: str, f: F) -> ast.Block | None:
     """A nested object (securityContext) written with snake_case keys: maps become
-    blocks, lists and scalars stay values. One line when short."""
+    blocks, lists and scalars stay values. None when nothing is left."""
 
-    def render(d: dict) -> list[tuple[str, object]]:
-        res = []
+    def entries(d: dict) -> list[ast.Entry]:
+        out = []
         for k, v in d.items():
             if v is None or v == {} or v == []:
                 continue
-            res.append((snake(str(k)), v))
-        return res
-
-    def inline(d) -> str:
-        parts = []
-        for k, v in render(d):
             if isinstance(v, dict):
-                parts.append(f"{k} {{ {inline(v)} }}")
+                out.append(b.block(snake(str(k)), entries(v)))
             elif isinstance(v, list):
-                parts.append(f"{k} = [{', '.join(scalar(x) for x in v)}]")
+                out.append(b.attr(snake(str(k)), ast.ListValue(tuple(scalar(x) for x in v))))
             else:
-                parts.append(f"{k} = {scalar(v)}")
-        return "  ".join(parts)
+                out.append(b.attr(snake(str(k)), scalar(v)))
+        return out
 
     for k in list(f.d):
         v = f.get(k)
         if v is None or v == {} or v == []:
             f.ctx.drop(f"{f.path}.{k}", v)
     body = {k: v for k, v in f.d.items() if not (v is None or v == {} or v == [])}
-    if not body:
-        return
-    one = f"{name} {{ {inline(body)} }}"
-    if len(one) + 2 * out.depth <= INLINE_MAX:
-        out.line(one)
-        return
-    out.open(name)
-
-    def emit(d):
-        for k, v in render(d):
-            if isinstance(v, dict):
-                out.open(k)
-                emit(v)
-                out.close()
-            elif isinstance(v, list):
-                out.line(f"{k} = [{', '.join(scalar(x) for x in v)}]")
-            else:
-                out.line(f"{k} = {scalar(v)}")
-
-    emit(body)
-    out.close()
+    return b.block(name, entries(body)) if body else None
 
 
-def env_value(e: F, where: str) -> str:
+def env_value(e: F, where: str) -> ast.Value:
     if "value" in e.d and "valueFrom" in e.d:
         raise Unsupported(f"{where}: both value and valueFrom")
     if "valueFrom" in e.d:
@@ -343,15 +224,15 @@ def env_value(e: F, where: str) -> str:
         src = vf.sub(kind)
         if kind == "fieldRef":
             src.default("apiVersion", "v1")
-            res = f"field({q(src.get('fieldPath'))})"
+            res = b.call("field", src.get("fieldPath"))
         elif kind == "secretKeyRef":
             if src.get("optional") is not None:
                 raise Unsupported(f"{src.path}.optional")
-            res = f"secret_key({q(src.get('name'))}, {q(src.get('key'))})"
+            res = b.call("secret_key", src.get("name"), src.get("key"))
         elif kind == "configMapKeyRef":
             if src.get("optional") is not None:
                 raise Unsupported(f"{src.path}.optional")
-            res = f"configmap_key({q(src.get('name'))}, {q(src.get('key'))})"
+            res = b.call("configmap_key", src.get("name"), src.get("key"))
         elif kind == "resourceFieldRef":
             if src.get("containerName") is not None:
                 raise Unsupported(f"{src.path}.containerName")
@@ -361,8 +242,7 @@ def env_value(e: F, where: str) -> str:
                 div = None
             else:
                 src.get("divisor")
-            res = f"resource_field({q(src.get('resource'))}"
-            res += f", {q(str(div))})" if div is not None else ")"
+            res = b.call("resource_field", src.get("resource"), *([str(div)] if div is not None else []))
         else:
             raise Unsupported(f"{vf.path}.{kind}")
         src.done()
@@ -373,11 +253,10 @@ def env_value(e: F, where: str) -> str:
         v = ""
     if not isinstance(v, str):
         raise Unsupported(f"{where}: env value must be a string, got {v!r}")
-    return q(v)
+    return ast.Str(v)
 
 
-def emit_probe(out: Out, kind: str, p: F):
-    parts = []
+def probe(kind: str, p: F) -> ast.Block:
     handlers = [k for k in ("httpGet", "tcpSocket", "exec", "grpc") if k in p.d]
     if len(handlers) != 1:
         raise Unsupported(f"{p.path}: expected one handler, got {handlers}")
@@ -386,182 +265,193 @@ def emit_probe(out: Out, kind: str, p: F):
     if h == "httpGet":
         if not isinstance(hf.get("path"), str):
             raise Unsupported(f"{hf.path}: httpGet without a path")
-        parts.append(f"http_get = {q(hf.get('path'))}")
-        parts.append(f"port = {port_value(hf.get('port'), hf.path)}")
+        parts = [b.attr("http_get", hf.get("path")), b.attr("port", port_value(hf.get("port"), hf.path))]
         scheme = hf.default("scheme", "HTTP")
         if scheme is not None:
-            parts.append(f"scheme = {q(scheme)}")
+            parts.append(b.attr("scheme", scheme))
         if hf.get("host") is not None:
-            parts.append(f"host = {q(hf.get('host'))}")
+            parts.append(b.attr("host", hf.get("host")))
         if hf.get("httpHeaders") is not None:
             raise Unsupported(f"{hf.path}.httpHeaders")
     elif h == "tcpSocket":
-        parts.append(f"tcp = {port_value(hf.get('port'), hf.path)}")
+        parts = [b.attr("tcp", port_value(hf.get("port"), hf.path))]
         if hf.get("host") is not None:
             raise Unsupported(f"{hf.path}.host")
     elif h == "exec":
-        parts.append(f"exec = {strlist(hf.get('command'), hf.path)}")
+        parts = [b.attr("exec", strlist(hf.get("command"), hf.path))]
     else:
-        parts.append(f"grpc = {port_value(hf.get('port'), hf.path)}")
+        parts = [b.attr("grpc", port_value(hf.get("port"), hf.path))]
         if hf.get("service") is not None:
-            parts.append(f"grpc_service = {q(hf.get('service'))}")
+            parts.append(b.attr("grpc_service", hf.get("service")))
     hf.done()
     for src, dst in (("initialDelaySeconds", "initial_delay"), ("periodSeconds", "period"),
                      ("timeoutSeconds", "timeout")):
         v = p.get(src)
         if v is not None:
-            parts.append(f"{dst} = {seconds(v, p.path + '.' + src)}")
+            parts.append(b.attr(dst, seconds(v, p.path + "." + src)))
     v = p.get("failureThreshold")
     if v is not None:
-        parts.append(f"failure_threshold = {int(v)}")
+        parts.append(b.attr("failure_threshold", int(v)))
     v = p.default("successThreshold", 1)
     if v is not None:
-        parts.append(f"success_threshold = {int(v)}")
+        parts.append(b.attr("success_threshold", int(v)))
     v = p.get("terminationGracePeriodSeconds")
     if v is not None:
-        parts.append(f"termination_grace_period = {seconds(v, p.path)}")
+        parts.append(b.attr("termination_grace_period", seconds(v, p.path)))
     p.done()
-    out.line(f"probe {q(kind)} {{ {'  '.join(parts)} }}")
+    return b.block("probe", parts, [kind])
 
 
-def emit_container(out: Out, word: str, c: F, ctx: Ctx):
+def container(word: str, c: F, ctx: Ctx) -> ast.Block:
     name = c.get("name")
-    out.open(f"{word} {q(name)}")
-    out.line(f"image = {q(c.get('image'))}")
+    body = [b.attr("image", c.get("image"))]
     if c.get("imagePullPolicy") is not None:
-        out.line(f"image_pull_policy = {q(c.get('imagePullPolicy'))}")
+        body.append(b.attr("image_pull_policy", c.get("imagePullPolicy")))
     if c.present("command"):
-        out.line(f"command = {strlist(c.get('command'), c.path + '.command')}")
+        body.append(b.attr("command", strlist(c.get("command"), c.path + ".command")))
     if c.present("args"):
-        out.line(f"args = {strlist(c.get('args'), c.path + '.args')}")
+        body.append(b.attr("args", strlist(c.get("args"), c.path + ".args")))
     if c.present("workingDir"):
-        out.line(f"working_dir = {q(c.get('workingDir'))}")
+        body.append(b.attr("working_dir", c.get("workingDir")))
     c.default("terminationMessagePath", "/dev/termination-log")
     c.default("terminationMessagePolicy", "File")
     if c.present("ports"):
-        for p in c.get("ports"):
-            pf = F(p, c.path + ".ports[]", ctx)
-            num = pf.get("containerPort")
-            pname = pf.get("name")
-            proto = pf.default("protocol", "TCP")
-            if pf.get("hostPort") is not None:
-                raise Unsupported(f"{pf.path}.hostPort")
-            pf.done()
-            label = f" {q(pname)}" if pname is not None else ""
-            if proto is None:
-                out.line(f"port{label} = {int(num)}")
-            else:
-                out.line(f"port{label} {{ port = {int(num)}  protocol = {q(proto)} }}")
+        body += [container_port(F(p, c.path + ".ports[]", ctx)) for p in c.get("ports")]
     if c.present("envFrom"):
         raise Unsupported(f"{c.path}.envFrom")
     if c.present("env"):
-        seen = set()
-        out.open("env")
-        for e in c.get("env"):
-            ef = F(e, c.path + ".env[]", ctx)
-            en = ef.get("name")
-            if en in seen:
-                raise Unsupported(f"{ef.path}: duplicate env var {en}")
-            seen.add(en)
-            out.line(f"{key(en)} = {env_value(ef, ef.path)}")
-            ef.done()
-        out.close()
+        body.append(env_block(c, ctx))
     if c.present("resources"):
-        r = c.sub("resources")
-        parts = []
-        for sect in ("limits", "requests"):
-            if r.present(sect):
-                m = r.get(sect)
-                items = "  ".join(f"{key(str(k))} = {quantity(v, r.path + '.' + sect + '.' + str(k))}"
-                                  for k, v in m.items())
-                parts.append(f"{sect} {{ {items} }}")
-        r.done()
-        if parts:
-            out.line(f"resources {{ {'  '.join(parts)} }}")
+        body += resources(c.sub("resources"))
     for src, kind in (("livenessProbe", "liveness"), ("readinessProbe", "readiness"),
                       ("startupProbe", "startup")):
         if c.present(src):
-            emit_probe(out, kind, c.sub(src))
+            body.append(probe(kind, c.sub(src)))
     if c.present("volumeMounts"):
-        for m in c.get("volumeMounts"):
-            mf = F(m, c.path + ".volumeMounts[]", ctx)
-            mname = mf.get("name")
-            path = mf.get("mountPath")
-            sub = mf.default("subPath", "")
-            ro = mf.default("readOnly", False)
-            if mf.get("mountPropagation") is not None or mf.get("subPathExpr") is not None:
-                raise Unsupported(f"{mf.path}: mountPropagation/subPathExpr")
-            mf.done()
-            if sub is None and ro is None:
-                out.line(f"mount {q(mname)} = {q(path)}")
-            else:
-                extra = ""
-                if sub is not None:
-                    extra += f"  sub_path = {q(sub)}"
-                if ro is not None:
-                    extra += f"  read_only = {scalar(ro)}"
-                out.line(f"mount {q(mname)} {{ path = {q(path)}{extra} }}")
+        body += [mount(F(m, c.path + ".volumeMounts[]", ctx)) for m in c.get("volumeMounts")]
     if c.present("securityContext"):
-        generic_block(out, "security_context", c.sub("securityContext"))
+        body += [x for x in [generic_block("security_context", c.sub("securityContext"))] if x is not None]
     c.done()
-    out.close()
+    return b.block(word, body, [name])
 
 
-def emit_volume(out: Out, v: F):
+def container_port(pf: F) -> ast.Entry:
+    num = pf.get("containerPort")
+    pname = pf.get("name")
+    proto = pf.default("protocol", "TCP")
+    if pf.get("hostPort") is not None:
+        raise Unsupported(f"{pf.path}.hostPort")
+    pf.done()
+    labels = [pname] if pname is not None else []
+    if proto is None:
+        return b.attr("port", int(num), labels)
+    return b.block("port", [b.attr("port", int(num)), b.attr("protocol", proto)], labels)
+
+
+def env_block(c: F, ctx: Ctx) -> ast.Block:
+    seen = set()
+    entries = []
+    for e in c.get("env"):
+        ef = F(e, c.path + ".env[]", ctx)
+        en = ef.get("name")
+        if en in seen:
+            raise Unsupported(f"{ef.path}: duplicate env var {en}")
+        seen.add(en)
+        entries.append(b.attr(en, env_value(ef, ef.path)))
+        ef.done()
+    return b.block("env", entries)
+
+
+def resources(r: F) -> list[ast.Block]:
+    parts = []
+    for sect in ("limits", "requests"):
+        if r.present(sect):
+            m = r.get(sect)
+            parts.append(b.block(sect, [b.attr(str(k), quantity(v, r.path + "." + sect + "." + str(k)))
+                                        for k, v in m.items()]))
+    r.done()
+    return [b.block("resources", parts)] if parts else []
+
+
+def mount(mf: F) -> ast.Entry:
+    mname = mf.get("name")
+    path = mf.get("mountPath")
+    sub = mf.default("subPath", "")
+    ro = mf.default("readOnly", False)
+    if mf.get("mountPropagation") is not None or mf.get("subPathExpr") is not None:
+        raise Unsupported(f"{mf.path}: mountPropagation/subPathExpr")
+    mf.done()
+    if sub is None and ro is None:
+        return b.attr("mount", path, [mname])
+    parts = [b.attr("path", path)]
+    if sub is not None:
+        parts.append(b.attr("sub_path", sub))
+    if ro is not None:
+        parts.append(b.attr("read_only", scalar(ro)))
+    return b.block("mount", parts, [mname])
+
+
+def volume(v: F) -> ast.Block:
     name = v.get("name")
     sources = [k for k in v.d if k != "name"]
     if len(sources) != 1:
         raise Unsupported(f"{v.path}: expected one volume source, got {sources}")
     s = sources[0]
     sf = v.sub(s)
-    parts = []
     if s == "emptyDir":
-        if sf.d:
-            for k in list(sf.d):
-                val = sf.get(k)
-                if k == "sizeLimit":
-                    parts.append(f"size_limit = {quantity(val, sf.path)}")
-                elif k == "medium":
-                    parts.append(f"medium = {q(val)}")
-                else:
-                    raise Unsupported(f"{sf.path}.{k}")
-            parts.insert(0, "empty_dir = true")
-        else:
-            parts.append("empty_dir = true")
+        parts = [b.attr("empty_dir", True)] + empty_dir(sf)
     elif s in ("configMap", "secret"):
-        ref = sf.get("name") if s == "configMap" else sf.get("secretName")
-        parts.append(f"{'configmap' if s == 'configMap' else 'secret'} = {q(ref)}")
-        if sf.present("items"):
-            items = []
-            for it in sf.get("items"):
-                itf = F(it, sf.path + ".items[]", sf.ctx)
-                items.append(f"{key(itf.get('key'))} = {q(itf.get('path'))}")
-                if itf.get("mode") is not None:
-                    raise Unsupported(f"{itf.path}.mode")
-                itf.done()
-            parts.append(f"items {{ {'  '.join(items)} }}")
-        dm = sf.get("defaultMode")
-        if dm is not None:
-            parts.append(f"default_mode = {q(format(dm, '04o'))}")
-        opt = sf.get("optional")
-        if opt is not None:
-            parts.append(f"optional = {scalar(opt)}")
+        parts = mounted_data(s, sf)
     elif s == "persistentVolumeClaim":
-        parts.append(f"claim = {q(sf.get('claimName'))}")
-        ro = sf.default("readOnly", False)
-        if ro is not None:
-            parts.append("read_only = true")
+        parts = [b.attr("claim", sf.get("claimName"))]
+        if sf.default("readOnly", False) is not None:
+            parts.append(b.attr("read_only", True))
     else:
         raise Unsupported(f"{v.path}: volume source {s}")
     sf.done()
     v.done()
-    out.line(f"volume {q(name)} {{ {'  '.join(parts)} }}")
+    return b.block("volume", parts, [name])
+
+
+def empty_dir(sf: F) -> list[ast.Attr]:
+    parts = []
+    for k in list(sf.d):
+        val = sf.get(k)
+        if k == "sizeLimit":
+            parts.append(b.attr("size_limit", quantity(val, sf.path)))
+        elif k == "medium":
+            parts.append(b.attr("medium", val))
+        else:
+            raise Unsupported(f"{sf.path}.{k}")
+    return parts
+
+
+def mounted_data(s: str, sf: F) -> list[ast.Entry]:
+    """A ConfigMap or Secret volume: what it mounts, which keys where, the files' mode."""
+    ref = sf.get("name") if s == "configMap" else sf.get("secretName")
+    parts = [b.attr("configmap" if s == "configMap" else "secret", ref)]
+    if sf.present("items"):
+        items = []
+        for it in sf.get("items"):
+            itf = F(it, sf.path + ".items[]", sf.ctx)
+            items.append(b.attr(itf.get("key"), itf.get("path")))
+            if itf.get("mode") is not None:
+                raise Unsupported(f"{itf.path}.mode")
+            itf.done()
+        parts.append(b.block("items", items))
+    dm = sf.get("defaultMode")
+    if dm is not None:
+        parts.append(b.attr("default_mode", format(dm, "04o")))
+    opt = sf.get("optional")
+    if opt is not None:
+        parts.append(b.attr("optional", scalar(opt)))
+    return parts
 
 
 WORKLOAD_WORD = {"Deployment": "deployment", "StatefulSet": "statefulset"}
 
 
-def emit_workload(out: Out, doc: dict, ns: str, ctx: Ctx):
+def workload(doc: dict, ns: str, ctx: Ctx) -> ast.Object:
     kind = doc["kind"]
     top = F(doc, kind, ctx)
     top.get("apiVersion"), top.get("kind")
@@ -569,79 +459,97 @@ def emit_workload(out: Out, doc: dict, ns: str, ctx: Ctx):
     name = meta.get("name")
     check_ns(meta, ns, f"{kind} {name}")
     spec = top.sub("spec")
-    out.open(f"{WORKLOAD_WORD[kind]} {q(name)}")
+    body = []
     if spec.get("replicas") is not None:
-        out.line(f"replicas = {int(spec.get('replicas'))}")
+        body.append(b.attr("replicas", int(spec.get("replicas"))))
     tpl = spec.sub("template")
     tmeta = tpl.sub("metadata")
     pod = tpl.sub("spec")
     sa = pod.get("serviceAccountName")
     if sa is not None:
-        out.line(f"service_account = {q(sa)}")
+        body.append(b.attr("service_account", sa))
     if pod.get("serviceAccount") is not None and pod.get("serviceAccount") != sa:
         raise Unsupported(f"{pod.path}.serviceAccount differs from serviceAccountName")
     if tmeta.present("labels"):
-        emit_map_block(out, "labels", labels_map(tmeta.get("labels"), tmeta.path + ".labels"))
+        body.append(map_block("labels", labels_map(tmeta.get("labels"), tmeta.path + ".labels")))
     sel = spec.sub("selector")
     if sel.present("matchExpressions"):
         raise Unsupported(f"{sel.path}.matchExpressions")
-    emit_map_block(out, "selector", labels_map(sel.get("matchLabels"), sel.path + ".matchLabels"))
+    body.append(map_block("selector", labels_map(sel.get("matchLabels"), sel.path + ".matchLabels")))
     sel.done()
     if meta.present("labels"):
-        emit_map_block(out, "object_labels", labels_map(meta.get("labels"), meta.path + ".labels"))
+        body.append(map_block("object_labels", labels_map(meta.get("labels"), meta.path + ".labels")))
     if meta.present("annotations"):
-        emit_map_block(out, "object_annotations", labels_map(meta.get("annotations"), meta.path))
+        body.append(map_block("object_annotations", labels_map(meta.get("annotations"), meta.path)))
     if tmeta.present("annotations"):
-        emit_map_block(out, "annotations", labels_map(tmeta.get("annotations"), tmeta.path))
+        body.append(map_block("annotations", labels_map(tmeta.get("annotations"), tmeta.path)))
     # the pod template's own name is ignored by the API server
     tmeta.ignore("name", tmeta.path + ".name (ignored by the API server)")
     tmeta.done()
-    if kind == "StatefulSet":
-        out.line(f"service_name = {q(spec.get('serviceName'))}")
-        pmp = spec.default("podManagementPolicy", "OrderedReady")
-        if pmp is not None:
-            out.line(f"pod_management_policy = {q(pmp)}")
-        if spec.present("updateStrategy"):
-            us = spec.sub("updateStrategy")
-            t = us.get("type")
-            if t == "RollingUpdate" and not us.d.get("rollingUpdate"):
-                us.ignore("rollingUpdate")
-                ctx.drop(us.path + ".type", t)
-            else:
-                raise Unsupported(f"{us.path}: {us.d}")
-            us.done()
-        if spec.present("volumeClaimTemplates"):
-            raise Unsupported(f"{spec.path}.volumeClaimTemplates")
-        spec.default("revisionHistoryLimit", 10)
-    else:
-        if spec.present("strategy"):
-            st = spec.sub("strategy")
-            t = st.get("type")
-            ru = st.d.get("rollingUpdate")
-            st.get("rollingUpdate")
-            if ru:
-                raise Unsupported(f"{st.path}.rollingUpdate parameters")
-            if "rollingUpdate" in st.d:
-                ctx.drop(st.path + ".rollingUpdate", ru)
-            if t == "RollingUpdate":
-                ctx.drop(st.path + ".type", t)
-            else:
-                out.line(f"strategy = {q(t)}")
-            st.done()
-        rhl = spec.default("revisionHistoryLimit", 10)
-        if rhl is not None:
-            out.line(f"revision_history_limit = {int(rhl)}")
-        for k in ("minReadySeconds", "progressDeadlineSeconds", "paused"):
-            if spec.get(k) is not None:
-                raise Unsupported(f"{spec.path}.{k}")
+    body += statefulset_spec(spec, ctx) if kind == "StatefulSet" else deployment_spec(spec, ctx)
     spec.done()
-    # pod-level fields
+    body += pod_spec(pod, ctx)
+    pod.done()
+    tpl.done()
+    meta.done()
+    top.done()
+    return b.obj(WORKLOAD_WORD[kind], name, body)
+
+
+def statefulset_spec(spec: F, ctx: Ctx) -> list[ast.Attr]:
+    body = [b.attr("service_name", spec.get("serviceName"))]
+    pmp = spec.default("podManagementPolicy", "OrderedReady")
+    if pmp is not None:
+        body.append(b.attr("pod_management_policy", pmp))
+    if spec.present("updateStrategy"):
+        us = spec.sub("updateStrategy")
+        t = us.get("type")
+        if t == "RollingUpdate" and not us.d.get("rollingUpdate"):
+            us.ignore("rollingUpdate")
+            ctx.drop(us.path + ".type", t)
+        else:
+            raise Unsupported(f"{us.path}: {us.d}")
+        us.done()
+    if spec.present("volumeClaimTemplates"):
+        raise Unsupported(f"{spec.path}.volumeClaimTemplates")
+    spec.default("revisionHistoryLimit", 10)
+    return body
+
+
+def deployment_spec(spec: F, ctx: Ctx) -> list[ast.Attr]:
+    body = []
+    if spec.present("strategy"):
+        st = spec.sub("strategy")
+        t = st.get("type")
+        ru = st.d.get("rollingUpdate")
+        st.get("rollingUpdate")
+        if ru:
+            raise Unsupported(f"{st.path}.rollingUpdate parameters")
+        if "rollingUpdate" in st.d:
+            ctx.drop(st.path + ".rollingUpdate", ru)
+        if t == "RollingUpdate":
+            ctx.drop(st.path + ".type", t)
+        else:
+            body.append(b.attr("strategy", t))
+        st.done()
+    rhl = spec.default("revisionHistoryLimit", 10)
+    if rhl is not None:
+        body.append(b.attr("revision_history_limit", int(rhl)))
+    for k in ("minReadySeconds", "progressDeadlineSeconds", "paused"):
+        if spec.get(k) is not None:
+            raise Unsupported(f"{spec.path}.{k}")
+    return body
+
+
+def pod_spec(pod: F, ctx: Ctx) -> list[ast.Entry]:
+    """The pod template's own fields, its containers and its volumes."""
+    body = []
     amt = pod.get("automountServiceAccountToken")
     if amt is not None:
-        out.line(f"automount_service_account_token = {scalar(amt)}")
+        body.append(b.attr("automount_service_account_token", scalar(amt)))
     tgp = pod.get("terminationGracePeriodSeconds")
     if tgp is not None:
-        out.line(f"termination_grace_period = {seconds(tgp, pod.path)}")
+        body.append(b.attr("termination_grace_period", seconds(tgp, pod.path)))
     pod.default("shareProcessNamespace", False)
     pod.default("enableServiceLinks", True)
     pod.default("hostNetwork", False)
@@ -649,68 +557,49 @@ def emit_workload(out: Out, doc: dict, ns: str, ctx: Ctx):
     pod.default("restartPolicy", "Always")
     pod.default("schedulerName", "default-scheduler")
     if pod.present("securityContext"):
-        generic_block(out, "security_context", pod.sub("securityContext"))
+        body += [x for x in [generic_block("security_context", pod.sub("securityContext"))] if x is not None]
     if pod.present("affinity"):
-        out.line(f"affinity = {literal(pod.get('affinity'))}")
+        body.append(b.attr("affinity", b.literal(pod.get("affinity"))))
     if pod.present("initContainers"):
-        for c in pod.get("initContainers"):
-            emit_container(out, "init_container", F(c, pod.path + ".initContainers[]", ctx), ctx)
-    for c in pod.get("containers"):
-        emit_container(out, "container", F(c, pod.path + ".containers[]", ctx), ctx)
+        body += [container("init_container", F(c, pod.path + ".initContainers[]", ctx), ctx)
+                 for c in pod.get("initContainers")]
+    body += [container("container", F(c, pod.path + ".containers[]", ctx), ctx) for c in pod.get("containers")]
     if pod.present("volumes"):
-        for v in pod.get("volumes"):
-            emit_volume(out, F(v, pod.path + ".volumes[]", ctx))
-    pod.done()
-    tpl.done()
+        body += [volume(F(v, pod.path + ".volumes[]", ctx)) for v in pod.get("volumes")]
+    return body
+
+
+def object_metadata(meta: F) -> list[ast.Block]:
+    """An object's own labels and annotations."""
+    body = []
+    if meta.present("labels"):
+        body.append(map_block("labels", labels_map(meta.get("labels"), meta.path + ".labels")))
+    if meta.present("annotations"):
+        body.append(map_block("annotations", labels_map(meta.get("annotations"), meta.path)))
     meta.done()
-    top.done()
-    out.close()
+    return body
 
 
-def emit_service(out: Out, doc: dict, ns: str, ctx: Ctx):
+def service(doc: dict, ns: str, ctx: Ctx) -> ast.Object:
     top = F(doc, "Service", ctx)
     top.get("apiVersion"), top.get("kind")
     meta = top.sub("metadata")
     name = meta.get("name")
     check_ns(meta, ns, f"Service {name}")
     spec = top.sub("spec")
-    out.open(f"service {q(name)}")
-    if meta.present("labels"):
-        emit_map_block(out, "labels", labels_map(meta.get("labels"), meta.path + ".labels"))
-    if meta.present("annotations"):
-        emit_map_block(out, "annotations", labels_map(meta.get("annotations"), meta.path))
-    meta.done()
+    body = object_metadata(meta)
     if spec.present("selector"):
-        emit_map_block(out, "selector", labels_map(spec.get("selector"), spec.path + ".selector"))
-    for p in spec.get("ports") or []:
-        pf = F(p, spec.path + ".ports[]", ctx)
-        pname = pf.get("name")
-        parts = [f"port = {int(pf.get('port'))}"]
-        tp = pf.get("targetPort")
-        if tp == 0:
-            # the API server defaults targetPort 0 (like an absent one) to `port`
-            ctx.drop(pf.path + ".targetPort", 0)
-        elif tp is not None:
-            parts.append(f"target = {port_value(tp, pf.path)}")
-        proto = pf.default("protocol", "TCP")
-        if proto is not None:
-            parts.append(f"protocol = {q(proto)}")
-        if pf.get("appProtocol") is not None:
-            parts.append(f"app_protocol = {q(pf.get('appProtocol'))}")
-        if pf.get("nodePort") is not None:
-            parts.append(f"node_port = {int(pf.get('nodePort'))}")
-        pf.done()
-        label = f" {q(pname)}" if pname is not None else ""
-        out.line(f"port{label} {{ {'  '.join(parts)} }}")
+        body.append(map_block("selector", labels_map(spec.get("selector"), spec.path + ".selector")))
+    body += [service_port(F(p, spec.path + ".ports[]", ctx), ctx) for p in spec.get("ports") or []]
     t = spec.default("type", "ClusterIP")
     if t is not None:
-        out.line(f"type = {q(t)}")
+        body.append(b.attr("type", t))
     cip = spec.get("clusterIP")
     if cip is not None:
-        out.line(f"cluster_ip = {q(cip)}")
+        body.append(b.attr("cluster_ip", cip))
     pna = spec.default("publishNotReadyAddresses", False)
     if pna is not None:
-        out.line(f"publish_not_ready_addresses = {scalar(pna)}")
+        body.append(b.attr("publish_not_ready_addresses", scalar(pna)))
     spec.default("sessionAffinity", "None")
     spec.default("internalTrafficPolicy", "Cluster")
     for k in ("externalTrafficPolicy", "loadBalancerIP", "externalName", "ipFamilyPolicy",
@@ -719,52 +608,56 @@ def emit_service(out: Out, doc: dict, ns: str, ctx: Ctx):
             raise Unsupported(f"{spec.path}.{k}")
     spec.done()
     top.done()
-    out.close()
+    return b.obj("service", name, body)
 
 
-def emit_configmap(out: Out, doc: dict, ns: str, ctx: Ctx):
+def service_port(pf: F, ctx: Ctx) -> ast.Block:
+    pname = pf.get("name")
+    parts = [b.attr("port", int(pf.get("port")))]
+    tp = pf.get("targetPort")
+    if tp == 0:
+        # the API server defaults targetPort 0 (like an absent one) to `port`
+        ctx.drop(pf.path + ".targetPort", 0)
+    elif tp is not None:
+        parts.append(b.attr("target", port_value(tp, pf.path)))
+    proto = pf.default("protocol", "TCP")
+    if proto is not None:
+        parts.append(b.attr("protocol", proto))
+    if pf.get("appProtocol") is not None:
+        parts.append(b.attr("app_protocol", pf.get("appProtocol")))
+    if pf.get("nodePort") is not None:
+        parts.append(b.attr("node_port", int(pf.get("nodePort"))))
+    pf.done()
+    return b.block("port", parts, [pname] if pname is not None else [])
+
+
+def configmap(doc: dict, ns: str, ctx: Ctx) -> ast.Object:
     top = F(doc, "ConfigMap", ctx)
     top.get("apiVersion"), top.get("kind")
     meta = top.sub("metadata")
     name = meta.get("name")
     check_ns(meta, ns, f"ConfigMap {name}")
-    out.open(f"configmap {q(name)}")
-    if meta.present("labels"):
-        emit_map_block(out, "labels", labels_map(meta.get("labels"), meta.path + ".labels"))
-    if meta.present("annotations"):
-        emit_map_block(out, "annotations", labels_map(meta.get("annotations"), meta.path))
-    meta.done()
+    body = object_metadata(meta)
     if top.present("binaryData"):
         raise Unsupported(f"ConfigMap {name}: binaryData")
     if top.get("immutable") is not None:
         raise Unsupported(f"ConfigMap {name}: immutable")
     data = top.get("data") or {}
-    if data:
-        out.open("data")
-        for k, v in data.items():
-            out.line(f"{q(str(k))} = {q(str(v) if not isinstance(v, str) else v)}")
-        out.close()
-    else:
-        out.line("data {}")
+    body.append(b.block("data", [b.attr(str(k), v if isinstance(v, str) else str(v)) for k, v in data.items()]))
     top.done()
-    out.close()
+    return b.obj("configmap", name, body)
 
 
-def emit_secret(out: Out, doc: dict, ns: str, ctx: Ctx):
+def secret(doc: dict, ns: str, ctx: Ctx) -> ast.Object:
     top = F(doc, "Secret", ctx)
     top.get("apiVersion"), top.get("kind")
     meta = top.sub("metadata")
     name = meta.get("name")
     check_ns(meta, ns, f"Secret {name}")
-    out.open(f"secret {q(name)}")
-    if meta.present("labels"):
-        emit_map_block(out, "labels", labels_map(meta.get("labels"), meta.path + ".labels"))
-    if meta.present("annotations"):
-        emit_map_block(out, "annotations", labels_map(meta.get("annotations"), meta.path))
-    meta.done()
+    body = object_metadata(meta)
     t = top.get("type")
     if t is not None:
-        out.line(f"type = {q(t)}")
+        body.append(b.attr("type", t))
     values = {}
     for k, v in (top.get("data") or {}).items():
         try:
@@ -775,39 +668,25 @@ def emit_secret(out: Out, doc: dict, ns: str, ctx: Ctx):
         values[str(k)] = str(v)
     if top.get("immutable") is not None:
         raise Unsupported(f"Secret {name}: immutable")
-    out.open("data")
-    for k, v in values.items():
-        out.line(f"{q(k)} = {q(v)}")
-    out.close()
+    body.append(b.block("data", b.entries_of(values)))
     top.done()
-    out.close()
+    return b.obj("secret", name, body)
 
 
-def emit_serviceaccount(out: Out, doc: dict, ns: str, ctx: Ctx):
+def serviceaccount(doc: dict, ns: str, ctx: Ctx) -> ast.Object:
     top = F(doc, "ServiceAccount", ctx)
     top.get("apiVersion"), top.get("kind")
     meta = top.sub("metadata")
     name = meta.get("name")
     check_ns(meta, ns, f"ServiceAccount {name}")
-    body = Out()
-    body.depth = out.depth + 1
-    if meta.present("labels"):
-        emit_map_block(body, "labels", labels_map(meta.get("labels"), meta.path + ".labels"))
-    if meta.present("annotations"):
-        emit_map_block(body, "annotations", labels_map(meta.get("annotations"), meta.path))
-    meta.done()
+    body = object_metadata(meta)
     amt = top.get("automountServiceAccountToken")
     if amt is not None:
-        body.line(f"automount_service_account_token = {scalar(amt)}")
+        body.append(b.attr("automount_service_account_token", scalar(amt)))
     if top.present("imagePullSecrets") or top.present("secrets"):
         raise Unsupported(f"ServiceAccount {name}: imagePullSecrets/secrets")
     top.done()
-    if body.lines:
-        out.line(f"serviceaccount {q(name)} {{")
-        out.lines.extend(body.lines)
-        out.line("}")
-    else:
-        out.line(f"serviceaccount {q(name)} {{}}")
+    return b.obj("serviceaccount", name, body)
 
 
 def check_ns(meta: F, ns: str, what: str):
@@ -953,9 +832,9 @@ def derive_edges(docs: list[dict]):
 # ---------------------------------------------------------------------------------------
 
 
-KEEP = {"ServiceAccount": emit_serviceaccount, "Secret": emit_secret,
-        "ConfigMap": emit_configmap, "Deployment": emit_workload,
-        "StatefulSet": emit_workload, "Service": emit_service}
+KEEP = {"ServiceAccount": serviceaccount, "Secret": secret,
+        "ConfigMap": configmap, "Deployment": workload,
+        "StatefulSet": workload, "Service": service}
 KIND_ORDER = ["ServiceAccount", "Secret", "ConfigMap", "Deployment", "StatefulSet", "Service"]
 ALWAYS_OMIT = {"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "PodDisruptionBudget"}
 
@@ -992,31 +871,13 @@ def generate(text: str, args) -> str:
             raise Unsupported(f"duplicate {k}")
         seen.add(k)
 
-    body = Out()
-    body.depth = 1
-    if namespaces:
-        nm = F(namespaces[0]["metadata"], "Namespace.metadata", ctx)
-        nm.get("name")
-        if nm.present("labels") or nm.present("annotations"):
-            body.open(f"namespace {q(args.namespace)}")
-            if nm.present("labels"):
-                emit_map_block(body, "labels", labels_map(nm.get("labels"), nm.path))
-            if nm.present("annotations"):
-                emit_map_block(body, "annotations", labels_map(nm.get("annotations"), nm.path))
-            body.close()
-        else:
-            body.line(f"namespace {q(args.namespace)}")
-        nm.done()
-    else:
-        body.line(f"namespace {q(args.namespace)}")
+    notes = Notes()  # the header and the blank lines between kinds
+    body = [namespace_object(namespaces, args.namespace, ctx)]
     counts = collections.Counter()
     for kind in KIND_ORDER:
         group = sorted((d for d in kept if d["kind"] == kind), key=lambda d: d["metadata"]["name"])
-        if not group:
-            continue
-        body.line()
-        for d in group:
-            KEEP[kind](body, d, args.namespace, ctx)
+        for i, d in enumerate(group):
+            body.append(notes.add(KEEP[kind](d, args.namespace, ctx), blank_line=i == 0))
             counts[kind] += 1
 
     # edges
@@ -1027,19 +888,56 @@ def generate(text: str, args) -> str:
         parts = [p.strip() for p in e.split("->")]
         if len(parts) < 2 or not all(parts):
             raise Unsupported(f"--edge {e!r}: expected A->B")
-        for a, b in zip(parts, parts[1:]):
-            hand.append((a, b))
+        for a, z in zip(parts, parts[1:]):
+            hand.append((a, z))
     all_edges = set(derived) | set(hand)
-    for a, b in sorted(all_edges):
-        for n in (a, b):
+    for a, z in sorted(all_edges):
+        for n in (a, z):
             if n not in workload_names:
-                raise Unsupported(f"edge {a} -> {b}: {n} is not a workload of this app")
-    if all_edges:
-        body.line()
-        for a, b in sorted(all_edges):
-            body.line(f"{q(a)} -> {q(b)}")
+                raise Unsupported(f"edge {a} -> {z}: {n} is not a workload of this app")
+    for i, (a, z) in enumerate(sorted(all_edges)):
+        body.append(notes.add(b.edge(a, z), blank_line=i == 0))
 
-    # header
+    document = b.app(args.name, app_head(args) + body)
+    header = header_lines(text, args, docs, counts, omitted, ctx, all_edges, derived, hand, unresolved)
+    try:
+        notes.add(document, before=header)
+    except ValueError as exc:  # a --preface with a line break
+        raise Unsupported(f"the header cannot be written as comments: {exc}")
+    return printed(document, notes)
+
+
+def namespace_object(namespaces: list[dict], ns: str, ctx: Ctx) -> ast.Object:
+    """`namespace "NS"`, with the Namespace object's labels and annotations when the manifests have it."""
+    if not namespaces:
+        return b.obj("namespace", ns)
+    nm = F(namespaces[0]["metadata"], "Namespace.metadata", ctx)
+    nm.get("name")
+    entries = []
+    if nm.present("labels"):
+        entries.append(map_block("labels", labels_map(nm.get("labels"), nm.path)))
+    if nm.present("annotations"):
+        entries.append(map_block("annotations", labels_map(nm.get("annotations"), nm.path)))
+    nm.done()
+    return b.obj("namespace", ns, entries or None)
+
+
+def app_head(args) -> list:
+    """The app's description and metadata (`--description`, `--meta KEY=VALUE`)."""
+    head = [b.description(args.description)] if args.description else []
+    if args.meta:
+        entries = []
+        for m in args.meta:
+            k, sep, v = m.partition("=")
+            if not sep:
+                raise Unsupported(f"--meta {m!r}: expected KEY=VALUE")
+            entries.append(b.attr(k, v))
+        head.append(b.metadata(entries))
+    return head
+
+
+def header_lines(text: str, args, docs, counts, omitted, ctx: Ctx, all_edges, derived, hand, unresolved) -> list[str]:
+    """The comment above `app`: the preface, how to regenerate the file, and what was kept, left out or derived."""
     h = []
     for p in args.preface:
         h.append(f"# {p}".rstrip())
@@ -1082,49 +980,34 @@ def generate(text: str, args) -> str:
     h.append("#   snake_case keys; affinity is passed through verbatim (Kubernetes field names).")
     if all_edges:
         h.append("# Dependency edges (caller -> callee workload):")
-        for a, b in sorted(all_edges):
+        for a, z in sorted(all_edges):
             src = []
-            if (a, b) in derived:
-                src.append("; ".join(sorted(set(derived[(a, b)]))))
-            if (a, b) in hand:
+            if (a, z) in derived:
+                src.append("; ".join(sorted(set(derived[(a, z)]))))
+            if (a, z) in hand:
                 src.append("hand-added (--edge)")
-            h.append(f"#   {a} -> {b}: {'; '.join(src)}")
+            h.append(f"#   {a} -> {z}: {'; '.join(src)}")
     if unresolved:
         h.append("# Host references that name no Service of this file (no edge):")
         for u in sorted(set(unresolved)):
             h.append(f"#   - {u}")
-
-    lines = h + [""]
-    lines.append(f"app {q(args.name)} {{")
-    if args.description:
-        lines.append(f"  description {q(args.description)}")
-    if args.meta:
-        entries = []
-        for m in args.meta:
-            k, sep, v = m.partition("=")
-            if not sep:
-                raise Unsupported(f"--meta {m!r}: expected KEY=VALUE")
-            entries.append(f"{key(k)} = {q(v)}")
-        lines.append("  metadata {")
-        lines += [f"    {e}" for e in entries]
-        lines.append("  }")
-    lines += body.lines
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    return h
 
 
-def canonical(text: str) -> str:
-    """The generated file in `itbench fmt`'s layout (comments kept), so the library stays formatted."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+def printed(document: ast.App, notes: Notes) -> str:
+    """The app in `itbench fmt`'s layout, read back once: what does not parse (a value nested deeper than
+    the parser takes) is an error, not a broken library file."""
     from itbench_dsl.diagnostics import Diagnostics, render_human
     from itbench_dsl.parser import parse_text
-    from itbench_dsl.printer import print_document
 
+    problem = b.too_deep(document)
+    if problem is not None:
+        raise Unsupported(f"the generated text does not parse: {problem}")
+    text = print_document(document, notes=notes)
     diags = Diagnostics()
-    document = parse_text(text, "<generated>", diags)
-    if document is None:
+    if parse_text(text, "<generated>", diags) is None:
         raise Unsupported("the generated text does not parse:\n" + render_human(diags))
-    return print_document(document, text)
+    return text
 
 
 def main(argv=None) -> int:
@@ -1153,7 +1036,7 @@ def main(argv=None) -> int:
     with open(args.input, encoding="utf-8") as f:
         text = f.read()
     try:
-        result = canonical(generate(text, args))
+        result = generate(text, args)
     except Unsupported as exc:
         print(f"app_from_manifests: {exc}", file=sys.stderr)
         return 1

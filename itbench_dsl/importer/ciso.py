@@ -21,10 +21,12 @@ import json
 import re
 from pathlib import Path
 
+from .. import ast
+from .. import builders as b
 from .. import ciso
 from ..backends import itbench_ciso
 from ..diagnostics import Diagnostics, did_you_mean
-from ..printer import key_text, quote
+from ..printer import Notes, print_document
 from ..source import SourceFile, Span
 
 MAX_BYTES = 4 * 1024 * 1024  # larger files are not ITBench scenario files
@@ -256,42 +258,46 @@ class _Importer:
                       help="the compiled scenario writes the class's incident_type")
         section = _section(name)
         self.namespaces: list[str] = []
-        self.objects: list[tuple] = []  # (namespace, keyword, name, body lines)
-        self.gaps: list[str] = []
+        self.objects: list[tuple] = []  # (namespace, keyword, name, body entries)
+        self.gaps: list[ast.Gap] = []
         self.policy: str | None = None  # the policy eval_config.yaml checks (update class)
-        self.policies: list[tuple[str, list[str]]] = []  # the update class's existing policies
+        self.policies: list[tuple[str, list[ast.Block]]] = []  # the update class's existing policies, with rules
         self.policy_file: _File | None = None
-        self.compliant: list[str] = []
-        control_lines, hosts = self.control(cls.task, section, goal)
+        self.compliant: list[ast.Compliant] = []
         if cls.task == "ansible_opa":
-            hosts = self.host_inventory()
+            control = self.host_control(self.host_inventory())
         else:
+            control = self.control(cls.task, section, goal)
             self.kubernetes(cls.task)
         if self.errors:
             raise _Stop
-        return self.render(cls, name, description, section, control_lines, hosts)
+        return self.render(cls, name, description, section, control)
 
     # -- the control
-    def control(self, task: str, section: str | None, goal: str) -> tuple[list[str], str | None]:
-        """The `control` statement's lines; for a host control, also the hosts group (from input.json)."""
-        if task == "ansible_opa":
-            return [], None  # decided by the injection tasks (host_inventory)
+    def control(self, task: str, section: str | None, goal: str) -> ast.Control:
+        """The `control` statement of a Kubernetes class: the catalogue's, or the section's own."""
         entry = ciso.lookup(f"cis-k8s-{section}") if section else None
         if entry is not None and task in entry.classes and task != "kyverno_update":
-            return self.control_lines(entry.id, goal, entry.title, None), None
+            return self.control_statement(entry.id, goal, entry.title, None)
         control_id = section or _slug(self.info_name) or "policy"
-        return self.control_lines(control_id, goal, None, ciso.K8S_BENCHMARK), None
+        return self.control_statement(control_id, goal, None, ciso.K8S_BENCHMARK)
 
     @staticmethod
-    def control_lines(control_id: str, goal: str, default_goal: str | None, benchmark: str | None) -> list[str]:
+    def control_statement(control_id: str, goal: str, default_goal: str | None, benchmark: str | None) -> ast.Control:
         body = []
         if benchmark is not None:
-            body.append(f"benchmark = {quote(benchmark)}")
+            body.append(b.attr("benchmark", benchmark))
         if goal != default_goal:
-            body.append(f"goal = {quote(goal)}")
-        if not body:
-            return [f"control {quote(control_id)}"]
-        return [f"control {quote(control_id)} {{", *(f"  {b}" for b in body), "}"]
+            body.append(b.attr("goal", goal))
+        return b.control(control_id, b.body(body))
+
+    def host_control(self, hosts: str) -> ast.Control:
+        """The host control the injection tasks open (`self.control_id`), with its hosts group and goal."""
+        control = ciso.lookup(self.control_id)
+        body = [] if hosts == ciso.DEFAULT_HOSTS else [b.attr("hosts", hosts)]
+        if self.goal != control.title:
+            body.append(b.attr("goal", self.goal))
+        return b.control(self.control_id, b.body(body))
 
     # -- class 3: a RHEL9 host control, recognised by the setting its injection writes
     def host_inventory(self) -> str:
@@ -359,10 +365,10 @@ class _Importer:
                        help="the gap must be a Deployment, StatefulSet or ServiceAccount")
             return
         for kind, _, obj_name, word in gaps:
-            self.gaps.append(f"gap {word} {quote(obj_name)}")
+            self.gaps.append(b.gap(b.ref(word, obj_name)))
         for kind, _, obj_name, word in compliant:
             if (kind, _, obj_name, word) not in gaps:
-                self.compliant.append(f"compliant {word} {quote(obj_name)}")
+                self.compliant.append(b.compliant(b.ref(word, obj_name)))
 
     def manifest(self, data, node: _Node, file: _File) -> tuple[str, str | None, str, str] | None:
         """One manifest document as a topology statement; (kind, namespace, name, keyword) or None."""
@@ -408,12 +414,12 @@ class _Importer:
         if namespace not in self.namespaces:
             self.namespaces.append(namespace)
         left_out: list[tuple[str, int]] = []
-        lines = convert(data, node, left_out)
+        entries = convert(data, node, left_out)
         for what, offset in left_out:
             self.warn("W5051", f"{what} of {kind} `{name}` cannot be expressed in the language: left out", file,
                       file.span(offset, offset + 1), "left out")
         word = {"Deployment": "deployment", "StatefulSet": "statefulset", "ServiceAccount": "serviceaccount"}[kind]
-        self.objects.append((namespace, word, name, lines))
+        self.objects.append((namespace, word, name, entries))
         return kind, namespace, name, word
 
     def existing_policies(self) -> None:
@@ -431,11 +437,11 @@ class _Importer:
                           help="a kyverno_update task declares Kyverno ClusterPolicies (`policy` blocks)")
                 continue
             left_out: list[tuple[str, int]] = []
-            lines = _policy(data, node, left_out)
+            rules = _policy(data, node, left_out)
             for what, offset in left_out:
                 self.warn("W5051", f"{what} of ClusterPolicy `{name}` cannot be expressed in the language: left out",
                           file, file.span(offset, offset + 1), "left out")
-            if lines is None:
+            if rules is None:
                 self.warn("W5050", f"ClusterPolicy `{name}` has no rule the language holds: left out", file,
                           file.span(node.start, min(node.end, node.start + 1)), "left out")
                 continue
@@ -443,7 +449,7 @@ class _Importer:
                 self.warn("W5052", f"ClusterPolicy `{name}` is declared twice: the second is left out", file,
                           file.span(node.start, min(node.end, node.start + 1)), "second one")
                 continue
-            self.policies.append((name, lines))
+            self.policies.append((name, rules))
 
     def update_checks(self, declared) -> tuple[list, list] | None:
         """(gaps, compliant) from eval_config.yaml's check_violations; None without the file."""
@@ -483,9 +489,10 @@ class _Importer:
             (gaps if expected != "pass" else compliant).append(found)
         return gaps, compliant
 
-    def task_lines(self, task: str) -> list[str]:
+    def task_statement(self, task: str) -> ast.Task:
+        """`task KIND`; for the update class, with the existing policies and the one the agent edits."""
         if not self.policies:
-            return [f"  task {task}"]
+            return b.task(task)
         names = [n for n, _ in self.policies]
         update = self.policy if self.policy in names else None
         if self.policy is not None and update is None:
@@ -494,71 +501,64 @@ class _Importer:
                       "declare", file, None, "", help=f"the compiled scenario has the agent edit `{names[-1]}`")
         if update is None and len(names) > 1:
             update = names[-1]
-        body = [f"update = {quote(update)}"] if update is not None and len(names) > 1 else []
-        for name, rules in self.policies:
-            body += [f"policy {quote(name)} {{", *(f"  {r}" for r in rules), "}"]
-        return [f"  task {task} {{", *(f"    {b}" for b in body), "  }"]
+        body = [b.attr("update", update)] if update is not None and len(names) > 1 else []
+        body += [b.block("policy", rules, labels=[name]) for name, rules in self.policies]
+        return b.task(task, body)
 
     # -- output
-    def render(self, cls, name: str, description: str, section: str | None, control_lines: list[str],
-               hosts: str | None) -> str:
+    def render(self, cls, name: str, description: str, section: str | None, control: ast.Control) -> str:
         scenario_name = _slug(name) or _slug(self.folder.name) or "itbench-ciso-scenario"
-        metadata = [f"itbench_id = {quote(self.folder.name)}"]
+        metadata = {"itbench_id": self.folder.name}
         derived = cls.name.format(section=section or scenario_name)
         if name != derived:
-            metadata.append(f"itbench_name = {quote(name)}")
-        lines = [f"scenario {quote(scenario_name)} {{", "  domain ciso",
-                 f"  complexity {'high' if cls.task == 'kyverno_update' else 'medium'}",
-                 f"  description {quote(description)}", "  metadata {", *(f"    {m}" for m in metadata), "  }", ""]
+            metadata["itbench_name"] = name
         if cls.task == "ansible_opa":
-            control = ciso.lookup(self.control_id)
-            body = [] if hosts == ciso.DEFAULT_HOSTS else [f"hosts = {quote(hosts)}"]
-            if self.goal != control.title:
-                body.append(f"goal = {quote(self.goal)}")
-            control_lines = [f"control {quote(self.control_id)}"] if not body else \
-                [f"control {quote(self.control_id)} {{", *(f"  {b}" for b in body), "}"]
             self.namespaces = ["ciso-workspace"]  # no Kubernetes objects: the agent's workspace namespace
-        lines += [f"  {c}" for c in control_lines]
-        lines += ["", *self.task_lines(cls.task), "", "  topology {"]
-        lines += [f"    namespace {quote(n)}" for n in self.namespaces]
-        for namespace, word, obj_name, body in self.objects:
-            if len(self.namespaces) > 1:
-                body = [f"namespace = {quote(namespace)}", *body]
-            if body:
-                lines.append(f"    {word} {quote(obj_name)} {{")
-                lines += [f"      {b}" for b in body]
-                lines.append("    }")
-            else:
-                lines.append(f"    {word} {quote(obj_name)}")
-        lines.append("  }")
-        if self.gaps or self.compliant:
-            lines.append("")
-            lines += [f"  {g}" for g in self.gaps + self.compliant]
+        notes = Notes()
+        statements = [b.domain("ciso"), b.complexity("high" if cls.task == "kyverno_update" else "medium"),
+                      b.description(description), b.metadata(metadata),
+                      notes.add(control, blank_line=True),
+                      notes.add(self.task_statement(cls.task), blank_line=True),
+                      notes.add(self.topology(), blank_line=True)]
+        checked = [*self.gaps, *self.compliant]
+        if checked:
+            notes.add(checked[0], blank_line=True)
             if not self.compliant:
-                lines += ["  # ITBench grades only the gap: a compliant object (`compliant deployment \"...\"`) makes an",
-                          "  # always-fail policy fail too (`itbench check` asks for one, E4004)"]
-        lines.append("}")
-        text = "\n".join(lines) + "\n"
-        formatted, problem = _format(text)
-        if formatted is None:  # a value deeper than the language's nesting limit, say
+                notes.add(checked[-1], after=[
+                    "# ITBench grades only the gap: a compliant object (`compliant deployment \"...\"`) makes an",
+                    "# always-fail policy fail too (`itbench check` asks for one, E4004)"])
+        text, problem = _printed(b.scenario(scenario_name, statements + checked), notes)
+        if text is None:  # a value deeper than the language's nesting limit, say
             self.error("E5052", f"the scenario cannot be written in the language: {problem}",
                        str(self.folder / "info.json"))
             raise _Stop
-        return formatted
+        return text
+
+    def topology(self) -> ast.Topology:
+        """The namespaces and the objects, each saying its namespace when there are several."""
+        statements = [b.obj("namespace", n) for n in self.namespaces]
+        for namespace, word, obj_name, entries in self.objects:
+            if len(self.namespaces) > 1:
+                entries = [b.attr("namespace", namespace), *entries]
+            statements.append(b.obj(word, obj_name, b.body(entries)))
+        return b.topology(statements)
 
 
 _NOWHERE = Span(0, 0, 1, 1, 1, 1)
 
 
-def _format(text: str) -> tuple[str | None, str]:
-    """The canonical layout (the printer `itbench fmt` uses), or None and why the text does not parse."""
+def _printed(document: ast.Scenario, notes: Notes) -> tuple[str | None, str]:
+    """The document's text, or None and why it does not read back (a value nested deeper than the parser
+    takes)."""
     from ..parser import parse_text
-    from ..printer import print_document
+    problem = b.too_deep(document)
+    if problem is not None:
+        return None, problem
+    text = print_document(document, notes=notes)
     diags = Diagnostics()
-    document = parse_text(text, "<import>", diags)
-    if document is None:
+    if parse_text(text, "<import>", diags) is None:
         return None, diags.items[0].message if diags.items else "it does not parse"
-    return print_document(document, text), ""
+    return text, ""
 
 
 def _type(value) -> str:
@@ -624,7 +624,7 @@ def _match_host_control(task: dict):
 
 # ---- Kubernetes objects to topology statements -----------------------------------------------------------
 
-# A converter returns the body lines of the statement and appends (what, offset) for each field
+# A converter returns the body entries of the statement and appends (what, offset) for each field
 # it leaves out. Only what the language holds is written; everything else is reported.
 
 
@@ -648,29 +648,15 @@ def _key_offset(node: _Node | None, key) -> int:
     return node.start if node is not None else 0
 
 
-def _value(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return str(v)
-    if isinstance(v, str):
-        return quote(v)
-    if isinstance(v, list):
-        return "[" + ", ".join(_value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{key_text(str(k))} = {_value(x)}" for k, x in v.items()) + "}"
-    return quote(str(v))
-
-
-def _string_map(name: str, values) -> list[str]:
+def _string_map(name: str, values) -> list[ast.Block]:
     if not isinstance(values, dict) or not values:
         return []
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in values.items()):
         return []
-    return [f"{name} {{", *(f"  {key_text(k)} = {quote(v)}" for k, v in values.items()), "}"]
+    return [b.block(name, b.entries_of(values))]
 
 
-def _map_field(fields: "_Fields", key: str, name: str) -> list[str]:
+def _map_field(fields: "_Fields", key: str, name: str) -> list[ast.Block]:
     """A string map (labels, annotations, node selector); reported as left out unless every value is a string."""
     values = fields.get(key, dict)
     if isinstance(values, dict) and values and not all(isinstance(k, str) and isinstance(v, str)
@@ -720,7 +706,7 @@ _CONTAINER_SECURITY = (("runAsUser", "run_as_user", int), ("runAsGroup", "run_as
                        ("allowPrivilegeEscalation", "allow_privilege_escalation", bool))
 
 
-def _security(fields: _Fields, pod: bool) -> list[str]:
+def _security(fields: _Fields, pod: bool) -> list[ast.Entry]:
     body = []
     for k8s, key, kind in (_POD_SECURITY if pod else _CONTAINER_SECURITY):
         value = fields.get(k8s)
@@ -729,31 +715,31 @@ def _security(fields: _Fields, pod: bool) -> list[str]:
         if not isinstance(value, kind) or (kind is int and (isinstance(value, bool) or value < 0)):
             fields.leave(k8s)
             continue
-        body.append(f"{key} = {_value(value)}")
+        body.append(b.attr(key, value))
     if not pod and "capabilities" in fields.data:
         caps = fields.sub("capabilities")
         inner = []
         for key in ("add", "drop"):
             value = caps.get(key, list)
             if value is not None and all(isinstance(x, str) for x in value):
-                inner.append(f"{key} = {_value(value)}")
+                inner.append(b.attr(key, value))
             elif value is not None:
                 caps.leave(key)
         caps.finish()
-        body += ["capabilities {", *(f"  {i}" for i in inner), "}"]
+        body.append(b.block("capabilities", inner))
     if "seccompProfile" in fields.data:
         seccomp = fields.sub("seccompProfile")
         kind = seccomp.get("type", str)
         local = seccomp.get("localhostProfile", str)
         seccomp.finish()
         if kind is not None:
-            inner = [f"type = {quote(kind)}"] + ([f"localhost_profile = {quote(local)}"] if local else [])
-            body += ["seccomp_profile {", *(f"  {i}" for i in inner), "}"]
+            inner = [b.attr("type", kind)] + ([b.attr("localhost_profile", local)] if local else [])
+            body.append(b.block("seccomp_profile", inner))
     fields.finish()
     return body
 
 
-def _port(port: _Fields) -> str | None:
+def _port(port: _Fields) -> ast.Entry | None:
     number = port.get("containerPort", int)
     name = port.get("name", str)
     protocol = port.get("protocol", str)
@@ -762,68 +748,74 @@ def _port(port: _Fields) -> str | None:
         if "containerPort" in port.data and number is not None:
             port.leave("containerPort")
         return None
-    label = f" {quote(name)}" if name else ""
+    labels = [name] if name else []
     if protocol and protocol != "TCP":
-        return f"port{label} {{ port = {number}  protocol = {quote(protocol)} }}"
-    return f"port{label} = {number}"
+        return b.block("port", [b.attr("port", number), b.attr("protocol", protocol)], labels)
+    return b.attr("port", number, labels)
 
 
-def _container(fields: _Fields, word: str) -> list[str]:
+def _container(fields: _Fields, word: str) -> ast.Block:
     name = fields.get("name", str) or "app"
     body = []
     image = fields.get("image", str)
-    body.append(f"image = {quote(image or '')}")
+    body.append(b.attr("image", image or ""))
     policy = fields.get("imagePullPolicy", str)
     if policy:
-        body.append(f"image_pull_policy = {quote(policy)}")
+        body.append(b.attr("image_pull_policy", policy))
     for k8s, key in (("command", "command"), ("args", "args")):
         value = fields.get(k8s, list)
         if value and all(isinstance(x, str) for x in value):
-            body.append(f"{key} = {_value(value)}")
+            body.append(b.attr(key, value))
         elif value:
             fields.leave(k8s)
     ports = fields.get("ports", list) or []
     ports_node = _at(fields.node, "ports")
     for index, item in enumerate(ports):
-        line = _port(_Fields(item, _at(ports_node, index), fields.left_out, f"{fields.where}ports[{index}]."))
-        if line:
-            body.append(line)
+        port = _port(_Fields(item, _at(ports_node, index), fields.left_out, f"{fields.where}ports[{index}]."))
+        if port is not None:
+            body.append(port)
+    body += _env(fields)
+    body += _resources(fields.sub("resources"))
+    if "securityContext" in fields.data:
+        body.append(b.block("security_context", _security(fields.sub("securityContext"), pod=False)))
+    fields.finish()
+    return b.block(word, body, [name])
+
+
+def _env(fields: _Fields) -> list[ast.Block]:
+    """`env { NAME = "value" }` for the variables with a plain value; the others are left out."""
     env = fields.get("env", list) or []
     env_node = _at(fields.node, "env")
     values = []
     for index, item in enumerate(env):
         if isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("value", ""), str) \
                 and set(item) <= {"name", "value"}:
-            values.append(f"  {key_text(item['name'])} = {quote(item.get('value', ''))}")
+            values.append(b.attr(item["name"], item.get("value", "")))
         else:
             fields.left_out.append((f"`{fields.where}env[{index}]`", (_at(env_node, index) or env_node).start))
-    if values:
-        body += ["env {", *values, "}"]
-    resources = fields.sub("resources")
-    res_body = []
+    return [b.block("env", values)] if values else []
+
+
+def _resources(resources: _Fields) -> list[ast.Block]:
+    """`resources { requests { cpu = 100m } limits { ... } }` for the quantities written with a unit."""
+    sections = []
     for section in ("requests", "limits"):
         part = resources.sub(section)
         inner = []
         for k8s, key in (("cpu", "cpu"), ("memory", "memory"), ("ephemeral-storage", "ephemeral_storage")):
             value = part.get(k8s)
             if isinstance(value, str) and re.fullmatch(r"\d+(\.\d+)?[A-Za-z]+", value):
-                inner.append(f"{key} = {value}")
+                inner.append(b.attr(key, b.number(value)))
             elif value is not None:
                 part.leave(k8s)
         part.finish()
         if inner:
-            res_body += [f"{section} {{", *(f"  {i}" for i in inner), "}"]
+            sections.append(b.block(section, inner))
     resources.finish()
-    if res_body:
-        body += ["resources {", *(f"  {r}" for r in res_body), "}"]
-    if "securityContext" in fields.data:
-        security = _security(fields.sub("securityContext"), pod=False)
-        body += ["security_context {", *(f"  {s}" for s in security), "}"]
-    fields.finish()
-    return [f"{word} {quote(name)} {{", *(f"  {b}" for b in body), "}"]
+    return [b.block("resources", sections)] if sections else []
 
 
-def _workload(data: dict, node: _Node, left_out: list) -> list[str]:
+def _workload(data: dict, node: _Node, left_out: list) -> list[ast.Entry]:
     top = _Fields(data, node, left_out, "")
     top.get("apiVersion")
     top.get("kind")
@@ -837,7 +829,7 @@ def _workload(data: dict, node: _Node, left_out: list) -> list[str]:
     spec = top.sub("spec")
     replicas = spec.get("replicas", int)
     if replicas is not None and replicas != 1:
-        body.append(f"replicas = {replicas}")
+        body.append(b.attr("replicas", replicas))
     selector = spec.sub("selector")
     match = _map_field(selector, "matchLabels", "selector")
     selector.finish()
@@ -847,16 +839,16 @@ def _workload(data: dict, node: _Node, left_out: list) -> list[str]:
     body += labels
     body += _map_field(template_meta, "annotations", "annotations")
     template_meta.finish()
-    if match and match[1:] != labels[1:]:
+    if match and (not labels or match[0].entries != labels[0].entries):
         body += match
     strategy = spec.sub("strategy")
     kind = strategy.get("type", str)
     strategy.finish()
     if kind:
-        body.append(f"strategy = {quote(kind)}")
+        body.append(b.attr("strategy", kind))
     service_name = spec.get("serviceName", str)
     if service_name and data.get("kind") == "StatefulSet" and service_name != data["metadata"]["name"]:
-        body.append(f"service_name = {quote(service_name)}")
+        body.append(b.attr("service_name", service_name))
     spec.get("podManagementPolicy")
     pod = template.sub("spec")
     for k8s, key, kind in (("hostNetwork", "host_network", bool), ("hostPID", "host_pid", bool),
@@ -866,19 +858,19 @@ def _workload(data: dict, node: _Node, left_out: list) -> list[str]:
                            ("priorityClassName", "priority_class_name", str)):
         value = pod.get(k8s, kind)
         if value is not None:
-            body.append(f"{key} = {_value(value)}")
+            body.append(b.attr(key, value))
     grace = pod.get("terminationGracePeriodSeconds", int)
     if grace is not None and grace >= 0:
-        body.append(f"termination_grace_period = {grace}s")
+        body.append(b.attr("termination_grace_period", ast.Quantity(f"{grace}s")))
     body += _map_field(pod, "nodeSelector", "node_selector")
     if "securityContext" in pod.data:
-        security = _security(pod.sub("securityContext"), pod=True)
-        body += ["security_context {", *(f"  {s}" for s in security), "}"]
+        body.append(b.block("security_context", _security(pod.sub("securityContext"), pod=True)))
     for k8s, word in (("initContainers", "init_container"), ("containers", "container")):
         items = pod.get(k8s, list) or []
         items_node = _at(pod.node, k8s)
         for index, item in enumerate(items):
-            body += _container(_Fields(item, _at(items_node, index), left_out, f"{pod.where}{k8s}[{index}]."), word)
+            body.append(_container(_Fields(item, _at(items_node, index), left_out, f"{pod.where}{k8s}[{index}]."),
+                                   word))
     pod.finish()
     template.finish()
     spec.finish()
@@ -886,7 +878,7 @@ def _workload(data: dict, node: _Node, left_out: list) -> list[str]:
     return body
 
 
-def _service_account(data: dict, node: _Node, left_out: list) -> list[str]:
+def _service_account(data: dict, node: _Node, left_out: list) -> list[ast.Entry]:
     top = _Fields(data, node, left_out, "")
     top.get("apiVersion")
     top.get("kind")
@@ -897,7 +889,7 @@ def _service_account(data: dict, node: _Node, left_out: list) -> list[str]:
     body = []
     automount = top.get("automountServiceAccountToken", bool)
     if automount is not None:
-        body.append(f"automount_service_account_token = {_value(automount)}")
+        body.append(b.attr("automount_service_account_token", automount))
     top.finish()
     return body
 
@@ -918,7 +910,7 @@ def _expressible(value) -> bool:
     return False
 
 
-def _policy(data: dict, node: _Node, left_out: list) -> list[str] | None:
+def _policy(data: dict, node: _Node, left_out: list) -> list[ast.Block] | None:
     """The `rule` blocks of a ClusterPolicy whose rules validate a pattern; None when no rule is left."""
     top = _Fields(data, node, left_out, "")
     top.get("apiVersion")
@@ -929,7 +921,7 @@ def _policy(data: dict, node: _Node, left_out: list) -> list[str] | None:
     spec = top.sub("spec")
     rules = spec.get("rules", list) or []
     rules_node = _at(spec.node, "rules")
-    lines: list[str] = []
+    out: list[ast.Block] = []
     for index, rule in enumerate(rules):
         fields = _Fields(rule, _at(rules_node, index), left_out, f"spec.rules[{index}].")
         name = fields.get("name", str)
@@ -947,11 +939,11 @@ def _policy(data: dict, node: _Node, left_out: list) -> list[str] | None:
                 (kinds is not None and not all(isinstance(k, str) for k in kinds)):
             left_out.append((f"`spec.rules[{index}]`", (_at(rules_node, index) or node).start))
             continue
-        body = [] if kinds in (None, ["Pod"]) else [f"kinds = {_value(kinds)}"]
+        body = [] if kinds in (None, ["Pod"]) else [b.attr("kinds", kinds)]
         if message is not None:
-            body.append(f"message = {quote(message)}")
-        body.append(f"pattern = {_value(pattern)}")
-        lines += [f"rule {quote(name)} {{", *(f"  {b}" for b in body), "}"]
+            body.append(b.attr("message", message))
+        body.append(b.attr("pattern", pattern))
+        out.append(b.block("rule", body, [name]))
     spec.finish()
     top.finish()
-    return lines or None
+    return out or None

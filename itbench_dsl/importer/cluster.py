@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from .. import ast, ir
+from .. import builders as b
 from ..diagnostics import Diagnostics
 from ..reader import Context
 from ..topology import TopologyBuild, TopologyBuilder
@@ -27,12 +28,12 @@ class Component:
     kind: str  # the language's kind: static_pod, deployment
     name: str
     namespace: str
-    namespace_text: str  # the namespace's declaration, for a `topology` block
-    text: str  # the component's declaration
+    namespace_declaration: ast.Object  # the namespace's declaration, for a `topology` block
+    declaration: ast.Object  # the component's declaration, saying which namespace it is in
 
 
 @functools.lru_cache(maxsize=None)
-def _catalogue() -> tuple[str, list[ast.Object], TopologyBuild]:
+def _catalogue() -> tuple[list[ast.Object], TopologyBuild]:
     from ..parser import parse_bytes
 
     data = resources.files("itbench_dsl").joinpath(CATALOGUE).read_bytes()
@@ -40,15 +41,15 @@ def _catalogue() -> tuple[str, list[ast.Object], TopologyBuild]:
     document = parse_bytes(data, f"<stdlib>/{CATALOGUE}", diags)
     build = TopologyBuild()
     if document is None:
-        return "", [], build
+        return [], build
     TopologyBuilder(Context(diags, f"<stdlib>/{CATALOGUE}"), build).add_statements(document.statements)
     objects = [s for s in document.statements if isinstance(s, ast.Object)]
-    return data.decode("utf-8"), objects, build
+    return objects, build
 
 
 def provided_component(namespace: str, labels: dict) -> Component | None:
-    """The cluster component in `namespace` whose pods carry `labels`, with the text that declares it."""
-    text, objects, build = _catalogue()
+    """The cluster component in `namespace` whose pods carry `labels`, with the statements that declare it."""
+    objects, build = _catalogue()
     if not labels:
         return None
     matching = [w for w in build.workloads if w.namespace == namespace
@@ -62,12 +63,10 @@ def provided_component(namespace: str, labels: dict) -> Component | None:
     obj = declared.get((kind, workload.name))
     if space is None or obj is None:
         return None
-    body = text[obj.span.start:obj.span.end]
-    head, brace, rest = body.partition("{")
     # the scenario holds the application's namespace too: the component says which one it is in
-    declaration = f'{head}{brace}\nnamespace = "{namespace}"{rest}'
-    return Component(kind, workload.name, namespace, text[space.span.start:space.span.end], declaration)
+    declaration = b.obj(obj.kind, obj.name, (b.attr("namespace", namespace), *(obj.entries or ())))
+    return Component(kind, workload.name, namespace, space, declaration)
 
 
 def catalogue_workloads() -> list[ir.Workload]:
-    return list(_catalogue()[2].workloads)
+    return list(_catalogue()[1].workloads)

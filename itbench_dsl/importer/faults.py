@@ -13,13 +13,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .. import ast
+from .. import builders as b
 from ..faults import FAULTS, WAITERS
-from ..printer import key_text, quote
 
 # Arguments a kind requires that ITBench's injection does not carry (ITBench decides them on the cluster).
-IMPORT_DEFAULTS: dict[str, dict[str, str]] = {
-    "cordoned_node": {"node": '"kind-worker"'},
-    "priority_preemption": {"node": '"kind-worker"', "node_cpu": "4"},
+IMPORT_DEFAULTS: dict[str, dict[str, object]] = {
+    "cordoned_node": {"node": "kind-worker"},
+    "priority_preemption": {"node": "kind-worker", "node_cpu": 4},
 }
 
 _K8S_TO_REF = {
@@ -31,17 +32,26 @@ _K8S_TO_REF = {
 
 @dataclass
 class Statement:
-    """A fault or waiter statement: its header, its body lines, and what could not be carried."""
+    """A fault or waiter statement in the making: its kind, target and body entries, and what could not
+    be carried. `node()` is the statement itself."""
 
-    header: str
-    lines: list[str] = field(default_factory=list)
+    kind: str
+    target: ast.Ref
+    entries: list[ast.Entry] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-    kind: str = ""
-    target_kind: str = ""
-    target_name: str = ""
+    when: str | None = None  # a waiter's `before` or `after`; None for a fault
     # a Chaos Mesh experiment's selector: the one namespace it names, and its pod labels
     selector_namespace: str | None = None
     selector_labels: dict = field(default_factory=dict)
+
+    def add(self, key: str, value: ast.Value) -> None:
+        self.entries.append(b.attr(key, value))
+
+    def node(self) -> ast.Fault | ast.Wait:
+        """`fault KIND on REF { ... }` or `wait WHEN KIND on REF { ... }` (no body without entries)."""
+        if self.when is not None:
+            return b.wait(self.when, self.kind, self.target, b.body(self.entries))
+        return b.fault(self.kind, self.target, b.body(self.entries))
 
 
 def ref_kind(k8s_kind: str) -> str | None:
@@ -52,17 +62,13 @@ def snake(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
 
 
-def literal(value) -> str | None:
-    """An ITBench JSON value as an `.itb` value (strings stay strings: the field decides units)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    if isinstance(value, str):
-        return quote(value)
-    if isinstance(value, list) and all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value):
-        return "[" + ", ".join(literal(v) for v in value) + "]"
-    return None
+def argument_value(value) -> ast.Value | None:
+    """An ITBench argument as an `.itb` value, or None: a scalar, or a list of strings and numbers; the
+    language's fields take nothing deeper (strings stay strings: the field decides units)."""
+    if isinstance(value, list):
+        flat = all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value)
+        return b.try_literal(value) if flat else None
+    return None if isinstance(value, dict) else b.try_literal(value)
 
 
 def _arg_names(kind: str) -> list[str]:
@@ -114,20 +120,20 @@ def injection_statement(injection_id: str, args: dict) -> Statement | str:
     name = target["metadata"].get("name")
     if ours is None or not isinstance(name, str):
         return f"its target `{target.get('kind')}` is not an object kind the language names"
-    statement = Statement(f"fault {kind} on {ours} {quote(name)}", kind=kind, target_kind=ours, target_name=name)
+    statement = Statement(kind, b.ref(ours, name))
     names = _arg_names(kind)
     given = set()
     for path, value in _flatten({k: v for k, v in args.items() if k != "kubernetesObject"}):
         arg = _match_arg(path, names)
-        text = literal(value)
-        if arg is None or text is None:
+        node = argument_value(value)
+        if arg is None or node is None:
             statement.problems.append(f"argument `{'.'.join(path)}` has no counterpart in `{kind}`")
             continue
-        statement.lines.append(f"{arg} = {text}")
+        statement.add(arg, node)
         given.add(arg)
-    for arg, text in IMPORT_DEFAULTS.get(kind, {}).items():
+    for arg, value in IMPORT_DEFAULTS.get(kind, {}).items():
         if arg not in given:
-            statement.lines.append(f"{arg} = {text}")
+            statement.add(arg, b.literal(value))
     return statement
 
 
@@ -163,9 +169,9 @@ def _duration(text) -> str | None:
     return "".join(parts)
 
 
-def _percent(text) -> str | None:
+def _percent(text) -> ast.Percent | None:
     match = re.fullmatch(r"(\d+(?:\.\d+)?)%?", str(text).strip())
-    return f"{match.group(1)}%" if match else None
+    return ast.Percent(match.group(1)) if match else None
 
 
 def _mapping(value) -> dict:
@@ -173,10 +179,10 @@ def _mapping(value) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def _labels_block(key: str, labels) -> list[str]:
+def _labels_block(key: str, labels) -> list[ast.Block]:
     if not isinstance(labels, dict):
         return []
-    return [f"{key} {{"] + [f"  {key_text(str(k))} = {quote(str(v))}" for k, v in labels.items()] + ["}"]
+    return [b.block(key, [b.attr(str(k), str(v)) for k, v in labels.items()])]
 
 
 _SYMBOL_FIELDS = {"action", "direction", "mode", "mem_type", "target"}
@@ -184,22 +190,23 @@ _DURATION_FIELDS = {"duration", "latency", "jitter", "delay", "grace_period", "o
 _PERCENT_FIELDS = {"loss", "duplicate", "corrupt", "correlation", "percent", "load", "size"}
 
 
-def _chaos_value(key: str, value) -> str | None:
+def _chaos_value(key: str, value) -> ast.Value | None:
     if key in _SYMBOL_FIELDS and isinstance(value, str):
-        return snake(value) if re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", value) else None
+        return b.symbol(snake(value)) if re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", value) else None
     if key in _DURATION_FIELDS:
-        return _duration(value)
+        text = _duration(value)
+        return None if text is None else b.number(text)
     if key == "size" and isinstance(value, str):
         match = re.fullmatch(r"(\d+)(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", value.strip())
         if match:  # stress-ng's sizes in the language's memory units
             units = {"B": "", "KB": "k", "MB": "M", "GB": "G", "TB": "T", "KiB": "Ki", "MiB": "Mi", "GiB": "Gi",
                      "TiB": "Ti"}
-            return f"{match.group(1)}{units[match.group(2)]}" if units[match.group(2)] else match.group(1)
+            return b.number(match.group(1) + units[match.group(2)])
     if key in _PERCENT_FIELDS and isinstance(value, (str, int, float)) and not isinstance(value, bool):
         if isinstance(value, str) and not re.fullmatch(r"\d+(\.\d+)?%?", value.strip()):
-            return quote(value)  # a size such as 128MB
+            return b.literal(value)  # a size such as 128MB
         return _percent(value)
-    return literal(value)
+    return argument_value(value)
 
 
 def _chaos_statement(args: dict, target: dict) -> Statement | str:
@@ -224,79 +231,89 @@ def _chaos_statement(args: dict, target: dict) -> Statement | str:
     if component is None:
         return "its experiment's selector names no workload"
     namespaces = selector.get("namespaces")
-    statement = Statement(f"fault {kind} on deployment {quote(component)}", kind=kind,
-                          target_kind="deployment", target_name=component,
+    statement = Statement(kind, b.ref("deployment", component),
                           selector_namespace=namespaces[0] if isinstance(namespaces, list) and len(namespaces) == 1
                           and isinstance(namespaces[0], str) else None,
                           selector_labels=dict(labels))
     name = target["metadata"].get("name")
     if isinstance(name, str):
-        statement.lines.append(f"name = {quote(name)}")
-    lines = statement.lines
+        statement.add("name", ast.Str(name))
     if "action" not in body and kind == "http_chaos":  # an HTTP experiment's action is the field it carries
         action = next((k for k in ("abort", "delay", "replace", "patch") if k in body), None)
         if action is not None:
-            lines.append(f"action = {action}")
+            statement.add("action", b.symbol(action))
     for key, value in body.items():
-        arg = snake(key)
-        if key == "selector":
-            if isinstance(selector.get("podPhaseSelectors"), list):
-                lines.append(f"pod_phases = {literal(selector['podPhaseSelectors'])}")
-            continue
-        if key == "mode" and value == "all":
-            continue
-        if key == "target" and isinstance(value, dict):  # a network experiment's peer
-            peer = _mapping(_mapping(value.get("selector")).get("labelSelectors"))
-            peer_name = peer.get("app.kubernetes.io/component") or next(iter(peer.values()), None) if peer else None
-            if peer_name:
-                lines.append(f"peer = {quote(str(peer_name))}")
-                lines.extend(_labels_block("peer_selector", peer))
-            continue
-        if key in ("delay", "loss", "duplicate", "corrupt", "bandwidth") and isinstance(value, dict):
-            for inner, inner_value in value.items():  # networkChaos: delay { latency }, loss { loss correlation }
-                inner_arg = snake(inner)
-                if inner_arg == "correlation" and str(inner_value) in ("0", "0.0"):
-                    continue
-                text = _chaos_value(inner_arg, inner_value)
-                if text is None:
-                    statement.problems.append(f"`{key}.{inner}` is not carried")
-                    continue
-                lines.append(f"{inner_arg} = {text}")
-            continue
-        if key == "stressors" and isinstance(value, dict):
-            for stressor, fields in value.items():
-                if not isinstance(fields, dict):
-                    continue
-                lines.append(f"{snake(stressor)} {{")
-                for field_key, field_value in fields.items():
-                    text = _chaos_value(snake(field_key), field_value)
-                    if text is None:
-                        statement.problems.append(f"`stressors.{stressor}.{field_key}` is not carried")
-                        continue
-                    lines.append(f"  {snake(field_key)} = {text}")
-                lines.append("}")
-            continue
-        if key in ("patch", "replace") and isinstance(value, dict):
-            lines.append(f"{key} {{")
-            for field_key, field_value in value.items():
-                if isinstance(field_value, dict) and "value" in field_value:
-                    field_value = field_value["value"]
-                text = literal(field_value)
-                if text is not None:
-                    lines.append(f"  {snake(field_key)} = {text}")
-            lines.append("}")
-            continue
-        text = _chaos_value(arg, value)
-        if text is None:
-            statement.problems.append(f"`{key}` is not carried")
-            continue
-        lines.append(f"{arg} = {text}")
+        _chaos_field(statement, selector, key, value)
     # ITBench's Schedule fires at an interval it does not write down; a minute, or the first whole minute
     # past the experiment's duration, so that experiments do not overlap
     duration_ms = _milliseconds(body.get("duration")) if "duration" in body else None
-    lines.append(f"every = {duration_ms // 60000 + 1}m" if duration_ms else "every = 1m")
-    lines.extend(_labels_block("selector", labels))
+    statement.add("every", ast.Quantity(f"{duration_ms // 60000 + 1}m" if duration_ms else "1m"))
+    statement.entries.extend(_labels_block("selector", labels))
     return statement
+
+
+def _chaos_field(statement: Statement, selector: dict, key: str, value) -> None:
+    """One field of a Chaos Mesh experiment's body as the statement's entries (or a problem)."""
+    arg = snake(key)
+    if key == "selector":
+        if isinstance(selector.get("podPhaseSelectors"), list):
+            phases = argument_value(selector["podPhaseSelectors"])
+            if phases is None:
+                statement.problems.append("`selector.podPhaseSelectors` is not carried")
+            else:
+                statement.add("pod_phases", phases)
+        return
+    if key == "mode" and value == "all":
+        return
+    if key == "target" and isinstance(value, dict):  # a network experiment's peer
+        peer = _mapping(_mapping(value.get("selector")).get("labelSelectors"))
+        peer_name = peer.get("app.kubernetes.io/component") or next(iter(peer.values()), None) if peer else None
+        if peer_name:
+            statement.add("peer", ast.Str(str(peer_name)))
+            statement.entries.extend(_labels_block("peer_selector", peer))
+        return
+    if key in ("delay", "loss", "duplicate", "corrupt", "bandwidth") and isinstance(value, dict):
+        for inner, inner_value in value.items():  # networkChaos: delay { latency }, loss { loss correlation }
+            inner_arg = snake(inner)
+            if inner_arg == "correlation" and str(inner_value) in ("0", "0.0"):
+                continue
+            node = _chaos_value(inner_arg, inner_value)
+            if node is None:
+                statement.problems.append(f"`{key}.{inner}` is not carried")
+                continue
+            statement.add(inner_arg, node)
+        return
+    if key == "stressors" and isinstance(value, dict):
+        for stressor, fields in value.items():
+            if isinstance(fields, dict):
+                statement.entries.append(b.block(snake(stressor), _stressor_entries(statement, stressor, fields)))
+        return
+    if key in ("patch", "replace") and isinstance(value, dict):
+        entries = []
+        for field_key, field_value in value.items():
+            if isinstance(field_value, dict) and "value" in field_value:
+                field_value = field_value["value"]
+            node = argument_value(field_value)
+            if node is not None:
+                entries.append(b.attr(snake(field_key), node))
+        statement.entries.append(b.block(key, entries))
+        return
+    node = _chaos_value(arg, value)
+    if node is None:
+        statement.problems.append(f"`{key}` is not carried")
+        return
+    statement.add(arg, node)
+
+
+def _stressor_entries(statement: Statement, stressor: str, fields: dict) -> list[ast.Attr]:
+    entries = []
+    for field_key, field_value in fields.items():
+        node = _chaos_value(snake(field_key), field_value)
+        if node is None:
+            statement.problems.append(f"`stressors.{stressor}.{field_key}` is not carried")
+            continue
+        entries.append(b.attr(snake(field_key), node))
+    return entries
 
 
 def waiter_statement(when: str, waiter_id: str, args, namespace: str | None = None) -> Statement | str:
@@ -307,26 +324,28 @@ def waiter_statement(when: str, waiter_id: str, args, namespace: str | None = No
     args = args if isinstance(args, dict) else {}
     target = args.get("kubernetesObject")
     if isinstance(target, dict) and isinstance(target.get("metadata"), dict):
-        ours = ref_kind(str(target.get("kind"))) or "deployment"
-        name = target["metadata"].get("name")
-        ref = f"{ours} {quote(str(name))}"
+        ref = b.ref(ref_kind(str(target.get("kind"))) or "deployment", str(target["metadata"].get("name")))
     elif namespace is not None and "namespace" in WAITERS[kind].targets:
-        ref = f"namespace {quote(namespace)}"  # a waiter on no object (a pause) waits in the application's namespace
+        ref = b.ref("namespace", namespace)  # a waiter on no object (a pause) waits in the application's namespace
     else:
-        ref = None
-    statement = Statement("", kind=kind)
+        return "a waiter with no `kubernetesObject`"
+    statement = Statement(kind, ref, when=when)
     for key, value in args.items():
         if key == "kubernetesObject":
             continue
-        if key == "seconds":
-            statement.lines.append(f"duration = {int(value)}s" if isinstance(value, int) else f"duration = {value}")
-            continue
-        text = literal(value)
-        if text is None:
+        node = _seconds(value) if key == "seconds" else argument_value(value)
+        if node is None:
             statement.problems.append(f"argument `{key}` is not carried")
             continue
-        statement.lines.append(f"{snake(key)} = {text}")
-    if ref is None:
-        return "a waiter with no `kubernetesObject`"
-    statement.header = f"wait {when} {kind} on {ref}"
+        statement.add("duration" if key == "seconds" else snake(key), node)
     return statement
+
+
+def _seconds(value) -> ast.Value | None:
+    """A waiter's `seconds` as its `duration`: a whole number of seconds, or a duration as written."""
+    if isinstance(value, int):
+        return ast.Quantity(f"{int(value)}s")
+    try:
+        return b.number(str(value)) if isinstance(value, (str, float)) else None
+    except ValueError:
+        return None

@@ -19,9 +19,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import ast
+from .. import builders as b
 from ..diagnostics import Diagnostics, did_you_mean
 from ..faults.base import slug
-from ..printer import quote
+from ..printer import Notes, print_document
 from . import cluster
 from . import faults as fault_map
 from .located import Located, load
@@ -174,25 +176,6 @@ def _without(options: dict, implied: dict) -> dict:
         elif implied.get(key) != value:
             out[key] = value
     return out
-
-
-def _data_block(header: str, data: dict) -> str | None:
-    """A mapping as an `.itb` block (`header { key = value  nested { ... } }`); None if a value has no literal."""
-    from ..printer import key_text
-
-    lines = []
-    for key, value in data.items():
-        if isinstance(value, dict):
-            inner = _data_block(key_text(str(key)), value)
-            if inner is None:
-                return None
-            lines.append(inner)
-        else:
-            text = fault_map.literal(value)
-            if text is None:
-                return None
-            lines.append(f"{key_text(str(key))} = {text}")
-    return header + " {\n" + "\n".join(lines) + "\n}"
 
 
 def _known_apps() -> dict[str, str]:
@@ -454,104 +437,158 @@ _APP_PREFIX = {"opentelemetry-demo": "otel", "book-info": "bookinfo"}
 
 
 def scenario_name(model: Model, statements: list) -> str:
-    first = next((s for s in statements if s.header.startswith("fault ")), None)
+    """The port's name, from its first fault: `otel-cart-pod-failure`, `otel-ad-failure-flag`."""
+    first = statements[0] if statements else None
     prefix = _APP_PREFIX.get(model.application or "", model.application or "itbench")
-    flag = next((re.search(r'^flag = "([^"]+)"', "\n".join(first.lines), re.M) for _ in [0]), None) if first else None
+    flag = _flag(first) if first is not None else None
     if first is None:
         base = f"{prefix}-itbench-{model.itbench_id}"
-    elif flag is not None:  # a feature flag is named after what it turns on: otel-ad-failure-flag
-        base = f"{prefix}-{_camel_to_kebab(flag.group(1))}-flag"
+    elif flag:  # a feature flag is named after what it turns on: otel-ad-failure-flag
+        base = f"{prefix}-{_camel_to_kebab(flag)}-flag"
     else:
-        base = f"{prefix}-{first.target_name}-{first.kind.replace('_', '-')}"
+        base = f"{prefix}-{first.target.name}-{first.kind.replace('_', '-')}"
     base = re.sub(r"[^a-z0-9-]+", "-", base.lower()).strip("-")
     if base.startswith(prefix + "-" + prefix):
         base = base[len(prefix) + 1:]
     return base[:63].rstrip("-")
 
 
+def _flag(statement) -> str | None:
+    """The feature flag a fault turns on (its `flag = "..."` argument), if it has one."""
+    return next((e.value.value for e in statement.entries
+                 if isinstance(e, ast.Attr) and e.key == "flag" and isinstance(e.value, ast.Str)), None)
+
+
 @dataclass
-class Line:
-    text: str
+class Truth:
+    """A statement of `expect` with what the corrections need to know about it: the ITBench entry it
+    ports (warnings point there), the v1 group it declares and the v1 groups it names."""
+
+    statement: ast.ExpectStmt
     where: Where | None = None
     group: str | None = None  # the v1 group it declares
     uses: tuple = ()  # the v1 groups it names
     what: str = ""
 
 
-def build(model: Model, graph: Graph | None, diags: Diagnostics) -> tuple[list[str], list[Line], list[Line]]:
-    """The scenario's head and fault lines, and its ground-truth lines (which may be dropped one by one)."""
-    head: list[str] = []
-    statements = []
-    fault_lines: list[Line] = []
-    topology: list[str] = []  # declarations of the cluster's components the faults act on
+@dataclass
+class Draft:
+    """The scenario being written: its statements before `expect`, its faults, its ground truth (statements
+    that the corrections replace or leave out one by one) and its solutions."""
+
+    name: str
+    head: list
+    faults: list
+    truth: list[Truth] = field(default_factory=list)
+    solutions: list = field(default_factory=list)
+
+    def document(self) -> ast.Scenario:
+        expect = [b.expect(t.statement for t in self.truth)] if self.truth else []
+        return b.scenario(self.name, [*self.head, *self.faults, *expect, *self.solutions])
+
+    def faults_only(self) -> ast.Scenario:
+        return b.scenario(self.name, [*self.head, *self.faults])
+
+
+def build(model: Model, graph: Graph | None, diags: Diagnostics) -> Draft:
+    """The scenario's head and faults, and its ground truth (which may be corrected or left out one by one)."""
+    statements: list = []  # the injections' statements, for the name and the implied options
+    faults: list = []
+    topology: list[ast.Object] = []  # declarations of the cluster's components the faults act on
     for injections, waits in model.disruptions:
-        group_lines: list[str] = []
+        items = []
         for identifier, args, where in injections:
-            statement = fault_map.injection_statement(identifier, args)
-            if isinstance(statement, str):
-                where.file.error(diags, "E5003", f"injection `{identifier}` cannot be imported: {statement}", where.path,
-                                 "not importable", "`itbench faults` lists the faults and their ITBench ids")
-                raise ImportFailed
-            for problem in statement.problems:
-                where.file.error(diags, "W5005", f"injection `{identifier}`: {problem}", where.path + ("args",),
-                                 "not carried", "the port's scenario.yaml will differ from ITBench's here")
+            statement = _injection(identifier, args, where, diags)
             _provided_component(model, statement, topology)
             statements.append(statement)
-            group_lines.append(_block(statement.header, statement.lines))
+            items.append(statement.node())
         for when, identifier, args, where in waits:
-            statement = fault_map.waiter_statement(when, identifier, args, model.namespace)
-            if isinstance(statement, str):
-                where.file.error(diags, "E5003", f"waiter `{identifier}` cannot be imported: {statement}", where.path,
-                                 "not importable")
-                raise ImportFailed
-            for problem in statement.problems:
-                where.file.error(diags, "W5005", f"waiter `{identifier}`: {problem}", where.path, "not carried")
-            group_lines.append(_block(statement.header, statement.lines))
-        if len(injections) == 1 and not waits:
-            fault_lines.append(Line(group_lines[0]))
-        else:
-            fault_lines.append(Line("group {\n" + "\n".join(group_lines) + "\n}"))
-    name = scenario_name(model, statements)
-    domain = "finops" if model.category == "finops" else "sre"
-    head.append(f"scenario {quote(name)} {{")
-    head.append(f"domain {domain}")
-    head.append(f"complexity {model.complexity if model.complexity in ('low', 'medium', 'high') else 'medium'}")
-    description = model.description or f"ITBench scenario {model.itbench_id}."
-    head.append(f"description {quote(description)}")
+            items.append(_waiter(model, when, identifier, args, where, diags).node())
+        faults.append(items[0] if len(injections) == 1 and not waits else b.group(items))
+    head = [b.domain("finops" if model.category == "finops" else "sre"),
+            b.complexity(model.complexity if model.complexity in ("low", "medium", "high") else "medium"),
+            b.description(model.description or f"ITBench scenario {model.itbench_id}.")]
     if model.tags:
-        head.append("tags [" + ", ".join(quote(t) for t in model.tags) + "]")
-    meta = []
-    if model.itbench_id is not None:
-        meta.append(f"itbench_id = {model.itbench_id}")
-    meta.append(f"itbench_category = {quote(model.category)}")
-    if model.complexity:
-        meta.append(f"itbench_complexity = {quote(model.complexity)}")
-    if not statements:  # no injection: a control (a false alarm), where the right answer is to change nothing
-        meta.append("control = true")
-    head.append("metadata {\n" + "\n".join(meta) + "\n}")
+        head.append(b.tags(model.tags))
+    head.append(_metadata(model, statements))
     if model.application:
-        from ..faults import FAULTS
-
-        implied: dict = {}
-        for statement in statements:
-            if statement.kind in FAULTS:
-                _merge_options(implied, FAULTS[statement.kind].app_options)
-        options = _without(model.app_options, implied)
-        block = _data_block("options", options) if options else None
-        if options and block is None:
-            where = Where(model.scenario or model.index, ("spec", "applications"))
-            where.file.error(diags, "W5005", "the application's options hold a value the language cannot write; "
-                             "they are left out", where.path, "not carried")
-        head.append(f"use app {quote(model.application)}" + (" {\n" + block + "\n}" if block else ""))
+        head.append(_use_app(model, statements, diags))
     if topology:
-        head.append("topology {\n" + "\n".join(topology) + "\n}")
-    truth: list[Line] = []
-    if graph is not None:
-        truth = _truth_lines(model, graph, statements, diags)
-    return head, fault_lines, truth
+        head.append(b.topology(topology))
+    truth = _truth(model, graph, statements, diags) if graph is not None else []
+    return Draft(scenario_name(model, statements), head, faults, truth)
 
 
-def _provided_component(model: Model, statement, topology: list[str]) -> None:
+def _injection(identifier: str, args, where: Where, diags: Diagnostics) -> fault_map.Statement:
+    statement = fault_map.injection_statement(identifier, args)
+    if isinstance(statement, str):
+        where.file.error(diags, "E5003", f"injection `{identifier}` cannot be imported: {statement}", where.path,
+                         "not importable", "`itbench faults` lists the faults and their ITBench ids")
+        raise ImportFailed
+    for problem in statement.problems:
+        where.file.error(diags, "W5005", f"injection `{identifier}`: {problem}", where.path + ("args",),
+                         "not carried", "the port's scenario.yaml will differ from ITBench's here")
+    return statement
+
+
+def _waiter(model: Model, when: str, identifier: str, args, where: Where, diags: Diagnostics) -> fault_map.Statement:
+    statement = fault_map.waiter_statement(when, identifier, args, model.namespace)
+    if isinstance(statement, str):
+        where.file.error(diags, "E5003", f"waiter `{identifier}` cannot be imported: {statement}", where.path,
+                         "not importable")
+        raise ImportFailed
+    for problem in statement.problems:
+        where.file.error(diags, "W5005", f"waiter `{identifier}`: {problem}", where.path, "not carried")
+    return statement
+
+
+def _metadata(model: Model, statements: list) -> ast.Metadata:
+    data: dict = {}
+    if model.itbench_id is not None:
+        data["itbench_id"] = model.itbench_id
+    data["itbench_category"] = model.category
+    if model.complexity:
+        data["itbench_complexity"] = model.complexity
+    if not statements:  # no injection: a control (a false alarm), where the right answer is to change nothing
+        data["control"] = True
+    return b.metadata(data)
+
+
+def _use_app(model: Model, statements: list, diags: Diagnostics) -> ast.UseApp:
+    """`use app "NAME"`, with the install options the faults do not already ask for."""
+    from ..faults import FAULTS
+
+    implied: dict = {}
+    for statement in statements:
+        if statement.kind in FAULTS:
+            _merge_options(implied, FAULTS[statement.kind].app_options)
+    options = _without(model.app_options, implied)
+    entries = _option_entries(options) if options else None
+    if options and entries is None:
+        where = Where(model.scenario or model.index, ("spec", "applications"))
+        where.file.error(diags, "W5005", "the application's options hold a value the language cannot write; "
+                         "they are left out", where.path, "not carried")
+    return b.use_app(model.application, [b.block("options", entries)] if entries is not None else None)
+
+
+def _option_entries(data: dict) -> tuple | None:
+    """Install options as body entries (nested mappings as blocks); None if a value has no `.itb` form."""
+    entries = []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            inner = _option_entries(value)
+            if inner is None:
+                return None
+            entries.append(b.block(str(key), inner))
+            continue
+        node = fault_map.argument_value(value)
+        if node is None:
+            return None
+        entries.append(b.attr(str(key), node))
+    return tuple(entries)
+
+
+def _provided_component(model: Model, statement, topology: list[ast.Object]) -> None:
     """An experiment that selects pods outside the application (etcd in kube-system) acts on a component
     of the cluster: retarget the statement at it and declare it (and its namespace, once) in `topology`."""
     space = statement.selector_namespace
@@ -560,51 +597,78 @@ def _provided_component(model: Model, statement, topology: list[str]) -> None:
     component = cluster.provided_component(space, statement.selector_labels)
     if component is None:
         return  # the checker reports the unknown target, at the injection
-    statement.target_kind, statement.target_name = component.kind, component.name
-    statement.header = f"fault {statement.kind} on {component.kind} {quote(component.name)}"
-    for text in (component.namespace_text, component.text):
-        if text not in topology:
-            topology.append(text)
+    statement.target = b.ref(component.kind, component.name)
+    for declaration in (component.namespace_declaration, component.declaration):
+        if declaration not in topology:
+            topology.append(declaration)
 
 
-def _with_entry(text: str, entry: str) -> str:
-    """A statement's text with one more `key = value` entry in its body."""
-    if text.endswith("\n}"):
-        return text[:-2] + "\n" + entry + "\n}"
-    return text + " {\n" + entry + "\n}"
+def _truth(model: Model, graph: Graph, statements, diags: Diagnostics) -> list[Truth]:
+    """v1's causal graph as `expect` statements: groups, root causes, alerts, propagations, aliases, causes."""
+    resolve = _GroupIds(graph, diags)
+    truth = _groups(graph, diags)
+    truth += [Truth(b.root_cause(_group(g.id)), g.where, uses=(g.id,), what=f"root cause `{g.id}`")
+              for g in graph.groups if g.root_cause and g.dropped is None]
+    for name, gid, description, where in graph.alerts:
+        target = resolve(gid, where, f"alert `{name}`")
+        if target is not None:
+            body = [b.attr("description", description)] if description else []
+            truth.append(Truth(b.alert(name, _group(target), b.body(body)), where, uses=(target,),
+                               what=f"alert `{name}`"))
+    for source, target, condition, effect, where in graph.propagations:
+        a = resolve(source, where, "a propagation's source")
+        z = resolve(target, where, "a propagation's target")
+        if a is not None and z is not None:
+            body = [b.attr(k, v) for k, v in (("condition", condition), ("effect", effect)) if v]
+            truth.append(Truth(b.propagation(_group(a), _group(z), entries=b.body(body)), where, uses=(a, z),
+                               what=f"propagation `{a}` -> `{z}`"))
+    for ids, where in graph.aliases:
+        members = [m for m in (resolve(x, where, "an alias") for x in ids) if m is not None]
+        if members:
+            truth.append(Truth(b.alias(*(_group(m) for m in members)), where, uses=tuple(members), what="an alias"))
+    truth = _gradable(truth, graph, diags)
+    for entry, where in graph.causes:
+        entries = _data_entries(entry, where, diags)
+        if entries:
+            truth.append(Truth(b.cause(entries), where, what="a `fault` entry"))
+    return truth
 
 
-def _block(header: str, lines: list[str]) -> str:
-    if not lines:
-        return header
-    return header + " {\n" + "\n".join(lines) + "\n}"
+def _group(group_id: str) -> ast.Ref:
+    return b.ref("group", group_id)
 
 
-def _truth_lines(model: Model, graph: Graph, statements, diags: Diagnostics) -> list[Line]:
-    defined = {g.id for g in graph.groups if g.dropped is None}
-    all_ids = [g.id for g in graph.groups]
+class _GroupIds:
+    """Reads the group id an alert, propagation or alias names: a defined one, the one defined id it
+    abbreviates (W5001), or none (W5001: the reference is left out)."""
 
-    def resolve_id(gid, where: Where, what: str) -> str | None:
-        if isinstance(gid, str) and gid in defined:
+    def __init__(self, graph: Graph, diags: Diagnostics) -> None:
+        self.defined = {g.id for g in graph.groups if g.dropped is None}
+        self.all_ids = [g.id for g in graph.groups]
+        self.diags = diags
+
+    def __call__(self, gid, where: Where, what: str) -> str | None:
+        diags = self.diags
+        if isinstance(gid, str) and gid in self.defined:
             return gid
-        if gid is None:
-            where.file.error(diags, "W5001", f"{what} names no group; it is left out", where.path, "no group_id")
-            return None
         if not isinstance(gid, str):
             where.file.error(diags, "W5001", f"{what} names no group; it is left out", where.path, "no group_id")
             return None
-        candidates = [g for g in all_ids if g in defined and (g.startswith(gid + "-") or gid.startswith(g + "-"))]
+        candidates = [g for g in self.all_ids if g in self.defined and (g.startswith(gid + "-") or gid.startswith(g + "-"))]
         if len(candidates) == 1:
             where.file.error(diags, "W5001", f"{what} names group `{gid}`, which is not defined; "
                              f"read as `{candidates[0]}`", where.path, "undefined group id",
                              f"the only defined group it abbreviates is `{candidates[0]}`")
             return candidates[0]
-        hint = did_you_mean(gid, list(defined))
+        hint = did_you_mean(gid, list(self.defined))
         where.file.error(diags, "W5001", f"{what} names group `{gid}`, which is not defined; it is left out",
                          where.path, "undefined group id", f"did you mean `{hint}`?" if hint else "")
         return None
 
-    lines: list[Line] = []
+
+def _groups(graph: Graph, diags: Diagnostics) -> list[Truth]:
+    """`group "ID" KIND "NAME" { name | filter, namespace }` for each v1 group the port keeps."""
+    out = []
     for g in graph.groups:
         if g.dropped is not None:
             g.where.file.error(diags, "W5004", f"group `{g.id}` is left out: {g.dropped}", g.where.path, "left out")
@@ -616,161 +680,97 @@ def _truth_lines(model: Model, graph: Graph, statements, diags: Diagnostics) -> 
             g.filters = None
         body = []
         if g.name_form is not None:
-            body.append(f"name = {quote(g.name_form)}")
+            body.append(b.attr("name", g.name_form))
         elif g.filters is not None:
-            body.append("filter = [" + ", ".join(quote(f) for f in g.filters) + "]")
+            body.append(b.attr("filter", g.filters))
         if g.kind == "namespace" and g.namespace:  # a namespace's reference has no namespace of its own
-            body.append(f"namespace = {quote(g.namespace)}")
-        text = _block(f"group {quote(g.id)} {g.kind} {quote(g.name)}", body)
-        lines.append(Line(text, g.where, group=g.id, what=f"group `{g.id}`"))
-    for g in graph.groups:
-        if g.root_cause and g.dropped is None:
-            lines.append(Line(f"root_cause group {quote(g.id)}", g.where, uses=(g.id,), what=f"root cause `{g.id}`"))
-    for name, gid, description, where in graph.alerts:
-        target = resolve_id(gid, where, f"alert `{name}`")
-        if target is None:
-            continue
-        body = [f"description = {quote(description)}"] if description else []
-        lines.append(Line(_block(f"alert {name} on group {quote(target)}", body), where, uses=(target,),
-                          what=f"alert `{name}`"))
-    for source, target, condition, effect, where in graph.propagations:
-        a = resolve_id(source, where, "a propagation's source")
-        b = resolve_id(target, where, "a propagation's target")
-        if a is None or b is None:
-            continue
-        body = ([f"condition = {quote(condition)}"] if condition else []) + ([f"effect = {quote(effect)}"] if effect else [])
-        lines.append(Line(_block(f"propagation group {quote(a)} -> group {quote(b)}", body), where, uses=(a, b),
-                          what=f"propagation `{a}` -> `{b}`"))
-    for ids, where in graph.aliases:
-        members = [m for m in (resolve_id(x, where, "an alias") for x in ids) if m is not None]
-        if members:
-            lines.append(Line("alias " + ", ".join(f"group {quote(m)}" for m in members), where, uses=tuple(members),
-                              what="an alias"))
-    lines = _gradable(lines, graph, diags)
-    for entry, where in graph.causes:
-        body = _data_lines(entry, where, diags)
-        if body:
-            lines.append(Line(_block("cause", body), where, what="a `fault` entry"))
-    return lines
-
-
-def _data_lines(data: dict, where: Where, diags: Diagnostics) -> list[str]:
-    """A mapping of ITBench data as body lines (`key = value`, `key { ... }`)."""
-    from ..printer import key_text
-
-    out = []
-    for key, value in data.items():
-        if isinstance(value, dict):
-            out.append(_block(f"{key_text(str(key))}", _data_lines(value, where, diags)) if value else
-                       f"{key_text(str(key))} = {{}}")
-            continue
-        text = _literal(value)
-        if text is None:
-            where.file.error(diags, "W5005", f"`{key}` ({type(value).__name__}) has no .itb form; it is left out",
-                             where.path + (key,), "not carried")
-            continue
-        out.append(f"{key_text(str(key))} = {text}")
+            body.append(b.attr("namespace", g.namespace))
+        out.append(Truth(b.ground_group(g.id, b.ref(g.kind, g.name), b.body(body)), g.where, group=g.id,
+                         what=f"group `{g.id}`"))
     return out
 
 
-def _literal(value) -> str | None:
-    from ..printer import key_text
-
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    if isinstance(value, str):
-        return quote(value)
-    if isinstance(value, list):
-        items = [_literal(v) for v in value]
-        return None if None in items else "[" + ", ".join(items) + "]"
-    if isinstance(value, dict):
-        pairs = [(k, _literal(v)) for k, v in value.items()]
-        if any(v is None for _, v in pairs):
-            return None
-        return "{ " + ", ".join(f"{key_text(str(k))} = {v}" for k, v in pairs) + " }"
-    return None
+def _data_entries(data: dict, where: Where, diags: Diagnostics) -> list:
+    """A mapping of ITBench data as body entries (`key = value`, `key { ... }`); a value with no `.itb` form
+    is left out (W5005)."""
+    out = []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            out.append(b.block(str(key), _data_entries(value, where, diags)) if value else b.attr(str(key), {}))
+            continue
+        node = b.try_literal(value)
+        if node is None:
+            where.file.error(diags, "W5005", f"`{key}` ({type(value).__name__}) has no .itb form; it is left out",
+                             where.path + (key,), "not carried")
+            continue
+        out.append(b.attr(str(key), node))
+    return out
 
 
-def _gradable(lines: list[Line], graph: Graph, diags: Diagnostics) -> list[Line]:
+def _gradable(truth: list[Truth], graph: Graph, diags: Diagnostics) -> list[Truth]:
     """Scoring reads aliases as one component: when every propagation stays inside one, there is no chain to
     grade. Aliases that swallow edges are left out (the one with most edges first), then, if every edge is
     still a loop, the propagations."""
-    propagations = [line for line in lines if line.text.startswith("propagation ")]
+    propagations = [t for t in truth if isinstance(t.statement, ast.Propagation)]
 
     def collapsed(aliases):
         klass = {}
-        for index, line in enumerate(aliases):
-            for member in line.uses:
+        for index, alias in enumerate(aliases):
+            for member in alias.uses:
                 klass.setdefault(member, index)
-        return all(klass.get(a, a) == klass.get(b, b) for a, b in (line.uses for line in propagations))
+        return all(klass.get(a, a) == klass.get(z, z) for a, z in (p.uses for p in propagations))
 
     while propagations:
-        aliases = [line for line in lines if line.text.startswith("alias ")]
+        aliases = [t for t in truth if isinstance(t.statement, ast.Alias)]
         if not collapsed(aliases):
             break
         inside = [(sum(1 for p in propagations if p.uses[0] != p.uses[1] and set(p.uses) <= set(a.uses)), a)
                   for a in aliases]
         inside = [(n, a) for n, a in inside if n]
         if not inside:
-            for line in propagations:
-                line.where.file.error(diags, "W5004", f"{line.what} is left out: every propagation of the scenario "
-                                      "stays inside one group, so there is no chain to grade", line.where.path,
-                                      "left out")
-            lines = [line for line in lines if line not in propagations]
+            for p in propagations:
+                p.where.file.error(diags, "W5004", f"{p.what} is left out: every propagation of the scenario "
+                                   "stays inside one group, so there is no chain to grade", p.where.path, "left out")
+            truth = [t for t in truth if t not in propagations]
             break
         _, alias = max(inside, key=lambda pair: pair[0])
         alias.where.file.error(diags, "W5004", "an alias is left out: it joins groups between which propagations run "
                                "(as one component, no edge would be left to grade)", alias.where.path, "left out")
-        lines = [line for line in lines if line is not alias]
-    aliases = [line for line in lines if line.text.startswith("alias ")]
+        truth = [t for t in truth if t is not alias]
+    aliases = [t for t in truth if isinstance(t.statement, ast.Alias)]
     if graph.aliases and not aliases:
         # v1 has aliases, all left out: an explicit one keeps the port from deriving others
         root = next((g.id for g in graph.groups if g.root_cause and g.dropped is None), None)
-        if root is not None and any(line.group == root for line in lines):
-            lines.append(Line(f"alias group {quote(root)}", None, uses=(root,), what="an alias"))
-    return lines
+        if root is not None and any(t.group == root for t in truth):
+            truth.append(Truth(b.alias(_group(root)), None, uses=(root,), what="an alias"))
+    return truth
 
 
-# ---- assembling, checking and correcting ------------------------------------------------------------------
-
-_REF_KIND = {v: k for k, v in _KINDS.items()}
-
-
-def _assemble(head: list[str], faults: list[Line], truth: list[Line], solutions: list[str],
-              mitigation: list[str]) -> tuple[str, list[tuple[int, int, Line]]]:
-    out: list[str] = []
-    spans = []
-
-    def add(text: str, line: Line | None = None) -> None:
-        start = len(out) + 1
-        out.extend(text.split("\n"))
-        if line is not None:
-            spans.append((start, len(out), line))
-
-    for text in head:
-        add(text)
-    for line in faults:
-        add(line.text)
-    if truth or mitigation:
-        add("expect {")
-        for line in truth:
-            add(line.text, line)
-        for text in mitigation:
-            add(text)
-        add("}")
-    for text in solutions:
-        add(text)
-    add("}")
-    return "\n".join(out) + "\n", spans
+def _solutions(graph: Graph | None) -> list[ast.Solution]:
+    """v1's recommended actions as solutions; ITBench's id is kept where the title's slug would not give it back."""
+    out = []
+    for identifier, actions in (graph.actions if graph is not None else []):
+        if actions:
+            title = re.sub(r"[_-]+", " ", identifier).strip() or identifier
+            title = title[:1].upper() + title[1:]
+            out.append(b.solution(title, actions, identifier if slug(title) != identifier else None))
+    return out
 
 
-def _compile(text: str, path: str, full: bool = True):
-    from ..compiler import compile_source
+# ---- checking and correcting ------------------------------------------------------------------------------
+
+
+def _compile(document: ast.Scenario, path: str, full: bool = True):
+    """The compile result of the document's text, and its diagnostics. A document nested deeper than the
+    parser reads is refused as the parser refuses it, without being printed."""
+    from ..compiler import CompileResult, compile_source
 
     inner = Diagnostics()
-    result = compile_source(text.encode("utf-8"), path, inner, validate=full)
+    problem = b.too_deep(document)
+    if problem is not None:
+        inner.error("E1007", problem, path)
+        return CompileResult(path), inner
+    result = compile_source(print_document(document).encode("utf-8"), path, inner, validate=full)
     return result, inner
 
 
@@ -781,22 +781,13 @@ def import_sre(path: Path, diags: Diagnostics) -> str | None:
     try:
         graph = read_graph(model.v1, diags) if model.v1 is not None else None
         model.namespace = _namespace(model)
-        head, faults, truth = build(model, graph, diags)
+        draft = build(model, graph, diags)
     except ImportFailed:
         return None
-    solutions = []
-    for identifier, actions in (graph.actions if graph is not None else []):
-        if actions:
-            title = re.sub(r"[_-]+", " ", identifier).strip() or identifier
-            title = title[:1].upper() + title[1:]
-            # ITBench's id is kept where the title's slug would not give it back
-            lines = [f"id = {quote(identifier)}"] if slug(title) != identifier else []
-            solutions.append(_block(f"solution {quote(title)}", lines + [f"step {quote(a)}" for a in actions]))
-    name = re.search(r'scenario "([^"]*)"', head[0]).group(1)
-    shown = f"{name}.itb"
+    draft.solutions = _solutions(graph)
+    shown = f"{draft.name}.itb"
     # what the faults make the root causes (a created Schedule, the target): corrections point there
-    base_text, _ = _assemble(head, faults, [], [], [])
-    base, base_diags = _compile(base_text, shown, full=False)
+    base, base_diags = _compile(draft.faults_only(), shown, full=False)
     if base.scenario is None:
         _fail(model, base_diags, diags)
         return None
@@ -805,66 +796,131 @@ def import_sre(path: Path, diags: Diagnostics) -> str | None:
 
     created = [c for i in base.scenario.injections() for c in i.created
                if c not in roots and _KINDS.get(c.kind) in CREATABLE_KINDS]
-    retargeted: set[str] = set()
     if graph is not None and _describes_another_scenario(model, graph, base.scenario, diags):
-        graph, truth, solutions = None, [], []
+        graph, draft.truth, draft.solutions = None, [], []
     _disagreements(model, graph, roots, diags)
-    for _ in range(len(truth) + 2):
-        text, spans = _assemble(head, faults, truth, solutions, [])
-        result, inner = _compile(text, shown, full=False)
-        if result.scenario is not None and not inner.errors():
-            graded = _gradable(truth, graph, diags) if graph is not None else truth
-            if graded == truth:
-                break
-            truth = graded
-            continue
-        bad = set()
-        fixed_any = False
-        for error in inner.errors():
-            hit = next((s for s in spans if s[0] <= error.span.line <= s[1]), None)
-            if hit is None:
-                _fail(model, inner, diags)
+    corrected = _Corrections(model, draft, graph, roots, created, diags).run(shown)
+    if corrected is None:
+        return None
+    document, result = corrected
+    return _written(document, model, result, diags)
+
+
+class _Corrections:
+    """Compiles the draft and corrects its ground truth until the checker accepts it: a propagation between
+    components that meet only through others becomes `indirect`, a root-cause group on an object the
+    injection does not create or change is pointed at what it does (W5002), and a statement the checker
+    still refuses is left out (W5004), with what names its group."""
+
+    def __init__(self, model: Model, draft: Draft, graph: Graph | None, roots, created, diags: Diagnostics) -> None:
+        self.model, self.draft, self.graph, self.diags = model, draft, graph, diags
+        self.roots, self.created = roots, created
+        self.retargeted: set[str] = set()
+
+    def run(self, shown: str):
+        """(the accepted document, its compile result), or None after an error (E5005)."""
+        draft = self.draft
+        for _ in range(len(draft.truth) + 2):
+            document = draft.document()
+            result, inner = _compile(document, shown, full=False)
+            if result.scenario is not None and not inner.errors():
+                graded = _gradable(draft.truth, self.graph, self.diags) if self.graph is not None else draft.truth
+                if graded == draft.truth:
+                    return document, result
+                draft.truth = graded
+                continue
+            refused = self.correct(_errors_by_statement(result, inner, draft.truth, shown))
+            if refused is None:
+                _fail(self.model, inner, self.diags)
                 return None
-            line = hit[2]
-            if error.code == "E2012" and line.text.startswith("propagation ") and "indirect = true" not in line.text \
-                    and any(t is line for t in truth):
+            if refused:
+                self.leave_out(refused)
+        _fail(self.model, inner, self.diags)
+        return None
+
+    def correct(self, errors: list) -> dict | None:
+        """Correct what the errors point at. Returns the statements still refused (by id, with the first
+        reason), or no statement when a correction was made (what names a corrected group may compile now), or
+        None when an error is about something other than the ground truth."""
+        truth = self.draft.truth
+        refused: dict[int, tuple[Truth, str]] = {}
+        corrected = False
+        for error, record in errors:
+            if record is None:
+                return None
+            if error.code == "E2012" and isinstance(record.statement, ast.Propagation) \
+                    and not _has_entry(record.statement, "indirect") and any(t is record for t in truth):
                 # ITBench links components that meet only through others (producer and consumer of a topic):
                 # said as `indirect = true`, which the checker accepts when a chain of dependencies joins them
-                indirect = _with_entry(line.text, "indirect = true")
-                truth[next(i for i, t in enumerate(truth) if t is line)] = Line(indirect, line.where, line.group,
-                                                                                line.uses, line.what)
-                fixed_any = True
+                statement = b.with_entries(record.statement, b.attr("indirect", True))
+                truth[_index(truth, record)] = Truth(statement, record.where, record.group, record.uses, record.what)
+                corrected = True
                 continue
-            bad.add(id(line))
-            if line.group is not None and line.group not in retargeted:
-                retargeted.add(line.group)
-                fixed = _retarget(line, roots, created, graph, error.message, diags)
+            refused.setdefault(id(record), (record, error.message))
+            if record.group is not None and record.group not in self.retargeted:
+                self.retargeted.add(record.group)
+                fixed = _retarget(record, self.roots, self.created, self.graph, error.message, self.diags)
                 if fixed is not None:
-                    truth[truth.index(line)] = fixed
-                    fixed_any = True
-                    continue
-        if fixed_any or not bad:  # a group was corrected: what named it may compile now
-            continue
-        dropped_groups = {line.group for line in truth if id(line) in bad and line.group}
+                    truth[_index(truth, record)] = fixed
+                    corrected = True
+        return {} if corrected else refused
+
+    def leave_out(self, refused: dict) -> None:
+        """Leave out the refused statements and those that name a group they declare (W5004)."""
+        dropped_groups = {record.group for record, _ in refused.values() if record.group}
         kept = []
-        for line in truth:
-            why = None
-            if id(line) in bad:
-                why = next(e.message for e in inner.errors() if any(
-                    s[2] is line and s[0] <= e.span.line <= s[1] for s in spans))
-            elif dropped_groups & set(line.uses):
-                why = "it names a group that is left out"
+        for record in self.draft.truth:
+            why = refused[id(record)][1] if id(record) in refused else \
+                "it names a group that is left out" if dropped_groups & set(record.uses) else None
             if why is None:
-                kept.append(line)
-                continue
-            if line.where is not None:
-                line.where.file.error(diags, "W5004", f"{line.what} is left out: {why}", line.where.path, "left out",
-                                      "the port cannot say it; docs/itbench-compat.md lists such differences")
-        truth = kept
-    else:
-        _fail(model, inner, diags)
-        return None
-    return _formatted(text, shown, model, result, diags)
+                kept.append(record)
+            elif record.where is not None:
+                record.where.file.error(self.diags, "W5004", f"{record.what} is left out: {why}", record.where.path,
+                                        "left out", "the port cannot say it; docs/itbench-compat.md lists such "
+                                        "differences")
+        self.draft.truth = kept
+
+
+def _errors_by_statement(result, inner: Diagnostics, truth: list[Truth], shown: str) -> list:
+    """Each error of a compile with the ground-truth statement it is about (None: about something else).
+
+    The printed text is the compiled one, so the statements the compiler parsed pair in order with the
+    built ones, and an error is about the statement whose span holds it. When the text did not parse,
+    each statement is parsed alone: those that do not read back are the ones at fault."""
+    if result.document is None:
+        return _unreadable(truth) or [(error, None) for error in inner.errors()[:1]]
+    expect = next((s for s in result.document.statements if isinstance(s, ast.Expect)), None)
+    parsed = list(zip(expect.statements, truth)) if expect is not None else []
+    return [(error, next((record for node, record in parsed if error.path == shown
+                          and node.span.line <= error.span.line <= node.span.end_line), None))
+            for error in inner.errors()]
+
+
+def _unreadable(truth: list[Truth]) -> list:
+    """The statements that do not parse back (a name the language cannot write, values nested too deep),
+    with the parser's error."""
+    from ..parser import parse_text
+
+    out = []
+    for record in truth:
+        probe = b.scenario("probe", [b.expect([record.statement])])
+        parse_diags = Diagnostics()
+        problem = b.too_deep(probe)
+        if problem is not None:
+            parse_diags.error("E1007", problem, "<probe>")
+        elif parse_text(print_document(probe), "<probe>", parse_diags) is not None:
+            continue
+        if parse_diags.errors():
+            out.append((parse_diags.errors()[0], record))
+    return out
+
+
+def _has_entry(statement, key: str) -> bool:
+    return any(entry.key == key for entry in statement.entries or ())
+
+
+def _index(truth: list[Truth], record: Truth) -> int:
+    return next(i for i, t in enumerate(truth) if t is record)
 
 
 def _namespace(model: Model) -> str | None:
@@ -888,10 +944,10 @@ def _fail(model: Model, inner: Diagnostics, diags: Diagnostics) -> None:
         file.error(diags, "E5005", "the imported scenario does not compile", where)
 
 
-def _retarget(line: Line, roots, created, graph: Graph, message: str, diags: Diagnostics) -> Line | None:
+def _retarget(record: Truth, roots, created, graph: Graph, message: str, diags: Diagnostics) -> Truth | None:
     """A root-cause group on an object the injection does not create or change: point it at what it does
     (an object of the group's kind that the injection creates, else the fault's root cause)."""
-    group = next((g for g in graph.groups if g.id == line.group), None)
+    group = next((g for g in graph.groups if g.id == record.group), None)
     if group is None or not group.root_cause or not roots:
         return None
     same = [r for r in [*roots, *created] if _KINDS.get(r.kind) == group.kind] or list(roots)
@@ -899,10 +955,10 @@ def _retarget(line: Line, roots, created, graph: Graph, message: str, diags: Dia
     kind = _KINDS.get(root.kind)
     if kind is None or (kind == group.kind and root.name == group.name):
         return None
-    line.where.file.error(diags, "W5002", f"group `{group.id}` names {group.kind} `{group.name}`, which the injection "
-                          f"does not create or change; the port names {kind} `{root.name}`", line.where.path,
-                          "not what the injection creates", message)
-    return Line(f"group {quote(group.id)} {kind} {quote(root.name)}", line.where, group=group.id, what=line.what)
+    record.where.file.error(diags, "W5002", f"group `{group.id}` names {group.kind} `{group.name}`, which the "
+                            f"injection does not create or change; the port names {kind} `{root.name}`",
+                            record.where.path, "not what the injection creates", message)
+    return Truth(b.ground_group(group.id, b.ref(kind, root.name)), record.where, group=group.id, what=record.what)
 
 
 def _describes_another_scenario(model: Model, graph: Graph, scenario, diags: Diagnostics) -> bool:
@@ -950,15 +1006,14 @@ def _disagreements(model: Model, graph: Graph | None, roots, diags: Diagnostics)
                                    "derives v2 from its faults")
 
 
-def _formatted(text: str, shown: str, model: Model, result, diags: Diagnostics) -> str | None:
+def _written(document: ast.Scenario, model: Model, result, diags: Diagnostics) -> str:
+    """The port's text, under a comment saying what it ports; W5005 where its compiled scenario.yaml or
+    groundtruth.yaml differs from ITBench's."""
     import yaml
 
-    from ..parser import parse_text
-    from ..printer import print_document
-
-    document = parse_text(text, shown, Diagnostics())
-    out = print_document(document)
-    header = f"# Imported from ITBench scenario {model.itbench_id}.\n" if model.itbench_id is not None else ""
+    notes = Notes()
+    if model.itbench_id is not None:
+        notes.add(document, before=[f"# Imported from ITBench scenario {model.itbench_id}."])
     for file_name, located in (("scenario.yaml", model.scenario), ("groundtruth.yaml", model.v2)):
         if located is None or (file_name == "scenario.yaml" and model.older_shape):
             continue
@@ -968,7 +1023,7 @@ def _formatted(text: str, shown: str, model: Model, result, diags: Diagnostics) 
             keys = _differing(ours, theirs)
             located.error(diags, "W5005", f"the port's {file_name} differs from ITBench's at {', '.join(keys[:4])}",
                           _first_path(keys), "differs", "docs/itbench-compat.md lists the known differences")
-    return header + out
+    return print_document(document, notes=notes)
 
 
 def _differing(a, b, prefix: str = "") -> list[str]:
