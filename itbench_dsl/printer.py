@@ -327,7 +327,8 @@ class Printer:
                 self.body_block(head, entry.entries, entry.span)
             self.note_after(entry)
 
-    def value(self, v: ast.Value) -> str:
+    @staticmethod
+    def scalar(v: ast.Value) -> str:
         if isinstance(v, ast.Str):
             return quote(v.value)
         if isinstance(v, ast.Int):
@@ -338,10 +339,17 @@ class Printer:
             return v.text + "%"
         if isinstance(v, ast.Symbol):
             return v.name
+        raise TypeError(f"not a value: {v!r}")
+
+    def value(self, v: ast.Value) -> str:
+        if isinstance(v, (ast.Str, ast.Int, ast.Float, ast.Quantity, ast.Percent, ast.Symbol)):
+            return self.scalar(v)
         if isinstance(v, ast.Call):
             return f"{v.name}({', '.join(self.value(a) for a in v.args)})"
         if isinstance(v, ast.ListValue):
-            inline = "[" + ", ".join(self.value(i) for i in v.items) + "]"
+            # decided on the one-line form, computed once: rendering the items twice at every level (inline,
+            # then broken) made deep lists cost 2^depth
+            inline = flat(v)
             if len(inline) + len(INDENT) * self.depth <= INLINE_LIMIT or not v.items:
                 return inline
             self.depth += 1
@@ -353,6 +361,19 @@ class Printer:
                 return "{}"
             return "{ " + ", ".join(f"{key_text(p.key)} = {self.value(p.value)}" for p in v.pairs) + " }"
         raise TypeError(f"not a value: {v!r}")
+
+
+def flat(v: ast.Value) -> str:
+    """A value on one line, whatever its length (what `Printer.value` writes for a value that fits)."""
+    if isinstance(v, ast.ListValue):
+        return "[" + ", ".join(flat(i) for i in v.items) + "]"
+    if isinstance(v, ast.MapValue):
+        if not v.pairs:
+            return "{}"
+        return "{ " + ", ".join(f"{key_text(p.key)} = {flat(p.value)}" for p in v.pairs) + " }"
+    if isinstance(v, ast.Call):
+        return f"{v.name}({', '.join(flat(a) for a in v.args)})"
+    return Printer.scalar(v)
 
 
 def ref(r: ast.Ref) -> str:

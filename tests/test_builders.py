@@ -327,3 +327,19 @@ def test_too_deep_is_what_the_parser_refuses():
     for _ in range(5000):
         node = ast.MapValue((ast.Pair("a", node),))
     assert b.nesting(in_metadata(node)) == 5002  # walked without recursion
+
+
+def test_deeply_nested_lists_print_in_linear_time():
+    """Each list is laid out from its one-line form, computed once: at the parser's deepest nesting the
+    printer answers at once (rendering every level twice cost 2^depth: 24 levels took minutes)."""
+    from itbench_dsl.parser import MAX_NESTING, parse_text
+
+    value = "1"
+    for _ in range(MAX_NESTING - 3):
+        value = f'[{value}, "{"x" * 30}"]'
+    text = f'scenario "deep" {{\n  metadata {{\n    k = {value}\n  }}\n}}\n'
+    document = parse_text(text, "deep.itb")
+    assert document is not None
+    printed = print_document(document)
+    assert parse_text(printed, "again.itb") == document
+    assert print_document(parse_text(printed, "again.itb"), printed) == printed
