@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from .. import ast
 from .. import builders as b
 from ..faults import FAULTS, WAITERS
+from ..units import format_duration, parse_go_duration
 
 # Arguments a kind requires that ITBench's injection does not carry (ITBench decides them on the cluster).
 IMPORT_DEFAULTS: dict[str, dict[str, object]] = {
@@ -140,33 +142,22 @@ def injection_statement(injection_id: str, args: dict) -> Statement | str:
 # ---- Chaos Mesh Schedules --------------------------------------------------------------------------
 
 
-_GO_UNITS = {"ms": 1, "s": 1000, "m": 60000, "h": 3600000}
-
-
 def _milliseconds(text) -> int | None:
     """A Chaos Mesh duration, a Go duration ("20000ms", "55s", "1m30s", "1.5h"), in milliseconds; None when
-    it is not one or is finer than a millisecond."""
-    text = str(text).strip()
-    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", text)
-    if not parts or "".join(n + u for n, u in parts) != text:
+    it is not one, is negative, or is finer than a millisecond."""
+    seconds = parse_go_duration(str(text))
+    if seconds is None or seconds < 0:
         return None
-    total = sum(float(n) * _GO_UNITS[u] for n, u in parts)
-    return int(total) if total == int(total) else None
+    millis = seconds * 1000
+    return int(millis) if millis == millis.to_integral_value() else None
 
 
 def _duration(text) -> str | None:
-    """A Chaos Mesh duration in the language's form (largest units first)."""
+    """A Chaos Mesh duration in the language's form (units.format_duration); `0` for none."""
     ms = _milliseconds(text)
     if ms is None:
         return None
-    if ms == 0:
-        return "0"
-    parts = []
-    for unit, size in (("h", 3600000), ("m", 60000), ("s", 1000), ("ms", 1)):
-        if ms >= size:
-            parts.append(f"{ms // size}{unit}")
-            ms %= size
-    return "".join(parts)
+    return "0" if ms == 0 else format_duration(Decimal(ms) / 1000)
 
 
 def _percent(text) -> ast.Percent | None:
