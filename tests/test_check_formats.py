@@ -343,7 +343,7 @@ def test_pre_commit_hooks_run_existing_commands_on_itb_files():
         pattern = re.compile(hook["files"])
         assert pattern.search("scenarios/sre/a.itb") and not pattern.search("a.itb.bak") and not pattern.search("a.py")
         program, command = hook["entry"].split()
-        assert program == "itbench" and command in cli_module.cli.commands
+        assert program == "itbench" and command in cli_module.COMMANDS
         assert hook["language"] == "python"
     assert hooks["itbench-check"]["require_serial"] is True  # the cross-file rules see every file
 

@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "scenarios"
 SHOP = SCENARIOS / "sre" / "shop-cart-modified-env.itb"  # an inline topology: fast to compile
 COMMANDS = ["compile", "check", "fmt", "explain", "schema", "apps", "faults", "evaluate", "score", "policy-test",
-            "import", "generate", "graph", "docs", "lsp"]
+            "import", "generate", "graph", "docs", "lsp", "states"]
 BUNDLE_FILES = {
     "manifests/topology.yaml", "manifests/agent-access.yaml", "inject/apply.yaml", "revert/apply.yaml",
     "itbench/scenario.yaml", "itbench/groundtruth.yaml", "itbench/groundtruth_v1.yaml", "prompt.md",
@@ -389,6 +389,84 @@ def test_compile_into_a_file_is_an_error(tmp_path: Path):
         assert "Traceback" not in proc.stderr
         assert "error" in proc.stderr.lower()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
+
+
+# ---- states --------------------------------------------------------------------------------------
+
+
+STATE_FILES = ["faulty.json", "healthy.json", "solved.json"]
+CISO = SCENARIOS / "ciso" / "cis-5-2-5-host-network-kyverno.itb"
+
+
+def test_states_writes_the_three_states_as_json(tmp_path: Path):
+    from itbench_dsl.checking import check_source
+    from itbench_dsl.states import derive
+
+    result = invoke("states", str(SHOP), str(CISO), "-o", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.endswith("2 files checked, 0 errors\n")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["cis-5-2-5-host-network-kyverno",
+                                                                    "shop-cart-modified-env"]
+    for source in (SHOP, CISO):
+        scenario = check_source(source.read_bytes(), str(source)).result.scenario
+        folder = tmp_path / "out" / scenario.name
+        assert sorted(p.name for p in folder.iterdir()) == STATE_FILES  # CISO scenarios get the same three
+        expected = derive(scenario)
+        states = {}
+        for name in STATE_FILES:
+            data = (folder / name).read_bytes()
+            assert data.endswith(b"}\n")
+            states[name] = json.loads(data)
+            assert data.decode("utf-8") == json.dumps(states[name], indent=1, sort_keys=True) + "\n"
+            assert states[name] == json.loads(json.dumps(expected[name.removesuffix(".json")]))
+            assert "resources" in states[name]
+        assert states["faulty.json"] != states["healthy.json"]
+
+
+def test_states_of_a_scenario_with_an_error_writes_nothing_and_exits_1(bad_file: Path):
+    proc = run_itbench("states", "bad.itb", "-o", "out", cwd=bad_file.parent)
+    assert proc.returncode == 1
+    assert "error[E2003]" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (bad_file.parent / "out").exists()
+    shutil.copy(SHOP, bad_file.parent / "good.itb")  # the other scenarios are still written
+    result = invoke("states", str(bad_file), str(bad_file.parent / "good.itb"), "-o", str(bad_file.parent / "out"))
+    assert result.exit_code == 1 and "E2003" in result.stderr
+    assert [p.name for p in (bad_file.parent / "out").iterdir()] == ["shop-cart-modified-env"]
+
+
+def test_states_are_the_same_bytes_on_every_run(tmp_path: Path):
+    first = invoke("states", str(SHOP), "-o", str(tmp_path / "a"))
+    second = invoke("states", str(SHOP), "-o", str(tmp_path / "b"))
+    assert first.exit_code == second.exit_code == 0
+    assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
+    folder = tmp_path / "a" / "shop-cart-modified-env"
+    before = _tree(folder)
+    (folder / "faulty.json").write_text("{}\n")
+    (folder / "solved.json").unlink()
+    again = invoke("states", str(SHOP), "-o", str(tmp_path / "a"))  # a folder of state files is replaced
+    assert again.exit_code == 0, again.stderr
+    assert _tree(folder) == before
+    assert [p.name for p in (tmp_path / "a").iterdir()] == ["shop-cart-modified-env"]  # no staging left
+
+
+def test_states_refuse_to_replace_what_they_did_not_write(tmp_path: Path):
+    out = tmp_path / "out"
+    (out / "shop-cart-modified-env").mkdir(parents=True)
+    (out / "shop-cart-modified-env" / "notes.txt").write_text("mine\n")
+    result = invoke("states", str(SHOP), "-o", str(out))
+    assert result.exit_code == 2 and "notes.txt" in result.stderr
+    assert [p.name for p in (out / "shop-cart-modified-env").iterdir()] == ["notes.txt"]
+    shutil.rmtree(out / "shop-cart-modified-env")
+    (out / "shop-cart-modified-env").write_text("a file where the folder goes\n")
+    result = invoke("states", str(SHOP), "-o", str(out))
+    assert result.exit_code == 2 and "not a folder" in result.stderr
+    assert (out / "shop-cart-modified-env").read_text() == "a file where the folder goes\n"
+    assert [p.name for p in out.iterdir()] == ["shop-cart-modified-env"]
+    shutil.copy(SHOP, tmp_path / "a.itb")
+    shutil.copy(SHOP, tmp_path / "b.itb")
+    proc = run_itbench("states", "a.itb", "b.itb", "-o", "twice", cwd=tmp_path)
+    assert proc.returncode == 2 and "scenario names must be unique" in proc.stderr
+    assert not (tmp_path / "twice").exists()  # refused before anything is written
 
 
 # ---- internal errors ------------------------------------------------------------------------------------

@@ -456,7 +456,7 @@ def test_svg_is_well_formed_with_a_title_per_node(tmp_path: Path, shop, chaos):
 
 @pytest.mark.skipif(not HAS_DOT, reason="Graphviz `dot` is not installed")
 def test_graphviz_reads_the_escaped_labels(tmp_path: Path):
-    from itbench_dsl.commands.graph import run_dot
+    from itbench_dsl.cli.graph import run_dot
 
     svg = run_dot(graph.dot(nasty_graph()))
     root = ET.fromstring(svg)

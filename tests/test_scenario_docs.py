@@ -29,7 +29,7 @@ def invoke(*args: str):
 
 
 def library_files(folder: Path, out_dir: Path) -> dict[str, str]:
-    from itbench_dsl.commands.docs import library_items
+    from itbench_dsl.cli.docs import library_items
 
     diags = Diagnostics()
     items = library_items(sorted(folder.rglob("*.itb")), out_dir, diags)

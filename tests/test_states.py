@@ -352,7 +352,7 @@ def test_evaluate_refuses_unusable_input(bundle: Path, tmp_path: Path, capsys):
         (["evaluate", str(empty), "--state", str(state)], "no evaluator.py"),
         (["evaluate", str(bundle), "--state", str(tmp_path / "missing.json")], "--state"),
         (["evaluate", str(bundle), "--state", str(state), "--agent-output", str(tmp_path / "x.json")], "--agent-output"),
-        (["evaluate", str(bundle)], "--state"),
+        (["evaluate", str(bundle)], "nothing to grade"),
     ):
         code, _, err = _run(*args, capsys=capsys)
         assert code == 2 and message in err and "Traceback" not in err, (args, err)

@@ -28,7 +28,7 @@ def scenario_docs(check: bool) -> int:
                               cwd=ROOT).returncode
     sys.path.insert(0, str(ROOT))
     from itbench_dsl import scenario_docs as pages
-    from itbench_dsl.commands.docs import library_items
+    from itbench_dsl.cli.docs import library_items
     from itbench_dsl.diagnostics import Diagnostics
 
     current = ROOT / "docs" / "scenarios"

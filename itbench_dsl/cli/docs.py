@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..cli import EXIT_CLEAN, EXIT_FINDINGS, UserError, _collect, _display, _read, _report
+from .common import EXIT_CLEAN, EXIT_FINDINGS, UserError, collect, display, read, report
 
 
 def library_items(files: list[Path], out_dir: Path, diags) -> list:
@@ -21,16 +21,16 @@ def library_items(files: list[Path], out_dir: Path, diags) -> list:
     target = out_dir.resolve()
     for path in files:
         before = len(diags.errors())
-        result = compile_source(_read(path), _display(path), diags)
+        result = compile_source(read(path), display(path), diags)
         if len(diags.errors()) > before or result.scenario is None:
             continue  # errors are reported; an application file has no page
         scenario = result.scenario
         if scenario.name in names:
-            raise UserError(f"{_display(path)}: scenario `{scenario.name}` is also in {names[scenario.name]}; "
+            raise UserError(f"{display(path)}: scenario `{scenario.name}` is also in {names[scenario.name]}; "
                             "scenario names must be unique")
         if scenario.name.lower() == "readme":
-            raise UserError(f"{_display(path)}: a scenario named `{scenario.name}` would overwrite the index README.md")
-        names[scenario.name] = _display(path)
+            raise UserError(f"{display(path)}: a scenario named `{scenario.name}` would overwrite the index README.md")
+        names[scenario.name] = display(path)
         link = os.path.relpath(path.resolve(), target).replace(os.sep, "/")
         items.append(Item(scenario, link))
     return items
@@ -40,7 +40,7 @@ def library_items(files: list[Path], out_dir: Path, diags) -> list:
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("-o", "--output", "output", required=True, type=click.Path(file_okay=False),
               help="Folder of the pages; replaced as a whole (it must hold only pages `itbench docs` wrote).")
-def docs_command(paths: tuple[str, ...], output: str) -> None:
+def command(paths: tuple[str, ...], output: str) -> None:
     """Write a Markdown page per scenario and an index table (README.md) of them.
 
     Each page has the scenario's description, domain, complexity, ITBench id, tags, faults
@@ -56,19 +56,19 @@ def docs_command(paths: tuple[str, ...], output: str) -> None:
     from ..diagnostics import Diagnostics
     from ..scenario_docs import DocsError, render_library, write_library
 
-    files = _collect(paths)
+    files = collect(paths)
     out_dir = Path(output)
     diags = Diagnostics()
     items = library_items(files, out_dir, diags)
     if diags.has_errors:
-        _report(diags, "human")
+        report(diags, "human")
         click.echo(f"{len(files)} file{'s' * (len(files) != 1)} checked, errors found: nothing written", err=True)
         sys.exit(EXIT_FINDINGS)
     try:
         write_library(out_dir, render_library(items))
     except DocsError as exc:
         raise UserError(str(exc)) from exc
-    _report(diags, "human")
-    click.echo(f"wrote {len(items)} scenario page{'s' * (len(items) != 1)} and README.md to {_display(out_dir)}/",
+    report(diags, "human")
+    click.echo(f"wrote {len(items)} scenario page{'s' * (len(items) != 1)} and README.md to {display(out_dir)}/",
                err=True)
     sys.exit(EXIT_CLEAN)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..cli import EXIT_CLEAN, EXIT_FINDINGS, UserError, _display, _read, _report, replace_file
+from .common import EXIT_CLEAN, EXIT_FINDINGS, UserError, display, read, replace_file, report
 
 INSTALL_HINT = ("install Graphviz (`apt-get install graphviz`, `brew install graphviz`, or graphviz.org/download) "
                 "or draw with --format dot or --format mermaid")
@@ -18,11 +18,11 @@ def compile_scenario(path: Path, diags):
     from ..compiler import compile_source
 
     before = len(diags.errors())
-    result = compile_source(_read(path), _display(path), diags)
+    result = compile_source(read(path), display(path), diags)
     if len(diags.errors()) > before:
         return None
     if result.scenario is None:
-        raise UserError(f"{_display(path)}: an application, not a scenario; `itbench graph` draws scenarios")
+        raise UserError(f"{display(path)}: an application, not a scenario; `itbench graph` draws scenarios")
     return result.scenario
 
 
@@ -56,7 +56,7 @@ def run_dot(text: str, timeout: float = 60.0) -> str:
 @click.option("--focus", default="auto", show_default=True, metavar="auto|all|N",
               help="Which components to draw: those within N dependency hops of the fault targets and root causes "
                    "(plus every object the scenario names), all of them, or auto: all up to 12 components, else 1 hop.")
-def graph_command(file: str, fmt: str, output: str | None, focus: str) -> None:
+def command(file: str, fmt: str, output: str | None, focus: str) -> None:
     """Draw a scenario: its components, the fault target, root cause and propagation chain.
 
     One box per component (a workload with its pods, services and autoscaler); grey arrows are
@@ -84,7 +84,7 @@ def graph_command(file: str, fmt: str, output: str | None, focus: str) -> None:
     diags = Diagnostics()
     scenario = compile_scenario(path, diags)
     if scenario is None:
-        _report(diags, "human")
+        report(diags, "human")
         sys.exit(EXIT_FINDINGS)
     text = graph.render(scenario, "dot" if fmt == "svg" else fmt, focus)
     if fmt == "svg":
@@ -93,6 +93,6 @@ def graph_command(file: str, fmt: str, output: str | None, focus: str) -> None:
         click.echo(text, nl=False)
     else:
         replace_file(Path(output), text)
-        click.echo(f"wrote {_display(Path(output))}", err=True)
-    _report(diags, "human")  # warnings, if any
+        click.echo(f"wrote {display(Path(output))}", err=True)
+    report(diags, "human")  # warnings, if any
     sys.exit(EXIT_CLEAN)

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import click
 
-from ..cli import EXIT_CLEAN, EXIT_FINDINGS, UserError, _collect, _display, _read, _report
+from .common import EXIT_CLEAN, EXIT_FINDINGS, UserError, collect, display, read, report, write_atomically
 
 
 @click.command("generate")
@@ -25,7 +22,7 @@ from ..cli import EXIT_CLEAN, EXIT_FINDINGS, UserError, _collect, _display, _rea
 @click.option("--format", "fmt", type=click.Choice(("human", "concise", "json")), default="human", show_default=True,
               help="How diagnostics are printed.")
 @click.option("--list", "list_only", is_flag=True, help="List the available generators and exit.")
-def generate_command(files: tuple[str, ...], generators: str, seed: int, count: int | None, output: str | None, fmt: str,
+def command(files: tuple[str, ...], generators: str, seed: int, count: int | None, output: str | None, fmt: str,
                      list_only: bool) -> None:
     """Generate valid, distinct, reproducible variants of scenarios.
 
@@ -66,14 +63,14 @@ def generate_command(files: tuple[str, ...], generators: str, seed: int, count: 
             raise UserError(str(exc.args[0])) from exc
         except gen.GeneratorError as exc:
             diags.error("E6002", str(exc), "<generators>")
-    paths = _collect(files)
+    paths = collect(files)
     parents = []
     for path in paths:
-        parent = gen.load_input(_read(path), _display(path), diags)
+        parent = gen.load_input(read(path), display(path), diags)
         if parent is not None:
             parents.append(parent)
     if diags.has_errors:
-        _report(diags, fmt)
+        report(diags, fmt)
         click.echo("inputs have errors: nothing generated", err=True)
         sys.exit(EXIT_FINDINGS)
 
@@ -102,7 +99,7 @@ def generate_command(files: tuple[str, ...], generators: str, seed: int, count: 
         if bar is not None:
             bar.render_finish()
     if result is None:
-        _report(diags, fmt)
+        report(diags, fmt)
         sys.exit(EXIT_FINDINGS)
 
     spans = {p.path: p.document.name_span for p in parents}
@@ -117,40 +114,9 @@ def generate_command(files: tuple[str, ...], generators: str, seed: int, count: 
     files_out = gen.output_files(result, names, seed, count)
     target = Path(output)
     write_atomically(target, files_out)
-    _report(diags, fmt)
+    report(diags, fmt)
     if fmt == "human":
         click.echo(f"{len(result.variants)} variant{'s' * (len(result.variants) != 1)} of {len(parents)} input"
-                   f"{'s' * (len(parents) != 1)} -> {_display(target)}/ ({result.duplicates} duplicate"
+                   f"{'s' * (len(parents) != 1)} -> {display(target)}/ ({result.duplicates} duplicate"
                    f"{'s' * (result.duplicates != 1)} removed, {len(result.skips)} skipped)", err=True)
     sys.exit(EXIT_CLEAN)
-
-
-def write_atomically(target: Path, files: dict[str, bytes]) -> None:
-    """Write every file into a temporary folder beside `target`, then put it in place.
-
-    An existing `target` is replaced only when it is empty or holds an earlier run's index.json."""
-    if target.exists():
-        if not target.is_dir():
-            raise UserError(f"{_display(target)}: exists and is not a folder")
-        if any(target.iterdir()) and not (target / "index.json").is_file():
-            raise UserError(f"{_display(target)}: not empty and not the output of `itbench generate`; "
-                            "choose another folder")
-    parent = target.resolve().parent
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=parent))
-    except OSError as exc:
-        raise UserError(f"{_display(target)}: cannot write: {exc.strerror or exc}") from exc
-    try:
-        for name, content in files.items():
-            (staging / name).write_bytes(content)
-        if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=parent))
-            os.replace(target, old / "previous")
-            os.replace(staging, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(staging, target)
-    except OSError as exc:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise UserError(f"{_display(target)}: cannot write: {exc.strerror or exc}") from exc

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..cli import EXIT_CLEAN, EXIT_FINDINGS, FORMATS, UserError, _display, _report
+from .common import EXIT_CLEAN, EXIT_FINDINGS, FORMATS, UserError, display, report
 
 
 @click.command("import")
@@ -17,7 +17,7 @@ from ..cli import EXIT_CLEAN, EXIT_FINDINGS, FORMATS, UserError, _display, _repo
               help="Write the scenario to this .itb file (default: standard output).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="human", show_default=True,
               help="How to print diagnostics.")
-def import_command(path: Path, output: Path | None, fmt: str) -> None:
+def command(path: Path, output: Path | None, fmt: str) -> None:
     """Import an ITBench scenario as a .itb file.
 
     PATH is an ITBench scenario index file (library/scenarios/N.json) or a compiled scenario folder
@@ -35,17 +35,17 @@ def import_command(path: Path, output: Path | None, fmt: str) -> None:
     from ..importer import import_path
 
     if not path.exists():
-        raise UserError(f"{_display(path)}: no such file or folder")
+        raise UserError(f"{display(path)}: no such file or folder")
     diags = Diagnostics()
     text = import_path(path, diags)
-    _report(diags, fmt)
+    report(diags, fmt)
     if text is None or diags.errors():
         sys.exit(EXIT_FINDINGS)
     if output is None:
         click.echo(text, nl=False)
     else:
         _write(output, text)
-        click.echo(f"imported {_display(path)} -> {_display(output)}", err=True)
+        click.echo(f"imported {display(path)} -> {display(output)}", err=True)
     sys.exit(EXIT_CLEAN)
 
 
@@ -62,4 +62,4 @@ def _write(path: Path, text: str) -> None:
             temporary.unlink()
         except OSError:
             pass
-        raise UserError(f"{_display(path)}: cannot write: {exc.strerror or exc}") from exc
+        raise UserError(f"{display(path)}: cannot write: {exc.strerror or exc}") from exc

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import click
 
-from ..cli import UserError
+from .common import UserError
 
 INSTALL_HINT = 'the language server needs pygls; install it with `pip install "itbench-dsl[lsp]"` (or `pip install pygls`)'
 
 
 @click.command("lsp")
 @click.option("--stdio", is_flag=True, help="Use standard input and output (the default and only transport).")
-def lsp_command(stdio: bool) -> None:
+def command(stdio: bool) -> None:
     """Run the language server for .itb files (diagnostics, hover, completion, formatting).
 
     It speaks the Language Server Protocol over standard input and output; an editor

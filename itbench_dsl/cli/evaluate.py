@@ -1,0 +1,80 @@
+"""`itbench evaluate`: a bundle's evaluator.py on an agent's answer and a state."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .common import EXIT_CLEAN, EXIT_ERROR, UserError
+
+
+@click.command("evaluate")
+@click.argument("bundle", type=click.Path(file_okay=False))
+@click.option("--task", type=click.Choice(("diagnose", "mitigate", "policy")),
+              help="Grade this task only (default: every task the bundle poses: SRE and FinOps diagnose and "
+                   "mitigate, CISO policy).")
+@click.option("--agent-output", "agent_output", type=click.Path(dir_okay=False),
+              help="The agent's answer (JSON): what the diagnose task grades.")
+@click.option("--state", "state", type=click.Path(dir_okay=False),
+              help="The state snapshot (JSON): what the mitigate task grades (`python BUNDLE/evaluator.py "
+                   "--requirements` says what it must hold).")
+@click.option("--artifact", type=click.Path(dir_okay=False), help="CISO: the agent's policy (Kyverno JSON/YAML or .rego).")
+@click.option("--opa-result", "opa_result", type=click.Path(dir_okay=False),
+              help="CISO Rego: a recorded `opa eval` result per object.")
+@click.option("--gap-only", is_flag=True, help="CISO: also report ITBench's gap-only rule, as a metric.")
+@click.option("--timeout", default=120.0, show_default=True, help="Seconds the evaluator may run.")
+def command(bundle: str, task: str | None, agent_output: str | None, state: str | None, artifact: str | None,
+            opa_result: str | None, gap_only: bool, timeout: float) -> None:
+    """Run a bundle's evaluator.py on an agent's answer and a state; print its verdict.
+
+    The evaluator runs as the bundle ships it, in a subprocess with this Python, so the
+    verdict is the one a benchmark run gets. It grades the task it is told, or every task the
+    bundle poses, and never guesses a task from the answer's shape: an input a task needs that
+    is missing or of the wrong shape, or a state that lacks what the task reads, is refused.
+    Exit codes are the evaluator's: 0 it ran (pass or fail: see `passed`), 2 its inputs are
+    unusable (the reason on stderr). docs/evaluator.md defines every verdict.
+
+    \b
+    Examples:
+      itbench evaluate out/otel-checkout-nonexistent-image --agent-output answer.json --state state.json
+      itbench evaluate out/otel-checkout-nonexistent-image --task mitigate --state state.json
+      itbench evaluate out/cis-k8s-5-2-2-privileged-kyverno --artifact policy.yaml
+    """
+    import subprocess
+
+    script = Path(bundle) / "evaluator.py"
+    if not Path(bundle).is_dir():
+        raise UserError(f"{bundle}: no such bundle folder")
+    if not script.is_file():
+        raise UserError(f"{bundle}: not a bundle with an evaluator (no evaluator.py); compile the scenario again")
+    files = (("--agent-output", agent_output), ("--state", state), ("--artifact", artifact), ("--opa-result", opa_result))
+    if all(value is None for _, value in files):
+        raise UserError("nothing to grade: give the agent's answer (--agent-output), the state (--state) or, for "
+                        "CISO, the policy (--artifact, --opa-result)")
+    command = [sys.executable, str(script)]
+    for option, value in files:
+        if value is None:
+            continue
+        if not Path(value).is_file():
+            raise UserError(f"{option} {value}: no such file")
+        command += [option, str(Path(value).resolve())]
+    if task is not None:
+        command += ["--task", task]
+    if gap_only:
+        command.append("--gap-only")
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise UserError(f"{script}: the evaluator ran longer than {timeout:g} s") from exc
+    except OSError as exc:
+        raise UserError(f"{script}: cannot run: {exc.strerror or exc}") from exc
+    if proc.stdout:
+        click.echo(proc.stdout, nl=False)
+    if proc.stderr:
+        click.echo(proc.stderr, err=True, nl=False)
+    if proc.returncode not in (EXIT_CLEAN, EXIT_ERROR):  # 0 ran, 2 unusable inputs; anything else is a crash
+        click.echo(f"error: {script} failed (exit code {proc.returncode})", err=True)
+        sys.exit(EXIT_ERROR)
+    sys.exit(proc.returncode)

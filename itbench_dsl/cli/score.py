@@ -1,0 +1,39 @@
+"""`itbench score`: verdicts aggregated into pass@k and mean score."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import UserError
+
+
+@click.command("score")
+@click.argument("results", type=click.Path(file_okay=False))
+@click.option("--k", "ks", type=int, multiple=True, help="pass@k for this k too (repeatable); pass@1 is always shown.")
+@click.option("--format", "fmt", type=click.Choice(("human", "json")), default="human", show_default=True,
+              help="human: a table; json: for tools.")
+def command(results: str, ks: tuple[int, ...], fmt: str) -> None:
+    """Aggregate verdicts (one JSON file per trial) into pass@k and mean score ± standard error.
+
+    Every *.json below RESULTS is a verdict of `evaluator.py` (scenario, passed, score);
+    trials are grouped by scenario. pass@k is the unbiased estimator 1 - C(n-c,k)/C(n,k).
+
+    \b
+    Examples:
+      itbench score results/ --k 3
+      itbench score results/ --k 5 --format json
+    """
+    import json
+
+    from ..scoring import ScoringError, aggregate, load_verdicts, render_table
+
+    try:
+        report = aggregate(load_verdicts(Path(results)), list(ks))
+    except ScoringError as exc:
+        raise UserError(str(exc)) from exc
+    if fmt == "json":
+        click.echo(json.dumps(report, indent=2))
+    else:
+        click.echo(render_table(report), nl=False)

@@ -1,0 +1,150 @@
+"""`itbench states`: the healthy, faulty and solved states a scenario's self-validation grades, as files."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from .common import EXIT_CLEAN, EXIT_FINDINGS, FORMATS, UserError, collect, display, read, report, summary
+
+STATES = ("healthy", "faulty", "solved")
+FILES = tuple(f"{state}.json" for state in STATES)
+
+
+@click.command("states")
+@click.argument("files", nargs=-1, required=True, type=click.Path(), metavar="SCENARIO...")
+@click.option("-o", "--output", "output", required=True, type=click.Path(file_okay=False),
+              help="Folder that receives one folder per scenario (DIR/<scenario-name>/) with healthy.json, "
+                   "faulty.json and solved.json.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="human", show_default=True,
+              help="How diagnostics are printed.")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing but diagnostics.")
+def command(files: tuple[str, ...], output: str, fmt: str, quiet: bool) -> None:
+    """Write the states a scenario's self-validation grades: healthy, faulty and solved.
+
+    Each SCENARIO file (or every .itb below a folder) is checked as `itbench check` checks
+    it; a scenario without errors becomes OUTPUT/<scenario-name>/ with healthy.json (the topology
+    settled), faulty.json (after the fault: changed objects, pods not ready, the expected
+    alerts firing) and solved.json (after the revert). They are in the state format of
+    `evaluator.py --state` (resources, alerts, policyReports, costs; docs/evaluator.md),
+    derived offline with no cluster, and the same bytes on every run: inputs to test an
+    agent's tooling or an evaluator with. CISO scenarios get the same three files.
+
+    Each scenario's folder is written atomically. An existing OUTPUT/<scenario-name>/ is
+    replaced only when it holds nothing but these three files. A file with errors is
+    reported and skipped (exit code 1); the other scenarios are still written.
+
+    \b
+    Examples:
+      itbench states scenarios/sre/otel-cart-deleted-service.itb -o states/
+      itbench states scenarios/ -o states/                # every scenario of the library
+      itbench compile scenarios/sre/otel-cart-deleted-service.itb -o out/
+      itbench evaluate out/otel-cart-deleted-service --task mitigate \\
+          --state states/otel-cart-deleted-service/faulty.json     # fails; healthy.json passes
+    """
+    from ..checking import check_source, drop_allowed
+    from ..diagnostics import Diagnostics
+    from ..states import derive
+
+    paths = collect(files)
+    diags = Diagnostics()
+    checks = []
+    found = []  # (path, scenario) of every file without errors
+    names: dict[str, str] = {}
+    for path in paths:
+        one = check_source(read(path), display(path))
+        checks.append(one.slim())  # without the bundle's bytes, which are not written here
+        diags.extend(one.diagnostics)
+        diags.sources.update(one.sources)
+        scenario = one.result.scenario
+        if one.has_errors:
+            continue
+        if scenario is None:
+            if not quiet and fmt == "human":
+                click.echo(f"{display(path)}: an application, not a scenario: no states", err=True)
+            continue
+        if scenario.name in names:  # refused before anything is written
+            raise UserError(f"{display(path)}: scenario `{scenario.name}` is also in {names[scenario.name]}; "
+                            "scenario names must be unique")
+        names[scenario.name] = display(path)
+        found.append((path, scenario))
+    drop_allowed(diags, set(), checks)  # the warnings a scenario allows (`metadata { lint_allow = [...] }`)
+
+    out_dir = Path(output)
+    for _, scenario in found:  # every destination is checked before anything is written
+        refuse(out_dir, scenario.name)
+    for path, scenario in found:
+        states = derive(scenario)
+        where = write_folder(out_dir, scenario.name, {f"{state}.json": encode(states[state]) for state in STATES})
+        if not quiet and fmt == "human":
+            click.echo(f"wrote {display(path)} -> {display(where)}/ ({', '.join(FILES)})", err=True)
+    report(diags, fmt)
+    if not quiet and fmt == "human":
+        click.echo(summary(diags, len(paths), "checked"), err=True)
+    sys.exit(EXIT_FINDINGS if diags.has_errors else EXIT_CLEAN)
+
+
+def encode(state: dict) -> bytes:
+    """A state as the file holds it: JSON, keys sorted, one space of indentation, a final newline."""
+    import json
+
+    return (json.dumps(state, indent=1, sort_keys=True) + "\n").encode("utf-8")
+
+
+def refuse(out_dir: Path, name: str) -> None:
+    """UserError unless `out_dir/name` is absent, or a folder that holds only (some of) the three state files."""
+    if name in ("", ".", "..") or "/" in name or os.sep in name or (os.altsep and os.altsep in name):
+        raise UserError(f"scenario name `{name}` is not a plain folder name")
+    final = out_dir / name
+    if final.is_symlink() or (final.exists() and not final.is_dir()):
+        raise UserError(f"{display(final)}: exists and is not a folder; remove it or choose another output folder")
+    if final.is_dir():
+        try:
+            found = list(final.iterdir())
+        except OSError as exc:
+            raise UserError(f"{display(final)}: cannot read: {exc.strerror or exc}") from exc
+        others = sorted(p.name for p in found if p.name not in FILES or p.is_symlink() or not p.is_file())
+        if others:
+            raise UserError(f"{display(final)}: not empty and not written by `itbench states` (it holds "
+                            f"{', '.join(others[:3])}{', ...' if len(others) > 3 else ''}); choose another folder")
+
+
+def write_folder(out_dir: Path, name: str, files: dict[str, bytes]) -> Path:
+    """Write `files` as `out_dir/name/`: into a temporary folder beside it, then renamed into place."""
+    import shutil
+    import tempfile
+
+    refuse(out_dir, name)
+    final = out_dir / name
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=out_dir))
+    except OSError as exc:
+        raise UserError(f"{display(out_dir)}: cannot write: {exc.strerror or exc}") from exc
+    holder, moved = None, False
+    try:
+        for file, content in sorted(files.items()):
+            (staging / file).write_bytes(content)
+        os.chmod(staging, 0o755)
+        if final.exists():
+            holder = Path(tempfile.mkdtemp(prefix=f".{name}.old.", dir=out_dir))
+            os.rename(final, holder / name)
+            moved = True
+        try:
+            os.rename(staging, final)
+        except OSError:
+            if moved:  # put the previous folder back
+                os.rename(holder / name, final)
+                moved = False
+            raise
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        if holder is not None and not moved:
+            shutil.rmtree(holder, ignore_errors=True)
+        raise UserError(f"{display(final)}: cannot write: {exc.strerror or exc}") from exc
+    if holder is not None:
+        shutil.rmtree(holder, ignore_errors=True)
+    return final

@@ -1,1 +1,0 @@
-"""Commands that live in their own module; `cli.LAZY_COMMANDS` imports them when used."""
