@@ -1,7 +1,8 @@
 """The pipeline: text -> AST -> IR -> outputs -> validated bundle (in memory).
 
 `compile_source` runs every stage and returns the bundle's files as bytes, keyed by their
-path inside the bundle; nothing touches the disk here (see `bundle.write_bundle`).
+path inside the bundle; nothing touches the disk here (see `bundle.write_bundle`). `emit` is the
+code-generation stage (every backend's output); making variants of a scenario is generate.py's.
 `compile_document` starts from an AST (the variant generators build ASTs). Either returns a
 `CompileResult` that keeps what later stages need to locate their findings: the AST, the
 source map and the resolved topology. Stage timings are recorded for `benchmarks/compile.py`.
@@ -145,7 +146,7 @@ def compile_document(document: ast.Document, path: str, diags: Diagnostics, vali
     result.scenario = scenario
 
     start = time.perf_counter()
-    outputs = generate(scenario, diags, path, hints=hints, span=document.name_span)
+    outputs = emit(scenario, diags, path, hints=hints, span=document.name_span)
     result.timings.codegen = time.perf_counter() - start
     if outputs is None:
         return result
@@ -163,7 +164,7 @@ def compile_document(document: ast.Document, path: str, diags: Diagnostics, vali
     return result
 
 
-def generate(scenario: ir.Scenario, diags: Diagnostics, path: str, hints: str = "none",
+def emit(scenario: ir.Scenario, diags: Diagnostics, path: str, hints: str = "none",
              span: Span = NO_SPAN) -> tuple[dict[str, list[dict]], dict[str, bytes]] | None:
     """Every output of a checked scenario: (manifests by file, for validation; all files as bytes).
 

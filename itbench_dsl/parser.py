@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import re
 from importlib import resources
-from pathlib import Path
 
 import lark
 from lark import Lark, Token, Tree
@@ -23,11 +22,8 @@ MAX_NESTING = 64
 
 
 def grammar_text() -> str:
-    """The grammar ships inside the wheel as package data; in a source checkout it is at the top."""
-    packaged = resources.files("itbench_dsl").joinpath("grammar/itbench.lark")
-    if packaged.is_file():
-        return packaged.read_text(encoding="utf-8")
-    return (Path(__file__).resolve().parent.parent / "grammar" / "itbench.lark").read_text(encoding="utf-8")
+    """The grammar, package data beside this module (the repository's top-level `grammar/` links to it)."""
+    return resources.files("itbench_dsl").joinpath("grammar/itbench.lark").read_text(encoding="utf-8")
 
 
 @functools.lru_cache(maxsize=1)

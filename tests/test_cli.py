@@ -477,7 +477,7 @@ def _boom(*args, **kwargs):
 
 
 def test_internal_error_is_one_message_and_exit_2(monkeypatch, capsys):
-    monkeypatch.setattr(compiler, "generate", _boom)  # a bug deep in the pipeline `check` runs
+    monkeypatch.setattr(compiler, "emit", _boom)  # a bug deep in the pipeline `check` runs
     with pytest.raises(SystemExit) as exit_info:
         cli_module.main(["check", str(SHOP)])
     assert exit_info.value.code == 2
@@ -488,7 +488,7 @@ def test_internal_error_is_one_message_and_exit_2(monkeypatch, capsys):
 
 
 def test_internal_error_in_compile_writes_nothing(monkeypatch, capsys, tmp_path: Path):
-    monkeypatch.setattr(compiler, "generate", _boom)
+    monkeypatch.setattr(compiler, "emit", _boom)
     with pytest.raises(SystemExit) as exit_info:
         cli_module.main(["compile", str(SHOP), "-o", str(tmp_path / "out")])
     assert exit_info.value.code == 2
@@ -499,7 +499,7 @@ def test_internal_error_in_compile_writes_nothing(monkeypatch, capsys, tmp_path:
 
 
 def test_debug_lets_the_exception_propagate(monkeypatch):
-    monkeypatch.setattr(compiler, "generate", _boom)
+    monkeypatch.setattr(compiler, "emit", _boom)
     with pytest.raises(RuntimeError, match="boom in the compiler"):
         cli_module.main(["--debug", "check", str(SHOP)])
 

@@ -352,7 +352,7 @@ def test_anonymize_renames_ground_truth_and_prompt_consistently():
     (root,) = scenario.root_causes
     assert root.name != "checkout" and root.namespace != "otel-demo"
     assert any(w.name == root.name for w in scenario.topology.workloads)
-    from itbench_dsl.compiler import generate as codegen
+    from itbench_dsl.compiler import emit as codegen
 
     _, files = codegen(scenario, Diagnostics(), variant.file)
     for name in ("prompt.md", "itbench/groundtruth.yaml", "itbench/groundtruth_v1.yaml", "evaluator.py"):
