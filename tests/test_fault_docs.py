@@ -136,3 +136,15 @@ def test_check_fails_on_stale_and_orphaned_pages(tmp_path: Path, monkeypatch, ca
     assert "faults/gone.md" in capsys.readouterr().out
     assert run() == 0 and not (folder / "gone.md").exists()
     assert run("--check") == 0
+
+
+def test_the_docs_give_the_librarys_fault_count():
+    """README and the language reference state how many faults the library has: the registry's count."""
+    import re
+
+    from itbench_dsl.faults import FAULTS
+
+    root = Path(__file__).resolve().parent.parent
+    for page in ("README.md", "docs/language.md"):
+        counts = {int(n) for n in re.findall(r"(\d+) faults\b", (root / page).read_text(encoding="utf-8"))}
+        assert counts == {len(FAULTS)}, (page, counts)
