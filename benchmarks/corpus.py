@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 from itbench_dsl.compiler import compile_source  # noqa: E402
 from itbench_dsl.corpus import FAIL, PASS, UNUSABLE, all_cases  # noqa: E402
 from itbench_dsl.diagnostics import Diagnostics  # noqa: E402
-from itbench_dsl.evaluator_runtime import InputError, evaluate  # noqa: E402
+from itbench_dsl.runtime.evaluator import InputError, evaluate  # noqa: E402
 
 
 def got(spec: dict, case) -> str:

@@ -61,7 +61,7 @@ def evaluate(bundle, *, answer: dict | None = None, state: dict | None = None, t
     from pathlib import Path
 
     from .backends.evaluator import evaluator_spec, spec_of
-    from .evaluator_runtime import evaluate as grade
+    from .runtime.evaluator import evaluate as grade
 
     if isinstance(bundle, dict):
         spec = bundle

@@ -50,7 +50,7 @@ class Case:
 
     def run(self, spec: dict) -> tuple[bool, str]:
         """(whether the evaluator grades the case as it must, what it did)."""
-        from .evaluator_runtime import InputError, evaluate
+        from .runtime.evaluator import InputError, evaluate
 
         try:
             verdict = evaluate(spec, copy.deepcopy(self.answer), self.state, task=self.task, artifact=self.artifact)
@@ -88,7 +88,7 @@ def _edited(manifests: dict[tuple, dict], key: tuple, edit) -> dict[tuple, dict]
 def _set_at(obj, path: list, value) -> bool:
     """Set the value at a change's path (keys, [key, value] selectors, {"parse": "json"} steps); False
     when the path does not reach a place to set."""
-    from .evaluator_runtime import nested
+    from .runtime.evaluator import nested
 
     node = obj
     for index, seg in enumerate(path):
@@ -335,7 +335,7 @@ def _wrong_spec(obj: dict) -> None:
 
 
 def _show(path: list) -> str:
-    from .evaluator_runtime import show_path
+    from .runtime.evaluator import show_path
 
     return show_path(path)
 

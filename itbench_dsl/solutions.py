@@ -41,8 +41,8 @@ def _namespace(scenario: ir.Scenario) -> str | None:
 def findings(scenario: ir.Scenario, files: dict[str, bytes], spec: dict | None = None) -> list[Finding]:
     """What replaying each solution with commands says about it."""
     from .backends.evaluator import evaluator_spec
-    from .evaluator_runtime import evaluate
-    from .replay import REFUSED, UNSUPPORTED, replay
+    from .runtime.evaluator import evaluate
+    from .runtime.replay import REFUSED, UNSUPPORTED, replay
     from .states import as_served, objects, settle
 
     if scenario.domain == "ciso" or not scenario.injections():

@@ -8,17 +8,18 @@ three snapshots in the evaluator's state format are derived, with no cluster:
 * faulty: after the injection: patched objects replaced, created objects added, deleted objects
   removed; the workloads a fault keeps from running get pods that are not ready (or none), and
   the scenario's expected alerts fire, labelled with the namespace and name of their target;
-* solved: the faulty state after the revert manifests are applied. A scenario's `solution` is
-  prose and shell commands we do not interpret, so "solved" is always the revert, which is what
-  the declared solution must achieve.
+* solved: the faulty state after the revert manifests are applied: what a right fix achieves
+  (the scenario's solutions, replayed by solutions.py, must reach a state that passes as well).
 
-The state format: `{"resources": {"kind": "List", "items": [...]}, "alerts": {Prometheus
-/api/v1/alerts}, "policyReports": [...], "costs": {...}}`. Everything is deterministic: pod
-names come from a hash of the pod template, timestamps are fixed.
+The state format (docs/evaluator.md): `{"resources": {"kind": "List", "items": [...]},
+"captured": ["<namespace>/<Kind>", ...], "alerts": {Prometheus /api/v1/alerts}, "policyReports":
+[...], "costs": {...}}`. Everything is deterministic: pod names come from a hash of the pod
+template, timestamps are fixed.
 
-`self_validate` runs the scenario's evaluator (evaluator_runtime.evaluate on
-backends/evaluator.evaluator_spec) on the three states: it must fail on faulty and pass on
-healthy and solved, and the perfect diagnosis must score 1 where an empty one scores 0.
+`self_validate` grades the scenario's adversarial corpus (corpus.py: these states, and states and
+answers derived from them) with its evaluator (runtime.evaluator.evaluate on
+backends/evaluator.evaluator_spec); `settle` gives the state a cluster settles into from changed
+manifests (a replayed solution, solutions.py).
 """
 
 from __future__ import annotations
@@ -197,7 +198,7 @@ def settle(scenario: ir.Scenario, manifests: dict[tuple, dict], found: Objects, 
 def _still_there(index: int, manifests: dict, spec: dict) -> bool:
     """Whether the injection's fault still holds in `manifests` (its parts, as the evaluator spec lists them:
     all of them undone undoes it, or any one for a fault undone by any)."""
-    from .evaluator_runtime import _MISSING, _decoded_secret, acts, at, empty, owns
+    from .runtime.evaluator import _MISSING, _decoded_secret, acts, at, empty, owns
 
     m = spec["mitigation"]
     fault = m["faults"][index]

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from itbench_dsl import evaluator_runtime as runtime
 from itbench_dsl import states
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.corpus import FAIL, PASS, UNUSABLE, all_cases
 from itbench_dsl.diagnostics import Diagnostics
+from itbench_dsl.runtime import evaluator as runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = {p.stem: p for p in sorted((ROOT / "scenarios").rglob("*.itb"))}

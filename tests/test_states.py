@@ -223,7 +223,7 @@ def test_perfect_answer_names_entities_and_resolves_pod_patterns():
 
 def _fake(monkeypatch, evaluate):
     """Self-validation with `evaluate` in place of the runtime's (corpus.Case.run calls it by name)."""
-    import itbench_dsl.evaluator_runtime as runtime
+    import itbench_dsl.runtime.evaluator as runtime
 
     monkeypatch.setattr(runtime, "evaluate", evaluate)
 

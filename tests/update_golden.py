@@ -35,10 +35,12 @@ import json  # noqa: E402
 from itbench_dsl.backends.evaluator import package_source, runtime_source, spec_of  # noqa: E402
 from itbench_dsl.compiler import compile_source, dump_json  # noqa: E402
 from itbench_dsl.diagnostics import Diagnostics, render_human  # noqa: E402
+from itbench_dsl.runtime import kyverno  # noqa: E402
 
 CASES = HERE / "cases" / "compile"
 RUNTIME_HASH = CASES / "evaluator-runtime.sha256"
-EMBEDDED = ("kyverno", "miniyaml")  # the package modules evaluators may embed beside the runtime
+# the runtime modules evaluators may embed beside the runtime (package_source's names), in the order they do
+EMBEDDED = (*(f"kyverno/{name}" for name in kyverno.EMBEDDED), "miniyaml")
 SCENARIOS = REPO / "scenarios"
 
 
@@ -87,7 +89,7 @@ def runtime_hash() -> str:
     """sha256 of the code every evaluator.py carries: the runtime and the modules it may embed."""
     digest = hashlib.sha256(runtime_source().encode("utf-8"))
     for module in EMBEDDED:
-        digest.update(b"\0" + package_source(module).encode("utf-8"))
+        digest.update(b"\0" + module.encode("utf-8") + b"\0" + package_source(module).encode("utf-8"))
     return digest.hexdigest()
 
 

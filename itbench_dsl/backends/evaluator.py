@@ -1,6 +1,6 @@
 """evaluator.py: the bundle's standalone scorer.
 
-The generated file is `itbench_dsl/evaluator_runtime.py` verbatim, then one line holding the
+The generated file is `itbench_dsl/runtime/evaluator.py` verbatim, then one line holding the
 scenario's ground truth as a JSON spec inside a Python string literal, then the `__main__`
 guard. Scenario text therefore only ever reaches the file as data inside that literal (`repr`
 of the JSON text), never as code: see tests/test_evaluator.py for the property.
@@ -527,13 +527,17 @@ def evaluator_spec(scenario: ir.Scenario) -> dict:
 
 @functools.lru_cache(maxsize=1)
 def runtime_source() -> str:
-    return resources.files("itbench_dsl").joinpath("evaluator_runtime.py").read_text(encoding="utf-8")
+    return resources.files("itbench_dsl").joinpath("runtime").joinpath("evaluator.py").read_text(encoding="utf-8")
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=None)
 def package_source(module: str) -> str:
-    """The source of one of the package's standard-library-only modules, embedded in evaluators."""
-    return resources.files("itbench_dsl").joinpath(f"{module}.py").read_text(encoding="utf-8")
+    """The source of one of the runtime's standard-library-only modules, embedded in evaluators: `module`
+    is its path inside itbench_dsl/runtime/ without `.py` (`miniyaml`, `kyverno/policy`)."""
+    path = resources.files("itbench_dsl").joinpath("runtime")
+    for part in f"{module}.py".split("/"):
+        path = path.joinpath(part)
+    return path.read_text(encoding="utf-8")
 
 
 def evaluator_source(scenario: ir.Scenario) -> str:
@@ -546,9 +550,14 @@ def source_for_spec(spec: dict) -> str:
     parts = [runtime_source().rstrip("\n") + "\n\n"]
     ciso_task = (spec.get("ciso") or {}).get("task") or ""
     if "kyverno" in ciso_task:
-        # the Kyverno matcher and the YAML reader for the agent's policy: each run by the runtime in a
-        # module of its own (they may start with `from __future__`), so they are data here too
-        parts.append(f"_KYVERNO_SOURCE = {package_source('kyverno')!r}\n")
+        # the Kyverno matcher and the YAML reader for the agent's policy, data here too: the matcher is the
+        # modules of runtime/kyverno/ that policy evaluation needs, as (name, source) pairs in dependency
+        # order, which the runtime runs as a package (they import each other relatively); the reader is
+        # one module. Each runs in a module of its own (they may start with `from __future__`).
+        from ..runtime.kyverno import EMBEDDED
+
+        modules = "".join(f"    ({name!r}, {package_source(f'kyverno/{name}')!r}),\n" for name in EMBEDDED)
+        parts.append(f"_KYVERNO_SOURCES = (\n{modules})\n")
         parts.append(f"_YAML_SOURCE = {package_source('miniyaml')!r}\n")
     parts.append(f"{_SPEC_PREFIX}{text!r})\n\n")
     parts.append(_MAIN)

@@ -38,7 +38,7 @@ def command(paths: tuple[str, ...], fmt: str, failed_only: bool) -> None:
 
     import yaml
 
-    from .. import kyverno
+    from ..runtime import kyverno
 
     suites = collect(paths, "kyverno-test.yaml")
 

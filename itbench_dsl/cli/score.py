@@ -27,7 +27,7 @@ def command(results: str, ks: tuple[int, ...], fmt: str) -> None:
     """
     import json
 
-    from ..scoring import ScoringError, aggregate, load_verdicts, render_table
+    from ..runtime.scoring import ScoringError, aggregate, load_verdicts, render_table
 
     try:
         report = aggregate(load_verdicts(Path(results)), list(ks))

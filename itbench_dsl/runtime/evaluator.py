@@ -1,8 +1,10 @@
 """The scoring runtime of a bundle's evaluator.py (standard library only).
 
-This file is copied verbatim into every bundle; the compiler appends one `SPEC = json.loads(...)`
-line (the scenario's ground truth as data) and a `__main__` guard. Nothing here reads the
-scenario's text as code: every scenario string arrives through SPEC.
+This file (itbench_dsl/runtime/evaluator.py) is copied verbatim into every bundle; the compiler
+appends the sources of the runtime modules a task needs (the Kyverno matcher, the YAML reader) as
+string literals, one `SPEC = json.loads(...)` line (the scenario's ground truth as data) and a
+`__main__` guard. Nothing here reads the scenario's text as code: every scenario string arrives
+through SPEC.
 
     python evaluator.py [--task TASK] [--agent-output A.json] [--state S.json]
                         [--artifact policy.yaml|policy.rego] [--opa-result recorded.json] [--gap-only]
@@ -1127,13 +1129,31 @@ def kyverno_offline(spec, policies):
 
 
 def embedded_module(name):
-    """A module whose source the compiler embedded in this file (`_KYVERNO_SOURCE`, `_YAML_SOURCE`)."""
+    """A module whose source the compiler embedded in this file as data; None when it embedded none.
+
+    `_YAML_SOURCE` is one module (`itbench_yaml`). `_KYVERNO_SOURCES` is a package (`itbench_kyverno`):
+    its modules as (name, source) pairs in dependency order, which import each other relatively, so each
+    runs as `itbench_kyverno.<name>`, registered in sys.modules before it runs; the module returned is
+    the last one, the package's entry point (the Kyverno matcher's `evaluate_policy`)."""
     source = globals().get(f"_{name.upper()}_SOURCE")
-    if not source:
+    if source:
+        module = types.ModuleType(f"itbench_{name}")
+        sys.modules.setdefault(f"itbench_{name}", module)
+        exec(compile(source, f"<itbench {name}>", "exec"), module.__dict__)  # noqa: S102 - our own embedded module
+        return module
+    sources = globals().get(f"_{name.upper()}_SOURCES")
+    if not sources:
         return None
-    module = types.ModuleType(f"itbench_{name}")
-    sys.modules.setdefault(f"itbench_{name}", module)
-    exec(compile(source, f"<itbench {name}>", "exec"), module.__dict__)  # noqa: S102 - our own embedded module
+    package = types.ModuleType(f"itbench_{name}")
+    package.__path__ = []  # a package: `from .values import ...` finds its modules in sys.modules
+    sys.modules[package.__name__] = package
+    module = None
+    for part, text in sources:
+        module = types.ModuleType(f"{package.__name__}.{part}")
+        module.__package__ = package.__name__
+        sys.modules[module.__name__] = module
+        setattr(package, part, module)
+        exec(compile(text, f"<itbench {name}/{part}.py>", "exec"), module.__dict__)  # noqa: S102 - embedded
     return module
 
 

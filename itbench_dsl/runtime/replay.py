@@ -22,9 +22,8 @@ faithfully: an interactive editor, a shell construct, a file that is not in the 
 caller's state as it was, so the caller never has to undo anything.
 
 Pods' status is not derived here: a changed manifest is the whole result, and the caller works
-out what the pods do. Nothing from the rest of the package is imported, apart from the YAML
-reader (itself standard library only), loaded when a YAML file or patch is read, so the module
-can move into a runtime package.
+out what the pods do. Nothing from the rest of the package is imported, apart from the runtime's
+YAML reader (miniyaml.py, itself standard library only), loaded when a YAML file or patch is read.
 """
 
 from __future__ import annotations
@@ -976,7 +975,7 @@ def _parse_documents(text: str, what: str) -> list[dict]:
 def _yaml_documents(text: str, what: str) -> list[Any]:
     """YAML through the package's standard-library reader, imported only when YAML is met."""
     try:
-        from itbench_dsl.miniyaml import load_all
+        from .miniyaml import load_all
     except ImportError:
         raise _unsupported(f"{what} is YAML, and no YAML reader is available here") from None
     try:

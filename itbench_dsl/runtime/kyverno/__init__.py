@@ -1,0 +1,64 @@
+"""An offline matcher of Kyverno validation semantics, standard library only.
+
+The `evaluator.py` of every bundle graded with Kyverno embeds the modules of this package that policy
+evaluation needs (`EMBEDDED`, in dependency order) to grade Kyverno artefacts without a cluster, so
+they import nothing but the standard library and each other (relatively). The package implements what
+`kyverno test` needs for validate rules: match and exclude, preconditions, `validate.pattern`,
+`anyPattern` and `deny`, the anchors and value operators of patterns, a JMESPath subset for
+`{{ variables }}`, and autogen rules for pod controllers. A feature it does not implement raises
+`Unsupported` naming it, so that a caller can say why it cannot grade, never pass silently.
+
+    outcomes.py    statuses, RuleResult, Unsupported and KyvernoError
+    values.py      wildcards, quantities, Go durations, Go string forms, numeric ranges
+    jmespath.py    the JMESPath subset of `{{ variables }}`, with Kyverno's functions
+    conditions.py  variable substitution, condition operators, preconditions and deny
+    patterns.py    patterns: anchors, value operators, arrays (`match_pattern`, `validate_value`)
+    resources.py   which resources a rule applies to: kinds, selectors, match and exclude blocks
+    autogen.py     the rules Kyverno adds for the controllers of Pods
+    policy.py      a policy against one resource: context, validate, foreach, every rule's result
+    suite.py       Kyverno CLI test suites (`itbench policy-test`; not embedded)
+
+Annotations are evaluated (no `from __future__ import annotations`) so that dataclasses work when
+these sources are exec'd outside the package, as the generated evaluators do.
+
+Entry points: `evaluate_policy(policy, resource, operation)` -> list of `RuleResult`, and
+`run_test_suite(test_document, base_folder, load_yaml, join)` for Kyverno CLI test suites.
+"""
+
+from .autogen import expand_rules
+from .conditions import evaluate_conditions, evaluate_operator, substitute
+from .jmespath import JMESPathError, NotFound, jmespath_search
+from .outcomes import KyvernoError, RuleResult, Unsupported
+from .patterns import match_pattern, validate_value
+from .policy import evaluate_policy, evaluate_rule
+from .resources import _filter_matches, _kind_matches  # noqa: F401 - the tests read them here
+from .suite import ExpectedResult, SuiteReport, run_test_suite
+from .values import parse_duration, parse_quantity, wildcard_match
+
+# The modules an evaluator embeds to grade a policy, in dependency order: each imports only modules
+# before it. The suite runner is not among them.
+EMBEDDED = ("outcomes", "values", "jmespath", "conditions", "patterns", "resources", "autogen", "policy")
+
+__all__ = [
+    "EMBEDDED",
+    "ExpectedResult",
+    "JMESPathError",
+    "KyvernoError",
+    "NotFound",
+    "RuleResult",
+    "SuiteReport",
+    "Unsupported",
+    "evaluate_conditions",
+    "evaluate_operator",
+    "evaluate_policy",
+    "evaluate_rule",
+    "expand_rules",
+    "jmespath_search",
+    "match_pattern",
+    "parse_duration",
+    "parse_quantity",
+    "run_test_suite",
+    "substitute",
+    "validate_value",
+    "wildcard_match",
+]
