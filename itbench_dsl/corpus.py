@@ -93,11 +93,10 @@ def _set_at(obj, path: list, value) -> bool:
     node = obj
     for index, seg in enumerate(path):
         last = index == len(path) - 1
-        if isinstance(seg, dict):  # into JSON held in the parent's string
+        if isinstance(seg, dict):  # into JSON or YAML held in the parent's string (written back as JSON, valid YAML)
             parent, key = holder
-            try:
-                data = json.loads(parent[key])
-            except (TypeError, ValueError):
+            data = _load(parent[key])
+            if data is None:
                 return False
             if not _set_at(data, path[index + 1:], value):
                 return False
@@ -123,6 +122,22 @@ def _set_at(obj, path: list, value) -> bool:
         holder = (node, seg)
         node = node.setdefault(seg, {})
     return False
+
+
+def _load(text):
+    """JSON or YAML text as data; None when it is neither."""
+    import yaml
+
+    if not isinstance(text, str):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
 
 
 def _another(value):
@@ -268,12 +283,12 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
         reserialised = dict(found.solved)
         obj = copy.deepcopy(found.faulty[key])
         data_key = path[path.index(next(s for s in path if isinstance(s, dict))) - 1]
-        try:
-            obj["data"][data_key] = json.dumps(json.loads(obj["data"][data_key]), indent=4, sort_keys=True)
-        except (KeyError, TypeError, ValueError):
+        data = _load(obj.get("data", {}).get(data_key))
+        if data is None:
             return
+        obj["data"][data_key] = json.dumps(data, indent=4, sort_keys=True)  # JSON is YAML too
         reserialised[key] = obj
-        yield Case(f"{key[2]}: {where} kept faulty in re-serialised JSON", "mitigate", FAIL,
+        yield Case(f"{key[2]}: {where} kept faulty in re-serialised data", "mitigate", FAIL,
                    state=render(reserialised, found))
     named = _port_name(found, key, change) if key[0] == "Service" and path and path[-1] == "targetPort" else None
     if named is not None:

@@ -729,3 +729,65 @@ def test_a_paused_chaos_schedule_no_longer_acts():
     created = "created.chaos-mesh/Schedule/checkout-payment-network-loss"
     # paused, it no longer acts; the scenario's own `schedule "..." absent` still asks for it to be deleted
     assert created not in failed(mitigate(name, kept)) and "mitigation.predicate.0" in failed(mitigate(name, kept))
+
+
+def test_yaml_held_in_a_configmap_is_compared_as_data():
+    """The diff goes into YAML as into JSON; the runtime reads it with the YAML reader (embedded in a bundle
+    that needs it), so a reformatted file with the value kept is the same, and a changed value is not."""
+    from itbench_dsl.runtime import evaluator as rt
+
+    healthy = {"kind": "ConfigMap", "data": {"config.yaml": "receivers:\n  otlp:\n    port: 4317\nlevel: info\n"}}
+    faulty = {"kind": "ConfigMap", "data": {"config.yaml": "receivers:\n  otlp:\n    port: 9999\nlevel: info\n"}}
+    changes: list = []
+    backend.diff(healthy, faulty, [], changes, parse_strings=True)
+    (change,) = changes
+    assert change["path"] == ["data", "config.yaml", {"parse": "yaml"}, "receivers", "otlp", "port"]
+    assert change["healthy"] == 4317 and change["faulty"] == 9999
+    reformatted = {"data": {"config.yaml": "level: info\nreceivers: {otlp: {port: 4317}}\n"}}
+    assert rt.owns(change["healthy"], rt.at(reformatted, change["path"]))
+    kept = {"data": {"config.yaml": "level: info\nreceivers: {otlp: {port: 9999}}\n"}}
+    assert not rt.owns(change["healthy"], rt.at(kept, change["path"]))
+    broken = rt.at({"data": {"config.yaml": "receivers: [unclosed\n"}}, change["path"])
+    assert isinstance(broken, rt.InvalidValue)
+    source = backend.source_for_spec({"scenario": "x", "tasks": ["mitigate"], "ciso": None,
+                                      "mitigation": {"faults": [{"fields": [{"changes": [change]}]}]}})
+    assert "_YAML_SOURCE = " in source
+    assert "_YAML_SOURCE = " not in backend.evaluator_source(bundle("otel-checkout-nonexistent-image")[0])
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=False) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(answer=json_values, state=json_values, key=st.sampled_from(["resources", "alerts", "captured", "policyReports",
+                                                                   "entities", "propagations", "metadata", "spec"]),
+       junk=json_values, task=st.sampled_from([None, "diagnose", "mitigate"]))
+def test_no_input_makes_the_evaluator_crash(tmp_path_factory, answer, state, key, junk, task):
+    """Whatever the answer and the state hold, the evaluator grades (exit 0) or refuses (exit 2): never a
+    traceback. Real inputs with one part replaced by junk reach deeper than random ones."""
+    import contextlib
+    import io
+
+    name = "otel-shipping-quote-address"
+    ns = evaluator(name)
+    folder = tmp_path_factory.mktemp("fuzz")
+    real_state = derived(name, "solved")
+    real_answer = copy.deepcopy(perfect(name))
+    real_state[key] = junk
+    real_answer[key] = junk
+    if real_state["resources"] and isinstance(real_state["resources"], dict) and real_state["resources"].get("items"):
+        real_state["resources"]["items"][0] = {"kind": "Deployment", "metadata": {"name": junk, "namespace": "otel-demo"},
+                                                "spec": junk, "status": junk}
+    for answer_value, state_value in ((answer, state), (real_answer, real_state)):
+        (folder / "a.json").write_text(json.dumps(answer_value))
+        (folder / "s.json").write_text(json.dumps(state_value))
+        argv = ["--agent-output", str(folder / "a.json"), "--state", str(folder / "s.json")] + (
+            ["--task", task] if task else [])
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = ns["main"](ns["SPEC"], argv)
+        assert code in (0, 2), err.getvalue()
+        assert (code == 0) == bool(out.getvalue()) and "Traceback" not in err.getvalue()

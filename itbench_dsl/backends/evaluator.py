@@ -20,6 +20,7 @@ from .. import ciso, ir
 from ..faults import FAULTS
 from . import faults as fault_backend
 from . import itbench as itbench_backend
+from ..runtime.evaluator import identity_key, nested
 from .manifests import topology_manifests
 
 SPEC_VERSION = 2
@@ -52,46 +53,28 @@ def _manifest_ref(obj: dict) -> dict:
 
 # ---- what the fault changed, by identity and by meaning ----------------------------------------------
 
-# keys that identify the items of a list of objects, in order of preference (a dotted key reads nested
-# fields: an autoscaler's metrics are told apart by `resource.name`)
-IDENTITY_KEYS = ("name", "containerPort", "port", "mountPath", "resource.name", "pods.metric.name",
-                 "external.metric.name", "object.metric.name", "ip", "key", "topologyKey")
+def _parsed(text) -> tuple[object, str] | None:
+    """A ConfigMap value that holds JSON or YAML (an object or a list), parsed, with its form; None for any
+    other text."""
+    if not isinstance(text, str):
+        return None
+    if text.lstrip().startswith(("{", "[")):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if isinstance(value, (dict, list)):
+            return value, "json"
+    if "\n" in text.strip() and ":" in text:
+        import yaml
 
-
-def _nested(item: dict, key: str):
-    value = item
-    for part in key.split("."):
-        if not isinstance(value, dict) or part not in value:
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError:
             return None
-        value = value[part]
-    return value
-
-
-def identity_key(*lists: list) -> str | None:
-    """The key that tells the items of these lists apart (present, scalar and unique in each), if any."""
-    for key in IDENTITY_KEYS:
-        ok = True
-        for items in lists:
-            if not all(isinstance(i, dict) for i in items):
-                return None
-            values = [_nested(i, key) for i in items]
-            if any(v is None or isinstance(v, (dict, list)) for v in values) or len(set(map(str, values))) != len(values):
-                ok = False
-                break
-        if ok:
-            return key
+        if isinstance(value, (dict, list)):
+            return value, "yaml"
     return None
-
-
-def _parsed(text):
-    """A ConfigMap value that holds JSON (an object or a list), parsed; None for any other text."""
-    if not isinstance(text, str) or not text.lstrip().startswith(("{", "[")):
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, (dict, list)) else None
 
 
 def diff(original, faulty, path: list, out: list, parse_strings: bool = False) -> None:
@@ -99,9 +82,10 @@ def diff(original, faulty, path: list, out: list, parse_strings: bool = False) -
 
     Dicts are compared key by key down to their leaves, on both sides: a field the fault adds is a
     change whose healthy state is `absent`, a field it removes keeps its healthy value. Lists of
-    objects are matched by identity (IDENTITY_KEYS), never by position; a list without identity is
-    one value. With `parse_strings` (a ConfigMap's data), JSON held in a string is compared as data:
-    the path goes on inside it after a `{"parse": "json"}` step."""
+    objects are matched by identity (runtime.evaluator.IDENTITY_KEYS), never by position; a list
+    without identity is one value. With `parse_strings` (a ConfigMap's data), JSON or YAML held in a
+    string is compared as data: the path goes on inside it after a `{"parse": "json"}` (or `"yaml"`)
+    step."""
     if isinstance(original, dict) and isinstance(faulty, dict):
         for key in list(original) + [k for k in faulty if k not in original]:
             if key not in faulty:
@@ -116,10 +100,10 @@ def diff(original, faulty, path: list, out: list, parse_strings: bool = False) -
     if isinstance(original, list) and isinstance(faulty, list):
         key = identity_key(original, faulty) if original and faulty else None
         if key is not None:
-            before = {str(_nested(i, key)): i for i in original}
-            after = {str(_nested(i, key)): i for i in faulty}
+            before = {str(nested(i, key)): i for i in original}
+            after = {str(nested(i, key)): i for i in faulty}
             for name in list(before) + [n for n in after if n not in before]:
-                selector = [key, _nested((before.get(name) or after.get(name)), key)]
+                selector = [key, nested((before.get(name) or after.get(name)), key)]
                 if name not in after:
                     out.append({"path": path + [selector], "healthy": before[name], "faulty": None})
                 elif name not in before:
@@ -129,8 +113,8 @@ def diff(original, faulty, path: list, out: list, parse_strings: bool = False) -
             return
     if parse_strings and original != faulty:
         a, b = _parsed(original), _parsed(faulty)
-        if a is not None and b is not None:
-            diff(a, b, path + [{"parse": "json"}], out)
+        if a is not None and b is not None and a[1] == b[1]:
+            diff(a[0], b[0], path + [{"parse": a[1]}], out)
             return
     if original != faulty:
         out.append({"path": path, "healthy": original, "faulty": faulty})
@@ -206,7 +190,7 @@ def _drop(tree, path: list) -> None:
     for index, seg in enumerate(path):
         last = index == len(path) - 1
         if isinstance(seg, list) and isinstance(node, list):
-            found = [i for i, item in enumerate(node) if isinstance(item, dict) and _nested(item, seg[0]) == seg[1]]
+            found = [i for i, item in enumerate(node) if isinstance(item, dict) and nested(item, seg[0]) == seg[1]]
             if not found:
                 return
             if last:
@@ -558,6 +542,7 @@ def source_for_spec(spec: dict) -> str:
 
         modules = "".join(f"    ({name!r}, {package_source(f'kyverno/{name}')!r}),\n" for name in EMBEDDED)
         parts.append(f"_KYVERNO_SOURCES = (\n{modules})\n")
+    if "kyverno" in ciso_task or '{"parse":"yaml"}' in text:  # a policy to read, or YAML held in a ConfigMap
         parts.append(f"_YAML_SOURCE = {package_source('miniyaml')!r}\n")
     parts.append(f"{_SPEC_PREFIX}{text!r})\n\n")
     parts.append(_MAIN)
