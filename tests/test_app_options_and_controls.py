@@ -6,8 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from itbench_dsl.compiler import compile_source
-from itbench_dsl.diagnostics import Diagnostics
+from conftest import compile_text
 
 FALSE_ALARM = '''scenario "spend-false-alarm" {
   domain finops
@@ -37,8 +36,7 @@ FALSE_ALARM = '''scenario "spend-false-alarm" {
 
 
 def _compile(text: str):
-    diags = Diagnostics()
-    return compile_source(text.encode(), "s.itb", diags), diags
+    return compile_text(text, "s.itb")
 
 
 def test_application_options_reach_itbench_scenario_yaml():

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import compile_ok as shared_compile_ok
+from conftest import compile_text
 from itbench_dsl import ciso
 from itbench_dsl.vocabulary import CISO_TASKS
-from itbench_dsl.compiler import compile_source
-from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.validate import validate_object
 
 from test_kubernetes_validate import _schema_version, _validator_command
@@ -34,16 +34,8 @@ KYVERNO_SCHEMA = REPO.parent / "shared" / "reference" / "kyverno" / "schemas" / 
 DNS1123 = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
-def compile_text(text: str, path: str = "input.itb"):
-    diags = Diagnostics()
-    result = compile_source(text.encode(), path, diags)
-    return result, diags
-
-
 def compile_ok(text: str) -> dict[str, bytes]:
-    result, diags = compile_text(text)
-    assert not diags.errors(), render_human(diags, color=False)
-    return result.files
+    return shared_compile_ok(text).files
 
 
 def docs(files: dict[str, bytes], name: str) -> list:
@@ -339,10 +331,7 @@ SCENARIOS = sorted((REPO / "scenarios" / "ciso").glob("*.itb"))
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
 def test_library_scenarios_compile(path):
-    diags = Diagnostics()
-    result = compile_source(path.read_bytes(), str(path), diags)
-    assert not diags.sorted(), render_human(diags, color=False)  # no error, no warning
-    assert result.files
+    shared_compile_ok(path.read_bytes(), str(path), clean=True)  # no error, no warning
 
 
 def test_library_covers_every_class_and_a_share_of_the_catalogue():

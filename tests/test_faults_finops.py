@@ -17,9 +17,10 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
+from conftest import compile_ok as shared_compile_ok
 from itbench_dsl.vocabulary import KNOWN_ALERTS
 from itbench_dsl.compiler import compile_source
-from itbench_dsl.diagnostics import Diagnostics, render_human
+from itbench_dsl.diagnostics import Diagnostics
 from itbench_dsl.faults import FAULTS, itbench_entry, library_alerts, render_solutions
 
 from test_kubernetes_validate import _is_builtin, _schema_version, _validator_command
@@ -81,10 +82,7 @@ def source(fault: str, expect: str = 'optimal deployment "cart" spec.replicas = 
 
 
 def compile_ok(data: bytes) -> dict[str, bytes]:
-    diags = Diagnostics()
-    result = compile_source(data, "input.itb", diags)
-    assert diags.items == [], render_human(diags)
-    return result.files
+    return shared_compile_ok(data, clean=True).files
 
 
 def codes(data: bytes) -> list[tuple[str, int]]:

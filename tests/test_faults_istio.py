@@ -20,6 +20,7 @@ import yaml
 from jsonschema import Draft202012Validator
 from test_kubernetes_validate import _is_builtin, _schema_version, _validator_command
 
+from conftest import compile_files, yaml_documents
 from itbench_dsl import checker
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics, render_human
@@ -37,14 +38,8 @@ SCENARIOS = {
 MANAGED = {"app.kubernetes.io/managed-by": "itbench"}
 
 
-def compile_text(text: str, name: str = "input.itb") -> tuple[dict[str, bytes], Diagnostics]:
-    diags = Diagnostics()
-    result = compile_source(text.encode("utf-8"), name, diags)
-    return result.files, diags
-
-
-def docs(files: dict[str, bytes], name: str) -> list[dict]:
-    return [d for d in yaml.safe_load_all(files[name].decode("utf-8")) if d] if name in files else []
+compile_text = compile_files
+docs = yaml_documents
 
 
 def by_key(objects: list[dict]) -> dict[tuple, dict]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import yaml
 
-from itbench_dsl.compiler import compile_source
+from conftest import compile_text
 from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.parser import parse_text
 from itbench_dsl.printer import print_document
@@ -21,14 +21,12 @@ HEAD = '''scenario "v1-exact" {
 '''
 
 
-def compile_text(expect: str):
-    diags = Diagnostics()
-    result = compile_source((HEAD + expect + "}\n").encode(), "v1.itb", diags)
-    return result, diags
+def compile_expect(expect: str):
+    return compile_text(HEAD + expect + "}\n", "v1.itb")
 
 
 def v1(expect: str) -> dict:
-    result, diags = compile_text(expect)
+    result, diags = compile_expect(expect)
     assert not diags.errors(), render_human(diags)
     return yaml.safe_load(result.files["itbench/groundtruth_v1.yaml"].decode())["spec"]
 
@@ -118,7 +116,7 @@ def test_mistakes_are_reported():
         "    cause {\n    }\n": "E2007",
     }
     for body, code in cases.items():
-        _, diags = compile_text("  expect {\n" + body + "  }\n")
+        _, diags = compile_expect("  expect {\n" + body + "  }\n")
         assert code in {d.code for d in diags.errors()}, (body, render_human(diags))
 
 
@@ -150,7 +148,7 @@ SOLUTIONS = '''  solution "Roll back the deployment" {
 
 
 def test_a_solution_keeps_itbenchs_id_or_derives_it_from_its_title():
-    result, diags = compile_text(SOLUTIONS)
+    result, diags = compile_expect(SOLUTIONS)
     assert not diags.errors(), render_human(diags)
     actions = yaml.safe_load(result.files["itbench/groundtruth_v1.yaml"].decode())["spec"]["recommendedActions"]
     assert [a["solution"]["id"] for a in actions] == ["Rollback-Deployment", "fix_the_command"]

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from itbench_dsl.compiler import compile_source
-from itbench_dsl.diagnostics import Diagnostics
+from conftest import compile_text
 
 SHOP = '''scenario "shop-orders" {
   domain sre
@@ -30,9 +29,7 @@ SHOP = '''scenario "shop-orders" {
 
 
 def _compile(edge: str):
-    diags = Diagnostics()
-    result = compile_source(SHOP.replace("EDGE", edge).encode(), "shop.itb", diags)
-    return result, diags
+    return compile_text(SHOP.replace("EDGE", edge), "shop.itb")
 
 
 def test_components_that_meet_through_a_broker_need_indirect():

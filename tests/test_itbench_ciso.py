@@ -25,6 +25,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import compile_ok
 from itbench_dsl import cli as cli_module
 from itbench_dsl.backends import itbench_ciso
 from itbench_dsl.compiler import compile_source
@@ -63,10 +64,7 @@ def _ports() -> dict[str, Path]:
 
 
 def _compile(text: str, path: str = "input.itb"):
-    diags = Diagnostics()
-    result = compile_source(text.encode("utf-8"), path, diags)
-    assert result.files, render_human(diags)
-    return result
+    return compile_ok(text, path)
 
 
 def _export(text: str) -> dict[str, bytes]:

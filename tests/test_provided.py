@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import compile_text as shared_compile_text
 from itbench_dsl import ast, states
 from itbench_dsl.backends.evaluator import evaluator_spec
-from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.importer import import_path
 from itbench_dsl.importer.cluster import catalogue_workloads, provided_component
@@ -66,9 +66,7 @@ def scenario_text(fault: str = 'fault io_chaos on static_pod "etcd" {\n    actio
 
 
 def compile_text(text: str):
-    diags = Diagnostics()
-    result = compile_source(text.encode("utf-8"), "s.itb", diags)
-    return result, diags
+    return shared_compile_text(text, "s.itb")
 
 
 def documents(data: bytes) -> list[dict]:
