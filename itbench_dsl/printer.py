@@ -159,7 +159,7 @@ class Printer:
                 self.blank_line_before(comment.line)
             self.lines.append(INDENT * self.depth + comment.text)
 
-    def open_block(self, header: str, node_span, entries_end: int | None = None) -> None:
+    def open_block(self, header: str, node_span) -> None:
         self.emit(header + " {", node_span, header=True)
         self.depth += 1
 
