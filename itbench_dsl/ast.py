@@ -414,3 +414,12 @@ def fault_statements(document: Scenario) -> list[Fault]:
         elif isinstance(stmt, Group):
             out.extend(i for i in stmt.items if isinstance(i, Fault))
     return out
+
+
+def keyword(statement) -> str:
+    """The keyword a statement is written with (`use app`, `domain`), for messages."""
+    return {
+        Domain: "domain", Complexity: "complexity", Description: "description", Tags: "tags",
+        Metadata: "metadata", UseApp: "use app", Agent: "agent", Control: "control",
+        Task: "task", Gap: "gap", Compliant: "compliant",
+    }.get(type(statement), type(statement).__name__.lower())

@@ -90,10 +90,12 @@ def _set_at(obj, path: list, value) -> bool:
     when the path does not reach a place to set."""
     from .runtime.evaluator import nested
 
-    node = obj
+    node, holder = obj, None  # holder: the container and key of the current node, for a step into its text
     for index, seg in enumerate(path):
         last = index == len(path) - 1
         if isinstance(seg, dict):  # into JSON or YAML held in the parent's string (written back as JSON, valid YAML)
+            if holder is None:
+                return False
             parent, key = holder
             data = _load(parent[key])
             if data is None:

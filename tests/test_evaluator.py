@@ -393,12 +393,24 @@ def test_the_task_is_never_guessed_from_the_answer():
 
 
 def test_a_control_scenario_is_right_when_the_answer_names_no_cause():
-    name = next((n for n in SCENARIOS if not bundle(n)[0].injections() and bundle(n)[0].domain == "sre"), None)
-    if name is None:
-        text = SCENARIOS["shop-cart-modified-env"].read_text().replace('scenario "shop-cart-modified-env"',
-                                                                      'scenario "shop-control"')
-        pytest.skip("no SRE control in the library")
-    assert diagnose(name, {"entities": []})["passed"]
+    """A no-fault control (the `control` generator's variant): nothing is wrong, so an answer that names no
+    cause passes, one that names a cause fails, and the state as it is passes the mitigation."""
+    from itbench_dsl import generate as gen
+    from itbench_dsl.diagnostics import Diagnostics as Found
+
+    path = SCENARIOS["otel-checkout-nonexistent-image"]
+    parent = gen.load_input(path.read_bytes(), str(path), Found())
+    result = gen.run([parent], [("control", gen.load_generator("control"))], 1)
+    (variant,) = result.variants
+    scenario = variant.scenario
+    assert not scenario.injections()
+    spec = backend.evaluator_spec(scenario)
+    state = states.derive(scenario)["faulty"]
+    ns = evaluator("otel-checkout-nonexistent-image")
+    assert ns["evaluate"](spec, {"entities": []}, state, task="diagnose")["passed"]
+    named = {"entities": [{"name": "otel-demo/Deployment/checkout", "contributing_factor": True}]}
+    assert not ns["evaluate"](spec, named, state, task="diagnose")["passed"]
+    assert ns["evaluate"](spec, None, state, task="mitigate")["passed"]
 
 
 def test_caps_refuse_with_a_clear_reason():
