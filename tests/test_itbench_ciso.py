@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from conftest import compile_ok
 from itbench_dsl import cli as cli_module
 from itbench_dsl.backends import itbench_ciso
+from itbench_dsl.ciso.tasks import BY_SCENARIO_TYPE
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.importer.ciso import import_ciso, looks_like_ciso
@@ -183,8 +184,7 @@ def test_docs_list_every_difference_and_normalisation():
 def test_export_writes_valid_tasks_and_manifests():
     for itbench_id, port in _ports().items():
         files = _export(port.read_text(encoding="utf-8"))
-        cls = itbench_ciso.CLASSES[itbench_ciso.BY_SCENARIO_TYPE[
-            json.loads(files["info.json"])["scenario_type"].lower()].task]
+        cls = BY_SCENARIO_TYPE[json.loads(files["info.json"])["scenario_type"].lower()]
         assert "tasks/fault_inject.yml" in files and f"tasks/{cls.removal}" in files
         for name, data in files.items():
             if name.startswith("tasks/"):  # Ansible task lists: every task names one module

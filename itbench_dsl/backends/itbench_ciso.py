@@ -39,9 +39,6 @@ KUBECONFIG_VAR = "{{ kubeconfig }}"
 INVENTORY_VAR = "{{ path_to_inventory }}"
 
 
-# the class records live in ciso/tasks.py (one home per task class)
-CLASSES = TASK_CLASSES
-BY_SCENARIO_TYPE = {c.scenario_type.lower(): c for c in CLASSES.values()}
 STATUS_TEMPLATE = {"status": {"conditions": [
     {"type": kind, "status": "False", "lastTransitionTime": "2024-01-01T00:00:00Z"}
     for kind in ("Deployed", "FaultInjected", "Destroyed")]}}
@@ -71,12 +68,12 @@ def _text(scenario: ir.Scenario, key: str, default: str) -> str:
 
 def itbench_name(scenario: ir.Scenario) -> str:
     """info.json `name`: metadata `itbench_name`, or the class's pattern."""
-    return _text(scenario, "itbench_name", CLASSES[scenario.compliance.task].name.format(section=section(scenario)))
+    return _text(scenario, "itbench_name", TASK_CLASSES[scenario.compliance.task].name.format(section=section(scenario)))
 
 
 def info_json(scenario: ir.Scenario) -> dict:
     """info.json; `name` and `description` may be given as metadata (`itbench_name`, `itbench_description`)."""
-    cls = CLASSES[scenario.compliance.task]
+    cls = TASK_CLASSES[scenario.compliance.task]
     return {"name": itbench_name(scenario), "description": _text(scenario, "itbench_description", scenario.description),
             "incident_type": cls.incident_type, "scenario_type": cls.scenario_type, "goal": scenario.compliance.goal}
 
@@ -95,7 +92,7 @@ def input_json(scenario: ir.Scenario) -> dict:
 
 def goal_text(scenario: ir.Scenario) -> str:
     """The goal the class's harness builds from info.json (goal.yml), its own variables left as placeholders."""
-    cls = CLASSES[scenario.compliance.task]
+    cls = TASK_CLASSES[scenario.compliance.task]
     return cls.goal.format(goal=scenario.compliance.goal, kubeconfig=KUBECONFIG_VAR, inventory=INVENTORY_VAR,
                            hosts=hosts(scenario))
 
@@ -175,9 +172,9 @@ def dump_yaml(documents: list[dict]) -> bytes:
 
 def bundle_files(scenario: ir.Scenario, manifests: dict[str, list[dict]]) -> dict[str, bytes]:
     """The CISO harness's files under `itbench/`; empty for SRE and FinOps scenarios."""
-    if scenario.compliance is None or scenario.compliance.task not in CLASSES:
+    if scenario.compliance is None or scenario.compliance.task not in TASK_CLASSES:
         return {}
-    cls = CLASSES[scenario.compliance.task]
+    cls = TASK_CLASSES[scenario.compliance.task]
     files = {
         "itbench/info.json": dump_json(info_json(scenario)),
         "itbench/input.json": dump_json(input_json(scenario)),

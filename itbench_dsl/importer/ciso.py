@@ -25,6 +25,7 @@ from .. import ast
 from .. import builders as b
 from .. import ciso
 from ..backends import itbench_ciso
+from ..ciso.tasks import BY_SCENARIO_TYPE, TASK_CLASSES
 from ..diagnostics import Diagnostics, did_you_mean
 from ..printer import Notes, print_document
 from ..source import SourceFile, Span
@@ -240,13 +241,13 @@ class _Importer:
         info_file = self.read("info.json", True)
         info = self.load_json(info_file)
         kind = self.string(info, "scenario_type", info_file)
-        cls = itbench_ciso.BY_SCENARIO_TYPE.get(kind.lower())
+        cls = BY_SCENARIO_TYPE.get(kind.lower())
         if cls is None:
-            hint = did_you_mean(kind, [c.scenario_type for c in itbench_ciso.CLASSES.values()])
+            hint = did_you_mean(kind, [c.scenario_type for c in TASK_CLASSES.values()])
             self.error("E5053", f"`{kind}` is not an ITBench CISO scenario class", info_file,
                        info_file.key_span(kind), "unknown scenario_type",
                        help=f"did you mean `{hint}`?" if hint else "known: " + ", ".join(
-                           c.scenario_type for c in itbench_ciso.CLASSES.values()))
+                           c.scenario_type for c in TASK_CLASSES.values()))
             raise _Stop
         name = self.info_name = self.string(info, "name", info_file)
         goal = self.goal = self.string(info, "goal", info_file)
