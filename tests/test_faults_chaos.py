@@ -19,6 +19,7 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
+from conftest import compile_files, yaml_documents
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.faults import FAULTS, itbench_entry
@@ -72,9 +73,7 @@ FAULT
 
 
 def compile_text(text: str, validate: bool = True) -> tuple[dict[str, bytes], Diagnostics]:
-    diags = Diagnostics()
-    result = compile_source(text.encode("utf-8"), "input.itb", diags, validate=validate)
-    return result.files, diags
+    return compile_files(text, validate=validate)
 
 
 def compile_fault(fault: str, validate: bool = True):
@@ -92,8 +91,7 @@ def codes(fault: str, validate: bool = True) -> list[str]:
     return [d.code for d in diags.items]
 
 
-def docs(files: dict[str, bytes], name: str) -> list[dict]:
-    return [d for d in yaml.safe_load_all(files[name].decode("utf-8")) if d] if name in files else []
+docs = yaml_documents
 
 
 def injections(files) -> list[dict]:
@@ -333,7 +331,8 @@ def test_stress_chaos_stressors(block: str, expected: dict):
     ("action = delay\n    target = response\n    delay = 1500ms", {"delay": "1500ms", "target": "Response"}),
     ('action = replace\n    target = response\n    code = 200\n    replace {\n      code = 503\n      body = "down"\n'
      '      headers {\n        "Retry-After" = "60"\n      }\n    }',
-     {"code": 200, "replace": {"code": 503, "body": "down", "headers": {"Retry-After": "60"}}}),
+     # the replaced body in base64 ("down"): Chaos Mesh reads it as bytes
+     {"code": 200, "replace": {"code": 503, "body": "ZG93bg==", "headers": {"Retry-After": "60"}}}),
     ('action = replace\n    target = request\n    method = "GET"\n    replace {\n      path = "/missing"\n'
      '      method = "DELETE"\n    }', {"method": "GET", "replace": {"path": "/missing", "method": "DELETE"}}),
     ('action = patch\n    target = request\n    path = "/api/*"\n    patch {\n      body = "{\\"x\\": 1}"\n'
@@ -540,3 +539,42 @@ def test_one_printer_of_durations():
         assert parse_go_duration(text) == parse_duration(text) or text == "0s"
         assert float(parse_go_duration(text)) == seconds
     assert parse_go_duration("1.5h") == 5400 and parse_go_duration("-5s") == -5 and parse_go_duration("5") is None
+
+
+# ---- HTTP header selectors, and a mode's figure ------------------------------------------------------------
+
+
+def test_http_chaos_selects_by_request_and_response_headers():
+    spec = spec_of(ok('''  fault http_chaos on deployment "cart" {
+    action = abort
+    target = response
+    port = 8080
+    request_headers {
+      "Content-Type" = "application/json"
+    }
+    response_headers {
+      "X-Cache" = "miss"
+    }
+  }'''))
+    assert spec["request_headers"] == {"Content-Type": "application/json"}
+    assert spec["response_headers"] == {"X-Cache": "miss"}
+
+
+@pytest.mark.parametrize("body,code", [
+    # response headers exist only on the response
+    ('target = request\n    response_headers {\n      "X-Cache" = "miss"\n    }', "E2010"),
+    # a header name is an HTTP token
+    ('target = request\n    request_headers {\n      "Content Type" = "x"\n    }', "E2010"),
+])
+def test_http_header_selectors_are_checked(body: str, code: str):
+    assert codes(f'  fault http_chaos on deployment "cart" {{\n    action = abort\n    port = 8080\n    {body}\n  }}',
+                 validate=False) == [code]
+
+
+@pytest.mark.parametrize("mode", ["fixed", "fixed_percent", "random_max_percent"])
+def test_a_mode_with_a_figure_says_it_needs_value_at_the_mode(mode: str):
+    fault = f'  fault pod_chaos on deployment "cart" {{\n    action = pod_kill\n    mode = {mode}\n  }}'
+    _, diags = compile_fault(fault)
+    (diag,) = diags.items
+    line = SHOP.replace("FAULT", fault).splitlines().index(f"    mode = {mode}") + 1
+    assert (diag.code, diag.span.line) == ("E2007", line) and f"mode `{mode}` needs `value`" in diag.message

@@ -20,6 +20,7 @@ import yaml
 from jsonschema import Draft202012Validator
 from test_kubernetes_validate import _is_builtin, _schema_version, _validator_command
 
+from conftest import compile_files, yaml_documents
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.faults import FAULTS, WAITERS, itbench_entry
@@ -44,14 +45,8 @@ SCENARIOS = {
 EXTRA = ["otel-payment-failure-unreachable-flags.itb"]
 
 
-def compile_text(text: str, name: str = "input.itb") -> tuple[dict[str, bytes], Diagnostics]:
-    diags = Diagnostics()
-    result = compile_source(text.encode("utf-8"), name, diags)
-    return result.files, diags
-
-
-def docs(files: dict[str, bytes], name: str) -> list[dict]:
-    return [d for d in yaml.safe_load_all(files[name].decode("utf-8")) if d] if name in files else []
+compile_text = compile_files
+docs = yaml_documents
 
 
 def by_key(objects: list[dict]) -> dict[tuple, dict]:
@@ -359,3 +354,90 @@ def test_the_agent_can_undo_the_fault(bundles, kind, resource):
     writable = {r for role in roles for rule in role["rules"] if "delete" in rule["verbs"] or "update" in rule["verbs"]
                 for r in rule["resources"]}
     assert resource in writable
+
+
+# ---- ITBench's `targetPort` and objects created by an earlier fault ------------------------------------------
+
+
+TARGET_PORT_SCENARIO = '''scenario "cart-target-port" {
+  domain sre
+  complexity low
+  description "The cart service points at a port nothing listens on."
+  use app "opentelemetry-demo"
+  fault modified_target_port on service "cart" {
+    BODY
+  }
+}
+'''
+
+
+@pytest.mark.parametrize("body,new_target", [
+    ("", 9999),  # ITBench's injection writes 9999
+    ("target_port = 8081", 8081),
+    ("from_target_port = 8080", 9999),  # the service port by the target port it has now, as ITBench selects it
+])
+def test_modified_target_port_names_the_port_as_itbench_selects_it(body: str, new_target: int):
+    files, diags = compile_text(TARGET_PORT_SCENARIO.replace("BODY", body))
+    assert not diags.errors(), render_human(diags, color=False)
+    scenario = yaml.safe_load(files["itbench/scenario.yaml"])
+    (injection,) = scenario["spec"]["faults"][0]["injections"]
+    # ITBench's `targetPort` is the port's target port before the injection, not the new one
+    assert injection["args"]["targetPort"] == 8080
+    (after,) = docs(files, "inject/apply.yaml")
+    assert [p["targetPort"] for p in after["spec"]["ports"]] == [new_target]
+
+
+@pytest.mark.parametrize("body,code", [
+    ("from_target_port = 7070", "E2022"),  # no port of cart targets 7070
+    ('from_target_port = 8080\n    port = "tcp-service"', "E2010"),  # two ways to choose the port
+    ("from_target_port = 8080\n    target_port = 8080", "E2027"),  # changes nothing
+])
+def test_modified_target_port_refuses_what_itbench_would_not_find(body: str, code: str):
+    _, diags = compile_text(TARGET_PORT_SCENARIO.replace("BODY", body))
+    assert [d.code for d in diags.errors()] == [code], render_human(diags, color=False)
+
+
+CREATED_SECRET_SCENARIO = '''scenario "valkey-credentials-corrupted" {
+  domain sre
+  complexity medium
+  description "valkey-cart requires a password, then the secret holding it is corrupted."
+  use app "opentelemetry-demo"
+  FIRST
+  SECOND
+}
+'''
+VALKEY = 'fault valkey_changed_password on deployment "valkey-cart" {\n    container = "valkey-cart"\n  }'
+CORRUPT = 'fault corrupted_secret on secret "valkey-credentials"'
+
+
+def test_a_fault_can_target_the_secret_an_earlier_fault_creates():
+    """ITBench's valkey password fault creates Secret `valkey-credentials`, which the application lacks: the
+    faults after it resolve it as they resolve the topology's objects."""
+    files, diags = compile_text(CREATED_SECRET_SCENARIO.replace("FIRST", VALKEY).replace("SECOND", CORRUPT))
+    assert not diags.errors(), render_human(diags, color=False)
+    assert ("Secret", "otel-demo", "valkey-credentials") not in topology_objects(files)  # created, not installed
+    injected = by_key(docs(files, "inject/apply.yaml"))
+    secret = injected[("Secret", "otel-demo", "valkey-credentials")]
+    assert secret["stringData"] == {"valkey-password": "itbench-corrupted-credentials"}
+    assert secret["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "itbench"}
+    # the revert deletes the secret once (the fault that created it), and applies no copy of it
+    assert [d["kind"] for d in docs(files, "revert/delete.yaml")] == ["Secret"]
+    assert ("Secret", "otel-demo", "valkey-credentials") not in by_key(docs(files, "revert/apply.yaml"))
+    scenario = yaml.safe_load(files["itbench/scenario.yaml"])
+    ids = [i["id"] for f in scenario["spec"]["faults"] for i in f["injections"]]
+    assert ids == ["valkey-workload-changed-password", "corrupted-kubernetes-secret-credentials"]
+
+
+def test_a_created_object_does_not_exist_before_the_fault_that_creates_it():
+    _, diags = compile_text(CREATED_SECRET_SCENARIO.replace("FIRST", CORRUPT).replace("SECOND", VALKEY))
+    (error,) = diags.errors()
+    assert error.code == "E2003" and "valkey-credentials" in error.message
+
+
+def test_ground_truth_may_name_the_configmap_a_fault_creates():
+    text = CREATED_SECRET_SCENARIO.replace("FIRST", 'fault valkey_out_of_memory on deployment "valkey-cart"').replace(
+        "SECOND", 'expect {\n    root_cause configmap "valkey-storage-script"\n  }')
+    files, diags = compile_text(text)
+    assert not diags.errors(), render_human(diags, color=False)
+    v1 = yaml.safe_load(files["itbench/groundtruth_v1.yaml"])["spec"]
+    assert any(g["kind"] == "ConfigMap" and g.get("root_cause") for g in v1["groups"])

@@ -28,6 +28,7 @@ if str(HERE) not in sys.path:
 
 from test_kubernetes_validate import _is_builtin, _schema_version, _validator_command  # noqa: E402
 
+from conftest import compile_ok
 from itbench_dsl.compiler import compile_source  # noqa: E402
 from itbench_dsl.diagnostics import Diagnostics, render_human  # noqa: E402
 from itbench_dsl.faults import FAULTS, itbench_entry  # noqa: E402
@@ -76,11 +77,7 @@ MINE = [k.name for k in workload.FAULTS + scheduling.FAULTS if k.name in CASES]
 
 
 def _compile(path: Path):
-    diags = Diagnostics()
-    result = compile_source(path.read_bytes(), str(path.relative_to(REPO)), diags)
-    assert not diags.items, render_human(diags, color=False)
-    assert result.files
-    return result
+    return compile_ok(path.read_bytes(), str(path.relative_to(REPO)), clean=True)
 
 
 @pytest.fixture(scope="module")

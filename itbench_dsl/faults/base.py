@@ -24,7 +24,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from .. import ast, ir
 from ..diagnostics import did_you_mean
 from ..reader import Body, Context
-from ..topology import TopologyBuild
+from ..topology import Declared, TopologyBuild
 
 CHAOS_NAMESPACE = "chaos-mesh"
 
@@ -182,6 +182,44 @@ class FaultInput:
 CREATABLE_KINDS: dict[str, tuple[str, str]] = {
     "schedule": ("chaos-mesh.org/v1alpha1", "Schedule"),
 }
+
+
+# ---- objects a fault creates, for the statements after it -----------------------------------------
+
+
+@dataclass
+class Created(Declared):
+    """An object of a topology kind (a Secret, a ConfigMap) that a fault creates and the application lacks,
+    declared once the fault is checked: the faults after it may target it, and ground truth may name it,
+    as they do the topology's objects (ITBench's injections act on what an earlier one created: the Secret
+    `valkey-credentials` of `valkey-workload-changed-password`, say). It is not part of the installed
+    topology: the creating fault's injection applies it and its revert deletes it."""
+
+    fault: str = ""  # the fault kind that creates it
+    manifest: dict = field(default_factory=dict)  # what that injection applies
+    readers: tuple[str, ...] = ()  # the workloads that injection makes read it
+
+
+_CREATED_KINDS = {"Secret": "secret", "ConfigMap": "configmap"}  # IR class -> the language's kind
+
+
+def provide(f: "FaultInput", checked: Checked, obj, manifest: dict, readers=()) -> Checked:
+    """`checked`, with `obj` (an ir.Secret or ir.ConfigMap the fault creates, `manifest` its applied form)
+    declared for the statements after the fault. An object the topology already declares stays as it is."""
+    kind = _CREATED_KINDS[type(obj).__name__]
+    key = (kind, obj.namespace, obj.name)
+    if key not in f.build.declared:
+        f.build.declared[key] = Created(kind, obj.name, obj.namespace, f.fault.span, f.ctx.path, obj,
+                                        fault=f.fault.kind, manifest=copy.deepcopy(manifest),
+                                        readers=tuple(sorted(readers)))
+    return checked
+
+
+def created_by_fault(f: "FaultInput") -> Created | None:
+    """The declaration of the fault's target when an earlier fault of the scenario creates it, else None."""
+    kind = next((k for k in _CREATED_KINDS.values() if f.target.kind.lower() == k), None)
+    found = f.build.declared.get((kind, f.target.namespace, f.target.name)) if kind else None
+    return found if isinstance(found, Created) else None
 
 
 # ---- helpers shared by several faults ------------------------------------------------------------

@@ -10,6 +10,7 @@ admission rules their descriptions state, and the selectors against the topology
 
 from __future__ import annotations
 
+import base64
 import copy
 import re
 from decimal import Decimal
@@ -193,6 +194,12 @@ def _mode(f: FaultInput, workload: ir.Workload):
                     f.body.attr_span("value"), "no figure for this mode", help="remove `value`, or change `mode`")
             return _BAD, None
         return mode, None
+    if not _present(f, "value"):
+        what = "the number of pods to act on" if mode == "fixed" else "the percentage of pods to act on"
+        example = "value = 1" if mode == "fixed" else "value = 50%"
+        f.error("E2007", f"mode `{_written(mode)}` needs `value`: {what}", f.body.attr_span("mode"), "`value` missing",
+                help=f"add `{example}`")
+        return _BAD, None
     if mode == "fixed":
         count = f.body.attr("value", "int", required=True)
         if count is None:
@@ -659,6 +666,22 @@ def _http_method(f: FaultInput, body, key: str):
     return _BAD
 
 
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")
+
+
+def _headers(f: FaultInput, body, key: str):
+    """`key { "Name" = "value" ... }`: HTTP headers, each name an RFC 9110 token; _BAD after an error."""
+    block = body.block(key)
+    if block is None:
+        return {}
+    headers = block.as_string_map()
+    bad = [e for e in block.entries if not _HEADER_NAME.match(e.key)]
+    for entry in bad:
+        f.error("E2010", f"`{entry.key}` is not an HTTP header name", entry.key_span, "not a header name",
+                help="a header name is letters, digits and !#$%&'*+.^_`|~- (no spaces): e.g. `Content-Type`")
+    return _BAD if bad else headers
+
+
 def _status(f: FaultInput, body, key: str):
     code = body.attr(key, "int")
     if code is not None and not 100 <= code <= 599:
@@ -692,8 +715,12 @@ def _check_http_chaos(f: FaultInput) -> Checked | None:
     path = body.attr("path", "str")
     method = _http_method(f, body, "method")
     code = _status(f, body, "code")
-    broken = _BAD in (method, code) or port is None
-    broken |= not _only_for(f, body, "code", target, "Response")  # path and method select the request of either
+    request_headers = _headers(f, body, "request_headers")
+    response_headers = _headers(f, body, "response_headers")
+    broken = _BAD in (method, code, request_headers, response_headers) or port is None
+    # path, method and request headers select the request of either target; code and response headers the response
+    broken |= not _only_for(f, body, "code", target, "Response")
+    broken |= not _only_for(f, body, "response_headers", target, "Response")
     if path is not None and not path.startswith(("/", "*")):
         f.error("E2010", f"`{path}` is not a URI path pattern", body.attr_span("path"), "not a path",
                 help='paths start with `/`; `*` matches any (e.g. "/api/*")')
@@ -725,14 +752,14 @@ def _check_http_chaos(f: FaultInput) -> Checked | None:
         else:
             replace: dict = {}
             text = block.attr("body", "str")
-            if text is not None:
-                replace["body"] = text
+            if text is not None:  # Chaos Mesh reads the body as bytes: base64 in the manifest
+                replace["body"] = base64.b64encode(text.encode("utf-8")).decode("ascii")
             new_code = _status(f, block, "code")
             new_method = _http_method(f, block, "method")
             new_path = block.attr("path", "str")
-            headers = block.string_map("headers")
+            headers = _headers(f, block, "headers")
             queries = block.string_map("queries")
-            broken |= _BAD in (new_code, new_method)
+            broken |= _BAD in (new_code, new_method, headers)
             broken |= not _only_for(f, block, "code", target, "Response")
             for key in ("method", "path", "queries"):
                 broken |= not _only_for(f, block, key, target, "Request")
@@ -756,10 +783,10 @@ def _check_http_chaos(f: FaultInput) -> Checked | None:
             text = block.attr("body", "str")
             if text is not None:
                 patch["body"] = {"type": "JSON", "value": text}
-            headers = block.string_map("headers")
+            headers = _headers(f, block, "headers")
             queries = block.string_map("queries")
-            broken |= not _only_for(f, block, "queries", target, "Request")
-            if headers:
+            broken |= headers is _BAD or not _only_for(f, block, "queries", target, "Request")
+            if headers and headers is not _BAD:
                 patch["headers"] = [[k, v] for k, v in headers.items()]
             if queries:
                 patch["queries"] = [[k, v] for k, v in queries.items()]
@@ -779,6 +806,10 @@ def _check_http_chaos(f: FaultInput) -> Checked | None:
         chaos["method"] = method
     if code is not None:
         chaos["code"] = code
+    if request_headers:
+        chaos["request_headers"] = request_headers
+    if response_headers:
+        chaos["response_headers"] = response_headers
     return _finish(f, "HTTPChaos", f"{workload.name}-http-{action}", chaos, timing)
 
 
@@ -1152,13 +1183,17 @@ FAULTS = [
          Arg("path", "string", help='the URI path pattern to act on ("/api/*", "*")'),
          Arg("method", "string", help="the HTTP method of the requests to act on (or whose responses)"),
          Arg("code", "integer", help="response only: the status code to act on"),
+         Arg("request_headers", "block", help='the request headers of the messages to act on '
+             '(`request_headers { "Content-Type" = "application/json" }`)'),
+         Arg("response_headers", "block", help="response only: the response headers of the messages to act on"),
          Arg("delay", "duration", help="delay: how long to hold each message"),
-         Arg("replace", "block", help="replace: `body`, `headers`, and `code` (response) or `method`, `path`, "
-             "`queries` (request)"),
+         Arg("replace", "block", help="replace: `body` (text; written base64, as Chaos Mesh reads it), `headers`, "
+             "and `code` (response) or `method`, `path`, `queries` (request)"),
          Arg("patch", "block", help="patch: `body` (a JSON merge patch), `headers`, `queries` (request)")),
         ("The pods listen on `port` (E2022).",
-         "Response-only fields (`code`, `replace.code`) and request-only ones (`replace.method`/`path`/`queries`, "
-         "`patch.queries`) match `target`.",
+         "Response-only fields (`code`, `response_headers`, `replace.code`) and request-only ones "
+         "(`replace.method`/`path`/`queries`, `patch.queries`) match `target`.",
+         "Header names are HTTP tokens.",
          "`replace`/`patch` change something; status codes are from 100 to 599."),
     ),
     _kind(

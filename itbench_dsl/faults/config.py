@@ -14,11 +14,13 @@ from .base import (
     FaultInput,
     FaultKind,
     container_named,
+    created_by_fault,
     find_object,
     kobj,
     original,
     patched,
     pick_container,
+    provide,
 )
 
 # ---- OpenTelemetry Demo feature flag ------------------------------------------------------------------
@@ -157,22 +159,41 @@ def _check_corrupted_secret(f: FaultInput) -> Checked | None:
         f.error("E2027", f"the secret already holds `{value}`: the fault would change nothing",
                 f.body.attr_span("value"), "same value")
         return None
-    readers = _secret_readers(f, secret)
+    created = created_by_fault(f)  # a secret an earlier fault creates: the workloads it made read it
+    readers = sorted({*_secret_readers(f, secret), *(created.readers if created is not None else ())})
     if not readers:
         f.error("E2011", f"no workload of the topology reads secret `{secret.name}`: corrupting it would break nothing",
                 f.fault.target.span, "read by no workload",
                 help="corrupt a secret a container reads (`secret_key(...)` in its env, or a secret volume)")
         return None
-    return Checked({"keys": keys, "value": value, "readers": readers}, {"kubernetesObject": kobj(f.target)},
-                   agent_namespaces=[secret.namespace], agent_resources=["secrets"])
+    args = {"keys": keys, "value": value, "readers": readers}
+    if created is not None:
+        args["created"] = copy.deepcopy(created.manifest)
+    return Checked(args, {"kubernetesObject": kobj(f.target)}, agent_namespaces=[secret.namespace],
+                   agent_resources=["secrets"])
 
 
 def _inject_corrupted_secret(injection, topology):
+    args = injection.args
+    if "created" in args:  # a secret an earlier fault creates: its manifest, corrupted
+        manifest = copy.deepcopy(args["created"])
+        data = manifest.setdefault("stringData", {})
+        for key in args["keys"]:
+            manifest.get("data", {}).pop(key, None)
+            data[key] = args["value"]
+        return Effect([manifest], [])
+
     def change(secret, args):
         for key in args["keys"]:
             secret.data[key] = args["value"]
 
     return patched(topology, injection, change)
+
+
+def _revert_corrupted_secret(injection, topology):
+    if "created" in injection.args:  # the fault that creates the secret deletes it when reverted
+        return Effect([], [])
+    return original(injection, topology)
 
 
 # ---- valkey: changed password ----------------------------------------------------------------------------
@@ -207,15 +228,23 @@ def _check_valkey_password(f: FaultInput) -> Checked | None:
         return None
     workload: ir.Workload = f.obj
     secret = ir.ObjectRef("v1", "Secret", workload.namespace, VALKEY_SECRET)
-    return Checked({"container": container.name, "password": VALKEY_PASSWORD},
-                   {"container": {"name": container.name}, "kubernetesObject": kobj(f.target)}, created=[secret],
-                   agent_namespaces=[workload.namespace], agent_resources=["secrets"])
+    checked = Checked({"container": container.name, "password": VALKEY_PASSWORD},
+                      {"container": {"name": container.name}, "kubernetesObject": kobj(f.target)}, created=[secret],
+                      agent_namespaces=[workload.namespace], agent_resources=["secrets"])
+    # the faults after this one may act on the Secret the injection creates (ITBench names it in its solutions)
+    return provide(f, checked, ir.Secret(VALKEY_SECRET, workload.namespace, {VALKEY_SECRET_KEY: VALKEY_PASSWORD},
+                                         labels=dict(MANAGED)),
+                   _valkey_secret_manifest(workload.namespace, VALKEY_PASSWORD), readers=[workload.name])
+
+
+def _valkey_secret_manifest(namespace: str, password: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": VALKEY_SECRET, "namespace": namespace, "labels": dict(MANAGED)},
+            "type": "Opaque", "stringData": {VALKEY_SECRET_KEY: password}}
 
 
 def _valkey_secret(injection: ir.Injection) -> dict:
-    return {"apiVersion": "v1", "kind": "Secret",
-            "metadata": {"name": VALKEY_SECRET, "namespace": injection.target.namespace, "labels": dict(MANAGED)},
-            "type": "Opaque", "stringData": {VALKEY_SECRET_KEY: injection.args["password"]}}
+    return _valkey_secret_manifest(injection.target.namespace, injection.args["password"])
 
 
 def _inject_valkey_password(injection, topology):
@@ -257,9 +286,19 @@ def _check_valkey_oom(f: FaultInput) -> Checked | None:
         return None
     workload: ir.Workload = f.obj
     configmap = ir.ObjectRef("v1", "ConfigMap", workload.namespace, VALKEY_SCRIPT_CONFIGMAP)
-    return Checked({"container": container.name, "configmap": VALKEY_SCRIPT_CONFIGMAP, "script": "fill-memory.sh",
-                    "mount_path": "/itbench"},
-                   {"container": {"name": container.name}, "kubernetesObject": kobj(f.target)}, created=[configmap])
+    checked = Checked({"container": container.name, "configmap": VALKEY_SCRIPT_CONFIGMAP, "script": "fill-memory.sh",
+                       "mount_path": "/itbench"},
+                      {"container": {"name": container.name}, "kubernetesObject": kobj(f.target)}, created=[configmap])
+    manifest = _valkey_oom_configmap(workload.namespace, VALKEY_SCRIPT_CONFIGMAP, "fill-memory.sh")
+    return provide(f, checked, ir.ConfigMap(VALKEY_SCRIPT_CONFIGMAP, workload.namespace,
+                                            dict(manifest["data"]), labels=dict(MANAGED)),
+                   manifest, readers=[workload.name])
+
+
+def _valkey_oom_configmap(namespace: str, name: str, script: str) -> dict:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": namespace, "labels": dict(MANAGED)},
+            "data": {script: VALKEY_OOM_SCRIPT}}
 
 
 def _inject_valkey_oom(injection, topology):
@@ -273,9 +312,7 @@ def _inject_valkey_oom(injection, topology):
                                                               "mountPath": args["mount_path"], "readOnly": True}]
         container.command = ["/bin/sh", f"{args['mount_path']}/{args['script']}"]
 
-    configmap = {"apiVersion": "v1", "kind": "ConfigMap",
-                 "metadata": {"name": args["configmap"], "namespace": injection.target.namespace, "labels": dict(MANAGED)},
-                 "data": {args["script"]: VALKEY_OOM_SCRIPT}}
+    configmap = _valkey_oom_configmap(injection.target.namespace, args["configmap"], args["script"])
     effect = patched(topology, injection, change)
     return Effect([configmap, *effect.apply], [])
 
@@ -297,12 +334,14 @@ FAULTS = [
     FaultKind(
         "corrupted_secret", "corrupted-kubernetes-secret-credentials", "secret.data:corrupted", ("secret",),
         "Replaces the credentials in a secret with invalid ones, so the workloads that read it fail to authenticate.",
-        _check_corrupted_secret, _inject_corrupted_secret, original,
+        _check_corrupted_secret, _inject_corrupted_secret, _revert_corrupted_secret,
         args=(Arg("key", "string", default="every key", help="the key of the secret to corrupt"),
               Arg("value", "string", default=f"`{CORRUPTED_VALUE}`", help="the invalid value written in its place")),
         preconditions=("The secret holds data, and the key when one is named.",
                        "The new value differs from the current one.",
-                       "A workload of the topology reads the secret."),
+                       "A workload of the topology reads the secret.",
+                       "The secret is the topology's, or one an earlier fault of the scenario creates (the valkey "
+                       "password's `valkey-credentials`): then the workloads that fault makes read it count."),
     ),
     FaultKind(
         "valkey_changed_password", "valkey-workload-changed-password", "valkey.password:changed",
@@ -313,7 +352,7 @@ FAULTS = [
         preconditions=("The container exists and runs the valkey (or redis) image.",
                        "The container does not already require a password."),
         creates=f"Secret `{VALKEY_SECRET}` (key `{VALKEY_SECRET_KEY}`) in the workload's namespace, read by the "
-                "container's new `--requirepass`",
+                "container's new `--requirepass`; the faults after it may target the Secret",
     ),
     FaultKind(
         "valkey_out_of_memory", "valkey-workload-out-of-memory", "valkey.container.memory:exhausted",
@@ -323,6 +362,7 @@ FAULTS = [
         args=(Arg("container", "string", help="the Valkey container; required when the workload has several"),),
         preconditions=("The container exists and runs the valkey (or redis) image.",
                        "The container has a memory limit."),
-        creates=f"ConfigMap `{VALKEY_SCRIPT_CONFIGMAP}` holding the script the container now runs",
+        creates=f"ConfigMap `{VALKEY_SCRIPT_CONFIGMAP}` holding the script the container now runs; the statements "
+                "after it may name the ConfigMap",
     ),
 ]

@@ -18,13 +18,32 @@ from .base import (
 # ---- modified service target port -------------------------------------------------------------------
 
 
+ITBENCH_TARGET_PORT = 9999  # what ITBench's injection writes into the port it selects
+
+
 def _check_target_port(f: FaultInput) -> Checked | None:
     service: ir.Service = f.obj
-    target_port = f.body.attr("target_port", "port", required=True)
+    target_port = f.body.attr("target_port", "port", default=ITBENCH_TARGET_PORT)
     port_name = f.body.attr("port", "str")
+    current = f.body.attr("from_target_port", "port")
     if not service.ports:
         return None
-    if port_name is None:
+    if port_name is not None and current is not None:
+        f.error("E2010", "give `port` or `from_target_port`, not both: each names the service port to change",
+                f.body.attr_span("from_target_port"), "second choice of port",
+                help="`port` names it, `from_target_port` gives the target port it has now (ITBench's `targetPort`)")
+        return None
+    if current is not None:
+        matches = [p for p in service.ports if p.target_port == current]
+        if len(matches) != 1:
+            targets = ", ".join(f"{p.name or p.port} -> {p.target_port}" for p in service.ports)
+            f.error("E2022", f"service `{service.name}` has {'no' if not matches else len(matches)} port(s) "
+                    f"targeting {current}" + ("" if not matches else ": say which with `port`"),
+                    f.body.attr_span("from_target_port"), "no such target port" if not matches else "ambiguous",
+                    help=f"its ports: {targets}")
+            return None
+        chosen = matches[0]
+    elif port_name is None:
         if len(service.ports) > 1:
             f.error("E2007", f"service `{service.name}` has {len(service.ports)} ports: say which with `port`",
                     f.fault.target.span, "which port?", help=f'add `port = "{service.ports[0].name}"`')
@@ -41,19 +60,21 @@ def _check_target_port(f: FaultInput) -> Checked | None:
         return None
     if chosen.target_port == target_port:
         f.error("E2027", f"the port already targets {target_port}: the fault would change nothing",
-                f.body.attr_span("target_port"), "same target port")
+                f.body.attr_span("target_port") if f.body.has("target_port") else f.fault.target.span,
+                "same target port", help="give `target_port` a port nothing listens on")
         return None
     served = sorted({w.name for w in f.build.workloads if w.namespace == service.namespace and service.selector
                      and all(w.labels.get(k) == v for k, v in service.selector.items())
                      for c in w.containers for p in c.ports if p.port == target_port})
     if served:
         f.error("E2011", f"the pods of `{served[0]}` listen on port {target_port}: the service would still reach them",
-                f.body.attr_span("target_port"), "a port the pods serve",
-                help="pick a port no container of the selected pods listens on")
+                f.body.attr_span("target_port") if f.body.has("target_port") else f.fault.target.span,
+                "a port the pods serve", help="pick a port no container of the selected pods listens on")
         return None
+    # ITBench's `targetPort` selects the service port by the target port it has now; its injection writes 9999
     return Checked(
         {"port": chosen.name, "port_number": chosen.port, "target_port": target_port, "original_target_port": chosen.target_port},
-        {"kubernetesObject": kobj(f.target), "targetPort": target_port},
+        {"kubernetesObject": kobj(f.target), "targetPort": chosen.target_port},
         [],
     )
 
@@ -132,9 +153,13 @@ FAULTS = [
         "modified_target_port", "modified-target-port-kubernetes-service", "service.port.targetPort:modified",
         ("service",), "Points a service port at a container port nothing listens on.",
         _check_target_port, _inject_target_port, original,
-        args=(Arg("target_port", "port", required=True, help="the new target port (1 to 65535)"),
-              Arg("port", "string", help="the service port's name; required when the service has several")),
-        preconditions=("The service has the named port.", "The new target port differs from the current one.",
+        args=(Arg("target_port", "port", default=str(ITBENCH_TARGET_PORT),
+                  help="the new target port (1 to 65535); ITBench's injection always writes 9999"),
+              Arg("port", "string", help="the service port's name; required when the service has several"),
+              Arg("from_target_port", "port", help="instead of `port`: the service port whose target port is this "
+                  "one now (ITBench's `targetPort` argument)")),
+        preconditions=("The service has the named port (or exactly one port with the given current target port).",
+                       "The new target port differs from the current one.",
                        "No container of the selected pods listens on the new target port."),
     ),
     FaultKind(

@@ -20,6 +20,7 @@ from .base import (
     original,
     patched,
     pick_container,
+    provide,
 )
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "itbench"}
@@ -166,22 +167,28 @@ def _check_crashing_init(f: FaultInput) -> Checked | None:
     itbench_args = {"kubernetesObject": kobj(f.target)}
     if configmap_name is not None:
         itbench_args["configMapName"] = configmap_name
-    return Checked(
+    checked = Checked(
         {"container": INIT_WORKER, "configmap": name},
         itbench_args,
         # ITBench's ground truth lists the ConfigMap its injection creates among the entities
         side_objects=[configmap],
         created=[configmap],
     )
+    manifest = _crashing_configmap_manifest(workload.namespace, name)
+    return provide(f, checked, ir.ConfigMap(name, workload.namespace, dict(manifest["data"]),
+                                            labels=dict(MANAGED_BY)), manifest, readers=[workload.name])
+
+
+def _crashing_configmap_manifest(namespace: str, name: str) -> dict:
+    return {
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(MANAGED_BY)},
+        "data": {"config": INVALID_CONFIG, "script": LOAD_CONFIG},
+    }
 
 
 def _crashing_configmap(injection: ir.Injection) -> dict:
-    return {
-        "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": injection.args["configmap"], "namespace": injection.target.namespace,
-                     "labels": dict(MANAGED_BY)},
-        "data": {"config": INVALID_CONFIG, "script": LOAD_CONFIG},
-    }
+    return _crashing_configmap_manifest(injection.target.namespace, injection.args["configmap"])
 
 
 def _inject_crashing_init(injection, topology):
@@ -447,7 +454,8 @@ FAULTS = [
         preconditions=("The workload has no container or init container named `worker`.",
                        "The workload has no volume named `config` or `scripts`.",
                        "The topology declares no ConfigMap `<workload>-config` in the workload's namespace."),
-        creates="ConfigMap `<workload>-config` (the script and its truncated configuration), mounted by the init container",
+        creates="ConfigMap `<workload>-config` (the script and its truncated configuration), mounted by the init "
+                "container; the statements after it may name the ConfigMap",
     ),
     FaultKind(
         "hanging_init_container", "hanging-kubernetes-workload-init-container", "workload.init-container:hanging",

@@ -3,6 +3,10 @@
 `load(path, diags)` returns a `Located`: the plain data and a map from each value's path (a tuple of
 keys and list indexes) to its offset in the text. YAML positions come from `yaml.compose`; JSON
 positions from a small scanner that walks the text `json` has already accepted.
+
+What is read is bounded: a file larger than MAX_BYTES, or a YAML document whose aliases expand it past
+MAX_VALUES values (a "billion laughs" file: `b: &b [*a, *a, ...]` nested level upon level) or make a value
+contain itself, is an E5001 error pointing at the alias that multiplies, not a hang.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from ..diagnostics import Diagnostics
 from ..source import NO_SPAN, SourceFile, Span
 
 _WS = " \t\r\n"
+MAX_BYTES = 4 * 1024 * 1024  # larger files are not ITBench scenario files
+MAX_VALUES = 200_000  # nor are YAML documents with more values than this, their aliases expanded
 
 
 @dataclass
@@ -71,6 +77,10 @@ def load(path: Path, diags: Diagnostics) -> Located | None:
         diags.sources[shown] = source
         diags.error("E5001", "the file is not UTF-8 text", shown, source.span(exc.start, exc.start + 1),
                     "invalid byte", "ITBench files are UTF-8 JSON or YAML")
+        return None
+    if len(raw) > MAX_BYTES:
+        diags.error("E5001", f"the file is larger than {MAX_BYTES // (1024 * 1024)} MiB", shown, NO_SPAN, "",
+                    "an ITBench scenario file is a few kilobytes of JSON or YAML")
         return None
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -155,6 +165,14 @@ def _load_yaml(shown: str, source: SourceFile, diags: Diagnostics) -> Located | 
             while loader.check_node():
                 nodes.append(loader.get_node())
             nodes = [n for n in nodes if not (isinstance(n, yaml.ScalarNode) and n.tag.endswith(":null"))]
+            for node in nodes:  # before anything walks the values: aliases may multiply them without bound
+                problem = _expansion_problem(node)
+                if problem is not None:
+                    message, at = problem
+                    diags.error("E5001", message, shown, source.span(at.start_mark.index, at.start_mark.index + 1),
+                                "here", "ITBench files do not repeat values through YAML aliases; write the values "
+                                "out, once each")
+                    return None
             documents = [loader.construct_document(n) for n in nodes]
         finally:
             loader.dispose()
@@ -187,3 +205,50 @@ def _walk_yaml(node, where: tuple, offsets: dict, depth: int) -> None:
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
             _walk_yaml(item, where + (index,), offsets, depth + 1)
+
+
+def _children(node) -> list:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _expansion_problem(root) -> tuple[str, object] | None:
+    """Why the document cannot be read for its aliases, and the node to point at: a value that contains
+    itself, or more than MAX_VALUES values once every alias is expanded (the node where they multiply).
+
+    Aliases share nodes, so the expanded size of each node is computed once (no expansion takes place);
+    the walk keeps its own stack, as documents may nest deeper than Python recurses."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[object, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            open_nodes.discard(key)
+            sizes[key] = min(MAX_VALUES + 1, 1 + sum(sizes[id(child)] for child in _children(node)))
+            continue
+        if key in sizes:
+            continue
+        if key in open_nodes:
+            return "an alias refers to a value that contains it: the value would never end", node
+        open_nodes.add(key)
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) in open_nodes:
+                return "an alias refers to a value that contains it: the value would never end", child
+            if id(child) not in sizes:
+                stack.append((child, False))
+    if sizes[id(root)] <= MAX_VALUES:
+        return None
+    node = root  # down to the node whose own children multiply past the bound
+    while True:
+        bigger = [c for c in _children(node) if sizes[id(c)] > MAX_VALUES]
+        if not bigger:
+            break
+        node = bigger[0]
+    return (f"the YAML document expands to more than {MAX_VALUES} values through its aliases (a \"billion laughs\" "
+            "file)"), node

@@ -481,6 +481,8 @@ class Draft:
     faults: list
     truth: list[Truth] = field(default_factory=list)
     solutions: list = field(default_factory=list)
+    # per item of `faults`, the (statement, Where) of each fault and waiter it holds: errors point back there
+    origins: list = field(default_factory=list)
 
     def document(self) -> ast.Scenario:
         expect = [b.expect(t.statement for t in self.truth)] if self.truth else []
@@ -494,17 +496,23 @@ def build(model: Model, graph: Graph | None, diags: Diagnostics) -> Draft:
     """The scenario's head and faults, and its ground truth (which may be corrected or left out one by one)."""
     statements: list = []  # the injections' statements, for the name and the implied options
     faults: list = []
+    origins: list = []
     topology: list[ast.Object] = []  # declarations of the cluster's components the faults act on
+    home = _home_namespace(model)
     for injections, waits in model.disruptions:
-        items = []
+        items, sources = [], []
         for identifier, args, where in injections:
-            statement = _injection(identifier, args, where, diags)
-            _provided_component(model, statement, topology)
+            statement = _injection(identifier, args, where, diags, home)
+            _provided_component(model, statement, topology, home)
             statements.append(statement)
             items.append(statement.node())
+            sources.append((statement, where))
         for when, identifier, args, where in waits:
-            items.append(_waiter(model, when, identifier, args, where, diags).node())
+            statement = _waiter(model, when, identifier, args, where, diags)
+            items.append(statement.node())
+            sources.append((statement, where))
         faults.append(items[0] if len(injections) == 1 and not waits else b.group(items))
+        origins.append(sources)
     head = [b.domain("finops" if model.category == "finops" else "sre"),
             b.complexity(model.complexity if model.complexity in ("low", "medium", "high") else "medium"),
             b.description(model.description or f"ITBench scenario {model.itbench_id}.")]
@@ -516,29 +524,48 @@ def build(model: Model, graph: Graph | None, diags: Diagnostics) -> Draft:
     if topology:
         head.append(b.topology(topology))
     truth = _truth(model, graph, statements, diags) if graph is not None else []
-    return Draft(scenario_name(model, statements), head, faults, truth)
+    return Draft(scenario_name(model, statements), head, faults, truth, origins=origins)
 
 
-def _injection(identifier: str, args, where: Where, diags: Diagnostics) -> fault_map.Statement:
-    statement = fault_map.injection_statement(identifier, args)
-    if isinstance(statement, str):
-        where.file.error(diags, "E5003", f"injection `{identifier}` cannot be imported: {statement}", where.path,
-                         "not importable", "`itbench faults` lists the faults and their ITBench ids")
+def _at(where: Where, path: tuple | None) -> tuple:
+    """Where in the ITBench file an argument of an injection or waiter stands (None: its `id`)."""
+    return where.path + (("id",) if path is None else ("args",) + tuple(path))
+
+
+def _injection(identifier: str, args, where: Where, diags: Diagnostics, home: str | None = None) -> fault_map.Statement:
+    statement = fault_map.injection_statement(identifier, args, home)
+    if isinstance(statement, str):  # a Problem: why there is no statement, and where (None: the injection's id)
+        path = getattr(statement, "path", None)
+        where.file.error(diags, "E5003", f"injection `{identifier}` cannot be imported: {statement}", _at(where, path),
+                         "not importable", "`itbench faults` lists the faults and their ITBench ids" if path is None
+                         else "docs/itbench.md says what the import carries")
         raise ImportFailed
-    for problem in statement.problems:
-        where.file.error(diags, "W5005", f"injection `{identifier}`: {problem}", where.path + ("args",),
-                         "not carried", "the port's scenario.yaml will differ from ITBench's here")
+    _report(f"injection `{identifier}`", statement, where, diags)
     return statement
+
+
+def _report(what: str, statement: fault_map.Statement, where: Where, diags: Diagnostics) -> None:
+    """An argument the port cannot say as ITBench says it: E5003 when the port would act otherwise (the import
+    stops, after every such argument is reported), W5005 when only its files differ."""
+    for problem in statement.problems:
+        if problem.fatal:
+            where.file.error(diags, "E5003", f"{what} cannot be imported: {problem}", _at(where, problem.path),
+                             "not carried", "the language cannot say this argument as ITBench does; docs/itbench.md "
+                             "lists what the import carries")
+        else:
+            where.file.error(diags, "W5005", f"{what}: {problem}", _at(where, problem.path), "not carried",
+                             "the port's scenario.yaml will differ from ITBench's here")
+    if any(problem.fatal for problem in statement.problems):
+        raise ImportFailed
 
 
 def _waiter(model: Model, when: str, identifier: str, args, where: Where, diags: Diagnostics) -> fault_map.Statement:
     statement = fault_map.waiter_statement(when, identifier, args, model.namespace)
     if isinstance(statement, str):
-        where.file.error(diags, "E5003", f"waiter `{identifier}` cannot be imported: {statement}", where.path,
-                         "not importable")
+        where.file.error(diags, "E5003", f"waiter `{identifier}` cannot be imported: {statement}",
+                         _at(where, getattr(statement, "path", None)), "not importable")
         raise ImportFailed
-    for problem in statement.problems:
-        where.file.error(diags, "W5005", f"waiter `{identifier}`: {problem}", where.path, "not carried")
+    _report(f"waiter `{identifier}`", statement, where, diags)
     return statement
 
 
@@ -588,19 +615,52 @@ def _option_entries(data: dict) -> tuple | None:
     return tuple(entries)
 
 
-def _provided_component(model: Model, statement, topology: list[ast.Object]) -> None:
+def _home_namespace(model: Model) -> str | None:
+    """The application's namespace, when it has one: an injection elsewhere names its namespace."""
+    from ..topology import app_topology
+
+    build = app_topology(model.application)[0] if model.application else None
+    spaces = [n.name for n in build.namespaces if not n.provided] if build is not None else []
+    return spaces[0] if len(spaces) == 1 else None
+
+
+def _provided_component(model: Model, statement, topology: list[ast.Object], home: str | None = None) -> None:
     """An experiment that selects pods outside the application (etcd in kube-system) acts on a component
-    of the cluster: retarget the statement at it and declare it (and its namespace, once) in `topology`."""
+    of the cluster: retarget the statement at it and declare it (and its namespace, once) in `topology`.
+    An experiment on a StatefulSet of the application targets it as one."""
     space = statement.selector_namespace
+    if statement.selector_labels and (space is None or space in (model.namespace, home)):
+        _selected_workload(model, statement, space or home)
     if space is None or space == model.namespace:
         return
     component = cluster.provided_component(space, statement.selector_labels)
     if component is None:
-        return  # the checker reports the unknown target, at the injection
+        if home is not None and space != home and "/" not in statement.target.name:
+            # pods of another namespace: the checker finds the workload there, or says it has none
+            statement.target = b.ref(statement.target.kind, f"{space}/{statement.target.name}")
+        return
     statement.target = b.ref(component.kind, component.name)
     for declaration in (component.namespace_declaration, component.declaration):
         if declaration not in topology:
             topology.append(declaration)
+
+
+def _selected_workload(model: Model, statement, namespace: str | None) -> None:
+    """A Chaos Mesh experiment names its pods by labels: its target is the application's one workload whose pods
+    carry them (prometheus for `app.kubernetes.io/component: server`, the StatefulSet opensearch), else the
+    workload the labels' values name (the checker reports a selector that matches nothing)."""
+    from ..topology import app_topology
+
+    build = app_topology(model.application)[0] if model.application else None
+    if build is None:
+        return
+    labels = {str(k): str(v) for k, v in statement.selector_labels.items()}
+    matching = [w for w in build.workloads if (namespace is None or w.namespace == namespace)
+                and all(w.labels.get(k) == v for k, v in labels.items())]
+    named = [w for w in matching if w.name == statement.target.name]
+    chosen = named[0] if named else matching[0] if len(matching) == 1 else None
+    if chosen is not None:
+        statement.target = b.ref("statefulset" if chosen.kind == "StatefulSet" else "deployment", chosen.name)
 
 
 def _truth(model: Model, graph: Graph, statements, diags: Diagnostics) -> list[Truth]:
@@ -789,7 +849,7 @@ def import_sre(path: Path, diags: Diagnostics) -> str | None:
     # what the faults make the root causes (a created Schedule, the target): corrections point there
     base, base_diags = _compile(draft.faults_only(), shown, full=False)
     if base.scenario is None:
-        _fail(model, base_diags, diags)
+        _fail(model, base_diags, diags, draft, base, shown)
         return None
     roots = list(base.scenario.root_causes)
     from ..faults import CREATABLE_KINDS  # the created objects `expect` can name (`schedule "x"`, ...)
@@ -831,11 +891,11 @@ class _Corrections:
                 continue
             refused = self.correct(_errors_by_statement(result, inner, draft.truth, shown))
             if refused is None:
-                _fail(self.model, inner, self.diags)
+                _fail(self.model, inner, self.diags, draft, result, shown)
                 return None
             if refused:
                 self.leave_out(refused)
-        _fail(self.model, inner, self.diags)
+        _fail(self.model, inner, self.diags, draft, result, shown)
         return None
 
     def correct(self, errors: list) -> dict | None:
@@ -933,15 +993,66 @@ def _namespace(model: Model) -> str | None:
     return {"opentelemetry-demo": "otel-demo", "book-info": "book-info"}.get(model.application or "")
 
 
-def _fail(model: Model, inner: Diagnostics, diags: Diagnostics) -> None:
-    """The scenario's faults do not compile: an error at the ITBench file, with the checker's reason."""
+def _fail(model: Model, inner: Diagnostics, diags: Diagnostics, draft: Draft | None = None, result=None,
+          shown: str = "") -> None:
+    """The scenario's faults do not compile: an error at the ITBench file, with the checker's reason. An error
+    in a fault or waiter points at its injection or waiter, and at the argument it is about when the fault's
+    entry carries one (`gracePeriod` for `grace_period`)."""
     file = model.index or model.scenario
     where = ("disruptions",) if file is model.index else ("spec", "faults")
     for error in inner.errors()[:3]:
-        file.error(diags, "E5005", f"the imported scenario does not compile: {error.message}", where, "imported from here",
-                   error.help)
+        origin = _origin(draft, result, shown, error) if draft is not None and result is not None else None
+        if origin is None:
+            file.error(diags, "E5005", f"the imported scenario does not compile: {error.message}", where,
+                       "imported from here", error.help)
+            continue
+        at, statement, source = origin
+        what = f"{'waiter' if statement.when else 'fault'} `{statement.kind}`"
+        argument = f" (argument `{'.'.join(str(p) for p in source)}`)" if source else ""
+        said = "" if error.message.startswith(what) and not argument else f"{what}{argument}: "
+        at.file.error(diags, "E5005", f"the imported scenario does not compile: {said}{error.message}",
+                      at.path + (("args",) + tuple(source) if source else ()), "imported from here", error.help)
     if not inner.errors():
         file.error(diags, "E5005", "the imported scenario does not compile", where)
+
+
+def _origin(draft: Draft, result, shown: str, error):
+    """(the injection's or waiter's Where, its statement, the ITBench argument the error is about or None) of
+    an error inside a fault or waiter of the compiled draft; None for an error elsewhere."""
+    document = getattr(result, "document", None)
+    if document is None or error.path != shown:
+        return None
+    nodes = [s for s in document.statements if isinstance(s, (ast.Fault, ast.Group))]
+    if len(nodes) != len(draft.origins):
+        return None
+    for node, sources in zip(nodes, draft.origins):
+        items = list(node.items) if isinstance(node, ast.Group) else [node]
+        for item, (statement, at) in zip(items, sources):
+            if not _inside(item.span, error.span):
+                continue
+            if _inside(item.target.span, error.span):  # the target: the injection's `kubernetesObject`
+                return at, statement, statement.sources.get("", ("kubernetesObject",))
+            key = _entry_key(item.entries or (), error.span)
+            while key and key not in statement.sources:
+                key = key.rpartition(".")[0]
+            return at, statement, statement.sources.get(key) if key else None
+    return None
+
+
+def _inside(outer, inner) -> bool:
+    return (outer.line, outer.column) <= (inner.line, inner.column) and \
+        (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column)
+
+
+def _entry_key(entries, span, prefix: str = "") -> str | None:
+    """The dotted key of the innermost entry whose text holds `span` (`replace.body`)."""
+    for entry in entries:
+        if _inside(entry.span, span):
+            key = f"{prefix}{entry.key}"
+            if isinstance(entry, ast.Block):
+                return _entry_key(entry.entries, span, key + ".") or key
+            return key
+    return None
 
 
 def _retarget(record: Truth, roots, created, graph: Graph, message: str, diags: Diagnostics) -> Truth | None:
