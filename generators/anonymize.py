@@ -24,7 +24,15 @@ from importlib import resources
 
 from itbench_dsl import ast
 from itbench_dsl.diagnostics import Diagnostics
-from itbench_dsl.generate import Context, Generator, Skip, Variant, allow_lint, check_document
+from itbench_dsl.generate import (
+    Context,
+    Generator,
+    Skip,
+    Variant,
+    allow_lint,
+    check_document,
+    refs,
+)
 from itbench_dsl.parser import parse_text
 
 KEEP_KEYS = ("image", "command", "args")
@@ -42,6 +50,18 @@ def _app_statements(name: str) -> tuple | None:
 
 
 _APP_CACHE: dict[str, tuple | None] = {}
+
+
+def app_metadata(name: str) -> dict:
+    """The application's `metadata` entries (strings), e.g. `service_mesh`."""
+    text = resources.files("itbench_dsl").joinpath(f"stdlib/apps/{name}.itb").read_text("utf-8")
+    document = parse_text(text, f"{name}.itb", Diagnostics())
+    out = {}
+    for stmt in getattr(document, "statements", ()):
+        if isinstance(stmt, ast.Metadata):
+            out.update({e.key: e.value.value for e in stmt.entries
+                        if isinstance(e, ast.Attr) and isinstance(e.value, ast.Str)})
+    return out
 
 
 def app_statements(name: str) -> tuple | None:
@@ -62,7 +82,8 @@ def original_names(ctx: Context) -> tuple[set[str], set[str]]:
     namespaces = {n.name for n in topology.namespaces} - provided
     names = set()
     for pool in (topology.workloads, topology.services, topology.configmaps, topology.secrets,
-                 topology.service_accounts, topology.autoscalers):
+                 topology.service_accounts, topology.autoscalers, topology.roles, topology.role_bindings,
+                 topology.claims):
         names |= {o.name for o in pool if o.namespace not in provided}
     for workload in topology.workloads:
         if workload.namespace in provided:
@@ -95,26 +116,114 @@ def renaming(ctx: Context) -> dict[str, str]:
     return mapping
 
 
+# Where a topology's strings refer to objects. Only these are renamed; everything else is data a program
+# reads (a Grafana datasource `type: jaeger`, a URL path `/jaeger/ui`, a domain `flagd.dev`) and stays.
+LABEL_BLOCKS = ("labels", "object_labels", "selector", "match_labels", "peer_selector", "pod_selector",
+                "namespace_selector")  # label values the topology connects by (selectors match labels)
+HOST_BLOCKS = ("env", "data")  # values that may name a service as a host: `cart:7070`, `http://email:8080`
+HOST_LISTS = ("args", "command")  # `--prometheus.server-url=http://prometheus:9090`
+
+
 class Renamer:
-    def __init__(self, mapping: dict[str, str], ports: dict[str, str] | None = None) -> None:
+    """A renaming applied by structure: references (object names, `namespace = ...`, pod patterns, the
+    names of objects faults create, ids), label values of selectors and labels, service host names in
+    environment values, ConfigMap data and arguments, and prose. Strings of other fields are renamed only
+    when their whole value is a name being renamed."""
+
+    def __init__(self, mapping: dict[str, str], ports: dict[str, str] | None = None,
+                 namespaces: set[str] | None = None) -> None:
         self.mapping = mapping
         self.ports = ports or {}  # port names (at most 15 characters) that contain an original name
+        self.namespaces = namespaces or set()
         self.lower = {k.lower(): v for k, v in mapping.items()}
         keys = sorted(mapping, key=lambda s: (-len(s), s))
-        self.pattern = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(re.escape(k) for k in keys) + r")(?![A-Za-z0-9_])",
+        alternation = "|".join(re.escape(k) for k in keys)
+        self.pattern = re.compile(r"(?<![A-Za-z0-9_])(" + alternation + r")(?![A-Za-z0-9_])",
                                   re.IGNORECASE) if keys else None
+        # a host: after a scheme, `@`, `=`, a quote, a space or the start, and before a port or a namespace or
+        # cluster domain (`cart:7070`, `http://email:8080`, `kafka.otel-demo.svc`); or a `key=NAME` value of a
+        # connection string (`Host=postgresql;Username=...`). A bare word (`type: jaeger`) is data.
+        namespace_names = "|".join(re.escape(n) for n in sorted(self.namespaces | {"svc"}, key=len, reverse=True))
+        self.host = re.compile(r"(?:(?<=//)|(?<=[@=\s,;\"'(])|^)(" + alternation + r")(?=:\d|\.(?:" + namespace_names
+                               + r")(?![A-Za-z0-9-]))|(?<=[A-Za-z]=)(" + alternation + r")(?=[;,]|$)") if keys else None
 
     def text(self, value: str) -> str:
+        """Prose and derived names: every whole name."""
         if self.pattern is None:
             return value
         return self.pattern.sub(lambda m: self.lower[m.group(1).lower()], value)
 
+    def hosts(self, value: str) -> str:
+        """A value that may name services as hosts: only those names."""
+        if self.host is None:
+            return value
+        return self.host.sub(lambda m: self.mapping[m.group(1) or m.group(2)], value)
+
+    def exact(self, value: str) -> str:
+        return self.mapping.get(value, value)
+
     def name(self, value: str) -> str:
         return "/".join(self.mapping.get(part, self.text(part)) for part in value.split("/"))
+
+    # ---- the topology: by field --------------------------------------------------------------------
+
+    def topology_value(self, value, how):
+        if isinstance(value, ast.Str):
+            return dataclasses.replace(value, value=how(value.value))
+        if isinstance(value, ast.ListValue):
+            return dataclasses.replace(value, items=tuple(self.topology_value(i, how) for i in value.items))
+        if isinstance(value, ast.MapValue):
+            return dataclasses.replace(value, pairs=tuple(dataclasses.replace(p, value=self.topology_value(p.value, how))
+                                                          for p in value.pairs))
+        if isinstance(value, ast.Call):  # `secret("grafana", "password")`: object references
+            return dataclasses.replace(value, args=tuple(self.topology_value(a, self.exact) for a in value.args))
+        return value
+
+    def topology_entry(self, entry, how=None):
+        if isinstance(entry, ast.Attr):
+            if entry.key in KEEP_KEYS:
+                return entry
+            if entry.key in HOST_LISTS:
+                field_how = self.hosts
+            elif entry.key == "port" or entry.key == "target":
+                field_how = lambda v: self.ports.get(v, self.exact(v))  # noqa: E731 - a port by name
+            else:
+                field_how = how or self.exact
+            labels = self.labels(entry)
+            return dataclasses.replace(entry, labels=labels, value=self.topology_value(entry.value, field_how))
+        if isinstance(entry, ast.Block):
+            if entry.key in LABEL_BLOCKS:
+                inner = self.exact
+            elif entry.key in HOST_BLOCKS:
+                inner = lambda v: self.hosts(self.exact(v))  # noqa: E731 - a bare name is its service
+            else:
+                inner = how
+            return dataclasses.replace(entry, labels=self.labels(entry),
+                                       entries=tuple(self.topology_entry(e, inner) for e in entry.entries))
+        return entry
+
+    def labels(self, node) -> tuple:
+        if node.key == "port":
+            return tuple(self.ports.get(label, label) for label in node.labels)
+        if node.key in LABELLED_NAMES:
+            return tuple(self.name(label) for label in node.labels)
+        return node.labels
+
+    def topology(self, node):
+        if isinstance(node, ast.Object):
+            return dataclasses.replace(node, name=self.name(node.name),
+                                       entries=tuple(self.topology_entry(e) for e in node.entries or ()))
+        if isinstance(node, ast.Edge):
+            return dataclasses.replace(node, names=tuple(self.name(n) for n in node.names))
+        return node
+
+    # ---- the rest of the scenario: references, derived names and prose ----------------------------
 
     def node(self, node, keep: bool = False):
         if isinstance(node, tuple):
             return tuple(self.node(n, keep) for n in node)
+        if isinstance(node, ast.Topology):
+            return dataclasses.replace(node, statements=tuple(self.topology(s) for s in node.statements))
         if isinstance(node, ast.Str):
             if keep:
                 return node
@@ -123,18 +232,9 @@ class Renamer:
             return dataclasses.replace(node, value=self.text(node.value))
         if isinstance(node, ast.Ref):
             return dataclasses.replace(node, name=self.name(node.name))
-        if isinstance(node, ast.Object):
-            return dataclasses.replace(node, name=self.name(node.name), entries=self.node(node.entries))
-        if isinstance(node, ast.Edge):
-            return dataclasses.replace(node, names=tuple(self.name(n) for n in node.names))
         if isinstance(node, (ast.Attr, ast.Block)):
             keep = keep or node.key in KEEP_KEYS
-            if node.key == "port":
-                labels = tuple(self.ports.get(label, label) for label in node.labels)
-            elif node.key in LABELLED_NAMES:
-                labels = tuple(self.name(label) for label in node.labels)
-            else:
-                labels = node.labels
+            labels = self.labels(node)
             if isinstance(node, ast.Attr):
                 return dataclasses.replace(node, labels=labels, value=self.node(node.value, keep))
             return dataclasses.replace(node, labels=labels, entries=self.node(node.entries, keep))
@@ -159,6 +259,27 @@ class Renamer:
         return node
 
 
+def with_mesh(statements: tuple, mesh: str) -> tuple:
+    """An inlined application's namespaces labelled as members of its mesh: the installation enrols them
+    (metadata `service_mesh`; topology.MESH_NAMESPACE_LABELS), which the inlined topology says with the labels."""
+    from itbench_dsl.topology import MESH_NAMESPACE_LABELS
+
+    added = tuple(ast.Attr(key, (), ast.Str(value)) for key, value in MESH_NAMESPACE_LABELS[mesh].items())
+
+    def visit(stmt):
+        if not (isinstance(stmt, ast.Object) and stmt.kind == "namespace"):
+            return stmt
+        entries = tuple(stmt.entries or ())
+        blocks = [e for e in entries if isinstance(e, ast.Block) and e.key == "labels"]
+        if blocks:
+            entries = tuple(dataclasses.replace(e, entries=e.entries + added) if e is blocks[0] else e
+                            for e in entries)
+        else:
+            entries = entries + (ast.Block("labels", (), added),)
+        return dataclasses.replace(stmt, entries=entries)
+    return tuple(visit(s) for s in statements)
+
+
 class AnonymizeGenerator(Generator):
     name = "anonymize"
     summary = "consistent renaming of namespaces, objects and labels"
@@ -171,6 +292,14 @@ class AnonymizeGenerator(Generator):
                 if inlined is None:
                     yield Skip(f"application `{stmt.name}` cannot be read")
                     return
+                mesh = app_metadata(stmt.name).get("service_mesh")
+                if mesh:
+                    from itbench_dsl.topology import MESH_NAMESPACE_LABELS
+                    if str(mesh) not in MESH_NAMESPACE_LABELS:
+                        yield Skip(f"application `{stmt.name}` runs in a `{mesh}` mesh, which an inlined "
+                                   "topology cannot state")
+                        return
+                    inlined = with_mesh(inlined, str(mesh))
                 statements.append(ast.Topology(inlined))
             elif isinstance(stmt, ast.Metadata):
                 # free data that may name the original (ITBench ids, sources); a control says it is one
@@ -179,11 +308,12 @@ class AnonymizeGenerator(Generator):
                     statements.append(dataclasses.replace(stmt, entries=kept))
             else:
                 statements.append(stmt)
-        if any(r.kind == "gateway" for r in _refs(ctx.document)):
+        if any(r.kind == "gateway" for r in refs(ctx.document)):
             yield Skip("the scenario refers to a gateway its application's installation deploys; "
                        "an inlined topology has none")
             return
         mapping = renaming(ctx)
+        namespaces = {mapping.get(n, n) for n in original_names(ctx)[0]} | set(original_names(ctx)[0])
         probe = Renamer(mapping)
         ports = {}
         for label in sorted(set(_port_labels(tuple(statements)))):
@@ -194,7 +324,7 @@ class AnonymizeGenerator(Generator):
                         break
                 ports[label] = new
         for _ in range(4):
-            renamer = Renamer(mapping, ports)
+            renamer = Renamer(mapping, ports, set(namespaces))
             document = dataclasses.replace(ctx.document, statements=tuple(renamer.node(s) for s in statements))
             problems = check_document(document, f"{ctx.parent.name}.itb").problems
             # a name a fault requires literally (ITBench's flag ConfigMap, say) is named in its message: keep it
@@ -205,18 +335,6 @@ class AnonymizeGenerator(Generator):
         digest = hashlib.sha256(f"{ctx.seed}\0{ctx.parent.name}".encode()).hexdigest()[:10]
         document = allow_lint(document, "W2002")  # the inlined application keeps the objects no fault touches
         yield Variant(document, note=f"{len(renamer.mapping)} names replaced", name=f"scenario-{digest}")
-
-
-def _refs(node):
-    if isinstance(node, ast.Ref):
-        yield node
-    elif isinstance(node, tuple):
-        for n in node:
-            yield from _refs(n)
-    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-        for f in dataclasses.fields(node):
-            if f.compare:
-                yield from _refs(getattr(node, f.name))
 
 
 def _port_labels(node):

@@ -4,7 +4,7 @@ The input is paired with every later input (in the order given) of the same doma
 the same application and adds no topology of its own. The faults coexist when they act on
 different components, with different mechanisms, and change or create no object in common
 (targets, the other objects they patch, the objects they create). The variant keeps the input
-and adds the partner's faults, params and solutions; its ground truth is the union: both inputs'
+and adds the partner's faults and params, with one solution: the input's first, then the partner's first; its ground truth is the union: both inputs'
 alerts, root causes (written out, so that neither is lost) and propagations, and one `mitigated
 when` block with both inputs' predicates (within the longer of the two deadlines).
 """
@@ -115,7 +115,16 @@ def combine(a: Parent, b: Parent) -> ast.Scenario:
     last_fault = max((i for i, s in enumerate(statements) if isinstance(s, (ast.Fault, ast.Group))), default=-1)
     faults = [s for s in extra if isinstance(s, (ast.Fault, ast.Group, ast.Param))]
     statements[last_fault + 1:last_fault + 1] = faults
-    statements += [s for s in extra if isinstance(s, ast.Solution)]
+    # one solution: the input's first, then the partner's first; a solution of one fault alone leaves the
+    # other in place, so neither input's solutions mitigate the composed incident on their own
+    ours = [s for s in statements if isinstance(s, ast.Solution)]
+    theirs = [s for s in extra if isinstance(s, ast.Solution)]
+    statements = [s for s in statements if not isinstance(s, ast.Solution)]
+    if ours and theirs:
+        statements.append(dataclasses.replace(ours[0], title=f"{ours[0].title}, then {theirs[0].title[:1].lower()}"
+                                              f"{theirs[0].title[1:]}", id=None, steps=ours[0].steps + theirs[0].steps))
+    else:
+        statements += ours[:1] + theirs[:1]
     document = dataclasses.replace(a.document, statements=tuple(statements))
     return with_expect(document, expect)
 

@@ -16,7 +16,15 @@ import dataclasses
 
 from itbench_dsl import ast
 from itbench_dsl.faults import CREATABLE_KINDS
-from itbench_dsl.generate import Context, Generator, Skip, Variant, expect_statements, with_expect
+from itbench_dsl.generate import (
+    Context,
+    Generator,
+    Skip,
+    Variant,
+    expect_statements,
+    with_expect,
+)
+from itbench_dsl.tasks import TASK_TYPES
 
 
 class ControlGenerator(Generator):
@@ -33,6 +41,13 @@ class ControlGenerator(Generator):
                 continue
             if isinstance(stmt, ast.Metadata):
                 continue
+            if isinstance(stmt, ast.Tasks):
+                # a control poses only what has an answer without a fault (detect: no; mitigate: change nothing)
+                kept = tuple(item for item in stmt.items if TASK_TYPES[item.name].control)
+                if not kept:
+                    yield Skip("the scenario poses no task a control can pose (detect, mitigate)")
+                    return
+                stmt = dataclasses.replace(stmt, items=kept)
             statements.append(stmt)
         metadata = ast.Metadata((ast.Attr("control", (), ast.Symbol("true")),))
         position = next((i + 1 for i, s in enumerate(statements) if isinstance(s, (ast.Description, ast.Tags))), 0)
@@ -41,7 +56,8 @@ class ControlGenerator(Generator):
         expect = []
         for stmt in expect_statements(ctx.document):
             if isinstance(stmt, ast.Mitigated):
-                predicates = tuple(p for p in stmt.predicates if isinstance(p, ast.AlertPredicate)
+                # scope and probe predicates name no object; one on an object the fault creates has no control
+                predicates = tuple(p for p in stmt.predicates if getattr(p, "target", None) is None
                                    or p.target.kind not in CREATABLE_KINDS)
                 if predicates:
                     expect.append(dataclasses.replace(stmt, predicates=predicates))

@@ -11,6 +11,7 @@ extra object could itself break the control under test.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from itbench_dsl import ast
 from itbench_dsl.generate import Context, Generator, Skip, Variant, allow_lint
@@ -53,6 +54,13 @@ def _deployment(component: str, rng) -> tuple[str, str, list]:
 MAKERS = (_configmap, _secret, _serviceaccount, _deployment)
 
 
+class _Fixed:
+    """A stand-in random generator, to learn a maker's kind and name without drawing."""
+
+    def choice(self, items):
+        return items[0]
+
+
 class NoiseGenerator(Generator):
     name = "noise"
     summary = "benign red-herring objects the evaluator does not credit"
@@ -71,7 +79,15 @@ class NoiseGenerator(Generator):
                                              ("serviceaccount", topology.service_accounts),
                                              ("deployment", topology.workloads)) for n in (o.name for o in pool)}
         taken |= {("service", s.name) for s in topology.services}
+        # the distinct sets of red herrings (kind and name) bound the variants: stop when all are drawn
+        singles = len({(m(c, _Fixed())[0], m(c, _Fixed())[1]) for _, c in workloads for m in MAKERS} - taken)
+        space = sum(math.comb(singles, k) for k in (1, 2, 3))
+        drawn: set[frozenset] = set()
+        misses = 0
         for _ in range(ctx.n if ctx.n is not None else DEFAULT_VARIANTS):
+            if len(drawn) >= space or misses > 20 * space + 100:
+                yield Skip(f"the red herrings are exhausted: {len(drawn)} distinct sets drawn")
+                return
             count = ctx.rng.randint(1, 3)
             objects, notes = [], []
             for _ in range(count):
@@ -83,8 +99,11 @@ class NoiseGenerator(Generator):
                     entries = [_attr("namespace", ast.Str(namespace))] + entries
                 objects.append(ast.Object(kind, name, tuple(entries)))
                 notes.append((kind, name))
-            if not objects:
+            key = frozenset(notes)
+            if not objects or key in drawn:  # a set drawn before: no new variant
+                misses += 1
                 continue
+            drawn.add(key)
             document = dataclasses.replace(ctx.document, statements=ctx.document.statements
                                            + (ast.Topology(tuple(objects)),))
             document = allow_lint(document, "W2002")  # red herrings are unused on purpose

@@ -1,12 +1,23 @@
-"""retarget: the scenario's fault moved to every other topology object that meets its preconditions.
+"""retarget: the scenario's fault moved to another topology object, with its meaning carried along.
 
-The candidates are the topology's objects of a kind the fault accepts (its FaultKind's
-`targets`); the fault's own check (run by the checker on every variant) decides which of them
-meet its preconditions: a candidate it refuses is skipped with the fault's own message. Every
-reference to the old target's component follows it: the fault and its waiters, root causes,
-pod patterns, objects the fault creates (`schedule "cart-pod-kill"` becomes `"ad-pod-kill"`),
-mitigation predicates, the prose. Alerts stay where the new target's callers would see them;
-propagation chains keep the edges that still follow the topology.
+A candidate is an object of a kind the fault accepts (its FaultKind's `targets`); the fault's own
+check (run on every variant) decides whether it meets the preconditions, and a refused candidate
+is skipped with the fault's message. The move is a renaming of *components* (a workload with its
+pods, services and autoscaler) that keeps the topology's relations: the old target becomes the new
+one, and every other component the ground truth names by its relation to the old target (a caller,
+a caller's caller, a callee ...) becomes a component in the same relation to the new one, found
+along the topology's dependency edges (one that is already in the scenario keeps its name). So:
+
+- references follow their component: the fault and its waiters, pod patterns, the service that
+  carries a component's requests, objects the fault creates (`schedule "cart-pod-kill"` becomes
+  `"ad-pod-kill"`), ground-truth group ids and filters, selectors on the old target's labels;
+- alerts stay alerts the fault can raise (faults/alerting.py): on the new target, or on the image
+  of the caller or callee they were on; an alert on a component with no image is dropped, and when
+  none is left the fault's own alerts (ITBench's library) are expected on the new target;
+- propagation chains are rewritten with the same renaming; a chain that no longer follows the
+  topology is cut there, and a variant whose propagation cannot be kept at all is skipped;
+- every name, id, tag, prose and the scenario's own name carry the new names (names are matched
+  as whole topology names, so `frontend` inside `frontend-proxy` is left alone).
 """
 
 from __future__ import annotations
@@ -14,23 +25,26 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from itbench_dsl import ast
-from itbench_dsl.faults import CREATABLE_KINDS, FAULTS
+from itbench_dsl import ast, ir
+from itbench_dsl.faults import FAULTS, library_alerts
+from itbench_dsl.faults.alerting import TRAFFIC, WORKLOAD, Places, scope
 from itbench_dsl.generate import (
+    LANGUAGE_KIND,
+    NAME_LIMIT,
     Context,
     Generator,
     Skip,
     Variant,
-    callers,
-    component_of,
     expect_statements,
     faults_of,
     map_nodes,
     object_refs,
-    replace_text,
+    refs,
     split_chain,
     with_expect,
 )
+
+_WORKLOADS = ("deployment", "statefulset")
 
 
 class RetargetGenerator(Generator):
@@ -56,16 +70,26 @@ class RetargetGenerator(Generator):
             candidates = ctx.rng.sample(candidates, len(candidates))
         takes_container = any(arg.name == "container" for arg in kind.args)
         has_container = any(isinstance(e, ast.Attr) and e.key == "container" for e in faults[0].entries or ())
+        places = Places(ctx.scenario)
         for new in candidates:
             note = f"{kind.name}: {old.kind.lower()} {old.name} -> {new.name}"
-            document = retarget(ctx, old, new)
+            try:
+                document = Move(ctx, places, old, new).document()
+            except Unmovable as exc:
+                yield Skip(f"{note}: {exc}")
+                continue
             containers = [c.name for w in ctx.scenario.topology.workloads if w.kind == new.kind
                           and w.name == new.name and w.namespace == new.namespace for c in w.containers]
             if takes_container and not has_container and len(containers) > 1:
                 for container in containers:  # the fault must say which container: one variant each
-                    yield Variant(with_container(document, container), note=f"{note} (container {container})")
+                    yield Variant(with_container(document, container), note=f"{note} (container {container})",
+                                  name=document.name)
             else:
-                yield Variant(document, note=note)
+                yield Variant(document, note=note, name=document.name)
+
+
+class Unmovable(Exception):
+    """The variant would not mean what its parent means around the new target (the reason)."""
 
 
 def with_container(document: ast.Scenario, container: str) -> ast.Scenario:
@@ -79,91 +103,377 @@ def with_container(document: ast.Scenario, container: str) -> ast.Scenario:
     return map_nodes(document, visit)
 
 
-def retarget(ctx: Context, old, new) -> ast.Scenario:
-    topology = ctx.scenario.topology
-    a, b = old.name, new.name
-    names = {(o.name) for o in topology.workloads} | {s.name for s in topology.services}
-    services = {s.name for s in topology.services}
-    new_kind = {"Deployment": "deployment", "StatefulSet": "statefulset"}.get(new.kind, new.kind.lower())
+def _graph(topology: ir.Topology) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    up: dict[str, list[str]] = {}
+    down: dict[str, list[str]] = {}
+    for a, b in topology.edges:
+        down.setdefault(a, []).append(b)
+        up.setdefault(b, []).append(a)
+    return up, down
 
-    def rename(name: str) -> str:
-        return b if name == a else name
 
-    def ref_map(ref: ast.Ref) -> ast.Ref | None:
+class Move:
+    """One retargeting: the component renaming and its application to the document."""
+
+    def __init__(self, ctx: Context, places: Places, old: ir.ObjectRef, new: ir.ObjectRef) -> None:
+        self.ctx, self.places, self.old, self.new = ctx, places, old, new
+        self.topology = topology = ctx.scenario.topology
+        self.workloads = {w.name: w for w in places.workloads}
+        self.a, self.b = places.of(old), places.of(new)
+        if self.a == self.b:
+            raise Unmovable("the new target belongs to the old target's component")
+        # every name the scenario can mention, longest first: `frontend-proxy` is one name, not `frontend` + text
+        self.known = sorted({w.name for w in topology.workloads} | {s.name for s in topology.services}
+                            | {o.name for pool in (topology.configmaps, topology.secrets, topology.autoscalers,
+                                                   topology.service_accounts) for o in pool}
+                            | {old.name, new.name}, key=lambda s: (-len(s), s))
+        self.pattern = re.compile(r"(?<![A-Za-z0-9])(?:(deployments?|statefulsets?|deploy|sts)/)?("
+                                  + "|".join(re.escape(k) for k in self.known) + r")(?![A-Za-z0-9])", re.IGNORECASE)
+        self.mentioned = self._mentioned()
+        self.components = self._components()
+        self.names = self._names()
+
+    # ---- the renaming --------------------------------------------------------------------------------
+
+    def _mentioned(self) -> set[str]:
+        """The components the scenario names outside its topology (references and text)."""
+        out: set[str] = set()
+        lower = {k.lower(): k for k in self.known}
+        for stmt in self.ctx.document.statements:
+            if isinstance(stmt, (ast.Topology, ast.UseApp)):
+                continue
+            for ref in refs(stmt):
+                out.add(self._component_of_ref(ref))
+            for text in _texts(stmt):
+                for m in self.pattern.finditer(text):
+                    name = lower[m.group(2).lower()]
+                    out.add(self.places.by_key.get(("Service", name), name))
+        return {c for c in out if c}
+
+    def _component_of_ref(self, ref: ast.Ref) -> str | None:
+        name = ref.name.split("/")[-1]
+        if ref.kind in _WORKLOADS:
+            return name
+        if ref.kind == "pod":
+            return self.places.of(ir.ObjectRef("v1", "Pod", None, name))
+        if ref.kind == "service":
+            return self.places.of(ir.ObjectRef("v1", "Service", None, name))
+        if ref.kind == "hpa":
+            return self.places.by_key.get(("HorizontalPodAutoscaler", name))
+        return None
+
+    def _components(self) -> dict[str, str]:
+        """Old component -> new: the target's, then each mentioned component reached from the old target
+        along callers only or callees only (nearest first), with the components on the way: each is given
+        an unused component in the same relation to its predecessor's image (its own name when that still
+        fits). A component with no such counterpart has no image."""
+        fixed = {c for c in self.places.footprint if c != self.a} | (self.mentioned - self._related())
+        mapping = {self.a: self.b}
+        used = fixed | {self.a, self.b}
+        up, down = _graph(self.topology)
+        for graph in (up, down):
+            parent = {self.a: None}
+            order, frontier = [], [self.a]
+            while frontier:  # breadth-first, in name order: the nearest relation first, deterministically
+                nxt = []
+                for c in frontier:
+                    for d in sorted(graph.get(c, ())):
+                        if d not in parent:
+                            parent[d] = c
+                            order.append(d)
+                            nxt.append(d)
+                frontier = nxt
+            for target in order:
+                if target not in self.mentioned or target in fixed:
+                    continue
+                path = [target]
+                while parent[path[-1]] != self.a:
+                    path.append(parent[path[-1]])
+                for d in reversed(path):
+                    c = parent[d]
+                    if d in mapping:
+                        continue
+                    if c not in mapping or d in fixed:
+                        break
+                    options = sorted(x for x in graph.get(mapping[c], ()) if x in self.workloads
+                                     and (x not in used or x == d))
+                    choice = d if d in options else (options[0] if options else None)
+                    if choice is None:
+                        break
+                    mapping[d] = choice
+                    used.add(choice)
+        return mapping
+
+    def _related(self) -> set[str]:
+        up, down = _graph(self.topology)
+        out = set()
+        for graph in (up, down):
+            todo = [self.a]
+            while todo:
+                for d in graph.get(todo.pop(), ()):
+                    if d not in out:
+                        out.add(d)
+                        todo.append(d)
+        return out - {self.a}
+
+    def _service(self, component: str, like: str | None = None) -> str | None:
+        services = sorted(self.places.selecting.get(component, []))
+        if component in services:
+            return component
+        if like is not None:
+            for s in services:  # `cart-grpc` for `checkout-grpc`: the same suffix
+                if like.split("-", 1)[-1] == s.split("-", 1)[-1]:
+                    return s
+        return services[0] if services else None
+
+    def _names(self) -> dict[str, str]:
+        """Every name that changes: components, their services, and the old target itself."""
+        out = {self.old.name: self.new.name}
+        for c, d in self.components.items():
+            out.setdefault(c, d)
+            for service in self.places.selecting.get(c, []):
+                image = self._service(d, service)
+                if image is not None:
+                    out.setdefault(service, image)
+        return out
+
+    def unmapped(self) -> set[str]:
+        """Components related to the old target that the ground truth names but that have no image."""
+        return (self.mentioned & self._related()) - set(self.components) - {
+            c for c in self.places.footprint if c != self.a}
+
+    def _lost(self, stmt) -> str | None:
+        """A component without image that a statement names (by reference or in its text)."""
+        unmapped = self.unmapped()
+        if not unmapped:
+            return None
+        lower = {k.lower(): k for k in self.known}
+        names = {self._component_of_ref(r) for r in refs(stmt)}
+        names |= {self.places.by_key.get(("Service", lower[m.group(2).lower()]), lower[m.group(2).lower()])
+                  for text in _texts(stmt) for m in self.pattern.finditer(text)}
+        found = sorted(unmapped & names)
+        return found[0] if found else None
+
+    # ---- applying it ---------------------------------------------------------------------------------
+
+    def text(self, value: str) -> str:
+        def sub(m):
+            prefix, found = m.group(1), m.group(2)
+            new = self.names.get(found.lower(), None)
+            if new is None:
+                return m.group(0)
+            if found[:1].isupper() and found[1:2].islower():
+                new = new[:1].upper() + new[1:]
+            if prefix:  # `deployment/checkout` in a command: the kind of the new workload
+                workload = self.workloads.get(new)
+                if workload is not None and workload.kind.lower() not in prefix.lower():
+                    prefix = workload.kind.lower()
+                return f"{prefix}/{new}"
+            return new
+        return self.pattern.sub(sub, value)
+
+    def ref(self, ref: ast.Ref) -> ast.Ref | None:
+        """The reference in the variant, or None when it names a component with no image."""
         namespace, _, name = ref.name.rpartition("/")
         prefix = namespace + "/" if namespace else ""
-        if ref.kind == "pod" and (name.startswith(a + "-") or name == a):
-            return dataclasses.replace(ref, name=prefix + b + name[len(a):])
-        if (ref.kind in CREATABLE_KINDS or ref.kind == "group") and name.startswith(a + "-"):
-            return dataclasses.replace(ref, name=prefix + b + name[len(a):])
-        if name == a:
-            if ref.kind == new_kind or ref.kind in ("deployment", "statefulset") and new_kind in ("deployment", "statefulset"):
-                return dataclasses.replace(ref, kind=new_kind, name=prefix + b)
-            if ref.kind == "service":
-                return dataclasses.replace(ref, name=prefix + b)  # kept only where a service `b` exists
-            return dataclasses.replace(ref, kind=new_kind, name=prefix + b)
-        return None
+        if ref.kind == LANGUAGE_KIND.get(self.old.kind) and name == self.old.name:
+            return dataclasses.replace(ref, kind=LANGUAGE_KIND.get(self.new.kind, ref.kind),
+                                       name=prefix + self.new.name)
+        component = self._component_of_ref(ref)
+        if component is None or ref.kind not in _WORKLOADS + ("pod", "service", "hpa"):
+            return dataclasses.replace(ref, name=prefix + self.text(name))  # ids, created objects: by name
+        if component not in self.components:
+            return None if component in self.unmapped() else ref
+        image = self.components[component]
+        if ref.kind in _WORKLOADS:
+            workload = self.workloads.get(image)
+            return dataclasses.replace(ref, kind=workload.kind.lower() if workload else ref.kind, name=prefix + image)
+        if ref.kind == "pod":
+            return dataclasses.replace(ref, name=prefix + image + name[len(component):])
+        if ref.kind == "service":
+            service = self._service(image, name)
+            return dataclasses.replace(ref, name=prefix + service) if service else None
+        hpa = next((h.name for h in self.topology.autoscalers if h.target.name == image), None)
+        return dataclasses.replace(ref, name=prefix + hpa) if hpa else None
 
-    def visit(node):
-        if isinstance(node, ast.Ref):
-            return ref_map(node)
-        if isinstance(node, ast.GroundGroup) and node.id.startswith(a + "-"):
-            return dataclasses.replace(node, id=b + node.id[len(a):])
-        if isinstance(node, ast.Str) and a in names and (node.value == a or node.value.startswith(a + "-")):
-            # a container named after its workload, an experiment named `<workload>-...`
-            return dataclasses.replace(node, value=b + node.value[len(a):])
-        return None
+    def selector_value(self, key: str, value: str) -> str:
+        """A label value of a selector in the fault: the old target's value becomes the new target's."""
+        old, new = self.workloads.get(self.a), self.workloads.get(self.b)
+        if old is not None and old.labels.get(key) == value:
+            if new is None or key not in new.labels:
+                raise Unmovable(f"`{self.b}` has no label `{key}` to select it by")
+            return new.labels[key]
+        return self.text(value)
 
-    statements = []
-    for stmt in ctx.document.statements:
-        if isinstance(stmt, (ast.Fault, ast.Group)):
-            stmt = map_nodes(stmt, visit)
-        statements.append(stmt)
-    document = dataclasses.replace(ctx.document, statements=tuple(statements))
+    def node(self, node):
+        """The statement with references, strings and prose renamed (selectors by label)."""
+        def visit(n):
+            if isinstance(n, ast.Block) and n.key.endswith("selector"):
+                entries = tuple(dataclasses.replace(e, value=ast.Str(self.selector_value(e.key, e.value.value)))
+                                if isinstance(e, ast.Attr) and isinstance(e.value, ast.Str) else e
+                                for e in n.entries)
+                return dataclasses.replace(n, entries=entries)
+            return None
 
-    # expectations: mapped, then pruned to what the topology supports around the new target
-    target_component = component_of(ast.Ref(new_kind, b), topology) or b
-    watchers = callers(topology, target_component) | {target_component}
-    expect = []
-    alert_names = []
-    mapped = [map_nodes(stmt, visit) for stmt in expect_statements(document)]
-    groups: dict[str, ast.Ref] = {}
-    for stmt in mapped:
-        if isinstance(stmt, ast.GroundGroup):
-            if stmt.id in groups:  # the moved group is now the new target's own group: one is enough
+        def rename(n):
+            if isinstance(n, ast.Ref):
+                return self.ref(n) or _DROPPED
+            if isinstance(n, ast.Str):
+                return dataclasses.replace(n, value=self.text(n.value))
+            if isinstance(n, ast.GroundGroup):
+                return dataclasses.replace(n, id=self.text(n.id))
+            if isinstance(n, ast.Description):
+                return dataclasses.replace(n, text=self.text(n.text))
+            if isinstance(n, ast.Solution):
+                return dataclasses.replace(n, title=self.text(n.title))
+            if isinstance(n, ast.Step):
+                return dataclasses.replace(n, text=self.text(n.text),
+                                           run=self.text(n.run) if n.run is not None else None)
+            if isinstance(n, ast.Block) and n.key.endswith("selector"):
+                return n  # done by `visit`, before the strings
+            return None
+
+        selected = map_nodes(node, visit)
+        if selected is not node:
+            # selector values are decided by label: protect them from the text renaming
+            return _merge(map_nodes(node, rename), selected)
+        return map_nodes(node, rename)
+
+    def document(self) -> ast.Scenario:
+        statements = []
+        for stmt in self.ctx.document.statements:
+            if isinstance(stmt, (ast.Topology, ast.UseApp, ast.Param, ast.Expect)):
+                statements.append(stmt)
                 continue
-            groups[stmt.id] = stmt.target
-    seen_groups: set[str] = set()
-    for stmt in mapped:
-        if isinstance(stmt, ast.GroundGroup):
-            if stmt.id in seen_groups:
-                continue
-            seen_groups.add(stmt.id)
-        if isinstance(stmt, ast.Alert):
-            alert_names.append(stmt.name)
-            if stmt.target.kind == "service" and stmt.target.name.split("/")[-1] not in services:
-                stmt = dataclasses.replace(stmt, target=ast.Ref(new_kind, b))
-            component = component_of(stmt.target, topology)
-            if component is not None and component not in watchers:
-                continue
-        if isinstance(stmt, ast.Propagation):
-            chain = []
-            for ref in stmt.chain:  # a service the new target does not have leaves the chain
-                if ref.kind == "service" and ref.name.split("/")[-1] not in services:
+            lost = self._lost(stmt)
+            if lost:
+                raise Unmovable(f"the fault names `{lost}`, which has no counterpart around `{self.b}`")
+            stmt = self.node(stmt)
+            if _has_dropped(stmt):
+                raise Unmovable("the fault or its group names a component that has no counterpart "
+                                "around the new target")
+            statements.append(stmt)
+        document = dataclasses.replace(self.ctx.document, statements=tuple(statements))
+        document = with_expect(document, self.expect())
+        return dataclasses.replace(document, name=self.name())
+
+    def name(self) -> str:
+        name = self.text(self.ctx.document.name)
+        suffix = "-retarget"
+        return name[: NAME_LIMIT - len(suffix)].rstrip("-") + suffix
+
+    def expect(self) -> list:
+        kind = FAULTS[self.ctx.scenario.injections()[0].fault]
+        original = expect_statements(self.ctx.document)
+        had_alerts = any(isinstance(s, ast.Alert) for s in original)
+        had_chains = any(isinstance(s, ast.Propagation) for s in original)
+        out, alerts, seen_ids = [], [], set()
+        groups: dict[str, ast.Ref] = {}
+        mapped = []
+        for stmt in original:
+            new = self.node(stmt)
+            if isinstance(new, ast.GroundGroup):
+                if _has_dropped(new) or new.id in seen_ids:
                     continue
-                if not chain or chain[-1] != ref:
-                    chain.append(ref)
-            for chain in split_chain(tuple(chain), topology, groups) if len(chain) >= 2 else ():
-                if len({component_of(r, topology, groups) or r.name for r in chain}) < 2:
-                    continue  # within one component: no edge between ground-truth groups
-                expect.append(dataclasses.replace(stmt, chain=chain))
-            continue
-        expect.append(stmt)
-    if alert_names and not any(isinstance(s, ast.Alert) for s in expect):
-        service = b if b in services else None
-        where = ast.Ref("service", service) if service else ast.Ref(new_kind, b)
-        expect[:0] = [ast.Alert(name, where, None) for name in dict.fromkeys(alert_names)]
-    document = with_expect(document, expect)
+                seen_ids.add(new.id)
+                groups[new.id] = new.target
+            mapped.append((stmt, new))
+        ids = set(groups)
+        for stmt, new in mapped:
+            if isinstance(new, ast.Alert):
+                if _has_dropped(new) or (new.target.kind == "group" and new.target.name not in ids):
+                    continue
+                new = self._alert_on_service(new)
+                if new not in alerts:
+                    alerts.append(new)
+                continue
+            if isinstance(new, ast.Propagation):
+                chain = [r for r in new.chain if r is not _DROPPED and not (r.kind == "group" and r.name not in ids)]
+                chain = [r for i, r in enumerate(chain) if i == 0 or chain[i - 1] != r]
+                for run in split_chain(tuple(chain), self.topology, groups) if len(chain) >= 2 else ():
+                    out.append(dataclasses.replace(new, chain=run))
+                continue
+            if isinstance(new, (ast.RootCause, ast.Optimal)) and _has_dropped(new):
+                raise Unmovable("a root cause names a component that has no counterpart around the new target")
+            if isinstance(new, ast.Alias):
+                members = tuple(m for m in new.members if m is not _DROPPED)
+                if len(members) >= 2:
+                    out.append(dataclasses.replace(new, members=members))
+                continue
+            if isinstance(new, ast.Mitigated):
+                continue  # below, once the alerts are known
+            out.append(new)
+        if had_chains and not any(isinstance(s, ast.Propagation) for s in out):
+            raise Unmovable(f"the propagation cannot be rewritten along the topology around `{self.b}`")
+        if had_alerts and not alerts:
+            alerts = self.own_alerts(kind)
+        expected = {a.name for a in alerts}
+        raised = set(library_alerts(kind))
+        for stmt, new in mapped:
+            if isinstance(new, ast.Mitigated):
+                predicates = tuple(p for p in new.predicates
+                                   if not (isinstance(p, ast.AlertPredicate) and p.name not in expected | raised)
+                                   and not _has_dropped(p))
+                if not predicates:
+                    raise Unmovable("no mitigation predicate is left around the new target")
+                out.append(dataclasses.replace(new, predicates=predicates))
+        return alerts + out
 
-    pattern = re.compile(r"(?<![A-Za-z0-9_.])" + re.escape(a) + r"(?![A-Za-z0-9_])", re.IGNORECASE)
-    return replace_text(document, lambda text: pattern.sub(b, text))
+    def _alert_on_service(self, alert: ast.Alert) -> ast.Alert:
+        """A request alert on a workload that a service selects is measured on the service."""
+        if scope(alert.name) == TRAFFIC and alert.target.kind in _WORKLOADS:
+            service = self._service(alert.target.name.split("/")[-1])
+            if service is not None:
+                return dataclasses.replace(alert, target=ast.Ref("service", service))
+        return alert
+
+    def own_alerts(self, kind) -> list[ast.Alert]:
+        """The alerts the fault itself raises (ITBench's library), on the new target."""
+        out = []
+        workload = self.workloads.get(self.b)
+        for name in library_alerts(kind):
+            if scope(name) == WORKLOAD and workload is not None:
+                out.append(ast.Alert(name, ast.Ref("pod", f"{self.b}-*"), None))
+            elif scope(name) == TRAFFIC:
+                service = self._service(self.b)
+                if service is not None:
+                    out.append(ast.Alert(name, ast.Ref("service", service), None))
+                elif workload is not None:
+                    out.append(ast.Alert(name, ast.Ref(workload.kind.lower(), self.b), None))
+        return out
+
+
+_DROPPED = ast.Ref("dropped", "")
+
+
+def _has_dropped(node) -> bool:
+    return any(r is _DROPPED for r in refs(node))
+
+
+def _texts(node):
+    """Every string of a statement: values, ids, prose."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, tuple):
+        for n in node:
+            yield from _texts(n)
+    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for f in dataclasses.fields(node):
+            if f.compare and f.name not in ("kind", "key", "state", "op", "when"):
+                yield from _texts(getattr(node, f.name))
+
+
+def _merge(renamed, selected):
+    """`renamed` with every selector block taken from `selected` (the two trees have the same shape)."""
+    if isinstance(renamed, tuple):
+        return tuple(_merge(a, b) for a, b in zip(renamed, selected))
+    if isinstance(renamed, ast.Block) and renamed.key.endswith("selector"):
+        return selected
+    if dataclasses.is_dataclass(renamed) and not isinstance(renamed, type) and type(renamed) is type(selected):
+        changes = {}
+        for f in dataclasses.fields(renamed):
+            a, b = getattr(renamed, f.name), getattr(selected, f.name)
+            if f.compare and (isinstance(a, tuple) or dataclasses.is_dataclass(a)):
+                changes[f.name] = _merge(a, b)
+        return dataclasses.replace(renamed, **changes) if changes else renamed
+    return renamed

@@ -55,9 +55,12 @@ def compile(text: str | bytes, path: str = "<string>", hints: str = "none"):  # 
 
 
 def evaluate(bundle, *, answer: dict | None = None, state: dict | None = None, task: str | None = None,
-             artifact: tuple | None = None, opa_result: dict | None = None) -> dict:
+             artifact: tuple | None = None, opa_result: dict | None = None, injected_at: str | None = None,
+             answers: dict | None = None) -> dict:
     """A verdict (docs/evaluator.md) of `bundle`: a compiled bundle's folder, a compile result, or an
-    evaluator spec. Unusable inputs raise the runtime's InputError, as the standalone evaluator exits 2."""
+    evaluator spec. Unusable inputs raise the runtime's InputError, as the standalone evaluator exits 2.
+    `answers` gives each task graded on an answer its own ({task: answer}); `injected_at` (RFC 3339) is
+    when the fault was injected, what the detect task times against."""
     from pathlib import Path
 
     from .backends.evaluator import evaluator_spec, spec_of
@@ -73,4 +76,5 @@ def evaluate(bundle, *, answer: dict | None = None, state: dict | None = None, t
         spec = evaluator_spec(bundle.scenario)
     else:
         raise TypeError("evaluate takes a bundle folder, a compile result or an evaluator spec")
-    return grade(spec, answer, state, task=task, artifact=artifact, opa_result=opa_result)
+    return grade(spec, answer, state, task=task, artifact=artifact, opa_result=opa_result, injected_at=injected_at,
+                 answers=answers)

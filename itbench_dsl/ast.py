@@ -194,6 +194,7 @@ TopologyStmt = Union[Object, Edge]
 class Topology:
     statements: tuple[TopologyStmt, ...]
     span: Span = _span()
+    name: str | None = None  # `topology "NAME" { ... }`: the inline application's name
 
 
 @dataclass(frozen=True)
@@ -253,12 +254,57 @@ class StatePredicate:
 
 
 @dataclass(frozen=True)
-class FieldPredicate:
-    target: Ref
-    path: tuple[str, ...]
-    op: str
+class Index:
+    """`[0]` in a field path: a list's item by position."""
+
+    value: int
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Select:
+    """`[name="http"]` in a field path: the one item of a list whose `key` (dotted) equals `value`."""
+
+    key: str
     value: Value
     span: Span = _span()
+
+
+@dataclass(frozen=True)
+class ParseAs:
+    """`as json` (or `as yaml`) in a field path: the text there, parsed; the path goes on inside it."""
+
+    form: str
+    span: Span = _span()
+
+
+# A step of a field path: a key (`spec`, `["demo.flagd.json"]`), an index, a selection, a parse.
+PathStep = Union[str, Index, Select, ParseAs]
+# The operators of a field predicate (`exists` and `not exists` take no value).
+COMPARE_OPS = ("==", "!=", "<", "<=", ">", ">=")
+FIELD_OPS = COMPARE_OPS + ("contains", "in", "matches", "exists", "not exists")
+
+
+@dataclass(frozen=True)
+class FieldPredicate:
+    target: Ref
+    path: tuple[PathStep, ...]
+    op: str  # one of FIELD_OPS
+    value: Value | None  # None for `exists` and `not exists`
+    span: Span = _span()
+    path_span: Span = _span()
+
+
+@dataclass(frozen=True)
+class ScopePredicate:
+    """`all pods [{ labels }] [in namespace "x"] ready [within D]`: every pod (or workload) of a scope ready."""
+
+    what: str  # pods | workloads | deployments | statefulsets | daemonsets
+    selector: MapValue | None
+    namespace: Ref | None
+    within: Quantity | None
+    span: Span = _span()
+    what_span: Span = _span()
 
 
 @dataclass(frozen=True)
@@ -268,7 +314,20 @@ class AlertPredicate:
     span: Span = _span()
 
 
-Predicate = Union[StatePredicate, FieldPredicate, AlertPredicate]
+@dataclass(frozen=True)
+class ProbePredicate:
+    """`probe "NAME" exit_code == 0`, `probe "NAME" stdout contains "x"`: a declared probe's result."""
+
+    name: str
+    field: str  # exit_code | stdout | stderr
+    op: str  # one of the field predicate's tests
+    value: Value | None
+    span: Span = _span()
+    name_span: Span = _span()
+    field_span: Span = _span()
+
+
+Predicate = Union[StatePredicate, FieldPredicate, AlertPredicate, ScopePredicate, ProbePredicate]
 
 
 @dataclass(frozen=True)
@@ -313,7 +372,15 @@ class Cause:
     span: Span = _span()
 
 
-ExpectStmt = Union[Alert, RootCause, Propagation, Mitigated, Optimal, GroundGroup, Alias, Cause]
+@dataclass(frozen=True)
+class Analysis:
+    """`analysis { system_level = "application"  fault_type = "misconfiguration" }`: the analysis labels."""
+
+    entries: tuple[Entry, ...]
+    span: Span = _span()
+
+
+ExpectStmt = Union[Alert, RootCause, Propagation, Mitigated, Optimal, GroundGroup, Alias, Cause, Analysis]
 
 
 @dataclass(frozen=True)
@@ -367,6 +434,23 @@ class Task:
 
 
 @dataclass(frozen=True)
+class TaskItem:
+    """One task of a `tasks` statement: `detect`, or `detect within 10m` (the detection window)."""
+
+    name: str
+    within: Quantity | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Tasks:
+    """`tasks detect, localize, analyze, mitigate`: what the agent is asked (itbench_dsl/tasks.py)."""
+
+    items: tuple[TaskItem, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
 class Gap:
     target: Ref
     span: Span = _span()
@@ -378,9 +462,91 @@ class Compliant:
     span: Span = _span()
 
 
+@dataclass(frozen=True)
+class AlertRule:
+    """`alert_rule "Name" { expr = "..."  for = 5m  severity = "warning" ... }`: an alert the scenario defines."""
+
+    name: str
+    entries: tuple[Entry, ...] | None
+    span: Span = _span()
+    name_span: Span = _span()
+
+
+@dataclass(frozen=True)
+class UseFaults:
+    """`use faults "./faults/x.itb"`: the fault kinds a project file declares, for this scenario."""
+
+    path: str
+    span: Span = _span()
+    path_span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Probe:
+    """`probe "NAME" on deployment "x" { container = "c" command = [...] }`: a command whose result predicates read."""
+
+    name: str
+    target: Ref
+    entries: tuple[Entry, ...] | None
+    span: Span = _span()
+    name_span: Span = _span()
+
+
+# ---- fault kinds declared in the language (docs/fault-kinds.md) -----------------------------------------
+
+
+@dataclass(frozen=True)
+class Patch:
+    """`patch spec.replicas = 0`: a field of the fault's target set on injection (restored on revert)."""
+
+    path: tuple[PathStep, ...]
+    value: Value
+    entries: tuple[Entry, ...] | None = None  # `{ record = "original_x" }`: the args key of the field's old value
+    span: Span = _span()
+    path_span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Require:
+    """`require PATH TEST { code = ... message = ... }`: a precondition over the target (or over `arg(NAME)`)."""
+
+    subject: tuple[PathStep, ...] | Call  # a path into the target, or `arg(NAME)`
+    op: str
+    value: Value | None
+    entries: tuple[Entry, ...] | None
+    span: Span = _span()
+    subject_span: Span = _span()
+
+
+@dataclass(frozen=True)
+class FaultKindDecl:
+    """`fault_kind "name" { ... }`: settings and blocks (entries), patches and preconditions, in source order."""
+
+    name: str
+    statements: tuple[Union[Attr, Block, Patch, Require], ...]
+    span: Span = _span()
+    name_span: Span = _span()
+
+
+@dataclass(frozen=True)
+class FaultLibrary:
+    """A file of fault kinds: one or more `fault_kind` declarations."""
+
+    kinds: tuple[FaultKindDecl, ...]
+    span: Span = _span()
+
+    @property
+    def name(self) -> str:
+        return self.kinds[0].name if self.kinds else ""
+
+    @property
+    def name_span(self) -> Span:
+        return self.kinds[0].name_span if self.kinds else NO_SPAN
+
+
 Statement = Union[
     Domain, Complexity, Description, Tags, Metadata, UseApp, Topology, Fault, Group, Expect,
-    Solution, Param, Agent, Control, Task, Gap, Compliant, Object, Edge,
+    Solution, Param, Agent, Control, Task, Tasks, Gap, Compliant, Object, Edge, AlertRule, UseFaults, Probe,
 ]
 
 
@@ -402,7 +568,7 @@ class App:
     name_span: Span = _span()
 
 
-Document = Union[Scenario, App]
+Document = Union[Scenario, App, FaultLibrary]
 
 
 def fault_statements(document: Scenario) -> list[Fault]:
@@ -420,6 +586,6 @@ def keyword(statement) -> str:
     """The keyword a statement is written with (`use app`, `domain`), for messages."""
     return {
         Domain: "domain", Complexity: "complexity", Description: "description", Tags: "tags",
-        Metadata: "metadata", UseApp: "use app", Agent: "agent", Control: "control",
-        Task: "task", Gap: "gap", Compliant: "compliant",
+        Metadata: "metadata", UseApp: "use app", UseFaults: "use faults", Agent: "agent", Control: "control",
+        Task: "task", Tasks: "tasks", Gap: "gap", Compliant: "compliant",
     }.get(type(statement), type(statement).__name__.lower())

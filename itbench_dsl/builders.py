@@ -197,6 +197,16 @@ def task(kind: str, entries: Entries | None = None) -> ast.Task:
     return ast.Task(kind, _entries(entries))
 
 
+def tasks(*names: str, within: dict[str, str] | None = None) -> ast.Tasks:
+    """`tasks detect, mitigate`; `within` gives a task its window (`{"detect": "10m"}`)."""
+    windows = within or {}
+    return ast.Tasks(tuple(ast.TaskItem(n, ast.Quantity(windows[n]) if n in windows else None) for n in names))
+
+
+def analysis(entries: Entries) -> ast.Analysis:
+    return ast.Analysis(tuple(entries))
+
+
 def gap(target: ast.Ref) -> ast.Gap:
     return ast.Gap(target)
 
@@ -248,9 +258,49 @@ def state_predicate(target: ast.Ref, state: str, within: str | None = None) -> a
     return ast.StatePredicate(target, state, None if within is None else ast.Quantity(within))
 
 
-def field_predicate(target: ast.Ref, path: str, op: str, value) -> ast.FieldPredicate:
-    """`REF spec.replicas >= 2`; the path dotted."""
-    return ast.FieldPredicate(target, tuple(path.split(".")), op, literal(value))
+def field_predicate(target: ast.Ref, path, op: str, value=None) -> ast.FieldPredicate:
+    """`REF spec.replicas >= 2`, `REF spec.ports[name="http"].targetPort == 8080`, `REF PATH exists`.
+
+    `path` is dotted keys (`"spec.replicas"`) or a sequence of steps: keys (a key may hold dots:
+    `"demo.flagd.json"`), `index(0)`, `select("name", "http")`, `parse_as("json")`. `op` is one of
+    ast.FIELD_OPS; `exists` and `not exists` take no value, `in` a list, `matches` a string."""
+    if op not in ast.FIELD_OPS:
+        raise ValueError(f"unknown operator {op!r}; operators: {', '.join(ast.FIELD_OPS)}")
+    steps = tuple(path.split(".")) if isinstance(path, str) else tuple(path)
+    if not steps:
+        raise ValueError("a field path has at least one step")
+    if op in ("exists", "not exists"):
+        if value is not None:
+            raise ValueError(f"`{op}` takes no value")
+        return ast.FieldPredicate(target, steps, op, None)
+    if value is None:
+        raise ValueError(f"`{op}` needs a value")
+    return ast.FieldPredicate(target, steps, op, literal(value))
+
+
+def index(position: int) -> ast.Index:
+    """`[0]` in a field path."""
+    return ast.Index(position)
+
+
+def select(key: str, value) -> ast.Select:
+    """`[name="http"]` in a field path: the list item whose `key` (dotted names) equals `value`."""
+    if not all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part) for part in key.split(".")):
+        raise ValueError(f"a selection key is dotted names, not {key!r}")
+    return ast.Select(key, literal(value))
+
+
+def parse_as(form: str = "json") -> ast.ParseAs:
+    """`as json` / `as yaml` in a field path."""
+    return ast.ParseAs(form)
+
+
+def scope_predicate(what: str = "pods", selector: Mapping | None = None, namespace: str | None = None,
+                    within: str | None = None) -> ast.ScopePredicate:
+    """`all pods [{ app = "web" }] [in namespace "shop"] ready [within 5m]`."""
+    labels = literal(dict(selector)) if selector is not None else None
+    return ast.ScopePredicate(what, labels, ast.Ref("namespace", namespace) if namespace is not None else None,
+                              None if within is None else ast.Quantity(within))
 
 
 def alert_predicate(name: str, firing: bool = True) -> ast.AlertPredicate:
@@ -288,8 +338,8 @@ def edge(*names: str) -> ast.Edge:
     return ast.Edge(tuple(names))
 
 
-def topology(statements: Iterable) -> ast.Topology:
-    return ast.Topology(tuple(statements))
+def topology(statements: Iterable, name: str | None = None) -> ast.Topology:
+    return ast.Topology(tuple(statements), name=name)
 
 
 def scenario(name: str, statements: Iterable) -> ast.Scenario:
@@ -304,7 +354,7 @@ def app(name: str, statements: Iterable) -> ast.App:
 
 # nodes whose text opens a bracket (`{`, `[`, `(`); so does every node with a body (`entries` not None)
 _OPENS = (ast.Scenario, ast.App, ast.Topology, ast.Group, ast.Expect, ast.Mitigated, ast.Solution, ast.ListValue,
-          ast.MapValue, ast.Call)
+          ast.MapValue, ast.Call, ast.FaultKindDecl, ast.Index, ast.Select)
 
 
 def nesting(node) -> int:
@@ -317,10 +367,27 @@ def nesting(node) -> int:
         if isinstance(item, (list, tuple)):
             pending.extend((child, depth) for child in item)
         elif is_dataclass(item):
+            outer = depth
             depth += isinstance(item, _OPENS) or getattr(item, "entries", None) is not None
-            deepest = max(deepest, depth)
-            pending.extend((getattr(item, f.name), depth) for f in fields(item) if f.compare)
+            deepest = max(deepest, depth, outer + _bracketed_path(item))
+            # a statement's path is printed before its own braces (`require PATH matches "x" { ... }`)
+            pending.extend((getattr(item, f.name), outer if f.name in _HEAD_FIELDS and not isinstance(item, _OPENS)
+                            else depth) for f in fields(item) if f.compare)
     return deepest
+
+
+_HEAD_FIELDS = ("path", "subject")
+
+
+def _bracketed_path(item) -> int:
+    """1 when the node's field path quotes a key in brackets (`["a.json"]`), which the parser counts as one
+    level deeper (selections and indexes, `[name="http"]` and `[0]`, are nodes of their own: _OPENS)."""
+    path = getattr(item, "path", None) if isinstance(item, (ast.FieldPredicate, ast.Patch)) else \
+        getattr(item, "subject", None) if isinstance(item, ast.Require) else None
+    if not isinstance(path, tuple):
+        return 0
+    from .printer import _IDENT
+    return int(any(isinstance(step, str) and not _IDENT.match(step) for step in path))
 
 
 def too_deep(node) -> str | None:

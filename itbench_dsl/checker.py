@@ -9,19 +9,26 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import os
 import re
 from dataclasses import dataclass, field
 
-from . import ast, ir
+from . import ast, fieldpaths, ir, printer
 from .diagnostics import Diagnostics, did_you_mean
 from .faults import CREATABLE_KINDS, FAULTS, WAITERS, FaultInput
 from .reader import MISSING, Body, Context, convert, entries_as_data, plain
 from .source import SourceMap, Span
 from .ciso.tasks import TASK_CLASSES
-from .vocabulary import COMPLEXITIES, DOMAINS, KNOWN_ALERTS
+from . import tasks as task_types
+from .vocabulary import COMPLEXITIES, DOMAINS, KNOWN_ALERTS, READY_KINDS
+from .alerts import ALERT_NAME, SEVERITIES
+from .units import format_duration, parse_go_duration
+from .applications import import_app
 from .topology import (
     AGENT_RESOURCES,
+    AGENT_SERVICE_ACCOUNT,
     CLUSTER_RESOURCES,
+    CLUSTER_SCOPED_KINDS,
     DNS1123_LABEL,
     KINDS,
     RUNTIME_KINDS,
@@ -29,8 +36,6 @@ from .topology import (
     TopologyBuild,
     TopologyBuilder,
     app_gateways,
-    app_names,
-    app_topology,
     pod_pattern_owner,
 )
 
@@ -46,6 +51,22 @@ DEFAULT_WRITE = {
     "ciso": [],
 }
 DEFAULT_CLUSTER_READ = {"ciso": ["namespaces", "clusterpolicies", "clusterpolicyreports"]}
+
+# what `probe "NAME" FIELD ...` reads of a probe's result, and its type (docs/evaluator.md, probes)
+PROBE_FIELDS = {"exit_code": "int", "stdout": "str", "stderr": "str"}
+# `all KIND ... ready`: the kinds a scope covers (docs/language.md, mitigated when)
+SCOPE_KINDS = {"pods": ("Deployment", "StatefulSet"), "workloads": ("Deployment", "StatefulSet"),
+               "deployments": ("Deployment",), "statefulsets": ("StatefulSet",)}
+PARSE_FORMS = ["json", "yaml"]
+_FIELD_WORDS = {"string": "text", "integer": "an integer", "number": "a number", "boolean": "a boolean",
+                "quantity": "a quantity", "int-or-string": "an integer or text", "object": "an object (a map)",
+                "list": "a list"}
+_VALUE_WORDS = {ast.ListValue: "a list", ast.MapValue: "a map", ast.Call: "a call"}
+
+
+def _at(span: Span, fallback: Span) -> Span:
+    """A node's span, or `fallback` for a node built in code (no source text)."""
+    return span if span.end > span.start else fallback
 
 
 @dataclass
@@ -69,6 +90,12 @@ class Checker:
         self.diags = diags
         self.state = _State()
         self.agent_extra: list[tuple[list[str], list[str]]] = []  # access the faults say the agent needs
+        self.fault_kinds: dict = {}  # the kinds the scenario's `use faults` files declare
+        self.fault_files: dict[str, str] = {}  # `use faults` path -> sha256 of the bytes read (bundle.lock)
+        self.fault_library_failed = False
+        self.probe_names: set[str] = set()
+        self.probes_reported: set[str] = set()
+        self.known_alerts: set[str] = set(KNOWN_ALERTS)  # the standard catalogue and the scenario's `alert_rule`s
         # where each emitted object, injection and solution step comes from (E3xxx, lint, self-validation)
         self.source_map = SourceMap(path, document.name_span)
         self.locations = self.source_map.objects
@@ -95,12 +122,15 @@ class Checker:
         self.topology(single.get(ast.UseApp))
         topology = self.state.build.to_ir()
         topology.application_options = self.application_options(single.get(ast.UseApp))
+        self.project_faults()
         groups = self.faults()
+        probes = self.probes()
         expect = [s for s in doc.statements if isinstance(s, ast.Expect)]
         for extra in expect[1:]:
             self.error("E2002", "`expect` is given twice", extra.span, "second one", help="merge the two blocks")
         expect_stmts = expect[0].statements if expect else ()
         ground_groups = self.ground_groups(expect_stmts)
+        alert_rules = self.alert_rules()  # before the expected alerts: they may name these
         alerts = self.alerts(expect_stmts)
         aliases = self.aliases(expect_stmts)  # before the root causes: it may declare groups they mark
         root_causes = self.root_causes(expect_stmts, groups)
@@ -117,6 +147,8 @@ class Checker:
         agent = self.agent(single.get(ast.Agent), domain or "sre", topology, groups, single.get(ast.Task))
         compliance = self.compliance(single, domain)
         self.domain_requirements(domain, optimal)
+        posed = self.tasks(single.get(ast.Tasks), domain)
+        analysis = self.analysis(expect_stmts, posed, single.get(ast.Tasks), groups)
         self.record_locations(groups, single.get(ast.Agent))
         self.record_steps()
         if unknown_params:
@@ -125,7 +157,8 @@ class Checker:
             return None
         return ir.Scenario(doc.name, domain, complexity, description.text, tags, metadata, topology, groups, alerts,
                            root_causes, propagations, mitigation, optimal, solutions, params, agent, compliance,
-                           ground_groups=ground_groups, aliases=aliases, causes=causes)
+                           ground_groups=ground_groups, aliases=aliases, causes=causes, alert_rules=alert_rules,
+                           tasks=posed, analysis=analysis, probes=probes)
 
     def record_locations(self, groups: list[ir.FaultGroup], agent: ast.Agent | None) -> None:
         for (kind, namespace, name), declared in self.state.build.declared.items():
@@ -148,7 +181,7 @@ class Checker:
 
     def single_statements(self) -> dict:
         singles = (ast.Domain, ast.Complexity, ast.Description, ast.Tags, ast.Metadata, ast.UseApp, ast.Agent,
-                   ast.Control, ast.Task)
+                   ast.Control, ast.Task, ast.Tasks)
         found: dict = {}
         for stmt in self.doc.statements:
             if isinstance(stmt, singles):
@@ -184,33 +217,41 @@ class Checker:
     # ---- topology
     def topology(self, use: ast.UseApp | None) -> None:
         if use is not None:
-            if use.name not in app_names():
-                hint = did_you_mean(use.name, app_names())
-                self.error("E2001", f"unknown application `{use.name}`", use.span, "not in the standard library",
-                           help=f"did you mean `{hint}`?" if hint else "known: " + ", ".join(app_names()))
+            # a standard-library application, one on the search path or a local file (applications.py)
+            errors_before = len(self.diags.errors())
+            build = import_app(use, self.ctx, (os.path.abspath(self.ctx.path),))
+            if build is None or len(self.diags.errors()) > errors_before:
                 self.state.incomplete = True
-            else:
-                build, app_diags = app_topology(use.name)
-                self.diags.extend(app_diags.items)
-                self.diags.sources.update(app_diags.sources)
-                if build is not None:
-                    self.state.build = build
+            if build is not None:
+                self.state.build = build
         build = self.state.build
         builder = TopologyBuilder(self.ctx, build)
         inline = [s for s in self.doc.statements if isinstance(s, ast.Topology)]
         for stmt in inline:
             builder.add_statements(stmt.statements)
-        builder.resolve_autoscalers()
+        builder.resolve_references()
+        # the application's name for people: the inline topology's, else a local application's
+        names = [s for s in inline if s.name is not None]
+        for extra in names[1:]:
+            if extra.name != names[0].name:
+                self.error("E2002", f"the topology is named twice (`{names[0].name}` and `{extra.name}`)", extra.span,
+                           "second name", help="name one `topology` block, or give them the same name")
+        if names:
+            build.display_name = names[0].name
+        elif build.application is not None:
+            build.display_name = None  # a standard application: its id names it
         if use is None and not inline:
             self.error("E2013", "the scenario has no topology", self.doc.name_span, "no topology",
                        help='import one with `use app "opentelemetry-demo"` or write `topology { ... }`')
 
     def application_options(self, use: ast.UseApp | None) -> dict | None:
-        """`use app "x" { options { ... } }`: ITBench's install options, kept as data in ITBench's spelling."""
+        """`use app "x" { options { ... } }`: ITBench's install options, kept as data in ITBench's spelling.
+        (`namespace` and `namespaces`, the application's namespaces moved, are applications.py's.)"""
         if use is None or use.entries is None:
             return None
         body = Body(self.ctx, use.entries, "`use app`", use.span)
         options = body.block("options")
+        body.used |= {i for i, e in enumerate(body.entries) if e.key in ("namespace", "namespaces")}
         body.finish()
         if options is None:
             return None
@@ -231,16 +272,17 @@ class Checker:
             return self.resolve_gateway(ref, namespace, name)
         if kind in RUNTIME_KINDS:
             return self.resolve_pods(ref, namespace, name)
-        if kind in CREATABLE_KINDS:
+        # a kind faults may create and the topology may declare (a claim): a fault's object first
+        if kind in CREATABLE_KINDS and (kind not in KINDS or (kind, name) in self.state.fault_objects):
             return self.resolve_fault_object(ref, kind, name)
         if kind not in KINDS:
-            candidates = list(KINDS) + list(RUNTIME_KINDS) + list(CREATABLE_KINDS)
+            candidates = list(dict.fromkeys([*KINDS, *RUNTIME_KINDS, *CREATABLE_KINDS]))
             hint = did_you_mean(kind, candidates)
             self.error("E2015", f"unknown object kind `{kind}`", ref.kind_span, "unknown kind",
                        help=f"did you mean `{hint}`?" if hint else "known: " + ", ".join(sorted(candidates)))
             return None
         matches = [d for d in build.find(kind, name) if namespace is None or d.namespace == namespace]
-        if kind == "namespace":
+        if kind in CLUSTER_SCOPED_KINDS:
             matches = build.find(kind, name)
         if not matches:
             if self.state.incomplete:
@@ -323,6 +365,88 @@ class Checker:
             return None
         return Resolved(found, None)
 
+    # ---- fault kinds of the project (`use faults`), probes
+    def project_faults(self) -> None:
+        """`use faults "PATH"`: the kinds a project file declares (faults/declared.py), for this scenario's faults."""
+        from .faults import declared
+
+        self.fault_kinds = {}
+        for stmt in self.doc.statements:
+            if not isinstance(stmt, ast.UseFaults):
+                continue
+            kinds = declared.load_project_file(stmt, self.ctx, FAULTS, self.fault_files)
+            if kinds is None:  # reported there; the faults it declares are not worth reporting as unknown
+                self.fault_library_failed = True
+            for kind in kinds or ():
+                if kind.name in self.fault_kinds:
+                    self.error("E2002", f"fault kind `{kind.name}` comes from two `use faults` files", stmt.span,
+                               "declared again", help="rename one of the two kinds")
+                    continue
+                self.fault_kinds[kind.name] = kind
+
+    def fault_kind(self, name: str):
+        """A fault kind by name: the scenario's project kinds, then the library's."""
+        # dict.get: the library's own entries, not another scenario's project kinds (faults/__init__.py)
+        return self.fault_kinds.get(name) or dict.get(FAULTS, name)
+
+    def probes(self) -> list[ir.Probe]:
+        """`probe "NAME" on deployment "x" { container command }`: commands whose results predicates read."""
+        out: list[ir.Probe] = []
+        self.probe_names: set[str] = set()
+        self.probe_results: dict[str, tuple] = {}  # name -> (its span, its healthy result): read by predicates
+        for stmt in self.doc.statements:
+            if not isinstance(stmt, ast.Probe):
+                continue
+            if stmt.name in self.probe_names:
+                self.error("E2002", f"probe `{stmt.name}` is declared twice", stmt.name_span, "second one")
+                continue
+            self.probe_names.add(stmt.name)
+            resolved = self.resolve(stmt.target, WORKLOAD_KINDS[:2], f"the target of probe `{stmt.name}`")
+            body = Body(self.ctx, stmt.entries, f"probe `{stmt.name}`", stmt.span)
+            container = body.attr("container", "str")
+            command = body.attr("command", "str_list", required=True)
+            results = {moment: self.probe_result(body, moment) for moment in ("healthy", "faulty")}
+            body.finish()
+            self.probe_results[stmt.name] = (stmt.name_span, results["healthy"])
+            if resolved is None or command is None or any(r is MISSING for r in results.values()):
+                continue
+            if not command:
+                self.error("E2010", "`command` needs at least one item", body.attr_span("command"), "empty command")
+                continue
+            names = [c.name for c in resolved.declared.containers]
+            if container is None and len(names) == 1:
+                container = names[0]
+            elif container is None:
+                self.error("E2007", f"{resolved.ref.kind.lower()} `{resolved.ref.name}` has {len(names)} containers "
+                           f"({', '.join(names)}): say which with `container`", stmt.target.span, "which container?")
+                continue
+            elif container not in names:
+                hint = did_you_mean(container, names)
+                self.error("E2020", f"{resolved.ref.kind.lower()} `{resolved.ref.name}` has no container `{container}`",
+                           body.attr_span("container"), "no such container",
+                           help=f"did you mean `{hint}`?" if hint else f"its containers: {', '.join(names)}")
+                continue
+            out.append(ir.Probe(stmt.name, resolved.ref, container, list(command), results["healthy"],
+                                results["faulty"]))
+        return out
+
+    def probe_result(self, body: Body, moment: str):
+        """`healthy { exit_code = 0 stdout = "..." stderr = "..." }` (the probe's result on the healthy
+        application) or `faulty { ... }` (with the scenario's faults injected): what self-validation's derived
+        states carry (states.py). None when not given; MISSING when invalid (reported)."""
+        found = body.block(moment)
+        if found is None:
+            return None
+        exit_code = found.attr("exit_code", "int", default=0)
+        stdout = found.attr("stdout", "str", default="")
+        stderr = found.attr("stderr", "str", default="")
+        found.finish()
+        if not isinstance(exit_code, int) or not 0 <= exit_code <= 255:
+            self.error("E2010", f"a command's exit code is 0 to 255, not {exit_code}", found.attr_span("exit_code"),
+                       "not an exit code")
+            return MISSING
+        return {"exit_code": exit_code, "stdout": stdout or "", "stderr": stderr or ""}
+
     # ---- faults
     def faults(self) -> list[ir.FaultGroup]:
         groups: list[ir.FaultGroup] = []
@@ -359,7 +483,7 @@ class Checker:
             return
         have = {(w.kind, w.target) for w in waiters if w.when == "after"}
         for stmt, injection in pairs:
-            kind = FAULTS[injection.fault]
+            kind = self.fault_kind(injection.fault)
             if kind.needs_waiters is None:
                 continue
             for waiter_kind, ref, why in kind.needs_waiters(injection):
@@ -372,9 +496,11 @@ class Checker:
                            f"put the fault in a group with its waiter: `group {{ fault ...  {line} }}`")
 
     def fault(self, stmt: ast.Fault) -> ir.Injection | None:
-        kind = FAULTS.get(stmt.kind)
+        kind = self.fault_kind(stmt.kind)
+        if kind is None and self.fault_library_failed:
+            return None
         if kind is None:
-            hint = did_you_mean(stmt.kind, FAULTS)
+            hint = did_you_mean(stmt.kind, [*FAULTS, *self.fault_kinds])
             self.error("E2005", f"unknown fault `{stmt.kind}`", stmt.kind_span, "not in the fault library",
                        help=f"did you mean `{hint}`?" if hint else
                        f"`itbench faults` lists the {len(FAULTS)} faults of the library")
@@ -523,15 +649,58 @@ class Checker:
             out.append(ids)
         return out
 
+    def alert_rules(self) -> list[ir.AlertRuleDef]:
+        """The scenario's own alerts (`alert_rule`): names beside the standard catalogue (alerts.py)."""
+        out: list[ir.AlertRuleDef] = []
+        seen: dict[str, ast.AlertRule] = {}
+        for stmt in self.doc.statements:
+            if not isinstance(stmt, ast.AlertRule):
+                continue
+            if stmt.name in seen:
+                self.error("E2002", f"alert rule `{stmt.name}` is declared twice", stmt.name_span, "second one",
+                           help=f"the first is at line {seen[stmt.name].span.line}")
+                continue
+            seen[stmt.name] = stmt
+            if stmt.name in KNOWN_ALERTS:
+                self.error("E2018", f"alert rule `{stmt.name}` redefines an alert of the standard catalogue",
+                           stmt.name_span, "a standard alert", help="give your rule a name of its own (docs/language.md "
+                           "lists the catalogue), or expect the standard alert without declaring it")
+            elif not ALERT_NAME.match(stmt.name):
+                self.error("E2014", f"alert rule name `{stmt.name}` is not a valid Prometheus alert name",
+                           stmt.name_span, "invalid name", help="letters, digits and `_`, not starting with a digit")
+            body = Body(self.ctx, stmt.entries, f"alert rule `{stmt.name}`", stmt.span)
+            expr = body.attr("expr", "str", required=True)
+            duration = body.attr("for", "duration", default=0)
+            severity = body.attr("severity", "str", default="warning")
+            if severity not in SEVERITIES:
+                self.error("E2010", f"`{severity}` is not an alert severity", body.attr_span("severity"),
+                           f"expected {' | '.join(SEVERITIES)}")
+            summary = body.attr("summary", "str")
+            description = body.attr("description", "str")
+            labels = body.string_map("labels")
+            if "severity" in labels:
+                self.error("E2010", "the severity of an alert rule is its `severity` field, not a label",
+                           body.attr_span("labels"), help="write `severity = \"...\"` beside `expr`")
+            body.finish()
+            if isinstance(expr, str) and not expr.strip():
+                self.error("E2010", "the expression of an alert rule is empty", body.attr_span("expr"), "empty")
+            elif isinstance(expr, str):
+                out.append(ir.AlertRuleDef(stmt.name, expr, format_duration(duration), severity, summary, description,
+                                           labels))
+        self.known_alerts = set(KNOWN_ALERTS) | set(seen)
+        return out
+
     def alerts(self, stmts) -> list[ir.AlertExpectation]:
         out = []
+        known = sorted(self.known_alerts)
         for stmt in stmts:
             if not isinstance(stmt, ast.Alert):
                 continue
-            if stmt.name not in KNOWN_ALERTS:
-                hint = did_you_mean(stmt.name, KNOWN_ALERTS)
-                self.error("E2017", f"unknown alert `{stmt.name}`", stmt.name_span, "not defined by the monitoring stack",
-                           help=f"did you mean `{hint}`?" if hint else "known: " + ", ".join(KNOWN_ALERTS))
+            if stmt.name not in known:
+                hint = did_you_mean(stmt.name, known)
+                self.error("E2017", f"unknown alert `{stmt.name}`", stmt.name_span, "in no alert catalogue",
+                           help=f"did you mean `{hint}`?" if hint else
+                           "declare it with `alert_rule \"NAME\" { expr = \"...\" }`; known: " + ", ".join(known))
             resolved, named = self.resolve_expected(stmt.target, f"alert `{stmt.name}`")
             body = Body(self.ctx, stmt.entries, f"alert `{stmt.name}`", stmt.span)
             description = body.attr("description", "str")
@@ -646,21 +815,268 @@ class Checker:
         predicates = []
         for pred in block.predicates:
             if isinstance(pred, ast.AlertPredicate):
-                if pred.name not in KNOWN_ALERTS:
-                    hint = did_you_mean(pred.name, KNOWN_ALERTS)
+                if pred.name not in self.known_alerts:
+                    hint = did_you_mean(pred.name, self.known_alerts)
                     self.error("E2017", f"unknown alert `{pred.name}`", pred.span, help=f"did you mean `{hint}`?" if hint else "")
-                predicates.append(ir.Predicate("alert", alert=pred.name, firing=pred.firing))
-                continue
-            resolved = self.resolve(pred.target, None, "mitigation predicate")
-            if resolved is None:
-                continue
-            if isinstance(pred, ast.StatePredicate):
-                predicates.append(ir.Predicate("state", resolved.ref, state=pred.state,
-                                               within_seconds=self.duration(pred.within)))
+                predicate = ir.Predicate("alert", alert=pred.name, firing=pred.firing)
+            elif isinstance(pred, ast.ScopePredicate):
+                predicate = self.scope_predicate(pred)
+            elif isinstance(pred, ast.ProbePredicate):
+                predicate = self.probe_predicate(pred)
             else:
-                predicates.append(ir.Predicate("field", resolved.ref, path=list(pred.path), op=pred.op,
-                                               value=plain(pred.value)))
+                resolved = self.resolve(pred.target, None, "mitigation predicate")
+                if resolved is None:
+                    continue
+                if isinstance(pred, ast.StatePredicate):
+                    if pred.state == "ready" and resolved.ref.kind not in READY_KINDS:
+                        self.error("E2004", f"{resolved.ref.kind} `{resolved.ref.name}` has no readiness: `ready` tests "
+                                   "workloads and pods", pred.span, "never ready",
+                                   help=f"check what the fault changes with a field predicate "
+                                        f"(`{pred.target.kind} \"{pred.target.name}\" PATH == VALUE`), or `exists`")
+                        continue
+                    predicate = ir.Predicate("state", resolved.ref, state=pred.state,
+                                             within_seconds=self.duration(pred.within))
+                else:
+                    predicate = self.field_predicate(pred, resolved)
+            if predicate is not None:
+                predicates.append(predicate)
+                # where self-validation points when this predicate decides a case wrongly (checking.py)
+                self.source_map.predicates.append(_at(pred.path_span, pred.span) if isinstance(pred, ast.FieldPredicate)
+                                                  else pred.span)
         return ir.Mitigation(within, predicates)
+
+    def probe_predicate(self, pred: ast.ProbePredicate) -> ir.Predicate | None:
+        """`probe "NAME" exit_code == 0`, `probe "NAME" stdout contains "x"` (E2003: no such probe)."""
+        names = getattr(self, "probe_names", set())
+        if pred.name not in names:
+            hint = did_you_mean(pred.name, names)
+            self.error("E2003", f"no probe `{pred.name}` is declared", pred.name_span, "unknown probe",
+                       help=f"did you mean `{hint}`?" if hint else
+                       f'declare it: `probe "{pred.name}" on deployment "NAME" {{ command = [...] }}`')
+            return None
+        span, healthy = getattr(self, "probe_results", {}).get(pred.name, (None, MISSING))
+        if healthy is None and pred.name not in self.probes_reported:
+            # self-validation grades states derived offline: they need the result the healthy application gives
+            self.probes_reported.add(pred.name)
+            self.error("E2007", f"probe `{pred.name}` is read by `mitigated when` but says no `healthy` result",
+                       span, "`healthy` missing", help="add the result it gives on the healthy application, and the "
+                       'one the fault causes: `healthy { exit_code = 0 stdout = "..." }  faulty { ... }`')
+        if pred.field not in PROBE_FIELDS:
+            self.error("E2006", f"a probe's result has no field `{pred.field}`", pred.field_span, "unknown field",
+                       help="read `exit_code`, `stdout` or `stderr`")
+            return None
+        value = None
+        if pred.value is not None:
+            if pred.op == "in":
+                kind = "str_list" if PROBE_FIELDS[pred.field] == "str" else "any"
+            else:
+                kind = PROBE_FIELDS[pred.field]
+            value = convert(self.ctx, pred.value, kind, f"`probe \"{pred.name}\" {pred.field}`")
+            if value is MISSING:
+                return None
+            if pred.op == "matches":
+                problem = fieldpaths.regex_problem(value)
+                if problem is not None:
+                    self.error("E2040", f"`{value}` is not accepted as a pattern: {problem}", pred.value.span,
+                               "pattern not accepted")
+                    return None
+        return ir.Predicate("probe", path=[pred.name, pred.field], op=pred.op, value=value)
+
+    def field_predicate(self, pred: ast.FieldPredicate, resolved: Resolved) -> ir.Predicate | None:
+        """`REF PATH OP VALUE`: the path checked against the target kind's schema, the value typed by the field
+        it is compared with (docs/language.md, operators)."""
+        path_span = _at(pred.path_span, pred.span)
+        steps = [self.path_step(step, path_span) for step in pred.path]
+        if any(step is None for step in steps):
+            return None
+        ref = resolved.ref
+        found = fieldpaths.field_type(ref.api_version, ref.kind, steps)
+        if isinstance(found, fieldpaths.PathProblem):
+            shown = printer.field_path(pred.path)
+            self.error("E2006", f"{ref.kind} `{ref.name}` has no field path `{shown}`: {found.message}", path_span,
+                       "not a field of " + ref.kind, help=found.help or (
+                           "fields here: " + ", ".join(found.names[:12]) + (" ..." if len(found.names) > 12 else "")
+                           if found.names else ""))
+            return None
+        typed = self.predicate_operand(pred, found.name, path_span)
+        if typed is MISSING:
+            return None
+        value, value_type = typed
+        return ir.Predicate("field", ref, path=steps, op=pred.op, value=value, value_type=value_type)
+
+    def path_step(self, step: ast.PathStep, path_span: Span):
+        """A path step as the evaluator reads it: a key, an index, a [key, value] selection, {"parse": form}."""
+        if isinstance(step, str):
+            return step
+        if isinstance(step, ast.Index):
+            if step.value < 0:
+                self.error("E2010", f"list index `{step.value}` is negative", _at(step.span, path_span), "not an index",
+                           help="indexes count from 0, the first item; select an item by its key: `[name=\"app\"]`")
+                return None
+            return step.value
+        if isinstance(step, ast.Select):
+            if not isinstance(step.value, (ast.Str, ast.Int)):
+                self.error("E2008", f"`[{step.key}=...]` selects by a string or an integer", _at(step.value.span, path_span),
+                           "not a string or an integer", help=f'write `[{step.key}="..."]`')
+                return None
+            return [step.key, plain(step.value)]
+        if step.form not in PARSE_FORMS:
+            hint = did_you_mean(step.form, PARSE_FORMS)
+            self.error("E2010", f"`as {step.form}`: text is read `as json` or `as yaml`", _at(step.span, path_span),
+                       "unknown format", help=f"did you mean `as {hint}`?" if hint else "")
+            return None
+        return {"parse": step.form}
+
+    def predicate_operand(self, pred: ast.FieldPredicate, field: str, path_span: Span):
+        """(the value as the evaluator compares it, its type when the plain comparison would not do: `duration`,
+        or `text` for text that reads as a number); MISSING after an error."""
+        op, value = pred.op, pred.value
+        what = _FIELD_WORDS.get(field, "a value")
+        if op in ("exists", "not exists"):
+            return None, None
+        if op == "matches":
+            if field not in ("string", "int-or-string", "quantity", "any"):
+                self.error("E2008", f"`matches` reads text, and this field is {what}", path_span, what,
+                           help="compare it with `==`, `in` or `<`")
+                return MISSING
+            problem = fieldpaths.regex_problem(value.value)
+            if problem:
+                self.error("E2040", f"regular expression not accepted: {problem}", _at(value.span, pred.span),
+                           "not accepted", help="`matches` takes RE2's syntax and matches the whole value")
+                return MISSING
+            return value.value, None
+        if op == "contains":
+            if field not in ("list", "object", "any"):
+                self.error("E2008", f"`contains` reads a list or a map, and this field is {what}", path_span, what,
+                           help="for text use `matches` (the whole value, a regular expression) or `==`")
+                return MISSING
+            if isinstance(value, ast.MapValue) or (field == "object" and isinstance(value, ast.Str)):
+                return plain(value), None  # entries it holds, or a key it has
+            element = "any" if field in ("list", "any") else field
+            typed = self.operand_value(value, element, "==", path_span)
+            return MISSING if typed is MISSING else typed
+        if op == "in":
+            if not isinstance(value, ast.ListValue) or not value.items:
+                self.error("E2008", "`in` takes a non-empty list of values", _at(value.span, pred.span), "not a list",
+                           help="write `in [1, 2]`")
+                return MISSING
+            if field in ("list", "object"):
+                self.error("E2008", f"`in` compares one value, and this field is {what}", path_span, what,
+                           help="to test an element of a list, write `contains`")
+                return MISSING
+            typed = [self.operand_value(item, field, "==", path_span) for item in value.items]
+            if any(t is MISSING for t in typed):
+                return MISSING
+            kinds = {t[1] for t in typed}
+            return [t[0] for t in typed], ("duration" if "duration" in kinds else "text" if "text" in kinds else None)
+        return self.operand_value(value, field, op, path_span)
+
+    def operand_value(self, value: ast.Value, field: str, op: str, path_span: Span | None = None):
+        """One scalar operand, checked against the field's type (a mismatch is E2008, a unit that does not fit
+        E2009): (plain value, `duration` | `text` | None)."""
+        from .runtime.evaluator import number
+
+        span = _at(value.span, path_span) if path_span is not None else value.span
+        what = _FIELD_WORDS.get(field, "a value")
+        ordering = op in ("<", "<=", ">", ">=")
+
+        def wrong(message: str, help: str = "", code: str = "E2008"):
+            self.error(code, message, span, "wrong type" if code == "E2008" else "wrong unit", help=help)
+            return MISSING
+
+        if field in ("object", "list"):
+            return wrong(f"this field is {what}: compare a field inside it", "name the field: `spec.replicas`, "
+                         "`containers[name=\"app\"].image`; `contains` tests an element or an entry")
+        if isinstance(value, (ast.Int, ast.Float)):
+            if field in ("string", "boolean"):
+                return wrong(f"a number, and this field is {what}", 'write text in quotes: `"3"`' if field == "string" else
+                             "write `true` or `false`")
+            return plain(value), None
+        if isinstance(value, ast.Quantity):
+            duration = parse_go_duration(value.text) is not None
+            quantity = number(value.text) is not None
+            if field == "quantity":
+                if not quantity:
+                    return wrong(f"`{value.text}` is not a quantity", "quantities are `512Mi`, `1Gi`, `250m`, `2`", "E2009")
+                return value.text, None
+            if field in ("integer", "number"):
+                return wrong(f"`{value.text}` has a unit, and this field is {what}", "write the plain number", "E2009")
+            if field == "boolean":
+                return wrong(f"`{value.text}` is a quantity, and this field is a boolean", "write `true` or `false`")
+            if duration and quantity and field != "string":
+                return wrong(f"`{value.text}` may be a duration or a quantity (milli-units), and the field does not say",
+                             "write a duration in seconds or hours (`300s`, `1h`), a quantity without `m` (`0.005`)",
+                             "E2009")
+            if duration:
+                return value.text, "duration"
+            if quantity:
+                return value.text, None
+            return wrong(f"`{value.text}` is neither a duration nor a quantity",
+                         "durations: `30s`, `5m`, `1h30m`; quantities: `512Mi`, `250m`", "E2009")
+        if isinstance(value, ast.Percent):
+            if ordering:
+                return wrong("percentages are compared as text, with `==`, `!=` or `in`", "compare a number field")
+            if field not in ("string", "int-or-string", "any"):
+                return wrong(f"a percentage, and this field is {what}")
+            return plain(value), "text"
+        if isinstance(value, ast.Str):
+            if field in ("integer", "number", "boolean"):
+                return wrong(f"text, and this field is {what}", "write the value without quotes")
+            if field == "quantity" and number(value.value) is None:
+                return wrong(f"`{value.value}` is not a quantity", "quantities are `512Mi`, `1Gi`, `250m`, `2`", "E2009")
+            if ordering:
+                if field == "quantity":
+                    return value.value, None
+                return wrong("`<`, `<=`, `>` and `>=` order numbers, quantities and durations, not text",
+                             "write the value without quotes (`512Mi`, `30s`, `3`), or compare text with `==` or `matches`")
+            return value.value, ("text" if field != "quantity" and number(value.value) is not None else None)
+        if isinstance(value, ast.Symbol) and value.name in ("true", "false"):
+            if ordering or field not in ("boolean", "any"):
+                return wrong(f"a boolean, and this field is {what}" if not ordering else "booleans are not ordered")
+            return value.name == "true", None
+        if isinstance(value, ast.Symbol):
+            return wrong(f"`{value.name}` is a name, not a value", f'write text in quotes: `"{value.name}"`')
+        return wrong(f"{_VALUE_WORDS.get(type(value), 'this')} is not a value to compare with",
+                     "lists go with `in`, maps with `contains`")
+
+    def scope_predicate(self, pred: ast.ScopePredicate) -> ir.Predicate | None:
+        """`all pods [{ labels }] [in namespace "x"] ready`: the workloads of the topology it covers must be
+        some (an empty scope would pass vacuously), and the evaluator fails a scope it finds empty."""
+        if pred.what not in SCOPE_KINDS:
+            hint = did_you_mean(pred.what, list(SCOPE_KINDS))
+            self.error("E2015", f"`all {pred.what}`: a scope is one of {', '.join(SCOPE_KINDS)}", _at(pred.what_span, pred.span),
+                       "unknown scope", help=f"did you mean `all {hint}`?" if hint else "")
+            return None
+        selector: dict[str, str] = {}
+        for pair in pred.selector.pairs if pred.selector is not None else ():
+            if not isinstance(pair.value, ast.Str):
+                self.error("E2008", f"label `{pair.key}`: a label value is text", _at(pair.value.span, pred.span),
+                           "not text", help=f'write `{pair.key} = "..."`')
+                return None
+            selector[pair.key] = pair.value.value
+        namespace = None
+        if pred.namespace is not None:
+            if pred.namespace.kind != "namespace":
+                self.error("E2004", f"`all {pred.what} in` takes a namespace, not a {pred.namespace.kind}",
+                           _at(pred.namespace.kind_span, pred.span), "wrong kind", help='write `in namespace "..."`')
+                return None
+            resolved = self.resolve(pred.namespace, None, "scope")
+            if resolved is None:
+                return None
+            namespace = resolved.ref.name
+        kinds = SCOPE_KINDS[pred.what]
+        covered = [w for w in self.state.build.workloads
+                   if (namespace is None or w.namespace == namespace) and w.replicas > 0
+                   and (w.kind in kinds or (pred.what == "pods" and w.kind == "Pod"))
+                   and all(w.labels.get(k) == v for k, v in selector.items())]
+        if not covered and not self.state.incomplete:
+            where = f"namespace `{namespace}`" if namespace else "the topology"
+            self.error("E2026", f"`all {pred.what}` covers nothing in {where}" + (" with these labels" if selector else ""),
+                       pred.span, "empty scope", help="an empty scope would hold vacuously: name a namespace or labels "
+                       "that some workload of the topology has")
+            return None
+        return ir.Predicate("scope", scope=pred.what, selector=selector or None, namespace=namespace,
+                            within_seconds=self.duration(pred.within))
 
     def duration(self, quantity: ast.Quantity | None) -> float | None:
         if quantity is None:
@@ -708,10 +1124,15 @@ class Checker:
                 read += namespaced
                 cluster_read += cluster
         for extra_namespaces, extra_resources in self.agent_extra:
-            # a fault that lives elsewhere (Chaos Mesh's namespace, say): the agent must be able to find and undo it
+            # a fault that lives elsewhere (Chaos Mesh's namespace, say): the agent must be able to find and undo
+            # it; a cluster-scoped resource it needs (a deleted namespace to recreate) is granted cluster-wide
             namespaces += extra_namespaces
-            read += extra_resources
-            write += extra_resources
+            namespaced = [r for r in extra_resources if r not in CLUSTER_RESOURCES]
+            cluster = [r for r in extra_resources if r in CLUSTER_RESOURCES]
+            read += namespaced
+            write += namespaced
+            cluster_read += cluster
+            cluster_write += cluster
         if stmt is not None:
             body = Body(self.ctx, stmt.entries, "agent", stmt.span)
             read = self.agent_resources(body, "read", read, cluster=False)
@@ -728,7 +1149,7 @@ class Checker:
         namespaces = list(dict.fromkeys(namespaces))
         # the agent diagnoses what the cluster provides but does not change it
         read_only = [n.name for n in topology.namespaces if n.provided and n.name in namespaces]
-        return ir.AgentAccess("itbench-agent", namespaces, sorted(set(read)), sorted(set(write)),
+        return ir.AgentAccess(AGENT_SERVICE_ACCOUNT, namespaces, sorted(set(read)), sorted(set(write)),
                               sorted(set(cluster_read)), sorted(set(cluster_write)), read_only)
 
     def agent_resources(self, body: Body, key: str, default: list[str], cluster: bool) -> list[str]:
@@ -750,6 +1171,96 @@ class Checker:
         from .ciso.checks import compliance
 
         return compliance(self, single, domain)
+
+    # ---- tasks (itbench_dsl/tasks.py)
+    def is_control(self) -> bool:
+        """A scenario with no fault: a control (E2013 otherwise, for SRE and FinOps)."""
+        return not any(isinstance(s, (ast.Fault, ast.Group)) for s in self.doc.statements)
+
+    def tasks(self, stmt: ast.Tasks | None, domain: str | None) -> list[ir.PosedTask] | None:
+        """`tasks detect, mitigate`: each a task of the domain, once; a control poses only what it can."""
+        if stmt is None or domain is None:
+            return None
+        allowed = task_types.names(domain)
+        control = domain != "ciso" and self.is_control()
+        posed: dict[str, ir.PosedTask] = {}
+        for item in stmt.items:
+            kind = task_types.TASK_TYPES.get(item.name)
+            if item.name not in allowed:
+                hint = did_you_mean(item.name, allowed)
+                self.error("E2010", f"`{item.name}` is not a task of a {domain} scenario", item.span, "unknown task",
+                           help=f"`{item.name}` is a CISO task class: write `task {item.name}`"
+                           if item.name in TASK_CLASSES else (f"did you mean `{hint}`? " if hint else "")
+                           + f"a {domain} scenario poses {', '.join(allowed)}")
+                continue
+            if item.name in posed:
+                self.error("E2002", f"task `{item.name}` is posed twice", item.span, "second one")
+                continue
+            if control and not kind.control:
+                self.error("E2036", f"a control scenario cannot pose `{item.name}`: nothing is wrong in it",
+                           item.span, "not for a control",
+                           help="a control poses `detect` (the right answer: nothing is wrong) and `mitigate` "
+                                "(the right answer: change nothing)")
+                continue
+            within = None
+            if item.within is not None:
+                if not kind.window:
+                    self.error("E2010", f"`within` is the detection window: `{item.name}` takes none",
+                               item.within.span, "not for this task", help="write `detect within 10m`")
+                    continue
+                within = self.duration(item.within)
+                if within is not None and within <= 0:
+                    self.error("E2010", "the detection window must be longer than 0", item.within.span, "not positive")
+                    continue
+            posed[item.name] = ir.PosedTask(item.name, within)
+        for a, b in task_types.EXCLUSIVE:
+            if a in posed and b in posed:
+                self.error("E2036", f"`{a}` and `{b}` read one answer and grade the same causes: pose one of them",
+                           stmt.span, "both posed", help=f"`{b}` also grades how the incident spread; `{a}` only "
+                                                         "which components caused it")
+        return [posed[name] for name in task_types.ORDER if name in posed]
+
+    def analysis(self, stmts, posed: list[ir.PosedTask] | None, stmt: ast.Tasks | None,
+                 groups: list[ir.FaultGroup]) -> ir.AnalysisLabels | None:
+        """The analysis labels: the `analysis` block of `expect`, else (when `analyze` is posed) the labels
+        the faults' kinds give (task_types.FAULT_LABELS)."""
+        blocks = [s for s in stmts if isinstance(s, ast.Analysis)]
+        for extra in blocks[1:]:
+            self.error("E2002", "`analysis` is given twice", extra.span, "second one")
+        if blocks:
+            block = blocks[0]
+            if self.is_control():
+                self.error("E2036", "a control scenario has no fault to classify", block.span, "no fault",
+                           help="leave `analysis` out of a control")
+                return None
+            body = Body(self.ctx, block.entries, "`analysis`", block.span)
+            labels = {}
+            for key, vocabulary in task_types.VOCABULARY.items():
+                value = body.attr(key, "str", required=True)
+                if value is None:
+                    continue
+                label = task_types.label_key(value)
+                if label not in vocabulary:
+                    hint = did_you_mean(label, vocabulary)
+                    self.error("E2010", f"`{value}` is not a {key}", body.attr_span(key), "unknown label",
+                               help=(f"did you mean `{hint}`? " if hint else "") + f"one of {', '.join(vocabulary)}")
+                    continue
+                labels[key] = label
+            body.finish()
+            return ir.AnalysisLabels(**labels) if len(labels) == len(task_types.VOCABULARY) else None
+        if stmt is None or not any(t.name == "analyze" for t in posed or []):
+            return None
+        injections = [i for g in groups for i in g.injections]
+        found = {task_types.FAULT_LABELS.get(i.fault) for i in injections}
+        if len(found) == 1 and None not in found:
+            return ir.AnalysisLabels(*found.pop())
+        if injections:  # (faults that did not check are reported already)
+            unknown = sorted({i.fault for i in injections if i.fault not in task_types.FAULT_LABELS})
+            self.error("E2013", "the `analyze` task needs the fault's labels", stmt.span, "no labels",
+                       help="add `analysis { system_level = \"...\"  fault_type = \"...\" }` to `expect` ("
+                            + (f"{', '.join(unknown)} give{'s' if len(unknown) == 1 else ''} none" if unknown
+                               else "the faults give different ones") + ")")
+        return None
 
     def domain_requirements(self, domain: str | None, optimal: list[ir.Optimum]) -> None:
         control = any(isinstance(s, ast.Metadata) and entries_as_data(s.entries).get("control") is True
@@ -822,16 +1333,23 @@ class Checked:
     scenario: ir.Scenario | None
     topology: TopologyBuild
     source_map: SourceMap
+    fault_files: dict[str, str] = field(default_factory=dict)  # `use faults` path -> sha256 (bundle.lock)
 
 
 def check(document: ast.Document, path: str, diags: Diagnostics) -> Checked:
+    if isinstance(document, ast.FaultLibrary):
+        # a fault library file: check its declarations (faults/declared.py)
+        from .faults import declared
+
+        declared.build_library(document, path, diags, FAULTS, declared.stdlib_names(path))
+        return Checked(None, TopologyBuild(), SourceMap(path, document.name_span))
     if isinstance(document, ast.App):
         # an application file: check its topology on its own
         build = TopologyBuild()
         builder = TopologyBuilder(Context(diags, path), build)
         builder.add_statements(document.statements)
-        builder.resolve_autoscalers()
+        builder.resolve_references()
         return Checked(None, build, SourceMap(path, document.name_span))
     checker = Checker(document, path, diags)
     scenario = checker.check()
-    return Checked(scenario, checker.state.build, checker.source_map)
+    return Checked(scenario, checker.state.build, checker.source_map, dict(checker.fault_files))

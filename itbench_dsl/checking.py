@@ -80,6 +80,8 @@ def check_document(document: ast.Document, path: str, hints: str = "none", lint:
 def _finish(result: CompileResult, diags: Diagnostics, lint: bool) -> FileCheck:
     linted = None
     if result.scenario is not None and result.files and not diags.has_errors:
+        diags.extend(alert_placement(result))
+    if result.scenario is not None and result.files and not diags.has_errors:
         diags.extend(self_validation(result))
         if not diags.has_errors:
             linted = Linted(result.path, result.document, result.scenario, result.source_map)
@@ -91,17 +93,40 @@ def _finish(result: CompileResult, diags: Diagnostics, lint: bool) -> FileCheck:
     return FileCheck(result.path, diags.items, sources, result, linted)
 
 
+def alert_placement(result: CompileResult) -> list[Diagnostic]:
+    """E2035: expected alerts the faults cannot raise where they are expected (faults/alerting.py),
+    located at their `alert` statement."""
+    from .faults.alerting import placement_problems
+
+    expect = [s for s in result.document.statements if isinstance(s, ast.Expect)]
+    statements = [s for s in expect[0].statements if isinstance(s, ast.Alert)] if expect else []
+    out = []
+    for index, message, hint in placement_problems(result.scenario):
+        span = statements[index].span if index < len(statements) else result.document.name_span
+        out.append(Diagnostic("E2035", f"alert `{result.scenario.alerts[index].name}`: {message}", result.path,
+                              span, "the faults cannot raise it here", help=hint))
+    return out
+
+
 def self_validation(result: CompileResult) -> list[Diagnostic]:
     """E4004/E4005: the scenario's evaluator on its adversarial corpus (states.self_validate, corpus.py),
-    located at the scenario's name; E4006/W2009/W2010: its solutions replayed (solutions.py), located
+    located at the scenario's name, or at the `mitigated when` predicate that alone fails the states that
+    must pass; E4006/W2009/W2010: its solutions replayed (solutions.py), located
     at the step they concern."""
     from .solutions import findings
-    from .states import self_validate
+    from .states import self_validate_located
 
     span = result.source_map.scenario if result.source_map is not None else result.document.name_span
-    out = [Diagnostic(code, f"scenario `{result.scenario.name}`: {message}", result.path, span,
-                      "self-validation failed", help=f"`itbench explain {code}`")
-           for code, message in self_validate(result.scenario)]
+    predicates = result.source_map.predicates if result.source_map is not None else []
+    out = []
+    for code, message, blamed in self_validate_located(result.scenario):
+        if blamed is not None and blamed < len(predicates):  # the predicate that fails healthy states: its path
+            out.append(Diagnostic(code, message, result.path, predicates[blamed], "does not hold on a healthy state",
+                                  help="check the path and the value against the object the healthy state holds; "
+                                       f"`itbench explain {code}`"))
+        else:
+            out.append(Diagnostic(code, f"scenario `{result.scenario.name}`: {message}", result.path, span,
+                                  "self-validation failed", help=f"`itbench explain {code}`"))
     for finding in findings(result.scenario, result.files):
         where = result.source_map.steps.get(finding.step, span) if result.source_map is not None else span
         label = "replayed: does not mitigate" if finding.code != "W2009" else "cannot be replayed"
@@ -126,14 +151,15 @@ def workers_for(files: int, requested: int | None = None) -> int:
 
 
 def check_files(jobs: list[tuple[str, bytes]], hints: str = "none", workers: int = 1,
-                ignore: Iterable[str] = ()) -> tuple[Diagnostics, list[FileCheck]]:
+                ignore: Iterable[str] = (), app_path: Iterable[str] = ()) -> tuple[Diagnostics, list[FileCheck]]:
     """Check every (path, bytes) job, then the cross-file rules; drop the warnings `ignore` names
     and those each scenario allows. Returns every diagnostic (with the sources they point into)
-    and each file's check, in the order of `jobs`."""
+    and each file's check, in the order of `jobs`. `app_path`: the folders `use app "NAME"` looks in
+    first (applications.app_search_path), in this process and in every worker."""
     from .mechanisms import duplicate_diagnostics
 
     diags = Diagnostics()
-    checks = list(_check_all(jobs, hints, workers))
+    checks = list(_check_all(jobs, hints, workers, tuple(str(f) for f in app_path)))
     for one in checks:
         diags.extend(one.diagnostics)
         diags.sources.update(one.sources)
@@ -156,15 +182,19 @@ def drop_allowed(diags: Diagnostics, ignore: set[str], checks: list[FileCheck]) 
                        or (d.code not in ignore and d.code not in allowed.get(d.path, ()))]
 
 
-def _check_chunk(jobs: list[tuple[str, bytes]], hints: str) -> list[FileCheck]:
-    return [check_source(data, path, hints).slim() for path, data in jobs]
+def _check_chunk(jobs: list[tuple[str, bytes]], hints: str, app_path: tuple[str, ...] = ()) -> list[FileCheck]:
+    from .applications import app_search_path
+
+    # set here, in the worker: a context variable of the parent does not reach a spawned process
+    with app_search_path(app_path):
+        return [check_source(data, path, hints).slim() for path, data in jobs]
 
 
-def _check_all(jobs: list[tuple[str, bytes]], hints: str, workers: int) -> Iterator[FileCheck]:
+def _check_all(jobs: list[tuple[str, bytes]], hints: str, workers: int,
+               app_path: tuple[str, ...] = ()) -> Iterator[FileCheck]:
     """Every file's check, in the order of `jobs`, from `workers` processes (in this one when 1)."""
     if workers <= 1:
-        for path, data in jobs:
-            yield check_source(data, path, hints).slim()
+        yield from _check_chunk(jobs, hints, app_path)
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -174,5 +204,5 @@ def _check_all(jobs: list[tuple[str, bytes]], hints: str, workers: int) -> Itera
     size = max(1, -(-len(jobs) // (workers * 4)))  # a few chunks per worker evens out their lengths
     chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
-        for part in pool.map(_check_chunk, chunks, [hints] * len(chunks)):
+        for part in pool.map(_check_chunk, chunks, [hints] * len(chunks), [app_path] * len(chunks)):
             yield from part

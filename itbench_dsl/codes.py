@@ -94,7 +94,9 @@ declares inline or imports with `use app`. The help suggests a similar name when
 """),
         _c("E2004", "wrong kind of target", """
 The fault or statement needs a target of another kind. For example `scaled_to_zero` acts on
-a deployment or statefulset, and `modified_target_port` on a service.
+a deployment or statefulset, and `modified_target_port` on a service. In `mitigated when`,
+`ready` tests workloads and pods only: a ConfigMap or a Service is never ready, so check the
+field the fault changes instead (`configmap "x" data["k"] == "v"`).
 """),
         _c("E2005", "unknown fault or waiter kind", """
 `fault KIND on ...` names a fault the library does not have (or `wait ... KIND` a waiter).
@@ -153,16 +155,23 @@ characters, starting and ending with a letter or digit). Scenario names follow t
 because they name the bundle folder and the ITBench scenario.
 """),
         _c("E2015", "unknown object kind", """
-The topology declares an object of a kind the language does not know. Known kinds:
-namespace, deployment, statefulset, service, configmap, secret, serviceaccount, hpa.
+The topology declares an object of a kind the language does not know. The error's help lists
+the kinds it knows (namespaces, workloads, services, configuration, storage, RBAC and the
+autoscaler); docs/language.md describes each.
 """),
         _c("E2016", "namespace not resolved", """
 The object's namespace is not declared, or the topology declares several namespaces and the
 object does not say which one it belongs to (`namespace = "..."`).
 """),
         _c("E2017", "unknown alert", """
-The alert is not one the benchmark's monitoring stack defines. Known alerts are those of
-ITBench's fault library (HighRequestErrorRate, HighRequestLatency, KubePodNotReady, ...).
+The alert is in no alert catalogue: neither the standard one (the alerts of ITBench's monitoring
+stack, each with its Prometheus rule: HighRequestErrorRate, HighRequestLatency, KubePodNotReady, ...)
+nor the scenario's own `alert_rule "NAME" { expr = "..." }` declarations.
+"""),
+        _c("E2018", "alert rule redefines a standard alert", """
+An `alert_rule` declares a name the standard alert catalogue already defines. Give the rule a
+name of its own, or expect the standard alert without declaring it: a bundle holds one rule set
+per alert name.
 """),
         _c("E2020", "no such container", """
 The fault names a container the workload does not have. The help lists the workload's containers.
@@ -218,6 +227,92 @@ matches every object of its kind (`".*"`, `"frontend|.*"`) makes every answer of
 for that group: write a filter that matches the group's own object, as the derived filters do
 (`"cart\\b"`, `"cart-.*"` for its pods), or leave `filter` out to have it derived.
 """),
+        _c("E2031", "application import cycle", """
+`use app "./x.itb"` imports an application file that, directly or through the files it imports,
+imports the file being read. An application is a tree of imports: move what two applications
+share into a third file that both import.
+"""),
+        _c("E2032", "not an application file", """
+`use app "PATH"` names a file (or a name found on the application search path) that does not hold
+an `app "NAME" { ... }` document: a scenario file, say. Import the application file itself.
+"""),
+        _c("E2033", "application name clash", """
+Two different application files imported into one scenario carry the same application name, or a
+local application file takes the name of a standard-library application. The name is what prompts
+and `itbench apps` show, so it must say which application it is: rename one of the `app` blocks.
+"""),
+        _c("E2034", "the claim cannot bind", """
+A PersistentVolumeClaim names, with `volume_name`, a PersistentVolume that cannot satisfy it: the
+volume's storage class differs from the claim's, its capacity is below the claim's `storage`, or it
+does not offer the claim's access modes. Kubernetes would leave the claim Pending and every pod
+mounting it unscheduled. Make the two agree.
+"""),
+        _c("E2035", "the faults cannot raise this alert here", """
+An expected alert must be one the scenario's faults can raise where it is expected
+(itbench_dsl/faults/alerting.py). Pod-state alerts (KubePodNotReady, KubePodCrashLooping, ...)
+fire only on a component a fault changes: its target, what it changes or creates, its waiters'
+targets, the workloads reading a ConfigMap or Secret it changes. Request alerts
+(HighRequestErrorRate, NoRequestsReceived, ...) fire where the faults' traffic reaches: those
+components and every one the topology's dependency edges join to them; they are measured on the
+Service that carries the requests, not on a workload a Service selects. A fault on a namespace,
+gateway, node or cluster component acts everywhere.
+
+    fault nonexistent_image on deployment "checkout"
+    expect {
+      alert KubePodNotReady on pod "frontend-*"     # E2035: no fault changes frontend's pods
+      alert HighRequestErrorRate on service "frontend"   # right: a caller of checkout
+    }
+"""),
+        _c("E2050", "unknown argument type", """
+An `arg` of a `fault_kind` declares a type the language does not have. The types are `string`,
+`integer`, `port`, `boolean`, `name`, `strings` (a list of strings), `duration`, `cpu`, `memory`
+and `container` (a container of the target workload; its only one when left out). See
+docs/fault-kinds.md.
+"""),
+        _c("E2051", "argument not declared", """
+A `fault_kind` uses `arg(NAME)` (in a patch, a precondition, `exec`, `itbench_args` or `at`) for an
+argument it does not declare. Declare it: `arg "NAME" { type = "string" }`.
+"""),
+        _c("E2052", "path not in the target's schema", """
+A `patch` or `require` path of a `fault_kind` is not a field of one of its target kinds (from the
+object's root, as in a manifest: `spec.template.spec.containers[name=arg(container)].image`), or goes
+through a list without choosing an item (`containers[name=...]`, `[0]`).
+"""),
+        _c("E2053", "fault kind clashes with the library", """
+A `fault_kind` declared in a project file has the name of a fault of the library (`itbench faults`
+lists them), or its mechanism: a new name for what a library fault does is a duplicate fault (as two
+scenarios injecting one mechanism on one target are duplicates, W2001). Give it another name, or use
+the library's fault.
+"""),
+        _c("E2054", "exec without revert", """
+A `fault_kind`'s `exec` runs a command in the target's pods; what it changes is in no manifest, so
+the revert cannot restore it by itself. Give the command that undoes it: `revert = [...]`.
+"""),
+        _c("E2055", "not a fault library", """
+`use faults "PATH"` names a file that cannot be read, or that holds no `fault_kind` declarations. The
+path is relative to the scenario's folder.
+"""),
+        _c("E2040", "regular expression not accepted", """
+`PATH matches "RE"` takes a regular expression in RE2's syntax, matched against the whole value
+(it is anchored: `matches "v1"` does not match `v1.2`; write `"v1.*"`). The evaluator runs it with
+Python's `re`, so what RE2 does not have is refused: backreferences (`\\1`), lookahead and
+lookbehind (`(?=`, `(?<=`), atomic groups, possessive repetition and conditionals; so is what could
+take exponential time, an unbounded repetition inside a repetition (`(a+)+`, `([a-z]+\\.)*`),
+a count above 1000 (`{1,5000}`) and an expression longer than 1000 characters.
+
+    # in a string, a backslash is written twice: the expression `v1\\..*` is "v1\\\\..*"
+    deployment "web" containers[name="app"].image matches "registry.example.com/web:v1\\\\..*"
+"""),
+        _c("E2036", "a task the scenario cannot pose", """
+A `tasks` statement poses what the scenario can grade. A control (a scenario with no fault) poses
+`detect` (the right answer: nothing is wrong) and `mitigate` (the right answer: change nothing),
+never `localize`, `diagnose` or `analyze`, and declares no `analysis` labels: there is nothing to
+localize or classify. `localize` and `diagnose` read the same answer and grade the same causes
+(`diagnose` also grades how the incident spread): a scenario poses one of them.
+
+    tasks detect within 10m, mitigate     # a control
+    tasks detect, localize, analyze, mitigate
+"""),
         _c("E3001", "generated object is not valid", """
 An object the compiler generated does not validate against the vendored schema of its kind
 (Kubernetes v1.33, Chaos Mesh v1alpha1). The message gives the JSON path inside the object.
@@ -242,6 +337,14 @@ API server enforces in code, so the object would be refused when applied:
   - an environment variable has both a non-empty `value` and a `valueFrom`.
 The message gives the JSON path of the offending field inside the object, and the error points at
 the statement that generated it.
+"""),
+        _c("W3001", "ITBench's layout cannot carry the topology", """
+`itbench compile --target itbench` writes only ITBench's own files. Its `scenario.yaml` names the
+applications to deploy by their ITBench key (`opentelemetryDemo`, `bookInfo`), so a scenario whose
+topology is written inline, or whose application ITBench does not install (HotelReservation), has
+no application to name: the file says `applications: {}` and ITBench would deploy none of its
+objects. The files are still written. Use a standard application, or run the
+full bundle (`manifests/topology.yaml` holds the inline objects).
 """),
         _c("E3003", "generated object has an unknown kind", """
 The compiler emitted an object whose apiVersion and kind have no vendored schema. This is
@@ -357,7 +460,8 @@ error when the evaluator cannot tell the faulty state from the healthy one.)
 An SRE or FinOps scenario with no `solution` block. The ground truth's recommended actions come
 from it, and a reviewer needs it to see that the scenario can be solved by an agent with the
 access the scenario grants. A CISO scenario needs none: its solution is the policy or playbook
-the agent writes, which the evaluator checks against the gap and compliant objects.
+the agent writes, which the evaluator checks against the gap and compliant objects. Nor does a
+control (a scenario with no fault): nothing is broken, and the right mitigation changes nothing.
 
     solution "Scale cart back up" {
       step "Scale up" run "kubectl -n shop scale deployment/cart --replicas=1"
@@ -529,6 +633,14 @@ Deployment of one replica with the same pod spec (its name, service account, con
 security context). Kyverno applies a policy written for Pods to a Deployment's pod template as
 well (its rule auto-generation), so the same policy reports the same gap; ITBench's evaluation
 config then names a Deployment where it named a Pod.
+"""),
+        _c("W5054", "compliant object added by the import", """
+ITBench's scenario deploys only the objects that open the gap, and its evaluation grades only
+those: a policy that fails every object scores as well as a right one. A scenario here must also
+name an object that stays compliant (`itbench check` refuses one without, E4004), so for a
+catalogue control the import adds the catalogue's compliant example (the same kind, with the
+control's compliant setting) as `compliant`. Replace it with an object of the scenario's own
+application if one fits better.
 """),
         _c("W5052", "inconsistent ITBench CISO file", """
 Two parts of the ITBench scenario disagree, or one disagrees with its class: `incident_type`

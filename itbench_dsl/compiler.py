@@ -14,9 +14,11 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 from importlib import resources
 
 from . import __version__, ast, ciso, ir, yamlout
+from .backends import alert_rules as alert_rules_backend
 from .backends import evaluator as evaluator_backend
 from .backends import faults as fault_backend
 from .backends import itbench as itbench_backend
@@ -159,7 +161,8 @@ def compile_document(document: ast.Document, path: str, diags: Diagnostics, vali
     if len(diags.errors()) > errors_before:
         return result
     if source is not None:
-        files["bundle.lock"] = lock_file(source, scenario, files, hints=hints)
+        files["bundle.lock"] = lock_file(source, scenario, files, hints=hints, modules=checked.topology.module_hashes,
+                                         fault_files=checked.fault_files)
     result.files = dict(sorted(files.items()))
     return result
 
@@ -172,7 +175,7 @@ def emit(scenario: ir.Scenario, diags: Diagnostics, path: str, hints: str = "non
     gaps = [id(o) for o in fault_backend.gap_objects(scenario)]
     topology = manifest_backend.topology_manifests(scenario.topology, exclude=gaps)
     topology = topology + ciso.k8s_objects(scenario)[1]  # a catalogue control's compliant objects
-    agent = manifest_backend.agent_access(scenario.agent)
+    agent = manifest_backend.scenario_agent_access(scenario)
     inject_apply, inject_delete, revert_apply, revert_delete = fault_backend.plan(scenario)
     manifests = {
         "manifests/topology.yaml": topology,
@@ -180,6 +183,7 @@ def emit(scenario: ir.Scenario, diags: Diagnostics, path: str, hints: str = "non
         "inject/apply.yaml": inject_apply,
         "revert/apply.yaml": revert_apply,
         "manifests/existing-policy.yaml": ciso.existing_policy(scenario),  # CISO kyverno_update: the policy to update
+        "manifests/alert-rules.yaml": alert_rules_backend.prometheus_rules(scenario),  # the expected alerts' rules
     }
     files: dict[str, bytes] = {}
     for name, documents in manifests.items():
@@ -189,6 +193,10 @@ def emit(scenario: ir.Scenario, diags: Diagnostics, path: str, hints: str = "non
         files["inject/delete.yaml"] = dump_yaml([fault_backend.delete_manifest(r) for r in inject_delete])
     if revert_delete:
         files["revert/delete.yaml"] = dump_yaml([fault_backend.delete_manifest(r) for r in revert_delete])
+    inject_exec, revert_exec = fault_backend.exec_steps(scenario)
+    if inject_exec:  # commands run in pods (`exec` of a declared fault kind): docs/fault-kinds.md, exec
+        files["inject/exec.json"] = dump_json({"version": 1, "steps": inject_exec})
+        files["revert/exec.json"] = dump_json({"version": 1, "steps": revert_exec})
     for name, plays in zip(("inject/playbook.yml", "revert/playbook.yml"), ciso.playbooks(scenario)):
         if plays:  # CISO host control: the Ansible play lists that open and close the gap
             files[name] = yamlout.dump(plays).encode("utf-8")
@@ -243,8 +251,74 @@ def validate_manifests(manifests: dict[str, list[dict]], path: str, diags: Diagn
                             "generates the invalid object")
 
 
-def lock_file(source: bytes, scenario: ir.Scenario, files: dict[str, bytes], hints: str = "none") -> bytes:
-    """What produced the bundle: compiler version, source hash, seed, prompt hint level and every file's hash."""
+# ---- targets: what `itbench compile --target` writes per scenario -----------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """A compile target: `files(result)` gives (the objects to validate, the folder's files); `folder(result)`
+    names the folder."""
+
+    name: str
+    help: str
+    files: "Callable[[CompileResult], tuple[list[dict], dict[str, bytes]]]"
+    folder: "Callable[[CompileResult], str]"
+
+
+def _bundle_target(result: CompileResult):
+    return [], result.files
+
+
+def _itbench_target(result: CompileResult):
+    from .backends.itbench_ciso import export_files
+    return [], export_files(result.files)
+
+
+def _itbench_folder(result: CompileResult) -> str:
+    from .backends.itbench_ciso import export_folder
+    return export_folder(result.scenario)
+
+
+def _chainsaw_target(result: CompileResult):
+    from .backends.chainsaw import chainsaw_files
+    test, files = chainsaw_files(result.scenario, result.files)
+    return [test], files
+
+
+def _argo_target(result: CompileResult):
+    from .backends.argo import argo_files
+    template, files = argo_files(result.scenario, result.files)
+    return [template], files
+
+
+TARGETS: dict[str, Target] = {t.name: t for t in [
+    Target("bundle", "the full bundle", _bundle_target, lambda r: r.name),
+    Target("itbench", "only ITBench's own files, in its layout (OUTPUT/<ITBench folder>/)", _itbench_target,
+           _itbench_folder),
+    Target("chainsaw", "the bundle with a Chainsaw Test (chainsaw-test.yaml) that runs it: `chainsaw test OUTPUT/`",
+           _chainsaw_target, lambda r: r.name),
+    Target("argo", "an Argo WorkflowTemplate per scenario (workflowtemplate.yaml, the bundle inside it)",
+           _argo_target, lambda r: r.name),
+]}
+
+
+def target_files(result: CompileResult, target: str, diags: Diagnostics) -> dict[str, bytes]:
+    """A compiled scenario's files for `target` (TARGETS); an engine object its schema refuses is an E3001 at
+    the scenario (a compiler bug, reported rather than written)."""
+    objects, files = TARGETS[target].files(result)
+    before = len(diags.errors())
+    validate_manifests({f"--target {target}": objects}, result.path, diags, result.source_map)
+    return files if len(diags.errors()) == before else {}
+
+
+def lock_file(source: bytes, scenario: ir.Scenario, files: dict[str, bytes], hints: str = "none",
+              modules: dict[str, str] | None = None, fault_files: dict[str, str] | None = None) -> bytes:
+    """What produced the bundle: compiler version, source hash, seed, prompt hint level and every file's hash.
+
+    `modules`: the local application files the scenario imports (`use app "./x.itb"`, or one found on the
+    search path), by application name -> sha256 of their bytes, so that changing one changes the lock.
+    `fault_files`: the fault libraries it loads (`use faults "./faults/x.itb"`), by the path it writes ->
+    sha256 of their bytes (a change to a kind's declaration need not change any file of the bundle)."""
     lock = {
         "compiler": f"itbench-dsl {__version__}",
         "ir_version": ir.IR_VERSION,
@@ -258,4 +332,8 @@ def lock_file(source: bytes, scenario: ir.Scenario, files: dict[str, bytes], hin
     if scenario.topology.application:
         app = resources.files("itbench_dsl").joinpath(f"stdlib/apps/{scenario.topology.application}.itb").read_bytes()
         lock["application_sha256"] = hashlib.sha256(app).hexdigest()
+    if modules:
+        lock["application_files_sha256"] = dict(sorted(modules.items()))
+    if fault_files:
+        lock["fault_files_sha256"] = dict(sorted(fault_files.items()))
     return dump_json(lock)

@@ -9,7 +9,10 @@ scenario's own plan, each with the verdict it must get:
   workload scaled to zero; a state without the alerts, or captured with `kubectl get all` (which
   omits Chaos Mesh and other custom kinds). Right ones: the solved and healthy states, the solved
   state as an API server returns it (its defaults, base64 Secret data, bookkeeping), after a
-  `rollout restart`, with a service's target port named instead of numbered.
+  `rollout restart`, with a service's target port named instead of numbered. For a probe predicate
+  (`probe "x" stdout contains "..."`): the probe's result absent (refused), not a result, a field
+  missing, null or of another type, a wrong exit code, output without the text or holding it only past
+  what is read of a huge output, the text inside a longer token for an exact test (fail).
 * diagnosis: the perfect answer, with extra spellings of the same objects and in ITBench's 2025
   shape (pass); no answer, no `entities`, the root cause alone without its propagation, a sibling
   that shares the root cause's name as a prefix, the name of an object that exists nowhere, a
@@ -47,18 +50,22 @@ class Case:
     state: dict | None = None
     artifact: tuple | None = None
     score: float | None = None  # the score a passing case must get, when it must be exact
+    failed: tuple = ()  # after `run`: the ids of the checks that failed
+    injected_at: str | None = None  # when the fault was injected (RFC 3339): what detect times against
 
     def run(self, spec: dict) -> tuple[bool, str]:
         """(whether the evaluator grades the case as it must, what it did)."""
         from .runtime.evaluator import InputError, evaluate
 
         try:
-            verdict = evaluate(spec, copy.deepcopy(self.answer), self.state, task=self.task, artifact=self.artifact)
+            verdict = evaluate(spec, copy.deepcopy(self.answer), self.state, task=self.task, artifact=self.artifact,
+                               injected_at=self.injected_at)
         except InputError as exc:
             return self.want == UNUSABLE, f"refused it ({exc})"
         except Exception as exc:  # noqa: BLE001 - the generated evaluator must grade or refuse every case
             return False, f"raised {type(exc).__name__}: {exc}"
         got = PASS if verdict.get("passed") else FAIL
+        self.failed = tuple(c["id"] for c in verdict.get("checks", []) if not c.get("passed"))
         failed = [f"{c['id']}: {c['detail']}" for c in verdict.get("checks", []) if not c.get("passed")]
         what = f"{'passed' if got == PASS else 'failed'} it" + (f" ({'; '.join(failed[:3])})" if failed else "")
         if got == PASS and self.score is not None and abs(float(verdict.get("score", 0)) - self.score) > 1e-9:
@@ -72,6 +79,12 @@ class Case:
 def _key(obj: dict) -> tuple:
     meta = obj.get("metadata", {})
     return (obj.get("kind"), meta.get("namespace"), meta.get("name"))
+
+
+def _owns(owned: dict, obj: dict) -> bool:
+    from .runtime.evaluator import owns
+
+    return owns(owned, obj)
 
 
 def _edited(manifests: dict[tuple, dict], key: tuple, edit) -> dict[tuple, dict] | None:
@@ -207,16 +220,22 @@ def cases(scenario: ir.Scenario, spec: dict, found: Objects, derived: dict[str, 
     if spec["domain"] == "ciso":
         yield from _policy_cases(scenario, spec, derived)
         return
-    yield from _mitigation_cases(scenario, spec, found, derived)
-    if spec["domain"] == "sre":
+    posed = spec["tasks"]
+    if "mitigate" in posed:
+        yield from _mitigation_cases(scenario, spec, found, derived)
+    if "diagnose" in posed and spec["domain"] == "sre":
         yield from _diagnosis_cases(scenario, spec, derived)
-    elif scenario.injections():
+    elif "diagnose" in posed and scenario.injections():
         yield from _finops_cases(scenario, spec, derived)
+    yield from _task_cases(scenario, spec, found, derived)
 
 
 def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
     m = spec["mitigation"]
     yield Case("the healthy state", "mitigate", PASS, state=derived["healthy"])
+    # a capture that holds none of what the evaluator reads proves nothing either way: refused, never passed
+    yield Case("a state that captured none of the kinds the evaluator reads", "mitigate", UNUSABLE,
+               state={"resources": {"items": []}})
     yield Case("the solved state as an API server returns it", "mitigate", PASS,
                state=render(as_served(found.solved), found))
     if not scenario.injections():  # a control: nothing is broken, so every state is right
@@ -225,7 +244,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     yield Case("the solved state", "mitigate", PASS, state=derived["solved"])
     yield Case("the faulty state", "mitigate", FAIL, state=derived["faulty"])
     yield Case("the faulty state with every pod reporting ready and no alert", "mitigate", FAIL,
-               state=render(found.faulty, found))
+               state=render(found.faulty, found, probes=found.faulty_probes))
     targets = [r for i in scenario.injections() for r in (i.target,) if r.kind in ("Deployment", "StatefulSet")]
     for ref in targets[:2]:
         key = (ref.kind, ref.namespace, ref.name)
@@ -258,9 +277,11 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         ref = entry["object"]
         key = (ref["kind"], ref["namespace"], ref["name"])
         wrong = _edited(found.solved, key, _wrong_spec)
-        if wrong is not None:
+        # an object whose fields are all the edit leaves alone (a Namespace without labels) has no wrong form
+        if wrong is not None and not _owns(entry["owned"], wrong[key]):
             yield Case(f"{ref['kind']} {ref['name']} recreated with a wrong field", "mitigate", FAIL,
                        state=render(wrong, found))
+    yield from _predicate_cases(m, found)
     if spec["requires"]["alerts"]:
         state = render(found.solved, found)
         del state["alerts"]
@@ -269,7 +290,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
                 "HorizontalPodAutoscaler"}
     if any(kind not in everyday for _, kind in spec["requires"]["kinds"]):
         # `kubectl get all` misses every other kind: the objects the fault created seem gone
-        state = render({k: v for k, v in found.faulty.items() if k[0] in everyday}, found)
+        state = render({k: v for k, v in found.faulty.items() if k[0] in everyday}, found, probes=found.faulty_probes)
         state["captured"] = [c for c in state["captured"] if c.rpartition("/")[2] in everyday]
         yield Case("the faulty state captured with `kubectl get all`", "mitigate", UNUSABLE, state=state)
 
@@ -314,6 +335,267 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
         yield Case(f"{key[2]}: {where} set to another wrong value", "mitigate", FAIL, state=render(edited, found))
 
 
+def _predicate_cases(m: dict, found: Objects) -> Iterator[Case]:
+    """States a right evaluator must fail, for each `mitigated when` predicate that holds on the solved state:
+    its field missing, null, of another type (a list where a value was expected, text holding the element
+    `contains` looks for), a value the predicate refuses, JSON that does not parse, a selected list item
+    twice; for `all ... ready`, one pod not ready among ready ones, and the scope emptied."""
+    from .runtime.evaluator import State, predicate_check
+
+    solved = render(found.solved, found)
+    probes_seen: set[str] = set()
+    for index, pred in enumerate(m["predicates"]):
+        if not predicate_check(pred, State(solved))[0]:
+            continue  # the solved state's own case reports it
+        if pred["kind"] == "probe":
+            yield from _probe_cases(index, pred, solved, probes_seen)
+        elif pred["kind"] == "scope":
+            yield from _scope_cases(index, pred, solved)
+        elif pred["kind"] == "field" and pred["target"]["kind"] != "Secret" and "*" not in pred["target"]["name"]:
+            for what, edit in _field_edits(pred):
+                state = copy.deepcopy(solved)
+                obj = next((o for o in state["resources"]["items"] if _key(o) == (
+                    pred["target"]["kind"], pred["target"]["namespace"], pred["target"]["name"])), None)
+                if obj is not None and _edit_at(obj, pred["path"], edit):
+                    yield Case(f"predicate {index} ({_show(pred['path'])} {pred['op']}): {what}", "mitigate", FAIL,
+                               state=state)
+
+
+# beyond what a capture keeps of a probe's output and what `contains` reads of it (runtime/evaluator.py)
+HUGE_OUTPUT = 2 * 1024 * 1024 + 7
+
+
+def _probe_cases(index: int, pred: dict, solved: dict, seen: set) -> Iterator[Case]:
+    """States a right evaluator must fail (or refuse), for a `probe "NAME" FIELD TEST` predicate that holds on
+    the solved state: the probe's result absent (refused: the capture did not run it) or not a result; the
+    field missing, null or of another type; an exit code the test refuses; output without the text
+    `contains` looks for, or holding it only past what is read of a huge output; for an exact test, the text
+    inside a longer token; megabytes of output the test refuses."""
+    name, field = pred["path"]
+    where = f"predicate {index} (probe {name} {field} {pred['op']})"
+
+    def edited(change) -> dict | None:
+        state = copy.deepcopy(solved)
+        result = state["probes"][name]
+        if change(result) is False:
+            return None
+        return state
+
+    if name not in seen:
+        seen.add(name)
+        state = copy.deepcopy(solved)
+        del state["probes"][name]
+        yield Case(f"probe {name}: no result in the state", "mitigate", UNUSABLE, state=state)
+        state = copy.deepcopy(solved)
+        state["probes"][name] = str(solved["probes"][name].get("stdout", ""))
+        yield Case(f"probe {name}: its output where its result belongs", "mitigate", FAIL, state=state)
+    yield Case(f"{where}: the field missing", "mitigate", FAIL, state=edited(lambda r: r.pop(field, None)))
+    yield Case(f"{where}: the field null", "mitigate", FAIL, state=edited(lambda r: r.update({field: None})))
+    op, value = pred["op"], pred["value"]
+    observed = solved["probes"][name][field]
+    wrong: list[tuple[str, object]] = []  # (what, the field's value) that make the test false
+    if field == "exit_code":
+        if op == "==" and isinstance(value, int):
+            wrong += [(f"exit code {value + 1 if value < 255 else value - 1}", value + 1 if value < 255 else value - 1),
+                      (f"exit code as text {json.dumps(str(value))}", str(value))]
+            if value in (0, 1):
+                wrong.append((f"exit code as a boolean {json.dumps(bool(value))}", bool(value)))
+        elif op == "!=":
+            wrong.append((f"exit code {value}", value))
+        elif op == "in" and isinstance(value, list):
+            outside = next(code for code in range(256) if code not in value)
+            wrong.append((f"exit code {outside}, outside the list", outside))
+    elif isinstance(observed, str):
+        if op == "contains" and isinstance(value, str) and value:
+            text = observed
+            while value in text:
+                text = text.replace(value, "")
+            wrong.append(("output without the text", text))
+            filler = next((c for c in ".#~_x-0 " if c not in value), None)
+            if filler is not None:
+                wrong += [("the text only past the first megabyte of a huge output", filler * HUGE_OUTPUT + value),
+                          ("a huge output without the text", filler * HUGE_OUTPUT)]
+        elif op == "==" and isinstance(value, str):
+            wrong += [("the text inside a longer token", f"x{value}"), ("the text inside a longer token", f"{value}x"),
+                      ("the text followed by a huge output", value + "." * HUGE_OUTPUT)]
+        elif op == "!=":
+            wrong.append(("the refused text", value))
+        elif op == "in" and isinstance(value, list) and value:
+            wrong += [("text outside the list", f"x{value[0]}"), ("the text inside a longer token", f"{value[0]}x")]
+        elif op == "matches":
+            import re
+
+            for candidate in (f"{observed}\n", f"x{observed}", ""):
+                if re.fullmatch(str(value), candidate) is None:
+                    wrong.append(("text the expression does not match", candidate))
+                    break
+        wrong.append((f"{field} as a list", [observed]))
+    for what, bad in wrong:
+        state = edited(lambda r: r.update({field: bad}))
+        yield Case(f"{where}: {what}", "mitigate", FAIL, state=state)
+
+
+def _field_edits(pred: dict) -> Iterator[tuple[str, object]]:
+    """(what, edit(holder, key) -> bool) pairs that make the predicate false, whatever the evaluator does."""
+    import re
+
+    op, value = pred["op"], pred["value"]
+
+    def setter(new):
+        def edit(holder, key):
+            holder[key] = copy.deepcopy(new)
+            return True
+        return edit
+
+    def delete(holder, key):
+        holder.pop(key) if isinstance(holder, list) else holder.pop(key, None)
+        return True
+
+    if op == "not exists":
+        yield "the field set", setter("present")
+        return
+    yield "the field missing", delete
+    yield "the field null", setter(None)
+    if any(isinstance(s, dict) for s in pred["path"]):
+        yield "the text is not valid JSON", "unparsable"
+    if any(isinstance(s, list) for s in pred["path"]):
+        yield "the selected list item twice", "duplicate"
+    if op in ("==", "in", "<", "<=", ">", ">=", "matches"):
+        yield "a list where a value was expected", lambda holder, key: setter([holder[key]])(holder, key)
+    if op == "==" and not isinstance(value, (dict, list)):
+        wrong = _another(value)
+        if wrong is not None:
+            yield f"set to {json.dumps(wrong)}", setter(wrong)
+    elif op == "in" and value and not isinstance(value[0], (dict, list)):
+        wrong = _another(value[0])
+        while wrong in value and wrong is not None:
+            wrong = _another(wrong)
+        if wrong is not None:
+            yield f"set to {json.dumps(wrong)}, outside the list", setter(wrong)
+    elif op == "contains" and not isinstance(value, dict):
+        yield "text holding the element instead of a list", setter(f"[{json.dumps(value)}]")
+        yield "the element removed", lambda holder, key: isinstance(holder[key], list) and setter(
+            [v for v in holder[key] if v != value])(holder, key)
+    elif op == "matches":
+        def breaking(holder, key):
+            text = holder[key]
+            for candidate in (f"{text}\n", f"x{text}", ""):
+                if isinstance(text, str) and re.fullmatch(str(value), candidate) is None:
+                    holder[key] = candidate
+                    return True
+            return False
+        yield "text the expression does not match", breaking
+
+
+def _edit_at(obj: dict, path: list, edit) -> bool:
+    """Apply `edit` where the evaluator reads `path` on `obj` (from the object, its spec, its pod spec or a
+    container, runtime.evaluator.lookup), going on inside parsed text; False when the path reaches nothing."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    pod = spec.get("template", {}).get("spec", {}) if isinstance(spec.get("template"), dict) else spec
+    for base in [obj, spec, pod] + [c for c in (pod.get("containers") or []) if isinstance(c, dict)]:
+        route = _route(base, path)
+        if route is not None:
+            return _apply_edit(route, path, edit)
+    return False
+
+
+def _route(node, path: list):
+    """[(holder, key)] of the steps the evaluator takes (the first item where a key fans out over a list), up
+    to a parse step; None when the path does not reach."""
+    from .runtime.evaluator import nested, same
+
+    route = []
+    for seg in path:
+        if isinstance(seg, dict):
+            return route
+        if isinstance(seg, list):
+            found = [j for j, v in enumerate(node) if isinstance(v, dict) and nested(v, str(seg[0])) is not None
+                     and same(nested(v, str(seg[0])), seg[1])] if isinstance(node, list) else []
+            if len(found) != 1:
+                return None
+            key = found[0]
+        elif isinstance(seg, int):
+            if not isinstance(node, list) or not 0 <= seg < len(node):
+                return None
+            key = seg
+        elif isinstance(node, dict):
+            if seg not in node:
+                return None
+            key = seg
+        elif isinstance(node, list):
+            j = next((j for j, v in enumerate(node) if isinstance(v, dict) and seg in v), None)
+            if j is None:
+                return None
+            route.append((node, j))
+            node, key = node[j], seg
+        else:
+            return None
+        route.append((node, key))
+        node = node[key]
+    return route
+
+
+def _apply_edit(route: list, path: list, edit) -> bool:
+    if not route:
+        return False
+    holder, key = route[-1]
+    parse = next((i for i, s in enumerate(path) if isinstance(s, dict)), None)
+    if edit == "unparsable":
+        if parse is None:
+            return False
+        holder[key] = "{ not json: ["
+        return True
+    if edit == "duplicate":
+        for list_holder, index in reversed(route):
+            if isinstance(list_holder, list):
+                list_holder.insert(index + 1, copy.deepcopy(list_holder[index]))
+                return True
+        return False
+    if parse is not None:  # go on inside the text, then write it back as JSON (which YAML reads too)
+        data = _load(holder[key])
+        inner = _route(data, path[parse + 1:]) if data is not None else None
+        if not inner or not _apply_edit(inner, path[parse + 1:], edit):
+            return False
+        holder[key] = json.dumps(data, indent=2)
+        return True
+    return bool(edit(holder, key))
+
+
+def _scope_cases(index: int, pred: dict, solved: dict) -> Iterator[Case]:
+    from .runtime.evaluator import labels_match
+
+    selector = pred.get("selector") or {}
+
+    def in_scope(obj) -> bool:
+        meta = obj.get("metadata") or {}
+        if meta.get("namespace") not in pred["namespaces"]:
+            return False
+        labels = meta.get("labels") if obj.get("kind") == "Pod" else \
+            ((obj.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels")
+        return not selector or labels_match(labels, selector)
+
+    state = copy.deepcopy(solved)
+    pods = [o for o in state["resources"]["items"] if o.get("kind") == "Pod" and in_scope(o)]
+    if pods and "Pod" in pred["kinds"]:
+        status = pods[-1].setdefault("status", {})
+        status["conditions"] = [dict(c, status="False") if c.get("type") == "Ready" else c
+                                for c in status.get("conditions") or []]
+        yield Case(f"predicate {index} (all {pred['scope']} ready): one pod not ready among ready ones", "mitigate",
+                   FAIL, state=state)
+    if pred["scope"] != "pods":
+        state = copy.deepcopy(solved)
+        workloads = [o for o in state["resources"]["items"] if o.get("kind") in pred["kinds"] and in_scope(o)]
+        if workloads:
+            workloads[-1].setdefault("status", {})["readyReplicas"] = 0
+            yield Case(f"predicate {index} (all {pred['scope']} ready): one workload not ready", "mitigate", FAIL,
+                       state=state)
+    state = copy.deepcopy(solved)
+    state["resources"]["items"] = [o for o in state["resources"]["items"]
+                                   if not (o.get("kind") in pred["kinds"] + ["Pod", "Deployment", "StatefulSet"]
+                                           and in_scope(o))]
+    yield Case(f"predicate {index} (all {pred['scope']} ready): the scope emptied", "mitigate", FAIL, state=state)
+
+
 def _port_name(found: Objects, key: tuple, change: dict) -> str | None:
     """The name a selected container gives the port a Service's healthy targetPort numbers."""
     service = found.solved.get(key)
@@ -344,6 +626,8 @@ def _wrong_spec(obj: dict) -> None:
     spec = obj.get("spec")
     if isinstance(spec, dict) and spec.get("ports"):
         spec["ports"][0]["port"] = spec["ports"][0].get("port", 80) + 1
+    elif isinstance(spec, dict) and isinstance(spec.get("template"), dict):  # a workload: other containers
+        _replace_images(obj)
     elif isinstance(spec, dict) and spec.get("selector"):
         spec["selector"] = {k: v + "-other" for k, v in spec["selector"].items()}
     else:
@@ -375,19 +659,26 @@ def _diagnosis_cases(scenario, spec, derived) -> Iterator[Case]:
         yield Case("the prompt's answer template filled with the truth", "diagnose", PASS,
                    answer=_filled(template, perfect), state=faulty, score=1.0)
     yield Case("the perfect diagnosis, graded without a state", "diagnose", PASS, answer=perfect, state=None)
-    spelled = copy.deepcopy(perfect)
-    for entity in perfect["entities"]:
-        namespace, kind, name = entity["name"].split("/", 2)
-        spelled["entities"] += [{"name": f"{kind}/{name}", "contributing_factor": True},
-                                {"name": f"{namespace}/{kind.lower()}/{name}", "contributing_factor": True}]
-    yield Case("the perfect diagnosis with each root cause spelled three ways", "diagnose", PASS, answer=spelled,
-               state=faulty, score=1.0)
+    yield from _naming_cases("diagnose", "diagnosis", spec, perfect, faulty)
     yield Case("an empty answer", "diagnose", FAIL, answer=EMPTY_ANSWER, state=faulty)
     yield Case("an answer with no `entities`", "diagnose", UNUSABLE, answer={"resolution": "restarted it"},
                state=faulty)
     if gradable_chain:
         yield Case("the root cause without its propagation", "diagnose", FAIL,
                    answer={"entities": perfect["entities"], "propagations": []}, state=faulty)
+
+
+def _naming_cases(task: str, word: str, spec, perfect: dict, faulty: dict) -> Iterator[Case]:
+    """How an answer that names objects is fooled or failed, for each task that asks for causes (diagnose,
+    localize): the right names spelled other ways pass; a sibling, a ghost, a truncated name, every object
+    at once, or the causes with a wrong object added, fail."""
+    spelled = copy.deepcopy(perfect)
+    for entity in perfect["entities"]:
+        namespace, kind, name = entity["name"].split("/", 2)
+        spelled["entities"] += [{"name": f"{kind}/{name}", "contributing_factor": True},
+                                {"name": f"{namespace}/{kind.lower()}/{name}", "contributing_factor": True}]
+    yield Case(f"the perfect {word} with each root cause spelled three ways", task, PASS, answer=spelled,
+               state=faulty, score=1.0)
     for entity in perfect["entities"]:
         namespace, kind, name = entity["name"].split("/", 2)
         for wrong, why in ((_sibling(spec, kind, name), "a sibling whose name starts with the root cause's"),
@@ -400,12 +691,14 @@ def _diagnosis_cases(scenario, spec, derived) -> Iterator[Case]:
             answer["propagations"] = [{**p, "source": wrong if p["source"] == entity["name"] else p["source"],
                                        "target": wrong if p["target"] == entity["name"] else p["target"]}
                                       for p in perfect["propagations"]]
-            yield Case(f"{why} ({wrong}) instead of {entity['name']}", "diagnose", FAIL, answer=answer, state=faulty)
+            yield Case(f"{why} ({wrong}) instead of {entity['name']}" + ("" if task == "diagnose" else f" ({word})"),
+                       task, FAIL, answer=answer, state=faulty)
     every = [f"{o['metadata'].get('namespace') or ''}/{o['kind']}/{o['metadata']['name']}"
              for o in faulty["resources"]["items"]]
     flood = {"entities": [{"name": n, "contributing_factor": True} for n in every],
              "propagations": perfect["propagations"]}
-    yield Case("every object named as a root cause", "diagnose", FAIL, answer=flood, state=faulty)
+    yield Case("every object named as a root cause" + ("" if task == "diagnose" else f" ({word})"), task, FAIL,
+               answer=flood, state=faulty)
     roots = {g["component"] for g in spec["diagnosis"]["groups"] if g["root_cause"]}
     other = _some_object(spec, avoid=roots | {e["name"].split("/", 2)[2] for e in perfect["entities"]})
     if other is not None:
@@ -413,8 +706,8 @@ def _diagnosis_cases(scenario, spec, derived) -> Iterator[Case]:
         wrong_many = copy.deepcopy(perfect)
         wrong_many["entities"] += [{"name": spelling, "contributing_factor": True}
                                    for spelling in (other, f"{kind}/{name}", f"{namespace}/{kind.upper()}/{name}")]
-        yield Case(f"the root cause and a wrong object ({other}) spelled three ways", "diagnose", FAIL,
-                   answer=wrong_many, state=faulty)
+        yield Case(f"the root cause and a wrong object ({other}) spelled three ways"
+                   + ("" if task == "diagnose" else f" ({word})"), task, FAIL, answer=wrong_many, state=faulty)
 
 
 def prompt_template(scenario: ir.Scenario) -> dict | None:
@@ -545,9 +838,70 @@ def all_cases(scenario: ir.Scenario) -> tuple[dict, list[Case]]:
 
     found = objects(scenario)
     derived = {"healthy": render(found.healthy, found),
-               "faulty": render(found.faulty, found, found.effects, _alerts(scenario, found.faulty)),
+               "faulty": render(found.faulty, found, found.effects, _alerts(scenario, found.faulty), found.faulty_probes),
                "solved": render(found.solved, found)}
     spec = evaluator_spec(scenario)
     return spec, list(cases(scenario, spec, found, derived))
 
 
+# when the derived faulty state's fault was injected: what the detection cases time their answers against
+INJECTED_AT = "2026-01-01T00:00:00Z"
+
+
+def _task_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
+    posed = spec["tasks"]
+    faulty = derived["faulty"]
+    if "detect" in posed:
+        window = spec["detection"]["window_seconds"]
+        at = {"injected_at": INJECTED_AT}
+        if spec["detection"]["fault"]:
+            yield Case("a detection in the window", "detect", PASS, answer={
+                "anomaly": True, "noticed_at": "2026-01-01T00:01:00Z"}, state=faulty, score=1.0, **at)
+            yield Case("a detection noticed before the injection", "detect", FAIL, answer={
+                "anomaly": True, "noticed_at": "2025-12-31T23:59:00Z"}, **at)
+            yield Case("a detection noticed after the window", "detect", FAIL, answer={
+                "anomaly": True, "noticed_at": _later(INJECTED_AT, window + 60)}, **at)
+            yield Case("no anomaly where there is a fault", "detect", FAIL, answer={"anomaly": False}, **at)
+            yield Case("a detection without an injection time", "detect", UNUSABLE, answer={"anomaly": False})
+        else:
+            yield Case("no anomaly in a control", "detect", PASS, answer={"anomaly": False}, score=1.0)
+            yield Case("a false alarm in a control", "detect", FAIL, answer={
+                "anomaly": True, "noticed_at": "2026-01-01T00:01:00Z"})
+        yield Case("a detection of the wrong shape", "detect", FAIL, answer={"anomaly": "yes"}, **at)
+    if "localize" in posed:
+        perfect = perfect_answer(scenario, faulty)
+        yield Case("the perfect localization", "localize", PASS, answer=perfect, state=faulty, score=1.0)
+        yield Case("the root causes without their propagation", "localize", PASS,
+                   answer=dict(perfect, propagations=[]), state=faulty, score=1.0)
+        yield Case("a localization that names nothing", "localize", FAIL, answer=EMPTY_ANSWER, state=faulty)
+        for entity in perfect["entities"][:1]:
+            namespace, kind, name = entity["name"].split("/", 2)
+            for wrong in (_sibling(spec, kind, name), f"{namespace}/{kind}/{name}-v2"):
+                if wrong is not None:
+                    yield Case(f"a localization that names {wrong} instead of {entity['name']}", "localize", FAIL,
+                               state=faulty, answer={"entities": [{"name": wrong, "contributing_factor": True}]})
+        if perfect["entities"]:
+            yield from _naming_cases("localize", "localization", spec, perfect, faulty)
+        yield Case("a localization without entities", "localize", FAIL, answer={"causes": []})
+    if "analyze" in posed and spec.get("analysis"):
+        truth = {k: spec["analysis"][k] for k in ("system_level", "fault_type")}
+        yield Case("the right analysis", "analyze", PASS, answer=truth, score=1.0)
+        yield Case("the right analysis in other words' case", "analyze", PASS, answer={
+            k: " " + v.replace("_", " ").title() + " " for k, v in truth.items()}, score=1.0)
+        other = next(t for t in spec["analysis"]["vocabulary"]["fault_type"] if t != truth["fault_type"])
+        yield Case("a wrong fault type", "analyze", FAIL, answer=dict(truth, fault_type=other))
+        yield Case("an analysis without its fault type", "analyze", FAIL, answer={"system_level": truth["system_level"]})
+    unchanged = (spec.get("mitigation") or {}).get("unchanged")
+    if "mitigate" in posed and unchanged:
+        for ref in [e["object"] for e in unchanged if e["object"]["kind"] in ("Deployment", "StatefulSet")][:1]:
+            key = (ref["kind"], ref["namespace"], ref["name"])
+            changed = _edited(found.healthy, key, _replace_images)
+            if changed is not None:
+                yield Case(f"a control where {ref['name']} was changed", "mitigate", FAIL, state=render(changed, found))
+
+
+def _later(moment: str, seconds: float) -> str:
+    import datetime
+
+    start = datetime.datetime.fromisoformat(moment.replace("Z", "+00:00"))
+    return (start + datetime.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")

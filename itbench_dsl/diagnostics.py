@@ -9,6 +9,7 @@ the same facts.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -106,8 +107,8 @@ def _paint(text: str, code: str, color: bool) -> str:
 
 def _render_one(d: Diagnostic, source: SourceFile | None, color: bool) -> str:
     sev_color = "1;31" if d.severity == "error" else "1;33"
-    lines = [f"{_paint(f'{d.severity}[{d.code}]', sev_color, color)}: {d.message}"]
-    lines.append(f" --> {d.path}:{d.span.line}:{d.span.column}")
+    lines = [f"{_paint(f'{d.severity}[{d.code}]', sev_color, color)}: {escape_controls(d.message)}"]
+    lines.append(f" --> {escape_controls(d.path)}:{d.span.line}:{d.span.column}")
     if source is not None and source.text and d.span is not NO_SPAN:
         text = _printable(source.line_text(d.span.line))
         gutter = " " * len(str(d.span.line))
@@ -116,27 +117,41 @@ def _render_one(d: Diagnostic, source: SourceFile | None, color: bool) -> str:
         lines.append(f"{gutter} |")
         lines.append(f"{d.span.line} | {text}")
         caret = " " * (d.span.column - 1) + "^" * width
-        label = f" {d.label}" if d.label else ""
+        label = f" {escape_controls(d.label)}" if d.label else ""
         lines.append(f"{gutter} | {_paint(caret, sev_color, color)}{label}")
         lines.append(f"{gutter} |")
     for note in d.notes:
         where = f" (at {note.span.line}:{note.span.column})" if note.span else ""
-        lines.append(f"note: {note.message}{where}")
+        lines.append(f"note: {escape_controls(note.message)}{where}")
     if d.help:
-        lines.append(f"help: {d.help}")
+        lines.append(f"help: {escape_controls(d.help)}")
     return "\n".join(lines) + "\n"
 
 
 def _printable(text: str) -> str:
-    """Show a source line safely on a terminal: tabs become spaces, controls become �."""
-    text = text[:400]
-    return "".join(" " if c == "\t" else ("\ufffd" if (ord(c) < 32 or ord(c) == 127) else c) for c in text)
+    """Show a source line safely on a terminal, one character for one (the carets stay aligned): tabs
+    become spaces, the characters `escape_controls` escapes become �."""
+    text = text[:400].replace("\t", " ")
+    return CONTROL.sub("\ufffd", text)
+
+
+# Characters a terminal acts on: C0 controls but tab and newline (ANSI escapes, carriage returns, bells), DEL,
+# C1 controls, bidirectional overrides and isolates; and lone surrogates (undecodable bytes of file names),
+# which cannot be printed at all.
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def escape_controls(text: str) -> str:
+    """`text` safe to print on a terminal: each character of CONTROL written as `\\uXXXX`, a JSON escape,
+    so that JSON text stays JSON with the same data. Every renderer's output goes through it, and so does
+    every path and message the command line prints."""
+    return CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def render_concise(diags: Diagnostics) -> str:
-    return "".join(
+    return escape_controls("".join(
         f"{d.path}:{d.span.line}:{d.span.column}: {d.severity}[{d.code}] {d.message}\n" for d in diags.sorted()
-    )
+    ))
 
 
 def render_json(diags: Diagnostics) -> str:
@@ -145,7 +160,7 @@ def render_json(diags: Diagnostics) -> str:
         "errors": sum(1 for d in items if d["severity"] == "error"),
         "warnings": sum(1 for d in items if d["severity"] == "warning"),
     }
-    return json.dumps({"diagnostics": items, "summary": summary}, indent=2, ensure_ascii=False) + "\n"
+    return escape_controls(json.dumps({"diagnostics": items, "summary": summary}, indent=2, ensure_ascii=False)) + "\n"
 
 
 # ---- GitHub Actions workflow commands ----------------------------------------------------------------
@@ -188,7 +203,7 @@ def render_github(diags: Diagnostics) -> str:
         summary = (f"{found} found; GitHub shows {GITHUB_ANNOTATIONS_PER_STEP} of each kind per step as annotations; "
                    f"not annotated: {not_shown} (this log and a SARIF upload have every finding)")
         out.append(f"::notice title={github_property('itbench check')}::{github_data(summary)}\n")
-    return "".join(out)
+    return escape_controls("".join(out))
 
 
 # ---- SARIF 2.1.0 -------------------------------------------------------------------------------------
@@ -258,7 +273,7 @@ def render_sarif(diags: Diagnostics) -> str:
             "results": results,
         }],
     }
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return escape_controls(json.dumps(log, indent=2, ensure_ascii=False)) + "\n"
 
 
 RENDERERS = {"human": render_human, "concise": render_concise, "json": render_json, "github": render_github,

@@ -205,7 +205,8 @@ class RunResult:
     variants: list[Generated] = field(default_factory=list)
     skips: list[SkipRecord] = field(default_factory=list)
     duplicates: int = 0
-    attempted: int = 0
+    attempted: int = 0  # variants checked, every step
+    kept: int = 0  # of them, valid and new
 
 
 def variant_name(parent: str, generator: str, k: int) -> str:
@@ -270,9 +271,12 @@ def rng_for(seed: int, generator: str, parent: str) -> random.Random:
 
 
 def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n: int | None = None,
-        on_stage: Callable[[str, int], None] | None = None, on_parent: Callable[[], None] | None = None) -> RunResult:
+        on_stage: Callable[[str, int], None] | None = None, on_parent: Callable[[], None] | None = None,
+        on_variant: Callable[[RunResult], None] | None = None) -> RunResult:
     """Apply the generators in order: each one's valid variants are the next one's inputs.
 
+    `on_stage(generator, inputs)`, `on_parent()` and `on_variant(result)` (after each variant checked)
+    report progress; a generator that runs out of variants says so with a Skip and stops.
     Every variant is checked (check_document); one that fails is recorded as a skip with its first
     problem. Variants whose semantic hash equals an input's or an earlier variant's are dropped."""
     result = RunResult()
@@ -308,6 +312,8 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
                     names.add(name)
                     document = dataclasses.replace(document, name=name)
                     checked = check_document(document, f"{name}.itb")
+                    if on_variant is not None:
+                        on_variant(result)
                     if checked.scenario is None:
                         what = f"variant {k}" + (f" ({item.note})" if item.note else "")
                         result.skips.append(SkipRecord(parent.path, gen_name,
@@ -330,6 +336,7 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
                 raise GeneratorError(f"generator `{gen_name}` failed on `{parent.name}`: "
                                      f"{type(exc).__name__}: {exc}") from exc
         current = produced
+        result.kept += len(produced)
         if step == len(chain) - 1:
             for p in produced:
                 result.variants.append(Generated(p.name, p.path, p.chain, seed, p.semantic_hash, p.note,
@@ -447,6 +454,19 @@ def map_nodes(node, fn):
         replaced = fn(node)
         return node if replaced is None else replaced
     return node
+
+
+def refs(node):
+    """Every object reference (`KIND "name"`) in a node of the AST, in order."""
+    if isinstance(node, ast.Ref):
+        yield node
+    elif isinstance(node, tuple):
+        for n in node:
+            yield from refs(n)
+    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for f in dataclasses.fields(node):
+            if f.compare:
+                yield from refs(getattr(node, f.name))
 
 
 def ground_groups(document: ast.Scenario) -> dict[str, ast.Ref]:

@@ -217,9 +217,13 @@ class _Builder:
                 other = self.locate(side)
                 if other is not node:  # a side object inside the target's component says nothing new
                     other.add("fault", f"changed by {injection.fault}" + self.qualifier(side, other))
+        control = not s.injections() and s.compliance is None  # no fault: the ground truth names no cause
         for ref in s.root_causes:
             node = self.locate(ref)
-            node.add("root", "root cause" + self.qualifier(ref, node))
+            if control:
+                node.add("involved", "named by the ground truth (no fault)" + self.qualifier(ref, node))
+            else:
+                node.add("root", "root cause" + self.qualifier(ref, node))
         for alert in s.alerts:
             node = self.locate(alert.target)
             # an alert on a component's service or pods is the component's alert

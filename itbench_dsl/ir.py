@@ -159,6 +159,68 @@ class Autoscaler:
 
 
 @dataclass
+class StorageClass:
+    """A storage.k8s.io/v1 StorageClass (cluster-scoped)."""
+
+    name: str
+    provisioner: str
+    parameters: dict[str, str] = field(default_factory=dict)
+    reclaim_policy: Optional[str] = None  # Delete | Retain
+    volume_binding_mode: Optional[str] = None  # Immediate | WaitForFirstConsumer
+    allow_volume_expansion: Optional[bool] = None
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class PersistentVolume:
+    """A v1 PersistentVolume (cluster-scoped); `source` is its volume source in Kubernetes form ({"hostPath": ...})."""
+
+    name: str
+    capacity: str  # a storage quantity, as Kubernetes spells it (1Gi)
+    access_modes: list[str]
+    source: dict
+    storage_class: Optional[str] = None
+    reclaim_policy: Optional[str] = None  # Retain | Delete | Recycle
+    volume_mode: Optional[str] = None  # Filesystem | Block
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class PersistentVolumeClaim:
+    name: str
+    namespace: str
+    storage: str  # the requested size, a storage quantity
+    access_modes: list[str]
+    storage_class: Optional[str] = None  # None: the cluster's default class; "": no class (static binding only)
+    volume_name: Optional[str] = None  # a PersistentVolume to bind to
+    volume_mode: Optional[str] = None
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Role:
+    """An rbac.authorization.k8s.io/v1 Role, or with no namespace a ClusterRole; `rules` in Kubernetes form
+    (apiGroups, resources, verbs, resourceNames, nonResourceURLs)."""
+
+    name: str
+    namespace: Optional[str]  # None: a ClusterRole
+    rules: list[dict] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class RoleBinding:
+    """A RoleBinding, or with no namespace a ClusterRoleBinding; `role_ref` and `subjects` in Kubernetes form
+    (a ServiceAccount subject carries its namespace, so a moved application's bindings follow it)."""
+
+    name: str
+    namespace: Optional[str]  # None: a ClusterRoleBinding
+    role_ref: dict  # {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role"|"ClusterRole", "name": ...}
+    subjects: list[dict] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
 class Namespace:
     name: str
     labels: dict[str, str] = field(default_factory=dict)
@@ -181,6 +243,16 @@ class Topology:
     application_key: Optional[str] = None  # ITBench's key for the application in scenario.yaml
     # ITBench's install options of the application (`use app "x" { options { ... } }`), as ITBench spells them
     application_options: Optional[dict] = field(default=None, metadata=_OMIT)
+    # storage: cluster-scoped classes and volumes, namespaced claims
+    storage_classes: list[StorageClass] = field(default_factory=list, metadata=_OMIT)
+    persistent_volumes: list[PersistentVolume] = field(default_factory=list, metadata=_OMIT)
+    claims: list[PersistentVolumeClaim] = field(default_factory=list, metadata=_OMIT)
+    # the application's name for people (prompts): a standard or local app's name, or an inline topology's
+    # `topology "NAME"`; None for an unnamed inline topology
+    display_name: Optional[str] = field(default=None, metadata=_OMIT)
+    # RBAC: Roles and ClusterRoles, RoleBindings and ClusterRoleBindings of the application's own components
+    roles: list[Role] = field(default_factory=list, metadata=_OMIT)
+    role_bindings: list[RoleBinding] = field(default_factory=list, metadata=_OMIT)
 
 
 @dataclass
@@ -221,6 +293,19 @@ class AlertExpectation:
 
 
 @dataclass
+class AlertRuleDef:
+    """An alert the scenario defines (`alert_rule "NAME" { ... }`), beside the standard catalogue (alerts.py)."""
+
+    name: str
+    expr: str  # PromQL, as written
+    for_duration: str  # Prometheus duration (`for`)
+    severity: str
+    summary: Optional[str] = None
+    description: Optional[str] = None
+    labels: dict = field(default_factory=dict)
+
+
+@dataclass
 class PropagationEdge:
     source: ObjectRef
     target: ObjectRef
@@ -245,15 +330,36 @@ class GroundGroup:
 
 @dataclass
 class Predicate:
-    kind: str  # state | field | alert
+    kind: str  # state | field | alert | scope | probe (path: [probe name, exit_code|stdout|stderr])
     target: Optional[ObjectRef] = None
     state: Optional[str] = None  # ready | exists | absent
-    path: list[str] = field(default_factory=list)
-    op: Optional[str] = None
+    # keys, indexes (int), selections ([key, value]) and parse steps ({"parse": "json"}): runtime.evaluator.walk
+    path: list[Any] = field(default_factory=list)
+    op: Optional[str] = None  # == != < <= > >= contains in matches exists `not exists`
     value: Any = None
     alert: Optional[str] = None
     firing: Optional[bool] = None
     within_seconds: Optional[float] = None
+    value_type: Optional[str] = field(default=None, metadata=_OMIT)  # duration | text: compared as such
+    scope: Optional[str] = field(default=None, metadata=_OMIT)  # `all KIND ... ready`: pods | workloads | ...
+    selector: Optional[dict[str, str]] = field(default=None, metadata=_OMIT)  # the scope's pod labels
+    namespace: Optional[str] = field(default=None, metadata=_OMIT)  # the scope's namespace; None: every one
+
+
+@dataclass
+class Probe:
+    """`probe "NAME" on deployment "x" { container command }`: a command run in one of the workload's pods
+    when the evaluator is asked; `probe "NAME" FIELD TEST` predicates read its result (kind "probe",
+    path [NAME, FIELD])."""
+
+    name: str
+    target: ObjectRef
+    container: str
+    command: list[str]
+    # {exit_code, stdout, stderr} it gives on the healthy application and with the faults injected: what
+    # self-validation's derived states carry (states.py); faulty None: the faults leave it as when healthy
+    healthy: Optional[dict] = field(default=None, metadata=_OMIT)
+    faulty: Optional[dict] = field(default=None, metadata=_OMIT)
 
 
 @dataclass
@@ -317,6 +423,22 @@ class Compliance:
 
 
 @dataclass
+class PosedTask:
+    """A task the scenario poses (`tasks detect within 10m, mitigate`: itbench_dsl/tasks.py)."""
+
+    name: str  # detect | localize | diagnose | analyze | mitigate | policy
+    within_seconds: Optional[float] = None  # detect: how long after the injection a detection counts
+
+
+@dataclass
+class AnalysisLabels:
+    """The fault's classification the analyze task grades against (`analysis { ... }`, or its fault kinds')."""
+
+    system_level: str
+    fault_type: str
+
+
+@dataclass
 class Scenario:
     name: str
     domain: str
@@ -339,6 +461,10 @@ class Scenario:
     ground_groups: list[GroundGroup] = field(default_factory=list, metadata=_OMIT)  # v1 groups named in `expect`
     aliases: Optional[list[list[str]]] = field(default=None, metadata=_OMIT)  # v1 aliases (group ids); derived when None
     causes: Optional[list[dict]] = field(default=None, metadata=_OMIT)  # v1 `fault` entries (`cause`); derived when None
+    tasks: Optional[list[PosedTask]] = field(default=None, metadata=_OMIT)  # `tasks`; None: the domain's default
+    analysis: Optional[AnalysisLabels] = field(default=None, metadata=_OMIT)  # the analysis labels, when known
+    alert_rules: list[AlertRuleDef] = field(default_factory=list, metadata=_OMIT)  # the scenario's own alerts
+    probes: list["Probe"] = field(default_factory=list, metadata=_OMIT)  # `probe` statements (docs/evaluator.md)
 
     def injections(self) -> list[Injection]:
         return [i for g in self.faults for i in g.injections]
@@ -380,7 +506,8 @@ def _to_json(value: Any) -> Any:
 
 # Topology objects are never mutated once built, and an application's are shared by every scenario
 # that uses it: their JSON is computed once (see memo.py).
-TOPOLOGY_OBJECTS = {Workload, Service, ConfigMap, Secret, ServiceAccount, Autoscaler, Namespace}
+TOPOLOGY_OBJECTS = {Workload, Service, ConfigMap, Secret, ServiceAccount, Autoscaler, Namespace, StorageClass,
+                    PersistentVolume, PersistentVolumeClaim, Role, RoleBinding}
 
 
 _object_json = IdentityMemo(_to_json)

@@ -8,7 +8,7 @@ its page in codes.py (`itbench explain W2002`):
 |-------|------|
 | W2002 | an inline topology object nothing refers to (objects of a `use app` application are exempt) |
 | W2003 | an SRE fault with no observable success criterion (no `mitigated when` predicate sees it, and no expected alert can tell) |
-| W2004 | an SRE or FinOps scenario with no `solution` |
+| W2004 | an SRE or FinOps scenario with a fault and no `solution` (a control has nothing to solve) |
 | W2005 | two faults of one file with the same mechanism on the same target |
 | W2006 | a scenario identical to another checked one (the same canonical IR hash) |
 | W2007 | a description that is empty or a placeholder |
@@ -26,7 +26,6 @@ of them.
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import re
 from typing import Iterable, Sequence
@@ -34,6 +33,7 @@ from typing import Iterable, Sequence
 from . import ast, ir
 from .diagnostics import Diagnostic, Note
 from .identity import scenario_digest
+from .components import Components  # noqa: F401  (lint's rules use it; tests import it from here)
 from .mechanisms import injection_key
 from .source import NO_SPAN, SourceMap, Span
 
@@ -132,49 +132,6 @@ def _fault_span(item: Linted, index: int) -> Span:
     return item.source_map.injection(index)
 
 
-class Components:
-    """Which component (workload) each object of a topology belongs to, for topology-aware rules.
-
-    A workload is its own component; a service belongs to the workload it selects, an autoscaler
-    to the workload it scales, pods (by name pattern) to the workload that owns them, and an object
-    a fault creates to the component of the fault's target. Anything else is a component of its own.
-    """
-
-    def __init__(self, scenario: ir.Scenario) -> None:
-        topology = scenario.topology
-        self.workloads = topology.workloads
-        self.by_key: dict[tuple[str, str], str] = {}
-        for w in topology.workloads:
-            self.by_key[(w.kind, w.name)] = w.name
-        for s in topology.services:
-            owner = self._selected(s)
-            if owner is not None:
-                self.by_key[("Service", s.name)] = owner
-        for a in topology.autoscalers:
-            self.by_key[("HorizontalPodAutoscaler", a.name)] = a.target.name
-        for injection in scenario.injections():
-            component = self.of(injection.target)
-            for created in injection.created + ([injection.root] if injection.root else []):
-                self.by_key.setdefault((created.kind, created.name), component)
-
-    def _selected(self, service: ir.Service) -> str | None:
-        if not service.selector:
-            return None
-        wanted = service.selector.items()
-        for w in self.workloads:
-            if w.namespace == service.namespace and wanted <= w.labels.items():
-                return w.name
-        return None
-
-    def of(self, ref: ir.ObjectRef) -> str:
-        if ref.kind == "Pod":
-            owners = [w for w in self.workloads if fnmatch.fnmatchcase(f"{w.name}-7d4b9c8f6-x2x9q", ref.name)
-                      or fnmatch.fnmatchcase(f"{w.name}-0", ref.name)]
-            if owners:
-                return max(owners, key=lambda w: len(w.name)).name
-        return self.by_key.get((ref.kind, ref.name), f"{ref.kind}/{ref.name}")
-
-
 def _refs(scenario: ir.Scenario) -> list[ir.ObjectRef]:
     """Every object reference of a scenario outside its topology."""
     refs: list[ir.ObjectRef] = []
@@ -235,8 +192,11 @@ def unused_objects(item: Linted) -> list[Diagnostic]:
         return []
     components = item.components
     used_components = {components.of(r) for r in refs} | {name for edge in topology.edges for name in edge}
-    # names a fault's arguments mention (a configmap a fault edits, say) count as references
+    # names a fault's arguments mention (a configmap a fault edits, say) count as references, and so does a
+    # service account a role binding grants rights to: what it may do is what the scenario declares it for
     mentioned = {s for i in scenario.injections() for s in _strings(i.args)}
+    mentioned |= {subject.get("name") for binding in topology.role_bindings for subject in binding.subjects
+                  if subject.get("kind") == "ServiceAccount"}
     # the configmaps, secrets and service accounts each workload uses
     members: dict[tuple[str, str], str] = {}
     for w in topology.workloads:
@@ -299,7 +259,8 @@ def unobservable_faults(item: Linted) -> list[Diagnostic]:
 
     A `mitigated when` state or field predicate sees a fault when it names an object of the fault's
     footprint (its target, what it creates or changes) or of the same component (their services and
-    pods); an `alert X not firing` predicate sees every fault when `expect` lists X. An alert can tell
+    pods), and a probe predicate the workload its probe runs in; an `alert X not firing` predicate sees every
+    fault when `expect` lists X. An alert can tell
     when `expect` lists it on a component where the fault's group acts (the footprints of its faults,
     which are one incident, and the targets of its waiters: a flag takes effect where its readers
     restart), or on one the propagation chains of `expect` reach from there. FinOps faults are measured against
@@ -312,8 +273,12 @@ def unobservable_faults(item: Linted) -> list[Diagnostic]:
     expected_alerts = {a.name for a in scenario.alerts}
     if any(p.kind == "alert" and p.firing is False and p.alert in expected_alerts for p in predicates):
         return []
-    seen = {components.of(p.target) for p in predicates if p.target is not None}
-    seen_keys = {p.target.key() for p in predicates if p.target is not None}
+    # a probe predicate sees the workload its probe runs in
+    probed = {p.name: p.target for p in scenario.probes}
+    read = [p.target for p in predicates if p.target is not None] + \
+        [probed[p.path[0]] for p in predicates if p.kind == "probe" and p.path and p.path[0] in probed]
+    seen = {components.of(r) for r in read}
+    seen_keys = {r.key() for r in read}
     alerted = {components.of(a.target) for a in scenario.alerts}
     downstream: dict[str, set[str]] = {}
     for edge in scenario.propagations:
@@ -338,9 +303,25 @@ def unobservable_faults(item: Linted) -> list[Diagnostic]:
             "W2003", f"fault `{injection.fault}` on {injection.target.kind.lower()} `{injection.target.name}` has no "
             f"observable success criterion: {why}, and no expected alert fires where it acts or where it propagates",
             item.path, span, "how does the evaluator see it repaired?",
-            help=f'add `{injection.target.kind.lower()} "{injection.target.name}" ready` (or a field predicate) to '
-                 "`mitigated when`, or expect the alert it raises (and `alert NAME not firing` in `mitigated when`)"))
+            help=_observe_help(injection.target)))
     return out
+
+
+def _observe_help(target: ir.ObjectRef) -> str:
+    from .vocabulary import READY_KINDS
+    word = _keyword(target)
+    alert = "or expect the alert it raises (and `alert NAME not firing` in `mitigated when`)"
+    if target.kind in READY_KINDS:
+        return f'add `{word} "{target.name}" ready` (or a field predicate) to `mitigated when`, {alert}'
+    return (f'add a field predicate on what the fault changes to `mitigated when`, such as '
+            f'`{word} "{target.name}" PATH == VALUE` (a {target.kind} has no readiness: `ready` is for workloads '
+            f'and pods), {alert}')
+
+
+def _keyword(target: ir.ObjectRef) -> str:
+    from .topology import KINDS, RUNTIME_KINDS
+    return next((word for word, (_, kind) in {**RUNTIME_KINDS, **KINDS}.items() if kind == target.kind),
+                target.kind.lower())
 
 
 def _footprint(injection: ir.Injection) -> list[ir.ObjectRef]:
@@ -362,12 +343,13 @@ def _reach(start: set[str], graph: dict[str, set[str]]) -> set[str]:
 
 
 def missing_solution(item: Linted) -> list[Diagnostic]:
-    """W2004: an SRE or FinOps scenario without a `solution` block.
+    """W2004: an SRE or FinOps scenario with a fault and without a `solution` block.
 
     A CISO scenario's solution is the artefact the agent writes (a policy, a playbook), which the
     evaluator checks against the gap and compliant objects: it needs none."""
     scenario = item.scenario
-    if scenario.domain == "ciso" or scenario.solutions:
+    # a control (no fault) has nothing to solve: its right mitigation is to change nothing
+    if scenario.domain == "ciso" or scenario.solutions or not scenario.injections():
         return []
     return [Diagnostic(
         "W2004", f"scenario `{scenario.name}` has no `solution`", item.path, item.name_span, "no solution",

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlparse
 
+from . import ast
 from .diagnostics import Diagnostics
 from .source import SourceFile
 
@@ -197,12 +198,16 @@ SCENARIO_KEYWORDS = {
     "expect": "alerts, root cause, propagation, mitigation", "solution": "`solution \"title\" { step ... }`",
     "param": "`param NAME in [...] default V`, for generators", "agent": "the agent's Kubernetes access",
     "control": "CISO: the control", "task": "CISO: the task class", "gap": "CISO: the object that opens the gap",
+    "tasks": "what the agent is asked: `tasks detect, localize, analyze, mitigate`",
     "compliant": "CISO: an object that must stay passing",
+    "alert_rule": "`alert_rule \"Name\" { expr = \"...\"  for = 2m  severity = \"warning\" }`: an alert of its own",
+    "probe": "`probe \"NAME\" on deployment \"x\" { container command healthy {} }`: a command predicates read",
 }
 EXPECT_KEYWORDS = {
     "alert": "`alert NAME on KIND \"name\"`", "root_cause": "`root_cause KIND \"name\"`",
     "propagation": "`propagation A -> B -> C`", "mitigated": "`mitigated when { predicates }`",
     "optimal": "FinOps: `optimal KIND \"name\" path = value`",
+    "analysis": "`analysis { system_level = \"...\"  fault_type = \"...\" }`: the analyze task's labels",
 }
 STATES = ("ready", "exists", "absent")
 # fields of topology objects (docs/language.md), for completion inside an object body
@@ -376,6 +381,10 @@ def complete(text: str, offset: int, build=None) -> list[Item]:
         return [Item(c, K_ENUM_MEMBER) for c in COMPLEXITIES]
     if tokens == ["task"]:
         return [Item(t, K_ENUM_MEMBER, f"ITBench `{i}`") for t, i in CISO_TASKS.items()]
+    if tokens and tokens[0] == "tasks" and block == "scenario":
+        from .tasks import TASK_TYPES
+
+        return [Item(t.name, K_ENUM_MEMBER, t.summary) for t in TASK_TYPES.values()]
     if tokens == ["use"]:
         return [Item("app", K_KEYWORD)]
     if tokens == ["alert"] and block in ("expect", "mitigated"):
@@ -390,6 +399,8 @@ def complete(text: str, offset: int, build=None) -> list[Item]:
         return _kind_items(_ref_kinds())
     if block == "mitigated" and len(tokens) == 2 and tokens[1].startswith('"'):
         return [Item(s, K_KEYWORD) for s in STATES]
+    if block == "mitigated" and len(tokens) == 3 and tokens[1].startswith('"'):  # after a field path: its test
+        return [Item(op, K_KEYWORD) for op in ast.FIELD_OPS]
     if tokens == ["step"] or (len(tokens) == 2 and tokens[0] == "step"):
         return [Item("run", K_KEYWORD)]
     return []

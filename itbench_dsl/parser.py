@@ -18,6 +18,7 @@ from .diagnostics import Diagnostics
 from .source import SourceFile, Span
 
 MAX_FILE_BYTES = 1024 * 1024
+MAX_INT_DIGITS = 24  # of an integer literal: more than any field takes (int64 has 19 digits)
 MAX_NESTING = 64
 
 
@@ -41,6 +42,7 @@ def _terminal_display() -> dict[str, str]:
         "SIGNED_FLOAT": "a number",
         "QUANTITY": "a quantity",
         "PERCENT": "a percentage",
+        "OP": "an operator (`==`, `!=`, `<`, `<=`, `>`, `>=`)",
         "$END": "end of file",
     }
     for terminal in _parser().terminals:
@@ -101,6 +103,12 @@ def parse_source(source: SourceFile, diags: Diagnostics) -> ast.Document | None:
     if not tree.children:
         diags.error("E1001", "the file has no `scenario` or `app` block", path, source.span(0, 0))
         return None
+    if all(child.data == "fault_kind" for child in tree.children):
+        # a fault library file: any number of `fault_kind` declarations (docs/fault-kinds.md)
+        builder = _Builder(source, diags)
+        errors_before = len(diags.items)
+        kinds = tuple(builder.fault_kind(child) for child in tree.children)
+        return ast.FaultLibrary(kinds, builder.span(tree)) if len(diags.items) == errors_before else None
     if len(tree.children) > 1:
         extra = tree.children[1]
         diags.error("E1010", "a file holds one `scenario` or `app`; this is a second one", path,
@@ -152,7 +160,9 @@ def _syntax_error(exc: lark.exceptions.UnexpectedInput, source: SourceFile, diag
                         help="names are letters, digits and `_`; put other text in double quotes")
         return
     token = getattr(exc, "token", None)
-    expected = sorted({_terminal_display().get(t, t) for t in (getattr(exc, "expected", None) or ())})
+    # the comparison operators first: after a field path they are what is most often meant
+    expected = sorted({_terminal_display().get(t, t) for t in (getattr(exc, "expected", None) or ())},
+                      key=lambda e: (not e.startswith("an operator"), e))
     if isinstance(exc, lark.exceptions.UnexpectedEOF) or (token is not None and token.type == "$END"):
         opener = _last_open_bracket(text)
         span = source.span(opener, opener + 1) if opener is not None else source.span(len(text), len(text))
@@ -178,6 +188,9 @@ def _expected_list(expected: list[str]) -> str:
 
 
 def _syntax_help(token: str, expected: list[str]) -> str:
+    if any(e.startswith("an operator") for e in expected):
+        return ("a field predicate is `REF PATH OP VALUE`; OP is one of == != < <= > >= contains in matches, "
+                "or the path ends with `exists` or `not exists` (docs/language.md, operators)")
     if "`=`" in expected and "`{`" in expected:
         return "a field is written `key = value` and a block `key { ... }`"
     if "`,`" in expected:
@@ -251,6 +264,28 @@ class _Builder:
         builder = ast.Scenario if tree.data == "scenario" else ast.App
         return builder(self.string(name_token), tuple(self.statement(s) for s in stmts), self.span(tree), self.span(name_token))
 
+    def fault_kind(self, tree: Tree) -> ast.FaultKindDecl:
+        name_token, *stmts = tree.children
+        items = []
+        for stmt in stmts:
+            if stmt.data == "patch":
+                path, value, body = stmt.children
+                items.append(ast.Patch(tuple(self.path_step(p) for p in path.children), self.value(value),
+                                       self.optional_body(body), self.span(stmt), self.span(path)))
+            elif stmt.data == "require":
+                subject, test, body = stmt.children
+                op, value = self.test(test)
+                if subject.data == "arg_subject":
+                    call, arg = subject.children
+                    subject_value = ast.Call(str(call), (ast.Symbol(str(arg), self.span(arg)),), self.span(subject))
+                else:
+                    subject_value = tuple(self.path_step(p) for p in subject.children)
+                items.append(ast.Require(subject_value, op, value, self.optional_body(body), self.span(stmt),
+                                         self.span(subject)))
+            else:
+                items.append(self.entry(stmt))
+        return ast.FaultKindDecl(self.string(name_token), tuple(items), self.span(tree), self.span(name_token))
+
     def statement(self, tree: Tree):
         handler = getattr(self, "stmt_" + tree.data)
         return handler(tree, self.span(tree))
@@ -273,6 +308,18 @@ class _Builder:
     def stmt_use_app(self, t, span):
         return ast.UseApp(self.string(t.children[0]), self.optional_body(t.children[1]), span)
 
+    def stmt_use_faults(self, t, span):
+        return ast.UseFaults(self.string(t.children[0]), span, self.span(t.children[0]))
+
+    def stmt_probe(self, t, span):
+        name, ref, body = t.children
+        return ast.Probe(self.string(name), self.ref(ref), self.optional_body(body), span, self.span(name))
+
+    def stmt_probe_pred(self, t, span):
+        name, field, test = t.children
+        op, value = self.test(test)
+        return ast.ProbePredicate(self.string(name), str(field), op, value, span, self.span(name), self.span(field))
+
     def stmt_agent(self, t, span):
         return ast.Agent(self.body(t.children[0]), span)
 
@@ -282,11 +329,19 @@ class _Builder:
     def stmt_task(self, t, span):
         return ast.Task(str(t.children[0]), self.optional_body(t.children[1]), span)
 
+    def stmt_tasks(self, t, span):
+        return ast.Tasks(tuple(ast.TaskItem(str(i.children[0]), self.within(i.children[1]), self.span(i))
+                               for i in t.children), span)
+
     def stmt_gap(self, t, span):
         return ast.Gap(self.ref(t.children[0]), span)
 
     def stmt_compliant(self, t, span):
         return ast.Compliant(self.ref(t.children[0]), span)
+
+    def stmt_alert_rule(self, t, span):
+        name, body = t.children
+        return ast.AlertRule(self.string(name), self.optional_body(body), span, self.span(name))
 
     def stmt_param(self, t, span):
         name, domain, default = t.children
@@ -294,7 +349,9 @@ class _Builder:
         return ast.Param(str(name), self.value(domain), default_value, span)
 
     def stmt_topology(self, t, span):
-        return ast.Topology(tuple(self.statement(s) for s in t.children), span)
+        name, *stmts = t.children  # the optional name is None when absent
+        return ast.Topology(tuple(self.statement(s) for s in stmts), span,
+                            self.string(name) if name is not None else None)
 
     def stmt_object(self, t, span):
         kind, name, body = t.children
@@ -339,6 +396,9 @@ class _Builder:
     def stmt_cause(self, t, span):
         return ast.Cause(self.body(t.children[0]), span)
 
+    def stmt_analysis(self, t, span):
+        return ast.Analysis(self.body(t.children[0]), span)
+
     def stmt_mitigated(self, t, span):
         within, *preds = t.children
         return ast.Mitigated(self.within(within), tuple(self.statement(p) for p in preds), span)
@@ -348,8 +408,43 @@ class _Builder:
         return ast.StatePredicate(self.ref(ref), str(state.children[0]), self.within(within), span)
 
     def stmt_field_pred(self, t, span):
-        ref, path, op, value = t.children
-        return ast.FieldPredicate(self.ref(ref), tuple(_name(p) for p in path.children), str(op), self.value(value), span)
+        ref, path, test = t.children
+        op, value = self.test(test)
+        return ast.FieldPredicate(self.ref(ref), tuple(self.path_step(p) for p in path.children), op, value, span,
+                                  self.span(path))
+
+    def test(self, t: Tree) -> tuple[str, ast.Value | None]:
+        if t.data == "compare_test":
+            return str(t.children[0]), self.value(t.children[1])
+        if t.data == "matches_test":
+            token = t.children[0]
+            return "matches", ast.Str(self.string(token), self.span(token))
+        if t.data in ("contains_test", "in_test"):
+            return t.data[:-len("_test")], self.value(t.children[0])
+        return ("exists" if t.data == "exists_test" else "not exists"), None
+
+    def path_step(self, t: Tree | Token) -> ast.PathStep:
+        kind = t.data if isinstance(t, Tree) else ""
+        if kind == "soft_name":
+            return _name(t)
+        if kind == "name_step":
+            return _name(t.children[0])
+        if kind == "key_step":
+            return self.string(t.children[0])
+        if kind == "index_step":
+            return ast.Index(int(t.children[0]), self.span(t))
+        if kind == "select_step":
+            key, value = t.children
+            return ast.Select(".".join(_name(p) for p in key.children), self.value(value), self.span(t))
+        if kind == "parse_step":
+            return ast.ParseAs(str(t.children[0]), self.span(t))
+        raise AssertionError(f"unknown path step {kind}")
+
+    def stmt_scope_pred(self, t, span):
+        what, selector, namespace, within = t.children
+        return ast.ScopePredicate(str(what), self.value(selector) if selector is not None else None,
+                                  self.ref(namespace) if namespace is not None else None, self.within(within), span,
+                                  self.span(what))
 
     def stmt_alert_pred(self, t, span):
         name, negated = t.children
@@ -403,7 +498,12 @@ class _Builder:
         if kind == "string":
             return ast.Str(self.string(t.children[0]), span)
         if kind == "integer":
-            return ast.Int(int(t.children[0]), span)
+            digits = str(t.children[0])
+            if sum(c.isdigit() for c in digits) > MAX_INT_DIGITS:  # and int() of thousands of digits raises
+                self.diags.error("E2010", f"an integer of {len(digits.lstrip('+-')):,} digits is out of range",
+                                 self.source.path, span, f"more than {MAX_INT_DIGITS} digits")
+                return ast.Int(0, span)
+            return ast.Int(int(digits), span)
         if kind == "float":
             return ast.Float(str(t.children[0]).lstrip("+"), span)
         if kind == "quantity":

@@ -178,6 +178,12 @@ class Printer:
 
     # ---- documents
     def document(self, doc: ast.Document) -> str:
+        if isinstance(doc, ast.FaultLibrary):
+            for index, kind in enumerate(doc.kinds):
+                if index and self.lines and self.lines[-1].strip():
+                    self.lines.append("")
+                self.fault_kind(kind)
+            return self.text()
         keyword = "scenario" if isinstance(doc, ast.Scenario) else "app"
         self.note_before(doc)
         self.open_block(f"{keyword} {quote(doc.name)}", doc.span)
@@ -185,6 +191,26 @@ class Printer:
         self.close_block(_end(doc.span), doc.span)
         self.note_after(doc)
         return self.text()
+
+    def fault_kind(self, kind: ast.FaultKindDecl) -> None:
+        """`fault_kind "name" { ... }`: entries, patches and preconditions in source order (docs/fault-kinds.md)."""
+        self.note_before(kind)
+        self.open_block(f"fault_kind {quote(kind.name)}", kind.span)
+        for stmt in kind.statements:
+            if isinstance(stmt, ast.Patch):
+                self.note_before(stmt)
+                self.body_block(f"patch {field_path(stmt.path)} = {self.value(stmt.value)}", stmt.entries, stmt.span)
+                self.note_after(stmt)
+            elif isinstance(stmt, ast.Require):
+                self.note_before(stmt)
+                subject = field_path(stmt.subject) if isinstance(stmt.subject, tuple) else flat(stmt.subject)
+                test = stmt.op if stmt.value is None else f"{stmt.op} {self.value(stmt.value)}"
+                self.body_block(f"require {subject} {test}", stmt.entries, stmt.span)
+                self.note_after(stmt)
+            else:
+                self.entries([stmt])
+        self.close_block(_end(kind.span), kind.span)
+        self.note_after(kind)
 
     def statements(self, statements) -> None:
         for stmt in statements:
@@ -210,6 +236,12 @@ class Printer:
     def p_UseApp(self, s):
         self.body_block(f"use app {quote(s.name)}", s.entries, s.span)
 
+    def p_UseFaults(self, s):
+        self.emit(f"use faults {quote(s.path)}", s.span)
+
+    def p_Probe(self, s):
+        self.body_block(f"probe {quote(s.name)} on {ref(s.target)}", s.entries, s.span)
+
     def p_Agent(self, s):
         self.body_block("agent", s.entries, s.span)
 
@@ -219,18 +251,25 @@ class Printer:
     def p_Task(self, s):
         self.body_block(f"task {s.kind}", s.entries, s.span)
 
+    def p_Tasks(self, s):
+        items = ", ".join(i.name + (f" within {i.within.text}" if i.within is not None else "") for i in s.items)
+        self.emit(f"tasks {items}", s.span)
+
     def p_Gap(self, s):
         self.emit(f"gap {ref(s.target)}", s.span)
 
     def p_Compliant(self, s):
         self.emit(f"compliant {ref(s.target)}", s.span)
 
+    def p_AlertRule(self, s):
+        self.body_block(f"alert_rule {quote(s.name)}", s.entries, s.span)
+
     def p_Param(self, s):
         default = f" default {self.value(s.default)}" if s.default is not None else ""
         self.emit(f"param {s.name} in {self.value(s.domain)}{default}", s.span)
 
     def p_Topology(self, s):
-        self.open_block("topology", s.span)
+        self.open_block(f"topology {quote(s.name)}" if s.name is not None else "topology", s.span)
         self.statements(s.statements)
         self.close_block(_end(s.span), s.span)
 
@@ -275,6 +314,9 @@ class Printer:
     def p_Cause(self, s):
         self.body_block("cause", s.entries, s.span)
 
+    def p_Analysis(self, s):
+        self.body_block("analysis", s.entries, s.span)
+
     def p_Mitigated(self, s):
         within = f" within {s.within.text}" if s.within is not None else ""
         self.open_block(f"mitigated when{within}", s.span)
@@ -286,7 +328,18 @@ class Printer:
         self.emit(f"{ref(s.target)} {s.state}{within}", s.span)
 
     def p_FieldPredicate(self, s):
-        self.emit(f"{ref(s.target)} {'.'.join(s.path)} {s.op} {self.value(s.value)}", s.span)
+        test = s.op if s.value is None else f"{s.op} {self.value(s.value)}"
+        self.emit(f"{ref(s.target)} {field_path(s.path)} {test}", s.span)
+
+    def p_ScopePredicate(self, s):
+        selector = f" {flat(s.selector)}" if s.selector is not None else ""
+        namespace = f" in {ref(s.namespace)}" if s.namespace is not None else ""
+        within = f" within {s.within.text}" if s.within is not None else ""
+        self.emit(f"all {s.what}{selector}{namespace} ready{within}", s.span)
+
+    def p_ProbePredicate(self, s):
+        test = s.op if s.value is None else f"{s.op} {self.value(s.value)}"
+        self.emit(f"probe {quote(s.name)} {s.field} {test}", s.span)
 
     def p_AlertPredicate(self, s):
         self.emit(f"alert {s.name} {'firing' if s.firing else 'not firing'}", s.span)
@@ -374,6 +427,24 @@ def flat(v: ast.Value) -> str:
     if isinstance(v, ast.Call):
         return f"{v.name}({', '.join(flat(a) for a in v.args)})"
     return Printer.scalar(v)
+
+
+def field_path(path) -> str:
+    """A field predicate's path: `spec.ports[name="http"].targetPort`, `data["a.json"] as json .flags`."""
+    out = []
+    for step in path:
+        if isinstance(step, str):
+            if _IDENT.match(step):
+                out.append(("." if out else "") + step)
+            else:
+                out.append(f"[{quote(step)}]")
+        elif isinstance(step, ast.Index):
+            out.append(f"[{step.value}]")
+        elif isinstance(step, ast.Select):
+            out.append(f"[{step.key}={flat(step.value)}]")
+        else:
+            out.append(f" as {step.form} ")
+    return "".join(out).strip()
 
 
 def ref(r: ast.Ref) -> str:

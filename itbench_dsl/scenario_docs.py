@@ -73,10 +73,40 @@ def predicate_text(p: ir.Predicate) -> str:
     if p.kind == "alert":
         return f"alert {p.alert} {'firing' if p.firing else 'not firing'}"
     target = graph.ref_text(p.target) if p.target else ""
+    within = f" within {_duration(p.within_seconds)}" if p.within_seconds is not None else ""
     if p.kind == "state":
-        within = f" within {_duration(p.within_seconds)}" if p.within_seconds is not None else ""
         return f"{target} {p.state}{within}"
-    return f"{target} {'.'.join(p.path)} {p.op} {_value(p.value)}"
+    if p.kind == "scope":
+        labels = " { " + ", ".join(f"{k} = {_value(v)}" for k, v in sorted(p.selector.items())) + " }" \
+            if p.selector else ""
+        where = f' in namespace "{p.namespace}"' if p.namespace else ""
+        return f"all {p.scope}{labels}{where} ready{within}"
+    test = p.op if p.op in ("exists", "not exists") else f"{p.op} {_value(p.value)}"
+    if p.kind == "probe":
+        name, field = (p.path + ["", ""])[:2]
+        return f'probe "{name}" {field} {test}'
+    return f"{target} {path_text(p.path)} {test}"
+
+
+def path_text(path: list) -> str:
+    """An IR field path (keys, indexes, [key, value] selections, parse steps) as the language writes it."""
+    out: list[str] = []
+    for step in path:
+        if isinstance(step, str):
+            out.append(("." if out else "") + step if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", step)
+                       else f"[{json.dumps(step)}]")
+        elif isinstance(step, bool) or not isinstance(step, (int, list, dict)):
+            out.append(f"[{_value(step)}]")
+        elif isinstance(step, int):
+            out.append(f"[{step}]")
+        elif isinstance(step, list) and len(step) == 2:
+            key = ".".join(step[0]) if isinstance(step[0], list) else str(step[0])
+            out.append(f"[{key}={json.dumps(step[1]) if isinstance(step[1], str) else _value(step[1])}]")
+        elif isinstance(step, dict) and "parse" in step:
+            out.append(f" as {step['parse']} ")
+        else:
+            out.append(f"[{_value(step)}]")
+    return "".join(out).strip()
 
 
 def _refs(refs: list[ir.ObjectRef]) -> list[str]:
@@ -177,7 +207,11 @@ def page(item: Item) -> str:
             text = f"- {code(alert.name)} on {code(graph.ref_text(alert.target))}"
             out.append(text + (f": {md(alert.description)}" if alert.description else ""))
         out.append("")
-    if s.root_causes:
+    if s.root_causes and not s.injections():
+        out += ["## Named by the ground truth", "", "No fault is injected: this scenario is a control, and the right "
+                "answer is that nothing is wrong. Its ground truth still names where the alerts point:", "",
+                *_refs(s.root_causes), ""]
+    elif s.root_causes:
         out += ["## Root cause" + "s" * (len(s.root_causes) > 1), "", *_refs(s.root_causes), ""]
     if s.propagations:
         out += ["## Propagation", ""]
@@ -226,8 +260,9 @@ def index(items: list[Item]) -> str:
     for item in _ordered(items):
         s = item.scenario
         cells = [f"[{md(s.name)}]({page_name(s)})", DOMAINS.get(s.domain, md(s.domain)), md(s.complexity),
-                 ", ".join(code(k, True) for k in fault_summary(s).split(", ")) if s.compliance is None
-                 else md(fault_summary(s)),
+                 md(fault_summary(s)) if s.compliance is not None
+                 else ", ".join(code(k, True) for k in fault_summary(s).split(", ")) if s.injections()
+                 else "none (a control)",
                  ", ".join(code(a, True) for a in alert_names(s)) or "—",
                  code(itbench_id(s), True) if itbench_id(s) else "—",
                  f"[{md(_link_text(item.source).rsplit('/', 1)[-1])}]({item.source})"]
@@ -286,6 +321,7 @@ def write_library(out_dir: Path, files: dict[str, str]) -> None:
     from .bundle import BundleError, write_bundle
 
     try:  # the same atomic folder replacement as a compiled bundle
-        write_bundle(out_dir.parent, out_dir.name, {name: text.encode("utf-8") for name, text in files.items()})
+        write_bundle(out_dir.parent, out_dir.name, {name: text.encode("utf-8") for name, text in files.items()},
+                     ours=lambda folder: not foreign_files(folder))
     except BundleError as exc:
         raise DocsError(f"cannot write {out_dir}: {exc}") from exc

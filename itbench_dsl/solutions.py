@@ -43,16 +43,21 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], spec: dict | None =
     from .backends.evaluator import evaluator_spec
     from .runtime.evaluator import evaluate
     from .runtime.replay import REFUSED, UNSUPPORTED, replay
-    from .states import as_served, objects, settle
+    from .states import as_served, exec_injections, objects, settle
 
     if scenario.domain == "ciso" or not scenario.injections():
         return []
     spec = spec or evaluator_spec(scenario)
+    if "mitigate" not in spec["tasks"]:  # a scenario that does not pose it is still one its solution must solve
+        spec = dict(spec, tasks=[*spec["tasks"], "mitigate"])
     found = objects(scenario)
     # `rollout undo` goes back to the template the workload ran before the fault
     history = {key: [obj["spec"]["template"]] for key, obj in found.healthy.items()
                if key[0] in ("Deployment", "StatefulSet") and key in found.faulty
                and found.faulty[key].get("spec", {}).get("template") != obj.get("spec", {}).get("template")}
+    # a `kubectl exec` of a fault's revert command undoes that fault's command (its probes' results come back)
+    reverts = exec_injections(scenario)
+    execs, exec_index = list(reverts.values()), list(reverts)
     out: list[Finding] = []
     for i, solution in enumerate(scenario.solutions):
         commands = [(j, step.command) for j, step in enumerate(solution.steps) if step.command]
@@ -62,8 +67,11 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], spec: dict | None =
         # what it changes and keeps the rest
         manifests = {key: as_served(obj) if key[0] == "Secret" else obj for key, obj in found.faulty.items()}
         stopped = False
+        undone: set[int] = set()
         for j, command in commands:
-            outcome = replay(manifests, command, namespace=_namespace(scenario), files=files, history=history)
+            outcome = replay(manifests, command, namespace=_namespace(scenario), files=files, history=history,
+                             execs=execs)
+            undone.update(exec_index[k] for k in outcome.execs)
             if outcome.status == UNSUPPORTED:
                 out.append(Finding("W2009", f"solution `{solution.title}`: `{command}` cannot be replayed: "
                                    f"{outcome.message}", (i, j)))
@@ -76,7 +84,7 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], spec: dict | None =
                 break
         if stopped:
             continue
-        verdict = evaluate(spec, None, settle(scenario, manifests, found, spec), task="mitigate")
+        verdict = evaluate(spec, None, settle(scenario, manifests, found, spec, frozenset(undone)), task="mitigate")
         if not verdict["passed"]:
             failed = [f"{c['id']}: {c['detail']}" for c in verdict["checks"] if not c["passed"]]
             out.append(Finding("E4006" if i == 0 else "W2010", f"solution `{solution.title}`, replayed on the faulty "

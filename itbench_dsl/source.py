@@ -87,6 +87,7 @@ class SourceMap:
     injections: list[Span] = field(default_factory=list)
     agent: Span | None = None
     steps: dict[tuple[int, int], Span] = field(default_factory=dict)
+    predicates: list[Span] = field(default_factory=list)  # each `mitigated when` predicate (a field's: its path)
 
     def object(self, key: ObjectKey) -> tuple[str, Span] | None:
         return self.objects.get(key)

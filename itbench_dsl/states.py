@@ -11,6 +11,10 @@ three snapshots in the evaluator's state format are derived, with no cluster:
 * solved: the faulty state after the revert manifests are applied: what a right fix achieves
   (the scenario's solutions, replayed by solutions.py, must reach a state that passes as well).
 
+A scenario's probes (commands run in pods, which no manifest shows) give the results they declare:
+their `healthy` result on the healthy and solved states, their `faulty` one on the faulty state
+(and on a settled state while a fault still holds; an exec fault holds until its revert command ran).
+
 The state format (docs/evaluator.md): `{"resources": {"kind": "List", "items": [...]},
 "captured": ["<namespace>/<Kind>", ...], "alerts": {Prometheus /api/v1/alerts}, "policyReports":
 [...], "costs": {...}}`. Everything is deterministic: pod names come from a hash of the pod
@@ -29,7 +33,7 @@ import copy
 import fnmatch
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import ir
 from .memo import IdentityMemo
@@ -63,6 +67,10 @@ READINESS: dict[str, str] = {
     "workload.priorityClassName:preempted": "pending",
     "node.unschedulable:cordoned": "pending-new",
     "resourcequota:insufficient": "absent",
+    "workload.container.livenessProbe:misconfigured": "crash",
+    "workload.init-container:waits-for-missing-service": "init",
+    "workload.container.probe.httpGet.path:unserved": "unready",
+    "workload.container.resources.limits.memory:insufficient": "crash",
 }
 # Chaos Mesh PodChaos by action: pod-failure swaps the containers for a pause image (not ready),
 # container-kill leaves them restarting; pod-kill pods come back, so a snapshot sees them ready.
@@ -85,6 +93,10 @@ class Objects:
     effects: dict  # workload key -> (readiness effect, replicas before the fault), on the faulty state
     static: set[tuple]  # the static pods' mirror pods
     captured: list[str]  # `<namespace>/<Kind>` the states hold (what the evaluator reads)
+    # the probes' results (`probes` of the state, name -> {exit_code, stdout, stderr}): what each declared
+    # probe gives on the healthy application, and with the faults injected (the probe's `healthy`, `faulty`)
+    probes: dict = field(default_factory=dict)
+    faulty_probes: dict = field(default_factory=dict)
 
 
 def objects(scenario: ir.Scenario) -> Objects:
@@ -95,7 +107,7 @@ def objects(scenario: ir.Scenario) -> Objects:
     gaps = [id(o) for o in fault_backend.gap_objects(scenario)]
     topology = manifest_backend.topology_manifests(scenario.topology, exclude=gaps, provided=True) \
         + ciso.k8s_objects(scenario)[1]
-    topology += manifest_backend.agent_access(scenario.agent)  # deployed with the topology (manifests/agent-access.yaml)
+    topology += manifest_backend.scenario_agent_access(scenario)  # deployed with the topology (manifests/agent-access.yaml)
     inject_apply, inject_delete, revert_apply, revert_delete = fault_backend.plan(scenario)
 
     # what the revert applies is each object's healthy form (a fault may know what the installation sets
@@ -108,7 +120,19 @@ def objects(scenario: ir.Scenario) -> Objects:
     # static pods' mirror pods: the kubelet runs them, so they are Running in every state
     static = {("Pod", w.namespace, manifest_backend.static_pod_name(w)) for w in scenario.topology.workloads
               if w.kind == "Pod"}
-    return Objects(healthy, faulty, solved, _fault_effects(scenario), static, captured_kinds(scenario))
+    healthy_probes, faulty_probes = probe_results(scenario)
+    return Objects(healthy, faulty, solved, _fault_effects(scenario), static, captured_kinds(scenario),
+                   healthy_probes, faulty_probes)
+
+
+def probe_results(scenario: ir.Scenario) -> tuple[dict, dict]:
+    """The results of the scenario's probes on the healthy application and with its faults injected, by name
+    (a probe that says no `faulty` result gives its healthy one; one that says no `healthy` result is left out:
+    the checker refuses a mitigation that reads it)."""
+    healthy = {p.name: dict(p.healthy) for p in scenario.probes if p.healthy is not None}
+    faulty = {p.name: dict(p.faulty if p.faulty is not None else p.healthy) for p in scenario.probes
+              if p.healthy is not None}
+    return healthy, faulty if scenario.injections() else dict(healthy)
 
 
 def derive(scenario: ir.Scenario) -> dict[str, dict]:
@@ -119,16 +143,22 @@ def derive(scenario: ir.Scenario) -> dict[str, dict]:
     found = objects(scenario)
     return {
         "healthy": render(found.healthy, found),
-        "faulty": render(found.faulty, found, found.effects, _alerts(scenario, found.faulty)),
+        "faulty": render(found.faulty, found, found.effects, _alerts(scenario, found.faulty), found.faulty_probes),
         "solved": render(found.solved, found),
     }
 
 
 def render(manifests: dict[tuple, dict], found: Objects, effects: dict | None = None,
-           alerts: list[dict] | None = None) -> dict:
+           alerts: list[dict] | None = None, probes: dict | None = None) -> dict:
     """A state snapshot of `manifests`: workloads with their status and pods (those in `effects` not
-    ready as the fault leaves them, every other one ready), the given alerts firing."""
-    return _state(manifests, effects or {}, alerts or [], found.static, found.captured)
+    ready as the fault leaves them, every other one ready), the given alerts firing, the probes giving
+    `probes` (default: their healthy results; a state of manifests the faults still hold passes
+    `found.faulty_probes`)."""
+    state = _state(manifests, effects or {}, alerts or [], found.static, found.captured)
+    results = found.probes if probes is None else probes
+    if results:  # only a scenario with probes has the key: the others' states keep their bytes
+        state["probes"] = copy.deepcopy(results)
+    return state
 
 
 def captured_kinds(scenario: ir.Scenario) -> list[str]:
@@ -185,24 +215,46 @@ def _fault_effects(scenario: ir.Scenario, only: set[int] | None = None) -> dict[
     return effects
 
 
-def settle(scenario: ir.Scenario, manifests: dict[tuple, dict], found: Objects, spec: dict) -> dict:
+def settle(scenario: ir.Scenario, manifests: dict[tuple, dict], found: Objects, spec: dict,
+           undone_execs: frozenset = frozenset()) -> dict:
     """The state a cluster settles into from `manifests` (the faulty state changed by an agent, or by a
-    replayed solution): a fault's effect on its workload's pods, and its alerts, last while anything it
-    did is still there (an object it created that acts on its own, a field it changed still at the
-    fault's value, an object it deleted still missing)."""
-    holding = {i for i in range(len(scenario.injections())) if _still_there(i, manifests, spec)}
+    replayed solution): a fault's effect on its workload's pods, its alerts and the probes' faulty results
+    last while anything it did is still there (an object it created that acts on its own, a field it
+    changed still at the fault's value, an object it deleted still missing, a command it ran in a pod
+    whose revert command was not run: `undone_execs` holds the indexes of the injections whose was)."""
+    holding = {i for i in range(len(scenario.injections())) if _still_there(i, manifests, spec, scenario, undone_execs)}
     alerts = _alerts(scenario, manifests) if holding else []
-    return render(manifests, found, _fault_effects(scenario, holding), alerts)
+    return render(manifests, found, _fault_effects(scenario, holding), alerts,
+                  found.faulty_probes if holding else found.probes)
 
 
-def _still_there(index: int, manifests: dict, spec: dict) -> bool:
+def exec_injections(scenario: ir.Scenario) -> dict[int, dict]:
+    """The injections that run a command in a pod (a declared kind's `exec`), by index: their revert step
+    (namespace, workload, container, command), as `revert/exec.json` lists it."""
+    from .faults import FAULTS
+    from .faults.declared import exec_steps
+
+    out = {}
+    for index, injection in enumerate(scenario.injections()):
+        kind = FAULTS[injection.fault]
+        steps = exec_steps(kind.declared, injection) if kind.declared is not None else None
+        if steps is not None:
+            out[index] = steps[1]
+    return out
+
+
+def _still_there(index: int, manifests: dict, spec: dict, scenario: ir.Scenario | None = None,
+                 undone_execs: frozenset = frozenset()) -> bool:
     """Whether the injection's fault still holds in `manifests` (its parts, as the evaluator spec lists them:
-    all of them undone undoes it, or any one for a fault undone by any)."""
+    all of them undone undoes it, or any one for a fault undone by any; a command run in a pod is undone
+    by its revert command only)."""
     from .runtime.evaluator import _MISSING, _decoded_secret, acts, at, empty, owns
 
     m = spec["mitigation"]
     fault = m["faults"][index]
     parts: list[bool] = []  # per part: still there
+    if scenario is not None and index in exec_injections(scenario):
+        parts.append(index not in undone_execs)
     for ref in fault["created"]:
         obj = manifests.get((ref["kind"], ref["namespace"], ref["name"]))
         parts.append(obj is not None and acts(obj))
@@ -529,23 +581,34 @@ def self_validate(scenario: ir.Scenario) -> list[tuple[str, str]]:
     E4004: a mitigation or policy case graded wrongly (the faulty state passes, the solved one fails,
     a deny-all policy passes, an incomplete state is graded...). E4005: a diagnosis case graded wrongly
     (the perfect answer does not pass with score 1, a wrong or absent object is credited...)."""
+    return [(code, message) for code, message, _ in self_validate_located(scenario)]
+
+
+def self_validate_located(scenario: ir.Scenario) -> list[tuple[str, str, int | None]]:
+    """`self_validate`'s problems with what they are about: the index of the `mitigated when` predicate
+    that alone failed states that must pass (a path that names nothing, a value no healthy state holds),
+    so that the problem points at that predicate; None for the others."""
     from .corpus import all_cases
 
     spec, corpus = all_cases(scenario)
-    wrong: dict[str, list[str]] = {"E4004": [], "E4005": []}
+    wrong: dict[tuple[str, int | None], list[str]] = {}
     for case in corpus:
         ok, what = case.run(spec)
         if not ok:
-            code = "E4005" if case.task == "diagnose" else "E4004"
+            code = "E4004" if case.task in ("mitigate", "policy") else "E4005"  # E4005: an answer task's case
             wants = {"pass": "pass", "fail": "fail", "unusable": "refuse"}[case.want]
-            wrong[code].append(f"{case.name} (must {wants}): it {what}")
+            blamed = None
+            if case.want == "pass" and case.failed and all(c.startswith("mitigation.predicate.") for c in case.failed):
+                blamed = int(case.failed[0].rsplit(".", 1)[1])
+            wrong.setdefault((code, blamed), []).append(f"{case.name} (must {wants}): it {what}")
     problems = []
-    for code, found in wrong.items():
-        if found:
-            more = f"; and {len(found) - 3} more" if len(found) > 3 else ""
-            task = "diagnosis" if code == "E4005" else "mitigation" if scenario.domain != "ciso" else "policy"
-            problems.append((code, f"the {task} evaluator grades {len(found)} case(s) of its corpus wrongly: "
-                             + "; ".join(found[:3]) + more))
+    for (code, blamed), found in sorted(wrong.items(), key=lambda item: (item[0][0], item[0][1] is not None,
+                                                                        item[0][1] or 0)):
+        more = f"; and {len(found) - 3} more" if len(found) > 3 else ""
+        task = "diagnosis" if code == "E4005" else "mitigation" if scenario.domain != "ciso" else "policy"
+        what = f"`mitigated when` predicate {blamed} fails states that must pass" if blamed is not None else \
+            f"the {task} evaluator grades {len(found)} case(s) of its corpus wrongly"
+        problems.append((code, f"{what}: " + "; ".join(found[:3]) + more, blamed))
     return problems
 
 

@@ -1,9 +1,14 @@
 """Topology objects from their `.itb` bodies, and the standard library of applications.
 
 A topology is namespaces, workloads (deployments and statefulsets with their containers),
-services, configmaps, secrets, service accounts, autoscalers and dependency edges between
-components. `use app "NAME"` brings in an application written in `.itb` and shipped in
-the package (`itbench_dsl/stdlib/apps/NAME.itb`).
+services, configmaps, secrets, service accounts, autoscalers, storage (storage classes,
+persistent volumes and their claims), RBAC (roles, cluster roles and their bindings) and dependency
+edges between components.
+
+`use app "NAME"` brings in an application written in `.itb`: one shipped in the package
+(`itbench_dsl/stdlib/apps/NAME.itb`), one found on the application search path, or a local
+file (`use app "./apps/x.itb"`, relative to the importing file). Loading, composing and
+renaming applications is `applications.py`'s.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from importlib import resources
 
 from . import ast, ir
 from .diagnostics import Diagnostics, did_you_mean
-from .reader import MISSING, Body, Context, convert, entries_as_data
+from .reader import MISSING, Body, Context, convert
 from .source import Span
 
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
@@ -52,12 +57,40 @@ KINDS = {
     # a static pod: the kubelet runs it from a manifest on the node (etcd, the API server), and the API
     # server shows it as the mirror pod `<name>-<node>`. Only the cluster provides one.
     "static_pod": ("v1", "Pod"),
+    "storageclass": ("storage.k8s.io/v1", "StorageClass"),
+    "persistentvolume": ("v1", "PersistentVolume"),
+    "persistentvolumeclaim": ("v1", "PersistentVolumeClaim"),
+    # RBAC of the application's own components (a collector reading pods, a dashboard's sidecar)
+    "role": ("rbac.authorization.k8s.io/v1", "Role"),
+    "clusterrole": ("rbac.authorization.k8s.io/v1", "ClusterRole"),
+    "rolebinding": ("rbac.authorization.k8s.io/v1", "RoleBinding"),
+    "clusterrolebinding": ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
 }
+# kinds without a namespace
+CLUSTER_SCOPED_KINDS = ("namespace", "storageclass", "persistentvolume", "clusterrole", "clusterrolebinding")
+RBAC_KINDS = ("role", "clusterrole", "rolebinding", "clusterrolebinding")
+# ClusterRoles every cluster has: the user-facing defaults, and the `system:` ones the API server bootstraps.
+# A binding may name one without declaring it; any other role must be declared.
+CLUSTER_DEFAULT_ROLES = ("cluster-admin", "admin", "edit", "view")
+SYSTEM_PREFIX = "system:"
+# the ServiceAccount the agent works as: the agent's access (backends/manifests.agent_access) names its
+# ServiceAccount, Roles, RoleBindings, ClusterRole and ClusterRoleBinding so; a topology may not take the name
+AGENT_SERVICE_ACCOUNT = "itbench-agent"
+# Storage classes every cluster ITBench runs on provides: kind's default class, `standard` (the
+# local-path provisioner). A claim may name one without declaring it; any other class must be a
+# declared `storageclass`, or the class of a declared `persistentvolume` (static binding needs no
+# StorageClass object). `""` asks for no class at all (static binding only).
+CLUSTER_STORAGE_CLASSES = ("standard",)
+ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
 # kinds that can be referenced but are not declared: they exist at run time
 RUNTIME_KINDS = {"pod": ("v1", "Pod")}
 # a Gateway API Gateway that the application's installation deploys, named by its metadata (`gateway`)
 RUNTIME_KINDS["gateway"] = ("gateway.networking.k8s.io/v1", "Gateway")
 WORKLOAD_KINDS = ("deployment", "statefulset", "static_pod")
+# Istio's ambient mode enrols a namespace's pods by this namespace label
+DATAPLANE_LABEL = "istio.io/dataplane-mode"
+# the labels a service mesh's installation puts on an application's namespaces (`service_mesh` in its metadata)
+MESH_NAMESPACE_LABELS = {"istio-ambient": {DATAPLANE_LABEL: "ambient"}}
 # resources the agent's access may name (`agent { read = [...] write = [...] }`) -> their API group
 AGENT_RESOURCES = {
     "pods": "", "pods/log": "", "pods/exec": "", "events": "", "services": "", "endpoints": "", "configmaps": "",
@@ -75,8 +108,10 @@ AGENT_RESOURCES = {
     "gateways": "gateway.networking.k8s.io",
     # cluster-scoped
     "namespaces": "", "nodes": "", "clusterpolicies": "kyverno.io", "clusterpolicyreports": "wgpolicyk8s.io",
+    "persistentvolumes": "", "storageclasses": "storage.k8s.io",
 }
-CLUSTER_RESOURCES = {"namespaces", "nodes", "clusterpolicies", "clusterpolicyreports"}
+CLUSTER_RESOURCES = {"namespaces", "nodes", "clusterpolicies", "clusterpolicyreports", "persistentvolumes",
+                     "storageclasses"}
 
 
 @dataclass
@@ -102,13 +137,34 @@ class TopologyBuild:
     autoscalers: list[ir.Autoscaler] = field(default_factory=list)
     edges: list[list[str]] = field(default_factory=list)
     declared: dict[tuple[str, str, str], Declared] = field(default_factory=dict)  # (kind, ns, name)
-    application: str | None = None
+    application: str | None = None  # the standard-library application's id (ITBench's application)
     app_metadata: dict = field(default_factory=dict)
+    storage_classes: list[ir.StorageClass] = field(default_factory=list)
+    persistent_volumes: list[ir.PersistentVolume] = field(default_factory=list)
+    claims: list[ir.PersistentVolumeClaim] = field(default_factory=list)
+    display_name: str | None = None  # the application's name for people, when it is not `application`
+    modules: dict[str, str] = field(default_factory=dict)  # the applications it is made of: name -> file
+    roles: list[ir.Role] = field(default_factory=list)  # Roles and ClusterRoles
+    role_bindings: list[ir.RoleBinding] = field(default_factory=list)  # RoleBindings and ClusterRoleBindings
+    # the local application files it is made of: app name -> sha256 of the bytes read (bundle.lock records them)
+    module_hashes: dict[str, str] = field(default_factory=dict)
 
     def to_ir(self) -> ir.Topology:
         return ir.Topology(self.application, self.namespaces, self.workloads, self.services, self.configmaps,
                            self.secrets, self.service_accounts, self.autoscalers, self.edges,
-                           self.app_metadata.get("itbench_key"))
+                           self.app_metadata.get("itbench_key"), storage_classes=self.storage_classes,
+                           persistent_volumes=self.persistent_volumes, claims=self.claims,
+                           display_name=self.display_name, roles=self.roles, role_bindings=self.role_bindings)
+
+    def copy(self) -> "TopologyBuild":
+        """Own lists and index, shared (never mutated) objects: faults copy an object before they change it."""
+        return TopologyBuild(
+            list(self.namespaces), list(self.workloads), list(self.services), list(self.configmaps),
+            list(self.secrets), list(self.service_accounts), list(self.autoscalers), [list(e) for e in self.edges],
+            dict(self.declared), self.application, dict(self.app_metadata), list(self.storage_classes),
+            list(self.persistent_volumes), list(self.claims), self.display_name, dict(self.modules),
+            list(self.roles), list(self.role_bindings), dict(self.module_hashes),
+        )
 
     def find(self, kind: str, name: str) -> list[Declared]:
         return [d for (k, _, n), d in self.declared.items() if k == kind and n == name]
@@ -121,6 +177,21 @@ class TopologyBuild:
             if w.name == name and (namespace is None or w.namespace == namespace):
                 return w
         return None
+
+
+def _binding_problem(claim: ir.PersistentVolumeClaim, volume: ir.PersistentVolume) -> str | None:
+    """Why a claim that names `volume` would not bind to it, if it would not."""
+    from .units import parse_memory
+
+    if claim.storage_class is not None and (claim.storage_class or None) != (volume.storage_class or None):
+        return (f"the claim's storage class is `{claim.storage_class}`, the volume's "
+                f"`{volume.storage_class or ''}`")
+    if parse_memory(volume.capacity) < parse_memory(claim.storage):
+        return f"the volume holds {volume.capacity}, the claim asks for {claim.storage}"
+    missing = [m for m in claim.access_modes if m not in volume.access_modes]
+    if missing:
+        return f"the volume does not offer {', '.join(missing)}"
+    return None
 
 
 def pod_pattern_owner(pattern: str, owners: list[str]) -> str | None:
@@ -186,13 +257,11 @@ def _app_build(name: str) -> tuple[TopologyBuild | None, Diagnostics]:
     diags = Diagnostics(list(parse_diags.items), dict(parse_diags.sources))
     if app is None:
         return None, diags
-    build = TopologyBuild(application=name)
-    builder = TopologyBuilder(Context(diags, path), build)
-    builder.add_statements(app.statements)
-    builder.resolve_autoscalers()
-    for stmt in app.statements:
-        if isinstance(stmt, ast.Metadata):
-            build.app_metadata = entries_as_data(stmt.entries)
+    from .applications import compose  # late: applications builds on this module
+
+    build = compose(app, path, diags, (name,))
+    build.application = name
+    build.modules[app.name] = path
     return build, diags
 
 
@@ -205,12 +274,7 @@ def app_topology(name: str) -> tuple[TopologyBuild | None, Diagnostics]:
     build, diags = _app_build(name)
     if build is None:
         return None, diags
-    copy = TopologyBuild(
-        list(build.namespaces), list(build.workloads), list(build.services), list(build.configmaps),
-        list(build.secrets), list(build.service_accounts), list(build.autoscalers),
-        [list(e) for e in build.edges], dict(build.declared), build.application, dict(build.app_metadata),
-    )
-    return copy, diags
+    return build.copy(), diags
 
 
 # ---- building ---------------------------------------------------------------------------------
@@ -220,6 +284,13 @@ class TopologyBuilder:
     def __init__(self, ctx: Context, build: TopologyBuild) -> None:
         self.ctx = ctx
         self.build = build
+        # references checked once every object is known (resolve_references): a pod volume's claim
+        # (namespace, claim, where, path), a claim's class and volume (claim, class span, volume span, path)
+        self.claim_uses: list[tuple[str, str, Span, str]] = []
+        self.claim_refs: list[tuple[ir.PersistentVolumeClaim, Span | None, Span | None, str]] = []
+        # a binding's role and subjects: (binding, role span, [(subject, span)], path)
+        self.binding_refs: list[tuple[ir.RoleBinding, Span, list[tuple[dict, Span]], str]] = []
+        self._binding_spans: dict[int, tuple[Span, list[tuple[dict, Span]]]] = {}
 
     def add_statements(self, statements, ctx: Context | None = None) -> None:
         saved = self.ctx
@@ -239,6 +310,11 @@ class TopologyBuilder:
         self.ctx = saved
 
     def check_name(self, name: str, span: Span, what: str, subdomain: bool = False) -> None:
+        if what in RBAC_KINDS:  # RBAC names are path segments: `system:aggregate-to-view` is one
+            if name in (".", "..") or not name or any(c in name for c in "/%") or len(name) > 253:
+                self.ctx.error("E2014", f"{what} name `{name}` is not a valid Kubernetes name", span, "invalid name",
+                               help="an RBAC name may not be `.` or `..` nor hold `/` or `%`")
+            return
         rule = DNS1123_SUBDOMAIN if subdomain else DNS1123_LABEL
         if len(name) > (253 if subdomain else 63) or not rule.match(name):
             self.ctx.error("E2014", f"{what} name `{name}` is not a valid Kubernetes name", span, "invalid name",
@@ -250,6 +326,11 @@ class TopologyBuilder:
             first = self.build.declared[key]
             self.ctx.error("E2002", f"{kind} `{name}` is declared twice", span, "second declaration",
                            help=f"the first is at {first.path}:{first.span.line}:{first.span.column}")
+            return False
+        if name == AGENT_SERVICE_ACCOUNT and kind in (*RBAC_KINDS, "serviceaccount"):
+            self.ctx.error("E2002", f"{kind} `{name}` has the name of the agent's own access objects", span,
+                           "name taken", help=f"the bundle's agent access declares the ServiceAccount, roles and "
+                           f"bindings `{AGENT_SERVICE_ACCOUNT}`: rename this {kind}")
             return False
         self.build.declared[key] = Declared(kind, name, namespace, span, self.ctx.path, obj)
         return True
@@ -293,8 +374,23 @@ class TopologyBuilder:
                            help=f"did you mean `{hint}`?" if hint else "known kinds: " + ", ".join(sorted(KINDS)))
             return
         body = Body(self.ctx, obj.entries, f"{obj.kind} `{obj.name}`", obj.span)
+        if obj.kind in CLUSTER_SCOPED_KINDS:
+            if body.has("namespace"):
+                self.ctx.error("E2006", f"a {obj.kind} is cluster-scoped: it has no namespace", body.attr_span("namespace"),
+                               "cluster-scoped", help="remove `namespace`")
+                body.attr("namespace", "any")
+            self.check_name(obj.name, obj.name_span, obj.kind, subdomain=True)
+            result = builder(obj, body)
+            body.finish()
+            if result is not None and self.declare(obj.kind, obj.name, None, obj.name_span, result):
+                {"storageclass": self.build.storage_classes, "persistentvolume": self.build.persistent_volumes,
+                 "clusterrole": self.build.roles, "clusterrolebinding": self.build.role_bindings}[obj.kind].append(result)
+                if obj.kind == "clusterrolebinding":
+                    self._pending_binding(result)
+            return
         namespace = self.resolve_namespace(body, obj)
-        self.check_name(obj.name, obj.name_span, obj.kind, subdomain=obj.kind in ("configmap", "secret"))
+        self.check_name(obj.name, obj.name_span, obj.kind,
+                        subdomain=obj.kind in ("configmap", "secret", "persistentvolumeclaim"))
         result = builder(obj, body, namespace or "default")
         body.finish()
         if obj.kind == "static_pod" and namespace is not None and not self.provided(namespace):
@@ -308,8 +404,12 @@ class TopologyBuilder:
                 "static_pod": self.build.workloads,
                 "service": self.build.services, "configmap": self.build.configmaps, "secret": self.build.secrets,
                 "serviceaccount": self.build.service_accounts, "hpa": self.build.autoscalers,
+                "persistentvolumeclaim": self.build.claims, "role": self.build.roles,
+                "rolebinding": self.build.role_bindings,
             }[obj.kind]
             target.append(result)
+            if obj.kind == "rolebinding":
+                self._pending_binding(result)
 
     # ---- workloads
     def obj_deployment(self, obj: ast.Object, body: Body, namespace: str) -> ir.Workload:
@@ -345,7 +445,13 @@ class TopologyBuilder:
         spans = [b.key_span for b in container_blocks + init_blocks]
         self.unique([c.name for c in containers + init_containers], "container",
                     [obj.kind_span] * (len(containers) - len(container_blocks)) + spans)
-        volumes = [self.volume(b) for b in body.blocks("volume")]
+        volume_blocks = body.blocks("volume")
+        volumes = [self.volume(b) for b in volume_blocks]
+        for block, volume in zip(volume_blocks, volumes):
+            if volume and "persistentVolumeClaim" in volume:
+                where = next((e.value.span for e in block.entries if isinstance(e, ast.Attr) and e.key == "claim"),
+                             block.key_span)
+                self.claim_uses.append((namespace, volume["persistentVolumeClaim"]["claimName"], where, self.ctx.path))
         workload = ir.Workload(kind, obj.name, namespace, replicas, labels, selector, containers, object_labels,
                                init_containers, [v for v in volumes if v], service_account, service_name)
         workload.annotations = body.string_map("annotations", annotation_problem)
@@ -681,6 +787,280 @@ class TopologyBuilder:
         kind = "Deployment"
         return ir.Autoscaler(obj.name, namespace, ir.ObjectRef("apps/v1", kind, namespace, target_name),
                              minimum if minimum is not None else 1, maximum or 1, cpu, memory)
+
+    # ---- storage
+    def access_modes(self, body: Body, what: str) -> list[str]:
+        modes = body.attr("access_modes", "str_list", default=["ReadWriteOnce"])
+        for mode in modes:
+            if mode not in ACCESS_MODES:
+                hint = did_you_mean(mode, ACCESS_MODES)
+                self.ctx.error("E2010", f"{what}: `{mode}` is not an access mode", body.attr_span("access_modes"),
+                               "unknown access mode", help=f"did you mean `{hint}`?" if hint else
+                               "one of " + ", ".join(ACCESS_MODES))
+        if not modes:
+            self.ctx.error("E2010", f"{what}: `access_modes` is empty", body.attr_span("access_modes"), "no mode",
+                           help='write `access_modes = ["ReadWriteOnce"]`')
+        return [m for m in modes if m in ACCESS_MODES]
+
+    def obj_storageclass(self, obj: ast.Object, body: Body) -> ir.StorageClass:
+        provisioner = body.attr("provisioner", "str", required=True) or ""
+        return ir.StorageClass(
+            obj.name, provisioner, body.string_map("parameters"),
+            self.choice(body, "reclaim_policy", ("Delete", "Retain")),
+            self.choice(body, "volume_binding_mode", ("Immediate", "WaitForFirstConsumer")),
+            body.attr("allow_volume_expansion", "bool"), body.string_map("labels", label_problem))
+
+    def obj_persistentvolume(self, obj: ast.Object, body: Body) -> ir.PersistentVolume | None:
+        what = f"persistentvolume `{obj.name}`"
+        capacity = body.attr("capacity", "memory", required=True)
+        modes = self.access_modes(body, what)
+        sources = []
+        host_path = body.attr("host_path", "str")
+        if host_path is not None:
+            source: dict = {"path": host_path}
+            kind = self.choice(body, "host_path_type", ("", "DirectoryOrCreate", "Directory", "FileOrCreate", "File",
+                                                         "Socket", "CharDevice", "BlockDevice"))
+            if kind is not None:
+                source["type"] = kind
+            sources.append({"hostPath": source})
+        local = body.attr("local_path", "str")
+        if local is not None:
+            sources.append({"local": {"path": local}})
+        nfs = body.block("nfs")
+        if nfs is not None:
+            server, path = nfs.attr("server", "str", required=True), nfs.attr("path", "str", required=True)
+            nfs.finish()
+            sources.append({"nfs": {"server": server or "", "path": path or "/"}})
+        if len(sources) != 1:
+            self.ctx.error("E2007", f"{what} needs exactly one of `host_path`, `local_path`, `nfs`", obj.kind_span,
+                           "no volume source" if not sources else "several sources",
+                           help='add `host_path = "/data/volumes/NAME"`')
+            return None
+        if capacity is None:
+            return None
+        return ir.PersistentVolume(
+            obj.name, capacity, modes, sources[0], body.attr("storage_class", "str"),
+            self.choice(body, "reclaim_policy", ("Retain", "Delete", "Recycle")),
+            self.choice(body, "volume_mode", ("Filesystem", "Block")), body.string_map("labels", label_problem))
+
+    def obj_persistentvolumeclaim(self, obj: ast.Object, body: Body, namespace: str) -> ir.PersistentVolumeClaim | None:
+        storage = body.attr("storage", "memory", required=True)
+        modes = self.access_modes(body, f"persistentvolumeclaim `{obj.name}`")
+        claim = ir.PersistentVolumeClaim(
+            obj.name, namespace, storage or "1Gi", modes, body.attr("storage_class", "str"),
+            body.attr("volume_name", "str"), self.choice(body, "volume_mode", ("Filesystem", "Block")),
+            body.string_map("labels", label_problem))
+        if storage is None:
+            return None
+        self.claim_refs.append((claim, body.attr_span("storage_class") if body.has("storage_class") else None,
+                                body.attr_span("volume_name") if body.has("volume_name") else None, self.ctx.path))
+        return claim
+
+    # ---- RBAC
+    def rbac_rules(self, body: Body, what: str, cluster: bool) -> list[dict]:
+        """`rule { api_groups = [...] resources = [...] verbs = [...] }` blocks as PolicyRules, checked as the
+        API server checks them (validation.ValidatePolicyRule)."""
+        rules = []
+        for entry in body.labelled("rule"):
+            if not isinstance(entry, ast.Block) or entry.labels:
+                self.ctx.error("E2008", f"a rule of {what} is a block: `rule {{ verbs = [...] ... }}`", entry.key_span,
+                               "not a rule block")
+                continue
+            rule_body = Body(self.ctx, entry.entries, f"a rule of {what}", entry.span)
+            groups = rule_body.attr("api_groups", "str_list")
+            resources = rule_body.attr("resources", "str_list")
+            names = rule_body.attr("resource_names", "str_list")
+            urls = rule_body.attr("non_resource_urls", "str_list")
+            verbs = rule_body.attr("verbs", "str_list", required=True)
+            if verbs is not None and not verbs:
+                self.ctx.error("E2010", f"a rule of {what} grants no verb", rule_body.attr_span("verbs"), "empty",
+                               help='list what it allows: `verbs = ["get", "list", "watch"]`')
+            if urls:
+                if not cluster:
+                    self.ctx.error("E2010", f"{what} is namespaced: its rules cannot grant non-resource URLs",
+                                   rule_body.attr_span("non_resource_urls"), "namespaced role",
+                                   help="grant URLs such as /metrics in a `clusterrole`")
+                elif groups or resources:
+                    self.ctx.error("E2010", f"a rule of {what} names both resources and non-resource URLs",
+                                   rule_body.attr_span("non_resource_urls"), "both",
+                                   help="write one rule for the resources and another for the URLs")
+            elif not resources:
+                self.ctx.error("E2007", f"a rule of {what} needs `resources` (or, in a clusterrole, "
+                               "`non_resource_urls`)", entry.key_span, "grants nothing",
+                               help='add `resources = ["pods"]`')
+            elif not groups:
+                self.ctx.error("E2007", f"a rule of {what} needs `api_groups`", entry.key_span, "no API group",
+                               help='the core group is `""`: `api_groups = [""]`')
+            rule_body.finish()
+            rule: dict = {}
+            for key, value in (("apiGroups", groups), ("resources", resources), ("resourceNames", names),
+                               ("nonResourceURLs", urls), ("verbs", verbs)):
+                if value is not None and (value or key == "verbs"):
+                    rule[key] = list(value)
+            rules.append(rule)
+        return rules
+
+    def obj_role(self, obj: ast.Object, body: Body, namespace: str) -> ir.Role:
+        return ir.Role(obj.name, namespace, self.rbac_rules(body, f"role `{obj.name}`", cluster=False),
+                       body.string_map("labels", label_problem))
+
+    def obj_clusterrole(self, obj: ast.Object, body: Body) -> ir.Role:
+        return ir.Role(obj.name, None, self.rbac_rules(body, f"clusterrole `{obj.name}`", cluster=True),
+                       body.string_map("labels", label_problem))
+
+    def obj_rolebinding(self, obj: ast.Object, body: Body, namespace: str) -> ir.RoleBinding | None:
+        return self.binding(obj, body, namespace)
+
+    def obj_clusterrolebinding(self, obj: ast.Object, body: Body) -> ir.RoleBinding | None:
+        return self.binding(obj, body, None)
+
+    _SUBJECTS = {"service_account": "ServiceAccount", "user": "User", "group": "Group"}
+
+    def binding(self, obj: ast.Object, body: Body, namespace: str | None) -> ir.RoleBinding | None:
+        """A (cluster) role binding: `role = "r"` (a Role of its namespace; rolebinding only) or
+        `clusterrole = "r"`, and `subjects = [service_account("name", "namespace"), group("g"), user("u")]`."""
+        what = f"{obj.kind} `{obj.name}`"
+        role, cluster_role = body.attr("role", "str"), body.attr("clusterrole", "str")
+        if role is not None and namespace is None:
+            self.ctx.error("E2006", f"{what} binds a ClusterRole: a Role is namespaced", body.attr_span("role"),
+                           "a clusterrolebinding binds a clusterrole", help='write `clusterrole = "..."`')
+            return None
+        if (role is None) == (cluster_role is None):
+            self.ctx.error("E2007", f"{what} needs exactly one of `role` and `clusterrole`", obj.kind_span,
+                           "which role?", help='add `clusterrole = "view"`, or a role this topology declares')
+            return None
+        ref_span = body.attr_span("role" if role is not None else "clusterrole")
+        subjects: list[tuple[dict, Span]] = []
+        entries = [e for e in body.labelled("subjects")]
+        for extra in entries[1:]:
+            self.ctx.error("E2002", f"`subjects` is given twice in {what}", extra.key_span, "second one")
+        value = entries[0].value if entries and isinstance(entries[0], ast.Attr) else None
+        if entries and not isinstance(value, ast.ListValue):
+            self.ctx.error("E2008", f"`subjects` of {what} is a list", entries[0].key_span, "expected a list",
+                           help='write `subjects = [service_account("name")]`')
+        for item in value.items if isinstance(value, ast.ListValue) else ():
+            subject = self.subject(item, namespace, what)
+            if subject is not None:
+                subjects.append((subject, item.span))
+        if not entries:
+            self.ctx.error("E2007", f"{what} needs `subjects`", obj.kind_span, "binds no one",
+                           help='add `subjects = [service_account("name")]`')
+        kind = "Role" if role is not None else "ClusterRole"
+        binding = ir.RoleBinding(obj.name, namespace, {"apiGroup": "rbac.authorization.k8s.io", "kind": kind,
+                                                       "name": role if role is not None else cluster_role},
+                                 [s for s, _ in subjects], body.string_map("labels", label_problem))
+        self._binding_spans[id(binding)] = (ref_span, subjects)
+        return binding
+
+    def subject(self, item: ast.Value, namespace: str | None, what: str) -> dict | None:
+        kind = self._SUBJECTS.get(item.name) if isinstance(item, ast.Call) else None
+        args = [a.value for a in item.args if isinstance(a, ast.Str)] if isinstance(item, ast.Call) else []
+        arity = (1, 2) if kind == "ServiceAccount" else (1,)
+        if kind is None or len(args) != len(item.args) or len(args) not in arity or not all(args):
+            hint = did_you_mean(item.name, self._SUBJECTS) if isinstance(item, ast.Call) else None
+            self.ctx.error("E2008", f"a subject of {what} is `service_account(\"name\")`, "
+                           '`service_account("name", "namespace")`, `user("name")` or `group("name")`',
+                           item.span, "not a subject", help=f"did you mean `{hint}`?" if hint else "")
+            return None
+        if kind != "ServiceAccount":
+            return {"kind": kind, "apiGroup": "rbac.authorization.k8s.io", "name": args[0]}
+        home = args[1] if len(args) == 2 else namespace
+        if home is None:  # a clusterrolebinding: the topology's one namespace, as objects default to
+            declared = [n.name for n in self.build.namespaces]
+            if len(declared) != 1:
+                self.ctx.error("E2016", f"the service account `{args[0]}` of {what} must say its namespace",
+                               item.span, "which namespace?",
+                               help=f'write `service_account("{args[0]}", "{declared[0] if declared else "ns"}")`')
+                return None
+            home = declared[0]
+        return {"kind": "ServiceAccount", "name": args[0], "namespace": home}
+
+    def _pending_binding(self, binding: ir.RoleBinding) -> None:
+        ref_span, subjects = self._binding_spans.pop(id(binding))
+        self.binding_refs.append((binding, ref_span, subjects, self.ctx.path))
+
+    def resolve_bindings(self) -> None:
+        """Every binding names a declared role (or one every cluster has) and declared service accounts."""
+        declared = self.build.declared
+        for binding, ref_span, subjects, path in self.binding_refs:
+            ref = binding.role_ref
+            if ref["kind"] == "Role":
+                known = ("role", binding.namespace or "", ref["name"]) in declared
+                names = sorted(n for (k, ns, n) in declared if k == "role" and ns == binding.namespace)
+            else:
+                known = (("clusterrole", "", ref["name"]) in declared or ref["name"] in CLUSTER_DEFAULT_ROLES
+                         or ref["name"].startswith(SYSTEM_PREFIX))
+                names = sorted(n for (k, _, n) in declared if k == "clusterrole")
+            if not known:
+                kind = "role" if ref["kind"] == "Role" else "clusterrole"
+                where = f" of namespace `{binding.namespace}`" if kind == "role" else ""
+                hint = did_you_mean(ref["name"], names)
+                self._error_at(path, "E2003", f"{'cluster' if binding.namespace is None else ''}rolebinding "
+                               f"`{binding.name}` binds {kind} `{ref['name']}`, which is not a declared {kind}{where}",
+                               ref_span, f"unknown {kind}", help=f"did you mean `{hint}`?" if hint else
+                               (f'declare it: `{kind} "{ref["name"]}" {{ rule {{ ... }} }}`' +
+                                ("; every cluster has " + ", ".join(CLUSTER_DEFAULT_ROLES) + " and the `system:` roles"
+                                 if kind == "clusterrole" else "")))
+            for subject, span in subjects:
+                if subject["kind"] != "ServiceAccount" or subject["name"] == "default":  # every namespace has one
+                    continue
+                if ("serviceaccount", subject["namespace"], subject["name"]) in declared:
+                    continue
+                names = sorted(n for (k, ns, n) in declared if k == "serviceaccount" and ns == subject["namespace"])
+                hint = did_you_mean(subject["name"], names)
+                self._error_at(path, "E2003", f"{'cluster' if binding.namespace is None else ''}rolebinding "
+                               f"`{binding.name}` binds service account `{subject['name']}`, which namespace "
+                               f"`{subject['namespace']}` does not declare", span, "unknown service account",
+                               help=f"did you mean `{hint}`?" if hint else
+                               f'declare it: `serviceaccount "{subject["name"]}"`')
+
+    def resolve_references(self) -> None:
+        """The references that may point at objects declared later: autoscaled workloads, claims, volumes,
+        the roles and service accounts of bindings."""
+        self.resolve_autoscalers()
+        self.resolve_storage()
+        self.resolve_bindings()
+
+    def _error_at(self, path: str, code: str, message: str, span: Span, label: str, help: str = "") -> None:
+        self.ctx.diags.error(code, message, path, span, label, help)
+
+    def resolve_storage(self) -> None:
+        build = self.build
+        claims = {(c.namespace, c.name): c for c in build.claims}
+        for namespace, name, span, path in self.claim_uses:
+            if (namespace, name) in claims:
+                continue
+            names = sorted(n for (ns, n) in claims if ns == namespace)
+            hint = did_you_mean(name, names)
+            self._error_at(path, "E2003", f"volume claim `{name}` is not a declared persistentvolumeclaim of namespace "
+                           f"`{namespace}`", span, "no such claim", help=f"did you mean `{hint}`?" if hint else
+                           f'declare it: `persistentvolumeclaim "{name}" {{ storage = 1Gi }}`')
+        volumes = {v.name: v for v in build.persistent_volumes}
+        classes = ({c.name for c in build.storage_classes} | {v.storage_class for v in volumes.values() if v.storage_class}
+                   | set(CLUSTER_STORAGE_CLASSES))
+        for claim, class_span, volume_span, path in self.claim_refs:
+            if claim.storage_class and claim.storage_class not in classes:
+                hint = did_you_mean(claim.storage_class, sorted(classes))
+                self._error_at(path, "E2003", f"persistentvolumeclaim `{claim.name}` asks for storage class "
+                               f"`{claim.storage_class}`, which no storageclass or persistentvolume declares",
+                               class_span, "unknown storage class", help=f"did you mean `{hint}`?" if hint else
+                               f"the cluster provides {', '.join(CLUSTER_STORAGE_CLASSES)}; declare "
+                               f'`storageclass "{claim.storage_class}" {{ provisioner = "..." }}`')
+            if claim.volume_name is None:
+                continue
+            volume = volumes.get(claim.volume_name)
+            if volume is None:
+                hint = did_you_mean(claim.volume_name, sorted(volumes))
+                self._error_at(path, "E2003", f"persistentvolumeclaim `{claim.name}` binds volume `{claim.volume_name}`, "
+                               "which is not a declared persistentvolume", volume_span, "unknown volume",
+                               help=f"did you mean `{hint}`?" if hint else
+                               f'declare it: `persistentvolume "{claim.volume_name}" {{ ... }}`')
+                continue
+            problem = _binding_problem(claim, volume)
+            if problem:
+                self._error_at(path, "E2034", f"persistentvolumeclaim `{claim.name}` cannot bind volume "
+                               f"`{volume.name}`: {problem}", volume_span, "would stay Pending",
+                               help="make the claim's storage class, size and access modes fit the volume")
 
     def resolve_autoscalers(self) -> None:
         for hpa in self.build.autoscalers:

@@ -23,6 +23,18 @@ class UnitError(ValueError):
     """The text is a number with a unit this field does not take; the message says which units fit."""
 
 
+MAX_DIGITS = 24  # of a number in a quantity or duration: more than any Kubernetes field holds (int64 has 19)
+
+
+def _number(digits: str, text: str) -> Decimal:
+    """`digits` (a decimal the unit's pattern matched) as a Decimal; UnitError when it has more than MAX_DIGITS
+    digits, which no field takes and which no later stage should have to print."""
+    if sum(c.isdigit() for c in digits) > MAX_DIGITS:
+        raise UnitError(f"`{text[:40]}{'...' if len(text) > 40 else ''}` has more than {MAX_DIGITS} digits: "
+                        "out of range for any field")
+    return Decimal(digits)
+
+
 def parse_duration(text: str) -> Decimal:
     """`1h30m` -> 5400 seconds. Units: ms, s, m, h, d; parts in any order is refused (largest first)."""
     pos, total, last_rank = 0, Decimal(0), None
@@ -34,7 +46,7 @@ def parse_duration(text: str) -> Decimal:
         if last_rank is not None and rank <= last_rank:
             raise UnitError(f"`{text}` repeats or misorders its units; write the largest unit first, e.g. 1h30m")
         last_rank = rank
-        total += Decimal(match.group(1)) * _DURATION_UNITS[match.group(2)]
+        total += _number(match.group(1), text) * _DURATION_UNITS[match.group(2)]
         pos = match.end()
     if pos != len(text) or pos == 0:
         raise UnitError(f"`{text}` is not a duration; durations take ms, s, m, h or d (e.g. 30s, 5m, 1h30m)")
@@ -79,6 +91,8 @@ def parse_go_duration(text: str) -> Decimal | None:
     for match in _GO_PART.finditer(body):
         if match.start() != pos:
             return None
+        if sum(c.isdigit() for c in match.group(1)) > MAX_DIGITS:
+            return None
         total += Decimal(match.group(1)) * _GO_UNITS[match.group(2)]
         pos = match.end()
     return sign * total if pos == len(body) and pos else None
@@ -89,7 +103,7 @@ def parse_cpu(text: str) -> Decimal:
     match = _NUMBER_SUFFIX.match(text)
     if not match or match.group(2) not in ("", "m"):
         raise UnitError(f"`{text}` is not a CPU quantity; CPU takes millicores (250m) or cores (1, 0.5)")
-    value = Decimal(match.group(1))
+    value = _number(match.group(1), text)
     return value / 1000 if match.group(2) == "m" else value
 
 
@@ -99,6 +113,6 @@ def parse_memory(text: str) -> int:
     if not match or match.group(2) not in MEMORY_SUFFIXES:
         raise UnitError(f"`{text}` is not a memory quantity; memory takes Ki, Mi, Gi, Ti (or k, M, G, T) or bytes")
     try:
-        return int(Decimal(match.group(1)) * MEMORY_SUFFIXES[match.group(2)])
+        return int(_number(match.group(1), text) * MEMORY_SUFFIXES[match.group(2)])
     except InvalidOperation as exc:  # pragma: no cover - the regex admits only decimals
         raise UnitError(str(exc)) from exc

@@ -4,8 +4,8 @@ Every object is checked against the JSON Schema vendored for its ``apiVersion``/
 (``itbench_dsl/schemas/``, see ``SOURCES.md`` there): Kubernetes v1.33 built-in kinds in their
 strict form (unknown fields are errors, as with ``kubectl apply``'s strict field validation), the
 Chaos Mesh ``chaos-mesh.org/v1alpha1`` kinds, Kyverno's policies, Istio's PeerAuthentication and
-AuthorizationPolicy and the Gateway API Gateway. A kind with no vendored schema is an issue, never
-silently accepted.
+AuthorizationPolicy, the Gateway API Gateway, and the engine kinds (PrometheusRule, Chainsaw's Test,
+Argo's Workflow and WorkflowTemplate). A kind with no vendored schema is an issue, never silently accepted.
 
 On top of the schemas, the checks the API server performs in code and that schemas cannot
 express (each issue names its ``rule``):
@@ -168,7 +168,9 @@ def _kind_key(obj: dict, found: set[_Found]) -> str | None:
 # --------------------------------------------------------------------------------------------
 
 _SCHEMA_FILES = ("kubernetes/v1.33-strict.json", "chaos-mesh/v1alpha1.json", "kyverno/v1.json", "istio/v1.json",
-                 "gateway-api/v1.json")
+                 "gateway-api/v1.json",
+                 # the alert rules of a bundle, and what `--target chainsaw|argo` and `itbench plan` write
+                 "engines/prometheus-operator-v1.json", "engines/chainsaw-v1alpha1.json", "engines/argo-v1alpha1.json")
 _K8S, _CHAOS, _KYVERNO, _ISTIO, _GATEWAY_API = 0, 1, 2, 3, 4
 _OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 

@@ -6,15 +6,17 @@ grammar is generated from them, so each list has this one home.
 
 from __future__ import annotations
 
+from .alerts import STANDARD_ALERTS
 from .ciso.tasks import TASK_CLASSES
 
 DOMAINS = ("sre", "ciso", "finops")
 COMPLEXITIES = ("low", "medium", "high")
 # the CISO task classes (`task NAME`) and ITBench's id of each: their records are in ciso/tasks.py
 CISO_TASKS = {c.task: c.scenario_type for c in TASK_CLASSES.values()}
-# Alerts defined by ITBench's monitoring stack (its fault library and its scenarios' ground truth).
-KNOWN_ALERTS = (
-    "CPUSpend", "CPUThrottlingHigh", "FailedPodsDetected", "HighRequestErrorRate", "HighRequestLatency",
-    "KubeContainerWaiting", "KubeDeploymentRolloutStuck", "KubeHpaMaxedOut", "KubePodCrashLooping",
-    "KubePodNotReady", "MemorySpend", "NoDatabaseOperations", "NoRequestsOpened", "NoRequestsReceived",
-)
+# The standard alert catalogue (alerts.py: ITBench's monitoring stack, each alert with its Prometheus rule);
+# a scenario may declare more (`alert_rule`).
+KNOWN_ALERTS = STANDARD_ALERTS
+
+# The object kinds `ready` tests (runtime/evaluator.py, ready_check): a workload's replicas, a pod's Ready
+# condition. Any other object (a ConfigMap, a Service) is never "ready", so `ready` there is refused.
+READY_KINDS = ("Deployment", "StatefulSet", "Pod")

@@ -110,6 +110,11 @@ CASES = [
          "E1007", 22, 74, ("nest deeper than 64 levels",)),
     Case("file-of-5-mb", GOOD.encode() + b"# padding\n" * 500_000, "E1008", 1, 1,
          ("file is 5,000,", "the limit is 1,048,576")),
+    Case("integer-of-10001-digits", _replace('port "grpc" = 7070\n      resources',
+                                             'port "grpc" = 1' + "0" * 10_000 + "\n      resources"),
+         "E2010", 9, 21, ("an integer of 10,001 digits is out of range",)),
+    Case("quantity-of-31-digits", _replace("cpu = 100m", "cpu = 1" + "0" * 30 + "m"), "E2009", 12, 17,
+         ("has more than 24 digits",)),
 ]
 
 

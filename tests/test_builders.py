@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from itbench_dsl import ast
 from itbench_dsl import builders as b
 from itbench_dsl.diagnostics import Diagnostics, render_human
-from itbench_dsl.parser import parse_text
+from itbench_dsl.parser import MAX_INT_DIGITS, parse_text
 from itbench_dsl.printer import Notes, print_document
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,7 +39,9 @@ def in_metadata(value) -> ast.Scenario:
 
 # ---- (a) values ----------------------------------------------------------------------------------------------
 
-scalars = st.one_of(st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
+# integers as the language writes them: at most MAX_INT_DIGITS digits (a longer literal is E2010)
+_LIMIT = 10 ** MAX_INT_DIGITS - 1
+scalars = st.one_of(st.booleans(), st.integers(-_LIMIT, _LIMIT), st.floats(allow_nan=False, allow_infinity=False),
                     st.text())
 values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
                                                        st.dictionaries(st.text(), inner, max_size=4)),

@@ -76,7 +76,8 @@ def test_the_self_validation_and_lint_findings_are_there():
     # its evaluator fails the healthy state (E4004), and so its own solution, replayed, does not pass (E4006)
     assert [d.code for d in blind.diagnostics] == ["E4004", "E4006"] and blind.scenario is None and blind.linted is None
     d = blind.diagnostics[0]
-    assert BLIND.splitlines()[d.span.line - 1][d.span.column - 1:d.span.end_column - 1] == '"blind"'
+    # located at the predicate that makes the healthy state fail, not at the scenario's name
+    assert BLIND.splitlines()[d.span.line - 1][d.span.column - 1:d.span.end_column - 1] == 'deployment "cart" absent'
 
 
 def test_the_compile_result_keeps_the_ast_the_source_map_and_the_topology():

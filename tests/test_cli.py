@@ -30,7 +30,7 @@ SHOP = SCENARIOS / "sre" / "shop-cart-modified-env.itb"  # an inline topology: f
 COMMANDS = ["compile", "check", "fmt", "explain", "schema", "apps", "faults", "evaluate", "score", "policy-test",
             "import", "generate", "graph", "docs", "lsp", "states"]
 BUNDLE_FILES = {
-    "manifests/topology.yaml", "manifests/agent-access.yaml", "inject/apply.yaml", "revert/apply.yaml",
+    "manifests/topology.yaml", "manifests/agent-access.yaml", "manifests/alert-rules.yaml", "inject/apply.yaml", "revert/apply.yaml",
     "itbench/scenario.yaml", "itbench/groundtruth.yaml", "itbench/groundtruth_v1.yaml", "prompt.md",
     "scenario.json", "bundle.lock", "evaluator.py",
 }
@@ -297,7 +297,8 @@ def test_explain_is_case_insensitive_and_lists_every_code():
 def test_explain_unknown_code_exits_2():
     proc = run_itbench("explain", "E9999")
     assert proc.returncode == 2
-    assert proc.stderr == "error: no diagnostic code E9999; `itbench explain` lists them\n"
+    assert proc.stderr == ("error: `E9999` is neither a diagnostic code nor a fault; `itbench explain` lists the "
+                           "codes, `itbench explain faults` the faults\n")
     assert proc.stdout == ""
 
 

@@ -40,12 +40,22 @@ def test_every_sre_scenario_has_every_class_of_case(name):
                  "the faulty state with every pod reporting ready and no alert",
                  "the solved state as an API server returns it"):
         assert must in cases, must
-    if s.root_causes:
+    from itbench_dsl import tasks
+
+    posed = tasks.posed(s)
+    if s.root_causes and "diagnose" in posed:
         for must in ("the perfect diagnosis", "an empty answer", "an answer with no `entities`",
                      "every object named as a root cause",
                      "the perfect diagnosis with each root cause spelled three ways"):
             assert must in cases, must
         assert any(n.startswith("an object that exists nowhere") for n in cases)
+    if s.root_causes and "localize" in posed:
+        # the same tricks on a localization: every object at once, a ghost, the causes spelled other ways
+        for must in ("the perfect localization", "a localization that names nothing",
+                     "every object named as a root cause (localization)",
+                     "the perfect localization with each root cause spelled three ways"):
+            assert must in cases, must
+        assert any(n.startswith("an object that exists nowhere") and n.endswith("(localization)") for n in cases)
 
 
 def test_the_corpus_of_a_field_fault_tries_other_wrong_values():

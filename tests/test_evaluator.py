@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from itbench_dsl import states
 from itbench_dsl.backends import evaluator as backend
+from itbench_dsl.backends import evaluator_file
 from itbench_dsl.checking import check_source
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics
@@ -90,7 +91,7 @@ def test_every_bundle_has_a_parsable_deterministic_evaluator():
         scenario, files = bundle(name)
         source = files["evaluator.py"].decode("utf-8")
         tree = ast.parse(source)
-        assert source.startswith(backend.runtime_source().rstrip("\n"))
+        assert source.startswith(evaluator_file.runtime_source().rstrip("\n"))
         assert source == backend.evaluator_source(scenario)
         assigns = [n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "SPEC"]
         assert len(assigns) == 1

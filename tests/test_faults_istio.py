@@ -21,11 +21,9 @@ from jsonschema import Draft202012Validator
 from test_kubernetes_validate import _is_builtin, _schema_version, _validator_command
 
 from conftest import compile_files, yaml_documents
-from itbench_dsl import checker
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.faults import CREATABLE_KINDS, FAULTS, istio, itbench_entry
-from itbench_dsl.topology import app_topology
 from itbench_dsl.validate import validate_object
 
 REPO = Path(__file__).resolve().parents[1]
@@ -245,12 +243,22 @@ def test_deny_gateway_accepts_the_namespaced_name():
 
 def test_deny_gateway_needs_a_mesh(monkeypatch):
     # an application that deploys a gateway but runs in no mesh: no stdlib application does, so make one
-    def meshless(name):
-        build, diags = app_topology(name)
-        build.app_metadata = {k: v for k, v in build.app_metadata.items() if k != "service_mesh"}
-        return build, diags
+    import dataclasses
 
-    monkeypatch.setattr(checker, "app_topology", meshless)
+    from itbench_dsl import applications
+    from itbench_dsl.topology import DATAPLANE_LABEL
+
+    stdlib = applications._stdlib
+
+    def meshless(name):
+        loaded = stdlib(name)
+        build = loaded.build.copy()
+        build.app_metadata = {k: v for k, v in build.app_metadata.items() if k != "service_mesh"}
+        build.namespaces = [dataclasses.replace(n, labels={k: v for k, v in n.labels.items() if k != DATAPLANE_LABEL})
+                            for n in build.namespaces]
+        return applications.Loaded(build, loaded.diags, loaded.name)
+
+    monkeypatch.setattr(applications, "_stdlib", meshless)
     _, diags = compile_text(DENY)
     [error] = diags.errors()
     assert error.code == "E2025" and "book-info" in error.message

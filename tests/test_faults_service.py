@@ -72,7 +72,8 @@ def topology_objects(files) -> dict[tuple, dict]:
 def test_every_fault_of_these_families_has_a_scenario_and_docs():
     from itbench_dsl.faults import cluster, config, istio, service
 
-    names = {k.name for family in (service, config, cluster, istio) for k in family.FAULTS}
+    # ITBench's faults of these families (the others, such as `namespace_delete`, have tests of their own)
+    names = {k.name for family in (service, config, cluster, istio) for k in family.FAULTS if k.itbench_id}
     # istio_strict_mtls and istio_deny_gateway create Istio objects: tests/test_faults_istio.py
     assert names - {"modified_target_port", "istio_strict_mtls", "istio_deny_gateway"} == set(SCENARIOS)
     for name in names:
@@ -114,7 +115,7 @@ def test_waiter_arguments_follow_the_waiter_schemas():
             assert not errors, (wait, [e.message for e in errors])
     scale = next(w for w in waits["postInjection"] if w["id"] == "scale-kubernetes-workload")
     assert scale["args"]["replicas"] == 2
-    assert set(WAITERS) == {"restart", "scale", "delete_pods", "pause"}
+    assert {name for name, w in WAITERS.items() if w.itbench_id} == {"restart", "scale", "delete_pods", "pause"}
 
 
 def test_injected_and_reverted_objects_validate(bundles, tmp_path: Path):
@@ -329,6 +330,18 @@ def test_feature_flag_preconditions(old, new, code):
     assert old in FLAG_SCENARIO
     _, diags = compile_text(FLAG_SCENARIO.replace(old, new))
     assert [d.code for d in diags.errors()] == [code]
+
+
+def test_only_a_flagd_client_is_asked_to_restart_as_a_flag_reader():
+    """A reader must be a flagd client (FLAGD_HOST): kafka is not, so no E2024 says it reads a flag."""
+    kafka = (SRE / "otel-kafka-queue-problems-flag.itb").read_text("utf-8")
+    _, diags = compile_text(kafka.replace('    wait after restart on deployment "kafka"\n', ""))
+    assert diags.errors() == []
+    # a reader that stops being a flagd client stops being required
+    from itbench_dsl.faults.config import FLAG_READERS
+    assert all(reader != "kafka" for reader in FLAG_READERS.values())
+    _, diags = compile_text(FLAG_SCENARIO.replace('    wait after restart on deployment "load-generator"\n', ""))
+    assert [d.code for d in diags.errors()] == ["E2024"] and "load-generator" in diags.errors()[0].message
 
 
 def test_the_feature_flag_restart_can_come_from_a_failed_waiter_without_a_second_error():

@@ -34,7 +34,9 @@ PATH = "fuzz.itb"
 
 SCENARIOS = sorted((REPO / "scenarios").rglob("*.itb"))
 FIXTURES = sorted((REPO / "tests" / "cases" / "errors").glob("*/input.itb"))
-SCENARIO_SEEDS = [p.read_bytes() for p in SCENARIOS]
+# the seeds are compiled as `fuzz.itb`, away from their folder: those that import a file beside them
+# (`use faults "./x"`, `use app "./x"`) are left out, since the import would not be found there
+SCENARIO_SEEDS = [p.read_bytes() for p in SCENARIOS if not re.search(rb'use (faults|app) "\.', p.read_bytes())]
 SEEDS = SCENARIO_SEEDS + [p.read_bytes() for p in FIXTURES]
 
 KEYWORDS = [
@@ -185,7 +187,8 @@ def test_seeds_are_what_the_fuzzers_start_from():
     for path, seed in zip(FIXTURES, SEEDS[len(SCENARIO_SEEDS):]):  # the fixtures fail, located
         diags = Diagnostics()
         compile_source(seed, PATH, diags)
-        assert diags.has_errors or path.parent.name.startswith("W"), path  # lint (W) fixtures compile clean
+        # lint (W) fixtures compile clean, and so do those of what only `check` finds (E2035: checking.py)
+        assert diags.has_errors or path.parent.name.startswith(("W", "E2035")), path
         check_compiles_or_reports(seed)
 
 

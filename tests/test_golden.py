@@ -19,7 +19,7 @@ import yaml
 from update_golden import (CASES, RUNTIME_HASH, case_folders, compile_bundle, compile_case, diff_bundles, read_expected,
                            runtime_hash, scenario_files)
 
-from itbench_dsl.backends.evaluator import source_for_spec, spec_of
+from itbench_dsl.backends.evaluator_file import source_for_spec, spec_of
 
 FOLDERS = case_folders()
 

@@ -266,7 +266,7 @@ def test_unsupported_features_are_named() -> None:
     with pytest.raises(k.Unsupported, match="configMap"):
         k.evaluate_policy(p, pod())
     p = policy({"mutate": {"patchStrategicMerge": {}}})
-    with pytest.raises(k.Unsupported, match="validate"):
+    with pytest.raises(k.Unsupported, match=r"rule 'r': spec\.rules\[0\]\.mutate: .* not supported"):
         k.evaluate_policy(p, pod())
 
 
@@ -303,7 +303,8 @@ def test_cli_met_and_unmet(tmp_path: Path) -> None:
     bad = runner.invoke(cli, ["policy-test", "--format", "json", str(_suite(tmp_path, "pass"))])
     assert bad.exit_code == 1
     data = json.loads(bad.stdout)
-    assert data["summary"] == {"suites": 1, "passed": 0, "results": 1, "met": 0}
+    assert data["summary"] == {"suites": 1, "passed": 0, "failed": 1, "unsupported": 0, "errors": 0,
+                               "results": 1, "met": 0, "results_unsupported": 0}
     assert data["suites"][0]["results"][0]["actual"] == "fail"
 
 
@@ -337,4 +338,31 @@ def test_suite_ignores_unsupported_rules_it_does_not_ask_about(tmp_path: Path) -
     test = _load(str(suite / "kyverno-test.yaml"))[0]
     test["results"][0]["rule"] = "m"
     report = k.run_test_suite(test, str(suite), _load, os.path.join)
-    assert report.unsupported and "validate" in report.unsupported
+    assert report.status == "unsupported" and "spec.rules[1].mutate" in report.unsupported
+    assert report.results[0].unsupported and not report.results[0].met
+
+
+def test_apply_rules_one_stops_at_the_first_rule_that_applies() -> None:
+    p = pat({"metadata": {"labels": {"team": "?*"}}})
+    second = {**p["spec"]["rules"][0], "name": "second"}
+    p["spec"]["rules"].append(second)
+    def own(results):
+        return [r for r in results if not r.rule.startswith("autogen-")]
+    assert [r.status for r in own(k.evaluate_policy(p, pod()))] == ["fail", "fail"]
+    p = {**p, "spec": {**p["spec"], "applyRules": "One"}}
+    results = own(k.evaluate_policy(p, pod()))
+    assert [r.status for r in results] == ["fail", "skip"] and "applyRules" in results[1].message
+
+
+def test_shapes_are_checked_before_evaluation() -> None:
+    p = pat({"spec": {"containers": [{"image": "!*:latest"}]}})
+    p["spec"]["rules"][0]["match"]["any"][0]["resources"]["kinds"] = "Pod"
+    with pytest.raises(k.Malformed, match=r"spec\.rules\[0\]\.match\.any\[0\]\.resources\.kinds: expected a list"):
+        k.evaluate_policy(p, pod())
+    with pytest.raises(k.Malformed, match=r"metadata\.labels: expected a map"):
+        k.evaluate_policy(pat({"kind": "Pod"}), pod(labels=["a"]))
+    template = {"apiVersion": "template.openshift.io/v1", "kind": "Template", "metadata": {"name": "t"},
+                "spec": {"template": ["not", "a", "map"]}}
+    anything = pat({"kind": "Template"})
+    anything["spec"]["rules"][0]["match"]["any"][0]["resources"]["kinds"] = ["*"]
+    assert status(anything, template) == "pass"

@@ -185,19 +185,23 @@ def test_w2002_objects_a_workload_uses_are_used():
 
 
 def test_w2003_an_expected_alert_that_must_stop_firing_observes_the_fault():
-    with_alert = variant("W2003").replace("  expect {\n", '  expect {\n    alert KubePodNotReady on deployment "redis"\n')
-    assert [d.code for d in lint(with_alert)] == ["W2003"]  # redis is not where cart's fault shows
-    text = with_alert.replace('deployment "redis" ready within 5m', 'alert KubePodNotReady not firing')
+    # a request alert on redis, which cart calls (so it may fire there, E2035), but which the propagation
+    # does not reach: it cannot tell whether cart's fault is repaired
+    with_alert = variant("W2003").replace("  expect {\n", '  expect {\n    alert HighRequestLatency on service "redis"\n')
+    assert [d.code for d in lint(with_alert)] == ["W2003"]
+    text = with_alert.replace('deployment "redis" ready within 5m', 'alert HighRequestLatency not firing')
     assert lint(text) == []
     # an alert predicate on an alert `expect` does not list cannot tell
-    text = with_alert.replace('deployment "redis" ready within 5m', 'alert HighRequestLatency not firing')
+    text = with_alert.replace('deployment "redis" ready within 5m', 'alert HighRequestErrorRate not firing')
     assert [d.code for d in lint(text)] == ["W2003"]
 
 
 @pytest.mark.parametrize("target", ['deployment "cart"', 'pod "cart-*"', 'service "cart"', 'service "frontend"'])
 def test_w2003_an_alert_where_the_fault_acts_or_propagates_can_tell(target: str):
     # frontend is reached by the propagation cart -> frontend; redis is not
-    text = variant("W2003").replace("  expect {\n", f"  expect {{\n    alert KubePodNotReady on {target}\n")
+    # a pod-state alert where the fault acts, a request alert where it propagates (E2035 places them)
+    alert = "HighRequestErrorRate" if target.startswith("service") else "KubePodNotReady"
+    text = variant("W2003").replace("  expect {\n", f"  expect {{\n    alert {alert} on {target}\n")
     assert lint(text) == []
 
 
@@ -375,3 +379,39 @@ def test_fault_spans_come_from_the_source_map():
     lines = text.splitlines()
     assert lines[d.span.line - 1].strip().startswith("fault modified_env") and d.span.line > d.notes[0].span.line
     assert lines[d.notes[0].span.line - 1].strip().startswith("fault modified_env")
+
+
+@pytest.mark.parametrize("kind, ready", [("Deployment", True), ("StatefulSet", True), ("Pod", True),
+                                         ("ConfigMap", False), ("Secret", False), ("Service", False),
+                                         ("Namespace", False)])
+def test_w2003_suggests_ready_only_where_readiness_exists(kind: str, ready: bool):
+    """`ready` on a ConfigMap can never pass (E4004): the help suggests a field predicate there instead."""
+    from itbench_dsl import ir
+    from itbench_dsl.lint import _observe_help
+
+    target = ir.ObjectRef("v1", kind, "ns", "x")
+    text = _observe_help(target)
+    assert ('"x" ready`' in text) is ready
+    assert ("PATH == VALUE" in text) is not ready
+    assert f'`{kind.lower()} "x"' in text
+
+
+def test_w2002_a_service_account_a_binding_grants_rights_to_is_used():
+    rbac = '''    serviceaccount "reader"
+    role "pod-reader" {
+      rule {
+        api_groups = [""]
+        resources = ["pods"]
+        verbs = ["get", "list"]
+      }
+    }
+    rolebinding "read-pods" {
+      role = "pod-reader"
+      subjects = [service_account("reader")]
+    }
+    "frontend" -> "cart" -> "redis"'''
+    text = CLEAN.replace('    "frontend" -> "cart" -> "redis"', rbac)
+    assert not [d for d in lint(text) if "reader" in d.message]
+    # without the binding the account is unused again
+    alone = CLEAN.replace('    "frontend" -> "cart" -> "redis"', '    serviceaccount "reader"\n    "frontend" -> "cart" -> "redis"')
+    assert [d.code for d in lint(alone) if "reader" in d.message] == ["W2002"]

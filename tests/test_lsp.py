@@ -296,7 +296,7 @@ def test_completion_of_statement_keywords_by_context(client):
     in_expect = client.request("textDocument/completion", {"textDocument": {"uri": uri},
                                                            "position": position(text, "    \n  }\n  use", 4)})
     assert {"domain", "fault", "expect", "topology"} <= {i["label"] for i in at_scenario["items"]}
-    assert {i["label"] for i in in_expect["items"]} == {"alert", "root_cause", "propagation", "mitigated", "optimal"}
+    assert {i["label"] for i in in_expect["items"]} == {"alert", "root_cause", "propagation", "mitigated", "optimal", "analysis"}
 
 
 def test_hover_shows_the_fault_page_the_code_page_and_the_object(client):

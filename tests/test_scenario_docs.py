@@ -162,3 +162,29 @@ def test_every_domain_gets_its_sections():
     assert "## Control" in pages["ciso"] and "Objects that open the policy gap:" in pages["ciso"]
     assert "policy gap" in pages["ciso"] and "## Fault" not in pages["ciso"]
     assert "## Optimum" in pages["finops"] and "resources.requests.memory" in pages["finops"]
+
+
+def test_a_control_has_no_root_cause_and_says_so(tmp_path: Path):
+    """A scenario with no fault: its page and index name no root cause and no empty fault."""
+    controls = []
+    for path in sorted(SCENARIOS.rglob("*.itb")):
+        result = compile_source(path.read_bytes(), str(path), Diagnostics())
+        if result.scenario is not None and not result.scenario.injections() and result.scenario.compliance is None:
+            controls.append(scenario_docs.Item(result.scenario, f"../../{path.relative_to(REPO)}"))
+    if not controls:
+        pytest.skip("the library holds no control scenario")
+    for item in controls:
+        page = scenario_docs.page(item)
+        assert "## Root cause" not in page and "root cause<br>" not in page
+        assert "nothing is wrong" in page
+        row = next(line for line in scenario_docs.index(controls).splitlines() if f"[{item.scenario.name}]" in line)
+        assert "| none (a control) |" in row and "`  `" not in row
+
+
+def test_a_predicate_path_is_written_as_the_language_writes_it():
+    """Selections, indexes, quoted keys and parse steps, as `mitigated when` writes them (the docs' pages)."""
+    path = ["spec", "ports", ["name", "http"], "targetPort"]
+    assert scenario_docs.path_text(path) == 'spec.ports[name="http"].targetPort'
+    path = ["data", "demo.flagd.json", {"parse": "json"}, "flags", "x", "defaultVariant"]
+    assert scenario_docs.path_text(path) == 'data["demo.flagd.json"] as json .flags.x.defaultVariant'
+    assert scenario_docs.path_text(["spec", "containers", 0, "image"]) == "spec.containers[0].image"

@@ -60,7 +60,9 @@ def test_states_are_valid_objects(path: Path):
     kinds = set(known_kinds())
     for name in ("healthy", "faulty", "solved"):
         state = derived[name]
-        assert set(state) == {"resources", "captured", "alerts", "policyReports", "costs"}
+        # `probes` only where the scenario declares probes (their declared results)
+        assert set(state) == {"resources", "captured", "alerts", "policyReports", "costs"} | (
+            {"probes"} if s.probes else set())
         assert state["resources"]["kind"] == "List"
         for obj in state["resources"]["items"]:
             if f"{obj['apiVersion']}/{obj['kind']}" in kinds:
@@ -239,8 +241,14 @@ def test_self_validation_reports_an_evaluator_that_always_passes(monkeypatch):
     problems = states.self_validate(scenario("sre/otel-checkout-nonexistent-image.itb"))
     assert [code for code, _ in problems] == ["E4004", "E4005"]
     assert "the faulty state (must fail): it passed it" in problems[0][1]
-    assert "an empty answer (must fail): it passed it" in problems[1][1]
-    assert "an answer with no `entities` (must refuse): it passed it" in problems[1][1]
+    assert "(must fail): it passed it" in problems[1][1]  # the message lists the first three
+    # every answer that must fail or be refused is among the wrongly graded cases
+    from itbench_dsl.corpus import all_cases
+
+    spec, cases = all_cases(scenario("sre/otel-checkout-nonexistent-image.itb"))
+    wrong = [c.name for c in cases if c.task not in ("mitigate", "policy") and not c.run(spec)[0]]
+    assert {"an empty answer", "an answer with no `entities`"} <= set(wrong)
+    assert f"grades {len(wrong)} case(s)" in problems[1][1]
 
 
 def test_self_validation_reports_an_evaluator_that_always_fails(monkeypatch):

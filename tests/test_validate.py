@@ -414,6 +414,59 @@ spec:
   gatewayClassName: istio
   listeners:
     - {name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: Same}}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local-retain}
+provisioner: kubernetes.io/no-provisioner
+reclaimPolicy: Retain
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: geo-pv}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local-retain
+  hostPath: {path: /data/geo}
+---
+apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata: {name: s-alerting-rules, namespace: otel-demo}
+spec:
+  groups:
+    - name: s.goldensignal
+      rules:
+        - {alert: HighRequestErrorRate, expr: 'sum(rate(x[2m])) > 0', for: 3m, labels: {severity: critical}}
+---
+apiVersion: chainsaw.kyverno.io/v1alpha1
+kind: Test
+metadata: {name: s}
+spec:
+  steps:
+    - name: deploy
+      try:
+        - apply: {file: manifests/topology.yaml}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: WorkflowTemplate
+metadata: {name: s}
+spec:
+  entrypoint: run
+  templates:
+    - name: run
+      container: {image: busybox, command: [sh, -c, "true"]}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: plan}
+spec:
+  entrypoint: run
+  parallelism: 2
+  templates:
+    - name: run
+      container: {image: busybox, command: [sh, -c, "true"]}
 """
     )
 }
@@ -444,7 +497,9 @@ def test_schema_files_are_package_data_and_valid_json_schema(name: str) -> None:
 def test_known_kinds() -> None:
     kinds = known_kinds()
     assert kinds == sorted(kinds)
-    assert len(kinds) == 22 + 13 + 2 + 2 + 1  # Kubernetes, Chaos Mesh, Kyverno, Istio, Gateway API
+    # Kubernetes, Chaos Mesh, Kyverno, Istio, Gateway API, and the engines' kinds (PrometheusRule, Chainsaw's
+    # Test, Argo's Workflow and WorkflowTemplate)
+    assert len(kinds) == 24 + 13 + 2 + 2 + 1 + 4
     assert {"apps/v1/Deployment", "v1/Service", "autoscaling/v2/HorizontalPodAutoscaler",
             "chaos-mesh.org/v1alpha1/Schedule", "chaos-mesh.org/v1alpha1/NetworkChaos"} <= set(kinds)
 

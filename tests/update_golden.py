@@ -32,7 +32,7 @@ if str(REPO) not in sys.path:
 import hashlib  # noqa: E402
 import json  # noqa: E402
 
-from itbench_dsl.backends.evaluator import package_source, runtime_source, spec_of  # noqa: E402
+from itbench_dsl.backends.evaluator_file import package_source, runtime_source, spec_of  # noqa: E402
 from itbench_dsl.compiler import compile_source, dump_json  # noqa: E402
 from itbench_dsl.diagnostics import Diagnostics, render_human  # noqa: E402
 from itbench_dsl.runtime import kyverno  # noqa: E402

@@ -4,16 +4,22 @@
 Maintainer tool for the standard library (itbench_dsl/stdlib/apps/*.itb): the app
 files are generated from the upstream manifests, not typed by hand.
 
-    python3 tools/app_from_manifests.py IN.yaml --name NAME --namespace NS -o OUT.itb \
+    python3 tools/app_from_manifests.py IN.yaml|FOLDER --name NAME --namespace NS -o OUT.itb \
         [--description TEXT] [--meta KEY=VALUE ...] [--preface LINE ...] \
-        [--omit-configmap GLOB ...] [--edge "A->B" ...] [--no-derived-edges]
+        [--omit-configmap GLOB ...] [--omit-volume WORKLOAD/VOLUME ...] [--edge "A->B" ...] \
+        [--no-derived-edges]
+
+IN is one multi-document YAML file, or a folder: every `.yaml`/`.yml` file below it, in sorted
+order (a manifest folder applied with `kubectl apply -Rf`).
 
 What it does
-  * Keeps every Deployment, StatefulSet, Service, ConfigMap, Secret and ServiceAccount
+  * Keeps every Deployment, StatefulSet, Service, ConfigMap, Secret, ServiceAccount,
+    PersistentVolume, PersistentVolumeClaim, Role, ClusterRole, RoleBinding and ClusterRoleBinding
     (plus the Namespace, as the `namespace` statement). Objects are written sorted by
     kind, then by name; inside an object the manifest's order is kept (env order matters).
-  * Leaves out RBAC objects and PodDisruptionBudgets, and ConfigMaps matching
-    --omit-configmap; every omitted object is listed with its reason in the header.
+  * Leaves out PodDisruptionBudgets, ConfigMaps matching --omit-configmap,
+    and the pod volumes --omit-volume names (with their mounts: a volume whose source the
+    manifests do not hold); every omitted object and volume is listed in the header.
     A ConfigMap or Secret that a kept workload references cannot be omitted (error).
   * Drops only fields whose value is the Kubernetes default, so that dropping them
     changes nothing once applied (e.g. `protocol: TCP`, `type: ClusterIP`, empty maps);
@@ -127,6 +133,11 @@ class F:
         if not isinstance(d, dict):
             raise Unsupported(f"{path}: expected a mapping, got {type(d).__name__}")
         self.d, self.path, self.ctx, self.used = d, path, ctx, set()
+        # what the API server sets and ignores on input (kompose writes them empty): dropped wherever they are
+        for key in ("creationTimestamp", "status"):
+            if key in d and d[key] in (None, {}, {"loadBalancer": {}}) and (key == "status") == ("." not in path):
+                self.used.add(key)
+                ctx.drop(f"{path}.{key}", d[key])
 
     def get(self, k, default=None):
         self.used.add(k)
@@ -556,6 +567,8 @@ def pod_spec(pod: F, ctx: Ctx) -> list[ast.Entry]:
     pod.default("dnsPolicy", "ClusterFirst")
     pod.default("restartPolicy", "Always")
     pod.default("schedulerName", "default-scheduler")
+    # the pod's own host name: without `subdomain` it makes no DNS record, so nothing else can see it
+    pod.ignore("hostname", f"{pod.path}.hostname (the pod's own host name, no DNS record without subdomain)")
     if pod.present("securityContext"):
         body += [x for x in [generic_block("security_context", pod.sub("securityContext"))] if x is not None]
     if pod.present("affinity"):
@@ -689,6 +702,164 @@ def serviceaccount(doc: dict, ns: str, ctx: Ctx) -> ast.Object:
     return b.obj("serviceaccount", name, body)
 
 
+def rbac_rule(rf: F) -> ast.Block:
+    parts = []
+    for key, word in (("apiGroups", "api_groups"), ("resources", "resources"), ("resourceNames", "resource_names"),
+                      ("nonResourceURLs", "non_resource_urls"), ("verbs", "verbs")):
+        if key in rf.d and (rf.d[key] or key == "verbs"):
+            parts.append(b.attr(word, strlist(rf.get(key), f"{rf.path}.{key}")))
+        else:
+            rf.default(key)
+    rf.done()
+    return b.block("rule", parts)
+
+
+def rbac_role(doc: dict, ns: str, ctx: Ctx) -> ast.Object:
+    kind = doc.get("kind")
+    top = F(doc, kind, ctx)
+    top.get("apiVersion"), top.get("kind")
+    meta = top.sub("metadata")
+    name = meta.get("name")
+    if kind == "Role":
+        check_ns(meta, ns, f"Role {name}")
+    elif meta.get("namespace") is not None:
+        raise Unsupported(f"ClusterRole {name}: a namespace on a cluster-scoped object")
+    body = object_metadata(meta)
+    if top.present("aggregationRule"):
+        raise Unsupported(f"{kind} {name}: aggregationRule")
+    rules = top.get("rules")
+    if not isinstance(rules, list):
+        raise Unsupported(f"{kind} {name}: rules is not a list")
+    body += [rbac_rule(F(r, f"{kind}.rules[]", ctx)) for r in rules]
+    top.done()
+    return b.obj(kind.lower(), name, body)
+
+
+SUBJECT_WORD = {"ServiceAccount": "service_account", "User": "user", "Group": "group"}
+
+
+def rbac_binding(doc: dict, ns: str, ctx: Ctx) -> ast.Object:
+    kind = doc.get("kind")
+    top = F(doc, kind, ctx)
+    top.get("apiVersion"), top.get("kind")
+    meta = top.sub("metadata")
+    name = meta.get("name")
+    if kind == "RoleBinding":
+        check_ns(meta, ns, f"RoleBinding {name}")
+    elif meta.get("namespace") is not None:
+        raise Unsupported(f"ClusterRoleBinding {name}: a namespace on a cluster-scoped object")
+    body = object_metadata(meta)
+    ref = top.sub("roleRef")
+    if ref.get("apiGroup") != "rbac.authorization.k8s.io" or ref.get("kind") not in ("Role", "ClusterRole"):
+        raise Unsupported(f"{kind} {name}: roleRef {ref.d!r}")
+    body.append(b.attr("role" if ref.get("kind") == "Role" else "clusterrole", ref.get("name")))
+    ref.done()
+    subjects = []
+    for sd in top.get("subjects") or []:
+        sf = F(sd, f"{kind}.subjects[]", ctx)
+        word = SUBJECT_WORD.get(sf.get("kind"))
+        if word is None:
+            raise Unsupported(f"{kind} {name}: subject kind {sd.get('kind')!r}")
+        if word == "service_account":
+            subjects.append(b.call(word, sf.get("name"), sf.get("namespace") or ns))  # the namespace is explicit
+        else:
+            if sf.get("apiGroup") != "rbac.authorization.k8s.io":
+                raise Unsupported(f"{kind} {name}: subject apiGroup {sd.get('apiGroup')!r}")
+            subjects.append(b.call(word, sf.get("name")))
+        sf.done()
+    body.append(b.attr("subjects", ast.ListValue(tuple(subjects))))
+    top.done()
+    return b.obj(kind.lower(), name, body)
+
+
+def persistent_volume(doc: dict, ns: str, ctx: Ctx) -> ast.Object:
+    top = F(doc, "PersistentVolume", ctx)
+    top.get("apiVersion"), top.get("kind")
+    meta = top.sub("metadata")
+    name = meta.get("name")
+    body = object_metadata(meta)
+    spec = top.sub("spec")
+    capacity = spec.sub("capacity")
+    body.append(b.attr("capacity", quantity(capacity.get("storage"), capacity.path)))
+    capacity.done()
+    body.append(b.attr("access_modes", strlist(spec.get("accessModes"), spec.path)))
+    if spec.present("storageClassName"):
+        body.append(b.attr("storage_class", spec.get("storageClassName")))
+    policy = spec.get("persistentVolumeReclaimPolicy")
+    if policy is not None:
+        body.append(b.attr("reclaim_policy", policy))
+    spec.default("volumeMode", "Filesystem")
+    if spec.present("hostPath"):
+        hp = spec.sub("hostPath")
+        body.append(b.attr("host_path", hp.get("path")))
+        if hp.get("type") is not None:
+            body.append(b.attr("host_path_type", hp.get("type")))
+        hp.done()
+    elif spec.present("local"):
+        local = spec.sub("local")
+        body.append(b.attr("local_path", local.get("path")))
+        local.done()
+    else:
+        raise Unsupported(f"PersistentVolume {name}: volume source {sorted(spec.d)}")
+    spec.done()
+    meta.done()
+    top.done()
+    return b.obj("persistentvolume", name, body)
+
+
+def persistent_volume_claim(doc: dict, ns: str, ctx: Ctx) -> ast.Object:
+    top = F(doc, "PersistentVolumeClaim", ctx)
+    top.get("apiVersion"), top.get("kind")
+    meta = top.sub("metadata")
+    name = meta.get("name")
+    check_ns(meta, ns, f"PersistentVolumeClaim {name}")
+    body = object_metadata(meta)
+    spec = top.sub("spec")
+    requests = spec.sub("resources").sub("requests")
+    body.append(b.attr("storage", quantity(requests.get("storage"), requests.path)))
+    requests.done()
+    body.append(b.attr("access_modes", strlist(spec.get("accessModes"), spec.path)))
+    if spec.present("storageClassName"):
+        body.append(b.attr("storage_class", spec.get("storageClassName")))
+    if spec.get("volumeName") is not None:
+        body.append(b.attr("volume_name", spec.get("volumeName")))
+    spec.default("volumeMode", "Filesystem")
+    spec.done()
+    meta.done()
+    top.done()
+    return b.obj("persistentvolumeclaim", name, body)
+
+
+def omit_volumes(docs: list[dict], specs: list[str]) -> list[str]:
+    """Remove each `WORKLOAD/VOLUME` pod volume, and its mounts, from the manifests; a line per volume."""
+    lines = []
+    for spec in specs:
+        workload_name, sep, volume_name = spec.partition("/")
+        if not sep:
+            raise Unsupported(f"--omit-volume {spec!r}: expected WORKLOAD/VOLUME")
+        found = [d for d in docs if d["kind"] in WORKLOAD_WORD and d["metadata"]["name"] == workload_name]
+        if not found:
+            raise Unsupported(f"--omit-volume {spec!r}: no workload {workload_name}")
+        pod = found[0]["spec"]["template"]["spec"]
+        volumes = [v for v in pod.get("volumes") or [] if v.get("name") == volume_name]
+        if not volumes:
+            raise Unsupported(f"--omit-volume {spec!r}: {workload_name} has no volume {volume_name}")
+        pod["volumes"] = [v for v in pod["volumes"] if v.get("name") != volume_name]
+        if not pod["volumes"]:
+            del pod["volumes"]
+        mounts = []
+        for c in (pod.get("containers") or []) + (pod.get("initContainers") or []):
+            kept = [m for m in c.get("volumeMounts") or [] if m.get("name") != volume_name]
+            mounts += [f"{c['name']}:{m['mountPath']}" for m in c.get("volumeMounts") or [] if m.get("name") == volume_name]
+            if "volumeMounts" in c:
+                c["volumeMounts"] = kept
+                if not kept:
+                    del c["volumeMounts"]
+        source = {k: v for k, v in volumes[0].items() if k != "name"}
+        lines.append(f"{workload_name} volume {volume_name} {source} (mounted at {', '.join(mounts) or 'nowhere'})")
+    return lines
+
+
 def check_ns(meta: F, ns: str, what: str):
     got = meta.get("namespace")
     if got is not None and got != ns:
@@ -698,20 +869,8 @@ def check_ns(meta: F, ns: str, what: str):
 # ---------------------------------------------------------------------------------------
 # omissions
 
-RBAC_REASON = ("RBAC of the observability stack; not an application component "
-               "(the app language has no RBAC objects)")
-
-
 def omit_reason(doc: dict, docs: list[dict]) -> str:
     kind = doc["kind"]
-    if kind in ("ClusterRole", "Role"):
-        rules = doc.get("rules") or []
-        res = sorted({r for rule in rules for r in (rule.get("resources") or [])})
-        return f"{RBAC_REASON}; grants access to {', '.join(res) or 'nothing'}"
-    if kind in ("ClusterRoleBinding", "RoleBinding"):
-        subj = ", ".join(f"{s.get('kind')} {s.get('name')}" for s in doc.get("subjects") or [])
-        ref = doc.get("roleRef", {})
-        return f"{RBAC_REASON}; binds {ref.get('kind')} {ref.get('name')} to {subj}"
     if kind == "PodDisruptionBudget":
         spec = doc.get("spec", {})
         rule = ", ".join(f"{k} {v}" for k, v in spec.items() if k != "selector")
@@ -834,14 +993,18 @@ def derive_edges(docs: list[dict]):
 
 KEEP = {"ServiceAccount": serviceaccount, "Secret": secret,
         "ConfigMap": configmap, "Deployment": workload,
-        "StatefulSet": workload, "Service": service}
-KIND_ORDER = ["ServiceAccount", "Secret", "ConfigMap", "Deployment", "StatefulSet", "Service"]
-ALWAYS_OMIT = {"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "PodDisruptionBudget"}
+        "StatefulSet": workload, "Service": service, "PersistentVolume": persistent_volume,
+        "PersistentVolumeClaim": persistent_volume_claim, "ClusterRole": rbac_role, "Role": rbac_role,
+        "ClusterRoleBinding": rbac_binding, "RoleBinding": rbac_binding}
+KIND_ORDER = ["ServiceAccount", "ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding", "Secret", "ConfigMap",
+              "PersistentVolume", "PersistentVolumeClaim", "Deployment", "StatefulSet", "Service"]
+ALWAYS_OMIT = {"PodDisruptionBudget"}
 
 
 def generate(text: str, args) -> str:
     docs = [d for d in yaml.safe_load_all(text) if d]
     ctx = Ctx()
+    omitted_volumes = omit_volumes(docs, args.omit_volume)
     namespaces = [d for d in docs if d["kind"] == "Namespace"]
     for d in namespaces:
         if d["metadata"]["name"] != args.namespace:
@@ -900,6 +1063,10 @@ def generate(text: str, args) -> str:
 
     document = b.app(args.name, app_head(args) + body)
     header = header_lines(text, args, docs, counts, omitted, ctx, all_edges, derived, hand, unresolved)
+    if omitted_volumes:
+        at = header.index("# Mapping notes: pod template labels/annotations -> labels/annotations, the workload's own")
+        header[at:at] = ["# Volumes omitted (--omit-volume; their source is not in the manifests):"] + \
+            [f"#   - {line}" for line in omitted_volumes]
     try:
         notes.add(document, before=header)
     except ValueError as exc:  # a --preface with a line break
@@ -1014,7 +1181,7 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("input", help="rendered manifests (multi-document YAML)")
+    ap.add_argument("input", help="rendered manifests (multi-document YAML), or a folder of them")
     ap.add_argument("--name", required=True, help="app name (the `app \"NAME\"` label)")
     ap.add_argument("--namespace", required=True, help="namespace of the application")
     ap.add_argument("-o", "--output", help="output .itb file (default: stdout)")
@@ -1025,6 +1192,8 @@ def main(argv=None) -> int:
                     help="a comment line for the top of the file (repeatable)")
     ap.add_argument("--omit-configmap", action="append", default=[], metavar="GLOB",
                     help="leave out ConfigMaps whose name matches GLOB (repeatable)")
+    ap.add_argument("--omit-volume", action="append", default=[], metavar="WORKLOAD/VOLUME",
+                    help="leave out a pod volume and its mounts (repeatable)")
     ap.add_argument("--edge", action="append", default=[], metavar="A->B[->C]",
                     help="a hand-added dependency edge or chain between workloads (repeatable)")
     ap.add_argument("--no-derived-edges", action="store_true",
@@ -1033,8 +1202,12 @@ def main(argv=None) -> int:
     # the regeneration command recorded in the header, as given
     rec = list(argv)
     args.argv = rec
-    with open(args.input, encoding="utf-8") as f:
-        text = f.read()
+    if os.path.isdir(args.input):  # every manifest below the folder, in sorted order
+        files = sorted(p for p in Path(args.input).rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+        text = "\n---\n".join(p.read_text(encoding="utf-8") for p in files)
+    else:
+        with open(args.input, encoding="utf-8") as f:
+            text = f.read()
     try:
         result = generate(text, args)
     except Unsupported as exc:

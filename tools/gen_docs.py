@@ -8,7 +8,6 @@ docs/faults/ (a page per fault kind of the registry, and README.md, the table of
 from __future__ import annotations
 
 import functools
-import inspect
 import json
 import re
 import sys
@@ -18,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from itbench_dsl.codes import CODES  # noqa: E402
+from itbench_dsl.fault_docs import fault_page, faults_readme  # noqa: E402
 from itbench_dsl.ir import json_schema  # noqa: E402
 
 FAMILIES = [("E1", "Syntax"), ("E2", "Names, types, units and scenario semantics"),
@@ -53,11 +53,6 @@ FAULT_DOCS = ROOT / "docs" / "faults"
 SCENARIOS = ROOT / "scenarios"
 
 
-def _cell(text) -> str:
-    """Text for a Markdown table cell: one line, pipes escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|") or "—"
-
-
 @functools.lru_cache(maxsize=1)
 def scenario_faults() -> dict[str, list[str]]:
     """fault kind -> the scenario files (relative to the repository) that use it, from their syntax alone."""
@@ -77,120 +72,24 @@ def scenario_faults() -> dict[str, list[str]]:
     return uses
 
 
-_CODE = re.compile(r'"([EW]\d{4})"')
-
-
-def _reported_codes(function) -> list[str]:
-    """The diagnostic codes a fault's check reports: in its code and the helpers it calls (one level)."""
-    found: set[str] = set()
-    seen: set[int] = set()
-
-    def scan(fn, depth: int) -> None:
-        if id(fn) in seen or not callable(fn) or not hasattr(fn, "__code__"):
-            return
-        seen.add(id(fn))
-        try:
-            found.update(_CODE.findall(inspect.getsource(fn)))
-        except (OSError, TypeError):
-            return
-        if depth:
-            for name in fn.__code__.co_names:
-                helper = fn.__globals__.get(name)
-                if inspect.isfunction(helper):
-                    scan(helper, depth - 1)
-
-    scan(function, 1)
-    return sorted(c for c in found if c in CODES)
-
-
-def _templates(kind) -> list[dict]:
-    from itbench_dsl.faults import itbench_entry
-
-    if kind.solutions or not kind.itbench_id:
-        return list(kind.solutions)
-    return itbench_entry("faults", kind.itbench_id).get("solutions", {}).get("templates", [])
-
-
-def fault_page(name: str) -> str:
-    from itbench_dsl.faults import FAULTS, fault_description, library_alerts
-
-    kind = FAULTS[name]
-    uses = scenario_faults().get(name, [])
-    lines = [f"# `{kind.name}`", "", kind.summary, "",
-             "This page is generated from the fault library by `python tools/gen_docs.py`.", "",
-             "| | |", "|---|---|",
-             f"| ITBench id | {f'`{kind.itbench_id}`' if kind.itbench_id else 'none (not an ITBench fault)'} |",
-             f"| mechanism | `{kind.mechanism}` |",
-             f"| targets | {', '.join(f'`{t}`' for t in kind.targets)} |",
-             f"| domains | {', '.join(kind.domains)} |", ""]
-    if kind.itbench_id:
-        lines += ["## What it does", "", fault_description(kind), ""]
-    lines += ["## Arguments", ""]
-    if kind.args:
-        lines += ["| argument | type | required | default | meaning |", "|---|---|---|---|---|"]
-        lines += [f"| `{a.name}` | {_cell(a.type)} | {'yes' if a.required else 'no'} | {_cell(a.default)} | {_cell(a.help)} |"
-                  for a in kind.args]
-    else:
-        lines += ["None."]
-    lines += ["", "## Preconditions", "", "Checked at compile time; a broken one is a located error.", ""]
-    lines += [f"- {p}" for p in kind.preconditions] or ["- None."]
-    codes = _reported_codes(kind.check)
-    if codes:
-        lines += ["", "Diagnostics its check reports:", ""]
-        lines += [f"- [{c}](../diagnostics.md#{c.lower()}-{re.sub(r'[^a-z0-9 -]', '', CODES[c].title.lower()).replace(' ', '-')})"
-                  f": {CODES[c].title}" for c in codes]
-    if kind.creates:
-        lines += ["", "## What it creates", "", kind.creates]
-    if kind.app_options:
-        lines += ["", "## Application options", "", "ITBench deploys the application with:", "", "```json",
-                  json.dumps(kind.app_options, indent=2, sort_keys=True), "```"]
-    alerts = library_alerts(kind)
-    lines += ["", "## Alerts it raises", ""]
-    lines += [f"- `{a}`" for a in alerts] or ["None declared."]
-    lines += ["", "## Solution", "",
-              "Templates (Jinja2 over the injection's ITBench arguments, `args`), rendered into the ground truth:", ""]
-    templates = _templates(kind)
-    for number, template in enumerate(templates, 1):
-        if len(templates) > 1:
-            lines += [f"Solution {number}:", ""]
-        for step_number, step in enumerate(template.get("steps", []), 1):
-            lines += [f"{step_number}. {step.get('text', '')}"]
-            if step.get("command"):
-                lines += ["", "   ```sh", f"   {step['command']}", "   ```"]
-        lines += [""]
-    if not templates:
-        lines += ["None.", ""]
-    lines += ["## Scenarios using it", ""]
-    lines += [f"- [{Path(u).stem}](../../{u})" for u in uses] or ["None yet."]
-    return "\n".join(lines) + "\n"
-
-
-def faults_readme() -> str:
-    from itbench_dsl.faults import FAULTS, library_alerts
-
-    uses = scenario_faults()
-    kinds = sorted(FAULTS.values(), key=lambda k: k.name)
-    with_id = sum(1 for k in kinds if k.itbench_id)
-    used = sorted({u for k in kinds for u in uses.get(k.name, [])})
-    lines = ["# The fault library", "",
-             "Generated from `itbench_dsl/faults` by `python tools/gen_docs.py`; one page per fault.", "",
-             f"{len(kinds)} faults: {with_id} with an ITBench id, {len(kinds) - with_id} without. "
-             f"{len(used)} scenarios in `scenarios/` use them.", "",
-             "| fault | ITBench id | mechanism | targets | alerts | scenarios |", "|---|---|---|---|---|---|"]
-    for kind in kinds:
-        lines.append(f"| [`{kind.name}`]({kind.name}.md) | {_cell(kind.itbench_id or '')} | `{kind.mechanism}` | "
-                     f"{_cell(', '.join(kind.targets))} | {_cell(', '.join(library_alerts(kind)))} | "
-                     f"{len(uses.get(kind.name, []))} |")
-    return "\n".join(lines) + "\n"
-
-
 def fault_targets() -> dict:
     from itbench_dsl.faults import FAULTS
 
-    targets = {FAULT_DOCS / "README.md": faults_readme}
+    targets = {FAULT_DOCS / "README.md": lambda: faults_readme(scenario_faults())}
     for name in sorted(FAULTS):
-        targets[FAULT_DOCS / f"{name}.md"] = functools.partial(fault_page, name)
+        targets[FAULT_DOCS / f"{name}.md"] = functools.partial(lambda n: fault_page(n, scenario_faults().get(n, [])), name)
     return targets
+
+
+def with_counts(path: Path) -> str:
+    """`path` with the counts its prose states (`40 faults`) set to the library's."""
+    from itbench_dsl.faults import FAULTS
+
+    text = path.read_text(encoding="utf-8")
+    return re.sub(r"\b\d+ faults\b", f"{len(FAULTS)} faults", text)
+
+
+COUNTED = (ROOT / "README.md", ROOT / "docs" / "language.md")  # prose that states how many faults there are
 
 
 # Folders whose every file of a pattern is generated: a file no target makes is an orphan (a fault removed).
@@ -202,6 +101,7 @@ TARGETS = {
     ROOT / "itbench_dsl" / "schemas" / "scenario-ir.schema.json": ir_schema_json,
     ROOT / "docs" / "ciso.md": ciso_markdown,
     **fault_targets(),  # docs/faults/*.md: one page per fault kind, whatever the registry holds
+    **{path: functools.partial(with_counts, path) for path in COUNTED},
 }
 
 

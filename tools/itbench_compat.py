@@ -147,6 +147,8 @@ def render() -> str:
         "",
         "- `fault` entries of groundtruth_v1.yaml are derived from the fault library (category `Change`, the",
         "  library's description and mechanism); ITBench's are written by hand, in several shapes.",
+        "- groundtruth.yaml's `alerts` are those the fault library says each fault raises and those the port",
+        "  expects on its objects (`alert NAME on KIND \"name\"`); ITBench's list only what its scenario index names.",
         "- Where ITBench's groundtruth_v1.yaml has no envelope (`apiVersion`, `kind`, `metadata`), the port's has one.",
         "- `recommendedActions` come from the scenario's `solution` blocks: their ids are slugs of the titles",
         "  (ITBench's files without envelope use free text, and spell the key `recommended_actions`).",

@@ -75,6 +75,7 @@ KUBERNETES_KINDS: list[tuple[str, str]] = [
     ("v1", "ServiceAccount"),
     ("v1", "Pod"),
     ("v1", "PersistentVolumeClaim"),
+    ("v1", "PersistentVolume"),
     ("v1", "ResourceQuota"),
     ("v1", "LimitRange"),
     ("apps/v1", "Deployment"),
@@ -88,6 +89,7 @@ KUBERNETES_KINDS: list[tuple[str, str]] = [
     ("networking.k8s.io/v1", "NetworkPolicy"),
     ("policy/v1", "PodDisruptionBudget"),
     ("scheduling.k8s.io/v1", "PriorityClass"),
+    ("storage.k8s.io/v1", "StorageClass"),
     ("batch/v1", "Job"),
     ("batch/v1", "CronJob"),
 ]
@@ -135,6 +137,19 @@ GATEWAY_API_CRDS = "kubernetes-sigs/gateway-api v1.0.0, standard-install.yaml"
 GATEWAY_API_KINDS = [("gateway.networking.k8s.io/v1/Gateway.js", "gateway.networking.k8s.io/v1", "Gateway")]
 GATEWAY_API_OUT = Path("gateway-api") / "v1.json"
 KUBERNETES_MODELS_LICENSE = "LICENSE-MIT-kubernetes-models"
+
+# The engines the compiler writes for (`itbench compile --target chainsaw|argo`, `itbench plan`) and the
+# PrometheusRule of a bundle's alert rules, from shared/reference/engines: (source file, apiVersion, kinds,
+# output). Argo's WorkflowTemplate schema is also a Workflow's (the same spec).
+ENGINES = SHARED_REFERENCE / "engines"
+ENGINE_SCHEMAS = [
+    ("prometheus-operator/prometheusrule_v1.json", "monitoring.coreos.com/v1", ("PrometheusRule",),
+     Path("engines") / "prometheus-operator-v1.json"),
+    ("chainsaw/test-chainsaw-v1alpha1.json", "chainsaw.kyverno.io/v1alpha1", ("Test",),
+     Path("engines") / "chainsaw-v1alpha1.json"),
+    ("argo/workflowtemplate_v1alpha1.json", "argoproj.io/v1alpha1", ("Workflow", "WorkflowTemplate"),
+     Path("engines") / "argo-v1alpha1.json"),
+]
 
 
 # --------------------------------------------------------------------------------------------
@@ -393,6 +408,34 @@ def build_kyverno(schema_dir: Path) -> dict[str, Any]:
     return {"$schema": DIALECT, "kinds": kinds, "$defs": hoist_repeated(kinds)}
 
 
+# Chainsaw's schema is JSON Schema generated from its Go types (not a CRD): it already closes its objects
+# with `additionalProperties: false`; only annotations are dropped.
+_JSON_SCHEMA_DROP = frozenset({"description", "default", "$schema", "title"})
+
+
+def _json_schema_node(node: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in node.items() if k not in _JSON_SCHEMA_DROP and not k.startswith("x-kubernetes-")}
+
+
+def build_engine(source: str, api_version: str, kinds: tuple[str, ...]) -> dict[str, Any]:
+    """One engine schema from shared/reference/engines: a CRD-derived schema (datree's catalog) is
+    translated like the Kyverno ones, Chainsaw's JSON Schema only loses its annotations."""
+    raw = json.loads((ENGINES / source).read_text())
+    node_fn = _json_schema_node if source.startswith("chainsaw/") else _crd_node
+    try:
+        base = rewrite(raw, node_fn)
+    except ValueError as exc:
+        raise SystemExit(f"{source}: {exc}") from exc
+    out: dict[str, Any] = {}
+    for kind in kinds:
+        schema = json.loads(json.dumps(base))
+        schema["properties"]["apiVersion"] = {"type": "string", "enum": [api_version]}
+        schema["properties"]["kind"] = {"type": "string", "enum": [kind]}
+        schema["required"] = sorted(set(schema.get("required", [])) | {"apiVersion", "kind"})
+        out[f"{api_version}/{kind}"] = schema
+    return {"$schema": DIALECT, "kinds": out, "$defs": hoist_repeated(out)}
+
+
 def embedded_schema(path: Path) -> dict[str, Any]:
     """The ``const schema = {...};`` literal of a kubernetes-models ``<Kind>.js`` file (it is JSON)."""
     text = path.read_text()
@@ -626,6 +669,30 @@ SARIF_SOURCES_MD = """
 """
 
 
+ENGINES_SOURCES_MD = """
+## `engines/prometheus-operator-v1.json`, `engines/chainsaw-v1alpha1.json`, `engines/argo-v1alpha1.json`
+
+- Upstream (copies read from `shared/reference/engines`, next to this repository):
+  - `monitoring.coreos.com/v1/PrometheusRule`: [datreeio/CRDs-catalog](https://github.com/datreeio/CRDs-catalog)
+    `monitoring.coreos.com/prometheusrule_v1.json` (commit 7b1e26ef), converted there from the
+    [prometheus-operator](https://github.com/prometheus-operator/prometheus-operator) CRD;
+  - `chainsaw.kyverno.io/v1alpha1/Test`: [kyverno/chainsaw](https://github.com/kyverno/chainsaw)
+    `.schemas/json/test-chainsaw-v1alpha1.json` (commit 62507786);
+  - `argoproj.io/v1alpha1/WorkflowTemplate` and `argoproj.io/v1alpha1/Workflow`: datreeio/CRDs-catalog
+    `argoproj.io/workflowtemplate_v1alpha1.json` (commit 7b1e26ef), converted there from the
+    [Argo Workflows](https://github.com/argoproj/argo-workflows) CRD; a Workflow's spec is a WorkflowTemplate's,
+    so the one schema serves both kinds.
+- License: the catalog's MIT license, see `LICENSE-MIT-datree-crds-catalog`; prometheus-operator, Chainsaw and
+  Argo Workflows are Apache-2.0, see `LICENSE-APACHE-2.0`.
+- Transformation: the CRD-derived schemas go through the Chaos Mesh code path above; Chainsaw's (JSON Schema
+  generated from its Go types, already closed with `additionalProperties: false`) only loses its annotations
+  (`description`, `default`, `x-kubernetes-*`). `apiVersion` and `kind` are required and constrained; repeated
+  subschemas are stored once in `$defs`. Use: `validate.py` (the bundle's `manifests/alert-rules.yaml`, and the
+  outputs of `itbench compile --target chainsaw|argo` and `itbench plan`).
+- Regenerate: `python tools/vendor_schemas.py` (reads `shared/reference/engines`).
+"""
+
+
 def models_sources_md(istio: dict[str, Any], gateway_api: dict[str, Any]) -> str:
     istio_kinds = ", ".join(istio["kinds"])
     gateway_kinds = ", ".join(gateway_api["kinds"])
@@ -695,11 +762,14 @@ def main(argv: list[str] | None = None) -> int:
         KYVERNO_OUT: compact_json(kyverno),
         ISTIO_OUT: compact_json(istio),
         GATEWAY_API_OUT: compact_json(gateway_api),
-        Path("SOURCES.md"): sources_md(kube, chaos, kyverno) + models_sources_md(istio, gateway_api) + SARIF_SOURCES_MD,
+        Path("SOURCES.md"): sources_md(kube, chaos, kyverno) + models_sources_md(istio, gateway_api) + SARIF_SOURCES_MD
+                              + ENGINES_SOURCES_MD,
         Path("LICENSE-APACHE-2.0"): args.license.read_text(),
         Path("LICENSE-MIT-datree-crds-catalog"): KYVERNO_LICENSE.read_text(),
         Path(KUBERNETES_MODELS_LICENSE): models_license,
     }
+    for source, api_version, kinds, out in ENGINE_SCHEMAS:
+        outputs[out] = compact_json(build_engine(source, api_version, kinds))
 
     stale = []
     for rel, text in outputs.items():

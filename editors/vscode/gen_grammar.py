@@ -30,8 +30,10 @@ TARGET = HERE / "syntaxes" / "itbench.tmLanguage.json"
 # keywords that start a statement (grammar/itbench.lark); as keys (`app = "web"`) they are plain names
 STATEMENTS = ["scenario", "app", "domain", "complexity", "description", "tags", "metadata", "use", "topology",
               "fault", "group", "wait", "expect", "alert", "root_cause", "propagation", "mitigated", "optimal",
-              "solution", "step", "param", "agent", "control", "task", "gap", "compliant"]
-WORDS = ["on", "in", "default", "when", "within", "not", "firing", "before", "after", "run"]
+              "solution", "step", "param", "agent", "control", "task", "tasks", "gap", "compliant", "analysis",
+              "alert_rule", "probe", "fault_kind", "patch", "require"]
+WORDS = ["on", "in", "default", "when", "within", "not", "firing", "before", "after", "run", "all", "as"]
+OPERATORS = ["contains", "matches"]  # the word operators of field predicates (`in` is one of WORDS)
 STATES = ["ready", "exists", "absent"]
 CALLS = ["field", "secret_key", "configmap_key", "resource_field"]
 NOT_KEY = r"(?!\s*=(?!=))"  # a keyword followed by `=` is a key, not a keyword
@@ -81,11 +83,11 @@ def grammar() -> dict:
                              "2": {"name": "string.quoted.double.itb entity.name.section.itb"}},
             },
             "fault": {
-                "comment": "fault KIND: the kinds of the fault library",
+                "comment": "fault KIND: the kinds of the fault library, or one a project file declares (`use faults`)",
                 "match": rf"\b(fault)\s+(?:({_alternation(FAULTS)})\b|({NAME}))",
                 "captures": {"1": {"name": "keyword.control.itb"},
                              "2": {"name": "entity.name.function.fault.itb"},
-                             "3": {"name": "invalid.illegal.unknown-fault.itb"}},
+                             "3": {"name": "entity.name.function.fault.declared.itb"}},
             },
             "wait": {
                 "match": rf"\b(wait)\s+(before|after)\s+(?:({_alternation(WAITERS)})\b|({NAME}))",
@@ -93,16 +95,18 @@ def grammar() -> dict:
                              "3": {"name": "entity.name.function.waiter.itb"},
                              "4": {"name": "invalid.illegal.unknown-waiter.itb"}},
             },
+            # a scenario may declare its own alerts (`alert_rule`), so a name outside the catalogue is no error here
             "alert": {
                 "match": rf"\b(alert)\s+(?:({_alternation(KNOWN_ALERTS)})\b|({NAME}))",
                 "captures": {"1": {"name": "keyword.control.itb"},
                              "2": {"name": "entity.name.tag.alert.itb"},
-                             "3": {"name": "invalid.illegal.unknown-alert.itb"}},
+                             "3": {"name": "entity.name.tag.alert.declared.itb"}},
             },
             "statement": {"patterns": [
                 {"match": rf"\b(?:{_alternation(STATEMENTS)})\b{NOT_KEY}", "name": "keyword.control.itb"},
                 {"match": rf"\b(?:{_alternation(WORDS)})\b{NOT_KEY}", "name": "keyword.other.itb"},
                 {"match": rf"\b(?:{_alternation(STATES)})\b{NOT_KEY}", "name": "keyword.other.state.itb"},
+                {"match": rf"\b(?:{_alternation(OPERATORS)})\b{NOT_KEY}", "name": "keyword.operator.word.itb"},
             ]},
             "kind": {
                 "comment": "object kinds, where a reference or a declaration names them: KIND \"name\"",

@@ -11,22 +11,20 @@ rules themselves live in the runtime and are described in docs/evaluator.md.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
-from importlib import resources
 
 from .. import ciso, ir
+from .. import tasks as task_types
 from ..faults import FAULTS
 from . import faults as fault_backend
 from . import itbench as itbench_backend
 from ..runtime.evaluator import identity_key, nested
+from .evaluator_file import source_for_spec, spec_of  # noqa: F401  (spec_of: the public API)
 from .manifests import topology_manifests
 
 SPEC_VERSION = 2
 PROXIMITY_THRESHOLD = 0.9  # FinOps: how close to the optimum a figure must come to pass
-_MAIN = 'if __name__ == "__main__":\n    sys.exit(main(SPEC))\n'
-
 # Objects a fault creates that act only when something refers to them: their references (a volume
 # naming the claim, an env var naming the secret) are what a fix must remove, so they may stay.
 # Everything else a fault creates (a chaos experiment, a quota, a policy, a workload) acts on its
@@ -235,8 +233,9 @@ def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
         for ref in (injection.target, *injection.side_objects):
             kinds_by_target.setdefault((ref.kind, ref.namespace, ref.name), []).append(FAULTS[injection.fault])
     every_kind = [FAULTS[i.fault] for i in scenario.injections()]
-    governing = [(p.target, p.path, f"mitigation.predicate.{i}") for i, p in enumerate(
-        scenario.mitigation.predicates if scenario.mitigation else []) if p.kind == "field"]
+    # a predicate's path as the changes name fields: its keys (indexes, selections and parse steps left out)
+    governing = [(p.target, [s for s in p.path if isinstance(s, str)], f"mitigation.predicate.{i}") for i, p in
+                 enumerate(scenario.mitigation.predicates if scenario.mitigation else []) if p.kind == "field"]
     governing += [(o.target, o.path, f"finops.proximity.{i}") for i, o in enumerate(scenario.optimal)]
     fields, created = [], []
     for obj in inject_apply:
@@ -317,7 +316,29 @@ def _predicate(scenario: ir.Scenario, p) -> dict:
            "op": p.op, "value": p.value, "alert": p.alert, "firing": p.firing}
     if p.kind == "alert":
         out["namespaces"] = _alert_scope(scenario, p.alert)
+    if p.value_type is not None:  # how the evaluator compares when not by plain meaning (a duration, exact text)
+        out["type"] = p.value_type
+    if p.kind == "scope":
+        out.update(_scope(scenario, p))
     return out
+
+
+SCOPE_KINDS = {"pods": ["Pod"], "workloads": ["Deployment", "StatefulSet", "DaemonSet"],
+               "deployments": ["Deployment"], "statefulsets": ["StatefulSet"]}
+
+
+def _scope(scenario: ir.Scenario, p) -> dict:
+    """`all KIND ... ready`: the kinds and namespaces it reads, and the topology's workloads it covers, which
+    must be there and ready (so that deleting a broken workload, or the whole namespace, is no pass)."""
+    namespaces = [p.namespace] if p.namespace else sorted({n.name for n in scenario.topology.namespaces}
+                                                          | {w.namespace for w in scenario.topology.workloads})
+    selector = p.selector or {}
+    kinds = SCOPE_KINDS[p.scope]
+    expected = [{"kind": w.kind, "namespace": w.namespace, "name": w.name} for w in scenario.topology.workloads
+                if w.namespace in namespaces and w.replicas > 0 and w.kind in ("Deployment", "StatefulSet")
+                and (p.scope in ("pods", "workloads") or w.kind in kinds)
+                and all(w.labels.get(k) == v for k, v in selector.items())]
+    return {"scope": p.scope, "kinds": kinds, "selector": selector, "namespaces": namespaces, "expected": expected}
 
 
 def _faults(scenario: ir.Scenario, fields: list, created: list) -> list[dict]:
@@ -462,6 +483,9 @@ def _requires(spec: dict) -> dict:
         for p in mitigation["predicates"]:
             need(p["target"])
             alerts = alerts or p["kind"] == "alert"
+            for namespace in p.get("namespaces", []) if p["kind"] == "scope" else ():
+                for kind in p["kinds"] + [e["kind"] for e in p["expected"] if e["namespace"] == namespace]:
+                    kinds.add((namespace, kind))
         alerts = alerts or bool(mitigation["alerts"])
         for ref in mitigation["ready"] + mitigation["services"]:
             need(ref)
@@ -470,7 +494,7 @@ def _requires(spec: dict) -> dict:
                 need(ref)
             for entry in fault["fields"]:
                 need(entry["object"])
-        for entry in mitigation["restored"]:
+        for entry in mitigation["restored"] + mitigation.get("unchanged", []):
             need(entry["object"])
         for w in spec["workloads"]:
             need(w)
@@ -479,14 +503,48 @@ def _requires(spec: dict) -> dict:
             need(s)
     for optimum in (spec.get("finops") or {}).get("optimal", []):
         need(optimum["object"])
-    return {"kinds": sorted([ns, kind] for ns, kind in kinds), "alerts": alerts,
-            "policy_reports": spec["domain"] == "ciso"}
+    out = {"kinds": sorted([ns, kind] for ns, kind in kinds), "alerts": alerts,
+           "policy_reports": spec["domain"] == "ciso"}
+    probes = sorted({p["path"][0] for p in (mitigation or {}).get("predicates", []) if p["kind"] == "probe"})
+    if probes:  # the probe results the mitigation reads: a state without them cannot be graded
+        out["probes"] = probes
+    return out
 
 
 def tasks_of(scenario: ir.Scenario) -> list[str]:
-    """The tasks a bundle poses: SRE and FinOps agents diagnose (or name the waste) and mitigate; CISO
-    agents write a policy."""
-    return ["policy"] if scenario.domain == "ciso" else ["diagnose", "mitigate"]
+    """The tasks a bundle poses: the scenario's `tasks`, else its domain's (SRE and FinOps agents diagnose,
+    or name the waste, and mitigate; CISO agents write a policy)."""
+    return task_types.posed(scenario)
+
+
+def _unchanged(scenario: ir.Scenario) -> list[dict]:
+    """A control's mitigation: every object the topology deploys, with the fields it owns (an autoscaler's
+    workload leaves its replicas to the autoscaler)."""
+    scaled = {(a.target.kind, a.target.namespace or a.namespace, a.target.name) for a in scenario.topology.autoscalers}
+    out = []
+    for obj in topology_manifests(scenario.topology):
+        owned = {k: v for k, v in _as_data(obj).items() if k not in ("apiVersion", "kind", "status")}
+        if _key(obj) in scaled and "replicas" in (owned.get("spec") or {}):
+            owned["spec"] = {k: v for k, v in owned["spec"].items() if k != "replicas"}
+        out.append({"object": _manifest_ref(obj), "owned": owned})
+    return out
+
+
+def _task_specs(scenario: ir.Scenario, spec: dict) -> None:
+    """What the tasks a `tasks` statement poses grade against: the answer files, the detection's truth and
+    window, the analysis labels, a control's untouched objects. Absent without the statement, so that
+    bundles of scenarios without it keep their bytes."""
+    if not task_types.declared(scenario):
+        return
+    posed = spec["tasks"]
+    spec["answers"] = task_types.answer_files(posed, scenario.domain)
+    if "detect" in posed:
+        spec["detection"] = {"fault": not task_types.is_control(scenario), "window_seconds": task_types.window(scenario)}
+    if "analyze" in posed and scenario.analysis is not None:
+        spec["analysis"] = {"system_level": scenario.analysis.system_level, "fault_type": scenario.analysis.fault_type,
+                            "vocabulary": {k: list(v) for k, v in task_types.VOCABULARY.items()}}
+    if "mitigate" in posed and spec["mitigation"] is not None and task_types.is_control(scenario):
+        spec["mitigation"]["unchanged"] = _unchanged(scenario)
 
 
 def evaluator_spec(scenario: ir.Scenario) -> dict:
@@ -505,62 +563,14 @@ def evaluator_spec(scenario: ir.Scenario) -> dict:
         "finops": _finops(scenario) if scenario.domain == "finops" else None,
         "ciso": _ciso(scenario),
     }
+    _task_specs(scenario, spec)
+    if scenario.probes:  # what `itbench run` executes before grading; the state carries the results (`probes`)
+        spec["probes"] = {p.name: {"namespace": p.target.namespace, "workload": {"kind": p.target.kind,
+                                                                               "name": p.target.name},
+                                   "container": p.container, "command": list(p.command)} for p in scenario.probes}
     spec["requires"] = _requires(spec)
     return spec
 
 
-@functools.lru_cache(maxsize=1)
-def runtime_source() -> str:
-    return resources.files("itbench_dsl").joinpath("runtime").joinpath("evaluator.py").read_text(encoding="utf-8")
-
-
-@functools.lru_cache(maxsize=None)
-def package_source(module: str) -> str:
-    """The source of one of the runtime's standard-library-only modules, embedded in evaluators: `module`
-    is its path inside itbench_dsl/runtime/ without `.py` (`miniyaml`, `kyverno/policy`)."""
-    path = resources.files("itbench_dsl").joinpath("runtime")
-    for part in f"{module}.py".split("/"):
-        path = path.joinpath(part)
-    return path.read_text(encoding="utf-8")
-
-
 def evaluator_source(scenario: ir.Scenario) -> str:
     return source_for_spec(evaluator_spec(scenario))
-
-
-def source_for_spec(spec: dict) -> str:
-    """evaluator.py for a spec: the runtime, the embedded modules its grading needs, the spec as data."""
-    text = json.dumps(spec, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
-    parts = [runtime_source().rstrip("\n") + "\n\n"]
-    ciso_task = (spec.get("ciso") or {}).get("task") or ""
-    if "kyverno" in ciso_task:
-        # the Kyverno matcher and the YAML reader for the agent's policy, data here too: the matcher is the
-        # modules of runtime/kyverno/ that policy evaluation needs, as (name, source) pairs in dependency
-        # order, which the runtime runs as a package (they import each other relatively); the reader is
-        # one module. Each runs in a module of its own (they may start with `from __future__`).
-        from ..runtime.kyverno import EMBEDDED
-
-        modules = "".join(f"    ({name!r}, {package_source(f'kyverno/{name}')!r}),\n" for name in EMBEDDED)
-        parts.append(f"_KYVERNO_SOURCES = (\n{modules})\n")
-    if "kyverno" in ciso_task or '{"parse":"yaml"}' in text:  # a policy to read, or YAML held in a ConfigMap
-        parts.append(f"_YAML_SOURCE = {package_source('miniyaml')!r}\n")
-    parts.append(f"{_SPEC_PREFIX}{text!r})\n\n")
-    parts.append(_MAIN)
-    return "".join(parts)
-
-
-_SPEC_PREFIX = "SPEC = json.loads("
-
-
-def spec_of(source: str) -> dict | None:
-    """The spec an evaluator.py grades against (None when the text holds no spec line): read back as
-    data, never executed."""
-    import ast as python_ast
-
-    for line in source.splitlines():
-        if line.startswith(_SPEC_PREFIX) and line.endswith(")"):
-            try:
-                return json.loads(python_ast.literal_eval(line[len(_SPEC_PREFIX):-1]))
-            except (ValueError, SyntaxError):
-                return None
-    return None

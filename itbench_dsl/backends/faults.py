@@ -11,6 +11,9 @@ import copy
 
 from .. import ciso, ir
 from ..faults import FAULTS
+from ..faults.base import find_object
+from ..faults.declared import exec_steps as exec_steps_of
+from ..faults.declared import patch_manifest
 from ..memo import IdentityMemo
 from .manifests import render_object
 
@@ -46,14 +49,30 @@ def _plan(scenario: ir.Scenario) -> tuple[list[dict], list[ir.ObjectRef], list[d
     inject_delete: list[ir.ObjectRef] = []
     revert_apply: dict[tuple, dict] = {}
     revert_delete: list[ir.ObjectRef] = []
+    # A declared kind's patches (faults/declared.py) change the target's manifest, not its IR object: they are
+    # kept per object and applied again over what a later Python fault renders for it, so faults compose.
+    declared: dict[tuple, list[ir.Injection]] = {}
     for injection in scenario.injections():
         kind = FAULTS[injection.fault]
-        effect = kind.inject(injection, working)
-        for obj in effect.apply:
+        spec = kind.declared
+        if spec is not None and spec.patches:
+            key = _key(injection.target.itbench())
+            base = inject_apply.get(key)
+            if base is None:
+                base = render_object(find_object(working, injection.target))
+            inject_apply[key] = patch_manifest(spec, injection, base)
+            declared.setdefault(key, []).append(injection)
+            effect = None
+        else:
+            effect = kind.inject(injection, working)
+        for obj in effect.apply if effect is not None else ():
             if not isinstance(obj, dict):
                 _replace(working, obj)
-            inject_apply[_key(obj)] = render_object(obj)
-        inject_delete.extend(r for r in effect.delete if r not in inject_delete)
+            rendered = render_object(obj)
+            for earlier in declared.get(_key(obj), ()):
+                rendered = patch_manifest(FAULTS[earlier.fault].declared, earlier, rendered)
+            inject_apply[_key(obj)] = rendered
+        inject_delete.extend(r for r in (effect.delete if effect is not None else ()) if r not in inject_delete)
         undo = kind.revert(injection, scenario.topology)
         for obj in undo.apply:
             revert_apply.setdefault(_key(obj), render_object(obj))
@@ -72,6 +91,19 @@ def _plan(scenario: ir.Scenario) -> tuple[list[dict], list[ir.ObjectRef], list[d
             if ref not in revert_delete and ref.kind != ciso.HOST_KIND:
                 revert_delete.append(ref)
     return list(inject_apply.values()), inject_delete, list(revert_apply.values()), revert_delete
+
+
+def exec_steps(scenario: ir.Scenario) -> tuple[list[dict], list[dict]]:
+    """The commands the injection runs in pods, in fault order, and the revert's, in reverse order
+    (`inject/exec.json`, `revert/exec.json`; docs/fault-kinds.md). Empty when no fault has an `exec`."""
+    inject, revert = [], []
+    for injection in scenario.injections():
+        spec = FAULTS[injection.fault].declared
+        steps = exec_steps_of(spec, injection) if spec is not None else None
+        if steps is not None:
+            inject.append({"fault": injection.fault, **steps[0]})
+            revert.append({"fault": injection.fault, **steps[1]})
+    return inject, list(reversed(revert))
 
 
 def gap_objects(scenario: ir.Scenario) -> list:

@@ -31,10 +31,10 @@ def itbench_name(scenario: ir.Scenario) -> str:
 
 def scenario_yaml(scenario: ir.Scenario) -> dict:
     applications: dict = {}
-    app = scenario.topology.application
-    if app is not None:
-        # the key ITBench uses for the application, from the application's own metadata
-        key = scenario.topology.application_key or app
+    # the key ITBench uses for the application, from the application's own metadata: an application ITBench
+    # does not install (an inline topology, HotelReservation) has none and is not listed
+    key = scenario.topology.application_key
+    if key is not None:
         applications[key] = {"enabled": True}
         options: dict = {}
         _merge(options, copy.deepcopy(scenario.topology.application_options or {}))  # the scenario's own
@@ -53,7 +53,8 @@ def scenario_yaml(scenario: ir.Scenario) -> dict:
         waits: dict = {}
         for waiter in group.waiters:
             key = "preInjection" if waiter.when == "before" else "postInjection"
-            waits.setdefault(key, []).append({"args": _waiter_args(waiter), "id": waiter.itbench_id})
+            if waiter.itbench_id:  # a waiter ITBench does not have (`redeploy`) runs from the bundle only
+                waits.setdefault(key, []).append({"args": _waiter_args(waiter), "id": waiter.itbench_id})
         if waits:
             entry["waitFor"] = waits
         faults.append(entry)
@@ -79,7 +80,10 @@ def _waiter_args(waiter: ir.Waiter) -> dict:
 
 
 def groundtruth_v2(scenario: ir.Scenario) -> dict:
-    alerts = sorted({a for i in scenario.injections() for a in library_alerts(FAULTS[i.fault])})
+    # the alerts ITBench's fault library says each fault raises, and those the scenario expects on its
+    # objects (an alert `on group "ID"` is a record of ITBench's v1 causal graph, which v2 does not list)
+    alerts = sorted({a for i in scenario.injections() for a in library_alerts(FAULTS[i.fault])}
+                    | {a.name for a in scenario.alerts if a.group is None})
     entities: list[dict] = []
     for injection in scenario.injections():
         # the object ITBench's injection acts on (a created Schedule for chaos faults), then the others it changes

@@ -212,6 +212,27 @@ def export_folder(scenario: ir.Scenario) -> str:
     return str(itbench_id) if scenario.domain == "ciso" else f"scenario_{itbench_id}"
 
 
+def export_findings(result) -> list:
+    """What ITBench's layout cannot carry of a compiled scenario (a CompileResult): an SRE or FinOps
+    scenario.yaml names its application by ITBench key, so the objects of an inline topology, or of an
+    application ITBench does not install, are not in it."""
+    from .. import ast
+    from ..diagnostics import Diagnostic
+
+    scenario = result.scenario
+    if scenario.domain == "ciso" or scenario.topology.application_key is not None:
+        return []
+    app = scenario.topology.application
+    where = next((s.span for s in result.document.statements if isinstance(s, (ast.UseApp, ast.Topology))),
+                 result.document.span)
+    what = f"application `{app}` is not one ITBench installs" if app else "an inline topology has no ITBench key"
+    return [Diagnostic("W3001", f"scenario `{scenario.name}`: ITBench's scenario.yaml names the applications to "
+                       f"install by ITBench key, and {what}: `applications` is empty and its objects are not deployed "
+                       "by ITBench", result.path, where, "not in ITBench's files",
+                       help='use an application ITBench installs (`use app "opentelemetry-demo"`), or run the '
+                            "full bundle")]
+
+
 def export_files(files: dict[str, bytes]) -> dict[str, bytes]:
     """A compiled bundle's ITBench files, at the paths ITBench's layout gives them."""
     return {name.removeprefix("itbench/"): content for name, content in files.items() if name.startswith("itbench/")}

@@ -7,6 +7,7 @@ spec) so the YAML reads like hand-written manifests; empty optional fields are l
 from __future__ import annotations
 
 from .. import ir
+from ..access import missing
 from ..memo import IdentityMemo
 from ..topology import AGENT_RESOURCES
 
@@ -197,19 +198,115 @@ def _autoscaler(h: ir.Autoscaler) -> dict:
     }
 
 
+def _storage_class(c: ir.StorageClass) -> dict:
+    out: dict = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": _meta(c.name, labels=c.labels),
+                 "provisioner": c.provisioner}
+    if c.parameters:
+        out["parameters"] = dict(c.parameters)
+    if c.reclaim_policy:
+        out["reclaimPolicy"] = c.reclaim_policy
+    if c.volume_binding_mode:
+        out["volumeBindingMode"] = c.volume_binding_mode
+    if c.allow_volume_expansion is not None:
+        out["allowVolumeExpansion"] = c.allow_volume_expansion
+    return out
+
+
+def _persistent_volume(v: ir.PersistentVolume) -> dict:
+    spec: dict = {"capacity": {"storage": v.capacity}, "accessModes": list(v.access_modes)}
+    if v.storage_class is not None:
+        spec["storageClassName"] = v.storage_class
+    if v.reclaim_policy:
+        spec["persistentVolumeReclaimPolicy"] = v.reclaim_policy
+    if v.volume_mode:
+        spec["volumeMode"] = v.volume_mode
+    spec.update({key: dict(value) for key, value in v.source.items()})
+    return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": _meta(v.name, labels=v.labels), "spec": spec}
+
+
+def _claim(c: ir.PersistentVolumeClaim) -> dict:
+    spec: dict = {"accessModes": list(c.access_modes)}
+    if c.storage_class is not None:
+        spec["storageClassName"] = c.storage_class
+    if c.volume_name:
+        spec["volumeName"] = c.volume_name
+    if c.volume_mode:
+        spec["volumeMode"] = c.volume_mode
+    spec["resources"] = {"requests": {"storage": c.storage}}
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": _meta(c.name, c.namespace, c.labels),
+            "spec": spec}
+
+
+def _role(r: ir.Role) -> dict:
+    kind = "Role" if r.namespace is not None else "ClusterRole"
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": _meta(r.name, r.namespace, r.labels),
+            "rules": [dict(rule) for rule in r.rules]}
+
+
+def _role_binding(b: ir.RoleBinding) -> dict:
+    kind = "RoleBinding" if b.namespace is not None else "ClusterRoleBinding"
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": _meta(b.name, b.namespace, b.labels),
+            "roleRef": dict(b.role_ref), "subjects": [dict(s) for s in b.subjects]}
+
+
 _RENDERERS = {
     ir.Namespace: _namespace, ir.Workload: _workload, ir.Service: _service, ir.ConfigMap: _configmap,
     ir.Secret: _secret, ir.ServiceAccount: _service_account, ir.Autoscaler: _autoscaler,
+    ir.StorageClass: _storage_class, ir.PersistentVolume: _persistent_volume, ir.PersistentVolumeClaim: _claim,
+    ir.Role: _role, ir.RoleBinding: _role_binding,
 }
 
 READ_VERBS = ["get", "list", "watch"]
 WRITE_VERBS = ["create", "delete", "patch", "update"]
 
 
-def agent_access(access: ir.AgentAccess) -> list[dict]:
-    """A ServiceAccount for the agent and, per namespace, a Role and RoleBinding with the declared access."""
+def scenario_agent_access(scenario: ir.Scenario) -> list[dict]:
+    """manifests/agent-access.yaml of a scenario: its declared access and what its prompt's commands need."""
+    from ..access import cited_commands
+
+    return agent_access(scenario.agent, cited_commands(scenario))
+
+
+def agent_access(access: ir.AgentAccess, commands: tuple[str, ...] = ()) -> list[dict]:
+    """A ServiceAccount for the agent and, per namespace, a Role and RoleBinding with the declared access;
+    a ClusterRole for cluster-scoped access. `commands`, the kubectl commands the prompt cites
+    (`access.cited_commands`), add the rights they need that the declared access does not give."""
     if not access.namespaces:
         return []
+    objects = _declared_access(access)
+    return _grant(objects, access, missing(objects, access.service_account, access.namespaces[0], commands))
+
+
+def _grant(objects: list[dict], access: ir.AgentAccess, requests: list) -> list[dict]:
+    """Add rules for `requests` (access.Request): cluster-wide ones to the ClusterRole (made when absent),
+    namespaced ones to that namespace's Role."""
+    if not requests:
+        return objects
+    wanted: dict[str | None, dict[tuple[str, str], set[str]]] = {}
+    for r in requests:
+        wanted.setdefault(r.namespace, {}).setdefault((r.group, r.resource), set()).add(r.verb)
+    name, home = access.service_account, access.namespaces[0]
+    for namespace, grants in wanted.items():
+        kind = "ClusterRole" if namespace is None else "Role"
+        role = next((o for o in objects if o["kind"] == kind and o["metadata"].get("namespace") == namespace), None)
+        if role is None:
+            binding_kind = "ClusterRoleBinding" if namespace is None else "RoleBinding"
+            role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
+                    "metadata": _meta(name, namespace, MANAGED_BY), "rules": []}
+            objects += [role, {
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": binding_kind,
+                "metadata": _meta(name, namespace, MANAGED_BY),
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name},
+                "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": home}]}]
+        by_verbs: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+        for (group, resource), verbs in sorted(grants.items()):
+            by_verbs.setdefault((group, tuple(sorted(verbs))), []).append(resource)
+        role["rules"] = role["rules"] + [{"apiGroups": [group], "resources": sorted(resources), "verbs": list(verbs)}
+                                         for (group, verbs), resources in sorted(by_verbs.items())]
+    return objects
+
+
+def _declared_access(access: ir.AgentAccess) -> list[dict]:
     home = access.namespaces[0]
     objects = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(access.service_account, home, MANAGED_BY)}]
     rules = _rules(access.read, READ_VERBS) + _rules(access.write, WRITE_VERBS)
@@ -254,7 +351,12 @@ def topology_manifests(topology: ir.Topology, exclude: list[int] = (), provided:
     it is left out, unless `provided` asks for the cluster as it runs (the derived states)."""
     objects: list = []
     objects += topology.namespaces
+    objects += topology.storage_classes  # storage before the workloads that mount it
+    objects += topology.persistent_volumes
+    objects += topology.claims
     objects += topology.service_accounts
+    objects += topology.roles  # RBAC after the service accounts it binds
+    objects += topology.role_bindings
     objects += topology.configmaps
     objects += topology.secrets
     objects += topology.workloads
@@ -262,5 +364,6 @@ def topology_manifests(topology: ir.Topology, exclude: list[int] = (), provided:
     objects += topology.autoscalers
     skip = set() if provided else provided_namespaces(topology)
     if skip:
-        objects = [o for o in objects if (o.name if isinstance(o, ir.Namespace) else o.namespace) not in skip]
+        objects = [o for o in objects if (o.name if isinstance(o, ir.Namespace) else getattr(o, "namespace", None))
+                   not in skip]
     return [render_object(o) for o in objects if id(o) not in exclude]

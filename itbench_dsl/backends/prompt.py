@@ -26,6 +26,7 @@ from jinja2 import FileSystemLoader, StrictUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
 from .. import ir
+from .. import tasks as task_types
 from ..ciso.tasks import TASK_CLASSES
 from ..faults import itbench_entry
 from ..leakage import Chunk, Leak, find_leaks
@@ -40,8 +41,8 @@ KUBECONFIG = f"{WORKSPACE}/kubeconfig.yaml"
 INVENTORY = f"{WORKSPACE}/inventory.ansible.ini"
 # file names the evaluator reads, per domain or CISO task class (ITBench's vars.yaml for the CISO ones)
 SUBMISSION = {
-    "sre": {"diagnosis": "diagnosis.json"},
-    "finops": {"answer": "finops.json"},
+    "sre": {"diagnosis": task_types.answer_file("sre", "diagnose")},
+    "finops": {"answer": task_types.answer_file("finops", "diagnose")},
     **{c.task: dict(c.submission) for c in TASK_CLASSES.values()},
 }
 
@@ -63,7 +64,38 @@ def _quote(text: str) -> str:
 def template_name(scenario: ir.Scenario) -> str:
     if scenario.domain == "ciso" and scenario.compliance is not None:
         return f"prompt/ciso/{scenario.compliance.task}.md.j2"
+    if task_types.declared(scenario):
+        return "prompt/tasks.md.j2"  # one section per task the `tasks` statement poses
     return f"prompt/{scenario.domain}.md.j2"
+
+
+def _posed(scenario: ir.Scenario) -> list[dict]:
+    """The tasks the prompt states, each with its answer file (None: graded on the cluster) and, for detect,
+    its window in words. The same for a scenario and its control: nothing here says whether there is a fault."""
+    out = []
+    for name in task_types.posed(scenario):
+        entry = {"name": name, "file": task_types.answer_file(scenario.domain, name)}
+        if name == "detect":
+            entry["window"] = _duration_words(task_types.window(scenario))
+        out.append(entry)
+    return out
+
+
+def _duration_words(seconds: float) -> str:
+    for unit, size in (("hour", 3600), ("minute", 60)):
+        if seconds >= size and seconds % size == 0:
+            count = int(seconds // size)
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{seconds:g} seconds"
+
+
+def application_name(topology: ir.Topology) -> str:
+    """What the prompt calls the application: its name (`topology "shop" { ... }`, a `use app`), else the
+    namespace it runs in, which the prompt names anyway."""
+    if topology.display_name or topology.application:
+        return topology.display_name or topology.application
+    namespaces = [n.name for n in topology.namespaces if not n.provided]
+    return namespaces[0] if len(namespaces) == 1 else "/".join(namespaces) or "application"
 
 
 def context(scenario: ir.Scenario) -> dict:
@@ -80,7 +112,7 @@ def context(scenario: ir.Scenario) -> dict:
     task = compliance.task if compliance is not None else scenario.domain
     return {
         "scenario": {"name": scenario.name, "domain": scenario.domain},
-        "application": {"name": app or "custom", "description": app_description},
+        "application": {"name": application_name(topology), "description": app_description},
         # the cluster's own namespaces (kube-system) go unsaid: every cluster has them, and naming one that
         # a scenario declares would point at the fault
         "namespaces": [n.name for n in topology.namespaces if not n.provided],
@@ -91,6 +123,8 @@ def context(scenario: ir.Scenario) -> dict:
         "inventory": INVENTORY,
         "workspace": WORKSPACE,
         "files": dict(SUBMISSION.get(task, {})),
+        "posed": _posed(scenario),
+        "vocabulary": {k: list(v) for k, v in task_types.VOCABULARY.items()},
     }
 
 

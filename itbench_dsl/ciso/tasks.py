@@ -25,6 +25,8 @@ class TaskClass:
     submission: dict = field(default_factory=dict)  # the files the agent writes in its work folder
     write: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # (namespaced, cluster) resources it must change
     updates: bool = False  # the agent edits a policy the scenario deploys (keeping its name and rules)
+    # the kubectl commands the class's prompt cites: the agent's access grants what they need (access.py)
+    commands: tuple[str, ...] = ()
 
 
 # The goal texts are ITBench's, word for word (their spelling included): the agent sees this text.
@@ -86,7 +88,8 @@ KYVERNO_CONTRACT = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "aud
 
 TASK_CLASSES: dict[str, TaskClass] = {c.task: c for c in [
     TaskClass("kyverno_policy", "Gen-CIS-b-K8s-Kyverno", "policy_gen", "cis-b.{section}-gen", "fault_remove.yml",
-              _GOAL_KYVERNO, "kyverno", {"policy": "policy.yaml"}, (("policies",), ("clusterpolicies",))),
+              _GOAL_KYVERNO, "kyverno", {"policy": "policy.yaml"}, (("policies",), ("clusterpolicies",)),
+              commands=("kubectl get polr -A", "kubectl get cpolr")),
     TaskClass("opa_kubectl", "Gen-CIS-b-K8s-Kubectl-OPA", "k8s-opa-cis-b-gen", "k8s-opa/cis-b-gen/{section}",
               "fault_removal.yml", _GOAL_OPA, "rego",
               {"fetcher": "fetcher.sh", "policy": "policy.rego", "collected": "collected_data.json"}),

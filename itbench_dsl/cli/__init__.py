@@ -12,6 +12,7 @@ nothing heavy (the compiler, lark, jsonschema, jinja2, yaml) at its top, only in
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 
@@ -38,6 +39,9 @@ COMMANDS = {
     "docs": "itbench_dsl.cli.docs:command",
     "lsp": "itbench_dsl.cli.lsp:command",
     "states": "itbench_dsl.cli.states:command",
+    "run": "itbench_dsl.cli.run:command",
+    "snapshot": "itbench_dsl.cli.snapshot:command",
+    "plan": "itbench_dsl.cli.plan:command",
 }
 
 
@@ -55,6 +59,26 @@ class Group(click.Group):
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         return load_command(name) if name in COMMANDS else None
+
+    # A usage error quotes what was typed (`No such option: ...`): escape what a terminal would act on
+    def make_context(self, *args, **kwargs) -> click.Context:
+        with _terminal_safe_errors():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: click.Context):
+        with _terminal_safe_errors():
+            return super().invoke(ctx)
+
+
+@contextlib.contextmanager
+def _terminal_safe_errors():
+    try:
+        yield
+    except click.ClickException as exc:
+        from .common import terminal
+
+        exc.message = terminal(exc.message)
+        raise
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

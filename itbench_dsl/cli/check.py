@@ -23,8 +23,11 @@ from .common import EXIT_CLEAN, EXIT_FINDINGS, FORMATS, HINT_LEVELS, collect, di
 @click.option("--hints", type=click.Choice(HINT_LEVELS), default="none", show_default=True,
               help="What the agent's prompt gives away: none (the application and namespaces), topology (also the "
                    "components and their calls), localized (also where the symptoms are, never the root cause).")
+@click.option("--app-path", "app_path", multiple=True, type=click.Path(file_okay=False),
+              help="A folder where `use app \"NAME\"` looks for NAME.itb (repeatable), before itbench.toml's "
+                   "`[apps] path` and the standard library.")
 def command(paths: tuple[str, ...], fmt: str, strict: bool, ignored: tuple[str, ...], processes: int | None,
-            hints: str) -> None:
+            hints: str, app_path: tuple[str, ...] = ()) -> None:
     """Check scenarios as compile does, then lint them; write nothing.
 
     Everything compile checks (including output validation), the scenario's self-validation
@@ -45,6 +48,7 @@ def command(paths: tuple[str, ...], fmt: str, strict: bool, ignored: tuple[str, 
       itbench check                                  # scenarios/ (or every .itb here)
       itbench check --strict --format github scenarios/
       itbench check --format sarif scenarios/ > itbench.sarif
+      itbench check --app-path apps/ scenarios/      # `use app "NAME"` finds apps/NAME.itb
     """
     from ..checking import check_files, workers_for
     from ..codes import CODES
@@ -61,7 +65,7 @@ def command(paths: tuple[str, ...], fmt: str, strict: bool, ignored: tuple[str, 
             raise click.UsageError("no PATH given, and no scenarios/ folder or .itb file below the current folder")
     files = collect(paths)
     jobs = [(display(path), read(path)) for path in files]
-    diags, _ = check_files(jobs, hints, workers_for(len(jobs), processes), ignore)
+    diags, _ = check_files(jobs, hints, workers_for(len(jobs), processes), ignore, app_path)
     report(diags, fmt)
     if fmt in ("human", "github"):
         click.echo(summary(diags, len(files), "checked"), err=True)

@@ -24,7 +24,7 @@ class UserError(click.ClickException):
     exit_code = EXIT_ERROR
 
     def show(self, file=None) -> None:
-        click.echo(f"error: {self.format_message()}", err=True)
+        click.echo(f"error: {terminal(self.format_message())}", err=True)
 
 
 def collect(paths: tuple[str, ...], pattern: str = "*.itb") -> list[Path]:
@@ -35,29 +35,56 @@ def collect(paths: tuple[str, ...], pattern: str = "*.itb") -> list[Path]:
         if path.is_dir():
             found = sorted(p for p in path.rglob(pattern) if p.is_file())
             if not found:
-                raise UserError(f"{raw}: no {pattern.lstrip('*')} files in this folder")
+                raise UserError(f"{terminal(raw)}: no {pattern.lstrip('*')} files in this folder")
             files.extend(found)
         elif path.is_file():
             files.append(path)
         elif path.exists():
-            raise UserError(f"{raw}: not a regular file")
+            raise UserError(f"{terminal(raw)}: not a regular file")
         else:
-            raise UserError(f"{raw}: no such file or folder")
+            raise UserError(f"{terminal(raw)}: no such file or folder")
     return files
 
 
+READ_LIMIT = 16 * 1024 * 1024  # bytes read of any input; the parser's own limit (E1008) is lower
+
+
 def read(path: Path) -> bytes:
+    """The bytes of the regular file `path`. A FIFO, a device or a folder is refused without reading it
+    (opening a FIFO does not wait for a writer), and so is a file over READ_LIMIT."""
+    import stat
+
     try:
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
-        raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+        raise UserError(f"{display(path)}: cannot read: {exc.strerror or exc}") from exc
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise UserError(f"{display(path)}: not a regular file")
+            if info.st_size > READ_LIMIT:
+                raise UserError(f"{display(path)}: {info.st_size:,} bytes, larger than any input itbench reads "
+                                f"({READ_LIMIT:,})")
+            data = handle.read(READ_LIMIT + 1)
+        except OSError as exc:
+            raise UserError(f"{display(path)}: cannot read: {exc.strerror or exc}") from exc
+    if len(data) > READ_LIMIT:  # it grew while we read
+        raise UserError(f"{display(path)}: larger than any input itbench reads ({READ_LIMIT:,} bytes)")
+    return data
 
 
 def display(path: Path) -> str:
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return str(path)
+    """A path as the user wrote it: absolute stays absolute, relative stays relative (normalised); safe on a
+    terminal (`terminal`)."""
+    return terminal(os.path.normpath(path))
+
+
+def terminal(text: str) -> str:
+    """`text` with the characters a terminal acts on escaped (diagnostics.escape_controls)."""
+    from ..diagnostics import escape_controls
+
+    return escape_controls(text)
 
 
 def report(diags, fmt: str) -> None:
@@ -86,45 +113,25 @@ def summary(diags, files: int, verb: str) -> str:
 
 
 def replace_file(path: Path, text: str) -> None:
-    """Write `text` to `path` atomically (a temporary file renamed into place)."""
-    temporary = path.with_name(f".{path.name}.itbench-tmp")
+    """Write `text` to `path` atomically (bundle.write_file: a unique temporary file renamed into place)."""
+    from ..bundle import BundleError, write_file
+
     try:
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)
-    except OSError as exc:
-        temporary.unlink(missing_ok=True)
-        raise UserError(f"{path}: cannot write: {exc.strerror or exc}") from exc
+        write_file(path, text.encode("utf-8"))
+    except BundleError as exc:
+        raise UserError(str(exc)) from exc
 
 
 def write_atomically(target: Path, files: dict[str, bytes]) -> None:
-    """Write every file into a temporary folder beside `target`, then put it in place.
+    """Make the folder `target` hold exactly `files`, atomically (bundle.write_folder).
 
     An existing `target` is replaced only when it is empty or holds an earlier run's index.json."""
-    import shutil
-    import tempfile
+    from ..bundle import BundleError, write_folder
 
-    if target.exists():
-        if not target.is_dir():
-            raise UserError(f"{display(target)}: exists and is not a folder")
-        if any(target.iterdir()) and not (target / "index.json").is_file():
-            raise UserError(f"{display(target)}: not empty and not the output of `itbench generate`; "
-                            "choose another folder")
-    parent = target.resolve().parent
+    def ours(folder: Path) -> bool:
+        return (folder / "index.json").is_file() and not (folder / "index.json").is_symlink()
+
     try:
-        parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=parent))
-    except OSError as exc:
-        raise UserError(f"{display(target)}: cannot write: {exc.strerror or exc}") from exc
-    try:
-        for name, content in files.items():
-            (staging / name).write_bytes(content)
-        if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=parent))
-            os.replace(target, old / "previous")
-            os.replace(staging, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(staging, target)
-    except OSError as exc:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise UserError(f"{display(target)}: cannot write: {exc.strerror or exc}") from exc
+        write_folder(target, files, ours, "the output of `itbench generate` (it has no index.json)")
+    except BundleError as exc:
+        raise UserError(str(exc)) from exc

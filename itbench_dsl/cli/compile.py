@@ -10,6 +10,11 @@ import click
 from .common import EXIT_CLEAN, EXIT_FINDINGS, FORMATS, HINT_LEVELS, UserError, collect, display, read, report, summary
 
 
+# compiler.TARGETS' names (named here so that `--help` needs no compiler import; tests/test_engine_targets.py
+# checks that the two agree)
+TARGET_NAMES = ("bundle", "itbench", "chainsaw", "argo")
+
+
 @click.command("compile")
 @click.argument("files", nargs=-1, required=True, type=click.Path())
 @click.option("-o", "--output", "output", required=True, type=click.Path(file_okay=False),
@@ -20,29 +25,44 @@ from .common import EXIT_CLEAN, EXIT_FINDINGS, FORMATS, HINT_LEVELS, UserError, 
 @click.option("--hints", type=click.Choice(HINT_LEVELS), default="none", show_default=True,
               help="What the agent's prompt gives away: none (the application and namespaces), topology (also the "
                    "components and their calls), localized (also where the symptoms are, never the root cause).")
-@click.option("--target", type=click.Choice(("bundle", "itbench")), default="bundle", show_default=True,
-              help="bundle: the full bundle; itbench: only ITBench's own files, in its layout (OUTPUT/<ITBench folder>/).")
-def command(files: tuple[str, ...], output: str, fmt: str, quiet: bool, hints: str, target: str) -> None:
+@click.option("--target", type=click.Choice(TARGET_NAMES), default="bundle", show_default=True,
+              help="bundle: the full bundle; itbench: only ITBench's own files, in its layout (OUTPUT/<ITBench folder>/); "
+                   "chainsaw: the bundle with a Chainsaw Test that runs it; argo: an Argo WorkflowTemplate per scenario "
+                   "(docs/running.md).")
+@click.option("--app-path", "app_path", multiple=True, type=click.Path(file_okay=False),
+              help="A folder where `use app \"NAME\"` looks for NAME.itb (repeatable), before itbench.toml's "
+                   "`[apps] path` and the standard library.")
+def command(files: tuple[str, ...], output: str, fmt: str, quiet: bool, hints: str, target: str,
+            app_path: tuple[str, ...] = ()) -> None:
     """Compile scenarios into bundles.
 
     Each FILE (or every .itb below a folder) becomes OUTPUT/<scenario-name>/ with
     manifests/, inject/, revert/, itbench/ (scenario.yaml, groundtruth.yaml,
-    groundtruth_v1.yaml), prompt.md, scenario.json and bundle.lock. A bundle is written
-    atomically: a scenario with errors leaves nothing behind.
+    groundtruth_v1.yaml), prompt.md, evaluator.py (the grader, standard library only),
+    scenario.json and bundle.lock. A bundle is written atomically: a scenario with errors
+    leaves nothing behind. An existing OUTPUT/<scenario-name> is replaced only when it is a
+    bundle (it holds bundle.lock) or empty; a file, a link or another folder there is refused.
+    Compiles running at once into one OUTPUT each succeed, and the last complete bundle stays.
 
     With --target itbench, each scenario becomes OUTPUT/<folder>/ holding only ITBench's files
     (scenario.yaml, groundtruth.yaml, groundtruth_v1.yaml; for CISO also info.json, input.json,
-    goal.txt, manifests/, tasks/ and eval_config.yaml), named as ITBench names it (scenario_<id>
+    goal.txt, manifests/, tasks/, and eval_config.yaml for the Kyverno update class), named as ITBench names it (scenario_<id>
     for SRE and FinOps, the id for CISO, the scenario's name when it has no ITBench id).
+
+    With --target chainsaw, OUTPUT/<scenario-name>/ is the bundle plus chainsaw-test.yaml, a
+    Chainsaw Test of the whole run (`chainsaw test OUTPUT/`); with --target argo, it holds
+    workflowtemplate.yaml, an Argo WorkflowTemplate with the bundle inside (`itbench plan` runs
+    many). See docs/running.md.
 
     \b
     Example:
       itbench compile scenarios/sre/otel-checkout-nonexistent-image.itb -o out/
       itbench compile scenarios/ciso/ -o itbench-out/ --target itbench
     """
-    from ..backends.itbench_ciso import export_files, export_folder
+    from ..backends.itbench_ciso import export_findings
+    from ..applications import app_search_path
     from ..bundle import BundleError, write_bundle
-    from ..compiler import compile_source
+    from ..compiler import TARGETS, compile_source, target_files
     from ..diagnostics import Diagnostics
 
     paths = collect(files)
@@ -51,16 +71,21 @@ def command(files: tuple[str, ...], output: str, fmt: str, quiet: bool, hints: s
     names: dict[str, str] = {}
     for path in paths:
         before = len(diags.errors())
-        result = compile_source(read(path), display(path), diags, hints=hints)
+        with app_search_path(app_path):
+            result = compile_source(read(path), display(path), diags, hints=hints)
         if len(diags.errors()) > before or not result.files:
             continue
-        folder = result.name if target == "bundle" else export_folder(result.scenario)
+        folder = TARGETS[target].folder(result)
         if folder in names:  # refused before anything is written
-            what = f"scenario `{folder}`" if target == "bundle" else f"ITBench folder `{folder}`"
+            what = f"ITBench folder `{folder}`" if target == "itbench" else f"scenario `{folder}`"
             raise UserError(f"{display(path)}: {what} is also compiled from {names[folder]}; "
-                            f"scenario names{'' if target == 'bundle' else ' and ITBench ids'} must be unique")
+                            f"scenario names{' and ITBench ids' if target == 'itbench' else ''} must be unique")
         names[folder] = display(path)
-        compiled.append((path, folder, result.files if target == "bundle" else export_files(result.files)))
+        if target == "itbench":
+            diags.extend(export_findings(result))
+        written = target_files(result, target, diags)
+        if written:
+            compiled.append((path, folder, written))
     for path, folder, written in compiled:
         try:
             where = write_bundle(Path(output), folder, written)

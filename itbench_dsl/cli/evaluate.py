@@ -7,16 +7,19 @@ from pathlib import Path
 
 import click
 
-from .common import EXIT_CLEAN, EXIT_ERROR, UserError
+from ..tasks import ORDER
+from .common import EXIT_CLEAN, EXIT_ERROR, UserError, terminal
 
 
 @click.command("evaluate")
 @click.argument("bundle", type=click.Path(file_okay=False))
-@click.option("--task", type=click.Choice(("diagnose", "mitigate", "policy")),
-              help="Grade this task only (default: every task the bundle poses: SRE and FinOps diagnose and "
-                   "mitigate, CISO policy).")
-@click.option("--agent-output", "agent_output", type=click.Path(dir_okay=False),
-              help="The agent's answer (JSON): what the diagnose task grades.")
+@click.option("--task", type=click.Choice(ORDER),
+              help="Grade this task only (default: every task the bundle poses: its `tasks`, else SRE and FinOps "
+                   "diagnose and mitigate, CISO policy).")
+@click.option("--agent-output", "agent_output", type=click.Path(),
+              help="The agent's answer (JSON): what the diagnose task grades; or the agent's work folder, where "
+                   "each task graded on an answer reads its own file (detection.json, diagnosis.json, analysis.json).")
+@click.option("--injected-at", "injected_at", help="When the fault was injected (RFC 3339): what detect times against.")
 @click.option("--state", "state", type=click.Path(dir_okay=False),
               help="The state snapshot (JSON): what the mitigate task grades (`python BUNDLE/evaluator.py "
                    "--requirements` says what it must hold).")
@@ -25,8 +28,8 @@ from .common import EXIT_CLEAN, EXIT_ERROR, UserError
               help="CISO Rego: a recorded `opa eval` result per object.")
 @click.option("--gap-only", is_flag=True, help="CISO: also report ITBench's gap-only rule, as a metric.")
 @click.option("--timeout", default=120.0, show_default=True, help="Seconds the evaluator may run.")
-def command(bundle: str, task: str | None, agent_output: str | None, state: str | None, artifact: str | None,
-            opa_result: str | None, gap_only: bool, timeout: float) -> None:
+def command(bundle: str, task: str | None, agent_output: str | None, injected_at: str | None, state: str | None,
+            artifact: str | None, opa_result: str | None, gap_only: bool, timeout: float) -> None:
     """Run a bundle's evaluator.py on an agent's answer and a state; print its verdict.
 
     The evaluator runs as the bundle ships it, in a subprocess with this Python, so the
@@ -40,6 +43,7 @@ def command(bundle: str, task: str | None, agent_output: str | None, state: str 
     Examples:
       itbench evaluate out/otel-checkout-nonexistent-image --agent-output answer.json --state state.json
       itbench evaluate out/otel-checkout-nonexistent-image --task mitigate --state state.json
+      itbench evaluate out/shop-detect --agent-output /tmp/agent --injected-at 2026-01-01T00:00:00Z --state state.json
       itbench evaluate out/cis-k8s-5-2-2-privileged-kyverno --artifact policy.yaml
     """
     import subprocess
@@ -57,11 +61,13 @@ def command(bundle: str, task: str | None, agent_output: str | None, state: str 
     for option, value in files:
         if value is None:
             continue
-        if not Path(value).is_file():
-            raise UserError(f"{option} {value}: no such file")
+        if not Path(value).is_file() and not (option == "--agent-output" and Path(value).is_dir()):
+            raise UserError(f"{option} {value}: {'not a regular file' if Path(value).exists() else 'no such file'}")
         command += [option, str(Path(value).resolve())]
     if task is not None:
         command += ["--task", task]
+    if injected_at is not None:
+        command += ["--injected-at", injected_at]
     if gap_only:
         command.append("--gap-only")
     try:
@@ -71,9 +77,9 @@ def command(bundle: str, task: str | None, agent_output: str | None, state: str 
     except OSError as exc:
         raise UserError(f"{script}: cannot run: {exc.strerror or exc}") from exc
     if proc.stdout:
-        click.echo(proc.stdout, nl=False)
+        click.echo(terminal(proc.stdout), nl=False)  # JSON: escaping keeps its data
     if proc.stderr:
-        click.echo(proc.stderr, err=True, nl=False)
+        click.echo(terminal(proc.stderr), err=True, nl=False)
     if proc.returncode not in (EXIT_CLEAN, EXIT_ERROR):  # 0 ran, 2 unusable inputs; anything else is a crash
         click.echo(f"error: {script} failed (exit code {proc.returncode})", err=True)
         sys.exit(EXIT_ERROR)

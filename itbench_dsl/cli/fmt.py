@@ -6,7 +6,16 @@ import sys
 
 import click
 
-from .common import EXIT_CLEAN, EXIT_FINDINGS, collect, display, read, replace_file, report
+from .common import (
+    EXIT_CLEAN,
+    EXIT_FINDINGS,
+    collect,
+    display,
+    read,
+    replace_file,
+    report,
+    terminal,
+)
 
 
 @click.command("fmt")
@@ -41,8 +50,9 @@ def command(paths: tuple[str, ...], check_only: bool, show_diff: bool) -> None:
             continue
         changed.append(path)
         if show_diff:
-            click.echo("".join(difflib.unified_diff(source.text.splitlines(True), formatted.splitlines(True),
-                                                    f"a/{display(path)}", f"b/{display(path)}")), nl=False)
+            diff = difflib.unified_diff(source.text.splitlines(True), formatted.splitlines(True),
+                                        f"a/{display(path)}", f"b/{display(path)}")
+            click.echo(terminal("".join(diff)), nl=False)  # the old lines may hold raw escapes
         elif check_only:
             click.echo(f"would reformat {display(path)}", err=True)
         else:

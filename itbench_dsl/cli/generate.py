@@ -22,8 +22,10 @@ from .common import EXIT_CLEAN, EXIT_FINDINGS, UserError, collect, display, read
 @click.option("--format", "fmt", type=click.Choice(("human", "concise", "json")), default="human", show_default=True,
               help="How diagnostics are printed.")
 @click.option("--list", "list_only", is_flag=True, help="List the available generators and exit.")
+@click.option("--progress/--no-progress", "progress", default=None,
+              help="Show the variants checked and their rate on stderr (default: when stderr is a terminal).")
 def command(files: tuple[str, ...], generators: str, seed: int, count: int | None, output: str | None, fmt: str,
-                     list_only: bool) -> None:
+                     list_only: bool, progress: bool | None) -> None:
     """Generate valid, distinct, reproducible variants of scenarios.
 
     Every variant passes `itbench check` (including self-validation); a generator that cannot
@@ -74,30 +76,36 @@ def command(files: tuple[str, ...], generators: str, seed: int, count: int | Non
         click.echo("inputs have errors: nothing generated", err=True)
         sys.exit(EXIT_FINDINGS)
 
-    bar = None
-    interactive = sys.stderr.isatty() and fmt == "human"
+    import time
+
+    show = progress if progress is not None else (sys.stderr.isatty() and fmt == "human")
+    started = time.monotonic()
+    state = {"stage": "", "last": 0.0}
+
+    def line(result, final: bool = False) -> None:
+        elapsed = max(time.monotonic() - started, 1e-9)
+        text = (f"{state['stage']}: {result.attempted} variant{'s' * (result.attempted != 1)} checked, "
+                f"{len(result.skips)} skipped, {result.attempted / elapsed:.1f}/s")
+        click.echo(("\r" + text + "   ") if not final else ("\r" + text + "   \n"), err=True, nl=False)
 
     def on_stage(name: str, total: int) -> None:
-        nonlocal bar
-        if not interactive:
-            return
-        if bar is not None:
-            bar.render_finish()
-        bar = click.progressbar(length=total, label=f"{name:10}", file=sys.stderr)
-        bar.render_progress()
+        state["stage"] = f"{name} ({total} input{'s' * (total != 1)})"
 
-    def on_parent() -> None:
-        if bar is not None:
-            bar.update(1)
+    def on_variant(result) -> None:
+        now = time.monotonic()
+        if now - state["last"] >= 0.5:  # a line at most twice a second: the rate, not the noise
+            state["last"] = now
+            line(result)
 
+    result = None
     try:
-        result = gen.run(parents, chain, seed, count, on_stage=on_stage, on_parent=on_parent)
+        result = gen.run(parents, chain, seed, count, on_stage=on_stage if show else None,
+                         on_variant=on_variant if show else None)
     except gen.GeneratorError as exc:
         diags.error("E6002", str(exc), "<generators>")
-        result = None
     finally:
-        if bar is not None:
-            bar.render_finish()
+        if show and result is not None:
+            line(result, final=True)
     if result is None:
         report(diags, fmt)
         sys.exit(EXIT_FINDINGS)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import click
 
-from .common import EXIT_CLEAN, EXIT_FINDINGS, FORMATS, UserError, display, report
+from .common import EXIT_CLEAN, EXIT_FINDINGS, FORMATS, UserError, display, replace_file, report
 
 
 @click.command("import")
@@ -36,30 +35,25 @@ def command(path: Path, output: Path | None, fmt: str) -> None:
 
     if not path.exists():
         raise UserError(f"{display(path)}: no such file or folder")
+    from ..checking import check_source
+
     diags = Diagnostics()
     text = import_path(path, diags)
-    report(diags, fmt)
     if text is None or diags.errors():
+        report(diags, fmt)
         sys.exit(EXIT_FINDINGS)
+    # the scenario must pass what `itbench check` asks of it (self-validation included), not only compile:
+    # what it lacks is reported against the file written, which is still written for the author to finish
+    checked = check_source(text.encode("utf-8"), display(output) if output is not None else "<imported>", lint=False)
+    diags.extend(checked.errors())
+    diags.sources.update(checked.sources)
+    report(diags, fmt)
     if output is None:
         click.echo(text, nl=False)
     else:
-        _write(output, text)
+        replace_file(output, text)
         click.echo(f"imported {display(path)} -> {display(output)}", err=True)
+    if checked.has_errors:
+        click.echo("the imported scenario does not pass `itbench check` yet: complete it as the errors say", err=True)
+        sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_CLEAN)
-
-
-def _write(path: Path, text: str) -> None:
-    """Write atomically: a failure leaves no half-written file."""
-    temporary = path.with_name(f".{path.name}.import-tmp")
-    try:
-        if path.parent and not path.parent.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)
-    except OSError as exc:
-        try:
-            temporary.unlink()
-        except OSError:
-            pass
-        raise UserError(f"{display(path)}: cannot write: {exc.strerror or exc}") from exc

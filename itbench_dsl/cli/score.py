@@ -17,7 +17,8 @@ from .common import UserError
 def command(results: str, ks: tuple[int, ...], fmt: str) -> None:
     """Aggregate verdicts (one JSON file per trial) into pass@k and mean score ± standard error.
 
-    Every *.json below RESULTS is a verdict of `evaluator.py` (scenario, passed, score);
+    Every *.json below RESULTS is a verdict of `evaluator.py` (scenario, passed, score), except in
+    the run folders of `itbench run` (they hold timeline.jsonl), where only verdict.json is one;
     trials are grouped by scenario. pass@k is the unbiased estimator 1 - C(n-c,k)/C(n,k).
 
     \b

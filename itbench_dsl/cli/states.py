@@ -113,38 +113,15 @@ def refuse(out_dir: Path, name: str) -> None:
 
 
 def write_folder(out_dir: Path, name: str, files: dict[str, bytes]) -> Path:
-    """Write `files` as `out_dir/name/`: into a temporary folder beside it, then renamed into place."""
-    import shutil
-    import tempfile
+    """Write `files` as `out_dir/name/` atomically (bundle.write_folder), replacing only a folder of state files."""
+    from ..bundle import BundleError, write_folder as write
 
     refuse(out_dir, name)
-    final = out_dir / name
+
+    def ours(folder: Path) -> bool:
+        return all(p.name in FILES and p.is_file() and not p.is_symlink() for p in folder.iterdir())
+
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=out_dir))
-    except OSError as exc:
-        raise UserError(f"{display(out_dir)}: cannot write: {exc.strerror or exc}") from exc
-    holder, moved = None, False
-    try:
-        for file, content in sorted(files.items()):
-            (staging / file).write_bytes(content)
-        os.chmod(staging, 0o755)
-        if final.exists():
-            holder = Path(tempfile.mkdtemp(prefix=f".{name}.old.", dir=out_dir))
-            os.rename(final, holder / name)
-            moved = True
-        try:
-            os.rename(staging, final)
-        except OSError:
-            if moved:  # put the previous folder back
-                os.rename(holder / name, final)
-                moved = False
-            raise
-    except OSError as exc:
-        shutil.rmtree(staging, ignore_errors=True)
-        if holder is not None and not moved:
-            shutil.rmtree(holder, ignore_errors=True)
-        raise UserError(f"{display(final)}: cannot write: {exc.strerror or exc}") from exc
-    if holder is not None:
-        shutil.rmtree(holder, ignore_errors=True)
-    return final
+        return write(out_dir / name, files, ours, "a folder of `itbench states` files")
+    except BundleError as exc:
+        raise UserError(str(exc)) from exc

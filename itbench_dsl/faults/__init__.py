@@ -7,7 +7,7 @@ scenario, a test and, through `tools/gen_docs.py`, its documentation page).
 
 from __future__ import annotations
 
-from . import chaos, cluster, config, finops, istio, scheduling, service, workload
+from . import admission, chaos, cluster, config, declared, finops, istio, rbac, scheduling, service, workload
 from .base import (
     CHAOS_NAMESPACE,
     CREATABLE_KINDS,
@@ -24,10 +24,22 @@ from .base import (
 )
 from .waiters import WAITERS, WaiterKind
 
-_FAMILIES = (workload, scheduling, service, config, cluster, istio, chaos, finops)
+_FAMILIES = (workload, scheduling, service, config, cluster, admission, istio, chaos, finops, rbac)
 
 
-def _registry() -> dict[str, FaultKind]:
+class _Registry(dict):
+    """The library's fault kinds by name. A kind a scenario's project file declares (`use faults`) is found
+    by name too (`FAULTS[name]`, `FAULTS.get(name)`: the backends look injections up so), but is not one of
+    the library's: iterating, `len` and `in` see the library only."""
+
+    def __missing__(self, name: str) -> FaultKind:
+        return declared.PROJECT_KINDS[name]
+
+    def get(self, name, default=None):
+        return self[name] if name in self or name in declared.PROJECT_KINDS else default
+
+
+def _python_registry() -> dict[str, FaultKind]:
     registry: dict[str, FaultKind] = {}
     for family in _FAMILIES:
         for kind in family.FAULTS:
@@ -37,9 +49,19 @@ def _registry() -> dict[str, FaultKind]:
     return registry
 
 
+def _registry() -> _Registry:
+    # the standard library's declared kinds (stdlib/faults/*.itb) take the place of the Python kinds of the
+    # same names: those stay in their modules, and tests compare both definitions' bundles
+    registry = _Registry(PYTHON_FAULTS)
+    for kind in declared.load_stdlib(PYTHON_FAULTS):
+        registry[kind.name] = kind
+    return registry
+
+
+PYTHON_FAULTS: dict[str, FaultKind] = _python_registry()
 FAULTS: dict[str, FaultKind] = _registry()
 
 __all__ = [
-    "CHAOS_NAMESPACE", "CREATABLE_KINDS", "FAULTS", "WAITERS", "Arg", "Checked", "Effect", "FaultInput", "FaultKind",
+    "CHAOS_NAMESPACE", "CREATABLE_KINDS", "FAULTS", "PYTHON_FAULTS", "WAITERS", "Arg", "Checked", "Effect", "FaultInput", "FaultKind",
     "WaiterKind", "fault_description", "itbench_entry", "library_alerts", "render_solutions", "slug",
 ]

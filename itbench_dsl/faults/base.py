@@ -159,6 +159,8 @@ class FaultKind:
     # that acts on its own gone), or "any" one of them, for a fault whose parts only harm together (strict
     # mTLS against pods taken out of the mesh: either fix ends it)
     undone_by: str = "all"
+    # a kind declared in the language (`fault_kind`, faults/declared.py): its checked declaration
+    declared: object = None
 
 
 @dataclass

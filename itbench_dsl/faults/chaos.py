@@ -305,20 +305,23 @@ def _finish(f: FaultInput, chaos_type: str, default_name: str, spec: dict, timin
         f.error("E2014", f"{what} name `{name}` is not a valid Kubernetes name", f.body.attr_span("name"))
         return None
     spec = sorted_keys(spec)
-    experiment = ir.ObjectRef(API, chaos_type, CHAOS_NAMESPACE, name)
+    # `in_target_namespace = true`: the experiment lives beside its target (Chaos Mesh's namespace otherwise)
+    home = f.target.namespace if f.body.attr("in_target_namespace", "bool") and f.target.namespace else CHAOS_NAMESPACE
+    placed = {"namespace": home} if home != CHAOS_NAMESPACE else {}  # left out by default: same bytes as before
+    experiment = ir.ObjectRef(API, chaos_type, home, name)
     if timing is None:
         return Checked(
-            {"experiment": name, "chaos_type": chaos_type, "spec": spec},
+            {"experiment": name, "chaos_type": chaos_type, "spec": spec, **placed},
             {"kubernetesObject": experiment.itbench(), "spec": spec},
-            created=[experiment], root=experiment, agent_namespaces=[CHAOS_NAMESPACE], agent_resources=[plural],
+            created=[experiment], root=experiment, agent_namespaces=[home], agent_resources=[plural],
             itbench_id="",
         )
-    schedule = ir.ObjectRef(API, "Schedule", CHAOS_NAMESPACE, name)
+    schedule = ir.ObjectRef(API, "Schedule", home, name)
     how, when = timing
     return Checked(
-        {"schedule": name, how: when, "chaos_type": chaos_type, "spec": spec},
+        {"schedule": name, how: when, "chaos_type": chaos_type, "spec": spec, **placed},
         {"kubernetesObject": schedule.itbench(), "scheduleSpec": {SCHEDULE_FIELDS[chaos_type]: spec, "type": chaos_type}},
-        created=[schedule, experiment], root=schedule, agent_namespaces=[CHAOS_NAMESPACE],
+        created=[schedule, experiment], root=schedule, agent_namespaces=[home],
         agent_resources=["schedules", plural],
     )
 
@@ -327,6 +330,7 @@ def _common(f: FaultInput, workload: ir.Workload, duration_rule: str = "optional
             selector_key: str = "selector"):
     """mode, value, selector (with pod phases), duration and timing, in one go; None when any is broken."""
     f.body.attr("name", "str")  # read by _finish; read here too, so that an error elsewhere does not call it unknown
+    f.body.attr("in_target_namespace", "bool")
     mode, value = _mode(f, workload)
     phases = _pod_phases(f)
     duration = _duration(f, duration_rule, action)
@@ -350,12 +354,13 @@ def _manifest(injection: ir.Injection) -> dict:
     labels = {"app.kubernetes.io/managed-by": "itbench"}
     if "experiment" in args:
         return {"apiVersion": API, "kind": args["chaos_type"],
-                "metadata": {"name": args["experiment"], "namespace": CHAOS_NAMESPACE, "labels": labels},
+                "metadata": {"name": args["experiment"], "namespace": args.get("namespace", CHAOS_NAMESPACE),
+                             "labels": labels},
                 "spec": copy.deepcopy(args["spec"])}
     return {
         "apiVersion": API,
         "kind": "Schedule",
-        "metadata": {"name": args["schedule"], "namespace": CHAOS_NAMESPACE, "labels": labels},
+        "metadata": {"name": args["schedule"], "namespace": args.get("namespace", CHAOS_NAMESPACE), "labels": labels},
         "spec": {
             "schedule": args["cron"] if "cron" in args else f"@every {args['every']}",
             "type": args["chaos_type"],
@@ -372,7 +377,7 @@ def _inject(injection, topology):
 
 def _revert(injection, topology):
     manifest = _manifest(injection)
-    return Effect([], [ir.ObjectRef(API, manifest["kind"], CHAOS_NAMESPACE, manifest["metadata"]["name"])])
+    return Effect([], [ir.ObjectRef(API, manifest["kind"], manifest["metadata"]["namespace"], manifest["metadata"]["name"])])
 
 
 def _oneshot_solutions(itbench_args: dict) -> tuple[dict, ...]:

@@ -1,8 +1,11 @@
-"""Faults at the cluster level: network policies, resource quotas, API server load."""
+"""Faults at the cluster level: network policies, resource quotas, API server load, namespace deletion."""
 
 from __future__ import annotations
 
+import copy
+
 from .. import ir
+from ..topology import DNS1123_LABEL
 from .base import CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, kobj
 
 CREATABLE_KINDS["networkpolicy"] = ("networking.k8s.io/v1", "NetworkPolicy")
@@ -97,6 +100,95 @@ def _inject_resource_quota(injection, topology):
     return Effect([quota], [])
 
 
+# ---- network policy isolating a workload (ingress and egress) ---------------------------------------------
+
+
+def _isolation_name(workload: str) -> str:
+    return f"deny-all-{workload[:54]}"  # SREGym's name for the policy
+
+
+def _check_isolating_policy(f: FaultInput) -> Checked | None:
+    workload: ir.Workload = f.obj
+    callees = [b for a, b in f.build.edges if a == workload.name]
+    ports = sorted({p.port for c in workload.containers for p in c.ports})
+    if not (ports or callees):
+        f.error("E2011", f"{workload.kind.lower()} `{workload.name}` serves no port and calls no other component: "
+                "isolating its pods would cut nothing", f.fault.target.span, "no traffic",
+                help="target a workload that serves ports or has dependency edges (`\"a\" -> \"b\"`)")
+        return None
+    if workload.replicas == 0:
+        f.error("E2011", f"{workload.kind.lower()} `{workload.name}` has 0 replicas: there are no pods to isolate",
+                f.fault.target.span, "no pods", help="target a workload that runs pods")
+        return None
+    policy = ir.ObjectRef("networking.k8s.io/v1", "NetworkPolicy", workload.namespace, _isolation_name(workload.name))
+    return Checked({"policy": policy.name, "pod_selector": dict(workload.selector)},
+                   {"kubernetesObject": kobj(f.target)}, side_objects=[policy], created=[policy],
+                   agent_namespaces=[workload.namespace], agent_resources=["networkpolicies"])
+
+
+def _inject_isolating_policy(injection, topology):
+    args = injection.args
+    policy = {
+        "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+        "metadata": {"name": args["policy"], "namespace": injection.target.namespace, "labels": dict(MANAGED)},
+        # both directions listed with no rule: nothing reaches the pods and nothing leaves them (DNS included)
+        "spec": {"podSelector": {"matchLabels": dict(args["pod_selector"])}, "policyTypes": ["Ingress", "Egress"],
+                 "ingress": [], "egress": []},
+    }
+    return Effect([policy], [])
+
+
+# ---- memory resource quota ----------------------------------------------------------------------------------
+
+MEMORY_QUOTA_KEYS = ("memory", "requests.memory", "limits.memory")
+
+
+def _declares(workload: ir.Workload, key: str) -> bool:
+    """Whether every container of the workload (init containers included) declares what a quota on `key` asks."""
+    sections = ("limits",) if key == "limits.memory" else ("requests", "limits")  # a limit stands for a missing request
+    return all(any((c.resources.get(s) or {}).get("memory") is not None for s in sections)
+               for c in (*workload.containers, *workload.init_containers))
+
+
+def _check_memory_quota(f: FaultInput) -> Checked | None:
+    namespace: ir.Namespace = f.obj
+    name = f.body.attr("name", "str", default="memory-limit-quota")
+    memory = f.body.attr("memory", "memory", default="1Gi")
+    key = f.body.attr("resource", "str", default="memory")
+    if None in (name, memory, key):
+        return None
+    if key not in MEMORY_QUOTA_KEYS:
+        f.error("E2010", f"`{key}` is not a memory quota resource", f.body.attr_span("resource"), "not a memory resource",
+                help="one of " + ", ".join(f"`{k}`" for k in MEMORY_QUOTA_KEYS))
+        return None
+    if len(name) > 63 or not DNS1123_LABEL.match(name):
+        f.error("E2014", f"`{name}` is not a valid Kubernetes name", f.body.attr_span("name"), "invalid name")
+        return None
+    workloads = [w for w in f.build.workloads if w.namespace == namespace.name and w.kind != "Pod" and w.replicas > 0]
+    # the quota refuses every new pod whose containers do not declare memory: a workload must have such pods
+    refused = sorted(w.name for w in workloads if not _declares(w, key))
+    if not refused:
+        f.error("E2011", f"every workload of namespace `{namespace.name}` declares its memory: a quota on `{key}` "
+                "would refuse none of their pods", f.fault.target.span, "refuses nothing",
+                help="the fault needs a workload whose containers declare no memory request or limit")
+        return None
+    quota = ir.ObjectRef("v1", "ResourceQuota", namespace.name, name)
+    return Checked({"quota": name, "resource": key, "memory": memory, "refused": refused},
+                   {"kubernetesObject": kobj(f.target), "resourceQuota": {"name": name}}, side_objects=[quota],
+                   created=[quota], root=quota,
+                   agent_namespaces=[namespace.name], agent_resources=["resourcequotas"])
+
+
+def _inject_memory_quota(injection, topology):
+    args = injection.args
+    quota = {
+        "apiVersion": "v1", "kind": "ResourceQuota",
+        "metadata": {"name": args["quota"], "namespace": injection.target.name, "labels": dict(MANAGED)},
+        "spec": {"hard": {args["resource"]: args["memory"]}},
+    }
+    return Effect([quota], [])
+
+
 # ---- API server request surge -------------------------------------------------------------------------------
 
 SCANNER = "workload-scanner"  # the name ITBench's solutions use for the load generator
@@ -170,6 +262,66 @@ def _inject_request_surge(injection, topology):
     return Effect([account, role, binding, deployment], [])
 
 
+# ---- deleted namespace --------------------------------------------------------------------------------------
+
+# the topology objects a namespace holds, in the order they are applied (what uses a thing comes after it)
+_NAMESPACED_POOLS = ("service_accounts", "configmaps", "secrets", "claims", "workloads", "services", "autoscalers")
+
+NAMESPACE_SOLUTIONS = (
+    {"steps": [
+        {"command": "kubectl create namespace {{ args.kubernetesObject.metadata.name }}",
+         "text": "Recreate the deleted namespace {{ args.kubernetesObject.metadata.name }}."},
+        {"command": "kubectl apply -f manifests/topology.yaml",
+         "text": "Redeploy the application's objects of the namespace from its manifests (its claims bind their "
+                 "volumes again), and wait until its workloads are ready."},
+    ]},
+)
+
+
+def namespace_objects(topology, namespace: str) -> list:
+    """The topology's objects in `namespace` (the Namespace first), as they are deployed."""
+    out = [n for n in topology.namespaces if n.name == namespace]
+    for pool in _NAMESPACED_POOLS:
+        out += [o for o in getattr(topology, pool) if o.namespace == namespace and getattr(o, "kind", "") != "Pod"]
+    return out
+
+
+def _ref(obj) -> ir.ObjectRef:
+    from ..backends.manifests import render_object
+
+    manifest = render_object(obj)
+    return ir.ObjectRef(manifest["apiVersion"], manifest["kind"], manifest["metadata"].get("namespace"),
+                        manifest["metadata"]["name"])
+
+
+def _check_namespace_delete(f: FaultInput) -> Checked | None:
+    namespace: ir.Namespace = f.obj
+    if namespace.provided:
+        f.error("E2011", f"namespace `{namespace.name}` is the cluster's own: deleting it takes the cluster down, not "
+                "an application", f.fault.target.span, "provided by the cluster",
+                help="delete a namespace the scenario deploys")
+        return None
+    workloads = [w for w in f.build.workloads if w.namespace == namespace.name and w.replicas > 0]
+    if not workloads:
+        f.error("E2011", f"namespace `{namespace.name}` runs no workload of the topology: deleting it would stop "
+                "nothing the scenario observes", f.fault.target.span, "no workloads",
+                help="delete the namespace of the application's workloads")
+        return None
+    return Checked({"namespace": namespace.name}, {"kubernetesObject": kobj(f.target)},
+                   agent_namespaces=[namespace.name], agent_resources=["persistentvolumeclaims", "namespaces"])
+
+
+def _inject_namespace_delete(injection, topology):
+    # deleting the namespace deletes what it holds: every one of them is listed, so that the evaluator
+    # checks each is back as it was
+    objects = namespace_objects(topology, injection.target.name)
+    return Effect([], [injection.target, *(_ref(o) for o in objects[1:])])
+
+
+def _revert_namespace_delete(injection, topology):
+    return Effect(copy.deepcopy(namespace_objects(topology, injection.target.name)), [])
+
+
 FAULTS = [
     FaultKind(
         "ingress_port_blocking_network_policy", "ingress-port-blocking-network-policy", "networkpolicy.ingress:blocked",
@@ -190,6 +342,49 @@ FAULTS = [
                 "current pod count)",
         solutions=QUOTA_SOLUTIONS,
     ),
+    # Faults ITBench does not have, after SREGym's problems (docs/peers.md).
+    FaultKind(
+        "isolating_network_policy", None, "networkpolicy.ingress-egress:blocked", ("deployment", "statefulset"),
+        "Creates a NetworkPolicy that refuses every connection to and from a workload's pods (ingress and egress, "
+        "DNS lookups included), isolating them from the rest of the cluster.",
+        _check_isolating_policy, _inject_isolating_policy, _unmanage,
+        preconditions=("The workload serves a port or calls another component.", "The workload runs pods."),
+        creates="NetworkPolicy `deny-all-<workload>` in the workload's namespace, selecting its pods, with no ingress "
+                "and no egress rule",
+        alerts=(),
+        solutions=(
+            {"steps": [{"command": "kubectl -n {{ args.kubernetesObject.metadata.namespace }} get networkpolicies",
+                        "text": "Find the network policy that selects the workload's pods."},
+                       {"command": "kubectl -n {{ args.kubernetesObject.metadata.namespace }} delete networkpolicy "
+                                   "deny-all-{{ args.kubernetesObject.metadata.name }}",
+                        "text": "Delete the policy that isolates them."}]},
+        ),
+    ),
+    FaultKind(
+        "memory_resource_quota", None, "resourcequota.memory:undeclared-refused", ("namespace",),
+        "Creates a ResourceQuota on memory in a namespace whose workloads do not declare memory: running pods stay, "
+        "but the API server refuses every new pod that does not say how much memory it requests (`must specify "
+        "memory`), so a workload whose pods are recreated stays short of replicas.",
+        _check_memory_quota, _inject_memory_quota, _unmanage,
+        args=(Arg("name", "string", default="memory-limit-quota", help="the quota's name (SREGym's)"),
+              Arg("resource", "string", default="memory",
+                  help="the quota's resource: `memory` (requests), `requests.memory` or `limits.memory`"),
+              Arg("memory", "memory quantity", default="1Gi", help="the quota's hard amount")),
+        preconditions=("The resource is a memory quota resource and the name a valid Kubernetes name.",
+                       "A workload of the namespace has containers that declare no memory (no request or limit; for "
+                       "`limits.memory`, no limit)."),
+        creates="ResourceQuota `<name>` in the namespace (the root cause); pair it with a waiter that recreates the "
+                "pods of a workload (`wait after delete_pods`)",
+        alerts=(),
+        solutions=(
+            {"steps": [{"command": "kubectl -n {{ args.kubernetesObject.metadata.name }} get resourcequotas",
+                        "text": "Find the memory quota that refuses the pods."},
+                       {"command": "kubectl -n {{ args.kubernetesObject.metadata.name }} delete resourcequota "
+                                   "{{ args.resourceQuota.name }}",
+                        "text": "Delete it (or declare memory requests and limits on every workload of the "
+                                "namespace)."}]},
+        ),
+    ),
     FaultKind(
         "api_server_request_surge", "kubernetes-api-server-request-surge", "apiserver.requests:surge", ("namespace",),
         "Deploys a load generator that floods the Kubernetes API server with requests from the namespace.",
@@ -198,5 +393,15 @@ FAULTS = [
         preconditions=("The rate is at least one request per second.", "The namespace runs workloads of the topology."),
         creates=f"Deployment `{SCANNER}` (image `{SCANNER_IMAGE}`) with its ServiceAccount, Role and RoleBinding in "
                 "the namespace, listing pods through the API server at the given rate",
+    ),
+    FaultKind(
+        "namespace_delete", None, "namespace:deleted", ("namespace",),
+        "Deletes a namespace of the application, and with it every object it holds: its workloads, services, "
+        "configuration and volume claims.",
+        _check_namespace_delete, _inject_namespace_delete, _revert_namespace_delete,
+        preconditions=("The namespace is one the scenario deploys, not the cluster's own.",
+                       "The namespace runs at least one workload of the topology."),
+        alerts=("NoRequestsReceived",),
+        solutions=NAMESPACE_SOLUTIONS,
     ),
 ]

@@ -28,13 +28,22 @@ from .base import (
 FLAGD_CONFIGMAP = "flagd-config"
 FLAGD_DEPLOYMENT = "flagd"
 # The deployment that reads each flag of the OpenTelemetry Demo: ITBench restarts it (and flagd) after the
-# injection, so the new default variant is picked up (ITBench scenarios 1, 2, 4, 5, 7, 8, 10, 11, 13, 14, 15).
+# injection, so the new default variant is picked up (ITBench scenarios 1, 2, 4, 5, 7, 8, 10, 13, 14, 15).
+# kafkaQueueProblems is read by checkout and fraud-detection, not by kafka (which is no flagd client), though
+# ITBench's scenario 11 restarts kafka: flagd's restart alone makes the change visible to them.
 FLAG_READERS = {
     "adFailure": "ad", "adHighCpu": "ad", "adManualGc": "ad", "cartFailure": "cart", "imageSlowLoad": "frontend",
-    "kafkaQueueProblems": "kafka", "loadGeneratorFloodHomepage": "load-generator", "paymentFailure": "payment",
+    "loadGeneratorFloodHomepage": "load-generator", "paymentFailure": "payment",
     "paymentUnreachable": "payment", "productCatalogFailure": "product-catalog",
     "recommendationCacheFailure": "recommendation",
 }
+
+
+def _flagd_clients(f: FaultInput, namespace: str) -> set[str]:
+    """The workloads of the namespace that ask flagd for flags: OpenFeature's flagd provider finds flagd through
+    the `FLAGD_HOST` environment variable. Only these can read a flag (kafka, say, does not)."""
+    return {w.name for w in f.build.workloads if w.namespace == namespace
+            and any(e.name == "FLAGD_HOST" for c in [*w.containers, *w.init_containers] for e in c.env)}
 
 
 def _flagd_document(configmap: ir.ConfigMap) -> tuple[str, dict] | None:
@@ -91,8 +100,10 @@ def _check_feature_flag(f: FaultInput) -> Checked | None:
                 help="pick another variant: " + ", ".join(f"`{v}`" for v in variants if v != state))
         return None
     namespace = configmap.namespace
-    # the deployments to restart after the injection; the checker reports a group without them ("E2024")
-    restart = [name for name in (FLAGD_DEPLOYMENT, FLAG_READERS.get(flag))
+    # the deployments to restart after the injection; the checker reports a group without them ("E2024"):
+    # flagd, and the workload that reads the flag when the topology makes it a flagd client
+    reader = FLAG_READERS.get(flag)
+    restart = [name for name in (FLAGD_DEPLOYMENT, reader if reader in _flagd_clients(f, namespace) else None)
                if name and any(w.kind == "Deployment" and w.name == name and w.namespace == namespace
                                for w in f.build.workloads)]
     return Checked(

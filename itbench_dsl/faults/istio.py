@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 
 from .. import ir
+from ..topology import DATAPLANE_LABEL
 from .base import CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, find_object, kobj
 
 SECURITY_API = "security.istio.io/v1"
@@ -24,7 +25,6 @@ CREATABLE_KINDS["authorizationpolicy"] = (SECURITY_API, "AuthorizationPolicy")
 
 MANAGED = {"app.kubernetes.io/managed-by": "itbench"}
 
-DATAPLANE_LABEL = "istio.io/dataplane-mode"
 
 
 def mesh_of(f: FaultInput, namespace: str) -> str | None:
@@ -56,7 +56,7 @@ def _check_ambient_disabled(f: FaultInput) -> Checked | None:
         _no_mesh(f, namespace.name, "an Istio ambient-mode mesh")
         return None
     return Checked({"label": DATAPLANE_LABEL, "value": "none", "original_value": "ambient"},
-                   {"kubernetesObject": kobj(f.target)})
+                   {"kubernetesObject": kobj(f.target)}, agent_resources=["namespaces"])  # to relabel it
 
 
 def _namespace_with(topology: ir.Topology, injection: ir.Injection, value: str) -> ir.Namespace:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 from .. import ir
-from ..topology import label_problem
+from ..topology import CLUSTER_STORAGE_CLASSES, DNS1123_LABEL, label_problem
 from ..units import parse_cpu
 from .base import (
     CREATABLE_KINDS,
@@ -33,6 +33,25 @@ HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 def _check_nonexistent_node(f: FaultInput) -> Checked | None:
     workload: ir.Workload = f.obj
+    block = f.body.block("node_selector")
+    if block is not None:
+        # node labels no node carries, in place of a host name (a peer benchmark's problem: a pool label such
+        # as `environment: production-gpu`); ITBench's injection only pins host names
+        if f.body.has("node"):
+            f.body.attr("node", "str")  # read, so that it is not reported as unknown as well
+            f.error("E2010", "give `node` or `node_selector`, not both", f.body.attr_span("node"), "both given")
+            return None
+        selector = block.as_string_map(label_problem)
+        if not selector:
+            f.error("E2010", "the node selector is empty: it would select every node", f.body.attr_span("node_selector"),
+                    "empty selector", help='give at least one label: `node_selector { environment = "gpu" }`')
+            return None
+        if all(workload.node_selector.get(k) == v for k, v in selector.items()):
+            f.error("E2027", f"{workload.kind.lower()} `{workload.name}` already selects these node labels: the fault "
+                    "would change nothing", f.body.attr_span("node_selector"), "same selector")
+            return None
+        return Checked({"node_selector": dict(selector), "original_node_selector": dict(workload.node_selector)},
+                       {"kubernetesObject": kobj(f.target)}, itbench_id="")
     node = f.body.attr("node", "str", default="itbench-nonexistent-node")
     if node is None:
         return None
@@ -50,8 +69,8 @@ def _check_nonexistent_node(f: FaultInput) -> Checked | None:
 
 
 def _inject_nonexistent_node(injection, topology):
-    return patched(topology, injection, lambda w, a: setattr(
-        w, "node_selector", {**w.node_selector, HOSTNAME_LABEL: a["node"]}))
+    selector = injection.args.get("node_selector") or {HOSTNAME_LABEL: injection.args["node"]}
+    return patched(topology, injection, lambda w, a: setattr(w, "node_selector", {**w.node_selector, **selector}))
 
 
 # ---- unschedulable pod anti-affinity ----------------------------------------------------------------------
@@ -127,28 +146,61 @@ PVC_STORAGE_CLASS = "invalid-class-name"
 def _check_nonexistent_pvc(f: FaultInput) -> Checked | None:
     workload: ir.Workload = f.obj
     container = pick_container(f)
-    if container is None:
+    # ITBench's injection names everything itself; the optional arguments (a peer benchmark's problem: a claim
+    # named and mounted as its application does) make a use ITBench has no id for
+    claim_name = f.body.attr("claim", "str", default=workload.name)
+    storage_class = f.body.attr("storage_class", "str", default=PVC_STORAGE_CLASS)
+    volume = f.body.attr("volume", "str", default=PVC_VOLUME)
+    mount = f.body.attr("path", "str", default=PVC_MOUNT)
+    storage = f.body.attr("storage", "memory", default="25Mi")
+    if None in (container, claim_name, storage_class, volume, mount, storage):
         return None
-    if any(v.get("name") == PVC_VOLUME for v in workload.volumes):
-        f.error("E2011", f"{workload.kind.lower()} `{workload.name}` already has a volume `{PVC_VOLUME}`: the fault's "
-                "claim would replace it", f.fault.target.span, f"has a `{PVC_VOLUME}` volume",
-                help=f"the fault mounts its claim through a volume named `{PVC_VOLUME}`; pick a workload without one")
+    for key, value in (("claim", claim_name), ("volume", volume)):
+        if len(value) > 63 or not DNS1123_LABEL.match(value):
+            f.error("E2014", f"`{value}` is not a valid Kubernetes name", f.body.attr_span(key), "invalid name",
+                    help="use lower-case letters, digits and `-`, starting and ending with a letter or digit")
+            return None
+    if not mount.startswith("/"):
+        f.error("E2010", f"the mount path `{mount}` must be absolute", f.body.attr_span("path"), "not absolute")
         return None
-    if any(m.get("mountPath") == PVC_MOUNT for m in container.volume_mounts):
-        f.error("E2011", f"container `{container.name}` already mounts a volume at {PVC_MOUNT}", f.fault.target.span,
-                "path taken", help=f"the fault mounts its claim at {PVC_MOUNT}; pick a container that does not use it")
+    classes = ({c.name for c in f.build.storage_classes} | set(CLUSTER_STORAGE_CLASSES)
+               | {v.storage_class for v in f.build.persistent_volumes if v.storage_class})
+    if storage_class in classes:
+        f.error("E2011", f"storage class `{storage_class}` exists: the claim would bind", f.body.attr_span("storage_class"),
+                "an existing class", help="name a storage class the cluster does not have")
         return None
-    claim = ir.ObjectRef("v1", "PersistentVolumeClaim", workload.namespace, workload.name)
-    return Checked({"container": container.name, "claim": workload.name, "storage_class": PVC_STORAGE_CLASS},
-                   {"container": {"name": container.name}, "kubernetesObject": kobj(f.target)}, created=[claim],
-                   agent_resources=["persistentvolumeclaims"])
+    if ("persistentvolumeclaim", workload.namespace, claim_name) in f.build.declared:
+        f.error("E2011", f"the topology already declares persistentvolumeclaim `{claim_name}`: the fault's claim would "
+                "replace it", f.body.attr_span("claim") if f.body.has("claim") else f.fault.target.span, "claim exists",
+                help="name a claim the namespace does not have")
+        return None
+    if any(v.get("name") == volume for v in workload.volumes):
+        f.error("E2011", f"{workload.kind.lower()} `{workload.name}` already has a volume `{volume}`: the fault's "
+                "claim would replace it", f.body.attr_span("volume") if f.body.has("volume") else f.fault.target.span,
+                f"has a `{volume}` volume",
+                help=f"the fault mounts its claim through a volume named `{volume}`; pick a workload without one")
+        return None
+    if any(m.get("mountPath") == mount for m in container.volume_mounts):
+        f.error("E2011", f"container `{container.name}` already mounts a volume at {mount}",
+                f.body.attr_span("path") if f.body.has("path") else f.fault.target.span,
+                "path taken", help=f"the fault mounts its claim at {mount}; pick a container that does not use it")
+        return None
+    claim = ir.ObjectRef("v1", "PersistentVolumeClaim", workload.namespace, claim_name)
+    args = {"container": container.name, "claim": claim_name, "storage_class": storage_class}
+    own = {"volume": volume, "path": mount, "storage": storage}
+    defaults = {"volume": PVC_VOLUME, "path": PVC_MOUNT, "storage": "25Mi"}
+    args.update({k: v for k, v in own.items() if v != defaults[k]})  # ITBench's uses keep their arguments
+    ours = any(f.body.has(k) for k in ("claim", "storage_class", "volume", "path", "storage"))
+    return Checked(args, {"container": {"name": container.name}, "kubernetesObject": kobj(f.target)}, created=[claim],
+                   agent_resources=["persistentvolumeclaims"], itbench_id="" if ours else None)
 
 
 def _claim(injection: ir.Injection) -> dict:
     return {
         "apiVersion": "v1", "kind": "PersistentVolumeClaim",
         "metadata": {"name": injection.args["claim"], "namespace": injection.target.namespace, "labels": dict(MANAGED_BY)},
-        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "25Mi"}},
+        "spec": {"accessModes": ["ReadWriteOnce"],
+                 "resources": {"requests": {"storage": injection.args.get("storage", "25Mi")}},
                  "storageClassName": injection.args["storage_class"]},
     }
 
@@ -156,9 +208,10 @@ def _claim(injection: ir.Injection) -> dict:
 def _inject_nonexistent_pvc(injection, topology):
     def change(workload: ir.Workload, args):
         container = container_named(workload, args["container"])
-        container.volume_mounts = [*container.volume_mounts, {"name": PVC_VOLUME, "mountPath": PVC_MOUNT}]
+        volume = args.get("volume", PVC_VOLUME)
+        container.volume_mounts = [*container.volume_mounts, {"name": volume, "mountPath": args.get("path", PVC_MOUNT)}]
         workload.security_context = {**(workload.security_context or {}), "fsGroup": 1000}
-        workload.volumes = [*workload.volumes, {"name": PVC_VOLUME, "persistentVolumeClaim": {"claimName": args["claim"]}}]
+        workload.volumes = [*workload.volumes, {"name": volume, "persistentVolumeClaim": {"claimName": args["claim"]}}]
 
     effect = patched(topology, injection, change)
     return Effect([_claim(injection), *effect.apply], [])
@@ -326,9 +379,12 @@ FAULTS: list[FaultKind] = [
         _check_nonexistent_node, _inject_nonexistent_node, original,
         args=(Arg("node", "string", default="itbench-nonexistent-node",
                   help="the node name put in the `kubernetes.io/hostname` node selector (ITBench draws "
-                  "`invalid-node-<0..1000>` at random)"),),
+                  "`invalid-node-<0..1000>` at random)"),
+              Arg("node_selector", "labels", default="—",
+                  help="node labels no node carries, instead of `node` (a use ITBench has no id for)")),
         preconditions=("The node name is a valid label value.",
-                       "The workload does not already select that node."),
+                       "`node_selector`, when given instead of `node`, is not empty and holds valid labels.",
+                       "The workload does not already select that node (or those labels)."),
     ),
     FaultKind(
         "unschedulable_anti_affinity", "unschedulable-kubernetes-workload-pod-anti-affinity-rule",
@@ -346,10 +402,20 @@ FAULTS: list[FaultKind] = [
         "Mounts into a container a PersistentVolumeClaim of a storage class that does not exist, so the claim and "
         "the pods stay Pending.",
         _check_nonexistent_pvc, _inject_nonexistent_pvc, _revert_nonexistent_pvc,
-        args=(Arg("container", "string", help="the container that mounts the claim; required when the workload has several"),),
-        preconditions=("The container exists in the workload.", f"The workload has no volume named `{PVC_VOLUME}`.",
-                       f"The container mounts nothing at {PVC_MOUNT}."),
-        creates=f"PersistentVolumeClaim `<workload>` (storage class `{PVC_STORAGE_CLASS}`, 25Mi), mounted at {PVC_MOUNT}",
+        args=(Arg("container", "string", help="the container that mounts the claim; required when the workload has several"),
+              Arg("claim", "string", default="the workload's name", help="the claim's name"),
+              Arg("storage_class", "string", default=f"`{PVC_STORAGE_CLASS}`",
+                  help="the claim's storage class, which the cluster does not have"),
+              Arg("volume", "string", default=f"`{PVC_VOLUME}`", help="the pod volume that holds the claim"),
+              Arg("path", "string", default=PVC_MOUNT, help="where the container mounts it"),
+              Arg("storage", "memory quantity", default="25Mi", help="the storage the claim requests")),
+        preconditions=("The container exists in the workload.", "The names are valid Kubernetes names.",
+                       "The storage class is none the topology declares or the cluster provides.",
+                       "The namespace declares no claim of that name.",
+                       f"The workload has no volume of that name (`{PVC_VOLUME}`).",
+                       f"The container mounts nothing at the path ({PVC_MOUNT})."),
+        creates=f"PersistentVolumeClaim `<workload>` (storage class `{PVC_STORAGE_CLASS}`, 25Mi), mounted at "
+                f"{PVC_MOUNT}, unless the arguments name them otherwise (a use ITBench has no id for)",
     ),
     FaultKind(
         "failing_dns_policy", "failing-name-resolution-kubernetes-workload-dns-policy",

@@ -41,6 +41,21 @@ def _pause_args(body: Body) -> dict | None:
     return {"seconds": int(duration)}
 
 
+def _redeploy_args(body: Body) -> dict | None:
+    timeout = body.attr("timeout", "duration", default=300.0)
+    if timeout is None:
+        return None
+    if timeout < 1 or timeout != int(timeout):
+        body.ctx.error("E2010", f"`wait redeploy` waits whole seconds, at least one, not {format_duration(timeout)}",
+                       body.attr_span("timeout"), "not whole seconds", help="write `timeout = 5m`")
+        return None
+    return {"timeout_seconds": int(timeout)}
+
+
+def _redeploy_itbench(waiter: ir.Waiter) -> dict:
+    return {"kubernetesObject": waiter.target.itbench(), "timeoutSeconds": waiter.args["timeout_seconds"]}
+
+
 def _workload_itbench(waiter: ir.Waiter) -> dict:
     return {"kubernetesObject": waiter.target.itbench(), **waiter.args}
 
@@ -52,10 +67,11 @@ def _pause_itbench(waiter: ir.Waiter) -> dict:
 @dataclass(frozen=True)
 class WaiterKind:
     name: str
-    itbench_id: str
+    itbench_id: str | None  # None: ITBench has no such waiter (the bundle's runner carries it out)
     targets: tuple[str, ...]
     read: Callable[[Body], dict | None] = _no_args  # the typed arguments, or None after reporting an error
     itbench_args: Callable[[ir.Waiter], dict] = _workload_itbench  # ITBench's `args` of the waiter
+    summary: str = ""  # what it waits for, for people
 
 
 WAITERS: dict[str, WaiterKind] = {
@@ -65,5 +81,9 @@ WAITERS: dict[str, WaiterKind] = {
         WaiterKind("scale", "scale-kubernetes-workload", ("deployment", "statefulset"), _scale_args),
         WaiterKind("delete_pods", "delete-workload-pods", ("deployment", "statefulset")),
         WaiterKind("pause", "pause-execution", ("deployment", "statefulset", "namespace"), _pause_args, _pause_itbench),
+        # after a namespace is recreated (`namespace_delete`'s revert, an agent's fix): every workload of the
+        # namespace has its replicas ready and every claim of the namespace is Bound, within `timeout` (5m)
+        WaiterKind("redeploy", None, ("namespace",), _redeploy_args, _redeploy_itbench,
+                   "until the namespace's workloads are back with every replica ready and its volume claims Bound"),
     ]
 }

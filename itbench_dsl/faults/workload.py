@@ -1,5 +1,5 @@
 """Faults that change a workload's pods: their image, environment, replica count, init containers,
-command, resources and readiness probe."""
+command, resources and readiness and liveness probes."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import copy
 
 from .. import ir
 from ..diagnostics import did_you_mean
+from ..topology import DNS1123_LABEL
 from ..units import parse_cpu, parse_memory
 from .base import (
     Acceptance,
@@ -371,6 +372,214 @@ def _inject_readiness_probe(injection, topology):
     return patched(topology, injection, change)
 
 
+# ---- misconfigured liveness probe ----------------------------------------------------------------------
+
+# The probe SREGym's liveness_probe_misconfiguration injects: one failure restarts the container.
+LIVENESS_PROBE = {"failureThreshold": 1, "initialDelaySeconds": 10, "periodSeconds": 10, "successThreshold": 1,
+                  "timeoutSeconds": 1}
+
+
+def _check_liveness_probe(f: FaultInput) -> Checked | None:
+    workload: ir.Workload = f.obj
+    container = pick_container(f)
+    port = f.body.attr("port", "port", default=8080)
+    path = f.body.attr("path", "str", default="/healthz")
+    if container is None or port is None or path is None:
+        return None
+    if not path.startswith("/"):
+        f.error("E2010", f"the probe path `{path}` must start with `/`", f.body.attr_span("path"), "not a path")
+        return None
+    served = [c.name for c in workload.containers for p in c.ports if p.port == port]
+    if served:
+        f.error("E2011", f"container `{served[0]}` listens on port {port}: the probe could succeed",
+                f.body.attr_span("port") if f.body.has("port") else f.fault.target.span, "a port the pod serves",
+                help="pick a port no container of the pod listens on")
+        return None
+    probe = {**LIVENESS_PROBE, "httpGet": {"path": path, "port": port, "scheme": "HTTP"}}
+    if container.probes.get("livenessProbe") == probe and workload.termination_grace_period_seconds == 0:
+        f.error("E2027", f"container `{container.name}` already has this liveness probe: the fault would change nothing",
+                f.fault.target.span, "same probe")
+        return None
+    return Checked({"container": container.name, "probe": probe},
+                   {"container": {"name": container.name}, "kubernetesObject": kobj(f.target)})
+
+
+def _inject_liveness_probe(injection, topology):
+    def change(workload, args):
+        container = container_named(workload, args["container"])
+        container.probes = {**container.probes, "livenessProbe": copy.deepcopy(args["probe"])}
+        workload.termination_grace_period_seconds = 0  # killed at once: the restarts come fast
+
+    return patched(topology, injection, change)
+
+
+# ---- removed environment variable ------------------------------------------------------------------------
+
+
+def _check_removed_env(f: FaultInput) -> Checked | None:
+    container = pick_container(f)
+    name = f.body.attr("name", "str", required=True)
+    if container is None or name is None:
+        return None
+    current = {e.name: e for e in container.env}
+    if name not in current:
+        hint = did_you_mean(name, current)
+        f.error("E2021", f"container `{container.name}` has no environment variable `{name}` to remove",
+                f.body.attr_span("name"), "not set in the container",
+                help=f"did you mean `{hint}`?" if hint else f"its variables: {', '.join(current) or 'none'}")
+        return None
+    return Checked({"container": container.name, "name": name, "original_value": current[name].value},
+                   {"container": {"env": {"name": name}, "name": container.name}, "kubernetesObject": kobj(f.target)})
+
+
+def _inject_removed_env(injection, topology):
+    def change(workload, args):
+        container = container_named(workload, args["container"])
+        container.env = [e for e in container.env if e.name != args["name"]]
+
+    return patched(topology, injection, change)
+
+
+# ---- init container waiting for a service that does not exist --------------------------------------------
+
+# busybox 1.28's nslookup exits non-zero on NXDOMAIN (later releases regressed), so the loop never ends.
+DEPENDENCY_WAIT_IMAGE = "busybox:1.28"
+
+
+def _check_dependency_wait_init(f: FaultInput) -> Checked | None:
+    workload: ir.Workload = f.obj
+    name = f.body.attr("container_name", "str", default="wait-for-dependency")
+    service = f.body.attr("service", "str", required=True)
+    if name is None or service is None:
+        return None
+    for value, key in ((name, "container_name"), (service, "service")):
+        if len(value) > 63 or not DNS1123_LABEL.match(value):
+            f.error("E2014", f"`{value}` is not a valid Kubernetes name", f.body.attr_span(key) or f.fault.target.span,
+                    "invalid name", help="use lower-case letters, digits and `-`, starting and ending with a letter or digit")
+            return None
+    taken = [c.name for c in (*workload.containers, *workload.init_containers)]
+    if name in taken:
+        f.error("E2011", f"{workload.kind.lower()} `{workload.name}` already has a container `{name}`",
+                f.body.attr_span("container_name") if f.body.has("container_name") else f.fault.target.span,
+                "name taken", help="pick another `container_name`")
+        return None
+    if ("service", workload.namespace, service) in f.build.declared:
+        f.error("E2011", f"service `{service}` exists in namespace `{workload.namespace}`: the init container would "
+                "find it and complete", f.body.attr_span("service"), "an existing service",
+                help="name a service the namespace does not have")
+        return None
+    fqdn = f"{service}.{workload.namespace}.svc.cluster.local"
+    script = (f"echo 'waiting for {service} to become ready...'; until nslookup {fqdn} >/dev/null 2>&1; "
+              f"do echo 'still waiting on {service}'; sleep 5; done")
+    return Checked({"container": name, "service": service, "command": ["/bin/sh", "-c", script]},
+                   {"kubernetesObject": kobj(f.target)})
+
+
+def _inject_dependency_wait_init(injection, topology):
+    def change(workload: ir.Workload, args):
+        workload.init_containers = [*workload.init_containers, ir.Container(
+            args["container"], DEPENDENCY_WAIT_IMAGE, command=list(args["command"]))]
+
+    return patched(topology, injection, change)
+
+
+# ---- probe on a path the application does not serve -------------------------------------------------------
+
+PROBE_KINDS = ("liveness", "readiness", "startup")
+
+
+def _check_unserved_probe_path(f: FaultInput) -> Checked | None:
+    workload: ir.Workload = f.obj
+    container = pick_container(f)
+    paths = {kind: f.body.attr(kind, "str") for kind in PROBE_KINDS}
+    if container is None or any(f.body.has(k) and v is None for k, v in paths.items()):
+        return None
+    paths = {k: v for k, v in paths.items() if v is not None}
+    if not paths:
+        f.error("E2007", "the fault needs the path of at least one probe: `liveness`, `readiness` or `startup`",
+                f.fault.span, "which probe?", help='write `readiness = "/is_ready"`')
+        return None
+    # the paths the pod's own HTTP probes check, by port: the healthy pods pass them, so the application serves them
+    served: dict = {}
+    for c in workload.containers:
+        for probe in c.probes.values():
+            http = (probe or {}).get("httpGet") or {}
+            if "path" in http:
+                served.setdefault(http.get("port"), set()).add(http["path"])
+    changed = {}
+    for kind, path in paths.items():
+        span = f.body.attr_span(kind)
+        if not path.startswith("/"):
+            f.error("E2010", f"the probe path `{path}` must start with `/`", span, "not a path")
+            return None
+        probe = container.probes.get(f"{kind}Probe") or {}
+        http = probe.get("httpGet")
+        if not http:
+            f.error("E2011", f"container `{container.name}` has no HTTP {kind} probe whose path the fault could change",
+                    span, f"no HTTP {kind} probe",
+                    help=f"declare the healthy probe in the topology (`probe \"{kind}\" {{ http_get = \"/\"  port = 80 }}`); "
+                         f"a probe on a port nothing serves is `misconfigured_{kind}_probe`" if kind != "startup" else
+                         "declare the healthy probe in the topology")
+            return None
+        if path in served.get(http.get("port"), set()):
+            f.error("E2011" if path != http.get("path") else "E2027",
+                    f"`{path}` is a path the pod's own probes check on port {http.get('port')}: the application serves "
+                    "it, so the probe would pass", span, "a served path",
+                    help="give a path the application does not serve")
+            return None
+        changed[f"{kind}Probe"] = path
+    return Checked({"container": container.name, "paths": changed},
+                   {"container": {"name": container.name}, "kubernetesObject": kobj(f.target)})
+
+
+def _inject_unserved_probe_path(injection, topology):
+    def change(workload, args):
+        container = container_named(workload, args["container"])
+        probes = copy.deepcopy(container.probes)
+        for key, path in args["paths"].items():
+            probes[key]["httpGet"]["path"] = path
+        container.probes = probes
+
+    return patched(topology, injection, change)
+
+
+# ---- memory limit below what the container uses ---------------------------------------------------------------
+
+
+def _check_memory_limit(f: FaultInput) -> Checked | None:
+    container = pick_container(f)
+    memory = f.body.attr("memory", "memory", default="10Mi")
+    if container is None or memory is None:
+        return None
+    span = f.body.attr_span("memory") if f.body.has("memory") else f.fault.target.span
+    limit = container.resources.get("limits", {}).get("memory")
+    request = container.resources.get("requests", {}).get("memory")
+    if limit is not None and parse_memory(memory) == parse_memory(limit):
+        f.error("E2027", f"container `{container.name}`'s memory limit is already {limit}: the fault would change nothing",
+                span, "same limit")
+        return None
+    if limit is not None and parse_memory(memory) > parse_memory(limit):
+        f.error("E2011", f"memory {memory} is not below container `{container.name}`'s current limit ({limit}): the "
+                "fault would not starve it", span, "not below the current limit", help=f"pick a limit below {limit}")
+        return None
+    if request is not None and parse_memory(memory) < parse_memory(request):
+        f.error("E2011", f"memory {memory} is below container `{container.name}`'s memory request ({request}): the API "
+                "server refuses a limit below the request", span, "below the request",
+                help=f"pick a limit of at least {request}, or use `insufficient_resources` (requests and limits)")
+        return None
+    return Checked({"container": container.name, "memory": memory, "original_limit": limit},
+                   {"container": {"name": container.name}, "kubernetesObject": kobj(f.target)})
+
+
+def _inject_memory_limit(injection, topology):
+    def change(workload, args):
+        container = container_named(workload, args["container"])
+        limits = {**container.resources.get("limits", {}), "memory": args["memory"]}
+        container.resources = {**container.resources, "limits": limits}
+
+    return patched(topology, injection, change)
+
+
 # ---- unsupported architecture ----------------------------------------------------------------------------
 
 # ITBench's images built for a single architecture, by the architecture they do NOT run on.
@@ -509,6 +718,124 @@ FAULTS = [
                        "The probe differs from the container's readiness probe."),
         # a probe that is removed or corrected: the pods' readiness tells which probe works
         accept=(Acceptance(r".*\.readinessProbe(\..*)?", "changed"),),
+    ),
+    # Faults ITBench does not have, after SREGym's problems (docs/peers.md).
+    FaultKind(
+        "misconfigured_liveness_probe", None, "workload.container.livenessProbe:misconfigured",
+        ("deployment", "statefulset"),
+        "Gives a container a liveness probe on a port nothing listens on (one failure restarts it) and no termination "
+        "grace period, so its pods restart over and over.",
+        _check_liveness_probe, _inject_liveness_probe, original,
+        args=(Arg("container", "string", help="the container; required when the workload has several"),
+              Arg("port", "port", default="8080", help="the probed port, which no container of the pod serves"),
+              Arg("path", "string", default="/healthz", help="the probed HTTP path")),
+        preconditions=("The container exists in the workload.", "No container of the pod listens on the probed port.",
+                       "The probe or the grace period differs from the workload's."),
+        alerts=("KubePodCrashLooping",),
+        solutions=(
+            {"steps": [{"text": "Revert the last change done to the manifest.",
+                        "command": "kubectl -n {{ args.kubernetesObject.metadata.namespace }} rollout undo "
+                                   "{{ args.kubernetesObject.kind | lower }}/{{ args.kubernetesObject.metadata.name }}"}]},
+            {"steps": [{"text": "Manually edit the manifest and remove the faulty liveness probe, or point it at a "
+                                "port and path the container serves.",
+                        "command": "kubectl -n {{ args.kubernetesObject.metadata.namespace }} edit "
+                                   "{{ args.kubernetesObject.kind | lower }} {{ args.kubernetesObject.metadata.name }}"}]},
+        ),
+        # a probe removed or corrected, any grace period: the pods' readiness (no more restarts) tells
+        accept=(Acceptance(r".*\.livenessProbe(\..*)?", "changed"),
+                Acceptance(r"spec\.template\.spec\.terminationGracePeriodSeconds", "any")),
+    ),
+    FaultKind(
+        "removed_env", None, "workload.container.env:removed", ("deployment", "statefulset"),
+        "Removes an environment variable a container needs, such as the address of a service it calls.",
+        _check_removed_env, _inject_removed_env, original,
+        args=(Arg("container", "string", help="the container; required when the workload has several"),
+              Arg("name", "string", required=True, help="the environment variable, which must be set")),
+        preconditions=("The container exists in the workload.", "The variable is set in the container."),
+        alerts=(),
+        solutions=(
+            {"steps": [{"text": "Revert the last change done to the manifest.",
+                        "command": "kubectl -n {{ args.kubernetesObject.metadata.namespace }} rollout undo "
+                                   "{{ args.kubernetesObject.kind | lower }}/{{ args.kubernetesObject.metadata.name }}"}]},
+            {"steps": [{"text": "Set the missing environment variable again with its correct value.",
+                        "command": "kubectl -n {{ args.kubernetesObject.metadata.namespace }} set env "
+                                   "{{ args.kubernetesObject.kind | lower }}/{{ args.kubernetesObject.metadata.name }} "
+                                   "{{ args.container.env.name }}=<value>"}]},
+        ),
+    ),
+    FaultKind(
+        "dependency_wait_init_container", None, "workload.init-container:waits-for-missing-service",
+        ("deployment", "statefulset"),
+        "Adds an init container that waits, resolving its name in a loop, for a service that does not exist, so the "
+        "pods stay in `Init:0/1` and the rollout stalls.",
+        _check_dependency_wait_init, _inject_dependency_wait_init, original,
+        args=(Arg("service", "string", required=True, help="the service waited for, which the namespace does not have"),
+              Arg("container_name", "string", default="wait-for-dependency", help="the init container's name")),
+        preconditions=("The service and container names are valid Kubernetes names.",
+                       "The workload has no container or init container of that name.",
+                       "The namespace declares no service of that name."),
+        alerts=("KubeContainerWaiting",),
+        solutions=(
+            {"steps": [{"text": "Revert the last change done to the manifest.",
+                        "command": "kubectl -n {{ args.kubernetesObject.metadata.namespace }} rollout undo "
+                                   "{{ args.kubernetesObject.kind | lower }}/{{ args.kubernetesObject.metadata.name }}"}]},
+            {"steps": [{"text": "Manually edit the manifest and remove the init container that waits for the missing "
+                                "service.",
+                        "command": "kubectl -n {{ args.kubernetesObject.metadata.namespace }} edit "
+                                   "{{ args.kubernetesObject.kind | lower }} {{ args.kubernetesObject.metadata.name }}"}]},
+        ),
+        # removed, or pointed at a dependency that exists: the pods' readiness tells
+        accept=(Acceptance(r"spec\.template\.spec\.initContainers(\..*)?", "changed"),),
+    ),
+    FaultKind(
+        "unserved_probe_path", None, "workload.container.probe.httpGet.path:unserved", ("deployment", "statefulset"),
+        "Points a container's HTTP probes (liveness, readiness or startup) at paths the application does not serve: "
+        "the port answers, with a 404, so a readiness probe keeps the pods unready and a liveness probe restarts them.",
+        _check_unserved_probe_path, _inject_unserved_probe_path, original,
+        args=(Arg("container", "string", help="the container; required when the workload has several"),
+              Arg("liveness", "string", help="the liveness probe's new path"),
+              Arg("readiness", "string", help="the readiness probe's new path"),
+              Arg("startup", "string", help="the startup probe's new path")),
+        preconditions=("The container exists in the workload.", "At least one of the three paths is given.",
+                       "The container has an HTTP probe of each kind given (the fault changes its path only).",
+                       "No HTTP probe of the pod checks that path on that port: the healthy pods pass those, so the "
+                       "application serves them."),
+        alerts=("KubePodNotReady",),
+        solutions=(
+            {"steps": [{"text": "Revert the last change done to the manifest.",
+                        "command": "kubectl -n {{ args.kubernetesObject.metadata.namespace }} rollout undo "
+                                   "{{ args.kubernetesObject.kind | lower }}/{{ args.kubernetesObject.metadata.name }}"}]},
+            {"steps": [{"text": "Manually edit the manifest and point the failing probes at a path the container "
+                                "serves.",
+                        "command": "kubectl -n {{ args.kubernetesObject.metadata.namespace }} edit "
+                                   "{{ args.kubernetesObject.kind | lower }} {{ args.kubernetesObject.metadata.name }}"}]},
+        ),
+        # any probe but the faulty one: the pods' readiness tells which path is served
+        accept=(Acceptance(r".*\.(livenessProbe|readinessProbe|startupProbe)(\..*)?", "changed"),),
+    ),
+    FaultKind(
+        "insufficient_memory_limit", None, "workload.container.resources.limits.memory:insufficient",
+        ("deployment", "statefulset"),
+        "Sets a container's memory limit below what it uses, leaving its requests and CPU as they are, so it is "
+        "OOM-killed and restarts over and over.",
+        _check_memory_limit, _inject_memory_limit, original,
+        args=(Arg("container", "string", help="the container; required when the workload has several"),
+              Arg("memory", "memory quantity", default="10Mi", help="the new memory limit")),
+        preconditions=("The container exists in the workload.",
+                       "The limit is below the container's current memory limit, if it has one.",
+                       "The limit is not below the container's memory request (the API server would refuse it)."),
+        alerts=("KubePodCrashLooping",),
+        solutions=(
+            {"steps": [{"text": "Revert the last change done to the manifest.",
+                        "command": "kubectl -n {{ args.kubernetesObject.metadata.namespace }} rollout undo "
+                                   "{{ args.kubernetesObject.kind | lower }}/{{ args.kubernetesObject.metadata.name }}"}]},
+            {"steps": [{"text": "Raise the container's memory limit above what it uses.",
+                        "command": "kubectl -n {{ args.kubernetesObject.metadata.namespace }} set resources "
+                                   "{{ args.kubernetesObject.kind | lower }}/{{ args.kubernetesObject.metadata.name }} "
+                                   "-c {{ args.container.name }} --limits=memory=<size>"}]},
+        ),
+        # any other limit, or none: the pods' readiness (no more OOM kills) tells
+        accept=(Acceptance(r".*\.resources\.limits\.memory", "changed"),),
     ),
     FaultKind(
         "unsupported_architecture_image", "unsupported-architecture-kubernetes-workload-container-image",

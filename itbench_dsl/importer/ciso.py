@@ -29,6 +29,7 @@ from ..ciso.tasks import BY_SCENARIO_TYPE, TASK_CLASSES
 from ..diagnostics import Diagnostics, did_you_mean
 from ..printer import Notes, print_document
 from ..source import SourceFile, Span
+from .located import read_bounded
 
 MAX_BYTES = 4 * 1024 * 1024  # larger files are not ITBench scenario files
 MAX_VALUES = 200_000  # nor are YAML documents with more values than this
@@ -156,9 +157,9 @@ class _Importer:
                                help="an ITBench CISO scenario folder holds info.json and its class's files")
                     raise _Stop
                 return None
-            data = path.read_bytes()
-        except OSError as exc:
-            self.error("E5050", f"cannot read `{name}`: {exc.strerror or exc}", str(path))
+            data = read_bounded(path, MAX_BYTES)
+        except (OSError, ValueError) as exc:
+            self.error("E5050", f"cannot read `{name}`: {getattr(exc, 'strerror', None) or exc}", str(path))
             raise _Stop from exc
         if len(data) > MAX_BYTES:
             self.error("E5050", f"`{name}` is larger than {MAX_BYTES // (1024 * 1024)} MiB", str(path))
@@ -181,6 +182,9 @@ class _Importer:
             raise _Stop from exc
         except RecursionError as exc:
             self.error("E5050", "malformed JSON: nested too deeply", file)
+            raise _Stop from exc
+        except ValueError as exc:  # an integer of more digits than Python converts (4300)
+            self.error("E5050", f"malformed JSON: {str(exc).split(';')[0]}", file)
             raise _Stop from exc
         if not isinstance(data, dict):
             self.error("E5052", f"`{Path(file.path).name}` must hold a JSON object, not {_type(data)}", file,
@@ -270,6 +274,8 @@ class _Importer:
         else:
             control = self.control(cls.task, section, goal)
             self.kubernetes(cls.task)
+            if not self.compliant and not self.errors:
+                self.catalogue_compliant(cls.task, section, info_file)
         if self.errors:
             raise _Stop
         return self.render(cls, name, description, section, control)
@@ -370,6 +376,25 @@ class _Importer:
         for kind, _, obj_name, word in compliant:
             if (kind, _, obj_name, word) not in gaps:
                 self.compliant.append(b.compliant(b.ref(word, obj_name)))
+
+    def catalogue_compliant(self, task: str, section: str | None, info_file: _File) -> None:
+        """Without a compliant object an always-fail policy would pass: add the catalogue's compliant example."""
+        import yaml
+        entry = ciso.lookup(f"cis-k8s-{section}") if section else None
+        if entry is None or task not in entry.classes or not self.namespaces:
+            return
+        manifests = entry.objects(self.namespaces[0], False)
+        file = _File(Path(f"<the catalogue's compliant example of {entry.id}>"),
+                     yaml.safe_dump_all(manifests, sort_keys=True))
+        added = [item for data, node in self.load_yaml(file) if (item := self.manifest(data, node, file))]
+        for kind, _, obj_name, word in added:
+            if kind in WORKLOADS or len(added) == 1:
+                self.compliant.append(b.compliant(b.ref(word, obj_name)))
+        if self.compliant:
+            self.warn("W5054", "the scenario has no compliant object: the catalogue's compliant example of "
+                      f"{entry.id} is added ({', '.join(f'{k} `{n}`' for k, _, n, _ in added)})", info_file,
+                      info_file.key_span("name"), "no compliant object",
+                      help="an always-fail policy must fail the scenario; replace it with an object of your own")
 
     def manifest(self, data, node: _Node, file: _File) -> tuple[str, str | None, str, str] | None:
         """One manifest document as a topology statement; (kind, namespace, name, keyword) or None."""

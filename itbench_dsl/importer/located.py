@@ -61,14 +61,31 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
+def read_bounded(path: Path, limit: int) -> bytes:
+    """The bytes of the regular file `path`, at most `limit` + 1 of them (the caller reports a larger file).
+    ValueError for a FIFO, a device or a folder, refused without reading it (opening a FIFO does not wait
+    for a writer); OSError when it cannot be read."""
+    import os
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("is not a regular file")
+        return handle.read(limit + 1)
+
+
 def load(path: Path, diags: Diagnostics) -> Located | None:
     """Read a JSON or YAML file (by its suffix). A file that cannot be read or parsed is an E5001 error."""
     shown = display_path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_bounded(path, MAX_BYTES)
     except OSError as exc:
         diags.error("E5001", f"cannot read `{shown}`: {exc.strerror or exc}", shown, NO_SPAN, "",
                     "check the path and the file's permissions")
+        return None
+    except ValueError as exc:
+        diags.error("E5001", f"`{shown}` {exc}", shown, NO_SPAN, "", "an ITBench scenario file is a regular file")
         return None
     try:
         text = raw.decode("utf-8")
@@ -104,6 +121,9 @@ def _load_json(shown: str, source: SourceFile, diags: Diagnostics) -> Located | 
         return None
     except RecursionError:
         diags.error("E5001", "the file nests too deeply", shown, NO_SPAN)
+        return None
+    except ValueError as exc:  # an integer of more digits than Python converts (4300)
+        diags.error("E5001", f"the file is not usable JSON: {str(exc).split(';')[0]}", shown, NO_SPAN)
         return None
     located = Located(shown, source, data)
     try:

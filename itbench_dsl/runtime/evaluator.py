@@ -6,7 +6,7 @@ string literals, one `SPEC = json.loads(...)` line (the scenario's ground truth 
 `__main__` guard. Nothing here reads the scenario's text as code: every scenario string arrives
 through SPEC.
 
-    python evaluator.py [--task TASK] [--agent-output A.json] [--state S.json]
+    python evaluator.py [--task TASK] [--agent-output A.json|DIR] [--injected-at TIME] [--state S.json]
                         [--artifact policy.yaml|policy.rego] [--opa-result recorded.json] [--gap-only]
     python evaluator.py --requirements          what a state must hold, and the commands that capture it
     python evaluator.py --capture S.json [--prometheus URL] [--kubectl PATH]   capture it with kubectl
@@ -17,7 +17,8 @@ prints one JSON verdict {scenario, task, passed, score, metrics, checks[{id, pas
 
 A bundle poses tasks (SPEC["tasks"]): SRE and FinOps `diagnose` (the agent's answer) and
 `mitigate` (the cluster's state), CISO `policy` (the agent's artefact, or the PolicyReports of the
-state). The evaluator grades the task it is told (`--task`) or every task the bundle poses; an
+state); a scenario's `tasks` statement poses others (`detect`, `localize`, `analyze`), each graded on
+its own answer file (`--agent-output` then takes the agent's work folder). The evaluator grades the task it is told (`--task`) or every task the bundle poses; an
 input a task needs that is missing, of the wrong shape, or a state that lacks what the task reads,
 is unusable: it is never graded as another task, and never passes.
 """
@@ -75,30 +76,62 @@ def same(a, b) -> bool:
     return x is not None and y is not None and abs(x - y) <= 1e-9 * max(abs(x), abs(y), 1.0)
 
 
-def compare(observed, op, expected) -> bool:
+def compare(observed, op, expected, vtype=None) -> bool:
     """`observed OP expected` by meaning: quantities as numbers, `in` a list, `matches` a whole-value
-    regular expression, `present` any value, `any` always."""
+    regular expression, `present` any value, `any` always. `vtype` (a predicate's `type`): `duration`
+    compares Go durations (`90s` = `1m30s`), `text` compares text exactly (`"01"` is not `"1"`)."""
     if op == "any":
         return True
     if op == "present":
         return observed is not _MISSING and not empty(observed)
-    if observed is _MISSING:
+    if observed is _MISSING or isinstance(observed, InvalidValue):
         return False
     if op in ("==", "="):
-        return same(observed, expected)
+        return typed_same(observed, expected, vtype)
     if op == "!=":
-        return not same(observed, expected)
+        return observed is not None and not isinstance(observed, (dict, list)) and not typed_same(observed, expected, vtype)
     if op == "in":
-        return isinstance(expected, list) and any(same(observed, e) for e in expected)
+        return isinstance(expected, list) and any(typed_same(observed, e, vtype) for e in expected)
     if op == "matches":
         try:
             return isinstance(observed, (str, int, float)) and re.fullmatch(str(expected), str(observed)) is not None
         except re.error:
             return False
-    x, y = number(observed), number(expected)
+    x, y = (duration(observed), duration(expected)) if vtype == "duration" else (number(observed), number(expected))
     if x is None or y is None:
         return False
     return {"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y}.get(op, False)
+
+
+def typed_same(observed, expected, vtype=None) -> bool:
+    if vtype == "duration":
+        x, y = duration(observed), duration(expected)
+        return x is not None and y is not None and abs(x - y) <= 1e-9
+    if vtype == "text":
+        return isinstance(observed, str) and observed == expected
+    return same(observed, expected)
+
+
+_GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def duration(value):
+    """Seconds of a Go duration (`1m30s`, `1.5h`, `0`); None for anything else (a bare number included)."""
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    text = value.strip()
+    sign = -1.0 if text.startswith("-") else 1.0
+    body = text.lstrip("+-")
+    if body == "0":
+        return 0.0
+    pos, total = 0, 0.0
+    for match in _GO_DURATION.finditer(body):
+        if match.start() != pos:
+            return None
+        total += float(match.group(1)) * _GO_UNITS[match.group(2)]
+        pos = match.end()
+    return sign * total if pos == len(body) and pos else None
 
 
 def empty(value) -> bool:
@@ -180,6 +213,11 @@ class State:
             raise InputError("the state's `policyReports` must be a list of PolicyReport objects")
         self.policy_reports = reports
         self.costs = state.get("costs") if isinstance(state.get("costs"), dict) else {}
+        # `probes: {NAME: {exit_code, stdout, stderr}}`: the results of the scenario's probes (docs/evaluator.md)
+        probes = state.get("probes")
+        if probes is not None and not isinstance(probes, dict):
+            raise InputError("the state's `probes` must be a map of probe name to {exit_code, stdout, stderr}")
+        self.probes = probes or {}
 
     def get(self, ref):
         return self.objects.get((ref["kind"], ref.get("namespace") or None, ref["name"]))
@@ -205,12 +243,31 @@ def glob_regex(glob):
 
 
 def walk(node, segments):
-    """Values at a dotted path; a list fans out over its elements (`spec.metrics.resource...`)."""
+    """Values at a predicate's path; a key on a list fans out over its elements (`spec.metrics.resource...`).
+    Steps: keys, indexes (int), selections [key, value] of the one item whose key holds the value, and
+    {"parse": "json"|"yaml"} into text. An InvalidValue when a selection is ambiguous (two items hold the
+    value) or the text does not parse: what the path names cannot be told."""
     values = [node]
     for seg in segments:
         found = []
         for value in values:
-            if isinstance(value, dict):
+            if isinstance(seg, dict):
+                if isinstance(value, str):
+                    parsed = parse_text(value, seg.get("parse"))
+                    if isinstance(parsed, InvalidValue):
+                        return [parsed]
+                    found.append(parsed)
+            elif isinstance(seg, list):
+                if isinstance(value, list):
+                    items = [v for v in value if isinstance(v, dict) and nested(v, str(seg[0])) is not None
+                             and same(nested(v, str(seg[0])), seg[1])]
+                    if len(items) > 1:
+                        return [InvalidValue(f"{len(items)} items have {seg[0]}={seg[1]}")]
+                    found.extend(items)
+            elif isinstance(seg, int) and not isinstance(seg, bool):
+                if isinstance(value, list) and 0 <= seg < len(value):
+                    found.append(value[seg])
+            elif isinstance(value, dict):
                 if seg in value:
                     found.append(value[seg])
             elif isinstance(value, list):
@@ -366,6 +423,8 @@ def show_path(path):
     for s in path:
         if isinstance(s, list):
             parts.append(f"[{s[0]}={s[1]}]")
+        elif isinstance(s, int) and not isinstance(s, bool):
+            parts.append(f"[{s}]")
         elif isinstance(s, dict):
             parts.append("(json)")
         else:
@@ -741,6 +800,10 @@ def predicate_check(pred, state):
     kind = pred["kind"]
     if kind == "alert":
         return alert_check(pred["alert"], pred.get("namespaces"), pred["firing"], state)
+    if kind == "scope":
+        return scope_check(pred, state)
+    if kind == "probe":
+        return probe_check(pred, state)
     ref = pred["target"]
     objects = state.matching(ref)
     if kind == "state":
@@ -755,8 +818,149 @@ def predicate_check(pred, state):
     if not objects:
         return False, f"{ref_text(ref)} absent"
     observed = lookup(objects[0], pred["path"])
-    ok = compare(observed, pred["op"], pred["value"])
-    return ok, f"{ref_text(ref)} {'.'.join(pred['path'])} is {shown(observed)}, wants {pred['op']} {shown(pred['value'])}"
+    where = f"{ref_text(ref)} {show_path(pred['path'])}"
+    if isinstance(observed, InvalidValue):
+        return False, f"{where}: {observed.why}"
+    op = pred["op"]
+    if op in FIELD_TESTS:
+        return FIELD_TESTS[op](observed, pred["value"], pred.get("type"), where)
+    ok = compare(observed, op, pred["value"], pred.get("type"))
+    return ok, f"{where} is {shown(observed)}, wants {op} {shown(pred['value'])}"
+
+
+def probe_check(pred, state):
+    """`probe "NAME" FIELD TEST`: the probe's result in the state; none (or a malformed one) fails."""
+    name, field = pred["path"]
+    where = f"probe {name} {field}"
+    result = state.probes.get(name)
+    if not isinstance(result, dict):
+        return False, f"probe {name}: the state holds no result of it"
+    observed = result.get(field, _MISSING)
+    if observed is _MISSING:
+        return False, f"{where}: absent from the probe's result"
+    if field == "exit_code" and (not isinstance(observed, int) or isinstance(observed, bool)):
+        return False, f"{where}: not an integer"
+    if field != "exit_code" and not isinstance(observed, str):
+        return False, f"{where}: not text"
+    op = pred["op"]
+    if op == "contains" and isinstance(observed, str):  # a command's output is text: `contains` is a substring
+        ok = isinstance(pred["value"], str) and pred["value"] in observed[:MAX_PROBE_TEXT]
+        return ok, f"{where} {'contains' if ok else 'does not contain'} {shown(pred['value'])}"
+    if op in FIELD_TESTS:
+        return FIELD_TESTS[op](observed, pred["value"], pred.get("type"), where)
+    ok = compare(observed, op, pred["value"], pred.get("type"))
+    return ok, f"{where} is {shown(observed)}, wants {op} {shown(pred['value'])}"
+
+
+MAX_PROBE_TEXT = 1024 * 1024  # of a probe's output, what `contains` reads
+MAX_MATCHED_TEXT = 64 * 1024  # `matches` reads at most this much text: the expression's work stays bounded
+
+
+def kind_of(value):
+    if value is _MISSING or value is None:
+        return "absent" if value is _MISSING else "null"
+    return "a list" if isinstance(value, list) else "a map" if isinstance(value, dict) else \
+        "text" if isinstance(value, str) else "a boolean" if isinstance(value, bool) else "a number"
+
+
+def exists_test(observed, _value, _type, where):
+    ok = observed is not _MISSING and observed is not None
+    return ok, f"{where} {'exists' if ok else 'is ' + kind_of(observed)}, wants it to exist"
+
+
+def missing_test(observed, _value, _type, where):
+    ok = observed is _MISSING or observed is None
+    return ok, f"{where} is {shown(observed) if not ok else kind_of(observed)}, wants it absent"
+
+
+def contains_test(observed, value, vtype, where):
+    """A list holds an element equal to `value` (a map value: an element holding those entries); a map holds
+    the entries of a map `value`, or the key `value`. Never a substring: text is not a list."""
+    if isinstance(observed, list):
+        if isinstance(value, dict):
+            ok = any(isinstance(item, dict) and owns(value, item) for item in observed)
+        else:
+            ok = any(not isinstance(item, (dict, list)) and typed_same(item, value, vtype) for item in observed)
+    elif isinstance(observed, dict):
+        ok = owns(value, observed) if isinstance(value, dict) else isinstance(value, str) and value in observed
+    else:
+        return False, f"{where} is {kind_of(observed)}, not a list or a map: wants it to contain {shown(value)}"
+    return ok, f"{where} {'contains' if ok else 'does not contain'} {shown(value)}"
+
+
+def in_test(observed, value, vtype, where):
+    ok = isinstance(value, list) and not isinstance(observed, (dict, list)) and observed is not _MISSING \
+        and observed is not None and any(typed_same(observed, v, vtype) for v in value)
+    return ok, f"{where} is {shown(observed)}, wants one of {shown(value)}"
+
+
+def matches_test(observed, value, _type, where):
+    """The whole value matches (re.fullmatch: anchored at both ends); only text is matched."""
+    if not isinstance(observed, str):
+        return False, f"{where} is {kind_of(observed)}, wants text matching {shown(value)}"
+    if len(observed) > MAX_MATCHED_TEXT:
+        return False, f"{where} is {len(observed):,} characters long: at most {MAX_MATCHED_TEXT:,} are matched"
+    try:
+        ok = re.fullmatch(str(value), observed) is not None
+    except re.error:
+        ok = False
+    return ok, f"{where} is {shown(observed)}, wants it to match {shown(value)}"
+
+
+FIELD_TESTS = {"exists": exists_test, "not exists": missing_test, "contains": contains_test, "in": in_test,
+               "matches": matches_test}
+
+
+def scope_check(pred, state):
+    """`all KIND ... ready`: every pod (phase Running, condition Ready) or workload (every desired replica
+    ready and available) in the namespaces, with the labels; the topology's workloads it covers present and
+    ready; and at least one of them: an empty scope is not a healthy one."""
+    selector = pred.get("selector") or {}
+    namespaces = pred["namespaces"]
+    scope = f"{pred['scope']}" + (f" {shown(selector)}" if selector else "") + f" in {', '.join(namespaces)}"
+    found, bad = 0, []
+    for namespace in namespaces:
+        for kind in pred["kinds"]:
+            for obj in state.by_kind.get((kind, namespace), []):
+                meta = obj.get("metadata") or {}
+                if kind == "Pod":
+                    labels = meta.get("labels")
+                    if (obj.get("status") or {}).get("phase") == "Succeeded":
+                        continue  # a completed job's pod: done, not unhealthy
+                    ok = pod_ready(obj)
+                else:
+                    labels = (((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels")
+                    ok = scope_workload_ready(obj)
+                if selector and not (isinstance(labels, dict) and all(labels.get(k) == v for k, v in selector.items())):
+                    continue
+                found += 1
+                if not ok:
+                    bad.append(f"{kind} {meta.get('name')}")
+    for ref in pred.get("expected", []):
+        obj = state.get(ref)
+        if obj is None or not workload_ready(obj):
+            bad.append(f"{ref['kind']} {ref['name']} " + ("missing" if obj is None else "not ready"))
+    if not found:
+        return False, f"all {scope}: none found (an empty scope is not healthy)"
+    if bad:
+        return False, f"all {scope}: {len(bad)} not ready ({', '.join(sorted(set(bad))[:5])})"
+    return True, f"all {scope}: {found} ready"
+
+
+def scope_workload_ready(obj):
+    """A Deployment or StatefulSet with every desired replica ready, available and updated; a DaemonSet with
+    every scheduled pod ready. Zero desired replicas is ready (nothing is asked of it)."""
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    if obj.get("kind") == "DaemonSet":
+        want = number(status.get("desiredNumberScheduled", 0))
+        have = number(status.get("numberReady", 0))
+        return want is not None and have is not None and have >= want
+    want = number(spec.get("replicas", 1))
+    if want is None:
+        return False
+    counts = [number(status.get(k, 0)) for k in ("readyReplicas",)] + \
+        [number(status[k]) for k in ("availableReplicas", "updatedReplicas") if k in status]
+    return all(c is not None and c >= want for c in counts)
 
 
 def alert_check(name, namespaces, want_firing, state):
@@ -1283,6 +1487,177 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
     return 0.0 if problems else score
 
 
+# ---- detection and analysis (docs/evaluator.md, Tasks) ----------------------------------------------------
+
+ANALYSIS_KEYS = ("system_level", "fault_type")
+
+
+class _Null:
+    """An answer file that holds JSON `null`: an answer (graded, and wrong), unlike no answer at all (None)."""
+
+    def __repr__(self):
+        return "null"
+
+
+NULL_ANSWER = _Null()
+MAX_ANSWER_TEXT = 200  # characters of an answer's label or time: longer is no label, and is never read further
+# the tasks graded on the agent's answer; the others read the cluster's state (or, CISO, the policy)
+ANSWER_TASKS = ("diagnose", "detect", "localize", "analyze")
+_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:\d{2})")
+
+
+def label_key(text):
+    """An analysis label as answers are compared: lower case, each run of spaces, `-`, `/` and `_` one `_`
+    ("Operating System", "operating-system" and " operating_system " are one label)."""
+    return re.sub(r"[\s_/-]+", "_", text.strip().lower()).strip("_")
+
+
+def rfc3339(text):
+    """An RFC 3339 time (`2025-06-01T12:00:00Z`, an offset or `Z` required) as POSIX seconds; None otherwise."""
+    import datetime
+
+    if not isinstance(text, str) or len(text) > 64:
+        return None
+    match = _RFC3339.fullmatch(text.strip())
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, fraction, zone = match.groups()
+    if zone in ("Z", "z"):
+        offset = datetime.timedelta(0)
+    else:
+        sign = -1 if zone[0] == "-" else 1
+        offset = sign * datetime.timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
+    try:
+        moment = datetime.datetime(int(year), int(month), int(day), int(hour), int(minute), int(second),
+                                   int((fraction or "0").ljust(6, "0")[:6]), datetime.timezone(offset))
+    except ValueError:
+        return None
+    return moment.timestamp()
+
+
+def answer_shape(answer, fields, required):
+    """Why an answer breaks its contract (None when it keeps it): `fields` maps each key to the types its
+    value may have; `required` are the keys it must hold. A string longer than MAX_ANSWER_TEXT is refused."""
+    if not isinstance(answer, dict):
+        return f"the answer must be a JSON object, not {'null' if answer is NULL_ANSWER else type(answer).__name__}"
+    extra = [k for k in answer if k not in fields]
+    if extra:
+        return "the answer has keys the contract does not: " + ", ".join(shown(str(k), 40) for k in sorted(extra)[:5])
+    missing = [k for k in required if k not in answer]
+    if missing:
+        return "the answer lacks " + ", ".join(f"`{k}`" for k in missing)
+    for key, allowed in fields.items():
+        if key not in answer:
+            continue
+        value = answer[key]
+        # JSON's true is not a number here, and a number is not a boolean
+        if not any(type(value) is t for t in allowed):
+            wanted = " or ".join("null" if t is type(None) else {bool: "a boolean", str: "a string"}[t] for t in allowed)
+            return f"`{key}` must be {wanted}, not {shown(value, 40)}"
+        if isinstance(value, str) and len(value) > MAX_ANSWER_TEXT:
+            return f"`{key}` is {len(value):,} characters long: a label or a time is at most {MAX_ANSWER_TEXT}"
+    return None
+
+
+def detect_task(spec, answer, injected_at, checks, metrics):
+    """Is anything wrong: `{"anomaly": true|false, "noticed_at": RFC 3339 | null}`. A control (no fault) passes
+    `false` and fails a false alarm; a fault passes `true` noticed after the injection and within the window."""
+    detection = spec["detection"]
+    problem = answer_shape(answer, {"anomaly": (bool,), "noticed_at": (str, type(None))}, ("anomaly",))
+    if problem is None and answer["anomaly"] is True and answer.get("noticed_at") is None:
+        problem = "an anomaly needs `noticed_at`, the time it was noticed (RFC 3339)"
+    if problem is None and answer["anomaly"] is False and answer.get("noticed_at") is not None:
+        problem = "`noticed_at` is for an anomaly: with `\"anomaly\": false` it is null or left out"
+    if problem is not None:
+        checks.append({"id": "detection.answer", "passed": False, "detail": problem})
+        return 0.0
+    said = answer["anomaly"]
+    right = said is detection["fault"]
+    metrics["detection_correct"] = 1.0 if right else 0.0
+    checks.append({"id": "detection.anomaly", "passed": right, "detail": (
+        "an anomaly, and there is one" if said and right else "no anomaly, and there is none" if right else
+        "a false alarm: nothing is wrong in this scenario" if said else "no anomaly, but a fault was injected")})
+    if not (said and detection["fault"]):
+        return 1.0 if right else 0.0
+    noticed = rfc3339(answer["noticed_at"])
+    window = detection["window_seconds"]
+    if noticed is None:
+        ok, detail = False, f"`noticed_at` {shown(answer['noticed_at'], 40)} is not an RFC 3339 time with a zone"
+    else:
+        delay = noticed - injected_at
+        metrics["time_to_detect_seconds"] = round(delay, 3)
+        ok = 0 <= delay <= window
+        detail = (f"noticed {delay:g} s after the injection (within {window:g} s)" if ok else
+                  f"noticed {-delay:g} s before the injection" if delay < 0 else
+                  f"noticed {delay:g} s after the injection, beyond the {window:g} s window")
+    checks.append({"id": "detection.noticed_at", "passed": ok, "detail": detail})
+    return (1.0 + ok) / 2
+
+
+def analyze_task(spec, answer, checks, metrics):
+    """Classify the fault: `{"system_level": ..., "fault_type": ...}` against the scenario's labels, each
+    compared by `label_key`."""
+    analysis = spec["analysis"]
+    problem = answer_shape(answer, {k: (str,) for k in ANALYSIS_KEYS}, ANALYSIS_KEYS)
+    if problem is not None:
+        checks.append({"id": "analysis.answer", "passed": False, "detail": problem})
+        return 0.0
+    right = 0
+    for key in ANALYSIS_KEYS:
+        said, truth = label_key(answer[key]), analysis[key]
+        ok = said == truth
+        right += ok
+        known = said in analysis["vocabulary"][key]
+        checks.append({"id": f"analysis.{key}", "passed": ok, "detail": (
+            f"{key} {truth}" if ok else f"{key} {shown(answer[key], 40)} is not the right one" if known else
+            f"{shown(answer[key], 40)} is not a {key} (one of {', '.join(analysis['vocabulary'][key])})")})
+    metrics["analysis_accuracy"] = round(right / len(ANALYSIS_KEYS), 6)
+    return right / len(ANALYSIS_KEYS)
+
+
+def diagnosis_problem(output, domain):
+    """Why an answer is not a diagnosis (SRE: `entities`, FinOps: `resource`), or None."""
+    if not isinstance(output, dict):
+        return "the answer must be a JSON object"
+    key = "entities" if domain == "sre" else "resource"
+    if not isinstance(output.get(key), list):
+        return (f"the answer has no `{key}` list: a {'diagnosis' if domain == 'sre' else 'FinOps answer'} "
+                f"names {'entities' if domain == 'sre' else 'resources'} (the prompt shows the shape)")
+    if len(output[key]) > MAX_ENTITIES:
+        return f"the answer names {len(output[key]):,} {key}: at most {MAX_ENTITIES:,} are read"
+    if domain == "sre":
+        if output.get("propagations") is not None and not isinstance(output["propagations"], list):
+            return "the answer's `propagations` must be a list"
+        if len(output.get("propagations") or []) > MAX_EDGES:
+            return f"the answer has {len(output['propagations']):,} propagations: at most {MAX_EDGES:,} are read"
+    return None
+
+
+def localize_task(spec, output, st, checks, metrics):
+    """Which components caused the incident: the diagnosis's root causes, the chain reported but not required."""
+    problem = diagnosis_problem(output, "sre")
+    if problem is not None:
+        checks.append({"id": "localization.answer", "passed": False, "detail": problem})
+        return 0.0
+    found = []
+    Diagnosis(spec, st or State(EMPTY_STATE)).evaluate(output, found, metrics)
+    root = next(c for c in found if c["id"] == "diagnosis.root_cause")
+    checks.append(dict(root, id="localization.root_cause"))
+    if root["passed"]:
+        return 1.0
+    return max(metrics["root_cause_entity_f1"], metrics["root_cause_proximity"])
+
+
+def unchanged_checks(m, state, checks):
+    """A control's mitigation: every object of the topology keeps the fields it was deployed with."""
+    for entry in m.get("unchanged", []):
+        ref = entry["object"]
+        obj = state.get(ref)
+        ok = obj is not None and owns(entry["owned"], obj)
+        detail = "deleted" if obj is None else "as deployed" if ok else "changed: nothing was broken"
+        checks.append({"id": f"unchanged.{ref_text(ref)}", "passed": ok, "detail": f"{ref_text(ref)} {detail}"})
+
+
 # ---- tasks and verdicts ----------------------------------------------------------------------------------
 
 
@@ -1291,27 +1666,33 @@ def required_missing(spec, st):
     missing = [f"{ns}/{kind}" for ns, kind in spec["requires"]["kinds"] if not st.has(ns, kind)]
     if spec["requires"]["alerts"] and not st.has_alerts:
         missing.append("alerts (Prometheus /api/v1/alerts)")
+    missing.extend(f"probes.{name}" for name in spec["requires"].get("probes", []) if name not in st.probes)
     return missing
 
 
-def grade(spec, task, output, st, artifact, opa_result, gap_only):
+def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=None):
     checks, metrics = [], {}
     domain = spec["domain"]
-    if task == "diagnose":
-        if output is None:
-            raise InputError("the diagnose task grades the agent's answer: give --agent-output (or --task mitigate)")
-        key = "entities" if domain == "sre" else "resource"
-        if not isinstance(output.get(key), list):
-            raise InputError(f"the answer has no `{key}` list: a {'diagnosis' if domain == 'sre' else 'FinOps answer'} "
-                             f"names {'entities' if domain == 'sre' else 'resources'} (the prompt shows the shape)")
-        if len(output[key]) > MAX_ENTITIES:
-            raise InputError(f"the answer names {len(output[key]):,} {key}: at most {MAX_ENTITIES:,} are read")
+    if task in ANSWER_TASKS and output is _MISSING:  # a work folder without this task's answer file
+        checks.append({"id": f"{task}.answer", "passed": False,
+                       "detail": f"no {(spec.get('answers') or {}).get(task, 'answer')} was written: the task was "
+                                 "not answered"})
+        return {"scenario": spec["scenario"], "task": task, "passed": False, "score": 0.0, "metrics": metrics,
+                "checks": checks}
+    if task in ANSWER_TASKS and output is None:
+        raise InputError(f"the {task} task grades the agent's answer: give --agent-output"
+                         + (" (or --task mitigate)" if "mitigate" in spec["tasks"] else ""))
+    if task == "detect":
+        score = detect_task(spec, output, injected_at, checks, metrics)
+    elif task == "analyze":
+        score = analyze_task(spec, output, checks, metrics)
+    elif task == "localize":
+        score = localize_task(spec, output, st, checks, metrics)
+    elif task == "diagnose":
+        problem = diagnosis_problem(output, domain)
+        if problem is not None:
+            raise InputError(problem)
         if domain == "sre":
-            if output.get("propagations") is not None and not isinstance(output["propagations"], list):
-                raise InputError("the answer's `propagations` must be a list")
-            if len(output.get("propagations") or []) > MAX_EDGES:
-                raise InputError(f"the answer has {len(output['propagations']):,} propagations: at most "
-                                 f"{MAX_EDGES:,} are read")
             score = Diagnosis(spec, st or State(EMPTY_STATE)).evaluate(output, checks, metrics)
         else:
             score = finops_answer(spec, output, st or State(EMPTY_STATE), checks, metrics)
@@ -1326,6 +1707,7 @@ def grade(spec, task, output, st, artifact, opa_result, gap_only):
                              "the commands)")
         proximity = finops_proximity(spec, st, checks, metrics) if domain == "finops" else None
         mitigation_checks(spec, st, checks)
+        unchanged_checks(spec["mitigation"], st, checks)
         healthy = all(c["passed"] for c in checks if not c["id"].startswith("finops.proximity"))
         if proximity is not None:
             score = proximity if healthy else 0.0  # a fix that breaks the service scores nothing
@@ -1338,17 +1720,41 @@ def grade(spec, task, output, st, artifact, opa_result, gap_only):
             "metrics": metrics, "checks": checks}
 
 
-def evaluate(spec, agent_output, state, gap_only=False, task=None, artifact=None, opa_result=None):
-    """The verdict of one run: of `task`, or of every task the bundle poses (then with `tasks`)."""
-    if agent_output is not None and not isinstance(agent_output, dict):
+def evaluate(spec, agent_output, state, gap_only=False, task=None, artifact=None, opa_result=None,
+             injected_at=None, answers=None):
+    """The verdict of one run: of `task`, or of every task the bundle poses (then with `tasks`).
+
+    `agent_output` is the answer of the one task graded on an answer; `answers` ({task: answer}, from the
+    agent's work folder) gives each its own, `_MISSING` for a file the agent did not write. `injected_at`
+    (RFC 3339) is when the fault was injected: the detect task of a scenario with a fault reads it."""
+    if agent_output is not None and not isinstance(agent_output, dict) and "answers" not in spec:
         raise InputError("the agent output must be a JSON object")
     tasks = spec["tasks"]
     if task is not None and task not in tasks:
         raise InputError(f"this bundle poses {', '.join(tasks)}, not {task}")
+    graded = [task] if task is not None else tasks
+    read = [t for t in graded if t in ANSWER_TASKS]
+    if answers is None and agent_output is not None and len(read) > 1:
+        raise InputError(f"{', '.join(read)} each grade their own answer: give the agent's work folder "
+                         f"(--agent-output DIR, with {', '.join(spec['answers'][t] for t in read)}) or one --task")
+    if "detect" in graded and spec["detection"]["fault"]:
+        if injected_at is None:
+            raise InputError("the detect task grades when the anomaly was noticed: give --injected-at, the time "
+                             "the fault was injected (RFC 3339)")
+        injected_at = rfc3339(injected_at)
+        if injected_at is None:
+            raise InputError("--injected-at must be an RFC 3339 time with a zone (2025-06-01T12:00:00Z)")
+
+    def answer(t):
+        if answers is None:
+            return agent_output
+        given = answers.get(t, _MISSING)
+        return NULL_ANSWER if given is None else given  # the agent wrote `null`
+
     st = State(state) if state is not None else None
     if task is not None:
-        return grade(spec, task, agent_output, st, artifact, opa_result, gap_only)
-    verdicts = {t: grade(spec, t, agent_output, st, artifact, opa_result, gap_only) for t in tasks}
+        return grade(spec, task, answer(task), st, artifact, opa_result, gap_only, injected_at)
+    verdicts = {t: grade(spec, t, answer(t), st, artifact, opa_result, gap_only, injected_at) for t in tasks}
     if len(verdicts) == 1:
         return verdicts[tasks[0]]
     return {"scenario": spec["scenario"], "task": "+".join(tasks),
@@ -1391,7 +1797,7 @@ def _refs(spec):
     refs = [p["target"] for p in m.get("predicates", []) if p.get("target")]
     for fault in m.get("faults", []):
         refs += fault["created"] + [e["object"] for e in fault["fields"]]
-    refs += [e["object"] for e in m.get("restored", [])]
+    refs += [e["object"] for e in m.get("restored", []) + m.get("unchanged", [])]
     refs += [o["object"] for o in (spec.get("finops") or {}).get("optimal", [])]
     return refs
 
@@ -1408,9 +1814,12 @@ def requirements(spec):
     if spec["requires"]["policy_reports"]:
         commands.append("kubectl get policyreports.wgpolicyk8s.io -A -o json; "
                         "kubectl get clusterpolicyreports.wgpolicyk8s.io -o json")
+    for name in spec["requires"].get("probes", []):  # each result goes into the state's `probes`, by name
+        commands.append(" ".join(_quoted(part) for part in probe_command(spec["probes"][name])))
     return {"scenario": spec["scenario"], "tasks": spec["tasks"],
             "captured": [f"{ns}/{kind}" for ns, kind in spec["requires"]["kinds"]],
             "alerts": spec["requires"]["alerts"], "policyReports": spec["requires"]["policy_reports"],
+            **({"probes": list(spec["requires"]["probes"])} if spec["requires"].get("probes") else {}),
             "commands": commands,
             "note": "`python evaluator.py --capture state.json [--prometheus URL]` runs these commands and writes "
                     "the state with its `captured` list"}
@@ -1439,7 +1848,37 @@ def capture(spec, kubectl="kubectl", prometheus=None, timeout=120):
                 state["alerts"] = json.loads(response.read(MAX_INPUT_BYTES).decode("utf-8"))
         except (OSError, ValueError) as exc:
             raise InputError(f"cannot read the alerts from {url}: {exc}")
+    if spec["requires"].get("probes"):
+        state["probes"] = {name: run_probe(spec["probes"][name], kubectl, timeout)
+                           for name in spec["requires"]["probes"]}
     return state
+
+
+def probe_command(probe, kubectl="kubectl"):
+    """The kubectl command that runs a probe in one pod of its workload (docs/evaluator.md, probes)."""
+    workload = probe["workload"]
+    return [kubectl, "exec", "-n", probe["namespace"], f"{workload['kind'].lower()}/{workload['name']}",
+            "-c", probe["container"], "--", *probe["command"]]
+
+
+def _quoted(part):
+    return part if re.fullmatch(r"[A-Za-z0-9_./:=@-]+", part) else "'" + part.replace("'", "'\\''") + "'"
+
+
+MAX_PROBE_OUTPUT = 1024 * 1024  # of each stream a captured probe keeps
+
+
+def run_probe(probe, kubectl="kubectl", timeout=120):
+    """A probe's result, `{exit_code, stdout, stderr}`: a command that cannot run is a failed result, not a
+    missing one (the predicates then say why)."""
+    command = probe_command(probe, kubectl)
+    try:
+        proc = subprocess.run(command, capture_output=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return {"exit_code": -1, "stdout": "", "stderr": f"cannot run {' '.join(command[:6])}: {exc}"}
+    return {"exit_code": proc.returncode,
+            "stdout": proc.stdout[:MAX_PROBE_OUTPUT].decode("utf-8", "replace"),
+            "stderr": proc.stderr[:MAX_PROBE_OUTPUT].decode("utf-8", "replace")}
 
 
 def _kubectl_items(command, timeout):
@@ -1505,11 +1944,25 @@ def _load_artifact(path):
     return ("kyverno", docs)
 
 
+def _load_answers(spec, folder):
+    """{task: answer} from the agent's work folder, `_MISSING` for a file the agent did not write."""
+    files = spec.get("answers")
+    if not files:
+        raise InputError("this bundle grades one answer file: give it with --agent-output (not a folder)")
+    out = {}
+    for task, name in files.items():
+        path = os.path.join(folder, name)
+        out[task] = _load_json(path, f"{task} answer") if os.path.isfile(path) else _MISSING  # null: None
+    return out
+
+
 def main(spec, argv=None):
     parser = argparse.ArgumentParser(description=f"Evaluate a run of scenario {spec['scenario']} (tasks: "
                                                  f"{', '.join(spec['tasks'])}).")
     parser.add_argument("--task", choices=spec["tasks"], help="grade this task only (default: every task the bundle poses)")
-    parser.add_argument("--agent-output", help="the agent's answer (JSON): what the diagnose task grades")
+    parser.add_argument("--agent-output", help="the agent's answer (JSON): what the diagnose task grades; or the "
+                        "agent's work folder, where each task graded on an answer reads its own file")
+    parser.add_argument("--injected-at", help="when the fault was injected (RFC 3339): what detect times against")
     parser.add_argument("--state", help="the state snapshot (JSON): what the mitigate task grades")
     parser.add_argument("--artifact", help="CISO: the agent's policy (Kyverno JSON/YAML or .rego)")
     parser.add_argument("--opa-result", help="CISO Rego: a recorded `opa eval` result per object")
@@ -1532,12 +1985,19 @@ def main(spec, argv=None):
                 json.dump(state, handle)
             print(f"evaluator: wrote {args.capture} ({len(state['resources']['items'])} objects)", file=sys.stderr)
             return 0
-        output = _load_json(args.agent_output, "agent output") if args.agent_output else None
+        answers = None
+        if args.agent_output and os.path.isdir(args.agent_output):
+            answers = _load_answers(spec, args.agent_output)
+            output = None
+        else:
+            output = _load_json(args.agent_output, "agent output") if args.agent_output else None
+            if args.agent_output and output is None:
+                output = NULL_ANSWER  # a file that holds `null` is an answer, and not a JSON object
         state = _load_json(args.state, "state") if args.state else None
         artifact = _load_artifact(args.artifact) if args.artifact else None
         opa = _load_json(args.opa_result, "recorded opa result") if args.opa_result else None
         verdict = evaluate(spec, output, state, gap_only=args.gap_only, task=args.task, artifact=artifact,
-                           opa_result=opa)
+                           opa_result=opa, injected_at=args.injected_at, answers=answers)
     except InputError as exc:
         print(f"evaluator: {exc}", file=sys.stderr)
         return 2

@@ -13,7 +13,8 @@ reads YAML 1.1, breaks lines at them).
 
 Anchors, aliases, tags other than the standard `!!str`-style ones, complex keys (`? k`) and
 directives are refused with `YAMLSubsetError`, which carries the line and column: a policy
-that needs them is better converted to JSON than half-read.
+that needs them is better converted to JSON than half-read. So are collections nested deeper
+than MAX_DEPTH, before they exhaust the stack.
 """
 
 import re
@@ -110,9 +111,19 @@ _ESCAPES = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "
             "P": "\u2029"}
 
 
+MAX_DEPTH = 100  # collections nested in one another: more than any manifest or policy, well within Python's stack
+
+
 class _Reader:
     def __init__(self, text):
         self.raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        self.depth = 0
+
+    def _deeper(self, line, column):
+        """Enter one more level of nesting; YAMLSubsetError past MAX_DEPTH (a file built to exhaust the stack)."""
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise YAMLSubsetError(f"collections nest deeper than {MAX_DEPTH} levels", line.number, column)
 
     # ---- documents ----------------------------------------------------------------------------------
 
@@ -166,6 +177,13 @@ class _Reader:
 
     def node(self, indent):
         self._skip_blank()
+        self._deeper(self.lines[self.pos], self.lines[self.pos].indent + 1)
+        try:
+            return self._node(indent)
+        finally:
+            self.depth -= 1
+
+    def _node(self, indent):
         line = self.lines[self.pos]
         content = line.text[line.indent:]
         if content.startswith("\t"):
@@ -411,6 +429,13 @@ class _Reader:
         return source, 0
 
     def flow(self, source, index, line):
+        self._deeper(line, index + 1)
+        try:
+            return self._flow(source, index, line)
+        finally:
+            self.depth -= 1
+
+    def _flow(self, source, index, line):
         opener = source[index]
         closer = "]" if opener == "[" else "}"
         index += 1

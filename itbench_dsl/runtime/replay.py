@@ -34,6 +34,7 @@ import fnmatch
 import json
 import re
 import shlex
+import dataclasses
 from dataclasses import dataclass
 from fractions import Fraction
 from collections.abc import Callable, Iterator
@@ -56,18 +57,23 @@ LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
 class Outcome:
     status: str  # "applied" | "read-only" | "unsupported" | "refused"
     message: str  # one line: what was done, or why not
+    execs: tuple[int, ...] = ()  # the indexes of the known `execs` the line ran (when it applied)
 
 
 def replay(objects: dict[Key, dict], command: str, *, namespace: str | None = None,
-           files: dict[str, bytes] | None = None, history: dict[Key, list[dict]] | None = None) -> Outcome:
+           files: dict[str, bytes] | None = None, history: dict[Key, list[dict]] | None = None,
+           execs: list[dict] | None = None) -> Outcome:
     """Replays one shell command line on `objects`, changing them in place only if it applies.
 
     `namespace` is the namespace a command works in when it names none (kubectl's context
     namespace); `files` the compiled bundle's files by relative path, for `-f FILE`; `history`
-    the earlier pod templates of workloads, oldest first, for `rollout undo`.
+    the earlier pod templates of workloads, oldest first, for `rollout undo`; `execs` the
+    commands run in pods whose effect is known (a fault's revert command, as `revert/exec.json`
+    lists it: namespace, workload, container, command): a `kubectl exec` running one of them in
+    its workload applies, and `Outcome.execs` says which. Any other `kubectl exec` is unsupported.
     """
     store = _Store(objects)
-    ctx = _Context(store, namespace or "default", files or {}, history or {})
+    ctx = _Context(store, namespace or "default", files or {}, history or {}, list(execs or ()))
     try:
         outcome = _run_line(ctx, command)
     except _Stop as stop:
@@ -77,6 +83,7 @@ def replay(objects: dict[Key, dict], command: str, *, namespace: str | None = No
             f"internal error while replaying {command!r}: {type(exc).__name__}: {exc}"))
     if outcome.status == APPLIED:
         store.commit()
+        outcome.execs = tuple(dict.fromkeys(ctx.ran))
     return outcome
 
 
@@ -145,6 +152,8 @@ class _Context:
     namespace: str
     files: dict[str, bytes]
     history: dict[Key, list[dict]]
+    execs: list[dict] = dataclasses.field(default_factory=list)
+    ran: list[int] = dataclasses.field(default_factory=list)
 
 
 # --- the shell line -----------------------------------------------------------------------------
@@ -547,6 +556,8 @@ def _dispatch(ctx: _Context, inv: _Invocation) -> Outcome:
     sub = inv.words[1] if len(inv.words) > 1 else ""
     if verb in _READ_ONLY_VERBS or sub in _READ_ONLY_SUBCOMMANDS.get(verb, ()):
         return Outcome(READ_ONLY, f"`{inv.text}` only reads, so it changes nothing")
+    if verb == "exec" and ctx.execs:
+        return _known_exec(ctx, inv)
     if verb in _UNSUPPORTED_VERBS:
         raise _unsupported(f"`{inv.program} {verb}` {_UNSUPPORTED_VERBS[verb]}")
     handler = _HANDLERS.get(verb)
@@ -679,6 +690,33 @@ def _known_resources(ctx: _Context) -> list[_Resource]:
             known.append(_custom(kind, _plural_of(kind), _group_of(obj.get("apiVersion")), key[1] is not None))
             kinds.add(kind)
     return known
+
+
+def _known_exec(ctx: _Context, inv: _Invocation) -> Outcome:
+    """`kubectl exec WORKLOAD [-c CONTAINER] -- COMMAND...` running a command whose effect is known (`execs`):
+    the same words in the same container of the same workload (kubectl's default container when `-c` is
+    left out: the pod's `kubectl.kubernetes.io/default-container`, else its first)."""
+    args = inv.words[1:]
+    kind_word, slash, name = args[0].partition("/") if args else ("", "", "")
+    if slash and name:
+        res = _resource(ctx, kind_word)
+        obj = ctx.store.get(_key(res, inv.namespace, name))
+        if obj is None:
+            raise _not_found(res, name)
+        container = inv.last("container")
+        if container is None:
+            template = (obj.get("spec") or {}).get("template") or {}
+            annotations = (template.get("metadata") or {}).get("annotations") or {}
+            containers = [c.get("name") for c in (template.get("spec") or {}).get("containers") or []]
+            container = annotations.get("kubectl.kubernetes.io/default-container") or (containers[:1] or [None])[0]
+        for index, step in enumerate(ctx.execs):
+            workload = step.get("workload") or {}
+            if (step.get("namespace"), workload.get("kind"), workload.get("name"), step.get("container"),
+                    list(step.get("command") or ())) == (inv.namespace, res.kind, name, container, args[1:]):
+                ctx.ran.append(index)
+                return Outcome(APPLIED, f"ran `{' '.join(args[1:])[:80]}` in {res.ref(name)}, container {container}")
+    raise _unsupported(f"`{inv.program} exec` {_UNSUPPORTED_VERBS['exec']}, and it is not the revert command of "
+                       "the scenario's exec fault (the same command, in the same container of the same workload)")
 
 
 def _resource(ctx: _Context, word: str) -> _Resource:

@@ -105,15 +105,20 @@ def aggregate(verdicts: list[dict], ks: list[int]) -> dict:
 
 
 MAX_VERDICT_BYTES = 16 * 1024 * 1024
+RUN_MARKER, RUN_VERDICT = "timeline.jsonl", "verdict.json"  # a run folder of `itbench run` (cluster/runner.py)
 
 
 def load_verdicts(folder: Path) -> list[dict]:
-    """Every verdict JSON file below `folder` (*.json, sorted), checked for the fields scoring reads. A
-    verdict of several tasks (`tasks`, as an evaluator run without `--task` writes it) counts as one
+    """Every verdict JSON file below `folder` (*.json, sorted; in a run folder of `itbench run`, only its
+    verdict.json), checked for the fields scoring reads. A verdict of several tasks (`tasks`, as an evaluator run without `--task` writes it) counts as one
     verdict per task."""
     if not folder.is_dir():
         raise ScoringError(f"{folder}: not a folder")
     files = sorted(p for p in folder.rglob("*.json") if p.is_file())
+    # A folder of `itbench run` (it holds timeline.jsonl) keeps its state, timings and the agent's files
+    # beside its verdict: only its verdict.json is one (none yet while the run is unfinished).
+    runs = {p.parent for p in folder.rglob(RUN_MARKER) if p.is_file()}
+    files = [p for p in files if not (runs & {*p.parents}) or (p.name == RUN_VERDICT and p.parent in runs)]
     if not files:
         raise ScoringError(f"{folder}: no .json verdict files in this folder")
     verdicts = []

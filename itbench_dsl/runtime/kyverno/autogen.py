@@ -10,6 +10,8 @@ import json
 import re
 from typing import Any
 
+from .shape import check_policy, rule_findings
+
 
 _POD_CONTROLLERS = ["DaemonSet", "Deployment", "Job", "StatefulSet", "ReplicaSet", "ReplicationController"]
 _AUTOGEN_ANNOTATION = "pod-policies.kyverno.io/autogen-controllers"
@@ -29,6 +31,7 @@ def _descriptions(rule: dict) -> list[dict]:
 def _autogen_controllers(policy: dict) -> list[str]:
     ann = (policy.get("metadata") or {}).get("annotations") or {}
     requested = ann.get(_AUTOGEN_ANNOTATION)
+    requested = None if requested is None else str(requested)
     if requested is not None and requested.strip() == "none":
         return []
     needed = False
@@ -114,17 +117,20 @@ def _autogen_rules(rule: dict, controllers: list[str]) -> list[dict]:
     return rules
 
 
-_RULES_MEMO: dict[int, tuple[dict, Any, list[dict]]] = {}
+_RULES_MEMO: dict[int, tuple[dict, Any, list[tuple[dict, list]]]] = {}
 
 
-def _cached_rules(policy: dict) -> list[dict]:
-    """expand_rules, memoised per policy object (by identity of the policy and its spec;
-    a caller that edits a policy's rules in place should pass a new dict)."""
+def _cached_rules(policy: dict) -> list[tuple[dict, list[tuple[tuple, str]]]]:
+    """The policy's rules, autogen included, each with the unsupported fields that concern it
+    (shape.check_policy, which first raises Malformed for a value of the wrong type); memoised per
+    policy object (by identity of the policy and its spec; a caller that edits a policy's rules in
+    place should pass a new dict)."""
     spec = policy.get("spec")
     hit = _RULES_MEMO.get(id(policy))
     if hit is not None and hit[0] is policy and hit[1] is spec:
         return hit[2]
-    rules = expand_rules(policy)
+    found = check_policy(policy)
+    rules = [(rule, rule_findings(found, index)) for rule, index in _expand(policy)]
     if len(_RULES_MEMO) > 512:
         _RULES_MEMO.clear()
     _RULES_MEMO[id(policy)] = (policy, spec, rules)
@@ -133,11 +139,15 @@ def _cached_rules(policy: dict) -> list[dict]:
 
 def expand_rules(policy: dict) -> list[dict]:
     """The policy's rules followed by the autogen rules Kyverno would add."""
+    return [rule for rule, _ in _expand(policy)]
+
+
+def _expand(policy: dict) -> list[tuple[dict, int]]:
+    """Every rule with the index of the rule it comes from."""
     rules = list((policy.get("spec") or {}).get("rules") or [])
+    out = [(rule, index) for index, rule in enumerate(rules)]
     controllers = _autogen_controllers(policy)
-    if not controllers:
-        return rules
-    out = list(rules)
-    for rule in rules:
-        out.extend(_autogen_rules(rule, controllers))
+    if controllers:
+        for index, rule in enumerate(rules):
+            out.extend((new, index) for new in _autogen_rules(rule, controllers))
     return out

@@ -46,10 +46,17 @@ def substitute(value: Any, ctx: dict, soft: bool = False) -> Any:
     return value
 
 
+_MAX_VARIABLES = 1000  # per string: each substitution rewrites the string, so bound their number
+
+
 def _substitute_string(text: str, ctx: dict, soft: bool) -> Any:
     if "$(" in text:
         raise Unsupported("$(...) references in patterns")
+    count = 0
     while "{{" in text:
+        count += 1
+        if count > _MAX_VARIABLES:
+            raise KyvernoError(f"more than {_MAX_VARIABLES} variables in one string")
         m = _VARIABLE.search(text)
         if not m:
             return text

@@ -7,6 +7,7 @@ given the wrong types, and `Unsupported` for a function it does not implement.
 """
 
 import base64
+import binascii
 import json
 import math
 import re
@@ -245,13 +246,27 @@ _AST_CACHE: dict[str, tuple] = {}
 def compile_jmespath(expr: str) -> tuple:
     node = _AST_CACHE.get(expr)
     if node is None:
-        node = _AST_CACHE[expr] = _Parser(expr).parse()
+        try:
+            node = _Parser(expr).parse()
+        except RecursionError:
+            raise JMESPathError(f"the expression nests too deeply: {expr[:80]!r}") from None
+        if len(_AST_CACHE) > 4096:
+            _AST_CACHE.clear()
+        _AST_CACHE[expr] = node
     return node
 
 
 def jmespath_search(expr: str, data: Any) -> Any:
     """Evaluate `expr`; raises NotFound for a missing key outside projections."""
-    return _eval(compile_jmespath(expr), data)
+    try:
+        return _eval(compile_jmespath(expr), data)
+    except RecursionError:  # a chain of thousands of sub-expressions: the tree is evaluated recursively
+        raise JMESPathError(f"the expression nests too deeply: {expr[:80]!r}") from None
+
+
+# What a function given values of the wrong kind raises; each becomes a JMESPathError naming it.
+_FUNCTION_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError,
+                    ZeroDivisionError, re.error, binascii.Error, UnicodeError)
 
 
 def _truthy(v: Any) -> bool:
@@ -365,7 +380,10 @@ def _eval(node: tuple, data: Any) -> Any:
         if fn is None:
             raise Unsupported(f"JMESPath function {node[1]}()")
         args = [_eval(a, data) if a[0] != "expref" else ("expref", a[1]) for a in node[2]]
-        return fn(*args)
+        try:
+            return fn(*args)
+        except _FUNCTION_ERRORS as exc:
+            raise JMESPathError(f"{node[1]}(): {type(exc).__name__}: {exc}") from None
     raise Unsupported(f"JMESPath expression {kind}")
 
 

@@ -19,8 +19,32 @@ class Unsupported(Exception):
         self.feature = feature
 
 
+NOT_SUPPORTED = "not supported by itbench policy-test"
+
+
 class KyvernoError(Exception):
     """A policy that Kyverno itself would report as a rule error (bad variable, bad syntax)."""
+
+
+class Malformed(KyvernoError):
+    """Input of the wrong shape (a value of the wrong type, nesting too deep): not a rule error but
+    unusable input. `where` is the path (keys and list indexes) of the value inside `document`, so
+    that a caller that knows where the document came from can point at its line."""
+
+    def __init__(self, message: str, where: tuple = (), document: object = None) -> None:
+        super().__init__(message)
+        self.message, self.where, self.document = message, tuple(where), document
+
+    def __str__(self) -> str:
+        return f"{_dotted(self.where)}: {self.message}" if self.where else self.message
+
+
+def _dotted(where: tuple) -> str:
+    """`spec.rules[0].match` for ('spec', 'rules', 0, 'match')."""
+    out = ""
+    for part in where:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
 
 
 @dataclass(frozen=True)

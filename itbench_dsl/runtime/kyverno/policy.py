@@ -2,8 +2,12 @@
 foreach), and the results of every rule, autogen included.
 
 Entry points: `evaluate_policy(policy, resource, operation)` -> list of `RuleResult` (it raises
-`Unsupported` when the policy uses a feature this matcher does not implement), and `evaluate_rule`
-for one rule.
+`Unsupported` when the policy uses a feature this matcher does not implement, and `Malformed` when a
+value of the policy or of the resource's envelope has the wrong type), and `evaluate_rule` for one rule.
+
+The policy's shape is checked once (shape.py, through autogen's memo), so the code below reads its
+fields with the types declared there; the body of a resource is free data, read only through `_dig`
+and the type-checking pattern and JMESPath code.
 """
 
 import json
@@ -12,9 +16,20 @@ from typing import Any
 from .autogen import _cached_rules
 from .conditions import _resolve, evaluate_conditions, substitute
 from .jmespath import NotFound
-from .outcomes import ERROR, FAIL, PASS, SKIP, WARN, KyvernoError, RuleResult, Unsupported
+from .outcomes import ERROR, FAIL, NOT_SUPPORTED, PASS, SKIP, WARN, KyvernoError, Malformed, RuleResult, \
+    Unsupported, _dotted
 from .patterns import match_pattern
 from .resources import _block_matches
+from .shape import check_resource
+
+
+def _dig(value: Any, *keys: str) -> Any:
+    """value[k1][k2]... where each step is a map holding the key; None otherwise."""
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
 
 
 def _image_info(image: str) -> dict:
@@ -41,18 +56,19 @@ def _image_info(image: str) -> dict:
 
 
 def _images(resource: dict) -> dict:
-    spec = resource.get("spec") or {}
     kind = resource.get("kind")
     if kind == "CronJob":
-        spec = ((((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}).get("spec")) or {}
+        spec = _dig(resource, "spec", "jobTemplate", "spec", "template", "spec")
     elif kind != "Pod":
-        spec = ((spec.get("template") or {}).get("spec")) or {}
+        spec = _dig(resource, "spec", "template", "spec")
+    else:
+        spec = _dig(resource, "spec")
     out: dict = {}
     for key in ("initContainers", "containers", "ephemeralContainers"):
-        items = spec.get(key) or []
-        if items:
-            out[key] = {c.get("name", ""): _image_info(str(c.get("image", ""))) for c in items
-                        if isinstance(c, dict) and c.get("image")}
+        items = _dig(spec, key)
+        if isinstance(items, list) and items:
+            out[key] = {str(c.get("name", "")): _image_info(str(c["image"])) for c in items
+                        if isinstance(c, dict) and isinstance(c.get("image"), (str, int, float))}
     return out
 
 
@@ -91,13 +107,10 @@ def _has_variables(value: Any) -> bool:
     return result
 
 
-def _validate(validate: dict, resource: dict, ctx: dict) -> tuple[str, str]:
-    for key in ("podSecurity", "cel", "manifests", "assert"):
-        if validate.get(key) is not None:
-            raise Unsupported(f"validate.{key}")
+def _validate(validate: dict, resource: dict, ctx: dict, given: frozenset = frozenset()) -> tuple[str, str]:
     message = validate.get("message") or ""
     if validate.get("foreach") is not None:
-        status, detail = _foreach(validate["foreach"], resource, ctx, 0)
+        status, detail = _foreach(validate["foreach"], resource, ctx, 0, given)
         return status, (detail if status == PASS else f"{message} {detail}".strip())
     if "pattern" in validate and validate["pattern"] is not None:
         pattern = substitute(validate["pattern"], ctx) if _has_variables(validate["pattern"]) \
@@ -127,13 +140,13 @@ def _validate(validate: dict, resource: dict, ctx: dict) -> tuple[str, str]:
     raise Unsupported("a validate rule without pattern, anyPattern or deny")
 
 
-def _foreach(entries: Any, resource: dict, ctx: dict, nesting: int) -> tuple[str, str]:
+def _foreach(entries: Any, resource: dict, ctx: dict, nesting: int, given: frozenset) -> tuple[str, str]:
     """validate.foreach: every element of each list must pass; skip when none applied."""
     if not isinstance(entries, list):
         raise KyvernoError("foreach must be a list")
     applied = 0
     for entry in entries:
-        expr = str(entry.get("list") or "").strip()
+        expr = entry["list"].strip()
         if expr.startswith("{{") and expr.endswith("}}"):
             expr = expr[2:-2]
         try:
@@ -153,12 +166,12 @@ def _foreach(entries: Any, resource: dict, ctx: dict, nesting: int) -> tuple[str
             if scoped and not isinstance(element, dict):
                 raise KyvernoError("elementScope: true needs elements that are objects")
             target = element if scoped else resource
-            _load_context(entry.get("context"), inner)
+            _load_context(entry.get("context"), inner, given)
             holds, _ = evaluate_conditions(entry.get("preconditions"), inner, soft=True)
             if not holds:
                 continue
             if entry.get("foreach") is not None:
-                status, detail = _foreach(entry["foreach"], target, inner, nesting + 1)
+                status, detail = _foreach(entry["foreach"], target, inner, nesting + 1, given)
             else:
                 status, detail = _validate({k: entry[k] for k in ("pattern", "anyPattern", "deny") if k in entry},
                                            target, inner)
@@ -172,19 +185,26 @@ def _foreach(entries: Any, resource: dict, ctx: dict, nesting: int) -> tuple[str
     return PASS, ""
 
 
-def _load_context(entries: Any, ctx: dict) -> None:
-    """Rule `context` entries; only `variable` entries can be evaluated offline."""
+def _load_context(entries: Any, ctx: dict, given: frozenset = frozenset()) -> None:
+    """Rule `context` entries. `variable` entries are evaluated; the others read a cluster or a
+    registry, so, as `kyverno test` does, they take the value the test's Values give (`given`: the
+    names of the variables the Values set) and are unsupported otherwise."""
     for entry in entries or []:
-        name = entry.get("name")
+        name = entry["name"]
         variable = entry.get("variable")
         if variable is None:
+            if name in given:
+                continue
             kinds = [k for k in ("configMap", "apiCall", "imageRegistry", "globalReference") if k in entry]
-            raise Unsupported(f"rule context entry {kinds[0] if kinds else '?'} ({name})")
+            raise Unsupported(f"the context entry {name!r} of type {kinds[0] if kinds else '(none)'}, which "
+                              "reads the cluster and which the test's Values do not give,")
         value = None
         if "value" in variable:
             value = substitute(variable["value"], ctx)
         if variable.get("jmesPath"):
             path = substitute(variable["jmesPath"], ctx)
+            if not isinstance(path, str):
+                raise KyvernoError(f"context variable {name!r}: jmesPath is not a string after substitution")
             try:
                 value = _resolve(str(path), value if "value" in variable else ctx)
             except NotFound:
@@ -203,29 +223,65 @@ def _context_for(resource: dict, operation: str, old_resource: dict | None, valu
     return _build_context(target, operation, old_resource, values)
 
 
+def _unsupported(name: str, findings: list) -> Unsupported:
+    where, reason = findings[0]
+    return Unsupported(f"rule {name!r}: {_dotted(where)}: {reason} is {NOT_SUPPORTED}")
+
+
+def _is_match_field(where: tuple) -> bool:
+    return where[:2] != ("spec", "rules") or (len(where) > 3 and where[3] in ("match", "exclude"))
+
+
 def evaluate_rule(policy_name: str, rule: dict, resource: dict, operation: str = "CREATE",
                   old_resource: dict | None = None, values: dict | None = None,
-                  namespace: str | None = None, ctx: dict | None = None) -> RuleResult:
-    name = rule.get("name", "")
+                  namespace: str | None = None, ctx: dict | None = None, findings: list | tuple = (),
+                  namespace_labels: dict | None = None) -> RuleResult:
+    """One rule against the resource. `findings` are the rule's unsupported fields (shape.py): those of
+    its match and exclude (and of the whole policy) make it unsupported before matching, the others
+    only when the resource matches (Kyverno evaluates nothing else of a rule that does not apply).
+    An unsupported construct found while evaluating is raised naming the rule."""
+    try:
+        return _evaluate_rule(policy_name, rule, resource, operation, old_resource, values, namespace, ctx,
+                              findings, namespace_labels)
+    except Unsupported as exc:
+        if exc.feature.startswith("rule "):
+            raise
+        said = "" if NOT_SUPPORTED in exc.feature else f" is {NOT_SUPPORTED}"
+        raise Unsupported(f"rule {rule['name']!r}: {exc.feature}{said}") from None
+
+
+def _evaluate_rule(policy_name: str, rule: dict, resource: dict, operation: str, old_resource: dict | None,
+                   values: dict | None, namespace: str | None, ctx: dict | None, findings: list | tuple,
+                   namespace_labels: dict | None) -> RuleResult:
+    name = rule["name"]
     target = resource if operation != "DELETE" else (old_resource or resource)
     if namespace and ((target.get("metadata") or {}).get("namespace") or "") != namespace:
         return RuleResult(policy_name, name, SKIP, "outside the Policy's namespace", matched=False)
-    if rule.get("validate") is None:
-        raise Unsupported(f"rule {name!r}: only validate rules are supported")
-    if not _block_matches(rule.get("match"), target, operation):
+    before = [f for f in findings if _is_match_field(f[0])]
+    if before:
+        raise _unsupported(name, before)
+    if not _block_matches(rule.get("match"), target, operation, namespace_labels):
         return RuleResult(policy_name, name, SKIP, "resource does not match", matched=False)
-    if _block_matches(rule.get("exclude"), target, operation):
+    if _block_matches(rule.get("exclude"), target, operation, namespace_labels):
         return RuleResult(policy_name, name, SKIP, "resource is excluded", matched=False)
+    if findings:
+        raise _unsupported(name, list(findings))
+    if rule.get("validate") is None:
+        raise Unsupported(f"rule {name!r}: a rule without validate, mutate, generate or verifyImages is "
+                          f"{NOT_SUPPORTED}")
     if ctx is None:
         ctx = _context_for(resource, operation, old_resource, values)
+    given = frozenset(str(k).split(".", 1)[0] for k in (values or {}))
     try:
         if rule.get("context"):
             ctx = dict(ctx)  # the policy's rules share one context; keep variables per rule
-            _load_context(rule["context"], ctx)
+            _load_context(rule["context"], ctx, given)
         holds, _ = evaluate_conditions(rule.get("preconditions"), ctx, soft=True)
         if not holds:
             return RuleResult(policy_name, name, SKIP, "preconditions not met")
-        status, message = _validate(rule["validate"], target, ctx)
+        status, message = _validate(rule["validate"], target, ctx, given)
+    except Malformed:
+        raise
     except KyvernoError as exc:
         return RuleResult(policy_name, name, ERROR, str(exc))
     return RuleResult(policy_name, name, status, message)
@@ -235,7 +291,8 @@ def evaluate_policy(policy: dict, resource: dict, operation: str = "CREATE",
                     old_resource: dict | None = None, values: dict | None = None) -> list[RuleResult]:
     """Every rule (autogen included) of a Kyverno policy against one resource.
 
-    Raises Unsupported when the policy uses a feature this matcher does not implement.
+    Raises Unsupported when the policy uses a feature this matcher does not implement, Malformed
+    (a KyvernoError) when the policy or the resource's envelope has a value of the wrong type.
     """
     return _evaluate(policy, resource, operation, old_resource, values, strict=True)
 
@@ -244,26 +301,51 @@ _UNSUPPORTED = "unsupported"
 
 
 def _evaluate(policy: dict, resource: dict, operation: str, old_resource: dict | None,
-              values: dict | None, strict: bool) -> list[RuleResult]:
-    """evaluate_policy; when not `strict`, a rule using an unsupported feature yields a
-    result with status "unsupported" (the feature as message) instead of raising."""
+              values: dict | None, strict: bool, rule_values: dict | None = None,
+              namespace_labels: dict | None = None) -> list[RuleResult]:
+    """evaluate_policy; when not `strict`, a rule using an unsupported feature yields a result with
+    status "unsupported" (the feature as message) instead of raising. `rule_values` maps a rule's
+    name to the variables the test's Values give that rule; `namespace_labels` maps a namespace to
+    its labels (a Values file's namespaceSelector), for namespaceSelector filters."""
     if not isinstance(policy, dict) or policy.get("kind") not in ("ClusterPolicy", "Policy"):
         raise KyvernoError("not a Kyverno ClusterPolicy or Policy")
-    meta = policy.get("metadata") or {}
-    name = meta.get("name", "")
-    namespace = meta.get("namespace") or "default" if policy["kind"] == "Policy" else None
-    rules = _cached_rules(policy)
+    rules = _cached_rules(policy)  # checks the policy's shape (Malformed)
+    check_resource(resource)
+    if old_resource is not None:
+        check_resource(old_resource)
+    meta = policy["metadata"]
+    name = meta["name"]
+    namespace = (meta.get("namespace") or "default") if policy["kind"] == "Policy" else None
     ctx = _context_for(resource, operation, old_resource, values) if rules else None
-    results = []
-    for rule in rules:
+    one = str(policy["spec"].get("applyRules") or "") == "One"
+    results: list[RuleResult] = []
+    for rule, findings in rules:
+        rule_name = rule["name"]
+        if one and any(r.matched and r.status != SKIP for r in results):
+            results.append(RuleResult(name, rule_name, SKIP, "applyRules is One and an earlier rule applied"))
+            continue
+        own = (rule_values or {}).get(_source_name(rule_name))
+        rule_ctx, merged = ctx, values
+        if own:
+            merged = {**(values or {}), **own}
+            rule_ctx = _context_for(resource, operation, old_resource, merged)
         try:
-            results.append(evaluate_rule(name, rule, resource, operation, old_resource, values, namespace, ctx))
+            results.append(evaluate_rule(name, rule, resource, operation, old_resource, merged, namespace,
+                                         rule_ctx, findings, namespace_labels))
         except Unsupported as exc:
             if strict:
                 raise
-            results.append(RuleResult(name, rule.get("name", ""), _UNSUPPORTED, exc.feature))
+            results.append(RuleResult(name, rule_name, _UNSUPPORTED, exc.feature))
     if str((meta.get("annotations") or {}).get("policies.kyverno.io/scored", "")).lower() == "false":
         # an unscored policy reports its failures as warnings
         results = [RuleResult(r.policy, r.rule, WARN, r.message, r.matched) if r.status == FAIL else r
                    for r in results]
     return results
+
+
+def _source_name(rule_name: str) -> str:
+    """The rule an autogen rule comes from (its Values are the source rule's)."""
+    for prefix in ("autogen-cronjob-", "autogen-"):
+        if rule_name.startswith(prefix):
+            return rule_name[len(prefix):]
+    return rule_name

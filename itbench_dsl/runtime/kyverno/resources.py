@@ -1,12 +1,14 @@
 """Which resources a rule applies to: kinds, label selectors, and the match and exclude blocks.
 
 Admission user information (subjects, roles) is not known offline, so a filter naming it never
-matches; a namespaceSelector (namespace labels are not known either) raises `Unsupported`.
+matches; a namespaceSelector needs the labels of namespaces, which a test's Values file may give
+(`namespace_labels`); without them it raises `Unsupported`. The shape of every filter is checked
+beforehand (shape.py).
 """
 
 from typing import Any
 
-from .outcomes import Unsupported
+from .outcomes import NOT_SUPPORTED, Unsupported
 from .values import wildcard_match
 
 
@@ -44,22 +46,23 @@ def _selector_matches(selector: dict, labels: dict) -> bool:
         if not hits or not any(wildcard_match(str(v), str(labels[h])) for h in hits):
             return False
     for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        key, op = expr["key"], expr["operator"]
+        values = [str(v) for v in expr.get("values") or []]
         present = key in labels
-        if op == "In" and not (present and labels[key] in values):
+        if op == "In" and not (present and str(labels[key]) in values):
             return False
-        if op == "NotIn" and present and labels[key] in values:
+        if op == "NotIn" and present and str(labels[key]) in values:
             return False
         if op == "Exists" and not present:
             return False
         if op == "DoesNotExist" and present:
             return False
         if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            raise Unsupported(f"label selector operator {op}")
+            raise Unsupported(f"the label selector operator {op!r} is {NOT_SUPPORTED}")
     return True
 
 
-def _filter_matches(flt: dict, resource: dict, operation: str) -> bool:
+def _filter_matches(flt: dict, resource: dict, operation: str, namespace_labels: dict | None = None) -> bool:
     """One ResourceFilter (resources + subjects/roles) against the resource."""
     if flt.get("subjects") or flt.get("roles") or flt.get("clusterRoles"):
         return False  # no admission user information offline: these never match
@@ -79,23 +82,29 @@ def _filter_matches(flt: dict, resource: dict, operation: str) -> bool:
     if desc.get("annotations"):
         ann = meta.get("annotations") or {}
         for k, v in desc["annotations"].items():
+            v = "" if v is None else v
             if not any(wildcard_match(k, ak) and wildcard_match(str(v), str(av)) for ak, av in ann.items()):
                 return False
     if desc.get("selector") is not None and not _selector_matches(desc["selector"], meta.get("labels") or {}):
         return False
     if desc.get("namespaceSelector") is not None:
-        raise Unsupported("namespaceSelector (namespace labels are not known offline)")
+        if namespace_labels is None:
+            raise Unsupported(f"a namespaceSelector, without namespace labels in the test's Values, is {NOT_SUPPORTED}")
+        own = (meta.get("labels") or {}) if resource.get("kind") == "Namespace" else None
+        labels = own if own is not None else namespace_labels.get(namespace) or {}
+        if not _selector_matches(desc["namespaceSelector"], labels):
+            return False
     return not (desc.get("operations") and operation not in desc["operations"])
 
 
-def _block_matches(block: Any, resource: dict, operation: str) -> bool | None:
+def _block_matches(block: Any, resource: dict, operation: str, namespace_labels: dict | None = None) -> bool | None:
     """match/exclude block; None when it is empty (no constraint)."""
     if not block:
         return None
     if block.get("any"):
-        return any(_filter_matches(f, resource, operation) for f in block["any"])
+        return any(_filter_matches(f, resource, operation, namespace_labels) for f in block["any"])
     if block.get("all"):
-        return all(_filter_matches(f, resource, operation) for f in block["all"])
+        return all(_filter_matches(f, resource, operation, namespace_labels) for f in block["all"])
     if block.get("resources") or block.get("subjects") or block.get("roles") or block.get("clusterRoles"):
-        return _filter_matches(block, resource, operation)
+        return _filter_matches(block, resource, operation, namespace_labels)
     return None

@@ -1,0 +1,182 @@
+"""What the agent is told to run, and whether its access allows it.
+
+The commands a prompt cites are declared once, on the task class (`ciso/tasks.TaskClass.commands`)
+or the domain (`DOMAIN_COMMANDS`); `cited_commands` gives a scenario's. `command_rights` maps a
+kubectl command to the API requests it makes; `allows` is a small RBAC evaluator (the API
+server's rule matching for Roles, ClusterRoles and their bindings) over the agent-access manifests.
+`backends/manifests.agent_access` grants what the cited commands need and the declared access does
+not give; the tests check, for every library scenario, that each command its prompt cites is allowed.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Iterable
+
+# The commands each domain's prompt cites (beside those of a CISO task class).
+DOMAIN_COMMANDS: dict[str, tuple[str, ...]] = {"sre": (), "finops": (), "ciso": ()}
+
+
+class UnknownCommand(ValueError):
+    """A cited command whose API requests are not known: add it to the tables below."""
+
+
+@dataclass(frozen=True, order=True)
+class Request:
+    """One API request: `namespace` None is cluster-wide (a cluster-scoped resource, or all namespaces)."""
+
+    verb: str
+    group: str
+    resource: str
+    namespace: str | None
+
+
+# kubectl's names of a resource (plural, singular, short names) -> (API group, plural, namespaced)
+_RESOURCES: dict[str, tuple[str, str, bool]] = {}
+for _names, _group, _plural, _namespaced in [
+    (("po", "pod"), "", "pods", True), (("svc", "service"), "", "services", True),
+    (("cm", "configmap"), "", "configmaps", True), (("secret",), "", "secrets", True),
+    (("ev", "event"), "", "events", True), (("ep", "endpoint"), "", "endpoints", True),
+    (("sa", "serviceaccount"), "", "serviceaccounts", True),
+    (("pvc", "persistentvolumeclaim"), "", "persistentvolumeclaims", True),
+    (("quota", "resourcequota"), "", "resourcequotas", True), (("limits", "limitrange"), "", "limitranges", True),
+    (("ns", "namespace"), "", "namespaces", False), (("no", "node"), "", "nodes", False),
+    (("deploy", "deployment"), "apps", "deployments", True), (("sts", "statefulset"), "apps", "statefulsets", True),
+    (("ds", "daemonset"), "apps", "daemonsets", True), (("rs", "replicaset"), "apps", "replicasets", True),
+    (("hpa", "horizontalpodautoscaler"), "autoscaling", "horizontalpodautoscalers", True),
+    (("netpol", "networkpolicy"), "networking.k8s.io", "networkpolicies", True),
+    (("pdb", "poddisruptionbudget"), "policy", "poddisruptionbudgets", True),
+    (("job",), "batch", "jobs", True), (("cj", "cronjob"), "batch", "cronjobs", True),
+    (("role",), "rbac.authorization.k8s.io", "roles", True),
+    (("rolebinding",), "rbac.authorization.k8s.io", "rolebindings", True),
+    (("clusterrole",), "rbac.authorization.k8s.io", "clusterroles", False),
+    (("clusterrolebinding",), "rbac.authorization.k8s.io", "clusterrolebindings", False),
+    (("pol", "policy"), "kyverno.io", "policies", True), (("cpol", "clusterpolicy"), "kyverno.io", "clusterpolicies", False),
+    (("polr", "policyreport"), "wgpolicyk8s.io", "policyreports", True),
+    (("cpolr", "clusterpolicyreport"), "wgpolicyk8s.io", "clusterpolicyreports", False),
+]:
+    for _name in (*_names, _plural):
+        _RESOURCES[_name] = (_group, _plural, _namespaced)
+
+# kubectl verb -> API verbs on the named resource (with a name; without one `get` lists)
+_VERBS = {"get": ("get",), "describe": ("get",), "delete": ("delete",), "edit": ("get", "patch"),
+          "patch": ("get", "patch"), "label": ("get", "patch"), "annotate": ("get", "patch")}
+
+
+def cited_commands(scenario) -> tuple[str, ...]:
+    """The commands the scenario's prompt cites: its domain's and its CISO task class's."""
+    from .ciso.tasks import TASK_CLASSES
+
+    commands = DOMAIN_COMMANDS.get(scenario.domain, ())
+    if scenario.compliance is not None and scenario.compliance.task in TASK_CLASSES:
+        commands += TASK_CLASSES[scenario.compliance.task].commands
+    return commands
+
+
+_PROMPT_COMMAND = re.compile(r"`(kubectl [^`]+)`")
+
+
+def prompt_commands(text: str) -> list[str]:
+    """The kubectl commands a prompt's text cites (in backquotes), in order."""
+    return _PROMPT_COMMAND.findall(text)
+
+
+def command_rights(command: str, home: str) -> list[Request]:
+    """The API requests of one kubectl command run with the agent's kubeconfig (default namespace `home`)."""
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise UnknownCommand(f"`{command}`: {exc}") from exc
+    if not words or words[0] != "kubectl":
+        raise UnknownCommand(f"`{command}` is not a kubectl command")
+    namespace, all_namespaces, watch, positional = home, False, False, []
+    rest = iter(words[1:])
+    for word in rest:
+        if word in ("-A", "--all-namespaces"):
+            all_namespaces = True
+        elif word in ("-n", "--namespace"):
+            namespace = next(rest, home)
+        elif word.startswith("--namespace="):
+            namespace = word.partition("=")[2]
+        elif word in ("-w", "--watch"):
+            watch = True
+        elif word in ("-o", "--output", "-l", "--selector", "--field-selector"):
+            next(rest, None)  # the option's value
+        elif word.startswith("-"):
+            continue  # an option that changes the output, not the requests
+        else:
+            positional.append(word)
+    if len(positional) < 2 or positional[0] not in _VERBS:
+        raise UnknownCommand(f"`{command}`: no API rights known for `kubectl {' '.join(positional[:1])}`")
+    verb, target, names = positional[0], positional[1], positional[2:]
+    if "/" in target:  # kubectl get deployment/web
+        target, _, name = target.partition("/")
+        names = [name, *names]
+    requests = []
+    for kind in target.split(","):
+        if kind.lower() not in _RESOURCES:
+            raise UnknownCommand(f"`{command}`: unknown resource `{kind}`")
+        group, plural, namespaced = _RESOURCES[kind.lower()]
+        scope = namespace if namespaced and not all_namespaces else None
+        verbs = _VERBS[verb] if names else (("list",) if verb in ("get", "describe") else _VERBS[verb])
+        verbs += ("watch",) if watch else ()
+        requests += [Request(v, group, plural, scope) for v in verbs]
+    return requests
+
+
+# ---- the RBAC evaluator ----------------------------------------------------------------------------------
+
+
+def _subject_matches(subject: dict, account: str, account_namespace: str) -> bool:
+    kind, name = subject.get("kind"), subject.get("name")
+    if kind == "ServiceAccount":
+        return name == account and subject.get("namespace") == account_namespace
+    if kind == "Group":
+        return name in ("system:serviceaccounts", f"system:serviceaccounts:{account_namespace}", "system:authenticated")
+    if kind == "User":
+        return name == f"system:serviceaccount:{account_namespace}:{account}"
+    return False
+
+
+def _rule_matches(rule: dict, request: Request) -> bool:
+    if rule.get("resourceNames"):  # a request for every object is not allowed by a rule naming some
+        return False
+    verbs, groups, resources = rule.get("verbs", []), rule.get("apiGroups", []), rule.get("resources", [])
+    if "*" not in verbs and request.verb not in verbs:
+        return False
+    if "*" not in groups and request.group not in groups:
+        return False
+    base, _, sub = request.resource.partition("/")
+    return "*" in resources or request.resource in resources or (bool(sub) and f"*/{sub}" in resources)
+
+
+def allows(objects: Iterable[dict], account: str, account_namespace: str, request: Request) -> bool:
+    """Whether the RBAC objects among `objects` let the service account make the request, as the API
+    server's RBAC authorizer decides it: a ClusterRoleBinding grants its ClusterRole everywhere, a
+    RoleBinding grants its Role (or ClusterRole) in its own namespace only."""
+    objects = list(objects)
+    roles = {(o.get("kind"), o.get("metadata", {}).get("namespace"), o.get("metadata", {}).get("name")): o
+             for o in objects if o.get("kind") in ("Role", "ClusterRole")}
+    for binding in objects:
+        kind = binding.get("kind")
+        if kind not in ("RoleBinding", "ClusterRoleBinding"):
+            continue
+        if not any(_subject_matches(s, account, account_namespace) for s in binding.get("subjects") or []):
+            continue
+        where = binding.get("metadata", {}).get("namespace") if kind == "RoleBinding" else None
+        if kind == "RoleBinding" and request.namespace != where:
+            continue
+        ref = binding.get("roleRef", {})
+        role = roles.get((ref.get("kind"), where if ref.get("kind") == "Role" else None, ref.get("name")))
+        if role is not None and any(_rule_matches(rule, request) for rule in role.get("rules") or []):
+            return True
+    return False
+
+
+def missing(objects: Iterable[dict], account: str, account_namespace: str, commands: Iterable[str]) -> list[Request]:
+    """The requests of `commands` the objects do not allow, sorted, without repeats."""
+    objects = list(objects)
+    needed = {r for c in commands for r in command_rights(c, account_namespace)}
+    return sorted(r for r in needed if not allows(objects, account, account_namespace, r))

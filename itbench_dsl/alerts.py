@@ -1,0 +1,370 @@
+"""The alert catalogue: every alert a scenario may expect, with the Prometheus rule behind it.
+
+A scenario's `expect { alert NAME on ... }` names an alert of this standard catalogue or one the
+scenario declares itself (`alert_rule "NAME" { expr = "..." }`, checked into `ir.AlertRuleDef`).
+The bundle's `manifests/alert-rules.yaml` (backends/alert_rules.py) holds a PrometheusRule with the
+rules of every alert the scenario expects, so that a run deploys the alerts its grading waits for.
+
+Sources (Apache-2.0, like the rest of ITBench's files in `data/itbench/`):
+
+- ITBench `scenarios/sre/project/roles/applications/templates/kubernetes/{otel_demo,book_info,common}/
+  prometheusrules.j2` (itbench-hub/ITBench, commit 8949d5b2): the application alerts (HighRequestErrorRate,
+  HighRequestLatency, NoRequestsReceived, NoRequestsOpened, NoDatabaseOperations, FailedPodsDetected),
+  one rule per ITBench rule group, `[[ namespace ]]` templated to the scenario's namespace. CPUSpend and
+  MemorySpend are the FinOps rules ITBench keeps commented out in the OpenTelemetry demo's template
+  (`opentelemetry_demo.cost`, the first spelled `CPUSpedn` there), over the recording rules of
+  `roles/tools/templates/kubernetes/opencost/prometheusrules.j2`; their hard-coded `otel-demo` namespace
+  is templated like the others.
+- kubernetes-monitoring/kubernetes-mixin as kube-prometheus renders it
+  (prometheus-operator/kube-prometheus `manifests/kubernetesControlPlane-prometheusRule.yaml`): the
+  Kubernetes alerts ITBench's fault library names (KubePodCrashLooping, KubePodNotReady,
+  KubeContainerWaiting, KubeHpaMaxedOut, KubeDeploymentRolloutStuck, CPUThrottlingHigh). ITBench gets them
+  from the kube-prometheus-stack it installs, cluster-wide; the catalogue's copy adds a `namespace` matcher
+  so that a bundle's rule file fires for its own scenario only.
+
+An expression holds `{namespace}` where it is templated; nothing else in it is a placeholder.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+ALERT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # a Prometheus alert name is a metric-name-like word
+SEVERITIES = ("critical", "warning", "info", "none")
+
+# what a rule comes from, for the generated reference and the rule's annotations
+ITBENCH = "itbench"
+MIXIN = "kubernetes-mixin"
+SOURCES = {
+    ITBENCH: "ITBench roles/applications (and roles/tools) prometheusrules.j2, commit 8949d5b2, Apache-2.0",
+    MIXIN: "kubernetes-mixin via kube-prometheus kubernetesControlPlane-prometheusRule.yaml, Apache-2.0",
+}
+
+# the application flavour of a rule set: the stdlib application names; ANY for every other topology
+ANY = ""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One Prometheus alerting rule of a catalogue alert (an alert may have several, like ITBench's)."""
+
+    group: str  # the rule group's name suffix (ITBench's group names, without the application prefix)
+    expr: str  # PromQL; `{namespace}` is replaced by the scenario's namespace
+    for_: str  # Prometheus duration
+    severity: str
+    description: str  # annotation text, Prometheus templating ({{ $labels.x }}) kept as ITBench wrote it
+
+
+@dataclass(frozen=True)
+class Alert:
+    name: str
+    summary: str
+    source: str  # a key of SOURCES
+    rules: dict  # application flavour (a stdlib application name, or ANY) -> tuple[Rule, ...]
+
+    def rules_for(self, application: str | None) -> tuple[Rule, ...]:
+        """The rules for a scenario on `application` (its own flavour, else the first one listed)."""
+        if application in self.rules:
+            return self.rules[application]
+        return self.rules.get(ANY) or next(iter(self.rules.values()))
+
+
+OTEL, BOOKINFO = "opentelemetry-demo", "book-info"
+
+
+def _ns(text: str) -> str:
+    """Multi-line PromQL as ITBench indents it, stripped of the common indentation."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    indent = min(len(line) - len(line.lstrip()) for line in lines if line.strip())
+    return "\n".join(line[indent:] for line in lines) + "\n"
+
+
+_FAILED_PODS = Rule("workloads", _ns('''
+    sum by (namespace) (
+      kube_pod_status_phase{
+        namespace="{namespace}",
+        phase="Failed"
+      }
+    ) > 0
+'''), "2m", "critical", "Pods in failed state in namespace {{ $labels.namespace }} is above 0 (current: {{ $value }})")
+
+
+def _otel_latency(group: str, selector: str, description: str) -> Rule:
+    return Rule(group, _ns(f'''
+        histogram_quantile(
+          0.95,
+          sum (
+            rate(
+              traces_span_metrics_duration_milliseconds_bucket{{
+                {selector},
+                namespace="{{namespace}}"
+              }}[2m]
+            )
+          ) by(le, service_name, namespace)
+        )
+        > 1500
+    '''), "3m", "critical", description)
+
+
+def _otel_errors(group: str, selector: str, description: str) -> Rule:
+    return Rule(group, _ns(f'''
+        sum (
+          rate(
+            traces_span_metrics_calls_total{{
+              {selector},
+              status_code="STATUS_CODE_ERROR",
+              namespace="{{namespace}}"
+            }}[2m]
+          )
+        ) by (service_name, namespace)
+        > 0
+    '''), "3m", "critical", description)
+
+
+_BI_GATEWAY_LABELS = ("destination_canonical_service, destination_workload_namespace, source_canonical_service, "
+                      "source_workload_namespace")
+_BI_BETWEEN = ("between {{ $labels.source_canonical_service }} in namespace {{ $labels.source_workload_namespace }} "
+               "and {{ $labels.destination_canonical_service }} in namespace {{ $labels.destination_workload_namespace }}")
+_BI_NO_REQUESTS = ("{{ $labels.destination_canonical_service }} in namespace {{ $labels.destination_workload_namespace }} "
+                   "has received no requests from {{ $labels.source_canonical_service }} in namespace "
+                   "{{ $labels.source_workload_namespace }}")
+
+CATALOGUE: dict[str, Alert] = {a.name: a for a in [
+    Alert("FailedPodsDetected", "Pods of the application's namespace are in the Failed phase.", ITBENCH, {
+        ANY: (_FAILED_PODS,),
+    }),
+    Alert("HighRequestErrorRate", "Requests between services fail.", ITBENCH, {
+        OTEL: (
+            _otel_errors("frontend.goldensignal", 'service_name=~"frontend|frontend-proxy"',
+                         "Request error rate in service {{ $labels.service_name }} in namespace {{ $labels.namespace }} "
+                         "is above 3 (current: {{ $value }})"),
+            _otel_errors("backend.goldensignal", 'service_name!~"flagd|load-generator|frontend|frontend-proxy"',
+                         "Request error rate in service {{ $labels.service_name }} in namespace {{ $labels.namespace }} "
+                         "is above 1 (current: {{ $value }})"),
+        ),
+        BOOKINFO: (
+            Rule("productpage.goldensignal", _ns('''
+                sum (
+                  rate(
+                    request_result_total{
+                      response_code!~"20*",
+                      namespace="{namespace}"
+                    }[2m]
+                  )
+                ) by (destination_app, response_code, namespace)
+                > 0
+            '''), "3m", "critical", "Request error rate (code: {{ $labels.response_code }}) between productpage and "
+                 "{{ $labels.destination_app }} in namespace {{ $labels.namespace }} is above 0 (current: {{ $value }})"),
+            Rule("gateway.goldensignal", _ns(f'''
+                sum (
+                  rate(
+                    istio_requests_total{{
+                      response_code!~"20*",
+                      source_workload_namespace="{{namespace}}"
+                    }}[2m]
+                  )
+                ) by ({_BI_GATEWAY_LABELS}, response_code)
+                > 0
+            '''), "3m", "warning", "Request error rate (code: {{ $labels.response_code }}) " + _BI_BETWEEN
+                 + " is above 0 (current: {{ $value }})"),
+        ),
+    }),
+    Alert("HighRequestLatency", "Requests between services are slow (95th percentile above 1.5 s).", ITBENCH, {
+        OTEL: (
+            _otel_latency("frontend.goldensignal", 'service_name=~"frontend|frontend-proxy"',
+                          "Latency in service {{ $labels.service_name }} in namespace {{ $labels.namespace }} is above "
+                          "1500ms (current: {{ $value }}s)"),
+            _otel_latency("backend.goldensignal", 'service_name!~"flagd|load-generator|frontend*"',
+                          "Latency in service {{ $labels.service_name }} in namespace {{ $labels.namespace }} is above "
+                          "15000ms (current: {{ $value }}s)"),
+        ),
+        BOOKINFO: (
+            Rule("gateway.goldensignal", _ns(f'''
+                histogram_quantile(
+                  0.95,
+                  sum (
+                    rate(
+                      istio_request_duration_milliseconds_bucket{{
+                        source_workload_namespace="{{namespace}}"
+                      }}[2m]
+                    )
+                  ) by(le, {_BI_GATEWAY_LABELS})
+                )
+                > 1500
+            '''), "3m", "warning", "Connection latency " + _BI_BETWEEN + " is above 1500ms (current: {{ $value }}s)"),
+        ),
+    }),
+    Alert("NoRequestsReceived", "A service has received no requests for 5 minutes.", ITBENCH, {
+        OTEL: (
+            Rule("requests", _ns('''
+                sum (
+                  rate(
+                    traces_span_metrics_calls_total{
+                      service_name!~"flagd|load-generator",
+                      status_code=~"STATUS_CODE_UNSET|STATUS_CODE_OK",
+                      namespace="{namespace}"
+                    }[5m]
+                  )
+                ) by (service_name, namespace)
+                == 0
+            '''), "5m", "critical", "Service {{ $labels.service_name }} in namespace {{ $labels.namespace }} has "
+                 "received no requests"),
+        ),
+        BOOKINFO: (
+            Rule("productpage.requests", _ns('''
+                sum (
+                  rate(
+                    request_result_total{
+                      namespace="{namespace}"
+                    }[5m]
+                  )
+                ) by (destination_app, namespace)
+                == 0
+            '''), "5m", "critical", "{{ $labels.destination_app }} in namespace {{ $labels.namespace }} has received "
+                 "no requests from productpage in namespace {{ $labels.namespace }}"),
+            Rule("gateway.requests", _ns(f'''
+                sum (
+                  rate(
+                    istio_requests_total{{
+                      source_workload_namespace="{{namespace}}"
+                    }}[5m]
+                  )
+                ) by ({_BI_GATEWAY_LABELS})
+                == 0
+            '''), "5m", "critical", _BI_NO_REQUESTS),
+        ),
+    }),
+    Alert("NoRequestsOpened", "No TCP connection is opened between two services of the mesh for 5 minutes.", ITBENCH, {
+        BOOKINFO: (
+            Rule("servicemesh.requests", _ns(f'''
+                sum (
+                  rate(
+                    istio_tcp_connections_opened_total{{
+                      source_canonical_service!~"load-generator*",
+                      source_workload_namespace="{{namespace}}"
+                    }}[5m]
+                  )
+                ) by ({_BI_GATEWAY_LABELS})
+                == 0
+            '''), "5m", "critical", _BI_NO_REQUESTS),
+        ),
+    }),
+    Alert("NoDatabaseOperations", "The accounting service has stopped its PostgreSQL operations.", ITBENCH, {
+        OTEL: (
+            Rule("database", _ns('''
+                sum by (service_name, namespace) (
+                  rate(
+                    traces_span_metrics_calls_total{
+                      service_name="accounting",
+                      span_name="postgresql",
+                      span_kind="SPAN_KIND_CLIENT",
+                      namespace="{namespace}"
+                    }[5m]
+                  )
+                ) == 0
+            '''), "5m", "warning", "Service {{ $labels.service_name }} in namespace {{ $labels.namespace }} has stopped "
+                 "performing database operations"),
+        ),
+    }),
+    Alert("CPUSpend", "The namespace's vCPU cost is above its budget (OpenCost).", ITBENCH, {
+        ANY: (
+            Rule("cost", 'sum by (namespace) (container_namespace_node:container_cpu_allocation_cost_per_node:avg5m'
+                 '{container!="load-generator", namespace="{namespace}"}) > 3\n', "1m", "warning",
+                 "{{ $labels.namespace }} has exceeded the allocated budget for vCPU for 5m (current: ${{ $value }})"),
+        ),
+    }),
+    Alert("MemorySpend", "The namespace's RAM cost is above its budget (OpenCost).", ITBENCH, {
+        ANY: (
+            Rule("cost", 'sum by (namespace) (container_namespace_node:container_memory_allocation_gigabytes_cost_per_node'
+                 ':avg5m{container!="load-generator", namespace="{namespace}"}) > 9\n', "1m", "warning",
+                 "{{ $labels.namespace }} has exceeded the allocated budget for RAM for 5m (current: ${{ $value }})"),
+        ),
+    }),
+    Alert("KubePodCrashLooping", "Pod is crash looping.", MIXIN, {
+        ANY: (
+            Rule("kubernetes-apps", 'max_over_time(kube_pod_container_status_waiting_reason{reason="CrashLoopBackOff", '
+                 'job="kube-state-metrics", namespace="{namespace}"}[5m]) >= 1\n', "15m", "warning",
+                 'Pod {{ $labels.namespace }}/{{ $labels.pod }} ({{ $labels.container }}) is in waiting state '
+                 '(reason: "CrashLoopBackOff").'),
+        ),
+    }),
+    Alert("KubePodNotReady", "Pod has been in a non-ready state for more than 15 minutes.", MIXIN, {
+        ANY: (
+            Rule("kubernetes-apps", _ns('''
+                sum by (namespace, pod) (
+                  max by(namespace, pod) (
+                    kube_pod_status_phase{job="kube-state-metrics", namespace="{namespace}", phase=~"Pending|Unknown"}
+                  ) * on(namespace, pod) group_left(owner_kind) topk by(namespace, pod) (
+                    1, max by(namespace, pod, owner_kind) (kube_pod_owner{owner_kind!="Job"})
+                  )
+                ) > 0
+            '''), "15m", "warning", "Pod {{ $labels.namespace }}/{{ $labels.pod }} has been in a non-ready state for "
+                 "longer than 15 minutes."),
+        ),
+    }),
+    Alert("KubeContainerWaiting", "Pod container waiting longer than 1 hour.", MIXIN, {
+        ANY: (
+            Rule("kubernetes-apps", 'sum by (namespace, pod, container) (kube_pod_container_status_waiting_reason'
+                 '{job="kube-state-metrics", namespace="{namespace}"}) > 0\n', "1h", "warning",
+                 "pod/{{ $labels.pod }} in namespace {{ $labels.namespace }} on container {{ $labels.container}} has "
+                 "been in waiting state for longer than 1 hour."),
+        ),
+    }),
+    Alert("KubeHpaMaxedOut", "HPA is running at max replicas.", MIXIN, {
+        ANY: (
+            Rule("kubernetes-apps", _ns('''
+                kube_horizontalpodautoscaler_status_current_replicas{job="kube-state-metrics", namespace="{namespace}"}
+                  ==
+                kube_horizontalpodautoscaler_spec_max_replicas{job="kube-state-metrics", namespace="{namespace}"}
+            '''), "15m", "warning", "HPA {{ $labels.namespace }}/{{ $labels.horizontalpodautoscaler  }} has been running "
+                 "at max replicas for longer than 15 minutes."),
+        ),
+    }),
+    Alert("KubeDeploymentRolloutStuck", "Deployment rollout is not progressing.", MIXIN, {
+        ANY: (
+            Rule("kubernetes-apps", _ns('''
+                kube_deployment_status_condition{condition="Progressing", status="false",job="kube-state-metrics", namespace="{namespace}"}
+                != 0
+            '''), "15m", "warning", "Rollout of deployment {{ $labels.namespace }}/{{ $labels.deployment }} is not "
+                 "progressing for longer than 15 minutes."),
+        ),
+    }),
+    Alert("CPUThrottlingHigh", "Processes experience elevated CPU throttling.", MIXIN, {
+        ANY: (
+            Rule("kubernetes-resources", _ns('''
+                sum(increase(container_cpu_cfs_throttled_periods_total{container!="", namespace="{namespace}"}[5m])) by (container, pod, namespace)
+                  /
+                sum(increase(container_cpu_cfs_periods_total{namespace="{namespace}"}[5m])) by (container, pod, namespace)
+                  > ( 25 / 100 )
+            '''), "15m", "info", "{{ $value | humanizePercentage }} throttling of CPU in namespace {{ $labels.namespace }} "
+                 "for container {{ $labels.container }} in pod {{ $labels.pod }}."),
+        ),
+    }),
+]}
+
+STANDARD_ALERTS = tuple(sorted(CATALOGUE))
+
+# What each standard alert measures, which decides where a fault can raise it (faults/alerting.py, E2035):
+# `workload` the state of one workload's pods, `traffic` the requests a service carries, `cost` what the
+# namespace spends.
+WORKLOAD, TRAFFIC, COST = "workload", "traffic", "cost"
+
+SCOPES: dict[str, str] = {
+    "CPUThrottlingHigh": WORKLOAD, "FailedPodsDetected": WORKLOAD, "KubeContainerWaiting": WORKLOAD,
+    "KubeDeploymentRolloutStuck": WORKLOAD, "KubeHpaMaxedOut": WORKLOAD, "KubePodCrashLooping": WORKLOAD,
+    "KubePodNotReady": WORKLOAD,
+    "HighRequestErrorRate": TRAFFIC, "HighRequestLatency": TRAFFIC, "NoDatabaseOperations": TRAFFIC,
+    "NoRequestsOpened": TRAFFIC, "NoRequestsReceived": TRAFFIC,
+    "CPUSpend": COST, "MemorySpend": COST,
+}
+
+
+
+def expression(rule_expr: str, namespace: str) -> str:
+    """A catalogue expression for one namespace (only `{namespace}` is a placeholder: PromQL's own braces stay)."""
+    return rule_expr.replace("{namespace}", namespace)

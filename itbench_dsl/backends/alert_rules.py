@@ -1,0 +1,72 @@
+"""The bundle's alert rules: a PrometheusRule (monitoring.coreos.com/v1) per namespace the expected alerts
+watch, holding the rule of every alert the scenario expects (`manifests/alert-rules.yaml`).
+
+A standard alert's rules come from the catalogue (alerts.py), in the flavour of the scenario's
+application and with `{namespace}` set to the namespace of the alert's target; an alert the scenario
+declares (`alert_rule`) is written as declared.
+"""
+
+from __future__ import annotations
+
+from .. import ir
+from ..alerts import CATALOGUE, SOURCES, expression
+from .manifests import MANAGED_BY
+
+API_VERSION = "monitoring.coreos.com/v1"
+OWN_GROUP = "scenario"  # the rule group of the scenario's own alerts
+
+
+def alert_namespaces(scenario: ir.Scenario) -> dict[str, list[str]]:
+    """Namespace -> the names of the alerts expected there (sorted), namespaces sorted. An alert on a
+    cluster-scoped target watches the agent's first namespace."""
+    fallback = scenario.agent.namespaces[0] if scenario.agent.namespaces else None
+    out: dict[str, set[str]] = {}
+    for alert in scenario.alerts:
+        namespace = alert.target.namespace or fallback
+        if namespace is not None:
+            out.setdefault(namespace, set()).add(alert.name)
+    return {ns: sorted(names) for ns, names in sorted(out.items())}
+
+
+def rule_name(scenario: ir.Scenario) -> str:
+    return f"{scenario.name}-alerting-rules"
+
+
+def prometheus_rules(scenario: ir.Scenario) -> list[dict]:
+    """The PrometheusRule objects of the scenario's expected alerts (none when it expects none)."""
+    own = {r.name: r for r in scenario.alert_rules}
+    application = scenario.topology.application
+    objects = []
+    for namespace, names in alert_namespaces(scenario).items():
+        groups: dict[str, list[dict]] = {}
+        for name in names:
+            if name in own:
+                groups.setdefault(OWN_GROUP, []).append(_own_rule(own[name]))
+                continue
+            alert = CATALOGUE[name]
+            for rule in alert.rules_for(application):
+                entry: dict = {"alert": name, "expr": expression(rule.expr, namespace)}
+                if rule.for_ != "0s":
+                    entry["for"] = rule.for_
+                entry["labels"] = {"severity": rule.severity}
+                entry["annotations"] = {"summary": alert.summary, "description": rule.description,
+                                        "source": SOURCES[alert.source]}
+                groups.setdefault(rule.group, []).append(entry)
+        objects.append({
+            "apiVersion": API_VERSION, "kind": "PrometheusRule",
+            "metadata": {"name": rule_name(scenario), "namespace": namespace, "labels": dict(MANAGED_BY)},
+            "spec": {"groups": [{"name": f"{scenario.name}.{group}", "rules": rules}
+                                for group, rules in sorted(groups.items())]},
+        })
+    return objects
+
+
+def _own_rule(rule: ir.AlertRuleDef) -> dict:
+    entry: dict = {"alert": rule.name, "expr": rule.expr}
+    if rule.for_duration != "0s":
+        entry["for"] = rule.for_duration
+    entry["labels"] = {**dict(sorted(rule.labels.items())), "severity": rule.severity}
+    annotations = {k: v for k, v in (("summary", rule.summary), ("description", rule.description)) if v}
+    if annotations:
+        entry["annotations"] = annotations
+    return entry

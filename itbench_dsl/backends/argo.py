@@ -1,0 +1,154 @@
+"""`itbench compile --target argo` and `itbench plan`: Argo Workflows objects (argoproj.io/v1alpha1).
+
+`workflow_template`: one WorkflowTemplate per scenario, self-contained (the bundle files it reads are
+`raw` input artifacts, so no artifact repository is needed). The phases of lifecycle.PHASES run as
+script pods grouped where they share files (deploy; inject with its baseline and alert wait; the agent
+with its hand-over, the snapshot and the evaluation, whose verdict is the workflow's output
+parameter); the phases that run whatever happened (revert, verify, undeploy) are the `onExit` handler.
+The cluster is a kubeconfig Secret (key `config`), named by the `kubeconfig-secret` parameter.
+
+`plan_workflow`: one Workflow that runs scenarios x agents x repeats as child Workflows of those
+templates, `parallelism` at a time, each cluster running one at a time (a mutex per cluster Secret).
+"""
+
+from __future__ import annotations
+
+from .. import ir
+from ..lifecycle import PHASES
+from .engines import Action, EnginePlan, bundle_files, engine_plan, ready_script
+
+API_VERSION = "argoproj.io/v1alpha1"
+TEMPLATE_FILE = "workflowtemplate.yaml"
+# the pods of a run: each runs these lifecycle phases, in PHASES order
+PODS = (("deploy", ("preflight", "deploy")), ("inject", ("baseline", "inject", "alerts")),
+        ("agent", ("handover", "agent", "snapshot", "evaluate")))
+EXIT_PODS = (("revert", ("revert", "verify")), ("undeploy", ("undeploy",)))
+PARAMETERS = (
+    ("image", "an image with sh, kubectl, curl and python3 (ansible-playbook for CISO host scenarios)", None),
+    ("kubeconfig-secret", "the Secret (key `config`) holding the kubeconfig of the cluster to run on", "itbench-kubeconfig"),
+    ("prometheus-url", "the Prometheus the alert rules are loaded in", ""),
+    ("agent", "the agent's command, run in its workspace with KUBECONFIG set", ""),
+    ("keep", "`true` leaves the deployed scenario in place", "false"),
+)
+BUNDLE = "/bundle"
+
+
+def template_name(scenario: str) -> str:
+    return f"itbench-{scenario}"
+
+
+def _check_phases() -> None:
+    """Every lifecycle phase runs in exactly one pod, in order (a phase added to lifecycle.py must be placed)."""
+    placed = [p for _, phases in (*PODS, *EXIT_PODS) for p in phases]
+    assert placed == [p.name for p in PHASES], f"argo pods do not follow lifecycle.PHASES: {placed}"
+
+
+def _shell(action: Action) -> str:
+    if action.kind == "apply":
+        return f"kubectl apply --server-side --field-manager=itbench -f {action.file}\n"
+    if action.kind == "delete":
+        return f"kubectl delete --ignore-not-found -f {action.file}\n"
+    if action.kind == "ready":
+        return ready_script(action.refs)
+    return action.script
+
+
+def _pod(name: str, phases: tuple[str, ...], plan: EnginePlan, files: dict[str, bytes]) -> dict | None:
+    actions = [a for phase in phases for a in plan.phases.get(phase, [])]
+    if not actions:
+        return None
+    source = "".join(f"# {phase}\n" + "".join(f"( {_shell(a).strip()}\n)\n" for a in plan.phases.get(phase, []))
+                     for phase in phases if plan.phases.get(phase))
+    needed = sorted(n for n in files if n in source or (n == "prompt.md" and "handover" in phases))
+    template: dict = {"name": name}
+    if needed:
+        template["inputs"] = {"artifacts": [{"name": n.replace("/", "-").replace(".", "-"), "path": f"{BUNDLE}/{n}",
+                                             "raw": {"data": files[n].decode("utf-8")}} for n in needed]}
+    if name == "agent":
+        template["outputs"] = {"parameters": [{"name": "verdict", "valueFrom": {"path": f"{BUNDLE}/verdict.json"}}]}
+    template["script"] = {
+        "image": "{{workflow.parameters.image}}", "command": ["sh"], "workingDir": BUNDLE,
+        "env": [{"name": "KUBECONFIG", "value": "/kube/config"},
+                {"name": "PROMETHEUS_URL", "value": "{{workflow.parameters.prometheus-url}}"},
+                {"name": "ITBENCH_AGENT", "value": "{{workflow.parameters.agent}}"}],
+        "volumeMounts": [{"name": "kubeconfig", "mountPath": "/kube", "readOnly": True}],
+        "source": source,
+    }
+    return template
+
+
+def workflow_template(plan: EnginePlan, files: dict[str, bytes]) -> dict:
+    _check_phases()
+    pods = [t for name, phases in PODS if (t := _pod(name, phases, plan, files)) is not None]
+    exits = [t for name, phases in EXIT_PODS if (t := _pod(name, phases, plan, files)) is not None]
+    run = {"name": "run", "steps": [[{"name": t["name"], "template": t["name"]}] for t in pods]}
+    exit_steps = []
+    for t in exits:
+        step: dict = {"name": t["name"], "template": t["name"]}
+        if t["name"] == "undeploy":
+            step["when"] = "'{{workflow.parameters.keep}}' != 'true'"
+        exit_steps.append([step])
+    spec: dict = {
+        "entrypoint": "run",
+        "arguments": {"parameters": [({"name": n, "description": d} | ({"value": v} if v is not None else {}))
+                                     for n, d, v in PARAMETERS]},
+        "volumes": [{"name": "kubeconfig", "secret": {"secretName": "{{workflow.parameters.kubeconfig-secret}}"}}],
+        "templates": [run, *pods],
+    }
+    if exit_steps:
+        spec["onExit"] = "exit"
+        spec["templates"] += [{"name": "exit", "steps": exit_steps}, *exits]
+    return {"apiVersion": API_VERSION, "kind": "WorkflowTemplate",
+            "metadata": {"name": template_name(plan.scenario),
+                         "labels": {"app.kubernetes.io/managed-by": "itbench", "itbench.io/domain": plan.domain}},
+            "spec": spec}
+
+
+def argo_files(scenario: ir.Scenario, files: dict[str, bytes]) -> tuple[dict, dict[str, bytes]]:
+    """(the WorkflowTemplate, the folder's files: its YAML; the bundle files are inside it)."""
+    from ..compiler import dump_yaml
+
+    template = workflow_template(engine_plan(scenario, files), bundle_files(files))
+    return template, {TEMPLATE_FILE: dump_yaml([template])}
+
+
+def plan_workflow(scenarios: list[str], agents: list[tuple[str, str]], repeats: int, parallelism: int,
+                  clusters: list[str], image: str, prometheus: str = "", name: str = "itbench-plan") -> dict:
+    """A Workflow running every (scenario, agent, repeat) as a child Workflow of the scenario's template,
+    at most `parallelism` at once and one at a time per cluster; runs are dealt to clusters in turn."""
+    items = []
+    for index, (scenario, (agent, command), repeat) in enumerate(
+            (s, a, r) for s in scenarios for a in agents for r in range(1, repeats + 1)):
+        items.append({"scenario": scenario, "template": template_name(scenario), "agent": agent, "command": command,
+                      "repeat": str(repeat), "cluster": clusters[index % len(clusters)]})
+    child = {
+        "apiVersion": API_VERSION, "kind": "Workflow",
+        "metadata": {"generateName": "{{inputs.parameters.template}}-",
+                     "labels": {"app.kubernetes.io/managed-by": "itbench", "itbench.io/plan": name,
+                                "itbench.io/agent": "{{inputs.parameters.agent}}"}},
+        "spec": {"workflowTemplateRef": {"name": "{{inputs.parameters.template}}"},
+                 "arguments": {"parameters": [
+                     {"name": "image", "value": image},
+                     {"name": "kubeconfig-secret", "value": "{{inputs.parameters.cluster}}"},
+                     {"name": "prometheus-url", "value": prometheus},
+                     {"name": "agent", "value": "{{inputs.parameters.command}}"}]}},
+    }
+    import yaml as _yaml  # the child manifest is a string field: Argo substitutes its parameters
+
+    run = {
+        "name": "run-one",
+        "inputs": {"parameters": [{"name": p} for p in ("template", "agent", "command", "cluster")]},
+        "synchronization": {"mutexes": [{"name": "{{inputs.parameters.cluster}}"}]},
+        "resource": {"action": "create", "setOwnerReference": True,
+                     "successCondition": "status.phase == Succeeded",
+                     "failureCondition": "status.phase in (Failed, Error)",
+                     "manifest": _yaml.safe_dump(child, sort_keys=False)},
+    }
+    fan_out = {"name": "runs", "steps": [[{
+        "name": "run", "template": "run-one",
+        "arguments": {"parameters": [{"name": p, "value": "{{item.%s}}" % p}
+                                     for p in ("template", "agent", "command", "cluster")]},
+        "withItems": items}]]}
+    return {"apiVersion": API_VERSION, "kind": "Workflow",
+            "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "itbench"}},
+            "spec": {"entrypoint": "runs", "parallelism": parallelism, "templates": [fan_out, run]}}

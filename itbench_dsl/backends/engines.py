@@ -1,0 +1,220 @@
+"""A bundle's run spelled for workflow engines: the phases of `lifecycle.PHASES`, each as engine-neutral
+actions (apply a bundle file, delete one, wait for workloads, run a shell script) that
+`backends/chainsaw.py` and `backends/argo.py` write in their formats.
+
+The phase order and names are lifecycle.py's (the one home of what a run does); this module says how
+each phase is done with `kubectl`, `curl` and `python3` from the bundle's folder. What a run needs
+from outside comes from the environment: `PROMETHEUS_URL`, `ITBENCH_AGENT` (the agent's command, run
+in `$ITBENCH_WORKSPACE` with `KUBECONFIG` set to the agent's kubeconfig) and `ITBENCH_WORKSPACE`
+(default `workspace`, beside the bundle files).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+
+import yaml
+
+from .. import ir
+from ..ciso.tasks import TASK_CLASSES
+from ..lifecycle import PHASES, SUBMISSION, WORKLOAD_KINDS
+
+FIELD_MANAGER = "itbench"
+WORKSPACE = "${ITBENCH_WORKSPACE:-workspace}"
+ALERT_TIMEOUT_SECONDS = 1800  # the longest `for` of the catalogue (1h) is not waited: ITBench's runs wait 30 min
+READY_TIMEOUT = "10m"
+# builtin API groups (no `kind.group` needed on kubectl's command line)
+_CORE_GROUPS = {"", "apps", "batch", "autoscaling", "policy", "networking.k8s.io", "rbac.authorization.k8s.io"}
+
+
+@dataclass(frozen=True)
+class Action:
+    """One thing a phase does: `apply`/`delete` a bundle file, `ready` (wait for `refs`), or a `script`."""
+
+    kind: str
+    name: str
+    file: str | None = None
+    refs: tuple[tuple[str, str, str | None, str, int], ...] = ()  # (apiVersion, kind, namespace, name, replicas)
+    script: str = ""
+    timeout: str | None = None
+
+
+@dataclass
+class EnginePlan:
+    scenario: str
+    domain: str
+    phases: dict[str, list[Action]] = field(default_factory=dict)  # lifecycle phase name -> actions, in order
+    cleanup: tuple[str, ...] = ()  # the phases that run whatever happened (lifecycle `always`)
+
+
+def _docs(files: dict[str, bytes], name: str) -> list[dict]:
+    data = files.get(name)
+    if not data:
+        return []
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return [d for d in yaml.load_all(data.decode("utf-8"), Loader=loader) if isinstance(d, dict)]
+
+
+def _ref(obj: dict) -> tuple[str, str, str | None, str]:
+    meta = obj.get("metadata") or {}
+    return obj["apiVersion"], obj["kind"], meta.get("namespace"), meta["name"]
+
+
+def kubectl_name(api_version: str, kind: str, name: str) -> str:
+    """`deployment/web`, `networkchaos.chaos-mesh.org/loss`: a name kubectl resolves without ambiguity."""
+    group = api_version.rpartition("/")[0]
+    resource = kind.lower() if group in _CORE_GROUPS else f"{kind.lower()}.{group}"
+    return f"{resource}/{name}"
+
+
+def _ns(namespace: str | None) -> str:
+    return f" -n {shlex.quote(namespace)}" if namespace else ""
+
+
+def _script(*lines: str) -> str:
+    return "set -eu\n" + "\n".join(lines) + "\n"
+
+
+def _waiter(waiter: ir.Waiter, selectors: dict) -> str:
+    t = waiter.target
+    target = kubectl_name(t.api_version, t.kind, t.name)
+    if waiter.kind == "restart":
+        return f"kubectl rollout restart {target}{_ns(t.namespace)}\nkubectl rollout status {target}{_ns(t.namespace)}"
+    if waiter.kind == "scale":
+        return f"kubectl scale {target}{_ns(t.namespace)} --replicas={int(waiter.args.get('replicas', 0))}"
+    if waiter.kind == "delete_pods":
+        selector = ",".join(f"{k}={v}" for k, v in sorted(selectors.get((t.kind, t.namespace, t.name), {}).items()))
+        return f"kubectl delete pods{_ns(t.namespace)} -l {shlex.quote(selector)} --wait=true"
+    if waiter.kind == "pause":
+        return f"sleep {int(waiter.args.get('seconds', 0))}"
+    if waiter.kind == "redeploy":
+        timeout = int(waiter.args.get("timeout_seconds", 300))
+        return (f"kubectl rollout restart deployment,statefulset{_ns(t.namespace or t.name)}\n"
+                f"kubectl rollout status deployment,statefulset{_ns(t.namespace or t.name)} --timeout={timeout}s")
+    return f"echo 'waiter `{waiter.kind}` has no engine command' >&2\nexit 1"
+
+
+def _alert_wait(names: list[str]) -> str:
+    """Poll Prometheus until every expected alert fires (bounded)."""
+    attempts = ALERT_TIMEOUT_SECONDS // 15
+    check = ("python3 -c 'import json, sys; data = json.load(open(\"alerts.json\")); firing = {a[\"labels\"]"
+             ".get(\"alertname\") for a in data[\"data\"][\"alerts\"] if a.get(\"state\") == \"firing\"}; "
+             "sys.exit(0 if set(sys.argv[1:]) <= firing else 1)' " + " ".join(names))
+    return _script(
+        ': "${PROMETHEUS_URL:?set PROMETHEUS_URL to the Prometheus the alert rules are loaded in}"',
+        f"for attempt in $(seq 1 {attempts}); do",
+        '  curl -fsS "$PROMETHEUS_URL/api/v1/alerts" > alerts.json || true',
+        f"  if {check}; then exit 0; fi",
+        "  sleep 15",
+        "done",
+        f"echo 'expected alerts did not fire within {ALERT_TIMEOUT_SECONDS} s: {', '.join(names)}' >&2",
+        "exit 1")
+
+
+def engine_plan(scenario: ir.Scenario, files: dict[str, bytes]) -> EnginePlan:
+    """The scenario's run as engine actions, phase by phase (lifecycle.PHASES order), from its compiled files."""
+    topology = _docs(files, "manifests/topology.yaml")
+    workloads = tuple((*_ref(o), int((o.get("spec") or {}).get("replicas", 1)))
+                      for o in topology if o.get("kind") in WORKLOAD_KINDS)
+    ready = tuple(w for w in workloads if w[4] > 0)
+    selectors = {_ref(o)[1:]: ((o.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+                 for o in topology if o.get("kind") in WORKLOAD_KINDS}
+    other_manifests = sorted(n for n in files if n.startswith("manifests/") and n.endswith(".yaml")
+                             and n != "manifests/topology.yaml")
+    plan = EnginePlan(scenario.name, scenario.domain, cleanup=tuple(p.name for p in PHASES if p.always))
+    p = plan.phases
+
+    groups = sorted({o["apiVersion"] for name in files if name.endswith(".yaml")
+                     and name.startswith(("manifests/", "inject/", "revert/")) for o in _docs(files, name)
+                     if o.get("apiVersion", "").rpartition("/")[0] not in _CORE_GROUPS | {""}})
+    p["preflight"] = [Action("script", "preflight", script=_script(
+        "kubectl version",
+        *(f"kubectl get --raw /apis/{g} > /dev/null" for g in groups)))]
+    p["deploy"] = ([Action("apply", "deploy topology", file="manifests/topology.yaml")] if topology else []) + [
+        Action("apply", f"deploy {n.removeprefix('manifests/')}", file=n) for n in other_manifests]
+    if ready:
+        p["deploy"].append(Action("ready", "wait until ready", refs=ready, timeout=READY_TIMEOUT))
+
+    expected = sorted({a.name for a in scenario.alerts})
+    p["baseline"] = [Action("script", "baseline alerts", script=_script(
+        ': "${PROMETHEUS_URL:?set PROMETHEUS_URL}"',
+        'curl -fsS "$PROMETHEUS_URL/api/v1/alerts" > baseline-alerts.json'))] if expected else []
+
+    waiters = [w for g in scenario.faults for w in g.waiters]
+    inject: list[Action] = [Action("script", f"before: {w.kind}", script=_script(_waiter(w, selectors)))
+                            for w in waiters if w.when == "before"]
+    if "inject/apply.yaml" in files:
+        inject.append(Action("script", "inject", script=_script(
+            f"kubectl apply --server-side --force-conflicts --field-manager={FIELD_MANAGER} -f inject/apply.yaml")))
+    if "inject/delete.yaml" in files:
+        inject.append(Action("script", "inject deletions", script=_script(
+            "kubectl delete --ignore-not-found -f inject/delete.yaml")))
+    if "inject/playbook.yml" in files:
+        inject.append(Action("script", "inject on hosts", script=_script(
+            ': "${ITBENCH_INVENTORY:?set ITBENCH_INVENTORY to the hosts inventory}"',
+            'ansible-playbook -i "$ITBENCH_INVENTORY" inject/playbook.yml')))
+    inject += [Action("script", f"after: {w.kind}", script=_script(_waiter(w, selectors)))
+               for w in waiters if w.when == "after"]
+    p["inject"] = inject
+    p["alerts"] = [Action("script", "wait for the expected alerts", script=_alert_wait(expected))] if expected else []
+
+    account = scenario.agent.service_account
+    home = scenario.agent.namespaces[0] if scenario.agent.namespaces else None
+    handover = [f'mkdir -p "{WORKSPACE}"', f'cp prompt.md "{WORKSPACE}/prompt.md"']
+    if home is not None:
+        handover += [
+            f"token=$(kubectl create token {shlex.quote(account)} -n {shlex.quote(home)} --duration=2h)",
+            f'kubectl config view --raw --minify --flatten > "{WORKSPACE}/kubeconfig.yaml"',
+            f'KUBECONFIG="{WORKSPACE}/kubeconfig.yaml" kubectl config set-credentials itbench-agent --token="$token"',
+            f'KUBECONFIG="{WORKSPACE}/kubeconfig.yaml" kubectl config set-context --current --user=itbench-agent '
+            f"--namespace={shlex.quote(home)}"]
+    p["handover"] = [Action("script", "hand over", script=_script(*handover))]
+    p["agent"] = [Action("script", "agent", script=_script(
+        ': "${ITBENCH_AGENT:?set ITBENCH_AGENT to the command that runs the agent}"',
+        f'cd "{WORKSPACE}"',
+        'KUBECONFIG="$PWD/kubeconfig.yaml" sh -c "$ITBENCH_AGENT"'))]
+    prometheus = ' --prometheus "$PROMETHEUS_URL"' if expected or scenario.mitigation else ""
+    p["snapshot"] = [Action("script", "snapshot", script=_script(f"python3 -S evaluator.py --capture state.json{prometheus}"))]
+    p["evaluate"] = [Action("script", "evaluate", script=_script(_evaluate(scenario) + " > verdict.json",
+                                                                 "cat verdict.json"))]
+
+    restored = {_ref(o) for o in (*topology, *_docs(files, "revert/apply.yaml"))}
+    created = []
+    for obj in _docs(files, "inject/apply.yaml"):
+        ref = _ref(obj)
+        if ref not in restored and ref not in created:
+            created.append(ref)
+    revert = []
+    if "revert/apply.yaml" in files:
+        revert.append(f"kubectl apply --server-side --force-conflicts --field-manager={FIELD_MANAGER} -f revert/apply.yaml")
+    if "revert/delete.yaml" in files:
+        revert.append("kubectl delete --ignore-not-found -f revert/delete.yaml")
+    revert += [f"kubectl delete --ignore-not-found {kubectl_name(a, k, n)}{_ns(ns)}" for a, k, ns, n in created]
+    if "revert/playbook.yml" in files:
+        revert.append('ansible-playbook -i "$ITBENCH_INVENTORY" revert/playbook.yml')
+    p["revert"] = [Action("script", "revert", script=_script(*revert))] if revert else []
+    p["verify"] = [Action("ready", "verify healthy", refs=ready, timeout=READY_TIMEOUT)] if ready else []
+    p["undeploy"] = [Action("script", "undeploy", script=_script(
+        *(f"kubectl delete --ignore-not-found --wait=false -f {n}" for n in reversed(other_manifests)),
+        *(["kubectl delete --ignore-not-found -f manifests/topology.yaml"] if topology else [])))]
+    return plan
+
+
+def _evaluate(scenario: ir.Scenario) -> str:
+    if scenario.compliance is not None and scenario.compliance.task in TASK_CLASSES:
+        policy = TASK_CLASSES[scenario.compliance.task].submission.get("policy", "policy.yaml")
+        return f'python3 -S evaluator.py --artifact "{WORKSPACE}/{policy}" --state state.json'
+    return f'python3 -S evaluator.py --agent-output "{WORKSPACE}/{SUBMISSION[scenario.domain]}" --state state.json'
+
+
+def ready_script(refs) -> str:
+    """Wait for workloads with kubectl (the engines without a native readiness assertion)."""
+    return _script(*(f"kubectl rollout status {kubectl_name(a, k, n)}{_ns(ns)} --timeout={READY_TIMEOUT}"
+                     for a, k, ns, n, _ in refs))
+
+
+def bundle_files(files: dict[str, bytes]) -> dict[str, bytes]:
+    """The files an engine run reads (ITBench's own exports are not needed)."""
+    return {n: d for n, d in files.items() if not n.startswith("itbench/")}
+

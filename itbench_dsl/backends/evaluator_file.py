@@ -1,0 +1,64 @@
+"""The evaluator file of a bundle: the runtime (`itbench_dsl/runtime/evaluator.py`), the runtime modules its
+grading embeds, and the spec as one line of data. Kept apart from the spec's derivation (backends/evaluator.py)
+so that reading a bundle's evaluator (`spec_of`, `itbench run --dry-run`) loads no compiler."""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+
+_MAIN = 'if __name__ == "__main__":\n    sys.exit(main(SPEC))\n'
+
+
+@functools.lru_cache(maxsize=1)
+def runtime_source() -> str:
+    return resources.files("itbench_dsl").joinpath("runtime").joinpath("evaluator.py").read_text(encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=None)
+def package_source(module: str) -> str:
+    """The source of one of the runtime's standard-library-only modules, embedded in evaluators: `module`
+    is its path inside itbench_dsl/runtime/ without `.py` (`miniyaml`, `kyverno/policy`)."""
+    path = resources.files("itbench_dsl").joinpath("runtime")
+    for part in f"{module}.py".split("/"):
+        path = path.joinpath(part)
+    return path.read_text(encoding="utf-8")
+
+
+def source_for_spec(spec: dict) -> str:
+    """evaluator.py for a spec: the runtime, the embedded modules its grading needs, the spec as data."""
+    text = json.dumps(spec, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
+    parts = [runtime_source().rstrip("\n") + "\n\n"]
+    ciso_task = (spec.get("ciso") or {}).get("task") or ""
+    if "kyverno" in ciso_task:
+        # the Kyverno matcher and the YAML reader for the agent's policy, data here too: the matcher is the
+        # modules of runtime/kyverno/ that policy evaluation needs, as (name, source) pairs in dependency
+        # order, which the runtime runs as a package (they import each other relatively); the reader is
+        # one module. Each runs in a module of its own (they may start with `from __future__`).
+        from ..runtime.kyverno import EMBEDDED
+
+        modules = "".join(f"    ({name!r}, {package_source(f'kyverno/{name}')!r}),\n" for name in EMBEDDED)
+        parts.append(f"_KYVERNO_SOURCES = (\n{modules})\n")
+    if "kyverno" in ciso_task or '{"parse":"yaml"}' in text:  # a policy to read, or YAML held in a ConfigMap
+        parts.append(f"_YAML_SOURCE = {package_source('miniyaml')!r}\n")
+    parts.append(f"{_SPEC_PREFIX}{text!r})\n\n")
+    parts.append(_MAIN)
+    return "".join(parts)
+
+
+_SPEC_PREFIX = "SPEC = json.loads("
+
+
+def spec_of(source: str) -> dict | None:
+    """The spec an evaluator.py grades against (None when the text holds no spec line): read back as
+    data, never executed."""
+    import ast as python_ast
+
+    for line in source.splitlines():
+        if line.startswith(_SPEC_PREFIX) and line.endswith(")"):
+            try:
+                return json.loads(python_ast.literal_eval(line[len(_SPEC_PREFIX):-1]))
+            except (ValueError, SyntaxError):
+                return None
+    return None

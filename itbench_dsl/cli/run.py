@@ -1,0 +1,114 @@
+"""`itbench run`: run compiled bundles against a cluster, from deploy to verdict and back."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .common import EXIT_CLEAN, EXIT_ERROR, UserError
+
+
+def _duration(text: str) -> float:
+    """`30m`, `90s`, `1h`, `45` (seconds)."""
+    units = {"s": 1, "m": 60, "h": 3600}
+    raw = text.strip()
+    try:
+        value = float(raw[:-1]) * units[raw[-1]] if raw and raw[-1] in units else float(raw)
+    except ValueError:
+        raise UserError(f"{text!r}: not a duration (write 90s, 30m or 1h)") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise UserError(f"{text!r}: a duration must be positive")
+    return value
+
+
+@click.command("run")
+@click.argument("bundles", nargs=-1, required=True, type=click.Path(file_okay=False))
+@click.option("--kubeconfig", help="The cluster's kubeconfig (required unless --dry-run).")
+@click.option("--context", help="The kubeconfig context (default: its current one).")
+@click.option("--agent", "agent", help="The agent's command, run by the shell in its workspace (required unless "
+                                       "--dry-run). It gets KUBECONFIG, ITBENCH_WORKSPACE and ITBENCH_PROMPT.")
+@click.option("--agent-timeout", default="30m", show_default=True, help="The agent's time budget (90s, 30m, 1h).")
+@click.option("--prometheus", help="Prometheus's URL: the alerts before and after the injection and in the state.")
+@click.option("--ready-timeout", default="10m", show_default=True, help="How long to wait for workloads to be ready.")
+@click.option("--alert-timeout", default="15m", show_default=True, help="How long to wait for the expected alerts.")
+@click.option("--alert-poll", default="10s", show_default=True, help="How often to ask Prometheus meanwhile.")
+@click.option("--keep", is_flag=True, help="Leave the topology deployed (the faults are reverted all the same).")
+@click.option("--run-id", help="Name the run (default: a new id); an existing run of this id resumes.")
+@click.option("--dry-run", is_flag=True, help="Print the plan: every object and API call, in order; no cluster.")
+@click.option("-o", "--output", "results", type=click.Path(file_okay=False),
+              help="The results folder: RESULTS/<scenario>/<run-id>/ (required unless --dry-run).")
+def command(bundles: tuple[str, ...], kubeconfig: str | None, context: str | None, agent: str | None,
+            agent_timeout: str, prometheus: str | None, ready_timeout: str, alert_timeout: str, alert_poll: str,
+            keep: bool, run_id: str | None, dry_run: bool, results: str | None) -> None:
+    """Run compiled bundles on a cluster: preflight, deploy, inject, hand over to the agent, grade, revert.
+
+    \b
+    Each bundle (a folder `itbench compile` wrote) runs in turn:
+      preflight  the kinds, controllers and rights the scenario needs; stops with what is missing
+      deploy     server-side apply of manifests/ (field manager itbench); wait until ready
+      baseline   the alerts already firing;  inject: the faults, with their waiters and commands in pods
+      alerts     wait until the scenario's alerts fire
+      handover   a short-lived token for the agent's ServiceAccount; kubeconfig and prompt.md in its workspace
+      agent      the command, within its budget (its process group is killed on overrun)
+      snapshot   the state the evaluator reads;  evaluate: verdict.json
+      revert, verify, undeploy   always: on success, failure, timeout, Ctrl-C and SIGTERM
+    Results: RESULTS/<scenario>/<run-id>/ (verdict.json, state.json, timeline.jsonl, agent.stdout,
+    agent.stderr, timings.json, run.json, workspace/); `itbench score RESULTS` reads them.
+    Exit codes: 0 every run was graded (pass or fail), 2 a run failed or could not start, 130 interrupted.
+    docs/running.md walks through a run on kind.
+
+    \b
+    Examples:
+      itbench run out/otel-cart-pod-kill-loop --dry-run
+      itbench run out/* --kubeconfig ~/.kube/config --prometheus http://localhost:9090 \\
+          --agent "my-agent --prompt \\$ITBENCH_PROMPT" --agent-timeout 20m -o results/
+    """
+    from ..lifecycle import BundleError, PlanOptions, load_bundle, plan, render_plan
+
+    budget = _duration(agent_timeout)
+    try:
+        loaded = [load_bundle(Path(b)) for b in bundles]
+    except BundleError as exc:
+        raise UserError(str(exc)) from exc
+    if dry_run:
+        options = PlanOptions(keep=keep, prometheus=prometheus, agent=agent or "", agent_timeout=budget)
+        for bundle in loaded:
+            click.echo(render_plan(bundle, plan(bundle, options)), nl=False)
+        return
+    missing = [name for name, value in (("--kubeconfig", kubeconfig), ("--agent", agent), ("-o", results))
+               if not value]
+    if missing:
+        raise UserError(f"itbench run needs {', '.join(missing)} (or --dry-run to print the plan)")
+    if run_id is not None and len(loaded) > 1 and len({b.scenario for b in loaded}) < len(loaded):
+        raise UserError("--run-id with several bundles of one scenario would run them into one folder")
+
+    from ..cluster import ClusterError, require_client
+
+    try:
+        require_client()
+        from ..cluster.runner import Run, RunOptions
+    except ClusterError as exc:
+        raise UserError(str(exc)) from exc
+    options = RunOptions(kubeconfig=kubeconfig, agent=agent, results=Path(results), context=context,
+                         agent_timeout=budget, prometheus=prometheus, keep=keep, run_id=run_id,
+                         ready_timeout=_duration(ready_timeout), alert_timeout=_duration(alert_timeout),
+                         alert_poll=_duration(alert_poll))
+    status = EXIT_CLEAN
+    for bundle in loaded:
+        try:
+            outcome = Run(bundle, options).execute()
+        except ClusterError as exc:
+            raise UserError(str(exc)) from exc
+        if outcome.status == "interrupted":
+            click.echo(f"{bundle.scenario}: interrupted; reverted. Resume with --run-id {outcome.run_id}", err=True)
+            sys.exit(128 + int(outcome.signum or 2))
+        if outcome.status not in ("graded", "complete"):
+            click.echo(f"error: {bundle.scenario} ({outcome.run_id}): {outcome.error}", err=True)
+            status = EXIT_ERROR
+            continue
+        verdict = outcome.verdict or {}
+        click.echo(f"{bundle.scenario} {outcome.run_id}: passed={str(verdict.get('passed')).lower()} "
+                   f"score={verdict.get('score')} -> {outcome.folder}")
+    sys.exit(status)

@@ -1,0 +1,47 @@
+"""`itbench snapshot`: the state a bundle's evaluator reads, captured from a cluster."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from .common import UserError, replace_file
+
+
+@click.command("snapshot")
+@click.argument("bundle", type=click.Path(file_okay=False))
+@click.option("--kubeconfig", required=True, help="The cluster's kubeconfig.")
+@click.option("--context", help="The kubeconfig context (default: its current one).")
+@click.option("--prometheus", help="Prometheus's URL (required when the evaluator reads the alerts).")
+@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
+              help="Where to write the state (JSON).")
+def command(bundle: str, kubeconfig: str, context: str | None, prometheus: str | None, output: str) -> None:
+    """Capture exactly what BUNDLE's evaluator reads from a cluster: the kinds per namespace that
+    `evaluator.py --requirements` lists (each named in `captured`, empty or not), the firing alerts
+    and, for CISO, the PolicyReports, in the state format of docs/evaluator.md.
+
+    \b
+    Examples:
+      itbench snapshot out/otel-cart-pod-kill-loop --kubeconfig ~/.kube/config \\
+          --prometheus http://localhost:9090 -o state.json
+      itbench evaluate out/otel-cart-pod-kill-loop --task mitigate --state state.json
+    """
+    from ..cluster import ClusterError, require_client
+    from ..lifecycle import BundleError, load_bundle
+
+    try:
+        loaded = load_bundle(Path(bundle), runnable=False)
+        require_client()
+        from ..cluster.client import Cluster
+        from ..cluster.snapshot import capture
+
+        with Cluster(kubeconfig, context) as cluster:
+            state = capture(cluster, loaded, prometheus)
+    except (BundleError, ClusterError) as exc:
+        raise UserError(str(exc)) from exc
+    replace_file(Path(output), json.dumps(state, indent=2, sort_keys=True) + "\n")
+    click.echo(f"captured {len(state['resources']['items'])} objects of {len(state['captured'])} kinds"
+               + (f" and {len(state['alerts']['data']['alerts'])} alerts" if "alerts" in state else "")
+               + f" -> {output}", err=True)

@@ -1,0 +1,28 @@
+"""Talking to a Kubernetes cluster: the only package that imports the `kubernetes` client.
+
+`itbench run` and `itbench snapshot` import it, inside their command functions; nothing else in
+itbench does (tests/test_run_lifecycle.py checks that `itbench --help` and `itbench check` never load
+`kubernetes`). The client is the optional extra `cluster`: `pip install 'itbench-dsl[cluster]'`.
+
+- `client.py`: `Cluster`, a thin layer over the official client (discovery, server-side apply,
+  delete, get, list, watch, TokenRequest, SelfSubjectAccessReview) that raises `ClusterError`.
+- `prometheus.py`: the alerts of Prometheus's HTTP API (standard library).
+- `snapshot.py`: the state a bundle's evaluator reads (docs/evaluator.md), captured through the client.
+- `runner.py`: a run of a bundle, phase by phase (`itbench_dsl/lifecycle.py` says which), with its
+  timeline, results and the revert that always runs.
+"""
+
+from __future__ import annotations
+
+
+class ClusterError(Exception):
+    """A cluster, a Prometheus or a run step that failed; the message says what and where."""
+
+
+def require_client() -> None:
+    """Raise ClusterError with the install line when the kubernetes client is missing."""
+    try:
+        import kubernetes  # noqa: F401
+    except ImportError as exc:
+        raise ClusterError("this command talks to a cluster and needs the kubernetes client: "
+                           "pip install 'itbench-dsl[cluster]'") from exc

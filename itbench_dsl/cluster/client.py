@@ -1,0 +1,406 @@
+"""A thin layer over the official kubernetes client: what a run and a snapshot ask of the API server.
+
+Objects are plain dicts in and out. Every client, HTTP and discovery error becomes a ClusterError
+naming the object and the API's own message; "not found" is an answer (None, False), not an error.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+
+from . import ClusterError, require_client
+from ..lifecycle import FIELD_MANAGER, WORKLOAD_KINDS, Ref
+
+MAX_EXEC_OUTPUT = 1024 * 1024  # of each stream of a command run in a pod, what is kept (as the evaluator's capture)
+
+
+def ready(obj: dict) -> bool:
+    """A workload with every replica ready and its spec observed, or a Pod that is Ready."""
+    kind, spec, status = obj.get("kind"), obj.get("spec") or {}, obj.get("status") or {}
+    generation = (obj.get("metadata") or {}).get("generation")
+    observed = status.get("observedGeneration")
+    if kind in ("Deployment", "StatefulSet"):
+        want = spec.get("replicas", 1)
+        current = generation is None or (observed is not None and observed >= generation)
+        return current and (status.get("readyReplicas") or 0) >= want and (status.get("updatedReplicas", want) or 0) >= want
+    if kind == "DaemonSet":
+        want = status.get("desiredNumberScheduled")
+        return want is not None and (status.get("numberReady") or 0) >= want
+    if kind == "Pod":
+        return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
+    return True
+
+
+class Cluster:
+    """The cluster a kubeconfig (and context) points at."""
+
+    def __init__(self, kubeconfig: str, context: str | None = None, timeout: float = 30.0):
+        require_client()
+        from kubernetes import config
+
+        try:
+            self.api_client = config.new_client_from_config(config_file=str(kubeconfig), context=context)
+        except Exception as exc:  # ConfigException, OSError, YAML and type errors of a malformed file
+            raise ClusterError(f"{kubeconfig}: cannot use this kubeconfig"
+                               + (f" (context {context})" if context else "") + f": {exc}") from exc
+        self.api_client.configuration.retries = 1  # an unreachable server fails fast, not after urllib3's 3 retries
+        self.timeout = timeout
+        self._cache_dir = tempfile.mkdtemp(prefix="itbench-discovery-")
+        self._dyn = None
+        self._resources: dict[tuple[str, str], object] = {}
+
+    def close(self) -> None:
+        shutil.rmtree(self._cache_dir, ignore_errors=True)
+        try:
+            self.api_client.close()
+        except Exception:  # noqa: BLE001 - closing a pool must not mask the run's outcome
+            pass
+
+    def __enter__(self) -> "Cluster":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- plumbing -------------------------------------------------------------------------------------
+
+    @property
+    def host(self) -> str:
+        return self.api_client.configuration.host
+
+    def _call(self, what: str, fn: Callable, not_found=ClusterError):
+        from kubernetes.client.exceptions import ApiException
+        from kubernetes.dynamic.exceptions import DynamicApiError, NotFoundError, ResourceNotFoundError
+
+        try:
+            return fn()
+        except NotFoundError:
+            if not_found is ClusterError:
+                raise ClusterError(f"{what}: not found") from None
+            return not_found
+        except ResourceNotFoundError as exc:
+            raise ClusterError(f"{what}: the API does not serve it ({exc})") from None
+        except DynamicApiError as exc:
+            raise ClusterError(f"{what}: {exc.status} {_api_message(exc)}") from None
+        except ApiException as exc:
+            if exc.status == 404 and not_found is not ClusterError:
+                return not_found
+            raise ClusterError(f"{what}: {exc.status} {exc.reason}: {str(exc.body or '')[:300]}") from None
+        except (OSError, ValueError) as exc:  # urllib3 connection errors are OSErrors; bad JSON is a ValueError
+            raise ClusterError(f"{what}: cannot reach {self.host}: {str(exc)[:300]}") from None
+        except Exception as exc:  # urllib3.MaxRetryError and friends
+            if type(exc).__module__.startswith("urllib3"):
+                raise ClusterError(f"{what}: cannot reach {self.host}: {str(exc)[:300]}") from None
+            raise
+
+    @property
+    def dyn(self):
+        if self._dyn is None:
+            from kubernetes.dynamic import DynamicClient
+
+            cache = os.path.join(self._cache_dir, "discovery.json")
+            self._dyn = self._call(f"discovery at {self.host}", lambda: DynamicClient(self.api_client, cache_file=cache))
+        return self._dyn
+
+    def resource(self, api_version: str, kind: str):
+        """The API resource serving `kind` in `api_version`, by discovery; None when it is not served."""
+        key = (api_version, kind)
+        if key not in self._resources:
+            from kubernetes.dynamic.exceptions import ResourceNotFoundError
+
+            try:
+                found = self._call(f"discovery of {api_version} {kind}",
+                                   lambda: self.dyn.resources.get(api_version=api_version, kind=kind))
+            except ClusterError:
+                found = None
+            except ResourceNotFoundError:
+                found = None
+            self._resources[key] = found
+        return self._resources[key]
+
+    def _resource_of(self, ref: Ref):
+        res = self.resource(ref.api_version, ref.kind)
+        if res is None:
+            raise ClusterError(f"{ref}: the API does not serve {ref.api_version} {ref.kind}")
+        return res
+
+    def served_kinds(self, group: str) -> dict[str, str]:
+        """{Kind: apiVersion} of every kind the API serves in `group` (preferred version first)."""
+        out: dict[str, str] = {}
+        for res in self._call(f"discovery of {group or 'core'}", lambda: list(self.dyn.resources.search(group=group))):
+            if "/" in getattr(res, "name", "") or not getattr(res, "kind", None) or res.kind.endswith("List"):
+                continue
+            out.setdefault(res.kind, res.group_version)
+        return out
+
+    def kind_api_version(self, kind: str, prefer: tuple[str, ...] = ("", "apps")) -> str | None:
+        """The apiVersion the API serves `kind` in (the core group, then apps, then any, by name); None
+        when no group serves it."""
+        found = self._call(f"discovery of {kind}", lambda: list(self.dyn.resources.search(kind=kind)))
+        versions = sorted({r.group_version for r in found if "/" not in r.name and r.kind == kind},
+                          key=lambda v: (v.rpartition("/")[0] not in prefer, prefer.index(v.rpartition("/")[0])
+                                         if v.rpartition("/")[0] in prefer else 0, v))
+        return versions[0] if versions else None
+
+    # -- reading --------------------------------------------------------------------------------------
+
+    def version(self) -> dict:
+        import json
+
+        answer = self._call(f"GET {self.host}/version", lambda: self.dyn.request("get", "/version", serialize=False))
+        return json.loads(answer.data.decode("utf-8"))
+
+    def get(self, ref: Ref) -> dict | None:
+        res = self._resource_of(ref)
+        found = self._call(f"get {ref}", lambda: self.dyn.get(res, name=ref.name, namespace=ref.namespace,
+                                                              _request_timeout=self.timeout), not_found=None)
+        return None if found is None else found.to_dict()
+
+    def list(self, api_version: str, kind: str, namespace: str | None = None,
+             label_selector: str | None = None) -> tuple[list[dict], str]:
+        """(items, resourceVersion) of a kind, in a namespace or the whole cluster. Items carry their
+        apiVersion and kind (a list's items do not), without managedFields (as `kubectl get -o json`)."""
+        ref = Ref(api_version, kind, namespace, "")
+        res = self._resource_of(ref)
+        where = f" in {namespace}" if namespace else ""
+        found = self._call(f"list {kind}{where}", lambda: self.dyn.get(
+            res, namespace=namespace if res.namespaced else None, label_selector=label_selector,
+            _request_timeout=self.timeout)).to_dict()
+        items = []
+        for item in found.get("items") or []:
+            item = {"apiVersion": res.group_version, "kind": kind, **item}
+            (item.get("metadata") or {}).pop("managedFields", None)
+            items.append(item)
+        return items, (found.get("metadata") or {}).get("resourceVersion") or ""
+
+    # -- writing --------------------------------------------------------------------------------------
+
+    def apply(self, obj: dict) -> dict:
+        """Server-side apply (field manager `itbench`, conflicts forced: the run owns its objects)."""
+        ref = Ref.of(obj)
+        res = self._resource_of(ref)
+        return self._call(f"apply {ref}", lambda: self.dyn.server_side_apply(
+            res, body=obj, name=ref.name, namespace=ref.namespace, field_manager=FIELD_MANAGER,
+            force_conflicts=True, _request_timeout=self.timeout)).to_dict()
+
+    def patch(self, ref: Ref, patch: dict, subresource: str | None = None) -> dict:
+        res = self._resource_of(ref)
+        return self._call(f"patch {ref}", lambda: self.dyn.patch(
+            res, body=patch, name=ref.name, namespace=ref.namespace, content_type="application/merge-patch+json",
+            field_manager=FIELD_MANAGER, _request_timeout=self.timeout)).to_dict()
+
+    def delete(self, ref: Ref) -> bool:
+        """Delete an object; False when it was already gone."""
+        res = self._resource_of(ref)
+        done = self._call(f"delete {ref}", lambda: self.dyn.delete(
+            res, name=ref.name, namespace=ref.namespace, propagation_policy="Background",
+            _request_timeout=self.timeout), not_found=False)
+        return done is not False
+
+    def create(self, api_version: str, kind: str, body: dict, what: str) -> dict:
+        res = self._resource_of(Ref(api_version, kind, None, ""))
+        return self._call(what, lambda: self.dyn.create(res, body=body, _request_timeout=self.timeout)).to_dict()
+
+    # -- commands in pods ------------------------------------------------------------------------------
+
+    def exec_pod(self, workload: Ref, container: str) -> str:
+        """The pod a command runs in: the first (by name) ready, not terminating pod the workload's
+        `spec.selector.matchLabels` selects."""
+        obj = self.get(workload)
+        if obj is None:
+            raise ClusterError(f"exec in {workload}: not found")
+        labels = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        if not labels:
+            raise ClusterError(f"exec in {workload}: it has no spec.selector.matchLabels to find its pods by")
+        selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+        pods, _ = self.list("v1", "Pod", workload.namespace, selector)
+        names = sorted(p["metadata"]["name"] for p in pods
+                       if ready(p) and not (p.get("metadata") or {}).get("deletionTimestamp"))
+        if not names:
+            raise ClusterError(f"exec in {workload}: no ready pod ({len(pods)} pod(s) labelled {selector})")
+        return names[0]
+
+    def exec(self, workload: Ref, container: str, command: list[str] | tuple[str, ...], timeout: float,
+             cap: int = MAX_EXEC_OUTPUT) -> dict:
+        """Run `command` in `container` of one ready pod of `workload` through the pods/exec subresource (the
+        websocket channel protocol): `{exit_code, stdout, stderr}`, each stream kept up to `cap` bytes (the rest
+        read and dropped) and decoded as UTF-8 (errors replaced). A command still running after `timeout`
+        seconds, or a pod that cannot be reached, is a ClusterError; a non-zero exit is a result."""
+        from kubernetes import client as k8s
+        from kubernetes.stream import stream
+
+        pod = self.exec_pod(workload, container)
+        what = f"exec in {workload.namespace}/Pod/{pod} container {container}"
+        core = k8s.CoreV1Api(self.api_client)
+        ws = self._call(what, lambda: stream(
+            core.connect_get_namespaced_pod_exec, pod, workload.namespace, command=list(command), container=container,
+            stdin=False, stdout=True, stderr=True, tty=False, _preload_content=False, binary=True,
+            _request_timeout=self.timeout))
+        kept = {1: bytearray(), 2: bytearray()}
+        status = b""
+        deadline = time.monotonic() + timeout
+        try:
+            while ws.is_open():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ClusterError(f"{what}: `{' '.join(command)[:200]}` still running after {timeout:g} s")
+                try:
+                    ws.update(timeout=min(left, 1.0))
+                except Exception as exc:  # noqa: BLE001 - the socket's errors, whatever their class
+                    raise ClusterError(f"{what}: the connection failed: {str(exc)[:300]}") from None
+                for channel in (1, 2):
+                    data = ws.read_channel(channel)
+                    room = cap - len(kept[channel])
+                    if data and room > 0:
+                        kept[channel] += data[:room]
+                status += ws.read_channel(3) or b""
+                ws.read_all()  # the client also keeps every stream whole for read_all(): drop it as it comes
+                if len(status) > 64 * 1024:
+                    raise ClusterError(f"{what}: the error channel sent more than 64 KiB")
+        finally:
+            ws.close(timeout=1)  # a command cut short: do not wait long for the server's close answer
+        return {"exit_code": _exit_code(what, status), "stdout": kept[1].decode("utf-8", "replace"),
+                "stderr": kept[2].decode("utf-8", "replace")}
+
+    # -- access ---------------------------------------------------------------------------------------
+
+    def may(self, verb: str, group: str, resource: str, namespace: str | None) -> bool:
+        """SelfSubjectAccessReview: may the caller do this?"""
+        name, _, sub = resource.partition("/")
+        attrs = {"verb": verb, "group": group, "resource": name}
+        if sub:
+            attrs["subresource"] = sub
+        if namespace:
+            attrs["namespace"] = namespace
+        body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                "spec": {"resourceAttributes": attrs}}
+        answer = self.create("authorization.k8s.io/v1", "SelfSubjectAccessReview", body,
+                             f"access review ({verb} {resource})")
+        return bool((answer.get("status") or {}).get("allowed"))
+
+    def token(self, account: Ref, seconds: int) -> str:
+        """A token of `account` that expires in `seconds` (TokenRequest)."""
+        body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                "spec": {"audiences": [], "expirationSeconds": int(seconds)}}
+        path = f"/api/v1/namespaces/{account.namespace}/serviceaccounts/{account.name}/token"
+        answer = self._call(f"token for {account}", lambda: self.dyn.request(
+            "post", path, body=body, _request_timeout=self.timeout)).to_dict()
+        token = (answer.get("status") or {}).get("token")
+        if not isinstance(token, str) or not token:
+            raise ClusterError(f"token for {account}: the API returned no token")
+        return token
+
+    def kubeconfig_for(self, token: str, namespace: str) -> dict:
+        """A kubeconfig that reaches this cluster with `token` (the caller's server and CA)."""
+        import base64
+
+        conf = self.api_client.configuration
+        cluster: dict = {"server": conf.host}
+        if conf.ssl_ca_cert:
+            with open(conf.ssl_ca_cert, "rb") as handle:
+                cluster["certificate-authority-data"] = base64.b64encode(handle.read()).decode("ascii")
+        if not conf.verify_ssl:
+            cluster["insecure-skip-tls-verify"] = True
+        if getattr(conf, "tls_server_name", None):
+            cluster["tls-server-name"] = conf.tls_server_name
+        return {"apiVersion": "v1", "kind": "Config", "current-context": "itbench-agent",
+                "clusters": [{"name": "itbench", "cluster": cluster}],
+                "users": [{"name": "itbench-agent", "user": {"token": token}}],
+                "contexts": [{"name": "itbench-agent", "context": {"cluster": "itbench", "user": "itbench-agent",
+                                                                   "namespace": namespace}}]}
+
+    # -- waiting --------------------------------------------------------------------------------------
+
+    def wait(self, refs: Iterable[Ref], done: Callable[[dict | None], bool], timeout: float,
+             on_progress: Callable[[Ref], None] | None = None) -> list[Ref]:
+        """Wait until `done(object or None)` holds for every ref, watching each (kind, namespace) for
+        changes; returns the refs still waiting when `timeout` seconds have passed (empty: all done)."""
+        deadline = time.monotonic() + timeout
+        groups: dict[tuple[str, str, str | None], set[str]] = {}
+        for ref in refs:
+            groups.setdefault((ref.api_version, ref.kind, ref.namespace), set()).add(ref.name)
+        left: list[Ref] = []
+        for (api_version, kind, namespace), names in groups.items():
+            pending = self._wait_group(api_version, kind, namespace, set(names), done, deadline, on_progress)
+            left += [Ref(api_version, kind, namespace, n) for n in sorted(pending)]
+        return left
+
+    def _wait_group(self, api_version, kind, namespace, pending: set[str], done, deadline, on_progress) -> set[str]:
+        from kubernetes import watch
+
+        res = self._resource_of(Ref(api_version, kind, namespace, ""))
+        while pending:
+            items, version = self.list(api_version, kind, namespace)
+            present = {i["metadata"]["name"]: i for i in items}
+            for name in sorted(pending):
+                if done(present.get(name)):
+                    pending.discard(name)
+                    if on_progress:
+                        on_progress(Ref(api_version, kind, namespace, name))
+            remaining = deadline - time.monotonic()
+            if not pending or remaining <= 0:
+                break
+            watcher = watch.Watch()
+            try:
+                stream = self.dyn.watch(res, namespace=namespace if res.namespaced else None, resource_version=version,
+                                        timeout=max(1, min(int(remaining) + 1, 300)), watcher=watcher)
+                for event in stream:
+                    obj = event.get("raw_object") or {}
+                    name = (obj.get("metadata") or {}).get("name")
+                    if name in pending and done(None if event.get("type") == "DELETED" else obj):
+                        pending.discard(name)
+                        if on_progress:
+                            on_progress(Ref(api_version, kind, namespace, name))
+                    if not pending or time.monotonic() >= deadline:
+                        break
+            except ClusterError:
+                raise
+            except Exception as exc:  # a dropped watch: list again (the loop), unless the server is gone
+                if type(exc).__module__.startswith(("urllib3", "kubernetes")) or isinstance(exc, OSError):
+                    time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
+                else:
+                    raise
+            finally:
+                watcher.stop()
+        return pending
+
+
+def _exit_code(what: str, status: bytes) -> int:
+    """The exit code the error channel's Status reports (v4.channel.k8s.io): Success is 0; a failure with an
+    ExitCode cause is that code; any other failure (no such container, the command not found) is an error."""
+    import json
+
+    try:
+        answer = json.loads(status.decode("utf-8", "replace")) if status.strip() else None
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):
+        raise ClusterError(f"{what}: the connection closed without the command's status")
+    if answer.get("status") == "Success":
+        return 0
+    causes = ((answer.get("details") or {}).get("causes") or []) if isinstance(answer.get("details"), dict) else []
+    for cause in causes:
+        if isinstance(cause, dict) and cause.get("reason") == "ExitCode":
+            try:
+                return int(cause.get("message"))
+            except (TypeError, ValueError):
+                break
+    raise ClusterError(f"{what}: {str(answer.get('message') or answer.get('reason') or answer)[:300]}")
+
+
+def _api_message(exc) -> str:
+    import json
+
+    try:
+        body = json.loads(exc.body) if getattr(exc, "body", None) else {}
+        return str(body.get("message") or exc.reason or exc.summary())[:300]
+    except (ValueError, AttributeError, TypeError):
+        return str(getattr(exc, "reason", "") or exc)[:300]
+
+
+def workload_refs(refs: Iterable[Ref]) -> list[Ref]:
+    return [r for r in refs if r.kind in WORKLOAD_KINDS]

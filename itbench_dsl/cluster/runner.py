@@ -1,0 +1,664 @@
+"""A run of a compiled bundle against a cluster, phase by phase (itbench_dsl/lifecycle.py says which).
+
+Results go to RESULTS/<scenario>/<run-id>/: `timeline.jsonl` (every step, with timestamps; the first
+file a run writes), `state.json`, `verdict.json`, `agent.stdout`, `agent.stderr`, `timings.json`,
+`run.json` (status), and `workspace/` (what the agent was given and wrote; its kubeconfig is removed
+once the agent is done). `itbench score RESULTS` reads the verdicts.
+
+The revert, the health check and the undeploy run whatever happened: on success, a failed step, a
+timeout, SIGINT and SIGTERM (signals that arrive meanwhile are recorded, not obeyed: the cleanup is
+bounded by its own timeouts). Running again with the same `--run-id` resumes: an interrupted
+cleanup is finished first; a run whose state was captured is only graded; any other starts a new
+attempt (the timeline keeps every attempt).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from .. import lifecycle
+from ..lifecycle import SUBMISSION, Bundle, Ref
+from . import ClusterError, prometheus
+from .client import Cluster, ready
+from .snapshot import capture
+
+# the tasks graded on the agent's answer (runtime/evaluator.py ANSWER_TASKS); the others read the state
+ANSWER_TASKS = ("diagnose", "detect", "localize", "analyze")
+RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+MIN_TOKEN_SECONDS = 600  # the API server's minimum for a TokenRequest
+
+
+class RunFailure(Exception):
+    """A step that failed: the run stops, cleans up and reports it (no verdict)."""
+
+
+class Interrupted(BaseException):
+    """SIGTERM (SIGINT is KeyboardInterrupt): raised in the main thread by the handler."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@dataclass
+class RunOptions:
+    kubeconfig: str
+    agent: str
+    results: Path
+    context: str | None = None
+    agent_timeout: float = 1800.0
+    prometheus: str | None = None
+    keep: bool = False
+    run_id: str | None = None
+    ready_timeout: float = 600.0
+    alert_timeout: float = 900.0
+    alert_poll: float = 10.0
+    request_timeout: float = 30.0
+    kill_grace: float = 5.0
+    exec_timeout: float = 120.0  # a command run in a pod (an exec step, a probe)
+
+
+@dataclass
+class Outcome:
+    scenario: str
+    run_id: str
+    folder: Path
+    status: str  # graded | failed | interrupted | complete (already graded before)
+    verdict: dict | None = None
+    error: str | None = None
+    signum: int | None = None
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + secrets.token_hex(3)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}Z"
+
+
+class Timeline:
+    """timeline.jsonl: one JSON object per line, appended and flushed as each step happens; progress on stderr."""
+
+    def __init__(self, path: Path, label: str, progress: TextIO | None):
+        self.path, self.label, self.progress = path, label, progress
+        self.start = time.monotonic()
+        self.handle = open(path, "a", encoding="utf-8")
+
+    def close(self) -> None:
+        self.handle.close()
+
+    def __call__(self, phase: str, event: str, **detail) -> None:
+        record = {"t": _now(), "elapsed": round(time.monotonic() - self.start, 3), "phase": phase, "event": event,
+                  **detail}
+        self.handle.write(json.dumps(record, sort_keys=True) + "\n")
+        self.handle.flush()
+        if self.progress is not None:
+            what = detail.get("step") or detail.get("message") or ""
+            mark = {"start": "▶", "done": "✓", "failed": "✗", "step": " ", "skip": "-", "note": "!"}.get(event, " ")
+            line = f"[{record['elapsed']:8.2f}s] {self.label} {mark} {phase:<9} {what}".rstrip()
+            print(line, file=self.progress, flush=True)
+
+
+def read_timeline(path: Path) -> list[dict]:
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue  # a line cut by a crash
+    return out
+
+
+@dataclass
+class Prior:
+    """What the timeline of earlier attempts says is left to do."""
+
+    attempts: int = 0
+    created: list[Ref] = field(default_factory=list)  # created by a deploy and not yet undeployed
+    injected: bool = False  # an inject started and its revert did not finish
+    captured: bool = False  # the last attempt captured its state
+    graded: bool = False
+    cleaned: bool = True
+
+    @classmethod
+    def of(cls, events: list[dict]) -> "Prior":
+        prior = cls()
+        for e in events:
+            if e["phase"] == "run" and e["event"] == "start":
+                prior.attempts += 1
+                prior.captured = prior.graded = False
+            elif e.get("action") == "apply" and e["phase"] == "deploy" and e.get("created"):
+                ref = Ref(**e["ref"])
+                if ref not in prior.created:
+                    prior.created.append(ref)
+            elif e.get("action") == "delete" and e["phase"] == "undeploy" and e.get("ref"):
+                ref = Ref(**e["ref"])
+                if ref in prior.created:
+                    prior.created.remove(ref)
+            elif e["phase"] == "undeploy" and e["event"] == "done":
+                prior.created = []
+            elif e["phase"] == "inject" and e["event"] == "start":
+                prior.injected = True
+            elif e["phase"] == "revert" and e["event"] == "done":
+                prior.injected = False
+            elif e["phase"] == "snapshot" and e["event"] == "done":
+                prior.captured = True
+            elif e["phase"] == "evaluate" and e["event"] == "done":
+                prior.graded = True
+        prior.cleaned = not prior.injected and not prior.created
+        return prior
+
+
+def _ref_json(ref: Ref) -> dict:
+    return {"api_version": ref.api_version, "kind": ref.kind, "namespace": ref.namespace, "name": ref.name}
+
+
+class Run:
+    def __init__(self, bundle: Bundle, options: RunOptions, progress: TextIO | None = sys.stderr):
+        self.bundle, self.options, self.progress = bundle, options, progress
+        self.run_id = options.run_id or new_run_id()
+        if not RUN_ID.match(self.run_id):
+            raise ClusterError(f"--run-id {self.run_id!r}: letters, digits, '.', '_' and '-' only")
+        self.folder = Path(options.results) / bundle.scenario / self.run_id
+        self.cluster: Cluster | None = None
+        self.timings: dict[str, float] = {}
+        self.waited = 0.0  # seconds spent waiting on the cluster, Prometheus or the agent
+        self.agent_info: dict = {}
+        self.deferred: list[int] = []
+        self.created: list[Ref] = []
+        self.injected = False
+
+    # -- the whole run --------------------------------------------------------------------------------
+
+    def execute(self) -> Outcome:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        prior = Prior.of(read_timeline(self.folder / "timeline.jsonl"))
+        self.log = Timeline(self.folder / "timeline.jsonl", f"{self.bundle.scenario}/{self.run_id}", self.progress)
+        if prior.graded and prior.cleaned and (self.folder / "verdict.json").is_file():
+            self.log("run", "note", message="already graded: nothing to do")
+            self.log.close()
+            return Outcome(self.bundle.scenario, self.run_id, self.folder, "complete",
+                           json.loads((self.folder / "verdict.json").read_text(encoding="utf-8")))
+        previous = {s: signal.getsignal(s) for s in (signal.SIGTERM,)}
+        signal.signal(signal.SIGTERM, _raise_interrupted)
+        outcome = Outcome(self.bundle.scenario, self.run_id, self.folder, "failed")
+        started = time.monotonic()
+        try:
+            self.log("run", "start", attempt=prior.attempts + 1, bundle=str(self.bundle.path),
+                     message=f"attempt {prior.attempts + 1}")
+            self.created, self.injected = list(prior.created), prior.injected
+            if not prior.cleaned:
+                self.log("run", "note", message="resuming: finishing the cleanup of the previous attempt")
+                self._cleanup(verify=False)
+            if prior.captured and (self.folder / "state.json").is_file():
+                self.log("run", "note", message="resuming: the state was captured; grading it")
+                outcome.verdict = self._phase("evaluate", self.evaluate)
+                outcome.status = "graded"
+            else:
+                outcome = self._attempt(outcome)
+        except (KeyboardInterrupt, Interrupted) as exc:
+            outcome.status, outcome.error = "interrupted", "interrupted"
+            outcome.signum = getattr(exc, "signum", signal.SIGINT)
+        except (ClusterError, RunFailure) as exc:
+            outcome.status, outcome.error = "failed", str(exc)
+        finally:
+            if self.cluster is not None:
+                self.cluster.close()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            self.timings["total"] = round(time.monotonic() - started, 3)
+            self.timings["waiting"] = round(self.waited, 3)
+            self.timings["overhead"] = round(self.timings["total"] - self.waited, 3)
+            self._write("timings.json", self.timings)
+            self._write("run.json", {"scenario": self.bundle.scenario, "run_id": self.run_id, "status": outcome.status,
+                                     "error": outcome.error, "bundle": str(self.bundle.path), "agent": self.agent_info,
+                                     "passed": (outcome.verdict or {}).get("passed")})
+            self.log("run", "done" if outcome.status == "graded" else "failed", status=outcome.status,
+                     message=outcome.status + (f": {outcome.error}" if outcome.error else ""))
+            self.log.close()
+        return outcome
+
+    def _attempt(self, outcome: Outcome) -> Outcome:
+        failure: BaseException | None = None
+        try:
+            self.cluster = Cluster(self.options.kubeconfig, self.options.context, self.options.request_timeout)
+            for name, fn in (("preflight", self.preflight), ("deploy", self.deploy), ("baseline", self.baseline),
+                             ("inject", self.inject), ("alerts", self.await_alerts), ("handover", self.handover),
+                             ("agent", self.run_agent), ("snapshot", self.snapshot),
+                             ("evaluate", self.evaluate)):
+                result = self._phase(name, fn)
+                if name == "evaluate":
+                    outcome.verdict, outcome.status = result, "graded"
+        except BaseException as exc:  # noqa: BLE001 - every failure and signal goes through the cleanup
+            failure = exc
+        with self._signals_deferred():
+            try:
+                self._cleanup(verify=True)
+            except ClusterError as exc:
+                if failure is None:
+                    failure = RunFailure(f"cleanup: {exc}")
+        if failure is not None:
+            raise failure
+        return outcome
+
+    def _phase(self, name: str, fn):
+        self.log(name, "start", message=lifecycle.PHASE[name].title)
+        started = time.monotonic()
+        try:
+            result = fn()
+        except BaseException as exc:
+            self.log(name, "failed", message=f"{type(exc).__name__}: {exc}" if not isinstance(exc, (ClusterError, RunFailure))
+                     else str(exc))
+            raise
+        finally:
+            self.timings[name] = round(self.timings.get(name, 0.0) + time.monotonic() - started, 3)
+        self.log(name, "done")
+        return result
+
+    @contextlib.contextmanager
+    def _signals_deferred(self):
+        """During the cleanup, SIGINT and SIGTERM are recorded, not obeyed."""
+        def note(signum, frame):
+            self.deferred.append(signum)
+            self.log("run", "note", message=f"{signal.Signals(signum).name} received during the cleanup: "
+                                            "finishing the cleanup first")
+        previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        for s in previous:
+            signal.signal(s, note)
+        try:
+            yield
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+
+    def _cleanup(self, verify: bool) -> None:
+        todo = (("revert", self.revert, self.injected),
+                ("verify", self.verify, verify and (bool(self.created) or self.options.keep) and self.cluster is not None),
+                ("undeploy", self.undeploy, not self.options.keep and bool(self.created)))
+        if not any(wanted for _, _, wanted in todo):
+            return
+        if self.cluster is None:
+            self.cluster = Cluster(self.options.kubeconfig, self.options.context, self.options.request_timeout)
+        errors = []
+        for name, fn, wanted in todo:
+            if not wanted:
+                self.log(name, "skip", message="nothing to do")
+                continue
+            try:
+                self._phase(name, fn)
+            except (ClusterError, RunFailure) as exc:
+                errors.append(f"{name}: {exc}")
+        if errors:
+            raise ClusterError("; ".join(errors))
+
+    # -- phases ---------------------------------------------------------------------------------------
+
+    def preflight(self) -> None:
+        c, b = self.cluster, self.bundle
+        version = c.version()
+        self.log("preflight", "step", action="version", step=f"API {version.get('gitVersion', '?')}")
+        missing: list[str] = []
+        for prereq in lifecycle.requirements(b):
+            if prereq.what == "kind":
+                if c.resource(prereq.api_version, prereq.kind) is None:
+                    missing.append(f"{prereq.name} is not served" + (f" (install {prereq.addon}: {prereq.detail})"
+                                                                     if prereq.addon else ""))
+            elif prereq.what == "controller":
+                try:
+                    found, _ = c.list("apps/v1", "Deployment", None, prereq.selector)
+                except ClusterError as exc:
+                    missing.append(f"{prereq.name}'s controller cannot be checked: {exc}")
+                    continue
+                if not any(ready(d) for d in found):
+                    missing.append(f"{prereq.name}'s controller is not running (no ready Deployment labelled "
+                                   f"{prereq.selector}; install: {prereq.detail})")
+            elif not self.options.prometheus:
+                missing.append("Prometheus: the scenario's alerts are read from it: give --prometheus URL")
+            else:
+                try:
+                    prometheus.alerts(self.options.prometheus, self.options.request_timeout)
+                except ClusterError as exc:
+                    missing.append(f"Prometheus: {exc}")
+            self.log("preflight", "step", action=prereq.what, step=f"{prereq.what} {prereq.name}")
+        denied = [f"may not {verb} {resource}{'.' + group if group else ''}"
+                  + (f" in {namespace}" if namespace else " (cluster-wide)")
+                  for verb, group, resource, namespace in lifecycle.access_checks(b)
+                  if not c.may(verb, group, resource, namespace)]
+        self.log("preflight", "step", action="access-review", step=f"{len(lifecycle.access_checks(b))} access reviews")
+        missing += denied
+        if missing:
+            raise RunFailure("the cluster lacks what the scenario needs:\n  - " + "\n  - ".join(missing))
+
+    def deploy(self) -> None:
+        fresh: set[str] = set()  # namespaces this run created: what goes into them is new too
+        for obj in (*self.bundle.topology, *self.bundle.access):
+            ref = Ref.of(obj)
+            existed = (ref.namespace not in fresh if ref.namespace else True) and self.cluster.get(ref) is not None
+            if ref.kind == "Namespace" and not existed:
+                fresh.add(ref.name)
+            if not existed and ref not in self.created:
+                self.created.append(ref)
+            self.cluster.apply(obj)
+            self.log("deploy", "step", action="apply", ref=_ref_json(ref), created=not existed, step=f"apply {ref}")
+        self._wait_ready("deploy", self.bundle.workloads)
+
+    def _wait_ready(self, phase: str, refs: list[Ref]) -> None:
+        if not refs:
+            return
+        started = time.monotonic()
+        left = self.cluster.wait(refs, lambda o: o is not None and ready(o), self.options.ready_timeout,
+                                 lambda r: self.log(phase, "step", action="ready", step=f"ready {r}"))
+        self.waited += time.monotonic() - started
+        if left:
+            raise RunFailure(f"not ready after {self.options.ready_timeout:g} s: " + ", ".join(map(str, left)))
+
+    def baseline(self) -> None:
+        if not self.options.prometheus:
+            self.log("baseline", "skip", message="no Prometheus given")
+            return
+        response = prometheus.alerts(self.options.prometheus, self.options.request_timeout)
+        firing = prometheus.firing(response)
+        self._write("alerts-baseline.json", response)
+        self.log("baseline", "step", action="alerts", firing=firing, step=f"firing before: {', '.join(firing) or 'none'}")
+        already = sorted(set(firing) & set(self.bundle.alerts))
+        if already:
+            self.log("baseline", "note", message=f"expected alerts already firing before the injection: "
+                                                 f"{', '.join(already)}")
+
+    def inject(self) -> None:
+        self.injected = True
+        for waiter in self.bundle.waiters:
+            if waiter.when == "before":
+                self._waiter(waiter)
+        for obj in self.bundle.inject_apply:
+            self.cluster.apply(obj)
+            self.log("inject", "step", action="apply", ref=_ref_json(Ref.of(obj)), step=f"apply {Ref.of(obj)}")
+        for obj in self.bundle.inject_delete:
+            gone = not self.cluster.delete(Ref.of(obj))
+            self.log("inject", "step", action="delete", ref=_ref_json(Ref.of(obj)),
+                     step=f"delete {Ref.of(obj)}" + (" (already gone)" if gone else ""))
+        for step in self.bundle.inject_exec:
+            self._exec("inject", step)
+        for waiter in self.bundle.waiters:
+            if waiter.when == "after":
+                self._waiter(waiter)
+
+    def _exec(self, phase: str, step: lifecycle.ExecStep) -> None:
+        """An exec step (inject/exec.json, revert/exec.json): a non-zero exit fails it."""
+        started = time.monotonic()
+        try:
+            result = self.cluster.exec(step.workload, step.container, step.command, self.options.exec_timeout)
+        finally:
+            self.waited += time.monotonic() - started
+        self.log(phase, "step", action="exec", ref=_ref_json(step.workload), container=step.container,
+                 command=list(step.command), exit_code=result["exit_code"], stdout=result["stdout"][:2000],
+                 stderr=result["stderr"][:2000], step=f"exec {step.describe()} -> exit {result['exit_code']}")
+        if result["exit_code"] != 0:
+            raise RunFailure(f"exec in {step.workload} container {step.container} ({step.fault or 'step'}) exited "
+                             f"{result['exit_code']}: {(result['stderr'] or result['stdout']).strip()[:300]}")
+
+    def _waiter(self, waiter: lifecycle.Waiter) -> None:
+        ref = waiter.target
+        if waiter.kind == "restart":
+            self.cluster.patch(ref, {"spec": {"template": {"metadata": {"annotations": {
+                "kubectl.kubernetes.io/restartedAt": _now()}}}}})
+        elif waiter.kind == "scale":
+            self.cluster.patch(ref, {"spec": {"replicas": int(waiter.args["replicas"])}})
+        elif waiter.kind == "delete_pods":
+            obj = self.cluster.get(ref)
+            labels = ((obj or {}).get("spec") or {}).get("selector", {}).get("matchLabels") or {}
+            if labels:
+                selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+                for pod in self.cluster.list("v1", "Pod", ref.namespace, selector)[0]:
+                    self.cluster.delete(Ref("v1", "Pod", ref.namespace, pod["metadata"]["name"]))
+        elif waiter.kind == "pause":
+            seconds = float(waiter.args.get("seconds", 0))
+            self.waited += seconds
+            time.sleep(seconds)
+        else:
+            raise RunFailure(f"waiter {waiter.kind!r}: this version of itbench cannot run it")
+        self.log("inject", "step", action="waiter", ref=_ref_json(ref), step=f"{waiter.when}: {waiter.kind} {ref}")
+
+    def await_alerts(self) -> None:
+        expected = set(self.bundle.alerts)
+        if not expected or not self.options.prometheus:
+            self.log("alerts", "skip", message="no alerts to wait for" if not expected else "no Prometheus given")
+            return
+        started = time.monotonic()
+        deadline = started + self.options.alert_timeout
+        while True:
+            firing = set(prometheus.firing(prometheus.alerts(self.options.prometheus, self.options.request_timeout)))
+            if expected <= firing:
+                break
+            if time.monotonic() >= deadline:
+                self.waited += time.monotonic() - started
+                raise RunFailure(f"the expected alerts did not fire within {self.options.alert_timeout:g} s: "
+                                 f"{', '.join(sorted(expected - firing))} not firing")
+            time.sleep(min(self.options.alert_poll, max(0.0, deadline - time.monotonic())))
+        self.waited += time.monotonic() - started
+        self.log("alerts", "step", action="await-alerts", firing=sorted(firing),
+                 step=f"firing: {', '.join(sorted(expected))}")
+
+    @property
+    def workspace(self) -> Path:
+        return self.folder / "workspace"
+
+    def handover(self) -> None:
+        b = self.bundle
+        workspace = self.workspace
+        if workspace.exists():  # an earlier attempt's: kept aside
+            n = 1
+            while (self.folder / f"workspace.attempt-{n}").exists():
+                n += 1
+            workspace.rename(self.folder / f"workspace.attempt-{n}")
+        workspace.mkdir(parents=True)
+        if b.service_account is None:
+            raise RunFailure(f"{b.path}: the scenario gives the agent no ServiceAccount (scenario.json `agent`)")
+        seconds = max(MIN_TOKEN_SECONDS, int(self.options.agent_timeout) + 60)
+        token = self.cluster.token(b.service_account, seconds)
+        self.log("handover", "step", action="token", ref=_ref_json(b.service_account),
+                 step=f"token for {b.service_account} ({seconds} s)")
+        import yaml
+
+        config = self.cluster.kubeconfig_for(token, b.service_account.namespace)
+        path = workspace / "kubeconfig.yaml"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            yaml.safe_dump(config, handle, sort_keys=False)
+        prompt = (b.path / "prompt.md").read_text(encoding="utf-8")
+        (workspace / "prompt.md").write_text(prompt.replace(lifecycle.PROMPT_WORKSPACE, str(workspace.resolve())),
+                                             encoding="utf-8")
+        self.log("handover", "step", action="workspace", step=f"workspace {workspace}")
+
+    def run_agent(self) -> None:
+        workspace = self.workspace.resolve()
+        env = dict(os.environ, KUBECONFIG=str(workspace / "kubeconfig.yaml"), ITBENCH_WORKSPACE=str(workspace),
+                   ITBENCH_PROMPT=str(workspace / "prompt.md"), ITBENCH_SCENARIO=self.bundle.scenario)
+        started = time.monotonic()
+        with open(self.folder / "agent.stdout", "wb") as out, open(self.folder / "agent.stderr", "wb") as err:
+            try:
+                proc = subprocess.Popen(self.options.agent, shell=True, cwd=workspace, env=env, stdin=subprocess.DEVNULL,
+                                        stdout=out, stderr=err, start_new_session=True)
+            except OSError as exc:
+                raise RunFailure(f"cannot start the agent: {exc}") from exc
+            timed_out = False
+            try:
+                self.log("agent", "step", action="agent", pid=proc.pid, step=f"started (pid {proc.pid}, budget "
+                                                                              f"{self.options.agent_timeout:g} s)")
+                proc.wait(timeout=self.options.agent_timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                self.log("agent", "note", message=f"over its budget of {self.options.agent_timeout:g} s: "
+                                                  "killing its process group")
+            finally:
+                if proc.poll() is None:
+                    _kill_group(proc, self.options.kill_grace)
+        seconds = round(time.monotonic() - started, 3)
+        self.waited += seconds
+        self.agent_info = {"exit_code": proc.returncode, "timed_out": timed_out, "seconds": seconds,
+                           "budget": self.options.agent_timeout}
+        with contextlib.suppress(OSError):
+            (workspace / "kubeconfig.yaml").unlink()  # the token is the agent's only; it has no use after
+        self.log("agent", "step", action="agent-exit", **self.agent_info,
+                 step=f"exit {proc.returncode}" + (" (timed out)" if timed_out else "") + f" after {seconds} s")
+
+    def snapshot(self) -> None:
+        state = capture(self.cluster, self.bundle, self.options.prometheus,
+                        lambda ns, kind, n: self.log("snapshot", "step", action="capture",
+                                                     step=f"{kind} in {ns or 'the cluster'}: {n}"),
+                        self.options.exec_timeout,
+                        lambda probe, r: self.log("snapshot", "step", action="probe", name=probe.name,
+                                                  exit_code=r["exit_code"],
+                                                  step=f"probe {probe.name}: exit {r['exit_code']}"))
+        self._write("state.json", state)
+
+    def evaluate(self) -> dict:
+        verdict = grade(self.bundle, self.folder / "state.json", self.workspace / SUBMISSION[self.bundle.domain])
+        self._write("verdict.json", verdict)
+        self.log("evaluate", "step", action="evaluate", passed=verdict["passed"], score=verdict["score"],
+                 step=f"passed={verdict['passed']} score={verdict['score']}")
+        return verdict
+
+    def revert(self) -> None:
+        errors = []
+        for step in self.bundle.revert_exec:  # every step is tried, whatever the others did
+            try:
+                self._exec("revert", step)
+            except (ClusterError, RunFailure) as exc:
+                errors.append(str(exc))
+                self.log("revert", "note", ref=_ref_json(step.workload), message=f"exec: {exc}")
+        for obj in self.bundle.revert_apply:
+            ref = Ref.of(obj)
+            try:
+                self.cluster.apply(obj)
+                self.log("revert", "step", action="apply", ref=_ref_json(ref), step=f"apply {ref}")
+            except ClusterError as exc:
+                errors.append(str(exc))
+                self.log("revert", "note", ref=_ref_json(ref), message=f"apply {ref}: {exc}")
+        for obj in self.bundle.created():
+            ref = Ref.of(obj)
+            try:
+                gone = not self.cluster.delete(ref)
+                self.log("revert", "step", action="delete", ref=_ref_json(ref),
+                         step=f"delete {ref}" + (" (already gone)" if gone else ""))
+            except ClusterError as exc:
+                errors.append(str(exc))
+                self.log("revert", "note", ref=_ref_json(ref), message=f"delete {ref}: {exc}")
+        if errors:
+            raise RunFailure("; ".join(errors))
+        self.injected = False
+
+    def verify(self) -> None:
+        present = [r for r in self.bundle.workloads if self.cluster.get(r) is not None]
+        self._wait_ready("verify", present)
+
+    def undeploy(self) -> None:
+        errors = []
+        doomed = {r.name for r in self.created if r.kind == "Namespace"}
+        for ref in reversed(list(self.created)):
+            if ref.namespace in doomed:  # deleting its namespace deletes it
+                continue
+            try:
+                gone = not self.cluster.delete(ref)
+            except ClusterError as exc:
+                errors.append(str(exc))
+                continue
+            self.log("undeploy", "step", action="delete", ref=_ref_json(ref),
+                     step=f"delete {ref}" + (" (already gone)" if gone else ""))
+        started = time.monotonic()
+        left = self.cluster.wait([r for r in self.created if r.namespace not in doomed], lambda o: o is None,
+                                 self.options.ready_timeout)
+        left += [r for r in self.created if r.namespace in doomed and r.namespace in {x.name for x in left}]
+        self.waited += time.monotonic() - started
+        if left:
+            errors.append(f"still there after {self.options.ready_timeout:g} s: " + ", ".join(map(str, left)))
+        self.created = [r for r in self.created if r in left]
+        if errors:
+            raise RunFailure("; ".join(errors))
+
+    def _write(self, name: str, data) -> None:
+        path = self.folder / name
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+
+
+def _raise_interrupted(signum, frame):
+    raise Interrupted(signum)
+
+
+def _kill_group(proc: subprocess.Popen, grace: float) -> None:
+    """SIGTERM to the agent's process group, then SIGKILL after `grace` seconds."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    # the leader may be gone while others of its group live on: make sure none does
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def grade(bundle: Bundle, state: Path, submission: Path, timeout: float = 300.0) -> dict:
+    """The verdict of every task the bundle poses, one evaluator run per task (docs/evaluator.md). A task
+    whose submission is missing or unusable fails with score 0 and says why; a state the evaluator
+    refuses is the run's failure (the capture is incomplete), not the agent's."""
+    verdicts = {}
+    for task in bundle.requires["tasks"]:
+        command = [sys.executable, "-S", str(bundle.path / "evaluator.py"), "--task", task]
+        if task == "diagnose":
+            if not submission.is_file():
+                verdicts[task] = _failed(bundle, task, f"the agent wrote no {submission.name}")
+                continue
+            command += ["--agent-output", str(submission)]
+        elif task in ANSWER_TASKS:  # the evaluator finds the task's answer file in the agent's workspace
+            command += ["--agent-output", str(submission.parent), "--state", str(state)]
+        else:
+            command += ["--state", str(state)]
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise RunFailure(f"the evaluator of {bundle.scenario} did not run: {exc}") from exc
+        if proc.returncode == 2 and task in ANSWER_TASKS:
+            verdicts[task] = _failed(bundle, task, f"{submission.name} is unusable: {proc.stderr.strip()[:500]}")
+            continue
+        try:
+            verdict = json.loads(proc.stdout) if proc.returncode == 0 else None
+        except ValueError:
+            verdict = None
+        if not isinstance(verdict, dict):
+            raise RunFailure(f"the evaluator of {bundle.scenario} refused the {task} task's input (exit "
+                             f"{proc.returncode}): {proc.stderr.strip()[:500]}")
+        verdicts[task] = verdict
+    if len(verdicts) == 1:
+        return next(iter(verdicts.values()))
+    tasks = list(verdicts)
+    return {"scenario": bundle.scenario, "task": "+".join(tasks), "passed": all(v["passed"] for v in verdicts.values()),
+            "score": round(sum(v["score"] for v in verdicts.values()) / len(verdicts), 6),
+            "metrics": {f"{t}.score": v["score"] for t, v in verdicts.items()},
+            "checks": [dict(c, id=f"{t}.{c['id']}") for t, v in verdicts.items() for c in v.get("checks", [])],
+            "tasks": verdicts}
+
+
+def _failed(bundle: Bundle, task: str, why: str) -> dict:
+    return {"scenario": bundle.scenario, "task": task, "passed": False, "score": 0.0, "metrics": {},
+            "checks": [{"id": "submission", "passed": False, "detail": why}]}

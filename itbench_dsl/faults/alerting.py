@@ -1,0 +1,145 @@
+"""Where a scenario's faults can raise an alert: the alert model the check (E2035) and the
+generators (retarget) share.
+
+Every known alert has a *scope*, what it measures:
+
+- `workload`: the state of one workload's pods (KubePodNotReady, KubePodCrashLooping, ...). It
+  fires only on a component a fault changes: the *footprint* of the faults (their targets, the
+  objects they change or create, their waiters' targets, and the workloads that read a ConfigMap
+  or Secret a fault changes).
+- `traffic`: the requests a service carries (HighRequestErrorRate, NoRequestsReceived, ...). A
+  fault disturbs the traffic of its footprint and of every component joined to it by the
+  topology's dependency edges (errors flow back to callers, missing requests on to callees and
+  to the consumers of a shared broker). Requests reach a workload's pods through the Service that
+  selects them, so a traffic alert on a workload object that a Service selects belongs on the Service.
+- `cost`: what the namespace spends (CPUSpend, MemorySpend): anywhere.
+
+A fault on an object that carries everyone's traffic or placement (a namespace, a gateway, a node,
+a component the cluster provides) acts on every component: its alerts may fire anywhere.
+"""
+
+from __future__ import annotations
+
+
+from .. import ir
+from ..components import Components
+
+from ..alerts import COST, SCOPES, TRAFFIC, WORKLOAD  # noqa: F401  (the scopes live with the catalogue)
+
+# objects whose fault acts on every component (the traffic or placement of all of them)
+WIDE_KINDS = ("Namespace", "Gateway", "Node", "Pod", "ResourceQuota", "NetworkPolicy", "AuthorizationPolicy",
+              "PeerAuthentication", "PriorityClass")
+_WORKLOAD_KINDS = ("Deployment", "StatefulSet")
+
+
+def scope(alert: str) -> str | None:
+    return SCOPES.get(alert)
+
+
+class Places(Components):
+    """The components of a scenario's topology (a workload and its pods, services and autoscalers are
+    one component: components.py) and where its faults act."""
+
+    def __init__(self, scenario: ir.Scenario) -> None:
+        super().__init__(scenario)
+        topology = scenario.topology
+        self.topology = topology
+        self.workloads = [w for w in topology.workloads if w.kind in _WORKLOAD_KINDS]
+        self.selecting: dict[str, list[str]] = {}  # workload -> the services that select it
+        for service in topology.services:
+            owner = self._selected(service)
+            if owner is not None:
+                self.selecting.setdefault(owner, []).append(service.name)
+        self.wide = False
+        self.footprint: set[str] = set()
+        for group in scenario.faults:
+            for injection in group.injections:
+                own = self.of(injection.target)
+                for ref in [injection.target, *injection.side_objects, *injection.created,
+                            *([injection.root] if injection.root else [])]:
+                    if ref.kind in WIDE_KINDS and not (ref.kind == "Pod" and self.of(ref) != f"Pod/{ref.name}"):
+                        self.wide = True
+                    component = self.of(ref)
+                    if component == f"{ref.kind}/{ref.name}" and ref is not injection.target:
+                        component = own  # what the fault creates belongs to its target's component
+                    self.footprint.add(component)
+                    self.footprint |= self.readers(ref)
+            for waiter in group.waiters:
+                self.footprint.add(self.of(waiter.target))
+        self.reach = self._connected(self.footprint)
+
+    def readers(self, ref: ir.ObjectRef) -> set[str]:
+        """The workloads that read a ConfigMap or Secret (volumes, environment): a change to it is theirs."""
+        if ref.kind not in ("ConfigMap", "Secret"):
+            return set()
+        out = set()
+        for w in self.workloads:
+            if w.namespace == ref.namespace and _names_object(w, ref.kind, ref.name):
+                out.add(w.name)
+        return out
+
+    def _connected(self, start: set[str]) -> set[str]:
+        graph: dict[str, set[str]] = {}
+        for a, b in self.topology.edges:
+            graph.setdefault(a, set()).add(b)
+            graph.setdefault(b, set()).add(a)
+        seen, todo = set(start), list(start)
+        while todo:
+            for nxt in graph.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    def problem(self, name: str, target: ir.ObjectRef) -> tuple[str, str] | None:
+        """Why the faults cannot raise alert `name` on `target` (a message and a hint), or None."""
+        kind = scope(name)
+        component = self.of(target)
+        where = f"{target.kind.lower()} `{target.name}`"
+        acts = ", ".join(sorted(self.footprint)) or "nothing"
+        if kind == TRAFFIC and target.kind in _WORKLOAD_KINDS and self.selecting.get(component):
+            service = sorted(self.selecting[component])[0]
+            return (f"`{name}` measures the requests a service carries, and requests reach {where} through "
+                    f"service `{service}`", f'write `alert {name} on service "{service}"`')
+        if self.wide or kind not in (WORKLOAD, TRAFFIC):
+            return None
+        if kind == WORKLOAD and component not in self.footprint:
+            return (f"`{name}` reports the state of a workload's pods, and no fault of the scenario changes "
+                    f"{where} (they act on: {acts})",
+                    "expect it where a fault acts, or a traffic alert (HighRequestErrorRate, ...) on a caller")
+        if kind == TRAFFIC and component not in self.reach:
+            return (f"no dependency edge joins {where} to where the faults act ({acts}), so its traffic "
+                    "does not change", "expect the alert on a component the faults' traffic reaches")
+        return None
+
+
+def _names_object(workload: ir.Workload, kind: str, name: str) -> bool:
+    volume_key, env_keys = ("configMap", ("configMapKeyRef", "configMapRef")) if kind == "ConfigMap" \
+        else ("secret", ("secretKeyRef", "secretRef"))
+    for volume in workload.volumes:
+        source = volume.get(volume_key) or {}
+        if source.get("name") == name or source.get("secretName") == name:
+            return True
+        for item in (volume.get("projected") or {}).get("sources", []) or []:
+            if (item.get(volume_key) or {}).get("name") == name:
+                return True
+    for container in [*workload.containers, *workload.init_containers]:
+        for env in container.env:
+            for key in env_keys:
+                if ((env.value_from or {}).get(key) or {}).get("name") == name:
+                    return True
+    return False
+
+
+def placement_problems(scenario: ir.Scenario) -> list[tuple[int, str, str]]:
+    """E2035: the expected alerts the scenario's faults cannot raise where they are expected, as
+    (index among the scenario's alerts, message, hint). Only SRE scenarios with faults are judged."""
+    if scenario.domain != "sre" or not scenario.injections():
+        return []
+    places = Places(scenario)
+    out = []
+    for index, alert in enumerate(scenario.alerts):
+        found = places.problem(alert.name, alert.target)
+        if found is not None:
+            out.append((index, *found))
+    return out

@@ -1,0 +1,139 @@
+"""Task types: what a scenario asks the agent, one record per task (docs/language.md, Tasks).
+
+A scenario may say what it asks with `tasks detect, localize, analyze, mitigate`; without the
+statement it asks what ITBench asks (`DEFAULT`): SRE and FinOps agents diagnose and mitigate,
+CISO agents write a policy. `task NAME` is another statement: the CISO task *class* (how the
+policy is written, `ciso/tasks.py`), which poses the `policy` task.
+
+Each task has an input the evaluator grades (the agent's answer file, or the cluster's state) and
+a contract the prompt states and the evaluator reads (`ANSWERS`, `runtime/evaluator.py`). The
+checker, the prompt, the evaluator's spec and the self-validation read the task records from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import ir
+from .runtime.evaluator import ANALYSIS_KEYS, label_key
+
+
+@dataclass(frozen=True)
+class TaskType:
+    name: str
+    summary: str
+    answer: str | None  # the file the agent writes in its work folder; None: graded on the cluster's state
+    domains: tuple[str, ...]
+    control: bool  # whether a control scenario (no fault) may pose it
+    window: bool = False  # takes `within D` (the detection window)
+
+
+TASK_TYPES: dict[str, TaskType] = {t.name: t for t in [
+    TaskType("detect", "is anything wrong? yes or no, and when it was noticed", "detection.json", ("sre", "finops"),
+             control=True, window=True),
+    TaskType("localize", "which components caused the incident", "diagnosis.json", ("sre",), control=False),
+    TaskType("diagnose", "ITBench's diagnosis: the causes and how the incident spread (FinOps: the resources that "
+             "waste money)", "diagnosis.json", ("sre", "finops"), control=False),
+    TaskType("analyze", "classify the fault: its system level and fault type", "analysis.json", ("sre",),
+             control=False),
+    TaskType("mitigate", "bring the system back to health (a control: change nothing)", None, ("sre", "finops"),
+             control=True),
+    TaskType("policy", "write the policy that checks the control", None, ("ciso",), control=False),
+]}
+# what a scenario asks when it has no `tasks` statement: what ITBench asks, and what bundles have always posed
+DEFAULT: dict[str, tuple[str, ...]] = {"sre": ("diagnose", "mitigate"), "finops": ("diagnose", "mitigate"),
+                                       "ciso": ("policy",)}
+# two tasks that read one answer file and grade one thing: a scenario poses one of them
+EXCLUSIVE = (("localize", "diagnose"),)
+# the order tasks are posed in, whatever order the statement lists them: the order of an incident
+ORDER = ("detect", "localize", "diagnose", "analyze", "mitigate", "policy")
+DETECT_WITHIN = 900.0  # seconds after the injection within which a detection counts, when `within` is not given
+
+# The analysis labels, after AIOpsLab's analysis task: where the fault sits and what kind of fault it is.
+# Answers are compared by `label_key` (case, spaces, `-`, `/` and `_` do not matter: "Operating System",
+# "operating-system" and "operating_system" are one label).
+SYSTEM_LEVELS = ("hardware", "operating_system", "virtualization", "application")
+FAULT_TYPES = ("misconfiguration", "code_defect", "authentication_issue", "network_storage_issue",
+               "operation_error", "dependency_problem")
+VOCABULARY = {"system_level": SYSTEM_LEVELS, "fault_type": FAULT_TYPES}
+assert tuple(VOCABULARY) == ANALYSIS_KEYS
+
+# A fault kind's analysis labels, when it has one reading (a Kubernetes object misconfigured sits at the
+# virtualization level, Kubernetes being the platform the application runs on); a fault missing here
+# (the chaos experiments, whose kind depends on their action) needs the scenario's `analysis` block.
+_K8S_MISCONFIGURATION = ("virtualization", "misconfiguration")
+FAULT_LABELS: dict[str, tuple[str, str]] = {
+    **{name: _K8S_MISCONFIGURATION for name in (
+        "nonexistent_image", "crashing_init_container", "hanging_init_container", "invalid_command",
+        "insufficient_resources", "unassigned_limits", "misconfigured_readiness_probe",
+        "unsupported_architecture_image", "nonexistent_node", "unschedulable_anti_affinity", "nonexistent_pvc",
+        "failing_dns_policy", "priority_preemption", "modified_target_port", "invalid_service_selector",
+        "ingress_port_blocking_network_policy", "insufficient_resource_quota", "istio_ambient_disabled",
+        "istio_strict_mtls", "istio_deny_gateway", "misconfigured_hpa")},
+    "scaled_to_zero": ("virtualization", "operation_error"),
+    "deleted_service": ("virtualization", "operation_error"),
+    "cordoned_node": ("virtualization", "operation_error"),
+    "modified_env": ("application", "misconfiguration"),
+    "feature_flag": ("application", "code_defect"),
+    "corrupted_secret": ("application", "authentication_issue"),
+    "valkey_changed_password": ("application", "authentication_issue"),
+    # the peer benchmarks' faults (docs/peers.md)
+    **{name: _K8S_MISCONFIGURATION for name in (
+        "misconfigured_liveness_probe", "dependency_wait_init_container", "enforced_pod_security", "unserved_probe_path",
+        "insufficient_memory_limit", "wrong_role_resource", "isolating_network_policy", "memory_resource_quota")},
+    "removed_env": ("application", "misconfiguration"),
+}
+
+
+def names(domain: str) -> tuple[str, ...]:
+    """The tasks a scenario of `domain` may pose."""
+    return tuple(t.name for t in TASK_TYPES.values() if domain in t.domains)
+
+
+def posed(scenario: ir.Scenario) -> list[str]:
+    """The tasks a scenario poses, in ORDER: its `tasks` statement's, else its domain's default."""
+    if scenario.tasks is None:
+        return list(DEFAULT.get(scenario.domain, ()))
+    return [t.name for t in scenario.tasks]
+
+
+def declared(scenario: ir.Scenario) -> bool:
+    return scenario.tasks is not None
+
+
+def window(scenario: ir.Scenario) -> float:
+    """The detection window, in seconds after the injection."""
+    for task in scenario.tasks or []:
+        if task.name == "detect" and task.within_seconds is not None:
+            return task.within_seconds
+    return DETECT_WITHIN
+
+
+def is_control(scenario: ir.Scenario) -> bool:
+    """A scenario with nothing broken: no fault (`metadata { control = true }`, checked by the checker)."""
+    return not scenario.injections()
+
+
+def fault_labels(scenario: ir.Scenario) -> tuple[str, str] | None:
+    """The analysis labels the scenario's faults give, when they all give the same ones."""
+    found = {FAULT_LABELS.get(i.fault) for i in scenario.injections()}
+    return found.pop() if len(found) == 1 and None not in found else None
+
+
+# a task whose answer file differs in one domain: FinOps' diagnosis is ITBench's FinOps answer
+_DOMAIN_ANSWERS = {("finops", "diagnose"): "finops.json"}
+
+
+def answer_file(domain: str, task: str) -> str | None:
+    """The file the agent writes for `task` in a scenario of `domain` (None: the task reads the state)."""
+    return _DOMAIN_ANSWERS.get((domain, task), TASK_TYPES[task].answer)
+
+
+def answer_files(tasks: list[str], domain: str) -> dict[str, str]:
+    """task -> the answer file it reads, for the tasks graded on an answer."""
+    return {name: answer_file(domain, name) for name in tasks if answer_file(domain, name) is not None}
+
+
+__all__ = ["TASK_TYPES", "DEFAULT", "EXCLUSIVE", "ORDER", "DETECT_WITHIN", "SYSTEM_LEVELS", "FAULT_TYPES",
+           "VOCABULARY", "FAULT_LABELS", "names", "posed", "declared", "window", "is_control", "fault_labels",
+           "answer_file", "answer_files", "label_key"]

@@ -1,0 +1,254 @@
+"""`itbench run` and `itbench snapshot` through the real kubernetes client, against tests/kube_server.py.
+
+Each test starts its own loopback API server (with a fake Prometheus whose alerts fire while the
+scenario's AuthorizationPolicy exists), runs a compiled bundle and checks the results and that the
+server's store is back to what it held before: nothing the run created is left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("kubernetes")
+
+from kube_server import KubeServer  # noqa: E402
+from test_run_plan import write_bundle  # noqa: E402
+
+from itbench_dsl import lifecycle  # noqa: E402
+from itbench_dsl.cluster.runner import Run, RunOptions  # noqa: E402
+
+SCENARIO = "bookinfo-gateway-denies-get"
+POLICY = ("AuthorizationPolicy", "book-info", "bookinfo-gateway-deny")
+
+# An agent that writes its diagnosis and deletes the policy with its own token (no kubectl needed).
+FIXING_AGENT = r"""
+import json, os, urllib.request, yaml
+conf = yaml.safe_load(open(os.environ["KUBECONFIG"]))
+server, token = conf["clusters"][0]["cluster"]["server"], conf["users"][0]["user"]["token"]
+assert os.environ["ITBENCH_WORKSPACE"] in open("prompt.md").read()
+req = urllib.request.Request(server + "/apis/security.istio.io/v1/namespaces/book-info/authorizationpolicies/"
+                             "bookinfo-gateway-deny", method="DELETE", headers={"Authorization": "Bearer " + token})
+urllib.request.urlopen(req).read()
+json.dump({"entities": [{"name": "book-info/AuthorizationPolicy/bookinfo-gateway-deny", "contributing_factor": True}],
+           "propagations": [], "alerts_explained": []}, open("diagnosis.json", "w"))
+print("fixed")
+"""
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    return write_bundle(tmp_path_factory.mktemp("bundles"), SCENARIO)
+
+
+@pytest.fixture
+def server():
+    with KubeServer(ready_delay=0.02, delete_delay=0.02) as s:
+        s.alerts = lambda srv: (["NoRequestsOpened", "NoRequestsReceived"] if srv.find(*POLICY) else [])
+        s.baseline = s.snapshot()
+        yield s
+
+
+def options(server, tmp_path, agent, **extra) -> RunOptions:
+    return RunOptions(kubeconfig=server.kubeconfig(tmp_path / "kubeconfig.yaml"), agent=agent,
+                      results=tmp_path / "results", prometheus=server.prometheus, alert_poll=0.02,
+                      ready_timeout=10, alert_timeout=10, kill_grace=1, **extra)
+
+
+def fixing_agent(tmp_path: Path) -> str:
+    script = tmp_path / "agent.py"
+    script.write_text(FIXING_AGENT)
+    return f"{sys.executable} {script}"
+
+
+def living_in_group(pgid: int) -> list[int]:
+    """Processes of a process group that are not zombies (a container's init may never reap them)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            out.append(int(stat.parent.name))
+    return out
+
+
+def timeline(folder: Path) -> list[dict]:
+    return [json.loads(line) for line in (folder / "timeline.jsonl").read_text().splitlines()]
+
+
+def settle(server) -> dict:
+    """The store once the namespace deletions it scheduled are done."""
+    deadline = time.monotonic() + 5
+    while server.snapshot().keys() != server.baseline.keys() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return server.snapshot()
+
+
+def test_a_run_deploys_injects_hands_over_grades_and_leaves_nothing(server, bundle, tmp_path):
+    agent = fixing_agent(tmp_path)
+    outcome = Run(lifecycle.load_bundle(bundle), options(server, tmp_path, agent), progress=None).execute()
+    assert outcome.status == "graded", outcome.error
+    folder = outcome.folder
+    for name in ("verdict.json", "state.json", "timeline.jsonl", "agent.stdout", "agent.stderr", "timings.json",
+                 "run.json", "workspace/prompt.md", "workspace/diagnosis.json"):
+        assert (folder / name).is_file(), name
+    assert not (folder / "workspace" / "kubeconfig.yaml").exists(), "the agent's token outlived its run"
+    assert (folder / "agent.stdout").read_text().strip() == "fixed"
+    verdict = json.loads((folder / "verdict.json").read_text())
+    assert set(verdict["tasks"]) == {"diagnose", "mitigate"}
+    assert verdict["tasks"]["diagnose"]["checks"][0]["detail"].startswith("1 named")  # the agent's answer was read
+    assert all(c["passed"] for c in verdict["tasks"]["mitigate"]["checks"] if "alert" in c["id"])
+    # the agent acted with the token minted for its ServiceAccount, not the caller's
+    agent_tokens = {t for m, p, t in server.requests if m == "DELETE" and "authorizationpolicies" in p
+                    and t != "admin-token"}  # the caller's is the revert's
+    assert len(agent_tokens) == 1 and server.tokens[agent_tokens.pop()] == "book-info/itbench-agent"
+    # every phase ran, in order; the revert found the policy already gone
+    events = timeline(folder)
+    done = [e["phase"] for e in events if e["event"] == "done" and e["phase"] != "run"]
+    assert done == [p for p in lifecycle.PHASE_NAMES], done
+    assert any("already gone" in e.get("step", "") for e in events if e["phase"] == "revert")
+    state = json.loads((folder / "state.json").read_text())
+    requires = lifecycle.load_bundle(bundle).requires
+    assert state["captured"] == requires["captured"] and "alerts" in state
+    assert all(i.get("kind") and i.get("apiVersion") for i in state["resources"]["items"])
+    assert settle(server) == server.baseline
+    # itbench score reads the run folders: one verdict per task, nothing else
+    from click.testing import CliRunner
+
+    from itbench_dsl.cli import cli
+
+    result = CliRunner().invoke(cli, ["score", str(tmp_path / "results"), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert {(s["scenario"], s["task"]) for s in report["scenarios"]} == {(SCENARIO, "diagnose"), (SCENARIO, "mitigate")}
+    # a second run is a new trial; a finished run asked again does nothing
+    again = Run(lifecycle.load_bundle(bundle), options(server, tmp_path, agent, run_id=outcome.run_id),
+                progress=None).execute()
+    assert again.status == "complete" and again.verdict == verdict
+
+
+def test_apply_failing_half_way_cleans_up_what_was_deployed(server, bundle, tmp_path):
+    server.fail[("PATCH", "Deployment", "reviews-v2")] = 500
+    outcome = Run(lifecycle.load_bundle(bundle), options(server, tmp_path, "true"), progress=None).execute()
+    assert outcome.status == "failed" and "injected failure" in outcome.error
+    assert not (outcome.folder / "verdict.json").exists()
+    events = timeline(outcome.folder)
+    assert any(e["phase"] == "deploy" and e["event"] == "failed" for e in events)
+    assert any(e["phase"] == "undeploy" and e["event"] == "done" for e in events)
+    assert not any(e["phase"] == "inject" for e in events)
+    assert settle(server) == server.baseline
+
+
+def test_an_agent_over_its_budget_is_killed_and_graded(server, bundle, tmp_path):
+    marker = tmp_path / "child-alive"
+    # the agent starts a child of its own: the whole process group must go
+    agent = f"(sleep 30; touch {marker}) & sleep 30"
+    started = time.monotonic()
+    outcome = Run(lifecycle.load_bundle(bundle), options(server, tmp_path, agent, agent_timeout=0.5),
+                  progress=None).execute()
+    assert time.monotonic() - started < 20
+    assert outcome.status == "graded", outcome.error
+    info = json.loads((outcome.folder / "run.json").read_text())["agent"]
+    assert info["timed_out"] is True
+    verdict = json.loads((outcome.folder / "verdict.json").read_text())
+    assert verdict["passed"] is False  # nothing was fixed, no diagnosis written
+    assert verdict["tasks"]["diagnose"]["checks"][0]["detail"] == "the agent wrote no diagnosis.json"
+    assert any(e["phase"] == "revert" and e["event"] == "done" for e in timeline(outcome.folder))
+    assert settle(server) == server.baseline
+    assert not marker.exists()
+
+
+def test_preflight_lists_everything_missing(bundle, tmp_path):
+    with KubeServer(groups={"apps", "rbac.authorization.k8s.io", "monitoring.coreos.com"}, addons=False) as server:
+        server.deny.add(("create", "serviceaccounts/token"))
+        before = server.snapshot()
+        outcome = Run(lifecycle.load_bundle(bundle), options(server, tmp_path, "true"), progress=None).execute()
+        assert outcome.status == "failed"
+        for needed in ("security.istio.io/v1 AuthorizationPolicy is not served", "Istio's controller is not running",
+                       "may not create serviceaccounts/token in book-info"):
+            assert needed in outcome.error
+        assert server.snapshot() == before
+
+
+def test_sigint_during_the_agent_reverts_and_undeploys(server, bundle, tmp_path):
+    kubeconfig = server.kubeconfig(tmp_path / "kubeconfig.yaml")
+    results = tmp_path / "results"
+    proc = subprocess.Popen([sys.executable, "-m", "itbench_dsl", "run", str(bundle), "--kubeconfig", kubeconfig,
+                             "--prometheus", server.prometheus, "--agent", "sleep 60", "--alert-poll", "0.02s",
+                             "--run-id", "interrupted", "-o", str(results)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    folder = results / SCENARIO / "interrupted"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if (folder / "timeline.jsonl").exists() and any(e["phase"] == "agent" and e["event"] == "step"
+                                                       for e in timeline(folder)):
+            break
+        time.sleep(0.05)
+    else:
+        proc.kill()
+        pytest.fail("the agent never started")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted; reverted" in err
+    events = timeline(folder)
+    for phase in ("revert", "verify", "undeploy"):
+        assert any(e["phase"] == phase and e["event"] == "done" for e in events), phase
+    pid = next(e["pid"] for e in events if e.get("pid"))
+    assert not living_in_group(pid), "the agent's processes outlived the run"
+    assert settle(server) == server.baseline
+    # resuming the run starts a new attempt in the same folder
+    assert json.loads((folder / "run.json").read_text())["status"] == "interrupted"
+
+
+def test_a_run_whose_state_was_captured_resumes_by_grading(server, bundle, tmp_path):
+    agent = fixing_agent(tmp_path)
+    first = Run(lifecycle.load_bundle(bundle), options(server, tmp_path, agent, run_id="r1"), progress=None).execute()
+    verdict = (first.folder / "verdict.json").read_text()
+    (first.folder / "verdict.json").unlink()
+    events = [line for line in (first.folder / "timeline.jsonl").read_text().splitlines()
+              if '"phase": "evaluate"' not in line]
+    (first.folder / "timeline.jsonl").write_text("\n".join(events) + "\n")  # as if it stopped before grading
+    requests = len(server.requests)
+    again = Run(lifecycle.load_bundle(bundle), options(server, tmp_path, agent, run_id="r1"), progress=None).execute()
+    assert again.status == "graded" and (first.folder / "verdict.json").read_text() == verdict
+    assert len(server.requests) == requests, "grading a captured state needs no cluster"
+
+
+def test_snapshot_captures_what_the_evaluator_reads(server, bundle, tmp_path):
+    from click.testing import CliRunner
+
+    from itbench_dsl.cli import cli
+    from itbench_dsl.cluster.client import Cluster
+
+    b = lifecycle.load_bundle(bundle)
+    kubeconfig = server.kubeconfig(tmp_path / "kubeconfig.yaml")
+    with Cluster(kubeconfig) as cluster:
+        for obj in (*b.topology, *b.inject_apply):
+            cluster.apply(obj)
+    out = tmp_path / "state.json"
+    result = CliRunner().invoke(cli, ["snapshot", str(bundle), "--kubeconfig", kubeconfig, "--prometheus",
+                                      server.prometheus, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    state = json.loads(out.read_text())
+    assert state["captured"] == b.requires["captured"]
+    kinds = {(i["metadata"].get("namespace", ""), i["kind"]) for i in state["resources"]["items"]}
+    assert kinds <= {tuple(c.split("/", 1)) for c in state["captured"]}
+    assert ("book-info", "Deployment") in kinds and ("book-info", "Pod") in kinds
+    assert [a["labels"]["alertname"] for a in state["alerts"]["data"]["alerts"]] == ["NoRequestsOpened",
+                                                                                      "NoRequestsReceived"]
+    # the bundle's own evaluator accepts the state and sees the fault
+    proc = subprocess.run([sys.executable, str(bundle / "evaluator.py"), "--task", "mitigate", "--state", str(out)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["passed"] is False
+    result = CliRunner().invoke(cli, ["snapshot", str(bundle), "--kubeconfig", kubeconfig, "-o", str(out)])
+    assert result.exit_code == 2 and "give --prometheus URL" in result.output
