@@ -545,11 +545,18 @@ def object_refs(topology: ir.Topology, kinds: Iterable[str]) -> list[ir.ObjectRe
         if kind == "namespace":
             out += [ir.ObjectRef(api_version, k8s_kind, None, n.name) for n in topology.namespaces]
             continue
-        pool = {"Deployment": topology.workloads, "StatefulSet": topology.workloads, "Service": topology.services,
-                "ConfigMap": topology.configmaps, "Secret": topology.secrets,
-                "ServiceAccount": topology.service_accounts, "HorizontalPodAutoscaler": topology.autoscalers}[k8s_kind]
-        out += [ir.ObjectRef(api_version, k8s_kind, o.namespace, o.name) for o in pool
-                if getattr(o, "kind", k8s_kind) == k8s_kind]
+        namespaced = [r for r in topology.roles if r.namespace is not None]
+        bindings = [b for b in topology.role_bindings if b.namespace is not None]
+        pools = {"Deployment": topology.workloads, "StatefulSet": topology.workloads, "Service": topology.services,
+                 "ConfigMap": topology.configmaps, "Secret": topology.secrets,
+                 "ServiceAccount": topology.service_accounts, "HorizontalPodAutoscaler": topology.autoscalers,
+                 "PersistentVolumeClaim": topology.claims, "PersistentVolume": topology.persistent_volumes,
+                 "StorageClass": topology.storage_classes, "Role": namespaced,
+                 "ClusterRole": [r for r in topology.roles if r.namespace is None], "RoleBinding": bindings,
+                 "ClusterRoleBinding": [b for b in topology.role_bindings if b.namespace is None]}
+        # a kind the topology holds no pool of has no candidate, rather than stopping the generator
+        out += [ir.ObjectRef(api_version, k8s_kind, getattr(o, "namespace", None), o.name)
+                for o in pools.get(k8s_kind, []) if getattr(o, "kind", k8s_kind) == k8s_kind]
     return sorted(out, key=lambda r: (r.kind, r.namespace or "", r.name))
 
 

@@ -434,3 +434,10 @@ def test_control_of_a_scenario_posing_tasks_poses_only_what_a_control_can(tmp_pa
     assert tasks.posed(variant.scenario) == ["detect", "mitigate"]
     again = recheck(variant)
     assert again.scenario is not None and not again.problems, again.problems
+
+
+def test_retarget_runs_on_every_library_scenario():
+    """No fault target kind (RBAC, storage, ...) stops a generator: each input gives variants or skips."""
+    parents = [parent(str(p.relative_to(SCENARIOS))) for p in LIBRARY if "/sre/" in str(p)]
+    result = gen.run(parents, [("retarget", gen.load_generator("retarget"))], 0, 1)
+    assert result.attempted >= 1 and len(result.variants) + len(result.skips) >= 1
