@@ -158,12 +158,25 @@ def _refuse_foreign(final: Path, ours: Callable[[Path], bool], what: str) -> Non
         return
     except OSError as exc:
         raise BundleError(f"{final}: cannot read: {_reason(exc)}") from exc
-    if not accepted and _same_entry(final, before):
+    if not accepted and same_entry(final, before):
         raise BundleError(f"{final}: exists and is not {what}; it is never replaced: remove it or choose "
                           "another output folder")
 
 
-def _same_entry(path: Path, before: os.stat_result) -> bool:
+def foreign_in(folder: Path, foreign: Callable[[Path], list[str]]) -> list[str]:
+    """`foreign(folder)`: the entries of `folder` that its writer did not write, for a clear
+    error before anything is written. A folder that is absent, or that another writer moves
+    away while it is read, has none: the rename step checks again, on a private copy. Other
+    OSErrors propagate."""
+    try:
+        before = os.lstat(folder)
+        found = foreign(folder)
+    except FileNotFoundError:
+        return []
+    return found if found and same_entry(folder, before) else []
+
+
+def same_entry(path: Path, before: os.stat_result) -> bool:
     try:
         now = os.lstat(path)
     except OSError:

@@ -303,6 +303,8 @@ def foreign_files(folder: Path) -> list[str]:
 
 def write_library(out_dir: Path, files: dict[str, str]) -> None:
     """Make `out_dir` hold exactly `files`, atomically."""
+    from .bundle import BundleError, foreign_in, write_bundle
+
     out_dir = Path(out_dir)
     for name in files:
         if "/" in name or "\\" in name or name in ("", ".", "..") or name.startswith("."):
@@ -311,15 +313,13 @@ def write_library(out_dir: Path, files: dict[str, str]) -> None:
         raise DocsError(f"{out_dir}: not a folder")
     if out_dir.is_dir():
         try:
-            foreign = foreign_files(out_dir)
+            foreign = foreign_in(out_dir, foreign_files)
         except OSError as exc:
             raise DocsError(f"{out_dir}: cannot read: {exc.strerror or exc}") from exc
         if foreign:
             shown = ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else "")
             raise DocsError(f"{out_dir}: holds files `itbench docs` did not write ({shown}); "
                             "it replaces the whole folder, so give it a folder of its own")
-    from .bundle import BundleError, write_bundle
-
     try:  # the same atomic folder replacement as a compiled bundle
         write_bundle(out_dir.parent, out_dir.name, {name: text.encode("utf-8") for name, text in files.items()},
                      ours=lambda folder: not foreign_files(folder))

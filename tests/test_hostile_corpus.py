@@ -36,7 +36,7 @@ from click.testing import CliRunner
 from conftest import REFERENCE, SCENARIOS
 from test_bad_input import GOOD as SMALL  # the smallest good scenario
 
-from itbench_dsl.bundle import BundleError, write_bundle, write_file
+from itbench_dsl.bundle import BundleError, foreign_in, write_bundle, write_file
 from itbench_dsl.cli import cli
 
 TIME_LIMIT = 10  # seconds, per command run
@@ -599,6 +599,29 @@ def test_concurrent_writers_of_other_outputs(command: str, tmp_path: Path):
     alone = itbench(*args)  # what one writer alone writes: the concurrent result is the same, whole
     assert alone.code == found[0]
     assert {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()} == written
+
+
+def test_the_early_ownership_check_ignores_a_folder_another_writer_moves_away(tmp_path: Path):
+    """A writer that lists a folder while another writer moves it aside sees entries vanish; those
+    are no finding (the rename step checks again on its private copy). A folder that stays is."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+
+    def listed_while_moved(path: Path) -> list[str]:
+        found = sorted(os.listdir(path))
+        os.rename(path, tmp_path / "moved")  # another writer's first rename
+        (tmp_path / "out").mkdir()  # and its staging folder arrives
+        return found
+
+    assert foreign_in(folder, listed_while_moved) == []
+    assert foreign_in(folder, lambda path: ["x"]) == ["x"]  # same folder before and after: a finding
+    assert foreign_in(tmp_path / "absent", lambda path: ["x"]) == []
+
+    def vanished(path: Path) -> list[str]:
+        raise FileNotFoundError(path)
+
+    assert foreign_in(folder, vanished) == []
 
 
 def test_a_plain_file_or_link_where_the_bundle_goes_is_refused(tmp_path: Path):

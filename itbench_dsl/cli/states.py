@@ -94,6 +94,11 @@ def encode(state: dict) -> bytes:
     return (json.dumps(state, indent=1, sort_keys=True) + "\n").encode("utf-8")
 
 
+def foreign_files(folder: Path) -> list[str]:
+    """Entries of `folder` other than the three state files (sorted)."""
+    return sorted(p.name for p in folder.iterdir() if p.name not in FILES or p.is_symlink() or not p.is_file())
+
+
 def refuse(out_dir: Path, name: str) -> None:
     """UserError unless `out_dir/name` is absent, or a folder that holds only (some of) the three state files."""
     if name in ("", ".", "..") or "/" in name or os.sep in name or (os.altsep and os.altsep in name):
@@ -102,11 +107,12 @@ def refuse(out_dir: Path, name: str) -> None:
     if final.is_symlink() or (final.exists() and not final.is_dir()):
         raise UserError(f"{display(final)}: exists and is not a folder; remove it or choose another output folder")
     if final.is_dir():
+        from ..bundle import foreign_in
+
         try:
-            found = list(final.iterdir())
+            others = foreign_in(final, foreign_files)
         except OSError as exc:
             raise UserError(f"{display(final)}: cannot read: {exc.strerror or exc}") from exc
-        others = sorted(p.name for p in found if p.name not in FILES or p.is_symlink() or not p.is_file())
         if others:
             raise UserError(f"{display(final)}: not empty and not written by `itbench states` (it holds "
                             f"{', '.join(others[:3])}{', ...' if len(others) > 3 else ''}); choose another folder")
@@ -118,10 +124,7 @@ def write_folder(out_dir: Path, name: str, files: dict[str, bytes]) -> Path:
 
     refuse(out_dir, name)
 
-    def ours(folder: Path) -> bool:
-        return all(p.name in FILES and p.is_file() and not p.is_symlink() for p in folder.iterdir())
-
     try:
-        return write(out_dir / name, files, ours, "a folder of `itbench states` files")
+        return write(out_dir / name, files, lambda folder: not foreign_files(folder), "a folder of `itbench states` files")
     except BundleError as exc:
         raise UserError(str(exc)) from exc
