@@ -1223,7 +1223,7 @@ class Checker:
     def analysis(self, stmts, posed: list[ir.PosedTask] | None, stmt: ast.Tasks | None,
                  groups: list[ir.FaultGroup]) -> ir.AnalysisLabels | None:
         """The analysis labels: the `analysis` block of `expect`, else (when `analyze` is posed) the labels
-        the faults' kinds give (task_types.FAULT_LABELS)."""
+        the faults' kinds give (task_types.kind_labels)."""
         blocks = [s for s in stmts if isinstance(s, ast.Analysis)]
         for extra in blocks[1:]:
             self.error("E2002", "`analysis` is given twice", extra.span, "second one")
@@ -1233,29 +1233,17 @@ class Checker:
                 self.error("E2036", "a control scenario has no fault to classify", block.span, "no fault",
                            help="leave `analysis` out of a control")
                 return None
-            body = Body(self.ctx, block.entries, "`analysis`", block.span)
-            labels = {}
-            for key, vocabulary in task_types.VOCABULARY.items():
-                value = body.attr(key, "str", required=True)
-                if value is None:
-                    continue
-                label = task_types.label_key(value)
-                if label not in vocabulary:
-                    hint = did_you_mean(label, vocabulary)
-                    self.error("E2010", f"`{value}` is not a {key}", body.attr_span(key), "unknown label",
-                               help=(f"did you mean `{hint}`? " if hint else "") + f"one of {', '.join(vocabulary)}")
-                    continue
-                labels[key] = label
-            body.finish()
-            return ir.AnalysisLabels(**labels) if len(labels) == len(task_types.VOCABULARY) else None
+            labels = task_types.read_labels(Body(self.ctx, block.entries, "`analysis`", block.span))
+            return ir.AnalysisLabels(*labels) if labels else None
         if stmt is None or not any(t.name == "analyze" for t in posed or []):
             return None
         injections = [i for g in groups for i in g.injections]
-        found = {task_types.FAULT_LABELS.get(i.fault) for i in injections}
+        given = {i.fault: task_types.kind_labels(self.fault_kind(i.fault)) for i in injections}
+        found = set(given.values())
         if len(found) == 1 and None not in found:
             return ir.AnalysisLabels(*found.pop())
         if injections:  # (faults that did not check are reported already)
-            unknown = sorted({i.fault for i in injections if i.fault not in task_types.FAULT_LABELS})
+            unknown = sorted(name for name, labels in given.items() if labels is None)
             self.error("E2013", "the `analyze` task needs the fault's labels", stmt.span, "no labels",
                        help="add `analysis { system_level = \"...\"  fault_type = \"...\" }` to `expect` ("
                             + (f"{', '.join(unknown)} give{'s' if len(unknown) == 1 else ''} none" if unknown

@@ -6,10 +6,12 @@ scenario's own plan, each with the verdict it must get:
 * mitigation: the faulty state reporting every pod ready; each changed field set to another wrong
   value; JSON held in a ConfigMap re-serialised with the fault kept; a created object left behind; a
   deleted object recreated with a wrong field; the fault's workload running another image; the
-  workload scaled to zero; a state without the alerts, or captured with `kubectl get all` (which
-  omits Chaos Mesh and other custom kinds). Right ones: the solved and healthy states, the solved
-  state as an API server returns it (its defaults, base64 Secret data, bookkeeping), after a
-  `rollout restart`, with a service's target port named instead of numbered. For a probe predicate
+  workload scaled to zero; a workload's status of an older spec, an unfinished rollout, a workload
+  being deleted, a fixed object replaced by a custom resource of another API group; a state without
+  the alerts, or captured with `kubectl get all` (which omits Chaos Mesh and other custom kinds).
+  Right ones: the solved and healthy states, the solved state as an API server returns it (its
+  defaults, base64 Secret data, bookkeeping), after a `rollout restart`, with a service's target
+  port named instead of numbered, with the broken pods still terminating. For a probe predicate
   (`probe "x" stdout contains "..."`): the probe's result absent (refused), not a result, a field
   missing, null or of another type, a wrong exit code, output without the text or holding it only past
   what is read of a huge output, the text inside a longer token for an exact test (fail).
@@ -259,6 +261,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         if found.solved.get(key, {}).get("spec", {}).get("replicas", 1) > 0:
             zero = _edited(found.solved, key, lambda o: o["spec"].update(replicas=0))
             yield Case(f"{ref.name} scaled to zero", "mitigate", FAIL, state=render(zero, found))
+    yield from _lifecycle_cases(spec, found)
     for fault in m["faults"]:
         if fault["undone_by"] == "any":  # one part left wrong is still a fix
             continue
@@ -293,6 +296,75 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         state = render({k: v for k, v in found.faulty.items() if k[0] in everyday}, found, probes=found.faulty_probes)
         state["captured"] = [c for c in state["captured"] if c.rpartition("/")[2] in everyday]
         yield Case("the faulty state captured with `kubectl get all`", "mitigate", UNUSABLE, state=state)
+
+
+def _in_state(state: dict, key: tuple) -> dict | None:
+    return next((o for o in state["resources"]["items"] if _key(o) == key), None)
+
+
+def _lifecycle_cases(spec: dict, found: Objects) -> Iterator[Case]:
+    """What the API server's own bookkeeping says about a fix that is not done: a workload whose status
+    describes an older spec or whose rollout has not finished, an object being deleted, an impostor of
+    another API group in the fixed object's place; and pods of the broken spec on their way out, which
+    are no failure."""
+    m = spec["mitigation"]
+    for ref in [r for r in m["ready"] if r["kind"] in ("Deployment", "StatefulSet")][:2]:
+        key = (ref["kind"], ref["namespace"], ref["name"])
+        state = _rendered(found.solved, found)
+        obj = _in_state(state, key)
+        if obj is None:
+            continue
+        stale = copy.deepcopy(state)
+        target = _in_state(stale, key)
+        target["metadata"]["generation"] = int(target["metadata"].get("generation", 1)) + 1
+        yield Case(f"the solved state, {ref['name']}'s status of an older spec (observedGeneration behind)",
+                   "mitigate", FAIL, state=stale)
+        if ref["kind"] == "Deployment":
+            rolling = copy.deepcopy(state)
+            status = _in_state(rolling, key)["status"]
+            status["replicas"] = int(status.get("replicas", 1)) + 1  # a replica of the broken spec is left
+            yield Case(f"the solved state, {ref['name']}'s rollout not finished (an old replica left)", "mitigate",
+                       FAIL, state=rolling)
+    for w in spec["workloads"][:2]:
+        if w["kind"] == "Pod":
+            continue
+        state = _rendered(found.solved, found)
+        obj = _in_state(state, (w["kind"], w["namespace"], w["name"]))
+        if obj is not None:
+            obj["metadata"]["deletionTimestamp"] = "2026-01-01T00:05:00Z"
+            yield Case(f"the solved state, {w['name']} being deleted", "mitigate", FAIL, state=state)
+    for fault in m["faults"]:
+        for entry in fault["fields"][:1]:
+            ref = entry["object"]
+            key = (ref["kind"], ref["namespace"], ref["name"])
+            state = _rendered(found.solved, found)
+            obj = _in_state(state, key)
+            if obj is None or fault["undone_by"] == "any":
+                continue
+            obj["apiVersion"] = "impostor.example.com/v1"  # a custom resource of the same kind and name
+            yield Case(f"{ref['kind']} {ref['name']} replaced by a custom resource of another API group", "mitigate",
+                       FAIL, state=state)
+    # pods of the broken spec still terminating beside the fixed ones: leaving, not unhealthy
+    solved, faulty = _rendered(found.solved, found), _rendered(found.faulty, found, probes=found.faulty_probes)
+    names = {_key(o) for o in solved["resources"]["items"]}
+    leaving = [copy.deepcopy(o) for o in faulty["resources"]["items"] if o.get("kind") == "Pod" and _key(o) not in names
+               and not _pod_is_ready(o)]
+    if leaving:
+        for pod in leaving:
+            pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:05:00Z"
+        solved["resources"]["items"].extend(leaving)
+        yield Case("the solved state with the broken pods still terminating", "mitigate", PASS, state=solved)
+
+
+def _rendered(manifests: dict[tuple, dict], found: Objects, **options) -> dict:
+    """A state of `manifests` of its own, to edit (render shares the objects of its memo)."""
+    return copy.deepcopy(render(manifests, found, **options))
+
+
+def _pod_is_ready(pod: dict) -> bool:
+    from .runtime.evaluator import pod_ready
+
+    return pod_ready(pod)
 
 
 def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:

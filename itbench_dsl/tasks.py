@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import ir
+from .diagnostics import did_you_mean
 from .runtime.evaluator import ANALYSIS_KEYS, label_key
 
 
@@ -64,16 +65,13 @@ assert tuple(VOCABULARY) == ANALYSIS_KEYS
 _K8S_MISCONFIGURATION = ("virtualization", "misconfiguration")
 FAULT_LABELS: dict[str, tuple[str, str]] = {
     **{name: _K8S_MISCONFIGURATION for name in (
-        "nonexistent_image", "crashing_init_container", "hanging_init_container", "invalid_command",
-        "insufficient_resources", "unassigned_limits", "misconfigured_readiness_probe",
+        "crashing_init_container", "hanging_init_container", "insufficient_resources", "misconfigured_readiness_probe",
         "unsupported_architecture_image", "nonexistent_node", "unschedulable_anti_affinity", "nonexistent_pvc",
         "failing_dns_policy", "priority_preemption", "modified_target_port", "invalid_service_selector",
         "ingress_port_blocking_network_policy", "insufficient_resource_quota", "istio_ambient_disabled",
         "istio_strict_mtls", "istio_deny_gateway", "misconfigured_hpa")},
-    "scaled_to_zero": ("virtualization", "operation_error"),
     "deleted_service": ("virtualization", "operation_error"),
     "cordoned_node": ("virtualization", "operation_error"),
-    "modified_env": ("application", "misconfiguration"),
     "feature_flag": ("application", "code_defect"),
     "corrupted_secret": ("application", "authentication_issue"),
     "valkey_changed_password": ("application", "authentication_issue"),
@@ -114,10 +112,30 @@ def is_control(scenario: ir.Scenario) -> bool:
     return not scenario.injections()
 
 
-def fault_labels(scenario: ir.Scenario) -> tuple[str, str] | None:
-    """The analysis labels the scenario's faults give, when they all give the same ones."""
-    found = {FAULT_LABELS.get(i.fault) for i in scenario.injections()}
-    return found.pop() if len(found) == 1 and None not in found else None
+def kind_labels(kind) -> tuple[str, str] | None:
+    """The analysis labels a fault kind gives: its declaration's `analysis` block, else FAULT_LABELS."""
+    if kind is None:
+        return None
+    return getattr(kind, "labels", None) or FAULT_LABELS.get(kind.name)
+
+
+def read_labels(body) -> tuple[str, str] | None:
+    """The (system_level, fault_type) of an `analysis { ... }` body (reader.Body), each label checked
+    against VOCABULARY (E2010 at the label, with the nearest one); None when one is missing or wrong."""
+    labels = {}
+    for key, vocabulary in VOCABULARY.items():
+        value = body.attr(key, "str", required=True)
+        if value is None:
+            continue
+        label = label_key(value)
+        if label not in vocabulary:
+            hint = did_you_mean(label, vocabulary)
+            body.ctx.error("E2010", f"`{value}` is not a {key}", body.attr_span(key), "unknown label",
+                           help=(f"did you mean `{hint}`? " if hint else "") + f"one of {', '.join(vocabulary)}")
+            continue
+        labels[key] = label
+    body.finish()
+    return (labels["system_level"], labels["fault_type"]) if len(labels) == len(VOCABULARY) else None
 
 
 # a task whose answer file differs in one domain: FinOps' diagnosis is ITBench's FinOps answer
@@ -135,5 +153,5 @@ def answer_files(tasks: list[str], domain: str) -> dict[str, str]:
 
 
 __all__ = ["TASK_TYPES", "DEFAULT", "EXCLUSIVE", "ORDER", "DETECT_WITHIN", "SYSTEM_LEVELS", "FAULT_TYPES",
-           "VOCABULARY", "FAULT_LABELS", "names", "posed", "declared", "window", "is_control", "fault_labels",
-           "answer_file", "answer_files", "label_key"]
+           "VOCABULARY", "FAULT_LABELS", "names", "posed", "declared", "window", "is_control", "kind_labels",
+           "read_labels", "answer_file", "answer_files", "label_key"]

@@ -216,6 +216,77 @@ def test_scaling_back_to_more_replicas_is_accepted():
     assert mitigate(name, state)["passed"]
 
 
+def _workload(kind: str, replicas=3, generation=4, **status) -> dict:
+    return {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": "w", "namespace": "n", "generation": generation},
+            "spec": {"replicas": replicas}, "status": {"observedGeneration": generation, **status}}
+
+
+@pytest.mark.parametrize("obj, ready", [
+    (_workload("Deployment", readyReplicas=3, updatedReplicas=3, availableReplicas=3, replicas=3), True),
+    # the status describes an older spec: the fix is not rolled out yet
+    (dict(_workload("Deployment", readyReplicas=3, updatedReplicas=3, availableReplicas=3, replicas=3),
+          metadata={"name": "w", "namespace": "n", "generation": 5}), False),
+    (_workload("Deployment", generation=5, readyReplicas=3, updatedReplicas=3, availableReplicas=3, replicas=3,
+               observedGeneration=None), False),
+    # a replica of the old spec is left, or the new ones are not all available
+    (_workload("Deployment", readyReplicas=3, updatedReplicas=3, availableReplicas=3, replicas=4), False),
+    (_workload("Deployment", readyReplicas=3, updatedReplicas=3, availableReplicas=2, replicas=3), False),
+    (_workload("Deployment", readyReplicas=3, availableReplicas=3, replicas=3), False),  # updatedReplicas omitted: 0
+    (_workload("Deployment", readyReplicas=3, updatedReplicas=3, availableReplicas=3, replicas=3,
+               conditions=[{"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded"}]), False),
+    (_workload("StatefulSet", readyReplicas=3, updatedReplicas=3, currentRevision="w-1", updateRevision="w-1"), True),
+    (_workload("StatefulSet", readyReplicas=3, updatedReplicas=3, currentRevision="w-1", updateRevision="w-2"), False),
+    (_workload("StatefulSet", readyReplicas=2, updatedReplicas=3), False),
+    ({**_workload("DaemonSet", desiredNumberScheduled=2, numberReady=2, updatedNumberScheduled=2, numberAvailable=2),
+      "spec": {}}, True),
+    ({**_workload("DaemonSet", desiredNumberScheduled=2, numberReady=2, numberAvailable=2), "spec": {}}, False),
+    (dict(_workload("Deployment", readyReplicas=3, updatedReplicas=3, availableReplicas=3, replicas=3),
+          metadata={"name": "w", "namespace": "n", "generation": 4, "deletionTimestamp": "2026-01-01T00:00:00Z"}), False),
+])
+def test_ready_means_the_rollout_is_complete(obj, ready):
+    """As `kubectl rollout status` judges it (docs/evaluator.md): a status of an older spec, an old replica
+    left, a missed progress deadline, a StatefulSet between revisions, an object being deleted: not ready."""
+    from itbench_dsl.runtime.evaluator import workload_ready
+
+    obj = copy.deepcopy(obj)
+    if obj["status"].get("observedGeneration") is None:
+        obj["status"].pop("observedGeneration")
+    assert workload_ready(obj) is ready
+
+
+def test_a_rollout_still_under_way_or_an_object_being_deleted_is_no_fix():
+    name = "otel-checkout-nonexistent-image"
+    state = derived(name, "solved")
+    obj(state, "Deployment", "checkout")["metadata"]["generation"] = 7  # the fix applied, not yet rolled out
+    assert "health.ready.otel-demo/Deployment/checkout" in failed(mitigate(name, state))
+    state = derived(name, "solved")
+    obj(state, "Deployment", "checkout")["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    assert "safeguards" in failed(mitigate(name, state))
+    # the broken pods on their way out beside the fixed ones are no failure
+    state, faulty = derived(name, "solved"), derived(name, "faulty")
+    names = {(o["kind"], o["metadata"]["name"]) for o in state["resources"]["items"]}
+    leaving = [copy.deepcopy(o) for o in faulty["resources"]["items"]
+               if o["kind"] == "Pod" and ("Pod", o["metadata"]["name"]) not in names]
+    assert leaving
+    for pod in leaving:
+        pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    state["resources"]["items"] += leaving
+    verdict = mitigate(name, state)
+    assert verdict["passed"], failed(verdict)
+
+
+def test_an_object_of_another_api_group_is_not_the_one_a_check_names():
+    """A custom resource `Deployment` of example.com in the fixed object's place is another object."""
+    name = "otel-checkout-nonexistent-image"
+    state = derived(name, "solved")
+    obj(state, "Deployment", "checkout")["apiVersion"] = "example.com/v1"
+    verdict = mitigate(name, state)
+    assert not verdict["passed"] and "health.ready.otel-demo/Deployment/checkout" in failed(verdict)
+    state = derived(name, "solved")
+    obj(state, "Deployment", "checkout")["apiVersion"] = "apps/v1beta2"  # another version of the group is the kind
+    assert mitigate(name, state)["passed"]
+
+
 def test_an_inert_object_the_fault_created_may_stay():
     """`rollout undo` takes the volume off the pods and leaves the claim the fault created: it is a fix."""
     name = "bookinfo-reviews-nonexistent-pvc"

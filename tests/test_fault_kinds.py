@@ -168,6 +168,39 @@ def test_declaration_errors_are_located(tmp_path: Path, extra, code, line, text)
     assert source[error.span.start:error.span.end].startswith(text)
 
 
+def test_a_kind_gives_its_analysis_labels(tmp_path: Path):
+    """`analysis { ... }` in a declaration labels the kind: a scenario posing `analyze` needs no block of its
+    own, and grades the kind's labels; a label outside the vocabulary is E2010 at the label."""
+    kind = GOOD_KIND.replace('  summary = "Sets MODE to slow."\n', '  summary = "Sets MODE to slow."\n'
+                             '  analysis { system_level = "Application" fault_type = "misconfiguration" }\n')
+    scenario, text = _fault_file(tmp_path, kind, """  tasks localize, analyze, mitigate
+  fault slow_mode on deployment "cart"
+  expect { root_cause deployment "cart" mitigated when { deployment "cart" ready } }""")
+    result, diags = _compile(str(scenario), text)
+    assert result.files, [d.message for d in diags.items]
+    analysis = runtime_spec(result)["analysis"]
+    assert (analysis["system_level"], analysis["fault_type"]) == ("application", "misconfiguration")
+    wrong = kind.replace('"Application"', '"the app"')
+    errors = _errors(tmp_path, wrong, """  tasks analyze, mitigate
+  fault slow_mode on deployment "cart"
+  expect { mitigated when { deployment "cart" ready } }""")
+    assert [e.code for e in errors][:1] == ["E2010"] and "the app" in errors[0].message
+    assert errors[0].path.endswith("mine.itb")
+    # without labels, `analyze` still asks the scenario for them
+    errors = _errors(tmp_path, GOOD_KIND, """  tasks analyze, mitigate
+  fault slow_mode on deployment "cart"
+  expect { mitigated when { deployment "cart" ready } }""")
+    assert [e.code for e in errors] == ["E2013"] and "slow_mode gives none" in errors[0].help
+
+
+def test_every_standard_library_kind_has_its_labels():
+    from itbench_dsl import tasks
+
+    for kind in declared_faults.load_stdlib(PYTHON_FAULTS):
+        assert tasks.kind_labels(kind) is not None and kind.labels is not None, kind.name
+        assert kind.name not in tasks.FAULT_LABELS  # one home: the declaration
+
+
 def test_a_kind_named_like_a_library_fault_is_refused(tmp_path: Path):
     errors = _errors(tmp_path, _kind("  patch spec.replicas = 0", name="scaled_to_zero"))
     assert [e.code for e in errors] == ["E2053"]

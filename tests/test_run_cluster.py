@@ -19,6 +19,7 @@ import pytest
 pytest.importorskip("kubernetes")
 
 from kube_server import KubeServer  # noqa: E402
+from conftest import SCENARIOS, compile_ok  # noqa: E402
 from test_run_plan import write_bundle  # noqa: E402
 
 from itbench_dsl import lifecycle  # noqa: E402
@@ -252,3 +253,42 @@ def test_snapshot_captures_what_the_evaluator_reads(server, bundle, tmp_path):
     assert json.loads(proc.stdout)["passed"] is False
     result = CliRunner().invoke(cli, ["snapshot", str(bundle), "--kubeconfig", kubeconfig, "-o", str(out)])
     assert result.exit_code == 2 and "give --prometheus URL" in result.output
+
+
+# An agent that detects the incident when it starts, names the policy and deletes it.
+DETECTING_AGENT = r"""
+import json, sys, time
+noticed = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + float(sys.argv[1])))
+json.dump({"anomaly": True, "noticed_at": noticed}, open("detection.json", "w"))
+""" + FIXING_AGENT
+
+
+@pytest.mark.parametrize("offset, passed", [(1, True), (-3600, False)])
+def test_a_run_times_detection_from_its_own_injection(server, tmp_path, offset, passed):
+    """`detect` is graded against the moment the run injected the fault (the timeline's `injected_at`):
+    a detection made during the agent's turn passes, one dated before the injection fails; neither is
+    refused for want of an injection time, also when a resumed run only grades."""
+    source = (SCENARIOS / "sre" / f"{SCENARIO}.itb").read_text()
+    source = source.replace("  domain sre\n", "  domain sre\n  tasks detect within 10m, localize, mitigate\n", 1)
+    result = compile_ok(source.encode(), f"{SCENARIO}.itb")
+    root = tmp_path / "bundle"
+    for name, data in result.files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    script = tmp_path / "agent.py"
+    script.write_text(DETECTING_AGENT.replace('"propagations": [], "alerts_explained": []', ""))
+    agent = f"{sys.executable} {script} {offset}"
+    outcome = Run(lifecycle.load_bundle(root), options(server, tmp_path, agent, run_id="d1"), progress=None).execute()
+    assert outcome.status == "graded", outcome.error
+    injected = [e["injected_at"] for e in timeline(outcome.folder) if e.get("injected_at")]
+    assert len(injected) == 1
+    detect = outcome.verdict["tasks"]["detect"]
+    assert detect["passed"] is passed, detect["checks"]
+    assert not passed or detect["metrics"]["time_to_detect_seconds"] >= 0
+    # resumed after the capture: grading alone reads the injection time from the timeline
+    (outcome.folder / "verdict.json").unlink()
+    events = [line for line in (outcome.folder / "timeline.jsonl").read_text().splitlines()
+              if '"phase": "evaluate"' not in line]
+    (outcome.folder / "timeline.jsonl").write_text("\n".join(events) + "\n")
+    again = Run(lifecycle.load_bundle(root), options(server, tmp_path, agent, run_id="d1"), progress=None).execute()
+    assert again.status == "graded" and again.verdict["tasks"]["detect"] == detect

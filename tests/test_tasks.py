@@ -467,6 +467,35 @@ def test_the_standalone_evaluator_grades_a_work_folder(tmp_path, faulted):
     assert sorted(r["task"] for r in report["overall"]) == ["analyze", "detect", "localize", "mitigate"]
 
 
+def test_answer_files_are_read_as_agents_write_them(tmp_path, faulted):
+    """A byte order mark is no content; a file that is not JSON, or says a key twice (parsers keep either
+    one: an answer that hedges), fails its task with the reason, never refused as an unusable input."""
+    result, _ = faulted
+    (tmp_path / "evaluator.py").write_bytes(result.files["evaluator.py"])
+    work = tmp_path / "agent"
+    work.mkdir()
+
+    def detect(text: str) -> dict:
+        (work / "detection.json").write_text(text, encoding="utf-8")
+        proc = subprocess.run([sys.executable, "-S", str(tmp_path / "evaluator.py"), "--task", "detect",
+                               "--agent-output", str(work), "--injected-at", INJECTED],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    right = '{"anomaly": true, "noticed_at": "2026-03-01T10:01:00Z"}'
+    assert detect("\ufeff" + right)["passed"]
+    hedged = detect('{"anomaly": false, "anomaly": true, "noticed_at": "2026-03-01T10:01:00Z"}')
+    assert not hedged["passed"] and "twice" in hedged["checks"][0]["detail"]
+    broken = detect(right[:-1])
+    assert not broken["passed"] and "not valid JSON" in broken["checks"][0]["detail"]
+    # a state that says a key twice is refused: it is the capture that is wrong
+    ns: dict = {"__name__": "bundle_evaluator"}
+    exec(compile(result.files["evaluator.py"], "evaluator.py", "exec"), ns)  # noqa: S102
+    with pytest.raises(ValueError, match="twice"):
+        ns["loads"]('{"resources": {"items": []}, "resources": {"items": [1]}}')
+
+
 def test_the_control_needs_no_solution_lint():
     check = checking.check_source(scenario("tasks detect, mitigate", fault=False).encode(), "s.itb")
     codes = [d.code for d in check.diagnostics]

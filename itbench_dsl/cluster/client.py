@@ -14,25 +14,18 @@ from collections.abc import Callable, Iterable
 
 from . import ClusterError, require_client
 from ..lifecycle import FIELD_MANAGER, WORKLOAD_KINDS, Ref
+from ..runtime.evaluator import workload_ready
 
 MAX_EXEC_OUTPUT = 1024 * 1024  # of each stream of a command run in a pod, what is kept (as the evaluator's capture)
 
 
 def ready(obj: dict) -> bool:
-    """A workload with every replica ready and its spec observed, or a Pod that is Ready."""
-    kind, spec, status = obj.get("kind"), obj.get("spec") or {}, obj.get("status") or {}
-    generation = (obj.get("metadata") or {}).get("generation")
-    observed = status.get("observedGeneration")
-    if kind in ("Deployment", "StatefulSet"):
-        want = spec.get("replicas", 1)
-        current = generation is None or (observed is not None and observed >= generation)
-        return current and (status.get("readyReplicas") or 0) >= want and (status.get("updatedReplicas", want) or 0) >= want
-    if kind == "DaemonSet":
-        want = status.get("desiredNumberScheduled")
-        return want is not None and (status.get("numberReady") or 0) >= want
-    if kind == "Pod":
-        return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
-    return True
+    """A workload whose rollout is complete, or a Pod that is running and ready: the evaluator's own test
+    (runtime/evaluator.py `workload_ready`), so a run waits for exactly what grading calls ready. Other
+    kinds are ready once they exist."""
+    if obj.get("kind") not in WORKLOAD_KINDS and obj.get("kind") != "Pod":
+        return True
+    return workload_ready(obj, zero_ok=True)
 
 
 class Cluster:

@@ -85,7 +85,8 @@ def new_run_id() -> str:
 
 
 def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}Z"
+    now = time.time()  # one reading: the seconds and the milliseconds of one moment
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
 
 
 class Timeline:
@@ -131,6 +132,7 @@ class Prior:
     created: list[Ref] = field(default_factory=list)  # created by a deploy and not yet undeployed
     injected: bool = False  # an inject started and its revert did not finish
     captured: bool = False  # the last attempt captured its state
+    injected_at: str | None = None  # when the last attempt injected the fault (RFC 3339): what detect times against
     graded: bool = False
     cleaned: bool = True
 
@@ -153,6 +155,8 @@ class Prior:
                 prior.created = []
             elif e["phase"] == "inject" and e["event"] == "start":
                 prior.injected = True
+            elif e["phase"] == "inject" and e.get("injected_at"):
+                prior.injected_at = e["injected_at"]
             elif e["phase"] == "revert" and e["event"] == "done":
                 prior.injected = False
             elif e["phase"] == "snapshot" and e["event"] == "done":
@@ -181,6 +185,7 @@ class Run:
         self.deferred: list[int] = []
         self.created: list[Ref] = []
         self.injected = False
+        self.injected_at: str | None = None
 
     # -- the whole run --------------------------------------------------------------------------------
 
@@ -200,7 +205,7 @@ class Run:
         try:
             self.log("run", "start", attempt=prior.attempts + 1, bundle=str(self.bundle.path),
                      message=f"attempt {prior.attempts + 1}")
-            self.created, self.injected = list(prior.created), prior.injected
+            self.created, self.injected, self.injected_at = list(prior.created), prior.injected, prior.injected_at
             if not prior.cleaned:
                 self.log("run", "note", message="resuming: finishing the cleanup of the previous attempt")
                 self._cleanup(verify=False)
@@ -384,6 +389,9 @@ class Run:
         for waiter in self.bundle.waiters:
             if waiter.when == "before":
                 self._waiter(waiter)
+        self.injected_at = _now()  # the fault's first change: a detection counts from here
+        self.log("inject", "step", action="injected", injected_at=self.injected_at,
+                 step=f"injecting the fault at {self.injected_at}")
         for obj in self.bundle.inject_apply:
             self.cluster.apply(obj)
             self.log("inject", "step", action="apply", ref=_ref_json(Ref.of(obj)), step=f"apply {Ref.of(obj)}")
@@ -527,7 +535,8 @@ class Run:
         self._write("state.json", state)
 
     def evaluate(self) -> dict:
-        verdict = grade(self.bundle, self.folder / "state.json", self.workspace / SUBMISSION[self.bundle.domain])
+        verdict = grade(self.bundle, self.folder / "state.json", self.workspace / SUBMISSION[self.bundle.domain],
+                        injected_at=self.injected_at)
         self._write("verdict.json", verdict)
         self.log("evaluate", "step", action="evaluate", passed=verdict["passed"], score=verdict["score"],
                  step=f"passed={verdict['passed']} score={verdict['score']}")
@@ -618,10 +627,11 @@ def _kill_group(proc: subprocess.Popen, grace: float) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def grade(bundle: Bundle, state: Path, submission: Path, timeout: float = 300.0) -> dict:
+def grade(bundle: Bundle, state: Path, submission: Path, timeout: float = 300.0, injected_at: str | None = None) -> dict:
     """The verdict of every task the bundle poses, one evaluator run per task (docs/evaluator.md). A task
     whose submission is missing or unusable fails with score 0 and says why; a state the evaluator
-    refuses is the run's failure (the capture is incomplete), not the agent's."""
+    refuses is the run's failure (the capture is incomplete), not the agent's. `injected_at` (RFC 3339),
+    when the run injected the fault, is what `detect` times the agent's detection against."""
     verdicts = {}
     for task in bundle.requires["tasks"]:
         command = [sys.executable, "-S", str(bundle.path / "evaluator.py"), "--task", task]
@@ -632,6 +642,8 @@ def grade(bundle: Bundle, state: Path, submission: Path, timeout: float = 300.0)
             command += ["--agent-output", str(submission)]
         elif task in ANSWER_TASKS:  # the evaluator finds the task's answer file in the agent's workspace
             command += ["--agent-output", str(submission.parent), "--state", str(state)]
+            if task == "detect" and injected_at:
+                command += ["--injected-at", injected_at]
         else:
             command += ["--state", str(state)]
         try:

@@ -161,6 +161,9 @@ class FaultKind:
     undone_by: str = "all"
     # a kind declared in the language (`fault_kind`, faults/declared.py): its checked declaration
     declared: object = None
+    # the analysis labels (system_level, fault_type) of a declared kind's `analysis` block; the built-in
+    # Python kinds' are in tasks.FAULT_LABELS
+    labels: tuple[str, str] | None = None
 
 
 @dataclass

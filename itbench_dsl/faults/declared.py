@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 from .. import ast, ir
+from .. import tasks as task_types
 from ..diagnostics import Diagnostics, did_you_mean
 from ..reader import MISSING, Body, Context, convert, plain
 from .base import (
@@ -376,6 +377,8 @@ def build(decl: ast.FaultKindDecl, ctx: Context) -> FaultKind | None:
     settings["domains"] = tuple(domains) if isinstance(domains, list) else ("sre",)
     settings["alerts"] = tuple(body.attr("alerts", "str_list", default=[]) or [])
     settings["creates"] = _string(body, "creates")
+    analysis = body.block("analysis")
+    labels = task_types.read_labels(analysis) if analysis is not None else None
     undone_by = body.attr("undone_by", "symbol", default="all")
     if undone_by not in ("all", "any"):
         ctx.error("E2010", "`undone_by` is `all` or `any`", body.attr_span("undone_by"), "not all or any")
@@ -509,7 +512,7 @@ def build(decl: ast.FaultKindDecl, ctx: Context) -> FaultKind | None:
         preconditions=(*(("The container exists in the workload.",) if any(a.type == "container" for a in spec.args)
                          else ()), *(r.doc for r in spec.requires if r.doc)),
         creates=settings["creates"], alerts=settings["alerts"], solutions=tuple(solutions), accept=tuple(accept),
-        undone_by=undone_by, declared=spec,
+        undone_by=undone_by, declared=spec, labels=labels,
     )
 
 

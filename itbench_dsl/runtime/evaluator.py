@@ -162,10 +162,46 @@ def _decoded_secret(obj):
     return out
 
 
-class State:
-    """The snapshot, indexed once: objects by (kind, namespace, name), what was captured, firing alerts."""
+# The API group of each built-in kind a check may name (core kinds: ""). A capture asks for these
+# groups (`kubectl get deployments.apps`); an object of a same-named kind of another group (a custom
+# resource `Deployment` of example.com) is another kind, never the one a check names.
+KIND_GROUPS = {
+    **dict.fromkeys(("Pod", "Service", "ConfigMap", "Secret", "Namespace", "ServiceAccount", "Endpoints",
+                     "PersistentVolumeClaim", "PersistentVolume", "Node", "ResourceQuota", "LimitRange"), ""),
+    **dict.fromkeys(("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ControllerRevision"), "apps"),
+    **dict.fromkeys(("Job", "CronJob"), "batch"),
+    "HorizontalPodAutoscaler": "autoscaling",
+    **dict.fromkeys(("NetworkPolicy", "Ingress", "IngressClass"), "networking.k8s.io"),
+    **dict.fromkeys(("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"), "rbac.authorization.k8s.io"),
+    "StorageClass": "storage.k8s.io",
+    "PodDisruptionBudget": "policy",
+    "PriorityClass": "scheduling.k8s.io",
+}
 
-    def __init__(self, state):
+
+def api_group(api_version):
+    """"apps" of "apps/v1", "" of "v1"."""
+    text = str(api_version or "")
+    return text.rpartition("/")[0]
+
+
+def kind_groups(spec):
+    """{kind: API group} of every kind this bundle's checks may name: the built-in ones, and the groups
+    its references declare (Chaos Mesh, Istio, Kyverno kinds)."""
+    groups = dict(KIND_GROUPS)
+    for ref in _refs(spec):
+        if ref.get("apiVersion"):
+            groups[ref["kind"]] = api_group(ref["apiVersion"])
+    return groups
+
+
+class State:
+    """The snapshot, indexed once: objects by (kind, namespace, name), what was captured, firing alerts.
+
+    With `groups` ({kind: API group}), an object whose apiVersion is of another group than its kind's
+    is indexed as `Kind.group`, a kind no check names."""
+
+    def __init__(self, state, groups=None):
         if not isinstance(state, dict):
             raise InputError("the state must be a JSON object with a `resources` List")
         resources = state.get("resources")
@@ -179,6 +215,8 @@ class State:
                 raise InputError("every item of the state's `resources` must be a Kubernetes object with metadata")
             meta = item["metadata"]
             kind = str(item.get("kind", ""))
+            if groups and kind in groups and "apiVersion" in item and api_group(item["apiVersion"]) != groups[kind]:
+                kind = f"{kind}.{api_group(item['apiVersion']) or 'core'}"
             if kind == "Secret":
                 item = _decoded_secret(item)
             key = (kind, str(meta["namespace"]) if meta.get("namespace") else None, str(meta.get("name", "")))
@@ -436,21 +474,65 @@ def ref_text(ref):
     return f"{ref.get('namespace') or ''}/{ref['kind']}/{ref['name']}"
 
 
-def workload_ready(obj):
-    if obj.get("kind") == "Pod":
+def terminating(obj):
+    """An object the API server is deleting (`metadata.deletionTimestamp`): it still acts until its
+    finalizers let it go, and it is no fix."""
+    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def workload_ready(obj, zero_ok=False):
+    """A Pod running and ready; a workload whose rollout is complete, as `kubectl rollout status` judges
+    it: its controller has observed the current spec (`observedGeneration`), every desired replica is
+    updated, ready and available, and no replica of an older spec is left; a DaemonSet with every
+    scheduled pod updated and available. Nothing being deleted is ready. Counts the API server leaves
+    out are zero (it omits zero counts). Zero desired replicas is ready only when `zero_ok` (a scope
+    asks nothing of it; a workload a check names must run)."""
+    if terminating(obj):
+        return False
+    kind = obj.get("kind")
+    if kind == "Pod":
         return pod_ready(obj)
-    want = number((obj.get("spec") or {}).get("replicas", 1))
-    status = obj.get("status") or {}
-    have = number(status.get("readyReplicas", 0)) or 0.0
-    updated = number(status.get("updatedReplicas", have))
-    return want is not None and want > 0 and have >= want and (updated is None or updated >= want)
+    spec, status, meta = obj.get("spec") or {}, obj.get("status") or {}, obj.get("metadata") or {}
+    generation = number(meta.get("generation"))
+    if generation is not None and (number(status.get("observedGeneration", 0)) or 0) < generation:
+        return False  # the status describes an older spec
+
+    def count(key):
+        value = number(status.get(key, 0))
+        return -1 if value is None else value
+
+    want = number(status.get("desiredNumberScheduled", 0) if kind == "DaemonSet" else spec.get("replicas", 1))
+    if want is None or want < 0:
+        return False
+    if want == 0:
+        return zero_ok
+    if kind == "DaemonSet":
+        return all(count(k) >= want for k in ("numberReady", "updatedNumberScheduled", "numberAvailable"))
+    if count("readyReplicas") < want:
+        return False
+    if kind == "Deployment":
+        progressing = [c for c in status.get("conditions") or [] if isinstance(c, dict) and c.get("type") == "Progressing"]
+        if any(c.get("reason") == "ProgressDeadlineExceeded" for c in progressing):
+            return False
+        updated = count("updatedReplicas")
+        return updated >= want and count("replicas") <= updated and count("availableReplicas") >= want
+    if kind == "StatefulSet":
+        strategy = spec.get("updateStrategy") or {}
+        if strategy.get("type") == "OnDelete":
+            return True
+        partition = number((strategy.get("rollingUpdate") or {}).get("partition", 0)) or 0
+        if count("updatedReplicas") < want - partition:
+            return False
+        revisions = status.get("currentRevision"), status.get("updateRevision")
+        return partition > 0 or None in revisions or revisions[0] == revisions[1]
+    return True
 
 
 def pod_ready(pod):
     status = pod.get("status") or {}
     ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or []
                 if isinstance(c, dict))
-    return status.get("phase") == "Running" and ready
+    return status.get("phase") == "Running" and ready and not terminating(pod)
 
 
 def labels_match(labels, selector):
@@ -925,12 +1007,12 @@ def scope_check(pred, state):
                 meta = obj.get("metadata") or {}
                 if kind == "Pod":
                     labels = meta.get("labels")
-                    if (obj.get("status") or {}).get("phase") == "Succeeded":
-                        continue  # a completed job's pod: done, not unhealthy
+                    if (obj.get("status") or {}).get("phase") == "Succeeded" or terminating(obj):
+                        continue  # a completed job's pod, or one leaving: neither is unhealthy
                     ok = pod_ready(obj)
                 else:
                     labels = (((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels")
-                    ok = scope_workload_ready(obj)
+                    ok = workload_ready(obj, zero_ok=True)
                 if selector and not (isinstance(labels, dict) and all(labels.get(k) == v for k, v in selector.items())):
                     continue
                 found += 1
@@ -945,22 +1027,6 @@ def scope_check(pred, state):
     if bad:
         return False, f"all {scope}: {len(bad)} not ready ({', '.join(sorted(set(bad))[:5])})"
     return True, f"all {scope}: {found} ready"
-
-
-def scope_workload_ready(obj):
-    """A Deployment or StatefulSet with every desired replica ready, available and updated; a DaemonSet with
-    every scheduled pod ready. Zero desired replicas is ready (nothing is asked of it)."""
-    spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    if obj.get("kind") == "DaemonSet":
-        want = number(status.get("desiredNumberScheduled", 0))
-        have = number(status.get("numberReady", 0))
-        return want is not None and have is not None and have >= want
-    want = number(spec.get("replicas", 1))
-    if want is None:
-        return False
-    counts = [number(status.get(k, 0)) for k in ("readyReplicas",)] + \
-        [number(status[k]) for k in ("availableReplicas", "updatedReplicas") if k in status]
-    return all(c is not None and c >= want for c in counts)
 
 
 def alert_check(name, namespaces, want_firing, state):
@@ -1046,6 +1112,8 @@ def field_check(entry, state):
     obj = state.get(ref)
     if obj is None:
         return False, f"{ref_text(ref)} is missing"
+    if terminating(obj):
+        return False, f"{ref_text(ref)} is being deleted"
     wrong = []
     for change in entry["changes"]:
         if change.get("governed_by"):
@@ -1103,7 +1171,7 @@ def created_check(ref, state):
         return True, f"{ref_text(ref)} removed"
     if not acts(obj):
         return True, f"{ref_text(ref)} no longer acts (scaled to zero, or paused)"
-    return False, f"{ref_text(ref)} still present"
+    return False, f"{ref_text(ref)} still present" + (" (being deleted: it acts until it is gone)" if terminating(obj) else "")
 
 
 def mitigation_checks(spec, state, checks):
@@ -1119,7 +1187,7 @@ def mitigation_checks(spec, state, checks):
         checks.append({"id": f"health.ready.{ref_text(ref)}", "passed": ok, "detail": detail})
     for entry in m["programs"]:
         obj = state.get(entry["object"])
-        ok = obj is not None and owns(entry["keep"], obj)
+        ok = obj is not None and not terminating(obj) and owns(entry["keep"], obj)
         checks.append({"id": f"health.program.{ref_text(entry['object'])}", "passed": ok,
                        "detail": f"{ref_text(entry['object'])} " + ("runs its own images, commands and arguments" if ok
                                  else "is missing" if obj is None else "no longer runs what it ran: its containers' "
@@ -1144,8 +1212,9 @@ def mitigation_checks(spec, state, checks):
     for entry in m["restored"]:
         ref = entry["object"]
         obj = state.get(ref)
-        ok = obj is not None and owns(entry["owned"], obj)
-        detail = "still deleted" if obj is None else "restored" if ok else "recreated with other fields than it had"
+        ok = obj is not None and not terminating(obj) and owns(entry["owned"], obj)
+        detail = ("still deleted" if obj is None else "restored" if ok else "being deleted" if terminating(obj)
+                  else "recreated with other fields than it had")
         checks.append({"id": f"restored.{ref_text(ref)}", "passed": ok, "detail": f"{ref_text(ref)} {detail}"})
     safeguard_checks(spec, state, checks)
 
@@ -1158,8 +1227,8 @@ def safeguard_checks(spec, state, checks):
         if w["kind"] == "Pod":  # a static pod: the kubelet runs it whatever the agent does to its mirror pod
             continue
         obj = state.get(w)
-        if obj is None:
-            broken.append(f"{ref_text(w)} deleted")
+        if obj is None or terminating(obj):
+            broken.append(f"{ref_text(w)} {'deleted' if obj is None else 'being deleted'}")
             continue
         replicas = number((obj.get("spec") or {}).get("replicas", 1))
         if w["min_replicas"] > 0 and (replicas is None or replicas < 1):
@@ -1170,8 +1239,8 @@ def safeguard_checks(spec, state, checks):
     names = Names(spec, state)
     for s in spec["services"]:
         obj = state.get(s)
-        if obj is None:
-            broken.append(f"{ref_text(s)} deleted")
+        if obj is None or terminating(obj):
+            broken.append(f"{ref_text(s)} {'deleted' if obj is None else 'being deleted'}")
             continue
         selector = (obj.get("spec") or {}).get("selector") or {}
         if s["selector"] and selector != s["selector"]:
@@ -1679,6 +1748,10 @@ def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=No
                                  "not answered"})
         return {"scenario": spec["scenario"], "task": task, "passed": False, "score": 0.0, "metrics": metrics,
                 "checks": checks}
+    if task in ANSWER_TASKS and isinstance(output, Unreadable):
+        checks.append({"id": f"{task}.answer", "passed": False, "detail": output.reason})
+        return {"scenario": spec["scenario"], "task": task, "passed": False, "score": 0.0, "metrics": metrics,
+                "checks": checks}
     if task in ANSWER_TASKS and output is None:
         raise InputError(f"the {task} task grades the agent's answer: give --agent-output"
                          + (" (or --task mitigate)" if "mitigate" in spec["tasks"] else ""))
@@ -1751,7 +1824,7 @@ def evaluate(spec, agent_output, state, gap_only=False, task=None, artifact=None
         given = answers.get(t, _MISSING)
         return NULL_ANSWER if given is None else given  # the agent wrote `null`
 
-    st = State(state) if state is not None else None
+    st = State(state, kind_groups(spec)) if state is not None else None
     if task is not None:
         return grade(spec, task, answer(task), st, artifact, opa_result, gap_only, injected_at)
     verdicts = {t: grade(spec, t, answer(t), st, artifact, opa_result, gap_only, injected_at) for t in tasks}
@@ -1781,13 +1854,10 @@ def _plural(kind):
 
 def resource_names(spec):
     """{namespace: [kubectl resource names]} of what the state must hold ("" for cluster-scoped)."""
-    api = {}
-    for ref in _refs(spec):
-        version = ref.get("apiVersion") or ""
-        api.setdefault(ref["kind"], version.split("/")[0] if "/" in version else "")
+    groups = kind_groups(spec)
     out = {}
     for namespace, kind in spec["requires"]["kinds"]:
-        group = api.get(kind, "apps" if kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet") else "")
+        group = groups.get(kind, "")
         out.setdefault(namespace, []).append(_plural(kind) + (f".{group}" if group else ""))
     return {ns: sorted(set(names)) for ns, names in sorted(out.items())}
 
@@ -1906,18 +1976,53 @@ def _read(path, what):
     if size > MAX_INPUT_BYTES:
         raise InputError(f"the {what} {path} is {size:,} bytes: the limit is {MAX_INPUT_BYTES:,}")
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:  # a byte order mark, as some editors write, is no content
             return handle.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the {what} {path}: {exc}")
 
 
+def _unique_keys(pairs):
+    """A JSON object whose keys are unique. Parsers disagree on a key given twice (most keep the last, some
+    the first), so an answer or a state holding one says two things: it is refused, never read one way."""
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {json.dumps(key)[:80]} is given twice in one object")
+        out[key] = value
+    return out
+
+
+def loads(text):
+    """JSON text as the evaluator reads every input: keys unique (_unique_keys)."""
+    return json.loads(text, object_pairs_hook=_unique_keys)
+
+
 def _load_json(path, what):
     text = _read(path, what)
     try:
-        return json.loads(text)
+        return loads(text)
     except (ValueError, RecursionError) as exc:
         raise InputError(f"the {what} {path} is not valid JSON: {str(exc)[:200]}")
+
+
+class Unreadable:
+    """An answer file the agent wrote that is not JSON (or says a key twice): its task fails with the
+    reason, as an answer that breaks its contract does; it is the agent's answer, not an unusable input."""
+
+    def __init__(self, reason):
+        self.reason = reason
+
+    def __repr__(self):
+        return "unreadable"
+
+
+def _load_answer(path, what):
+    text = _read(path, what)  # a file that cannot be read at all is refused
+    try:
+        return loads(text)
+    except (ValueError, RecursionError) as exc:
+        return Unreadable(f"the {what} is not valid JSON: {str(exc)[:200]}")
 
 
 def _load_artifact(path):
@@ -1952,7 +2057,7 @@ def _load_answers(spec, folder):
     out = {}
     for task, name in files.items():
         path = os.path.join(folder, name)
-        out[task] = _load_json(path, f"{task} answer") if os.path.isfile(path) else _MISSING  # null: None
+        out[task] = _load_answer(path, f"{task} answer") if os.path.isfile(path) else _MISSING  # null: None
     return out
 
 
@@ -1990,7 +2095,8 @@ def main(spec, argv=None):
             answers = _load_answers(spec, args.agent_output)
             output = None
         else:
-            output = _load_json(args.agent_output, "agent output") if args.agent_output else None
+            load = _load_answer if spec.get("answers") else _load_json  # ITBench's diagnosis: refused, as it was
+            output = load(args.agent_output, "agent output") if args.agent_output else None
             if args.agent_output and output is None:
                 output = NULL_ANSWER  # a file that holds `null` is an answer, and not a JSON object
         state = _load_json(args.state, "state") if args.state else None
