@@ -929,6 +929,14 @@ def _task_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
         if spec["detection"]["fault"]:
             yield Case("a detection in the window", "detect", PASS, answer={
                 "anomaly": True, "noticed_at": "2026-01-01T00:01:00Z"}, state=faulty, score=1.0, **at)
+            # RFC 3339 as people and libraries write it: another zone, fractions of a second, lower case
+            yield Case("a detection in the window, in another time zone", "detect", PASS, answer={
+                "anomaly": True, "noticed_at": "2025-12-31T19:01:00.250-05:00"}, **at)
+            yield Case("a detection in the window, in lower case", "detect", PASS, answer={
+                "anomaly": True, "noticed_at": "2026-01-01t00:01:00z"}, **at)
+            yield Case("a detection whose zone puts it before the injection", "detect", FAIL, answer={
+                "anomaly": True, "noticed_at": "2026-01-01T00:01:00+01:00"}, **at)
+            yield Case("a detection without its time", "detect", FAIL, answer={"anomaly": True}, **at)
             yield Case("a detection noticed before the injection", "detect", FAIL, answer={
                 "anomaly": True, "noticed_at": "2025-12-31T23:59:00Z"}, **at)
             yield Case("a detection noticed after the window", "detect", FAIL, answer={
@@ -962,6 +970,9 @@ def _task_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
             k: " " + v.replace("_", " ").title() + " " for k, v in truth.items()}, score=1.0)
         other = next(t for t in spec["analysis"]["vocabulary"]["fault_type"] if t != truth["fault_type"])
         yield Case("a wrong fault type", "analyze", FAIL, answer=dict(truth, fault_type=other))
+        yield Case("every fault type at once", "analyze", FAIL, answer=dict(
+            truth, fault_type=" ".join(spec["analysis"]["vocabulary"]["fault_type"])))
+        yield Case("the labels as lists", "analyze", FAIL, answer={k: [v] for k, v in truth.items()})
         yield Case("an analysis without its fault type", "analyze", FAIL, answer={"system_level": truth["system_level"]})
     unchanged = (spec.get("mitigation") or {}).get("unchanged")
     if "mitigate" in posed and unchanged:
