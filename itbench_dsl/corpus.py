@@ -289,6 +289,13 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         state = render(found.solved, found)
         del state["alerts"]
         yield Case("the solved state without its alerts", "mitigate", UNUSABLE, state=state)
+        # Prometheus restarted, or the rule's `for` clock reset: the alerts are pending, their condition holds
+        faulty = derived["faulty"]
+        alerts = faulty.get("alerts", {}).get("data", {}).get("alerts", [])
+        if alerts and m["alerts"]:
+            pending = _rendered(found.solved, found)
+            pending["alerts"] = {"status": "success", "data": {"alerts": [dict(a, state="pending") for a in alerts]}}
+            yield Case("the solved state with the expected alerts pending", "mitigate", FAIL, state=pending)
     everyday = {"Pod", "Service", "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Job", "CronJob",
                 "HorizontalPodAutoscaler"}
     if any(kind not in everyday for _, kind in spec["requires"]["kinds"]):

@@ -287,6 +287,20 @@ def test_an_object_of_another_api_group_is_not_the_one_a_check_names():
     assert mitigate(name, state)["passed"]
 
 
+def test_a_pending_alert_is_neither_quiet_nor_firing():
+    """Its condition holds, not yet for its `for` duration (Prometheus restarted): the incident is not over."""
+    name = "otel-frontend-hpa-misconfigured"  # its mitigation waits for KubeHpaMaxedOut to stop
+    state, faulty = derived(name, "solved"), derived(name, "faulty")
+    alerts = faulty["alerts"]["data"]["alerts"]
+    assert alerts
+    state["alerts"]["data"]["alerts"] = [dict(a, state="pending") for a in alerts]
+    verdict = mitigate(name, state)
+    assert any(i.startswith("mitigation.alert.") for i in failed(verdict))
+    assert "pending" in next(c["detail"] for c in verdict["checks"] if c["id"].startswith("mitigation.alert."))
+    state["alerts"]["data"]["alerts"] = [dict(a, state="inactive") for a in alerts]
+    assert mitigate(name, state)["passed"]
+
+
 def test_an_inert_object_the_fault_created_may_stay():
     """`rollout undo` takes the volume off the pods and leaves the claim the fault created: it is a fix."""
     name = "bookinfo-reviews-nonexistent-pvc"

@@ -235,17 +235,19 @@ class State:
         alerts = state.get("alerts")
         self.has_alerts = alerts is not None
         self.firing = {}  # alert name -> the namespaces it fires in (None: an alert with no namespace label)
+        self.pending = {}  # the same, of alerts whose condition holds but not yet for their `for` duration
         if alerts is not None:
             data = alerts.get("data") if isinstance(alerts, dict) else None
             items = data.get("alerts") if isinstance(data, dict) else None
             if not isinstance(items, list):
                 raise InputError("the state's `alerts` must be Prometheus /api/v1/alerts JSON ({data: {alerts: [...]}})")
             for alert in items:
-                if isinstance(alert, dict) and alert.get("state", "firing") == "firing":
+                phase = alert.get("state", "firing") if isinstance(alert, dict) else None
+                if phase in ("firing", "pending"):
                     labels = alert.get("labels") if isinstance(alert.get("labels"), dict) else {}
                     namespace = labels.get("namespace")
-                    self.firing.setdefault(str(labels.get("alertname", "")), set()).add(
-                        str(namespace) if namespace else None)
+                    (self.firing if phase == "firing" else self.pending).setdefault(
+                        str(labels.get("alertname", "")), set()).add(str(namespace) if namespace else None)
         reports = state.get("policyReports")
         if reports is not None and not isinstance(reports, list):
             raise InputError("the state's `policyReports` must be a list of PolicyReport objects")
@@ -1030,12 +1032,21 @@ def scope_check(pred, state):
 
 
 def alert_check(name, namespaces, want_firing, state):
-    # an alert counts in the scenario's own namespaces (or with no namespace label): the same alert
-    # firing for another tenant of the cluster neither blocks nor fakes a mitigation
-    where = state.firing.get(name, set())
-    firing = bool(where) if not namespaces else any(n is None or n in namespaces for n in where)
+    """Whether the alert fires (`want_firing`), or is quiet. An alert counts in the scenario's own namespaces
+    (or with no namespace label): the same alert firing for another tenant of the cluster neither blocks nor
+    fakes a mitigation. A pending alert (its condition holds, not yet for its `for` duration) is no proof
+    of firing, and no proof of quiet either: the problem it watches is still there."""
+
+    def active(table):
+        where = table.get(name, set())
+        return bool(where) if not namespaces else any(n is None or n in namespaces for n in where)
+
+    firing, pending = active(state.firing), active(state.pending)
     scope = f" in {', '.join(namespaces)}" if namespaces else ""
-    return firing == want_firing, f"alert {name} {'firing' if firing else 'not firing'}{scope}"
+    if want_firing:
+        return firing, f"alert {name} {'firing' if firing else 'pending, not yet firing' if pending else 'not firing'}{scope}"
+    quiet = not firing and not pending
+    return quiet, f"alert {name} {'firing' if firing else 'pending (its condition still holds)' if pending else 'not firing'}{scope}"
 
 
 def ready_check(ref, state):
