@@ -1413,6 +1413,30 @@ def ciso(spec, verdicts, checks, metrics, gap_only, source):
     return (flagged + kept) / (gaps + compliant) if gaps + compliant else 0.0
 
 
+RENAMED = "-renamed"  # the suffix of a gap's copy: a prefix a policy may rightly match on (`kube-*`) stays
+
+
+def general_checks(spec, judge, checks):
+    """A policy judges what objects are, not what they are called: each gap object, copied under another
+    name (`RENAMED` appended), must still fail. A policy that lists the violating objects by name (the
+    state's, or the prompt's) passes every object it was not shown. `judge(objects)` gives
+    {(kind, namespace, name): results} as the graded verdicts do."""
+    copies = []
+    for obj in spec["ciso"]["gaps"]:
+        meta = obj.get("metadata") or {}
+        if meta.get("name"):
+            copies.append(dict(obj, metadata=dict(meta, name=str(meta["name"]) + RENAMED)))
+    if not copies:
+        return
+    verdicts = judge(copies)
+    missed = [ref_text(as_ref(obj_ref(c))) for c in copies if not ({"fail", "false"} & verdicts.get(obj_ref(c), set()))]
+    checks.append({"id": "ciso.general", "passed": not missed,
+                   "detail": ("the policy flags the violations by what they are: renamed copies of the gap "
+                              "objects fail too") if not missed else
+                             f"renamed copies of the gap objects pass: {', '.join(missed[:3])} (a policy that "
+                             "names the violating objects flags nothing else)"})
+
+
 def obj_ref(obj):
     meta = obj.get("metadata") or {}
     return (obj.get("kind"), meta.get("namespace") or None, meta.get("name"))
@@ -1422,13 +1446,13 @@ def as_ref(key):
     return {"kind": key[0], "namespace": key[1], "name": key[2]}
 
 
-def kyverno_offline(spec, policies):
-    """Run the agent's Kyverno policy over the embedded gap and compliant manifests."""
+def kyverno_offline(spec, policies, objects=None):
+    """Run the agent's Kyverno policy over the embedded gap and compliant manifests (or `objects`)."""
     matcher = embedded_module("kyverno")
     if matcher is None:
         raise InputError("this evaluator has no embedded Kyverno matcher: grade from PolicyReports in the state")
     verdicts = {}
-    for obj in spec["ciso"]["gaps"] + spec["ciso"]["compliant"]:
+    for obj in spec["ciso"]["gaps"] + spec["ciso"]["compliant"] if objects is None else objects:
         results = set()
         for policy in policies:
             try:
@@ -1471,9 +1495,10 @@ def embedded_module(name):
     return module
 
 
-def rego_verdicts(spec, rego_source, opa_result):
-    """Per-object verdicts of a Rego `package check` rule `result` (false means a violation)."""
-    objects = spec["ciso"]["gaps"] + spec["ciso"]["compliant"]
+def rego_verdicts(spec, rego_source, opa_result, objects=None):
+    """Per-object verdicts of a Rego `package check` rule `result` (false means a violation), over the
+    embedded gap and compliant manifests (or `objects`)."""
+    objects = spec["ciso"]["gaps"] + spec["ciso"]["compliant"] if objects is None else objects
     verdicts = {}
     if rego_source is not None:
         try:
@@ -1560,6 +1585,10 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
                         and (name in reporting or name == contract.get("name"))]
             if st.has("", "ClusterPolicy") or deployed:
                 problems = contract_problems(contract, deployed)
+    if source in ("kyverno (offline)", "rego (regopy)"):
+        judge = (lambda objs: kyverno_offline(spec, kyverno, objs)) if source.startswith("kyverno") else \
+            (lambda objs: rego_verdicts(spec, artifact[1], None, objs)[0])
+        general_checks(spec, judge, checks)
     if problems is not None:
         checks.append({"id": "ciso.contract", "passed": not problems,
                        "detail": "; ".join(problems) if problems else "the policy keeps the prompt's contract"})
