@@ -97,6 +97,9 @@ class Objects:
     # probe gives on the healthy application, and with the faults injected (the probe's `healthy`, `faulty`)
     probes: dict = field(default_factory=dict)
     faulty_probes: dict = field(default_factory=dict)
+    # workload key -> the ConfigMaps and Secrets its restarted pods need (`_needs`): a pod a waiter starts
+    # again while one of them is gone cannot start (its volume cannot mount, its env cannot be read)
+    needs: dict = field(default_factory=dict)
 
 
 def objects(scenario: ir.Scenario) -> Objects:
@@ -122,7 +125,50 @@ def objects(scenario: ir.Scenario) -> Objects:
               if w.kind == "Pod"}
     healthy_probes, faulty_probes = probe_results(scenario)
     return Objects(healthy, faulty, solved, _fault_effects(scenario), static, captured_kinds(scenario),
-                   healthy_probes, faulty_probes)
+                   healthy_probes, faulty_probes, _needs(scenario, healthy))
+
+
+def _needs(scenario: ir.Scenario, healthy: dict[tuple, dict]) -> dict[tuple, frozenset]:
+    """Workload key -> the ConfigMaps and Secrets of the healthy topology its pods mount or read (not
+    `optional`), for the workloads whose pods a waiter starts again (`restart`, `delete_pods`, a namespace's
+    `redeploy`). A running pod keeps what it mounted when a ConfigMap goes; a new one waits for it."""
+    restarted = {(w.target.kind, w.target.namespace, w.target.name) for g in scenario.faults for w in g.waiters
+                 if w.kind in ("restart", "delete_pods")}
+    redeployed = {w.target.name for g in scenario.faults for w in g.waiters if w.kind == "redeploy"}
+    out = {}
+    for key, obj in healthy.items():
+        if key[0] not in _WORKLOAD_KINDS or (key not in restarted and key[1] not in redeployed):
+            continue
+        needed = {(kind, key[1], name) for kind, name in _config_refs(obj)} & set(healthy)
+        if needed:
+            out[key] = frozenset(needed)
+    return out
+
+
+def _config_refs(workload: dict) -> set[tuple[str, str]]:
+    """(kind, name) of each ConfigMap and Secret a workload's pod template needs to start."""
+    pod = (workload.get("spec", {}).get("template") or {}).get("spec") or {}
+    found = set()
+
+    def add(kind: str, ref: dict | None, name_key: str = "name") -> None:
+        if isinstance(ref, dict) and ref.get(name_key) and not ref.get("optional"):
+            found.add((kind, str(ref[name_key])))
+
+    for volume in pod.get("volumes") or []:
+        add("ConfigMap", volume.get("configMap"))
+        add("Secret", volume.get("secret"), "secretName")
+        for source in (volume.get("projected") or {}).get("sources") or []:
+            add("ConfigMap", source.get("configMap"))
+            add("Secret", source.get("secret"))
+    for container in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]:
+        for env in container.get("env") or []:
+            value_from = env.get("valueFrom") or {}
+            add("ConfigMap", value_from.get("configMapKeyRef"))
+            add("Secret", value_from.get("secretKeyRef"))
+        for source in container.get("envFrom") or []:
+            add("ConfigMap", source.get("configMapRef"))
+            add("Secret", source.get("secretRef"))
+    return found
 
 
 def probe_results(scenario: ir.Scenario) -> tuple[dict, dict]:
@@ -154,7 +200,11 @@ def render(manifests: dict[tuple, dict], found: Objects, effects: dict | None = 
     ready as the fault leaves them, every other one ready), the given alerts firing, the probes giving
     `probes` (default: their healthy results; a state of manifests the faults still hold passes
     `found.faulty_probes`)."""
-    state = _state(manifests, effects or {}, alerts or [], found.static, found.captured)
+    effects = dict(effects or {})
+    for key, needed in found.needs.items():  # restarted pods wait for what is gone
+        if key in manifests and key not in effects and any(k not in manifests for k in needed):
+            effects[key] = ("config", 0)
+    state = _state(manifests, effects, alerts or [], found.static, found.captured)
     results = found.probes if probes is None else probes
     if results:  # only a scenario with probes has the key: the others' states keep their bytes
         state["probes"] = copy.deepcopy(results)
@@ -473,6 +523,13 @@ def _pod_status(spec: dict, effect: str) -> dict:
     if effect == "pending":
         return {"phase": "Pending", "qosClass": "Burstable", "conditions": [
             {**_condition("PodScheduled", False, "Unschedulable"), "message": "0/1 nodes are available"}]}
+    if effect == "config":  # scheduled, waiting for a ConfigMap or Secret to mount or read
+        return {"phase": "Pending", "hostIP": "10.0.0.2", "qosClass": "Burstable", "startTime": TIMESTAMP,
+                "conditions": [_condition("PodScheduled", True), _condition("Initialized", True),
+                               _condition("ContainersReady", False, "ContainersNotReady"),
+                               _condition("Ready", False, "ContainersNotReady")],
+                "containerStatuses": [_container_status(c, False, {"waiting": {"reason": "ContainerCreating"}})
+                                      for c in containers]}
     status: dict = {"hostIP": "10.0.0.2", "podIP": "10.244.0.10", "qosClass": "Burstable", "startTime": TIMESTAMP}
     if effect == "":
         status["phase"] = "Running"

@@ -201,6 +201,122 @@ def test_every_standard_library_kind_has_its_labels():
         assert kind.name not in tasks.FAULT_LABELS  # one home: the declaration
 
 
+CREATING_KINDS = """fault_kind "ingress_denied" {
+  mechanism = "test.networkpolicy.ingress:denied"
+  targets = [deployment]
+  summary = "Creates a NetworkPolicy that denies all ingress to a workload's pods."
+  arg "suffix" { type = "string" default = "deny" }
+  create "networkpolicy" "{{ target.metadata.name }}-{{ args.suffix }}" {
+    metadata { labels = { purpose = "fault" } }
+    spec {
+      podSelector = { matchLabels = { app = "{{ target.metadata.name }}" } }
+      policyTypes = ["Ingress"]
+      ingress = []
+    }
+  }
+}
+fault_kind "guarded_pods" {
+  mechanism = "test.webhook.pods:refused"
+  targets = [deployment]
+  summary = "Registers an admission webhook that nothing serves, so no pod of the cluster can be created."
+  create "validatingwebhookconfiguration" "{{ target.metadata.name }}-guard" {
+    webhooks = [{
+      name = "guard.example.com",
+      admissionReviewVersions = ["v1"],
+      sideEffects = "None",
+      failurePolicy = "Fail",
+      clientConfig = { service = { name = "nothing", namespace = "{{ target.metadata.namespace }}", path = "/x" } },
+      rules = [{ operations = ["CREATE"], apiGroups = [""], apiVersions = ["v1"], resources = ["pods"] }],
+    }]
+  }
+}
+fault_kind "dropped_configmap" {
+  mechanism = "test.configmap:dropped"
+  targets = [configmap]
+  summary = "Deletes a ConfigMap the application reads."
+  delete_target = true
+}
+"""
+
+
+def _creating_scenario(tmp_path: Path, faults: str, expect: str) -> tuple[Path, str]:
+    (tmp_path / "faults").mkdir(exist_ok=True)
+    (tmp_path / "faults" / "mine.itb").write_text(CREATING_KINDS)
+    scenario = tmp_path / "s.itb"
+    scenario.write_text(f"""scenario "s" {{ domain sre complexity low description "The cart loses its traffic."
+  use faults "./faults/mine.itb"
+  topology {{ namespace "shop" deployment "cart" {{ image = "example/cart:1" port "grpc" = 7070 labels {{ app = "cart" }} }}
+    configmap "cart-config" {{ data {{ MODE = "fast" }} }} }}
+{faults}
+  expect {{ {expect} }}
+}}""")
+    return scenario, scenario.read_text()
+
+
+def test_a_declared_kind_creates_objects_and_deletes_its_target(tmp_path: Path):
+    """`create` applies objects on injection and deletes them on revert; `delete_target` deletes the target
+    and the revert puts it back as the topology has it. The evaluator reads both (`created`, `restored`), and
+    self-validation's corpus attacks them (a created object left behind, the target recreated wrong)."""
+    import yaml
+
+    scenario, text = _creating_scenario(tmp_path, """  fault ingress_denied on deployment "cart"
+  fault guarded_pods on deployment "cart"
+  fault dropped_configmap on configmap "cart-config"
+""",
+                                        'root_cause deployment "cart" mitigated when { deployment "cart" ready }')
+    result, diags = _compile(str(scenario), text)
+    assert result.files, [d.message for d in diags.errors()]
+    applied = list(yaml.safe_load_all(result.files["inject/apply.yaml"]))
+    policy = next(o for o in applied if o["kind"] == "NetworkPolicy")
+    assert policy["metadata"] == {"name": "cart-deny", "namespace": "shop",
+                                  "labels": {"purpose": "fault", "app.kubernetes.io/managed-by": "itbench"}}
+    assert policy["spec"]["podSelector"] == {"matchLabels": {"app": "cart"}}
+    webhook = next(o for o in applied if o["kind"] == "ValidatingWebhookConfiguration")
+    assert "namespace" not in webhook["metadata"] and webhook["metadata"]["name"] == "cart-guard"
+    assert webhook["webhooks"][0]["clientConfig"]["service"]["namespace"] == "shop"
+    deleted = list(yaml.safe_load_all(result.files["inject/delete.yaml"]))
+    assert [(o["kind"], o["metadata"]["name"]) for o in deleted] == [("ConfigMap", "cart-config")]
+    reverted = {(o["kind"], o["metadata"]["name"]) for o in yaml.safe_load_all(result.files["revert/delete.yaml"])}
+    assert reverted == {("NetworkPolicy", "cart-deny"), ("ValidatingWebhookConfiguration", "cart-guard")}
+    restored = next(yaml.safe_load_all(result.files["revert/apply.yaml"]))
+    assert restored["kind"] == "ConfigMap" and restored["data"] == {"MODE": "fast"}
+    spec = runtime_spec(result)
+    created = {(c["kind"], c["name"]) for f in spec["mitigation"]["faults"] for c in f["created"]}
+    assert created == {("NetworkPolicy", "cart-deny"), ("ValidatingWebhookConfiguration", "cart-guard")}
+    assert [r["object"]["name"] for r in spec["mitigation"]["restored"]] == ["cart-config"]
+    assert "validatingwebhookconfigurations.admissionregistration.k8s.io" in runtime.resource_names(spec)[""]
+
+
+@pytest.mark.parametrize("kind_text, fault, code, words", [
+    ('fault_kind "bad" { mechanism = "t.b" targets = [deployment] summary = "s." create "netpolicy" "x" { } }',
+     'fault bad on deployment "cart"', "E2004", "networkpolicy"),
+    ('fault_kind "bad" { mechanism = "t.b" targets = [deployment] summary = "s." create "networkpolicy" "x" { '
+     'apiVersion = "v2" } }', 'fault bad on deployment "cart"', "E2008", "apiVersion"),
+    ('fault_kind "bad" { mechanism = "t.b" targets = [deployment] summary = "s." delete_target = true '
+     'patch spec.replicas = 0 }', 'fault bad on deployment "cart"', "E2008", "deletes its target"),
+    ('fault_kind "bad" { mechanism = "t.b" targets = [deployment] summary = "s." create "configmap" '
+     '"{{ target.metadata.name }}_X" { } }', 'fault bad on deployment "cart"', "E2011", "not a valid object name"),
+    ('fault_kind "bad" { mechanism = "t.b" targets = [deployment] summary = "s." create "configmap" '
+     '"cart-config" { } }', 'fault bad on deployment "cart"', "E2011", "already has"),
+])
+def test_creation_errors_are_located(tmp_path: Path, kind_text, fault, code, words):
+    (tmp_path / "faults").mkdir(exist_ok=True)
+    (tmp_path / "faults" / "mine.itb").write_text(kind_text)
+    scenario = tmp_path / "s.itb"
+    scenario.write_text(f"""scenario "s" {{ domain sre complexity low description "The cart loses its traffic."
+  use faults "./faults/mine.itb"
+  topology {{ namespace "shop" deployment "cart" {{ image = "example/cart:1" }}
+    configmap "cart-config" {{ data {{ MODE = "fast" }} }} }}
+  {fault}
+  expect {{ mitigated when {{ deployment "cart" ready }} }}
+}}""")
+    _, diags = _compile(str(scenario), scenario.read_text())
+    errors = diags.errors()
+    assert [e.code for e in errors][:1] == [code], [e.message for e in errors]
+    assert words in errors[0].message + errors[0].help
+    assert errors[0].span is not None
+
+
 def test_a_kind_named_like_a_library_fault_is_refused(tmp_path: Path):
     errors = _errors(tmp_path, _kind("  patch spec.replicas = 0", name="scaled_to_zero"))
     assert [e.code for e in errors] == ["E2053"]

@@ -148,6 +148,26 @@ def test_faulty_differs_where_a_config_fault_acts():
     assert alerts == {(a.name, a.target.name) for a in s.alerts}  # ITBench's expected alerts (scenario 16)
 
 
+def test_restarted_pods_wait_for_a_deleted_configmap():
+    """A pod started again while a ConfigMap it mounts is gone waits for it (ContainerCreating); a pod that
+    keeps running keeps what it mounted; once the ConfigMap is back, the pod starts."""
+    found = states.objects(scenario("sre/sregym-missing-configmap-social-network.itb"))
+    derived = states.derive(scenario("sre/sregym-missing-configmap-social-network.itb"))
+
+    def mongodb_pods(state):
+        return [o for o in state["resources"]["items"] if o["kind"] == "Pod"
+                and o["metadata"]["name"].startswith("media-mongodb-")]
+
+    (waiting,) = mongodb_pods(derived["faulty"])
+    assert waiting["status"]["phase"] == "Pending"
+    assert waiting["status"]["containerStatuses"][0]["state"] == {"waiting": {"reason": "ContainerCreating"}}
+    assert all(p["status"]["phase"] == "Running" for p in mongodb_pods(derived["solved"]))
+    assert ("Deployment", "social-network", "media-mongodb") in found.needs
+    # the same deletion without the restart: the running pod keeps its mount
+    unrestarted = states.render(found.faulty, states.Objects(**{**found.__dict__, "needs": {}}))
+    assert all(p["status"]["phase"] == "Running" for p in mongodb_pods(unrestarted))
+
+
 def test_faulty_adds_created_and_drops_deleted_objects():
     chaos = scenario("sre/otel-checkout-payment-network-loss.itb")
     derived = states.derive(chaos)

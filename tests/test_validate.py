@@ -233,6 +233,27 @@ spec:
           restartPolicy: Never
           containers: [{name: report, image: "busybox:1.37", args: [date]}]
 ---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: pod-guard}
+webhooks:
+- name: guard.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Fail
+  clientConfig: {service: {name: guard, namespace: guard-system, path: /validate}}
+  rules: [{operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods]}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: pod-defaults}
+webhooks:
+- name: defaults.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  clientConfig: {url: "https://defaults.example.com/mutate"}
+  rules: [{operations: [CREATE, UPDATE], apiGroups: [apps], apiVersions: [v1], resources: [deployments]}]
+---
 apiVersion: chaos-mesh.org/v1alpha1
 kind: BlockChaos
 metadata: {name: slow-disk, namespace: chaos-mesh}
@@ -499,7 +520,7 @@ def test_known_kinds() -> None:
     assert kinds == sorted(kinds)
     # Kubernetes, Chaos Mesh, Kyverno, Istio, Gateway API, and the engines' kinds (PrometheusRule, Chainsaw's
     # Test, Argo's Workflow and WorkflowTemplate)
-    assert len(kinds) == 24 + 13 + 2 + 2 + 1 + 4
+    assert len(kinds) == 26 + 13 + 2 + 2 + 1 + 4
     assert {"apps/v1/Deployment", "v1/Service", "autoscaling/v2/HorizontalPodAutoscaler",
             "chaos-mesh.org/v1alpha1/Schedule", "chaos-mesh.org/v1alpha1/NetworkChaos"} <= set(kinds)
 

@@ -92,6 +92,8 @@ KUBERNETES_KINDS: list[tuple[str, str]] = [
     ("storage.k8s.io/v1", "StorageClass"),
     ("batch/v1", "Job"),
     ("batch/v1", "CronJob"),
+    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"),
+    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"),
 ]
 
 CHAOS_MESH_COMMIT = "608b61e7"

@@ -183,10 +183,21 @@ class FaultInput:
         self.ctx.error(code, message, span or self.fault.span, label, help)
 
 
+# The label on every object a fault creates: what itbench made, and a revert removes.
+MANAGED = {"app.kubernetes.io/managed-by": "itbench"}
+
 # Kinds of objects faults may create, by the name references use (`schedule "x"`).
 CREATABLE_KINDS: dict[str, tuple[str, str]] = {
     "schedule": ("chaos-mesh.org/v1alpha1", "Schedule"),
+    # kinds a declared fault kind may create (`create "limitrange" "NAME" { ... }`, faults/declared.py)
+    "limitrange": ("v1", "LimitRange"),
+    "poddisruptionbudget": ("policy/v1", "PodDisruptionBudget"),
+    "job": ("batch/v1", "Job"),
+    "validatingwebhookconfiguration": ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"),
+    "mutatingwebhookconfiguration": ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"),
 }
+# the kinds above (and the topology's) that have no namespace
+CLUSTER_SCOPED_CREATABLE = frozenset({"priorityclass", "validatingwebhookconfiguration", "mutatingwebhookconfiguration"})
 
 
 # ---- objects a fault creates, for the statements after it -----------------------------------------

@@ -6,13 +6,10 @@ import copy
 
 from .. import ir
 from ..topology import DNS1123_LABEL
-from .base import CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, kobj
+from .base import MANAGED, CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, kobj
 
 CREATABLE_KINDS["networkpolicy"] = ("networking.k8s.io/v1", "NetworkPolicy")
 CREATABLE_KINDS["resourcequota"] = ("v1", "ResourceQuota")
-
-MANAGED = {"app.kubernetes.io/managed-by": "itbench"}
-
 
 def _unmanage(injection: ir.Injection, topology: ir.Topology) -> Effect:
     """Revert of a fault that only creates objects: delete them."""

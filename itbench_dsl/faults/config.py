@@ -8,6 +8,7 @@ import json
 from .. import ir
 from ..diagnostics import did_you_mean
 from .base import (
+    MANAGED,
     Arg,
     Checked,
     Effect,
@@ -213,9 +214,6 @@ VALKEY_SECRET = "valkey-credentials"  # the names ITBench's fault creates and it
 VALKEY_SECRET_KEY = "valkey-password"
 VALKEY_SCRIPT_CONFIGMAP = "valkey-storage-script"
 VALKEY_PASSWORD = "itbench-changed-password"
-MANAGED = {"app.kubernetes.io/managed-by": "itbench"}
-
-
 def _valkey_container(f: FaultInput) -> ir.Container | None:
     container = pick_container(f)
     if container is None:

@@ -35,8 +35,13 @@ from importlib import resources
 from .. import ast, ir
 from .. import tasks as task_types
 from ..diagnostics import Diagnostics, did_you_mean
+from ..lifecycle import plural as resource_plural
 from ..reader import MISSING, Body, Context, convert, plain
+from ..topology import CLUSTER_SCOPED_KINDS, DNS1123_SUBDOMAIN, KINDS
 from .base import (
+    CLUSTER_SCOPED_CREATABLE,
+    CREATABLE_KINDS,
+    MANAGED,
     Acceptance,
     Arg,
     Checked,
@@ -63,7 +68,8 @@ ARG_TYPES = {
 }
 # the kinds a declared fault may target: the topology objects the fault backend patches and restores
 PATCHABLE = ("deployment", "statefulset", "service", "configmap", "secret", "hpa")
-SETTINGS = ("itbench_id", "mechanism", "targets", "summary", "domains", "alerts", "creates", "undone_by")
+SETTINGS = ("itbench_id", "mechanism", "targets", "summary", "domains", "alerts", "creates", "undone_by",
+            "delete_target")
 ABSENT = "absent"  # `patch PATH = absent`: remove the field
 _EXEC_KEYS = ("container", "command", "revert")
 
@@ -116,6 +122,18 @@ class ExecSpec:
     revert: ast.Value
 
 
+@dataclass(frozen=True)
+class CreateSpec:
+    """An object the fault creates (`create "KIND" "NAME" { fields }`), deleted on revert."""
+
+    kind: str  # the reference name (`networkpolicy`)
+    api_version: str
+    kind_name: str  # NetworkPolicy
+    name: str  # a template over `args` and `target`
+    body: ast.MapValue  # the object's fields besides apiVersion, kind, metadata.name and metadata.namespace
+    span: object
+
+
 @dataclass
 class Declared:
     """A checked declaration: what the FaultKind's functions read."""
@@ -127,6 +145,8 @@ class Declared:
     patches: list[PatchSpec] = field(default_factory=list)
     itbench_args: ast.Value | None = None
     exec: ExecSpec | None = None
+    creates: list[CreateSpec] = field(default_factory=list)
+    delete_target: bool = False  # the fault deletes its target; the revert recreates it as the topology has it
     solutions: list = field(default_factory=list)  # ITBench's template format
     path: str = ""
 
@@ -441,6 +461,13 @@ def build(decl: ast.FaultKindDecl, ctx: Context) -> FaultKind | None:
             uses(value)
         if values["command"] is not None and values["revert"] is not None:
             spec.exec = ExecSpec(values["container"], values["command"], values["revert"])
+    # objects it creates, and its target deleted
+    for block in body.blocks("create", labels=2):
+        spec_or_none = _create_spec(ctx, block)
+        if spec_or_none is not None:
+            uses(spec_or_none.body)
+            spec.creates.append(spec_or_none)
+    spec.delete_target = bool(body.attr("delete_target", "bool", default=False))
     # other right values of the fields the fault changes
     accept = []
     for block in body.blocks("accept", labels=0):
@@ -499,9 +526,14 @@ def build(decl: ast.FaultKindDecl, ctx: Context) -> FaultKind | None:
                   "`arg(...)` takes the name of one argument", span, "not declared",
                   help=f"did you mean `arg({hint})`?" if hint else
                   f'declare it: `arg "{name or "NAME"}" {{ type = "string" }}`')
-    if not spec.patches and exec_body is None:
-        ctx.error("E2007", f"fault kind `{decl.name}` changes nothing: it needs a `patch` or an `exec`",
-                  decl.name_span, "no patch, no exec", help="add `patch PATH = VALUE` or `exec { ... }`")
+    if not spec.patches and exec_body is None and not spec.creates and not spec.delete_target:
+        ctx.error("E2007", f"fault kind `{decl.name}` changes nothing: it needs a `patch`, an `exec`, a `create` "
+                  "or `delete_target = true`", decl.name_span, "changes nothing",
+                  help="add `patch PATH = VALUE`, `exec { ... }` or `create \"KIND\" \"NAME\" { ... }`")
+    if spec.delete_target and spec.patches:
+        ctx.error("E2008", f"fault kind `{decl.name}` deletes its target: a `patch` of it would never be applied",
+                  body.attr_span("delete_target"), "deleted and patched",
+                  help="keep one of them: a fault that changes an object, or one that deletes it")
     if len(ctx.diags.errors()) > errors_before or not mechanism or not spec.targets:
         return None
     return FaultKind(
@@ -524,6 +556,62 @@ def _entries_as_pairs(entries) -> tuple:
         else:
             pairs.append(ast.Pair(entry.key, ast.MapValue(_entries_as_pairs(entry.entries), entry.span), entry.span))
     return tuple(pairs)
+
+
+def _create_spec(ctx: Context, block: ast.Block) -> CreateSpec | None:
+    """A `create "KIND" "NAME" { fields }` block checked: a kind faults may create, no field the compiler sets."""
+
+    kind, name = block.labels
+    creatable = {**{k: v for k, v in KINDS.items() if k not in ("namespace", "static_pod")}, **CREATABLE_KINDS}
+    if kind not in creatable:
+        hint = did_you_mean(kind, creatable)
+        ctx.error("E2004", f"a fault cannot create `{kind}`", block.key_span, "not a kind faults create",
+                  help=f"did you mean `{hint}`?" if hint else "kinds: " + ", ".join(sorted(creatable)))
+        return None
+    if not name:
+        ctx.error("E2008", "the object a fault creates needs a name", block.key_span, "empty name")
+        return None
+    for entry in block.entries:
+        if entry.key in ("apiVersion", "kind"):
+            ctx.error("E2008", f"`{entry.key}` of a created object comes from its kind `{kind}`", entry.key_span,
+                      "set by the compiler", help="leave it out")
+            return None
+        if entry.key == "metadata" and isinstance(entry, ast.Block) and any(
+                e.key in ("name", "namespace") for e in entry.entries):
+            ctx.error("E2008", "the created object's name is the block's second label, its namespace the "
+                      "target's", entry.key_span, "set by the compiler", help="keep `labels` and `annotations` here")
+            return None
+    api_version, kind_name = creatable[kind]
+    return CreateSpec(kind, api_version, kind_name, name, ast.MapValue(_entries_as_pairs(block.entries), block.span),
+                      block.span)
+
+
+def _created_manifests(f_or_none, spec: Declared, args: dict, target: dict, render) -> list[dict]:
+    """The objects the fault creates for one use: names and strings rendered as Jinja2 templates over `args`
+    and `target`, `arg(NAME)` replaced, in the target's namespace (none for a cluster-scoped kind), labelled
+    as itbench's (MANAGED)."""
+    out = []
+    namespace = (target.get("metadata") or {}).get("namespace")
+    for create in spec.creates:
+        context = {"args": args, "target": target}
+        body = _rendered_strings(resolve(create.body, args), lambda text: render(text, context))
+        metadata = body.pop("metadata", None)
+        metadata = dict(metadata) if isinstance(metadata, dict) else {}
+        meta = {"name": render(create.name, context)}
+        if create.kind not in CLUSTER_SCOPED_CREATABLE and create.kind not in CLUSTER_SCOPED_KINDS:
+            meta["namespace"] = namespace
+        meta["labels"] = {**(metadata.pop("labels", None) or {}), **MANAGED}
+        meta.update(metadata)
+        out.append({"apiVersion": create.api_version, "kind": create.kind_name, "metadata": meta, **body})
+    return out
+
+
+def _rendered_strings(value, render):
+    if isinstance(value, dict):
+        return {k: _rendered_strings(v, render) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rendered_strings(v, render) for v in value]
+    return render(value) if isinstance(value, str) and "{" in value else value
 
 
 def _default_text(a: ArgSpec) -> str:
@@ -794,6 +882,25 @@ def _checked(spec: Declared, f: FaultInput) -> Checked | None:
     if not isinstance(itbench_args, dict):
         itbench_args = {}
     itbench_args.setdefault("kubernetesObject", kobj(f.target))
+    created = []
+    for obj in _created_manifests(f, spec, args, manifest, lambda text, context: _render(f, spec, text, context)):
+        meta = obj["metadata"]
+        if len(meta["name"]) > 253 or not DNS1123_SUBDOMAIN.match(meta["name"]):
+            f.error("E2011", f"fault `{spec.name}` would create {obj['kind']} `{meta['name'][:80]}`: not a valid "
+                    "object name", f.fault.target.span, "invalid name",
+                    help="a created object's name is lower case letters, digits, `-` and `.` (at most 253)")
+            return None
+        ref = ir.ObjectRef(obj["apiVersion"], obj["kind"], meta.get("namespace"), meta["name"])
+        if (obj["kind"].lower(), ref.namespace, ref.name) in f.build.declared:
+            f.error("E2011", f"fault `{spec.name}` would create {obj['kind']} `{meta['name']}`, which the topology "
+                    "already has", f.fault.target.span, "already exists", help="create it under another name")
+            return None
+        created.append(ref)
+    if created:
+        plural = sorted({resource_plural(r.kind) for r in created if r.namespace is not None})
+        return Checked({**args, **recorded}, itbench_args, side_objects=list(created), created=created,
+                       agent_namespaces=[f.target.namespace] if plural and f.target.namespace else [],
+                       agent_resources=plural)
     # the templates the backends render later (exec commands, solutions) must render now, or fail here
     if spec.exec is not None:
         for value in (spec.exec.command, spec.exec.revert):
@@ -874,13 +981,16 @@ def canonical_order(manifest: dict) -> dict:
 def _inject(spec: Declared, injection: ir.Injection, topology: ir.Topology) -> Effect:
     from .base import find_object
 
-    if not spec.patches:
-        return Effect([], [])
-    return Effect([patch_manifest(spec, injection, _manifest(find_object(topology, injection.target)))], [])
+    target = _manifest(find_object(topology, injection.target))
+    apply = [patch_manifest(spec, injection, target)] if spec.patches else []
+    apply += _created_manifests(None, spec, injection.args, target,
+                                lambda text, context: _template(text).render(**context))
+    return Effect(apply, [injection.target] if spec.delete_target else [])
 
 
 def _revert(spec: Declared, injection: ir.Injection, topology: ir.Topology) -> Effect:
-    return original(injection, topology) if spec.patches else Effect([], [])
+    restore = original(injection, topology).apply if spec.patches or spec.delete_target else []
+    return Effect(restore, list(injection.created))
 
 
 def exec_steps(spec: Declared, injection: ir.Injection) -> tuple[dict, dict] | None:

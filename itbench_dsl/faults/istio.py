@@ -17,14 +17,11 @@ import copy
 
 from .. import ir
 from ..topology import DATAPLANE_LABEL
-from .base import CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, find_object, kobj
+from .base import MANAGED, CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, find_object, kobj
 
 SECURITY_API = "security.istio.io/v1"
 CREATABLE_KINDS["peerauthentication"] = (SECURITY_API, "PeerAuthentication")
 CREATABLE_KINDS["authorizationpolicy"] = (SECURITY_API, "AuthorizationPolicy")
-
-MANAGED = {"app.kubernetes.io/managed-by": "itbench"}
-
 
 
 def mesh_of(f: FaultInput, namespace: str) -> str | None:
