@@ -293,8 +293,8 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         faulty = derived["faulty"]
         alerts = faulty.get("alerts", {}).get("data", {}).get("alerts", [])
         if alerts and m["alerts"]:
-            pending = _rendered(found.solved, found)
-            pending["alerts"] = {"status": "success", "data": {"alerts": [dict(a, state="pending") for a in alerts]}}
+            pending = {**render(found.solved, found), "alerts": {
+                "status": "success", "data": {"alerts": [dict(a, state="pending") for a in alerts]}}}
             yield Case("the solved state with the expected alerts pending", "mitigate", FAIL, state=pending)
     everyday = {"Pod", "Service", "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Job", "CronJob",
                 "HorizontalPodAutoscaler"}
@@ -305,67 +305,67 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         yield Case("the faulty state captured with `kubectl get all`", "mitigate", UNUSABLE, state=state)
 
 
-def _in_state(state: dict, key: tuple) -> dict | None:
-    return next((o for o in state["resources"]["items"] if _key(o) == key), None)
-
-
 def _lifecycle_cases(spec: dict, found: Objects) -> Iterator[Case]:
     """What the API server's own bookkeeping says about a fix that is not done: a workload whose status
     describes an older spec or whose rollout has not finished, an object being deleted, an impostor of
     another API group in the fixed object's place; and pods of the broken spec on their way out, which
     are no failure."""
     m = spec["mitigation"]
+    solved = render(found.solved, found)
+    present = {_key(o) for o in solved["resources"]["items"]}
     for ref in [r for r in m["ready"] if r["kind"] in ("Deployment", "StatefulSet")][:2]:
         key = (ref["kind"], ref["namespace"], ref["name"])
-        state = _rendered(found.solved, found)
-        obj = _in_state(state, key)
-        if obj is None:
+        if key not in present:
             continue
-        stale = copy.deepcopy(state)
-        target = _in_state(stale, key)
-        target["metadata"]["generation"] = int(target["metadata"].get("generation", 1)) + 1
+        stale = _with_edit(solved, key, lambda o: o["metadata"].update(
+            generation=int(o["metadata"].get("generation", 1)) + 1))
         yield Case(f"the solved state, {ref['name']}'s status of an older spec (observedGeneration behind)",
                    "mitigate", FAIL, state=stale)
-        if ref["kind"] == "Deployment":
-            rolling = copy.deepcopy(state)
-            status = _in_state(rolling, key)["status"]
-            status["replicas"] = int(status.get("replicas", 1)) + 1  # a replica of the broken spec is left
+        if ref["kind"] == "Deployment":  # a replica of the broken spec is left
+            rolling = _with_edit(solved, key, lambda o: o["status"].update(
+                replicas=int(o["status"].get("replicas", 1)) + 1))
             yield Case(f"the solved state, {ref['name']}'s rollout not finished (an old replica left)", "mitigate",
                        FAIL, state=rolling)
     for w in spec["workloads"][:2]:
-        if w["kind"] == "Pod":
-            continue
-        state = _rendered(found.solved, found)
-        obj = _in_state(state, (w["kind"], w["namespace"], w["name"]))
-        if obj is not None:
-            obj["metadata"]["deletionTimestamp"] = "2026-01-01T00:05:00Z"
-            yield Case(f"the solved state, {w['name']} being deleted", "mitigate", FAIL, state=state)
+        key = (w["kind"], w["namespace"], w["name"])
+        if w["kind"] != "Pod" and key in present:
+            deleting = _with_edit(solved, key, lambda o: o["metadata"].update(deletionTimestamp="2026-01-01T00:05:00Z"))
+            yield Case(f"the solved state, {w['name']} being deleted", "mitigate", FAIL, state=deleting)
     for fault in m["faults"]:
         for entry in fault["fields"][:1]:
             ref = entry["object"]
             key = (ref["kind"], ref["namespace"], ref["name"])
-            state = _rendered(found.solved, found)
-            obj = _in_state(state, key)
-            if obj is None or fault["undone_by"] == "any":
+            if key not in present or fault["undone_by"] == "any":
                 continue
-            obj["apiVersion"] = "impostor.example.com/v1"  # a custom resource of the same kind and name
+            # a custom resource of the same kind and name
+            impostor = _with_edit(solved, key, lambda o: o.update(apiVersion="impostor.example.com/v1"))
             yield Case(f"{ref['kind']} {ref['name']} replaced by a custom resource of another API group", "mitigate",
-                       FAIL, state=state)
+                       FAIL, state=impostor)
     # pods of the broken spec still terminating beside the fixed ones: leaving, not unhealthy
-    solved, faulty = _rendered(found.solved, found), _rendered(found.faulty, found, probes=found.faulty_probes)
-    names = {_key(o) for o in solved["resources"]["items"]}
-    leaving = [copy.deepcopy(o) for o in faulty["resources"]["items"] if o.get("kind") == "Pod" and _key(o) not in names
-               and not _pod_is_ready(o)]
+    faulty = render(found.faulty, found, probes=found.faulty_probes)
+    leaving = [copy.deepcopy(o) for o in faulty["resources"]["items"] if o.get("kind") == "Pod"
+               and _key(o) not in present and not _pod_is_ready(o)]
     if leaving:
         for pod in leaving:
             pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:05:00Z"
-        solved["resources"]["items"].extend(leaving)
-        yield Case("the solved state with the broken pods still terminating", "mitigate", PASS, state=solved)
+        yield Case("the solved state with the broken pods still terminating", "mitigate", PASS,
+                   state=_with_items(solved, solved["resources"]["items"] + leaving))
 
 
-def _rendered(manifests: dict[tuple, dict], found: Objects, **options) -> dict:
-    """A state of `manifests` of its own, to edit (render shares the objects of its memo)."""
-    return copy.deepcopy(render(manifests, found, **options))
+def _with_items(state: dict, items: list) -> dict:
+    return {**state, "resources": {**state["resources"], "items": items}}
+
+
+def _with_edit(state: dict, key: tuple, edit) -> dict:
+    """The state with the object `key` copied and changed by `edit(obj)`; every other object is shared
+    (render's memo holds them: they are never changed, and the evaluator only reads)."""
+    items = []
+    for obj in state["resources"]["items"]:
+        if _key(obj) == key:
+            obj = copy.deepcopy(obj)
+            edit(obj)
+        items.append(obj)
+    return _with_items(state, items)
 
 
 def _pod_is_ready(pod: dict) -> bool:
