@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from . import ir
+from .memo import copy_data
 from .states import EMPTY_ANSWER, Objects, entity_name, perfect_answer, policy_reports, render
 
 PASS, FAIL, UNUSABLE = "pass", "fail", "unusable"
@@ -55,12 +56,19 @@ class Case:
     failed: tuple = ()  # after `run`: the ids of the checks that failed
     injected_at: str | None = None  # when the fault was injected (RFC 3339): what detect times against
 
-    def run(self, spec: dict) -> tuple[bool, str]:
-        """(whether the evaluator grades the case as it must, what it did)."""
-        from .runtime.evaluator import InputError, evaluate
+    def run(self, spec: dict, indexed: dict | None = None) -> tuple[bool, str]:
+        """(whether the evaluator grades the case as it must, what it did). `indexed`, kept by the caller
+        for one spec, holds the states already indexed (id -> (state, State)): cases share states."""
+        from .runtime.evaluator import InputError, State, evaluate, kind_groups
 
         try:
-            verdict = evaluate(spec, copy.deepcopy(self.answer), self.state, task=self.task, artifact=self.artifact,
+            state = self.state
+            if indexed is not None and state is not None:
+                known = indexed.get(id(state))
+                if known is None or known[0] is not state:
+                    known = indexed[id(state)] = (state, State(state, kind_groups(spec)))
+                state = known[1]
+            verdict = evaluate(spec, copy.deepcopy(self.answer), state, task=self.task, artifact=self.artifact,
                                injected_at=self.injected_at)
         except InputError as exc:
             return self.want == UNUSABLE, f"refused it ({exc})"
@@ -94,7 +102,7 @@ def _edited(manifests: dict[tuple, dict], key: tuple, edit) -> dict[tuple, dict]
     if key not in manifests:
         return None
     out = dict(manifests)
-    obj = copy.deepcopy(manifests[key])
+    obj = copy_data(manifests[key])
     edit(obj)
     out[key] = obj
     return out
@@ -181,7 +189,7 @@ _CONTAINER_DEFAULTS = {"terminationMessagePath": "/dev/termination-log", "termin
 def as_served(manifests: dict[tuple, dict]) -> dict[tuple, dict]:
     out = {}
     for key, obj in manifests.items():
-        obj = copy.deepcopy(obj)
+        obj = copy_data(obj)
         meta = obj.setdefault("metadata", {})
         meta.setdefault("uid", "00000000-0000-4000-8000-000000000000")
         meta.setdefault("resourceVersion", "12345")
@@ -362,7 +370,7 @@ def _with_edit(state: dict, key: tuple, edit) -> dict:
     items = []
     for obj in state["resources"]["items"]:
         if _key(obj) == key:
-            obj = copy.deepcopy(obj)
+            obj = copy_data(obj)
             edit(obj)
         items.append(obj)
     return _with_items(state, items)
@@ -431,11 +439,11 @@ def _predicate_cases(m: dict, found: Objects) -> Iterator[Case]:
         elif pred["kind"] == "scope":
             yield from _scope_cases(index, pred, solved)
         elif pred["kind"] == "field" and pred["target"]["kind"] != "Secret" and "*" not in pred["target"]["name"]:
+            key = (pred["target"]["kind"], pred["target"]["namespace"], pred["target"]["name"])
             for what, edit in _field_edits(pred):
-                state = copy.deepcopy(solved)
-                obj = next((o for o in state["resources"]["items"] if _key(o) == (
-                    pred["target"]["kind"], pred["target"]["namespace"], pred["target"]["name"])), None)
-                if obj is not None and _edit_at(obj, pred["path"], edit):
+                done: list[bool] = []
+                state = _with_edit(solved, key, lambda obj: done.append(_edit_at(obj, pred["path"], edit)))
+                if any(done):
                     yield Case(f"predicate {index} ({_show(pred['path'])} {pred['op']}): {what}", "mitigate", FAIL,
                                state=state)
 
@@ -454,7 +462,7 @@ def _probe_cases(index: int, pred: dict, solved: dict, seen: set) -> Iterator[Ca
     where = f"predicate {index} (probe {name} {field} {pred['op']})"
 
     def edited(change) -> dict | None:
-        state = copy.deepcopy(solved)
+        state = {**solved, "probes": copy_data(solved["probes"])}
         result = state["probes"][name]
         if change(result) is False:
             return None
@@ -462,10 +470,10 @@ def _probe_cases(index: int, pred: dict, solved: dict, seen: set) -> Iterator[Ca
 
     if name not in seen:
         seen.add(name)
-        state = copy.deepcopy(solved)
+        state = {**solved, "probes": copy_data(solved["probes"])}
         del state["probes"][name]
         yield Case(f"probe {name}: no result in the state", "mitigate", UNUSABLE, state=state)
-        state = copy.deepcopy(solved)
+        state = {**solved, "probes": copy_data(solved["probes"])}
         state["probes"][name] = str(solved["probes"][name].get("stdout", ""))
         yield Case(f"probe {name}: its output where its result belongs", "mitigate", FAIL, state=state)
     yield Case(f"{where}: the field missing", "mitigate", FAIL, state=edited(lambda r: r.pop(field, None)))
@@ -653,26 +661,26 @@ def _scope_cases(index: int, pred: dict, solved: dict) -> Iterator[Case]:
             ((obj.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels")
         return not selector or labels_match(labels, selector)
 
-    state = copy.deepcopy(solved)
-    pods = [o for o in state["resources"]["items"] if o.get("kind") == "Pod" and in_scope(o)]
-    if pods and "Pod" in pred["kinds"]:
-        status = pods[-1].setdefault("status", {})
+    def unready(obj) -> None:
+        status = obj.setdefault("status", {})
         status["conditions"] = [dict(c, status="False") if c.get("type") == "Ready" else c
                                 for c in status.get("conditions") or []]
+
+    items = solved["resources"]["items"]
+    pods = [o for o in items if o.get("kind") == "Pod" and in_scope(o)]
+    if pods and "Pod" in pred["kinds"]:
         yield Case(f"predicate {index} (all {pred['scope']} ready): one pod not ready among ready ones", "mitigate",
-                   FAIL, state=state)
+                   FAIL, state=_with_edit(solved, _key(pods[-1]), unready))
     if pred["scope"] != "pods":
-        state = copy.deepcopy(solved)
-        workloads = [o for o in state["resources"]["items"] if o.get("kind") in pred["kinds"] and in_scope(o)]
+        workloads = [o for o in items if o.get("kind") in pred["kinds"] and in_scope(o)]
         if workloads:
-            workloads[-1].setdefault("status", {})["readyReplicas"] = 0
+            state = _with_edit(solved, _key(workloads[-1]), lambda o: o.setdefault("status", {}).update(readyReplicas=0))
             yield Case(f"predicate {index} (all {pred['scope']} ready): one workload not ready", "mitigate", FAIL,
                        state=state)
-    state = copy.deepcopy(solved)
-    state["resources"]["items"] = [o for o in state["resources"]["items"]
-                                   if not (o.get("kind") in pred["kinds"] + ["Pod", "Deployment", "StatefulSet"]
-                                           and in_scope(o))]
-    yield Case(f"predicate {index} (all {pred['scope']} ready): the scope emptied", "mitigate", FAIL, state=state)
+    kept = [o for o in items if not (o.get("kind") in pred["kinds"] + ["Pod", "Deployment", "StatefulSet"]
+                                     and in_scope(o))]
+    yield Case(f"predicate {index} (all {pred['scope']} ready): the scope emptied", "mitigate", FAIL,
+               state=_with_items(solved, kept))
 
 
 def _port_name(found: Objects, key: tuple, change: dict) -> str | None:

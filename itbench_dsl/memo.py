@@ -1,4 +1,5 @@
-"""Memoisation by object identity, for pure functions of objects that are never mutated.
+"""Memoisation by object identity, for pure functions of objects that are never mutated, and the
+copy of shared data that is about to be changed.
 
 The objects of a standard-library application are built once per process and shared by every
 scenario that uses the application (faults copy an object before they change it), so their
@@ -30,3 +31,13 @@ class IdentityMemo(Generic[K, V]):
         if len(self.entries) > self.size:
             self.entries.popitem(last=False)
         return value
+
+
+def copy_data(value):
+    """A copy of JSON-like data (dicts, lists and scalars), as `copy.deepcopy` makes it but several times
+    faster: manifests and states hold no cycles and no shared parts to keep, so no memo is needed."""
+    if isinstance(value, dict):
+        return {key: copy_data(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copy_data(item) for item in value]
+    return value

@@ -36,7 +36,7 @@ import json
 from dataclasses import dataclass, field
 
 from . import ir
-from .memo import IdentityMemo
+from .memo import IdentityMemo, copy_data
 
 TIMESTAMP = "2026-01-01T00:00:00Z"
 NODE = "itbench-worker"
@@ -486,7 +486,7 @@ def _pod(owner: dict, name: str, template: dict, template_hash: str, effect: str
     annotations = template.get("metadata", {}).get("annotations")
     if annotations:
         pod_meta["annotations"] = dict(annotations)
-    spec = copy.deepcopy(template.get("spec", {}))
+    spec = copy_data(template.get("spec", {}))
     for container in spec.get("initContainers", []) + spec.get("containers", []):
         _default_requests(container)
     scheduled = effect not in ("pending",)
@@ -649,8 +649,9 @@ def self_validate_located(scenario: ir.Scenario) -> list[tuple[str, str, int | N
 
     spec, corpus = all_cases(scenario)
     wrong: dict[tuple[str, int | None], list[str]] = {}
+    indexed: dict = {}  # the states the cases share, indexed once
     for case in corpus:
-        ok, what = case.run(spec)
+        ok, what = case.run(spec, indexed)
         if not ok:
             code = "E4004" if case.task in ("mitigate", "policy") else "E4005"  # E4005: an answer task's case
             wants = {"pass": "pass", "fail": "fail", "unusable": "refuse"}[case.want]
