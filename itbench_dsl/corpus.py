@@ -59,17 +59,11 @@ class Case:
     def run(self, spec: dict, indexed: dict | None = None) -> tuple[bool, str]:
         """(whether the evaluator grades the case as it must, what it did). `indexed`, kept by the caller
         for one spec, holds the states already indexed (id -> (state, State)): cases share states."""
-        from .runtime.evaluator import InputError, State, evaluate, kind_groups
+        from .runtime.evaluator import InputError, evaluate
 
         try:
-            state = self.state
-            if indexed is not None and state is not None:
-                known = indexed.get(id(state))
-                if known is None or known[0] is not state:
-                    known = indexed[id(state)] = (state, State(state, kind_groups(spec)))
-                state = known[1]
-            verdict = evaluate(spec, copy.deepcopy(self.answer), state, task=self.task, artifact=self.artifact,
-                               injected_at=self.injected_at)
+            verdict = evaluate(spec, copy.deepcopy(self.answer), self.state, task=self.task, artifact=self.artifact,
+                               injected_at=self.injected_at, indexed=indexed)
         except InputError as exc:
             return self.want == UNUSABLE, f"refused it ({exc})"
         except Exception as exc:  # noqa: BLE001 - the generated evaluator must grade or refuse every case

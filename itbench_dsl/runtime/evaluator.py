@@ -1847,12 +1847,14 @@ def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=No
 
 
 def evaluate(spec, agent_output, state, gap_only=False, task=None, artifact=None, opa_result=None,
-             injected_at=None, answers=None):
+             injected_at=None, answers=None, indexed=None):
     """The verdict of one run: of `task`, or of every task the bundle poses (then with `tasks`).
 
     `agent_output` is the answer of the one task graded on an answer; `answers` ({task: answer}, from the
     agent's work folder) gives each its own, `_MISSING` for a file the agent did not write. `injected_at`
-    (RFC 3339) is when the fault was injected: the detect task of a scenario with a fault reads it."""
+    (RFC 3339) is when the fault was injected: the detect task of a scenario with a fault reads it.
+    `indexed`, a dict a caller keeps for one spec, holds the states already indexed (the adversarial corpus
+    grades one state under several cases)."""
     if agent_output is not None and not isinstance(agent_output, dict) and "answers" not in spec:
         raise InputError("the agent output must be a JSON object")
     tasks = spec["tasks"]
@@ -1877,8 +1879,14 @@ def evaluate(spec, agent_output, state, gap_only=False, task=None, artifact=None
         given = answers.get(t, _MISSING)
         return NULL_ANSWER if given is None else given  # the agent wrote `null`
 
-    # a State already indexed (the adversarial corpus grades one state under several cases) is read as it is
-    st = state if isinstance(state, State) or state is None else State(state, kind_groups(spec))
+    st = None
+    if state is not None:
+        known = indexed.get(id(state)) if indexed is not None else None
+        if known is None or known[0] is not state:
+            known = (state, State(state, kind_groups(spec)))
+            if indexed is not None:
+                indexed[id(state)] = known
+        st = known[1]
     if task is not None:
         return grade(spec, task, answer(task), st, artifact, opa_result, gap_only, injected_at)
     verdicts = {t: grade(spec, t, answer(t), st, artifact, opa_result, gap_only, injected_at) for t in tasks}
