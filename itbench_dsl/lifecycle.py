@@ -63,8 +63,12 @@ APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
 # checks that the two agree). A run gives the agent its own folder and rewrites this path in the prompt.
 PROMPT_WORKSPACE = "/tmp/agent"
 # The file the agent submits per domain (backends/prompt.SUBMISSION["sre"|"finops"], checked the same way).
-SUBMISSION = {"sre": "diagnosis.json", "finops": "finops.json"}
-DOMAINS_RUN = ("sre", "finops")  # CISO bundles need hosts and policy engines a run does not set up
+SUBMISSION = {"sre": "diagnosis.json", "finops": "finops.json"}  # CISO: the evaluator reads Kyverno's reports
+DOMAINS_RUN = ("sre", "finops", "ciso")
+# the CISO task classes a run grades: a Kyverno policy, read from the PolicyReports Kyverno writes. Rego
+# and Ansible tasks need a policy engine or hosts a run does not set up (grade them with `itbench evaluate`)
+CISO_TASKS_RUN = ("kyverno_policy", "kyverno_update")
+POLICY_KINDS = (("kyverno.io/v1", "ClusterPolicy"), ("kyverno.io/v1", "Policy"))  # what a CISO agent deploys
 
 
 class BundleError(ValueError):
@@ -269,6 +273,15 @@ def requirements(bundle: Bundle) -> list[Prerequisite]:
                 addons.setdefault(addon.name, addon)
     for addon in sorted(addons.values(), key=lambda a: a.name):
         out.append(Prerequisite("controller", addon.name, addon.install, addon.name, selector=addon.controller))
+    if bundle.requires.get("policyReports"):  # the agent deploys a Kyverno policy; Kyverno reports on it
+        kyverno = next(a for a in ADDONS if a.name == "Kyverno")
+        for api_version, kind in (*POLICY_KINDS, ("wgpolicyk8s.io/v1alpha2", "PolicyReport")):
+            if not any(p.api_version == api_version and p.kind == kind for p in out):
+                out.append(Prerequisite("kind", f"{api_version} {kind}", kyverno.install, kyverno.name, api_version,
+                                        kind))
+        if kyverno.name not in addons:
+            out.append(Prerequisite("controller", kyverno.name, kyverno.install, kyverno.name,
+                                    selector=kyverno.controller))
     if bundle.alerts or bundle.requires.get("alerts"):
         out.append(Prerequisite("prometheus", "Prometheus", "the scenario's alerts are read from Prometheus's "
                                 "HTTP API: give --prometheus URL"))
@@ -324,8 +337,13 @@ def load_bundle(path: str | Path, requirements_timeout: float = 60.0, runnable: 
         raise BundleError(f"{scenario_file}: not the scenario.json of this compiler ({exc!r} missing or malformed); "
                           "compile the scenario again") from exc
     if runnable and domain not in DOMAINS_RUN:
-        raise BundleError(f"{root}: a {domain} bundle: `itbench run` runs {' and '.join(DOMAINS_RUN)} scenarios "
-                          "(CISO tasks need hosts and policy engines a run does not set up)")
+        raise BundleError(f"{root}: a {domain} bundle: `itbench run` runs {', '.join(DOMAINS_RUN)} scenarios")
+    task = (data.get("compliance") or {}).get("task") if domain == "ciso" else None
+    if runnable and domain == "ciso" and task not in CISO_TASKS_RUN:
+        raise BundleError(f"{root}: a CISO bundle of task `{task}`: `itbench run` runs the Kyverno tasks "
+                          f"({', '.join(CISO_TASKS_RUN)}), graded from the PolicyReports Kyverno writes; Rego and "
+                          "Ansible tasks need a policy engine or hosts a run does not set up: grade the agent's "
+                          "artefact with `itbench evaluate BUNDLE --artifact FILE`")
     requires = evaluator_requirements(root, requirements_timeout)
     return Bundle(
         path=root, scenario=name, domain=domain,
@@ -598,8 +616,11 @@ def plan(bundle: Bundle, options: PlanOptions = PlanOptions()) -> list[Step]:
         steps.append(Step("snapshot", "alerts", detail={"what": "alerts firing after the agent"}))
     for probe in bundle.probes:
         steps.append(_exec_plan_step("snapshot", probe))
-    steps.append(Step("evaluate", "evaluate", detail={"what": f"evaluator.py on state.json and "
-                                                              f"{SUBMISSION[bundle.domain]}"}))
+    if bundle.requires.get("policyReports"):
+        steps.append(Step("snapshot", "policy-reports", detail={
+            "what": "Kyverno's PolicyReports, once they cover every object graded (at most --report-timeout)"}))
+    steps.append(Step("evaluate", "evaluate", detail={"what": "evaluator.py on state.json" + (
+        f" and {SUBMISSION[bundle.domain]}" if bundle.domain in SUBMISSION else " (the PolicyReports)")}))
     for step in bundle.revert_exec:
         steps.append(_exec_plan_step("revert", step))
     for obj in bundle.revert_apply:

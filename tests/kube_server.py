@@ -12,7 +12,8 @@ Prometheus (`/prometheus/api/v1/alerts`). A tiny controller gives each Deploymen
 its pods, which turn Ready after `ready_delay` seconds, and then the workload's status.
 
 Knobs for breaking things on purpose: `fail` ({(method, kind, name): status}: that request fails),
-`deny` ({(verb, resource)}: the access review says no), `exec_result` (a function of the server, the
+`deny` ({(verb, resource)}: the access review says no), `on_change` (a controller's stand-in, called after each
+store or removal), `exec_result` (a function of the server, the
 namespace, pod, container and command that returns (exit code, stdout, stderr), or a Status dict sent as
 is; it may sleep to stand for a command that hangs), `groups` (API groups to serve: leave
 `chaos-mesh.org` out and its kinds are not served), `unready` (a predicate on pods that never
@@ -63,6 +64,10 @@ RESOURCES = [
     ("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, ()),
     ("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", False, ()),
     ("monitoring.coreos.com", "v1", "PrometheusRule", "prometheusrules", True, ()),
+    ("kyverno.io", "v1", "ClusterPolicy", "clusterpolicies", False, ("status",)),
+    ("kyverno.io", "v1", "Policy", "policies", True, ("status",)),
+    ("wgpolicyk8s.io", "v1alpha2", "PolicyReport", "policyreports", True, ()),
+    ("wgpolicyk8s.io", "v1alpha2", "ClusterPolicyReport", "clusterpolicyreports", False, ()),
     ("security.istio.io", "v1", "PeerAuthentication", "peerauthentications", True, ()),
     ("security.istio.io", "v1", "AuthorizationPolicy", "authorizationpolicies", True, ()),
     *[("chaos-mesh.org", "v1alpha1", k, k.lower() + ("s" if k == "Schedule" else ""), True, ())
@@ -75,6 +80,7 @@ ADDON_DEPLOYMENTS = [  # (namespace, name, labels): the controllers a cluster wi
                                                 "app.kubernetes.io/instance": "chaos-mesh"}),
     ("istio-system", "istiod", {"app": "istiod"}),
     ("monitoring", "prometheus-operator", {"app.kubernetes.io/name": "prometheus-operator"}),
+    ("kyverno", "kyverno-admission-controller", {"app.kubernetes.io/part-of": "kyverno"}),
 ]
 
 
@@ -99,6 +105,9 @@ class KubeServer:
         self.deny: set[tuple[str, str]] = set()
         self.unready = lambda pod: False
         self.alerts = lambda server: []
+        # called (under the lock) after an object is stored or removed: a test's stand-in for a controller
+        # (Kyverno writing PolicyReports for a ClusterPolicy, say)
+        self.on_change = lambda server, event, obj: None
         self.exec_result = lambda server, namespace, pod, container, command: (0, "", "")
         self.execs: list[tuple[str, str, str, list[str]]] = []  # (namespace, pod, container, command)
         self.requests: list[tuple[str, str, str]] = []  # (method, path, bearer token)
@@ -215,6 +224,7 @@ class KubeServer:
         self.objects[key] = obj
         self.events.append((self.rv, event or ("ADDED" if old is None else "MODIFIED"), key, copy.deepcopy(obj)))
         self.lock.notify_all()
+        self.on_change(self, "put", obj)
         return obj
 
     def _remove(self, key) -> None:
@@ -229,6 +239,7 @@ class KubeServer:
             for pod_key in [k for k, o in self.objects.items() if _owned_by(o, obj)]:
                 self._remove(pod_key)
         self.lock.notify_all()
+        self.on_change(self, "remove", obj)
 
     def _later(self, delay: float, fn) -> None:
         def run():

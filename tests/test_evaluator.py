@@ -671,6 +671,17 @@ def test_a_policy_that_names_the_violations_fails(rule):
     assert "ciso.general" in [c["id"] for c in good["checks"]] and good["passed"]
 
 
+def test_a_policy_read_back_from_the_cluster_grades_as_written():
+    """`kubectl get clusterpolicy -o yaml` adds the server's metadata and a status: the same policy."""
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    served = copy.deepcopy(NO_PRIVILEGED)
+    served["metadata"].update(uid="6f1c", resourceVersion="4242", generation=1, creationTimestamp="2026-01-01T00:00:00Z",
+                              managedFields=[{"manager": "kubectl", "operation": "Apply"}], finalizers=["kyverno"])
+    served["status"] = {"ready": True, "conditions": [{"type": "Ready", "status": "True"}]}
+    verdict = run(name, None, None, artifact=("kyverno", [served]))
+    assert verdict["passed"], verdict["checks"]
+
+
 NO_PRIVILEGED_YAML = """\
 apiVersion: kyverno.io/v1
 kind: ClusterPolicy

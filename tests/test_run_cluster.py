@@ -292,3 +292,86 @@ def test_a_run_times_detection_from_its_own_injection(server, tmp_path, offset, 
     (outcome.folder / "timeline.jsonl").write_text("\n".join(events) + "\n")
     again = Run(lifecycle.load_bundle(root), options(server, tmp_path, agent, run_id="d1"), progress=None).execute()
     assert again.status == "graded" and again.verdict["tasks"]["detect"] == detect
+
+
+# ---- a CISO run: the agent deploys a Kyverno policy, Kyverno (a stand-in here) reports on it ----------------
+
+CISO = "cis-k8s-5-2-2-privileged-kyverno"
+
+# An agent that deploys its ClusterPolicy with its own token and saves it, as the prompt asks.
+POLICY_AGENT = r"""
+import json, os, sys, urllib.request, yaml
+conf = yaml.safe_load(open(os.environ["KUBECONFIG"]))
+server, token = conf["clusters"][0]["cluster"]["server"], conf["users"][0]["user"]["token"]
+policy = json.loads(sys.argv[1])
+req = urllib.request.Request(server + "/apis/kyverno.io/v1/clusterpolicies", data=json.dumps(policy).encode(),
+                             method="POST", headers={"Authorization": "Bearer " + token,
+                                                     "Content-Type": "application/json"})
+urllib.request.urlopen(req).read()
+yaml.safe_dump(policy, open("policy.yaml", "w"))
+"""
+
+
+def _kyverno_stand_in(server, event: str, obj: dict) -> None:
+    """What Kyverno does, a moment after a ClusterPolicy appears: a PolicyReport per namespace with the
+    policy's verdict on each Deployment (our own matcher's); the reports go with the policy."""
+    from itbench_dsl.runtime.kyverno.policy import evaluate_policy
+
+    if obj.get("kind") != "ClusterPolicy":
+        return
+    name = obj["metadata"]["name"]
+    if event == "remove":
+        for key in [k for k, o in server.objects.items() if o.get("kind") == "PolicyReport"
+                    and (o["metadata"].get("labels") or {}).get("policy") == name]:
+            server._remove(key)
+        return
+
+    def report() -> None:
+        results = {}
+        for o in list(server.objects.values()):
+            if o.get("kind") != "Deployment" or o["metadata"].get("namespace") != "ciso-target":
+                continue
+            for r in evaluate_policy(obj, o):
+                if r.matched:
+                    results.setdefault(o["metadata"]["namespace"], []).append({
+                        "policy": name, "rule": r.rule, "result": r.status, "resources": [{
+                            "apiVersion": o["apiVersion"], "kind": o["kind"], "namespace": o["metadata"]["namespace"],
+                            "name": o["metadata"]["name"]}]})
+        for namespace, found in results.items():
+            server._put(server._new("wgpolicyk8s.io", "v1alpha2", "PolicyReport", namespace, f"polr-{name}",
+                                    {"results": found}, labels={"policy": name}))
+
+    server._later(0.1, report)
+
+
+@pytest.mark.parametrize("policy, passed", [("right", True), ("fails-everything", False)])
+def test_a_ciso_run_grades_the_agents_policy_from_kyvernos_reports(tmp_path, policy, passed):
+    """The agent deploys a ClusterPolicy; the run waits for Kyverno's reports on every graded object, grades
+    them as the prompt says, and removes the agent's policy (and Kyverno its reports) at the end."""
+    from test_evaluator import ALWAYS_FAIL, NO_PRIVILEGED
+
+    root = write_bundle(tmp_path / "bundles", CISO, domain="ciso")
+    script = tmp_path / "agent.py"
+    script.write_text(POLICY_AGENT)
+    chosen = NO_PRIVILEGED if policy == "right" else dict(ALWAYS_FAIL, spec=dict(
+        ALWAYS_FAIL["spec"], validationFailureAction="Audit", background=True))
+    agent = f"{sys.executable} {script} '{json.dumps(chosen)}'"
+    with KubeServer(ready_delay=0.02, delete_delay=0.02) as server:
+        server.on_change = _kyverno_stand_in
+        server.baseline = server.snapshot()
+        outcome = Run(lifecycle.load_bundle(root), options(server, tmp_path, agent, report_timeout=10),
+                      progress=None).execute()
+        assert outcome.status == "graded", outcome.error
+        assert outcome.verdict["passed"] is passed, outcome.verdict["checks"]
+        state = json.loads((outcome.folder / "state.json").read_text())
+        assert state["policyReports"], "the run waited for Kyverno's reports"
+        assert (outcome.folder / "workspace" / "policy.yaml").is_file()
+        events = timeline(outcome.folder)
+        assert any(e.get("action") == "policies-removed" for e in events)
+        assert settle(server) == server.baseline  # the agent's policy and its reports are gone with the run
+
+
+def test_a_rego_or_ansible_ciso_bundle_is_refused_with_what_to_do(tmp_path):
+    root = write_bundle(tmp_path / "bundles", "rhel9-auditd-enabled-ansible-opa", domain="ciso")
+    with pytest.raises(lifecycle.BundleError, match="itbench evaluate BUNDLE --artifact"):
+        lifecycle.load_bundle(root)

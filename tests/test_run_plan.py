@@ -13,8 +13,8 @@ from conftest import SCENARIOS, compile_ok
 from itbench_dsl import lifecycle
 
 
-def write_bundle(folder: Path, scenario: str) -> Path:
-    result = compile_ok((SCENARIOS / "sre" / f"{scenario}.itb").read_bytes(), f"{scenario}.itb")
+def write_bundle(folder: Path, scenario: str, domain: str = "sre") -> Path:
+    result = compile_ok((SCENARIOS / domain / f"{scenario}.itb").read_bytes(), f"{scenario}.itb")
     root = folder / scenario
     for name, data in result.files.items():
         path = root / name

@@ -33,7 +33,10 @@ def _duration(text: str) -> float:
 @click.option("--prometheus", help="Prometheus's URL: the alerts before and after the injection and in the state.")
 @click.option("--ready-timeout", default="10m", show_default=True, help="How long to wait for workloads to be ready.")
 @click.option("--alert-timeout", default="15m", show_default=True, help="How long to wait for the expected alerts.")
-@click.option("--alert-poll", default="10s", show_default=True, help="How often to ask Prometheus meanwhile.")
+@click.option("--alert-poll", default="10s", show_default=True, help="How often to ask Prometheus meanwhile (and, "
+              "CISO, Kyverno's reports).")
+@click.option("--report-timeout", default="5m", show_default=True, help="CISO: how long Kyverno may take, after the "
+              "agent, to report on every object of the scenario.")
 @click.option("--keep", is_flag=True, help="Leave the topology deployed (the faults are reverted all the same).")
 @click.option("--run-id", help="Name the run (default: a new id); an existing run of this id resumes.")
 @click.option("--dry-run", is_flag=True, help="Print the plan: every object and API call, in order; no cluster.")
@@ -41,7 +44,7 @@ def _duration(text: str) -> float:
               help="The results folder: RESULTS/<scenario>/<run-id>/ (required unless --dry-run).")
 def command(bundles: tuple[str, ...], kubeconfig: str | None, context: str | None, agent: str | None,
             agent_timeout: str, prometheus: str | None, ready_timeout: str, alert_timeout: str, alert_poll: str,
-            keep: bool, run_id: str | None, dry_run: bool, results: str | None) -> None:
+            report_timeout: str, keep: bool, run_id: str | None, dry_run: bool, results: str | None) -> None:
     """Run compiled bundles on a cluster: preflight, deploy, inject, hand over to the agent, grade, revert.
 
     \b
@@ -52,8 +55,10 @@ def command(bundles: tuple[str, ...], kubeconfig: str | None, context: str | Non
       alerts     wait until the scenario's alerts fire
       handover   a short-lived token for the agent's ServiceAccount; kubeconfig and prompt.md in its workspace
       agent      the command, within its budget (its process group is killed on overrun)
-      snapshot   the state the evaluator reads;  evaluate: verdict.json
-      revert, verify, undeploy   always: on success, failure, timeout, Ctrl-C and SIGTERM
+      snapshot   the state the evaluator reads (CISO: once Kyverno reports on every object);  evaluate: verdict.json
+      revert, verify, undeploy   always: on success, failure, timeout, Ctrl-C and SIGTERM (CISO: the
+                 Kyverno policies the agent deployed are deleted too)
+    SRE, FinOps and the CISO Kyverno tasks run; Rego and Ansible tasks are graded with `itbench evaluate`.
     Results: RESULTS/<scenario>/<run-id>/ (verdict.json, state.json, timeline.jsonl, agent.stdout,
     agent.stderr, timings.json, run.json, workspace/); `itbench score RESULTS` reads them.
     Exit codes: 0 every run was graded (pass or fail), 2 a run failed or could not start, 130 interrupted.
@@ -94,7 +99,7 @@ def command(bundles: tuple[str, ...], kubeconfig: str | None, context: str | Non
     options = RunOptions(kubeconfig=kubeconfig, agent=agent, results=Path(results), context=context,
                          agent_timeout=budget, prometheus=prometheus, keep=keep, run_id=run_id,
                          ready_timeout=_duration(ready_timeout), alert_timeout=_duration(alert_timeout),
-                         alert_poll=_duration(alert_poll))
+                         alert_poll=_duration(alert_poll), report_timeout=_duration(report_timeout))
     status = EXIT_CLEAN
     for bundle in loaded:
         try:

@@ -31,7 +31,7 @@ from .. import lifecycle
 from ..lifecycle import SUBMISSION, Bundle, Ref
 from . import ClusterError, prometheus
 from .client import Cluster, ready
-from .snapshot import capture
+from .snapshot import capture, capture_reports
 
 # the tasks graded on the agent's answer (runtime/evaluator.py ANSWER_TASKS); the others read the state
 ANSWER_TASKS = ("diagnose", "detect", "localize", "analyze")
@@ -67,6 +67,7 @@ class RunOptions:
     request_timeout: float = 30.0
     kill_grace: float = 5.0
     exec_timeout: float = 120.0  # a command run in a pod (an exec step, a probe)
+    report_timeout: float = 300.0  # CISO: how long Kyverno may take to report on every object after the agent
 
 
 @dataclass
@@ -133,6 +134,7 @@ class Prior:
     injected: bool = False  # an inject started and its revert did not finish
     captured: bool = False  # the last attempt captured its state
     injected_at: str | None = None  # when the last attempt injected the fault (RFC 3339): what detect times against
+    policies_before: list | None = None  # CISO: the Kyverno policies there before the agent (the others are its)
     graded: bool = False
     cleaned: bool = True
 
@@ -157,6 +159,10 @@ class Prior:
                 prior.injected = True
             elif e["phase"] == "inject" and e.get("injected_at"):
                 prior.injected_at = e["injected_at"]
+            elif e["phase"] == "handover" and e.get("action") == "policies":
+                prior.policies_before = [Ref(**r) for r in e.get("before") or []]
+            elif e["phase"] == "revert" and e.get("action") == "policies-removed":
+                prior.policies_before = None
             elif e["phase"] == "revert" and e["event"] == "done":
                 prior.injected = False
             elif e["phase"] == "snapshot" and e["event"] == "done":
@@ -186,6 +192,7 @@ class Run:
         self.created: list[Ref] = []
         self.injected = False
         self.injected_at: str | None = None
+        self.policies_before: list[Ref] | None = None  # CISO: what the agent's policies are told apart from
 
     # -- the whole run --------------------------------------------------------------------------------
 
@@ -206,6 +213,7 @@ class Run:
             self.log("run", "start", attempt=prior.attempts + 1, bundle=str(self.bundle.path),
                      message=f"attempt {prior.attempts + 1}")
             self.created, self.injected, self.injected_at = list(prior.created), prior.injected, prior.injected_at
+            self.policies_before = prior.policies_before
             if not prior.cleaned:
                 self.log("run", "note", message="resuming: finishing the cleanup of the previous attempt")
                 self._cleanup(verify=False)
@@ -487,6 +495,10 @@ class Run:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             yaml.safe_dump(config, handle, sort_keys=False)
+        if b.requires.get("policyReports"):  # the policies there now; any other at the end is the agent's
+            self.policies_before = self._policies()
+            self.log("handover", "step", action="policies", before=[_ref_json(r) for r in self.policies_before],
+                     step=f"{len(self.policies_before)} Kyverno policies before the agent")
         prompt = (b.path / "prompt.md").read_text(encoding="utf-8")
         (workspace / "prompt.md").write_text(prompt.replace(lifecycle.PROMPT_WORKSPACE, str(workspace.resolve())),
                                              encoding="utf-8")
@@ -524,7 +536,43 @@ class Run:
         self.log("agent", "step", action="agent-exit", **self.agent_info,
                  step=f"exit {proc.returncode}" + (" (timed out)" if timed_out else "") + f" after {seconds} s")
 
+    def _policies(self) -> list[Ref]:
+        """The Kyverno ClusterPolicies and Policies of the cluster, by reference."""
+        found = []
+        for api_version, kind in lifecycle.POLICY_KINDS:
+            if self.cluster.resource(api_version, kind) is not None:
+                found += [Ref.of(o) for o in self.cluster.list(api_version, kind)[0]]
+        return sorted(found, key=str)
+
+    def _await_reports(self) -> None:
+        """CISO: wait until Kyverno's PolicyReports speak of every object of the scenario (the gap and the
+        compliant ones), or `report_timeout`: Kyverno scans in the background, a while after a policy
+        appears. What has no result by then is graded as unreported."""
+        from ..backends.evaluator_file import spec_of
+
+        spec = spec_of((self.bundle.path / "evaluator.py").read_text(encoding="utf-8")) or {}
+        graded = (spec.get("ciso") or {}).get("gaps", []) + (spec.get("ciso") or {}).get("compliant", [])
+        wanted = {(o.get("kind"), (o.get("metadata") or {}).get("namespace"), (o.get("metadata") or {}).get("name"))
+                  for o in graded}
+        started = time.monotonic()
+        deadline = started + self.options.report_timeout
+        while True:
+            seen = set()
+            for report in capture_reports(self.cluster):
+                for result in report.get("results") or []:
+                    for res in result.get("resources") or [report.get("scope") or {}]:
+                        seen.add((res.get("kind"), res.get("namespace"), res.get("name")))
+            missing = wanted - seen
+            if not missing or time.monotonic() >= deadline:
+                break
+            time.sleep(min(self.options.alert_poll, max(0.0, deadline - time.monotonic())))
+        self.waited += time.monotonic() - started
+        self.log("snapshot", "step", action="await-reports", missing=len(missing),
+                 step=f"PolicyReports cover {len(wanted) - len(missing)} of {len(wanted)} objects")
+
     def snapshot(self) -> None:
+        if self.bundle.requires.get("policyReports"):
+            self._await_reports()
         state = capture(self.cluster, self.bundle, self.options.prometheus,
                         lambda ns, kind, n: self.log("snapshot", "step", action="capture",
                                                      step=f"{kind} in {ns or 'the cluster'}: {n}"),
@@ -535,7 +583,8 @@ class Run:
         self._write("state.json", state)
 
     def evaluate(self) -> dict:
-        verdict = grade(self.bundle, self.folder / "state.json", self.workspace / SUBMISSION[self.bundle.domain],
+        answer = SUBMISSION.get(self.bundle.domain)  # CISO: none, the state's PolicyReports are graded
+        verdict = grade(self.bundle, self.folder / "state.json", self.workspace / answer if answer else self.workspace,
                         injected_at=self.injected_at)
         self._write("verdict.json", verdict)
         self.log("evaluate", "step", action="evaluate", passed=verdict["passed"], score=verdict["score"],
@@ -559,17 +608,28 @@ class Run:
                 errors.append(str(exc))
                 self.log("revert", "note", ref=_ref_json(ref), message=f"apply {ref}: {exc}")
         for obj in self.bundle.created():
-            ref = Ref.of(obj)
-            try:
-                gone = not self.cluster.delete(ref)
-                self.log("revert", "step", action="delete", ref=_ref_json(ref),
-                         step=f"delete {ref}" + (" (already gone)" if gone else ""))
-            except ClusterError as exc:
-                errors.append(str(exc))
-                self.log("revert", "note", ref=_ref_json(ref), message=f"delete {ref}: {exc}")
+            self._revert_delete(Ref.of(obj), errors)
+        if self.policies_before is not None:  # the policies the agent deployed go with the run
+            before = set(self.policies_before)
+            for ref in self._policies():
+                if ref not in before:
+                    self._revert_delete(ref, errors, "the agent's ")
+            if not errors:
+                self.policies_before = None
+                self.log("revert", "step", action="policies-removed", step="the agent's policies removed")
         if errors:
             raise RunFailure("; ".join(errors))
         self.injected = False
+
+    def _revert_delete(self, ref: Ref, errors: list[str], whose: str = "") -> None:
+        """Delete one object for the revert; an object already gone is fine, a failure is noted in `errors`."""
+        try:
+            gone = not self.cluster.delete(ref)
+            self.log("revert", "step", action="delete", ref=_ref_json(ref),
+                     step=f"delete {whose}{ref}" + (" (already gone)" if gone else ""))
+        except ClusterError as exc:
+            errors.append(str(exc))
+            self.log("revert", "note", ref=_ref_json(ref), message=f"delete {ref}: {exc}")
 
     def verify(self) -> None:
         present = [r for r in self.bundle.workloads if self.cluster.get(r) is not None]

@@ -38,12 +38,7 @@ def capture(cluster: Cluster, bundle: Bundle, prometheus_url: str | None, on_ste
             raise ClusterError(f"{bundle.scenario}: the evaluator reads the firing alerts: give --prometheus URL")
         state["alerts"] = prometheus.alerts(prometheus_url)
     if bundle.requires.get("policyReports"):
-        reports = []
-        for kind in ("PolicyReport", "ClusterPolicyReport"):
-            api_version = cluster.kind_api_version(kind, prefer=("wgpolicyk8s.io",))
-            if api_version is not None:
-                reports += cluster.list(api_version, kind)[0]
-        state["policyReports"] = reports
+        state["policyReports"] = capture_reports(cluster)
     if bundle.probes:
         state["probes"] = {}
         for probe in bundle.probes:
@@ -55,3 +50,13 @@ def capture(cluster: Cluster, bundle: Bundle, prometheus_url: str | None, on_ste
             if on_probe:
                 on_probe(probe, result)
     return state
+
+
+def capture_reports(cluster: Cluster) -> list[dict]:
+    """Every PolicyReport and ClusterPolicyReport (wgpolicyk8s.io) of the cluster."""
+    reports = []
+    for kind in ("PolicyReport", "ClusterPolicyReport"):
+        api_version = cluster.kind_api_version(kind, prefer=("wgpolicyk8s.io",))
+        if api_version is not None:
+            reports += cluster.list(api_version, kind)[0]
+    return reports

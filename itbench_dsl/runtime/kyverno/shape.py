@@ -105,7 +105,12 @@ _SPEC = {
     "useServerSideApply": BOOLEAN, "generateExisting": BOOLEAN, "generateExistingOnPolicyUpdate": BOOLEAN,
     "mutateExistingOnPolicyUpdate": BOOLEAN,
 }
-_METADATA = {"name": STRING, "namespace": STRING, "labels": _map_of(SCALAR), "annotations": _map_of(SCALAR)}
+# ObjectMeta: what a policy says, and what the API server adds to a policy read back from a cluster
+# (`kubectl get clusterpolicy -o yaml`), which changes nothing of what it checks
+_METADATA = {"name": STRING, "namespace": STRING, "labels": _map_of(SCALAR), "annotations": _map_of(SCALAR),
+             **dict.fromkeys(("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields",
+                              "finalizers", "ownerReferences", "deletionTimestamp", "deletionGracePeriodSeconds",
+                              "generateName", "selfLink"), _NO_EFFECT)}
 POLICY = {"apiVersion": STRING, "kind": _Required(STRING), "metadata": _Required(_METADATA),
           "spec": _Required(_SPEC), "status": _NO_EFFECT}
 _CONDITION = {"key": ANY, "operator": _Required(STRING), "value": ANY, "message": STRING}
