@@ -740,6 +740,14 @@ def _diagnosis_cases(scenario, spec, derived) -> Iterator[Case]:
         yield Case("the prompt's answer template filled with the truth", "diagnose", PASS,
                    answer=_filled(template, perfect), state=faulty, score=1.0)
     yield Case("the perfect diagnosis, graded without a state", "diagnose", PASS, answer=perfect, state=None)
+    as_text = {**perfect, "entities": [dict(e, contributing_factor=str(e.get("contributing_factor")).lower())
+                                       for e in perfect["entities"]]}
+    yield Case("the perfect diagnosis with its flags written as text (\"true\")", "diagnose", PASS, answer=as_text,
+               state=faulty, score=1.0)
+    flagged_otherwise = {**perfect, "entities": [dict(e, contributing_factor=1 if e.get("contributing_factor") else 0)
+                                                 for e in perfect["entities"]]}
+    yield Case("the perfect diagnosis with its flags written as 1 and 0", "diagnose", FAIL, answer=flagged_otherwise,
+               state=faulty)
     yield from _naming_cases("diagnose", "diagnosis", spec, perfect, faulty)
     yield Case("an empty answer", "diagnose", FAIL, answer=EMPTY_ANSWER, state=faulty)
     yield Case("an answer with no `entities`", "diagnose", UNUSABLE, answer={"resolution": "restarted it"},

@@ -838,12 +838,18 @@ class Diagnosis:
         return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
 
 
+def _true(value):
+    """A flag an answer sets: JSON `true`, or the text "true" (any case) that YAML-minded writers give;
+    nothing else (1, "yes") is read as true."""
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+
+
 def root_cause_entities(output):
     out = []
     for entity in output.get("entities") or []:
         if not isinstance(entity, dict):
             continue
-        flagged = entity.get("root_cause") is True or entity.get("contributing_factor") is True
+        flagged = _true(entity.get("root_cause")) or _true(entity.get("contributing_factor"))
         name = entity.get("name", entity.get("id"))
         if flagged and name is not None:
             out.append(str(name))
