@@ -386,8 +386,7 @@ class Checker:
 
     def fault_kind(self, name: str):
         """A fault kind by name: the scenario's project kinds, then the library's."""
-        # dict.get: the library's own entries, not another scenario's project kinds (faults/__init__.py)
-        return self.fault_kinds.get(name) or dict.get(FAULTS, name)
+        return self.fault_kinds.get(name) or FAULTS.get(name)
 
     def probes(self) -> list[ir.Probe]:
         """`probe "NAME" on deployment "x" { container command }`: commands whose results predicates read."""
@@ -517,7 +516,8 @@ class Checker:
             return None
         itbench_id = checked.itbench_id if checked.itbench_id is not None else kind.itbench_id or ""
         injection = ir.Injection(kind.name, itbench_id, kind.mechanism, resolved.ref, checked.args,
-                                 checked.itbench_args, checked.side_objects, checked.created, checked.root)
+                                 checked.itbench_args, checked.side_objects, checked.created, checked.root,
+                                 kind=kind)
         self.source_map.injections.append(stmt.span)  # in the order `faults()` groups the injections
         for created in checked.created:  # ground truth may name what the fault creates: `schedule "name"`
             self.state.fault_objects[(created.kind.lower(), created.name)] = created
@@ -1223,7 +1223,7 @@ class Checker:
     def analysis(self, stmts, posed: list[ir.PosedTask] | None, stmt: ast.Tasks | None,
                  groups: list[ir.FaultGroup]) -> ir.AnalysisLabels | None:
         """The analysis labels: the `analysis` block of `expect`, else (when `analyze` is posed) the labels
-        the faults' kinds give (task_types.kind_labels)."""
+        the faults' kinds give (FaultKind.labels)."""
         blocks = [s for s in stmts if isinstance(s, ast.Analysis)]
         for extra in blocks[1:]:
             self.error("E2002", "`analysis` is given twice", extra.span, "second one")
@@ -1238,7 +1238,7 @@ class Checker:
         if stmt is None or not any(t.name == "analyze" for t in posed or []):
             return None
         injections = [i for g in groups for i in g.injections]
-        given = {i.fault: task_types.kind_labels(self.fault_kind(i.fault)) for i in injections}
+        given = {i.fault: i.kind.labels for i in injections}
         found = set(given.values())
         if len(found) == 1 and None not in found:
             return ir.AnalysisLabels(*found.pop())

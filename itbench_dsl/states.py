@@ -43,39 +43,6 @@ NODE = "itbench-worker"
 # Kubernetes' own alphabet for generated names (no vowels, no look-alike characters)
 _SAFE = "bcdfghjklmnpqrstvwxz2456789"
 
-# How a fault mechanism (FaultKind.mechanism) affects the pods of the workload it targets:
-#   image      Pending, container waiting in ImagePullBackOff
-#   crash      Running, container waiting in CrashLoopBackOff, not ready
-#   init       Pending, an init container never completes
-#   unready    Running, containers running but the readiness probe fails
-#   pending    Pending, not scheduled
-#   absent     no pod is created (a quota refuses them)
-#   pending-new  the pods beyond the original replica count stay Pending (the rest keep running)
-# A mechanism not listed leaves the pods ready: only the alerts tell the fault.
-READINESS: dict[str, str] = {
-    "workload.container.image:unpullable": "image",
-    "workload.container.image:foreign-architecture": "crash",
-    "workload.container.command:invalid": "crash",
-    "workload.container.resources:insufficient": "crash",
-    "valkey.container.memory:exhausted": "crash",
-    "workload.init-container:crashing": "init",
-    "workload.init-container:hanging": "init",
-    "workload.container.readinessProbe:misconfigured": "unready",
-    "workload.nodeSelector:nonexistent-node": "pending",
-    "workload.affinity.podAntiAffinity:unschedulable": "pending",
-    "workload.volumes.persistentVolumeClaim:unbound": "pending",
-    "workload.priorityClassName:preempted": "pending",
-    "node.unschedulable:cordoned": "pending-new",
-    "resourcequota:insufficient": "absent",
-    "workload.container.livenessProbe:misconfigured": "crash",
-    "workload.init-container:waits-for-missing-service": "init",
-    "workload.container.probe.httpGet.path:unserved": "unready",
-    "workload.container.resources.limits.memory:insufficient": "crash",
-}
-# Chaos Mesh PodChaos by action: pod-failure swaps the containers for a pause image (not ready),
-# container-kill leaves them restarting; pod-kill pods come back, so a snapshot sees them ready.
-_POD_CHAOS = {"pod-failure": "unready", "container-kill": "crash"}
-
 _WORKLOAD_KINDS = ("Deployment", "StatefulSet")
 
 
@@ -251,11 +218,9 @@ def _fault_effects(scenario: ir.Scenario, only: set[int] | None = None) -> dict[
     for index, injection in enumerate(scenario.injections()):
         if only is not None and index not in only:
             continue
-        effect = READINESS.get(injection.mechanism)
-        if injection.mechanism == "chaos-mesh.schedule:PodChaos":
-            effect = _POD_CHAOS.get(str(injection.args.get("spec", {}).get("action")))
+        effect = injection.kind.pod_effect(injection.args)  # faults.base.POD_EFFECTS
         target = injection.target
-        if effect is None or target.kind not in _WORKLOAD_KINDS:
+        if not effect or target.kind not in _WORKLOAD_KINDS:
             continue
         try:
             replicas = find_object(scenario.topology, target).replicas
@@ -281,12 +246,11 @@ def settle(scenario: ir.Scenario, manifests: dict[tuple, dict], found: Objects, 
 def exec_injections(scenario: ir.Scenario) -> dict[int, dict]:
     """The injections that run a command in a pod (a declared kind's `exec`), by index: their revert step
     (namespace, workload, container, command), as `revert/exec.json` lists it."""
-    from .faults import FAULTS
     from .faults.declared import exec_steps
 
     out = {}
     for index, injection in enumerate(scenario.injections()):
-        kind = FAULTS[injection.fault]
+        kind = injection.kind
         steps = exec_steps(kind.declared, injection) if kind.declared is not None else None
         if steps is not None:
             out[index] = steps[1]
@@ -332,7 +296,7 @@ def _still_there(index: int, manifests: dict, spec: dict, scenario: ir.Scenario 
 def _alerts(scenario: ir.Scenario, objects: dict[tuple, dict]) -> list[dict]:
     """The scenario's expected alerts, firing, and the alerts its mitigation waits for (`alert X not
     firing`) that its faults are known to raise (ITBench's fault library), on the fault's target."""
-    from .faults import FAULTS, library_alerts
+    from .faults import library_alerts
 
     out: list[dict] = []
     seen: set[tuple] = set()
@@ -354,7 +318,7 @@ def _alerts(scenario: ir.Scenario, objects: dict[tuple, dict]) -> list[dict]:
 
     for alert in scenario.alerts:
         fire(alert.name, alert.target)
-    raised = {a for i in scenario.injections() for a in library_alerts(FAULTS[i.fault])}
+    raised = {a for i in scenario.injections() for a in library_alerts(i.kind)}
     first_target = scenario.injections()[0].target if scenario.injections() else None
     if scenario.mitigation is not None and first_target is not None:
         expected = {a.name for a in scenario.alerts}

@@ -208,10 +208,14 @@ def test_every_state_is_back_to_healthy_after_the_revert():
         assert not added and not removed and not changed, s.name
 
 
-def test_readiness_table_names_real_mechanisms():
-    mechanisms = {kind.mechanism for kind in FAULTS.values()}
-    assert set(states.READINESS) <= mechanisms
-    assert set(states.READINESS.values()) <= {"image", "crash", "init", "unready", "pending", "absent", "pending-new"}
+def test_every_readiness_effect_is_one_of_the_known_effects():
+    from itbench_dsl.faults import POD_EFFECTS
+
+    effects = {kind.readiness for kind in FAULTS.values() if not callable(kind.readiness)}
+    assert effects - {""} <= set(POD_EFFECTS) and len(effects) > 4
+    pod_chaos = FAULTS["pod_chaos"]
+    assert pod_chaos.pod_effect({"spec": {"action": "pod-failure"}}) == "unready"
+    assert pod_chaos.pod_effect({"spec": {"action": "pod-kill"}}) == ""
 
 
 def test_ciso_states_hold_the_gap_objects_only_when_faulty():

@@ -42,6 +42,7 @@ from .base import (
     CLUSTER_SCOPED_CREATABLE,
     CREATABLE_KINDS,
     MANAGED,
+    POD_EFFECTS,
     Acceptance,
     Arg,
     Checked,
@@ -69,7 +70,7 @@ ARG_TYPES = {
 # the kinds a declared fault may target: the topology objects the fault backend patches and restores
 PATCHABLE = ("deployment", "statefulset", "service", "configmap", "secret", "hpa")
 SETTINGS = ("itbench_id", "mechanism", "targets", "summary", "domains", "alerts", "creates", "undone_by",
-            "delete_target")
+            "delete_target", "readiness")
 ABSENT = "absent"  # `patch PATH = absent`: remove the field
 _EXEC_KEYS = ("container", "command", "revert")
 
@@ -403,6 +404,12 @@ def build(decl: ast.FaultKindDecl, ctx: Context) -> FaultKind | None:
     if undone_by not in ("all", "any"):
         ctx.error("E2010", "`undone_by` is `all` or `any`", body.attr_span("undone_by"), "not all or any")
         undone_by = "all"
+    readiness = body.attr("readiness", "str", default="")
+    if readiness and readiness not in POD_EFFECTS:
+        hint = did_you_mean(readiness, POD_EFFECTS)
+        ctx.error("E2010", f"unknown readiness effect `{readiness}`", body.attr_span("readiness"), "not an effect",
+                  help=f"did you mean `{hint}`?" if hint else "one of: " + ", ".join(POD_EFFECTS))
+        readiness = ""
     spec = Declared(decl.name, tuple(targets or ()), path=ctx.path)
 
     # arguments
@@ -544,7 +551,7 @@ def build(decl: ast.FaultKindDecl, ctx: Context) -> FaultKind | None:
         preconditions=(*(("The container exists in the workload.",) if any(a.type == "container" for a in spec.args)
                          else ()), *(r.doc for r in spec.requires if r.doc)),
         creates=settings["creates"], alerts=settings["alerts"], solutions=tuple(solutions), accept=tuple(accept),
-        undone_by=undone_by, declared=spec, labels=labels,
+        undone_by=undone_by, declared=spec, labels=labels, readiness=readiness,
     )
 
 
@@ -1092,11 +1099,12 @@ def stdlib_names(path: str) -> frozenset:
 
 
 def load_stdlib(python_kinds: dict) -> list[FaultKind]:
-    """The standard library's declared kinds; an error there is a bug of the package, raised."""
+    """The standard library's declared kinds; an error there is a bug of the package, raised (a kind defined
+    both in Python and here among them: each kind has one definition)."""
     diags = Diagnostics()
     kinds = []
     for path, data in stdlib_files():
-        kinds.extend(load_library(data, path, diags, python_kinds, frozenset(python_kinds)))
+        kinds.extend(load_library(data, path, diags, python_kinds))
     if diags.errors():
         from ..diagnostics import render_human
 
@@ -1104,12 +1112,7 @@ def load_stdlib(python_kinds: dict) -> list[FaultKind]:
     return kinds
 
 
-# ---- a project's kinds (`use faults`) -------------------------------------------------------------------------
-
-# The kinds the scenario being compiled loaded with `use faults`, by name: the backends find an injection's
-# kind by name (faults.FAULTS[name]), and a project's kinds are not the library's. Loading a project file
-# replaces the entries of the same names, so one process compiles one project's scenario at a time.
-PROJECT_KINDS: dict[str, FaultKind] = {}
+# ---- a project's kinds (`use faults`): they belong to the compile that loads them ----------------------------
 
 
 def load_project_file(use: ast.UseFaults, ctx: Context, builtin: dict,
@@ -1138,6 +1141,4 @@ def load_project_file(use: ast.UseFaults, ctx: Context, builtin: dict,
     kinds = load_library(data, shown, ctx.diags, builtin)
     if len(ctx.diags.errors()) > errors_before:
         return None
-    for kind in kinds:
-        PROJECT_KINDS[kind.name] = kind
     return kinds
