@@ -625,8 +625,6 @@ class Checker:
         return found[1], ref.name
 
     def aliases(self, stmts) -> list[list[str]] | None:
-        from .backends.itbench import group_id  # the derived id of an object's group
-
         out = None
         for stmt in stmts:
             if not isinstance(stmt, ast.Alias):
@@ -640,7 +638,7 @@ class Checker:
                 if named is None:
                     named = next((g.id for g, _ in self.named_groups.values() if g.target == resolved.ref), None)
                 if named is None:  # an object only an alias names: its derived group, so that the alias's id exists
-                    named = group_id(resolved.ref)
+                    named = resolved.ref.group_id()
                     if named not in self.named_groups:
                         group = ir.GroundGroup(named, resolved.ref)
                         self.named_groups[named] = (group, resolved)
@@ -1329,7 +1327,7 @@ def check(document: ast.Document, path: str, diags: Diagnostics) -> Checked:
         # a fault library file: check its declarations (faults/declared.py)
         from .faults import declared
 
-        declared.build_library(document, path, diags, FAULTS, declared.stdlib_names(path))
+        declared.build_library(document, path, diags, FAULTS, declared.stdlib_names(path, FAULTS))
         return Checked(None, TopologyBuild(), SourceMap(path, document.name_span))
     if isinstance(document, ast.App):
         # an application file: check its topology on its own

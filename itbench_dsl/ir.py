@@ -37,6 +37,11 @@ class ObjectRef:
     def key(self) -> str:
         return f"{self.namespace or ''}/{self.kind}/{self.name}"
 
+    def group_id(self) -> str:
+        """The id of the object's derived group in ITBench's v1 ground truth (`checkout-deployment-1`)."""
+        base = self.name.replace("*", "").strip("-.") or "any"
+        return f"{base}-{self.kind.lower()}-1"
+
     def itbench(self) -> dict:
         meta = {"name": self.name}
         if self.namespace:

@@ -156,7 +156,7 @@ def fault_kinds_of(text: str, path: str) -> dict:
 
 def imported_topology(text: str):
     """The standard-library application a document imports (for documents that do not parse yet)."""
-    from .topology import app_names, app_topology
+    from .applications import app_names, app_topology
 
     match = re.search(r'^\s*use\s+app\s+"([^"\n]+)"', text, re.M)
     if match and match.group(1) in app_names():
@@ -350,7 +350,8 @@ def complete(text: str, offset: int, build=None, kinds: dict | None = None) -> l
     tokens = ctx.tokens
     if ctx.string is not None:
         return _complete_string(ctx, block, build, text, offset)
-    from .vocabulary import CISO_TASKS, COMPLEXITIES, DOMAINS, KNOWN_ALERTS
+    from .ciso.tasks import CISO_TASKS
+    from .vocabulary import COMPLEXITIES, DOMAINS, KNOWN_ALERTS
     from .faults import FAULTS, WAITERS
     from .topology import KINDS
 
@@ -448,7 +449,7 @@ def _kind_items(kinds) -> list[Item]:
 
 
 def _complete_string(ctx: Context, block: str | None, build, text: str, offset: int) -> list[Item]:
-    from .topology import app_names
+    from .applications import app_names
 
     before = ctx.tokens
     closing = "" if text[offset:offset + 1] == '"' else '"'
@@ -608,7 +609,7 @@ def hover(text: str, offset: int, build=None, diagnostics=(), kinds: dict | None
 
 def app_markdown(name: str) -> str | None:
     from . import ast
-    from .topology import app_names, load_app
+    from .applications import app_names, load_app
 
     if name not in app_names():
         return None
@@ -671,7 +672,7 @@ def create_server():
     from lsprotocol import types
     from pygls.lsp.server import LanguageServer
 
-    from . import __version__
+    from .version import __version__
 
     server = LanguageServer(SERVER_NAME, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
     state: dict[str, dict] = {"pending": {}, "analyses": {}, "builds": {}}

@@ -20,7 +20,7 @@ The state format (docs/evaluator.md): `{"resources": {"kind": "List", "items": [
 [...], "costs": {...}}`. Everything is deterministic: pod names come from a hash of the pod
 template, timestamps are fixed.
 
-`self_validate` grades the scenario's adversarial corpus (corpus.py: these states, and states and
+`corpus.self_validate` grades the scenario's adversarial corpus (corpus.py: these states, and states and
 answers derived from them) with its evaluator (runtime.evaluator.evaluate on
 backends/evaluator.evaluator_spec); `settle` gives the state a cluster settles into from changed
 manifests (a replayed solution, solutions.py).
@@ -73,6 +73,7 @@ def objects(scenario: ir.Scenario) -> Objects:
     from . import ciso
     from .backends import faults as fault_backend
     from .backends import manifests as manifest_backend
+    from .render import static_pod_name
 
     gaps = [id(o) for o in fault_backend.gap_objects(scenario)]
     topology = manifest_backend.topology_manifests(scenario.topology, exclude=gaps, provided=True) \
@@ -88,7 +89,7 @@ def objects(scenario: ir.Scenario) -> Objects:
     # objects the fault deleted come back with the revert; keep the healthy order where it can be kept
     solved = _reorder(_apply(faulty, revert_apply, revert_delete), healthy)
     # static pods' mirror pods: the kubelet runs them, so they are Running in every state
-    static = {("Pod", w.namespace, manifest_backend.static_pod_name(w)) for w in scenario.topology.workloads
+    static = {("Pod", w.namespace, static_pod_name(w)) for w in scenario.topology.workloads
               if w.kind == "Pod"}
     healthy_probes, faulty_probes = probe_results(scenario)
     return Objects(healthy, faulty, solved, _fault_effects(scenario), static, captured_kinds(scenario),
@@ -592,48 +593,6 @@ def _chain_name(ref: ir.ObjectRef, state: dict | None, scenario: ir.Scenario) ->
 EMPTY_ANSWER = {"entities": [], "propagations": [], "alerts_explained": []}
 
 
-# ---- self-validation -------------------------------------------------------------------------------------
-
-
-def self_validate(scenario: ir.Scenario) -> list[tuple[str, str]]:
-    """Problems of the scenario's evaluator on its adversarial corpus (corpus.py), as (code, message);
-    empty when it grades every case as it must.
-
-    E4004: a mitigation or policy case graded wrongly (the faulty state passes, the solved one fails,
-    a deny-all policy passes, an incomplete state is graded...). E4005: a diagnosis case graded wrongly
-    (the perfect answer does not pass with score 1, a wrong or absent object is credited...)."""
-    return [(code, message) for code, message, _ in self_validate_located(scenario)]
-
-
-def self_validate_located(scenario: ir.Scenario) -> list[tuple[str, str, int | None]]:
-    """`self_validate`'s problems with what they are about: the index of the `mitigated when` predicate
-    that alone failed states that must pass (a path that names nothing, a value no healthy state holds),
-    so that the problem points at that predicate; None for the others."""
-    from .corpus import all_cases
-
-    spec, corpus = all_cases(scenario)
-    wrong: dict[tuple[str, int | None], list[str]] = {}
-    indexed: dict = {}  # the states the cases share, indexed once
-    for case in corpus:
-        ok, what = case.run(spec, indexed)
-        if not ok:
-            code = "E4004" if case.task in ("mitigate", "policy") else "E4005"  # E4005: an answer task's case
-            wants = {"pass": "pass", "fail": "fail", "unusable": "refuse"}[case.want]
-            blamed = None
-            if case.want == "pass" and case.failed and all(c.startswith("mitigation.predicate.") for c in case.failed):
-                blamed = int(case.failed[0].rsplit(".", 1)[1])
-            wrong.setdefault((code, blamed), []).append(f"{case.name} (must {wants}): it {what}")
-    problems = []
-    for (code, blamed), found in sorted(wrong.items(), key=lambda item: (item[0][0], item[0][1] is not None,
-                                                                        item[0][1] or 0)):
-        more = f"; and {len(found) - 3} more" if len(found) > 3 else ""
-        task = "diagnosis" if code == "E4005" else "mitigation" if scenario.domain != "ciso" else "policy"
-        what = f"`mitigated when` predicate {blamed} fails states that must pass" if blamed is not None else \
-            f"the {task} evaluator grades {len(found)} case(s) of its corpus wrongly"
-        problems.append((code, f"{what}: " + "; ".join(found[:3]) + more, blamed))
-    return problems
-
-
 def policy_reports(scenario: ir.Scenario, perfect: bool, policy: str = "agent-policy", gaps: str = "fail") -> list[dict]:
     """Kyverno PolicyReports (wgpolicyk8s.io/v1alpha2) of an agent's policy over a CISO scenario's objects:
     a perfect policy fails the gap objects (`gaps`) and passes the compliant ones; the other fails them all."""
@@ -648,13 +607,3 @@ def policy_reports(scenario: ir.Scenario, perfect: bool, policy: str = "agent-po
             results.append({"policy": policy, "rule": "check", "result": verdict, "resources": [resource]})
     return [{"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport",
              "metadata": {"name": policy}, "results": results}]
-
-
-def _number(value) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _failed_checks(verdict: dict) -> str:
-    failed = [f"{c.get('id')}: {c.get('detail')}" for c in verdict.get("checks", []) if not c.get("passed")]
-    more = f"; and {len(failed) - 3} more" if len(failed) > 3 else ""
-    return "; ".join(failed[:3]) + more or "no failed check reported"

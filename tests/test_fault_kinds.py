@@ -554,7 +554,7 @@ def test_derived_states_carry_the_probes_declared_results():
 
 def test_the_library_exec_scenario_self_validates_and_its_corpus_attacks_the_probe():
     from itbench_dsl.corpus import all_cases
-    from itbench_dsl.states import self_validate
+    from itbench_dsl.corpus import self_validate
 
     scenario = _scenario(MONGO_SCENARIO.read_text())
     assert self_validate(scenario) == []
@@ -570,7 +570,7 @@ def test_the_library_exec_scenario_self_validates_and_its_corpus_attacks_the_pro
 
 def test_an_evaluator_that_ignores_probes_is_caught(monkeypatch):
     """Self-validation is only worth what it catches: a grader that passes every probe predicate fails it."""
-    from itbench_dsl.states import self_validate
+    from itbench_dsl.corpus import self_validate
 
     scenario = _scenario(MONGO_SCENARIO.read_text())
     monkeypatch.setattr(runtime, "probe_check", lambda pred, state: (True, "ignored"))

@@ -103,8 +103,7 @@ def groundtruth_v2(scenario: ir.Scenario) -> dict:
 
 
 def group_id(ref: ir.ObjectRef) -> str:
-    base = ref.name.replace("*", "").strip("-.") or "any"
-    return f"{base}-{ref.kind.lower()}-1"
+    return ref.group_id()
 
 
 _REGEX_SPECIAL = set(".^$+{}[]\\|()")

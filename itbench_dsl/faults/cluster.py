@@ -284,7 +284,7 @@ def namespace_objects(topology, namespace: str) -> list:
 
 
 def _ref(obj) -> ir.ObjectRef:
-    from ..backends.manifests import render_object
+    from ..render import render_object
 
     manifest = render_object(obj)
     return ir.ObjectRef(manifest["apiVersion"], manifest["kind"], manifest["metadata"].get("namespace"),

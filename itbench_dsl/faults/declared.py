@@ -35,7 +35,7 @@ from importlib import resources
 from .. import ast, ir
 from .. import tasks as task_types
 from ..diagnostics import Diagnostics, did_you_mean
-from ..lifecycle import plural as resource_plural
+from ..kinds import plural as resource_plural
 from ..reader import MISSING, Body, Context, convert, plain
 from ..topology import CLUSTER_SCOPED_KINDS, DNS1123_SUBDOMAIN, KINDS
 from .base import (
@@ -699,7 +699,7 @@ def reported_codes(spec: Declared) -> list[str]:
 
 
 def _manifest(obj) -> dict:
-    from ..backends.manifests import render_object
+    from ..render import render_object
 
     return copy.deepcopy(render_object(obj))
 
@@ -939,7 +939,7 @@ def _key_orders() -> dict[str, list[str]]:
     """The order the manifest renderer writes a workload's keys in, read off a workload with every field set:
     a field a patch adds takes the place the renderer would give it, so a patched manifest is the bytes of
     the same change made to the IR object (tests/test_fault_kinds.py compares them)."""
-    from ..backends.manifests import render_object
+    from ..render import render_object
 
     def container(name):
         return ir.Container(name, "i", "Always", ["c"], ["a"], [ir.ContainerPort(1)], [ir.EnvVar("E", "v")],
@@ -1081,9 +1081,9 @@ def stdlib_files() -> list[tuple[str, bytes]]:
             if p.name.endswith(".itb")]
 
 
-def stdlib_names(path: str) -> frozenset:
+def stdlib_names(path: str, library: dict) -> frozenset:
     """The names the standard library's file at `path` declares (empty for any other file): checking that file
-    on its own, its kinds do not clash with themselves."""
+    on its own, its kinds do not clash with themselves. `library`: the fault library (faults.FAULTS)."""
     folder = resources.files("itbench_dsl").joinpath("stdlib/faults")
     try:
         same = os.path.dirname(os.path.realpath(path)) == os.path.realpath(str(folder))
@@ -1091,10 +1091,8 @@ def stdlib_names(path: str) -> frozenset:
         return frozenset()
     if not same:
         return frozenset()
-    from . import FAULTS
-
     name = os.path.basename(path)
-    return frozenset(k.name for k in FAULTS.values()
+    return frozenset(k.name for k in library.values()
                      if k.declared is not None and k.declared.path == f"<stdlib>/faults/{name}")
 
 
