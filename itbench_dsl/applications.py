@@ -412,12 +412,12 @@ def app_names() -> list[str]:
 @functools.lru_cache(maxsize=None)
 def load_app(name: str) -> tuple[ast.App | None, Diagnostics, str]:
     """Parse a standard-library application once per process."""
-    from .parser import parse_bytes  # late: the parser is built on first use
+    from .parser import parse_package_file  # late: the parser is built on first use
 
     resource = resources.files("itbench_dsl").joinpath(f"stdlib/apps/{name}.itb")
     path = f"<stdlib>/apps/{name}.itb"
     diags = Diagnostics()
-    document = parse_bytes(resource.read_bytes(), path, diags)
+    document = parse_package_file(resource.read_bytes(), path, diags)
     if document is not None and not isinstance(document, ast.App):
         diags.error("E1002", "a standard-library application file must hold an `app` block", path, document.span)
         document = None

@@ -645,3 +645,20 @@ def test_the_lock_records_the_fault_files_a_scenario_loads(tmp_path: Path):
     # a scenario without `use faults` keeps its lock's keys
     standard, _ = _compile("m.itb", MONGO_SCENARIO.read_bytes())
     assert "fault_files_sha256" not in json.loads(standard.files["bundle.lock"])
+
+
+def test_a_compile_result_crosses_processes_with_its_kinds(tmp_path: Path):
+    """`check --jobs` pickles results: a library kind comes back as the library's own object, a project's
+    kind by value (its declaration and checks with it)."""
+    import pickle
+
+    path = ROOT / "scenarios/sre/otel-checkout-nonexistent-image.itb"
+    library, _ = _compile(str(path.relative_to(ROOT)), path.read_bytes())
+    back = pickle.loads(pickle.dumps(library.scenario))
+    assert back.injections()[0].kind is FAULTS["nonexistent_image"]
+    scenario, text = _fault_file(tmp_path, GOOD_KIND, """  fault slow_mode on deployment "cart"
+  expect { mitigated when { deployment "cart" ready } }""")
+    project, diags = _compile(str(scenario), text)
+    assert project.files, [d.message for d in diags.items]
+    kind = pickle.loads(pickle.dumps(project.scenario)).injections()[0].kind
+    assert kind.name == "slow_mode" and "slow_mode" not in FAULTS and kind.declared is not None

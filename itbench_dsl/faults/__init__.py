@@ -14,7 +14,7 @@ its kind (`injection.kind`), which every later stage reads.
 
 from __future__ import annotations
 
-from . import admission, chaos, cluster, config, declared, finops, istio, rbac, scheduling, service, workload
+from . import admission, base, chaos, cluster, config, declared, finops, istio, rbac, scheduling, service, workload
 from .base import (
     CHAOS_NAMESPACE,
     CREATABLE_KINDS,
@@ -53,6 +53,7 @@ def _registry() -> dict[str, FaultKind]:
 
 
 FAULTS: dict[str, FaultKind] = _registry()
+base.LIBRARY.update(FAULTS)
 
 __all__ = [
     "CHAOS_NAMESPACE", "CREATABLE_KINDS", "FAULTS", "POD_EFFECTS", "WAITERS", "Arg", "Checked", "Effect", "FaultInput", "FaultKind",

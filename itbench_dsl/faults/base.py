@@ -173,6 +173,22 @@ class FaultKind:
         """The readiness effect of one use of the kind (its checked arguments)."""
         return self.readiness(args) if callable(self.readiness) else self.readiness
 
+    def __reduce_ex__(self, protocol):
+        # `check --jobs` sends compile results (whose injections carry their kinds) between processes: a kind
+        # of the library travels by name; a project's own kind, which no library holds, by value
+        if LIBRARY.get(self.name) is self:
+            return library_kind, (self.name,)
+        return super().__reduce_ex__(protocol)
+
+
+# The fault library (faults.FAULTS), filled once when the package builds it; nothing else writes to it.
+LIBRARY: dict[str, FaultKind] = {}
+
+
+def library_kind(name: str) -> FaultKind:
+    """A kind of the library by name (how a pickled library kind is read back)."""
+    return LIBRARY[name]
+
 
 # What a fault can do to the pods of the workload it targets (FaultKind.readiness):
 POD_EFFECTS = {

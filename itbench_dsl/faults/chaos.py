@@ -1142,6 +1142,11 @@ def _check_jvm_chaos(f: FaultInput) -> Checked | None:
 # pod-kill pods come back, so a snapshot sees them ready
 _POD_CHAOS_READINESS = {"pod-failure": "unready", "container-kill": "crash"}
 
+
+def _pod_chaos_readiness(args: dict) -> str:
+    return _POD_CHAOS_READINESS.get(str(args.get("spec", {}).get("action")), "")
+
+
 FAULTS = [
     _kind(
         "pod_chaos", "PodChaos",
@@ -1153,7 +1158,7 @@ FAULTS = [
          Arg("grace_period", "duration", help="pod-kill: the pods' termination grace period, whole seconds")),
         ("`container-kill` names containers, each of which exists in the workload (E2020).",
          "`pod-failure` has a `duration`; `pod-kill` and `container-kill` are instantaneous and take none."),
-        readiness=lambda args: _POD_CHAOS_READINESS.get(str(args.get("spec", {}).get("action")), ""),
+        readiness=_pod_chaos_readiness,
     ),
     _kind(
         "network_chaos", "NetworkChaos",

@@ -1101,8 +1101,14 @@ def load_stdlib(python_kinds: dict) -> list[FaultKind]:
     both in Python and here among them: each kind has one definition)."""
     diags = Diagnostics()
     kinds = []
+    from ..parser import parse_package_file
+
     for path, data in stdlib_files():
-        kinds.extend(load_library(data, path, diags, python_kinds))
+        document = parse_package_file(data, path, diags)  # kept on disk: the same bytes, the same AST
+        if isinstance(document, ast.FaultLibrary):
+            kinds.extend(build_library(document, path, diags, python_kinds))
+        elif document is not None:
+            diags.error("E2055", f"`{path}` holds no `fault_kind` declarations", path, document.span)
     if diags.errors():
         from ..diagnostics import render_human
 
