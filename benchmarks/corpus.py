@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from itbench_dsl.compiler import compile_source  # noqa: E402
-from itbench_dsl.corpus import FAIL, PASS, UNUSABLE, all_cases  # noqa: E402
+from itbench_dsl.analysis.corpus import FAIL, PASS, UNUSABLE, all_cases  # noqa: E402
 from itbench_dsl.diagnostics import Diagnostics  # noqa: E402
 from itbench_dsl.runtime.evaluator import InputError, evaluate  # noqa: E402
 

@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from itbench_dsl import states  # noqa: E402
+from itbench_dsl.analysis import states  # noqa: E402
 from itbench_dsl.backends import evaluator as evaluator_backend  # noqa: E402
 from itbench_dsl.compiler import compile_source  # noqa: E402
 from itbench_dsl.diagnostics import Diagnostics  # noqa: E402

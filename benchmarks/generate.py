@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from itbench_dsl import generate as gen  # noqa: E402
 from itbench_dsl.diagnostics import Diagnostics  # noqa: E402
-from itbench_dsl.identity import scenario_digest  # noqa: E402
+from itbench_dsl.analysis.identity import scenario_digest  # noqa: E402
 from itbench_dsl.parser import parse_text  # noqa: E402
 
 TARGET_PER_SECOND = 300

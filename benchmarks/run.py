@@ -37,8 +37,8 @@ def main() -> None:
             return
         from kube_server import KubeServer
 
-        from itbench_dsl import lifecycle
-        from itbench_dsl.cluster.runner import Run, RunOptions
+        from itbench_dsl.run import lifecycle
+        from itbench_dsl.run.runner import Run, RunOptions
 
         overheads = []
         for index in range(3):

@@ -25,7 +25,7 @@ from typing import Iterable, Iterator
 from . import ast
 from .compiler import CompileResult, compile_document, compile_source
 from .diagnostics import Diagnostic, Diagnostics
-from .lint import Linted, allowed_codes, identical_scenarios, lint_item
+from .analysis.lint import Linted, allowed_codes, identical_scenarios, lint_item
 from .source import SourceFile
 
 
@@ -113,8 +113,8 @@ def self_validation(result: CompileResult) -> list[Diagnostic]:
     located at the scenario's name, or at the `mitigated when` predicate that alone fails the states that
     must pass; E4006/W2009/W2010: its solutions replayed (solutions.py), located
     at the step they concern."""
-    from .solutions import findings
-    from .corpus import self_validate_located
+    from .analysis.solutions import findings
+    from .analysis.corpus import self_validate_located
 
     span = result.source_map.scenario if result.source_map is not None else result.document.name_span
     predicates = result.source_map.predicates if result.source_map is not None else []
@@ -156,7 +156,7 @@ def check_files(jobs: list[tuple[str, bytes]], hints: str = "none", workers: int
     and those each scenario allows. Returns every diagnostic (with the sources they point into)
     and each file's check, in the order of `jobs`. `app_path`: the folders `use app "NAME"` looks in
     first (applications.app_search_path), in this process and in every worker."""
-    from .mechanisms import duplicate_diagnostics
+    from .analysis.mechanisms import duplicate_diagnostics
 
     diags = Diagnostics()
     checks = list(_check_all(jobs, hints, workers, tuple(str(f) for f in app_path)))

@@ -23,7 +23,7 @@ from typing import Callable, Iterable, Iterator, Union
 
 from . import ast, ir
 from .diagnostics import Diagnostic
-from .identity import scenario_digest
+from .analysis.identity import scenario_digest
 
 GROUP = "itbench.generators"
 # The built-ins, used when the distribution's entry points are not visible (running from a checkout).

@@ -27,7 +27,7 @@ def test_parse_check_compile():
 
 
 def test_evaluate_a_bundle_folder_a_compile_result_and_a_spec(tmp_path: Path):
-    from itbench_dsl.states import derive
+    from itbench_dsl.analysis.states import derive
 
     result, _ = itb.compile(TEXT, "checkout.itb")
     folder = write_bundle(tmp_path, result.name, result.files)

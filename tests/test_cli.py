@@ -401,7 +401,7 @@ CISO = SCENARIOS / "ciso" / "cis-5-2-5-host-network-kyverno.itb"
 
 def test_states_writes_the_three_states_as_json(tmp_path: Path):
     from itbench_dsl.checking import check_source
-    from itbench_dsl.states import derive
+    from itbench_dsl.analysis.states import derive
 
     result = invoke("states", str(SHOP), str(CISO), "-o", str(tmp_path / "out"))
     assert result.exit_code == 0, result.stderr

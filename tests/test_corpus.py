@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from itbench_dsl import corpus, states
+from itbench_dsl.analysis import corpus, states
 from itbench_dsl.compiler import compile_source
-from itbench_dsl.corpus import FAIL, PASS, UNUSABLE, all_cases
+from itbench_dsl.analysis.corpus import FAIL, PASS, UNUSABLE, all_cases
 from itbench_dsl.diagnostics import Diagnostics
 from itbench_dsl.runtime import evaluator as runtime
 

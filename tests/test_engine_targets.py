@@ -15,7 +15,7 @@ from itbench_dsl.cli import load_command
 from itbench_dsl.cli.compile import TARGET_NAMES
 from itbench_dsl.compiler import TARGETS, compile_source, target_files
 from itbench_dsl.diagnostics import Diagnostics
-from itbench_dsl.lifecycle import PHASES
+from itbench_dsl.run.lifecycle import PHASES
 from itbench_dsl.validate import validate_object
 
 PATHS = sorted(str(p.relative_to(SCENARIOS)) for p in SCENARIOS.rglob("*.itb"))

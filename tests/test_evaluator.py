@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from itbench_dsl import states
+from itbench_dsl.analysis import states
 from itbench_dsl.backends import evaluator as backend
 from itbench_dsl.backends import evaluator_file
 from itbench_dsl.checking import check_source
@@ -182,7 +182,7 @@ def test_secrets_are_compared_decoded():
 
 
 def test_what_the_api_server_adds_is_not_a_change():
-    from itbench_dsl.corpus import as_served
+    from itbench_dsl.analysis.corpus import as_served
 
     for name in ("otel-frontend-failing-dns-policy", "bookinfo-ambient-mode-disabled", TARGET_PORT,
                  "otel-checkout-nonexistent-image"):

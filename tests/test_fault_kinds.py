@@ -13,7 +13,7 @@ from itbench_dsl import compiler
 from itbench_dsl.diagnostics import Diagnostics
 from itbench_dsl.faults import FAULTS
 from itbench_dsl.faults import declared as declared_faults
-from itbench_dsl.mechanisms import check_unique_mechanisms
+from itbench_dsl.analysis.mechanisms import check_unique_mechanisms
 from itbench_dsl.runtime import evaluator as runtime
 from support.fault_twins import TWINS
 
@@ -461,7 +461,7 @@ def test_the_mongodb_role_fault_refuses_a_container_without_mongo():
 
 def test_mechanism_identity_applies_to_project_kinds(tmp_path: Path):
     """W2001 pairs two scenarios that inject one declared kind on one target, as it does library faults."""
-    from itbench_dsl.mechanisms import duplicate_diagnostics
+    from itbench_dsl.analysis.mechanisms import duplicate_diagnostics
 
     body = '  fault slow_mode on deployment "cart" { mode = "%s" }\n  expect { mitigated when { deployment "cart" ready } }'
     first, text = _fault_file(tmp_path, GOOD_KIND, body % "slow")
@@ -538,7 +538,7 @@ def _scenario(text: str, path: str = "s.itb"):
 
 
 def test_derived_states_carry_the_probes_declared_results():
-    from itbench_dsl.states import derive
+    from itbench_dsl.analysis.states import derive
 
     states = derive(_scenario(MONGO_SCENARIO.read_text()))
     healthy = '[{"role":"userAdminAnyDatabase","db":"admin"},{"role":"readWrite","db":"geo-db"}]\n'
@@ -553,8 +553,8 @@ def test_derived_states_carry_the_probes_declared_results():
 
 
 def test_the_library_exec_scenario_self_validates_and_its_corpus_attacks_the_probe():
-    from itbench_dsl.corpus import all_cases
-    from itbench_dsl.corpus import self_validate
+    from itbench_dsl.analysis.corpus import all_cases
+    from itbench_dsl.analysis.corpus import self_validate
 
     scenario = _scenario(MONGO_SCENARIO.read_text())
     assert self_validate(scenario) == []
@@ -570,7 +570,7 @@ def test_the_library_exec_scenario_self_validates_and_its_corpus_attacks_the_pro
 
 def test_an_evaluator_that_ignores_probes_is_caught(monkeypatch):
     """Self-validation is only worth what it catches: a grader that passes every probe predicate fails it."""
-    from itbench_dsl.corpus import self_validate
+    from itbench_dsl.analysis.corpus import self_validate
 
     scenario = _scenario(MONGO_SCENARIO.read_text())
     monkeypatch.setattr(runtime, "probe_check", lambda pred, state: (True, "ignored"))
@@ -584,7 +584,7 @@ def test_an_evaluator_that_ignores_probes_is_caught(monkeypatch):
 
 
 def test_an_exact_probe_test_is_attacked_with_a_longer_token():
-    from itbench_dsl.corpus import all_cases
+    from itbench_dsl.analysis.corpus import all_cases
 
     text = PROBE_SCENARIO.replace('stdout contains "readWrite"', 'stdout == "ok"').replace(
         'healthy { stdout = "[{\\"role\\":\\"readWrite\\"}]" }', 'healthy { stdout = "ok" }') % "roles"
@@ -613,7 +613,7 @@ def test_a_probe_read_without_a_healthy_result_is_located():
     ("kubectl -n hotel-reservation rollout restart deploy/mongodb-geo", ["E4006"]),
 ])
 def test_a_solution_undoes_an_exec_fault_only_with_its_revert_command(step, codes):
-    from itbench_dsl.solutions import findings
+    from itbench_dsl.analysis.solutions import findings
 
     text = MONGO_SCENARIO.read_text()
     start = text.index('    step "Grant')

@@ -18,7 +18,7 @@ from itbench_dsl import generate as gen
 from itbench_dsl.cli import cli
 from itbench_dsl.diagnostics import Diagnostics
 from itbench_dsl.faults import FAULTS
-from itbench_dsl.identity import scenario_digest
+from itbench_dsl.analysis.identity import scenario_digest
 from itbench_dsl.parser import parse_text
 
 REPO = Path(__file__).resolve().parents[1]
@@ -249,7 +249,7 @@ def test_compose_ground_truth_contains_both_faults():
     # the oracle needs both repairs: the answer naming one root cause does not score 1
     from itbench_dsl.backends.evaluator import evaluator_spec
     from itbench_dsl.runtime.evaluator import evaluate
-    from itbench_dsl.states import derive, perfect_answer
+    from itbench_dsl.analysis.states import derive, perfect_answer
 
     states = derive(variant.scenario)
     spec = evaluator_spec(variant.scenario)
@@ -272,7 +272,7 @@ def test_compose_refuses_faults_that_cannot_coexist():
 def test_noise_is_never_credited_as_a_root_cause():
     from itbench_dsl.backends.evaluator import evaluator_spec
     from itbench_dsl.runtime.evaluator import evaluate
-    from itbench_dsl.states import derive, perfect_answer
+    from itbench_dsl.analysis.states import derive, perfect_answer
 
     result = run("noise", ["sre/otel-checkout-nonexistent-image.itb"], seed=5, n=3)
     assert result.variants
@@ -380,7 +380,7 @@ def test_anonymize_renames_ground_truth_and_prompt_consistently():
 def test_control_has_no_fault_and_passes_the_healthy_state():
     from itbench_dsl.backends.evaluator import evaluator_spec
     from itbench_dsl.runtime.evaluator import evaluate
-    from itbench_dsl.states import derive
+    from itbench_dsl.analysis.states import derive
 
     result = run("control", ["sre/otel-checkout-nonexistent-image.itb", "sre/otel-cart-pod-kill-loop.itb",
                              "finops/otel-recommendation-idle-replicas.itb"])

@@ -115,7 +115,7 @@ def _under(module: str, prefix: str) -> bool:
 FORBIDDEN = [
     ("itbench_dsl.faults", "itbench_dsl.backends", "the fault library sits below the backends that render it"),
     ("itbench_dsl.faults", "itbench_dsl.compiler", "the compiler drives the fault library, not the reverse"),
-    ("itbench_dsl.faults", "itbench_dsl.lifecycle", "a run of a bundle sits above the compiler's fault library"),
+    ("itbench_dsl.faults", "itbench_dsl.run.lifecycle", "a run of a bundle sits above the compiler's fault library"),
     ("itbench_dsl.checker", "itbench_dsl.backends", "checking makes the IR the backends read"),
     ("itbench_dsl.backends", "itbench_dsl.compiler", "the compiler calls the backends, not the reverse"),
     ("itbench_dsl.backends", "itbench_dsl.checking", "the backends read the IR, not the checks run after them"),

@@ -15,14 +15,8 @@ from itbench_dsl import cli as cli_module
 from itbench_dsl import ir
 from itbench_dsl.checking import check_files, check_source
 from itbench_dsl.codes import CODES
-from itbench_dsl.identity import scenario_digest
-from itbench_dsl.lint import (
-    COMPLEXITY_HOPS,
-    LINT_CODES,
-    Linted,
-    lint_files,
-    propagation_hops,
-)
+from itbench_dsl.analysis.identity import scenario_digest
+from itbench_dsl.analysis.lint import COMPLEXITY_HOPS, LINT_CODES, Linted, lint_files, propagation_hops
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -351,7 +345,7 @@ def test_library_has_no_lint_warning():
 
 
 def test_longest_path_on_large_graphs():
-    from itbench_dsl.lint import _longest_path
+    from itbench_dsl.analysis.lint import _longest_path
 
     chain = {f"n{i:05}": {f"n{i + 1:05}"} for i in range(5000)} | {"n05000": set()}
     assert _longest_path(chain) == 5000  # no recursion limit
@@ -387,7 +381,7 @@ def test_fault_spans_come_from_the_source_map():
 def test_w2003_suggests_ready_only_where_readiness_exists(kind: str, ready: bool):
     """`ready` on a ConfigMap can never pass (E4004): the help suggests a field predicate there instead."""
     from itbench_dsl import ir
-    from itbench_dsl.lint import _observe_help
+    from itbench_dsl.analysis.lint import _observe_help
 
     target = ir.ObjectRef("v1", kind, "ns", "x")
     text = _observe_help(target)

@@ -243,7 +243,7 @@ GOOD = """scenario "otel-cart-stress" {
 
 
 def test_lint_findings_arrive_as_warnings(client):
-    pytest.importorskip("itbench_dsl.lint")
+    pytest.importorskip("itbench_dsl.analysis.lint")
     uri = "file:///tmp/itbench-lsp-test/lint.itb"
     client.open(uri, GOOD)  # compiles clean, but has no `solution`
     found = {d["code"]: d for d in client.diagnostics(uri, 1)}

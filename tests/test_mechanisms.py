@@ -14,8 +14,13 @@ from itbench_dsl.codes import CODES, severity_of
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.faults import FAULTS
-from itbench_dsl.mechanisms import (
-    check_unique_mechanisms, duplicate_diagnostics, find_duplicates, mechanism_clashes, normalise_args, scenario_key,
+from itbench_dsl.analysis.mechanisms import (
+    check_unique_mechanisms,
+    duplicate_diagnostics,
+    find_duplicates,
+    mechanism_clashes,
+    normalise_args,
+    scenario_key,
 )
 
 REPO = Path(__file__).resolve().parents[1]

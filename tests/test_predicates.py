@@ -10,7 +10,7 @@ import pytest
 
 from itbench_dsl import builders as b
 from itbench_dsl import checking
-from itbench_dsl.corpus import all_cases
+from itbench_dsl.analysis.corpus import all_cases
 from itbench_dsl.parser import parse_text
 from itbench_dsl.printer import print_document
 from itbench_dsl.runtime.evaluator import State, predicate_check

@@ -24,7 +24,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from itbench_dsl import compiler
 from itbench_dsl.backends import prompt as prompt_backend
 from itbench_dsl.diagnostics import Diagnostics
-from itbench_dsl.leakage import ORDINARY_WORDS
+from itbench_dsl.analysis.leakage import ORDINARY_WORDS
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = sorted((REPO / "scenarios").rglob("*.itb"))

@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from conftest import compile_text as shared_compile_text
-from itbench_dsl import ast, states
+from itbench_dsl import ast
+from itbench_dsl.analysis import states
 from itbench_dsl.backends.evaluator import evaluator_spec
 from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.importer import import_path

@@ -22,8 +22,8 @@ from kube_server import KubeServer  # noqa: E402
 from conftest import SCENARIOS, compile_ok  # noqa: E402
 from test_run_plan import write_bundle  # noqa: E402
 
-from itbench_dsl import lifecycle  # noqa: E402
-from itbench_dsl.cluster.runner import Run, RunOptions  # noqa: E402
+from itbench_dsl.run import lifecycle  # noqa: E402
+from itbench_dsl.run.runner import Run, RunOptions  # noqa: E402
 
 SCENARIO = "bookinfo-gateway-denies-get"
 POLICY = ("AuthorizationPolicy", "book-info", "bookinfo-gateway-deny")
@@ -228,7 +228,7 @@ def test_snapshot_captures_what_the_evaluator_reads(server, bundle, tmp_path):
     from click.testing import CliRunner
 
     from itbench_dsl.cli import cli
-    from itbench_dsl.cluster.client import Cluster
+    from itbench_dsl.run.client import Cluster
 
     b = lifecycle.load_bundle(bundle)
     kubeconfig = server.kubeconfig(tmp_path / "kubeconfig.yaml")

@@ -16,9 +16,9 @@ pytest.importorskip("kubernetes")
 from kube_server import KubeServer  # noqa: E402
 from test_run_plan import write_bundle  # noqa: E402
 
-from itbench_dsl import lifecycle  # noqa: E402
-from itbench_dsl.cluster import ClusterError  # noqa: E402
-from itbench_dsl.cluster.runner import Run, RunOptions  # noqa: E402
+from itbench_dsl.run import lifecycle  # noqa: E402
+from itbench_dsl.run import ClusterError  # noqa: E402
+from itbench_dsl.run.runner import Run, RunOptions  # noqa: E402
 
 SCENARIO = "hotel-reservation-mongodb-geo-revoked-role"
 WORKLOAD = lifecycle.Ref("apps/v1", "Deployment", "hotel-reservation", "mongodb-geo")
@@ -163,7 +163,7 @@ def test_a_failing_revert_step_is_reported_and_the_rest_of_the_cleanup_runs(serv
 
 
 def test_exec_keeps_a_bounded_output_and_times_out(server, bundle, tmp_path):
-    from itbench_dsl.cluster.client import Cluster
+    from itbench_dsl.run.client import Cluster
 
     b = lifecycle.load_bundle(bundle)
     with Cluster(server.kubeconfig(tmp_path / "kubeconfig.yaml")) as cluster:
@@ -189,7 +189,7 @@ def test_snapshot_runs_the_probes_and_records_one_that_cannot_run(server, bundle
     from click.testing import CliRunner
 
     from itbench_dsl.cli import cli
-    from itbench_dsl.cluster.client import Cluster
+    from itbench_dsl.run.client import Cluster
 
     b = lifecycle.load_bundle(bundle)
     kubeconfig = server.kubeconfig(tmp_path / "kubeconfig.yaml")

@@ -1,4 +1,4 @@
-"""`itbench run --dry-run` and the run plan (itbench_dsl/lifecycle.py): no cluster, no kubernetes import."""
+"""`itbench run --dry-run` and the run plan (itbench_dsl/run/lifecycle.py): no cluster, no kubernetes import."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SCENARIOS, compile_ok
-from itbench_dsl import lifecycle
+from itbench_dsl.run import lifecycle
 
 
 def write_bundle(folder: Path, scenario: str, domain: str = "sre") -> Path:

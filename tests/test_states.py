@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from itbench_dsl import cli as cli_module
-from itbench_dsl import corpus, states
+from itbench_dsl.analysis import corpus, states
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics
 from itbench_dsl.faults import FAULTS
@@ -267,7 +267,7 @@ def test_self_validation_reports_an_evaluator_that_always_passes(monkeypatch):
     assert "the faulty state (must fail): it passed it" in problems[0][1]
     assert "(must fail): it passed it" in problems[1][1]  # the message lists the first three
     # every answer that must fail or be refused is among the wrongly graded cases
-    from itbench_dsl.corpus import all_cases
+    from itbench_dsl.analysis.corpus import all_cases
 
     spec, cases = all_cases(scenario("sre/otel-checkout-nonexistent-image.itb"))
     wrong = [c.name for c in cases if c.task not in ("mitigate", "policy") and not c.run(spec)[0]]

@@ -19,7 +19,7 @@ from itbench_dsl import parse
 from itbench_dsl.printer import print_document
 from itbench_dsl.runtime.evaluator import InputError, evaluate, label_key
 from itbench_dsl.runtime.scoring import aggregate, load_verdicts
-from itbench_dsl.states import objects, perfect_answer, render
+from itbench_dsl.analysis.states import objects, perfect_answer, render
 
 TOPOLOGY = '''
   topology {

@@ -14,7 +14,7 @@ templates, `parallelism` at a time, each cluster running one at a time (a mutex 
 from __future__ import annotations
 
 from .. import ir
-from ..lifecycle import PHASES
+from ..run.lifecycle import PHASES
 from .engines import Action, EnginePlan, bundle_files, engine_plan, ready_script
 
 API_VERSION = "argoproj.io/v1alpha1"

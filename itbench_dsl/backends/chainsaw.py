@@ -12,7 +12,7 @@ Run a suite with `chainsaw test OUTPUT/` (docs/running.md).
 from __future__ import annotations
 
 from .. import ir
-from ..lifecycle import PHASES
+from ..run.lifecycle import PHASES
 from .engines import Action, EnginePlan, bundle_files, engine_plan, ready_script
 
 API_VERSION = "chainsaw.kyverno.io/v1alpha1"

@@ -18,7 +18,7 @@ import yaml
 
 from .. import ir
 from ..ciso.tasks import TASK_CLASSES
-from ..lifecycle import PHASES, SUBMISSION, WORKLOAD_KINDS
+from ..run.lifecycle import PHASES, SUBMISSION, WORKLOAD_KINDS
 
 FIELD_MANAGER = "itbench"
 WORKSPACE = "${ITBENCH_WORKSPACE:-workspace}"

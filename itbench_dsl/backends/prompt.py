@@ -29,7 +29,7 @@ from .. import ir
 from .. import tasks as task_types
 from ..ciso.tasks import TASK_CLASSES
 from ..faults import itbench_entry
-from ..leakage import Chunk, Leak, find_leaks
+from ..analysis.leakage import Chunk, Leak, find_leaks
 
 HINT_LEVELS = ("none", "topology", "localized")
 

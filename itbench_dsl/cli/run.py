@@ -70,7 +70,7 @@ def command(bundles: tuple[str, ...], kubeconfig: str | None, context: str | Non
       itbench run out/* --kubeconfig ~/.kube/config --prometheus http://localhost:9090 \\
           --agent "my-agent --prompt \\$ITBENCH_PROMPT" --agent-timeout 20m -o results/
     """
-    from ..lifecycle import BundleError, PlanOptions, load_bundle, plan, render_plan
+    from ..run.lifecycle import BundleError, PlanOptions, load_bundle, plan, render_plan
 
     budget = _duration(agent_timeout)
     try:
@@ -89,11 +89,11 @@ def command(bundles: tuple[str, ...], kubeconfig: str | None, context: str | Non
     if run_id is not None and len(loaded) > 1 and len({b.scenario for b in loaded}) < len(loaded):
         raise UserError("--run-id with several bundles of one scenario would run them into one folder")
 
-    from ..cluster import ClusterError, require_client
+    from ..run import ClusterError, require_client
 
     try:
         require_client()
-        from ..cluster.runner import Run, RunOptions
+        from ..run.runner import Run, RunOptions
     except ClusterError as exc:
         raise UserError(str(exc)) from exc
     options = RunOptions(kubeconfig=kubeconfig, agent=agent, results=Path(results), context=context,

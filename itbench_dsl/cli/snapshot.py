@@ -28,14 +28,14 @@ def command(bundle: str, kubeconfig: str, context: str | None, prometheus: str |
           --prometheus http://localhost:9090 -o state.json
       itbench evaluate out/otel-cart-pod-kill-loop --task mitigate --state state.json
     """
-    from ..cluster import ClusterError, require_client
-    from ..lifecycle import BundleError, load_bundle
+    from ..run import ClusterError, require_client
+    from ..run.lifecycle import BundleError, load_bundle
 
     try:
         loaded = load_bundle(Path(bundle), runnable=False)
         require_client()
-        from ..cluster.client import Cluster
-        from ..cluster.snapshot import capture
+        from ..run.client import Cluster
+        from ..run.snapshot import capture
 
         with Cluster(kubeconfig, context) as cluster:
             state = capture(cluster, loaded, prometheus)

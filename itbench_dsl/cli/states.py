@@ -47,7 +47,7 @@ def command(files: tuple[str, ...], output: str, fmt: str, quiet: bool) -> None:
     """
     from ..checking import check_source, drop_allowed
     from ..diagnostics import Diagnostics
-    from ..states import derive
+    from ..analysis.states import derive
 
     paths = collect(files)
     diags = Diagnostics()

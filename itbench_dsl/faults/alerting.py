@@ -22,7 +22,7 @@ from __future__ import annotations
 
 
 from .. import ir
-from ..components import Components
+from ..analysis.components import Components
 
 from ..alerts import COST, SCOPES, TRAFFIC, WORKLOAD  # noqa: F401  (the scopes live with the catalogue)
 

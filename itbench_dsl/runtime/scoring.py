@@ -105,7 +105,7 @@ def aggregate(verdicts: list[dict], ks: list[int]) -> dict:
 
 
 MAX_VERDICT_BYTES = 16 * 1024 * 1024
-RUN_MARKER, RUN_VERDICT = "timeline.jsonl", "verdict.json"  # a run folder of `itbench run` (cluster/runner.py)
+RUN_MARKER, RUN_VERDICT = "timeline.jsonl", "verdict.json"  # a run folder of `itbench run` (run/runner.py)
 
 
 def load_verdicts(folder: Path) -> list[dict]:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from . import ir
-from .memo import IdentityMemo
+from .. import ir
+from ..memo import IdentityMemo
 
 NOT_MEASURED = ("name", "description", "tags", "metadata", "params")
 

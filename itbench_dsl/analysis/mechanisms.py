@@ -25,9 +25,9 @@ import json
 from collections import Counter
 from typing import Iterable, Mapping, Sequence
 
-from . import ir
-from .diagnostics import Diagnostic, Note
-from .source import NO_SPAN, Span
+from .. import ir
+from ..diagnostics import Diagnostic, Note
+from ..source import NO_SPAN, Span
 
 # argument keys (at any depth) that locate a fault inside its target; every other leaf is a magnitude
 IDENTITY_KEYS = frozenset({

@@ -9,7 +9,7 @@ the reason in `stderr`), as the evaluator's own `--capture` records it: its pred
 
 from __future__ import annotations
 
-from ..lifecycle import Bundle, captured_kinds
+from .lifecycle import Bundle, captured_kinds
 from . import ClusterError, prometheus
 from .client import Cluster
 

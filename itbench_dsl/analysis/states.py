@@ -35,8 +35,8 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
-from . import ir
-from .memo import IdentityMemo, copy_data
+from .. import ir
+from ..memo import IdentityMemo, copy_data
 
 TIMESTAMP = "2026-01-01T00:00:00Z"
 NODE = "itbench-worker"
@@ -70,10 +70,10 @@ class Objects:
 
 
 def objects(scenario: ir.Scenario) -> Objects:
-    from . import ciso
-    from .backends import faults as fault_backend
-    from .backends import manifests as manifest_backend
-    from .render import static_pod_name
+    from .. import ciso
+    from ..backends import faults as fault_backend
+    from ..backends import manifests as manifest_backend
+    from ..render import static_pod_name
 
     gaps = [id(o) for o in fault_backend.gap_objects(scenario)]
     topology = manifest_backend.topology_manifests(scenario.topology, exclude=gaps, provided=True) \
@@ -181,7 +181,7 @@ def render(manifests: dict[tuple, dict], found: Objects, effects: dict | None = 
 
 def captured_kinds(scenario: ir.Scenario) -> list[str]:
     """What a capture of the scenario's state holds (`<namespace>/<Kind>`): what its evaluator reads."""
-    from .backends.evaluator import evaluator_spec
+    from ..backends.evaluator import evaluator_spec
 
     return [f"{ns}/{kind}" for ns, kind in evaluator_spec(scenario)["requires"]["kinds"]]
 
@@ -213,7 +213,7 @@ def _reorder(objects: dict[tuple, dict], reference: dict[tuple, dict]) -> dict[t
 def _fault_effects(scenario: ir.Scenario, only: set[int] | None = None) -> dict[tuple, tuple[str, int]]:
     """(kind, namespace, name) of a workload -> (its readiness effect, its replicas before the fault), for
     every injection (or the injections whose indexes are in `only`)."""
-    from .faults.base import find_object
+    from ..faults.base import find_object
 
     effects: dict[tuple, tuple[str, int]] = {}
     for index, injection in enumerate(scenario.injections()):
@@ -247,7 +247,7 @@ def settle(scenario: ir.Scenario, manifests: dict[tuple, dict], found: Objects, 
 def exec_injections(scenario: ir.Scenario) -> dict[int, dict]:
     """The injections that run a command in a pod (a declared kind's `exec`), by index: their revert step
     (namespace, workload, container, command), as `revert/exec.json` lists it."""
-    from .faults.declared import exec_steps
+    from ..faults.declared import exec_steps
 
     out = {}
     for index, injection in enumerate(scenario.injections()):
@@ -263,7 +263,7 @@ def _still_there(index: int, manifests: dict, spec: dict, scenario: ir.Scenario 
     """Whether the injection's fault still holds in `manifests` (its parts, as the evaluator spec lists them:
     all of them undone undoes it, or any one for a fault undone by any; a command run in a pod is undone
     by its revert command only)."""
-    from .runtime.evaluator import _MISSING, _decoded_secret, acts, at, empty, owns
+    from ..runtime.evaluator import _MISSING, _decoded_secret, acts, at, empty, owns
 
     m = spec["mitigation"]
     fault = m["faults"][index]
@@ -297,7 +297,7 @@ def _still_there(index: int, manifests: dict, spec: dict, scenario: ir.Scenario 
 def _alerts(scenario: ir.Scenario, objects: dict[tuple, dict]) -> list[dict]:
     """The scenario's expected alerts, firing, and the alerts its mitigation waits for (`alert X not
     firing`) that its faults are known to raise (ITBench's fault library), on the fault's target."""
-    from .faults import library_alerts
+    from ..faults import library_alerts
 
     out: list[dict] = []
     seen: set[tuple] = set()
@@ -533,7 +533,7 @@ def entity_name(ref: ir.ObjectRef, state: dict | None = None, scenario: ir.Scena
     workload owns (`frontend-*` stands for frontend's pods, never for frontend-proxy's)."""
     name = ref.name
     if ref.kind == "Pod" and state is not None:
-        from .backends.itbench import _component
+        from ..backends.itbench import _component
 
         owner = _component(ref, scenario) if scenario is not None else None
         for item in state["resources"]["items"]:
@@ -581,7 +581,7 @@ def _chain_name(ref: ir.ObjectRef, state: dict | None, scenario: ir.Scenario) ->
     state (scaled to zero, refused by a quota) is named by its workload."""
     name = entity_name(ref, state, scenario)
     if ref.kind == "Pod" and name.endswith("/" + ref.name):  # no pod of the state matched
-        from .backends.itbench import _component
+        from ..backends.itbench import _component
 
         owner = _component(ref, scenario)
         workload = next((w for w in scenario.topology.workloads if w.name == owner), None)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 
-from . import ir
+from .. import ir
 
 
 class Components:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import ir
+from .. import ir
 
 
 @dataclass(frozen=True)
@@ -40,9 +40,9 @@ def _namespace(scenario: ir.Scenario) -> str | None:
 
 def findings(scenario: ir.Scenario, files: dict[str, bytes], spec: dict | None = None) -> list[Finding]:
     """What replaying each solution with commands says about it."""
-    from .backends.evaluator import evaluator_spec
-    from .runtime.evaluator import evaluate
-    from .runtime.replay import REFUSED, UNSUPPORTED, replay
+    from ..backends.evaluator import evaluator_spec
+    from ..runtime.evaluator import evaluate
+    from ..runtime.replay import REFUSED, UNSUPPORTED, replay
     from .states import as_served, exec_injections, objects, settle
 
     if scenario.domain == "ciso" or not scenario.injections():

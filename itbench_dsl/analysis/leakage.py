@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from . import ir
+from .. import ir
 
 # Kind words a prompt might use for an object of each kind, besides the kind itself and its words
 KIND_ALIASES = {

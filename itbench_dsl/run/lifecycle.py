@@ -1,6 +1,6 @@
 """The run of a compiled bundle, as an ordered plan: pure data, no cluster, no kubernetes import.
 
-One home for *what* a run does and in which order; `itbench_dsl/cluster/` does it against a cluster
+One home for *what* a run does and in which order; the rest of `itbench_dsl/run/` does it against a cluster
 (`itbench run`), `itbench run --dry-run` prints it, and engine targets (Chainsaw, Argo) may spell the
 same phases in their own formats. Public API (stable):
 
@@ -56,7 +56,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .kinds import WORKLOAD_KINDS, plural  # noqa: F401 - the run's readers take them from here too
+from ..kinds import WORKLOAD_KINDS, plural  # noqa: F401 - the run's readers take them from here too
 
 FIELD_MANAGER = "itbench"
 EXEC_PROTOCOL = "v4.channel.k8s.io"  # the pods/exec websocket subprotocol a run speaks
@@ -394,7 +394,7 @@ def _probes(root: Path, requires: dict) -> tuple[ExecStep, ...]:
     names = requires.get("probes") or []
     if not names:
         return ()
-    from .backends.evaluator_file import spec_of
+    from ..backends.evaluator_file import spec_of
 
     try:
         spec = spec_of((root / "evaluator.py").read_text("utf-8"))
@@ -414,8 +414,8 @@ def evaluator_requirements(root: Path, timeout: float = 60.0) -> dict:
     script = root / "evaluator.py"
     if not script.is_file():
         raise BundleError(f"{root}: no evaluator.py; compile the scenario again")
-    from .backends.evaluator_file import source_for_spec, spec_of
-    from .runtime.evaluator import requirements as runtime_requirements
+    from ..backends.evaluator_file import source_for_spec, spec_of
+    from ..runtime.evaluator import requirements as runtime_requirements
 
     try:
         text = script.read_text("utf-8")

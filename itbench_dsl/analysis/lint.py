@@ -30,12 +30,12 @@ import functools
 import re
 from typing import Iterable, Sequence
 
-from . import ast, ir
-from .diagnostics import Diagnostic, Note
+from .. import ast, ir
+from ..diagnostics import Diagnostic, Note
 from .identity import scenario_digest
 from .components import Components  # noqa: F401  (lint's rules use it; tests import it from here)
 from .mechanisms import injection_key
-from .source import NO_SPAN, SourceMap, Span
+from ..source import NO_SPAN, SourceMap, Span
 
 LINT_CODES = ("W2002", "W2003", "W2004", "W2005", "W2006", "W2007", "W2008")
 
@@ -242,8 +242,8 @@ def _app_objects(application: str | None) -> frozenset[tuple[str, str]]:
     """(Kubernetes kind, name) of every object a standard-library application declares."""
     if not application:
         return frozenset()
-    from .applications import app_topology
-    from .topology import KINDS
+    from ..applications import app_topology
+    from ..topology import KINDS
 
     build = app_topology(application)[0]
     if build is None:
@@ -309,7 +309,7 @@ def unobservable_faults(item: Linted) -> list[Diagnostic]:
 
 
 def _observe_help(target: ir.ObjectRef) -> str:
-    from .vocabulary import READY_KINDS
+    from ..vocabulary import READY_KINDS
     word = _keyword(target)
     alert = "or expect the alert it raises (and `alert NAME not firing` in `mitigated when`)"
     if target.kind in READY_KINDS:
@@ -320,7 +320,7 @@ def _observe_help(target: ir.ObjectRef) -> str:
 
 
 def _keyword(target: ir.ObjectRef) -> str:
-    from .topology import KINDS, RUNTIME_KINDS
+    from ..topology import KINDS, RUNTIME_KINDS
     return next((word for word, (_, kind) in {**RUNTIME_KINDS, **KINDS}.items() if kind == target.kind),
                 target.kind.lower())
 

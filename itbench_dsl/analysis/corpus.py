@@ -35,8 +35,8 @@ import json
 from dataclasses import dataclass
 from typing import Iterator
 
-from . import ir
-from .memo import copy_data
+from .. import ir
+from ..memo import copy_data
 from .states import EMPTY_ANSWER, Objects, entity_name, perfect_answer, policy_reports, render
 
 PASS, FAIL, UNUSABLE = "pass", "fail", "unusable"
@@ -59,7 +59,7 @@ class Case:
     def run(self, spec: dict, indexed: dict | None = None) -> tuple[bool, str]:
         """(whether the evaluator grades the case as it must, what it did). `indexed`, kept by the caller
         for one spec, holds the states already indexed (id -> (state, State)): cases share states."""
-        from .runtime.evaluator import InputError, evaluate
+        from ..runtime.evaluator import InputError, evaluate
 
         try:
             verdict = evaluate(spec, copy.deepcopy(self.answer), self.state, task=self.task, artifact=self.artifact,
@@ -86,7 +86,7 @@ def _key(obj: dict) -> tuple:
 
 
 def _owns(owned: dict, obj: dict) -> bool:
-    from .runtime.evaluator import owns
+    from ..runtime.evaluator import owns
 
     return owns(owned, obj)
 
@@ -105,7 +105,7 @@ def _edited(manifests: dict[tuple, dict], key: tuple, edit) -> dict[tuple, dict]
 def _set_at(obj, path: list, value) -> bool:
     """Set the value at a change's path (keys, [key, value] selectors, {"parse": "json"} steps); False
     when the path does not reach a place to set."""
-    from .runtime.evaluator import nested
+    from ..runtime.evaluator import nested
 
     node, holder = obj, None  # holder: the container and key of the current node, for a step into its text
     for index, seg in enumerate(path):
@@ -371,7 +371,7 @@ def _with_edit(state: dict, key: tuple, edit) -> dict:
 
 
 def _pod_is_ready(pod: dict) -> bool:
-    from .runtime.evaluator import pod_ready
+    from ..runtime.evaluator import pod_ready
 
     return pod_ready(pod)
 
@@ -421,7 +421,7 @@ def _predicate_cases(m: dict, found: Objects) -> Iterator[Case]:
     its field missing, null, of another type (a list where a value was expected, text holding the element
     `contains` looks for), a value the predicate refuses, JSON that does not parse, a selected list item
     twice; for `all ... ready`, one pod not ready among ready ones, and the scope emptied."""
-    from .runtime.evaluator import State, predicate_check
+    from ..runtime.evaluator import State, predicate_check
 
     solved = render(found.solved, found)
     probes_seen: set[str] = set()
@@ -583,7 +583,7 @@ def _edit_at(obj: dict, path: list, edit) -> bool:
 def _route(node, path: list):
     """[(holder, key)] of the steps the evaluator takes (the first item where a key fans out over a list), up
     to a parse step; None when the path does not reach."""
-    from .runtime.evaluator import nested, same
+    from ..runtime.evaluator import nested, same
 
     route = []
     for seg in path:
@@ -643,7 +643,7 @@ def _apply_edit(route: list, path: list, edit) -> bool:
 
 
 def _scope_cases(index: int, pred: dict, solved: dict) -> Iterator[Case]:
-    from .runtime.evaluator import labels_match
+    from ..runtime.evaluator import labels_match
 
     selector = pred.get("selector") or {}
 
@@ -717,7 +717,7 @@ def _wrong_spec(obj: dict) -> None:
 
 
 def _show(path: list) -> str:
-    from .runtime.evaluator import show_path
+    from ..runtime.evaluator import show_path
 
     return show_path(path)
 
@@ -804,7 +804,7 @@ def prompt_template(scenario: ir.Scenario) -> dict | None:
     prompt shows none."""
     import re
 
-    from .backends.prompt import render
+    from ..backends.prompt import render
 
     match = re.search(r"```json\n(.*?)\n```", render(scenario), re.S)
     if match is None:
@@ -922,7 +922,7 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
 
 def all_cases(scenario: ir.Scenario) -> tuple[dict, list[Case]]:
     """The scenario's evaluator spec and its corpus."""
-    from .backends.evaluator import evaluator_spec
+    from ..backends.evaluator import evaluator_spec
     from .states import _alerts, objects
 
     found = objects(scenario)

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from .. import lifecycle
-from ..lifecycle import SUBMISSION, Bundle, Ref
+from . import lifecycle
+from .lifecycle import SUBMISSION, Bundle, Ref
 from . import ClusterError, prometheus
 from .client import Cluster, ready
 from .snapshot import capture, capture_reports
