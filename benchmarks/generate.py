@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from itbench_dsl import generate as gen  # noqa: E402
+from itbench_dsl import variants as gen  # noqa: E402
 from itbench_dsl.diagnostics import Diagnostics  # noqa: E402
 from itbench_dsl.analysis.identity import scenario_digest  # noqa: E402
 from itbench_dsl.parser import parse_text  # noqa: E402

@@ -1250,7 +1250,7 @@ class Checker:
 
     def domain_requirements(self, domain: str | None, optimal: list[ir.Optimum]) -> None:
         control = any(isinstance(s, ast.Metadata) and entries_as_data(s.entries).get("control") is True
-                      for s in self.doc.statements)  # a paired no-fault scenario (generators/control.py)
+                      for s in self.doc.statements)  # a paired no-fault scenario (variants/builtin/control.py)
         if domain in ("sre", "finops") and not control and not any(isinstance(s, (ast.Fault, ast.Group))
                                                                     for s in self.doc.statements):
             article = {"sre": "an SRE", "finops": "a FinOps"}[domain]

@@ -649,7 +649,7 @@ violating one, `inventory_host` is not an inventory group name, or `eval_config.
 resource the manifests do not declare. The import follows the class and the catalogue, and says
 which value it kept.
 """),
-        # -- generators (E6001-E6099, W6001-W6099): itbench_dsl/generate.py and generators/ --
+        # -- generators (E6001-E6099, W6001-W6099): itbench_dsl/variants/ --
         _c("E6001", "unknown param", """
 A value written `param(NAME)` stands for the value of the scenario's `param NAME`: its default,
 or its first value when it has no default. `itbench generate --with sweep` (every value of the

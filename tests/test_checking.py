@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from itbench_dsl import ast, generate, lsp
+from itbench_dsl import ast, variants as generate, lsp
 from itbench_dsl.checking import check_document, check_files, check_source
 from itbench_dsl.cli import cli
 from itbench_dsl.diagnostics import Diagnostics, render_json

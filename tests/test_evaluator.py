@@ -481,7 +481,7 @@ def test_the_task_is_never_guessed_from_the_answer():
 def test_a_control_scenario_is_right_when_the_answer_names_no_cause():
     """A no-fault control (the `control` generator's variant): nothing is wrong, so an answer that names no
     cause passes, one that names a cause fails, and the state as it is passes the mitigation."""
-    from itbench_dsl import generate as gen
+    from itbench_dsl import variants as gen
     from itbench_dsl.diagnostics import Diagnostics as Found
 
     path = SCENARIOS["otel-checkout-nonexistent-image"]

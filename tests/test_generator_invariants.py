@@ -17,7 +17,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from itbench_dsl import generate as gen
+from itbench_dsl import variants as gen
 from itbench_dsl.diagnostics import Diagnostics
 from itbench_dsl.faults.alerting import placement_problems
 

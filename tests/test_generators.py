@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from itbench_dsl import generate as gen
+from itbench_dsl import variants as gen
 from itbench_dsl.cli import cli
 from itbench_dsl.diagnostics import Diagnostics
 from itbench_dsl.faults import FAULTS
@@ -60,27 +60,19 @@ def test_every_builtin_is_available_and_loads():
         assert generator.name == name and generator.summary
 
 
-def test_pyproject_registers_the_seven_builtins():
+def test_the_builtins_ship_inside_the_package_and_are_listed_once():
+    """One import package in the wheel, and one list of the built-ins (variants/builtin/): the
+    distribution's entry points are for other packages' generators."""
     import tomllib
 
+    from itbench_dsl.variants.builtin import BUILTINS as LISTED
+
     data = tomllib.loads((REPO / "pyproject.toml").read_text())
-    registered = data["project"]["entry-points"][gen.GROUP]
-    assert registered == gen.BUILTINS
-    assert "generators" in data["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]
-
-
-def test_installed_entry_points_list_all_seven():
-    from importlib.metadata import PackageNotFoundError, distribution
-
-    try:
-        dist = distribution("itbench-dsl")
-    except PackageNotFoundError:
-        pytest.skip("the itbench-dsl distribution is not installed")
-    installed = {ep.name: ep.value for ep in dist.entry_points if ep.group == gen.GROUP}
-    if not installed:
-        pytest.skip("the installed itbench-dsl predates the generators")
-    assert installed == gen.BUILTINS
-    assert set(BUILTINS) <= set(gen.entry_point_specs())
+    assert data["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["itbench_dsl"]
+    assert gen.GROUP not in data["project"].get("entry-points", {})
+    assert sorted(LISTED) == sorted(BUILTINS)
+    for name, spec in LISTED.items():
+        assert spec.startswith("itbench_dsl.variants.builtin." + name + ":")
 
 
 def test_unknown_generator_is_a_usage_error(tmp_path):
@@ -261,7 +253,7 @@ def test_compose_ground_truth_contains_both_faults():
 
 
 def test_compose_refuses_faults_that_cannot_coexist():
-    from generators.compose import conflict
+    from itbench_dsl.variants.builtin.compose import conflict
 
     a = parent("sre/otel-checkout-nonexistent-image.itb")
     assert conflict(a, a) == "the faults target the same object"
@@ -406,7 +398,9 @@ def test_a_generator_that_raises_is_e6002_and_writes_nothing(tmp_path, monkeypat
         def generate(self, ctx):
             raise RuntimeError("boom")
 
-    monkeypatch.setitem(gen.BUILTINS, "broken", "tests_broken:Broken")
+    from itbench_dsl.variants.builtin import BUILTINS as LISTED
+
+    monkeypatch.setitem(LISTED, "broken", "tests_broken:Broken")
     module = type(sys)("tests_broken")
     module.Broken = Broken
     monkeypatch.setitem(sys.modules, "tests_broken", module)

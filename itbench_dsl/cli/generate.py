@@ -41,7 +41,7 @@ def command(files: tuple[str, ...], generators: str, seed: int, count: int | Non
       itbench generate scenarios/sre/otel-ad-jvm-cpu-stress.itb --with sample,anonymize --seed 7 -n 5 -o out/
       itbench generate --list
     """
-    from .. import generate as gen
+    from .. import variants as gen
     from ..diagnostics import Diagnostic, Diagnostics
     from ..source import NO_SPAN
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from itbench_dsl import ast
-from itbench_dsl.generate import Context, Generator, Skip, Variant
+from itbench_dsl.variants import Context, Generator, Skip, Variant
 
 
 class ReplicasGenerator(Generator):

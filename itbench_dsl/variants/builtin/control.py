@@ -16,14 +16,7 @@ import dataclasses
 
 from itbench_dsl import ast
 from itbench_dsl.faults import CREATABLE_KINDS
-from itbench_dsl.generate import (
-    Context,
-    Generator,
-    Skip,
-    Variant,
-    expect_statements,
-    with_expect,
-)
+from itbench_dsl.variants import Context, Generator, Skip, Variant, expect_statements, with_expect
 from itbench_dsl.tasks import TASK_TYPES
 
 

@@ -11,7 +11,7 @@ import dataclasses
 import itertools
 
 from itbench_dsl import ast
-from itbench_dsl.generate import Context, Generator, Skip, Variant, statements_of
+from itbench_dsl.variants import Context, Generator, Skip, Variant, statements_of
 from itbench_dsl.printer import Printer
 
 

@@ -14,7 +14,7 @@ import dataclasses
 import math
 
 from itbench_dsl import ast
-from itbench_dsl.generate import Context, Generator, Skip, Variant, allow_lint
+from itbench_dsl.variants import Context, Generator, Skip, Variant, allow_lint
 
 DEFAULT_VARIANTS = 3
 

@@ -24,15 +24,7 @@ from importlib import resources
 
 from itbench_dsl import ast
 from itbench_dsl.diagnostics import Diagnostics
-from itbench_dsl.generate import (
-    Context,
-    Generator,
-    Skip,
-    Variant,
-    allow_lint,
-    check_document,
-    refs,
-)
+from itbench_dsl.variants import Context, Generator, Skip, Variant, allow_lint, check_document, refs
 from itbench_dsl.parser import parse_text
 
 KEEP_KEYS = ("image", "command", "args")

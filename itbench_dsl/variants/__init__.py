@@ -1,8 +1,9 @@
 """Variant generators: many valid, distinct, reproducible scenarios from one.
 
 A generator is a plugin registered under the entry-point group `itbench.generators`; the
-built-ins live in the top-level `generators` package (retarget, sweep, sample, compose, noise,
-anonymize, control). A generator receives a `Context` (the checked input scenario as AST and IR,
+built-ins live in `itbench_dsl.variants.builtin` (retarget, sweep, sample, compose, noise,
+anonymize, control), which lists them. This module is the plugin API: `from itbench_dsl.variants import
+Generator, Context, Variant, Skip`. A generator receives a `Context` (the checked input scenario as AST and IR,
 the other inputs, a seeded random generator) and yields `Variant`s (a new scenario AST) or
 `Skip`s (why it cannot). This module runs generators in a chain, checks every variant as
 `itbench check` does (checking.py: compile, output validation and self-validation), removes
@@ -21,21 +22,11 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Union
 
-from . import ast, ir
-from .diagnostics import Diagnostic
-from .analysis.identity import scenario_digest
+from .. import ast, ir
+from ..diagnostics import Diagnostic
+from ..analysis.identity import scenario_digest
 
 GROUP = "itbench.generators"
-# The built-ins, used when the distribution's entry points are not visible (running from a checkout).
-BUILTINS = {
-    "retarget": "generators.retarget:RetargetGenerator",
-    "sweep": "generators.sweep:SweepGenerator",
-    "sample": "generators.sample:SampleGenerator",
-    "compose": "generators.compose:ComposeGenerator",
-    "noise": "generators.noise:NoiseGenerator",
-    "anonymize": "generators.anonymize:AnonymizeGenerator",
-    "control": "generators.control:ControlGenerator",
-}
 NAME_LIMIT = 63
 
 
@@ -133,14 +124,17 @@ def entry_point_specs() -> dict[str, str]:
 
 
 def available() -> dict[str, str]:
-    """Every generator: the built-ins, then the registered entry points (which may override them)."""
+    """Every generator: the built-ins (variants/builtin/), then the registered entry points (which may
+    override them)."""
+    from .builtin import BUILTINS
+
     return dict(sorted({**BUILTINS, **entry_point_specs()}.items()))
 
 
 def load_generator(name: str) -> Generator:
     specs = available()
     if name not in specs:
-        from .diagnostics import did_you_mean
+        from ..diagnostics import did_you_mean
 
         hint = did_you_mean(name, specs)
         raise KeyError(f"unknown generator `{name}`" + (f"; did you mean `{hint}`?" if hint else "")
@@ -167,7 +161,7 @@ class Checked:
 def check_document(document: ast.Scenario, path: str) -> Checked:
     """`itbench check` on a document, without parsing it (parse(print(doc)) == doc): the one check
     of checking.py (compile, output validation and self-validation), without the lint warnings."""
-    from .checking import check_document as check
+    from ..checking import check_document as check
 
     checked = check(document, path, lint=False)
     problems = [f"{d.code}: {d.message}" for d in sorted(checked.errors(), key=Diagnostic.sort_key)]
@@ -348,7 +342,7 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
 
 
 def variant_text(document: ast.Scenario) -> str:
-    from .printer import print_document
+    from ..printer import print_document
 
     return print_document(document)
 
@@ -535,7 +529,7 @@ def split_chain(chain: tuple[ast.Ref, ...], topology: ir.Topology,
 
 def object_refs(topology: ir.Topology, kinds: Iterable[str]) -> list[ir.ObjectRef]:
     """The topology's objects of the given language kinds, as references, in a stable order."""
-    from .topology import KINDS
+    from ..topology import KINDS
 
     out = []
     for kind in kinds:
@@ -584,7 +578,7 @@ def replace_text(document: ast.Scenario, fn: Callable[[str], str], keys_to_skip:
 
 def load_input(data: bytes, path: str, diags) -> Parent | None:
     """An input file checked as `itbench check` does (errors go to `diags`); None when it has errors."""
-    from .checking import check_source
+    from ..checking import check_source
 
     checked = check_source(data, path, lint=False)
     diags.sources.update(checked.sources)

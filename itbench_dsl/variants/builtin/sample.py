@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from itbench_dsl.generate import Context, Generator, Skip, Variant
+from itbench_dsl.variants import Context, Generator, Skip, Variant
 
 from .sweep import current, describe, params_of, with_values
 

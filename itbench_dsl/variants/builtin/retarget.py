@@ -28,7 +28,7 @@ import re
 from itbench_dsl import ast, ir
 from itbench_dsl.faults import library_alerts
 from itbench_dsl.faults.alerting import TRAFFIC, WORKLOAD, Places, scope
-from itbench_dsl.generate import (
+from itbench_dsl.variants import (
     LANGUAGE_KIND,
     NAME_LIMIT,
     Context,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 
 from itbench_dsl import ast, ir
-from itbench_dsl.generate import (
+from itbench_dsl.variants import (
     Context,
     Generator,
     Parent,
