@@ -15,6 +15,7 @@ from itbench_dsl.faults import FAULTS
 from itbench_dsl.faults import declared as declared_faults
 from itbench_dsl.analysis.mechanisms import check_unique_mechanisms
 from itbench_dsl.runtime import evaluator as runtime
+from conftest import yaml_documents
 from support.fault_twins import TWINS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -662,3 +663,34 @@ def test_a_compile_result_crosses_processes_with_its_kinds(tmp_path: Path):
     assert project.files, [d.message for d in diags.items]
     kind = pickle.loads(pickle.dumps(project.scenario)).injections()[0].kind
     assert kind.name == "slow_mode" and "slow_mode" not in FAULTS and kind.declared is not None
+
+
+PATCH_AND_CREATE = """fault_kind "deny_and_slow" {
+  mechanism = "test.networkpolicy.deny-and-env:slow"
+  targets = [deployment]
+  summary = "Denies ingress to the target and sets its MODE."
+  arg "mode" { type = "string" default = "slow" help = "the mode" }
+  create "networkpolicy" "deny-{{ target.metadata.name }}" {
+    spec { podSelector { matchLabels { app = "cart" } } policyTypes = ["Ingress"] }
+  }
+  patch spec.template.spec.containers[name="cart"].env[name="MODE"].value = arg(mode)
+  solution { step { text = "Set MODE back from {{ args.mode }}" command = "kubectl -n shop delete networkpolicy deny-cart" } }
+}
+"""
+
+
+def test_a_kind_that_creates_and_patches_injects_both_and_its_solution_reads_its_arguments(tmp_path: Path):
+    scenario, text = _fault_file(tmp_path, PATCH_AND_CREATE, """  fault deny_and_slow on deployment "cart"
+  expect { mitigated when { deployment "cart" ready } }""")
+    result, diags = _compile(str(scenario), text)
+    assert result.files, [d.message for d in diags.items]
+    injected = [d["kind"] for d in yaml_documents(result.files, "inject/apply.yaml")]
+    assert sorted(injected) == ["Deployment", "NetworkPolicy"]  # the created object is injected, not only reverted
+    assert [d["kind"] for d in yaml_documents(result.files, "revert/delete.yaml")] == ["NetworkPolicy"]
+    assert b"Set MODE back from slow" in result.files["itbench/groundtruth.yaml"]
+
+
+def test_a_solution_template_that_fails_is_located_whether_or_not_the_kind_creates(tmp_path: Path):
+    broken = PATCH_AND_CREATE.replace("{{ args.mode }}", "{{ args.nothing_of_the_kind }}")
+    errors = _errors(tmp_path, broken, '  fault deny_and_slow on deployment "cart"')
+    assert [e.code for e in errors] == ["E2010"] and "nothing_of_the_kind" in errors[0].message

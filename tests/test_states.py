@@ -75,7 +75,7 @@ def test_states_are_valid_objects(path: Path):
 
 def test_states_are_deterministic_across_processes():
     code = ("import json,sys; sys.path.insert(0, '.'); from itbench_dsl.compiler import compile_source; "
-            "from itbench_dsl.diagnostics import Diagnostics; from itbench_dsl import states; "
+            "from itbench_dsl.diagnostics import Diagnostics; from itbench_dsl.analysis import states; "
             "p='scenarios/sre/otel-checkout-nonexistent-image.itb'; "
             "s=compile_source(open(p,'rb').read(), p, Diagnostics(), validate=False).scenario; "
             "print(json.dumps(states.derive(s), sort_keys=True))")

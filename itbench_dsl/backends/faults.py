@@ -8,6 +8,7 @@ form and deletes every object a fault created.
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 from .. import ciso, ir
 from ..faults.base import find_object
@@ -61,7 +62,10 @@ def _plan(scenario: ir.Scenario) -> tuple[list[dict], list[ir.ObjectRef], list[d
                 base = render_object(find_object(working, injection.target))
             inject_apply[key] = patch_manifest(spec, injection, base)
             declared.setdefault(key, []).append(injection)
-            effect = None
+            # the rest of what it does: the objects it creates (its patched target is the one above)
+            whole = kind.inject(injection, working)
+            effect = dataclasses.replace(whole, apply=[o for o in whole.apply if not (isinstance(o, dict)
+                                                                                       and _key(o) == key)])
         else:
             effect = kind.inject(injection, working)
         for obj in effect.apply if effect is not None else ():

@@ -90,7 +90,7 @@ def groundtruth_v2(scenario: ir.Scenario) -> dict:
         for item in [primary, *(ref.itbench() for ref in injection.side_objects)]:
             if item not in entities:
                 entities.append(item)
-    solutions = [render_solutions(i.kind, i.itbench_args) for i in scenario.injections()]
+    solutions = [render_solutions(i.kind, i.itbench_args, i.args) for i in scenario.injections()]
     return {
         "apiVersion": "itbench.io/v2",
         "kind": "GroundTruth",

@@ -46,8 +46,11 @@ def _template(text: str):
     return _template_env().from_string(text)
 
 
-def render_solutions(kind: "FaultKind", itbench_args: dict) -> list[dict]:
-    """A fault's solution templates (ITBench's, or the kind's own), rendered with the injection's arguments."""
+def render_solutions(kind: "FaultKind", itbench_args: dict, args: dict | None = None) -> list[dict]:
+    """A fault's solution templates (ITBench's, or the kind's own), rendered with the injection's arguments:
+    `args` in a template is the kind's own arguments (`args`) with ITBench's spelling of them over them
+    (`itbench_args`: `kubernetesObject`, ...), so ITBench's templates and a declared kind's both read theirs."""
+    itbench_args = solution_context(itbench_args, args)
     templates = list(kind.solutions_for(itbench_args)) if kind.solutions_for is not None else []
     templates = templates or list(kind.solutions)
     if not templates and kind.itbench_id:
@@ -63,6 +66,11 @@ def render_solutions(kind: "FaultKind", itbench_args: dict) -> list[dict]:
             steps.append(rendered)
         out.append({"steps": steps})
     return out
+
+
+def solution_context(itbench_args: dict, args: dict | None) -> dict:
+    """What `args` holds in a solution template (render_solutions)."""
+    return {**(args or {}), **itbench_args}
 
 
 def library_alerts(kind: "FaultKind") -> list[str]:

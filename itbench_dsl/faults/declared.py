@@ -52,6 +52,7 @@ from .base import (
     _template,
     kobj,
     original,
+    solution_context,
 )
 
 # argument types: the reader's converter, the name the documentation shows
@@ -889,6 +890,13 @@ def _checked(spec: Declared, f: FaultInput) -> Checked | None:
     if not isinstance(itbench_args, dict):
         itbench_args = {}
     itbench_args.setdefault("kubernetesObject", kobj(f.target))
+    # the templates the backends render later (exec commands, solutions) must render now, or fail here
+    if spec.exec is not None:
+        for value in (spec.exec.command, spec.exec.revert):
+            _render_all(f, spec, resolve(value, args), {"args": args})  # raises _TemplateFailed (E2010)
+    for template in spec.solutions:
+        for step in template["steps"]:
+            _render_all(f, spec, list(step.values()), {"args": solution_context(itbench_args, args)})
     created = []
     for obj in _created_manifests(f, spec, args, manifest, lambda text, context: _render(f, spec, text, context)):
         meta = obj["metadata"]
@@ -908,13 +916,6 @@ def _checked(spec: Declared, f: FaultInput) -> Checked | None:
         return Checked({**args, **recorded}, itbench_args, side_objects=list(created), created=created,
                        agent_namespaces=[f.target.namespace] if plural and f.target.namespace else [],
                        agent_resources=plural)
-    # the templates the backends render later (exec commands, solutions) must render now, or fail here
-    if spec.exec is not None:
-        for value in (spec.exec.command, spec.exec.revert):
-            _render_all(f, spec, resolve(value, args), {"args": args})
-    for template in spec.solutions:
-        for step in template["steps"]:
-            _render_all(f, spec, list(step.values()), {"args": itbench_args})
     return Checked({**args, **recorded}, itbench_args)
 
 
