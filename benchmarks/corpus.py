@@ -2,7 +2,7 @@
 
     python benchmarks/corpus.py [SCENARIO_DIR]
 
-For every scenario of the library, builds its corpus (itbench_dsl/corpus.py: states and answers
+For every scenario of the library, builds its corpus (itbench_dsl/analysis/corpus.py: states and answers
 that must pass, fail or be refused) and grades each case with the scenario's own evaluator.
 Prints the cases per task and kind, the false passes (a case that must fail or be refused, graded
 a pass), the false fails (a case that must pass, graded a fail or refused), the grading errors

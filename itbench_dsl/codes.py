@@ -381,7 +381,7 @@ A CISO scenario that hands its objects to the agent on purpose says so in its co
 """),
         _c("E4004", "the evaluator cannot tell the faulty state from the healthy one", """
 `itbench check` grades the scenario's adversarial corpus with its own evaluator (docs/evaluator.md,
-`itbench_dsl/corpus.py`): states derived from what the scenario compiles to, each with the verdict
+`itbench_dsl/analysis/corpus.py`): states derived from what the scenario compiles to, each with the verdict
 it must get. The healthy and solved states, and the solved state as an API server returns it, must
 pass; the faulty state must fail, also when every pod reports ready and no alert fires, and so must
 each changed field set to another wrong value, JSON re-serialised with the fault kept, an object
@@ -424,7 +424,7 @@ checks several files; it is a warning, so it does not change the exit code.
     fault modified_env on deployment "cart" { name = "REDIS_ADDR"  value = "x:1" }   # a.itb
     fault modified_env on deployment "cart" { name = "REDIS_ADDR"  value = "y:2" }   # b.itb: W2001
 """),
-        # -- lint (W2002-W2099): itbench_dsl/lint.py --
+        # -- lint (W2002-W2099): itbench_dsl/analysis/lint.py --
         _c("W2002", "unused topology object", """
 An object of the scenario's inline `topology` that nothing refers to: no fault, waiter, alert, root
 cause, propagation, mitigation predicate, optimum, gap or compliant statement names it, no

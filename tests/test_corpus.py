@@ -1,4 +1,4 @@
-"""The adversarial corpus (itbench_dsl/corpus.py): it holds every class of trick for every scenario, and it
+"""The adversarial corpus (itbench_dsl/analysis/corpus.py): it holds every class of trick for every scenario, and it
 has teeth: an evaluator weakened the way the scorer once was (an inequality with the faulty value, names
 matched by prefix, a missing kind taken as absent, the gap graded alone) is caught by `itbench check`."""
 

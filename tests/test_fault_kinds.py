@@ -694,3 +694,20 @@ def test_a_solution_template_that_fails_is_located_whether_or_not_the_kind_creat
     broken = PATCH_AND_CREATE.replace("{{ args.mode }}", "{{ args.nothing_of_the_kind }}")
     errors = _errors(tmp_path, broken, '  fault deny_and_slow on deployment "cart"')
     assert [e.code for e in errors] == ["E2010"] and "nothing_of_the_kind" in errors[0].message
+
+
+def test_a_configmap_a_declared_kind_creates_can_be_named_in_mitigated_when(tmp_path: Path):
+    kind = """fault_kind "bad_flags" {
+  mechanism = "test.configmap.flags:bad"
+  targets = [deployment]
+  summary = "Creates a ConfigMap of bad flags and sets the target's MODE."
+  create "configmap" "{{ target.metadata.name }}-flags" { data { mode = "broken" } }
+  patch spec.template.spec.containers[name="cart"].env[name="MODE"].value = "broken"
+}
+"""
+    scenario, text = _fault_file(tmp_path, kind, """  fault bad_flags on deployment "cart"
+  expect { mitigated when { deployment "cart" ready
+    configmap "cart-flags" absent } }""")
+    result, diags = _compile(str(scenario), text)
+    assert result.files, [f"{d.code} {d.message}" for d in diags.items]
+    assert not diags.errors()

@@ -1,4 +1,4 @@
-"""Variant generators (itbench_dsl/generate.py, generators/) and `itbench generate`."""
+"""Variant generators (itbench_dsl/variants/) and `itbench generate`."""
 
 from __future__ import annotations
 

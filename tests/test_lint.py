@@ -1,4 +1,4 @@
-"""Lint rules (itbench_dsl/lint.py): each W code fires on a minimal case and not on a clean one,
+"""Lint rules (itbench_dsl/analysis/lint.py): each W code fires on a minimal case and not on a clean one,
 the cross-file rule W2006, the hop count behind W2008, and no false positive on the library."""
 
 from __future__ import annotations

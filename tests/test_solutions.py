@@ -1,4 +1,4 @@
-"""Solutions are evidence (itbench_dsl/solutions.py): a scenario's first solution, replayed on its faulty state,
+"""Solutions are evidence (itbench_dsl/analysis/solutions.py): a scenario's first solution, replayed on its faulty state,
 must mitigate (E4006); a step that cannot be replayed is a warning at the step (W2009), and so is a further
 solution that does not mitigate (W2010)."""
 

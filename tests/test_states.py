@@ -1,4 +1,4 @@
-"""The offline states (itbench_dsl/states.py), self-validation and `itbench evaluate`.
+"""The offline states (itbench_dsl/analysis/states.py), self-validation and `itbench evaluate`.
 
 The self-validation logic is tested against small fake evaluators (so it does not depend on the
 real runtime's verdicts); the last tests run the real one over the scenario library when the

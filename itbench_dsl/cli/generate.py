@@ -1,4 +1,4 @@
-"""`itbench generate`: variants of scenarios from a chain of generators (itbench_dsl/generate.py)."""
+"""`itbench generate`: variants of scenarios from a chain of generators (itbench_dsl/variants/)."""
 
 from __future__ import annotations
 

@@ -1126,7 +1126,9 @@ def load_project_file(use: ast.UseFaults, ctx: Context, builtin: dict,
     `hashes` gets the sha256 of the bytes read, under the path as the scenario writes it (bundle.lock)."""
     base = os.path.dirname(os.path.abspath(ctx.path)) if not ctx.path.startswith("<") else os.getcwd()
     path = os.path.normpath(os.path.join(base, use.path))
-    shown = os.path.relpath(path) if not os.path.isabs(use.path) else path
+    # shown as the scenario's own path leads to it (`faults/x.itb` beside `s.itb`), not relative to the cwd
+    shown = path if os.path.isabs(use.path) or ctx.path.startswith("<") else \
+        os.path.normpath(os.path.join(os.path.dirname(ctx.path), use.path))
     try:
         size = os.path.getsize(path)
         if size > 1024 * 1024:

@@ -1,15 +1,17 @@
-"""Talking to a Kubernetes cluster: the only package that imports the `kubernetes` client.
+"""Runs of a bundle: what a run does and in which order (`lifecycle.py`, pure data: `itbench run --dry-run`),
+and doing it against a cluster, the only code that imports the `kubernetes` client.
 
-`itbench run` and `itbench snapshot` import it, inside their command functions; nothing else in
-itbench does (tests/test_run_lifecycle.py checks that `itbench --help` and `itbench check` never load
+`itbench run` and `itbench snapshot` import the client modules inside their command functions; nothing
+else in itbench does (tests/test_run_plan.py checks that `itbench --help` and `itbench check` never load
 `kubernetes`). The client is the optional extra `cluster`: `pip install 'itbench-dsl[cluster]'`.
 
+- `lifecycle.py`: the phases, the bundle as a run reads it, the plan.
 - `client.py`: `Cluster`, a thin layer over the official client (discovery, server-side apply,
   delete, get, list, watch, TokenRequest, SelfSubjectAccessReview) that raises `ClusterError`.
 - `prometheus.py`: the alerts of Prometheus's HTTP API (standard library).
 - `snapshot.py`: the state a bundle's evaluator reads (docs/evaluator.md), captured through the client.
-- `runner.py`: a run of a bundle, phase by phase (`itbench_dsl/lifecycle.py` says which), with its
-  timeline, results and the revert that always runs.
+- `runner.py`: a run of a bundle, phase by phase (`lifecycle.py` says which), with its timeline, results
+  and the revert that always runs.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A run of a compiled bundle against a cluster, phase by phase (itbench_dsl/lifecycle.py says which).
+"""A run of a compiled bundle against a cluster, phase by phase (itbench_dsl/run/lifecycle.py says which).
 
 Results go to RESULTS/<scenario>/<run-id>/: `timeline.jsonl` (every step, with timestamps; the first
 file a run writes), `state.json`, `verdict.json`, `agent.stdout`, `agent.stderr`, `timings.json`,
