@@ -392,8 +392,23 @@ def test_a_given_gap_may_be_named_and_the_prompt_lists_the_objects_in_scope():
     assert not diags.errors(), [d.message for d in diags.errors()]
     assert result.scenario.compliance.given is True
     text = result.files["prompt.md"].decode()
-    assert "- Objects in scope (some comply, some may not):\n  - `ciso-target/Deployment/nginx-deployment`\n" \
-           "  - `ciso-target/Deployment/nginx-compliant`" in text
+    # listed by namespace, kind and name: the order says nothing of which object breaks the control
+    assert "- Objects in scope (some comply, some may not):\n  - `ciso-target/Deployment/nginx-compliant`\n" \
+           "  - `ciso-target/Deployment/nginx-deployment`" in text
+
+
+def test_the_order_of_given_objects_does_not_tell_the_gap():
+    """Whichever object is the gap, the listing is the same: written gap first or compliant first."""
+    def listing(source: str) -> list[str]:
+        result, diags = _compile(source)
+        assert not diags.errors(), [d.message for d in diags.errors()]
+        lines = result.files["prompt.md"].decode().split("- Objects in scope")[1].splitlines()[1:]
+        return [line for line in lines if line.startswith("  - `")]
+
+    source = HOST_NETWORK.replace('benchmark = "CIS Kubernetes Benchmark"', GIVEN)
+    renamed = source.replace("nginx-compliant", "aaa-compliant")  # the compliant object now sorts first
+    assert listing(source) == sorted(listing(source)) and listing(renamed) == sorted(listing(renamed))
+    assert listing(renamed)[0].endswith("aaa-compliant`") and listing(source)[0].endswith("nginx-compliant`")
 
 
 def test_without_given_the_prompt_names_no_object():

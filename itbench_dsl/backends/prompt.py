@@ -144,9 +144,10 @@ def _control(scenario: ir.Scenario, compliance: ir.Compliance) -> dict:
         "namespaces": list(dict.fromkeys([n.name for n in scenario.topology.namespaces] + [
             r.namespace for r in compliance.gaps + compliance.compliant if r.namespace])),
         # objects the scenario hands to the agent (`given = true`): the gap and compliant objects alike,
-        # so that the agent still has to tell which of them break the control
-        "objects": [_object(r) for r in (compliance.gaps + compliance.compliant)
-                    if r.kind != ciso.HOST_KIND] if given(compliance) else [],
+        # so that the agent still has to tell which of them break the control; listed by namespace, kind and
+        # name, an order the answer does not decide (the statements' order puts the gap objects first)
+        "objects": sorted((_object(r) for r in (compliance.gaps + compliance.compliant) if r.kind != ciso.HOST_KIND),
+                          key=lambda o: (o["namespace"] or "", o["kind"], o["name"])) if given(compliance) else [],
     }
 
 
