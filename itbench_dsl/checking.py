@@ -168,10 +168,32 @@ def check_files(jobs: list[tuple[str, bytes]], hints: str = "none", workers: int
     reported = {d.path for d in identical}
     name_spans = {one.path: one.result.source_map.scenario for one in checks if one.result.source_map is not None}
     clean = [(one.path, one.scenario) for one in checks]
-    diags.extend(d for d in duplicate_diagnostics(clean, name_spans) if d.path not in reported)
-    diags.extend(identical)
+    same_names = duplicate_names(checks)
+    named = {d.path for d in same_names}
+    diags.extend(d for d in duplicate_diagnostics(clean, name_spans) if d.path not in reported | named)
+    diags.extend(d for d in identical if d.path not in named)
+    diags.extend(same_names)
     drop_allowed(diags, set(ignore), checks)
     return diags, checks
+
+
+def duplicate_names(checks: list[FileCheck]) -> list[Diagnostic]:
+    """E2002: two files of one check declare scenarios of one name: their bundles would be one folder
+    (`itbench compile` refuses the second the same way)."""
+    first: dict[str, str] = {}
+    out = []
+    for one in checks:
+        if one.scenario is None:
+            continue
+        name = one.scenario.name
+        if name not in first:
+            first[name] = one.path
+            continue
+        span = one.result.source_map.scenario if one.result.source_map is not None else one.result.document.name_span
+        out.append(Diagnostic("E2002", f"scenario `{name}` is also declared in {first[name]}", one.path, span,
+                              "second scenario of this name",
+                              help="a bundle's folder is its scenario's name: give each scenario its own"))
+    return out
 
 
 def drop_allowed(diags: Diagnostics, ignore: set[str], checks: list[FileCheck]) -> None:

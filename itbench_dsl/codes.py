@@ -84,6 +84,10 @@ The message lists the known ones; `itbench apps` prints them too.
         _c("E2002", "duplicate name", """
 Two objects of the same kind in the same namespace have the same name, or a statement that
 may appear once (such as `domain`) appears twice. The note points at the first one.
+
+Across files: two scenarios that one `itbench check` or `itbench compile` reads have the same name
+(with `--target itbench`, the same ITBench folder). A bundle's folder is its scenario's name, so the
+second would overwrite the first: `compile` writes the first and not the second.
 """),
         _c("E2003", "unknown name", """
 A reference names an object that the topology does not declare. References are

@@ -363,15 +363,17 @@ def test_compile_quiet_and_json_print_nothing_on_success(tmp_path: Path):
     assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
 
 
-def test_compile_two_files_with_the_same_scenario_name_exits_2(tmp_path: Path):
+def test_compile_two_files_with_the_same_scenario_name_is_e2002_at_the_second(tmp_path: Path):
     shutil.copy(SHOP, tmp_path / "a.itb")
     shutil.copy(SHOP, tmp_path / "b.itb")
     proc = run_itbench("compile", "a.itb", "b.itb", "-o", "out", cwd=tmp_path)
-    assert proc.returncode == 2
+    assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
-    assert ("error: b.itb: scenario `shop-cart-modified-env` is also compiled from a.itb; scenario names must be "
-            "unique\n") in proc.stderr
-    assert not (tmp_path / "out").exists()  # refused before anything is written
+    assert "error[E2002]: scenario `shop-cart-modified-env` is also compiled from a.itb" in proc.stderr
+    assert " --> b.itb:" in proc.stderr
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["shop-cart-modified-env"]  # the first, once
+    check = run_itbench("check", "--format", "concise", "a.itb", "b.itb", cwd=tmp_path)
+    assert check.returncode == 1 and "b.itb:" in check.stdout and "error[E2002]" in check.stdout
 
 
 def test_compile_a_bad_file_writes_nothing(bad_file: Path):

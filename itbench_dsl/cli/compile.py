@@ -76,10 +76,13 @@ def command(files: tuple[str, ...], output: str, fmt: str, quiet: bool, hints: s
         if len(diags.errors()) > before or not result.files:
             continue
         folder = TARGETS[target].folder(result)
-        if folder in names:  # refused before anything is written
+        if folder in names:  # the second of one name is not written (E2002, as `itbench check` reports it)
             what = f"ITBench folder `{folder}`" if target == "itbench" else f"scenario `{folder}`"
-            raise UserError(f"{display(path)}: {what} is also compiled from {names[folder]}; "
-                            f"scenario names{' and ITBench ids' if target == 'itbench' else ''} must be unique")
+            span = result.source_map.scenario if result.source_map is not None else result.document.name_span
+            diags.error("E2002", f"{what} is also compiled from {names[folder]}", display(path), span,
+                        "second scenario of this name", help=f"a bundle's folder is its scenario's "
+                        f"{'ITBench id' if target == 'itbench' else 'name'}: give each scenario its own")
+            continue
         names[folder] = display(path)
         if target == "itbench":
             diags.extend(export_findings(result))
