@@ -531,18 +531,30 @@ UNORDERED_LISTS = frozenset({
 })
 
 
+# the names above that are lists wherever a Kubernetes kind has them (`resources`, `from`, `http` are maps in
+# some kinds): a key read straight on one of them (`spec.ports.targetPort`) reads its first item
+ALWAYS_LISTS = frozenset({"rules", "subjects", "env", "envFrom", "ports", "volumeMounts", "volumeDevices",
+                          "containers", "volumes", "tolerations", "imagePullSecrets", "hostAliases", "metrics"})
+
+
 def positional_predicates(item: Linted) -> list[Diagnostic]:
     """W2011: a `mitigated when` field predicate that reads an item of an unordered list by its position
-    (`rules[0].verbs`): a right fix that appends the missing item, or the API server's own order, fails it."""
+    (`rules[0].verbs`, or `spec.ports.targetPort`, which reads the first port): a right fix that appends the
+    missing item, or the API server's own order, fails it."""
     scenario = item.scenario
     out = []
     for index, pred in enumerate(scenario.mitigation.predicates if scenario.mitigation is not None else []):
         if pred.kind != "field":
             continue
         for at, step in enumerate(pred.path):
-            if isinstance(step, bool) or not isinstance(step, int) or at == 0:
+            if at == 0 or isinstance(step, bool):
                 continue
             before = pred.path[at - 1]
+            first = isinstance(step, str) and isinstance(before, str) and before in ALWAYS_LISTS
+            if first:
+                step = 0
+            if not isinstance(step, int) or isinstance(step, bool):
+                continue
             if isinstance(before, str) and before in UNORDERED_LISTS:
                 spans = item.source_map.predicates
                 span = spans[index] if index < len(spans) else item.name_span

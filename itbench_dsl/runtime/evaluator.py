@@ -1136,6 +1136,9 @@ def predicate_check(pred, state):
         if not objects:
             return False, f"{ref_text(ref)} absent"
         ready = all(workload_ready(o) for o in objects)
+        problem = next((p for p in (settled_problem(o, state) for o in objects) if p), None) if ready else None
+        if problem:
+            return False, f"{ref_text(ref)} not settled: {problem}"
         return ready, f"{ref_text(ref)} {'ready' if ready else 'not ready'}"
     if not objects:
         return False, f"{ref_text(ref)} absent"
@@ -1146,8 +1149,15 @@ def predicate_check(pred, state):
     op = pred["op"]
     if op in FIELD_TESTS:
         return FIELD_TESTS[op](observed, pred["value"], pred.get("type"), where)
-    ok = compare(observed, op, pred["value"], pred.get("type"))
-    return ok, f"{where} is {shown(observed)}, wants {op} {shown(pred['value'])}"
+    value = pred["value"]
+    leaf = next((s for s in reversed(pred["path"]) if isinstance(s, str)), None)
+    if leaf == "image" and op in ("==", "!=", "in") and isinstance(observed, str) and pred.get("type") != "text":
+        # one image however spelled: `redis:7.2` is `docker.io/library/redis:7.2`
+        observed = image_ref(observed)
+        value = [image_ref(v) if isinstance(v, str) else v for v in value] if isinstance(value, list) else \
+            image_ref(value) if isinstance(value, str) else value
+    ok = compare(observed, op, value, pred.get("type"))
+    return ok, f"{where} is {shown(observed)}, wants {op} {shown(value)}"
 
 
 def probe_check(pred, state):
@@ -1170,8 +1180,15 @@ def probe_check(pred, state):
         return ok, f"{where} {'contains' if ok else 'does not contain'} {shown(pred['value'])}"
     if op in FIELD_TESTS:
         return FIELD_TESTS[op](observed, pred["value"], pred.get("type"), where)
-    ok = compare(observed, op, pred["value"], pred.get("type"))
-    return ok, f"{where} is {shown(observed)}, wants {op} {shown(pred['value'])}"
+    value = pred["value"]
+    leaf = next((s for s in reversed(pred["path"]) if isinstance(s, str)), None)
+    if leaf == "image" and op in ("==", "!=", "in") and isinstance(observed, str) and pred.get("type") != "text":
+        # one image however spelled: `redis:7.2` is `docker.io/library/redis:7.2`
+        observed = image_ref(observed)
+        value = [image_ref(v) if isinstance(v, str) else v for v in value] if isinstance(value, list) else \
+            image_ref(value) if isinstance(value, str) else value
+    ok = compare(observed, op, value, pred.get("type"))
+    return ok, f"{where} is {shown(observed)}, wants {op} {shown(value)}"
 
 
 MAX_PROBE_TEXT = 1024 * 1024  # of a probe's output, what `contains` reads
