@@ -204,6 +204,16 @@ def as_served(manifests: dict[tuple, dict]) -> dict[tuple, dict]:
                     container.setdefault(name, copy.deepcopy(value))
                 for port in container.get("ports", []):
                     port.setdefault("protocol", "TCP")
+                for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+                    if isinstance(container.get(probe), dict):
+                        container[probe] = _served_probe(container[probe])
+            if kind == "Deployment":
+                spec.setdefault("progressDeadlineSeconds", 600)
+                spec.setdefault("strategy", {"type": "RollingUpdate",
+                                             "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}})
+            else:
+                spec.setdefault("podManagementPolicy", "OrderedReady")
+                spec.setdefault("updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}})
         if kind == "Service" and spec is not None:
             spec.setdefault("type", "ClusterIP")
             spec.setdefault("clusterIP", "10.96.0.10")
@@ -249,6 +259,10 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     yield Case("the faulty state", "mitigate", FAIL, state=derived["faulty"])
     yield Case("the faulty state with every pod reporting ready and no alert", "mitigate", FAIL,
                state=render(found.faulty, found, probes=found.faulty_probes))
+    # the API server's defaults on every object, the fault's fields among them: a fault is never taken for gone
+    # because the server spelled out what it left
+    yield Case("the faulty state as an API server returns it, every pod reporting ready", "mitigate", FAIL,
+               state=render(as_served(found.faulty), found, probes=found.faulty_probes))
     targets = [r for i in scenario.injections() for r in (i.target,) if r.kind in ("Deployment", "StatefulSet")]
     for ref in targets[:2]:
         key = (ref.kind, ref.namespace, ref.name)
@@ -376,9 +390,15 @@ def _meaning_cases(spec: dict, found: Objects) -> Iterator[Case]:
                  and (r["kind"], r["namespace"], r["name"]) in present]
     for ref in workloads[:2]:
         yield from _stability_cases(solved, ref)
-        if ref["kind"] == "StatefulSet":
-            yield from _revision_cases(solved, ref)
         yield from _evicted_cases(solved, ref)
+    # every StatefulSet a check reads as ready: those the faults act on, and those a scope covers
+    stateful = {(r["namespace"], r["name"]): r for r in workloads if r["kind"] == "StatefulSet"}
+    for pred in m["predicates"]:
+        for r in pred.get("expected", []) if pred["kind"] == "scope" else ():
+            if r["kind"] == "StatefulSet" and (r["kind"], r["namespace"], r["name"]) in present:
+                stateful.setdefault((r["namespace"], r["name"]), r)
+    for ref in list(stateful.values())[:2]:
+        yield from _revision_cases(solved, ref)
     for entry in m["programs"]:
         yield from _program_cases(found, entry)
     for fault in m["faults"]:

@@ -68,6 +68,9 @@ class RunOptions:
     kill_grace: float = 5.0
     exec_timeout: float = 120.0  # a command run in a pod (an exec step, a probe)
     report_timeout: float = 300.0  # CISO: how long Kyverno may take to report on every object after the agent
+    # how long the fix must hold before the state is captured: a container that restarts meanwhile (its
+    # lastState after the state's `fixed_at`) fails the mitigation (docs/evaluator.md, "Stable since the fix")
+    stable_for: float = 0.0
 
 
 @dataclass
@@ -193,6 +196,7 @@ class Run:
         self.injected = False
         self.injected_at: str | None = None
         self.policies_before: list[Ref] | None = None  # CISO: what the agent's policies are told apart from
+        self.fixed_at: str | None = None  # when the agent's work ended: the state's `fixed_at`
 
     # -- the whole run --------------------------------------------------------------------------------
 
@@ -528,6 +532,7 @@ class Run:
                 if proc.poll() is None:
                     _kill_group(proc, self.options.kill_grace)
         seconds = round(time.monotonic() - started, 3)
+        self.fixed_at = _now()  # the agent's work is over: a restart from here on is one under its fix
         self.waited += seconds
         self.agent_info = {"exit_code": proc.returncode, "timed_out": timed_out, "seconds": seconds,
                            "budget": self.options.agent_timeout}
@@ -571,6 +576,11 @@ class Run:
                  step=f"PolicyReports cover {len(wanted) - len(missing)} of {len(wanted)} objects")
 
     def snapshot(self) -> None:
+        if self.options.stable_for > 0 and "mitigate" in (self.bundle.requires.get("tasks") or ()):
+            self.log("snapshot", "step", action="stable-for", seconds=self.options.stable_for,
+                     step=f"letting the fix run {self.options.stable_for:g} s before the capture")
+            time.sleep(self.options.stable_for)
+            self.waited += self.options.stable_for
         if self.bundle.requires.get("policyReports"):
             self._await_reports()
         state = capture(self.cluster, self.bundle, self.options.prometheus,
@@ -580,6 +590,8 @@ class Run:
                         lambda probe, r: self.log("snapshot", "step", action="probe", name=probe.name,
                                                   exit_code=r["exit_code"],
                                                   step=f"probe {probe.name}: exit {r['exit_code']}"))
+        if self.fixed_at:  # what the evaluator dates restarts against (docs/evaluator.md)
+            state["fixed_at"] = self.fixed_at
         self._write("state.json", state)
 
     def evaluate(self) -> dict:

@@ -2256,8 +2256,11 @@ def requirements(spec):
             "alerts": spec["requires"]["alerts"], "policyReports": spec["requires"]["policy_reports"],
             **({"probes": list(spec["requires"]["probes"])} if spec["requires"].get("probes") else {}),
             "commands": commands,
-            "note": "`python evaluator.py --capture state.json [--prometheus URL]` runs these commands and writes "
-                    "the state with its `captured` list"}
+            **({"fixed_at": "when the agent's work ended, RFC 3339 (`--capture --fixed-at TIME`): a container that "
+                            "restarts from then on fails the fix; without it, any failed last termination does"}
+               if "mitigate" in spec["tasks"] else {}),
+            "note": "`python evaluator.py --capture state.json [--prometheus URL] [--fixed-at TIME]` runs these "
+                    "commands and writes the state with its `captured` list"}
 
 
 def capture(spec, kubectl="kubectl", prometheus=None, timeout=120):
@@ -2455,6 +2458,8 @@ def main(spec, argv=None):
     parser.add_argument("--capture", metavar="FILE", help="capture the state from the current cluster into FILE")
     parser.add_argument("--prometheus", help="with --capture: the Prometheus URL to read the firing alerts from")
     parser.add_argument("--kubectl", default="kubectl", help="with --capture: the kubectl to run")
+    parser.add_argument("--fixed-at", help="with --capture: when the agent's work ended (RFC 3339), kept in the state "
+                        "as `fixed_at`: restarts from then on are restarts under the fix")
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
@@ -2464,7 +2469,11 @@ def main(spec, argv=None):
             print(json.dumps(requirements(spec), indent=2))
             return 0
         if args.capture:
+            if args.fixed_at is not None and rfc3339(args.fixed_at) is None:
+                raise InputError(f"--fixed-at {args.fixed_at!r} is not an RFC 3339 time with a zone")
             state = capture(spec, args.kubectl, args.prometheus)
+            if args.fixed_at is not None:
+                state["fixed_at"] = args.fixed_at
             with open(args.capture, "w", encoding="utf-8") as handle:
                 json.dump(state, handle)
             print(f"evaluator: wrote {args.capture} ({len(state['resources']['items'])} objects)", file=sys.stderr)
