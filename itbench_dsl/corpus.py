@@ -11,7 +11,13 @@ scenario's own plan, each with the verdict it must get:
   the alerts, or captured with `kubectl get all` (which omits Chaos Mesh and other custom kinds).
   Right ones: the solved and healthy states, the solved state as an API server returns it (its
   defaults, base64 Secret data, bookkeeping), after a `rollout restart`, with a service's target
-  port named instead of numbered, with the broken pods still terminating. For a probe predicate
+  port named instead of numbered, with the broken pods still terminating. What a fix means and how it
+  holds (`_meaning_cases`): a fixed workload's pod OOM-killed after the fix, or with a failed restart the
+  state cannot date; a StatefulSet's fix staged by a partition or left to OnDelete; a command or arguments
+  added where the image ran its own; the faulty state and a broken probe kept, spelled with the API
+  server's defaults (fail); a restart before the fix, an OnDelete rollout done, images respelled, a probe
+  fixed in place, a Service recreated by `kubectl expose`, a list read with an unrelated item first, an
+  evicted pod left behind (pass). For a probe predicate
   (`probe "x" stdout contains "..."`): the probe's result absent (refused), not a result, a field
   missing, null or of another type, a wrong exit code, output without the text or holding it only past
   what is read of a huge output, the text inside a longer token for an exact test (fail).
