@@ -26,7 +26,7 @@ import dataclasses
 import re
 
 from itbench_dsl import ast, ir
-from itbench_dsl.faults import FAULTS, library_alerts
+from itbench_dsl.faults import library_alerts
 from itbench_dsl.faults.alerting import TRAFFIC, WORKLOAD, Places, scope
 from itbench_dsl.generate import (
     LANGUAGE_KIND,
@@ -58,7 +58,7 @@ class RetargetGenerator(Generator):
             yield Skip("the scenario has no fault to move")
             return
         old = injections[0].target
-        kind = FAULTS[injections[0].fault]
+        kind = injections[0].kind
         if old.kind == "Pod":  # a static pod: its fault is about the cluster, not one of the application's objects
             yield Skip(f"`{kind.name}` acts on a component the cluster provides ({old.name})")
             return
@@ -363,7 +363,7 @@ class Move:
         return name[: NAME_LIMIT - len(suffix)].rstrip("-") + suffix
 
     def expect(self) -> list:
-        kind = FAULTS[self.ctx.scenario.injections()[0].fault]
+        kind = self.ctx.scenario.injections()[0].kind
         original = expect_statements(self.ctx.document)
         had_alerts = any(isinstance(s, ast.Alert) for s in original)
         had_chains = any(isinstance(s, ast.Propagation) for s in original)

@@ -16,7 +16,8 @@ Each function imports what it needs when it is called, so importing the package 
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from .version import __version__
+
 __all__ = ["__version__", "check", "compile", "evaluate", "parse"]
 
 

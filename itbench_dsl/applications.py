@@ -24,6 +24,7 @@ import re
 import tomllib
 from contextlib import contextmanager
 from contextvars import ContextVar
+from importlib import resources
 from pathlib import Path
 
 from . import ast, ir
@@ -36,8 +37,6 @@ from .topology import (
     Declared,
     TopologyBuild,
     TopologyBuilder,
-    app_names,
-    app_topology,
 )
 
 PROJECT_FILE = "itbench.toml"
@@ -175,8 +174,6 @@ def load(source: Source, stack: tuple[str, ...] = ()) -> Loaded:
 
 @functools.lru_cache(maxsize=None)
 def _stdlib(name: str) -> Loaded:
-    from .topology import load_app
-
     build, diags = app_topology(name)
     app = load_app(name)[0]
     if build is not None:
@@ -402,3 +399,50 @@ def rename_namespaces(build: TopologyBuild, renames: dict[str, str]) -> Topology
 
 __all__ = ["APP_PATH", "PROJECT_FILE", "Declared", "Loaded", "Source", "app_search_path", "compose", "import_app",
            "load", "locate", "merge", "rename_namespaces", "search_path"]
+
+
+# ---- the standard library ---------------------------------------------------------------
+
+
+def app_names() -> list[str]:
+    folder = resources.files("itbench_dsl").joinpath("stdlib/apps")
+    return sorted(p.name[: -len(".itb")] for p in folder.iterdir() if p.name.endswith(".itb"))
+
+
+@functools.lru_cache(maxsize=None)
+def load_app(name: str) -> tuple[ast.App | None, Diagnostics, str]:
+    """Parse a standard-library application once per process."""
+    from .parser import parse_package_file  # late: the parser is built on first use
+
+    resource = resources.files("itbench_dsl").joinpath(f"stdlib/apps/{name}.itb")
+    path = f"<stdlib>/apps/{name}.itb"
+    diags = Diagnostics()
+    document = parse_package_file(resource.read_bytes(), path, diags)
+    if document is not None and not isinstance(document, ast.App):
+        diags.error("E1002", "a standard-library application file must hold an `app` block", path, document.span)
+        document = None
+    return document, diags, path
+
+
+@functools.lru_cache(maxsize=None)
+def _app_build(name: str) -> tuple[TopologyBuild | None, Diagnostics]:
+    app, parse_diags, path = load_app(name)
+    diags = Diagnostics(list(parse_diags.items), dict(parse_diags.sources))
+    if app is None:
+        return None, diags
+    build = compose(app, path, diags, (name,))
+    build.application = name
+    build.modules[app.name] = path
+    return build, diags
+
+
+def app_topology(name: str) -> tuple[TopologyBuild | None, Diagnostics]:
+    """A standard-library application's topology, built once per process.
+
+    Each caller gets its own lists and index, sharing the (never mutated) objects: faults
+    copy an object before they change it.
+    """
+    build, diags = _app_build(name)
+    if build is None:
+        return None, diags
+    return build.copy(), diags

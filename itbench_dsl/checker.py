@@ -386,8 +386,7 @@ class Checker:
 
     def fault_kind(self, name: str):
         """A fault kind by name: the scenario's project kinds, then the library's."""
-        # dict.get: the library's own entries, not another scenario's project kinds (faults/__init__.py)
-        return self.fault_kinds.get(name) or dict.get(FAULTS, name)
+        return self.fault_kinds.get(name) or FAULTS.get(name)
 
     def probes(self) -> list[ir.Probe]:
         """`probe "NAME" on deployment "x" { container command }`: commands whose results predicates read."""
@@ -517,7 +516,8 @@ class Checker:
             return None
         itbench_id = checked.itbench_id if checked.itbench_id is not None else kind.itbench_id or ""
         injection = ir.Injection(kind.name, itbench_id, kind.mechanism, resolved.ref, checked.args,
-                                 checked.itbench_args, checked.side_objects, checked.created, checked.root)
+                                 checked.itbench_args, checked.side_objects, checked.created, checked.root,
+                                 kind=kind)
         self.source_map.injections.append(stmt.span)  # in the order `faults()` groups the injections
         for created in checked.created:  # ground truth may name what the fault creates: `schedule "name"`
             self.state.fault_objects[(created.kind.lower(), created.name)] = created
@@ -625,8 +625,6 @@ class Checker:
         return found[1], ref.name
 
     def aliases(self, stmts) -> list[list[str]] | None:
-        from .backends.itbench import group_id  # the derived id of an object's group
-
         out = None
         for stmt in stmts:
             if not isinstance(stmt, ast.Alias):
@@ -640,7 +638,7 @@ class Checker:
                 if named is None:
                     named = next((g.id for g, _ in self.named_groups.values() if g.target == resolved.ref), None)
                 if named is None:  # an object only an alias names: its derived group, so that the alias's id exists
-                    named = group_id(resolved.ref)
+                    named = resolved.ref.group_id()
                     if named not in self.named_groups:
                         group = ir.GroundGroup(named, resolved.ref)
                         self.named_groups[named] = (group, resolved)
@@ -1223,7 +1221,7 @@ class Checker:
     def analysis(self, stmts, posed: list[ir.PosedTask] | None, stmt: ast.Tasks | None,
                  groups: list[ir.FaultGroup]) -> ir.AnalysisLabels | None:
         """The analysis labels: the `analysis` block of `expect`, else (when `analyze` is posed) the labels
-        the faults' kinds give (task_types.kind_labels)."""
+        the faults' kinds give (FaultKind.labels)."""
         blocks = [s for s in stmts if isinstance(s, ast.Analysis)]
         for extra in blocks[1:]:
             self.error("E2002", "`analysis` is given twice", extra.span, "second one")
@@ -1238,7 +1236,7 @@ class Checker:
         if stmt is None or not any(t.name == "analyze" for t in posed or []):
             return None
         injections = [i for g in groups for i in g.injections]
-        given = {i.fault: task_types.kind_labels(self.fault_kind(i.fault)) for i in injections}
+        given = {i.fault: i.kind.labels for i in injections}
         found = set(given.values())
         if len(found) == 1 and None not in found:
             return ir.AnalysisLabels(*found.pop())
@@ -1329,7 +1327,7 @@ def check(document: ast.Document, path: str, diags: Diagnostics) -> Checked:
         # a fault library file: check its declarations (faults/declared.py)
         from .faults import declared
 
-        declared.build_library(document, path, diags, FAULTS, declared.stdlib_names(path))
+        declared.build_library(document, path, diags, FAULTS, declared.stdlib_names(path, FAULTS))
         return Checked(None, TopologyBuild(), SourceMap(path, document.name_span))
     if isinstance(document, ast.App):
         # an application file: check its topology on its own

@@ -5,7 +5,7 @@ the same order (miniwdl's `check` is `load()` followed by `Lint.lint()`; this is
 
 1. compile (`compiler.compile_source` or `compile_document`): parse, resolve and check, generate
    every output and validate it;
-2. self-validation (`states.self_validate`): the scenario's evaluator on its own derived states;
+2. self-validation (`corpus.self_validate`): the scenario's evaluator on its own derived states;
 3. lint (`lint.lint_item`): the single-file warning rules.
 
 A file with an error gets no self-validation and no lint: its errors, not a pile of consequences.
@@ -109,12 +109,12 @@ def alert_placement(result: CompileResult) -> list[Diagnostic]:
 
 
 def self_validation(result: CompileResult) -> list[Diagnostic]:
-    """E4004/E4005: the scenario's evaluator on its adversarial corpus (states.self_validate, corpus.py),
+    """E4004/E4005: the scenario's evaluator on its adversarial corpus (corpus.self_validate),
     located at the scenario's name, or at the `mitigated when` predicate that alone fails the states that
     must pass; E4006/W2009/W2010: its solutions replayed (solutions.py), located
     at the step they concern."""
     from .solutions import findings
-    from .states import self_validate_located
+    from .corpus import self_validate_located
 
     span = result.source_map.scenario if result.source_map is not None else result.document.name_span
     predicates = result.source_map.predicates if result.source_map is not None else []

@@ -1373,3 +1373,43 @@ def _later(moment: str, seconds: float) -> str:
 
     start = datetime.datetime.fromisoformat(moment.replace("Z", "+00:00"))
     return (start + datetime.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# ---- self-validation -------------------------------------------------------------------------------------
+
+
+def self_validate(scenario: ir.Scenario) -> list[tuple[str, str]]:
+    """Problems of the scenario's evaluator on its adversarial corpus (corpus.py), as (code, message);
+    empty when it grades every case as it must.
+
+    E4004: a mitigation or policy case graded wrongly (the faulty state passes, the solved one fails,
+    a deny-all policy passes, an incomplete state is graded...). E4005: a diagnosis case graded wrongly
+    (the perfect answer does not pass with score 1, a wrong or absent object is credited...)."""
+    return [(code, message) for code, message, _ in self_validate_located(scenario)]
+
+
+def self_validate_located(scenario: ir.Scenario) -> list[tuple[str, str, int | None]]:
+    """`self_validate`'s problems with what they are about: the index of the `mitigated when` predicate
+    that alone failed states that must pass (a path that names nothing, a value no healthy state holds),
+    so that the problem points at that predicate; None for the others."""
+    spec, corpus = all_cases(scenario)
+    wrong: dict[tuple[str, int | None], list[str]] = {}
+    indexed: dict = {}  # the states the cases share, indexed once
+    for case in corpus:
+        ok, what = case.run(spec, indexed)
+        if not ok:
+            code = "E4004" if case.task in ("mitigate", "policy") else "E4005"  # E4005: an answer task's case
+            wants = {"pass": "pass", "fail": "fail", "unusable": "refuse"}[case.want]
+            blamed = None
+            if case.want == "pass" and case.failed and all(c.startswith("mitigation.predicate.") for c in case.failed):
+                blamed = int(case.failed[0].rsplit(".", 1)[1])
+            wrong.setdefault((code, blamed), []).append(f"{case.name} (must {wants}): it {what}")
+    problems = []
+    for (code, blamed), found in sorted(wrong.items(), key=lambda item: (item[0][0], item[0][1] is not None,
+                                                                        item[0][1] or 0)):
+        more = f"; and {len(found) - 3} more" if len(found) > 3 else ""
+        task = "diagnosis" if code == "E4005" else "mitigation" if scenario.domain != "ciso" else "policy"
+        what = f"`mitigated when` predicate {blamed} fails states that must pass" if blamed is not None else \
+            f"the {task} evaluator grades {len(found)} case(s) of its corpus wrongly"
+        problems.append((code, f"{what}: " + "; ".join(found[:3]) + more, blamed))
+    return problems

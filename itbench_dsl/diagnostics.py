@@ -231,7 +231,7 @@ def render_sarif(diags: Diagnostics) -> str:
     and a result per diagnostic. Columns are Unicode code points, as the spans count them."""
     from urllib.parse import quote
 
-    from . import __version__
+    from .version import __version__
     from .codes import explain
 
     items = diags.sorted()

@@ -19,6 +19,9 @@ from .memo import IdentityMemo
 # Fields added after the first IR version: left out of the JSON while they hold their default, so
 # scenarios that do not use them keep their bytes.
 _OMIT = {"omit_default": True}
+# Fields a compile carries in memory and never writes (scenario.json, the schema): the resolved fault kind
+# of an injection, which holds code.
+_IN_MEMORY = {"in_memory": True}
 
 SCHEMA_ID = "https://itbench.dev/schemas/scenario-ir/v1.json"
 IR_VERSION = 1
@@ -33,6 +36,11 @@ class ObjectRef:
 
     def key(self) -> str:
         return f"{self.namespace or ''}/{self.kind}/{self.name}"
+
+    def group_id(self) -> str:
+        """The id of the object's derived group in ITBench's v1 ground truth (`checkout-deployment-1`)."""
+        base = self.name.replace("*", "").strip("-.") or "any"
+        return f"{base}-{self.kind.lower()}-1"
 
     def itbench(self) -> dict:
         meta = {"name": self.name}
@@ -266,6 +274,9 @@ class Injection:
     side_objects: list[ObjectRef] = field(default_factory=list)  # other existing objects the fault changes
     created: list[ObjectRef] = field(default_factory=list)  # objects the fault creates
     root: Optional[ObjectRef] = None  # the root cause, when it is not the target (a created Schedule, say)
+    # the fault kind the checker resolved (faults.FaultKind: the library's, or the scenario's `use faults`
+    # kind): every later stage reads the kind here, never by name from a registry
+    kind: Any = field(default=None, compare=False, repr=False, metadata=_IN_MEMORY)
 
 
 @dataclass
@@ -495,7 +506,7 @@ def _to_json(value: Any) -> Any:
     if names is None:
         if not dataclasses.is_dataclass(cls):
             return value
-        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+        names = _FIELD_NAMES[cls] = field_names(cls)
         _OPTIONAL_FIELDS[cls] = frozenset(f.name for f in dataclasses.fields(cls) if f.metadata.get("omit_default"))
     optional = _OPTIONAL_FIELDS[cls]
     if not optional:
@@ -514,7 +525,12 @@ _object_json = IdentityMemo(_to_json)
 
 
 def field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
+    """The fields of an IR class that its JSON holds (in-memory fields left out)."""
+    return tuple(f.name for f in _written_fields(cls))
+
+
+def _written_fields(cls: type) -> list[dataclasses.Field]:
+    return [f for f in dataclasses.fields(cls) if not f.metadata.get("in_memory")]
 
 
 # ---- JSON Schema derived from the type hints ------------------------------------------------
@@ -540,9 +556,9 @@ def _schema_for(tp: Any, defs: dict[str, dict]) -> dict:
         if name not in defs:
             defs[name] = {}  # placeholder against recursion
             hints = typing.get_type_hints(tp)
-            props = {f.name: _schema_for(hints[f.name], defs) for f in dataclasses.fields(tp)}
+            props = {f.name: _schema_for(hints[f.name], defs) for f in _written_fields(tp)}
             required = [
-                f.name for f in dataclasses.fields(tp)
+                f.name for f in _written_fields(tp)
                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
             ]
             defs[name] = {"type": "object", "properties": props, "required": required, "additionalProperties": False}

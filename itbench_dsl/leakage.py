@@ -108,8 +108,6 @@ def _phrase(words: list[str]) -> str:
 
 
 def _mechanism_terms(scenario: ir.Scenario) -> list[_Term]:
-    from .faults import FAULTS
-
     terms: list[_Term] = []
     seen: set[str] = set()
 
@@ -119,7 +117,7 @@ def _mechanism_terms(scenario: ir.Scenario) -> list[_Term]:
             terms.append(_Term(re.compile(pattern, re.IGNORECASE), what))
 
     for injection in scenario.injections():
-        kind = FAULTS.get(injection.fault)
+        kind = injection.kind
         label = f"the fault mechanism (`{injection.fault}`)"
         add(_phrase(injection.fault.split("_")), label)
         itbench_id = injection.itbench_id or (kind.itbench_id if kind else None)

@@ -56,6 +56,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .kinds import WORKLOAD_KINDS, plural  # noqa: F401 - the run's readers take them from here too
+
 FIELD_MANAGER = "itbench"
 EXEC_PROTOCOL = "v4.channel.k8s.io"  # the pods/exec websocket subprotocol a run speaks
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
@@ -204,7 +206,6 @@ class Bundle:
         return out
 
 
-WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
 # ---- prerequisites --------------------------------------------------------------------------------------
 
@@ -447,18 +448,6 @@ def captured_kinds(bundle: Bundle) -> list[tuple[str, str]]:
 
 
 # ---- the plan -------------------------------------------------------------------------------------------
-
-
-def plural(kind: str) -> str:
-    """The resource name of a kind as discovery usually spells it; a run resolves it by discovery."""
-    lowered = kind.lower()
-    if lowered.endswith("chaos"):
-        return lowered
-    if lowered.endswith("y") and not lowered.endswith(("ay", "ey", "oy", "uy")):
-        return lowered[:-1] + "ies"
-    if lowered.endswith(("s", "x", "ch", "sh")):
-        return lowered + "es"
-    return lowered + "s"
 
 
 def object_path(ref: Ref, resource: str | None = None, name: bool = True) -> str:

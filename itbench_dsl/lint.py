@@ -243,7 +243,8 @@ def _app_objects(application: str | None) -> frozenset[tuple[str, str]]:
     """(Kubernetes kind, name) of every object a standard-library application declares."""
     if not application:
         return frozenset()
-    from .topology import KINDS, app_topology
+    from .applications import app_topology
+    from .topology import KINDS
 
     build = app_topology(application)[0]
     if build is None:

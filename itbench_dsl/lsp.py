@@ -135,9 +135,28 @@ def topology_of(text: str, path: str):
         return None
 
 
+def fault_kinds_of(text: str, path: str) -> dict:
+    """The fault kinds a document may use: the library's, and those its `use faults` files declare
+    (read for this document alone: another document's project kinds are not its)."""
+    from . import ast
+    from .faults import FAULTS, declared
+    from .parser import parse_text
+    from .reader import Context
+
+    diags = Diagnostics()
+    document = parse_text(text, path, diags)
+    kinds = dict(FAULTS)
+    if isinstance(document, ast.Scenario):
+        for stmt in document.statements:
+            if isinstance(stmt, ast.UseFaults):
+                for kind in declared.load_project_file(stmt, Context(diags, path), FAULTS) or ():
+                    kinds.setdefault(kind.name, kind)
+    return kinds
+
+
 def imported_topology(text: str):
     """The standard-library application a document imports (for documents that do not parse yet)."""
-    from .topology import app_names, app_topology
+    from .applications import app_names, app_topology
 
     match = re.search(r'^\s*use\s+app\s+"([^"\n]+)"', text, re.M)
     if match and match.group(1) in app_names():
@@ -322,17 +341,21 @@ def _ref_kinds() -> list[str]:
     return list(KINDS) + list(RUNTIME_KINDS) + sorted(CREATABLE_KINDS)
 
 
-def complete(text: str, offset: int, build=None) -> list[Item]:
-    """Completion items at a code-point offset; `build` is the document's topology (or None)."""
+def complete(text: str, offset: int, build=None, kinds: dict | None = None) -> list[Item]:
+    """Completion items at a code-point offset; `build` is the document's topology (or None), `kinds` the
+    fault kinds it may use (`fault_kinds_of`; the library's when None)."""
     ctx = context_at(text, offset)
     blocks = _blocks(ctx.headers)
     block = blocks[-1] if blocks else None
     tokens = ctx.tokens
     if ctx.string is not None:
         return _complete_string(ctx, block, build, text, offset)
-    from .vocabulary import CISO_TASKS, COMPLEXITIES, DOMAINS, KNOWN_ALERTS
+    from .ciso.tasks import CISO_TASKS
+    from .vocabulary import COMPLEXITIES, DOMAINS, KNOWN_ALERTS
     from .faults import FAULTS, WAITERS
     from .topology import KINDS
+
+    kinds = FAULTS if kinds is None else kinds
 
     if not tokens:
         if block is None:
@@ -343,7 +366,7 @@ def complete(text: str, offset: int, build=None) -> list[Item]:
             extra = [Item("description", K_KEYWORD), Item("metadata", K_KEYWORD)] if block == "app" else []
             return [Item(k, K_CLASS, f"{KINDS[k][0]} {KINDS[k][1]}") for k in KINDS] + extra
         if block == "fault":
-            kind = FAULTS.get(ctx.headers[-1][1]) if len(ctx.headers[-1]) > 1 else None
+            kind = kinds.get(ctx.headers[-1][1]) if len(ctx.headers[-1]) > 1 else None
             return [] if kind is None else [
                 Item(a.name, K_FIELD, f"{a.type}{' (required)' if a.required else ''}", _arg_doc(a), f"{a.name} = ")
                 for a in kind.args]
@@ -361,12 +384,12 @@ def complete(text: str, offset: int, build=None) -> list[Item]:
             return [Item(f, K_PROPERTY, kind) for f in OBJECT_FIELDS.get(kind, ())]
         return []
     if block == "fault" and _complete_attributes(tokens):
-        return complete(text[:offset - len(ctx.word)] + "\n" + ctx.word, offset + 1, build)
+        return complete(text[:offset - len(ctx.word)] + "\n" + ctx.word, offset + 1, build, kinds)
     last = tokens[-1]
     if last == "fault":
-        return [Item(k.name, K_FUNCTION, k.summary, fault_markdown(k)) for k in FAULTS.values()]
+        return [Item(k.name, K_FUNCTION, k.summary, fault_markdown(k)) for k in kinds.values()]
     if len(tokens) >= 3 and tokens[-3] == "fault" and last == "on":
-        kind = FAULTS.get(tokens[-2])
+        kind = kinds.get(tokens[-2])
         return _kind_items(kind.targets if kind else _ref_kinds())
     if tokens == ["wait"]:
         return [Item("before", K_KEYWORD), Item("after", K_KEYWORD)]
@@ -426,7 +449,7 @@ def _kind_items(kinds) -> list[Item]:
 
 
 def _complete_string(ctx: Context, block: str | None, build, text: str, offset: int) -> list[Item]:
-    from .topology import app_names
+    from .applications import app_names
 
     before = ctx.tokens
     closing = "" if text[offset:offset + 1] == '"' else '"'
@@ -498,15 +521,16 @@ def fault_markdown(kind) -> str:
     return "\n".join(lines)
 
 
-def argument_markdown(text: str, offset: int, name: str) -> str | None:
+def argument_markdown(text: str, offset: int, name: str, kinds: dict | None = None) -> str | None:
     """The page of a fault argument written at `offset` (`image = ...` inside `fault KIND ... {`)."""
     from .faults import FAULTS
 
+    kinds = FAULTS if kinds is None else kinds
     headers = context_at(text, offset).headers
     blocks = _blocks(headers)
-    if not blocks or blocks[-1] != "fault" or len(headers[-1]) < 2 or headers[-1][1] not in FAULTS:
+    if not blocks or blocks[-1] != "fault" or len(headers[-1]) < 2 or headers[-1][1] not in kinds:
         return None
-    kind = FAULTS[headers[-1][1]]
+    kind = kinds[headers[-1][1]]
     arg = next((a for a in kind.args if a.name == name), None)
     return None if arg is None else f"**argument of `{kind.name}`**\n\n" + _arg_doc(arg)
 
@@ -525,10 +549,13 @@ _WORD = re.compile(r"[A-Za-z0-9_]+")
 _REF = re.compile(r'\b([a-z_]+)\s+"((?:[^"\\\n]|\\.)*)"')
 
 
-def hover(text: str, offset: int, build=None, diagnostics=()) -> tuple[str, tuple[int, int]] | None:
+def hover(text: str, offset: int, build=None, diagnostics=(), kinds: dict | None = None) -> tuple[str, tuple[int, int]] | None:
     """Markdown for what is under the cursor (a fault or waiter kind, a diagnostic code, an object
-    reference), with the code-point range it covers; diagnostics covering the cursor add their page."""
+    reference), with the code-point range it covers; diagnostics covering the cursor add their page.
+    `kinds`: the fault kinds the document may use (the library's when None)."""
     from .faults import FAULTS, WAITERS
+
+    kinds = FAULTS if kinds is None else kinds
 
     line_start = text.rfind("\n", 0, offset) + 1
     line_end = text.find("\n", offset)
@@ -554,15 +581,15 @@ def hover(text: str, offset: int, build=None, diagnostics=()) -> tuple[str, tupl
             word = match.group()
             prefix = line[: match.start()].split()
             doc = None
-            if word in FAULTS and (not prefix or prefix[-1] == "fault"):
-                doc = fault_markdown(FAULTS[word])
+            if word in kinds and (not prefix or prefix[-1] == "fault"):
+                doc = fault_markdown(kinds[word])
             elif word in WAITERS and prefix and prefix[-1] in ("before", "after"):
                 waiter = WAITERS[word]
                 doc = f"**waiter `{word}`** on {' | '.join(waiter.targets)}\n\nITBench id: `{waiter.itbench_id}`"
             elif re.fullmatch(r"[EW]\d{4}", word):
                 doc = code_markdown(word)
             elif re.match(r"\s*=(?!=)", line[match.end():]):
-                doc = argument_markdown(text, line_start + match.start(), word)
+                doc = argument_markdown(text, line_start + match.start(), word, kinds)
             if doc:
                 parts.append(doc)
                 where = (line_start + match.start(), line_start + match.end())
@@ -582,7 +609,7 @@ def hover(text: str, offset: int, build=None, diagnostics=()) -> tuple[str, tupl
 
 def app_markdown(name: str) -> str | None:
     from . import ast
-    from .topology import app_names, load_app
+    from .applications import app_names, load_app
 
     if name not in app_names():
         return None
@@ -645,7 +672,7 @@ def create_server():
     from lsprotocol import types
     from pygls.lsp.server import LanguageServer
 
-    from . import __version__
+    from .version import __version__
 
     server = LanguageServer(SERVER_NAME, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
     state: dict[str, dict] = {"pending": {}, "analyses": {}, "builds": {}}
@@ -733,7 +760,8 @@ def create_server():
         text = server.workspace.get_text_document(uri).source
         offset = offset_at(text, params.position.line, params.position.character, encoding())
         items = []
-        for n, item in enumerate(complete(text, offset, build_for(uri, text))):
+        kinds = fault_kinds_of(text, uri_to_path(uri))
+        for n, item in enumerate(complete(text, offset, build_for(uri, text), kinds)):
             edit = None
             if item.replace is not None:
                 edit = types.TextEdit(lsp_range(text, *item.replace), item.insert_text or item.label)
@@ -753,7 +781,7 @@ def create_server():
         analysis = state["analyses"].get(uri)
         diagnostics = [d for d in analysis.diagnostics if d.path == analysis.path] \
             if analysis is not None and analysis.text == text else ()
-        found = hover(text, offset, build_for(uri, text), diagnostics)
+        found = hover(text, offset, build_for(uri, text), diagnostics, fault_kinds_of(text, uri_to_path(uri)))
         if found is None:
             return None
         markdown, (start, end) = found

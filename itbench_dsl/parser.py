@@ -29,7 +29,35 @@ def grammar_text() -> str:
 
 @functools.lru_cache(maxsize=1)
 def _parser() -> Lark:
-    return Lark(grammar_text(), parser="lalr", lexer="contextual", propagate_positions=True, maybe_placeholders=True)
+    from . import cache
+
+    grammar = grammar_text()
+    tables = cache.path_for("lark", grammar, lark.__version__)  # Lark checks the grammar's hash in the file too
+    options = dict(parser="lalr", lexer="contextual", propagate_positions=True, maybe_placeholders=True)
+    if tables is not None:
+        try:
+            return Lark(grammar, cache=str(tables), **options)
+        except Exception:  # noqa: BLE001 - an unusable cache file: build without it
+            pass
+    return Lark(grammar, **options)
+
+
+def parse_package_file(data: bytes, path: str, diags: Diagnostics) -> ast.Document | None:
+    """`parse_bytes` for a file of the package (the standard library), whose parse is kept on disk
+    (cache.py): the same bytes parse to the same AST. Only clean parses are kept."""
+    from . import cache
+
+    where = cache.path_for("ast", path, data)
+    found = cache.load(where)
+    if isinstance(found, tuple) and len(found) == 2 and isinstance(found[1], SourceFile):
+        document, source = found
+        diags.sources[path] = source
+        return document
+    errors_before = len(diags.items)
+    document = parse_bytes(data, path, diags)
+    if document is not None and len(diags.items) == errors_before:
+        cache.store(where, (document, diags.sources[path]))
+    return document
 
 
 @functools.lru_cache(maxsize=1)

@@ -20,7 +20,7 @@ The state format (docs/evaluator.md): `{"resources": {"kind": "List", "items": [
 [...], "costs": {...}}`. Everything is deterministic: pod names come from a hash of the pod
 template, timestamps are fixed.
 
-`self_validate` grades the scenario's adversarial corpus (corpus.py: these states, and states and
+`corpus.self_validate` grades the scenario's adversarial corpus (corpus.py: these states, and states and
 answers derived from them) with its evaluator (runtime.evaluator.evaluate on
 backends/evaluator.evaluator_spec); `settle` gives the state a cluster settles into from changed
 manifests (a replayed solution, solutions.py).
@@ -42,39 +42,6 @@ TIMESTAMP = "2026-01-01T00:00:00Z"
 NODE = "itbench-worker"
 # Kubernetes' own alphabet for generated names (no vowels, no look-alike characters)
 _SAFE = "bcdfghjklmnpqrstvwxz2456789"
-
-# How a fault mechanism (FaultKind.mechanism) affects the pods of the workload it targets:
-#   image      Pending, container waiting in ImagePullBackOff
-#   crash      Running, container waiting in CrashLoopBackOff, not ready
-#   init       Pending, an init container never completes
-#   unready    Running, containers running but the readiness probe fails
-#   pending    Pending, not scheduled
-#   absent     no pod is created (a quota refuses them)
-#   pending-new  the pods beyond the original replica count stay Pending (the rest keep running)
-# A mechanism not listed leaves the pods ready: only the alerts tell the fault.
-READINESS: dict[str, str] = {
-    "workload.container.image:unpullable": "image",
-    "workload.container.image:foreign-architecture": "crash",
-    "workload.container.command:invalid": "crash",
-    "workload.container.resources:insufficient": "crash",
-    "valkey.container.memory:exhausted": "crash",
-    "workload.init-container:crashing": "init",
-    "workload.init-container:hanging": "init",
-    "workload.container.readinessProbe:misconfigured": "unready",
-    "workload.nodeSelector:nonexistent-node": "pending",
-    "workload.affinity.podAntiAffinity:unschedulable": "pending",
-    "workload.volumes.persistentVolumeClaim:unbound": "pending",
-    "workload.priorityClassName:preempted": "pending",
-    "node.unschedulable:cordoned": "pending-new",
-    "resourcequota:insufficient": "absent",
-    "workload.container.livenessProbe:misconfigured": "crash",
-    "workload.init-container:waits-for-missing-service": "init",
-    "workload.container.probe.httpGet.path:unserved": "unready",
-    "workload.container.resources.limits.memory:insufficient": "crash",
-}
-# Chaos Mesh PodChaos by action: pod-failure swaps the containers for a pause image (not ready),
-# container-kill leaves them restarting; pod-kill pods come back, so a snapshot sees them ready.
-_POD_CHAOS = {"pod-failure": "unready", "container-kill": "crash"}
 
 _WORKLOAD_KINDS = ("Deployment", "StatefulSet")
 
@@ -106,6 +73,7 @@ def objects(scenario: ir.Scenario) -> Objects:
     from . import ciso
     from .backends import faults as fault_backend
     from .backends import manifests as manifest_backend
+    from .render import static_pod_name
 
     gaps = [id(o) for o in fault_backend.gap_objects(scenario)]
     topology = manifest_backend.topology_manifests(scenario.topology, exclude=gaps, provided=True) \
@@ -121,7 +89,7 @@ def objects(scenario: ir.Scenario) -> Objects:
     # objects the fault deleted come back with the revert; keep the healthy order where it can be kept
     solved = _reorder(_apply(faulty, revert_apply, revert_delete), healthy)
     # static pods' mirror pods: the kubelet runs them, so they are Running in every state
-    static = {("Pod", w.namespace, manifest_backend.static_pod_name(w)) for w in scenario.topology.workloads
+    static = {("Pod", w.namespace, static_pod_name(w)) for w in scenario.topology.workloads
               if w.kind == "Pod"}
     healthy_probes, faulty_probes = probe_results(scenario)
     return Objects(healthy, faulty, solved, _fault_effects(scenario), static, captured_kinds(scenario),
@@ -251,11 +219,9 @@ def _fault_effects(scenario: ir.Scenario, only: set[int] | None = None) -> dict[
     for index, injection in enumerate(scenario.injections()):
         if only is not None and index not in only:
             continue
-        effect = READINESS.get(injection.mechanism)
-        if injection.mechanism == "chaos-mesh.schedule:PodChaos":
-            effect = _POD_CHAOS.get(str(injection.args.get("spec", {}).get("action")))
+        effect = injection.kind.pod_effect(injection.args)  # faults.base.POD_EFFECTS
         target = injection.target
-        if effect is None or target.kind not in _WORKLOAD_KINDS:
+        if not effect or target.kind not in _WORKLOAD_KINDS:
             continue
         try:
             replicas = find_object(scenario.topology, target).replicas
@@ -281,12 +247,11 @@ def settle(scenario: ir.Scenario, manifests: dict[tuple, dict], found: Objects, 
 def exec_injections(scenario: ir.Scenario) -> dict[int, dict]:
     """The injections that run a command in a pod (a declared kind's `exec`), by index: their revert step
     (namespace, workload, container, command), as `revert/exec.json` lists it."""
-    from .faults import FAULTS
     from .faults.declared import exec_steps
 
     out = {}
     for index, injection in enumerate(scenario.injections()):
-        kind = FAULTS[injection.fault]
+        kind = injection.kind
         steps = exec_steps(kind.declared, injection) if kind.declared is not None else None
         if steps is not None:
             out[index] = steps[1]
@@ -332,7 +297,7 @@ def _still_there(index: int, manifests: dict, spec: dict, scenario: ir.Scenario 
 def _alerts(scenario: ir.Scenario, objects: dict[tuple, dict]) -> list[dict]:
     """The scenario's expected alerts, firing, and the alerts its mitigation waits for (`alert X not
     firing`) that its faults are known to raise (ITBench's fault library), on the fault's target."""
-    from .faults import FAULTS, library_alerts
+    from .faults import library_alerts
 
     out: list[dict] = []
     seen: set[tuple] = set()
@@ -354,7 +319,7 @@ def _alerts(scenario: ir.Scenario, objects: dict[tuple, dict]) -> list[dict]:
 
     for alert in scenario.alerts:
         fire(alert.name, alert.target)
-    raised = {a for i in scenario.injections() for a in library_alerts(FAULTS[i.fault])}
+    raised = {a for i in scenario.injections() for a in library_alerts(i.kind)}
     first_target = scenario.injections()[0].target if scenario.injections() else None
     if scenario.mitigation is not None and first_target is not None:
         expected = {a.name for a in scenario.alerts}
@@ -628,48 +593,6 @@ def _chain_name(ref: ir.ObjectRef, state: dict | None, scenario: ir.Scenario) ->
 EMPTY_ANSWER = {"entities": [], "propagations": [], "alerts_explained": []}
 
 
-# ---- self-validation -------------------------------------------------------------------------------------
-
-
-def self_validate(scenario: ir.Scenario) -> list[tuple[str, str]]:
-    """Problems of the scenario's evaluator on its adversarial corpus (corpus.py), as (code, message);
-    empty when it grades every case as it must.
-
-    E4004: a mitigation or policy case graded wrongly (the faulty state passes, the solved one fails,
-    a deny-all policy passes, an incomplete state is graded...). E4005: a diagnosis case graded wrongly
-    (the perfect answer does not pass with score 1, a wrong or absent object is credited...)."""
-    return [(code, message) for code, message, _ in self_validate_located(scenario)]
-
-
-def self_validate_located(scenario: ir.Scenario) -> list[tuple[str, str, int | None]]:
-    """`self_validate`'s problems with what they are about: the index of the `mitigated when` predicate
-    that alone failed states that must pass (a path that names nothing, a value no healthy state holds),
-    so that the problem points at that predicate; None for the others."""
-    from .corpus import all_cases
-
-    spec, corpus = all_cases(scenario)
-    wrong: dict[tuple[str, int | None], list[str]] = {}
-    indexed: dict = {}  # the states the cases share, indexed once
-    for case in corpus:
-        ok, what = case.run(spec, indexed)
-        if not ok:
-            code = "E4004" if case.task in ("mitigate", "policy") else "E4005"  # E4005: an answer task's case
-            wants = {"pass": "pass", "fail": "fail", "unusable": "refuse"}[case.want]
-            blamed = None
-            if case.want == "pass" and case.failed and all(c.startswith("mitigation.predicate.") for c in case.failed):
-                blamed = int(case.failed[0].rsplit(".", 1)[1])
-            wrong.setdefault((code, blamed), []).append(f"{case.name} (must {wants}): it {what}")
-    problems = []
-    for (code, blamed), found in sorted(wrong.items(), key=lambda item: (item[0][0], item[0][1] is not None,
-                                                                        item[0][1] or 0)):
-        more = f"; and {len(found) - 3} more" if len(found) > 3 else ""
-        task = "diagnosis" if code == "E4005" else "mitigation" if scenario.domain != "ciso" else "policy"
-        what = f"`mitigated when` predicate {blamed} fails states that must pass" if blamed is not None else \
-            f"the {task} evaluator grades {len(found)} case(s) of its corpus wrongly"
-        problems.append((code, f"{what}: " + "; ".join(found[:3]) + more, blamed))
-    return problems
-
-
 def policy_reports(scenario: ir.Scenario, perfect: bool, policy: str = "agent-policy", gaps: str = "fail") -> list[dict]:
     """Kyverno PolicyReports (wgpolicyk8s.io/v1alpha2) of an agent's policy over a CISO scenario's objects:
     a perfect policy fails the gap objects (`gaps`) and passes the compliant ones; the other fails them all."""
@@ -684,13 +607,3 @@ def policy_reports(scenario: ir.Scenario, perfect: bool, policy: str = "agent-po
             results.append({"policy": policy, "rule": "check", "result": verdict, "resources": [resource]})
     return [{"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport",
              "metadata": {"name": policy}, "results": results}]
-
-
-def _number(value) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _failed_checks(verdict: dict) -> str:
-    failed = [f"{c.get('id')}: {c.get('detail')}" for c in verdict.get("checks", []) if not c.get("passed")]
-    more = f"; and {len(failed) - 3} more" if len(failed) > 3 else ""
-    return "; ".join(failed[:3]) + more or "no failed check reported"

@@ -59,30 +59,6 @@ FAULT_TYPES = ("misconfiguration", "code_defect", "authentication_issue", "netwo
 VOCABULARY = {"system_level": SYSTEM_LEVELS, "fault_type": FAULT_TYPES}
 assert tuple(VOCABULARY) == ANALYSIS_KEYS
 
-# A fault kind's analysis labels, when it has one reading (a Kubernetes object misconfigured sits at the
-# virtualization level, Kubernetes being the platform the application runs on); a fault missing here
-# (the chaos experiments, whose kind depends on their action) needs the scenario's `analysis` block.
-_K8S_MISCONFIGURATION = ("virtualization", "misconfiguration")
-FAULT_LABELS: dict[str, tuple[str, str]] = {
-    **{name: _K8S_MISCONFIGURATION for name in (
-        "crashing_init_container", "hanging_init_container", "insufficient_resources", "misconfigured_readiness_probe",
-        "unsupported_architecture_image", "nonexistent_node", "unschedulable_anti_affinity", "nonexistent_pvc",
-        "failing_dns_policy", "priority_preemption", "modified_target_port", "invalid_service_selector",
-        "ingress_port_blocking_network_policy", "insufficient_resource_quota", "istio_ambient_disabled",
-        "istio_strict_mtls", "istio_deny_gateway", "misconfigured_hpa")},
-    "deleted_service": ("virtualization", "operation_error"),
-    "cordoned_node": ("virtualization", "operation_error"),
-    "feature_flag": ("application", "code_defect"),
-    "corrupted_secret": ("application", "authentication_issue"),
-    "valkey_changed_password": ("application", "authentication_issue"),
-    # the peer benchmarks' faults (docs/peers.md)
-    **{name: _K8S_MISCONFIGURATION for name in (
-        "misconfigured_liveness_probe", "dependency_wait_init_container", "enforced_pod_security", "unserved_probe_path",
-        "insufficient_memory_limit", "wrong_role_resource", "isolating_network_policy", "memory_resource_quota")},
-    "removed_env": ("application", "misconfiguration"),
-}
-
-
 def names(domain: str) -> tuple[str, ...]:
     """The tasks a scenario of `domain` may pose."""
     return tuple(t.name for t in TASK_TYPES.values() if domain in t.domains)
@@ -110,13 +86,6 @@ def window(scenario: ir.Scenario) -> float:
 def is_control(scenario: ir.Scenario) -> bool:
     """A scenario with nothing broken: no fault (`metadata { control = true }`, checked by the checker)."""
     return not scenario.injections()
-
-
-def kind_labels(kind) -> tuple[str, str] | None:
-    """The analysis labels a fault kind gives: its declaration's `analysis` block, else FAULT_LABELS."""
-    if kind is None:
-        return None
-    return getattr(kind, "labels", None) or FAULT_LABELS.get(kind.name)
 
 
 def read_labels(body) -> tuple[str, str] | None:
@@ -153,5 +122,5 @@ def answer_files(tasks: list[str], domain: str) -> dict[str, str]:
 
 
 __all__ = ["TASK_TYPES", "DEFAULT", "EXCLUSIVE", "ORDER", "DETECT_WITHIN", "SYSTEM_LEVELS", "FAULT_TYPES",
-           "VOCABULARY", "FAULT_LABELS", "names", "posed", "declared", "window", "is_control", "kind_labels",
+           "VOCABULARY", "names", "posed", "declared", "window", "is_control",
            "read_labels", "answer_file", "answer_files", "label_key"]

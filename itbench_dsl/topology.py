@@ -13,13 +13,11 @@ renaming applications is `applications.py`'s.
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass, field
-from importlib import resources
 
 from . import ast, ir
-from .diagnostics import Diagnostics, did_you_mean
+from .diagnostics import did_you_mean
 from .reader import MISSING, Body, Context, convert
 from .source import Span
 
@@ -224,57 +222,6 @@ def app_gateways(build: TopologyBuild) -> list[tuple[str, str]]:
             namespace, _, name = entry.rpartition("/")
             out.append((namespace or home, name))
     return out
-
-
-# ---- the standard library ---------------------------------------------------------------
-
-
-def app_names() -> list[str]:
-    folder = resources.files("itbench_dsl").joinpath("stdlib/apps")
-    return sorted(p.name[: -len(".itb")] for p in folder.iterdir() if p.name.endswith(".itb"))
-
-
-@functools.lru_cache(maxsize=None)
-def load_app(name: str) -> tuple[ast.App | None, Diagnostics, str]:
-    """Parse a standard-library application once per process."""
-    from .parser import (
-        parse_bytes,  # late: parser imports nothing from here, but keep stages apart
-    )
-
-    resource = resources.files("itbench_dsl").joinpath(f"stdlib/apps/{name}.itb")
-    path = f"<stdlib>/apps/{name}.itb"
-    diags = Diagnostics()
-    document = parse_bytes(resource.read_bytes(), path, diags)
-    if document is not None and not isinstance(document, ast.App):
-        diags.error("E1002", "a standard-library application file must hold an `app` block", path, document.span)
-        document = None
-    return document, diags, path
-
-
-@functools.lru_cache(maxsize=None)
-def _app_build(name: str) -> tuple[TopologyBuild | None, Diagnostics]:
-    app, parse_diags, path = load_app(name)
-    diags = Diagnostics(list(parse_diags.items), dict(parse_diags.sources))
-    if app is None:
-        return None, diags
-    from .applications import compose  # late: applications builds on this module
-
-    build = compose(app, path, diags, (name,))
-    build.application = name
-    build.modules[app.name] = path
-    return build, diags
-
-
-def app_topology(name: str) -> tuple[TopologyBuild | None, Diagnostics]:
-    """A standard-library application's topology, built once per process.
-
-    Each caller gets its own lists and index, sharing the (never mutated) objects: faults
-    copy an object before they change it.
-    """
-    build, diags = _app_build(name)
-    if build is None:
-        return None, diags
-    return build.copy(), diags
 
 
 # ---- building ---------------------------------------------------------------------------------

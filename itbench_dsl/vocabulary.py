@@ -7,12 +7,10 @@ grammar is generated from them, so each list has this one home.
 from __future__ import annotations
 
 from .alerts import STANDARD_ALERTS
-from .ciso.tasks import TASK_CLASSES
 
 DOMAINS = ("sre", "ciso", "finops")
 COMPLEXITIES = ("low", "medium", "high")
-# the CISO task classes (`task NAME`) and ITBench's id of each: their records are in ciso/tasks.py
-CISO_TASKS = {c.task: c.scenario_type for c in TASK_CLASSES.values()}
+# the CISO task classes (`task NAME`) are their records' names: ciso/tasks.py, CISO_TASKS
 # The standard alert catalogue (alerts.py: ITBench's monitoring stack, each alert with its Prometheus rule);
 # a scenario may declare more (`alert_rule`).
 KNOWN_ALERTS = STANDARD_ALERTS

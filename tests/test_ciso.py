@@ -23,7 +23,7 @@ import yaml
 from conftest import compile_ok as shared_compile_ok
 from conftest import compile_text
 from itbench_dsl import ciso
-from itbench_dsl.vocabulary import CISO_TASKS
+from itbench_dsl.ciso.tasks import CISO_TASKS
 from itbench_dsl.validate import validate_object
 
 from test_kubernetes_validate import _schema_version, _validator_command

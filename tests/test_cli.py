@@ -22,7 +22,7 @@ import itbench_dsl
 from itbench_dsl import cli as cli_module
 from itbench_dsl import compiler
 from itbench_dsl.codes import CODES, explain
-from itbench_dsl.topology import app_names
+from itbench_dsl.applications import app_names
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "scenarios"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from itbench_dsl import states
+from itbench_dsl import corpus, states
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.corpus import FAIL, PASS, UNUSABLE, all_cases
 from itbench_dsl.diagnostics import Diagnostics
@@ -67,7 +67,7 @@ def test_the_corpus_of_a_field_fault_tries_other_wrong_values():
 
 
 def _problems(name: str) -> list[tuple[str, str]]:
-    return states.self_validate(scenario(name))
+    return corpus.self_validate(scenario(name))
 
 
 def test_sound_on_these_scenarios():

@@ -11,14 +11,15 @@ import pytest
 
 from itbench_dsl import compiler
 from itbench_dsl.diagnostics import Diagnostics
-from itbench_dsl.faults import FAULTS, PYTHON_FAULTS
+from itbench_dsl.faults import FAULTS
 from itbench_dsl.faults import declared as declared_faults
 from itbench_dsl.mechanisms import check_unique_mechanisms
 from itbench_dsl.runtime import evaluator as runtime
+from support.fault_twins import TWINS
 
 ROOT = Path(__file__).resolve().parent.parent
 DECLARED = sorted(name for name, kind in FAULTS.items() if kind.declared is not None)
-REEXPRESSED = sorted(name for name in DECLARED if name in PYTHON_FAULTS)
+REEXPRESSED = sorted(name for name in DECLARED if name in TWINS)
 MONGO_SCENARIO = ROOT / "scenarios/sre/hotel-reservation-mongodb-geo-revoked-role.itb"
 
 
@@ -40,9 +41,11 @@ def _library_scenarios_using(names) -> list[Path]:
 def test_at_least_five_python_kinds_are_declared_in_the_standard_library():
     assert len(REEXPRESSED) >= 5, REEXPRESSED
     for name in REEXPRESSED:
-        kind, python = FAULTS[name], PYTHON_FAULTS[name]
-        assert (kind.mechanism, kind.itbench_id, kind.targets, kind.args, kind.preconditions, kind.accept) == \
-               (python.mechanism, python.itbench_id, python.targets, python.args, python.preconditions, python.accept)
+        kind, python = FAULTS[name], TWINS[name]
+        assert (kind.mechanism, kind.itbench_id, kind.targets, kind.args, kind.preconditions, kind.accept,
+                kind.readiness, kind.labels) == \
+               (python.mechanism, python.itbench_id, python.targets, python.args, python.preconditions, python.accept,
+                python.readiness, python.labels)
 
 
 def test_the_library_keeps_one_kind_per_mechanism():
@@ -54,7 +57,7 @@ def test_declared_and_python_definitions_give_the_same_bundle(path: Path, monkey
     declared, declared_diags = _compile(str(path.relative_to(ROOT)), path.read_bytes())
     assert declared.files, declared_diags.items
     for name in REEXPRESSED:
-        monkeypatch.setitem(FAULTS, name, PYTHON_FAULTS[name])
+        monkeypatch.setitem(FAULTS, name, TWINS[name])
     python, _ = _compile(str(path.relative_to(ROOT)), path.read_bytes())
     assert sorted(declared.files) == sorted(python.files)
     for name in declared.files:
@@ -71,7 +74,7 @@ def test_a_patch_on_a_field_the_container_lacks_takes_the_renderer_order(monkeyp
     declared, diags = _compile("s.itb", text)
     assert declared.files, diags.items
     for name in REEXPRESSED:
-        monkeypatch.setitem(FAULTS, name, PYTHON_FAULTS[name])
+        monkeypatch.setitem(FAULTS, name, TWINS[name])
     python, _ = _compile("s.itb", text)
     assert declared.files["inject/apply.yaml"] == python.files["inject/apply.yaml"]
     assert b"command:" in declared.files["inject/apply.yaml"]
@@ -120,18 +123,45 @@ def test_a_project_fault_kind_loads_with_use_faults(tmp_path: Path):
     assert revert["steps"][0]["command"] == ["rm", "-f", "/tmp/mode"]
     assert b"Set MODE back" in result.files["itbench/scenario.yaml"] or b"Set MODE back" in \
         result.files["itbench/groundtruth.yaml"]
-    # a project's kind is found by name, but is not one of the library's
-    assert "slow_mode" not in FAULTS and FAULTS["slow_mode"].name == "slow_mode"
+    # a project's kind belongs to the compile: the injection carries it, and the library does not gain it
+    assert "slow_mode" not in FAULTS and injection.kind.name == "slow_mode"
 
 
 def test_a_scenario_without_use_faults_does_not_see_a_project_kind(tmp_path: Path):
-    _fault_file(tmp_path, GOOD_KIND, "")
+    scenario, text = _fault_file(tmp_path, GOOD_KIND, """  fault slow_mode on deployment "cart"
+  expect { mitigated when { deployment "cart" ready } }""")
+    first, diags = _compile(str(scenario), text)  # the same process compiled a scenario that declares it
+    assert first.files, [d.message for d in diags.items]
     other = """scenario "t" { domain sre complexity low description "d"
   topology { namespace "shop" deployment "cart" { image = "example/cart:1" env { MODE = "fast" } } }
   fault slow_mode on deployment "cart" }"""
-    declared_faults.PROJECT_KINDS.setdefault("slow_mode", FAULTS.get("slow_mode") or PYTHON_FAULTS["scaled_to_zero"])
     _, diags = _compile("t.itb", other)
     assert [d.code for d in diags.errors()] == ["E2005"]
+
+
+def test_two_projects_kinds_of_one_name_stay_apart_in_one_process(tmp_path: Path):
+    """The language server and the generators compile many files in one process: each compile's injections
+    keep the kind their own project declared, whatever was compiled after them."""
+    results = []
+    for mode in ("slow", "sleepy"):
+        folder = tmp_path / mode
+        folder.mkdir()
+        scenario, text = _fault_file(folder, GOOD_KIND.replace('default = "slow"', f'default = "{mode}"'),
+                                     """  fault slow_mode on deployment "cart"
+  expect { mitigated when { deployment "cart" ready } }""")
+        result, diags = _compile(str(scenario), text)
+        assert result.files, [d.message for d in diags.items]
+        results.append(result)
+    first, second = (r.scenario.injections()[0] for r in results)
+    assert first.kind is not second.kind
+    assert first.args["mode"] == "slow" and second.args["mode"] == "sleepy"
+    assert b"value: slow" in results[0].files["inject/apply.yaml"]
+    assert b"value: sleepy" in results[1].files["inject/apply.yaml"]
+    # planned again after the second compile, the first scenario's fault is still its own
+    from itbench_dsl.backends.faults import plan
+
+    applied = plan(results[0].scenario)[0]
+    assert "slow" in json.dumps(applied) and "sleepy" not in json.dumps(applied)
 
 
 def _errors(tmp_path: Path, kind_text: str, body: str = "  fault bad on deployment \"cart\"") -> list:
@@ -194,11 +224,34 @@ def test_a_kind_gives_its_analysis_labels(tmp_path: Path):
 
 
 def test_every_standard_library_kind_has_its_labels():
-    from itbench_dsl import tasks
+    for kind in FAULTS.values():
+        if kind.declared is not None:
+            assert kind.labels is not None, kind.name
 
-    for kind in declared_faults.load_stdlib(PYTHON_FAULTS):
-        assert tasks.kind_labels(kind) is not None and kind.labels is not None, kind.name
-        assert kind.name not in tasks.FAULT_LABELS  # one home: the declaration
+
+def test_a_kind_is_defined_once_in_the_package():
+    """A declared kind may not take the name of a Python kind (E2053): the standard library loads without
+    any Python kind of the same name, and a twin fed to it is refused."""
+    from itbench_dsl.diagnostics import Diagnostics
+
+    names = [kind.name for kind in FAULTS.values()]
+    assert len(names) == len(set(names))
+    diags = Diagnostics()
+    for path, data in declared_faults.stdlib_files():
+        declared_faults.load_library(data, path, diags, TWINS)
+    assert {d.code for d in diags.errors()} == {"E2053"}
+
+
+def test_a_declared_kind_says_its_readiness_effect(tmp_path: Path):
+    kind = GOOD_KIND.replace('  targets = [deployment]\n', '  targets = [deployment]\n  readiness = "crash"\n')
+    scenario, text = _fault_file(tmp_path, kind, """  fault slow_mode on deployment "cart"
+  expect { mitigated when { deployment "cart" ready } }""")
+    result, diags = _compile(str(scenario), text)
+    assert result.files, [d.message for d in diags.items]
+    assert result.scenario.injections()[0].kind.pod_effect({}) == "crash"
+    wrong = GOOD_KIND.replace('  targets = [deployment]\n', '  targets = [deployment]\n  readiness = "crashed"\n')
+    errors = _errors(tmp_path, wrong)
+    assert [e.code for e in errors] == ["E2010"] and "crash" in errors[0].help
 
 
 CREATING_KINDS = """fault_kind "ingress_denied" {
@@ -501,7 +554,7 @@ def test_derived_states_carry_the_probes_declared_results():
 
 def test_the_library_exec_scenario_self_validates_and_its_corpus_attacks_the_probe():
     from itbench_dsl.corpus import all_cases
-    from itbench_dsl.states import self_validate
+    from itbench_dsl.corpus import self_validate
 
     scenario = _scenario(MONGO_SCENARIO.read_text())
     assert self_validate(scenario) == []
@@ -517,7 +570,7 @@ def test_the_library_exec_scenario_self_validates_and_its_corpus_attacks_the_pro
 
 def test_an_evaluator_that_ignores_probes_is_caught(monkeypatch):
     """Self-validation is only worth what it catches: a grader that passes every probe predicate fails it."""
-    from itbench_dsl.states import self_validate
+    from itbench_dsl.corpus import self_validate
 
     scenario = _scenario(MONGO_SCENARIO.read_text())
     monkeypatch.setattr(runtime, "probe_check", lambda pred, state: (True, "ignored"))
@@ -592,3 +645,20 @@ def test_the_lock_records_the_fault_files_a_scenario_loads(tmp_path: Path):
     # a scenario without `use faults` keeps its lock's keys
     standard, _ = _compile("m.itb", MONGO_SCENARIO.read_bytes())
     assert "fault_files_sha256" not in json.loads(standard.files["bundle.lock"])
+
+
+def test_a_compile_result_crosses_processes_with_its_kinds(tmp_path: Path):
+    """`check --jobs` pickles results: a library kind comes back as the library's own object, a project's
+    kind by value (its declaration and checks with it)."""
+    import pickle
+
+    path = ROOT / "scenarios/sre/otel-checkout-nonexistent-image.itb"
+    library, _ = _compile(str(path.relative_to(ROOT)), path.read_bytes())
+    back = pickle.loads(pickle.dumps(library.scenario))
+    assert back.injections()[0].kind is FAULTS["nonexistent_image"]
+    scenario, text = _fault_file(tmp_path, GOOD_KIND, """  fault slow_mode on deployment "cart"
+  expect { mitigated when { deployment "cart" ready } }""")
+    project, diags = _compile(str(scenario), text)
+    assert project.files, [d.message for d in diags.items]
+    kind = pickle.loads(pickle.dumps(project.scenario)).injections()[0].kind
+    assert kind.name == "slow_mode" and "slow_mode" not in FAULTS and kind.declared is not None

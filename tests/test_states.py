@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from itbench_dsl import cli as cli_module
-from itbench_dsl import states
+from itbench_dsl import corpus, states
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics
 from itbench_dsl.faults import FAULTS
@@ -208,10 +208,14 @@ def test_every_state_is_back_to_healthy_after_the_revert():
         assert not added and not removed and not changed, s.name
 
 
-def test_readiness_table_names_real_mechanisms():
-    mechanisms = {kind.mechanism for kind in FAULTS.values()}
-    assert set(states.READINESS) <= mechanisms
-    assert set(states.READINESS.values()) <= {"image", "crash", "init", "unready", "pending", "absent", "pending-new"}
+def test_every_readiness_effect_is_one_of_the_known_effects():
+    from itbench_dsl.faults import POD_EFFECTS
+
+    effects = {kind.readiness for kind in FAULTS.values() if not callable(kind.readiness)}
+    assert effects - {""} <= set(POD_EFFECTS) and len(effects) > 4
+    pod_chaos = FAULTS["pod_chaos"]
+    assert pod_chaos.pod_effect({"spec": {"action": "pod-failure"}}) == "unready"
+    assert pod_chaos.pod_effect({"spec": {"action": "pod-kill"}}) == ""
 
 
 def test_ciso_states_hold_the_gap_objects_only_when_faulty():
@@ -258,7 +262,7 @@ def _always(passed: bool):
 
 def test_self_validation_reports_an_evaluator_that_always_passes(monkeypatch):
     _fake(monkeypatch, _always(True))
-    problems = states.self_validate(scenario("sre/otel-checkout-nonexistent-image.itb"))
+    problems = corpus.self_validate(scenario("sre/otel-checkout-nonexistent-image.itb"))
     assert [code for code, _ in problems] == ["E4004", "E4005"]
     assert "the faulty state (must fail): it passed it" in problems[0][1]
     assert "(must fail): it passed it" in problems[1][1]  # the message lists the first three
@@ -273,7 +277,7 @@ def test_self_validation_reports_an_evaluator_that_always_passes(monkeypatch):
 
 def test_self_validation_reports_an_evaluator_that_always_fails(monkeypatch):
     _fake(monkeypatch, _always(False))
-    problems = states.self_validate(scenario("sre/otel-checkout-nonexistent-image.itb"))
+    problems = corpus.self_validate(scenario("sre/otel-checkout-nonexistent-image.itb"))
     assert "the healthy state (must pass): it failed it" in problems[0][1]
     assert "the perfect diagnosis (must pass): it failed it" in problems[1][1]
 
@@ -283,7 +287,7 @@ def test_self_validation_reports_a_crash(monkeypatch):
         raise KeyError("status")
 
     _fake(monkeypatch, crash)
-    problems = states.self_validate(scenario("sre/otel-checkout-nonexistent-image.itb"))
+    problems = corpus.self_validate(scenario("sre/otel-checkout-nonexistent-image.itb"))
     assert "raised KeyError: 'status'" in problems[0][1]
 
 
@@ -291,7 +295,7 @@ def test_self_validation_of_a_ciso_scenario_refuses_itbench_gap_only_rule(monkey
     """ITBench's own rule grades the gap alone: a deny-all policy passes it. Self-validation refuses an
     evaluator that does that."""
     s = scenario("ciso/cis-k8s-5-2-2-privileged-kyverno.itb")
-    assert states.self_validate(s) == []
+    assert corpus.self_validate(s) == []
 
     def gap_only(spec, answer, state, task=None, **kw):
         results = {}
@@ -302,7 +306,7 @@ def test_self_validation_of_a_ciso_scenario_refuses_itbench_gap_only_rule(monkey
         return {"scenario": spec["scenario"], "passed": ok, "score": float(ok), "metrics": {}, "checks": []}
 
     _fake(monkeypatch, gap_only)
-    (problem,) = states.self_validate(s)
+    (problem,) = corpus.self_validate(s)
     assert problem[0] == "E4004" and "a deny-all policy's reports (must fail): it passed it" in problem[1]
 
 
@@ -390,7 +394,7 @@ def test_evaluate_refuses_unusable_input(bundle: Path, tmp_path: Path, capsys):
 @pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])
 def test_library_self_validates(path: Path):
     s = scenario(str(path.relative_to(SCENARIOS)))
-    assert states.self_validate(s) == []
+    assert corpus.self_validate(s) == []
 
 
 def test_evaluate_runs_a_compiled_bundle_on_derived_states(tmp_path: Path, capsys):

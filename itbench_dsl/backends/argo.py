@@ -106,7 +106,7 @@ def workflow_template(plan: EnginePlan, files: dict[str, bytes]) -> dict:
 
 def argo_files(scenario: ir.Scenario, files: dict[str, bytes]) -> tuple[dict, dict[str, bytes]]:
     """(the WorkflowTemplate, the folder's files: its YAML; the bundle files are inside it)."""
-    from ..compiler import dump_yaml
+    from ..serialize import dump_yaml
 
     template = workflow_template(engine_plan(scenario, files), bundle_files(files))
     return template, {TEMPLATE_FILE: dump_yaml([template])}

@@ -70,7 +70,7 @@ def chainsaw_test(plan: EnginePlan) -> dict:
 
 def chainsaw_files(scenario: ir.Scenario, files: dict[str, bytes]) -> tuple[dict, dict[str, bytes]]:
     """(the Test, the folder's files: the bundle's run files and chainsaw-test.yaml)."""
-    from ..compiler import dump_yaml
+    from ..serialize import dump_yaml
 
     test = chainsaw_test(engine_plan(scenario, files))
     out = bundle_files(files)

@@ -16,7 +16,6 @@ import re
 
 from .. import ciso, ir
 from .. import tasks as task_types
-from ..faults import FAULTS
 from . import faults as fault_backend
 from . import itbench as itbench_backend
 from ..runtime.evaluator import identity_key, nested
@@ -269,8 +268,8 @@ def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
     kinds_by_target: dict[tuple, list] = {}
     for injection in scenario.injections():
         for ref in (injection.target, *injection.side_objects):
-            kinds_by_target.setdefault((ref.kind, ref.namespace, ref.name), []).append(FAULTS[injection.fault])
-    every_kind = [FAULTS[i.fault] for i in scenario.injections()]
+            kinds_by_target.setdefault((ref.kind, ref.namespace, ref.name), []).append(injection.kind)
+    every_kind = [i.kind for i in scenario.injections()]
     # a predicate's path as the changes name fields: its keys (indexes, selections and parse steps left out)
     governing = [(p.target, [s for s in p.path if isinstance(s, str)], f"mitigation.predicate.{i}") for i, p in
                  enumerate(scenario.mitigation.predicates if scenario.mitigation else []) if p.kind == "field"]
@@ -387,7 +386,7 @@ def _faults(scenario: ir.Scenario, fields: list, created: list) -> list[dict]:
     for injection in scenario.injections():
         touched = {(r.kind, r.namespace, r.name) for r in (injection.target, *injection.side_objects)}
         made = {(r.kind, r.namespace, r.name) for r in injection.created}
-        out.append({"fault": injection.fault, "undone_by": FAULTS[injection.fault].undone_by,
+        out.append({"fault": injection.fault, "undone_by": injection.kind.undone_by,
                     "fields": [f for f in fields if (f["object"]["kind"], f["object"]["namespace"],
                                                      f["object"]["name"]) in touched],
                     "created": [c for c in created if (c["kind"], c["namespace"], c["name"]) in made]})

@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 
 from .. import ciso, ir
-from ..faults import FAULTS
 from ..faults.base import find_object
 from ..faults.declared import exec_steps as exec_steps_of
 from ..faults.declared import patch_manifest
@@ -53,7 +52,7 @@ def _plan(scenario: ir.Scenario) -> tuple[list[dict], list[ir.ObjectRef], list[d
     # kept per object and applied again over what a later Python fault renders for it, so faults compose.
     declared: dict[tuple, list[ir.Injection]] = {}
     for injection in scenario.injections():
-        kind = FAULTS[injection.fault]
+        kind = injection.kind
         spec = kind.declared
         if spec is not None and spec.patches:
             key = _key(injection.target.itbench())
@@ -70,7 +69,7 @@ def _plan(scenario: ir.Scenario) -> tuple[list[dict], list[ir.ObjectRef], list[d
                 _replace(working, obj)
             rendered = render_object(obj)
             for earlier in declared.get(_key(obj), ()):
-                rendered = patch_manifest(FAULTS[earlier.fault].declared, earlier, rendered)
+                rendered = patch_manifest(earlier.kind.declared, earlier, rendered)
             inject_apply[_key(obj)] = rendered
         inject_delete.extend(r for r in (effect.delete if effect is not None else ()) if r not in inject_delete)
         undo = kind.revert(injection, scenario.topology)
@@ -98,7 +97,7 @@ def exec_steps(scenario: ir.Scenario) -> tuple[list[dict], list[dict]]:
     (`inject/exec.json`, `revert/exec.json`; docs/fault-kinds.md). Empty when no fault has an `exec`."""
     inject, revert = [], []
     for injection in scenario.injections():
-        spec = FAULTS[injection.fault].declared
+        spec = injection.kind.declared
         steps = exec_steps_of(spec, injection) if spec is not None else None
         if steps is not None:
             inject.append({"fault": injection.fault, **steps[0]})

@@ -15,7 +15,6 @@ from .. import ir
 from ..memo import IdentityMemo
 from ..topology import pod_pattern_owner
 from ..faults import (
-    FAULTS,
     WAITERS,
     fault_description,
     library_alerts,
@@ -39,7 +38,7 @@ def scenario_yaml(scenario: ir.Scenario) -> dict:
         options: dict = {}
         _merge(options, copy.deepcopy(scenario.topology.application_options or {}))  # the scenario's own
         for injection in scenario.injections():  # ITBench application options the faults need
-            _merge(options, FAULTS[injection.fault].app_options)
+            _merge(options, injection.kind.app_options)
         if options:
             applications[key]["options"] = options
     faults = []
@@ -82,7 +81,7 @@ def _waiter_args(waiter: ir.Waiter) -> dict:
 def groundtruth_v2(scenario: ir.Scenario) -> dict:
     # the alerts ITBench's fault library says each fault raises, and those the scenario expects on its
     # objects (an alert `on group "ID"` is a record of ITBench's v1 causal graph, which v2 does not list)
-    alerts = sorted({a for i in scenario.injections() for a in library_alerts(FAULTS[i.fault])}
+    alerts = sorted({a for i in scenario.injections() for a in library_alerts(i.kind)}
                     | {a.name for a in scenario.alerts if a.group is None})
     entities: list[dict] = []
     for injection in scenario.injections():
@@ -91,7 +90,7 @@ def groundtruth_v2(scenario: ir.Scenario) -> dict:
         for item in [primary, *(ref.itbench() for ref in injection.side_objects)]:
             if item not in entities:
                 entities.append(item)
-    solutions = [render_solutions(FAULTS[i.fault], i.itbench_args) for i in scenario.injections()]
+    solutions = [render_solutions(i.kind, i.itbench_args) for i in scenario.injections()]
     return {
         "apiVersion": "itbench.io/v2",
         "kind": "GroundTruth",
@@ -104,8 +103,7 @@ def groundtruth_v2(scenario: ir.Scenario) -> dict:
 
 
 def group_id(ref: ir.ObjectRef) -> str:
-    base = ref.name.replace("*", "").strip("-.") or "any"
-    return f"{base}-{ref.kind.lower()}-1"
+    return ref.group_id()
 
 
 _REGEX_SPECIAL = set(".^$+{}[]\\|()")
@@ -243,7 +241,7 @@ def groundtruth_v1(scenario: ir.Scenario) -> dict:
                 break
         faults.append({
             "category": "Change",
-            "condition": fault_description(FAULTS[injection.fault]),
+            "condition": fault_description(injection.kind),
             "entity": {"group_id": gid(root), "kind": root.kind, "name": gid(root)},
             "fault_mechanism": injection.mechanism,
         })

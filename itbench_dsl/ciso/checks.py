@@ -11,7 +11,7 @@ from .. import ast, ir
 from ..diagnostics import did_you_mean
 from ..reader import Body
 from ..topology import KINDS
-from ..vocabulary import CISO_TASKS
+from .tasks import CISO_TASKS
 from . import (DEFAULT_HOSTS, HostControl, K8sControl, baseline_group, goal_text, host_ref, is_group_name,
                looks_like_catalogue_id, lookup, policy_name, ref, suggest, task_policies)
 

@@ -100,5 +100,7 @@ TASK_CLASSES: dict[str, TaskClass] = {c.task: c for c in [
               "fault_removal.yml", _GOAL_UPDATE, "kyverno", {"policy": "updated-policy.yaml"},
               (("policies",), ("clusterpolicies",)), updates=True),
 ]}
+# the task classes a scenario may name (`task NAME`), each with ITBench's scenario type
+CISO_TASKS = {c.task: c.scenario_type for c in TASK_CLASSES.values()}
 # ITBench's `scenario_type` of a class (lower case) -> the class, for reading ITBench's folders
 BY_SCENARIO_TYPE = {c.scenario_type.lower(): c for c in TASK_CLASSES.values()}

@@ -18,7 +18,7 @@ import sys
 
 import click
 
-from .. import __version__
+from ..version import __version__
 from .common import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS  # noqa: F401  (the exit codes, for callers)
 
 # name -> "module:attribute" of the click command; `itbench --help` lists exactly these, sorted

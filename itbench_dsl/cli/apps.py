@@ -21,7 +21,7 @@ def command(name: str | None) -> None:
       itbench apps hotel-reservation
     """
     from ..diagnostics import did_you_mean
-    from ..topology import app_names, app_topology, load_app
+    from ..applications import app_names, app_topology, load_app
 
     names = app_names()
     if name is None:

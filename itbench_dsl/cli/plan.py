@@ -48,7 +48,8 @@ def command(files: tuple[str, ...], output: str, agents: tuple[str, ...], cluste
     """
     from ..backends.argo import plan_workflow
     from ..bundle import BundleError, write_file
-    from ..compiler import compile_source, dump_yaml
+    from ..compiler import compile_source
+    from ..serialize import dump_yaml
     from ..diagnostics import Diagnostics
 
     parsed = []

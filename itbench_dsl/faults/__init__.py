@@ -1,16 +1,24 @@
 """The fault and waiter library.
 
-One module per family of faults; each defines `FAULTS`, a list of `FaultKind`s, and the
-registry below gathers them. Adding a fault means adding it to its family's list (and a
-scenario, a test and, through `tools/gen_docs.py`, its documentation page).
+Two routes lead to a fault kind of the library, and `FAULTS` gathers both:
+- a `fault_kind` declaration in `stdlib/faults/*.itb` (docs/fault-kinds.md), the preferred route for a kind
+  that patches, creates or deletes objects, runs a command in a pod or reads arguments;
+- a `FaultKind` in the Python module of its family (each defines `FAULTS`, a list), for what a declaration
+  cannot say (Chaos Mesh experiments, FinOps optima, checks that read the whole scenario).
+A kind has one definition, and with it (a scenario, a test and, through `tools/gen_docs.py`, its page).
+
+`FAULTS` is the library only, and nothing writes to it. The kinds a scenario declares with `use faults`
+belong to that compile: the checker resolves every fault statement once, and each `ir.Injection` carries
+its kind (`injection.kind`), which every later stage reads.
 """
 
 from __future__ import annotations
 
-from . import admission, chaos, cluster, config, declared, finops, istio, rbac, scheduling, service, workload
+from . import admission, base, chaos, cluster, config, declared, finops, istio, rbac, scheduling, service, workload
 from .base import (
     CHAOS_NAMESPACE,
     CREATABLE_KINDS,
+    POD_EFFECTS,
     Arg,
     Checked,
     Effect,
@@ -27,18 +35,6 @@ from .waiters import WAITERS, WaiterKind
 _FAMILIES = (workload, scheduling, service, config, cluster, admission, istio, chaos, finops, rbac)
 
 
-class _Registry(dict):
-    """The library's fault kinds by name. A kind a scenario's project file declares (`use faults`) is found
-    by name too (`FAULTS[name]`, `FAULTS.get(name)`: the backends look injections up so), but is not one of
-    the library's: iterating, `len` and `in` see the library only."""
-
-    def __missing__(self, name: str) -> FaultKind:
-        return declared.PROJECT_KINDS[name]
-
-    def get(self, name, default=None):
-        return self[name] if name in self or name in declared.PROJECT_KINDS else default
-
-
 def _python_registry() -> dict[str, FaultKind]:
     registry: dict[str, FaultKind] = {}
     for family in _FAMILIES:
@@ -49,19 +45,17 @@ def _python_registry() -> dict[str, FaultKind]:
     return registry
 
 
-def _registry() -> _Registry:
-    # the standard library's declared kinds (stdlib/faults/*.itb) take the place of the Python kinds of the
-    # same names: those stay in their modules, and tests compare both definitions' bundles
-    registry = _Registry(PYTHON_FAULTS)
-    for kind in declared.load_stdlib(PYTHON_FAULTS):
+def _registry() -> dict[str, FaultKind]:
+    registry = _python_registry()
+    for kind in declared.load_stdlib(registry):  # a declared kind may not take a Python kind's name (E2053)
         registry[kind.name] = kind
     return registry
 
 
-PYTHON_FAULTS: dict[str, FaultKind] = _python_registry()
 FAULTS: dict[str, FaultKind] = _registry()
+base.LIBRARY.update(FAULTS)
 
 __all__ = [
-    "CHAOS_NAMESPACE", "CREATABLE_KINDS", "FAULTS", "PYTHON_FAULTS", "WAITERS", "Arg", "Checked", "Effect", "FaultInput", "FaultKind",
+    "CHAOS_NAMESPACE", "CREATABLE_KINDS", "FAULTS", "POD_EFFECTS", "WAITERS", "Arg", "Checked", "Effect", "FaultInput", "FaultKind",
     "WaiterKind", "fault_description", "itbench_entry", "library_alerts", "render_solutions", "slug",
 ]

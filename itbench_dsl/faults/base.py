@@ -161,9 +161,45 @@ class FaultKind:
     undone_by: str = "all"
     # a kind declared in the language (`fault_kind`, faults/declared.py): its checked declaration
     declared: object = None
-    # the analysis labels (system_level, fault_type) of a declared kind's `analysis` block; the built-in
-    # Python kinds' are in tasks.FAULT_LABELS
+    # the analysis labels (system_level, fault_type) the fault gives, when it has one reading (a declared kind's
+    # `analysis` block); None: the scenario's `analysis` block says them (a chaos experiment's depend on its action)
     labels: tuple[str, str] | None = None
+    # how the fault leaves the pods of the workload it targets (one of POD_EFFECTS), for the states derived
+    # for self-validation; "" leaves them ready (only the alerts tell the fault). A function of the use's
+    # arguments where they decide it (a PodChaos action).
+    readiness: "str | Callable[[dict], str]" = ""
+
+    def pod_effect(self, args: dict) -> str:
+        """The readiness effect of one use of the kind (its checked arguments)."""
+        return self.readiness(args) if callable(self.readiness) else self.readiness
+
+    def __reduce_ex__(self, protocol):
+        # `check --jobs` sends compile results (whose injections carry their kinds) between processes: a kind
+        # of the library travels by name; a project's own kind, which no library holds, by value
+        if LIBRARY.get(self.name) is self:
+            return library_kind, (self.name,)
+        return super().__reduce_ex__(protocol)
+
+
+# The fault library (faults.FAULTS), filled once when the package builds it; nothing else writes to it.
+LIBRARY: dict[str, FaultKind] = {}
+
+
+def library_kind(name: str) -> FaultKind:
+    """A kind of the library by name (how a pickled library kind is read back)."""
+    return LIBRARY[name]
+
+
+# What a fault can do to the pods of the workload it targets (FaultKind.readiness):
+POD_EFFECTS = {
+    "image": "Pending, the container waiting in ImagePullBackOff",
+    "crash": "Running, the container waiting in CrashLoopBackOff, not ready",
+    "init": "Pending, an init container never completes",
+    "unready": "Running, the containers running but the readiness probe failing",
+    "pending": "Pending, not scheduled",
+    "absent": "no pod is created (a quota refuses them)",
+    "pending-new": "the pods beyond the original replica count stay Pending (the rest keep running)",
+}
 
 
 @dataclass

@@ -416,14 +416,14 @@ _COMMON_PRECONDITIONS = (
 )
 
 
-def _kind(name, chaos_type, summary, check, args, preconditions):
+def _kind(name, chaos_type, summary, check, args, preconditions, readiness=""):
     return FaultKind(
         name, SCHEDULED_ID, f"chaos-mesh.schedule:{chaos_type}", ("deployment", "statefulset", "static_pod"), summary, check, _inject, _revert,
         args=args + _COMMON_ARGS, preconditions=preconditions + _COMMON_PRECONDITIONS,
         creates=f"a Chaos Mesh {chaos_type} in namespace chaos-mesh (one-shot: no ITBench id, solved by deleting "
         f"the experiment), or with `every`/`schedule` a Schedule that creates it repeatedly (ITBench's "
         f"{SCHEDULED_ID}, solved as above)",
-        solutions_for=_oneshot_solutions,
+        solutions_for=_oneshot_solutions, readiness=readiness,
     )
 
 
@@ -1138,6 +1138,15 @@ def _check_jvm_chaos(f: FaultInput) -> Checked | None:
 
 # ---- the kinds ----------------------------------------------------------------------------------------
 
+# pod-failure swaps the containers for a pause image (not ready), container-kill leaves them restarting;
+# pod-kill pods come back, so a snapshot sees them ready
+_POD_CHAOS_READINESS = {"pod-failure": "unready", "container-kill": "crash"}
+
+
+def _pod_chaos_readiness(args: dict) -> str:
+    return _POD_CHAOS_READINESS.get(str(args.get("spec", {}).get("action")), "")
+
+
 FAULTS = [
     _kind(
         "pod_chaos", "PodChaos",
@@ -1149,6 +1158,7 @@ FAULTS = [
          Arg("grace_period", "duration", help="pod-kill: the pods' termination grace period, whole seconds")),
         ("`container-kill` names containers, each of which exists in the workload (E2020).",
          "`pod-failure` has a `duration`; `pod-kill` and `container-kill` are instantaneous and take none."),
+        readiness=_pod_chaos_readiness,
     ),
     _kind(
         "network_chaos", "NetworkChaos",

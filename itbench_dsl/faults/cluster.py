@@ -284,7 +284,7 @@ def namespace_objects(topology, namespace: str) -> list:
 
 
 def _ref(obj) -> ir.ObjectRef:
-    from ..backends.manifests import render_object
+    from ..render import render_object
 
     manifest = render_object(obj)
     return ir.ObjectRef(manifest["apiVersion"], manifest["kind"], manifest["metadata"].get("namespace"),
@@ -327,6 +327,7 @@ FAULTS = [
         _check_network_policy, _inject_network_policy, _unmanage,
         preconditions=("The workload's containers serve at least one port.",),
         creates="NetworkPolicy `<workload>-ingress` in the workload's namespace, selecting its pods, with no ingress rule",
+        labels=("virtualization", "misconfiguration"),
     ),
     FaultKind(
         "insufficient_resource_quota", "insufficient-kubernetes-resource-quota", "resourcequota:insufficient",
@@ -338,6 +339,7 @@ FAULTS = [
         creates="ResourceQuota `<workload>-resource-quota` in the workload's namespace (`pods` = the namespace's "
                 "current pod count)",
         solutions=QUOTA_SOLUTIONS,
+        readiness="absent", labels=("virtualization", "misconfiguration"),
     ),
     # Faults ITBench does not have, after SREGym's problems (docs/peers.md).
     FaultKind(
@@ -356,6 +358,7 @@ FAULTS = [
                                    "deny-all-{{ args.kubernetesObject.metadata.name }}",
                         "text": "Delete the policy that isolates them."}]},
         ),
+        labels=("virtualization", "misconfiguration"),
     ),
     FaultKind(
         "memory_resource_quota", None, "resourcequota.memory:undeclared-refused", ("namespace",),
@@ -381,6 +384,7 @@ FAULTS = [
                         "text": "Delete it (or declare memory requests and limits on every workload of the "
                                 "namespace)."}]},
         ),
+        labels=("virtualization", "misconfiguration"),
     ),
     FaultKind(
         "api_server_request_surge", "kubernetes-api-server-request-surge", "apiserver.requests:surge", ("namespace",),

@@ -339,6 +339,7 @@ FAULTS = [
                        "The variant is not already the flag's default.",
                        "The fault's group restarts flagd, and the deployment that reads the flag, after the injection."),
         needs_waiters=_feature_flag_waiters,
+        labels=("application", "code_defect"),
     ),
     FaultKind(
         "corrupted_secret", "corrupted-kubernetes-secret-credentials", "secret.data:corrupted", ("secret",),
@@ -351,6 +352,7 @@ FAULTS = [
                        "A workload of the topology reads the secret.",
                        "The secret is the topology's, or one an earlier fault of the scenario creates (the valkey "
                        "password's `valkey-credentials`): then the workloads that fault makes read it count."),
+        labels=("application", "authentication_issue"),
     ),
     FaultKind(
         "valkey_changed_password", "valkey-workload-changed-password", "valkey.password:changed",
@@ -362,6 +364,7 @@ FAULTS = [
                        "The container does not already require a password."),
         creates=f"Secret `{VALKEY_SECRET}` (key `{VALKEY_SECRET_KEY}`) in the workload's namespace, read by the "
                 "container's new `--requirepass`; the faults after it may target the Secret",
+        labels=("application", "authentication_issue"),
     ),
     FaultKind(
         "valkey_out_of_memory", "valkey-workload-out-of-memory", "valkey.container.memory:exhausted",
@@ -373,5 +376,6 @@ FAULTS = [
                        "The container has a memory limit."),
         creates=f"ConfigMap `{VALKEY_SCRIPT_CONFIGMAP}` holding the script the container now runs; the statements "
                 "after it may name the ConfigMap",
+        readiness="crash",
     ),
 ]

@@ -35,13 +35,14 @@ from importlib import resources
 from .. import ast, ir
 from .. import tasks as task_types
 from ..diagnostics import Diagnostics, did_you_mean
-from ..lifecycle import plural as resource_plural
+from ..kinds import plural as resource_plural
 from ..reader import MISSING, Body, Context, convert, plain
 from ..topology import CLUSTER_SCOPED_KINDS, DNS1123_SUBDOMAIN, KINDS
 from .base import (
     CLUSTER_SCOPED_CREATABLE,
     CREATABLE_KINDS,
     MANAGED,
+    POD_EFFECTS,
     Acceptance,
     Arg,
     Checked,
@@ -69,7 +70,7 @@ ARG_TYPES = {
 # the kinds a declared fault may target: the topology objects the fault backend patches and restores
 PATCHABLE = ("deployment", "statefulset", "service", "configmap", "secret", "hpa")
 SETTINGS = ("itbench_id", "mechanism", "targets", "summary", "domains", "alerts", "creates", "undone_by",
-            "delete_target")
+            "delete_target", "readiness")
 ABSENT = "absent"  # `patch PATH = absent`: remove the field
 _EXEC_KEYS = ("container", "command", "revert")
 
@@ -403,6 +404,12 @@ def build(decl: ast.FaultKindDecl, ctx: Context) -> FaultKind | None:
     if undone_by not in ("all", "any"):
         ctx.error("E2010", "`undone_by` is `all` or `any`", body.attr_span("undone_by"), "not all or any")
         undone_by = "all"
+    readiness = body.attr("readiness", "str", default="")
+    if readiness and readiness not in POD_EFFECTS:
+        hint = did_you_mean(readiness, POD_EFFECTS)
+        ctx.error("E2010", f"unknown readiness effect `{readiness}`", body.attr_span("readiness"), "not an effect",
+                  help=f"did you mean `{hint}`?" if hint else "one of: " + ", ".join(POD_EFFECTS))
+        readiness = ""
     spec = Declared(decl.name, tuple(targets or ()), path=ctx.path)
 
     # arguments
@@ -544,7 +551,7 @@ def build(decl: ast.FaultKindDecl, ctx: Context) -> FaultKind | None:
         preconditions=(*(("The container exists in the workload.",) if any(a.type == "container" for a in spec.args)
                          else ()), *(r.doc for r in spec.requires if r.doc)),
         creates=settings["creates"], alerts=settings["alerts"], solutions=tuple(solutions), accept=tuple(accept),
-        undone_by=undone_by, declared=spec, labels=labels,
+        undone_by=undone_by, declared=spec, labels=labels, readiness=readiness,
     )
 
 
@@ -692,7 +699,7 @@ def reported_codes(spec: Declared) -> list[str]:
 
 
 def _manifest(obj) -> dict:
-    from ..backends.manifests import render_object
+    from ..render import render_object
 
     return copy.deepcopy(render_object(obj))
 
@@ -932,7 +939,7 @@ def _key_orders() -> dict[str, list[str]]:
     """The order the manifest renderer writes a workload's keys in, read off a workload with every field set:
     a field a patch adds takes the place the renderer would give it, so a patched manifest is the bytes of
     the same change made to the IR object (tests/test_fault_kinds.py compares them)."""
-    from ..backends.manifests import render_object
+    from ..render import render_object
 
     def container(name):
         return ir.Container(name, "i", "Always", ["c"], ["a"], [ir.ContainerPort(1)], [ir.EnvVar("E", "v")],
@@ -1074,9 +1081,9 @@ def stdlib_files() -> list[tuple[str, bytes]]:
             if p.name.endswith(".itb")]
 
 
-def stdlib_names(path: str) -> frozenset:
+def stdlib_names(path: str, library: dict) -> frozenset:
     """The names the standard library's file at `path` declares (empty for any other file): checking that file
-    on its own, its kinds do not clash with themselves."""
+    on its own, its kinds do not clash with themselves. `library`: the fault library (faults.FAULTS)."""
     folder = resources.files("itbench_dsl").joinpath("stdlib/faults")
     try:
         same = os.path.dirname(os.path.realpath(path)) == os.path.realpath(str(folder))
@@ -1084,19 +1091,24 @@ def stdlib_names(path: str) -> frozenset:
         return frozenset()
     if not same:
         return frozenset()
-    from . import FAULTS
-
     name = os.path.basename(path)
-    return frozenset(k.name for k in FAULTS.values()
+    return frozenset(k.name for k in library.values()
                      if k.declared is not None and k.declared.path == f"<stdlib>/faults/{name}")
 
 
 def load_stdlib(python_kinds: dict) -> list[FaultKind]:
-    """The standard library's declared kinds; an error there is a bug of the package, raised."""
+    """The standard library's declared kinds; an error there is a bug of the package, raised (a kind defined
+    both in Python and here among them: each kind has one definition)."""
     diags = Diagnostics()
     kinds = []
+    from ..parser import parse_package_file
+
     for path, data in stdlib_files():
-        kinds.extend(load_library(data, path, diags, python_kinds, frozenset(python_kinds)))
+        document = parse_package_file(data, path, diags)  # kept on disk: the same bytes, the same AST
+        if isinstance(document, ast.FaultLibrary):
+            kinds.extend(build_library(document, path, diags, python_kinds))
+        elif document is not None:
+            diags.error("E2055", f"`{path}` holds no `fault_kind` declarations", path, document.span)
     if diags.errors():
         from ..diagnostics import render_human
 
@@ -1104,12 +1116,7 @@ def load_stdlib(python_kinds: dict) -> list[FaultKind]:
     return kinds
 
 
-# ---- a project's kinds (`use faults`) -------------------------------------------------------------------------
-
-# The kinds the scenario being compiled loaded with `use faults`, by name: the backends find an injection's
-# kind by name (faults.FAULTS[name]), and a project's kinds are not the library's. Loading a project file
-# replaces the entries of the same names, so one process compiles one project's scenario at a time.
-PROJECT_KINDS: dict[str, FaultKind] = {}
+# ---- a project's kinds (`use faults`): they belong to the compile that loads them ----------------------------
 
 
 def load_project_file(use: ast.UseFaults, ctx: Context, builtin: dict,
@@ -1138,6 +1145,4 @@ def load_project_file(use: ast.UseFaults, ctx: Context, builtin: dict,
     kinds = load_library(data, shown, ctx.diags, builtin)
     if len(ctx.diags.errors()) > errors_before:
         return None
-    for kind in kinds:
-        PROJECT_KINDS[kind.name] = kind
     return kinds

@@ -281,6 +281,7 @@ FAULTS = [
                        "Its containers request the resource the autoscaler measures.",
                        "The new target differs from the current one.", _OPTIMUM),
         app_options={"autoscaling": {"kubernetes": {"hpa": True}}},
+        labels=("virtualization", "misconfiguration"),
     ),
     FaultKind(
         "overprovisioned_requests", None, "workload.container.resources.requests:overprovisioned",

@@ -385,6 +385,7 @@ FAULTS: list[FaultKind] = [
         preconditions=("The node name is a valid label value.",
                        "`node_selector`, when given instead of `node`, is not empty and holds valid labels.",
                        "The workload does not already select that node (or those labels)."),
+        readiness="pending", labels=("virtualization", "misconfiguration"),
     ),
     FaultKind(
         "unschedulable_anti_affinity", "unschedulable-kubernetes-workload-pod-anti-affinity-rule",
@@ -395,6 +396,7 @@ FAULTS: list[FaultKind] = [
         preconditions=(f"The workload's pods are not labelled `app.kubernetes.io/name: {OPERATOR}`.",
                        "The workload does not already have the anti-affinity rule."),
         creates=f"DaemonSet `{OPERATOR}` in the workload's namespace (a sleeping pod on every node)",
+        readiness="pending", labels=("virtualization", "misconfiguration"),
     ),
     FaultKind(
         "nonexistent_pvc", "nonexistent-kubernetes-workload-persistent-volume-claim",
@@ -416,6 +418,7 @@ FAULTS: list[FaultKind] = [
                        f"The container mounts nothing at the path ({PVC_MOUNT})."),
         creates=f"PersistentVolumeClaim `<workload>` (storage class `{PVC_STORAGE_CLASS}`, 25Mi), mounted at "
                 f"{PVC_MOUNT}, unless the arguments name them otherwise (a use ITBench has no id for)",
+        readiness="pending", labels=("virtualization", "misconfiguration"),
     ),
     FaultKind(
         "failing_dns_policy", "failing-name-resolution-kubernetes-workload-dns-policy",
@@ -425,6 +428,7 @@ FAULTS: list[FaultKind] = [
         _check_dns_policy, _inject_dns_policy, original,
         preconditions=("The workload's dnsPolicy is not already Default.",
                        "The workload calls at least one other component (a dependency edge)."),
+        labels=("virtualization", "misconfiguration"),
     ),
     FaultKind(
         "priority_preemption", "priority-kubernetes-workload-priority-preemption",
@@ -440,6 +444,7 @@ FAULTS: list[FaultKind] = [
                        "The workload is not pinned to another node."),
         creates=f"PriorityClasses `{CRITICAL}` (10000) and `{NON_CRITICAL}` (1), and Deployment `{COLLECTOR}` "
                 "(21 pods at high priority on the node)",
+        readiness="pending", labels=("virtualization", "misconfiguration"),
     ),
     FaultKind(
         "cordoned_node", "cordoned-kubernetes-worker-node", "node.unschedulable:cordoned", ("deployment", "statefulset"),
@@ -451,5 +456,6 @@ FAULTS: list[FaultKind] = [
         args=(Arg("node", "string", required=True,
                   help="the worker node to pin the workload to and cordon (ITBench picks one at random)"),),
         preconditions=("The node name is a valid label value.", "The workload is not pinned to another node."),
+        readiness="pending-new", labels=("virtualization", "operation_error"),
     ),
 ]

@@ -30,80 +30,10 @@ MANAGED_BY = {"app.kubernetes.io/managed-by": "itbench"}
 # ---- nonexistent image -------------------------------------------------------------------------
 
 
-def _check_nonexistent_image(f: FaultInput) -> Checked | None:
-    container = pick_container(f)
-    image = f.body.attr("image", "str")
-    if container is None:
-        return None
-    if image is None:
-        repository = container.image.rsplit(":", 1)[0] if ":" in container.image.rsplit("/", 1)[-1] else container.image
-        image = f"{repository}:itbench-nonexistent"
-    if image == container.image:
-        f.error("E2027", "the fault's image is the container's current image: the fault would change nothing",
-                f.body.attr_span("image"), "same image")
-        return None
-    return Checked(
-        {"container": container.name, "image": image, "original_image": container.image},
-        {"container": {"name": container.name}, "kubernetesObject": kobj(f.target)},
-        [],
-    )
-
-
-def _inject_image(injection, topology):
-    return patched(topology, injection, lambda w, a: setattr(container_named(w, a["container"]), "image", a["image"]))
-
-
 # ---- modified environment variable ----------------------------------------------------------------
 
 
-def _check_modified_env(f: FaultInput) -> Checked | None:
-    container = pick_container(f)
-    name = f.body.attr("name", "str", required=True)
-    value = f.body.attr("value", "str", required=True)
-    if container is None or name is None or value is None:
-        return None
-    current = {e.name: e for e in container.env}
-    if name not in current:
-        hint = did_you_mean(name, current)
-        f.error("E2021", f"container `{container.name}` has no environment variable `{name}` to modify",
-                f.body.attr_span("name"), "not set in the container",
-                help=f"did you mean `{hint}`?" if hint else "the fault modifies an existing variable; "
-                "to add one, change the topology")
-        return None
-    if current[name].value == value:
-        f.error("E2027", f"`{name}` is already `{value}`: the fault would change nothing", f.body.attr_span("value"),
-                "same value")
-        return None
-    return Checked(
-        {"container": container.name, "name": name, "value": value, "original_value": current[name].value},
-        {"container": {"env": {"name": name, "value": value}, "name": container.name}, "kubernetesObject": kobj(f.target)},
-        [],
-    )
-
-
-def _inject_env(injection, topology):
-    def change(workload, args):
-        for env in container_named(workload, args["container"]).env:
-            if env.name == args["name"]:
-                env.value, env.value_from = args["value"], None
-
-    return patched(topology, injection, change)
-
-
 # ---- scaled to zero ----------------------------------------------------------------------------------
-
-
-def _check_scaled_to_zero(f: FaultInput) -> Checked | None:
-    workload: ir.Workload = f.obj
-    if workload.replicas == 0:
-        f.error("E2027", f"{workload.kind.lower()} `{workload.name}` already has 0 replicas: the fault would change "
-                "nothing", f.fault.target.span, "already at zero")
-        return None
-    return Checked({"original_replicas": workload.replicas}, {"kubernetesObject": kobj(f.target)}, [])
-
-
-def _inject_zero(injection, topology):
-    return patched(topology, injection, lambda w, a: setattr(w, "replicas", 0))
 
 
 # ---- init containers that never complete (crashing, hanging) ------------------------------------------
@@ -230,30 +160,6 @@ def _inject_hanging_init(injection, topology):
 # ---- invalid container command ---------------------------------------------------------------------------
 
 
-def _check_invalid_command(f: FaultInput) -> Checked | None:
-    container = pick_container(f)
-    command = f.body.attr("command", "str_list", default=["invalid-command"])
-    if container is None or command is None:
-        return None
-    if not command:
-        f.error("E2010", "`command` needs at least one item: an empty command runs the image's entrypoint",
-                f.body.attr_span("command"), "empty command", help='write `command = ["invalid-command"]`')
-        return None
-    if command == container.command:
-        f.error("E2027", f"container `{container.name}` already runs this command: the fault would change nothing",
-                f.body.attr_span("command"), "same command")
-        return None
-    return Checked(
-        {"container": container.name, "command": command, "original_command": list(container.command)},
-        {"container": {"name": container.name}, "kubernetesObject": kobj(f.target)},
-    )
-
-
-def _inject_command(injection, topology):
-    return patched(topology, injection,
-                   lambda w, a: setattr(container_named(w, a["container"]), "command", list(a["command"])))
-
-
 # ---- insufficient resources, unassigned limits ----------------------------------------------------------
 
 
@@ -301,29 +207,6 @@ def _inject_resources(injection, topology):
         values = {"cpu": args["cpu"], "memory": args["memory"]}
         container = container_named(workload, args["container"])
         container.resources = {**container.resources, "limits": dict(values), "requests": dict(values)}
-
-    return patched(topology, injection, change)
-
-
-def _check_unassigned_limits(f: FaultInput) -> Checked | None:
-    container = pick_container(f)
-    if container is None:
-        return None
-    if not container.resources.get("limits"):
-        f.error("E2027", f"container `{container.name}` has no resource limits to remove: the fault would change nothing",
-                f.body.attr_span("container") if f.body.has("container") else f.fault.target.span, "no limits",
-                help="pick a container with `resources { limits { ... } }`")
-        return None
-    return Checked(
-        {"container": container.name, "original_limits": dict(container.resources["limits"])},
-        {"container": {"name": container.name}, "kubernetesObject": kobj(f.target)},
-    )
-
-
-def _inject_unassigned_limits(injection, topology):
-    def change(workload, args):
-        container = container_named(workload, args["container"])
-        container.resources = {k: v for k, v in container.resources.items() if k != "limits"}
 
     return patched(topology, injection, change)
 
@@ -628,31 +511,6 @@ def _inject_unsupported_architecture(injection, topology):
 
 FAULTS = [
     FaultKind(
-        "nonexistent_image", "nonexistent-kubernetes-workload-container-image", "workload.container.image:unpullable",
-        ("deployment", "statefulset"), "Replaces a container's image with a tag that does not exist.",
-        _check_nonexistent_image, _inject_image, original,
-        args=(Arg("container", "string", help="the container; required when the workload has several"),
-              Arg("image", "string", default="the image's repository with tag `itbench-nonexistent`",
-                  help="the image reference that cannot be pulled")),
-        preconditions=("The container exists in the workload.", "The new image differs from the container's image."),
-    ),
-    FaultKind(
-        "modified_env", "modified-kubernetes-workload-container-environment-variable", "workload.container.env:modified",
-        ("deployment", "statefulset"), "Changes the value of an environment variable a container already has.",
-        _check_modified_env, _inject_env, original,
-        args=(Arg("container", "string", help="the container; required when the workload has several"),
-              Arg("name", "string", required=True, help="the environment variable, which must already be set"),
-              Arg("value", "string", required=True, help="its new value")),
-        preconditions=("The container exists in the workload.", "The variable is already set in the container.",
-                       "The new value differs from the current one."),
-    ),
-    FaultKind(
-        "scaled_to_zero", "scaled-to-zero-kubernetes-workload", "workload.replicas:zero", ("deployment", "statefulset"),
-        "Scales a workload to zero replicas.", _check_scaled_to_zero, _inject_zero, original,
-        preconditions=("The workload has at least one replica.",),
-        accept=(Acceptance(r"spec\.replicas", ">="),),  # back to at least its replicas
-    ),
-    FaultKind(
         "crashing_init_container", "crashing-kubernetes-workload-init-container", "workload.init-container:crashing",
         ("deployment", "statefulset"),
         "Adds an init container `worker` whose script fails to parse its (truncated) configuration, so the pods "
@@ -665,21 +523,14 @@ FAULTS = [
                        "The topology declares no ConfigMap `<workload>-config` in the workload's namespace."),
         creates="ConfigMap `<workload>-config` (the script and its truncated configuration), mounted by the init "
                 "container; the statements after it may name the ConfigMap",
+        readiness="init", labels=("virtualization", "misconfiguration"),
     ),
     FaultKind(
         "hanging_init_container", "hanging-kubernetes-workload-init-container", "workload.init-container:hanging",
         ("deployment", "statefulset"), "Adds an init container `worker` that sleeps forever, so the pods never start.",
         _check_hanging_init, _inject_hanging_init, original,
         preconditions=("The workload has no container or init container named `worker`.",),
-    ),
-    FaultKind(
-        "invalid_command", "invalid-kubernetes-workload-container-command", "workload.container.command:invalid",
-        ("deployment", "statefulset"), "Replaces a container's command with one that does not exist in its image.",
-        _check_invalid_command, _inject_command, original,
-        args=(Arg("container", "string", help="the container; required when the workload has several"),
-              Arg("command", "list of strings", default='`["invalid-command"]`', help="the command that cannot run")),
-        preconditions=("The container exists in the workload.", "The command is not empty.",
-                       "The command differs from the container's command."),
+        readiness="init", labels=("virtualization", "misconfiguration"),
     ),
     FaultKind(
         "insufficient_resources", "insufficient-kubernetes-workload-container-resources",
@@ -695,16 +546,7 @@ FAULTS = [
                        "They do not both equal the current values."),
         # limits at least as high as before; requests are the scheduler's business, readiness tells
         accept=(Acceptance(r".*\.resources\.limits(\..*)?", ">="), Acceptance(r".*\.resources\.requests(\..*)?", "any")),
-    ),
-    FaultKind(
-        "unassigned_limits", "unassigned-kubernetes-workload-container-resource-limits",
-        "workload.container.resources.limits:removed", ("deployment", "statefulset"),
-        "Removes a container's resource limits, so it may use up its node's memory and CPU.",
-        _check_unassigned_limits, _inject_unassigned_limits, original,
-        args=(Arg("container", "string", help="the container; required when the workload has several"),),
-        preconditions=("The container exists in the workload.", "The container has resource limits."),
-        # limits set again, of any size; the requests are not what the fault is about
-        accept=(Acceptance(r".*\.resources\.limits\..*", "present"), Acceptance(r".*\.resources\.requests(\..*)?", "any")),
+        readiness="crash", labels=("virtualization", "misconfiguration"),
     ),
     FaultKind(
         "misconfigured_readiness_probe", "misconfigured-kubernetes-workload-container-readiness-probe",
@@ -718,6 +560,7 @@ FAULTS = [
                        "The probe differs from the container's readiness probe."),
         # a probe that is removed or corrected: the pods' readiness tells which probe works
         accept=(Acceptance(r".*\.readinessProbe(\..*)?", "changed"),),
+        readiness="unready", labels=("virtualization", "misconfiguration"),
     ),
     # Faults ITBench does not have, after SREGym's problems (docs/peers.md).
     FaultKind(
@@ -744,6 +587,7 @@ FAULTS = [
         # a probe removed or corrected, any grace period: the pods' readiness (no more restarts) tells
         accept=(Acceptance(r".*\.livenessProbe(\..*)?", "changed"),
                 Acceptance(r"spec\.template\.spec\.terminationGracePeriodSeconds", "any")),
+        readiness="crash", labels=("virtualization", "misconfiguration"),
     ),
     FaultKind(
         "removed_env", None, "workload.container.env:removed", ("deployment", "statefulset"),
@@ -762,6 +606,7 @@ FAULTS = [
                                    "{{ args.kubernetesObject.kind | lower }}/{{ args.kubernetesObject.metadata.name }} "
                                    "{{ args.container.env.name }}=<value>"}]},
         ),
+        labels=("application", "misconfiguration"),
     ),
     FaultKind(
         "dependency_wait_init_container", None, "workload.init-container:waits-for-missing-service",
@@ -786,6 +631,7 @@ FAULTS = [
         ),
         # removed, or pointed at a dependency that exists: the pods' readiness tells
         accept=(Acceptance(r"spec\.template\.spec\.initContainers(\..*)?", "changed"),),
+        readiness="init", labels=("virtualization", "misconfiguration"),
     ),
     FaultKind(
         "unserved_probe_path", None, "workload.container.probe.httpGet.path:unserved", ("deployment", "statefulset"),
@@ -812,6 +658,7 @@ FAULTS = [
         ),
         # any probe but the faulty one: the pods' readiness tells which path is served
         accept=(Acceptance(r".*\.(livenessProbe|readinessProbe|startupProbe)(\..*)?", "changed"),),
+        readiness="unready", labels=("virtualization", "misconfiguration"),
     ),
     FaultKind(
         "insufficient_memory_limit", None, "workload.container.resources.limits.memory:insufficient",
@@ -836,6 +683,7 @@ FAULTS = [
         ),
         # any other limit, or none: the pods' readiness (no more OOM kills) tells
         accept=(Acceptance(r".*\.resources\.limits\.memory", "changed"),),
+        readiness="crash", labels=("virtualization", "misconfiguration"),
     ),
     FaultKind(
         "unsupported_architecture_image", "unsupported-architecture-kubernetes-workload-container-image",
@@ -849,5 +697,6 @@ FAULTS = [
         preconditions=("The container exists in the workload.", "`node_architecture` is amd64 or arm64.",
                        "The workload's node selector does not pin another architecture.",
                        "The container does not already run that image on those nodes."),
+        readiness="crash", labels=("virtualization", "misconfiguration"),
     ),
 ]

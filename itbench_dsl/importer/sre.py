@@ -617,7 +617,7 @@ def _option_entries(data: dict) -> tuple | None:
 
 def _home_namespace(model: Model) -> str | None:
     """The application's namespace, when it has one: an injection elsewhere names its namespace."""
-    from ..topology import app_topology
+    from ..applications import app_topology
 
     build = app_topology(model.application)[0] if model.application else None
     spaces = [n.name for n in build.namespaces if not n.provided] if build is not None else []
@@ -649,7 +649,7 @@ def _selected_workload(model: Model, statement, namespace: str | None) -> None:
     """A Chaos Mesh experiment names its pods by labels: its target is the application's one workload whose pods
     carry them (prometheus for `app.kubernetes.io/component: server`, the StatefulSet opensearch), else the
     workload the labels' values name (the checker reports a selector that matches nothing)."""
-    from ..topology import app_topology
+    from ..applications import app_topology
 
     build = app_topology(model.application)[0] if model.application else None
     if build is None:

@@ -1,0 +1,93 @@
+"""What does not change between runs, kept on disk: the parser's tables and the standard library's parsed
+files. Every process would otherwise build the parser and parse the standard library again, which is most of
+the time `itbench check FILE` takes.
+
+The cache is an optimisation only: an entry is keyed by everything it is made from (the package's version,
+the source of the modules that shape it, the input bytes), written atomically, and any failure to read or
+write it is ignored (the work is done again). `ITBENCH_CACHE_DIR` moves it; `ITBENCH_CACHE_DIR=""` turns it
+off. The default folder is `$XDG_CACHE_HOME/itbench` (`~/.cache/itbench`).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import pickle
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+from .version import __version__
+
+# the modules whose code decides what a cached AST holds
+_AST_SOURCES = ("ast.py", "parser.py", "source.py", "grammar/itbench.lark")
+
+
+def folder() -> Path | None:
+    """The cache folder, created on first use; None when caching is off or the folder cannot be made."""
+    configured = os.environ.get("ITBENCH_CACHE_DIR")
+    if configured is not None and not configured.strip():
+        return None
+    if configured:
+        base = Path(configured)
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        base = (Path(xdg) if xdg else Path.home() / ".cache") / "itbench"
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return base if os.access(base, os.W_OK) else None
+
+
+@functools.lru_cache(maxsize=1)
+def code_digest() -> str:
+    """A digest of the package's version and of the code that shapes a parsed file."""
+    digest = hashlib.sha256(__version__.encode())
+    package = resources.files("itbench_dsl")
+    for name in _AST_SOURCES:
+        try:
+            digest.update(package.joinpath(name).read_bytes())
+        except OSError:
+            digest.update(b"?")
+    return digest.hexdigest()[:24]
+
+
+def path_for(kind: str, *parts: bytes | str) -> Path | None:
+    """Where the entry of `kind` made from `parts` lives (None when caching is off)."""
+    base = folder()
+    if base is None:
+        return None
+    digest = hashlib.sha256(code_digest().encode())
+    for part in parts:
+        digest.update(part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass"))
+        digest.update(b"\0")
+    return base / f"{kind}-{digest.hexdigest()[:32]}.pickle"
+
+
+def load(path: Path | None):
+    """The object stored at `path`, or None."""
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            return pickle.load(handle)
+    except Exception:  # noqa: BLE001 - a missing, partial or stale entry is rebuilt
+        return None
+
+
+def store(path: Path | None, value) -> None:
+    """Write `value` at `path` atomically (a reader never sees half an entry); failures are ignored."""
+    if path is None:
+        return
+    try:
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        with os.fdopen(handle, "wb") as out:
+            pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary, path)
+    except Exception:  # noqa: BLE001 - a cache that cannot be written is only slower
+        try:
+            os.unlink(temporary)
+        except (OSError, UnboundLocalError):
+            pass
