@@ -461,6 +461,28 @@ def _stability_cases(solved: dict, ref: dict) -> Iterator[Case]:
     undated = _with_edits(solved, one, _restarted("2026-01-01T00:12:00Z", "Error", 1))
     yield Case(f"{ref['name']} with a failed restart the state cannot date (no fixed_at)", "mitigate", FAIL,
                state=undated)
+    # earlier captures while the fix ran: ready, then not (it did not hold), or not yet, then ready (a rollout)
+    key = (ref["kind"], ref["namespace"], ref["name"])
+    watched = [o for o in solved["resources"]["items"] if o.get("kind") in ("Deployment", "StatefulSet", "Pod")
+               and (o.get("metadata") or {}).get("namespace") == ref["namespace"]]
+
+    def seen(at: str, ready: bool) -> dict:
+        items = watched if ready else [_unready_copy(o) if _key(o) == key else o for o in watched]
+        return {"at": at, "resources": {"kind": "List", "items": items}}
+    lapsed = {**solved, "fixed_at": FIXED_AT, "observations": [seen("2026-01-01T00:10:30Z", True),
+                                                             seen("2026-01-01T00:11:00Z", False)]}
+    yield Case(f"{ref['name']} ready after the fix, then not at a later capture", "mitigate", FAIL, state=lapsed)
+    rolled = {**solved, "fixed_at": FIXED_AT, "observations": [seen("2026-01-01T00:10:30Z", False),
+                                                             seen("2026-01-01T00:11:00Z", True)]}
+    yield Case(f"{ref['name']} still rolling out at the first capture after the fix, ready since", "mitigate", PASS,
+               state=rolled)
+
+
+def _unready_copy(workload: dict) -> dict:
+    out = copy_data(workload)
+    out.setdefault("status", {}).pop("readyReplicas", None)
+    out["status"].pop("availableReplicas", None)
+    return out
 
 
 def _revision_cases(solved: dict, ref: dict) -> Iterator[Case]:

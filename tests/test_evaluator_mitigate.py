@@ -73,6 +73,39 @@ def test_a_crash_looping_pod_fails_an_all_pods_scope():
     assert not verdict["passed"] and any(c.startswith("mitigation.predicate.") for c in failed(verdict))
 
 
+def _observed(state: dict, at: str, ready: bool) -> dict:
+    items = copy.deepcopy([o for o in state["resources"]["items"] if o["kind"] in ("Deployment", "Pod")])
+    if not ready:
+        workload = next(o for o in items if o["kind"] == "Deployment" and o["metadata"]["name"] == "checkout")
+        workload["status"]["readyReplicas"] = 0
+    return {"at": at, "resources": {"kind": "List", "items": items}}
+
+
+@pytest.mark.parametrize("sequence, passes", [
+    ((True, True, True), True),
+    ((False, True, True), True),  # still rolling out at the first capture: no lapse
+    ((True, False, True), False),  # ready, then not: the fix did not hold, whatever the last capture says
+])
+def test_readiness_must_hold_at_every_capture_since_it_was_reached(sequence, passes):
+    state = derived(IMAGE, "solved")
+    state["fixed_at"] = FIXED_AT
+    # given out of order: the evaluator reads them by their time
+    state["observations"] = [_observed(state, f"2026-01-01T00:1{i}:30Z", ready) for i, ready in enumerate(sequence)][::-1]
+    verdict = mitigate(IMAGE, state)
+    assert verdict["passed"] is passes, failed(verdict)
+    if not passes:
+        check = next(c for c in verdict["checks"] if c["id"] == "health.ready.otel-demo/Deployment/checkout")
+        assert "ready at 2026-01-01T00:10:30Z, not at 2026-01-01T00:11:30Z" in check["detail"]
+
+
+@pytest.mark.parametrize("observations", [{"at": FIXED_AT}, [{"resources": {"items": []}}],
+                                          [{"at": "soon", "resources": {"items": []}}], [{"at": FIXED_AT}]])
+def test_observations_of_another_shape_are_refused(observations):
+    state = derived(IMAGE, "solved")
+    state["observations"] = observations
+    refused(IMAGE, None, state, task="mitigate")
+
+
 def test_a_fixed_at_that_is_no_time_is_refused():
     state = derived(IMAGE, "solved")
     state["fixed_at"] = "after lunch"

@@ -393,3 +393,11 @@ def test_a_run_lets_the_fix_run_and_dates_it_in_the_state(server, bundle, tmp_pa
     assert fixed is not None and rfc3339(agent_exit["t"]) <= fixed <= rfc3339(waited["t"])
     captured = [e for e in events if e.get("action") == "capture"]
     assert captured and events.index(waited) < events.index(captured[0])
+    # the workloads observed while the fix ran, each capture dated, none before the fix
+    observations = state["observations"]
+    assert observations and all(fixed <= rfc3339(o["at"]) for o in observations)
+    assert all(o["resources"]["items"] and {i["kind"] for i in o["resources"]["items"]} <= {"Deployment", "StatefulSet",
+                                                                                          "DaemonSet", "Pod"}
+               for o in observations)
+    verdict = json.loads((outcome.folder / "verdict.json").read_text())
+    assert verdict["tasks"]["mitigate"]["passed"], verdict["tasks"]["mitigate"]["checks"]

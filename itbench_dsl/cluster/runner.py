@@ -31,7 +31,7 @@ from .. import lifecycle
 from ..lifecycle import SUBMISSION, Bundle, Ref
 from . import ClusterError, prometheus
 from .client import Cluster, ready
-from .snapshot import capture, capture_reports
+from .snapshot import capture, capture_reports, observe
 
 # the tasks graded on the agent's answer (runtime/evaluator.py ANSWER_TASKS); the others read the state
 ANSWER_TASKS = ("diagnose", "detect", "localize", "analyze")
@@ -82,6 +82,9 @@ class Outcome:
     verdict: dict | None = None
     error: str | None = None
     signum: int | None = None
+
+
+OBSERVATIONS = 12  # earlier captures of the workloads while the fix runs (--stable-for), at most
 
 
 def new_run_id() -> str:
@@ -576,11 +579,24 @@ class Run:
                  step=f"PolicyReports cover {len(wanted) - len(missing)} of {len(wanted)} objects")
 
     def snapshot(self) -> None:
+        observations: list[dict] = []
         if self.options.stable_for > 0 and "mitigate" in (self.bundle.requires.get("tasks") or ()):
+            # the fix runs a while before the capture, observed every --alert-poll (at most OBSERVATIONS times):
+            # a workload ready, then not, did not hold
             self.log("snapshot", "step", action="stable-for", seconds=self.options.stable_for,
                      step=f"letting the fix run {self.options.stable_for:g} s before the capture")
-            time.sleep(self.options.stable_for)
-            self.waited += self.options.stable_for
+            started = time.monotonic()
+            deadline = started + self.options.stable_for
+            every = max(self.options.alert_poll, self.options.stable_for / OBSERVATIONS)
+            while True:
+                observations.append(observe(self.cluster, self.bundle, _now()))
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                time.sleep(min(every, left))
+            self.waited += time.monotonic() - started
+            self.log("snapshot", "step", action="observed", count=len(observations),
+                     step=f"{len(observations)} observations of the workloads since the agent")
         if self.bundle.requires.get("policyReports"):
             self._await_reports()
         state = capture(self.cluster, self.bundle, self.options.prometheus,
@@ -592,6 +608,8 @@ class Run:
                                                   step=f"probe {probe.name}: exit {r['exit_code']}"))
         if self.fixed_at:  # what the evaluator dates restarts against (docs/evaluator.md)
             state["fixed_at"] = self.fixed_at
+        if observations:
+            state["observations"] = observations
         self._write("state.json", state)
 
     def evaluate(self) -> dict:

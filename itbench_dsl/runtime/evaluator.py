@@ -273,6 +273,7 @@ class State:
             self.fixed_at = rfc3339(state["fixed_at"])
             if self.fixed_at is None:
                 raise InputError("the state's `fixed_at` must be an RFC 3339 time with a zone (2026-01-01T10:00:00Z)")
+        self.observations = _observations(state.get("observations"), self.fixed_at, groups)
 
     def get(self, ref):
         return self.objects.get((ref["kind"], ref.get("namespace") or None, ref["name"]))
@@ -288,6 +289,28 @@ class State:
 
     def has(self, namespace, kind):
         return ((namespace or ""), kind) in self.captured
+
+
+MAX_OBSERVATIONS = 100  # earlier captures a state may carry
+
+
+def _observations(value, fixed_at, groups):
+    """The state's earlier captures (`observations`: [{"at": RFC 3339, "resources": List}], made after the fix,
+    oldest first), each indexed as a State dated by the state's `fixed_at`; [] without any."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or len(value) > MAX_OBSERVATIONS:
+        raise InputError(f"the state's `observations` must be a list of at most {MAX_OBSERVATIONS} earlier captures "
+                         "({at, resources})")
+    out = []
+    for index, item in enumerate(value):
+        at = rfc3339(item.get("at")) if isinstance(item, dict) else None
+        if at is None or isinstance(item.get("observations"), list):
+            raise InputError(f"the state's observation {index} must be {{\"at\": RFC 3339 time, \"resources\": List}}")
+        seen = State({"resources": item.get("resources"), "captured": []}, groups)
+        seen.fixed_at = fixed_at
+        out.append((at, seen))
+    return sorted(out, key=lambda pair: pair[0])
 
 
 EMPTY_STATE = {"resources": {"kind": "List", "items": []}}
@@ -1139,6 +1162,9 @@ def predicate_check(pred, state):
         problem = next((p for p in (settled_problem(o, state) for o in objects) if p), None) if ready else None
         if problem:
             return False, f"{ref_text(ref)} not settled: {problem}"
+        lapse = readiness_lapse(ref, state) if ready and "*" not in ref["name"] else None
+        if lapse:
+            return False, f"{ref_text(ref)} did not hold: {lapse}"
         return ready, f"{ref_text(ref)} {'ready' if ready else 'not ready'}"
     if not objects:
         return False, f"{ref_text(ref)} absent"
@@ -1328,10 +1354,35 @@ def ready_check(ref, state):
     problem = settled_problem(obj, state) if ok else None
     if problem:
         return False, f"{ref_text(ref)} not settled: {problem}"
+    lapse = readiness_lapse(ref, state) if ok else None
+    if lapse:
+        return False, f"{ref_text(ref)} did not hold: {lapse}"
     status = obj.get("status") or {}
     return ok, (f"{ref_text(ref)} ready" if ok else
                 f"{ref_text(ref)} not ready ({shown(status.get('readyReplicas', 0))} of "
                 f"{shown((obj.get('spec') or {}).get('replicas', 1))} replicas ready)")
+
+
+def readiness_lapse(ref, state):
+    """Why a workload's readiness did not hold over the state's earlier captures (None when it did): once ready
+    at one (its fix rolled out), it is ready at every later one. A rollout still under way at the first
+    captures is no lapse; a workload ready, then not (a pod crashing, a probe failing between captures) is."""
+    since = None
+    for at, seen in state.observations:
+        obj = seen.get(ref)
+        ready = obj is not None and workload_ready(obj) and not settled_problem(obj, seen)
+        if ready and since is None:
+            since = at
+        elif not ready and since is not None:
+            moment = _moment(at)
+            return f"ready at {_moment(since)}, not at {moment}" + ("" if obj is not None else " (missing)")
+    return None
+
+
+def _moment(seconds):
+    import datetime
+
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def selected_pods(service, state):
