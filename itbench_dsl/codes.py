@@ -507,6 +507,17 @@ whose effects never leave the faulty component. Scenarios without `propagation` 
     complexity low
     propagation service "db" -> service "cart" -> service "checkout" -> service "frontend"   # 3 hops: W2008
 """),
+        _c("W2011", "an unordered list read by position", """
+A `mitigated when` predicate reads an item of a list by its position (`rules[0]`), and that list has
+no order that matters: an RBAC role's rules, a binding's subjects, a container's env and ports, a
+pod's containers and volumes, an autoscaler's metrics (lint.UNORDERED_LISTS). A right fix that adds
+the missing item after the others, or a cluster that returns the items in another order, fails it.
+Select the item by what it is.
+
+    role "r" rules[0].verbs contains "list"                            # W2011
+    role "r" rules contains { resources = ["pods"], verbs = ["list"] } # right: some rule holds these
+    deployment "web" containers[name="app"].args contains "--port=80"   # right: the container by its name
+"""),
         _c("W2009", "a solution step cannot be replayed", """
 `itbench check` replays each solution's commands on the faulty state to show that the solution
 mitigates (E4006, W2010). This step's command cannot be replayed: an interactive editor (`kubectl

@@ -375,3 +375,29 @@ def test_a_rego_or_ansible_ciso_bundle_is_refused_with_what_to_do(tmp_path):
     root = write_bundle(tmp_path / "bundles", "rhel9-auditd-enabled-ansible-opa", domain="ciso")
     with pytest.raises(lifecycle.BundleError, match="itbench evaluate BUNDLE --artifact"):
         lifecycle.load_bundle(root)
+
+
+def test_a_run_lets_the_fix_run_and_dates_it_in_the_state(server, bundle, tmp_path):
+    """Mitigated means healthy for a while: the run waits --stable-for after the agent, then captures the state
+    with `fixed_at`, the moment the agent's process ended, which the evaluator dates restarts against."""
+    from itbench_dsl.runtime.evaluator import rfc3339
+
+    outcome = Run(lifecycle.load_bundle(bundle), options(server, tmp_path, fixing_agent(tmp_path), stable_for=0.05),
+                  progress=None).execute()
+    assert outcome.status == "graded", outcome.error
+    state = json.loads((outcome.folder / "state.json").read_text())
+    fixed = rfc3339(state["fixed_at"])
+    events = timeline(outcome.folder)
+    agent_exit = next(e for e in events if e.get("action") == "agent-exit")
+    waited = next(e for e in events if e.get("action") == "stable-for")
+    assert fixed is not None and rfc3339(agent_exit["t"]) <= fixed <= rfc3339(waited["t"])
+    captured = [e for e in events if e.get("action") == "capture"]
+    assert captured and events.index(waited) < events.index(captured[0])
+    # the workloads observed while the fix ran, each capture dated, none before the fix
+    observations = state["observations"]
+    assert observations and all(fixed <= rfc3339(o["at"]) for o in observations)
+    assert all(o["resources"]["items"] and {i["kind"] for i in o["resources"]["items"]} <= {"Deployment", "StatefulSet",
+                                                                                          "DaemonSet", "Pod"}
+               for o in observations)
+    verdict = json.loads((outcome.folder / "verdict.json").read_text())
+    assert verdict["tasks"]["mitigate"]["passed"], verdict["tasks"]["mitigate"]["checks"]

@@ -11,7 +11,13 @@ scenario's own plan, each with the verdict it must get:
   the alerts, or captured with `kubectl get all` (which omits Chaos Mesh and other custom kinds).
   Right ones: the solved and healthy states, the solved state as an API server returns it (its
   defaults, base64 Secret data, bookkeeping), after a `rollout restart`, with a service's target
-  port named instead of numbered, with the broken pods still terminating. For a probe predicate
+  port named instead of numbered, with the broken pods still terminating. What a fix means and how it
+  holds (`_meaning_cases`): a fixed workload's pod OOM-killed after the fix, or with a failed restart the
+  state cannot date; a StatefulSet's fix staged by a partition or left to OnDelete; a command or arguments
+  added where the image ran its own; the faulty state and a broken probe kept, spelled with the API
+  server's defaults (fail); a restart before the fix, an OnDelete rollout done, images respelled, a probe
+  fixed in place, a Service recreated by `kubectl expose`, a list read with an unrelated item first, an
+  evicted pod left behind (pass). For a probe predicate
   (`probe "x" stdout contains "..."`): the probe's result absent (refused), not a result, a field
   missing, null or of another type, a wrong exit code, output without the text or holding it only past
   what is read of a huge output, the text inside a longer token for an exact test (fail).
@@ -204,6 +210,16 @@ def as_served(manifests: dict[tuple, dict]) -> dict[tuple, dict]:
                     container.setdefault(name, copy.deepcopy(value))
                 for port in container.get("ports", []):
                     port.setdefault("protocol", "TCP")
+                for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+                    if isinstance(container.get(probe), dict):
+                        container[probe] = _served_probe(container[probe])
+            if kind == "Deployment":
+                spec.setdefault("progressDeadlineSeconds", 600)
+                spec.setdefault("strategy", {"type": "RollingUpdate",
+                                             "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}})
+            else:
+                spec.setdefault("podManagementPolicy", "OrderedReady")
+                spec.setdefault("updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}})
         if kind == "Service" and spec is not None:
             spec.setdefault("type", "ClusterIP")
             spec.setdefault("clusterIP", "10.96.0.10")
@@ -249,6 +265,10 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     yield Case("the faulty state", "mitigate", FAIL, state=derived["faulty"])
     yield Case("the faulty state with every pod reporting ready and no alert", "mitigate", FAIL,
                state=render(found.faulty, found, probes=found.faulty_probes))
+    # the API server's defaults on every object, the fault's fields among them: a fault is never taken for gone
+    # because the server spelled out what it left
+    yield Case("the faulty state as an API server returns it, every pod reporting ready", "mitigate", FAIL,
+               state=render(as_served(found.faulty), found, probes=found.faulty_probes))
     targets = [r for i in scenario.injections() for r in (i.target,) if r.kind in ("Deployment", "StatefulSet")]
     for ref in targets[:2]:
         key = (ref.kind, ref.namespace, ref.name)
@@ -264,6 +284,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
             zero = _edited(found.solved, key, lambda o: o["spec"].update(replicas=0))
             yield Case(f"{ref.name} scaled to zero", "mitigate", FAIL, state=render(zero, found))
     yield from _lifecycle_cases(spec, found)
+    yield from _meaning_cases(spec, found)
     for fault in m["faults"]:
         if fault["undone_by"] == "any":  # one part left wrong is still a fix
             continue
@@ -352,6 +373,375 @@ def _lifecycle_cases(spec: dict, found: Objects) -> Iterator[Case]:
             pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:05:00Z"
         yield Case("the solved state with the broken pods still terminating", "mitigate", PASS,
                    state=_with_items(solved, solved["resources"]["items"] + leaving))
+
+
+# ---- what a fix means, not how it is spelled; and what a fix that is not done looks like ------------------------
+
+FIXED_AT = "2026-01-01T00:10:00Z"  # when the corpus's agent ended its work: the derived states are of 00:00
+
+
+def _meaning_cases(spec: dict, found: Objects) -> Iterator[Case]:
+    """A fix judged by what it means and by how it holds: the pods of a fixed workload restarting since the fix
+    (OOM-killed, seconds after the agent stopped: fail; a restart before the fix: pass); a StatefulSet's rollout
+    staged by a partition or left to OnDelete with every pod at the faulty revision (fail), and an OnDelete
+    rollout whose pods were all replaced (pass); a container given a command or arguments its healthy spec did
+    not have (fail); images spelled another way (pass); probes fixed rather than removed (pass), and the faulty
+    probe kept, spelled with the API server's defaults (fail); a deleted Service recreated as `kubectl expose`
+    writes it (pass); a list a predicate reads with an unrelated item first (pass); an evicted pod left behind
+    (pass)."""
+    m = spec["mitigation"]
+    solved = render(found.solved, found)
+    present = {_key(o) for o in solved["resources"]["items"]}
+    workloads = [r for r in m["ready"] if r["kind"] in ("Deployment", "StatefulSet")
+                 and (r["kind"], r["namespace"], r["name"]) in present]
+    for ref in workloads[:2]:
+        yield from _stability_cases(solved, ref)
+        yield from _evicted_cases(solved, ref)
+    # every StatefulSet a check reads as ready: those the faults act on, and those a scope covers
+    stateful = {(r["namespace"], r["name"]): r for r in workloads if r["kind"] == "StatefulSet"}
+    for pred in m["predicates"]:
+        for r in pred.get("expected", []) if pred["kind"] == "scope" else ():
+            if r["kind"] == "StatefulSet" and (r["kind"], r["namespace"], r["name"]) in present:
+                stateful.setdefault((r["namespace"], r["name"]), r)
+    for ref in list(stateful.values())[:2]:
+        yield from _revision_cases(solved, ref)
+    for entry in m["programs"]:
+        yield from _program_cases(found, entry)
+    for fault in m["faults"]:
+        for entry in fault["fields"]:
+            key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
+            for change in entry["changes"]:
+                if (change.get("accept") or {}).get("op") == "changed" and _probe_like(change.get("faulty")):
+                    yield from _probe_fix_cases(found, key, change)
+    for entry in m["restored"]:
+        if entry["object"]["kind"] == "Service":
+            yield from _exposed_cases(found, entry)
+    for index, pred in enumerate(m["predicates"]):
+        if pred["kind"] == "field" and "*" not in (pred["target"] or {}).get("name", "*"):
+            yield from _unordered_cases(index, pred, solved)
+
+
+def _pods_of(state: dict, ref: dict) -> list[dict]:
+    from .runtime.evaluator import State, workload_pods
+
+    obj = next((o for o in state["resources"]["items"] if _key(o) == (ref["kind"], ref["namespace"], ref["name"])), None)
+    return workload_pods(obj, State(state)) if obj is not None else []
+
+
+def _with_edits(state: dict, keys: set, edit) -> dict:
+    items = []
+    for obj in state["resources"]["items"]:
+        if _key(obj) in keys:
+            obj = copy_data(obj)
+            edit(obj)
+        items.append(obj)
+    return _with_items(state, items)
+
+
+def _restarted(finished: str, reason: str = "OOMKilled", code: int = 137):
+    def edit(pod: dict) -> None:
+        status = pod.setdefault("status", {})
+        for c in status.get("containerStatuses") or []:
+            c["restartCount"] = 3
+            c["lastState"] = {"terminated": {"exitCode": code, "reason": reason, "startedAt": "2026-01-01T00:00:00Z",
+                                             "finishedAt": finished}}
+            c["state"] = {"running": {"startedAt": finished}}
+    return edit
+
+
+def _stability_cases(solved: dict, ref: dict) -> Iterator[Case]:
+    pods = _pods_of(solved, ref)
+    if not pods:
+        return
+    one = {_key(pods[-1])}
+    after = {**_with_edits(solved, one, _restarted("2026-01-01T00:12:00Z")), "fixed_at": FIXED_AT}
+    yield Case(f"{ref['name']} ready between restarts: OOM-killed after the fix", "mitigate", FAIL, state=after)
+    before = {**_with_edits(solved, one, _restarted("2026-01-01T00:05:00Z")), "fixed_at": FIXED_AT}
+    yield Case(f"{ref['name']} restarted before the fix, stable since", "mitigate", PASS, state=before)
+    undated = _with_edits(solved, one, _restarted("2026-01-01T00:12:00Z", "Error", 1))
+    yield Case(f"{ref['name']} with a failed restart the state cannot date (no fixed_at)", "mitigate", FAIL,
+               state=undated)
+    # earlier captures while the fix ran: ready, then not (it did not hold), or not yet, then ready (a rollout)
+    key = (ref["kind"], ref["namespace"], ref["name"])
+    watched = [o for o in solved["resources"]["items"] if o.get("kind") in ("Deployment", "StatefulSet", "Pod")
+               and (o.get("metadata") or {}).get("namespace") == ref["namespace"]]
+
+    def seen(at: str, ready: bool) -> dict:
+        items = watched if ready else [_unready_copy(o) if _key(o) == key else o for o in watched]
+        return {"at": at, "resources": {"kind": "List", "items": items}}
+    lapsed = {**solved, "fixed_at": FIXED_AT, "observations": [seen("2026-01-01T00:10:30Z", True),
+                                                             seen("2026-01-01T00:11:00Z", False)]}
+    yield Case(f"{ref['name']} ready after the fix, then not at a later capture", "mitigate", FAIL, state=lapsed)
+    rolled = {**solved, "fixed_at": FIXED_AT, "observations": [seen("2026-01-01T00:10:30Z", False),
+                                                             seen("2026-01-01T00:11:00Z", True)]}
+    yield Case(f"{ref['name']} still rolling out at the first capture after the fix, ready since", "mitigate", PASS,
+               state=rolled)
+
+
+def _unready_copy(workload: dict) -> dict:
+    out = copy_data(workload)
+    out.setdefault("status", {}).pop("readyReplicas", None)
+    out["status"].pop("availableReplicas", None)
+    return out
+
+
+def _revision_cases(solved: dict, ref: dict) -> Iterator[Case]:
+    key = (ref["kind"], ref["namespace"], ref["name"])
+    pods = {_key(p) for p in _pods_of(solved, ref)}
+    old, new = f"{ref['name']}-5d4f8b7c9", f"{ref['name']}-7c9d6f5b8"
+
+    def staged(strategy: dict, current: str, pod_revision: str, updated: bool):
+        def sts(obj: dict) -> None:
+            replicas = int(obj["spec"].get("replicas", 1))
+            obj["spec"]["updateStrategy"] = copy.deepcopy(strategy) if strategy.get("type") != "RollingUpdate" else \
+                {"type": "RollingUpdate", "rollingUpdate": {"partition": replicas}}
+            status = obj.setdefault("status", {})
+            status.update(currentRevision=current, updateRevision=new, currentReplicas=0 if updated else replicas)
+            if updated:
+                status["updatedReplicas"] = replicas
+            else:
+                status.pop("updatedReplicas", None)  # the API server leaves zero counts out
+
+        def pod(obj: dict) -> None:
+            obj["metadata"]["labels"] = {**obj["metadata"].get("labels", {}), "controller-revision-hash": pod_revision}
+        state = _with_edits(solved, {key}, sts)
+        return _with_edits(state, pods, pod)
+
+    yield Case(f"{ref['name']}: the fix staged by a partition, every pod at the faulty revision", "mitigate", FAIL,
+               state=staged({"type": "RollingUpdate"}, old, old, False))
+    yield Case(f"{ref['name']}: the fix left to OnDelete, every pod at the faulty revision", "mitigate", FAIL,
+               state=staged({"type": "OnDelete"}, old, old, False))
+    # the controller never moves currentRevision under OnDelete: the pods say the rollout is done
+    yield Case(f"{ref['name']}: an OnDelete rollout with every pod replaced", "mitigate", PASS,
+               state=staged({"type": "OnDelete"}, old, new, True))
+
+
+def _evicted_cases(solved: dict, ref: dict) -> Iterator[Case]:
+    pods = _pods_of(solved, ref)
+    if not pods:
+        return
+    evicted = copy_data(pods[0])
+    evicted["metadata"]["name"] = evicted["metadata"]["name"] + "-evicted" if ref["kind"] == "StatefulSet" else \
+        evicted["metadata"]["name"][:-5] + "zzzzz"
+    evicted["status"] = {"phase": "Failed", "reason": "Evicted", "message": "The node was low on resource: memory.",
+                         "startTime": "2026-01-01T00:00:00Z"}
+    yield Case(f"{ref['name']} fixed, a pod of it evicted before and left behind", "mitigate", PASS,
+               state=_with_items(solved, solved["resources"]["items"] + [evicted]))
+
+
+def _program_cases(found: Objects, entry: dict) -> Iterator[Case]:
+    ref = entry["object"]
+    key = (ref["kind"], ref["namespace"], ref["name"])
+    containers = entry["keep"]["spec"]["template"]["spec"]["containers"]
+    for field, value in (("command", ["sleep", "infinity"]), ("args", ["--help"])):
+        bare = [c["name"] for c in containers if field in c and c[field] is None]
+        if bare:
+            def edit(obj, field=field, value=value, name=bare[0]):
+                for c in obj["spec"]["template"]["spec"]["containers"]:
+                    if c.get("name") == name:
+                        c[field] = list(value)
+            changed = _edited(found.solved, key, edit)
+            if changed is not None:
+                yield Case(f"{ref['name']}: container {bare[0]} given a {field} its healthy spec has not "
+                           f"({' '.join(value)})", "mitigate", FAIL, state=render(changed, found))
+    respelled = _edited(found.solved, key, lambda o: [c.update(image=_respelled(c["image"]))
+                                                      for c in o["spec"]["template"]["spec"]["containers"]
+                                                      if isinstance(c.get("image"), str)])
+    if respelled is not None and respelled[key] != found.solved[key]:
+        yield Case(f"{ref['name']}: its images spelled another way (registry, library/, :latest)", "mitigate", PASS,
+                   state=render(respelled, found))
+
+
+def _respelled(image: str) -> str:
+    """Another spelling of one image reference: Docker Hub's registry and `library/` spelled out, `:latest`
+    written, or left out where it was written."""
+    if "@" in image:
+        return image
+    first, slash, rest = image.partition("/")
+    hub = not slash or not ("." in first or ":" in first or first == "localhost")
+    if hub and image.startswith(("docker.io/", "index.docker.io/")):
+        bare = image.split("/", 1)[1]
+        bare = bare[len("library/"):] if bare.startswith("library/") else bare
+        return bare[:-len(":latest")] if bare.endswith(":latest") else bare
+    if hub:
+        name = image if "/" in image else f"library/{image}"
+        return f"docker.io/{name}" + ("" if ":" in image.rpartition("/")[2] else ":latest")
+    if ":" not in image.rpartition("/")[2]:
+        return image + ":latest"
+    return image
+
+
+_PROBE_ACTIONS = ("httpGet", "tcpSocket", "grpc", "exec")
+# the API server's defaults of a probe (SetDefaults_Probe, SetDefaults_HTTPGetAction), written here apart from
+# the evaluator's model so that the corpus tests it
+_SERVED_PROBE = {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3}
+
+
+def _probe_like(value) -> bool:
+    return isinstance(value, dict) and any(a in value for a in _PROBE_ACTIONS)
+
+
+def _served_probe(probe: dict) -> dict:
+    out = {**_SERVED_PROBE, **copy.deepcopy(probe)}
+    if isinstance(out.get("httpGet"), dict):
+        out["httpGet"] = {"path": "/", "scheme": "HTTP", **out["httpGet"]}
+    return out
+
+
+def _probe_fix_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
+    """A probe the fault broke, fixed in place (its action pointed where the healthy probe, or the container,
+    answers; the rest as the fault left it, the server's defaults spelled out): pass. The faulty probe kept,
+    spelled as the API server returns it: fail."""
+    path, faulty = change["path"], change["faulty"]
+    obj = found.solved.get(key)
+    if obj is None:
+        return
+    healthy = change.get("healthy") if _probe_like(change.get("healthy")) else None
+    fixed = _served_probe(faulty)
+    if healthy is not None:
+        for action in _PROBE_ACTIONS:
+            fixed.pop(action, None)
+        action = next(a for a in _PROBE_ACTIONS if a in healthy)
+        fixed[action] = copy.deepcopy(healthy[action])
+        if action == "httpGet":
+            fixed[action] = {"path": "/", "scheme": "HTTP", **fixed[action]}
+    else:
+        port = _container_port(obj, path)
+        action = next(a for a in _PROBE_ACTIONS if a in faulty)
+        if port is None or action not in ("httpGet", "tcpSocket"):
+            return
+        fixed[action] = {**fixed[action], "port": port}
+    if _served_probe(faulty) == fixed:
+        return
+    where = _show(path)
+    edited = _edited(found.solved, key, lambda o: _set_at(o, path, fixed))
+    if edited is not None:
+        yield Case(f"{key[2]}: {where} fixed in place, the rest of the fault's probe and the server's defaults kept",
+                   "mitigate", PASS, state=render(edited, found))
+    kept = _edited(found.solved, key, lambda o: _set_at(o, path, _served_probe(faulty)))
+    if kept is not None:
+        yield Case(f"{key[2]}: {where} left as the fault made it, spelled with the server's defaults", "mitigate",
+                   FAIL, state=render(kept, found))
+
+
+def _container_port(obj: dict, path: list):
+    """The first port the container at `path` declares (its number)."""
+    from .runtime.evaluator import at
+
+    container = at(obj, path[:-1])
+    ports = container.get("ports") if isinstance(container, dict) else None
+    for port in ports or []:
+        if isinstance(port, dict) and isinstance(port.get("containerPort"), int):
+            return port["containerPort"]
+    return None
+
+
+def _exposed_cases(found: Objects, entry: dict) -> Iterator[Case]:
+    """A deleted Service recreated as `kubectl expose` writes it: its one port unnamed, the target port a number
+    (or, where the container names it, the name), the API server's fields added."""
+    ref = entry["object"]
+    key = (ref["kind"], ref["namespace"], ref["name"])
+    ports = (entry["owned"].get("spec") or {}).get("ports") or []
+    if len(ports) != 1 or key not in found.solved:
+        return
+
+    def expose(obj: dict, target=None) -> None:
+        port = obj["spec"]["ports"][0]
+        number = port.get("targetPort", port.get("port"))
+        obj["spec"]["ports"] = [{"port": port["port"], "protocol": port.get("protocol", "TCP"),
+                                 "targetPort": number if target is None else target}]
+        obj["spec"].update(type="ClusterIP", sessionAffinity="None", clusterIP="10.96.0.42", clusterIPs=["10.96.0.42"])
+    exposed = _edited(found.solved, key, expose)
+    if exposed is not None:
+        yield Case(f"Service {ref['name']} recreated with `kubectl expose` (its port unnamed)", "mitigate", PASS,
+                   state=render(exposed, found))
+    wrong = _edited(found.solved, key, lambda o: expose(o, int(o["spec"]["ports"][0].get("port", 80)) + 1000))
+    if wrong is not None:
+        yield Case(f"Service {ref['name']} recreated with `kubectl expose` to another target port", "mitigate", FAIL,
+                   state=render(wrong, found))
+
+
+def _unordered_cases(index: int, pred: dict, solved: dict) -> Iterator[Case]:
+    """A list the predicate reads, with an unrelated item put first (the missing item added after another one,
+    or a server's other order): a predicate that selects by what the item is still holds. And, for `contains`
+    of a map, the element holding more than the entries asked for."""
+    from .runtime.evaluator import State, predicate_check
+
+    key = (pred["target"]["kind"], pred["target"]["namespace"], pred["target"]["name"])
+    if not predicate_check(pred, State(solved))[0]:
+        return
+    steps = [s for s in pred["path"] if not isinstance(s, dict)]
+    lists = [i for i, s in enumerate(steps) if isinstance(s, str)]
+    done: list[bool] = []
+
+    def decoy_first(obj: dict) -> None:
+        for end in lists:
+            route = _edit_route(obj, steps[:end + 1])
+            if route is None:
+                continue
+            holder, k = route
+            value = holder[k]
+            if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+                holder[k] = [_decoy(value[0])] + value
+                done.append(True)
+                return
+    state = _with_edit(solved, key, decoy_first)
+    if done:
+        yield Case(f"predicate {index} ({_show(pred['path'])}): its list with an unrelated item first", "mitigate",
+                   PASS, state=state)
+    if pred["op"] == "contains" and isinstance(pred["value"], dict) and any(isinstance(v, list) for v in pred["value"].values()):
+        grown: list[bool] = []
+
+        def more(obj: dict) -> None:
+            route = _edit_route(obj, steps)
+            items = route[0][route[1]] if route is not None else None
+            for item in items if isinstance(items, list) else []:
+                if isinstance(item, dict) and all(k in item for k in pred["value"]):
+                    for k, v in pred["value"].items():
+                        if isinstance(v, list) and isinstance(item.get(k), list):
+                            item[k] = item[k] + [_another(x) for x in item[k] if isinstance(x, str)]
+                            grown.append(True)
+        state = _with_edit(solved, key, more)
+        if grown:
+            yield Case(f"predicate {index} ({_show(pred['path'])} contains): the element holding more than asked",
+                       "mitigate", PASS, state=state)
+
+
+def _edit_route(obj: dict, steps: list):
+    """(holder, key) of the value the evaluator reads at `steps` from the object, its spec, its pod spec or a
+    container; None when the steps reach nothing."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    pod = spec.get("template", {}).get("spec", {}) if isinstance(spec.get("template"), dict) else spec
+    for base in [obj, spec, pod] + [c for c in (pod.get("containers") or []) if isinstance(c, dict)]:
+        route = _route(base, steps)
+        if route:
+            return route[-1]
+    return None
+
+
+_IDENTITIES = ("name", "port", "containerPort", "mountPath")
+
+
+def _decoy(item, top: bool = True):
+    """An item that is another one than `item` and harms nothing: where the item has an identity (a name, a
+    port number, a mount path), the same item under another one (a Service port 1000 higher, still reaching
+    the same container port); else one unlike it in every value (another RBAC rule)."""
+    if top and isinstance(item, dict) and any(k in item for k in _IDENTITIES):
+        out = copy.deepcopy(item)
+        for k in _IDENTITIES:
+            if isinstance(out.get(k), bool):
+                continue
+            if isinstance(out.get(k), int):
+                out[k] = out[k] + 1000
+            elif isinstance(out.get(k), str):
+                out[k] = out[k] + "-other"
+        return out
+    if isinstance(item, dict):
+        return {k: _decoy(v, False) for k, v in item.items()}
+    if isinstance(item, list):
+        return [_decoy(v, False) for v in item]
+    other = _another(item)
+    return item if other is None else other
 
 
 def _with_items(state: dict, items: list) -> dict:

@@ -13,6 +13,7 @@ its page in codes.py (`itbench explain W2002`):
 | W2006 | a scenario identical to another checked one (the same canonical IR hash) |
 | W2007 | a description that is empty or a placeholder |
 | W2008 | `complexity` inconsistent with the length of the propagation chains (see COMPLEXITY_HOPS) |
+| W2011 | a `mitigated when` predicate that reads an item of an unordered list by its position (UNORDERED_LISTS) |
 
 Prompt leakage is not a lint warning: a prompt that names the answer is the error E4003
 (leakage.py), and W2001 (the same fault mechanism on the same target in two files) is
@@ -37,7 +38,7 @@ from .components import Components  # noqa: F401  (lint's rules use it; tests im
 from .mechanisms import injection_key
 from ..source import NO_SPAN, SourceMap, Span
 
-LINT_CODES = ("W2002", "W2003", "W2004", "W2005", "W2006", "W2007", "W2008")
+LINT_CODES = ("W2002", "W2003", "W2004", "W2005", "W2006", "W2007", "W2008", "W2011")
 
 # W2008: the number of hops between components along the longest propagation chain that each
 # complexity allows (see `propagation_hops`); `None` is no bound. ITBench's complexity also weighs how
@@ -517,6 +518,57 @@ def complexity_mismatch(item: Linted) -> list[Diagnostic]:
         help=f"write `complexity {suggested}`, or check the propagation chains in `expect`")]
 
 
+# ---- W2011 an unordered list read by position --------------------------------------------------------
+
+# Lists whose order means nothing to Kubernetes: an RBAC role's rules and a binding's subjects, a container's
+# env, ports and mounts, a pod's containers, volumes and tolerations, an autoscaler's metrics, a rule's verbs,
+# resources and API groups. A fix that adds the missing item after the others, or a server that returns them
+# in another order, is right: a predicate must select the item by what it is (`[name="x"]`, `contains`).
+# (`args`, `command` and `initContainers` keep their order: it is what they mean.)
+UNORDERED_LISTS = frozenset({
+    "rules", "subjects", "env", "envFrom", "ports", "volumeMounts", "volumeDevices", "containers", "volumes",
+    "tolerations", "imagePullSecrets", "hostAliases", "metrics", "verbs", "resources", "apiGroups",
+    "resourceNames", "nonResourceURLs", "ingress", "egress", "from", "to", "http", "hosts", "gateways",
+})
+
+
+# the names above that are lists wherever a Kubernetes kind has them (`resources`, `from`, `http` are maps in
+# some kinds): a key read straight on one of them (`spec.ports.targetPort`) reads its first item
+ALWAYS_LISTS = frozenset({"rules", "subjects", "env", "envFrom", "ports", "volumeMounts", "volumeDevices",
+                          "containers", "volumes", "tolerations", "imagePullSecrets", "hostAliases", "metrics"})
+
+
+def positional_predicates(item: Linted) -> list[Diagnostic]:
+    """W2011: a `mitigated when` field predicate that reads an item of an unordered list by its position
+    (`rules[0].verbs`, or `spec.ports.targetPort`, which reads the first port): a right fix that appends the
+    missing item, or the API server's own order, fails it."""
+    scenario = item.scenario
+    out = []
+    for index, pred in enumerate(scenario.mitigation.predicates if scenario.mitigation is not None else []):
+        if pred.kind != "field":
+            continue
+        for at, step in enumerate(pred.path):
+            if at == 0 or isinstance(step, bool):
+                continue
+            before = pred.path[at - 1]
+            first = isinstance(step, str) and isinstance(before, str) and before in ALWAYS_LISTS
+            if first:
+                step = 0
+            if not isinstance(step, int) or isinstance(step, bool):
+                continue
+            if isinstance(before, str) and before in UNORDERED_LISTS:
+                spans = item.source_map.predicates
+                span = spans[index] if index < len(spans) else item.name_span
+                out.append(Diagnostic(
+                    "W2011", f"`{before}[{step}]` reads an item of `{before}` by its position, and the items of "
+                    f"`{before}` have no order: a fix that adds the right item after another one fails it",
+                    item.path, span, "an item read by its position",
+                    help=f"select the item by what it is: `{before}[name=\"...\"]` where the items have a name, "
+                         f"else `{before} contains {{ ... }}` (an item holding those entries)"))
+                break
+    return out
+
+
 # in the order their diagnostics are produced (rendering sorts them by position anyway)
 SINGLE_FILE_RULES = (unused_objects, unobservable_faults, missing_solution, duplicate_mechanisms,
-                     placeholder_description, complexity_mismatch)
+                     placeholder_description, complexity_mismatch, positional_predicates)

@@ -170,7 +170,9 @@ def _program(original: dict, changes: list) -> dict | None:
         return None
     template = (original.get("spec") or {}).get("template") or {}
     pod = template.get("spec") or {}
-    containers = [{k: c[k] for k in ("name", "image", "command", "args") if k in c} for c in pod.get("containers", [])]
+    # a container with no command or arguments of its own runs its image's: null says they must stay absent
+    containers = [{k: c.get(k) for k in ("name", "image", "command", "args") if k in c or k in ("command", "args")}
+                  for c in pod.get("containers", [])]
     keep = {"spec": {"template": {"spec": {"containers": containers}}}}
     labels = (template.get("metadata") or {}).get("labels")
     if labels:
@@ -210,6 +212,42 @@ def _relates(leaf: list[str], other: list[str]) -> bool:
     if any(leaf[i:i + n] == other for i in range(len(leaf) - n + 1)):
         return True
     return any(other[:len(leaf) - i] == leaf[i:] for i in range(len(leaf)))
+
+
+def _accepted_root(kinds: list, path: list) -> list | None:
+    """The field a `changed` acceptance is about, for a change at `path`: the shortest start of the path its
+    pattern matches (the whole probe for `.*\\.readinessProbe(\\..*)?`), so that "any value but the fault's"
+    is judged on that field as a whole, never leaf by leaf."""
+    for kind in kinds:
+        for accept in kind.accept:
+            if accept.op == "changed" and re.fullmatch(accept.path, dotted(path)):
+                for end in range(1, len(path) + 1):
+                    if isinstance(path[end - 1], str) and re.fullmatch(accept.path, dotted(path[:end])):
+                        return path[:end]
+    return None
+
+
+def _by_accepted_field(changes: list, kinds: list, original: dict, faulty: dict) -> list:
+    """The changes with every `changed` leaf under one accepted field folded into one change of that field:
+    a probe whose port is corrected is another probe, though its period is still the fault's."""
+    from ..runtime.evaluator import _MISSING, at
+
+    out, seen = [], {}
+    for change in changes:
+        root = None if change.get("governed_by") or (change.get("accept") or {}).get("op") != "changed" \
+            else _accepted_root(kinds, change["path"])
+        if root is None or root == change["path"]:
+            out.append(change)
+            continue
+        key = json.dumps(root)
+        if key in seen:
+            continue
+        healthy, bad = at(original, root), at(faulty, root)
+        folded = {"path": root, **({"absent": True} if healthy is _MISSING else {"healthy": healthy}),
+                  "faulty": None if bad is _MISSING else bad, "governed_by": None, "accept": change["accept"]}
+        seen[key] = folded
+        out.append(folded)
+    return out
 
 
 def _acceptance(kinds: list, leaf: str) -> dict | None:
@@ -252,6 +290,7 @@ def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
                                           if (target.kind, target.namespace, target.name) == _key(obj)
                                           and _relates(leaf, list(path))), None)
             change["accept"] = _acceptance(kinds, dotted(change["path"]))
+        changes = _by_accepted_field(changes, kinds, _as_data(original), _as_data(obj))
         if changes:
             fields.append({"object": _manifest_ref(obj), "changes": changes})
     deleted = []

@@ -37,6 +37,8 @@ def _duration(text: str) -> float:
               "CISO, Kyverno's reports).")
 @click.option("--report-timeout", default="5m", show_default=True, help="CISO: how long Kyverno may take, after the "
               "agent, to report on every object of the scenario.")
+@click.option("--stable-for", default="1m", show_default=True, help="How long the agent's fix must run before the "
+              "state is captured: a container that restarts meanwhile fails the mitigation.")
 @click.option("--keep", is_flag=True, help="Leave the topology deployed (the faults are reverted all the same).")
 @click.option("--run-id", help="Name the run (default: a new id); an existing run of this id resumes.")
 @click.option("--dry-run", is_flag=True, help="Print the plan: every object and API call, in order; no cluster.")
@@ -44,7 +46,7 @@ def _duration(text: str) -> float:
               help="The results folder: RESULTS/<scenario>/<run-id>/ (required unless --dry-run).")
 def command(bundles: tuple[str, ...], kubeconfig: str | None, context: str | None, agent: str | None,
             agent_timeout: str, prometheus: str | None, ready_timeout: str, alert_timeout: str, alert_poll: str,
-            report_timeout: str, keep: bool, run_id: str | None, dry_run: bool, results: str | None) -> None:
+            report_timeout: str, stable_for: str, keep: bool, run_id: str | None, dry_run: bool, results: str | None) -> None:
     """Run compiled bundles on a cluster: preflight, deploy, inject, hand over to the agent, grade, revert.
 
     \b
@@ -99,7 +101,8 @@ def command(bundles: tuple[str, ...], kubeconfig: str | None, context: str | Non
     options = RunOptions(kubeconfig=kubeconfig, agent=agent, results=Path(results), context=context,
                          agent_timeout=budget, prometheus=prometheus, keep=keep, run_id=run_id,
                          ready_timeout=_duration(ready_timeout), alert_timeout=_duration(alert_timeout),
-                         alert_poll=_duration(alert_poll), report_timeout=_duration(report_timeout))
+                         alert_poll=_duration(alert_poll), report_timeout=_duration(report_timeout),
+                         stable_for=_duration(stable_for))
     status = EXIT_CLEAN
     for bundle in loaded:
         try:

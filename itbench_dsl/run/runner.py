@@ -31,7 +31,7 @@ from . import lifecycle
 from .lifecycle import SUBMISSION, Bundle, Ref
 from . import ClusterError, prometheus
 from .client import Cluster, ready
-from .snapshot import capture, capture_reports
+from .snapshot import capture, capture_reports, observe
 
 # the tasks graded on the agent's answer (runtime/evaluator.py ANSWER_TASKS); the others read the state
 ANSWER_TASKS = ("diagnose", "detect", "localize", "analyze")
@@ -68,6 +68,9 @@ class RunOptions:
     kill_grace: float = 5.0
     exec_timeout: float = 120.0  # a command run in a pod (an exec step, a probe)
     report_timeout: float = 300.0  # CISO: how long Kyverno may take to report on every object after the agent
+    # how long the fix must hold before the state is captured: a container that restarts meanwhile (its
+    # lastState after the state's `fixed_at`) fails the mitigation (docs/evaluator.md, "Stable since the fix")
+    stable_for: float = 0.0
 
 
 @dataclass
@@ -79,6 +82,9 @@ class Outcome:
     verdict: dict | None = None
     error: str | None = None
     signum: int | None = None
+
+
+OBSERVATIONS = 12  # earlier captures of the workloads while the fix runs (--stable-for), at most
 
 
 def new_run_id() -> str:
@@ -193,6 +199,7 @@ class Run:
         self.injected = False
         self.injected_at: str | None = None
         self.policies_before: list[Ref] | None = None  # CISO: what the agent's policies are told apart from
+        self.fixed_at: str | None = None  # when the agent's work ended: the state's `fixed_at`
 
     # -- the whole run --------------------------------------------------------------------------------
 
@@ -528,6 +535,7 @@ class Run:
                 if proc.poll() is None:
                     _kill_group(proc, self.options.kill_grace)
         seconds = round(time.monotonic() - started, 3)
+        self.fixed_at = _now()  # the agent's work is over: a restart from here on is one under its fix
         self.waited += seconds
         self.agent_info = {"exit_code": proc.returncode, "timed_out": timed_out, "seconds": seconds,
                            "budget": self.options.agent_timeout}
@@ -571,6 +579,24 @@ class Run:
                  step=f"PolicyReports cover {len(wanted) - len(missing)} of {len(wanted)} objects")
 
     def snapshot(self) -> None:
+        observations: list[dict] = []
+        if self.options.stable_for > 0 and "mitigate" in (self.bundle.requires.get("tasks") or ()):
+            # the fix runs a while before the capture, observed every --alert-poll (at most OBSERVATIONS times):
+            # a workload ready, then not, did not hold
+            self.log("snapshot", "step", action="stable-for", seconds=self.options.stable_for,
+                     step=f"letting the fix run {self.options.stable_for:g} s before the capture")
+            started = time.monotonic()
+            deadline = started + self.options.stable_for
+            every = max(self.options.alert_poll, self.options.stable_for / OBSERVATIONS)
+            while True:
+                observations.append(observe(self.cluster, self.bundle, _now()))
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                time.sleep(min(every, left))
+            self.waited += time.monotonic() - started
+            self.log("snapshot", "step", action="observed", count=len(observations),
+                     step=f"{len(observations)} observations of the workloads since the agent")
         if self.bundle.requires.get("policyReports"):
             self._await_reports()
         state = capture(self.cluster, self.bundle, self.options.prometheus,
@@ -580,6 +606,10 @@ class Run:
                         lambda probe, r: self.log("snapshot", "step", action="probe", name=probe.name,
                                                   exit_code=r["exit_code"],
                                                   step=f"probe {probe.name}: exit {r['exit_code']}"))
+        if self.fixed_at:  # what the evaluator dates restarts against (docs/evaluator.md)
+            state["fixed_at"] = self.fixed_at
+        if observations:
+            state["observations"] = observations
         self._write("state.json", state)
 
     def evaluate(self) -> dict:

@@ -52,6 +52,20 @@ def capture(cluster: Cluster, bundle: Bundle, prometheus_url: str | None, on_ste
     return state
 
 
+OBSERVED_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Pod")  # what an earlier capture holds
+
+
+def observe(cluster: Cluster, bundle: Bundle, at: str) -> dict:
+    """One earlier capture of the state's `observations` (docs/evaluator.md, "Stable since the fix"): the
+    workloads and pods of the namespaces the evaluator reads, as they are at `at`."""
+    items: list[dict] = []
+    for namespace, kind in captured_kinds(bundle):
+        if kind in OBSERVED_KINDS and namespace:
+            api_version = "v1" if kind == "Pod" else "apps/v1"
+            items += cluster.list(api_version, kind, namespace)[0]
+    return {"at": at, "resources": {"apiVersion": "v1", "kind": "List", "items": items}}
+
+
 def capture_reports(cluster: Cluster) -> list[dict]:
     """Every PolicyReport and ClusterPolicyReport (wgpolicyk8s.io) of the cluster."""
     reports = []

@@ -29,6 +29,7 @@ import binascii
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 import types
@@ -266,6 +267,13 @@ class State:
         if probes is not None and not isinstance(probes, dict):
             raise InputError("the state's `probes` must be a map of probe name to {exit_code, stdout, stderr}")
         self.probes = probes or {}
+        # `fixed_at`: when the agent's work ended (RFC 3339); a container's restart from then on is one under the fix
+        self.fixed_at = None
+        if state.get("fixed_at") is not None:
+            self.fixed_at = rfc3339(state["fixed_at"])
+            if self.fixed_at is None:
+                raise InputError("the state's `fixed_at` must be an RFC 3339 time with a zone (2026-01-01T10:00:00Z)")
+        self.observations = _observations(state.get("observations"), self.fixed_at, groups)
 
     def get(self, ref):
         return self.objects.get((ref["kind"], ref.get("namespace") or None, ref["name"]))
@@ -281,6 +289,28 @@ class State:
 
     def has(self, namespace, kind):
         return ((namespace or ""), kind) in self.captured
+
+
+MAX_OBSERVATIONS = 100  # earlier captures a state may carry
+
+
+def _observations(value, fixed_at, groups):
+    """The state's earlier captures (`observations`: [{"at": RFC 3339, "resources": List}], made after the fix,
+    oldest first), each indexed as a State dated by the state's `fixed_at`; [] without any."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or len(value) > MAX_OBSERVATIONS:
+        raise InputError(f"the state's `observations` must be a list of at most {MAX_OBSERVATIONS} earlier captures "
+                         "({at, resources})")
+    out = []
+    for index, item in enumerate(value):
+        at = rfc3339(item.get("at")) if isinstance(item, dict) else None
+        if at is None or isinstance(item.get("observations"), list):
+            raise InputError(f"the state's observation {index} must be {{\"at\": RFC 3339 time, \"resources\": List}}")
+        seen = State({"resources": item.get("resources"), "captured": []}, groups)
+        seen.fixed_at = fixed_at
+        out.append((at, seen))
+    return sorted(out, key=lambda pair: pair[0])
 
 
 EMPTY_STATE = {"resources": {"kind": "List", "items": []}}
@@ -430,23 +460,56 @@ class InvalidValue:
         self.why = why
 
 
-def owns(expected, observed):
+def owns(expected, observed, key=None):
     """Whether `observed` holds what `expected` declares: every declared key with a value it owns (the
     API server's defaults and additions are not compared), list items matched by identity, scalars by
-    meaning."""
+    meaning, container images as one image however spelled (`nginx` = `docker.io/library/nginx:latest`).
+    A declared null is a field that must be absent or empty (a program with no command of its own)."""
+    if expected is None:
+        return empty(observed)
     if isinstance(expected, dict):
         if not isinstance(observed, dict):
             return False
-        return all(owns(v, observed[k]) if k in observed else empty(v) for k, v in expected.items())
+        return all(owns(v, observed[k], k) if k in observed else empty(v) for k, v in expected.items())
     if isinstance(expected, list):
         if not isinstance(observed, list):
             return False
-        key = identity_key(expected)
-        if key is not None and identity_key(observed) == key:
-            index = {str(nested(o, key)): o for o in observed}
-            return all(str(nested(e, key)) in index and owns(e, index[str(nested(e, key))]) for e in expected)
+        ident = identity_key(expected)
+        if ident is not None and identity_key(observed) == ident:
+            index = {str(nested(o, ident)): o for o in observed}
+            return all(str(nested(e, ident)) in index and owns(e, index[str(nested(e, ident))]) for e in expected)
         return len(expected) == len(observed) and all(owns(e, o) for e, o in zip(expected, observed))
+    if key == "image" and isinstance(expected, str) and isinstance(observed, str):
+        return image_ref(expected) == image_ref(observed)
     return same(expected, observed)
+
+
+_DIGEST = re.compile(r"@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$")
+
+
+def image_ref(text):
+    """A container image reference in its one full spelling, as the container runtime resolves it: a name
+    without a registry is Docker Hub's (`docker.io`, `index.docker.io` its old name), a Docker Hub name of
+    one part is under `library/`, and a reference with neither tag nor digest is `:latest`. So `nginx`,
+    `nginx:latest` and `docker.io/library/nginx:latest` are one image; `nginx:1.25` is another."""
+    text = text.strip()
+    digest = ""
+    match = _DIGEST.search(text)
+    if match:
+        text, digest = text[:match.start()], match.group(0)
+    first, slash, rest = text.partition("/")
+    if slash and ("." in first or ":" in first or first == "localhost" or first != first.lower()):
+        domain, remainder = first, rest
+    else:
+        domain, remainder = "docker.io", text
+    if domain == "index.docker.io":
+        domain = "docker.io"
+    name, colon, tag = remainder.rpartition(":") if ":" in remainder.rpartition("/")[2] else (remainder, "", "")
+    if domain == "docker.io" and "/" not in name:
+        name = "library/" + name
+    if not colon and not digest:
+        tag, colon = "latest", ":"
+    return f"{domain}/{name}{colon}{tag}{digest}"
 
 
 # What the API server fills in for a pod template field left out: a field a fault added is gone again
@@ -458,10 +521,106 @@ SERVER_DEFAULTS = {
     "preemptionPolicy": "PreemptLowerPriority",
 }
 
+# ---- the API server's defaults: one model, applied to both sides of a comparison --------------------------
+# Each shape: the values the API server sets on a field left out (k8s.io/kubernetes pkg/apis/core/v1 and
+# apps/v1 defaults.go, and the `+default` markers of k8s.io/api), and the shapes of the fields it holds
+# (a list of one shape: its items). A fault that leaves a field at what the server would have put there
+# anyway has not changed it; a fix that spells out a default has not changed it either.
+_PROBE = {"defaults": {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3},
+          "fields": {"httpGet": "httpGet", "grpc": "grpc"}}
+DEFAULT_SHAPES = {
+    "probe": _PROBE,
+    "httpGet": {"defaults": {"path": "/", "scheme": "HTTP"}},
+    "grpc": {"defaults": {"service": ""}},
+    "containerPort": {"defaults": {"protocol": "TCP"}},
+    "servicePort": {"defaults": {"protocol": "TCP"}},
+    "container": {"defaults": {"terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"},
+                  "fields": {"livenessProbe": "probe", "readinessProbe": "probe", "startupProbe": "probe",
+                             "ports": ["containerPort"]}},
+    "volume": {"fields": {"secret": "modeVolume", "configMap": "modeVolume", "downwardAPI": "modeVolume",
+                          "projected": "modeVolume"}},
+    "modeVolume": {"defaults": {"defaultMode": 420}},
+    "podSpec": {"defaults": {**SERVER_DEFAULTS, "securityContext": {}},
+                "fields": {"containers": ["container"], "initContainers": ["container"], "volumes": ["volume"]}},
+    "podTemplate": {"fields": {"spec": "podSpec"}},
+    "Deployment.spec": {"defaults": {"replicas": 1, "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600},
+                        "fields": {"template": "podTemplate", "strategy": "deploymentStrategy"}},
+    "deploymentStrategy": {"defaults": {"type": "RollingUpdate"}, "fields": {"rollingUpdate": "rollingDeployment"}},
+    "rollingDeployment": {"defaults": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+    "StatefulSet.spec": {"defaults": {"replicas": 1, "revisionHistoryLimit": 10, "podManagementPolicy": "OrderedReady"},
+                         "fields": {"template": "podTemplate", "updateStrategy": "statefulStrategy"}},
+    "statefulStrategy": {"defaults": {"type": "RollingUpdate"}, "fields": {"rollingUpdate": "rollingStateful"}},
+    "rollingStateful": {"defaults": {"partition": 0}},
+    "DaemonSet.spec": {"defaults": {"revisionHistoryLimit": 10}, "fields": {"template": "podTemplate"}},
+    "Pod.spec": {"defaults": {**SERVER_DEFAULTS, "securityContext": {}},
+                 "fields": {"containers": ["container"], "initContainers": ["container"], "volumes": ["volume"]}},
+    "Service.spec": {"defaults": {"type": "ClusterIP", "sessionAffinity": "None"}, "fields": {"ports": ["servicePort"]}},
+    "Secret": {"defaults": {"type": "Opaque"}},
+}
 
-def gone(observed, path):
+
+def _shape_at(kind, path):
+    """The shape of the value at `path` of an object of `kind` (None: one the model does not know); a list
+    of one shape is returned as the list."""
+    shape = {"fields": {"spec": f"{kind}.spec"}} if f"{kind}.spec" in DEFAULT_SHAPES else DEFAULT_SHAPES.get(kind)
+    for seg in path:
+        if isinstance(shape, list):
+            if not isinstance(seg, list) and not (isinstance(seg, int) and not isinstance(seg, bool)):
+                return None
+            shape = DEFAULT_SHAPES.get(shape[0])
+            continue
+        if not isinstance(shape, dict) or not isinstance(seg, str):
+            return None
+        sub = (shape.get("fields") or {}).get(seg)
+        shape = [sub[0]] if isinstance(sub, list) else DEFAULT_SHAPES.get(sub) if sub else None
+    return shape
+
+
+def default_at(kind, path):
+    """What the API server puts at `path` of an object of `kind` when it is left out; _MISSING when nothing."""
+    if not path or not isinstance(path[-1], str):
+        return _MISSING
+    parent = _shape_at(kind, path[:-1])
+    if isinstance(parent, dict) and path[-1] in (parent.get("defaults") or {}):
+        return parent["defaults"][path[-1]]
+    return _MISSING
+
+
+def with_defaults(value, shape):
+    """A copy of `value` with the API server's defaults of `shape` filled in where it leaves them out."""
+    if isinstance(shape, list):
+        return [with_defaults(v, DEFAULT_SHAPES.get(shape[0])) for v in value] if isinstance(value, list) else value
+    if not isinstance(shape, dict) or not isinstance(value, dict):
+        return value
+    out = dict(value)
+    for k, v in (shape.get("defaults") or {}).items():
+        if k not in out or out[k] is None:
+            out[k] = v
+    if shape is DEFAULT_SHAPES["container"] and "imagePullPolicy" not in out and isinstance(out.get("image"), str):
+        out["imagePullPolicy"] = "Always" if image_ref(out["image"]).endswith(":latest") else "IfNotPresent"
+    if shape is DEFAULT_SHAPES["servicePort"] and out.get("targetPort") in (None, 0, "") and "port" in out:
+        out["targetPort"] = out["port"]
+    for k, sub in (shape.get("fields") or {}).items():
+        if k in out:
+            out[k] = with_defaults(out[k], [sub[0]] if isinstance(sub, list) else DEFAULT_SHAPES.get(sub))
+    return out
+
+
+def defaulted(value, kind, path):
+    """The value at `path` of an object of `kind` as the API server stores it: its default when left out,
+    else the value with the defaults of what it holds filled in."""
+    if value is _MISSING or value is None:
+        return default_at(kind, path)
+    if isinstance(value, (dict, list)):
+        return with_defaults(value, _shape_at(kind, path))
+    return value
+
+
+def gone(observed, path, kind=None):
     if observed is _MISSING or empty(observed):
         return True
+    if kind is not None and default_at(kind, path) is not _MISSING:
+        return same(observed, default_at(kind, path))
     last = next((s for s in reversed(path) if isinstance(s, str)), None)
     return last in SERVER_DEFAULTS and same(observed, SERVER_DEFAULTS[last])
 
@@ -527,15 +686,103 @@ def workload_ready(obj, zero_ok=False):
         updated = count("updatedReplicas")
         return updated >= want and count("replicas") <= updated and count("availableReplicas") >= want
     if kind == "StatefulSet":
-        strategy = spec.get("updateStrategy") or {}
-        if strategy.get("type") == "OnDelete":
-            return True
-        partition = number((strategy.get("rollingUpdate") or {}).get("partition", 0)) or 0
-        if count("updatedReplicas") < want - partition:
+        # every pod at the current revision, whatever the strategy: a rollout staged by a partition or left to
+        # OnDelete keeps pods of the older (faulty) spec running, and ready
+        if count("updatedReplicas") < want:
             return False
+        strategy = spec.get("updateStrategy") or {}
         revisions = status.get("currentRevision"), status.get("updateRevision")
-        return partition > 0 or None in revisions or revisions[0] == revisions[1]
+        # the controller moves currentRevision to updateRevision only under RollingUpdate (completeRollingUpdate);
+        # under OnDelete the pods' own revisions say it (stale_pods)
+        return strategy.get("type") == "OnDelete" or None in revisions or revisions[0] == revisions[1]
     return True
+
+
+REVISION_LABEL = "controller-revision-hash"
+# a container's last termination that is no failure: it ran to completion
+_CLEAN_EXIT = ("Completed",)
+
+
+def workload_pods(obj, state):
+    """The pods a Deployment's ReplicaSets or a StatefulSet own (by owner reference; a pod without one by its
+    name, `<statefulset>-<n>`, `<deployment>-<hash>-<suffix>`), but those leaving or replaced."""
+    meta = obj.get("metadata") or {}
+    name, kind = str(meta.get("name", "")), obj.get("kind")
+    out = []
+    for pod in state.by_kind.get(("Pod", meta.get("namespace") or None), []):
+        if terminating(pod) or replaced(pod):
+            continue
+        pod_meta = pod.get("metadata") or {}
+        owners = [o for o in pod_meta.get("ownerReferences") or [] if isinstance(o, dict) and o.get("controller")]
+        labels = pod_meta.get("labels") if isinstance(pod_meta.get("labels"), dict) else {}
+        if owners:
+            owner = owners[0]
+            mine = (kind == "StatefulSet" and owner.get("kind") == "StatefulSet" and owner.get("name") == name) or \
+                (kind == "Deployment" and owner.get("kind") == "ReplicaSet"
+                 and owner.get("name") == f"{name}-{labels.get('pod-template-hash', '')}")
+        else:
+            pod_name = str(pod_meta.get("name", ""))
+            mine = re.fullmatch(re.escape(name) + (r"-\d+" if kind == "StatefulSet" else r"-[a-z0-9]+-[a-z0-9]+"),
+                                pod_name) is not None
+        if mine:
+            out.append(pod)
+    return out
+
+
+def pod_unstable(pod, since=None):
+    """Why a pod is not stable (None when it is): a container waiting to restart (CrashLoopBackOff), or one
+    that restarted under the fix: its last termination finished at or after `since` (when the agent's work
+    ended, the state's `fixed_at`, to the second); without `since`, any last termination that was a failure
+    (OOMKilled, an error, a non-zero exit) counts, since the state cannot date it before the fix."""
+    status = pod.get("status") or {}
+    for c in status.get("containerStatuses") or []:
+        if not isinstance(c, dict):
+            continue
+        waiting = ((c.get("state") or {}).get("waiting") or {}) if isinstance(c.get("state"), dict) else {}
+        if isinstance(waiting, dict) and waiting.get("reason") in ("CrashLoopBackOff", "RunContainerError"):
+            return f"container {c.get('name')} {waiting['reason']}"
+        last = (c.get("lastState") or {}).get("terminated") if isinstance(c.get("lastState"), dict) else None
+        if not isinstance(last, dict):
+            continue
+        finished = rfc3339(last.get("finishedAt"))
+        reason = last.get("reason") or f"exit code {last.get('exitCode')}"
+        if since is not None:
+            if finished is None or finished >= int(since):
+                return f"container {c.get('name')} restarted after the fix ({reason}, restart count {c.get('restartCount')})"
+        elif reason not in _CLEAN_EXIT and last.get("exitCode") != 0:
+            return f"container {c.get('name')} restarted ({reason}, restart count {c.get('restartCount')}); " \
+                   "the state has no `fixed_at` to date it before the fix"
+    return None
+
+
+def settled_problem(obj, state):
+    """Why a workload whose status is ready is not settled on the fix (None when it is): a pod of a StatefulSet
+    not at its update revision, or a pod that is not stable (pod_unstable)."""
+    update = (obj.get("status") or {}).get("updateRevision") if obj.get("kind") == "StatefulSet" else None
+    for pod in workload_pods(obj, state):
+        pod_meta = pod.get("metadata") or {}
+        revision = (pod_meta.get("labels") or {}).get(REVISION_LABEL) if isinstance(pod_meta.get("labels"), dict) else None
+        if update and revision is not None and revision != update:
+            return f"pod {pod_meta.get('name')} runs revision {revision}, not the update revision {update}"
+        why = pod_unstable(pod, state.fixed_at)
+        if why:
+            return f"pod {pod_meta.get('name')}: {why}"
+    return None
+
+
+# the controllers that replace a pod that failed for good (evicted, shut down with its node): its replacement
+# is another pod, which the scope reads, and the workload's own readiness counts it
+REPLACING_OWNERS = ("ReplicaSet", "StatefulSet", "DaemonSet")
+
+
+def replaced(pod):
+    """A pod in phase Failed that its controller replaces (a ReplicaSet's, a StatefulSet's, a DaemonSet's:
+    they run with `restartPolicy: Always`, so Failed means the node evicted or shut it down, `status.reason`
+    Evicted): a record of a past pod, left until garbage collection, not a pod that runs."""
+    if (pod.get("status") or {}).get("phase") != "Failed":
+        return False
+    owners = (pod.get("metadata") or {}).get("ownerReferences") or []
+    return any(isinstance(o, dict) and o.get("controller") is True and o.get("kind") in REPLACING_OWNERS for o in owners)
 
 
 def pod_ready(pod):
@@ -912,6 +1159,12 @@ def predicate_check(pred, state):
         if not objects:
             return False, f"{ref_text(ref)} absent"
         ready = all(workload_ready(o) for o in objects)
+        problem = next((p for p in (settled_problem(o, state) for o in objects) if p), None) if ready else None
+        if problem:
+            return False, f"{ref_text(ref)} not settled: {problem}"
+        lapse = readiness_lapse(ref, state) if ready and "*" not in ref["name"] else None
+        if lapse:
+            return False, f"{ref_text(ref)} did not hold: {lapse}"
         return ready, f"{ref_text(ref)} {'ready' if ready else 'not ready'}"
     if not objects:
         return False, f"{ref_text(ref)} absent"
@@ -922,8 +1175,15 @@ def predicate_check(pred, state):
     op = pred["op"]
     if op in FIELD_TESTS:
         return FIELD_TESTS[op](observed, pred["value"], pred.get("type"), where)
-    ok = compare(observed, op, pred["value"], pred.get("type"))
-    return ok, f"{where} is {shown(observed)}, wants {op} {shown(pred['value'])}"
+    value = pred["value"]
+    leaf = next((s for s in reversed(pred["path"]) if isinstance(s, str)), None)
+    if leaf == "image" and op in ("==", "!=", "in") and isinstance(observed, str) and pred.get("type") != "text":
+        # one image however spelled: `redis:7.2` is `docker.io/library/redis:7.2`
+        observed = image_ref(observed)
+        value = [image_ref(v) if isinstance(v, str) else v for v in value] if isinstance(value, list) else \
+            image_ref(value) if isinstance(value, str) else value
+    ok = compare(observed, op, value, pred.get("type"))
+    return ok, f"{where} is {shown(observed)}, wants {op} {shown(value)}"
 
 
 def probe_check(pred, state):
@@ -946,8 +1206,15 @@ def probe_check(pred, state):
         return ok, f"{where} {'contains' if ok else 'does not contain'} {shown(pred['value'])}"
     if op in FIELD_TESTS:
         return FIELD_TESTS[op](observed, pred["value"], pred.get("type"), where)
-    ok = compare(observed, op, pred["value"], pred.get("type"))
-    return ok, f"{where} is {shown(observed)}, wants {op} {shown(pred['value'])}"
+    value = pred["value"]
+    leaf = next((s for s in reversed(pred["path"]) if isinstance(s, str)), None)
+    if leaf == "image" and op in ("==", "!=", "in") and isinstance(observed, str) and pred.get("type") != "text":
+        # one image however spelled: `redis:7.2` is `docker.io/library/redis:7.2`
+        observed = image_ref(observed)
+        value = [image_ref(v) if isinstance(v, str) else v for v in value] if isinstance(value, list) else \
+            image_ref(value) if isinstance(value, str) else value
+    ok = compare(observed, op, value, pred.get("type"))
+    return ok, f"{where} is {shown(observed)}, wants {op} {shown(value)}"
 
 
 MAX_PROBE_TEXT = 1024 * 1024  # of a probe's output, what `contains` reads
@@ -971,16 +1238,27 @@ def missing_test(observed, _value, _type, where):
     return ok, f"{where} is {shown(observed) if not ok else kind_of(observed)}, wants it absent"
 
 
+def holds(expected, observed):
+    """Whether `observed` holds the entries of `expected`, as `contains` reads a map: each key's value held,
+    a list by its elements, in any order and among others (a rule that allows `get` and `list` holds
+    `verbs = ["list"]`), scalars by meaning."""
+    if isinstance(expected, dict):
+        return isinstance(observed, dict) and all(k in observed and holds(v, observed[k]) for k, v in expected.items())
+    if isinstance(expected, list):
+        return isinstance(observed, list) and all(any(holds(e, o) for o in observed) for e in expected)
+    return not isinstance(observed, (dict, list)) and same(expected, observed)
+
+
 def contains_test(observed, value, vtype, where):
     """A list holds an element equal to `value` (a map value: an element holding those entries); a map holds
     the entries of a map `value`, or the key `value`. Never a substring: text is not a list."""
     if isinstance(observed, list):
         if isinstance(value, dict):
-            ok = any(isinstance(item, dict) and owns(value, item) for item in observed)
+            ok = any(isinstance(item, dict) and holds(value, item) for item in observed)
         else:
             ok = any(not isinstance(item, (dict, list)) and typed_same(item, value, vtype) for item in observed)
     elif isinstance(observed, dict):
-        ok = owns(value, observed) if isinstance(value, dict) else isinstance(value, str) and value in observed
+        ok = holds(value, observed) if isinstance(value, dict) else isinstance(value, str) and value in observed
     else:
         return False, f"{where} is {kind_of(observed)}, not a list or a map: wants it to contain {shown(value)}"
     return ok, f"{where} {'contains' if ok else 'does not contain'} {shown(value)}"
@@ -1023,12 +1301,12 @@ def scope_check(pred, state):
                 meta = obj.get("metadata") or {}
                 if kind == "Pod":
                     labels = meta.get("labels")
-                    if (obj.get("status") or {}).get("phase") == "Succeeded" or terminating(obj):
-                        continue  # a completed job's pod, or one leaving: neither is unhealthy
-                    ok = pod_ready(obj)
+                    if (obj.get("status") or {}).get("phase") == "Succeeded" or terminating(obj) or replaced(obj):
+                        continue  # a completed job's pod, one leaving, one evicted: none is unhealthy
+                    ok = pod_ready(obj) and not pod_unstable(obj, state.fixed_at)
                 else:
                     labels = (((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels")
-                    ok = workload_ready(obj, zero_ok=True)
+                    ok = workload_ready(obj, zero_ok=True) and not settled_problem(obj, state)
                 if selector and not (isinstance(labels, dict) and all(labels.get(k) == v for k, v in selector.items())):
                     continue
                 found += 1
@@ -1036,7 +1314,7 @@ def scope_check(pred, state):
                     bad.append(f"{kind} {meta.get('name')}")
     for ref in pred.get("expected", []):
         obj = state.get(ref)
-        if obj is None or not workload_ready(obj):
+        if obj is None or not workload_ready(obj) or settled_problem(obj, state):
             bad.append(f"{ref['kind']} {ref['name']} " + ("missing" if obj is None else "not ready"))
     if not found:
         return False, f"all {scope}: none found (an empty scope is not healthy)"
@@ -1073,10 +1351,38 @@ def ready_check(ref, state):
     if obj is None:
         return False, f"{ref_text(ref)} is missing"
     ok = workload_ready(obj)
+    problem = settled_problem(obj, state) if ok else None
+    if problem:
+        return False, f"{ref_text(ref)} not settled: {problem}"
+    lapse = readiness_lapse(ref, state) if ok else None
+    if lapse:
+        return False, f"{ref_text(ref)} did not hold: {lapse}"
     status = obj.get("status") or {}
     return ok, (f"{ref_text(ref)} ready" if ok else
                 f"{ref_text(ref)} not ready ({shown(status.get('readyReplicas', 0))} of "
                 f"{shown((obj.get('spec') or {}).get('replicas', 1))} replicas ready)")
+
+
+def readiness_lapse(ref, state):
+    """Why a workload's readiness did not hold over the state's earlier captures (None when it did): once ready
+    at one (its fix rolled out), it is ready at every later one. A rollout still under way at the first
+    captures is no lapse; a workload ready, then not (a pod crashing, a probe failing between captures) is."""
+    since = None
+    for at, seen in state.observations:
+        obj = seen.get(ref)
+        ready = obj is not None and workload_ready(obj) and not settled_problem(obj, seen)
+        if ready and since is None:
+            since = at
+        elif not ready and since is not None:
+            moment = _moment(at)
+            return f"ready at {_moment(since)}, not at {moment}" + ("" if obj is not None else " (missing)")
+    return None
+
+
+def _moment(seconds):
+    import datetime
+
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def selected_pods(service, state):
@@ -1149,9 +1455,13 @@ def field_check(entry, state):
             wrong.append(f"{show_path(path)}: {observed.why}")
             continue
         accept = change.get("accept")
+        kind, leaf = ref["kind"], next((s for s in reversed(path) if isinstance(s, str)), None)
         if accept is not None:
             if accept["op"] == "changed":  # any value but the fault's (readiness tells whether it works)
-                ok = not (observed is not _MISSING and owns(change["faulty"], observed))
+                # both sides as the API server stores them: a fix that keeps a field the server would default to
+                # the fault's value has still changed the rest
+                now = defaulted(observed, kind, path)
+                ok = not (now is not _MISSING and owns(defaulted(change["faulty"], kind, path), now, leaf))
             elif accept["op"] in ("any", "present"):
                 ok = compare(observed, accept["op"], None)
             elif accept["value"] != "healthy":
@@ -1159,15 +1469,16 @@ def field_check(entry, state):
             elif "healthy" in change:
                 ok = compare(observed, accept["op"], change["healthy"])
             else:  # compared with a healthy value that is absent: only absence compares
-                ok = gone(observed, path)
+                ok = gone(observed, path, kind)
         elif change.get("absent"):
-            ok = gone(observed, path)
+            ok = gone(observed, path, kind)
         elif ref["kind"] == "Service" and path and path[-1] == "targetPort":
             names, _ = container_ports(selected_pods(obj, state))
             ok = observed is not _MISSING and port_number(observed, names) is not None and \
                 port_number(observed, names) == port_number(change["healthy"], names)
         else:
-            ok = observed is not _MISSING and owns(change["healthy"], observed)
+            now, healthy = defaulted(observed, kind, path), defaulted(change["healthy"], kind, path)
+            ok = now is not _MISSING and owns(change["healthy"] if healthy is _MISSING else healthy, now, leaf)
         if not ok:
             wants = (f"{accept['op']} {shown(change.get('healthy')) if accept['value'] == 'healthy' else shown(accept['value'])}"
                      if accept else "absent" if change.get("absent") else shown(change["healthy"]))
@@ -1237,11 +1548,48 @@ def mitigation_checks(spec, state, checks):
     for entry in m["restored"]:
         ref = entry["object"]
         obj = state.get(ref)
-        ok = obj is not None and not terminating(obj) and owns(entry["owned"], obj)
+        ok = obj is not None and not terminating(obj) and restored_holds(entry["owned"], obj, state)
         detail = ("still deleted" if obj is None else "restored" if ok else "being deleted" if terminating(obj)
                   else "recreated with other fields than it had")
         checks.append({"id": f"restored.{ref_text(ref)}", "passed": ok, "detail": f"{ref_text(ref)} {detail}"})
     safeguard_checks(spec, state, checks)
+
+
+def restored_holds(owned, obj, state):
+    """Whether a recreated object holds what it had, in meaning: a Service's ports are matched by number and
+    protocol (TCP when left out), each reaching the same container port (a name or its number, the port itself
+    when left out), and named as before only where a name tells its ports apart (several ports): one recreated
+    with `kubectl expose` has one unnamed port. Everything else as `owns`, the API server's defaults applied."""
+    if obj.get("kind") != "Service" or not isinstance((owned.get("spec") or {}).get("ports"), list):
+        return owns(owned, obj)
+    rest = {**owned, "spec": {k: v for k, v in owned["spec"].items() if k != "ports"}}
+    if not owns(rest, obj):
+        return False
+    healthy = with_defaults(owned["spec"]["ports"], ["servicePort"])
+    observed = (obj.get("spec") or {}).get("ports")
+    if not isinstance(observed, list) or len(observed) != len(healthy):
+        return False
+    observed = with_defaults(observed, ["servicePort"])
+    names, _ = container_ports(selected_pods(obj, state))
+    for want in healthy:
+        if not isinstance(want, dict):
+            return False
+        found = [p for p in observed if isinstance(p, dict) and same(p.get("port"), want.get("port"))
+                 and str(p.get("protocol")) == str(want.get("protocol"))]
+        if len(found) != 1:
+            return False
+        got = found[0]
+        a, b = port_number(want.get("targetPort"), names), port_number(got.get("targetPort"), names)
+        if a is None or a != b:
+            if not same(want.get("targetPort"), got.get("targetPort")):
+                return False
+        named = len(healthy) > 1
+        extra = {k: v for k, v in want.items() if k not in ("port", "protocol", "targetPort", "name", "nodePort")}
+        if (named and want.get("name") != got.get("name")) or not owns(extra, got):
+            return False
+        if "nodePort" in want and not same(want["nodePort"], got.get("nodePort")):
+            return False
+    return True
 
 
 def safeguard_checks(spec, state, checks):
@@ -1959,8 +2307,11 @@ def requirements(spec):
             "alerts": spec["requires"]["alerts"], "policyReports": spec["requires"]["policy_reports"],
             **({"probes": list(spec["requires"]["probes"])} if spec["requires"].get("probes") else {}),
             "commands": commands,
-            "note": "`python evaluator.py --capture state.json [--prometheus URL]` runs these commands and writes "
-                    "the state with its `captured` list"}
+            **({"fixed_at": "when the agent's work ended, RFC 3339 (`--capture --fixed-at TIME`): a container that "
+                            "restarts from then on fails the fix; without it, any failed last termination does"}
+               if "mitigate" in spec["tasks"] else {}),
+            "note": "`python evaluator.py --capture state.json [--prometheus URL] [--fixed-at TIME]` runs these "
+                    "commands and writes the state with its `captured` list"}
 
 
 def capture(spec, kubectl="kubectl", prometheus=None, timeout=120):
@@ -2037,16 +2388,29 @@ def _kubectl_items(command, timeout):
 
 
 def _read(path, what):
+    """The text of the regular file `path`, as the commands read their inputs: a FIFO, a device or a folder
+    is refused without reading it (opening a FIFO does not wait for a writer, /dev/zero is never read), and
+    so is a file over MAX_INPUT_BYTES (checked again on what was read: a file that grows while read)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
-        size = os.path.getsize(path)
+        fd = os.open(path, flags)
     except OSError as exc:
         raise InputError(f"cannot read the {what} {path}: {exc.strerror or exc}")
-    if size > MAX_INPUT_BYTES:
-        raise InputError(f"the {what} {path} is {size:,} bytes: the limit is {MAX_INPUT_BYTES:,}")
     try:
-        with open(path, encoding="utf-8-sig") as handle:  # a byte order mark, as some editors write, is no content
-            return handle.read()
-    except (OSError, UnicodeDecodeError) as exc:
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise InputError(f"the {what} {path} is not a regular file")
+            if info.st_size > MAX_INPUT_BYTES:
+                raise InputError(f"the {what} {path} is {info.st_size:,} bytes: the limit is {MAX_INPUT_BYTES:,}")
+            data = handle.read(MAX_INPUT_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read the {what} {path}: {exc.strerror or exc}")
+    if len(data) > MAX_INPUT_BYTES:
+        raise InputError(f"the {what} {path} is over the limit of {MAX_INPUT_BYTES:,} bytes")
+    try:
+        return data.decode("utf-8-sig")  # a byte order mark, as some editors write, is no content
+    except UnicodeDecodeError as exc:
         raise InputError(f"cannot read the {what} {path}: {exc}")
 
 
@@ -2125,7 +2489,8 @@ def _load_answers(spec, folder):
     out = {}
     for task, name in files.items():
         path = os.path.join(folder, name)
-        out[task] = _load_answer(path, f"{task} answer") if os.path.isfile(path) else _MISSING  # null: None
+        # a name that is there but no regular file (a FIFO, a device) is refused by _read, never waited on
+        out[task] = _load_answer(path, f"{task} answer") if os.path.lexists(path) else _MISSING  # null: None
     return out
 
 
@@ -2144,6 +2509,8 @@ def main(spec, argv=None):
     parser.add_argument("--capture", metavar="FILE", help="capture the state from the current cluster into FILE")
     parser.add_argument("--prometheus", help="with --capture: the Prometheus URL to read the firing alerts from")
     parser.add_argument("--kubectl", default="kubectl", help="with --capture: the kubectl to run")
+    parser.add_argument("--fixed-at", help="with --capture: when the agent's work ended (RFC 3339), kept in the state "
+                        "as `fixed_at`: restarts from then on are restarts under the fix")
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
@@ -2153,7 +2520,11 @@ def main(spec, argv=None):
             print(json.dumps(requirements(spec), indent=2))
             return 0
         if args.capture:
+            if args.fixed_at is not None and rfc3339(args.fixed_at) is None:
+                raise InputError(f"--fixed-at {args.fixed_at!r} is not an RFC 3339 time with a zone")
             state = capture(spec, args.kubectl, args.prometheus)
+            if args.fixed_at is not None:
+                state["fixed_at"] = args.fixed_at
             with open(args.capture, "w", encoding="utf-8") as handle:
                 json.dump(state, handle)
             print(f"evaluator: wrote {args.capture} ({len(state['resources']['items'])} objects)", file=sys.stderr)
