@@ -142,6 +142,24 @@ def test_no_import_climbs_over_a_layer():
     assert not climbs, "\n".join(climbs)
 
 
+def test_every_import_of_the_package_names_a_module_that_exists():
+    """An import inside a function runs only when the function does: a module moved to another folder must
+    not leave one behind that names its old place."""
+    modules = _modules()
+    missing = []
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text("utf-8"), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith(ROOT)):
+                base = _resolve(name, path.name == "__init__.py", node)
+                if base not in modules:
+                    missing.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: no module {base}")
+            elif isinstance(node, ast.Import):
+                missing += [f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: no module {alias.name}"
+                            for alias in node.names if alias.name.startswith(ROOT) and alias.name not in modules]
+    assert not missing, "\n".join(missing)
+
+
 def test_the_cycle_finder_finds_a_cycle_hidden_in_a_function():
     """The finder itself: two modules that import each other, one of them late, are one cycle."""
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}

@@ -422,7 +422,7 @@ def _meaning_cases(spec: dict, found: Objects) -> Iterator[Case]:
 
 
 def _pods_of(state: dict, ref: dict) -> list[dict]:
-    from .runtime.evaluator import State, workload_pods
+    from ..runtime.evaluator import State, workload_pods
 
     obj = next((o for o in state["resources"]["items"] if _key(o) == (ref["kind"], ref["namespace"], ref["name"])), None)
     return workload_pods(obj, State(state)) if obj is not None else []
@@ -626,7 +626,7 @@ def _probe_fix_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]
 
 def _container_port(obj: dict, path: list):
     """The first port the container at `path` declares (its number)."""
-    from .runtime.evaluator import at
+    from ..runtime.evaluator import at
 
     container = at(obj, path[:-1])
     ports = container.get("ports") if isinstance(container, dict) else None
@@ -665,7 +665,7 @@ def _unordered_cases(index: int, pred: dict, solved: dict) -> Iterator[Case]:
     """A list the predicate reads, with an unrelated item put first (the missing item added after another one,
     or a server's other order): a predicate that selects by what the item is still holds. And, for `contains`
     of a map, the element holding more than the entries asked for."""
-    from .runtime.evaluator import State, predicate_check
+    from ..runtime.evaluator import State, predicate_check
 
     key = (pred["target"]["kind"], pred["target"]["namespace"], pred["target"]["name"])
     if not predicate_check(pred, State(solved))[0]:
