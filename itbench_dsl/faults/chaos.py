@@ -239,7 +239,9 @@ def _containers(f: FaultInput, workload: ir.Workload, required: bool = False):
 
 
 def _duration(f: FaultInput, rule: str = "optional", action=None):
-    """The experiment's `duration`: optional, required, or refused ("none": the action is instantaneous)."""
+    """The experiment's `duration`: optional (absent: until the experiment is deleted), or refused ("none": the
+    action is instantaneous). Chaos Mesh requires none (api/v1alpha1/common_webhook.go, Duration.Validate, 608b61e7:
+    empty is allowed; a value is a Go duration)."""
     if rule == "none":
         if _present(f, "duration"):
             f.body.labelled("duration")
@@ -247,10 +249,6 @@ def _duration(f: FaultInput, rule: str = "optional", action=None):
                     f.body.attr_span("duration"), "no duration", help="remove `duration`; `every` repeats the action")
             return _BAD
         return None
-    if rule == "required" and not _present(f, "duration"):
-        f.error("E2007", f"`{_written(action)}` needs a `duration`: Chaos Mesh refuses the experiment without one",
-                f.fault.span, "`duration` missing", help="add `duration = 5m`: how long the pods stay failed")
-        return _BAD
     value = f.body.attr("duration", "duration")
     if value is not None and value <= 0:
         f.error("E2010", "`duration` must be longer than 0s", f.body.attr_span("duration"), "empty duration")
@@ -523,7 +521,11 @@ def _check_pod_chaos(f: FaultInput) -> Checked | None:
     workload: ir.Workload = f.obj
     action = _enum(f, "action", POD_ACTIONS, "`{value}` is not a PodChaos action", "unknown action",
                    fallback="actions: " + ", ".join(map(_written, POD_ACTIONS)), required=True)
-    rule = {"pod-failure": "required", "pod-kill": "none", "container-kill": "none"}.get(action, "optional")
+    # `pod-failure` without a duration lasts until the experiment is deleted: Chaos Mesh 2.x's webhook
+    # (chaos-mesh/chaos-mesh api/v1alpha1/podchaos_webhook.go, PodChaosSpec.Validate, 608b61e7) checks only
+    # container-kill's containerNames; the duration rule was 1.x's. pod-kill and container-kill are one-shot
+    # actions (controllers/chaosimpl/podchaos): a duration would do nothing, the language's own rule refuses it.
+    rule = {"pod-kill": "none", "container-kill": "none"}.get(action, "optional")
     common = _common(f, workload, rule, action)
     _foreign(f, action, POD_FIELDS, "action")
     spec: dict = {}
@@ -538,7 +540,7 @@ def _check_pod_chaos(f: FaultInput) -> Checked | None:
             else:
                 spec["gracePeriod"] = int(grace)
     elif action == "container-kill":
-        if not _present(f, "containers"):
+        if not _present(f, "containers"):  # chaos-mesh api/v1alpha1/podchaos_webhook.go, PodChaosSpec.Validate
             first = workload.containers[0].name if workload.containers else "name"
             f.error("E2007", "`container_kill` needs `containers`: the containers to kill", f.fault.span,
                     "`containers` missing", help=f'add `containers = ["{first}"]`')
@@ -1142,13 +1144,17 @@ FAULTS = [
     _kind(
         "pod_chaos", "PodChaos",
         "Kills a workload's pods (pod_kill), makes them fail (pod_failure: their containers are replaced by a pause "
-        "image) or kills some of their containers (container_kill), with Chaos Mesh.",
+        "image) or kills some of their containers (container_kill), with Chaos Mesh. A `pod_failure` lasts its "
+        "`duration`, or without one until the experiment is deleted (the fault's revert); under `every` or "
+        "`schedule` without a `duration`, the first experiment holds the pods failed until the Schedule is "
+        "deleted.",
         _check_pod_chaos,
         (Arg("action", "name", required=True, help="pod_kill, pod_failure or container_kill"),
          Arg("containers", "list of strings", help="container-kill: the containers to kill (required)"),
          Arg("grace_period", "duration", help="pod-kill: the pods' termination grace period, whole seconds")),
         ("`container-kill` names containers, each of which exists in the workload (E2020).",
-         "`pod-failure` has a `duration`; `pod-kill` and `container-kill` are instantaneous and take none."),
+         "`pod-kill` and `container-kill` are instantaneous and take no `duration`; `pod-failure` takes one or "
+         "lasts until reverted."),
     ),
     _kind(
         "network_chaos", "NetworkChaos",
