@@ -287,6 +287,23 @@ def test_pod_chaos_actions():
     assert spec["action"] == "pod-failure" and spec["duration"] == "5m"
 
 
+@pytest.mark.parametrize("timing", ["", "\n    every = 1m", '\n    schedule = "*/5 * * * *"'])
+def test_pod_failure_without_duration_lasts_until_reverted(timing: str):
+    # Chaos Mesh 2.x asks no duration of pod-failure (api/v1alpha1/podchaos_webhook.go): the pods stay
+    # failed until the experiment (or the Schedule that made it) is deleted, which the revert does
+    files = ok(f'''  fault pod_chaos on deployment "cart" {{
+    action = pod_failure{timing}
+  }}''')
+    obj = only_object(files)
+    spec = spec_of(files)
+    assert spec["action"] == "pod-failure" and "duration" not in spec
+    assert obj["kind"] == ("Schedule" if timing else "PodChaos")
+    if timing:
+        assert obj["spec"]["concurrencyPolicy"] == "Forbid"  # no second experiment while the first holds
+    deleted = [(o["kind"], o["metadata"]["name"]) for o in docs(files, "revert/delete.yaml")]
+    assert (obj["kind"], obj["metadata"]["name"]) in deleted
+
+
 @pytest.mark.parametrize("fields,expected", [
     ("action = delay\n    latency = 200ms\n    jitter = 10ms\n    correlation = 25%",
      {"delay": {"latency": "200ms", "jitter": "10ms", "correlation": "25"}}),
@@ -356,7 +373,7 @@ BROKEN = [
     ('action = pod_kil', "E2010"),
     ('action = pod_kill\n    mode = evry', "E2010"),
     ('action = container_kill\n    containers = ["cart", "sidecars"]', "E2020"),
-    ('action = pod_failure', "E2007"),
+    ('action = container_kill', "E2007"),
     ('action = pod_kill\n    schedule = "61 * * * *"', "E2010"),
     ('action = pod_kill\n    mode = fixed_percent\n    value = 0%', "E2010"),
     ('action = pod_kill\n    pod_phases = ["Runing"]', "E2010"),
@@ -395,8 +412,9 @@ def test_values_the_crd_schema_accepts_are_still_refused():
     target = request
     port = 9999
   }''') == ["E2022"]
+    # container-kill without containerNames: the schema allows it, Chaos Mesh's PodChaos webhook does not
     assert codes('''  fault pod_chaos on deployment "cart" {
-    action = pod_failure
+    action = container_kill
   }''') == ["E2007"]
 
 

@@ -145,12 +145,14 @@ def test_itbench_held_out_scenario_round_trips(number: int):
     index = ITBENCH / "library" / "scenarios" / f"{number}.json"
     if not index.is_file():
         pytest.skip(f"the shared reference has no {index.name} ({index.parent})")
-    assert_round_trip(index)
+    expected = index_args(json.loads(index.read_text("utf-8")))
     folder = ITBENCH / "scenarios" / f"scenario_{number}"
-    if folder.is_dir():
-        text, diags = imported(folder)
+    for path in (index, folder) if folder.is_dir() else (index,):
+        # the ground truth's defects are warnings the port corrects (docs/itbench-compat.md), never errors
+        text, diags = imported(path)
         assert text is not None and not diags.errors(), render_human(diags, color=False)
-        assert injected_args(compiled(text)) == index_args(json.loads(index.read_text("utf-8")))
+        assert "action = pod_failure" in text and "duration" not in text
+        assert injected_args(compiled(text)) == expected
 
 
 @pytest.mark.parametrize("edit,needle", [
