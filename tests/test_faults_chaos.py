@@ -596,3 +596,51 @@ def test_a_mode_with_a_figure_says_it_needs_value_at_the_mode(mode: str):
     (diag,) = diags.items
     line = SHOP.replace("FAULT", fault).splitlines().index(f"    mode = {mode}") + 1
     assert (diag.code, diag.span.line) == ("E2007", line) and f"mode `{mode}` needs `value`" in diag.message
+
+
+# ---- rules read from Chaos Mesh's source (chaos-mesh/chaos-mesh 608b61e7, api/v1alpha1) -------------------------
+
+
+@pytest.mark.parametrize("cron", ["*/30 * * * * *", "0 */5 * * * *", "*/5 * * * *", "@hourly", "@every 2m"])
+def test_cron_schedules_chaos_mesh_parses_are_accepted(cron: str):
+    # StandardCronParser (schedule_types.go): an optional leading seconds field, then the standard five
+    obj = only_object(ok(f'''  fault pod_chaos on deployment "cart" {{
+    action = pod_kill
+    schedule = "{cron}"
+  }}'''))
+    assert obj["spec"]["schedule"] == cron
+
+
+@pytest.mark.parametrize("cron", ["60 * * * * *", "* * * * * * *", "* * * *"])
+def test_cron_schedules_chaos_mesh_cannot_parse_are_refused(cron: str):
+    assert codes(f'''  fault pod_chaos on deployment "cart" {{
+    action = pod_kill
+    schedule = "{cron}"
+  }}''') == ["E2010"]
+
+
+@pytest.mark.parametrize("rate,accepted", [("1mbps", True), ("10 MBPS", True), ("100kbit", True),
+                                           ("1.5mbps", False), ("mbps", False), ("10 megabits", False)])
+def test_bandwidth_rate_follows_chaos_mesh_rate_validate(rate: str, accepted: bool):
+    # Rate.Validate (networkchaos_webhook.go): case-insensitive unit, whole number (strconv.ParseUint)
+    fault = f'''  fault network_chaos on deployment "cart" {{
+    action = bandwidth
+    rate = "{rate}"
+  }}'''
+    assert codes(fault) == ([] if accepted else ["E2010"])
+
+
+@pytest.mark.parametrize("name,timing,accepted", [
+    ("cart.failure", "", True),  # a custom resource's name is a DNS-1123 subdomain
+    ("c" * 200, "", True),
+    ("c" * 254, "", False),
+    ("c" * 63, "\n    every = 1m", True),
+    ("c" * 64, "\n    every = 1m", False),  # a Schedule's name labels the experiments it spawns
+    ("Cart", "", False),
+])
+def test_experiment_and_schedule_names(name: str, timing: str, accepted: bool):
+    fault = f'''  fault pod_chaos on deployment "cart" {{
+    action = pod_kill
+    name = "{name}"{timing}
+  }}'''
+    assert codes(fault) == ([] if accepted else ["E2014"])
