@@ -43,11 +43,18 @@ express (each issue names its ``rule``):
 * ``env-source``: an environment variable's ``valueFrom`` beside a non-empty ``value``, or naming
   no source or several (validateEnvVarValueFrom).
 * ``schema``: schema violations, plus duplicate container names across initContainers, containers
-  and ephemeralContainers, duplicate environment variable names in a container (the later value
-  silently wins) and invalid container port names.
+  and ephemeralContainers (validateContainers) and invalid container port names
+  (validateContainerPorts). Also a duplicate environment variable name in a container: the API
+  server accepts it with a warning only (``pkg/api/pod/warnings.go``, "hides previous definition"),
+  the later value winning; it is refused here as the compiler's own rule, since no scenario means it.
 
-The function names are those of kubernetes ``pkg/apis/core/validation/validation.go``, whose
-rules these mirror. Every pod spec the compiler emits is checked: a Pod's, and the pod template
+The function names are those of kubernetes ``pkg/apis/core/validation/validation.go`` (v1.33, the
+version of the vendored schemas), whose rules these mirror; the name rules are apimachinery's
+``pkg/api/validation`` (NameIsDNSSubdomain, NameIsDNSLabel, NameIsDNS1035Label) as
+ValidateNamespaceName, ValidateServiceName and rbac's ValidateRBACName (path segment) pick them,
+and the CronJob bound is ``pkg/apis/batch/validation`` ValidateCronJobCreate (63 - 11). The
+rules Kubernetes enforces are listed with an offending object each in ``tests/apiserver_rules.py``,
+which tests/test_apiserver_rules.py checks here and, given a cluster, against its API server. Every pod spec the compiler emits is checked: a Pod's, and the pod template
 of a Deployment, StatefulSet, DaemonSet, Job and CronJob (the API server validates a StatefulSet's
 template only when its controller creates the pods, which it then refuses).
 
