@@ -644,3 +644,13 @@ def test_experiment_and_schedule_names(name: str, timing: str, accepted: bool):
     name = "{name}"{timing}
   }}'''
     assert codes(fault) == ([] if accepted else ["E2014"])
+
+
+@pytest.mark.parametrize("timing,accepted", [("every = 1s", True), ("every = 500ms", False), ("every = 1500ms", False),
+                                             ('schedule = "@every 2500ms"', False), ("every = 90s", True)])
+def test_schedule_intervals_are_whole_seconds(timing: str, accepted: bool):
+    # robfig/cron's Every (Chaos Mesh's Schedule): below 1s rounds up to 1s, fractions of a second are dropped
+    assert codes(f'''  fault pod_chaos on deployment "cart" {{
+    action = pod_kill
+    {timing}
+  }}''') == ([] if accepted else ["E2010"])

@@ -299,6 +299,11 @@ def _timing(f: FaultInput, duration):
         f.error("E2010", "a Schedule fires at most once a second (Chaos Mesh rounds a shorter interval up to 1s): "
                 "write at least 1s", body.attr_span(span_key), "too short")
         return _BAD
+    if every != int(every):  # robfig/cron v3.0.1 constantdelay.go, Every: fields below a second are truncated
+        f.error("E2010", f"a Schedule's interval is whole seconds (Chaos Mesh drops the fraction of "
+                f"`{format_duration(every)}`)", body.attr_span(span_key), "fraction of a second",
+                help=f"write `{format_duration(int(every))}` or `{format_duration(int(every) + 1)}`")
+        return _BAD
     if duration not in (None, _BAD) and every <= duration:
         # the language's rule: the Schedule is written with concurrencyPolicy Forbid, and Chaos Mesh then skips
         # every firing while an experiment still runs (controllers/schedule/cron/controller.go, Reconcile)
