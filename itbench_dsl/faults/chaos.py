@@ -742,6 +742,8 @@ def _status(f: FaultInput, body, key: str):
 def _only_for(f: FaultInput, body, key: str, target, allowed: str) -> bool:
     """A field that Chaos Mesh applies only to requests or only to responses."""
     if body.has(key) and target not in (None, _BAD) and target != allowed:
+        # chaos-mesh api/v1alpha1/podhttpchaos_types.go, PodHttpChaosSelector (608b61e7): Code and ResponseHeaders
+        # select "in response"
         f.error("E2010", f"`{key}` applies to the {allowed.lower()}, and the fault's target is the {target.lower()}",
                 body.attr_span(key), f"{allowed.lower()} only",
                 help=f"use `target = {allowed.lower()}`, or remove `{key}`")
@@ -1120,6 +1122,7 @@ def _check_jvm_chaos(f: FaultInput) -> Checked | None:
     port = body.attr("port", "port")
     broken = containers is _BAD
     spec: dict = {}
+    # chaos-mesh api/v1alpha1/jvmchaos_webhook.go, JVMChaosSpec.Validate (608b61e7): class and method required
     if action in ("latency", "return", "exception"):
         java_class = body.attr("class", "str", required=True)
         method = body.attr("method", "str", required=True)
