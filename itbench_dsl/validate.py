@@ -18,9 +18,12 @@ express (each issue names its ``rule``):
   for Namespace, an RFC-1035 label for Service (the API server requires a leading letter), a
   path segment for RBAC kinds (``system:aggregate-to-view`` is a valid ClusterRole name); a
   CronJob name is at most 52 characters; ``metadata.namespace``, container and volume names and
-  Chaos Mesh selector namespaces are DNS-1123 labels.
+  Chaos Mesh selector namespaces are DNS-1123 labels (the API server does not check the last: a
+  selector namespace that is not one selects no pod).
 * ``label-syntax``: label keys/values, annotation keys (and the 256 KiB annotation total), label
-  selectors, Service selectors and Chaos Mesh label/annotation selectors.
+  selectors, Service selectors and Chaos Mesh label/annotation selectors (Chaos Mesh, not the API
+  server, parses those when it selects pods: chaos-mesh pkg/selector/generic/label/selector.go,
+  metav1.LabelSelectorAsSelector; the experiment then fails).
 * ``port-range``: container ports, probe and lifecycle handler ports, Service ``port``/
   ``targetPort`` (when an integer)/``nodePort``, NetworkPolicy ports: 1..65535. ``hostPort``,
   ``targetPort`` and ``nodePort`` may also be 0, which the API server reads as "unset" (targetPort
