@@ -556,7 +556,8 @@ def _check_pod_chaos(f: FaultInput) -> Checked | None:
     # `pod-failure` without a duration lasts until the experiment is deleted: Chaos Mesh 2.x's webhook
     # (chaos-mesh/chaos-mesh api/v1alpha1/podchaos_webhook.go, PodChaosSpec.Validate, 608b61e7) checks only
     # container-kill's containerNames; the duration rule was 1.x's. pod-kill and container-kill are one-shot
-    # actions (controllers/chaosimpl/podchaos): a duration would do nothing, the language's own rule refuses it.
+    # actions (api/v1alpha1/zz_generated.chaosmesh.go, PodChaos.IsOneShot): a duration would do nothing, and the
+    # language's own rule refuses it.
     rule = {"pod-kill": "none", "container-kill": "none"}.get(action, "optional")
     common = _common(f, workload, rule, action)
     _foreign(f, action, POD_FIELDS, "action")
