@@ -154,9 +154,13 @@ A scenario needs `domain`, `complexity` and `description`, a topology (`use app`
 one fault, CISO scenarios a `control`, a `task` and at least one `gap` object.
 """),
         _c("E2014", "invalid name", """
-Kubernetes names must be DNS-1123 labels (lower-case letters, digits and `-`, at most 63
-characters, starting and ending with a letter or digit). Scenario names follow the same rule
-because they name the bundle folder and the ITBench scenario.
+The topology's names are DNS-1123 labels (lower-case letters, digits and `-`, at most 63
+characters, starting and ending with a letter or digit): what Kubernetes asks of a namespace, a
+container, a volume (and, starting with a letter, of a Service), and the stricter form of the
+DNS-1123 subdomain most other kinds take (kubernetes pkg/apis/core/validation, v1.33). A Chaos
+Mesh experiment's name is a subdomain (dots allowed, at most 253 characters); a Schedule's is at
+most 63, as Chaos Mesh writes it as a label value on each experiment it creates. Scenario names
+follow the label rule because they name the bundle folder and the ITBench scenario.
 """),
         _c("E2015", "unknown object kind", """
 The topology declares an object of a kind the language does not know. The error's help lists
@@ -339,6 +343,12 @@ API server enforces in code, so the object would be refused when applied:
   - a probe or lifecycle hook has no handler or more than one (`exec`, `httpGet`, `tcpSocket`,
     `grpc` or `sleep`);
   - an environment variable has both a non-empty `value` and a `valueFrom`.
+Each rule is the API server's (kubernetes `pkg/apis/core/validation`, v1.33; tests/apiserver_rules.py
+lists them with an object that breaks each), with two exceptions: a variable set twice in one
+container, which the API server accepts with a warning (the later value wins), is refused as the
+compiler's own rule; and a Chaos Mesh selector's labels and namespaces, which the API server does
+not check: Chaos Mesh parses the labels when it selects pods (the experiment then fails), and a
+namespace that is not a DNS-1123 label selects nothing.
 The message gives the JSON path of the offending field inside the object, and the error points at
 the statement that generated it.
 """),

@@ -18,9 +18,12 @@ express (each issue names its ``rule``):
   for Namespace, an RFC-1035 label for Service (the API server requires a leading letter), a
   path segment for RBAC kinds (``system:aggregate-to-view`` is a valid ClusterRole name); a
   CronJob name is at most 52 characters; ``metadata.namespace``, container and volume names and
-  Chaos Mesh selector namespaces are DNS-1123 labels.
+  Chaos Mesh selector namespaces are DNS-1123 labels (the API server does not check the last: a
+  selector namespace that is not one selects no pod).
 * ``label-syntax``: label keys/values, annotation keys (and the 256 KiB annotation total), label
-  selectors, Service selectors and Chaos Mesh label/annotation selectors.
+  selectors, Service selectors and Chaos Mesh label/annotation selectors (Chaos Mesh, not the API
+  server, parses those when it selects pods: chaos-mesh pkg/selector/generic/label/selector.go,
+  metav1.LabelSelectorAsSelector; the experiment then fails).
 * ``port-range``: container ports, probe and lifecycle handler ports, Service ``port``/
   ``targetPort`` (when an integer)/``nodePort``, NetworkPolicy ports: 1..65535. ``hostPort``,
   ``targetPort`` and ``nodePort`` may also be 0, which the API server reads as "unset" (targetPort
@@ -43,11 +46,18 @@ express (each issue names its ``rule``):
 * ``env-source``: an environment variable's ``valueFrom`` beside a non-empty ``value``, or naming
   no source or several (validateEnvVarValueFrom).
 * ``schema``: schema violations, plus duplicate container names across initContainers, containers
-  and ephemeralContainers, duplicate environment variable names in a container (the later value
-  silently wins) and invalid container port names.
+  and ephemeralContainers (validateContainers) and invalid container port names
+  (validateContainerPorts). Also a duplicate environment variable name in a container: the API
+  server accepts it with a warning only (``pkg/api/pod/warnings.go``, "hides previous definition"),
+  the later value winning; it is refused here as the compiler's own rule, since no scenario means it.
 
-The function names are those of kubernetes ``pkg/apis/core/validation/validation.go``, whose
-rules these mirror. Every pod spec the compiler emits is checked: a Pod's, and the pod template
+The function names are those of kubernetes ``pkg/apis/core/validation/validation.go`` (v1.33, the
+version of the vendored schemas), whose rules these mirror; the name rules are apimachinery's
+``pkg/api/validation`` (NameIsDNSSubdomain, NameIsDNSLabel, NameIsDNS1035Label) as
+ValidateNamespaceName, ValidateServiceName and rbac's ValidateRBACName (path segment) pick them,
+and the CronJob bound is ``pkg/apis/batch/validation`` ValidateCronJobCreate (63 - 11). The
+rules Kubernetes enforces are listed with an offending object each in ``tests/apiserver_rules.py``,
+which tests/test_apiserver_rules.py checks here and, given a cluster, against its API server. Every pod spec the compiler emits is checked: a Pod's, and the pod template
 of a Deployment, StatefulSet, DaemonSet, Job and CronJob (the API server validates a StatefulSet's
 template only when its controller creates the pods, which it then refuses).
 

@@ -287,6 +287,23 @@ def test_pod_chaos_actions():
     assert spec["action"] == "pod-failure" and spec["duration"] == "5m"
 
 
+@pytest.mark.parametrize("timing", ["", "\n    every = 1m", '\n    schedule = "*/5 * * * *"'])
+def test_pod_failure_without_duration_lasts_until_reverted(timing: str):
+    # Chaos Mesh 2.x asks no duration of pod-failure (api/v1alpha1/podchaos_webhook.go): the pods stay
+    # failed until the experiment (or the Schedule that made it) is deleted, which the revert does
+    files = ok(f'''  fault pod_chaos on deployment "cart" {{
+    action = pod_failure{timing}
+  }}''')
+    obj = only_object(files)
+    spec = spec_of(files)
+    assert spec["action"] == "pod-failure" and "duration" not in spec
+    assert obj["kind"] == ("Schedule" if timing else "PodChaos")
+    if timing:
+        assert obj["spec"]["concurrencyPolicy"] == "Forbid"  # no second experiment while the first holds
+    deleted = [(o["kind"], o["metadata"]["name"]) for o in docs(files, "revert/delete.yaml")]
+    assert (obj["kind"], obj["metadata"]["name"]) in deleted
+
+
 @pytest.mark.parametrize("fields,expected", [
     ("action = delay\n    latency = 200ms\n    jitter = 10ms\n    correlation = 25%",
      {"delay": {"latency": "200ms", "jitter": "10ms", "correlation": "25"}}),
@@ -356,7 +373,7 @@ BROKEN = [
     ('action = pod_kil', "E2010"),
     ('action = pod_kill\n    mode = evry', "E2010"),
     ('action = container_kill\n    containers = ["cart", "sidecars"]', "E2020"),
-    ('action = pod_failure', "E2007"),
+    ('action = container_kill', "E2007"),
     ('action = pod_kill\n    schedule = "61 * * * *"', "E2010"),
     ('action = pod_kill\n    mode = fixed_percent\n    value = 0%', "E2010"),
     ('action = pod_kill\n    pod_phases = ["Runing"]', "E2010"),
@@ -395,8 +412,9 @@ def test_values_the_crd_schema_accepts_are_still_refused():
     target = request
     port = 9999
   }''') == ["E2022"]
+    # container-kill without containerNames: the schema allows it, Chaos Mesh's PodChaos webhook does not
     assert codes('''  fault pod_chaos on deployment "cart" {
-    action = pod_failure
+    action = container_kill
   }''') == ["E2007"]
 
 
@@ -578,3 +596,61 @@ def test_a_mode_with_a_figure_says_it_needs_value_at_the_mode(mode: str):
     (diag,) = diags.items
     line = SHOP.replace("FAULT", fault).splitlines().index(f"    mode = {mode}") + 1
     assert (diag.code, diag.span.line) == ("E2007", line) and f"mode `{mode}` needs `value`" in diag.message
+
+
+# ---- rules read from Chaos Mesh's source (chaos-mesh/chaos-mesh 608b61e7, api/v1alpha1) -------------------------
+
+
+@pytest.mark.parametrize("cron", ["*/30 * * * * *", "0 */5 * * * *", "*/5 * * * *", "@hourly", "@every 2m"])
+def test_cron_schedules_chaos_mesh_parses_are_accepted(cron: str):
+    # StandardCronParser (schedule_types.go): an optional leading seconds field, then the standard five
+    obj = only_object(ok(f'''  fault pod_chaos on deployment "cart" {{
+    action = pod_kill
+    schedule = "{cron}"
+  }}'''))
+    assert obj["spec"]["schedule"] == cron
+
+
+@pytest.mark.parametrize("cron", ["60 * * * * *", "* * * * * * *", "* * * *"])
+def test_cron_schedules_chaos_mesh_cannot_parse_are_refused(cron: str):
+    assert codes(f'''  fault pod_chaos on deployment "cart" {{
+    action = pod_kill
+    schedule = "{cron}"
+  }}''') == ["E2010"]
+
+
+@pytest.mark.parametrize("rate,accepted", [("1mbps", True), ("10 MBPS", True), ("100kbit", True),
+                                           ("1.5mbps", False), ("mbps", False), ("10 megabits", False)])
+def test_bandwidth_rate_follows_chaos_mesh_rate_validate(rate: str, accepted: bool):
+    # Rate.Validate (networkchaos_webhook.go): case-insensitive unit, whole number (strconv.ParseUint)
+    fault = f'''  fault network_chaos on deployment "cart" {{
+    action = bandwidth
+    rate = "{rate}"
+  }}'''
+    assert codes(fault) == ([] if accepted else ["E2010"])
+
+
+@pytest.mark.parametrize("name,timing,accepted", [
+    ("cart.failure", "", True),  # a custom resource's name is a DNS-1123 subdomain
+    ("c" * 200, "", True),
+    ("c" * 254, "", False),
+    ("c" * 63, "\n    every = 1m", True),
+    ("c" * 64, "\n    every = 1m", False),  # a Schedule's name labels the experiments it spawns
+    ("Cart", "", False),
+])
+def test_experiment_and_schedule_names(name: str, timing: str, accepted: bool):
+    fault = f'''  fault pod_chaos on deployment "cart" {{
+    action = pod_kill
+    name = "{name}"{timing}
+  }}'''
+    assert codes(fault) == ([] if accepted else ["E2014"])
+
+
+@pytest.mark.parametrize("timing,accepted", [("every = 1s", True), ("every = 500ms", False), ("every = 1500ms", False),
+                                             ('schedule = "@every 2500ms"', False), ("every = 90s", True)])
+def test_schedule_intervals_are_whole_seconds(timing: str, accepted: bool):
+    # robfig/cron's Every (Chaos Mesh's Schedule): below 1s rounds up to 1s, fractions of a second are dropped
+    assert codes(f'''  fault pod_chaos on deployment "cart" {{
+    action = pod_kill
+    {timing}
+  }}''') == ([] if accepted else ["E2010"])

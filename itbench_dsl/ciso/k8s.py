@@ -257,7 +257,8 @@ _PSC = lambda pod, container: pod["securityContext"]  # noqa: E731
 
 def _privileged(pod: dict, container: dict) -> None:
     # A privileged container can always escalate: the API server refuses `privileged: true` beside the
-    # baseline's `allowPrivilegeEscalation: false` (ValidateSecurityContext), so the gap drops the latter.
+    # baseline's `allowPrivilegeEscalation: false` (kubernetes pkg/apis/core/validation/validation.go,
+    # ValidateSecurityContext, v1.33), so the gap drops the latter.
     container["securityContext"]["privileged"] = True
     container["securityContext"].pop("allowPrivilegeEscalation")
 

@@ -86,6 +86,8 @@ def _revert_pod_security(injection, topology):
 
 FAULTS = [
     FaultKind(
+        # kubernetes staging/src/k8s.io/pod-security-admission/admission/admission.go (v1.33): pods are checked on
+        # create; a namespace label change only warns of the pods already running
         "enforced_pod_security", None, "namespace.labels.pod-security:enforced", ("namespace",),
         "Labels a namespace to enforce a Pod Security Standard its pods break (`restricted`): running pods stay, but "
         "the API server refuses every pod created after, so a workload whose pods are recreated stays short of "

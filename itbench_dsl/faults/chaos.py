@@ -17,7 +17,7 @@ from decimal import Decimal
 
 from .. import ast, ir
 from ..diagnostics import did_you_mean
-from ..topology import DNS1123_LABEL
+from ..topology import DNS1123_SUBDOMAIN
 from ..units import format_duration, parse_go_duration, parse_memory
 from ..yamlout import sorted_keys
 from .base import (
@@ -100,6 +100,10 @@ def _ms(seconds) -> str:
     return f"{int(Decimal(str(seconds)) * 1000)}ms"
 
 
+# Chaos Mesh parses `schedule` with robfig/cron v3 (chaos-mesh api/v1alpha1/schedule_types.go, StandardCronParser,
+# 608b61e7: SecondOptional | Minute | Hour | Dom | Month | Dow | Descriptor); ScheduleSpec.validateSchedule
+# (schedule_webhook.go) refuses what it cannot parse. Field bounds, names and `?` are robfig/cron v3.0.1 parser.go's.
+_SECOND = ("second", 0, 59, {})
 _CRON_FIELDS = (("minute", 0, 59, {}), ("hour", 0, 23, {}), ("day of month", 1, 31, {}),
                 ("month", 1, 12, {m: i + 1 for i, m in enumerate(
                     ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}),
@@ -108,7 +112,8 @@ _CRON_DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@
 
 
 def _cron_problem(text: str) -> str | None:
-    """Why a cron expression is not one Chaos Mesh's Schedule parses (standard 5 fields or a descriptor)."""
+    """Why a cron expression is not one Chaos Mesh's Schedule parses (5 fields, 6 with a leading seconds field,
+    or a descriptor)."""
     spec = text.strip()
     if spec.startswith(("TZ=", "CRON_TZ=")):
         parts = spec.split(None, 1)
@@ -117,9 +122,10 @@ def _cron_problem(text: str) -> str | None:
         return None if spec in _CRON_DESCRIPTORS else (
             f"`{spec}` is not a cron descriptor (" + ", ".join(_CRON_DESCRIPTORS) + ", @every <duration>)")
     fields = spec.split()
-    if len(fields) != 5:
-        return f"a cron schedule has 5 fields (minute hour day-of-month month day-of-week), not {len(fields)}"
-    for text_field, (what, low, high, names) in zip(fields, _CRON_FIELDS):
+    if len(fields) not in (5, 6):
+        return (f"a cron schedule has 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds "
+                f"first, not {len(fields)}")
+    for text_field, (what, low, high, names) in zip(fields, (_SECOND,) * (len(fields) == 6) + _CRON_FIELDS):
         for part in text_field.split(","):
             body, _, step = part.partition("/")
             if step and (not step.isdigit() or int(step) == 0):
@@ -197,6 +203,8 @@ def _mode(f: FaultInput, workload: ir.Workload):
     if not _present(f, "value"):
         what = "the number of pods to act on" if mode == "fixed" else "the percentage of pods to act on"
         example = "value = 1" if mode == "fixed" else "value = 50%"
+        # chaos-mesh api/v1alpha1/common_webhook.go, PodSelector.Validate (608b61e7): fixed and percent modes parse
+        # `value`
         f.error("E2007", f"mode `{_written(mode)}` needs `value`: {what}", f.body.attr_span("mode"), "`value` missing",
                 help=f"add `{example}`")
         return _BAD, None
@@ -205,6 +213,7 @@ def _mode(f: FaultInput, workload: ir.Workload):
         if count is None:
             return _BAD, None
         if count < 1:
+            # chaos-mesh api/v1alpha1/common_webhook.go, PodSelector.Validate (608b61e7): fixed takes a value > 0
             f.error("E2010", "mode `fixed` selects at least 1 pod", f.body.attr_span("value"), "not a pod count",
                     help="`value = 1` acts on one pod")
             return _BAD, None
@@ -213,6 +222,7 @@ def _mode(f: FaultInput, workload: ir.Workload):
     if percent is None:
         return _BAD, None
     if percent == 0:
+        # chaos-mesh api/v1alpha1/common_webhook.go, PodSelector.Validate (608b61e7): a percentage in (0, 100]
         f.error("E2010", f"mode `{mode}` with `value = 0%` selects no pod: the fault would change nothing",
                 f.body.attr_span("value"), "selects nothing", help="use a percentage from 1% to 100%")
         return _BAD, None
@@ -239,7 +249,9 @@ def _containers(f: FaultInput, workload: ir.Workload, required: bool = False):
 
 
 def _duration(f: FaultInput, rule: str = "optional", action=None):
-    """The experiment's `duration`: optional, required, or refused ("none": the action is instantaneous)."""
+    """The experiment's `duration`: optional (absent: until the experiment is deleted), or refused ("none": the
+    action is instantaneous). Chaos Mesh requires none (api/v1alpha1/common_webhook.go, Duration.Validate, 608b61e7:
+    empty is allowed; a value is a Go duration)."""
     if rule == "none":
         if _present(f, "duration"):
             f.body.labelled("duration")
@@ -247,10 +259,6 @@ def _duration(f: FaultInput, rule: str = "optional", action=None):
                     f.body.attr_span("duration"), "no duration", help="remove `duration`; `every` repeats the action")
             return _BAD
         return None
-    if rule == "required" and not _present(f, "duration"):
-        f.error("E2007", f"`{_written(action)}` needs a `duration`: Chaos Mesh refuses the experiment without one",
-                f.fault.span, "`duration` missing", help="add `duration = 5m`: how long the pods stay failed")
-        return _BAD
     value = f.body.attr("duration", "duration")
     if value is not None and value <= 0:
         f.error("E2010", "`duration` must be longer than 0s", f.body.attr_span("duration"), "empty duration")
@@ -280,18 +288,28 @@ def _timing(f: FaultInput, duration):
         else:
             problem = _cron_problem(cron)
             if problem:
+                # chaos-mesh api/v1alpha1/schedule_webhook.go, ScheduleSpec.validateSchedule (608b61e7)
                 f.error("E2010", f"`{cron}` is not a cron schedule: {problem}", body.attr_span("schedule"),
                         "invalid schedule", help='e.g. "*/5 * * * *" (every 5 minutes) or "@every 1m"')
                 return _BAD
             return ("cron", cron.strip())
     if every is None:
         return None
-    if every < 1:
-        f.error("E2010", "a Schedule fires at most once a second: the interval must be at least 1s",
-                body.attr_span(span_key), "too short")
+    if every < 1:  # robfig/cron v3.0.1 constantdelay.go, Every: an interval below 1s is rounded up to 1s
+        f.error("E2010", "a Schedule fires at most once a second (Chaos Mesh rounds a shorter interval up to 1s): "
+                "write at least 1s", body.attr_span(span_key), "too short")
+        return _BAD
+    if every != int(every):  # robfig/cron v3.0.1 constantdelay.go, Every: fields below a second are truncated
+        f.error("E2010", f"a Schedule's interval is whole seconds (Chaos Mesh drops the fraction of "
+                f"`{format_duration(every)}`)", body.attr_span(span_key), "fraction of a second",
+                help=f"write `{format_duration(int(every))}` or `{format_duration(int(every) + 1)}`")
         return _BAD
     if duration not in (None, _BAD) and every <= duration:
-        f.error("E2010", "`every` must be longer than `duration`, or experiments overlap", body.attr_span(span_key))
+        # the language's rule: the Schedule is written with concurrencyPolicy Forbid, and Chaos Mesh then skips
+        # every firing while an experiment still runs (controllers/schedule/cron/controller.go, Reconcile)
+        f.error("E2010", "`every` must be longer than `duration`: the Schedule skips each firing that falls while "
+                "the previous experiment still runs, so the fault would not repeat at this interval",
+                body.attr_span(span_key))
         return _BAD
     return ("every", format_duration(every))
 
@@ -301,8 +319,14 @@ def _finish(f: FaultInput, chaos_type: str, default_name: str, spec: dict, timin
     name = f.body.attr("name", "str") or default_name
     plural = chaos_type.lower()
     what = "schedule" if timing is not None else plural
-    if len(name) > 63 or not DNS1123_LABEL.match(name):
-        f.error("E2014", f"{what} name `{name}` is not a valid Kubernetes name", f.body.attr_span("name"))
+    # a custom resource's name is a DNS-1123 subdomain (kubernetes staging/src/k8s.io/apiextensions-apiserver
+    # pkg/registry/customresource/validator.go, NameIsDNSSubdomain; v1.33); a Schedule's name is also the label
+    # value `managed-by` of each experiment it spawns (chaos-mesh controllers/schedule/cron/controller.go), so 63
+    limit = 63 if timing is not None else 253
+    if len(name) > limit or not DNS1123_SUBDOMAIN.match(name):
+        f.error("E2014", f"{what} name `{name}` is not a valid Kubernetes name", f.body.attr_span("name"),
+                help=f"lower-case letters, digits, `-` and `.`, at most {limit} characters"
+                + (" (it labels the experiments the Schedule creates)" if timing is not None else ""))
         return None
     spec = sorted_keys(spec)
     # `in_target_namespace = true`: the experiment lives beside its target (Chaos Mesh's namespace otherwise)
@@ -435,7 +459,9 @@ NETWORK_FIELDS = {
     "duplicate": ("duplicate", "correlation"), "corrupt": ("corrupt", "correlation"), "partition": (),
     "bandwidth": ("rate", "limit", "buffer"),
 }
-_RATE = re.compile(r"\d+(\.\d+)?(bit|kbit|mbit|gbit|tbit|bps|kbps|mbps|gbps|tbps)\Z")
+# chaos-mesh api/v1alpha1/networkchaos_webhook.go, Rate.Validate / isValidRateUnit (608b61e7): lower-cased and
+# trimmed, a unit suffix and a whole number (strconv.ParseUint) before it, spaces between allowed
+_RATE = re.compile(r"\s*\d+\s*(bit|kbit|mbit|gbit|tbit|bps|kbps|mbps|gbps|tbps)\s*\Z", re.I)
 
 
 def _check_network_chaos(f: FaultInput) -> Checked | None:
@@ -481,11 +507,13 @@ def _check_network_chaos(f: FaultInput) -> Checked | None:
         buffer = body.attr("buffer", "nonneg_int", default=10000)
         if rate is not None and not _RATE.match(rate):
             f.error("E2010", f"`{rate}` is not a tc rate", body.attr_span("rate"), "invalid rate",
-                    help='a number and a unit: bit, kbit, mbit, gbit, tbit, or bytes per second bps, kbps, mbps, '
-                    'gbps, tbps (e.g. "1mbps")')
+                    help='a whole number and a unit: bit, kbit, mbit, gbit, tbit, or bytes per second bps, kbps, '
+                    'mbps, gbps, tbps (e.g. "1mbps")')
             rate = None
         for key, number in (("limit", limit), ("buffer", buffer)):
             if number is not None and number < 1:
+                # the CRD's schema: bandwidth.limit and .buffer have minimum 1 (helm/chaos-mesh/crds, networkchaos)
+                # (608b61e7)
                 f.error("E2010", f"`{key}` must be at least 1 byte", body.attr_span(key), "too small")
                 broken = True
         broken = broken or rate is None
@@ -508,6 +536,8 @@ def _check_network_chaos(f: FaultInput) -> Checked | None:
             return None
         chaos["target"] = {"mode": "all", "selector": peer_selector}
     elif action == "partition":
+        # the language's rule: Chaos Mesh accepts a partition without a target (chaos-mesh
+        # api/v1alpha1/networkchaos_webhook.go, NetworkChaosSpec.Validate returns early for partition (608b61e7))
         f.error("E2007", "a partition needs a `peer` workload to cut the target from", f.fault.span)
         return None
     return _finish(f, "NetworkChaos", f"{workload.name}-network-{action}", chaos, timing)
@@ -523,7 +553,12 @@ def _check_pod_chaos(f: FaultInput) -> Checked | None:
     workload: ir.Workload = f.obj
     action = _enum(f, "action", POD_ACTIONS, "`{value}` is not a PodChaos action", "unknown action",
                    fallback="actions: " + ", ".join(map(_written, POD_ACTIONS)), required=True)
-    rule = {"pod-failure": "required", "pod-kill": "none", "container-kill": "none"}.get(action, "optional")
+    # `pod-failure` without a duration lasts until the experiment is deleted: Chaos Mesh 2.x's webhook
+    # (chaos-mesh/chaos-mesh api/v1alpha1/podchaos_webhook.go, PodChaosSpec.Validate, 608b61e7) checks only
+    # container-kill's containerNames; the duration rule was 1.x's. pod-kill and container-kill are one-shot
+    # actions (api/v1alpha1/zz_generated.chaosmesh.go, PodChaos.IsOneShot): a duration would do nothing, and the
+    # language's own rule refuses it.
+    rule = {"pod-kill": "none", "container-kill": "none"}.get(action, "optional")
     common = _common(f, workload, rule, action)
     _foreign(f, action, POD_FIELDS, "action")
     spec: dict = {}
@@ -538,7 +573,7 @@ def _check_pod_chaos(f: FaultInput) -> Checked | None:
             else:
                 spec["gracePeriod"] = int(grace)
     elif action == "container-kill":
-        if not _present(f, "containers"):
+        if not _present(f, "containers"):  # chaos-mesh api/v1alpha1/podchaos_webhook.go, PodChaosSpec.Validate
             first = workload.containers[0].name if workload.containers else "name"
             f.error("E2007", "`container_kill` needs `containers`: the containers to kill", f.fault.span,
                     "`containers` missing", help=f'add `containers = ["{first}"]`')
@@ -555,6 +590,8 @@ def _check_pod_chaos(f: FaultInput) -> Checked | None:
 
 # ---- StressChaos --------------------------------------------------------------------------------------
 
+# chaos-mesh api/v1alpha1/stresschaos_types.go, Stressor.Workers ("Maximum 8192 workers can run by stress-ng");
+# Stressor.Validate (stresschaos_webhook.go) refuses workers <= 0 (608b61e7)
 MAX_WORKERS = 8192
 _CHAOS_MEMORY_UNITS = {"": "B", "k": "KB", "M": "MB", "G": "GB", "T": "TB", "Ki": "KiB", "Mi": "MiB", "Gi": "GiB",
                        "Ti": "TiB"}
@@ -593,6 +630,8 @@ def _stressor(f: FaultInput, key: str) -> dict | None | object:
         oom = block.attr("oom_score_adj", "int")
         if oom is not None:
             if not -1000 <= oom <= 1000:
+                # chaos-mesh api/v1alpha1/stresschaos_types.go, MemoryStressor.OOMScoreAdj: kubebuilder Minimum -1000,
+                # Maximum 1000 (608b61e7)
                 f.error("E2010", "`oom_score_adj` is from -1000 to 1000", block.attr_span("oom_score_adj"),
                         "out of range")
                 broken = True
@@ -625,6 +664,8 @@ def _memory_size(f: FaultInput, block) -> str | None | object:
         return _BAD
     match = re.fullmatch(r"(\d+(?:\.\d+)?)([A-Za-z]*)", text)
     if not match or match.group(2) not in _CHAOS_MEMORY_UNITS or "." in match.group(1) or parse_memory(text) == 0:
+        # chaos-mesh api/v1alpha1/stresschaos_webhook.go, Bytes.Validate (608b61e7): a percentage 0-100 or a go-units
+        # human size
         f.error("E2010", f"`{text}` is not a size stress-ng takes", block.attr_span("size"), "invalid size",
                 help="a whole number with B, k, M, G, T, Ki, Mi, Gi or Ti (e.g. 256Mi), or a percentage of the "
                 "available memory (e.g. 80%)")
@@ -639,6 +680,8 @@ def _check_stress_chaos(f: FaultInput) -> Checked | None:
     cpu = _stressor(f, "cpu")
     memory = _stressor(f, "memory")
     if cpu is None and memory is None:
+        # chaos-mesh api/v1alpha1/stresschaos_webhook.go, StressChaosSpec.Validate / Stressors.Validate (608b61e7):
+        # "missing stressors"
         f.error("E2007", "a stress fault needs a `cpu { ... }` or a `memory { ... }` stressor", f.fault.span,
                 "no stressor", help="add `cpu { workers = 2  load = 80% }` or `memory { workers = 1  size = 256Mi }`")
         return None
@@ -658,6 +701,7 @@ def _check_stress_chaos(f: FaultInput) -> Checked | None:
 HTTP_ACTIONS = ("abort", "delay", "replace", "patch")
 HTTP_FIELDS = {"abort": (), "delay": ("delay",), "replace": ("replace",), "patch": ("patch",)}
 HTTP_TARGETS = {"request": "Request", "response": "Response"}
+# chaos-mesh api/v1alpha1/httpchaos_webhook.go, HTTPMethod.Validate (608b61e7): the nine methods of Go's net/http
 HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH")
 
 
@@ -699,6 +743,8 @@ def _status(f: FaultInput, body, key: str):
 def _only_for(f: FaultInput, body, key: str, target, allowed: str) -> bool:
     """A field that Chaos Mesh applies only to requests or only to responses."""
     if body.has(key) and target not in (None, _BAD) and target != allowed:
+        # chaos-mesh api/v1alpha1/podhttpchaos_types.go, PodHttpChaosSelector (608b61e7): Code and ResponseHeaders
+        # select "in response"
         f.error("E2010", f"`{key}` applies to the {allowed.lower()}, and the fault's target is the {target.lower()}",
                 body.attr_span(key), f"{allowed.lower()} only",
                 help=f"use `target = {allowed.lower()}`, or remove `{key}`")
@@ -875,6 +921,8 @@ def _check_io_chaos(f: FaultInput) -> Checked | None:
                 "outside the volume", help=f'e.g. "{volume_path.rstrip("/")}/**/*"')
         broken = True
     if percent is not None and (percent != int(percent) or percent == 0):
+        # chaos-mesh api/v1alpha1/common_webhook.go, Percent.Validate allows 0-100 (608b61e7); 0% acting on no call is
+        # the language's rule
         f.error("E2010", "`percent` is a whole percentage from 1% to 100%", body.attr_span("percent"),
                 "no I/O affected" if percent == 0 else "fraction")
         broken = True
@@ -897,6 +945,8 @@ def _check_io_chaos(f: FaultInput) -> Checked | None:
     elif action == "fault":
         errno = body.attr("errno", "int", required=True)
         if errno is not None and not 1 <= errno <= 133:
+            # chaos-mesh api/v1alpha1/iochaos_webhook.go, IOErrno.Validate (608b61e7) refuses errno 0 for `fault`; 133
+            # (EHWPOISON) is Linux's highest errno
             f.error("E2010", f"`errno` is a Linux error number from 1 to 133, not {errno}", body.attr_span("errno"),
                     "not an errno", help="e.g. 5 (EIO), 28 (ENOSPC), 13 (EACCES)")
             errno = None
@@ -945,6 +995,8 @@ def _check_io_chaos(f: FaultInput) -> Checked | None:
                 filling = None
             for key, value in (("max_occurrences", occurrences), ("max_length", length)):
                 if value is not None and value < 1:
+                    # the CRD's schema: mistake.maxOccurrences and .maxLength have minimum 1 (chaos-mesh
+                    # api/v1alpha1/iochaos_types.go, MistakeSpec) (608b61e7)
                     f.error("E2010", f"`{key}` is at least 1", block.attr_span(key), "too small")
                     broken = True
             broken |= None in (filling, occurrences, length)
@@ -981,6 +1033,8 @@ def _check_dns_chaos(f: FaultInput) -> Checked | None:
     broken = containers is _BAD
     for pattern in patterns or ():
         if "*" in pattern[:-1]:
+            # chaos-mesh api/v1alpha1/dnschaos_type.go, DNSChaosSpec.DomainNamePatterns (608b61e7): "The wildcard * must
+            # be at the end"
             f.error("E2010", f"`{pattern}`: Chaos Mesh takes the wildcard `*` only at the end of a pattern",
                     body.attr_span("patterns"), "wildcard inside", help='e.g. "payment.*" or "pay?ent"')
             broken = True
@@ -1005,6 +1059,7 @@ def _check_dns_chaos(f: FaultInput) -> Checked | None:
 
 # ---- TimeChaos ----------------------------------------------------------------------------------------
 
+# chaos-mesh api/v1alpha1/timechaos_types.go, TimeChaosSpec.ClockIds (608b61e7): the ids Chaos Mesh lists
 CLOCK_IDS = ("CLOCK_REALTIME", "CLOCK_MONOTONIC", "CLOCK_PROCESS_CPUTIME_ID", "CLOCK_THREAD_CPUTIME_ID",
              "CLOCK_MONOTONIC_RAW", "CLOCK_REALTIME_COARSE", "CLOCK_MONOTONIC_COARSE", "CLOCK_BOOTTIME",
              "CLOCK_REALTIME_ALARM", "CLOCK_BOOTTIME_ALARM")
@@ -1068,6 +1123,7 @@ def _check_jvm_chaos(f: FaultInput) -> Checked | None:
     port = body.attr("port", "port")
     broken = containers is _BAD
     spec: dict = {}
+    # chaos-mesh api/v1alpha1/jvmchaos_webhook.go, JVMChaosSpec.Validate (608b61e7): class and method required
     if action in ("latency", "return", "exception"):
         java_class = body.attr("class", "str", required=True)
         method = body.attr("method", "str", required=True)
@@ -1083,6 +1139,8 @@ def _check_jvm_chaos(f: FaultInput) -> Checked | None:
         if action == "latency":
             latency = body.attr("latency", "duration", required=True)
             if latency is not None and (latency <= 0 or latency * 1000 != int(latency * 1000)):
+                # chaos-mesh api/v1alpha1/jvmchaos_webhook.go, JVMChaosSpec.Validate (608b61e7): "latency not provided"
+                # when 0
                 f.error("E2010", "`latency` is a whole number of milliseconds above 0", body.attr_span("latency"),
                         "invalid latency")
                 latency = None
@@ -1104,10 +1162,13 @@ def _check_jvm_chaos(f: FaultInput) -> Checked | None:
             broken = True
         if mem_type is not None and mem_type not in ("heap", "stack"):
             hint = did_you_mean(mem_type, ("heap", "stack"))
+            # chaos-mesh api/v1alpha1/jvmchaos_webhook.go, JVMChaosSpec.Validate (608b61e7): 'stack' or 'heap'
             f.error("E2010", f"`{mem_type}` is not a JVM memory type (heap, stack)", body.attr_span("mem_type"),
                     "unknown memory type", help=f"did you mean `{hint}`?" if hint else "")
             broken = True
         if (cpu_count is None) == (mem_type is None) and not broken:
+            # chaos-mesh api/v1alpha1/jvmchaos_webhook.go, JVMChaosSpec.Validate (608b61e7): one of cpu-count and mem-
+            # type
             f.error("E2007", "a JVM stress takes exactly one of `cpu_count` and `mem_type`", f.fault.span,
                     "both" if cpu_count is not None else "neither",
                     help="`cpu_count = 2` burns two cores; `mem_type = heap` fills the heap")
@@ -1151,13 +1212,17 @@ FAULTS = [
     _kind(
         "pod_chaos", "PodChaos",
         "Kills a workload's pods (pod_kill), makes them fail (pod_failure: their containers are replaced by a pause "
-        "image) or kills some of their containers (container_kill), with Chaos Mesh.",
+        "image) or kills some of their containers (container_kill), with Chaos Mesh. A `pod_failure` lasts its "
+        "`duration`, or without one until the experiment is deleted (the fault's revert); under `every` or "
+        "`schedule` without a `duration`, the first experiment holds the pods failed until the Schedule is "
+        "deleted.",
         _check_pod_chaos,
         (Arg("action", "name", required=True, help="pod_kill, pod_failure or container_kill"),
          Arg("containers", "list of strings", help="container-kill: the containers to kill (required)"),
          Arg("grace_period", "duration", help="pod-kill: the pods' termination grace period, whole seconds")),
         ("`container-kill` names containers, each of which exists in the workload (E2020).",
-         "`pod-failure` has a `duration`; `pod-kill` and `container-kill` are instantaneous and take none."),
+         "`pod-kill` and `container-kill` are instantaneous and take no `duration`; `pod-failure` takes one or "
+         "lasts until reverted."),
         readiness=_pod_chaos_readiness,
     ),
     _kind(

@@ -361,6 +361,8 @@ FAULTS = [
         labels=("virtualization", "misconfiguration"),
     ),
     FaultKind(
+        # kubernetes pkg/quota/v1/evaluator/core/pods.go, podEvaluator.Constraints (v1.33): "must specify memory",
+        # enforced by the ResourceQuota admission plugin on pod creation only
         "memory_resource_quota", None, "resourcequota.memory:undeclared-refused", ("namespace",),
         "Creates a ResourceQuota on memory in a namespace whose workloads do not declare memory: running pods stay, "
         "but the API server refuses every new pod that does not say how much memory it requests (`must specify "

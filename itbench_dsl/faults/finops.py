@@ -218,6 +218,7 @@ def _inject_overprovisioned(injection, topology):
         for resource, value in args["requests"].items():
             requests[resource] = value
             limit = resources.get("limits", {}).get(resource)
+            # kubernetes pkg/apis/core/validation/validation.go, validateResourceRequirements (v1.33)
             # a request above its limit is refused by the API server: the limit rises with it
             if limit is not None and _amount(resource, limit) < _amount(resource, value):
                 resources["limits"][resource] = value

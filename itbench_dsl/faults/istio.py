@@ -107,6 +107,7 @@ def _check_strict_mtls(f: FaultInput) -> Checked | None:
 
 def _inject_strict_mtls(injection, topology):
     workload = copy.deepcopy(find_object(topology, injection.target))
+    # istio api security/v1beta1/peer_authentication.proto, PeerAuthentication.MutualTLS.Mode STRICT: only mTLS
     # the pods leave the ambient mesh: their connections are plain TCP, which STRICT peers refuse
     workload.labels = {**workload.labels, injection.args["label"]: injection.args["value"]}
     policy = {
@@ -123,6 +124,7 @@ def _revert_strict_mtls(injection, topology):
 
 # ---- authorization policy denying requests at a gateway ---------------------------------------------------
 
+# ITBench schemas/json/faults/traffic-denying-istio-gateway-authorization-policy.json, httpMethods' enum
 HTTP_METHODS = ("GET", "POST", "DELETE", "PUT")  # ITBench's argument schema allows these
 
 
@@ -214,6 +216,8 @@ FAULTS = [
         labels=("virtualization", "misconfiguration"),
     ),
     FaultKind(
+        # Istio configures a DENY AuthorizationPolicy as Envoy's RBAC HTTP filter, which answers a denied request
+        # 403 "RBAC: access denied" (istio.io, tasks/security/authorization)
         "istio_deny_gateway", "traffic-denying-istio-gateway-authorization-policy", "gateway.istio-authz:deny-methods",
         ("gateway",),
         "Attaches an Istio AuthorizationPolicy with action `DENY` to a Gateway API Gateway, so its requests of the "

@@ -36,7 +36,8 @@ def _check_nonexistent_node(f: FaultInput) -> Checked | None:
     block = f.body.block("node_selector")
     if block is not None:
         # node labels no node carries, in place of a host name (a peer benchmark's problem: a pool label such
-        # as `environment: production-gpu`); ITBench's injection only pins host names
+        # as `environment: production-gpu`); ITBench's injection only pins host names (ITBench roles/faults/tasks/
+        # inject_nonexistent_kubernetes_workload_node.yaml: nodeSelector kubernetes.io/hostname)
         if f.body.has("node"):
             f.body.attr("node", "str")  # read, so that it is not reported as unknown as well
             f.error("E2010", "give `node` or `node_selector`, not both", f.body.attr_span("node"), "both given")

@@ -18,7 +18,9 @@ from .base import (
 # ---- modified service target port -------------------------------------------------------------------
 
 
-ITBENCH_TARGET_PORT = 9999  # what ITBench's injection writes into the port it selects
+# what ITBench's injection writes into the port it selects (ITBench roles/faults/tasks/
+# inject_modified_target_port_kubernetes_service.yaml: `targetPort: 9999`)
+ITBENCH_TARGET_PORT = 9999
 
 
 def _check_target_port(f: FaultInput) -> Checked | None:

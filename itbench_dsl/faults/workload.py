@@ -445,6 +445,7 @@ def _check_memory_limit(f: FaultInput) -> Checked | None:
         f.error("E2011", f"memory {memory} is not below container `{container.name}`'s current limit ({limit}): the "
                 "fault would not starve it", span, "not below the current limit", help=f"pick a limit below {limit}")
         return None
+    # kubernetes pkg/apis/core/validation/validation.go, validateResourceRequirements (v1.33): request <= limit
     if request is not None and parse_memory(memory) < parse_memory(request):
         f.error("E2011", f"memory {memory} is below container `{container.name}`'s memory request ({request}): the API "
                 "server refuses a limit below the request", span, "below the request",

@@ -419,6 +419,8 @@ class _Importer:
         namespace = namespace or itbench_ciso.TARGET_NAMESPACE
         convert = _CONVERTERS.get(kind)
         if kind == "Pod" and isinstance(data.get("spec"), dict):
+            # kyverno/kyverno pkg/autogen (v1.x): a rule matching Pods is generated for the pod controllers,
+            # Deployments among them, unless the annotation pod-policies.kyverno.io/autogen-controllers says otherwise
             # Kyverno applies a Pod rule to the pod template of a Deployment too (autogen): a one-replica
             # Deployment opens the same gap
             self.warn("W5053", f"Pod `{name}` is imported as a one-replica Deployment: the language declares no "

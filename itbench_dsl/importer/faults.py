@@ -414,6 +414,8 @@ _REFUSED_ACTIONS = {
 }
 _SELECTOR_REFUSED = ("annotationSelectors", "expressionSelectors", "fieldSelectors", "nodeSelectors", "nodes", "pods")
 # a Schedule's own fields: ITBench's injection writes these over what the file says
+# ITBench roles/faults/tasks/inject_scheduled_chaos_mesh_experiment.yaml: scheduleSpec | combine({concurrencyPolicy:
+# Forbid, historyLimit: 1, schedule: "* * * * *"})
 _OVERRIDDEN = {"schedule": '"* * * * *"', "concurrencyPolicy": "Forbid", "historyLimit": "1"}
 _SCHEDULE_BODIES = ("awsChaos", "azureChaos", "blockChaos", "dnsChaos", "gcpChaos", "httpChaos", "ioChaos", "jvmChaos",
                     "kernelChaos", "networkChaos", "physicalmachineChaos", "podChaos", "stressChaos", "timeChaos",
