@@ -272,8 +272,10 @@ class Checker:
             return self.resolve_gateway(ref, namespace, name)
         if kind in RUNTIME_KINDS:
             return self.resolve_pods(ref, namespace, name)
-        # an object a fault creates (of any kind: a ConfigMap as well as a Schedule), then the topology's
-        if (kind, name) in self.state.fault_objects or (kind in CREATABLE_KINDS and kind not in KINDS):
+        # a kind faults may create and the topology may declare (a claim): a fault's object first; an object of
+        # another kind a fault creates (a declared kind's ConfigMap) when the topology has none of that name
+        if kind in CREATABLE_KINDS and (kind not in KINDS or (kind, name) in self.state.fault_objects) or \
+                (kind, name) in self.state.fault_objects and not build.find(kind, name):
             return self.resolve_fault_object(ref, kind, name)
         if kind not in KINDS:
             candidates = list(dict.fromkeys([*KINDS, *RUNTIME_KINDS, *CREATABLE_KINDS]))
