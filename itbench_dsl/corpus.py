@@ -755,6 +755,44 @@ def _diagnosis_cases(scenario, spec, derived) -> Iterator[Case]:
     if gradable_chain:
         yield Case("the root cause without its propagation", "diagnose", FAIL,
                    answer={"entities": perfect["entities"], "propagations": []}, state=faulty)
+        yield from _chain_cases(spec, perfect, faulty)
+    yield from _ghost_pod_cases(spec, perfect, faulty)
+
+
+def _chain_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
+    """The propagation graded by directed edges: the right causes with the chain reversed, or with one
+    invented edge out of the root cause in its place, fail; the chain with its edges given twice passes."""
+    edges = perfect["propagations"]
+    reversed_ = [{**p, "source": p["target"], "target": p["source"]} for p in edges]
+    yield Case("the right root causes with the propagation chain reversed", "diagnose", FAIL,
+               answer={**perfect, "propagations": reversed_}, state=faulty)
+    components = {g["component"] for g in spec["diagnosis"]["groups"]}
+    other = _some_object(spec, avoid=components)
+    if other is not None and perfect["entities"]:
+        junk = [{"source": perfect["entities"][0]["name"], "target": other, "condition": "", "effect": ""}]
+        yield Case(f"the right root causes with one invented edge ({other}) for the chain", "diagnose", FAIL,
+                   answer={**perfect, "propagations": junk}, state=faulty)
+    yield Case("the perfect diagnosis with every edge given twice", "diagnose", PASS,
+               answer={**perfect, "propagations": edges + copy.deepcopy(edges)}, state=faulty, score=1.0)
+
+
+def _ghost_pod_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
+    """A pod named as the root cause's workload names its pods, that the state does not hold: graded with
+    the state (as `itbench run` grades), it names nothing."""
+    items = faulty["resources"]["items"]
+    for entity in perfect["entities"]:
+        namespace, kind, name = entity["name"].split("/", 2)
+        pods = {o["metadata"]["name"] for o in items if o.get("kind") == "Pod"
+                and o["metadata"].get("namespace") == namespace}
+        if kind not in ("Deployment", "StatefulSet") or (not pods and f"{namespace}/Pod" not in faulty.get("captured", ())):
+            continue  # a state that holds no pod of the namespace cannot say a pod is absent
+        ghost = f"{namespace}/Pod/{name}-" + ("5f7d9c8b6d-zzzzz" if kind == "Deployment" else "97")
+        if ghost.rpartition("/")[2] in pods:
+            continue
+        answer = {**perfect, "entities": [{**entity, "name": ghost}]}
+        yield Case(f"a pod that does not exist ({ghost}) as the root cause", "diagnose", FAIL, answer=answer,
+                   state=faulty)
+        return
 
 
 def _naming_cases(task: str, word: str, spec, perfect: dict, faulty: dict) -> Iterator[Case]:

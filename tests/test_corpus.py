@@ -132,3 +132,39 @@ def test_it_catches_an_evaluator_that_trusts_the_pods_status(monkeypatch):
     monkeypatch.setattr(runtime, "field_check", lambda entry, state: (True, "not checked"))
     problems = dict(_problems("shop-cart-modified-env"))  # an env var: no other check sees it
     assert "every pod reporting ready and no alert (must fail): it passed it" in problems["E4004"]
+
+
+def test_it_catches_a_chain_graded_without_direction(monkeypatch):
+    """The old rule: common subsequences of paths credited a reversed chain, or one junk edge out of the root
+    cause, with one node of two (0.5, a pass)."""
+    original = runtime.edge_f1
+
+    def undirected(truth, predicted):
+        return original(truth + [(b, a) for a, b in truth], predicted + [(b, a) for a, b in predicted])
+
+    monkeypatch.setattr(runtime, "edge_f1", undirected)
+    problems = dict(_problems("otel-checkout-nonexistent-image"))
+    assert "the propagation chain reversed (must fail): it passed it" in problems["E4005"]
+
+
+def test_it_catches_a_pod_credited_whatever_the_state_holds(monkeypatch):
+    """`itbench run` once graded the diagnosis without the state: a pod named like the root cause's pods,
+    that does not exist, was credited."""
+    monkeypatch.setattr(runtime.Names, "_offline_pod", lambda self, namespace, name: (
+        {("Pod", namespace, name)} if runtime.owner_from_name(name, namespace, self.workloads, self.static) else set()))
+    problems = dict(_problems("otel-checkout-nonexistent-image"))
+    assert "a pod that does not exist" in problems["E4005"]
+
+
+@pytest.mark.parametrize("name", [n for n in LIBRARY if "/sre/" in str(LIBRARY[n])])
+def test_every_chain_is_attacked_by_direction(name):
+    from itbench_dsl import tasks
+    from itbench_dsl.corpus import _chain_nodes
+
+    s = scenario(name)
+    spec, cases = all_cases(s)
+    if not (s.root_causes and "diagnose" in tasks.posed(s) and any(_chain_nodes(spec))):
+        return
+    wants = {c.name: c.want for c in cases}
+    assert wants["the right root causes with the propagation chain reversed"] == FAIL
+    assert any(n.startswith("the right root causes with one invented edge") for n in wants)

@@ -399,6 +399,43 @@ def test_a_right_root_cause_without_its_propagation_does_not_pass():
     assert verdict["metrics"]["root_cause_entity_f1"] == 1.0 and verdict["metrics"]["propagation_chain"] == 0.0
 
 
+@pytest.mark.parametrize("name", ["otel-checkout-nonexistent-image", "otel-shipping-quote-address"])
+def test_the_chain_is_graded_by_directed_edges(name):
+    """A reversed edge, or an invented one out of the root cause, never counts: the chain reversed, or one
+    junk edge in place of the chain, scores 0 and fails (the paths' common subsequences credited one node)."""
+    answer = perfect(name)
+    root = answer["entities"][0]["name"]
+    reversed_ = dict(answer, propagations=[dict(p, source=p["target"], target=p["source"])
+                                           for p in answer["propagations"]])
+    verdict = diagnose(name, reversed_)
+    assert verdict["metrics"]["propagation_chain"] == 0.0 and not verdict["passed"], failed(verdict)
+    junk = dict(answer, propagations=[{"source": root, "target": "otel-demo/Deployment/accounting"}])
+    verdict = diagnose(name, junk)
+    assert verdict["metrics"]["propagation_chain"] == 0.0 and not verdict["passed"], failed(verdict)
+    # the right chain with every edge also given backwards: half of what it says is wrong
+    both = dict(answer, propagations=answer["propagations"] + reversed_["propagations"])
+    assert diagnose(name, both)["metrics"]["propagation_chain"] < 1.0
+
+
+def test_a_flood_of_edges_after_the_chain_lowers_its_precision():
+    name = "otel-checkout-nonexistent-image"
+    answer = perfect(name)
+    root = answer["entities"][0]["name"]
+    flood = [{"source": root, "target": f"otel-demo/Deployment/ghost-{i}"} for i in range(600)]
+    verdict = diagnose(name, dict(answer, propagations=answer["propagations"] + flood))
+    assert verdict["metrics"]["propagation_chain"] < 0.01 and not verdict["passed"]
+
+
+def test_edge_f1_contracts_and_directs():
+    ns = evaluator("otel-checkout-nonexistent-image")
+    f1 = ns["edge_f1"]
+    assert f1([("a", "b"), ("b", "c")], [("a", "b")]) == pytest.approx(2 / 3)
+    assert f1([("a", "b")], [("b", "a")]) == 0.0
+    assert f1([("a", "a"), ("a", "b")], [("a", "a"), ("a", "b"), ("a", "b")]) == 1.0  # in one node: no edge
+    assert f1([("a", "b")], [("a", "x")]) == 0.0
+    assert f1([("a", "b")], []) == 0.0
+
+
 def test_a_prefix_sibling_is_never_the_object():
     """ITBench's filters `frontend\\b` and `frontend-.*` also match frontend-proxy: names here refer to objects,
     and a pod belongs to the workload that owns it."""

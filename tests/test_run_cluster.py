@@ -375,3 +375,33 @@ def test_a_rego_or_ansible_ciso_bundle_is_refused_with_what_to_do(tmp_path):
     root = write_bundle(tmp_path / "bundles", "rhel9-auditd-enabled-ansible-opa", domain="ciso")
     with pytest.raises(lifecycle.BundleError, match="itbench evaluate BUNDLE --artifact"):
         lifecycle.load_bundle(root)
+
+
+def test_the_run_grades_the_diagnosis_with_the_captured_state(tmp_path):
+    """A pod named like the root cause's pods that the cluster does not hold names nothing: the run's
+    grading gives the evaluator the state it captured."""
+    from itbench_dsl import states
+    from itbench_dsl.cluster.runner import grade
+    from itbench_dsl.compiler import compile_source
+    from itbench_dsl.diagnostics import Diagnostics
+
+    name = "otel-checkout-nonexistent-image"
+    root = write_bundle(tmp_path, name)
+    scenario = compile_source((SCENARIOS / "sre" / f"{name}.itb").read_bytes(), name, Diagnostics()).scenario
+    faulty = states.derive(scenario)["faulty"]
+    (tmp_path / "state.json").write_text(json.dumps(faulty))
+    bundle_ = lifecycle.load_bundle(root)
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    answer = workspace / "diagnosis.json"
+    real = states.perfect_answer(scenario, faulty)
+    answer.write_text(json.dumps(real))
+    verdict = grade(bundle_, tmp_path / "state.json", answer)
+    diagnose = verdict["tasks"]["diagnose"] if "tasks" in verdict else verdict
+    assert diagnose["passed"], diagnose["checks"]
+    ghost = {"entities": [{"name": "otel-demo/Pod/checkout-5f7d9c8b6d-zzzzz", "contributing_factor": True}],
+             "propagations": real["propagations"]}
+    answer.write_text(json.dumps(ghost))
+    verdict = grade(bundle_, tmp_path / "state.json", answer)
+    diagnose = verdict["tasks"]["diagnose"] if "tasks" in verdict else verdict
+    assert not diagnose["passed"] and diagnose["metrics"]["root_cause_entity_recall"] == 0.0

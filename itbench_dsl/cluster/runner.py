@@ -699,7 +699,8 @@ def grade(bundle: Bundle, state: Path, submission: Path, timeout: float = 300.0,
             if not submission.is_file():
                 verdicts[task] = _failed(bundle, task, f"the agent wrote no {submission.name}")
                 continue
-            command += ["--agent-output", str(submission)]
+            # with the state: a name is credited only for an object it holds (a pod that does not exist is none)
+            command += ["--agent-output", str(submission), "--state", str(state)]
         elif task in ANSWER_TASKS:  # the evaluator finds the task's answer file in the agent's workspace
             command += ["--agent-output", str(submission.parent), "--state", str(state)]
             if task == "detect" and injected_at:

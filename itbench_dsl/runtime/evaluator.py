@@ -37,7 +37,6 @@ RUNTIME_VERSION = 2
 MAX_INPUT_BYTES = 256 * 1024 * 1024  # of any input file
 MAX_ENTITIES = 100_000  # of an answer's entities or resources
 MAX_EDGES = 10_000  # of an answer's propagations
-CHAIN_EDGES = 500  # the propagations the chain score reads: beyond, the score is bounded work all the same
 CHAIN_PASS = 0.5  # a diagnosis passes with its propagation chain F1 at least this (docs/evaluator.md)
 _MISSING = object()
 
@@ -826,16 +825,29 @@ class Diagnosis:
         if not any(a != b for a, b in truth):  # no chain between components: nothing to grade
             return None
         predicted = []
-        for p in (output.get("propagations") or [])[:CHAIN_EDGES]:
+        for p in output.get("propagations") or []:  # every one (at most MAX_EDGES): a flood lowers the precision
             if not isinstance(p, dict):
                 continue
             predicted.append((self.node(str(p.get("source", ""))), self.node(str(p.get("target", "")))))
-        true_paths, pred_paths = paths(truth), paths(predicted)
-        if not pred_paths:
-            return 0.0
-        recall = sum(max(lcs(t, p) for p in pred_paths) for t in true_paths) / sum(len(t) for t in true_paths)
-        precision = sum(max(lcs(p, t) for t in true_paths) for p in pred_paths) / sum(len(p) for p in pred_paths)
-        return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        return edge_f1(truth, predicted)
+
+
+def contracted_edges(edges):
+    """The directed edges of a propagation graph contracted by component: an edge inside one node (a pod
+    to its own workload, two aliases of one component) is no edge; an edge given twice is one."""
+    return {(a, b) for a, b in edges if a != b}
+
+
+def edge_f1(truth, predicted):
+    """F1 of the answer's directed edges against the truth's, both contracted (contracted_edges): an edge
+    counts only when the truth has it in that direction, so a reversed or an invented edge never counts
+    and lowers the precision; a truth edge the answer lacks lowers the recall."""
+    true_edges, said = contracted_edges(truth), contracted_edges(predicted)
+    hits = len(true_edges & said)
+    if not hits:
+        return 0.0
+    precision, recall = hits / len(said), hits / len(true_edges)
+    return 2 * precision * recall / (precision + recall)
 
 
 def _true(value):
@@ -854,41 +866,6 @@ def root_cause_entities(output):
         if flagged and name is not None:
             out.append(str(name))
     return out
-
-
-def paths(edges, limit=100):
-    """Maximal paths of a propagation graph, with equal consecutive nodes collapsed (contracted)."""
-    adjacency = {}
-    indegree = {}
-    for a, b in edges:
-        if a == b:
-            continue
-        adjacency.setdefault(a, [])
-        if b not in adjacency[a]:
-            adjacency[a].append(b)
-        indegree[b] = indegree.get(b, 0) + 1
-        indegree.setdefault(a, indegree.get(a, 0))
-    starts = [n for n in adjacency if indegree.get(n, 0) == 0] or list(adjacency)[:1]
-    out = []
-    stack = [[s] for s in reversed(starts)]  # depth first, without recursion: an agent's chain may be long
-    while stack and len(out) < limit:
-        path = stack.pop()
-        nexts = [n for n in adjacency.get(path[-1], []) if n not in path]
-        if not nexts:
-            out.append(tuple(path))
-        stack.extend(path + [n] for n in reversed(nexts))
-    return out
-
-
-def lcs(a, b):
-    row = [0] * (len(b) + 1)
-    for x in a:
-        prev = 0
-        for j, y in enumerate(b):
-            cur = row[j + 1]
-            row[j + 1] = prev + 1 if x == y else max(row[j + 1], row[j])
-            prev = cur
-    return row[-1]
 
 
 # ---- mitigation: observed health -------------------------------------------------------------------------
