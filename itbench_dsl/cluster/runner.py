@@ -239,6 +239,7 @@ class Run:
             self._write("timings.json", self.timings)
             self._write("run.json", {"scenario": self.bundle.scenario, "run_id": self.run_id, "status": outcome.status,
                                      "error": outcome.error, "bundle": str(self.bundle.path), "agent": self.agent_info,
+                                     "tasks": list(self.bundle.requires.get("tasks") or []),
                                      "passed": (outcome.verdict or {}).get("passed")})
             self.log("run", "done" if outcome.status == "graded" else "failed", status=outcome.status,
                      message=outcome.status + (f": {outcome.error}" if outcome.error else ""))
