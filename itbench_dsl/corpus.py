@@ -231,6 +231,10 @@ def cases(scenario: ir.Scenario, spec: dict, found: Objects, derived: dict[str, 
         yield from _diagnosis_cases(scenario, spec, derived)
     elif "diagnose" in posed and scenario.injections():
         yield from _finops_cases(scenario, spec, derived)
+    elif "diagnose" in posed and spec["domain"] == "finops":
+        yield from _finops_control_cases(spec, derived)
+    if "mitigate" in posed and spec["domain"] == "finops":
+        yield from _optimum_cases(spec, derived)
     yield from _task_cases(scenario, spec, found, derived)
 
 
@@ -917,6 +921,78 @@ def _finops_cases(scenario, spec, derived) -> Iterator[Case]:
     ghost = perfect["resource"][0]["name"] + "-v2"
     yield Case(f"an object that exists nowhere ({ghost})", "diagnose", FAIL, answer={"resource": [{"name": ghost}]},
                state=faulty)
+
+
+def _finops_control_cases(spec, derived) -> Iterator[Case]:
+    """A FinOps control (nothing wasted): the answer that names nothing is the right one."""
+    faulty = derived["faulty"]
+    yield Case("a control's answer that names nothing", "diagnose", PASS, answer={"resource": []}, state=faulty,
+               score=1.0)
+    other = _some_object(spec)
+    if other is not None:
+        yield Case(f"a control's answer that names {other}", "diagnose", FAIL, answer={"resource": [{"name": other}]},
+                   state=faulty)
+
+
+def _optimum_cases(spec, derived) -> Iterator[Case]:
+    """An optimum read off a list is read off the item it names: the solved state with that item back at
+    its faulty value and a twin of another identity holding the optimal value put first (a cpu metric
+    before the faulty memory one, a sidecar before the container) fails."""
+    from .runtime.evaluator import walk
+
+    solved, faulty = derived["solved"], derived["faulty"]
+    for index, optimum in enumerate(spec["finops"]["optimal"]):
+        path = optimum["path"]
+        at = next((i for i, seg in enumerate(path) if isinstance(seg, list)), None)
+        ref = optimum["object"]
+        key = (ref["kind"], ref.get("namespace"), ref["name"])
+        if at is None:
+            continue
+        bad = [o for o in faulty["resources"]["items"] if _key(o) == key]
+        wrong = walk(bad[0], path[:at + 1]) if bad else []
+        if len(wrong) != 1:
+            continue
+        selector = path[at]
+
+        done = []
+
+        def twin_first(obj, wrong=wrong[0], selector=selector, head=path[:at], done=done):
+            items = walk(obj, head)
+            if len(items) != 1 or not isinstance(items[0], list):
+                return
+            listed = items[0]
+            for i, item in enumerate(listed):
+                if isinstance(item, dict) and _nested_is(item, selector):
+                    twin = copy_data(item)
+                    _set_nested(twin, selector[0], _other_identity(selector[1]))
+                    listed[i] = copy_data(wrong)
+                    listed.insert(0, twin)
+                    done.append(True)
+                    return
+
+        state = _with_edit(solved, key, twin_first)
+        if done:
+            yield Case(f"optimum {index}: the item {_show(path[at:at + 1])} faulty, a twin holding the optimum "
+                       "put first", "mitigate", FAIL, state=state)
+
+
+def _nested_is(item: dict, selector: list) -> bool:
+    from .runtime.evaluator import nested, same
+
+    value = nested(item, str(selector[0]))
+    return value is not None and same(value, selector[1])
+
+
+def _set_nested(item: dict, dotted: str, value) -> None:
+    *parents, last = dotted.split(".")
+    for part in parents:
+        item = item.setdefault(part, {})
+    item[last] = value
+
+
+def _other_identity(value):
+    """Another item's identity: the other resource of an autoscaler's metric, else a new name."""
+    return {"memory": "cpu", "cpu": "memory"}.get(value, f"{value}-twin" if isinstance(value, str) else value + 1)
 
 
 def _policy_cases(scenario, spec, derived) -> Iterator[Case]:

@@ -168,3 +168,18 @@ def test_every_chain_is_attacked_by_direction(name):
     wants = {c.name: c.want for c in cases}
     assert wants["the right root causes with the propagation chain reversed"] == FAIL
     assert any(n.startswith("the right root causes with one invented edge") for n in wants)
+
+
+def test_it_catches_an_optimum_read_off_the_first_item(monkeypatch):
+    """The old rule: `spec.metrics.resource.target.averageUtilization` read the first metric, so a cpu metric
+    put before the faulty memory one passed."""
+    original = runtime.lookup
+    monkeypatch.setattr(runtime, "lookup", lambda obj, path: original(obj, [s for s in path if not isinstance(s, list)]))
+    problems = dict(_problems("otel-frontend-hpa-misconfigured"))
+    assert "a twin holding the optimum put first (must fail): it passed it" in problems["E4004"]
+
+
+def test_a_finops_control_is_answered_by_naming_nothing():
+    cases = {c.name: c for c in all_cases(scenario("otel-autoscaling-spend-false-alarm"))[1]}
+    assert cases["a control's answer that names nothing"].want == PASS
+    assert _problems("otel-autoscaling-spend-false-alarm") == []

@@ -955,3 +955,30 @@ def test_no_input_makes_the_evaluator_crash(tmp_path_factory, answer, state, key
             code = ns["main"](ns["SPEC"], argv)
         assert code in (0, 2), err.getvalue()
         assert (code == 0) == bool(out.getvalue()) and "Traceback" not in err.getvalue()
+
+
+def test_an_optimum_reads_the_metric_it_names_not_the_first():
+    """A cpu metric at the optimum put before the memory metric the fault set to 1% hides nothing."""
+    name = "otel-frontend-hpa-misconfigured"
+    state = copy.deepcopy(derived(name, "solved"))
+    hpa = obj(state, "HorizontalPodAutoscaler", "frontend")
+    memory = hpa["spec"]["metrics"][0]
+    assert memory["resource"]["name"] == "memory"
+    cpu = copy.deepcopy(memory)
+    cpu["resource"]["name"] = "cpu"
+    memory["resource"]["target"]["averageUtilization"] = 1
+    hpa["spec"]["metrics"] = [cpu, memory]
+    verdict = mitigate(name, state)
+    assert not verdict["passed"] and verdict["metrics"]["proximity.0"] < 0.1, failed(verdict)
+    hpa["spec"]["metrics"] = [cpu, dict(memory, resource=dict(memory["resource"], target={
+        "type": "Utilization", "averageUtilization": 80}))]
+    assert mitigate(name, state)["passed"]  # both at the optimum, the memory one second: the right fix
+
+
+def test_a_finops_control_passes_the_answer_that_names_nothing():
+    name = "otel-autoscaling-spend-false-alarm"
+    verdict = run(name, {"resource": []}, derived(name, "faulty"), task="diagnose")
+    assert verdict["passed"] and verdict["score"] == 1.0, failed(verdict)
+    named = run(name, {"resource": [{"name": "otel-demo/Deployment/frontend"}]}, derived(name, "faulty"),
+                task="diagnose")
+    assert not named["passed"] and named["score"] == 0.0

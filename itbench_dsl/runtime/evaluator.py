@@ -1285,7 +1285,7 @@ def finops_proximity(spec, state, checks, metrics):
         proximities.append(proximity)
         metrics[f"proximity.{index}"] = round(proximity, 6)
         checks.append({"id": f"finops.proximity.{index}", "passed": proximity >= finops["threshold"],
-                       "detail": f"{ref_text(optimum['object'])} {'.'.join(optimum['path'])} is {shown(observed)}, "
+                       "detail": f"{ref_text(optimum['object'])} {show_path(optimum['path'])} is {shown(observed)}, "
                                  f"optimal {shown(optimum['value'])}: proximity {proximity:.3f}"})
     score = sum(proximities) / len(proximities) if proximities else 1.0
     metrics["proximity"] = round(score, 6)
@@ -1312,9 +1312,12 @@ def finops_answer(spec, output, state, checks, metrics):
         predictions.append((text, set(keys)))
     hits = [any(keys & f for f in findings) for _, keys in predictions]
     found = sum(1 for f in findings if any(keys & f for _, keys in predictions))
-    precision = sum(hits) / len(predictions) if predictions else 0.0
-    recall = found / len(findings) if findings else 1.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    if not findings:  # a control: nothing is wasted, and the right answer names nothing
+        precision = recall = f1 = 0.0 if predictions else 1.0
+    else:
+        precision = sum(hits) / len(predictions) if predictions else 0.0
+        recall = found / len(findings)
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     metrics["resource_precision"], metrics["resource_recall"] = round(precision, 6), round(recall, 6)
     metrics["resource_f1"] = round(f1, 6)
     wrong = [text for (text, _), ok in zip(predictions, hits) if not ok]
