@@ -1021,7 +1021,11 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
     yield Case("a state without PolicyReports", "policy", UNUSABLE, state={k: v for k, v in faulty.items()
                                                                           if k != "policyReports"})
     if kyverno:
+        override = [{"action": "Enforce", "namespaces": sorted({(o.get("metadata") or {}).get("namespace") or "default"
+                                                               for o in spec["ciso"]["gaps"]})}]
         for why, broken in (("that blocks (Enforce)", {"validationFailureAction": "Enforce"}),
+                            ("that blocks through an override (validationFailureActionOverrides: Enforce)",
+                             {"validationFailureActionOverrides": override}),
                             ("that skips existing objects (background: false)", {"background": False})):
             policy = copy.deepcopy(good_policy)
             policy["spec"].update(broken)

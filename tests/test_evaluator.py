@@ -629,6 +629,28 @@ def test_the_prompts_artefact_contract_is_enforced(broken):
     assert not verdict["passed"] and "ciso.contract" in failed(verdict) and verdict["score"] == 0.0
 
 
+@pytest.mark.parametrize("where", ["policy", "rule", "verify"])
+def test_an_enforce_override_breaks_the_audit_contract(where):
+    """Kyverno's `validationFailureActionOverrides` (and a rule's `failureActionOverrides`) apply their
+    action in the namespaces they select: an Enforce override blocks there, whatever the policy's own
+    action says; so does a verifyImages rule's `failureAction: Enforce`."""
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    policy = dict(copy.deepcopy(NO_PRIVILEGED), metadata={"name": "agent-policy"})  # the reports' policy
+    override = [{"action": "Enforce", "namespaces": ["ciso-target"]}]
+    if where == "policy":
+        policy["spec"]["validationFailureActionOverrides"] = override
+    elif where == "rule":
+        policy["spec"]["rules"][0]["validate"]["failureActionOverrides"] = override
+    else:
+        policy["spec"]["rules"].append({"name": "signed", "match": NO_PRIVILEGED["spec"]["rules"][0]["match"],
+                                        "verifyImages": [{"imageReferences": ["*"], "failureAction": "Enforce"}]})
+    verdict = run(name, None, ciso_state(name, "fail", "pass", policy))
+    assert not verdict["passed"] and "ciso.contract" in failed(verdict) and verdict["score"] == 0.0
+    audit = dict(copy.deepcopy(NO_PRIVILEGED), metadata={"name": "agent-policy"})
+    audit["spec"]["validationFailureActionOverrides"] = [{"action": "Audit", "namespaces": ["ciso-target"]}]
+    assert run(name, None, ciso_state(name, "fail", "pass", audit))["passed"]  # an Audit override keeps it
+
+
 REGO_GOOD = """package check
 import rego.v1
 

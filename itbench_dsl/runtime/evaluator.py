@@ -1364,9 +1364,7 @@ def contract_problems(contract, policies):
             problems.append(f"`{name}` is a {policy.get('kind')}, the prompt asks for a {contract['kind']}")
         if policy.get("apiVersion") != contract["apiVersion"]:
             problems.append(f"`{name}` is {policy.get('apiVersion')}, the prompt asks for {contract['apiVersion']}")
-        actions = [spec.get("validationFailureAction")] + [
-            (r.get("validate") or {}).get("failureAction") for r in spec.get("rules") or []
-            if isinstance(r, dict) and isinstance(r.get("validate"), dict)]
+        actions = failure_actions(spec)
         if contract.get("audit") and any(a is not None and str(a).lower() != "audit" for a in actions):
             problems.append(f"`{name}` blocks (Enforce): the prompt asks it to report (Audit)")
         if contract.get("background") and spec.get("background") is False:
@@ -1381,6 +1379,30 @@ def contract_problems(contract, policies):
             if lost:
                 problems.append(f"`{contract['name']}` lost its rule(s) {', '.join(lost)}")
     return problems
+
+
+def failure_actions(spec):
+    """Every failure action a Kyverno policy spec states (Kyverno's API types): the policy's
+    `validationFailureAction` and each `validationFailureActionOverrides[].action` (an override applies
+    its action in the namespaces it selects), each rule's `validate.failureAction` and
+    `validate.failureActionOverrides[].action`, and each `verifyImages[].failureAction`. A policy reports
+    only (Audit) when none of them is another action: one `Enforce`, anywhere, blocks."""
+    def overrides(holder, key):
+        items = holder.get(key) if isinstance(holder, dict) else None
+        return [o.get("action") for o in items if isinstance(o, dict)] if isinstance(items, list) else (
+            [] if items is None else ["(unreadable overrides)"])
+
+    actions = [spec.get("validationFailureAction")] + overrides(spec, "validationFailureActionOverrides")
+    for rule in spec.get("rules") or []:
+        if not isinstance(rule, dict):
+            continue
+        validate = rule.get("validate")
+        if isinstance(validate, dict):
+            actions += [validate.get("failureAction")] + overrides(validate, "failureActionOverrides")
+        for verify in rule.get("verifyImages") or []:
+            if isinstance(verify, dict):
+                actions.append(verify.get("failureAction"))
+    return actions
 
 
 def ciso(spec, verdicts, checks, metrics, gap_only, source):
