@@ -1036,6 +1036,64 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
             policy = copy.deepcopy(good_policy)
             policy["spec"]["rules"] = [{"name": "check"}]
             yield Case("an updated policy that lost its rules", "policy", FAIL, state=with_reports(perfect, policy))
+        yield from _graded_policy_cases(scenario, spec, faulty, good_policy)
+        yield from _singling_out_cases(scenario, spec, faulty, good_policy)
+
+
+def _graded_policy_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
+    """Only the policy the task grades counts: another policy's reports that flag the gap, beside the
+    graded policy's that flag nothing, fail (an update: the named policy; otherwise the agent's own, as
+    the run records them in `gradedPolicies`)."""
+    name = good_policy["metadata"]["name"]
+    other = policy_reports(scenario, perfect=True, policy="someone-elses-policy")
+    allow = policy_reports(scenario, perfect=True, policy=name, gaps="pass")
+    state = {**faulty, "policyReports": other + allow,
+             "resources": {**faulty["resources"], "items": faulty["resources"]["items"] + [good_policy]}}
+    if not (spec["ciso"].get("contract") or {}).get("name"):
+        state["gradedPolicies"] = [name]
+    yield Case("another policy flags the gap, the graded one flags nothing", "policy", FAIL, state=state)
+    yield Case("a perfect policy's reports beside another policy's", "policy", PASS, state={
+        **state, "policyReports": other + policy_reports(scenario, perfect=True, policy=name)})
+
+
+def _singling_out_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
+    """Policies that single the gap objects out (by name, by a name prefix, by a label value) instead of
+    judging what they are: each flags the gap and passes the compliant objects, and fails `ciso.general`,
+    graded offline as the agent's artefact and live from the reports with the policy read back."""
+    gaps = [o for o in spec["ciso"]["gaps"] if (o.get("metadata") or {}).get("name")]
+    if not gaps:
+        return
+    kinds = sorted({o["kind"] for o in gaps})
+    names = [o["metadata"]["name"] for o in gaps]
+    compliant = {o["metadata"].get("name") for o in spec["ciso"]["compliant"]}
+    selectors = {"by name": {"names": names}}
+    # each gap name's shortest prefix that no compliant object's name starts with (`privileged-g*`)
+    prefixes = sorted({next((n[:i] + "*" for i in range(1, len(n)) if not any(_glob(n[:i] + "*", c) for c in compliant)),
+                            None) for n in names} - {None})
+    if prefixes:
+        selectors["by a name prefix"] = {"names": prefixes}
+    labels = [(k, v) for o in gaps for k, v in ((o["metadata"].get("labels") or {}).items())
+              if not any((c.get("metadata") or {}).get("labels", {}).get(k) == v for c in spec["ciso"]["compliant"])]
+    if labels and all(labels[0] in ((o["metadata"].get("labels") or {}).items()) for o in gaps):
+        selectors["by a label value"] = {"selector": {"matchLabels": {labels[0][0]: labels[0][1]}}}
+    name = good_policy["metadata"]["name"]
+    perfect = policy_reports(scenario, perfect=True, policy=name)
+    for why, resources in selectors.items():
+        policy = copy.deepcopy(good_policy)
+        policy["spec"]["rules"] = [{"name": r["name"], "match": {"any": [{"resources": {"kinds": kinds, **resources}}]},
+                                    "validate": {"message": "violates the control", "deny": {}}}
+                                   for r in good_policy["spec"]["rules"]]
+        yield Case(f"a policy that singles the gap objects out {why} (offline)", "policy", FAIL,
+                   artifact=("kyverno", [policy]))
+        state = {**faulty, "policyReports": perfect,
+                 "resources": {**faulty["resources"], "items": faulty["resources"]["items"] + [policy]}}
+        yield Case(f"a policy that singles the gap objects out {why} (its reports)", "policy", FAIL, state=state)
+
+
+def _glob(pattern: str, text) -> bool:
+    import fnmatch
+
+    return isinstance(text, str) and fnmatch.fnmatchcase(text, pattern)
 
 
 def all_cases(scenario: ir.Scenario) -> tuple[dict, list[Case]]:

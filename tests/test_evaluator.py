@@ -718,6 +718,11 @@ def test_kyverno_offline_with_the_real_matcher():
      "validate": {"message": "m", "pattern": {"metadata": {"name": "!privileged-gap"}}}},
     {"match": {"any": [{"resources": {"kinds": ["Deployment"], "names": ["privileged-gap"]}}]},
      "validate": {"message": "m", "deny": {}}},
+    # keyed on a name prefix the compliant object does not share, or on the label value the gap carries
+    {"match": {"any": [{"resources": {"kinds": ["Deployment"], "names": ["privileged-g*"]}}]},
+     "validate": {"message": "m", "deny": {}}},
+    {"match": {"any": [{"resources": {"kinds": ["Deployment"], "selector": {"matchLabels": {"app": "privileged-gap"}}}}]},
+     "validate": {"message": "m", "deny": {}}},
 ])
 def test_a_policy_that_names_the_violations_fails(rule):
     name = "cis-k8s-5-2-2-privileged-kyverno"
@@ -725,7 +730,7 @@ def test_a_policy_that_names_the_violations_fails(rule):
               "spec": {"validationFailureAction": "Audit", "background": True, "rules": [dict(rule, name="r")]}}
     verdict = run(name, None, None, artifact=("kyverno", [policy]))
     assert failed(verdict) == ["ciso.general"], verdict["checks"]
-    assert "privileged-gap-renamed" in next(c["detail"] for c in verdict["checks"] if c["id"] == "ciso.general")
+    assert "twins of the gap objects" in next(c["detail"] for c in verdict["checks"] if c["id"] == "ciso.general")
     good = run(name, None, None, artifact=("kyverno", [NO_PRIVILEGED]))
     assert "ciso.general" in [c["id"] for c in good["checks"]] and good["passed"]
 
@@ -1004,3 +1009,57 @@ def test_a_finops_control_passes_the_answer_that_names_nothing():
     named = run(name, {"resource": [{"name": "otel-demo/Deployment/frontend"}]}, derived(name, "faulty"),
                 task="diagnose")
     assert not named["passed"] and named["score"] == 0.0
+
+
+def test_twins_differ_in_every_name_and_label_but_what_controls_read():
+    ns = evaluator("cis-k8s-5-1-1-cluster-admin-kyverno")
+    gaps = ns["SPEC"]["ciso"]["gaps"]
+    copies = ns["twins"](gaps)
+    for gap, twin in zip(gaps, copies):
+        name, other = gap["metadata"]["name"], twin["metadata"]["name"]
+        assert other[0] != name[0] and twin["metadata"].get("namespace") == gap["metadata"].get("namespace")
+        assert not set((gap["metadata"].get("labels") or {}).items()) & set((twin["metadata"].get("labels") or {}).items())
+    binding = next(t for t in copies if t["kind"] == "ClusterRoleBinding")
+    sa = next(t for t in copies if t["kind"] == "ServiceAccount")
+    assert binding["roleRef"]["name"] == "cluster-admin"  # what the control reads stays
+    assert binding["subjects"][0]["name"] == sa["metadata"]["name"]  # a reference follows its object
+    deployment = evaluator("cis-k8s-5-2-2-privileged-kyverno")["twins"](
+        evaluator("cis-k8s-5-2-2-privileged-kyverno")["SPEC"]["ciso"]["gaps"])[0]
+    assert deployment["spec"]["selector"]["matchLabels"] == deployment["spec"]["template"]["metadata"]["labels"]
+    assert "privileged-gap" not in json.dumps(deployment)
+
+
+def test_only_the_policy_the_task_names_is_graded():
+    """An update task: another policy's reports that flag the gap do not stand for the named policy's."""
+    name = "cis-k8s-5-2-7-root-user-kyverno-update"
+    spec = evaluator(name)["SPEC"]
+    named = spec["ciso"]["contract"]["name"]
+    policy = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": named},
+              "spec": {"validationFailureAction": "Audit", "background": True,
+                       "rules": [{"name": r} for r in spec["ciso"]["contract"]["rules"]]}}
+
+    def results(policy_name, gap):
+        out = []
+        for o, verdict in [(o, gap) for o in spec["ciso"]["gaps"]] + [(o, "pass") for o in spec["ciso"]["compliant"]]:
+            meta = o["metadata"]
+            out.append({"policy": policy_name, "rule": "r", "result": verdict,
+                        "resources": [{"kind": o["kind"], "namespace": meta.get("namespace"), "name": meta["name"]}]})
+        return out
+
+    def state(reports):
+        return {"resources": {"kind": "List", "items": [policy]}, "captured": ["/ClusterPolicy"],
+                "policyReports": [{"kind": "PolicyReport", "results": reports}]}
+
+    verdict = run(name, None, state(results("another", "fail") + results(named, "pass")))
+    assert not verdict["passed"] and any(c.startswith("ciso.gap.") for c in failed(verdict)), verdict["checks"]
+    assert run(name, None, state(results("another", "pass") + results(named, "fail")))["passed"]
+    # a kyverno_policy task: the run names the agent's own policies (`gradedPolicies`)
+    create = "cis-k8s-5-2-2-privileged-kyverno"
+    mine = dict(GOOD_POLICY)
+    others = reports(create, "fail", "pass")
+    others[0]["results"] = [dict(r, policy="someone-elses") for r in others[0]["results"]]
+    allow = reports(create, "pass", "pass")
+    live = {"resources": {"kind": "List", "items": [mine]}, "captured": ["/ClusterPolicy"],
+            "policyReports": others + allow, "gradedPolicies": ["agent-policy"]}
+    assert not run(create, None, live)["passed"]
+    assert run(create, None, dict(live, policyReports=others + reports(create, "fail", "pass")))["passed"]

@@ -344,27 +344,56 @@ def _kyverno_stand_in(server, event: str, obj: dict) -> None:
     server._later(0.1, report)
 
 
-@pytest.mark.parametrize("policy, passed", [("right", True), ("fails-everything", False)])
-def test_a_ciso_run_grades_the_agents_policy_from_kyvernos_reports(tmp_path, policy, passed):
+BY_NAME = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "by-name"},
+           "spec": {"validationFailureAction": "Audit", "background": True, "rules": [{
+               "name": "r", "match": {"any": [{"resources": {"kinds": ["Deployment"], "names": ["privileged-gap"]}}]},
+               "validate": {"message": "m", "deny": {}}}]}}
+
+
+@pytest.mark.parametrize("policy, passed, failing", [
+    ("right", True, None), ("fails-everything", False, None),
+    ("by-name", False, "ciso.general"),  # the policy read back from the cluster, judged on twins of the gap
+    ("enforce-override", False, "ciso.contract"),  # the live capture holds the policy: its contract is checked
+    ("others-flag-the-gap", False, "ciso.gap.ciso-target/Deployment/privileged-gap"),
+])
+def test_a_ciso_run_grades_the_agents_policy_from_kyvernos_reports(tmp_path, policy, passed, failing):
     """The agent deploys a ClusterPolicy; the run waits for Kyverno's reports on every graded object, grades
-    them as the prompt says, and removes the agent's policy (and Kyverno its reports) at the end."""
+    them as the prompt says, and removes the agent's policy (and Kyverno its reports) at the end. Only the
+    agent's own policy is graded: a policy there before it that flags the gap does not count."""
     from test_evaluator import ALWAYS_FAIL, NO_PRIVILEGED
 
     root = write_bundle(tmp_path / "bundles", CISO, domain="ciso")
     script = tmp_path / "agent.py"
     script.write_text(POLICY_AGENT)
-    chosen = NO_PRIVILEGED if policy == "right" else dict(ALWAYS_FAIL, spec=dict(
-        ALWAYS_FAIL["spec"], validationFailureAction="Audit", background=True))
+    audit_fail = dict(ALWAYS_FAIL, spec=dict(ALWAYS_FAIL["spec"], validationFailureAction="Audit", background=True))
+    allow_all = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "allow-all"},
+                 "spec": {"validationFailureAction": "Audit", "background": True, "rules": [{
+                     "name": "r", "match": {"any": [{"resources": {"kinds": ["Deployment"]}}]},
+                     "validate": {"message": "m", "pattern": {"metadata": {"name": "?*"}}}}]}}
+    chosen = {"right": NO_PRIVILEGED, "fails-everything": audit_fail, "by-name": BY_NAME,
+              "enforce-override": dict(NO_PRIVILEGED, spec=dict(NO_PRIVILEGED["spec"], validationFailureActionOverrides=[
+                  {"action": "Enforce", "namespaces": ["ciso-target"]}])),
+              "others-flag-the-gap": allow_all}[policy]
     agent = f"{sys.executable} {script} '{json.dumps(chosen)}'"
     with KubeServer(ready_delay=0.02, delete_delay=0.02) as server:
         server.on_change = _kyverno_stand_in
+        if policy == "others-flag-the-gap":  # another tenant's policy, there before the agent, flags the gap
+            with server.lock:
+                server._put(server._new("kyverno.io", "v1", "ClusterPolicy", None, "someone-elses",
+                                        {"spec": NO_PRIVILEGED["spec"]}))
+            time.sleep(0.5)  # its reports, as Kyverno writes them a moment later
         server.baseline = server.snapshot()
         outcome = Run(lifecycle.load_bundle(root), options(server, tmp_path, agent, report_timeout=10),
                       progress=None).execute()
         assert outcome.status == "graded", outcome.error
         assert outcome.verdict["passed"] is passed, outcome.verdict["checks"]
+        if failing:
+            assert failing in [c["id"] for c in outcome.verdict["checks"] if not c["passed"]], outcome.verdict["checks"]
         state = json.loads((outcome.folder / "state.json").read_text())
         assert state["policyReports"], "the run waited for Kyverno's reports"
+        assert state["gradedPolicies"] == [chosen["metadata"]["name"]]
+        assert chosen["metadata"]["name"] in {o["metadata"]["name"] for o in state["resources"]["items"]
+                                              if o["kind"] == "ClusterPolicy"}
         assert (outcome.folder / "workspace" / "policy.yaml").is_file()
         events = timeline(outcome.folder)
         assert any(e.get("action") == "policies-removed" for e in events)

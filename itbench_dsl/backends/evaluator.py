@@ -574,6 +574,8 @@ def _requires(spec: dict) -> dict:
             need(s)
     for optimum in (spec.get("finops") or {}).get("optimal", []):
         need(optimum["object"])
+    if ((spec.get("ciso") or {}).get("contract") or {}).get("artefact") == "kyverno":
+        kinds.add(("", "ClusterPolicy"))  # the policy graded live: its contract is checked as the cluster holds it
     out = {"kinds": sorted([ns, kind] for ns, kind in kinds), "alerts": alerts,
            "policy_reports": spec["domain"] == "ciso"}
     probes = sorted({p["path"][0] for p in (mitigation or {}).get("predicates", []) if p["kind"] == "probe"})

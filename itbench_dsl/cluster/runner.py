@@ -581,6 +581,9 @@ class Run:
                         lambda probe, r: self.log("snapshot", "step", action="probe", name=probe.name,
                                                   exit_code=r["exit_code"],
                                                   step=f"probe {probe.name}: exit {r['exit_code']}"))
+        if self.bundle.requires.get("policyReports") and self.policies_before is not None:
+            # the agent's policies (those not there before it): what the policy task grades, not another's
+            state["gradedPolicies"] = sorted({r.name for r in self._policies() if r not in self.policies_before})
         self._write("state.json", state)
 
     def evaluate(self) -> dict:

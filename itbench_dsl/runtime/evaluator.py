@@ -175,6 +175,7 @@ KIND_GROUPS = {
     "StorageClass": "storage.k8s.io",
     "PodDisruptionBudget": "policy",
     "PriorityClass": "scheduling.k8s.io",
+    "ClusterPolicy": "kyverno.io",
 }
 
 
@@ -259,6 +260,7 @@ class State:
         if reports is not None and not isinstance(reports, list):
             raise InputError("the state's `policyReports` must be a list of PolicyReport objects")
         self.policy_reports = reports
+        self.graded_policies = state.get("gradedPolicies")  # CISO: the agent's policies, as a run records them
         self.costs = state.get("costs") if isinstance(state.get("costs"), dict) else {}
         # `probes: {NAME: {exit_code, stdout, stderr}}`: the results of the scenario's probes (docs/evaluator.md)
         probes = state.get("probes")
@@ -1330,9 +1332,10 @@ def finops_answer(spec, output, state, checks, metrics):
 # ---- CISO ------------------------------------------------------------------------------------------------
 
 
-def report_verdicts(reports):
+def report_verdicts(reports, only=None):
     """{(kind, namespace, name): set of results} from PolicyReports (per-resource `scope` or per-result
-    resources), and the names of the policies that reported."""
+    resources), and the names of the policies that reported. With `only` (a set of policy names), the
+    results of other policies are left out."""
     verdicts, policies = {}, set()
     for report in reports:
         if not isinstance(report, dict):
@@ -1340,6 +1343,8 @@ def report_verdicts(reports):
         scope = report.get("scope") if isinstance(report.get("scope"), dict) else None
         for result in report.get("results") or []:
             if not isinstance(result, dict):
+                continue
+            if only is not None and str(result.get("policy", "")) not in only:
                 continue
             if result.get("policy"):
                 policies.add(str(result["policy"]))
@@ -1434,28 +1439,67 @@ def ciso(spec, verdicts, checks, metrics, gap_only, source):
     return (flagged + kept) / (gaps + compliant) if gaps + compliant else 0.0
 
 
-RENAMED = "-renamed"  # the suffix of a gap's copy: a prefix a policy may rightly match on (`kube-*`) stays
+def twins(objects):
+    """Copies of `objects` that differ from them in every name and label a control does not read: each
+    object's name, and every other string equal to one of those names (a binding's subject, a role
+    reference, a selector's label), becomes a fresh name sharing no prefix with it; every label key and
+    value (of `labels`, `matchLabels`, a Service's `selector`) becomes a fresh one, the same throughout,
+    so selectors still select. What the controls read stays: the namespace, the spec, and names the
+    objects do not own (`cluster-admin`, `default`, `system:masters`)."""
+    names = {}
+    for obj in objects:
+        name = str((obj.get("metadata") or {}).get("name") or "")
+        if name and name not in names:
+            names[name] = _fresh(name, len(names))
+    labels = {}
+
+    def label_map(mapping):
+        out = {}
+        for key, value in mapping.items():
+            for text in (key, value):
+                if isinstance(text, str) and text not in labels and text not in names:
+                    labels[text] = _fresh(text, len(labels), "l")
+            out[labels.get(key, names.get(key, key))] = labels.get(value, names.get(value, value)) \
+                if isinstance(value, str) else value
+        return out
+
+    def copy_of(node, key=None, parent=None):
+        if isinstance(node, dict):
+            if key in ("labels", "matchLabels") or (key == "selector" and parent == "Service"):
+                return label_map(node)
+            return {k: copy_of(v, k, node.get("kind") if isinstance(node.get("kind"), str) else parent)
+                    for k, v in node.items()}
+        if isinstance(node, list):
+            return [copy_of(v, key, parent) for v in node]
+        if isinstance(node, str) and key != "namespace":
+            return names.get(node, node)
+        return node
+
+    return [copy_of(obj) for obj in objects]
+
+
+def _fresh(text, index, mark="t"):
+    """A name that shares not even its first character with `text`: `t0x`, else `q0x`."""
+    lead = mark if not text.startswith(mark) else "q"
+    return f"{lead}{index}x{len(text)}"
 
 
 def general_checks(spec, judge, checks):
-    """A policy judges what objects are, not what they are called: each gap object, copied under another
-    name (`RENAMED` appended), must still fail. A policy that lists the violating objects by name (the
-    state's, or the prompt's) passes every object it was not shown. `judge(objects)` gives
+    """A policy judges what objects are, not what they are called: twins of the gap objects (`twins`:
+    other names, other labels) must still fail. A policy that singles the violating objects out by name,
+    by a name prefix or by a label value passes every twin. `judge(objects)` gives
     {(kind, namespace, name): results} as the graded verdicts do."""
-    copies = []
-    for obj in spec["ciso"]["gaps"]:
-        meta = obj.get("metadata") or {}
-        if meta.get("name"):
-            copies.append(dict(obj, metadata=dict(meta, name=str(meta["name"]) + RENAMED)))
+    gaps = [obj for obj in spec["ciso"]["gaps"] if (obj.get("metadata") or {}).get("name")]
+    copies = twins(gaps)
     if not copies:
         return
     verdicts = judge(copies)
     missed = [ref_text(as_ref(obj_ref(c))) for c in copies if not ({"fail", "false"} & verdicts.get(obj_ref(c), set()))]
     checks.append({"id": "ciso.general", "passed": not missed,
-                   "detail": ("the policy flags the violations by what they are: renamed copies of the gap "
-                              "objects fail too") if not missed else
-                             f"renamed copies of the gap objects pass: {', '.join(missed[:3])} (a policy that "
-                             "names the violating objects flags nothing else)"})
+                   "detail": ("the policy flags the violations by what they are: twins of the gap objects (other "
+                              "names, other labels) fail too") if not missed else
+                             f"twins of the gap objects under other names and labels pass: {', '.join(missed[:3])} "
+                             "(a policy that singles out the violating objects by name or label flags nothing else)"})
 
 
 def obj_ref(obj):
@@ -1487,6 +1531,21 @@ def kyverno_offline(spec, policies, objects=None):
     return verdicts
 
 
+def _package_module(name):
+    """Inside the package (the corpus grades in process), the runtime's own module of that name (the Kyverno
+    matcher's package, the YAML reader); None in a standalone evaluator.py that embeds none: its grading
+    needs none."""
+    if not __package__:
+        return None
+    import importlib
+
+    try:
+        return importlib.import_module({"kyverno": ".kyverno", "yaml": ".miniyaml"}.get(name, "." + name),
+                                       __package__)
+    except ImportError:
+        return None
+
+
 def embedded_module(name):
     """A module whose source the compiler embedded in this file as data; None when it embedded none.
 
@@ -1502,7 +1561,7 @@ def embedded_module(name):
         return module
     sources = globals().get(f"_{name.upper()}_SOURCES")
     if not sources:
-        return None
+        return _package_module(name)
     package = types.ModuleType(f"itbench_{name}")
     package.__path__ = []  # a package: `from .values import ...` finds its modules in sys.modules
     sys.modules[package.__name__] = package
@@ -1582,6 +1641,40 @@ def _regopy_verdict(regopy, source, obj):
     return "pass" if value is True else "fail" if value is False else "error"
 
 
+def graded_policies(contract, st):
+    """The names of the policies a policy task grades from PolicyReports: the one the task names (an
+    update), else the agent's own as the run recorded them (the state's `gradedPolicies`: those that
+    were not in the cluster before the agent); None (every reporting policy) for a state that says
+    neither. The results of other policies (another tenant's, a cluster default) never count."""
+    if contract.get("name"):
+        return {contract["name"]}
+    names = st.graded_policies
+    if names is None:
+        return None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise InputError("the state's `gradedPolicies` must be a list of policy names")
+    return set(names)
+
+
+def live_general_checks(spec, policies, checks, metrics):
+    """`ciso.general` for a policy graded from the cluster's reports: the policies, as read back from the
+    cluster, judged by the embedded matcher on the twins of the gap objects, when the matcher flags the gap
+    objects themselves as Kyverno reported them. A policy the matcher cannot evaluate, or reads otherwise,
+    is noted (`general_unchecked`), not failed: Kyverno itself graded it."""
+    if embedded_module("kyverno") is None:
+        return
+    try:
+        gaps = spec["ciso"]["gaps"]
+        seen = kyverno_offline(spec, policies, gaps)
+        if not all({"fail", "false"} & seen.get(obj_ref(o), set()) for o in gaps):
+            # the matcher does not read the policy as Kyverno did (a feature it lacks): twins prove nothing
+            metrics["general_unchecked"] = "the embedded matcher does not flag the gap objects with this policy"
+            return
+        general_checks(spec, lambda objs: kyverno_offline(spec, policies, objs), checks)
+    except InputError as exc:
+        metrics["general_unchecked"] = str(exc)[:200]
+
+
 def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
     contract = spec["ciso"].get("contract") or {}
     problems = None
@@ -1598,14 +1691,18 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
         if st is None or st.policy_reports is None:
             raise InputError("the policy task needs the agent's artefact (--artifact, --opa-result) or a state "
                              "with `policyReports`")
-        verdicts, reporting = report_verdicts(st.policy_reports)
-        source = "policyReports"
+        graded = graded_policies(contract, st)
+        verdicts, reporting = report_verdicts(st.policy_reports, graded)
+        source = "policyReports" + (f" of {', '.join(sorted(graded)) or 'no policy'}" if graded is not None else "")
         if contract.get("artefact") == "kyverno":
-            # the policies that reported, as the state holds them (the cluster's ClusterPolicies)
+            # the graded policies as the state holds them (read back from the cluster)
             deployed = [o for (kind, _, name), o in st.objects.items() if kind in ("ClusterPolicy", "Policy")
-                        and (name in reporting or name == contract.get("name"))]
+                        and (name in reporting or name in (graded or ()))]
             if st.has("", "ClusterPolicy") or deployed:
                 problems = contract_problems(contract, deployed)
+                kyverno = [p for p in deployed if isinstance(p.get("spec"), dict)]
+                if kyverno:
+                    live_general_checks(spec, kyverno, checks, metrics)
     if source in ("kyverno (offline)", "rego (regopy)"):
         judge = (lambda objs: kyverno_offline(spec, kyverno, objs)) if source.startswith("kyverno") else \
             (lambda objs: rego_verdicts(spec, artifact[1], None, objs)[0])
