@@ -55,6 +55,7 @@ class Case:
     score: float | None = None  # the score a passing case must get, when it must be exact
     failed: tuple = ()  # after `run`: the ids of the checks that failed
     injected_at: str | None = None  # when the fault was injected (RFC 3339): what detect times against
+    answered_at: str | None = None  # when the harness saw the detection answer appear (RFC 3339)
 
     def run(self, spec: dict, indexed: dict | None = None) -> tuple[bool, str]:
         """(whether the evaluator grades the case as it must, what it did). `indexed`, kept by the caller
@@ -63,7 +64,8 @@ class Case:
 
         try:
             verdict = evaluate(spec, copy.deepcopy(self.answer), self.state, task=self.task, artifact=self.artifact,
-                               injected_at=self.injected_at, indexed=indexed)
+                               injected_at=self.injected_at, indexed=indexed,
+                               **({"answered_at": self.answered_at} if self.answered_at else {}))
         except InputError as exc:
             return self.want == UNUSABLE, f"refused it ({exc})"
         except Exception as exc:  # noqa: BLE001 - the generated evaluator must grade or refuse every case
@@ -1135,6 +1137,16 @@ def _task_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
             yield Case("a detection noticed after the window", "detect", FAIL, answer={
                 "anomaly": True, "noticed_at": _later(INJECTED_AT, window + 60)}, **at)
             yield Case("no anomaly where there is a fault", "detect", FAIL, answer={"anomaly": False}, **at)
+            # the harness records when the answer appeared: a time claimed in the window does not make a late
+            # answer early; a claimed time after the answer was written is read as the answer's
+            yield Case("a detection written after the window and backdated into it", "detect", FAIL, answer={
+                "anomaly": True, "noticed_at": "2026-01-01T00:01:00Z"}, answered_at=_later(INJECTED_AT, window + 3600),
+                **at)
+            yield Case("a detection written in the window", "detect", PASS, answer={
+                "anomaly": True, "noticed_at": "2026-01-01T00:01:00Z"}, answered_at=_later(INJECTED_AT, min(90, window)), **at)
+            yield Case("a detection that claims a time after its answer was written", "detect", PASS, answer={
+                "anomaly": True, "noticed_at": _later(INJECTED_AT, window + 60)}, answered_at=_later(INJECTED_AT, min(90, window)),
+                **at)
             yield Case("a detection without an injection time", "detect", UNUSABLE, answer={"anomaly": False})
         else:
             yield Case("no anomaly in a control", "detect", PASS, answer={"anomaly": False}, score=1.0)

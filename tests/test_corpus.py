@@ -183,3 +183,12 @@ def test_a_finops_control_is_answered_by_naming_nothing():
     cases = {c.name: c for c in all_cases(scenario("otel-autoscaling-spend-false-alarm"))[1]}
     assert cases["a control's answer that names nothing"].want == PASS
     assert _problems("otel-autoscaling-spend-false-alarm") == []
+
+
+def test_it_catches_a_detection_time_taken_on_trust(monkeypatch):
+    """The old rule: `noticed_at` alone, so a detection written hours late and backdated into the window passed."""
+    original = runtime.detect_task
+    monkeypatch.setattr(runtime, "detect_task", lambda spec, answer, injected_at, checks, metrics, answered_at=None:
+                        original(spec, answer, injected_at, checks, metrics))
+    problems = dict(_problems("hotel-reservation-mongodb-geo-revoked-role"))
+    assert "written after the window and backdated into it (must fail): it passed it" in problems["E4005"]

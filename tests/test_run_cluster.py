@@ -285,6 +285,12 @@ def test_a_run_times_detection_from_its_own_injection(server, tmp_path, offset, 
     detect = outcome.verdict["tasks"]["detect"]
     assert detect["passed"] is passed, detect["checks"]
     assert not passed or detect["metrics"]["time_to_detect_seconds"] >= 0
+    # the run saw the answer appear during the agent's turn, on its own clock, and gave the evaluator that time
+    events = timeline(outcome.folder)
+    seen = [e["answered_at"] for e in events if e.get("answered_at")]
+    started = next(e["t"] for e in events if e.get("action") == "agent")
+    ended = next(e["t"] for e in events if e.get("action") == "agent-exit")
+    assert len(seen) == 1 and started <= seen[0] <= ended
     # resumed after the capture: grading alone reads the injection time from the timeline
     (outcome.folder / "verdict.json").unlink()
     events = [line for line in (outcome.folder / "timeline.jsonl").read_text().splitlines()
@@ -434,3 +440,34 @@ def test_the_run_grades_the_diagnosis_with_the_captured_state(tmp_path):
     verdict = grade(bundle_, tmp_path / "state.json", answer)
     diagnose = verdict["tasks"]["diagnose"] if "tasks" in verdict else verdict
     assert not diagnose["passed"] and diagnose["metrics"]["root_cause_entity_recall"] == 0.0
+
+
+def test_a_detection_written_late_and_backdated_fails(tmp_path):
+    """The answer's time as the run saw it bounds the self-reported `noticed_at`: written two hours after the
+    injection, a detection that claims the first minute is late."""
+    from itbench_dsl.cluster.runner import grade
+
+    source = (SCENARIOS / "sre" / f"{SCENARIO}.itb").read_text()
+    source = source.replace("  domain sre\n", "  domain sre\n  tasks detect within 10m, localize, mitigate\n", 1)
+    result = compile_ok(source.encode(), f"{SCENARIO}.itb")
+    root = tmp_path / "bundle"
+    for name, data in result.files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "detection.json").write_text(json.dumps({"anomaly": True, "noticed_at": "2026-01-01T00:01:00Z"}))
+    from itbench_dsl import states
+
+    (tmp_path / "state.json").write_text(json.dumps(states.derive(result.scenario)["faulty"]))
+    bundle_ = lifecycle.load_bundle(root)
+
+    def detect(answered_at):
+        verdict = grade(bundle_, tmp_path / "state.json", workspace / "diagnosis.json",
+                        injected_at="2026-01-01T00:00:00Z", answered_at=answered_at)
+        return verdict["tasks"]["detect"]
+
+    assert detect(None)["passed"]  # without the harness's record, the claim is all there is
+    assert detect("2026-01-01T00:02:00Z")["passed"]
+    late = detect("2026-01-01T02:00:00Z")
+    assert not late["passed"] and "appeared 7200 s after the injection" in str(late["checks"])

@@ -35,6 +35,7 @@ from .snapshot import capture, capture_reports
 
 # the tasks graded on the agent's answer (runtime/evaluator.py ANSWER_TASKS); the others read the state
 ANSWER_TASKS = ("diagnose", "detect", "localize", "analyze")
+ANSWER_POLL = 0.25  # seconds between looks for the detection answer while the agent runs
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 MIN_TOKEN_SECONDS = 600  # the API server's minimum for a TokenRequest
 
@@ -134,6 +135,7 @@ class Prior:
     injected: bool = False  # an inject started and its revert did not finish
     captured: bool = False  # the last attempt captured its state
     injected_at: str | None = None  # when the last attempt injected the fault (RFC 3339): what detect times against
+    answered_at: str | None = None  # when the last attempt saw the detection answer appear (RFC 3339)
     policies_before: list | None = None  # CISO: the Kyverno policies there before the agent (the others are its)
     graded: bool = False
     cleaned: bool = True
@@ -159,6 +161,8 @@ class Prior:
                 prior.injected = True
             elif e["phase"] == "inject" and e.get("injected_at"):
                 prior.injected_at = e["injected_at"]
+            elif e["phase"] == "agent" and e.get("answered_at"):
+                prior.answered_at = e["answered_at"]
             elif e["phase"] == "handover" and e.get("action") == "policies":
                 prior.policies_before = [Ref(**r) for r in e.get("before") or []]
             elif e["phase"] == "revert" and e.get("action") == "policies-removed":
@@ -192,6 +196,7 @@ class Run:
         self.created: list[Ref] = []
         self.injected = False
         self.injected_at: str | None = None
+        self.answered_at: str | None = None  # when the detection answer appeared in the workspace (RFC 3339)
         self.policies_before: list[Ref] | None = None  # CISO: what the agent's policies are told apart from
 
     # -- the whole run --------------------------------------------------------------------------------
@@ -213,6 +218,7 @@ class Run:
             self.log("run", "start", attempt=prior.attempts + 1, bundle=str(self.bundle.path),
                      message=f"attempt {prior.attempts + 1}")
             self.created, self.injected, self.injected_at = list(prior.created), prior.injected, prior.injected_at
+            self.answered_at = prior.answered_at
             self.policies_before = prior.policies_before
             if not prior.cleaned:
                 self.log("run", "note", message="resuming: finishing the cleanup of the previous attempt")
@@ -517,10 +523,20 @@ class Run:
             except OSError as exc:
                 raise RunFailure(f"cannot start the agent: {exc}") from exc
             timed_out = False
+            watched = self._detection_answer()
             try:
                 self.log("agent", "step", action="agent", pid=proc.pid, step=f"started (pid {proc.pid}, budget "
                                                                               f"{self.options.agent_timeout:g} s)")
-                proc.wait(timeout=self.options.agent_timeout)
+                deadline = started + self.options.agent_timeout
+                while True:  # watching for the detection answer: when it appears is the run's record, not the agent's
+                    try:
+                        proc.wait(timeout=max(0.0, min(ANSWER_POLL, deadline - time.monotonic())) if watched
+                                  else max(0.0, deadline - time.monotonic()))
+                        break
+                    except subprocess.TimeoutExpired:
+                        self._note_answer(watched)
+                        if time.monotonic() >= deadline:
+                            raise
             except subprocess.TimeoutExpired:
                 timed_out = True
                 self.log("agent", "note", message=f"over its budget of {self.options.agent_timeout:g} s: "
@@ -528,6 +544,7 @@ class Run:
             finally:
                 if proc.poll() is None:
                     _kill_group(proc, self.options.kill_grace)
+        self._note_answer(watched)  # written just before the agent exited (or was stopped)
         seconds = round(time.monotonic() - started, 3)
         self.waited += seconds
         self.agent_info = {"exit_code": proc.returncode, "timed_out": timed_out, "seconds": seconds,
@@ -536,6 +553,25 @@ class Run:
             (workspace / "kubeconfig.yaml").unlink()  # the token is the agent's only; it has no use after
         self.log("agent", "step", action="agent-exit", **self.agent_info,
                  step=f"exit {proc.returncode}" + (" (timed out)" if timed_out else "") + f" after {seconds} s")
+
+    def _detection_answer(self) -> Path | None:
+        """The detection task's answer file in the workspace (None when the bundle poses no detect task)."""
+        if "detect" not in (self.bundle.requires.get("tasks") or []):
+            return None
+        from ..backends.evaluator_file import spec_of
+
+        spec = spec_of((self.bundle.path / "evaluator.py").read_text(encoding="utf-8")) or {}
+        name = (spec.get("answers") or {}).get("detect")
+        return self.workspace / name if name else None
+
+    def _note_answer(self, path: Path | None) -> None:
+        """Record, once, when the detection answer was first seen (the harness's clock, never the file's
+        times, which the agent sets): the evaluator bounds the self-reported `noticed_at` by it."""
+        if path is None or self.answered_at is not None or not path.exists():
+            return
+        self.answered_at = _now()
+        self.log("agent", "step", action="answer", answered_at=self.answered_at,
+                 step=f"{path.name} appeared at {self.answered_at}")
 
     def _policies(self) -> list[Ref]:
         """The Kyverno ClusterPolicies and Policies of the cluster, by reference."""
@@ -589,7 +625,7 @@ class Run:
     def evaluate(self) -> dict:
         answer = SUBMISSION.get(self.bundle.domain)  # CISO: none, the state's PolicyReports are graded
         verdict = grade(self.bundle, self.folder / "state.json", self.workspace / answer if answer else self.workspace,
-                        injected_at=self.injected_at)
+                        injected_at=self.injected_at, answered_at=self.answered_at)
         self._write("verdict.json", verdict)
         self.log("evaluate", "step", action="evaluate", passed=verdict["passed"], score=verdict["score"],
                  step=f"passed={verdict['passed']} score={verdict['score']}")
@@ -691,7 +727,8 @@ def _kill_group(proc: subprocess.Popen, grace: float) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def grade(bundle: Bundle, state: Path, submission: Path, timeout: float = 300.0, injected_at: str | None = None) -> dict:
+def grade(bundle: Bundle, state: Path, submission: Path, timeout: float = 300.0, injected_at: str | None = None,
+          answered_at: str | None = None) -> dict:
     """The verdict of every task the bundle poses, one evaluator run per task (docs/evaluator.md). A task
     whose submission is missing or unusable fails with score 0 and says why; a state the evaluator
     refuses is the run's failure (the capture is incomplete), not the agent's. `injected_at` (RFC 3339),
@@ -709,6 +746,8 @@ def grade(bundle: Bundle, state: Path, submission: Path, timeout: float = 300.0,
             command += ["--agent-output", str(submission.parent), "--state", str(state)]
             if task == "detect" and injected_at:
                 command += ["--injected-at", injected_at]
+            if task == "detect" and answered_at:  # when the run saw the answer appear: it bounds `noticed_at`
+                command += ["--answered-at", answered_at]
         else:
             command += ["--state", str(state)]
         try:

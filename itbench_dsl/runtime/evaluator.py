@@ -1786,9 +1786,12 @@ def answer_shape(answer, fields, required):
     return None
 
 
-def detect_task(spec, answer, injected_at, checks, metrics):
+def detect_task(spec, answer, injected_at, checks, metrics, answered_at=None):
     """Is anything wrong: `{"anomaly": true|false, "noticed_at": RFC 3339 | null}`. A control (no fault) passes
-    `false` and fails a false alarm; a fault passes `true` noticed after the injection and within the window."""
+    `false` and fails a false alarm; a fault passes `true` noticed after the injection and within the window.
+    `answered_at` (POSIX seconds), when the harness saw the answer file appear, bounds the self-reported
+    `noticed_at`: nothing is noticed after it is written (the earlier of the two is the detection's time),
+    and an answer that appeared after the window is late whatever time it claims."""
     detection = spec["detection"]
     problem = answer_shape(answer, {"anomaly": (bool,), "noticed_at": (str, type(None))}, ("anomaly",))
     if problem is None and answer["anomaly"] is True and answer.get("noticed_at") is None:
@@ -1811,12 +1814,18 @@ def detect_task(spec, answer, injected_at, checks, metrics):
     if noticed is None:
         ok, detail = False, f"`noticed_at` {shown(answer['noticed_at'], 40)} is not an RFC 3339 time with a zone"
     else:
+        if answered_at is not None:
+            noticed = min(noticed, answered_at)
         delay = noticed - injected_at
         metrics["time_to_detect_seconds"] = round(delay, 3)
         ok = 0 <= delay <= window
         detail = (f"noticed {delay:g} s after the injection (within {window:g} s)" if ok else
                   f"noticed {-delay:g} s before the injection" if delay < 0 else
                   f"noticed {delay:g} s after the injection, beyond the {window:g} s window")
+        if ok and answered_at is not None and answered_at - injected_at > window:
+            ok = False
+            detail = (f"the answer appeared {answered_at - injected_at:g} s after the injection, beyond the "
+                      f"{window:g} s window (it says it was noticed {delay:g} s after)")
     checks.append({"id": "detection.noticed_at", "passed": ok, "detail": detail})
     return (1.0 + ok) / 2
 
@@ -1897,7 +1906,7 @@ def required_missing(spec, st):
     return missing
 
 
-def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=None):
+def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=None, answered_at=None):
     checks, metrics = [], {}
     domain = spec["domain"]
     if task in ANSWER_TASKS and output is _MISSING:  # a work folder without this task's answer file
@@ -1914,7 +1923,7 @@ def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=No
         raise InputError(f"the {task} task grades the agent's answer: give --agent-output"
                          + (" (or --task mitigate)" if "mitigate" in spec["tasks"] else ""))
     if task == "detect":
-        score = detect_task(spec, output, injected_at, checks, metrics)
+        score = detect_task(spec, output, injected_at, checks, metrics, answered_at)
     elif task == "analyze":
         score = analyze_task(spec, output, checks, metrics)
     elif task == "localize":
@@ -1952,7 +1961,7 @@ def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=No
 
 
 def evaluate(spec, agent_output, state, gap_only=False, task=None, artifact=None, opa_result=None,
-             injected_at=None, answers=None, indexed=None):
+             injected_at=None, answers=None, indexed=None, answered_at=None):
     """The verdict of one run: of `task`, or of every task the bundle poses (then with `tasks`).
 
     `agent_output` is the answer of the one task graded on an answer; `answers` ({task: answer}, from the
@@ -1977,6 +1986,10 @@ def evaluate(spec, agent_output, state, gap_only=False, task=None, artifact=None
         injected_at = rfc3339(injected_at)
         if injected_at is None:
             raise InputError("--injected-at must be an RFC 3339 time with a zone (2025-06-01T12:00:00Z)")
+    if answered_at is not None:  # the harness's own record: when the detection answer appeared
+        answered_at = rfc3339(answered_at)
+        if answered_at is None:
+            raise InputError("--answered-at must be an RFC 3339 time with a zone (2025-06-01T12:00:00Z)")
 
     def answer(t):
         if answers is None:
@@ -1993,8 +2006,9 @@ def evaluate(spec, agent_output, state, gap_only=False, task=None, artifact=None
                 indexed[id(state)] = known
         st = known[1]
     if task is not None:
-        return grade(spec, task, answer(task), st, artifact, opa_result, gap_only, injected_at)
-    verdicts = {t: grade(spec, t, answer(t), st, artifact, opa_result, gap_only, injected_at) for t in tasks}
+        return grade(spec, task, answer(task), st, artifact, opa_result, gap_only, injected_at, answered_at)
+    verdicts = {t: grade(spec, t, answer(t), st, artifact, opa_result, gap_only, injected_at, answered_at)
+                for t in tasks}
     if len(verdicts) == 1:
         return verdicts[tasks[0]]
     return {"scenario": spec["scenario"], "task": "+".join(tasks),
@@ -2235,6 +2249,8 @@ def main(spec, argv=None):
     parser.add_argument("--agent-output", help="the agent's answer (JSON): what the diagnose task grades; or the "
                         "agent's work folder, where each task graded on an answer reads its own file")
     parser.add_argument("--injected-at", help="when the fault was injected (RFC 3339): what detect times against")
+    parser.add_argument("--answered-at", help="when the harness saw the detection answer appear (RFC 3339): "
+                        "nothing is noticed after it is written")
     parser.add_argument("--state", help="the state snapshot (JSON): what the mitigate task grades")
     parser.add_argument("--artifact", help="CISO: the agent's policy (Kyverno JSON/YAML or .rego)")
     parser.add_argument("--opa-result", help="CISO Rego: a recorded `opa eval` result per object")
@@ -2270,7 +2286,8 @@ def main(spec, argv=None):
         artifact = _load_artifact(args.artifact) if args.artifact else None
         opa = _load_json(args.opa_result, "recorded opa result") if args.opa_result else None
         verdict = evaluate(spec, output, state, gap_only=args.gap_only, task=args.task, artifact=artifact,
-                           opa_result=opa, injected_at=args.injected_at, answers=answers)
+                           opa_result=opa, injected_at=args.injected_at, answers=answers,
+                           answered_at=args.answered_at)
     except InputError as exc:
         print(f"evaluator: {exc}", file=sys.stderr)
         return 2
