@@ -438,6 +438,9 @@ def _predicate_cases(m: dict, found: Objects) -> Iterator[Case]:
             yield from _probe_cases(index, pred, solved, probes_seen)
         elif pred["kind"] == "scope":
             yield from _scope_cases(index, pred, solved)
+        elif pred["kind"] == "access":
+            others = [p for p in m["predicates"] if p is not pred and p["kind"] == "access"]
+            yield from _access_cases(index, pred, solved, others)
         elif pred["kind"] == "field" and pred["target"]["kind"] != "Secret" and "*" not in pred["target"]["name"]:
             key = (pred["target"]["kind"], pred["target"]["namespace"], pred["target"]["name"])
             for what, edit in _field_edits(pred):
@@ -446,6 +449,97 @@ def _predicate_cases(m: dict, found: Objects) -> Iterator[Case]:
                 if any(done):
                     yield Case(f"predicate {index} ({_show(pred['path'])} {pred['op']}): {what}", "mitigate", FAIL,
                                state=state)
+
+
+def _grants(pred: dict, state: dict) -> list[tuple[tuple, tuple, int]]:
+    """(binding key, role key, rule index) of every rule that grants an access predicate's request on `state`."""
+    from .runtime.evaluator import State, binds, parse_resource, rule_allows, subject_user
+
+    st = State(state)
+    user, groups = subject_user(pred["target"])
+    resource, group, subresource = parse_resource(pred["path"][1])
+    namespace = pred.get("namespace")
+    found = []
+    bindings = [(b, None) for b in st.by_kind.get(("ClusterRoleBinding", None), [])]
+    bindings += [(b, namespace) for b in st.by_kind.get(("RoleBinding", namespace), [])] if namespace else []
+    for binding, where in bindings:
+        if not binds(binding, user, groups, where):
+            continue
+        ref = binding.get("roleRef") or {}
+        role = ((ref.get("kind"), where, ref.get("name")) if ref.get("kind") == "Role" else
+                ("ClusterRole", None, ref.get("name")))
+        for i, rule in enumerate((st.objects.get(role) or {}).get("rules") or []):
+            if rule_allows(rule, pred["path"][0], group, resource, subresource, None):
+                found.append((_key(binding), role, i))
+    return found
+
+
+def _access_cases(index: int, pred: dict, solved: dict, others: list) -> Iterator[Case]:
+    """An access predicate judged as the RBAC authorizer judges: for `can`, the granting rule restricted to
+    one resource name, granting another verb, or bound to another subject (another ServiceAccount, the
+    same name in another namespace) fails; the grant written otherwise (after an unrelated rule, with
+    the verb `*`) passes, where the other access predicates still hold on it. For `cannot`, the subject
+    bound to a ClusterRole that grants everything, by name or through its group, fails."""
+    from .runtime.evaluator import State, predicate_check
+
+    def others_hold(state) -> bool:
+        return all(predicate_check(p, State(state))[0] for p in others)
+
+    label = f"predicate {index} ({pred['op']} {pred['path'][0]} {pred['path'][1]})"
+    subject = pred["target"]
+    if pred["op"] == "cannot":
+        for how, who in (("by name", {"kind": "ServiceAccount", "name": subject["name"],
+                                      "namespace": subject.get("namespace")}),
+                         ("through its group", {"kind": "Group", "name": "system:serviceaccounts",
+                                                "apiGroup": "rbac.authorization.k8s.io"})):
+            role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                    "metadata": {"name": "itbench-corpus-everything"},
+                    "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]}
+            binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                       "metadata": {"name": "itbench-corpus-everything"},
+                       "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                   "name": "itbench-corpus-everything"}, "subjects": [who]}
+            yield Case(f"{label}: granted {how} by a ClusterRole of every right", "mitigate", FAIL,
+                       state=_with_items(solved, solved["resources"]["items"] + [role, binding]))
+        return
+    grants = _grants(pred, solved)
+    if not grants:
+        return
+    roles = {role for _, role, _ in grants}
+    bindings = {binding for binding, _, _ in grants}
+
+    def rules_edited(edit):
+        state = solved
+        for role in sorted(roles, key=str):
+            state = _with_edit(state, role, lambda obj, role=role: [
+                edit(rule) for i, rule in enumerate(obj.get("rules") or []) if (None, role, i) in
+                {(None, r, j) for _, r, j in grants}])
+        return state
+
+    other_verb = "watch" if pred["path"][0] != "watch" else "get"
+    yield Case(f"{label}: the granting rule restricted by resourceNames", "mitigate", FAIL,
+               state=rules_edited(lambda rule: rule.__setitem__("resourceNames", ["only-this-one"])))
+    yield Case(f"{label}: the granting rule grants {other_verb} instead", "mitigate", FAIL,
+               state=rules_edited(lambda rule: rule.__setitem__("verbs", [other_verb])))
+    every = rules_edited(lambda rule: rule.__setitem__("verbs", ["*"]))
+    if others_hold(every):
+        yield Case(f"{label}: the granting rule grants every verb (`*`)", "mitigate", PASS, state=every)
+
+    def after_unrelated(obj):
+        obj["rules"] = [{"apiGroups": ["apps"], "resources": ["replicasets"], "verbs": ["get"]}] + list(obj.get("rules") or [])
+
+    state = solved
+    for role in sorted(roles, key=str):
+        state = _with_edit(state, role, after_unrelated)
+    if others_hold(state):
+        yield Case(f"{label}: the granting rule after an unrelated one", "mitigate", PASS, state=state)
+    for why, other in (("another ServiceAccount", {"name": subject["name"] + "-other"}),
+                       ("the same name in another namespace", {"namespace": (subject.get("namespace") or "") + "-other"})):
+        state = solved
+        for binding in sorted(bindings, key=str):
+            state = _with_edit(state, binding, lambda obj, other=other: obj.__setitem__("subjects", [
+                {"kind": "ServiceAccount", "name": subject["name"], "namespace": subject.get("namespace"), **other}]))
+        yield Case(f"{label}: the binding binds {why}", "mitigate", FAIL, state=state)
 
 
 # beyond what a capture keeps of a probe's output and what `contains` reads of it (runtime/evaluator.py)

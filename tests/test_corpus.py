@@ -192,3 +192,14 @@ def test_it_catches_a_detection_time_taken_on_trust(monkeypatch):
                         original(spec, answer, injected_at, checks, metrics))
     problems = dict(_problems("hotel-reservation-mongodb-geo-revoked-role"))
     assert "written after the window and backdated into it (must fail): it passed it" in problems["E4005"]
+
+
+def test_it_catches_rbac_read_from_one_rule(monkeypatch):
+    """The old rule: a rule naming the verb and the resource was taken as a grant, whatever its resourceNames
+    and whoever its binding binds."""
+    monkeypatch.setattr(runtime, "rule_allows", lambda rule, verb, group, resource, subresource, name: (
+        verb in rule.get("verbs", []) and resource in rule.get("resources", [])))
+    monkeypatch.setattr(runtime, "binds", lambda binding, user, groups, namespace: True)
+    problems = _problems("k8sbench-fix-rbac-wrong-resource")
+    assert any(code == "E4004" and "restricted by resourceNames (must fail): it passed it" in message
+               for code, message in problems), problems

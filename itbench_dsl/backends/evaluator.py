@@ -320,6 +320,8 @@ def _predicate(scenario: ir.Scenario, p) -> dict:
         out["type"] = p.value_type
     if p.kind == "scope":
         out.update(_scope(scenario, p))
+    if p.kind == "access":  # the namespace of the request (None: cluster-wide)
+        out["namespace"] = p.namespace
     return out
 
 
@@ -554,6 +556,10 @@ def _requires(spec: dict) -> dict:
         for p in mitigation["predicates"]:
             need(p["target"])
             alerts = alerts or p["kind"] == "alert"
+            if p["kind"] == "access":  # the authorizer reads every binding and role that may grant the request
+                kinds.update({("", "ClusterRoleBinding"), ("", "ClusterRole")})
+                if p.get("namespace"):
+                    kinds.update({(p["namespace"], "RoleBinding"), (p["namespace"], "Role")})
             for namespace in p.get("namespaces", []) if p["kind"] == "scope" else ():
                 for kind in p["kinds"] + [e["kind"] for e in p["expected"] if e["namespace"] == namespace]:
                     kinds.add((namespace, kind))

@@ -881,6 +881,8 @@ def predicate_check(pred, state):
         return scope_check(pred, state)
     if kind == "probe":
         return probe_check(pred, state)
+    if kind == "access":
+        return access_check(pred, state)
     ref = pred["target"]
     objects = state.matching(ref)
     if kind == "state":
@@ -903,6 +905,107 @@ def predicate_check(pred, state):
         return FIELD_TESTS[op](observed, pred["value"], pred.get("type"), where)
     ok = compare(observed, op, pred["value"], pred.get("type"))
     return ok, f"{where} is {shown(observed)}, wants {op} {shown(pred['value'])}"
+
+
+# ---- RBAC, as the API server's authorizer decides (plugin/pkg/auth/authorizer/rbac) ------------------------
+
+
+def subject_user(subject):
+    """(user name, groups) a subject authenticates as: a ServiceAccount as `system:serviceaccount:NS:NAME`
+    in `system:serviceaccounts`, `system:serviceaccounts:NS` and `system:authenticated`; a User by name."""
+    if subject["kind"] == "ServiceAccount":
+        namespace = subject.get("namespace") or ""
+        return (f"system:serviceaccount:{namespace}:{subject['name']}",
+                {"system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated"})
+    if subject["kind"] == "Group":
+        return "", {subject["name"], "system:authenticated"}
+    return subject["name"], {"system:authenticated"}
+
+
+def binds(binding, user, groups, namespace):
+    """Whether one of a binding's subjects is the user: a User by name, a Group the user is in, a
+    ServiceAccount by its user name (a subject without a namespace takes `namespace`, the binding's for
+    a RoleBinding, none for a ClusterRoleBinding)."""
+    for subject in binding.get("subjects") or []:
+        if not isinstance(subject, dict):
+            continue
+        kind, name = subject.get("kind"), str(subject.get("name", ""))
+        if kind == "User" and name == user:
+            return True
+        if kind == "Group" and name in groups:
+            return True
+        if kind == "ServiceAccount":
+            home = subject.get("namespace") or namespace
+            if home and f"system:serviceaccount:{home}:{name}" == user:
+                return True
+    return False
+
+
+def rule_allows(rule, verb, group, resource, subresource, name):
+    """One PolicyRule against a resource request: the verb (or `*`), the API group (or `*`), the resource
+    (`*`, `resource`, `resource/subresource`, `*/subresource`), and the resource names (none: every name;
+    some: a request for one of them, so never a list or a create, which name nothing)."""
+    if not isinstance(rule, dict):
+        return False
+
+    def listed(key):
+        value = rule.get(key)
+        return [str(v) for v in value] if isinstance(value, list) else []
+
+    combined = f"{resource}/{subresource}" if subresource else resource
+    names = listed("resourceNames")
+    return (any(v in ("*", verb) for v in listed("verbs"))
+            and any(g in ("*", group) for g in listed("apiGroups"))
+            and any(r in ("*", combined) or (subresource and r == "*/" + subresource) for r in listed("resources"))
+            and (not names or (name is not None and name in names)))
+
+
+def allowed(state, subject, verb, resource, namespace=None, group="", subresource="", name=None):
+    """Whether the subject may do `verb` on the resource, as the RBAC authorizer decides: the rules of every
+    ClusterRoleBinding that binds it, then, in `namespace` (None: a cluster-wide request), of every
+    RoleBinding there that binds it (its Role of that namespace, or a ClusterRole). Returns (allowed, the
+    binding and role that allow it, or why not). Only the state's RBAC objects are read: a role the
+    state lacks grants nothing."""
+    user, groups = subject_user(subject)
+    bindings = [(b, None) for b in state.by_kind.get(("ClusterRoleBinding", None), [])]
+    if namespace:
+        bindings += [(b, namespace) for b in state.by_kind.get(("RoleBinding", namespace), [])]
+    for binding, where in bindings:
+        if not binds(binding, user, groups, where):
+            continue
+        ref = binding.get("roleRef") if isinstance(binding.get("roleRef"), dict) else {}
+        if ref.get("kind") == "Role" and where:
+            role = state.objects.get(("Role", where, str(ref.get("name", ""))))
+        elif ref.get("kind") == "ClusterRole":
+            role = state.objects.get(("ClusterRole", None, str(ref.get("name", ""))))
+        else:
+            role = None
+        for rule in (role or {}).get("rules") or []:
+            if rule_allows(rule, verb, group, resource, subresource, name):
+                meta = binding.get("metadata") or {}
+                return True, (f"allowed by {binding.get('kind')} {meta.get('name')} ({ref.get('kind')} "
+                              f"{ref.get('name')})")
+    return False, "no binding of the subject grants it"
+
+
+def parse_resource(text):
+    """(resource, API group, subresource) of `deployments.apps`, `pods/log`, `pods`, as kubectl names them."""
+    head, _, subresource = str(text).partition("/")
+    resource, _, group = head.partition(".")
+    return resource, group, subresource
+
+
+def access_check(pred, state):
+    """`can serviceaccount "x" "list" "pods" [in namespace "y"]` (or `cannot`): the authorizer's decision."""
+    subject = pred["target"]
+    verb, text = pred["path"][0], pred["path"][1]
+    resource, group, subresource = parse_resource(text)
+    namespace = pred.get("namespace")
+    ok, why = allowed(state, subject, verb, resource, namespace, group, subresource)
+    want = pred["op"] == "can"
+    where = f"in namespace {namespace}" if namespace else "cluster-wide"
+    return ok == want, (f"{ref_text(subject)} {'can' if ok else 'cannot'} {verb} {text} {where} ({why})"
+                        + ("" if ok == want else f", wants it {'allowed' if want else 'refused'}"))
 
 
 def probe_check(pred, state):
