@@ -862,10 +862,19 @@ def _diagnosis_cases(scenario, spec, derived) -> Iterator[Case]:
 def _chain_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
     """The propagation graded by directed edges: the right causes with the chain reversed, or with one
     invented edge out of the root cause in its place, fail; the chain with its edges given twice passes."""
+    from .runtime.evaluator import Diagnosis, State
+
     edges = perfect["propagations"]
-    reversed_ = [{**p, "source": p["target"], "target": p["source"]} for p in edges]
-    yield Case("the right root causes with the propagation chain reversed", "diagnose", FAIL,
-               answer={**perfect, "propagations": reversed_}, state=faulty)
+    diagnosis = Diagnosis(spec, State(faulty))
+    node = {e["source"]: diagnosis.node(e["source"]) for e in edges} | {e["target"]: diagnosis.node(e["target"]) for e in edges}
+    truth = {(node[e["source"]], node[e["target"]]) for e in edges if node[e["source"]] != node[e["target"]]}
+    # the edges with a direction (a cycle through aliases, A -> B -> A, reads the same both ways)
+    directed = [e for e in edges if node[e["source"]] != node[e["target"]]
+                and (node[e["target"]], node[e["source"]]) not in truth]
+    if directed:
+        reversed_ = [{**p, "source": p["target"], "target": p["source"]} for p in directed]
+        yield Case("the right root causes with the propagation chain reversed", "diagnose", FAIL,
+                   answer={**perfect, "propagations": reversed_}, state=faulty)
     components = {g["component"] for g in spec["diagnosis"]["groups"]}
     other = _some_object(spec, avoid=components)
     if other is not None and perfect["entities"]:
