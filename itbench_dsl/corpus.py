@@ -1118,11 +1118,13 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
     name = good_policy["metadata"]["name"]
     perfect = policy_reports(scenario, perfect=True, policy=name)
     yield Case("a perfect policy's reports", "policy", PASS, state=with_reports(perfect, good_policy if kyverno else None))
+    # each with its policy deployed (the state holds the ClusterPolicies): the reports alone decide
+    deployed = good_policy if kyverno else None
     yield Case("a deny-all policy's reports", "policy", FAIL,
-               state=with_reports(policy_reports(scenario, perfect=False, policy=name)))
+               state=with_reports(policy_reports(scenario, perfect=False, policy=name), deployed))
     yield Case("an allow-all policy's reports", "policy", FAIL,
-               state=with_reports(policy_reports(scenario, perfect=True, policy=name, gaps="pass")))
-    yield Case("no report", "policy", FAIL, state=with_reports([]))
+               state=with_reports(policy_reports(scenario, perfect=True, policy=name, gaps="pass"), deployed))
+    yield Case("no report", "policy", FAIL, state=with_reports([], deployed))
     yield Case("a state without PolicyReports", "policy", UNUSABLE, state={k: v for k, v in faulty.items()
                                                                           if k != "policyReports"})
     if kyverno:
