@@ -15,14 +15,25 @@ scenario's own plan, each with the verdict it must get:
   (`probe "x" stdout contains "..."`): the probe's result absent (refused), not a result, a field
   missing, null or of another type, a wrong exit code, output without the text or holding it only past
   what is read of a huge output, the text inside a longer token for an exact test (fail).
-* diagnosis: the perfect answer, with extra spellings of the same objects and in ITBench's 2025
-  shape (pass); no answer, no `entities`, the root cause alone without its propagation, a sibling
-  that shares the root cause's name as a prefix, the name of an object that exists nowhere, a
-  flood of every object, a wrong object spelled many ways (fail or unusable).
+* diagnosis: the perfect answer, with extra spellings of the same objects, in ITBench's 2025
+  shape, with every edge given twice (pass); no answer, no `entities`, the root cause alone without
+  its propagation, the chain reversed, one invented edge out of the root cause for the chain, a
+  sibling that shares the root cause's name as a prefix, the name of an object that exists nowhere,
+  a pod named like the root cause's pods that the state does not hold, a flood of every object, a
+  wrong object spelled many ways (fail or unusable).
 * FinOps answers: the objects as the prompt asks (`<ns>/<Kind>/<name>`), the bare name with its
-  kind, any object the fault changes (pass); another object, an absent one, nothing (fail).
-* CISO: a perfect policy's reports (pass); allow-all and deny-all policies, no reports, a policy that
-  breaks the prompt's contract (fail); a state without PolicyReports (unusable).
+  kind, any object the fault changes, for a control the answer that names nothing (pass); another
+  object, an absent one, nothing, for a control any object (fail). FinOps states: an optimum's list
+  item back at its faulty value behind a twin of another identity holding the optimum (fail).
+* CISO: a perfect policy's reports, also beside another policy's (pass); allow-all and deny-all
+  policies, no reports, a policy that breaks the prompt's contract (Enforce, also through
+  `validationFailureActionOverrides`), another policy's reports flagging the gap while the graded
+  policy flags nothing, policies that single the gap objects out by name, name prefix or label
+  value (offline and from their reports) (fail); a state without PolicyReports (unusable).
+* access predicates (`can`/`cannot`): the granting rule restricted by resourceNames, granting another
+  verb, bound to another subject (fail); the grant after an unrelated rule or with the verb `*` (pass).
+* detection: an answer written after the window and backdated into it (fail); one written in the
+  window, one claiming a time after it was written (pass).
 
 `states.self_validate` grades every case (so `itbench check` refuses a scenario whose evaluator is
 fooled by one), and `benchmarks/corpus.py` reports the false passes and false fails over the library.
@@ -885,12 +896,23 @@ def _chain_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
                answer={**perfect, "propagations": edges + copy.deepcopy(edges)}, state=faulty, score=1.0)
 
 
-def _ghost_pod_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
-    """A pod named as the root cause's workload names its pods, that the state does not hold: graded with
-    the state (as `itbench run` grades), it names nothing."""
+def _ghost_pod_cases(spec: dict, perfect: dict, faulty: dict, task: str = "diagnose") -> Iterator[Case]:
+    """A pod named as the root cause's workload names its pods (the root cause a workload or one of its
+    pods), that the state does not hold: graded with the state (as `itbench run` grades), it names nothing."""
+    from .runtime.evaluator import owner_from_name
+
     items = faulty["resources"]["items"]
+    workloads: dict = {}
+    for w in spec["workloads"]:
+        workloads.setdefault(w["name"], []).append(w)
+    static = [w for w in spec["workloads"] if w["kind"] == "Pod"]
     for entity in perfect["entities"]:
         namespace, kind, name = entity["name"].split("/", 2)
+        if kind == "Pod":
+            owner = owner_from_name(name, namespace, workloads, static)
+            if owner is None or owner["kind"] not in ("Deployment", "StatefulSet"):
+                continue
+            kind, name = owner["kind"], owner["name"]
         pods = {o["metadata"]["name"] for o in items if o.get("kind") == "Pod"
                 and o["metadata"].get("namespace") == namespace}
         if kind not in ("Deployment", "StatefulSet") or (not pods and f"{namespace}/Pod" not in faulty.get("captured", ())):
@@ -899,8 +921,8 @@ def _ghost_pod_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
         if ghost.rpartition("/")[2] in pods:
             continue
         answer = {**perfect, "entities": [{**entity, "name": ghost}]}
-        yield Case(f"a pod that does not exist ({ghost}) as the root cause", "diagnose", FAIL, answer=answer,
-                   state=faulty)
+        yield Case(f"a pod that does not exist ({ghost}) as the root cause" + ("" if task == "diagnose" else f" ({task})"),
+                   task, FAIL, answer=answer, state=faulty)
         return
 
 
@@ -1272,6 +1294,7 @@ def _task_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
                                state=faulty, answer={"entities": [{"name": wrong, "contributing_factor": True}]})
         if perfect["entities"]:
             yield from _naming_cases("localize", "localization", spec, perfect, faulty)
+            yield from _ghost_pod_cases(spec, perfect, faulty, "localize")
         yield Case("a localization without entities", "localize", FAIL, answer={"causes": []})
     if "analyze" in posed and spec.get("analysis"):
         truth = {k: spec["analysis"][k] for k in ("system_level", "fault_type")}
