@@ -471,3 +471,32 @@ def test_a_detection_written_late_and_backdated_fails(tmp_path):
     assert detect("2026-01-01T00:02:00Z")["passed"]
     late = detect("2026-01-01T02:00:00Z")
     assert not late["passed"] and "appeared 7200 s after the injection" in str(late["checks"])
+
+
+PLACEHOLDER_AGENT = r"""
+import json, time
+json.dump({}, open("detection.json", "w"))  # a placeholder first
+time.sleep(1.0)
+written = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+json.dump({"anomaly": True, "noticed_at": "2000-01-01T00:00:00Z"}, open("detection.json", "w"))
+open("written.txt", "w").write(written)
+"""
+
+
+def test_the_run_times_the_answer_as_graded_not_a_placeholder(server, tmp_path):
+    """The answer's time is when its final content appeared: a placeholder written first does not date it."""
+    source = (SCENARIOS / "sre" / f"{SCENARIO}.itb").read_text()
+    source = source.replace("  domain sre\n", "  domain sre\n  tasks detect within 10m, localize, mitigate\n", 1)
+    result = compile_ok(source.encode(), f"{SCENARIO}.itb")
+    root = tmp_path / "bundle"
+    for name, data in result.files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    script = tmp_path / "agent.py"
+    script.write_text(PLACEHOLDER_AGENT)
+    outcome = Run(lifecycle.load_bundle(root), options(server, tmp_path, f"{sys.executable} {script}"),
+                  progress=None).execute()
+    assert outcome.status == "graded", outcome.error
+    seen = [e["answered_at"] for e in timeline(outcome.folder) if e.get("answered_at")]
+    written = (outcome.folder / "workspace" / "written.txt").read_text()
+    assert len(seen) == 1 and seen[0][:19] >= written, (seen, written)

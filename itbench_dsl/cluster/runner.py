@@ -15,6 +15,7 @@ attempt (the timeline keeps every attempt).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -36,6 +37,7 @@ from .snapshot import capture, capture_reports
 # the tasks graded on the agent's answer (runtime/evaluator.py ANSWER_TASKS); the others read the state
 ANSWER_TASKS = ("diagnose", "detect", "localize", "analyze")
 ANSWER_POLL = 0.25  # seconds between looks for the detection answer while the agent runs
+MAX_ANSWER_BYTES = 16 * 1024 * 1024  # of the detection answer, what a look reads to tell its content changed
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 MIN_TOKEN_SECONDS = 600  # the API server's minimum for a TokenRequest
 
@@ -197,6 +199,7 @@ class Run:
         self.injected = False
         self.injected_at: str | None = None
         self.answered_at: str | None = None  # when the detection answer appeared in the workspace (RFC 3339)
+        self._answer_seen: tuple[str, str] | None = None  # (digest, first seen) of the detection answer's content
         self.policies_before: list[Ref] | None = None  # CISO: what the agent's policies are told apart from
 
     # -- the whole run --------------------------------------------------------------------------------
@@ -544,7 +547,7 @@ class Run:
             finally:
                 if proc.poll() is None:
                     _kill_group(proc, self.options.kill_grace)
-        self._note_answer(watched)  # written just before the agent exited (or was stopped)
+        self._record_answer(watched)  # also written just before the agent exited (or was stopped)
         seconds = round(time.monotonic() - started, 3)
         self.waited += seconds
         self.agent_info = {"exit_code": proc.returncode, "timed_out": timed_out, "seconds": seconds,
@@ -565,13 +568,27 @@ class Run:
         return self.workspace / name if name else None
 
     def _note_answer(self, path: Path | None) -> None:
-        """Record, once, when the detection answer was first seen (the harness's clock, never the file's
-        times, which the agent sets): the evaluator bounds the self-reported `noticed_at` by it."""
-        if path is None or self.answered_at is not None or not path.exists():
+        """Note when the detection answer's present content was first seen (the harness's clock, never the
+        file's times, which the agent sets): a placeholder written early and the answer written late is
+        an answer of when it was written. The evaluator bounds the self-reported `noticed_at` by it."""
+        if path is None:
             return
-        self.answered_at = _now()
+        try:
+            with open(path, "rb") as handle:
+                digest = hashlib.sha256(handle.read(MAX_ANSWER_BYTES + 1)).hexdigest()
+        except OSError:
+            return
+        if self._answer_seen is None or self._answer_seen[0] != digest:
+            self._answer_seen = (digest, _now())
+
+    def _record_answer(self, path: Path | None) -> None:
+        """After the agent: the time its final detection answer was first seen, in the timeline."""
+        self._note_answer(path)
+        if path is None or self._answer_seen is None:
+            return
+        self.answered_at = self._answer_seen[1]
         self.log("agent", "step", action="answer", answered_at=self.answered_at,
-                 step=f"{path.name} appeared at {self.answered_at}")
+                 step=f"{path.name} as graded appeared at {self.answered_at}")
 
     def _policies(self) -> list[Ref]:
         """The Kyverno ClusterPolicies and Policies of the cluster, by reference."""
