@@ -1638,13 +1638,13 @@ def _package_module(name):
     """Inside the package (the corpus grades in process), the runtime's own module of that name (the Kyverno
     matcher's package, the YAML reader); None in a standalone evaluator.py that embeds none: its grading
     needs none."""
-    if not __package__:
+    package = globals().get("__package__")  # absent where the evaluator runs as a script or exec'd text
+    if not package:
         return None
     import importlib
 
     try:
-        return importlib.import_module({"kyverno": ".kyverno", "yaml": ".miniyaml"}.get(name, "." + name),
-                                       __package__)
+        return importlib.import_module({"kyverno": ".kyverno", "yaml": ".miniyaml"}.get(name, "." + name), package)
     except ImportError:
         return None
 
