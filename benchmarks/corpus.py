@@ -29,7 +29,7 @@ from itbench_dsl.runtime.evaluator import InputError, evaluate  # noqa: E402
 def got(spec: dict, case) -> str:
     try:
         verdict = evaluate(spec, case.answer, case.state, task=case.task, artifact=case.artifact,
-                           injected_at=case.injected_at)
+                           injected_at=case.injected_at, answered_at=case.answered_at)
     except InputError:
         return UNUSABLE
     return PASS if verdict["passed"] else FAIL

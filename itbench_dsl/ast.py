@@ -327,7 +327,22 @@ class ProbePredicate:
     field_span: Span = _span()
 
 
-Predicate = Union[StatePredicate, FieldPredicate, AlertPredicate, ScopePredicate, ProbePredicate]
+@dataclass(frozen=True)
+class AccessPredicate:
+    """`can serviceaccount "x" "list" "pods" [in namespace "y"]` (or `cannot`): what the subject may do, as the
+    API server's RBAC authorizer decides from the roles and bindings."""
+
+    allowed: bool
+    subject: Ref
+    verb: str
+    resource: str  # as kubectl names it: `pods`, `deployments.apps`, `pods/log`
+    namespace: Union[Ref, None]
+    span: Span = _span()
+    verb_span: Span = _span()
+    resource_span: Span = _span()
+
+
+Predicate = Union[StatePredicate, FieldPredicate, AlertPredicate, ScopePredicate, ProbePredicate, AccessPredicate]
 
 
 @dataclass(frozen=True)

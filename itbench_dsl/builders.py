@@ -303,6 +303,13 @@ def scope_predicate(what: str = "pods", selector: Mapping | None = None, namespa
                               None if within is None else ast.Quantity(within))
 
 
+def access_predicate(subject: ast.Ref, verb: str, resource: str, namespace: str | None = None,
+                     allowed: bool = True) -> ast.AccessPredicate:
+    """`can serviceaccount "x" "list" "pods" [in namespace "shop"]` (`allowed=False`: `cannot`)."""
+    return ast.AccessPredicate(allowed, subject, verb, resource,
+                               ast.Ref("namespace", namespace) if namespace is not None else None)
+
+
 def alert_predicate(name: str, firing: bool = True) -> ast.AlertPredicate:
     return ast.AlertPredicate(name, firing)
 

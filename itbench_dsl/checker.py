@@ -823,6 +823,8 @@ class Checker:
                 predicate = self.scope_predicate(pred)
             elif isinstance(pred, ast.ProbePredicate):
                 predicate = self.probe_predicate(pred)
+            elif isinstance(pred, ast.AccessPredicate):
+                predicate = self.access_predicate(pred)
             else:
                 resolved = self.resolve(pred.target, None, "mitigation predicate")
                 if resolved is None:
@@ -1038,6 +1040,36 @@ class Checker:
             return wrong(f"`{value.name}` is a name, not a value", f'write text in quotes: `"{value.name}"`')
         return wrong(f"{_VALUE_WORDS.get(type(value), 'this')} is not a value to compare with",
                      "lists go with `in`, maps with `contains`")
+
+    def access_predicate(self, pred: ast.AccessPredicate) -> ir.Predicate | None:
+        """`can serviceaccount "x" "list" "pods" [in namespace "y"]`: the subject a ServiceAccount, the verb and the
+        resource as kubectl writes them (`pods`, `deployments.apps`, `pods/log`), the namespace the
+        ServiceAccount's unless given (the evaluator decides as the RBAC authorizer does)."""
+        resolved = self.resolve(pred.subject, ("serviceaccount",), "an access predicate's subject")
+        if resolved is None:
+            return None
+        if not re.fullmatch(r"[a-z*][a-z-]*", pred.verb):
+            self.error("E2008", f"`{pred.verb}` is not a verb: the API server's verbs are lower case (`get`, `list`, "
+                       "`watch`, `create`, `update`, `patch`, `delete`, `deletecollection`, or `*`)",
+                       _at(pred.verb_span, pred.span), "not a verb")
+            return None
+        if not re.fullmatch(r"(\*|[a-z0-9][a-z0-9-]*)(\.[a-z0-9.-]+)?(/[a-z*][a-z-]*)?", pred.resource):
+            self.error("E2008", f"`{pred.resource}` is not a resource as kubectl names it", _at(pred.resource_span, pred.span),
+                       "not a resource", help="write the plural resource, with its API group and a subresource when it "
+                       "has them: `pods`, `deployments.apps`, `pods/log`")
+            return None
+        namespace = resolved.ref.namespace
+        if pred.namespace is not None:
+            if pred.namespace.kind != "namespace":
+                self.error("E2004", f"`in` takes a namespace, not a {pred.namespace.kind}",
+                           _at(pred.namespace.kind_span, pred.span), "wrong kind", help='write `in namespace "..."`')
+                return None
+            where = self.resolve(pred.namespace, None, "access predicate")
+            if where is None:
+                return None
+            namespace = where.ref.name
+        return ir.Predicate("access", resolved.ref, path=[pred.verb, pred.resource], op="can" if pred.allowed else "cannot",
+                            namespace=namespace)
 
     def scope_predicate(self, pred: ast.ScopePredicate) -> ir.Predicate | None:
         """`all pods [{ labels }] [in namespace "x"] ready`: the workloads of the topology it covers must be

@@ -348,6 +348,12 @@ class _Builder:
         op, value = self.test(test)
         return ast.ProbePredicate(self.string(name), str(field), op, value, span, self.span(name), self.span(field))
 
+    def stmt_access_pred(self, t, span):
+        ability, subject, verb, resource, namespace = t.children
+        return ast.AccessPredicate(str(ability.children[0]) == "can", self.ref(subject), self.string(verb),
+                                   self.string(resource), self.ref(namespace) if namespace is not None else None,
+                                   span, self.span(verb), self.span(resource))
+
     def stmt_agent(self, t, span):
         return ast.Agent(self.body(t.children[0]), span)
 

@@ -341,6 +341,11 @@ class Printer:
         test = s.op if s.value is None else f"{s.op} {self.value(s.value)}"
         self.emit(f"probe {quote(s.name)} {s.field} {test}", s.span)
 
+    def p_AccessPredicate(self, s):
+        namespace = f" in {ref(s.namespace)}" if s.namespace is not None else ""
+        self.emit(f"{'can' if s.allowed else 'cannot'} {ref(s.subject)} {quote(s.verb)} {quote(s.resource)}{namespace}",
+                  s.span)
+
     def p_AlertPredicate(self, s):
         self.emit(f"alert {s.name} {'firing' if s.firing else 'not firing'}", s.span)
 

@@ -82,6 +82,9 @@ def predicate_text(p: ir.Predicate) -> str:
         where = f' in namespace "{p.namespace}"' if p.namespace else ""
         return f"all {p.scope}{labels}{where} ready{within}"
     test = p.op if p.op in ("exists", "not exists") else f"{p.op} {_value(p.value)}"
+    if p.kind == "access":
+        where = f' in namespace "{p.namespace}"' if p.namespace else ""
+        return f'{p.op} {target} "{p.path[0]}" "{p.path[1]}"{where}'
     if p.kind == "probe":
         name, field = (p.path + ["", ""])[:2]
         return f'probe "{name}" {field} {test}'

@@ -132,3 +132,76 @@ def test_it_catches_an_evaluator_that_trusts_the_pods_status(monkeypatch):
     monkeypatch.setattr(runtime, "field_check", lambda entry, state: (True, "not checked"))
     problems = dict(_problems("shop-cart-modified-env"))  # an env var: no other check sees it
     assert "every pod reporting ready and no alert (must fail): it passed it" in problems["E4004"]
+
+
+def test_it_catches_a_chain_graded_without_direction(monkeypatch):
+    """The old rule: common subsequences of paths credited a reversed chain, or one junk edge out of the root
+    cause, with one node of two (0.5, a pass)."""
+    original = runtime.edge_f1
+
+    def undirected(truth, predicted):
+        return original(truth + [(b, a) for a, b in truth], predicted + [(b, a) for a, b in predicted])
+
+    monkeypatch.setattr(runtime, "edge_f1", undirected)
+    problems = dict(_problems("otel-checkout-nonexistent-image"))
+    assert "the propagation chain reversed (must fail): it passed it" in problems["E4005"]
+
+
+def test_it_catches_a_pod_credited_whatever_the_state_holds(monkeypatch):
+    """`itbench run` once graded the diagnosis without the state: a pod named like the root cause's pods,
+    that does not exist, was credited."""
+    monkeypatch.setattr(runtime.Names, "_offline_pod", lambda self, namespace, name: (
+        {("Pod", namespace, name)} if runtime.owner_from_name(name, namespace, self.workloads, self.static) else set()))
+    problems = dict(_problems("otel-checkout-nonexistent-image"))
+    assert "a pod that does not exist" in problems["E4005"]
+
+
+@pytest.mark.parametrize("name", [n for n in LIBRARY if "/sre/" in str(LIBRARY[n])])
+def test_every_chain_is_attacked_by_direction(name):
+    from itbench_dsl import tasks
+    from itbench_dsl.analysis.corpus import _chain_nodes
+
+    s = scenario(name)
+    spec, cases = all_cases(s)
+    if not (s.root_causes and "diagnose" in tasks.posed(s) and any(_chain_nodes(spec))):
+        return
+    wants = {c.name: c.want for c in cases}
+    # every chain with a direction (a cycle through aliases reads the same both ways)
+    assert wants.get("the right root causes with the propagation chain reversed", FAIL) == FAIL
+    assert wants["the perfect diagnosis with every edge given twice"] == PASS
+    assert any(n.startswith("the right root causes with one invented edge") for n in wants)
+
+
+def test_it_catches_an_optimum_read_off_the_first_item(monkeypatch):
+    """The old rule: `spec.metrics.resource.target.averageUtilization` read the first metric, so a cpu metric
+    put before the faulty memory one passed."""
+    original = runtime.lookup
+    monkeypatch.setattr(runtime, "lookup", lambda obj, path: original(obj, [s for s in path if not isinstance(s, list)]))
+    problems = dict(_problems("otel-frontend-hpa-misconfigured"))
+    assert "a twin holding the optimum put first (must fail): it passed it" in problems["E4004"]
+
+
+def test_a_finops_control_is_answered_by_naming_nothing():
+    cases = {c.name: c for c in all_cases(scenario("otel-autoscaling-spend-false-alarm"))[1]}
+    assert cases["a control's answer that names nothing"].want == PASS
+    assert _problems("otel-autoscaling-spend-false-alarm") == []
+
+
+def test_it_catches_a_detection_time_taken_on_trust(monkeypatch):
+    """The old rule: `noticed_at` alone, so a detection written hours late and backdated into the window passed."""
+    original = runtime.detect_task
+    monkeypatch.setattr(runtime, "detect_task", lambda spec, answer, injected_at, checks, metrics, answered_at=None:
+                        original(spec, answer, injected_at, checks, metrics))
+    problems = dict(_problems("hotel-reservation-mongodb-geo-revoked-role"))
+    assert "written after the window and backdated into it (must fail): it passed it" in problems["E4005"]
+
+
+def test_it_catches_rbac_read_from_one_rule(monkeypatch):
+    """The old rule: a rule naming the verb and the resource was taken as a grant, whatever its resourceNames
+    and whoever its binding binds."""
+    monkeypatch.setattr(runtime, "rule_allows", lambda rule, verb, group, resource, subresource, name: (
+        verb in rule.get("verbs", []) and resource in rule.get("resources", [])))
+    monkeypatch.setattr(runtime, "binds", lambda binding, user, groups, namespace: True)
+    problems = _problems("k8sbench-fix-rbac-wrong-resource")
+    assert any(code == "E4004" and "restricted by resourceNames (must fail): it passed it" in message
+               for code, message in problems), problems

@@ -399,6 +399,43 @@ def test_a_right_root_cause_without_its_propagation_does_not_pass():
     assert verdict["metrics"]["root_cause_entity_f1"] == 1.0 and verdict["metrics"]["propagation_chain"] == 0.0
 
 
+@pytest.mark.parametrize("name", ["otel-checkout-nonexistent-image", "otel-shipping-quote-address"])
+def test_the_chain_is_graded_by_directed_edges(name):
+    """A reversed edge, or an invented one out of the root cause, never counts: the chain reversed, or one
+    junk edge in place of the chain, scores 0 and fails (the paths' common subsequences credited one node)."""
+    answer = perfect(name)
+    root = answer["entities"][0]["name"]
+    reversed_ = dict(answer, propagations=[dict(p, source=p["target"], target=p["source"])
+                                           for p in answer["propagations"]])
+    verdict = diagnose(name, reversed_)
+    assert verdict["metrics"]["propagation_chain"] == 0.0 and not verdict["passed"], failed(verdict)
+    junk = dict(answer, propagations=[{"source": root, "target": "otel-demo/Deployment/accounting"}])
+    verdict = diagnose(name, junk)
+    assert verdict["metrics"]["propagation_chain"] == 0.0 and not verdict["passed"], failed(verdict)
+    # the right chain with every edge also given backwards: half of what it says is wrong
+    both = dict(answer, propagations=answer["propagations"] + reversed_["propagations"])
+    assert diagnose(name, both)["metrics"]["propagation_chain"] < 1.0
+
+
+def test_a_flood_of_edges_after_the_chain_lowers_its_precision():
+    name = "otel-checkout-nonexistent-image"
+    answer = perfect(name)
+    root = answer["entities"][0]["name"]
+    flood = [{"source": root, "target": f"otel-demo/Deployment/ghost-{i}"} for i in range(600)]
+    verdict = diagnose(name, dict(answer, propagations=answer["propagations"] + flood))
+    assert verdict["metrics"]["propagation_chain"] < 0.01 and not verdict["passed"]
+
+
+def test_edge_f1_contracts_and_directs():
+    ns = evaluator("otel-checkout-nonexistent-image")
+    f1 = ns["edge_f1"]
+    assert f1([("a", "b"), ("b", "c")], [("a", "b")]) == pytest.approx(2 / 3)
+    assert f1([("a", "b")], [("b", "a")]) == 0.0
+    assert f1([("a", "a"), ("a", "b")], [("a", "a"), ("a", "b"), ("a", "b")]) == 1.0  # in one node: no edge
+    assert f1([("a", "b")], [("a", "x")]) == 0.0
+    assert f1([("a", "b")], []) == 0.0
+
+
 def test_a_prefix_sibling_is_never_the_object():
     """ITBench's filters `frontend\\b` and `frontend-.*` also match frontend-proxy: names here refer to objects,
     and a pod belongs to the workload that owns it."""
@@ -592,6 +629,28 @@ def test_the_prompts_artefact_contract_is_enforced(broken):
     assert not verdict["passed"] and "ciso.contract" in failed(verdict) and verdict["score"] == 0.0
 
 
+@pytest.mark.parametrize("where", ["policy", "rule", "verify"])
+def test_an_enforce_override_breaks_the_audit_contract(where):
+    """Kyverno's `validationFailureActionOverrides` (and a rule's `failureActionOverrides`) apply their
+    action in the namespaces they select: an Enforce override blocks there, whatever the policy's own
+    action says; so does a verifyImages rule's `failureAction: Enforce`."""
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    policy = dict(copy.deepcopy(NO_PRIVILEGED), metadata={"name": "agent-policy"})  # the reports' policy
+    override = [{"action": "Enforce", "namespaces": ["ciso-target"]}]
+    if where == "policy":
+        policy["spec"]["validationFailureActionOverrides"] = override
+    elif where == "rule":
+        policy["spec"]["rules"][0]["validate"]["failureActionOverrides"] = override
+    else:
+        policy["spec"]["rules"].append({"name": "signed", "match": NO_PRIVILEGED["spec"]["rules"][0]["match"],
+                                        "verifyImages": [{"imageReferences": ["*"], "failureAction": "Enforce"}]})
+    verdict = run(name, None, ciso_state(name, "fail", "pass", policy))
+    assert not verdict["passed"] and "ciso.contract" in failed(verdict) and verdict["score"] == 0.0
+    audit = dict(copy.deepcopy(NO_PRIVILEGED), metadata={"name": "agent-policy"})
+    audit["spec"]["validationFailureActionOverrides"] = [{"action": "Audit", "namespaces": ["ciso-target"]}]
+    assert run(name, None, ciso_state(name, "fail", "pass", audit))["passed"]  # an Audit override keeps it
+
+
 REGO_GOOD = """package check
 import rego.v1
 
@@ -659,6 +718,11 @@ def test_kyverno_offline_with_the_real_matcher():
      "validate": {"message": "m", "pattern": {"metadata": {"name": "!privileged-gap"}}}},
     {"match": {"any": [{"resources": {"kinds": ["Deployment"], "names": ["privileged-gap"]}}]},
      "validate": {"message": "m", "deny": {}}},
+    # keyed on a name prefix the compliant object does not share, or on the label value the gap carries
+    {"match": {"any": [{"resources": {"kinds": ["Deployment"], "names": ["privileged-g*"]}}]},
+     "validate": {"message": "m", "deny": {}}},
+    {"match": {"any": [{"resources": {"kinds": ["Deployment"], "selector": {"matchLabels": {"app": "privileged-gap"}}}}]},
+     "validate": {"message": "m", "deny": {}}},
 ])
 def test_a_policy_that_names_the_violations_fails(rule):
     name = "cis-k8s-5-2-2-privileged-kyverno"
@@ -666,7 +730,7 @@ def test_a_policy_that_names_the_violations_fails(rule):
               "spec": {"validationFailureAction": "Audit", "background": True, "rules": [dict(rule, name="r")]}}
     verdict = run(name, None, None, artifact=("kyverno", [policy]))
     assert failed(verdict) == ["ciso.general"], verdict["checks"]
-    assert "privileged-gap-renamed" in next(c["detail"] for c in verdict["checks"] if c["id"] == "ciso.general")
+    assert "twins of the gap objects" in next(c["detail"] for c in verdict["checks"] if c["id"] == "ciso.general")
     good = run(name, None, None, artifact=("kyverno", [NO_PRIVILEGED]))
     assert "ciso.general" in [c["id"] for c in good["checks"]] and good["passed"]
 
@@ -918,3 +982,84 @@ def test_no_input_makes_the_evaluator_crash(tmp_path_factory, answer, state, key
             code = ns["main"](ns["SPEC"], argv)
         assert code in (0, 2), err.getvalue()
         assert (code == 0) == bool(out.getvalue()) and "Traceback" not in err.getvalue()
+
+
+def test_an_optimum_reads_the_metric_it_names_not_the_first():
+    """A cpu metric at the optimum put before the memory metric the fault set to 1% hides nothing."""
+    name = "otel-frontend-hpa-misconfigured"
+    state = copy.deepcopy(derived(name, "solved"))
+    hpa = obj(state, "HorizontalPodAutoscaler", "frontend")
+    memory = hpa["spec"]["metrics"][0]
+    assert memory["resource"]["name"] == "memory"
+    cpu = copy.deepcopy(memory)
+    cpu["resource"]["name"] = "cpu"
+    memory["resource"]["target"]["averageUtilization"] = 1
+    hpa["spec"]["metrics"] = [cpu, memory]
+    verdict = mitigate(name, state)
+    assert not verdict["passed"] and verdict["metrics"]["proximity.0"] < 0.1, failed(verdict)
+    hpa["spec"]["metrics"] = [cpu, dict(memory, resource=dict(memory["resource"], target={
+        "type": "Utilization", "averageUtilization": 80}))]
+    assert mitigate(name, state)["passed"]  # both at the optimum, the memory one second: the right fix
+
+
+def test_a_finops_control_passes_the_answer_that_names_nothing():
+    name = "otel-autoscaling-spend-false-alarm"
+    verdict = run(name, {"resource": []}, derived(name, "faulty"), task="diagnose")
+    assert verdict["passed"] and verdict["score"] == 1.0, failed(verdict)
+    named = run(name, {"resource": [{"name": "otel-demo/Deployment/frontend"}]}, derived(name, "faulty"),
+                task="diagnose")
+    assert not named["passed"] and named["score"] == 0.0
+
+
+def test_twins_differ_in_every_name_and_label_but_what_controls_read():
+    ns = evaluator("cis-k8s-5-1-1-cluster-admin-kyverno")
+    gaps = ns["SPEC"]["ciso"]["gaps"]
+    copies = ns["twins"](gaps)
+    for gap, twin in zip(gaps, copies):
+        name, other = gap["metadata"]["name"], twin["metadata"]["name"]
+        assert other[0] != name[0] and twin["metadata"].get("namespace") == gap["metadata"].get("namespace")
+        assert not set((gap["metadata"].get("labels") or {}).items()) & set((twin["metadata"].get("labels") or {}).items())
+    binding = next(t for t in copies if t["kind"] == "ClusterRoleBinding")
+    sa = next(t for t in copies if t["kind"] == "ServiceAccount")
+    assert binding["roleRef"]["name"] == "cluster-admin"  # what the control reads stays
+    assert binding["subjects"][0]["name"] == sa["metadata"]["name"]  # a reference follows its object
+    deployment = evaluator("cis-k8s-5-2-2-privileged-kyverno")["twins"](
+        evaluator("cis-k8s-5-2-2-privileged-kyverno")["SPEC"]["ciso"]["gaps"])[0]
+    assert deployment["spec"]["selector"]["matchLabels"] == deployment["spec"]["template"]["metadata"]["labels"]
+    assert "privileged-gap" not in json.dumps(deployment)
+
+
+def test_only_the_policy_the_task_names_is_graded():
+    """An update task: another policy's reports that flag the gap do not stand for the named policy's."""
+    name = "cis-k8s-5-2-7-root-user-kyverno-update"
+    spec = evaluator(name)["SPEC"]
+    named = spec["ciso"]["contract"]["name"]
+    policy = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": named},
+              "spec": {"validationFailureAction": "Audit", "background": True,
+                       "rules": [{"name": r} for r in spec["ciso"]["contract"]["rules"]]}}
+
+    def results(policy_name, gap):
+        out = []
+        for o, verdict in [(o, gap) for o in spec["ciso"]["gaps"]] + [(o, "pass") for o in spec["ciso"]["compliant"]]:
+            meta = o["metadata"]
+            out.append({"policy": policy_name, "rule": "r", "result": verdict,
+                        "resources": [{"kind": o["kind"], "namespace": meta.get("namespace"), "name": meta["name"]}]})
+        return out
+
+    def state(reports):
+        return {"resources": {"kind": "List", "items": [policy]}, "captured": ["/ClusterPolicy"],
+                "policyReports": [{"kind": "PolicyReport", "results": reports}]}
+
+    verdict = run(name, None, state(results("another", "fail") + results(named, "pass")))
+    assert not verdict["passed"] and any(c.startswith("ciso.gap.") for c in failed(verdict)), verdict["checks"]
+    assert run(name, None, state(results("another", "pass") + results(named, "fail")))["passed"]
+    # a kyverno_policy task: the run names the agent's own policies (`gradedPolicies`)
+    create = "cis-k8s-5-2-2-privileged-kyverno"
+    mine = dict(GOOD_POLICY)
+    others = reports(create, "fail", "pass")
+    others[0]["results"] = [dict(r, policy="someone-elses") for r in others[0]["results"]]
+    allow = reports(create, "pass", "pass")
+    live = {"resources": {"kind": "List", "items": [mine]}, "captured": ["/ClusterPolicy"],
+            "policyReports": others + allow, "gradedPolicies": ["agent-policy"]}
+    assert not run(create, None, live)["passed"]
+    assert run(create, None, dict(live, policyReports=others + reports(create, "fail", "pass")))["passed"]

@@ -225,3 +225,150 @@ def test_a_ciso_control_object_and_a_topology_binding_of_the_same_name_clash():
 '''
     errors = _errors(text)
     assert any(code == "E2010" and "also declared in the topology" in message for code, _, message in errors), errors
+
+
+# ---- access as the API server's RBAC authorizer decides it (runtime.evaluator.allowed) ----------------------
+
+from itbench_dsl.runtime import evaluator as runtime  # noqa: E402
+
+SA = {"kind": "ServiceAccount", "namespace": "shop", "name": "reader"}
+RBAC = "rbac.authorization.k8s.io/v1"
+
+
+def _role(kind, name, rules, namespace=None):
+    meta = {"name": name, **({"namespace": namespace} if namespace else {})}
+    return {"apiVersion": RBAC, "kind": kind, "metadata": meta, "rules": rules}
+
+
+def _binding(kind, name, role_kind, role, subjects, namespace=None):
+    meta = {"name": name, **({"namespace": namespace} if namespace else {})}
+    return {"apiVersion": RBAC, "kind": kind, "metadata": meta, "subjects": subjects,
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role}}
+
+
+def _can(items, verb, resource, namespace="shop", subject=SA, name=None):
+    st = runtime.State({"resources": {"kind": "List", "items": items}})
+    res, group, sub = runtime.parse_resource(resource)
+    return runtime.allowed(st, subject, verb, res, namespace, group, sub, name)[0]
+
+
+LIST_PODS = {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}
+SA_SUBJECT = {"kind": "ServiceAccount", "name": "reader", "namespace": "shop"}
+
+
+def test_a_rule_restricted_by_resource_names_grants_no_list():
+    role = _role("Role", "r", [dict(LIST_PODS, verbs=["get", "list"], resourceNames=["one"])], "shop")
+    items = [role, _binding("RoleBinding", "b", "Role", "r", [SA_SUBJECT], "shop")]
+    assert not _can(items, "list", "pods")  # a list names no object: a named rule never grants it
+    assert _can(items, "get", "pods", name="one") and not _can(items, "get", "pods", name="two")
+
+
+def test_only_the_subjects_a_binding_binds_are_granted():
+    role = _role("Role", "r", [LIST_PODS], "shop")
+    for subjects, granted in (([SA_SUBJECT], True),
+                              ([{"kind": "ServiceAccount", "name": "reader"}], True),  # the binding's namespace
+                              ([{"kind": "ServiceAccount", "name": "reader", "namespace": "other"}], False),
+                              ([{"kind": "ServiceAccount", "name": "writer", "namespace": "shop"}], False),
+                              ([{"kind": "User", "name": "system:serviceaccount:shop:reader"}], True),
+                              ([{"kind": "Group", "name": "system:serviceaccounts:shop"}], True),
+                              ([{"kind": "Group", "name": "system:serviceaccounts:other"}], False),
+                              ([], False)):
+        items = [role, _binding("RoleBinding", "b", "Role", "r", subjects, "shop")]
+        assert _can(items, "list", "pods") is granted, subjects
+
+
+def test_roles_apply_where_they_are_bound():
+    cluster_role = _role("ClusterRole", "pods", [LIST_PODS])
+    by_role_binding = [cluster_role, _binding("RoleBinding", "b", "ClusterRole", "pods", [SA_SUBJECT], "shop")]
+    assert _can(by_role_binding, "list", "pods") and not _can(by_role_binding, "list", "pods", namespace="other")
+    assert not _can(by_role_binding, "list", "pods", namespace=None)  # cluster-wide: RoleBindings grant nothing
+    everywhere = [cluster_role, _binding("ClusterRoleBinding", "b", "ClusterRole", "pods", [SA_SUBJECT])]
+    assert _can(everywhere, "list", "pods", namespace="other") and _can(everywhere, "list", "pods", namespace=None)
+    # a ClusterRoleBinding's ServiceAccount subject without a namespace binds nobody
+    unqualified = [cluster_role, _binding("ClusterRoleBinding", "b", "ClusterRole", "pods",
+                                          [{"kind": "ServiceAccount", "name": "reader"}])]
+    assert not _can(unqualified, "list", "pods")
+    # a Role of another namespace, or a role the state does not hold, grants nothing
+    elsewhere = [_role("Role", "r", [LIST_PODS], "other"), _binding("RoleBinding", "b", "Role", "r", [SA_SUBJECT], "shop")]
+    assert not _can(elsewhere, "list", "pods")
+
+
+@pytest.mark.parametrize("rule, verb, resource, granted", [
+    ({"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}, "delete", "deployments.apps", True),
+    ({"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["list"]}, "list", "pods", False),
+    ({"apiGroups": [""], "resources": ["deployments"], "verbs": ["list"]}, "list", "deployments.apps", False),
+    ({"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}, "get", "pods/log", False),
+    ({"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]}, "get", "pods/log", True),
+    ({"apiGroups": [""], "resources": ["*/log"], "verbs": ["get"]}, "get", "pods/log", True),
+    ({"apiGroups": [""], "resources": ["pods/*"], "verbs": ["get"]}, "get", "pods/log", False),  # no such form
+    ({"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "watch"]}, "list", "pods", False),
+])
+def test_a_rule_matches_as_the_authorizer_matches(rule, verb, resource, granted):
+    items = [_role("Role", "r", [rule], "shop"), _binding("RoleBinding", "b", "Role", "r", [SA_SUBJECT], "shop")]
+    assert _can(items, verb, resource) is granted
+
+
+ACCESS = '''scenario "rbac-access" {
+  domain sre
+  complexity low
+  description "The reader cannot list pods."
+  topology {
+    namespace "shop"
+    serviceaccount "reader"
+    role "reader" {
+      rule {
+        api_groups = [""]
+        resources = ["pods"]
+        verbs = ["list"]
+      }
+    }
+    rolebinding "reader" {
+      role = "reader"
+      subjects = [service_account("reader")]
+    }
+    deployment "web" { image = "nginx:1.27" }
+  }
+  fault wrong_role_resource on role "reader" {
+    resources = ["deployments"]
+    api_groups = ["apps"]
+  }
+  expect {
+    root_cause role "reader"
+    mitigated when {
+      PREDICATE
+    }
+  }
+}
+'''
+
+
+def test_an_access_predicate_compiles_prints_and_grades():
+    from itbench_dsl.parser import parse_text
+    from itbench_dsl.printer import print_document
+
+    text = ACCESS.replace("PREDICATE", 'can serviceaccount "reader" "list" "pods"\n      '
+                                       'cannot serviceaccount "reader" "delete" "pods" in namespace "shop"')
+    result, diags = compile_text(text)
+    assert not diags.has_errors, [d.message for d in diags.items]
+    predicates = [p for p in result.scenario.mitigation.predicates if p.kind == "access"]
+    assert [(p.op, p.path, p.namespace) for p in predicates] == [("can", ["list", "pods"], "shop"),
+                                                                ("cannot", ["delete", "pods"], "shop")]
+    printed = print_document(parse_text(text), text)
+    assert 'can serviceaccount "reader" "list" "pods"\n' in printed
+    assert 'cannot serviceaccount "reader" "delete" "pods" in namespace "shop"\n' in printed
+    assert print_document(parse_text(printed), printed) == printed
+    from itbench_dsl.analysis import states
+
+    assert states.self_validate(result.scenario) == []
+
+
+@pytest.mark.parametrize("predicate, code, words", [
+    ('can deployment "web" "list" "pods"', "E2004", "must be a serviceaccount"),
+    ('can serviceaccount "reader" "List" "pods"', "E2008", "is not a verb"),
+    ('can serviceaccount "reader" "list" "Pods!"', "E2008", "is not a resource"),
+    ('can serviceaccount "reader" "list" "pods" in deployment "web"', "E2004", "takes a namespace"),
+    ('can serviceaccount "raeder" "list" "pods"', "E2003", "raeder"),
+])
+def test_access_predicate_mistakes_are_located(predicate, code, words):
+    errors = _errors(ACCESS.replace("PREDICATE", predicate))
+    assert errors and errors[0][0] == code and words in errors[0][2], errors

@@ -285,6 +285,12 @@ def test_a_run_times_detection_from_its_own_injection(server, tmp_path, offset, 
     detect = outcome.verdict["tasks"]["detect"]
     assert detect["passed"] is passed, detect["checks"]
     assert not passed or detect["metrics"]["time_to_detect_seconds"] >= 0
+    # the run saw the answer appear during the agent's turn, on its own clock, and gave the evaluator that time
+    events = timeline(outcome.folder)
+    seen = [e["answered_at"] for e in events if e.get("answered_at")]
+    started = next(e["t"] for e in events if e.get("action") == "agent")
+    ended = next(e["t"] for e in events if e.get("action") == "agent-exit")
+    assert len(seen) == 1 and started <= seen[0] <= ended
     # resumed after the capture: grading alone reads the injection time from the timeline
     (outcome.folder / "verdict.json").unlink()
     events = [line for line in (outcome.folder / "timeline.jsonl").read_text().splitlines()
@@ -344,27 +350,56 @@ def _kyverno_stand_in(server, event: str, obj: dict) -> None:
     server._later(0.1, report)
 
 
-@pytest.mark.parametrize("policy, passed", [("right", True), ("fails-everything", False)])
-def test_a_ciso_run_grades_the_agents_policy_from_kyvernos_reports(tmp_path, policy, passed):
+BY_NAME = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "by-name"},
+           "spec": {"validationFailureAction": "Audit", "background": True, "rules": [{
+               "name": "r", "match": {"any": [{"resources": {"kinds": ["Deployment"], "names": ["privileged-gap"]}}]},
+               "validate": {"message": "m", "deny": {}}}]}}
+
+
+@pytest.mark.parametrize("policy, passed, failing", [
+    ("right", True, None), ("fails-everything", False, None),
+    ("by-name", False, "ciso.general"),  # the policy read back from the cluster, judged on twins of the gap
+    ("enforce-override", False, "ciso.contract"),  # the live capture holds the policy: its contract is checked
+    ("others-flag-the-gap", False, "ciso.gap.ciso-target/Deployment/privileged-gap"),
+])
+def test_a_ciso_run_grades_the_agents_policy_from_kyvernos_reports(tmp_path, policy, passed, failing):
     """The agent deploys a ClusterPolicy; the run waits for Kyverno's reports on every graded object, grades
-    them as the prompt says, and removes the agent's policy (and Kyverno its reports) at the end."""
+    them as the prompt says, and removes the agent's policy (and Kyverno its reports) at the end. Only the
+    agent's own policy is graded: a policy there before it that flags the gap does not count."""
     from test_evaluator import ALWAYS_FAIL, NO_PRIVILEGED
 
     root = write_bundle(tmp_path / "bundles", CISO, domain="ciso")
     script = tmp_path / "agent.py"
     script.write_text(POLICY_AGENT)
-    chosen = NO_PRIVILEGED if policy == "right" else dict(ALWAYS_FAIL, spec=dict(
-        ALWAYS_FAIL["spec"], validationFailureAction="Audit", background=True))
+    audit_fail = dict(ALWAYS_FAIL, spec=dict(ALWAYS_FAIL["spec"], validationFailureAction="Audit", background=True))
+    allow_all = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "allow-all"},
+                 "spec": {"validationFailureAction": "Audit", "background": True, "rules": [{
+                     "name": "r", "match": {"any": [{"resources": {"kinds": ["Deployment"]}}]},
+                     "validate": {"message": "m", "pattern": {"metadata": {"name": "?*"}}}}]}}
+    chosen = {"right": NO_PRIVILEGED, "fails-everything": audit_fail, "by-name": BY_NAME,
+              "enforce-override": dict(NO_PRIVILEGED, spec=dict(NO_PRIVILEGED["spec"], validationFailureActionOverrides=[
+                  {"action": "Enforce", "namespaces": ["ciso-target"]}])),
+              "others-flag-the-gap": allow_all}[policy]
     agent = f"{sys.executable} {script} '{json.dumps(chosen)}'"
     with KubeServer(ready_delay=0.02, delete_delay=0.02) as server:
         server.on_change = _kyverno_stand_in
+        if policy == "others-flag-the-gap":  # another tenant's policy, there before the agent, flags the gap
+            with server.lock:
+                server._put(server._new("kyverno.io", "v1", "ClusterPolicy", None, "someone-elses",
+                                        {"spec": NO_PRIVILEGED["spec"]}))
+            time.sleep(0.5)  # its reports, as Kyverno writes them a moment later
         server.baseline = server.snapshot()
         outcome = Run(lifecycle.load_bundle(root), options(server, tmp_path, agent, report_timeout=10),
                       progress=None).execute()
         assert outcome.status == "graded", outcome.error
         assert outcome.verdict["passed"] is passed, outcome.verdict["checks"]
+        if failing:
+            assert failing in [c["id"] for c in outcome.verdict["checks"] if not c["passed"]], outcome.verdict["checks"]
         state = json.loads((outcome.folder / "state.json").read_text())
         assert state["policyReports"], "the run waited for Kyverno's reports"
+        assert state["gradedPolicies"] == [chosen["metadata"]["name"]]
+        assert chosen["metadata"]["name"] in {o["metadata"]["name"] for o in state["resources"]["items"]
+                                              if o["kind"] == "ClusterPolicy"}
         assert (outcome.folder / "workspace" / "policy.yaml").is_file()
         events = timeline(outcome.folder)
         assert any(e.get("action") == "policies-removed" for e in events)
@@ -401,3 +436,93 @@ def test_a_run_lets_the_fix_run_and_dates_it_in_the_state(server, bundle, tmp_pa
                for o in observations)
     verdict = json.loads((outcome.folder / "verdict.json").read_text())
     assert verdict["tasks"]["mitigate"]["passed"], verdict["tasks"]["mitigate"]["checks"]
+
+
+def test_the_run_grades_the_diagnosis_with_the_captured_state(tmp_path):
+    """A pod named like the root cause's pods that the cluster does not hold names nothing: the run's
+    grading gives the evaluator the state it captured."""
+    from itbench_dsl.analysis import states
+    from itbench_dsl.run.runner import grade
+    from itbench_dsl.compiler import compile_source
+    from itbench_dsl.diagnostics import Diagnostics
+
+    name = "otel-checkout-nonexistent-image"
+    root = write_bundle(tmp_path, name)
+    scenario = compile_source((SCENARIOS / "sre" / f"{name}.itb").read_bytes(), name, Diagnostics()).scenario
+    faulty = states.derive(scenario)["faulty"]
+    (tmp_path / "state.json").write_text(json.dumps(faulty))
+    bundle_ = lifecycle.load_bundle(root)
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    answer = workspace / "diagnosis.json"
+    real = states.perfect_answer(scenario, faulty)
+    answer.write_text(json.dumps(real))
+    verdict = grade(bundle_, tmp_path / "state.json", answer)
+    diagnose = verdict["tasks"]["diagnose"] if "tasks" in verdict else verdict
+    assert diagnose["passed"], diagnose["checks"]
+    ghost = {"entities": [{"name": "otel-demo/Pod/checkout-5f7d9c8b6d-zzzzz", "contributing_factor": True}],
+             "propagations": real["propagations"]}
+    answer.write_text(json.dumps(ghost))
+    verdict = grade(bundle_, tmp_path / "state.json", answer)
+    diagnose = verdict["tasks"]["diagnose"] if "tasks" in verdict else verdict
+    assert not diagnose["passed"] and diagnose["metrics"]["root_cause_entity_recall"] == 0.0
+
+
+def test_a_detection_written_late_and_backdated_fails(tmp_path):
+    """The answer's time as the run saw it bounds the self-reported `noticed_at`: written two hours after the
+    injection, a detection that claims the first minute is late."""
+    from itbench_dsl.run.runner import grade
+
+    source = (SCENARIOS / "sre" / f"{SCENARIO}.itb").read_text()
+    source = source.replace("  domain sre\n", "  domain sre\n  tasks detect within 10m, localize, mitigate\n", 1)
+    result = compile_ok(source.encode(), f"{SCENARIO}.itb")
+    root = tmp_path / "bundle"
+    for name, data in result.files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "detection.json").write_text(json.dumps({"anomaly": True, "noticed_at": "2026-01-01T00:01:00Z"}))
+    from itbench_dsl.analysis import states
+
+    (tmp_path / "state.json").write_text(json.dumps(states.derive(result.scenario)["faulty"]))
+    bundle_ = lifecycle.load_bundle(root)
+
+    def detect(answered_at):
+        verdict = grade(bundle_, tmp_path / "state.json", workspace / "diagnosis.json",
+                        injected_at="2026-01-01T00:00:00Z", answered_at=answered_at)
+        return verdict["tasks"]["detect"]
+
+    assert detect(None)["passed"]  # without the harness's record, the claim is all there is
+    assert detect("2026-01-01T00:02:00Z")["passed"]
+    late = detect("2026-01-01T02:00:00Z")
+    assert not late["passed"] and "appeared 7200 s after the injection" in str(late["checks"])
+
+
+PLACEHOLDER_AGENT = r"""
+import json, time
+json.dump({}, open("detection.json", "w"))  # a placeholder first
+time.sleep(1.0)
+written = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+json.dump({"anomaly": True, "noticed_at": "2000-01-01T00:00:00Z"}, open("detection.json", "w"))
+open("written.txt", "w").write(written)
+"""
+
+
+def test_the_run_times_the_answer_as_graded_not_a_placeholder(server, tmp_path):
+    """The answer's time is when its final content appeared: a placeholder written first does not date it."""
+    source = (SCENARIOS / "sre" / f"{SCENARIO}.itb").read_text()
+    source = source.replace("  domain sre\n", "  domain sre\n  tasks detect within 10m, localize, mitigate\n", 1)
+    result = compile_ok(source.encode(), f"{SCENARIO}.itb")
+    root = tmp_path / "bundle"
+    for name, data in result.files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    script = tmp_path / "agent.py"
+    script.write_text(PLACEHOLDER_AGENT)
+    outcome = Run(lifecycle.load_bundle(root), options(server, tmp_path, f"{sys.executable} {script}"),
+                  progress=None).execute()
+    assert outcome.status == "graded", outcome.error
+    seen = [e["answered_at"] for e in timeline(outcome.folder) if e.get("answered_at")]
+    written = (outcome.folder / "workspace" / "written.txt").read_text()
+    assert len(seen) == 1 and seen[0][:19] >= written, (seen, written)

@@ -128,7 +128,8 @@ def test_score_json(tmp_path: Path):
     assert report["k"] == [1, 2]
     # n=5, c=2, k=2: 1 - C(3,2)/C(5,2) = 1 - 3/10
     assert report["scenarios"][0]["pass_at_k"]["2"] == pytest.approx(0.7)
-    assert set(report["overall"][0]) == {"task", "scenarios", "trials", "passed", "mean_score", "stderr", "pass_at_k"}
+    assert set(report["overall"][0]) == {"task", "scenarios", "trials", "passed", "no_verdict", "mean_score", "stderr",
+                                         "pass_at_k"}
 
 
 @pytest.mark.parametrize("setup,message", [
@@ -209,3 +210,48 @@ def test_deep_json_is_refused_not_a_traceback(tmp_path: Path):
     (folder / "x.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
     with pytest.raises(ScoringError, match="not a readable JSON file"):
         load_verdicts(folder)
+
+
+def _run_folder(results: Path, scenario: str, run_id: str, verdict: dict | None, record: dict | None) -> Path:
+    """A run folder as `itbench run` leaves it: timeline.jsonl, run.json, and verdict.json when it graded."""
+    folder = results / scenario / run_id
+    folder.mkdir(parents=True)
+    (folder / "timeline.jsonl").write_text('{"phase": "run", "event": "start"}\n', encoding="utf-8")
+    (folder / "state.json").write_text('{"resources": {"items": []}}', encoding="utf-8")
+    if record is not None:
+        (folder / "run.json").write_text(json.dumps(record), encoding="utf-8")
+    if verdict is not None:
+        (folder / "verdict.json").write_text(json.dumps(verdict), encoding="utf-8")
+    return folder
+
+
+def test_a_run_that_ended_without_a_verdict_is_a_failed_trial(tmp_path: Path):
+    """One graded pass and two runs that failed before grading: pass@1 is 1/3, not 1.0, and the table says
+    how many trials have no verdict."""
+    results = tmp_path / "results"
+    both = {"scenario": "s", "task": "diagnose+mitigate", "passed": True, "score": 1.0,
+            "tasks": {"diagnose": {"scenario": "s", "task": "diagnose", "passed": True, "score": 1.0},
+                      "mitigate": {"scenario": "s", "task": "mitigate", "passed": True, "score": 1.0}}}
+    _run_folder(results, "s", "r1", both, {"scenario": "s", "status": "graded", "tasks": ["diagnose", "mitigate"]})
+    _run_folder(results, "s", "r2", None, {"scenario": "s", "status": "failed", "error": "cluster gone",
+                                           "tasks": ["diagnose", "mitigate"]})
+    _run_folder(results, "s", "r3", None, None)  # killed before it wrote run.json: its folder names the scenario
+    report = aggregate(load_verdicts(results), [])
+    rows = {r["task"]: r for r in report["scenarios"]}
+    assert set(rows) == {"diagnose", "mitigate"}
+    for row in rows.values():
+        assert (row["trials"], row["passed"], row["no_verdict"]) == (3, 1, 2)
+        assert row["pass_at_k"]["1"] == pytest.approx(1 / 3) and row["mean_score"] == pytest.approx(1 / 3)
+    result = invoke("score", str(results))
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "no verdict" in lines[0]
+    assert lines[2].split()[:6] == ["s", "diagnose", "3", "1", "2", "0.333"]
+
+
+def test_only_runs_without_a_verdict_still_score(tmp_path: Path):
+    results = tmp_path / "results"
+    _run_folder(results, "s", "r1", None, {"scenario": "s", "status": "interrupted", "tasks": ["policy"]})
+    report = aggregate(load_verdicts(results), [])
+    assert report["scenarios"][0]["passed"] == 0 and report["scenarios"][0]["no_verdict"] == 1
+    assert report["scenarios"][0]["task"] == "policy"

@@ -21,14 +21,25 @@ scenario's own plan, each with the verdict it must get:
   (`probe "x" stdout contains "..."`): the probe's result absent (refused), not a result, a field
   missing, null or of another type, a wrong exit code, output without the text or holding it only past
   what is read of a huge output, the text inside a longer token for an exact test (fail).
-* diagnosis: the perfect answer, with extra spellings of the same objects and in ITBench's 2025
-  shape (pass); no answer, no `entities`, the root cause alone without its propagation, a sibling
-  that shares the root cause's name as a prefix, the name of an object that exists nowhere, a
-  flood of every object, a wrong object spelled many ways (fail or unusable).
+* diagnosis: the perfect answer, with extra spellings of the same objects, in ITBench's 2025
+  shape, with every edge given twice (pass); no answer, no `entities`, the root cause alone without
+  its propagation, the chain reversed, one invented edge out of the root cause for the chain, a
+  sibling that shares the root cause's name as a prefix, the name of an object that exists nowhere,
+  a pod named like the root cause's pods that the state does not hold, a flood of every object, a
+  wrong object spelled many ways (fail or unusable).
 * FinOps answers: the objects as the prompt asks (`<ns>/<Kind>/<name>`), the bare name with its
-  kind, any object the fault changes (pass); another object, an absent one, nothing (fail).
-* CISO: a perfect policy's reports (pass); allow-all and deny-all policies, no reports, a policy that
-  breaks the prompt's contract (fail); a state without PolicyReports (unusable).
+  kind, any object the fault changes, for a control the answer that names nothing (pass); another
+  object, an absent one, nothing, for a control any object (fail). FinOps states: an optimum's list
+  item back at its faulty value behind a twin of another identity holding the optimum (fail).
+* CISO: a perfect policy's reports, also beside another policy's (pass); allow-all and deny-all
+  policies, no reports, a policy that breaks the prompt's contract (Enforce, also through
+  `validationFailureActionOverrides`), another policy's reports flagging the gap while the graded
+  policy flags nothing, policies that single the gap objects out by name, name prefix or label
+  value (offline and from their reports) (fail); a state without PolicyReports (unusable).
+* access predicates (`can`/`cannot`): the granting rule restricted by resourceNames, granting another
+  verb, bound to another subject (fail); the grant after an unrelated rule or with the verb `*` (pass).
+* detection: an answer written after the window and backdated into it (fail); one written in the
+  window, one claiming a time after it was written (pass).
 
 `states.self_validate` grades every case (so `itbench check` refuses a scenario whose evaluator is
 fooled by one), and `benchmarks/corpus.py` reports the false passes and false fails over the library.
@@ -61,6 +72,7 @@ class Case:
     score: float | None = None  # the score a passing case must get, when it must be exact
     failed: tuple = ()  # after `run`: the ids of the checks that failed
     injected_at: str | None = None  # when the fault was injected (RFC 3339): what detect times against
+    answered_at: str | None = None  # when the harness saw the detection answer appear (RFC 3339)
 
     def run(self, spec: dict, indexed: dict | None = None) -> tuple[bool, str]:
         """(whether the evaluator grades the case as it must, what it did). `indexed`, kept by the caller
@@ -69,7 +81,8 @@ class Case:
 
         try:
             verdict = evaluate(spec, copy.deepcopy(self.answer), self.state, task=self.task, artifact=self.artifact,
-                               injected_at=self.injected_at, indexed=indexed)
+                               injected_at=self.injected_at, indexed=indexed,
+                               **({"answered_at": self.answered_at} if self.answered_at else {}))
         except InputError as exc:
             return self.want == UNUSABLE, f"refused it ({exc})"
         except Exception as exc:  # noqa: BLE001 - the generated evaluator must grade or refuse every case
@@ -247,6 +260,10 @@ def cases(scenario: ir.Scenario, spec: dict, found: Objects, derived: dict[str, 
         yield from _diagnosis_cases(scenario, spec, derived)
     elif "diagnose" in posed and scenario.injections():
         yield from _finops_cases(scenario, spec, derived)
+    elif "diagnose" in posed and spec["domain"] == "finops":
+        yield from _finops_control_cases(spec, derived)
+    if "mitigate" in posed and spec["domain"] == "finops":
+        yield from _optimum_cases(spec, derived)
     yield from _task_cases(scenario, spec, found, derived)
 
 
@@ -822,6 +839,9 @@ def _predicate_cases(m: dict, found: Objects) -> Iterator[Case]:
             yield from _probe_cases(index, pred, solved, probes_seen)
         elif pred["kind"] == "scope":
             yield from _scope_cases(index, pred, solved)
+        elif pred["kind"] == "access":
+            others = [p for p in m["predicates"] if p is not pred and p["kind"] == "access"]
+            yield from _access_cases(index, pred, solved, others)
         elif pred["kind"] == "field" and pred["target"]["kind"] != "Secret" and "*" not in pred["target"]["name"]:
             key = (pred["target"]["kind"], pred["target"]["namespace"], pred["target"]["name"])
             for what, edit in _field_edits(pred):
@@ -830,6 +850,97 @@ def _predicate_cases(m: dict, found: Objects) -> Iterator[Case]:
                 if any(done):
                     yield Case(f"predicate {index} ({_show(pred['path'])} {pred['op']}): {what}", "mitigate", FAIL,
                                state=state)
+
+
+def _grants(pred: dict, state: dict) -> list[tuple[tuple, tuple, int]]:
+    """(binding key, role key, rule index) of every rule that grants an access predicate's request on `state`."""
+    from ..runtime.evaluator import State, binds, parse_resource, rule_allows, subject_user
+
+    st = State(state)
+    user, groups = subject_user(pred["target"])
+    resource, group, subresource = parse_resource(pred["path"][1])
+    namespace = pred.get("namespace")
+    found = []
+    bindings = [(b, None) for b in st.by_kind.get(("ClusterRoleBinding", None), [])]
+    bindings += [(b, namespace) for b in st.by_kind.get(("RoleBinding", namespace), [])] if namespace else []
+    for binding, where in bindings:
+        if not binds(binding, user, groups, where):
+            continue
+        ref = binding.get("roleRef") or {}
+        role = ((ref.get("kind"), where, ref.get("name")) if ref.get("kind") == "Role" else
+                ("ClusterRole", None, ref.get("name")))
+        for i, rule in enumerate((st.objects.get(role) or {}).get("rules") or []):
+            if rule_allows(rule, pred["path"][0], group, resource, subresource, None):
+                found.append((_key(binding), role, i))
+    return found
+
+
+def _access_cases(index: int, pred: dict, solved: dict, others: list) -> Iterator[Case]:
+    """An access predicate judged as the RBAC authorizer judges: for `can`, the granting rule restricted to
+    one resource name, granting another verb, or bound to another subject (another ServiceAccount, the
+    same name in another namespace) fails; the grant written otherwise (after an unrelated rule, with
+    the verb `*`) passes, where the other access predicates still hold on it. For `cannot`, the subject
+    bound to a ClusterRole that grants everything, by name or through its group, fails."""
+    from ..runtime.evaluator import State, predicate_check
+
+    def others_hold(state) -> bool:
+        return all(predicate_check(p, State(state))[0] for p in others)
+
+    label = f"predicate {index} ({pred['op']} {pred['path'][0]} {pred['path'][1]})"
+    subject = pred["target"]
+    if pred["op"] == "cannot":
+        for how, who in (("by name", {"kind": "ServiceAccount", "name": subject["name"],
+                                      "namespace": subject.get("namespace")}),
+                         ("through its group", {"kind": "Group", "name": "system:serviceaccounts",
+                                                "apiGroup": "rbac.authorization.k8s.io"})):
+            role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                    "metadata": {"name": "itbench-corpus-everything"},
+                    "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]}
+            binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                       "metadata": {"name": "itbench-corpus-everything"},
+                       "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                   "name": "itbench-corpus-everything"}, "subjects": [who]}
+            yield Case(f"{label}: granted {how} by a ClusterRole of every right", "mitigate", FAIL,
+                       state=_with_items(solved, solved["resources"]["items"] + [role, binding]))
+        return
+    grants = _grants(pred, solved)
+    if not grants:
+        return
+    roles = {role for _, role, _ in grants}
+    bindings = {binding for binding, _, _ in grants}
+
+    def rules_edited(edit):
+        state = solved
+        for role in sorted(roles, key=str):
+            state = _with_edit(state, role, lambda obj, role=role: [
+                edit(rule) for i, rule in enumerate(obj.get("rules") or []) if (None, role, i) in
+                {(None, r, j) for _, r, j in grants}])
+        return state
+
+    other_verb = "watch" if pred["path"][0] != "watch" else "get"
+    yield Case(f"{label}: the granting rule restricted by resourceNames", "mitigate", FAIL,
+               state=rules_edited(lambda rule: rule.__setitem__("resourceNames", ["only-this-one"])))
+    yield Case(f"{label}: the granting rule grants {other_verb} instead", "mitigate", FAIL,
+               state=rules_edited(lambda rule: rule.__setitem__("verbs", [other_verb])))
+    every = rules_edited(lambda rule: rule.__setitem__("verbs", ["*"]))
+    if others_hold(every):
+        yield Case(f"{label}: the granting rule grants every verb (`*`)", "mitigate", PASS, state=every)
+
+    def after_unrelated(obj):
+        obj["rules"] = [{"apiGroups": ["apps"], "resources": ["replicasets"], "verbs": ["get"]}] + list(obj.get("rules") or [])
+
+    state = solved
+    for role in sorted(roles, key=str):
+        state = _with_edit(state, role, after_unrelated)
+    if others_hold(state):
+        yield Case(f"{label}: the granting rule after an unrelated one", "mitigate", PASS, state=state)
+    for why, other in (("another ServiceAccount", {"name": subject["name"] + "-other"}),
+                       ("the same name in another namespace", {"namespace": (subject.get("namespace") or "") + "-other"})):
+        state = solved
+        for binding in sorted(bindings, key=str):
+            state = _with_edit(state, binding, lambda obj, other=other: obj.__setitem__("subjects", [
+                {"kind": "ServiceAccount", "name": subject["name"], "namespace": subject.get("namespace"), **other}]))
+        yield Case(f"{label}: the binding binds {why}", "mitigate", FAIL, state=state)
 
 
 # beyond what a capture keeps of a probe's output and what `contains` reads of it (runtime/evaluator.py)
@@ -1145,6 +1256,64 @@ def _diagnosis_cases(scenario, spec, derived) -> Iterator[Case]:
     if gradable_chain:
         yield Case("the root cause without its propagation", "diagnose", FAIL,
                    answer={"entities": perfect["entities"], "propagations": []}, state=faulty)
+        yield from _chain_cases(spec, perfect, faulty)
+    yield from _ghost_pod_cases(spec, perfect, faulty)
+
+
+def _chain_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
+    """The propagation graded by directed edges: the right causes with the chain reversed, or with one
+    invented edge out of the root cause in its place, fail; the chain with its edges given twice passes."""
+    from ..runtime.evaluator import Diagnosis, State
+
+    edges = perfect["propagations"]
+    diagnosis = Diagnosis(spec, State(faulty))
+    node = {e["source"]: diagnosis.node(e["source"]) for e in edges} | {e["target"]: diagnosis.node(e["target"]) for e in edges}
+    truth = {(node[e["source"]], node[e["target"]]) for e in edges if node[e["source"]] != node[e["target"]]}
+    # the edges with a direction (a cycle through aliases, A -> B -> A, reads the same both ways)
+    directed = [e for e in edges if node[e["source"]] != node[e["target"]]
+                and (node[e["target"]], node[e["source"]]) not in truth]
+    if directed:
+        reversed_ = [{**p, "source": p["target"], "target": p["source"]} for p in directed]
+        yield Case("the right root causes with the propagation chain reversed", "diagnose", FAIL,
+                   answer={**perfect, "propagations": reversed_}, state=faulty)
+    components = {g["component"] for g in spec["diagnosis"]["groups"]}
+    other = _some_object(spec, avoid=components)
+    if other is not None and perfect["entities"]:
+        junk = [{"source": perfect["entities"][0]["name"], "target": other, "condition": "", "effect": ""}]
+        yield Case(f"the right root causes with one invented edge ({other}) for the chain", "diagnose", FAIL,
+                   answer={**perfect, "propagations": junk}, state=faulty)
+    yield Case("the perfect diagnosis with every edge given twice", "diagnose", PASS,
+               answer={**perfect, "propagations": edges + copy.deepcopy(edges)}, state=faulty, score=1.0)
+
+
+def _ghost_pod_cases(spec: dict, perfect: dict, faulty: dict, task: str = "diagnose") -> Iterator[Case]:
+    """A pod named as the root cause's workload names its pods (the root cause a workload or one of its
+    pods), that the state does not hold: graded with the state (as `itbench run` grades), it names nothing."""
+    from ..runtime.evaluator import owner_from_name
+
+    items = faulty["resources"]["items"]
+    workloads: dict = {}
+    for w in spec["workloads"]:
+        workloads.setdefault(w["name"], []).append(w)
+    static = [w for w in spec["workloads"] if w["kind"] == "Pod"]
+    for entity in perfect["entities"]:
+        namespace, kind, name = entity["name"].split("/", 2)
+        if kind == "Pod":
+            owner = owner_from_name(name, namespace, workloads, static)
+            if owner is None or owner["kind"] not in ("Deployment", "StatefulSet"):
+                continue
+            kind, name = owner["kind"], owner["name"]
+        pods = {o["metadata"]["name"] for o in items if o.get("kind") == "Pod"
+                and o["metadata"].get("namespace") == namespace}
+        if kind not in ("Deployment", "StatefulSet") or (not pods and f"{namespace}/Pod" not in faulty.get("captured", ())):
+            continue  # a state that holds no pod of the namespace cannot say a pod is absent
+        ghost = f"{namespace}/Pod/{name}-" + ("5f7d9c8b6d-zzzzz" if kind == "Deployment" else "97")
+        if ghost.rpartition("/")[2] in pods:
+            continue
+        answer = {**perfect, "entities": [{**entity, "name": ghost}]}
+        yield Case(f"a pod that does not exist ({ghost}) as the root cause" + ("" if task == "diagnose" else f" ({task})"),
+                   task, FAIL, answer=answer, state=faulty)
+        return
 
 
 def _naming_cases(task: str, word: str, spec, perfect: dict, faulty: dict) -> Iterator[Case]:
@@ -1271,6 +1440,78 @@ def _finops_cases(scenario, spec, derived) -> Iterator[Case]:
                state=faulty)
 
 
+def _finops_control_cases(spec, derived) -> Iterator[Case]:
+    """A FinOps control (nothing wasted): the answer that names nothing is the right one."""
+    faulty = derived["faulty"]
+    yield Case("a control's answer that names nothing", "diagnose", PASS, answer={"resource": []}, state=faulty,
+               score=1.0)
+    other = _some_object(spec)
+    if other is not None:
+        yield Case(f"a control's answer that names {other}", "diagnose", FAIL, answer={"resource": [{"name": other}]},
+                   state=faulty)
+
+
+def _optimum_cases(spec, derived) -> Iterator[Case]:
+    """An optimum read off a list is read off the item it names: the solved state with that item back at
+    its faulty value and a twin of another identity holding the optimal value put first (a cpu metric
+    before the faulty memory one, a sidecar before the container) fails."""
+    from ..runtime.evaluator import walk
+
+    solved, faulty = derived["solved"], derived["faulty"]
+    for index, optimum in enumerate(spec["finops"]["optimal"]):
+        path = optimum["path"]
+        at = next((i for i, seg in enumerate(path) if isinstance(seg, list)), None)
+        ref = optimum["object"]
+        key = (ref["kind"], ref.get("namespace"), ref["name"])
+        if at is None:
+            continue
+        bad = [o for o in faulty["resources"]["items"] if _key(o) == key]
+        wrong = walk(bad[0], path[:at + 1]) if bad else []
+        if len(wrong) != 1:
+            continue
+        selector = path[at]
+
+        done = []
+
+        def twin_first(obj, wrong=wrong[0], selector=selector, head=path[:at], done=done):
+            items = walk(obj, head)
+            if len(items) != 1 or not isinstance(items[0], list):
+                return
+            listed = items[0]
+            for i, item in enumerate(listed):
+                if isinstance(item, dict) and _nested_is(item, selector):
+                    twin = copy_data(item)
+                    _set_nested(twin, selector[0], _other_identity(selector[1]))
+                    listed[i] = copy_data(wrong)
+                    listed.insert(0, twin)
+                    done.append(True)
+                    return
+
+        state = _with_edit(solved, key, twin_first)
+        if done:
+            yield Case(f"optimum {index}: the item {_show(path[at:at + 1])} faulty, a twin holding the optimum "
+                       "put first", "mitigate", FAIL, state=state)
+
+
+def _nested_is(item: dict, selector: list) -> bool:
+    from ..runtime.evaluator import nested, same
+
+    value = nested(item, str(selector[0]))
+    return value is not None and same(value, selector[1])
+
+
+def _set_nested(item: dict, dotted: str, value) -> None:
+    *parents, last = dotted.split(".")
+    for part in parents:
+        item = item.setdefault(part, {})
+    item[last] = value
+
+
+def _other_identity(value):
+    """Another item's identity: the other resource of an autoscaler's metric, else a new name."""
+    return {"memory": "cpu", "cpu": "memory"}.get(value, f"{value}-twin" if isinstance(value, str) else value + 1)
+
+
 def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
     faulty = derived["faulty"]
     contract = spec["ciso"].get("contract") or {}
@@ -1289,15 +1530,21 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
     name = good_policy["metadata"]["name"]
     perfect = policy_reports(scenario, perfect=True, policy=name)
     yield Case("a perfect policy's reports", "policy", PASS, state=with_reports(perfect, good_policy if kyverno else None))
+    # each with its policy deployed (the state holds the ClusterPolicies): the reports alone decide
+    deployed = good_policy if kyverno else None
     yield Case("a deny-all policy's reports", "policy", FAIL,
-               state=with_reports(policy_reports(scenario, perfect=False, policy=name)))
+               state=with_reports(policy_reports(scenario, perfect=False, policy=name), deployed))
     yield Case("an allow-all policy's reports", "policy", FAIL,
-               state=with_reports(policy_reports(scenario, perfect=True, policy=name, gaps="pass")))
-    yield Case("no report", "policy", FAIL, state=with_reports([]))
+               state=with_reports(policy_reports(scenario, perfect=True, policy=name, gaps="pass"), deployed))
+    yield Case("no report", "policy", FAIL, state=with_reports([], deployed))
     yield Case("a state without PolicyReports", "policy", UNUSABLE, state={k: v for k, v in faulty.items()
                                                                           if k != "policyReports"})
     if kyverno:
+        override = [{"action": "Enforce", "namespaces": sorted({(o.get("metadata") or {}).get("namespace") or "default"
+                                                               for o in spec["ciso"]["gaps"]})}]
         for why, broken in (("that blocks (Enforce)", {"validationFailureAction": "Enforce"}),
+                            ("that blocks through an override (validationFailureActionOverrides: Enforce)",
+                             {"validationFailureActionOverrides": override}),
                             ("that skips existing objects (background: false)", {"background": False})):
             policy = copy.deepcopy(good_policy)
             policy["spec"].update(broken)
@@ -1308,6 +1555,64 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
             policy = copy.deepcopy(good_policy)
             policy["spec"]["rules"] = [{"name": "check"}]
             yield Case("an updated policy that lost its rules", "policy", FAIL, state=with_reports(perfect, policy))
+        yield from _graded_policy_cases(scenario, spec, faulty, good_policy)
+        yield from _singling_out_cases(scenario, spec, faulty, good_policy)
+
+
+def _graded_policy_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
+    """Only the policy the task grades counts: another policy's reports that flag the gap, beside the
+    graded policy's that flag nothing, fail (an update: the named policy; otherwise the agent's own, as
+    the run records them in `gradedPolicies`)."""
+    name = good_policy["metadata"]["name"]
+    other = policy_reports(scenario, perfect=True, policy="someone-elses-policy")
+    allow = policy_reports(scenario, perfect=True, policy=name, gaps="pass")
+    state = {**faulty, "policyReports": other + allow,
+             "resources": {**faulty["resources"], "items": faulty["resources"]["items"] + [good_policy]}}
+    if not (spec["ciso"].get("contract") or {}).get("name"):
+        state["gradedPolicies"] = [name]
+    yield Case("another policy flags the gap, the graded one flags nothing", "policy", FAIL, state=state)
+    yield Case("a perfect policy's reports beside another policy's", "policy", PASS, state={
+        **state, "policyReports": other + policy_reports(scenario, perfect=True, policy=name)})
+
+
+def _singling_out_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
+    """Policies that single the gap objects out (by name, by a name prefix, by a label value) instead of
+    judging what they are: each flags the gap and passes the compliant objects, and fails `ciso.general`,
+    graded offline as the agent's artefact and live from the reports with the policy read back."""
+    gaps = [o for o in spec["ciso"]["gaps"] if (o.get("metadata") or {}).get("name")]
+    if not gaps:
+        return
+    kinds = sorted({o["kind"] for o in gaps})
+    names = [o["metadata"]["name"] for o in gaps]
+    compliant = {o["metadata"].get("name") for o in spec["ciso"]["compliant"]}
+    selectors = {"by name": {"names": names}}
+    # each gap name's shortest prefix that no compliant object's name starts with (`privileged-g*`)
+    prefixes = sorted({next((n[:i] + "*" for i in range(1, len(n)) if not any(_glob(n[:i] + "*", c) for c in compliant)),
+                            None) for n in names} - {None})
+    if prefixes:
+        selectors["by a name prefix"] = {"names": prefixes}
+    labels = [(k, v) for o in gaps for k, v in ((o["metadata"].get("labels") or {}).items())
+              if not any((c.get("metadata") or {}).get("labels", {}).get(k) == v for c in spec["ciso"]["compliant"])]
+    if labels and all(labels[0] in ((o["metadata"].get("labels") or {}).items()) for o in gaps):
+        selectors["by a label value"] = {"selector": {"matchLabels": {labels[0][0]: labels[0][1]}}}
+    name = good_policy["metadata"]["name"]
+    perfect = policy_reports(scenario, perfect=True, policy=name)
+    for why, resources in selectors.items():
+        policy = copy.deepcopy(good_policy)
+        policy["spec"]["rules"] = [{"name": r["name"], "match": {"any": [{"resources": {"kinds": kinds, **resources}}]},
+                                    "validate": {"message": "violates the control", "deny": {}}}
+                                   for r in good_policy["spec"]["rules"]]
+        yield Case(f"a policy that singles the gap objects out {why} (offline)", "policy", FAIL,
+                   artifact=("kyverno", [policy]))
+        state = {**faulty, "policyReports": perfect,
+                 "resources": {**faulty["resources"], "items": faulty["resources"]["items"] + [policy]}}
+        yield Case(f"a policy that singles the gap objects out {why} (its reports)", "policy", FAIL, state=state)
+
+
+def _glob(pattern: str, text) -> bool:
+    import fnmatch
+
+    return isinstance(text, str) and fnmatch.fnmatchcase(text, pattern)
 
 
 def all_cases(scenario: ir.Scenario) -> tuple[dict, list[Case]]:
@@ -1349,6 +1654,16 @@ def _task_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
             yield Case("a detection noticed after the window", "detect", FAIL, answer={
                 "anomaly": True, "noticed_at": _later(INJECTED_AT, window + 60)}, **at)
             yield Case("no anomaly where there is a fault", "detect", FAIL, answer={"anomaly": False}, **at)
+            # the harness records when the answer appeared: a time claimed in the window does not make a late
+            # answer early; a claimed time after the answer was written is read as the answer's
+            yield Case("a detection written after the window and backdated into it", "detect", FAIL, answer={
+                "anomaly": True, "noticed_at": "2026-01-01T00:01:00Z"}, answered_at=_later(INJECTED_AT, window + 3600),
+                **at)
+            yield Case("a detection written in the window", "detect", PASS, answer={
+                "anomaly": True, "noticed_at": "2026-01-01T00:01:00Z"}, answered_at=_later(INJECTED_AT, min(90, window)), **at)
+            yield Case("a detection that claims a time after its answer was written", "detect", PASS, answer={
+                "anomaly": True, "noticed_at": _later(INJECTED_AT, window + 60)}, answered_at=_later(INJECTED_AT, min(90, window)),
+                **at)
             yield Case("a detection without an injection time", "detect", UNUSABLE, answer={"anomaly": False})
         else:
             yield Case("no anomaly in a control", "detect", PASS, answer={"anomaly": False}, score=1.0)
@@ -1369,6 +1684,7 @@ def _task_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
                                state=faulty, answer={"entities": [{"name": wrong, "contributing_factor": True}]})
         if perfect["entities"]:
             yield from _naming_cases("localize", "localization", spec, perfect, faulty)
+            yield from _ghost_pod_cases(spec, perfect, faulty, "localize")
         yield Case("a localization without entities", "localize", FAIL, answer={"causes": []})
     if "analyze" in posed and spec.get("analysis"):
         truth = {k: spec["analysis"][k] for k in ("system_level", "fault_type")}

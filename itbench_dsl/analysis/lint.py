@@ -261,7 +261,8 @@ def unobservable_faults(item: Linted) -> list[Diagnostic]:
 
     A `mitigated when` state or field predicate sees a fault when it names an object of the fault's
     footprint (its target, what it creates or changes) or of the same component (their services and
-    pods), and a probe predicate the workload its probe runs in; an `alert X not firing` predicate sees every
+    pods), a probe predicate the workload its probe runs in, and an access predicate the roles and bindings
+    the authorizer reads for it (the cluster's, and those of its namespace); an `alert X not firing` predicate sees every
     fault when `expect` lists X. An alert can tell
     when `expect` lists it on a component where the fault's group acts (the footprints of its faults,
     which are one incident, and the targets of its waiters: a flag takes effect where its readers
@@ -287,8 +288,14 @@ def unobservable_faults(item: Linted) -> list[Diagnostic]:
         downstream.setdefault(components.of(edge.source), set()).add(components.of(edge.target))
     out = []
     pairs = [(injection, group) for group in scenario.faults for injection in group.injections]
+    # an access predicate sees every RBAC object the authorizer reads for it: the cluster's roles and bindings,
+    # and those of the request's namespace
+    access = [p.namespace for p in predicates if p.kind == "access"]
     for index, (injection, group) in enumerate(pairs):
         if any(r.key() in seen_keys or components.of(r) in seen for r in _footprint(injection)):
+            continue
+        if any(r.kind in ("ClusterRole", "ClusterRoleBinding") and access or
+               r.kind in ("Role", "RoleBinding") and r.namespace in access for r in _footprint(injection)):
             continue
         # the faults of a group are one incident, and a fault that takes effect through its group's waiters
         # (a restart of the flag's readers) acts there too

@@ -358,6 +358,8 @@ def _predicate(scenario: ir.Scenario, p) -> dict:
         out["type"] = p.value_type
     if p.kind == "scope":
         out.update(_scope(scenario, p))
+    if p.kind == "access":  # the namespace of the request (None: cluster-wide)
+        out["namespace"] = p.namespace
     return out
 
 
@@ -474,8 +476,79 @@ def _finops(scenario: ir.Scenario) -> dict:
     for injection in scenario.injections():
         refs = [injection.target, *injection.side_objects, *([injection.root] if injection.root else [])]
         findings.append([_ref(r) for r in dict.fromkeys(refs)])
-    return {"findings": findings, "threshold": PROXIMITY_THRESHOLD,
-            "optimal": [{"object": _ref(o.target), "path": list(o.path), "value": o.value} for o in scenario.optimal]}
+    inject_apply = fault_backend.plan(scenario)[0]
+    healthy = {_key(o): o for o in topology_manifests(scenario.topology, provided=True)}
+    faulty = {_key(o): o for o in inject_apply}
+    optimal = []
+    for o in scenario.optimal:
+        key = (o.target.kind, o.target.namespace, o.target.name)
+        path = identified_path(healthy.get(key), faulty.get(key), list(o.path))
+        if path == list(o.path):  # a field the healthy manifest leaves out (requests defaulted): the faulty one's
+            path = identified_path(faulty.get(key), faulty.get(key), list(o.path))
+        optimal.append({"object": _ref(o.target), "path": path, "value": o.value})
+    return {"findings": findings, "threshold": PROXIMITY_THRESHOLD, "optimal": optimal}
+
+
+def identified_path(healthy: dict | None, faulty: dict | None, path: list) -> list:
+    """An optimum's path with each list it crosses selected by identity (`spec.metrics` ->
+    `spec.metrics[resource.name=memory]`, a container by its name), from the object's root: the figure is
+    read off the item the fault changed (else the one item that holds the path), never off whichever
+    item comes first (a cpu metric put before the faulty memory one). The path as written when the
+    manifest does not hold it."""
+    if not isinstance(healthy, dict):
+        return path
+    spec = healthy.get("spec") if isinstance(healthy.get("spec"), dict) else {}
+    template = spec.get("template") if isinstance(spec.get("template"), dict) else None
+    pod_prefix = ["spec", "template", "spec"] if template is not None else ["spec"]
+    pod = (template.get("spec") or {}) if template is not None else spec
+    bases = [([], healthy), (["spec"], spec), (pod_prefix, pod)]
+    containers = [c for c in pod.get("containers") or [] if isinstance(c, dict) and c.get("name")]
+    bases += [(pod_prefix + ["containers", ["name", c["name"]]], c) for c in containers]
+    found = [(prefix, base) for prefix, base in bases if _selected(base, _at(faulty, prefix), path) is not None]
+    changed = [(prefix, base) for prefix, base in found if _selected(base, _at(faulty, prefix), path, True) is not None]
+    for prefix, base in changed or found:
+        return prefix + _selected(base, _at(faulty, prefix), path, bool(changed))
+    return path
+
+
+def _at(obj, prefix: list):
+    """The node at a prefix of keys and [key, value] selections; None when absent."""
+    node = obj
+    for seg in prefix:
+        if isinstance(seg, list):
+            items = [i for i in node if isinstance(i, dict) and i.get(seg[0]) == seg[1]] if isinstance(node, list) else []
+            node = items[0] if len(items) == 1 else None
+        else:
+            node = node.get(seg) if isinstance(node, dict) else None
+        if node is None:
+            return None
+    return node
+
+
+def _selected(node, faulty, path: list, changed: bool = False) -> list | None:
+    """`path` from `node` with a [key, value] selection before each step into a list of objects: the
+    one item that holds the rest of the path (with `changed`, the one whose value there the fault
+    changed). None when the path does not reach a value (or, with `changed`, no changed one)."""
+    if not path:
+        return [] if not changed or (faulty is not None and faulty != node) else None
+    if isinstance(node, list) and isinstance(path[0], str) and not path[0].isdigit():
+        key = identity_key(node, faulty if isinstance(faulty, list) else node)
+        if key is None:
+            return None
+        picks = []
+        for item in node:
+            value = nested(item, key) if isinstance(item, dict) else None
+            twin = None
+            if isinstance(faulty, list):
+                twin = next((i for i in faulty if isinstance(i, dict) and nested(i, key) == value), None)
+            rest = _selected(item, twin, path, changed) if value is not None else None
+            if rest is not None:
+                picks.append([[key, value]] + rest)
+        return picks[0] if len(picks) == 1 else None
+    if isinstance(node, dict) and path[0] in node:
+        rest = _selected(node[path[0]], faulty.get(path[0]) if isinstance(faulty, dict) else None, path[1:], changed)
+        return None if rest is None else [path[0]] + rest
+    return None
 
 
 def _ciso(scenario: ir.Scenario) -> dict | None:
@@ -521,6 +594,10 @@ def _requires(spec: dict) -> dict:
         for p in mitigation["predicates"]:
             need(p["target"])
             alerts = alerts or p["kind"] == "alert"
+            if p["kind"] == "access":  # the authorizer reads every binding and role that may grant the request
+                kinds.update({("", "ClusterRoleBinding"), ("", "ClusterRole")})
+                if p.get("namespace"):
+                    kinds.update({(p["namespace"], "RoleBinding"), (p["namespace"], "Role")})
             for namespace in p.get("namespaces", []) if p["kind"] == "scope" else ():
                 for kind in p["kinds"] + [e["kind"] for e in p["expected"] if e["namespace"] == namespace]:
                     kinds.add((namespace, kind))
@@ -541,6 +618,8 @@ def _requires(spec: dict) -> dict:
             need(s)
     for optimum in (spec.get("finops") or {}).get("optimal", []):
         need(optimum["object"])
+    if ((spec.get("ciso") or {}).get("contract") or {}).get("artefact") == "kyverno":
+        kinds.add(("", "ClusterPolicy"))  # the policy graded live: its contract is checked as the cluster holds it
     out = {"kinds": sorted([ns, kind] for ns, kind in kinds), "alerts": alerts,
            "policy_reports": spec["domain"] == "ciso"}
     probes = sorted({p["path"][0] for p in (mitigation or {}).get("predicates", []) if p["kind"] == "probe"})

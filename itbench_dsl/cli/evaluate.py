@@ -20,6 +20,8 @@ from .common import EXIT_CLEAN, EXIT_ERROR, UserError, terminal
               help="The agent's answer (JSON): what the diagnose task grades; or the agent's work folder, where "
                    "each task graded on an answer reads its own file (detection.json, diagnosis.json, analysis.json).")
 @click.option("--injected-at", "injected_at", help="When the fault was injected (RFC 3339): what detect times against.")
+@click.option("--answered-at", "answered_at",
+              help="When the harness saw the detection answer appear (RFC 3339): it bounds the answer's `noticed_at`.")
 @click.option("--state", "state", type=click.Path(dir_okay=False),
               help="The state snapshot (JSON): what the mitigate task grades (`python BUNDLE/evaluator.py "
                    "--requirements` says what it must hold).")
@@ -28,8 +30,9 @@ from .common import EXIT_CLEAN, EXIT_ERROR, UserError, terminal
               help="CISO Rego: a recorded `opa eval` result per object.")
 @click.option("--gap-only", is_flag=True, help="CISO: also report ITBench's gap-only rule, as a metric.")
 @click.option("--timeout", default=120.0, show_default=True, help="Seconds the evaluator may run.")
-def command(bundle: str, task: str | None, agent_output: str | None, injected_at: str | None, state: str | None,
-            artifact: str | None, opa_result: str | None, gap_only: bool, timeout: float) -> None:
+def command(bundle: str, task: str | None, agent_output: str | None, injected_at: str | None,
+            answered_at: str | None, state: str | None, artifact: str | None, opa_result: str | None, gap_only: bool,
+            timeout: float) -> None:
     """Run a bundle's evaluator.py on an agent's answer and a state; print its verdict.
 
     The evaluator runs as the bundle ships it, in a subprocess with this Python, so the
@@ -68,6 +71,8 @@ def command(bundle: str, task: str | None, agent_output: str | None, injected_at
         command += ["--task", task]
     if injected_at is not None:
         command += ["--injected-at", injected_at]
+    if answered_at is not None:
+        command += ["--answered-at", answered_at]
     if gap_only:
         command.append("--gap-only")
     try:

@@ -15,6 +15,7 @@ attempt (the timeline keeps every attempt).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -35,6 +36,8 @@ from .snapshot import capture, capture_reports, observe
 
 # the tasks graded on the agent's answer (runtime/evaluator.py ANSWER_TASKS); the others read the state
 ANSWER_TASKS = ("diagnose", "detect", "localize", "analyze")
+ANSWER_POLL = 0.25  # seconds between looks for the detection answer while the agent runs
+MAX_ANSWER_BYTES = 16 * 1024 * 1024  # of the detection answer, what a look reads to tell its content changed
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 MIN_TOKEN_SECONDS = 600  # the API server's minimum for a TokenRequest
 
@@ -140,6 +143,7 @@ class Prior:
     injected: bool = False  # an inject started and its revert did not finish
     captured: bool = False  # the last attempt captured its state
     injected_at: str | None = None  # when the last attempt injected the fault (RFC 3339): what detect times against
+    answered_at: str | None = None  # when the last attempt saw the detection answer appear (RFC 3339)
     policies_before: list | None = None  # CISO: the Kyverno policies there before the agent (the others are its)
     graded: bool = False
     cleaned: bool = True
@@ -165,6 +169,8 @@ class Prior:
                 prior.injected = True
             elif e["phase"] == "inject" and e.get("injected_at"):
                 prior.injected_at = e["injected_at"]
+            elif e["phase"] == "agent" and e.get("answered_at"):
+                prior.answered_at = e["answered_at"]
             elif e["phase"] == "handover" and e.get("action") == "policies":
                 prior.policies_before = [Ref(**r) for r in e.get("before") or []]
             elif e["phase"] == "revert" and e.get("action") == "policies-removed":
@@ -198,6 +204,8 @@ class Run:
         self.created: list[Ref] = []
         self.injected = False
         self.injected_at: str | None = None
+        self.answered_at: str | None = None  # when the detection answer appeared in the workspace (RFC 3339)
+        self._answer_seen: tuple[str, str] | None = None  # (digest, first seen) of the detection answer's content
         self.policies_before: list[Ref] | None = None  # CISO: what the agent's policies are told apart from
         self.fixed_at: str | None = None  # when the agent's work ended: the state's `fixed_at`
 
@@ -220,6 +228,7 @@ class Run:
             self.log("run", "start", attempt=prior.attempts + 1, bundle=str(self.bundle.path),
                      message=f"attempt {prior.attempts + 1}")
             self.created, self.injected, self.injected_at = list(prior.created), prior.injected, prior.injected_at
+            self.answered_at = prior.answered_at
             self.policies_before = prior.policies_before
             if not prior.cleaned:
                 self.log("run", "note", message="resuming: finishing the cleanup of the previous attempt")
@@ -246,6 +255,7 @@ class Run:
             self._write("timings.json", self.timings)
             self._write("run.json", {"scenario": self.bundle.scenario, "run_id": self.run_id, "status": outcome.status,
                                      "error": outcome.error, "bundle": str(self.bundle.path), "agent": self.agent_info,
+                                     "tasks": list(self.bundle.requires.get("tasks") or []),
                                      "passed": (outcome.verdict or {}).get("passed")})
             self.log("run", "done" if outcome.status == "graded" else "failed", status=outcome.status,
                      message=outcome.status + (f": {outcome.error}" if outcome.error else ""))
@@ -523,10 +533,20 @@ class Run:
             except OSError as exc:
                 raise RunFailure(f"cannot start the agent: {exc}") from exc
             timed_out = False
+            watched = self._detection_answer()
             try:
                 self.log("agent", "step", action="agent", pid=proc.pid, step=f"started (pid {proc.pid}, budget "
                                                                               f"{self.options.agent_timeout:g} s)")
-                proc.wait(timeout=self.options.agent_timeout)
+                deadline = started + self.options.agent_timeout
+                while True:  # watching for the detection answer: when it appears is the run's record, not the agent's
+                    try:
+                        proc.wait(timeout=max(0.0, min(ANSWER_POLL, deadline - time.monotonic())) if watched
+                                  else max(0.0, deadline - time.monotonic()))
+                        break
+                    except subprocess.TimeoutExpired:
+                        self._note_answer(watched)
+                        if time.monotonic() >= deadline:
+                            raise
             except subprocess.TimeoutExpired:
                 timed_out = True
                 self.log("agent", "note", message=f"over its budget of {self.options.agent_timeout:g} s: "
@@ -534,6 +554,7 @@ class Run:
             finally:
                 if proc.poll() is None:
                     _kill_group(proc, self.options.kill_grace)
+        self._record_answer(watched)  # also written just before the agent exited (or was stopped)
         seconds = round(time.monotonic() - started, 3)
         self.fixed_at = _now()  # the agent's work is over: a restart from here on is one under its fix
         self.waited += seconds
@@ -543,6 +564,39 @@ class Run:
             (workspace / "kubeconfig.yaml").unlink()  # the token is the agent's only; it has no use after
         self.log("agent", "step", action="agent-exit", **self.agent_info,
                  step=f"exit {proc.returncode}" + (" (timed out)" if timed_out else "") + f" after {seconds} s")
+
+    def _detection_answer(self) -> Path | None:
+        """The detection task's answer file in the workspace (None when the bundle poses no detect task)."""
+        if "detect" not in (self.bundle.requires.get("tasks") or []):
+            return None
+        from ..backends.evaluator_file import spec_of
+
+        spec = spec_of((self.bundle.path / "evaluator.py").read_text(encoding="utf-8")) or {}
+        name = (spec.get("answers") or {}).get("detect")
+        return self.workspace / name if name else None
+
+    def _note_answer(self, path: Path | None) -> None:
+        """Note when the detection answer's present content was first seen (the harness's clock, never the
+        file's times, which the agent sets): a placeholder written early and the answer written late is
+        an answer of when it was written. The evaluator bounds the self-reported `noticed_at` by it."""
+        if path is None:
+            return
+        try:
+            with open(path, "rb") as handle:
+                digest = hashlib.sha256(handle.read(MAX_ANSWER_BYTES + 1)).hexdigest()
+        except OSError:
+            return
+        if self._answer_seen is None or self._answer_seen[0] != digest:
+            self._answer_seen = (digest, _now())
+
+    def _record_answer(self, path: Path | None) -> None:
+        """After the agent: the time its final detection answer was first seen, in the timeline."""
+        self._note_answer(path)
+        if path is None or self._answer_seen is None:
+            return
+        self.answered_at = self._answer_seen[1]
+        self.log("agent", "step", action="answer", answered_at=self.answered_at,
+                 step=f"{path.name} as graded appeared at {self.answered_at}")
 
     def _policies(self) -> list[Ref]:
         """The Kyverno ClusterPolicies and Policies of the cluster, by reference."""
@@ -610,12 +664,15 @@ class Run:
             state["fixed_at"] = self.fixed_at
         if observations:
             state["observations"] = observations
+        if self.bundle.requires.get("policyReports") and self.policies_before is not None:
+            # the agent's policies (those not there before it): what the policy task grades, not another's
+            state["gradedPolicies"] = sorted({r.name for r in self._policies() if r not in self.policies_before})
         self._write("state.json", state)
 
     def evaluate(self) -> dict:
         answer = SUBMISSION.get(self.bundle.domain)  # CISO: none, the state's PolicyReports are graded
         verdict = grade(self.bundle, self.folder / "state.json", self.workspace / answer if answer else self.workspace,
-                        injected_at=self.injected_at)
+                        injected_at=self.injected_at, answered_at=self.answered_at)
         self._write("verdict.json", verdict)
         self.log("evaluate", "step", action="evaluate", passed=verdict["passed"], score=verdict["score"],
                  step=f"passed={verdict['passed']} score={verdict['score']}")
@@ -717,7 +774,8 @@ def _kill_group(proc: subprocess.Popen, grace: float) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def grade(bundle: Bundle, state: Path, submission: Path, timeout: float = 300.0, injected_at: str | None = None) -> dict:
+def grade(bundle: Bundle, state: Path, submission: Path, timeout: float = 300.0, injected_at: str | None = None,
+          answered_at: str | None = None) -> dict:
     """The verdict of every task the bundle poses, one evaluator run per task (docs/evaluator.md). A task
     whose submission is missing or unusable fails with score 0 and says why; a state the evaluator
     refuses is the run's failure (the capture is incomplete), not the agent's. `injected_at` (RFC 3339),
@@ -729,11 +787,14 @@ def grade(bundle: Bundle, state: Path, submission: Path, timeout: float = 300.0,
             if not submission.is_file():
                 verdicts[task] = _failed(bundle, task, f"the agent wrote no {submission.name}")
                 continue
-            command += ["--agent-output", str(submission)]
+            # with the state: a name is credited only for an object it holds (a pod that does not exist is none)
+            command += ["--agent-output", str(submission), "--state", str(state)]
         elif task in ANSWER_TASKS:  # the evaluator finds the task's answer file in the agent's workspace
             command += ["--agent-output", str(submission.parent), "--state", str(state)]
             if task == "detect" and injected_at:
                 command += ["--injected-at", injected_at]
+            if task == "detect" and answered_at:  # when the run saw the answer appear: it bounds `noticed_at`
+                command += ["--answered-at", answered_at]
         else:
             command += ["--state", str(state)]
         try:

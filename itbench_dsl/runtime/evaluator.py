@@ -38,7 +38,6 @@ RUNTIME_VERSION = 2
 MAX_INPUT_BYTES = 256 * 1024 * 1024  # of any input file
 MAX_ENTITIES = 100_000  # of an answer's entities or resources
 MAX_EDGES = 10_000  # of an answer's propagations
-CHAIN_EDGES = 500  # the propagations the chain score reads: beyond, the score is bounded work all the same
 CHAIN_PASS = 0.5  # a diagnosis passes with its propagation chain F1 at least this (docs/evaluator.md)
 _MISSING = object()
 
@@ -177,6 +176,7 @@ KIND_GROUPS = {
     "StorageClass": "storage.k8s.io",
     "PodDisruptionBudget": "policy",
     "PriorityClass": "scheduling.k8s.io",
+    "ClusterPolicy": "kyverno.io",
 }
 
 
@@ -261,6 +261,7 @@ class State:
         if reports is not None and not isinstance(reports, list):
             raise InputError("the state's `policyReports` must be a list of PolicyReport objects")
         self.policy_reports = reports
+        self.graded_policies = state.get("gradedPolicies")  # CISO: the agent's policies, as a run records them
         self.costs = state.get("costs") if isinstance(state.get("costs"), dict) else {}
         # `probes: {NAME: {exit_code, stdout, stderr}}`: the results of the scenario's probes (docs/evaluator.md)
         probes = state.get("probes")
@@ -1073,16 +1074,29 @@ class Diagnosis:
         if not any(a != b for a, b in truth):  # no chain between components: nothing to grade
             return None
         predicted = []
-        for p in (output.get("propagations") or [])[:CHAIN_EDGES]:
+        for p in output.get("propagations") or []:  # every one (at most MAX_EDGES): a flood lowers the precision
             if not isinstance(p, dict):
                 continue
             predicted.append((self.node(str(p.get("source", ""))), self.node(str(p.get("target", "")))))
-        true_paths, pred_paths = paths(truth), paths(predicted)
-        if not pred_paths:
-            return 0.0
-        recall = sum(max(lcs(t, p) for p in pred_paths) for t in true_paths) / sum(len(t) for t in true_paths)
-        precision = sum(max(lcs(p, t) for t in true_paths) for p in pred_paths) / sum(len(p) for p in pred_paths)
-        return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        return edge_f1(truth, predicted)
+
+
+def contracted_edges(edges):
+    """The directed edges of a propagation graph contracted by component: an edge inside one node (a pod
+    to its own workload, two aliases of one component) is no edge; an edge given twice is one."""
+    return {(a, b) for a, b in edges if a != b}
+
+
+def edge_f1(truth, predicted):
+    """F1 of the answer's directed edges against the truth's, both contracted (contracted_edges): an edge
+    counts only when the truth has it in that direction, so a reversed or an invented edge never counts
+    and lowers the precision; a truth edge the answer lacks lowers the recall."""
+    true_edges, said = contracted_edges(truth), contracted_edges(predicted)
+    hits = len(true_edges & said)
+    if not hits:
+        return 0.0
+    precision, recall = hits / len(said), hits / len(true_edges)
+    return 2 * precision * recall / (precision + recall)
 
 
 def _true(value):
@@ -1103,41 +1117,6 @@ def root_cause_entities(output):
     return out
 
 
-def paths(edges, limit=100):
-    """Maximal paths of a propagation graph, with equal consecutive nodes collapsed (contracted)."""
-    adjacency = {}
-    indegree = {}
-    for a, b in edges:
-        if a == b:
-            continue
-        adjacency.setdefault(a, [])
-        if b not in adjacency[a]:
-            adjacency[a].append(b)
-        indegree[b] = indegree.get(b, 0) + 1
-        indegree.setdefault(a, indegree.get(a, 0))
-    starts = [n for n in adjacency if indegree.get(n, 0) == 0] or list(adjacency)[:1]
-    out = []
-    stack = [[s] for s in reversed(starts)]  # depth first, without recursion: an agent's chain may be long
-    while stack and len(out) < limit:
-        path = stack.pop()
-        nexts = [n for n in adjacency.get(path[-1], []) if n not in path]
-        if not nexts:
-            out.append(tuple(path))
-        stack.extend(path + [n] for n in reversed(nexts))
-    return out
-
-
-def lcs(a, b):
-    row = [0] * (len(b) + 1)
-    for x in a:
-        prev = 0
-        for j, y in enumerate(b):
-            cur = row[j + 1]
-            row[j + 1] = prev + 1 if x == y else max(row[j + 1], row[j])
-            prev = cur
-    return row[-1]
-
-
 # ---- mitigation: observed health -------------------------------------------------------------------------
 
 
@@ -1149,6 +1128,8 @@ def predicate_check(pred, state):
         return scope_check(pred, state)
     if kind == "probe":
         return probe_check(pred, state)
+    if kind == "access":
+        return access_check(pred, state)
     ref = pred["target"]
     objects = state.matching(ref)
     if kind == "state":
@@ -1184,6 +1165,107 @@ def predicate_check(pred, state):
             image_ref(value) if isinstance(value, str) else value
     ok = compare(observed, op, value, pred.get("type"))
     return ok, f"{where} is {shown(observed)}, wants {op} {shown(value)}"
+
+
+# ---- RBAC, as the API server's authorizer decides (plugin/pkg/auth/authorizer/rbac) ------------------------
+
+
+def subject_user(subject):
+    """(user name, groups) a subject authenticates as: a ServiceAccount as `system:serviceaccount:NS:NAME`
+    in `system:serviceaccounts`, `system:serviceaccounts:NS` and `system:authenticated`; a User by name."""
+    if subject["kind"] == "ServiceAccount":
+        namespace = subject.get("namespace") or ""
+        return (f"system:serviceaccount:{namespace}:{subject['name']}",
+                {"system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated"})
+    if subject["kind"] == "Group":
+        return "", {subject["name"], "system:authenticated"}
+    return subject["name"], {"system:authenticated"}
+
+
+def binds(binding, user, groups, namespace):
+    """Whether one of a binding's subjects is the user: a User by name, a Group the user is in, a
+    ServiceAccount by its user name (a subject without a namespace takes `namespace`, the binding's for
+    a RoleBinding, none for a ClusterRoleBinding)."""
+    for subject in binding.get("subjects") or []:
+        if not isinstance(subject, dict):
+            continue
+        kind, name = subject.get("kind"), str(subject.get("name", ""))
+        if kind == "User" and name == user:
+            return True
+        if kind == "Group" and name in groups:
+            return True
+        if kind == "ServiceAccount":
+            home = subject.get("namespace") or namespace
+            if home and f"system:serviceaccount:{home}:{name}" == user:
+                return True
+    return False
+
+
+def rule_allows(rule, verb, group, resource, subresource, name):
+    """One PolicyRule against a resource request: the verb (or `*`), the API group (or `*`), the resource
+    (`*`, `resource`, `resource/subresource`, `*/subresource`), and the resource names (none: every name;
+    some: a request for one of them, so never a list or a create, which name nothing)."""
+    if not isinstance(rule, dict):
+        return False
+
+    def listed(key):
+        value = rule.get(key)
+        return [str(v) for v in value] if isinstance(value, list) else []
+
+    combined = f"{resource}/{subresource}" if subresource else resource
+    names = listed("resourceNames")
+    return (any(v in ("*", verb) for v in listed("verbs"))
+            and any(g in ("*", group) for g in listed("apiGroups"))
+            and any(r in ("*", combined) or (subresource and r == "*/" + subresource) for r in listed("resources"))
+            and (not names or (name is not None and name in names)))
+
+
+def allowed(state, subject, verb, resource, namespace=None, group="", subresource="", name=None):
+    """Whether the subject may do `verb` on the resource, as the RBAC authorizer decides: the rules of every
+    ClusterRoleBinding that binds it, then, in `namespace` (None: a cluster-wide request), of every
+    RoleBinding there that binds it (its Role of that namespace, or a ClusterRole). Returns (allowed, the
+    binding and role that allow it, or why not). Only the state's RBAC objects are read: a role the
+    state lacks grants nothing."""
+    user, groups = subject_user(subject)
+    bindings = [(b, None) for b in state.by_kind.get(("ClusterRoleBinding", None), [])]
+    if namespace:
+        bindings += [(b, namespace) for b in state.by_kind.get(("RoleBinding", namespace), [])]
+    for binding, where in bindings:
+        if not binds(binding, user, groups, where):
+            continue
+        ref = binding.get("roleRef") if isinstance(binding.get("roleRef"), dict) else {}
+        if ref.get("kind") == "Role" and where:
+            role = state.objects.get(("Role", where, str(ref.get("name", ""))))
+        elif ref.get("kind") == "ClusterRole":
+            role = state.objects.get(("ClusterRole", None, str(ref.get("name", ""))))
+        else:
+            role = None
+        for rule in (role or {}).get("rules") or []:
+            if rule_allows(rule, verb, group, resource, subresource, name):
+                meta = binding.get("metadata") or {}
+                return True, (f"allowed by {binding.get('kind')} {meta.get('name')} ({ref.get('kind')} "
+                              f"{ref.get('name')})")
+    return False, "no binding of the subject grants it"
+
+
+def parse_resource(text):
+    """(resource, API group, subresource) of `deployments.apps`, `pods/log`, `pods`, as kubectl names them."""
+    head, _, subresource = str(text).partition("/")
+    resource, _, group = head.partition(".")
+    return resource, group, subresource
+
+
+def access_check(pred, state):
+    """`can serviceaccount "x" "list" "pods" [in namespace "y"]` (or `cannot`): the authorizer's decision."""
+    subject = pred["target"]
+    verb, text = pred["path"][0], pred["path"][1]
+    resource, group, subresource = parse_resource(text)
+    namespace = pred.get("namespace")
+    ok, why = allowed(state, subject, verb, resource, namespace, group, subresource)
+    want = pred["op"] == "can"
+    where = f"in namespace {namespace}" if namespace else "cluster-wide"
+    return ok == want, (f"{ref_text(subject)} {'can' if ok else 'cannot'} {verb} {text} {where} ({why})"
+                        + ("" if ok == want else f", wants it {'allowed' if want else 'refused'}"))
 
 
 def probe_check(pred, state):
@@ -1656,7 +1738,7 @@ def finops_proximity(spec, state, checks, metrics):
         proximities.append(proximity)
         metrics[f"proximity.{index}"] = round(proximity, 6)
         checks.append({"id": f"finops.proximity.{index}", "passed": proximity >= finops["threshold"],
-                       "detail": f"{ref_text(optimum['object'])} {'.'.join(optimum['path'])} is {shown(observed)}, "
+                       "detail": f"{ref_text(optimum['object'])} {show_path(optimum['path'])} is {shown(observed)}, "
                                  f"optimal {shown(optimum['value'])}: proximity {proximity:.3f}"})
     score = sum(proximities) / len(proximities) if proximities else 1.0
     metrics["proximity"] = round(score, 6)
@@ -1683,9 +1765,12 @@ def finops_answer(spec, output, state, checks, metrics):
         predictions.append((text, set(keys)))
     hits = [any(keys & f for f in findings) for _, keys in predictions]
     found = sum(1 for f in findings if any(keys & f for _, keys in predictions))
-    precision = sum(hits) / len(predictions) if predictions else 0.0
-    recall = found / len(findings) if findings else 1.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    if not findings:  # a control: nothing is wasted, and the right answer names nothing
+        precision = recall = f1 = 0.0 if predictions else 1.0
+    else:
+        precision = sum(hits) / len(predictions) if predictions else 0.0
+        recall = found / len(findings)
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     metrics["resource_precision"], metrics["resource_recall"] = round(precision, 6), round(recall, 6)
     metrics["resource_f1"] = round(f1, 6)
     wrong = [text for (text, _), ok in zip(predictions, hits) if not ok]
@@ -1698,9 +1783,10 @@ def finops_answer(spec, output, state, checks, metrics):
 # ---- CISO ------------------------------------------------------------------------------------------------
 
 
-def report_verdicts(reports):
+def report_verdicts(reports, only=None):
     """{(kind, namespace, name): set of results} from PolicyReports (per-resource `scope` or per-result
-    resources), and the names of the policies that reported."""
+    resources), and the names of the policies that reported. With `only` (a set of policy names), the
+    results of other policies are left out."""
     verdicts, policies = {}, set()
     for report in reports:
         if not isinstance(report, dict):
@@ -1708,6 +1794,8 @@ def report_verdicts(reports):
         scope = report.get("scope") if isinstance(report.get("scope"), dict) else None
         for result in report.get("results") or []:
             if not isinstance(result, dict):
+                continue
+            if only is not None and str(result.get("policy", "")) not in only:
                 continue
             if result.get("policy"):
                 policies.add(str(result["policy"]))
@@ -1732,9 +1820,7 @@ def contract_problems(contract, policies):
             problems.append(f"`{name}` is a {policy.get('kind')}, the prompt asks for a {contract['kind']}")
         if policy.get("apiVersion") != contract["apiVersion"]:
             problems.append(f"`{name}` is {policy.get('apiVersion')}, the prompt asks for {contract['apiVersion']}")
-        actions = [spec.get("validationFailureAction")] + [
-            (r.get("validate") or {}).get("failureAction") for r in spec.get("rules") or []
-            if isinstance(r, dict) and isinstance(r.get("validate"), dict)]
+        actions = failure_actions(spec)
         if contract.get("audit") and any(a is not None and str(a).lower() != "audit" for a in actions):
             problems.append(f"`{name}` blocks (Enforce): the prompt asks it to report (Audit)")
         if contract.get("background") and spec.get("background") is False:
@@ -1749,6 +1835,30 @@ def contract_problems(contract, policies):
             if lost:
                 problems.append(f"`{contract['name']}` lost its rule(s) {', '.join(lost)}")
     return problems
+
+
+def failure_actions(spec):
+    """Every failure action a Kyverno policy spec states (Kyverno's API types): the policy's
+    `validationFailureAction` and each `validationFailureActionOverrides[].action` (an override applies
+    its action in the namespaces it selects), each rule's `validate.failureAction` and
+    `validate.failureActionOverrides[].action`, and each `verifyImages[].failureAction`. A policy reports
+    only (Audit) when none of them is another action: one `Enforce`, anywhere, blocks."""
+    def overrides(holder, key):
+        items = holder.get(key) if isinstance(holder, dict) else None
+        return [o.get("action") for o in items if isinstance(o, dict)] if isinstance(items, list) else (
+            [] if items is None else ["(unreadable overrides)"])
+
+    actions = [spec.get("validationFailureAction")] + overrides(spec, "validationFailureActionOverrides")
+    for rule in spec.get("rules") or []:
+        if not isinstance(rule, dict):
+            continue
+        validate = rule.get("validate")
+        if isinstance(validate, dict):
+            actions += [validate.get("failureAction")] + overrides(validate, "failureActionOverrides")
+        for verify in rule.get("verifyImages") or []:
+            if isinstance(verify, dict):
+                actions.append(verify.get("failureAction"))
+    return actions
 
 
 def ciso(spec, verdicts, checks, metrics, gap_only, source):
@@ -1780,28 +1890,67 @@ def ciso(spec, verdicts, checks, metrics, gap_only, source):
     return (flagged + kept) / (gaps + compliant) if gaps + compliant else 0.0
 
 
-RENAMED = "-renamed"  # the suffix of a gap's copy: a prefix a policy may rightly match on (`kube-*`) stays
+def twins(objects):
+    """Copies of `objects` that differ from them in every name and label a control does not read: each
+    object's name, and every other string equal to one of those names (a binding's subject, a role
+    reference, a selector's label), becomes a fresh name sharing no prefix with it; every label key and
+    value (of `labels`, `matchLabels`, a Service's `selector`) becomes a fresh one, the same throughout,
+    so selectors still select. What the controls read stays: the namespace, the spec, and names the
+    objects do not own (`cluster-admin`, `default`, `system:masters`)."""
+    names = {}
+    for obj in objects:
+        name = str((obj.get("metadata") or {}).get("name") or "")
+        if name and name not in names:
+            names[name] = _fresh(name, len(names))
+    labels = {}
+
+    def label_map(mapping):
+        out = {}
+        for key, value in mapping.items():
+            for text in (key, value):
+                if isinstance(text, str) and text not in labels and text not in names:
+                    labels[text] = _fresh(text, len(labels), "l")
+            out[labels.get(key, names.get(key, key))] = labels.get(value, names.get(value, value)) \
+                if isinstance(value, str) else value
+        return out
+
+    def copy_of(node, key=None, parent=None):
+        if isinstance(node, dict):
+            if key in ("labels", "matchLabels") or (key == "selector" and parent == "Service"):
+                return label_map(node)
+            return {k: copy_of(v, k, node.get("kind") if isinstance(node.get("kind"), str) else parent)
+                    for k, v in node.items()}
+        if isinstance(node, list):
+            return [copy_of(v, key, parent) for v in node]
+        if isinstance(node, str) and key != "namespace":
+            return names.get(node, node)
+        return node
+
+    return [copy_of(obj) for obj in objects]
+
+
+def _fresh(text, index, mark="t"):
+    """A name that shares not even its first character with `text`: `t0x`, else `q0x`."""
+    lead = mark if not text.startswith(mark) else "q"
+    return f"{lead}{index}x{len(text)}"
 
 
 def general_checks(spec, judge, checks):
-    """A policy judges what objects are, not what they are called: each gap object, copied under another
-    name (`RENAMED` appended), must still fail. A policy that lists the violating objects by name (the
-    state's, or the prompt's) passes every object it was not shown. `judge(objects)` gives
+    """A policy judges what objects are, not what they are called: twins of the gap objects (`twins`:
+    other names, other labels) must still fail. A policy that singles the violating objects out by name,
+    by a name prefix or by a label value passes every twin. `judge(objects)` gives
     {(kind, namespace, name): results} as the graded verdicts do."""
-    copies = []
-    for obj in spec["ciso"]["gaps"]:
-        meta = obj.get("metadata") or {}
-        if meta.get("name"):
-            copies.append(dict(obj, metadata=dict(meta, name=str(meta["name"]) + RENAMED)))
+    gaps = [obj for obj in spec["ciso"]["gaps"] if (obj.get("metadata") or {}).get("name")]
+    copies = twins(gaps)
     if not copies:
         return
     verdicts = judge(copies)
     missed = [ref_text(as_ref(obj_ref(c))) for c in copies if not ({"fail", "false"} & verdicts.get(obj_ref(c), set()))]
     checks.append({"id": "ciso.general", "passed": not missed,
-                   "detail": ("the policy flags the violations by what they are: renamed copies of the gap "
-                              "objects fail too") if not missed else
-                             f"renamed copies of the gap objects pass: {', '.join(missed[:3])} (a policy that "
-                             "names the violating objects flags nothing else)"})
+                   "detail": ("the policy flags the violations by what they are: twins of the gap objects (other "
+                              "names, other labels) fail too") if not missed else
+                             f"twins of the gap objects under other names and labels pass: {', '.join(missed[:3])} "
+                             "(a policy that singles out the violating objects by name or label flags nothing else)"})
 
 
 def obj_ref(obj):
@@ -1833,6 +1982,21 @@ def kyverno_offline(spec, policies, objects=None):
     return verdicts
 
 
+def _package_module(name):
+    """Inside the package (the corpus grades in process), the runtime's own module of that name (the Kyverno
+    matcher's package, the YAML reader); None in a standalone evaluator.py that embeds none: its grading
+    needs none."""
+    package = globals().get("__package__")  # absent where the evaluator runs as a script or exec'd text
+    if not package:
+        return None
+    import importlib
+
+    try:
+        return importlib.import_module({"kyverno": ".kyverno", "yaml": ".miniyaml"}.get(name, "." + name), package)
+    except ImportError:
+        return None
+
+
 def embedded_module(name):
     """A module whose source the compiler embedded in this file as data; None when it embedded none.
 
@@ -1848,7 +2012,7 @@ def embedded_module(name):
         return module
     sources = globals().get(f"_{name.upper()}_SOURCES")
     if not sources:
-        return None
+        return _package_module(name)
     package = types.ModuleType(f"itbench_{name}")
     package.__path__ = []  # a package: `from .values import ...` finds its modules in sys.modules
     sys.modules[package.__name__] = package
@@ -1928,6 +2092,40 @@ def _regopy_verdict(regopy, source, obj):
     return "pass" if value is True else "fail" if value is False else "error"
 
 
+def graded_policies(contract, st):
+    """The names of the policies a policy task grades from PolicyReports: the one the task names (an
+    update), else the agent's own as the run recorded them (the state's `gradedPolicies`: those that
+    were not in the cluster before the agent); None (every reporting policy) for a state that says
+    neither. The results of other policies (another tenant's, a cluster default) never count."""
+    if contract.get("name"):
+        return {contract["name"]}
+    names = st.graded_policies
+    if names is None:
+        return None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise InputError("the state's `gradedPolicies` must be a list of policy names")
+    return set(names)
+
+
+def live_general_checks(spec, policies, checks, metrics):
+    """`ciso.general` for a policy graded from the cluster's reports: the policies, as read back from the
+    cluster, judged by the embedded matcher on the twins of the gap objects, when the matcher flags the gap
+    objects themselves as Kyverno reported them. A policy the matcher cannot evaluate, or reads otherwise,
+    is noted (`general_unchecked`), not failed: Kyverno itself graded it."""
+    if embedded_module("kyverno") is None:
+        return
+    try:
+        gaps = spec["ciso"]["gaps"]
+        seen = kyverno_offline(spec, policies, gaps)
+        if not all({"fail", "false"} & seen.get(obj_ref(o), set()) for o in gaps):
+            # the matcher does not read the policy as Kyverno did (a feature it lacks): twins prove nothing
+            metrics["general_unchecked"] = "the embedded matcher does not flag the gap objects with this policy"
+            return
+        general_checks(spec, lambda objs: kyverno_offline(spec, policies, objs), checks)
+    except InputError as exc:
+        metrics["general_unchecked"] = str(exc)[:200]
+
+
 def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
     contract = spec["ciso"].get("contract") or {}
     problems = None
@@ -1944,14 +2142,18 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
         if st is None or st.policy_reports is None:
             raise InputError("the policy task needs the agent's artefact (--artifact, --opa-result) or a state "
                              "with `policyReports`")
-        verdicts, reporting = report_verdicts(st.policy_reports)
-        source = "policyReports"
+        graded = graded_policies(contract, st)
+        verdicts, reporting = report_verdicts(st.policy_reports, graded)
+        source = "policyReports" + (f" of {', '.join(sorted(graded)) or 'no policy'}" if graded is not None else "")
         if contract.get("artefact") == "kyverno":
-            # the policies that reported, as the state holds them (the cluster's ClusterPolicies)
+            # the graded policies as the state holds them (read back from the cluster)
             deployed = [o for (kind, _, name), o in st.objects.items() if kind in ("ClusterPolicy", "Policy")
-                        and (name in reporting or name == contract.get("name"))]
+                        and (name in reporting or name in (graded or ()))]
             if st.has("", "ClusterPolicy") or deployed:
                 problems = contract_problems(contract, deployed)
+                kyverno = [p for p in deployed if isinstance(p.get("spec"), dict)]
+                if kyverno:
+                    live_general_checks(spec, kyverno, checks, metrics)
     if source in ("kyverno (offline)", "rego (regopy)"):
         judge = (lambda objs: kyverno_offline(spec, kyverno, objs)) if source.startswith("kyverno") else \
             (lambda objs: rego_verdicts(spec, artifact[1], None, objs)[0])
@@ -2035,9 +2237,12 @@ def answer_shape(answer, fields, required):
     return None
 
 
-def detect_task(spec, answer, injected_at, checks, metrics):
+def detect_task(spec, answer, injected_at, checks, metrics, answered_at=None):
     """Is anything wrong: `{"anomaly": true|false, "noticed_at": RFC 3339 | null}`. A control (no fault) passes
-    `false` and fails a false alarm; a fault passes `true` noticed after the injection and within the window."""
+    `false` and fails a false alarm; a fault passes `true` noticed after the injection and within the window.
+    `answered_at` (POSIX seconds), when the harness saw the answer file appear, bounds the self-reported
+    `noticed_at`: nothing is noticed after it is written (the earlier of the two is the detection's time),
+    and an answer that appeared after the window is late whatever time it claims."""
     detection = spec["detection"]
     problem = answer_shape(answer, {"anomaly": (bool,), "noticed_at": (str, type(None))}, ("anomaly",))
     if problem is None and answer["anomaly"] is True and answer.get("noticed_at") is None:
@@ -2060,12 +2265,18 @@ def detect_task(spec, answer, injected_at, checks, metrics):
     if noticed is None:
         ok, detail = False, f"`noticed_at` {shown(answer['noticed_at'], 40)} is not an RFC 3339 time with a zone"
     else:
+        if answered_at is not None:
+            noticed = min(noticed, answered_at)
         delay = noticed - injected_at
         metrics["time_to_detect_seconds"] = round(delay, 3)
         ok = 0 <= delay <= window
         detail = (f"noticed {delay:g} s after the injection (within {window:g} s)" if ok else
                   f"noticed {-delay:g} s before the injection" if delay < 0 else
                   f"noticed {delay:g} s after the injection, beyond the {window:g} s window")
+        if ok and answered_at is not None and answered_at - injected_at > window:
+            ok = False
+            detail = (f"the answer appeared {answered_at - injected_at:g} s after the injection, beyond the "
+                      f"{window:g} s window (it says it was noticed {delay:g} s after)")
     checks.append({"id": "detection.noticed_at", "passed": ok, "detail": detail})
     return (1.0 + ok) / 2
 
@@ -2146,7 +2357,7 @@ def required_missing(spec, st):
     return missing
 
 
-def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=None):
+def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=None, answered_at=None):
     checks, metrics = [], {}
     domain = spec["domain"]
     if task in ANSWER_TASKS and output is _MISSING:  # a work folder without this task's answer file
@@ -2163,7 +2374,7 @@ def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=No
         raise InputError(f"the {task} task grades the agent's answer: give --agent-output"
                          + (" (or --task mitigate)" if "mitigate" in spec["tasks"] else ""))
     if task == "detect":
-        score = detect_task(spec, output, injected_at, checks, metrics)
+        score = detect_task(spec, output, injected_at, checks, metrics, answered_at)
     elif task == "analyze":
         score = analyze_task(spec, output, checks, metrics)
     elif task == "localize":
@@ -2201,7 +2412,7 @@ def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=No
 
 
 def evaluate(spec, agent_output, state, gap_only=False, task=None, artifact=None, opa_result=None,
-             injected_at=None, answers=None, indexed=None):
+             injected_at=None, answers=None, indexed=None, answered_at=None):
     """The verdict of one run: of `task`, or of every task the bundle poses (then with `tasks`).
 
     `agent_output` is the answer of the one task graded on an answer; `answers` ({task: answer}, from the
@@ -2226,6 +2437,10 @@ def evaluate(spec, agent_output, state, gap_only=False, task=None, artifact=None
         injected_at = rfc3339(injected_at)
         if injected_at is None:
             raise InputError("--injected-at must be an RFC 3339 time with a zone (2025-06-01T12:00:00Z)")
+    if answered_at is not None:  # the harness's own record: when the detection answer appeared
+        answered_at = rfc3339(answered_at)
+        if answered_at is None:
+            raise InputError("--answered-at must be an RFC 3339 time with a zone (2025-06-01T12:00:00Z)")
 
     def answer(t):
         if answers is None:
@@ -2242,8 +2457,9 @@ def evaluate(spec, agent_output, state, gap_only=False, task=None, artifact=None
                 indexed[id(state)] = known
         st = known[1]
     if task is not None:
-        return grade(spec, task, answer(task), st, artifact, opa_result, gap_only, injected_at)
-    verdicts = {t: grade(spec, t, answer(t), st, artifact, opa_result, gap_only, injected_at) for t in tasks}
+        return grade(spec, task, answer(task), st, artifact, opa_result, gap_only, injected_at, answered_at)
+    verdicts = {t: grade(spec, t, answer(t), st, artifact, opa_result, gap_only, injected_at, answered_at)
+                for t in tasks}
     if len(verdicts) == 1:
         return verdicts[tasks[0]]
     return {"scenario": spec["scenario"], "task": "+".join(tasks),
@@ -2501,6 +2717,8 @@ def main(spec, argv=None):
     parser.add_argument("--agent-output", help="the agent's answer (JSON): what the diagnose task grades; or the "
                         "agent's work folder, where each task graded on an answer reads its own file")
     parser.add_argument("--injected-at", help="when the fault was injected (RFC 3339): what detect times against")
+    parser.add_argument("--answered-at", help="when the harness saw the detection answer appear (RFC 3339): "
+                        "nothing is noticed after it is written")
     parser.add_argument("--state", help="the state snapshot (JSON): what the mitigate task grades")
     parser.add_argument("--artifact", help="CISO: the agent's policy (Kyverno JSON/YAML or .rego)")
     parser.add_argument("--opa-result", help="CISO Rego: a recorded `opa eval` result per object")
@@ -2542,7 +2760,8 @@ def main(spec, argv=None):
         artifact = _load_artifact(args.artifact) if args.artifact else None
         opa = _load_json(args.opa_result, "recorded opa result") if args.opa_result else None
         verdict = evaluate(spec, output, state, gap_only=args.gap_only, task=args.task, artifact=artifact,
-                           opa_result=opa, injected_at=args.injected_at, answers=answers)
+                           opa_result=opa, injected_at=args.injected_at, answers=answers,
+                           answered_at=args.answered_at)
     except InputError as exc:
         print(f"evaluator: {exc}", file=sys.stderr)
         return 2

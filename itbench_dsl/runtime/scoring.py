@@ -54,10 +54,11 @@ class ScenarioScore:
     mean: float
     stderr: float | None  # None for a single trial: one value has no spread to estimate
     pass_at: dict[int, float] = field(default_factory=dict)  # k -> pass@k (only the k <= trials)
+    no_verdict: int = 0  # trials (runs) that ended without a verdict: failed, score 0
 
     def to_json(self) -> dict:
         return {"scenario": self.scenario, "task": self.task, "trials": self.trials, "passed": self.passed,
-                "mean_score": self.mean, "stderr": self.stderr,
+                "no_verdict": self.no_verdict, "mean_score": self.mean, "stderr": self.stderr,
                 "pass_at_k": {str(k): v for k, v in sorted(self.pass_at.items())}}
 
 
@@ -91,14 +92,15 @@ def aggregate(verdicts: list[dict], ks: list[int]) -> dict:
                                f"{too_few[0]}")
         mean, stderr = mean_and_stderr([float(t["score"]) for t in trials])
         rows.append(ScenarioScore(scenario, task, n, c, mean, stderr if n > 1 else None,
-                                  {k: pass_at_k(n, c, k) for k in ks}))
+                                  {k: pass_at_k(n, c, k) for k in ks}, sum(1 for t in trials if t.get("no_verdict"))))
     overall = []
     for task in sorted({r.task for r in rows}):
         mine = [r for r in rows if r.task == task]
         mean, stderr = mean_and_stderr([r.mean for r in mine])
         overall.append({
             "task": task, "scenarios": len(mine), "trials": sum(r.trials for r in mine),
-            "passed": sum(r.passed for r in mine), "mean_score": mean, "stderr": stderr if len(mine) > 1 else None,
+            "passed": sum(r.passed for r in mine), "no_verdict": sum(r.no_verdict for r in mine),
+            "mean_score": mean, "stderr": stderr if len(mine) > 1 else None,
             "pass_at_k": {str(k): math.fsum(r.pass_at[k] for r in mine) / len(mine) for k in ks},
         })
     return {"k": ks, "scenarios": [r.to_json() for r in rows], "overall": overall}
@@ -119,7 +121,7 @@ def load_verdicts(folder: Path) -> list[dict]:
     # beside its verdict: only its verdict.json is one (none yet while the run is unfinished).
     runs = {p.parent for p in folder.rglob(RUN_MARKER) if p.is_file()}
     files = [p for p in files if not (runs & {*p.parents}) or (p.name == RUN_VERDICT and p.parent in runs)]
-    if not files:
+    if not files and not runs:
         raise ScoringError(f"{folder}: no .json verdict files in this folder")
     verdicts = []
     for path in files:
@@ -140,7 +142,41 @@ def load_verdicts(folder: Path) -> list[dict]:
                                                 "task": part.get("task", task)}))
         else:
             verdicts.append(_verdict(path, data))
+    verdicts += unfinished_runs(sorted(runs), verdicts)
     return verdicts
+
+
+RUN_RECORD = "run.json"  # what a run of `itbench run` ended as: scenario, status, tasks (cluster/runner.py)
+
+
+def unfinished_runs(runs: list[Path], verdicts: list[dict]) -> list[dict]:
+    """A trial failed, score 0, for each task of each run folder without its verdict.json: a run that
+    ended without a verdict (the cluster failed, the run was interrupted or killed) is a trial, and a
+    failed one; dropped, it would lift pass@k over the runs that did finish. Its scenario and tasks come
+    from its run.json, else from its folder (`<results>/<scenario>/<run id>`) and the tasks the other
+    verdicts of that scenario were graded on."""
+    out = []
+    for folder in runs:
+        if (folder / RUN_VERDICT).is_file():
+            continue
+        record = {}
+        path = folder / RUN_RECORD
+        if path.is_file() and path.stat().st_size <= MAX_VERDICT_BYTES:
+            try:
+                record = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+                record = {}
+        record = record if isinstance(record, dict) else {}
+        scenario = record.get("scenario") if isinstance(record.get("scenario"), str) and record.get("scenario") \
+            else folder.parent.name
+        tasks = record.get("tasks")
+        if not (isinstance(tasks, list) and tasks and all(isinstance(t, str) for t in tasks)):
+            tasks = sorted({v["task"] for v in verdicts if v["scenario"] == scenario}) or [""]
+        status = record.get("status") if isinstance(record.get("status"), str) else "unfinished"
+        for task in tasks:
+            out.append({"scenario": scenario, "task": task, "passed": False, "score": 0.0, "no_verdict": True,
+                        "status": status, "run": str(folder)})
+    return out
 
 
 def _verdict(path: Path, data: dict) -> dict:
@@ -167,8 +203,9 @@ def render_table(report: dict) -> str:
     """A fixed-width table: one row per scenario and task, then one overall row per task."""
     ks = report["k"]
     with_tasks = any(s["task"] for s in report["scenarios"])
-    header = ["scenario", *(["task"] if with_tasks else []), "trials", "passed", *(f"pass@{k}" for k in ks),
-              "mean ± se"]
+    missing = any(s.get("no_verdict") for s in report["scenarios"])  # runs that ended without a verdict
+    header = ["scenario", *(["task"] if with_tasks else []), "trials", "passed", *(["no verdict"] if missing else []),
+              *(f"pass@{k}" for k in ks), "mean ± se"]
 
     def spread(mean: float, stderr: float | None) -> str:
         return f"{mean:.3f} ± {stderr:.3f}" if stderr is not None else f"{mean:.3f} (1 trial)"
@@ -176,12 +213,14 @@ def render_table(report: dict) -> str:
     rows = []
     for s in report["scenarios"]:
         rows.append([printable(s["scenario"]), *([s["task"] or "-"] if with_tasks else []), str(s["trials"]),
-                     str(s["passed"]), *(f"{s['pass_at_k'][str(k)]:.3f}" for k in ks),
+                     str(s["passed"]), *([str(s.get("no_verdict", 0))] if missing else []),
+                     *(f"{s['pass_at_k'][str(k)]:.3f}" for k in ks),
                      spread(s["mean_score"], s["stderr"])])
     footers = []
     for o in report["overall"]:
         footers.append([f"overall ({o['scenarios']} scenarios)", *([o["task"] or "-"] if with_tasks else []),
-                        str(o["trials"]), str(o["passed"]), *(f"{o['pass_at_k'][str(k)]:.3f}" for k in ks),
+                        str(o["trials"]), str(o["passed"]), *([str(o.get("no_verdict", 0))] if missing else []),
+                        *(f"{o['pass_at_k'][str(k)]:.3f}" for k in ks),
                         spread(o["mean_score"], o["stderr"]) if o["stderr"] is not None or o["scenarios"] == 1
                         else f"{o['mean_score']:.3f}"])
     widths = [max(len(r[i]) for r in [header, *rows, *footers]) for i in range(len(header))]
