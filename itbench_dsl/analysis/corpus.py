@@ -41,7 +41,7 @@ scenario's own plan, each with the verdict it must get:
 * detection: an answer written after the window and backdated into it (fail); one written in the
   window, one claiming a time after it was written (pass).
 
-`states.self_validate` grades every case (so `itbench check` refuses a scenario whose evaluator is
+`self_validate` (below) grades every case (so `itbench check` refuses a scenario whose evaluator is
 fooled by one), and `benchmarks/corpus.py` reports the false passes and false fails over the library.
 """
 
