@@ -475,10 +475,11 @@ class Move:
                 statements.append(stmt)
                 continue
             if isinstance(stmt, ast.Fault):
-                # an object the fault creates is renamed (`name`); any other argument that names the old
-                # target's technology cannot be carried over
-                word = self.old_word_in(tuple(e for e in stmt.entries or () if not (isinstance(e, ast.Attr)
-                                                                                    and e.key == "name")))
+                # an object the fault creates is renamed; any other argument that names the old target's
+                # technology (a command running `valkey-cli`, an address) cannot be carried over
+                created = {r.name for i in self.ctx.scenario.injections() for r in i.created}
+                word = self.old_word_in(tuple(e for e in stmt.entries or () if not (
+                    isinstance(e, ast.Attr) and isinstance(e.value, ast.Str) and e.value.value in created)))
                 if word:
                     raise Unmovable(f"the fault's arguments name `{word}`, which is `{self.old.name}`'s own")
             lost = self._lost(stmt)

@@ -668,6 +668,14 @@ scenario. Nothing is written. The message names the generator and its input; a b
 failing is a bug in itbench, a third-party one (registered under the entry-point group
 `itbench.generators`) a bug in that package. See docs/generators.md for the plugin API.
 """),
+        _c("E6003", "a run produced no variant", """
+`itbench generate` ended with no variant to write: every input was skipped by a generator of the
+chain (`--with retarget,sweep` on scenarios that declare no `param`: `sweep` has nothing to vary),
+or every variant duplicated an input. The message names the first generator that made nothing and
+its most frequent reasons. Nothing is written and the exit code is 1, so that a job that expects
+variants does not go on with none. Choose generators that apply to the inputs (`sweep` and `sample`
+need `param` statements; docs/generators.md).
+"""),
         _c("W6001", "a generator skipped an input", """
 A generator could not produce a valid variant from this input and says why: `sweep` and `sample`
 need `param` statements used as `param(NAME)`, `retarget` needs another object that meets the
