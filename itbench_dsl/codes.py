@@ -346,6 +346,21 @@ no application to name: the file says `applications: {}` and ITBench would deplo
 objects. The files are still written. Use a standard application, or run the
 full bundle (`manifests/topology.yaml` holds the inline objects).
 """),
+        _c("E3004", "ITBench cannot inject the scenario's faults", """
+`itbench compile --target itbench` writes ITBench's own files, and ITBench injects only the faults
+of its fault library (`itbench faults` marks them with their ITBench id). A scenario whose every
+fault is one ITBench lacks (a one-shot chaos experiment, a fault declared in the language, most of
+this project's own kinds) would get `faults: []` in its scenario.yaml: ITBench would deploy the
+application and inject nothing. The export is refused and nothing is written for that scenario.
+Compile the full bundle instead (its `inject/` folder applies the fault; `itbench run` runs it), or
+use a fault ITBench has.
+"""),
+        _c("W3002", "ITBench cannot inject one of the scenario's faults", """
+`itbench compile --target itbench`: one of the scenario's faults is not in ITBench's fault library,
+so its scenario.yaml lists only the others, and ITBench runs a part of the incident (the ground
+truth still describes all of it). The files are written. Run the full bundle for the whole
+incident. When no fault is left at all, the export is refused (E3004).
+"""),
         _c("E3003", "generated object has an unknown kind", """
 The compiler emitted an object whose apiVersion and kind have no vendored schema. This is
 a compiler defect; please report it.

@@ -82,7 +82,10 @@ def command(files: tuple[str, ...], output: str, fmt: str, quiet: bool, hints: s
                             f"scenario names{' and ITBench ids' if target == 'itbench' else ''} must be unique")
         names[folder] = display(path)
         if target == "itbench":
-            diags.extend(export_findings(result))
+            found = export_findings(result)
+            diags.extend(found)
+            if any(d.severity == "error" for d in found):  # ITBench would run nothing of it: not written
+                continue
         written = target_files(result, target, diags)
         if written:
             compiled.append((path, folder, written))
