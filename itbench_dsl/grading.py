@@ -119,19 +119,26 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
             for entry in m["restored"]:
                 add(f"restored.{_ref(entry['object'])}", FAULT, None,
                     f"{_ref(entry['object'])}, which a fault deleted, back with the fields it had")
-            for entry in m.get("unchanged", []):
-                add(f"unchanged.{_ref(entry['object'])}", HEALTH, None,
-                    f"{_ref(entry['object'])} as the topology deploys it (a control: nothing to fix)")
             minimum = sorted({w["min_replicas"] for w in spec["workloads"]})
             add("safeguards", SAFEGUARD, None,
                 f"every workload of the topology scaled to at least {'/'.join(map(str, minimum)) or 1} replica(s) "
                 "as deployed, every service with its selector, nothing taken out of service")
+            for entry in m.get("unchanged", []):
+                add(f"unchanged.{_ref(entry['object'])}", HEALTH, None,
+                    f"{_ref(entry['object'])} as the topology deploys it (a control: nothing to fix)")
         if task == "diagnose" and spec.get("diagnosis"):
             d = spec["diagnosis"]
             roots = [g["component"] for g in d["groups"] if g["root_cause"]]
             add("diagnosis.root_cause", TRUTH, None, "the root cause named exactly: " + ", ".join(roots))
-            add("diagnosis.propagation", TRUTH, None,
-                f"the propagation chain ({len(d['propagations'])} edge(s) of the ground truth) followed")
+            klass = {}
+            for index, ids in enumerate(d["aliases"] or []):  # aliases join groups of one component
+                for gid in ids:
+                    klass.setdefault(gid, f"alias{index}")
+            edges = [(klass.get(p["source"], p["source"]), klass.get(p["target"], p["target"])) for p in d["propagations"]]
+            if any(a != b for a, b in edges):  # a chain between components: graded (else nothing to grade)
+                add("diagnosis.propagation", TRUTH, None,
+                    f"the propagation chain ({len(edges)} edge(s) of the ground truth) followed, F1 from the "
+                    "evaluator's pass mark")
         if task == "diagnose" and spec.get("finops"):
             names = sorted({_ref(r) for group in spec["finops"]["findings"] for r in group})
             add("finops.resource", TRUTH, None, "the wasteful objects named, each fault's: " + ", ".join(names))
