@@ -518,6 +518,30 @@ whose effects never leave the faulty component. Scenarios without `propagation` 
     complexity low
     propagation service "db" -> service "cart" -> service "checkout" -> service "frontend"   # 3 hops: W2008
 """),
+        _c("W2011", "the evaluator's own checks disagree with the scenario", """
+What passes a scenario is more than its `mitigated when`: the evaluator also grades the fields the
+fault changed (back at their healthy value, or a value the fault accepts), the FinOps optimum
+(within 10% of it: proximity 0.9), the workloads' health and the safeguards (`itbench explain
+FILE.itb` lists every check and where it comes from). This warning says where a statement of the
+scenario and one of those checks disagree on the same object, so that the author sees what the
+agent is graded on:
+
+- a field predicate that compares a figure an `optimal` statement also grades: `<= 64Mi` accepts
+  64Mi, which scores proximity 0 against an optimum of 20Mi (the proximity check passes 18Mi to
+  22Mi only), and a predicate that refuses part of that band fails a fix the proximity passes;
+- a field the fault changed that no statement names, beside one that a statement names on the
+  same object (`resources.limits.memory` beside a predicate on `resources.requests.memory`): the
+  evaluator wants it back at exactly its healthy value, which the scenario never says.
+
+    optimal deployment "cart" resources.limits.memory = 20Mi
+    mitigated when {
+      deployment "cart" resources.limits.memory <= 64Mi     # W2011: 64Mi fails the proximity check
+    }
+
+State the band the optimum passes (`>= 18Mi` and `<= 22Mi`) or leave the figure to the optimum;
+name the hidden field too (a predicate or an optimum then decides it). Allow it per scenario with
+`metadata { lint_allow = ["W2011"] }` when the difference is meant.
+"""),
         _c("W2009", "a solution step cannot be replayed", """
 `itbench check` replays each solution's commands on the faulty state to show that the solution
 mitigates (E4006, W2010). This step's command cannot be replayed: an interactive editor (`kubectl
