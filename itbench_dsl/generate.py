@@ -309,8 +309,15 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
     report progress; a generator that runs out of variants says so with a Skip and stops.
     Every variant is checked (check_document); one that fails is recorded as a skip with its first
     problem. Variants whose semantic hash equals an input's or an earlier variant's are dropped."""
+    from .mechanisms import scenario_key
+
     result = RunResult()
     seen = {p.semantic_hash or scenario_digest(p.scenario) for p in parents}
+    # what W2001 compares (a mechanism on a target): the input each key first came from. A variant of another
+    # input with a key already seen measures the same thing as that one (two inputs moved onto one target)
+    mechanisms: dict[tuple, str] = {}
+    for p in parents:
+        mechanisms.setdefault(scenario_key(p.scenario), p.path)
     names: set[str] = set()
     current = parents
     for step, (gen_name, generator) in enumerate(chain):
@@ -361,10 +368,13 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
                                                        f"`check --strict`: {checked.warnings[0]}"))
                         continue
                     digest = scenario_digest(checked.scenario)
-                    if digest in seen:
+                    key = scenario_key(checked.scenario)
+                    if digest in seen or (key and mechanisms.get(key, parent.path) != parent.path):
                         result.duplicates += 1
                         continue
                     seen.add(digest)
+                    if key:
+                        mechanisms.setdefault(key, parent.path)
                     note = "; ".join(x for x in (parent.note, item.note) if x)
                     produced.append(Parent(parent.path, document, checked.scenario, parent.chain + (gen_name,),
                                            digest, note))

@@ -166,3 +166,16 @@ def test_a_run_that_produces_nothing_says_why_and_fails(tmp_path):
     assert "E6003" in result.output and "`sweep` made no variant" in result.output
     assert "declares no `param`" in result.output
     assert not out.exists()
+
+
+def test_two_inputs_moved_onto_one_target_are_one_variant():
+    """Both clock scenarios retargeted: each target gets the time fault once (W2001 would report the second),
+    and the whole output passes `check --strict` beside its inputs."""
+    inputs = ["scenarios/sre/otel-cart-clock-skew.itb", "scenarios/sre/otel-payment-clock-forward.itb"]
+    result = gen.run([parent(p) for p in inputs], [("retarget", gen.load_generator("retarget"))], 0, None)
+    targets = [v.scenario.injections()[0].target.name for v in result.variants]
+    assert len(targets) == len(set(targets)) and result.duplicates > 0
+    jobs = [(p, (REPO / p).read_bytes()) for p in inputs]
+    jobs += [(f"variants/{v.file}", gen.variant_text(v.document).encode()) for v in result.variants]
+    diags, _ = check_files(jobs)
+    assert [f"{d.path}: {d.code}" for d in diags.items] == []
