@@ -85,21 +85,24 @@ class RetargetGenerator(Generator):
         has_container = any(isinstance(e, ast.Attr) and e.key == "container" for e in faults[0].entries or ())
         places = Places(ctx.scenario)
         healthy = Healthy(ctx.scenario)
+        old_container = next((e.value.value for e in faults[0].entries or () if isinstance(e, ast.Attr)
+                              and e.key == "container" and isinstance(e.value, ast.Str)), None)
         for new in candidates:
             note = f"{kind.name}: {old.kind.lower()} {old.name} -> {new.name}"
-            try:
-                document = Move(ctx, places, old, new, healthy).document()
-            except Unmovable as exc:
-                yield Skip(f"{note}: {exc}")
-                continue
             containers = [c.name for w in ctx.scenario.topology.workloads if w.kind == new.kind
                           and w.name == new.name and w.namespace == new.namespace for c in w.containers]
-            if takes_container and not has_container and len(containers) > 1:
-                for container in containers:  # the fault must say which container: one variant each
-                    yield Variant(with_container(document, container), note=f"{note} (container {container})",
-                                  name=document.name)
-            else:
-                yield Variant(document, note=note, name=document.name)
+            each = takes_container and not has_container and len(containers) > 1
+            # the fault must say which container when there are several: one variant each, its figures derived
+            # from that container's own values
+            for container in containers if each else [None]:
+                what = f"{note} (container {container})" if container else note
+                try:
+                    document = Move(ctx, places, old, new, healthy, (old_container, container)).document()
+                except Unmovable as exc:
+                    yield Skip(f"{what}: {exc}")
+                    continue
+                yield Variant(with_container(document, container) if container else document, note=what,
+                              name=document.name)
 
 
 class Unmovable(Exception):
@@ -130,8 +133,9 @@ class Move:
     """One retargeting: the component renaming and its application to the document."""
 
     def __init__(self, ctx: Context, places: Places, old: ir.ObjectRef, new: ir.ObjectRef,
-                 healthy: "Healthy | None" = None) -> None:
+                 healthy: "Healthy | None" = None, containers: tuple[str | None, str | None] = (None, None)) -> None:
         self.ctx, self.places, self.old, self.new = ctx, places, old, new
+        self.containers = containers  # the fault's container in the old target and in the new one, when named
         self.healthy = healthy or Healthy(ctx.scenario)
         self.topology = topology = ctx.scenario.topology
         self.workloads = {w.name: w for w in places.workloads}
@@ -333,7 +337,8 @@ class Move:
         """Value texts tied to the old target -> the new target's: optima, field predicates and fault figures
         that read one of the old target's fields (docstring of the module)."""
         out: dict[str, str] = {}
-        old_obj, new_obj = self.healthy.manifest(self.old), self.healthy.manifest(self.new)
+        old_obj = self.healthy.manifest(self.old, self.containers[0])
+        new_obj = self.healthy.manifest(self.new, self.containers[1])
         if old_obj is None or new_obj is None:
             return out
 
@@ -592,8 +597,16 @@ class Healthy:
                         for o in topology_manifests(scenario.topology, provided=True)}
         self._changes = None
 
-    def manifest(self, ref: ir.ObjectRef) -> dict | None:
-        return self.objects.get((ref.kind, ref.namespace, ref.name))
+    def manifest(self, ref: ir.ObjectRef, container: str | None = None) -> dict | None:
+        """The object; with `container`, that container first among its pod's (what the evaluator's lookup
+        reads first)."""
+        obj = self.objects.get((ref.kind, ref.namespace, ref.name))
+        pod = ((obj or {}).get("spec") or {}).get("template", {}).get("spec") if container else None
+        if not isinstance(pod, dict) or not isinstance(pod.get("containers"), list):
+            return obj
+        ordered = sorted(pod["containers"], key=lambda c: c.get("name") != container)
+        template = {**obj["spec"]["template"], "spec": {**pod, "containers": ordered}}
+        return {**obj, "spec": {**obj["spec"], "template": template}}
 
     def changed_path(self, ref: ir.ObjectRef, text: str) -> tuple[str, ...] | None:
         """The field of `ref` the fault sets to `text` (a figure of its arguments), as a path from the
