@@ -144,13 +144,18 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
             add("finops.resource", TRUTH, None, "the wasteful objects named, each fault's: " + ", ".join(names))
         if task == "policy" and spec.get("ciso"):
             c = spec["ciso"]
+            if any((g.get("metadata") or {}).get("name") for g in c["gaps"]):
+                add("ciso.general", POLICY, None, "renamed copies of the gap objects fail the policy too (graded when "
+                    "the policy runs offline: a Kyverno artefact, or Rego with regopy)")
+            if (c.get("contract") or {}).get("artefact") == "kyverno":
+                add("ciso.contract", POLICY, None, "the Kyverno policy keeps the prompt's contract (kind, name, "
+                    "audit, background); a broken contract scores 0")
             for obj in c["gaps"]:
                 add(f"ciso.gap.{_ref(_manifest_ref(obj))}", POLICY, None,
                     f"the policy reports {_ref(_manifest_ref(obj))}, which breaks control {c['control']}")
             for obj in c["compliant"]:
                 add(f"ciso.compliant.{_ref(_manifest_ref(obj))}", POLICY, None,
                     f"the policy passes {_ref(_manifest_ref(obj))}, which complies")
-            add("ciso.contract", POLICY, None, "the artefact keeps the task's contract (its kind and settings)")
         if task == "detect":
             add("detection.anomaly", TRUTH, None, "the right answer to whether an anomaly happened")
             add("detection.noticed_at", TRUTH, None, "noticed within the detection window")
