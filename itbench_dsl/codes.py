@@ -360,6 +360,21 @@ no application to name: the file says `applications: {}` and ITBench would deplo
 objects. The files are still written. Use a standard application, or run the
 full bundle (`manifests/topology.yaml` holds the inline objects).
 """),
+        _c("E3004", "ITBench cannot inject the scenario's faults", """
+`itbench compile --target itbench` writes ITBench's own files, and ITBench injects only the faults
+of its fault library (`itbench faults` marks them with their ITBench id). A scenario whose every
+fault is one ITBench lacks (a one-shot chaos experiment, a fault declared in the language, most of
+this project's own kinds) would get `faults: []` in its scenario.yaml: ITBench would deploy the
+application and inject nothing. The export is refused and nothing is written for that scenario.
+Compile the full bundle instead (its `inject/` folder applies the fault; `itbench run` runs it), or
+use a fault ITBench has.
+"""),
+        _c("W3002", "ITBench cannot inject one of the scenario's faults", """
+`itbench compile --target itbench`: one of the scenario's faults is not in ITBench's fault library,
+so its scenario.yaml lists only the others, and ITBench runs a part of the incident (the ground
+truth still describes all of it). The files are written. Run the full bundle for the whole
+incident. When no fault is left at all, the export is refused (E3004).
+"""),
         _c("E3003", "generated object has an unknown kind", """
 The compiler emitted an object whose apiVersion and kind have no vendored schema. This is
 a compiler defect; please report it.
@@ -528,6 +543,30 @@ Select the item by what it is.
     role "r" rules contains { resources = ["pods"], verbs = ["list"] } # right: some rule holds these
     deployment "web" containers[name="app"].args contains "--port=80"   # right: the container by its name
 """),
+        _c("W2012", "the evaluator's own checks disagree with the scenario", """
+What passes a scenario is more than its `mitigated when`: the evaluator also grades the fields the
+fault changed (back at their healthy value, or a value the fault accepts), the FinOps optimum
+(within 10% of it: proximity 0.9), the workloads' health and the safeguards (`itbench explain
+FILE.itb` lists every check and where it comes from). This warning says where a statement of the
+scenario and one of those checks disagree on the same object, so that the author sees what the
+agent is graded on:
+
+- a field predicate that compares a figure an `optimal` statement also grades: `<= 64Mi` accepts
+  64Mi, which scores proximity 0 against an optimum of 20Mi (the proximity check passes 18Mi to
+  22Mi only), and a predicate that refuses part of that band fails a fix the proximity passes;
+- a field the fault changed that no statement names, beside one that a statement names on the
+  same object (`resources.limits.memory` beside a predicate on `resources.requests.memory`): the
+  evaluator wants it back at exactly its healthy value, which the scenario never says.
+
+    optimal deployment "cart" resources.limits.memory = 20Mi
+    mitigated when {
+      deployment "cart" resources.limits.memory <= 64Mi     # W2012: 64Mi fails the proximity check
+    }
+
+State the band the optimum passes (`>= 18Mi` and `<= 22Mi`) or leave the figure to the optimum;
+name the hidden field too (a predicate or an optimum then decides it). Allow it per scenario with
+`metadata { lint_allow = ["W2012"] }` when the difference is meant.
+"""),
         _c("W2009", "a solution step cannot be replayed", """
 `itbench check` replays each solution's commands on the faulty state to show that the solution
 mitigates (E4006, W2010). This step's command cannot be replayed: an interactive editor (`kubectl
@@ -692,6 +731,14 @@ in the same scenario.
 scenario. Nothing is written. The message names the generator and its input; a built-in generator
 failing is a bug in itbench, a third-party one (registered under the entry-point group
 `itbench.generators`) a bug in that package. See docs/generators.md for the plugin API.
+"""),
+        _c("E6003", "a run produced no variant", """
+`itbench generate` ended with no variant to write: every input was skipped by a generator of the
+chain (`--with retarget,sweep` on scenarios that declare no `param`: `sweep` has nothing to vary),
+or every variant duplicated an input. The message names the first generator that made nothing and
+its most frequent reasons. Nothing is written and the exit code is 1, so that a job that expects
+variants does not go on with none. Choose generators that apply to the inputs (`sweep` and `sample`
+need `param` statements; docs/generators.md).
 """),
         _c("W6001", "a generator skipped an input", """
 A generator could not produce a valid variant from this input and says why: `sweep` and `sample`

@@ -231,6 +231,7 @@ def page(item: Item) -> str:
         out += ["## Optimum", "", "Proximity is measured against:", ""]
         out += [f"- {code(graph.ref_text(o.target) + ' ' + '.'.join(o.path) + ' = ' + _value(o.value))}" for o in s.optimal]
         out.append("")
+    out += grading_section(s)
     if s.solutions:
         out += ["## Solutions" if len(s.solutions) > 1 else "## Solution", ""]
         for solution in s.solutions:
@@ -245,6 +246,23 @@ def page(item: Item) -> str:
             out.append(f"- {code(p.name)} in {code(_value(p.domain))}{default}")
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def grading_section(scenario: ir.Scenario) -> list[str]:
+    """Every check that grades the scenario, per task, with where it comes from (itbench_dsl/grading.py): the
+    evaluator's own health and safeguard rules and the fault's checks are graded too, though no statement of
+    the scenario names them."""
+    from .grading import grading_checks
+
+    checks = grading_checks(scenario)
+    if not checks:
+        return []
+    out = ["## Grading", "", "Every check of the evaluator's verdict (`itbench explain FILE.itb` gives their lines):", ""]
+    for task in dict.fromkeys(c.task for c in checks):
+        out += [f"### {md(task)}", "", "| check | from | passes when |", "|---|---|---|"]
+        out += [f"| {code(c.id, True)} | {md(c.origin)} | {md(c.requires)} |" for c in checks if c.task == task]
+        out.append("")
+    return out
 
 
 def page_name(scenario: ir.Scenario) -> str:

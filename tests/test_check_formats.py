@@ -351,7 +351,10 @@ def test_pre_commit_hooks_run_existing_commands_on_itb_files():
 def test_action_passes_inputs_through_the_environment():
     action = _yaml(REPO / "action.yml")
     assert action["runs"]["using"] == "composite"
-    assert {"paths", "strict", "version", "args", "sarif"} <= set(action["inputs"])
+    assert {"paths", "strict", "requirements", "args", "sarif"} <= set(action["inputs"])
+    assert "version" not in action["inputs"]  # itbench is not on PyPI: a version to install from there cannot work
+    install = next(s["run"] for s in action["runs"]["steps"] if s.get("name") == "Install itbench")
+    assert "pip install --quiet -r \"$ITBENCH_REQUIREMENTS\"" in install and "itbench-dsl==" not in install
     runs = [step["run"] for step in action["runs"]["steps"] if "run" in step]
     assert any("itbench check --format github" in run for run in runs)
     for run in runs:

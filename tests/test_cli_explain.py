@@ -42,3 +42,66 @@ def test_codes_stay_explained_in_either_case():
 def test_an_unknown_topic_is_a_usage_error():
     result = invoke("explain", "nothing-like-it")
     assert result.exit_code == 2 and "neither a diagnostic code nor a fault" in result.stderr
+
+
+# ---- `itbench explain SCENARIO.itb`: every check that grades it ------------------------------------------
+
+GRADED = ["sre/otel-checkout-nonexistent-image.itb", "sre/otel-payment-failure-unreachable-flags.itb",
+          "sre/bookinfo-ambient-mode-disabled.itb", "sre/hotel-reservation-noop-detection.itb",
+          "finops/otel-ad-missing-memory-limit.itb", "finops/otel-three-hpas-misconfigured.itb"]
+
+
+def _listed(stdout: str) -> dict[str, list[str]]:
+    tasks: dict[str, list[str]] = {}
+    current = None
+    for line in stdout.splitlines()[1:]:
+        if line and not line.startswith(" "):
+            current = tasks.setdefault(line, [])
+        elif line.startswith("  ") and not line.startswith("    ") and current is not None:
+            current.append(line.split()[0])
+    return tasks
+
+
+@pytest.mark.parametrize("name", GRADED)
+def test_explain_a_scenario_lists_every_check_its_verdict_has(name: str):
+    """The listing is the verdict's checks, each once: on the faulty state for mitigate, on an empty answer for
+    diagnose (every check is in the verdict whatever the answer)."""
+    from conftest import SCENARIOS
+    from itbench_dsl.backends.evaluator import evaluator_spec
+    from itbench_dsl.checking import check_source
+    from itbench_dsl.runtime import evaluator as runtime
+    from itbench_dsl.analysis.states import derive
+
+    path = SCENARIOS / name
+    result = invoke("explain", str(path))
+    assert result.exit_code == 0, result.stderr
+    listed = _listed(result.stdout)
+    scenario = check_source(path.read_bytes(), str(path), lint=False).scenario
+    spec = evaluator_spec(scenario)
+    assert sorted(listed) == sorted(spec["tasks"])
+    if "mitigate" in spec["tasks"]:
+        verdict = runtime.evaluate(spec, None, derive(scenario)["faulty"], task="mitigate")
+        assert listed["mitigate"] == [c["id"] for c in verdict["checks"]]
+    if "diagnose" in spec["tasks"]:
+        answer = {"entities": []} if scenario.domain == "sre" else {"resource": []}
+        verdict = runtime.evaluate(spec, answer, None, task="diagnose")
+        assert listed["diagnose"] == [c["id"] for c in verdict["checks"]]
+
+
+def test_explain_a_scenario_says_where_each_check_comes_from():
+    from conftest import SCENARIOS
+
+    path = SCENARIOS / "finops" / "otel-ad-missing-memory-limit.itb"
+    out = invoke("explain", str(path)).stdout
+    assert f"[optimum, {path}:15]" in out and "within 10% of 300Mi" in out
+    assert f"[predicate, {path}:17]" in out and 'deployment "ad" ready' in out
+    assert "[health rule]" in out and "[safeguard rule]" in out
+    assert f"[fault, {path}:11]" in out and "decided by finops.proximity.0" in out
+
+
+def test_explain_a_scenario_with_errors_shows_them(tmp_path):
+    broken = tmp_path / "broken.itb"
+    broken.write_text('scenario "broken" {\n  domain sre\n  fault nonexistent_image on deployment "nope"\n}\n')
+    result = invoke("explain", str(broken))
+    assert result.exit_code == 1 and "has errors" in result.stderr
+    assert invoke("explain", str(tmp_path / "missing.itb")).exit_code == 2

@@ -39,7 +39,7 @@ MULTI_FILE = {"W2001", "W2006", "E2031", "E2032", "E2033"}  # tests/test_mechani
 # Codes of `itbench check`'s self-validation, which compile does not run: tested in tests/test_states.py.
 CHECK_ONLY = {"E4004", "E4005", "E4006", "W2009", "W2010"}  # E4006, W2009, W2010: tests/test_solutions.py
 # Codes of `itbench generate` (a generator failed, a generator skipped an input): tests/test_generators.py.
-GENERATE_ONLY = {"E6002", "W6001"}
+GENERATE_ONLY = {"E6002", "E6003", "W6001"}
 # Codes of the ITBench CISO import, whose input is an ITBench folder, not .itb: tests/test_itbench_ciso.py.
 CISO_IMPORT_ONLY = {"E5050", "E5051", "E5052", "E5053", "E5054", "W5050", "W5051", "W5052", "W5053",
                     "W5054"}
@@ -47,7 +47,7 @@ CISO_IMPORT_ONLY = {"E5050", "E5051", "E5052", "E5053", "E5054", "W5050", "W5051
 IMPORT_ONLY = {"E5001", "E5002", "E5003", "E5004", "E5005", "W5001", "W5002", "W5003", "W5004", "W5005"}
 
 # `itbench compile --target itbench` only (what ITBench's layout cannot carry): tests/test_target_itbench.py
-TARGET_ONLY = {"W3001"}
+TARGET_ONLY = {"W3001", "W3002", "E3004"}
 
 FOLDERS = fixture_folders()
 

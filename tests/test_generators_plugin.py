@@ -68,6 +68,8 @@ def test_plugin_skips_what_it_cannot_vary(tmp_path, monkeypatch):
     other = HERE.parent / "scenarios" / "sre" / "otel-checkout-nonexistent-image.itb"
     out = tmp_path / "out"
     result = CliRunner().invoke(cli, ["generate", str(other), "--with", "replicas", "-o", str(out)])
-    assert result.exit_code == 0
+    # nothing produced: the run says why (E6003, with the plugin's reason) and fails, writing nothing
+    assert result.exit_code == 1
     assert "W6001" in result.output and "not declared in the scenario's own topology" in result.output
-    assert json.loads((out / "index.json").read_text())["variants"] == []
+    assert "E6003" in result.output and "`replicas` made no variant of its 1 input" in result.output
+    assert not out.exists()

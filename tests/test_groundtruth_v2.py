@@ -1,4 +1,5 @@
-"""ITBench's v2 ground truth lists the alerts a scenario expects, not only those of the fault library."""
+"""ITBench's v2 ground truth of a scenario lists its own alerts and solutions; a port of an ITBench scenario
+(`itbench_id`) keeps ITBench's file, whose lists are the fault library's."""
 
 from __future__ import annotations
 
@@ -15,9 +16,30 @@ def _v2_alerts(text: str) -> list[str]:
 def test_an_expected_alert_is_in_the_v2_file():
     text = (SCENARIOS / "sre" / "otel-checkout-nonexistent-image.itb").read_text("utf-8")
     alerts = _v2_alerts(text)
-    assert "HighRequestErrorRate" in alerts  # the scenario's `expect`
-    assert "KubePodNotReady" in alerts  # what ITBench's library says the fault raises
-    assert alerts == sorted(set(alerts))
+    assert alerts == ["HighRequestErrorRate"]  # the scenario's `expect`, not the library's KubePodNotReady
+
+
+def test_the_v2_solutions_are_the_scenarios_own():
+    """The FinOps author restores the limit to 300Mi: that is the v2 solution, not the library's `rollout undo`."""
+    text = (SCENARIOS / "finops" / "otel-ad-missing-memory-limit.itb").read_text("utf-8")
+    spec = yaml.safe_load(compile_ok(text).files["itbench/groundtruth.yaml"])["spec"]
+    assert [a["name"] for a in spec["alerts"]] == ["MemorySpend"]
+    assert spec["solutions"] == [[{"steps": [{
+        "command": "kubectl -n otel-demo set resources deployment/ad -c ad --limits=memory=300Mi",
+        "text": "Set the memory limit back to 300Mi"}]}]]
+
+
+def test_a_port_keeps_itbenchs_lists():
+    """Scenario 40's port: ITBench's v2 file lists the library's alert and solutions, and so does the port's."""
+    text = (SCENARIOS / "sre" / "otel-valkey-cart-out-of-memory.itb").read_text("utf-8")
+    spec = yaml.safe_load(compile_ok(text).files["itbench/groundtruth.yaml"])["spec"]
+    assert [a["name"] for a in spec["alerts"]] == ["KubePodCrashLooping"]
+    assert spec["solutions"][0][0]["steps"][0]["command"] == "kubectl -n otel-demo rollout undo deployment/valkey-cart"
+    stated = text.replace("  metadata {\n    itbench_id = 40\n  }\n", "")
+    assert stated != text
+    own = yaml.safe_load(compile_ok(stated).files["itbench/groundtruth.yaml"])["spec"]
+    assert "HighRequestErrorRate" in [a["name"] for a in own["alerts"]]  # the scenario's own, on its groups
+    assert own["solutions"][0][0]["steps"][0]["text"].startswith("Identify and remove the storage-filler")
 
 
 def test_an_inline_topology_lists_its_expected_alerts():

@@ -409,3 +409,42 @@ def test_w2002_a_service_account_a_binding_grants_rights_to_is_used():
     # without the binding the account is unused again
     alone = CLEAN.replace('    "frontend" -> "cart" -> "redis"', '    serviceaccount "reader"\n    "frontend" -> "cart" -> "redis"')
     assert [d.code for d in lint(alone) if "reader" in d.message] == ["W2002"]
+
+
+# ---- W2012: grading the author cannot see --------------------------------------------------------------
+
+FINOPS_LIMIT = (REPO / "tests" / "cases" / "errors" / "W2012-predicate-against-optimum" / "input.itb").read_text()
+PREDICATE = 'deployment "ad" resources.limits.memory <= 600Mi'
+
+
+def w2011(predicates: str) -> list:
+    return [d for d in lint(FINOPS_LIMIT.replace(PREDICATE, predicates)) if d.code == "W2012"]
+
+
+@pytest.mark.parametrize("predicates,says", [
+    (PREDICATE, ["accepts 600Mi"]),                                        # the issue's `<= 64Mi` against 20Mi
+    ('deployment "ad" resources.limits.memory == 300Mi', ["refuses 270Mi"]),  # the proximity passes 270Mi-330Mi
+    ('deployment "ad" resources.limits.memory <= 330Mi', ["accepts 0", ]),
+    ('deployment "ad" resources.limits.memory >= 100Mi\n      deployment "ad" resources.limits.memory <= 400Mi',
+     ["accepts 100Mi"]),
+])
+def test_w2011_a_predicate_against_the_optimums_pass_bar(predicates, says):
+    found = w2011(predicates)
+    assert len(found) == 1 and all(s in found[0].message for s in says), [d.message for d in found]
+    assert "from 270Mi to 330Mi" in found[0].message and found[0].notes
+
+
+def test_w2011_the_band_the_optimum_passes_is_no_warning():
+    band = 'deployment "ad" resources.limits.memory >= 270Mi\n      deployment "ad" resources.limits.memory <= 330Mi'
+    assert w2011(band) == []
+    assert w2011('deployment "ad" ready') == []
+
+
+def test_w2011_a_field_the_fault_changed_beside_a_named_one():
+    """The fault raises the cart's limit with its request; the optimum names the request only: the limit is graded
+    at exactly its healthy value all the same. Naming it (a predicate governs it) quiets the warning."""
+    library = (REPO / "scenarios" / "finops" / "otel-cart-overprovisioned-requests.itb").read_text()
+    named = 'deployment "cart" resources.limits.memory == 160Mi\n'
+    assert named in library and not [d for d in lint(library) if d.code == "W2012"]
+    found = [d for d in lint(library.replace("      " + named, "")) if d.code == "W2012"]
+    assert len(found) == 1 and "resources.limits.memory" in found[0].message and "160Mi" in found[0].message

@@ -188,3 +188,18 @@ def test_a_predicate_path_is_written_as_the_language_writes_it():
     path = ["data", "demo.flagd.json", {"parse": "json"}, "flags", "x", "defaultVariant"]
     assert scenario_docs.path_text(path) == 'data["demo.flagd.json"] as json .flags.x.defaultVariant'
     assert scenario_docs.path_text(["spec", "containers", 0, "image"]) == "spec.containers[0].image"
+
+
+def test_a_page_lists_every_check_that_grades_the_scenario():
+    """The Grading section is the evaluator's checks, per task, each with its origin: the hidden ones too."""
+    from itbench_dsl.checking import check_source
+    from itbench_dsl.grading import grading_checks
+
+    path = SCENARIOS / "finops" / "otel-ad-missing-memory-limit.itb"
+    scenario = check_source(path.read_bytes(), str(path), lint=False).scenario
+    page = scenario_docs.page(scenario_docs.Item(scenario, "x.itb"))
+    section = page.split("## Grading", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    checks = grading_checks(scenario)
+    assert [row.split("`")[1] for row in rows] == [c.id for c in checks]
+    assert "| `safeguards` | safeguard rule |" in section and "| `finops.proximity.0` | optimum |" in section

@@ -14,6 +14,7 @@ its page in codes.py (`itbench explain W2002`):
 | W2007 | a description that is empty or a placeholder |
 | W2008 | `complexity` inconsistent with the length of the propagation chains (see COMPLEXITY_HOPS) |
 | W2011 | a `mitigated when` predicate that reads an item of an unordered list by its position (UNORDERED_LISTS) |
+| W2012 | a `mitigated when` predicate or an optimum that the evaluator's own checks on the same object contradict |
 
 Prompt leakage is not a lint warning: a prompt that names the answer is the error E4003
 (leakage.py), and W2001 (the same fault mechanism on the same target in two files) is
@@ -28,6 +29,7 @@ of them.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from typing import Iterable, Sequence
 
@@ -38,7 +40,7 @@ from .components import Components  # noqa: F401  (lint's rules use it; tests im
 from .mechanisms import injection_key
 from ..source import NO_SPAN, SourceMap, Span
 
-LINT_CODES = ("W2002", "W2003", "W2004", "W2005", "W2006", "W2007", "W2008", "W2011")
+LINT_CODES = ("W2002", "W2003", "W2004", "W2005", "W2006", "W2007", "W2008", "W2011", "W2012")
 
 # W2008: the number of hops between components along the longest propagation chain that each
 # complexity allows (see `propagation_hops`); `None` is no bound. ITBench's complexity also weighs how
@@ -573,9 +575,128 @@ def positional_predicates(item: Linted) -> list[Diagnostic]:
                     help=f"select the item by what it is: `{before}[name=\"...\"]` where the items have a name, "
                          f"else `{before} contains {{ ... }}` (an item holding those entries)"))
                 break
+# ---- W2012: grading the author cannot see --------------------------------------------------------------
+
+_ORDER_OPS = ("<", "<=", ">", ">=", "==")
+
+
+def _accepts(op: str, bound: float, x: float) -> bool:
+    return {"<": x < bound, "<=": x <= bound, ">": x > bound, ">=": x >= bound, "==": abs(x - bound) <= 1e-9 * max(
+        abs(bound), 1.0)}[op]
+
+
+def _shown_number(x: float, like: str) -> str:
+    """`x` in the unit of the quantity `like` (`64Mi`), else as a number."""
+    from ..runtime.evaluator import number
+
+    m = re.fullmatch(r"\s*[0-9.]+([A-Za-z]*)\s*", str(like))
+    suffix = m.group(1) if m else ""
+    unit = number(f"1{suffix}") if suffix else 1.0
+    value = x / unit if unit else x
+    return (f"{value:.0f}" if abs(value - round(value)) < 0.05 else f"{value:.1f}") + suffix
+
+
+def grading_conflicts(item: Linted) -> list[Diagnostic]:
+    """W2012: a statement of the scenario and a check the evaluator adds on the same object disagree.
+
+    - A field predicate `<=`, `<`, `>=`, `>` or `==` on a figure that an `optimal` statement also grades: the
+      proximity check passes only within the pass bar (10% of the optimum); a value the predicate accepts
+      outside that band fails the verdict, and a value inside it that the predicate refuses fails it too.
+    - A field the fault changed that the scenario never names, beside one it does name on the same object
+      (a sibling under the same key, `resources.limits.memory` beside `resources.requests.memory`): the
+      evaluator wants it back at exactly its healthy value, which an agent reading the scenario cannot know."""
+    from ..backends.evaluator import PROXIMITY_THRESHOLD, _changes, dotted
+    from ..runtime.evaluator import number
+
+    scenario = item.scenario
+    predicates = [(i, p) for i, p in enumerate(scenario.mitigation.predicates if scenario.mitigation else [])
+                  if p.kind == "field" and p.target is not None]
+    if not predicates and not scenario.optimal:
+        return []
+    spans = item.source_map.predicates
+    optimal_spans = [s.span for s in _statements(item.document, ast.Expect) for s in s.statements
+                     if isinstance(s, ast.Optimal)]
+    out: list[Diagnostic] = []
+    band = 1 - PROXIMITY_THRESHOLD
+
+    def key(ref: ir.ObjectRef) -> tuple:
+        return (ref.kind, ref.namespace, ref.name)
+
+    def keys(path) -> list[str]:
+        return [seg for seg in path if isinstance(seg, str)]
+
+    figures: dict[tuple, list] = {}  # the predicates on one figure, which a value must pass together
+    for i, p in predicates:
+        if p.op in _ORDER_OPS and number(p.value) is not None:
+            figures.setdefault((key(p.target), tuple(keys(p.path))), []).append((i, p))
+    for (target, path), group in figures.items():
+        i, p = group[0]
+        span = spans[i] if i < len(spans) else item.name_span
+        bounds = [(q.op, number(q.value)) for _, q in group]
+
+        def accepts(x: float) -> bool:
+            return all(_accepts(op, bound, x) for op, bound in bounds)
+
+        for j, o in enumerate(scenario.optimal):
+            if key(o.target) != target or list(path)[-len(o.path):] != list(o.path)[-len(path):]:
+                continue
+            y = number(o.value)
+            if not y:
+                continue
+            lo, hi = (1 - band) * y, (1 + band) * y
+            counted = isinstance(o.value, int) and not isinstance(o.value, bool)  # replicas: whole numbers only
+            edges = {b for _, b in bounds}
+            if counted:
+                lo, hi = float(math.ceil(lo - 1e-9)), float(math.floor(hi + 1e-9))
+                probes = sorted({0.0, lo, y, hi, 2 * hi + 1} | edges | {b - 1 for b in edges} | {b + 1 for b in edges})
+            else:
+                probes = sorted({0.0, lo, y, hi, 2 * hi} | edges | {b * (1 - 1e-6) for b in edges}
+                                | {b * (1 + 1e-6) for b in edges})
+            accepted_failing = [x for x in probes if accepts(x) and not lo - 1e-9 <= x <= hi + 1e-9]
+            passing_refused = [x for x in (lo, y, hi) if not accepts(x)]
+            if not accepted_failing and not passing_refused:
+                continue
+            text = " and ".join(f"{'.'.join(path)} {q.op} {q.value}" for _, q in group)
+            said = []
+            if accepted_failing:
+                witness = next((x for x in accepted_failing if x in edges), accepted_failing[-1])
+                said.append(f"it accepts {_shown_number(witness, p.value)}, which the proximity check fails")
+            if passing_refused:
+                said.append(f"it refuses {_shown_number(passing_refused[0], o.value)}, which the proximity check "
+                            "passes")
+            out.append(Diagnostic(
+                "W2012", f"`mitigated when` says `{text}`, but the optimum {o.value} of the same figure passes only "
+                f"from {_shown_number(lo, o.value)} to {_shown_number(hi, o.value)} (proximity >= "
+                f"{PROXIMITY_THRESHOLD}): " + "; ".join(said), item.path, span, "disagrees with the optimum",
+                notes=(Note("the optimum is here", optimal_spans[j]),) if j < len(optimal_spans) else (),
+                help=f"state the band (`>= {_shown_number(lo, o.value)}` and `<= {_shown_number(hi, o.value)}`) or "
+                     "leave the figure to the optimum; `itbench explain FILE.itb` lists every check"))
+    named = [(key(p.target), keys(p.path), spans[i] if i < len(spans) else item.name_span) for i, p in predicates]
+    named += [(key(o.target), list(o.path), optimal_spans[j] if j < len(optimal_spans) else item.name_span)
+              for j, o in enumerate(scenario.optimal)]
+    fields = _changes(scenario)[0]
+    for entry in fields:
+        obj = entry["object"]
+        target = (obj["kind"], obj["namespace"], obj["name"])
+        for change in entry["changes"]:
+            if change.get("governed_by") or change.get("accept") or "healthy" not in change:
+                continue
+            leaf = keys(change["path"])
+            sibling = next(((path, span) for t, path, span in named
+                            if t == target and path and path[0] in leaf and leaf[-len(path):] != list(path)), None)
+            if sibling is None:
+                continue
+            path, span = sibling
+            out.append(Diagnostic(
+                "W2012", f"the evaluator also wants {dotted(change['path'])} of {obj['kind'].lower()} `{obj['name']}` "
+                f"back at exactly {change['healthy']} (its healthy value, which the fault changed), a field the "
+                f"scenario never names beside `{'.'.join(path)}`: a fix that sets it otherwise fails the verdict",
+                item.path, span, "the evaluator grades a field beside this one",
+                help="name that field too (a predicate or an optimum decides it instead), or check "
+                     "`itbench explain FILE.itb`"))
     return out
 
 
 # in the order their diagnostics are produced (rendering sorts them by position anyway)
 SINGLE_FILE_RULES = (unused_objects, unobservable_faults, missing_solution, duplicate_mechanisms,
-                     placeholder_description, complexity_mismatch, positional_predicates)
+                     placeholder_description, complexity_mismatch, positional_predicates, grading_conflicts)

@@ -83,6 +83,9 @@ def groundtruth_v2(scenario: ir.Scenario) -> dict:
     # objects (an alert `on group "ID"` is a record of ITBench's v1 causal graph, which v2 does not list)
     alerts = sorted({a for i in scenario.injections() for a in library_alerts(i.kind)}
                     | {a.name for a in scenario.alerts if a.group is None})
+    own = _own_v2(scenario)
+    if own is not None:
+        alerts = own[0] or alerts
     entities: list[dict] = []
     for injection in scenario.injections():
         # the object ITBench's injection acts on (a created Schedule for chaos faults), then the others it changes
@@ -91,12 +94,27 @@ def groundtruth_v2(scenario: ir.Scenario) -> dict:
             if item not in entities:
                 entities.append(item)
     solutions = [render_solutions(i.kind, i.itbench_args, i.args) for i in scenario.injections()]
+    if own is not None and own[1]:
+        solutions = own[1]
     return {
         "apiVersion": "itbench.io/v2",
         "kind": "GroundTruth",
         "metadata": {"name": itbench_name(scenario)},
         "spec": {"alerts": [{"labels": {}, "name": a} for a in alerts], "entities": entities, "solutions": solutions},
     }
+
+
+def _own_v2(scenario: ir.Scenario) -> tuple[list[str], list] | None:
+    """The scenario's own alerts and solutions for the v2 ground truth, or None for a port of an ITBench scenario
+    (`metadata { itbench_id }`), whose v2 file is ITBench's: the fault library's lists, as ITBench writes them.
+    An original scenario (or a generated variant) states what its own incident raises and how it is solved;
+    the library's lists stand in only for what it does not state."""
+    if scenario.metadata.get("itbench_id") is not None:
+        return None
+    alerts = sorted({a.name for a in scenario.alerts})
+    steps = [[{"text": step.text, **({"command": step.command} if step.command else {})} for step in sol.steps]
+             for sol in scenario.solutions]
+    return alerts, ([[{"steps": s} for s in steps if s]] if any(steps) else [])
 
 
 # ---- v1: the groups graph --------------------------------------------------------------------------

@@ -220,17 +220,53 @@ def export_findings(result) -> list:
     from ..diagnostics import Diagnostic
 
     scenario = result.scenario
+    found = _missing_faults(result)
     if scenario.domain == "ciso" or scenario.topology.application_key is not None:
-        return []
+        return found
     app = scenario.topology.application
     where = next((s.span for s in result.document.statements if isinstance(s, (ast.UseApp, ast.Topology))),
                  result.document.span)
     what = f"application `{app}` is not one ITBench installs" if app else "an inline topology has no ITBench key"
-    return [Diagnostic("W3001", f"scenario `{scenario.name}`: ITBench's scenario.yaml names the applications to "
+    return found + [Diagnostic("W3001", f"scenario `{scenario.name}`: ITBench's scenario.yaml names the applications to "
                        f"install by ITBench key, and {what}: `applications` is empty and its objects are not deployed "
                        "by ITBench", result.path, where, "not in ITBench's files",
                        help='use an application ITBench installs (`use app "opentelemetry-demo"`), or run the '
                             "full bundle")]
+
+
+def _missing_faults(result) -> list:
+    """The faults ITBench's fault library does not have: its scenario.yaml cannot list them, so ITBench
+    would not inject them. E3004 when no fault of the scenario is left (ITBench would inject nothing: the
+    export is refused), W3002 when others are (ITBench runs a part of the incident)."""
+    from .. import ast
+    from ..diagnostics import Diagnostic
+
+    scenario = result.scenario
+    injections = scenario.injections()
+    lacking = [i for i in injections if not i.itbench_id]
+    if not lacking:
+        return []
+    statements = [s for s in result.document.statements if isinstance(s, ast.Fault)]
+    out = []
+    refused = len(lacking) == len(injections)
+    for injection in lacking:
+        stmt = next((s for s in statements if s.kind == injection.fault), None)
+        span = stmt.span if stmt is not None else result.document.name_span
+        target = f"{injection.target.kind.lower()} `{injection.target.name}`"
+        if refused:
+            out.append(Diagnostic(
+                "E3004", f"fault `{injection.fault}` on {target} is not one ITBench's fault library has: its "
+                f"scenario.yaml would say `faults: []` and ITBench would inject nothing, so the ITBench export of "
+                f"`{scenario.name}` is not written", result.path, span, "ITBench cannot inject this",
+                help="compile the full bundle (its inject/ folder applies the fault, `itbench run` runs it), or use "
+                     "a fault ITBench has (`itbench faults` marks them)"))
+        else:
+            out.append(Diagnostic(
+                "W3002", f"fault `{injection.fault}` on {target} is not one ITBench's fault library has: ITBench's "
+                "scenario.yaml lists the scenario's other faults only, so ITBench runs a part of the incident",
+                result.path, span, "left out of ITBench's scenario.yaml",
+                help="run the full bundle for the whole incident (its inject/ folder applies every fault)"))
+    return out
 
 
 def export_files(files: dict[str, bytes]) -> dict[str, bytes]:

@@ -85,7 +85,10 @@ def command(files: tuple[str, ...], output: str, fmt: str, quiet: bool, hints: s
             continue
         names[folder] = display(path)
         if target == "itbench":
-            diags.extend(export_findings(result))
+            found = export_findings(result)
+            diags.extend(found)
+            if any(d.severity == "error" for d in found):  # ITBench would run nothing of it: not written
+                continue
         written = target_files(result, target, diags)
         if written:
             compiled.append((path, folder, written))

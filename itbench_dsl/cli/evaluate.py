@@ -30,9 +30,12 @@ from .common import EXIT_CLEAN, EXIT_ERROR, UserError, terminal
               help="CISO Rego: a recorded `opa eval` result per object.")
 @click.option("--gap-only", is_flag=True, help="CISO: also report ITBench's gap-only rule, as a metric.")
 @click.option("--timeout", default=120.0, show_default=True, help="Seconds the evaluator may run.")
+@click.option("--json/--human", "as_json", default=None,
+              help="Print the verdict as the evaluator's JSON, or as a summary (failed checks first). Default: "
+                   "the summary on a terminal, the JSON when standard output is a file or a pipe.")
 def command(bundle: str, task: str | None, agent_output: str | None, injected_at: str | None,
             answered_at: str | None, state: str | None, artifact: str | None, opa_result: str | None, gap_only: bool,
-            timeout: float) -> None:
+            timeout: float, as_json: bool | None) -> None:
     """Run a bundle's evaluator.py on an agent's answer and a state; print its verdict.
 
     The evaluator runs as the bundle ships it, in a subprocess with this Python, so the
@@ -41,6 +44,11 @@ def command(bundle: str, task: str | None, agent_output: str | None, injected_at
     is missing or of the wrong shape, or a state that lacks what the task reads, is refused.
     Exit codes are the evaluator's: 0 it ran (pass or fail: see `passed`), 2 its inputs are
     unusable (the reason on stderr). docs/evaluator.md defines every verdict.
+
+    On a terminal the verdict is summarised: per task, passed or failed, the score and what it
+    means, then the failed checks (each with its reason), then the passed ones, each check once.
+    `--json` prints the evaluator's JSON, which is also the default when standard output is not a
+    terminal, so that scripts reading it keep working.
 
     \b
     Examples:
@@ -81,7 +89,11 @@ def command(bundle: str, task: str | None, agent_output: str | None, injected_at
         raise UserError(f"{script}: the evaluator ran longer than {timeout:g} s") from exc
     except OSError as exc:
         raise UserError(f"{script}: cannot run: {exc.strerror or exc}") from exc
-    if proc.stdout:
+    human = as_json is False or (as_json is None and sys.stdout.isatty())
+    summary = summarise(proc.stdout) if human and proc.returncode == EXIT_CLEAN else None
+    if summary is not None:
+        click.echo(terminal(summary), nl=False)
+    elif proc.stdout:
         click.echo(terminal(proc.stdout), nl=False)  # JSON: escaping keeps its data
     if proc.stderr:
         click.echo(terminal(proc.stderr), err=True, nl=False)
@@ -89,3 +101,39 @@ def command(bundle: str, task: str | None, agent_output: str | None, injected_at
         click.echo(f"error: {script} failed (exit code {proc.returncode})", err=True)
         sys.exit(EXIT_ERROR)
     sys.exit(proc.returncode)
+
+
+def summarise(text: str) -> str | None:
+    """A verdict for a reader: per task, its result, score and meaning, failed checks first with their
+    reasons, each check once. None when `text` is not a verdict (then the JSON is printed as it is)."""
+    import json
+
+    try:
+        verdict = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(verdict, dict) or "checks" not in verdict:
+        return None
+    lines = []
+    tasks = verdict.get("tasks") or {verdict.get("task"): verdict}
+    if len(tasks) > 1:
+        lines.append(f"{verdict.get('scenario')}: {'PASSED' if verdict.get('passed') else 'FAILED'}, "
+                     f"score {verdict.get('score')} (the mean of its tasks)")
+    for name, one in tasks.items():
+        checks = one.get("checks") or []
+        failed = [c for c in checks if not c.get("passed")]
+        head = f"{one.get('scenario')} {name}" if len(tasks) == 1 else f"  {name}"
+        lines.append(f"{head}: {'PASSED' if one.get('passed') else 'FAILED'}, score {one.get('score')}, "
+                     f"{len(checks) - len(failed)} of {len(checks)} checks passed")
+        indent = "  " if len(tasks) == 1 else "    "
+        if one.get("score_means"):
+            lines.append(f"{indent}score: {one['score_means']}")
+        metrics = one.get("metrics") or {}
+        if metrics:
+            lines.append(f"{indent}metrics: " + ", ".join(f"{k} {v}" for k, v in sorted(metrics.items())))
+        for c in failed:
+            lines.append(f"{indent}FAIL {c.get('id')}: {c.get('detail') or ''}".rstrip())
+        for c in checks:
+            if c.get("passed"):
+                lines.append(f"{indent}ok   {c.get('id')}")
+    return "\n".join(lines) + "\n"

@@ -1,4 +1,4 @@
-"""`itbench explain`: what a diagnostic code means."""
+"""`itbench explain`: what a diagnostic code means, or every check that grades a scenario."""
 
 from __future__ import annotations
 
@@ -6,20 +6,26 @@ import re
 
 import click
 
-from .common import UserError
+from pathlib import Path
+
+from .common import EXIT_FINDINGS, UserError, display, read, report
 
 
 @click.command("explain")
 @click.argument("topic", required=False)
 def command(topic: str | None) -> None:
-    """Explain a diagnostic code (E2003) or a fault (nonexistent_image), or list them.
+    """Explain a diagnostic code (E2003), a fault (nonexistent_image) or a scenario's grading.
 
     TOPIC is a diagnostic code, a fault's name (its reference page, as `itbench faults NAME`
-    prints it), `codes` (every code with its title, as with no TOPIC) or `faults` (the fault
-    library, as `itbench faults` prints it).
+    prints it), `codes` (every code with its title, as with no TOPIC), `faults` (the fault
+    library, as `itbench faults` prints it), or a scenario file: every check its evaluator
+    grades, task by task, with where each comes from (a `mitigated when` predicate or an
+    `optimal` statement and its line, an expected alert, the fault, or the evaluator's own
+    health and safeguard rules), read off the evaluator's spec.
 
     \b
     Examples:
+      itbench explain scenarios/finops/otel-ad-missing-memory-limit.itb
       itbench explain E2003
       itbench explain nonexistent_image
       itbench explain faults
@@ -38,6 +44,9 @@ def command(topic: str | None) -> None:
     if topic == "faults":
         click.get_current_context().invoke(faults_command, name=None)
         return
+    if topic.endswith(".itb") or "/" in topic or Path(topic).is_file():
+        explain_scenario(topic)
+        return
     if topic in FAULTS:
         click.echo(fault_page_or_error(topic), nl=False)
         return
@@ -49,3 +58,21 @@ def command(topic: str | None) -> None:
                         (f"; did you mean `{hint}`?" if hint else "; `itbench explain` lists the codes, "
                          "`itbench explain faults` the faults"))
     click.echo(page, nl=False)
+
+
+def explain_scenario(path: str) -> None:
+    """Every check that grades the scenario at `path` (itbench_dsl/grading.py); its errors instead when it has some."""
+    from .. import grading
+    from ..compiler import compile_source
+    from ..diagnostics import Diagnostics
+
+    if not Path(path).is_file():
+        raise UserError(f"{path}: no such scenario file")
+    diags = Diagnostics()
+    result = compile_source(read(path), display(path), diags)
+    if diags.has_errors or result.scenario is None:
+        report(diags, "human")
+        click.echo(f"{display(path)} has errors: its grading cannot be shown", err=True)
+        raise SystemExit(EXIT_FINDINGS)
+    checks = grading.grading_checks(result.scenario, result.source_map, result.document)
+    click.echo(grading.text(result.scenario, checks, display(path)), nl=False)

@@ -119,6 +119,12 @@ def command(files: tuple[str, ...], generators: str, seed: int, count: int | Non
         diags.add(Diagnostic("W6001", f"`{generator}`: {len(reasons)} skip{'s' * (len(reasons) != 1)} for this input: "
                              f"{reasons[0]}{more}", parent, spans.get(parent, NO_SPAN), "skipped"))
 
+    if not result.variants:  # nothing to write: say why, and fail (a CI job that expected variants stops here)
+        first = parents[0].path if parents else "<inputs>"
+        diags.add(Diagnostic("E6003", f"nothing generated: {gen.why_nothing(result)}", first,
+                             spans.get(first, NO_SPAN), "no variant"))
+        report(diags, fmt)
+        sys.exit(EXIT_FINDINGS)
     files_out = gen.output_files(result, names, seed, count)
     target = Path(output)
     write_atomically(target, files_out)

@@ -2406,9 +2406,41 @@ def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=No
             score = sum(c["passed"] for c in checks) / len(checks) if checks else 0.0
     else:
         score = policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics)
+    if task == "mitigate":
+        # a field check whose every change the scenario's own statement decides holds in any state: not a repair
+        decided = {f"fields.{ref_text(e['object'])}" for f in (spec.get("mitigation") or {}).get("faults", [])
+                   for e in f["fields"] if all(c.get("governed_by") for c in e["changes"])}
+        repair = [c for c in checks if c["id"].startswith(REPAIR_CHECKS) and c["id"] not in decided]
+        if repair:  # comparable across domains: what the incident broke that is mended (doing nothing: 0)
+            metrics["repair"] = round(sum(c["passed"] for c in repair) / len(repair), 6)
     passed = bool(checks) and all(c["passed"] for c in checks)
     return {"scenario": spec["scenario"], "task": task, "passed": passed, "score": round(score, 6),
-            "metrics": metrics, "checks": checks}
+            "metrics": metrics, "checks": checks, "score_means": score_means(domain, task)}
+
+
+# the mitigate checks an incident fails and a fix mends (the others, health and safeguards, hold in a cluster
+# left as the fault left it as well): the `repair` metric, 0 for doing nothing in every domain
+REPAIR_CHECKS = ("fault.", "fields.", "created.", "mitigation.alert.", "finops.proximity.", "restored.")
+SCORE_MEANS = {
+    ("sre", "mitigate"): "the fraction of the mitigation checks that pass; health and safeguard checks hold in a "
+                         "cluster left as the fault left it, so doing nothing scores above 0: compare runs by "
+                         "`passed` or by metrics.repair (the fraction of what the incident broke that is mended, "
+                         "0 for doing nothing)",
+    ("finops", "mitigate"): "the mean proximity of each measured figure to its optimum, 0 when any other check "
+                            "fails; doing nothing leaves the waste, so it scores its proximity (usually 0); "
+                            "metrics.repair is the same measure as SRE's",
+    ("sre", "diagnose"): "the mean of the root-cause part and the propagation part (docs/evaluator.md)",
+    ("finops", "diagnose"): "the F1 of the resources named against the resources the faults made waste",
+    "detect": "the fraction of the detection checks passed (the right yes or no, then its time)",
+    "localize": "1 when the named root cause is exact, else the larger of its F1 and its proximity in the topology",
+    "analyze": "the fraction of the analysis labels right",
+    "policy": "the fraction of the policy checks that pass (a broken contract scores 0)",
+}
+
+
+def score_means(domain, task):
+    """What a task's score measures, said in the verdict."""
+    return SCORE_MEANS.get((domain, task)) or SCORE_MEANS.get(task) or "the fraction of the checks that pass"
 
 
 def evaluate(spec, agent_output, state, gap_only=False, task=None, artifact=None, opa_result=None,

@@ -19,6 +19,7 @@ import hashlib
 import io
 import json
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Union
 
@@ -156,16 +157,44 @@ def load_generator(name: str) -> Generator:
 class Checked:
     scenario: ir.Scenario | None  # None when the variant does not check
     problems: list[str]  # its errors as `CODE: message`
+    warnings: list[str] = field(default_factory=list)  # what `check --strict` would fail it for, as `CODE: message`
+    complexity: str | None = None  # the complexity its propagation has, when it states another (W2008)
 
 
 def check_document(document: ast.Scenario, path: str) -> Checked:
     """`itbench check` on a document, without parsing it (parse(print(doc)) == doc): the one check
-    of checking.py (compile, output validation and self-validation), without the lint warnings."""
+    of checking.py (compile, output validation, self-validation and lint). `problems` are its errors,
+    `warnings` the warnings it does not allow (`metadata { lint_allow }`), which `--strict` fails."""
     from ..checking import check_document as check
+    from ..analysis.lint import COMPLEXITY_HOPS, allowed_codes, propagation_hops
 
-    checked = check(document, path, lint=False)
+    checked = check(document, path, lint=True)
     problems = [f"{d.code}: {d.message}" for d in sorted(checked.errors(), key=Diagnostic.sort_key)]
-    return Checked(checked.scenario if not problems else None, problems)
+    if problems:
+        return Checked(None, problems)
+    allowed = allowed_codes(checked.scenario)
+    found = sorted((d for d in checked.diagnostics if d.severity != "error" and d.code not in allowed),
+                   key=Diagnostic.sort_key)
+    complexity = None
+    if any(d.code == "W2008" for d in found):
+        hops = propagation_hops(checked.scenario, checked.linted.components)
+        complexity = next((name for name, (lo, hi) in COMPLEXITY_HOPS.items()
+                           if hops is not None and lo <= hops and (hi is None or hops <= hi)), None)
+    return Checked(checked.scenario, [], [f"{d.code}: {d.message}" for d in found], complexity)
+
+
+def _same_mechanism(a: ir.Scenario, b: ir.Scenario) -> bool:
+    from ..analysis.mechanisms import scenario_key
+
+    key = scenario_key(a)
+    return bool(key) and key == scenario_key(b)
+
+
+def with_complexity(document: ast.Scenario, complexity: str) -> ast.Scenario:
+    """The document stating `complexity` (a variant whose propagation was cut says what it now is)."""
+    statements = tuple(dataclasses.replace(s, name=complexity) if isinstance(s, ast.Complexity) else s
+                       for s in document.statements)
+    return dataclasses.replace(document, statements=statements)
 
 
 # ---- running a chain -----------------------------------------------------------------------------------
@@ -201,6 +230,7 @@ class RunResult:
     duplicates: int = 0
     attempted: int = 0  # variants checked, every step
     kept: int = 0  # of them, valid and new
+    stages: list[tuple[str, int, int]] = field(default_factory=list)  # (generator, inputs, variants made)
 
 
 def variant_name(parent: str, generator: str, k: int) -> str:
@@ -273,8 +303,15 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
     report progress; a generator that runs out of variants says so with a Skip and stops.
     Every variant is checked (check_document); one that fails is recorded as a skip with its first
     problem. Variants whose semantic hash equals an input's or an earlier variant's are dropped."""
+    from ..analysis.mechanisms import scenario_key
+
     result = RunResult()
     seen = {p.semantic_hash or scenario_digest(p.scenario) for p in parents}
+    # what W2001 compares (a mechanism on a target): the input each key first came from. A variant of another
+    # input with a key already seen measures the same thing as that one (two inputs moved onto one target)
+    mechanisms: dict[tuple, str] = {}
+    for p in parents:
+        mechanisms.setdefault(scenario_key(p.scenario), p.path)
     names: set[str] = set()
     current = parents
     for step, (gen_name, generator) in enumerate(chain):
@@ -306,18 +343,32 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
                     names.add(name)
                     document = dataclasses.replace(document, name=name)
                     checked = check_document(document, f"{name}.itb")
+                    if checked.complexity is not None:  # its propagation changed: it says its own complexity
+                        document = with_complexity(document, checked.complexity)
+                        checked = check_document(document, f"{name}.itb")
                     if on_variant is not None:
                         on_variant(result)
+                    what = f"variant {k}" + (f" ({item.note})" if item.note else "")
                     if checked.scenario is None:
-                        what = f"variant {k}" + (f" ({item.note})" if item.note else "")
                         result.skips.append(SkipRecord(parent.path, gen_name,
                                                        f"{where}{what} does not check: {checked.problems[0]}"))
                         continue
+                    if _same_mechanism(checked.scenario, parent.scenario):
+                        # the parent's fault on the parent's target at another magnitude, or with red herrings: a
+                        # deliberate member of the parent's family, which W2001 would report as a duplicate
+                        document = allow_lint(document, "W2001")
+                    if checked.warnings:  # every variant written passes `itbench check --strict`
+                        result.skips.append(SkipRecord(parent.path, gen_name, f"{where}{what} does not pass "
+                                                       f"`check --strict`: {checked.warnings[0]}"))
+                        continue
                     digest = scenario_digest(checked.scenario)
-                    if digest in seen:
+                    key = scenario_key(checked.scenario)
+                    if digest in seen or (key and mechanisms.get(key, parent.path) != parent.path):
                         result.duplicates += 1
                         continue
                     seen.add(digest)
+                    if key:
+                        mechanisms.setdefault(key, parent.path)
                     note = "; ".join(x for x in (parent.note, item.note) if x)
                     produced.append(Parent(parent.path, document, checked.scenario, parent.chain + (gen_name,),
                                            digest, note))
@@ -329,6 +380,7 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
             except Exception as exc:  # noqa: BLE001 - a plugin's bug is reported as E6002
                 raise GeneratorError(f"generator `{gen_name}` failed on `{parent.name}`: "
                                      f"{type(exc).__name__}: {exc}") from exc
+        result.stages.append((gen_name, len(current), len(produced)))
         current = produced
         result.kept += len(produced)
         if step == len(chain) - 1:
@@ -336,6 +388,26 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
                 result.variants.append(Generated(p.name, p.path, p.chain, seed, p.semantic_hash, p.note,
                                                  p.document, p.scenario))
     return result
+
+
+def why_nothing(result: RunResult) -> str:
+    """Why a run produced no variant: the first generator that made none, with its most frequent reasons."""
+    from collections import Counter
+
+    for name, inputs, made in result.stages:
+        if made:
+            continue
+        if not inputs:
+            return f"`{name}` got no input"
+        reasons = Counter(_general(s.reason) for s in result.skips if s.generator == name)
+        said = "; ".join(f"{r} ({n}x)" if n > 1 else r for r, n in reasons.most_common(3)) or "it yielded nothing"
+        return f"`{name}` made no variant of its {inputs} input{'s' * (inputs != 1)}: {said}"
+    return "every variant duplicated an input or an earlier variant"
+
+
+def _general(reason: str) -> str:
+    """A skip's reason without the variant it is about (`NAME (chain variant): `), so that alike ones count as one."""
+    return re.sub(r"^\S+ \([a-z_,-]+ variant\): ", "", reason)
 
 
 # ---- output --------------------------------------------------------------------------------------------

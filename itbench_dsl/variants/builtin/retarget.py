@@ -17,7 +17,15 @@ along the topology's dependency edges (one that is already in the scenario keeps
 - propagation chains are rewritten with the same renaming; a chain that no longer follows the
   topology is cut there, and a variant whose propagation cannot be kept at all is skipped;
 - every name, id, tag, prose and the scenario's own name carry the new names (names are matched
-  as whole topology names, so `frontend` inside `frontend-proxy` is left alone).
+  as whole topology names, so `frontend` inside `frontend-proxy` is left alone);
+- values tied to the old target are derived from the new target's own healthy values: an optimum,
+  a field predicate's value and a fault's figure that read a field of the old target (its memory
+  limit, its replicas) become the new target's value of that field (the same value when they were
+  the old target's healthy one, else the same ratio to it), and the prose that quotes them follows;
+  a new target without that field is skipped with the reason;
+- words of the old target's names that no other name carries (`valkey` of `valkey-cart`) are the
+  old target's too: prose says the new target's name instead, and a fault argument that names one
+  (a command that runs `valkey-cli`) cannot move, so the candidate is skipped.
 """
 
 from __future__ import annotations
@@ -25,9 +33,14 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from itbench_dsl import ast, ir
+from decimal import Decimal
+
+from itbench_dsl import ast, ir, units
+from itbench_dsl.backends.evaluator import _changes as fault_changes
+from itbench_dsl.backends.manifests import topology_manifests
 from itbench_dsl.faults import library_alerts
 from itbench_dsl.faults.alerting import TRAFFIC, WORKLOAD, Places, scope
+from itbench_dsl.runtime.evaluator import _MISSING, lookup
 from itbench_dsl.variants import (
     LANGUAGE_KIND,
     NAME_LIMIT,
@@ -71,21 +84,25 @@ class RetargetGenerator(Generator):
         takes_container = any(arg.name == "container" for arg in kind.args)
         has_container = any(isinstance(e, ast.Attr) and e.key == "container" for e in faults[0].entries or ())
         places = Places(ctx.scenario)
+        healthy = Healthy(ctx.scenario)
+        old_container = next((e.value.value for e in faults[0].entries or () if isinstance(e, ast.Attr)
+                              and e.key == "container" and isinstance(e.value, ast.Str)), None)
         for new in candidates:
             note = f"{kind.name}: {old.kind.lower()} {old.name} -> {new.name}"
-            try:
-                document = Move(ctx, places, old, new).document()
-            except Unmovable as exc:
-                yield Skip(f"{note}: {exc}")
-                continue
             containers = [c.name for w in ctx.scenario.topology.workloads if w.kind == new.kind
                           and w.name == new.name and w.namespace == new.namespace for c in w.containers]
-            if takes_container and not has_container and len(containers) > 1:
-                for container in containers:  # the fault must say which container: one variant each
-                    yield Variant(with_container(document, container), note=f"{note} (container {container})",
-                                  name=document.name)
-            else:
-                yield Variant(document, note=note, name=document.name)
+            each = takes_container and not has_container and len(containers) > 1
+            # the fault must say which container when there are several: one variant each, its figures derived
+            # from that container's own values
+            for container in containers if each else [None]:
+                what = f"{note} (container {container})" if container else note
+                try:
+                    document = Move(ctx, places, old, new, healthy, (old_container, container)).document()
+                except Unmovable as exc:
+                    yield Skip(f"{what}: {exc}")
+                    continue
+                yield Variant(with_container(document, container) if container else document, note=what,
+                              name=document.name)
 
 
 class Unmovable(Exception):
@@ -115,8 +132,11 @@ def _graph(topology: ir.Topology) -> tuple[dict[str, list[str]], dict[str, list[
 class Move:
     """One retargeting: the component renaming and its application to the document."""
 
-    def __init__(self, ctx: Context, places: Places, old: ir.ObjectRef, new: ir.ObjectRef) -> None:
+    def __init__(self, ctx: Context, places: Places, old: ir.ObjectRef, new: ir.ObjectRef,
+                 healthy: "Healthy | None" = None, containers: tuple[str | None, str | None] = (None, None)) -> None:
         self.ctx, self.places, self.old, self.new = ctx, places, old, new
+        self.containers = containers  # the fault's container in the old target and in the new one, when named
+        self.healthy = healthy or Healthy(ctx.scenario)
         self.topology = topology = ctx.scenario.topology
         self.workloads = {w.name: w for w in places.workloads}
         self.a, self.b = places.of(old), places.of(new)
@@ -132,6 +152,10 @@ class Move:
         self.mentioned = self._mentioned()
         self.components = self._components()
         self.names = self._names()
+        self.old_words = self._old_words()
+        self.word_pattern = (re.compile(r"(?<![A-Za-z0-9])(" + "|".join(map(re.escape, sorted(self.old_words)))
+                                        + r")(?![A-Za-z0-9])", re.IGNORECASE) if self.old_words else None)
+        self.values = self._values()
 
     # ---- the renaming --------------------------------------------------------------------------------
 
@@ -270,7 +294,106 @@ class Move:
                     prefix = workload.kind.lower()
                 return f"{prefix}/{new}"
             return new
-        return self.pattern.sub(sub, value)
+        return self._words(self._quote_values(self.pattern.sub(sub, value)))
+
+    # ---- values and words of the old target ------------------------------------------------------------
+
+    def _old_words(self) -> set[str]:
+        """Words of the old component's names (the workload, its services, the target) that no other name of
+        the topology carries: `valkey` of `valkey-cart` (`cart` is the cart's own name)."""
+        def words(name):
+            return {w for w in re.split(r"[-_.]", name.lower()) if len(w) >= 3}
+        own = {self.a, self.old.name} | set(self.places.selecting.get(self.a, []))
+        own.discard(None)
+        others = set(self.known) - own
+        found = set().union(*(words(n) for n in own)) - set().union(*(words(n) for n in others), set())
+        return found - set().union(*(words(n) for n in {self.b, self.new.name} if n), set())
+
+    def _words(self, value: str) -> str:
+        """Prose with the old target's own words (outside whole names) said of the new target."""
+        if self.word_pattern is None:
+            return value
+        parts = self.pattern.split(value)  # names were renamed already: leave them whole
+        out = []
+        # re.split with 2 groups yields [text, prefix, name, text, ...]
+        for i in range(0, len(parts), 3):
+            text = parts[i]
+            out.append(self.word_pattern.sub(lambda m: _like(m.group(0), self.b), text))
+            if i + 2 < len(parts):
+                out.append((parts[i + 1] + "/" if parts[i + 1] else "") + parts[i + 2])
+        return "".join(out)
+
+    def old_word_in(self, node) -> str | None:
+        """An old target's word that a node's strings carry outside whole names."""
+        if self.word_pattern is None:
+            return None
+        for text in _texts(node):
+            m = self.word_pattern.search(self.pattern.sub(" ", text))
+            if m:
+                return m.group(0)
+        return None
+
+    def _values(self) -> dict[str, str]:
+        """Value texts tied to the old target -> the new target's: optima, field predicates and fault figures
+        that read one of the old target's fields (docstring of the module)."""
+        out: dict[str, str] = {}
+        old_obj = self.healthy.manifest(self.old, self.containers[0])
+        new_obj = self.healthy.manifest(self.new, self.containers[1])
+        if old_obj is None or new_obj is None:
+            return out
+
+        def derive(value, path, what):
+            if not isinstance(value, (ast.Quantity, ast.Int)):
+                return
+            text = _value_text(value)
+            before, after = lookup(old_obj, list(path)), lookup(new_obj, list(path))
+            if before is _MISSING or before is None:
+                return
+            if after is _MISSING or after is None:
+                raise Unmovable(f"{what} {text} is tied to `{self.old.name}`'s {'.'.join(path)} ({before}), "
+                                f"which `{self.new.name}` does not set")
+            new = _scaled(text, str(before), str(after))
+            if new is None:
+                return
+            if out.get(text, new) != new:
+                raise Unmovable(f"{text} stands for two values around `{self.new.name}`")
+            if new != text:
+                out[text] = new
+
+        for stmt in expect_statements(self.ctx.document):
+            if isinstance(stmt, ast.Optimal) and self._is_old(stmt.target):
+                derive(stmt.value, stmt.path, "the optimum")
+            if isinstance(stmt, ast.Mitigated):
+                for p in stmt.predicates:
+                    if isinstance(p, ast.FieldPredicate) and self._is_old(p.target) \
+                            and all(isinstance(x, str) for x in p.path):
+                        derive(p.value, p.path, "the predicate's value")
+        first = faults_of(self.ctx.document)[0]
+        for entry in first.entries or ():
+            if isinstance(entry, ast.Attr) and isinstance(entry.value, (ast.Quantity, ast.Int)):
+                path = self.healthy.changed_path(self.old, _value_text(entry.value))
+                if path is not None:
+                    derive(entry.value, path, f"the fault's `{entry.key}`")
+        return out
+
+    def _is_old(self, ref: ast.Ref) -> bool:
+        return ref.kind == LANGUAGE_KIND.get(self.old.kind) and ref.name.split("/")[-1] == self.old.name
+
+    def _quote_values(self, value: str) -> str:
+        if not self.values:
+            return value
+        pattern = re.compile(r"(?<![A-Za-z0-9.])(" + "|".join(re.escape(k) for k in sorted(self.values, key=len,
+                                                                                           reverse=True))
+                             + r")(?![A-Za-z0-9.])")
+        return pattern.sub(lambda m: self.values[m.group(1)], value)
+
+    def value(self, value):
+        """A figure of an optimum, a predicate or the fault, derived for the new target."""
+        if isinstance(value, (ast.Quantity, ast.Int)):
+            new = self.values.get(_value_text(value))
+            if new is not None:
+                return ast.Int(int(new), value.span) if isinstance(value, ast.Int) else ast.Quantity(new, value.span)
+        return value
 
     def ref(self, ref: ast.Ref) -> ast.Ref | None:
         """The reference in the variant, or None when it names a component with no image."""
@@ -320,6 +443,14 @@ class Move:
                 return self.ref(n) or _DROPPED
             if isinstance(n, ast.Str):
                 return dataclasses.replace(n, value=self.text(n.value))
+            if isinstance(n, ast.Optimal) and self._is_new(n.target):
+                return dataclasses.replace(n, value=self.value(n.value))
+            if isinstance(n, ast.FieldPredicate) and self._is_new(n.target):
+                return dataclasses.replace(n, value=self.value(n.value))
+            if isinstance(n, ast.Fault):
+                return dataclasses.replace(n, entries=tuple(
+                    dataclasses.replace(e, value=self.value(e.value)) if isinstance(e, ast.Attr) else e
+                    for e in n.entries or ())) if n.entries is not None else None
             if isinstance(n, ast.GroundGroup):
                 return dataclasses.replace(n, id=self.text(n.id))
             if isinstance(n, ast.Description):
@@ -339,12 +470,23 @@ class Move:
             return _merge(map_nodes(node, rename), selected)
         return map_nodes(node, rename)
 
+    def _is_new(self, ref: ast.Ref) -> bool:
+        return ref.kind == LANGUAGE_KIND.get(self.new.kind) and ref.name.split("/")[-1] == self.new.name
+
     def document(self) -> ast.Scenario:
         statements = []
         for stmt in self.ctx.document.statements:
             if isinstance(stmt, (ast.Topology, ast.UseApp, ast.Param, ast.Expect)):
                 statements.append(stmt)
                 continue
+            if isinstance(stmt, ast.Fault):
+                # an object the fault creates is renamed; any other argument that names the old target's
+                # technology (a command running `valkey-cli`, an address) cannot be carried over
+                created = {r.name for i in self.ctx.scenario.injections() for r in i.created}
+                word = self.old_word_in(tuple(e for e in stmt.entries or () if not (
+                    isinstance(e, ast.Attr) and isinstance(e.value, ast.Str) and e.value.value in created)))
+                if word:
+                    raise Unmovable(f"the fault's arguments name `{word}`, which is `{self.old.name}`'s own")
             lost = self._lost(stmt)
             if lost:
                 raise Unmovable(f"the fault names `{lost}`, which has no counterpart around `{self.b}`")
@@ -444,6 +586,86 @@ class Move:
 
 
 _DROPPED = ast.Ref("dropped", "")
+
+
+class Healthy:
+    """The scenario's objects as the healthy cluster runs them, and what its first fault changes in them."""
+
+    def __init__(self, scenario: ir.Scenario) -> None:
+        self.scenario = scenario
+        self.objects = {(o.get("kind"), (o.get("metadata") or {}).get("namespace"), o["metadata"]["name"]): o
+                        for o in topology_manifests(scenario.topology, provided=True)}
+        self._changes = None
+
+    def manifest(self, ref: ir.ObjectRef, container: str | None = None) -> dict | None:
+        """The object; with `container`, that container first among its pod's (what the evaluator's lookup
+        reads first)."""
+        obj = self.objects.get((ref.kind, ref.namespace, ref.name))
+        pod = ((obj or {}).get("spec") or {}).get("template", {}).get("spec") if container else None
+        if not isinstance(pod, dict) or not isinstance(pod.get("containers"), list):
+            return obj
+        ordered = sorted(pod["containers"], key=lambda c: c.get("name") != container)
+        template = {**obj["spec"]["template"], "spec": {**pod, "containers": ordered}}
+        return {**obj, "spec": {**obj["spec"], "template": template}}
+
+    def changed_path(self, ref: ir.ObjectRef, text: str) -> tuple[str, ...] | None:
+        """The field of `ref` the fault sets to `text` (a figure of its arguments), as a path from the
+        container (or the object) that the evaluator's lookup reads; None when the fault sets no field to it."""
+        if self._changes is None:
+            self._changes = fault_changes(self.scenario)[0]
+        for entry in self._changes:
+            obj = entry["object"]
+            if (obj["kind"], obj["namespace"], obj["name"]) != (ref.kind, ref.namespace, ref.name):
+                continue
+            for change in entry["changes"]:
+                if str(change.get("faulty")) == text and "healthy" in change:
+                    path = change["path"]
+                    last = max((i for i, seg in enumerate(path) if not isinstance(seg, str)), default=-1)
+                    tail = tuple(seg for seg in path[last + 1:] if isinstance(seg, str))
+                    return tail or None
+        return None
+
+
+def _value_text(value) -> str:
+    return str(value.value) if isinstance(value, ast.Int) else value.text
+
+
+def _magnitude(text: str) -> tuple[str, Decimal] | None:
+    """A figure's dimension and size: memory in bytes, CPU in cores, a plain number."""
+    try:
+        return "count", Decimal(int(text))
+    except ValueError:
+        pass
+    for dimension, parse in (("memory", units.parse_memory), ("cpu", units.parse_cpu)):
+        try:
+            return dimension, Decimal(parse(text))
+        except units.UnitError:
+            continue
+    return None
+
+
+def _scaled(text: str, before: str, after: str) -> str | None:
+    """`text` for the new target: `after` when `text` is `before` (by meaning), else `text` times after/before,
+    in `text`'s own unit. None when the figures are not of one dimension."""
+    a, b, c = _magnitude(text), _magnitude(before), _magnitude(after)
+    if a is None or b is None or c is None or not (a[0] == b[0] == c[0]):
+        return None
+    if a[1] == b[1]:
+        return after
+    if b[1] == 0:
+        return None
+    size = a[1] * c[1] / b[1]
+    m = re.fullmatch(r"([0-9.]+)([A-Za-z]*)", text)
+    suffix = m.group(2) if m else ""
+    unit = Decimal(units.MEMORY_SUFFIXES[suffix]) if a[0] == "memory" else (
+        Decimal("0.001") if suffix == "m" else Decimal(1))
+    number = max(int((size / unit).to_integral_value()), 1 if a[1] > 0 else 0)
+    return f"{number}{suffix}"
+
+
+def _like(found: str, name: str) -> str:
+    """`name` written as `found` is: capitalised when it is."""
+    return name[:1].upper() + name[1:] if found[:1].isupper() else name
 
 
 def _has_dropped(node) -> bool:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 
-from itbench_dsl.variants import Context, Generator, Skip, Variant
+from itbench_dsl.variants import Context, Generator, Skip
 
-from .sweep import current, describe, params_of, with_values
+from .sweep import current, describe, params_of, variant
 
 DEFAULT_DRAWS = 10
 
@@ -38,4 +38,4 @@ class SampleGenerator(Generator):
                 continue
             seen.add(combination)
             values = {p.name: v for p, v in zip(params, combination)}
-            yield Variant(with_values(ctx.document, values), note=describe(values))
+            yield variant(ctx.document, params, values, describe(values))

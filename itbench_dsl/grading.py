@@ -1,0 +1,208 @@
+"""Every check that grades a scenario, with where it comes from, read off the evaluator's spec.
+
+`grading_checks(scenario, source_map)` walks `backends.evaluator.evaluator_spec`, the data the
+bundle's evaluator.py grades against, and says for each check of the verdict (by the id the verdict
+gives it) what it requires and where that comes from: a `mitigated when` predicate or an `optimal`
+statement (with its line), an expected alert, the fault (what it changed, and what undoes it), or
+one of the evaluator's own rules (health, safeguards), which no statement of the scenario names.
+`itbench explain SCENARIO.itb` prints them, the scenario's docs page has them as a section, and the
+lint rule W2012 compares a predicate with the checks the evaluator adds on the same field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import ir
+from .source import SourceMap
+
+# where a check comes from, as `explain` and the docs page say it
+PREDICATE, OPTIMUM, ALERT, FAULT, HEALTH, SAFEGUARD, TRUTH, POLICY = (
+    "predicate", "optimum", "expected alert", "fault", "health rule", "safeguard rule", "ground truth", "policy")
+
+
+@dataclass(frozen=True)
+class GradingCheck:
+    task: str  # the task whose verdict holds the check
+    id: str  # the check's id in the verdict
+    origin: str  # PREDICATE, OPTIMUM, ...
+    line: int | None  # the line of the statement it comes from, when one does
+    requires: str  # what passes it
+
+
+def _ref(ref: dict) -> str:
+    from .runtime.evaluator import ref_text
+
+    return ref_text(ref)  # as the verdict's check ids spell it
+
+
+def _shown(value) -> str:
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def _line(spans: list, index: int) -> int | None:
+    return spans[index].line if 0 <= index < len(spans) and spans[index].line else None
+
+
+def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, document=None) -> list[GradingCheck]:
+    """Every check of every task the scenario's evaluator grades, in the verdict's order per task."""
+    from .backends.evaluator import PROXIMITY_THRESHOLD, dotted, evaluator_spec
+    from .scenario_docs import predicate_text
+
+    spec = evaluator_spec(scenario)
+    predicates = source_map.predicates if source_map is not None else []
+    injections = source_map.injections if source_map is not None else []
+    optimum_lines = _optimum_lines(document)
+    out: list[GradingCheck] = []
+    for task in spec["tasks"]:
+        add = lambda *a: out.append(GradingCheck(task, *a))  # noqa: E731
+        if task == "mitigate" and spec.get("finops"):
+            band = 1 - PROXIMITY_THRESHOLD
+            for i, o in enumerate(spec["finops"]["optimal"]):
+                add(f"finops.proximity.{i}", OPTIMUM, optimum_lines[i] if i < len(optimum_lines) else None,
+                    f"{_ref(o['object'])} {_path_text(o['path'])} within {band:.0%} of {_shown(o['value'])} "
+                    f"(proximity >= {PROXIMITY_THRESHOLD}); the task's score is the mean proximity")
+        if task == "mitigate" and spec.get("mitigation"):
+            m = spec["mitigation"]
+            declared = scenario.mitigation.predicates if scenario.mitigation else []
+            for i, p in enumerate(declared):
+                add(f"mitigation.predicate.{i}", PREDICATE, _line(predicates, i), predicate_text(p))
+            for a in m["alerts"]:
+                add(f"mitigation.alert.{a['alert']}", ALERT, None,
+                    f"alert {a['alert']}, which `expect` lists, neither firing nor pending (the prompt: the incident "
+                    "is over when its alerts stop)")
+            for ref in m["ready"]:
+                add(f"health.ready.{_ref(ref)}", HEALTH, None,
+                    f"{_ref(ref)} has finished its rollout and its pods are ready (a workload the faults act on "
+                    "or the ground truth names)")
+            for entry in m["programs"]:
+                add(f"health.program.{_ref(entry['object'])}", HEALTH, None,
+                    f"{_ref(entry['object'])} still runs its own images, commands, arguments and pod labels")
+            for ref in m["services"]:
+                add(f"health.service.{_ref(ref)}", HEALTH, None,
+                    f"{_ref(ref)}, which a fault acts on, selects ready pods and reaches their ports")
+            seen: set[str] = set()
+            for index, fault in enumerate(m["faults"]):
+                line = _line(injections, index)
+                parts = []
+                for entry in fault["fields"]:
+                    wants = []
+                    for change in entry["changes"]:
+                        path = dotted(change["path"])
+                        if change.get("governed_by"):
+                            wants.append(f"{path}: decided by {change['governed_by']}")
+                        elif change.get("accept"):
+                            accept = change["accept"]
+                            value = _shown(change.get("healthy")) if accept["value"] == "healthy" else \
+                                _shown(accept["value"])
+                            wants.append(f"{path} {accept['op']} {value}" if accept["op"] not in ("any", "present",
+                                                                                               "changed")
+                                         else f"{path}: {accept['op']} (the fault accepts other fixes)")
+                        elif change.get("absent"):
+                            wants.append(f"{path} gone (the fault added it)")
+                        else:
+                            wants.append(f"{path} == {_shown(change['healthy'])} (its healthy value)")
+                    parts.append((f"fields.{_ref(entry['object'])}", "; ".join(wants)))
+                for ref in fault["created"]:
+                    parts.append((f"created.{_ref(ref)}", f"{_ref(ref)}, which the fault created, gone"))
+                if fault["undone_by"] == "any" and len(parts) > 1:
+                    add(f"fault.{index}.{fault['fault']}", FAULT, line,
+                        f"`{fault['fault']}` undone through any one of: " + "; ".join(f"{i}: {w}" for i, w in parts))
+                else:
+                    for check_id, wants in parts:
+                        if check_id in seen:  # an object two faults touch is checked once, as the first says
+                            continue
+                        seen.add(check_id)
+                        add(check_id, FAULT, line, f"`{fault['fault']}` undone: {wants}")
+            for entry in m["restored"]:
+                add(f"restored.{_ref(entry['object'])}", FAULT, None,
+                    f"{_ref(entry['object'])}, which a fault deleted, back with the fields it had")
+            minimum = sorted({w["min_replicas"] for w in spec["workloads"]})
+            add("safeguards", SAFEGUARD, None,
+                f"every workload of the topology scaled to at least {'/'.join(map(str, minimum)) or 1} replica(s) "
+                "as deployed, every service with its selector, nothing taken out of service")
+            for entry in m.get("unchanged", []):
+                add(f"unchanged.{_ref(entry['object'])}", HEALTH, None,
+                    f"{_ref(entry['object'])} as the topology deploys it (a control: nothing to fix)")
+        if task == "diagnose" and spec.get("diagnosis"):
+            d = spec["diagnosis"]
+            roots = [g["component"] for g in d["groups"] if g["root_cause"]]
+            add("diagnosis.root_cause", TRUTH, None, "the root cause named exactly: " + ", ".join(roots))
+            klass = {}
+            for index, ids in enumerate(d["aliases"] or []):  # aliases join groups of one component
+                for gid in ids:
+                    klass.setdefault(gid, f"alias{index}")
+            edges = [(klass.get(p["source"], p["source"]), klass.get(p["target"], p["target"])) for p in d["propagations"]]
+            if any(a != b for a, b in edges):  # a chain between components: graded (else nothing to grade)
+                add("diagnosis.propagation", TRUTH, None,
+                    f"the propagation chain ({len(edges)} edge(s) of the ground truth) followed, F1 from the "
+                    "evaluator's pass mark")
+        if task == "diagnose" and spec.get("finops"):
+            names = sorted({_ref(r) for group in spec["finops"]["findings"] for r in group})
+            add("finops.resource", TRUTH, None, "the wasteful objects named, each fault's: " + ", ".join(names))
+        if task == "policy" and spec.get("ciso"):
+            c = spec["ciso"]
+            if any((g.get("metadata") or {}).get("name") for g in c["gaps"]):
+                add("ciso.general", POLICY, None, "renamed copies of the gap objects fail the policy too (graded when "
+                    "the policy runs offline: a Kyverno artefact, or Rego with regopy)")
+            if (c.get("contract") or {}).get("artefact") == "kyverno":
+                add("ciso.contract", POLICY, None, "the Kyverno policy keeps the prompt's contract (kind, name, "
+                    "audit, background); a broken contract scores 0")
+            for obj in c["gaps"]:
+                add(f"ciso.gap.{_ref(_manifest_ref(obj))}", POLICY, None,
+                    f"the policy reports {_ref(_manifest_ref(obj))}, which breaks control {c['control']}")
+            for obj in c["compliant"]:
+                add(f"ciso.compliant.{_ref(_manifest_ref(obj))}", POLICY, None,
+                    f"the policy passes {_ref(_manifest_ref(obj))}, which complies")
+        if task == "detect":
+            add("detection.anomaly", TRUTH, None, "the right answer to whether an anomaly happened")
+            add("detection.noticed_at", TRUTH, None, "noticed within the detection window")
+        if task == "localize":
+            add("localization.root_cause", TRUTH, None, "the root causes named exactly")
+        if task == "analyze":
+            add("analysis.system_level", TRUTH, None, "the system level label")
+            add("analysis.fault_type", TRUTH, None, "the fault type label")
+    return out
+
+
+def _manifest_ref(obj: dict) -> dict:
+    meta = obj.get("metadata") or {}
+    return {"kind": obj.get("kind"), "namespace": meta.get("namespace"), "name": meta.get("name")}
+
+
+def _optimum_lines(document) -> list[int | None]:
+    """The line of each `optimal` statement of the document, in order (the IR's `optimal` order)."""
+    from . import ast
+
+    if document is None:
+        return []
+    expect = [s for s in document.statements if isinstance(s, ast.Expect)]
+    return [s.span.line or None for e in expect for s in e.statements if isinstance(s, ast.Optimal)]
+
+
+def text(scenario: ir.Scenario, checks: list[GradingCheck], path: str | None = None) -> str:
+    """The checks as `itbench explain SCENARIO` prints them, task by task."""
+    lines = [f"{scenario.name}: {len(checks)} check{'s' * (len(checks) != 1)} grade this scenario "
+             "(its evaluator's spec; docs/evaluator.md defines them)"]
+    for task in dict.fromkeys(c.task for c in checks):
+        lines += ["", task]
+        for c in (c for c in checks if c.task == task):
+            where = f"{c.origin}" + (f", {path or 'line'}:{c.line}" if c.line else "")
+            lines.append(f"  {c.id}  [{where}]")
+            lines.append(f"      {c.requires}")
+    return "\n".join(lines) + "\n"
+
+
+def _path_text(path: list) -> str:
+    """An evaluator path as the language writes it: `spec.metrics[resource.name="memory"].resource...`."""
+    out = ""
+    for step in path:
+        if isinstance(step, str):
+            out += ("." if out else "") + step
+        elif isinstance(step, (list, tuple)) and len(step) == 2:
+            out += f'[{step[0]}="{step[1]}"]'
+        else:
+            out += f"[{step}]"
+    return out
