@@ -575,6 +575,9 @@ def positional_predicates(item: Linted) -> list[Diagnostic]:
                     help=f"select the item by what it is: `{before}[name=\"...\"]` where the items have a name, "
                          f"else `{before} contains {{ ... }}` (an item holding those entries)"))
                 break
+    return out
+
+
 # ---- W2012: grading the author cannot see --------------------------------------------------------------
 
 _ORDER_OPS = ("<", "<=", ">", ">=", "==")
