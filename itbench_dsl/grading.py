@@ -49,7 +49,7 @@ def _line(spans: list, index: int) -> int | None:
 def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, document=None) -> list[GradingCheck]:
     """Every check of every task the scenario's evaluator grades, in the verdict's order per task."""
     from .backends.evaluator import PROXIMITY_THRESHOLD, dotted, evaluator_spec
-    from .scenario_docs import predicate_text
+    from .ir_text import path_text, predicate_text
 
     spec = evaluator_spec(scenario)
     predicates = source_map.predicates if source_map is not None else []
@@ -62,7 +62,7 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
             band = 1 - PROXIMITY_THRESHOLD
             for i, o in enumerate(spec["finops"]["optimal"]):
                 add(f"finops.proximity.{i}", OPTIMUM, optimum_lines[i] if i < len(optimum_lines) else None,
-                    f"{_ref(o['object'])} {_path_text(o['path'])} within {band:.0%} of {_shown(o['value'])} "
+                    f"{_ref(o['object'])} {path_text(o['path'])} within {band:.0%} of {_shown(o['value'])} "
                     f"(proximity >= {PROXIMITY_THRESHOLD}); the task's score is the mean proximity")
         if task == "mitigate" and spec.get("mitigation"):
             m = spec["mitigation"]
@@ -193,16 +193,3 @@ def text(scenario: ir.Scenario, checks: list[GradingCheck], path: str | None = N
             lines.append(f"  {c.id}  [{where}]")
             lines.append(f"      {c.requires}")
     return "\n".join(lines) + "\n"
-
-
-def _path_text(path: list) -> str:
-    """An evaluator path as the language writes it: `spec.metrics[resource.name="memory"].resource...`."""
-    out = ""
-    for step in path:
-        if isinstance(step, str):
-            out += ("." if out else "") + step
-        elif isinstance(step, (list, tuple)) and len(step) == 2:
-            out += f'[{step[0]}="{step[1]}"]'
-        else:
-            out += f"[{step}]"
-    return out

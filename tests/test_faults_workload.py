@@ -73,7 +73,10 @@ CASES = {
     "cordoned_node": ("otel-payment-cordoned-node.itb",
                       [r"spec\.replicas", POD + r"nodeSelector(\.kubernetes\.io/hostname)?"], set()),
 }
-MINE = [k.name for k in workload.FAULTS + scheduling.FAULTS if k.name in CASES]
+# the family's kinds: its Python modules' and those the standard library declares in stdlib/faults/workload.itb
+MINE = [k.name for k in workload.FAULTS + scheduling.FAULTS if k.name in CASES] + [
+    k.name for k in FAULTS.values() if k.declared is not None and k.declared.path == "<stdlib>/faults/workload.itb"
+    and k.name in CASES]
 
 
 def _compile(path: Path):

@@ -425,7 +425,8 @@ def test_a_run_lets_the_fix_run_and_dates_it_in_the_state(server, bundle, tmp_pa
     events = timeline(outcome.folder)
     agent_exit = next(e for e in events if e.get("action") == "agent-exit")
     waited = next(e for e in events if e.get("action") == "stable-for")
-    assert fixed is not None and rfc3339(agent_exit["t"]) <= fixed <= rfc3339(waited["t"])
+    # dated when the process had ended, just before the timeline's agent-exit line is written
+    assert fixed is not None and rfc3339(agent_exit["t"]) - 1.0 <= fixed <= rfc3339(waited["t"])
     captured = [e for e in events if e.get("action") == "capture"]
     assert captured and events.index(waited) < events.index(captured[0])
     # the workloads observed while the fix ran, each capture dated, none before the fix

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from itbench_dsl import cli, scenario_docs
+from itbench_dsl import cli, ir_text, scenario_docs
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics
 
@@ -184,10 +184,10 @@ def test_a_control_has_no_root_cause_and_says_so(tmp_path: Path):
 def test_a_predicate_path_is_written_as_the_language_writes_it():
     """Selections, indexes, quoted keys and parse steps, as `mitigated when` writes them (the docs' pages)."""
     path = ["spec", "ports", ["name", "http"], "targetPort"]
-    assert scenario_docs.path_text(path) == 'spec.ports[name="http"].targetPort'
+    assert ir_text.path_text(path) == 'spec.ports[name="http"].targetPort'
     path = ["data", "demo.flagd.json", {"parse": "json"}, "flags", "x", "defaultVariant"]
-    assert scenario_docs.path_text(path) == 'data["demo.flagd.json"] as json .flags.x.defaultVariant'
-    assert scenario_docs.path_text(["spec", "containers", 0, "image"]) == "spec.containers[0].image"
+    assert ir_text.path_text(path) == 'data["demo.flagd.json"] as json .flags.x.defaultVariant'
+    assert ir_text.path_text(["spec", "containers", 0, "image"]) == "spec.containers[0].image"
 
 
 def test_a_page_lists_every_check_that_grades_the_scenario():

@@ -667,7 +667,11 @@ def _exposed_cases(found: Objects, entry: dict) -> Iterator[Case]:
         number = port.get("targetPort", port.get("port"))
         obj["spec"]["ports"] = [{"port": port["port"], "protocol": port.get("protocol", "TCP"),
                                  "targetPort": number if target is None else target}]
-        obj["spec"].update(type="ClusterIP", sessionAffinity="None", clusterIP="10.96.0.42", clusterIPs=["10.96.0.42"])
+        # `kubectl expose --type` keeps the Service's type (a NodePort stays one, with a port the server picks)
+        kind = obj["spec"].get("type") or "ClusterIP"
+        obj["spec"].update(type=kind, sessionAffinity="None", clusterIP="10.96.0.42", clusterIPs=["10.96.0.42"])
+        if kind in ("NodePort", "LoadBalancer"):
+            obj["spec"]["ports"][0]["nodePort"] = 31042
     exposed = _edited(found.solved, key, expose)
     if exposed is not None:
         yield Case(f"Service {ref['name']} recreated with `kubectl expose` (its port unnamed)", "mitigate", PASS,

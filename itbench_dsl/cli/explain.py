@@ -44,7 +44,7 @@ def command(topic: str | None) -> None:
     if topic == "faults":
         click.get_current_context().invoke(faults_command, name=None)
         return
-    if topic.endswith(".itb") or "/" in topic or Path(topic).is_file():
+    if topic.endswith(".itb") or "/" in topic or _is_file(topic):
         explain_scenario(topic)
         return
     if topic in FAULTS:
@@ -60,13 +60,21 @@ def command(topic: str | None) -> None:
     click.echo(page, nl=False)
 
 
+def _is_file(path: str) -> bool:
+    """Whether `path` names a file; a name the system refuses (too long, a NUL byte) names none."""
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def explain_scenario(path: str) -> None:
     """Every check that grades the scenario at `path` (itbench_dsl/grading.py); its errors instead when it has some."""
     from .. import grading
     from ..compiler import compile_source
     from ..diagnostics import Diagnostics
 
-    if not Path(path).is_file():
+    if not _is_file(path):
         raise UserError(f"{path}: no such scenario file")
     diags = Diagnostics()
     result = compile_source(read(path), display(path), diags)
