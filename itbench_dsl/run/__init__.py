@@ -1,0 +1,1 @@
+"""Runs of a bundle on a cluster."""
