@@ -72,8 +72,8 @@ def sources() -> list[Path]:
 
 
 def digest() -> str:
-    """sha256 over the names and contents of `sources()`."""
-    h = hashlib.sha256()
+    """sha256 over the names and contents of `sources()` and the linker flags."""
+    h = hashlib.sha256(_version_flags().encode() + b"\0")
     for path in sources():
         data = path.read_bytes()
         h.update(f"{path.name}\0{len(data)}\0".encode())
@@ -103,6 +103,20 @@ def versions() -> dict[str, str]:
         if match:
             found[module] = match[1]
     return found
+
+
+def _version_flags() -> str:
+    """The linker flags that give the components their release version, as Kubernetes' own build does
+    (`/version`, `kubectl version`); without them they report v0.0.0-master."""
+    version = versions().get("k8s.io/kubernetes", "")
+    match = re.fullmatch(r"v(\d+)\.(\d+)\.\d+", version)
+    if not match:
+        return ""
+    flags = []
+    for package in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
+        flags += [f"-X {package}.gitVersion={version}", f"-X {package}.gitMajor={match[1]}",
+                  f"-X {package}.gitMinor={match[2]}", f"-X {package}.gitTreeState=clean"]
+    return " ".join(flags)
 
 
 def build(*, timeout: float = BUILD_TIMEOUT, say: Callable[[str], None] = _say, force: bool = False) -> Path:
@@ -141,9 +155,8 @@ def _run_build(go: str, target: Path, timeout: float, say: Callable[[str], None]
         f"use the cache")
     partial = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent)) / BINARY
     env = dict(os.environ)
-    env.setdefault("CGO_ENABLED", "0")
     env["GOFLAGS"] = (env.get("GOFLAGS", "") + " -mod=readonly").strip()
-    command = [go, "build", "-v", "-trimpath", "-ldflags=-s -w", "-o", str(partial), "."]
+    command = [go, "build", "-v", "-trimpath", f"-ldflags=-s -w {_version_flags()}", "-o", str(partial), "."]
     started = time.monotonic()
     tail: list[str] = []
     counts = {"packages": 0, "downloads": 0}
@@ -162,7 +175,7 @@ def _run_build(go: str, target: Path, timeout: float, say: Callable[[str], None]
 
     try:
         process = subprocess.Popen(command, cwd=GO_DIR, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                                   stderr=subprocess.STDOUT, text=True)  # in our process group: a signal to us reaches it
     except OSError as exc:
         raise LocalClusterError(f"cannot run {go}: {exc}") from exc
     reader = threading.Thread(target=read, args=(process.stdout,), daemon=True)
@@ -175,14 +188,14 @@ def _run_build(go: str, target: Path, timeout: float, say: Callable[[str], None]
             except subprocess.TimeoutExpired:
                 elapsed = time.monotonic() - started
                 if elapsed > timeout:
-                    _kill_group(process)
+                    _kill(process)
                     raise LocalClusterError(f"the build of the local control plane took over {timeout:.0f}s and "
                                             f"was stopped; last output:\n" + "\n".join(tail[-15:]))
                 say(f"  building: {_clock(elapsed)} elapsed, {counts['packages']} packages compiled"
                     + (f", {counts['downloads']} modules downloaded" if counts["downloads"] else "")
                     + (f" (last: {last['package']})" if last["package"] else ""))
     except BaseException:
-        _kill_group(process)
+        _kill(process)
         shutil.rmtree(partial.parent, ignore_errors=True)
         raise
     reader.join(timeout=10)
@@ -197,11 +210,9 @@ def _run_build(go: str, target: Path, timeout: float, say: Callable[[str], None]
     say(f"built the local control plane in {_clock(elapsed)}: {target} ({size:.0f} MiB)")
 
 
-def _kill_group(process: subprocess.Popen) -> None:
-    import signal
-
+def _kill(process: subprocess.Popen) -> None:
     try:
-        os.killpg(process.pid, signal.SIGKILL)
+        process.kill()
     except (ProcessLookupError, PermissionError):
         pass
     try:

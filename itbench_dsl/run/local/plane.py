@@ -158,7 +158,7 @@ def _start(directory: Path, binary: Path, state: dict, nodes: int, deadline: flo
         f"--service-account-key-file={pki / 'sa.pub'}",
         f"--service-account-signing-key-file={pki / 'sa.key'}",
         f"--service-cluster-ip-range={SERVICE_CIDR}",
-        "--allow-privileged=true",
+        "--allow-privileged=true", "--endpoint-reconciler-type=none",  # loopback: no endpoints for the kubernetes Service
         "--profiling=false", "--v=1",
     ])
     admin = _admin_context(pki)

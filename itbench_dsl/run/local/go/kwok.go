@@ -18,6 +18,17 @@ import (
 
 // runKwok runs kwok's controller as its own binary does (its config flags read os.Args).
 func runKwok(args []string) int {
+	// Kubernetes' packages linked into this binary register a global --version flag of their own
+	// (component-base's verflag); cobra merges the global flags into kwok's command, whose own
+	// --version is a bool. Kwok runs alone in this process: leave that global flag out.
+	global := pflag.NewFlagSet(os.Args[0], pflag.ExitOnError)
+	pflag.CommandLine.VisitAll(func(f *pflag.Flag) {
+		if f.Name != "version" {
+			global.AddFlag(f)
+		}
+	})
+	pflag.CommandLine = global
+
 	flagset := pflag.NewFlagSet("global", pflag.ContinueOnError)
 	flagset.ParseErrorsAllowlist.UnknownFlags = true
 	flagset.Usage = func() {}
