@@ -216,23 +216,13 @@ def down(directory: Path | str, *, grace: float = STOP_GRACE, say: Callable[[str
                                 f"{directory}` writes one)")
     state = _read_state(directory)
     processes = state.get("processes", {})
-    order = [n for n in reversed(COMPONENTS) if n in processes] + [n for n in processes if n not in COMPONENTS]
-    running = [n for n in order if _alive(processes[n])]
-    for name in running:
-        _signal(processes[name], signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and any(_alive(processes[n]) for n in running):
-        time.sleep(0.1)
-    stubborn = [n for n in running if _alive(processes[n])]
-    for name in stubborn:
-        _signal(processes[name], signal.SIGKILL)
-    deadline = time.monotonic() + 5.0
-    while time.monotonic() < deadline and any(_alive(processes[n]) for n in stubborn):
-        time.sleep(0.1)
-    left = [n for n in stubborn if _alive(processes[n])]
-    if left:
-        raise LocalClusterError(f"{directory}: could not stop {', '.join(left)} "
-                                f"(pids {', '.join(str(processes[n]['pid']) for n in left)})")
+    # the API server's clients first, then the API server, then etcd: each stops while what it talks to runs
+    stages = [[n for n in processes if n not in ("apiserver", "etcd")], ["apiserver"], ["etcd"]]
+    running, killed = [], []
+    for stage in stages:
+        names = [n for n in stage if n in processes and _alive(processes[n])]
+        running += names
+        killed += _stop([processes[n] for n in names], names, grace, directory)
     for name in state.get("writes", WRITES):
         path = directory / name
         if path.is_dir() and not path.is_symlink():
@@ -245,8 +235,28 @@ def down(directory: Path | str, *, grace: float = STOP_GRACE, say: Callable[[str
         except OSError:
             pass
     if running:
-        say(f"stopped {', '.join(running)}" + (f" ({', '.join(stubborn)} killed)" if stubborn else ""))
+        say(f"stopped {', '.join(running)}" + (f" ({', '.join(killed)} killed after {grace:.0f}s)" if killed else ""))
     return running
+
+
+def _stop(processes: list[dict], names: list[str], grace: float, directory: Path) -> list[str]:
+    """SIGTERM, then SIGKILL to those still running after `grace` seconds; the names killed."""
+    for process in processes:
+        _signal(process, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(_alive(p) for p in processes):
+        time.sleep(0.05)
+    stubborn = [(n, p) for n, p in zip(names, processes) if _alive(p)]
+    for _name, process in stubborn:
+        _signal(process, signal.SIGKILL)
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline and any(_alive(p) for _n, p in stubborn):
+        time.sleep(0.05)
+    left = [(n, p) for n, p in stubborn if _alive(p)]
+    if left:
+        raise LocalClusterError(f"{directory}: could not stop {', '.join(n for n, _p in left)} "
+                                f"(pids {', '.join(str(p['pid']) for _n, p in left)})")
+    return [n for n, _p in stubborn]
 
 
 # --- processes -------------------------------------------------------------------------------------------
