@@ -2,9 +2,10 @@
 
 The binary lands in `<cache>/localcluster/<digest>/localcluster`, where `<cache>` is
 `$ITBENCH_CACHE_DIR`, else `$XDG_CACHE_HOME/itbench`, else `~/.cache/itbench`, and `<digest>` is the
-sha256 of go.mod, go.sum and the Go sources: a changed source builds anew, an unchanged one is
-built once. Concurrent builds of the same digest wait for each other (a lock file), and a binary
-is renamed into place only when complete. Go's own caches (GOCACHE, GOMODCACHE) apply as usual.
+sha256 of go.mod, go.sum, the Go sources and the linker flags: a changed source builds anew (and
+the binaries of other digests are removed then), an unchanged one is built once. Concurrent
+builds of the same digest wait for each other (a lock file), and a binary is renamed into place
+only when complete. Go's own caches (GOCACHE, GOMODCACHE) apply as usual.
 """
 
 from __future__ import annotations
@@ -206,8 +207,23 @@ def _run_build(go: str, target: Path, timeout: float, say: Callable[[str], None]
                                 f"{_clock(elapsed)}, in {GO_DIR}:\n" + "\n".join(tail[-25:]))
     os.replace(partial, target)
     shutil.rmtree(partial.parent, ignore_errors=True)
+    _prune(target.parent)
     size = target.stat().st_size / 2**20
     say(f"built the local control plane in {_clock(elapsed)}: {target} ({size:.0f} MiB)")
+
+
+def _prune(keep: Path) -> None:
+    """Remove the binaries of other sources (earlier versions of the package): ~190 MiB each. One that
+    another process is building (its lock held) stays."""
+    for folder in keep.parent.iterdir():
+        if folder == keep or not folder.is_dir():
+            continue
+        try:
+            with open(folder / "build.lock", "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            continue
 
 
 def _kill(process: subprocess.Popen) -> None:
