@@ -220,3 +220,55 @@ def test_without_go_the_error_says_what_to_do(tmp_path, monkeypatch):
         assert "Install Go 1.26 or newer" in result.output and "--kubeconfig" in result.output
         assert "Traceback" not in result.output
     assert not (tmp_path / "c").exists()
+
+
+AGENT = r'''
+"""A scripted agent: names the scenario's root causes, applies its first solution with the kubectl on PATH
+(the one built with the control plane) and waits for the rollouts it started."""
+import json, os, shlex, subprocess, sys
+
+scenario = json.load(open(sys.argv[1]))
+workspace = os.environ["ITBENCH_WORKSPACE"]
+causes = scenario["root_causes"]
+entities = [{"name": f"{c.get('namespace', '')}/{c['kind']}/{c['name']}", "contributing_factor": True,
+             "reasoning": "scripted", "evidence": "scripted"} for c in causes]
+with open(os.path.join(workspace, "diagnosis.json"), "w") as answer:
+    json.dump({"entities": entities}, answer)
+for step in scenario["solutions"][0]["steps"]:
+    subprocess.run(step["command"], shell=True, check=True)
+for c in causes:
+    if c["kind"] in ("Deployment", "StatefulSet", "DaemonSet"):
+        subprocess.run(["kubectl", "-n", c["namespace"], "rollout", "status", f"{c['kind'].lower()}/{c['name']}",
+                        "--timeout=60s"], check=True)
+'''
+
+
+def test_run_local_grades_a_library_scenario_fixed_by_its_first_solution(binary, tmp_path):
+    pytest.importorskip("kubernetes", reason="itbench run needs the cluster extra")
+    import shlex
+    import sys
+
+    from conftest import SCENARIOS
+
+    # a fault that is a plain patch (no Chaos Mesh, no Prometheus: the local cluster has neither)
+    source = SCENARIOS / "sre" / "sregym-wrong-dns-policy-hotel-reservation.itb"
+    compiled = CliRunner().invoke(cli, ["compile", str(source), "-o", str(tmp_path / "out")])
+    assert compiled.exit_code == 0, compiled.output
+    bundle = tmp_path / "out" / source.stem
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(agent))} {shlex.quote(str(bundle / 'scenario.json'))}"
+    result = CliRunner().invoke(cli, ["run", str(bundle), "--local", "--agent", command, "--agent-timeout", "3m",
+                                      "--ready-timeout", "3m", "-o", str(tmp_path / "results")])
+    assert result.exit_code == 0, result.output
+    [folder] = (tmp_path / "results" / source.stem).iterdir()
+    verdict = json.loads((folder / "verdict.json").read_text())
+    failed = [c for c in verdict["checks"] if not c["passed"]]
+    assert verdict["passed"] is True and verdict["score"] == 1.0, failed
+    stdout = (folder / "agent.stdout").read_text()
+    assert "deployment.apps/profile patched" in stdout  # the real kubectl, against the real server
+    assert "successfully rolled out" in stdout
+    state = json.loads((folder / "state.json").read_text())
+    profile = next(o for o in state["resources"]["items"]
+                   if o["kind"] == "Deployment" and o["metadata"]["name"] == "profile")
+    assert profile["spec"]["template"]["spec"]["dnsPolicy"] == "ClusterFirst"  # the server's default, back
