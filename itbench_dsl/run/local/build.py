@@ -157,7 +157,7 @@ def _run_build(go: str, target: Path, timeout: float, say: Callable[[str], None]
     partial = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent)) / BINARY
     env = dict(os.environ)
     env["GOFLAGS"] = (env.get("GOFLAGS", "") + " -mod=readonly").strip()
-    command = [go, "build", "-v", "-trimpath", f"-ldflags=-s -w {_version_flags()}", "-o", str(partial), "."]
+    command = [go, "build", "-v", "-trimpath", "-buildvcs=false", f"-ldflags=-s -w {_version_flags()}", "-o", str(partial), "."]
     started = time.monotonic()
     tail: list[str] = []
     counts = {"packages": 0, "downloads": 0}
