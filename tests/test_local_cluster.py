@@ -100,8 +100,11 @@ def test_deployment_gets_replicaset_and_running_ready_pods(cluster):
         assert pod["metadata"]["ownerReferences"][0]["name"] == rs["metadata"]["name"]
         assert pod["spec"]["nodeName"].startswith("kwok-node-")  # placed by the scheduler
         assert pod["status"]["podIP"]  # given by kwok
-    status = eventually(lambda: (d := get(cluster, "deployment", "web", "-n", "shop"))["status"].get("readyReplicas") == 2
-                        and d["status"], "the Deployment's readyReplicas")
+    def deployment_ready():
+        status = get(cluster, "deployment", "web", "-n", "shop")["status"]
+        return status if status.get("readyReplicas") == 2 else None
+
+    status = eventually(deployment_ready, "the Deployment's readyReplicas")
     assert status["availableReplicas"] == 2
 
 
@@ -168,7 +171,8 @@ def test_admission_pod_security_and_resource_quota(cluster):
 
 def test_garbage_collector_deletes_dependents(cluster):
     kubectl(cluster, "create", "namespace", "gc")
-    kubectl(cluster, "apply", "-f", "-", input=json.dumps(dict(DEPLOYMENT, metadata={"name": "gone", "namespace": "gc"})))
+    manifest = dict(DEPLOYMENT, metadata={"name": "gone", "namespace": "gc"})
+    kubectl(cluster, "apply", "-f", "-", input=json.dumps(manifest))
     eventually(lambda: get(cluster, "replicasets", "-n", "gc")["items"], "the ReplicaSet")
     kubectl(cluster, "delete", "deployment", "gone", "-n", "gc", "--wait=false")
     eventually(lambda: not get(cluster, "replicasets", "-n", "gc")["items"]

@@ -157,7 +157,8 @@ def _run_build(go: str, target: Path, timeout: float, say: Callable[[str], None]
     partial = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent)) / BINARY
     env = dict(os.environ)
     env["GOFLAGS"] = (env.get("GOFLAGS", "") + " -mod=readonly").strip()
-    command = [go, "build", "-v", "-trimpath", "-buildvcs=false", f"-ldflags=-s -w {_version_flags()}", "-o", str(partial), "."]
+    command = [go, "build", "-v", "-trimpath", "-buildvcs=false", f"-ldflags=-s -w {_version_flags()}",
+               "-o", str(partial), "."]
     started = time.monotonic()
     tail: list[str] = []
     counts = {"packages": 0, "downloads": 0}
@@ -176,7 +177,7 @@ def _run_build(go: str, target: Path, timeout: float, say: Callable[[str], None]
 
     try:
         process = subprocess.Popen(command, cwd=GO_DIR, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, text=True)  # in our process group: a signal to us reaches it
+                                   stderr=subprocess.STDOUT, text=True)  # our process group: our signals reach it
     except OSError as exc:
         raise LocalClusterError(f"cannot run {go}: {exc}") from exc
     reader = threading.Thread(target=read, args=(process.stdout,), daemon=True)

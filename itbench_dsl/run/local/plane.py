@@ -154,11 +154,12 @@ def _start(directory: Path, binary: Path, state: dict, nodes: int, deadline: flo
         f"--client-ca-file={pki / 'ca.crt'}",
         "--authorization-mode=Node,RBAC",
         "--enable-admission-plugins=NodeRestriction,LimitRanger,ResourceQuota,PodSecurity,ServiceAccount",
-        f"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
         f"--service-account-key-file={pki / 'sa.pub'}",
         f"--service-account-signing-key-file={pki / 'sa.key'}",
         f"--service-cluster-ip-range={SERVICE_CIDR}",
-        "--allow-privileged=true", "--endpoint-reconciler-type=none",  # loopback: no endpoints for the kubernetes Service
+        # the kubernetes Service gets no endpoints: the API server listens on loopback only
+        "--allow-privileged=true", "--endpoint-reconciler-type=none",
         "--profiling=false", "--v=1",
     ])
     admin = _admin_context(pki)
