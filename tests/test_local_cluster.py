@@ -276,3 +276,61 @@ def test_run_local_grades_a_library_scenario_fixed_by_its_first_solution(binary,
     profile = next(o for o in state["resources"]["items"]
                    if o["kind"] == "Deployment" and o["metadata"]["name"] == "profile")
     assert profile["spec"]["template"]["spec"]["dnsPolicy"] == "ClusterFirst"  # the server's default, back
+
+
+def test_a_component_that_fails_is_quoted_and_nothing_is_left_running(binary, tmp_path, monkeypatch):
+    import socket
+
+    from itbench_dsl.run.local import plane
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    real = plane._free_ports
+
+    def ports(count):  # the API server's port is taken by someone else
+        chosen = real(count)
+        chosen[2] = taken.getsockname()[1]
+        return chosen
+
+    monkeypatch.setattr(plane, "_free_ports", ports)
+    directory = tmp_path / "cluster"
+    seen = []  # the state files up wrote: the processes it started
+    write = plane._write_state
+    monkeypatch.setattr(plane, "_write_state", lambda d, state: seen.append(json.loads(json.dumps(state)))
+                        or write(d, state))
+    try:
+        with pytest.raises(LocalClusterError) as failure:
+            up(directory, binary=binary, timeout=60, say=lambda m: None)
+    finally:
+        taken.close()
+    message = str(failure.value)
+    assert "apiserver exited while waiting for kube-apiserver /readyz" in message
+    assert "address already in use" in message  # the end of its log
+    started = seen[-1]["processes"]
+    assert set(started) == {"etcd", "apiserver"}
+    assert not any(_alive(p) for p in started.values())  # etcd was stopped too
+    assert not directory.exists()
+
+
+def test_the_build_is_keyed_by_the_sources(tmp_path, monkeypatch):
+    import shutil
+
+    import importlib
+
+    building = importlib.import_module("itbench_dsl.run.local.build")
+
+    copy = tmp_path / "go"
+    shutil.copytree(building.GO_DIR, copy)
+    monkeypatch.setattr(building, "GO_DIR", copy)
+    monkeypatch.setenv("ITBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    first = building.binary_path()
+    assert first.parent.parent == tmp_path / "cache" / "localcluster"
+    assert building.binary_path() == first  # deterministic
+    with open(copy / "main.go", "a") as source:
+        source.write("\n// changed\n")
+    assert building.binary_path() != first
+    (copy / "go.sum").unlink()
+    with pytest.raises(LocalClusterError, match="missing .*go.sum"):
+        building.binary_path()
+    assert building.versions()["k8s.io/kubernetes"].startswith("v1.")

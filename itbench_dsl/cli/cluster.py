@@ -42,7 +42,13 @@ def _error(exc: Exception) -> UserError:
 def build_command(force: bool) -> None:
     """Build the control plane's binary into the cache, and print its path (nothing is started).
 
-    `itbench cluster up` builds on first use all the same; this is for CI and for warming the cache."""
+    `itbench cluster up` builds on first use all the same; this is for CI and for warming the cache.
+    Needs Go 1.26 or newer; a first build takes several minutes, a cached one nothing.
+
+    \b
+    Example:
+      itbench cluster build
+    """
     from ..run.local import LocalClusterError, build
 
     try:
@@ -60,7 +66,12 @@ def build_command(force: bool) -> None:
 @click.option("--timeout", default=120.0, show_default=True, type=click.FloatRange(1, 3600),
               help="Seconds to wait for the control plane to be ready (the build, if any, is not counted).")
 def up_command(directory: str, nodes: int, timeout: float) -> None:
-    """Start a local control plane with its files in DIR, and wait until it is ready.
+    """Start a local control plane with its files in DIR (-o), and wait until it is ready (~15 s once built).
+
+    \b
+    Examples:
+      itbench cluster up -o cluster/ --nodes 3
+      cluster/bin/kubectl --kubeconfig cluster/kubeconfig get pods -A
 
     \b
     DIR gets:
@@ -88,7 +99,13 @@ def up_command(directory: str, nodes: int, timeout: float) -> None:
 def down_command(directory: str) -> None:
     """Stop the control plane that `itbench cluster up -o DIRECTORY` started, and remove the files it wrote.
 
-    Each process gets SIGTERM, then SIGKILL if it is still running 10 seconds later."""
+    The API server's clients stop first, then the API server, then etcd: each gets SIGTERM, then SIGKILL if
+    it is still running 10 seconds later.
+
+    \b
+    Example:
+      itbench cluster down cluster/
+    """
     from pathlib import Path
 
     from ..run.local import LocalClusterError, down
