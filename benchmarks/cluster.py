@@ -6,7 +6,7 @@ Prints:
 - warm build: `go build` of the binary into an empty itbench cache while Go's build and module
   caches are warm (what a changed Go source costs, and what CI pays after the first build);
 - cached: `build()` when the binary for these sources is already cached (every later `up`);
-- cold build (only with `--cold`, minutes and ~3 GB of downloads): fresh, empty GOCACHE and
+- cold build (only with `--cold`, minutes and ~640 MB of downloads): fresh, empty GOCACHE and
   GOMODCACHE in a temporary folder, so every module is downloaded and every package compiled,
   as on a new machine;
 - the binary's size;
@@ -57,7 +57,7 @@ def timed_build(env: dict[str, str]) -> tuple[float, float, Path]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cold", action="store_true", help="also build with empty Go caches (slow)")
+    parser.add_argument("--cold", action="store_true", help="also build with empty Go caches (minutes; ~640 MB of module downloads)")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     print("modules: " + ", ".join(f"{m} {v}" for m, v in versions().items()))
