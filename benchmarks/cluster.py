@@ -57,7 +57,8 @@ def timed_build(env: dict[str, str]) -> tuple[float, float, Path]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cold", action="store_true", help="also build with empty Go caches (minutes; ~640 MB of module downloads)")
+    parser.add_argument("--cold", action="store_true",
+                        help="also build with empty Go caches (minutes; ~640 MB of module downloads)")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     print("modules: " + ", ".join(f"{m} {v}" for m, v in versions().items()))
