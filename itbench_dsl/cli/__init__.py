@@ -42,6 +42,7 @@ COMMANDS = {
     "run": "itbench_dsl.cli.run:command",
     "snapshot": "itbench_dsl.cli.snapshot:command",
     "plan": "itbench_dsl.cli.plan:command",
+    "cluster": "itbench_dsl.cli.cluster:command",
 }
 
 

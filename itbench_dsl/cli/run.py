@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -25,7 +26,9 @@ def _duration(text: str) -> float:
 
 @click.command("run")
 @click.argument("bundles", nargs=-1, required=True, type=click.Path(file_okay=False))
-@click.option("--kubeconfig", help="The cluster's kubeconfig (required unless --dry-run).")
+@click.option("--kubeconfig", help="The cluster's kubeconfig (required unless --local or --dry-run).")
+@click.option("--local", is_flag=True, help="Run on a local control plane started for the run and stopped after it "
+              "(`itbench cluster up`: kube-apiserver, controllers, kwok; no Chaos Mesh or Prometheus; needs Go).")
 @click.option("--context", help="The kubeconfig context (default: its current one).")
 @click.option("--agent", "agent", help="The agent's command, run by the shell in its workspace (required unless "
                                        "--dry-run). It gets KUBECONFIG, ITBENCH_WORKSPACE and ITBENCH_PROMPT.")
@@ -44,7 +47,7 @@ def _duration(text: str) -> float:
 @click.option("--dry-run", is_flag=True, help="Print the plan: every object and API call, in order; no cluster.")
 @click.option("-o", "--output", "results", type=click.Path(file_okay=False),
               help="The results folder: RESULTS/<scenario>/<run-id>/ (required unless --dry-run).")
-def command(bundles: tuple[str, ...], kubeconfig: str | None, context: str | None, agent: str | None,
+def command(bundles: tuple[str, ...], kubeconfig: str | None, local: bool, context: str | None, agent: str | None,
             agent_timeout: str, prometheus: str | None, ready_timeout: str, alert_timeout: str, alert_poll: str,
             report_timeout: str, stable_for: str, keep: bool, run_id: str | None, dry_run: bool, results: str | None) -> None:
     """Run compiled bundles on a cluster: preflight, deploy, inject, hand over to the agent, grade, revert.
@@ -69,6 +72,7 @@ def command(bundles: tuple[str, ...], kubeconfig: str | None, context: str | Non
     \b
     Examples:
       itbench run out/otel-cart-pod-kill-loop --dry-run
+      itbench run out/sregym-wrong-dns-policy-hotel-reservation --local --agent ./agent.sh -o results/
       itbench run out/* --kubeconfig ~/.kube/config --prometheus http://localhost:9090 \\
           --agent "my-agent --prompt \\$ITBENCH_PROMPT" --agent-timeout 20m -o results/
     """
@@ -84,7 +88,9 @@ def command(bundles: tuple[str, ...], kubeconfig: str | None, context: str | Non
         for bundle in loaded:
             click.echo(render_plan(bundle, plan(bundle, options)), nl=False)
         return
-    missing = [name for name, value in (("--kubeconfig", kubeconfig), ("--agent", agent), ("-o", results))
+    if local and (kubeconfig or context):
+        raise UserError("--local starts its own cluster: give it without --kubeconfig and --context")
+    missing = [name for name, value in (("--kubeconfig", kubeconfig or local), ("--agent", agent), ("-o", results))
                if not value]
     if missing:
         raise UserError(f"itbench run needs {', '.join(missing)} (or --dry-run to print the plan)")
@@ -98,25 +104,56 @@ def command(bundles: tuple[str, ...], kubeconfig: str | None, context: str | Non
         from ..run.runner import Run, RunOptions
     except ClusterError as exc:
         raise UserError(str(exc)) from exc
-    options = RunOptions(kubeconfig=kubeconfig, agent=agent, results=Path(results), context=context,
-                         agent_timeout=budget, prometheus=prometheus, keep=keep, run_id=run_id,
-                         ready_timeout=_duration(ready_timeout), alert_timeout=_duration(alert_timeout),
-                         alert_poll=_duration(alert_poll), report_timeout=_duration(report_timeout),
-                         stable_for=_duration(stable_for))
-    status = EXIT_CLEAN
-    for bundle in loaded:
+    with _local_cluster() if local else contextlib.nullcontext(kubeconfig) as kubeconfig:
+        options = RunOptions(kubeconfig=kubeconfig, agent=agent, results=Path(results), context=context,
+                             agent_timeout=budget, prometheus=prometheus, keep=keep, run_id=run_id,
+                             ready_timeout=_duration(ready_timeout), alert_timeout=_duration(alert_timeout),
+                             alert_poll=_duration(alert_poll), report_timeout=_duration(report_timeout),
+                             stable_for=_duration(stable_for))
+        status = EXIT_CLEAN
+        for bundle in loaded:
+            try:
+                outcome = Run(bundle, options).execute()
+            except ClusterError as exc:
+                raise UserError(str(exc)) from exc
+            if outcome.status == "interrupted":
+                click.echo(f"{bundle.scenario}: interrupted; reverted. Resume with --run-id {outcome.run_id}", err=True)
+                sys.exit(128 + int(outcome.signum or 2))
+            if outcome.status not in ("graded", "complete"):
+                click.echo(f"error: {bundle.scenario} ({outcome.run_id}): {outcome.error}", err=True)
+                status = EXIT_ERROR
+                continue
+            verdict = outcome.verdict or {}
+            click.echo(f"{bundle.scenario} {outcome.run_id}: passed={str(verdict.get('passed')).lower()} "
+                       f"score={verdict.get('score')} -> {outcome.folder}")
+        sys.exit(status)
+
+
+@contextlib.contextmanager
+def _local_cluster():
+    """A local control plane (`itbench cluster up`) in a temporary folder for the run: its kubeconfig, with
+    its kubectl first on PATH for the agent; stopped and removed afterwards, whatever happens."""
+    import os
+    import shutil
+    import tempfile
+
+    from ..run.local import LocalClusterError, down, up
+
+    folder = Path(tempfile.mkdtemp(prefix="itbench-local-"))
+    try:
         try:
-            outcome = Run(bundle, options).execute()
-        except ClusterError as exc:
+            cluster = up(folder / "cluster")
+        except LocalClusterError as exc:
             raise UserError(str(exc)) from exc
-        if outcome.status == "interrupted":
-            click.echo(f"{bundle.scenario}: interrupted; reverted. Resume with --run-id {outcome.run_id}", err=True)
-            sys.exit(128 + int(outcome.signum or 2))
-        if outcome.status not in ("graded", "complete"):
-            click.echo(f"error: {bundle.scenario} ({outcome.run_id}): {outcome.error}", err=True)
-            status = EXIT_ERROR
-            continue
-        verdict = outcome.verdict or {}
-        click.echo(f"{bundle.scenario} {outcome.run_id}: passed={str(verdict.get('passed')).lower()} "
-                   f"score={verdict.get('score')} -> {outcome.folder}")
-    sys.exit(status)
+        saved_path = os.environ.get("PATH", "")
+        os.environ["PATH"] = str(cluster.dir / "bin") + os.pathsep + saved_path
+        try:
+            yield str(cluster.kubeconfig)
+        finally:
+            os.environ["PATH"] = saved_path
+            try:
+                down(cluster.dir)
+            except LocalClusterError as exc:
+                click.echo(f"error: {exc}", err=True)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
