@@ -31,7 +31,10 @@ class ExpectedResult:
 
     @property
     def met(self) -> bool:
-        return self.expected == self.actual
+        # `kyverno test` counts a result whose rule gave no response for the resource as met,
+        # whatever it expected (its "Excluded" rows): the rule is not in the policy, its match or
+        # exclude leaves the resource out, or an earlier rule applied under `applyRules: One`
+        return self.actual == EXCLUDED or self.expected == self.actual
 
     @property
     def unsupported(self) -> bool:
@@ -64,6 +67,7 @@ class SuiteReport:
 
 
 Locate = Callable[[Any, tuple], str]
+EXCLUDED = "excluded"  # the rule gave no response for the resource
 
 
 def _documents(docs: list, what: str) -> list[tuple[Any, tuple, dict]]:
@@ -259,9 +263,12 @@ def _run(test: Any, base: str, load: Callable[[str, tuple], list], join: Callabl
                 cache[key] = {r.rule: r for r in results}
             result = _pick(cache[key], item.rule)
             if result is None:
-                item.actual, item.detail = "not found", f"rule {item.rule!r} is not in the policy (nor autogen)"
+                item.actual, item.detail = EXCLUDED, (f"rule {item.rule!r} is not in the policy (nor autogen): "
+                                                      f"no rule response, which kyverno test counts as met")
             elif result.status == _UNSUPPORTED:
                 _unsupported(report, item, f"policy {pname!r}: {result.message}")
+            elif not result.matched:
+                item.actual, item.detail = EXCLUDED, f"{result.message}: no rule response, which kyverno test counts as met"
             else:
                 item.actual, item.detail = result.status, result.message
 
