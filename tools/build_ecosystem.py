@@ -4,11 +4,12 @@
     python tools/build_ecosystem.py [TOOL...] [--print-path] [--cache-dir DIR]
 
 Each tool is the `tool` of a small Go module under `tools/ecosystem/<tool>/` whose go.mod and
-go.sum pin every version (one module per tool: their Kubernetes dependencies are years apart and
-do not resolve together). `go build` (symbols and DWARF left out) compiles it from the Go module proxy into
+go.sum pin every version (one module per tool, so that one tool's upgrade never moves the other's
+dependencies). `go build` (symbols and DWARF left out) compiles it from the Go module proxy into
 `$XDG_CACHE_HOME/itbench/ecosystem/<hash>/bin/<binary>`, where the hash covers the module's
-go.mod and go.sum, the tool's package, the build flags and the Go version: a second run finds the binary and
-builds nothing, a changed pin builds anew in another folder. Nothing prebuilt is downloaded.
+go.mod and go.sum, the tool's package, the build flags and the Go version: a second run finds the
+binary and builds nothing, a changed pin builds anew in another folder. Nothing prebuilt is
+downloaded.
 
 `--print-path` prints, for each tool, the path its binary has (or will have) and builds
 nothing; tests use `binary_path()` the same way and skip when the file is absent.
@@ -115,7 +116,7 @@ def build(name: str, cache: Path | None = None, out=sys.stderr, timeout: float |
         print(f"{name}: up to date ({pinned_version(tool)}) at {target}", file=out, flush=True)
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".partial")
+    partial = target.with_name(f"{target.name}.partial-{os.getpid()}")  # two builds never share it
     print(f"{name}: building {pinned_version(tool)} with {version} (a cold build downloads and compiles "
           f"the whole module graph; later runs reuse Go's caches) ...", file=out, flush=True)
     started = time.monotonic()
