@@ -53,4 +53,4 @@ class RuleResult:
     rule: str
     status: str  # pass | fail | skip | error | warn
     message: str = ""
-    matched: bool = True  # False when the rule gives no response: its match/exclude leaves the resource out
+    matched: bool = True  # False when the rule's match/exclude leaves the resource out

@@ -322,9 +322,7 @@ def _evaluate(policy: dict, resource: dict, operation: str, old_resource: dict |
     for rule, findings in rules:
         rule_name = rule["name"]
         if one and any(r.matched and r.status != SKIP for r in results):
-            # Kyverno stops there: the rule gives no response (not matched, for `kyverno test`)
-            results.append(RuleResult(name, rule_name, SKIP, "applyRules is One and an earlier rule applied",
-                                      matched=False))
+            results.append(RuleResult(name, rule_name, SKIP, "applyRules is One and an earlier rule applied"))
             continue
         own = (rule_values or {}).get(_source_name(rule_name))
         rule_ctx, merged = ctx, values

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .outcomes import NOT_SUPPORTED, KyvernoError, Malformed, RuleResult, _dotted
+from .outcomes import NOT_SUPPORTED, SKIP, KyvernoError, Malformed, RuleResult, _dotted
 from .policy import _UNSUPPORTED, _evaluate
 from .shape import STATUSES, check_policy, check_resource, check_tree, walk
 from .shape import TEST as _TEST
@@ -227,7 +227,7 @@ def _run(test: Any, base: str, load: Callable[[str, tuple], list], join: Callabl
     blocking = [f"kyverno-test.yaml: {_dotted(w)}: {reason} is {NOT_SUPPORTED}"
                 for w, reason in suite_unsupported if w[0] != "results"]
     blocking += [f"Values file: {_dotted(w)}: {reason} is {NOT_SUPPORTED}" for w, reason in values_unsupported]
-    cache: dict[tuple[str, int], dict[str, RuleResult]] = {}
+    cache: dict[tuple[str, int], tuple[dict[str, RuleResult], set[str]]] = {}
     for index, entry in enumerate(test["results"]):
         names = entry.get("resources") or ([entry["resource"]] if entry.get("resource") else [])
         expected = str(entry.get("result") or entry.get("status"))
@@ -260,14 +260,15 @@ def _run(test: Any, base: str, load: Callable[[str, tuple], list], join: Callabl
                 operation = str(values.pop("request.operation", "CREATE"))
                 results = _evaluate(policy, resource, operation, None, values, strict=False,
                                     rule_values=rule_values, namespace_labels=namespace_labels)
-                cache[key] = {r.rule: r for r in results}
-            result = _pick(cache[key], item.rule)
+                cache[key] = ({r.rule: r for r in results}, _silent(policy, results))
+            by_rule, silent = cache[key]
+            result = _pick(by_rule, item.rule)
             if result is None:
                 item.actual, item.detail = EXCLUDED, (f"rule {item.rule!r} is not in the policy (nor autogen): "
                                                       f"no rule response, which kyverno test counts as met")
             elif result.status == _UNSUPPORTED:
                 _unsupported(report, item, f"policy {pname!r}: {result.message}")
-            elif not result.matched:
+            elif not result.matched or result.rule in silent:
                 item.actual, item.detail = EXCLUDED, f"{result.message}: no rule response, which kyverno test counts as met"
             else:
                 item.actual, item.detail = result.status, result.message
@@ -283,6 +284,21 @@ def _check_policy_in(doc: dict, where: tuple, item: dict) -> None:
 def _unsupported(report: SuiteReport, item: ExpectedResult, feature: str) -> None:
     item.actual, item.detail = _UNSUPPORTED, feature
     report.unsupported = report.unsupported or feature
+
+
+def _silent(policy: dict, results: list[RuleResult]) -> set[str]:
+    """The rules that match yet give Kyverno no response: under `applyRules: One`, Kyverno stops
+    at the first rule that applied, and the rules after it are never run."""
+    if str(policy["spec"].get("applyRules") or "") != "One":
+        return set()
+    silent: set[str] = set()
+    applied = False
+    for r in results:
+        if applied:
+            silent.add(r.rule)
+        elif r.matched and r.status != SKIP:
+            applied = True
+    return silent
 
 
 def _pick(results: dict[str, RuleResult], rule: str) -> RuleResult | None:
