@@ -354,6 +354,55 @@ def test_apply_rules_one_stops_at_the_first_rule_that_applies() -> None:
     assert [r.status for r in results] == ["fail", "skip"] and "applyRules" in results[1].message
 
 
+def _run(suite: Path, **result) -> k.SuiteReport:
+    test = _load(str(suite / "kyverno-test.yaml"))[0]
+    test["results"][0].update(result)
+    return k.run_test_suite(test, str(suite), _load, os.path.join)
+
+
+@pytest.mark.parametrize("expected", ["pass", "fail", "skip"])
+def test_a_rule_with_no_response_is_met_whatever_was_expected(tmp_path: Path, expected: str) -> None:
+    """As `kyverno test` (its "Excluded" rows): an expected result whose rule gives no response for
+    the resource is met, whatever it expected."""
+    suite = _suite(tmp_path, expected)
+    # the rule is not in the policy
+    report = _run(suite, rule="no-such-rule")
+    assert report.passed and report.results[0].actual == "excluded", report
+    assert "not in the policy" in report.results[0].detail
+    # the rule's match leaves the resource out (a Pod policy, a ConfigMap resource of the same name)
+    (suite / "resources.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap",
+                                                          "metadata": {"name": "p", "namespace": "default"}}))
+    report = _run(suite, kind="ConfigMap")
+    assert report.passed and report.results[0].actual == "excluded", report
+    # ... or its exclude does
+    p = pat({"metadata": {"labels": {"team": "?*"}}})
+    p["spec"]["rules"][0]["exclude"] = {"any": [{"resources": {"names": ["p"]}}]}
+    (suite / "policy.yaml").write_text(yaml.safe_dump(p))
+    (suite / "resources.yaml").write_text(yaml.safe_dump(pod()))
+    report = _run(suite)
+    assert report.passed and report.results[0].actual == "excluded", report
+
+
+def test_a_rule_that_responds_is_still_compared(tmp_path: Path) -> None:
+    suite = _suite(tmp_path, "skip")  # the rule applies and fails: neither skip nor pass is met
+    assert _run(suite).status == "fail"
+    assert _run(suite, result="pass").status == "fail"
+    # a policy or a resource that is not in the suite is never met (kyverno test: "Not found")
+    assert _run(suite, result="fail", policy="other").status == "fail"
+    assert _run(suite, result="fail", resources=["other"]).status == "fail"
+
+
+def test_apply_rules_one_later_rules_give_no_response(tmp_path: Path) -> None:
+    suite = _suite(tmp_path, "pass")
+    p = pat({"metadata": {"labels": {"team": "?*"}}})
+    p["spec"]["rules"].append({**p["spec"]["rules"][0], "name": "second"})
+    p["spec"]["applyRules"] = "One"
+    (suite / "policy.yaml").write_text(yaml.safe_dump(p))
+    report = _run(suite, rule="second")  # Kyverno stopped at the first rule: no response, met
+    assert report.passed and report.results[0].actual == "excluded", report
+    assert _run(suite, rule="r").status == "fail"  # the first rule applied and failed
+
+
 def test_shapes_are_checked_before_evaluation() -> None:
     p = pat({"spec": {"containers": [{"image": "!*:latest"}]}})
     p["spec"]["rules"][0]["match"]["any"][0]["resources"]["kinds"] = "Pod"

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .outcomes import NOT_SUPPORTED, KyvernoError, Malformed, RuleResult, _dotted
+from .outcomes import NOT_SUPPORTED, SKIP, KyvernoError, Malformed, RuleResult, _dotted
 from .policy import _UNSUPPORTED, _evaluate
 from .shape import STATUSES, check_policy, check_resource, check_tree, walk
 from .shape import TEST as _TEST
@@ -31,7 +31,10 @@ class ExpectedResult:
 
     @property
     def met(self) -> bool:
-        return self.expected == self.actual
+        # `kyverno test` counts a result whose rule gave no response for the resource as met,
+        # whatever it expected (its "Excluded" rows): the rule is not in the policy, its match or
+        # exclude leaves the resource out, or an earlier rule applied under `applyRules: One`
+        return self.actual == EXCLUDED or self.expected == self.actual
 
     @property
     def unsupported(self) -> bool:
@@ -64,6 +67,7 @@ class SuiteReport:
 
 
 Locate = Callable[[Any, tuple], str]
+EXCLUDED = "excluded"  # the rule gave no response for the resource
 
 
 def _documents(docs: list, what: str) -> list[tuple[Any, tuple, dict]]:
@@ -223,7 +227,7 @@ def _run(test: Any, base: str, load: Callable[[str, tuple], list], join: Callabl
     blocking = [f"kyverno-test.yaml: {_dotted(w)}: {reason} is {NOT_SUPPORTED}"
                 for w, reason in suite_unsupported if w[0] != "results"]
     blocking += [f"Values file: {_dotted(w)}: {reason} is {NOT_SUPPORTED}" for w, reason in values_unsupported]
-    cache: dict[tuple[str, int], dict[str, RuleResult]] = {}
+    cache: dict[tuple[str, int], tuple[dict[str, RuleResult], set[str]]] = {}
     for index, entry in enumerate(test["results"]):
         names = entry.get("resources") or ([entry["resource"]] if entry.get("resource") else [])
         expected = str(entry.get("result") or entry.get("status"))
@@ -256,12 +260,16 @@ def _run(test: Any, base: str, load: Callable[[str, tuple], list], join: Callabl
                 operation = str(values.pop("request.operation", "CREATE"))
                 results = _evaluate(policy, resource, operation, None, values, strict=False,
                                     rule_values=rule_values, namespace_labels=namespace_labels)
-                cache[key] = {r.rule: r for r in results}
-            result = _pick(cache[key], item.rule)
+                cache[key] = ({r.rule: r for r in results}, _silent(policy, results))
+            by_rule, silent = cache[key]
+            result = _pick(by_rule, item.rule)
             if result is None:
-                item.actual, item.detail = "not found", f"rule {item.rule!r} is not in the policy (nor autogen)"
+                item.actual, item.detail = EXCLUDED, (f"rule {item.rule!r} is not in the policy (nor autogen): "
+                                                      f"no rule response, which kyverno test counts as met")
             elif result.status == _UNSUPPORTED:
                 _unsupported(report, item, f"policy {pname!r}: {result.message}")
+            elif not result.matched or result.rule in silent:
+                item.actual, item.detail = EXCLUDED, f"{result.message}: no rule response, which kyverno test counts as met"
             else:
                 item.actual, item.detail = result.status, result.message
 
@@ -276,6 +284,21 @@ def _check_policy_in(doc: dict, where: tuple, item: dict) -> None:
 def _unsupported(report: SuiteReport, item: ExpectedResult, feature: str) -> None:
     item.actual, item.detail = _UNSUPPORTED, feature
     report.unsupported = report.unsupported or feature
+
+
+def _silent(policy: dict, results: list[RuleResult]) -> set[str]:
+    """The rules that match yet give Kyverno no response: under `applyRules: One`, Kyverno stops
+    at the first rule that applied, and the rules after it are never run."""
+    if str(policy["spec"].get("applyRules") or "") != "One":
+        return set()
+    silent: set[str] = set()
+    applied = False
+    for r in results:
+        if applied:
+            silent.add(r.rule)
+        elif r.matched and r.status != SKIP:
+            applied = True
+    return silent
 
 
 def _pick(results: dict[str, RuleResult], rule: str) -> RuleResult | None:
