@@ -33,7 +33,6 @@ SCENARIOS = {
     "istio_strict_mtls": "bookinfo-productpage-strict-mtls.itb",
     "istio_deny_gateway": "bookinfo-gateway-denies-get.itb",
 }
-MANAGED = {"app.kubernetes.io/managed-by": "itbench"}
 
 
 compile_text = compile_files
@@ -128,7 +127,7 @@ def test_strict_mtls_takes_the_pods_out_of_the_mesh_and_requires_mtls(bundles):
     assert deployment == original  # nothing else changes
     assert injected[("PeerAuthentication", "book-info", "strict-mtls-mode")] == {
         "apiVersion": "security.istio.io/v1", "kind": "PeerAuthentication",
-        "metadata": {"name": "strict-mtls-mode", "namespace": "book-info", "labels": MANAGED},
+        "metadata": {"name": "strict-mtls-mode", "namespace": "book-info"},
         "spec": {"mtls": {"mode": "STRICT"}}}
     assert docs(files, "inject/delete.yaml") == []
     assert docs(files, "revert/apply.yaml") == [original]
@@ -140,7 +139,7 @@ def test_deny_gateway_attaches_a_deny_policy_to_the_gateway(bundles):
     files = bundles["istio_deny_gateway"]
     assert docs(files, "inject/apply.yaml") == [{
         "apiVersion": "security.istio.io/v1", "kind": "AuthorizationPolicy",
-        "metadata": {"name": "bookinfo-gateway-deny", "namespace": "book-info", "labels": MANAGED},
+        "metadata": {"name": "bookinfo-gateway-deny", "namespace": "book-info"},
         "spec": {"action": "DENY",
                  "targetRef": {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "bookinfo-gateway"},
                  "rules": [{"to": [{"operation": {"methods": ["GET"]}}]}]}}]

@@ -183,8 +183,9 @@ class FaultInput:
         self.ctx.error(code, message, span or self.fault.span, label, help)
 
 
-# The label on every object a fault creates: what itbench made, and a revert removes.
-MANAGED = {"app.kubernetes.io/managed-by": "itbench"}
+# An object a fault creates carries no label or annotation of the harness: it must look like the application's
+# own objects, or `kubectl get ... -l <marker>` finds the fault. The harness knows what it created from its own
+# record: the bundle's inject/ and revert/ files (a revert deletes exactly what they list) and the run's timeline.
 
 # Kinds of objects faults may create, by the name references use (`schedule "x"`).
 CREATABLE_KINDS: dict[str, tuple[str, str]] = {

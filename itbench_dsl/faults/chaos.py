@@ -351,16 +351,14 @@ def _common(f: FaultInput, workload: ir.Workload, duration_rule: str = "optional
 
 def _manifest(injection: ir.Injection) -> dict:
     args = injection.args
-    labels = {"app.kubernetes.io/managed-by": "itbench"}
     if "experiment" in args:
         return {"apiVersion": API, "kind": args["chaos_type"],
-                "metadata": {"name": args["experiment"], "namespace": args.get("namespace", CHAOS_NAMESPACE),
-                             "labels": labels},
+                "metadata": {"name": args["experiment"], "namespace": args.get("namespace", CHAOS_NAMESPACE)},
                 "spec": copy.deepcopy(args["spec"])}
     return {
         "apiVersion": API,
         "kind": "Schedule",
-        "metadata": {"name": args["schedule"], "namespace": args.get("namespace", CHAOS_NAMESPACE), "labels": labels},
+        "metadata": {"name": args["schedule"], "namespace": args.get("namespace", CHAOS_NAMESPACE)},
         "spec": {
             "schedule": args["cron"] if "cron" in args else f"@every {args['every']}",
             "type": args["chaos_type"],

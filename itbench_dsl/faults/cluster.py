@@ -6,7 +6,7 @@ import copy
 
 from .. import ir
 from ..topology import DNS1123_LABEL
-from .base import MANAGED, CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, kobj
+from .base import CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, kobj
 
 CREATABLE_KINDS["networkpolicy"] = ("networking.k8s.io/v1", "NetworkPolicy")
 CREATABLE_KINDS["resourcequota"] = ("v1", "ResourceQuota")
@@ -41,7 +41,7 @@ def _inject_network_policy(injection, topology):
     args = injection.args
     policy = {
         "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-        "metadata": {"name": args["policy"], "namespace": injection.target.namespace, "labels": dict(MANAGED)},
+        "metadata": {"name": args["policy"], "namespace": injection.target.namespace},
         # Ingress listed with no rule: every connection to the selected pods' ports is refused
         "spec": {"podSelector": {"matchLabels": dict(args["pod_selector"])}, "policyTypes": ["Ingress"], "ingress": []},
     }
@@ -91,7 +91,7 @@ def _inject_resource_quota(injection, topology):
     args = injection.args
     quota = {
         "apiVersion": "v1", "kind": "ResourceQuota",
-        "metadata": {"name": args["quota"], "namespace": injection.target.namespace, "labels": dict(MANAGED)},
+        "metadata": {"name": args["quota"], "namespace": injection.target.namespace},
         "spec": {"hard": {"pods": str(args["pods"])}},
     }
     return Effect([quota], [])
@@ -127,7 +127,7 @@ def _inject_isolating_policy(injection, topology):
     args = injection.args
     policy = {
         "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-        "metadata": {"name": args["policy"], "namespace": injection.target.namespace, "labels": dict(MANAGED)},
+        "metadata": {"name": args["policy"], "namespace": injection.target.namespace},
         # both directions listed with no rule: nothing reaches the pods and nothing leaves them (DNS included)
         "spec": {"podSelector": {"matchLabels": dict(args["pod_selector"])}, "policyTypes": ["Ingress", "Egress"],
                  "ingress": [], "egress": []},
@@ -180,7 +180,7 @@ def _inject_memory_quota(injection, topology):
     args = injection.args
     quota = {
         "apiVersion": "v1", "kind": "ResourceQuota",
-        "metadata": {"name": args["quota"], "namespace": injection.target.name, "labels": dict(MANAGED)},
+        "metadata": {"name": args["quota"], "namespace": injection.target.name},
         "spec": {"hard": {args["resource"]: args["memory"]}},
     }
     return Effect([quota], [])
@@ -225,7 +225,7 @@ def _check_request_surge(f: FaultInput) -> Checked | None:
 def _inject_request_surge(injection, topology):
     args, namespace = injection.args, injection.target.name
     name = args["name"]
-    labels = {"app.kubernetes.io/name": name, **MANAGED}
+    labels = {"app.kubernetes.io/name": name}
 
     def meta():
         return {"name": name, "namespace": namespace, "labels": dict(labels)}

@@ -8,7 +8,6 @@ import json
 from .. import ir
 from ..diagnostics import did_you_mean
 from .base import (
-    MANAGED,
     Arg,
     Checked,
     Effect,
@@ -241,14 +240,13 @@ def _check_valkey_password(f: FaultInput) -> Checked | None:
                       {"container": {"name": container.name}, "kubernetesObject": kobj(f.target)}, created=[secret],
                       agent_namespaces=[workload.namespace], agent_resources=["secrets"])
     # the faults after this one may act on the Secret the injection creates (ITBench names it in its solutions)
-    return provide(f, checked, ir.Secret(VALKEY_SECRET, workload.namespace, {VALKEY_SECRET_KEY: VALKEY_PASSWORD},
-                                         labels=dict(MANAGED)),
+    return provide(f, checked, ir.Secret(VALKEY_SECRET, workload.namespace, {VALKEY_SECRET_KEY: VALKEY_PASSWORD}),
                    _valkey_secret_manifest(workload.namespace, VALKEY_PASSWORD), readers=[workload.name])
 
 
 def _valkey_secret_manifest(namespace: str, password: str) -> dict:
     return {"apiVersion": "v1", "kind": "Secret",
-            "metadata": {"name": VALKEY_SECRET, "namespace": namespace, "labels": dict(MANAGED)},
+            "metadata": {"name": VALKEY_SECRET, "namespace": namespace},
             "type": "Opaque", "stringData": {VALKEY_SECRET_KEY: password}}
 
 
@@ -300,13 +298,13 @@ def _check_valkey_oom(f: FaultInput) -> Checked | None:
                       {"container": {"name": container.name}, "kubernetesObject": kobj(f.target)}, created=[configmap])
     manifest = _valkey_oom_configmap(workload.namespace, VALKEY_SCRIPT_CONFIGMAP, "fill-memory.sh")
     return provide(f, checked, ir.ConfigMap(VALKEY_SCRIPT_CONFIGMAP, workload.namespace,
-                                            dict(manifest["data"]), labels=dict(MANAGED)),
+                                            dict(manifest["data"])),
                    manifest, readers=[workload.name])
 
 
 def _valkey_oom_configmap(namespace: str, name: str, script: str) -> dict:
     return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": name, "namespace": namespace, "labels": dict(MANAGED)},
+            "metadata": {"name": name, "namespace": namespace},
             "data": {script: VALKEY_OOM_SCRIPT}}
 
 

@@ -41,7 +41,6 @@ from ..topology import CLUSTER_SCOPED_KINDS, DNS1123_SUBDOMAIN, KINDS
 from .base import (
     CLUSTER_SCOPED_CREATABLE,
     CREATABLE_KINDS,
-    MANAGED,
     Acceptance,
     Arg,
     Checked,
@@ -600,7 +599,9 @@ def _created_manifests(f_or_none, spec: Declared, args: dict, target: dict, rend
         meta = {"name": render(create.name, context)}
         if create.kind not in CLUSTER_SCOPED_CREATABLE and create.kind not in CLUSTER_SCOPED_KINDS:
             meta["namespace"] = namespace
-        meta["labels"] = {**(metadata.pop("labels", None) or {}), **MANAGED}
+        labels = metadata.pop("labels", None)
+        if labels:
+            meta["labels"] = dict(labels)
         meta.update(metadata)
         out.append({"apiVersion": create.api_version, "kind": create.kind_name, "metadata": meta, **body})
     return out

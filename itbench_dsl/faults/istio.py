@@ -17,7 +17,7 @@ import copy
 
 from .. import ir
 from ..topology import DATAPLANE_LABEL
-from .base import MANAGED, CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, find_object, kobj
+from .base import CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, find_object, kobj
 
 SECURITY_API = "security.istio.io/v1"
 CREATABLE_KINDS["peerauthentication"] = (SECURITY_API, "PeerAuthentication")
@@ -111,7 +111,7 @@ def _inject_strict_mtls(injection, topology):
     workload.labels = {**workload.labels, injection.args["label"]: injection.args["value"]}
     policy = {
         "apiVersion": SECURITY_API, "kind": "PeerAuthentication",
-        "metadata": {"name": injection.args["policy"], "namespace": injection.target.namespace, "labels": dict(MANAGED)},
+        "metadata": {"name": injection.args["policy"], "namespace": injection.target.namespace},
         "spec": {"mtls": {"mode": "STRICT"}},
     }
     return Effect([workload, policy], [])
@@ -171,7 +171,7 @@ def _inject_deny_gateway(injection, topology):
     gateway = injection.target
     policy = {
         "apiVersion": SECURITY_API, "kind": "AuthorizationPolicy",
-        "metadata": {"name": injection.args["policy"], "namespace": gateway.namespace, "labels": dict(MANAGED)},
+        "metadata": {"name": injection.args["policy"], "namespace": gateway.namespace},
         "spec": {
             "action": "DENY",
             "targetRef": {"group": gateway.api_version.split("/")[0], "kind": gateway.kind, "name": gateway.name},

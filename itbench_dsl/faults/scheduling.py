@@ -24,7 +24,6 @@ from .base import (
 CREATABLE_KINDS["daemonset"] = ("apps/v1", "DaemonSet")
 CREATABLE_KINDS["persistentvolumeclaim"] = ("v1", "PersistentVolumeClaim")
 
-MANAGED_BY = {"app.kubernetes.io/managed-by": "itbench"}
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 
@@ -107,7 +106,7 @@ def _check_anti_affinity(f: FaultInput) -> Checked | None:
 def _operator_daemonset(namespace: str) -> dict:
     return {
         "apiVersion": "apps/v1", "kind": "DaemonSet",
-        "metadata": {"name": OPERATOR, "namespace": namespace, "labels": {**OPERATOR_LABELS, **MANAGED_BY}},
+        "metadata": {"name": OPERATOR, "namespace": namespace, "labels": {**OPERATOR_LABELS}},
         "spec": {
             "selector": {"matchLabels": dict(OPERATOR_LABELS)},
             "template": {
@@ -198,7 +197,7 @@ def _check_nonexistent_pvc(f: FaultInput) -> Checked | None:
 def _claim(injection: ir.Injection) -> dict:
     return {
         "apiVersion": "v1", "kind": "PersistentVolumeClaim",
-        "metadata": {"name": injection.args["claim"], "namespace": injection.target.namespace, "labels": dict(MANAGED_BY)},
+        "metadata": {"name": injection.args["claim"], "namespace": injection.target.namespace},
         "spec": {"accessModes": ["ReadWriteOnce"],
                  "resources": {"requests": {"storage": injection.args.get("storage", "25Mi")}},
                  "storageClassName": injection.args["storage_class"]},
@@ -299,7 +298,7 @@ def _check_priority(f: FaultInput) -> Checked | None:
 
 def _priority_class(name: str, value: int, description: str) -> dict:
     return {"apiVersion": SCHEDULING_API, "kind": "PriorityClass",
-            "metadata": {"name": name, "labels": {"app.kubernetes.io/component": "workload", **MANAGED_BY}},
+            "metadata": {"name": name, "labels": {"app.kubernetes.io/component": "workload"}},
             "value": value, "globalDefault": False, "description": description}
 
 
@@ -307,7 +306,7 @@ def _collector(injection: ir.Injection) -> dict:
     args = injection.args
     return {
         "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": COLLECTOR, "namespace": injection.target.namespace, "labels": {**COLLECTOR_LABELS, **MANAGED_BY}},
+        "metadata": {"name": COLLECTOR, "namespace": injection.target.namespace, "labels": {**COLLECTOR_LABELS}},
         "spec": {
             "replicas": args["collector_replicas"],
             "selector": {"matchLabels": dict(COLLECTOR_LABELS)},

@@ -24,7 +24,6 @@ from .base import (
     provide,
 )
 
-MANAGED_BY = {"app.kubernetes.io/managed-by": "itbench"}
 
 
 # ---- nonexistent image -------------------------------------------------------------------------
@@ -176,14 +175,13 @@ def _check_crashing_init(f: FaultInput) -> Checked | None:
         created=[configmap],
     )
     manifest = _crashing_configmap_manifest(workload.namespace, name)
-    return provide(f, checked, ir.ConfigMap(name, workload.namespace, dict(manifest["data"]),
-                                            labels=dict(MANAGED_BY)), manifest, readers=[workload.name])
+    return provide(f, checked, ir.ConfigMap(name, workload.namespace, dict(manifest["data"])), manifest, readers=[workload.name])
 
 
 def _crashing_configmap_manifest(namespace: str, name: str) -> dict:
     return {
         "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": namespace, "labels": dict(MANAGED_BY)},
+        "metadata": {"name": name, "namespace": namespace},
         "data": {"config": INVALID_CONFIG, "script": LOAD_CONFIG},
     }
 
