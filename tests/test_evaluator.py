@@ -656,8 +656,8 @@ def test_kyverno_offline_with_the_real_matcher():
 @pytest.mark.parametrize("rule", [
     # the violating object singled out by name: right on the objects shown, wrong on every other one
     {"match": {"any": [{"resources": {"kinds": ["Deployment"]}}]},
-     "validate": {"message": "m", "pattern": {"metadata": {"name": "!privileged-gap"}}}},
-    {"match": {"any": [{"resources": {"kinds": ["Deployment"], "names": ["privileged-gap"]}}]},
+     "validate": {"message": "m", "pattern": {"metadata": {"name": "!privileged-b"}}}},
+    {"match": {"any": [{"resources": {"kinds": ["Deployment"], "names": ["privileged-b"]}}]},
      "validate": {"message": "m", "deny": {}}},
 ])
 def test_a_policy_that_names_the_violations_fails(rule):
@@ -666,7 +666,7 @@ def test_a_policy_that_names_the_violations_fails(rule):
               "spec": {"validationFailureAction": "Audit", "background": True, "rules": [dict(rule, name="r")]}}
     verdict = run(name, None, None, artifact=("kyverno", [policy]))
     assert failed(verdict) == ["ciso.general"], verdict["checks"]
-    assert "privileged-gap-renamed" in next(c["detail"] for c in verdict["checks"] if c["id"] == "ciso.general")
+    assert "privileged-b-renamed" in next(c["detail"] for c in verdict["checks"] if c["id"] == "ciso.general")
     good = run(name, None, None, artifact=("kyverno", [NO_PRIVILEGED]))
     assert "ciso.general" in [c["id"] for c in good["checks"]] and good["passed"]
 

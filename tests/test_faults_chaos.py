@@ -487,7 +487,7 @@ def test_time_chaos():
   }''')
     spec = spec_of(files)
     assert spec["timeOffset"] == "-1h30m" and spec["clockIds"] == ["CLOCK_REALTIME", "CLOCK_MONOTONIC"]
-    assert only_object(files)["metadata"]["name"] == "cart-time-back"
+    assert only_object(files)["metadata"]["name"] == "cart-time-offset"
     assert spec_of(ok('''  fault time_chaos on deployment "cart" {
     offset = 10m
   }'''))["timeOffset"] == "10m"

@@ -105,5 +105,6 @@ FAULTS = [
         # workload compliant instead is not recognised: no field of the namespace would tell it from the fault
         accept=(Acceptance(r"metadata\.labels\.pod-security\.kubernetes\.io/enforce", "changed"),
                 Acceptance(r"metadata\.labels\.pod-security\.kubernetes\.io/enforce-version", "any")),
+        symptoms=('scheduling', 'readiness'),
     ),
 ]

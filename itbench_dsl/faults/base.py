@@ -164,6 +164,23 @@ class FaultKind:
     # the analysis labels (system_level, fault_type) of a declared kind's `analysis` block; the built-in
     # Python kinds' are in tasks.FAULT_LABELS
     labels: tuple[str, str] | None = None
+    # what the fault shows (SYMPTOMS): a scenario whose faults show nothing `kubectl get` sees must expect an
+    # alert or run a probe, or its task cannot be answered by observation (W2015, faults/symptoms.py)
+    symptoms: tuple[str, ...] = ()
+
+
+# What a fault may show, and whether `kubectl get` shows it without an alert or a probe (W2015)
+SYMPTOMS = {
+    "readiness": True,  # the target's pods stop being ready, or the workload has fewer available replicas
+    "restarts": True,  # its containers restart (CrashLoopBackOff, OOMKilled)
+    "scheduling": True,  # its pods stay Pending, or are refused at admission
+    "endpoints": True,  # a Service selects no ready pod
+    "scaling": True,  # an autoscaler scales the workload away from what it needs
+    "requests": False,  # requests through it fail: an alert or a probe measures them
+    "latency": False,  # requests through it slow down
+    "access": False,  # a subject is refused what it used to be allowed
+    "cost": False,  # resources are spent for nothing (FinOps)
+}
 
 
 @dataclass

@@ -327,6 +327,7 @@ FAULTS = [
         _check_network_policy, _inject_network_policy, _unmanage,
         preconditions=("The workload's containers serve at least one port.",),
         creates="NetworkPolicy `<workload>-ingress` in the workload's namespace, selecting its pods, with no ingress rule",
+        symptoms=('requests',),
     ),
     FaultKind(
         "insufficient_resource_quota", "insufficient-kubernetes-resource-quota", "resourcequota:insufficient",
@@ -338,6 +339,7 @@ FAULTS = [
         creates="ResourceQuota `<workload>-resource-quota` in the workload's namespace (`pods` = the namespace's "
                 "current pod count)",
         solutions=QUOTA_SOLUTIONS,
+        symptoms=('scheduling', 'readiness'),
     ),
     # Faults ITBench does not have, after SREGym's problems (docs/peers.md).
     FaultKind(
@@ -356,6 +358,7 @@ FAULTS = [
                                    "deny-all-{{ args.kubernetesObject.metadata.name }}",
                         "text": "Delete the policy that isolates them."}]},
         ),
+        symptoms=('requests', 'readiness'),
     ),
     FaultKind(
         "memory_resource_quota", None, "resourcequota.memory:undeclared-refused", ("namespace",),
@@ -381,6 +384,7 @@ FAULTS = [
                         "text": "Delete it (or declare memory requests and limits on every workload of the "
                                 "namespace)."}]},
         ),
+        symptoms=('scheduling', 'readiness'),
     ),
     FaultKind(
         "api_server_request_surge", "kubernetes-api-server-request-surge", "apiserver.requests:surge", ("namespace",),
@@ -390,6 +394,7 @@ FAULTS = [
         preconditions=("The rate is at least one request per second.", "The namespace runs workloads of the topology."),
         creates=f"Deployment `{SCANNER}` (image `{SCANNER_IMAGE}`) with its ServiceAccount, Role and RoleBinding in "
                 "the namespace, listing pods through the API server at the given rate",
+        symptoms=('latency',),
     ),
     FaultKind(
         "namespace_delete", None, "namespace:deleted", ("namespace",),
@@ -400,5 +405,6 @@ FAULTS = [
                        "The namespace runs at least one workload of the topology."),
         alerts=("NoRequestsReceived",),
         solutions=NAMESPACE_SOLUTIONS,
+        symptoms=('readiness',),
     ),
 ]

@@ -337,6 +337,7 @@ FAULTS = [
                        "The variant is not already the flag's default.",
                        "The fault's group restarts flagd, and the deployment that reads the flag, after the injection."),
         needs_waiters=_feature_flag_waiters,
+        symptoms=('requests',),
     ),
     FaultKind(
         "corrupted_secret", "corrupted-kubernetes-secret-credentials", "secret.data:corrupted", ("secret",),
@@ -349,6 +350,7 @@ FAULTS = [
                        "A workload of the topology reads the secret.",
                        "The secret is the topology's, or one an earlier fault of the scenario creates (the valkey "
                        "password's `valkey-credentials`): then the workloads that fault makes read it count."),
+        symptoms=('requests', 'restarts'),
     ),
     FaultKind(
         "valkey_changed_password", "valkey-workload-changed-password", "valkey.password:changed",
@@ -360,6 +362,7 @@ FAULTS = [
                        "The container does not already require a password."),
         creates=f"Secret `{VALKEY_SECRET}` (key `{VALKEY_SECRET_KEY}`) in the workload's namespace, read by the "
                 "container's new `--requirepass`; the faults after it may target the Secret",
+        symptoms=('requests',),
     ),
     FaultKind(
         "valkey_out_of_memory", "valkey-workload-out-of-memory", "valkey.container.memory:exhausted",
@@ -371,5 +374,6 @@ FAULTS = [
                        "The container has a memory limit."),
         creates=f"ConfigMap `{VALKEY_SCRIPT_CONFIGMAP}` holding the script the container now runs; the statements "
                 "after it may name the ConfigMap",
+        symptoms=('restarts',),
     ),
 ]

@@ -68,7 +68,7 @@ ARG_TYPES = {
 # the kinds a declared fault may target: the topology objects the fault backend patches and restores
 PATCHABLE = ("deployment", "statefulset", "service", "configmap", "secret", "hpa")
 SETTINGS = ("itbench_id", "mechanism", "targets", "summary", "domains", "alerts", "creates", "undone_by",
-            "delete_target")
+            "delete_target", "symptoms")
 ABSENT = "absent"  # `patch PATH = absent`: remove the field
 _EXEC_KEYS = ("container", "command", "revert")
 
@@ -396,6 +396,7 @@ def build(decl: ast.FaultKindDecl, ctx: Context) -> FaultKind | None:
     settings["domains"] = tuple(domains) if isinstance(domains, list) else ("sre",)
     settings["alerts"] = tuple(body.attr("alerts", "str_list", default=[]) or [])
     settings["creates"] = _string(body, "creates")
+    settings["symptoms"] = _symptoms(ctx, body)
     analysis = body.block("analysis")
     labels = task_types.read_labels(analysis) if analysis is not None else None
     undone_by = body.attr("undone_by", "symbol", default="all")
@@ -543,8 +544,21 @@ def build(decl: ast.FaultKindDecl, ctx: Context) -> FaultKind | None:
         preconditions=(*(("The container exists in the workload.",) if any(a.type == "container" for a in spec.args)
                          else ()), *(r.doc for r in spec.requires if r.doc)),
         creates=settings["creates"], alerts=settings["alerts"], solutions=tuple(solutions), accept=tuple(accept),
-        undone_by=undone_by, declared=spec, labels=labels,
+        undone_by=undone_by, declared=spec, labels=labels, symptoms=settings.get("symptoms", ()),
     )
+
+
+def _symptoms(ctx, body) -> tuple[str, ...]:
+    """`symptoms = ["readiness", ...]`: what the fault shows (base.SYMPTOMS); an unknown one is E2010."""
+    from .base import SYMPTOMS
+
+    values = body.attr("symptoms", "str_list", default=[]) or []
+    for value in values:
+        if value not in SYMPTOMS:
+            hint = did_you_mean(value, SYMPTOMS)
+            ctx.error("E2010", f"`{value}` is not a symptom", body.attr_span("symptoms"), "unknown symptom",
+                      help=f"did you mean `{hint}`?" if hint else "symptoms: " + ", ".join(SYMPTOMS))
+    return tuple(v for v in values if v in SYMPTOMS)
 
 
 def _entries_as_pairs(entries) -> tuple:

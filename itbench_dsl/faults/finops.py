@@ -281,6 +281,7 @@ FAULTS = [
                        "Its containers request the resource the autoscaler measures.",
                        "The new target differs from the current one.", _OPTIMUM),
         app_options={"autoscaling": {"kubernetes": {"hpa": True}}},
+        symptoms=('scaling',),
     ),
     FaultKind(
         "overprovisioned_requests", None, "workload.container.resources.requests:overprovisioned",
@@ -303,6 +304,7 @@ FAULTS = [
             "{% for k, v in args.container.resources.requests | dictsort %}{{ k }}=<{{ k }} it needs>"
             "{% if not loop.last %},{% endif %}{% endfor %}",
         }]},),
+        symptoms=('cost',),
     ),
     FaultKind(
         "idle_replicas", None, "workload.replicas:overscaled", ("deployment", "statefulset"),
@@ -317,6 +319,7 @@ FAULTS = [
             "text": "Scale the workload back to the replicas its load needs.",
             "command": _KUBECTL_NS + " scale " + _KUBECTL_TARGET + " --replicas=<replicas it needs>",
         }]},),
+        symptoms=('cost',),
     ),
 ]
 

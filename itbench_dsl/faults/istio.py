@@ -193,6 +193,7 @@ FAULTS = [
         "longer carries its workloads' traffic.",
         _check_ambient_disabled, _inject_ambient_disabled, _revert_ambient_disabled,
         preconditions=("The namespace's application runs in an Istio ambient-mode service mesh.",),
+        symptoms=('requests',),
     ),
     FaultKind(
         "istio_strict_mtls", "strict-mutual-tls-istio-service-mesh-enforcement", "workload.istio-mtls:strict-out-of-mesh",
@@ -210,6 +211,7 @@ FAULTS = [
         undone_by="any",
         creates="PeerAuthentication `strict-mtls-mode` (`security.istio.io/v1`, mode `STRICT`) in the workload's "
                 "namespace; revert deletes it and restores the workload.",
+        symptoms=('requests',),
     ),
     FaultKind(
         "istio_deny_gateway", "traffic-denying-istio-gateway-authorization-policy", "gateway.istio-authz:deny-methods",
@@ -227,5 +229,6 @@ FAULTS = [
         ),
         creates="AuthorizationPolicy `<gateway>-deny` (`security.istio.io/v1`, action `DENY`, `targetRef` the "
                 "Gateway) in the gateway's namespace; revert deletes it.",
+        symptoms=('requests',),
     ),
 ]

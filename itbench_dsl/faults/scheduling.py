@@ -384,6 +384,7 @@ FAULTS: list[FaultKind] = [
         preconditions=("The node name is a valid label value.",
                        "`node_selector`, when given instead of `node`, is not empty and holds valid labels.",
                        "The workload does not already select that node (or those labels)."),
+        symptoms=('scheduling',),
     ),
     FaultKind(
         "unschedulable_anti_affinity", "unschedulable-kubernetes-workload-pod-anti-affinity-rule",
@@ -394,6 +395,7 @@ FAULTS: list[FaultKind] = [
         preconditions=(f"The workload's pods are not labelled `app.kubernetes.io/name: {OPERATOR}`.",
                        "The workload does not already have the anti-affinity rule."),
         creates=f"DaemonSet `{OPERATOR}` in the workload's namespace (a sleeping pod on every node)",
+        symptoms=('scheduling',),
     ),
     FaultKind(
         "nonexistent_pvc", "nonexistent-kubernetes-workload-persistent-volume-claim",
@@ -415,6 +417,7 @@ FAULTS: list[FaultKind] = [
                        f"The container mounts nothing at the path ({PVC_MOUNT})."),
         creates=f"PersistentVolumeClaim `<workload>` (storage class `{PVC_STORAGE_CLASS}`, 25Mi), mounted at "
                 f"{PVC_MOUNT}, unless the arguments name them otherwise (a use ITBench has no id for)",
+        symptoms=('scheduling',),
     ),
     FaultKind(
         "failing_dns_policy", "failing-name-resolution-kubernetes-workload-dns-policy",
@@ -424,6 +427,7 @@ FAULTS: list[FaultKind] = [
         _check_dns_policy, _inject_dns_policy, original,
         preconditions=("The workload's dnsPolicy is not already Default.",
                        "The workload calls at least one other component (a dependency edge)."),
+        symptoms=('requests', 'restarts'),
     ),
     FaultKind(
         "priority_preemption", "priority-kubernetes-workload-priority-preemption",
@@ -439,6 +443,7 @@ FAULTS: list[FaultKind] = [
                        "The workload is not pinned to another node."),
         creates=f"PriorityClasses `{CRITICAL}` (10000) and `{NON_CRITICAL}` (1), and Deployment `{COLLECTOR}` "
                 "(21 pods at high priority on the node)",
+        symptoms=('scheduling',),
     ),
     FaultKind(
         "cordoned_node", "cordoned-kubernetes-worker-node", "node.unschedulable:cordoned", ("deployment", "statefulset"),
@@ -450,5 +455,6 @@ FAULTS: list[FaultKind] = [
         args=(Arg("node", "string", required=True,
                   help="the worker node to pin the workload to and cordon (ITBench picks one at random)"),),
         preconditions=("The node name is a valid label value.", "The workload is not pinned to another node."),
+        symptoms=('scheduling',),
     ),
 ]

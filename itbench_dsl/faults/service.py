@@ -161,12 +161,14 @@ FAULTS = [
         preconditions=("The service has the named port (or exactly one port with the given current target port).",
                        "The new target port differs from the current one.",
                        "No container of the selected pods listens on the new target port."),
+        symptoms=('requests',),
     ),
     FaultKind(
         "deleted_service", "deleted-kubernetes-service", "service:deleted", ("service",),
         "Deletes a service, so the workloads that call it cannot reach its pods.",
         _check_deleted_service, _inject_deleted_service, original,
         preconditions=("The service selects the pods of a workload of the topology.",),
+        symptoms=('requests', 'endpoints'),
     ),
     FaultKind(
         "invalid_service_selector", "invalid-kubernetes-service-selector", "service.selector:invalid", ("service",),
@@ -176,5 +178,6 @@ FAULTS = [
                   help="the new selector"),),
         preconditions=("The new selector is not empty and differs from the current one.",
                        "The new selector matches no pod of the namespace."),
+        symptoms=('endpoints', 'requests'),
     ),
 ]

@@ -633,6 +633,7 @@ FAULTS = [
               Arg("image", "string", default="the image's repository with tag `itbench-nonexistent`",
                   help="the image reference that cannot be pulled")),
         preconditions=("The container exists in the workload.", "The new image differs from the container's image."),
+        symptoms=('readiness',),
     ),
     FaultKind(
         "modified_env", "modified-kubernetes-workload-container-environment-variable", "workload.container.env:modified",
@@ -643,12 +644,14 @@ FAULTS = [
               Arg("value", "string", required=True, help="its new value")),
         preconditions=("The container exists in the workload.", "The variable is already set in the container.",
                        "The new value differs from the current one."),
+        symptoms=('requests',),
     ),
     FaultKind(
         "scaled_to_zero", "scaled-to-zero-kubernetes-workload", "workload.replicas:zero", ("deployment", "statefulset"),
         "Scales a workload to zero replicas.", _check_scaled_to_zero, _inject_zero, original,
         preconditions=("The workload has at least one replica.",),
         accept=(Acceptance(r"spec\.replicas", ">="),),  # back to at least its replicas
+        symptoms=('readiness', 'endpoints'),
     ),
     FaultKind(
         "crashing_init_container", "crashing-kubernetes-workload-init-container", "workload.init-container:crashing",
@@ -663,12 +666,14 @@ FAULTS = [
                        "The topology declares no ConfigMap `<workload>-config` in the workload's namespace."),
         creates="ConfigMap `<workload>-config` (the script and its truncated configuration), mounted by the init "
                 "container; the statements after it may name the ConfigMap",
+        symptoms=('readiness', 'restarts'),
     ),
     FaultKind(
         "hanging_init_container", "hanging-kubernetes-workload-init-container", "workload.init-container:hanging",
         ("deployment", "statefulset"), "Adds an init container `worker` that sleeps forever, so the pods never start.",
         _check_hanging_init, _inject_hanging_init, original,
         preconditions=("The workload has no container or init container named `worker`.",),
+        symptoms=('readiness',),
     ),
     FaultKind(
         "invalid_command", "invalid-kubernetes-workload-container-command", "workload.container.command:invalid",
@@ -678,6 +683,7 @@ FAULTS = [
               Arg("command", "list of strings", default='`["invalid-command"]`', help="the command that cannot run")),
         preconditions=("The container exists in the workload.", "The command is not empty.",
                        "The command differs from the container's command."),
+        symptoms=('readiness', 'restarts'),
     ),
     FaultKind(
         "insufficient_resources", "insufficient-kubernetes-workload-container-resources",
@@ -693,6 +699,7 @@ FAULTS = [
                        "They do not both equal the current values."),
         # limits at least as high as before; requests are the scheduler's business, readiness tells
         accept=(Acceptance(r".*\.resources\.limits(\..*)?", ">="), Acceptance(r".*\.resources\.requests(\..*)?", "any")),
+        symptoms=('scheduling', 'readiness'),
     ),
     FaultKind(
         "unassigned_limits", "unassigned-kubernetes-workload-container-resource-limits",
@@ -703,6 +710,7 @@ FAULTS = [
         preconditions=("The container exists in the workload.", "The container has resource limits."),
         # limits set again, of any size; the requests are not what the fault is about
         accept=(Acceptance(r".*\.resources\.limits\..*", "present"), Acceptance(r".*\.resources\.requests(\..*)?", "any")),
+        symptoms=('cost',),
     ),
     FaultKind(
         "misconfigured_readiness_probe", "misconfigured-kubernetes-workload-container-readiness-probe",
@@ -716,6 +724,7 @@ FAULTS = [
                        "The probe differs from the container's readiness probe."),
         # a probe that is removed or corrected: the pods' readiness tells which probe works
         accept=(Acceptance(r".*\.readinessProbe(\..*)?", "changed"),),
+        symptoms=('readiness', 'endpoints'),
     ),
     # Faults ITBench does not have, after SREGym's problems (docs/peers.md).
     FaultKind(
@@ -742,6 +751,7 @@ FAULTS = [
         # a probe removed or corrected, any grace period: the pods' readiness (no more restarts) tells
         accept=(Acceptance(r".*\.livenessProbe(\..*)?", "changed"),
                 Acceptance(r"spec\.template\.spec\.terminationGracePeriodSeconds", "any")),
+        symptoms=('restarts',),
     ),
     FaultKind(
         "removed_env", None, "workload.container.env:removed", ("deployment", "statefulset"),
@@ -760,6 +770,7 @@ FAULTS = [
                                    "{{ args.kubernetesObject.kind | lower }}/{{ args.kubernetesObject.metadata.name }} "
                                    "{{ args.container.env.name }}=<value>"}]},
         ),
+        symptoms=('requests', 'restarts'),
     ),
     FaultKind(
         "dependency_wait_init_container", None, "workload.init-container:waits-for-missing-service",
@@ -784,6 +795,7 @@ FAULTS = [
         ),
         # removed, or pointed at a dependency that exists: the pods' readiness tells
         accept=(Acceptance(r"spec\.template\.spec\.initContainers(\..*)?", "changed"),),
+        symptoms=('readiness',),
     ),
     FaultKind(
         "unserved_probe_path", None, "workload.container.probe.httpGet.path:unserved", ("deployment", "statefulset"),
@@ -810,6 +822,7 @@ FAULTS = [
         ),
         # any probe but the faulty one: the pods' readiness tells which path is served
         accept=(Acceptance(r".*\.(livenessProbe|readinessProbe|startupProbe)(\..*)?", "changed"),),
+        symptoms=('readiness', 'restarts'),
     ),
     FaultKind(
         "insufficient_memory_limit", None, "workload.container.resources.limits.memory:insufficient",
@@ -834,6 +847,7 @@ FAULTS = [
         ),
         # any other limit, or none: the pods' readiness (no more OOM kills) tells
         accept=(Acceptance(r".*\.resources\.limits\.memory", "changed"),),
+        symptoms=('restarts',),
     ),
     FaultKind(
         "unsupported_architecture_image", "unsupported-architecture-kubernetes-workload-container-image",
@@ -847,5 +861,6 @@ FAULTS = [
         preconditions=("The container exists in the workload.", "`node_architecture` is amd64 or arm64.",
                        "The workload's node selector does not pin another architecture.",
                        "The container does not already run that image on those nodes."),
+        symptoms=('readiness', 'restarts'),
     ),
 ]
