@@ -120,11 +120,21 @@ def agent_view(result: CompileResult, hints: str = "none") -> list[Diagnostic]:
     scenario = result.scenario
     source_map = result.source_map
     fallback = source_map.scenario if source_map is not None else result.document.name_span
+    injections = scenario.injections()
+    made_by: dict[tuple, int] = {}  # what each injection creates or changes -> its index
+    for index, injection in enumerate(injections):
+        for ref in [*injection.created, injection.target, *injection.side_objects, injection.root]:
+            if ref is not None:
+                made_by.setdefault((ref.kind, ref.namespace, ref.name), index)
     out = []
     for finding in findings(scenario, result.files, render_chunks(scenario, hints)):
         path, span = result.path, fallback
-        found = source_map.object((finding.kind, finding.namespace, finding.name)) if source_map is not None else None
-        if found is not None:
+        key = (finding.kind, finding.namespace, finding.name)
+        found = source_map.object(key) if source_map is not None else None
+        if finding.where == "inject/apply.yaml" and source_map is not None and (
+                key in made_by or len(injections) == 1):  # at the fault that applies it
+            span = source_map.injection(made_by.get(key, 0))
+        elif found is not None:
             path, span = found
         elif finding.kind == "PrometheusRule":
             span = _alert_rule_span(result, finding) or fallback
