@@ -250,6 +250,15 @@ def application_words(topology: list[dict], scenario: ir.Scenario) -> set[str]:
     for text in (topo.application or "", getattr(topo, "display_name", None) or "",
                  *(n.name for n in topo.namespaces)):
         add(text)
+    # and the objects the topology declares that the bundle does not deploy (a provided namespace's static pods)
+    for value in vars(topo).values():
+        for obj in value if isinstance(value, list) else ():
+            add(getattr(obj, "name", "") or "")
+            for labels in (getattr(obj, "labels", None), getattr(obj, "object_labels", None)):
+                for key, item in (labels or {}).items() if isinstance(labels, dict) else ():
+                    add(key), add(item)
+            for container in getattr(obj, "containers", None) or ():
+                add(getattr(container, "name", "")), add(getattr(container, "image", ""))
     return found
 
 
