@@ -379,12 +379,12 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None)
                 for gi, group in enumerate((obj.get("spec") or {}).get("groups") or []):
                     look(f"spec.groups[{gi}].name", str(group.get("name", "")))
                     for ri, rule in enumerate(group.get("rules") or []):
-                        own = rule.get("alert") in own_rules
+                        declared = rule.get("alert") in own_rules  # the scenario's own: read for all
                         base = f"spec.groups[{gi}].rules[{ri}]"
-                        look(f"{base}.alert", str(rule.get("alert", "")), own)
+                        look(f"{base}.alert", str(rule.get("alert", "")), declared)
                         for part in ("labels", "annotations"):
                             for key, value in (rule.get(part) or {}).items():
-                                look(f'{base}.{part}["{key}"]', f"{key}: {value}", own)
+                                look(f'{base}.{part}["{key}"]', f"{key}: {value}", declared)
     for namespace in scenario.topology.namespaces:
         hit = vocab.find(namespace.name, skip=home_words)
         if hit is not None:
