@@ -119,8 +119,14 @@ class Vocabulary:
     stems: dict[str, str]  # stem -> "a word of the fault `KIND`" / "a word of the scenario's name"
 
     def find_name(self, text: str) -> tuple[str, str] | None:
-        if self.scenario and self.scenario.lower() in str(text).lower():
-            return self.scenario, "the scenario's name"
+        """The scenario's name when `text` holds its words in a row (`otel-checkout-x` in `otel-checkout-x.rules`)."""
+        name = words(self.scenario)
+        if not name or (len(name) == 1 and (len(name[0]) < 4 or name[0] in STOP_WORDS)):  # "a": no name to find
+            return None
+        found = words(text)
+        for start in range(len(found) - len(name) + 1):
+            if found[start:start + len(name)] == name:
+                return self.scenario, "the scenario's name"
         return None
 
     def find(self, text: str, skip: frozenset = frozenset(), faults_only: bool = False) -> tuple[str, str] | None:
@@ -302,7 +308,9 @@ def vocabulary(scenario: ir.Scenario, application: set[str], prompt: str = "") -
     for word in words(scenario.name):
         if stem(word) not in told:
             add(word, SCENARIO_WORD, injected_nouns)
-    return Vocabulary(scenario.name, stems)
+    # a name of the application's words only ("shop-cart") says nothing where it appears: not looked for
+    telling = any(stem(w) not in application and w not in STOP_WORDS for w in words(scenario.name))
+    return Vocabulary(scenario.name if telling else "", stems)
 
 
 # ---- the check ----------------------------------------------------------------------------------------------
@@ -342,8 +350,7 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None)
             kind, namespace, name = _key(obj)
 
             def look(field: str, text: str, vocab_too: bool = True) -> None:
-                hit = vocab.find(text) if vocab_too else (
-                    (vocab.scenario, "the scenario's name") if vocab.scenario.lower() in text.lower() else None)
+                hit = vocab.find(text) if vocab_too else vocab.find_name(text)
                 if hit is not None:
                     report(Finding(where, kind, namespace, name, field, text, f"{hit[1]} (`{hit[0]}`)"))
 
@@ -397,7 +404,7 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None)
 def _prompt_findings(vocab: Vocabulary, files: dict[str, bytes], chunks) -> list[Finding]:
     prompt = files.get("prompt.md", b"").decode("utf-8", "replace")
     out = []
-    if vocab.scenario and vocab.scenario.lower() in prompt.lower():
+    if vocab.find_name(prompt) is not None:
         out.append(Finding("prompt.md", "", None, "", "text", vocab.scenario, "the scenario's name"))
     for chunk in chunks or []:
         if chunk.literal or chunk.allowed:
