@@ -32,6 +32,7 @@ vocabulary is looked for in the values a scenario puts in it, less those the hin
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Iterator
@@ -63,12 +64,18 @@ _SPLIT = re.compile(r"[^A-Za-z0-9]+")
 
 def words(text: str) -> list[str]:
     """The words of a name or a sentence: split at punctuation and camelCase, lowered."""
+    return list(_words(str(text)))
+
+
+@functools.lru_cache(maxsize=65536)
+def _words(text: str) -> tuple[str, ...]:
     out = []
-    for part in _SPLIT.split(str(text)):
+    for part in _SPLIT.split(text):
         out.extend(w.lower() for w in _CAMEL.split(part) if w)
-    return out
+    return tuple(out)
 
 
+@functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A crude stem, so that "scaled", "scaling" and "scale" meet: a suffix off a word of 5 letters or more."""
     if len(word) >= 5:
@@ -143,11 +150,32 @@ class Vocabulary:
         return None
 
 
-def _load(files: dict[str, bytes], name: str) -> list[dict]:
-    data = files.get(name)
-    if not data:
-        return []
-    return [d for d in yaml.safe_load_all(data) if isinstance(d, dict)]
+def cluster_objects(scenario: ir.Scenario) -> dict[str, list[dict]]:
+    """The objects of each of CLUSTER_FILES, built from the scenario as compiler.emit builds them (the backends
+    memoise the application's objects: parsing the bundle's YAML again would cost a hundred times more)."""
+    from . import ciso
+    from .backends import alert_rules as alert_rules_backend
+    from .backends import faults as fault_backend
+    from .backends import manifests as manifest_backend
+
+    gaps = [id(o) for o in fault_backend.gap_objects(scenario)]
+    topology = manifest_backend.topology_manifests(scenario.topology, exclude=gaps) + ciso.k8s_objects(scenario)[1]
+    inject_apply = fault_backend.plan(scenario)[0]
+    render = manifest_backend.render_object
+    return {
+        "manifests/topology.yaml": [render(o) for o in topology],
+        "manifests/agent-access.yaml": [render(o) for o in manifest_backend.scenario_agent_access(scenario)],
+        "manifests/alert-rules.yaml": alert_rules_backend.prometheus_rules(scenario),
+        "manifests/existing-policy.yaml": list(ciso.existing_policy(scenario)),
+        "inject/apply.yaml": [render(o) for o in inject_apply],
+    }
+
+
+def from_files(files: dict[str, bytes]) -> dict[str, list[dict]]:
+    """What each of CLUSTER_FILES holds, read from a bundle's bytes (a bundle on disk, a bundle changed by hand)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return {name: [d for d in yaml.load_all(files[name], Loader=loader) if isinstance(d, dict)]
+            for name in CLUSTER_FILES if files.get(name)}
 
 
 def _meta(obj: dict) -> dict:
@@ -316,9 +344,13 @@ def vocabulary(scenario: ir.Scenario, application: set[str], prompt: str = "") -
 # ---- the check ----------------------------------------------------------------------------------------------
 
 
-def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None) -> list[Finding]:
-    """Everything the agent can read in `files` (a compiled bundle) that gives the answer away, in file order."""
-    loaded = {name: _load(files, name) for name in CLUSTER_FILES}
+def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
+             objects: dict[str, list[dict]] | None = None) -> list[Finding]:
+    """Everything the agent can read in a compiled bundle that gives the answer away, in file order: `files`
+    gives the prompt, `objects` what each of CLUSTER_FILES holds (cluster_objects(scenario) when None;
+    `from_files(files)` reads them from the bundle's YAML)."""
+    objects = objects if objects is not None else cluster_objects(scenario)
+    loaded = {name: [o for o in objects.get(name) or [] if isinstance(o, dict)] for name in CLUSTER_FILES}
     topology = loaded["manifests/topology.yaml"]
     application = application_words(topology, scenario)
     prompt = files.get("prompt.md", b"").decode("utf-8", "replace")

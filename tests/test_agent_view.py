@@ -113,7 +113,7 @@ def test_a_rule_group_named_after_the_scenario_is_found():
     files = dict(result.files)
     files["manifests/alert-rules.yaml"] = files["manifests/alert-rules.yaml"].replace(
         b"name: shop.", b"name: shop-cart-nonexistent-image.")
-    found = agent_view.findings(result.scenario, files)
+    found = agent_view.findings(result.scenario, files, objects=agent_view.from_files(files))
     assert [f.field for f in found] and all(f.kind == "PrometheusRule" for f in found)
     assert any(f.field.startswith("spec.groups[") and "scenario's name" in f.why for f in found)
 
