@@ -67,20 +67,22 @@ def check_source(data: bytes, path: str, hints: str = "none", lint: bool = True)
     """Check one file's bytes (`hints`: the prompt's hint level, backends/prompt.HINT_LEVELS)."""
     diags = Diagnostics()
     result = compile_source(data, path, diags, hints=hints)
-    return _finish(result, diags, lint)
+    return _finish(result, diags, lint, hints)
 
 
 def check_document(document: ast.Document, path: str, hints: str = "none", lint: bool = True) -> FileCheck:
     """Check an AST built in code (a generated variant) as if it were the file `path`."""
     diags = Diagnostics()
     result = compile_document(document, path, diags, hints=hints)
-    return _finish(result, diags, lint)
+    return _finish(result, diags, lint, hints)
 
 
-def _finish(result: CompileResult, diags: Diagnostics, lint: bool) -> FileCheck:
+def _finish(result: CompileResult, diags: Diagnostics, lint: bool, hints: str = "none") -> FileCheck:
     linted = None
     if result.scenario is not None and result.files and not diags.has_errors:
         diags.extend(alert_placement(result))
+        diags.extend(agent_view(result, hints))
+        diags.extend(symptoms(result))
     if result.scenario is not None and result.files and not diags.has_errors:
         diags.extend(self_validation(result))
         if not diags.has_errors:
@@ -106,6 +108,60 @@ def alert_placement(result: CompileResult) -> list[Diagnostic]:
         out.append(Diagnostic("E2035", f"alert `{result.scenario.alerts[index].name}`: {message}", result.path,
                               span, "the faults cannot raise it here", help=hint))
     return out
+
+
+def agent_view(result: CompileResult, hints: str = "none") -> list[Diagnostic]:
+    """E4010: what the agent can read in the cluster (objects, alert rules, its access, the prompt) that gives
+    the answer away (agent_view.py), located at the statement that produced the object (a fault, an
+    `alert_rule`, a topology object), else at the scenario's name."""
+    from .agent_view import findings
+    from .backends.prompt import render_chunks
+
+    scenario = result.scenario
+    source_map = result.source_map
+    fallback = source_map.scenario if source_map is not None else result.document.name_span
+    injections = scenario.injections()
+    made_by: dict[tuple, int] = {}  # what each injection creates or changes -> its index
+    for index, injection in enumerate(injections):
+        for ref in [*injection.created, injection.target, *injection.side_objects, injection.root]:
+            if ref is not None:
+                made_by.setdefault((ref.kind, ref.namespace, ref.name), index)
+    out = []
+    for finding in findings(scenario, result.files, render_chunks(scenario, hints)):
+        path, span = result.path, fallback
+        key = (finding.kind, finding.namespace, finding.name)
+        found = source_map.object(key) if source_map is not None else None
+        if finding.where == "inject/apply.yaml" and source_map is not None and (
+                key in made_by or len(injections) == 1):  # at the fault that applies it
+            span = source_map.injection(made_by.get(key, 0))
+        elif found is not None:
+            path, span = found
+        elif finding.kind == "PrometheusRule":
+            span = _alert_rule_span(result, finding) or fallback
+        out.append(Diagnostic("E4010", finding.message(), path, span, "the agent can read this",
+                              help=f"{finding.hint()}; `itbench explain E4010`"))
+    return out
+
+
+def symptoms(result: CompileResult) -> list[Diagnostic]:
+    """W2015: faults whose effect nothing in the scenario shows (faults/symptoms.py), at their fault statement."""
+    from .faults.symptoms import unobservable
+
+    out = []
+    for index, message in unobservable(result.scenario):
+        span = result.source_map.injection(index) if result.source_map is not None else result.document.name_span
+        out.append(Diagnostic("W2015", message, result.path, span, "nothing shows this fault",
+                              help="expect the alert that measures its symptom (an `alert_rule` on the metric it "
+                                   "moves) or run a `probe`; `itbench explain W2015`"))
+    return out
+
+
+def _alert_rule_span(result: CompileResult, finding):
+    """The `alert_rule` statement a finding in a PrometheusRule comes from, when the scenario declares it."""
+    for statement in result.document.statements:
+        if isinstance(statement, ast.AlertRule) and statement.name in finding.text:
+            return statement.span
+    return None
 
 
 def self_validation(result: CompileResult) -> list[Diagnostic]:

@@ -443,6 +443,41 @@ class; a selector change), or the solution leaves the fault in place (a created 
 still wrong). The scenario's own answer fails its grader: fix the solution, or the expectations.
 Steps without `run` are prose for the agent and are not replayed.
 """),
+        _c("E4010", "the agent can read the answer in the cluster", """
+`itbench check` reads what the agent reads, from the compiled bundle (`itbench_dsl/agent_view.py`): every
+object its RBAC (`manifests/agent-access.yaml`) lets it get or list among the topology, the objects the
+injection applies or creates, the alert rules and an existing policy, and its own access objects; of each,
+its name, namespace, labels and annotations (and its pod template's); every rule group's name and every
+alert's name, labels and annotations (Prometheus serves them to anyone at `/api/v1/rules`); the prompt; the
+namespaces. None may name
+- the scenario (its whole name);
+- the fault's vocabulary: the words of the fault kind's name and of its mechanism's qualifier
+  (`workload.replicas:zero`: "zero"), and the words of the scenario's name, less the application's own words
+  (every word of its objects' names, labels, images: a service named "cart" is the application's), less
+  the nouns of where the fault acts ("workload", "container"), and less what the prompt says (a CISO
+  control); an injected object's name may restate its own content (a NetworkChaos named `...-network-...`);
+- a marker: a label or annotation only injected objects carry (`app.kubernetes.io/managed-by: itbench` on
+  what a fault creates), or a word of the harness in a created object's name (`-gap`, `-injected`).
+
+The message names the object, the file it comes from, the field and what it gives away. Fix it where it
+comes from: rename the object a fault creates (`name = "..."` of the fault) to what its content says, or
+name an alert the scenario declares (`alert_rule`) and its text after the symptom it measures
+(`DeploymentRunsNoReplica`, not `DeploymentScaledToZero`). The harness tracks what it created by the
+bundle's inject/ and revert/ files and the run's timeline, never by a label the agent can read.
+"""),
+        _c("W2015", "a fault has no symptom the scenario shows", """
+A fault whose effect nothing in the scenario would show makes the task unanswerable by observation: the
+agent is told alerts fire, and none does. Each fault kind declares its symptoms (`symptoms` of its record,
+`itbench faults`): `readiness` (the target's pods stop being ready or available), `restarts` (its
+containers restart), `scheduling` (its pods stay Pending), `endpoints` (a Service selects no pod) and
+`scaling` (an autoscaler scales it) show in `kubectl get`; `requests`, `latency`, `access` and `cost` show
+only through an alert or a probe. A scenario whose faults all have symptoms of the second kind must expect
+an alert (`expect { alert ... }`, a catalogue alert or its own `alert_rule`) or run a `probe`.
+
+Fix it by expecting the alert that measures the symptom (an `alert_rule` on the metric the fault moves), or
+by a probe the evaluator runs; a scenario ported from a benchmark whose prompt states the symptom may allow
+the warning (`metadata { lint_allow = ["W2015"] }`) and say why.
+"""),
         _c("W2001", "scenario duplicates another", """
 Two of the checked scenarios inject the same fault mechanism on the same target (the same
 container, variable, port or autoscaler): they measure the same thing, whatever values they use.

@@ -89,6 +89,12 @@ def fault_page(name: str, uses: list[str] | None = None) -> str:
                   f": {CODES[c].title}" for c in codes]
     if kind.creates:
         lines += ["", "## What it creates", "", kind.creates]
+    if kind.symptoms:
+        from .faults.symptoms import visible
+
+        how = ("`kubectl get` shows it" if visible(kind.symptoms)
+               else "only an alert or a probe shows it: a scenario must expect one (W2015)")
+        lines += ["", "## Symptoms", "", ", ".join(f"`{s}`" for s in kind.symptoms) + f" ({how})."]
     if kind.app_options:
         lines += ["", "## Application options", "", "ITBench deploys the application with:", "", "```json",
                   json.dumps(kind.app_options, indent=2, sort_keys=True), "```"]

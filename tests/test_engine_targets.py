@@ -163,3 +163,120 @@ def test_unknown_commands_are_refused(command):
 
 def test_prompt_backend_is_the_prompt():
     assert prompt_backend.render  # the prompt the test reads is the bundle's prompt.md
+
+
+# ---- the agent's kubeconfig and environment under Chainsaw and Argo ---------------------------------------
+
+ADMIN_CONFIG = {
+    "apiVersion": "v1", "kind": "Config", "current-context": "admin",
+    "clusters": [{"name": "kind", "cluster": {"server": "https://127.0.0.1:6443", "certificate-authority-data": "Q0E="}}],
+    "users": [{"name": "admin", "user": {"client-certificate-data": "Q0VSVA==", "client-key-data": "S0VZ",
+                                         "token": "admin-secret"}}],
+    "contexts": [{"name": "admin", "context": {"cluster": "kind", "user": "admin"}}],
+}
+# a kubectl that answers the hand-over's two calls as a cluster would: the caller's (admin) config, a token
+STUB_KUBECTL = """#!/bin/sh
+case "$1 $2" in
+  "create token") echo "agent-token-for-$3" ;;
+  "config view") cat "$ADMIN_CONFIG_FILE" ;;
+  *) echo "unexpected kubectl $*" >&2; exit 3 ;;
+esac
+"""
+LOOKING_AGENT = ("python3 -c \"import json, os; json.dump({'env': dict(os.environ), 'cwd': os.getcwd(), "
+                 "'files': sorted(os.listdir('.'))}, open('seen.json', 'w'))\"")
+
+
+def _run_sh(script: str, cwd, env: dict) -> None:
+    import subprocess
+
+    done = subprocess.run(["sh", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture
+def engine_env(tmp_path):
+    import json
+    import os
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "kubectl").write_text(STUB_KUBECTL)
+    (bin_dir / "kubectl").chmod(0o755)
+    admin = tmp_path / "admin.json"
+    admin.write_text(json.dumps(ADMIN_CONFIG))
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "ADMIN_CONFIG_FILE": str(admin), "KUBECONFIG": str(admin),
+           "CALLER_SECRET": "caller-only", "PASSED": "for-the-agent", "ITBENCH_AGENT_ENV": "PASSED",
+           "ITBENCH_AGENT": LOOKING_AGENT, "ITBENCH_WORKSPACE": str(tmp_path / "agent")}
+    return bundle, env, tmp_path / "agent"
+
+
+def _check_agent_view(seen: dict, folder, account: str) -> None:
+    import json
+
+    assert seen["cwd"] == str(folder) and seen["files"] == ["kubeconfig.yaml", "prompt.md"]
+    env = seen["env"]
+    assert "CALLER_SECRET" not in env and "ADMIN_CONFIG_FILE" not in env and env["PASSED"] == "for-the-agent"
+    assert env["KUBECONFIG"] == str(folder / "kubeconfig.yaml") and env["HOME"] == str(folder)
+    config = json.loads((folder / "kubeconfig.yaml").read_text()) if (folder / "kubeconfig.yaml").exists() else None
+    return config
+
+
+def _one_user(config: dict, account: str) -> None:
+    [user] = config["users"]  # one user, its token alone: nothing of the admin's credentials
+    assert user["user"] == {"token": f"agent-token-for-{account}"}
+    assert [c["context"]["user"] for c in config["contexts"]] == [user["name"]]
+    assert "admin-secret" not in yaml.safe_dump(config) and "Q0VSVA==" not in yaml.safe_dump(config)
+    assert config["clusters"][0]["cluster"] == ADMIN_CONFIG["clusters"][0]["cluster"]
+
+
+def test_chainsaw_hands_the_agent_its_token_alone(engine_env):
+    import json
+
+    bundle, env, folder = engine_env
+    result = compiled("sre/otel-checkout-nonexistent-image.itb")
+    files = target_files(result, "chainsaw", Diagnostics())
+    (bundle / "prompt.md").write_bytes(files["prompt.md"])
+    [test] = list(yaml.safe_load_all(files["chainsaw-test.yaml"]))
+    scripts = {s["name"]: [op["script"]["content"] for op in s["try"] if "script" in op] for s in test["spec"]["steps"]}
+    account = result.scenario.agent.service_account
+    _run_sh(scripts["handover"][0], bundle, env)
+    _one_user(json.loads((folder / "kubeconfig.yaml").read_text()), account)
+    assert "/tmp/agent" not in (folder / "prompt.md").read_text() and str(folder) in (folder / "prompt.md").read_text()
+    _run_sh(scripts["agent"][0], bundle, env)
+    seen = json.loads((folder / "seen.json").read_text())
+    _check_agent_view(seen, folder, account)
+    with pytest.raises(AssertionError, match="not empty"):  # a folder with something in it is never handed over
+        _run_sh(scripts["handover"][0], bundle, env)
+
+
+def test_argo_keeps_the_cluster_secret_out_of_the_agents_pod(engine_env):
+    import json
+
+    bundle, env, folder = engine_env
+    result = compiled("sre/otel-checkout-nonexistent-image.itb")
+    files = target_files(result, "argo", Diagnostics())
+    [template] = list(yaml.safe_load_all(files["workflowtemplate.yaml"]))
+    pods = {t["name"]: t for t in template["spec"]["templates"] if "script" in t}
+    agent = pods["agent"]["script"]
+    assert "volumeMounts" not in agent and not {e["name"] for e in agent["env"]} & {"KUBECONFIG", "PROMETHEUS_URL"}
+    assert all("volumeMounts" in t["script"] for name, t in pods.items() if name != "agent")
+    # of the bundle, the agent's pod gets the prompt alone (no evaluator, no ground truth)
+    assert [a["path"] for a in pods["agent"]["inputs"]["artifacts"]] == ["/bundle/prompt.md"]
+    # the hand-over pod, then the agent's with the kubeconfig parameter Argo would pass it
+    (bundle / "prompt.md").write_bytes(files.get("prompt.md", result.files["prompt.md"]))
+    handover = pods["handover"]["script"]["source"].replace("/tmp/itbench-agent", str(folder))
+    _run_sh(handover, bundle, env)
+    passed = (folder / "kubeconfig.yaml").read_text()
+    _one_user(json.loads(passed), result.scenario.agent.service_account)
+    import shutil
+
+    shutil.rmtree(folder)
+    source = (agent["source"].replace("{{inputs.parameters.agent-kubeconfig}}", passed)
+              .replace("/tmp/itbench-agent", str(folder)))
+    agent_env = {k: v for k, v in env.items() if k not in ("KUBECONFIG",)}
+    _run_sh(source, bundle, agent_env)
+    seen = json.loads((folder / "seen.json").read_text())
+    _check_agent_view(seen, folder, result.scenario.agent.service_account)
+    _one_user(json.loads((folder / "kubeconfig.yaml").read_text()), result.scenario.agent.service_account)

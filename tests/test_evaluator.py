@@ -715,8 +715,8 @@ def test_kyverno_offline_with_the_real_matcher():
 @pytest.mark.parametrize("rule", [
     # the violating object singled out by name: right on the objects shown, wrong on every other one
     {"match": {"any": [{"resources": {"kinds": ["Deployment"]}}]},
-     "validate": {"message": "m", "pattern": {"metadata": {"name": "!privileged-gap"}}}},
-    {"match": {"any": [{"resources": {"kinds": ["Deployment"], "names": ["privileged-gap"]}}]},
+     "validate": {"message": "m", "pattern": {"metadata": {"name": "!privileged-b"}}}},
+    {"match": {"any": [{"resources": {"kinds": ["Deployment"], "names": ["privileged-b"]}}]},
      "validate": {"message": "m", "deny": {}}},
     # keyed on a name prefix the compliant object does not share, or on the label value the gap carries
     {"match": {"any": [{"resources": {"kinds": ["Deployment"], "names": ["privileged-g*"]}}]},

@@ -220,7 +220,7 @@ def test_valkey_changed_password(bundles):
     injected = by_key(docs(files, "inject/apply.yaml"))
     secret = injected[("Secret", "otel-demo", "valkey-credentials")]
     assert secret["stringData"] == {"valkey-password": "itbench-changed-password"}
-    assert secret["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "itbench"}
+    assert "labels" not in secret["metadata"]  # like the application's own objects: no harness marker
     after = injected[("Deployment", "otel-demo", "valkey-cart")]
     container = after["spec"]["template"]["spec"]["containers"][0]
     assert container["args"] == ["--requirepass", "$(VALKEY_PASSWORD)"]
@@ -289,7 +289,7 @@ def test_request_surge_creates_the_scanner_and_removes_it(bundles):
         ("ServiceAccount", "workload-scanner"), ("Role", "workload-scanner"), ("RoleBinding", "workload-scanner"),
         ("Deployment", "workload-scanner")]
     assert all(d["metadata"]["namespace"] == "otel-demo" for d in created)
-    assert all(d["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "itbench" for d in created)
+    assert all("app.kubernetes.io/managed-by" not in d["metadata"].get("labels", {}) for d in created)
     deployment = created[-1]
     pod = deployment["spec"]["template"]
     assert deployment["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
@@ -432,7 +432,7 @@ def test_a_fault_can_target_the_secret_an_earlier_fault_creates():
     injected = by_key(docs(files, "inject/apply.yaml"))
     secret = injected[("Secret", "otel-demo", "valkey-credentials")]
     assert secret["stringData"] == {"valkey-password": "itbench-corrupted-credentials"}
-    assert secret["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "itbench"}
+    assert "labels" not in secret["metadata"]  # like the application's own objects: no harness marker
     # the revert deletes the secret once (the fault that created it), and applies no copy of it
     assert [d["kind"] for d in docs(files, "revert/delete.yaml")] == ["Secret"]
     assert ("Secret", "otel-demo", "valkey-credentials") not in by_key(docs(files, "revert/apply.yaml"))

@@ -96,6 +96,11 @@ def test_reference_import_matches_itbench_except_documented(number: int):
         if theirs is None:
             continue
         new += [d for d in differences(file_name, ours[file_name], theirs) if d not in doc["differences"]]
+    # a difference the import itself reports (W5005: the port's file differs at a field) is documented by it, as
+    # groundtruth.yaml's alerts are where ITBench lists library alerts the port ships no rule for
+    reported = {f"{m.group(1)}: `{m.group(2)}` differs" for d in diags.items if d.code == "W5005"
+                for m in [re.search(r"the port's (\S+) differs from ITBench's at (\S+)", d.message)] if m}
+    new = [d for d in new if d not in reported]
     assert not new, f"scenario {number}: differences docs/itbench-compat.md does not list:\n" + "\n".join(new)
 
 

@@ -56,7 +56,12 @@ def test_ports_check_clean_and_strict():
         origin = scenario.metadata.get("origin")
         assert origin in PEERS, check.path
         prefix, _, spelling = PEERS[origin]
-        assert "lint_allow" not in scenario.metadata, f"{check.path}: a port may not silence a rule"
+        # a port may not silence a rule, but for W2015 on a problem the peer poses with no observable symptom,
+        # which docs/peers.md lists with why
+        allowed = scenario.metadata.get("lint_allow") or []
+        assert allowed in ([], ["W2015"]), f"{check.path}: a port may not silence a rule"
+        if allowed:
+            assert f"`{Path(check.path).name}` | " in (REPO / "docs" / "peers.md").read_text("utf-8"), check.path
         problem = scenario.metadata.get("origin_problem")
         assert isinstance(problem, str) and re.fullmatch(spelling, problem), check.path
         assert re.fullmatch(r"[0-9a-f]{40}", str(scenario.metadata.get("origin_commit"))), check.path

@@ -216,7 +216,7 @@ def test_a_ciso_control_object_and_a_topology_binding_of_the_same_name_clash():
   task kyverno_policy
   topology {
     namespace "ciso-target"
-    clusterrolebinding "ciso-target-cluster-admin-gap" {
+    clusterrolebinding "ciso-target-cluster-admin-a" {
       clusterrole = "view"
       subjects = [group("auditors")]
     }

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytest.importorskip("kubernetes")
 
@@ -41,6 +42,47 @@ json.dump({"entities": [{"name": "book-info/AuthorizationPolicy/bookinfo-gateway
            "propagations": [], "alerts_explained": []}, open("diagnosis.json", "w"))
 print("fixed")
 """
+
+
+# An agent that writes down what it can see: its folder, its environment, its kubeconfig.
+LOOKING_AGENT = r"""
+import json, os
+json.dump({"cwd": os.getcwd(), "files": sorted(os.listdir(".")), "env": dict(os.environ),
+           "kubeconfig": open(os.environ["KUBECONFIG"]).read()}, open("seen.json", "w"))
+"""
+
+
+def test_the_agent_gets_a_fresh_folder_its_own_token_and_nothing_of_the_bundle(server, bundle, tmp_path, monkeypatch):
+    """The agent starts in a folder outside the bundle and the results, holding only the prompt and its kubeconfig;
+    the kubeconfig holds one user, whose token is the ServiceAccount's; its environment names nothing of the bundle
+    and carries none of the caller's variables but those `--agent-env` names; the run records what it could reach."""
+    monkeypatch.setenv("ITBENCH_TEST_SECRET", "caller-only")
+    monkeypatch.setenv("ITBENCH_TEST_PASSED", "for-the-agent")
+    script = tmp_path / "look.py"
+    script.write_text(LOOKING_AGENT)
+    outcome = Run(lifecycle.load_bundle(bundle), options(server, tmp_path, f"{sys.executable} {script}",
+                                                         agent_env=("ITBENCH_TEST_PASSED",)), progress=None).execute()
+    seen = json.loads((outcome.folder / "workspace" / "seen.json").read_text())
+    cwd = Path(seen["cwd"]).resolve()
+    assert seen["files"] == ["kubeconfig.yaml", "prompt.md"]
+    for outside in (Path(bundle).resolve(), (tmp_path / "results").resolve()):
+        assert outside not in cwd.parents and cwd != outside
+    assert not cwd.exists(), "the agent's folder outlived its run (its work is kept in workspace/)"
+    env = seen["env"]
+    assert env["HOME"] == seen["cwd"] and env["KUBECONFIG"] == str(cwd / "kubeconfig.yaml")
+    assert "ITBENCH_TEST_SECRET" not in env and env["ITBENCH_TEST_PASSED"] == "for-the-agent"
+    text = " ".join(f"{k}={v}" for k, v in env.items())
+    assert str(Path(bundle).resolve()) not in text and str(tmp_path / "results") not in text
+    assert SCENARIO not in text and "groundtruth" not in text
+    config = yaml.safe_load(seen["kubeconfig"])
+    [user] = config["users"]  # exactly one user: the agent's token, nothing of the caller's credentials
+    assert set(user["user"]) == {"token"} and server.tokens[user["user"]["token"]] == "book-info/itbench-agent"
+    assert [c["context"]["user"] for c in config["contexts"]] == [user["name"]]
+    reach = json.loads((outcome.folder / "agent-reach.json").read_text())
+    assert reach["files"] == ["kubeconfig.yaml", "prompt.md"] and reach["kubeconfig"]["users"] == [user["name"]]
+    assert "ITBENCH_TEST_SECRET" not in reach["environment"] and "ITBENCH_TEST_PASSED" in reach["environment"]
+    assert reach["service_account"] and reach["access"]
+    assert settle(server) == server.baseline
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from ..alerts import CATALOGUE, SOURCES, expression
 from .manifests import MANAGED_BY
 
 API_VERSION = "monitoring.coreos.com/v1"
-OWN_GROUP = "scenario"  # the rule group of the scenario's own alerts
+OWN_GROUP = "custom"  # the rule group of the alerts a scenario declares (`alert_rule`)
 
 
 def alert_namespaces(scenario: ir.Scenario) -> dict[str, list[str]]:
@@ -28,8 +28,15 @@ def alert_namespaces(scenario: ir.Scenario) -> dict[str, list[str]]:
     return {ns: sorted(names) for ns, names in sorted(out.items())}
 
 
-def rule_name(scenario: ir.Scenario) -> str:
-    return f"{scenario.name}-alerting-rules"
+def rule_prefix(scenario: ir.Scenario, namespace: str) -> str:
+    """What the rules are named after: the application (its standard-library id), else the namespace they
+    watch. Never the scenario: an agent that lists PrometheusRules, or asks Prometheus for its rules, reads
+    these names, and every scenario of one application must name its rules alike."""
+    return scenario.topology.application or namespace
+
+
+def rule_name(scenario: ir.Scenario, namespace: str) -> str:
+    return f"{rule_prefix(scenario, namespace)}-alerting-rules"
 
 
 def prometheus_rules(scenario: ir.Scenario) -> list[dict]:
@@ -54,8 +61,8 @@ def prometheus_rules(scenario: ir.Scenario) -> list[dict]:
                 groups.setdefault(rule.group, []).append(entry)
         objects.append({
             "apiVersion": API_VERSION, "kind": "PrometheusRule",
-            "metadata": {"name": rule_name(scenario), "namespace": namespace, "labels": dict(MANAGED_BY)},
-            "spec": {"groups": [{"name": f"{scenario.name}.{group}", "rules": rules}
+            "metadata": {"name": rule_name(scenario, namespace), "namespace": namespace, "labels": dict(MANAGED_BY)},
+            "spec": {"groups": [{"name": f"{rule_prefix(scenario, namespace)}.{group}", "rules": rules}
                                 for group, rules in sorted(groups.items())]},
         })
     return objects

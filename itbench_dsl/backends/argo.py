@@ -2,10 +2,12 @@
 
 `workflow_template`: one WorkflowTemplate per scenario, self-contained (the bundle files it reads are
 `raw` input artifacts, so no artifact repository is needed). The phases of lifecycle.PHASES run as
-script pods grouped where they share files (deploy; inject with its baseline and alert wait; the agent
-with its hand-over, the snapshot and the evaluation, whose verdict is the workflow's output
-parameter); the phases that run whatever happened (revert, verify, undeploy) are the `onExit` handler.
-The cluster is a kubeconfig Secret (key `config`), named by the `kubeconfig-secret` parameter.
+script pods grouped where they share files (deploy; inject with its baseline and alert wait; the hand-over;
+the agent; the snapshot and the evaluation, whose verdict is the workflow's output parameter); the phases
+that run whatever happened (revert, verify, undeploy) are the `onExit` handler. The cluster is a
+kubeconfig Secret (key `config`), named by the `kubeconfig-secret` parameter, mounted in every pod but the
+agent's: the hand-over pod mints the agent's token and passes its one-user kubeconfig as a parameter, the
+agent's pod holds only that kubeconfig and the prompt, and passes the agent's answer on to the evaluation.
 
 `plan_workflow`: one Workflow that runs scenarios x agents x repeats as child Workflows of those
 templates, `parallelism` at a time, each cluster running one at a time (a mutex per cluster Secret).
@@ -14,23 +16,31 @@ templates, `parallelism` at a time, each cluster running one at a time (a mutex 
 from __future__ import annotations
 
 from .. import ir
-from ..run.lifecycle import PHASES
-from .engines import Action, EnginePlan, bundle_files, engine_plan, ready_script
+from ..run.lifecycle import PHASES, PROMPT_WORKSPACE
+from .engines import Action, EnginePlan, bundle_files, engine_plan, ready_script, submission_file
 
 API_VERSION = "argoproj.io/v1alpha1"
 TEMPLATE_FILE = "workflowtemplate.yaml"
 # the pods of a run: each runs these lifecycle phases, in PHASES order
-PODS = (("deploy", ("preflight", "deploy")), ("inject", ("baseline", "inject", "alerts")),
-        ("agent", ("handover", "agent", "snapshot", "evaluate")))
+PODS = (("deploy", ("preflight", "deploy")), ("inject", ("baseline", "inject", "alerts")), ("handover", ("handover",)),
+        ("agent", ("agent",)), ("evaluate", ("snapshot", "evaluate")))
 EXIT_PODS = (("revert", ("revert", "verify")), ("undeploy", ("undeploy",)))
 PARAMETERS = (
     ("image", "an image with sh, kubectl, curl and python3 (ansible-playbook for CISO host scenarios)", None),
     ("kubeconfig-secret", "the Secret (key `config`) holding the kubeconfig of the cluster to run on", "itbench-kubeconfig"),
     ("prometheus-url", "the Prometheus the alert rules are loaded in", ""),
-    ("agent", "the agent's command, run in its workspace with KUBECONFIG set", ""),
+    ("agent", "the agent's command, run in its own folder with its own kubeconfig (no cluster Secret in its pod)", ""),
+    ("agent-env", "names of the variables of the agent's container it also gets (an API key from a Secret)", ""),
     ("keep", "`true` leaves the deployed scenario in place", "false"),
 )
 BUNDLE = "/bundle"
+AGENT_FOLDER = "/tmp/itbench-agent"  # the agent's folder in the pods that hand over, run the agent and grade it
+END = "ITBENCH_PARAMETER_END"  # ends a here-document that writes a parameter to a file
+
+
+def _receive(parameter: str, path: str) -> str:
+    """Shell that writes an input parameter to `path`."""
+    return f"mkdir -p {AGENT_FOLDER}\ncat > {path} <<'{END}'\n{{{{inputs.parameters.{parameter}}}}}\n{END}\n"
 
 
 def template_name(scenario: str) -> str:
@@ -53,35 +63,67 @@ def _shell(action: Action) -> str:
     return action.script
 
 
-def _pod(name: str, phases: tuple[str, ...], plan: EnginePlan, files: dict[str, bytes]) -> dict | None:
+def _pod(name: str, phases: tuple[str, ...], plan: EnginePlan, files: dict[str, bytes],
+         submission: str = "") -> dict | None:
     actions = [a for phase in phases for a in plan.phases.get(phase, [])]
     if not actions:
         return None
     source = "".join(f"# {phase}\n" + "".join(f"( {_shell(a).strip()}\n)\n" for a in plan.phases.get(phase, []))
                      for phase in phases if plan.phases.get(phase))
-    needed = sorted(n for n in files if n in source or (n == "prompt.md" and "handover" in phases))
+    inputs: list[dict] = []
+    outputs: list[dict] = []
+    if name == "handover":  # the agent's kubeconfig, for the agent's pod
+        outputs.append({"name": "agent-kubeconfig", "valueFrom": {"path": f"{AGENT_FOLDER}/kubeconfig.yaml"}})
+    if name == "agent":  # its kubeconfig in, its answer out
+        inputs.append({"name": "agent-kubeconfig"})
+        source = (_receive("agent-kubeconfig", f"{AGENT_FOLDER}/kubeconfig.yaml")
+                  + f'sed "s#{PROMPT_WORKSPACE}#{AGENT_FOLDER}#g" prompt.md > {AGENT_FOLDER}/prompt.md\n' + source)
+        outputs.append({"name": "submission", "valueFrom": {"path": f"{AGENT_FOLDER}/{submission}", "default": ""}})
+    if name == "evaluate":
+        inputs.append({"name": "submission"})
+        source = (f"{_receive('submission', f'{AGENT_FOLDER}/{submission}')}"
+                  f"[ -s {AGENT_FOLDER}/{submission} ] || rm -f {AGENT_FOLDER}/{submission}\n" + source)
+        outputs.append({"name": "verdict", "valueFrom": {"path": f"{BUNDLE}/verdict.json"}})
+    needed = sorted(n for n in files if n in source)
     template: dict = {"name": name}
-    if needed:
-        template["inputs"] = {"artifacts": [{"name": n.replace("/", "-").replace(".", "-"), "path": f"{BUNDLE}/{n}",
-                                             "raw": {"data": files[n].decode("utf-8")}} for n in needed]}
-    if name == "agent":
-        template["outputs"] = {"parameters": [{"name": "verdict", "valueFrom": {"path": f"{BUNDLE}/verdict.json"}}]}
-    template["script"] = {
-        "image": "{{workflow.parameters.image}}", "command": ["sh"], "workingDir": BUNDLE,
-        "env": [{"name": "KUBECONFIG", "value": "/kube/config"},
-                {"name": "PROMETHEUS_URL", "value": "{{workflow.parameters.prometheus-url}}"},
-                {"name": "ITBENCH_AGENT", "value": "{{workflow.parameters.agent}}"}],
-        "volumeMounts": [{"name": "kubeconfig", "mountPath": "/kube", "readOnly": True}],
-        "source": source,
-    }
+    if needed or inputs:
+        template["inputs"] = {}
+        if inputs:
+            template["inputs"]["parameters"] = inputs
+        if needed:
+            template["inputs"]["artifacts"] = [{"name": n.replace("/", "-").replace(".", "-"), "path": f"{BUNDLE}/{n}",
+                                                "raw": {"data": files[n].decode("utf-8")}} for n in needed]
+    if outputs:
+        template["outputs"] = {"parameters": outputs}
+    env = [{"name": "ITBENCH_WORKSPACE", "value": AGENT_FOLDER}]
+    if name == "agent":  # the agent's container: no cluster Secret, no KUBECONFIG but its own
+        env.append({"name": "ITBENCH_AGENT", "value": "{{workflow.parameters.agent}}"})
+        env.append({"name": "ITBENCH_AGENT_ENV", "value": "{{workflow.parameters.agent-env}}"})
+    else:
+        env = [{"name": "KUBECONFIG", "value": "/kube/config"},
+               {"name": "PROMETHEUS_URL", "value": "{{workflow.parameters.prometheus-url}}"}, *env]
+    template["script"] = {"image": "{{workflow.parameters.image}}", "command": ["sh"], "workingDir": BUNDLE,
+                          "env": env}
+    if name != "agent":
+        template["script"]["volumeMounts"] = [{"name": "kubeconfig", "mountPath": "/kube", "readOnly": True}]
+    template["script"]["source"] = source
     return template
 
 
-def workflow_template(plan: EnginePlan, files: dict[str, bytes]) -> dict:
+def workflow_template(plan: EnginePlan, files: dict[str, bytes], submission: str = "diagnosis.json") -> dict:
     _check_phases()
-    pods = [t for name, phases in PODS if (t := _pod(name, phases, plan, files)) is not None]
+    pods = [t for name, phases in PODS if (t := _pod(name, phases, plan, files, submission)) is not None]
     exits = [t for name, phases in EXIT_PODS if (t := _pod(name, phases, plan, files)) is not None]
-    run = {"name": "run", "steps": [[{"name": t["name"], "template": t["name"]}] for t in pods]}
+    run = {"name": "run", "steps": []}
+    for t in pods:
+        step: dict = {"name": t["name"], "template": t["name"]}
+        if t["name"] == "agent":
+            step["arguments"] = {"parameters": [{"name": "agent-kubeconfig",
+                                                 "value": "{{steps.handover.outputs.parameters.agent-kubeconfig}}"}]}
+        if t["name"] == "evaluate":
+            step["arguments"] = {"parameters": [{"name": "submission",
+                                                 "value": "{{steps.agent.outputs.parameters.submission}}"}]}
+        run["steps"].append([step])
     exit_steps = []
     for t in exits:
         step: dict = {"name": t["name"], "template": t["name"]}
@@ -108,7 +150,7 @@ def argo_files(scenario: ir.Scenario, files: dict[str, bytes]) -> tuple[dict, di
     """(the WorkflowTemplate, the folder's files: its YAML; the bundle files are inside it)."""
     from ..serialize import dump_yaml
 
-    template = workflow_template(engine_plan(scenario, files), bundle_files(files))
+    template = workflow_template(engine_plan(scenario, files), bundle_files(files), submission_file(scenario))
     return template, {TEMPLATE_FILE: dump_yaml([template])}
 
 

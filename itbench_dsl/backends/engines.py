@@ -4,9 +4,12 @@ actions (apply a bundle file, delete one, wait for workloads, run a shell script
 
 The phase order and names are lifecycle.py's (the one home of what a run does); this module says how
 each phase is done with `kubectl`, `curl` and `python3` from the bundle's folder. What a run needs
-from outside comes from the environment: `PROMETHEUS_URL`, `ITBENCH_AGENT` (the agent's command, run
-in `$ITBENCH_WORKSPACE` with `KUBECONFIG` set to the agent's kubeconfig) and `ITBENCH_WORKSPACE`
-(default `workspace`, beside the bundle files).
+from outside comes from the environment: `PROMETHEUS_URL`, `ITBENCH_AGENT` (the agent's command),
+`ITBENCH_AGENT_ENV` (names of further variables the agent gets, its model's API key say) and
+`ITBENCH_WORKSPACE` (the agent's folder, default `/tmp/itbench-agent`: outside the bundle, and empty when
+the hand-over starts). The agent runs there with `env -i`: its kubeconfig (one user, its own token; nothing
+of the caller's credentials), the prompt, HOME, PATH and the variables ITBENCH_AGENT_ENV names. After the
+evaluation its files are kept in the bundle's `workspace/`, less its kubeconfig, and its folder is removed.
 """
 
 from __future__ import annotations
@@ -18,10 +21,20 @@ import yaml
 
 from .. import ir
 from ..ciso.tasks import TASK_CLASSES
-from ..run.lifecycle import PHASES, SUBMISSION, WORKLOAD_KINDS
+from ..run.lifecycle import PHASES, PROMPT_WORKSPACE, SUBMISSION, WORKLOAD_KINDS
 
 FIELD_MANAGER = "itbench"
-WORKSPACE = "${ITBENCH_WORKSPACE:-workspace}"
+WORKSPACE = "${ITBENCH_WORKSPACE:-/tmp/itbench-agent}"
+# keeps only the agent's cluster (server, CA) of the caller's flattened kubeconfig (JSON on stdin) and adds the
+# agent's token as its one user: the agent gets none of the caller's credentials
+AGENT_KUBECONFIG_PY = (
+    "import json, os, sys; c = json.load(sys.stdin); cl = c['clusters'][0]['cluster']; "
+    "keep = ('server', 'certificate-authority-data', 'insecure-skip-tls-verify', 'tls-server-name', 'proxy-url'); "
+    "json.dump({'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'itbench-agent', "
+    "'clusters': [{'name': 'itbench', 'cluster': {k: v for k, v in cl.items() if k in keep}}], "
+    "'users': [{'name': 'itbench-agent', 'user': {'token': os.environ['ITBENCH_TOKEN']}}], "
+    "'contexts': [{'name': 'itbench-agent', 'context': {'cluster': 'itbench', 'user': 'itbench-agent', "
+    "'namespace': os.environ['ITBENCH_NAMESPACE']}}]}, sys.stdout, indent=2)")
 ALERT_TIMEOUT_SECONDS = 1800  # the longest `for` of the catalogue (1h) is not waited: ITBench's runs wait 30 min
 READY_TIMEOUT = "10m"
 # builtin API groups (no `kind.group` needed on kubectl's command line)
@@ -161,23 +174,23 @@ def engine_plan(scenario: ir.Scenario, files: dict[str, bytes]) -> EnginePlan:
 
     account = scenario.agent.service_account
     home = scenario.agent.namespaces[0] if scenario.agent.namespaces else None
-    handover = [f'mkdir -p "{WORKSPACE}"', f'cp prompt.md "{WORKSPACE}/prompt.md"']
+    handover = [f'W="{WORKSPACE}"',
+                'if [ -e "$W" ] && [ -n "$(ls -A "$W")" ]; then echo "the agent\'s folder $W is not empty" >&2; exit 1; fi',
+                'mkdir -p "$W"', f'sed "s#{PROMPT_WORKSPACE}#$W#g" prompt.md > "$W/prompt.md"']
     if home is not None:
         handover += [
-            f"token=$(kubectl create token {shlex.quote(account)} -n {shlex.quote(home)} --duration=2h)",
-            f'kubectl config view --raw --minify --flatten > "{WORKSPACE}/kubeconfig.yaml"',
-            f'KUBECONFIG="{WORKSPACE}/kubeconfig.yaml" kubectl config set-credentials itbench-agent --token="$token"',
-            f'KUBECONFIG="{WORKSPACE}/kubeconfig.yaml" kubectl config set-context --current --user=itbench-agent '
-            f"--namespace={shlex.quote(home)}"]
+            f"ITBENCH_TOKEN=$(kubectl create token {shlex.quote(account)} -n {shlex.quote(home)} --duration=2h)",
+            "(umask 077; kubectl config view --raw --minify --flatten -o json | ITBENCH_TOKEN=\"$ITBENCH_TOKEN\" "
+            f"ITBENCH_NAMESPACE={shlex.quote(home)} python3 -S -c {shlex.quote(AGENT_KUBECONFIG_PY)} "
+            '> "$W/kubeconfig.yaml")']
     p["handover"] = [Action("script", "hand over", script=_script(*handover))]
-    p["agent"] = [Action("script", "agent", script=_script(
-        ': "${ITBENCH_AGENT:?set ITBENCH_AGENT to the command that runs the agent}"',
-        f'cd "{WORKSPACE}"',
-        'KUBECONFIG="$PWD/kubeconfig.yaml" sh -c "$ITBENCH_AGENT"'))]
+    p["agent"] = [Action("script", "agent", script=_script(*agent_lines()))]
     prometheus = ' --prometheus "$PROMETHEUS_URL"' if expected or scenario.mitigation else ""
     p["snapshot"] = [Action("script", "snapshot", script=_script(f"python3 -S evaluator.py --capture state.json{prometheus}"))]
-    p["evaluate"] = [Action("script", "evaluate", script=_script(_evaluate(scenario) + " > verdict.json",
-                                                                 "cat verdict.json"))]
+    p["evaluate"] = [Action("script", "evaluate", script=_script(
+        f'W="{WORKSPACE}"', _evaluate(scenario) + " > verdict.json", "cat verdict.json",
+        # the agent's work is kept beside the bundle, less its token; its folder (empty when handed over) goes
+        'rm -f "$W/kubeconfig.yaml"', 'mkdir -p workspace', 'cp -R "$W/." workspace/', 'rm -rf "$W"'))]
 
     restored = {_ref(o) for o in (*topology, *_docs(files, "revert/apply.yaml"))}
     created = []
@@ -201,11 +214,30 @@ def engine_plan(scenario: ir.Scenario, files: dict[str, bytes]) -> EnginePlan:
     return plan
 
 
+def agent_lines() -> list[str]:
+    """The agent's run: in its folder, with an environment of its own (`env -i`)."""
+    return [
+        ': "${ITBENCH_AGENT:?set ITBENCH_AGENT to the command that runs the agent}"',
+        f'W="{WORKSPACE}"',
+        'cd "$W"',
+        'set -- PATH="$PATH" HOME="$W" KUBECONFIG="$W/kubeconfig.yaml" ITBENCH_WORKSPACE="$W" '
+        'ITBENCH_PROMPT="$W/prompt.md"',
+        'for name in ${ITBENCH_AGENT_ENV:-}; do eval "value=\\${$name-}"; set -- "$@" "$name=$value"; done',
+        'env -i "$@" sh -c "$ITBENCH_AGENT"',
+    ]
+
+
+def submission_file(scenario: ir.Scenario) -> str:
+    """The file of the agent's folder the evaluator grades."""
+    if scenario.compliance is not None and scenario.compliance.task in TASK_CLASSES:
+        return TASK_CLASSES[scenario.compliance.task].submission.get("policy", "policy.yaml")
+    return SUBMISSION[scenario.domain]
+
+
 def _evaluate(scenario: ir.Scenario) -> str:
     if scenario.compliance is not None and scenario.compliance.task in TASK_CLASSES:
-        policy = TASK_CLASSES[scenario.compliance.task].submission.get("policy", "policy.yaml")
-        return f'python3 -S evaluator.py --artifact "{WORKSPACE}/{policy}" --state state.json'
-    return f'python3 -S evaluator.py --agent-output "{WORKSPACE}/{SUBMISSION[scenario.domain]}" --state state.json'
+        return f'python3 -S evaluator.py --artifact "$W/{submission_file(scenario)}" --state state.json'
+    return f'python3 -S evaluator.py --agent-output "$W/{submission_file(scenario)}" --state state.json'
 
 
 def ready_script(refs) -> str:

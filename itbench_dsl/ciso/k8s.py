@@ -11,10 +11,11 @@ the violating object breaks this control and no other pod-security control.
 from __future__ import annotations
 
 import copy
+import hashlib
 from dataclasses import dataclass
 from typing import Callable
 
-MANAGED = {"app.kubernetes.io/managed-by": "itbench"}
+MANAGED = {"app.kubernetes.io/managed-by": "itbench"}  # what the harness itself deploys (an existing policy)
 IMAGE = "nginxinc/nginx-unprivileged:1.27"
 K8S_BENCHMARK = "CIS Kubernetes Benchmark"
 
@@ -23,7 +24,7 @@ K8S_BENCHMARK = "CIS Kubernetes Benchmark"
 class K8sControl:
     id: str  # "cis-k8s-5.2.5"
     section: str  # "5.2.5"
-    slug: str  # names the rendered objects: "<slug>-gap", "<slug>-ok"
+    slug: str  # names the rendered objects: "<slug>-a" and "<slug>-b" (object_names)
     title: str  # the CIS recommendation, the default goal text
     violating: str  # what the gap object does, in a phrase
     compliant: str  # what its compliant counterpart does instead
@@ -40,15 +41,23 @@ class K8sControl:
     classes: tuple[str, ...] = ()  # derived below
 
     def objects(self, namespace: str, violating: bool) -> list[dict]:
-        name = f"{self.slug}-{'gap' if violating else 'ok'}"
-        return self.build(namespace, name, violating)
+        return self.build(namespace, object_names(self.slug)[0 if violating else 1], violating)
+
+
+def object_names(slug: str) -> tuple[str, str]:
+    """(the violating objects' name, the compliant ones'): `<slug>-a` and `<slug>-b`, which is which chosen by
+    a hash of the slug. Neither says which it is: the agent reads these names, and a name or label that
+    only the gap objects carry (`-gap`, `app.kubernetes.io/managed-by`) would point at them (agent_view.py)."""
+    first = hashlib.sha256(slug.encode("utf-8")).digest()[0] % 2 == 0
+    return (f"{slug}-a", f"{slug}-b") if first else (f"{slug}-b", f"{slug}-a")
 
 
 def _meta(name: str, namespace: str | None, labels: dict | None = None) -> dict:
     meta = {"name": name}
     if namespace is not None:
         meta["namespace"] = namespace
-    meta["labels"] = {**(labels or {}), **MANAGED}
+    if labels:
+        meta["labels"] = dict(labels)
     return meta
 
 

@@ -30,8 +30,11 @@ def _duration(text: str) -> float:
 @click.option("--local", is_flag=True, help="Run on a local control plane started for the run and stopped after it "
               "(`itbench cluster up`: kube-apiserver, controllers, kwok; no Chaos Mesh or Prometheus; needs Go).")
 @click.option("--context", help="The kubeconfig context (default: its current one).")
-@click.option("--agent", "agent", help="The agent's command, run by the shell in its workspace (required unless "
-                                       "--dry-run). It gets KUBECONFIG, ITBENCH_WORKSPACE and ITBENCH_PROMPT.")
+@click.option("--agent", "agent", help="The agent's command, run by the shell in a fresh folder holding only the "
+              "prompt and its kubeconfig (required unless --dry-run). It gets KUBECONFIG, ITBENCH_WORKSPACE, "
+              "ITBENCH_PROMPT, HOME (that folder), PATH and the locale, and no other variable of yours.")
+@click.option("--agent-env", "agent_env", multiple=True, metavar="NAME",
+              help="Also pass this variable of your environment to the agent (its model's API key, say); repeatable.")
 @click.option("--agent-timeout", default="30m", show_default=True, help="The agent's time budget (90s, 30m, 1h).")
 @click.option("--prometheus", help="Prometheus's URL: the alerts before and after the injection and in the state.")
 @click.option("--ready-timeout", default="10m", show_default=True, help="How long to wait for workloads to be ready.")
@@ -49,7 +52,8 @@ def _duration(text: str) -> float:
               help="The results folder: RESULTS/<scenario>/<run-id>/ (required unless --dry-run).")
 def command(bundles: tuple[str, ...], kubeconfig: str | None, local: bool, context: str | None, agent: str | None,
             agent_timeout: str, prometheus: str | None, ready_timeout: str, alert_timeout: str, alert_poll: str,
-            report_timeout: str, stable_for: str, keep: bool, run_id: str | None, dry_run: bool, results: str | None) -> None:
+            report_timeout: str, stable_for: str, keep: bool, run_id: str | None, dry_run: bool, results: str | None,
+            agent_env: tuple[str, ...] = ()) -> None:
     """Run compiled bundles on a cluster: preflight, deploy, inject, hand over to the agent, grade, revert.
 
     \b
@@ -109,7 +113,7 @@ def command(bundles: tuple[str, ...], kubeconfig: str | None, local: bool, conte
                              agent_timeout=budget, prometheus=prometheus, keep=keep, run_id=run_id,
                              ready_timeout=_duration(ready_timeout), alert_timeout=_duration(alert_timeout),
                              alert_poll=_duration(alert_poll), report_timeout=_duration(report_timeout),
-                             stable_for=_duration(stable_for))
+                             stable_for=_duration(stable_for), agent_env=tuple(agent_env))
         status = EXIT_CLEAN
         for bundle in loaded:
             try:

@@ -108,5 +108,6 @@ FAULTS = [
         accept=(Acceptance(r"metadata\.labels\.pod-security\.kubernetes\.io/enforce", "changed"),
                 Acceptance(r"metadata\.labels\.pod-security\.kubernetes\.io/enforce-version", "any")),
         labels=("virtualization", "misconfiguration"),
+        symptoms=('scheduling', 'readiness'),
     ),
 ]

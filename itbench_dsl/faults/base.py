@@ -172,6 +172,9 @@ class FaultKind:
     # the analysis labels (system_level, fault_type) the fault gives, when it has one reading (a declared kind's
     # `analysis` block); None: the scenario's `analysis` block says them (a chaos experiment's depend on its action)
     labels: tuple[str, str] | None = None
+    # what the fault shows (SYMPTOMS): a scenario whose faults show nothing `kubectl get` sees must expect an
+    # alert or run a probe, or its task cannot be answered by observation (W2015, faults/symptoms.py)
+    symptoms: tuple[str, ...] = ()
     # how the fault leaves the pods of the workload it targets (one of POD_EFFECTS), for the states derived
     # for self-validation; "" leaves them ready (only the alerts tell the fault). A function of the use's
     # arguments where they decide it (a PodChaos action).
@@ -210,6 +213,20 @@ POD_EFFECTS = {
 }
 
 
+# What a fault may show, and whether `kubectl get` shows it without an alert or a probe (W2015)
+SYMPTOMS = {
+    "readiness": True,  # the target's pods stop being ready, or the workload has fewer available replicas
+    "restarts": True,  # its containers restart (CrashLoopBackOff, OOMKilled)
+    "scheduling": True,  # its pods stay Pending, or are refused at admission
+    "endpoints": True,  # a Service selects no ready pod
+    "scaling": True,  # an autoscaler scales the workload away from what it needs
+    "requests": False,  # requests through it fail: an alert or a probe measures them
+    "latency": False,  # requests through it slow down
+    "access": False,  # a subject is refused what it used to be allowed
+    "cost": False,  # resources are spent for nothing (FinOps)
+}
+
+
 @dataclass
 class FaultInput:
     """Everything a fault's check needs: where to report, the arguments, the resolved target."""
@@ -227,8 +244,9 @@ class FaultInput:
         self.ctx.error(code, message, span or self.fault.span, label, help)
 
 
-# The label on every object a fault creates: what itbench made, and a revert removes.
-MANAGED = {"app.kubernetes.io/managed-by": "itbench"}
+# An object a fault creates carries no label or annotation of the harness: it must look like the application's
+# own objects, or `kubectl get ... -l <marker>` finds the fault. The harness knows what it created from its own
+# record: the bundle's inject/ and revert/ files (a revert deletes exactly what they list) and the run's timeline.
 
 # Kinds of objects faults may create, by the name references use (`schedule "x"`).
 CREATABLE_KINDS: dict[str, tuple[str, str]] = {

@@ -375,16 +375,14 @@ def _common(f: FaultInput, workload: ir.Workload, duration_rule: str = "optional
 
 def _manifest(injection: ir.Injection) -> dict:
     args = injection.args
-    labels = {"app.kubernetes.io/managed-by": "itbench"}
     if "experiment" in args:
         return {"apiVersion": API, "kind": args["chaos_type"],
-                "metadata": {"name": args["experiment"], "namespace": args.get("namespace", CHAOS_NAMESPACE),
-                             "labels": labels},
+                "metadata": {"name": args["experiment"], "namespace": args.get("namespace", CHAOS_NAMESPACE)},
                 "spec": copy.deepcopy(args["spec"])}
     return {
         "apiVersion": API,
         "kind": "Schedule",
-        "metadata": {"name": args["schedule"], "namespace": args.get("namespace", CHAOS_NAMESPACE), "labels": labels},
+        "metadata": {"name": args["schedule"], "namespace": args.get("namespace", CHAOS_NAMESPACE)},
         "spec": {
             "schedule": args["cron"] if "cron" in args else f"@every {args['every']}",
             "type": args["chaos_type"],
@@ -440,6 +438,13 @@ _COMMON_PRECONDITIONS = (
 )
 
 
+# what each kind of experiment shows (base.SYMPTOMS): killed pods restart and go unready; the others act on
+# the requests a workload serves, which only an alert or a probe measures
+CHAOS_SYMPTOMS = {"PodChaos": ("readiness", "restarts"), "StressChaos": ("latency",), "IOChaos": ("latency", "requests"),
+                  "NetworkChaos": ("requests", "latency"), "HTTPChaos": ("requests", "latency"),
+                  "DNSChaos": ("requests",), "TimeChaos": ("requests",), "JVMChaos": ("requests", "latency")}
+
+
 def _kind(name, chaos_type, summary, check, args, preconditions, readiness=""):
     return FaultKind(
         name, SCHEDULED_ID, f"chaos-mesh.schedule:{chaos_type}", ("deployment", "statefulset", "static_pod"), summary, check, _inject, _revert,
@@ -448,6 +453,7 @@ def _kind(name, chaos_type, summary, check, args, preconditions, readiness=""):
         f"the experiment), or with `every`/`schedule` a Schedule that creates it repeatedly (ITBench's "
         f"{SCHEDULED_ID}, solved as above)",
         solutions_for=_oneshot_solutions, readiness=readiness,
+        symptoms=CHAOS_SYMPTOMS.get(chaos_type, ("requests",)),
     )
 
 
@@ -1099,7 +1105,9 @@ def _check_time_chaos(f: FaultInput) -> Checked | None:
         chaos["clockIds"] = clocks
     if containers is not None:
         chaos["containerNames"] = containers
-    return _finish(f, "TimeChaos", f"{workload.name}-time-{'back' if backwards else 'forward'}", chaos, timing)
+    # named after what its spec holds (a time offset), not after the direction it shifts the clock: a name is
+    # read by whoever lists the objects, and must say no more than the object does (agent_view.py)
+    return _finish(f, "TimeChaos", f"{workload.name}-time-offset", chaos, timing)
 
 
 # ---- JVMChaos -----------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import copy
 
 from .. import ir
 from ..topology import DNS1123_LABEL
-from .base import MANAGED, CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, kobj
+from .base import CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, kobj
 
 CREATABLE_KINDS["networkpolicy"] = ("networking.k8s.io/v1", "NetworkPolicy")
 CREATABLE_KINDS["resourcequota"] = ("v1", "ResourceQuota")
@@ -41,7 +41,7 @@ def _inject_network_policy(injection, topology):
     args = injection.args
     policy = {
         "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-        "metadata": {"name": args["policy"], "namespace": injection.target.namespace, "labels": dict(MANAGED)},
+        "metadata": {"name": args["policy"], "namespace": injection.target.namespace},
         # Ingress listed with no rule: every connection to the selected pods' ports is refused
         "spec": {"podSelector": {"matchLabels": dict(args["pod_selector"])}, "policyTypes": ["Ingress"], "ingress": []},
     }
@@ -91,7 +91,7 @@ def _inject_resource_quota(injection, topology):
     args = injection.args
     quota = {
         "apiVersion": "v1", "kind": "ResourceQuota",
-        "metadata": {"name": args["quota"], "namespace": injection.target.namespace, "labels": dict(MANAGED)},
+        "metadata": {"name": args["quota"], "namespace": injection.target.namespace},
         "spec": {"hard": {"pods": str(args["pods"])}},
     }
     return Effect([quota], [])
@@ -127,7 +127,7 @@ def _inject_isolating_policy(injection, topology):
     args = injection.args
     policy = {
         "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-        "metadata": {"name": args["policy"], "namespace": injection.target.namespace, "labels": dict(MANAGED)},
+        "metadata": {"name": args["policy"], "namespace": injection.target.namespace},
         # both directions listed with no rule: nothing reaches the pods and nothing leaves them (DNS included)
         "spec": {"podSelector": {"matchLabels": dict(args["pod_selector"])}, "policyTypes": ["Ingress", "Egress"],
                  "ingress": [], "egress": []},
@@ -180,7 +180,7 @@ def _inject_memory_quota(injection, topology):
     args = injection.args
     quota = {
         "apiVersion": "v1", "kind": "ResourceQuota",
-        "metadata": {"name": args["quota"], "namespace": injection.target.name, "labels": dict(MANAGED)},
+        "metadata": {"name": args["quota"], "namespace": injection.target.name},
         "spec": {"hard": {args["resource"]: args["memory"]}},
     }
     return Effect([quota], [])
@@ -225,7 +225,7 @@ def _check_request_surge(f: FaultInput) -> Checked | None:
 def _inject_request_surge(injection, topology):
     args, namespace = injection.args, injection.target.name
     name = args["name"]
-    labels = {"app.kubernetes.io/name": name, **MANAGED}
+    labels = {"app.kubernetes.io/name": name}
 
     def meta():
         return {"name": name, "namespace": namespace, "labels": dict(labels)}
@@ -328,6 +328,7 @@ FAULTS = [
         preconditions=("The workload's containers serve at least one port.",),
         creates="NetworkPolicy `<workload>-ingress` in the workload's namespace, selecting its pods, with no ingress rule",
         labels=("virtualization", "misconfiguration"),
+        symptoms=('requests',),
     ),
     FaultKind(
         "insufficient_resource_quota", "insufficient-kubernetes-resource-quota", "resourcequota:insufficient",
@@ -340,6 +341,7 @@ FAULTS = [
                 "current pod count)",
         solutions=QUOTA_SOLUTIONS,
         readiness="absent", labels=("virtualization", "misconfiguration"),
+        symptoms=('scheduling', 'readiness'),
     ),
     # Faults ITBench does not have, after SREGym's problems (docs/peers.md).
     FaultKind(
@@ -359,6 +361,7 @@ FAULTS = [
                         "text": "Delete the policy that isolates them."}]},
         ),
         labels=("virtualization", "misconfiguration"),
+        symptoms=('requests', 'readiness'),
     ),
     FaultKind(
         # kubernetes pkg/quota/v1/evaluator/core/pods.go, podEvaluator.Constraints (v1.33): "must specify memory",
@@ -387,6 +390,7 @@ FAULTS = [
                                 "namespace)."}]},
         ),
         labels=("virtualization", "misconfiguration"),
+        symptoms=('scheduling', 'readiness'),
     ),
     FaultKind(
         "api_server_request_surge", "kubernetes-api-server-request-surge", "apiserver.requests:surge", ("namespace",),
@@ -396,6 +400,7 @@ FAULTS = [
         preconditions=("The rate is at least one request per second.", "The namespace runs workloads of the topology."),
         creates=f"Deployment `{SCANNER}` (image `{SCANNER_IMAGE}`) with its ServiceAccount, Role and RoleBinding in "
                 "the namespace, listing pods through the API server at the given rate",
+        symptoms=('latency',),
     ),
     FaultKind(
         "namespace_delete", None, "namespace:deleted", ("namespace",),
@@ -406,5 +411,6 @@ FAULTS = [
                        "The namespace runs at least one workload of the topology."),
         alerts=("NoRequestsReceived",),
         solutions=NAMESPACE_SOLUTIONS,
+        symptoms=('readiness',),
     ),
 ]

@@ -8,7 +8,6 @@ import json
 from .. import ir
 from ..diagnostics import did_you_mean
 from .base import (
-    MANAGED,
     Arg,
     Checked,
     Effect,
@@ -241,14 +240,13 @@ def _check_valkey_password(f: FaultInput) -> Checked | None:
                       {"container": {"name": container.name}, "kubernetesObject": kobj(f.target)}, created=[secret],
                       agent_namespaces=[workload.namespace], agent_resources=["secrets"])
     # the faults after this one may act on the Secret the injection creates (ITBench names it in its solutions)
-    return provide(f, checked, ir.Secret(VALKEY_SECRET, workload.namespace, {VALKEY_SECRET_KEY: VALKEY_PASSWORD},
-                                         labels=dict(MANAGED)),
+    return provide(f, checked, ir.Secret(VALKEY_SECRET, workload.namespace, {VALKEY_SECRET_KEY: VALKEY_PASSWORD}),
                    _valkey_secret_manifest(workload.namespace, VALKEY_PASSWORD), readers=[workload.name])
 
 
 def _valkey_secret_manifest(namespace: str, password: str) -> dict:
     return {"apiVersion": "v1", "kind": "Secret",
-            "metadata": {"name": VALKEY_SECRET, "namespace": namespace, "labels": dict(MANAGED)},
+            "metadata": {"name": VALKEY_SECRET, "namespace": namespace},
             "type": "Opaque", "stringData": {VALKEY_SECRET_KEY: password}}
 
 
@@ -300,13 +298,13 @@ def _check_valkey_oom(f: FaultInput) -> Checked | None:
                       {"container": {"name": container.name}, "kubernetesObject": kobj(f.target)}, created=[configmap])
     manifest = _valkey_oom_configmap(workload.namespace, VALKEY_SCRIPT_CONFIGMAP, "fill-memory.sh")
     return provide(f, checked, ir.ConfigMap(VALKEY_SCRIPT_CONFIGMAP, workload.namespace,
-                                            dict(manifest["data"]), labels=dict(MANAGED)),
+                                            dict(manifest["data"])),
                    manifest, readers=[workload.name])
 
 
 def _valkey_oom_configmap(namespace: str, name: str, script: str) -> dict:
     return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": name, "namespace": namespace, "labels": dict(MANAGED)},
+            "metadata": {"name": name, "namespace": namespace},
             "data": {script: VALKEY_OOM_SCRIPT}}
 
 
@@ -340,6 +338,7 @@ FAULTS = [
                        "The fault's group restarts flagd, and the deployment that reads the flag, after the injection."),
         needs_waiters=_feature_flag_waiters,
         labels=("application", "code_defect"),
+        symptoms=('requests',),
     ),
     FaultKind(
         "corrupted_secret", "corrupted-kubernetes-secret-credentials", "secret.data:corrupted", ("secret",),
@@ -353,6 +352,7 @@ FAULTS = [
                        "The secret is the topology's, or one an earlier fault of the scenario creates (the valkey "
                        "password's `valkey-credentials`): then the workloads that fault makes read it count."),
         labels=("application", "authentication_issue"),
+        symptoms=('requests', 'restarts'),
     ),
     FaultKind(
         "valkey_changed_password", "valkey-workload-changed-password", "valkey.password:changed",
@@ -365,6 +365,7 @@ FAULTS = [
         creates=f"Secret `{VALKEY_SECRET}` (key `{VALKEY_SECRET_KEY}`) in the workload's namespace, read by the "
                 "container's new `--requirepass`; the faults after it may target the Secret",
         labels=("application", "authentication_issue"),
+        symptoms=('requests',),
     ),
     FaultKind(
         "valkey_out_of_memory", "valkey-workload-out-of-memory", "valkey.container.memory:exhausted",
@@ -377,5 +378,6 @@ FAULTS = [
         creates=f"ConfigMap `{VALKEY_SCRIPT_CONFIGMAP}` holding the script the container now runs; the statements "
                 "after it may name the ConfigMap",
         readiness="crash",
+        symptoms=('restarts',),
     ),
 ]

@@ -41,7 +41,6 @@ from ..topology import CLUSTER_SCOPED_KINDS, DNS1123_SUBDOMAIN, KINDS
 from .base import (
     CLUSTER_SCOPED_CREATABLE,
     CREATABLE_KINDS,
-    MANAGED,
     POD_EFFECTS,
     Acceptance,
     Arg,
@@ -71,7 +70,7 @@ ARG_TYPES = {
 # the kinds a declared fault may target: the topology objects the fault backend patches and restores
 PATCHABLE = ("deployment", "statefulset", "service", "configmap", "secret", "hpa")
 SETTINGS = ("itbench_id", "mechanism", "targets", "summary", "domains", "alerts", "creates", "undone_by",
-            "delete_target", "readiness")
+            "delete_target", "readiness", "symptoms")
 ABSENT = "absent"  # `patch PATH = absent`: remove the field
 _EXEC_KEYS = ("container", "command", "revert")
 
@@ -399,6 +398,7 @@ def build(decl: ast.FaultKindDecl, ctx: Context) -> FaultKind | None:
     settings["domains"] = tuple(domains) if isinstance(domains, list) else ("sre",)
     settings["alerts"] = tuple(body.attr("alerts", "str_list", default=[]) or [])
     settings["creates"] = _string(body, "creates")
+    settings["symptoms"] = _symptoms(ctx, body)
     analysis = body.block("analysis")
     labels = task_types.read_labels(analysis) if analysis is not None else None
     undone_by = body.attr("undone_by", "symbol", default="all")
@@ -553,7 +553,21 @@ def build(decl: ast.FaultKindDecl, ctx: Context) -> FaultKind | None:
                          else ()), *(r.doc for r in spec.requires if r.doc)),
         creates=settings["creates"], alerts=settings["alerts"], solutions=tuple(solutions), accept=tuple(accept),
         undone_by=undone_by, declared=spec, labels=labels, readiness=readiness,
+        symptoms=settings.get("symptoms", ()),
     )
+
+
+def _symptoms(ctx, body) -> tuple[str, ...]:
+    """`symptoms = ["readiness", ...]`: what the fault shows (base.SYMPTOMS); an unknown one is E2010."""
+    from .base import SYMPTOMS
+
+    values = body.attr("symptoms", "str_list", default=[]) or []
+    for value in values:
+        if value not in SYMPTOMS:
+            hint = did_you_mean(value, SYMPTOMS)
+            ctx.error("E2010", f"`{value}` is not a symptom", body.attr_span("symptoms"), "unknown symptom",
+                      help=f"did you mean `{hint}`?" if hint else "symptoms: " + ", ".join(SYMPTOMS))
+    return tuple(v for v in values if v in SYMPTOMS)
 
 
 def _entries_as_pairs(entries) -> tuple:
@@ -608,7 +622,9 @@ def _created_manifests(f_or_none, spec: Declared, args: dict, target: dict, rend
         meta = {"name": render(create.name, context)}
         if create.kind not in CLUSTER_SCOPED_CREATABLE and create.kind not in CLUSTER_SCOPED_KINDS:
             meta["namespace"] = namespace
-        meta["labels"] = {**(metadata.pop("labels", None) or {}), **MANAGED}
+        labels = metadata.pop("labels", None)
+        if labels:
+            meta["labels"] = dict(labels)
         meta.update(metadata)
         out.append({"apiVersion": create.api_version, "kind": create.kind_name, "metadata": meta, **body})
     return out

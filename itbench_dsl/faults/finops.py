@@ -283,6 +283,7 @@ FAULTS = [
                        "The new target differs from the current one.", _OPTIMUM),
         app_options={"autoscaling": {"kubernetes": {"hpa": True}}},
         labels=("virtualization", "misconfiguration"),
+        symptoms=('scaling',),
     ),
     FaultKind(
         "overprovisioned_requests", None, "workload.container.resources.requests:overprovisioned",
@@ -305,6 +306,7 @@ FAULTS = [
             "{% for k, v in args.container.resources.requests | dictsort %}{{ k }}=<{{ k }} it needs>"
             "{% if not loop.last %},{% endif %}{% endfor %}",
         }]},),
+        symptoms=('cost',),
     ),
     FaultKind(
         "idle_replicas", None, "workload.replicas:overscaled", ("deployment", "statefulset"),
@@ -319,6 +321,7 @@ FAULTS = [
             "text": "Scale the workload back to the replicas its load needs.",
             "command": _KUBECTL_NS + " scale " + _KUBECTL_TARGET + " --replicas=<replicas it needs>",
         }]},),
+        symptoms=('cost',),
     ),
 ]
 

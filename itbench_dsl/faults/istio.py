@@ -17,7 +17,7 @@ import copy
 
 from .. import ir
 from ..topology import DATAPLANE_LABEL
-from .base import MANAGED, CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, find_object, kobj
+from .base import CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, find_object, kobj
 
 SECURITY_API = "security.istio.io/v1"
 CREATABLE_KINDS["peerauthentication"] = (SECURITY_API, "PeerAuthentication")
@@ -112,7 +112,7 @@ def _inject_strict_mtls(injection, topology):
     workload.labels = {**workload.labels, injection.args["label"]: injection.args["value"]}
     policy = {
         "apiVersion": SECURITY_API, "kind": "PeerAuthentication",
-        "metadata": {"name": injection.args["policy"], "namespace": injection.target.namespace, "labels": dict(MANAGED)},
+        "metadata": {"name": injection.args["policy"], "namespace": injection.target.namespace},
         "spec": {"mtls": {"mode": "STRICT"}},
     }
     return Effect([workload, policy], [])
@@ -173,7 +173,7 @@ def _inject_deny_gateway(injection, topology):
     gateway = injection.target
     policy = {
         "apiVersion": SECURITY_API, "kind": "AuthorizationPolicy",
-        "metadata": {"name": injection.args["policy"], "namespace": gateway.namespace, "labels": dict(MANAGED)},
+        "metadata": {"name": injection.args["policy"], "namespace": gateway.namespace},
         "spec": {
             "action": "DENY",
             "targetRef": {"group": gateway.api_version.split("/")[0], "kind": gateway.kind, "name": gateway.name},
@@ -196,6 +196,7 @@ FAULTS = [
         _check_ambient_disabled, _inject_ambient_disabled, _revert_ambient_disabled,
         preconditions=("The namespace's application runs in an Istio ambient-mode service mesh.",),
         labels=("virtualization", "misconfiguration"),
+        symptoms=('requests',),
     ),
     FaultKind(
         "istio_strict_mtls", "strict-mutual-tls-istio-service-mesh-enforcement", "workload.istio-mtls:strict-out-of-mesh",
@@ -214,6 +215,7 @@ FAULTS = [
         creates="PeerAuthentication `strict-mtls-mode` (`security.istio.io/v1`, mode `STRICT`) in the workload's "
                 "namespace; revert deletes it and restores the workload.",
         labels=("virtualization", "misconfiguration"),
+        symptoms=('requests',),
     ),
     FaultKind(
         # Istio configures a DENY AuthorizationPolicy as Envoy's RBAC HTTP filter, which answers a denied request
@@ -234,5 +236,6 @@ FAULTS = [
         creates="AuthorizationPolicy `<gateway>-deny` (`security.istio.io/v1`, action `DENY`, `targetRef` the "
                 "Gateway) in the gateway's namespace; revert deletes it.",
         labels=("virtualization", "misconfiguration"),
+        symptoms=('requests',),
     ),
 ]

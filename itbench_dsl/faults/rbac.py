@@ -102,5 +102,6 @@ FAULTS = [
         # the role rewritten (other rules, more verbs): the scenario's predicates say what access it must give
         accept=(Acceptance(r"rules(\..*)?", "changed"),),
         labels=("virtualization", "misconfiguration"),
+        symptoms=('access',),
     ),
 ]

@@ -24,7 +24,6 @@ from .base import (
 CREATABLE_KINDS["daemonset"] = ("apps/v1", "DaemonSet")
 CREATABLE_KINDS["persistentvolumeclaim"] = ("v1", "PersistentVolumeClaim")
 
-MANAGED_BY = {"app.kubernetes.io/managed-by": "itbench"}
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 
@@ -108,7 +107,7 @@ def _check_anti_affinity(f: FaultInput) -> Checked | None:
 def _operator_daemonset(namespace: str) -> dict:
     return {
         "apiVersion": "apps/v1", "kind": "DaemonSet",
-        "metadata": {"name": OPERATOR, "namespace": namespace, "labels": {**OPERATOR_LABELS, **MANAGED_BY}},
+        "metadata": {"name": OPERATOR, "namespace": namespace, "labels": {**OPERATOR_LABELS}},
         "spec": {
             "selector": {"matchLabels": dict(OPERATOR_LABELS)},
             "template": {
@@ -199,7 +198,7 @@ def _check_nonexistent_pvc(f: FaultInput) -> Checked | None:
 def _claim(injection: ir.Injection) -> dict:
     return {
         "apiVersion": "v1", "kind": "PersistentVolumeClaim",
-        "metadata": {"name": injection.args["claim"], "namespace": injection.target.namespace, "labels": dict(MANAGED_BY)},
+        "metadata": {"name": injection.args["claim"], "namespace": injection.target.namespace},
         "spec": {"accessModes": ["ReadWriteOnce"],
                  "resources": {"requests": {"storage": injection.args.get("storage", "25Mi")}},
                  "storageClassName": injection.args["storage_class"]},
@@ -300,7 +299,7 @@ def _check_priority(f: FaultInput) -> Checked | None:
 
 def _priority_class(name: str, value: int, description: str) -> dict:
     return {"apiVersion": SCHEDULING_API, "kind": "PriorityClass",
-            "metadata": {"name": name, "labels": {"app.kubernetes.io/component": "workload", **MANAGED_BY}},
+            "metadata": {"name": name, "labels": {"app.kubernetes.io/component": "workload"}},
             "value": value, "globalDefault": False, "description": description}
 
 
@@ -308,7 +307,7 @@ def _collector(injection: ir.Injection) -> dict:
     args = injection.args
     return {
         "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": COLLECTOR, "namespace": injection.target.namespace, "labels": {**COLLECTOR_LABELS, **MANAGED_BY}},
+        "metadata": {"name": COLLECTOR, "namespace": injection.target.namespace, "labels": {**COLLECTOR_LABELS}},
         "spec": {
             "replicas": args["collector_replicas"],
             "selector": {"matchLabels": dict(COLLECTOR_LABELS)},
@@ -387,6 +386,7 @@ FAULTS: list[FaultKind] = [
                        "`node_selector`, when given instead of `node`, is not empty and holds valid labels.",
                        "The workload does not already select that node (or those labels)."),
         readiness="pending", labels=("virtualization", "misconfiguration"),
+        symptoms=('scheduling',),
     ),
     FaultKind(
         "unschedulable_anti_affinity", "unschedulable-kubernetes-workload-pod-anti-affinity-rule",
@@ -398,6 +398,7 @@ FAULTS: list[FaultKind] = [
                        "The workload does not already have the anti-affinity rule."),
         creates=f"DaemonSet `{OPERATOR}` in the workload's namespace (a sleeping pod on every node)",
         readiness="pending", labels=("virtualization", "misconfiguration"),
+        symptoms=('scheduling',),
     ),
     FaultKind(
         "nonexistent_pvc", "nonexistent-kubernetes-workload-persistent-volume-claim",
@@ -420,6 +421,7 @@ FAULTS: list[FaultKind] = [
         creates=f"PersistentVolumeClaim `<workload>` (storage class `{PVC_STORAGE_CLASS}`, 25Mi), mounted at "
                 f"{PVC_MOUNT}, unless the arguments name them otherwise (a use ITBench has no id for)",
         readiness="pending", labels=("virtualization", "misconfiguration"),
+        symptoms=('scheduling',),
     ),
     FaultKind(
         "failing_dns_policy", "failing-name-resolution-kubernetes-workload-dns-policy",
@@ -430,6 +432,7 @@ FAULTS: list[FaultKind] = [
         preconditions=("The workload's dnsPolicy is not already Default.",
                        "The workload calls at least one other component (a dependency edge)."),
         labels=("virtualization", "misconfiguration"),
+        symptoms=('requests', 'restarts'),
     ),
     FaultKind(
         "priority_preemption", "priority-kubernetes-workload-priority-preemption",
@@ -446,6 +449,7 @@ FAULTS: list[FaultKind] = [
         creates=f"PriorityClasses `{CRITICAL}` (10000) and `{NON_CRITICAL}` (1), and Deployment `{COLLECTOR}` "
                 "(21 pods at high priority on the node)",
         readiness="pending", labels=("virtualization", "misconfiguration"),
+        symptoms=('scheduling',),
     ),
     FaultKind(
         "cordoned_node", "cordoned-kubernetes-worker-node", "node.unschedulable:cordoned", ("deployment", "statefulset"),
@@ -458,5 +462,6 @@ FAULTS: list[FaultKind] = [
                   help="the worker node to pin the workload to and cordon (ITBench picks one at random)"),),
         preconditions=("The node name is a valid label value.", "The workload is not pinned to another node."),
         readiness="pending-new", labels=("virtualization", "operation_error"),
+        symptoms=('scheduling',),
     ),
 ]

@@ -164,6 +164,7 @@ FAULTS = [
                        "The new target port differs from the current one.",
                        "No container of the selected pods listens on the new target port."),
         labels=("virtualization", "misconfiguration"),
+        symptoms=('requests',),
     ),
     FaultKind(
         "deleted_service", "deleted-kubernetes-service", "service:deleted", ("service",),
@@ -171,6 +172,7 @@ FAULTS = [
         _check_deleted_service, _inject_deleted_service, original,
         preconditions=("The service selects the pods of a workload of the topology.",),
         labels=("virtualization", "operation_error"),
+        symptoms=('requests', 'endpoints'),
     ),
     FaultKind(
         "invalid_service_selector", "invalid-kubernetes-service-selector", "service.selector:invalid", ("service",),
@@ -181,5 +183,6 @@ FAULTS = [
         preconditions=("The new selector is not empty and differs from the current one.",
                        "The new selector matches no pod of the namespace."),
         labels=("virtualization", "misconfiguration"),
+        symptoms=('endpoints', 'requests'),
     ),
 ]

@@ -24,7 +24,6 @@ from .base import (
     provide,
 )
 
-MANAGED_BY = {"app.kubernetes.io/managed-by": "itbench"}
 
 
 # ---- nonexistent image -------------------------------------------------------------------------
@@ -106,14 +105,13 @@ def _check_crashing_init(f: FaultInput) -> Checked | None:
         created=[configmap],
     )
     manifest = _crashing_configmap_manifest(workload.namespace, name)
-    return provide(f, checked, ir.ConfigMap(name, workload.namespace, dict(manifest["data"]),
-                                            labels=dict(MANAGED_BY)), manifest, readers=[workload.name])
+    return provide(f, checked, ir.ConfigMap(name, workload.namespace, dict(manifest["data"])), manifest, readers=[workload.name])
 
 
 def _crashing_configmap_manifest(namespace: str, name: str) -> dict:
     return {
         "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": namespace, "labels": dict(MANAGED_BY)},
+        "metadata": {"name": name, "namespace": namespace},
         "data": {"config": INVALID_CONFIG, "script": LOAD_CONFIG},
     }
 
@@ -525,6 +523,7 @@ FAULTS = [
         creates="ConfigMap `<workload>-config` (the script and its truncated configuration), mounted by the init "
                 "container; the statements after it may name the ConfigMap",
         readiness="init", labels=("virtualization", "misconfiguration"),
+        symptoms=('readiness', 'restarts'),
     ),
     FaultKind(
         "hanging_init_container", "hanging-kubernetes-workload-init-container", "workload.init-container:hanging",
@@ -532,6 +531,7 @@ FAULTS = [
         _check_hanging_init, _inject_hanging_init, original,
         preconditions=("The workload has no container or init container named `worker`.",),
         readiness="init", labels=("virtualization", "misconfiguration"),
+        symptoms=('readiness',),
     ),
     FaultKind(
         "insufficient_resources", "insufficient-kubernetes-workload-container-resources",
@@ -548,6 +548,7 @@ FAULTS = [
         # limits at least as high as before; requests are the scheduler's business, readiness tells
         accept=(Acceptance(r".*\.resources\.limits(\..*)?", ">="), Acceptance(r".*\.resources\.requests(\..*)?", "any")),
         readiness="crash", labels=("virtualization", "misconfiguration"),
+        symptoms=('scheduling', 'readiness'),
     ),
     FaultKind(
         "misconfigured_readiness_probe", "misconfigured-kubernetes-workload-container-readiness-probe",
@@ -562,6 +563,7 @@ FAULTS = [
         # a probe that is removed or corrected: the pods' readiness tells which probe works
         accept=(Acceptance(r".*\.readinessProbe(\..*)?", "changed"),),
         readiness="unready", labels=("virtualization", "misconfiguration"),
+        symptoms=('readiness', 'endpoints'),
     ),
     # Faults ITBench does not have, after SREGym's problems (docs/peers.md).
     FaultKind(
@@ -589,6 +591,7 @@ FAULTS = [
         accept=(Acceptance(r".*\.livenessProbe(\..*)?", "changed"),
                 Acceptance(r"spec\.template\.spec\.terminationGracePeriodSeconds", "any")),
         readiness="crash", labels=("virtualization", "misconfiguration"),
+        symptoms=('restarts',),
     ),
     FaultKind(
         "removed_env", None, "workload.container.env:removed", ("deployment", "statefulset"),
@@ -608,6 +611,7 @@ FAULTS = [
                                    "{{ args.container.env.name }}=<value>"}]},
         ),
         labels=("application", "misconfiguration"),
+        symptoms=('requests', 'restarts'),
     ),
     FaultKind(
         "dependency_wait_init_container", None, "workload.init-container:waits-for-missing-service",
@@ -633,6 +637,7 @@ FAULTS = [
         # removed, or pointed at a dependency that exists: the pods' readiness tells
         accept=(Acceptance(r"spec\.template\.spec\.initContainers(\..*)?", "changed"),),
         readiness="init", labels=("virtualization", "misconfiguration"),
+        symptoms=('readiness',),
     ),
     FaultKind(
         "unserved_probe_path", None, "workload.container.probe.httpGet.path:unserved", ("deployment", "statefulset"),
@@ -660,6 +665,7 @@ FAULTS = [
         # any probe but the faulty one: the pods' readiness tells which path is served
         accept=(Acceptance(r".*\.(livenessProbe|readinessProbe|startupProbe)(\..*)?", "changed"),),
         readiness="unready", labels=("virtualization", "misconfiguration"),
+        symptoms=('readiness', 'restarts'),
     ),
     FaultKind(
         "insufficient_memory_limit", None, "workload.container.resources.limits.memory:insufficient",
@@ -685,6 +691,7 @@ FAULTS = [
         # any other limit, or none: the pods' readiness (no more OOM kills) tells
         accept=(Acceptance(r".*\.resources\.limits\.memory", "changed"),),
         readiness="crash", labels=("virtualization", "misconfiguration"),
+        symptoms=('restarts',),
     ),
     FaultKind(
         "unsupported_architecture_image", "unsupported-architecture-kubernetes-workload-container-image",
@@ -699,5 +706,6 @@ FAULTS = [
                        "The workload's node selector does not pin another architecture.",
                        "The container does not already run that image on those nodes."),
         readiness="crash", labels=("virtualization", "misconfiguration"),
+        symptoms=('readiness', 'restarts'),
     ),
 ]

@@ -34,7 +34,9 @@ Order of a run (each phase's actions in the order listed):
                  (scenario.json `faults[].waiters`, in group order).
 5. `alerts`      wait until every alert the scenario expects (scenario.json `alerts`) fires.
 6. `handover`    a short-lived token for the agent's ServiceAccount (TokenRequest); the agent's
-                 kubeconfig and prompt.md written into its workspace.
+                 kubeconfig (one user: that token) and prompt.md written into a fresh folder outside
+                 the bundle and the results, where the agent runs with an environment that names
+                 nothing of the bundle.
 7. `agent`       the agent's command, with a time budget (its process group is killed on overrun).
 8. `snapshot`    the state the evaluator reads (`evaluator.py --requirements`), as state.json, with
                  the results of the probes it reads (run in their workloads' pods, `probes`).

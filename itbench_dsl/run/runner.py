@@ -2,8 +2,10 @@
 
 Results go to RESULTS/<scenario>/<run-id>/: `timeline.jsonl` (every step, with timestamps; the first
 file a run writes), `state.json`, `verdict.json`, `agent.stdout`, `agent.stderr`, `timings.json`,
-`run.json` (status), and `workspace/` (what the agent was given and wrote; its kubeconfig is removed
-once the agent is done). `itbench score RESULTS` reads the verdicts.
+`run.json` (status), `agent-reach.json` (what the agent could reach: its folder, files, environment, kubeconfig
+user and access) and `workspace/` (what the agent was given and wrote, copied from the fresh folder outside the
+bundle and the results it ran in; its kubeconfig is removed once the agent is done). `itbench score RESULTS`
+reads the verdicts.
 
 The revert, the health check and the undeploy run whatever happened: on success, a failed step, a
 timeout, SIGINT and SIGTERM (signals that arrive meanwhile are recorded, not obeyed: the cleanup is
@@ -20,9 +22,11 @@ import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +78,14 @@ class RunOptions:
     # how long the fix must hold before the state is captured: a container that restarts meanwhile (its
     # lastState after the state's `fixed_at`) fails the mitigation (docs/evaluator.md, "Stable since the fix")
     stable_for: float = 0.0
+    # variables of the caller's environment the agent also gets (its model's API key, say); it gets no other
+    agent_env: tuple[str, ...] = ()
+
+
+# the variables of the caller's environment every agent gets: what a process needs to run, nothing that names
+# the bundle, the results or the caller's credentials (HOME is the agent's own folder, so `~/.kube/config` is not
+# the caller's)
+AGENT_BASE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ")
 
 
 @dataclass
@@ -200,6 +212,7 @@ class Run:
         self.timings: dict[str, float] = {}
         self.waited = 0.0  # seconds spent waiting on the cluster, Prometheus or the agent
         self.agent_info: dict = {}
+        self._agent_folder: Path | None = None  # the fresh folder the agent works in (agent_folder)
         self.deferred: list[int] = []
         self.created: list[Ref] = []
         self.injected = False
@@ -247,6 +260,10 @@ class Run:
         finally:
             if self.cluster is not None:
                 self.cluster.close()
+            if getattr(self, "_agent_folder", None) is not None:  # a handover the agent never got to
+                with contextlib.suppress(OSError):
+                    (self._agent_folder / "kubeconfig.yaml").unlink()
+                self._keep_agent_folder()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             self.timings["total"] = round(time.monotonic() - started, 3)
@@ -488,7 +505,24 @@ class Run:
 
     @property
     def workspace(self) -> Path:
+        """The run's record of the agent's folder: what it was given (less its kubeconfig) and what it wrote."""
         return self.folder / "workspace"
+
+    def agent_folder(self) -> Path:
+        """The folder the agent works in: a fresh one outside the bundle and the results, holding only the prompt
+        and its kubeconfig (made by the handover, copied to `workspace` and removed once the agent is done)."""
+        if getattr(self, "_agent_folder", None) is None:
+            self._agent_folder = Path(tempfile.mkdtemp(prefix="itbench-agent-")).resolve()
+        return self._agent_folder
+
+    def agent_environment(self, folder: Path) -> dict[str, str]:
+        """The agent's environment: AGENT_BASE_ENV and the variables `--agent-env` names from the caller's, its
+        kubeconfig, its folder (also HOME) and its prompt. Nothing names the bundle, its ground truth or the run."""
+        env = {k: os.environ[k] for k in (*AGENT_BASE_ENV, *self.options.agent_env) if k in os.environ}
+        env.setdefault("PATH", os.defpath)
+        env.update(HOME=str(folder), KUBECONFIG=str(folder / "kubeconfig.yaml"), ITBENCH_WORKSPACE=str(folder),
+                   ITBENCH_PROMPT=str(folder / "prompt.md"))
+        return env
 
     def handover(self) -> None:
         b = self.bundle
@@ -499,6 +533,9 @@ class Run:
                 n += 1
             workspace.rename(self.folder / f"workspace.attempt-{n}")
         workspace.mkdir(parents=True)
+        agent_folder = self.agent_folder()
+        for leftover in agent_folder.iterdir():  # an earlier attempt's, in this process
+            shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
         if b.service_account is None:
             raise RunFailure(f"{b.path}: the scenario gives the agent no ServiceAccount (scenario.json `agent`)")
         seconds = max(MIN_TOKEN_SECONDS, int(self.options.agent_timeout) + 60)
@@ -508,7 +545,7 @@ class Run:
         import yaml
 
         config = self.cluster.kubeconfig_for(token, b.service_account.namespace)
-        path = workspace / "kubeconfig.yaml"
+        path = agent_folder / "kubeconfig.yaml"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             yaml.safe_dump(config, handle, sort_keys=False)
@@ -517,14 +554,49 @@ class Run:
             self.log("handover", "step", action="policies", before=[_ref_json(r) for r in self.policies_before],
                      step=f"{len(self.policies_before)} Kyverno policies before the agent")
         prompt = (b.path / "prompt.md").read_text(encoding="utf-8")
-        (workspace / "prompt.md").write_text(prompt.replace(lifecycle.PROMPT_WORKSPACE, str(workspace.resolve())),
-                                             encoding="utf-8")
-        self.log("handover", "step", action="workspace", step=f"workspace {workspace}")
+        (agent_folder / "prompt.md").write_text(prompt.replace(lifecycle.PROMPT_WORKSPACE, str(agent_folder)),
+                                                encoding="utf-8")
+        reach = self.agent_reach(agent_folder, config)
+        (self.folder / "agent-reach.json").write_text(json.dumps(reach, indent=2, sort_keys=True) + "\n",
+                                                      encoding="utf-8")
+        self.log("handover", "step", action="workspace", folder=str(agent_folder), files=reach["files"],
+                 environment=reach["environment"], step=f"agent folder {agent_folder}: {', '.join(reach['files'])}")
+
+    def agent_reach(self, folder: Path, config: dict) -> dict:
+        """What the agent can reach (agent-reach.json): its folder and the files in it, the names of its
+        environment's variables, its kubeconfig's users and contexts, and the access its ServiceAccount holds
+        (the bundle's manifests/agent-access.yaml)."""
+        b = self.bundle
+        access = []
+        for obj in b.access:
+            if obj.get("kind") in ("Role", "ClusterRole"):
+                access.append({"kind": obj["kind"], "namespace": (obj.get("metadata") or {}).get("namespace"),
+                               "rules": obj.get("rules") or []})
+        return {
+            "folder": str(folder),
+            "files": sorted(p.name for p in folder.iterdir()),
+            "environment": sorted(self.agent_environment(folder)),
+            "kubeconfig": {"users": [u.get("name") for u in config.get("users") or []],
+                           "contexts": [c.get("name") for c in config.get("contexts") or []],
+                           "server": (config.get("clusters") or [{}])[0].get("cluster", {}).get("server")},
+            "service_account": str(b.service_account) if b.service_account is not None else None,
+            "access": access,
+        }
 
     def run_agent(self) -> None:
-        workspace = self.workspace.resolve()
-        env = dict(os.environ, KUBECONFIG=str(workspace / "kubeconfig.yaml"), ITBENCH_WORKSPACE=str(workspace),
-                   ITBENCH_PROMPT=str(workspace / "prompt.md"), ITBENCH_SCENARIO=self.bundle.scenario)
+        workspace = self.agent_folder()
+        env = self.agent_environment(workspace)
+        try:
+            self._run_agent(workspace, env)
+        finally:  # however the agent ended (an interruption included), its token goes, its work is kept
+            with contextlib.suppress(OSError):
+                (workspace / "kubeconfig.yaml").unlink()  # the token is the agent's only; it has no use after
+            self._keep_agent_folder()
+        self.log("agent", "step", action="agent-exit", **self.agent_info,
+                 step=f"exit {self.agent_info['exit_code']}" + (" (timed out)" if self.agent_info["timed_out"] else "")
+                 + f" after {self.agent_info['seconds']} s")
+
+    def _run_agent(self, workspace: Path, env: dict) -> None:
         started = time.monotonic()
         with open(self.folder / "agent.stdout", "wb") as out, open(self.folder / "agent.stderr", "wb") as err:
             try:
@@ -560,10 +632,16 @@ class Run:
         self.waited += seconds
         self.agent_info = {"exit_code": proc.returncode, "timed_out": timed_out, "seconds": seconds,
                            "budget": self.options.agent_timeout}
-        with contextlib.suppress(OSError):
-            (workspace / "kubeconfig.yaml").unlink()  # the token is the agent's only; it has no use after
-        self.log("agent", "step", action="agent-exit", **self.agent_info,
-                 step=f"exit {proc.returncode}" + (" (timed out)" if timed_out else "") + f" after {seconds} s")
+
+    def _keep_agent_folder(self) -> None:
+        """Copy what the agent was given and wrote into the run's `workspace/` (graded from there), then remove
+        its folder. Links are copied as links: nothing outside the folder is read through them."""
+        folder = getattr(self, "_agent_folder", None)
+        if folder is None or not folder.is_dir():
+            return
+        shutil.copytree(folder, self.workspace, symlinks=True, dirs_exist_ok=True)
+        shutil.rmtree(folder, ignore_errors=True)
+        self._agent_folder = None
 
     def _detection_answer(self) -> Path | None:
         """The detection task's answer file in the workspace (None when the bundle poses no detect task)."""

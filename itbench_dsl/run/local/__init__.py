@@ -15,12 +15,7 @@ Only the standard library is used: the package needs no extra dependency for thi
 
 from __future__ import annotations
 
-
-class LocalClusterError(Exception):
-    """Building, starting or stopping the local control plane failed; the message says what to do."""
-
-
-from .build import binary_path, build, find_go  # noqa: E402
-from .plane import LocalCluster, down, up  # noqa: E402
+from .build import LocalClusterError, binary_path, build, find_go
+from .plane import LocalCluster, down, up
 
 __all__ = ["LocalClusterError", "LocalCluster", "binary_path", "build", "down", "find_go", "up"]

@@ -23,7 +23,10 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from . import LocalClusterError
+
+class LocalClusterError(Exception):
+    """Building, starting or stopping the local control plane failed; the message says what to do."""
+
 
 GO_DIR = Path(__file__).resolve().parent / "go"
 BINARY = "localcluster"

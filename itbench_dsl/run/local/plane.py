@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import LocalClusterError
+from .build import LocalClusterError
 
 STATE = "state.json"
 SERVICE_CIDR = "10.96.0.0/16"

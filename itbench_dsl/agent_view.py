@@ -1,0 +1,509 @@
+"""What the agent can read must not give the answer away (E4007).
+
+The prompt's leakage lint (leakage.py, E4003) reads the prompt; this check reads what the agent reads in
+the cluster, from the compiled bundle:
+
+- every object its RBAC (manifests/agent-access.yaml) lets it list or get, among the objects the run puts
+  in the cluster: the topology, the objects the injection applies (patched and created), the alert rules,
+  an existing policy; and its own access objects, which it can always read (`kubectl auth can-i --list`);
+- of each such object, what names it: its name and namespace, its labels and annotations, and those of
+  its pod template (the pods it starts carry them);
+- every rule group's name and every alert's name, labels and annotations in the PrometheusRules (Prometheus
+  serves them at `/api/v1/rules` to anyone who can reach it);
+- the prompt, and the names of the namespaces.
+
+None of these may name
+- the scenario: its whole name, anywhere;
+- the fault's vocabulary (`vocabulary`): the words of the fault kind's name and of its mechanism's
+  qualifier (`workload.replicas:zero` -> "zero"), and the scenario name's own words, less the words of the
+  application (every word of its object names, labels, annotations, containers and images: a service named
+  "cart" is the application's, not the fault's) and less the nouns that say where a fault acts, not what
+  it does ("workload", "container", "image" of `workload.container.image:unpullable`);
+- a marker: a label or annotation key that an injected object carries (or a patch adds) and no object of
+  the application does, or a value of an application key that only injected objects carry
+  (`app.kubernetes.io/managed-by: itbench` on what a fault creates). The harness knows what it created from
+  its own record (the bundle's inject/ and revert/ files), never from a label.
+
+A catalogue alert's text is the same in every scenario (alerts.py) and says nothing of the fault; it is
+read for the scenario's name only. An alert rule the scenario declares (`alert_rule`) is read for all.
+The words of the prompt's template text are likewise the same for every scenario: in the prompt, the
+vocabulary is looked for in the values a scenario puts in it, less those the hint level gives.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Iterator
+
+import yaml
+
+from . import ir
+
+CHECK_CODE = "E4007"
+
+# the bundle files whose objects the run puts in the cluster, in the order they are read
+CLUSTER_FILES = ("manifests/topology.yaml", "manifests/agent-access.yaml", "manifests/alert-rules.yaml",
+                 "manifests/existing-policy.yaml", "inject/apply.yaml")
+READ_VERBS = {"get", "list", "watch", "*"}
+# words that name no fault: too short, or the glue of a name
+STOP_WORDS = frozenset("""
+a an and as at by for from in into is it of on or out the to with via per not no
+""".split())
+# the words of the language's own vocabulary that every scenario may use (the tool's name is in the agent's
+# access objects and the application's alert rules of every scenario)
+COMMON_WORDS = frozenset({"itbench", "agent", "alerting", "rules", "custom"})
+SCENARIO_WORD = "a word of the scenario's name"
+# words that name the harness: an injected object that carries one in a label or annotation it adds is marked
+HARNESS_WORDS = frozenset({"itbench", "inject", "injected", "injection", "fault", "faults", "scenario", "benchmark",
+                           "gap", "gaps", "violating", "violation", "noncompliant"})
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_SPLIT = re.compile(r"[^A-Za-z0-9]+")
+
+
+def words(text: str) -> list[str]:
+    """The words of a name or a sentence: split at punctuation and camelCase, lowered."""
+    return list(_words(str(text)))
+
+
+@functools.lru_cache(maxsize=65536)
+def _words(text: str) -> tuple[str, ...]:
+    out = []
+    for part in _SPLIT.split(text):
+        out.extend(w.lower() for w in _CAMEL.split(part) if w)
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A crude stem, so that "scaled", "scaling" and "scale" meet: a suffix off a word of 5 letters or more."""
+    if len(word) >= 5:
+        for suffix in ("ing", "ed", "es", "s", "e"):
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                return word[: -len(suffix)]
+    return word
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing the agent can read that gives the answer away."""
+
+    where: str  # the bundle file (or "prompt.md")
+    kind: str  # the object's kind ("" for the prompt)
+    namespace: str | None
+    name: str
+    field: str  # metadata.name, metadata.labels["x"], spec.groups[0].name, ...
+    text: str  # what the field holds
+    why: str  # what it gives away
+
+    def subject(self) -> str:
+        if not self.kind:
+            return self.where
+        place = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} `{place}{self.name}` ({self.where})"
+
+    def message(self) -> str:
+        return f"the agent can read {self.why} in {self.subject()}, {self.field}: `{self.text}`"
+
+    def hint(self) -> str:
+        """What to do about it."""
+        if self.why.startswith("a marker"):
+            return "an injected object carries only what the application's objects carry: drop it"
+        if self.kind == "PrometheusRule":
+            return "name the alert, its group and its text after the symptom it measures, not the fault"
+        if self.where == "prompt.md":
+            return "reword what the scenario puts in the prompt"
+        return "name the object after what it holds, not after the fault or the scenario"
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """What the fault's answer is spelled with: the scenario's name, and the stems of the fault's words
+    (each with the fault kind or scenario it comes from)."""
+
+    scenario: str
+    stems: dict[str, str]  # stem -> "a word of the fault `KIND`" / "a word of the scenario's name"
+
+    def find_name(self, text: str) -> tuple[str, str] | None:
+        """The scenario's name when `text` holds its words in a row (`otel-checkout-x` in `otel-checkout-x.rules`)."""
+        name = words(self.scenario)
+        if not name or (len(name) == 1 and (len(name[0]) < 4 or name[0] in STOP_WORDS)):  # "a": no name to find
+            return None
+        found = words(text)
+        for start in range(len(found) - len(name) + 1):
+            if found[start:start + len(name)] == name:
+                return self.scenario, "the scenario's name"
+        return None
+
+    def find(self, text: str, skip: frozenset = frozenset(), faults_only: bool = False) -> tuple[str, str] | None:
+        """(the word, what it gives away) for the first word of `text` the vocabulary holds, less the stems
+        `skip` holds (and, with `faults_only`, the scenario name's words); None if none."""
+        hit = self.find_name(text)
+        if hit is not None:
+            return hit
+        for word in words(text):
+            s = stem(word)
+            found = self.stems.get(s)
+            if found is not None and s not in skip and not (faults_only and found == SCENARIO_WORD):
+                return word, found
+        return None
+
+
+def cluster_objects(scenario: ir.Scenario) -> dict[str, list[dict]]:
+    """The objects of each of CLUSTER_FILES, built from the scenario as compiler.emit builds them (the backends
+    memoise the application's objects: parsing the bundle's YAML again would cost a hundred times more)."""
+    from . import ciso
+    from .backends import alert_rules as alert_rules_backend
+    from .backends import faults as fault_backend
+    from .backends import manifests as manifest_backend
+
+    gaps = [id(o) for o in fault_backend.gap_objects(scenario)]
+    topology = manifest_backend.topology_manifests(scenario.topology, exclude=gaps) + ciso.k8s_objects(scenario)[1]
+    inject_apply = fault_backend.plan(scenario)[0]
+    render = manifest_backend.render_object
+    return {
+        "manifests/topology.yaml": [render(o) for o in topology],
+        "manifests/agent-access.yaml": [render(o) for o in manifest_backend.scenario_agent_access(scenario)],
+        "manifests/alert-rules.yaml": alert_rules_backend.prometheus_rules(scenario),
+        "manifests/existing-policy.yaml": list(ciso.existing_policy(scenario)),
+        "inject/apply.yaml": [render(o) for o in inject_apply],
+    }
+
+
+def from_files(files: dict[str, bytes]) -> dict[str, list[dict]]:
+    """What each of CLUSTER_FILES holds, read from a bundle's bytes (a bundle on disk, a bundle changed by hand)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return {name: [d for d in yaml.load_all(files[name], Loader=loader) if isinstance(d, dict)]
+            for name in CLUSTER_FILES if files.get(name)}
+
+
+def _meta(obj: dict) -> dict:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _template_meta(obj: dict) -> dict:
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+    if not template and isinstance(spec.get("jobTemplate"), dict):  # a CronJob's pods
+        job = spec["jobTemplate"].get("spec") or {}
+        template = job.get("template") if isinstance(job.get("template"), dict) else {}
+    meta = template.get("metadata") if isinstance(template, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def _marks(obj: dict) -> Iterator[tuple[str, str, str]]:
+    """(field, key, value) of every label and annotation of an object and of its pod template."""
+    for prefix, meta in (("metadata", _meta(obj)), ("spec.template.metadata", _template_meta(obj))):
+        for part in ("labels", "annotations"):
+            values = meta.get(part)
+            if isinstance(values, dict):
+                for key, value in values.items():
+                    yield f"{prefix}.{part}", str(key), "" if value is None else str(value)
+
+
+def _key(obj: dict) -> tuple[str, str | None, str]:
+    meta = _meta(obj)
+    return str(obj.get("kind", "")), meta.get("namespace"), str(meta.get("name", ""))
+
+
+# ---- what the agent may read ------------------------------------------------------------------------------
+
+
+def _group(api_version: str) -> str:
+    return api_version.rpartition("/")[0] if "/" in api_version else ""
+
+
+def _plural(kind: str) -> str:
+    from .kinds import plural
+
+    return plural(kind)
+
+
+class Access:
+    """What the agent's RBAC lets it read: (namespace or None for cluster-wide) -> rules."""
+
+    def __init__(self, access: list[dict]):
+        accounts = {(_meta(o).get("namespace"), _meta(o).get("name")) for o in access if o.get("kind") == "ServiceAccount"}
+        roles = {(o.get("kind"), _meta(o).get("namespace"), _meta(o).get("name")): o.get("rules") or []
+                 for o in access if o.get("kind") in ("Role", "ClusterRole")}
+        self.grants: list[tuple[str | None, dict]] = []  # (namespace; None: every namespace and the cluster), rule
+        for binding in access:
+            if binding.get("kind") not in ("RoleBinding", "ClusterRoleBinding"):
+                continue
+            subjects = binding.get("subjects") or []
+            if not any(s.get("kind") == "ServiceAccount" and (s.get("namespace"), s.get("name")) in accounts
+                       for s in subjects if isinstance(s, dict)):
+                continue
+            ref = binding.get("roleRef") or {}
+            namespace = _meta(binding).get("namespace") if binding["kind"] == "RoleBinding" else None
+            role_ns = namespace if ref.get("kind") == "Role" else None
+            for rule in roles.get((ref.get("kind"), role_ns, ref.get("name")), []):
+                if isinstance(rule, dict):
+                    self.grants.append((namespace, rule))
+
+    def can_read(self, obj: dict) -> bool:
+        group, resource = _group(str(obj.get("apiVersion", ""))), _plural(str(obj.get("kind", "")))
+        namespace = _meta(obj).get("namespace")
+        for where, rule in self.grants:
+            if where is not None and where != namespace:
+                continue
+            if not READ_VERBS & set(rule.get("verbs") or []):
+                continue
+            if not ({group, "*"} & set(rule.get("apiGroups") or [])):
+                continue
+            if not ({resource, "*"} & set(rule.get("resources") or [])):
+                continue
+            names = rule.get("resourceNames")
+            if names and _meta(obj).get("name") not in names and "list" not in (rule.get("verbs") or []):
+                continue
+            return True
+        return False
+
+
+# ---- the vocabulary -----------------------------------------------------------------------------------
+
+
+def application_words(topology: list[dict], scenario: ir.Scenario) -> set[str]:
+    """The stems of every word the application itself uses: its objects' names, namespaces, labels and
+    annotations (keys and values), their containers' names and images, and the application's name."""
+    found: set[str] = set()
+
+    def add(text) -> None:
+        found.update(stem(w) for w in words(text))
+
+    for obj in topology:
+        kind, namespace, name = _key(obj)
+        add(kind), add(namespace or ""), add(name)
+        for _, key, value in _marks(obj):
+            add(key), add(value)
+        for container in _containers(obj):
+            add(container.get("name", "")), add(container.get("image", ""))
+    topo = scenario.topology
+    for text in (topo.application or "", getattr(topo, "display_name", None) or "",
+                 *(n.name for n in topo.namespaces)):
+        add(text)
+    # and the objects the topology declares that the bundle does not deploy (a provided namespace's static pods)
+    for value in vars(topo).values():
+        for obj in value if isinstance(value, list) else ():
+            add(getattr(obj, "name", "") or "")
+            for labels in (getattr(obj, "labels", None), getattr(obj, "object_labels", None)):
+                for key, item in (labels or {}).items() if isinstance(labels, dict) else ():
+                    add(key), add(item)
+            for container in getattr(obj, "containers", None) or ():
+                add(getattr(container, "name", "")), add(getattr(container, "image", ""))
+    return found
+
+
+def _containers(obj: dict) -> list[dict]:
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+    pod = template.get("spec") if isinstance(template.get("spec"), dict) else spec
+    out = []
+    for part in ("containers", "initContainers"):
+        out.extend(c for c in (pod.get(part) or []) if isinstance(c, dict))
+    return out
+
+
+def vocabulary(scenario: ir.Scenario, application: set[str], prompt: str = "") -> Vocabulary:
+    """The fault's words for `scenario`, less the application's (see the module's docstring). A word of the
+    scenario's name that the prompt says (the CIS control a CISO task poses, `kyverno` of a Kyverno task) is
+    the task's, not the answer's: the prompt's own lint (E4003) guards what it says."""
+    stems: dict[str, str] = {}
+    told = {stem(w) for w in words(prompt)}
+
+    def add(word: str, why: str, nouns: set[str]) -> None:
+        s = stem(word)
+        if len(word) < 3 or word in STOP_WORDS or word in COMMON_WORDS or word.isdigit():
+            return
+        if s in application or s in nouns:
+            return
+        stems.setdefault(s, why)
+
+    for injection in scenario.injections():
+        why = f"a word of the fault `{injection.fault}`"
+        where, _, what = injection.mechanism.partition(":")
+        what_words = {stem(w) for w in words(what)}
+        nouns = {stem(w) for w in words(where)} - what_words  # where it acts: "workload", "container", ...
+        nouns |= {stem(w) for w in words(injection.target.kind)}
+        for word in words(injection.fault) + words(what):
+            add(word, why, nouns)
+    injected_nouns = set()
+    for injection in scenario.injections():
+        where = injection.mechanism.partition(":")[0]
+        injected_nouns |= {stem(w) for w in words(where)} | {stem(w) for w in words(injection.target.kind)}
+    for word in words(scenario.name):
+        if stem(word) not in told:
+            add(word, SCENARIO_WORD, injected_nouns)
+    # a name of the application's words only ("shop-cart") says nothing where it appears: not looked for
+    telling = any(stem(w) not in application and w not in STOP_WORDS for w in words(scenario.name))
+    return Vocabulary(scenario.name if telling else "", stems)
+
+
+# ---- the check ----------------------------------------------------------------------------------------------
+
+
+def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
+             objects: dict[str, list[dict]] | None = None) -> list[Finding]:
+    """Everything the agent can read in a compiled bundle that gives the answer away, in file order: `files`
+    gives the prompt, `objects` what each of CLUSTER_FILES holds (cluster_objects(scenario) when None;
+    `from_files(files)` reads them from the bundle's YAML)."""
+    objects = objects if objects is not None else cluster_objects(scenario)
+    loaded = {name: [o for o in objects.get(name) or [] if isinstance(o, dict)] for name in CLUSTER_FILES}
+    topology = loaded["manifests/topology.yaml"]
+    application = application_words(topology, scenario)
+    prompt = files.get("prompt.md", b"").decode("utf-8", "replace")
+    vocab = vocabulary(scenario, application, prompt)
+    access = Access(loaded["manifests/agent-access.yaml"])
+    markers = _marker_rules(topology)
+    originals = {_key(o): o for o in topology}
+    # the namespaces that hold what the faults create (Chaos Mesh's): the agent must look there to find the root
+    # cause, and their names are the tools' own, said by the created objects' kinds anyway
+    homes = {_key(o)[1] for o in loaded["inject/apply.yaml"] if _key(o) not in originals and _key(o)[1]}
+    home_words = frozenset(stem(w) for ns in homes for w in words(ns))
+    out: list[Finding] = []
+    seen: set[tuple] = set()
+
+    def report(finding: Finding) -> None:
+        key = (finding.where, finding.kind, finding.namespace, finding.name, finding.field, finding.text)
+        if key not in seen:
+            seen.add(key)
+            out.append(finding)
+
+    own_rules = {r.name for r in scenario.alert_rules}
+    for where in CLUSTER_FILES:
+        for obj in loaded[where]:
+            # its own access objects, and the alert rules (Prometheus serves them at /api/v1/rules), whatever its RBAC
+            readable = (where in ("manifests/agent-access.yaml", "manifests/alert-rules.yaml") or access.can_read(obj)
+                        or obj.get("kind") == "Namespace")
+            if not readable:
+                continue
+            kind, namespace, name = _key(obj)
+
+            def look(field: str, text: str, vocab_too: bool = True) -> None:
+                hit = vocab.find(text) if vocab_too else vocab.find_name(text)
+                if hit is not None:
+                    report(Finding(where, kind, namespace, name, field, text, f"{hit[1]} (`{hit[0]}`)"))
+
+            injected = where == "inject/apply.yaml"
+            original = originals.get(_key(obj)) if injected else None
+            own = _own_words(obj) if injected else frozenset()
+            added = set(_added_marks(obj, original)) if injected else set()
+
+            def look_name(field: str, text: str, effect: bool = False) -> None:
+                # an injected object's name restating its own content (a NetworkChaos named `...-network-...`,
+                # a PersistentVolumeClaim `...-pvc`) says nothing `kubectl get -o yaml` does not; what a patch
+                # changes is the fault's evidence, which the agent is to find: read for the scenario's name only
+                hit = vocab.find(text, skip=own) if not effect else vocab.find_name(text)
+                if hit is not None:
+                    report(Finding(where, kind, namespace, name, field, text, f"{hit[1]} (`{hit[0]}`)"))
+
+            look_name("metadata.name", name)
+            if original is None and injected:  # a created object's name: no harness word (`-gap`, `-injected`)
+                harness = sorted(w for w in set(words(name)) & HARNESS_WORDS if stem(w) not in own)
+                if harness:
+                    report(Finding(where, kind, namespace, name, "metadata.name", name,
+                                   f"a marker naming the harness (`{harness[0]}`)"))
+            if namespace and namespace not in homes:
+                look_name("metadata.namespace", namespace)
+            for field, key, value in _marks(obj):
+                look_name(f'{field}["{key}"]', f"{key}: {value}", effect=original is not None
+                          and (field, key, value) in added)
+            for field, key, value in sorted(added):
+                why = markers(key, value, name, created=original is None)
+                if why:
+                    report(Finding(where, kind, namespace, name, f'{field}["{key}"]', f"{key}: {value}", why))
+            if kind == "PrometheusRule":
+                for gi, group in enumerate((obj.get("spec") or {}).get("groups") or []):
+                    look(f"spec.groups[{gi}].name", str(group.get("name", "")))
+                    for ri, rule in enumerate(group.get("rules") or []):
+                        declared = rule.get("alert") in own_rules  # the scenario's own: read for all
+                        base = f"spec.groups[{gi}].rules[{ri}]"
+                        look(f"{base}.alert", str(rule.get("alert", "")), declared)
+                        for part in ("labels", "annotations"):
+                            for key, value in (rule.get(part) or {}).items():
+                                look(f'{base}.{part}["{key}"]', f"{key}: {value}", declared)
+    for namespace in scenario.topology.namespaces:
+        hit = vocab.find(namespace.name, skip=home_words)
+        if hit is not None:
+            report(Finding("manifests/topology.yaml", "Namespace", None, namespace.name, "metadata.name",
+                           namespace.name, f"{hit[1]} (`{hit[0]}`)"))
+    out.extend(_prompt_findings(vocab, files, prompt_chunks))
+    return out
+
+
+def _prompt_findings(vocab: Vocabulary, files: dict[str, bytes], chunks) -> list[Finding]:
+    prompt = files.get("prompt.md", b"").decode("utf-8", "replace")
+    out = []
+    if vocab.find_name(prompt) is not None:
+        out.append(Finding("prompt.md", "", None, "", "text", vocab.scenario, "the scenario's name"))
+    for chunk in chunks or []:
+        if chunk.literal or chunk.allowed:
+            continue
+        hit = vocab.find(chunk.text, faults_only=True)
+        if hit is not None and hit[1] != "the scenario's name":
+            line = chunk.text.strip().splitlines()[0] if chunk.text.strip() else chunk.text
+            out.append(Finding("prompt.md", "", None, "", f"{chunk.template}:{chunk.line}", line[:80],
+                               f"{hit[1]} (`{hit[0]}`)"))
+    return out
+
+
+def _own_words(obj: dict) -> frozenset:
+    """The stems of what an object says outside its metadata (its kind, API group, spec, data) and of its
+    kind's usual abbreviations (`pvc`): what its name cannot leak, since reading the object shows it."""
+    from .analysis.leakage import KIND_ALIASES
+
+    found: set[str] = set()
+
+    def walk(value) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                found.update(stem(w) for w in words(key))
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif value is not None:
+            found.update(stem(w) for w in words(str(value)))
+
+    walk({k: v for k, v in obj.items() if k != "metadata"})
+    found.update(stem(w) for a in KIND_ALIASES.get(str(obj.get("kind", "")), ()) for w in words(a))
+    return frozenset(found)
+
+
+def _added_marks(obj: dict, original: dict | None) -> Iterator[tuple[str, str, str]]:
+    """The labels and annotations the injection gives `obj` that its original (None: it creates it) lacks."""
+    before = set(_marks(original)) if original is not None else set()
+    for mark in _marks(obj):
+        if mark not in before:
+            yield mark
+
+
+def _marker_rules(topology: list[dict]):
+    """A test of one (key, value) an injected object carries: why it marks the object, or ''."""
+    values: dict[str, set[str]] = {}
+    names = set()
+    for obj in topology:
+        names.add(_key(obj)[2])
+        for _, key, value in _marks(obj):
+            values.setdefault(key, set()).add(value)
+
+    def why(key: str, value: str, own_name: str, created: bool) -> str:
+        named = set(words(key)) | set(words(value))
+        if named & HARNESS_WORDS:
+            return f"a marker naming the harness (`{sorted(named & HARNESS_WORDS)[0]}`)"
+        if not created:  # what a patch changes is the fault itself, which the agent is to find
+            return ""
+        if value and set(words(value)) <= set(words(own_name)):  # `app: nginx` on `nginx-deployment`
+            return ""
+        if key not in values:
+            return f"a marker only injected objects carry (no object of the application has `{key}`)"
+        if value not in values[key] and value not in names:
+            return f"a marker only injected objects carry (no object of the application has `{key}: {value}`)"
+        return ""
+
+    return why
+
+
+__all__ = ["Finding", "Vocabulary", "findings", "vocabulary", "application_words", "words", "stem", "Access"]
