@@ -719,9 +719,9 @@ def test_kyverno_offline_with_the_real_matcher():
     {"match": {"any": [{"resources": {"kinds": ["Deployment"], "names": ["privileged-b"]}}]},
      "validate": {"message": "m", "deny": {}}},
     # keyed on a name prefix the compliant object does not share, or on the label value the gap carries
-    {"match": {"any": [{"resources": {"kinds": ["Deployment"], "names": ["privileged-g*"]}}]},
+    {"match": {"any": [{"resources": {"kinds": ["Deployment"], "names": ["privileged-b*"]}}]},
      "validate": {"message": "m", "deny": {}}},
-    {"match": {"any": [{"resources": {"kinds": ["Deployment"], "selector": {"matchLabels": {"app": "privileged-gap"}}}}]},
+    {"match": {"any": [{"resources": {"kinds": ["Deployment"], "selector": {"matchLabels": {"app": "privileged-b"}}}}]},
      "validate": {"message": "m", "deny": {}}},
 ])
 def test_a_policy_that_names_the_violations_fails(rule):

@@ -394,7 +394,7 @@ def _kyverno_stand_in(server, event: str, obj: dict) -> None:
 
 BY_NAME = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "by-name"},
            "spec": {"validationFailureAction": "Audit", "background": True, "rules": [{
-               "name": "r", "match": {"any": [{"resources": {"kinds": ["Deployment"], "names": ["privileged-gap"]}}]},
+               "name": "r", "match": {"any": [{"resources": {"kinds": ["Deployment"], "names": ["privileged-b"]}}]},
                "validate": {"message": "m", "deny": {}}}]}}
 
 
@@ -402,7 +402,7 @@ BY_NAME = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {
     ("right", True, None), ("fails-everything", False, None),
     ("by-name", False, "ciso.general"),  # the policy read back from the cluster, judged on twins of the gap
     ("enforce-override", False, "ciso.contract"),  # the live capture holds the policy: its contract is checked
-    ("others-flag-the-gap", False, "ciso.gap.ciso-target/Deployment/privileged-gap"),
+    ("others-flag-the-gap", False, "ciso.gap.ciso-target/Deployment/privileged-b"),
 ])
 def test_a_ciso_run_grades_the_agents_policy_from_kyvernos_reports(tmp_path, policy, passed, failing):
     """The agent deploys a ClusterPolicy; the run waits for Kyverno's reports on every graded object, grades

@@ -1590,8 +1590,9 @@ def _singling_out_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
     names = [o["metadata"]["name"] for o in gaps]
     compliant = {o["metadata"].get("name") for o in spec["ciso"]["compliant"]}
     selectors = {"by name": {"names": names}}
-    # each gap name's shortest prefix that no compliant object's name starts with (`privileged-g*`)
-    prefixes = sorted({next((n[:i] + "*" for i in range(1, len(n)) if not any(_glob(n[:i] + "*", c) for c in compliant)),
+    # each gap name's shortest prefix that no compliant object's name starts with (`privileged-g*`; the whole
+    # name and a `*` where the names differ only in their last character)
+    prefixes = sorted({next((n[:i] + "*" for i in range(1, len(n) + 1) if not any(_glob(n[:i] + "*", c) for c in compliant)),
                             None) for n in names} - {None})
     if prefixes:
         selectors["by a name prefix"] = {"names": prefixes}

@@ -100,7 +100,7 @@ def groundtruth_v2(scenario: ir.Scenario) -> dict:
                     | {a for i in scenario.injections() for a in library_alerts(i.kind) if stack_alert(a)})
     own = _own_v2(scenario)
     if own is not None:  # an original scenario: the alerts it expects (each with its rule), else the above
-        alerts = sorted({a.name for a in scenario.alerts if a.group is None}) or alerts
+        alerts = own[0] or alerts
     entities: list[dict] = []
     for injection in scenario.injections():
         # the object ITBench's injection acts on (a created Schedule for chaos faults), then the others it changes

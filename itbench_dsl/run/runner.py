@@ -605,7 +605,7 @@ class Run:
             except OSError as exc:
                 raise RunFailure(f"cannot start the agent: {exc}") from exc
             timed_out = False
-            watched = self._detection_answer()
+            watched = self._detection_answer(workspace)
             try:
                 self.log("agent", "step", action="agent", pid=proc.pid, step=f"started (pid {proc.pid}, budget "
                                                                               f"{self.options.agent_timeout:g} s)")
@@ -643,15 +643,16 @@ class Run:
         shutil.rmtree(folder, ignore_errors=True)
         self._agent_folder = None
 
-    def _detection_answer(self) -> Path | None:
-        """The detection task's answer file in the workspace (None when the bundle poses no detect task)."""
+    def _detection_answer(self, folder: Path) -> Path | None:
+        """The detection task's answer file in the agent's folder, where it writes while it runs (None when the
+        bundle poses no detect task)."""
         if "detect" not in (self.bundle.requires.get("tasks") or []):
             return None
         from ..backends.evaluator_file import spec_of
 
         spec = spec_of((self.bundle.path / "evaluator.py").read_text(encoding="utf-8")) or {}
         name = (spec.get("answers") or {}).get("detect")
-        return self.workspace / name if name else None
+        return folder / name if name else None
 
     def _note_answer(self, path: Path | None) -> None:
         """Note when the detection answer's present content was first seen (the harness's clock, never the
