@@ -38,7 +38,8 @@ RUNTIME_VERSION = 2
 MAX_INPUT_BYTES = 256 * 1024 * 1024  # of any input file
 MAX_ENTITIES = 100_000  # of an answer's entities or resources
 MAX_EDGES = 10_000  # of an answer's propagations
-CHAIN_PASS = 0.5  # a diagnosis passes with its propagation chain F1 at least this (docs/evaluator.md)
+CHAIN_PASS = 0.5  # a diagnosis passes with its chain's recall at least this and its precision above it
+# (docs/evaluator.md): half the chain, most of what is said about it right
 _MISSING = object()
 
 
@@ -996,6 +997,19 @@ class Diagnosis:
         keys = self.names.resolve(text)
         return keys, {self.klass[g] for key in keys for g in self.groups_of(key)}
 
+    def names_cause(self, keys):
+        """The root-cause classes a name is credited with: a name that refers to several objects (a bare
+        `frontend` naming both the Deployment and the Service, a kind without a namespace) names a root
+        cause only when every object it can name is one; a hedge across objects is never credited."""
+        if not keys:
+            return set()
+        true = set(self.true_classes)
+        per_key = [({self.klass[key[1]]} if key[0] == "group" else {self.klass[g] for g in self.groups_of(key)}) & true
+                   for key in keys]
+        if not all(per_key):
+            return set()
+        return set().union(*per_key)
+
     def component(self, key):
         if key[0] == "group":
             return self.groups[key[1]]["component"]
@@ -1009,12 +1023,15 @@ class Diagnosis:
         return f"{key[0]}:{key[2]}"
 
     def credit(self, keys):
-        best = 0.0
+        """A wrong prediction's proximity: 1/(2+hops) from its component to the nearest root cause, so a
+        wrong object in the root cause's own component earns 1/2, never the 1 of the right object; a name
+        of several objects earns the least of theirs (0 when one is off the graph)."""
+        worst = None
         for key in keys:
             hops = self._hops.get(self.component(key))
-            if hops is not None:
-                best = max(best, 1.0 / (1 + hops))
-        return best
+            value = 1.0 / (2 + hops) if hops is not None else 0.0
+            worst = value if worst is None else min(worst, value)
+        return worst or 0.0
 
     def evaluate(self, output, checks, metrics):
         predictions, seen = [], set()
@@ -1025,8 +1042,9 @@ class Diagnosis:
                 continue
             seen.add(identity)
             predictions.append((text, keys, classes))
-        correct = [bool(classes & set(self.true_classes)) for _, _, classes in predictions]
-        found = {c for _, _, classes in predictions for c in classes if c in self.true_classes}
+        credited = [self.names_cause(keys) for _, keys, _ in predictions]
+        correct = [bool(classes) for classes in credited]
+        found = {c for classes in credited for c in classes}
         if not self.true_classes:  # a control: nothing is wrong, and the right answer names no cause
             precision = recall = f1 = 0.0 if predictions else 1.0
         else:
@@ -1037,27 +1055,36 @@ class Diagnosis:
         metrics["root_cause_entity_recall"] = round(recall, 6)
         metrics["root_cause_entity_f1"] = round(f1, 6)
         for k in (1, 3):
-            top = {c for _, _, classes in predictions[:k] for c in classes if c in self.true_classes}
+            top = {c for classes in credited[:k] for c in classes}
             metrics[f"root_cause_entity_k@{k}"] = round(len(top) / len(self.true_classes), 6) \
                 if self.true_classes else (1.0 if not predictions else 0.0)
         credits = [1.0 if ok else self.credit(keys) for (_, keys, _), ok in zip(predictions, correct)]
+        missed = [c for c in self.true_classes if c not in found]
+        # a root cause the answer misses counts as a prediction of 0: only the exact answer reaches 1
+        credits += [0.0] * len(missed) if predictions else []
         proximity = sum(credits) / len(credits) if credits else (1.0 if not self.true_classes else 0.0)
         metrics["root_cause_proximity"] = round(proximity, 6)
         unresolved = [text for text, keys, _ in predictions if not keys]
-        missed = [c for c in self.true_classes if c not in found]
         wrong = [text for (text, _, _), ok in zip(predictions, correct) if not ok]
         exact = precision == 1.0 and recall == 1.0
         checks.append({"id": "diagnosis.root_cause", "passed": exact,
                        "detail": f"{len(predictions)} named, {sum(correct)} correct; root causes missed: {len(missed)}"
                                  + (f"; not root causes: {', '.join(wrong[:5])}" if wrong else "")
                                  + (f"; naming no object: {', '.join(unresolved[:5])}" if unresolved else "")})
-        chain = self.chain_f1(output)
+        graded = self.chain_stats(output)
         root = 1.0 if exact else max(f1, proximity)
-        if chain is None:
+        if graded is None:
             return root
+        chain_precision, chain_recall, chain, contradicted = graded
         metrics["propagation_chain"] = round(chain, 6)
-        checks.append({"id": "diagnosis.propagation", "passed": chain >= CHAIN_PASS,
-                       "detail": f"propagation chain F1 {chain:.3f} (passes from {CHAIN_PASS})"})
+        metrics["propagation_chain_precision"] = round(chain_precision, 6)
+        metrics["propagation_chain_recall"] = round(chain_recall, 6)
+        ok = chain_recall >= CHAIN_PASS and chain_precision > CHAIN_PASS
+        checks.append({"id": "diagnosis.propagation", "passed": ok,
+                       "detail": f"propagation chain F1 {chain:.3f}, precision {chain_precision:.3f}, recall "
+                                 f"{chain_recall:.3f} (passes with recall at least {CHAIN_PASS} and precision above "
+                                 f"it)" + (f"; {contradicted} edge(s) given in both directions, credited in neither"
+                                           if contradicted else "")})
         return (root + chain) / 2
 
     # propagation chains -------------------------------------------------------------------------------
@@ -1069,7 +1096,8 @@ class Diagnosis:
         # an endpoint that names no group keeps its own identity (one per object): it can only lower the score
         return "?" + (json.dumps(keys) if keys else text.strip().lower())
 
-    def chain_f1(self, output):
+    def chain_stats(self, output):
+        """(precision, recall, F1, edges said both ways) of the answer's chain, None when there is none to grade."""
         truth = [(self.klass[p["source"]], self.klass[p["target"]]) for p in self.spec["diagnosis"]["propagations"]]
         if not any(a != b for a, b in truth):  # no chain between components: nothing to grade
             return None
@@ -1078,7 +1106,11 @@ class Diagnosis:
             if not isinstance(p, dict):
                 continue
             predicted.append((self.node(str(p.get("source", ""))), self.node(str(p.get("target", "")))))
-        return edge_f1(truth, predicted)
+        return edge_stats(truth, predicted)
+
+    def chain_f1(self, output):
+        graded = self.chain_stats(output)
+        return None if graded is None else graded[2]
 
 
 def contracted_edges(edges):
@@ -1087,16 +1119,25 @@ def contracted_edges(edges):
     return {(a, b) for a, b in edges if a != b}
 
 
-def edge_f1(truth, predicted):
-    """F1 of the answer's directed edges against the truth's, both contracted (contracted_edges): an edge
-    counts only when the truth has it in that direction, so a reversed or an invented edge never counts
-    and lowers the precision; a truth edge the answer lacks lowers the recall."""
+def edge_stats(truth, predicted):
+    """(precision, recall, F1, contradicted) of the answer's directed edges against the truth's, both
+    contracted (contracted_edges): an edge counts only when the truth has it in that direction, so a
+    reversed or an invented edge never counts and lowers the precision; a truth edge the answer lacks
+    lowers the recall. An edge the answer gives in both directions (A -> B and B -> A, where the truth
+    does not) says the spread went both ways: a contradiction, credited in neither direction."""
     true_edges, said = contracted_edges(truth), contracted_edges(predicted)
-    hits = len(true_edges & said)
+    # a truth that goes both ways (a cycle through two components) is no contradiction when said both ways
+    contradicted = {(a, b) for a, b in said if (b, a) in said and not {(a, b), (b, a)} <= true_edges}
+    hits = len((true_edges & said) - contradicted)
     if not hits:
-        return 0.0
+        return 0.0, 0.0, 0.0, len(contradicted) // 2
     precision, recall = hits / len(said), hits / len(true_edges)
-    return 2 * precision * recall / (precision + recall)
+    return precision, recall, 2 * precision * recall / (precision + recall), len(contradicted) // 2
+
+
+def edge_f1(truth, predicted):
+    """F1 of the answer's directed edges against the truth's (edge_stats)."""
+    return edge_stats(truth, predicted)[2]
 
 
 def _true(value):
@@ -2432,7 +2473,8 @@ SCORE_MEANS = {
     ("sre", "diagnose"): "the mean of the root-cause part and the propagation part (docs/evaluator.md)",
     ("finops", "diagnose"): "the F1 of the resources named against the resources the faults made waste",
     "detect": "the fraction of the detection checks passed (the right yes or no, then its time)",
-    "localize": "1 when the named root cause is exact, else the larger of its F1 and its proximity in the topology",
+    "localize": "1 when the named root cause is exact, else the larger of its F1 and its proximity in the topology "
+                "(a wrong object earns at most 1/2, a missed root cause 0: only the exact answer scores 1)",
     "analyze": "the fraction of the analysis labels right",
     "policy": "the fraction of the policy checks that pass (a broken contract scores 0)",
 }
