@@ -499,7 +499,8 @@ def test_neighbours_get_partial_credit():
     name = "otel-shipping-quote-address"
     near = diagnose(name, {"entities": [{"name": "otel-demo/Deployment/checkout", "contributing_factor": True}]})
     far = diagnose(name, {"entities": [{"name": "otel-demo/Deployment/accounting", "contributing_factor": True}]})
-    assert near["metrics"]["root_cause_proximity"] == 0.5 and not near["passed"]
+    # one hop from the root cause: 1/(2+1), averaged with the missed root cause's 0
+    assert near["metrics"]["root_cause_proximity"] == pytest.approx(1 / 6, abs=1e-6) and not near["passed"]
     assert far["score"] < near["score"]
 
 
@@ -1063,3 +1064,84 @@ def test_only_the_policy_the_task_names_is_graded():
             "policyReports": others + allow, "gradedPolicies": ["agent-policy"]}
     assert not run(create, None, live)["passed"]
     assert run(create, None, dict(live, policyReports=others + reports(create, "fail", "pass")))["passed"]
+
+
+# ---- the answer tasks, attacked by an outside reader of the docs -------------------------------------------
+
+
+def test_an_edge_and_its_reverse_together_are_credited_in_neither_direction():
+    """Both directions of every truth edge say the spread went both ways: a contradiction, never F1 0.667."""
+    name = "otel-checkout-nonexistent-image"
+    answer = perfect(name)
+    back = [dict(p, source=p["target"], target=p["source"]) for p in answer["propagations"]]
+    both = diagnose(name, dict(answer, propagations=answer["propagations"] + back))
+    assert both["metrics"]["propagation_chain"] == 0.0 and not both["passed"], both["checks"]
+    assert "both directions" in next(c for c in both["checks"] if c["id"] == "diagnosis.propagation")["detail"]
+    f1 = evaluator(name)["edge_stats"]
+    assert f1([("a", "b"), ("b", "a")], [("a", "b"), ("b", "a")])[2] == 1.0  # a truth cycle said both ways
+    assert f1([("a", "b"), ("b", "c")], [("a", "b"), ("b", "a"), ("b", "c")])[:2] == (1 / 3, 1 / 2)
+
+
+def test_a_fan_out_of_guesses_from_the_root_does_not_pass_the_chain():
+    """One right edge among three guesses is F1 0.5: the chain passes on half the truth (recall) with most of
+    what is said right (precision above 0.5), so a fan-out of guesses fails and half a chain passes."""
+    name = "otel-checkout-nonexistent-image"
+    answer = perfect(name)
+    root = answer["entities"][0]["name"]
+    guesses = [{"source": root, "target": f"otel-demo/Service/{s}"} for s in ("frontend", "payment", "email")]
+    verdict = diagnose(name, dict(answer, propagations=guesses))
+    assert verdict["metrics"]["propagation_chain_precision"] < 0.5 and not verdict["passed"], verdict["checks"]
+    two = diagnose(name, dict(answer, propagations=guesses[:2]))  # one of two right: a coin toss
+    assert two["metrics"]["propagation_chain_precision"] == 0.5 and not two["passed"]
+    assert diagnose(name, dict(answer, propagations=guesses[:1]))["passed"]
+
+
+def test_a_name_of_several_objects_is_not_credited_as_the_root_cause():
+    """`frontend` and `otel-demo//frontend` name both the Service (the root cause) and the Deployment: a hedge
+    across kinds is credited only when every object it names is a root cause."""
+    name = "sregym-wrong-service-selector-astronomy-shop"
+    state = derived(name, "faulty")
+    assert run(name, perfect(name), state, task="localize")["passed"]
+    for text in ("frontend", "otel-demo//frontend", "//frontend"):
+        verdict = run(name, {"entities": [{"name": text, "contributing_factor": True}]}, state, task="localize")
+        assert not verdict["passed"] and verdict["metrics"]["root_cause_entity_recall"] == 0.0, (text, verdict)
+    exact = run(name, {"entities": [{"name": "otel-demo/Service/frontend", "contributing_factor": True}]}, state,
+                task="localize")
+    assert exact["passed"] and exact["score"] == 1.0
+
+
+def test_a_wrong_object_of_the_root_causes_component_never_scores_like_the_right_one():
+    name = "sregym-wrong-service-selector-astronomy-shop"
+    state = derived(name, "faulty")
+    wrong = run(name, {"entities": [{"name": "otel-demo/Deployment/frontend", "contributing_factor": True}]}, state,
+                task="localize")
+    assert not wrong["passed"] and wrong["score"] <= 0.5, wrong
+    # all right but one of two root causes missed: not 1 either (a missed root cause counts 0)
+    ns = evaluator(name)
+    d = ns["Diagnosis"](ns["SPEC"], ns["State"](state))
+    assert d.credit([("Deployment", "otel-demo", "frontend")]) == 0.5
+
+
+@pytest.mark.parametrize("name, spellings", [
+    ("sregym-network-policy-block", ["hotel-reservation/networkpolicies/deny-all-recommendation",
+                                     "hotel-reservation/networkpolicies.networking.k8s.io/deny-all-recommendation",
+                                     "hotel-reservation/NetworkPolicy.v1.networking.k8s.io/deny-all-recommendation"]),
+    ("k8sbench-fix-rbac-wrong-resource", ["simple-rbac-setup/roles/pod-reader-role",
+                                          "simple-rbac-setup/roles.rbac.authorization.k8s.io/pod-reader-role"]),
+    ("sregym-namespace-memory-limit", ["hotel-reservation/resourcequotas/memory-limit-quota"]),
+    ("sregym-psa-restricted-blocks-recreation-hotel-reservation", ["/namespaces/hotel-reservation",
+                                                                   "hotel-reservation/Namespace/hotel-reservation"]),
+])
+def test_kinds_are_read_as_kubectl_reads_resource_names(name, spellings):
+    """Plural and group-qualified resource names, and a namespace given for a cluster-scoped object, name
+    the object as kubectl resolves them; another group's resource of that name names nothing."""
+    state = derived(name, "faulty")
+    for text in spellings:
+        verdict = run(name, {"entities": [{"name": text, "contributing_factor": True}]}, state, task="localize"
+                      if "localize" in evaluator(name)["SPEC"]["tasks"] else "diagnose")
+        assert verdict["metrics"]["root_cause_entity_recall"] == 1.0, (text, verdict["checks"])
+    namespace, kind, obj_name = spellings[0].split("/", 2)
+    wrong_group = f"{namespace}/{kind}.example.com/{obj_name}"
+    verdict = run(name, {"entities": [{"name": wrong_group, "contributing_factor": True}]}, state,
+                  task="localize" if "localize" in evaluator(name)["SPEC"]["tasks"] else "diagnose")
+    assert verdict["metrics"]["root_cause_entity_recall"] == 0.0

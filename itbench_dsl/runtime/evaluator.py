@@ -817,6 +817,20 @@ KIND_NAMES = {
 }
 
 
+_API_VERSION = re.compile(r"v[0-9]+(?:(?:alpha|beta)[0-9]+)?")
+
+
+def kind_spellings(kind):
+    """The lower-case names kubectl resolves to `kind`: the kind itself and its resource name, plural as
+    the API server's rule makes it (`networkpolicies`, `ingresses`, `jvmchaos`) or as custom resources
+    declare it (`gateways`)."""
+    lowered = kind.lower()
+    spellings = [lowered, _plural(kind)]
+    if lowered.endswith("y"):
+        spellings.append(lowered + "s")  # gateways: a custom resource's declared plural
+    return spellings
+
+
 def parse_name(text):
     """(namespace, kind, name) from `ns/Kind/name`, `/Kind/name` or `Kind/name`; kind None for a bare name."""
     parts = str(text).strip().split("/")
@@ -839,6 +853,10 @@ class Names:
         self.state = state
         self.by_name = {}
         self.kinds = {}
+        self.groups = kind_groups(spec)
+        for kind in self.groups:
+            for spelling in kind_spellings(kind):
+                self.kinds.setdefault(spelling, kind)
         for kind, namespace, name in spec["objects"]:
             self._add((kind, namespace or None, name))
         for key in state.objects:
@@ -852,11 +870,27 @@ class Names:
 
     def _add(self, key):
         self.by_name.setdefault(key[2], []).append(key)
-        self.kinds.setdefault(key[0].lower(), key[0])
+        if "." not in key[0]:  # `Kind.group`: an object of another group than its kind's (State)
+            for spelling in kind_spellings(key[0]):
+                self.kinds.setdefault(spelling, key[0])
 
     def kind_of(self, text):
-        lowered = str(text).strip().lower()
-        return KIND_NAMES.get(lowered) or self.kinds.get(lowered) or self.kinds.get(lowered.split(".")[0]) or text
+        """The kind a name's kind part means, read as kubectl reads a resource: a short name (`deploy`),
+        the kind or its resource name (singular or plural) in any case, optionally qualified by its API
+        group (`networkpolicies.networking.k8s.io`, `deployments.v1.apps`). A group that is not the
+        kind's names another resource: the text is kept, and names no object."""
+        text = str(text).strip()
+        base, _, group = text.lower().partition(".")
+        kind = KIND_NAMES.get(base) or self.kinds.get(base)
+        if kind is None:
+            return text
+        if group:
+            version, _, rest = group.partition(".")
+            if rest and _API_VERSION.fullmatch(version):
+                group = rest  # resource.version.group
+            if self.groups.get(kind, group) != group:
+                return text
+        return kind
 
     def resolve(self, text, kind_hint=None):
         """The objects `text` names, as a sorted tuple of (kind, namespace, name) keys."""
@@ -872,8 +906,9 @@ class Names:
         if kind is None and kind_hint:
             kind = kind_hint
         kind = self.kind_of(kind) if kind else None
+        # a namespace given for a cluster-scoped object is ignored, as kubectl ignores -n for it
         found = {k for k in self.by_name.get(name, ()) if (kind is None or k[0] == kind)
-                 and (namespace is None or k[1] == namespace)}
+                 and (namespace is None or k[1] == namespace or k[1] is None)}
         if not found and kind in (None, "Pod"):
             found = self._offline_pod(namespace, name)
         return found
