@@ -225,7 +225,9 @@ class Run:
         outcome = Outcome(self.bundle.scenario, self.run_id, self.folder, "failed")
         started = time.monotonic()
         try:
+            # what is run, first: `itbench score` counts a run that dies before run.json by it
             self.log("run", "start", attempt=prior.attempts + 1, bundle=str(self.bundle.path),
+                     scenario=self.bundle.scenario, tasks=list(self.bundle.requires.get("tasks") or []),
                      message=f"attempt {prior.attempts + 1}")
             self.created, self.injected, self.injected_at = list(prior.created), prior.injected, prior.injected_at
             self.answered_at = prior.answered_at
