@@ -841,6 +841,7 @@ def parse_name(text):
     return None, None, parts[0]
 
 
+_GENERATED = re.compile(r"[bcdfghjklmnpqrstvwxz2456789]{5}")  # apimachinery's names.SimpleNameGenerator suffix
 _POD_HASH = re.compile(r"[a-z0-9]{6,10}")
 _POD_SUFFIX = re.compile(r"[a-z0-9]{5}")
 
@@ -867,6 +868,7 @@ class Names:
         self.static = [w for w in spec["workloads"] if w["kind"] == "Pod"]
         self.cache = {}
         self.owners = {}
+        self.spawners = {}  # (experiment kind, namespace) -> the Schedules that spawn such experiments there
 
     def _add(self, key):
         self.by_name.setdefault(key[2], []).append(key)
@@ -911,6 +913,37 @@ class Names:
                  and (namespace is None or k[1] == namespace or k[1] is None)}
         if not found and kind in (None, "Pod"):
             found = self._offline_pod(namespace, name)
+        if not found and self.spawners:
+            found = self._offline_spawned(namespace, kind, name)
+        return found
+
+    def add_spawner(self, kind, namespace, schedule):
+        self.spawners.setdefault((kind, namespace), []).append(schedule)
+
+    def spawner(self, key):
+        """The Schedule that spawned an experiment named `<schedule>-<5 random characters>` (Kubernetes'
+        name generator, which Chaos Mesh's schedule controller uses), when the state does not say another
+        owner; None for any other object."""
+        for schedule in self.spawners.get((key[0], key[1]), ()):
+            if key[2].startswith(schedule + "-") and _GENERATED.fullmatch(key[2][len(schedule) + 1:]):
+                obj = self.state.objects.get(key)
+                meta = obj.get("metadata") if isinstance(obj, dict) else None
+                refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
+                if isinstance(refs, list) and refs and not any(
+                        isinstance(r, dict) and r.get("kind") == "Schedule" and r.get("name") == schedule for r in refs):
+                    continue  # owned by something else
+                return schedule
+        return None
+
+    def _offline_spawned(self, namespace, kind, name):
+        """An experiment a Schedule spawned, named as the controller names them: only where the state did
+        not capture that kind there (where it did, an experiment it lacks does not exist)."""
+        found = set()
+        for (k, ns), schedules in self.spawners.items():
+            if (kind is not None and k != kind) or (namespace is not None and ns != namespace) or self.state.has(ns, k):
+                continue
+            if self.spawner((k, ns, name)) is not None:
+                found.add((k, ns, name))
         return found
 
     def _offline_pod(self, namespace, name):
@@ -997,6 +1030,13 @@ class Diagnosis:
         self.true_components = {g["component"] for g in truth["groups"] if g.get("root_cause")}
         self._hops = self._distances(self.true_components)
         self.services = {(s["namespace"], s["name"]): s["component"] for s in spec["services"]}
+        # a Schedule and the experiments it spawns are one fault: (kind, namespace, name) -> the keys it stands for
+        self.scheduled = {}
+        for schedule in truth.get("schedules") or []:
+            ns, name = schedule["namespace"], schedule["name"]
+            for kind in schedule["kinds"]:
+                self.scheduled[("Schedule", ns, name)] = self.scheduled.get(("Schedule", ns, name), ()) + ((kind, ns, name),)
+                self.names.add_spawner(kind, ns, name)
 
     def _distances(self, sources):
         dist = {s: 0 for s in sources}
@@ -1016,6 +1056,8 @@ class Diagnosis:
         group; for a workload no group names, the group of its pods (their controller stands for them,
         as when the fault leaves the workload with no pod to name)."""
         found = list(self.by_object.get(key, ()))
+        for other in self._spawned(key):
+            found += [g for g in self.by_object.get(other, ()) if g not in found]
         if key[0] == "Pod":
             owner = self.names.owner(key)
             if owner is not None:
@@ -1023,6 +1065,19 @@ class Diagnosis:
         elif not found and key[0] in ("Deployment", "StatefulSet"):
             found = list(self.by_owner.get((key[1], key[2]), ()))
         return found
+
+    def _spawned(self, key):
+        """The keys a Schedule's objects stand for: the Schedule its experiment (the one the scenario names
+        after it) and that experiment its Schedule; an experiment the Schedule spawned (`<schedule>-<5>`,
+        owned by it in the state) both."""
+        if key in self.scheduled:
+            return self.scheduled[key]
+        spawner = self.names.spawner(key)
+        if spawner is not None:
+            return ((key[0], key[1], spawner), ("Schedule", key[1], spawner))
+        if ("Schedule", key[1], key[2]) in self.scheduled and key in self.scheduled[("Schedule", key[1], key[2])]:
+            return (("Schedule", key[1], key[2]),)
+        return ()
 
     def named(self, text):
         """(the objects a name refers to, the classes of the groups they belong to); a group id (ITBench's
@@ -1048,6 +1103,9 @@ class Diagnosis:
     def component(self, key):
         if key[0] == "group":
             return self.groups[key[1]]["component"]
+        spawner = self.names.spawner(key)
+        if spawner is not None:
+            key = (key[0], key[1], spawner)
         if key[0] in ("Deployment", "StatefulSet"):
             return key[2]
         if key[0] == "Pod":
@@ -1126,6 +1184,15 @@ class Diagnosis:
 
     def node(self, text):
         keys, classes = self.named(text)
+        if not keys:
+            # a pod the state no longer holds (replaced since the agent saw it), named as its workload names
+            # pods: on the chain, which spreads between components, it is a node of its workload's component
+            # (a name of a real pod of that workload would be the same node, so a made-up one gains nothing)
+            namespace, kind, name = parse_name(text)
+            if self.names.kind_of(kind) in ("Pod",) if kind else True:
+                w = owner_from_name(name, namespace, self.names.workloads, self.names.static)
+                if w is not None:
+                    classes = {self.klass[g] for g in self.groups_of(("Pod", w["namespace"], name))}
         if classes:
             return sorted(classes)[0]
         # an endpoint that names no group keeps its own identity (one per object): it can only lower the score
@@ -1161,13 +1228,13 @@ def edge_stats(truth, predicted):
     lowers the recall. An edge the answer gives in both directions (A -> B and B -> A, where the truth
     does not) says the spread went both ways: a contradiction, credited in neither direction."""
     true_edges, said = contracted_edges(truth), contracted_edges(predicted)
-    # a truth that goes both ways (a cycle through two components) is no contradiction when said both ways
-    contradicted = {(a, b) for a, b in said if (b, a) in said and not {(a, b), (b, a)} <= true_edges}
-    hits = len((true_edges & said) - contradicted)
+    # a truth edge said also backwards (where the truth is no cycle through the two) is contradicted
+    contradicted = {(a, b) for a, b in true_edges & said if (b, a) in said and (b, a) not in true_edges}
+    hits = len(true_edges & said) - len(contradicted)
     if not hits:
-        return 0.0, 0.0, 0.0, len(contradicted) // 2
+        return 0.0, 0.0, 0.0, len(contradicted)
     precision, recall = hits / len(said), hits / len(true_edges)
-    return precision, recall, 2 * precision * recall / (precision + recall), len(contradicted) // 2
+    return precision, recall, 2 * precision * recall / (precision + recall), len(contradicted)
 
 
 def edge_f1(truth, predicted):
