@@ -1145,3 +1145,56 @@ def test_kinds_are_read_as_kubectl_reads_resource_names(name, spellings):
     verdict = run(name, {"entities": [{"name": wrong_group, "contributing_factor": True}]}, state,
                   task="localize" if "localize" in evaluator(name)["SPEC"]["tasks"] else "diagnose")
     assert verdict["metrics"]["root_cause_entity_recall"] == 0.0
+
+
+def test_a_schedule_and_the_experiments_it_spawns_are_one_fault():
+    """Chaos Mesh's schedule controller names each experiment `<schedule>-<5 characters of Kubernetes' name
+    generator>`, owned by the Schedule: naming the Schedule or its real child is the root cause; a name of
+    another shape, or a child the state shows does not exist, is not."""
+    name = "otel-ad-jvm-heap-stress"
+    state = derived(name, "faulty")
+    answer = perfect(name)
+
+    def named(text, st=state):
+        entities = [{"name": text, "contributing_factor": True}]
+        return diagnose(name, dict(answer, entities=entities), st)["metrics"]["root_cause_entity_recall"]
+
+    assert named("chaos-mesh/Schedule/ad-jvm-chaos") == 1.0
+    assert named("chaos-mesh/schedules.chaos-mesh.org/ad-jvm-chaos") == 1.0
+    assert named("chaos-mesh/JVMChaos/ad-jvm-chaos-x7k2p") == 1.0  # the state did not capture JVMChaos
+    assert named("chaos-mesh/JVMChaos/ad-jvm-chaos-x7k2pq") == 0.0
+    assert named("chaos-mesh/JVMChaos/ad-jvm-chaos-aeiou") == 0.0  # no vowels in generated names
+    assert named("chaos-mesh/StressChaos/ad-jvm-chaos-x7k2p") == 0.0
+    schedule = obj(state, "Schedule", "ad-jvm-chaos")
+    child = {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "JVMChaos",
+             "metadata": {"name": "ad-jvm-chaos-x7k2p", "namespace": "chaos-mesh", "labels": {"managed-by": "ad-jvm-chaos"},
+                          "ownerReferences": [{"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "Schedule",
+                                               "name": "ad-jvm-chaos", "uid": schedule["metadata"].get("uid", "u"),
+                                               "controller": True}]},
+             "spec": schedule["spec"]["jvmChaos"]}
+    live = copy.deepcopy(state)
+    live["resources"]["items"].append(child)
+    live["captured"] = sorted(set(live.get("captured", [])) | {"chaos-mesh/JVMChaos"})
+    assert named("chaos-mesh/JVMChaos/ad-jvm-chaos-x7k2p", live) == 1.0
+    assert named("chaos-mesh/JVMChaos/ad-jvm-chaos-b4d9z", live) == 0.0  # captured, and not there
+
+
+def test_two_root_causes_of_two_schedules_are_each_found():
+    """Each fault of a two-schedule scenario is its own root cause: naming both Schedules is exact."""
+    name = "otel-valkey-cart-stress-and-network-delay"
+    groups = [g for g in evaluator(name)["SPEC"]["diagnosis"]["groups"] if g["root_cause"]]
+    assert len({(g["kind"], g["namespace"], g["name"]) for g in groups}) == len(groups)
+    both = dict(perfect(name), entities=[{"name": f"chaos-mesh/Schedule/{s}", "contributing_factor": True}
+                                         for s in ("valkey-cart-stress-chaos", "valkey-cart-network-delay")])
+    verdict = diagnose(name, both)
+    assert verdict["metrics"]["root_cause_entity_recall"] == 1.0
+    assert verdict["metrics"]["root_cause_entity_precision"] == 1.0
+
+
+def test_json_integers_of_any_length_and_time_fractions_of_any_length_are_read():
+    ns = evaluator("otel-checkout-nonexistent-image")
+    assert ns["loads"]('{"a": ' + "9" * 5000 + "}")["a"] == float("inf")
+    assert ns["loads"]('{"a": 12}')["a"] == 12
+    assert ns["rfc3339"]("2026-03-01T10:01:00.1234567890Z") == ns["rfc3339"]("2026-03-01T10:01:00.123456Z")
+    assert ns["rfc3339"]("2026-03-01T10:01:00." + "5" * 40 + "+01:00") is not None
+    assert ns["rfc3339"]("2026-03-01T10:01:00.Z") is None

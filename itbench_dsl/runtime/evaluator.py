@@ -420,7 +420,7 @@ def parse_text(text, form):
             return InvalidValue("not valid YAML (as the evaluator reads it)")
         return documents[0] if len(documents) == 1 else InvalidValue("not one YAML document")
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_json_int)
     except (ValueError, RecursionError):
         return InvalidValue("not valid JSON")
 
@@ -2324,7 +2324,8 @@ NULL_ANSWER = _Null()
 MAX_ANSWER_TEXT = 200  # characters of an answer's label or time: longer is no label, and is never read further
 # the tasks graded on the agent's answer; the others read the cluster's state (or, CISO, the policy)
 ANSWER_TASKS = ("diagnose", "detect", "localize", "analyze")
-_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:\d{2})")
+# RFC 3339's time-secfrac is "." 1*DIGIT: a fraction of any length (read to the microsecond)
+_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})")
 
 
 def label_key(text):
@@ -2337,7 +2338,7 @@ def rfc3339(text):
     """An RFC 3339 time (`2025-06-01T12:00:00Z`, an offset or `Z` required) as POSIX seconds; None otherwise."""
     import datetime
 
-    if not isinstance(text, str) or len(text) > 64:
+    if not isinstance(text, str) or len(text) > 1024:
         return None
     match = _RFC3339.fullmatch(text.strip())
     if match is None:
@@ -2817,9 +2818,15 @@ def _unique_keys(pairs):
     return out
 
 
+def _json_int(text):
+    """A JSON integer: JSON sets no limit on its digits, Python's str-to-int conversion does (4300); one
+    longer than that is read as the nearest float (infinity), never refused as "not JSON"."""
+    return int(text) if len(text) <= 4000 else float(text)
+
+
 def loads(text):
-    """JSON text as the evaluator reads every input: keys unique (_unique_keys)."""
-    return json.loads(text, object_pairs_hook=_unique_keys)
+    """JSON text as the evaluator reads every input: keys unique (_unique_keys), integers of any length."""
+    return json.loads(text, object_pairs_hook=_unique_keys, parse_int=_json_int)
 
 
 def _load_json(path, what):
@@ -2854,7 +2861,7 @@ def _load_artifact(path):
     if path.endswith(".rego"):
         return ("rego", text)
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_json_int)
         docs = data if isinstance(data, list) else [data]
     except RecursionError:
         raise InputError(f"the artefact {path} is nested too deeply")
