@@ -21,9 +21,13 @@ scenario's own plan, each with the verdict it must get:
   (`probe "x" stdout contains "..."`): the probe's result absent (refused), not a result, a field
   missing, null or of another type, a wrong exit code, output without the text or holding it only past
   what is read of a huge output, the text inside a longer token for an exact test (fail).
-* diagnosis: the perfect answer, with extra spellings of the same objects, in ITBench's 2025
-  shape, with every edge given twice (pass); no answer, no `entities`, the root cause alone without
-  its propagation, the chain reversed, one invented edge out of the root cause for the chain, a
+* diagnosis: the perfect answer, with extra spellings of the same objects (also kubectl's plural and
+  group-qualified resource names), in ITBench's 2025 shape, with every edge given twice, a Schedule's
+  fault named by the Schedule or an experiment it spawned (pass); no answer, no `entities`, the root
+  cause alone without its propagation, the chain reversed, the chain given in both directions, a
+  fan-out of guesses from its first node, a bare name that also names an object that is no root cause,
+  a wrong object of the root cause's own component (below the right answer's score), a spawned
+  experiment's name of another shape, one invented edge out of the root cause for the chain, a
   sibling that shares the root cause's name as a prefix, the name of an object that exists nowhere,
   a pod named like the root cause's pods that the state does not hold, a flood of every object, a
   wrong object spelled many ways (fail or unusable).
