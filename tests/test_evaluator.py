@@ -1198,3 +1198,32 @@ def test_json_integers_of_any_length_and_time_fractions_of_any_length_are_read()
     assert ns["rfc3339"]("2026-03-01T10:01:00.1234567890Z") == ns["rfc3339"]("2026-03-01T10:01:00.123456Z")
     assert ns["rfc3339"]("2026-03-01T10:01:00." + "5" * 40 + "+01:00") is not None
     assert ns["rfc3339"]("2026-03-01T10:01:00.Z") is None
+
+
+def test_a_pod_the_agent_saw_and_the_fix_replaced_is_still_the_object_it_named():
+    """Graded against the state after the fix, the crash-looping pod the agent named is gone; the state's
+    `incident` (the pods as the agent found them) keeps it nameable. A pod in neither names nothing."""
+    name = "sregym-liveness-probe-misconfiguration-hotel-reservation"
+    faulty, solved = derived(name, "faulty"), derived(name, "solved")
+    pods = [o for o in faulty["resources"]["items"] if o["kind"] == "Pod"
+            and o["metadata"]["name"].startswith("recommendation-")]
+    gone = [p for p in pods if not any(o["kind"] == "Pod" and o["metadata"]["name"] == p["metadata"]["name"]
+                                       for o in solved["resources"]["items"])]
+    if not gone:  # the derived solved state keeps the pod names: make the fix replace them
+        solved["resources"]["items"] = [o for o in solved["resources"]["items"] if o not in pods or
+                                        not o["metadata"]["name"].startswith("recommendation-")]
+        gone = pods
+    assert gone
+    pod = gone[0]["metadata"]["name"]
+    answer = {"entities": [{"name": "hotel-reservation/Deployment/recommendation", "contributing_factor": True},
+                           {"name": f"hotel-reservation/Pod/{pod}", "contributing_factor": True}]}
+    without = run(name, answer, solved, task="localize")
+    assert not without["passed"], without["checks"]
+    with_incident = dict(solved, incident={"at": "2026-03-01T10:00:00Z", "resources": {"kind": "List",
+                                                                                         "items": faulty["resources"]["items"]}})
+    verdict = run(name, answer, with_incident, task="localize")
+    assert verdict["passed"] and verdict["score"] == 1.0, verdict["checks"]
+    ghost = dict(answer, entities=answer["entities"][:1] + [{"name": "hotel-reservation/Pod/recommendation-5f7d9c8b6d-zzzzz",
+                                                             "contributing_factor": True}])
+    assert not run(name, ghost, with_incident, task="localize")["passed"]
+    assert "incident" in refused(name, answer, dict(solved, incident={"resources": 3}), task="localize")

@@ -225,6 +225,9 @@ def test_a_run_killed_before_run_json_is_scored_by_the_tasks_its_timeline_names(
     outcome = Run(loaded, options(server, tmp_path, f"{sys.executable} {script}"), progress=None).execute()
     start = events(outcome.folder)[0]
     assert (start["phase"], start["event"], start["scenario"]) == ("run", "start", loaded.scenario)
+    # the pods as the agent found them, which an answer may name after the fix replaced them
+    incident = json.loads((outcome.folder / "state.json").read_text())["incident"]
+    assert any(o["kind"] == "Pod" for o in incident["resources"]["items"]) and incident["at"]
     (outcome.folder / "run.json").unlink()
     (outcome.folder / "verdict.json").unlink()
     trials = load_verdicts(tmp_path / "results")

@@ -208,6 +208,7 @@ class Run:
         self._answer_seen: tuple[str, str] | None = None  # (digest, first seen) of the detection answer's content
         self.policies_before: list[Ref] | None = None  # CISO: what the agent's policies are told apart from
         self.fixed_at: str | None = None  # when the agent's work ended: the state's `fixed_at`
+        self.incident: dict | None = None  # the workloads and pods as the agent found them: the state's `incident`
 
     # -- the whole run --------------------------------------------------------------------------------
 
@@ -524,6 +525,11 @@ class Run:
         self.log("handover", "step", action="workspace", step=f"workspace {workspace}")
 
     def run_agent(self) -> None:
+        if {"diagnose", "localize"} & set(self.bundle.requires.get("tasks") or ()) and self.bundle.domain == "sre":
+            # what the agent finds: the pods it may name, which its fix may replace before the capture
+            self.incident = observe(self.cluster, self.bundle, _now())
+            self.log("agent", "step", action="incident", count=len(self.incident["resources"]["items"]),
+                     step=f"{len(self.incident['resources']['items'])} workloads and pods as the agent finds them")
         workspace = self.workspace.resolve()
         env = dict(os.environ, KUBECONFIG=str(workspace / "kubeconfig.yaml"), ITBENCH_WORKSPACE=str(workspace),
                    ITBENCH_PROMPT=str(workspace / "prompt.md"), ITBENCH_SCENARIO=self.bundle.scenario)
@@ -666,6 +672,8 @@ class Run:
             state["fixed_at"] = self.fixed_at
         if observations:
             state["observations"] = observations
+        if self.incident is not None:
+            state["incident"] = self.incident
         if self.bundle.requires.get("policyReports") and self.policies_before is not None:
             # the agent's policies (those not there before it): what the policy task grades, not another's
             state["gradedPolicies"] = sorted({r.name for r in self._policies() if r not in self.policies_before})

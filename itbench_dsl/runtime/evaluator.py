@@ -276,6 +276,7 @@ class State:
             if self.fixed_at is None:
                 raise InputError("the state's `fixed_at` must be an RFC 3339 time with a zone (2026-01-01T10:00:00Z)")
         self.observations = _observations(state.get("observations"), self.fixed_at, groups)
+        self.incident = _incident(state.get("incident"))
 
     def get(self, ref):
         return self.objects.get((ref["kind"], ref.get("namespace") or None, ref["name"]))
@@ -294,6 +295,31 @@ class State:
 
 
 MAX_OBSERVATIONS = 100  # earlier captures a state may carry
+
+
+def _incident(value):
+    """`incident` (optional): the workloads and pods as the agent found them when it started
+    ({"at", "resources": List}), by (kind, namespace, name): what an answer's names may refer to besides
+    the final state's objects (a crash-looping pod the fix has since replaced)."""
+    if value is None:
+        return {}
+    resources = value.get("resources") if isinstance(value, dict) else None
+    items = resources.get("items") if isinstance(resources, dict) else None
+    if not isinstance(items, list) or (value.get("at") is not None and rfc3339(value.get("at")) is None):
+        raise InputError("the state's `incident` must be {\"at\": RFC 3339 time, \"resources\": a `kubectl get -o "
+                         "json` List}")
+    out = {}
+    for item in items[:MAX_INCIDENT_OBJECTS]:
+        meta = item.get("metadata") if isinstance(item, dict) else None
+        if not isinstance(meta, dict):
+            raise InputError("every item of the state's `incident` must be a Kubernetes object with metadata")
+        key = (str(item.get("kind", "")), str(meta["namespace"]) if meta.get("namespace") else None,
+               str(meta.get("name", "")))
+        out.setdefault(key, item)
+    return out
+
+
+MAX_INCIDENT_OBJECTS = 100000
 
 
 def _observations(value, fixed_at, groups):
@@ -862,6 +888,9 @@ class Names:
             self._add((kind, namespace or None, name))
         for key in state.objects:
             self._add(key)
+        for key in state.incident:  # objects the agent saw, since replaced (a crash-looping pod): names refer to them
+            if key not in state.objects:
+                self._add(key)
         self.workloads = {}
         for w in spec["workloads"]:
             self.workloads.setdefault(w["name"], []).append(w)
@@ -959,7 +988,7 @@ class Names:
         if key in self.owners:
             return self.owners[key]
         found = None
-        pod = self.state.objects.get(key)
+        pod = self.state.objects.get(key) or self.state.incident.get(key)
         meta = pod.get("metadata") if isinstance(pod, dict) else None
         for ref in (meta.get("ownerReferences") or []) if isinstance(meta, dict) else ():
             if not isinstance(ref, dict):
