@@ -23,7 +23,8 @@ scenario's own plan, each with the verdict it must get:
   what is read of a huge output, the text inside a longer token for an exact test (fail).
 * diagnosis: the perfect answer, with extra spellings of the same objects (also kubectl's plural and
   group-qualified resource names), in ITBench's 2025 shape, with every edge given twice, a Schedule's
-  fault named by the Schedule or an experiment it spawned (pass); no answer, no `entities`, the root
+  fault named by the Schedule or an experiment it spawned, its pods replaced by the fix and kept in the
+  state's `incident` (pass); no answer, no `entities`, the root
   cause alone without its propagation, the chain reversed, the chain given in both directions, a
   fan-out of guesses from its first node, a bare name that also names an object that is no root cause,
   a wrong object of the root cause's own component (below the right answer's score), a spawned
@@ -1265,6 +1266,7 @@ def _diagnosis_cases(scenario, spec, derived) -> Iterator[Case]:
                    answer={"entities": perfect["entities"], "propagations": []}, state=faulty)
         yield from _chain_cases(spec, perfect, faulty)
     yield from _ghost_pod_cases(spec, perfect, faulty)
+    yield from _replaced_pod_cases(perfect, faulty)
 
 
 def _chain_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
@@ -1301,6 +1303,31 @@ def _chain_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
                        answer={**perfect, "propagations": guesses}, state=faulty)
     yield Case("the perfect diagnosis with every edge given twice", "diagnose", PASS,
                answer={**perfect, "propagations": edges + copy.deepcopy(edges)}, state=faulty, score=1.0)
+
+
+def _replaced_pod_cases(perfect: dict, faulty: dict, task: str = "diagnose") -> Iterator[Case]:
+    """The pods the answer names, replaced by the fix before the capture (each renamed, as a new pod of its
+    ReplicaSet is), with the state's `incident` holding them as the agent found them: the perfect answer
+    still passes (the pods existed; graded against the final state alone they would name nothing)."""
+    named = {e["name"] for e in perfect["entities"]} | {p[k] for p in perfect.get("propagations", [])
+                                                        for k in ("source", "target")}
+    state = copy.deepcopy(faulty)
+    replaced = False
+    for item in state["resources"]["items"]:
+        meta = item["metadata"]
+        if item.get("kind") != "Pod" or f"{meta.get('namespace')}/Pod/{meta['name']}" not in named:
+            continue
+        base, _, suffix = meta["name"].rpartition("-")
+        if not base:
+            continue
+        meta["name"] = f"{base}-{'q8w2m' if suffix != 'q8w2m' else 'b4d9z'}"
+        replaced = True
+    if not replaced:
+        return
+    state["incident"] = {"at": "2026-01-01T00:05:00Z",
+                         "resources": {"kind": "List", "items": copy.deepcopy(faulty["resources"]["items"])}}
+    yield Case("the perfect answer, its pods replaced by the fix and kept in the state's `incident`"
+               + ("" if task == "diagnose" else f" ({task})"), task, PASS, answer=perfect, state=state, score=1.0)
 
 
 def _ghost_pod_cases(spec: dict, perfect: dict, faulty: dict, task: str = "diagnose") -> Iterator[Case]:
@@ -1765,6 +1792,7 @@ def _task_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
         if perfect["entities"]:
             yield from _naming_cases("localize", "localization", spec, perfect, faulty)
             yield from _ghost_pod_cases(spec, perfect, faulty, "localize")
+            yield from _replaced_pod_cases(perfect, faulty, "localize")
         yield Case("a localization without entities", "localize", FAIL, answer={"causes": []})
     if "analyze" in posed and spec.get("analysis"):
         truth = {k: spec["analysis"][k] for k in ("system_level", "fault_type")}
