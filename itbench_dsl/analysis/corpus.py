@@ -1488,12 +1488,14 @@ def _filled(template: dict, truth: dict) -> dict:
 
 
 def _chain_nodes(spec: dict) -> list:
-    truth = spec["diagnosis"]
-    klass = {}
-    for index, ids in enumerate(truth["aliases"] or []):
-        for gid in ids:
-            klass.setdefault(gid, index)
-    return [p for p in truth["propagations"] if klass.get(p["source"], p["source"]) != klass.get(p["target"], p["target"])]
+    """The truth's propagations between two nodes of the chain as the evaluator contracts it (groups joined
+    by alias and by component): empty when there is no chain to grade."""
+    from ..runtime.evaluator import EMPTY_STATE, Diagnosis, State
+
+    diagnosis = Diagnosis(spec, State(EMPTY_STATE))
+    chain = diagnosis._chain_nodes()
+    return [p for p in spec["diagnosis"]["propagations"]
+            if chain[diagnosis.klass[p["source"]]] != chain[diagnosis.klass[p["target"]]]]
 
 
 def _sibling(spec: dict, kind: str, name: str) -> str | None:

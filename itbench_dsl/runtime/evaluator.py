@@ -1211,7 +1211,29 @@ class Diagnosis:
 
     # propagation chains -------------------------------------------------------------------------------
 
+    def _chain_nodes(self):
+        """The chain's nodes: the groups joined by alias and by component (a workload, its pods and its
+        Service are one node of the spread, whichever of them the truth's edges name), as
+        {class id or "component:NAME": its node}."""
+        if getattr(self, "_chain", None) is None:
+            parent = {}
+
+            def find(x):
+                parent.setdefault(x, x)
+                while parent[x] != x:
+                    parent[x] = parent[parent[x]]
+                    x = parent[x]
+                return x
+
+            for g in self.groups.values():
+                a, b = find(self.klass[g["id"]]), find("component:" + str(g["component"]))
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+            self._chain = {x: find(x) for x in list(parent)}
+        return self._chain
+
     def node(self, text):
+        chain = self._chain_nodes()
         keys, classes = self.named(text)
         if not keys:
             # a pod the state no longer holds (replaced since the agent saw it), named as its workload names
@@ -1221,23 +1243,46 @@ class Diagnosis:
             if self.names.kind_of(kind) in ("Pod",) if kind else True:
                 w = owner_from_name(name, namespace, self.names.workloads, self.names.static)
                 if w is not None:
-                    classes = {self.klass[g] for g in self.groups_of(("Pod", w["namespace"], name))}
-        if classes:
-            return sorted(classes)[0]
-        # an endpoint that names no group keeps its own identity (one per object): it can only lower the score
+                    keys = (("Pod", w["namespace"], name),)
+        nodes = {chain[c] for c in classes}
+        for key in keys:  # an object of a component the truth's groups stand for is that component's node
+            found = chain.get("component:" + str(self.component(key)))
+            if found is not None:
+                nodes.add(found)
+        if len(nodes) == 1:
+            return nodes.pop()
+        # an endpoint that names no group, or several nodes at once, keeps its own identity: it can only lower
+        # the score
         return "?" + (json.dumps(keys) if keys else text.strip().lower())
 
     def chain_stats(self, output):
-        """(precision, recall, F1, edges said both ways) of the answer's chain, None when there is none to grade."""
-        truth = [(self.klass[p["source"]], self.klass[p["target"]]) for p in self.spec["diagnosis"]["propagations"]]
-        if not any(a != b for a, b in truth):  # no chain between components: nothing to grade
+        """(precision, recall, F1, edges said both ways) of the answer's chain, None when there is none to grade.
+        The truth's edges graded are those the spread takes from a root cause (reachable from one along the
+        truth's edges); an edge of the truth no root cause reaches is neither required nor counted against an
+        answer that gives it."""
+        chain = self._chain_nodes()
+        edges = [(chain[self.klass[p["source"]]], chain[self.klass[p["target"]]])
+                 for p in self.spec["diagnosis"]["propagations"]]
+        truth = [(a, b) for a, b in edges if a != b]
+        if not truth:  # no chain between components: nothing to grade
             return None
+        reached = {chain[c] for c in self.true_classes}
+        grew = True
+        while grew:
+            grew = False
+            for a, b in truth:
+                if a in reached and b not in reached:
+                    reached.add(b)
+                    grew = True
+        on_path = [(a, b) for a, b in truth if a in reached]
+        off_path = set(truth) - set(on_path) if on_path else set()
+        truth = on_path or truth
         predicted = []
         for p in output.get("propagations") or []:  # every one (at most MAX_EDGES): a flood lowers the precision
             if not isinstance(p, dict):
                 continue
             predicted.append((self.node(str(p.get("source", ""))), self.node(str(p.get("target", "")))))
-        return edge_stats(truth, predicted)
+        return edge_stats(truth, [e for e in predicted if e not in off_path])
 
     def chain_f1(self, output):
         graded = self.chain_stats(output)
