@@ -1227,3 +1227,24 @@ def test_a_pod_the_agent_saw_and_the_fix_replaced_is_still_the_object_it_named()
                                                              "contributing_factor": True}])
     assert not run(name, ghost, with_incident, task="localize")["passed"]
     assert "incident" in refused(name, answer, dict(solved, incident={"resources": 3}), task="localize")
+
+
+def test_the_chain_is_graded_on_the_spread_from_the_root_cause_between_components():
+    """ITBench's truth for product-catalog lists checkout's fan-out, which no edge from the root cause reaches,
+    and names the root's pods where an answer names its Service: the spread from the root cause, node by
+    component, is what is graded; an answer that follows it passes."""
+    name = "otel-product-catalog-nonexistent-image"
+    natural = {"entities": [{"name": "otel-demo/Deployment/product-catalog", "contributing_factor": True}],
+               "propagations": [{"source": "otel-demo/Deployment/product-catalog", "target": "otel-demo/Service/product-catalog"},
+                                {"source": "otel-demo/Service/product-catalog", "target": "otel-demo/Service/frontend"},
+                                {"source": "otel-demo/Service/product-catalog", "target": "otel-demo/Service/recommendation"},
+                                {"source": "otel-demo/Service/frontend", "target": "otel-demo/Service/frontend-proxy"}]}
+    verdict = diagnose(name, natural)
+    assert verdict["passed"] and verdict["metrics"]["propagation_chain"] == 1.0, verdict["checks"]
+    # checkout's own fan-out is off the path: neither required nor counted against the answer
+    with_side = dict(natural, propagations=natural["propagations"] + [
+        {"source": "otel-demo/Service/checkout", "target": "otel-demo/Service/payment"}])
+    assert diagnose(name, with_side)["metrics"]["propagation_chain"] == 1.0
+    # the spread reversed still fails
+    reversed_ = dict(natural, propagations=[dict(p, source=p["target"], target=p["source"]) for p in natural["propagations"]])
+    assert not diagnose(name, reversed_)["passed"]

@@ -1303,6 +1303,19 @@ def _chain_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
                        answer={**perfect, "propagations": guesses}, state=faulty)
     yield Case("the perfect diagnosis with every edge given twice", "diagnose", PASS,
                answer={**perfect, "propagations": edges + copy.deepcopy(edges)}, state=faulty, score=1.0)
+    # the spread from the root cause alone: an edge of the truth no root cause reaches is not required
+    reached = {diagnosis._chain_nodes()[c] for c in diagnosis.true_classes}
+    grew = True
+    while grew:
+        grew = False
+        for a, b in truth:
+            if a in reached and b not in reached:
+                reached.add(b)
+                grew = True
+    on_path = [e for e in edges if node[e["source"]] in reached]
+    if on_path and any(node[e["source"]] != node[e["target"]] for e in on_path) and len(on_path) < len(edges):
+        yield Case("the perfect diagnosis with only the edges a root cause reaches", "diagnose", PASS,
+                   answer={**perfect, "propagations": on_path}, state=faulty, score=1.0)
 
 
 def _replaced_pod_cases(perfect: dict, faulty: dict, task: str = "diagnose") -> Iterator[Case]:
