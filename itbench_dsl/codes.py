@@ -602,6 +602,17 @@ State the band the optimum passes (`>= 18Mi` and `<= 22Mi`) or leave the figure 
 name the hidden field too (a predicate or an optimum then decides it). Allow it per scenario with
 `metadata { lint_allow = ["W2012"] }` when the difference is meant.
 """),
+        _c("W2013", "root-cause groups of one object", """
+Two `root_cause` groups stand for one object (the same kind, namespace and name, or the pods of one
+workload): an answer naming that object is credited with both root causes, and the object the second
+group was meant for (another fault's Schedule, say) is never graded. Point each group at its own
+fault's object.
+
+    group "stress-1" schedule "cart-stress"
+    group "delay-1" schedule "cart-stress"      # meant: schedule "cart-delay"
+    root_cause group "stress-1"
+    root_cause group "delay-1"                  # W2013
+"""),
         _c("W2009", "a solution step cannot be replayed", """
 `itbench check` replays each solution's commands on the faulty state to show that the solution
 mitigates (E4006, W2010). This step's command cannot be replayed: an interactive editor (`kubectl

@@ -130,15 +130,15 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
             d = spec["diagnosis"]
             roots = [g["component"] for g in d["groups"] if g["root_cause"]]
             add("diagnosis.root_cause", TRUTH, None, "the root cause named exactly: " + ", ".join(roots))
-            klass = {}
-            for index, ids in enumerate(d["aliases"] or []):  # aliases join groups of one component
-                for gid in ids:
-                    klass.setdefault(gid, f"alias{index}")
-            edges = [(klass.get(p["source"], p["source"]), klass.get(p["target"], p["target"])) for p in d["propagations"]]
-            if any(a != b for a, b in edges):  # a chain between components: graded (else nothing to grade)
+            from .runtime.evaluator import CHAIN_PASS, EMPTY_STATE, Diagnosis, State
+
+            # the chain as the evaluator grades it: nodes joined by alias and component, edges a root cause reaches
+            edges = Diagnosis(spec, State(EMPTY_STATE)).chain_stats({"propagations": []})
+            if edges is not None:  # a chain between components: graded (else nothing to grade)
                 add("diagnosis.propagation", TRUTH, None,
-                    f"the propagation chain ({len(edges)} edge(s) of the ground truth) followed, F1 from the "
-                    "evaluator's pass mark")
+                    f"the propagation chain ({len(d['propagations'])} edge(s) of the ground truth) followed in its "
+                    f"direction: at least {CHAIN_PASS:g} of the edges a root cause reaches given, and more than "
+                    f"{CHAIN_PASS:g} of the edges given right")
         if task == "diagnose" and spec.get("finops"):
             names = sorted({_ref(r) for group in spec["finops"]["findings"] for r in group})
             add("finops.resource", TRUTH, None, "the wasteful objects named, each fault's: " + ", ".join(names))

@@ -137,12 +137,12 @@ def test_it_catches_an_evaluator_that_trusts_the_pods_status(monkeypatch):
 def test_it_catches_a_chain_graded_without_direction(monkeypatch):
     """The old rule: common subsequences of paths credited a reversed chain, or one junk edge out of the root
     cause, with one node of two (0.5, a pass)."""
-    original = runtime.edge_f1
+    original = runtime.edge_stats
 
     def undirected(truth, predicted):
         return original(truth + [(b, a) for a, b in truth], predicted + [(b, a) for a, b in predicted])
 
-    monkeypatch.setattr(runtime, "edge_f1", undirected)
+    monkeypatch.setattr(runtime, "edge_stats", undirected)
     problems = dict(_problems("otel-checkout-nonexistent-image"))
     assert "the propagation chain reversed (must fail): it passed it" in problems["E4005"]
 

@@ -499,7 +499,8 @@ def test_neighbours_get_partial_credit():
     name = "otel-shipping-quote-address"
     near = diagnose(name, {"entities": [{"name": "otel-demo/Deployment/checkout", "contributing_factor": True}]})
     far = diagnose(name, {"entities": [{"name": "otel-demo/Deployment/accounting", "contributing_factor": True}]})
-    assert near["metrics"]["root_cause_proximity"] == 0.5 and not near["passed"]
+    # one hop from the root cause: 1/(2+1), averaged with the missed root cause's 0
+    assert near["metrics"]["root_cause_proximity"] == pytest.approx(1 / 6, abs=1e-6) and not near["passed"]
     assert far["score"] < near["score"]
 
 
@@ -1063,3 +1064,187 @@ def test_only_the_policy_the_task_names_is_graded():
             "policyReports": others + allow, "gradedPolicies": ["agent-policy"]}
     assert not run(create, None, live)["passed"]
     assert run(create, None, dict(live, policyReports=others + reports(create, "fail", "pass")))["passed"]
+
+
+# ---- the answer tasks, attacked by an outside reader of the docs -------------------------------------------
+
+
+def test_an_edge_and_its_reverse_together_are_credited_in_neither_direction():
+    """Both directions of every truth edge say the spread went both ways: a contradiction, never F1 0.667."""
+    name = "otel-checkout-nonexistent-image"
+    answer = perfect(name)
+    back = [dict(p, source=p["target"], target=p["source"]) for p in answer["propagations"]]
+    both = diagnose(name, dict(answer, propagations=answer["propagations"] + back))
+    assert both["metrics"]["propagation_chain"] == 0.0 and not both["passed"], both["checks"]
+    assert "both directions" in next(c for c in both["checks"] if c["id"] == "diagnosis.propagation")["detail"]
+    f1 = evaluator(name)["edge_stats"]
+    assert f1([("a", "b"), ("b", "a")], [("a", "b"), ("b", "a")])[2] == 1.0  # a truth cycle said both ways
+    assert f1([("a", "b"), ("b", "c")], [("a", "b"), ("b", "a"), ("b", "c")])[:2] == (1 / 3, 1 / 2)
+
+
+def test_a_fan_out_of_guesses_from_the_root_does_not_pass_the_chain():
+    """One right edge among three guesses is F1 0.5: the chain passes on half the truth (recall) with most of
+    what is said right (precision above 0.5), so a fan-out of guesses fails and half a chain passes."""
+    name = "otel-checkout-nonexistent-image"
+    answer = perfect(name)
+    root = answer["entities"][0]["name"]
+    guesses = [{"source": root, "target": f"otel-demo/Service/{s}"} for s in ("frontend", "payment", "email")]
+    verdict = diagnose(name, dict(answer, propagations=guesses))
+    assert verdict["metrics"]["propagation_chain_precision"] < 0.5 and not verdict["passed"], verdict["checks"]
+    two = diagnose(name, dict(answer, propagations=guesses[:2]))  # one of two right: a coin toss
+    assert two["metrics"]["propagation_chain_precision"] == 0.5 and not two["passed"]
+    assert diagnose(name, dict(answer, propagations=guesses[:1]))["passed"]
+
+
+def test_a_name_of_several_objects_is_not_credited_as_the_root_cause():
+    """`frontend` and `otel-demo//frontend` name both the Service (the root cause) and the Deployment: a hedge
+    across kinds is credited only when every object it names is a root cause."""
+    name = "sregym-wrong-service-selector-astronomy-shop"
+    state = derived(name, "faulty")
+    assert run(name, perfect(name), state, task="localize")["passed"]
+    for text in ("frontend", "otel-demo//frontend", "//frontend"):
+        verdict = run(name, {"entities": [{"name": text, "contributing_factor": True}]}, state, task="localize")
+        assert not verdict["passed"] and verdict["metrics"]["root_cause_entity_recall"] == 0.0, (text, verdict)
+    exact = run(name, {"entities": [{"name": "otel-demo/Service/frontend", "contributing_factor": True}]}, state,
+                task="localize")
+    assert exact["passed"] and exact["score"] == 1.0
+
+
+def test_a_wrong_object_of_the_root_causes_component_never_scores_like_the_right_one():
+    name = "sregym-wrong-service-selector-astronomy-shop"
+    state = derived(name, "faulty")
+    wrong = run(name, {"entities": [{"name": "otel-demo/Deployment/frontend", "contributing_factor": True}]}, state,
+                task="localize")
+    assert not wrong["passed"] and wrong["score"] <= 0.5, wrong
+    # all right but one of two root causes missed: not 1 either (a missed root cause counts 0)
+    ns = evaluator(name)
+    d = ns["Diagnosis"](ns["SPEC"], ns["State"](state))
+    assert d.credit([("Deployment", "otel-demo", "frontend")]) == 0.5
+
+
+@pytest.mark.parametrize("name, spellings", [
+    ("sregym-network-policy-block", ["hotel-reservation/networkpolicies/deny-all-recommendation",
+                                     "hotel-reservation/networkpolicies.networking.k8s.io/deny-all-recommendation",
+                                     "hotel-reservation/NetworkPolicy.v1.networking.k8s.io/deny-all-recommendation"]),
+    ("k8sbench-fix-rbac-wrong-resource", ["simple-rbac-setup/roles/pod-reader-role",
+                                          "simple-rbac-setup/roles.rbac.authorization.k8s.io/pod-reader-role"]),
+    ("sregym-namespace-memory-limit", ["hotel-reservation/resourcequotas/memory-limit-quota"]),
+    ("sregym-psa-restricted-blocks-recreation-hotel-reservation", ["/namespaces/hotel-reservation",
+                                                                   "hotel-reservation/Namespace/hotel-reservation"]),
+])
+def test_kinds_are_read_as_kubectl_reads_resource_names(name, spellings):
+    """Plural and group-qualified resource names, and a namespace given for a cluster-scoped object, name
+    the object as kubectl resolves them; another group's resource of that name names nothing."""
+    state = derived(name, "faulty")
+    for text in spellings:
+        verdict = run(name, {"entities": [{"name": text, "contributing_factor": True}]}, state, task="localize"
+                      if "localize" in evaluator(name)["SPEC"]["tasks"] else "diagnose")
+        assert verdict["metrics"]["root_cause_entity_recall"] == 1.0, (text, verdict["checks"])
+    namespace, kind, obj_name = spellings[0].split("/", 2)
+    wrong_group = f"{namespace}/{kind}.example.com/{obj_name}"
+    verdict = run(name, {"entities": [{"name": wrong_group, "contributing_factor": True}]}, state,
+                  task="localize" if "localize" in evaluator(name)["SPEC"]["tasks"] else "diagnose")
+    assert verdict["metrics"]["root_cause_entity_recall"] == 0.0
+
+
+def test_a_schedule_and_the_experiments_it_spawns_are_one_fault():
+    """Chaos Mesh's schedule controller names each experiment `<schedule>-<5 characters of Kubernetes' name
+    generator>`, owned by the Schedule: naming the Schedule or its real child is the root cause; a name of
+    another shape, or a child the state shows does not exist, is not."""
+    name = "otel-ad-jvm-heap-stress"
+    state = derived(name, "faulty")
+    answer = perfect(name)
+
+    def named(text, st=state):
+        entities = [{"name": text, "contributing_factor": True}]
+        return diagnose(name, dict(answer, entities=entities), st)["metrics"]["root_cause_entity_recall"]
+
+    assert named("chaos-mesh/Schedule/ad-jvm-chaos") == 1.0
+    assert named("chaos-mesh/schedules.chaos-mesh.org/ad-jvm-chaos") == 1.0
+    assert named("chaos-mesh/JVMChaos/ad-jvm-chaos-x7k2p") == 1.0  # the state did not capture JVMChaos
+    assert named("chaos-mesh/JVMChaos/ad-jvm-chaos-x7k2pq") == 0.0
+    assert named("chaos-mesh/JVMChaos/ad-jvm-chaos-aeiou") == 0.0  # no vowels in generated names
+    assert named("chaos-mesh/StressChaos/ad-jvm-chaos-x7k2p") == 0.0
+    schedule = obj(state, "Schedule", "ad-jvm-chaos")
+    child = {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "JVMChaos",
+             "metadata": {"name": "ad-jvm-chaos-x7k2p", "namespace": "chaos-mesh", "labels": {"managed-by": "ad-jvm-chaos"},
+                          "ownerReferences": [{"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "Schedule",
+                                               "name": "ad-jvm-chaos", "uid": schedule["metadata"].get("uid", "u"),
+                                               "controller": True}]},
+             "spec": schedule["spec"]["jvmChaos"]}
+    live = copy.deepcopy(state)
+    live["resources"]["items"].append(child)
+    live["captured"] = sorted(set(live.get("captured", [])) | {"chaos-mesh/JVMChaos"})
+    assert named("chaos-mesh/JVMChaos/ad-jvm-chaos-x7k2p", live) == 1.0
+    assert named("chaos-mesh/JVMChaos/ad-jvm-chaos-b4d9z", live) == 0.0  # captured, and not there
+
+
+def test_two_root_causes_of_two_schedules_are_each_found():
+    """Each fault of a two-schedule scenario is its own root cause: naming both Schedules is exact."""
+    name = "otel-valkey-cart-stress-and-network-delay"
+    groups = [g for g in evaluator(name)["SPEC"]["diagnosis"]["groups"] if g["root_cause"]]
+    assert len({(g["kind"], g["namespace"], g["name"]) for g in groups}) == len(groups)
+    both = dict(perfect(name), entities=[{"name": f"chaos-mesh/Schedule/{s}", "contributing_factor": True}
+                                         for s in ("valkey-cart-stress-chaos", "valkey-cart-network-delay")])
+    verdict = diagnose(name, both)
+    assert verdict["metrics"]["root_cause_entity_recall"] == 1.0
+    assert verdict["metrics"]["root_cause_entity_precision"] == 1.0
+
+
+def test_json_integers_of_any_length_and_time_fractions_of_any_length_are_read():
+    ns = evaluator("otel-checkout-nonexistent-image")
+    assert ns["loads"]('{"a": ' + "9" * 5000 + "}")["a"] == float("inf")
+    assert ns["loads"]('{"a": 12}')["a"] == 12
+    assert ns["rfc3339"]("2026-03-01T10:01:00.1234567890Z") == ns["rfc3339"]("2026-03-01T10:01:00.123456Z")
+    assert ns["rfc3339"]("2026-03-01T10:01:00." + "5" * 40 + "+01:00") is not None
+    assert ns["rfc3339"]("2026-03-01T10:01:00.Z") is None
+
+
+def test_a_pod_the_agent_saw_and_the_fix_replaced_is_still_the_object_it_named():
+    """Graded against the state after the fix, the crash-looping pod the agent named is gone; the state's
+    `incident` (the pods as the agent found them) keeps it nameable. A pod in neither names nothing."""
+    name = "sregym-liveness-probe-misconfiguration-hotel-reservation"
+    faulty, solved = derived(name, "faulty"), derived(name, "solved")
+    pods = [o for o in faulty["resources"]["items"] if o["kind"] == "Pod"
+            and o["metadata"]["name"].startswith("recommendation-")]
+    gone = [p for p in pods if not any(o["kind"] == "Pod" and o["metadata"]["name"] == p["metadata"]["name"]
+                                       for o in solved["resources"]["items"])]
+    if not gone:  # the derived solved state keeps the pod names: make the fix replace them
+        solved["resources"]["items"] = [o for o in solved["resources"]["items"] if o not in pods or
+                                        not o["metadata"]["name"].startswith("recommendation-")]
+        gone = pods
+    assert gone
+    pod = gone[0]["metadata"]["name"]
+    answer = {"entities": [{"name": "hotel-reservation/Deployment/recommendation", "contributing_factor": True},
+                           {"name": f"hotel-reservation/Pod/{pod}", "contributing_factor": True}]}
+    without = run(name, answer, solved, task="localize")
+    assert not without["passed"], without["checks"]
+    with_incident = dict(solved, incident={"at": "2026-03-01T10:00:00Z", "resources": {"kind": "List",
+                                                                                         "items": faulty["resources"]["items"]}})
+    verdict = run(name, answer, with_incident, task="localize")
+    assert verdict["passed"] and verdict["score"] == 1.0, verdict["checks"]
+    ghost = dict(answer, entities=answer["entities"][:1] + [{"name": "hotel-reservation/Pod/recommendation-5f7d9c8b6d-zzzzz",
+                                                             "contributing_factor": True}])
+    assert not run(name, ghost, with_incident, task="localize")["passed"]
+    assert "incident" in refused(name, answer, dict(solved, incident={"resources": 3}), task="localize")
+
+
+def test_the_chain_is_graded_on_the_spread_from_the_root_cause_between_components():
+    """ITBench's truth for product-catalog lists checkout's fan-out, which no edge from the root cause reaches,
+    and names the root's pods where an answer names its Service: the spread from the root cause, node by
+    component, is what is graded; an answer that follows it passes."""
+    name = "otel-product-catalog-nonexistent-image"
+    natural = {"entities": [{"name": "otel-demo/Deployment/product-catalog", "contributing_factor": True}],
+               "propagations": [{"source": "otel-demo/Deployment/product-catalog", "target": "otel-demo/Service/product-catalog"},
+                                {"source": "otel-demo/Service/product-catalog", "target": "otel-demo/Service/frontend"},
+                                {"source": "otel-demo/Service/product-catalog", "target": "otel-demo/Service/recommendation"},
+                                {"source": "otel-demo/Service/frontend", "target": "otel-demo/Service/frontend-proxy"}]}
+    verdict = diagnose(name, natural)
+    assert verdict["passed"] and verdict["metrics"]["propagation_chain"] == 1.0, verdict["checks"]
+    # checkout's own fan-out is off the path: neither required nor counted against the answer
+    with_side = dict(natural, propagations=natural["propagations"] + [
+        {"source": "otel-demo/Service/checkout", "target": "otel-demo/Service/payment"}])
+    assert diagnose(name, with_side)["metrics"]["propagation_chain"] == 1.0
+    # the spread reversed still fails
+    reversed_ = dict(natural, propagations=[dict(p, source=p["target"], target=p["source"]) for p in natural["propagations"]])
+    assert not diagnose(name, reversed_)["passed"]

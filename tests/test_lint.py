@@ -448,3 +448,14 @@ def test_w2011_a_field_the_fault_changed_beside_a_named_one():
     assert named in library and not [d for d in lint(library) if d.code == "W2012"]
     found = [d for d in lint(library.replace("      " + named, "")) if d.code == "W2012"]
     assert len(found) == 1 and "resources.limits.memory" in found[0].message and "160Mi" in found[0].message
+
+
+def test_w2013_two_root_cause_groups_of_one_object():
+    """Two faults' root-cause groups pointed at one Schedule: naming it is credited with both, and the second
+    fault's Schedule is never graded. Each group at its own fault's Schedule quiets it."""
+    library = (REPO / "scenarios" / "sre" / "otel-valkey-cart-stress-and-network-delay.itb").read_text()
+    right = 'group "io-chaos-schedule-1" schedule "valkey-cart-network-delay"'
+    assert right in library and not [d for d in lint(library) if d.code == "W2013"]
+    found = [d for d in lint(library.replace(right, 'group "io-chaos-schedule-1" schedule "valkey-cart-stress-chaos"'))
+             if d.code == "W2013"]
+    assert len(found) == 1 and "stress-chaos-schedule-1" in found[0].message and "io-chaos-schedule-1" in found[0].message

@@ -212,3 +212,24 @@ def test_snapshot_runs_the_probes_and_records_one_that_cannot_run(server, bundle
     assert result.exit_code == 0, result.output
     failed = json.loads(out.read_text())["probes"]["geo-roles"]
     assert failed["exit_code"] == -1 and "container not running" in failed["stderr"]
+
+
+def test_a_run_killed_before_run_json_is_scored_by_the_tasks_its_timeline_names(server, bundle, tmp_path):
+    """The timeline's first step names the scenario and its tasks: a run that dies before writing run.json (and
+    its verdict) still counts as a failed trial of each task, in that task's totals."""
+    from itbench_dsl.runtime.scoring import load_verdicts
+
+    script = tmp_path / "agent.py"
+    script.write_text("pass\n")
+    loaded = lifecycle.load_bundle(bundle)
+    outcome = Run(loaded, options(server, tmp_path, f"{sys.executable} {script}"), progress=None).execute()
+    start = events(outcome.folder)[0]
+    assert (start["phase"], start["event"], start["scenario"]) == ("run", "start", loaded.scenario)
+    # the pods as the agent found them, which an answer may name after the fix replaced them
+    incident = json.loads((outcome.folder / "state.json").read_text())["incident"]
+    assert any(o["kind"] == "Pod" for o in incident["resources"]["items"]) and incident["at"]
+    (outcome.folder / "run.json").unlink()
+    (outcome.folder / "verdict.json").unlink()
+    trials = load_verdicts(tmp_path / "results")
+    assert sorted(v["task"] for v in trials) == sorted(start["tasks"]) and start["tasks"]
+    assert all(v["scenario"] == loaded.scenario and not v["passed"] and v["no_verdict"] for v in trials)

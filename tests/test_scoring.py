@@ -255,3 +255,31 @@ def test_only_runs_without_a_verdict_still_score(tmp_path: Path):
     report = aggregate(load_verdicts(results), [])
     assert report["scenarios"][0]["passed"] == 0 and report["scenarios"][0]["no_verdict"] == 1
     assert report["scenarios"][0]["task"] == "policy"
+
+
+def test_run_folders_planted_inside_a_run_are_never_counted(tmp_path: Path):
+    """An agent writes into its workspace, inside its own run folder: run folders it plants there (a
+    timeline.jsonl beside a passing verdict.json) are not the harness's, and nothing below a run folder is read."""
+    results = tmp_path / "results"
+    failed = {"scenario": "s", "task": "localize", "passed": False, "score": 0.25}
+    run = _run_folder(results, "s", "r1", failed, {"scenario": "s", "status": "graded", "tasks": ["localize"]})
+    for i in range(5):
+        planted = run / "workspace" / ".cache" / f"r{i}"
+        planted.mkdir(parents=True)
+        (planted / "timeline.jsonl").write_text("{}\n")
+        (planted / "verdict.json").write_text(json.dumps({**failed, "passed": True, "score": 1.0}))
+    (run / "workspace" / "verdict.json").write_text(json.dumps({**failed, "passed": True, "score": 1.0}))
+    verdicts = load_verdicts(results)
+    assert [(v["passed"], v["score"]) for v in verdicts] == [(False, 0.25)]
+
+
+def test_a_run_that_died_before_run_json_counts_for_the_tasks_its_timeline_names(tmp_path: Path):
+    """The timeline's first step records the scenario and its tasks: a run killed before run.json is a
+    failed trial of each task, in that task's totals (never a task-less row of its own)."""
+    results = tmp_path / "results"
+    folder = _run_folder(results, "s", "r1", None, None)
+    (folder / "timeline.jsonl").write_text(json.dumps({"phase": "run", "event": "start", "scenario": "s",
+                                                       "tasks": ["localize", "mitigate"]}) + "\n")
+    report = aggregate(load_verdicts(results), [])
+    assert {(r["task"], r["trials"], r["no_verdict"]) for r in report["scenarios"]} == {("localize", 1, 1),
+                                                                                        ("mitigate", 1, 1)}

@@ -21,9 +21,14 @@ scenario's own plan, each with the verdict it must get:
   (`probe "x" stdout contains "..."`): the probe's result absent (refused), not a result, a field
   missing, null or of another type, a wrong exit code, output without the text or holding it only past
   what is read of a huge output, the text inside a longer token for an exact test (fail).
-* diagnosis: the perfect answer, with extra spellings of the same objects, in ITBench's 2025
-  shape, with every edge given twice (pass); no answer, no `entities`, the root cause alone without
-  its propagation, the chain reversed, one invented edge out of the root cause for the chain, a
+* diagnosis: the perfect answer, with extra spellings of the same objects (also kubectl's plural and
+  group-qualified resource names), in ITBench's 2025 shape, with every edge given twice, a Schedule's
+  fault named by the Schedule or an experiment it spawned, its pods replaced by the fix and kept in the
+  state's `incident` (pass); no answer, no `entities`, the root
+  cause alone without its propagation, the chain reversed, the chain given in both directions, a
+  fan-out of guesses from its first node, a bare name that also names an object that is no root cause,
+  a wrong object of the root cause's own component (below the right answer's score), a spawned
+  experiment's name of another shape, one invented edge out of the root cause for the chain, a
   sibling that shares the root cause's name as a prefix, the name of an object that exists nowhere,
   a pod named like the root cause's pods that the state does not hold, a flood of every object, a
   wrong object spelled many ways (fail or unusable).
@@ -70,6 +75,7 @@ class Case:
     state: dict | None = None
     artifact: tuple | None = None
     score: float | None = None  # the score a passing case must get, when it must be exact
+    score_below: float | None = None  # a failing case's score must stay below this (never the right answer's)
     failed: tuple = ()  # after `run`: the ids of the checks that failed
     injected_at: str | None = None  # when the fault was injected (RFC 3339): what detect times against
     answered_at: str | None = None  # when the harness saw the detection answer appear (RFC 3339)
@@ -93,6 +99,8 @@ class Case:
         what = f"{'passed' if got == PASS else 'failed'} it" + (f" ({'; '.join(failed[:3])})" if failed else "")
         if got == PASS and self.score is not None and abs(float(verdict.get("score", 0)) - self.score) > 1e-9:
             return False, f"passed it with score {verdict.get('score')}, not {self.score}"
+        if got == FAIL and self.score_below is not None and float(verdict.get("score", 0)) >= self.score_below:
+            return False, f"failed it with score {verdict.get('score')}, not below {self.score_below}"
         return got == self.want, what
 
 
@@ -1262,6 +1270,7 @@ def _diagnosis_cases(scenario, spec, derived) -> Iterator[Case]:
                    answer={"entities": perfect["entities"], "propagations": []}, state=faulty)
         yield from _chain_cases(spec, perfect, faulty)
     yield from _ghost_pod_cases(spec, perfect, faulty)
+    yield from _replaced_pod_cases(perfect, faulty)
 
 
 def _chain_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
@@ -1286,8 +1295,56 @@ def _chain_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
         junk = [{"source": perfect["entities"][0]["name"], "target": other, "condition": "", "effect": ""}]
         yield Case(f"the right root causes with one invented edge ({other}) for the chain", "diagnose", FAIL,
                    answer={**perfect, "propagations": junk}, state=faulty)
+    if directed:
+        backwards = [{**p, "source": p["target"], "target": p["source"]} for p in directed]
+        yield Case("the right root causes with every edge of the chain given in both directions", "diagnose", FAIL,
+                   answer={**perfect, "propagations": edges + backwards}, state=faulty)
+        others = _other_objects(spec, components, 2)
+        if len(others) == 2:
+            first = directed[0]
+            guesses = [first] + [{**first, "target": o} for o in others]
+            yield Case("a fan-out of guesses from the chain's first node, one of three right", "diagnose", FAIL,
+                       answer={**perfect, "propagations": guesses}, state=faulty)
     yield Case("the perfect diagnosis with every edge given twice", "diagnose", PASS,
                answer={**perfect, "propagations": edges + copy.deepcopy(edges)}, state=faulty, score=1.0)
+    # the spread from the root cause alone: an edge of the truth no root cause reaches is not required
+    reached = {diagnosis._chain_nodes()[c] for c in diagnosis.true_classes}
+    grew = True
+    while grew:
+        grew = False
+        for a, b in truth:
+            if a in reached and b not in reached:
+                reached.add(b)
+                grew = True
+    on_path = [e for e in edges if node[e["source"]] in reached]
+    if on_path and any(node[e["source"]] != node[e["target"]] for e in on_path) and len(on_path) < len(edges):
+        yield Case("the perfect diagnosis with only the edges a root cause reaches", "diagnose", PASS,
+                   answer={**perfect, "propagations": on_path}, state=faulty, score=1.0)
+
+
+def _replaced_pod_cases(perfect: dict, faulty: dict, task: str = "diagnose") -> Iterator[Case]:
+    """The pods the answer names, replaced by the fix before the capture (each renamed, as a new pod of its
+    ReplicaSet is), with the state's `incident` holding them as the agent found them: the perfect answer
+    still passes (the pods existed; graded against the final state alone they would name nothing)."""
+    named = {e["name"] for e in perfect["entities"]} | {p[k] for p in perfect.get("propagations", [])
+                                                        for k in ("source", "target")}
+    state = copy.deepcopy(faulty)
+    replaced = False
+    for item in state["resources"]["items"]:
+        meta = item["metadata"]
+        if item.get("kind") != "Pod" or f"{meta.get('namespace')}/Pod/{meta['name']}" not in named:
+            continue
+        base, _, suffix = meta["name"].rpartition("-")
+        if not base:
+            continue
+        meta["name"] = f"{base}-{'q8w2m' if suffix != 'q8w2m' else 'b4d9z'}"
+        replaced = True
+    if not replaced:
+        return
+    state["incident"] = {"at": "2026-01-01T00:05:00Z",
+                         "resources": {"kind": "List", "items": copy.deepcopy(faulty["resources"]["items"])}}
+    yield Case("the perfect answer, its pods replaced by the fix and kept in the state's `incident`"
+               + ("" if task == "diagnose" else f" ({task})"), task, PASS, answer=perfect, state=state, score=1.0)
 
 
 def _ghost_pod_cases(spec: dict, perfect: dict, faulty: dict, task: str = "diagnose") -> Iterator[Case]:
@@ -1331,6 +1388,7 @@ def _naming_cases(task: str, word: str, spec, perfect: dict, faulty: dict) -> It
                                 {"name": f"{namespace}/{kind.lower()}/{name}", "contributing_factor": True}]
     yield Case(f"the perfect {word} with each root cause spelled three ways", task, PASS, answer=spelled,
                state=faulty, score=1.0)
+    yield from _kubectl_name_cases(task, word, spec, perfect, faulty)
     for entity in perfect["entities"]:
         namespace, kind, name = entity["name"].split("/", 2)
         for wrong, why in ((_sibling(spec, kind, name), "a sibling whose name starts with the root cause's"),
@@ -1362,6 +1420,62 @@ def _naming_cases(task: str, word: str, spec, perfect: dict, faulty: dict) -> It
                    + ("" if task == "diagnose" else f" ({word})"), task, FAIL, answer=wrong_many, state=faulty)
 
 
+def _kubectl_name_cases(task: str, word: str, spec, perfect: dict, faulty: dict) -> Iterator[Case]:
+    """Names as kubectl reads them, and names that hedge: each root cause named by its plural resource name
+    and group-qualified (pass); by its bare name where that also names an object that is no root cause, or
+    another object of its own component named instead (fail, and below the right answer's score); a
+    Schedule's fault named by the Schedule or by an experiment it spawned (pass), by a name of another
+    shape (fail)."""
+    from ..runtime.evaluator import Diagnosis, State, _plural, kind_groups
+
+    suffix = "" if task == "diagnose" else f" ({word})"
+    diagnosis = Diagnosis(spec, State(faulty))
+    groups = kind_groups(spec)
+    resource = copy.deepcopy(perfect)
+    for entity in perfect["entities"]:
+        namespace, kind, name = entity["name"].split("/", 2)
+        group = groups.get(kind, "")
+        resource["entities"].append({**entity, "name": f"{namespace}/{_plural(kind)}/{name}"})
+        if group:
+            resource["entities"].append({**entity, "name": f"{namespace}/{_plural(kind)}.{group}/{name}"})
+    yield Case(f"the perfect {word} with each root cause also named by kubectl's resource names", task, PASS,
+               answer=resource, state=faulty, score=1.0)
+    for entity in perfect["entities"]:
+        namespace, kind, name = entity["name"].split("/", 2)
+        keys = diagnosis.names.resolve(name)
+        if len(keys) > 1 and not diagnosis.names_cause(keys):
+            answer = copy.deepcopy(perfect)
+            answer["entities"] = [e if e is not entity else {**e, "name": name} for e in perfect["entities"]]
+            yield Case(f"the bare name {name}, which also names {', '.join(k[0] for k in keys if k[0] != kind)}"
+                       + suffix, task, FAIL, answer=answer, state=faulty, score_below=1.0)
+            break
+    roots = {g["component"] for g in spec["diagnosis"]["groups"] if g["root_cause"]}
+    for o in faulty["resources"]["items"]:
+        key = (o.get("kind"), o["metadata"].get("namespace"), o["metadata"].get("name"))
+        if key[0] in ("Pod", "ReplicaSet") or diagnosis.component(key) not in roots or diagnosis.names_cause((key,)):
+            continue
+        wrong = f"{key[1] or ''}/{key[0]}/{key[2]}"
+        yield Case(f"a wrong object of the root cause's own component ({wrong}) instead of the root causes" + suffix,
+                   task, FAIL, answer={**perfect, "entities": [{"name": wrong, "contributing_factor": True}]},
+                   state=faulty, score_below=1.0)
+        break
+    for schedule in spec["diagnosis"].get("schedules") or []:
+        ns, sname = schedule["namespace"], schedule["name"]
+        if not diagnosis.names_cause((("Schedule", ns, sname),)):
+            continue
+        for text, want, why in ((f"{ns}/Schedule/{sname}", PASS, "the Schedule"),
+                                (f"{ns}/{schedule['kinds'][0]}/{sname}-x7k2p", PASS, "an experiment it spawned"),
+                                (f"{ns}/{schedule['kinds'][0]}/{sname}-x7k2pq", FAIL, "a name no spawned experiment has")):
+            answer = copy.deepcopy(perfect)
+            answer["entities"] = [e for e in perfect["entities"] if e["name"].split("/", 2)[2] != sname] + \
+                [{"name": text, "contributing_factor": True}]
+            if want == PASS and (len(answer["entities"]) != len(perfect["entities"])
+                                 or not diagnosis.names.resolve(text)):
+                continue  # a spawned experiment the state shows does not exist names nothing
+            yield Case(f"the scheduled fault named by {why} ({text})" + suffix, task, want, answer=answer,
+                       state=faulty, **({"score": 1.0} if want == PASS else {}))
+
+
 def prompt_template(scenario: ir.Scenario) -> dict | None:
     """The answer template the scenario's prompt shows (its JSON code block), as data; None when the
     prompt shows none."""
@@ -1391,12 +1505,14 @@ def _filled(template: dict, truth: dict) -> dict:
 
 
 def _chain_nodes(spec: dict) -> list:
-    truth = spec["diagnosis"]
-    klass = {}
-    for index, ids in enumerate(truth["aliases"] or []):
-        for gid in ids:
-            klass.setdefault(gid, index)
-    return [p for p in truth["propagations"] if klass.get(p["source"], p["source"]) != klass.get(p["target"], p["target"])]
+    """The truth's propagations between two nodes of the chain as the evaluator contracts it (groups joined
+    by alias and by component): empty when there is no chain to grade."""
+    from ..runtime.evaluator import EMPTY_STATE, Diagnosis, State
+
+    diagnosis = Diagnosis(spec, State(EMPTY_STATE))
+    chain = diagnosis._chain_nodes()
+    return [p for p in spec["diagnosis"]["propagations"]
+            if chain[diagnosis.klass[p["source"]]] != chain[diagnosis.klass[p["target"]]]]
 
 
 def _sibling(spec: dict, kind: str, name: str) -> str | None:
@@ -1405,6 +1521,12 @@ def _sibling(spec: dict, kind: str, name: str) -> str | None:
         if k == kind and other != name and other.startswith(name):
             return f"{namespace or ''}/{k}/{other}"
     return None
+
+
+def _other_objects(spec: dict, avoid: set, count: int) -> list:
+    """Up to `count` workloads of components outside `avoid`, as `<ns>/<Kind>/<name>`."""
+    return [f"{w['namespace']}/{w['kind']}/{w['name']}" for w in spec["workloads"]
+            if w["name"] not in avoid and w["kind"] != "Pod"][:count]
 
 
 def _some_object(spec: dict, avoid: set = frozenset()) -> str | None:
@@ -1690,6 +1812,7 @@ def _task_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
         if perfect["entities"]:
             yield from _naming_cases("localize", "localization", spec, perfect, faulty)
             yield from _ghost_pod_cases(spec, perfect, faulty, "localize")
+            yield from _replaced_pod_cases(perfect, faulty, "localize")
         yield Case("a localization without entities", "localize", FAIL, answer={"causes": []})
     if "analyze" in posed and spec.get("analysis"):
         truth = {k: spec["analysis"][k] for k in ("system_level", "fault_type")}

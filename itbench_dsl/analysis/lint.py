@@ -15,6 +15,7 @@ its page in codes.py (`itbench explain W2002`):
 | W2008 | `complexity` inconsistent with the length of the propagation chains (see COMPLEXITY_HOPS) |
 | W2011 | a `mitigated when` predicate that reads an item of an unordered list by its position (UNORDERED_LISTS) |
 | W2012 | a `mitigated when` predicate or an optimum that the evaluator's own checks on the same object contradict |
+| W2013 | two root-cause groups that stand for one object (one root cause counted twice, another never graded) |
 
 Prompt leakage is not a lint warning: a prompt that names the answer is the error E4003
 (leakage.py), and W2001 (the same fault mechanism on the same target in two files) is
@@ -40,7 +41,7 @@ from .components import Components  # noqa: F401  (lint's rules use it; tests im
 from .mechanisms import injection_key
 from ..source import NO_SPAN, SourceMap, Span
 
-LINT_CODES = ("W2002", "W2003", "W2004", "W2005", "W2006", "W2007", "W2008", "W2011", "W2012")
+LINT_CODES = ("W2002", "W2003", "W2004", "W2005", "W2006", "W2007", "W2008", "W2011", "W2012", "W2013")
 
 # W2008: the number of hops between components along the longest propagation chain that each
 # complexity allows (see `propagation_hops`); `None` is no bound. ITBench's complexity also weighs how
@@ -701,5 +702,35 @@ def grading_conflicts(item: Linted) -> list[Diagnostic]:
 
 
 # in the order their diagnostics are produced (rendering sorts them by position anyway)
+# ---- W2013 root-cause groups of one object --------------------------------------------------------------
+
+
+def shared_root_causes(item: Linted) -> list[Diagnostic]:
+    """W2013: two root-cause groups that stand for one object (the same kind, namespace and name, or the
+    pods of one workload): an answer that names the object is credited with both, and the object the
+    second group was meant for (another fault's) is never graded."""
+    scenario = item.scenario
+    if scenario.domain != "sre" or not scenario.root_causes:
+        return []
+    from ..backends.evaluator import _groups
+
+    first: dict[tuple, str] = {}
+    out = []
+    for group in _groups(scenario)["groups"]:
+        if not group["root_cause"]:
+            continue
+        key = (group["kind"], group["namespace"], group["name"], group["owner"])
+        if key not in first:
+            first[key] = group["id"]
+            continue
+        what = f"{group['kind'].lower()} `{group['name'] or group['owner']}`"
+        out.append(Diagnostic(
+            "W2013", f"root-cause groups `{first[key]}` and `{group['id']}` both stand for {what}: one object "
+            "counted as two root causes", item.path, item.name_span, "one object, two root causes",
+            help="point each root-cause group at the object of its own fault (a fault's Schedule, its workload)"))
+    return out
+
+
 SINGLE_FILE_RULES = (unused_objects, unobservable_faults, missing_solution, duplicate_mechanisms,
-                     placeholder_description, complexity_mismatch, positional_predicates, grading_conflicts)
+                     placeholder_description, complexity_mismatch, positional_predicates, grading_conflicts,
+                     shared_root_causes)

@@ -447,8 +447,28 @@ def _groups(scenario: ir.Scenario) -> dict:
             name = group["component"].split(":", 1)[1]
             edges.extend([group["component"], w.name] for w in scenario.topology.workloads if w.namespace == name)
     propagations = [{"source": p["source"], "target": p["target"]} for p in truth["propagations"]]
-    return {"groups": groups, "aliases": truth["aliases"], "propagations": propagations,
-            "graph": [list(e) for e in sorted({tuple(e) for e in edges})]}
+    out = {"groups": groups, "aliases": truth["aliases"], "propagations": propagations,
+           "graph": [list(e) for e in sorted({tuple(e) for e in edges})]}
+    schedules = _schedules(scenario)
+    if schedules:
+        out["schedules"] = schedules
+    return out
+
+
+def _schedules(scenario: ir.Scenario) -> list[dict]:
+    """The Chaos Mesh Schedules the faults create, each with the kinds of the experiments it spawns: the
+    Schedule, the experiment the scenario names after it and the experiments the controller creates
+    (`<schedule>-<5 random characters>`) are one fault to the diagnosis."""
+    out = []
+    for injection in scenario.injections():
+        root = injection.root
+        if root is None or root.kind != "Schedule":
+            continue
+        kinds = sorted({c.kind for c in injection.created if c.kind != "Schedule" and c.name == root.name
+                        and c.namespace == root.namespace})
+        if kinds:
+            out.append({"namespace": root.namespace, "name": root.name, "kinds": kinds})
+    return sorted(out, key=lambda s: (s["namespace"] or "", s["name"]))
 
 
 def _objects(scenario: ir.Scenario) -> list[list]:

@@ -221,6 +221,7 @@ class Run:
         self._answer_seen: tuple[str, str] | None = None  # (digest, first seen) of the detection answer's content
         self.policies_before: list[Ref] | None = None  # CISO: what the agent's policies are told apart from
         self.fixed_at: str | None = None  # when the agent's work ended: the state's `fixed_at`
+        self.incident: dict | None = None  # the workloads and pods as the agent found them: the state's `incident`
 
     # -- the whole run --------------------------------------------------------------------------------
 
@@ -238,7 +239,9 @@ class Run:
         outcome = Outcome(self.bundle.scenario, self.run_id, self.folder, "failed")
         started = time.monotonic()
         try:
+            # what is run, first: `itbench score` counts a run that dies before run.json by it
             self.log("run", "start", attempt=prior.attempts + 1, bundle=str(self.bundle.path),
+                     scenario=self.bundle.scenario, tasks=list(self.bundle.requires.get("tasks") or []),
                      message=f"attempt {prior.attempts + 1}")
             self.created, self.injected, self.injected_at = list(prior.created), prior.injected, prior.injected_at
             self.answered_at = prior.answered_at
@@ -584,6 +587,11 @@ class Run:
         }
 
     def run_agent(self) -> None:
+        if {"diagnose", "localize"} & set(self.bundle.requires.get("tasks") or ()) and self.bundle.domain == "sre":
+            # what the agent finds: the pods it may name, which its fix may replace before the capture
+            self.incident = observe(self.cluster, self.bundle, _now())
+            self.log("agent", "step", action="incident", count=len(self.incident["resources"]["items"]),
+                     step=f"{len(self.incident['resources']['items'])} workloads and pods as the agent finds them")
         workspace = self.agent_folder()
         env = self.agent_environment(workspace)
         try:
@@ -743,6 +751,8 @@ class Run:
             state["fixed_at"] = self.fixed_at
         if observations:
             state["observations"] = observations
+        if self.incident is not None:
+            state["incident"] = self.incident
         if self.bundle.requires.get("policyReports") and self.policies_before is not None:
             # the agent's policies (those not there before it): what the policy task grades, not another's
             state["gradedPolicies"] = sorted({r.name for r in self._policies() if r not in self.policies_before})

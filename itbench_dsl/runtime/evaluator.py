@@ -38,7 +38,8 @@ RUNTIME_VERSION = 2
 MAX_INPUT_BYTES = 256 * 1024 * 1024  # of any input file
 MAX_ENTITIES = 100_000  # of an answer's entities or resources
 MAX_EDGES = 10_000  # of an answer's propagations
-CHAIN_PASS = 0.5  # a diagnosis passes with its propagation chain F1 at least this (docs/evaluator.md)
+CHAIN_PASS = 0.5  # a diagnosis passes with its chain's recall at least this and its precision above it
+# (docs/evaluator.md): half the chain, most of what is said about it right
 _MISSING = object()
 
 
@@ -275,6 +276,7 @@ class State:
             if self.fixed_at is None:
                 raise InputError("the state's `fixed_at` must be an RFC 3339 time with a zone (2026-01-01T10:00:00Z)")
         self.observations = _observations(state.get("observations"), self.fixed_at, groups)
+        self.incident = _incident(state.get("incident"))
 
     def get(self, ref):
         return self.objects.get((ref["kind"], ref.get("namespace") or None, ref["name"]))
@@ -293,6 +295,31 @@ class State:
 
 
 MAX_OBSERVATIONS = 100  # earlier captures a state may carry
+
+
+def _incident(value):
+    """`incident` (optional): the workloads and pods as the agent found them when it started
+    ({"at", "resources": List}), by (kind, namespace, name): what an answer's names may refer to besides
+    the final state's objects (a crash-looping pod the fix has since replaced)."""
+    if value is None:
+        return {}
+    resources = value.get("resources") if isinstance(value, dict) else None
+    items = resources.get("items") if isinstance(resources, dict) else None
+    if not isinstance(items, list) or (value.get("at") is not None and rfc3339(value.get("at")) is None):
+        raise InputError("the state's `incident` must be {\"at\": RFC 3339 time, \"resources\": a `kubectl get -o "
+                         "json` List}")
+    out = {}
+    for item in items[:MAX_INCIDENT_OBJECTS]:
+        meta = item.get("metadata") if isinstance(item, dict) else None
+        if not isinstance(meta, dict):
+            raise InputError("every item of the state's `incident` must be a Kubernetes object with metadata")
+        key = (str(item.get("kind", "")), str(meta["namespace"]) if meta.get("namespace") else None,
+               str(meta.get("name", "")))
+        out.setdefault(key, item)
+    return out
+
+
+MAX_INCIDENT_OBJECTS = 100000
 
 
 def _observations(value, fixed_at, groups):
@@ -419,7 +446,7 @@ def parse_text(text, form):
             return InvalidValue("not valid YAML (as the evaluator reads it)")
         return documents[0] if len(documents) == 1 else InvalidValue("not one YAML document")
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_json_int)
     except (ValueError, RecursionError):
         return InvalidValue("not valid JSON")
 
@@ -816,6 +843,20 @@ KIND_NAMES = {
 }
 
 
+_API_VERSION = re.compile(r"v[0-9]+(?:(?:alpha|beta)[0-9]+)?")
+
+
+def kind_spellings(kind):
+    """The lower-case names kubectl resolves to `kind`: the kind itself and its resource name, plural as
+    the API server's rule makes it (`networkpolicies`, `ingresses`, `jvmchaos`) or as custom resources
+    declare it (`gateways`)."""
+    lowered = kind.lower()
+    spellings = [lowered, _plural(kind)]
+    if lowered.endswith("y"):
+        spellings.append(lowered + "s")  # gateways: a custom resource's declared plural
+    return spellings
+
+
 def parse_name(text):
     """(namespace, kind, name) from `ns/Kind/name`, `/Kind/name` or `Kind/name`; kind None for a bare name."""
     parts = str(text).strip().split("/")
@@ -826,6 +867,7 @@ def parse_name(text):
     return None, None, parts[0]
 
 
+_GENERATED = re.compile(r"[bcdfghjklmnpqrstvwxz2456789]{5}")  # apimachinery's names.SimpleNameGenerator suffix
 _POD_HASH = re.compile(r"[a-z0-9]{6,10}")
 _POD_SUFFIX = re.compile(r"[a-z0-9]{5}")
 
@@ -838,24 +880,48 @@ class Names:
         self.state = state
         self.by_name = {}
         self.kinds = {}
+        self.groups = kind_groups(spec)
+        for kind in self.groups:
+            for spelling in kind_spellings(kind):
+                self.kinds.setdefault(spelling, kind)
         for kind, namespace, name in spec["objects"]:
             self._add((kind, namespace or None, name))
         for key in state.objects:
             self._add(key)
+        for key in state.incident:  # objects the agent saw, since replaced (a crash-looping pod): names refer to them
+            if key not in state.objects:
+                self._add(key)
         self.workloads = {}
         for w in spec["workloads"]:
             self.workloads.setdefault(w["name"], []).append(w)
         self.static = [w for w in spec["workloads"] if w["kind"] == "Pod"]
         self.cache = {}
         self.owners = {}
+        self.spawners = {}  # (experiment kind, namespace) -> the Schedules that spawn such experiments there
 
     def _add(self, key):
         self.by_name.setdefault(key[2], []).append(key)
-        self.kinds.setdefault(key[0].lower(), key[0])
+        if "." not in key[0]:  # `Kind.group`: an object of another group than its kind's (State)
+            for spelling in kind_spellings(key[0]):
+                self.kinds.setdefault(spelling, key[0])
 
     def kind_of(self, text):
-        lowered = str(text).strip().lower()
-        return KIND_NAMES.get(lowered) or self.kinds.get(lowered) or self.kinds.get(lowered.split(".")[0]) or text
+        """The kind a name's kind part means, read as kubectl reads a resource: a short name (`deploy`),
+        the kind or its resource name (singular or plural) in any case, optionally qualified by its API
+        group (`networkpolicies.networking.k8s.io`, `deployments.v1.apps`). A group that is not the
+        kind's names another resource: the text is kept, and names no object."""
+        text = str(text).strip()
+        base, _, group = text.lower().partition(".")
+        kind = KIND_NAMES.get(base) or self.kinds.get(base)
+        if kind is None:
+            return text
+        if group:
+            version, _, rest = group.partition(".")
+            if rest and _API_VERSION.fullmatch(version):
+                group = rest  # resource.version.group
+            if self.groups.get(kind, group) != group:
+                return text
+        return kind
 
     def resolve(self, text, kind_hint=None):
         """The objects `text` names, as a sorted tuple of (kind, namespace, name) keys."""
@@ -871,10 +937,42 @@ class Names:
         if kind is None and kind_hint:
             kind = kind_hint
         kind = self.kind_of(kind) if kind else None
+        # a namespace given for a cluster-scoped object is ignored, as kubectl ignores -n for it
         found = {k for k in self.by_name.get(name, ()) if (kind is None or k[0] == kind)
-                 and (namespace is None or k[1] == namespace)}
+                 and (namespace is None or k[1] == namespace or k[1] is None)}
         if not found and kind in (None, "Pod"):
             found = self._offline_pod(namespace, name)
+        if not found and self.spawners:
+            found = self._offline_spawned(namespace, kind, name)
+        return found
+
+    def add_spawner(self, kind, namespace, schedule):
+        self.spawners.setdefault((kind, namespace), []).append(schedule)
+
+    def spawner(self, key):
+        """The Schedule that spawned an experiment named `<schedule>-<5 random characters>` (Kubernetes'
+        name generator, which Chaos Mesh's schedule controller uses), when the state does not say another
+        owner; None for any other object."""
+        for schedule in self.spawners.get((key[0], key[1]), ()):
+            if key[2].startswith(schedule + "-") and _GENERATED.fullmatch(key[2][len(schedule) + 1:]):
+                obj = self.state.objects.get(key)
+                meta = obj.get("metadata") if isinstance(obj, dict) else None
+                refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
+                if isinstance(refs, list) and refs and not any(
+                        isinstance(r, dict) and r.get("kind") == "Schedule" and r.get("name") == schedule for r in refs):
+                    continue  # owned by something else
+                return schedule
+        return None
+
+    def _offline_spawned(self, namespace, kind, name):
+        """An experiment a Schedule spawned, named as the controller names them: only where the state did
+        not capture that kind there (where it did, an experiment it lacks does not exist)."""
+        found = set()
+        for (k, ns), schedules in self.spawners.items():
+            if (kind is not None and k != kind) or (namespace is not None and ns != namespace) or self.state.has(ns, k):
+                continue
+            if self.spawner((k, ns, name)) is not None:
+                found.add((k, ns, name))
         return found
 
     def _offline_pod(self, namespace, name):
@@ -890,7 +988,7 @@ class Names:
         if key in self.owners:
             return self.owners[key]
         found = None
-        pod = self.state.objects.get(key)
+        pod = self.state.objects.get(key) or self.state.incident.get(key)
         meta = pod.get("metadata") if isinstance(pod, dict) else None
         for ref in (meta.get("ownerReferences") or []) if isinstance(meta, dict) else ():
             if not isinstance(ref, dict):
@@ -961,6 +1059,13 @@ class Diagnosis:
         self.true_components = {g["component"] for g in truth["groups"] if g.get("root_cause")}
         self._hops = self._distances(self.true_components)
         self.services = {(s["namespace"], s["name"]): s["component"] for s in spec["services"]}
+        # a Schedule and the experiments it spawns are one fault: (kind, namespace, name) -> the keys it stands for
+        self.scheduled = {}
+        for schedule in truth.get("schedules") or []:
+            ns, name = schedule["namespace"], schedule["name"]
+            for kind in schedule["kinds"]:
+                self.scheduled[("Schedule", ns, name)] = self.scheduled.get(("Schedule", ns, name), ()) + ((kind, ns, name),)
+                self.names.add_spawner(kind, ns, name)
 
     def _distances(self, sources):
         dist = {s: 0 for s in sources}
@@ -980,6 +1085,8 @@ class Diagnosis:
         group; for a workload no group names, the group of its pods (their controller stands for them,
         as when the fault leaves the workload with no pod to name)."""
         found = list(self.by_object.get(key, ()))
+        for other in self._spawned(key):
+            found += [g for g in self.by_object.get(other, ()) if g not in found]
         if key[0] == "Pod":
             owner = self.names.owner(key)
             if owner is not None:
@@ -987,6 +1094,19 @@ class Diagnosis:
         elif not found and key[0] in ("Deployment", "StatefulSet"):
             found = list(self.by_owner.get((key[1], key[2]), ()))
         return found
+
+    def _spawned(self, key):
+        """The keys a Schedule's objects stand for: the Schedule its experiment (the one the scenario names
+        after it) and that experiment its Schedule; an experiment the Schedule spawned (`<schedule>-<5>`,
+        owned by it in the state) both."""
+        if key in self.scheduled:
+            return self.scheduled[key]
+        spawner = self.names.spawner(key)
+        if spawner is not None:
+            return ((key[0], key[1], spawner), ("Schedule", key[1], spawner))
+        if ("Schedule", key[1], key[2]) in self.scheduled and key in self.scheduled[("Schedule", key[1], key[2])]:
+            return (("Schedule", key[1], key[2]),)
+        return ()
 
     def named(self, text):
         """(the objects a name refers to, the classes of the groups they belong to); a group id (ITBench's
@@ -996,9 +1116,25 @@ class Diagnosis:
         keys = self.names.resolve(text)
         return keys, {self.klass[g] for key in keys for g in self.groups_of(key)}
 
+    def names_cause(self, keys):
+        """The root-cause classes a name is credited with: a name that refers to several objects (a bare
+        `frontend` naming both the Deployment and the Service, a kind without a namespace) names a root
+        cause only when every object it can name is one; a hedge across objects is never credited."""
+        if not keys:
+            return set()
+        true = set(self.true_classes)
+        per_key = [({self.klass[key[1]]} if key[0] == "group" else {self.klass[g] for g in self.groups_of(key)}) & true
+                   for key in keys]
+        if not all(per_key):
+            return set()
+        return set().union(*per_key)
+
     def component(self, key):
         if key[0] == "group":
             return self.groups[key[1]]["component"]
+        spawner = self.names.spawner(key)
+        if spawner is not None:
+            key = (key[0], key[1], spawner)
         if key[0] in ("Deployment", "StatefulSet"):
             return key[2]
         if key[0] == "Pod":
@@ -1009,12 +1145,15 @@ class Diagnosis:
         return f"{key[0]}:{key[2]}"
 
     def credit(self, keys):
-        best = 0.0
+        """A wrong prediction's proximity: 1/(2+hops) from its component to the nearest root cause, so a
+        wrong object in the root cause's own component earns 1/2, never the 1 of the right object; a name
+        of several objects earns the least of theirs (0 when one is off the graph)."""
+        worst = None
         for key in keys:
             hops = self._hops.get(self.component(key))
-            if hops is not None:
-                best = max(best, 1.0 / (1 + hops))
-        return best
+            value = 1.0 / (2 + hops) if hops is not None else 0.0
+            worst = value if worst is None else min(worst, value)
+        return worst or 0.0
 
     def evaluate(self, output, checks, metrics):
         predictions, seen = [], set()
@@ -1025,8 +1164,9 @@ class Diagnosis:
                 continue
             seen.add(identity)
             predictions.append((text, keys, classes))
-        correct = [bool(classes & set(self.true_classes)) for _, _, classes in predictions]
-        found = {c for _, _, classes in predictions for c in classes if c in self.true_classes}
+        credited = [self.names_cause(keys) for _, keys, _ in predictions]
+        correct = [bool(classes) for classes in credited]
+        found = {c for classes in credited for c in classes}
         if not self.true_classes:  # a control: nothing is wrong, and the right answer names no cause
             precision = recall = f1 = 0.0 if predictions else 1.0
         else:
@@ -1037,48 +1177,116 @@ class Diagnosis:
         metrics["root_cause_entity_recall"] = round(recall, 6)
         metrics["root_cause_entity_f1"] = round(f1, 6)
         for k in (1, 3):
-            top = {c for _, _, classes in predictions[:k] for c in classes if c in self.true_classes}
+            top = {c for classes in credited[:k] for c in classes}
             metrics[f"root_cause_entity_k@{k}"] = round(len(top) / len(self.true_classes), 6) \
                 if self.true_classes else (1.0 if not predictions else 0.0)
         credits = [1.0 if ok else self.credit(keys) for (_, keys, _), ok in zip(predictions, correct)]
+        missed = [c for c in self.true_classes if c not in found]
+        # a root cause the answer misses counts as a prediction of 0: only the exact answer reaches 1
+        credits += [0.0] * len(missed) if predictions else []
         proximity = sum(credits) / len(credits) if credits else (1.0 if not self.true_classes else 0.0)
         metrics["root_cause_proximity"] = round(proximity, 6)
         unresolved = [text for text, keys, _ in predictions if not keys]
-        missed = [c for c in self.true_classes if c not in found]
         wrong = [text for (text, _, _), ok in zip(predictions, correct) if not ok]
         exact = precision == 1.0 and recall == 1.0
         checks.append({"id": "diagnosis.root_cause", "passed": exact,
                        "detail": f"{len(predictions)} named, {sum(correct)} correct; root causes missed: {len(missed)}"
                                  + (f"; not root causes: {', '.join(wrong[:5])}" if wrong else "")
                                  + (f"; naming no object: {', '.join(unresolved[:5])}" if unresolved else "")})
-        chain = self.chain_f1(output)
+        graded = self.chain_stats(output)
         root = 1.0 if exact else max(f1, proximity)
-        if chain is None:
+        if graded is None:
             return root
+        chain_precision, chain_recall, chain, contradicted = graded
         metrics["propagation_chain"] = round(chain, 6)
-        checks.append({"id": "diagnosis.propagation", "passed": chain >= CHAIN_PASS,
-                       "detail": f"propagation chain F1 {chain:.3f} (passes from {CHAIN_PASS})"})
+        metrics["propagation_chain_precision"] = round(chain_precision, 6)
+        metrics["propagation_chain_recall"] = round(chain_recall, 6)
+        ok = chain_recall >= CHAIN_PASS and chain_precision > CHAIN_PASS
+        checks.append({"id": "diagnosis.propagation", "passed": ok,
+                       "detail": f"propagation chain F1 {chain:.3f}, precision {chain_precision:.3f}, recall "
+                                 f"{chain_recall:.3f} (passes with recall at least {CHAIN_PASS} and precision above "
+                                 f"it)" + (f"; {contradicted} edge(s) given in both directions, credited in neither"
+                                           if contradicted else "")})
         return (root + chain) / 2
 
     # propagation chains -------------------------------------------------------------------------------
 
+    def _chain_nodes(self):
+        """The chain's nodes: the groups joined by alias and by component (a workload, its pods and its
+        Service are one node of the spread, whichever of them the truth's edges name), as
+        {class id or "component:NAME": its node}."""
+        if getattr(self, "_chain", None) is None:
+            parent = {}
+
+            def find(x):
+                parent.setdefault(x, x)
+                while parent[x] != x:
+                    parent[x] = parent[parent[x]]
+                    x = parent[x]
+                return x
+
+            for g in self.groups.values():
+                a, b = find(self.klass[g["id"]]), find("component:" + str(g["component"]))
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+            self._chain = {x: find(x) for x in list(parent)}
+        return self._chain
+
     def node(self, text):
+        chain = self._chain_nodes()
         keys, classes = self.named(text)
-        if classes:
-            return sorted(classes)[0]
-        # an endpoint that names no group keeps its own identity (one per object): it can only lower the score
+        if not keys:
+            # a pod the state no longer holds (replaced since the agent saw it), named as its workload names
+            # pods: on the chain, which spreads between components, it is a node of its workload's component
+            # (a name of a real pod of that workload would be the same node, so a made-up one gains nothing)
+            namespace, kind, name = parse_name(text)
+            if self.names.kind_of(kind) in ("Pod",) if kind else True:
+                w = owner_from_name(name, namespace, self.names.workloads, self.names.static)
+                if w is not None:
+                    keys = (("Pod", w["namespace"], name),)
+        nodes = {chain[c] for c in classes}
+        for key in keys:  # an object of a component the truth's groups stand for is that component's node
+            found = chain.get("component:" + str(self.component(key)))
+            if found is not None:
+                nodes.add(found)
+        if len(nodes) == 1:
+            return nodes.pop()
+        # an endpoint that names no group, or several nodes at once, keeps its own identity: it can only lower
+        # the score
         return "?" + (json.dumps(keys) if keys else text.strip().lower())
 
-    def chain_f1(self, output):
-        truth = [(self.klass[p["source"]], self.klass[p["target"]]) for p in self.spec["diagnosis"]["propagations"]]
-        if not any(a != b for a, b in truth):  # no chain between components: nothing to grade
+    def chain_stats(self, output):
+        """(precision, recall, F1, edges said both ways) of the answer's chain, None when there is none to grade.
+        The truth's edges graded are those the spread takes from a root cause (reachable from one along the
+        truth's edges); an edge of the truth no root cause reaches is neither required nor counted against an
+        answer that gives it."""
+        chain = self._chain_nodes()
+        edges = [(chain[self.klass[p["source"]]], chain[self.klass[p["target"]]])
+                 for p in self.spec["diagnosis"]["propagations"]]
+        truth = [(a, b) for a, b in edges if a != b]
+        if not truth:  # no chain between components: nothing to grade
             return None
+        reached = {chain[c] for c in self.true_classes}
+        grew = True
+        while grew:
+            grew = False
+            for a, b in truth:
+                if a in reached and b not in reached:
+                    reached.add(b)
+                    grew = True
+        on_path = [(a, b) for a, b in truth if a in reached]
+        off_path = set(truth) - set(on_path) if on_path else set()
+        truth = on_path or truth
         predicted = []
         for p in output.get("propagations") or []:  # every one (at most MAX_EDGES): a flood lowers the precision
             if not isinstance(p, dict):
                 continue
             predicted.append((self.node(str(p.get("source", ""))), self.node(str(p.get("target", "")))))
-        return edge_f1(truth, predicted)
+        return edge_stats(truth, [e for e in predicted if e not in off_path])
+
+    def chain_f1(self, output):
+        graded = self.chain_stats(output)
+        return None if graded is None else graded[2]
 
 
 def contracted_edges(edges):
@@ -1087,16 +1295,25 @@ def contracted_edges(edges):
     return {(a, b) for a, b in edges if a != b}
 
 
-def edge_f1(truth, predicted):
-    """F1 of the answer's directed edges against the truth's, both contracted (contracted_edges): an edge
-    counts only when the truth has it in that direction, so a reversed or an invented edge never counts
-    and lowers the precision; a truth edge the answer lacks lowers the recall."""
+def edge_stats(truth, predicted):
+    """(precision, recall, F1, contradicted) of the answer's directed edges against the truth's, both
+    contracted (contracted_edges): an edge counts only when the truth has it in that direction, so a
+    reversed or an invented edge never counts and lowers the precision; a truth edge the answer lacks
+    lowers the recall. An edge the answer gives in both directions (A -> B and B -> A, where the truth
+    does not) says the spread went both ways: a contradiction, credited in neither direction."""
     true_edges, said = contracted_edges(truth), contracted_edges(predicted)
-    hits = len(true_edges & said)
+    # a truth edge said also backwards (where the truth is no cycle through the two) is contradicted
+    contradicted = {(a, b) for a, b in true_edges & said if (b, a) in said and (b, a) not in true_edges}
+    hits = len(true_edges & said) - len(contradicted)
     if not hits:
-        return 0.0
+        return 0.0, 0.0, 0.0, len(contradicted)
     precision, recall = hits / len(said), hits / len(true_edges)
-    return 2 * precision * recall / (precision + recall)
+    return precision, recall, 2 * precision * recall / (precision + recall), len(contradicted)
+
+
+def edge_f1(truth, predicted):
+    """F1 of the answer's directed edges against the truth's (edge_stats)."""
+    return edge_stats(truth, predicted)[2]
 
 
 def _true(value):
@@ -2181,7 +2398,8 @@ NULL_ANSWER = _Null()
 MAX_ANSWER_TEXT = 200  # characters of an answer's label or time: longer is no label, and is never read further
 # the tasks graded on the agent's answer; the others read the cluster's state (or, CISO, the policy)
 ANSWER_TASKS = ("diagnose", "detect", "localize", "analyze")
-_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:\d{2})")
+# RFC 3339's time-secfrac is "." 1*DIGIT: a fraction of any length (read to the microsecond)
+_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})")
 
 
 def label_key(text):
@@ -2194,7 +2412,7 @@ def rfc3339(text):
     """An RFC 3339 time (`2025-06-01T12:00:00Z`, an offset or `Z` required) as POSIX seconds; None otherwise."""
     import datetime
 
-    if not isinstance(text, str) or len(text) > 64:
+    if not isinstance(text, str) or len(text) > 1024:
         return None
     match = _RFC3339.fullmatch(text.strip())
     if match is None:
@@ -2432,7 +2650,8 @@ SCORE_MEANS = {
     ("sre", "diagnose"): "the mean of the root-cause part and the propagation part (docs/evaluator.md)",
     ("finops", "diagnose"): "the F1 of the resources named against the resources the faults made waste",
     "detect": "the fraction of the detection checks passed (the right yes or no, then its time)",
-    "localize": "1 when the named root cause is exact, else the larger of its F1 and its proximity in the topology",
+    "localize": "1 when the named root cause is exact, else the larger of its F1 and its proximity in the topology "
+                "(a wrong object earns at most 1/2, a missed root cause 0: only the exact answer scores 1)",
     "analyze": "the fraction of the analysis labels right",
     "policy": "the fraction of the policy checks that pass (a broken contract scores 0)",
 }
@@ -2673,9 +2892,15 @@ def _unique_keys(pairs):
     return out
 
 
+def _json_int(text):
+    """A JSON integer: JSON sets no limit on its digits, Python's str-to-int conversion does (4300); one
+    longer than that is read as the nearest float (infinity), never refused as "not JSON"."""
+    return int(text) if len(text) <= 4000 else float(text)
+
+
 def loads(text):
-    """JSON text as the evaluator reads every input: keys unique (_unique_keys)."""
-    return json.loads(text, object_pairs_hook=_unique_keys)
+    """JSON text as the evaluator reads every input: keys unique (_unique_keys), integers of any length."""
+    return json.loads(text, object_pairs_hook=_unique_keys, parse_int=_json_int)
 
 
 def _load_json(path, what):
@@ -2710,7 +2935,7 @@ def _load_artifact(path):
     if path.endswith(".rego"):
         return ("rego", text)
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_json_int)
         docs = data if isinstance(data, list) else [data]
     except RecursionError:
         raise InputError(f"the artefact {path} is nested too deeply")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -116,11 +117,7 @@ def load_verdicts(folder: Path) -> list[dict]:
     verdict per task."""
     if not folder.is_dir():
         raise ScoringError(f"{folder}: not a folder")
-    files = sorted(p for p in folder.rglob("*.json") if p.is_file())
-    # A folder of `itbench run` (it holds timeline.jsonl) keeps its state, timings and the agent's files
-    # beside its verdict: only its verdict.json is one (none yet while the run is unfinished).
-    runs = {p.parent for p in folder.rglob(RUN_MARKER) if p.is_file()}
-    files = [p for p in files if not (runs & {*p.parents}) or (p.name == RUN_VERDICT and p.parent in runs)]
+    files, runs = verdict_files(folder)
     if not files and not runs:
         raise ScoringError(f"{folder}: no .json verdict files in this folder")
     verdicts = []
@@ -142,8 +139,27 @@ def load_verdicts(folder: Path) -> list[dict]:
                                                 "task": part.get("task", task)}))
         else:
             verdicts.append(_verdict(path, data))
-    verdicts += unfinished_runs(sorted(runs), verdicts)
+    verdicts += unfinished_runs(runs, verdicts)
     return verdicts
+
+
+def verdict_files(folder: Path) -> tuple[list[Path], list[Path]]:
+    """(the verdict files, the run folders) below `folder`. A folder of `itbench run` (it holds the
+    harness's timeline.jsonl) keeps its state, timings and the agent's workspace beside its verdict: only
+    its own verdict.json is one (none yet while the run is unfinished), and nothing below it is read, so
+    run folders an agent writes into its workspace are never counted."""
+    files, runs = [], []
+    for here, dirs, names in os.walk(folder):
+        base = Path(here)
+        if RUN_MARKER in names and (base / RUN_MARKER).is_file():
+            runs.append(base)
+            dirs[:] = []  # never descend into a run folder
+            if RUN_VERDICT in names and (base / RUN_VERDICT).is_file():
+                files.append(base / RUN_VERDICT)
+            continue
+        dirs.sort()
+        files += [base / n for n in names if n.endswith(".json") and (base / n).is_file()]
+    return sorted(files), sorted(runs)
 
 
 RUN_RECORD = "run.json"  # what a run of `itbench run` ended as: scenario, status, tasks (cluster/runner.py)
@@ -153,8 +169,9 @@ def unfinished_runs(runs: list[Path], verdicts: list[dict]) -> list[dict]:
     """A trial failed, score 0, for each task of each run folder without its verdict.json: a run that
     ended without a verdict (the cluster failed, the run was interrupted or killed) is a trial, and a
     failed one; dropped, it would lift pass@k over the runs that did finish. Its scenario and tasks come
-    from its run.json, else from its folder (`<results>/<scenario>/<run id>`) and the tasks the other
-    verdicts of that scenario were graded on."""
+    from its run.json, else from its timeline's first step (a run that died before run.json), else from
+    its folder (`<results>/<scenario>/<run id>`) and the tasks the other verdicts of that scenario were
+    graded on."""
     out = []
     for folder in runs:
         if (folder / RUN_VERDICT).is_file():
@@ -167,6 +184,8 @@ def unfinished_runs(runs: list[Path], verdicts: list[dict]) -> list[dict]:
             except (OSError, UnicodeDecodeError, ValueError, RecursionError):
                 record = {}
         record = record if isinstance(record, dict) else {}
+        if not record:  # died before run.json: the timeline's first step says what was run
+            record = _timeline_start(folder / RUN_MARKER)
         scenario = record.get("scenario") if isinstance(record.get("scenario"), str) and record.get("scenario") \
             else folder.parent.name
         tasks = record.get("tasks")
@@ -177,6 +196,23 @@ def unfinished_runs(runs: list[Path], verdicts: list[dict]) -> list[dict]:
             out.append({"scenario": scenario, "task": task, "passed": False, "score": 0.0, "no_verdict": True,
                         "status": status, "run": str(folder)})
     return out
+
+
+def _timeline_start(path: Path) -> dict:
+    """The scenario and tasks a run's timeline records at its start (`run`/`start`), {} without them."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for _, line in zip(range(1000), handle):
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(event, dict) and event.get("phase") == "run" and event.get("event") == "start" \
+                        and isinstance(event.get("scenario"), str):
+                    return {"scenario": event["scenario"], "tasks": event.get("tasks")}
+    except (OSError, UnicodeDecodeError):
+        pass
+    return {}
 
 
 def _verdict(path: Path, data: dict) -> dict:
