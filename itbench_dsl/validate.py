@@ -35,7 +35,8 @@ express (each issue names its ``rule``):
   twice in a pod (ValidateVolumes), a mountPath twice in a container (ValidateVolumeMounts), a
   protocol/hostIP/hostPort twice among the regular containers or within one init container
   (checkHostPortConflicts).
-* ``volume-source``: a volume with no source or with several (validateVolumeSource).
+* ``volume-source``: a volume with several sources (validateVolumeSource), or with none (the server's
+  defaulting makes that an emptyDir: the compiler's own rule).
 * ``volume-mount``: a volumeMount naming no volume of the pod (ValidateVolumeMounts); a
   StatefulSet's volumeClaimTemplates count as volumes, as its controller adds them to each pod.
 * ``resource-limits``: a container's request above its limit, compared by value (``500m`` < ``1``,
@@ -507,10 +508,13 @@ def _name_problem(key: str, name: str) -> str | None:
             return "must not be '.' or '..' nor contain '/' or '%'"
         return None
     if key == "v1/Service":
-        # Service names become DNS labels of the cluster domain and must start with a letter.
+        # Service names become DNS labels of the cluster domain. Kubernetes before v1.34 refuses one that does not
+        # start with a letter (NameIsDNS1035Label); later servers relax it (RelaxedServiceNameValidation, checked
+        # against a v1.37 server in tests/test_apiserver_rules.py): keep to the rule every server accepts.
         if len(name) > 63 or not _DNS1035_LABEL.fullmatch(name):
-            return ("is not a valid Service name (RFC 1035 label: at most 63 lowercase letters, digits "
-                    "or '-', starting with a letter and ending with a letter or digit)")
+            return ("is not a Service name every Kubernetes accepts (RFC 1035 label: at most 63 lowercase "
+                    "letters, digits or '-', starting with a letter and ending with a letter or digit; "
+                    "servers before v1.34 refuse any other)")
         return None
     if key == "v1/Namespace":
         return _dns_label_problem(name)
@@ -841,9 +845,11 @@ def _volume_issues(volumes: Any, path: Path) -> Generator[_Found, None, set[str]
         sources = sorted(str(key) for key, value in volume.items() if key != "name" and value is not None)
         label = f"Volume {name!r}" if isinstance(name, str) else "This volume"
         if not sources:
+            # the API server does not refuse it: its defaulting makes it an emptyDir (SetDefaults_Volume, checked
+            # against a real server in tests/test_apiserver_rules.py), which a scenario rarely means
             yield (vpath, "volume-source",
-                   f"{label} has no source; a volume needs exactly one (emptyDir, configMap, secret, "
-                   "persistentVolumeClaim, hostPath, projected, ...).")
+                   f"{label} has no source, which the API server turns into an empty emptyDir; say the source "
+                   "(emptyDir, configMap, secret, persistentVolumeClaim, hostPath, projected, ...).")
         elif len(sources) > 1:
             yield (vpath, "volume-source",
                    f"{label} has {len(sources)} sources ({', '.join(sources)}); a volume takes exactly one.")
