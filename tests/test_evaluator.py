@@ -1128,7 +1128,7 @@ def test_a_wrong_object_of_the_root_causes_component_never_scores_like_the_right
                                      "hotel-reservation/NetworkPolicy.v1.networking.k8s.io/deny-all-recommendation"]),
     ("k8sbench-fix-rbac-wrong-resource", ["simple-rbac-setup/roles/pod-reader-role",
                                           "simple-rbac-setup/roles.rbac.authorization.k8s.io/pod-reader-role"]),
-    ("sregym-namespace-memory-limit", ["hotel-reservation/resourcequotas/memory-limit-quota"]),
+    ("sregym-namespace-memory-limit", ["hotel-reservation/resourcequotas/memory-quota"]),
     ("sregym-psa-restricted-blocks-recreation-hotel-reservation", ["/namespaces/hotel-reservation",
                                                                    "hotel-reservation/Namespace/hotel-reservation"]),
 ])

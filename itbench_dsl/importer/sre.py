@@ -1057,12 +1057,15 @@ def _entry_key(entries, span, prefix: str = "") -> str | None:
 
 def _retarget(record: Truth, roots, created, graph: Graph, message: str, diags: Diagnostics) -> Truth | None:
     """A root-cause group on an object the injection does not create or change: point it at what it does
-    (an object of the group's kind that the injection creates, else the fault's root cause)."""
+    (an object of the group's kind that the injection creates and no other group names, else the first such
+    object, else the fault's root cause)."""
     group = next((g for g in graph.groups if g.id == record.group), None)
     if group is None or not group.root_cause or not roots:
         return None
     same = [r for r in [*roots, *created] if _KINDS.get(r.kind) == group.kind] or list(roots)
-    root = same[0]
+    # an object no other group names first: two root-cause groups of two faults stand for two objects
+    taken = {(g.kind, g.name) for g in graph.groups if g.id != group.id}
+    root = next((r for r in same if (_KINDS.get(r.kind), r.name) not in taken), same[0])
     kind = _KINDS.get(root.kind)
     if kind is None or (kind == group.kind and root.name == group.name):
         return None
