@@ -1276,7 +1276,7 @@ def _diagnosis_cases(scenario, spec, derived) -> Iterator[Case]:
 def _chain_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
     """The propagation graded by directed edges: the right causes with the chain reversed, or with one
     invented edge out of the root cause in its place, fail; the chain with its edges given twice passes."""
-    from ..runtime.evaluator import Diagnosis, State
+    from ..runtime.evaluator import Diagnosis, State, reached_from
 
     edges = perfect["propagations"]
     diagnosis = Diagnosis(spec, State(faulty))
@@ -1308,14 +1308,7 @@ def _chain_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
     yield Case("the perfect diagnosis with every edge given twice", "diagnose", PASS,
                answer={**perfect, "propagations": edges + copy.deepcopy(edges)}, state=faulty, score=1.0)
     # the spread from the root cause alone: an edge of the truth no root cause reaches is not required
-    reached = {diagnosis._chain_nodes()[c] for c in diagnosis.true_classes}
-    grew = True
-    while grew:
-        grew = False
-        for a, b in truth:
-            if a in reached and b not in reached:
-                reached.add(b)
-                grew = True
+    reached = reached_from({diagnosis._chain_nodes()[c] for c in diagnosis.true_classes}, truth)
     on_path = [e for e in edges if node[e["source"]] in reached]
     if on_path and any(node[e["source"]] != node[e["target"]] for e in on_path) and len(on_path) < len(edges):
         yield Case("the perfect diagnosis with only the edges a root cause reaches", "diagnose", PASS,

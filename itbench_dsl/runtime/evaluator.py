@@ -587,6 +587,32 @@ DEFAULT_SHAPES = {
 }
 
 
+
+def reached_from(starts, edges) -> set:
+    """The nodes `edges` (pairs) lead to from `starts`, these included."""
+    reached = set(starts)
+    grew = True
+    while grew:
+        grew = False
+        for a, b in edges:
+            if a in reached and b not in reached:
+                reached.add(b)
+                grew = True
+    return reached
+
+
+def compared(observed, pred, where: str):
+    """(whether the observed value passes the predicate's comparison, the detail): images compared as one
+    reference however spelled (`redis:7.2` is `docker.io/library/redis:7.2`)."""
+    op, value = pred["op"], pred["value"]
+    leaf = next((s for s in reversed(pred["path"]) if isinstance(s, str)), None)
+    if leaf == "image" and op in ("==", "!=", "in") and isinstance(observed, str) and pred.get("type") != "text":
+        observed = image_ref(observed)
+        value = [image_ref(v) if isinstance(v, str) else v for v in value] if isinstance(value, list) else \
+            image_ref(value) if isinstance(value, str) else value
+    ok = compare(observed, op, value, pred.get("type"))
+    return ok, f"{where} is {shown(observed)}, wants {op} {shown(value)}"
+
 def _shape_at(kind, path):
     """The shape of the value at `path` of an object of `kind` (None: one the model does not know); a list
     of one shape is returned as the list."""
@@ -1266,14 +1292,7 @@ class Diagnosis:
         truth = [(a, b) for a, b in edges if a != b]
         if not truth:  # no chain between components: nothing to grade
             return None
-        reached = {chain[c] for c in self.true_classes}
-        grew = True
-        while grew:
-            grew = False
-            for a, b in truth:
-                if a in reached and b not in reached:
-                    reached.add(b)
-                    grew = True
+        reached = reached_from({chain[c] for c in self.true_classes}, truth)
         on_path = [(a, b) for a, b in truth if a in reached]
         off_path = set(truth) - set(on_path) if on_path else set()
         truth = on_path or truth
@@ -1373,15 +1392,7 @@ def predicate_check(pred, state):
     op = pred["op"]
     if op in FIELD_TESTS:
         return FIELD_TESTS[op](observed, pred["value"], pred.get("type"), where)
-    value = pred["value"]
-    leaf = next((s for s in reversed(pred["path"]) if isinstance(s, str)), None)
-    if leaf == "image" and op in ("==", "!=", "in") and isinstance(observed, str) and pred.get("type") != "text":
-        # one image however spelled: `redis:7.2` is `docker.io/library/redis:7.2`
-        observed = image_ref(observed)
-        value = [image_ref(v) if isinstance(v, str) else v for v in value] if isinstance(value, list) else \
-            image_ref(value) if isinstance(value, str) else value
-    ok = compare(observed, op, value, pred.get("type"))
-    return ok, f"{where} is {shown(observed)}, wants {op} {shown(value)}"
+    return compared(observed, pred, where)
 
 
 # ---- RBAC, as the API server's authorizer decides (plugin/pkg/auth/authorizer/rbac) ------------------------
@@ -1505,15 +1516,7 @@ def probe_check(pred, state):
         return ok, f"{where} {'contains' if ok else 'does not contain'} {shown(pred['value'])}"
     if op in FIELD_TESTS:
         return FIELD_TESTS[op](observed, pred["value"], pred.get("type"), where)
-    value = pred["value"]
-    leaf = next((s for s in reversed(pred["path"]) if isinstance(s, str)), None)
-    if leaf == "image" and op in ("==", "!=", "in") and isinstance(observed, str) and pred.get("type") != "text":
-        # one image however spelled: `redis:7.2` is `docker.io/library/redis:7.2`
-        observed = image_ref(observed)
-        value = [image_ref(v) if isinstance(v, str) else v for v in value] if isinstance(value, list) else \
-            image_ref(value) if isinstance(value, str) else value
-    ok = compare(observed, op, value, pred.get("type"))
-    return ok, f"{where} is {shown(observed)}, wants {op} {shown(value)}"
+    return compared(observed, pred, where)
 
 
 MAX_PROBE_TEXT = 1024 * 1024  # of a probe's output, what `contains` reads
