@@ -1321,21 +1321,21 @@ def _replaced_pod_cases(perfect: dict, faulty: dict, task: str = "diagnose") -> 
     still passes (the pods existed; graded against the final state alone they would name nothing)."""
     named = {e["name"] for e in perfect["entities"]} | {p[k] for p in perfect.get("propagations", [])
                                                         for k in ("source", "target")}
-    state = copy.deepcopy(faulty)
+    # states are read, never written, by the evaluator: the new state shares every object it does not rename
+    items = []
     replaced = False
-    for item in state["resources"]["items"]:
+    for item in faulty["resources"]["items"]:
         meta = item["metadata"]
-        if item.get("kind") != "Pod" or f"{meta.get('namespace')}/Pod/{meta['name']}" not in named:
-            continue
         base, _, suffix = meta["name"].rpartition("-")
-        if not base:
-            continue
-        meta["name"] = f"{base}-{'q8w2m' if suffix != 'q8w2m' else 'b4d9z'}"
-        replaced = True
+        if item.get("kind") == "Pod" and f"{meta.get('namespace')}/Pod/{meta['name']}" in named and base:
+            item = {**item, "metadata": {**meta, "name": f"{base}-{'q8w2m' if suffix != 'q8w2m' else 'b4d9z'}"}}
+            replaced = True
+        items.append(item)
     if not replaced:
         return
-    state["incident"] = {"at": "2026-01-01T00:05:00Z",
-                         "resources": {"kind": "List", "items": copy.deepcopy(faulty["resources"]["items"])}}
+    state = {**faulty, "resources": {**faulty["resources"], "items": items},
+             "incident": {"at": "2026-01-01T00:05:00Z",
+                          "resources": {"kind": "List", "items": list(faulty["resources"]["items"])}}}
     yield Case("the perfect answer, its pods replaced by the fix and kept in the state's `incident`"
                + ("" if task == "diagnose" else f" ({task})"), task, PASS, answer=perfect, state=state, score=1.0)
 

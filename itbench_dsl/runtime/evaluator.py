@@ -220,6 +220,7 @@ class State:
         self.objects = {}
         self.by_kind = {}
         self.captured = set()  # (namespace or "", kind)
+        self.names_cache = {}  # id(spec) -> (spec, Names): names_of
         for item in resources["items"]:
             if not isinstance(item, dict) or not isinstance(item.get("metadata"), dict):
                 raise InputError("every item of the state's `resources` must be a Kubernetes object with metadata")
@@ -872,15 +873,29 @@ KIND_NAMES = {
 _API_VERSION = re.compile(r"v[0-9]+(?:(?:alpha|beta)[0-9]+)?")
 
 
+_SPELLINGS = {}
+
+
 def kind_spellings(kind):
     """The lower-case names kubectl resolves to `kind`: the kind itself and its resource name, plural as
     the API server's rule makes it (`networkpolicies`, `ingresses`, `jvmchaos`) or as custom resources
-    declare it (`gateways`)."""
-    lowered = kind.lower()
-    spellings = [lowered, _plural(kind)]
-    if lowered.endswith("y"):
-        spellings.append(lowered + "s")  # gateways: a custom resource's declared plural
+    declare it (`gateways`). Computed once per kind (a state's every object asks)."""
+    spellings = _SPELLINGS.get(kind)
+    if spellings is None:
+        lowered = kind.lower()
+        spellings = (lowered, _plural(kind)) + ((lowered + "s",) if lowered.endswith("y") else ())
+        _SPELLINGS[kind] = spellings  # gateways: a custom resource's declared plural
     return spellings
+
+
+def names_of(spec, state):
+    """The `Names` of a state for a spec, made once per (state, spec): the diagnosis and the safeguards of
+    every case graded on one indexed state read the same names (its caches are memos, never results)."""
+    cached = state.names_cache
+    known = cached.get(id(spec))
+    if known is None or known[0] is not spec:
+        known = cached[id(spec)] = (spec, Names(spec, state))
+    return known[1]
 
 
 def parse_name(text):
@@ -1060,7 +1075,7 @@ class Diagnosis:
     def __init__(self, spec, state):
         truth = spec["diagnosis"]
         self.spec = spec
-        self.names = Names(spec, state)
+        self.names = names_of(spec, state)
         self.groups = {g["id"]: g for g in truth["groups"]}
         self.by_object = {}
         self.by_owner = {}
@@ -1911,7 +1926,7 @@ def safeguard_checks(spec, state, checks):
         template = ((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}
         templates[(w["namespace"], w["name"])] = template.get("labels") or {}
     workloads = {(w["namespace"], w["name"]): w for w in spec["workloads"]}
-    names = Names(spec, state)
+    names = names_of(spec, state)
     pods_by_owner: dict = {}
     for s in spec["services"]:
         obj = state.get(s)
@@ -1968,7 +1983,7 @@ def finops_proximity(spec, state, checks, metrics):
 def finops_answer(spec, output, state, checks, metrics):
     """The resources the answer names (`<ns>/<Kind>/<name>`, as the prompt asks; a bare name with its
     kind in `type` too) against the objects each fault makes waste."""
-    names = Names(spec, state)
+    names = names_of(spec, state)
     findings = [{(r["kind"], r.get("namespace") or None, r["name"]) for r in refs} for refs in spec["finops"]["findings"]]
     predictions, seen = [], set()
     for item in output["resource"]:

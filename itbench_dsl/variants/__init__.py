@@ -158,7 +158,6 @@ class Checked:
     scenario: ir.Scenario | None  # None when the variant does not check
     problems: list[str]  # its errors as `CODE: message`
     warnings: list[str] = field(default_factory=list)  # what `check --strict` would fail it for, as `CODE: message`
-    complexity: str | None = None  # the complexity its propagation has, when it states another (W2008)
 
 
 def check_document(document: ast.Scenario, path: str) -> Checked:
@@ -166,7 +165,7 @@ def check_document(document: ast.Scenario, path: str) -> Checked:
     of checking.py (compile, output validation, self-validation and lint). `problems` are its errors,
     `warnings` the warnings it does not allow (`metadata { lint_allow }`), which `--strict` fails."""
     from ..checking import check_document as check
-    from ..analysis.lint import COMPLEXITY_HOPS, allowed_codes, propagation_hops
+    from ..analysis.lint import allowed_codes
 
     checked = check(document, path, lint=True)
     problems = [f"{d.code}: {d.message}" for d in sorted(checked.errors(), key=Diagnostic.sort_key)]
@@ -175,12 +174,28 @@ def check_document(document: ast.Scenario, path: str) -> Checked:
     allowed = allowed_codes(checked.scenario)
     found = sorted((d for d in checked.diagnostics if d.severity != "error" and d.code not in allowed),
                    key=Diagnostic.sort_key)
-    complexity = None
-    if any(d.code == "W2008" for d in found):
-        hops = propagation_hops(checked.scenario, checked.linted.components)
-        complexity = next((name for name, (lo, hi) in COMPLEXITY_HOPS.items()
-                           if hops is not None and lo <= hops and (hi is None or hops <= hi)), None)
-    return Checked(checked.scenario, [], [f"{d.code}: {d.message}" for d in found], complexity)
+    return Checked(checked.scenario, [], [f"{d.code}: {d.message}" for d in found])
+
+
+def propagation_complexity(document: ast.Scenario, path: str) -> str | None:
+    """The complexity the document's propagation has, when it states another that W2008 would report (and
+    does not allow it): known from the checker's IR alone, so a variant is written with its own complexity
+    before its one full check (compile, validation and self-validation), never checked twice. None when
+    it states the right one, or does not check."""
+    from ..checker import check
+    from ..diagnostics import Diagnostics
+    from ..analysis.lint import COMPLEXITY_HOPS, allowed_codes, propagation_hops
+
+    diags = Diagnostics()
+    scenario = check(document, path, diags).scenario
+    if scenario is None or diags.has_errors or "W2008" in allowed_codes(scenario):
+        return None
+    hops = propagation_hops(scenario)
+    bounds = COMPLEXITY_HOPS.get(scenario.complexity)
+    if hops is None or bounds is None or (bounds[0] <= hops and (bounds[1] is None or hops <= bounds[1])):
+        return None
+    return next((name for name, (lo, hi) in COMPLEXITY_HOPS.items() if lo <= hops and (hi is None or hops <= hi)),
+                None)
 
 
 def _same_mechanism(a: ir.Scenario, b: ir.Scenario) -> bool:
@@ -342,10 +357,10 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
                         name = unique_name(name, names)
                     names.add(name)
                     document = dataclasses.replace(document, name=name)
+                    complexity = propagation_complexity(document, f"{name}.itb")
+                    if complexity is not None:  # its propagation changed: it says its own complexity
+                        document = with_complexity(document, complexity)
                     checked = check_document(document, f"{name}.itb")
-                    if checked.complexity is not None:  # its propagation changed: it says its own complexity
-                        document = with_complexity(document, checked.complexity)
-                        checked = check_document(document, f"{name}.itb")
                     if on_variant is not None:
                         on_variant(result)
                     what = f"variant {k}" + (f" ({item.note})" if item.note else "")
