@@ -121,7 +121,10 @@ FORBIDDEN = [
     ("itbench_dsl.backends", "itbench_dsl.checking", "the backends read the IR, not the checks run after them"),
     ("itbench_dsl.vocabulary", "itbench_dsl.ciso", "the word lists sit below the catalogue"),
     ("itbench_dsl.diagnostics", "itbench_dsl.compiler", "the lowest module points at nothing above it"),
+    ("itbench_dsl.expectations", "itbench_dsl.checker", "the checker mixes the expectations in, not the reverse"),
 ]
+# the kubectl replay (runtime/kubectl/), bottom to top: each module imports only those before it
+KUBECTL = ["state", "command", "resources", "files", "targets", "server", "patches", "verbs", "shell", "replay"]
 FACE = "itbench_dsl"  # the package face (`__init__.py`): only the entry points above it may import it
 ABOVE_THE_FACE = ("itbench_dsl.cli", "itbench_dsl.__main__")
 
@@ -139,6 +142,17 @@ def test_no_import_climbs_over_a_layer():
               for b in graph[a] if _under(b, high)]
     climbs += [f"{a} imports the package face; take what it needs from the module that defines it"
                for a in graph if FACE in graph[a] and not any(_under(a, m) for m in ABOVE_THE_FACE)]
+    assert not climbs, "\n".join(climbs)
+
+
+def test_the_kubectl_replay_imports_run_down_its_layers():
+    graph = import_graph()
+    prefix = "itbench_dsl.runtime.kubectl."
+    modules = sorted(m[len(prefix):] for m in graph if m.startswith(prefix))
+    assert modules == sorted(KUBECTL), "runtime/kubectl/ has modules the layer list does not name (or lacks some)"
+    climbs = [f"kubectl.{a} imports kubectl.{b[len(prefix):]}"
+              for index, a in enumerate(KUBECTL) for b in graph[prefix + a]
+              if b.startswith(prefix) and KUBECTL.index(b[len(prefix):]) >= index]
     assert not climbs, "\n".join(climbs)
 
 

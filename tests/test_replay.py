@@ -1,4 +1,4 @@
-"""Replaying solution commands on manifests (itbench_dsl.runtime.replay).
+"""Replaying solution commands on manifests (itbench_dsl.runtime.kubectl).
 
 The tables run one command each on a small faulty state and compare the whole resulting state
 with the expected one, written out as the change the command must make. Refusals carry the
@@ -21,7 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from itbench_dsl.runtime.replay import RESTARTED_AT, Outcome, replay
+from itbench_dsl.runtime.kubectl.replay import replay
+from itbench_dsl.runtime.kubectl.state import RESTARTED_AT, Outcome
 
 REPO = Path(__file__).resolve().parents[1]
 

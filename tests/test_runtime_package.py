@@ -93,9 +93,11 @@ def imports(path: Path, source: str | None = None) -> list[tuple[int, str]]:
 
 def test_the_runtime_has_the_modules_it_names():
     names = {".".join(_module_name(p)) for p in MODULES}
-    assert {"evaluator", "miniyaml", "replay", "scoring", "kyverno", "kyverno.policy", "kyverno.suite"} <= names
+    assert {"evaluator", "miniyaml", "scoring", "kyverno", "kyverno.policy", "kyverno.suite", "kubectl",
+            "kubectl.replay", "kubectl.state", "kubectl.verbs"} <= names
     for old in ("evaluator_runtime", "kyverno", "miniyaml", "replay", "scoring"):
         assert not (ROOT / "itbench_dsl" / f"{old}.py").exists(), f"itbench_dsl/{old}.py is back at its old path"
+    assert not (RUNTIME / "replay.py").exists(), "runtime/replay.py is back: the replay is runtime/kubectl/"
 
 
 @pytest.mark.parametrize("path", MODULES, ids=[str(p.relative_to(RUNTIME)) for p in MODULES])

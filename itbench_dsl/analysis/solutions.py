@@ -1,7 +1,7 @@
 """Solutions are evidence: each declared solution, replayed on the faulty state, must mitigate.
 
 A solution step written as a shell command (`step "Roll back" run "kubectl -n shop rollout undo
-deployment/cart"`) is replayed with replay.py on the manifests of the scenario's faulty state, as
+deployment/cart"`) is replayed with runtime/kubectl/ on the manifests of the scenario's faulty state, as
 a cluster would carry it out: the API server's refusals (an immutable field, a selector change)
 included. The settled state (states.settle: a fault's effects last while what it did is still
 there) is then graded as the mitigation task. A solution with a step in prose only (the agent's to
@@ -42,7 +42,8 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], spec: dict | None =
     """What replaying each solution with commands says about it."""
     from ..backends.evaluator import evaluator_spec
     from ..runtime.evaluator import evaluate
-    from ..runtime.replay import REFUSED, UNSUPPORTED, replay
+    from ..runtime.kubectl.replay import replay
+    from ..runtime.kubectl.state import REFUSED, UNSUPPORTED
     from .states import as_served, exec_injections, objects, settle
 
     if scenario.domain == "ciso" or not scenario.injections():

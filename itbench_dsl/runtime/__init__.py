@@ -12,6 +12,6 @@ tests/test_runtime_package.py checks the rule on every module.
     kyverno/       an offline matcher of Kyverno validation semantics (embedded, but for the
                    Kyverno CLI test-suite runner, suite.py)
     miniyaml.py    a reader for the YAML Kubernetes manifests and policies are written in: embedded
-    replay.py      replaying a solution's shell commands (kubectl) on a scenario's state
+    kubectl/       replaying a solution's shell commands (kubectl) on a scenario's state (`kubectl.replay`)
     scoring.py     aggregating verdicts over trials: pass@k, mean score and its standard error
 """
