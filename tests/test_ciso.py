@@ -415,3 +415,26 @@ def test_compliant_without_gap_for_a_catalogue_control():
     }}''', extra='compliant deployment "web"')
     (error,) = _errors(text)
     assert error.code == "E2013" and "no `gap`" in error.message and error.span.line == 13
+
+
+def test_no_code_branches_on_a_task_class_name():
+    """Behaviour reads the `TaskClass` record's fields (updates, platform, collects, runnable, artefact ...),
+    never compares a task's name with a class's: a new class is one record, not a hunt for comparisons."""
+    import ast as python_ast
+    from pathlib import Path
+
+    from itbench_dsl.ciso.tasks import TASK_CLASSES
+
+    package = Path(__file__).resolve().parent.parent / "itbench_dsl"
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if path == package / "ciso" / "tasks.py":
+            continue
+        tree = python_ast.parse(path.read_text("utf-8"), str(path))
+        for node in python_ast.walk(tree):
+            if not isinstance(node, python_ast.Compare):
+                continue
+            operands = [node.left, *node.comparators]
+            if any(isinstance(o, python_ast.Constant) and o.value in TASK_CLASSES for o in operands):
+                found.append(f"{path.relative_to(package.parent)}:{node.lineno}")
+    assert not found, "task-name tests: " + ", ".join(found)

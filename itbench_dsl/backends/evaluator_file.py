@@ -30,8 +30,9 @@ def source_for_spec(spec: dict) -> str:
     """evaluator.py for a spec: the runtime, the embedded modules its grading needs, the spec as data."""
     text = json.dumps(spec, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
     parts = [runtime_source().rstrip("\n") + "\n\n"]
-    ciso_task = (spec.get("ciso") or {}).get("task") or ""
-    if "kyverno" in ciso_task:
+    # the artefact the task class grades (ciso/tasks.py `TaskClass.artefact`), as the spec's contract says it
+    kyverno = (((spec.get("ciso") or {}).get("contract") or {}).get("artefact")) == "kyverno"
+    if kyverno:
         # the Kyverno matcher and the YAML reader for the agent's policy, data here too: the matcher is the
         # modules of runtime/kyverno/ that policy evaluation needs, as (name, source) pairs in dependency
         # order, which the runtime runs as a package (they import each other relatively); the reader is
@@ -40,7 +41,7 @@ def source_for_spec(spec: dict) -> str:
 
         modules = "".join(f"    ({name!r}, {package_source(f'kyverno/{name}')!r}),\n" for name in EMBEDDED)
         parts.append(f"_KYVERNO_SOURCES = (\n{modules})\n")
-    if "kyverno" in ciso_task or '{"parse":"yaml"}' in text:  # a policy to read, or YAML held in a ConfigMap
+    if kyverno or '{"parse":"yaml"}' in text:  # a policy to read, or YAML held in a ConfigMap
         parts.append(f"_YAML_SOURCE = {package_source('miniyaml')!r}\n")
     parts.append(f"{_SPEC_PREFIX}{text!r})\n\n")
     parts.append(_MAIN)

@@ -79,14 +79,14 @@ def info_json(scenario: ir.Scenario) -> dict:
 
 
 def input_json(scenario: ir.Scenario) -> dict:
-    task = scenario.compliance.task
-    if task == "ansible_opa":
+    cls = TASK_CLASSES[scenario.compliance.task]
+    if cls.platform == "rhel9":
         return {"inventory_host": hosts(scenario), "target_server": {
             "address": "<IP address or hostname of the RHEL9 machine>",
             "username": "<Username to access the RHEL9 machine>",
             "sshkey": SSH_KEY, "python_interpreter": "/usr/bin/python3", "alias": "RHEL9 Machine"},
             "shared_workspace": SHARED_WORKSPACE}
-    data = {"kubeconfig_data": ""} if task == "kyverno_policy" else {}
+    data = {"kubeconfig_data": ""} if cls.kubeconfig_data else {}
     return {**data, "shared_workspace": SHARED_WORKSPACE, "kubeconfig": KUBECONFIG}
 
 
@@ -121,13 +121,13 @@ def _k8s_task(name: str, state: str, src: str) -> dict:
 
 def tasks(scenario: ir.Scenario, compliant: bool, policies: bool) -> tuple[list[dict], list[dict]]:
     """(fault_inject.yml, the removal tasks) as ITBench's task lists (included by the harness's playbooks)."""
-    task = scenario.compliance.task
-    if task == "ansible_opa":
+    cls = TASK_CLASSES[scenario.compliance.task]
+    if cls.platform == "rhel9":
         control = ciso.lookup(scenario.compliance.control)
         if not isinstance(control, ciso.HostControl):
             return [], []
         return control.tasks(True), control.tasks(False)
-    what = "resources" if task == "kyverno_update" else "pods"
+    what = "resources" if cls.updates else "pods"
     inject = [_k8s_task(f"Deploy non compliant {what}", "present", "application.yaml")]
     remove = [_k8s_task("Delete the non compliant pods", "absent", "application.yaml")]
     if compliant:
@@ -183,7 +183,7 @@ def bundle_files(scenario: ir.Scenario, manifests: dict[str, list[dict]]) -> dic
     }
     # the task's own policies in their declared order; else the catalogue's
     policies = list(scenario.compliance.policies or manifests.get("manifests/existing-policy.yaml", []))
-    application, compliant = ([], []) if cls.task == "ansible_opa" else split_manifests(scenario, manifests)
+    application, compliant = ([], []) if cls.platform == "rhel9" else split_manifests(scenario, manifests)
     if application:
         files["itbench/manifests/application.yaml"] = dump_yaml(application)
     if compliant:
@@ -195,7 +195,7 @@ def bundle_files(scenario: ir.Scenario, manifests: dict[str, list[dict]]) -> dic
         files["itbench/tasks/fault_inject.yml"] = yamlout.dump(inject).encode("utf-8")
     if remove:
         files["itbench/tasks/" + cls.removal] = yamlout.dump(remove).encode("utf-8")
-    if cls.task == "kyverno_update":
+    if cls.updates:
         files["itbench/eval_config.yaml"] = yamlout.dump(eval_config(scenario, policies)).encode("utf-8")
     return files
 

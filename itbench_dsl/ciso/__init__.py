@@ -17,6 +17,7 @@ from .k8s import CONTROLS as K8S_CONTROLS
 from .k8s import K8S_BENCHMARK, MANAGED, K8sControl
 from .rhel9 import CONTROLS as HOST_CONTROLS
 from .rhel9 import DEFAULT_HOSTS, RHEL9_BENCHMARK, HostControl
+from .tasks import TASK_CLASSES
 
 CATALOGUE: dict[str, K8sControl | HostControl] = {c.id: c for c in [*K8S_CONTROLS, *HOST_CONTROLS]}
 HOST_API, HOST_KIND = "inventory.ansible.com/v1", "HostGroup"
@@ -54,13 +55,19 @@ def host_ref(hosts: str) -> ir.ObjectRef:
     return ir.ObjectRef(HOST_API, HOST_KIND, None, hosts)
 
 
+def _updates(task: str) -> bool:
+    """Whether the task class edits a policy the scenario deploys (`TaskClass.updates`)."""
+    cls = TASK_CLASSES.get(task)
+    return cls is not None and cls.updates
+
+
 def policy_name(namespace: str) -> str:
     return f"{namespace}-security-controls"
 
 
 def goal_text(control: K8sControl | HostControl, task: str, namespace: str | None) -> str:
     """The catalogue's goal: the CIS recommendation; for kyverno_update, the update to make (as ITBench words it)."""
-    if task != "kyverno_update" or not isinstance(control, K8sControl) or not control.update_from:
+    if not _updates(task) or not isinstance(control, K8sControl) or not control.update_from:
         return control.title
     existing = "\n".join(f"    {CATALOGUE[c].title}" for c in control.update_from)
     return (f"Currently, the Kyverno ClusterPolicy `{policy_name(namespace or 'default')}` is deployed in the "
@@ -110,7 +117,7 @@ def task_policies(ctx, task, locations: dict) -> tuple[list[dict], str | None]:
     from ..diagnostics import did_you_mean
     from ..reader import Body
     body = Body(ctx, task.entries, f"task `{task.kind}`", task.span)
-    if task.kind != "kyverno_update":
+    if not _updates(task.kind):
         body.finish()
         return [], None
     policies: list[dict] = []
@@ -161,7 +168,7 @@ def task_policies(ctx, task, locations: dict) -> tuple[list[dict], str | None]:
 def update_target(scenario: ir.Scenario) -> str | None:
     """The name of the policy a kyverno_update agent edits."""
     compliance = scenario.compliance
-    if compliance is None or compliance.task != "kyverno_update":
+    if compliance is None or not _updates(compliance.task):
         return None
     if compliance.policies:
         return compliance.update
@@ -173,12 +180,12 @@ def existing_policy(scenario: ir.Scenario) -> list[dict]:
     """The policies a kyverno_update scenario deploys for the agent to update: those its task declares (the one
     to edit first), or the catalogue control's too-weak ClusterPolicy."""
     compliance = scenario.compliance
-    if compliance is not None and compliance.task == "kyverno_update" and compliance.policies:
+    if compliance is not None and _updates(compliance.task) and compliance.policies:
         first = [p for p in compliance.policies if p["metadata"]["name"] == compliance.update]
         return first + [p for p in compliance.policies if p["metadata"]["name"] != compliance.update]
     control = CATALOGUE.get(compliance.control) if compliance else None
     namespace = _single_namespace(scenario)
-    if compliance is None or compliance.task != "kyverno_update" or not isinstance(control, K8sControl) \
+    if compliance is None or not _updates(compliance.task) or not isinstance(control, K8sControl) \
             or not control.update_from or namespace is None or not k8s_objects(scenario)[0]:
         return []
     return [cluster_policy(policy_name(namespace), namespace, [CATALOGUE[c] for c in control.update_from])]
@@ -274,7 +281,7 @@ def docs_markdown() -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for c in K8S_CONTROLS:
-        update = ", ".join(f"`{u}`" for u in c.update_from) if "kyverno_update" in c.classes else ""
+        update = ", ".join(f"`{u}`" for u in c.update_from) if any(_updates(t) for t in c.classes) else ""
         lines.append(f"| `{c.id}` | {c.section} | {c.title} | {classes(c)} | {c.violating} | {c.compliant} | {update} |")
     lines += ["", f"## {RHEL9_BENCHMARK}", "",
               "| id | section | title | classes | setting | violating | compliant |", "|---|---|---|---|---|---|---|"]

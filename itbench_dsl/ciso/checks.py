@@ -11,7 +11,7 @@ from .. import ast, ir
 from ..diagnostics import did_you_mean
 from ..reader import Body
 from ..topology import KINDS
-from .tasks import CISO_TASKS
+from .tasks import CISO_TASKS, TASK_CLASSES
 from . import (DEFAULT_HOSTS, HostControl, K8sControl, baseline_group, goal_text, host_ref, is_group_name,
                looks_like_catalogue_id, lookup, policy_name, ref, suggest, task_policies)
 
@@ -113,7 +113,7 @@ def catalogue_compliance(self, entry, control: ast.Control, task: ast.Task, goal
                        "topology", control.span, "name clash", help="rename the topology object")
             return None
         self.locations[key] = (self.ctx.path, control.span)
-    if task.kind == "kyverno_update":
+    if task.kind in TASK_CLASSES and TASK_CLASSES[task.kind].updates:
         self.locations[("ClusterPolicy", None, policy_name(namespace))] = (self.ctx.path, task.span)
     return ir.Compliance(control.id, benchmark, goal or goal_text(entry, task.kind, namespace), task.kind,
                          [ref(o) for o in gap_objects], [ref(o) for o in ok_objects])

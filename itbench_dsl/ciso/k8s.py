@@ -15,6 +15,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Callable
 
+from .tasks import TASK_CLASSES
+
 MANAGED = {"app.kubernetes.io/managed-by": "itbench"}  # what the harness itself deploys (an existing policy)
 IMAGE = "nginxinc/nginx-unprivileged:1.27"
 K8S_BENCHMARK = "CIS Kubernetes Benchmark"
@@ -506,7 +508,8 @@ CONTROLS: list[K8sControl] = [
 ]
 
 for _c in CONTROLS:
-    # a Kyverno policy can check every control; an existing policy can be extended with a pod pattern
-    object.__setattr__(_c, "classes", tuple(k for k, suits in (
-        ("kyverno_policy", True), ("opa_kubectl", _c.collectable),
-        ("kyverno_update", _c.pattern is not None and bool(_c.update_from))) if suits))
+    # a Kyverno policy can check every control; an agent that collects the objects needs a control whose
+    # objects its access reaches; an existing policy can be extended with a pod pattern
+    object.__setattr__(_c, "classes", tuple(t.task for t in TASK_CLASSES.values() if t.platform == "k8s"
+                                            and (not t.collects or _c.collectable)
+                                            and (not t.updates or (_c.pattern is not None and bool(_c.update_from)))))

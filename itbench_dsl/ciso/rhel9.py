@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .tasks import TASK_CLASSES
+
 RHEL9_BENCHMARK = "CIS Red Hat Enterprise Linux 9 Benchmark"
-RHEL9_CLASSES = ("ansible_opa",)
+RHEL9_CLASSES = tuple(c.task for c in TASK_CLASSES.values() if c.platform == "rhel9")
 DEFAULT_HOSTS = "rhel9_servers"  # ITBench's inventory group (input.json `inventory_host`)
 SSHD_CONFIG = "/etc/ssh/sshd_config"
 

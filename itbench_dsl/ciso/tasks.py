@@ -25,6 +25,10 @@ class TaskClass:
     submission: dict = field(default_factory=dict)  # the files the agent writes in its work folder
     write: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # (namespaced, cluster) resources it must change
     updates: bool = False  # the agent edits a policy the scenario deploys (keeping its name and rules)
+    platform: str = "k8s"  # what the gap is opened on: "k8s" (cluster objects) or "rhel9" (hosts, by playbooks)
+    collects: bool = False  # the agent collects the objects itself with kubectl: its default access must reach them
+    runnable: bool = False  # `itbench run` grades it (from the PolicyReports Kyverno writes)
+    kubeconfig_data: bool = False  # ITBench's input.json of the class carries an empty `kubeconfig_data`
     # the kubectl commands the class's prompt cites: the agent's access grants what they need (access.py)
     commands: tuple[str, ...] = ()
 
@@ -89,16 +93,17 @@ KYVERNO_CONTRACT = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "aud
 TASK_CLASSES: dict[str, TaskClass] = {c.task: c for c in [
     TaskClass("kyverno_policy", "Gen-CIS-b-K8s-Kyverno", "policy_gen", "cis-b.{section}-gen", "fault_remove.yml",
               _GOAL_KYVERNO, "kyverno", {"policy": "policy.yaml"}, (("policies",), ("clusterpolicies",)),
-              commands=("kubectl get polr -A", "kubectl get cpolr")),
+              commands=("kubectl get polr -A", "kubectl get cpolr"), runnable=True, kubeconfig_data=True),
     TaskClass("opa_kubectl", "Gen-CIS-b-K8s-Kubectl-OPA", "k8s-opa-cis-b-gen", "k8s-opa/cis-b-gen/{section}",
               "fault_removal.yml", _GOAL_OPA, "rego",
-              {"fetcher": "fetcher.sh", "policy": "policy.rego", "collected": "collected_data.json"}),
+              {"fetcher": "fetcher.sh", "policy": "policy.rego", "collected": "collected_data.json"}, collects=True),
     TaskClass("ansible_opa", "Gen-CIS-b-RHEL9-Ansible-OPA", "rhel9-cis-b-gen", "rhel9/cis-b-gen/{section}",
               "fault_removal.yml", _GOAL_ANSIBLE, "rego",
-              {"fetcher": "playbook.yml", "policy": "policy.rego", "collected": "collected_data.json"}),
+              {"fetcher": "playbook.yml", "policy": "policy.rego", "collected": "collected_data.json"},
+              platform="rhel9"),
     TaskClass("kyverno_update", "Upd-CIS-b-K8s-Kyverno", "policy-adapt", "policy-adapt/{section}",
               "fault_removal.yml", _GOAL_UPDATE, "kyverno", {"policy": "updated-policy.yaml"},
-              (("policies",), ("clusterpolicies",)), updates=True),
+              (("policies",), ("clusterpolicies",)), updates=True, runnable=True),
 ]}
 # the task classes a scenario may name (`task NAME`), each with ITBench's scenario type
 CISO_TASKS = {c.task: c.scenario_type for c in TASK_CLASSES.values()}

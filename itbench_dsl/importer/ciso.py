@@ -269,7 +269,7 @@ class _Importer:
         self.policies: list[tuple[str, list[ast.Block]]] = []  # the update class's existing policies, with rules
         self.policy_file: _File | None = None
         self.compliant: list[ast.Compliant] = []
-        if cls.task == "ansible_opa":
+        if cls.platform == "rhel9":
             control = self.host_control(self.host_inventory())
         else:
             control = self.control(cls.task, section, goal)
@@ -284,7 +284,7 @@ class _Importer:
     def control(self, task: str, section: str | None, goal: str) -> ast.Control:
         """The `control` statement of a Kubernetes class: the catalogue's, or the section's own."""
         entry = ciso.lookup(f"cis-k8s-{section}") if section else None
-        if entry is not None and task in entry.classes and task != "kyverno_update":
+        if entry is not None and task in entry.classes and not TASK_CLASSES[task].updates:
             return self.control_statement(entry.id, goal, entry.title, None)
         control_id = section or _slug(self.info_name) or "policy"
         return self.control_statement(control_id, goal, None, ciso.K8S_BENCHMARK)
@@ -358,9 +358,10 @@ class _Importer:
                 item = self.manifest(data, node, compliant_file)
                 if item is not None:
                     compliant_items.append(item)
-        if task == "kyverno_update":
+        updates = TASK_CLASSES[task].updates
+        if updates:
             self.existing_policies()
-        selected = self.update_checks(declared + compliant_items) if task == "kyverno_update" else None
+        selected = self.update_checks(declared + compliant_items) if updates else None
         if selected is not None:
             gaps, compliant = selected
         else:
@@ -540,10 +541,10 @@ class _Importer:
         derived = cls.name.format(section=section or scenario_name)
         if name != derived:
             metadata["itbench_name"] = name
-        if cls.task == "ansible_opa":
+        if cls.platform == "rhel9":
             self.namespaces = ["ciso-workspace"]  # no Kubernetes objects: the agent's workspace namespace
         notes = Notes()
-        statements = [b.domain("ciso"), b.complexity("high" if cls.task == "kyverno_update" else "medium"),
+        statements = [b.domain("ciso"), b.complexity("high" if cls.updates else "medium"),
                       b.description(description), b.metadata(metadata),
                       notes.add(control, blank_line=True),
                       notes.add(self.task_statement(cls.task), blank_line=True),

@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..kinds import WORKLOAD_KINDS, plural  # noqa: F401 - the run's readers take them from here too
+from ..ciso.tasks import TASK_CLASSES
 
 FIELD_MANAGER = "itbench"
 EXEC_PROTOCOL = "v4.channel.k8s.io"  # the pods/exec websocket subprotocol a run speaks
@@ -71,7 +72,7 @@ SUBMISSION = {"sre": "diagnosis.json", "finops": "finops.json"}  # CISO: the eva
 DOMAINS_RUN = ("sre", "finops", "ciso")
 # the CISO task classes a run grades: a Kyverno policy, read from the PolicyReports Kyverno writes. Rego
 # and Ansible tasks need a policy engine or hosts a run does not set up (grade them with `itbench evaluate`)
-CISO_TASKS_RUN = ("kyverno_policy", "kyverno_update")
+CISO_TASKS_RUN = tuple(c.task for c in TASK_CLASSES.values() if c.runnable)
 POLICY_KINDS = (("kyverno.io/v1", "ClusterPolicy"), ("kyverno.io/v1", "Policy"))  # what a CISO agent deploys
 
 
