@@ -153,20 +153,20 @@ class Vocabulary:
 def cluster_objects(scenario: ir.Scenario) -> dict[str, list[dict]]:
     """The objects of each of CLUSTER_FILES, built from the scenario as compiler.emit builds them (the backends
     memoise the application's objects: parsing the bundle's YAML again would cost a hundred times more)."""
-    from . import ciso
+    from .backends import ciso as ciso_backend
     from .backends import alert_rules as alert_rules_backend
     from .backends import faults as fault_backend
     from .backends import manifests as manifest_backend
 
     gaps = [id(o) for o in fault_backend.gap_objects(scenario)]
-    topology = manifest_backend.topology_manifests(scenario.topology, exclude=gaps) + ciso.k8s_objects(scenario)[1]
+    topology = manifest_backend.topology_manifests(scenario.topology, exclude=gaps) + ciso_backend.k8s_objects(scenario)[1]
     inject_apply = fault_backend.plan(scenario)[0]
     render = manifest_backend.render_object
     return {
         "manifests/topology.yaml": [render(o) for o in topology],
         "manifests/agent-access.yaml": [render(o) for o in manifest_backend.scenario_agent_access(scenario)],
         "manifests/alert-rules.yaml": alert_rules_backend.prometheus_rules(scenario),
-        "manifests/existing-policy.yaml": list(ciso.existing_policy(scenario)),
+        "manifests/existing-policy.yaml": list(ciso_backend.existing_policy(scenario)),
         "inject/apply.yaml": [render(o) for o in inject_apply],
     }
 

@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from typing import Callable
 from importlib import resources
 
-from . import ast, ciso, ir, yamlout
+from . import ast, ir, yamlout
 from .version import __version__
 from .backends import alert_rules as alert_rules_backend
 from .backends import evaluator as evaluator_backend
 from .backends import faults as fault_backend
 from .backends import itbench as itbench_backend
+from .backends import ciso as ciso_backend
 from .backends import itbench_ciso as itbench_ciso_backend
 from .backends import manifests as manifest_backend
 from .backends import prompt as prompt_backend
@@ -128,7 +129,7 @@ def emit(scenario: ir.Scenario, diags: Diagnostics, path: str, hints: str = "non
     `hints` is the prompt's hint level; `span` (the scenario's name) locates a leaking prompt (E4003)."""
     gaps = [id(o) for o in fault_backend.gap_objects(scenario)]
     topology = manifest_backend.topology_manifests(scenario.topology, exclude=gaps)
-    topology = topology + ciso.k8s_objects(scenario)[1]  # a catalogue control's compliant objects
+    topology = topology + ciso_backend.k8s_objects(scenario)[1]  # a catalogue control's compliant objects
     agent = manifest_backend.scenario_agent_access(scenario)
     inject_apply, inject_delete, revert_apply, revert_delete = fault_backend.plan(scenario)
     manifests = {
@@ -136,7 +137,7 @@ def emit(scenario: ir.Scenario, diags: Diagnostics, path: str, hints: str = "non
         "manifests/agent-access.yaml": agent,
         "inject/apply.yaml": inject_apply,
         "revert/apply.yaml": revert_apply,
-        "manifests/existing-policy.yaml": ciso.existing_policy(scenario),  # CISO kyverno_update: the policy to update
+        "manifests/existing-policy.yaml": ciso_backend.existing_policy(scenario),  # CISO kyverno_update: the policy to update
         "manifests/alert-rules.yaml": alert_rules_backend.prometheus_rules(scenario),  # the expected alerts' rules
     }
     files: dict[str, bytes] = {}
@@ -151,7 +152,7 @@ def emit(scenario: ir.Scenario, diags: Diagnostics, path: str, hints: str = "non
     if inject_exec:  # commands run in pods (`exec` of a declared fault kind): docs/fault-kinds.md, exec
         files["inject/exec.json"] = dump_json({"version": 1, "steps": inject_exec})
         files["revert/exec.json"] = dump_json({"version": 1, "steps": revert_exec})
-    for name, plays in zip(("inject/playbook.yml", "revert/playbook.yml"), ciso.playbooks(scenario)):
+    for name, plays in zip(("inject/playbook.yml", "revert/playbook.yml"), ciso_backend.playbooks(scenario)):
         if plays:  # CISO host control: the Ansible play lists that open and close the gap
             files[name] = yamlout.dump(plays).encode("utf-8")
     files["itbench/scenario.yaml"] = dump_yaml([itbench_backend.scenario_yaml(scenario)], sort_keys=True)

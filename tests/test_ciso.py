@@ -25,6 +25,7 @@ from conftest import compile_text
 
 from itbench_dsl.ciso.k8s import object_names
 from itbench_dsl import ciso
+from itbench_dsl.backends import ciso as ciso_backend
 from itbench_dsl.ciso.tasks import CISO_TASKS
 from itbench_dsl.validate import validate_object
 
@@ -218,14 +219,14 @@ def test_update_policies_are_valid_cluster_policies():
     updatable = [c for c in ciso.K8S_CONTROLS if "kyverno_update" in c.classes]
     assert len(updatable) >= 8
     for control in updatable:
-        policy = ciso.cluster_policy(ciso.policy_name(NS), NS, [ciso.CATALOGUE[u] for u in control.update_from])
+        policy = ciso_backend.cluster_policy(ciso.policy_name(NS), NS, [ciso.CATALOGUE[u] for u in control.update_from])
         errors = [e.message for e in validator.iter_errors(policy)]
         assert not errors, (control.id, errors)
         # the existing policy does not already cover the control: the violating workload passes its rules
         assert control.id not in control.update_from
         gap = control.objects(NS, True)
         assert not any(ciso.CATALOGUE[u].probe(gap) for u in control.update_from), control.id
-    broken = ciso.cluster_policy("x", NS, [K8S["cis-k8s-5.2.6"]])
+    broken = ciso_backend.cluster_policy("x", NS, [K8S["cis-k8s-5.2.6"]])
     broken["spec"]["validationFailureAction"] = "Block"
     assert list(validator.iter_errors(broken))
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import re
 
-from .. import ciso, ir
+from .. import ir
+from . import ciso as ciso_backend
 from .. import tasks as task_types
 from . import faults as fault_backend
 from . import itbench as itbench_backend
@@ -476,7 +477,7 @@ def _objects(scenario: ir.Scenario) -> list[list]:
     create, and the objects the ground truth names (a logical service with no Service object)."""
     inject_apply = fault_backend.plan(scenario)[0]
     found = {_key(o) for o in topology_manifests(scenario.topology, provided=True)}
-    found |= {_key(o) for o in ciso.k8s_objects(scenario)[0] + ciso.k8s_objects(scenario)[1]}
+    found |= {_key(o) for o in ciso_backend.k8s_objects(scenario)[0] + ciso_backend.k8s_objects(scenario)[1]}
     found |= {_key(o) for o in inject_apply}
     for ref in [*scenario.root_causes, *(e.source for e in scenario.propagations),
                 *(e.target for e in scenario.propagations), *(a.target for a in scenario.alerts),
@@ -577,14 +578,14 @@ def _ciso(scenario: ir.Scenario) -> dict | None:
         return None
     inject_apply = fault_backend.plan(scenario)[0]
     pool = {}
-    for obj in [*topology_manifests(scenario.topology), *ciso.k8s_objects(scenario)[1], *inject_apply]:
+    for obj in [*topology_manifests(scenario.topology), *ciso_backend.k8s_objects(scenario)[1], *inject_apply]:
         pool.setdefault(_key(obj), obj)
 
     def pick(refs: list[ir.ObjectRef]) -> list[dict]:
         # an object with no manifest (a host control's inventory group) is graded by its reference alone
         return [pool.get((r.kind, r.namespace, r.name)) or ir_manifest(r) for r in refs]
 
-    contract = ciso.artefact_contract(scenario)
+    contract = ciso_backend.artefact_contract(scenario)
     return {"control": compliance.control, "task": compliance.task, "gaps": pick(compliance.gaps),
             "compliant": pick(compliance.compliant), "contract": contract}
 

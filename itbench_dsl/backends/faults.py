@@ -11,6 +11,7 @@ import copy
 import dataclasses
 
 from .. import ciso, ir
+from . import ciso as ciso_backend
 from ..faults.base import find_object
 from ..faults.declared import exec_steps as exec_steps_of
 from ..faults.declared import patch_manifest
@@ -87,7 +88,7 @@ def _plan(scenario: ir.Scenario) -> tuple[list[dict], list[ir.ObjectRef], list[d
             rendered = render_object(obj)
             inject_apply[_key(rendered)] = rendered
         # a catalogue control's violating objects are finished manifests (itbench_dsl/ciso)
-        for rendered in ciso.k8s_objects(scenario)[0]:
+        for rendered in ciso_backend.k8s_objects(scenario)[0]:
             inject_apply[_key(rendered)] = rendered
         for ref in scenario.compliance.gaps:
             # a host control's gap is an inventory group: its Ansible plays open and close it, not a manifest

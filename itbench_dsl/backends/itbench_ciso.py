@@ -26,6 +26,7 @@ import json
 import re
 
 from .. import ciso, ir, yamlout
+from . import ciso as ciso_backend
 from ..ciso.tasks import TASK_CLASSES
 
 KUBECONFIG = "/etc/ciso-task-scenarios/kubeconfig.yaml"
@@ -153,7 +154,7 @@ def eval_config(scenario: ir.Scenario, policies: list[dict]) -> dict:
     compliant one); every other existing policy must stay as it was."""
     names = [p["metadata"]["name"] for p in policies]
     namespace = next((r.namespace for r in scenario.compliance.gaps if r.namespace), TARGET_NAMESPACE)
-    target = ciso.update_target(scenario) or ciso.policy_name(namespace)
+    target = ciso_backend.update_target(scenario) or ciso.policy_name(namespace)
     checks = [{"policy_name": target, "resource": _resource(r), "expected_result": "fail"}
               for r in scenario.compliance.gaps]
     checks += [{"policy_name": target, "resource": _resource(r), "expected_result": "pass"}

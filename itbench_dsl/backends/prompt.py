@@ -130,8 +130,9 @@ def context(scenario: ir.Scenario) -> dict:
 
 def _control(scenario: ir.Scenario, compliance: ir.Compliance) -> dict:
     from .. import ciso
+    from . import ciso as ciso_backend
 
-    existing = ciso.existing_policy(scenario)
+    existing = ciso_backend.existing_policy(scenario)
     # every host group the control is checked on, the gap's and the compliant baseline's, as one Ansible
     # host pattern: the prompt must not say which group breaks the control
     hosts = [g.name for g in compliance.gaps + compliance.compliant if g.kind == ciso.HOST_KIND]

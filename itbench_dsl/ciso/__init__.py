@@ -3,8 +3,8 @@
 A scenario may name a catalogue control (`control "cis-k8s-5.2.5"`) without `gap` or
 `compliant` statements; the checker then records the catalogue's objects, rendered into the
 scenario's single namespace, as the scenario's gap and compliant objects, and the backends
-render the same manifests again from the IR (control id, task class, namespace): the
-rendering is a pure function of those. A host control's gap is recorded as one reference of
+(backends/ciso.py) render the same manifests again from the IR (control id, task class,
+namespace): the rendering is a pure function of those. A host control's gap is recorded as one reference of
 kind `HostGroup` (api version `inventory.ansible.com/v1`) naming the Ansible inventory group.
 """
 
@@ -14,7 +14,7 @@ import re
 
 from .. import ir
 from .k8s import CONTROLS as K8S_CONTROLS
-from .k8s import K8S_BENCHMARK, MANAGED, K8sControl
+from .k8s import K8S_BENCHMARK, K8sControl
 from .rhel9 import CONTROLS as HOST_CONTROLS
 from .rhel9 import DEFAULT_HOSTS, RHEL9_BENCHMARK, HostControl
 from .tasks import TASK_CLASSES
@@ -75,28 +75,6 @@ def goal_text(control: K8sControl | HostControl, task: str, namespace: str | Non
             f"    {control.title}\n\nReview the existing policy and edit it directly to meet the new requirement. Do "
             "not create new policy resources and do not change the resource's name. Once you have completed the "
             "edits, update the existing resource in the Kubernetes cluster.")
-
-
-def _single_namespace(scenario: ir.Scenario) -> str | None:
-    namespaces = scenario.topology.namespaces
-    return namespaces[0].name if len(namespaces) == 1 else None
-
-
-def k8s_objects(scenario: ir.Scenario) -> tuple[list[dict], list[dict]]:
-    """(gap manifests, compliant manifests) the catalogue contributes to a checked scenario.
-
-    Empty unless the control is a Kubernetes catalogue control whose objects the checker recorded
-    (a scenario with its own `gap`/`compliant` statements contributes none).
-    """
-    compliance = scenario.compliance
-    control = CATALOGUE.get(compliance.control) if compliance else None
-    namespace = _single_namespace(scenario)
-    if not isinstance(control, K8sControl) or namespace is None:
-        return [], []
-    violating, compliant = control.objects(namespace, True), control.objects(namespace, False)
-    if [ref(o) for o in violating] != compliance.gaps or [ref(o) for o in compliant] != compliance.compliant:
-        return [], []  # the scenario's own gap objects (explicit `gap`/`compliant` statements)
-    return violating, compliant
 
 
 def task_policies(ctx, task, locations: dict) -> tuple[list[dict], str | None]:
@@ -165,77 +143,6 @@ def task_policies(ctx, task, locations: dict) -> tuple[list[dict], str | None]:
     return policies, update
 
 
-def update_target(scenario: ir.Scenario) -> str | None:
-    """The name of the policy a kyverno_update agent edits."""
-    compliance = scenario.compliance
-    if compliance is None or not _updates(compliance.task):
-        return None
-    if compliance.policies:
-        return compliance.update
-    existing = existing_policy(scenario)
-    return existing[0]["metadata"]["name"] if existing else None
-
-
-def existing_policy(scenario: ir.Scenario) -> list[dict]:
-    """The policies a kyverno_update scenario deploys for the agent to update: those its task declares (the one
-    to edit first), or the catalogue control's too-weak ClusterPolicy."""
-    compliance = scenario.compliance
-    if compliance is not None and _updates(compliance.task) and compliance.policies:
-        first = [p for p in compliance.policies if p["metadata"]["name"] == compliance.update]
-        return first + [p for p in compliance.policies if p["metadata"]["name"] != compliance.update]
-    control = CATALOGUE.get(compliance.control) if compliance else None
-    namespace = _single_namespace(scenario)
-    if compliance is None or not _updates(compliance.task) or not isinstance(control, K8sControl) \
-            or not control.update_from or namespace is None or not k8s_objects(scenario)[0]:
-        return []
-    return [cluster_policy(policy_name(namespace), namespace, [CATALOGUE[c] for c in control.update_from])]
-
-
-def artefact_contract(scenario: ir.Scenario) -> dict:
-    """What the agent's artefact must be, as its prompt states it (ciso/tasks.py): for a Kyverno class the
-    policy's kind, API version, audit mode and background checks and, for an update, the policy's name
-    and the rules it must keep; for a Rego class, the package and rule the policy is queried through."""
-    from .tasks import KYVERNO_CONTRACT, TASK_CLASSES
-
-    compliance = scenario.compliance
-    task = TASK_CLASSES.get(compliance.task) if compliance is not None else None
-    if task is None:
-        return {}
-    if task.artefact == "rego":
-        return {"artefact": "rego", "package": "check", "rule": "result"}
-    contract = {"artefact": "kyverno", **KYVERNO_CONTRACT}
-    if task.updates:
-        existing = existing_policy(scenario)
-        if existing:
-            contract["name"] = existing[0]["metadata"]["name"]
-            contract["rules"] = [r["name"] for r in existing[0]["spec"].get("rules", []) if "name" in r]
-    return contract
-
-
-def cluster_policy(name: str, namespace: str, controls: list[K8sControl]) -> dict:
-    rules = [{
-        "name": f"cis-{c.section.replace('.', '-')}-{c.slug}",
-        "match": {"any": [{"resources": {"kinds": ["Pod"], "namespaces": [namespace]}}]},
-        "validate": {"message": c.title, "pattern": c.pattern},
-    } for c in controls]
-    return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
-            "metadata": {"name": name, "labels": dict(MANAGED),
-                         "annotations": {"policies.kyverno.io/title": "Existing security controls"}},
-            "spec": {"validationFailureAction": "Audit", "background": True, "rules": rules}}
-
-
-def playbooks(scenario: ir.Scenario) -> tuple[list[dict], list[dict]]:
-    """(inject plays, revert plays) of a host control; empty for other scenarios."""
-    compliance = scenario.compliance
-    control = CATALOGUE.get(compliance.control) if compliance else None
-    if not isinstance(control, HostControl):
-        return [], []
-    hosts = next((r.name for r in compliance.gaps if r.kind == HOST_KIND), DEFAULT_HOSTS)
-    # The baseline group keeps the compliant setting: a policy that fails every host is caught there.
-    baseline = next((r.name for r in compliance.compliant if r.kind == HOST_KIND), baseline_group(hosts))
-    return control.playbook(hosts, True) + control.playbook(baseline, False), control.playbook(hosts, False)
-
-
 def baseline_group(hosts: str) -> str:
     """The inventory group of compliant hosts that must stay passing, beside the group the gap is opened on."""
     return f"{hosts}_baseline"
@@ -292,4 +199,4 @@ def docs_markdown() -> str:
 
 
 __all__ = ["CATALOGUE", "K8S_CONTROLS", "HOST_CONTROLS", "K8sControl", "HostControl", "lookup", "goal_text",
-           "k8s_objects", "existing_policy", "playbooks", "docs_markdown", "DEFAULT_HOSTS", "host_ref", "ref"]
+           "docs_markdown", "DEFAULT_HOSTS", "host_ref", "ref"]
