@@ -40,6 +40,7 @@ from typing import Iterator
 import yaml
 
 from . import ir
+from .memo import IdentityMemo
 
 CHECK_CODE = "E4007"
 
@@ -274,12 +275,7 @@ def application_words(topology: list[dict], scenario: ir.Scenario) -> set[str]:
         found.update(stem(w) for w in words(text))
 
     for obj in topology:
-        kind, namespace, name = _key(obj)
-        add(kind), add(namespace or ""), add(name)
-        for _, key, value in _marks(obj):
-            add(key), add(value)
-        for container in _containers(obj):
-            add(container.get("name", "")), add(container.get("image", ""))
+        found.update(_object_words(obj))
     topo = scenario.topology
     for text in (topo.application or "", getattr(topo, "display_name", None) or "",
                  *(n.name for n in topo.namespaces)):
@@ -294,6 +290,27 @@ def application_words(topology: list[dict], scenario: ir.Scenario) -> set[str]:
             for container in getattr(obj, "containers", None) or ():
                 add(getattr(container, "name", "")), add(getattr(container, "image", ""))
     return found
+
+
+def _words_of_object(obj: dict) -> frozenset[str]:
+    """The stems of an object's kind, namespace, name, labels, annotations and containers' names and images."""
+    found: set[str] = set()
+
+    def add(text) -> None:
+        found.update(stem(w) for w in words(text))
+
+    kind, namespace, name = _key(obj)
+    add(kind), add(namespace or ""), add(name)
+    for _, key, value in _marks(obj):
+        add(key), add(value)
+    for container in _containers(obj):
+        add(container.get("name", "")), add(container.get("image", ""))
+    return frozenset(found)
+
+
+# a manifest is never changed once rendered (render.py shares a standard-library application's manifests between
+# the scenarios that use it): its words are computed once per object
+_object_words = IdentityMemo(_words_of_object)
 
 
 def _containers(obj: dict) -> list[dict]:

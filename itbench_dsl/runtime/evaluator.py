@@ -922,6 +922,7 @@ class Names:
         self.by_name = {}
         self.kinds = {}
         self.groups = kind_groups(spec)
+        self.spelled = set()  # the kinds of the objects added so far (_add)
         for kind in self.groups:
             for spelling in kind_spellings(kind):
                 self.kinds.setdefault(spelling, kind)
@@ -942,9 +943,12 @@ class Names:
 
     def _add(self, key):
         self.by_name.setdefault(key[2], []).append(key)
-        if "." not in key[0]:  # `Kind.group`: an object of another group than its kind's (State)
-            for spelling in kind_spellings(key[0]):
-                self.kinds.setdefault(spelling, key[0])
+        kind = key[0]
+        if kind not in self.spelled:  # each kind's spellings once (the first kind to claim one keeps it)
+            self.spelled.add(kind)
+            if "." not in kind:  # `Kind.group`: an object of another group than its kind's (State)
+                for spelling in kind_spellings(kind):
+                    self.kinds.setdefault(spelling, kind)
 
     def kind_of(self, text):
         """The kind a name's kind part means, read as kubectl reads a resource: a short name (`deploy`),
