@@ -44,8 +44,17 @@ def _app_statements(name: str) -> tuple | None:
 _APP_CACHE: dict[str, tuple | None] = {}
 
 
+_METADATA_CACHE: dict[str, dict] = {}
+
+
 def app_metadata(name: str) -> dict:
-    """The application's `metadata` entries (strings), e.g. `service_mesh`."""
+    """The application's `metadata` entries (strings), e.g. `service_mesh`: its file parsed once per process."""
+    if name not in _METADATA_CACHE:
+        _METADATA_CACHE[name] = _app_metadata(name)
+    return dict(_METADATA_CACHE[name])
+
+
+def _app_metadata(name: str) -> dict:
     text = resources.files("itbench_dsl").joinpath(f"stdlib/apps/{name}.itb").read_text("utf-8")
     document = parse_text(text, f"{name}.itb", Diagnostics())
     out = {}
