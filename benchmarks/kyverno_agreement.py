@@ -12,7 +12,7 @@ resource) is met by Kyverno when every row that Kyverno prints for it passes (a 
 row covers its autogen rules), and by us when our report says met.
 
 Prints the suites agreeing N/M, the results agreeing N/M and every difference; exit 0 either way
-(a measurement, not a test: tests/test_kyverno_cli.py asserts agreement). Needs the built CLI.
+(a measurement, not a test: tests/runtime/test_kyverno_cli.py asserts agreement). Needs the built CLI.
 """
 
 from __future__ import annotations

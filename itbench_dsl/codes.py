@@ -343,7 +343,7 @@ API server enforces in code, so the object would be refused when applied:
   - a probe or lifecycle hook has no handler or more than one (`exec`, `httpGet`, `tcpSocket`,
     `grpc` or `sleep`);
   - an environment variable has both a non-empty `value` and a `valueFrom`.
-Each rule is the API server's (kubernetes `pkg/apis/core/validation`, v1.33; tests/apiserver_rules.py
+Each rule is the API server's (kubernetes `pkg/apis/core/validation`, v1.33; tests/support/apiserver_rules.py
 lists them with an object that breaks each), with two exceptions: a variable set twice in one
 container, which the API server accepts with a warning (the later value wins), is refused as the
 compiler's own rule; and a Chaos Mesh selector's labels and namespaces, which the API server does

@@ -57,8 +57,8 @@ version of the vendored schemas), whose rules these mirror; the name rules are a
 ``pkg/api/validation`` (NameIsDNSSubdomain, NameIsDNSLabel, NameIsDNS1035Label) as
 ValidateNamespaceName, ValidateServiceName and rbac's ValidateRBACName (path segment) pick them,
 and the CronJob bound is ``pkg/apis/batch/validation`` ValidateCronJobCreate (63 - 11). The
-rules Kubernetes enforces are listed with an offending object each in ``tests/apiserver_rules.py``,
-which tests/test_apiserver_rules.py checks here and, given a cluster, against its API server. Every pod spec the compiler emits is checked: a Pod's, and the pod template
+rules Kubernetes enforces are listed with an offending object each in ``tests/support/apiserver_rules.py``,
+which tests/backends/test_apiserver_rules.py checks here and, given a cluster, against its API server. Every pod spec the compiler emits is checked: a Pod's, and the pod template
 of a Deployment, StatefulSet, DaemonSet, Job and CronJob (the API server validates a StatefulSet's
 template only when its controller creates the pods, which it then refuses).
 
@@ -510,7 +510,7 @@ def _name_problem(key: str, name: str) -> str | None:
     if key == "v1/Service":
         # Service names become DNS labels of the cluster domain. Kubernetes before v1.34 refuses one that does not
         # start with a letter (NameIsDNS1035Label); later servers relax it (RelaxedServiceNameValidation, checked
-        # against a v1.37 server in tests/test_apiserver_rules.py): keep to the rule every server accepts.
+        # against a v1.37 server in tests/backends/test_apiserver_rules.py): keep to the rule every server accepts.
         if len(name) > 63 or not _DNS1035_LABEL.fullmatch(name):
             return ("is not a Service name every Kubernetes accepts (RFC 1035 label: at most 63 lowercase "
                     "letters, digits or '-', starting with a letter and ending with a letter or digit; "
@@ -846,7 +846,7 @@ def _volume_issues(volumes: Any, path: Path) -> Generator[_Found, None, set[str]
         label = f"Volume {name!r}" if isinstance(name, str) else "This volume"
         if not sources:
             # the API server does not refuse it: its defaulting makes it an emptyDir (SetDefaults_Volume, checked
-            # against a real server in tests/test_apiserver_rules.py), which a scenario rarely means
+            # against a real server in tests/backends/test_apiserver_rules.py), which a scenario rarely means
             yield (vpath, "volume-source",
                    f"{label} has no source, which the API server turns into an empty emptyDir; say the source "
                    "(emptyDir, configMap, secret, persistentVolumeClaim, hostPath, projected, ...).")

@@ -1,44 +1,51 @@
-"""Helpers the test modules share: the repository's folders, compiling text, reading a bundle's YAML.
+"""Fixtures every test module may ask for, and the `library` marker.
 
-Test modules import them by name (`from conftest import compile_text`); pytest puts this folder on the
-import path.
+Helpers are plain functions in tests/support/ (`from support.compiling import compile_text`); the test API
+server is tests/support/kube_server.py. A test run over every scenario of the library is marked `library`
+(explicitly, or because a parameter names a library scenario), so `pytest -m "not library"` is a quick run.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
+import pytest
 
-from itbench_dsl.compiler import CompileResult, compile_source
-from itbench_dsl.diagnostics import Diagnostics, render_human
+from support.compiling import REFERENCE, REPO, SCENARIOS
 
-REPO = Path(__file__).resolve().parents[1]
-SCENARIOS = REPO / "scenarios"
-REFERENCE = REPO.parent / "shared" / "reference"  # real data, beside the checkout in CI; tests skip without it
-
-
-def compile_text(text: str | bytes, path: str = "input.itb", validate: bool = True) -> tuple[CompileResult, Diagnostics]:
-    """Compile `text` as the file `path`: the result and every diagnostic."""
-    data = text if isinstance(text, bytes) else text.encode("utf-8")
-    diags = Diagnostics()
-    return compile_source(data, path, diags, validate=validate), diags
+_LIBRARY = sorted(SCENARIOS.rglob("*.itb"))
+_LIBRARY_NAMES = {p.stem for p in _LIBRARY} | {str(p.relative_to(SCENARIOS)) for p in _LIBRARY}
+_LIBRARY_PATHS = set(_LIBRARY)
 
 
-def compile_files(text: str | bytes, path: str = "input.itb", validate: bool = True) -> tuple[dict[str, bytes], Diagnostics]:
-    """Compile `text`: the bundle's files (empty with errors) and every diagnostic."""
-    result, diags = compile_text(text, path, validate)
-    return result.files, diags
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    """The repository's root."""
+    return REPO
 
 
-def compile_ok(text: str | bytes, path: str = "input.itb", clean: bool = False) -> CompileResult:
-    """Compile `text`, which must have no error (and, with `clean`, no diagnostic at all)."""
-    result, diags = compile_text(text, path)
-    assert not (diags.items if clean else diags.errors()), render_human(diags, color=False)
-    assert result.files
-    return result
+@pytest.fixture(scope="session")
+def scenarios() -> Path:
+    """The scenario library's folder."""
+    return SCENARIOS
 
 
-def yaml_documents(files: dict[str, bytes], name: str) -> list[dict]:
-    """The YAML documents of one file of a bundle (none when the bundle has no such file)."""
-    return [d for d in yaml.safe_load_all(files[name].decode("utf-8")) if d] if name in files else []
+@pytest.fixture(scope="session")
+def reference() -> Path:
+    """ITBench's reference data (../shared/reference, beside the checkout): the test skips without it."""
+    if not REFERENCE.is_dir():
+        pytest.skip(f"no reference data at {REFERENCE}")
+    return REFERENCE
+
+
+def _names_a_library_scenario(value) -> bool:
+    if isinstance(value, Path):
+        return value.resolve() in _LIBRARY_PATHS
+    return isinstance(value, str) and value in _LIBRARY_NAMES
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and any(_names_a_library_scenario(v) for v in callspec.params.values()):
+            item.add_marker(pytest.mark.library)

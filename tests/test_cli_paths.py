@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import SCENARIOS as LIBRARY
+from support.compiling import SCENARIOS as LIBRARY
 from test_cli import invoke
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import REPO
+from support.compiling import REPO
 
 
 README = (REPO / "README.md").read_text("utf-8")

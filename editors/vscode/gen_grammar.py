@@ -1,7 +1,7 @@
 """Write syntaxes/itbench.tmLanguage.json, the TextMate grammar of .itb files.
 
 The lists in it (statement keywords, object kinds, fault and waiter kinds, alerts) come from the
-compiler's own registries, so the grammar follows the language; tests/test_textmate.py fails when
+compiler's own registries, so the grammar follows the language; tests/language/test_textmate.py fails when
 the file is stale.
 
     python3 editors/vscode/gen_grammar.py          # rewrite it

@@ -3,7 +3,7 @@
 The generated file is `itbench_dsl/runtime/evaluator.py` verbatim, then one line holding the
 scenario's ground truth as a JSON spec inside a Python string literal, then the `__main__`
 guard. Scenario text therefore only ever reaches the file as data inside that literal (`repr`
-of the JSON text), never as code: see tests/test_evaluator.py for the property.
+of the JSON text), never as code: see tests/runtime/test_evaluator.py for the property.
 
 This module computes the spec: what each task of the scenario is graded against. The grading
 rules themselves live in the runtime and are described in docs/evaluator.md.

@@ -10,7 +10,7 @@ import click
 from .common import EXIT_CLEAN, EXIT_FINDINGS, FORMATS, HINT_LEVELS, UserError, collect, display, read, report, summary
 
 
-# compiler.TARGETS' names (named here so that `--help` needs no compiler import; tests/test_engine_targets.py
+# compiler.TARGETS' names (named here so that `--help` needs no compiler import; tests/backends/test_engine_targets.py
 # checks that the two agree)
 TARGET_NAMES = ("bundle", "itbench", "chainsaw", "argo")
 

@@ -955,7 +955,7 @@ def patch_manifest(spec: Declared, injection: ir.Injection, manifest: dict) -> d
 def _key_orders() -> dict[str, list[str]]:
     """The order the manifest renderer writes a workload's keys in, read off a workload with every field set:
     a field a patch adds takes the place the renderer would give it, so a patched manifest is the bytes of
-    the same change made to the IR object (tests/test_fault_kinds.py compares them)."""
+    the same change made to the IR object (tests/faults/test_fault_kinds.py compares them)."""
     from ..render import render_object
 
     def container(name):

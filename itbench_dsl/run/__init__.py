@@ -2,7 +2,7 @@
 and doing it against a cluster, the only code that imports the `kubernetes` client.
 
 `itbench run` and `itbench snapshot` import the client modules inside their command functions; nothing
-else in itbench does (tests/test_run_plan.py checks that `itbench --help` and `itbench check` never load
+else in itbench does (tests/run/test_run_plan.py checks that `itbench --help` and `itbench check` never load
 `kubernetes`). The client is the optional extra `cluster`: `pip install 'itbench-dsl[cluster]'`.
 
 - `lifecycle.py`: the phases, the bundle as a run reads it, the plan.

@@ -64,7 +64,7 @@ from ..ciso.tasks import TASK_CLASSES
 FIELD_MANAGER = "itbench"
 EXEC_PROTOCOL = "v4.channel.k8s.io"  # the pods/exec websocket subprotocol a run speaks
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
-# The prompt's workspace contract (backends/prompt.WORKSPACE, which imports Jinja; tests/test_run_plan.py
+# The prompt's workspace contract (backends/prompt.WORKSPACE, which imports Jinja; tests/run/test_run_plan.py
 # checks that the two agree). A run gives the agent its own folder and rewrites this path in the prompt.
 PROMPT_WORKSPACE = "/tmp/agent"
 # The file the agent submits per domain (backends/prompt.SUBMISSION["sre"|"finops"], checked the same way).

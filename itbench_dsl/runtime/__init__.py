@@ -6,7 +6,7 @@ bundle's standalone evaluator.py is `evaluator.py` verbatim, with the Kyverno ma
 YAML reader embedded as string literals when its task needs them (itbench_dsl/backends/evaluator.py
 writes them, `embedded_module` in `evaluator.py` runs them), so it runs with `python -S` and no file of
 the package present. The others keep the same rule so that they can run anywhere too.
-tests/test_runtime_package.py checks the rule on every module.
+tests/runtime/test_runtime_package.py checks the rule on every module.
 
     evaluator.py   the scoring runtime of a bundle's evaluator.py (`evaluate`, `main`): embedded
     kyverno/       an offline matcher of Kyverno validation semantics (embedded, but for the

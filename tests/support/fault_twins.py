@@ -1,6 +1,6 @@
 """The five workload faults of the standard library (`stdlib/faults/workload.itb`) as they were first written,
 as Python `FaultKind`s. The package keeps one definition of each, the declared one; these stay here so that
-tests/test_fault_kinds.py can show the two definitions give the same bundles, byte for byte."""
+tests/faults/test_fault_kinds.py can show the two definitions give the same bundles, byte for byte."""
 
 from __future__ import annotations
 

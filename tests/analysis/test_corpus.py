@@ -1,0 +1,207 @@
+"""The adversarial corpus (itbench_dsl/analysis/corpus.py): it holds every class of trick for every scenario, and it
+has teeth: an evaluator weakened the way the scorer once was (an inequality with the faulty value, names
+matched by prefix, a missing kind taken as absent, the gap graded alone) is caught by `itbench check`."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from itbench_dsl.analysis import corpus, states
+from itbench_dsl.compiler import compile_source
+from itbench_dsl.analysis.corpus import FAIL, PASS, UNUSABLE, all_cases
+from itbench_dsl.diagnostics import Diagnostics
+from itbench_dsl.runtime import evaluator as runtime
+
+ROOT = Path(__file__).resolve().parents[2]
+LIBRARY = {p.stem: p for p in sorted((ROOT / "scenarios").rglob("*.itb"))}
+
+
+@cache
+def scenario(name: str):
+    return compile_source(LIBRARY[name].read_bytes(), str(LIBRARY[name]), Diagnostics()).scenario
+
+
+def names(name: str) -> dict[str, str]:
+    return {case.name: case.want for case in all_cases(scenario(name))[1]}
+
+
+@pytest.mark.parametrize("name", [n for n in LIBRARY if "/sre/" in str(LIBRARY[n])])
+def test_every_sre_scenario_has_every_class_of_case(name):
+    cases = names(name)
+    wants = set(cases.values())
+    assert wants == {PASS, FAIL, UNUSABLE}
+    s = scenario(name)
+    if not s.injections():
+        return
+    for must in ("the healthy state", "the solved state", "the faulty state",
+                 "the faulty state with every pod reporting ready and no alert",
+                 "the solved state as an API server returns it"):
+        assert must in cases, must
+    from itbench_dsl import tasks
+
+    posed = tasks.posed(s)
+    if s.root_causes and "diagnose" in posed:
+        for must in ("the perfect diagnosis", "an empty answer", "an answer with no `entities`",
+                     "every object named as a root cause",
+                     "the perfect diagnosis with each root cause spelled three ways"):
+            assert must in cases, must
+        assert any(n.startswith("an object that exists nowhere") for n in cases)
+    if s.root_causes and "localize" in posed:
+        # the same tricks on a localization: every object at once, a ghost, the causes spelled other ways
+        for must in ("the perfect localization", "a localization that names nothing",
+                     "every object named as a root cause (localization)",
+                     "the perfect localization with each root cause spelled three ways"):
+            assert must in cases, must
+        assert any(n.startswith("an object that exists nowhere") and n.endswith("(localization)") for n in cases)
+
+
+def test_the_corpus_of_a_field_fault_tries_other_wrong_values():
+    cases = names("otel-ad-modified-target-port")
+    assert cases["ad: spec.ports.[name=tcp-service].targetPort set to another wrong value"] == FAIL
+    assert cases["ad: spec.ports.[name=tcp-service].targetPort set to the container's port name `service`"] == PASS
+    flag = names("otel-ad-failure-flag")
+    assert any("kept faulty in re-serialised data" in n for n in flag)
+
+
+def _problems(name: str) -> list[tuple[str, str]]:
+    return corpus.self_validate(scenario(name))
+
+
+def test_sound_on_these_scenarios():
+    for name in ("otel-ad-modified-target-port", "otel-checkout-payment-network-loss", "otel-ad-failure-flag",
+                 "cis-k8s-5-2-2-privileged-kyverno"):
+        assert _problems(name) == [], name
+
+
+def test_it_catches_an_inequality_with_the_faulty_value(monkeypatch):
+    """The old rule: a field is fixed when it no longer holds the faulty value (9999 -> 9998 passed)."""
+    def inequality(entry, state):
+        obj = state.get(entry["object"])
+        if obj is None:
+            return False, "missing"
+        still = [c for c in entry["changes"] if runtime.at(obj, c["path"]) == c.get("faulty")]
+        return not still, "inequality"
+
+    monkeypatch.setattr(runtime, "field_check", inequality)
+    monkeypatch.setattr(runtime, "service_check", lambda ref, state: (True, "not checked"))
+    problems = _problems("otel-ad-modified-target-port")
+    assert problems and problems[0][0] == "E4004" and "set to another wrong value (must fail)" in problems[0][1]
+
+
+def test_it_catches_names_matched_by_prefix(monkeypatch):
+    """The old rule: ITBench's filters credited any name they match (`ad-other` for `ad`)."""
+    original = runtime.Names._resolve
+
+    def by_prefix(self, text, kind_hint):
+        found = original(self, text, kind_hint)
+        if found:
+            return found
+        namespace, kind, name = runtime.parse_name(text)
+        return {k for n, keys in self.by_name.items() if name.startswith(n) for k in keys
+                if kind is None or k[0] == self.kind_of(kind)}
+
+    monkeypatch.setattr(runtime.Names, "_resolve", by_prefix)
+    problems = dict(_problems("otel-checkout-nonexistent-image"))
+    assert "E4005" in problems and "exists nowhere" in problems["E4005"]
+
+
+def test_it_catches_missing_kinds_taken_as_absent(monkeypatch):
+    monkeypatch.setattr(runtime, "required_missing", lambda spec, st: [])
+    problems = dict(_problems("otel-checkout-payment-network-loss"))
+    assert "`kubectl get all` (must refuse)" in problems["E4004"]
+
+
+def test_it_catches_the_gap_graded_alone(monkeypatch):
+    original = runtime.ciso
+
+    def gap_only(spec, verdicts, checks, metrics, gap_only, source):
+        score = original(spec, verdicts, checks, metrics, gap_only, source)
+        checks[:] = [c for c in checks if not c["id"].startswith("ciso.compliant.")]
+        return score
+
+    monkeypatch.setattr(runtime, "ciso", gap_only)
+    problems = dict(_problems("cis-k8s-5-2-2-privileged-kyverno"))
+    assert "a deny-all policy's reports (must fail): it passed it" in problems["E4004"]
+
+
+def test_it_catches_an_evaluator_that_trusts_the_pods_status(monkeypatch):
+    """Fields not compared at all: every pod reporting ready is taken for a fix."""
+    monkeypatch.setattr(runtime, "field_check", lambda entry, state: (True, "not checked"))
+    problems = dict(_problems("shop-cart-modified-env"))  # an env var: no other check sees it
+    assert "every pod reporting ready and no alert (must fail): it passed it" in problems["E4004"]
+
+
+def test_it_catches_a_chain_graded_without_direction(monkeypatch):
+    """The old rule: common subsequences of paths credited a reversed chain, or one junk edge out of the root
+    cause, with one node of two (0.5, a pass)."""
+    original = runtime.edge_stats
+
+    def undirected(truth, predicted):
+        return original(truth + [(b, a) for a, b in truth], predicted + [(b, a) for a, b in predicted])
+
+    monkeypatch.setattr(runtime, "edge_stats", undirected)
+    problems = dict(_problems("otel-checkout-nonexistent-image"))
+    assert "the propagation chain reversed (must fail): it passed it" in problems["E4005"]
+
+
+def test_it_catches_a_pod_credited_whatever_the_state_holds(monkeypatch):
+    """`itbench run` once graded the diagnosis without the state: a pod named like the root cause's pods,
+    that does not exist, was credited."""
+    monkeypatch.setattr(runtime.Names, "_offline_pod", lambda self, namespace, name: (
+        {("Pod", namespace, name)} if runtime.owner_from_name(name, namespace, self.workloads, self.static) else set()))
+    problems = dict(_problems("otel-checkout-nonexistent-image"))
+    assert "a pod that does not exist" in problems["E4005"]
+
+
+@pytest.mark.parametrize("name", [n for n in LIBRARY if "/sre/" in str(LIBRARY[n])])
+def test_every_chain_is_attacked_by_direction(name):
+    from itbench_dsl import tasks
+    from itbench_dsl.analysis.corpus import _chain_nodes
+
+    s = scenario(name)
+    spec, cases = all_cases(s)
+    if not (s.root_causes and "diagnose" in tasks.posed(s) and any(_chain_nodes(spec))):
+        return
+    wants = {c.name: c.want for c in cases}
+    # every chain with a direction (a cycle through aliases reads the same both ways)
+    assert wants.get("the right root causes with the propagation chain reversed", FAIL) == FAIL
+    assert wants["the perfect diagnosis with every edge given twice"] == PASS
+    assert any(n.startswith("the right root causes with one invented edge") for n in wants)
+
+
+def test_it_catches_an_optimum_read_off_the_first_item(monkeypatch):
+    """The old rule: `spec.metrics.resource.target.averageUtilization` read the first metric, so a cpu metric
+    put before the faulty memory one passed."""
+    original = runtime.lookup
+    monkeypatch.setattr(runtime, "lookup", lambda obj, path: original(obj, [s for s in path if not isinstance(s, list)]))
+    problems = dict(_problems("otel-frontend-hpa-misconfigured"))
+    assert "a twin holding the optimum put first (must fail): it passed it" in problems["E4004"]
+
+
+def test_a_finops_control_is_answered_by_naming_nothing():
+    cases = {c.name: c for c in all_cases(scenario("otel-autoscaling-spend-false-alarm"))[1]}
+    assert cases["a control's answer that names nothing"].want == PASS
+    assert _problems("otel-autoscaling-spend-false-alarm") == []
+
+
+def test_it_catches_a_detection_time_taken_on_trust(monkeypatch):
+    """The old rule: `noticed_at` alone, so a detection written hours late and backdated into the window passed."""
+    original = runtime.detect_task
+    monkeypatch.setattr(runtime, "detect_task", lambda spec, answer, injected_at, checks, metrics, answered_at=None:
+                        original(spec, answer, injected_at, checks, metrics))
+    problems = dict(_problems("hotel-reservation-mongodb-geo-revoked-role"))
+    assert "written after the window and backdated into it (must fail): it passed it" in problems["E4005"]
+
+
+def test_it_catches_rbac_read_from_one_rule(monkeypatch):
+    """The old rule: a rule naming the verb and the resource was taken as a grant, whatever its resourceNames
+    and whoever its binding binds."""
+    monkeypatch.setattr(runtime, "rule_allows", lambda rule, verb, group, resource, subresource, name: (
+        verb in rule.get("verbs", []) and resource in rule.get("resources", [])))
+    monkeypatch.setattr(runtime, "binds", lambda binding, user, groups, namespace: True)
+    problems = _problems("k8sbench-fix-rbac-wrong-resource")
+    assert any(code == "E4004" and "restricted by resourceNames (must fail): it passed it" in message
+               for code, message in problems), problems

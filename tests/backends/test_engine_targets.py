@@ -1,0 +1,282 @@
+"""`--target chainsaw|argo`, `itbench plan` and the agent's access against the commands its prompt cites."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from support.compiling import SCENARIOS
+
+from itbench_dsl import access
+from itbench_dsl.backends import prompt as prompt_backend
+from itbench_dsl.cli import load_command
+from itbench_dsl.cli.compile import TARGET_NAMES
+from itbench_dsl.compiler import TARGETS, compile_source, target_files
+from itbench_dsl.diagnostics import Diagnostics
+from itbench_dsl.run.lifecycle import PHASES
+from itbench_dsl.validate import validate_object
+
+PATHS = sorted(str(p.relative_to(SCENARIOS)) for p in SCENARIOS.rglob("*.itb"))
+
+
+@lru_cache(maxsize=None)
+def compiled(path: str):
+    diags = Diagnostics()
+    result = compile_source((SCENARIOS / path).read_bytes(), str(SCENARIOS / path), diags)  # its folder: `use faults`
+    assert not diags.errors() and result.files, path
+    return result
+
+
+def test_cli_target_names_are_the_registry():
+    assert TARGET_NAMES == tuple(TARGETS)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_library_compiles_to_valid_engine_objects(path):
+    result = compiled(path)
+    for target, file_name, kind in (("chainsaw", "chainsaw-test.yaml", "Test"), ("argo", "workflowtemplate.yaml",
+                                                                                 "WorkflowTemplate")):
+        diags = Diagnostics()
+        files = target_files(result, target, diags)
+        assert not diags.errors(), [d.message for d in diags.errors()][:3]
+        [obj] = list(yaml.safe_load_all(files[file_name]))
+        assert obj["kind"] == kind and validate_object(obj) == []
+        if target == "chainsaw":  # the run's files sit beside the test, which names them by relative path
+            names = [op["apply"]["file"] for s in obj["spec"]["steps"] for op in s["try"] if "apply" in op]
+            assert names and all(n in files for n in names)
+            phases = [s["name"] for s in obj["spec"]["steps"]]
+            order = [p.name for p in PHASES]
+            assert phases == sorted(phases, key=order.index) and not {p.name for p in PHASES if p.always} & set(phases)
+            if "inject/apply.yaml" in files:
+                cleanup = "".join(op["script"]["content"] for s in obj["spec"]["steps"] for op in s.get("cleanup", []))
+                assert "revert" in cleanup or "revert/apply.yaml" not in files
+        else:
+            spec = obj["spec"]
+            assert spec["onExit"] == "exit"
+            raw = {a["path"] for t in spec["templates"] for a in (t.get("inputs") or {}).get("artifacts", [])}
+            assert "/bundle/evaluator.py" in raw and "/bundle/prompt.md" in raw
+
+
+def test_engine_outputs_are_deterministic():
+    path = "sre/otel-checkout-nonexistent-image.itb"
+    for target in ("chainsaw", "argo"):
+        first = target_files(compiled(path), target, Diagnostics())
+        diags = Diagnostics()
+        again = compile_source((SCENARIOS / path).read_bytes(), path, diags)
+        assert target_files(again, target, Diagnostics()) == first
+
+
+def test_plan_fans_out_with_limits(tmp_path):
+    out = tmp_path / "plan.yaml"
+    result = CliRunner().invoke(load_command("plan"), [
+        str(SCENARIOS / "sre/otel-checkout-nonexistent-image.itb"), str(SCENARIOS / "sre/bookinfo-details-invalid-selector.itb"),
+        "--agent", "a=run-a", "--agent", "b=run-b", "--cluster", "c1", "--cluster", "c2", "--cluster", "c3",
+        "--repeats", "3", "--parallelism", "2", "--image", "runner:1", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    [workflow] = list(yaml.safe_load_all(out.read_text()))
+    assert validate_object(workflow) == []
+    assert workflow["spec"]["parallelism"] == 2
+    items = workflow["spec"]["templates"][0]["steps"][0][0]["withItems"]
+    assert len(items) == 2 * 2 * 3
+    assert {i["cluster"] for i in items} == {"c1", "c2", "c3"}
+    run = workflow["spec"]["templates"][1]
+    assert run["synchronization"]["mutexes"] == [{"name": "{{inputs.parameters.cluster}}"}]
+    child = yaml.safe_load(run["resource"]["manifest"])
+    assert child["kind"] == "Workflow" and child["spec"]["workflowTemplateRef"]["name"] == "{{inputs.parameters.template}}"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--agent", "Bad Name=x"], "NAME=COMMAND"), (["--agent", "a=x", "--agent", "a=y"], "own name"),
+    (["--cluster", "Not_A_Secret"], "Secret"),
+])
+def test_plan_refuses_bad_options(tmp_path, args, message):
+    base = {"--agent": ["--agent", "a=x"], "--cluster": ["--cluster", "c"]}
+    for flag in ("--agent", "--cluster"):
+        if flag not in args:
+            args = args + base[flag]
+    result = CliRunner().invoke(load_command("plan"), [str(SCENARIOS / "sre/otel-checkout-nonexistent-image.itb"),
+                                                       "--image", "i", "-o", str(tmp_path / "p.yaml"), *args])
+    assert result.exit_code != 0 and message in result.output
+    assert not (tmp_path / "p.yaml").exists()
+
+
+# ---- the agent's access allows what its prompt cites ----------------------------------------------------
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_prompt_commands_are_declared_and_allowed(path):
+    result = compiled(path)
+    scenario = result.scenario
+    prompt = result.files["prompt.md"].decode()
+    declared = access.cited_commands(scenario)
+    assert set(access.prompt_commands(prompt)) <= set(declared), "a prompt cites a command no record declares"
+    objects = [d for d in yaml.safe_load_all(result.files.get("manifests/agent-access.yaml", b"")) if d]
+    home = scenario.agent.namespaces[0] if scenario.agent.namespaces else None
+    for command in declared:
+        for request in access.command_rights(command, home):
+            assert access.allows(objects, scenario.agent.service_account, home, request), (command, request)
+
+
+def test_kyverno_prompt_cites_commands():
+    [path] = [p for p in PATHS if p == "ciso/cis-k8s-5-2-2-privileged-kyverno.itb"]
+    assert access.prompt_commands(compiled(path).files["prompt.md"].decode()) == ["kubectl get polr -A",
+                                                                                 "kubectl get cpolr"]
+
+
+def test_rbac_evaluator():
+    role = {"kind": "Role", "metadata": {"name": "r", "namespace": "a"},
+            "rules": [{"apiGroups": [""], "resources": ["pods", "pods/log"], "verbs": ["get", "list"]}]}
+    binding = {"kind": "RoleBinding", "metadata": {"name": "r", "namespace": "a"}, "roleRef": {"kind": "Role", "name": "r"},
+               "subjects": [{"kind": "ServiceAccount", "name": "sa", "namespace": "a"}]}
+    objects = [role, binding]
+    ask = lambda *r: access.allows(objects, "sa", "a", access.Request(*r))  # noqa: E731
+    assert ask("list", "", "pods", "a") and ask("get", "", "pods/log", "a")
+    assert not ask("list", "", "pods", None)  # all namespaces needs a ClusterRoleBinding
+    assert not ask("list", "", "pods", "b") and not ask("delete", "", "pods", "a") and not ask("list", "apps", "pods", "a")
+    assert not access.allows(objects, "other", "a", access.Request("list", "", "pods", "a"))
+    objects += [{"kind": "ClusterRole", "metadata": {"name": "c"}, "rules": [{"apiGroups": ["*"], "resources": ["*"],
+                                                                             "verbs": ["list"]}]},
+                {"kind": "ClusterRoleBinding", "metadata": {"name": "c"}, "roleRef": {"kind": "ClusterRole", "name": "c"},
+                 "subjects": [{"kind": "Group", "name": "system:serviceaccounts"}]}]
+    assert ask("list", "apps", "deployments", None) and not ask("get", "apps", "deployments", None)
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("kubectl get polr -A", [("list", "wgpolicyk8s.io", "policyreports", None)]),
+    ("kubectl get cpolr", [("list", "wgpolicyk8s.io", "clusterpolicyreports", None)]),
+    ("kubectl -n shop get deploy web", [("get", "apps", "deployments", "shop")]),
+    ("kubectl get pods,svc -w", [("list", "", "pods", "home"), ("watch", "", "pods", "home"),
+                                 ("list", "", "services", "home"), ("watch", "", "services", "home")]),
+])
+def test_command_rights(command, expected):
+    assert [tuple(vars(r).values()) if False else (r.verb, r.group, r.resource, r.namespace)
+            for r in access.command_rights(command, "home")] == expected
+
+
+@pytest.mark.parametrize("command", ["kubectl frobnicate pods", "kubectl get widgets", "helm list", "kubectl get 'x"])
+def test_unknown_commands_are_refused(command):
+    with pytest.raises(access.UnknownCommand):
+        access.command_rights(command, "home")
+
+
+def test_prompt_backend_is_the_prompt():
+    assert prompt_backend.render  # the prompt the test reads is the bundle's prompt.md
+
+
+# ---- the agent's kubeconfig and environment under Chainsaw and Argo ---------------------------------------
+
+ADMIN_CONFIG = {
+    "apiVersion": "v1", "kind": "Config", "current-context": "admin",
+    "clusters": [{"name": "kind", "cluster": {"server": "https://127.0.0.1:6443", "certificate-authority-data": "Q0E="}}],
+    "users": [{"name": "admin", "user": {"client-certificate-data": "Q0VSVA==", "client-key-data": "S0VZ",
+                                         "token": "admin-secret"}}],
+    "contexts": [{"name": "admin", "context": {"cluster": "kind", "user": "admin"}}],
+}
+# a kubectl that answers the hand-over's two calls as a cluster would: the caller's (admin) config, a token
+STUB_KUBECTL = """#!/bin/sh
+case "$1 $2" in
+  "create token") echo "agent-token-for-$3" ;;
+  "config view") cat "$ADMIN_CONFIG_FILE" ;;
+  *) echo "unexpected kubectl $*" >&2; exit 3 ;;
+esac
+"""
+LOOKING_AGENT = ("python3 -c \"import json, os; json.dump({'env': dict(os.environ), 'cwd': os.getcwd(), "
+                 "'files': sorted(os.listdir('.'))}, open('seen.json', 'w'))\"")
+
+
+def _run_sh(script: str, cwd, env: dict) -> None:
+    import subprocess
+
+    done = subprocess.run(["sh", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture
+def engine_env(tmp_path):
+    import json
+    import os
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "kubectl").write_text(STUB_KUBECTL)
+    (bin_dir / "kubectl").chmod(0o755)
+    admin = tmp_path / "admin.json"
+    admin.write_text(json.dumps(ADMIN_CONFIG))
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "ADMIN_CONFIG_FILE": str(admin), "KUBECONFIG": str(admin),
+           "CALLER_SECRET": "caller-only", "PASSED": "for-the-agent", "ITBENCH_AGENT_ENV": "PASSED",
+           "ITBENCH_AGENT": LOOKING_AGENT, "ITBENCH_WORKSPACE": str(tmp_path / "agent")}
+    return bundle, env, tmp_path / "agent"
+
+
+def _check_agent_view(seen: dict, folder, account: str) -> None:
+    import json
+
+    assert seen["cwd"] == str(folder) and seen["files"] == ["kubeconfig.yaml", "prompt.md"]
+    env = seen["env"]
+    assert "CALLER_SECRET" not in env and "ADMIN_CONFIG_FILE" not in env and env["PASSED"] == "for-the-agent"
+    assert env["KUBECONFIG"] == str(folder / "kubeconfig.yaml") and env["HOME"] == str(folder)
+    config = json.loads((folder / "kubeconfig.yaml").read_text()) if (folder / "kubeconfig.yaml").exists() else None
+    return config
+
+
+def _one_user(config: dict, account: str) -> None:
+    [user] = config["users"]  # one user, its token alone: nothing of the admin's credentials
+    assert user["user"] == {"token": f"agent-token-for-{account}"}
+    assert [c["context"]["user"] for c in config["contexts"]] == [user["name"]]
+    assert "admin-secret" not in yaml.safe_dump(config) and "Q0VSVA==" not in yaml.safe_dump(config)
+    assert config["clusters"][0]["cluster"] == ADMIN_CONFIG["clusters"][0]["cluster"]
+
+
+def test_chainsaw_hands_the_agent_its_token_alone(engine_env):
+    import json
+
+    bundle, env, folder = engine_env
+    result = compiled("sre/otel-checkout-nonexistent-image.itb")
+    files = target_files(result, "chainsaw", Diagnostics())
+    (bundle / "prompt.md").write_bytes(files["prompt.md"])
+    [test] = list(yaml.safe_load_all(files["chainsaw-test.yaml"]))
+    scripts = {s["name"]: [op["script"]["content"] for op in s["try"] if "script" in op] for s in test["spec"]["steps"]}
+    account = result.scenario.agent.service_account
+    _run_sh(scripts["handover"][0], bundle, env)
+    _one_user(json.loads((folder / "kubeconfig.yaml").read_text()), account)
+    assert "/tmp/agent" not in (folder / "prompt.md").read_text() and str(folder) in (folder / "prompt.md").read_text()
+    _run_sh(scripts["agent"][0], bundle, env)
+    seen = json.loads((folder / "seen.json").read_text())
+    _check_agent_view(seen, folder, account)
+    with pytest.raises(AssertionError, match="not empty"):  # a folder with something in it is never handed over
+        _run_sh(scripts["handover"][0], bundle, env)
+
+
+def test_argo_keeps_the_cluster_secret_out_of_the_agents_pod(engine_env):
+    import json
+
+    bundle, env, folder = engine_env
+    result = compiled("sre/otel-checkout-nonexistent-image.itb")
+    files = target_files(result, "argo", Diagnostics())
+    [template] = list(yaml.safe_load_all(files["workflowtemplate.yaml"]))
+    pods = {t["name"]: t for t in template["spec"]["templates"] if "script" in t}
+    agent = pods["agent"]["script"]
+    assert "volumeMounts" not in agent and not {e["name"] for e in agent["env"]} & {"KUBECONFIG", "PROMETHEUS_URL"}
+    assert all("volumeMounts" in t["script"] for name, t in pods.items() if name != "agent")
+    # of the bundle, the agent's pod gets the prompt alone (no evaluator, no ground truth)
+    assert [a["path"] for a in pods["agent"]["inputs"]["artifacts"]] == ["/bundle/prompt.md"]
+    # the hand-over pod, then the agent's with the kubeconfig parameter Argo would pass it
+    (bundle / "prompt.md").write_bytes(files.get("prompt.md", result.files["prompt.md"]))
+    handover = pods["handover"]["script"]["source"].replace("/tmp/itbench-agent", str(folder))
+    _run_sh(handover, bundle, env)
+    passed = (folder / "kubeconfig.yaml").read_text()
+    _one_user(json.loads(passed), result.scenario.agent.service_account)
+    import shutil
+
+    shutil.rmtree(folder)
+    source = (agent["source"].replace("{{inputs.parameters.agent-kubeconfig}}", passed)
+              .replace("/tmp/itbench-agent", str(folder)))
+    agent_env = {k: v for k, v in env.items() if k not in ("KUBECONFIG",)}
+    _run_sh(source, bundle, agent_env)
+    seen = json.loads((folder / "seen.json").read_text())
+    _check_agent_view(seen, folder, result.scenario.agent.service_account)
+    _one_user(json.loads((folder / "kubeconfig.yaml").read_text()), result.scenario.agent.service_account)
