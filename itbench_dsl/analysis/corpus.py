@@ -813,6 +813,9 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
         reserialised[key] = obj
         yield Case(f"{key[2]}: {where} kept faulty in re-serialised data", "mitigate", FAIL,
                    state=render(reserialised, found))
+    if change.get("compare") == "flagd":
+        yield from _flag_cases(found, key, change)
+        return
     named = _port_name(found, key, change) if key[0] == "Service" and path and path[-1] == "targetPort" else None
     if named is not None:
         edited = _edited(found.solved, key, lambda o: _set_at(o, path, named))
@@ -833,6 +836,46 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
     edited = _edited(found.solved, key, lambda o: _set_at(o, path, wrong))
     if edited is not None and edited[key] != found.solved[key]:
         yield Case(f"{key[2]}: {where} set to another wrong value", "mitigate", FAIL, state=render(edited, found))
+
+
+def _flag_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
+    """A flagd flag is judged by the value it evaluates to, never by the name of its default variant: the
+    healthy value under another variant's name, or a rule that never leaves it, passes; the healthy variant's
+    name bound to the fault's value, a targeting rule that returns the fault's variant (always, or for a
+    share of the traffic), fails."""
+    from ..runtime.evaluator import flag_outcomes, same
+
+    healthy, path, name = change["healthy"], change["path"], change["path"][-1]
+    good, bad = flag_outcomes(healthy), flag_outcomes(change.get("faulty"))
+    if not good or len(good) != 1 or not bad:
+        return
+    wrong = next((v for v in bad if not same(v, good[0])), None)
+    if wrong is None:
+        return
+    default = healthy["defaultVariant"]
+    faulty_name = next((n for n, v in healthy["variants"].items() if same(v, wrong)), "fault-variant")
+
+    def flag(**edits) -> dict:
+        out = copy.deepcopy(healthy)
+        out["variants"] = {**out["variants"], **edits.pop("variants", {})}
+        out.update(edits)
+        return out
+
+    def case(title: str, want: str, value: dict):
+        state = _edited(found.solved, key, lambda o: _set_at(o, path, value))
+        if state is not None:
+            yield Case(f"{key[2]}: flag {name} {title}", "mitigate", want, state=render(state, found))
+
+    yield from case("with its healthy value under another variant name", PASS,
+                    flag(variants={"restored-value": good[0]}, defaultVariant="restored-value"))
+    yield from case("with a targeting rule that returns its healthy variant either way", PASS,
+                    flag(targeting={"if": [{"==": [{"var": "targetingKey"}, "x"]}, default, default]}))
+    yield from case("with its healthy default variant bound to the fault's value", FAIL,
+                    flag(variants={default: wrong}))
+    yield from case("with a targeting rule that returns the fault's variant", FAIL,
+                    flag(variants={faulty_name: wrong}, targeting={"if": [True, faulty_name, default]}))
+    yield from case("with a fractional rule that sends all traffic to the fault's variant", FAIL,
+                    flag(variants={faulty_name: wrong}, targeting={"fractional": [[faulty_name, 100], [default, 0]]}))
 
 
 def _predicate_cases(m: dict, found: Objects) -> Iterator[Case]:

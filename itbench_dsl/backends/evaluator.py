@@ -250,6 +250,43 @@ def _by_accepted_field(changes: list, kinds: list, original: dict, faulty: dict)
     return out
 
 
+def _flag_root(path: list) -> list | None:
+    """For a change inside a flagd flag (`{"parse": ...}`, `flags`, the flag's name, then its fields), the path
+    of that flag; None for any other change."""
+    for index, seg in enumerate(path):
+        if isinstance(seg, dict) and "parse" in seg:
+            rest = path[index + 1:]
+            if len(rest) >= 2 and rest[0] == "flags" and isinstance(rest[1], str):
+                return path[:index + 3]
+            return None
+    return None
+
+
+def _by_flag(changes: list, original: dict, faulty: dict) -> list:
+    """The changes inside one flagd flag folded into one change of the flag, compared by what it evaluates to
+    (`"compare": "flagd"`): a flag whose variants were remapped, or whose targeting turns it on, keeps the
+    fault though its `defaultVariant` reads healthy. A flag a statement of the scenario governs, or a fault
+    kind's acceptance names, keeps its changes leaf by leaf."""
+    from ..runtime.evaluator import _MISSING, at
+
+    out, seen = [], set()
+    for change in changes:
+        root = _flag_root(change["path"])
+        healthy = at(original, root) if root else _MISSING
+        if root is None or change.get("governed_by") or change.get("accept") or not isinstance(healthy, dict) \
+                or not isinstance(healthy.get("variants"), dict):
+            out.append(change)
+            continue
+        key = json.dumps(root)
+        if key in seen:
+            continue
+        seen.add(key)
+        bad = at(faulty, root)
+        out.append({"path": root, "healthy": healthy, "faulty": None if bad is _MISSING else bad,
+                    "governed_by": None, "accept": None, "compare": "flagd"})
+    return out
+
+
 def _acceptance(kinds: list, leaf: str) -> dict | None:
     for kind in kinds:
         for accept in kind.accept:
@@ -291,6 +328,7 @@ def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
                                           and _relates(leaf, list(path))), None)
             change["accept"] = _acceptance(kinds, dotted(change["path"]))
         changes = _by_accepted_field(changes, kinds, _as_data(original), _as_data(obj))
+        changes = _by_flag(changes, _as_data(original), _as_data(obj))
         if changes:
             fields.append({"object": _manifest_ref(obj), "changes": changes})
     deleted = []

@@ -1772,6 +1772,11 @@ def field_check(entry, state):
                 ok = compare(observed, accept["op"], change["healthy"])
             else:  # compared with a healthy value that is absent: only absence compares
                 ok = gone(observed, path, kind)
+        elif change.get("compare") == "flagd":
+            ok, why = flag_restored(observed, change["healthy"])
+            if not ok:
+                wrong.append(f"{show_path(path)}: {why}")
+            continue
         elif change.get("absent"):
             ok = gone(observed, path, kind)
         elif ref["kind"] == "Service" and path and path[-1] == "targetPort":
@@ -1787,6 +1792,49 @@ def field_check(entry, state):
             wrong.append(f"{show_path(path)} is {shown(observed)}, wants {wants}")
     return not wrong, ("; ".join(wrong[:5]) + (f"; and {len(wrong) - 5} more" if len(wrong) > 5 else "")) if wrong \
         else "every field the fault changed is healthy again"
+
+
+def flag_outcomes(flag):
+    """The values a flagd flag can evaluate to, as flagd evaluates it: an `ENABLED` flag gives its default
+    variant's value, or a variant its `targeting` returns (any variant name the rule holds, a `fractional`
+    bucket of weight 0 excepted; a `$ref` to a shared evaluator may return any variant). None for a flag
+    that is absent, disabled or broken: flagd then answers with an error and the application falls back on
+    the default its code passes, which the configuration does not say."""
+    if not isinstance(flag, dict) or flag.get("state", "ENABLED") != "ENABLED":
+        return None
+    variants = flag.get("variants")
+    if not isinstance(variants, dict) or flag.get("defaultVariant") not in variants:
+        return None
+    names = {flag["defaultVariant"]}
+    pending = [flag.get("targeting")]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            if "$ref" in node:
+                names.update(variants)
+            for op, arg in node.items():
+                if op == "fractional" and isinstance(arg, list):
+                    arg = [b for b in arg if not (isinstance(b, list) and len(b) == 2 and number(b[1]) == 0)]
+                pending.append(arg)
+        elif isinstance(node, list):
+            pending.extend(node)
+        elif isinstance(node, str) and node in variants:
+            names.add(node)
+    return [variants[n] for n in sorted(names)]
+
+
+def flag_restored(observed, healthy):
+    """Whether a flagd flag evaluates to what its healthy form does, whatever its variants are called."""
+    want, got = flag_outcomes(healthy), flag_outcomes(observed)
+    if got is None:
+        return False, ("is absent" if observed is _MISSING else "is disabled or has no valid default variant: "
+                       "the application falls back on its code's default, which the configuration does not say")
+    if want is None:
+        return True, ""
+    stray = [v for v in got if not any(same(v, w) for w in want)]
+    if stray:
+        return False, f"evaluates to {shown(stray[0])}, wants {shown(want[0]) if len(want) == 1 else shown(want)}"
+    return True, ""
 
 
 CHAOS_PAUSE = "experiment.chaos-mesh.org/pause"

@@ -1,0 +1,58 @@
+"""Mitigation verdicts judged by what an object does, tried by hand (docs/evaluator.md, "Fields by meaning" and
+the checks' table): a flagd flag by the value it evaluates to, an object the fault created by whether it still
+has the fault's effect, recreated objects by meaning, a probe by what the kubelet does with it, the whole
+application's health. The states are the compiler's derived ones, edited as an agent would; they do not come
+from the adversarial corpus (tests/test_corpus.py).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from test_evaluator import derived, failed, mitigate, obj  # noqa: E402
+
+from itbench_dsl.runtime import evaluator as rt  # noqa: E402
+
+
+# ---- flagd flags: the value they evaluate to -------------------------------------------------------------
+
+FLAG = "otel-payment-failure-flag"
+
+
+def _edit_flag(state: dict, edit) -> None:
+    cm = obj(state, "ConfigMap", "flagd-config")
+    data = json.loads(cm["data"]["demo.flagd.json"])
+    edit(data["flags"]["paymentFailure"])
+    cm["data"]["demo.flagd.json"] = json.dumps(data, indent=2)
+
+
+@pytest.mark.parametrize("edit, passes", [
+    (lambda f: None, True),
+    (lambda f: f["variants"].update({"100%": 0}) or f.update(defaultVariant="100%"), True),  # renamed, value healthy
+    (lambda f: f["variants"].update({"off": 1}), False),  # the healthy name bound to the fault's value
+    (lambda f: f.update(targeting={"if": [True, "100%", "off"]}), False),  # targeting turns it on
+    (lambda f: f.update(targeting={"fractional": [["100%", 100], ["off", 0]]}), False),
+    (lambda f: f.update(targeting={"fractional": [["100%", 0], ["off", 100]]}), True),  # a 0 share never answers
+    (lambda f: f.update(state="DISABLED"), False),  # the application's own default: the configuration does not say
+])
+def test_a_flag_is_judged_by_the_value_it_evaluates_to(edit, passes):
+    state = derived(FLAG, "solved")
+    _edit_flag(state, edit)
+    verdict = mitigate(FLAG, state)
+    assert verdict["passed"] is passes, [c for c in verdict["checks"] if not c["passed"]]
+    if not passes:
+        assert "fields.otel-demo/ConfigMap/flagd-config" in failed(verdict)
+
+
+def test_flag_outcomes_follow_a_shared_evaluator_reference_to_every_variant():
+    flag = {"state": "ENABLED", "variants": {"on": True, "off": False}, "defaultVariant": "off",
+            "targeting": {"$ref": "someRule"}}
+    assert sorted(rt.flag_outcomes(flag)) == [False, True]
