@@ -56,3 +56,52 @@ def test_flag_outcomes_follow_a_shared_evaluator_reference_to_every_variant():
     flag = {"state": "ENABLED", "variants": {"on": True, "off": False}, "defaultVariant": "off",
             "targeting": {"$ref": "someRule"}}
     assert sorted(rt.flag_outcomes(flag)) == [False, True]
+
+
+# ---- objects a fault created: judged by whether they still have its effect -------------------------------
+
+
+def _np_edit(state: dict, name: str, rules: list) -> None:
+    policy = obj(state, "NetworkPolicy", name)
+    for t in policy["spec"].get("policyTypes") or ["Ingress"]:
+        policy["spec"]["ingress" if t == "Ingress" else "egress"] = rules
+
+
+@pytest.mark.parametrize("rules, passes", [
+    ([{}], True),  # admits every peer on every port: the isolation is undone
+    ([{"from": [{"podSelector": {"matchLabels": {"role": "x"}}}]}], False),  # still isolates from every other peer
+    ([{"ports": [{"port": 1}]}], False),  # admits one port only
+])
+def test_a_created_network_policy_is_undone_when_it_admits_all(rules, passes):
+    name = "sregym-network-policy-block"
+    state = derived(name, "faulty")
+    solved = derived(name, "solved")
+    policy = obj(state, "NetworkPolicy", "deny-all-recommendation")
+    solved["resources"]["items"].append(policy)
+    _np_edit(solved, "deny-all-recommendation", rules)
+    verdict = mitigate(name, solved)
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+def test_a_created_quota_binds_until_it_admits_what_the_namespace_runs():
+    pods = [{"kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "n"}, "status": {"phase": "Running"},
+             "spec": {"containers": [{"name": "c", "resources": {"requests": {"memory": "100Mi"}}}]}} for i in range(4)]
+    state = rt.State({"resources": {"items": pods}})
+    quota = {"kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "n"}, "spec": {"hard": {}}}
+    for hard, binds in [({"pods": "5"}, False), ({"pods": "4"}, True),  # no room for a rolling update's pod
+                        ({"requests.memory": "1Gi"}, False), ({"requests.memory": "450Mi"}, True),
+                        ({"limits.memory": "10Gi"}, True),  # no container declares a limit: admission refuses them
+                        ({"count/jobs.batch": "100"}, True)]:  # a resource the evaluator cannot count
+        quota["spec"]["hard"] = hard
+        assert rt.acts(quota, state) is binds, hard
+    finished = dict(pods[0], status={"phase": "Succeeded"})
+    assert not rt.acts(finished)  # a debug pod that ran to its end does nothing more
+
+
+@pytest.mark.parametrize("value, paused", [("true", True), ("True", False), ("TRUE", False), ("1", False),
+                                           ("yes", False), ("true ", False)])
+def test_chaos_mesh_reads_its_pause_annotation_exactly(value, paused):
+    # Chaos Mesh's IsPaused: annotations["experiment.chaos-mesh.org/pause"] == "true", nothing else
+    chaos = {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "PodChaos",
+             "metadata": {"name": "x", "annotations": {rt.CHAOS_PAUSE: value}}}
+    assert rt.acts(chaos) is not paused

@@ -319,6 +319,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
                 yield from _field_cases(found, key, change)
         for ref in fault["created"]:
             key = (ref["kind"], ref["namespace"], ref["name"])
+            yield from _neutralised_cases(found, key)
             if key in found.faulty:
                 left = dict(found.solved)
                 left[key] = found.faulty[key]
@@ -351,6 +352,62 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         state = render({k: v for k, v in found.faulty.items() if k[0] in everyday}, found, probes=found.faulty_probes)
         state["captured"] = [c for c in state["captured"] if c.rpartition("/")[2] in everyday]
         yield Case("the faulty state captured with `kubectl get all`", "mitigate", UNUSABLE, state=state)
+
+
+def _neutralised_cases(found: Objects, key: tuple) -> Iterator[Case]:
+    """An object the fault created is judged by whether it still has the fault's effect: a NetworkPolicy edited
+    to admit all traffic in every direction it declares, a ResourceQuota raised far above what the namespace
+    runs, pass; the policy kept with an allow rule for one peer (it still isolates from every other), the
+    quota raised but still below what the namespace runs, fail."""
+    from ..runtime.evaluator import _QUOTA_PER_POD, State, _pod_amount
+
+    faulty = found.faulty.get(key)
+    if faulty is None:
+        return
+    left = dict(found.solved)
+    left[key] = faulty
+    state = render(left, found)
+    if key[0] == "NetworkPolicy":
+        spec = faulty.get("spec") or {}
+        types = spec.get("policyTypes") or ["Ingress"]
+
+        def admit_all(obj: dict) -> None:
+            for t in types:
+                obj["spec"]["ingress" if t == "Ingress" else "egress"] = [{}]
+
+        def one_peer(obj: dict) -> None:
+            peer = {"podSelector": {"matchLabels": {"corpus.itbench.dev/peer": "one"}}}
+            for t in types:
+                obj["spec"]["ingress" if t == "Ingress" else "egress"] = [
+                    {"from": [peer]} if t == "Ingress" else {"to": [peer]}]
+
+        yield Case(f"NetworkPolicy {key[2]} edited to admit all traffic", "mitigate", PASS,
+                   state=_with_edit(state, key, admit_all))
+        yield Case(f"NetworkPolicy {key[2]} kept, admitting one peer only", "mitigate", FAIL,
+                   state=_with_edit(state, key, one_peer))
+    elif key[0] == "ResourceQuota":
+        hard = (faulty.get("spec") or {}).get("hard") or {}
+        if not hard or any(r not in _QUOTA_PER_POD for r in hard):
+            return
+        pods = [p for p in State(state).by_kind.get(("Pod", key[1]), [])
+                if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+        amounts = {r: [_pod_amount(p, r) for p in pods] for r in hard}
+        if any(a is None for v in amounts.values() for a in v):
+            return
+        need = {r: sum(v) for r, v in amounts.items()}
+        if any(v <= 0 for v in need.values()):
+            return
+
+        def set_hard(scale):
+            def edit(obj: dict) -> None:
+                obj["spec"]["hard"] = {r: str(int(need[r] * scale)) for r in hard}
+                obj.pop("status", None)
+            return edit
+
+        yield Case(f"ResourceQuota {key[2]} raised far above what the namespace runs", "mitigate", PASS,
+                   state=_with_edit(state, key, set_hard(10)))
+        yield Case(f"ResourceQuota {key[2]} raised, but below what the namespace runs", "mitigate", FAIL,
+                   state=_with_edit(state, key, set_hard(0.5)))
 
 
 def _lifecycle_cases(spec: dict, found: Objects) -> Iterator[Case]:

@@ -1356,7 +1356,10 @@ def root_cause_entities(output):
 # ---- mitigation: observed health -------------------------------------------------------------------------
 
 
-def predicate_check(pred, state):
+def predicate_check(pred, state, created=()):
+    """Whether a `mitigated when` predicate holds. `created`: the (kind, namespace, name) of the objects the
+    faults create; `X absent` on one of them holds once it no longer has the fault's effect (`acts`), as its
+    `created` check judges it: a deny policy edited to admit all traffic is undone as surely as deleted."""
     kind = pred["kind"]
     if kind == "alert":
         return alert_check(pred["alert"], pred.get("namespaces"), pred["firing"], state)
@@ -1370,6 +1373,10 @@ def predicate_check(pred, state):
     objects = state.matching(ref)
     if kind == "state":
         if pred["state"] == "absent":
+            inert = [o for o in objects if (ref["kind"], ref.get("namespace"), o["metadata"].get("name")) in created
+                     and not terminating(o) and not acts(o, state)]
+            if objects and len(inert) == len(objects):
+                return True, f"{ref_text(ref)} present but no longer has the fault's effect"
             return not objects, f"{ref_text(ref)} {'present' if objects else 'absent'}"
         if pred["state"] == "exists":
             return bool(objects), f"{ref_text(ref)} {'present' if objects else 'absent'}"
@@ -1840,13 +1847,87 @@ def flag_restored(observed, healthy):
 CHAOS_PAUSE = "experiment.chaos-mesh.org/pause"
 
 
-def acts(obj):
-    """Whether an object acts on its own: a workload only while it runs pods, a Chaos Mesh experiment or
-    schedule only while it is not paused."""
-    if obj.get("kind") in ("Deployment", "StatefulSet", "ReplicaSet"):
+def _allows_all(rules) -> bool:
+    """Whether a NetworkPolicy's ingress or egress rules hold one that admits every peer on every port (a rule
+    with no `from`/`to` and no `ports`, as `{}`): policies only add what they allow, so that rule undoes the
+    isolation the policy makes for that direction."""
+    return isinstance(rules, list) and any(
+        isinstance(r, dict) and not r.get("from") and not r.get("to") and not r.get("ports") for r in rules)
+
+
+def _isolates(policy) -> bool:
+    """Whether a NetworkPolicy still isolates the pods it selects in some direction: every direction it
+    declares (`policyTypes`; Ingress, and Egress when it has egress rules, when left out) admits all."""
+    spec = policy.get("spec") or {}
+    types = spec.get("policyTypes") or (["Ingress"] + (["Egress"] if spec.get("egress") is not None else []))
+    return any(not _allows_all(spec.get("ingress" if str(t) == "Ingress" else "egress")) for t in types)
+
+
+_QUOTA_PER_POD = {"pods": lambda c: 0, "cpu": ("requests", "cpu"), "memory": ("requests", "memory"),
+                  "requests.cpu": ("requests", "cpu"), "requests.memory": ("requests", "memory"),
+                  "limits.cpu": ("limits", "cpu"), "limits.memory": ("limits", "memory"),
+                  "requests.ephemeral-storage": ("requests", "ephemeral-storage"),
+                  "limits.ephemeral-storage": ("limits", "ephemeral-storage")}
+
+
+def _pod_amount(pod, resource):
+    """What one pod counts against a quota's `resource` (its containers' requests or limits; 1 for `pods`);
+    None when a container declares no amount of it: a quota on a compute resource makes admission refuse
+    such a pod (`must specify memory`), so the quota binds."""
+    if resource == "pods":
+        return 1.0
+    side, name = _QUOTA_PER_POD[resource]
+    total = 0.0
+    for c in ((pod.get("spec") or {}).get("containers") or []):
+        declared = (c.get("resources") or {}) if isinstance(c, dict) else {}
+        amount = number((declared.get(side) or {}).get(name))
+        if amount is None and side == "requests":  # a request left out defaults to the limit
+            amount = number((declared.get("limits") or {}).get(name))
+        if amount is None:
+            return None
+        total += amount
+    return total
+
+
+def _binds(quota, state) -> bool:
+    """Whether a ResourceQuota still refuses pods the namespace needs: every hard amount must admit what the
+    namespace's pods count against it (those not finished) and one more of its largest pod, the pod a
+    rolling update adds before it removes one; a pod that declares no amount of a compute resource the quota
+    limits is refused outright. An amount of another resource, or a quota with scopes (which pods it counts
+    is the scope's), is taken as binding."""
+    spec = quota.get("spec") or {}
+    if state is None or spec.get("scopes") or spec.get("scopeSelector"):
+        return True
+    namespace = (quota.get("metadata") or {}).get("namespace")
+    pods = [p for p in state.by_kind.get(("Pod", namespace), [])
+            if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+    for resource, hard in (spec.get("hard") or {}).items():
+        limit = number(hard)
+        if resource not in _QUOTA_PER_POD or limit is None:
+            return True
+        amounts = [_pod_amount(p, resource) for p in pods]
+        if any(a is None for a in amounts) or sum(amounts) + max(amounts, default=1.0) > limit:
+            return True
+    return False
+
+
+def acts(obj, state=None):
+    """Whether an object a fault created still has its effect: a workload only while it runs pods, a pod only
+    until it has finished (`Succeeded`, `Failed`), a Chaos Mesh experiment or schedule only while it is not
+    paused, a NetworkPolicy only while it isolates the pods it selects in some direction, a ResourceQuota only
+    while it refuses pods the namespace runs (read against the state's pods). Anything else acts while it is
+    there."""
+    kind = obj.get("kind")
+    if kind in ("Deployment", "StatefulSet", "ReplicaSet"):
         return number((obj.get("spec") or {}).get("replicas", 1)) != 0
+    if kind == "Pod":
+        return (obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+    if kind == "NetworkPolicy" and str(obj.get("apiVersion", "")).startswith("networking.k8s.io/"):
+        return _isolates(obj)
+    if kind == "ResourceQuota":
+        return _binds(obj, state)
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    if str(obj.get("apiVersion", "")).startswith("chaos-mesh.org/") and str(annotations.get(CHAOS_PAUSE)).lower() == "true":
+    if str(obj.get("apiVersion", "")).startswith("chaos-mesh.org/") and annotations.get(CHAOS_PAUSE) == "true":
         return False
     return True
 
@@ -1855,15 +1936,17 @@ def created_check(ref, state):
     obj = state.get(ref)
     if obj is None:
         return True, f"{ref_text(ref)} removed"
-    if not acts(obj):
-        return True, f"{ref_text(ref)} no longer acts (scaled to zero, or paused)"
+    if not acts(obj, state):
+        return True, f"{ref_text(ref)} no longer has the fault's effect (scaled to zero, finished, paused, " \
+                     "admitting all traffic, or a quota above what the namespace runs)"
     return False, f"{ref_text(ref)} still present" + (" (being deleted: it acts until it is gone)" if terminating(obj) else "")
 
 
 def mitigation_checks(spec, state, checks):
     m = spec["mitigation"]
+    created = {(r["kind"], r["namespace"], r["name"]) for f in m["faults"] for r in f["created"]}
     for index, pred in enumerate(m["predicates"]):
-        ok, detail = predicate_check(pred, state)
+        ok, detail = predicate_check(pred, state, created)
         checks.append({"id": f"mitigation.predicate.{index}", "passed": ok, "detail": detail})
     for alert in m["alerts"]:
         ok, detail = alert_check(alert["alert"], alert["namespaces"], False, state)
