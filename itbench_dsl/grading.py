@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import ir
+from .runtime.evaluator import any_parts, show_path
 from .source import SourceMap
 
 # where a check comes from, as `explain` and the docs page say it
@@ -104,7 +105,13 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
                             wants.append(f"{path} gone (the fault added it)")
                         else:
                             wants.append(f"{path} == {_shown(change['healthy'])} (its healthy value)")
-                    parts.append((f"fields.{_ref(entry['object'])}", "; ".join(wants)))
+                    if fault["undone_by"] == "any" and len(any_parts(fault)) + len(fault["created"]) > 1:
+                        # each change is a part, as the evaluator reads it (runtime/evaluator.py, mitigation_checks)
+                        counted = [id(c) for e, c in any_parts(fault) if e is entry]
+                        parts += [(f"fields.{_ref(entry['object'])}.{show_path(c['path'])}", w)
+                                  for c, w in zip(entry["changes"], wants) if id(c) in counted]
+                    else:
+                        parts.append((f"fields.{_ref(entry['object'])}", "; ".join(wants)))
                 for ref in fault["created"]:
                     parts.append((f"created.{_ref(ref)}", f"{_ref(ref)}, which the fault created, gone"))
                 if fault["undone_by"] == "any" and len(parts) > 1:

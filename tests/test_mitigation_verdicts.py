@@ -105,3 +105,18 @@ def test_chaos_mesh_reads_its_pause_annotation_exactly(value, paused):
     chaos = {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "PodChaos",
              "metadata": {"name": "x", "annotations": {rt.CHAOS_PAUSE: value}}}
     assert rt.acts(chaos) is not paused
+
+
+# ---- `undone_by any`: each change of a declared kind is a part --------------------------------------------
+
+
+def test_a_fault_undone_by_any_of_its_changes_passes_with_one_undone():
+    name = "sregym-wrong-dns-policy-social-network"
+    state = derived(name, "faulty")
+    solved = derived(name, "solved")
+    user = obj(solved, "Deployment", "user-service")
+    # back to the cluster's resolver, the extra nameserver kept: ClusterFirst merges it after the cluster's own
+    user["spec"]["template"]["spec"]["dnsConfig"] = {"nameservers": ["8.8.8.8"], "searches": []}
+    verdict = mitigate(name, solved)
+    assert verdict["passed"], failed(verdict)
+    assert not mitigate(name, state)["passed"]  # its empty `searches` is no part: nothing undone

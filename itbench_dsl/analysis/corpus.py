@@ -312,6 +312,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     yield from _meaning_cases(spec, found)
     for fault in m["faults"]:
         if fault["undone_by"] == "any":  # one part left wrong is still a fix
+            yield from _any_part_cases(found, fault)
             continue
         for entry in fault["fields"]:
             key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
@@ -352,6 +353,58 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         state = render({k: v for k, v in found.faulty.items() if k[0] in everyday}, found, probes=found.faulty_probes)
         state["captured"] = [c for c in state["captured"] if c.rpartition("/")[2] in everyday]
         yield Case("the faulty state captured with `kubectl get all`", "mitigate", UNUSABLE, state=state)
+
+
+def _any_part_cases(found: Objects, fault: dict) -> Iterator[Case]:
+    """A fault undone by any one of its parts (`undone_by any`, a declared kind's too): the solved state with
+    every other part left as the fault made it passes, one for each part; every part left faulty fails."""
+    from ..runtime.evaluator import any_parts
+
+    parts = [("field", (e["object"]["kind"], e["object"]["namespace"], e["object"]["name"]), c)
+             for e, c in any_parts(fault) if not c.get("governed_by")]
+    parts += [("created", (r["kind"], r["namespace"], r["name"]), None) for r in fault["created"]]
+    if len(parts) < 2:
+        return
+
+    def faulty_but(keep) -> dict | None:
+        out = dict(found.solved)
+        for index, (what, key, change) in enumerate(parts):
+            if index == keep:
+                continue
+            if what == "created":
+                if key not in found.faulty:
+                    return None
+                out[key] = found.faulty[key]
+                continue
+            if key not in out:
+                return None
+            obj = copy.deepcopy(out[key])
+            if change.get("faulty") is None:
+                if not _delete_at(obj, change["path"]):
+                    return None
+            elif not _set_at(obj, change["path"], copy.deepcopy(change["faulty"])):
+                return None
+            out[key] = obj
+        return out
+
+    for index, (what, key, change) in enumerate(parts):
+        state = faulty_but(index)
+        if state is not None:
+            where = key[2] if what == "created" else f"{key[2]}: {_show(change['path'])}"
+            yield Case(f"`{fault['fault']}` undone through {where} alone", "mitigate", PASS, state=render(state, found))
+
+
+def _delete_at(obj, path: list) -> bool:
+    """Remove the value at a plain path of keys (a change the fault made by removing a field)."""
+    node = obj
+    for seg in path[:-1]:
+        if not isinstance(seg, str) or not isinstance(node, dict) or seg not in node:
+            return False
+        node = node[seg]
+    if not isinstance(path[-1], str) or not isinstance(node, dict):
+        return False
+    node.pop(path[-1], None)
+    return True
 
 
 def _neutralised_cases(found: Objects, key: tuple) -> Iterator[Case]:

@@ -1942,6 +1942,14 @@ def created_check(ref, state):
     return False, f"{ref_text(ref)} still present" + (" (being deleted: it acts until it is gone)" if terminating(obj) else "")
 
 
+def any_parts(fault):
+    """The changes of a fault undone by any one of its parts, each a part: (entry, change). A field the fault
+    added empty (`searches: []` beside the nameservers that do the harm) is no part: it reads as gone in the
+    faulty state itself, so "undone" through it would be the fault left in place."""
+    return [(e, c) for e in fault["fields"] for c in e["changes"]
+            if not (c.get("absent") and empty(c.get("faulty")))]
+
+
 def mitigation_checks(spec, state, checks):
     m = spec["mitigation"]
     created = {(r["kind"], r["namespace"], r["name"]) for f in m["faults"] for r in f["created"]}
@@ -1966,7 +1974,12 @@ def mitigation_checks(spec, state, checks):
         checks.append({"id": f"health.service.{ref_text(ref)}", "passed": ok, "detail": detail})
     seen = set()
     for index, fault in enumerate(m["faults"]):
-        parts = [(f"fields.{ref_text(e['object'])}", *field_check(e, state)) for e in fault["fields"]]
+        if fault["undone_by"] == "any" and len(any_parts(fault)) + len(fault["created"]) > 1:
+            # each change is a part: undoing any one undoes the fault
+            parts = [(f"fields.{ref_text(e['object'])}.{show_path(c['path'])}", *field_check({**e, "changes": [c]}, state))
+                     for e, c in any_parts(fault)]
+        else:
+            parts = [(f"fields.{ref_text(e['object'])}", *field_check(e, state)) for e in fault["fields"]]
         parts += [(f"created.{ref_text(ref)}", *created_check(ref, state)) for ref in fault["created"]]
         if fault["undone_by"] == "any" and len(parts) > 1:
             undone = [part for part in parts if part[1]]
