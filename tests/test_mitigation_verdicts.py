@@ -120,3 +120,32 @@ def test_a_fault_undone_by_any_of_its_changes_passes_with_one_undone():
     verdict = mitigate(name, solved)
     assert verdict["passed"], failed(verdict)
     assert not mitigate(name, state)["passed"]  # its empty `searches` is no part: nothing undone
+
+
+# ---- probes: what they check, not when ----------------------------------------------------------------------
+
+LIVENESS = "sregym-liveness-probe-misconfiguration-hotel-reservation"
+
+
+def _liveness(state: dict) -> dict:
+    pod_spec = obj(state, "Deployment", "recommendation")["spec"]["template"]["spec"]
+    return next(c for c in pod_spec["containers"] if c["name"] == "hotel-reserv-recommendation")
+
+
+@pytest.mark.parametrize("timing", [{"initialDelaySeconds": 3600}, {"failureThreshold": 2147483647},
+                                    {"periodSeconds": 86400}])
+def test_a_failing_liveness_check_made_late_is_still_the_fault(timing):
+    faulty = _liveness(derived(LIVENESS, "faulty"))["livenessProbe"]
+    state = derived(LIVENESS, "solved")
+    _liveness(state)["livenessProbe"] = {**faulty, **timing}
+    verdict = mitigate(LIVENESS, state)
+    assert not verdict["passed"] and "fields.hotel-reservation/Deployment/recommendation" in failed(verdict)
+
+
+def test_a_liveness_probe_pointed_at_a_served_port_passes():
+    faulty = _liveness(derived(LIVENESS, "faulty"))["livenessProbe"]
+    state = derived(LIVENESS, "solved")
+    _liveness(state)["livenessProbe"] = {**faulty, "httpGet": None, "tcpSocket": {"port": 8085}}
+    del _liveness(state)["livenessProbe"]["httpGet"]
+    verdict = mitigate(LIVENESS, state)
+    assert verdict["passed"], failed(verdict)

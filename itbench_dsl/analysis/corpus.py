@@ -757,6 +757,17 @@ def _probe_fix_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]
     if kept is not None:
         yield Case(f"{key[2]}: {where} left as the fault made it, spelled with the server's defaults", "mitigate",
                    FAIL, state=render(kept, found))
+    from ..runtime.evaluator import probe_action
+
+    if probe_action(faulty) != probe_action(change.get("healthy")):
+        # the fault's check kept, only made late or patient: the kubelet still acts on it once it runs
+        for title, timing in (("delayed an hour", {"initialDelaySeconds": 3600}),
+                              ("made to fail 2^31-1 times before it acts", {"failureThreshold": 2147483647}),
+                              ("run once a day", {"periodSeconds": 86400})):
+            late = _edited(found.solved, key, lambda o, t=timing: _set_at(o, path, {**_served_probe(faulty), **t}))
+            if late is not None:
+                yield Case(f"{key[2]}: {where} left checking what the fault made it check, {title}", "mitigate",
+                           FAIL, state=render(late, found))
 
 
 def _container_port(obj: dict, path: list):

@@ -1770,7 +1770,12 @@ def field_check(entry, state):
                 # both sides as the API server stores them: a fix that keeps a field the server would default to
                 # the fault's value has still changed the rest
                 now = defaulted(observed, kind, path)
-                ok = not (now is not _MISSING and owns(defaulted(change["faulty"], kind, path), now, leaf))
+                bad = defaulted(change["faulty"], kind, path)
+                if probe_action(bad) is not None and probe_action(bad) != probe_action(change.get("healthy")):
+                    # the fault changed what the probe checks: the kubelet restarts (or unreadies) on a check that
+                    # cannot succeed however late or seldom it runs, so only another check (or none) undoes it
+                    now, bad = probe_action(now), probe_action(bad)
+                ok = not (now is not _MISSING and now is not None and owns(bad, now, leaf))
             elif accept["op"] in ("any", "present"):
                 ok = compare(observed, accept["op"], None)
             elif accept["value"] != "healthy":
@@ -1799,6 +1804,18 @@ def field_check(entry, state):
             wrong.append(f"{show_path(path)} is {shown(observed)}, wants {wants}")
     return not wrong, ("; ".join(wrong[:5]) + (f"; and {len(wrong) - 5} more" if len(wrong) > 5 else "")) if wrong \
         else "every field the fault changed is healthy again"
+
+
+PROBE_ACTIONS = ("httpGet", "tcpSocket", "exec", "grpc")
+
+
+def probe_action(probe):
+    """What a probe checks, without when and how often: its handler (`httpGet`, `tcpSocket`, `exec`, `grpc`);
+    None for anything that is no probe. A liveness probe's timing (`initialDelaySeconds`, `periodSeconds`,
+    `failureThreshold`) only says when the kubelet acts on the check's failures, never whether it fails."""
+    if not isinstance(probe, dict) or not any(k in probe for k in PROBE_ACTIONS):
+        return None
+    return {k: probe[k] for k in PROBE_ACTIONS if k in probe}
 
 
 def flag_outcomes(flag):
