@@ -149,3 +149,54 @@ def test_a_liveness_probe_pointed_at_a_served_port_passes():
     del _liveness(state)["livenessProbe"]["httpGet"]
     verdict = mitigate(LIVENESS, state)
     assert verdict["passed"], failed(verdict)
+
+
+# ---- recreated objects by meaning ---------------------------------------------------------------------------
+
+CONFIG = "sregym-missing-configmap-social-network"
+
+
+@pytest.mark.parametrize("text, labels, passes", [
+    ("net:\n  tls: {mode: disabled}\n", None, True),  # the same YAML, spelled in flow style
+    ("net:\n  tls:\n    mode: disabled", None, True),  # no trailing newline: the same data
+    ("net:\n  tls:\n    mode: disabled\n", {}, True),  # no labels: nothing selects a ConfigMap by them
+    ("net:\n  tls:\n    mode: requireTLS\n", None, False),  # another value
+    ("net: [", None, False),  # no YAML at all
+])
+def test_a_recreated_configmap_is_compared_by_the_data_it_holds(text, labels, passes):
+    state = derived(CONFIG, "solved")
+    cm = obj(state, "ConfigMap", "media-mongodb")
+    cm["data"]["mongod.conf"] = text
+    if labels is not None:
+        cm["metadata"]["labels"] = labels
+    verdict = mitigate(CONFIG, state)
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+def test_a_selector_is_read_by_the_pods_it_selects():
+    name = "sregym-missing-service-astronomy-shop"
+    state = derived(name, "solved")
+    cart = obj(state, "Service", "cart")
+    cart["spec"]["selector"] = {"app.kubernetes.io/name": "cart"}  # every cart pod carries it, no other pod does
+    assert mitigate(name, state)["passed"]
+    cart["spec"]["selector"] = {"app.kubernetes.io/part-of": "opentelemetry-demo"}  # every pod of the demo
+    assert "safeguards" in failed(mitigate(name, state))
+
+
+# ---- the whole application's health -------------------------------------------------------------------------
+
+IMAGE = "otel-checkout-nonexistent-image"
+
+
+@pytest.mark.parametrize("edit, why", [
+    (lambda s: obj(s, "Deployment", "ad")["status"].pop("readyReplicas"), "otel-demo/Deployment/ad not ready"),
+    (lambda s: obj(s, "Service", "ad")["spec"].update(type="ExternalName", externalName="ad.example.com"),
+     "ExternalName"),
+    (lambda s: obj(s, "Service", "ad")["spec"]["ports"][0].update(targetPort=9999), "leads to 9999"),
+])
+def test_a_fix_that_breaks_another_part_of_the_application_fails(edit, why):
+    state = derived(IMAGE, "solved")
+    edit(state)
+    verdict = mitigate(IMAGE, state)
+    check = next(c for c in verdict["checks"] if c["id"] == "health.application")
+    assert not verdict["passed"] and not check["passed"] and why in check["detail"]

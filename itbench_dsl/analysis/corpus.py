@@ -310,6 +310,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
             yield Case(f"{ref.name} scaled to zero", "mitigate", FAIL, state=render(zero, found))
     yield from _lifecycle_cases(spec, found)
     yield from _meaning_cases(spec, found)
+    yield from _collateral_cases(spec, derived["solved"])
     for fault in m["faults"]:
         if fault["undone_by"] == "any":  # one part left wrong is still a fix
             yield from _any_part_cases(found, fault)
@@ -611,6 +612,56 @@ def _stability_cases(solved: dict, ref: dict) -> Iterator[Case]:
                                                              seen("2026-01-01T00:11:00Z", True)]}
     yield Case(f"{ref['name']} still rolling out at the first capture after the fix, ready since", "mitigate", PASS,
                state=rolled)
+
+
+def _collateral_cases(spec: dict, solved: dict) -> Iterator[Case]:
+    """A fix that breaks what the faults never touched is no fix: another workload of the application left
+    not ready, another Service turned into an ExternalName one or its port re-pointed, fail; that Service's
+    selector spelled with another label every one of its pods carries, passes."""
+    from ..runtime.evaluator import State, labels_match, selected_pods
+
+    m = spec["mitigation"]
+    read = {(r["kind"], r["namespace"], r["name"]) for r in m["ready"] + m["services"]}
+    touched = {(e["object"]["kind"], e["object"]["namespace"], e["object"]["name"])
+               for f in m["faults"] for e in f["fields"]} | \
+        {(e["object"]["kind"], e["object"]["namespace"], e["object"]["name"]) for e in m["restored"]}
+    running = {(w["namespace"], w["name"]) for w in spec["workloads"] if w["kind"] != "Pod" and w["min_replicas"] > 0}
+    other = next((w for w in spec["workloads"] if (w["namespace"], w["name"]) in running
+                  and (w["kind"], w["namespace"], w["name"]) not in read | touched), None)
+    if other is not None:
+        yield Case(f"the fix leaves another workload, {other['name']}, not ready", "mitigate", FAIL,
+                   state=_with_edit(solved, (other["kind"], other["namespace"], other["name"]),
+                                    lambda o: o.update(_unready_copy(o))))
+    state = State(solved)
+    service = next((s for s in spec["services"] if s["selector"] and (s["namespace"], s["component"]) in running
+                    and ("Service", s["namespace"], s["name"]) not in read | touched and s.get("ports")
+                    and state.get(s) is not None and selected_pods(state.get(s), state)), None)
+    if service is None:
+        return
+    key = ("Service", service["namespace"], service["name"])
+    yield Case(f"the fix turns another Service, {service['name']}, into an ExternalName one", "mitigate", FAIL,
+               state=_with_edit(solved, key, lambda o: o["spec"].update(type="ExternalName", externalName="x.example")))
+    first = service["ports"][0]
+
+    def repoint(obj: dict) -> None:
+        for p in obj["spec"].get("ports") or []:
+            if p.get("port") == first["port"]:
+                p["targetPort"] = int(first["port"]) + 1 if isinstance(first["targetPort"], str) \
+                    else int(first["targetPort"]) + 1
+    yield Case(f"the fix re-points another Service's port, {service['name']}:{first['port']}", "mitigate", FAIL,
+               state=_with_edit(solved, key, repoint))
+    pods = selected_pods(state.get(service), state)
+    shared = [(k, v) for k, v in sorted(((pods[0].get("metadata") or {}).get("labels") or {}).items())
+              if (k, v) not in service["selector"].items()]
+    for k, v in shared:
+        every = [o for kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Pod")
+                 for o in state.by_kind.get((kind, service["namespace"]), [])]
+        labels = [((o.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels")
+                  if o["kind"] != "Pod" else o["metadata"].get("labels") for o in every]
+        if [labels_match(x, service["selector"]) for x in labels] == [labels_match(x, {k: v}) for x in labels]:
+            yield Case(f"Service {service['name']}'s selector spelled with another label its pods carry ({k})",
+                       "mitigate", PASS, state=_with_edit(solved, key, lambda o: o["spec"].update(selector={k: v})))
+            break
 
 
 def _unready_copy(workload: dict) -> dict:

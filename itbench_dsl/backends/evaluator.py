@@ -336,7 +336,13 @@ def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
         original = originals.get((ref.kind, ref.namespace, ref.name))
         if original is not None:
             owned = {k: v for k, v in _as_data(original).items() if k not in ("apiVersion", "kind", "status")}
-            deleted.append({"object": _ref(ref), "owned": owned})
+            entry = {"object": _ref(ref), "owned": owned}
+            if ref.kind == "ConfigMap":  # JSON or YAML held in a value: compared as data once recreated
+                forms = {k: {"parse": p[1]} for k, v in sorted((owned.get("data") or {}).items())
+                         if (p := _parsed(v)) is not None}
+                if forms:
+                    entry["forms"] = forms
+            deleted.append(entry)
     return fields, created, deleted
 
 
@@ -377,7 +383,10 @@ def _safeguards(scenario: ir.Scenario) -> tuple[list, list]:
     for s in scenario.topology.services:
         ref = ir.ObjectRef("v1", "Service", s.namespace, s.name)
         services.append({"kind": "Service", "namespace": s.namespace, "name": s.name, "selector": dict(s.selector),
-                         "component": itbench_backend._component(ref, scenario)})
+                         "component": itbench_backend._component(ref, scenario),
+                         "ports": [{"port": p.port, "protocol": p.protocol or "TCP",
+                                    "targetPort": p.target_port if p.target_port is not None else p.port}
+                                   for p in s.ports]})
     return workloads, services
 
 

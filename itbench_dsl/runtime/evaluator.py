@@ -850,6 +850,21 @@ def labels_match(labels, selector):
     return bool(selector) and isinstance(labels, dict) and all(labels.get(k) == v for k, v in selector.items())
 
 
+def selects_same(healthy, selector, namespace, state):
+    """Whether a Service's selector, spelled otherwise than its healthy one, selects the same pods: the same
+    pods of the namespace now, and the same workloads' pod templates (the pods they will make), at least one.
+    A selector is read by what it selects, never by its spelling: `app.kubernetes.io/name: cart` for
+    `opentelemetry.io/name: cart` is the same Service where every cart pod carries both."""
+    if not isinstance(selector, dict) or not selector:
+        return False
+    labelled = [(p.get("metadata") or {}).get("labels") for p in state.by_kind.get(("Pod", namespace), [])]
+    for kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"):
+        for w in state.by_kind.get((kind, namespace), []):
+            labelled.append((((w.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels"))
+    before = [labels_match(labels, healthy) for labels in labelled]
+    return any(before) and before == [labels_match(labels, selector) for labels in labelled]
+
+
 # ---- names in an answer --------------------------------------------------------------------------------
 
 # the names agents give kinds (kubectl's short names, plurals, any case) -> the kind
@@ -1745,6 +1760,62 @@ def service_check(ref, state):
     return True, f"{ref_text(ref)} selects {len(ready)} ready pod(s) and reaches their ports"
 
 
+def application_check(spec, state, checks):
+    """The whole application serves, not only what the faults touched: a fix that breaks another workload or
+    Service of the topology is no fix. Every workload deployed with replicas has finished its rollout, and
+    every Service that selects one of them still selects ready pods and reaches their ports, as a ClusterIP
+    Service (not turned into an ExternalName one). The workloads and services the mitigation already reads
+    (`health.ready`, `health.service`) are left to their own checks."""
+    m = spec["mitigation"]
+    read = {(r["kind"], r["namespace"], r["name"]) for r in m["ready"] + m["services"]}
+    running = {(w["namespace"], w["name"]) for w in spec["workloads"] if w["kind"] != "Pod" and w["min_replicas"] > 0}
+    broken = []
+    for w in spec["workloads"]:
+        if (w["namespace"], w["name"]) not in running or (w["kind"], w["namespace"], w["name"]) in read:
+            continue
+        obj = state.get(w)
+        if obj is not None and not terminating(obj) and not workload_ready(obj):
+            broken.append(f"{ref_text(w)} not ready")
+    for s in spec["services"]:
+        if not s["selector"] or (s["namespace"], s["component"]) not in running or \
+                ("Service", s["namespace"], s["name"]) in read:
+            continue
+        obj = state.get(s)
+        if obj is None or terminating(obj):
+            continue  # the safeguards say it
+        if (obj.get("spec") or {}).get("type") == "ExternalName":
+            broken.append(f"{ref_text(s)} turned into an ExternalName Service")
+            continue
+        pods = [p for p in selected_pods(obj, state) if pod_ready(p)]
+        if not pods:
+            broken.append(f"{ref_text(s)} selects no ready pod")
+            continue
+        moved = ports_moved(s.get("ports") or [], obj, pods)
+        if moved:
+            broken.append(f"{ref_text(s)}: {moved}")
+    checks.append({"id": "health.application", "passed": not broken, "detail": "; ".join(broken[:5]) + (
+        f"; and {len(broken) - 5} more" if len(broken) > 5 else "") if broken else
+        "every workload of the application ready, every Service selecting ready pods and reaching their ports"})
+
+
+def ports_moved(healthy, obj, pods):
+    """How a Service's ports differ in meaning from its healthy ones (None when they do not): each healthy
+    port, by number and protocol, must still lead to the same container port (a name resolved through the
+    selected pods' containers, a number as it is: a container need not declare the port it listens on)."""
+    names, _ = container_ports(pods)
+    observed = [p for p in with_defaults((obj.get("spec") or {}).get("ports") or [], ["servicePort"])
+                if isinstance(p, dict)]
+    for want in healthy:
+        found = [p for p in observed if same(p.get("port"), want["port"]) and str(p.get("protocol")) == want["protocol"]]
+        if len(found) != 1:
+            return f"port {shown(want['port'])}/{want['protocol']} gone"
+        got = found[0].get("targetPort")
+        a, b = port_number(want["targetPort"], names), port_number(got, names)
+        if (a is None or a != b) and not same(want["targetPort"], got):
+            return f"port {shown(want['port'])} leads to {shown(got)}, not {shown(want['targetPort'])}"
+    return None
+
+
 def field_check(entry, state):
     """Every field the fault changed holds its healthy value, or a value the fault (or the scenario)
     accepts; a field the fault added is gone (absent, empty or the API server's default)."""
@@ -1989,6 +2060,7 @@ def mitigation_checks(spec, state, checks):
     for ref in m["services"]:
         ok, detail = service_check(ref, state)
         checks.append({"id": f"health.service.{ref_text(ref)}", "passed": ok, "detail": detail})
+    application_check(spec, state, checks)
     seen = set()
     for index, fault in enumerate(m["faults"]):
         if fault["undone_by"] == "any" and len(any_parts(fault)) + len(fault["created"]) > 1:
@@ -2011,14 +2083,41 @@ def mitigation_checks(spec, state, checks):
     for entry in m["restored"]:
         ref = entry["object"]
         obj = state.get(ref)
-        ok = obj is not None and not terminating(obj) and restored_holds(entry["owned"], obj, state)
+        ok = obj is not None and not terminating(obj) and restored_holds(entry["owned"], obj, state, entry.get("forms"))
         detail = ("still deleted" if obj is None else "restored" if ok else "being deleted" if terminating(obj)
                   else "recreated with other fields than it had")
         checks.append({"id": f"restored.{ref_text(ref)}", "passed": ok, "detail": f"{ref_text(ref)} {detail}"})
     safeguard_checks(spec, state, checks)
 
 
-def restored_holds(owned, obj, state):
+# kinds whose labels a selector reads (a Service's, a workload's or a policy's selects pods; a NetworkPolicy's
+# namespaceSelector selects namespaces): a recreated object of another kind may leave its labels out
+_SELECTED_KINDS = ("Pod", "Namespace", "Node")
+
+
+def restored_holds(owned, obj, state, forms=None):
+    """Whether a recreated object holds what it had, in meaning: its labels only where a selector reads
+    them (a Pod's, a Namespace's), a ConfigMap's JSON or YAML values (`forms`) as the data they hold, a
+    Service's ports as `_service_restored` reads them; everything else as `owns`, the server's defaults
+    applied."""
+    meta = owned.get("metadata")
+    if isinstance(meta, dict) and "labels" in meta and obj.get("kind") not in _SELECTED_KINDS:
+        owned = {**owned, "metadata": {k: v for k, v in meta.items() if k != "labels"}}
+    if forms and isinstance(owned.get("data"), dict):
+        data = (obj.get("data") or {}) if isinstance(obj.get("data"), dict) else {}
+        for key, form in forms.items():
+            if key not in owned["data"]:
+                continue
+            want = parse_text(owned["data"][key], form.get("parse"))
+            got = parse_text(data[key], form.get("parse")) if isinstance(data.get(key), str) else InvalidValue("absent")
+            if isinstance(got, InvalidValue) or isinstance(want, InvalidValue) or \
+                    json.dumps(want, sort_keys=True) != json.dumps(got, sort_keys=True):  # `true` is not `1`
+                return False
+        owned = {**owned, "data": {k: v for k, v in owned["data"].items() if k not in forms}}
+    return _service_restored(owned, obj, state)
+
+
+def _service_restored(owned, obj, state):
     """Whether a recreated object holds what it had, in meaning: a Service's ports are matched by number and
     protocol (TCP when left out), each reaching the same container port (a name or its number, the port itself
     when left out), and named as before only where a name tells its ports apart (several ports): one recreated
@@ -2080,7 +2179,7 @@ def safeguard_checks(spec, state, checks):
             broken.append(f"{ref_text(s)} {'deleted' if obj is None else 'being deleted'}")
             continue
         selector = (obj.get("spec") or {}).get("selector") or {}
-        if s["selector"] and selector != s["selector"]:
+        if s["selector"] and selector != s["selector"] and not selects_same(s["selector"], selector, s["namespace"], state):
             broken.append(f"{ref_text(s)} selector changed")
         if s["component"] is None or not s["selector"]:
             continue
