@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import ir
-from .runtime.evaluator import any_parts, show_path
+from .runtime.evaluator import any_parts, flag_outcomes, show_path
 from .source import SourceMap
 
 # where a check comes from, as `explain` and the docs page say it
@@ -84,6 +84,9 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
             for ref in m["services"]:
                 add(f"health.service.{_ref(ref)}", HEALTH, None,
                     f"{_ref(ref)}, which a fault acts on, selects ready pods and reaches their ports")
+            add("health.application", HEALTH, None,
+                "the whole application serves: every other workload of the topology ready, every other Service "
+                "selecting ready pods and leading its ports where they led (a fix that breaks another part fails)")
             seen: set[str] = set()
             for index, fault in enumerate(m["faults"]):
                 line = _line(injections, index)
@@ -101,6 +104,10 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
                             wants.append(f"{path} {accept['op']} {value}" if accept["op"] not in ("any", "present",
                                                                                                "changed")
                                          else f"{path}: {accept['op']} (the fault accepts other fixes)")
+                        elif change.get("compare") == "flagd":
+                            values = flag_outcomes(change.get("healthy")) or []
+                            wants.append(f"flagd flag {path} evaluates to {' or '.join(_shown(v) for v in values)} "
+                                         "as its healthy form does, whatever its variants are called")
                         elif change.get("absent"):
                             wants.append(f"{path} gone (the fault added it)")
                         else:

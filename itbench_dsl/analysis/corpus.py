@@ -988,6 +988,8 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
     if change.get("compare") == "flagd":
         yield from _flag_cases(found, key, change)
         return
+    if change.get("port_item"):
+        yield from _renamed_port_cases(found, key, change)
     named = _port_name(found, key, change) if key[0] == "Service" and path and path[-1] == "targetPort" else None
     if named is not None:
         edited = _edited(found.solved, key, lambda o: _set_at(o, path, named))
@@ -1008,6 +1010,35 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
     edited = _edited(found.solved, key, lambda o: _set_at(o, path, wrong))
     if edited is not None and edited[key] != found.solved[key]:
         yield Case(f"{key[2]}: {where} set to another wrong value", "mitigate", FAIL, state=render(edited, found))
+
+
+def _renamed_port_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
+    """A Service port is the port it serves on, whatever its name: renamed, or its name dropped (one port, as
+    `kubectl expose` writes it), with the healthy value, it passes; renamed with the fault's value, it fails."""
+    path = change["path"]
+    selector = path[2]
+
+    def rename(new_name, value):
+        def edit(obj: dict) -> None:
+            for p in obj["spec"]["ports"]:
+                if p.get(selector[0]) == selector[1]:
+                    if new_name is None:
+                        p.pop("name", None)
+                    else:
+                        p["name"] = new_name
+                    _set_at(p, path[3:], copy.deepcopy(value))
+        return edit
+
+    ports = (found.solved.get(key) or {}).get("spec", {}).get("ports") or []
+    if "healthy" in change:
+        yield Case(f"{key[2]}: port {selector[1]} renamed, {_show(path[3:])} healthy", "mitigate", PASS,
+                   state=render(_edited(found.solved, key, rename("renamed-port", change["healthy"])), found))
+        if len(ports) == 1:
+            yield Case(f"{key[2]}: port {selector[1]} left unnamed, {_show(path[3:])} healthy", "mitigate", PASS,
+                       state=render(_edited(found.solved, key, rename(None, change["healthy"])), found))
+    if change.get("faulty") is not None:
+        yield Case(f"{key[2]}: port {selector[1]} renamed, {_show(path[3:])} as the fault left it", "mitigate", FAIL,
+                   state=render(_edited(found.solved, key, rename("renamed-port", change["faulty"])), found))
 
 
 def _flag_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:

@@ -250,6 +250,19 @@ def _by_accepted_field(changes: list, kinds: list, original: dict, faulty: dict)
     return out
 
 
+def _port_identities(changes: list, original: dict) -> None:
+    """A change inside a Service port selected by its name also carries the port's number and protocol
+    (`"port_item"`): a Service recreated with `kubectl expose` (one unnamed port) or with the port renamed holds
+    the same port, found by what it serves on, never by its name alone."""
+    ports = (original.get("spec") or {}).get("ports") or []
+    for change in changes:
+        path = change["path"]
+        if len(path) > 3 and path[:2] == ["spec", "ports"] and isinstance(path[2], list) and path[2][0] == "name":
+            item = next((p for p in ports if isinstance(p, dict) and p.get("name") == path[2][1]), None)
+            if item is not None and "port" in item:
+                change["port_item"] = {"port": item["port"], "protocol": item.get("protocol") or "TCP"}
+
+
 def _flag_root(path: list) -> list | None:
     """For a change inside a flagd flag (`{"parse": ...}`, `flags`, the flag's name, then its fields), the path
     of that flag; None for any other change."""
@@ -329,6 +342,8 @@ def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
             change["accept"] = _acceptance(kinds, dotted(change["path"]))
         changes = _by_accepted_field(changes, kinds, _as_data(original), _as_data(obj))
         changes = _by_flag(changes, _as_data(original), _as_data(obj))
+        if obj["kind"] == "Service":
+            _port_identities(changes, original)
         if changes:
             fields.append({"object": _manifest_ref(obj), "changes": changes})
     deleted = []

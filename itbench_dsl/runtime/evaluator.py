@@ -1760,6 +1760,20 @@ def service_check(ref, state):
     return True, f"{ref_text(ref)} selects {len(ready)} ready pod(s) and reaches their ports"
 
 
+def port_by_number(obj, path, item):
+    """A change's path into a Service port named as before, pointed instead at the one port that serves on
+    the same number and protocol when no port has that name any more (renamed, or recreated unnamed); the path
+    unchanged when there is none, or several (two protocols on one number: the name told them apart)."""
+    ports = (obj.get("spec") or {}).get("ports")
+    if not isinstance(ports, list):
+        return path
+    found = [p for p in ports if isinstance(p, dict) and same(p.get("port"), item["port"])
+             and str(p.get("protocol") or "TCP") == item["protocol"]]
+    if len(found) != 1:
+        return path
+    return [*path[:2], ["port", found[0].get("port")], *path[3:]]
+
+
 def application_check(spec, state, checks):
     """The whole application serves, not only what the faults touched: a fix that breaks another workload or
     Service of the topology is no fix. Every workload deployed with replicas has finished its rollout, and
@@ -1831,6 +1845,9 @@ def field_check(entry, state):
             continue  # the scenario's own statement about this field decides (its check is in the verdict)
         path = change["path"]
         observed = at(obj, path)
+        if observed is _MISSING and change.get("port_item"):
+            path = port_by_number(obj, path, change["port_item"])
+            observed = at(obj, path)
         if isinstance(observed, InvalidValue):
             wrong.append(f"{show_path(path)}: {observed.why}")
             continue
