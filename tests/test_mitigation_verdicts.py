@@ -200,3 +200,17 @@ def test_a_fix_that_breaks_another_part_of_the_application_fails(edit, why):
     verdict = mitigate(IMAGE, state)
     check = next(c for c in verdict["checks"] if c["id"] == "health.application")
     assert not verdict["passed"] and not check["passed"] and why in check["detail"]
+
+
+# ---- a limit removed is no too-low limit --------------------------------------------------------------------
+
+
+def test_a_limit_removed_is_no_limit_too_low():
+    name = "otel-postgresql-insufficient-resources"
+    state = derived(name, "solved")
+    container = obj(state, "Deployment", "postgresql")["spec"]["template"]["spec"]["containers"][0]
+    container.setdefault("resources", {}).pop("limits", None)
+    verdict = mitigate(name, state)
+    assert verdict["passed"], failed(verdict)
+    container["resources"]["limits"] = {"memory": "1Mi"}  # a limit below the healthy one still fails
+    assert "fields.otel-demo/Deployment/postgresql" in failed(mitigate(name, state))

@@ -395,6 +395,24 @@ def _any_part_cases(found: Objects, fault: dict) -> Iterator[Case]:
             yield Case(f"`{fault['fault']}` undone through {where} alone", "mitigate", PASS, state=render(state, found))
 
 
+def _drop_limit(obj, path: list) -> None:
+    """Remove the limit at a change's path (its container selected by identity)."""
+    from ..runtime.evaluator import nested
+
+    node = obj
+    for seg in path[:-1]:
+        if isinstance(seg, list) and isinstance(node, list):
+            node = next((i for i in node if isinstance(i, dict) and str(nested(i, seg[0])) == str(seg[1])), None)
+        elif isinstance(seg, str) and isinstance(node, dict):
+            node = node.get(seg)
+        else:
+            return
+        if node is None:
+            return
+    if isinstance(node, dict):
+        node.pop(path[-1], None)
+
+
 def _delete_at(obj, path: list) -> bool:
     """Remove the value at a plain path of keys (a change the fault made by removing a field)."""
     node = obj
@@ -999,6 +1017,11 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
     if key[0] == "Secret" and path and path[0] == "data":  # the manifest says it as `stringData`
         path = ["stringData", *path[1:]]
     base = change.get("healthy") if "healthy" in change else change.get("faulty")
+    if accept.get("op") in (">=", ">") and [k for k in path if isinstance(k, str)][-2:-1] == ["limits"]:
+        # no limit is no too-low limit: the limit removed passes
+        unlimited = _edited(found.solved, key, lambda o: _drop_limit(o, path))
+        if unlimited is not None:
+            yield Case(f"{key[2]}: {where} removed (no limit at all)", "mitigate", PASS, state=render(unlimited, found))
     if accept.get("op") in (">=", ">") and isinstance(base, (int, float)) and not isinstance(base, bool):
         wrong = base - 1
     elif accept:

@@ -1760,6 +1760,14 @@ def service_check(ref, state):
     return True, f"{ref_text(ref)} selects {len(ready)} ready pod(s) and reaches their ports"
 
 
+def unlimited(path, observed):
+    """Whether a resource limit a fault lowered is now absent: a container with no limit is bounded by its
+    node, never by a limit, so "at least the healthy limit" holds."""
+    keys = [s for s in path if isinstance(s, str)]
+    return len(keys) >= 2 and keys[-2] == "limits" and "resources" in keys and \
+        (observed is _MISSING or observed is None)
+
+
 def port_by_number(obj, path, item):
     """A change's path into a Service port named as before, pointed instead at the one port that serves on
     the same number and protocol when no port has that name any more (renamed, or recreated unnamed); the path
@@ -1866,6 +1874,8 @@ def field_check(entry, state):
                 ok = not (now is not _MISSING and now is not None and owns(bad, now, leaf))
             elif accept["op"] in ("any", "present"):
                 ok = compare(observed, accept["op"], None)
+            elif accept["op"] in (">=", ">") and unlimited(path, observed):
+                ok = True  # no limit is no too-low limit: the container may use what the node has
             elif accept["value"] != "healthy":
                 ok = compare(observed, accept["op"], accept["value"])
             elif "healthy" in change:
