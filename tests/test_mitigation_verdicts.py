@@ -214,3 +214,26 @@ def test_a_limit_removed_is_no_limit_too_low():
     assert verdict["passed"], failed(verdict)
     container["resources"]["limits"] = {"memory": "1Mi"}  # a limit below the healthy one still fails
     assert "fields.otel-demo/Deployment/postgresql" in failed(mitigate(name, state))
+
+
+# ---- replicas: capacity -------------------------------------------------------------------------------------
+
+
+def test_replicas_are_capacity():
+    name = "shop-cart-modified-env"
+    state = derived(name, "solved")
+    frontend = obj(state, "Deployment", "frontend")
+    deployed = frontend["spec"]["replicas"]
+    assert deployed > 1
+    frontend["spec"]["replicas"] = deployed - 1  # every remaining replica ready, but less capacity
+    assert "safeguards" in failed(mitigate(name, state))
+    frontend["spec"]["replicas"] = deployed + 1
+    assert "safeguards" not in failed(mitigate(name, state))
+
+
+def test_the_replica_a_cordon_fault_added_may_stay():
+    name = "otel-payment-cordoned-node"
+    state = derived(name, "solved")
+    obj(state, "Deployment", "payment")["spec"]["replicas"] = 2  # `rollout undo` keeps the count
+    verdict = mitigate(name, state)
+    assert "fields.otel-demo/Deployment/payment" not in failed(verdict), failed(verdict)

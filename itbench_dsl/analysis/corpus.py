@@ -311,6 +311,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     yield from _lifecycle_cases(spec, found)
     yield from _meaning_cases(spec, found)
     yield from _collateral_cases(spec, derived["solved"])
+    yield from _capacity_cases(spec, found)
     for fault in m["faults"]:
         if fault["undone_by"] == "any":  # one part left wrong is still a fix
             yield from _any_part_cases(found, fault)
@@ -630,6 +631,33 @@ def _stability_cases(solved: dict, ref: dict) -> Iterator[Case]:
                                                              seen("2026-01-01T00:11:00Z", True)]}
     yield Case(f"{ref['name']} still rolling out at the first capture after the fix, ready since", "mitigate", PASS,
                state=rolled)
+
+
+def _capacity_cases(spec: dict, found: Objects) -> Iterator[Case]:
+    """Replicas are capacity: a workload deployed with several, scaled below that count (each replica ready),
+    fails; scaled above it, passes (more replicas serve too); a count a fault raised as its means (an
+    acceptance `>=`) may stay raised."""
+    workload = next((w for w in spec["workloads"] if w["kind"] in ("Deployment", "StatefulSet")
+                     and w["min_replicas"] > 1 and (w["kind"], w["namespace"], w["name"]) in found.solved), None)
+    if workload is not None:
+        key = (workload["kind"], workload["namespace"], workload["name"])
+        fewer = _edited(found.solved, key, lambda o: o["spec"].update(replicas=workload["min_replicas"] - 1))
+        yield Case(f"{workload['name']} scaled below the {workload['min_replicas']} replicas it was deployed with",
+                   "mitigate", FAIL, state=render(fewer, found))
+        more = _edited(found.solved, key, lambda o: o["spec"].update(replicas=workload["min_replicas"] + 1))
+        yield Case(f"{workload['name']} scaled above the replicas it was deployed with", "mitigate", PASS,
+                   state=render(more, found))
+    for fault in spec["mitigation"]["faults"]:
+        for entry in fault["fields"]:
+            key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
+            for change in entry["changes"]:
+                raised = change.get("faulty")
+                if change["path"] == ["spec", "replicas"] and (change.get("accept") or {}).get("op") == ">=" and \
+                        isinstance(raised, int) and isinstance(change.get("healthy"), int) and raised > change["healthy"]:
+                    kept = _edited(found.solved, key, lambda o, n=raised: o["spec"].update(replicas=n))
+                    if kept is not None:
+                        yield Case(f"{key[2]}: the replicas the fault raised kept, as `rollout undo` keeps them",
+                                   "mitigate", PASS, state=render(kept, found))
 
 
 def _collateral_cases(spec: dict, solved: dict) -> Iterator[Case]:

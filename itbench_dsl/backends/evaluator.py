@@ -391,8 +391,22 @@ def _health(scenario: ir.Scenario) -> tuple[list, list]:
 def _safeguards(scenario: ir.Scenario) -> tuple[list, list]:
     zero_ok = {(o.target.kind, o.target.namespace, o.target.name) for o in scenario.optimal
                if o.path and o.path[-1] == "replicas" and o.value == 0}
-    workloads = [{"kind": w.kind, "namespace": w.namespace, "name": w.name,
-                  "min_replicas": 0 if w.replicas == 0 or (w.kind, w.namespace, w.name) in zero_ok else 1}
+    # the capacity the application was deployed with: at least as many replicas as deployed (more serve too);
+    # an autoscaler's workload down to the autoscaler's minimum, a FinOps optimum on the count down to one
+    scaled = {(a.target.kind, a.target.namespace, a.target.name): max(1, a.min_replicas)
+              for a in scenario.topology.autoscalers}
+    optimised = {(o.target.kind, o.target.namespace, o.target.name) for o in scenario.optimal
+                 if o.path and o.path[-1] == "replicas"}
+
+    def least(w) -> int:
+        key = (w.kind, w.namespace, w.name)
+        if w.replicas == 0 or key in zero_ok:
+            return 0
+        if key in optimised:
+            return 1
+        return min(w.replicas, scaled.get(key, w.replicas))
+
+    workloads = [{"kind": w.kind, "namespace": w.namespace, "name": w.name, "min_replicas": least(w)}
                  for w in scenario.topology.workloads]
     services = []
     for s in scenario.topology.services:

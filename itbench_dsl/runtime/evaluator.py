@@ -2193,8 +2193,11 @@ def safeguard_checks(spec, state, checks):
             broken.append(f"{ref_text(w)} {'deleted' if obj is None else 'being deleted'}")
             continue
         replicas = number((obj.get("spec") or {}).get("replicas", 1))
-        if w["min_replicas"] > 0 and (replicas is None or replicas < 1):
-            broken.append(f"{ref_text(w)} scaled to {replicas:g}" if replicas is not None else f"{ref_text(w)} has no replicas")
+        if w["min_replicas"] > 0 and (replicas is None or replicas < w["min_replicas"]):
+            # the capacity it was deployed with: fewer replicas serve less, though each is ready
+            broken.append(f"{ref_text(w)} scaled to {replicas:g}" + (
+                f", below the {w['min_replicas']} it was deployed with" if w["min_replicas"] > 1 else "")
+                if replicas is not None else f"{ref_text(w)} has no replicas")
         template = ((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}
         templates[(w["namespace"], w["name"])] = template.get("labels") or {}
     workloads = {(w["namespace"], w["name"]): w for w in spec["workloads"]}
