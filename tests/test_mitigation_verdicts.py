@@ -237,3 +237,23 @@ def test_the_replica_a_cordon_fault_added_may_stay():
     obj(state, "Deployment", "payment")["spec"]["replicas"] = 2  # `rollout undo` keeps the count
     verdict = mitigate(name, state)
     assert "fields.otel-demo/Deployment/payment" not in failed(verdict), failed(verdict)
+
+
+# ---- `all ... ready` held over the captures since the fix --------------------------------------------------
+
+
+def test_an_all_pods_scope_must_hold_at_every_capture():
+    name = "k8sbench-fix-crashloop"
+    state = derived(name, "solved")
+    watched = [o for o in state["resources"]["items"] if o["kind"] in ("Pod", "Deployment")]
+    lapsed = json.loads(json.dumps(watched))
+    pod = next(o for o in lapsed if o["kind"] == "Pod" and o["metadata"]["namespace"] == "crashloop-test")
+    for c in pod["status"]["conditions"]:
+        if c["type"] == "Ready":
+            c["status"] = "False"
+    state["fixed_at"] = "2026-01-01T00:10:00Z"
+    state["observations"] = [{"at": f"2026-01-01T00:10:{s}0Z", "resources": {"kind": "List", "items": items}}
+                             for s, items in ((1, watched), (2, lapsed), (3, watched))]
+    verdict = mitigate(name, state)
+    lapses = [c for c in verdict["checks"] if c["id"].startswith("mitigation.predicate.") and not c["passed"]]
+    assert any("did not hold" in c["detail"] and "all pods" in c["detail"] for c in lapses), verdict["checks"]

@@ -1475,6 +1475,19 @@ def _scope_cases(index: int, pred: dict, solved: dict) -> Iterator[Case]:
     if pods and "Pod" in pred["kinds"]:
         yield Case(f"predicate {index} (all {pred['scope']} ready): one pod not ready among ready ones", "mitigate",
                    FAIL, state=_with_edit(solved, _key(pods[-1]), unready))
+        # held over the captures since the fix: one pod's lapse between them fails, a rollout at the first does not
+        watched = [o for o in items if o.get("kind") in ("Pod", "Deployment", "StatefulSet", "DaemonSet")]
+        lapsed = _with_edit({"resources": {"kind": "List", "items": watched}}, _key(pods[-1]), unready)["resources"]
+
+        def seen(at: str, ready: bool) -> dict:
+            return {"at": at, "resources": {"kind": "List", "items": watched} if ready else lapsed}
+        yield Case(f"predicate {index} (all {pred['scope']} ready): one pod not ready at a capture between ready ones",
+                   "mitigate", FAIL, state={**solved, "fixed_at": FIXED_AT, "observations": [
+                       seen("2026-01-01T00:10:10Z", True), seen("2026-01-01T00:10:20Z", False),
+                       seen("2026-01-01T00:10:30Z", True)]})
+        yield Case(f"predicate {index} (all {pred['scope']} ready): one pod still starting at the first capture",
+                   "mitigate", PASS, state={**solved, "fixed_at": FIXED_AT, "observations": [
+                       seen("2026-01-01T00:10:10Z", False), seen("2026-01-01T00:10:20Z", True)]})
     if pred["scope"] != "pods":
         workloads = [o for o in items if o.get("kind") in pred["kinds"] and in_scope(o)]
         if workloads:

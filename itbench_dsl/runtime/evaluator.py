@@ -1614,7 +1614,23 @@ FIELD_TESTS = {"exists": exists_test, "not exists": missing_test, "contains": co
 def scope_check(pred, state):
     """`all KIND ... ready`: every pod (phase Running, condition Ready) or workload (every desired replica
     ready and available) in the namespaces, with the labels; the topology's workloads it covers present and
-    ready; and at least one of them: an empty scope is not a healthy one."""
+    ready; and at least one of them: an empty scope is not a healthy one. Held over the state's earlier
+    captures as `X ready` is: once the scope was all ready at one (the fix rolled out), it is at every later
+    one, a lapse of one pod or workload in between fails it, whatever the last capture says."""
+    ok, detail = _scope_now(pred, state)
+    if not ok:
+        return ok, detail
+    since = None
+    for at, seen in state.observations:
+        ready, why = _scope_now(pred, seen)
+        if ready and since is None:
+            since = at
+        elif not ready and since is not None:
+            return False, f"did not hold: ready at {_moment(since)}, not at {_moment(at)}: {why}"
+    return ok, detail
+
+
+def _scope_now(pred, state):
     selector = pred.get("selector") or {}
     namespaces = pred["namespaces"]
     scope = f"{pred['scope']}" + (f" {shown(selector)}" if selector else "") + f" in {', '.join(namespaces)}"
