@@ -257,3 +257,37 @@ def test_an_all_pods_scope_must_hold_at_every_capture():
     verdict = mitigate(name, state)
     lapses = [c for c in verdict["checks"] if c["id"].startswith("mitigation.predicate.") and not c["passed"]]
     assert any("did not hold" in c["detail"] and "all pods" in c["detail"] for c in lapses), verdict["checks"]
+
+
+# ---- environment variables: the value the container gets, addresses as DNS resolves them --------------------
+
+QUOTE = "otel-shipping-quote-address"
+
+
+def _quote_env(state: dict) -> list:
+    return obj(state, "Deployment", "shipping")["spec"]["template"]["spec"]["containers"][0]["env"]
+
+
+@pytest.mark.parametrize("value, passes", [
+    ("http://quote.otel-demo.svc.cluster.local:8080", True),
+    ("http://quote.otel-demo:8080", True),
+    ("http://quote.otel-demo.svc.cluster.local.:8080", True),
+    ("http://quote.elsewhere.svc.cluster.local:8080", False),  # no such Service
+    ("http://quote.otel-demo.svc.cluster.local:8081", False),  # another port
+    ("https://quote:8080", False),  # another scheme
+])
+def test_an_address_is_compared_as_the_cluster_dns_resolves_it(value, passes):
+    state = derived(QUOTE, "solved")
+    env = _quote_env(state)
+    next(e for e in env if e["name"] == "QUOTE_ADDR")["value"] = value
+    verdict = mitigate(QUOTE, state)
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+@pytest.mark.parametrize("order, passes", [(("quote:0000", "http://quote:8080"), True),
+                                           (("http://quote:8080", "quote:0000"), False)])
+def test_of_two_entries_of_one_variable_the_last_counts(order, passes):
+    state = derived(QUOTE, "solved")
+    env = _quote_env(state)
+    env[:] = [e for e in env if e["name"] != "QUOTE_ADDR"] + [{"name": "QUOTE_ADDR", "value": v} for v in order]
+    assert mitigate(QUOTE, state)["passed"] is passes

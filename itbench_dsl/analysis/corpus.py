@@ -1036,6 +1036,8 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
         return
     if change.get("port_item"):
         yield from _renamed_port_cases(found, key, change)
+    if len(path) >= 3 and path[-1] == "value" and path[-3] == "env" and isinstance(change.get("healthy"), str):
+        yield from _env_cases(found, key, change)
     named = _port_name(found, key, change) if key[0] == "Service" and path and path[-1] == "targetPort" else None
     if named is not None:
         edited = _edited(found.solved, key, lambda o: _set_at(o, path, named))
@@ -1061,6 +1063,47 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
     edited = _edited(found.solved, key, lambda o: _set_at(o, path, wrong))
     if edited is not None and edited[key] != found.solved[key]:
         yield Case(f"{key[2]}: {where} set to another wrong value", "mitigate", FAIL, state=render(edited, found))
+
+
+def _env_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
+    """An environment variable is the value the container gets: given twice, the last entry counts; taken from
+    a ConfigMap's key, the key's value; an address naming a Service of the namespace, written fully qualified,
+    is the same address."""
+    from ..runtime.evaluator import _ADDRESS
+
+    path, healthy, faulty = change["path"], change["healthy"], change.get("faulty")
+    name = path[-2][1]
+
+    def entries(obj: dict, new: list) -> None:
+        holder = obj
+        for seg in path[:-3]:
+            holder = next(i for i in holder if isinstance(i, dict) and str(i.get(seg[0])) == str(seg[1])) \
+                if isinstance(seg, list) else holder[seg]
+        holder["env"] = [e for e in holder.get("env") or [] if e.get("name") != name] + new
+
+    if isinstance(faulty, str):
+        for first, last, want in ((faulty, healthy, PASS), (healthy, faulty, FAIL)):
+            state = _edited(found.solved, key, lambda o, a=first, b=last: entries(o, [{"name": name, "value": a},
+                                                                                    {"name": name, "value": b}]))
+            if state is not None:
+                yield Case(f"{key[2]}: env {name} given twice, the {'healthy' if want == PASS else 'faulty'} value "
+                           "last (the last entry counts)", "mitigate", want, state=render(state, found))
+    cm = ("ConfigMap", key[1], "corpus-env")
+    state = _edited(found.solved, key, lambda o: entries(o, [{"name": name, "valueFrom": {
+        "configMapKeyRef": {"name": cm[2], "key": name}}}]))
+    if state is not None:
+        state[cm] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": cm[2], "namespace": key[1]},
+                     "data": {name: healthy}}
+        yield Case(f"{key[2]}: env {name} taken from a ConfigMap key holding its healthy value", "mitigate", PASS,
+                   state=render(state, found))
+    match = _ADDRESS.match(healthy)
+    host = match["host"] if match else None
+    if host and "." not in host and ("Service", key[1], host) in found.solved:
+        fqdn = healthy.replace(host, f"{host}.{key[1]}.svc.cluster.local", 1)
+        state = _edited(found.solved, key, lambda o: entries(o, [{"name": name, "value": fqdn}]))
+        if state is not None:
+            yield Case(f"{key[2]}: env {name} naming the Service by its fully qualified name", "mitigate", PASS,
+                       state=render(state, found))
 
 
 def _renamed_port_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:

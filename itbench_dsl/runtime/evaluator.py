@@ -1776,6 +1776,67 @@ def service_check(ref, state):
     return True, f"{ref_text(ref)} selects {len(ready)} ready pod(s) and reaches their ports"
 
 
+def env_value(obj, path, state, namespace):
+    """The value a container's environment variable takes, as the kubelet sets it: of several entries of one
+    name the last wins; `valueFrom` a ConfigMap's or a Secret's key is read from the state (None when that
+    object or key is not there, or for any other source)."""
+    entries = at(obj, path[:-2])
+    if not isinstance(entries, list):
+        return None
+    named = [e for e in entries if isinstance(e, dict) and str(e.get("name")) == str(path[-2][1])]
+    if not named:
+        return None
+    entry = named[-1]
+    if "value" in entry or not isinstance(entry.get("valueFrom"), dict):
+        return entry.get("value", "")
+    source = entry["valueFrom"]
+    for key, kind in (("configMapKeyRef", "ConfigMap"), ("secretKeyRef", "Secret")):
+        ref = source.get(key)
+        if isinstance(ref, dict):
+            held = state.get({"kind": kind, "namespace": namespace, "name": ref.get("name")})
+            if held is None:
+                return None
+            data = (_decoded_secret(held) if kind == "Secret" else held).get("data") or {}
+            value = data.get(ref.get("key"))
+            return value if isinstance(value, str) else None
+    return None
+
+
+_ADDRESS = re.compile(r"^(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?\.?)"
+                      r"(?::(?P<port>[0-9]+))?(?P<rest>/.*)?$")
+
+
+def same_address(healthy, observed, namespace, state):
+    """Whether two addresses (`host`, `host:port`, `scheme://host:port/path`) name the same endpoint as the
+    cluster's DNS resolves them: a Service of the namespace by its short name, `svc.ns`, `svc.ns.svc` or
+    `svc.ns.svc.cluster.local` (a trailing dot too) is one name, when that Service exists; scheme, port and
+    path compare as written. Any other text compares as written."""
+    if healthy == observed:
+        return True
+    a, b = _ADDRESS.match(healthy), _ADDRESS.match(observed)
+    if a is None or b is None or (a["scheme"] or "").lower() != (b["scheme"] or "").lower() or \
+            a["port"] != b["port"] or (a["rest"] or "") != (b["rest"] or ""):
+        return False
+    x, y = _service_fqdn(a["host"], namespace, state), _service_fqdn(b["host"], namespace, state)
+    return x is not None and x == y
+
+
+def _service_fqdn(host, namespace, state):
+    """A host name as the fully qualified name of a Service of the state, searched as a pod of `namespace`
+    searches (`<ns>.svc.cluster.local`, `svc.cluster.local`, `cluster.local`); None when it names none."""
+    name = host.rstrip(".").lower()
+    if name.endswith(".svc.cluster.local"):
+        name = name[:-len(".svc.cluster.local")]
+    elif name.endswith(".svc"):
+        name = name[:-len(".svc")]
+    parts = name.split(".")
+    if len(parts) == 1 and namespace:
+        parts.append(namespace)
+    if len(parts) != 2 or state.get({"kind": "Service", "namespace": parts[1], "name": parts[0]}) is None:
+        return None
+    return f"{parts[0]}.{parts[1]}.svc.cluster.local"
+
+
 def unlimited(path, observed):
     """Whether a resource limit a fault lowered is now absent: a container with no limit is bounded by its
     node, never by a limit, so "at least the healthy limit" holds."""
@@ -1909,6 +1970,11 @@ def field_check(entry, state):
             names, _ = container_ports(selected_pods(obj, state))
             ok = observed is not _MISSING and port_number(observed, names) is not None and \
                 port_number(observed, names) == port_number(change["healthy"], names)
+        elif leaf == "value" and len(path) >= 3 and path[-3] == "env" and isinstance(change.get("healthy"), str):
+            observed = env_value(obj, path, state, ref.get("namespace"))
+            ok = isinstance(observed, str) and same_address(change["healthy"], observed, ref.get("namespace"), state)
+            if observed is None:
+                observed = _MISSING
         else:
             now, healthy = defaulted(observed, kind, path), defaulted(change["healthy"], kind, path)
             ok = now is not _MISSING and owns(change["healthy"] if healthy is _MISSING else healthy, now, leaf)
