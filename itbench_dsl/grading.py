@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import ir
+from .runtime.evaluator import any_parts, flag_outcomes, show_path
 from .source import SourceMap
 
 # where a check comes from, as `explain` and the docs page say it
@@ -83,6 +84,9 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
             for ref in m["services"]:
                 add(f"health.service.{_ref(ref)}", HEALTH, None,
                     f"{_ref(ref)}, which a fault acts on, selects ready pods and reaches their ports")
+            add("health.application", HEALTH, None,
+                "the whole application serves: every other workload of the topology ready, every other Service "
+                "selecting ready pods and leading its ports where they led (a fix that breaks another part fails)")
             seen: set[str] = set()
             for index, fault in enumerate(m["faults"]):
                 line = _line(injections, index)
@@ -100,11 +104,21 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
                             wants.append(f"{path} {accept['op']} {value}" if accept["op"] not in ("any", "present",
                                                                                                "changed")
                                          else f"{path}: {accept['op']} (the fault accepts other fixes)")
+                        elif change.get("compare") == "flagd":
+                            values = flag_outcomes(change.get("healthy")) or []
+                            wants.append(f"flagd flag {path} evaluates to {' or '.join(_shown(v) for v in values)} "
+                                         "as its healthy form does, whatever its variants are called")
                         elif change.get("absent"):
                             wants.append(f"{path} gone (the fault added it)")
                         else:
                             wants.append(f"{path} == {_shown(change['healthy'])} (its healthy value)")
-                    parts.append((f"fields.{_ref(entry['object'])}", "; ".join(wants)))
+                    if fault["undone_by"] == "any" and len(any_parts(fault)) + len(fault["created"]) > 1:
+                        # each change is a part, as the evaluator reads it (runtime/evaluator.py, mitigation_checks)
+                        counted = [id(c) for e, c in any_parts(fault) if e is entry]
+                        parts += [(f"fields.{_ref(entry['object'])}.{show_path(c['path'])}", w)
+                                  for c, w in zip(entry["changes"], wants) if id(c) in counted]
+                    else:
+                        parts.append((f"fields.{_ref(entry['object'])}", "; ".join(wants)))
                 for ref in fault["created"]:
                     parts.append((f"created.{_ref(ref)}", f"{_ref(ref)}, which the fault created, gone"))
                 if fault["undone_by"] == "any" and len(parts) > 1:

@@ -310,8 +310,11 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
             yield Case(f"{ref.name} scaled to zero", "mitigate", FAIL, state=render(zero, found))
     yield from _lifecycle_cases(spec, found)
     yield from _meaning_cases(spec, found)
+    yield from _collateral_cases(spec, derived["solved"])
+    yield from _capacity_cases(spec, found)
     for fault in m["faults"]:
         if fault["undone_by"] == "any":  # one part left wrong is still a fix
+            yield from _any_part_cases(found, fault)
             continue
         for entry in fault["fields"]:
             key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
@@ -319,6 +322,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
                 yield from _field_cases(found, key, change)
         for ref in fault["created"]:
             key = (ref["kind"], ref["namespace"], ref["name"])
+            yield from _neutralised_cases(found, key)
             if key in found.faulty:
                 left = dict(found.solved)
                 left[key] = found.faulty[key]
@@ -351,6 +355,132 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         state = render({k: v for k, v in found.faulty.items() if k[0] in everyday}, found, probes=found.faulty_probes)
         state["captured"] = [c for c in state["captured"] if c.rpartition("/")[2] in everyday]
         yield Case("the faulty state captured with `kubectl get all`", "mitigate", UNUSABLE, state=state)
+
+
+def _any_part_cases(found: Objects, fault: dict) -> Iterator[Case]:
+    """A fault undone by any one of its parts (`undone_by any`, a declared kind's too): the solved state with
+    every other part left as the fault made it passes, one for each part; every part left faulty fails."""
+    from ..runtime.evaluator import any_parts
+
+    parts = [("field", (e["object"]["kind"], e["object"]["namespace"], e["object"]["name"]), c)
+             for e, c in any_parts(fault) if not c.get("governed_by")]
+    parts += [("created", (r["kind"], r["namespace"], r["name"]), None) for r in fault["created"]]
+    if len(parts) < 2:
+        return
+
+    def faulty_but(keep) -> dict | None:
+        out = dict(found.solved)
+        for index, (what, key, change) in enumerate(parts):
+            if index == keep:
+                continue
+            if what == "created":
+                if key not in found.faulty:
+                    return None
+                out[key] = found.faulty[key]
+                continue
+            if key not in out:
+                return None
+            obj = copy.deepcopy(out[key])
+            if change.get("faulty") is None:
+                if not _delete_at(obj, change["path"]):
+                    return None
+            elif not _set_at(obj, change["path"], copy.deepcopy(change["faulty"])):
+                return None
+            out[key] = obj
+        return out
+
+    for index, (what, key, change) in enumerate(parts):
+        state = faulty_but(index)
+        if state is not None:
+            where = key[2] if what == "created" else f"{key[2]}: {_show(change['path'])}"
+            yield Case(f"`{fault['fault']}` undone through {where} alone", "mitigate", PASS, state=render(state, found))
+
+
+def _drop_limit(obj, path: list) -> None:
+    """Remove the limit at a change's path (its container selected by identity)."""
+    from ..runtime.evaluator import nested
+
+    node = obj
+    for seg in path[:-1]:
+        if isinstance(seg, list) and isinstance(node, list):
+            node = next((i for i in node if isinstance(i, dict) and str(nested(i, seg[0])) == str(seg[1])), None)
+        elif isinstance(seg, str) and isinstance(node, dict):
+            node = node.get(seg)
+        else:
+            return
+        if node is None:
+            return
+    if isinstance(node, dict):
+        node.pop(path[-1], None)
+
+
+def _delete_at(obj, path: list) -> bool:
+    """Remove the value at a plain path of keys (a change the fault made by removing a field)."""
+    node = obj
+    for seg in path[:-1]:
+        if not isinstance(seg, str) or not isinstance(node, dict) or seg not in node:
+            return False
+        node = node[seg]
+    if not isinstance(path[-1], str) or not isinstance(node, dict):
+        return False
+    node.pop(path[-1], None)
+    return True
+
+
+def _neutralised_cases(found: Objects, key: tuple) -> Iterator[Case]:
+    """An object the fault created is judged by whether it still has the fault's effect: a NetworkPolicy edited
+    to admit all traffic in every direction it declares, a ResourceQuota raised far above what the namespace
+    runs, pass; the policy kept with an allow rule for one peer (it still isolates from every other), the
+    quota raised but still below what the namespace runs, fail."""
+    from ..runtime.evaluator import _QUOTA_PER_POD, State, _pod_amount
+
+    faulty = found.faulty.get(key)
+    if faulty is None:
+        return
+    left = dict(found.solved)
+    left[key] = faulty
+    state = render(left, found)
+    if key[0] == "NetworkPolicy":
+        spec = faulty.get("spec") or {}
+        types = spec.get("policyTypes") or ["Ingress"]
+
+        def admit_all(obj: dict) -> None:
+            for t in types:
+                obj["spec"]["ingress" if t == "Ingress" else "egress"] = [{}]
+
+        def one_peer(obj: dict) -> None:
+            peer = {"podSelector": {"matchLabels": {"corpus.itbench.dev/peer": "one"}}}
+            for t in types:
+                obj["spec"]["ingress" if t == "Ingress" else "egress"] = [
+                    {"from": [peer]} if t == "Ingress" else {"to": [peer]}]
+
+        yield Case(f"NetworkPolicy {key[2]} edited to admit all traffic", "mitigate", PASS,
+                   state=_with_edit(state, key, admit_all))
+        yield Case(f"NetworkPolicy {key[2]} kept, admitting one peer only", "mitigate", FAIL,
+                   state=_with_edit(state, key, one_peer))
+    elif key[0] == "ResourceQuota":
+        hard = (faulty.get("spec") or {}).get("hard") or {}
+        if not hard or any(r not in _QUOTA_PER_POD for r in hard):
+            return
+        pods = [p for p in State(state).by_kind.get(("Pod", key[1]), [])
+                if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+        amounts = {r: [_pod_amount(p, r) for p in pods] for r in hard}
+        if any(a is None for v in amounts.values() for a in v):
+            return
+        need = {r: sum(v) for r, v in amounts.items()}
+        if any(v <= 0 for v in need.values()):
+            return
+
+        def set_hard(scale):
+            def edit(obj: dict) -> None:
+                obj["spec"]["hard"] = {r: str(int(need[r] * scale)) for r in hard}
+                obj.pop("status", None)
+            return edit
+
+        yield Case(f"ResourceQuota {key[2]} raised far above what the namespace runs", "mitigate", PASS,
+                   state=_with_edit(state, key, set_hard(10)))
+        yield Case(f"ResourceQuota {key[2]} raised, but below what the namespace runs", "mitigate", FAIL,
+                   state=_with_edit(state, key, set_hard(0.5)))
 
 
 def _lifecycle_cases(spec: dict, found: Objects) -> Iterator[Case]:
@@ -503,6 +633,83 @@ def _stability_cases(solved: dict, ref: dict) -> Iterator[Case]:
                state=rolled)
 
 
+def _capacity_cases(spec: dict, found: Objects) -> Iterator[Case]:
+    """Replicas are capacity: a workload deployed with several, scaled below that count (each replica ready),
+    fails; scaled above it, passes (more replicas serve too); a count a fault raised as its means (an
+    acceptance `>=`) may stay raised."""
+    workload = next((w for w in spec["workloads"] if w["kind"] in ("Deployment", "StatefulSet")
+                     and w["min_replicas"] > 1 and (w["kind"], w["namespace"], w["name"]) in found.solved), None)
+    if workload is not None:
+        key = (workload["kind"], workload["namespace"], workload["name"])
+        fewer = _edited(found.solved, key, lambda o: o["spec"].update(replicas=workload["min_replicas"] - 1))
+        yield Case(f"{workload['name']} scaled below the {workload['min_replicas']} replicas it was deployed with",
+                   "mitigate", FAIL, state=render(fewer, found))
+        more = _edited(found.solved, key, lambda o: o["spec"].update(replicas=workload["min_replicas"] + 1))
+        yield Case(f"{workload['name']} scaled above the replicas it was deployed with", "mitigate", PASS,
+                   state=render(more, found))
+    for fault in spec["mitigation"]["faults"]:
+        for entry in fault["fields"]:
+            key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
+            for change in entry["changes"]:
+                raised = change.get("faulty")
+                if change["path"] == ["spec", "replicas"] and (change.get("accept") or {}).get("op") == ">=" and \
+                        isinstance(raised, int) and isinstance(change.get("healthy"), int) and raised > change["healthy"]:
+                    kept = _edited(found.solved, key, lambda o, n=raised: o["spec"].update(replicas=n))
+                    if kept is not None:
+                        yield Case(f"{key[2]}: the replicas the fault raised kept, as `rollout undo` keeps them",
+                                   "mitigate", PASS, state=render(kept, found))
+
+
+def _collateral_cases(spec: dict, solved: dict) -> Iterator[Case]:
+    """A fix that breaks what the faults never touched is no fix: another workload of the application left
+    not ready, another Service turned into an ExternalName one or its port re-pointed, fail; that Service's
+    selector spelled with another label every one of its pods carries, passes."""
+    from ..runtime.evaluator import State, labels_match, selected_pods
+
+    m = spec["mitigation"]
+    read = {(r["kind"], r["namespace"], r["name"]) for r in m["ready"] + m["services"]}
+    touched = {(e["object"]["kind"], e["object"]["namespace"], e["object"]["name"])
+               for f in m["faults"] for e in f["fields"]} | \
+        {(e["object"]["kind"], e["object"]["namespace"], e["object"]["name"]) for e in m["restored"]}
+    running = {(w["namespace"], w["name"]) for w in spec["workloads"] if w["kind"] != "Pod" and w["min_replicas"] > 0}
+    other = next((w for w in spec["workloads"] if (w["namespace"], w["name"]) in running
+                  and (w["kind"], w["namespace"], w["name"]) not in read | touched), None)
+    if other is not None:
+        yield Case(f"the fix leaves another workload, {other['name']}, not ready", "mitigate", FAIL,
+                   state=_with_edit(solved, (other["kind"], other["namespace"], other["name"]),
+                                    lambda o: o.update(_unready_copy(o))))
+    state = State(solved)
+    service = next((s for s in spec["services"] if s["selector"] and (s["namespace"], s["component"]) in running
+                    and ("Service", s["namespace"], s["name"]) not in read | touched and s.get("ports")
+                    and state.get(s) is not None and selected_pods(state.get(s), state)), None)
+    if service is None:
+        return
+    key = ("Service", service["namespace"], service["name"])
+    yield Case(f"the fix turns another Service, {service['name']}, into an ExternalName one", "mitigate", FAIL,
+               state=_with_edit(solved, key, lambda o: o["spec"].update(type="ExternalName", externalName="x.example")))
+    first = service["ports"][0]
+
+    def repoint(obj: dict) -> None:
+        for p in obj["spec"].get("ports") or []:
+            if p.get("port") == first["port"]:
+                p["targetPort"] = int(first["port"]) + 1 if isinstance(first["targetPort"], str) \
+                    else int(first["targetPort"]) + 1
+    yield Case(f"the fix re-points another Service's port, {service['name']}:{first['port']}", "mitigate", FAIL,
+               state=_with_edit(solved, key, repoint))
+    pods = selected_pods(state.get(service), state)
+    shared = [(k, v) for k, v in sorted(((pods[0].get("metadata") or {}).get("labels") or {}).items())
+              if (k, v) not in service["selector"].items()]
+    for k, v in shared:
+        every = [o for kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Pod")
+                 for o in state.by_kind.get((kind, service["namespace"]), [])]
+        labels = [((o.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels")
+                  if o["kind"] != "Pod" else o["metadata"].get("labels") for o in every]
+        if [labels_match(x, service["selector"]) for x in labels] == [labels_match(x, {k: v}) for x in labels]:
+            yield Case(f"Service {service['name']}'s selector spelled with another label its pods carry ({k})",
+                       "mitigate", PASS, state=_with_edit(solved, key, lambda o: o["spec"].update(selector={k: v})))
+            break
+
+
 def _unready_copy(workload: dict) -> dict:
     out = copy_data(workload)
     out.setdefault("status", {}).pop("readyReplicas", None)
@@ -647,6 +854,17 @@ def _probe_fix_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]
     if kept is not None:
         yield Case(f"{key[2]}: {where} left as the fault made it, spelled with the server's defaults", "mitigate",
                    FAIL, state=render(kept, found))
+    from ..runtime.evaluator import probe_action
+
+    if probe_action(faulty) != probe_action(change.get("healthy")):
+        # the fault's check kept, only made late or patient: the kubelet still acts on it once it runs
+        for title, timing in (("delayed an hour", {"initialDelaySeconds": 3600}),
+                              ("made to fail 2^31-1 times before it acts", {"failureThreshold": 2147483647}),
+                              ("run once a day", {"periodSeconds": 86400})):
+            late = _edited(found.solved, key, lambda o, t=timing: _set_at(o, path, {**_served_probe(faulty), **t}))
+            if late is not None:
+                yield Case(f"{key[2]}: {where} left checking what the fault made it check, {title}", "mitigate",
+                           FAIL, state=render(late, found))
 
 
 def _container_port(obj: dict, path: list):
@@ -813,6 +1031,13 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
         reserialised[key] = obj
         yield Case(f"{key[2]}: {where} kept faulty in re-serialised data", "mitigate", FAIL,
                    state=render(reserialised, found))
+    if change.get("compare") == "flagd":
+        yield from _flag_cases(found, key, change)
+        return
+    if change.get("port_item"):
+        yield from _renamed_port_cases(found, key, change)
+    if len(path) >= 3 and path[-1] == "value" and path[-3] == "env" and isinstance(change.get("healthy"), str):
+        yield from _env_cases(found, key, change)
     named = _port_name(found, key, change) if key[0] == "Service" and path and path[-1] == "targetPort" else None
     if named is not None:
         edited = _edited(found.solved, key, lambda o: _set_at(o, path, named))
@@ -822,6 +1047,11 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
     if key[0] == "Secret" and path and path[0] == "data":  # the manifest says it as `stringData`
         path = ["stringData", *path[1:]]
     base = change.get("healthy") if "healthy" in change else change.get("faulty")
+    if accept.get("op") in (">=", ">") and [k for k in path if isinstance(k, str)][-2:-1] == ["limits"]:
+        # no limit is no too-low limit: the limit removed passes
+        unlimited = _edited(found.solved, key, lambda o: _drop_limit(o, path))
+        if unlimited is not None:
+            yield Case(f"{key[2]}: {where} removed (no limit at all)", "mitigate", PASS, state=render(unlimited, found))
     if accept.get("op") in (">=", ">") and isinstance(base, (int, float)) and not isinstance(base, bool):
         wrong = base - 1
     elif accept:
@@ -833,6 +1063,116 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
     edited = _edited(found.solved, key, lambda o: _set_at(o, path, wrong))
     if edited is not None and edited[key] != found.solved[key]:
         yield Case(f"{key[2]}: {where} set to another wrong value", "mitigate", FAIL, state=render(edited, found))
+
+
+def _env_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
+    """An environment variable is the value the container gets: given twice, the last entry counts; taken from
+    a ConfigMap's key, the key's value; an address naming a Service of the namespace, written fully qualified,
+    is the same address."""
+    from ..runtime.evaluator import _ADDRESS
+
+    path, healthy, faulty = change["path"], change["healthy"], change.get("faulty")
+    name = path[-2][1]
+
+    def entries(obj: dict, new: list) -> None:
+        holder = obj
+        for seg in path[:-3]:
+            holder = next(i for i in holder if isinstance(i, dict) and str(i.get(seg[0])) == str(seg[1])) \
+                if isinstance(seg, list) else holder[seg]
+        holder["env"] = [e for e in holder.get("env") or [] if e.get("name") != name] + new
+
+    if isinstance(faulty, str):
+        for first, last, want in ((faulty, healthy, PASS), (healthy, faulty, FAIL)):
+            state = _edited(found.solved, key, lambda o, a=first, b=last: entries(o, [{"name": name, "value": a},
+                                                                                    {"name": name, "value": b}]))
+            if state is not None:
+                yield Case(f"{key[2]}: env {name} given twice, the {'healthy' if want == PASS else 'faulty'} value "
+                           "last (the last entry counts)", "mitigate", want, state=render(state, found))
+    cm = ("ConfigMap", key[1], "corpus-env")
+    state = _edited(found.solved, key, lambda o: entries(o, [{"name": name, "valueFrom": {
+        "configMapKeyRef": {"name": cm[2], "key": name}}}]))
+    if state is not None:
+        state[cm] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": cm[2], "namespace": key[1]},
+                     "data": {name: healthy}}
+        yield Case(f"{key[2]}: env {name} taken from a ConfigMap key holding its healthy value", "mitigate", PASS,
+                   state=render(state, found))
+    match = _ADDRESS.match(healthy)
+    host = match["host"] if match else None
+    if host and "." not in host and ("Service", key[1], host) in found.solved:
+        fqdn = healthy.replace(host, f"{host}.{key[1]}.svc.cluster.local", 1)
+        state = _edited(found.solved, key, lambda o: entries(o, [{"name": name, "value": fqdn}]))
+        if state is not None:
+            yield Case(f"{key[2]}: env {name} naming the Service by its fully qualified name", "mitigate", PASS,
+                       state=render(state, found))
+
+
+def _renamed_port_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
+    """A Service port is the port it serves on, whatever its name: renamed, or its name dropped (one port, as
+    `kubectl expose` writes it), with the healthy value, it passes; renamed with the fault's value, it fails."""
+    path = change["path"]
+    selector = path[2]
+
+    def rename(new_name, value):
+        def edit(obj: dict) -> None:
+            for p in obj["spec"]["ports"]:
+                if p.get(selector[0]) == selector[1]:
+                    if new_name is None:
+                        p.pop("name", None)
+                    else:
+                        p["name"] = new_name
+                    _set_at(p, path[3:], copy.deepcopy(value))
+        return edit
+
+    ports = (found.solved.get(key) or {}).get("spec", {}).get("ports") or []
+    if "healthy" in change:
+        yield Case(f"{key[2]}: port {selector[1]} renamed, {_show(path[3:])} healthy", "mitigate", PASS,
+                   state=render(_edited(found.solved, key, rename("renamed-port", change["healthy"])), found))
+        if len(ports) == 1:
+            yield Case(f"{key[2]}: port {selector[1]} left unnamed, {_show(path[3:])} healthy", "mitigate", PASS,
+                       state=render(_edited(found.solved, key, rename(None, change["healthy"])), found))
+    if change.get("faulty") is not None:
+        yield Case(f"{key[2]}: port {selector[1]} renamed, {_show(path[3:])} as the fault left it", "mitigate", FAIL,
+                   state=render(_edited(found.solved, key, rename("renamed-port", change["faulty"])), found))
+
+
+def _flag_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
+    """A flagd flag is judged by the value it evaluates to, never by the name of its default variant: the
+    healthy value under another variant's name, or a rule that never leaves it, passes; the healthy variant's
+    name bound to the fault's value, a targeting rule that returns the fault's variant (always, or for a
+    share of the traffic), fails."""
+    from ..runtime.evaluator import flag_outcomes, same
+
+    healthy, path, name = change["healthy"], change["path"], change["path"][-1]
+    good, bad = flag_outcomes(healthy), flag_outcomes(change.get("faulty"))
+    if not good or len(good) != 1 or not bad:
+        return
+    wrong = next((v for v in bad if not same(v, good[0])), None)
+    if wrong is None:
+        return
+    default = healthy["defaultVariant"]
+    faulty_name = next((n for n, v in healthy["variants"].items() if same(v, wrong)), "fault-variant")
+
+    def flag(**edits) -> dict:
+        out = copy.deepcopy(healthy)
+        out["variants"] = {**out["variants"], **edits.pop("variants", {})}
+        out.update(edits)
+        return out
+
+    def case(title: str, want: str, value: dict):
+        state = _edited(found.solved, key, lambda o: _set_at(o, path, value))
+        if state is not None:
+            yield Case(f"{key[2]}: flag {name} {title}", "mitigate", want, state=render(state, found))
+
+    yield from case("with its healthy value under another variant name", PASS,
+                    flag(variants={"restored-value": good[0]}, defaultVariant="restored-value"))
+    yield from case("with a targeting rule that returns its healthy variant either way", PASS,
+                    flag(targeting={"if": [{"==": [{"var": "targetingKey"}, "x"]}, default, default]}))
+    yield from case("with its healthy default variant bound to the fault's value", FAIL,
+                    flag(variants={default: wrong}))
+    yield from case("with a targeting rule that returns the fault's variant", FAIL,
+                    flag(variants={faulty_name: wrong}, targeting={"if": [True, faulty_name, default]}))
+    yield from case("with a fractional rule that sends all traffic to the fault's variant", FAIL,
+                    flag(variants={faulty_name: wrong}, targeting={"fractional": [[faulty_name, 100], [default, 0]]}))
 
 
 def _predicate_cases(m: dict, found: Objects) -> Iterator[Case]:
@@ -1178,6 +1518,19 @@ def _scope_cases(index: int, pred: dict, solved: dict) -> Iterator[Case]:
     if pods and "Pod" in pred["kinds"]:
         yield Case(f"predicate {index} (all {pred['scope']} ready): one pod not ready among ready ones", "mitigate",
                    FAIL, state=_with_edit(solved, _key(pods[-1]), unready))
+        # held over the captures since the fix: one pod's lapse between them fails, a rollout at the first does not
+        watched = [o for o in items if o.get("kind") in ("Pod", "Deployment", "StatefulSet", "DaemonSet")]
+        lapsed = _with_edit({"resources": {"kind": "List", "items": watched}}, _key(pods[-1]), unready)["resources"]
+
+        def seen(at: str, ready: bool) -> dict:
+            return {"at": at, "resources": {"kind": "List", "items": watched} if ready else lapsed}
+        yield Case(f"predicate {index} (all {pred['scope']} ready): one pod not ready at a capture between ready ones",
+                   "mitigate", FAIL, state={**solved, "fixed_at": FIXED_AT, "observations": [
+                       seen("2026-01-01T00:10:10Z", True), seen("2026-01-01T00:10:20Z", False),
+                       seen("2026-01-01T00:10:30Z", True)]})
+        yield Case(f"predicate {index} (all {pred['scope']} ready): one pod still starting at the first capture",
+                   "mitigate", PASS, state={**solved, "fixed_at": FIXED_AT, "observations": [
+                       seen("2026-01-01T00:10:10Z", False), seen("2026-01-01T00:10:20Z", True)]})
     if pred["scope"] != "pods":
         workloads = [o for o in items if o.get("kind") in pred["kinds"] and in_scope(o)]
         if workloads:

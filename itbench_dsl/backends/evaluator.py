@@ -251,6 +251,56 @@ def _by_accepted_field(changes: list, kinds: list, original: dict, faulty: dict)
     return out
 
 
+def _port_identities(changes: list, original: dict) -> None:
+    """A change inside a Service port selected by its name also carries the port's number and protocol
+    (`"port_item"`): a Service recreated with `kubectl expose` (one unnamed port) or with the port renamed holds
+    the same port, found by what it serves on, never by its name alone."""
+    ports = (original.get("spec") or {}).get("ports") or []
+    for change in changes:
+        path = change["path"]
+        if len(path) > 3 and path[:2] == ["spec", "ports"] and isinstance(path[2], list) and path[2][0] == "name":
+            item = next((p for p in ports if isinstance(p, dict) and p.get("name") == path[2][1]), None)
+            if item is not None and "port" in item:
+                change["port_item"] = {"port": item["port"], "protocol": item.get("protocol") or "TCP"}
+
+
+def _flag_root(path: list) -> list | None:
+    """For a change inside a flagd flag (`{"parse": ...}`, `flags`, the flag's name, then its fields), the path
+    of that flag; None for any other change."""
+    for index, seg in enumerate(path):
+        if isinstance(seg, dict) and "parse" in seg:
+            rest = path[index + 1:]
+            if len(rest) >= 2 and rest[0] == "flags" and isinstance(rest[1], str):
+                return path[:index + 3]
+            return None
+    return None
+
+
+def _by_flag(changes: list, original: dict, faulty: dict) -> list:
+    """The changes inside one flagd flag folded into one change of the flag, compared by what it evaluates to
+    (`"compare": "flagd"`): a flag whose variants were remapped, or whose targeting turns it on, keeps the
+    fault though its `defaultVariant` reads healthy. A flag a statement of the scenario governs, or a fault
+    kind's acceptance names, keeps its changes leaf by leaf."""
+    from ..runtime.evaluator import _MISSING, at
+
+    out, seen = [], set()
+    for change in changes:
+        root = _flag_root(change["path"])
+        healthy = at(original, root) if root else _MISSING
+        if root is None or change.get("governed_by") or change.get("accept") or not isinstance(healthy, dict) \
+                or not isinstance(healthy.get("variants"), dict):
+            out.append(change)
+            continue
+        key = json.dumps(root)
+        if key in seen:
+            continue
+        seen.add(key)
+        bad = at(faulty, root)
+        out.append({"path": root, "healthy": healthy, "faulty": None if bad is _MISSING else bad,
+                    "governed_by": None, "accept": None, "compare": "flagd"})
+    return out
+
+
 def _acceptance(kinds: list, leaf: str) -> dict | None:
     for kind in kinds:
         for accept in kind.accept:
@@ -292,6 +342,9 @@ def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
                                           and _relates(leaf, list(path))), None)
             change["accept"] = _acceptance(kinds, dotted(change["path"]))
         changes = _by_accepted_field(changes, kinds, _as_data(original), _as_data(obj))
+        changes = _by_flag(changes, _as_data(original), _as_data(obj))
+        if obj["kind"] == "Service":
+            _port_identities(changes, original)
         if changes:
             fields.append({"object": _manifest_ref(obj), "changes": changes})
     deleted = []
@@ -299,7 +352,13 @@ def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
         original = originals.get((ref.kind, ref.namespace, ref.name))
         if original is not None:
             owned = {k: v for k, v in _as_data(original).items() if k not in ("apiVersion", "kind", "status")}
-            deleted.append({"object": _ref(ref), "owned": owned})
+            entry = {"object": _ref(ref), "owned": owned}
+            if ref.kind == "ConfigMap":  # JSON or YAML held in a value: compared as data once recreated
+                forms = {k: {"parse": p[1]} for k, v in sorted((owned.get("data") or {}).items())
+                         if (p := _parsed(v)) is not None}
+                if forms:
+                    entry["forms"] = forms
+            deleted.append(entry)
     return fields, created, deleted
 
 
@@ -333,14 +392,31 @@ def _health(scenario: ir.Scenario) -> tuple[list, list]:
 def _safeguards(scenario: ir.Scenario) -> tuple[list, list]:
     zero_ok = {(o.target.kind, o.target.namespace, o.target.name) for o in scenario.optimal
                if o.path and o.path[-1] == "replicas" and o.value == 0}
-    workloads = [{"kind": w.kind, "namespace": w.namespace, "name": w.name,
-                  "min_replicas": 0 if w.replicas == 0 or (w.kind, w.namespace, w.name) in zero_ok else 1}
+    # the capacity the application was deployed with: at least as many replicas as deployed (more serve too);
+    # an autoscaler's workload down to the autoscaler's minimum, a FinOps optimum on the count down to one
+    scaled = {(a.target.kind, a.target.namespace, a.target.name): max(1, a.min_replicas)
+              for a in scenario.topology.autoscalers}
+    optimised = {(o.target.kind, o.target.namespace, o.target.name) for o in scenario.optimal
+                 if o.path and o.path[-1] == "replicas"}
+
+    def least(w) -> int:
+        key = (w.kind, w.namespace, w.name)
+        if w.replicas == 0 or key in zero_ok:
+            return 0
+        if key in optimised:
+            return 1
+        return min(w.replicas, scaled.get(key, w.replicas))
+
+    workloads = [{"kind": w.kind, "namespace": w.namespace, "name": w.name, "min_replicas": least(w)}
                  for w in scenario.topology.workloads]
     services = []
     for s in scenario.topology.services:
         ref = ir.ObjectRef("v1", "Service", s.namespace, s.name)
         services.append({"kind": "Service", "namespace": s.namespace, "name": s.name, "selector": dict(s.selector),
-                         "component": itbench_backend._component(ref, scenario)})
+                         "component": itbench_backend._component(ref, scenario),
+                         "ports": [{"port": p.port, "protocol": p.protocol or "TCP",
+                                    "targetPort": p.target_port if p.target_port is not None else p.port}
+                                   for p in s.ports]})
     return workloads, services
 
 

@@ -9,6 +9,7 @@ from ..topology import CLUSTER_STORAGE_CLASSES, DNS1123_LABEL, label_problem
 from ..units import parse_cpu
 from .base import (
     CREATABLE_KINDS,
+    Acceptance,
     Arg,
     Checked,
     Effect,
@@ -463,5 +464,8 @@ FAULTS: list[FaultKind] = [
         preconditions=("The node name is a valid label value.", "The workload is not pinned to another node."),
         readiness="pending-new", labels=("virtualization", "operation_error"),
         symptoms=('scheduling',),
+        # the extra replica is the fault's means, not its harm: once the pin is gone the pods schedule and
+        # serve, and `kubectl rollout undo` keeps the count (replicas are no part of a ReplicaSet's template)
+        accept=(Acceptance(r"spec\.replicas", ">="),),
     ),
 ]

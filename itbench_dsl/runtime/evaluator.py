@@ -851,6 +851,21 @@ def labels_match(labels, selector):
     return bool(selector) and isinstance(labels, dict) and all(labels.get(k) == v for k, v in selector.items())
 
 
+def selects_same(healthy, selector, namespace, state):
+    """Whether a Service's selector, spelled otherwise than its healthy one, selects the same pods: the same
+    pods of the namespace now, and the same workloads' pod templates (the pods they will make), at least one.
+    A selector is read by what it selects, never by its spelling: `app.kubernetes.io/name: cart` for
+    `opentelemetry.io/name: cart` is the same Service where every cart pod carries both."""
+    if not isinstance(selector, dict) or not selector:
+        return False
+    labelled = [(p.get("metadata") or {}).get("labels") for p in state.by_kind.get(("Pod", namespace), [])]
+    for kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"):
+        for w in state.by_kind.get((kind, namespace), []):
+            labelled.append((((w.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels"))
+    before = [labels_match(labels, healthy) for labels in labelled]
+    return any(before) and before == [labels_match(labels, selector) for labels in labelled]
+
+
 # ---- names in an answer --------------------------------------------------------------------------------
 
 # the names agents give kinds (kubectl's short names, plurals, any case) -> the kind
@@ -1375,7 +1390,10 @@ def root_cause_entities(output):
 # ---- mitigation: observed health -------------------------------------------------------------------------
 
 
-def predicate_check(pred, state):
+def predicate_check(pred, state, created=()):
+    """Whether a `mitigated when` predicate holds. `created`: the (kind, namespace, name) of the objects the
+    faults create; `X absent` on one of them holds once it no longer has the fault's effect (`acts`), as its
+    `created` check judges it: a deny policy edited to admit all traffic is undone as surely as deleted."""
     kind = pred["kind"]
     if kind == "alert":
         return alert_check(pred["alert"], pred.get("namespaces"), pred["firing"], state)
@@ -1389,6 +1407,10 @@ def predicate_check(pred, state):
     objects = state.matching(ref)
     if kind == "state":
         if pred["state"] == "absent":
+            inert = [o for o in objects if (ref["kind"], ref.get("namespace"), o["metadata"].get("name")) in created
+                     and not terminating(o) and not acts(o, state)]
+            if objects and len(inert) == len(objects):
+                return True, f"{ref_text(ref)} present but no longer has the fault's effect"
             return not objects, f"{ref_text(ref)} {'present' if objects else 'absent'}"
         if pred["state"] == "exists":
             return bool(objects), f"{ref_text(ref)} {'present' if objects else 'absent'}"
@@ -1611,7 +1633,23 @@ FIELD_TESTS = {"exists": exists_test, "not exists": missing_test, "contains": co
 def scope_check(pred, state):
     """`all KIND ... ready`: every pod (phase Running, condition Ready) or workload (every desired replica
     ready and available) in the namespaces, with the labels; the topology's workloads it covers present and
-    ready; and at least one of them: an empty scope is not a healthy one."""
+    ready; and at least one of them: an empty scope is not a healthy one. Held over the state's earlier
+    captures as `X ready` is: once the scope was all ready at one (the fix rolled out), it is at every later
+    one, a lapse of one pod or workload in between fails it, whatever the last capture says."""
+    ok, detail = _scope_now(pred, state)
+    if not ok:
+        return ok, detail
+    since = None
+    for at, seen in state.observations:
+        ready, why = _scope_now(pred, seen)
+        if ready and since is None:
+            since = at
+        elif not ready and since is not None:
+            return False, f"did not hold: ready at {_moment(since)}, not at {_moment(at)}: {why}"
+    return ok, detail
+
+
+def _scope_now(pred, state):
     selector = pred.get("selector") or {}
     namespaces = pred["namespaces"]
     scope = f"{pred['scope']}" + (f" {shown(selector)}" if selector else "") + f" in {', '.join(namespaces)}"
@@ -1757,6 +1795,145 @@ def service_check(ref, state):
     return True, f"{ref_text(ref)} selects {len(ready)} ready pod(s) and reaches their ports"
 
 
+def env_value(obj, path, state, namespace):
+    """The value a container's environment variable takes, as the kubelet sets it: of several entries of one
+    name the last wins; `valueFrom` a ConfigMap's or a Secret's key is read from the state (None when that
+    object or key is not there, or for any other source)."""
+    entries = at(obj, path[:-2])
+    if not isinstance(entries, list):
+        return None
+    named = [e for e in entries if isinstance(e, dict) and str(e.get("name")) == str(path[-2][1])]
+    if not named:
+        return None
+    entry = named[-1]
+    if "value" in entry or not isinstance(entry.get("valueFrom"), dict):
+        return entry.get("value", "")
+    source = entry["valueFrom"]
+    for key, kind in (("configMapKeyRef", "ConfigMap"), ("secretKeyRef", "Secret")):
+        ref = source.get(key)
+        if isinstance(ref, dict):
+            held = state.get({"kind": kind, "namespace": namespace, "name": ref.get("name")})
+            if held is None:
+                return None
+            data = (_decoded_secret(held) if kind == "Secret" else held).get("data") or {}
+            value = data.get(ref.get("key"))
+            return value if isinstance(value, str) else None
+    return None
+
+
+_ADDRESS = re.compile(r"^(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?\.?)"
+                      r"(?::(?P<port>[0-9]+))?(?P<rest>/.*)?$")
+
+
+def same_address(healthy, observed, namespace, state):
+    """Whether two addresses (`host`, `host:port`, `scheme://host:port/path`) name the same endpoint as the
+    cluster's DNS resolves them: a Service of the namespace by its short name, `svc.ns`, `svc.ns.svc` or
+    `svc.ns.svc.cluster.local` (a trailing dot too) is one name, when that Service exists; scheme, port and
+    path compare as written. Any other text compares as written."""
+    if healthy == observed:
+        return True
+    a, b = _ADDRESS.match(healthy), _ADDRESS.match(observed)
+    if a is None or b is None or (a["scheme"] or "").lower() != (b["scheme"] or "").lower() or \
+            a["port"] != b["port"] or (a["rest"] or "") != (b["rest"] or ""):
+        return False
+    x, y = _service_fqdn(a["host"], namespace, state), _service_fqdn(b["host"], namespace, state)
+    return x is not None and x == y
+
+
+def _service_fqdn(host, namespace, state):
+    """A host name as the fully qualified name of a Service of the state, searched as a pod of `namespace`
+    searches (`<ns>.svc.cluster.local`, `svc.cluster.local`, `cluster.local`); None when it names none."""
+    name = host.rstrip(".").lower()
+    if name.endswith(".svc.cluster.local"):
+        name = name[:-len(".svc.cluster.local")]
+    elif name.endswith(".svc"):
+        name = name[:-len(".svc")]
+    parts = name.split(".")
+    if len(parts) == 1 and namespace:
+        parts.append(namespace)
+    if len(parts) != 2 or state.get({"kind": "Service", "namespace": parts[1], "name": parts[0]}) is None:
+        return None
+    return f"{parts[0]}.{parts[1]}.svc.cluster.local"
+
+
+def unlimited(path, observed):
+    """Whether a resource limit a fault lowered is now absent: a container with no limit is bounded by its
+    node, never by a limit, so "at least the healthy limit" holds."""
+    keys = [s for s in path if isinstance(s, str)]
+    return len(keys) >= 2 and keys[-2] == "limits" and "resources" in keys and \
+        (observed is _MISSING or observed is None)
+
+
+def port_by_number(obj, path, item):
+    """A change's path into a Service port named as before, pointed instead at the one port that serves on
+    the same number and protocol when no port has that name any more (renamed, or recreated unnamed); the path
+    unchanged when there is none, or several (two protocols on one number: the name told them apart)."""
+    ports = (obj.get("spec") or {}).get("ports")
+    if not isinstance(ports, list):
+        return path
+    found = [p for p in ports if isinstance(p, dict) and same(p.get("port"), item["port"])
+             and str(p.get("protocol") or "TCP") == item["protocol"]]
+    if len(found) != 1:
+        return path
+    return [*path[:2], ["port", found[0].get("port")], *path[3:]]
+
+
+def application_check(spec, state, checks):
+    """The whole application serves, not only what the faults touched: a fix that breaks another workload or
+    Service of the topology is no fix. Every workload deployed with replicas has finished its rollout, and
+    every Service that selects one of them still selects ready pods and reaches their ports, as a ClusterIP
+    Service (not turned into an ExternalName one). The workloads and services the mitigation already reads
+    (`health.ready`, `health.service`) are left to their own checks."""
+    m = spec["mitigation"]
+    read = {(r["kind"], r["namespace"], r["name"]) for r in m["ready"] + m["services"]}
+    running = {(w["namespace"], w["name"]) for w in spec["workloads"] if w["kind"] != "Pod" and w["min_replicas"] > 0}
+    broken = []
+    for w in spec["workloads"]:
+        if (w["namespace"], w["name"]) not in running or (w["kind"], w["namespace"], w["name"]) in read:
+            continue
+        obj = state.get(w)
+        if obj is not None and not terminating(obj) and not workload_ready(obj):
+            broken.append(f"{ref_text(w)} not ready")
+    for s in spec["services"]:
+        if not s["selector"] or (s["namespace"], s["component"]) not in running or \
+                ("Service", s["namespace"], s["name"]) in read:
+            continue
+        obj = state.get(s)
+        if obj is None or terminating(obj):
+            continue  # the safeguards say it
+        if (obj.get("spec") or {}).get("type") == "ExternalName":
+            broken.append(f"{ref_text(s)} turned into an ExternalName Service")
+            continue
+        pods = [p for p in selected_pods(obj, state) if pod_ready(p)]
+        if not pods:
+            broken.append(f"{ref_text(s)} selects no ready pod")
+            continue
+        moved = ports_moved(s.get("ports") or [], obj, pods)
+        if moved:
+            broken.append(f"{ref_text(s)}: {moved}")
+    checks.append({"id": "health.application", "passed": not broken, "detail": "; ".join(broken[:5]) + (
+        f"; and {len(broken) - 5} more" if len(broken) > 5 else "") if broken else
+        "every workload of the application ready, every Service selecting ready pods and reaching their ports"})
+
+
+def ports_moved(healthy, obj, pods):
+    """How a Service's ports differ in meaning from its healthy ones (None when they do not): each healthy
+    port, by number and protocol, must still lead to the same container port (a name resolved through the
+    selected pods' containers, a number as it is: a container need not declare the port it listens on)."""
+    names, _ = container_ports(pods)
+    observed = [p for p in with_defaults((obj.get("spec") or {}).get("ports") or [], ["servicePort"])
+                if isinstance(p, dict)]
+    for want in healthy:
+        found = [p for p in observed if same(p.get("port"), want["port"]) and str(p.get("protocol")) == want["protocol"]]
+        if len(found) != 1:
+            return f"port {shown(want['port'])}/{want['protocol']} gone"
+        got = found[0].get("targetPort")
+        a, b = port_number(want["targetPort"], names), port_number(got, names)
+        if (a is None or a != b) and not same(want["targetPort"], got):
+            return f"port {shown(want['port'])} leads to {shown(got)}, not {shown(want['targetPort'])}"
+    return None
+
+
 def field_check(entry, state):
     """Every field the fault changed holds its healthy value, or a value the fault (or the scenario)
     accepts; a field the fault added is gone (absent, empty or the API server's default)."""
@@ -1772,6 +1949,9 @@ def field_check(entry, state):
             continue  # the scenario's own statement about this field decides (its check is in the verdict)
         path = change["path"]
         observed = at(obj, path)
+        if observed is _MISSING and change.get("port_item"):
+            path = port_by_number(obj, path, change["port_item"])
+            observed = at(obj, path)
         if isinstance(observed, InvalidValue):
             wrong.append(f"{show_path(path)}: {observed.why}")
             continue
@@ -1782,21 +1962,38 @@ def field_check(entry, state):
                 # both sides as the API server stores them: a fix that keeps a field the server would default to
                 # the fault's value has still changed the rest
                 now = defaulted(observed, kind, path)
-                ok = not (now is not _MISSING and owns(defaulted(change["faulty"], kind, path), now, leaf))
+                bad = defaulted(change["faulty"], kind, path)
+                if probe_action(bad) is not None and probe_action(bad) != probe_action(change.get("healthy")):
+                    # the fault changed what the probe checks: the kubelet restarts (or unreadies) on a check that
+                    # cannot succeed however late or seldom it runs, so only another check (or none) undoes it
+                    now, bad = probe_action(now), probe_action(bad)
+                ok = not (now is not _MISSING and now is not None and owns(bad, now, leaf))
             elif accept["op"] in ("any", "present"):
                 ok = compare(observed, accept["op"], None)
+            elif accept["op"] in (">=", ">") and unlimited(path, observed):
+                ok = True  # no limit is no too-low limit: the container may use what the node has
             elif accept["value"] != "healthy":
                 ok = compare(observed, accept["op"], accept["value"])
             elif "healthy" in change:
                 ok = compare(observed, accept["op"], change["healthy"])
             else:  # compared with a healthy value that is absent: only absence compares
                 ok = gone(observed, path, kind)
+        elif change.get("compare") == "flagd":
+            ok, why = flag_restored(observed, change["healthy"])
+            if not ok:
+                wrong.append(f"{show_path(path)}: {why}")
+            continue
         elif change.get("absent"):
             ok = gone(observed, path, kind)
         elif ref["kind"] == "Service" and path and path[-1] == "targetPort":
             names, _ = container_ports(selected_pods(obj, state))
             ok = observed is not _MISSING and port_number(observed, names) is not None and \
                 port_number(observed, names) == port_number(change["healthy"], names)
+        elif leaf == "value" and len(path) >= 3 and path[-3] == "env" and isinstance(change.get("healthy"), str):
+            observed = env_value(obj, path, state, ref.get("namespace"))
+            ok = isinstance(observed, str) and same_address(change["healthy"], observed, ref.get("namespace"), state)
+            if observed is None:
+                observed = _MISSING
         else:
             now, healthy = defaulted(observed, kind, path), defaulted(change["healthy"], kind, path)
             ok = now is not _MISSING and owns(change["healthy"] if healthy is _MISSING else healthy, now, leaf)
@@ -1808,16 +2005,145 @@ def field_check(entry, state):
         else "every field the fault changed is healthy again"
 
 
+PROBE_ACTIONS = ("httpGet", "tcpSocket", "exec", "grpc")
+
+
+def probe_action(probe):
+    """What a probe checks, without when and how often: its handler (`httpGet`, `tcpSocket`, `exec`, `grpc`);
+    None for anything that is no probe. A liveness probe's timing (`initialDelaySeconds`, `periodSeconds`,
+    `failureThreshold`) only says when the kubelet acts on the check's failures, never whether it fails."""
+    if not isinstance(probe, dict) or not any(k in probe for k in PROBE_ACTIONS):
+        return None
+    return {k: probe[k] for k in PROBE_ACTIONS if k in probe}
+
+
+def flag_outcomes(flag):
+    """The values a flagd flag can evaluate to, as flagd evaluates it: an `ENABLED` flag gives its default
+    variant's value, or a variant its `targeting` returns (any variant name the rule holds, a `fractional`
+    bucket of weight 0 excepted; a `$ref` to a shared evaluator may return any variant). None for a flag
+    that is absent, disabled or broken: flagd then answers with an error and the application falls back on
+    the default its code passes, which the configuration does not say."""
+    if not isinstance(flag, dict) or flag.get("state", "ENABLED") != "ENABLED":
+        return None
+    variants = flag.get("variants")
+    if not isinstance(variants, dict) or flag.get("defaultVariant") not in variants:
+        return None
+    names = {flag["defaultVariant"]}
+    pending = [flag.get("targeting")]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            if "$ref" in node:
+                names.update(variants)
+            for op, arg in node.items():
+                if op == "fractional" and isinstance(arg, list):
+                    arg = [b for b in arg if not (isinstance(b, list) and len(b) == 2 and number(b[1]) == 0)]
+                pending.append(arg)
+        elif isinstance(node, list):
+            pending.extend(node)
+        elif isinstance(node, str) and node in variants:
+            names.add(node)
+    return [variants[n] for n in sorted(names)]
+
+
+def flag_restored(observed, healthy):
+    """Whether a flagd flag evaluates to what its healthy form does, whatever its variants are called."""
+    want, got = flag_outcomes(healthy), flag_outcomes(observed)
+    if got is None:
+        return False, ("is absent" if observed is _MISSING else "is disabled or has no valid default variant: "
+                       "the application falls back on its code's default, which the configuration does not say")
+    if want is None:
+        return True, ""
+    stray = [v for v in got if not any(same(v, w) for w in want)]
+    if stray:
+        return False, f"evaluates to {shown(stray[0])}, wants {shown(want[0]) if len(want) == 1 else shown(want)}"
+    return True, ""
+
+
 CHAOS_PAUSE = "experiment.chaos-mesh.org/pause"
 
 
-def acts(obj):
-    """Whether an object acts on its own: a workload only while it runs pods, a Chaos Mesh experiment or
-    schedule only while it is not paused."""
-    if obj.get("kind") in ("Deployment", "StatefulSet", "ReplicaSet"):
+def _allows_all(rules) -> bool:
+    """Whether a NetworkPolicy's ingress or egress rules hold one that admits every peer on every port (a rule
+    with no `from`/`to` and no `ports`, as `{}`): policies only add what they allow, so that rule undoes the
+    isolation the policy makes for that direction."""
+    return isinstance(rules, list) and any(
+        isinstance(r, dict) and not r.get("from") and not r.get("to") and not r.get("ports") for r in rules)
+
+
+def _isolates(policy) -> bool:
+    """Whether a NetworkPolicy still isolates the pods it selects in some direction: every direction it
+    declares (`policyTypes`; Ingress, and Egress when it has egress rules, when left out) admits all."""
+    spec = policy.get("spec") or {}
+    types = spec.get("policyTypes") or (["Ingress"] + (["Egress"] if spec.get("egress") is not None else []))
+    return any(not _allows_all(spec.get("ingress" if str(t) == "Ingress" else "egress")) for t in types)
+
+
+_QUOTA_PER_POD = {"pods": lambda c: 0, "cpu": ("requests", "cpu"), "memory": ("requests", "memory"),
+                  "requests.cpu": ("requests", "cpu"), "requests.memory": ("requests", "memory"),
+                  "limits.cpu": ("limits", "cpu"), "limits.memory": ("limits", "memory"),
+                  "requests.ephemeral-storage": ("requests", "ephemeral-storage"),
+                  "limits.ephemeral-storage": ("limits", "ephemeral-storage")}
+
+
+def _pod_amount(pod, resource):
+    """What one pod counts against a quota's `resource` (its containers' requests or limits; 1 for `pods`);
+    None when a container declares no amount of it: a quota on a compute resource makes admission refuse
+    such a pod (`must specify memory`), so the quota binds."""
+    if resource == "pods":
+        return 1.0
+    side, name = _QUOTA_PER_POD[resource]
+    total = 0.0
+    for c in ((pod.get("spec") or {}).get("containers") or []):
+        declared = (c.get("resources") or {}) if isinstance(c, dict) else {}
+        amount = number((declared.get(side) or {}).get(name))
+        if amount is None and side == "requests":  # a request left out defaults to the limit
+            amount = number((declared.get("limits") or {}).get(name))
+        if amount is None:
+            return None
+        total += amount
+    return total
+
+
+def _binds(quota, state) -> bool:
+    """Whether a ResourceQuota still refuses pods the namespace needs: every hard amount must admit what the
+    namespace's pods count against it (those not finished) and one more of its largest pod, the pod a
+    rolling update adds before it removes one; a pod that declares no amount of a compute resource the quota
+    limits is refused outright. An amount of another resource, or a quota with scopes (which pods it counts
+    is the scope's), is taken as binding."""
+    spec = quota.get("spec") or {}
+    if state is None or spec.get("scopes") or spec.get("scopeSelector"):
+        return True
+    namespace = (quota.get("metadata") or {}).get("namespace")
+    pods = [p for p in state.by_kind.get(("Pod", namespace), [])
+            if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+    for resource, hard in (spec.get("hard") or {}).items():
+        limit = number(hard)
+        if resource not in _QUOTA_PER_POD or limit is None:
+            return True
+        amounts = [_pod_amount(p, resource) for p in pods]
+        if any(a is None for a in amounts) or sum(amounts) + max(amounts, default=1.0) > limit:
+            return True
+    return False
+
+
+def acts(obj, state=None):
+    """Whether an object a fault created still has its effect: a workload only while it runs pods, a pod only
+    until it has finished (`Succeeded`, `Failed`), a Chaos Mesh experiment or schedule only while it is not
+    paused, a NetworkPolicy only while it isolates the pods it selects in some direction, a ResourceQuota only
+    while it refuses pods the namespace runs (read against the state's pods). Anything else acts while it is
+    there."""
+    kind = obj.get("kind")
+    if kind in ("Deployment", "StatefulSet", "ReplicaSet"):
         return number((obj.get("spec") or {}).get("replicas", 1)) != 0
+    if kind == "Pod":
+        return (obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+    if kind == "NetworkPolicy" and str(obj.get("apiVersion", "")).startswith("networking.k8s.io/"):
+        return _isolates(obj)
+    if kind == "ResourceQuota":
+        return _binds(obj, state)
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    if str(obj.get("apiVersion", "")).startswith("chaos-mesh.org/") and str(annotations.get(CHAOS_PAUSE)).lower() == "true":
+    if str(obj.get("apiVersion", "")).startswith("chaos-mesh.org/") and annotations.get(CHAOS_PAUSE) == "true":
         return False
     return True
 
@@ -1826,15 +2152,25 @@ def created_check(ref, state):
     obj = state.get(ref)
     if obj is None:
         return True, f"{ref_text(ref)} removed"
-    if not acts(obj):
-        return True, f"{ref_text(ref)} no longer acts (scaled to zero, or paused)"
+    if not acts(obj, state):
+        return True, f"{ref_text(ref)} no longer has the fault's effect (scaled to zero, finished, paused, " \
+                     "admitting all traffic, or a quota above what the namespace runs)"
     return False, f"{ref_text(ref)} still present" + (" (being deleted: it acts until it is gone)" if terminating(obj) else "")
+
+
+def any_parts(fault):
+    """The changes of a fault undone by any one of its parts, each a part: (entry, change). A field the fault
+    added empty (`searches: []` beside the nameservers that do the harm) is no part: it reads as gone in the
+    faulty state itself, so "undone" through it would be the fault left in place."""
+    return [(e, c) for e in fault["fields"] for c in e["changes"]
+            if not (c.get("absent") and empty(c.get("faulty")))]
 
 
 def mitigation_checks(spec, state, checks):
     m = spec["mitigation"]
+    created = {(r["kind"], r["namespace"], r["name"]) for f in m["faults"] for r in f["created"]}
     for index, pred in enumerate(m["predicates"]):
-        ok, detail = predicate_check(pred, state)
+        ok, detail = predicate_check(pred, state, created)
         checks.append({"id": f"mitigation.predicate.{index}", "passed": ok, "detail": detail})
     for alert in m["alerts"]:
         ok, detail = alert_check(alert["alert"], alert["namespaces"], False, state)
@@ -1852,9 +2188,15 @@ def mitigation_checks(spec, state, checks):
     for ref in m["services"]:
         ok, detail = service_check(ref, state)
         checks.append({"id": f"health.service.{ref_text(ref)}", "passed": ok, "detail": detail})
+    application_check(spec, state, checks)
     seen = set()
     for index, fault in enumerate(m["faults"]):
-        parts = [(f"fields.{ref_text(e['object'])}", *field_check(e, state)) for e in fault["fields"]]
+        if fault["undone_by"] == "any" and len(any_parts(fault)) + len(fault["created"]) > 1:
+            # each change is a part: undoing any one undoes the fault
+            parts = [(f"fields.{ref_text(e['object'])}.{show_path(c['path'])}", *field_check({**e, "changes": [c]}, state))
+                     for e, c in any_parts(fault)]
+        else:
+            parts = [(f"fields.{ref_text(e['object'])}", *field_check(e, state)) for e in fault["fields"]]
         parts += [(f"created.{ref_text(ref)}", *created_check(ref, state)) for ref in fault["created"]]
         if fault["undone_by"] == "any" and len(parts) > 1:
             undone = [part for part in parts if part[1]]
@@ -1869,14 +2211,41 @@ def mitigation_checks(spec, state, checks):
     for entry in m["restored"]:
         ref = entry["object"]
         obj = state.get(ref)
-        ok = obj is not None and not terminating(obj) and restored_holds(entry["owned"], obj, state)
+        ok = obj is not None and not terminating(obj) and restored_holds(entry["owned"], obj, state, entry.get("forms"))
         detail = ("still deleted" if obj is None else "restored" if ok else "being deleted" if terminating(obj)
                   else "recreated with other fields than it had")
         checks.append({"id": f"restored.{ref_text(ref)}", "passed": ok, "detail": f"{ref_text(ref)} {detail}"})
     safeguard_checks(spec, state, checks)
 
 
-def restored_holds(owned, obj, state):
+# kinds whose labels a selector reads (a Service's, a workload's or a policy's selects pods; a NetworkPolicy's
+# namespaceSelector selects namespaces): a recreated object of another kind may leave its labels out
+_SELECTED_KINDS = ("Pod", "Namespace", "Node")
+
+
+def restored_holds(owned, obj, state, forms=None):
+    """Whether a recreated object holds what it had, in meaning: its labels only where a selector reads
+    them (a Pod's, a Namespace's), a ConfigMap's JSON or YAML values (`forms`) as the data they hold, a
+    Service's ports as `_service_restored` reads them; everything else as `owns`, the server's defaults
+    applied."""
+    meta = owned.get("metadata")
+    if isinstance(meta, dict) and "labels" in meta and obj.get("kind") not in _SELECTED_KINDS:
+        owned = {**owned, "metadata": {k: v for k, v in meta.items() if k != "labels"}}
+    if forms and isinstance(owned.get("data"), dict):
+        data = (obj.get("data") or {}) if isinstance(obj.get("data"), dict) else {}
+        for key, form in forms.items():
+            if key not in owned["data"]:
+                continue
+            want = parse_text(owned["data"][key], form.get("parse"))
+            got = parse_text(data[key], form.get("parse")) if isinstance(data.get(key), str) else InvalidValue("absent")
+            if isinstance(got, InvalidValue) or isinstance(want, InvalidValue) or \
+                    json.dumps(want, sort_keys=True) != json.dumps(got, sort_keys=True):  # `true` is not `1`
+                return False
+        owned = {**owned, "data": {k: v for k, v in owned["data"].items() if k not in forms}}
+    return _service_restored(owned, obj, state)
+
+
+def _service_restored(owned, obj, state):
     """Whether a recreated object holds what it had, in meaning: a Service's ports are matched by number and
     protocol (TCP when left out), each reaching the same container port (a name or its number, the port itself
     when left out), and named as before only where a name tells its ports apart (several ports): one recreated
@@ -1925,8 +2294,11 @@ def safeguard_checks(spec, state, checks):
             broken.append(f"{ref_text(w)} {'deleted' if obj is None else 'being deleted'}")
             continue
         replicas = number((obj.get("spec") or {}).get("replicas", 1))
-        if w["min_replicas"] > 0 and (replicas is None or replicas < 1):
-            broken.append(f"{ref_text(w)} scaled to {replicas:g}" if replicas is not None else f"{ref_text(w)} has no replicas")
+        if w["min_replicas"] > 0 and (replicas is None or replicas < w["min_replicas"]):
+            # the capacity it was deployed with: fewer replicas serve less, though each is ready
+            broken.append(f"{ref_text(w)} scaled to {replicas:g}" + (
+                f", below the {w['min_replicas']} it was deployed with" if w["min_replicas"] > 1 else "")
+                if replicas is not None else f"{ref_text(w)} has no replicas")
         template = ((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}
         templates[(w["namespace"], w["name"])] = template.get("labels") or {}
     workloads = {(w["namespace"], w["name"]): w for w in spec["workloads"]}
@@ -1938,7 +2310,7 @@ def safeguard_checks(spec, state, checks):
             broken.append(f"{ref_text(s)} {'deleted' if obj is None else 'being deleted'}")
             continue
         selector = (obj.get("spec") or {}).get("selector") or {}
-        if s["selector"] and selector != s["selector"]:
+        if s["selector"] and selector != s["selector"] and not selects_same(s["selector"], selector, s["namespace"], state):
             broken.append(f"{ref_text(s)} selector changed")
         if s["component"] is None or not s["selector"]:
             continue

@@ -919,8 +919,10 @@ def test_a_paused_chaos_schedule_no_longer_acts():
     schedule = next(o for o in kept["resources"]["items"] if o["kind"] == "Schedule")
     schedule["metadata"].setdefault("annotations", {})["experiment.chaos-mesh.org/pause"] = "true"
     created = "created.chaos-mesh/Schedule/checkout-payment-network-loss"
-    # paused, it no longer acts; the scenario's own `schedule "..." absent` still asks for it to be deleted
-    assert created not in failed(mitigate(name, kept)) and "mitigation.predicate.0" in failed(mitigate(name, kept))
+    # paused, it no longer acts; the scenario's own `schedule "..." absent` reads a created object the same way
+    assert created not in failed(mitigate(name, kept)) and "mitigation.predicate.0" not in failed(mitigate(name, kept))
+    schedule["metadata"]["annotations"]["experiment.chaos-mesh.org/pause"] = "True"  # Chaos Mesh reads "true" only
+    assert created in failed(mitigate(name, kept)) and "mitigation.predicate.0" in failed(mitigate(name, kept))
 
 
 def test_yaml_held_in_a_configmap_is_compared_as_data():

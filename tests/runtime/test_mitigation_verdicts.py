@@ -1,0 +1,293 @@
+"""Mitigation verdicts judged by what an object does, tried by hand (docs/evaluator.md, "Fields by meaning" and
+the checks' table): a flagd flag by the value it evaluates to, an object the fault created by whether it still
+has the fault's effect, recreated objects by meaning, a probe by what the kubelet does with it, the whole
+application's health. The states are the compiler's derived ones, edited as an agent would; they do not come
+from the adversarial corpus (tests/test_corpus.py).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from test_evaluator import derived, failed, mitigate, obj  # noqa: E402
+
+from itbench_dsl.runtime import evaluator as rt  # noqa: E402
+
+
+# ---- flagd flags: the value they evaluate to -------------------------------------------------------------
+
+FLAG = "otel-payment-failure-flag"
+
+
+def _edit_flag(state: dict, edit) -> None:
+    cm = obj(state, "ConfigMap", "flagd-config")
+    data = json.loads(cm["data"]["demo.flagd.json"])
+    edit(data["flags"]["paymentFailure"])
+    cm["data"]["demo.flagd.json"] = json.dumps(data, indent=2)
+
+
+@pytest.mark.parametrize("edit, passes", [
+    (lambda f: None, True),
+    (lambda f: f["variants"].update({"100%": 0}) or f.update(defaultVariant="100%"), True),  # renamed, value healthy
+    (lambda f: f["variants"].update({"off": 1}), False),  # the healthy name bound to the fault's value
+    (lambda f: f.update(targeting={"if": [True, "100%", "off"]}), False),  # targeting turns it on
+    (lambda f: f.update(targeting={"fractional": [["100%", 100], ["off", 0]]}), False),
+    (lambda f: f.update(targeting={"fractional": [["100%", 0], ["off", 100]]}), True),  # a 0 share never answers
+    (lambda f: f.update(state="DISABLED"), False),  # the application's own default: the configuration does not say
+])
+def test_a_flag_is_judged_by_the_value_it_evaluates_to(edit, passes):
+    state = derived(FLAG, "solved")
+    _edit_flag(state, edit)
+    verdict = mitigate(FLAG, state)
+    assert verdict["passed"] is passes, [c for c in verdict["checks"] if not c["passed"]]
+    if not passes:
+        assert "fields.otel-demo/ConfigMap/flagd-config" in failed(verdict)
+
+
+def test_flag_outcomes_follow_a_shared_evaluator_reference_to_every_variant():
+    flag = {"state": "ENABLED", "variants": {"on": True, "off": False}, "defaultVariant": "off",
+            "targeting": {"$ref": "someRule"}}
+    assert sorted(rt.flag_outcomes(flag)) == [False, True]
+
+
+# ---- objects a fault created: judged by whether they still have its effect -------------------------------
+
+
+def _np_edit(state: dict, name: str, rules: list) -> None:
+    policy = obj(state, "NetworkPolicy", name)
+    for t in policy["spec"].get("policyTypes") or ["Ingress"]:
+        policy["spec"]["ingress" if t == "Ingress" else "egress"] = rules
+
+
+@pytest.mark.parametrize("rules, passes", [
+    ([{}], True),  # admits every peer on every port: the isolation is undone
+    ([{"from": [{"podSelector": {"matchLabels": {"role": "x"}}}]}], False),  # still isolates from every other peer
+    ([{"ports": [{"port": 1}]}], False),  # admits one port only
+])
+def test_a_created_network_policy_is_undone_when_it_admits_all(rules, passes):
+    name = "sregym-network-policy-block"
+    state = derived(name, "faulty")
+    solved = derived(name, "solved")
+    policy = obj(state, "NetworkPolicy", "deny-all-recommendation")
+    solved["resources"]["items"].append(policy)
+    _np_edit(solved, "deny-all-recommendation", rules)
+    verdict = mitigate(name, solved)
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+def test_a_created_quota_binds_until_it_admits_what_the_namespace_runs():
+    pods = [{"kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "n"}, "status": {"phase": "Running"},
+             "spec": {"containers": [{"name": "c", "resources": {"requests": {"memory": "100Mi"}}}]}} for i in range(4)]
+    state = rt.State({"resources": {"items": pods}})
+    quota = {"kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "n"}, "spec": {"hard": {}}}
+    for hard, binds in [({"pods": "5"}, False), ({"pods": "4"}, True),  # no room for a rolling update's pod
+                        ({"requests.memory": "1Gi"}, False), ({"requests.memory": "450Mi"}, True),
+                        ({"limits.memory": "10Gi"}, True),  # no container declares a limit: admission refuses them
+                        ({"count/jobs.batch": "100"}, True)]:  # a resource the evaluator cannot count
+        quota["spec"]["hard"] = hard
+        assert rt.acts(quota, state) is binds, hard
+    finished = dict(pods[0], status={"phase": "Succeeded"})
+    assert not rt.acts(finished)  # a debug pod that ran to its end does nothing more
+
+
+@pytest.mark.parametrize("value, paused", [("true", True), ("True", False), ("TRUE", False), ("1", False),
+                                           ("yes", False), ("true ", False)])
+def test_chaos_mesh_reads_its_pause_annotation_exactly(value, paused):
+    # Chaos Mesh's IsPaused: annotations["experiment.chaos-mesh.org/pause"] == "true", nothing else
+    chaos = {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "PodChaos",
+             "metadata": {"name": "x", "annotations": {rt.CHAOS_PAUSE: value}}}
+    assert rt.acts(chaos) is not paused
+
+
+# ---- `undone_by any`: each change of a declared kind is a part --------------------------------------------
+
+
+def test_a_fault_undone_by_any_of_its_changes_passes_with_one_undone():
+    name = "sregym-wrong-dns-policy-social-network"
+    state = derived(name, "faulty")
+    solved = derived(name, "solved")
+    user = obj(solved, "Deployment", "user-service")
+    # back to the cluster's resolver, the extra nameserver kept: ClusterFirst merges it after the cluster's own
+    user["spec"]["template"]["spec"]["dnsConfig"] = {"nameservers": ["8.8.8.8"], "searches": []}
+    verdict = mitigate(name, solved)
+    assert verdict["passed"], failed(verdict)
+    assert not mitigate(name, state)["passed"]  # its empty `searches` is no part: nothing undone
+
+
+# ---- probes: what they check, not when ----------------------------------------------------------------------
+
+LIVENESS = "sregym-liveness-probe-misconfiguration-hotel-reservation"
+
+
+def _liveness(state: dict) -> dict:
+    pod_spec = obj(state, "Deployment", "recommendation")["spec"]["template"]["spec"]
+    return next(c for c in pod_spec["containers"] if c["name"] == "hotel-reserv-recommendation")
+
+
+@pytest.mark.parametrize("timing", [{"initialDelaySeconds": 3600}, {"failureThreshold": 2147483647},
+                                    {"periodSeconds": 86400}])
+def test_a_failing_liveness_check_made_late_is_still_the_fault(timing):
+    faulty = _liveness(derived(LIVENESS, "faulty"))["livenessProbe"]
+    state = derived(LIVENESS, "solved")
+    _liveness(state)["livenessProbe"] = {**faulty, **timing}
+    verdict = mitigate(LIVENESS, state)
+    assert not verdict["passed"] and "fields.hotel-reservation/Deployment/recommendation" in failed(verdict)
+
+
+def test_a_liveness_probe_pointed_at_a_served_port_passes():
+    faulty = _liveness(derived(LIVENESS, "faulty"))["livenessProbe"]
+    state = derived(LIVENESS, "solved")
+    _liveness(state)["livenessProbe"] = {**faulty, "httpGet": None, "tcpSocket": {"port": 8085}}
+    del _liveness(state)["livenessProbe"]["httpGet"]
+    verdict = mitigate(LIVENESS, state)
+    assert verdict["passed"], failed(verdict)
+
+
+# ---- recreated objects by meaning ---------------------------------------------------------------------------
+
+CONFIG = "sregym-missing-configmap-social-network"
+
+
+@pytest.mark.parametrize("text, labels, passes", [
+    ("net:\n  tls: {mode: disabled}\n", None, True),  # the same YAML, spelled in flow style
+    ("net:\n  tls:\n    mode: disabled", None, True),  # no trailing newline: the same data
+    ("net:\n  tls:\n    mode: disabled\n", {}, True),  # no labels: nothing selects a ConfigMap by them
+    ("net:\n  tls:\n    mode: requireTLS\n", None, False),  # another value
+    ("net: [", None, False),  # no YAML at all
+])
+def test_a_recreated_configmap_is_compared_by_the_data_it_holds(text, labels, passes):
+    state = derived(CONFIG, "solved")
+    cm = obj(state, "ConfigMap", "media-mongodb")
+    cm["data"]["mongod.conf"] = text
+    if labels is not None:
+        cm["metadata"]["labels"] = labels
+    verdict = mitigate(CONFIG, state)
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+def test_a_selector_is_read_by_the_pods_it_selects():
+    name = "sregym-missing-service-astronomy-shop"
+    state = derived(name, "solved")
+    cart = obj(state, "Service", "cart")
+    cart["spec"]["selector"] = {"app.kubernetes.io/name": "cart"}  # every cart pod carries it, no other pod does
+    assert mitigate(name, state)["passed"]
+    cart["spec"]["selector"] = {"app.kubernetes.io/part-of": "opentelemetry-demo"}  # every pod of the demo
+    assert "safeguards" in failed(mitigate(name, state))
+
+
+# ---- the whole application's health -------------------------------------------------------------------------
+
+IMAGE = "otel-checkout-nonexistent-image"
+
+
+@pytest.mark.parametrize("edit, why", [
+    (lambda s: obj(s, "Deployment", "ad")["status"].pop("readyReplicas"), "otel-demo/Deployment/ad not ready"),
+    (lambda s: obj(s, "Service", "ad")["spec"].update(type="ExternalName", externalName="ad.example.com"),
+     "ExternalName"),
+    (lambda s: obj(s, "Service", "ad")["spec"]["ports"][0].update(targetPort=9999), "leads to 9999"),
+])
+def test_a_fix_that_breaks_another_part_of_the_application_fails(edit, why):
+    state = derived(IMAGE, "solved")
+    edit(state)
+    verdict = mitigate(IMAGE, state)
+    check = next(c for c in verdict["checks"] if c["id"] == "health.application")
+    assert not verdict["passed"] and not check["passed"] and why in check["detail"]
+
+
+# ---- a limit removed is no too-low limit --------------------------------------------------------------------
+
+
+def test_a_limit_removed_is_no_limit_too_low():
+    name = "otel-postgresql-insufficient-resources"
+    state = derived(name, "solved")
+    container = obj(state, "Deployment", "postgresql")["spec"]["template"]["spec"]["containers"][0]
+    container.setdefault("resources", {}).pop("limits", None)
+    verdict = mitigate(name, state)
+    assert verdict["passed"], failed(verdict)
+    container["resources"]["limits"] = {"memory": "1Mi"}  # a limit below the healthy one still fails
+    assert "fields.otel-demo/Deployment/postgresql" in failed(mitigate(name, state))
+
+
+# ---- replicas: capacity -------------------------------------------------------------------------------------
+
+
+def test_replicas_are_capacity():
+    name = "shop-cart-modified-env"
+    state = derived(name, "solved")
+    frontend = obj(state, "Deployment", "frontend")
+    deployed = frontend["spec"]["replicas"]
+    assert deployed > 1
+    frontend["spec"]["replicas"] = deployed - 1  # every remaining replica ready, but less capacity
+    assert "safeguards" in failed(mitigate(name, state))
+    frontend["spec"]["replicas"] = deployed + 1
+    assert "safeguards" not in failed(mitigate(name, state))
+
+
+def test_the_replica_a_cordon_fault_added_may_stay():
+    name = "otel-payment-cordoned-node"
+    state = derived(name, "solved")
+    obj(state, "Deployment", "payment")["spec"]["replicas"] = 2  # `rollout undo` keeps the count
+    verdict = mitigate(name, state)
+    assert "fields.otel-demo/Deployment/payment" not in failed(verdict), failed(verdict)
+
+
+# ---- `all ... ready` held over the captures since the fix --------------------------------------------------
+
+
+def test_an_all_pods_scope_must_hold_at_every_capture():
+    name = "k8sbench-fix-crashloop"
+    state = derived(name, "solved")
+    watched = [o for o in state["resources"]["items"] if o["kind"] in ("Pod", "Deployment")]
+    lapsed = json.loads(json.dumps(watched))
+    pod = next(o for o in lapsed if o["kind"] == "Pod" and o["metadata"]["namespace"] == "crashloop-test")
+    for c in pod["status"]["conditions"]:
+        if c["type"] == "Ready":
+            c["status"] = "False"
+    state["fixed_at"] = "2026-01-01T00:10:00Z"
+    state["observations"] = [{"at": f"2026-01-01T00:10:{s}0Z", "resources": {"kind": "List", "items": items}}
+                             for s, items in ((1, watched), (2, lapsed), (3, watched))]
+    verdict = mitigate(name, state)
+    lapses = [c for c in verdict["checks"] if c["id"].startswith("mitigation.predicate.") and not c["passed"]]
+    assert any("did not hold" in c["detail"] and "all pods" in c["detail"] for c in lapses), verdict["checks"]
+
+
+# ---- environment variables: the value the container gets, addresses as DNS resolves them --------------------
+
+QUOTE = "otel-shipping-quote-address"
+
+
+def _quote_env(state: dict) -> list:
+    return obj(state, "Deployment", "shipping")["spec"]["template"]["spec"]["containers"][0]["env"]
+
+
+@pytest.mark.parametrize("value, passes", [
+    ("http://quote.otel-demo.svc.cluster.local:8080", True),
+    ("http://quote.otel-demo:8080", True),
+    ("http://quote.otel-demo.svc.cluster.local.:8080", True),
+    ("http://quote.elsewhere.svc.cluster.local:8080", False),  # no such Service
+    ("http://quote.otel-demo.svc.cluster.local:8081", False),  # another port
+    ("https://quote:8080", False),  # another scheme
+])
+def test_an_address_is_compared_as_the_cluster_dns_resolves_it(value, passes):
+    state = derived(QUOTE, "solved")
+    env = _quote_env(state)
+    next(e for e in env if e["name"] == "QUOTE_ADDR")["value"] = value
+    verdict = mitigate(QUOTE, state)
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+@pytest.mark.parametrize("order, passes", [(("quote:0000", "http://quote:8080"), True),
+                                           (("http://quote:8080", "quote:0000"), False)])
+def test_of_two_entries_of_one_variable_the_last_counts(order, passes):
+    state = derived(QUOTE, "solved")
+    env = _quote_env(state)
+    env[:] = [e for e in env if e["name"] != "QUOTE_ADDR"] + [{"name": "QUOTE_ADDR", "value": v} for v in order]
+    assert mitigate(QUOTE, state)["passed"] is passes
