@@ -585,8 +585,61 @@ def _ciso(scenario: ir.Scenario) -> dict | None:
         return [pool.get((r.kind, r.namespace, r.name)) or ir_manifest(r) for r in refs]
 
     contract = ciso.artefact_contract(scenario)
-    return {"control": compliance.control, "task": compliance.task, "gaps": pick(compliance.gaps),
-            "compliant": pick(compliance.compliant), "contract": contract}
+    gaps, context = _read_gaps(scenario, pick(compliance.gaps))
+    out = {"control": compliance.control, "task": compliance.task, "gaps": gaps,
+           "compliant": pick(compliance.compliant), "contract": contract}
+    if context:
+        out["context"] = context
+    out.update(_kept(scenario))
+    return out
+
+
+def _read_gaps(scenario: ir.Scenario, gaps: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(the gap objects graded, the others): of a catalogue control's violating objects, only those the
+    control reads as violating on their own are gaps (the Role granting the risky access, the binding to
+    cluster-admin, the Deployment passing a secret as a variable); the service account or Secret beside
+    them is context, graded neither way (a right policy never flags it, and flagging it is no credit)."""
+    control = ciso.CATALOGUE.get(scenario.compliance.control)
+    if not isinstance(control, ciso.K8sControl) or not ciso.k8s_objects(scenario)[0]:
+        return gaps, []
+    read = [o for o in gaps if control.probe([o])]
+    if not read:
+        return gaps, []
+    return read, [o for o in gaps if o not in read]
+
+
+def _kept(scenario: ir.Scenario) -> dict:
+    """For an update: what the existing policies did, so that keeping a rule means keeping what it checks.
+    `kept`: objects violating a catalogue control (rendered in the scenario's namespace under fresh names)
+    that the policy to update flags before the agent touches it, which the updated policy must still flag
+    (a rule gutted or narrowed under its old name flags them no longer); `others`: the other existing
+    policies, which must be left unchanged."""
+    from ..runtime import kyverno as matcher
+
+    existing = ciso.existing_policy(scenario)
+    namespaces = [n.name for n in scenario.topology.namespaces]
+    if not existing or not namespaces:
+        return {}
+    kept = []
+    for control in ciso.CATALOGUE.values():
+        if not isinstance(control, ciso.K8sControl):
+            continue
+        for obj in control.build(namespaces[0], f"kept-{control.slug}", True):
+            if not control.probe([obj]):
+                continue
+            obj = json.loads(json.dumps(obj))
+            try:
+                failed = sorted({r.rule for r in matcher.evaluate_policy(existing[0], obj) if r.status == "fail"})
+            except Exception:  # noqa: BLE001 - a rule the matcher cannot evaluate keeps no probe
+                failed = []
+            if failed:
+                kept.append({"object": obj, "rules": failed})
+    out: dict = {}
+    if kept:
+        out["kept"] = kept
+    if len(existing) > 1:
+        out["others"] = existing[1:]
+    return out
 
 
 def ir_manifest(ref: ir.ObjectRef) -> dict:

@@ -2156,21 +2156,118 @@ def _fresh(text, index, mark="t"):
 
 
 def general_checks(spec, judge, checks):
-    """A policy judges what objects are, not what they are called: twins of the gap objects (`twins`:
-    other names, other labels) must still fail. A policy that singles the violating objects out by name,
-    by a name prefix or by a label value passes every twin. `judge(objects)` gives
-    {(kind, namespace, name): results} as the graded verdicts do."""
-    gaps = [obj for obj in spec["ciso"]["gaps"] if (obj.get("metadata") or {}).get("name")]
-    copies = twins(gaps)
-    if not copies:
+    """A policy judges what objects are, not what they are called: twins of the scenario's objects
+    (`twins`: other names, other labels) keep their verdicts, every gap twin fails and every compliant twin
+    passes. A policy that singles the violating objects out by name, by a name prefix or by a label value
+    passes the gap twins; one that spares the compliant objects by their names or labels (`*-ok`, an
+    allowlist) fails the compliant twins. `judge(objects)` gives {(kind, namespace, name): results} as the
+    graded verdicts do."""
+    ciso_spec = spec["ciso"]
+    gaps = [obj for obj in ciso_spec["gaps"] if (obj.get("metadata") or {}).get("name")]
+    compliant = [obj for obj in ciso_spec["compliant"] if (obj.get("metadata") or {}).get("name")]
+    context = [obj for obj in ciso_spec.get("context", []) if (obj.get("metadata") or {}).get("name")]
+    if not gaps:
         return
-    verdicts = judge(copies)
-    missed = [ref_text(as_ref(obj_ref(c))) for c in copies if not ({"fail", "false"} & verdicts.get(obj_ref(c), set()))]
-    checks.append({"id": "ciso.general", "passed": not missed,
-                   "detail": ("the policy flags the violations by what they are: twins of the gap objects (other "
-                              "names, other labels) fail too") if not missed else
-                             f"twins of the gap objects under other names and labels pass: {', '.join(missed[:3])} "
-                             "(a policy that singles out the violating objects by name or label flags nothing else)"})
+    copies = twins(gaps + compliant + context)  # one renaming throughout: bindings still reach their roles
+    gap_twins, ok_twins = copies[:len(gaps)], copies[len(gaps):len(gaps) + len(compliant)]
+    verdicts = judge(gap_twins + ok_twins)
+    missed = [ref_text(as_ref(obj_ref(c))) for c in gap_twins
+              if not ({"fail", "false"} & verdicts.get(obj_ref(c), set()))]
+    refused = [ref_text(as_ref(obj_ref(c))) for c in ok_twins
+               if {"fail", "false", "error"} & verdicts.get(obj_ref(c), set())]
+    problems = []
+    if missed:
+        problems.append(f"twins of the gap objects under other names and labels pass: {', '.join(missed[:3])} (a "
+                        "policy that singles out the violating objects by name or label flags nothing else)")
+    if refused:
+        problems.append(f"twins of the compliant objects under other names and labels fail: {', '.join(refused[:3])} "
+                        "(a policy that spares the compliant objects by name or label refuses every other)")
+    checks.append({"id": "ciso.general", "passed": not problems,
+                   "detail": "; ".join(problems) if problems else
+                             "the policy judges objects by what they are: twins of the gap objects (other names, "
+                             "other labels) fail and twins of the compliant objects pass"})
+
+
+def unchecked(checks, check_id, why):
+    """A check that cannot run is no pass: it is recorded as failed, saying why (`unchecked`)."""
+    checks.append({"id": check_id, "passed": False, "unchecked": True, "detail": f"cannot be checked: {why}"})
+
+
+def kept_checks(spec, policies, checks):
+    """An update keeps what the existing policy checked: every object it flagged before the agent touched it
+    (`kept`, violations of catalogue controls under fresh names) the updated policy still flags. A rule
+    gutted (its pattern emptied) or narrowed (to other kinds, names, namespaces) under its old name flags
+    them no longer. `policies`: the updated policy, as the artefact or the cluster holds it."""
+    kept = spec["ciso"].get("kept") or []
+    if not kept:
+        return
+    try:
+        verdicts = kyverno_offline(spec, policies, [k["object"] for k in kept])
+    except InputError as exc:
+        unchecked(checks, "ciso.kept", f"the updated policy cannot be evaluated offline ({str(exc)[:160]})")
+        return
+    lost = [f"{ref_text(as_ref(obj_ref(k['object'])))} (rule {', '.join(k['rules'])})" for k in kept
+            if "fail" not in verdicts.get(obj_ref(k["object"]), set())]
+    checks.append({"id": "ciso.kept", "passed": not lost,
+                   "detail": (f"the existing policy's checks still flag all {len(kept)} of its violations" if not lost
+                              else f"the updated policy no longer flags what its existing rules flagged: "
+                                   f"{'; '.join(lost[:3])}" + (f" and {len(lost) - 3} more" if len(lost) > 3 else ""))})
+
+
+_POLICY_BOOKKEEPING = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields",
+                       "selfLink", "finalizers", "ownerReferences")
+
+
+# fields Kyverno's webhook writes into a policy it admits, with the values it writes (a policy read back
+# from the cluster spells them out; they change nothing it checks)
+_KYVERNO_DEFAULTS = {"admission": True, "background": True, "emitWarning": False, "skipBackgroundRequests": True,
+                     "allowExistingViolations": True, "validationFailureAction": "Audit", "failurePolicy": "Fail",
+                     "webhookTimeoutSeconds": 10, "applyRules": "All", "schemaValidation": True,
+                     "useServerSideApply": False}
+
+
+def _says_same(original, held):
+    """Whether `held` (a policy's spec as the artefact or the cluster holds it) says what `original` says:
+    equal, but for fields Kyverno writes with their default value."""
+    if isinstance(original, dict) and isinstance(held, dict):
+        for key in set(original) | set(held):
+            if key in original and key in held:
+                if not _says_same(original[key], held[key]):
+                    return False
+            elif key in held and not (key in _KYVERNO_DEFAULTS and same(held[key], _KYVERNO_DEFAULTS[key])):
+                return False
+            elif key in original and not (key in _KYVERNO_DEFAULTS and same(original[key], _KYVERNO_DEFAULTS[key])):
+                return False
+        return True
+    if isinstance(original, list) and isinstance(held, list):
+        return len(original) == len(held) and all(_says_same(a, b) for a, b in zip(original, held))
+    return same(original, held)
+
+
+def others_checks(spec, policies, checks, complete):
+    """The other existing policies of an update are left unchanged: each one `policies` holds must say what it
+    said. With `complete` (the cluster's ClusterPolicies, as captured), each must also still be there."""
+    others = spec["ciso"].get("others") or []
+    if not others:
+        return
+    held = {}
+    for p in policies:
+        if isinstance(p, dict) and isinstance(p.get("metadata"), dict):
+            held.setdefault(p["metadata"].get("name"), []).append(p)
+    problems = []
+    for original in others:
+        name = original["metadata"]["name"]
+        found = held.get(name, [])
+        if not found:
+            if complete:
+                problems.append(f"`{name}` is gone")
+            continue
+        if any(p.get("kind") != original.get("kind") or not _says_same(original.get("spec"), p.get("spec"))
+               for p in found):
+            problems.append(f"`{name}` was changed")
+    checks.append({"id": "ciso.others", "passed": not problems,
+                   "detail": "; ".join(problems) + " (the prompt asks to leave the other policies unchanged)"
+                   if problems else f"the other existing policies ({len(others)}) are unchanged"})
 
 
 def obj_ref(obj):
@@ -2327,23 +2424,31 @@ def graded_policies(contract, st):
     return set(names)
 
 
-def live_general_checks(spec, policies, checks, metrics):
+def live_general_checks(spec, policies, checks):
     """`ciso.general` for a policy graded from the cluster's reports: the policies, as read back from the
-    cluster, judged by the embedded matcher on the twins of the gap objects, when the matcher flags the gap
-    objects themselves as Kyverno reported them. A policy the matcher cannot evaluate, or reads otherwise,
-    is noted (`general_unchecked`), not failed: Kyverno itself graded it."""
+    cluster, judged by the embedded matcher on the twins, when the matcher reads the gap objects as Kyverno
+    reported them. A policy the matcher cannot evaluate, or reads otherwise, leaves the check unrun: it is
+    recorded failed with the reason (`unchecked`), never a pass."""
     if embedded_module("kyverno") is None:
+        unchecked(checks, "ciso.general", "this evaluator embeds no Kyverno matcher to judge the twins with")
         return
     try:
         gaps = spec["ciso"]["gaps"]
         seen = kyverno_offline(spec, policies, gaps)
         if not all({"fail", "false"} & seen.get(obj_ref(o), set()) for o in gaps):
-            # the matcher does not read the policy as Kyverno did (a feature it lacks): twins prove nothing
-            metrics["general_unchecked"] = "the embedded matcher does not flag the gap objects with this policy"
+            unchecked(checks, "ciso.general", "the embedded matcher does not flag the gap objects with this policy, "
+                      "so its verdicts on their twins prove nothing")
             return
         general_checks(spec, lambda objs: kyverno_offline(spec, policies, objs), checks)
     except InputError as exc:
-        metrics["general_unchecked"] = str(exc)[:200]
+        unchecked(checks, "ciso.general", str(exc)[:200])
+
+
+def _update_target(contract, policies):
+    """The policy an update grades (the one the contract names) among `policies`; all of them otherwise."""
+    if not contract.get("name"):
+        return policies
+    return [p for p in policies if (p.get("metadata") or {}).get("name") == contract["name"]]
 
 
 def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
@@ -2356,8 +2461,16 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
         if not kyverno:
             raise InputError("the artefact holds no Kyverno ClusterPolicy or Policy")
         verdicts, source = kyverno_offline(spec, kyverno), "kyverno (offline)"
+        general_checks(spec, lambda objs: kyverno_offline(spec, kyverno, objs), checks)
+        kept_checks(spec, _update_target(contract, kyverno), checks)
+        others_checks(spec, kyverno, checks, complete=False)
     elif artifact is not None or opa_result is not None:
         verdicts, source = rego_verdicts(spec, artifact[1] if artifact else None, opa_result)
+        if source == "rego (regopy)":
+            general_checks(spec, lambda objs: rego_verdicts(spec, artifact[1], None, objs)[0], checks)
+        else:
+            unchecked(checks, "ciso.general", "a recorded `opa eval` result holds no verdicts on the twins; grade "
+                      "the .rego itself (--artifact, with regopy installed)")
     else:
         if st is None or st.policy_reports is None:
             raise InputError("the policy task needs the agent's artefact (--artifact, --opa-result) or a state "
@@ -2367,21 +2480,24 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
         source = "policyReports" + (f" of {', '.join(sorted(graded)) or 'no policy'}" if graded is not None else "")
         if contract.get("artefact") == "kyverno":
             # the graded policies as the state holds them (read back from the cluster)
-            deployed = [o for (kind, _, name), o in st.objects.items() if kind in ("ClusterPolicy", "Policy")
-                        and (name in reporting or name in (graded or ()))]
+            cluster = [o for (kind, _, name), o in st.objects.items() if kind in ("ClusterPolicy", "Policy")]
+            deployed = [o for o in cluster if (o.get("metadata") or {}).get("name") in reporting | set(graded or ())]
             if st.has("", "ClusterPolicy") or deployed:
                 problems = contract_problems(contract, deployed)
                 kyverno = [p for p in deployed if isinstance(p.get("spec"), dict)]
                 if kyverno:
-                    live_general_checks(spec, kyverno, checks, metrics)
-    if source in ("kyverno (offline)", "rego (regopy)"):
-        judge = (lambda objs: kyverno_offline(spec, kyverno, objs)) if source.startswith("kyverno") else \
-            (lambda objs: rego_verdicts(spec, artifact[1], None, objs)[0])
-        general_checks(spec, judge, checks)
+                    live_general_checks(spec, kyverno, checks)
+                    kept_checks(spec, _update_target(contract, kyverno), checks)
+                others_checks(spec, cluster, checks, complete=st.has("", "ClusterPolicy"))
+            else:
+                unchecked(checks, "ciso.contract", "the state holds no ClusterPolicy (capture `/ClusterPolicy`), so "
+                          "the graded policy cannot be read back")
     if problems is not None:
         checks.append({"id": "ciso.contract", "passed": not problems,
                        "detail": "; ".join(problems) if problems else "the policy keeps the prompt's contract"})
     score = ciso(spec, verdicts, checks, metrics, gap_only, source)
+    if any(c.get("unchecked") for c in checks):
+        metrics["unchecked"] = [c["id"] for c in checks if c.get("unchecked")]
     return 0.0 if problems else score
 
 
