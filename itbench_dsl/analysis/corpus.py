@@ -1631,24 +1631,100 @@ def _other_identity(value):
     return {"memory": "cpu", "cpu": "memory"}.get(value, f"{value}-twin" if isinstance(value, str) else value + 1)
 
 
+def _leaves(node, path=()):
+    """(path, value) of every scalar under `node`, list items by position."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _leaves(value, path + (key,))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _leaves(value, path + (index,))
+    else:
+        yield path, node
+
+
+def _jmes(path: tuple) -> str:
+    out = "request.object"
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if part.replace("_", "").isalnum()
+                                                          else f'."{part}"')
+    return out
+
+
+def _content_rules(spec: dict) -> list[dict] | None:
+    """Kyverno rules that flag the gap objects by what they hold, as a right policy does: for each gap object, a
+    field of its own (outside its metadata but its namespace, its labels and its names) whose value no
+    compliant object of its kind holds there, or one every such compliant object holds and it lacks; None when
+    some gap object has neither. The field's value is the condition's pattern side (a `*` in a rule's verbs
+    is then read as text, not as a wildcard)."""
+    names = {(o.get("metadata") or {}).get("name") for o in spec["ciso"]["gaps"] + spec["ciso"]["compliant"]
+             + spec["ciso"].get("context", [])}
+
+    def fields(obj):
+        return {path: value for path, value in _leaves(obj)
+                if path and (path[0] not in ("metadata", "apiVersion", "kind") or path == ("metadata", "namespace"))
+                and "labels" not in path and "matchLabels" not in path and value not in names
+                and isinstance(value, (str, bool, int)) and value is not False and value != ""}
+
+    rules = []
+    for index, gap in enumerate(spec["ciso"]["gaps"]):
+        mine = fields(gap)
+        others = [fields(o) for o in spec["ciso"]["compliant"] if o.get("kind") == gap.get("kind")]
+        pick = next(((path, value) for path, value in mine.items() if not any(o.get(path) == value for o in others)),
+                    None)
+        if pick is None and others:
+            pick = next(((path, "<absent>") for path in others[0] if path not in mine
+                         and all(path in o for o in others)), None)
+        if pick is None:
+            return None
+        path, value = pick
+        namespace = (gap.get("metadata") or {}).get("namespace")
+        resources = {"kinds": [gap["kind"]], **({"namespaces": [namespace]} if namespace else {})}
+        rules.append({"name": f"check-{index}", "match": {"any": [{"resources": resources}]},
+                      "validate": {"message": "violates the control", "deny": {"conditions": {"any": [
+                          {"key": value, "operator": "Equals",
+                           "value": "{{ " + _jmes(path) + " || '<absent>' }}"}]}}}})
+    return rules
+
+
+def _perfect_policy(scenario, spec) -> dict:
+    """The corpus's right policy: the policy to update (an update) or a new one, with rules that flag the gap
+    objects by their content (`_content_rules`); a stand-in rule where no field tells them apart."""
+    from .. import ciso
+
+    contract = spec["ciso"].get("contract") or {}
+    existing = ciso.existing_policy(scenario) if contract.get("name") else []
+    policy = copy.deepcopy(existing[0]) if existing else {
+        "apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "agent-policy"},
+        "spec": {"validationFailureAction": "Audit", "background": True, "rules": []}}
+    rules = _content_rules(spec) if contract.get("artefact") == "kyverno" else None
+    policy["spec"]["rules"] = list(policy["spec"].get("rules") or []) + (rules or [{"name": "check"}])
+    return policy
+
+
 def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
     faulty = derived["faulty"]
     contract = spec["ciso"].get("contract") or {}
-    good_policy = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
-                   "metadata": {"name": contract.get("name") or "agent-policy"},
-                   "spec": {"validationFailureAction": "Audit", "background": True,
-                            "rules": [{"name": r} for r in contract.get("rules", [])] + [{"name": "check"}]}}
+    good_policy = _perfect_policy(scenario, spec)
+    # the cluster as the agent leaves it: the policy it wrote or updated, the other existing policies unchanged
+    others = [o for o in spec["ciso"].get("others", []) if _key(o) != _key(good_policy)]
+    faulty = {**faulty, "resources": {**faulty["resources"], "items": [
+        o for o in faulty["resources"]["items"] if _key(o) not in {_key(good_policy)} | {_key(p) for p in others}]
+        + copy.deepcopy(others)}}
 
     def with_reports(reports: list, policy: dict | None = None) -> dict:
         state = {**faulty, "policyReports": reports}
+        policy = [policy] if isinstance(policy, dict) else policy
         if policy is not None:
-            state["resources"] = {**faulty["resources"], "items": faulty["resources"]["items"] + [policy]}
+            state["resources"] = {**faulty["resources"], "items": faulty["resources"]["items"] + policy}
         return state
 
     kyverno = contract.get("artefact") == "kyverno"
     name = good_policy["metadata"]["name"]
     perfect = policy_reports(scenario, perfect=True, policy=name)
     yield Case("a perfect policy's reports", "policy", PASS, state=with_reports(perfect, good_policy if kyverno else None))
+    if kyverno and _content_rules(spec) is not None:
+        yield Case("a perfect policy (offline)", "policy", PASS, artifact=("kyverno", [good_policy]))
     # each with its policy deployed (the state holds the ClusterPolicies): the reports alone decide
     deployed = good_policy if kyverno else None
     yield Case("a deny-all policy's reports", "policy", FAIL,
@@ -1676,6 +1752,7 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
             yield Case("an updated policy that lost its rules", "policy", FAIL, state=with_reports(perfect, policy))
         yield from _graded_policy_cases(scenario, spec, faulty, good_policy)
         yield from _singling_out_cases(scenario, spec, faulty, good_policy)
+        yield from _policy_meaning_cases(spec, faulty, good_policy)
 
 
 def _graded_policy_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
@@ -1727,6 +1804,66 @@ def _singling_out_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
         state = {**faulty, "policyReports": perfect,
                  "resources": {**faulty["resources"], "items": faulty["resources"]["items"] + [policy]}}
         yield Case(f"a policy that singles the gap objects out {why} (its reports)", "policy", FAIL, state=state)
+
+
+def _policy_meaning_cases(spec, faulty, good_policy) -> Iterator[Case]:
+    """A policy is graded on what it does: one that spares the compliant objects by name (a deny of every
+    object of the gap kinds but those names) fails their twins; an update whose existing rules keep their
+    names but are gutted or narrowed fails `ciso.kept`; another existing policy changed fails
+    `ciso.others`; a graded policy the embedded matcher cannot judge (a CEL rule) fails, saying why."""
+    perfect = [{"policy": good_policy["metadata"]["name"], "result": "fail" if g else "pass",
+                "resources": [{"apiVersion": o.get("apiVersion"), "kind": o["kind"], "name": o["metadata"]["name"],
+                               **({"namespace": o["metadata"]["namespace"]} if o["metadata"].get("namespace") else {})}]}
+               for g, objs in ((True, spec["ciso"]["gaps"]), (False, spec["ciso"]["compliant"])) for o in objs]
+    reports = [{"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport", "metadata": {"name": "r"},
+                "results": perfect}]
+
+    def live(policy, extra=()):
+        items = [o for o in faulty["resources"]["items"] if _key(o) not in {_key(policy)} | {_key(e) for e in extra}]
+        return {**faulty, "policyReports": reports,
+                "resources": {**faulty["resources"], "items": items + [policy, *extra]}}
+
+    kinds = sorted({o["kind"] for o in spec["ciso"]["gaps"]})
+    spared = sorted({(o.get("metadata") or {}).get("name") for o in spec["ciso"]["compliant"]
+                     if o.get("kind") in kinds} - {None})  # a kind no compliant object has tells nothing apart
+    if spared:
+        policy = copy.deepcopy(good_policy)
+        policy["spec"]["rules"] = [r for r in policy["spec"]["rules"] if not r["name"].startswith("check")] + [{
+            "name": "check", "match": {"any": [{"resources": {"kinds": kinds}}]},
+            "exclude": {"any": [{"resources": {"names": spared}}]},
+            "validate": {"message": "not on the allowlist", "deny": {}}}]
+        yield Case("a policy that spares the compliant objects by name (offline)", "policy", FAIL,
+                   artifact=("kyverno", [policy]))
+        yield Case("a policy that spares the compliant objects by name (its reports)", "policy", FAIL,
+                   state=live(policy))
+    kept = spec["ciso"].get("kept") or []
+    existing = [r for r in good_policy["spec"]["rules"] if not r["name"].startswith("check")]
+    if kept and existing:
+        for why, change in (("gutted (its pattern matching anything)", lambda r: r.update(
+                                validate={"message": "kept", "pattern": {"metadata": {"name": "*"}}})),
+                            ("narrowed (to objects named otherwise)", lambda r: r.update(
+                                exclude={"any": [{"resources": {"names": ["*"]}}]}))):
+            policy = copy.deepcopy(good_policy)
+            for rule in policy["spec"]["rules"]:
+                if not rule["name"].startswith("check"):
+                    change(rule)
+            yield Case(f"an update whose existing rules keep their names, {why} (offline)", "policy", FAIL,
+                       artifact=("kyverno", [policy]))
+            yield Case(f"an update whose existing rules keep their names, {why} (its reports)", "policy", FAIL,
+                       state=live(policy))
+    for other in spec["ciso"].get("others") or []:
+        changed = copy.deepcopy(other)
+        changed["spec"]["rules"] = changed["spec"]["rules"][:-1] or [{"name": "emptied"}]
+        yield Case(f"another existing policy ({other['metadata']['name']}) changed (offline)", "policy", FAIL,
+                   artifact=("kyverno", [good_policy, changed]))
+        yield Case(f"another existing policy ({other['metadata']['name']}) changed (in the cluster)", "policy", FAIL,
+                   state=live(good_policy, [changed]))
+    cel = copy.deepcopy(good_policy)
+    cel["spec"]["rules"] = [r for r in cel["spec"]["rules"] if not r["name"].startswith("check")] + [{
+        "name": "check", "match": {"any": [{"resources": {"kinds": kinds}}]},
+        "validate": {"cel": {"expressions": [{"expression": "true"}]}}}]
+    yield Case("a graded policy the embedded matcher cannot judge (CEL), its reports perfect", "policy", FAIL,
+               state=live(cel))
 
 
 def _glob(pattern: str, text) -> bool:
