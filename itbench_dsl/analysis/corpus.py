@@ -1541,13 +1541,15 @@ def _finops_cases(scenario, spec, derived) -> Iterator[Case]:
         wrong = {"resource": [{"name": f"{r['name']}-v2"} for r in perfect["resource"]]}
         yield Case("the prompt's answer template filled with absent objects", "diagnose", FAIL,
                    answer=_filled(template, wrong), state=faulty)
-    bare = {"resource": [{"name": r["name"].split("/", 2)[2], "type": r["name"].split("/", 2)[1]}
+    bare = {"resource": [{"name": r["name"].split("/", 2)[2], "type": f"{r['name'].split('/', 2)[1]}: {r['type']}"}
                          for r in perfect["resource"]]}
     yield Case("the wasteful objects by bare name, their kind in `type`", "diagnose", PASS, answer=bare, state=faulty)
-    side = [entity_name(r, faulty, scenario) for i in scenario.injections() for r in i.side_objects]
+    side = {entity_name(r, faulty, scenario): i.fault.replace("_", " ") for i in scenario.injections()
+            for r in i.side_objects}
     if side:
         yield Case("the objects the fault misconfigured (" + ", ".join(side) + ")", "diagnose", PASS, state=faulty,
-                   answer={"resource": [{"name": n, "type": "misconfigured"} for n in dict.fromkeys(side)]})
+                   answer={"resource": [{"name": n, "type": t} for n, t in side.items()]})
+    yield from _finops_type_cases(perfect, faulty)
     yield Case("an answer that names nothing", "diagnose", FAIL, answer={"resource": []}, state=faulty)
     named = {r["name"].split("/", 2)[2] for r in perfect["resource"]}
     named |= {r.name for i in scenario.injections() for r in i.side_objects}
@@ -1557,6 +1559,16 @@ def _finops_cases(scenario, spec, derived) -> Iterator[Case]:
     ghost = perfect["resource"][0]["name"] + "-v2"
     yield Case(f"an object that exists nowhere ({ghost})", "diagnose", FAIL, answer={"resource": [{"name": ghost}]},
                state=faulty)
+
+
+def _finops_type_cases(perfect: dict, faulty: dict) -> Iterator[Case]:
+    """`type` says what is wasteful: the right objects with a type that says nothing of it fail, and so does
+    an answer that says a key twice (a verdict with the reason, not a refused input)."""
+    vague = {"resource": [{**r, "type": "x"} for r in perfect["resource"]]}
+    yield Case("the wasteful objects named, their `type` saying nothing of the waste", "diagnose", FAIL,
+               answer=vague, state=faulty)
+    untyped = {"resource": [{"name": r["name"]} for r in perfect["resource"]]}
+    yield Case("the wasteful objects named without a `type`", "diagnose", FAIL, answer=untyped, state=faulty)
 
 
 def _finops_control_cases(spec, derived) -> Iterator[Case]:

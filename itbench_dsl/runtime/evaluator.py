@@ -1965,26 +1965,48 @@ def finops_proximity(spec, state, checks, metrics):
     return score
 
 
+def _tells(text, words):
+    """Whether the free text `text` holds one of `words` (lower-case stems: `request` in "Requests too high")."""
+    if not isinstance(text, str):
+        return False
+    low = text.lower()
+    return any(word in low for word in words)
+
+
 def finops_answer(spec, output, state, checks, metrics):
     """The resources the answer names (`<ns>/<Kind>/<name>`, as the prompt asks; a bare name with its
     kind in `type` too) against the objects each fault makes waste."""
     names = Names(spec, state)
     findings = [{(r["kind"], r.get("namespace") or None, r["name"]) for r in refs} for refs in spec["finops"]["findings"]]
-    predictions, seen = [], set()
+    predictions, seen, seen_types = [], set(), {}
     for item in output["resource"]:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             raise InputError("each `resource` of the answer must be an object with a `name` string")
         text = item["name"]
-        hint = item.get("type") if isinstance(item.get("type"), str) and "/" not in text else None
+        kind_text = item.get("type") if isinstance(item.get("type"), str) else ""
+        # a bare name's kind may lead its `type` ("HorizontalPodAutoscaler: memory target 1%")
+        hint = (re.split(r"[\s:,;(]+", kind_text.strip()) or [""])[0] if "/" not in text else None
         keys = names.resolve(text, hint if hint and names.kind_of(hint) != hint else None) or \
             (names.resolve(text) if hint else ())
         identity = keys or ("unresolved", text.strip().lower())
         if identity in seen:
+            seen_types[identity].append(kind_text)
             continue
         seen.add(identity)
-        predictions.append((text, set(keys)))
-    hits = [any(keys & f for f in findings) for _, keys in predictions]
-    found = sum(1 for f in findings if any(keys & f for _, keys in predictions))
+        seen_types[identity] = [kind_text]
+        predictions.append((text, set(keys), seen_types[identity]))
+    hits = [any(keys & f for f in findings) for _, keys, _ in predictions]
+    found = sum(1 for f in findings if any(keys & f for _, keys, _ in predictions))
+    what = spec["finops"].get("what")
+    if what is not None and findings:
+        # `type` says what is wasteful: words of the fault's kind or of the fields it changed
+        untold = [text for text, keys, types in predictions for index, f in enumerate(findings) if keys & f
+                  and not any(_tells(t, what[index]) for t in types)]
+        untold = list(dict.fromkeys(untold))
+        checks.append({"id": "finops.type", "passed": not untold,
+                       "detail": (f"the `type` of {', '.join(untold[:3])} does not say what is wasteful (any of: "
+                                  f"{', '.join(what[0][:6])}...)") if untold else
+                                 "each found object's `type` says what about it is wasteful"})
     if not findings:  # a control: nothing is wasted, and the right answer names nothing
         precision = recall = f1 = 0.0 if predictions else 1.0
     else:
@@ -1993,7 +2015,7 @@ def finops_answer(spec, output, state, checks, metrics):
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     metrics["resource_precision"], metrics["resource_recall"] = round(precision, 6), round(recall, 6)
     metrics["resource_f1"] = round(f1, 6)
-    wrong = [text for (text, _), ok in zip(predictions, hits) if not ok]
+    wrong = [text for (text, _, _), ok in zip(predictions, hits) if not ok]
     checks.append({"id": "finops.resource", "passed": precision == 1.0 and recall == 1.0,
                    "detail": f"{len(predictions)} named, {sum(hits)} correct, {found} of {len(findings)} found"
                              + (f"; not wasteful: {', '.join(wrong[:5])}" if wrong else "")})
@@ -3128,7 +3150,9 @@ def main(spec, argv=None):
             answers = _load_answers(spec, args.agent_output)
             output = None
         else:
-            load = _load_answer if spec.get("answers") else _load_json  # ITBench's diagnosis: refused, as it was
+            # an answer the agent wrote that is no JSON, or says a key twice, fails its task with the reason;
+            # ITBench's SRE diagnosis file is refused, as it was
+            load = _load_answer if spec.get("answers") or spec.get("domain") == "finops" else _load_json
             output = load(args.agent_output, "agent output") if args.agent_output else None
             if args.agent_output and output is None:
                 output = NULL_ANSWER  # a file that holds `null` is an answer, and not a JSON object
