@@ -18,7 +18,7 @@ from .. import ciso, ir
 from .. import tasks as task_types
 from . import faults as fault_backend
 from . import itbench as itbench_backend
-from ..runtime.evaluator import identity_key, nested
+from ..runtime.evaluator import identity_key, nested, pod_requests
 from .evaluator_file import source_for_spec, spec_of  # noqa: F401  (spec_of: the public API)
 from .manifests import topology_manifests
 
@@ -317,8 +317,9 @@ def _health(scenario: ir.Scenario) -> tuple[list, list]:
         if component is not None:
             components.setdefault(component, ref.namespace)
     workloads = []
+    every = scenario.domain == "finops"  # spend cut by breaking another service is no saving
     for w in topology.workloads:
-        if w.name in components and w.replicas > 0 and components[w.name] in (None, w.namespace):
+        if w.replicas > 0 and (every or w.name in components and components[w.name] in (None, w.namespace)):
             workloads.append({"kind": w.kind, "namespace": w.namespace, "name": w.name})
     services = []
     targets = {(r.namespace, r.name) for i in scenario.injections() for r in (i.target, *i.side_objects)
@@ -352,6 +353,16 @@ def _alert_scope(scenario: ir.Scenario, name: str) -> list[str]:
 def _predicate(scenario: ir.Scenario, p) -> dict:
     out = {"kind": p.kind, "target": _ref(p.target) if p.target else None, "state": p.state, "path": list(p.path),
            "op": p.op, "value": p.value, "alert": p.alert, "firing": p.firing}
+    if p.kind == "field" and p.target is not None and p.target.kind in WORKLOAD_KINDS and p.path \
+            and p.path[0] not in ("spec", "metadata", "status") and all(isinstance(s, str) for s in p.path):
+        # `resources.limits.memory` on a Deployment: read off the container the fault changed (else the one
+        # that holds the path), by its name, never off whichever container comes first (a sidecar)
+        key = (p.target.kind, p.target.namespace, p.target.name)
+        healthy = {_key(o): o for o in topology_manifests(scenario.topology, provided=True)}.get(key)
+        faulty = {_key(o): o for o in fault_backend.plan(scenario)[0]}.get(key)
+        path = identified_path(healthy, faulty if faulty is not None else healthy, list(p.path))
+        if any(isinstance(s, list) for s in path):
+            out["path"] = path
     if p.kind == "alert":
         out["namespaces"] = _alert_scope(scenario, p.alert)
     if p.value_type is not None:  # how the evaluator compares when not by plain meaning (a duration, exact text)
@@ -507,7 +518,28 @@ def _finops(scenario: ir.Scenario) -> dict:
             path = identified_path(faulty.get(key), faulty.get(key), list(o.path))
         optimal.append({"object": _ref(o.target), "path": path, "value": o.value})
     what = [_finding_words(injection, healthy, faulty) for injection in scenario.injections()]
-    return {"findings": findings, "what": what, "threshold": PROXIMITY_THRESHOLD, "optimal": optimal}
+    return {"findings": findings, "what": what, "threshold": PROXIMITY_THRESHOLD, "optimal": optimal,
+            "spend": _spend(scenario, healthy)}
+
+
+def _spend(scenario: ir.Scenario, healthy: dict) -> list[dict]:
+    """Each workload of the topology with what it may cost: its replica floor (its autoscaler's
+    minReplicas, else its replicas) and its pods' requests, as the healthy manifests have them."""
+    hpas = {(h.target.namespace, h.target.name): h for h in scenario.topology.autoscalers}
+    out = []
+    for w in scenario.topology.workloads:
+        manifest = healthy.get((w.kind, w.namespace, w.name))
+        if manifest is None or w.kind not in WORKLOAD_KINDS:
+            continue
+        hpa = hpas.get((w.namespace, w.name))
+        entry = {"object": {"apiVersion": manifest.get("apiVersion"), "kind": w.kind, "namespace": w.namespace,
+                            "name": w.name}, "replicas": hpa.min_replicas if hpa else w.replicas}
+        if hpa is not None:
+            entry["autoscaler"] = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+                                   "namespace": hpa.namespace, "name": hpa.name}
+        entry["requests"] = pod_requests(manifest)
+        out.append(entry)
+    return out
 
 
 _GENERIC_WORDS = {"spec", "template", "containers", "container", "name", "value", "type", "resources", "resource",
@@ -740,6 +772,9 @@ def _requires(spec: dict) -> dict:
             need(s)
     for optimum in (spec.get("finops") or {}).get("optimal", []):
         need(optimum["object"])
+    for entry in (spec.get("finops") or {}).get("spend", []):
+        need(entry["object"])
+        need(entry.get("autoscaler"))
     if ((spec.get("ciso") or {}).get("contract") or {}).get("artefact") == "kyverno":
         kinds.add(("", "ClusterPolicy"))  # the policy graded live: its contract is checked as the cluster holds it
     out = {"kinds": sorted([ns, kind] for ns, kind in kinds), "alerts": alerts,

@@ -1950,6 +1950,8 @@ def finops_proximity(spec, state, checks, metrics):
     for index, optimum in enumerate(finops["optimal"]):
         obj = state.get(optimum["object"])
         observed = lookup(obj, optimum["path"]) if obj is not None else _MISSING
+        if isinstance(observed, InvalidValue):  # an ambiguous selection: the figure cannot be told
+            observed = _MISSING
         x, y = number(observed) if observed is not _MISSING else None, number(optimum["value"])
         if x is None or not y:
             proximity = 1.0 if observed is not _MISSING and same(observed, optimum["value"]) else 0.0
@@ -1963,6 +1965,58 @@ def finops_proximity(spec, state, checks, metrics):
     score = sum(proximities) / len(proximities) if proximities else 1.0
     metrics["proximity"] = round(score, 6)
     return score
+
+
+def pod_requests(obj):
+    """What each container of a workload's pods requests, {name: {"cpu": cores, "memory": bytes}} (init
+    containers too); a container's request defaults to its limit, as Kubernetes defaults it."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+    pod = template.get("spec") if isinstance(template.get("spec"), dict) else {}
+    out = {}
+    for container in list(pod.get("containers") or []) + list(pod.get("initContainers") or []):
+        if not isinstance(container, dict) or not isinstance(container.get("name"), str):
+            continue
+        res = container.get("resources") if isinstance(container.get("resources"), dict) else {}
+        asked = {}
+        for resource in ("cpu", "memory"):
+            asked[resource] = 0.0
+            for part in ("requests", "limits"):
+                values = res.get(part) if isinstance(res.get(part), dict) else {}
+                if values.get(resource) is not None:
+                    asked[resource] = round(number(values[resource]) or 0.0, 9)
+                    break
+        out[container["name"]] = asked
+    return out
+
+
+def finops_spend(spec, state, checks):
+    """Spend is cut where the fault made it, never moved elsewhere nor raised: for every workload of the
+    topology and each of its healthy containers, its replica floor (its autoscaler's minReplicas, else its
+    replicas) times what the container requests stays within the threshold of what the healthy manifests
+    cost. A raised minReplicas
+    multiplies the spend however well the target is set; a control's right answer is to change nothing."""
+    slack = 2.0 - spec["finops"]["threshold"]
+    over = []
+    for entry in spec["finops"].get("spend", []):
+        obj = state.get(entry["object"])
+        if obj is None:
+            continue  # a missing workload is the health checks' to fail
+        hpa = state.get(entry["autoscaler"]) if entry.get("autoscaler") else None
+        floor = number((hpa.get("spec") or {}).get("minReplicas", 1)) if isinstance(hpa, dict) else \
+            number((obj.get("spec") or {}).get("replicas", 1))
+        floor = 1.0 if floor is None else floor
+        asked = pod_requests(obj)
+        for container, healthy in entry["requests"].items():
+            for resource, figure in healthy.items():
+                cost = floor * (asked.get(container) or {}).get(resource, 0.0)
+                budget = entry["replicas"] * figure
+                if cost > budget * slack + 1e-9:
+                    over.append(f"{ref_text(entry['object'])} container {container} {resource}: {cost:g} at "
+                                f"{floor:g} replica(s) at least, healthy {budget:g}")
+    checks.append({"id": "finops.spend", "passed": not over,
+                   "detail": ("spend above the healthy one: " + "; ".join(over[:3])) if over else
+                             "no workload costs more than its healthy spend (replica floor times requests)"})
 
 
 def _tells(text, words):
@@ -2758,6 +2812,8 @@ def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=No
         proximity = finops_proximity(spec, st, checks, metrics) if domain == "finops" else None
         mitigation_checks(spec, st, checks)
         unchanged_checks(spec["mitigation"], st, checks)
+        if domain == "finops" and "spend" in spec["finops"]:
+            finops_spend(spec, st, checks)
         healthy = all(c["passed"] for c in checks if not c["id"].startswith("finops.proximity"))
         if proximity is not None:
             score = proximity if healthy else 0.0  # a fix that breaks the service scores nothing
