@@ -272,6 +272,7 @@ def cases(scenario: ir.Scenario, spec: dict, found: Objects, derived: dict[str, 
         yield from _finops_control_cases(spec, derived)
     if "mitigate" in posed and spec["domain"] == "finops":
         yield from _optimum_cases(spec, derived)
+        yield from _spend_cases(spec, derived)
     yield from _task_cases(scenario, spec, found, derived)
 
 
@@ -1622,6 +1623,68 @@ def _optimum_cases(spec, derived) -> Iterator[Case]:
         if done:
             yield Case(f"optimum {index}: the item {_show(path[at:at + 1])} faulty, a twin holding the optimum "
                        "put first", "mitigate", FAIL, state=state)
+
+
+def _spend_cases(spec, derived) -> Iterator[Case]:
+    """Spend is cut where the fault made it, not moved: the solved state (a control's: the healthy one) with
+    an autoscaler's minReplicas raised fourfold, with another workload scaled up threefold, with another
+    workload's requests cut tenfold, or with another workload broken (its pods not ready) fails."""
+    solved = derived.get("solved") or derived["healthy"]
+    spend = spec["finops"].get("spend") or []
+    faulted = {(r["kind"], r.get("namespace"), r["name"]) for refs in spec["finops"]["findings"] for r in refs}
+    optimum = {(o["object"]["kind"], o["object"].get("namespace"), o["object"]["name"]) for o in spec["finops"]["optimal"]}
+    for entry in spend:
+        if entry.get("autoscaler"):
+            ref = entry["autoscaler"]
+
+            def raise_floor(obj):
+                obj.setdefault("spec", {})["minReplicas"] = 4 * max(1, int(obj["spec"].get("minReplicas") or 1))
+
+            yield Case(f"{ref['name']}'s autoscaler minReplicas raised fourfold", "mitigate", FAIL,
+                       state=_with_edit(solved, (ref["kind"], ref["namespace"], ref["name"]), raise_floor))
+            break
+    others = [e for e in spend if not e.get("autoscaler") and _key_of(e["object"]) not in faulted | optimum
+              and any(v for figures in e["requests"].values() for v in figures.values())]
+    if others:
+        entry = others[0]
+        key = _key_of(entry["object"])
+
+        def scale_up(obj):
+            obj.setdefault("spec", {})["replicas"] = 3 * max(1, int(obj["spec"].get("replicas") or 1))
+
+        def slash(obj):
+            for c in obj["spec"]["template"]["spec"].get("containers", []):
+                for part in ("requests", "limits"):
+                    for resource, value in list(((c.get("resources") or {}).get(part) or {}).items()):
+                        from ..runtime.evaluator import number
+                        figure = number(value)
+                        if figure:
+                            c["resources"][part][resource] = f"{figure / 10:g}"
+
+        def broken(state):
+            for pod in _pods_of(state, entry["object"]):
+                for cond in (pod.get("status") or {}).get("conditions", []):
+                    if cond.get("type") in ("Ready", "ContainersReady"):
+                        cond["status"] = "False"
+                for status in (pod.get("status") or {}).get("containerStatuses", []):
+                    status["ready"] = False
+
+        yield Case(f"another workload ({entry['object']['name']}) scaled up threefold", "mitigate", FAIL,
+                   state=_with_edit(solved, key, scale_up))
+        yield Case(f"another workload's ({entry['object']['name']}) requests cut tenfold", "mitigate", FAIL,
+                   state=_with_edit(solved, key, slash))
+        state = copy.deepcopy(solved)
+        broken(state)
+        for obj in state["resources"]["items"]:
+            if _key(obj) == key:
+                status = obj.setdefault("status", {})
+                status["readyReplicas"] = 0
+                status["availableReplicas"] = 0
+        yield Case(f"another workload ({entry['object']['name']}) broken", "mitigate", FAIL, state=state)
+
+
+def _key_of(ref: dict) -> tuple:
+    return (ref["kind"], ref.get("namespace"), ref["name"])
 
 
 def _nested_is(item: dict, selector: list) -> bool:

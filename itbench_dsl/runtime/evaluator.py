@@ -1994,9 +1994,9 @@ def finops_spend(spec, state, checks):
     """Spend is cut where the fault made it, never moved elsewhere nor raised: for every workload of the
     topology and each of its healthy containers, its replica floor (its autoscaler's minReplicas, else its
     replicas) times what the container requests stays within the threshold of what the healthy manifests
-    cost. A raised minReplicas
-    multiplies the spend however well the target is set; a control's right answer is to change nothing."""
-    slack = 2.0 - spec["finops"]["threshold"]
+    cost, above it or below (a request slashed starves the service). A raised minReplicas multiplies the
+    spend however well the target is set; a control's right answer is to change nothing."""
+    slack = 1.0 - spec["finops"]["threshold"]
     over = []
     for entry in spec["finops"].get("spend", []):
         obj = state.get(entry["object"])
@@ -2011,12 +2011,12 @@ def finops_spend(spec, state, checks):
             for resource, figure in healthy.items():
                 cost = floor * (asked.get(container) or {}).get(resource, 0.0)
                 budget = entry["replicas"] * figure
-                if cost > budget * slack + 1e-9:
+                if budget and abs(cost - budget) > budget * slack + 1e-9:  # no request at all: nothing to hold
                     over.append(f"{ref_text(entry['object'])} container {container} {resource}: {cost:g} at "
                                 f"{floor:g} replica(s) at least, healthy {budget:g}")
     checks.append({"id": "finops.spend", "passed": not over,
-                   "detail": ("spend above the healthy one: " + "; ".join(over[:3])) if over else
-                             "no workload costs more than its healthy spend (replica floor times requests)"})
+                   "detail": ("spend away from the healthy one: " + "; ".join(over[:3])) if over else
+                             "every workload costs what its healthy manifests cost (replica floor times requests)"})
 
 
 def _tells(text, words):
