@@ -1828,6 +1828,7 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
         yield from _graded_policy_cases(scenario, spec, faulty, good_policy)
         yield from _singling_out_cases(scenario, spec, faulty, good_policy)
         yield from _policy_meaning_cases(spec, faulty, good_policy)
+        yield from _listed_cases(scenario, spec, faulty, good_policy)
 
 
 def _graded_policy_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
@@ -1939,6 +1940,27 @@ def _policy_meaning_cases(spec, faulty, good_policy) -> Iterator[Case]:
         "validate": {"cel": {"expressions": [{"expression": "true"}]}}}]
     yield Case("a graded policy the embedded matcher cannot judge (CEL), its reports perfect", "policy", FAIL,
                state=live(cel))
+
+
+def _listed_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
+    """Inputs as `kubectl get -o json` writes several objects, one `kind: List`: the perfect policy as a List
+    (offline), its reports as one PolicyReportList, its state's objects nested in a List (pass); a deny-all
+    policy's reports as a List (fail)."""
+    name = good_policy["metadata"]["name"]
+    if _content_rules(spec) is not None:
+        yield Case("a perfect policy given as a `kind: List`", "policy", PASS,
+                   artifact=("kyverno", [{"apiVersion": "v1", "kind": "List", "items": [good_policy]}]))
+    items = [o for o in faulty["resources"]["items"] if _key(o) != _key(good_policy)] + [good_policy]
+
+    def listed(reports):
+        return {**faulty, "policyReports": {"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReportList",
+                                            "items": reports},
+                "resources": {"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "List",
+                                                                           "items": items}]}}
+    yield Case("a perfect policy's reports as a PolicyReportList, its objects nested in a List", "policy", PASS,
+               state=listed(policy_reports(scenario, perfect=True, policy=name)))
+    yield Case("a deny-all policy's reports as a PolicyReportList", "policy", FAIL,
+               state=listed(policy_reports(scenario, perfect=False, policy=name)))
 
 
 def _glob(pattern: str, text) -> bool:

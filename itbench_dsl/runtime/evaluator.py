@@ -205,6 +205,19 @@ def kind_groups(spec):
     return groups
 
 
+def unlisted(items, depth=0):
+    """Objects with every `kind: List` (or `*List`: `PolicyReportList`, `ClusterPolicyList`) opened into its
+    `items`, as `kubectl get -o json` writes several objects and `kubectl apply` reads them."""
+    out = []
+    for item in items:
+        kind = item.get("kind") if isinstance(item, dict) else None
+        if isinstance(kind, str) and kind.endswith("List") and isinstance(item.get("items"), list) and depth < 8:
+            out.extend(unlisted(item["items"], depth + 1))
+        else:
+            out.append(item)
+    return out
+
+
 class State:
     """The snapshot, indexed once: objects by (kind, namespace, name), what was captured, firing alerts.
 
@@ -220,7 +233,7 @@ class State:
         self.objects = {}
         self.by_kind = {}
         self.captured = set()  # (namespace or "", kind)
-        for item in resources["items"]:
+        for item in unlisted(resources["items"]):
             if not isinstance(item, dict) or not isinstance(item.get("metadata"), dict):
                 raise InputError("every item of the state's `resources` must be a Kubernetes object with metadata")
             meta = item["metadata"]
@@ -259,9 +272,11 @@ class State:
                     (self.firing if phase == "firing" else self.pending).setdefault(
                         str(labels.get("alertname", "")), set()).add(str(namespace) if namespace else None)
         reports = state.get("policyReports")
+        if isinstance(reports, dict) and isinstance(reports.get("items"), list):
+            reports = [reports]  # `kubectl get policyreports -A -o json`: one List
         if reports is not None and not isinstance(reports, list):
-            raise InputError("the state's `policyReports` must be a list of PolicyReport objects")
-        self.policy_reports = reports
+            raise InputError("the state's `policyReports` must be a list of PolicyReport objects (or a List of them)")
+        self.policy_reports = unlisted(reports) if reports is not None else None
         self.graded_policies = state.get("gradedPolicies")  # CISO: the agent's policies, as a run records them
         self.costs = state.get("costs") if isinstance(state.get("costs"), dict) else {}
         # `probes: {NAME: {exit_code, stdout, stderr}}`: the results of the scenario's probes (docs/evaluator.md)
@@ -2531,7 +2546,7 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
     contract = spec["ciso"].get("contract") or {}
     problems = None
     if artifact is not None and artifact[0] == "kyverno":
-        policies = [d for d in artifact[1] if isinstance(d, dict)]
+        policies = [d for d in unlisted(artifact[1]) if isinstance(d, dict)]
         problems = contract_problems(contract, policies) if contract.get("artefact") == "kyverno" else []
         kyverno = [p for p in policies if p.get("kind") in ("ClusterPolicy", "Policy")]
         if not kyverno:
