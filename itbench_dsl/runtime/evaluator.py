@@ -2252,7 +2252,7 @@ def general_checks(spec, judge, checks):
     passes. A policy that singles the violating objects out by name, by a name prefix or by a label value
     passes the gap twins; one that spares the compliant objects by their names or labels (`*-ok`, an
     allowlist) fails the compliant twins. `judge(objects)` gives {(kind, namespace, name): results} as the
-    graded verdicts do."""
+    graded verdicts do; `objects` is (gap twins, compliant twins, context twins)."""
     ciso_spec = spec["ciso"]
     gaps = [obj for obj in ciso_spec["gaps"] if (obj.get("metadata") or {}).get("name")]
     compliant = [obj for obj in ciso_spec["compliant"] if (obj.get("metadata") or {}).get("name")]
@@ -2261,7 +2261,7 @@ def general_checks(spec, judge, checks):
         return
     copies = twins(gaps + compliant + context)  # one renaming throughout: bindings still reach their roles
     gap_twins, ok_twins = copies[:len(gaps)], copies[len(gaps):len(gaps) + len(compliant)]
-    verdicts = judge(gap_twins + ok_twins)
+    verdicts = judge((gap_twins, ok_twins, copies[len(gaps) + len(compliant):]))
     missed = [ref_text(as_ref(obj_ref(c))) for c in gap_twins
               if not ({"fail", "false"} & verdicts.get(obj_ref(c), set()))]
     refused = [ref_text(as_ref(obj_ref(c))) for c in ok_twins
@@ -2435,9 +2435,14 @@ def embedded_module(name):
 
 
 def rego_verdicts(spec, rego_source, opa_result, objects=None):
-    """Per-object verdicts of a Rego `package check` rule `result` (false means a violation), over the
-    embedded gap and compliant manifests (or `objects`)."""
-    objects = spec["ciso"]["gaps"] + spec["ciso"]["compliant"] if objects is None else objects
+    """Per-object verdicts of a Rego `package check` rule `result` (false means a violation). The policy reads
+    the cluster as the agent's fetch script collects it, every object at once (a Deployment is covered by a
+    NetworkPolicy beside it), so each verdict comes from a world: the compliant objects with the gap's
+    context (`compliant world`: must give true, every compliant object shares its verdict), and that world
+    with one gap object added (must give false: that gap object is flagged). `objects`: (gaps, compliant,
+    context) to judge instead of the embedded ones (the twins)."""
+    gaps, compliant, context = (spec["ciso"]["gaps"], spec["ciso"]["compliant"], spec["ciso"].get("context", [])) \
+        if objects is None else objects
     verdicts = {}
     if rego_source is not None:
         try:
@@ -2447,11 +2452,17 @@ def rego_verdicts(spec, rego_source, opa_result, objects=None):
         except ImportError:
             regopy = None
         if regopy is not None:
-            for obj in objects:
-                verdicts[obj_ref(obj)] = {_regopy_verdict(regopy, rego_source, obj)}
+            world = list(compliant) + list(context)
+            if compliant:
+                verdict = _regopy_verdict(regopy, rego_source, world)
+                for obj in compliant:
+                    verdicts[obj_ref(obj)] = {verdict}
+            for obj in gaps:
+                verdicts[obj_ref(obj)] = {_regopy_verdict(regopy, rego_source, world + [obj])}
             return verdicts, "rego (regopy)"
         if opa_result is None:
             raise InputError("regopy is not installed: give a recorded `opa eval` result with --opa-result FILE")
+    objects = list(gaps) + list(compliant)
     if opa_result is None:
         raise InputError("a Rego artefact needs --artifact FILE.rego (with regopy) or --opa-result FILE")
     # a recorded result, one `opa eval` per object (input: a List holding that object alone):
@@ -2472,7 +2483,7 @@ def rego_verdicts(spec, rego_source, opa_result, objects=None):
     return verdicts, "opa eval (recorded)"
 
 
-def _regopy_verdict(regopy, source, obj):
+def _regopy_verdict(regopy, source, objects):
     interpreter = regopy.Interpreter()
     # rego-cpp prints compile errors on the process's stdout, where the verdict goes: send them to stderr
     sys.stdout.flush()
@@ -2480,9 +2491,8 @@ def _regopy_verdict(regopy, source, obj):
     os.dup2(2, 1)
     try:
         interpreter.add_module("check", source)
-        # one object at a time, in the shape the agent's fetch script writes (a `kubectl get -o json` List),
-        # so each object gets its own verdict
-        interpreter.set_input({"apiVersion": "v1", "kind": "List", "items": [obj]})
+        # in the shape the agent's fetch script writes (a `kubectl get -o json` List)
+        interpreter.set_input({"apiVersion": "v1", "kind": "List", "items": list(objects)})
         # bound to a variable: a bare query whose value is `false` reads as undefined
         output = interpreter.query("x := data.check.result")
     except Exception as exc:  # noqa: BLE001 - regopy raises RegoError for a module that does not compile
@@ -2530,7 +2540,7 @@ def live_general_checks(spec, policies, checks):
             unchecked(checks, "ciso.general", "the embedded matcher does not flag the gap objects with this policy, "
                       "so its verdicts on their twins prove nothing")
             return
-        general_checks(spec, lambda objs: kyverno_offline(spec, policies, objs), checks)
+        general_checks(spec, lambda objs: kyverno_offline(spec, policies, objs[0] + objs[1]), checks)
     except InputError as exc:
         unchecked(checks, "ciso.general", str(exc)[:200])
 
@@ -2552,7 +2562,7 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
         if not kyverno:
             raise InputError("the artefact holds no Kyverno ClusterPolicy or Policy")
         verdicts, source = kyverno_offline(spec, kyverno), "kyverno (offline)"
-        general_checks(spec, lambda objs: kyverno_offline(spec, kyverno, objs), checks)
+        general_checks(spec, lambda objs: kyverno_offline(spec, kyverno, objs[0] + objs[1]), checks)
         kept_checks(spec, _update_target(contract, kyverno), checks)
         others_checks(spec, kyverno, checks, complete=False)
     elif artifact is not None or opa_result is not None:
