@@ -1831,6 +1831,7 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
         yield from _singling_out_cases(scenario, spec, faulty, good_policy)
         yield from _policy_meaning_cases(spec, faulty, good_policy)
         yield from _listed_cases(scenario, spec, faulty, good_policy)
+        yield from _pod_rule_cases(spec, faulty, good_policy)
 
 
 def _graded_policy_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
@@ -2001,6 +2002,49 @@ def _rego_cases(spec) -> Iterator[Case]:
                    + " {\n    some item in input.items\n    item.metadata.name == n\n  }\n}\n")
         yield Case("a Rego policy true whenever the compliant objects are there (read across objects)", "policy", FAIL,
                    artifact=("rego", present))
+
+
+def _pod_rule_cases(spec, faulty, good_policy) -> Iterator[Case]:
+    """A policy whose rules match Pods and that Kyverno carries over to no controller (the annotation
+    `pod-policies.kyverno.io/autogen-controllers: none`) flags the pods the gap workloads run: right, offline
+    (the workload judged with the Pod its template makes) and from reports on the pods alone (pass); the
+    same policy matching other labels than the pods carry flags nothing (fail)."""
+    from ..runtime.evaluator import POD_TEMPLATE_KINDS, State, workload_pods
+
+    rules = _content_rules(spec)
+    if rules is None or not all(r["match"]["any"][0]["resources"]["kinds"][0] in POD_TEMPLATE_KINDS
+                                and "request.object.spec.template.spec" in r["validate"]["deny"]["conditions"]["any"][0]["value"]
+                                for r in rules):
+        return
+    policy = copy.deepcopy(good_policy)
+    policy.setdefault("metadata", {}).setdefault("annotations", {})["pod-policies.kyverno.io/autogen-controllers"] = "none"
+    pod_rules = copy.deepcopy(rules)
+    for rule in pod_rules:
+        rule["match"]["any"][0]["resources"]["kinds"] = ["Pod"]
+        cond = rule["validate"]["deny"]["conditions"]["any"][0]
+        cond["value"] = cond["value"].replace("request.object.spec.template.spec", "request.object.spec")
+    policy["spec"]["rules"] = [r for r in policy["spec"]["rules"] if not r["name"].startswith("check")] + pod_rules
+    yield Case("a policy on Pods without autogen rules (autogen-controllers: none) (offline)", "policy", PASS,
+               artifact=("kyverno", [policy]))
+    state = State(faulty)
+    results = []
+    for verdict, objs in (("fail", spec["ciso"]["gaps"]), ("pass", spec["ciso"]["compliant"])):
+        for obj in objs:
+            held = state.objects.get(_key(obj))
+            for pod in workload_pods(held, state) if held is not None and obj.get("kind") in POD_TEMPLATE_KINDS else []:
+                results.append({"policy": policy["metadata"]["name"], "rule": "check-0", "result": verdict,
+                                "resources": [{"apiVersion": "v1", "kind": "Pod", "name": pod["metadata"]["name"],
+                                               "namespace": pod["metadata"].get("namespace")}]})
+    if not any(r["result"] == "fail" for r in results):
+        return
+    items = [o for o in faulty["resources"]["items"] if _key(o) != _key(policy)] + [policy]
+    report = [{"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport", "metadata": {"name": "pods"},
+               "results": results}]
+    live = {**faulty, "policyReports": report, "resources": {**faulty["resources"], "items": items}}
+    yield Case("a policy on Pods without autogen rules, reported on the pods alone", "policy", PASS, state=live)
+    passing = [{**r, "result": "pass"} for r in results]
+    yield Case("a policy on Pods without autogen rules whose reports pass every pod", "policy", FAIL,
+               state={**live, "policyReports": [{**report[0], "results": passing}]})
 
 
 def _glob(pattern: str, text) -> bool:

@@ -2378,16 +2378,38 @@ def kyverno_offline(spec, policies, objects=None):
     verdicts = {}
     for obj in spec["ciso"]["gaps"] + spec["ciso"]["compliant"] if objects is None else objects:
         results = set()
-        for policy in policies:
-            try:
-                outcome = matcher.evaluate_policy(policy, obj)
-            except Exception as exc:  # noqa: BLE001 - Unsupported (a feature the matcher lacks), a malformed policy
-                raise InputError(f"the Kyverno policy cannot be evaluated offline: {type(exc).__name__}: {exc}")
-            for result in outcome:
-                status = getattr(result, "status", None) or getattr(result, "result", "")
-                results.add(str(status))
+        # a workload is judged with the Pod its template makes: a rule on Pods that Kyverno carries over to
+        # no controller (`pod-policies.kyverno.io/autogen-controllers: none`) flags the pods it runs
+        for target in [obj] + ([templated_pod(obj)] if templated_pod(obj) is not None else []):
+            for policy in policies:
+                try:
+                    outcome = matcher.evaluate_policy(policy, target)
+                except Exception as exc:  # noqa: BLE001 - Unsupported (a feature the matcher lacks), a malformed policy
+                    raise InputError(f"the Kyverno policy cannot be evaluated offline: {type(exc).__name__}: {exc}")
+                for result in outcome:
+                    status = getattr(result, "status", None) or getattr(result, "result", "")
+                    results.add(str(status))
         verdicts[obj_ref(obj)] = results
     return verdicts
+
+
+POD_TEMPLATE_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "ReplicationController")
+
+
+def templated_pod(obj):
+    """The Pod a workload's template makes (its namespace, the template's labels and spec), as the cluster
+    runs it; None for an object without a pod template."""
+    if not isinstance(obj, dict) or obj.get("kind") not in POD_TEMPLATE_KINDS:
+        return None
+    template = (obj.get("spec") or {}).get("template") if isinstance(obj.get("spec"), dict) else None
+    if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
+        return None
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    tmeta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
+    pod_meta = {"name": f"{meta.get('name', 'pod')}-pod", **{k: v for k, v in tmeta.items() if k in ("labels", "annotations")}}
+    if meta.get("namespace"):
+        pod_meta["namespace"] = meta["namespace"]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": template["spec"]}
 
 
 def _package_module(name):
@@ -2578,6 +2600,14 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
                              "with `policyReports`")
         graded = graded_policies(contract, st)
         verdicts, reporting = report_verdicts(st.policy_reports, graded)
+        # a workload's pods speak for it: a policy on Pods without autogen rules reports the pods it runs
+        for obj in spec["ciso"]["gaps"] + spec["ciso"]["compliant"]:
+            held = st.objects.get(obj_ref(obj))
+            if held is not None and obj.get("kind") in POD_TEMPLATE_KINDS:
+                for pod in workload_pods(held, st):
+                    got = verdicts.get(obj_ref(pod))
+                    if got:
+                        verdicts.setdefault(obj_ref(obj), set()).update(got)
         source = "policyReports" + (f" of {', '.join(sorted(graded)) or 'no policy'}" if graded is not None else "")
         if contract.get("artefact") == "kyverno":
             # the graded policies as the state holds them (read back from the cluster)
