@@ -1919,7 +1919,7 @@ def _policy_meaning_cases(spec, faulty, good_policy) -> Iterator[Case]:
     existing = [r for r in good_policy["spec"]["rules"] if not r["name"].startswith("check")]
     if kept and existing:
         for why, change in (("gutted (its pattern matching anything)", lambda r: r.update(
-                                validate={"message": "kept", "pattern": {"metadata": {"name": "*"}}})),
+                                validate={"message": "kept", "pattern": {"spec": {"containers": [{"name": "*"}]}}})),
                             ("narrowed (to objects named otherwise)", lambda r: r.update(
                                 exclude={"any": [{"resources": {"names": ["*"]}}]}))):
             policy = copy.deepcopy(good_policy)

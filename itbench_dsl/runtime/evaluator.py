@@ -2923,7 +2923,7 @@ def evaluate(spec, agent_output, state, gap_only=False, task=None, artifact=None
     (RFC 3339) is when the fault was injected: the detect task of a scenario with a fault reads it.
     `indexed`, a dict a caller keeps for one spec, holds the states already indexed (the adversarial corpus
     grades one state under several cases)."""
-    if agent_output is not None and not isinstance(agent_output, dict) and "answers" not in spec:
+    if agent_output is not None and not isinstance(agent_output, (dict, Unreadable)) and "answers" not in spec:
         raise InputError("the agent output must be a JSON object")
     tasks = spec["tasks"]
     if task is not None and task not in tasks:
