@@ -272,6 +272,7 @@ def cases(scenario: ir.Scenario, spec: dict, found: Objects, derived: dict[str, 
         yield from _finops_control_cases(spec, derived)
     if "mitigate" in posed and spec["domain"] == "finops":
         yield from _optimum_cases(spec, derived)
+        yield from _spend_cases(spec, derived)
     yield from _task_cases(scenario, spec, found, derived)
 
 
@@ -1894,13 +1895,15 @@ def _finops_cases(scenario, spec, derived) -> Iterator[Case]:
         wrong = {"resource": [{"name": f"{r['name']}-v2"} for r in perfect["resource"]]}
         yield Case("the prompt's answer template filled with absent objects", "diagnose", FAIL,
                    answer=_filled(template, wrong), state=faulty)
-    bare = {"resource": [{"name": r["name"].split("/", 2)[2], "type": r["name"].split("/", 2)[1]}
+    bare = {"resource": [{"name": r["name"].split("/", 2)[2], "type": f"{r['name'].split('/', 2)[1]}: {r['type']}"}
                          for r in perfect["resource"]]}
     yield Case("the wasteful objects by bare name, their kind in `type`", "diagnose", PASS, answer=bare, state=faulty)
-    side = [entity_name(r, faulty, scenario) for i in scenario.injections() for r in i.side_objects]
+    side = {entity_name(r, faulty, scenario): i.fault.replace("_", " ") for i in scenario.injections()
+            for r in i.side_objects}
     if side:
         yield Case("the objects the fault misconfigured (" + ", ".join(side) + ")", "diagnose", PASS, state=faulty,
-                   answer={"resource": [{"name": n, "type": "misconfigured"} for n in dict.fromkeys(side)]})
+                   answer={"resource": [{"name": n, "type": t} for n, t in side.items()]})
+    yield from _finops_type_cases(perfect, faulty)
     yield Case("an answer that names nothing", "diagnose", FAIL, answer={"resource": []}, state=faulty)
     named = {r["name"].split("/", 2)[2] for r in perfect["resource"]}
     named |= {r.name for i in scenario.injections() for r in i.side_objects}
@@ -1910,6 +1913,16 @@ def _finops_cases(scenario, spec, derived) -> Iterator[Case]:
     ghost = perfect["resource"][0]["name"] + "-v2"
     yield Case(f"an object that exists nowhere ({ghost})", "diagnose", FAIL, answer={"resource": [{"name": ghost}]},
                state=faulty)
+
+
+def _finops_type_cases(perfect: dict, faulty: dict) -> Iterator[Case]:
+    """`type` says what is wasteful: the right objects with a type that says nothing of it fail, and so does
+    an answer that says a key twice (a verdict with the reason, not a refused input)."""
+    vague = {"resource": [{**r, "type": "x"} for r in perfect["resource"]]}
+    yield Case("the wasteful objects named, their `type` saying nothing of the waste", "diagnose", FAIL,
+               answer=vague, state=faulty)
+    untyped = {"resource": [{"name": r["name"]} for r in perfect["resource"]]}
+    yield Case("the wasteful objects named without a `type`", "diagnose", FAIL, answer=untyped, state=faulty)
 
 
 def _finops_control_cases(spec, derived) -> Iterator[Case]:
@@ -1965,6 +1978,68 @@ def _optimum_cases(spec, derived) -> Iterator[Case]:
                        "put first", "mitigate", FAIL, state=state)
 
 
+def _spend_cases(spec, derived) -> Iterator[Case]:
+    """Spend is cut where the fault made it, not moved: the solved state (a control's: the healthy one) with
+    an autoscaler's minReplicas raised fourfold, with another workload scaled up threefold, with another
+    workload's requests cut tenfold, or with another workload broken (its pods not ready) fails."""
+    solved = derived.get("solved") or derived["healthy"]
+    spend = spec["finops"].get("spend") or []
+    faulted = {(r["kind"], r.get("namespace"), r["name"]) for refs in spec["finops"]["findings"] for r in refs}
+    optimum = {(o["object"]["kind"], o["object"].get("namespace"), o["object"]["name"]) for o in spec["finops"]["optimal"]}
+    for entry in spend:
+        if entry.get("autoscaler"):
+            ref = entry["autoscaler"]
+
+            def raise_floor(obj):
+                obj.setdefault("spec", {})["minReplicas"] = 4 * max(1, int(obj["spec"].get("minReplicas") or 1))
+
+            yield Case(f"{ref['name']}'s autoscaler minReplicas raised fourfold", "mitigate", FAIL,
+                       state=_with_edit(solved, (ref["kind"], ref["namespace"], ref["name"]), raise_floor))
+            break
+    others = [e for e in spend if not e.get("autoscaler") and _key_of(e["object"]) not in faulted | optimum
+              and any(v for figures in e["requests"].values() for v in figures.values())]
+    if others:
+        entry = others[0]
+        key = _key_of(entry["object"])
+
+        def scale_up(obj):
+            obj.setdefault("spec", {})["replicas"] = 3 * max(1, int(obj["spec"].get("replicas") or 1))
+
+        def slash(obj):
+            for c in obj["spec"]["template"]["spec"].get("containers", []):
+                for part in ("requests", "limits"):
+                    for resource, value in list(((c.get("resources") or {}).get(part) or {}).items()):
+                        from ..runtime.evaluator import number
+                        figure = number(value)
+                        if figure:
+                            c["resources"][part][resource] = f"{figure / 10:g}"
+
+        def broken(state):
+            for pod in _pods_of(state, entry["object"]):
+                for cond in (pod.get("status") or {}).get("conditions", []):
+                    if cond.get("type") in ("Ready", "ContainersReady"):
+                        cond["status"] = "False"
+                for status in (pod.get("status") or {}).get("containerStatuses", []):
+                    status["ready"] = False
+
+        yield Case(f"another workload ({entry['object']['name']}) scaled up threefold", "mitigate", FAIL,
+                   state=_with_edit(solved, key, scale_up))
+        yield Case(f"another workload's ({entry['object']['name']}) requests cut tenfold", "mitigate", FAIL,
+                   state=_with_edit(solved, key, slash))
+        state = copy.deepcopy(solved)
+        broken(state)
+        for obj in state["resources"]["items"]:
+            if _key(obj) == key:
+                status = obj.setdefault("status", {})
+                status["readyReplicas"] = 0
+                status["availableReplicas"] = 0
+        yield Case(f"another workload ({entry['object']['name']}) broken", "mitigate", FAIL, state=state)
+
+
+def _key_of(ref: dict) -> tuple:
+    return (ref["kind"], ref.get("namespace"), ref["name"])
+
+
 def _nested_is(item: dict, selector: list) -> bool:
     from ..runtime.evaluator import nested, same
 
@@ -1984,24 +2059,100 @@ def _other_identity(value):
     return {"memory": "cpu", "cpu": "memory"}.get(value, f"{value}-twin" if isinstance(value, str) else value + 1)
 
 
+def _leaves(node, path=()):
+    """(path, value) of every scalar under `node`, list items by position."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _leaves(value, path + (key,))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _leaves(value, path + (index,))
+    else:
+        yield path, node
+
+
+def _jmes(path: tuple) -> str:
+    out = "request.object"
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if part.replace("_", "").isalnum()
+                                                          else f'."{part}"')
+    return out
+
+
+def _content_rules(spec: dict) -> list[dict] | None:
+    """Kyverno rules that flag the gap objects by what they hold, as a right policy does: for each gap object, a
+    field of its own (outside its metadata but its namespace, its labels and its names) whose value no
+    compliant object of its kind holds there, or one every such compliant object holds and it lacks; None when
+    some gap object has neither. The field's value is the condition's pattern side (a `*` in a rule's verbs
+    is then read as text, not as a wildcard)."""
+    names = {(o.get("metadata") or {}).get("name") for o in spec["ciso"]["gaps"] + spec["ciso"]["compliant"]
+             + spec["ciso"].get("context", [])}
+
+    def fields(obj):
+        return {path: value for path, value in _leaves(obj)
+                if path and (path[0] not in ("metadata", "apiVersion", "kind") or path == ("metadata", "namespace"))
+                and "labels" not in path and "matchLabels" not in path and value not in names
+                and isinstance(value, (str, bool, int)) and value is not False and value != ""}
+
+    rules = []
+    for index, gap in enumerate(spec["ciso"]["gaps"]):
+        mine = fields(gap)
+        others = [fields(o) for o in spec["ciso"]["compliant"] if o.get("kind") == gap.get("kind")]
+        pick = next(((path, value) for path, value in mine.items() if not any(o.get(path) == value for o in others)),
+                    None)
+        if pick is None and others:
+            pick = next(((path, "<absent>") for path in others[0] if path not in mine
+                         and all(path in o for o in others)), None)
+        if pick is None:
+            return None
+        path, value = pick
+        namespace = (gap.get("metadata") or {}).get("namespace")
+        resources = {"kinds": [gap["kind"]], **({"namespaces": [namespace]} if namespace else {})}
+        rules.append({"name": f"check-{index}", "match": {"any": [{"resources": resources}]},
+                      "validate": {"message": "violates the control", "deny": {"conditions": {"any": [
+                          {"key": value, "operator": "Equals",
+                           "value": "{{ " + _jmes(path) + " || '<absent>' }}"}]}}}})
+    return rules
+
+
+def _perfect_policy(scenario, spec) -> dict:
+    """The corpus's right policy: the policy to update (an update) or a new one, with rules that flag the gap
+    objects by their content (`_content_rules`); a stand-in rule where no field tells them apart."""
+    from ..backends import ciso as ciso_backend
+
+    contract = spec["ciso"].get("contract") or {}
+    existing = ciso_backend.existing_policy(scenario) if contract.get("name") else []
+    policy = copy.deepcopy(existing[0]) if existing else {
+        "apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "agent-policy"},
+        "spec": {"validationFailureAction": "Audit", "background": True, "rules": []}}
+    rules = _content_rules(spec) if contract.get("artefact") == "kyverno" else None
+    policy["spec"]["rules"] = list(policy["spec"].get("rules") or []) + (rules or [{"name": "check"}])
+    return policy
+
+
 def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
     faulty = derived["faulty"]
     contract = spec["ciso"].get("contract") or {}
-    good_policy = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
-                   "metadata": {"name": contract.get("name") or "agent-policy"},
-                   "spec": {"validationFailureAction": "Audit", "background": True,
-                            "rules": [{"name": r} for r in contract.get("rules", [])] + [{"name": "check"}]}}
+    good_policy = _perfect_policy(scenario, spec)
+    # the cluster as the agent leaves it: the policy it wrote or updated, the other existing policies unchanged
+    others = [o for o in spec["ciso"].get("others", []) if _key(o) != _key(good_policy)]
+    faulty = {**faulty, "resources": {**faulty["resources"], "items": [
+        o for o in faulty["resources"]["items"] if _key(o) not in {_key(good_policy)} | {_key(p) for p in others}]
+        + copy.deepcopy(others)}}
 
     def with_reports(reports: list, policy: dict | None = None) -> dict:
         state = {**faulty, "policyReports": reports}
+        policy = [policy] if isinstance(policy, dict) else policy
         if policy is not None:
-            state["resources"] = {**faulty["resources"], "items": faulty["resources"]["items"] + [policy]}
+            state["resources"] = {**faulty["resources"], "items": faulty["resources"]["items"] + policy}
         return state
 
     kyverno = contract.get("artefact") == "kyverno"
     name = good_policy["metadata"]["name"]
     perfect = policy_reports(scenario, perfect=True, policy=name)
     yield Case("a perfect policy's reports", "policy", PASS, state=with_reports(perfect, good_policy if kyverno else None))
+    if kyverno and _content_rules(spec) is not None:
+        yield Case("a perfect policy (offline)", "policy", PASS, artifact=("kyverno", [good_policy]))
     # each with its policy deployed (the state holds the ClusterPolicies): the reports alone decide
     deployed = good_policy if kyverno else None
     yield Case("a deny-all policy's reports", "policy", FAIL,
@@ -2011,6 +2162,8 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
     yield Case("no report", "policy", FAIL, state=with_reports([], deployed))
     yield Case("a state without PolicyReports", "policy", UNUSABLE, state={k: v for k, v in faulty.items()
                                                                           if k != "policyReports"})
+    if contract.get("artefact") == "rego":
+        yield from _rego_cases(spec)
     if kyverno:
         override = [{"action": "Enforce", "namespaces": sorted({(o.get("metadata") or {}).get("namespace") or "default"
                                                                for o in spec["ciso"]["gaps"]})}]
@@ -2029,6 +2182,9 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
             yield Case("an updated policy that lost its rules", "policy", FAIL, state=with_reports(perfect, policy))
         yield from _graded_policy_cases(scenario, spec, faulty, good_policy)
         yield from _singling_out_cases(scenario, spec, faulty, good_policy)
+        yield from _policy_meaning_cases(spec, faulty, good_policy)
+        yield from _listed_cases(scenario, spec, faulty, good_policy)
+        yield from _pod_rule_cases(spec, faulty, good_policy)
 
 
 def _graded_policy_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
@@ -2080,6 +2236,168 @@ def _singling_out_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
         state = {**faulty, "policyReports": perfect,
                  "resources": {**faulty["resources"], "items": faulty["resources"]["items"] + [policy]}}
         yield Case(f"a policy that singles the gap objects out {why} (its reports)", "policy", FAIL, state=state)
+
+
+def _policy_meaning_cases(spec, faulty, good_policy) -> Iterator[Case]:
+    """A policy is graded on what it does: one that spares the compliant objects by name (a deny of every
+    object of the gap kinds but those names) fails their twins; an update whose existing rules keep their
+    names but are gutted or narrowed fails `ciso.kept`; another existing policy changed fails
+    `ciso.others`; a graded policy the embedded matcher cannot judge (a CEL rule) fails, saying why."""
+    perfect = [{"policy": good_policy["metadata"]["name"], "result": "fail" if g else "pass",
+                "resources": [{"apiVersion": o.get("apiVersion"), "kind": o["kind"], "name": o["metadata"]["name"],
+                               **({"namespace": o["metadata"]["namespace"]} if o["metadata"].get("namespace") else {})}]}
+               for g, objs in ((True, spec["ciso"]["gaps"]), (False, spec["ciso"]["compliant"])) for o in objs]
+    reports = [{"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport", "metadata": {"name": "r"},
+                "results": perfect}]
+
+    def live(policy, extra=()):
+        items = [o for o in faulty["resources"]["items"] if _key(o) not in {_key(policy)} | {_key(e) for e in extra}]
+        return {**faulty, "policyReports": reports,
+                "resources": {**faulty["resources"], "items": items + [policy, *extra]}}
+
+    kinds = sorted({o["kind"] for o in spec["ciso"]["gaps"]})
+    spared = sorted({(o.get("metadata") or {}).get("name") for o in spec["ciso"]["compliant"]
+                     if o.get("kind") in kinds} - {None})  # a kind no compliant object has tells nothing apart
+    if spared:
+        policy = copy.deepcopy(good_policy)
+        policy["spec"]["rules"] = [r for r in policy["spec"]["rules"] if not r["name"].startswith("check")] + [{
+            "name": "check", "match": {"any": [{"resources": {"kinds": kinds}}]},
+            "exclude": {"any": [{"resources": {"names": spared}}]},
+            "validate": {"message": "not on the allowlist", "deny": {}}}]
+        yield Case("a policy that spares the compliant objects by name (offline)", "policy", FAIL,
+                   artifact=("kyverno", [policy]))
+        yield Case("a policy that spares the compliant objects by name (its reports)", "policy", FAIL,
+                   state=live(policy))
+    kept = spec["ciso"].get("kept") or []
+    existing = [r for r in good_policy["spec"]["rules"] if not r["name"].startswith("check")]
+    if kept and existing:
+        for why, change in (("gutted (its pattern matching anything)", lambda r: r.update(
+                                validate={"message": "kept", "pattern": {"spec": {"containers": [{"name": "*"}]}}})),
+                            ("narrowed (to objects named otherwise)", lambda r: r.update(
+                                exclude={"any": [{"resources": {"names": ["*"]}}]}))):
+            policy = copy.deepcopy(good_policy)
+            for rule in policy["spec"]["rules"]:
+                if not rule["name"].startswith("check"):
+                    change(rule)
+            yield Case(f"an update whose existing rules keep their names, {why} (offline)", "policy", FAIL,
+                       artifact=("kyverno", [policy]))
+            yield Case(f"an update whose existing rules keep their names, {why} (its reports)", "policy", FAIL,
+                       state=live(policy))
+    for other in spec["ciso"].get("others") or []:
+        changed = copy.deepcopy(other)
+        changed["spec"]["rules"] = changed["spec"]["rules"][:-1] or [{"name": "emptied"}]
+        yield Case(f"another existing policy ({other['metadata']['name']}) changed (offline)", "policy", FAIL,
+                   artifact=("kyverno", [good_policy, changed]))
+        yield Case(f"another existing policy ({other['metadata']['name']}) changed (in the cluster)", "policy", FAIL,
+                   state=live(good_policy, [changed]))
+    cel = copy.deepcopy(good_policy)
+    cel["spec"]["rules"] = [r for r in cel["spec"]["rules"] if not r["name"].startswith("check")] + [{
+        "name": "check", "match": {"any": [{"resources": {"kinds": kinds}}]},
+        "validate": {"cel": {"expressions": [{"expression": "true"}]}}}]
+    yield Case("a graded policy the embedded matcher cannot judge (CEL), its reports perfect", "policy", FAIL,
+               state=live(cel))
+
+
+def _listed_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
+    """Inputs as `kubectl get -o json` writes several objects, one `kind: List`: the perfect policy as a List
+    (offline), its reports as one PolicyReportList, its state's objects nested in a List (pass); a deny-all
+    policy's reports as a List (fail)."""
+    name = good_policy["metadata"]["name"]
+    if _content_rules(spec) is not None:
+        yield Case("a perfect policy given as a `kind: List`", "policy", PASS,
+                   artifact=("kyverno", [{"apiVersion": "v1", "kind": "List", "items": [good_policy]}]))
+    items = [o for o in faulty["resources"]["items"] if _key(o) != _key(good_policy)] + [good_policy]
+
+    def listed(reports):
+        return {**faulty, "policyReports": {"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReportList",
+                                            "items": reports},
+                "resources": {"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "List",
+                                                                           "items": items}]}}
+    yield Case("a perfect policy's reports as a PolicyReportList, its objects nested in a List", "policy", PASS,
+               state=listed(policy_reports(scenario, perfect=True, policy=name)))
+    yield Case("a deny-all policy's reports as a PolicyReportList", "policy", FAIL,
+               state=listed(policy_reports(scenario, perfect=False, policy=name)))
+
+
+def _rego_field(path: tuple) -> str:
+    return "[" + ", ".join(json.dumps(p) for p in path) + "]"
+
+
+def _rego_cases(spec) -> Iterator[Case]:
+    """Rego policies read the cluster as the fetch script collects it, every object at once: a right policy
+    by content over all the items (pass, where a field tells the gap apart); one that spares the compliant
+    objects by name, and one true whenever the compliant objects are there, reading across objects (fail)."""
+    try:
+        import regopy  # noqa: F401 - the offline Rego engine; without it these cases cannot be graded
+    except ImportError:
+        return
+    head = "package check\n\ndefault result := false\n\nresult if count(violations) == 0\n\n"
+    rules = _content_rules(spec)
+    if rules is not None:
+        body = ""
+        for rule in rules:
+            kind = rule["match"]["any"][0]["resources"]["kinds"][0]
+            cond = rule["validate"]["deny"]["conditions"]["any"][0]
+            path = tuple(int(p) if p.isdigit() else p for p in
+                         cond["value"][len("{{ request.object"):-len(" || '<absent>' }}")].replace("[", ".").replace("]", "")
+                         .strip(".").split("."))
+            body += (f"violations contains i if {{\n  some i\n  item := input.items[i]\n  item.kind == {json.dumps(kind)}\n"
+                     f"  object.get(item, {_rego_field(path)}, \"<absent>\") == {json.dumps(cond['key'])}\n}}\n\n")
+        yield Case("a right Rego policy by content, reading every object at once", "policy", PASS,
+                   artifact=("rego", head + body))
+    kinds = sorted({o["kind"] for o in spec["ciso"]["gaps"]})
+    names = sorted({(o.get("metadata") or {}).get("name") for o in spec["ciso"]["compliant"]} - {None})
+    if names:
+        spare = head + (f"violations contains i if {{\n  some i\n  item := input.items[i]\n  item.kind in {json.dumps(kinds)}\n"
+                        f"  not item.metadata.name in {json.dumps(names)}\n}}\n")
+        yield Case("a Rego policy that spares the compliant objects by name", "policy", FAIL, artifact=("rego", spare))
+        present = ("package check\n\ndefault result := false\n\nresult if {\n  every n in " + json.dumps(names)
+                   + " {\n    some item in input.items\n    item.metadata.name == n\n  }\n}\n")
+        yield Case("a Rego policy true whenever the compliant objects are there (read across objects)", "policy", FAIL,
+                   artifact=("rego", present))
+
+
+def _pod_rule_cases(spec, faulty, good_policy) -> Iterator[Case]:
+    """A policy whose rules match Pods and that Kyverno carries over to no controller (the annotation
+    `pod-policies.kyverno.io/autogen-controllers: none`) flags the pods the gap workloads run: right, offline
+    (the workload judged with the Pod its template makes) and from reports on the pods alone (pass); the
+    same policy matching other labels than the pods carry flags nothing (fail)."""
+    from ..runtime.evaluator import POD_TEMPLATE_KINDS, State, workload_pods
+
+    rules = _content_rules(spec)
+    if rules is None or not all(r["match"]["any"][0]["resources"]["kinds"][0] in POD_TEMPLATE_KINDS
+                                and "request.object.spec.template.spec" in r["validate"]["deny"]["conditions"]["any"][0]["value"]
+                                for r in rules):
+        return
+    policy = copy.deepcopy(good_policy)
+    policy.setdefault("metadata", {}).setdefault("annotations", {})["pod-policies.kyverno.io/autogen-controllers"] = "none"
+    pod_rules = copy.deepcopy(rules)
+    for rule in pod_rules:
+        rule["match"]["any"][0]["resources"]["kinds"] = ["Pod"]
+        cond = rule["validate"]["deny"]["conditions"]["any"][0]
+        cond["value"] = cond["value"].replace("request.object.spec.template.spec", "request.object.spec")
+    policy["spec"]["rules"] = [r for r in policy["spec"]["rules"] if not r["name"].startswith("check")] + pod_rules
+    yield Case("a policy on Pods without autogen rules (autogen-controllers: none) (offline)", "policy", PASS,
+               artifact=("kyverno", [policy]))
+    state = State(faulty)
+    results = []
+    for verdict, objs in (("fail", spec["ciso"]["gaps"]), ("pass", spec["ciso"]["compliant"])):
+        for obj in objs:
+            held = state.objects.get(_key(obj))
+            for pod in workload_pods(held, state) if held is not None and obj.get("kind") in POD_TEMPLATE_KINDS else []:
+                results.append({"policy": policy["metadata"]["name"], "rule": "check-0", "result": verdict,
+                                "resources": [{"apiVersion": "v1", "kind": "Pod", "name": pod["metadata"]["name"],
+                                               "namespace": pod["metadata"].get("namespace")}]})
+    if not any(r["result"] == "fail" for r in results):
+        return
+    items = [o for o in faulty["resources"]["items"] if _key(o) != _key(policy)] + [policy]
+    report = [{"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport", "metadata": {"name": "pods"},
+               "results": results}]
+    live = {**faulty, "policyReports": report, "resources": {**faulty["resources"], "items": items}}
+    yield Case("a policy on Pods without autogen rules, reported on the pods alone", "policy", PASS, state=live)
+    passing = [{**r, "result": "pass"} for r in results]
+    yield Case("a policy on Pods without autogen rules whose reports pass every pod", "policy", FAIL,
+               state={**live, "policyReports": [{**report[0], "results": passing}]})
 
 
 def _glob(pattern: str, text) -> bool:

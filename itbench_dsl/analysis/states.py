@@ -565,8 +565,11 @@ def perfect_answer(scenario: ir.Scenario, state: dict | None = None) -> dict:
     """The ground truth as an agent would submit it: ITBench's 2026 shape for SRE, the prompt's
     `resource` list for FinOps."""
     if scenario.domain == "finops":
-        named = dict.fromkeys(entity_name(r, state, scenario) for i in scenario.injections() for r in [i.target])
-        return {"resource": [{"name": n, "type": "overprovisioned"} for n in named]}
+        # `type` says what is wasteful: the fault's kind in words ("misconfigured hpa", "idle replicas")
+        named: dict = {}
+        for i in scenario.injections():
+            named.setdefault(entity_name(i.target, state, scenario), i.fault.replace("_", " "))
+        return {"resource": [{"name": n, "type": t} for n, t in named.items()]}
     entities = [{"name": entity_name(ref, state, scenario), "contributing_factor": True,
                  "reasoning": "the fault acts on this object", "evidence": "ground truth"}
                 for ref in scenario.root_causes]

@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 import re
 
-from .. import ir
+from .. import ciso, ir
 from . import ciso as ciso_backend
 from .. import tasks as task_types
 from . import faults as fault_backend
 from . import itbench as itbench_backend
-from ..runtime.evaluator import identity_key, nested
+from ..runtime.evaluator import identity_key, nested, pod_requests
 from .evaluator_file import source_for_spec, spec_of  # noqa: F401  (spec_of: the public API)
 from .manifests import topology_manifests
 
@@ -377,8 +377,9 @@ def _health(scenario: ir.Scenario) -> tuple[list, list]:
         if component is not None:
             components.setdefault(component, ref.namespace)
     workloads = []
+    every = scenario.domain == "finops"  # spend cut by breaking another service is no saving
     for w in topology.workloads:
-        if w.name in components and w.replicas > 0 and components[w.name] in (None, w.namespace):
+        if w.replicas > 0 and (every or w.name in components and components[w.name] in (None, w.namespace)):
             workloads.append({"kind": w.kind, "namespace": w.namespace, "name": w.name})
     services = []
     targets = {(r.namespace, r.name) for i in scenario.injections() for r in (i.target, *i.side_objects)
@@ -429,6 +430,16 @@ def _alert_scope(scenario: ir.Scenario, name: str) -> list[str]:
 def _predicate(scenario: ir.Scenario, p) -> dict:
     out = {"kind": p.kind, "target": _ref(p.target) if p.target else None, "state": p.state, "path": list(p.path),
            "op": p.op, "value": p.value, "alert": p.alert, "firing": p.firing}
+    if p.kind == "field" and p.target is not None and p.target.kind in WORKLOAD_KINDS and p.path \
+            and p.path[0] not in ("spec", "metadata", "status") and all(isinstance(s, str) for s in p.path):
+        # `resources.limits.memory` on a Deployment: read off the container the fault changed (else the one
+        # that holds the path), by its name, never off whichever container comes first (a sidecar)
+        key = (p.target.kind, p.target.namespace, p.target.name)
+        healthy = {_key(o): o for o in topology_manifests(scenario.topology, provided=True)}.get(key)
+        faulty = {_key(o): o for o in fault_backend.plan(scenario)[0]}.get(key)
+        path = identified_path(healthy, faulty if faulty is not None else healthy, list(p.path))
+        if any(isinstance(s, list) for s in path):
+            out["path"] = path
     if p.kind == "alert":
         out["namespaces"] = _alert_scope(scenario, p.alert)
     if p.value_type is not None:  # how the evaluator compares when not by plain meaning (a duration, exact text)
@@ -583,7 +594,77 @@ def _finops(scenario: ir.Scenario) -> dict:
         if path == list(o.path):  # a field the healthy manifest leaves out (requests defaulted): the faulty one's
             path = identified_path(faulty.get(key), faulty.get(key), list(o.path))
         optimal.append({"object": _ref(o.target), "path": path, "value": o.value})
-    return {"findings": findings, "threshold": PROXIMITY_THRESHOLD, "optimal": optimal}
+    what = [_finding_words(injection, healthy, faulty) for injection in scenario.injections()]
+    return {"findings": findings, "what": what, "threshold": PROXIMITY_THRESHOLD, "optimal": optimal,
+            "spend": _spend(scenario, healthy)}
+
+
+def _spend(scenario: ir.Scenario, healthy: dict) -> list[dict]:
+    """Each workload of the topology with what it may cost: its replica floor (its autoscaler's
+    minReplicas, else its replicas) and its pods' requests, as the healthy manifests have them."""
+    hpas = {(h.target.namespace, h.target.name): h for h in scenario.topology.autoscalers}
+    out = []
+    for w in scenario.topology.workloads:
+        manifest = healthy.get((w.kind, w.namespace, w.name))
+        if manifest is None or w.kind not in WORKLOAD_KINDS:
+            continue
+        hpa = hpas.get((w.namespace, w.name))
+        entry = {"object": {"apiVersion": manifest.get("apiVersion"), "kind": w.kind, "namespace": w.namespace,
+                            "name": w.name}, "replicas": hpa.min_replicas if hpa else w.replicas}
+        if hpa is not None:
+            entry["autoscaler"] = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+                                   "namespace": hpa.namespace, "name": hpa.name}
+        entry["requests"] = pod_requests(manifest)
+        out.append(entry)
+    return out
+
+
+_GENERIC_WORDS = {"spec", "template", "containers", "container", "name", "value", "type", "resources", "resource",
+                  "metadata", "misconfigured", "insufficient", "metrics", "annotations", "labels", "average"}
+
+
+def _words(text: str) -> set[str]:
+    """The words of an identifier or a phrase, lower-case, of four letters or more (`averageUtilization`:
+    average, utilization), with a plural's `s` dropped."""
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
+    out = set()
+    for word in re.split(r"[^A-Za-z]+", spaced):
+        word = word.lower()
+        word = word[:-1] if len(word) > 4 and word.endswith("s") else word
+        if len(word) >= 3 and word not in _GENERIC_WORDS:
+            out.add(word)
+    return out
+
+
+def _changed_paths(healthy, faulty, path=()):
+    if isinstance(healthy, dict) and isinstance(faulty, dict):
+        for key in set(healthy) | set(faulty):
+            if healthy.get(key) != faulty.get(key):
+                yield from _changed_paths(healthy.get(key), faulty.get(key), path + (key,))
+    elif isinstance(healthy, list) and isinstance(faulty, list) and len(healthy) == len(faulty):
+        for a, b in zip(healthy, faulty):
+            if a != b:
+                yield from _changed_paths(a, b, path)
+    elif healthy != faulty:
+        yield path
+
+
+def _finding_words(injection, healthy: dict, faulty: dict) -> list[str]:
+    """Words any of which the answer's `type` must hold to say what the fault made wasteful: those of the fault
+    kind (`overprovisioned_requests`: overprovisioned, request) and of the fields it changed (`limits.memory`:
+    limit, memory; an autoscaler's `target.averageUtilization`: target, utilization)."""
+    words = _words(injection.fault)
+    for ref in [injection.target, *injection.side_objects]:
+        key = (ref.kind, ref.namespace, ref.name)
+        if key in faulty:
+            for path in _changed_paths(healthy.get(key) or {}, faulty[key]):
+                for part in path[-3:]:
+                    words |= _words(str(part))
+    for word in ("hpa",):  # the name everyone gives an autoscaler
+        if "HorizontalPodAutoscaler" in {r.kind for r in [injection.target, *injection.side_objects]} or \
+                injection.fault.endswith("_hpa"):
+            words |= {word, "autoscal"}
+    return sorted(words)
 
 
 def identified_path(healthy: dict | None, faulty: dict | None, path: list) -> list:
@@ -662,8 +743,61 @@ def _ciso(scenario: ir.Scenario) -> dict | None:
         return [pool.get((r.kind, r.namespace, r.name)) or ir_manifest(r) for r in refs]
 
     contract = ciso_backend.artefact_contract(scenario)
-    return {"control": compliance.control, "task": compliance.task, "gaps": pick(compliance.gaps),
-            "compliant": pick(compliance.compliant), "contract": contract}
+    gaps, context = _read_gaps(scenario, pick(compliance.gaps))
+    out = {"control": compliance.control, "task": compliance.task, "gaps": gaps,
+           "compliant": pick(compliance.compliant), "contract": contract}
+    if context:
+        out["context"] = context
+    out.update(_kept(scenario))
+    return out
+
+
+def _read_gaps(scenario: ir.Scenario, gaps: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(the gap objects graded, the others): of a catalogue control's violating objects, only those the
+    control reads as violating on their own are gaps (the Role granting the risky access, the binding to
+    cluster-admin, the Deployment passing a secret as a variable); the service account or Secret beside
+    them is context, graded neither way (a right policy never flags it, and flagging it is no credit)."""
+    control = ciso.CATALOGUE.get(scenario.compliance.control)
+    if not isinstance(control, ciso.K8sControl) or not ciso_backend.k8s_objects(scenario)[0]:
+        return gaps, []
+    read = [o for o in gaps if control.probe([o])]
+    if not read:
+        return gaps, []
+    return read, [o for o in gaps if o not in read]
+
+
+def _kept(scenario: ir.Scenario) -> dict:
+    """For an update: what the existing policies did, so that keeping a rule means keeping what it checks.
+    `kept`: objects violating a catalogue control (rendered in the scenario's namespace under fresh names)
+    that the policy to update flags before the agent touches it, which the updated policy must still flag
+    (a rule gutted or narrowed under its old name flags them no longer); `others`: the other existing
+    policies, which must be left unchanged."""
+    from ..runtime import kyverno as matcher
+
+    existing = ciso_backend.existing_policy(scenario)
+    namespaces = [n.name for n in scenario.topology.namespaces]
+    if not existing or not namespaces:
+        return {}
+    kept = []
+    for control in ciso.CATALOGUE.values():
+        if not isinstance(control, ciso.K8sControl):
+            continue
+        for obj in control.build(namespaces[0], f"kept-{control.slug}", True):
+            if not control.probe([obj]):
+                continue
+            obj = json.loads(json.dumps(obj))
+            try:
+                failed = sorted({r.rule for r in matcher.evaluate_policy(existing[0], obj) if r.status == "fail"})
+            except Exception:  # noqa: BLE001 - a rule the matcher cannot evaluate keeps no probe
+                failed = []
+            if failed:
+                kept.append({"object": obj, "rules": failed})
+    out: dict = {}
+    if kept:
+        out["kept"] = kept
+    if len(existing) > 1:
+        out["others"] = existing[1:]
+    return out
 
 
 def ir_manifest(ref: ir.ObjectRef) -> dict:
@@ -715,6 +849,9 @@ def _requires(spec: dict) -> dict:
             need(s)
     for optimum in (spec.get("finops") or {}).get("optimal", []):
         need(optimum["object"])
+    for entry in (spec.get("finops") or {}).get("spend", []):
+        need(entry["object"])
+        need(entry.get("autoscaler"))
     if ((spec.get("ciso") or {}).get("contract") or {}).get("artefact") == "kyverno":
         kinds.add(("", "ClusterPolicy"))  # the policy graded live: its contract is checked as the cluster holds it
     out = {"kinds": sorted([ns, kind] for ns, kind in kinds), "alerts": alerts,

@@ -205,6 +205,19 @@ def kind_groups(spec):
     return groups
 
 
+def unlisted(items, depth=0):
+    """Objects with every `kind: List` (or `*List`: `PolicyReportList`, `ClusterPolicyList`) opened into its
+    `items`, as `kubectl get -o json` writes several objects and `kubectl apply` reads them."""
+    out = []
+    for item in items:
+        kind = item.get("kind") if isinstance(item, dict) else None
+        if isinstance(kind, str) and kind.endswith("List") and isinstance(item.get("items"), list) and depth < 8:
+            out.extend(unlisted(item["items"], depth + 1))
+        else:
+            out.append(item)
+    return out
+
+
 class State:
     """The snapshot, indexed once: objects by (kind, namespace, name), what was captured, firing alerts.
 
@@ -221,7 +234,7 @@ class State:
         self.by_kind = {}
         self.captured = set()  # (namespace or "", kind)
         self.names_cache = {}  # id(spec) -> (spec, Names): names_of
-        for item in resources["items"]:
+        for item in unlisted(resources["items"]):
             if not isinstance(item, dict) or not isinstance(item.get("metadata"), dict):
                 raise InputError("every item of the state's `resources` must be a Kubernetes object with metadata")
             meta = item["metadata"]
@@ -260,9 +273,11 @@ class State:
                     (self.firing if phase == "firing" else self.pending).setdefault(
                         str(labels.get("alertname", "")), set()).add(str(namespace) if namespace else None)
         reports = state.get("policyReports")
+        if isinstance(reports, dict) and isinstance(reports.get("items"), list):
+            reports = [reports]  # `kubectl get policyreports -A -o json`: one List
         if reports is not None and not isinstance(reports, list):
-            raise InputError("the state's `policyReports` must be a list of PolicyReport objects")
-        self.policy_reports = reports
+            raise InputError("the state's `policyReports` must be a list of PolicyReport objects (or a List of them)")
+        self.policy_reports = unlisted(reports) if reports is not None else None
         self.graded_policies = state.get("gradedPolicies")  # CISO: the agent's policies, as a run records them
         self.costs = state.get("costs") if isinstance(state.get("costs"), dict) else {}
         # `probes: {NAME: {exit_code, stdout, stderr}}`: the results of the scenario's probes (docs/evaluator.md)
@@ -2341,6 +2356,8 @@ def finops_proximity(spec, state, checks, metrics):
     for index, optimum in enumerate(finops["optimal"]):
         obj = state.get(optimum["object"])
         observed = lookup(obj, optimum["path"]) if obj is not None else _MISSING
+        if isinstance(observed, InvalidValue):  # an ambiguous selection: the figure cannot be told
+            observed = _MISSING
         x, y = number(observed) if observed is not _MISSING else None, number(optimum["value"])
         if x is None or not y:
             proximity = 1.0 if observed is not _MISSING and same(observed, optimum["value"]) else 0.0
@@ -2356,26 +2373,100 @@ def finops_proximity(spec, state, checks, metrics):
     return score
 
 
+def pod_requests(obj):
+    """What each container of a workload's pods requests, {name: {"cpu": cores, "memory": bytes}} (init
+    containers too); a container's request defaults to its limit, as Kubernetes defaults it."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+    pod = template.get("spec") if isinstance(template.get("spec"), dict) else {}
+    out = {}
+    for container in list(pod.get("containers") or []) + list(pod.get("initContainers") or []):
+        if not isinstance(container, dict) or not isinstance(container.get("name"), str):
+            continue
+        res = container.get("resources") if isinstance(container.get("resources"), dict) else {}
+        asked = {}
+        for resource in ("cpu", "memory"):
+            asked[resource] = 0.0
+            for part in ("requests", "limits"):
+                values = res.get(part) if isinstance(res.get(part), dict) else {}
+                if values.get(resource) is not None:
+                    asked[resource] = round(number(values[resource]) or 0.0, 9)
+                    break
+        out[container["name"]] = asked
+    return out
+
+
+def finops_spend(spec, state, checks):
+    """Spend is cut where the fault made it, never moved elsewhere nor raised: for every workload of the
+    topology and each of its healthy containers, its replica floor (its autoscaler's minReplicas, else its
+    replicas) times what the container requests stays within the threshold of what the healthy manifests
+    cost, above it or below (a request slashed starves the service). A raised minReplicas multiplies the
+    spend however well the target is set; a control's right answer is to change nothing."""
+    slack = 1.0 - spec["finops"]["threshold"]
+    over = []
+    for entry in spec["finops"].get("spend", []):
+        obj = state.get(entry["object"])
+        if obj is None:
+            continue  # a missing workload is the health checks' to fail
+        hpa = state.get(entry["autoscaler"]) if entry.get("autoscaler") else None
+        floor = number((hpa.get("spec") or {}).get("minReplicas", 1)) if isinstance(hpa, dict) else \
+            number((obj.get("spec") or {}).get("replicas", 1))
+        floor = 1.0 if floor is None else floor
+        asked = pod_requests(obj)
+        for container, healthy in entry["requests"].items():
+            for resource, figure in healthy.items():
+                cost = floor * (asked.get(container) or {}).get(resource, 0.0)
+                budget = entry["replicas"] * figure
+                if budget and abs(cost - budget) > budget * slack + 1e-9:  # no request at all: nothing to hold
+                    over.append(f"{ref_text(entry['object'])} container {container} {resource}: {cost:g} at "
+                                f"{floor:g} replica(s) at least, healthy {budget:g}")
+    checks.append({"id": "finops.spend", "passed": not over,
+                   "detail": ("spend away from the healthy one: " + "; ".join(over[:3])) if over else
+                             "every workload costs what its healthy manifests cost (replica floor times requests)"})
+
+
+def _tells(text, words):
+    """Whether the free text `text` holds one of `words` (lower-case stems: `request` in "Requests too high")."""
+    if not isinstance(text, str):
+        return False
+    low = text.lower()
+    return any(word in low for word in words)
+
+
 def finops_answer(spec, output, state, checks, metrics):
     """The resources the answer names (`<ns>/<Kind>/<name>`, as the prompt asks; a bare name with its
     kind in `type` too) against the objects each fault makes waste."""
     names = names_of(spec, state)
     findings = [{(r["kind"], r.get("namespace") or None, r["name"]) for r in refs} for refs in spec["finops"]["findings"]]
-    predictions, seen = [], set()
+    predictions, seen, seen_types = [], set(), {}
     for item in output["resource"]:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             raise InputError("each `resource` of the answer must be an object with a `name` string")
         text = item["name"]
-        hint = item.get("type") if isinstance(item.get("type"), str) and "/" not in text else None
+        kind_text = item.get("type") if isinstance(item.get("type"), str) else ""
+        # a bare name's kind may lead its `type` ("HorizontalPodAutoscaler: memory target 1%")
+        hint = (re.split(r"[\s:,;(]+", kind_text.strip()) or [""])[0] if "/" not in text else None
         keys = names.resolve(text, hint if hint and names.kind_of(hint) != hint else None) or \
             (names.resolve(text) if hint else ())
         identity = keys or ("unresolved", text.strip().lower())
         if identity in seen:
+            seen_types[identity].append(kind_text)
             continue
         seen.add(identity)
-        predictions.append((text, set(keys)))
-    hits = [any(keys & f for f in findings) for _, keys in predictions]
-    found = sum(1 for f in findings if any(keys & f for _, keys in predictions))
+        seen_types[identity] = [kind_text]
+        predictions.append((text, set(keys), seen_types[identity]))
+    hits = [any(keys & f for f in findings) for _, keys, _ in predictions]
+    found = sum(1 for f in findings if any(keys & f for _, keys, _ in predictions))
+    what = spec["finops"].get("what")
+    if what is not None and findings:
+        # `type` says what is wasteful: words of the fault's kind or of the fields it changed
+        untold = [text for text, keys, types in predictions for index, f in enumerate(findings) if keys & f
+                  and not any(_tells(t, what[index]) for t in types)]
+        untold = list(dict.fromkeys(untold))
+        checks.append({"id": "finops.type", "passed": not untold,
+                       "detail": (f"the `type` of {', '.join(untold[:3])} does not say what is wasteful (any of: "
+                                  f"{', '.join(what[0][:6])}...)") if untold else
+                                 "each found object's `type` says what about it is wasteful"})
     if not findings:  # a control: nothing is wasted, and the right answer names nothing
         precision = recall = f1 = 0.0 if predictions else 1.0
     else:
@@ -2384,7 +2475,7 @@ def finops_answer(spec, output, state, checks, metrics):
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     metrics["resource_precision"], metrics["resource_recall"] = round(precision, 6), round(recall, 6)
     metrics["resource_f1"] = round(f1, 6)
-    wrong = [text for (text, _), ok in zip(predictions, hits) if not ok]
+    wrong = [text for (text, _, _), ok in zip(predictions, hits) if not ok]
     checks.append({"id": "finops.resource", "passed": precision == 1.0 and recall == 1.0,
                    "detail": f"{len(predictions)} named, {sum(hits)} correct, {found} of {len(findings)} found"
                              + (f"; not wasteful: {', '.join(wrong[:5])}" if wrong else "")})
@@ -2547,21 +2638,118 @@ def _fresh(text, index, mark="t"):
 
 
 def general_checks(spec, judge, checks):
-    """A policy judges what objects are, not what they are called: twins of the gap objects (`twins`:
-    other names, other labels) must still fail. A policy that singles the violating objects out by name,
-    by a name prefix or by a label value passes every twin. `judge(objects)` gives
-    {(kind, namespace, name): results} as the graded verdicts do."""
-    gaps = [obj for obj in spec["ciso"]["gaps"] if (obj.get("metadata") or {}).get("name")]
-    copies = twins(gaps)
-    if not copies:
+    """A policy judges what objects are, not what they are called: twins of the scenario's objects
+    (`twins`: other names, other labels) keep their verdicts, every gap twin fails and every compliant twin
+    passes. A policy that singles the violating objects out by name, by a name prefix or by a label value
+    passes the gap twins; one that spares the compliant objects by their names or labels (`*-ok`, an
+    allowlist) fails the compliant twins. `judge(objects)` gives {(kind, namespace, name): results} as the
+    graded verdicts do; `objects` is (gap twins, compliant twins, context twins)."""
+    ciso_spec = spec["ciso"]
+    gaps = [obj for obj in ciso_spec["gaps"] if (obj.get("metadata") or {}).get("name")]
+    compliant = [obj for obj in ciso_spec["compliant"] if (obj.get("metadata") or {}).get("name")]
+    context = [obj for obj in ciso_spec.get("context", []) if (obj.get("metadata") or {}).get("name")]
+    if not gaps:
         return
-    verdicts = judge(copies)
-    missed = [ref_text(as_ref(obj_ref(c))) for c in copies if not ({"fail", "false"} & verdicts.get(obj_ref(c), set()))]
-    checks.append({"id": "ciso.general", "passed": not missed,
-                   "detail": ("the policy flags the violations by what they are: twins of the gap objects (other "
-                              "names, other labels) fail too") if not missed else
-                             f"twins of the gap objects under other names and labels pass: {', '.join(missed[:3])} "
-                             "(a policy that singles out the violating objects by name or label flags nothing else)"})
+    copies = twins(gaps + compliant + context)  # one renaming throughout: bindings still reach their roles
+    gap_twins, ok_twins = copies[:len(gaps)], copies[len(gaps):len(gaps) + len(compliant)]
+    verdicts = judge((gap_twins, ok_twins, copies[len(gaps) + len(compliant):]))
+    missed = [ref_text(as_ref(obj_ref(c))) for c in gap_twins
+              if not ({"fail", "false"} & verdicts.get(obj_ref(c), set()))]
+    refused = [ref_text(as_ref(obj_ref(c))) for c in ok_twins
+               if {"fail", "false", "error"} & verdicts.get(obj_ref(c), set())]
+    problems = []
+    if missed:
+        problems.append(f"twins of the gap objects under other names and labels pass: {', '.join(missed[:3])} (a "
+                        "policy that singles out the violating objects by name or label flags nothing else)")
+    if refused:
+        problems.append(f"twins of the compliant objects under other names and labels fail: {', '.join(refused[:3])} "
+                        "(a policy that spares the compliant objects by name or label refuses every other)")
+    checks.append({"id": "ciso.general", "passed": not problems,
+                   "detail": "; ".join(problems) if problems else
+                             "the policy judges objects by what they are: twins of the gap objects (other names, "
+                             "other labels) fail and twins of the compliant objects pass"})
+
+
+def unchecked(checks, check_id, why):
+    """A check that cannot run is no pass: it is recorded as failed, saying why (`unchecked`)."""
+    checks.append({"id": check_id, "passed": False, "unchecked": True, "detail": f"cannot be checked: {why}"})
+
+
+def kept_checks(spec, policies, checks):
+    """An update keeps what the existing policy checked: every object it flagged before the agent touched it
+    (`kept`, violations of catalogue controls under fresh names) the updated policy still flags. A rule
+    gutted (its pattern emptied) or narrowed (to other kinds, names, namespaces) under its old name flags
+    them no longer. `policies`: the updated policy, as the artefact or the cluster holds it."""
+    kept = spec["ciso"].get("kept") or []
+    if not kept:
+        return
+    try:
+        verdicts = kyverno_offline(spec, policies, [k["object"] for k in kept])
+    except InputError as exc:
+        unchecked(checks, "ciso.kept", f"the updated policy cannot be evaluated offline ({str(exc)[:160]})")
+        return
+    lost = [f"{ref_text(as_ref(obj_ref(k['object'])))} (rule {', '.join(k['rules'])})" for k in kept
+            if "fail" not in verdicts.get(obj_ref(k["object"]), set())]
+    checks.append({"id": "ciso.kept", "passed": not lost,
+                   "detail": (f"the existing policy's checks still flag all {len(kept)} of its violations" if not lost
+                              else f"the updated policy no longer flags what its existing rules flagged: "
+                                   f"{'; '.join(lost[:3])}" + (f" and {len(lost) - 3} more" if len(lost) > 3 else ""))})
+
+
+_POLICY_BOOKKEEPING = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields",
+                       "selfLink", "finalizers", "ownerReferences")
+
+
+# fields Kyverno's webhook writes into a policy it admits, with the values it writes (a policy read back
+# from the cluster spells them out; they change nothing it checks)
+_KYVERNO_DEFAULTS = {"admission": True, "background": True, "emitWarning": False, "skipBackgroundRequests": True,
+                     "allowExistingViolations": True, "validationFailureAction": "Audit", "failurePolicy": "Fail",
+                     "webhookTimeoutSeconds": 10, "applyRules": "All", "schemaValidation": True,
+                     "useServerSideApply": False}
+
+
+def _says_same(original, held):
+    """Whether `held` (a policy's spec as the artefact or the cluster holds it) says what `original` says:
+    equal, but for fields Kyverno writes with their default value."""
+    if isinstance(original, dict) and isinstance(held, dict):
+        for key in set(original) | set(held):
+            if key in original and key in held:
+                if not _says_same(original[key], held[key]):
+                    return False
+            elif key in held and not (key in _KYVERNO_DEFAULTS and same(held[key], _KYVERNO_DEFAULTS[key])):
+                return False
+            elif key in original and not (key in _KYVERNO_DEFAULTS and same(original[key], _KYVERNO_DEFAULTS[key])):
+                return False
+        return True
+    if isinstance(original, list) and isinstance(held, list):
+        return len(original) == len(held) and all(_says_same(a, b) for a, b in zip(original, held))
+    return same(original, held)
+
+
+def others_checks(spec, policies, checks, complete):
+    """The other existing policies of an update are left unchanged: each one `policies` holds must say what it
+    said. With `complete` (the cluster's ClusterPolicies, as captured), each must also still be there."""
+    others = spec["ciso"].get("others") or []
+    if not others:
+        return
+    held = {}
+    for p in policies:
+        if isinstance(p, dict) and isinstance(p.get("metadata"), dict):
+            held.setdefault(p["metadata"].get("name"), []).append(p)
+    problems = []
+    for original in others:
+        name = original["metadata"]["name"]
+        found = held.get(name, [])
+        if not found:
+            if complete:
+                problems.append(f"`{name}` is gone")
+            continue
+        if any(p.get("kind") != original.get("kind") or not _says_same(original.get("spec"), p.get("spec"))
+               for p in found):
+            problems.append(f"`{name}` was changed")
+    checks.append({"id": "ciso.others", "passed": not problems,
+                   "detail": "; ".join(problems) + " (the prompt asks to leave the other policies unchanged)"
+                   if problems else f"the other existing policies ({len(others)}) are unchanged"})
 
 
 def obj_ref(obj):
@@ -2581,16 +2769,38 @@ def kyverno_offline(spec, policies, objects=None):
     verdicts = {}
     for obj in spec["ciso"]["gaps"] + spec["ciso"]["compliant"] if objects is None else objects:
         results = set()
-        for policy in policies:
-            try:
-                outcome = matcher.evaluate_policy(policy, obj)
-            except Exception as exc:  # noqa: BLE001 - Unsupported (a feature the matcher lacks), a malformed policy
-                raise InputError(f"the Kyverno policy cannot be evaluated offline: {type(exc).__name__}: {exc}")
-            for result in outcome:
-                status = getattr(result, "status", None) or getattr(result, "result", "")
-                results.add(str(status))
+        # a workload is judged with the Pod its template makes: a rule on Pods that Kyverno carries over to
+        # no controller (`pod-policies.kyverno.io/autogen-controllers: none`) flags the pods it runs
+        for target in [obj] + ([templated_pod(obj)] if templated_pod(obj) is not None else []):
+            for policy in policies:
+                try:
+                    outcome = matcher.evaluate_policy(policy, target)
+                except Exception as exc:  # noqa: BLE001 - Unsupported (a feature the matcher lacks), a malformed policy
+                    raise InputError(f"the Kyverno policy cannot be evaluated offline: {type(exc).__name__}: {exc}")
+                for result in outcome:
+                    status = getattr(result, "status", None) or getattr(result, "result", "")
+                    results.add(str(status))
         verdicts[obj_ref(obj)] = results
     return verdicts
+
+
+POD_TEMPLATE_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "ReplicationController")
+
+
+def templated_pod(obj):
+    """The Pod a workload's template makes (its namespace, the template's labels and spec), as the cluster
+    runs it; None for an object without a pod template."""
+    if not isinstance(obj, dict) or obj.get("kind") not in POD_TEMPLATE_KINDS:
+        return None
+    template = (obj.get("spec") or {}).get("template") if isinstance(obj.get("spec"), dict) else None
+    if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
+        return None
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    tmeta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
+    pod_meta = {"name": f"{meta.get('name', 'pod')}-pod", **{k: v for k, v in tmeta.items() if k in ("labels", "annotations")}}
+    if meta.get("namespace"):
+        pod_meta["namespace"] = meta["namespace"]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": template["spec"]}
 
 
 def _package_module(name):
@@ -2638,9 +2848,14 @@ def embedded_module(name):
 
 
 def rego_verdicts(spec, rego_source, opa_result, objects=None):
-    """Per-object verdicts of a Rego `package check` rule `result` (false means a violation), over the
-    embedded gap and compliant manifests (or `objects`)."""
-    objects = spec["ciso"]["gaps"] + spec["ciso"]["compliant"] if objects is None else objects
+    """Per-object verdicts of a Rego `package check` rule `result` (false means a violation). The policy reads
+    the cluster as the agent's fetch script collects it, every object at once (a Deployment is covered by a
+    NetworkPolicy beside it), so each verdict comes from a world: the compliant objects with the gap's
+    context (`compliant world`: must give true, every compliant object shares its verdict), and that world
+    with one gap object added (must give false: that gap object is flagged). `objects`: (gaps, compliant,
+    context) to judge instead of the embedded ones (the twins)."""
+    gaps, compliant, context = (spec["ciso"]["gaps"], spec["ciso"]["compliant"], spec["ciso"].get("context", [])) \
+        if objects is None else objects
     verdicts = {}
     if rego_source is not None:
         try:
@@ -2650,11 +2865,17 @@ def rego_verdicts(spec, rego_source, opa_result, objects=None):
         except ImportError:
             regopy = None
         if regopy is not None:
-            for obj in objects:
-                verdicts[obj_ref(obj)] = {_regopy_verdict(regopy, rego_source, obj)}
+            world = list(compliant) + list(context)
+            if compliant:
+                verdict = _regopy_verdict(regopy, rego_source, world)
+                for obj in compliant:
+                    verdicts[obj_ref(obj)] = {verdict}
+            for obj in gaps:
+                verdicts[obj_ref(obj)] = {_regopy_verdict(regopy, rego_source, world + [obj])}
             return verdicts, "rego (regopy)"
         if opa_result is None:
             raise InputError("regopy is not installed: give a recorded `opa eval` result with --opa-result FILE")
+    objects = list(gaps) + list(compliant)
     if opa_result is None:
         raise InputError("a Rego artefact needs --artifact FILE.rego (with regopy) or --opa-result FILE")
     # a recorded result, one `opa eval` per object (input: a List holding that object alone):
@@ -2675,7 +2896,7 @@ def rego_verdicts(spec, rego_source, opa_result, objects=None):
     return verdicts, "opa eval (recorded)"
 
 
-def _regopy_verdict(regopy, source, obj):
+def _regopy_verdict(regopy, source, objects):
     interpreter = regopy.Interpreter()
     # rego-cpp prints compile errors on the process's stdout, where the verdict goes: send them to stderr
     sys.stdout.flush()
@@ -2683,9 +2904,8 @@ def _regopy_verdict(regopy, source, obj):
     os.dup2(2, 1)
     try:
         interpreter.add_module("check", source)
-        # one object at a time, in the shape the agent's fetch script writes (a `kubectl get -o json` List),
-        # so each object gets its own verdict
-        interpreter.set_input({"apiVersion": "v1", "kind": "List", "items": [obj]})
+        # in the shape the agent's fetch script writes (a `kubectl get -o json` List)
+        interpreter.set_input({"apiVersion": "v1", "kind": "List", "items": list(objects)})
         # bound to a variable: a bare query whose value is `false` reads as undefined
         output = interpreter.query("x := data.check.result")
     except Exception as exc:  # noqa: BLE001 - regopy raises RegoError for a module that does not compile
@@ -2718,61 +2938,88 @@ def graded_policies(contract, st):
     return set(names)
 
 
-def live_general_checks(spec, policies, checks, metrics):
+def live_general_checks(spec, policies, checks):
     """`ciso.general` for a policy graded from the cluster's reports: the policies, as read back from the
-    cluster, judged by the embedded matcher on the twins of the gap objects, when the matcher flags the gap
-    objects themselves as Kyverno reported them. A policy the matcher cannot evaluate, or reads otherwise,
-    is noted (`general_unchecked`), not failed: Kyverno itself graded it."""
+    cluster, judged by the embedded matcher on the twins, when the matcher reads the gap objects as Kyverno
+    reported them. A policy the matcher cannot evaluate, or reads otherwise, leaves the check unrun: it is
+    recorded failed with the reason (`unchecked`), never a pass."""
     if embedded_module("kyverno") is None:
+        unchecked(checks, "ciso.general", "this evaluator embeds no Kyverno matcher to judge the twins with")
         return
     try:
         gaps = spec["ciso"]["gaps"]
         seen = kyverno_offline(spec, policies, gaps)
         if not all({"fail", "false"} & seen.get(obj_ref(o), set()) for o in gaps):
-            # the matcher does not read the policy as Kyverno did (a feature it lacks): twins prove nothing
-            metrics["general_unchecked"] = "the embedded matcher does not flag the gap objects with this policy"
+            unchecked(checks, "ciso.general", "the embedded matcher does not flag the gap objects with this policy, "
+                      "so its verdicts on their twins prove nothing")
             return
-        general_checks(spec, lambda objs: kyverno_offline(spec, policies, objs), checks)
+        general_checks(spec, lambda objs: kyverno_offline(spec, policies, objs[0] + objs[1]), checks)
     except InputError as exc:
-        metrics["general_unchecked"] = str(exc)[:200]
+        unchecked(checks, "ciso.general", str(exc)[:200])
+
+
+def _update_target(contract, policies):
+    """The policy an update grades (the one the contract names) among `policies`; all of them otherwise."""
+    if not contract.get("name"):
+        return policies
+    return [p for p in policies if (p.get("metadata") or {}).get("name") == contract["name"]]
 
 
 def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
     contract = spec["ciso"].get("contract") or {}
     problems = None
     if artifact is not None and artifact[0] == "kyverno":
-        policies = [d for d in artifact[1] if isinstance(d, dict)]
+        policies = [d for d in unlisted(artifact[1]) if isinstance(d, dict)]
         problems = contract_problems(contract, policies) if contract.get("artefact") == "kyverno" else []
         kyverno = [p for p in policies if p.get("kind") in ("ClusterPolicy", "Policy")]
         if not kyverno:
             raise InputError("the artefact holds no Kyverno ClusterPolicy or Policy")
         verdicts, source = kyverno_offline(spec, kyverno), "kyverno (offline)"
+        general_checks(spec, lambda objs: kyverno_offline(spec, kyverno, objs[0] + objs[1]), checks)
+        kept_checks(spec, _update_target(contract, kyverno), checks)
+        others_checks(spec, kyverno, checks, complete=False)
     elif artifact is not None or opa_result is not None:
         verdicts, source = rego_verdicts(spec, artifact[1] if artifact else None, opa_result)
+        if source == "rego (regopy)":
+            general_checks(spec, lambda objs: rego_verdicts(spec, artifact[1], None, objs)[0], checks)
+        else:
+            unchecked(checks, "ciso.general", "a recorded `opa eval` result holds no verdicts on the twins; grade "
+                      "the .rego itself (--artifact, with regopy installed)")
     else:
         if st is None or st.policy_reports is None:
             raise InputError("the policy task needs the agent's artefact (--artifact, --opa-result) or a state "
                              "with `policyReports`")
         graded = graded_policies(contract, st)
         verdicts, reporting = report_verdicts(st.policy_reports, graded)
+        # a workload's pods speak for it: a policy on Pods without autogen rules reports the pods it runs
+        for obj in spec["ciso"]["gaps"] + spec["ciso"]["compliant"]:
+            held = st.objects.get(obj_ref(obj))
+            if held is not None and obj.get("kind") in POD_TEMPLATE_KINDS:
+                for pod in workload_pods(held, st):
+                    got = verdicts.get(obj_ref(pod))
+                    if got:
+                        verdicts.setdefault(obj_ref(obj), set()).update(got)
         source = "policyReports" + (f" of {', '.join(sorted(graded)) or 'no policy'}" if graded is not None else "")
         if contract.get("artefact") == "kyverno":
             # the graded policies as the state holds them (read back from the cluster)
-            deployed = [o for (kind, _, name), o in st.objects.items() if kind in ("ClusterPolicy", "Policy")
-                        and (name in reporting or name in (graded or ()))]
+            cluster = [o for (kind, _, name), o in st.objects.items() if kind in ("ClusterPolicy", "Policy")]
+            deployed = [o for o in cluster if (o.get("metadata") or {}).get("name") in reporting | set(graded or ())]
             if st.has("", "ClusterPolicy") or deployed:
                 problems = contract_problems(contract, deployed)
                 kyverno = [p for p in deployed if isinstance(p.get("spec"), dict)]
                 if kyverno:
-                    live_general_checks(spec, kyverno, checks, metrics)
-    if source in ("kyverno (offline)", "rego (regopy)"):
-        judge = (lambda objs: kyverno_offline(spec, kyverno, objs)) if source.startswith("kyverno") else \
-            (lambda objs: rego_verdicts(spec, artifact[1], None, objs)[0])
-        general_checks(spec, judge, checks)
+                    live_general_checks(spec, kyverno, checks)
+                    kept_checks(spec, _update_target(contract, kyverno), checks)
+                others_checks(spec, cluster, checks, complete=st.has("", "ClusterPolicy"))
+            else:
+                unchecked(checks, "ciso.contract", "the state holds no ClusterPolicy (capture `/ClusterPolicy`), so "
+                          "the graded policy cannot be read back")
     if problems is not None:
         checks.append({"id": "ciso.contract", "passed": not problems,
                        "detail": "; ".join(problems) if problems else "the policy keeps the prompt's contract"})
     score = ciso(spec, verdicts, checks, metrics, gap_only, source)
+    if any(c.get("unchecked") for c in checks):
+        metrics["unchecked"] = [c["id"] for c in checks if c.get("unchecked")]
     return 0.0 if problems else score
 
 
@@ -3011,6 +3258,8 @@ def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=No
         proximity = finops_proximity(spec, st, checks, metrics) if domain == "finops" else None
         mitigation_checks(spec, st, checks)
         unchanged_checks(spec["mitigation"], st, checks)
+        if domain == "finops" and "spend" in spec["finops"]:
+            finops_spend(spec, st, checks)
         healthy = all(c["passed"] for c in checks if not c["id"].startswith("finops.proximity"))
         if proximity is not None:
             score = proximity if healthy else 0.0  # a fix that breaks the service scores nothing
@@ -3065,7 +3314,7 @@ def evaluate(spec, agent_output, state, gap_only=False, task=None, artifact=None
     (RFC 3339) is when the fault was injected: the detect task of a scenario with a fault reads it.
     `indexed`, a dict a caller keeps for one spec, holds the states already indexed (the adversarial corpus
     grades one state under several cases)."""
-    if agent_output is not None and not isinstance(agent_output, dict) and "answers" not in spec:
+    if agent_output is not None and not isinstance(agent_output, (dict, Unreadable)) and "answers" not in spec:
         raise InputError("the agent output must be a JSON object")
     tasks = spec["tasks"]
     if task is not None and task not in tasks:
@@ -3403,7 +3652,9 @@ def main(spec, argv=None):
             answers = _load_answers(spec, args.agent_output)
             output = None
         else:
-            load = _load_answer if spec.get("answers") else _load_json  # ITBench's diagnosis: refused, as it was
+            # an answer the agent wrote that is no JSON, or says a key twice, fails its task with the reason;
+            # ITBench's SRE diagnosis file is refused, as it was
+            load = _load_answer if spec.get("answers") or spec.get("domain") == "finops" else _load_json
             output = load(args.agent_output, "agent output") if args.agent_output else None
             if args.agent_output and output is None:
                 output = NULL_ANSWER  # a file that holds `null` is an answer, and not a JSON object

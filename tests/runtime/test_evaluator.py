@@ -563,9 +563,14 @@ def test_finops_answers_that_follow_the_prompt_pass():
         assert answer(f"{side.namespace}/{side.kind}/{side.name}")["passed"]
     assert not answer("otel-demo/Deployment/cart")["passed"]
     assert not answer(target + "-v2")["passed"]
-    bare = run(name, {"resource": [{"name": injection.target.name, "type": injection.target.kind}]}, faulty,
+    bare = run(name, {"resource": [{"name": injection.target.name,
+                                    "type": f"{injection.target.kind}: autoscaler target too low"}]}, faulty,
                task="diagnose")
     assert bare["passed"]
+    # the kind alone says nothing of what is wasteful
+    kind_only = run(name, {"resource": [{"name": injection.target.name, "type": injection.target.kind}]}, faulty,
+                    task="diagnose")
+    assert not kind_only["passed"] and "finops.type" in [c["id"] for c in kind_only["checks"] if not c["passed"]]
 
 
 def test_finops_proximity():
@@ -600,7 +605,16 @@ def reports(name: str, gap: str, compliant: str) -> list[dict]:
     return [{"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport", "results": results}]
 
 
-def ciso_state(name, gap, compliant, policy=GOOD_POLICY) -> dict:
+def good_policy(name: str) -> dict:
+    """A right policy for the scenario, one the embedded matcher reads as Kyverno does (ciso.general judges it
+    on the twins): the corpus's, by content."""
+    from itbench_dsl.analysis.corpus import _perfect_policy
+
+    return _perfect_policy(bundle(name)[0], evaluator(name)["SPEC"])
+
+
+def ciso_state(name, gap, compliant, policy=None) -> dict:
+    policy = good_policy(name) if policy is None else policy
     items = [policy] if policy else []
     return {"resources": {"kind": "List", "items": items}, "captured": ["/ClusterPolicy"],
             "policyReports": reports(name, gap, compliant)}
@@ -621,7 +635,7 @@ def test_kyverno_policy_reports(name):
                                     {"apiVersion": "kyverno.io/v2beta1"}, {"kind": "Policy"}])
 def test_the_prompts_artefact_contract_is_enforced(broken):
     name = "cis-k8s-5-2-2-privileged-kyverno"
-    policy = copy.deepcopy(GOOD_POLICY)
+    policy = copy.deepcopy(good_policy(name))
     if "validationFailureAction" in broken or "background" in broken:
         policy["spec"].update(broken)
     else:
@@ -677,7 +691,10 @@ def test_rego_recorded_results():
                 "result": [{"expressions": [{"value": value, "text": "data.check.result"}]}]}
         return out
 
-    assert run(name, None, None, opa_result=record(False, True))["passed"]
+    right = run(name, None, None, opa_result=record(False, True))
+    # every object graded right, but the twins cannot be judged from a recording: no pass, said so
+    assert set(failed(right)) == {"ciso.general"} and right["score"] == 1.0 and not right["passed"]
+    assert "cannot be checked" in next(c["detail"] for c in right["checks"] if c["id"] == "ciso.general")
     assert not run(name, None, None, opa_result=record(False, False))["passed"]
     assert not run(name, None, None, opa_result=record(False, False), gap_only=True)["passed"]
 
@@ -1016,7 +1033,7 @@ def test_a_finops_control_passes_the_answer_that_names_nothing():
 
 def test_twins_differ_in_every_name_and_label_but_what_controls_read():
     ns = evaluator("cis-k8s-5-1-1-cluster-admin-kyverno")
-    gaps = ns["SPEC"]["ciso"]["gaps"]
+    gaps = ns["SPEC"]["ciso"]["gaps"] + ns["SPEC"]["ciso"]["context"]  # the binding and its service account
     copies = ns["twins"](gaps)
     for gap, twin in zip(gaps, copies):
         name, other = gap["metadata"]["name"], twin["metadata"]["name"]
@@ -1037,9 +1054,7 @@ def test_only_the_policy_the_task_names_is_graded():
     name = "cis-k8s-5-2-7-root-user-kyverno-update"
     spec = evaluator(name)["SPEC"]
     named = spec["ciso"]["contract"]["name"]
-    policy = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": named},
-              "spec": {"validationFailureAction": "Audit", "background": True,
-                       "rules": [{"name": r} for r in spec["ciso"]["contract"]["rules"]]}}
+    policy = good_policy(name)  # the existing policy with a rule that flags the gap
 
     def results(policy_name, gap):
         out = []
@@ -1058,7 +1073,7 @@ def test_only_the_policy_the_task_names_is_graded():
     assert run(name, None, state(results("another", "pass") + results(named, "fail")))["passed"]
     # a kyverno_policy task: the run names the agent's own policies (`gradedPolicies`)
     create = "cis-k8s-5-2-2-privileged-kyverno"
-    mine = dict(GOOD_POLICY)
+    mine = good_policy(create)
     others = reports(create, "fail", "pass")
     others[0]["results"] = [dict(r, policy="someone-elses") for r in others[0]["results"]]
     allow = reports(create, "pass", "pass")

@@ -1,0 +1,258 @@
+"""CISO and FinOps verdicts by meaning: each class of wrong verdict the red team found, by hand.
+
+CISO: twins of the compliant objects, gap sets of what the control reads, updates that keep what their rules
+checked, the other existing policies left unchanged, checks that cannot run, Rego over every object at once,
+Pod policies without autogen, List-shaped inputs. FinOps: the spend of every workload (an autoscaler's floor,
+a control's right answer is no change, damage elsewhere), the container a predicate reads, the answer's
+`type`, an answer that says a key twice.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+
+import pytest
+
+from itbench_dsl.backends import ciso as ciso_backend
+from test_evaluator import bundle, derived, evaluator, obj, run
+
+
+def spec_of(name: str) -> dict:
+    return evaluator(name)["SPEC"]
+
+
+def failed(verdict: dict) -> set:
+    return {c["id"] for c in verdict["checks"] if not c["passed"]}
+
+
+def _content_policy(name: str, rules: list, policy_name: str = "agent-policy", annotations=None) -> dict:
+    meta = {"name": policy_name, **({"annotations": annotations} if annotations else {})}
+    return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": meta,
+            "spec": {"validationFailureAction": "Audit", "background": True, "rules": rules}}
+
+
+PRIVILEGED = {"name": "privileged", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+              "validate": {"message": "no privileged containers", "pattern": {"spec": {"containers": [
+                  {"=(securityContext)": {"=(privileged)": "false"}}]}}}}
+
+
+# ---- CISO ------------------------------------------------------------------------------------------------
+
+
+def test_a_policy_that_spares_the_compliant_objects_by_name_fails_their_twins():
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    spared = [o["metadata"]["name"] for o in spec_of(name)["ciso"]["compliant"]]
+    cheat = _content_policy(name, [{"name": "allowlist", "match": {"any": [{"resources": {"kinds": ["Deployment"]}}]},
+                                    "exclude": {"any": [{"resources": {"names": spared}}]},
+                                    "validate": {"message": "not allowlisted", "deny": {}}}])
+    verdict = run(name, None, None, task="policy", artifact=("kyverno", [cheat]))
+    assert not verdict["passed"] and "ciso.general" in failed(verdict)
+    assert "compliant objects" in next(c["detail"] for c in verdict["checks"] if c["id"] == "ciso.general")
+    right = run(name, None, None, task="policy", artifact=("kyverno", [_content_policy(name, [PRIVILEGED])]))
+    assert right["passed"], failed(right)
+
+
+def test_gap_sets_hold_only_what_the_control_reads():
+    cluster_admin = spec_of("cis-k8s-5-1-1-cluster-admin-kyverno")["ciso"]
+    assert [o["kind"] for o in cluster_admin["gaps"]] == ["ClusterRoleBinding"]
+    assert [o["kind"] for o in cluster_admin["context"]] == ["ServiceAccount"]
+    secret_env = spec_of("cis-k8s-5-4-1-secret-env-opa")["ciso"]
+    assert [o["kind"] for o in secret_env["gaps"]] == ["Deployment"]
+    # a right policy (bindings to cluster-admin) passes without flagging the service account beside the binding
+    rule = {"name": "no-cluster-admin", "match": {"any": [{"resources": {"kinds": ["ClusterRoleBinding"]}}]},
+            "validate": {"message": "cluster-admin", "deny": {"conditions": {"any": [
+                {"key": "{{ request.object.roleRef.name }}", "operator": "Equals", "value": "cluster-admin"}]}}}}
+    verdict = run("cis-k8s-5-1-1-cluster-admin-kyverno", None, None, task="policy",
+                  artifact=("kyverno", [_content_policy("x", [rule])]))
+    assert verdict["passed"], failed(verdict)
+
+
+def _existing(name: str) -> list:
+    return ciso_backend.existing_policy(bundle(name)[0])
+
+
+def test_an_update_keeps_what_its_rules_checked():
+    name = "cis-k8s-5-2-7-root-user-kyverno-update"
+    existing = _existing(name)[0]
+    root = {"name": "run-as-non-root", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"message": "non-root", "pattern": {"spec": {"securityContext": {"runAsNonRoot": True}}}}}
+    good = copy.deepcopy(existing)
+    good["spec"]["rules"].append(root)
+    verdict = run(name, None, None, task="policy", artifact=("kyverno", [good]))
+    assert verdict["passed"], failed(verdict)
+    gutted = copy.deepcopy(good)
+    for rule in gutted["spec"]["rules"][:-1]:
+        rule["validate"]["pattern"] = {"spec": {"containers": [{"name": "*"}]}}  # holds for every pod
+    verdict = run(name, None, None, task="policy", artifact=("kyverno", [gutted]))
+    assert "ciso.kept" in failed(verdict) and not verdict["passed"]
+    narrowed = copy.deepcopy(good)
+    for rule in narrowed["spec"]["rules"][:-1]:
+        rule["match"]["any"][0]["resources"]["namespaces"] = ["elsewhere"]
+    assert "ciso.kept" in failed(run(name, None, None, task="policy", artifact=("kyverno", [narrowed])))
+
+
+def test_the_other_existing_policies_stay_unchanged():
+    name = "trusted-registry-kyverno-update"
+    policies = _existing(name)
+    assert spec_of(name)["ciso"]["others"], "the scenario declares another existing policy"
+    other = copy.deepcopy(policies[1])
+    other["spec"]["rules"] = other["spec"]["rules"][:-1] or [{"name": "emptied"}]
+    verdict = run(name, None, None, task="policy", artifact=("kyverno", [policies[0], other]))
+    assert "ciso.others" in failed(verdict)
+    same = copy.deepcopy(policies[1])
+    same["spec"]["admission"] = True  # a default Kyverno writes back changes nothing
+    verdict = run(name, None, None, task="policy", artifact=("kyverno", [policies[0], same]))
+    assert "ciso.others" not in failed(verdict)
+
+
+def test_a_check_that_cannot_run_fails_saying_why():
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    spec = spec_of(name)
+    faulty = derived(name, "faulty")
+    cel = _content_policy(name, [{"name": "cel", "match": {"any": [{"resources": {"kinds": ["Deployment"]}}]},
+                                  "validate": {"cel": {"expressions": [{"expression": "true"}]}}}])
+    results = [{"policy": "agent-policy", "result": "fail" if gap else "pass",
+                "resources": [{"kind": o["kind"], "namespace": o["metadata"]["namespace"], "name": o["metadata"]["name"]}]}
+               for gap, objs in ((True, spec["ciso"]["gaps"]), (False, spec["ciso"]["compliant"])) for o in objs]
+    state = {**faulty, "gradedPolicies": ["agent-policy"],
+             "policyReports": [{"kind": "PolicyReport", "metadata": {"name": "r"}, "results": results}],
+             "resources": {**faulty["resources"], "items": faulty["resources"]["items"] + [cel]}}
+    verdict = run(name, None, state, task="policy")
+    general = next(c for c in verdict["checks"] if c["id"] == "ciso.general")
+    assert not verdict["passed"] and general["unchecked"] and "cannot be checked" in general["detail"]
+    assert verdict["metrics"]["unchecked"] == ["ciso.general"]
+
+
+def test_a_recorded_opa_result_cannot_judge_the_twins():
+    name = "cis-k8s-5-2-5-host-network-opa"
+    spec = spec_of(name)
+    recorded = {f"{o['metadata']['namespace']}/{o['kind']}/{o['metadata']['name']}": gap
+                for gap, objs in ((False, spec["ciso"]["gaps"]), (True, spec["ciso"]["compliant"])) for o in objs}
+    verdict = run(name, None, None, task="policy", opa_result=recorded)
+    assert not verdict["passed"] and "ciso.general" in failed(verdict)
+
+
+NETWORK_POLICY_REGO = """package check
+
+default result := false
+
+result if count(violations) == 0
+
+selected(dep) if {
+  some p in input.items
+  p.kind == "NetworkPolicy"
+  p.metadata.namespace == dep.metadata.namespace
+  every k, v in p.spec.podSelector.matchLabels {
+    dep.spec.template.metadata.labels[k] == v
+  }
+}
+
+violations contains dep.metadata.name if {
+  some dep in input.items
+  dep.kind == "Deployment"
+  not selected(dep)
+}
+"""
+
+
+def test_rego_reads_every_object_at_once():
+    pytest.importorskip("regopy")
+    name = "cis-k8s-5-3-2-network-policy-opa"
+    verdict = run(name, None, None, task="policy", artifact=("rego", NETWORK_POLICY_REGO))
+    assert verdict["passed"], failed(verdict)
+    present = [o["metadata"]["name"] for o in spec_of(name)["ciso"]["compliant"]]
+    cheat = ("package check\n\ndefault result := false\n\nresult if {\n  every n in " + json.dumps(present)
+             + " {\n    some item in input.items\n    item.metadata.name == n\n  }\n}\n")
+    assert not run(name, None, None, task="policy", artifact=("rego", cheat))["passed"]
+
+
+def test_pod_policies_without_autogen_judge_the_pods_a_workload_runs():
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    none = _content_policy(name, [PRIVILEGED], annotations={"pod-policies.kyverno.io/autogen-controllers": "none"})
+    verdict = run(name, None, None, task="policy", artifact=("kyverno", [none]))
+    assert verdict["passed"], failed(verdict)
+    # a Pod policy that allows everything still flags nothing
+    lax = copy.deepcopy(none)
+    lax["spec"]["rules"][0]["validate"]["pattern"] = {"spec": {"containers": [{"name": "*"}]}}
+    assert not run(name, None, None, task="policy", artifact=("kyverno", [lax]))["passed"]
+
+
+def test_list_shaped_inputs_are_opened():
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    policy = _content_policy(name, [PRIVILEGED])
+    verdict = run(name, None, None, task="policy",
+                  artifact=("kyverno", [{"apiVersion": "v1", "kind": "List", "items": [policy]}]))
+    assert verdict["passed"], failed(verdict)
+
+
+# ---- FinOps ----------------------------------------------------------------------------------------------
+
+
+def test_a_raised_autoscaler_floor_multiplies_spend():
+    name = "otel-three-hpas-misconfigured"
+    solved = derived(name, "solved")
+    assert run(name, None, solved, task="mitigate")["passed"]
+    obj(solved, "HorizontalPodAutoscaler", "frontend")["spec"]["minReplicas"] = 4
+    assert "finops.spend" in failed(run(name, None, solved, task="mitigate"))
+
+
+def test_a_controls_right_answer_is_no_change():
+    name = "otel-autoscaling-spend-false-alarm"
+    healthy = derived(name, "healthy")
+    assert run(name, None, healthy, task="mitigate")["passed"]
+    scaled = copy.deepcopy(healthy)
+    target = next(o for o in scaled["resources"]["items"] if o["kind"] == "Deployment"
+                  and any((c.get("resources") or {}).get("requests") or (c.get("resources") or {}).get("limits")
+                          for c in o["spec"]["template"]["spec"]["containers"]))
+    target["spec"]["replicas"] = 3 * int(target["spec"].get("replicas") or 1)
+    assert "finops.spend" in failed(run(name, None, scaled, task="mitigate"))
+
+
+def test_damage_outside_the_faulted_workload_fails():
+    name = "otel-cart-overprovisioned-requests"
+    solved = derived(name, "solved")
+    frontend = obj(solved, "Deployment", "frontend")
+    frontend["status"]["readyReplicas"] = 0
+    frontend["status"]["availableReplicas"] = 0
+    assert "health.ready.otel-demo/Deployment/frontend" in failed(run(name, None, solved, task="mitigate"))
+
+
+def test_a_predicate_reads_its_container_by_name():
+    name = "otel-cart-overprovisioned-requests"
+    solved = derived(name, "solved")
+    cart = obj(solved, "Deployment", "cart")
+    containers = cart["spec"]["template"]["spec"]["containers"]
+    sidecar = {"name": "sidecar", "image": "busybox", "resources": {"limits": {"memory": "1600Mi"}}}
+    containers.insert(0, sidecar)
+    verdict = run(name, None, solved, task="mitigate")
+    assert "mitigation.predicate.1" not in failed(verdict)
+    mine = next(c for c in containers if c["name"] == "cart")
+    mine["resources"]["limits"]["memory"] = "1600Mi"
+    sidecar["resources"]["limits"]["memory"] = "160Mi"
+    assert "mitigation.predicate.1" in failed(run(name, None, solved, task="mitigate"))
+
+
+def test_the_answer_type_must_say_what_is_wasteful():
+    name = "otel-three-hpas-misconfigured"
+    faulty = derived(name, "faulty")
+    names = [f"otel-demo/HorizontalPodAutoscaler/{n}" for n in ("fraud-detection", "frontend", "image-provider")]
+    good = run(name, {"resource": [{"name": n, "type": "memory target 1%"} for n in names]}, faulty, task="diagnose")
+    assert good["passed"], failed(good)
+    vague = run(name, {"resource": [{"name": n, "type": "x"} for n in names]}, faulty, task="diagnose")
+    assert not vague["passed"] and "finops.type" in failed(vague)
+
+
+def test_an_answer_that_says_a_key_twice_is_a_failing_verdict(tmp_path):
+    name = "otel-frontend-hpa-misconfigured"
+    script = tmp_path / "evaluator.py"
+    script.write_bytes(bundle(name)[1]["evaluator.py"])
+    answer = tmp_path / "answer.json"
+    answer.write_text('{"resource":[{"name":"otel-demo/HorizontalPodAutoscaler/frontend","type":"x"}],"resource":[]}')
+    done = subprocess.run([sys.executable, str(script), "--task", "diagnose", "--agent-output", str(answer)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads(done.stdout)
+    assert not verdict["passed"] and "twice" in json.dumps(verdict["checks"])
