@@ -120,33 +120,245 @@ def parse_text(text: str, path: str = "<string>", diags: Diagnostics | None = No
 
 
 def parse_source(source: SourceFile, diags: Diagnostics) -> ast.Document | None:
+    """The file's AST, or None when it has an error. Every syntax error of the file is reported (the parse
+    resumes at the next statement after each: `parse_recovering`)."""
+    errors_before = len(diags.items)
+    document, _dropped = parse_recovering(source, diags)
+    return document if len(diags.items) == errors_before else None
+
+
+MAX_SYNTAX_ERRORS = 20  # reported per file; after them the parse stops
+
+
+def parse_recovering(source: SourceFile, diags: Diagnostics) -> tuple[ast.Document | ast.FaultLibrary | None, list[str]]:
+    """Parse, reporting each syntax error and resuming after it: a closing bracket that the indentation
+    shows missing is put where it is missing, otherwise the statement holding the error is dropped (its
+    text blanked, every offset kept) and the text parsed again. Returns the AST of what parsed (None when
+    nothing did) and the texts dropped, so that a caller checking the rest can tell a consequence of a
+    dropped statement (a name it declared) from an error of its own."""
     path = source.path
     if not _check_nesting(source, diags):
-        return None
-    try:
-        tree = _parser().parse(source.text)
-    except lark.exceptions.UnexpectedInput as exc:
-        _syntax_error(exc, source, diags)
-        return None
+        return None, []
+    text = source.text
+    dropped: list[str] = []
+    last_region: tuple[int, int] | None = None
+    tree = None
+    for _round in range(MAX_SYNTAX_ERRORS):
+        try:
+            tree = _parser().parse(text)
+            break
+        except lark.exceptions.UnexpectedInput as exc:
+            position = _error_position(exc, text)
+            missing = _missing_closer(text, position)
+            if missing is not None:
+                at, opener, closer, overwrite = missing
+                _report_missing_closer(source, at, opener, closer, diags)
+                text = text[:overwrite] + closer + text[overwrite + 1:]
+                continue
+            consequence = last_region is not None and _only_blank_between(text, last_region[1], position)
+            region = _statement_region(text, last_region[0] if consequence else position)
+            if not consequence:
+                _syntax_error(exc, source, diags)
+            if region is None or not text[region[0]:region[1]].strip():
+                return None, dropped
+            dropped.append(text[region[0]:region[1]])
+            text = text[:region[0]] + _blank(text[region[0]:region[1]]) + text[region[1]:]
+            last_region = region
+    if tree is None:
+        return None, dropped
     if not tree.children:
-        diags.error("E1001", "the file has no `scenario` or `app` block", path, source.span(0, 0))
-        return None
+        if not dropped:
+            diags.error("E1001", "the file has no `scenario` or `app` block", path, source.span(0, 0))
+        return None, dropped
     if all(child.data == "fault_kind" for child in tree.children):
         # a fault library file: any number of `fault_kind` declarations (docs/fault-kinds.md)
         builder = _Builder(source, diags)
         errors_before = len(diags.items)
         kinds = tuple(builder.fault_kind(child) for child in tree.children)
-        return ast.FaultLibrary(kinds, builder.span(tree)) if len(diags.items) == errors_before else None
+        return (ast.FaultLibrary(kinds, builder.span(tree)) if len(diags.items) == errors_before else None), dropped
     if len(tree.children) > 1:
         extra = tree.children[1]
         diags.error("E1010", "a file holds one `scenario` or `app`; this is a second one", path,
                     source.span(extra.meta.start_pos, extra.children[0].end_pos), "second top-level block",
                     help="put each scenario in its own file")
-        return None
+        return None, dropped
     builder = _Builder(source, diags)
-    errors_before = len(diags.items)
-    document = builder.document(tree.children[0])
-    return document if len(diags.items) == errors_before else None
+    return builder.document(tree.children[0]), dropped
+
+
+# ---- recovery after a syntax error ----------------------------------------------------------
+
+_CLOSERS = {"{": "}", "[": "]", "(": ")"}
+
+
+def _error_position(exc: lark.exceptions.UnexpectedInput, text: str) -> int:
+    token = getattr(exc, "token", None)
+    if token is not None and getattr(token, "type", None) != "$END" and token.start_pos is not None:
+        return token.start_pos
+    pos = getattr(exc, "pos_in_stream", None)
+    if isinstance(exc, lark.exceptions.UnexpectedEOF) or pos is None or (token is not None and token.type == "$END"):
+        return len(text)
+    return pos
+
+
+def _blank(text: str) -> str:
+    """Spaces for every character but line breaks: offsets, lines and columns stay where they were."""
+    return re.sub(r"[^\n]", " ", text)
+
+
+def _only_blank_between(text: str, start: int, end: int) -> bool:
+    """Nothing but white space and comments in text[start:end]."""
+    if end < start:
+        return True
+    return not re.sub(r"#[^\n]*", "", text[start:end]).strip()
+
+
+def _openers_at(text: str, pos: int) -> list[int]:
+    """The offsets of the brackets still open at `pos`, outermost first."""
+    stack: list[int] = []
+    for match in _SCAN.finditer(text, 0, pos):
+        char = match.group()
+        if char in "[{(":
+            stack.append(match.start())
+        elif char in "]})" and stack:
+            stack.pop()
+    return stack
+
+
+def _line_start(text: str, pos: int) -> int:
+    return text.rfind("\n", 0, pos) + 1
+
+
+def _indent(text: str, pos: int) -> int:
+    """The white space before the first character of the line holding `pos`."""
+    line = text[_line_start(text, pos):_line_end(text, pos)]
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _code_end(text: str, line_start: int) -> int:
+    """The end of the code before `line_start`: the last line holding code, without its comment."""
+    end = len(text[:line_start].rstrip())
+    while end > 0:
+        start = _line_start(text, end)
+        comment = next((m.start() for m in _SCAN.finditer(text, start, end) if m.group().startswith("#")), None)
+        if comment is None:
+            return end
+        end = len(text[:comment].rstrip())
+    return end
+
+
+def _code_lines(text: str, end: int):
+    """(offset of the first character, that character) of each line before `end` that holds code."""
+    offset = 0
+    while offset < end:
+        newline = text.find("\n", offset)
+        newline = len(text) if newline == -1 else newline
+        stripped = text[offset:newline].lstrip(" \t")
+        if stripped and not stripped.startswith("#"):
+            first = newline - len(text[offset:newline].lstrip(" \t"))
+            if first < end:
+                yield first, text[first]
+        offset = newline + 1
+
+
+def _code_lines_open(text: str, end: int):
+    """`_code_lines` with the brackets still open at each line's first character (a list, outermost first,
+    read before the next item)."""
+    stack: list[int] = []
+    scan = _SCAN.finditer(text)
+    pending = next(scan, None)
+    for first, char in _code_lines(text, end):
+        while pending is not None and pending.start() < first:
+            bracket = pending.group()
+            if bracket in "[{(":
+                stack.append(pending.start())
+            elif bracket in "]})" and stack:
+                stack.pop()
+            pending = next(scan, None)
+        yield first, char, stack
+
+
+def _missing_closer(text: str, pos: int) -> tuple[int, int, str, int] | None:
+    """A bracket whose closing bracket the indentation shows missing before `pos`: the first line that starts
+    no further right than the line that opened a bracket still open there (and does not close it).
+    Returns (where the closer is missing, the opener, the closer, the offset of a white-space character to
+    overwrite with it), or None when the indentation shows nothing."""
+    still_open = set(_openers_at(text, pos))
+    if not still_open:
+        return None
+    for first, char, stack in _code_lines_open(text, pos + 1):
+        if not stack:
+            continue
+        top = stack[-1]
+        # a line less indented than the line that opened the bracket it is in: the bracket's closer is
+        # missing when the line closes another one (`}` of the block around it) or when the bracket is open
+        # still where the parse failed
+        if char not in "]})" and top not in still_open:
+            continue
+        if _line_start(text, top) == _line_start(text, first):
+            continue
+        indent, opened = _indent(text, first), _indent(text, top)
+        if char in "]})":
+            if indent >= opened:
+                continue
+        elif indent > opened:
+            continue
+        # the closer belongs at the end of the code before this line
+        at = _code_end(text, _line_start(text, first))
+        overwrite = first - 1 if first - 1 >= 0 and text[first - 1] in " \t\n" else None
+        if overwrite is None or at <= top:
+            return None
+        return at, top, _CLOSERS[text[top]], overwrite
+    return None
+
+
+def _report_missing_closer(source: SourceFile, at: int, opener: int, closer: str, diags: Diagnostics) -> None:
+    from .diagnostics import Diagnostic, Note
+
+    line, _column = source.position(opener)
+    diags.add(Diagnostic("E1004", f"`{source.text[opener]}` opened on line {line} is not closed", source.path,
+                         source.span(at, at), f"`{closer}` missing here",
+                         help=f"close the block with `{closer}` where it ends (the next line is indented as the line "
+                              f"that opened it)",
+                         notes=(Note(f"opened here, line {line}", source.span(opener, opener + 1)),)))
+
+
+def _statement_region(text: str, pos: int) -> tuple[int, int] | None:
+    """[start, end) of the statement (or entry) holding offset `pos`: from the first character of the line
+    that starts it, at the nesting of `pos`, to the end of the line where the brackets it opened are closed,
+    or to the bracket that closes the block around it."""
+    pos = min(pos, len(text))
+    stack = _openers_at(text, pos)
+    depth = len(stack)
+    floor = stack[-1] + 1 if stack else 0
+    start = pos
+    for first, char, open_there in _code_lines_open(text, pos + 1):
+        if first >= floor and len(open_there) == depth and char not in "]})":
+            start = first
+    nesting = depth
+    end = len(text)
+    for match in re.finditer(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*|[\[\]{}()]|\n', text[start:]):
+        char = match.group()
+        offset = start + match.start()
+        if char == "\n":
+            if nesting <= depth and offset >= pos:
+                end = offset
+                break
+        elif char in "[{(":
+            nesting += 1
+        elif char in "]})":
+            nesting -= 1
+            if nesting < depth:
+                end = offset
+                break
+    if end <= start:
+        end = min(len(text), max(start + 1, _line_end(text, pos)))
+    return start, end
+
+
+def _line_end(text: str, pos: int) -> int:
+    end = text.find("\n", pos)
+    return len(text) if end == -1 else end
 
 
 # ---- guards ----------------------------------------------------------------------------
