@@ -156,9 +156,13 @@ def parse_recovering(source: SourceFile, diags: Diagnostics) -> tuple[ast.Docume
                 text = text[:overwrite] + closer + text[overwrite + 1:]
                 continue
             consequence = last_region is not None and _only_blank_between(text, last_region[1], position)
-            region = _statement_region(text, last_region[0] if consequence else position)
+            repair = None
             if not consequence:
-                _syntax_error(exc, source, diags)
+                repair = _syntax_error(exc, source, diags, text)
+            if repair is not None:  # a stray character or comma: drop it alone
+                text = text[:repair[0]] + _blank(text[repair[0]:repair[1]]) + text[repair[1]:]
+                continue
+            region = _statement_region(text, last_region[0] if consequence else position)
             if region is None or not text[region[0]:region[1]].strip():
                 return None, dropped
             dropped.append(text[region[0]:region[1]])
@@ -305,10 +309,9 @@ def _missing_closer(text: str, pos: int) -> tuple[int, int, str, int] | None:
             continue
         # the closer belongs at the end of the code before this line
         at = _code_end(text, _line_start(text, first))
-        overwrite = first - 1 if first - 1 >= 0 and text[first - 1] in " \t\n" else None
-        if overwrite is None or at <= top:
+        if at <= top or at >= len(text) or text[at] not in " \t\n":
             return None
-        return at, top, _CLOSERS[text[top]], overwrite
+        return at, top, _CLOSERS[text[top]], at
     return None
 
 
@@ -382,8 +385,18 @@ def _check_nesting(source: SourceFile, diags: Diagnostics) -> bool:
     return True
 
 
-def _syntax_error(exc: lark.exceptions.UnexpectedInput, source: SourceFile, diags: Diagnostics) -> None:
-    path, text = source.path, source.text
+# statements whose value follows the keyword (`domain sre`), where authors of YAML write `domain: sre`
+_KEYWORD_STATEMENTS = ("domain", "complexity", "description", "tags", "task", "tasks", "metadata", "agent",
+                       "topology", "expect", "cause", "analysis")
+
+
+def _syntax_error(exc: lark.exceptions.UnexpectedInput, source: SourceFile, diags: Diagnostics,
+                  text: str | None = None) -> tuple[int, int] | None:
+    """Report one syntax error, with help that fits where it is. `text` is the text the parser read (the
+    file with earlier errors' statements blanked). Returns the range to drop when dropping it alone lets
+    the parse go on (a stray `:` or comma), else None (the caller drops the statement)."""
+    path = source.path
+    text = source.text if text is None else text
     pos = getattr(exc, "pos_in_stream", None)
     if pos is None:
         pos = len(text)
@@ -394,14 +407,25 @@ def _syntax_error(exc: lark.exceptions.UnexpectedInput, source: SourceFile, diag
             end = len(text) if end == -1 else end
             diags.error("E1003", "string is not closed before the end of the line", path, source.span(pos, end),
                         "unterminated string", help='close it with `"`; write a newline inside a string as `\\n`')
-        else:
-            shown = char if char.isprintable() else f"U+{ord(char):04X}"
-            diags.error("E1005", f"unexpected character `{shown}`", path, source.span(pos, pos + 1), "not valid here",
-                        help="names are letters, digits and `_`; put other text in double quotes")
-        return
+            return None
+        shown = char if char.isprintable() else f"U+{ord(char):04X}"
+        help = "names are letters, digits and `_`; put other text in double quotes"
+        if char in ":;":
+            before = text[_line_start(text, pos):pos].split()
+            word = before[-1] if len(before) == 1 else ""
+            if char == ":" and word in _KEYWORD_STATEMENTS:
+                help = f"a statement's value follows its keyword with no `:`: write `{word} ...`"
+            elif char == ":" and word:
+                help = f"a field is written `{word} = value` and a block `{word} {{ ... }}`"
+            elif char == ";":
+                help = "statements and entries need no separator: remove the `;`"
+        diags.error("E1005", f"unexpected character `{shown}`", path, source.span(pos, pos + 1), "not valid here",
+                    help=help)
+        return (pos, pos + 1) if char in ":;" else None
     token = getattr(exc, "token", None)
     # the comparison operators first: after a field path they are what is most often meant
-    expected = sorted({_terminal_display().get(t, t) for t in (getattr(exc, "expected", None) or ())},
+    expected_terminals = set(getattr(exc, "expected", None) or ())
+    expected = sorted({_terminal_display().get(t, t) for t in expected_terminals},
                       key=lambda e: (not e.startswith("an operator"), e))
     if isinstance(exc, lark.exceptions.UnexpectedEOF) or (token is not None and token.type == "$END"):
         opener = _last_open_bracket(text)
@@ -409,14 +433,70 @@ def _syntax_error(exc: lark.exceptions.UnexpectedInput, source: SourceFile, diag
         closer = {"{": "}", "[": "]", "(": ")"}.get(text[opener]) if opener is not None else None
         diags.error("E1004", "the file ends before this block is closed", path, span, "opened here and never closed",
                     help=f"close it with `{closer}`" if closer else (f"expected {_expected_list(expected)}" if expected else ""))
-        return
+        return None
     assert token is not None
+    where = _statement_keyword(text, token.start_pos if token.start_pos is not None else pos)
+    if where.partition(" in ")[0] == "patch":  # the tests belong to `require`, whose parse states a patch shares
+        expected = [e for e in expected if not e.startswith("an operator") and e not in _TEST_WORDS]
     start = token.start_pos if token.start_pos is not None else pos
     end = token.end_pos if token.end_pos is not None else start + 1
     shown = str(token)[:40]
+    comma = _trailing_comma(text, start)
+    if comma is not None and "COMMA" not in expected_terminals:
+        diags.error("E1002", "a `,` with no item after it", path, source.span(comma, comma + 1), "trailing comma",
+                    help=f"remove the `,`: no item follows it (`{shown}` comes next)")
+        return comma, comma + 1
+    comma = _line_ending_comma(text, start)
+    if comma is not None:
+        line = source.position(start)[0]
+        first = text[_line_start(text, start):].split(None, 1)[0][:40]
+        diags.error("E1002", "a `,` with no item after it", path, source.span(comma, comma + 1), "trailing comma",
+                    help=f"remove the `,`: the list goes on past the end of the line, so `{first}` on line {line} "
+                         f"was read as one more item")
+        return comma, comma + 1
+    if shown == "," and "COMMA" not in expected_terminals:
+        diags.error("E1002", "unexpected `,`", path, source.span(start, end), "no separator here",
+                    help="the entries of a block are written one after another, with no `,` between them; "
+                         "commas separate the items of a list `[...]` or a map `{ a = 1, b = 2 }`")
+        return start, end
     expected_text = _expected_list(expected)
     diags.error("E1002", f"unexpected `{shown}`", path, source.span(start, end), f"expected {expected_text}",
-                help=_syntax_help(shown, expected))
+                help=_syntax_help(shown, expected, where))
+    return None
+
+
+_TEST_WORDS = {"`contains`", "`exists`", "`in`", "`matches`", "`not`"}
+
+
+def _trailing_comma(text: str, pos: int) -> int | None:
+    """The offset of a `,` that is the last code before `pos` (on this line, or ending an earlier line)."""
+    end = _code_end(text, pos) if _only_blank_between(text, _line_start(text, pos), pos) else len(text[:pos].rstrip())
+    return end - 1 if end > 0 and text[end - 1] == "," else None
+
+
+def _line_ending_comma(text: str, pos: int) -> int | None:
+    """The `,` that ends the code line before the one holding `pos`, when the line holding `pos` starts as far
+    left as the statement that comma is in (it starts a statement of its own: the comma is a trailing one)."""
+    line = _line_start(text, pos)
+    end = _code_end(text, line)
+    if end <= 0 or text[end - 1] != ",":
+        return None
+    region = _statement_region(text, end - 1)
+    if region is None or _indent(text, pos) != _indent(text, region[0]):
+        return None
+    return end - 1
+
+
+def _statement_keyword(text: str, pos: int) -> str:
+    """The first word of the statement holding `pos`, and of the block around it: `patch`, `mitigated`..."""
+    region = _statement_region(text, pos)
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text[region[0]:pos]) if region else []
+    first = words[0] if words else ""
+    openers = _openers_at(text, pos)
+    if openers:
+        line = text[_line_start(text, openers[-1]):openers[-1]].split()
+        return f"{first} in {line[0]}" if line else first
+    return first
 
 
 def _expected_list(expected: list[str]) -> str:
@@ -427,8 +507,15 @@ def _expected_list(expected: list[str]) -> str:
     return expected[0] if expected else "something else"
 
 
-def _syntax_help(token: str, expected: list[str]) -> str:
-    if any(e.startswith("an operator") for e in expected):
+def _syntax_help(token: str, expected: list[str], where: str = "") -> str:
+    statement, _, block = where.partition(" in ")
+    if statement == "patch":
+        return ("a patch is `patch PATH = VALUE`: PATH is field names joined by `.`, with `[N]`, `[\"key\"]` or "
+                "`[name = VALUE]` steps (docs/fault-kinds.md, Reference)")
+    if statement == "require":
+        return ("a precondition is `require PATH OP VALUE` or `require arg(NAME) OP VALUE` "
+                "(docs/fault-kinds.md, Reference)")
+    if any(e.startswith("an operator") for e in expected) and (block == "mitigated" or not block):
         return ("a field predicate is `REF PATH OP VALUE`; OP is one of == != < <= > >= contains in matches, "
                 "or the path ends with `exists` or `not exists` (docs/language.md, operators)")
     if "`=`" in expected and "`{`" in expected:
