@@ -290,6 +290,7 @@ def _missing_closer(text: str, pos: int) -> tuple[int, int, str, int] | None:
     still_open = set(_openers_at(text, pos))
     if not still_open:
         return None
+    closed_by = _closers(text)
     for first, char, stack in _code_lines_open(text, pos + 1):
         if not stack:
             continue
@@ -297,7 +298,8 @@ def _missing_closer(text: str, pos: int) -> tuple[int, int, str, int] | None:
         # a line less indented than the line that opened the bracket it is in: the bracket's closer is
         # missing when the line closes another one (`}` of the block around it) or when the bracket is open
         # still where the parse failed
-        if char not in "]})" and top not in still_open:
+        if char not in "]})" and top not in still_open and not (
+                text[top] == "{" and top in closed_by and _indent(text, closed_by[top]) < _indent(text, top)):
             continue
         if _line_start(text, top) == _line_start(text, first):
             continue
@@ -313,6 +315,19 @@ def _missing_closer(text: str, pos: int) -> tuple[int, int, str, int] | None:
             return None
         return at, top, _CLOSERS[text[top]], at
     return None
+
+
+def _closers(text: str) -> dict[int, int]:
+    """The offset of the bracket that closes each bracket (by nesting alone)."""
+    stack: list[int] = []
+    out: dict[int, int] = {}
+    for match in _SCAN.finditer(text):
+        char = match.group()
+        if char in "[{(":
+            stack.append(match.start())
+        elif char in "]})" and stack:
+            out[stack.pop()] = match.start()
+    return out
 
 
 def _report_missing_closer(source: SourceFile, at: int, opener: int, closer: str, diags: Diagnostics) -> None:
@@ -454,6 +469,11 @@ def _syntax_error(exc: lark.exceptions.UnexpectedInput, source: SourceFile, diag
                     help=f"remove the `,`: the list goes on past the end of the line, so `{first}` on line {line} "
                          f"was read as one more item")
         return comma, comma + 1
+    before = text[_line_start(text, start):start].split()
+    if shown in ("=", ":") and len(before) == 1 and before[0] in _KEYWORD_STATEMENTS:
+        diags.error("E1002", f"unexpected `{shown}`", path, source.span(start, end), f"expected {_expected_list(expected)}",
+                    help=f"a statement's value follows its keyword with no `{shown}`: write `{before[0]} ...`")
+        return start, end
     if shown == "," and "COMMA" not in expected_terminals:
         diags.error("E1002", "unexpected `,`", path, source.span(start, end), "no separator here",
                     help="the entries of a block are written one after another, with no `,` between them; "
