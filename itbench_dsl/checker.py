@@ -329,11 +329,19 @@ class Checker:
         owners = [w for w in build.workloads if (namespace is None or w.namespace == namespace)
                   and (fnmatch.fnmatchcase(f"{w.name}-7d4b9c8f6-x2x9q", pattern) or fnmatch.fnmatchcase(f"{w.name}-0", pattern))]
         if not owners:
-            names = [w.name for w in build.workloads]
+            if self.state.incomplete:  # the topology did not load: its error is reported, this follows from it
+                return None
+            names = sorted({w.name for w in build.workloads if namespace is None or w.namespace == namespace})
             hint = did_you_mean(pattern.rstrip("-*"), names)
+            if hint:
+                help_text = f'did you mean `pod "{hint}-*"`?'
+            elif names:
+                help_text = ("pod names are `<workload>-<hash>`: write `pod \"WORKLOAD-*\"` for one of "
+                             + ", ".join(f"`{n}`" for n in names[:8]) + (" ..." if len(names) > 8 else ""))
+            else:
+                help_text = "the topology declares no workload whose pods it could name"
             self.error("E2003", f"pod pattern `{pattern}` matches the pods of no workload", ref.name_span,
-                       "matches no pod", help=f'did you mean `pod "{hint}-*"`?' if hint else
-                       'pod names are `<workload>-<hash>`: write `pod "cart-*"`')
+                       "matches no pod", help=help_text)
             return None
         name = pod_pattern_owner(pattern, [w.name for w in owners])
         owner = next(w for w in owners if w.name == name)
