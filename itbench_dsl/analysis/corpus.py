@@ -1847,6 +1847,19 @@ def self_validate(scenario: ir.Scenario) -> list[tuple[str, str]]:
     return [(code, message) for code, message, _ in self_validate_located(scenario)]
 
 
+def _same_reason_once(cases: list[tuple[str, str, str]]) -> list[str]:
+    """`NAME (must V): it WHAT` per case, the cases graded wrongly for one reason named together, so that a
+    message states each fact once: `the healthy state | the solved state (must pass): it failed it (...)`."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for name, wants, what in cases:
+        grouped.setdefault((wants, what), []).append(name)
+    out = []
+    for (wants, what), names in grouped.items():
+        listed = " | ".join(names[:3]) + (f" | {len(names) - 3} more" if len(names) > 3 else "")
+        out.append(f"{listed} (must {wants}): it {what}")
+    return out
+
+
 def self_validate_located(scenario: ir.Scenario) -> list[tuple[str, str, int | None]]:
     """`self_validate`'s problems with what they are about: the index of the `mitigated when` predicate
     that alone failed states that must pass (a path that names nothing, a value no healthy state holds),
@@ -1862,10 +1875,11 @@ def self_validate_located(scenario: ir.Scenario) -> list[tuple[str, str, int | N
             blamed = None
             if case.want == "pass" and case.failed and all(c.startswith("mitigation.predicate.") for c in case.failed):
                 blamed = int(case.failed[0].rsplit(".", 1)[1])
-            wrong.setdefault((code, blamed), []).append(f"{case.name} (must {wants}): it {what}")
+            wrong.setdefault((code, blamed), []).append((case.name, wants, what))
     problems = []
-    for (code, blamed), found in sorted(wrong.items(), key=lambda item: (item[0][0], item[0][1] is not None,
+    for (code, blamed), cases in sorted(wrong.items(), key=lambda item: (item[0][0], item[0][1] is not None,
                                                                         item[0][1] or 0)):
+        found = _same_reason_once(cases)
         more = f"; and {len(found) - 3} more" if len(found) > 3 else ""
         task = "diagnosis" if code == "E4005" else "mitigation" if scenario.domain != "ciso" else "policy"
         what = f"`mitigated when` predicate {blamed} fails states that must pass" if blamed is not None else \
