@@ -1879,10 +1879,12 @@ def self_validate_located(scenario: ir.Scenario) -> list[tuple[str, str, int | N
     problems = []
     for (code, blamed), cases in sorted(wrong.items(), key=lambda item: (item[0][0], item[0][1] is not None,
                                                                         item[0][1] or 0)):
-        found = _same_reason_once(cases)
+        # a blamed predicate fails each state for one reason: say it once; other cases stay one by one
+        found = _same_reason_once(cases) if blamed is not None else \
+            [f"{name} (must {wants}): it {what}" for name, wants, what in cases]
         more = f"; and {len(found) - 3} more" if len(found) > 3 else ""
         task = "diagnosis" if code == "E4005" else "mitigation" if scenario.domain != "ciso" else "policy"
         what = f"`mitigated when` predicate {blamed} fails states that must pass" if blamed is not None else \
-            f"the {task} evaluator grades {len(found)} case(s) of its corpus wrongly"
+            f"the {task} evaluator grades {len(cases)} case(s) of its corpus wrongly"
         problems.append((code, f"{what}: " + "; ".join(found[:3]) + more, blamed))
     return problems
