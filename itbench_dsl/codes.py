@@ -38,7 +38,14 @@ The file contains no `scenario` or `app` block. Every `.itb` file holds exactly 
         _c("E1002", "syntax error", """
 The parser met a token it did not expect here. The message lists what may come at this
 place. Common causes: a missing `=` in `key = value`, a missing comma between list items,
-a keyword used where a name is expected, or a missing closing brace earlier in the file.
+a keyword used where a name is expected, or a missing closing brace earlier in the file. A
+trailing `,` that ends a list (`tasks detect, localize,`) is reported at the comma, and so is a
+`,` between the entries of a block, which take none.
+
+After a syntax error the parse resumes at the next statement (the statement in error is left
+out), so one run reports every syntax error of the file and the errors of the statements that
+parsed; an error that may only follow from the statement left out (one naming what it declared)
+is not reported.
 
     deployment "web" { replicas 2 }      # wrong
     deployment "web" { replicas = 2 }    # right
@@ -50,9 +57,17 @@ write a newline as `\\n`.
     description "Checkout fails     # wrong
     description "Checkout fails"    # right
 """),
-        _c("E1004", "unexpected end of file", """
-The file ended inside a block: a `{` or `[` is not closed. The diagnostic points at the
-opening bracket that is still open.
+        _c("E1004", "unclosed block", """
+A `{` or `[` is not closed. When the indentation shows where the block ends (a later line starts
+no further right than the line that opened it, or a `}` less indented than its opener closes it),
+the diagnostic points at that place, `} missing here`, with a note at the opening bracket; the
+parse then goes on as if it were there. Otherwise the file ended inside the block, and the
+diagnostic points at the opening bracket that is still open.
+
+    mitigated when {
+      deployment "cart" ready
+                             # <- `}` missing here
+    alias deployment "cart"
 """),
         _c("E1005", "invalid character", """
 The character cannot start any token of the language. Names are ASCII letters, digits and
