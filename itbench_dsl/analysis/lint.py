@@ -272,7 +272,7 @@ def unobservable_faults(item: Linted) -> list[Diagnostic]:
     restart), or on one the propagation chains of `expect` reach from there. FinOps faults are measured against
     `optimal` values (E2013 requires them); CISO scenarios have no faults."""
     scenario = item.scenario
-    if scenario.domain != "sre":
+    if scenario.domain != "sre" or not _poses_mitigation(scenario):
         return []
     components = item.components
     predicates = scenario.mitigation.predicates if scenario.mitigation is not None else []
@@ -320,6 +320,14 @@ def unobservable_faults(item: Linted) -> list[Diagnostic]:
     return out
 
 
+def _poses_mitigation(scenario: ir.Scenario) -> bool:
+    """Whether the agent is asked to mitigate (`tasks`, or the domain's default): a scenario that only asks to
+    detect, localize, diagnose or analyze grades no repair, so nothing need observe one or show how."""
+    from ..tasks import posed
+
+    return "mitigate" in posed(scenario)
+
+
 def _scope_covers(scenario: ir.Scenario, predicates) -> list[ir.ObjectRef]:
     """The workloads `all pods ... ready` (and the other scopes) require ready: the evaluator's own list."""
     from ..backends.evaluator import _scope
@@ -364,13 +372,13 @@ def _reach(start: set[str], graph: dict[str, set[str]]) -> set[str]:
 
 
 def missing_solution(item: Linted) -> list[Diagnostic]:
-    """W2004: an SRE or FinOps scenario with a fault and without a `solution` block.
+    """W2004: an SRE or FinOps scenario with a fault and without a `solution` block, when it poses `mitigate`.
 
     A CISO scenario's solution is the artefact the agent writes (a policy, a playbook), which the
     evaluator checks against the gap and compliant objects: it needs none."""
     scenario = item.scenario
     # a control (no fault) has nothing to solve: its right mitigation is to change nothing
-    if scenario.domain == "ciso" or scenario.solutions or not scenario.injections():
+    if scenario.domain == "ciso" or scenario.solutions or not scenario.injections() or not _poses_mitigation(scenario):
         return []
     return [Diagnostic(
         "W2004", f"scenario `{scenario.name}` has no `solution`", item.path, item.name_span, "no solution",
