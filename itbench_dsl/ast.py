@@ -350,6 +350,7 @@ class Mitigated:
     within: Quantity | None
     predicates: tuple[Predicate, ...]
     span: Span = _span()
+    only: bool = False  # `mitigated when only { ... }`: the predicates and readiness alone decide
 
 
 @dataclass(frozen=True)

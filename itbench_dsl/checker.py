@@ -866,7 +866,7 @@ class Checker:
                 # where self-validation points when this predicate decides a case wrongly (checking.py)
                 self.source_map.predicates.append(_at(pred.path_span, pred.span) if isinstance(pred, ast.FieldPredicate)
                                                   else pred.span)
-        return ir.Mitigation(within, predicates)
+        return ir.Mitigation(within, predicates, only=True if block.only else None)
 
     def probe_predicate(self, pred: ast.ProbePredicate) -> ir.Predicate | None:
         """`probe "NAME" exit_code == 0`, `probe "NAME" stdout contains "x"` (E2003: no such probe)."""

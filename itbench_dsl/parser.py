@@ -753,8 +753,8 @@ class _Builder:
         return ast.Analysis(self.body(t.children[0]), span)
 
     def stmt_mitigated(self, t, span):
-        within, *preds = t.children
-        return ast.Mitigated(self.within(within), tuple(self.statement(p) for p in preds), span)
+        only, within, *preds = t.children
+        return ast.Mitigated(self.within(within), tuple(self.statement(p) for p in preds), span, only is not None)
 
     def stmt_state_pred(self, t, span):
         ref, state, within = t.children

@@ -319,7 +319,7 @@ class Printer:
 
     def p_Mitigated(self, s):
         within = f" within {s.within.text}" if s.within is not None else ""
-        self.open_block(f"mitigated when{within}", s.span)
+        self.open_block(f"mitigated when{' only' if s.only else ''}{within}", s.span)
         self.statements(s.predicates)
         self.close_block(_end(s.span), s.span)
 

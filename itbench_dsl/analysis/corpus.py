@@ -288,12 +288,13 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         return
     yield Case("the solved state", "mitigate", PASS, state=derived["solved"])
     yield Case("the faulty state", "mitigate", FAIL, state=derived["faulty"])
-    yield Case("the faulty state with every pod reporting ready and no alert", "mitigate", FAIL,
-               state=render(found.faulty, found, probes=found.faulty_probes))
-    # the API server's defaults on every object, the fault's fields among them: a fault is never taken for gone
-    # because the server spelled out what it left
-    yield Case("the faulty state as an API server returns it, every pod reporting ready", "mitigate", FAIL,
-               state=render(as_served(found.faulty), found, probes=found.faulty_probes))
+    if not m.get("only"):  # `mitigated when only`: readiness decides, so a faulty state all ready may pass
+        yield Case("the faulty state with every pod reporting ready and no alert", "mitigate", FAIL,
+                   state=render(found.faulty, found, probes=found.faulty_probes))
+        # the API server's defaults on every object, the fault's fields among them: a fault is never taken for
+        # gone because the server spelled out what it left
+        yield Case("the faulty state as an API server returns it, every pod reporting ready", "mitigate", FAIL,
+                   state=render(as_served(found.faulty), found, probes=found.faulty_probes))
     targets = [r for i in scenario.injections() for r in (i.target,) if r.kind in ("Deployment", "StatefulSet")]
     for ref in targets[:2]:
         key = (ref.kind, ref.namespace, ref.name)
@@ -303,14 +304,17 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
             yield Case(f"the solved state after `rollout restart` of {ref.name}", "mitigate", PASS,
                        state=render(restarted, found))
         replaced = _edited(found.solved, key, _replace_images)
-        if replaced is not None:
+        if replaced is not None and not m.get("only"):  # `only`: readiness decides, whatever image runs
             yield Case(f"{ref.name} fixed by running another image", "mitigate", FAIL, state=render(replaced, found))
         if found.solved.get(key, {}).get("spec", {}).get("replicas", 1) > 0:
             zero = _edited(found.solved, key, lambda o: o["spec"].update(replicas=0))
             yield Case(f"{ref.name} scaled to zero", "mitigate", FAIL, state=render(zero, found))
     yield from _lifecycle_cases(spec, found)
     yield from _meaning_cases(spec, found)
-    for fault in m["faults"]:
+    # `mitigated when only`: the fault's changes are not graded, so states that differ from the solved one only
+    # there (a field at another wrong value, a created object left, a deleted one recreated otherwise) are not cases
+    graded = not m.get("only")
+    for fault in m["faults"] if graded else []:
         if fault["undone_by"] == "any":  # one part left wrong is still a fix
             continue
         for entry in fault["fields"]:
@@ -324,7 +328,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
                 left[key] = found.faulty[key]
                 yield Case(f"everything fixed but {ref['kind']} {ref['name']} left in place", "mitigate", FAIL,
                            state=render(left, found))
-    for entry in m["restored"]:
+    for entry in m["restored"] if graded else []:
         ref = entry["object"]
         key = (ref["kind"], ref["namespace"], ref["name"])
         wrong = _edited(found.solved, key, _wrong_spec)
@@ -430,7 +434,7 @@ def _meaning_cases(spec: dict, found: Objects) -> Iterator[Case]:
                 stateful.setdefault((r["namespace"], r["name"]), r)
     for ref in list(stateful.values())[:2]:
         yield from _revision_cases(solved, ref)
-    for entry in m["programs"]:
+    for entry in [] if m.get("only") else m["programs"]:  # `only`: what the workloads run is not graded
         yield from _program_cases(found, entry)
     for fault in m["faults"]:
         for entry in fault["fields"]:

@@ -1823,6 +1823,9 @@ def mitigation_checks(spec, state, checks):
     for ref in m["ready"]:
         ok, detail = ready_check(ref, state)
         checks.append({"id": f"health.ready.{ref_text(ref)}", "passed": ok, "detail": detail})
+    if m.get("only"):  # `mitigated when only`: the predicates, the alerts and readiness alone decide
+        safeguard_checks(spec, state, checks)
+        return
     for entry in m["programs"]:
         obj = state.get(entry["object"])
         ok = obj is not None and not terminating(obj) and owns(entry["keep"], obj)
