@@ -236,6 +236,7 @@ class Alert:
 class RootCause:
     target: Ref
     span: Span = _span()
+    alternatives: tuple[Ref, ...] = ()  # `root_cause A or B`: B (and more), either the right answer
 
 
 @dataclass(frozen=True)

@@ -1377,6 +1377,30 @@ class Checked:
     fault_files: dict[str, str] = field(default_factory=dict)  # `use faults` path -> sha256 (bundle.lock)
 
 
+def expand_alternatives(document: ast.Document) -> ast.Document:
+    """`root_cause A or B` as the statements it stands for: a root cause on each object and an `alias` that
+    makes them one class, so that naming either is the whole answer and naming both is no error
+    (docs/language.md, Expectations)."""
+    if not isinstance(document, ast.Scenario) or not any(
+            isinstance(e, ast.RootCause) and e.alternatives
+            for s in document.statements if isinstance(s, ast.Expect) for e in s.statements):
+        return document
+
+    def expand(expect: ast.Expect) -> ast.Expect:
+        out = []
+        for stmt in expect.statements:
+            if isinstance(stmt, ast.RootCause) and stmt.alternatives:
+                members = (stmt.target, *stmt.alternatives)
+                out += [ast.RootCause(r, stmt.span) for r in members]
+                out.append(ast.Alias(members, stmt.span))
+            else:
+                out.append(stmt)
+        return dataclasses.replace(expect, statements=tuple(out))
+
+    statements = tuple(expand(s) if isinstance(s, ast.Expect) else s for s in document.statements)
+    return dataclasses.replace(document, statements=statements)
+
+
 def check(document: ast.Document, path: str, diags: Diagnostics) -> Checked:
     if isinstance(document, ast.FaultLibrary):
         # a fault library file: check its declarations (faults/declared.py)
@@ -1391,6 +1415,6 @@ def check(document: ast.Document, path: str, diags: Diagnostics) -> Checked:
         builder.add_statements(document.statements)
         builder.resolve_references()
         return Checked(None, build, SourceMap(path, document.name_span))
-    checker = Checker(document, path, diags)
+    checker = Checker(expand_alternatives(document), path, diags)
     scenario = checker.check()
     return Checked(scenario, checker.state.build, checker.source_map, dict(checker.fault_files))

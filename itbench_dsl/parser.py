@@ -733,7 +733,8 @@ class _Builder:
         return ast.Alert(str(name), self.ref(ref), self.optional_body(body), span, self.span(name))
 
     def stmt_root_cause(self, t, span):
-        return ast.RootCause(self.ref(t.children[0]), span)
+        first, *others = t.children
+        return ast.RootCause(self.ref(first), span, tuple(self.ref(r) for r in others))
 
     def stmt_propagation(self, t, span):
         *refs, body = t.children

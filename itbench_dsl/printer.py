@@ -300,7 +300,7 @@ class Printer:
         self.body_block(f"alert {s.name} on {ref(s.target)}", s.entries, s.span)
 
     def p_RootCause(self, s):
-        self.emit(f"root_cause {ref(s.target)}", s.span)
+        self.emit(f"root_cause {' or '.join(ref(r) for r in (s.target, *s.alternatives))}", s.span)
 
     def p_Propagation(self, s):
         self.body_block("propagation " + " -> ".join(ref(r) for r in s.chain), s.entries, s.span)
