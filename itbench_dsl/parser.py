@@ -504,6 +504,8 @@ def _line_ending_comma(text: str, pos: int) -> int | None:
     region = _statement_region(text, end - 1)
     if region is None or _indent(text, pos) != _indent(text, region[0]):
         return None
+    if not re.match(r"[A-Za-z_]", text[line:].lstrip(" \t")):  # a line of values continues the list
+        return None
     return end - 1
 
 
