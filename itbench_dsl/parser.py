@@ -307,7 +307,7 @@ def _missing_closer(text: str, pos: int) -> tuple[int, int, str, int] | None:
         if char in "]})":
             if indent >= opened:
                 continue
-        elif indent > opened:
+        elif indent > opened or opened == 0:  # a file that does not indent its top-level block shows nothing
             continue
         # the closer belongs at the end of the code before this line
         at = _code_end(text, _line_start(text, first))

@@ -13,7 +13,7 @@ from itbench_dsl import lsp
 from itbench_dsl.checking import check_source
 from itbench_dsl import cli as cli_module
 
-FOUR = Path(__file__).resolve().parent / "cases/errors/E2003-four-mistakes-one-run/input.itb"
+FOUR = Path(__file__).resolve().parent / "cases/errors/E1002-four-mistakes-one-run/input.itb"
 
 HEAD = '''scenario "shop-cart" {
   domain sre
