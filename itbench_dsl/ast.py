@@ -236,6 +236,7 @@ class Alert:
 class RootCause:
     target: Ref
     span: Span = _span()
+    alternatives: tuple[Ref, ...] = ()  # `root_cause A or B`: B (and more), either the right answer
 
 
 @dataclass(frozen=True)
@@ -350,6 +351,7 @@ class Mitigated:
     within: Quantity | None
     predicates: tuple[Predicate, ...]
     span: Span = _span()
+    only: bool = False  # `mitigated when only { ... }`: the predicates and readiness alone decide
 
 
 @dataclass(frozen=True)

@@ -288,11 +288,19 @@ class Checker(Expectations):
         owners = [w for w in build.workloads if (namespace is None or w.namespace == namespace)
                   and (fnmatch.fnmatchcase(f"{w.name}-7d4b9c8f6-x2x9q", pattern) or fnmatch.fnmatchcase(f"{w.name}-0", pattern))]
         if not owners:
-            names = [w.name for w in build.workloads]
+            if self.state.incomplete:  # the topology did not load: its error is reported, this follows from it
+                return None
+            names = sorted({w.name for w in build.workloads if namespace is None or w.namespace == namespace})
             hint = did_you_mean(pattern.rstrip("-*"), names)
+            if hint:
+                help_text = f'did you mean `pod "{hint}-*"`?'
+            elif names:
+                help_text = ("pod names are `<workload>-<hash>`: write `pod \"WORKLOAD-*\"` for one of "
+                             + ", ".join(f"`{n}`" for n in names[:8]) + (" ..." if len(names) > 8 else ""))
+            else:
+                help_text = "the topology declares no workload whose pods it could name"
             self.error("E2003", f"pod pattern `{pattern}` matches the pods of no workload", ref.name_span,
-                       "matches no pod", help=f'did you mean `pod "{hint}-*"`?' if hint else
-                       'pod names are `<workload>-<hash>`: write `pod "cart-*"`')
+                       "matches no pod", help=help_text)
             return None
         name = pod_pattern_owner(pattern, [w.name for w in owners])
         owner = next(w for w in owners if w.name == name)
@@ -652,6 +660,30 @@ class Checked:
     fault_files: dict[str, str] = field(default_factory=dict)  # `use faults` path -> sha256 (bundle.lock)
 
 
+def expand_alternatives(document: ast.Document) -> ast.Document:
+    """`root_cause A or B` as the statements it stands for: a root cause on each object and an `alias` that
+    makes them one class, so that naming either is the whole answer and naming both is no error
+    (docs/language.md, Expectations)."""
+    if not isinstance(document, ast.Scenario) or not any(
+            isinstance(e, ast.RootCause) and e.alternatives
+            for s in document.statements if isinstance(s, ast.Expect) for e in s.statements):
+        return document
+
+    def expand(expect: ast.Expect) -> ast.Expect:
+        out = []
+        for stmt in expect.statements:
+            if isinstance(stmt, ast.RootCause) and stmt.alternatives:
+                members = (stmt.target, *stmt.alternatives)
+                out += [ast.RootCause(r, stmt.span) for r in members]
+                out.append(ast.Alias(members, stmt.span))
+            else:
+                out.append(stmt)
+        return dataclasses.replace(expect, statements=tuple(out))
+
+    statements = tuple(expand(s) if isinstance(s, ast.Expect) else s for s in document.statements)
+    return dataclasses.replace(document, statements=statements)
+
+
 def check(document: ast.Document, path: str, diags: Diagnostics) -> Checked:
     if isinstance(document, ast.FaultLibrary):
         # a fault library file: check its declarations (faults/declared.py)
@@ -666,6 +698,6 @@ def check(document: ast.Document, path: str, diags: Diagnostics) -> Checked:
         builder.add_statements(document.statements)
         builder.resolve_references()
         return Checked(None, build, SourceMap(path, document.name_span))
-    checker = Checker(document, path, diags)
+    checker = Checker(expand_alternatives(document), path, diags)
     scenario = checker.check()
     return Checked(scenario, checker.state.build, checker.source_map, dict(checker.fault_files))

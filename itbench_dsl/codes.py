@@ -38,7 +38,14 @@ The file contains no `scenario` or `app` block. Every `.itb` file holds exactly 
         _c("E1002", "syntax error", """
 The parser met a token it did not expect here. The message lists what may come at this
 place. Common causes: a missing `=` in `key = value`, a missing comma between list items,
-a keyword used where a name is expected, or a missing closing brace earlier in the file.
+a keyword used where a name is expected, or a missing closing brace earlier in the file. A
+trailing `,` that ends a list (`tasks detect, localize,`) is reported at the comma, and so is a
+`,` between the entries of a block, which take none.
+
+After a syntax error the parse resumes at the next statement (the statement in error is left
+out), so one run reports every syntax error of the file and the errors of the statements that
+parsed; an error that may only follow from the statement left out (one naming what it declared)
+is not reported.
 
     deployment "web" { replicas 2 }      # wrong
     deployment "web" { replicas = 2 }    # right
@@ -50,9 +57,17 @@ write a newline as `\\n`.
     description "Checkout fails     # wrong
     description "Checkout fails"    # right
 """),
-        _c("E1004", "unexpected end of file", """
-The file ended inside a block: a `{` or `[` is not closed. The diagnostic points at the
-opening bracket that is still open.
+        _c("E1004", "unclosed block", """
+A `{` or `[` is not closed. When the indentation shows where the block ends (a later line starts
+no further right than the line that opened it, or a `}` less indented than its opener closes it),
+the diagnostic points at that place, `} missing here`, with a note at the opening bracket; the
+parse then goes on as if it were there. Otherwise the file ended inside the block, and the
+diagnostic points at the opening bracket that is still open.
+
+    mitigated when {
+      deployment "cart" ready
+                             # <- `}` missing here
+    alias deployment "cart"
 """),
         _c("E1005", "invalid character", """
 The character cannot start any token of the language. Names are ASCII letters, digits and
@@ -408,7 +423,7 @@ A CISO scenario that hands its objects to the agent on purpose says so in its co
 
     control "cis-k8s-5.2.5" { given = true }   # the prompt lists the gap and compliant objects
 """),
-        _c("E4004", "the evaluator cannot tell the faulty state from the healthy one", """
+        _c("E4004", "the evaluator grades a state of its own scenario wrongly (the healthy one fails, or the faulty one passes)", """
 `itbench check` grades the scenario's adversarial corpus with its own evaluator (docs/evaluator.md,
 `itbench_dsl/analysis/corpus.py`): states derived from what the scenario compiles to, each with the verdict
 it must get. The healthy and solved states, and the solved state as an API server returns it, must
@@ -420,10 +435,17 @@ A CISO scenario grades the agent's policy: a perfect policy's reports must pass;
 allow-all policy, no report, or a policy that breaks the prompt's contract must not. The message
 names the cases graded wrongly and the checks that decided them.
 
-Usual causes: the `mitigated when` block only names alerts the fault does not raise, or objects
-the fault does not change; add a predicate the fault breaks (`deployment "x" ready`, `schedule "x"
-absent`, `alert HighRequestErrorRate not firing` with the alert in `expect`). A CISO scenario
-needs compliant objects, so that a deny-all policy can fail.
+When a state that must pass fails (`predicate N fails states that must pass: the healthy state
+...`), the predicate does not hold on the healthy application: its path names a field the object
+does not hold (a map key the schema leaves open, such as a label or `resources.limits.KEY`), its
+value is not the healthy one, or it reads a field a controller sets (a claim's `status.phase`),
+which the derived states hold only as the topology declares it. The message says what the field
+held and what the predicate wanted; compare the path with `itbench apps NAME` or the topology.
+
+When the faulty state passes, the `mitigated when` block only names alerts the fault does not raise,
+or objects the fault does not change; add a predicate the fault breaks (`deployment "x" ready`,
+`schedule "x" absent`, `alert HighRequestErrorRate not firing` with the alert in `expect`). A CISO
+scenario needs compliant objects, so that a deny-all policy can fail.
 """),
         _c("E4005", "the perfect diagnosis does not score 1", """
 `itbench check` grades answers to the diagnosis with the scenario's evaluator: the ground truth
@@ -513,7 +535,7 @@ lists no alert on a component where the fault acts (its target's, that of anothe
 group, which is one incident, or that of a waiter of its group: a feature flag acts where its
 readers restart) or on one the propagation chains reach from there. Add a
 predicate the fault breaks and the solution restores, or the alert the fault raises. (E4004 is the
-error when the evaluator cannot tell the faulty state from the healthy one.)
+error when the evaluator grades a state of its own scenario wrongly.)
 
     fault scaled_to_zero on deployment "cart"
     expect {

@@ -11,6 +11,7 @@ source map and the resolved topology. Stage timings are recorded for `benchmarks
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -30,7 +31,7 @@ from .checker import check
 from .topology import TopologyBuild
 from .diagnostics import Diagnostics
 from .memo import IdentityMemo
-from .parser import parse_bytes
+from .parser import decode, parse_recovering
 from .source import NO_SPAN, SourceMap, Span
 from .serialize import dump_json, dump_yaml, scenario_json
 from .validate import validate_object
@@ -76,11 +77,15 @@ def compile_source(data: bytes, path: str, diags: Diagnostics, validate: bool = 
 
     `hints` is the prompt's hint level (`backends/prompt.HINT_LEVELS`)."""
     start = time.perf_counter()
-    document = parse_bytes(data, path, diags)
+    errors_before = len(diags.errors())
+    source_file = decode(data, path, diags)
+    document, dropped = parse_recovering(source_file, diags) if source_file is not None else (None, [])
     parse_time = time.perf_counter() - start
-    if document is None:
+    if document is None or len(diags.errors()) > errors_before:
         result = CompileResult(path)
         result.timings.parse = parse_time
+        if isinstance(document, ast.Document):
+            check_after_syntax_errors(document, path, diags, dropped)
         return result
     result = compile_document(document, path, diags, validate=validate, hints=hints, source=data)
     result.timings.parse = parse_time
@@ -120,6 +125,26 @@ def compile_document(document: ast.Document, path: str, diags: Diagnostics, vali
                                          fault_files=checked.fault_files)
     result.files = dict(sorted(files.items()))
     return result
+
+
+def check_after_syntax_errors(document: ast.Document, path: str, diags: Diagnostics, dropped: list[str]) -> None:
+    """Check what parsed of a file with syntax errors, so that one run reports its other errors too. The
+    statements the parse dropped are missing from `document`: an error that may follow from their absence
+    is not reported (one that names something a dropped text names, or one about the file as a whole)."""
+    checked = Diagnostics()
+    check(document, path, checked)
+    names = set()
+    for text in dropped:
+        names.update(re.findall(r'"((?:[^"\\\n]|\\.)*)"', text))
+        names.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", re.sub(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*', " ", text)))
+    for path_, source in checked.sources.items():
+        diags.sources.setdefault(path_, source)
+    for d in checked.items:
+        if d.severity != "error" or d.path != path or d.span == NO_SPAN or d.span == document.name_span:
+            continue
+        if names & set(re.findall(r"`([^`]*)`", d.message + " " + d.label)):
+            continue
+        diags.add(d)
 
 
 def emit(scenario: ir.Scenario, diags: Diagnostics, path: str, hints: str = "none",

@@ -281,9 +281,7 @@ class Expectations:
                                    "name the components in between")
                     else:
                         self.error("E2012", f"`{a.kind} \"{a.name}\" -> {b.kind} \"{b.name}\"` does not follow the topology",
-                                   span, "no such dependency", help=f'add the dependency to the topology: `"{ra.component}" -> '
-                                   f'"{rb.component}"`' if ra.component and rb.component else
-                                   "propagation follows dependency edges between components")
+                                   span, "no such dependency", help=self.no_dependency_help(ra, rb))
                     continue
                 out.append(ir.PropagationEdge(
                     ra.ref, rb.ref,
@@ -292,6 +290,21 @@ class Expectations:
                     names[index], names[index + 1], indirect=None if direct else True,
                 ))
         return out
+
+    def no_dependency_help(self, a: Resolved, b: Resolved) -> str:
+        """E2012's help when no chain of dependencies joins two components: what each is joined to, never an edge
+        to add (the topology states how the application is built, which an effect's path does not change)."""
+        if not (a.component and b.component):
+            return "propagation follows dependency edges between components"
+        edges = self.state.build.edges
+
+        def neighbours(component: str) -> str:
+            found = sorted({y for x, y in edges if x == component} | {x for x, y in edges if y == component})
+            return ", ".join(f"`{n}`" for n in found[:8]) + (" ..." if len(found) > 8 else "") if found else "nothing"
+
+        return (f"no chain of dependencies joins `{a.component}` (joined to {neighbours(a.component)}) and "
+                f"`{b.component}` (joined to {neighbours(b.component)}): name an effect along the dependencies, or, "
+                "when the application does join them, declare that dependency in its topology")
 
     def connected(self, a: Resolved, b: Resolved) -> bool:
         """Whether a chain of dependency edges (in either direction) joins the components of `a` and `b`."""
@@ -362,7 +375,7 @@ class Expectations:
                 # where self-validation points when this predicate decides a case wrongly (checking.py)
                 self.source_map.predicates.append(_at(pred.path_span, pred.span) if isinstance(pred, ast.FieldPredicate)
                                                   else pred.span)
-        return ir.Mitigation(within, predicates)
+        return ir.Mitigation(within, predicates, only=True if block.only else None)
 
     def probe_predicate(self, pred: ast.ProbePredicate) -> ir.Predicate | None:
         """`probe "NAME" exit_code == 0`, `probe "NAME" stdout contains "x"` (E2003: no such probe)."""

@@ -217,6 +217,10 @@ def _walk(defs: _Defs, schema, path: list) -> FieldType | PathProblem:
             help = "quote a key that holds dots: `data[\"a.json\"]`, and read JSON in it with `as json`" \
                 if kind == "string" else ""
             return PathProblem(index, f"`{step}` goes into {_an(kind)}", help)
+        misspelt = _misspelt_key(defs, schema, str(step))
+        if misspelt is not None:
+            return PathProblem(index, f"`{step}` is not a {misspelt[0]}", f"did you mean `{misspelt[1]}`?",
+                               list(misspelt[2]))
         child = _child(defs, schema, str(step))
         if child is None:
             names = _names(defs, schema)
@@ -224,6 +228,32 @@ def _walk(defs: _Defs, schema, path: list) -> FieldType | PathProblem:
             return PathProblem(index, f"no field `{step}` here", f"did you mean `{hint[0]}`?" if hint else "", names)
         schema = child
     return FieldType(_kind_of(defs, schema))
+
+
+# Maps whose keys the schema leaves open but Kubernetes names by convention: a key one typing slip away from
+# one of these (and not itself one) is refused with the name meant; any other key (an extended resource
+# `example.com/gpu`, a label) passes. By the map's value type: a ResourceList's values are quantities.
+_CONVENTIONAL_KEYS = {
+    _QUANTITY_REF: ("resource name", ("cpu", "memory", "ephemeral-storage", "storage", "pods", "services",
+                                      "persistentvolumeclaims", "configmaps", "secrets", "replicationcontrollers",
+                                      "resourcequotas", "services.loadbalancers", "services.nodeports",
+                                      "requests.cpu", "requests.memory", "requests.storage", "limits.cpu",
+                                      "limits.memory", "requests.ephemeral-storage", "limits.ephemeral-storage")),
+}
+
+
+def _misspelt_key(defs: _Defs, schema, key: str) -> tuple[str, str, tuple[str, ...]] | None:
+    """(what the map's keys are, the key meant, the conventional keys) when `key` reads as a slip of one."""
+    resolved, _ = _resolve(defs, schema)
+    extra = resolved.get("additionalProperties")
+    if resolved.get("properties") or not isinstance(extra, dict):
+        return None
+    _, value_type = _resolve(defs, extra)
+    known = _CONVENTIONAL_KEYS.get(value_type or "")
+    if known is None or key in known[1] or "/" in key or key.startswith("hugepages-"):
+        return None
+    hint = difflib.get_close_matches(key, known[1], n=1, cutoff=0.75)
+    return (known[0], hint[0], known[1]) if hint else None
 
 
 def _an(kind: str) -> str:

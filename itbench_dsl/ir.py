@@ -377,6 +377,8 @@ class Probe:
 class Mitigation:
     within_seconds: Optional[float]
     predicates: list[Predicate]
+    # `mitigated when only`: the predicates and every workload ready decide, not the fault's changes undone
+    only: Optional[bool] = field(default=None, metadata=_OMIT)  # True, or None (left out of the JSON)
 
 
 @dataclass

@@ -120,33 +120,263 @@ def parse_text(text: str, path: str = "<string>", diags: Diagnostics | None = No
 
 
 def parse_source(source: SourceFile, diags: Diagnostics) -> ast.Document | None:
+    """The file's AST, or None when it has an error. Every syntax error of the file is reported (the parse
+    resumes at the next statement after each: `parse_recovering`)."""
+    errors_before = len(diags.items)
+    document, _dropped = parse_recovering(source, diags)
+    return document if len(diags.items) == errors_before else None
+
+
+MAX_SYNTAX_ERRORS = 20  # reported per file; after them the parse stops
+
+
+def parse_recovering(source: SourceFile, diags: Diagnostics) -> tuple[ast.Document | ast.FaultLibrary | None, list[str]]:
+    """Parse, reporting each syntax error and resuming after it: a closing bracket that the indentation
+    shows missing is put where it is missing, otherwise the statement holding the error is dropped (its
+    text blanked, every offset kept) and the text parsed again. Returns the AST of what parsed (None when
+    nothing did) and the texts dropped, so that a caller checking the rest can tell a consequence of a
+    dropped statement (a name it declared) from an error of its own."""
     path = source.path
     if not _check_nesting(source, diags):
-        return None
-    try:
-        tree = _parser().parse(source.text)
-    except lark.exceptions.UnexpectedInput as exc:
-        _syntax_error(exc, source, diags)
-        return None
+        return None, []
+    text = source.text
+    dropped: list[str] = []
+    last_region: tuple[int, int] | None = None
+    tree = None
+    for _round in range(MAX_SYNTAX_ERRORS):
+        try:
+            tree = _parser().parse(text)
+            break
+        except lark.exceptions.UnexpectedInput as exc:
+            position = _error_position(exc, text)
+            missing = _missing_closer(text, position)
+            if missing is not None:
+                at, opener, closer, overwrite = missing
+                _report_missing_closer(source, at, opener, closer, diags)
+                text = text[:overwrite] + closer + text[overwrite + 1:]
+                continue
+            consequence = last_region is not None and _only_blank_between(text, last_region[1], position)
+            repair = None
+            if not consequence:
+                repair = _syntax_error(exc, source, diags, text)
+            if repair is not None:  # a stray character or comma: drop it alone
+                text = text[:repair[0]] + _blank(text[repair[0]:repair[1]]) + text[repair[1]:]
+                continue
+            region = _statement_region(text, last_region[0] if consequence else position)
+            if region is None or not text[region[0]:region[1]].strip():
+                return None, dropped
+            dropped.append(text[region[0]:region[1]])
+            text = text[:region[0]] + _blank(text[region[0]:region[1]]) + text[region[1]:]
+            last_region = region
+    if tree is None:
+        return None, dropped
     if not tree.children:
-        diags.error("E1001", "the file has no `scenario` or `app` block", path, source.span(0, 0))
-        return None
+        if not dropped:
+            diags.error("E1001", "the file has no `scenario` or `app` block", path, source.span(0, 0))
+        return None, dropped
     if all(child.data == "fault_kind" for child in tree.children):
         # a fault library file: any number of `fault_kind` declarations (docs/fault-kinds.md)
         builder = _Builder(source, diags)
         errors_before = len(diags.items)
         kinds = tuple(builder.fault_kind(child) for child in tree.children)
-        return ast.FaultLibrary(kinds, builder.span(tree)) if len(diags.items) == errors_before else None
+        return (ast.FaultLibrary(kinds, builder.span(tree)) if len(diags.items) == errors_before else None), dropped
     if len(tree.children) > 1:
         extra = tree.children[1]
         diags.error("E1010", "a file holds one `scenario` or `app`; this is a second one", path,
                     source.span(extra.meta.start_pos, extra.children[0].end_pos), "second top-level block",
                     help="put each scenario in its own file")
-        return None
+        return None, dropped
     builder = _Builder(source, diags)
-    errors_before = len(diags.items)
-    document = builder.document(tree.children[0])
-    return document if len(diags.items) == errors_before else None
+    return builder.document(tree.children[0]), dropped
+
+
+# ---- recovery after a syntax error ----------------------------------------------------------
+
+_CLOSERS = {"{": "}", "[": "]", "(": ")"}
+
+
+def _error_position(exc: lark.exceptions.UnexpectedInput, text: str) -> int:
+    token = getattr(exc, "token", None)
+    if token is not None and getattr(token, "type", None) != "$END" and token.start_pos is not None:
+        return token.start_pos
+    pos = getattr(exc, "pos_in_stream", None)
+    if isinstance(exc, lark.exceptions.UnexpectedEOF) or pos is None or (token is not None and token.type == "$END"):
+        return len(text)
+    return pos
+
+
+def _blank(text: str) -> str:
+    """Spaces for every character but line breaks: offsets, lines and columns stay where they were."""
+    return re.sub(r"[^\n]", " ", text)
+
+
+def _only_blank_between(text: str, start: int, end: int) -> bool:
+    """Nothing but white space and comments in text[start:end]."""
+    if end < start:
+        return True
+    return not re.sub(r"#[^\n]*", "", text[start:end]).strip()
+
+
+def _openers_at(text: str, pos: int) -> list[int]:
+    """The offsets of the brackets still open at `pos`, outermost first."""
+    stack: list[int] = []
+    for match in _SCAN.finditer(text, 0, pos):
+        char = match.group()
+        if char in "[{(":
+            stack.append(match.start())
+        elif char in "]})" and stack:
+            stack.pop()
+    return stack
+
+
+def _line_start(text: str, pos: int) -> int:
+    return text.rfind("\n", 0, pos) + 1
+
+
+def _indent(text: str, pos: int) -> int:
+    """The white space before the first character of the line holding `pos`."""
+    line = text[_line_start(text, pos):_line_end(text, pos)]
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _code_end(text: str, line_start: int) -> int:
+    """The end of the code before `line_start`: the last line holding code, without its comment."""
+    end = len(text[:line_start].rstrip())
+    while end > 0:
+        start = _line_start(text, end)
+        comment = next((m.start() for m in _SCAN.finditer(text, start, end) if m.group().startswith("#")), None)
+        if comment is None:
+            return end
+        end = len(text[:comment].rstrip())
+    return end
+
+
+def _code_lines(text: str, end: int):
+    """(offset of the first character, that character) of each line before `end` that holds code."""
+    offset = 0
+    while offset < end:
+        newline = text.find("\n", offset)
+        newline = len(text) if newline == -1 else newline
+        stripped = text[offset:newline].lstrip(" \t")
+        if stripped and not stripped.startswith("#"):
+            first = newline - len(text[offset:newline].lstrip(" \t"))
+            if first < end:
+                yield first, text[first]
+        offset = newline + 1
+
+
+def _code_lines_open(text: str, end: int):
+    """`_code_lines` with the brackets still open at each line's first character (a list, outermost first,
+    read before the next item)."""
+    stack: list[int] = []
+    scan = _SCAN.finditer(text)
+    pending = next(scan, None)
+    for first, char in _code_lines(text, end):
+        while pending is not None and pending.start() < first:
+            bracket = pending.group()
+            if bracket in "[{(":
+                stack.append(pending.start())
+            elif bracket in "]})" and stack:
+                stack.pop()
+            pending = next(scan, None)
+        yield first, char, stack
+
+
+def _missing_closer(text: str, pos: int) -> tuple[int, int, str, int] | None:
+    """A bracket whose closing bracket the indentation shows missing before `pos`: the first line that starts
+    no further right than the line that opened a bracket still open there (and does not close it).
+    Returns (where the closer is missing, the opener, the closer, the offset of a white-space character to
+    overwrite with it), or None when the indentation shows nothing."""
+    still_open = set(_openers_at(text, pos))
+    if not still_open:
+        return None
+    closed_by = _closers(text)
+    for first, char, stack in _code_lines_open(text, pos + 1):
+        if not stack:
+            continue
+        top = stack[-1]
+        # a line less indented than the line that opened the bracket it is in: the bracket's closer is
+        # missing when the line closes another one (`}` of the block around it) or when the bracket is open
+        # still where the parse failed
+        if char not in "]})" and top not in still_open and not (
+                text[top] == "{" and top in closed_by and _indent(text, closed_by[top]) < _indent(text, top)):
+            continue
+        if _line_start(text, top) == _line_start(text, first):
+            continue
+        indent, opened = _indent(text, first), _indent(text, top)
+        if char in "]})":
+            if indent >= opened:
+                continue
+        elif indent > opened or opened == 0:  # a file that does not indent its top-level block shows nothing
+            continue
+        # the closer belongs at the end of the code before this line
+        at = _code_end(text, _line_start(text, first))
+        if at <= top or at >= len(text) or text[at] not in " \t\n":
+            return None
+        return at, top, _CLOSERS[text[top]], at
+    return None
+
+
+def _closers(text: str) -> dict[int, int]:
+    """The offset of the bracket that closes each bracket (by nesting alone)."""
+    stack: list[int] = []
+    out: dict[int, int] = {}
+    for match in _SCAN.finditer(text):
+        char = match.group()
+        if char in "[{(":
+            stack.append(match.start())
+        elif char in "]})" and stack:
+            out[stack.pop()] = match.start()
+    return out
+
+
+def _report_missing_closer(source: SourceFile, at: int, opener: int, closer: str, diags: Diagnostics) -> None:
+    from .diagnostics import Diagnostic, Note
+
+    line, _column = source.position(opener)
+    diags.add(Diagnostic("E1004", f"`{source.text[opener]}` opened on line {line} is not closed", source.path,
+                         source.span(at, at), f"`{closer}` missing here",
+                         help=f"close the block with `{closer}` where it ends (the next line is indented as the line "
+                              f"that opened it)",
+                         notes=(Note(f"opened here, line {line}", source.span(opener, opener + 1)),)))
+
+
+def _statement_region(text: str, pos: int) -> tuple[int, int] | None:
+    """[start, end) of the statement (or entry) holding offset `pos`: from the first character of the line
+    that starts it, at the nesting of `pos`, to the end of the line where the brackets it opened are closed,
+    or to the bracket that closes the block around it."""
+    pos = min(pos, len(text))
+    stack = _openers_at(text, pos)
+    depth = len(stack)
+    floor = stack[-1] + 1 if stack else 0
+    start = pos
+    for first, char, open_there in _code_lines_open(text, pos + 1):
+        if first >= floor and len(open_there) == depth and char not in "]})":
+            start = first
+    nesting = depth
+    end = len(text)
+    for match in re.finditer(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*|[\[\]{}()]|\n', text[start:]):
+        char = match.group()
+        offset = start + match.start()
+        if char == "\n":
+            if nesting <= depth and offset >= pos:
+                end = offset
+                break
+        elif char in "[{(":
+            nesting += 1
+        elif char in "]})":
+            nesting -= 1
+            if nesting < depth:
+                end = offset
+                break
+    if end <= start:
+        end = min(len(text), max(start + 1, _line_end(text, pos)))
+    return start, end
+
+
+def _line_end(text: str, pos: int) -> int:
+    end = text.find("\n", pos)
+    return len(text) if end == -1 else end
 
 
 # ---- guards ----------------------------------------------------------------------------
@@ -170,8 +400,18 @@ def _check_nesting(source: SourceFile, diags: Diagnostics) -> bool:
     return True
 
 
-def _syntax_error(exc: lark.exceptions.UnexpectedInput, source: SourceFile, diags: Diagnostics) -> None:
-    path, text = source.path, source.text
+# statements whose value follows the keyword (`domain sre`), where authors of YAML write `domain: sre`
+_KEYWORD_STATEMENTS = ("domain", "complexity", "description", "tags", "task", "tasks", "metadata", "agent",
+                       "topology", "expect", "cause", "analysis")
+
+
+def _syntax_error(exc: lark.exceptions.UnexpectedInput, source: SourceFile, diags: Diagnostics,
+                  text: str | None = None) -> tuple[int, int] | None:
+    """Report one syntax error, with help that fits where it is. `text` is the text the parser read (the
+    file with earlier errors' statements blanked). Returns the range to drop when dropping it alone lets
+    the parse go on (a stray `:` or comma), else None (the caller drops the statement)."""
+    path = source.path
+    text = source.text if text is None else text
     pos = getattr(exc, "pos_in_stream", None)
     if pos is None:
         pos = len(text)
@@ -182,14 +422,25 @@ def _syntax_error(exc: lark.exceptions.UnexpectedInput, source: SourceFile, diag
             end = len(text) if end == -1 else end
             diags.error("E1003", "string is not closed before the end of the line", path, source.span(pos, end),
                         "unterminated string", help='close it with `"`; write a newline inside a string as `\\n`')
-        else:
-            shown = char if char.isprintable() else f"U+{ord(char):04X}"
-            diags.error("E1005", f"unexpected character `{shown}`", path, source.span(pos, pos + 1), "not valid here",
-                        help="names are letters, digits and `_`; put other text in double quotes")
-        return
+            return None
+        shown = char if char.isprintable() else f"U+{ord(char):04X}"
+        help = "names are letters, digits and `_`; put other text in double quotes"
+        if char in ":;":
+            before = text[_line_start(text, pos):pos].split()
+            word = before[-1] if len(before) == 1 else ""
+            if char == ":" and word in _KEYWORD_STATEMENTS:
+                help = f"a statement's value follows its keyword with no `:`: write `{word} ...`"
+            elif char == ":" and word:
+                help = f"a field is written `{word} = value` and a block `{word} {{ ... }}`"
+            elif char == ";":
+                help = "statements and entries need no separator: remove the `;`"
+        diags.error("E1005", f"unexpected character `{shown}`", path, source.span(pos, pos + 1), "not valid here",
+                    help=help)
+        return (pos, pos + 1) if char in ":;" else None
     token = getattr(exc, "token", None)
     # the comparison operators first: after a field path they are what is most often meant
-    expected = sorted({_terminal_display().get(t, t) for t in (getattr(exc, "expected", None) or ())},
+    expected_terminals = set(getattr(exc, "expected", None) or ())
+    expected = sorted({_terminal_display().get(t, t) for t in expected_terminals},
                       key=lambda e: (not e.startswith("an operator"), e))
     if isinstance(exc, lark.exceptions.UnexpectedEOF) or (token is not None and token.type == "$END"):
         opener = _last_open_bracket(text)
@@ -197,14 +448,77 @@ def _syntax_error(exc: lark.exceptions.UnexpectedInput, source: SourceFile, diag
         closer = {"{": "}", "[": "]", "(": ")"}.get(text[opener]) if opener is not None else None
         diags.error("E1004", "the file ends before this block is closed", path, span, "opened here and never closed",
                     help=f"close it with `{closer}`" if closer else (f"expected {_expected_list(expected)}" if expected else ""))
-        return
+        return None
     assert token is not None
+    where = _statement_keyword(text, token.start_pos if token.start_pos is not None else pos)
+    if where.partition(" in ")[0] == "patch":  # the tests belong to `require`, whose parse states a patch shares
+        expected = [e for e in expected if not e.startswith("an operator") and e not in _TEST_WORDS]
     start = token.start_pos if token.start_pos is not None else pos
     end = token.end_pos if token.end_pos is not None else start + 1
     shown = str(token)[:40]
+    comma = _trailing_comma(text, start)
+    if comma is not None and "COMMA" not in expected_terminals:
+        diags.error("E1002", "a `,` with no item after it", path, source.span(comma, comma + 1), "trailing comma",
+                    help=f"remove the `,`: no item follows it (`{shown}` comes next)")
+        return comma, comma + 1
+    comma = _line_ending_comma(text, start)
+    if comma is not None:
+        line = source.position(start)[0]
+        first = text[_line_start(text, start):].split(None, 1)[0][:40]
+        diags.error("E1002", "a `,` with no item after it", path, source.span(comma, comma + 1), "trailing comma",
+                    help=f"remove the `,`: the list goes on past the end of the line, so `{first}` on line {line} "
+                         f"was read as one more item")
+        return comma, comma + 1
+    before = text[_line_start(text, start):start].split()
+    if shown in ("=", ":") and len(before) == 1 and before[0] in _KEYWORD_STATEMENTS:
+        diags.error("E1002", f"unexpected `{shown}`", path, source.span(start, end), f"expected {_expected_list(expected)}",
+                    help=f"a statement's value follows its keyword with no `{shown}`: write `{before[0]} ...`")
+        return start, end
+    if shown == "," and "COMMA" not in expected_terminals:
+        diags.error("E1002", "unexpected `,`", path, source.span(start, end), "no separator here",
+                    help="the entries of a block are written one after another, with no `,` between them; "
+                         "commas separate the items of a list `[...]` or a map `{ a = 1, b = 2 }`")
+        return start, end
     expected_text = _expected_list(expected)
     diags.error("E1002", f"unexpected `{shown}`", path, source.span(start, end), f"expected {expected_text}",
-                help=_syntax_help(shown, expected))
+                help=_syntax_help(shown, expected, where))
+    return None
+
+
+_TEST_WORDS = {"`contains`", "`exists`", "`in`", "`matches`", "`not`"}
+
+
+def _trailing_comma(text: str, pos: int) -> int | None:
+    """The offset of a `,` that is the last code before `pos` (on this line, or ending an earlier line)."""
+    end = _code_end(text, pos) if _only_blank_between(text, _line_start(text, pos), pos) else len(text[:pos].rstrip())
+    return end - 1 if end > 0 and text[end - 1] == "," else None
+
+
+def _line_ending_comma(text: str, pos: int) -> int | None:
+    """The `,` that ends the code line before the one holding `pos`, when the line holding `pos` starts as far
+    left as the statement that comma is in (it starts a statement of its own: the comma is a trailing one)."""
+    line = _line_start(text, pos)
+    end = _code_end(text, line)
+    if end <= 0 or text[end - 1] != ",":
+        return None
+    region = _statement_region(text, end - 1)
+    if region is None or _indent(text, pos) != _indent(text, region[0]):
+        return None
+    if not re.match(r"[A-Za-z_]", text[line:].lstrip(" \t")):  # a line of values continues the list
+        return None
+    return end - 1
+
+
+def _statement_keyword(text: str, pos: int) -> str:
+    """The first word of the statement holding `pos`, and of the block around it: `patch`, `mitigated`..."""
+    region = _statement_region(text, pos)
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text[region[0]:pos]) if region else []
+    first = words[0] if words else ""
+    openers = _openers_at(text, pos)
+    if openers:
+        line = text[_line_start(text, openers[-1]):openers[-1]].split()
+        return f"{first} in {line[0]}" if line else first
+    return first
 
 
 def _expected_list(expected: list[str]) -> str:
@@ -215,8 +529,15 @@ def _expected_list(expected: list[str]) -> str:
     return expected[0] if expected else "something else"
 
 
-def _syntax_help(token: str, expected: list[str]) -> str:
-    if any(e.startswith("an operator") for e in expected):
+def _syntax_help(token: str, expected: list[str], where: str = "") -> str:
+    statement, _, block = where.partition(" in ")
+    if statement == "patch":
+        return ("a patch is `patch PATH = VALUE`: PATH is field names joined by `.`, with `[N]`, `[\"key\"]` or "
+                "`[name = VALUE]` steps (docs/fault-kinds.md, Reference)")
+    if statement == "require":
+        return ("a precondition is `require PATH OP VALUE` or `require arg(NAME) OP VALUE` "
+                "(docs/fault-kinds.md, Reference)")
+    if any(e.startswith("an operator") for e in expected) and (block == "mitigated" or not block):
         return ("a field predicate is `REF PATH OP VALUE`; OP is one of == != < <= > >= contains in matches, "
                 "or the path ends with `exists` or `not exists` (docs/language.md, operators)")
     if "`=`" in expected and "`{`" in expected:
@@ -414,7 +735,8 @@ class _Builder:
         return ast.Alert(str(name), self.ref(ref), self.optional_body(body), span, self.span(name))
 
     def stmt_root_cause(self, t, span):
-        return ast.RootCause(self.ref(t.children[0]), span)
+        first, *others = t.children
+        return ast.RootCause(self.ref(first), span, tuple(self.ref(r) for r in others))
 
     def stmt_propagation(self, t, span):
         *refs, body = t.children
@@ -434,8 +756,8 @@ class _Builder:
         return ast.Analysis(self.body(t.children[0]), span)
 
     def stmt_mitigated(self, t, span):
-        within, *preds = t.children
-        return ast.Mitigated(self.within(within), tuple(self.statement(p) for p in preds), span)
+        only, within, *preds = t.children
+        return ast.Mitigated(self.within(within), tuple(self.statement(p) for p in preds), span, only is not None)
 
     def stmt_state_pred(self, t, span):
         ref, state, within = t.children

@@ -300,7 +300,7 @@ class Printer:
         self.body_block(f"alert {s.name} on {ref(s.target)}", s.entries, s.span)
 
     def p_RootCause(self, s):
-        self.emit(f"root_cause {ref(s.target)}", s.span)
+        self.emit(f"root_cause {' or '.join(ref(r) for r in (s.target, *s.alternatives))}", s.span)
 
     def p_Propagation(self, s):
         self.body_block("propagation " + " -> ".join(ref(r) for r in s.chain), s.entries, s.span)
@@ -319,7 +319,7 @@ class Printer:
 
     def p_Mitigated(self, s):
         within = f" within {s.within.text}" if s.within is not None else ""
-        self.open_block(f"mitigated when{within}", s.span)
+        self.open_block(f"mitigated when{' only' if s.only else ''}{within}", s.span)
         self.statements(s.predicates)
         self.close_block(_end(s.span), s.span)
 

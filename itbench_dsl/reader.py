@@ -145,13 +145,16 @@ class Body:
             out[entry.key] = value
         return out
 
-    def finish(self) -> None:
+    def finish(self, elsewhere: "dict[str, str] | None" = None) -> None:
+        """Report the entries nothing read (E2006). `elsewhere`: fields of another block, by name -> where they
+        belong, said in the help instead of this block's fields."""
         for index, entry in enumerate(self.entries):
             if index in self.used:
                 continue
             hint = did_you_mean(entry.key, self.known)
+            moved = (elsewhere or {}).get(entry.key)
             self.ctx.error("E2006", f"{self.where} has no field `{entry.key}`", entry.key_span, "unknown field",
-                           help=f"did you mean `{hint}`?" if hint else
+                           help=moved if moved else f"did you mean `{hint}`?" if hint else
                            ("accepted: " + ", ".join(f"`{k}`" for k in sorted(self.known)) if self.known else ""))
 
 

@@ -469,7 +469,13 @@ class TopologyBuilder:
                 profile["localhostProfile"] = local
             seccomp.finish()
             context["seccompProfile"] = profile
-        security.finish()
+        if pod:  # the container's settings, written on the pod's block: say where they go
+            names = [key for key, _ in self._SECURITY_BOOLS if key != "run_as_non_root"] + ["capabilities"]
+            security.finish({key: f"`{key}` is a container's setting and this `security_context` is the pod's: write "
+                                  f"the container as a block, `container \"NAME\" {{ image = \"...\" security_context "
+                                  f"{{ {key} = ... }} }}` (docs/language.md, Topology)" for key in names})
+        else:
+            security.finish()
         return context
 
     def unique(self, names: list[str], what: str, spans: list[Span]) -> None:

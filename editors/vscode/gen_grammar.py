@@ -32,7 +32,7 @@ STATEMENTS = ["scenario", "app", "domain", "complexity", "description", "tags", 
               "fault", "group", "wait", "expect", "alert", "root_cause", "propagation", "mitigated", "optimal",
               "solution", "step", "param", "agent", "control", "task", "tasks", "gap", "compliant", "analysis",
               "alert_rule", "probe", "fault_kind", "patch", "require"]
-WORDS = ["on", "in", "default", "when", "within", "not", "firing", "before", "after", "run", "all", "as"]
+WORDS = ["on", "in", "default", "when", "within", "not", "firing", "before", "after", "run", "all", "as", "only", "or"]
 OPERATORS = ["contains", "matches"]  # the word operators of field predicates (`in` is one of WORDS)
 STATES = ["ready", "exists", "absent"]
 CALLS = ["field", "secret_key", "configmap_key", "resource_field"]

@@ -289,12 +289,13 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         return
     yield Case("the solved state", "mitigate", PASS, state=derived["solved"])
     yield Case("the faulty state", "mitigate", FAIL, state=derived["faulty"])
-    yield Case("the faulty state with every pod reporting ready and no alert", "mitigate", FAIL,
-               state=render(found.faulty, found, probes=found.faulty_probes))
-    # the API server's defaults on every object, the fault's fields among them: a fault is never taken for gone
-    # because the server spelled out what it left
-    yield Case("the faulty state as an API server returns it, every pod reporting ready", "mitigate", FAIL,
-               state=render(as_served(found.faulty), found, probes=found.faulty_probes))
+    if not m.get("only"):  # `mitigated when only`: readiness decides, so a faulty state all ready may pass
+        yield Case("the faulty state with every pod reporting ready and no alert", "mitigate", FAIL,
+                   state=render(found.faulty, found, probes=found.faulty_probes))
+        # the API server's defaults on every object, the fault's fields among them: a fault is never taken for
+        # gone because the server spelled out what it left
+        yield Case("the faulty state as an API server returns it, every pod reporting ready", "mitigate", FAIL,
+                   state=render(as_served(found.faulty), found, probes=found.faulty_probes))
     targets = [r for i in scenario.injections() for r in (i.target,) if r.kind in ("Deployment", "StatefulSet")]
     for ref in targets[:2]:
         key = (ref.kind, ref.namespace, ref.name)
@@ -304,7 +305,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
             yield Case(f"the solved state after `rollout restart` of {ref.name}", "mitigate", PASS,
                        state=render(restarted, found))
         replaced = _edited(found.solved, key, _replace_images)
-        if replaced is not None:
+        if replaced is not None and not m.get("only"):  # `only`: readiness decides, whatever image runs
             yield Case(f"{ref.name} fixed by running another image", "mitigate", FAIL, state=render(replaced, found))
         if found.solved.get(key, {}).get("spec", {}).get("replicas", 1) > 0:
             zero = _edited(found.solved, key, lambda o: o["spec"].update(replicas=0))
@@ -313,7 +314,10 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     yield from _meaning_cases(spec, found)
     yield from _collateral_cases(spec, derived["solved"])
     yield from _capacity_cases(spec, found)
-    for fault in m["faults"]:
+    # `mitigated when only`: the fault's changes are not graded, so states that differ from the solved one only
+    # there (a field at another wrong value, a created object left, a deleted one recreated otherwise) are not cases
+    graded = not m.get("only")
+    for fault in m["faults"] if graded else []:
         if fault["undone_by"] == "any":  # one part left wrong is still a fix
             yield from _any_part_cases(found, fault)
             continue
@@ -329,7 +333,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
                 left[key] = found.faulty[key]
                 yield Case(f"everything fixed but {ref['kind']} {ref['name']} left in place", "mitigate", FAIL,
                            state=render(left, found))
-    for entry in m["restored"]:
+    for entry in m["restored"] if graded else []:
         ref = entry["object"]
         key = (ref["kind"], ref["namespace"], ref["name"])
         wrong = _edited(found.solved, key, _wrong_spec)
@@ -561,7 +565,7 @@ def _meaning_cases(spec: dict, found: Objects) -> Iterator[Case]:
                 stateful.setdefault((r["namespace"], r["name"]), r)
     for ref in list(stateful.values())[:2]:
         yield from _revision_cases(solved, ref)
-    for entry in m["programs"]:
+    for entry in [] if m.get("only") else m["programs"]:  # `only`: what the workloads run is not graded
         yield from _program_cases(found, entry)
     for fault in m["faults"]:
         for entry in fault["fields"]:
@@ -2518,6 +2522,19 @@ def self_validate(scenario: ir.Scenario) -> list[tuple[str, str]]:
     return [(code, message) for code, message, _ in self_validate_located(scenario)]
 
 
+def _same_reason_once(cases: list[tuple[str, str, str]]) -> list[str]:
+    """`NAME (must V): it WHAT` per case, the cases graded wrongly for one reason named together, so that a
+    message states each fact once: `the healthy state | the solved state (must pass): it failed it (...)`."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for name, wants, what in cases:
+        grouped.setdefault((wants, what), []).append(name)
+    out = []
+    for (wants, what), names in grouped.items():
+        listed = " | ".join(names[:3]) + (f" | {len(names) - 3} more" if len(names) > 3 else "")
+        out.append(f"{listed} (must {wants}): it {what}")
+    return out
+
+
 def self_validate_located(scenario: ir.Scenario) -> list[tuple[str, str, int | None]]:
     """`self_validate`'s problems with what they are about: the index of the `mitigated when` predicate
     that alone failed states that must pass (a path that names nothing, a value no healthy state holds),
@@ -2533,13 +2550,16 @@ def self_validate_located(scenario: ir.Scenario) -> list[tuple[str, str, int | N
             blamed = None
             if case.want == "pass" and case.failed and all(c.startswith("mitigation.predicate.") for c in case.failed):
                 blamed = int(case.failed[0].rsplit(".", 1)[1])
-            wrong.setdefault((code, blamed), []).append(f"{case.name} (must {wants}): it {what}")
+            wrong.setdefault((code, blamed), []).append((case.name, wants, what))
     problems = []
-    for (code, blamed), found in sorted(wrong.items(), key=lambda item: (item[0][0], item[0][1] is not None,
+    for (code, blamed), cases in sorted(wrong.items(), key=lambda item: (item[0][0], item[0][1] is not None,
                                                                         item[0][1] or 0)):
+        # a blamed predicate fails each state for one reason: say it once; other cases stay one by one
+        found = _same_reason_once(cases) if blamed is not None else \
+            [f"{name} (must {wants}): it {what}" for name, wants, what in cases]
         more = f"; and {len(found) - 3} more" if len(found) > 3 else ""
         task = "diagnosis" if code == "E4005" else "mitigation" if scenario.domain != "ciso" else "policy"
         what = f"`mitigated when` predicate {blamed} fails states that must pass" if blamed is not None else \
-            f"the {task} evaluator grades {len(found)} case(s) of its corpus wrongly"
+            f"the {task} evaluator grades {len(cases)} case(s) of its corpus wrongly"
         problems.append((code, f"{what}: " + "; ".join(found[:3]) + more, blamed))
     return problems

@@ -264,7 +264,7 @@ def unobservable_faults(item: Linted) -> list[Diagnostic]:
 
     A `mitigated when` state or field predicate sees a fault when it names an object of the fault's
     footprint (its target, what it creates or changes) or of the same component (their services and
-    pods), a probe predicate the workload its probe runs in, and an access predicate the roles and bindings
+    pods), a scope predicate (`all pods in namespace "x" ready`) when it covers such a workload, a probe predicate the workload its probe runs in, and an access predicate the roles and bindings
     the authorizer reads for it (the cluster's, and those of its namespace); an `alert X not firing` predicate sees every
     fault when `expect` lists X. An alert can tell
     when `expect` lists it on a component where the fault's group acts (the footprints of its faults,
@@ -272,7 +272,7 @@ def unobservable_faults(item: Linted) -> list[Diagnostic]:
     restart), or on one the propagation chains of `expect` reach from there. FinOps faults are measured against
     `optimal` values (E2013 requires them); CISO scenarios have no faults."""
     scenario = item.scenario
-    if scenario.domain != "sre":
+    if scenario.domain != "sre" or not _poses_mitigation(scenario):
         return []
     components = item.components
     predicates = scenario.mitigation.predicates if scenario.mitigation is not None else []
@@ -282,7 +282,8 @@ def unobservable_faults(item: Linted) -> list[Diagnostic]:
     # a probe predicate sees the workload its probe runs in
     probed = {p.name: p.target for p in scenario.probes}
     read = [p.target for p in predicates if p.target is not None] + \
-        [probed[p.path[0]] for p in predicates if p.kind == "probe" and p.path and p.path[0] in probed]
+        [probed[p.path[0]] for p in predicates if p.kind == "probe" and p.path and p.path[0] in probed] + \
+        _scope_covers(scenario, predicates)
     seen = {components.of(r) for r in read}
     seen_keys = {r.key() for r in read}
     alerted = {components.of(a.target) for a in scenario.alerts}
@@ -317,6 +318,22 @@ def unobservable_faults(item: Linted) -> list[Diagnostic]:
             item.path, span, "how does the evaluator see it repaired?",
             help=_observe_help(injection.target)))
     return out
+
+
+def _poses_mitigation(scenario: ir.Scenario) -> bool:
+    """Whether the agent is asked to mitigate (`tasks`, or the domain's default): a scenario that only asks to
+    detect, localize, diagnose or analyze grades no repair, so nothing need observe one or show how."""
+    from ..tasks import posed
+
+    return "mitigate" in posed(scenario)
+
+
+def _scope_covers(scenario: ir.Scenario, predicates) -> list[ir.ObjectRef]:
+    """The workloads `all pods ... ready` (and the other scopes) require ready: the evaluator's own list."""
+    from ..backends.evaluator import _scope
+
+    return [ir.ObjectRef("apps/v1", w["kind"], w["namespace"], w["name"])
+            for p in predicates if p.kind == "scope" for w in _scope(scenario, p)["expected"]]
 
 
 def _observe_help(target: ir.ObjectRef) -> str:
@@ -355,13 +372,13 @@ def _reach(start: set[str], graph: dict[str, set[str]]) -> set[str]:
 
 
 def missing_solution(item: Linted) -> list[Diagnostic]:
-    """W2004: an SRE or FinOps scenario with a fault and without a `solution` block.
+    """W2004: an SRE or FinOps scenario with a fault and without a `solution` block, when it poses `mitigate`.
 
     A CISO scenario's solution is the artefact the agent writes (a policy, a playbook), which the
     evaluator checks against the gap and compliant objects: it needs none."""
     scenario = item.scenario
     # a control (no fault) has nothing to solve: its right mitigation is to change nothing
-    if scenario.domain == "ciso" or scenario.solutions or not scenario.injections():
+    if scenario.domain == "ciso" or scenario.solutions or not scenario.injections() or not _poses_mitigation(scenario):
         return []
     return [Diagnostic(
         "W2004", f"scenario `{scenario.name}` has no `solution`", item.path, item.name_span, "no solution",

@@ -49,7 +49,10 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], spec: dict | None =
     if scenario.domain == "ciso" or not scenario.injections():
         return []
     spec = spec or evaluator_spec(scenario)
-    if "mitigate" not in spec["tasks"]:  # a scenario that does not pose it is still one its solution must solve
+    # a scenario that does not pose `mitigate` grades no repair: a solution it gives (for readers, for the ground
+    # truth's recommended actions) is still replayed, and one that does not mitigate is a warning, not an error
+    posed = "mitigate" in spec["tasks"]
+    if not posed:
         spec = dict(spec, tasks=[*spec["tasks"], "mitigate"])
     found = objects(scenario)
     # `rollout undo` goes back to the template the workload ran before the fault
@@ -79,7 +82,7 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], spec: dict | None =
                 stopped = True
                 break
             if outcome.status == REFUSED:
-                out.append(Finding("E4006" if i == 0 else "W2010", f"solution `{solution.title}`: the cluster would "
+                out.append(Finding("E4006" if i == 0 and posed else "W2010", f"solution `{solution.title}`: the cluster would "
                                    f"refuse `{command}`: {outcome.message}", (i, j)))
                 stopped = True
                 break
@@ -88,6 +91,6 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], spec: dict | None =
         verdict = evaluate(spec, None, settle(scenario, manifests, found, spec, frozenset(undone)), task="mitigate")
         if not verdict["passed"]:
             failed = [f"{c['id']}: {c['detail']}" for c in verdict["checks"] if not c["passed"]]
-            out.append(Finding("E4006" if i == 0 else "W2010", f"solution `{solution.title}`, replayed on the faulty "
+            out.append(Finding("E4006" if i == 0 and posed else "W2010", f"solution `{solution.title}`, replayed on the faulty "
                                f"state, does not mitigate: " + "; ".join(failed[:3]), (i, commands[-1][0])))
     return out

@@ -338,9 +338,12 @@ def _state(objects: dict[tuple, dict], effects: dict, alerts: list[dict], static
            captured: list[str]) -> dict:
     items: list[dict] = []
     pods: list[dict] = []
+    storage = _storage_status(objects)
     for key, obj in objects.items():
         if key[0] == "Secret":
             obj = as_served(obj)
+        if key in storage:
+            obj = {**obj, "status": storage[key]}
         if key[0] in _WORKLOAD_KINDS:
             effect, original = effects.get(key, ("", 0))
             # a running workload of a shared application object is the same from scenario to scenario
@@ -362,6 +365,54 @@ def _state(objects: dict[tuple, dict], effects: dict, alerts: list[dict], static
         "policyReports": [],
         "costs": {},
     }
+
+
+def _storage_status(objects: dict[tuple, dict]) -> dict[tuple, dict]:
+    """The status the volume controllers give claims and volumes that say none: a claim a workload of the state
+    mounts, or one bound by name to a volume there, is `Bound` (`Lost` when the volume it names is gone,
+    `Pending` when nothing uses it, as a WaitForFirstConsumer class leaves it); a volume a claim binds (or
+    whose `claimRef` names a claim there) is `Bound`, another `Available`."""
+    claims = {k: o for k, o in objects.items() if k[0] == "PersistentVolumeClaim"}
+    volumes = {k[2]: o for k, o in objects.items() if k[0] == "PersistentVolume"}
+    if not claims and not volumes:
+        return {}
+    mounted = set()
+    for key, obj in objects.items():
+        if key[0] in _WORKLOAD_KINDS:
+            pod = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+            for volume in pod.get("volumes") or []:
+                claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+                if claim:
+                    mounted.add(("PersistentVolumeClaim", key[1], claim))
+            for template in (obj.get("spec") or {}).get("volumeClaimTemplates") or []:
+                name = (template.get("metadata") or {}).get("name")
+                replicas = int((obj.get("spec") or {}).get("replicas", 1))
+                mounted.update(("PersistentVolumeClaim", key[1], f"{name}-{key[2]}-{i}") for i in range(replicas))
+    out: dict[tuple, dict] = {}
+    bound_volumes = set()
+    for key, claim in claims.items():
+        if "status" in claim:
+            continue
+        spec = claim.get("spec") or {}
+        volume = spec.get("volumeName")
+        if volume and volume not in volumes:
+            out[key] = {"phase": "Lost"}
+            continue
+        if volume:
+            bound_volumes.add(volume)
+        if volume or key in mounted:
+            requested = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
+            out[key] = {"phase": "Bound", "accessModes": list(spec.get("accessModes") or []),
+                        **({"capacity": {"storage": requested}} if requested else {})}
+        else:
+            out[key] = {"phase": "Pending"}
+    for key, volume in objects.items():
+        if key[0] != "PersistentVolume" or "status" in volume:
+            continue
+        ref = (volume.get("spec") or {}).get("claimRef") or {}
+        named = ("PersistentVolumeClaim", ref.get("namespace"), ref.get("name")) in claims
+        out[key] = {"phase": "Bound" if key[2] in bound_volumes or named else "Available"}
+    return out
 
 
 def as_served(secret: dict) -> dict:

@@ -493,9 +493,15 @@ def _mitigation(scenario: ir.Scenario) -> dict:
     # alarm it poses: they may go on firing)
     expected = {a.name for a in scenario.alerts} if scenario.injections() else set()
     alerts = [{"alert": name, "namespaces": _alert_scope(scenario, name)} for name in sorted(expected - waited)]
-    return {"within_seconds": scenario.mitigation.within_seconds if scenario.mitigation else None,
-            "predicates": predicates, "alerts": alerts, "ready": health, "programs": _programs(scenario, health, fields),
-            "services": services, "faults": _faults(scenario, fields, created), "restored": deleted}
+    out = {"within_seconds": scenario.mitigation.within_seconds if scenario.mitigation else None,
+           "predicates": predicates, "alerts": alerts, "ready": health, "programs": _programs(scenario, health, fields),
+           "services": services, "faults": _faults(scenario, fields, created), "restored": deleted}
+    if scenario.mitigation is not None and scenario.mitigation.only:
+        # `mitigated when only`: the predicates, the alerts and readiness decide, as a peer's readiness oracle
+        # does; the runtime does not grade the fault's changes undone, nor the workloads running what they ran
+        # (the entries stay: they say how a state settles while the fault holds)
+        out["only"] = True
+    return out
 
 
 # ---- the diagnosis ground truth -----------------------------------------------------------------------

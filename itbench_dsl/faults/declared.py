@@ -470,7 +470,8 @@ def build(decl: ast.FaultKindDecl, ctx: Context) -> FaultKind | None:
         if values["command"] is not None and values["revert"] is not None:
             spec.exec = ExecSpec(values["container"], values["command"], values["revert"])
     # objects it creates, and its target deleted
-    for block in body.blocks("create", labels=2):
+    create_blocks = body.blocks("create", labels=2)
+    for block in create_blocks:
         spec_or_none = _create_spec(ctx, block)
         if spec_or_none is not None:
             uses(spec_or_none.body)
@@ -534,7 +535,8 @@ def build(decl: ast.FaultKindDecl, ctx: Context) -> FaultKind | None:
                   "`arg(...)` takes the name of one argument", span, "not declared",
                   help=f"did you mean `arg({hint})`?" if hint else
                   f'declare it: `arg "{name or "NAME"}" {{ type = "string" }}`')
-    if not spec.patches and exec_body is None and not spec.creates and not spec.delete_target:
+    # a `create` refused above (E2004...) is a change written: its own error says what is wrong with it
+    if not spec.patches and exec_body is None and not create_blocks and not spec.delete_target:
         ctx.error("E2007", f"fault kind `{decl.name}` changes nothing: it needs a `patch`, an `exec`, a `create` "
                   "or `delete_target = true`", decl.name_span, "changes nothing",
                   help="add `patch PATH = VALUE`, `exec { ... }` or `create \"KIND\" \"NAME\" { ... }`")

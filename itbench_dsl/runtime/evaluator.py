@@ -2193,6 +2193,10 @@ def mitigation_checks(spec, state, checks):
     for ref in m["ready"]:
         ok, detail = ready_check(ref, state)
         checks.append({"id": f"health.ready.{ref_text(ref)}", "passed": ok, "detail": detail})
+    if m.get("only"):  # `mitigated when only`: the predicates, the alerts and readiness decide, and no harm is done
+        application_check(spec, state, checks)
+        safeguard_checks(spec, state, checks)
+        return
     for entry in m["programs"]:
         obj = state.get(entry["object"])
         ok = obj is not None and not terminating(obj) and owns(entry["keep"], obj)
