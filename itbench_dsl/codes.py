@@ -465,6 +465,18 @@ name an alert the scenario declares (`alert_rule`) and its text after the sympto
 (`DeploymentRunsNoReplica`, not `DeploymentScaledToZero`). The harness tracks what it created by the
 bundle's inject/ and revert/ files and the run's timeline, never by a label the agent can read.
 """),
+        _c("E4025", "the agent's access depends on the scenario", """
+An incident's agent (domains sre and finops) has the same access in every scenario of an application:
+what it can read and change (`kubectl auth can-i --list`) must not tell one scenario's fault from
+another's. The access is derived from the application and the domain (`checker.application_access`): the
+domain's defaults and every resource a library fault leaves its root cause in (Secrets, ResourceQuotas,
+NetworkPolicies, Roles, Istio policies, ...), read and changed in the application's namespaces; Chaos
+Mesh's kinds in every namespace; namespaces and nodes; the `kube-system` namespace, read only.
+
+The error is reported where a scenario's `agent` statement changes that access, and where a fault says
+the agent needs access (to find and undo it) that the derived access lacks: grant it to every scenario in
+`checker.INCIDENT_RESOURCES`, not in one.
+"""),
         _c("W2015", "a fault has no symptom the scenario shows", """
 A fault whose effect nothing in the scenario would show makes the task unanswerable by observation: the
 agent is told alerts fire, and none does. Each fault kind declares its symptoms (`symptoms` of its record,

@@ -117,7 +117,11 @@ def context(scenario: ir.Scenario) -> dict:
         # a scenario declares would point at the fault
         "namespaces": [n.name for n in topology.namespaces if not n.provided],
         # not the agent's resource lists: they grow with the fault (Chaos Mesh's `podchaos`), a leak
-        "agent": {"service_account": scenario.agent.service_account},
+        "agent": {"service_account": scenario.agent.service_account,
+                  # what it may also read, the same for every scenario of the application (checker.application_access)
+                  "read_only": [n for n in scenario.agent.read_only if n not in
+                                [m.name for m in topology.namespaces if not m.provided]],
+                  "cluster": [r for r in scenario.agent.cluster_write if r in ("namespaces", "nodes")]},
         "control": None if compliance is None else _control(scenario, compliance),
         "kubeconfig": KUBECONFIG,
         "inventory": INVENTORY,
