@@ -158,8 +158,10 @@ def symptoms(result: CompileResult) -> list[Diagnostic]:
 
 def _alert_rule_span(result: CompileResult, finding):
     """The `alert_rule` statement a finding in a PrometheusRule comes from, when the scenario declares it."""
+    by_expr = {r.expr: r.name for r in result.scenario.alert_rules}  # a finding in a rule's expression
     for statement in result.document.statements:
-        if isinstance(statement, ast.AlertRule) and statement.name in finding.text:
+        if isinstance(statement, ast.AlertRule) and (statement.name in finding.text
+                                                     or by_expr.get(finding.text) == statement.name):
             return statement.span
     return None
 

@@ -105,14 +105,14 @@ def test_the_first_solution_is_allowed_for_the_agent(name):
     scenario = result.scenario
     home = scenario.agent.namespaces[0]
     for step in scenario.solutions[0].steps:
-        if not step.run or not step.run.startswith("kubectl"):
+        if not step.command or not step.command.startswith("kubectl"):
             continue
         try:
-            requests = access.command_rights(step.run, home)
+            requests = access.command_rights(step.command, home)
         except access.UnknownCommand:
             continue
-        denied = access.missing(objects, scenario.agent.service_account, home, (step.run,))
-        assert not denied, (step.run, denied, requests)
+        denied = access.missing(objects, scenario.agent.service_account, home, (step.command,))
+        assert not denied, (step.command, denied, requests)
 
 
 SCOPED = """alert_rule "CartDown" {{
