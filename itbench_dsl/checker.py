@@ -58,7 +58,7 @@ DEFAULT_CLUSTER_READ = {"ciso": ["namespaces", "clusterpolicies", "clusterpolicy
 # the application; Chaos Mesh's kinds everywhere (its experiments live in its own namespace); the cluster's
 # namespaces and nodes (a relabelled namespace, a cordoned node); and the cluster's system namespace, read only.
 INCIDENT_DOMAINS = ("sre", "finops")
-INCIDENT_RESOURCES = ["secrets", "resourcequotas", "limitranges", "networkpolicies", "persistentvolumeclaims",
+INCIDENT_RESOURCES = ["pods/exec", "secrets", "resourcequotas", "limitranges", "networkpolicies", "persistentvolumeclaims",
                       "daemonsets", "roles", "rolebindings", "poddisruptionbudgets", "jobs", "cronjobs",
                       "serviceaccounts", "peerauthentications", "authorizationpolicies", "gateways"]
 CHAOS_RESOURCES = sorted(r for r, group in AGENT_RESOURCES.items() if group == "chaos-mesh.org")

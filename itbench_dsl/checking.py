@@ -187,7 +187,8 @@ def self_validation(result: CompileResult) -> list[Diagnostic]:
                                   "self-validation failed", help=f"`itbench explain {code}`"))
     for finding in findings(result.scenario, result.files):
         where = result.source_map.steps.get(finding.step, span) if result.source_map is not None else span
-        label = "replayed: does not mitigate" if finding.code != "W2009" else "cannot be replayed"
+        label = ("replayed: does not mitigate" if finding.code not in ("W2009", "E4026") else
+                 "cannot be replayed" if finding.code == "W2009" else "the agent may not do this")
         out.append(Diagnostic(finding.code, finding.message, result.path, where, label,
                               help=f"`itbench explain {finding.code}`"))
     return out

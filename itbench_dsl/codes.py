@@ -477,6 +477,14 @@ The error is reported where a scenario's `agent` statement changes that access, 
 the agent needs access (to find and undo it) that the derived access lacks: grant it to every scenario in
 `checker.INCIDENT_RESOURCES`, not in one.
 """),
+        _c("E4026", "the agent may not run the scenario's own solution", """
+`itbench check` replays the first solution as the cluster's admin (E4006); this check reads its kubectl
+steps as the agent's token would send them (`access.command_rights`: get, describe, delete, patch, edit,
+label, annotate, scale, rollout, set, logs, exec, cordon) and asks the agent's access
+(`manifests/agent-access.yaml`) whether the RBAC authorizer would allow each request. A refused request
+means the task cannot be solved with the access the agent is given: widen the application's access
+(`checker.INCIDENT_RESOURCES`), or fix the rule's API group.
+"""),
         _c("W2015", "a fault has no symptom the scenario shows", """
 A fault whose effect nothing in the scenario would show makes the task unanswerable by observation: the
 agent is told alerts fire, and none does. Each fault kind declares its symptoms (`symptoms` of its record,

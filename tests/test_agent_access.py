@@ -164,3 +164,30 @@ def test_a_control_ships_its_twins_rules_access_and_prompt():
         for name in ("manifests/agent-access.yaml", "manifests/alert-rules.yaml", "prompt.md"):
             assert control.files.get(name) == twin.files.get(name), (parent, name)
         assert twin.files["manifests/alert-rules.yaml"]
+
+
+def test_e4026_a_solution_step_the_agents_access_refuses():
+    from itbench_dsl.analysis.solutions import _denied
+
+    body = ('fault scaled_to_zero on deployment "cart"\n  '
+            + EXPECT.format(root='deployment "cart"', alert='KubePodNotReady on pod "cart-*"') + '''
+  solution "Scale it back" {
+    step "Scale" run "kubectl -n shop scale deployment/cart --replicas=1"
+    step "Roll back" run "kubectl -n shop rollout undo deployment/cart"
+    step "Drop a cluster binding" run "kubectl delete clusterrolebinding cart-admin"
+  }''')
+    result, diags = compile_text(SHOP.format(name="shop-y", body=body))
+    found = _denied(result.scenario)
+    assert [(f.code, f.step) for f in found] == [("E4026", (0, 2))]
+    assert "clusterrolebindings" in found[0].message
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("kubectl -n shop scale deployment/cart --replicas=1", {("patch", "apps", "deployments/scale", "shop")}),
+    ("kubectl -n shop set image deployment/cart cart=cart:2", {("patch", "apps", "deployments", "shop")}),
+    ("kubectl uncordon node-1", {("patch", "", "nodes", None)}),
+    ("kubectl -n chaos-mesh delete schedule x", {("delete", "chaos-mesh.org", "schedules", "chaos-mesh")}),
+])
+def test_command_rights_of_object_verbs(command, expected):
+    got = {(r.verb, r.group, r.resource, r.namespace) for r in access.command_rights(command, "shop")}
+    assert expected <= got
