@@ -490,6 +490,11 @@ class Checker:
                 if not any(isinstance(i, ast.Fault) for i in stmt.items):
                     self.error("E2013", "a fault group needs at least one `fault`", stmt.span, "empty group")
                 groups.append(ir.FaultGroup(stmt.name, injections, waiters))
+        from .faults.waiters import spread
+
+        provided = {n.name for n in self.state.build.namespaces if n.provided}
+        for group in groups:  # a restart or a pod deletion acts on the target's namespace alike (waiters.SPREAD)
+            group.waiters = spread(group.waiters, self.state.build.workloads, provided)
         return groups
 
     def needed_waiters(self, group: ast.Group | None, pairs: list, waiters: list[ir.Waiter], complete: bool) -> None:
