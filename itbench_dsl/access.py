@@ -56,6 +56,11 @@ for _names, _group, _plural, _namespaced in [
     (("pol", "policy"), "kyverno.io", "policies", True), (("cpol", "clusterpolicy"), "kyverno.io", "clusterpolicies", False),
     (("polr", "policyreport"), "wgpolicyk8s.io", "policyreports", True),
     (("cpolr", "clusterpolicyreport"), "wgpolicyk8s.io", "clusterpolicyreports", False),
+    (("schedule",), "chaos-mesh.org", "schedules", True),
+    *((((k,), "chaos-mesh.org", k, True)) for k in ("networkchaos", "podchaos", "stresschaos", "httpchaos", "iochaos",
+                                                    "dnschaos", "timechaos", "jvmchaos")),
+    (("peerauthentication", "pa"), "security.istio.io", "peerauthentications", True),
+    (("authorizationpolicy", "ap"), "security.istio.io", "authorizationpolicies", True),
 ]:
     for _name in (*_names, _plural):
         _RESOURCES[_name] = (_group, _plural, _namespaced)
@@ -108,6 +113,8 @@ def command_rights(command: str, home: str) -> list[Request]:
             continue  # an option that changes the output, not the requests
         else:
             positional.append(word)
+    if positional and positional[0] in _WORKLOAD_VERBS:
+        return _workload_rights(command, positional, namespace)
     if len(positional) < 2 or positional[0] not in _VERBS:
         raise UnknownCommand(f"`{command}`: no API rights known for `kubectl {' '.join(positional[:1])}`")
     verb, target, names = positional[0], positional[1], positional[2:]
@@ -124,6 +131,60 @@ def command_rights(command: str, home: str) -> list[Request]:
         verbs += ("watch",) if watch else ()
         requests += [Request(v, group, plural, scope) for v in verbs]
     return requests
+
+
+# kubectl verbs on one object (`kubectl scale deployment/web`, `kubectl rollout undo deployment/web`,
+# `kubectl set image deployment/web`, `kubectl logs deployment/web`, `kubectl exec deploy/web`, `kubectl
+# cordon node-1`): the requests each makes, as (verb, subresource or "" for the object itself)
+_WORKLOAD_VERBS = {
+    "scale": (("get", ""), ("patch", "scale")),
+    "rollout undo": (("get", ""), ("patch", ""), ("list", "@replicasets"), ("list", "@controllerrevisions")),
+    "rollout restart": (("get", ""), ("patch", "")),
+    "rollout status": (("get", ""), ("watch", "")),
+    "rollout history": (("get", ""), ("list", "@replicasets"), ("list", "@controllerrevisions")),
+    "set": (("get", ""), ("patch", "")),
+    "logs": (("get", ""), ("list", "@pods"), ("get", "@pods/log")),
+    "exec": (("get", ""), ("list", "@pods"), ("create", "@pods/exec")),
+    "cordon": (("get", ""), ("patch", "")),
+    "uncordon": (("get", ""), ("patch", "")),
+}
+_WORKLOAD_VERBS.update({"rollout": ()})
+_WORKLOAD_DEFAULT = {"logs": "pod", "exec": "pod", "cordon": "node", "uncordon": "node"}
+
+
+def _workload_rights(command: str, positional: list[str], namespace: str) -> list[Request]:
+    verb = positional[0]
+    rest = positional[1:]
+    if verb in ("rollout", "set"):
+        if not rest:
+            raise UnknownCommand(f"`{command}`: `kubectl {verb}` without a subcommand")
+        sub, rest = rest[0], rest[1:]
+        verb = f"rollout {sub}" if verb == "rollout" else "set"
+        if verb not in _WORKLOAD_VERBS:
+            raise UnknownCommand(f"`{command}`: no API rights known for `kubectl {verb}`")
+    rest = [w for w in rest if "=" not in w]  # `set image ... app=nginx`, `set env ... KEY=value`
+    if not rest:
+        raise UnknownCommand(f"`{command}`: no object named")
+    target = rest[0]
+    if "/" in target:
+        kind, _, _ = target.partition("/")
+    elif verb in _WORKLOAD_DEFAULT:
+        kind = _WORKLOAD_DEFAULT[verb]
+    else:
+        kind = target
+    if kind.lower() not in _RESOURCES:
+        raise UnknownCommand(f"`{command}`: unknown resource `{kind}`")
+    group, plural, namespaced = _RESOURCES[kind.lower()]
+    scope = namespace if namespaced else None
+    out = []
+    for api_verb, sub in _WORKLOAD_VERBS[verb]:
+        if sub.startswith("@"):  # another resource of the same namespace
+            other, _, subresource = sub[1:].partition("/")
+            other_group = {"replicasets": "apps", "controllerrevisions": "apps"}.get(other, "")
+            out.append(Request(api_verb, other_group, other + (f"/{subresource}" if subresource else ""), namespace))
+        else:
+            out.append(Request(api_verb, group, plural + (f"/{sub}" if sub else ""), scope))
+    return out
 
 
 # ---- the RBAC evaluator ----------------------------------------------------------------------------------

@@ -441,6 +441,9 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
                         for part in ("labels", "annotations"):
                             for key, value in (rule.get(part) or {}).items():
                                 look(f'{base}.{part}["{key}"]', f"{key}: {value}", declared)
+                        if declared and rule.get("expr") is not None:
+                            for why in expr_problems(str(rule["expr"]), scenario, topology, vocab):
+                                report(Finding(where, kind, namespace, name, f"{base}.expr", str(rule["expr"]), why))
     for namespace in scenario.topology.namespaces:
         hit = vocab.find(namespace.name, skip=home_words)
         if hit is not None:
@@ -448,6 +451,55 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
                            namespace.name, f"{hit[1]} (`{hit[0]}`)"))
     out.extend(_prompt_findings(vocab, files, prompt_chunks))
     return out
+
+
+# a PromQL label matcher: label, operator, quoted value
+_MATCHER = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"')
+# a kube-state-metrics series names the kind it describes: kube_<kind>_...
+_KSM_METRIC = re.compile(r"\bkube_([a-z]+)_[a-z_]+")
+# labels that place a series, not single an object out
+_PLACE_LABELS = frozenset({"namespace", "job", "cluster", "ready", "condition", "status", "reason", "phase",
+                           "container", "resource", "unit"})
+
+
+def expr_problems(expr: str, scenario: ir.Scenario, topology: list[dict], vocab: Vocabulary) -> list[str]:
+    """What an alert rule's expression the scenario declares gives away: a fault word in a label matcher, a
+    matcher that selects a root-cause object and no sibling of its kind (a rule that watches only the
+    answer), a kube-state-metrics series of a kind only the faults create (a rule that tests the fault's
+    own object). A symptom rule watches every object of its kind in the application."""
+    out = []
+    names: dict[str, set[str]] = {}  # kind (lowered) -> the names of the application's objects of it
+    for obj in topology:
+        names.setdefault(str(obj.get("kind", "")).lower(), set()).add(str(_meta(obj).get("name", "")))
+    causes = [(ref.kind.lower(), ref.name) for ref in scenario.root_causes]
+    for label, op, value in _MATCHER.findall(expr):
+        if label in _PLACE_LABELS or op in ("!=", "!~"):
+            continue
+        hit = vocab.find(value)
+        if hit is not None:
+            out.append(f"{hit[1]} (`{hit[0]}`) in a label matcher")
+            continue
+        for kind, cause in causes:
+            others = names.get(kind, set()) - {cause}
+            if op == "=":
+                selects = value == cause
+                all_of_kind = False
+            else:
+                try:
+                    pattern = re.compile(value)
+                except re.error:
+                    continue
+                selects = pattern.fullmatch(cause) is not None
+                all_of_kind = all(pattern.fullmatch(o) for o in others)
+            if selects and others and not all_of_kind:
+                out.append(f"a rule watching the root cause `{cause}` alone (`{label}{op}\"{value}\"`; no other "
+                           f"{kind} of the application is watched)")
+    created = {ref.kind.lower() for i in scenario.injections() for ref in i.created}
+    for metric_kind in sorted(set(_KSM_METRIC.findall(expr))):
+        if metric_kind in created and not names.get(metric_kind):
+            out.append(f"a rule on `kube_{metric_kind}_*`, a kind only the fault creates (it tests the fault's "
+                       "own object, not a symptom)")
+    return list(dict.fromkeys(out))
 
 
 def _prompt_findings(vocab: Vocabulary, files: dict[str, bytes], chunks) -> list[Finding]:

@@ -48,7 +48,8 @@ class Checker(Expectations):
         self.ctx = Context(diags, path)
         self.diags = diags
         self.state = _State()
-        self.agent_extra: list[tuple[list[str], list[str]]] = []  # access the faults say the agent needs
+        # access the faults say the agent needs: (namespaces, resources, the fault's span, its kind)
+        self.agent_extra: list[tuple[list[str], list[str], Span, str]] = []
         self.fault_kinds: dict = {}  # the kinds the scenario's `use faults` files declare
         self.fault_files: dict[str, str] = {}  # `use faults` path -> sha256 of the bytes read (bundle.lock)
         self.fault_library_failed = False
@@ -443,6 +444,12 @@ class Checker(Expectations):
                 if not any(isinstance(i, ast.Fault) for i in stmt.items):
                     self.error("E2013", "a fault group needs at least one `fault`", stmt.span, "empty group")
                 groups.append(ir.FaultGroup(stmt.name, injections, waiters))
+        from .faults.waiters import spread
+
+        provided = {n.name for n in self.state.build.namespaces if n.provided}
+        for group in groups:  # a restart or a pod deletion acts on the target's namespace alike (waiters.SPREAD)
+            group.declared_waiters = group.waiters
+            group.waiters = spread(group.waiters, self.state.build.workloads, provided)
         return groups
 
     def needed_waiters(self, group: ast.Group | None, pairs: list, waiters: list[ir.Waiter], complete: bool) -> None:
@@ -490,7 +497,7 @@ class Checker(Expectations):
         self.source_map.injections.append(stmt.span)  # in the order `faults()` groups the injections
         for created in checked.created:  # ground truth may name what the fault creates: `schedule "name"`
             self.state.fault_objects[(created.kind.lower(), created.name)] = created
-        self.agent_extra.append((checked.agent_namespaces, checked.agent_resources))
+        self.agent_extra.append((checked.agent_namespaces, checked.agent_resources, stmt.span, kind.name))
         return injection
 
     def waiter(self, stmt: ast.Wait) -> ir.Waiter | None:
@@ -701,3 +708,4 @@ def check(document: ast.Document, path: str, diags: Diagnostics) -> Checked:
     checker = Checker(expand_alternatives(document), path, diags)
     scenario = checker.check()
     return Checked(scenario, checker.state.build, checker.source_map, dict(checker.fault_files))
+

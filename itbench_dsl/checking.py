@@ -158,8 +158,10 @@ def symptoms(result: CompileResult) -> list[Diagnostic]:
 
 def _alert_rule_span(result: CompileResult, finding):
     """The `alert_rule` statement a finding in a PrometheusRule comes from, when the scenario declares it."""
+    by_expr = {r.expr: r.name for r in result.scenario.alert_rules}  # a finding in a rule's expression
     for statement in result.document.statements:
-        if isinstance(statement, ast.AlertRule) and statement.name in finding.text:
+        if isinstance(statement, ast.AlertRule) and (statement.name in finding.text
+                                                     or by_expr.get(finding.text) == statement.name):
             return statement.span
     return None
 
@@ -185,7 +187,8 @@ def self_validation(result: CompileResult) -> list[Diagnostic]:
                                   "self-validation failed", help=f"`itbench explain {code}`"))
     for finding in findings(result.scenario, result.files):
         where = result.source_map.steps.get(finding.step, span) if result.source_map is not None else span
-        label = "replayed: does not mitigate" if finding.code != "W2009" else "cannot be replayed"
+        label = ("replayed: does not mitigate" if finding.code not in ("W2009", "E4026") else
+                 "cannot be replayed" if finding.code == "W2009" else "the agent may not do this")
         out.append(Diagnostic(finding.code, finding.message, result.path, where, label,
                               help=f"`itbench explain {finding.code}`"))
     return out

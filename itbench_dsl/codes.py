@@ -487,6 +487,26 @@ name an alert the scenario declares (`alert_rule`) and its text after the sympto
 (`DeploymentRunsNoReplica`, not `DeploymentScaledToZero`). The harness tracks what it created by the
 bundle's inject/ and revert/ files and the run's timeline, never by a label the agent can read.
 """),
+        _c("E4025", "the agent's access depends on the scenario", """
+An incident's agent (domains sre and finops) has the same access in every scenario of an application:
+what it can read and change (`kubectl auth can-i --list`) must not tell one scenario's fault from
+another's. The access is derived from the application and the domain (`expectations.application_access`): the
+domain's defaults and every resource a library fault leaves its root cause in (Secrets, ResourceQuotas,
+NetworkPolicies, Roles, Istio policies, ...), read and changed in the application's namespaces; Chaos
+Mesh's kinds in every namespace; namespaces and nodes; the `kube-system` namespace, read only.
+
+The error is reported where a scenario's `agent` statement changes that access, and where a fault says
+the agent needs access (to find and undo it) that the derived access lacks: grant it to every scenario in
+`expectations.INCIDENT_RESOURCES`, not in one.
+"""),
+        _c("E4026", "the agent may not run the scenario's own solution", """
+`itbench check` replays the first solution as the cluster's admin (E4006); this check reads its kubectl
+steps as the agent's token would send them (`access.command_rights`: get, describe, delete, patch, edit,
+label, annotate, scale, rollout, set, logs, exec, cordon) and asks the agent's access
+(`manifests/agent-access.yaml`) whether the RBAC authorizer would allow each request. A refused request
+means the task cannot be solved with the access the agent is given: widen the application's access
+(`expectations.INCIDENT_RESOURCES`), or fix the rule's API group.
+"""),
         _c("W2015", "a fault has no symptom the scenario shows", """
 A fault whose effect nothing in the scenario would show makes the task unanswerable by observation: the
 agent is told alerts fire, and none does. Each fault kind declares its symptoms (`symptoms` of its record,

@@ -32,6 +32,20 @@ DEFAULT_WRITE = {
     "ciso": [],
 }
 DEFAULT_CLUSTER_READ = {"ciso": ["namespaces", "clusterpolicies", "clusterpolicyreports"]}
+# An incident task's agent (sre, finops) gets the same access in every scenario of an application, whatever
+# its fault: access that depended on the fault would name it (`kubectl auth can-i --list`). It is the superset
+# any fault of the library needs to be found and undone (each fault declares what it needs, `Checked.
+# agent_resources`; E4025 checks it is granted): these resources, read and changed, in every namespace of
+# the application; Chaos Mesh's kinds everywhere (its experiments live in its own namespace); the cluster's
+# namespaces and nodes (a relabelled namespace, a cordoned node); and the cluster's system namespace, read only.
+INCIDENT_DOMAINS = ("sre", "finops")
+INCIDENT_RESOURCES = ["pods/exec", "secrets", "resourcequotas", "limitranges", "networkpolicies", "persistentvolumeclaims",
+                      "daemonsets", "roles", "rolebindings", "poddisruptionbudgets", "jobs", "cronjobs",
+                      "serviceaccounts", "peerauthentications", "authorizationpolicies", "gateways"]
+CHAOS_RESOURCES = sorted(r for r, group in AGENT_RESOURCES.items() if group == "chaos-mesh.org")
+INCIDENT_CLUSTER = ["namespaces", "nodes"]
+SYSTEM_NAMESPACE = "kube-system"
+
 
 # what `probe "NAME" FIELD ...` reads of a probe's result, and its type (docs/evaluator.md, probes)
 PROBE_FIELDS = {"exit_code": "int", "stdout": "str", "stderr": "str"}
@@ -674,48 +688,59 @@ class Expectations:
 
     def agent(self, stmt: ast.Agent | None, domain: str, topology: ir.Topology, groups: list[ir.FaultGroup],
               task: ast.Task | None) -> ir.AgentAccess:
-        namespaces = [n.name for n in topology.namespaces]
-        read, write = list(DEFAULT_READ), list(DEFAULT_WRITE.get(domain, []))
-        cluster_read, cluster_write = list(DEFAULT_CLUSTER_READ.get(domain, [])), []
-        if domain == "ciso":
-            read.append("policyreports")
-            if task is not None and task.kind in TASK_CLASSES:  # what the task class must be able to change
-                namespaced, cluster = TASK_CLASSES[task.kind].write
-                write += namespaced
-                cluster_write += cluster
-                read += namespaced
-                cluster_read += cluster
-        for extra_namespaces, extra_resources in self.agent_extra:
-            # a fault that lives elsewhere (Chaos Mesh's namespace, say): the agent must be able to find and undo
-            # it; a cluster-scoped resource it needs (a deleted namespace to recreate) is granted cluster-wide
-            namespaces += extra_namespaces
-            namespaced = [r for r in extra_resources if r not in CLUSTER_RESOURCES]
-            cluster = [r for r in extra_resources if r in CLUSTER_RESOURCES]
-            read += namespaced
-            write += namespaced
-            cluster_read += cluster
-            cluster_write += cluster
-        if stmt is not None:
-            body = Body(self.ctx, stmt.entries, "agent", stmt.span)
-            read = self.agent_resources(body, "read", read, cluster=False)
-            write = self.agent_resources(body, "write", write, cluster=False)
-            cluster_read = self.agent_resources(body, "cluster_read", cluster_read, cluster=True)
-            cluster_write = self.agent_resources(body, "cluster_write", cluster_write, cluster=True)
-            explicit = body.attr("namespaces", "str_list")
-            if explicit is not None:
-                for ns in explicit:
-                    if ns not in namespaces:
-                        self.error("E2016", f"agent namespace `{ns}` is not declared", body.attr_span("namespaces"))
-                namespaces = explicit
-            body.finish()
+        derived = application_access(domain, topology, task.kind if task is not None else None)
+        if domain in INCIDENT_DOMAINS:
+            self.agent_needs(derived)
+        if stmt is None:
+            return derived
+        errors = len(self.diags.items)
+        namespaces = list(derived.namespaces)
+        read, write = derived.read, derived.write
+        cluster_read, cluster_write = derived.cluster_read, derived.cluster_write
+        body = Body(self.ctx, stmt.entries, "agent", stmt.span)
+        read = self.agent_resources(body, "read", read, cluster=False)
+        write = self.agent_resources(body, "write", write, cluster=False)
+        cluster_read = self.agent_resources(body, "cluster_read", cluster_read, cluster=True)
+        cluster_write = self.agent_resources(body, "cluster_write", cluster_write, cluster=True)
+        explicit = body.attr("namespaces", "str_list")
+        if explicit is not None:
+            for ns in explicit:
+                if ns not in [n.name for n in topology.namespaces]:
+                    self.error("E2016", f"agent namespace `{ns}` is not declared", body.attr_span("namespaces"))
+            namespaces = explicit
+        body.finish()
         namespaces = list(dict.fromkeys(namespaces))
-        # the agent diagnoses what the cluster provides but does not change it
-        read_only = [n.name for n in topology.namespaces if n.provided and n.name in namespaces]
-        return ir.AgentAccess(AGENT_SERVICE_ACCOUNT, namespaces, sorted(set(read)), sorted(set(write)),
-                              sorted(set(cluster_read)), sorted(set(cluster_write)), read_only)
+        read_only = [n for n in derived.read_only if n in namespaces]
+        access = ir.AgentAccess(AGENT_SERVICE_ACCOUNT, namespaces, sorted(set(read)), sorted(set(write)),
+                                sorted(set(cluster_read)), sorted(set(cluster_write)), read_only)
+        if domain in INCIDENT_DOMAINS and access != derived and errors == len(self.diags.items):
+            changed = [key for key in ("namespaces", "read", "write", "cluster_read", "cluster_write")
+                       if getattr(access, key) != getattr(derived, key)]
+            self.error("E4025", "the agent's access differs from the access its application gives every scenario "
+                       f"({', '.join(changed)})", stmt.span, "the access names this scenario",
+                       help="`kubectl auth can-i --list` would tell this scenario from the others of its "
+                       "application: drop the `agent` statement (the default grants what any fault needs)")
+        return access
+
+    def agent_needs(self, access: ir.AgentAccess) -> None:
+        """E4025: what a fault says the agent needs to find and undo it, that the application's access lacks
+        (a fault kind that needs a resource INCIDENT_RESOURCES does not hold, say)."""
+        granted_ns = set(access.namespaces) - set(access.read_only)
+        for namespaces, resources, span, kind in self.agent_extra:
+            lacking = [r for r in resources if r not in (access.cluster_write if r in CLUSTER_RESOURCES or r in
+                                                          CHAOS_RESOURCES else access.write)]
+            lacking += [f"namespace `{n}`" for n in namespaces if n not in granted_ns
+                        and not set(resources) <= set(CHAOS_RESOURCES)]
+            if lacking:
+                self.error("E4025", f"fault `{kind}` needs access the agent's default access lacks: "
+                           + ", ".join(lacking), span, "the agent could not undo this",
+                           help="the agent's access is the same for every scenario of an application; grant it "
+                           "there (expectations.INCIDENT_RESOURCES), not in the scenario")
 
     def agent_resources(self, body: Body, key: str, default: list[str], cluster: bool) -> list[str]:
-        values = body.attr(key, "str_list", default=default)
+        values = body.attr(key, "str_list", default=None)
+        if values is None:  # the application's (its chaos kinds are granted cluster-wide, beyond `allowed`)
+            return list(default)
         allowed = CLUSTER_RESOURCES if cluster else set(AGENT_RESOURCES) - CLUSTER_RESOURCES
         for value in values:
             if value not in allowed:
@@ -733,3 +758,36 @@ class Expectations:
         from .ciso.checks import compliance
 
         return compliance(self, single, domain)
+
+
+def application_access(domain: str, topology: ir.Topology, task: str | None = None) -> ir.AgentAccess:
+    """The agent's access as its application and task give it, whatever the fault: the domain's default in the
+    application's namespaces, and for an incident (INCIDENT_DOMAINS) the superset every library fault needs;
+    a CISO task class adds what its task must change. `itbench check` compares a scenario's access with this
+    (E4025), so that no scenario's access names its fault."""
+    namespaces = [n.name for n in topology.namespaces if not n.provided]
+    read, write = list(DEFAULT_READ), list(DEFAULT_WRITE.get(domain, []))
+    cluster_read, cluster_write = list(DEFAULT_CLUSTER_READ.get(domain, [])), []
+    read_only: list[str] = []
+    if domain == "ciso":
+        read.append("policyreports")
+        if task is not None and task in TASK_CLASSES:  # what the task class must be able to change
+            namespaced, cluster = TASK_CLASSES[task].write
+            write += namespaced
+            cluster_write += cluster
+            read += namespaced
+            cluster_read += cluster
+        # the cluster's namespaces the controls are checked in (provided ones too): read as before
+        namespaces = [n.name for n in topology.namespaces]
+        read_only = [n.name for n in topology.namespaces if n.provided]
+    if domain in INCIDENT_DOMAINS:
+        read += INCIDENT_RESOURCES
+        write += INCIDENT_RESOURCES
+        cluster_read += INCIDENT_CLUSTER + CHAOS_RESOURCES
+        cluster_write += INCIDENT_CLUSTER + CHAOS_RESOURCES
+        if namespaces:
+            namespaces.append(SYSTEM_NAMESPACE)
+            read_only.append(SYSTEM_NAMESPACE)
+    namespaces = list(dict.fromkeys(namespaces))
+    return ir.AgentAccess(AGENT_SERVICE_ACCOUNT, namespaces, sorted(set(read)), sorted(set(write)),
+                          sorted(set(cluster_read)), sorted(set(cluster_write)), sorted(set(read_only)))

@@ -293,6 +293,9 @@ class FaultGroup:
     name: Optional[str]
     injections: list[Injection]
     waiters: list[Waiter] = field(default_factory=list)
+    # the waiters as written, before a restart spreads to the target's whole namespace (faults/waiters.spread):
+    # ITBench's scenario.yaml carries these, so its harness runs the scenario as ITBench publishes it
+    declared_waiters: Optional[list[Waiter]] = field(default=None, compare=False, repr=False, metadata=_IN_MEMORY)
 
 
 @dataclass

@@ -104,6 +104,7 @@ AGENT_RESOURCES = {
     "controllerrevisions": "apps",
     "peerauthentications": "security.istio.io", "authorizationpolicies": "security.istio.io",
     "gateways": "gateway.networking.k8s.io",
+    "roles": "rbac.authorization.k8s.io", "rolebindings": "rbac.authorization.k8s.io",
     # cluster-scoped
     "namespaces": "", "nodes": "", "clusterpolicies": "kyverno.io", "clusterpolicyreports": "wgpolicyk8s.io",
     "persistentvolumes": "", "storageclasses": "storage.k8s.io",

@@ -66,7 +66,7 @@ def _listed(stdout: str) -> dict[str, list[str]]:
 def test_explain_a_scenario_lists_every_check_its_verdict_has(name: str):
     """The listing is the verdict's checks, each once: on the faulty state for mitigate, on an empty answer for
     diagnose (every check is in the verdict whatever the answer)."""
-    from conftest import SCENARIOS
+    from support.compiling import SCENARIOS
     from itbench_dsl.backends.evaluator import evaluator_spec
     from itbench_dsl.checking import check_source
     from itbench_dsl.runtime import evaluator as runtime
@@ -89,7 +89,7 @@ def test_explain_a_scenario_lists_every_check_its_verdict_has(name: str):
 
 
 def test_explain_a_scenario_says_where_each_check_comes_from():
-    from conftest import SCENARIOS
+    from support.compiling import SCENARIOS
 
     path = SCENARIOS / "finops" / "otel-ad-missing-memory-limit.itb"
     out = invoke("explain", str(path)).stdout

@@ -13,7 +13,10 @@ Findings, located at the step they concern:
   its steps: the scenario's own answer fails its grader, so one of the two is wrong;
 * W2009: a step cannot be replayed (an interactive editor, a file that is not in the bundle, a
   shell construct), so the solution cannot serve as evidence;
-* W2010: a further solution does not mitigate, or has a step the API server would refuse.
+* W2010: a further solution does not mitigate, or has a step the API server would refuse;
+* E4026: a kubectl step of the first solution makes a request the agent's token may not (its access,
+  manifests/agent-access.yaml, read by access.allows as the RBAC authorizer would): the replay runs as
+  the admin, the agent does not.
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], spec: dict | None =
     # a `kubectl exec` of a fault's revert command undoes that fault's command (its probes' results come back)
     reverts = exec_injections(scenario)
     execs, exec_index = list(reverts.values()), list(reverts)
-    out: list[Finding] = []
+    out: list[Finding] = list(_denied(scenario))
     for i, solution in enumerate(scenario.solutions):
         commands = [(j, step.command) for j, step in enumerate(solution.steps) if step.command]
         if not commands or len(commands) < len(solution.steps):
@@ -93,4 +96,40 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], spec: dict | None =
             failed = [f"{c['id']}: {c['detail']}" for c in verdict["checks"] if not c["passed"]]
             out.append(Finding("E4006" if i == 0 and posed else "W2010", f"solution `{solution.title}`, replayed on the faulty "
                                f"state, does not mitigate: " + "; ".join(failed[:3]), (i, commands[-1][0])))
+    return out
+
+
+def _denied(scenario: ir.Scenario) -> list[Finding]:
+    """E4026: the first solution's kubectl commands that the agent's own access refuses (commands whose
+    requests access.command_rights does not know are not judged)."""
+    import shlex
+
+    from ..access import UnknownCommand, allows, command_rights
+    from ..backends.manifests import scenario_agent_access
+
+    if not scenario.solutions or not scenario.agent.namespaces:
+        return []
+    objects = scenario_agent_access(scenario)
+    account, home = scenario.agent.service_account, scenario.agent.namespaces[0]
+    default = _namespace(scenario) or home
+    out = []
+    for j, step in enumerate(scenario.solutions[0].steps):
+        for command in (step.command or "").split("|"):
+            command = command.strip()
+            try:
+                words = shlex.split(command)
+            except ValueError:
+                continue
+            if not words or words[0] != "kubectl" or "--dry-run=client" in words:
+                continue
+            try:
+                requests = command_rights(command, default)
+            except UnknownCommand:
+                continue
+            refused = sorted({r for r in requests if not allows(objects, account, home, r)})
+            if refused:
+                what = ", ".join(f"{r.verb} {r.resource}" + (f".{r.group}" if r.group else "")
+                                 + (f" in {r.namespace}" if r.namespace else " cluster-wide") for r in refused[:3])
+                out.append(Finding("E4026", f"solution `{scenario.solutions[0].title}`: the agent's access refuses "
+                                   f"`{command}` ({what})", (0, j)))
     return out

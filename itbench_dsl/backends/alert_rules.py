@@ -25,6 +25,15 @@ def alert_namespaces(scenario: ir.Scenario) -> dict[str, list[str]]:
         namespace = alert.target.namespace or fallback
         if namespace is not None:
             out.setdefault(namespace, set()).add(alert.name)
+    # an alert the scenario names elsewhere (`alert X not firing` of a control, which keeps its faulty twin's
+    # alerts so that both ship the same rules) ships its rule too, in the namespace it watches there or the first
+    expected = {a.name for a in scenario.alerts}
+    named = [p.alert for p in (scenario.mitigation.predicates if scenario.mitigation is not None else [])
+             if p.kind == "alert" and p.alert]
+    for name in named:
+        if name in expected or fallback is None or not (name in CATALOGUE or name in {r.name for r in scenario.alert_rules}):
+            continue
+        out.setdefault(fallback, set()).add(name)
     return {ns: sorted(names) for ns, names in sorted(out.items())}
 
 

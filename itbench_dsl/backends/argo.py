@@ -32,6 +32,8 @@ PARAMETERS = (
     ("agent", "the agent's command, run in its own folder with its own kubeconfig (no cluster Secret in its pod)", ""),
     ("agent-env", "names of the variables of the agent's container it also gets (an API key from a Secret)", ""),
     ("keep", "`true` leaves the deployed scenario in place", "false"),
+    ("executor-service-account", "the service account of the agent pod's Argo executor (its `wait` container); the "
+     "agent's own container mounts no service-account token", "default"),
 )
 BUNDLE = "/bundle"
 AGENT_FOLDER = "/tmp/itbench-agent"  # the agent's folder in the pods that hand over, run the agent and grade it
@@ -106,6 +108,12 @@ def _pod(name: str, phases: tuple[str, ...], plan: EnginePlan, files: dict[str, 
                           "env": env}
     if name != "agent":
         template["script"]["volumeMounts"] = [{"name": "kubeconfig", "mountPath": "/kube", "readOnly": True}]
+    else:
+        # the workflow's service-account token would let the agent read the Workflow, whose stored templates
+        # hold the evaluator and the ground truth: its pod mounts none (its kubeconfig is its only credential),
+        # and Argo's executor reports the outputs with its own account
+        template["automountServiceAccountToken"] = False
+        template["executor"] = {"serviceAccountName": "{{workflow.parameters.executor-service-account}}"}
     template["script"]["source"] = source
     return template
 

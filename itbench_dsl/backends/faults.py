@@ -94,7 +94,50 @@ def _plan(scenario: ir.Scenario) -> tuple[list[dict], list[ir.ObjectRef], list[d
             # a host control's gap is an inventory group: its Ansible plays open and close it, not a manifest
             if ref not in revert_delete and ref.kind != ciso.HOST_KIND:
                 revert_delete.append(ref)
+    if scenario.compliance is None and inject_apply:
+        from .manifests import topology_manifests
+
+        existing = {_key(o) for o in topology_manifests(scenario.topology, provided=True)}
+        common = common_labels(scenario.topology)
+        for key, obj in inject_apply.items():
+            if key not in existing:  # an object the faults create
+                _wear(obj, common.get(key[2], {}))
     return list(inject_apply.values()), inject_delete, list(revert_apply.values()), revert_delete
+
+
+def common_labels(topology: ir.Topology) -> dict[str | None, dict[str, str]]:
+    """Namespace (None: cluster-scoped) -> the labels more than half of the application's objects there carry
+    (`app.kubernetes.io/version`, `part-of`), each with its most common value. An object a fault creates wears
+    them too: without them, `kubectl get -l app.kubernetes.io/part-of!=...` would list the fault's objects."""
+    from .manifests import topology_manifests
+
+    counts: dict[str | None, dict[tuple[str, str], int]] = {}
+    totals: dict[str | None, int] = {}
+    for obj in topology_manifests(topology):
+        meta = obj.get("metadata") or {}
+        where = meta.get("namespace") if obj.get("kind") != "Namespace" else None
+        totals[where] = totals.get(where, 0) + 1
+        for key, value in (meta.get("labels") or {}).items():
+            pair = (str(key), str(value))
+            counts.setdefault(where, {})[pair] = counts.setdefault(where, {}).get(pair, 0) + 1
+    out: dict[str | None, dict[str, str]] = {}
+    for where, pairs in counts.items():
+        best: dict[str, tuple[int, str]] = {}
+        for (key, value), n in sorted(pairs.items()):
+            if n * 2 > totals[where] and n > best.get(key, (0, ""))[0]:
+                best[key] = (n, value)
+        out[where] = {key: value for key, (_, value) in sorted(best.items())}
+    return out
+
+
+def _wear(obj: dict, labels: dict[str, str]) -> None:
+    """Give a created object the labels it lacks of `labels` (its own keep their values)."""
+    if not labels or not isinstance(obj.get("metadata"), dict):
+        return
+    own = obj["metadata"].get("labels") or {}
+    missing = {k: v for k, v in labels.items() if k not in own}
+    if missing:
+        obj["metadata"]["labels"] = {**own, **missing}
 
 
 def exec_steps(scenario: ir.Scenario) -> tuple[list[dict], list[dict]]:

@@ -50,7 +50,7 @@ def scenario_yaml(scenario: ir.Scenario) -> dict:
             continue
         entry: dict = {"injections": injections}
         waits: dict = {}
-        for waiter in group.waiters:
+        for waiter in group.waiters if group.declared_waiters is None else group.declared_waiters:
             key = "preInjection" if waiter.when == "before" else "postInjection"
             if waiter.itbench_id:  # a waiter ITBench does not have (`redeploy`) runs from the bundle only
                 waits.setdefault(key, []).append({"args": _waiter_args(waiter), "id": waiter.itbench_id})

@@ -90,7 +90,10 @@ def _declared_access(access: ir.AgentAccess) -> list[dict]:
 def _rules(resources: list[str], verbs: list[str]) -> list[dict]:
     by_group: dict[str, list[str]] = {}
     for resource in resources:
-        by_group.setdefault(AGENT_RESOURCES.get(resource, ""), []).append(resource)
+        if resource not in AGENT_RESOURCES:  # a rule under a wrong group grants nothing the agent needs
+            raise ValueError(f"the agent's access names `{resource}`, whose API group is not known "
+                             "(topology.AGENT_RESOURCES)")
+        by_group.setdefault(AGENT_RESOURCES[resource], []).append(resource)
     return [{"apiGroups": [group], "resources": sorted(names), "verbs": list(verbs)} for group, names in sorted(by_group.items())]
 
 

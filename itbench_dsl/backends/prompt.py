@@ -26,6 +26,7 @@ from jinja2 import FileSystemLoader, StrictUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
 from .. import ir
+from . import alert_rules as alert_rules_backend
 from .. import tasks as task_types
 from ..ciso.tasks import TASK_CLASSES
 from ..faults import itbench_entry
@@ -117,7 +118,13 @@ def context(scenario: ir.Scenario) -> dict:
         # a scenario declares would point at the fault
         "namespaces": [n.name for n in topology.namespaces if not n.provided],
         # not the agent's resource lists: they grow with the fault (Chaos Mesh's `podchaos`), a leak
-        "agent": {"service_account": scenario.agent.service_account},
+        # whether alert rules ship (manifests/alert-rules.yaml): the prompt says alerts fire only then
+        "alerting": bool(alert_rules_backend.alert_namespaces(scenario)),
+        "agent": {"service_account": scenario.agent.service_account,
+                  # what it may also read, the same for every scenario of the application (expectations.application_access)
+                  "read_only": [n for n in scenario.agent.read_only if n not in
+                                [m.name for m in topology.namespaces if not m.provided]],
+                  "cluster": [r for r in scenario.agent.cluster_write if r in ("namespaces", "nodes")]},
         "control": None if compliance is None else _control(scenario, compliance),
         "kubeconfig": KUBECONFIG,
         "inventory": INVENTORY,

@@ -87,3 +87,34 @@ WAITERS: dict[str, WaiterKind] = {
                    "until the namespace's workloads are back with every replica ready and its volume claims Bound"),
     ]
 }
+
+
+# waiters that leave a trace on the workload they act on (a `restartedAt` annotation and a new ReplicaSet
+# revision; younger pods): acting on the fault's target alone would point at it, so they act on every
+# workload of its namespace alike (docs/running.md, What the agent can see)
+SPREAD = ("restart", "delete_pods")
+
+
+def spread(waiters: list[ir.Waiter], workloads: list[ir.Workload], provided: set[str] = frozenset()) -> list[ir.Waiter]:
+    """`waiters` with each SPREAD waiter standing for the same waiter on every running Deployment and
+    StatefulSet of its target's namespace, in name order (so that its target is neither alone nor first);
+    the other waiters keep their place."""
+    out: list[ir.Waiter] = []
+    done: set[tuple] = set()
+    for waiter in waiters:
+        if waiter.kind not in SPREAD or waiter.target.namespace in provided:
+            out.append(waiter)
+            continue
+        key = (waiter.kind, waiter.when, waiter.target.namespace)
+        if key in done:
+            continue
+        done.add(key)
+        named = {(w.target.kind, w.target.name) for w in waiters if (w.kind, w.when, w.target.namespace) == key}
+        peers = [w for w in workloads if w.namespace == waiter.target.namespace
+                 and w.kind in ("Deployment", "StatefulSet") and (w.replicas > 0 or (w.kind, w.name) in named)]
+        refs = {(w.kind, w.name): ir.ObjectRef("apps/v1", w.kind, w.namespace, w.name) for w in peers}
+        for kind, name in named:  # a target the topology does not run stays
+            refs.setdefault((kind, name), next(w.target for w in waiters if (w.target.kind, w.target.name) == (kind, name)))
+        for (_, name), ref in sorted(refs.items(), key=lambda item: (item[0][1], item[0][0])):
+            out.append(ir.Waiter(waiter.kind, waiter.itbench_id, waiter.when, ref, dict(waiter.args)))
+    return out

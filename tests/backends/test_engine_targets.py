@@ -262,6 +262,11 @@ def test_argo_keeps_the_cluster_secret_out_of_the_agents_pod(engine_env):
     agent = pods["agent"]["script"]
     assert "volumeMounts" not in agent and not {e["name"] for e in agent["env"]} & {"KUBECONFIG", "PROMETHEUS_URL"}
     assert all("volumeMounts" in t["script"] for name, t in pods.items() if name != "agent")
+    # nor the workflow's service-account token: it could read the Workflow, whose stored templates hold the
+    # evaluator; Argo's executor reports the outputs with an account of its own
+    assert pods["agent"]["automountServiceAccountToken"] is False
+    assert pods["agent"]["executor"]["serviceAccountName"] == "{{workflow.parameters.executor-service-account}}"
+    assert all("automountServiceAccountToken" not in t for name, t in pods.items() if name != "agent")
     # of the bundle, the agent's pod gets the prompt alone (no evaluator, no ground truth)
     assert [a["path"] for a in pods["agent"]["inputs"]["artifacts"]] == ["/bundle/prompt.md"]
     # the hand-over pod, then the agent's with the kubeconfig parameter Argo would pass it

@@ -493,7 +493,7 @@ def test_a_bare_name_in_template_text_is_not_a_leak_but_in_a_value_it_is(monkeyp
 
 def test_an_inline_application_is_named_not_custom():
     """An inline topology is called by its name (`topology "NAME"`), else by the namespace it runs in."""
-    from conftest import SCENARIOS, compile_ok
+    from support.compiling import SCENARIOS, compile_ok
 
     text = (SCENARIOS / "sre" / "shop-cart-modified-env.itb").read_text("utf-8")
     prompt = compile_ok(text).files["prompt.md"].decode()

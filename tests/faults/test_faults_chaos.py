@@ -151,9 +151,9 @@ def test_library_scenario_inject_and_revert(path: Path):
     deleted = [d for d in docs(files, "revert/delete.yaml") if d["apiVersion"] == "chaos-mesh.org/v1alpha1"]
     assert [(d["kind"], d["metadata"]["name"], d["metadata"]["namespace"]) for d in deleted] == [
         (o["kind"], o["metadata"]["name"], "chaos-mesh") for o in created]
-    # the agent may see and remove them in chaos-mesh
+    # the agent may see and remove them in chaos-mesh (Chaos Mesh's kinds, granted cluster-wide to every incident)
     access = docs(files, "manifests/agent-access.yaml")
-    role = next(d for d in access if d["kind"] == "Role" and d["metadata"]["namespace"] == "chaos-mesh")
+    role = next(d for d in access if d["kind"] == "ClusterRole")
     resources = {r for rule in role["rules"] if "delete" in rule["verbs"] for r in rule["resources"]}
     for obj in created:
         plural = "schedules" if obj["kind"] == "Schedule" else obj["kind"].lower()

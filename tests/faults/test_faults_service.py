@@ -182,7 +182,12 @@ def test_two_flags_on_one_configmap_compose(bundles):
     assert flags["paymentUnreachable"]["defaultVariant"] == "on"
     scenario = yaml.safe_load(files["itbench/scenario.yaml"])
     waits = [w["args"]["kubernetesObject"]["metadata"]["name"] for w in scenario["spec"]["faults"][0]["waitFor"]["postInjection"]]
+    # ITBench's scenario.yaml restarts what the scenario names, as ITBench publishes it
     assert waits == ["flagd", "payment"]
+    # the bundle's own run restarts every running workload of the namespace alike (faults/waiters.spread), in
+    # name order, so that pod ages do not point at the fault
+    spread = [w["target"]["name"] for g in json.loads(files["scenario.json"])["faults"] for w in g["waiters"]]
+    assert {"flagd", "payment"} < set(spread) and spread == sorted(spread)
 
 
 def test_deleted_service_deletes_and_restores(bundles):
@@ -220,7 +225,9 @@ def test_valkey_changed_password(bundles):
     injected = by_key(docs(files, "inject/apply.yaml"))
     secret = injected[("Secret", "otel-demo", "valkey-credentials")]
     assert secret["stringData"] == {"valkey-password": "itbench-changed-password"}
-    assert "labels" not in secret["metadata"]  # like the application's own objects: no harness marker
+    # like the application's own objects: no harness marker, the labels most of them carry
+    assert secret["metadata"]["labels"] == {"app.kubernetes.io/part-of": "opentelemetry-demo",
+                                            "app.kubernetes.io/version": "2.1.3"}
     after = injected[("Deployment", "otel-demo", "valkey-cart")]
     container = after["spec"]["template"]["spec"]["containers"][0]
     assert container["args"] == ["--requirepass", "$(VALKEY_PASSWORD)"]
@@ -432,7 +439,9 @@ def test_a_fault_can_target_the_secret_an_earlier_fault_creates():
     injected = by_key(docs(files, "inject/apply.yaml"))
     secret = injected[("Secret", "otel-demo", "valkey-credentials")]
     assert secret["stringData"] == {"valkey-password": "itbench-corrupted-credentials"}
-    assert "labels" not in secret["metadata"]  # like the application's own objects: no harness marker
+    # like the application's own objects: no harness marker, the labels most of them carry
+    assert secret["metadata"]["labels"] == {"app.kubernetes.io/part-of": "opentelemetry-demo",
+                                            "app.kubernetes.io/version": "2.1.3"}
     # the revert deletes the secret once (the fault that created it), and applies no copy of it
     assert [d["kind"] for d in docs(files, "revert/delete.yaml")] == ["Secret"]
     assert ("Secret", "otel-demo", "valkey-credentials") not in by_key(docs(files, "revert/apply.yaml"))

@@ -343,7 +343,7 @@ def _header_command(app: str) -> list[str]:
 
 @pytest.mark.parametrize("app", ["social-network", "opentelemetry-demo"])
 def test_the_shipped_application_is_what_the_tools_make_of_the_reference(app, tmp_path, monkeypatch):
-    from conftest import REFERENCE, REPO
+    from support.compiling import REFERENCE, REPO
 
     if not REFERENCE.is_dir():
         pytest.skip("no ../shared/reference")
@@ -375,7 +375,7 @@ def test_the_shipped_application_is_what_the_tools_make_of_the_reference(app, tm
 def test_the_helm_renderer_refuses_what_it_does_not_know(tmp_path):
     import importlib.util
 
-    from conftest import REPO
+    from support.compiling import REPO
 
     spec = importlib.util.spec_from_file_location("helm_render", REPO / "tools" / "helm_render.py")
     tool = importlib.util.module_from_spec(spec)

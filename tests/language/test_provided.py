@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from support.compiling import compile_text as shared_compile_text
+from support.compiling import SCENARIOS, compile_text as shared_compile_text
 from itbench_dsl import ast
 from itbench_dsl.analysis import states
 from itbench_dsl.backends.evaluator import evaluator_spec
@@ -115,7 +115,13 @@ def test_the_prompt_does_not_point_at_the_cluster_namespace():
     result, diags = compile_text(scenario_text())
     assert not diags.errors(), render_human(diags)
     prompt = result.files["prompt.md"].decode("utf-8")
-    assert "`otel-demo`" in prompt and "kube-system" not in prompt
+    # every incident's agent reads kube-system (expectations.application_access): the prompt says it alike whether
+    # the scenario declares the namespace (a fault there) or not
+    assert "`otel-demo`" in prompt and "Kubernetes namespaces: `otel-demo`\n" in prompt
+    other = shared_compile_text((SCENARIOS / "sre" / "otel-ad-jvm-cpu-stress.itb").read_bytes(), "other.itb",
+                                validate=False)[0]
+    environment = lambda text: text.split("## Environment")[1].split("##")[0]  # noqa: E731
+    assert environment(prompt) == environment(other.files["prompt.md"].decode("utf-8"))
 
 
 def test_a_static_pod_needs_a_provided_namespace():

@@ -254,7 +254,7 @@ def test_run_local_grades_a_library_scenario_fixed_by_its_first_solution(binary,
     import shlex
     import sys
 
-    from conftest import SCENARIOS
+    from support.compiling import SCENARIOS
 
     # a fault that is a plain patch (no Chaos Mesh, no Prometheus: the local cluster has neither)
     source = SCENARIOS / "sre" / "sregym-wrong-dns-policy-hotel-reservation.itb"

@@ -56,14 +56,34 @@ class ControlGenerator(Generator):
                     expect.append(dataclasses.replace(stmt, predicates=predicates))
             elif isinstance(stmt, ast.Optimal):
                 expect.append(stmt)
-        if not expect:
+        # the parent's alerts: the control ships their rules too (the same rules as its faulty twin, so that
+        # listing them tells nothing), and they must not fire in the healthy cluster
+        named = {getattr(p, "name", None) for m in expect if isinstance(m, ast.Mitigated) for p in m.predicates
+                 if isinstance(p, ast.AlertPredicate)}
+        quiet = tuple(ast.AlertPredicate(name, False) for name in dict.fromkeys(a.name for a in ctx.scenario.alerts)
+                      if name not in named)
+        if quiet:
+            mitigated = next((m for m in expect if isinstance(m, ast.Mitigated)), None)
+            if mitigated is None:
+                expect.append(ast.Mitigated(None, quiet))
+            else:
+                expect[expect.index(mitigated)] = dataclasses.replace(mitigated,
+                                                                      predicates=mitigated.predicates + quiet)
+        if not any(isinstance(m, ast.Mitigated) and any(not isinstance(p, ast.AlertPredicate) for p in m.predicates)
+                   for m in expect):
             # nothing of the parent's oracle is left: the fault's target must be up
             targets = [i.target for i in ctx.scenario.injections() if i.target.kind in ("Deployment", "StatefulSet")]
             if not targets:
                 yield Skip("no mitigation predicate survives without the fault, and the fault targets no workload")
                 return
             ref = ast.Ref(targets[0].kind.lower(), targets[0].name)
-            expect.append(ast.Mitigated(None, (ast.StatePredicate(ref, "ready", None),)))
+            ready = ast.StatePredicate(ref, "ready", None)
+            mitigated = next((m for m in expect if isinstance(m, ast.Mitigated)), None)
+            if mitigated is None:
+                expect.append(ast.Mitigated(None, (ready,)))
+            else:
+                expect[expect.index(mitigated)] = dataclasses.replace(mitigated,
+                                                                      predicates=(ready,) + mitigated.predicates)
         document = with_expect(document, expect)
         document = dataclasses.replace(document, statements=tuple(
             dataclasses.replace(s, text="Control: no fault is injected; the cluster runs as deployed.")

@@ -1,0 +1,193 @@
+"""The agent's access is its application's and domain's, whatever the fault (expectations.application_access, E4025);
+the alert rules it can read do not single out the root cause (agent_view.expr_problems, E4010); the prompt says
+alerts fire only where rules ship; a control reads like its faulty twin."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+from support.compiling import SCENARIOS, compile_text
+
+from itbench_dsl import access
+from itbench_dsl.checking import check_source
+from itbench_dsl.variants import builtin  # noqa: F401
+
+SHOP = """scenario "{name}" {{
+  domain sre
+  complexity low
+  description "The web front end cannot reach cart."
+  topology {{
+    namespace "shop"
+    deployment "cart" {{
+      image = "ghcr.io/example/cart:1.0"
+      port "grpc" = 7070
+      labels {{ app = "cart" }}
+    }}
+    deployment "web" {{
+      image = "ghcr.io/example/web:1.0"
+      port "http" = 8080
+      labels {{ app = "web" }}
+      env {{ CART_ADDR = "cart:7070" }}
+    }}
+    service "cart" {{ port "grpc" = 7070 }}
+    service "web" {{ port "http" = 8080 }}
+    "web" -> "cart"
+  }}
+  {body}
+}}
+"""
+EXPECT = """expect {{
+    root_cause {root}
+    alert {alert}
+    mitigated when {{ deployment "cart" ready }}
+  }}"""
+
+
+def _access(text: str) -> list[dict]:
+    result, diags = compile_text(text)
+    assert not diags.has_errors, [d.message for d in diags.items]
+    return [d for d in yaml.safe_load_all(result.files["manifests/agent-access.yaml"]) if d]
+
+
+FAULTS = [
+    ('fault scaled_to_zero on deployment "cart"', 'deployment "cart"'),
+    ('fault pod_chaos on deployment "cart" {\n    action = pod_kill\n  }', 'deployment "cart"'),
+]
+
+
+def test_the_access_is_the_same_whatever_the_fault():
+    bodies = [f + "\n  " + EXPECT.format(root=root, alert='KubePodNotReady on pod "cart-*"') for f, root in FAULTS]
+    accesses = [_access(SHOP.format(name=f"shop-{i}", body=b)) for i, b in enumerate(bodies)]
+    assert accesses[0] == accesses[1]
+    rules = [(tuple(r["apiGroups"]), tuple(r["resources"])) for o in accesses[0] for r in o.get("rules", [])]
+    # the superset: Chaos Mesh's kinds everywhere, Secrets, Roles under their own group
+    assert any(g == ("chaos-mesh.org",) and "podchaos" in res for g, res in rules)
+    assert any(g == ("rbac.authorization.k8s.io",) and "roles" in res for g, res in rules)
+    assert not any(g == ("",) and "roles" in res for g, res in rules)
+    assert {o["metadata"].get("namespace") for o in accesses[0] if o["kind"] == "Role"} == {"shop", "kube-system"}
+
+
+def test_an_agent_statement_that_changes_the_access_is_an_error():
+    body = ('fault scaled_to_zero on deployment "cart"\n  agent { read = ["pods"] }\n  '
+            + EXPECT.format(root='deployment "cart"', alert='KubePodNotReady on pod "cart-*"'))
+    result, diags = compile_text(SHOP.format(name="shop-x", body=body))
+    assert [d.code for d in diags.items if d.code == "E4025"] == ["E4025"]
+
+
+def _library() -> dict[str, list]:
+    out: dict = {}
+    for path in sorted((SCENARIOS / "sre").glob("*.itb")):
+        text = path.read_text()
+        app = re.search(r'use app "([^"]+)"', text)
+        if app:
+            out.setdefault(app.group(1), []).append(path)
+    return out
+
+
+@pytest.mark.parametrize("app", sorted(_library()))
+def test_every_library_scenario_of_an_application_gives_the_agent_the_same_access(app):
+    seen = {}
+    for path in _library()[app]:
+        result, diags = compile_text(path.read_bytes(), str(path), validate=False)
+        if result.scenario is None or not result.files:
+            continue
+        seen[path.name] = result.files["manifests/agent-access.yaml"]
+    assert len(set(seen.values())) == 1, sorted(seen)
+
+
+@pytest.mark.parametrize("name", ["k8sbench-fix-rbac-wrong-resource", "otel-valkey-cart-changed-password",
+                                  "otel-frontend-ingress-blocked"])
+def test_the_first_solution_is_allowed_for_the_agent(name):
+    result, diags = compile_text((SCENARIOS / "sre" / f"{name}.itb").read_bytes(), f"{name}.itb", validate=False)
+    objects = [d for d in yaml.safe_load_all(result.files["manifests/agent-access.yaml"]) if d]
+    scenario = result.scenario
+    home = scenario.agent.namespaces[0]
+    for step in scenario.solutions[0].steps:
+        if not step.command or not step.command.startswith("kubectl"):
+            continue
+        try:
+            requests = access.command_rights(step.command, home)
+        except access.UnknownCommand:
+            continue
+        denied = access.missing(objects, scenario.agent.service_account, home, (step.command,))
+        assert not denied, (step.command, denied, requests)
+
+
+SCOPED = """alert_rule "CartDown" {{
+    expr = "{expr}"
+    for = 1m
+    severity = "critical"
+    summary = "A service has no ready endpoint"
+  }}
+  fault scaled_to_zero on deployment "cart"
+  expect {{
+    root_cause deployment "cart"
+    alert CartDown on service "cart"
+    mitigated when {{ deployment "cart" ready }}
+  }}"""
+
+
+@pytest.mark.parametrize("expr, leaks", [
+    ('kube_deployment_spec_replicas{namespace=\\"shop\\", deployment=\\"cart\\"} == 0', True),
+    ('kube_deployment_spec_replicas{namespace=\\"shop\\", deployment=~\\"cart|web\\"} == 0', False),
+    ('kube_endpoint_info{namespace=\\"shop\\"} unless on (namespace, endpoint) '
+     'kube_endpoint_address{namespace=\\"shop\\", ready=\\"true\\"}', False),
+])
+def test_e4010_reads_the_expressions_of_declared_rules(expr, leaks):
+    text = SHOP.format(name="shop-rule", body=SCOPED.format(expr=expr)).replace("Cart", "Shop")
+    check = check_source(text.encode(), "input.itb")
+    found = [d.message for d in check.diagnostics if d.code == "E4010" and ".expr" in d.message]
+    assert bool(found) == leaks, found
+
+
+def test_the_prompt_says_alerts_fire_only_where_rules_ship():
+    for name in ("sregym-wrong-dns-policy-hotel-reservation", "k8sbench-fix-rbac-wrong-resource"):
+        result, _ = compile_text((SCENARIOS / "sre" / f"{name}.itb").read_bytes(), f"{name}.itb", validate=False)
+        assert "manifests/alert-rules.yaml" not in result.files or not result.files["manifests/alert-rules.yaml"]
+        assert b"Alerts have started to fire" not in result.files["prompt.md"]
+
+
+def test_a_control_ships_its_twins_rules_access_and_prompt():
+    from itbench_dsl.compiler import compile_document
+    from itbench_dsl.diagnostics import Diagnostics
+    from test_generators import run
+
+    rels = ["sre/otel-checkout-kafka-network-partition.itb", "sre/otel-frontend-ingress-blocked.itb"]
+    result = run("control", rels)
+    assert len(result.variants) == 2
+    for variant in result.variants:
+        parent = variant.parent.split("/")[-1]
+        twin, _ = compile_text((SCENARIOS / "sre" / parent).read_bytes(), parent, validate=False)
+        control = compile_document(variant.document, "control.itb", Diagnostics())
+        for name in ("manifests/agent-access.yaml", "manifests/alert-rules.yaml", "prompt.md"):
+            assert control.files.get(name) == twin.files.get(name), (parent, name)
+        assert twin.files["manifests/alert-rules.yaml"]
+
+
+def test_e4026_a_solution_step_the_agents_access_refuses():
+    from itbench_dsl.analysis.solutions import _denied
+
+    body = ('fault scaled_to_zero on deployment "cart"\n  '
+            + EXPECT.format(root='deployment "cart"', alert='KubePodNotReady on pod "cart-*"') + '''
+  solution "Scale it back" {
+    step "Scale" run "kubectl -n shop scale deployment/cart --replicas=1"
+    step "Roll back" run "kubectl -n shop rollout undo deployment/cart"
+    step "Drop a cluster binding" run "kubectl delete clusterrolebinding cart-admin"
+  }''')
+    result, diags = compile_text(SHOP.format(name="shop-y", body=body))
+    found = _denied(result.scenario)
+    assert [(f.code, f.step) for f in found] == [("E4026", (0, 2))]
+    assert "clusterrolebindings" in found[0].message
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("kubectl -n shop scale deployment/cart --replicas=1", {("patch", "apps", "deployments/scale", "shop")}),
+    ("kubectl -n shop set image deployment/cart cart=cart:2", {("patch", "apps", "deployments", "shop")}),
+    ("kubectl uncordon node-1", {("patch", "", "nodes", None)}),
+    ("kubectl -n chaos-mesh delete schedule x", {("delete", "chaos-mesh.org", "schedules", "chaos-mesh")}),
+])
+def test_command_rights_of_object_verbs(command, expected):
+    got = {(r.verb, r.group, r.resource, r.namespace) for r in access.command_rights(command, "shop")}
+    assert expected <= got
