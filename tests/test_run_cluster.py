@@ -99,6 +99,7 @@ def server():
 
 
 def options(server, tmp_path, agent, **extra) -> RunOptions:
+    extra.setdefault("mitigation_window", 0.0)  # capture at once (the window's polling: tests/test_run_local.py)
     return RunOptions(kubeconfig=server.kubeconfig(tmp_path / "kubeconfig.yaml"), agent=agent,
                       results=tmp_path / "results", prometheus=server.prometheus, alert_poll=0.02,
                       ready_timeout=10, alert_timeout=10, kill_grace=1, **extra)
