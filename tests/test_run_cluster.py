@@ -100,9 +100,10 @@ def server():
 
 def options(server, tmp_path, agent, **extra) -> RunOptions:
     extra.setdefault("mitigation_window", 0.0)  # capture at once (the window's polling: tests/test_run_local.py)
+    extra = {"ready_timeout": 10, "alert_timeout": 10, **extra}
     return RunOptions(kubeconfig=server.kubeconfig(tmp_path / "kubeconfig.yaml"), agent=agent,
                       results=tmp_path / "results", prometheus=server.prometheus, alert_poll=0.02,
-                      ready_timeout=10, alert_timeout=10, kill_grace=1, **extra)
+                      kill_grace=1, **extra)
 
 
 def fixing_agent(tmp_path: Path) -> str:
@@ -570,3 +571,94 @@ def test_the_run_times_the_answer_as_graded_not_a_placeholder(server, tmp_path):
     seen = [e["answered_at"] for e in timeline(outcome.folder) if e.get("answered_at")]
     written = (outcome.folder / "workspace" / "written.txt").read_text()
     assert len(seen) == 1 and seen[0][:19] >= written, (seen, written)
+
+
+# ---- faults of the server itself (the rest of the lifecycle runs on the real control plane: test_run_local.py) --
+
+
+def test_the_ready_wait_is_bounded_by_the_client_when_the_server_holds_its_watches(server, bundle, tmp_path):
+    server.watch_holds = True  # a server that ignores timeoutSeconds and keeps every watch open, silent
+    server.unready = lambda pod: True  # and pods that never turn Ready
+    started = time.monotonic()
+    outcome = Run(lifecycle.load_bundle(bundle), options(server, tmp_path, "true", ready_timeout=2),
+                  progress=None).execute()
+    elapsed = time.monotonic() - started
+    assert outcome.status == "failed" and "not ready after 2 s" in outcome.error
+    # deploy's wait (2 s) and verify's and undeploy's (2 s each) end on the client's clock, not the server's
+    assert elapsed < 30, elapsed
+    failed = [e for e in timeline(outcome.folder) if e["event"] == "failed" and e["phase"] == "deploy"]
+    assert failed and "not ready after 2 s" in failed[0]["message"]
+
+
+def test_a_malformed_answer_names_its_url(server, tmp_path):
+    from itbench_dsl.run import ClusterError
+    from itbench_dsl.run.client import Cluster
+    from itbench_dsl.run.lifecycle import Ref
+
+    path = "/apis/apps/v1/namespaces/book-info/deployments/productpage-v1"
+    ref = Ref("apps/v1", "Deployment", "book-info", "productpage-v1")
+    with Cluster(server.kubeconfig(tmp_path / "kubeconfig.yaml")) as cluster:
+        for body in (b"<html>gateway</html>", b"[1, 2]", b'"text"'):
+            server.raw[("GET", path)] = (200, body)
+            with pytest.raises(ClusterError) as failure:
+                cluster.get(ref)
+            assert f"{server.url}{path}" in str(failure.value), str(failure.value)
+            assert "not a Kubernetes API answer" in str(failure.value) or "not an object" in str(failure.value)
+        listing = "/apis/apps/v1/namespaces/book-info/deployments"
+        server.raw[("GET", listing)] = (200, b'{"kind": "DeploymentList", "apiVersion": "apps/v1", "items": "none"}')
+        with pytest.raises(ClusterError, match=r"deployments\) is not (a list of objects|a Kubernetes API answer)"):
+            cluster.list("apps/v1", "Deployment", "book-info")
+
+
+def test_a_malformed_answer_is_a_clear_error_of_the_command(server, bundle, tmp_path):
+    server.raw[("GET", "/version")] = (200, b"{not json")
+    done = subprocess.run([sys.executable, "-m", "itbench_dsl", "run", str(bundle), "--kubeconfig",
+                           server.kubeconfig(tmp_path / "kubeconfig.yaml"), "--agent", "true", "-o",
+                           str(tmp_path / "results")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert f"{server.url}/version" in done.stderr and "not a Kubernetes API answer" in done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+
+
+def test_a_503_from_a_groups_discovery_is_not_not_served(server, tmp_path):
+    from itbench_dsl.run import ClusterError
+    from itbench_dsl.run.client import Cluster
+
+    server.raw[("GET", "/apis/security.istio.io/v1")] = (503, json.dumps({
+        "kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "ServiceUnavailable", "code": 503,
+        "message": "the server is currently unable to handle the request"}).encode())
+    with Cluster(server.kubeconfig(tmp_path / "kubeconfig.yaml")) as cluster:
+        with pytest.raises(ClusterError) as failure:
+            cluster.resource("security.istio.io/v1", "AuthorizationPolicy")
+        assert "503" in str(failure.value) and "/apis/security.istio.io/v1" in str(failure.value)
+        assert cluster.resource("chaos-mesh.org/v1alpha1", "NoSuchKind") is None  # what is not served is None
+
+
+def test_expected_alerts_already_firing_before_the_injection_do_not_count(server, bundle, tmp_path):
+    server.alerts = lambda srv: ["NoRequestsOpened", "NoRequestsReceived"]  # firing all along
+    outcome = Run(lifecycle.load_bundle(bundle), options(server, tmp_path, "true", alert_timeout=0.5),
+                  progress=None).execute()
+    assert outcome.status == "failed"
+    assert "did not fire within 0.5 s" in outcome.error and "as they did before it" in outcome.error
+    assert [e for e in timeline(outcome.folder) if e["phase"] == "revert" and e["event"] == "done"]
+    assert settle(server).keys() == server.baseline.keys()
+
+
+def test_newly_firing_reads_label_sets_and_namespaces():
+    from itbench_dsl.run import prometheus
+
+    def response(*alerts):
+        return {"data": {"alerts": [{"labels": dict(labels, alertname=name), "state": state}
+                                    for name, labels, state in alerts]}}
+
+    scopes = {"HighErrors": ("shop",)}
+    before = response(("HighErrors", {"namespace": "shop", "service": "a"}, "firing"))
+    same = response(("HighErrors", {"namespace": "shop", "service": "a"}, "firing"))
+    assert prometheus.newly_firing(same, before, scopes) == []
+    other = response(("HighErrors", {"namespace": "shop", "service": "b"}, "firing"))
+    assert prometheus.newly_firing(other, before, scopes) == ["HighErrors"]
+    elsewhere = response(("HighErrors", {"namespace": "other", "service": "b"}, "firing"))
+    assert prometheus.newly_firing(elsewhere, before, scopes) == []
+    pending = response(("HighErrors", {"namespace": "shop", "service": "b"}, "pending"))
+    assert prometheus.newly_firing(pending, before, scopes) == []
+    assert prometheus.newly_firing(other, None, {"HighErrors": ()}) == ["HighErrors"]
