@@ -383,7 +383,12 @@ class Run:
         missing: list[str] = []
         for prereq in lifecycle.requirements(b):
             if prereq.what == "kind":
-                if c.resource(prereq.api_version, prereq.kind) is None:
+                try:
+                    served = c.resource(prereq.api_version, prereq.kind)
+                except ClusterError as exc:  # discovery failed (a 503 of an aggregated API): not known, not absent
+                    missing.append(f"{prereq.name} cannot be checked: {exc}")
+                    continue
+                if served is None:
                     missing.append(f"{prereq.name} is not served" + (f" (install {prereq.addon}: {prereq.detail})"
                                                                      if prereq.addon else ""))
             elif prereq.what == "controller":
