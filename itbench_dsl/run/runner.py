@@ -8,8 +8,8 @@ bundle and the results it ran in; its kubeconfig is removed once the agent is do
 reads the verdicts.
 
 The revert, the health check and the undeploy run whatever happened: on success, a failed step, a
-timeout, SIGINT and SIGTERM (signals that arrive meanwhile are recorded, not obeyed: the cleanup is
-bounded by its own timeouts). Running again with the same `--run-id` resumes: an interrupted
+timeout, SIGINT and SIGTERM (signals that arrive meanwhile are recorded, not obeyed: the revert and the
+deletes still run, the waits stop), and whatever became of the progress stream (a closed pipe). Running again with the same `--run-id` resumes: an interrupted
 cleanup is finished first; a run whose state was captured is only graded; any other starts a new
 attempt (the timeline keeps every attempt).
 """
