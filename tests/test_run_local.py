@@ -232,3 +232,97 @@ def test_a_group_whose_discovery_answers_503_is_not_reported_as_not_served(plane
         assert "Schedule is not served" not in outcome.error
     finally:
         kubectl(plane, "delete", "apiservice", APISERVICE["metadata"]["name"])
+
+
+# An agent that writes down what it can see (its folder, environment and kubeconfig), starts a child of its own
+# and overruns its budget.
+LOOKING_AGENT = r"""
+import json, os, subprocess, sys, time
+json.dump({"cwd": os.getcwd(), "files": sorted(os.listdir(".")), "env": dict(os.environ),
+           "kubeconfig": open(os.environ["KUBECONFIG"]).read()}, open("seen.json", "w"))
+subprocess.Popen(["sh", "-c", "sleep 30; touch " + sys.argv[1]])
+time.sleep(30)
+"""
+
+
+def living_in_group(pgid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            out.append(int(stat.parent.name))
+    return out
+
+
+def test_the_agent_gets_its_own_folder_and_token_is_killed_over_budget_and_a_captured_run_resumes_by_grading(
+        plane, bundles, tmp_path, monkeypatch):
+    """One run: the agent starts in a fresh folder outside the bundle and the results holding only the prompt and a
+    one-user kubeconfig whose token the real API server takes as its ServiceAccount; its environment names nothing
+    of the bundle and carries none of the caller's variables but those `--agent-env` names; over its budget its
+    whole process group is killed and it is graded. Then the same run id, its verdict gone: graded again from the
+    captured state, without the cluster."""
+    from itbench_dsl.run.client import Cluster
+
+    bundle = bundles["sregym-wrong-dns-policy-hotel-reservation"]
+    monkeypatch.setenv("ITBENCH_TEST_SECRET", "caller-only")
+    monkeypatch.setenv("ITBENCH_TEST_PASSED", "for-the-agent")
+    script, marker = tmp_path / "look.py", tmp_path / "child-alive"
+    script.write_text(LOOKING_AGENT)
+    started = time.monotonic()
+    outcome = Run(lifecycle.load_bundle(bundle), options(
+        plane, tmp_path, f"{sys.executable} {script} {marker}", agent_env=("ITBENCH_TEST_PASSED",), agent_timeout=3,
+        mitigation_window=0, run_id="look"), progress=None).execute()
+    assert outcome.status == "graded", outcome.error
+    assert time.monotonic() - started < 120
+    info = json.loads((outcome.folder / "run.json").read_text())["agent"]
+    assert info["timed_out"] is True and info["seconds"] < 15
+    pid = next(e["pid"] for e in timeline(outcome.folder) if e.get("pid"))
+    assert not living_in_group(pid), "the agent's processes outlived the run"
+
+    seen = json.loads((outcome.folder / "workspace" / "seen.json").read_text())
+    cwd = Path(seen["cwd"]).resolve()
+    assert seen["files"] == ["kubeconfig.yaml", "prompt.md"]
+    for outside in (bundle.resolve(), (tmp_path / "results").resolve()):
+        assert outside not in cwd.parents and cwd != outside
+    assert not cwd.exists(), "the agent's folder outlived its run (its work is kept in workspace/)"
+    env = seen["env"]
+    assert env["HOME"] == seen["cwd"] and env["KUBECONFIG"] == str(cwd / "kubeconfig.yaml")
+    assert "ITBENCH_TEST_SECRET" not in env and env["ITBENCH_TEST_PASSED"] == "for-the-agent"
+    text = " ".join(f"{k}={v}" for k, v in env.items())
+    assert str(bundle.resolve()) not in text and str(tmp_path / "results") not in text
+    assert bundle.name not in text and "groundtruth" not in text
+    config = yaml.safe_load(seen["kubeconfig"])
+    [user] = config["users"]  # exactly one user: the agent's token, nothing of the caller's credentials
+    assert set(user["user"]) == {"token"}
+    assert [c["context"]["user"] for c in config["contexts"]] == [user["name"]]
+    reach = json.loads((outcome.folder / "agent-reach.json").read_text())
+    assert reach["files"] == ["kubeconfig.yaml", "prompt.md"] and reach["kubeconfig"]["users"] == [user["name"]]
+    assert "ITBENCH_TEST_SECRET" not in reach["environment"] and "ITBENCH_TEST_PASSED" in reach["environment"]
+    # the token the agent had was the ServiceAccount's, as the real server authenticated it at the handover (it
+    # dies with its ServiceAccount when the run undeploys)
+    [checked] = [e for e in timeline(outcome.folder) if e.get("action") == "token-checked"]
+    assert checked["user"] == "system:serviceaccount:hotel-reservation:itbench-agent" and checked["checks"] >= 1
+    with Cluster(str(plane.kubeconfig)) as admin:
+        assert admin.whoami() != checked["user"]
+    verdict = json.loads((outcome.folder / "verdict.json").read_text())
+    assert verdict["passed"] is False  # nothing fixed, nothing written
+    assert not marker.exists()
+
+    # resume: as if it stopped before grading; grading a captured state needs no cluster (a kubeconfig to nowhere)
+    graded = (outcome.folder / "verdict.json").read_text()
+    (outcome.folder / "verdict.json").unlink()
+    lines = [line for line in (outcome.folder / "timeline.jsonl").read_text().splitlines()
+             if '"phase": "evaluate"' not in line]
+    (outcome.folder / "timeline.jsonl").write_text("\n".join(lines) + "\n")
+    nowhere = tmp_path / "nowhere.yaml"
+    nowhere.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "current-context": "x",
+                                       "clusters": [{"name": "x", "cluster": {"server": "https://127.0.0.1:9"}}],
+                                       "users": [{"name": "x", "user": {"token": "x"}}],
+                                       "contexts": [{"name": "x", "context": {"cluster": "x", "user": "x"}}]}))
+    resumed = Run(lifecycle.load_bundle(bundle), RunOptions(kubeconfig=str(nowhere), agent="false",
+                                                            results=tmp_path / "results", run_id="look"),
+                  progress=None).execute()
+    assert resumed.status == "graded" and (outcome.folder / "verdict.json").read_text() == graded
