@@ -45,6 +45,8 @@ def _duration(text: str) -> float:
               "agent, to report on every object of the scenario.")
 @click.option("--stable-for", default="1m", show_default=True, help="How long the agent's fix must run before the "
               "state is captured: a container that restarts meanwhile fails the mitigation.")
+@click.option("--mitigation-window", default=None, help="How long after the agent the run captures and grades the "
+              "state until the mitigation's checks hold (default: the scenario's `within`; 0: capture at once).")
 @click.option("--keep", is_flag=True, help="Leave the topology deployed (the faults are reverted all the same).")
 @click.option("--run-id", help="Name the run (default: a new id); an existing run of this id resumes.")
 @click.option("--dry-run", is_flag=True, help="Print the plan: every object and API call, in order; no cluster.")
@@ -53,7 +55,7 @@ def _duration(text: str) -> float:
 def command(bundles: tuple[str, ...], kubeconfig: str | None, local: bool, context: str | None, agent: str | None,
             agent_timeout: str, prometheus: str | None, ready_timeout: str, alert_timeout: str, alert_poll: str,
             report_timeout: str, stable_for: str, keep: bool, run_id: str | None, dry_run: bool, results: str | None,
-            agent_env: tuple[str, ...] = ()) -> None:
+            agent_env: tuple[str, ...] = (), mitigation_window: str | None = None) -> None:
     """Run compiled bundles on a cluster: preflight, deploy, inject, hand over to the agent, grade, revert.
 
     \b
@@ -113,7 +115,9 @@ def command(bundles: tuple[str, ...], kubeconfig: str | None, local: bool, conte
                              agent_timeout=budget, prometheus=prometheus, keep=keep, run_id=run_id,
                              ready_timeout=_duration(ready_timeout), alert_timeout=_duration(alert_timeout),
                              alert_poll=_duration(alert_poll), report_timeout=_duration(report_timeout),
-                             stable_for=_duration(stable_for), agent_env=tuple(agent_env))
+                             stable_for=_duration(stable_for), agent_env=tuple(agent_env),
+                             mitigation_window=None if mitigation_window is None
+                             else 0.0 if mitigation_window.strip() in ("0", "0s") else _duration(mitigation_window))
         status = EXIT_CLEAN
         for bundle in loaded:
             try:
@@ -121,16 +125,35 @@ def command(bundles: tuple[str, ...], kubeconfig: str | None, local: bool, conte
             except ClusterError as exc:
                 raise UserError(str(exc)) from exc
             if outcome.status == "interrupted":
-                click.echo(f"{bundle.scenario}: interrupted; reverted. Resume with --run-id {outcome.run_id}", err=True)
+                _say(f"{bundle.scenario}: interrupted; reverted. Resume with --run-id {outcome.run_id}", err=True)
                 sys.exit(128 + int(outcome.signum or 2))
             if outcome.status not in ("graded", "complete"):
-                click.echo(f"error: {bundle.scenario} ({outcome.run_id}): {outcome.error}", err=True)
+                _say(f"error: {bundle.scenario} ({outcome.run_id}): {outcome.error}", err=True)
                 status = EXIT_ERROR
                 continue
             verdict = outcome.verdict or {}
-            click.echo(f"{bundle.scenario} {outcome.run_id}: passed={str(verdict.get('passed')).lower()} "
-                       f"score={verdict.get('score')} -> {outcome.folder}")
+            _say(f"{bundle.scenario} {outcome.run_id}: passed={str(verdict.get('passed')).lower()} "
+                 f"score={verdict.get('score')} -> {outcome.folder}")
         sys.exit(status)
+
+
+def _say(line: str, err: bool = False) -> None:
+    """A line of the command's output. A reader that went away (`| head`, a `tee` stopped by Ctrl-C) stops the
+    output, never the runs: each run's results are in its folder. The closed stream is replaced by the null
+    device, so the interpreter's last flush at exit does not fail either."""
+    stream = sys.stderr if err else sys.stdout
+    try:
+        click.echo(line, err=err)
+        stream.flush()
+    except (OSError, ValueError):
+        import os
+
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
 
 
 @contextlib.contextmanager
@@ -146,7 +169,7 @@ def _local_cluster():
     folder = Path(tempfile.mkdtemp(prefix="itbench-local-"))
     try:
         try:
-            cluster = up(folder / "cluster")
+            cluster = up(folder / "cluster", say=lambda message: _say(message, err=True))
         except LocalClusterError as exc:
             raise UserError(str(exc)) from exc
         saved_path = os.environ.get("PATH", "")
@@ -155,9 +178,19 @@ def _local_cluster():
             yield str(cluster.kubeconfig)
         finally:
             os.environ["PATH"] = saved_path
+            import signal
+
+            # the control plane goes whatever arrives now: a second Ctrl-C is noted, not obeyed
+            held = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+            for s in held:
+                signal.signal(s, lambda signum, frame: _say(f"{signal.Signals(signum).name}: stopping the local "
+                                                            "control plane first", err=True))
             try:
-                down(cluster.dir)
+                down(cluster.dir, say=lambda message: _say(message, err=True))
             except LocalClusterError as exc:
-                click.echo(f"error: {exc}", err=True)
+                _say(f"error: {exc}", err=True)
+            finally:
+                for s, handler in held.items():
+                    signal.signal(s, handler)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -65,10 +65,13 @@ class Cluster:
     def host(self) -> str:
         return self.api_client.configuration.host
 
-    def _call(self, what: str, fn: Callable, not_found=ClusterError):
+    def _call(self, what: str, fn: Callable, not_found=ClusterError, url: str | None = None):
+        """`fn()`, its failures as ClusterErrors naming `what` and, for an answer that is not the API's (not
+        JSON, not an object, fields of the wrong type), the request's URL (`url`: a path on the server)."""
         from kubernetes.client.exceptions import ApiException
         from kubernetes.dynamic.exceptions import DynamicApiError, NotFoundError, ResourceNotFoundError
 
+        where = f" ({self.host}{url})" if url else f" ({self.host})"
         try:
             return fn()
         except NotFoundError:
@@ -83,8 +86,12 @@ class Cluster:
             if exc.status == 404 and not_found is not ClusterError:
                 return not_found
             raise ClusterError(f"{what}: {exc.status} {exc.reason}: {str(exc.body or '')[:300]}") from None
-        except (OSError, ValueError) as exc:  # urllib3 connection errors are OSErrors; bad JSON is a ValueError
+        except OSError as exc:  # urllib3 connection errors are OSErrors
             raise ClusterError(f"{what}: cannot reach {self.host}: {str(exc)[:300]}") from None
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+            # bad JSON is a ValueError; an answer of the wrong shape fails inside the client with the others
+            raise ClusterError(f"{what}: the server's answer{where} is not a Kubernetes API answer: "
+                               f"{type(exc).__name__}: {str(exc)[:300]}") from None
         except Exception as exc:  # urllib3.MaxRetryError and friends
             if type(exc).__module__.startswith("urllib3"):
                 raise ClusterError(f"{what}: cannot reach {self.host}: {str(exc)[:300]}") from None
@@ -96,7 +103,8 @@ class Cluster:
             from kubernetes.dynamic import DynamicClient
 
             cache = os.path.join(self._cache_dir, "discovery.json")
-            self._dyn = self._call(f"discovery at {self.host}", lambda: DynamicClient(self.api_client, cache_file=cache))
+            self._dyn = self._call(f"discovery at {self.host}", lambda: DynamicClient(self.api_client, cache_file=cache),
+                                   url="/apis")
         return self._dyn
 
     def resource(self, api_version: str, kind: str):
@@ -107,13 +115,50 @@ class Cluster:
 
             try:
                 found = self._call(f"discovery of {api_version} {kind}",
-                                   lambda: self.dyn.resources.get(api_version=api_version, kind=kind))
-            except ClusterError:
+                                   lambda: self.dyn.resources.get(api_version=api_version, kind=kind),
+                                   url=_discovery_path(api_version))
+            except ClusterError as exc:
+                if "the API does not serve it" not in str(exc):
+                    raise
                 found = None
             except ResourceNotFoundError:
                 found = None
+            if found is None:
+                # the client's discovery reads a group version that fails to answer (503 from an aggregated
+                # API whose server is down, an answer that is not JSON) as one serving nothing: ask it again
+                self._confirm_not_served(api_version, kind)
             self._resources[key] = found
         return self._resources[key]
+
+    def _confirm_not_served(self, api_version: str, kind: str) -> None:
+        """Raise ClusterError unless the API's own discovery document of `api_version` says it does not serve
+        `kind` (the group version is absent: 404, or it answers without the kind)."""
+        import json
+
+        path = _discovery_path(api_version)
+        what = f"discovery of {api_version} {kind}"
+        try:
+            response = self.dyn.request("get", path, serialize=False, _request_timeout=self.timeout)
+        except Exception as exc:  # noqa: BLE001 - the API's error answer, or the connection's failure
+            status = getattr(exc, "status", None)
+            if status == 404:
+                return
+            if isinstance(status, int):
+                raise ClusterError(f"{what}: GET {self.host}{path} answered {status} {getattr(exc, 'reason', '')}"
+                                   f": {_api_message(exc)}; the API group is registered but its discovery "
+                                   "fails, so whether it serves the kind is unknown") from None
+            raise ClusterError(f"{what}: cannot reach {self.host}: {str(exc)[:300]}") from None
+        raw = getattr(response, "data", b"") or b""
+        try:
+            document = json.loads(raw.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError, AttributeError):
+            document = None
+        if not isinstance(document, dict) or not isinstance(document.get("resources"), list):
+            raise ClusterError(f"{what}: GET {self.host}{path} answered {str(raw[:120])!r}, not an APIResourceList")
+        listed = {r.get("kind") for r in document["resources"] if isinstance(r, dict) and "/" not in str(r.get("name"))}
+        if kind in listed:  # the client's cache was stale: it is served after all
+            self._dyn = None
+            raise ClusterError(f"{what}: the API lists it at {path} but the client's discovery did not; run again")
 
     def _resource_of(self, ref: Ref):
         res = self.resource(ref.api_version, ref.kind)
@@ -144,14 +189,23 @@ class Cluster:
     def version(self) -> dict:
         import json
 
-        answer = self._call(f"GET {self.host}/version", lambda: self.dyn.request("get", "/version", serialize=False))
-        return json.loads(answer.data.decode("utf-8"))
+        def read():
+            answer = self.dyn.request("get", "/version", serialize=False, _request_timeout=self.timeout)
+            data = json.loads(answer.data.decode("utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError(f"a JSON {type(data).__name__}, not an object")
+            return data
+
+        return self._call(f"GET {self.host}/version", read, url="/version")
 
     def get(self, ref: Ref) -> dict | None:
         res = self._resource_of(ref)
         found = self._call(f"get {ref}", lambda: self.dyn.get(res, name=ref.name, namespace=ref.namespace,
-                                                              _request_timeout=self.timeout), not_found=None)
-        return None if found is None else found.to_dict()
+                                                              _request_timeout=self.timeout).to_dict(),
+                           not_found=None, url=_path(res, ref))
+        if found is not None and not isinstance(found, dict):
+            raise ClusterError(f"get {ref}: the server's answer ({self.host}{_path(res, ref)}) is not an object")
+        return found
 
     def list(self, api_version: str, kind: str, namespace: str | None = None,
              label_selector: str | None = None) -> tuple[list[dict], str]:
@@ -162,7 +216,10 @@ class Cluster:
         where = f" in {namespace}" if namespace else ""
         found = self._call(f"list {kind}{where}", lambda: self.dyn.get(
             res, namespace=namespace if res.namespaced else None, label_selector=label_selector,
-            _request_timeout=self.timeout)).to_dict()
+            _request_timeout=self.timeout).to_dict(), url=_path(res, ref, name=False))
+        if not isinstance(found, dict) or not isinstance(found.get("items") or [], list):
+            raise ClusterError(f"list {kind}{where}: the server's answer ({self.host}{_path(res, ref, name=False)}) "
+                               "is not a list of objects")
         items = []
         for item in found.get("items") or []:
             item = {"apiVersion": res.group_version, "kind": kind, **item}
@@ -178,25 +235,26 @@ class Cluster:
         res = self._resource_of(ref)
         return self._call(f"apply {ref}", lambda: self.dyn.server_side_apply(
             res, body=obj, name=ref.name, namespace=ref.namespace, field_manager=FIELD_MANAGER,
-            force_conflicts=True, _request_timeout=self.timeout)).to_dict()
+            force_conflicts=True, _request_timeout=self.timeout).to_dict(), url=_path(res, ref))
 
     def patch(self, ref: Ref, patch: dict, subresource: str | None = None) -> dict:
         res = self._resource_of(ref)
         return self._call(f"patch {ref}", lambda: self.dyn.patch(
             res, body=patch, name=ref.name, namespace=ref.namespace, content_type="application/merge-patch+json",
-            field_manager=FIELD_MANAGER, _request_timeout=self.timeout)).to_dict()
+            field_manager=FIELD_MANAGER, _request_timeout=self.timeout).to_dict(), url=_path(res, ref))
 
     def delete(self, ref: Ref) -> bool:
         """Delete an object; False when it was already gone."""
         res = self._resource_of(ref)
         done = self._call(f"delete {ref}", lambda: self.dyn.delete(
             res, name=ref.name, namespace=ref.namespace, propagation_policy="Background",
-            _request_timeout=self.timeout), not_found=False)
+            _request_timeout=self.timeout), not_found=False, url=_path(res, ref))
         return done is not False
 
     def create(self, api_version: str, kind: str, body: dict, what: str) -> dict:
         res = self._resource_of(Ref(api_version, kind, None, ""))
-        return self._call(what, lambda: self.dyn.create(res, body=body, _request_timeout=self.timeout)).to_dict()
+        return self._call(what, lambda: self.dyn.create(res, body=body, _request_timeout=self.timeout).to_dict(),
+                          url=_path(res, Ref(api_version, kind, None, ""), name=False))
 
     # -- commands in pods ------------------------------------------------------------------------------
 
@@ -275,13 +333,24 @@ class Cluster:
                              f"access review ({verb} {resource})")
         return bool((answer.get("status") or {}).get("allowed"))
 
+    def whoami(self) -> str:
+        """The user the API server authenticates this client as (SelfSubjectReview)."""
+        body = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+        answer = self.create("authentication.k8s.io/v1", "SelfSubjectReview", body, "who am I (SelfSubjectReview)")
+        user = ((answer.get("status") or {}).get("userInfo") or {}).get("username")
+        if not isinstance(user, str) or not user:
+            raise ClusterError("who am I (SelfSubjectReview): the API named no user")
+        return user
+
     def token(self, account: Ref, seconds: int) -> str:
         """A token of `account` that expires in `seconds` (TokenRequest)."""
         body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
                 "spec": {"audiences": [], "expirationSeconds": int(seconds)}}
         path = f"/api/v1/namespaces/{account.namespace}/serviceaccounts/{account.name}/token"
         answer = self._call(f"token for {account}", lambda: self.dyn.request(
-            "post", path, body=body, _request_timeout=self.timeout)).to_dict()
+            "post", path, body=body, _request_timeout=self.timeout).to_dict(), url=path)
+        if not isinstance(answer, dict):
+            raise ClusterError(f"token for {account}: the server's answer ({self.host}{path}) is not a TokenRequest")
         token = (answer.get("status") or {}).get("token")
         if not isinstance(token, str) or not token:
             raise ClusterError(f"token for {account}: the API returned no token")
@@ -309,20 +378,25 @@ class Cluster:
     # -- waiting --------------------------------------------------------------------------------------
 
     def wait(self, refs: Iterable[Ref], done: Callable[[dict | None], bool], timeout: float,
-             on_progress: Callable[[Ref], None] | None = None) -> list[Ref]:
+             on_progress: Callable[[Ref], None] | None = None, stop: Callable[[], bool] | None = None) -> list[Ref]:
         """Wait until `done(object or None)` holds for every ref, watching each (kind, namespace) for
-        changes; returns the refs still waiting when `timeout` seconds have passed (empty: all done)."""
+        changes; returns the refs still waiting when `timeout` seconds have passed, or as soon as `stop()`
+        holds (empty: all done). The bound is the client's own: a watch is asked to end in at most
+        WATCH_CHUNK seconds and its socket gives up a little after, so a server that ignores `timeoutSeconds`
+        or goes silent cannot hold the wait past its deadline."""
         deadline = time.monotonic() + timeout
         groups: dict[tuple[str, str, str | None], set[str]] = {}
         for ref in refs:
             groups.setdefault((ref.api_version, ref.kind, ref.namespace), set()).add(ref.name)
         left: list[Ref] = []
         for (api_version, kind, namespace), names in groups.items():
-            pending = self._wait_group(api_version, kind, namespace, set(names), done, deadline, on_progress)
+            pending = self._wait_group(api_version, kind, namespace, set(names), done, deadline, on_progress,
+                                       stop or (lambda: False))
             left += [Ref(api_version, kind, namespace, n) for n in sorted(pending)]
         return left
 
-    def _wait_group(self, api_version, kind, namespace, pending: set[str], done, deadline, on_progress) -> set[str]:
+    def _wait_group(self, api_version, kind, namespace, pending: set[str], done, deadline, on_progress,
+                    stop) -> set[str]:
         from kubernetes import watch
 
         res = self._resource_of(Ref(api_version, kind, namespace, ""))
@@ -335,31 +409,38 @@ class Cluster:
                     if on_progress:
                         on_progress(Ref(api_version, kind, namespace, name))
             remaining = deadline - time.monotonic()
-            if not pending or remaining <= 0:
+            if not pending or remaining <= 0 or stop():
                 break
+            chunk = max(1, min(int(remaining + 0.999), WATCH_CHUNK))
             watcher = watch.Watch()
             try:
-                stream = self.dyn.watch(res, namespace=namespace if res.namespaced else None, resource_version=version,
-                                        timeout=max(1, min(int(remaining) + 1, 300)), watcher=watcher)
+                stream = watcher.stream(res.get, namespace=namespace if res.namespaced else None,
+                                        resource_version=version, serialize=False, timeout_seconds=chunk,
+                                        _request_timeout=(min(self.timeout, chunk + 1.0),
+                                                          min(chunk, max(remaining, 0.1)) + 1.0))
                 for event in stream:
-                    obj = event.get("raw_object") or {}
-                    name = (obj.get("metadata") or {}).get("name")
+                    obj = event.get("raw_object") if isinstance(event, dict) else None
+                    obj = obj if isinstance(obj, dict) else {}
+                    name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
                     if name in pending and done(None if event.get("type") == "DELETED" else obj):
                         pending.discard(name)
                         if on_progress:
                             on_progress(Ref(api_version, kind, namespace, name))
-                    if not pending or time.monotonic() >= deadline:
+                    if not pending or time.monotonic() >= deadline or stop():
                         break
             except ClusterError:
                 raise
-            except Exception as exc:  # a dropped watch: list again (the loop), unless the server is gone
-                if type(exc).__module__.startswith(("urllib3", "kubernetes")) or isinstance(exc, OSError):
+            except Exception as exc:  # a dropped or timed-out watch: list again (the loop), unless the server is gone
+                if type(exc).__module__.startswith(("urllib3", "kubernetes")) or isinstance(exc, (OSError, ValueError)):
                     time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
                 else:
                     raise
             finally:
                 watcher.stop()
         return pending
+
+
+WATCH_CHUNK = 10  # seconds a watch of a wait lasts before it is listed again (and `stop` and the deadline read)
 
 
 def _exit_code(what: str, status: bytes) -> int:
@@ -393,6 +474,18 @@ def _api_message(exc) -> str:
         return str(body.get("message") or exc.reason or exc.summary())[:300]
     except (ValueError, AttributeError, TypeError):
         return str(getattr(exc, "reason", "") or exc)[:300]
+
+
+def _discovery_path(api_version: str) -> str:
+    """The discovery document of a group version: /api/v1 for the core group, /apis/GROUP/VERSION for others."""
+    return f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
+
+
+def _path(res, ref: Ref, name: bool = True) -> str:
+    """The URL path of an object (or, without `name`, of its collection) as the resource discovery found serves it."""
+    where = f"/namespaces/{ref.namespace}" if ref.namespace and getattr(res, "namespaced", True) else ""
+    tail = f"/{ref.name}" if name and ref.name else ""
+    return f"{_discovery_path(ref.api_version)}{where}/{getattr(res, 'name', '') or ref.kind.lower()}{tail}"
 
 
 def workload_refs(refs: Iterable[Ref]) -> list[Ref]:

@@ -187,6 +187,11 @@ class Bundle:
     inject_exec: tuple[ExecStep, ...] = ()  # inject/exec.json
     revert_exec: tuple[ExecStep, ...] = ()  # revert/exec.json (already in reverse order)
     probes: tuple[ExecStep, ...] = ()  # the probes the evaluator reads (`requires.probes`)
+    # per expected alert, the namespaces of its targets (scenario.json `alerts[].target`): where it must fire
+    alert_scopes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # the declared window of the mitigation (scenario.json `mitigation`: `mitigated when within D` and the
+    # predicates' own `within`, the longest): how long after the agent a run waits for the checks to hold
+    mitigation_window: float | None = None
 
     @property
     def workloads(self) -> list[Ref]:
@@ -332,6 +337,16 @@ def load_bundle(path: str | Path, requirements_timeout: float = 60.0, runnable: 
         waiters = tuple(Waiter(w["kind"], w["when"], Ref.from_json(w["target"]), dict(w.get("args") or {}))
                         for group in data.get("faults") or [] for w in group.get("waiters") or [])
         alerts = tuple(sorted({a["name"] for a in data.get("alerts") or []}))
+        scopes: dict[str, set[str]] = {}
+        for alert in data.get("alerts") or []:
+            target = alert.get("target") or {}
+            scopes.setdefault(alert["name"], set()).update([target["namespace"]] if target.get("namespace") else [])
+        alert_scopes = tuple((n, tuple(sorted(scopes[n]))) for n in sorted(scopes))
+        mitigation = data.get("mitigation") or {}
+        windows = [w for w in [mitigation.get("within_seconds"),
+                               *((p or {}).get("within_seconds") for p in mitigation.get("predicates") or [])]
+                   if isinstance(w, (int, float)) and not isinstance(w, bool) and w > 0]
+        window = float(max(windows)) if windows else None
         agent = data.get("agent") or {}
         namespaces = agent.get("namespaces") or []
         account = (Ref("v1", "ServiceAccount", namespaces[0], agent["service_account"])
@@ -360,7 +375,7 @@ def load_bundle(path: str | Path, requirements_timeout: float = 60.0, runnable: 
         revert_delete=_yaml_documents(root / "revert" / "delete.yaml"),
         waiters=waiters, alerts=alerts, service_account=account, requires=requires,
         inject_exec=_exec_steps(root / "inject" / "exec.json"), revert_exec=_exec_steps(root / "revert" / "exec.json"),
-        probes=_probes(root, requires),
+        probes=_probes(root, requires), alert_scopes=alert_scopes, mitigation_window=window,
     )
 
 
@@ -495,7 +510,7 @@ class Step:
         if self.action == "token":
             return f"POST /api/v1/namespaces/{r.namespace}/serviceaccounts/{r.name}/token"
         if self.action in ("alerts", "await-alerts", "prometheus"):
-            return "GET {prometheus}/api/v1/alerts"
+            return f"GET {(self.detail.get('prometheus') or '{prometheus}').rstrip('/')}/api/v1/alerts"
         if self.action == "capture":
             return f"GET {self.detail['path']}"
         if self.action in ("exec", "probe"):
@@ -566,7 +581,8 @@ def plan(bundle: Bundle, options: PlanOptions = PlanOptions()) -> list[Step]:
             steps.append(Step("preflight", "controller", detail={"selector": prereq.selector,
                                                                  "what": f"{prereq.name} runs"}))
         else:
-            steps.append(Step("preflight", "prometheus", detail={"what": "Prometheus answers"}))
+            steps.append(Step("preflight", "prometheus", detail={"what": "Prometheus answers",
+                                                                 "prometheus": options.prometheus}))
     for verb, group, resource, namespace in access_checks(bundle):
         steps.append(Step("preflight", "access-review", detail={
             "verb": verb, "group": group, "resource": resource, "namespace": namespace,
@@ -577,7 +593,8 @@ def plan(bundle: Bundle, options: PlanOptions = PlanOptions()) -> list[Step]:
     for ref in bundle.workloads:
         steps.append(Step("deploy", "wait-ready", ref))
     if bundle.alerts or bundle.requires.get("alerts"):
-        steps.append(Step("baseline", "alerts", detail={"what": "alerts firing before the injection"}))
+        steps.append(Step("baseline", "alerts", detail={"what": "alerts firing before the injection",
+                                                        "prometheus": options.prometheus}))
     for waiter in bundle.waiters:
         if waiter.when == "before":
             steps.append(Step("inject", "waiter", waiter.target, {"kind": waiter.kind, "args": waiter.args,
@@ -593,19 +610,25 @@ def plan(bundle: Bundle, options: PlanOptions = PlanOptions()) -> list[Step]:
             steps.append(Step("inject", "waiter", waiter.target, {"kind": waiter.kind, "args": waiter.args,
                                                                   "what": f"after: {waiter.kind}"}))
     if bundle.alerts:
-        steps.append(Step("alerts", "await-alerts", detail={"alerts": list(bundle.alerts),
-                                                            "what": "firing: " + ", ".join(bundle.alerts)}))
+        steps.append(Step("alerts", "await-alerts", detail={
+            "alerts": list(bundle.alerts), "prometheus": options.prometheus,
+            "what": "firing, and not as in the baseline: " + ", ".join(bundle.alerts)}))
     if bundle.service_account is not None:
         steps.append(Step("handover", "token", bundle.service_account, {"what": "TokenRequest"}))
     steps.append(Step("handover", "workspace", detail={"what": "kubeconfig.yaml, prompt.md"}))
     steps.append(Step("agent", "agent", detail={"command": options.agent, "timeout": options.agent_timeout,
                                                 "what": f"{options.agent!r}, budget {options.agent_timeout:g} s"}))
+    if "mitigate" in (bundle.requires.get("tasks") or ()) and bundle.mitigation_window:
+        steps.append(Step("snapshot", "await-mitigation", detail={
+            "what": f"capture and grade the mitigation until its checks hold, at most {bundle.mitigation_window:g} s "
+                    "after the agent (the scenario's `within`)"}))
     for namespace, kind in captured_kinds(bundle):
         ref = Ref(_api_version_of(bundle, kind), kind, namespace or None, "")
         steps.append(Step("snapshot", "capture", detail={"path": object_path(ref, name=False),
                                                          "what": f"{kind} in {namespace or 'the cluster'}"}))
     if bundle.requires.get("alerts"):
-        steps.append(Step("snapshot", "alerts", detail={"what": "alerts firing after the agent"}))
+        steps.append(Step("snapshot", "alerts", detail={"what": "alerts firing after the agent",
+                                                        "prometheus": options.prometheus}))
     for probe in bundle.probes:
         steps.append(_exec_plan_step("snapshot", probe))
     if bundle.requires.get("policyReports"):

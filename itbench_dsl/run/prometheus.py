@@ -33,3 +33,32 @@ def firing(response: dict) -> list[str]:
             if isinstance(name, str):
                 names.add(name)
     return sorted(names)
+
+
+def instances(response: dict) -> set[tuple[str, tuple[tuple[str, str], ...]]]:
+    """Every firing alert of a `/api/v1/alerts` response as (name, its labels): one alert rule fires once per
+    label set (a namespace, a service), and each is told apart from the others by them."""
+    out = set()
+    for alert in response["data"]["alerts"]:
+        if isinstance(alert, dict) and alert.get("state") == "firing":
+            labels = alert.get("labels") if isinstance(alert.get("labels"), dict) else {}
+            name = labels.get("alertname")
+            if isinstance(name, str):
+                out.add((name, tuple(sorted((str(k), str(v)) for k, v in labels.items()))))
+    return out
+
+
+def newly_firing(response: dict, baseline: dict | None, scopes: dict[str, tuple[str, ...]]) -> list[str]:
+    """The expected alerts (`scopes`: name -> the namespaces it must fire in; empty: any) firing in `response`
+    with a label set that did not fire in `baseline` (the alerts before the injection), in their namespaces
+    (or with no namespace label). An alert that already fired before the injection, the same instance, is
+    not the fault's: it proves nothing."""
+    before = instances(baseline) if baseline is not None else set()
+    found = set()
+    for name, labels in instances(response) - before:
+        if name not in scopes:
+            continue
+        namespace = dict(labels).get("namespace")
+        if not scopes[name] or namespace is None or namespace in scopes[name]:
+            found.add(name)
+    return sorted(found)

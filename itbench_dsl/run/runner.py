@@ -8,8 +8,8 @@ bundle and the results it ran in; its kubeconfig is removed once the agent is do
 reads the verdicts.
 
 The revert, the health check and the undeploy run whatever happened: on success, a failed step, a
-timeout, SIGINT and SIGTERM (signals that arrive meanwhile are recorded, not obeyed: the cleanup is
-bounded by its own timeouts). Running again with the same `--run-id` resumes: an interrupted
+timeout, SIGINT and SIGTERM (signals that arrive meanwhile are recorded, not obeyed: the revert and the
+deletes still run, the waits stop), and whatever became of the progress stream (a closed pipe). Running again with the same `--run-id` resumes: an interrupted
 cleanup is finished first; a run whose state was captured is only graded; any other starts a new
 attempt (the timeline keeps every attempt).
 """
@@ -80,6 +80,9 @@ class RunOptions:
     stable_for: float = 0.0
     # variables of the caller's environment the agent also gets (its model's API key, say); it gets no other
     agent_env: tuple[str, ...] = ()
+    # how long after the agent the mitigation may take to hold (the state is captured and graded every
+    # MITIGATION_POLL seconds until its checks pass): None, the scenario's declared `within`; 0, capture at once
+    mitigation_window: float | None = None
 
 
 # the variables of the caller's environment every agent gets: what a process needs to run, nothing that names
@@ -100,6 +103,7 @@ class Outcome:
 
 
 OBSERVATIONS = 12  # earlier captures of the workloads while the fix runs (--stable-for), at most
+MITIGATION_POLL = 2.0  # seconds between captures graded while waiting for the mitigation to hold
 
 
 def new_run_id() -> str:
@@ -131,7 +135,14 @@ class Timeline:
             what = detail.get("step") or detail.get("message") or ""
             mark = {"start": "▶", "done": "✓", "failed": "✗", "step": " ", "skip": "-", "note": "!"}.get(event, " ")
             line = f"[{record['elapsed']:8.2f}s] {self.label} {mark} {phase:<9} {what}".rstrip()
-            print(line, file=self.progress, flush=True)
+            try:
+                print(line, file=self.progress, flush=True)
+            except (OSError, ValueError):  # a closed pipe (`| tee` gone) or file: the timeline file holds it all
+                self.progress = None
+                self.handle.write(json.dumps({"t": _now(), "elapsed": record["elapsed"], "phase": "run",
+                                              "event": "note", "message": "the progress stream is closed: "
+                                              "progress goes to timeline.jsonl only"}, sort_keys=True) + "\n")
+                self.handle.flush()
 
 
 def read_timeline(path: Path) -> list[dict]:
@@ -222,6 +233,8 @@ class Run:
         self.policies_before: list[Ref] | None = None  # CISO: what the agent's policies are told apart from
         self.fixed_at: str | None = None  # when the agent's work ended: the state's `fixed_at`
         self.incident: dict | None = None  # the workloads and pods as the agent found them: the state's `incident`
+        self.alerts_baseline: dict | None = None  # Prometheus's alerts before the injection
+        self._agent_ended: float | None = None  # time.monotonic() when the agent's work ended
 
     # -- the whole run --------------------------------------------------------------------------------
 
@@ -248,7 +261,8 @@ class Run:
             self.policies_before = prior.policies_before
             if not prior.cleaned:
                 self.log("run", "note", message="resuming: finishing the cleanup of the previous attempt")
-                self._cleanup(verify=False)
+                with self._signals_deferred():
+                    self._cleanup(verify=False)
             if prior.captured and (self.folder / "state.json").is_file():
                 self.log("run", "note", message="resuming: the state was captured; grading it")
                 outcome.verdict = self._phase("evaluate", self.evaluate)
@@ -321,11 +335,12 @@ class Run:
 
     @contextlib.contextmanager
     def _signals_deferred(self):
-        """During the cleanup, SIGINT and SIGTERM are recorded, not obeyed."""
+        """During the cleanup, SIGINT and SIGTERM are recorded, not obeyed: the revert and the deletes still run,
+        but the waits (verify's readiness, undeploy's deletion) stop at once (`_cut`)."""
         def note(signum, frame):
             self.deferred.append(signum)
             self.log("run", "note", message=f"{signal.Signals(signum).name} received during the cleanup: "
-                                            "finishing the cleanup first")
+                                            "finishing the revert and the deletes, without waiting")
         previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
         for s in previous:
             signal.signal(s, note)
@@ -334,6 +349,10 @@ class Run:
         finally:
             for s, handler in previous.items():
                 signal.signal(s, handler)
+
+    def _cut(self) -> bool:
+        """Whether a signal arrived during the cleanup: its waits then stop."""
+        return bool(self.deferred)
 
     def _cleanup(self, verify: bool) -> None:
         todo = (("revert", self.revert, self.injected),
@@ -364,7 +383,12 @@ class Run:
         missing: list[str] = []
         for prereq in lifecycle.requirements(b):
             if prereq.what == "kind":
-                if c.resource(prereq.api_version, prereq.kind) is None:
+                try:
+                    served = c.resource(prereq.api_version, prereq.kind)
+                except ClusterError as exc:  # discovery failed (a 503 of an aggregated API): not known, not absent
+                    missing.append(f"{prereq.name} cannot be checked: {exc}")
+                    continue
+                if served is None:
                     missing.append(f"{prereq.name} is not served" + (f" (install {prereq.addon}: {prereq.detail})"
                                                                      if prereq.addon else ""))
             elif prereq.what == "controller":
@@ -411,8 +435,10 @@ class Run:
             return
         started = time.monotonic()
         left = self.cluster.wait(refs, lambda o: o is not None and ready(o), self.options.ready_timeout,
-                                 lambda r: self.log(phase, "step", action="ready", step=f"ready {r}"))
+                                 lambda r: self.log(phase, "step", action="ready", step=f"ready {r}"), stop=self._cut)
         self.waited += time.monotonic() - started
+        if left and self._cut():
+            raise RunFailure("interrupted while waiting: not known to be ready: " + ", ".join(map(str, left)))
         if left:
             raise RunFailure(f"not ready after {self.options.ready_timeout:g} s: " + ", ".join(map(str, left)))
 
@@ -422,6 +448,7 @@ class Run:
             return
         response = prometheus.alerts(self.options.prometheus, self.options.request_timeout)
         firing = prometheus.firing(response)
+        self.alerts_baseline = response
         self._write("alerts-baseline.json", response)
         self.log("baseline", "step", action="alerts", firing=firing, step=f"firing before: {', '.join(firing) or 'none'}")
         already = sorted(set(firing) & set(self.bundle.alerts))
@@ -491,16 +518,25 @@ class Run:
         if not expected or not self.options.prometheus:
             self.log("alerts", "skip", message="no alerts to wait for" if not expected else "no Prometheus given")
             return
+        baseline = getattr(self, "alerts_baseline", None)
+        if baseline is None and (self.folder / "alerts-baseline.json").is_file():  # a resumed attempt's
+            baseline = json.loads((self.folder / "alerts-baseline.json").read_text(encoding="utf-8"))
+        scopes = {name: where for name, where in self.bundle.alert_scopes}
+        scopes.update({name: () for name in expected if name not in scopes})
         started = time.monotonic()
         deadline = started + self.options.alert_timeout
         while True:
-            firing = set(prometheus.firing(prometheus.alerts(self.options.prometheus, self.options.request_timeout)))
+            response = prometheus.alerts(self.options.prometheus, self.options.request_timeout)
+            firing = set(prometheus.newly_firing(response, baseline, scopes))
             if expected <= firing:
                 break
             if time.monotonic() >= deadline:
                 self.waited += time.monotonic() - started
+                stale = sorted((expected - firing) & set(prometheus.firing(response)))
                 raise RunFailure(f"the expected alerts did not fire within {self.options.alert_timeout:g} s: "
-                                 f"{', '.join(sorted(expected - firing))} not firing")
+                                 f"{', '.join(sorted(expected - firing))} not firing"
+                                 + (f" in the scenario's namespaces since the injection ({', '.join(stale)} fire as "
+                                    "they did before it, or elsewhere)" if stale else ""))
             time.sleep(min(self.options.alert_poll, max(0.0, deadline - time.monotonic())))
         self.waited += time.monotonic() - started
         self.log("alerts", "step", action="await-alerts", firing=sorted(firing),
@@ -552,6 +588,7 @@ class Run:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             yaml.safe_dump(config, handle, sort_keys=False)
+        self._check_token(path)
         if b.requires.get("policyReports"):  # the policies there now; any other at the end is the agent's
             self.policies_before = self._policies()
             self.log("handover", "step", action="policies", before=[_ref_json(r) for r in self.policies_before],
@@ -564,6 +601,59 @@ class Run:
                                                       encoding="utf-8")
         self.log("handover", "step", action="workspace", folder=str(agent_folder), files=reach["files"],
                  environment=reach["environment"], step=f"agent folder {agent_folder}: {', '.join(reach['files'])}")
+
+    def agent_access(self) -> list[tuple[str, str, str, str | None]]:
+        """(verb, group, resource, namespace): one of each rule the agent's Roles and ClusterRoles grant, where
+        the bundle's bindings give it (a ClusterRole bound in a namespace is checked there)."""
+        b = self.bundle
+        bound: dict[tuple[str, str], set[str | None]] = {}
+        for obj in b.access:
+            if obj.get("kind") in ("RoleBinding", "ClusterRoleBinding"):
+                role = obj.get("roleRef") or {}
+                namespace = (obj.get("metadata") or {}).get("namespace") if obj["kind"] == "RoleBinding" else None
+                bound.setdefault((str(role.get("kind")), str(role.get("name"))), set()).add(namespace)
+        out = []
+        for obj in b.access:
+            if obj.get("kind") not in ("Role", "ClusterRole"):
+                continue
+            meta = obj.get("metadata") or {}
+            places = ({meta.get("namespace")} if obj["kind"] == "Role"
+                      else bound.get(("ClusterRole", str(meta.get("name"))), set()))
+            for rule in obj.get("rules") or []:
+                verbs, groups, resources = rule.get("verbs") or [], rule.get("apiGroups") or [""], \
+                    rule.get("resources") or []
+                if not verbs or not resources or rule.get("resourceNames"):
+                    continue
+                for namespace in sorted(places, key=lambda n: n or ""):
+                    check = (str(verbs[0]), str(groups[0]), str(resources[0]), namespace)
+                    if check not in out:
+                        out.append(check)
+        return out
+
+    def _check_token(self, kubeconfig: Path) -> None:
+        """The agent's kubeconfig works before the agent gets it: the API server takes its token as the
+        agent's ServiceAccount (SelfSubjectReview), and grants it what its Roles say (one access review per
+        rule, as the agent). A token the server does not take, or rights it does not hold (a binding missing,
+        refused), would have the agent fail for the harness's fault."""
+        account = self.bundle.service_account
+        expected = f"system:serviceaccount:{account.namespace}:{account.name}"
+        checks = self.agent_access()
+        try:
+            with Cluster(str(kubeconfig), None, self.options.request_timeout) as agent:
+                user = agent.whoami()
+                if user != expected:
+                    raise RunFailure(f"the agent's token authenticates as {user!r}, not as {expected}")
+                denied = [f"{verb} {resource}{'.' + group if group else ''}"
+                          + (f" in {namespace}" if namespace else " (cluster-wide)")
+                          for verb, group, resource, namespace in checks
+                          if not agent.may(verb, group, resource, namespace)]
+        except ClusterError as exc:
+            raise RunFailure(f"the agent's token does not work: {exc}") from None
+        if denied:
+            raise RunFailure(f"the agent's token ({expected}) is refused what its Roles grant: may not "
+                             + ", ".join(denied) + " (are the bundle's RoleBindings in place?)")
+        self.log("handover", "step", action="token-checked", user=user, checks=len(checks),
+                 step=f"the token is {user}; {len(checks)} of its rights confirmed")
 
     def agent_reach(self, folder: Path, config: dict) -> dict:
         """What the agent can reach (agent-reach.json): its folder and the files in it, the names of its
@@ -637,6 +727,7 @@ class Run:
         self._record_answer(watched)  # also written just before the agent exited (or was stopped)
         seconds = round(time.monotonic() - started, 3)
         self.fixed_at = _now()  # the agent's work is over: a restart from here on is one under its fix
+        self._agent_ended = time.monotonic()
         self.waited += seconds
         self.agent_info = {"exit_code": proc.returncode, "timed_out": timed_out, "seconds": seconds,
                            "budget": self.options.agent_timeout}
@@ -719,7 +810,55 @@ class Run:
         self.log("snapshot", "step", action="await-reports", missing=len(missing),
                  step=f"PolicyReports cover {len(wanted) - len(missing)} of {len(wanted)} objects")
 
+    def _capture(self) -> dict:
+        """The state the evaluator reads, as it is now (with `fixed_at` and `incident`)."""
+        state = capture(self.cluster, self.bundle, self.options.prometheus,
+                        lambda ns, kind, n: self.log("snapshot", "step", action="capture",
+                                                     step=f"{kind} in {ns or 'the cluster'}: {n}"),
+                        self.options.exec_timeout,
+                        lambda probe, r: self.log("snapshot", "step", action="probe", name=probe.name,
+                                                  exit_code=r["exit_code"],
+                                                  step=f"probe {probe.name}: exit {r['exit_code']}"))
+        if self.fixed_at:  # what the evaluator dates restarts against (docs/evaluator.md)
+            state["fixed_at"] = self.fixed_at
+        if self.incident is not None:
+            state["incident"] = self.incident
+        return state
+
+    def _await_mitigation(self) -> None:
+        """Until the mitigation's checks hold, or the scenario's declared window (`within`, counted from the end
+        of the agent's work) ends: capture the state and grade it every MITIGATION_POLL seconds. A fix takes
+        effect through controllers (a rollout, a reschedule): the state of the moment the agent exits is not
+        yet the state its fix makes."""
+        window = self.options.mitigation_window
+        if window is None:
+            window = self.bundle.mitigation_window or 0.0
+        if window <= 0 or "mitigate" not in (self.bundle.requires.get("tasks") or ()):
+            return
+        started = time.monotonic()
+        deadline = (self._agent_ended or started) + window
+        probe = self.folder / "state.mitigation.json"
+        polls, held, detail = 0, False, ""
+        try:
+            while True:
+                polls += 1
+                state = self._capture()
+                probe.write_text(json.dumps(state, sort_keys=True), encoding="utf-8")
+                held, detail = mitigation_holds(self.bundle, probe)
+                if held or held is None or time.monotonic() >= deadline:
+                    break
+                time.sleep(min(MITIGATION_POLL, max(0.0, deadline - time.monotonic())))
+        finally:
+            with contextlib.suppress(OSError):
+                probe.unlink()
+            self.waited += time.monotonic() - started
+        seconds = round(time.monotonic() - (self._agent_ended or started), 3)
+        self.log("snapshot", "step", action="await-mitigation", held=bool(held), polls=polls, seconds=seconds,
+                 window=window, step=(f"the mitigation's checks hold {seconds:g} s after the agent" if held else
+                                      f"the mitigation's checks do not hold within {window:g} s: {detail}"))
+
     def snapshot(self) -> None:
+        self._await_mitigation()
         observations: list[dict] = []
         if self.options.stable_for > 0 and "mitigate" in (self.bundle.requires.get("tasks") or ()):
             # the fix runs a while before the capture, observed every --alert-poll (at most OBSERVATIONS times):
@@ -740,19 +879,9 @@ class Run:
                      step=f"{len(observations)} observations of the workloads since the agent")
         if self.bundle.requires.get("policyReports"):
             self._await_reports()
-        state = capture(self.cluster, self.bundle, self.options.prometheus,
-                        lambda ns, kind, n: self.log("snapshot", "step", action="capture",
-                                                     step=f"{kind} in {ns or 'the cluster'}: {n}"),
-                        self.options.exec_timeout,
-                        lambda probe, r: self.log("snapshot", "step", action="probe", name=probe.name,
-                                                  exit_code=r["exit_code"],
-                                                  step=f"probe {probe.name}: exit {r['exit_code']}"))
-        if self.fixed_at:  # what the evaluator dates restarts against (docs/evaluator.md)
-            state["fixed_at"] = self.fixed_at
+        state = self._capture()
         if observations:
             state["observations"] = observations
-        if self.incident is not None:
-            state["incident"] = self.incident
         if self.bundle.requires.get("policyReports") and self.policies_before is not None:
             # the agent's policies (those not there before it): what the policy task grades, not another's
             state["gradedPolicies"] = sorted({r.name for r in self._policies() if r not in self.policies_before})
@@ -826,11 +955,12 @@ class Run:
                      step=f"delete {ref}" + (" (already gone)" if gone else ""))
         started = time.monotonic()
         left = self.cluster.wait([r for r in self.created if r.namespace not in doomed], lambda o: o is None,
-                                 self.options.ready_timeout)
+                                 self.options.ready_timeout, stop=self._cut)
         left += [r for r in self.created if r.namespace in doomed and r.namespace in {x.name for x in left}]
         self.waited += time.monotonic() - started
         if left:
-            errors.append(f"still there after {self.options.ready_timeout:g} s: " + ", ".join(map(str, left)))
+            errors.append(("deleted, not waited for (interrupted): " if self._cut() else
+                           f"still there after {self.options.ready_timeout:g} s: ") + ", ".join(map(str, left)))
         self.created = [r for r in self.created if r in left]
         if errors:
             raise RunFailure("; ".join(errors))
@@ -909,6 +1039,22 @@ def grade(bundle: Bundle, state: Path, submission: Path, timeout: float = 300.0,
             "metrics": {f"{t}.score": v["score"] for t, v in verdicts.items()},
             "checks": [dict(c, id=f"{t}.{c['id']}") for t, v in verdicts.items() for c in v.get("checks", [])],
             "tasks": verdicts}
+
+
+def mitigation_holds(bundle: Bundle, state: Path, timeout: float = 300.0) -> tuple[bool | None, str]:
+    """(passed, the failed checks) of the bundle's `mitigate` task on `state`; (None, why) when the evaluator
+    refuses the state (the final grading reports it)."""
+    command = [sys.executable, "-S", str(bundle.path / "evaluator.py"), "--task", "mitigate", "--state", str(state)]
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+        verdict = json.loads(proc.stdout) if proc.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError) as exc:
+        return None, str(exc)[:300]
+    if not isinstance(verdict, dict):
+        return None, proc.stderr.strip()[:300]
+    failed = [str(c.get("detail") or c.get("id")) for c in verdict.get("checks") or []
+              if isinstance(c, dict) and not c.get("passed")]
+    return bool(verdict.get("passed")), "; ".join(failed)[:500]
 
 
 def _failed(bundle: Bundle, task: str, why: str) -> dict:

@@ -1,4 +1,7 @@
-"""`itbench run` and `itbench snapshot` through the real kubernetes client, against tests/support/kube_server.py.
+"""`itbench run` and `itbench snapshot` through the real kubernetes client, against tests/support/kube_server.py: what needs
+the server's stand-ins (Istio's kinds, a Prometheus, a Kyverno that reports, pods/exec with scripted results) or
+faults of the server itself (a failing request, watches held open, malformed answers, a 503 discovery). The runs
+that need none of these are in tests/run/test_run_local.py, on the real control plane.
 
 Each test starts its own loopback API server (with a fake Prometheus whose alerts fire while the
 scenario's AuthorizationPolicy exists), runs a compiled bundle and checks the results and that the
@@ -8,14 +11,12 @@ server's store is back to what it held before: nothing the run created is left b
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 pytest.importorskip("kubernetes")
 
@@ -44,47 +45,6 @@ print("fixed")
 """
 
 
-# An agent that writes down what it can see: its folder, its environment, its kubeconfig.
-LOOKING_AGENT = r"""
-import json, os
-json.dump({"cwd": os.getcwd(), "files": sorted(os.listdir(".")), "env": dict(os.environ),
-           "kubeconfig": open(os.environ["KUBECONFIG"]).read()}, open("seen.json", "w"))
-"""
-
-
-def test_the_agent_gets_a_fresh_folder_its_own_token_and_nothing_of_the_bundle(server, bundle, tmp_path, monkeypatch):
-    """The agent starts in a folder outside the bundle and the results, holding only the prompt and its kubeconfig;
-    the kubeconfig holds one user, whose token is the ServiceAccount's; its environment names nothing of the bundle
-    and carries none of the caller's variables but those `--agent-env` names; the run records what it could reach."""
-    monkeypatch.setenv("ITBENCH_TEST_SECRET", "caller-only")
-    monkeypatch.setenv("ITBENCH_TEST_PASSED", "for-the-agent")
-    script = tmp_path / "look.py"
-    script.write_text(LOOKING_AGENT)
-    outcome = Run(lifecycle.load_bundle(bundle), options(server, tmp_path, f"{sys.executable} {script}",
-                                                         agent_env=("ITBENCH_TEST_PASSED",)), progress=None).execute()
-    seen = json.loads((outcome.folder / "workspace" / "seen.json").read_text())
-    cwd = Path(seen["cwd"]).resolve()
-    assert seen["files"] == ["kubeconfig.yaml", "prompt.md"]
-    for outside in (Path(bundle).resolve(), (tmp_path / "results").resolve()):
-        assert outside not in cwd.parents and cwd != outside
-    assert not cwd.exists(), "the agent's folder outlived its run (its work is kept in workspace/)"
-    env = seen["env"]
-    assert env["HOME"] == seen["cwd"] and env["KUBECONFIG"] == str(cwd / "kubeconfig.yaml")
-    assert "ITBENCH_TEST_SECRET" not in env and env["ITBENCH_TEST_PASSED"] == "for-the-agent"
-    text = " ".join(f"{k}={v}" for k, v in env.items())
-    assert str(Path(bundle).resolve()) not in text and str(tmp_path / "results") not in text
-    assert SCENARIO not in text and "groundtruth" not in text
-    config = yaml.safe_load(seen["kubeconfig"])
-    [user] = config["users"]  # exactly one user: the agent's token, nothing of the caller's credentials
-    assert set(user["user"]) == {"token"} and server.tokens[user["user"]["token"]] == "book-info/itbench-agent"
-    assert [c["context"]["user"] for c in config["contexts"]] == [user["name"]]
-    reach = json.loads((outcome.folder / "agent-reach.json").read_text())
-    assert reach["files"] == ["kubeconfig.yaml", "prompt.md"] and reach["kubeconfig"]["users"] == [user["name"]]
-    assert "ITBENCH_TEST_SECRET" not in reach["environment"] and "ITBENCH_TEST_PASSED" in reach["environment"]
-    assert reach["service_account"] and reach["access"]
-    assert settle(server) == server.baseline
-
-
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory) -> Path:
     return write_bundle(tmp_path_factory.mktemp("bundles"), SCENARIO)
@@ -99,28 +59,17 @@ def server():
 
 
 def options(server, tmp_path, agent, **extra) -> RunOptions:
+    extra.setdefault("mitigation_window", 0.0)  # capture at once (the window's polling: tests/run/test_run_local.py)
+    extra = {"ready_timeout": 10, "alert_timeout": 10, **extra}
     return RunOptions(kubeconfig=server.kubeconfig(tmp_path / "kubeconfig.yaml"), agent=agent,
                       results=tmp_path / "results", prometheus=server.prometheus, alert_poll=0.02,
-                      ready_timeout=10, alert_timeout=10, kill_grace=1, **extra)
+                      kill_grace=1, **extra)
 
 
 def fixing_agent(tmp_path: Path) -> str:
     script = tmp_path / "agent.py"
     script.write_text(FIXING_AGENT)
     return f"{sys.executable} {script}"
-
-
-def living_in_group(pgid: int) -> list[int]:
-    """Processes of a process group that are not zombies (a container's init may never reap them)."""
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rpartition(")")[2].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            out.append(int(stat.parent.name))
-    return out
 
 
 def timeline(folder: Path) -> list[dict]:
@@ -190,25 +139,6 @@ def test_apply_failing_half_way_cleans_up_what_was_deployed(server, bundle, tmp_
     assert settle(server) == server.baseline
 
 
-def test_an_agent_over_its_budget_is_killed_and_graded(server, bundle, tmp_path):
-    marker = tmp_path / "child-alive"
-    # the agent starts a child of its own: the whole process group must go
-    agent = f"(sleep 30; touch {marker}) & sleep 30"
-    started = time.monotonic()
-    outcome = Run(lifecycle.load_bundle(bundle), options(server, tmp_path, agent, agent_timeout=0.5),
-                  progress=None).execute()
-    assert time.monotonic() - started < 20
-    assert outcome.status == "graded", outcome.error
-    info = json.loads((outcome.folder / "run.json").read_text())["agent"]
-    assert info["timed_out"] is True
-    verdict = json.loads((outcome.folder / "verdict.json").read_text())
-    assert verdict["passed"] is False  # nothing was fixed, no diagnosis written
-    assert verdict["tasks"]["diagnose"]["checks"][0]["detail"] == "the agent wrote no diagnosis.json"
-    assert any(e["phase"] == "revert" and e["event"] == "done" for e in timeline(outcome.folder))
-    assert settle(server) == server.baseline
-    assert not marker.exists()
-
-
 def test_preflight_lists_everything_missing(bundle, tmp_path):
     with KubeServer(groups={"apps", "rbac.authorization.k8s.io", "monitoring.coreos.com"}, addons=False) as server:
         server.deny.add(("create", "serviceaccounts/token"))
@@ -219,51 +149,6 @@ def test_preflight_lists_everything_missing(bundle, tmp_path):
                        "may not create serviceaccounts/token in book-info"):
             assert needed in outcome.error
         assert server.snapshot() == before
-
-
-def test_sigint_during_the_agent_reverts_and_undeploys(server, bundle, tmp_path):
-    kubeconfig = server.kubeconfig(tmp_path / "kubeconfig.yaml")
-    results = tmp_path / "results"
-    proc = subprocess.Popen([sys.executable, "-m", "itbench_dsl", "run", str(bundle), "--kubeconfig", kubeconfig,
-                             "--prometheus", server.prometheus, "--agent", "sleep 60", "--alert-poll", "0.02s",
-                             "--run-id", "interrupted", "-o", str(results)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    folder = results / SCENARIO / "interrupted"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if (folder / "timeline.jsonl").exists() and any(e["phase"] == "agent" and e["event"] == "step"
-                                                       for e in timeline(folder)):
-            break
-        time.sleep(0.05)
-    else:
-        proc.kill()
-        pytest.fail("the agent never started")
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, err
-    assert "interrupted; reverted" in err
-    events = timeline(folder)
-    for phase in ("revert", "verify", "undeploy"):
-        assert any(e["phase"] == phase and e["event"] == "done" for e in events), phase
-    pid = next(e["pid"] for e in events if e.get("pid"))
-    assert not living_in_group(pid), "the agent's processes outlived the run"
-    assert settle(server) == server.baseline
-    # resuming the run starts a new attempt in the same folder
-    assert json.loads((folder / "run.json").read_text())["status"] == "interrupted"
-
-
-def test_a_run_whose_state_was_captured_resumes_by_grading(server, bundle, tmp_path):
-    agent = fixing_agent(tmp_path)
-    first = Run(lifecycle.load_bundle(bundle), options(server, tmp_path, agent, run_id="r1"), progress=None).execute()
-    verdict = (first.folder / "verdict.json").read_text()
-    (first.folder / "verdict.json").unlink()
-    events = [line for line in (first.folder / "timeline.jsonl").read_text().splitlines()
-              if '"phase": "evaluate"' not in line]
-    (first.folder / "timeline.jsonl").write_text("\n".join(events) + "\n")  # as if it stopped before grading
-    requests = len(server.requests)
-    again = Run(lifecycle.load_bundle(bundle), options(server, tmp_path, agent, run_id="r1"), progress=None).execute()
-    assert again.status == "graded" and (first.folder / "verdict.json").read_text() == verdict
-    assert len(server.requests) == requests, "grading a captured state needs no cluster"
 
 
 def test_snapshot_captures_what_the_evaluator_reads(server, bundle, tmp_path):
@@ -569,3 +454,94 @@ def test_the_run_times_the_answer_as_graded_not_a_placeholder(server, tmp_path):
     seen = [e["answered_at"] for e in timeline(outcome.folder) if e.get("answered_at")]
     written = (outcome.folder / "workspace" / "written.txt").read_text()
     assert len(seen) == 1 and seen[0][:19] >= written, (seen, written)
+
+
+# ---- faults of the server itself (the rest of the lifecycle runs on the real control plane: test_run_local.py) --
+
+
+def test_the_ready_wait_is_bounded_by_the_client_when_the_server_holds_its_watches(server, bundle, tmp_path):
+    server.watch_holds = True  # a server that ignores timeoutSeconds and keeps every watch open, silent
+    server.unready = lambda pod: True  # and pods that never turn Ready
+    started = time.monotonic()
+    outcome = Run(lifecycle.load_bundle(bundle), options(server, tmp_path, "true", ready_timeout=2),
+                  progress=None).execute()
+    elapsed = time.monotonic() - started
+    assert outcome.status == "failed" and "not ready after 2 s" in outcome.error
+    # deploy's wait (2 s) and verify's and undeploy's (2 s each) end on the client's clock, not the server's
+    assert elapsed < 30, elapsed
+    failed = [e for e in timeline(outcome.folder) if e["event"] == "failed" and e["phase"] == "deploy"]
+    assert failed and "not ready after 2 s" in failed[0]["message"]
+
+
+def test_a_malformed_answer_names_its_url(server, tmp_path):
+    from itbench_dsl.run import ClusterError
+    from itbench_dsl.run.client import Cluster
+    from itbench_dsl.run.lifecycle import Ref
+
+    path = "/apis/apps/v1/namespaces/book-info/deployments/productpage-v1"
+    ref = Ref("apps/v1", "Deployment", "book-info", "productpage-v1")
+    with Cluster(server.kubeconfig(tmp_path / "kubeconfig.yaml")) as cluster:
+        for body in (b"<html>gateway</html>", b"[1, 2]", b'"text"'):
+            server.raw[("GET", path)] = (200, body)
+            with pytest.raises(ClusterError) as failure:
+                cluster.get(ref)
+            assert f"{server.url}{path}" in str(failure.value), str(failure.value)
+            assert "not a Kubernetes API answer" in str(failure.value) or "not an object" in str(failure.value)
+        listing = "/apis/apps/v1/namespaces/book-info/deployments"
+        server.raw[("GET", listing)] = (200, b'{"kind": "DeploymentList", "apiVersion": "apps/v1", "items": "none"}')
+        with pytest.raises(ClusterError, match=r"deployments\) is not (a list of objects|a Kubernetes API answer)"):
+            cluster.list("apps/v1", "Deployment", "book-info")
+
+
+def test_a_malformed_answer_is_a_clear_error_of_the_command(server, bundle, tmp_path):
+    server.raw[("GET", "/version")] = (200, b"{not json")
+    done = subprocess.run([sys.executable, "-m", "itbench_dsl", "run", str(bundle), "--kubeconfig",
+                           server.kubeconfig(tmp_path / "kubeconfig.yaml"), "--agent", "true", "-o",
+                           str(tmp_path / "results")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert f"{server.url}/version" in done.stderr and "not a Kubernetes API answer" in done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+
+
+def test_a_503_from_a_groups_discovery_is_not_not_served(server, tmp_path):
+    from itbench_dsl.run import ClusterError
+    from itbench_dsl.run.client import Cluster
+
+    server.raw[("GET", "/apis/security.istio.io/v1")] = (503, json.dumps({
+        "kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "ServiceUnavailable", "code": 503,
+        "message": "the server is currently unable to handle the request"}).encode())
+    with Cluster(server.kubeconfig(tmp_path / "kubeconfig.yaml")) as cluster:
+        with pytest.raises(ClusterError) as failure:
+            cluster.resource("security.istio.io/v1", "AuthorizationPolicy")
+        assert "503" in str(failure.value) and "/apis/security.istio.io/v1" in str(failure.value)
+        assert cluster.resource("chaos-mesh.org/v1alpha1", "NoSuchKind") is None  # what is not served is None
+
+
+def test_expected_alerts_already_firing_before_the_injection_do_not_count(server, bundle, tmp_path):
+    server.alerts = lambda srv: ["NoRequestsOpened", "NoRequestsReceived"]  # firing all along
+    outcome = Run(lifecycle.load_bundle(bundle), options(server, tmp_path, "true", alert_timeout=0.5),
+                  progress=None).execute()
+    assert outcome.status == "failed"
+    assert "did not fire within 0.5 s" in outcome.error and "as they did before it" in outcome.error
+    assert [e for e in timeline(outcome.folder) if e["phase"] == "revert" and e["event"] == "done"]
+    assert settle(server).keys() == server.baseline.keys()
+
+
+def test_newly_firing_reads_label_sets_and_namespaces():
+    from itbench_dsl.run import prometheus
+
+    def response(*alerts):
+        return {"data": {"alerts": [{"labels": dict(labels, alertname=name), "state": state}
+                                    for name, labels, state in alerts]}}
+
+    scopes = {"HighErrors": ("shop",)}
+    before = response(("HighErrors", {"namespace": "shop", "service": "a"}, "firing"))
+    same = response(("HighErrors", {"namespace": "shop", "service": "a"}, "firing"))
+    assert prometheus.newly_firing(same, before, scopes) == []
+    other = response(("HighErrors", {"namespace": "shop", "service": "b"}, "firing"))
+    assert prometheus.newly_firing(other, before, scopes) == ["HighErrors"]
+    elsewhere = response(("HighErrors", {"namespace": "other", "service": "b"}, "firing"))
+    assert prometheus.newly_firing(elsewhere, before, scopes) == []
+    pending = response(("HighErrors", {"namespace": "shop", "service": "b"}, "pending"))
+    assert prometheus.newly_firing(pending, before, scopes) == []
+    assert prometheus.newly_firing(other, None, {"HighErrors": ()}) == ["HighErrors"]

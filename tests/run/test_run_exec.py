@@ -85,6 +85,7 @@ def server():
 
 
 def options(server, tmp_path, agent, **extra) -> RunOptions:
+    extra.setdefault("mitigation_window", 0.0)  # capture at once (the window's polling: tests/run/test_run_local.py)
     return RunOptions(kubeconfig=server.kubeconfig(tmp_path / "kubeconfig.yaml"), agent=agent,
                       results=tmp_path / "results", ready_timeout=10, kill_grace=1, **extra)
 

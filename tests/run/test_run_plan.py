@@ -120,3 +120,17 @@ def test_a_malformed_exec_file_is_refused_with_its_name(tmp_path):
     (root / "inject" / "exec.json").write_text("[]")
     with pytest.raises(lifecycle.BundleError, match="not an exec file"):
         lifecycle.load_bundle(root)
+
+
+def test_dry_run_names_the_prometheus_given_and_the_mitigation_window(bundle):
+    from click.testing import CliRunner
+
+    from itbench_dsl.cli import cli
+
+    result = CliRunner().invoke(cli, ["run", str(bundle), "--dry-run", "--prometheus", "http://prom.example:9090/"])
+    assert result.exit_code == 0, result.output
+    assert "{prometheus}" not in result.output
+    assert result.output.count("GET http://prom.example:9090/api/v1/alerts") >= 3  # preflight, baseline, alerts
+    assert "await-mitigation" in result.output and "at most 600 s after the agent" in result.output
+    unnamed = CliRunner().invoke(cli, ["run", str(bundle), "--dry-run"])
+    assert "GET {prometheus}/api/v1/alerts" in unnamed.output  # no URL given: the placeholder says so

@@ -11,7 +11,9 @@ command prints and its exit code come from `exec_result`, and every exec is reco
 Prometheus (`/prometheus/api/v1/alerts`). A tiny controller gives each Deployment and StatefulSet
 its pods, which turn Ready after `ready_delay` seconds, and then the workload's status.
 
-Knobs for breaking things on purpose: `fail` ({(method, kind, name): status}: that request fails),
+Knobs for breaking things on purpose: `fail` ({(method, kind, name): status}: that request fails), `raw`
+({(method, path): (status, bytes)}: that request gets this answer as is), `watch_holds` (watches ignore
+`timeoutSeconds` and stay open),
 `deny` ({(verb, resource)}: the access review says no), `on_change` (a controller's stand-in, called after each
 store or removal), `exec_result` (a function of the server, the
 namespace, pod, container and command that returns (exit code, stdout, stderr), or a Status dict sent as
@@ -63,6 +65,7 @@ RESOURCES = [
     ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False, ()),
     ("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, ()),
     ("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", False, ()),
+    ("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", False, ()),
     ("monitoring.coreos.com", "v1", "PrometheusRule", "prometheusrules", True, ()),
     ("kyverno.io", "v1", "ClusterPolicy", "clusterpolicies", False, ("status",)),
     ("kyverno.io", "v1", "Policy", "policies", True, ("status",)),
@@ -93,7 +96,7 @@ class KubeServer:
 
     def __init__(self, groups: set[str] | None = None, ready_delay: float = 0.05, delete_delay: float = 0.05,
                  addons: bool = True):
-        self.resources = [r for r in RESOURCES if groups is None or r[0] in groups or r[0] in ("", "authorization.k8s.io")]
+        self.resources = [r for r in RESOURCES if groups is None or r[0] in groups or r[0] in ("", "authorization.k8s.io", "authentication.k8s.io")]
         self.by_path = {(r[0], r[3]): r for r in self.resources}
         self.by_kind = {(r[0], r[2]): r for r in self.resources}
         self.ready_delay, self.delete_delay = ready_delay, delete_delay
@@ -102,6 +105,10 @@ class KubeServer:
         self.events: list[tuple[int, str, tuple, dict]] = []
         self.rv = 100
         self.fail: dict[tuple[str, str, str], int] = {}
+        # {(method, path): (status, body bytes)}: that request is answered so, as is (a 503 from a group's
+        # discovery, an answer that is not JSON or not an object)
+        self.raw: dict[tuple[str, str], tuple[int, bytes]] = {}
+        self.watch_holds = False  # watches ignore `timeoutSeconds` and stay open, silent, until the server closes
         self.deny: set[tuple[str, str]] = set()
         self.unready = lambda pod: False
         self.alerts = lambda server: []
@@ -465,6 +472,15 @@ def _handler(server: KubeServer):
                 return self._send(200, {"status": "success", "data": {"alerts": [
                     {"labels": {"alertname": n, "severity": "critical"}, "state": "firing", "annotations": {},
                      "activeAt": "2025-01-01T00:00:00Z", "value": "1"} for n in names]}})
+            with server.lock:
+                raw = server.raw.get((method, url.path))
+            if raw is not None:
+                self.send_response(raw[0])
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw[1])))
+                self.end_headers()
+                self.wfile.write(raw[1])
+                return
             if method == "GET":
                 found = server.discovery(url.path)
                 if found is not None:
@@ -492,6 +508,11 @@ def _handler(server: KubeServer):
                 resource = attrs.get("resource", "") + (f"/{attrs['subresource']}" if attrs.get("subresource") else "")
                 allowed = (attrs.get("verb"), resource) not in server.deny
                 return 201, dict(body, status={"allowed": allowed})
+            if kind == "SelfSubjectReview" and method == "POST":  # who the bearer token is (TokenRequest's)
+                bearer = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+                account = server.tokens.get(bearer)
+                user = (f"system:serviceaccount:{account.replace('/', ':')}" if account else "kubernetes-admin")
+                return 201, dict(body, status={"userInfo": {"username": user}})
             key = (group, plural, namespace or "", name or "")
             if sub == "token" and method == "POST":
                 if key not in server.objects:
@@ -683,6 +704,8 @@ def _handler(server: KubeServer):
                                 batch.append({"type": kind, "object": obj})
                         if not batch:
                             remaining = deadline - time.monotonic()
+                            if server.watch_holds and not server.closed:
+                                remaining = 1.0
                             if remaining <= 0 or server.closed:
                                 break
                             server.lock.wait(min(remaining, 0.5))

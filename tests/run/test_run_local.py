@@ -1,0 +1,328 @@
+"""`itbench run` against the real control plane (`itbench cluster up`: kube-apiserver, controllers, scheduler,
+kwok, etcd), one per module: library scenarios fixed by their first solution through the real kubectl and left
+unfixed, the mitigation's declared window, a closed output and Ctrl-C during the run and its cleanup, the agent's
+token checked at handover, and a group whose discovery answers 503.
+
+The faults that must be injected into the server itself (watches held open, malformed answers) are in
+tests/run/test_run_cluster.py, against tests/support/kube_server.py. Skips where the control plane cannot be built.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytest.importorskip("kubernetes", reason="itbench run needs the cluster extra")
+
+from click.testing import CliRunner  # noqa: E402
+from support.compiling import SCENARIOS  # noqa: E402
+
+from itbench_dsl.cli import cli  # noqa: E402
+from itbench_dsl.run import lifecycle  # noqa: E402
+from itbench_dsl.run.local import LocalClusterError, build, down, up  # noqa: E402
+from itbench_dsl.run.runner import Run, RunOptions  # noqa: E402
+
+WAIT = 90.0
+
+# scenarios whose faults are plain changes of Kubernetes objects and that expect no alerts (the local control
+# plane has no Chaos Mesh, Istio or Prometheus)
+RUNNABLE = ("sre/sregym-wrong-dns-policy-hotel-reservation", "sre/sregym-wrong-dns-policy-social-network")
+
+# A scripted agent: names the scenario's root causes and applies its first solution with the kubectl on PATH
+# (the control plane's), with its own token; it does not wait for the rollouts it starts.
+FIXING_AGENT = r'''
+import json, os, subprocess, sys
+scenario = json.load(open(sys.argv[1]))
+entities = [{"name": f"{c.get('namespace', '')}/{c['kind']}/{c['name']}", "contributing_factor": True,
+             "reasoning": "scripted", "evidence": "scripted"} for c in scenario["root_causes"]]
+with open(os.path.join(os.environ["ITBENCH_WORKSPACE"], "diagnosis.json"), "w") as answer:
+    json.dump({"entities": entities}, answer)
+for step in scenario["solutions"][0]["steps"]:
+    subprocess.run(step["command"], shell=True, check=True)
+'''
+
+
+@pytest.fixture(scope="module")
+def plane(tmp_path_factory):
+    if os.environ.get("ITBENCH_LOCAL_CLUSTER") == "unbuilt":  # .ci/run could not build it: do not try again here
+        pytest.skip("the local control plane could not be built before the tests (.ci/run)")
+    try:
+        binary = build(say=lambda message: None)
+    except LocalClusterError as exc:
+        pytest.skip(f"the local control plane cannot be built here: {str(exc).splitlines()[0]}")
+    directory = tmp_path_factory.mktemp("plane") / "cluster"
+    started = up(directory, binary=binary, say=lambda message: None)
+    try:
+        yield started
+    finally:
+        down(directory, say=lambda message: None)
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("bundles")
+    sources = [str(SCENARIOS / f"{name}.itb") for name in RUNNABLE]
+    compiled = CliRunner().invoke(cli, ["compile", *sources, "-o", str(out)])
+    assert compiled.exit_code == 0, compiled.output
+    return {name.rpartition("/")[2]: out / name.rpartition("/")[2] for name in RUNNABLE}
+
+
+@pytest.fixture
+def on_path(plane, monkeypatch):
+    """The control plane's kubectl first on PATH: the agent's PATH is the caller's."""
+    monkeypatch.setenv("PATH", str(plane.dir / "bin") + os.pathsep + os.environ.get("PATH", ""))
+
+
+def kubectl(plane, *args, check=True):
+    done = plane.kubectl(*args)
+    if check:
+        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
+    return done
+
+
+def namespaces(plane) -> set[str]:
+    items = json.loads(kubectl(plane, "get", "namespaces", "-o", "json").stdout)["items"]
+    return {n["metadata"]["name"] for n in items}
+
+
+def eventually(condition, what: str, timeout: float = WAIT):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"not within {timeout:.0f}s: {what}")
+        time.sleep(0.5)
+
+
+def timeline(folder: Path) -> list[dict]:
+    return [json.loads(line) for line in (folder / "timeline.jsonl").read_text().splitlines()]
+
+
+def options(plane, tmp_path, agent, **extra) -> RunOptions:
+    extra = {"ready_timeout": 60, "stable_for": 1, "alert_poll": 0.5, **extra}
+    return RunOptions(kubeconfig=str(plane.kubeconfig), agent=agent, results=tmp_path / "results", kill_grace=1,
+                      **extra)
+
+
+def scenario_namespaces(bundle: Path) -> set[str]:
+    return {o["metadata"]["name"] for o in lifecycle.load_bundle(bundle).topology if o["kind"] == "Namespace"}
+
+
+@pytest.mark.parametrize("scenario", [name.rpartition("/")[2] for name in RUNNABLE])
+def test_the_first_solution_passes_and_an_idle_agent_fails(plane, bundles, on_path, tmp_path, scenario):
+    bundle = bundles[scenario]
+    before = namespaces(plane)
+    agent = tmp_path / "agent.py"
+    agent.write_text(FIXING_AGENT)
+    fixing = f"{sys.executable} {agent} {bundle / 'scenario.json'}"
+    # the scenario's own window (`mitigated when within 10m`): the run captures until the checks hold
+    fixed = Run(lifecycle.load_bundle(bundle), options(plane, tmp_path, fixing), progress=None).execute()
+    assert fixed.status == "graded", fixed.error
+    failed = [c for c in fixed.verdict["checks"] if not c["passed"]]
+    assert fixed.verdict["passed"] is True and fixed.verdict["score"] == 1.0, failed
+    assert "patched" in (fixed.folder / "agent.stdout").read_text()  # the real kubectl, with the agent's token
+    [waited] = [e for e in timeline(fixed.folder) if e.get("action") == "await-mitigation"]
+    assert waited["held"] is True and waited["window"] == 600.0
+    assert namespaces(plane) == before  # undeployed, and waited for
+
+    idle = Run(lifecycle.load_bundle(bundle), options(plane, tmp_path, "true", mitigation_window=3),
+               progress=None).execute()
+    assert idle.status == "graded", idle.error
+    assert idle.verdict["passed"] is False
+    assert idle.verdict["tasks"]["mitigate"]["passed"] is False
+    [waited] = [e for e in timeline(idle.folder) if e.get("action") == "await-mitigation"]
+    assert waited["held"] is False and waited["polls"] >= 2 and waited["seconds"] >= 3
+    assert namespaces(plane) == before
+
+
+def test_closed_output_and_ctrl_c_during_the_run_and_the_cleanup_still_clean_up(plane, bundles, tmp_path):
+    bundle = bundles["sregym-wrong-dns-policy-hotel-reservation"]
+    results = tmp_path / "results"
+    # `itbench run ... 2>&1 | tee log`, then Ctrl-C: the reader goes away with the run
+    proc = subprocess.Popen([sys.executable, "-m", "itbench_dsl", "run", str(bundle), "--kubeconfig",
+                             str(plane.kubeconfig), "--agent", "sleep 120", "--run-id", "cut", "--stable-for", "1s",
+                             "-o", str(results)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    folder = results / bundle.name / "cut"
+
+    def agent_started():
+        return (folder / "timeline.jsonl").is_file() and any(
+            e.get("action") == "agent" for e in timeline(folder))
+
+    try:
+        proc.stdout.readline()  # it has written progress
+        eventually(agent_started, "the agent started")
+        proc.stdout.close()  # the pipe's reader is gone: every further write fails with EPIPE
+        proc.send_signal(signal.SIGINT)
+        eventually(lambda: any(e["phase"] == "revert" and e["event"] == "start" for e in timeline(folder)),
+                   "the cleanup started")
+        proc.send_signal(signal.SIGINT)  # Ctrl-C again, during the cleanup
+        code = proc.wait(timeout=WAIT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    events = timeline(folder)
+    assert code == 130
+    assert any(e["phase"] == "revert" and e["event"] == "done" for e in events)
+    assert any(e["phase"] == "undeploy" and e.get("action") == "delete" for e in events)
+    assert any("progress stream is closed" in (e.get("message") or "") for e in events)
+    assert json.loads((folder / "run.json").read_text())["status"] == "interrupted"
+    # the fault is reverted and the topology deleted: the namespace goes
+    gone = scenario_namespaces(bundle)
+    eventually(lambda: not (namespaces(plane) & gone), "the scenario's namespaces deleted")
+
+
+def test_the_agents_token_is_checked_at_handover(plane, bundles, tmp_path):
+    bundle = tmp_path / "bundle"
+    shutil.copytree(bundles["sregym-wrong-dns-policy-hotel-reservation"], bundle)
+    access = bundle / "manifests" / "agent-access.yaml"
+    kept = [d for d in yaml.safe_load_all(access.read_text()) if d and d["kind"] != "RoleBinding"]
+    access.write_text(yaml.safe_dump_all(kept))  # the agent's ServiceAccount and Role, without the binding
+    outcome = Run(lifecycle.load_bundle(bundle), options(plane, tmp_path, "touch ran"), progress=None).execute()
+    assert outcome.status == "failed"
+    assert "the agent's token (system:serviceaccount:hotel-reservation:itbench-agent) is refused" in outcome.error
+    events = timeline(outcome.folder)
+    assert not any(e.get("action") == "agent" for e in events)  # the agent never ran
+    assert any(e["phase"] == "revert" and e["event"] == "done" for e in events)
+    assert not (namespaces(plane) & scenario_namespaces(bundle))
+
+
+APISERVICE = {
+    "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": "v1alpha1.chaos-mesh.org"},
+    "spec": {"group": "chaos-mesh.org", "version": "v1alpha1", "groupPriorityMinimum": 1000, "versionPriority": 15,
+             "insecureSkipTLSVerify": True, "service": {"name": "nowhere", "namespace": "default", "port": 443}},
+}
+
+
+def test_a_group_whose_discovery_answers_503_is_not_reported_as_not_served(plane, tmp_path):
+    from itbench_dsl.run import ClusterError
+    from itbench_dsl.run.client import Cluster
+
+    # an aggregated API registered but unavailable: the real server answers its discovery with 503
+    done = subprocess.run([str(plane.dir / "bin" / "kubectl"), "--kubeconfig", str(plane.kubeconfig), "apply", "-f",
+                           "-"], input=json.dumps(APISERVICE), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    try:
+        with Cluster(str(plane.kubeconfig)) as cluster:
+            with pytest.raises(ClusterError) as failure:
+                cluster.resource("chaos-mesh.org/v1alpha1", "Schedule")
+            message = str(failure.value)
+            assert "/apis/chaos-mesh.org/v1alpha1 answered 503" in message, message
+            assert cluster.resource("no-such-group.example.com/v1", "Thing") is None  # not served is still None
+            assert cluster.resource("apps/v1", "Deployment") is not None
+        # a run's preflight says so, and does not tell the user to install what is installed
+        compiled = CliRunner().invoke(cli, ["compile", str(SCENARIOS / "sre" / "otel-cart-pod-kill-loop.itb"), "-o",
+                                            str(tmp_path / "out")])
+        assert compiled.exit_code == 0, compiled.output
+        outcome = Run(lifecycle.load_bundle(tmp_path / "out" / "otel-cart-pod-kill-loop"),
+                      options(plane, tmp_path, "true"), progress=None).execute()
+        assert outcome.status == "failed" and "the cluster lacks what the scenario needs" in outcome.error
+        assert "chaos-mesh.org/v1alpha1 Schedule cannot be checked" in outcome.error and "503" in outcome.error
+        assert "Schedule is not served" not in outcome.error
+    finally:
+        kubectl(plane, "delete", "apiservice", APISERVICE["metadata"]["name"])
+
+
+# An agent that writes down what it can see (its folder, environment and kubeconfig), starts a child of its own
+# and overruns its budget.
+LOOKING_AGENT = r"""
+import json, os, subprocess, sys, time
+json.dump({"cwd": os.getcwd(), "files": sorted(os.listdir(".")), "env": dict(os.environ),
+           "kubeconfig": open(os.environ["KUBECONFIG"]).read()}, open("seen.json", "w"))
+subprocess.Popen(["sh", "-c", "sleep 30; touch " + sys.argv[1]])
+time.sleep(30)
+"""
+
+
+def living_in_group(pgid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            out.append(int(stat.parent.name))
+    return out
+
+
+def test_the_agent_gets_its_own_folder_and_token_is_killed_over_budget_and_a_captured_run_resumes_by_grading(
+        plane, bundles, tmp_path, monkeypatch):
+    """One run: the agent starts in a fresh folder outside the bundle and the results holding only the prompt and a
+    one-user kubeconfig whose token the real API server takes as its ServiceAccount; its environment names nothing
+    of the bundle and carries none of the caller's variables but those `--agent-env` names; over its budget its
+    whole process group is killed and it is graded. Then the same run id, its verdict gone: graded again from the
+    captured state, without the cluster."""
+    from itbench_dsl.run.client import Cluster
+
+    bundle = bundles["sregym-wrong-dns-policy-hotel-reservation"]
+    monkeypatch.setenv("ITBENCH_TEST_SECRET", "caller-only")
+    monkeypatch.setenv("ITBENCH_TEST_PASSED", "for-the-agent")
+    script, marker = tmp_path / "look.py", tmp_path / "child-alive"
+    script.write_text(LOOKING_AGENT)
+    started = time.monotonic()
+    outcome = Run(lifecycle.load_bundle(bundle), options(
+        plane, tmp_path, f"{sys.executable} {script} {marker}", agent_env=("ITBENCH_TEST_PASSED",), agent_timeout=3,
+        mitigation_window=0, run_id="look"), progress=None).execute()
+    assert outcome.status == "graded", outcome.error
+    assert time.monotonic() - started < 120
+    info = json.loads((outcome.folder / "run.json").read_text())["agent"]
+    assert info["timed_out"] is True and info["seconds"] < 15
+    pid = next(e["pid"] for e in timeline(outcome.folder) if e.get("pid"))
+    assert not living_in_group(pid), "the agent's processes outlived the run"
+
+    seen = json.loads((outcome.folder / "workspace" / "seen.json").read_text())
+    cwd = Path(seen["cwd"]).resolve()
+    assert seen["files"] == ["kubeconfig.yaml", "prompt.md"]
+    for outside in (bundle.resolve(), (tmp_path / "results").resolve()):
+        assert outside not in cwd.parents and cwd != outside
+    assert not cwd.exists(), "the agent's folder outlived its run (its work is kept in workspace/)"
+    env = seen["env"]
+    assert env["HOME"] == seen["cwd"] and env["KUBECONFIG"] == str(cwd / "kubeconfig.yaml")
+    assert "ITBENCH_TEST_SECRET" not in env and env["ITBENCH_TEST_PASSED"] == "for-the-agent"
+    text = " ".join(f"{k}={v}" for k, v in env.items())
+    assert str(bundle.resolve()) not in text and str(tmp_path / "results") not in text
+    assert bundle.name not in text and "groundtruth" not in text
+    config = yaml.safe_load(seen["kubeconfig"])
+    [user] = config["users"]  # exactly one user: the agent's token, nothing of the caller's credentials
+    assert set(user["user"]) == {"token"}
+    assert [c["context"]["user"] for c in config["contexts"]] == [user["name"]]
+    reach = json.loads((outcome.folder / "agent-reach.json").read_text())
+    assert reach["files"] == ["kubeconfig.yaml", "prompt.md"] and reach["kubeconfig"]["users"] == [user["name"]]
+    assert "ITBENCH_TEST_SECRET" not in reach["environment"] and "ITBENCH_TEST_PASSED" in reach["environment"]
+    # the token the agent had was the ServiceAccount's, as the real server authenticated it at the handover (it
+    # dies with its ServiceAccount when the run undeploys)
+    [checked] = [e for e in timeline(outcome.folder) if e.get("action") == "token-checked"]
+    assert checked["user"] == "system:serviceaccount:hotel-reservation:itbench-agent" and checked["checks"] >= 1
+    with Cluster(str(plane.kubeconfig)) as admin:
+        assert admin.whoami() != checked["user"]
+    verdict = json.loads((outcome.folder / "verdict.json").read_text())
+    assert verdict["passed"] is False  # nothing fixed, nothing written
+    assert not marker.exists()
+
+    # resume: as if it stopped before grading; grading a captured state needs no cluster (a kubeconfig to nowhere)
+    graded = (outcome.folder / "verdict.json").read_text()
+    (outcome.folder / "verdict.json").unlink()
+    lines = [line for line in (outcome.folder / "timeline.jsonl").read_text().splitlines()
+             if '"phase": "evaluate"' not in line]
+    (outcome.folder / "timeline.jsonl").write_text("\n".join(lines) + "\n")
+    nowhere = tmp_path / "nowhere.yaml"
+    nowhere.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "current-context": "x",
+                                       "clusters": [{"name": "x", "cluster": {"server": "https://127.0.0.1:9"}}],
+                                       "users": [{"name": "x", "user": {"token": "x"}}],
+                                       "contexts": [{"name": "x", "context": {"cluster": "x", "user": "x"}}]}))
+    resumed = Run(lifecycle.load_bundle(bundle), RunOptions(kubeconfig=str(nowhere), agent="false",
+                                                            results=tmp_path / "results", run_id="look"),
+                  progress=None).execute()
+    assert resumed.status == "graded" and (outcome.folder / "verdict.json").read_text() == graded
