@@ -253,9 +253,35 @@ def runnable_solution(solutions: list[dict]) -> tuple[int, dict] | None:
     `kubectl edit`, no `<placeholder>`), with its index; None when there is none."""
     for index, solution in enumerate(solutions):
         commands = [s.get("command") for s in solution.get("steps") or []]
+        commands = [c for c in commands if not (isinstance(c, str) and reads_only(c))]
         if commands and all(isinstance(c, str) and c.strip() and not _UNSCRIPTABLE.search(c) for c in commands):
             return index, solution
     return None
+
+
+READ_VERBS = frozenset({"get", "describe", "logs", "top", "explain", "events", "api-resources", "api-versions",
+                        "version", "cluster-info", "auth", "diff"})
+
+
+def reads_only(command: str) -> bool:
+    """Whether a solution's step only looks (`kubectl get`, `describe`, `logs`...): it changes nothing, and
+    what it shows a kwok pod may not have (no container writes logs here)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    if not words or Path(words[0]).name != "kubectl" or any(w in ("|", ";", "&&", "||") for w in words):
+        return False
+    rest, skip = words[1:], False
+    for word in rest:  # the first word that is neither a flag nor a flag's value is the verb
+        if skip:
+            skip = False
+            continue
+        if word.startswith("-"):
+            skip = "=" not in word and word in ("-n", "--namespace", "--context", "--kubeconfig", "-l", "--selector")
+            continue
+        return word in READ_VERBS
+    return False
 
 
 def _solve(scenario, bundle, run, kubectl: str, kubeconfig: str, work: Path, say) -> str:
@@ -271,6 +297,9 @@ def _solve(scenario, bundle, run, kubectl: str, kubeconfig: str, work: Path, say
         env["PATH"] = str(Path(kubectl).parent) + os.pathsep + env.get("PATH", "")
     for step in solution["steps"]:
         command = step["command"]
+        if reads_only(command):
+            run.log("solve", "skip", step=f"{command} (only looks)")
+            continue
         done = subprocess.run(["/bin/sh", "-c", command], env=env, cwd=work, capture_output=True, text=True,
                               timeout=COMMAND_TIMEOUT, stdin=subprocess.DEVNULL)
         run.log("solve", "step", step=f"{command} -> exit {done.returncode}",
