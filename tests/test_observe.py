@@ -169,3 +169,102 @@ def test_the_cli_writes_observed_states_and_the_comparison(plane, tmp_path):
              for c in p["status"].get("containerStatuses", []) if "waiting" in c.get("state", {})]
     assert crash and crash[0]["state"]["waiting"]["reason"] == "CrashLoopBackOff"
     assert result.exit_code == (0 if report["agree"] else 1), result.output
+
+
+# ---- the runtime's defaulting model against the server's ----------------------------------------------------
+
+
+def _leaf_paths(value, path=()):
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            yield from _leaf_paths(sub, (*path, key))
+    elif isinstance(value, list):
+        for index, sub in enumerate(value):
+            yield from _leaf_paths(sub, (*path, index))
+    else:
+        yield path, value
+
+
+def _at(value, path):
+    for part in path:
+        try:
+            value = value[part]
+        except (KeyError, IndexError, TypeError):
+            return KeyError
+    return value
+
+
+def model_defaults(obj: dict) -> list[tuple[tuple, object]]:
+    """(path, value) of every field the runtime's defaulting model (runtime/evaluator.py DEFAULT_SHAPES) adds
+    to `obj`: what the evaluator takes for the server's value of a field a manifest leaves out."""
+    from itbench_dsl.runtime.evaluator import DEFAULT_SHAPES, with_defaults
+
+    kind = obj.get("kind")
+    if f"{kind}.spec" in DEFAULT_SHAPES and isinstance(obj.get("spec"), dict):
+        filled = {**obj, "spec": with_defaults(obj["spec"], DEFAULT_SHAPES[f"{kind}.spec"])}
+    elif kind in DEFAULT_SHAPES:
+        filled = with_defaults(obj, DEFAULT_SHAPES[kind])
+    else:
+        return []
+    return [(p, v) for p, v in _leaf_paths(filled) if _at(obj, p) is KeyError]
+
+
+def library_manifests() -> list[dict]:
+    """Every distinct object the library's scenarios deploy, inject or revert to, in a kind the model defaults."""
+    from itbench_dsl.analysis.states import objects
+    from itbench_dsl.runtime.evaluator import DEFAULT_SHAPES
+
+    seen, out = set(), []
+    for path in sorted(LIBRARY.rglob("*.itb")):
+        if "faults" in path.parts:
+            continue
+        checked = check_source(path.read_bytes(), str(path))
+        if checked.has_errors or checked.result.scenario is None:
+            continue
+        found = objects(checked.result.scenario)
+        for manifests in (found.healthy, found.faulty):
+            for obj in manifests.values():
+                kind = obj.get("kind")
+                if kind not in DEFAULT_SHAPES and f"{kind}.spec" not in DEFAULT_SHAPES:
+                    continue
+                text = json.dumps(obj, sort_keys=True)
+                if text not in seen:
+                    seen.add(text)
+                    out.append(obj)
+    return out
+
+
+# what the server defaults otherwise than the model, known and why the verdicts do not depend on it
+KNOWN_DEFAULTING = {}
+
+
+def test_the_defaulting_model_agrees_with_the_servers_dry_run(plane):
+    """For every emitted manifest, each field the evaluator's defaulting model fills in is what the real
+    API server stores (`kubectl create --dry-run=server`)."""
+    directory, started = plane
+    manifests = library_manifests()
+    namespaces = sorted({o["metadata"].get("namespace") for o in manifests if o["metadata"].get("namespace")})
+    started.kubectl("create", "-f", "-", input="\n---\n".join(json.dumps(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}) for n in namespaces))
+    documents = "\n---\n".join(json.dumps(o) for o in manifests)
+    done = started.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", input=documents, timeout=300)
+    served = json.loads(done.stdout)
+    items = served.get("items", [served]) if served.get("kind") == "List" else [served]
+    by_key = {(i["kind"], i["metadata"].get("namespace"), i["metadata"]["name"]): i for i in items}
+    disagree = []
+    compared = 0
+    for obj in manifests:
+        key = (obj["kind"], obj["metadata"].get("namespace"), obj["metadata"]["name"])
+        server = by_key.get(key)
+        if server is None:
+            continue  # refused by the server (a faulty manifest can be): stderr says which; nothing is defaulted
+        for path, value in model_defaults(obj):
+            compared += 1
+            seen = _at(server, path)
+            if seen is KeyError and value in ("", False, 0, {}, []):
+                continue  # Go's zero value, left out of the server's JSON (omitempty): the same field
+            if seen != value and (obj["kind"], path[-1]) not in KNOWN_DEFAULTING:
+                disagree.append(f"{'/'.join(map(str, key))}: {'.'.join(map(str, path))}: model {value!r}, "
+                                f"server {'(absent)' if seen is KeyError else repr(seen)}")
+    assert compared > 100  # the model defaults something in most manifests
+    assert not disagree, f"{len(disagree)} of {compared} defaulted fields differ:\n" + "\n".join(sorted(set(disagree))[:40])
