@@ -159,6 +159,7 @@ def observe_all(found: list, out_dir: Path, kubeconfig: str | None, ready_timeou
     from ..diagnostics import Diagnostics
     from ..run import ClusterError
     from ..run.local import LocalClusterError, down, up
+    from ..run.local.plane import restage
     from ..run.observe import kubectl_path, observe_scenario
 
     counts = {"agree": 0, "differ": 0, "unobservable": 0, "failed": 0}
@@ -167,7 +168,9 @@ def observe_all(found: list, out_dir: Path, kubeconfig: str | None, ready_timeou
         if kubeconfig:
             folder = Path(kubeconfig).absolute().parent
             cluster_dir = folder if (folder / "state.json").is_file() else None
-            if cluster_dir is None:
+            if cluster_dir is not None:  # kwok's default stages back, once, after the last scenario
+                stack.callback(lambda: restage(cluster_dir, [], say=lambda _m: None))
+            else:
                 click.echo(f"{display(kubeconfig)}: not a control plane of `itbench cluster up`: kwok's stages "
                            "cannot be set, pods become Ready whatever the fault", err=True)
         else:
@@ -184,7 +187,8 @@ def observe_all(found: list, out_dir: Path, kubeconfig: str | None, ready_timeou
             try:
                 obs = observe_scenario(scenario, bundle, kubeconfig, cluster_dir=cluster_dir,
                                        kubectl=kubectl_path(cluster_dir), work=work / "runs" / scenario.name,
-                                       ready_timeout=ready_timeout, progress=None if quiet else sys.stderr)
+                                       ready_timeout=ready_timeout, progress=None if quiet else sys.stderr,
+                                       restore_stages=False)
             except (ClusterError, LocalClusterError) as exc:
                 raise UserError(f"{display(path)}: {exc}") from exc
             files = {f"{name}.json": encode(state) for name, state in obs.states.items()}

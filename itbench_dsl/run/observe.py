@@ -77,12 +77,13 @@ class Observation:
 
 def observe_scenario(scenario, bundle_dir: Path, kubeconfig: str, *, cluster_dir: Path | None = None,
                      kubectl: str = "kubectl", work: Path | None = None, ready_timeout: float = 60.0,
-                     progress: TextIO | None = sys.stderr) -> Observation:
+                     progress: TextIO | None = sys.stderr, restore_stages: bool = True) -> Observation:
     """Observe a checked scenario whose compiled bundle is `bundle_dir` on the cluster of `kubeconfig`.
 
     `cluster_dir`: the folder of `itbench cluster up` whose kwok gets the scenario's stages (None: kwok is
     not ours to configure; the pods then become Ready whatever the fault). `kubectl`: the client the
-    solution's commands run with."""
+    solution's commands run with. `restore_stages`: give kwok back its default stages at the end (a caller
+    that observes another scenario next, which restages anyway, passes False and restores after the last)."""
     from ..analysis.states import derive
     from ..backends.evaluator import evaluator_spec
     from .local.plane import restage
@@ -149,7 +150,7 @@ def observe_scenario(scenario, bundle_dir: Path, kubeconfig: str, *, cluster_dir
         except (ClusterError, RunFailure) as exc:
             obs.detail += f"; cleanup: {exc}"
         finally:
-            if configured:
+            if configured and restore_stages:
                 try:
                     restage(cluster_dir, [], say=say)
                 except Exception as exc:  # noqa: BLE001 - reported, the next scenario restages anyway
@@ -300,7 +301,8 @@ def _solve(scenario, bundle, run, kubectl: str, kubeconfig: str, work: Path, say
         if reads_only(command):
             run.log("solve", "skip", step=f"{command} (only looks)")
             continue
-        done = subprocess.run(["/bin/sh", "-c", command], env=env, cwd=work, capture_output=True, text=True,
+        # in the bundle's folder: a step may name its files (`kubectl apply -f manifests/topology.yaml`)
+        done = subprocess.run(["/bin/sh", "-c", command], env=env, cwd=bundle.path, capture_output=True, text=True,
                               timeout=COMMAND_TIMEOUT, stdin=subprocess.DEVNULL)
         run.log("solve", "step", step=f"{command} -> exit {done.returncode}",
                 stdout=done.stdout[-2000:], stderr=done.stderr[-2000:])
