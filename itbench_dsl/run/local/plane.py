@@ -235,6 +235,11 @@ def restage(directory: Path | str, stages: list[dict], *, timeout: float = 30.0,
     kwok = state["processes"].get("kwok")
     if kwok is not None and _alive(kwok):
         _stop([kwok], ["kwok"], STOP_GRACE, directory)
+    # the stopped kwok held the nodes' leases: a new one would wait for them to expire (40 s) before it
+    # renews them, and the node controller marks a node without a renewed lease NotReady soon after
+    admin = _admin_context(directory / "pki")
+    for node in state.get("nodes") or []:
+        _delete(f"{state['server']}/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{node}", admin)
     _spawn(directory, binary, state, "kwok", _kwok_args(conf), lambda _m: None)
     time.sleep(1.5)  # kwok reads its configuration at start: still running after it means it took it
     if not _alive(state["processes"]["kwok"]):
@@ -476,6 +481,20 @@ def _create(url: str, context: ssl.SSLContext, body: dict) -> None:
         raise LocalClusterError(f"POST {url}: HTTP {exc.code}: {exc.read()[:500].decode(errors='replace')}") from exc
     except (urllib.error.URLError, OSError) as exc:
         raise LocalClusterError(f"POST {url}: {exc}") from exc
+
+
+def _delete(url: str, context: ssl.SSLContext) -> None:
+    """DELETE `url`; one already gone is fine."""
+    request = urllib.request.Request(url, method="DELETE")
+    try:
+        with urllib.request.urlopen(request, timeout=10, context=context):
+            return
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            return
+        raise LocalClusterError(f"DELETE {url}: HTTP {exc.code}: {exc.read()[:500].decode(errors='replace')}") from exc
+    except (urllib.error.URLError, OSError) as exc:
+        raise LocalClusterError(f"DELETE {url}: {exc}") from exc
 
 
 def _node(name: str) -> dict:
