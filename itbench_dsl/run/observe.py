@@ -200,7 +200,7 @@ def _pod_view(run) -> str:
                                    for c in status.get(key) or []]
                 seen.append((kind, namespace, obj["metadata"]["name"], (obj.get("spec") or {}).get("replicas"),
                              json.dumps(_timeless(status), sort_keys=True)))
-    return json.dumps(sorted(seen))
+    return json.dumps(sorted(seen), indent=0)
 
 
 def _timeless(value):
@@ -212,21 +212,29 @@ def _timeless(value):
     return value
 
 
+def _around(before: str, after: str) -> str:
+    """Where two texts part, with some context: `...before... -> ...after...`."""
+    at = next((i for i, (x, y) in enumerate(zip(before, after)) if x != y), min(len(before), len(after)))
+    return f"{before[:60]}... at {at}: {before[max(0, at - 80):at + 80]!r} -> {after[max(0, at - 80):at + 80]!r}"
+
+
 def _settle(run, say: Callable[[str], None]) -> None:
     """Wait until the workloads and pods stop changing (SETTLE_QUIET seconds), at least SETTLE_MIN and at
     most SETTLE_MAX seconds."""
     started = time.monotonic()
-    last, since = None, started
+    last, since, changed = None, started, ""
     while True:
         time.sleep(0.5)
         now = time.monotonic()
         view = _pod_view(run)
         if view != last:
+            if last is not None:  # what moved, for the note when it never stops
+                changed = next((_around(a, b) for a, b in zip(last.splitlines(), view.splitlines()) if a != b), "")
             last, since = view, now
         if now - started >= SETTLE_MIN and now - since >= SETTLE_QUIET:
             return
         if now - started >= SETTLE_MAX:
-            say(f"still changing after {SETTLE_MAX:g} s: captured as it is")
+            say(f"still changing after {SETTLE_MAX:g} s: captured as it is (last change: {changed})")
             return
 
 

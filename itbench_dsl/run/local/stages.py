@@ -181,7 +181,13 @@ _CONDITIONS = """conditions:
   reason: ContainersNotReady
   type: Ready
 """
-_PODIP = """podIP: {{ PodIPWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) | Quote }}
+# kwok's PodIPWith hands out a new address on every call: a pod that has one keeps it (else each write
+# would change the status, and the change match the stage again)
+_PODIP = """{{ with .status.podIP }}
+podIP: {{ . | Quote }}
+{{ else }}
+podIP: {{ PodIPWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) | Quote }}
+{{ end }}
 """
 
 
