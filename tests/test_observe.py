@@ -64,7 +64,9 @@ def test_every_pod_effect_a_stage_gives_has_a_status():
         text = stage("x", effect, [])["spec"]["next"]["statusTemplate"]
         assert "phase:" in text and "Ready" in text
     assert "OOMKilled" in stage("x", "crash", [], "OOMKilled")["spec"]["next"]["statusTemplate"]
-    assert stage("x", "crash", [])["spec"]["delay"]["durationMilliseconds"] > 0  # restarts rise, not a hot loop
+    delay = stage("x", "crash", [])["spec"]["delay"]
+    assert delay["durationMilliseconds"] > 0  # restarts rise, not a hot loop
+    assert '"0s"' in delay["durationFrom"]["expressionFrom"]  # but the first crash at once
 
 
 def test_a_memory_limit_fault_is_an_oom_kill():

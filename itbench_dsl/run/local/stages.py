@@ -102,8 +102,12 @@ def stage(name: str, effect: str, selectors: list[dict], reason: str = "Error") 
     body: dict = {"resourceRef": {"apiGroup": "v1", "kind": "Pod"}, "selector": {"matchExpressions": expressions},
                   "weight": 1, "next": {"statusTemplate": _TEMPLATES[effect].replace("@REASON@", reason)
                                         .replace("@EXIT@", "137" if reason == "OOMKilled" else "1")}}
-    if effect == "crash":
-        body["delay"] = {"durationMilliseconds": CRASH_PERIOD_MS}
+    if effect in ("crash", "init"):
+        # the first crash at once, each restart after it CRASH_PERIOD_MS later (kwok reads "0s" as no delay)
+        statuses = "initContainerStatuses" if effect == "init" else "containerStatuses"
+        body["delay"] = {"durationMilliseconds": CRASH_PERIOD_MS, "durationFrom": {"expressionFrom": (
+            f'if ([.status.{statuses}[]?.state.waiting.reason] | index(["CrashLoopBackOff"])) == null '
+            'then "0s" else empty end')}}
     return {"apiVersion": STAGE_API, "kind": "Stage", "metadata": {"name": name}, "spec": body}
 
 
