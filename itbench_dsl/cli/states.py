@@ -162,7 +162,7 @@ def observe_all(found: list, out_dir: Path, kubeconfig: str | None, ready_timeou
     from ..run.local.plane import restage
     from ..run.observe import kubectl_path, observe_scenario
 
-    counts = {"agree": 0, "differ": 0, "unobservable": 0, "failed": 0}
+    counts = {"agree": 0, "differ": 0, "unobservable": 0, "ungraded": 0, "failed": 0}
     with tempfile.TemporaryDirectory(prefix="itbench-observe-") as temporary, contextlib.ExitStack() as stack:
         work = Path(temporary)
         if kubeconfig:
@@ -198,10 +198,11 @@ def observe_all(found: list, out_dir: Path, kubeconfig: str | None, ready_timeou
             counts[key] += 1
             if not quiet:
                 line = {"agree": "derived and observed verdicts agree", "differ": "; ".join(obs.differences),
-                        "unobservable": obs.detail, "failed": obs.detail}[key]
+                        "unobservable": obs.detail, "ungraded": obs.detail, "failed": obs.detail}[key]
                 click.echo(f"{display(path)}: {key}: {line} ({obs.seconds:.0f} s) -> {display(where)}/", err=True)
     if not quiet:
         click.echo(f"{len(found)} scenario(s) observed: {counts['agree']} agree with their derived states, "
-                   f"{counts['differ']} differ, {counts['unobservable']} unobservable here, {counts['failed']} failed",
+                   f"{counts['differ']} differ, {counts['unobservable']} unobservable here, {counts['ungraded']} with no "
+                   f"task graded on the state, {counts['failed']} failed",
                    err=True)
     return counts["differ"] + counts["failed"]

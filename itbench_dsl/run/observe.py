@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 from . import ClusterError
-from .lifecycle import Ref, load_bundle
+from .lifecycle import BundleError, Ref, load_bundle
 from .snapshot import capture
 
 STATES = ("healthy", "faulty", "solved")
@@ -46,7 +46,7 @@ _UNSCRIPTABLE = re.compile(r"<[^>]+>|\bkubectl\b[^|;&]*\s(edit|exec\s+-it|port-f
 @dataclass
 class Observation:
     scenario: str
-    status: str  # observed | unobservable (the cluster lacks what it needs) | failed
+    status: str  # observed | unobservable (the cluster lacks what it needs) | ungraded (no state task) | failed
     detail: str = ""
     states: dict = field(default_factory=dict)  # name -> captured state
     observed: dict = field(default_factory=dict)  # name -> {task: passed}
@@ -94,7 +94,11 @@ def observe_scenario(scenario, bundle_dir: Path, kubeconfig: str, *, cluster_dir
     obs = Observation(scenario.name, "failed")
     work = Path(work or tempfile.mkdtemp(prefix="itbench-observe-"))
     work.mkdir(parents=True, exist_ok=True)
-    bundle = load_bundle(bundle_dir)
+    try:
+        bundle = load_bundle(bundle_dir)
+    except BundleError as exc:  # a bundle `itbench run` cannot run (a Rego or Ansible CISO task)
+        obs.status, obs.detail, obs.seconds = "unobservable", str(exc), time.monotonic() - started
+        return obs
     tasks = [t for t in (bundle.requires.get("tasks") or []) if t in STATE_TASKS]
     spec = evaluator_spec(scenario)
     stages = scenario_stages(scenario, spec)
@@ -115,6 +119,12 @@ def observe_scenario(scenario, bundle_dir: Path, kubeconfig: str, *, cluster_dir
 
         run.cluster = Cluster(kubeconfig, None, 30.0)
         missing, skipped = _served(run.cluster, bundle)
+        if bundle.requires.get("policyReports") and run.cluster.kind_api_version(
+                "PolicyReport", prefer=("wgpolicyk8s.io",)) is None:
+            missing.append("wgpolicyk8s.io PolicyReport (Kyverno's reports, which the evaluator grades)")
+        if not tasks:
+            obs.status, obs.detail = "ungraded", "no task of the scenario is graded on the state alone"
+            return obs
         if missing:
             obs.status = "unobservable"
             obs.detail = "the control plane does not serve " + ", ".join(missing)
