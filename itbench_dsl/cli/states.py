@@ -12,6 +12,7 @@ from .common import EXIT_CLEAN, EXIT_FINDINGS, FORMATS, UserError, collect, disp
 
 STATES = ("healthy", "faulty", "solved")
 FILES = tuple(f"{state}.json" for state in STATES)
+REPORT = "observe.json"  # --observe: the observed and derived verdicts, compared
 
 
 @click.command("states")
@@ -22,7 +23,17 @@ FILES = tuple(f"{state}.json" for state in STATES)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="human", show_default=True,
               help="How diagnostics are printed.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but diagnostics.")
-def command(files: tuple[str, ...], output: str, fmt: str, quiet: bool) -> None:
+@click.option("--observe", is_flag=True,
+              help="Capture the states on a local control plane instead of deriving them (docs/observe.md): "
+                   "deploy, inject, apply the first solution with kubectl, grade each state and compare with "
+                   "the derived states' verdicts (OUTPUT/<scenario>/observe.json).")
+@click.option("--kubeconfig", type=click.Path(dir_okay=False),
+              help="--observe: the control plane to use (a kubeconfig of `itbench cluster up`, whose kwok gets "
+                   "the faults' stages); without it one is started in a temporary folder and stopped after.")
+@click.option("--ready-timeout", type=float, default=90.0, show_default=True,
+              help="--observe: seconds the workloads may take to become ready after the deploy.")
+def command(files: tuple[str, ...], output: str, fmt: str, quiet: bool, observe: bool, kubeconfig: str | None,
+            ready_timeout: float) -> None:
     """Write the states a scenario's self-validation grades: healthy, faulty and solved.
 
     Each SCENARIO file (or every .itb below a folder) is checked as `itbench check` checks
@@ -76,6 +87,12 @@ def command(files: tuple[str, ...], output: str, fmt: str, quiet: bool) -> None:
     out_dir = Path(output)
     for _, scenario in found:  # every destination is checked before anything is written
         refuse(out_dir, scenario.name)
+    if observe:
+        failed = observe_all(found, out_dir, kubeconfig, ready_timeout, quiet or fmt != "human")
+        report(diags, fmt)
+        sys.exit(EXIT_FINDINGS if diags.has_errors or failed else EXIT_CLEAN)
+    if kubeconfig:
+        raise UserError("--kubeconfig is for --observe")
     for path, scenario in found:
         states = derive(scenario)
         where = write_folder(out_dir, scenario.name, {f"{state}.json": encode(states[state]) for state in STATES})
@@ -96,7 +113,7 @@ def encode(state: dict) -> bytes:
 
 def foreign_files(folder: Path) -> list[str]:
     """Entries of `folder` other than the three state files (sorted)."""
-    return sorted(p.name for p in folder.iterdir() if p.name not in FILES or p.is_symlink() or not p.is_file())
+    return sorted(p.name for p in folder.iterdir() if p.name not in (*FILES, REPORT) or p.is_symlink() or not p.is_file())
 
 
 def refuse(out_dir: Path, name: str) -> None:
@@ -128,3 +145,64 @@ def write_folder(out_dir: Path, name: str, files: dict[str, bytes]) -> Path:
         return write(out_dir / name, files, lambda folder: not foreign_files(folder), "a folder of `itbench states` files")
     except BundleError as exc:
         raise UserError(str(exc)) from exc
+
+
+def observe_all(found: list, out_dir: Path, kubeconfig: str | None, ready_timeout: float, quiet: bool) -> int:
+    """`--observe`: each scenario observed on one control plane (run/observe.py); the number that differ from
+    their derived states or could not be observed for a failure."""
+    import contextlib
+    import json
+    import tempfile
+
+    from ..bundle import write_bundle
+    from ..compiler import compile_source
+    from ..diagnostics import Diagnostics
+    from ..run import ClusterError
+    from ..run.local import LocalClusterError, down, up
+    from ..run.local.plane import restage
+    from ..run.observe import kubectl_path, observe_scenario
+
+    counts = {"agree": 0, "differ": 0, "unobservable": 0, "ungraded": 0, "failed": 0}
+    with tempfile.TemporaryDirectory(prefix="itbench-observe-") as temporary, contextlib.ExitStack() as stack:
+        work = Path(temporary)
+        if kubeconfig:
+            folder = Path(kubeconfig).absolute().parent
+            cluster_dir = folder if (folder / "state.json").is_file() else None
+            if cluster_dir is not None:  # kwok's default stages back, once, after the last scenario
+                stack.callback(lambda: restage(cluster_dir, [], say=lambda _m: None))
+            else:
+                click.echo(f"{display(kubeconfig)}: not a control plane of `itbench cluster up`: kwok's stages "
+                           "cannot be set, pods become Ready whatever the fault", err=True)
+        else:
+            cluster_dir = work / "cluster"
+            try:
+                started = up(cluster_dir)
+            except LocalClusterError as exc:
+                raise UserError(str(exc)) from exc
+            stack.callback(lambda: down(cluster_dir))
+            kubeconfig = str(started.kubeconfig)
+        for path, scenario in found:
+            result = compile_source(read(path), display(path), Diagnostics())
+            bundle = write_bundle(work / "bundles", scenario.name, result.files)
+            try:
+                obs = observe_scenario(scenario, bundle, kubeconfig, cluster_dir=cluster_dir,
+                                       kubectl=kubectl_path(cluster_dir), work=work / "runs" / scenario.name,
+                                       ready_timeout=ready_timeout, progress=None if quiet else sys.stderr,
+                                       restore_stages=False)
+            except (ClusterError, LocalClusterError) as exc:
+                raise UserError(f"{display(path)}: {exc}") from exc
+            files = {f"{name}.json": encode(state) for name, state in obs.states.items()}
+            files[REPORT] = (json.dumps(obs.report(), indent=1, sort_keys=True) + "\n").encode("utf-8")
+            where = write_folder(out_dir, scenario.name, files)
+            key = ("agree" if obs.agree else "differ") if obs.status == "observed" else obs.status
+            counts[key] += 1
+            if not quiet:
+                line = {"agree": "derived and observed verdicts agree", "differ": "; ".join(obs.differences),
+                        "unobservable": obs.detail, "ungraded": obs.detail, "failed": obs.detail}[key]
+                click.echo(f"{display(path)}: {key}: {line} ({obs.seconds:.0f} s) -> {display(where)}/", err=True)
+    if not quiet:
+        click.echo(f"{len(found)} scenario(s) observed: {counts['agree']} agree with their derived states, "
+                   f"{counts['differ']} differ, {counts['unobservable']} unobservable here, {counts['ungraded']} with no "
+                   f"task graded on the state, {counts['failed']} failed",
+                   err=True)
+    return counts["differ"] + counts["failed"]

@@ -131,16 +131,7 @@ def _start(directory: Path, binary: Path, state: dict, nodes: int, deadline: flo
     (conf / "kwok-stages.yaml").write_text(stages)
 
     def start(name: str, args: list[str]) -> None:
-        log = open(logs / f"{name}.log", "ab")
-        try:
-            process = subprocess.Popen([str(binary), name, *args], stdin=subprocess.DEVNULL, stdout=log,
-                                       stderr=subprocess.STDOUT, start_new_session=True, cwd=directory)
-        finally:
-            log.close()
-        state["processes"][name] = {"pid": process.pid, "start": _start_time(process.pid),
-                                    "log": str(logs / f"{name}.log")}
-        _write_state(directory, state)
-        say(f"  started {name} (pid {process.pid})")
+        _spawn(directory, binary, state, name, args, say)
 
     start("etcd", ["--data-dir", str(directory / "etcd"),
                    "--listen-client", f"http://127.0.0.1:{ports['etcd']}",
@@ -184,11 +175,7 @@ def _start(directory: Path, binary: Path, state: dict, nodes: int, deadline: flo
         "--bind-address=127.0.0.1", f"--secure-port={ports['scheduler']}",
         "--leader-elect=false", "--profiling=false", "--v=1",
     ])
-    start("kwok", [
-        f"--kubeconfig={conf / 'kwok.kubeconfig'}", f"--config={conf / 'kwok-stages.yaml'}",
-        "--manage-all-nodes=true", f"--cidr={POD_CIDR}", "--node-ip=127.0.0.1",
-        "--node-lease-duration-seconds=40",
-    ])
+    start("kwok", _kwok_args(conf))
     unverified = ssl.create_default_context()
     unverified.check_hostname = False
     unverified.verify_mode = ssl.CERT_NONE  # the components' self-signed serving certificates, on loopback
@@ -207,6 +194,58 @@ def _start(directory: Path, binary: Path, state: dict, nodes: int, deadline: flo
     state["nodes"] = names
     _write_state(directory, state)
     return LocalCluster(directory, kubeconfig, server, binary, state)
+
+
+def _spawn(directory: Path, binary: Path, state: dict, name: str, args: list[str],
+           say: Callable[[str], None]) -> None:
+    """Start one component, its output to logs/NAME.log, and record it in state.json."""
+    logs = directory / "logs"
+    log = open(logs / f"{name}.log", "ab")
+    try:
+        process = subprocess.Popen([str(binary), name, *args], stdin=subprocess.DEVNULL, stdout=log,
+                                   stderr=subprocess.STDOUT, start_new_session=True, cwd=directory)
+    finally:
+        log.close()
+    state["processes"][name] = {"pid": process.pid, "start": _start_time(process.pid),
+                                "log": str(logs / f"{name}.log")}
+    _write_state(directory, state)
+    say(f"  started {name} (pid {process.pid})")
+
+
+def _kwok_args(conf: Path) -> list[str]:
+    return [f"--kubeconfig={conf / 'kwok.kubeconfig'}", f"--config={conf / 'kwok-stages.yaml'}",
+            "--manage-all-nodes=true", f"--cidr={POD_CIDR}", "--node-ip=127.0.0.1",
+            "--node-lease-duration-seconds=40"]
+
+
+def restage(directory: Path | str, stages: list[dict], *, timeout: float = 30.0,
+            say: Callable[[str], None] = _say) -> None:
+    """Give kwok kwok's default stages plus `stages` (kwok Stage objects, first in precedence by their
+    weight): its configuration is rewritten and kwok restarted, which matches every pod again. `stages`
+    empty goes back to the defaults. Bounded: kwok must run again within `timeout` seconds."""
+    directory = Path(directory).absolute()
+    state = _read_state(directory)
+    binary = Path(state["binary"])
+    conf = directory / "conf"
+    text = _check_call([str(binary), "kwok-stages"], "kwok-stages", time.monotonic() + timeout)
+    docs = [text.strip()] + [json.dumps(s, indent=1, sort_keys=True) for s in stages]  # JSON is YAML
+    temporary = conf / ".kwok-stages.yaml.tmp"
+    temporary.write_text("\n---\n".join(docs) + "\n")
+    os.replace(temporary, conf / "kwok-stages.yaml")
+    kwok = state["processes"].get("kwok")
+    if kwok is not None and _alive(kwok):
+        _stop([kwok], ["kwok"], STOP_GRACE, directory)
+    # the stopped kwok held the nodes' leases: a new one would wait for them to expire (40 s) before it
+    # renews them, and the node controller marks a node without a renewed lease NotReady soon after
+    admin = _admin_context(directory / "pki")
+    for node in state.get("nodes") or []:
+        _delete(f"{state['server']}/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{node}", admin)
+    _spawn(directory, binary, state, "kwok", _kwok_args(conf), lambda _m: None)
+    time.sleep(1.5)  # kwok reads its configuration at start: still running after it means it took it
+    if not _alive(state["processes"]["kwok"]):
+        raise LocalClusterError(f"kwok exited with the new stages; the end of its log "
+                                f"({state['processes']['kwok']['log']}):\n{_tail(state, 'kwok')}")
+    say(f"kwok restarted with {len(stages)} stage(s) of the scenario")
 
 
 def down(directory: Path | str, *, grace: float = STOP_GRACE, say: Callable[[str], None] = _say) -> list[str]:
@@ -442,6 +481,20 @@ def _create(url: str, context: ssl.SSLContext, body: dict) -> None:
         raise LocalClusterError(f"POST {url}: HTTP {exc.code}: {exc.read()[:500].decode(errors='replace')}") from exc
     except (urllib.error.URLError, OSError) as exc:
         raise LocalClusterError(f"POST {url}: {exc}") from exc
+
+
+def _delete(url: str, context: ssl.SSLContext) -> None:
+    """DELETE `url`; one already gone is fine."""
+    request = urllib.request.Request(url, method="DELETE")
+    try:
+        with urllib.request.urlopen(request, timeout=10, context=context):
+            return
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            return
+        raise LocalClusterError(f"DELETE {url}: HTTP {exc.code}: {exc.read()[:500].decode(errors='replace')}") from exc
+    except (urllib.error.URLError, OSError) as exc:
+        raise LocalClusterError(f"DELETE {url}: {exc}") from exc
 
 
 def _node(name: str) -> dict:
