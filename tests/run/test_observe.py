@@ -18,7 +18,7 @@ from itbench_dsl.faults import FAULTS
 from itbench_dsl.run.local.stages import EFFECTS, config_stages, pod_selectors, scenario_stages, stage
 from itbench_dsl.run.observe import reads_only, runnable_solution
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ROOT / "scenarios"
 
 
