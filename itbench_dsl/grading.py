@@ -78,15 +78,17 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
                 add(f"health.ready.{_ref(ref)}", HEALTH, None,
                     f"{_ref(ref)} has finished its rollout and its pods are ready (a workload the faults act on "
                     "or the ground truth names)")
+            if m.get("only"):  # `mitigated when only`: the predicates, alerts and readiness, and no harm done
+                _application(add)
+                _safeguards(add, spec)
+                continue
             for entry in m["programs"]:
                 add(f"health.program.{_ref(entry['object'])}", HEALTH, None,
                     f"{_ref(entry['object'])} still runs its own images, commands, arguments and pod labels")
             for ref in m["services"]:
                 add(f"health.service.{_ref(ref)}", HEALTH, None,
                     f"{_ref(ref)}, which a fault acts on, selects ready pods and reaches their ports")
-            add("health.application", HEALTH, None,
-                "the whole application serves: every other workload of the topology ready, every other Service "
-                "selecting ready pods and leading its ports where they led (a fix that breaks another part fails)")
+            _application(add)
             seen: set[str] = set()
             for index, fault in enumerate(m["faults"]):
                 line = _line(injections, index)
@@ -133,13 +135,15 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
             for entry in m["restored"]:
                 add(f"restored.{_ref(entry['object'])}", FAULT, None,
                     f"{_ref(entry['object'])}, which a fault deleted, back with the fields it had")
-            minimum = sorted({w["min_replicas"] for w in spec["workloads"]})
-            add("safeguards", SAFEGUARD, None,
-                f"every workload of the topology scaled to at least {'/'.join(map(str, minimum)) or 1} replica(s) "
-                "as deployed, every service with its selector, nothing taken out of service")
+            _safeguards(add, spec)
             for entry in m.get("unchanged", []):
                 add(f"unchanged.{_ref(entry['object'])}", HEALTH, None,
                     f"{_ref(entry['object'])} as the topology deploys it (a control: nothing to fix)")
+            if spec.get("finops") and "spend" in spec["finops"]:
+                add("finops.spend", HEALTH, None,
+                    "every workload of the topology costs within the threshold of its healthy spend (replica floor "
+                    "times each container's request), above or below: spend cut where the fault made it, never "
+                    "moved elsewhere")
         if task == "diagnose" and spec.get("diagnosis"):
             d = spec["diagnosis"]
             roots = [g["component"] for g in d["groups"] if g["root_cause"]]
@@ -154,6 +158,9 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
                     f"direction: at least {CHAIN_PASS:g} of the edges a root cause reaches given, and more than "
                     f"{CHAIN_PASS:g} of the edges given right")
         if task == "diagnose" and spec.get("finops"):
+            if spec["finops"].get("what") is not None and spec["finops"]["findings"]:
+                add("finops.type", TRUTH, None, "each found object's `type` says what about it is wasteful: a word "
+                    "of the fault's kind or of the fields it changed")
             names = sorted({_ref(r) for group in spec["finops"]["findings"] for r in group})
             add("finops.resource", TRUTH, None, "the wasteful objects named, each fault's: " + ", ".join(names))
         if task == "policy" and spec.get("ciso"):
@@ -170,6 +177,11 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
             for obj in c["compliant"]:
                 add(f"ciso.compliant.{_ref(_manifest_ref(obj))}", POLICY, None,
                     f"the policy passes {_ref(_manifest_ref(obj))}, which complies")
+            if c.get("kept"):
+                add("ciso.kept", POLICY, None, f"the updated policy still flags the {len(c['kept'])} violation(s) "
+                    "the policy to update flagged (a rule kept by name must keep what it checks)")
+            if c.get("others"):
+                add("ciso.others", POLICY, None, f"the {len(c['others'])} other existing polic(ies) left unchanged")
         if task == "detect":
             add("detection.anomaly", TRUTH, None, "the right answer to whether an anomaly happened")
             add("detection.noticed_at", TRUTH, None, "noticed within the detection window")
@@ -179,6 +191,19 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
             add("analysis.system_level", TRUTH, None, "the system level label")
             add("analysis.fault_type", TRUTH, None, "the fault type label")
     return out
+
+
+def _application(add) -> None:
+    add("health.application", HEALTH, None,
+        "the whole application serves: every other workload of the topology ready, every other Service "
+        "selecting ready pods and leading its ports where they led (a fix that breaks another part fails)")
+
+
+def _safeguards(add, spec: dict) -> None:
+    minimum = sorted({w["min_replicas"] for w in spec["workloads"]})
+    add("safeguards", SAFEGUARD, None,
+        f"every workload of the topology scaled to at least {'/'.join(map(str, minimum)) or 1} replica(s) "
+        "as deployed, every service with its selector, nothing taken out of service")
 
 
 def _manifest_ref(obj: dict) -> dict:
