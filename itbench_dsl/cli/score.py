@@ -19,7 +19,9 @@ def command(results: str, ks: tuple[int, ...], fmt: str) -> None:
 
     Every *.json below RESULTS is a verdict of `evaluator.py` (scenario, passed, score), except in
     the run folders of `itbench run` (they hold timeline.jsonl), where only verdict.json is one;
-    trials are grouped by scenario. pass@k is the unbiased estimator 1 - C(n-c,k)/C(n,k).
+    trials are grouped by scenario. Every run folder is a trial of each of its tasks: one without a
+    verdict of a task (unfinished, its verdict.json malformed or lacking the task) is a failed one.
+    A run found in two folders (a copy) is refused. pass@k is the unbiased estimator 1 - C(n-c,k)/C(n,k).
 
     \b
     Examples:
@@ -28,12 +30,15 @@ def command(results: str, ks: tuple[int, ...], fmt: str) -> None:
     """
     import json
 
-    from ..runtime.scoring import ScoringError, aggregate, load_verdicts, render_table
+    from ..runtime.scoring import ScoringError, aggregate, load_verdicts, notes, render_table
 
     try:
-        report = aggregate(load_verdicts(Path(results)), list(ks))
+        verdicts = load_verdicts(Path(results))
+        report = aggregate(verdicts, list(ks))
     except ScoringError as exc:
         raise UserError(str(exc)) from exc
+    for note in notes(verdicts):  # runs counted as failed trials for a reason the table does not show
+        click.echo(f"note: {note}", err=True)
     if fmt == "json":
         click.echo(json.dumps(report, indent=2))
     else:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from . import lifecycle
+from . import agentfiles, lifecycle
 from .lifecycle import SUBMISSION, Bundle, Ref
 from . import ClusterError, prometheus
 from .client import Cluster, ready
@@ -41,7 +41,8 @@ from .snapshot import capture, capture_reports, observe
 # the tasks graded on the agent's answer (runtime/evaluator.py ANSWER_TASKS); the others read the state
 ANSWER_TASKS = ("diagnose", "detect", "localize", "analyze")
 ANSWER_POLL = 0.25  # seconds between looks for the detection answer while the agent runs
-MAX_ANSWER_BYTES = 16 * 1024 * 1024  # of the detection answer, what a look reads to tell its content changed
+MAX_ANSWER_BYTES = agentfiles.MAX_ANSWER_BYTES  # of an answer file: what a look reads, what the snapshot keeps
+ANSWERS, ANSWERS_MANIFEST = "answers", "answers.json"  # the answer files as the agent's budget ended, and what of them
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 MIN_TOKEN_SECONDS = 600  # the API server's minimum for a TokenRequest
 
@@ -566,15 +567,19 @@ class Run:
     def handover(self) -> None:
         b = self.bundle
         workspace = self.workspace
-        if workspace.exists():  # an earlier attempt's: kept aside
+        if workspace.exists() or (self.folder / ANSWERS).exists():  # an earlier attempt's: kept aside
             n = 1
-            while (self.folder / f"workspace.attempt-{n}").exists():
+            while any((self.folder / f"{name}.attempt-{n}").exists() for name in ("workspace", ANSWERS)):
                 n += 1
-            workspace.rename(self.folder / f"workspace.attempt-{n}")
+            for name in ("workspace", ANSWERS):
+                if (self.folder / name).exists():
+                    (self.folder / name).rename(self.folder / f"{name}.attempt-{n}")
+            if (self.folder / ANSWERS_MANIFEST).exists():
+                (self.folder / ANSWERS_MANIFEST).rename(self.folder / f"{ANSWERS}.attempt-{n}.json")
         workspace.mkdir(parents=True)
         agent_folder = self.agent_folder()
         for leftover in agent_folder.iterdir():  # an earlier attempt's, in this process
-            shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+            shutil.rmtree(leftover) if leftover.is_dir() and not leftover.is_symlink() else leftover.unlink()
         if b.service_account is None:
             raise RunFailure(f"{b.path}: the scenario gives the agent no ServiceAccount (scenario.json `agent`)")
         seconds = max(MIN_TOKEN_SECONDS, int(self.options.agent_timeout) + 60)
@@ -684,6 +689,7 @@ class Run:
                      step=f"{len(self.incident['resources']['items'])} workloads and pods as the agent finds them")
         workspace = self.agent_folder()
         env = self.agent_environment(workspace)
+        self.answered_at, self._answer_seen = None, None  # this attempt's answer, not an earlier one's
         try:
             self._run_agent(workspace, env)
         finally:  # however the agent ended (an interruption included), its token goes, its work is kept
@@ -724,6 +730,9 @@ class Run:
             finally:
                 if proc.poll() is None:
                     _kill_group(proc, self.options.kill_grace)
+        # the answers as the budget ended: what is graded, whatever the agent (or what it left running, or
+        # what its links lead to) does with its folder from now on
+        self._snapshot_answers(workspace)
         self._record_answer(watched)  # also written just before the agent exited (or was stopped)
         seconds = round(time.monotonic() - started, 3)
         self.fixed_at = _now()  # the agent's work is over: a restart from here on is one under its fix
@@ -733,24 +742,62 @@ class Run:
                            "budget": self.options.agent_timeout}
 
     def _keep_agent_folder(self) -> None:
-        """Copy what the agent was given and wrote into the run's `workspace/` (graded from there), then remove
-        its folder. Links are copied as links: nothing outside the folder is read through them."""
+        """Copy what the agent was given and wrote into the run's `workspace/` (for the record: the answers graded
+        are the snapshot `answers/`), then remove its folder. Links are copied as links: nothing outside the folder
+        is read through them; a FIFO, a socket or a device is never opened, and files are bounded
+        (agentfiles.keep_folder): what is not copied is noted in the timeline."""
         folder = getattr(self, "_agent_folder", None)
         if folder is None or not folder.is_dir():
             return
-        shutil.copytree(folder, self.workspace, symlinks=True, dirs_exist_ok=True)
+        skipped = agentfiles.keep_folder(folder, self.workspace)
+        if skipped:
+            self.log("agent", "note", action="workspace-skipped", skipped=skipped[:50],
+                     message=f"{len(skipped)} entries of the agent's folder not kept: " + "; ".join(
+                         f"{s['path']}: {s['why']}" for s in skipped[:5]) + (" ..." if len(skipped) > 5 else ""))
         shutil.rmtree(folder, ignore_errors=True)
         self._agent_folder = None
+
+    def answer_files(self) -> dict[str, str]:
+        """task -> the answer file the agent writes for it, for the tasks graded on an answer (the evaluator's
+        `answers`; the domain's submission for `diagnose`)."""
+        from ..backends.evaluator_file import spec_of
+
+        spec = spec_of((self.bundle.path / "evaluator.py").read_text(encoding="utf-8")) or {}
+        tasks = list(self.bundle.requires.get("tasks") or [])
+        out = {t: n for t, n in (spec.get("answers") or {}).items() if t in tasks and isinstance(n, str)}
+        if "diagnose" in tasks and SUBMISSION.get(self.bundle.domain):
+            out.setdefault("diagnose", SUBMISSION[self.bundle.domain])
+        return {t: n for t, n in out.items() if t in ANSWER_TASKS}
+
+    def _snapshot_answers(self, folder: Path) -> dict:
+        """The answer files' bytes as they are now in `folder`, copied into `answers/` with `answers.json` saying
+        what was kept and what was refused (a link out of the folder, a FIFO, a device, a file too large): what
+        the evaluate phase grades (agentfiles.snapshot_answers)."""
+        manifest = agentfiles.snapshot_answers(folder, list(self.answer_files().values()), self.folder / ANSWERS)
+        self._write(ANSWERS_MANIFEST, manifest)
+        refused = {n: m["refused"] for n, m in manifest.items() if "refused" in m}
+        kept = sorted(n for n in manifest if n not in refused)
+        self.log("agent", "step", action="answers", kept=kept, refused=refused,
+                 step=f"answers as the budget ended: {', '.join(kept) or 'none'}"
+                      + (f"; refused: {'; '.join(refused.values())}" if refused else ""))
+        return manifest
+
+    def _answers(self) -> dict:
+        """The snapshot's manifest; made now from `workspace/` for a run recorded before snapshots were taken."""
+        path = self.folder / ANSWERS_MANIFEST
+        if path.is_file():
+            try:
+                manifest = json.loads(path.read_text(encoding="utf-8"))
+                if isinstance(manifest, dict):
+                    return manifest
+            except (OSError, ValueError):
+                pass
+        return self._snapshot_answers(self.workspace)
 
     def _detection_answer(self, folder: Path) -> Path | None:
         """The detection task's answer file in the agent's folder, where it writes while it runs (None when the
         bundle poses no detect task)."""
-        if "detect" not in (self.bundle.requires.get("tasks") or []):
-            return None
-        from ..backends.evaluator_file import spec_of
-
-        spec = spec_of((self.bundle.path / "evaluator.py").read_text(encoding="utf-8")) or {}
-        name = (spec.get("answers") or {}).get("detect")
+        name = self.answer_files().get("detect")
         return folder / name if name else None
 
     def _note_answer(self, path: Path | None) -> None:
@@ -759,19 +806,27 @@ class Run:
         an answer of when it was written. The evaluator bounds the self-reported `noticed_at` by it."""
         if path is None:
             return
-        try:
-            with open(path, "rb") as handle:
-                digest = hashlib.sha256(handle.read(MAX_ANSWER_BYTES + 1)).hexdigest()
-        except OSError:
+        try:  # a regular file only, bounded: a FIFO is never opened to wait, a device never read
+            data = agentfiles.read_answer(path.parent, path.name, MAX_ANSWER_BYTES)
+        except (agentfiles.Refused, OSError):
             return
+        if data is None:
+            return
+        self._seen(hashlib.sha256(data).hexdigest())
+
+    def _seen(self, digest: str) -> None:
         if self._answer_seen is None or self._answer_seen[0] != digest:
             self._answer_seen = (digest, _now())
 
     def _record_answer(self, path: Path | None) -> None:
-        """After the agent: the time its final detection answer was first seen, in the timeline."""
-        self._note_answer(path)
-        if path is None or self._answer_seen is None:
+        """After the agent: the time the detection answer as snapshot (its bytes graded) was first seen, in the
+        timeline; none when the snapshot holds no detection answer (absent or refused)."""
+        if path is None:
             return
+        kept = self._answers().get(path.name) or {}
+        if not isinstance(kept.get("sha256"), str):
+            return
+        self._seen(kept["sha256"])  # content the looks never saw is seen now
         self.answered_at = self._answer_seen[1]
         self.log("agent", "step", action="answer", answered_at=self.answered_at,
                  step=f"{path.name} as graded appeared at {self.answered_at}")
@@ -889,8 +944,12 @@ class Run:
 
     def evaluate(self) -> dict:
         answer = SUBMISSION.get(self.bundle.domain)  # CISO: none, the state's PolicyReports are graded
-        verdict = grade(self.bundle, self.folder / "state.json", self.workspace / answer if answer else self.workspace,
-                        injected_at=self.injected_at, answered_at=self.answered_at)
+        manifest = self._answers()  # the answers as the agent's budget ended, never the workspace as it is now
+        refused = {task: str(manifest[name]["refused"]) for task, name in self.answer_files().items()
+                   if isinstance(manifest.get(name), dict) and "refused" in manifest[name]}
+        answers = self.folder / ANSWERS
+        verdict = grade(self.bundle, self.folder / "state.json", answers / answer if answer else answers,
+                        injected_at=self.injected_at, answered_at=self.answered_at, refused=refused)
         self._write("verdict.json", verdict)
         self.log("evaluate", "step", action="evaluate", passed=verdict["passed"], score=verdict["score"],
                  step=f"passed={verdict['passed']} score={verdict['score']}")
@@ -994,14 +1053,19 @@ def _kill_group(proc: subprocess.Popen, grace: float) -> None:
 
 
 def grade(bundle: Bundle, state: Path, submission: Path, timeout: float = 300.0, injected_at: str | None = None,
-          answered_at: str | None = None) -> dict:
+          answered_at: str | None = None, refused: dict[str, str] | None = None) -> dict:
     """The verdict of every task the bundle poses, one evaluator run per task (docs/evaluator.md). A task
     whose submission is missing or unusable fails with score 0 and says why; a state the evaluator
     refuses is the run's failure (the capture is incomplete), not the agent's. `injected_at` (RFC 3339),
-    when the run injected the fault, is what `detect` times the agent's detection against."""
+    when the run injected the fault, is what `detect` times the agent's detection against. `refused`
+    (task -> why): answers the snapshot refused (a link out of the agent's folder, a FIFO, ...): those
+    tasks fail with the reason."""
     verdicts = {}
     for task in bundle.requires["tasks"]:
         command = [sys.executable, "-S", str(bundle.path / "evaluator.py"), "--task", task]
+        if task in (refused or {}):
+            verdicts[task] = _failed(bundle, task, f"the answer is refused: {refused[task]}")
+            continue
         if task == "diagnose":
             if not submission.is_file():
                 verdicts[task] = _failed(bundle, task, f"the agent wrote no {submission.name}")

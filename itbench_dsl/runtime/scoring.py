@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -63,6 +64,17 @@ class ScenarioScore:
                 "pass_at_k": {str(k): v for k, v in sorted(self.pass_at.items())}}
 
 
+def notes(verdicts: list[dict]) -> list[str]:
+    """One line per run counted as a failed trial for a reason other than ending without a verdict (its verdict
+    malformed, or lacking a task): what `itbench score` says besides its table."""
+    out = []
+    for v in verdicts:
+        status = v.get("status") or ""
+        if v.get("no_verdict") and (status.startswith("malformed verdict") or status == "the verdict lacks this task"):
+            out.append(f"{v.get('run')}: {printable(v['task'] or '-')} counted as a failed trial: {printable(status)}")
+    return out
+
+
 def aggregate(verdicts: list[dict], ks: list[int]) -> dict:
     """Per scenario and task, and overall per task, figures from verdicts ({scenario, task, passed, score}).
 
@@ -109,37 +121,102 @@ def aggregate(verdicts: list[dict], ks: list[int]) -> dict:
 
 MAX_VERDICT_BYTES = 16 * 1024 * 1024
 RUN_MARKER, RUN_VERDICT = "timeline.jsonl", "verdict.json"  # a run folder of `itbench run` (run/runner.py)
+RUN_RECORD = "run.json"  # what a run of `itbench run` ended as: scenario, status, tasks (run/runner.py)
+
+
+def read_bounded(path: Path, limit: int = MAX_VERDICT_BYTES, head: bool = False) -> str:
+    """The text of the regular file `path` (a link to one is followed), at most `limit` bytes (`head`: its first
+    `limit` bytes, however long it is): a FIFO, a socket or a device is refused without waiting on it or
+    reading it (ScoringError with the reason)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise ScoringError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise ScoringError(f"{path}: not a regular file")
+            if info.st_size > limit and not head:
+                raise ScoringError(f"{path}: larger than {limit:,} bytes: not a verdict")
+            data = handle.read(limit if head else limit + 1)
+    except OSError as exc:
+        raise ScoringError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    if head:
+        return data.decode("utf-8", errors="replace")
+    if len(data) > limit:
+        raise ScoringError(f"{path}: larger than {limit:,} bytes: not a verdict")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScoringError(f"{path}: not a readable JSON file: {str(exc)[:200]}") from None
+
+
+def _is_file(path: Path) -> bool:
+    """A regular file (a link to one counts): a FIFO or a device named *.json is no verdict, and is not opened."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def verdicts_of(path: Path) -> list[dict]:
+    """The verdicts of one verdict file, checked for the fields scoring reads (ScoringError otherwise): a
+    verdict of several tasks (`tasks`, as an evaluator run without `--task` writes it) is one per task."""
+    text = read_bounded(path)
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ScoringError(f"{path}: not a readable JSON file: {str(exc)[:200]}") from exc
+    if not isinstance(data, dict):
+        raise ScoringError(f"{path}: a verdict is a JSON object")
+    parts = data.get("tasks")
+    if parts is not None and not (isinstance(parts, dict) and parts):
+        raise ScoringError(f"{path}: `tasks` must be an object of one verdict per task")
+    if parts is None:
+        return [_verdict(path, data)]
+    out = []
+    for task, part in sorted(parts.items()):
+        if not isinstance(part, dict):
+            raise ScoringError(f"{path}: `tasks.{printable(str(task))}` is not a verdict")
+        out.append(_verdict(path, {**part, "scenario": part.get("scenario", data.get("scenario")),
+                                   "task": part.get("task", task)}))
+    tasks = [v["task"] for v in out]
+    if len(set(tasks)) != len(tasks):
+        raise ScoringError(f"{path}: a task has two verdicts in `tasks`")
+    return out
 
 
 def load_verdicts(folder: Path) -> list[dict]:
     """Every verdict JSON file below `folder` (*.json, sorted; in a run folder of `itbench run`, only its
-    verdict.json), checked for the fields scoring reads. A verdict of several tasks (`tasks`, as an evaluator run without `--task` writes it) counts as one
-    verdict per task."""
+    verdict.json), checked for the fields scoring reads. A verdict of several tasks (`tasks`, as an evaluator
+    run without `--task` writes it) counts as one verdict per task.
+
+    Every run folder is a trial of each task it was run for: one whose verdict.json is missing, unreadable or
+    malformed, or lacks one of its tasks, is a failed trial of that task (score 0, `no_verdict`, its `status`
+    saying why), never dropped. A run found twice (one scenario and run id in two folders: a copy) is refused:
+    counted twice, it would weigh twice."""
     if not folder.is_dir():
         raise ScoringError(f"{folder}: not a folder")
     files, runs = verdict_files(folder)
     if not files and not runs:
-        raise ScoringError(f"{folder}: no .json verdict files in this folder")
-    verdicts = []
+        raise ScoringError(f"{folder}: no .json verdict files and no run folders of `itbench run` in this folder")
+    run_set = set(runs)
+    verdicts, graded, malformed = [], {}, {}
     for path in files:
+        in_run = path.name == RUN_VERDICT and path.parent in run_set
         try:
-            if path.stat().st_size > MAX_VERDICT_BYTES:
-                raise ScoringError(f"{path}: larger than {MAX_VERDICT_BYTES:,} bytes: not a verdict")
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-            raise ScoringError(f"{path}: not a readable JSON file: {str(exc)[:200]}") from exc
-        if not isinstance(data, dict):
-            raise ScoringError(f"{path}: a verdict is a JSON object")
-        parts = data.get("tasks")
-        if isinstance(parts, dict) and parts:
-            for task, part in sorted(parts.items()):
-                if not isinstance(part, dict):
-                    raise ScoringError(f"{path}: `tasks.{printable(str(task))}` is not a verdict")
-                verdicts.append(_verdict(path, {**part, "scenario": part.get("scenario", data.get("scenario")),
-                                                "task": part.get("task", task)}))
-        else:
-            verdicts.append(_verdict(path, data))
-    verdicts += unfinished_runs(runs, verdicts)
+            found = verdicts_of(path)
+        except ScoringError as exc:
+            if not in_run:
+                raise
+            malformed[path.parent] = str(exc)  # the run is a trial: a failed one, said why
+            continue
+        if in_run:
+            graded[path.parent] = found
+        verdicts += found
+    verdicts += unfinished_runs(runs, verdicts, graded, malformed)
     return verdicts
 
 
@@ -147,71 +224,92 @@ def verdict_files(folder: Path) -> tuple[list[Path], list[Path]]:
     """(the verdict files, the run folders) below `folder`. A folder of `itbench run` (it holds the
     harness's timeline.jsonl) keeps its state, timings and the agent's workspace beside its verdict: only
     its own verdict.json is one (none yet while the run is unfinished), and nothing below it is read, so
-    run folders an agent writes into its workspace are never counted."""
+    run folders an agent writes into its workspace are never counted. Only regular files are read (a FIFO
+    named *.json is no verdict and is never opened)."""
     files, runs = [], []
     for here, dirs, names in os.walk(folder):
         base = Path(here)
-        if RUN_MARKER in names and (base / RUN_MARKER).is_file():
+        if RUN_MARKER in names and _is_file(base / RUN_MARKER):
             runs.append(base)
             dirs[:] = []  # never descend into a run folder
-            if RUN_VERDICT in names and (base / RUN_VERDICT).is_file():
-                files.append(base / RUN_VERDICT)
+            if RUN_VERDICT in names and os.path.lexists(base / RUN_VERDICT):
+                files.append(base / RUN_VERDICT)  # read, or its run said to have a malformed verdict
             continue
         dirs.sort()
-        files += [base / n for n in names if n.endswith(".json") and (base / n).is_file()]
+        files += [base / n for n in names if n.endswith(".json") and _is_file(base / n)]
     return sorted(files), sorted(runs)
 
 
-RUN_RECORD = "run.json"  # what a run of `itbench run` ended as: scenario, status, tasks (cluster/runner.py)
+def _run_record(folder: Path) -> dict:
+    """A run folder's run.json, {} when it is missing or unreadable; else its timeline's first step (a run
+    that died before run.json)."""
+    record = {}
+    if os.path.lexists(folder / RUN_RECORD):
+        try:
+            record = json.loads(read_bounded(folder / RUN_RECORD))
+        except (ScoringError, ValueError, RecursionError):
+            record = {}
+    record = record if isinstance(record, dict) else {}
+    return record or _timeline_start(folder / RUN_MARKER)
 
 
-def unfinished_runs(runs: list[Path], verdicts: list[dict]) -> list[dict]:
-    """A trial failed, score 0, for each task of each run folder without its verdict.json: a run that
-    ended without a verdict (the cluster failed, the run was interrupted or killed) is a trial, and a
-    failed one; dropped, it would lift pass@k over the runs that did finish. Its scenario and tasks come
-    from its run.json, else from its timeline's first step (a run that died before run.json), else from
-    its folder (`<results>/<scenario>/<run id>`) and the tasks the other verdicts of that scenario were
-    graded on."""
-    out = []
+def unfinished_runs(runs: list[Path], verdicts: list[dict], graded: dict | None = None,
+                    malformed: dict | None = None) -> list[dict]:
+    """A trial failed, score 0, for each task of each run folder without a verdict of it: a run that ended
+    without a verdict (the cluster failed, the run was interrupted or killed), whose verdict.json is
+    malformed (`malformed`: folder -> why), or whose verdict lacks one of its tasks (`graded`: folder -> its
+    verdicts) is a trial, and a failed one; dropped, it would lift pass@k over the runs that did finish. Its
+    scenario and tasks come from its run.json, else from its timeline's first step (a run that died before
+    run.json), else from its folder (`<results>/<scenario>/<run id>`) and the tasks the other verdicts of
+    that scenario were graded on. A run id found in two folders of one scenario is refused."""
+    graded, malformed = graded or {}, malformed or {}
+    out, seen = [], {}
     for folder in runs:
-        if (folder / RUN_VERDICT).is_file():
-            continue
-        record = {}
-        path = folder / RUN_RECORD
-        if path.is_file() and path.stat().st_size <= MAX_VERDICT_BYTES:
-            try:
-                record = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-                record = {}
-        record = record if isinstance(record, dict) else {}
-        if not record:  # died before run.json: the timeline's first step says what was run
-            record = _timeline_start(folder / RUN_MARKER)
+        record = _run_record(folder)
         scenario = record.get("scenario") if isinstance(record.get("scenario"), str) and record.get("scenario") \
             else folder.parent.name
+        run_id = record.get("run_id") if isinstance(record.get("run_id"), str) and record.get("run_id") \
+            else folder.name
+        if (scenario, run_id) in seen:
+            raise ScoringError(f"run {printable(run_id)} of scenario `{printable(scenario)}` is there twice: "
+                               f"{seen[(scenario, run_id)]} and {folder} (a copy?): a trial counts once; remove one")
+        seen[(scenario, run_id)] = folder
         tasks = record.get("tasks")
         if not (isinstance(tasks, list) and tasks and all(isinstance(t, str) for t in tasks)):
-            tasks = sorted({v["task"] for v in verdicts if v["scenario"] == scenario}) or [""]
-        status = record.get("status") if isinstance(record.get("status"), str) else "unfinished"
-        for task in tasks:
+            tasks = None
+        if folder in graded:
+            have = {v["task"] for v in graded[folder]}
+            # a verdict of the run's own: only the tasks the run was run for that it lacks are missing
+            if have == {""} and tasks is not None and len(tasks) == 1:
+                have = set(tasks)  # a verdict that names no task, of a run of one
+            missing = [t for t in tasks or [] if t not in have]
+            why = "the verdict lacks this task"
+        else:
+            if tasks is None:
+                tasks = sorted({v["task"] for v in verdicts if v["scenario"] == scenario}) or [""]
+            missing = tasks
+            why = f"malformed verdict: {malformed[folder]}" if folder in malformed else \
+                record.get("status") if isinstance(record.get("status"), str) else "unfinished"
+        for task in missing:
             out.append({"scenario": scenario, "task": task, "passed": False, "score": 0.0, "no_verdict": True,
-                        "status": status, "run": str(folder)})
+                        "status": why, "run": str(folder)})
     return out
 
 
 def _timeline_start(path: Path) -> dict:
     """The scenario and tasks a run's timeline records at its start (`run`/`start`), {} without them."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            for _, line in zip(range(1000), handle):
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(event, dict) and event.get("phase") == "run" and event.get("event") == "start" \
-                        and isinstance(event.get("scenario"), str):
-                    return {"scenario": event["scenario"], "tasks": event.get("tasks")}
-    except (OSError, UnicodeDecodeError):
-        pass
+        text = read_bounded(path, 4 * 1024 * 1024, head=True)
+    except ScoringError:
+        return {}
+    for line in text.splitlines()[:1000]:
+        try:
+            event = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(event, dict) and event.get("phase") == "run" and event.get("event") == "start" \
+                and isinstance(event.get("scenario"), str):
+            return {"scenario": event["scenario"], "tasks": event.get("tasks")}
     return {}
 
 

@@ -11,6 +11,7 @@ server's store is back to what it held before: nothing the run created is left b
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -455,6 +456,55 @@ def test_the_run_times_the_answer_as_graded_not_a_placeholder(server, tmp_path):
     written = (outcome.folder / "workspace" / "written.txt").read_text()
     assert len(seen) == 1 and seen[0][:19] >= written, (seen, written)
 
+
+
+HOSTILE_FILES_AGENT = r"""
+import json, os, socket, sys
+os.mkfifo("detection.json")  # opening it would wait for a writer forever
+sock = socket.socket(socket.AF_UNIX)
+sock.bind("agent.sock")  # a socket left in the folder: copying it would fail
+json.dump({"entities": [{"name": "book-info/AuthorizationPolicy/bookinfo-gateway-deny", "contributing_factor": True}],
+           "propagations": []}, open(sys.argv[1], "w"))
+os.symlink(sys.argv[1], "diagnosis.json")  # the right answer, but outside the agent's folder
+"""
+
+
+def test_fifos_sockets_and_links_out_of_the_folder_neither_hang_crash_nor_pass(server, tmp_path):
+    """A FIFO detection answer is refused (never waited on), a socket in the folder is skipped and noted, a link
+    to an answer outside the agent's folder is refused with the reason, whatever the file it leads to says."""
+    import signal
+
+    source = (SCENARIOS / "sre" / f"{SCENARIO}.itb").read_text()
+    source = source.replace("  domain sre\n", "  domain sre\n  tasks detect within 10m, localize, mitigate\n", 1)
+    result = compile_ok(source.encode(), f"{SCENARIO}.itb")
+    root = tmp_path / "bundle"
+    for name, data in result.files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    script, outside = tmp_path / "agent.py", tmp_path / "outside.json"
+    script.write_text(HOSTILE_FILES_AGENT)
+    run = Run(lifecycle.load_bundle(root), options(server, tmp_path, f"{sys.executable} {script} {outside}",
+                                                   agent_timeout=30), progress=None)
+    def hung(signum, frame):
+        raise AssertionError("the run hung on the agent's files")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(120)
+    try:
+        outcome = run.execute()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert outcome.status == "graded", outcome.error
+    tasks = outcome.verdict["tasks"]
+    assert not tasks["detect"]["passed"] and "named pipe" in str(tasks["detect"]["checks"])
+    assert not tasks["localize"]["passed"] and "outside the agent's folder" in str(tasks["localize"]["checks"])
+    events = timeline(outcome.folder)
+    skipped = [e for e in events if e.get("action") == "workspace-skipped"]
+    assert skipped and {s["path"] for s in skipped[0]["skipped"]} >= {"agent.sock", "detection.json"}
+    assert os.path.islink(outcome.folder / "workspace" / "diagnosis.json")  # kept for the record, as a link
+    assert sorted(os.listdir(outcome.folder / "answers")) == []
+    assert settle(server) == server.baseline
 
 # ---- faults of the server itself (the rest of the lifecycle runs on the real control plane: test_run_local.py) --
 

@@ -283,3 +283,93 @@ def test_a_run_that_died_before_run_json_counts_for_the_tasks_its_timeline_names
     report = aggregate(load_verdicts(results), [])
     assert {(r["task"], r["trials"], r["no_verdict"]) for r in report["scenarios"]} == {("localize", 1, 1),
                                                                                         ("mitigate", 1, 1)}
+
+
+def _graded(scenario: str, *tasks: str, passed: bool = True) -> dict:
+    parts = {t: {"scenario": scenario, "task": t, "passed": passed, "score": 1.0 if passed else 0.0} for t in tasks}
+    if len(parts) == 1:
+        return next(iter(parts.values()))
+    return {"scenario": scenario, "task": "+".join(tasks), "passed": passed, "score": 1.0 if passed else 0.0,
+            "tasks": parts}
+
+
+@pytest.mark.parametrize("verdict", [
+    "{not json", "[]", '{"scenario": "s", "passed": "yes", "score": 1}', '{"scenario": "s", "passed": true}',
+    '{"scenario": "s", "passed": true, "score": 1, "tasks": []}',
+    '{"scenario": "s", "passed": true, "score": 1, "tasks": {"localize": 1}}',
+])
+def test_a_run_with_a_malformed_verdict_is_a_failed_trial_said_so(tmp_path: Path, verdict: str):
+    """A run folder's verdict.json that is not a verdict neither stops the scoring of every other run nor is
+    dropped (which would lift pass@1): the run is a failed trial of each of its tasks, and a note says why."""
+    results = tmp_path / "results"
+    _run_folder(results, "s", "r1", _graded("s", "localize"), {"scenario": "s", "status": "graded",
+                                                                "tasks": ["localize"]})
+    bad = _run_folder(results, "s", "r2", None, {"scenario": "s", "status": "graded", "tasks": ["localize"]})
+    (bad / "verdict.json").write_text(verdict, encoding="utf-8")
+    report = aggregate(load_verdicts(results), [])
+    row = report["scenarios"][0]
+    assert (row["trials"], row["passed"], row["no_verdict"]) == (2, 1, 1) and row["pass_at_k"]["1"] == 0.5
+    result = invoke("score", str(results))
+    assert result.exit_code == 0 and "Traceback" not in result.stderr
+    assert "r2: localize counted as a failed trial: malformed verdict" in result.stderr
+
+
+def test_a_run_whose_verdict_lacks_one_of_its_tasks_fails_that_task(tmp_path: Path):
+    results = tmp_path / "results"
+    _run_folder(results, "s", "r1", _graded("s", "detect"), {"scenario": "s", "status": "graded",
+                                                              "tasks": ["detect", "localize"]})
+    rows = {r["task"]: r for r in aggregate(load_verdicts(results), [])["scenarios"]}
+    assert (rows["detect"]["passed"], rows["localize"]["passed"], rows["localize"]["no_verdict"]) == (1, 0, 1)
+    assert "the verdict lacks this task" in invoke("score", str(results)).stderr
+
+
+def test_a_run_copied_into_the_results_twice_is_refused(tmp_path: Path):
+    """The same run (scenario and run id) in two folders is one trial: counted twice it would weigh twice."""
+    import shutil
+
+    results = tmp_path / "results"
+    run = _run_folder(results, "s", "20260101T000000Z-abcdef", _graded("s", "mitigate"),
+                      {"scenario": "s", "run_id": "20260101T000000Z-abcdef", "status": "graded", "tasks": ["mitigate"]})
+    _run_folder(results, "s", "r2", _graded("s", "mitigate", passed=False),
+                {"scenario": "s", "run_id": "r2", "status": "graded", "tasks": ["mitigate"]})
+    shutil.copytree(run, results / "backup" / "s" / run.name)
+    with pytest.raises(ScoringError, match="is there twice"):
+        load_verdicts(results)
+    result = invoke("score", str(results))
+    assert result.exit_code == 2 and "is there twice" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_an_empty_results_folder_says_so(tmp_path: Path):
+    (tmp_path / "results" / "s" / "r1").mkdir(parents=True)
+    result = invoke("score", str(tmp_path / "results"))
+    assert result.exit_code == 2 and "no .json verdict files and no run folders" in result.stderr
+
+
+def test_fifos_and_devices_named_like_verdicts_are_never_waited_on(tmp_path: Path):
+    import os
+    import signal
+
+    results = tmp_path / "results"
+    _run_folder(results, "s", "r1", _graded("s", "localize"), {"scenario": "s", "status": "graded",
+                                                                "tasks": ["localize"]})
+    os.mkfifo(results / "loose.json")  # not a regular file: no verdict
+    (results / "zero.json").symlink_to("/dev/zero")
+    piped = _run_folder(results, "s", "r2", None, {"scenario": "s", "status": "graded", "tasks": ["localize"]})
+    os.mkfifo(piped / "verdict.json")
+    blocked = _run_folder(results, "s", "r3", None, None)
+    (blocked / "timeline.jsonl").unlink()
+    (blocked / "state.json").unlink()
+    os.mkfifo(blocked / "timeline.jsonl")  # a FIFO timeline: no run folder of the harness's
+
+    def hung(signum, frame):
+        raise AssertionError("scoring waited on a FIFO")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(20)
+    try:
+        verdicts = load_verdicts(results)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert sorted((v["passed"], v.get("status", "")) for v in verdicts) == [
+        (False, "malformed verdict: " + f"{piped / 'verdict.json'}: not a regular file"), (True, "")]

@@ -1,0 +1,154 @@
+"""The agent's folder as a run reads it (itbench_dsl/run/agentfiles.py): what an agent leaves there (a FIFO, a
+socket, a device, a huge file, links to files it keeps writing or to files outside its folder) is never waited
+on, never crashes the run and never changes the answer graded after its budget."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from itbench_dsl.run import agentfiles
+from itbench_dsl.run.agentfiles import Refused, keep_folder, read_answer, read_regular, snapshot_answers
+
+
+def _no_hang(fn, seconds: float = 10.0):
+    """fn() in a thread: it must return (or raise) within `seconds`."""
+    out: dict = {}
+
+    def run():
+        try:
+            out["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed back to the test
+            out["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "hung"
+    if "error" in out:
+        raise out["error"]
+    return out.get("value")
+
+
+def _socket(path: Path) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(path))
+    return sock
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    work = tmp_path / "agent"
+    work.mkdir()
+    return work
+
+
+def test_a_fifo_answer_is_refused_without_waiting(folder: Path):
+    os.mkfifo(folder / "detection.json")
+    with pytest.raises(Refused, match="named pipe"):
+        _no_hang(lambda: read_answer(folder, "detection.json"))
+    manifest = _no_hang(lambda: snapshot_answers(folder, ["detection.json"], folder.parent / "answers"))
+    assert "named pipe" in manifest["detection.json"]["refused"]
+    assert not (folder.parent / "answers" / "detection.json").exists()
+
+
+def test_a_socket_a_device_and_a_huge_file_are_refused(folder: Path):
+    sock = _socket(folder / "localization.json")
+    try:
+        with pytest.raises(Refused, match="socket"):
+            read_answer(folder, "localization.json")
+    finally:
+        sock.close()
+    with pytest.raises(Refused, match="character device"):
+        read_regular("/dev/zero", 1024)
+    huge = folder / "analysis.json"
+    with open(huge, "wb") as handle:
+        handle.truncate(agentfiles.MAX_ANSWER_BYTES + 1)  # sparse: no disk used
+    with pytest.raises(Refused, match="the limit is"):
+        read_answer(folder, "analysis.json")
+
+
+def test_links_are_followed_only_inside_the_folder(folder: Path, tmp_path: Path):
+    (folder / "real.json").write_text('{"anomaly": false}')
+    (folder / "detection.json").symlink_to("real.json")
+    assert read_answer(folder, "detection.json") == b'{"anomaly": false}'
+    outside = tmp_path / "ground-truth.json"
+    outside.write_text('{"secret": 1}')
+    (folder / "localization.json").symlink_to(outside)
+    with pytest.raises(Refused, match="outside the agent's folder"):
+        read_answer(folder, "localization.json")
+    (folder / "sub").mkdir()
+    (folder / "analysis.json").symlink_to("sub/../../ground-truth.json")  # out, through a folder of its own
+    with pytest.raises(Refused, match="outside"):
+        read_answer(folder, "analysis.json")
+    (folder / "diagnosis.json").symlink_to("nowhere.json")
+    with pytest.raises(Refused, match="leads nowhere"):
+        read_answer(folder, "diagnosis.json")
+    (folder / "a").symlink_to("b")
+    (folder / "b").symlink_to("a")
+    with pytest.raises(Refused):
+        read_answer(folder, "a")
+    (folder / "dev.json").symlink_to("/dev/zero")
+    with pytest.raises(Refused):
+        _no_hang(lambda: read_answer(folder, "dev.json"))
+    assert read_answer(folder, "absent.json") is None
+
+
+def test_the_snapshot_is_the_answer_however_its_link_changes_later(folder: Path, tmp_path: Path):
+    """What is graded is the bytes at the end of the budget: a link to a file the agent (or what it left
+    running) keeps writing does not change the answer afterwards."""
+    target = folder / "draft.json"
+    target.write_text('{"anomaly": false}')
+    (folder / "detection.json").symlink_to(target)
+    (folder / "localization.json").write_text('{"root_cause": "x"}')
+    dest = tmp_path / "answers"
+    manifest = snapshot_answers(folder, ["detection.json", "localization.json", "analysis.json"], dest)
+    target.write_text('{"anomaly": true, "noticed_at": "2026-01-01T00:00:00Z"}')  # after the budget
+    assert (dest / "detection.json").read_text() == '{"anomaly": false}'
+    assert not (dest / "detection.json").is_symlink()
+    assert manifest["detection.json"]["link"] == str(target) and manifest["detection.json"]["bytes"] == 18
+    assert set(manifest) == {"detection.json", "localization.json"}  # analysis.json was not written
+
+
+def test_keep_folder_copies_regular_files_and_links_and_skips_the_rest(folder: Path, tmp_path: Path):
+    (folder / "notes").mkdir()
+    (folder / "notes" / "a.txt").write_text("a")
+    (folder / "prompt.md").write_text("p")
+    os.mkfifo(folder / "pipe")
+    sock = _socket(folder / "notes" / "sock")
+    (folder / "link").symlink_to("/etc/hostname")
+    (folder / "loop").symlink_to("loop")
+    (folder / "big.bin").write_bytes(b"x" * 2000)
+    try:
+        skipped = _no_hang(lambda: keep_folder(folder, tmp_path / "kept", file_limit=1000))
+    finally:
+        sock.close()
+    kept = tmp_path / "kept"
+    assert (kept / "notes" / "a.txt").read_text() == "a" and (kept / "prompt.md").read_text() == "p"
+    assert os.readlink(kept / "link") == "/etc/hostname" and os.readlink(kept / "loop") == "loop"
+    why = {s["path"]: s["why"] for s in skipped}
+    assert "named pipe" in why["pipe"] and "socket" in why["notes/sock"] and "over 1,000" in why["big.bin"]
+    assert not (kept / "pipe").exists() and not (kept / "big.bin").exists()
+
+
+def test_keep_folder_bounds_the_total_and_the_entries(folder: Path, tmp_path: Path):
+    for i in range(10):
+        (folder / f"f{i}").write_bytes(b"y" * 100)
+    skipped = keep_folder(folder, tmp_path / "kept", total_limit=450, entries=100)
+    assert len(list((tmp_path / "kept").iterdir())) == 4 and len(skipped) == 6
+    skipped = keep_folder(folder, tmp_path / "kept2", entries=3)
+    assert len(list((tmp_path / "kept2").iterdir())) == 3 and "entries" in skipped[0]["why"]
+
+
+def test_keep_folder_never_follows_a_linked_folder(folder: Path, tmp_path: Path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_text("s")
+    (folder / "dir").symlink_to(outside, target_is_directory=True)
+    keep_folder(folder, tmp_path / "kept")
+    assert (tmp_path / "kept" / "dir").is_symlink() and json.dumps(sorted(os.listdir(tmp_path / "kept"))) == '["dir"]'
