@@ -3607,11 +3607,31 @@ def _load_answers(spec, folder):
     if not files:
         raise InputError("this bundle grades one answer file: give it with --agent-output (not a folder)")
     out = {}
+    root = os.path.realpath(folder)
     for task, name in files.items():
         path = os.path.join(folder, name)
-        # a name that is there but no regular file (a FIFO, a device) is refused by _read, never waited on
-        out[task] = _load_answer(path, f"{task} answer") if os.path.lexists(path) else _MISSING  # null: None
+        if not os.path.lexists(path):
+            out[task] = _MISSING
+            continue
+        target = os.path.realpath(path)
+        if target != root and not target.startswith(root.rstrip(os.sep) + os.sep):
+            # read through, a link out of the folder would grade whatever it leads to (a file still being
+            # written, the bundle's own truth): the agent's answer is a file it wrote in its folder
+            out[task] = Unreadable(f"the {task} answer {name} is a link to {shown(_link_text(path), 120)}, outside "
+                                   "the agent's folder: an answer is a file the agent wrote there")
+            continue
+        try:  # a FIFO, a device, a folder or a file too large is refused by _read, never waited on or read
+            out[task] = _load_answer(path, f"{task} answer")  # null: None
+        except InputError as exc:  # the agent's answer, unusable: its task fails with the reason, the others are graded
+            out[task] = Unreadable(str(exc))
     return out
+
+
+def _link_text(path):
+    try:
+        return os.readlink(path)
+    except OSError:
+        return path
 
 
 def main(spec, argv=None):

@@ -152,3 +152,74 @@ def test_keep_folder_never_follows_a_linked_folder(folder: Path, tmp_path: Path)
     (folder / "dir").symlink_to(outside, target_is_directory=True)
     keep_folder(folder, tmp_path / "kept")
     assert (tmp_path / "kept" / "dir").is_symlink() and json.dumps(sorted(os.listdir(tmp_path / "kept"))) == '["dir"]'
+
+
+# ---- the evaluator's own reading of its inputs (runtime/evaluator.py: --agent-output, --state, --artifact) ------
+
+SCENARIO = "bookinfo-gateway-denies-get"
+
+
+@pytest.fixture(scope="module")
+def detect_bundle(tmp_path_factory) -> Path:
+    from support.compiling import SCENARIOS, compile_ok
+
+    source = (SCENARIOS / "sre" / f"{SCENARIO}.itb").read_text()
+    source = source.replace("  domain sre\n", "  domain sre\n  tasks detect within 10m, localize, mitigate\n", 1)
+    result = compile_ok(source.encode(), f"{SCENARIO}.itb")
+    root = tmp_path_factory.mktemp("bundle")
+    for name, data in result.files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    from itbench_dsl.analysis import states
+
+    faulty = states.derive(result.scenario)["faulty"]
+    (root / "faulty.json").write_text(json.dumps(faulty))
+    (root / "right.json").write_text(json.dumps(states.perfect_answer(result.scenario, faulty)))
+    return root
+
+
+def _evaluate(bundle: Path, *args: str):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-S", str(bundle / "evaluator.py"), *args], capture_output=True, text=True,
+                          timeout=60, check=False)
+
+
+def test_the_evaluator_fails_an_answer_that_is_a_fifo_or_a_link_out_of_the_folder(detect_bundle: Path,
+                                                                                   folder: Path, tmp_path: Path):
+    """In the agent's work folder, a FIFO answer fails its task with the reason (never waited on) and a link to a
+    right answer outside the folder fails too; the other tasks are graded."""
+    os.mkfifo(folder / "detection.json")
+    outside = tmp_path / "outside.json"
+    outside.write_text((detect_bundle / "right.json").read_text())
+    (folder / "diagnosis.json").symlink_to(outside)
+    state = str(detect_bundle / "faulty.json")
+    proc = _evaluate(detect_bundle, "--agent-output", str(folder), "--state", state,
+                     "--injected-at", "2026-01-01T00:00:00Z")
+    assert proc.returncode == 0, proc.stderr
+    tasks = json.loads(proc.stdout)["tasks"]
+    assert not tasks["detect"]["passed"] and "not a regular file" in str(tasks["detect"]["checks"])
+    assert not tasks["localize"]["passed"] and "outside the agent's folder" in tasks["localize"]["checks"][0]["detail"]
+    # the same answer as a file of the folder, or a link to one there, is read
+    (folder / "diagnosis.json").unlink()
+    (folder / "mine.json").write_text((detect_bundle / "right.json").read_text())
+    (folder / "diagnosis.json").symlink_to("mine.json")
+    proc = _evaluate(detect_bundle, "--task", "localize", "--agent-output", str(folder), "--state", state)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["passed"], proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("option", ["--agent-output", "--state", "--artifact"])
+def test_the_evaluator_refuses_a_fifo_a_device_and_a_huge_input(detect_bundle: Path, tmp_path: Path, option: str):
+    from itbench_dsl.runtime.evaluator import MAX_INPUT_BYTES
+
+    fifo, huge = tmp_path / "in.json", tmp_path / "huge.json"
+    os.mkfifo(fifo)
+    with open(huge, "wb") as handle:
+        handle.truncate(MAX_INPUT_BYTES + 1)  # sparse
+    task = {"--agent-output": "localize", "--state": "mitigate", "--artifact": "mitigate"}[option]
+    rest = [] if option == "--state" else ["--state", str(detect_bundle / "faulty.json")]
+    for given, message in ((fifo, "not a regular file"), ("/dev/zero", "not a regular file"),
+                           (huge, "the limit is")):
+        proc = _evaluate(detect_bundle, "--task", task, option, str(given), *rest)
+        assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, (given, proc.stderr)

@@ -339,7 +339,8 @@ def test_a_fifo_or_a_device_is_refused_without_reading_it(tmp_path):
         result = call(script, *args)
         assert result.returncode == 2 and ("not a regular file" in result.stderr or "directory" in result.stderr), \
             (args, result.stderr)
-    # an answer file of a work folder that is a FIFO: refused, never waited on
+    # an answer file of a work folder that is a FIFO: never waited on; the agent's answer, unusable: its task
+    # fails with the reason
     tasks = tmp_path / "tasks"
     tasks.mkdir()
     other = tasks / "evaluator.py"
@@ -351,7 +352,9 @@ def test_a_fifo_or_a_device_is_refused_without_reading_it(tmp_path):
     answer = next(iter(ns["SPEC"]["answers"].values()))
     os.mkfifo(work / answer)
     result = call(other, "--agent-output", str(work), "--task", next(iter(ns["SPEC"]["answers"])))
-    assert result.returncode == 2 and "not a regular file" in result.stderr, result.stderr
+    assert result.returncode == 0, result.stderr
+    verdict = json.loads(result.stdout)
+    assert not verdict["passed"] and "not a regular file" in verdict["checks"][0]["detail"], verdict
 
 
 def test_the_library_compiles_with_the_runtime():  # the evaluator of a library scenario still runs its corpus
