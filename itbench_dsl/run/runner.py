@@ -3,8 +3,9 @@
 Results go to RESULTS/<scenario>/<run-id>/: `timeline.jsonl` (every step, with timestamps; the first
 file a run writes), `state.json`, `verdict.json`, `agent.stdout`, `agent.stderr`, `timings.json`,
 `run.json` (status), `agent-reach.json` (what the agent could reach: its folder, files, environment, kubeconfig
-user and access) and `workspace/` (what the agent was given and wrote, copied from the fresh folder outside the
-bundle and the results it ran in; its kubeconfig is removed once the agent is done). `itbench score RESULTS`
+user and access), `answers/` and `answers.json` (the answer files' bytes as the agent's budget ended: what is
+graded; agentfiles.py) and `workspace/` (what the agent was given and wrote, copied for the record from the fresh
+folder outside the bundle and the results it ran in; its kubeconfig is removed once the agent is done). `itbench score RESULTS`
 reads the verdicts.
 
 The revert, the health check and the undeploy run whatever happened: on success, a failed step, a
@@ -179,6 +180,7 @@ class Prior:
             if e["phase"] == "run" and e["event"] == "start":
                 prior.attempts += 1
                 prior.captured = prior.graded = False
+                prior.answered_at = None  # an attempt's answer is timed by that attempt alone
             elif e.get("action") == "apply" and e["phase"] == "deploy" and e.get("created"):
                 ref = Ref(**e["ref"])
                 if ref not in prior.created:

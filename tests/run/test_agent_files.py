@@ -223,3 +223,43 @@ def test_the_evaluator_refuses_a_fifo_a_device_and_a_huge_input(detect_bundle: P
                            (huge, "the limit is")):
         proc = _evaluate(detect_bundle, "--task", task, option, str(given), *rest)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, (given, proc.stderr)
+
+
+# ---- when the detection was noticed: self-reported, bounded by the run's own record -------------------------
+
+
+def _detect(bundle: Path, work: Path, noticed_at: str, answered_at: str | None) -> dict:
+    (work / "detection.json").write_text(json.dumps({"anomaly": True, "noticed_at": noticed_at}))
+    proc = _evaluate(bundle, "--task", "detect", "--agent-output", str(work), "--state", str(bundle / "faulty.json"),
+                     "--injected-at", "2026-01-01T00:00:00Z",
+                     *(["--answered-at", answered_at] if answered_at else []))
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_a_noticed_at_in_the_future_or_before_the_injection_never_improves_the_verdict(detect_bundle: Path,
+                                                                                      folder: Path):
+    """The earlier of `noticed_at` and the run's `answered_at` is the detection's time: a claim later than the
+    answer's appearance is worth what the appearance is (never more), and one before the injection fails."""
+    honest = _detect(detect_bundle, folder, "2026-01-01T00:02:00Z", "2026-01-01T00:02:00Z")
+    future = _detect(detect_bundle, folder, "2099-01-01T00:00:00Z", "2026-01-01T00:02:00Z")
+    assert honest["passed"] and future["passed"]
+    assert future["metrics"]["time_to_detect_seconds"] == honest["metrics"]["time_to_detect_seconds"] == 120
+    assert not _detect(detect_bundle, folder, "2099-01-01T00:00:00Z", None)["passed"]  # self-reported only
+    late = _detect(detect_bundle, folder, "2099-01-01T00:00:00Z", "2026-01-01T02:00:00Z")
+    assert not late["passed"]
+    for answered in (None, "2026-01-01T00:02:00Z"):
+        early = _detect(detect_bundle, folder, "2025-12-31T23:59:00Z", answered)
+        assert not early["passed"] and "before the injection" in json.dumps(early["checks"])
+
+
+def test_each_attempt_times_its_own_answer():
+    """A resumed run grades the last attempt's answer with that attempt's `answered_at`, never an earlier one's."""
+    from itbench_dsl.run.runner import Prior
+
+    start = {"phase": "run", "event": "start"}
+    first = [start, {"phase": "inject", "event": "step", "injected_at": "2026-01-01T00:00:00Z"},
+             {"phase": "agent", "event": "step", "answered_at": "2026-01-01T00:01:00Z"}]
+    assert Prior.of(first).answered_at == "2026-01-01T00:01:00Z"
+    assert Prior.of([*first, start, {"phase": "inject", "event": "step",
+                                     "injected_at": "2026-01-01T01:00:00Z"}]).answered_at is None
