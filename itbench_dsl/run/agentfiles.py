@@ -199,7 +199,7 @@ def keep_folder(src: Path, dst: Path, file_limit: int = MAX_KEPT_FILE_BYTES, tot
                     if os.path.islink(target) or os.path.isfile(target):
                         os.unlink(target)  # never written through a link
                     target.write_bytes(data)
-                    os.chmod(target, stat.S_IMODE(info.st_mode) | stat.S_IRUSR | stat.S_IWUSR)
+                    os.chmod(target, (stat.S_IMODE(info.st_mode) & 0o777) | stat.S_IRUSR | stat.S_IWUSR)
                 else:
                     skipped.append({"path": shown, "why": f"{kind_of(mode)}: not copied"})
                     continue

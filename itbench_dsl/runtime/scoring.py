@@ -261,7 +261,8 @@ def unfinished_runs(runs: list[Path], verdicts: list[dict], graded: dict | None 
     verdicts) is a trial, and a failed one; dropped, it would lift pass@k over the runs that did finish. Its
     scenario and tasks come from its run.json, else from its timeline's first step (a run that died before
     run.json), else from its folder (`<results>/<scenario>/<run id>`) and the tasks the other verdicts of
-    that scenario were graded on. A run id found in two folders of one scenario is refused."""
+    that scenario were graded on. A run found in two folders (a copy: one scenario, run id and start) is
+    refused."""
     graded, malformed = graded or {}, malformed or {}
     out, seen = [], {}
     for folder in runs:
@@ -270,10 +271,13 @@ def unfinished_runs(runs: list[Path], verdicts: list[dict], graded: dict | None 
             else folder.parent.name
         run_id = record.get("run_id") if isinstance(record.get("run_id"), str) and record.get("run_id") \
             else folder.name
-        if (scenario, run_id) in seen:
+        # one run: its scenario, its id and the moment its timeline began (runs given one --run-id in two
+        # results folders began apart; a copy of a run folder did not)
+        key = (scenario, run_id, _timeline_began(folder / RUN_MARKER))
+        if key in seen:
             raise ScoringError(f"run {printable(run_id)} of scenario `{printable(scenario)}` is there twice: "
-                               f"{seen[(scenario, run_id)]} and {folder} (a copy?): a trial counts once; remove one")
-        seen[(scenario, run_id)] = folder
+                               f"{seen[key]} and {folder} (a copy): a trial counts once; remove one")
+        seen[key] = folder
         tasks = record.get("tasks")
         if not (isinstance(tasks, list) and tasks and all(isinstance(t, str) for t in tasks)):
             tasks = None
@@ -294,6 +298,16 @@ def unfinished_runs(runs: list[Path], verdicts: list[dict], graded: dict | None 
             out.append({"scenario": scenario, "task": task, "passed": False, "score": 0.0, "no_verdict": True,
                         "status": why, "run": str(folder)})
     return out
+
+
+def _timeline_began(path: Path) -> str:
+    """The time of a run's timeline's first step ("" without one)."""
+    try:
+        first = read_bounded(path, 64 * 1024, head=True).split("\n", 1)[0]
+        event = json.loads(first)
+    except (ScoringError, ValueError, RecursionError):
+        return ""
+    return str(event.get("t") or "") if isinstance(event, dict) else ""
 
 
 def _timeline_start(path: Path) -> dict:

@@ -332,11 +332,17 @@ def test_a_run_copied_into_the_results_twice_is_refused(tmp_path: Path):
                       {"scenario": "s", "run_id": "20260101T000000Z-abcdef", "status": "graded", "tasks": ["mitigate"]})
     _run_folder(results, "s", "r2", _graded("s", "mitigate", passed=False),
                 {"scenario": "s", "run_id": "r2", "status": "graded", "tasks": ["mitigate"]})
+    (run / "timeline.jsonl").write_text(json.dumps({"t": "2026-01-01T00:00:00.123Z", "phase": "run", "event": "start",
+                                                    "scenario": "s", "tasks": ["mitigate"]}) + "\n")
     shutil.copytree(run, results / "backup" / "s" / run.name)
     with pytest.raises(ScoringError, match="is there twice"):
         load_verdicts(results)
     result = invoke("score", str(results))
     assert result.exit_code == 2 and "is there twice" in result.stderr and "Traceback" not in result.stderr
+    # two runs given one --run-id in two results folders are two trials: they began apart
+    (results / "backup" / "s" / run.name / "timeline.jsonl").write_text(json.dumps(
+        {"t": "2026-01-02T00:00:00.456Z", "phase": "run", "event": "start", "scenario": "s"}) + "\n")
+    assert len(load_verdicts(results)) == 3
 
 
 def test_an_empty_results_folder_says_so(tmp_path: Path):
