@@ -163,7 +163,8 @@ def keep_folder(src: Path, dst: Path, file_limit: int = MAX_KEPT_FILE_BYTES, tot
             skipped.append({"path": rel or ".", "why": f"cannot be listed: {exc.strerror or exc}"})
             continue
         for name in names:
-            path, target, shown = here / name, there / name, f"{rel}{name}"
+            path, target = here / name, there / name
+            shown = os.fsencode(f"{rel}{name}").decode("utf-8", "backslashreplace")  # a name in any bytes, shown
             try:
                 info = os.lstat(path)
             except OSError as exc:
@@ -183,7 +184,7 @@ def keep_folder(src: Path, dst: Path, file_limit: int = MAX_KEPT_FILE_BYTES, tot
                         skipped.append({"path": shown, "why": f"deeper than {MAX_DEPTH} folders"})
                         continue
                     target.mkdir(exist_ok=True)
-                    stack.append((path, target, depth + 1, shown + "/"))
+                    stack.append((path, target, depth + 1, f"{rel}{name}/"))
                 elif stat.S_ISREG(mode):
                     if info.st_size > file_limit:
                         skipped.append({"path": shown, "why": f"{info.st_size:,} bytes: over {file_limit:,}"})

@@ -263,3 +263,10 @@ def test_each_attempt_times_its_own_answer():
     assert Prior.of(first).answered_at == "2026-01-01T00:01:00Z"
     assert Prior.of([*first, start, {"phase": "inject", "event": "step",
                                      "injected_at": "2026-01-01T01:00:00Z"}]).answered_at is None
+
+
+def test_keep_folder_names_a_file_of_any_bytes_printably(folder: Path, tmp_path: Path):
+    name = os.fsdecode(b"bad-\xff-name")
+    os.mkfifo(folder / name)
+    skipped = keep_folder(folder, tmp_path / "kept")
+    assert skipped[0]["path"] == "bad-\\xff-name" and skipped[0]["path"].encode("utf-8")
