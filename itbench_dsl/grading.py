@@ -158,9 +158,9 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
                     f"direction: at least {CHAIN_PASS:g} of the edges a root cause reaches given, and more than "
                     f"{CHAIN_PASS:g} of the edges given right")
         if task == "diagnose" and spec.get("finops"):
-            if spec["finops"].get("what") is not None and spec["finops"]["findings"]:
-                add("finops.type", TRUTH, None, "each found object's `type` says what about it is wasteful: a word "
-                    "of the fault's kind or of the fields it changed")
+            if any(spec["finops"].get("accept") or []) and spec["finops"]["findings"]:
+                add("finops.type", TRUTH, None, "each found object's `type` is the kind of waste it is: one value of "
+                    "the closed vocabulary (" + ", ".join(sorted(set(spec["finops"]["types"].values()))) + ")")
             names = sorted({_ref(r) for group in spec["finops"]["findings"] for r in group})
             add("finops.resource", TRUTH, None, "the wasteful objects named, each fault's: " + ", ".join(names))
         if task == "policy" and spec.get("ciso"):

@@ -1927,6 +1927,15 @@ def _finops_type_cases(perfect: dict, faulty: dict) -> Iterator[Case]:
                answer=vague, state=faulty)
     untyped = {"resource": [{"name": r["name"]} for r in perfect["resource"]]}
     yield Case("the wasteful objects named without a `type`", "diagnose", FAIL, answer=untyped, state=faulty)
+    # `type` is one value of a closed vocabulary: the right value negated, hedged with another, or every value
+    # listed says no one kind of waste
+    from ..tasks import FINOPS_TYPES
+
+    for label, say in (("negated", lambda t: f"not {t}"), ("hedged with another value", lambda t: "either " + t + " or "
+                       + next(v for v in FINOPS_TYPES if v.replace("_", " ") != t)),
+                       ("listing every value", lambda t: ", ".join(FINOPS_TYPES))):
+        yield Case(f"the wasteful objects named, their `type` {label}", "diagnose", FAIL, state=faulty,
+                   answer={"resource": [{**r, "type": say(r["type"])} for r in perfect["resource"]]})
 
 
 def _finops_control_cases(spec, derived) -> Iterator[Case]:

@@ -132,6 +132,7 @@ def context(scenario: ir.Scenario) -> dict:
         "files": dict(SUBMISSION.get(task, {})),
         "posed": _posed(scenario),
         "vocabulary": {k: list(v) for k, v in task_types.VOCABULARY.items()},
+        "finops_types": list(task_types.FINOPS_TYPES),
     }
 
 
@@ -236,6 +237,8 @@ def allowed_values(scenario: ir.Scenario, hints: dict, values: dict) -> set[str]
     allowed.update(o["name"] for o in control.get("objects", []))
     if control.get("hosts"):
         allowed.update(control["hosts"].split(":"))  # the inventory groups: the task cannot be done without them
+    # the FinOps type vocabulary: every FinOps prompt lists all of it, so naming the fault's value says nothing
+    allowed.update(values.get("finops_types") or [])
     allowed.discard("")
     return allowed
 

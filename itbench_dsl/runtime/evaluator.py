@@ -2429,12 +2429,23 @@ def finops_spend(spec, state, checks):
                              "every workload costs what its healthy manifests cost (replica floor times requests)"})
 
 
-def _tells(text, words):
-    """Whether the free text `text` holds one of `words` (lower-case stems: `request` in "Requests too high")."""
+def type_key(text):
+    """A FinOps `type` as answers are compared: its words, lower case, a plural's `s` dropped, run together
+    ("Over-provisioned requests", "overprovisioned_requests" and "OverprovisionedRequest" are one key)."""
+    words = re.findall(r"[a-z0-9]+", str(text)[:200].lower())
+    return "".join(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words)
+
+
+def finops_type(spec, names, text):
+    """The one value of the FinOps type vocabulary a `type` text says (a kind leading it, `Deployment: idle
+    replicas`, aside); None for any other text: a negation, a hedge, two values."""
     if not isinstance(text, str):
-        return False
-    low = text.lower()
-    return any(word in low for word in words)
+        return None
+    head, colon, rest = text.partition(":")
+    head = head.strip().lower()
+    if colon and head and names.kind_of(head) != head:  # a kind (any case, a short name) leads it
+        text = rest
+    return spec["finops"]["types"].get(type_key(text))
 
 
 def finops_answer(spec, output, state, checks, metrics):
@@ -2461,16 +2472,20 @@ def finops_answer(spec, output, state, checks, metrics):
         predictions.append((text, set(keys), seen_types[identity]))
     hits = [any(keys & f for f in findings) for _, keys, _ in predictions]
     found = sum(1 for f in findings if any(keys & f for _, keys, _ in predictions))
-    what = spec["finops"].get("what")
-    if what is not None and findings:
-        # `type` says what is wasteful: words of the fault's kind or of the fields it changed
-        untold = [text for text, keys, types in predictions for index, f in enumerate(findings) if keys & f
-                  and not any(_tells(t, what[index]) for t in types)]
+    accept = spec["finops"].get("accept")
+    if accept is not None and findings:
+        # `type` is one value of the closed vocabulary, one that says what this object of the finding wastes
+        # (named twice, each of its types must)
+        refs = [[(r["kind"], r.get("namespace") or None, r["name"]) for r in group] for group in spec["finops"]["findings"]]
+        untold = [text for text, keys, types in predictions for index, group in enumerate(refs) if accept[index]
+                  for ref, values in zip(group, accept[index]) if ref in keys
+                  and not all(finops_type(spec, names, t) in values for t in types)]
         untold = list(dict.fromkeys(untold))
+        vocabulary = sorted(set(spec["finops"]["types"].values()))
         checks.append({"id": "finops.type", "passed": not untold,
-                       "detail": (f"the `type` of {', '.join(untold[:3])} does not say what is wasteful (any of: "
-                                  f"{', '.join(what[0][:6])}...)") if untold else
-                                 "each found object's `type` says what about it is wasteful"})
+                       "detail": (f"the `type` of {', '.join(untold[:3])} is not the kind of waste it is: one value "
+                                  f"of {', '.join(vocabulary)}") if untold else
+                                 "each found object's `type` is the kind of waste it is"})
     if not findings:  # a control: nothing is wasted, and the right answer names nothing
         precision = recall = f1 = 0.0 if predictions else 1.0
     else:

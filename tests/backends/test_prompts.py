@@ -187,8 +187,12 @@ def test_finops_prompt_states_the_resource_shape():
     scenario, _ = _scenario("otel-cart-overprovisioned-requests")
     text = prompt_backend.render(scenario)
     block = text.split("```json", 1)[1].split("```", 1)[0]
-    assert json.loads(block) == {"resource": [{"name": "<namespace>/<Kind>/<name>", "type": "<what is misconfigured>"}]}
+    assert json.loads(block) == {"resource": [{"name": "<namespace>/<Kind>/<name>", "type": "<kind of waste>"}]}
     assert "/tmp/agent/finops.json" in text and "identify" in text.lower()
+    # the closed vocabulary `type` is graded against, listed whole (the same in every FinOps prompt)
+    from itbench_dsl.tasks import FINOPS_TYPES
+
+    assert all(f"`{value}`" in text for value in FINOPS_TYPES)
 
 
 CISO_CONTRACTS = {
