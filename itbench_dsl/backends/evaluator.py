@@ -730,8 +730,17 @@ def _ciso(scenario: ir.Scenario) -> dict | None:
 
     contract = ciso_backend.artefact_contract(scenario)
     gaps, context = _read_gaps(scenario, pick(compliance.gaps))
+    compliant = pick(compliance.compliant)
+    control = ciso.CATALOGUE.get(compliance.control)
+    if isinstance(control, ciso.HostControl):
+        # a host control's groups carry the settings the control reads: the gap's violating, the baseline's not
+        gaps = [{**g, "host": control.facts(True)} if g.get("kind") == ciso.HOST_KIND else g for g in gaps]
+        compliant = [{**c, "host": control.facts(False)} if c.get("kind") == ciso.HOST_KIND else c for c in compliant]
     out = {"control": compliance.control, "task": compliance.task, "gaps": gaps,
-           "compliant": pick(compliance.compliant), "contract": contract}
+           "compliant": compliant, "contract": contract}
+    task_class = ciso.TASK_CLASSES.get(compliance.task)
+    if task_class is not None and task_class.input:
+        out["input"] = task_class.input
     if context:
         out["context"] = context
     out.update(_kept(scenario))

@@ -18,6 +18,8 @@ component name) stand on its own.
 
 from __future__ import annotations
 
+import json
+
 import functools
 import re
 from importlib import resources as _resources
@@ -144,9 +146,15 @@ def _control(scenario: ir.Scenario, compliance: ir.Compliance) -> dict:
     # every host group the control is checked on, the gap's and the compliant baseline's, as one Ansible
     # host pattern: the prompt must not say which group breaks the control
     hosts = [g.name for g in compliance.gaps + compliance.compliant if g.kind == ciso.HOST_KIND]
+    from ..ciso.tasks import INPUT_SHAPES, TASK_CLASSES
+
+    task_class = TASK_CLASSES.get(compliance.task)
+    shape = INPUT_SHAPES.get(task_class.input) if task_class is not None else None
     return {
         "id": compliance.control, "goal": compliance.goal, "benchmark": compliance.benchmark,
         "task": compliance.task,
+        # the input a Rego policy is graded on, as the prompt states it (the same for every scenario of the class)
+        "input_shape": json.dumps(shape, indent=2) if shape is not None else None,
         "existing_policy": existing[0]["metadata"]["name"] if existing else None,
         "hosts": ":".join(hosts) if hosts else None,
         # the namespaces the control is checked in: the topology's and those of its objects (`default`)

@@ -210,13 +210,13 @@ CISO_CONTRACTS = {
         "`fetcher.sh`", "`policy.rego`", "`collected_data.json`", "declare `package check`", "boolean rule `result`",
         "`false`\n  when any of them breaks it", "Rego v1", "`if`", "`contains`",
         "opa eval --data policy.rego --input collected_data.json data.check.result --format raw",
-        "do not pass\n  `--kubeconfig`", "/tmp/agent/kubeconfig.yaml", "bash fetcher.sh",
+        "do not pass `--kubeconfig`", "/tmp/agent/kubeconfig.yaml", "bash fetcher.sh", "the script is not run",
     ],
     "rhel9-sshd-x11-forwarding-ansible-opa": [
         "`playbook.yml`", "`policy.rego`", "`collected_data.json`", "declare `package check`", "boolean rule `result`",
         "Rego v1", "`rhel9_servers:rhel9_servers_baseline`", "hosts: rhel9_servers:rhel9_servers_baseline", "/tmp/agent/inventory.ansible.ini",
         "ansible-playbook playbook.yml", "data.check.result", "delegate_to: localhost",
-        "Ensure SSH X11 forwarding is disabled",
+        "Ensure SSH X11 forwarding is disabled", "the playbook is not run",
     ],
 }
 
