@@ -94,7 +94,7 @@ The cluster's kubeconfig is at `{kubeconfig}`.
 # writes; `hosts`: one item per host, each file's settings as `key: value` (the key as the file spells it,
 # the value as text) and each service as Ansible's `service_facts` reports it.
 INPUT_SHAPES = {
-    "list": {"apiVersion": "v1", "kind": "List", "items": ["<each object as `kubectl get -o json` gives it>"]},
+    "list": {"apiVersion": "v1", "kind": "List", "items": ["<each object, as kubectl gives it with -o json>"]},
     "hosts": {"hosts": [{"name": "<host>",
                          "files": {"<path of a configuration file>": {"<Setting>": "<its value, as text>"}},
                          "services": {"<unit>.service": {"name": "<unit>.service", "source": "systemd",
