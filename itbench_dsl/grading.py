@@ -171,12 +171,14 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
             if (c.get("contract") or {}).get("artefact") == "kyverno":
                 add("ciso.contract", POLICY, None, "the Kyverno policy keeps the prompt's contract (kind, name, "
                     "audit, background); a broken contract scores 0")
+            # Rego: on every input of the prompt's shape that holds the object (runtime rego_inputs)
+            rego = " (Rego: on every input that holds it)" if (c.get("contract") or {}).get("artefact") == "rego" else ""
             for obj in c["gaps"]:
                 add(f"ciso.gap.{_ref(_manifest_ref(obj))}", POLICY, None,
-                    f"the policy reports {_ref(_manifest_ref(obj))}, which breaks control {c['control']}")
+                    f"the policy reports {_ref(_manifest_ref(obj))}, which breaks control {c['control']}{rego}")
             for obj in c["compliant"]:
                 add(f"ciso.compliant.{_ref(_manifest_ref(obj))}", POLICY, None,
-                    f"the policy passes {_ref(_manifest_ref(obj))}, which complies")
+                    f"the policy passes {_ref(_manifest_ref(obj))}, which complies{rego}")
             if c.get("kept"):
                 add("ciso.kept", POLICY, None, f"the updated policy still flags the {len(c['kept'])} violation(s) "
                     "the policy to update flagged (a rule kept by name must keep what it checks)")

@@ -2445,7 +2445,7 @@ def finops_type(spec, names, text):
     head = head.strip().lower()
     if colon and head and names.kind_of(head) != head:  # a kind (any case, a short name) leads it
         text = rest
-    return spec["finops"]["types"].get(type_key(text))
+    return (spec["finops"].get("types") or {}).get(type_key(text))
 
 
 def finops_answer(spec, output, state, checks, metrics):
@@ -2481,7 +2481,7 @@ def finops_answer(spec, output, state, checks, metrics):
                   for ref, values in zip(group, accept[index]) if ref in keys
                   and not all(finops_type(spec, names, t) in values for t in types)]
         untold = list(dict.fromkeys(untold))
-        vocabulary = sorted(set(spec["finops"]["types"].values()))
+        vocabulary = sorted(set((spec["finops"].get("types") or {}).values()))
         checks.append({"id": "finops.type", "passed": not untold,
                        "detail": (f"the `type` of {', '.join(untold[:3])} is not the kind of waste it is: one value "
                                   f"of {', '.join(vocabulary)}") if untold else
