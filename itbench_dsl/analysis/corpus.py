@@ -2359,6 +2359,9 @@ def _rego_cases(spec) -> Iterator[Case]:
                            f"{_rego_field(path)}, \"<absent>\") == {json.dumps(value)}\n}}\n\n" for path, value in picks)
             yield Case("a right Rego policy by content, reading every host at once", "policy", PASS,
                        artifact=("rego", head + body))
+            last = body.replace(f"some i\n  item := {items}[i]", f"i := count({items}) - 1\n  item := {items}[i]")
+            yield Case("that policy reading only the last host (where a gap host was once appended)", "policy", FAIL,
+                       artifact=("rego", head + last))
     elif rules is not None:
         body = ""
         for rule in rules:
@@ -2371,6 +2374,9 @@ def _rego_cases(spec) -> Iterator[Case]:
                      f"  object.get(item, {_rego_field(path)}, \"<absent>\") == {json.dumps(cond['key'])}\n}}\n\n")
         yield Case("a right Rego policy by content, reading every object at once", "policy", PASS,
                    artifact=("rego", head + body))
+        last = body.replace("some i\n  item := input.items[i]", "i := count(input.items) - 1\n  item := input.items[i]")
+        yield Case("that policy reading only the last item (where a gap object was once appended)", "policy", FAIL,
+                   artifact=("rego", head + last))
     kinds = sorted({o["kind"] for o in spec["ciso"]["gaps"]})
     names = sorted({(o.get("metadata") or {}).get("name") for o in spec["ciso"]["compliant"]} - {None})
     if names:
