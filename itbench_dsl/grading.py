@@ -158,9 +158,9 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
                     f"direction: at least {CHAIN_PASS:g} of the edges a root cause reaches given, and more than "
                     f"{CHAIN_PASS:g} of the edges given right")
         if task == "diagnose" and spec.get("finops"):
-            if spec["finops"].get("what") is not None and spec["finops"]["findings"]:
-                add("finops.type", TRUTH, None, "each found object's `type` says what about it is wasteful: a word "
-                    "of the fault's kind or of the fields it changed")
+            if any(spec["finops"].get("accept") or []) and spec["finops"]["findings"]:
+                add("finops.type", TRUTH, None, "each found object's `type` is the kind of waste it is: one value of "
+                    "the closed vocabulary (" + ", ".join(sorted(set(spec["finops"]["types"].values()))) + ")")
             names = sorted({_ref(r) for group in spec["finops"]["findings"] for r in group})
             add("finops.resource", TRUTH, None, "the wasteful objects named, each fault's: " + ", ".join(names))
         if task == "policy" and spec.get("ciso"):
@@ -171,12 +171,14 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
             if (c.get("contract") or {}).get("artefact") == "kyverno":
                 add("ciso.contract", POLICY, None, "the Kyverno policy keeps the prompt's contract (kind, name, "
                     "audit, background); a broken contract scores 0")
+            # Rego: on every input of the prompt's shape that holds the object (runtime rego_inputs)
+            rego = " (Rego: on every input that holds it)" if (c.get("contract") or {}).get("artefact") == "rego" else ""
             for obj in c["gaps"]:
                 add(f"ciso.gap.{_ref(_manifest_ref(obj))}", POLICY, None,
-                    f"the policy reports {_ref(_manifest_ref(obj))}, which breaks control {c['control']}")
+                    f"the policy reports {_ref(_manifest_ref(obj))}, which breaks control {c['control']}{rego}")
             for obj in c["compliant"]:
                 add(f"ciso.compliant.{_ref(_manifest_ref(obj))}", POLICY, None,
-                    f"the policy passes {_ref(_manifest_ref(obj))}, which complies")
+                    f"the policy passes {_ref(_manifest_ref(obj))}, which complies{rego}")
             if c.get("kept"):
                 add("ciso.kept", POLICY, None, f"the updated policy still flags the {len(c['kept'])} violation(s) "
                     "the policy to update flagged (a rule kept by name must keep what it checks)")

@@ -59,6 +59,39 @@ FAULT_TYPES = ("misconfiguration", "code_defect", "authentication_issue", "netwo
 VOCABULARY = {"system_level": SYSTEM_LEVELS, "fault_type": FAULT_TYPES}
 assert tuple(VOCABULARY) == ANALYSIS_KEYS
 
+# The FinOps answer's `type`: what kind of waste an object is, one value of a closed vocabulary
+# (docs/evaluator.md, `diagnose` (FinOps)), each with the spellings that say the same. The evaluator compares
+# by `type_key` (case, spaces, punctuation and a plural's `s` do not matter: "Over-provisioned requests" is
+# `overprovisioned_requests`); any other text (a negation, two values, a hedge) is no value.
+FINOPS_TYPES: dict[str, tuple[str, ...]] = {
+    "overprovisioned_requests": (
+        "overprovisioned requests", "overprovisioned", "overprovisioning", "overprovisioned resources",
+        "overprovisioned resource requests", "overprovisioned cpu and memory requests", "oversized requests",
+        "excessive requests", "requests too high", "too high requests", "resource requests too high",
+        "requests overprovisioned", "overrequested"),
+    "idle_replicas": (
+        "idle replicas", "too many replicas", "excess replicas", "excessive replicas", "overscaled",
+        "overscaled replicas", "overprovisioned replicas", "replicas too high", "overreplicated",
+        "unneeded replicas", "unused replicas"),
+    "misconfigured_hpa": (
+        "misconfigured hpa", "hpa misconfigured", "hpa misconfiguration", "misconfigured autoscaler",
+        "misconfigured autoscaling", "misconfigured horizontal pod autoscaler", "misconfigured horizontalpodautoscaler",
+        "autoscaler misconfigured", "hpa target too low", "autoscaler target too low", "utilization target too low",
+        "low utilization target", "hpa utilization target too low", "wrong hpa target", "wrong utilization target"),
+    "unassigned_limits": (
+        "unassigned limits", "missing limits", "missing limit", "no limits", "no limit", "missing resource limits",
+        "no resource limits", "missing memory limit", "no memory limit", "missing cpu limit", "no cpu limit",
+        "limits missing", "limits removed", "removed limits", "unset limits", "unbounded resources"),
+}
+# the value a fault's waste is, by the fault's mechanism (faults/base.py): a FinOps scenario may use any
+# fault kind, and one whose mechanism is none of these has its `type` left ungraded (its finding found by name)
+FINOPS_MECHANISMS = {
+    "autoscaler.target-utilization:misconfigured": "misconfigured_hpa",
+    "workload.container.resources.requests:overprovisioned": "overprovisioned_requests",
+    "workload.replicas:overscaled": "idle_replicas",
+    "workload.container.resources.limits:removed": "unassigned_limits",
+}
+
 def names(domain: str) -> tuple[str, ...]:
     """The tasks a scenario of `domain` may pose."""
     return tuple(t.name for t in TASK_TYPES.values() if domain in t.domains)

@@ -1927,6 +1927,15 @@ def _finops_type_cases(perfect: dict, faulty: dict) -> Iterator[Case]:
                answer=vague, state=faulty)
     untyped = {"resource": [{"name": r["name"]} for r in perfect["resource"]]}
     yield Case("the wasteful objects named without a `type`", "diagnose", FAIL, answer=untyped, state=faulty)
+    # `type` is one value of a closed vocabulary: the right value negated, hedged with another, or every value
+    # listed says no one kind of waste
+    from ..tasks import FINOPS_TYPES
+
+    for label, say in (("negated", lambda t: f"not {t}"), ("hedged with another value", lambda t: "either " + t + " or "
+                       + next(v for v in FINOPS_TYPES if v.replace("_", " ") != t)),
+                       ("listing every value", lambda t: ", ".join(FINOPS_TYPES))):
+        yield Case(f"the wasteful objects named, their `type` {label}", "diagnose", FAIL, state=faulty,
+                   answer={"resource": [{**r, "type": say(r["type"])} for r in perfect["resource"]]})
 
 
 def _finops_control_cases(spec, derived) -> Iterator[Case]:
@@ -2328,16 +2337,32 @@ def _rego_field(path: tuple) -> str:
 
 
 def _rego_cases(spec) -> Iterator[Case]:
-    """Rego policies read the cluster as the fetch script collects it, every object at once: a right policy
-    by content over all the items (pass, where a field tells the gap apart); one that spares the compliant
-    objects by name, and one true whenever the compliant objects are there, reading across objects (fail)."""
+    """Rego policies read the input as the prompt states its shape (a `kubectl get -o json` List, or a host
+    control's hosts), every object at once: a right policy by content over all the items (pass, where a field
+    tells the gap apart); one that spares the compliant objects by name, one true whenever the compliant
+    objects are there, reading across objects, and ones that count the items (fail: the inputs graded hold
+    as many objects with a gap object as without, and more compliant ones than with one)."""
     try:
         import regopy  # noqa: F401 - the offline Rego engine; without it these cases cannot be graded
     except ImportError:
         return
+    hosts = spec["ciso"].get("input") == "hosts"
+    items = "input.hosts" if hosts else "input.items"
     head = "package check\n\ndefault result := false\n\nresult if count(violations) == 0\n\n"
     rules = _content_rules(spec)
-    if rules is not None:
+    if hosts:  # a host's item holds its settings at the top (INPUT_SHAPES): a setting no compliant host holds
+        ok = [dict(_leaves(o.get("host") or {})) for o in spec["ciso"]["compliant"]]
+        picks = [next(((p, v) for p, v in _leaves(g.get("host") or {}) if all(o.get(p) != v for o in ok)), None)
+                 for g in spec["ciso"]["gaps"]]
+        if picks and all(picks):
+            body = "".join(f"violations contains i if {{\n  some i\n  item := {items}[i]\n  object.get(item, "
+                           f"{_rego_field(path)}, \"<absent>\") == {json.dumps(value)}\n}}\n\n" for path, value in picks)
+            yield Case("a right Rego policy by content, reading every host at once", "policy", PASS,
+                       artifact=("rego", head + body))
+            last = body.replace(f"some i\n  item := {items}[i]", f"i := count({items}) - 1\n  item := {items}[i]")
+            yield Case("that policy reading only the last host (where a gap host was once appended)", "policy", FAIL,
+                       artifact=("rego", head + last))
+    elif rules is not None:
         body = ""
         for rule in rules:
             kind = rule["match"]["any"][0]["resources"]["kinds"][0]
@@ -2349,16 +2374,26 @@ def _rego_cases(spec) -> Iterator[Case]:
                      f"  object.get(item, {_rego_field(path)}, \"<absent>\") == {json.dumps(cond['key'])}\n}}\n\n")
         yield Case("a right Rego policy by content, reading every object at once", "policy", PASS,
                    artifact=("rego", head + body))
+        last = body.replace("some i\n  item := input.items[i]", "i := count(input.items) - 1\n  item := input.items[i]")
+        yield Case("that policy reading only the last item (where a gap object was once appended)", "policy", FAIL,
+                   artifact=("rego", head + last))
     kinds = sorted({o["kind"] for o in spec["ciso"]["gaps"]})
     names = sorted({(o.get("metadata") or {}).get("name") for o in spec["ciso"]["compliant"]} - {None})
     if names:
-        spare = head + (f"violations contains i if {{\n  some i\n  item := input.items[i]\n  item.kind in {json.dumps(kinds)}\n"
-                        f"  not item.metadata.name in {json.dumps(names)}\n}}\n")
+        field = "item.name" if hosts else "item.metadata.name"
+        spare = head + (f"violations contains i if {{\n  some i\n  item := {items}[i]\n"
+                        + ("" if hosts else f"  item.kind in {json.dumps(kinds)}\n")
+                        + f"  not {field} in {json.dumps(names)}\n}}\n")
         yield Case("a Rego policy that spares the compliant objects by name", "policy", FAIL, artifact=("rego", spare))
         present = ("package check\n\ndefault result := false\n\nresult if {\n  every n in " + json.dumps(names)
-                   + " {\n    some item in input.items\n    item.metadata.name == n\n  }\n}\n")
+                   + f" {{\n    some item in {items}\n    {field} == n\n  }}\n}}\n")
         yield Case("a Rego policy true whenever the compliant objects are there (read across objects)", "policy", FAIL,
                    artifact=("rego", present))
+    # as many items as the compliant objects and their context: what a gap object adds, counted, not read
+    size = len(spec["ciso"]["compliant"]) + len(spec["ciso"].get("context", []))
+    for why, test in (("at most", f"count({items}) <= {size}"), ("exactly", f"count({items}) == {size}")):
+        yield Case(f"a Rego policy true when the input holds {why} as many items as the compliant objects ({size})",
+                   "policy", FAIL, artifact=("rego", f"package check\n\ndefault result := false\n\nresult if {test}\n"))
 
 
 def _pod_rule_cases(spec, faulty, good_policy) -> Iterator[Case]:

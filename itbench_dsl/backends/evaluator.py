@@ -19,7 +19,7 @@ from . import ciso as ciso_backend
 from .. import tasks as task_types
 from . import faults as fault_backend
 from . import itbench as itbench_backend
-from ..runtime.evaluator import identity_key, nested, pod_requests
+from ..runtime.evaluator import identity_key, nested, pod_requests, type_key
 from .evaluator_file import source_for_spec, spec_of  # noqa: F401  (spec_of: the public API)
 from .manifests import topology_manifests
 
@@ -600,8 +600,7 @@ def _finops(scenario: ir.Scenario) -> dict:
         if path == list(o.path):  # a field the healthy manifest leaves out (requests defaulted): the faulty one's
             path = identified_path(faulty.get(key), faulty.get(key), list(o.path))
         optimal.append({"object": _ref(o.target), "path": path, "value": o.value})
-    what = [_finding_words(injection, healthy, faulty) for injection in scenario.injections()]
-    return {"findings": findings, "what": what, "threshold": PROXIMITY_THRESHOLD, "optimal": optimal,
+    return {"findings": findings, **_finops_types(scenario), "threshold": PROXIMITY_THRESHOLD, "optimal": optimal,
             "spend": _spend(scenario, healthy)}
 
 
@@ -625,52 +624,33 @@ def _spend(scenario: ir.Scenario, healthy: dict) -> list[dict]:
     return out
 
 
-_GENERIC_WORDS = {"spec", "template", "containers", "container", "name", "value", "type", "resources", "resource",
-                  "metadata", "misconfigured", "insufficient", "metrics", "annotations", "labels", "average"}
+def _finops_types(scenario: ir.Scenario) -> dict:
+    """The closed vocabulary of a FinOps answer's `type` (tasks.FINOPS_TYPES): `types` maps each spelling's
+    `type_key` to its value, and `accept`, for each finding and each object of it (in `findings`' order), the
+    values that say what that object wastes: the fault's (by its mechanism), and for an autoscaler's fault on
+    the workload it scales also `idle_replicas` (the waste is the replicas the autoscaler holds up). A fault
+    of no FinOps mechanism has None: its `type` is not graded."""
+    types = {}
+    for value, spellings in task_types.FINOPS_TYPES.items():
+        for text in (value, *spellings):
+            types.setdefault(type_key(text), value)
+    accept = []
+    for injection in scenario.injections():
+        value = task_types.FINOPS_MECHANISMS.get(_fault_kinds().get(injection.fault, ""))
+        refs = list(dict.fromkeys([injection.target, *injection.side_objects,
+                                   *([injection.root] if injection.root else [])]))
+        if value is None:
+            accept.append(None)
+            continue
+        scaled = value == "misconfigured_hpa"
+        accept.append([[value, "idle_replicas"] if scaled and r == injection.target else [value] for r in refs])
+    return {"types": types, "accept": accept}
 
 
-def _words(text: str) -> set[str]:
-    """The words of an identifier or a phrase, lower-case, of four letters or more (`averageUtilization`:
-    average, utilization), with a plural's `s` dropped."""
-    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
-    out = set()
-    for word in re.split(r"[^A-Za-z]+", spaced):
-        word = word.lower()
-        word = word[:-1] if len(word) > 4 and word.endswith("s") else word
-        if len(word) >= 3 and word not in _GENERIC_WORDS:
-            out.add(word)
-    return out
+def _fault_kinds() -> dict:
+    from ..faults import FAULTS
 
-
-def _changed_paths(healthy, faulty, path=()):
-    if isinstance(healthy, dict) and isinstance(faulty, dict):
-        for key in set(healthy) | set(faulty):
-            if healthy.get(key) != faulty.get(key):
-                yield from _changed_paths(healthy.get(key), faulty.get(key), path + (key,))
-    elif isinstance(healthy, list) and isinstance(faulty, list) and len(healthy) == len(faulty):
-        for a, b in zip(healthy, faulty):
-            if a != b:
-                yield from _changed_paths(a, b, path)
-    elif healthy != faulty:
-        yield path
-
-
-def _finding_words(injection, healthy: dict, faulty: dict) -> list[str]:
-    """Words any of which the answer's `type` must hold to say what the fault made wasteful: those of the fault
-    kind (`overprovisioned_requests`: overprovisioned, request) and of the fields it changed (`limits.memory`:
-    limit, memory; an autoscaler's `target.averageUtilization`: target, utilization)."""
-    words = _words(injection.fault)
-    for ref in [injection.target, *injection.side_objects]:
-        key = (ref.kind, ref.namespace, ref.name)
-        if key in faulty:
-            for path in _changed_paths(healthy.get(key) or {}, faulty[key]):
-                for part in path[-3:]:
-                    words |= _words(str(part))
-    for word in ("hpa",):  # the name everyone gives an autoscaler
-        if "HorizontalPodAutoscaler" in {r.kind for r in [injection.target, *injection.side_objects]} or \
-                injection.fault.endswith("_hpa"):
-            words |= {word, "autoscal"}
-    return sorted(words)
+    return {name: kind.mechanism for name, kind in FAULTS.items()}
 
 
 def identified_path(healthy: dict | None, faulty: dict | None, path: list) -> list:
@@ -750,8 +730,17 @@ def _ciso(scenario: ir.Scenario) -> dict | None:
 
     contract = ciso_backend.artefact_contract(scenario)
     gaps, context = _read_gaps(scenario, pick(compliance.gaps))
+    compliant = pick(compliance.compliant)
+    control = ciso.CATALOGUE.get(compliance.control)
+    if isinstance(control, ciso.HostControl):
+        # a host control's groups carry the settings the control reads: the gap's violating, the baseline's not
+        gaps = [{**g, "host": control.facts(True)} if g.get("kind") == ciso.HOST_KIND else g for g in gaps]
+        compliant = [{**c, "host": control.facts(False)} if c.get("kind") == ciso.HOST_KIND else c for c in compliant]
     out = {"control": compliance.control, "task": compliance.task, "gaps": gaps,
-           "compliant": pick(compliance.compliant), "contract": contract}
+           "compliant": compliant, "contract": contract}
+    task_class = ciso.TASK_CLASSES.get(compliance.task)
+    if task_class is not None and task_class.input:
+        out["input"] = task_class.input
     if context:
         out["context"] = context
     out.update(_kept(scenario))

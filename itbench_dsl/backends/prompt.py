@@ -18,6 +18,8 @@ component name) stand on its own.
 
 from __future__ import annotations
 
+import json
+
 import functools
 import re
 from importlib import resources as _resources
@@ -132,6 +134,7 @@ def context(scenario: ir.Scenario) -> dict:
         "files": dict(SUBMISSION.get(task, {})),
         "posed": _posed(scenario),
         "vocabulary": {k: list(v) for k, v in task_types.VOCABULARY.items()},
+        "finops_types": list(task_types.FINOPS_TYPES),
     }
 
 
@@ -143,9 +146,15 @@ def _control(scenario: ir.Scenario, compliance: ir.Compliance) -> dict:
     # every host group the control is checked on, the gap's and the compliant baseline's, as one Ansible
     # host pattern: the prompt must not say which group breaks the control
     hosts = [g.name for g in compliance.gaps + compliance.compliant if g.kind == ciso.HOST_KIND]
+    from ..ciso.tasks import INPUT_SHAPES, TASK_CLASSES
+
+    task_class = TASK_CLASSES.get(compliance.task)
+    shape = INPUT_SHAPES.get(task_class.input) if task_class is not None else None
     return {
         "id": compliance.control, "goal": compliance.goal, "benchmark": compliance.benchmark,
         "task": compliance.task,
+        # the input a Rego policy is graded on, as the prompt states it (the same for every scenario of the class)
+        "input_shape": json.dumps(shape, indent=2) if shape is not None else None,
         "existing_policy": existing[0]["metadata"]["name"] if existing else None,
         "hosts": ":".join(hosts) if hosts else None,
         # the namespaces the control is checked in: the topology's and those of its objects (`default`)
@@ -236,6 +245,8 @@ def allowed_values(scenario: ir.Scenario, hints: dict, values: dict) -> set[str]
     allowed.update(o["name"] for o in control.get("objects", []))
     if control.get("hosts"):
         allowed.update(control["hosts"].split(":"))  # the inventory groups: the task cannot be done without them
+    # the FinOps type vocabulary: every FinOps prompt lists all of it, so naming the fault's value says nothing
+    allowed.update(values.get("finops_types") or [])
     allowed.discard("")
     return allowed
 

@@ -175,7 +175,10 @@ def docs_markdown() -> str:
         "`revert/playbook.yml` the compliant one. The inventory group defaults to "
         f"`{DEFAULT_HOSTS}` (ITBench's `inventory_host`); `control \"ID\" {{ hosts = \"group\" }}` names another.",
         f"In `scenario.json`, the gap of a host control is one reference of kind `{HOST_KIND}` (`{HOST_API}`)",
-        "naming the group.",
+        "naming the group. The Rego policy of an `ansible_opa` task is graded on inputs of one item per host",
+        "(`{\"hosts\": [{\"name\", \"files\": {path: {Setting: value}}, \"services\": {unit: service_facts}}]}`, the",
+        "shape the prompt states): the gap's hosts hold the control's setting at its violating value, the",
+        "baseline's at its compliant one, and both every other catalogue host setting at its compliant value.",
         "", "## ITBench's CISO folders", "",
         "Every CISO bundle's `itbench/` folder holds the files ITBench's CISO harness reads (`info.json`,",
         "`input.json`, `goal.txt`, `manifests/`, `tasks/`, `eval_config.yaml` for `kyverno_update`);",

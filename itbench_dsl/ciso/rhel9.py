@@ -56,6 +56,24 @@ class HostControl:
                           "ansible.builtin.service": {"name": self.service, "state": "restarted"}})
         return tasks
 
+    def facts(self, violating: bool) -> dict:
+        """A host's settings as the Rego input of a host control holds them (ciso/tasks.py, INPUT_SHAPES):
+        every catalogue host control's setting at its compliant value, this control's at the violating one
+        where `violating`; the gap host and the compliant one differ in that setting alone."""
+        files: dict = {}
+        services: dict = {}
+        for control in CONTROLS:
+            bad = violating and control.id == self.id
+            value = control.violating if bad else control.compliant
+            if control.kind == "service":
+                on = value == "enabled"
+                services[f"{control.key}.service"] = {"name": f"{control.key}.service", "source": "systemd",
+                                                      "state": "running" if on else "stopped",
+                                                      "status": "enabled" if on else "disabled"}
+            else:
+                files.setdefault(control.path, {})[control.key] = value
+        return {"files": files, "services": dict(sorted(services.items()))}
+
     def playbook(self, hosts: str, violating: bool) -> list[dict]:
         action = "Open" if violating else "Close"
         return [{"name": f"{action} the gap of {self.id} (CIS RHEL9 {self.section}): {self.title}",

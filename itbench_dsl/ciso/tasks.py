@@ -31,6 +31,8 @@ class TaskClass:
     kubeconfig_data: bool = False  # ITBench's input.json of the class carries an empty `kubeconfig_data`
     # the kubectl commands the class's prompt cites: the agent's access grants what they need (access.py)
     commands: tuple[str, ...] = ()
+    # a Rego class's input: the shape its policy is graded on (INPUT_SHAPES), which its prompt states
+    input: str = ""
 
 
 # The goal texts are ITBench's, word for word (their spelling included): the agent sees this text.
@@ -86,6 +88,20 @@ _GOAL_UPDATE = """\
 The cluster's kubeconfig is at `{kubeconfig}`.
 """
 
+# The input a Rego policy is graded on, by shape: the evaluator builds inputs of this shape holding the gap and
+# compliant objects in several combinations (runtime/evaluator.py, rego_verdicts), and the class's prompt states
+# it, the collecting script's output being the agent's own check. `list`: what `kubectl get KINDS -o json`
+# writes; `hosts`: one item per host, each file's settings as `key: value` (the key as the file spells it,
+# the value as text) and each service as Ansible's `service_facts` reports it.
+INPUT_SHAPES = {
+    "list": {"apiVersion": "v1", "kind": "List", "items": ["<each object, as kubectl gives it with -o json>"]},
+    "hosts": {"hosts": [{"name": "<host>",
+                         "files": {"<path of a configuration file>": {"<Setting>": "<its value, as text>"}},
+                         "services": {"<unit>.service": {"name": "<unit>.service", "source": "systemd",
+                                                         "state": "running | stopped",
+                                                         "status": "enabled | disabled"}}}]},
+}
+
 # The Kyverno artefact's contract, as every Kyverno prompt states it: a ClusterPolicy of kyverno.io/v1 that
 # reports (Audit) and checks existing objects (background).
 KYVERNO_CONTRACT = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "audit": True, "background": True}
@@ -96,11 +112,12 @@ TASK_CLASSES: dict[str, TaskClass] = {c.task: c for c in [
               commands=("kubectl get polr -A", "kubectl get cpolr"), runnable=True, kubeconfig_data=True),
     TaskClass("opa_kubectl", "Gen-CIS-b-K8s-Kubectl-OPA", "k8s-opa-cis-b-gen", "k8s-opa/cis-b-gen/{section}",
               "fault_removal.yml", _GOAL_OPA, "rego",
-              {"fetcher": "fetcher.sh", "policy": "policy.rego", "collected": "collected_data.json"}, collects=True),
+              {"fetcher": "fetcher.sh", "policy": "policy.rego", "collected": "collected_data.json"}, collects=True,
+              input="list"),
     TaskClass("ansible_opa", "Gen-CIS-b-RHEL9-Ansible-OPA", "rhel9-cis-b-gen", "rhel9/cis-b-gen/{section}",
               "fault_removal.yml", _GOAL_ANSIBLE, "rego",
               {"fetcher": "playbook.yml", "policy": "policy.rego", "collected": "collected_data.json"},
-              platform="rhel9"),
+              platform="rhel9", input="hosts"),
     TaskClass("kyverno_update", "Upd-CIS-b-K8s-Kyverno", "policy-adapt", "policy-adapt/{section}",
               "fault_removal.yml", _GOAL_UPDATE, "kyverno", {"policy": "updated-policy.yaml"},
               (("policies",), ("clusterpolicies",)), updates=True, runnable=True),

@@ -2429,12 +2429,23 @@ def finops_spend(spec, state, checks):
                              "every workload costs what its healthy manifests cost (replica floor times requests)"})
 
 
-def _tells(text, words):
-    """Whether the free text `text` holds one of `words` (lower-case stems: `request` in "Requests too high")."""
+def type_key(text):
+    """A FinOps `type` as answers are compared: its words, lower case, a plural's `s` dropped, run together
+    ("Over-provisioned requests", "overprovisioned_requests" and "OverprovisionedRequest" are one key)."""
+    words = re.findall(r"[a-z0-9]+", str(text)[:200].lower())
+    return "".join(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words)
+
+
+def finops_type(spec, names, text):
+    """The one value of the FinOps type vocabulary a `type` text says (a kind leading it, `Deployment: idle
+    replicas`, aside); None for any other text: a negation, a hedge, two values."""
     if not isinstance(text, str):
-        return False
-    low = text.lower()
-    return any(word in low for word in words)
+        return None
+    head, colon, rest = text.partition(":")
+    head = head.strip().lower()
+    if colon and head and names.kind_of(head) != head:  # a kind (any case, a short name) leads it
+        text = rest
+    return (spec["finops"].get("types") or {}).get(type_key(text))
 
 
 def finops_answer(spec, output, state, checks, metrics):
@@ -2461,16 +2472,20 @@ def finops_answer(spec, output, state, checks, metrics):
         predictions.append((text, set(keys), seen_types[identity]))
     hits = [any(keys & f for f in findings) for _, keys, _ in predictions]
     found = sum(1 for f in findings if any(keys & f for _, keys, _ in predictions))
-    what = spec["finops"].get("what")
-    if what is not None and findings:
-        # `type` says what is wasteful: words of the fault's kind or of the fields it changed
-        untold = [text for text, keys, types in predictions for index, f in enumerate(findings) if keys & f
-                  and not any(_tells(t, what[index]) for t in types)]
+    accept = spec["finops"].get("accept")
+    if accept is not None and findings:
+        # `type` is one value of the closed vocabulary, one that says what this object of the finding wastes
+        # (named twice, each of its types must)
+        refs = [[(r["kind"], r.get("namespace") or None, r["name"]) for r in group] for group in spec["finops"]["findings"]]
+        untold = [text for text, keys, types in predictions for index, group in enumerate(refs) if accept[index]
+                  for ref, values in zip(group, accept[index]) if ref in keys
+                  and not all(finops_type(spec, names, t) in values for t in types)]
         untold = list(dict.fromkeys(untold))
+        vocabulary = sorted(set((spec["finops"].get("types") or {}).values()))
         checks.append({"id": "finops.type", "passed": not untold,
-                       "detail": (f"the `type` of {', '.join(untold[:3])} does not say what is wasteful (any of: "
-                                  f"{', '.join(what[0][:6])}...)") if untold else
-                                 "each found object's `type` says what about it is wasteful"})
+                       "detail": (f"the `type` of {', '.join(untold[:3])} is not the kind of waste it is: one value "
+                                  f"of {', '.join(vocabulary)}") if untold else
+                                 "each found object's `type` is the kind of waste it is"})
     if not findings:  # a control: nothing is wasted, and the right answer names nothing
         precision = recall = f1 = 0.0 if predictions else 1.0
     else:
@@ -2853,11 +2868,11 @@ def embedded_module(name):
 
 def rego_verdicts(spec, rego_source, opa_result, objects=None):
     """Per-object verdicts of a Rego `package check` rule `result` (false means a violation). The policy reads
-    the cluster as the agent's fetch script collects it, every object at once (a Deployment is covered by a
-    NetworkPolicy beside it), so each verdict comes from a world: the compliant objects with the gap's
-    context (`compliant world`: must give true, every compliant object shares its verdict), and that world
-    with one gap object added (must give false: that gap object is flagged). `objects`: (gaps, compliant,
-    context) to judge instead of the embedded ones (the twins)."""
+    every collected object at once (a Deployment is covered by a NetworkPolicy beside it), so each verdict
+    comes from inputs (`rego_inputs`) whose answer depends on what the objects are, never on their count,
+    order or size: a compliant object passes when every input of compliant objects gives true, a gap object
+    fails when every input holding it gives false. `objects`: (gaps, compliant, context) to judge instead of
+    the embedded ones (the twins)."""
     gaps, compliant, context = (spec["ciso"]["gaps"], spec["ciso"]["compliant"], spec["ciso"].get("context", [])) \
         if objects is None else objects
     verdicts = {}
@@ -2869,13 +2884,16 @@ def rego_verdicts(spec, rego_source, opa_result, objects=None):
         except ImportError:
             regopy = None
         if regopy is not None:
-            world = list(compliant) + list(context)
-            if compliant:
-                verdict = _regopy_verdict(regopy, rego_source, world)
-                for obj in compliant:
-                    verdicts[obj_ref(obj)] = {verdict}
-            for obj in gaps:
-                verdicts[obj_ref(obj)] = {_regopy_verdict(regopy, rego_source, world + [obj])}
+            said = {}  # what each object's inputs gave: the first one that breaks its verdict, if any
+            for what, world, gap in rego_inputs(gaps, compliant, context):
+                verdict = _regopy_verdict(regopy, rego_source, rego_input(spec, world))
+                want = "pass" if gap is None else "fail"
+                for obj in (compliant if gap is None else [gap]):
+                    if verdict != want:
+                        said.setdefault(obj_ref(obj), {verdict, f"on the input of {what}"})
+            for want, group in (("pass", compliant), ("fail", gaps)):
+                for obj in group:
+                    verdicts[obj_ref(obj)] = said.get(obj_ref(obj), {want})
             return verdicts, "rego (regopy)"
         if opa_result is None:
             raise InputError("regopy is not installed: give a recorded `opa eval` result with --opa-result FILE")
@@ -2900,7 +2918,45 @@ def rego_verdicts(spec, rego_source, opa_result, objects=None):
     return verdicts, "opa eval (recorded)"
 
 
-def _regopy_verdict(regopy, source, objects):
+def rego_inputs(gaps, compliant, context):
+    """The inputs a Rego policy is graded on, (what, objects, the gap object it must flag or None for true):
+    the compliant objects with the gap's context, in reverse order, with one more compliant object (as many
+    objects as an input with a gap object), and beside their twins (twice as many); each gap object beside
+    them, alone with the context, first before them reversed, and beside the doubled compliant input. A policy
+    keyed on the number of objects, their order or the input's size gives some of them the wrong answer."""
+    base = list(compliant) + list(context)
+    doubled = base + twins(base)
+    inputs = []
+    if compliant:
+        inputs += [("the compliant objects", base, None), ("the compliant objects in reverse order", base[::-1], None),
+                   ("the compliant objects and another compliant object", base + [_renamed(compliant[0])], None),
+                   ("the compliant objects and their twins", doubled, None)]
+    for gap in gaps:
+        inputs += [("the compliant objects and a gap object", base + [gap], gap),
+                   ("a gap object alone (with its context)", [gap] + list(context), gap),
+                   ("a gap object first, the compliant objects after it", [gap] + base[::-1], gap),
+                   ("the compliant objects, their twins and a gap object", doubled + [gap], gap)]
+    return inputs
+
+
+def _renamed(obj):
+    """A copy of `obj` under another name (its labels and spec kept): another object of its content."""
+    copy = json.loads(json.dumps(obj))
+    meta = copy.get("metadata") if isinstance(copy.get("metadata"), dict) else {}
+    meta["name"] = f"{meta.get('name') or 'object'}-copy"
+    copy["metadata"] = meta
+    return copy
+
+
+def rego_input(spec, objects):
+    """A Rego input in the shape the prompt states (ciso/tasks.py, INPUT_SHAPES): `kubectl get -o json`'s
+    List, or for a host control one item per host with its settings."""
+    if spec["ciso"].get("input") == "hosts":
+        return {"hosts": [{"name": (o.get("metadata") or {}).get("name"), **(o.get("host") or {})} for o in objects]}
+    return {"apiVersion": "v1", "kind": "List", "items": list(objects)}
+
+
+def _regopy_verdict(regopy, source, document):
     interpreter = regopy.Interpreter()
     # rego-cpp prints compile errors on the process's stdout, where the verdict goes: send them to stderr
     sys.stdout.flush()
@@ -2908,8 +2964,7 @@ def _regopy_verdict(regopy, source, objects):
     os.dup2(2, 1)
     try:
         interpreter.add_module("check", source)
-        # in the shape the agent's fetch script writes (a `kubectl get -o json` List)
-        interpreter.set_input({"apiVersion": "v1", "kind": "List", "items": list(objects)})
+        interpreter.set_input(document)  # rego_input: the shape the prompt states
         # bound to a variable: a bare query whose value is `false` reads as undefined
         output = interpreter.query("x := data.check.result")
     except Exception as exc:  # noqa: BLE001 - regopy raises RegoError for a module that does not compile

@@ -187,8 +187,12 @@ def test_finops_prompt_states_the_resource_shape():
     scenario, _ = _scenario("otel-cart-overprovisioned-requests")
     text = prompt_backend.render(scenario)
     block = text.split("```json", 1)[1].split("```", 1)[0]
-    assert json.loads(block) == {"resource": [{"name": "<namespace>/<Kind>/<name>", "type": "<what is misconfigured>"}]}
+    assert json.loads(block) == {"resource": [{"name": "<namespace>/<Kind>/<name>", "type": "<kind of waste>"}]}
     assert "/tmp/agent/finops.json" in text and "identify" in text.lower()
+    # the closed vocabulary `type` is graded against, listed whole (the same in every FinOps prompt)
+    from itbench_dsl.tasks import FINOPS_TYPES
+
+    assert all(f"`{value}`" in text for value in FINOPS_TYPES)
 
 
 CISO_CONTRACTS = {
@@ -206,13 +210,13 @@ CISO_CONTRACTS = {
         "`fetcher.sh`", "`policy.rego`", "`collected_data.json`", "declare `package check`", "boolean rule `result`",
         "`false`\n  when any of them breaks it", "Rego v1", "`if`", "`contains`",
         "opa eval --data policy.rego --input collected_data.json data.check.result --format raw",
-        "do not pass\n  `--kubeconfig`", "/tmp/agent/kubeconfig.yaml", "bash fetcher.sh",
+        "do not pass `--kubeconfig`", "/tmp/agent/kubeconfig.yaml", "bash fetcher.sh", "the script is not run",
     ],
     "rhel9-sshd-x11-forwarding-ansible-opa": [
         "`playbook.yml`", "`policy.rego`", "`collected_data.json`", "declare `package check`", "boolean rule `result`",
         "Rego v1", "`rhel9_servers:rhel9_servers_baseline`", "hosts: rhel9_servers:rhel9_servers_baseline", "/tmp/agent/inventory.ansible.ini",
         "ansible-playbook playbook.yml", "data.check.result", "delegate_to: localhost",
-        "Ensure SSH X11 forwarding is disabled",
+        "Ensure SSH X11 forwarding is disabled", "the playbook is not run",
     ],
 }
 

@@ -239,7 +239,7 @@ def test_the_answer_type_must_say_what_is_wasteful():
     name = "otel-three-hpas-misconfigured"
     faulty = derived(name, "faulty")
     names = [f"otel-demo/HorizontalPodAutoscaler/{n}" for n in ("fraud-detection", "frontend", "image-provider")]
-    good = run(name, {"resource": [{"name": n, "type": "memory target 1%"} for n in names]}, faulty, task="diagnose")
+    good = run(name, {"resource": [{"name": n, "type": "HPA target too low"} for n in names]}, faulty, task="diagnose")
     assert good["passed"], failed(good)
     vague = run(name, {"resource": [{"name": n, "type": "x"} for n in names]}, faulty, task="diagnose")
     assert not vague["passed"] and "finops.type" in failed(vague)
