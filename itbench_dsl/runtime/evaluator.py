@@ -2078,20 +2078,111 @@ def flag_restored(observed, healthy):
 CHAOS_PAUSE = "experiment.chaos-mesh.org/pause"
 
 
-def _allows_all(rules) -> bool:
-    """Whether a NetworkPolicy's ingress or egress rules hold one that admits every peer on every port (a rule
-    with no `from`/`to` and no `ports`, as `{}`): policies only add what they allow, so that rule undoes the
-    isolation the policy makes for that direction."""
-    return isinstance(rules, list) and any(
-        isinstance(r, dict) and not r.get("from") and not r.get("to") and not r.get("ports") for r in rules)
+def selector_matches(selector, labels):
+    """Whether a label selector (`matchLabels`, `matchExpressions`: In, NotIn, Exists, DoesNotExist) selects
+    labels; an empty selector `{}` selects everything, a malformed one nothing."""
+    if not isinstance(selector, dict):
+        return False
+    labels = labels if isinstance(labels, dict) else {}
+    wanted = selector.get("matchLabels") or {}
+    if not isinstance(wanted, dict) or any(labels.get(k) != v for k, v in wanted.items()):
+        return False
+    for expr in selector.get("matchExpressions") or []:
+        if not isinstance(expr, dict):
+            return False
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels.get(key) in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            return False
+    return True
+
+
+def _every_peer(peer) -> bool:
+    """Whether a NetworkPolicy peer admits every endpoint: no field (`{}`), a `namespaceSelector: {}` (every
+    namespace) with no pod selector or `podSelector: {}`, or an `ipBlock` of every address with no `except`."""
+    if not isinstance(peer, dict):
+        return False
+    if not peer:
+        return True
+    block = peer.get("ipBlock")
+    if isinstance(block, dict) and not block.get("except") and block.get("cidr") in ("0.0.0.0/0", "::/0") \
+            and len(peer) == 1:
+        return True
+    return peer.get("namespaceSelector") == {} and peer.get("podSelector") in (None, {}) and "ipBlock" not in peer
+
+
+def _rule_admits_all(rule, direction) -> bool:
+    """Whether one ingress (`from`) or egress (`to`) rule admits every peer on every port: peers left out or
+    empty (every peer) or one that admits every endpoint, and ports left out or empty (every port)."""
+    if not isinstance(rule, dict):
+        return False
+    peers = rule.get("from" if direction == "Ingress" else "to")
+    return (not peers or (isinstance(peers, list) and any(_every_peer(p) for p in peers))) and not rule.get("ports")
+
+
+def _allows_all(rules, direction="Ingress") -> bool:
+    """Whether a NetworkPolicy's ingress or egress rules hold one that admits every peer on every port:
+    policies only add what they allow, so that rule undoes the isolation the policy makes for that direction."""
+    return isinstance(rules, list) and any(_rule_admits_all(r, direction) for r in rules)
+
+
+def policy_types(policy):
+    """The directions a NetworkPolicy isolates (`policyTypes`; Ingress, and Egress where it has egress rules,
+    when left out), as the API server defaults them."""
+    spec = policy.get("spec") if isinstance(policy.get("spec"), dict) else {}
+    declared = spec.get("policyTypes")
+    if isinstance(declared, list) and declared:
+        return [str(t) for t in declared]
+    return ["Ingress"] + (["Egress"] if spec.get("egress") is not None else [])
 
 
 def _isolates(policy) -> bool:
-    """Whether a NetworkPolicy still isolates the pods it selects in some direction: every direction it
-    declares (`policyTypes`; Ingress, and Egress when it has egress rules, when left out) admits all."""
+    """Whether a NetworkPolicy, read alone, still isolates the pods it selects in some direction it declares:
+    no rule of that direction admits all."""
     spec = policy.get("spec") or {}
-    types = spec.get("policyTypes") or (["Ingress"] + (["Egress"] if spec.get("egress") is not None else []))
-    return any(not _allows_all(spec.get("ingress" if str(t) == "Ingress" else "egress")) for t in types)
+    return any(not _allows_all(spec.get("ingress" if t == "Ingress" else "egress"), t) for t in policy_types(policy))
+
+
+def _pod_labels(state, namespace):
+    """The labels of the pods a namespace runs and will run: its pods that have not finished and its workloads'
+    pod templates."""
+    out = [(p.get("metadata") or {}).get("labels") or {} for p in state.by_kind.get(("Pod", namespace), [])
+           if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+    for kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"):
+        for w in state.by_kind.get((kind, namespace), []):
+            out.append((((w.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {})
+    return out
+
+
+def _policy_isolates(policy, state) -> bool:
+    """Whether a NetworkPolicy a fault created still refuses traffic, as Kubernetes reads policies: a pod is
+    isolated in a direction when some policy of its namespace selects it with that type, and then admits what
+    any of those policies' rules admit (policies are a union). So the policy acts while some pod it selects, in
+    some direction it declares, is admitted all traffic by none of the policies that select it: an allow-all
+    rule in it, or another policy (an empty `podSelector` selects every pod) admitting every peer on every port,
+    undoes it. Read alone where the state holds no pod of its namespace."""
+    namespace = (policy.get("metadata") or {}).get("namespace")
+    pods = _pod_labels(state, namespace) if state is not None else []
+    if not pods:
+        return _isolates(policy)
+    spec = policy.get("spec") if isinstance(policy.get("spec"), dict) else {}
+    chosen = [labels for labels in pods if selector_matches(spec.get("podSelector"), labels)]
+    others = [p for p in state.by_kind.get(("NetworkPolicy", namespace), [])
+              if str(p.get("apiVersion", "")).startswith("networking.k8s.io/")]
+    for direction in policy_types(policy):
+        key = "ingress" if direction == "Ingress" else "egress"
+        for labels in chosen:
+            if not any(direction in policy_types(p) and selector_matches((p.get("spec") or {}).get("podSelector"), labels)
+                       and _allows_all((p.get("spec") or {}).get(key), direction) for p in [policy, *others]):
+                return True
+    return False
 
 
 _QUOTA_PER_POD = {"pods": lambda c: 0, "cpu": ("requests", "cpu"), "memory": ("requests", "memory"),
@@ -2142,19 +2233,89 @@ def _binds(quota, state) -> bool:
     return False
 
 
+def _istio_rule_matches_all(rule) -> bool:
+    """Whether an AuthorizationPolicy rule matches every request: each of its `from`, `to` and `when` left out
+    or empty, or holding an entry with no condition (`{}`, `source: {}`, `operation: {}`): an empty rule is
+    always matched."""
+    if not isinstance(rule, dict):
+        return False
+    for key, inner in (("from", "source"), ("to", "operation")):
+        entries = rule.get(key)
+        if entries and not (isinstance(entries, list) and any(
+                isinstance(e, dict) and not e.get(inner) for e in entries)):
+            return False
+    return not rule.get("when")
+
+
+def _istio_acts(obj) -> bool:
+    """Whether an Istio object a fault created still has an effect, as Istio reads it: a PeerAuthentication
+    while it requires mutual TLS (`mtls.mode` or a `portLevelMtls` mode `STRICT`: `PERMISSIVE`, `DISABLE` and
+    `UNSET` refuse no plain-text connection); an AuthorizationPolicy by its `action`: `AUDIT` only logs, a
+    `DENY` policy with no rule never matches, an `ALLOW` policy with a rule that matches every request admits
+    all (any other `ALLOW` denies what it does not match; `CUSTOM` defers to an extension, taken as acting);
+    a VirtualService while a route injects a fault (a delay or an abort, unless at 0 percent) or does more
+    than send its hosts' traffic to those hosts (a timeout, retries, a rewrite, a redirect, a direct response,
+    a mirror, another host or a subset); a DestinationRule while it sets a traffic policy (for the host, a
+    port or a subset). Any other Istio kind acts while it is there."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    kind = obj.get("kind")
+    if kind == "PeerAuthentication":
+        modes = [(spec.get("mtls") or {}).get("mode") if isinstance(spec.get("mtls"), dict) else None]
+        levels = spec.get("portLevelMtls")
+        modes += [m.get("mode") for m in (levels.values() if isinstance(levels, dict) else []) if isinstance(m, dict)]
+        return "STRICT" in modes
+    if kind == "AuthorizationPolicy":
+        action = spec.get("action") or "ALLOW"
+        rules = spec.get("rules") if isinstance(spec.get("rules"), list) else []
+        if action == "AUDIT":
+            return False
+        if action == "DENY":
+            return bool(rules)
+        if action == "ALLOW":
+            return not any(_istio_rule_matches_all(r) for r in rules)
+        return True
+    if kind == "VirtualService":
+        hosts = {str(h).split(".")[0] for h in spec.get("hosts") or [] if isinstance(h, (str, int))}
+        for proto in ("http", "tcp", "tls"):
+            for route in spec.get(proto) or []:
+                if not isinstance(route, dict):
+                    return True
+                fault = route.get("fault")
+                if isinstance(fault, dict) and any(
+                        isinstance(fault.get(k), dict) and number(((fault[k].get("percentage") or {}).get("value")
+                                                                   if isinstance(fault[k].get("percentage"), dict)
+                                                                   else None)) != 0 for k in ("delay", "abort")):
+                    return True
+                if set(route) - {"match", "route", "name", "fault"}:
+                    return True
+                for dest in route.get("route") or []:
+                    target = (dest.get("destination") or {}) if isinstance(dest, dict) else None
+                    if not isinstance(target, dict) or target.get("subset") or \
+                            str(target.get("host", "")).split(".")[0] not in hosts:
+                        return True
+        return False
+    if kind == "DestinationRule":
+        subsets = spec.get("subsets") if isinstance(spec.get("subsets"), list) else []
+        return bool(spec.get("trafficPolicy")) or any(isinstance(s, dict) and s.get("trafficPolicy") for s in subsets)
+    return True
+
+
 def acts(obj, state=None):
     """Whether an object a fault created still has its effect: a workload only while it runs pods, a pod only
     until it has finished (`Succeeded`, `Failed`), a Chaos Mesh experiment or schedule only while it is not
-    paused, a NetworkPolicy only while it isolates the pods it selects in some direction, a ResourceQuota only
-    while it refuses pods the namespace runs (read against the state's pods). Anything else acts while it is
-    there."""
+    paused, a NetworkPolicy only while some pod it selects is isolated in a direction it declares with no
+    policy admitting it all traffic (read against the state's pods and policies), an Istio object only while
+    Istio gives it an effect (`_istio_acts`), a ResourceQuota only while it refuses pods the namespace runs
+    (read against the state's pods). Anything else acts while it is there."""
     kind = obj.get("kind")
     if kind in ("Deployment", "StatefulSet", "ReplicaSet"):
         return number((obj.get("spec") or {}).get("replicas", 1)) != 0
     if kind == "Pod":
         return (obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
     if kind == "NetworkPolicy" and str(obj.get("apiVersion", "")).startswith("networking.k8s.io/"):
-        return _isolates(obj)
+        return _policy_isolates(obj, state)
+    if str(obj.get("apiVersion", "")).split("/")[0] in ("security.istio.io", "networking.istio.io"):
+        return _istio_acts(obj)
     if kind == "ResourceQuota":
         return _binds(obj, state)
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
@@ -2169,7 +2330,7 @@ def created_check(ref, state):
         return True, f"{ref_text(ref)} removed"
     if not acts(obj, state):
         return True, f"{ref_text(ref)} no longer has the fault's effect (scaled to zero, finished, paused, " \
-                     "admitting all traffic, or a quota above what the namespace runs)"
+                     "admitting all traffic, an Istio policy without effect, or a quota above what the namespace runs)"
     return False, f"{ref_text(ref)} still present" + (" (being deleted: it acts until it is gone)" if terminating(obj) else "")
 
 

@@ -1,0 +1,166 @@
+"""Objects and fields judged by their effect, tried by hand (docs/evaluator.md, "Objects a fault created" and
+"Fields by meaning"): a right fix that leaves the fault's object in place but takes its effect away passes,
+as Istio, Kubernetes' NetworkPolicy union, the scheduler, the kubelet's probes and the RBAC authorizer read
+the objects; the same objects keeping their effect fail.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from test_evaluator import derived, failed, mitigate, obj  # noqa: E402
+
+from itbench_dsl.runtime import evaluator as rt  # noqa: E402
+
+
+def _keep(state: dict, faulty: dict, kind: str, name: str) -> dict:
+    """The object of the faulty state put back into `state` (a fix that kept it), returned for editing."""
+    item = copy.deepcopy(obj(faulty, kind, name))
+    state["resources"]["items"] = [o for o in state["resources"]["items"]
+                                   if not (o["kind"] == kind and o["metadata"]["name"] == name)] + [item]
+    return item
+
+
+# ---- F1: Istio objects by what Istio does with them -----------------------------------------------------
+
+MTLS = "bookinfo-productpage-strict-mtls"
+GATEWAY = "bookinfo-gateway-denies-get"
+
+
+@pytest.mark.parametrize("mode, passes", [("PERMISSIVE", True), ("DISABLE", True), ("UNSET", True),
+                                          ("STRICT", False)])
+def test_strict_mtls_is_undone_by_a_peer_authentication_that_no_longer_requires_it(mode, passes):
+    faulty = derived(MTLS, "faulty")
+    state = derived(MTLS, "solved")
+    _keep(state, faulty, "Deployment", "productpage-v1")  # the pods stay out of the mesh
+    policy = _keep(state, faulty, "PeerAuthentication", "strict-mtls-mode")
+    policy["spec"]["mtls"]["mode"] = mode
+    verdict = mitigate(MTLS, state)
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+def test_strict_mtls_on_one_port_still_acts():
+    policy = {"apiVersion": "security.istio.io/v1", "kind": "PeerAuthentication", "metadata": {"name": "p"},
+              "spec": {"mtls": {"mode": "PERMISSIVE"}, "portLevelMtls": {"9080": {"mode": "STRICT"}}}}
+    assert rt.acts(policy)
+
+
+@pytest.mark.parametrize("edit, passes", [
+    (lambda s: s.update(action="AUDIT"), True),  # only logs
+    (lambda s: s.update(action="ALLOW", rules=[{}]), True),  # an empty rule matches every request
+    (lambda s: s.update(action="ALLOW", rules=[{"to": [{"operation": {}}]}]), True),
+    (lambda s: s.pop("rules"), True),  # a DENY policy with no rule never matches
+    (lambda s: None, False),
+    (lambda s: s.update(action="ALLOW"), False),  # allows GET only: every other method is denied
+    (lambda s: s.update(action="ALLOW", rules=[]), False),  # ALLOW with no rule denies everything
+    (lambda s: s.update(action="CUSTOM"), False),  # an extension decides: taken as acting
+])
+def test_a_gateway_authorization_policy_is_judged_by_its_action_and_rules(edit, passes):
+    state = derived(GATEWAY, "solved")
+    policy = _keep(state, derived(GATEWAY, "faulty"), "AuthorizationPolicy", "bookinfo-gateway-deny")
+    edit(policy["spec"])
+    verdict = mitigate(GATEWAY, state)
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+def _vs(**route) -> dict:
+    return {"apiVersion": "networking.istio.io/v1", "kind": "VirtualService", "metadata": {"name": "v"},
+            "spec": {"hosts": ["ratings"], "http": [{"route": [{"destination": {"host": "ratings"}}], **route}]}}
+
+
+@pytest.mark.parametrize("vs, effect", [
+    (_vs(fault={"abort": {"httpStatus": 500, "percentage": {"value": 100}}}), True),
+    (_vs(fault={"delay": {"fixedDelay": "7s"}}), True),  # no percentage: every request
+    (_vs(fault={"abort": {"httpStatus": 500, "percentage": {"value": 0}}}), False),
+    (_vs(), False),  # the fault removed: the hosts' traffic goes where it went
+    (_vs(timeout="1ms"), True),
+    (_vs(route=[{"destination": {"host": "reviews"}}]), True),  # another host
+    (_vs(route=[{"destination": {"host": "ratings.book-info.svc.cluster.local", "subset": "v9"}}]), True),
+])
+def test_a_virtual_service_acts_while_it_does_more_than_route_its_hosts_to_themselves(vs, effect):
+    assert rt.acts(vs) is effect
+
+
+@pytest.mark.parametrize("spec, effect", [
+    ({"host": "ratings", "trafficPolicy": {"tls": {"mode": "DISABLE"}}}, True),
+    ({"host": "ratings", "subsets": [{"name": "v1", "trafficPolicy": {"connectionPool": {"tcp": {"maxConnections": 1}}}}]}, True),
+    ({"host": "ratings", "subsets": [{"name": "v1", "labels": {"version": "v1"}}]}, False),
+    ({"host": "ratings"}, False),
+])
+def test_a_destination_rule_acts_while_it_sets_a_traffic_policy(spec, effect):
+    assert rt.acts({"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule", "spec": spec}) is effect
+
+
+# ---- F2: NetworkPolicies as Kubernetes unions them --------------------------------------------------------
+
+BLOCK = "sregym-network-policy-block"
+DENY = "deny-all-recommendation"
+RECOMMENDATION = {"matchLabels": {"io.kompose.service": "recommendation"}}
+
+
+def _allow(name: str, selector: dict, types: list, rule: dict) -> dict:
+    spec = {"podSelector": selector, "policyTypes": types}
+    for t in types:
+        spec["ingress" if t == "Ingress" else "egress"] = [rule]
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": {"name": name, "namespace": "hotel-reservation"}, "spec": spec}
+
+
+BOTH = ["Ingress", "Egress"]
+
+
+@pytest.mark.parametrize("extra, passes", [
+    ([_allow("allow", RECOMMENDATION, BOTH, {})], True),  # a second policy admitting all: the union undoes it
+    ([_allow("allow", {}, BOTH, {})], True),  # an empty podSelector selects every pod
+    ([_allow("allow-in", {}, ["Ingress"], {}), _allow("allow-out", {}, ["Egress"], {})], True),
+    ([_allow("allow", RECOMMENDATION, ["Ingress"], {})], False),  # egress still denied
+    ([_allow("allow", {"matchLabels": {"io.kompose.service": "frontend"}}, BOTH, {})], False),  # other pods
+    ([_allow("allow", RECOMMENDATION, BOTH, {"ports": [{"port": 8085}]})], False),  # one port only
+    ([_allow("allow", RECOMMENDATION, BOTH, {"from": [{"podSelector": {}}], "to": [{"podSelector": {}}]})],
+     False),  # only the namespace's own pods: DNS and every other namespace refused
+    ([_allow("allow", RECOMMENDATION, BOTH, {"from": [{"namespaceSelector": {}}], "to": [{"namespaceSelector": {}}]})],
+     True),  # every pod of every namespace
+    ([], False),
+])
+def test_a_deny_all_policy_is_undone_by_a_policy_admitting_what_it_blocks(extra, passes):
+    state = derived(BLOCK, "solved")
+    _keep(state, derived(BLOCK, "faulty"), "NetworkPolicy", DENY)
+    state["resources"]["items"] += copy.deepcopy(extra)
+    verdict = mitigate(BLOCK, state)
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+@pytest.mark.parametrize("rule, passes", [
+    ({"from": [{}], "to": [{}]}, True),  # a peer with no field: every peer
+    ({"from": [{"namespaceSelector": {}}], "to": [{"namespaceSelector": {}, "podSelector": {}}]}, True),
+    ({"from": [{"ipBlock": {"cidr": "0.0.0.0/0"}}], "to": [{"ipBlock": {"cidr": "0.0.0.0/0"}}]}, True),
+    ({"from": [{"ipBlock": {"cidr": "0.0.0.0/0", "except": ["10.0.0.0/8"]}}],
+      "to": [{"ipBlock": {"cidr": "0.0.0.0/0"}}]}, False),
+    ({"from": [{"namespaceSelector": {}}], "to": [{"namespaceSelector": {}}], "ports": []}, True),  # no port: all
+    ({"from": [{"namespaceSelector": {"matchLabels": {"x": "y"}}}], "to": [{}]}, False),
+])
+def test_the_policy_itself_edited_to_admit_every_peer(rule, passes):
+    state = derived(BLOCK, "solved")
+    policy = _keep(state, derived(BLOCK, "faulty"), "NetworkPolicy", DENY)
+    policy["spec"]["ingress"] = [{k: v for k, v in rule.items() if k != "to"}]
+    policy["spec"]["egress"] = [{k: v for k, v in rule.items() if k != "from"}]
+    verdict = mitigate(BLOCK, state)
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+def test_a_deny_policy_narrowed_to_select_no_pod_is_undone():
+    state = derived(BLOCK, "solved")
+    policy = _keep(state, derived(BLOCK, "faulty"), "NetworkPolicy", DENY)
+    policy["spec"]["podSelector"] = {"matchLabels": {"io.kompose.service": "nothing-runs-this"}}
+    assert mitigate(BLOCK, state)["passed"]
+    policy["spec"]["podSelector"] = {"matchExpressions": [{"key": "io.kompose.service", "operator": "In",
+                                                           "values": ["recommendation", "x"]}]}
+    assert not mitigate(BLOCK, state)["passed"]
