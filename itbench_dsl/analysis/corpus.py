@@ -9,7 +9,8 @@ scenario's own plan, each with the verdict it must get:
   workload scaled to zero; a workload's status of an older spec, an unfinished rollout, a workload
   being deleted, a fixed object replaced by a custom resource of another API group; a state without
   the alerts, or captured with `kubectl get all` (which omits Chaos Mesh and other custom kinds).
-  Right ones: the solved and healthy states, the solved state as an API server returns it (its
+  Right ones: the solved and healthy states, a created object left but without its effect (a
+  NetworkPolicy beside another admitting all, an Istio policy made PERMISSIVE, AUDIT or allow-all), the solved state as an API server returns it (its
   defaults, base64 Secret data, bookkeeping), after a `rollout restart`, with a service's target
   port named instead of numbered, with the broken pods still terminating. What a fix means and how it
   holds (`_meaning_cases`): a fixed workload's pod OOM-killed after the fix, or with a failed restart the
@@ -320,6 +321,8 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     for fault in m["faults"] if graded else []:
         if fault["undone_by"] == "any":  # one part left wrong is still a fix
             yield from _any_part_cases(found, fault)
+            for ref in fault["created"]:  # its created object neutralised, every other part left faulty
+                yield from _neutralised_cases(found, (ref["kind"], ref["namespace"], ref["name"]), found.faulty)
             continue
         for entry in fault["fields"]:
             key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
@@ -432,22 +435,26 @@ def _delete_at(obj, path: list) -> bool:
     return True
 
 
-def _neutralised_cases(found: Objects, key: tuple) -> Iterator[Case]:
+def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None) -> Iterator[Case]:
     """An object the fault created is judged by whether it still has the fault's effect: a NetworkPolicy edited
-    to admit all traffic in every direction it declares, a ResourceQuota raised far above what the namespace
-    runs, pass; the policy kept with an allow rule for one peer (it still isolates from every other), the
-    quota raised but still below what the namespace runs, fail."""
-    from ..runtime.evaluator import _QUOTA_PER_POD, State, _pod_amount
+    to admit all traffic in every direction it declares, or kept beside a second policy that admits all to the
+    pods it selects (policies are a union; an empty podSelector selects every pod), or admitting every
+    namespace's pods; an Istio PeerAuthentication made PERMISSIVE, an AuthorizationPolicy made AUDIT or an
+    ALLOW policy whose empty rule matches every request; a ResourceQuota raised far above what the namespace
+    runs, pass; the policy kept with an allow rule for one peer (it still isolates from every other), a second
+    policy admitting one port only, the quota raised but still below what the namespace runs, fail. `base`:
+    the state the object is left in (the solved one; the faulty one for a fault undone by any part)."""
+    from ..runtime.evaluator import _QUOTA_PER_POD, State, _pod_amount, policy_types
 
     faulty = found.faulty.get(key)
     if faulty is None:
         return
-    left = dict(found.solved)
+    left = dict(found.solved if base is None else base)
     left[key] = faulty
     state = render(left, found)
     if key[0] == "NetworkPolicy":
         spec = faulty.get("spec") or {}
-        types = spec.get("policyTypes") or ["Ingress"]
+        types = policy_types(faulty)
 
         def admit_all(obj: dict) -> None:
             for t in types:
@@ -459,10 +466,51 @@ def _neutralised_cases(found: Objects, key: tuple) -> Iterator[Case]:
                 obj["spec"]["ingress" if t == "Ingress" else "egress"] = [
                     {"from": [peer]} if t == "Ingress" else {"to": [peer]}]
 
+        def every_namespace(obj: dict) -> None:
+            for t in types:
+                obj["spec"]["ingress" if t == "Ingress" else "egress"] = [
+                    {"from" if t == "Ingress" else "to": [{"namespaceSelector": {}}]}]
+
+        def beside(selector, rule: dict) -> dict:
+            allow = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                     "metadata": {"name": f"{key[2]}-corpus-allow", "namespace": key[1]},
+                     "spec": {"podSelector": copy.deepcopy(selector), "policyTypes": list(types)}}
+            for t in types:
+                allow["spec"]["ingress" if t == "Ingress" else "egress"] = [copy.deepcopy(rule)]
+            return _with_items(state, [*state["resources"]["items"], allow])
+
         yield Case(f"NetworkPolicy {key[2]} edited to admit all traffic", "mitigate", PASS,
                    state=_with_edit(state, key, admit_all))
+        yield Case(f"NetworkPolicy {key[2]} edited to admit every namespace's pods", "mitigate", PASS,
+                   state=_with_edit(state, key, every_namespace))
+        yield Case(f"NetworkPolicy {key[2]} kept beside a policy admitting all to the pods it selects", "mitigate",
+                   PASS, state=beside(spec.get("podSelector") or {}, {}))
+        yield Case(f"NetworkPolicy {key[2]} kept beside a policy admitting all to every pod", "mitigate", PASS,
+                   state=beside({}, {}))
         yield Case(f"NetworkPolicy {key[2]} kept, admitting one peer only", "mitigate", FAIL,
                    state=_with_edit(state, key, one_peer))
+        yield Case(f"NetworkPolicy {key[2]} kept beside a policy admitting one port only", "mitigate", FAIL,
+                   state=beside(spec.get("podSelector") or {}, {"ports": [{"port": 1}]}))
+    elif key[0] == "PeerAuthentication" and (faulty.get("spec") or {}).get("mtls"):
+        def permissive(obj: dict) -> None:
+            obj["spec"]["mtls"]["mode"] = "PERMISSIVE"
+
+        yield Case(f"PeerAuthentication {key[2]} kept, PERMISSIVE", "mitigate", PASS,
+                   state=_with_edit(state, key, permissive))
+    elif key[0] == "AuthorizationPolicy":
+        def action(name: str, rules=None):
+            def edit(obj: dict) -> None:
+                obj["spec"]["action"] = name
+                if rules is not None:
+                    obj["spec"]["rules"] = rules
+            return edit
+
+        yield Case(f"AuthorizationPolicy {key[2]} kept, AUDIT", "mitigate", PASS, state=_with_edit(state, key, action("AUDIT")))
+        yield Case(f"AuthorizationPolicy {key[2]} kept, ALLOW with a rule matching every request", "mitigate", PASS,
+                   state=_with_edit(state, key, action("ALLOW", [{}])))
+        if (faulty.get("spec") or {}).get("rules"):
+            yield Case(f"AuthorizationPolicy {key[2]} kept, ALLOW of what it denied only", "mitigate", FAIL,
+                       state=_with_edit(state, key, action("ALLOW")))
     elif key[0] == "ResourceQuota":
         hard = (faulty.get("spec") or {}).get("hard") or {}
         if not hard or any(r not in _QUOTA_PER_POD for r in hard):

@@ -205,3 +205,17 @@ def test_it_catches_rbac_read_from_one_rule(monkeypatch):
     problems = _problems("k8sbench-fix-rbac-wrong-resource")
     assert any(code == "E4004" and "restricted by resourceNames (must fail): it passed it" in message
                for code, message in problems), problems
+
+
+@pytest.mark.parametrize("name, neutralised", [
+    ("sregym-network-policy-block", "kept beside a policy admitting all to every pod (must pass)"),
+    ("bookinfo-gateway-denies-get", "kept, AUDIT (must pass)"),
+    ("bookinfo-productpage-strict-mtls", "kept, PERMISSIVE (must pass)"),
+])
+def test_it_catches_created_policies_judged_by_presence(monkeypatch, name, neutralised):
+    """The old rule: an Istio policy was judged by its presence, a NetworkPolicy alone (a second policy that
+    admits what it blocks, the union Kubernetes makes, was no fix)."""
+    monkeypatch.setattr(runtime, "acts", lambda obj, state=None: obj.get("kind") != "NetworkPolicy"
+                        or runtime._isolates(obj))
+    problems = _problems(name)
+    assert any(code == "E4004" and neutralised in message for code, message in problems), problems
