@@ -903,6 +903,27 @@ def _probe_fix_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]
     if edited is not None:
         yield Case(f"{key[2]}: {where} fixed in place, the rest of the fault's probe and the server's defaults kept",
                    "mitigate", PASS, state=render(edited, found))
+    from ..runtime.evaluator import at
+
+    probed = (fixed.get("httpGet") or fixed.get("tcpSocket") or {}).get("port")
+    container = at(obj, path[:-1])
+    if isinstance(probed, int):
+        # what the probe checks, by another handler: a TCP check of the port the fixed probe reaches, and that
+        # port by the container's name for it
+        tcp = {**{k: v for k, v in fixed.items() if k not in _PROBE_ACTIONS}, "tcpSocket": {"port": probed}}
+        switched = _edited(found.solved, key, lambda o: _set_at(o, path, tcp))
+        if switched is not None:
+            yield Case(f"{key[2]}: {where} fixed as a TCP check of port {probed}", "mitigate", PASS,
+                       state=render(switched, found))
+        name = next((p.get("name") for p in (container.get("ports") or [] if isinstance(container, dict) else [])
+                     if isinstance(p, dict) and p.get("containerPort") == probed and p.get("name")), None)
+        if name is not None:
+            action = "httpGet" if "httpGet" in fixed else "tcpSocket"
+            by_name = {**fixed, action: {**fixed[action], "port": name}}
+            named = _edited(found.solved, key, lambda o: _set_at(o, path, by_name))
+            if named is not None:
+                yield Case(f"{key[2]}: {where} fixed with the container's name `{name}` for port {probed}",
+                           "mitigate", PASS, state=render(named, found))
     kept = _edited(found.solved, key, lambda o: _set_at(o, path, _served_probe(faulty)))
     if kept is not None:
         yield Case(f"{key[2]}: {where} left as the fault made it, spelled with the server's defaults", "mitigate",
@@ -1068,6 +1089,12 @@ def _pod_is_ready(pod: dict) -> bool:
 
 def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
     path, where = change["path"], _show(change["path"])
+    named = _port_name(found, key, change) if key[0] == "Service" and path and path[-1] == "targetPort" else None
+    if named is not None:  # whoever decides the field (a scenario's predicate too) reads the name as its number
+        edited = _edited(found.solved, key, lambda o: _set_at(o, path, named))
+        if edited is not None:
+            yield Case(f"{key[2]}: {where} set to the container's port name `{named}`", "mitigate", PASS,
+                       state=render(edited, found))
     if change.get("governed_by"):
         return
     accept = change.get("accept") or {}
@@ -1091,12 +1118,6 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
         yield from _renamed_port_cases(found, key, change)
     if len(path) >= 3 and path[-1] == "value" and path[-3] == "env" and isinstance(change.get("healthy"), str):
         yield from _env_cases(found, key, change)
-    named = _port_name(found, key, change) if key[0] == "Service" and path and path[-1] == "targetPort" else None
-    if named is not None:
-        edited = _edited(found.solved, key, lambda o: _set_at(o, path, named))
-        if edited is not None:
-            yield Case(f"{key[2]}: {where} set to the container's port name `{named}`", "mitigate", PASS,
-                       state=render(edited, found))
     if key[0] == "Secret" and path and path[0] == "data":  # the manifest says it as `stringData`
         path = ["stringData", *path[1:]]
     base = change.get("healthy") if "healthy" in change else change.get("faulty")

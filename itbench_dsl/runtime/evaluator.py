@@ -1446,6 +1446,9 @@ def predicate_check(pred, state, created=()):
     if isinstance(observed, InvalidValue):
         return False, f"{where}: {observed.why}"
     op = pred["op"]
+    if op in ("==", "!=", "in"):  # a named port is the number it names
+        observed, value = resolved_ports(objects[0], pred["path"], state, observed, pred["value"])
+        pred = {**pred, "value": value}
     if op in FIELD_TESTS:
         return FIELD_TESTS[op](observed, pred["value"], pred.get("type"), where)
     return compared(observed, pred, where)
@@ -1786,6 +1789,58 @@ def port_number(value, names):
     return int(n) if n is not None else None
 
 
+PROBE_KEYS = ("livenessProbe", "readinessProbe", "startupProbe")
+
+
+def port_names(obj, path, state):
+    """{name: number} through which a named port at `path` resolves, as Kubernetes resolves it; None where the
+    path holds no port a name can stand for. A Service's `targetPort` names a port of the containers of the
+    pods it selects (those running, and those its namespace's workloads will run from their templates); a
+    probe handler's `port` (`httpGet`, `tcpSocket`, `grpc`) a port of the container that holds the probe."""
+    keys = [s for s in path if isinstance(s, str)]
+    if not keys or not isinstance(obj, dict):
+        return None
+    if obj.get("kind") == "Service" and keys[-1] == "targetPort":
+        selector = (obj.get("spec") or {}).get("selector") or {}
+        namespace = (obj.get("metadata") or {}).get("namespace")
+        pods = selected_pods(obj, state) if state is not None else []
+        for kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"):
+            for w in (state.by_kind.get((kind, namespace), []) if state is not None else []):
+                template = (w.get("spec") or {}).get("template") or {}
+                if labels_match((template.get("metadata") or {}).get("labels"), selector):
+                    pods.append(template)
+        names = {}
+        for pod in pods:  # a name several containers give other numbers resolves to none of them
+            for name, value in container_ports([pod])[0].items():
+                names[name] = value if names.get(name, value) == value else None
+        return {k: v for k, v in names.items() if v is not None}
+    if keys[-1] == "port" and len(keys) >= 2 and keys[-2] in ("httpGet", "tcpSocket", "grpc") \
+            and any(k in PROBE_KEYS for k in keys):
+        at_probe = max(i for i, s in enumerate(path) if s in PROBE_KEYS)
+        holder = lookup(obj, path[:at_probe]) if at_probe else _MISSING
+        if not (isinstance(holder, dict) and ("image" in holder or "ports" in holder)):
+            return None
+        return container_ports([{"spec": {"containers": [holder]}}])[0]
+    return None
+
+
+def resolved_ports(obj, path, state, observed, expected):
+    """A port and the value it is compared with, each a name resolved to its number where `port_names` says
+    what the name stands for (`targetPort: service` is 8080 where the container names 8080 `service`); both
+    as they are otherwise."""
+    named = lambda v: isinstance(v, str) and number(v) is None  # noqa: E731
+    if not (named(observed) or named(expected) or (isinstance(expected, list) and any(named(v) for v in expected))):
+        return observed, expected
+    names = port_names(obj, path, state)
+    if not names:
+        return observed, expected
+
+    def resolve(v):
+        return names.get(v, v) if named(v) else v
+
+    return resolve(observed), [resolve(v) for v in expected] if isinstance(expected, list) else resolve(expected)
+
+
 def service_check(ref, state):
     """A service the fault acts on works again: it selects ready pods, and every port reaches a port
     those pods' containers declare (by number, or by name)."""
@@ -2011,6 +2066,7 @@ def field_check(entry, state):
                 observed = _MISSING
         else:
             now, healthy = defaulted(observed, kind, path), defaulted(change["healthy"], kind, path)
+            now, healthy = resolved_ports(obj, path, state, now, healthy)  # a probe's named port: its number
             ok = now is not _MISSING and owns(change["healthy"] if healthy is _MISSING else healthy, now, leaf)
         if not ok:
             wants = (f"{accept['op']} {shown(change.get('healthy')) if accept['value'] == 'healthy' else shown(accept['value'])}"

@@ -164,3 +164,45 @@ def test_a_deny_policy_narrowed_to_select_no_pod_is_undone():
     policy["spec"]["podSelector"] = {"matchExpressions": [{"key": "io.kompose.service", "operator": "In",
                                                            "values": ["recommendation", "x"]}]}
     assert not mitigate(BLOCK, state)["passed"]
+
+
+# ---- F4: ports by what they name, probes by what they check ----------------------------------------------
+
+CART_PORT = "otel-cart-service-target-port"  # its own predicate: `spec.ports[port=8080].targetPort == 8080`
+
+
+@pytest.mark.parametrize("value, passes", [(8080, True), ("service", True), ("no-such-port", False), (8081, False)])
+def test_a_predicate_on_a_target_port_reads_a_named_port_as_its_number(value, passes):
+    state = derived(CART_PORT, "solved")
+    obj(state, "Service", "cart")["spec"]["ports"][0]["targetPort"] = value
+    verdict = mitigate(CART_PORT, state)
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+def test_a_probe_port_names_a_port_of_its_own_container():
+    deployment = {"kind": "Deployment", "spec": {"template": {"spec": {"containers": [
+        {"name": "a", "image": "x", "ports": [{"name": "http", "containerPort": 8080}],
+         "livenessProbe": {"httpGet": {"path": "/", "port": "http"}}},
+        {"name": "b", "image": "y", "ports": [{"name": "http", "containerPort": 9090}]}]}}}}
+    path = ["spec", "template", "spec", "containers", ["name", "a"], "livenessProbe", "httpGet", "port"]
+    assert rt.resolved_ports(deployment, path, None, "http", 8080) == (8080, 8080)
+    assert rt.resolved_ports(deployment, path, None, "metrics", 8080) == ("metrics", 8080)  # names nothing
+    assert rt.port_names(deployment, ["spec", "replicas"], None) is None
+
+
+LIVE = "sregym-liveness-probe-misconfiguration-hotel-reservation"
+
+
+@pytest.mark.parametrize("handler, passes", [
+    ({"tcpSocket": {"port": 8085}}, True),  # what the fault broke, checked by another handler
+    ({"exec": {"command": ["true"]}}, True),
+    ({"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"}}, False),  # the fault's own check
+])
+def test_a_probe_fixed_by_another_handler_passes(handler, passes):
+    state = derived(LIVE, "solved")
+    faulty = obj(derived(LIVE, "faulty"), "Deployment", "recommendation")["spec"]["template"]["spec"]["containers"][0]
+    container = obj(state, "Deployment", "recommendation")["spec"]["template"]["spec"]["containers"][0]
+    container["livenessProbe"] = {**{k: v for k, v in faulty["livenessProbe"].items()
+                                     if k not in rt.PROBE_ACTIONS}, **handler}
+    verdict = mitigate(LIVE, state)
+    assert verdict["passed"] is passes, failed(verdict)
