@@ -42,6 +42,8 @@ scenario's own plan, each with the verdict it must get:
   `validationFailureActionOverrides`), another policy's reports flagging the gap while the graded
   policy flags nothing, policies that single the gap objects out by name, name prefix or label
   value (offline and from their reports) (fail); a state without PolicyReports (unusable).
+* a Role's rules the fault changed: the role left faulty, its healthy rules granted to its subjects by a new
+  role and binding (pass), to another subject (fail).
 * access predicates (`can`/`cannot`): the granting rule restricted by resourceNames, granting another
   verb, bound to another subject (fail); the grant after an unrelated rule or with the verb `*` (pass).
 * detection: an answer written after the window and backdated into it (fail); one written in the
@@ -328,6 +330,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
             key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
             for change in entry["changes"]:
                 yield from _field_cases(found, key, change)
+                yield from _regrant_cases(found, key, change)
         for ref in fault["created"]:
             key = (ref["kind"], ref["namespace"], ref["name"])
             yield from _neutralised_cases(found, key)
@@ -402,6 +405,43 @@ def _any_part_cases(found: Objects, fault: dict) -> Iterator[Case]:
         if state is not None:
             where = key[2] if what == "created" else f"{key[2]}: {_show(change['path'])}"
             yield Case(f"`{fault['fault']}` undone through {where} alone", "mitigate", PASS, state=render(state, found))
+
+
+def _regrant_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
+    """A Role (or ClusterRole) whose rules the fault changed, left as the fault made it while a new role and
+    binding grant its healthy rules to the subjects of its bindings: the authorizer allows what it allowed,
+    pass; the same grant to another subject, fail."""
+    if key[0] not in ("Role", "ClusterRole") or change.get("path") != ["rules"] or key not in found.faulty \
+            or not isinstance(change.get("healthy"), list) or change.get("governed_by"):
+        return
+    bindings = [b for (kind, namespace, _), b in found.solved.items()
+                if kind in ("RoleBinding", "ClusterRoleBinding") and (b.get("roleRef") or {}).get("kind") == key[0]
+                and (b.get("roleRef") or {}).get("name") == key[2] and (key[0] == "ClusterRole" or namespace == key[1])]
+    if not bindings:
+        return
+
+    def regranted(subjects_of) -> dict:
+        out = dict(found.solved)
+        out[key] = found.faulty[key]
+        name = f"{key[2]}-corpus-regrant"
+        meta = {"name": name, **({"namespace": key[1]} if key[0] == "Role" else {})}
+        out[(key[0], key[1], name)] = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": key[0],
+                                       "metadata": dict(meta), "rules": copy.deepcopy(change["healthy"])}
+        for index, binding in enumerate(bindings):
+            kind = binding["kind"]
+            namespace = (binding.get("metadata") or {}).get("namespace")
+            meta = {"name": f"{name}-{index}", **({"namespace": namespace} if namespace else {})}
+            out[(kind, namespace, meta["name"])] = {
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": meta,
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": key[0], "name": name},
+                "subjects": subjects_of(binding)}
+        return out
+
+    yield Case(f"{key[2]} left as the fault made it, its healthy rules granted to its subjects by a new "
+               f"{key[0]} and binding", "mitigate", PASS,
+               state=render(regranted(lambda b: copy.deepcopy(b.get("subjects") or [])), found))
+    yield Case(f"{key[2]} left as the fault made it, its healthy rules granted to another subject", "mitigate",
+               FAIL, state=render(regranted(lambda b: [{"kind": "User", "name": "corpus-someone-else"}]), found))
 
 
 def _drop_limit(obj, path: list) -> None:

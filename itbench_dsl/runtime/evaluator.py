@@ -1535,6 +1535,82 @@ def allowed(state, subject, verb, resource, namespace=None, group="", subresourc
     return False, "no binding of the subject grants it"
 
 
+def _rule_names(rule, verb, group, resource, name):
+    """Whether a PolicyRule grants a request by naming it: the verb, the API group and the resource each
+    written out (a `*` only grants a request for `*`, as a wildcard the healthy rule held), and no
+    resourceNames, or the request's name among them."""
+    if not isinstance(rule, dict):
+        return False
+    listed = lambda key: [str(v) for v in rule.get(key)] if isinstance(rule.get(key), list) else []  # noqa: E731
+    names = listed("resourceNames")
+    return (verb in listed("verbs") and group in listed("apiGroups") and resource in listed("resources")
+            and (not names or name in names))
+
+
+def role_access_kept(obj, path, healthy, state):
+    """Whether the subjects of a Role (or ClusterRole) whose rules the fault changed may still do what its
+    healthy rules grant, as the RBAC authorizer decides: every subject of every binding of the role may do
+    each request of the healthy rules through some binding of its own (a new Role and RoleBinding do it as
+    well as the role edited back), by a rule that names the request (a wildcard grant is no restoration).
+    False where no binding of the state binds the role, or the healthy rules cannot be told."""
+    if path == ["rules"]:
+        rules = healthy
+    elif len(path) >= 2 and path[0] == "rules" and isinstance(path[1], int) and isinstance(obj.get("rules"), list):
+        rules = json.loads(json.dumps(obj["rules"]))
+        node = rules
+        for seg in path[1:-1]:
+            node = node[seg] if isinstance(node, list) and isinstance(seg, int) and seg < len(node) else \
+                node.get(seg) if isinstance(node, dict) else None
+            if node is None:
+                return False
+        if not isinstance(node, (dict, list)) or (isinstance(node, list) and not isinstance(path[-1], int)):
+            return False
+        try:
+            node[path[-1]] = healthy
+        except (IndexError, TypeError):
+            return False
+    else:
+        return False
+    requests = [(str(v), str(g), str(r), str(n) if n is not None else None)
+                for rule in (rules if isinstance(rules, list) else []) if isinstance(rule, dict)
+                for v in rule.get("verbs") or [] for g in rule.get("apiGroups") or [""]
+                for r in rule.get("resources") or [] for n in (rule.get("resourceNames") or [None])]
+    if not requests:
+        return False
+    kind, meta = obj.get("kind"), obj.get("metadata") or {}
+    namespace = meta.get("namespace")
+    role_bindings = [(b, None) for b in state.by_kind.get(("ClusterRoleBinding", None), [])]
+    role_bindings += [(b, n) for (k, n), items in state.by_kind.items() if k == "RoleBinding" for b in items]
+    mine = [(b, n) for b, n in role_bindings if isinstance(b.get("roleRef"), dict)
+            and b["roleRef"].get("kind") == kind and b["roleRef"].get("name") == meta.get("name")
+            and (kind == "ClusterRole" or n == namespace)]
+    subjects = [(s, n) for b, n in mine for s in b.get("subjects") or [] if isinstance(s, dict)
+                and s.get("kind") in ("ServiceAccount", "User", "Group")]
+    if not subjects:
+        return False
+    for subject, where in subjects:
+        subject = {**subject, "namespace": subject.get("namespace") or where}
+        user, groups = subject_user({"kind": subject["kind"], "name": str(subject.get("name", "")),
+                                     "namespace": subject["namespace"]})
+        scope = where or namespace  # a RoleBinding's requests are of its namespace; a ClusterRole's, cluster-wide
+        for verb, group, resource, name in requests:
+            granted = False
+            for binding, at_ns in role_bindings:
+                if (at_ns is not None and at_ns != scope) or not binds(binding, user, groups, at_ns):
+                    continue
+                ref = binding.get("roleRef") if isinstance(binding.get("roleRef"), dict) else {}
+                role = state.objects.get(("Role", at_ns, str(ref.get("name", "")))) if ref.get("kind") == "Role" \
+                    and at_ns else state.objects.get(("ClusterRole", None, str(ref.get("name", "")))) \
+                    if ref.get("kind") == "ClusterRole" else None
+                if role is not None and not terminating(role) and not terminating(binding) and any(
+                        _rule_names(rule, verb, group, resource, name) for rule in role.get("rules") or []):
+                    granted = True
+                    break
+            if not granted:
+                return False
+    return True
+
+
 def parse_resource(text):
     """(resource, API group, subresource) of `deployments.apps`, `pods/log`, `pods`, as kubectl names them."""
     head, _, subresource = str(text).partition("/")
@@ -2068,6 +2144,8 @@ def field_check(entry, state):
             now, healthy = defaulted(observed, kind, path), defaulted(change["healthy"], kind, path)
             now, healthy = resolved_ports(obj, path, state, now, healthy)  # a probe's named port: its number
             ok = now is not _MISSING and owns(change["healthy"] if healthy is _MISSING else healthy, now, leaf)
+        if not ok and kind in ("Role", "ClusterRole") and path and path[0] == "rules" and "healthy" in change:
+            ok = role_access_kept(obj, path, change["healthy"], state)  # granted again through another role
         if not ok:
             wants = (f"{accept['op']} {shown(change.get('healthy')) if accept['value'] == 'healthy' else shown(accept['value'])}"
                      if accept else "absent" if change.get("absent") else shown(change["healthy"]))

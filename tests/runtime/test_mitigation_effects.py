@@ -206,3 +206,41 @@ def test_a_probe_fixed_by_another_handler_passes(handler, passes):
                                      if k not in rt.PROBE_ACTIONS}, **handler}
     verdict = mitigate(LIVE, state)
     assert verdict["passed"] is passes, failed(verdict)
+
+
+# ---- F5: RBAC restored as the authorizer decides ----------------------------------------------------------
+
+RBAC = "k8sbench-fix-rbac-wrong-resource"
+RBAC_NS = "simple-rbac-setup"
+
+
+def _grant(role_kind: str, rule: dict, subject: str = "pod-reader") -> list[dict]:
+    namespaced = role_kind == "Role"
+    meta = {"name": "pod-lister", **({"namespace": RBAC_NS} if namespaced else {})}
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": role_kind, "metadata": meta, "rules": [rule]}
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding" if namespaced else "ClusterRoleBinding",
+               "metadata": dict(meta), "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind,
+                                                    "name": "pod-lister"},
+               "subjects": [{"kind": "ServiceAccount", "name": subject, "namespace": RBAC_NS}]}
+    return [role, binding]
+
+
+LIST_PODS = {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}
+
+
+@pytest.mark.parametrize("extra, passes", [
+    (_grant("Role", LIST_PODS), True),  # a new Role and RoleBinding, the faulty role kept
+    (_grant("ClusterRole", {**LIST_PODS, "verbs": ["get", "list", "watch"]}), True),
+    (_grant("Role", LIST_PODS, subject="someone-else"), False),
+    (_grant("Role", {**LIST_PODS, "resourceNames": ["one-pod"]}), False),  # a list names no pod
+    (_grant("Role", {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}), False),  # a wildcard: no restoration
+    ([], False),
+])
+def test_a_role_the_fault_changed_is_restored_by_any_binding_granting_its_access(extra, passes):
+    state = derived(RBAC, "solved")
+    _keep(state, derived(RBAC, "faulty"), "Role", "pod-reader-role")
+    state["resources"]["items"] += copy.deepcopy(extra)
+    verdict = mitigate(RBAC, state)
+    assert ("fields.simple-rbac-setup/Role/pod-reader-role" not in failed(verdict)) is passes, failed(verdict)
+    if not extra or passes:
+        assert verdict["passed"] is passes, failed(verdict)
