@@ -42,6 +42,8 @@ scenario's own plan, each with the verdict it must get:
   `validationFailureActionOverrides`), another policy's reports flagging the gap while the graded
   policy flags nothing, policies that single the gap objects out by name, name prefix or label
   value (offline and from their reports) (fail); a state without PolicyReports (unusable).
+* a fault that keeps pods from being scheduled: every part left with the pods on the node they are pinned
+  to (uncordoned), an anti-affinity's DaemonSet removed alone, the anti-affinity made preferred (pass).
 * a Role's rules the fault changed: the role left faulty, its healthy rules granted to its subjects by a new
   role and binding (pass), to another subject (fail).
 * access predicates (`can`/`cannot`): the granting rule restricted by resourceNames, granting another
@@ -280,6 +282,8 @@ def cases(scenario: ir.Scenario, spec: dict, found: Objects, derived: dict[str, 
 
 
 def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
+    from ..runtime.evaluator import _takes_capacity
+
     m = spec["mitigation"]
     yield Case("the healthy state", "mitigate", PASS, state=derived["healthy"])
     # a capture that holds none of what the evaluator reads proves nothing either way: refused, never passed
@@ -321,6 +325,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     # there (a field at another wrong value, a created object left, a deleted one recreated otherwise) are not cases
     graded = not m.get("only")
     for fault in m["faults"] if graded else []:
+        yield from _placement_cases(found, fault)
         if fault["undone_by"] == "any":  # one part left wrong is still a fix
             yield from _any_part_cases(found, fault)
             for ref in fault["created"]:  # its created object neutralised, every other part left faulty
@@ -337,7 +342,11 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
             if key in found.faulty:
                 left = dict(found.solved)
                 left[key] = found.faulty[key]
-                yield Case(f"everything fixed but {ref['kind']} {ref['name']} left in place", "mitigate", FAIL,
+                # a fault that keeps pods from being scheduled is undone once they run: what it created that
+                # takes no capacity (a DaemonSet of sleeping pods an anti-affinity shuns) is no harm left
+                idle = fault.get("placed") and not _takes_capacity(found.faulty[key])
+                yield Case(f"everything fixed but {ref['kind']} {ref['name']} left in place"
+                           + (", taking no capacity" if idle else ""), "mitigate", PASS if idle else FAIL,
                            state=render(left, found))
     for entry in m["restored"] if graded else []:
         ref = entry["object"]
@@ -366,6 +375,41 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         state = render({k: v for k, v in found.faulty.items() if k[0] in everyday}, found, probes=found.faulty_probes)
         state["captured"] = [c for c in state["captured"] if c.rpartition("/")[2] in everyday]
         yield Case("the faulty state captured with `kubectl get all`", "mitigate", UNUSABLE, state=state)
+
+
+def _placement_cases(found: Objects, fault: dict) -> Iterator[Case]:
+    """A fault that keeps pods from being scheduled is undone once they run where their placement lets them,
+    whatever part is left: every part left with the pods scheduled on the node they are pinned to, where the
+    fault left the pods it had running (the node exists: uncordoned); the DaemonSet an anti-affinity shuns
+    removed alone; the anti-affinity made preferred, the DaemonSet left (pass)."""
+    for ref in fault.get("placed") or []:
+        key = (ref["kind"], ref["namespace"], ref["name"])
+        workload = found.faulty.get(key)
+        if workload is None:
+            continue
+        pod = ((workload.get("spec") or {}).get("template") or {}).get("spec") or {}
+        pin = (pod.get("nodeSelector") or {}).get("kubernetes.io/hostname")
+        if found.effects.get(key, ("", 0))[0] == "pending-new" and pin:
+            state = copy.deepcopy(render(found.faulty, found))
+            for item in state["resources"]["items"]:
+                if item["kind"] == "Pod" and str(item["metadata"].get("name", "")).startswith(f"{key[2]}-"):
+                    item["spec"]["nodeName"] = pin
+            yield Case(f"every part of `{fault['fault']}` left, {key[2]}'s pods scheduled on {pin}, the node they "
+                       "are pinned to", "mitigate", PASS, state=state)
+        daemons = [(c["kind"], c["namespace"], c["name"]) for c in fault["created"] if c["kind"] == "DaemonSet"]
+        anti = (pod.get("affinity") or {}).get("podAntiAffinity") or {}
+        terms = anti.get("requiredDuringSchedulingIgnoredDuringExecution")
+        if daemons and terms:
+            yield Case(f"`{fault['fault']}` undone by removing its DaemonSet alone, the anti-affinity left", "mitigate",
+                       PASS, state=render({k: v for k, v in found.faulty.items() if k not in daemons}, found))
+            relaxed = dict(found.faulty)
+            relaxed[key] = copy.deepcopy(workload)
+            spec = relaxed[key]["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]
+            spec.pop("requiredDuringSchedulingIgnoredDuringExecution")
+            spec["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {"weight": 100, "podAffinityTerm": copy.deepcopy(t)} for t in terms]
+            yield Case(f"`{fault['fault']}` undone by making the anti-affinity preferred, the DaemonSet left",
+                       "mitigate", PASS, state=render(relaxed, found))
 
 
 def _any_part_cases(found: Objects, fault: dict) -> Iterator[Case]:

@@ -476,10 +476,18 @@ def _faults(scenario: ir.Scenario, fields: list, created: list) -> list[dict]:
     for injection in scenario.injections():
         touched = {(r.kind, r.namespace, r.name) for r in (injection.target, *injection.side_objects)}
         made = {(r.kind, r.namespace, r.name) for r in injection.created}
-        out.append({"fault": injection.fault, "undone_by": injection.kind.undone_by,
-                    "fields": [f for f in fields if (f["object"]["kind"], f["object"]["namespace"],
-                                                     f["object"]["name"]) in touched],
-                    "created": [c for c in created if (c["kind"], c["namespace"], c["name"]) in made]})
+        entry = {"fault": injection.fault, "undone_by": injection.kind.undone_by,
+                 "fields": [f for f in fields if (f["object"]["kind"], f["object"]["namespace"],
+                                                  f["object"]["name"]) in touched],
+                 "created": [c for c in created if (c["kind"], c["namespace"], c["name"]) in made]}
+        target = injection.target
+        if injection.kind.pod_effect(injection.args) in ("pending", "pending-new") \
+                and target.kind in ("Deployment", "StatefulSet"):
+            # its harm is pods left unscheduled: once they run where their placement lets them, it is undone
+            # whatever part is left (the node uncordoned, the DaemonSet an anti-affinity shuns removed)
+            entry["placed"] = [{"apiVersion": target.api_version, "kind": target.kind, "name": target.name,
+                                "namespace": target.namespace}]
+        out.append(entry)
     return out
 
 

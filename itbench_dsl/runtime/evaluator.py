@@ -2468,6 +2468,162 @@ def created_check(ref, state):
     return False, f"{ref_text(ref)} still present" + (" (being deleted: it acts until it is gone)" if terminating(obj) else "")
 
 
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
+def _node_term_holds(term, node):
+    """One required node affinity term (`matchExpressions` on the node's labels, `matchFields` on its name)
+    against a Node of the state; an operator the evaluator does not read (`Gt`, `Lt`) holds nothing."""
+    if not isinstance(term, dict) or not isinstance(node, dict):
+        return False
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    fields = {"metadata.name": (node.get("metadata") or {}).get("name")}
+    return selector_matches({"matchExpressions": term.get("matchExpressions") or []}, labels) and \
+        selector_matches({"matchExpressions": term.get("matchFields") or []}, fields)
+
+
+def _misplaced(pod, state):
+    """Why a scheduled pod is not where its placement lets it run, as the state shows it, or None: its node
+    named by its `kubernetes.io/hostname` pin, any other node label and a required node affinity read off the
+    state's Node; every claim it mounts `Bound`, of a StorageClass the state holds; and its required pod
+    anti-affinity selecting no DaemonSet's pods (a DaemonSet runs on every node) and no other pod (on its
+    node, for the hostname topology; anywhere, for any other). What the state cannot show is not taken."""
+    spec = pod.get("spec") or {}
+    meta = pod.get("metadata") or {}
+    namespace, node_name = meta.get("namespace"), spec.get("nodeName")
+    node = state.objects.get(("Node", None, str(node_name)))
+    for key, value in (spec.get("nodeSelector") or {}).items():
+        if key == HOSTNAME_LABEL and value == node_name:
+            continue
+        if node is None or ((node.get("metadata") or {}).get("labels") or {}).get(key) != value:
+            return f"its node selector {key}={value} does not name node {node_name}"
+    affinity = spec.get("affinity") if isinstance(spec.get("affinity"), dict) else {}
+    required = ((affinity.get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
+    if terms and not any(_node_term_holds(t, node) for t in terms):
+        return f"its required node affinity does not hold on node {node_name}"
+    for volume in spec.get("volumes") or []:
+        claim = (volume.get("persistentVolumeClaim") or {}).get("claimName") if isinstance(volume, dict) else None
+        if not claim:
+            continue
+        found = state.objects.get(("PersistentVolumeClaim", namespace, str(claim)))
+        if found is None or (found.get("status") or {}).get("phase") != "Bound":
+            return f"its claim {claim} is not Bound"
+        storage_class = (found.get("spec") or {}).get("storageClassName")
+        if storage_class and state.objects.get(("StorageClass", None, str(storage_class))) is None:
+            return f"its claim {claim} is of storage class {storage_class}, which the state does not hold"
+    anti = (affinity.get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or []
+    for term in anti if isinstance(anti, list) else []:
+        if not isinstance(term, dict):
+            continue
+        selector = term.get("labelSelector")
+        for where in term.get("namespaces") or [namespace]:
+            for daemons in state.by_kind.get(("DaemonSet", where), []):
+                labels = ((((daemons.get("spec") or {}).get("template") or {}).get("metadata") or {})
+                          .get("labels") or {})
+                if not terminating(daemons) and selector_matches(selector, labels):
+                    return f"its anti-affinity selects the pods of DaemonSet {daemons['metadata'].get('name')}"
+            for other in state.by_kind.get(("Pod", where), []):
+                other_spec = other.get("spec") or {}
+                if other is pod or (other.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                    continue
+                if (term.get("topologyKey") != HOSTNAME_LABEL or other_spec.get("nodeName") == node_name) and \
+                        selector_matches(selector, (other.get("metadata") or {}).get("labels")):
+                    return f"its anti-affinity selects pod {(other.get('metadata') or {}).get('name')}"
+    return None
+
+
+def placement_holds(ref, fault, state):
+    """Whether a fault that keeps a workload's pods from being scheduled has lost its effect, whatever part of it
+    is left: the workload ready (its rollout complete and stable), at the replicas the fault asked for where it
+    raised them, each of its pods scheduled and ready where its placement lets it run (`_misplaced`). So
+    uncordoning the node a workload is pinned to, or removing the DaemonSet its anti-affinity keeps it from,
+    undoes the fault. (ok, why)."""
+    ok, why = ready_check(ref, state)
+    if not ok:
+        return False, why
+    obj = state.get(ref)
+    if obj is None or terminating(obj):
+        return False, f"{ref_text(ref)} is missing or being deleted"
+    raised = [number(c.get("faulty")) for e in fault["fields"] if e["object"]["kind"] == ref["kind"]
+              and e["object"]["name"] == ref["name"] and e["object"].get("namespace") == ref.get("namespace")
+              for c in e["changes"] if c["path"] == ["spec", "replicas"] and number(c.get("faulty")) is not None]
+    replicas = number((obj.get("spec") or {}).get("replicas", 1))
+    if raised and (replicas is None or replicas < max(raised)):
+        return False, f"{ref_text(ref)} runs fewer replicas than the fault asked for"
+    pods = [p for p in workload_pods(obj, state) if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+    if not pods:
+        return False, f"{ref_text(ref)} has no pod"
+    for pod in pods:
+        name = (pod.get("metadata") or {}).get("name")
+        if not pod_ready(pod) or not (pod.get("spec") or {}).get("nodeName"):
+            return False, f"pod {name} is not scheduled and ready"
+        problem = _misplaced(pod, state)
+        if problem:
+            return False, f"pod {name} runs where the state does not show it may: {problem}"
+    return True, f"{ref_text(ref)} scheduled and ready, each pod where its placement lets it run"
+
+
+# where a pod may run: the fields of a workload that place its pods (and its replicas, where the fault raised
+# them to show pods left unscheduled)
+PLACEMENT_FIELDS = ("nodeSelector", "affinity", "tolerations", "nodeName", "topologySpreadConstraints")
+
+
+def _places(path):
+    keys = [s for s in path if isinstance(s, str)]
+    return keys == ["spec", "replicas"] or (keys[:3] == ["spec", "template", "spec"] and len(keys) > 3
+                                            and keys[3] in PLACEMENT_FIELDS)
+
+
+def placed_parts(fault, parts, state):
+    """The parts of a fault that keeps pods from being scheduled, its placement ones judged by the effect: once
+    its workloads' pods run where their placement lets them (`placement_holds`), the fields that place them
+    (node selector, affinity, tolerations, the replicas it raised) and the objects it created that take no
+    capacity (a DaemonSet of pods that request nothing, which an anti-affinity shuns) are undone, whatever
+    they hold. Its other changes (a priority class, a volume), and a workload it created whose pods request
+    CPU or memory, are judged as they are."""
+    placed = [placement_holds(ref, fault, state) for ref in fault["placed"]]
+    if not all(ok for ok, _ in placed):
+        return parts
+    why = "the fault's effect is gone (" + "; ".join(detail for _, detail in placed) + ")"
+    out = []
+    for check_id, ok, detail in parts:
+        if not ok and check_id.startswith("fields."):
+            entry = next((e for e in fault["fields"] if check_id.startswith(f"fields.{ref_text(e['object'])}")), None)
+            if entry is not None:
+                if check_id == f"fields.{ref_text(entry['object'])}":
+                    rest = [c for c in entry["changes"] if not _places(c["path"])]
+                else:  # a part of a fault undone by any: one change
+                    rest = [c for c in entry["changes"] if check_id.endswith("." + show_path(c["path"]))
+                            and not _places(c["path"])]
+                if not rest:
+                    ok, detail = True, f"{why}; its placement is no harm: {detail}"
+                elif len(rest) < len(entry["changes"]):
+                    ok, detail = field_check({**entry, "changes": rest}, state)
+        elif not ok and check_id.startswith("created."):
+            ref = next((r for r in fault["created"] if check_id == f"created.{ref_text(r)}"), None)
+            obj = state.get(ref) if ref is not None else None
+            if obj is not None and not terminating(obj) and not _takes_capacity(obj):
+                ok, detail = True, f"{why}; {ref_text(ref)} takes no capacity"
+        out.append((check_id, ok, detail))
+    return out
+
+
+def _takes_capacity(obj):
+    """Whether an object runs pods that request CPU or memory (a workload's template, a pod): an object of
+    another kind takes none."""
+    spec = obj.get("spec") or {}
+    pod = (spec.get("template") or {}).get("spec") if isinstance(spec.get("template"), dict) else spec
+    if obj.get("kind") not in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "Pod") \
+            or not isinstance(pod, dict):
+        return obj.get("kind") in ("CronJob",)
+    for c in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]:
+        resources = (c.get("resources") or {}) if isinstance(c, dict) else {}
+        if any(((resources.get(side) or {}).get(r)) for side in ("requests", "limits") for r in ("cpu", "memory")):
+            return True
+    return False
+
+
 def any_parts(fault):
     """The changes of a fault undone by any one of its parts, each a part: (entry, change). A field the fault
     added empty (`searches: []` beside the nameservers that do the harm) is no part: it reads as gone in the
@@ -2512,6 +2668,8 @@ def mitigation_checks(spec, state, checks):
         else:
             parts = [(f"fields.{ref_text(e['object'])}", *field_check(e, state)) for e in fault["fields"]]
         parts += [(f"created.{ref_text(ref)}", *created_check(ref, state)) for ref in fault["created"]]
+        if fault.get("placed") and not all(part[1] for part in parts):
+            parts = placed_parts(fault, parts, state)
         if fault["undone_by"] == "any" and len(parts) > 1:
             undone = [part for part in parts if part[1]]
             checks.append({"id": f"fault.{index}.{fault['fault']}", "passed": bool(undone), "detail": (

@@ -244,3 +244,73 @@ def test_a_role_the_fault_changed_is_restored_by_any_binding_granting_its_access
     assert ("fields.simple-rbac-setup/Role/pod-reader-role" not in failed(verdict)) is passes, failed(verdict)
     if not extra or passes:
         assert verdict["passed"] is passes, failed(verdict)
+
+
+# ---- F3: a fault that keeps pods from being scheduled, judged by whether they run ----------------------
+
+from test_evaluator import bundle  # noqa: E402
+
+from itbench_dsl.analysis import states  # noqa: E402
+
+CORDONED = "otel-payment-cordoned-node"
+ANTI = "otel-payment-unschedulable-anti-affinity"
+
+
+def _faulty_running(name: str, edit=None) -> dict:
+    """The faulty manifests (every part of the fault left), changed by `edit`, with every pod running."""
+    found = states.objects(bundle(name)[0])
+    manifests = {k: copy.deepcopy(v) for k, v in found.faulty.items()}
+    if edit is not None:
+        edit(manifests)
+    return states.render(manifests, found)
+
+
+def _on_node(state: dict, workload: str, node: str) -> dict:
+    for pod in state["resources"]["items"]:
+        if pod["kind"] == "Pod" and pod["metadata"]["name"].startswith(workload + "-"):
+            pod["spec"]["nodeName"] = node
+    return state
+
+
+def test_a_cordoned_node_uncordoned_undoes_the_fault_with_the_pin_left():
+    # the new replica scheduled on the pinned node: it was uncordoned
+    verdict = mitigate(CORDONED, _on_node(_faulty_running(CORDONED), "payment", "kind-worker"))
+    assert verdict["passed"], failed(verdict)
+
+
+def test_pods_reported_running_elsewhere_than_their_pin_are_no_fix():
+    verdict = mitigate(CORDONED, _faulty_running(CORDONED))  # on a node the pin does not name: a forged capture
+    assert not verdict["passed"]
+    assert "fields.otel-demo/Deployment/payment" in failed(verdict)
+
+
+def test_an_uncordoned_node_with_the_replicas_back_down_shows_nothing():
+    def fewer(manifests):
+        manifests[("Deployment", "otel-demo", "payment")]["spec"]["replicas"] -= 1
+
+    verdict = mitigate(CORDONED, _on_node(_faulty_running(CORDONED, fewer), "payment", "kind-worker"))
+    assert not verdict["passed"]  # the pods that ran before the cordon prove nothing about the node
+
+
+def _drop(kind: str):
+    def edit(manifests):
+        for key in [k for k in manifests if k[0] == kind]:
+            del manifests[key]
+    return edit
+
+
+def _relax(manifests):
+    pod = manifests[("Deployment", "otel-demo", "payment")]["spec"]["template"]["spec"]
+    anti = pod["affinity"]["podAntiAffinity"]
+    terms = anti.pop("requiredDuringSchedulingIgnoredDuringExecution")
+    anti["preferredDuringSchedulingIgnoredDuringExecution"] = [{"weight": 100, "podAffinityTerm": t} for t in terms]
+
+
+@pytest.mark.parametrize("edit, passes", [
+    (_drop("DaemonSet"), True),  # the DaemonSet gone, the anti-affinity left: nothing for it to shun
+    (_relax, True),  # the anti-affinity made preferred, the DaemonSet left
+    (None, False),  # both left, the pods reported running: a capture no cluster can give
+])
+def test_an_anti_affinity_fault_is_undone_by_either_part_once_the_pods_run(edit, passes):
+    verdict = mitigate(ANTI, _faulty_running(ANTI, edit))
+    assert verdict["passed"] is passes, failed(verdict)
