@@ -2295,6 +2295,131 @@ def _pod_labels(state, namespace):
     return out
 
 
+def _namespace_labels(state, namespace):
+    """A namespace's labels as a namespaceSelector reads them: the state's Namespace object's, and the name
+    label the API server sets on every namespace."""
+    found = state.objects.get(("Namespace", None, str(namespace))) if state is not None else None
+    labels = dict(((found or {}).get("metadata") or {}).get("labels") or {})
+    labels["kubernetes.io/metadata.name"] = str(namespace)
+    return labels
+
+
+def _peer_admits(peer, policy_namespace, namespace, labels, state):
+    """Whether one NetworkPolicy peer admits the pods labelled `labels` in `namespace`: a podSelector alone
+    selects pods of the policy's namespace, a namespaceSelector the pods of the namespaces it selects (and its
+    podSelector, if any, among them); an ipBlock admits a pod only when it holds every address (pod addresses are
+    not in the state)."""
+    if not isinstance(peer, dict):
+        return False
+    if not peer:
+        return True
+    if "ipBlock" in peer:
+        block = peer.get("ipBlock")
+        return isinstance(block, dict) and block.get("cidr") in ("0.0.0.0/0", "::/0") and not block.get("except")
+    if "namespaceSelector" in peer:
+        if not selector_matches(peer.get("namespaceSelector"), _namespace_labels(state, namespace)):
+            return False
+    elif namespace != policy_namespace:
+        return False
+    return "podSelector" not in peer or selector_matches(peer.get("podSelector"), labels)
+
+
+def _port_admits(entries, port, protocol, names):
+    """Whether a rule's `ports` admit a port (number, protocol) of the destination pod, whose containers name
+    their ports `names`: none listed admits every port; an entry without a port every port of its protocol."""
+    if not entries:
+        return True
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict) or str(entry.get("protocol") or "TCP") != protocol:
+            continue
+        want = entry.get("port")
+        if want is None:
+            return True
+        low = names.get(want) if isinstance(want, str) and number(want) is None else number(want)
+        high = number(entry.get("endPort")) if entry.get("endPort") is not None else low
+        if low is not None and high is not None and low <= port <= high:
+            return True
+    return False
+
+
+def _template_labels(workload):
+    return ((((workload.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {})
+
+
+def _workload_of(name, namespace, state):
+    """(namespace, pod template) of the workload a component of the call graph names: of `namespace` first."""
+    spaces = [namespace] + sorted({str(n) for (_, n) in state.by_kind if n and n != namespace})
+    for where in spaces:
+        for kind in ("Deployment", "StatefulSet", "DaemonSet"):
+            found = state.objects.get((kind, where, str(name)))
+            if found is not None:
+                return where, ((found.get("spec") or {}).get("template") or {})
+    return None
+
+
+def _served_ports(component, template, services):
+    """(port, protocol) the pods of a component serve its callers on: its Services' target ports (a named one
+    through its containers), else every port its containers declare."""
+    names, numbers = container_ports([template])
+    out = []
+    for service in services:
+        if service.get("component") == component:
+            for p in service.get("ports") or []:
+                n = port_number(p.get("targetPort", p.get("port")), names)
+                if n is not None:
+                    out.append((n, str(p.get("protocol") or "TCP")))
+    return out or [(n, "TCP") for n in sorted(numbers)]
+
+
+# the cluster's DNS, which every pod that calls another by name needs to reach (egress)
+CLUSTER_DNS = ("kube-system", {"k8s-app": "kube-dns"}, [(53, "UDP"), (53, "TCP")])
+
+
+def _calls_admitted(direction, labels, namespace, policies, state):
+    """Whether the NetworkPolicies of `namespace` admit, for the pods labelled `labels`, every call the
+    application makes through them in `direction`, as the scenario's call graph (`state.traffic`) says: into
+    them from each workload that calls theirs (on the ports their Services lead to), out of them to each
+    workload theirs calls (on that one's ports) and to the cluster's DNS. False when the graph does not say
+    what their workload calls or is called by: then only a rule admitting all undoes the isolation."""
+    traffic = getattr(state, "traffic", None)
+    if not traffic:
+        return False
+    graph, services = traffic
+    own = [w for kind in ("Deployment", "StatefulSet", "DaemonSet") for w in state.by_kind.get((kind, namespace), [])
+           if _template_labels(w) and all(labels.get(a) == b for a, b in _template_labels(w).items())]
+    if len(own) != 1:
+        return False
+    name = str((own[0].get("metadata") or {}).get("name"))
+    template = (own[0].get("spec") or {}).get("template") or {}
+    needs = []  # (pods labelled, their namespace, destination's containers' port names, port, protocol, peer)
+    for a, b in graph:
+        if direction == "Ingress" and b == name and _workload_of(a, namespace, state) is not None:
+            where, caller = _workload_of(a, namespace, state)
+            peer = (where, (caller.get("metadata") or {}).get("labels") or {})
+            names = container_ports([template])[0]
+            needs += [(peer, names, port, protocol) for port, protocol in _served_ports(name, template, services)]
+        if direction == "Egress" and a == name and _workload_of(b, namespace, state) is not None:
+            where, callee = _workload_of(b, namespace, state)
+            peer = (where, (callee.get("metadata") or {}).get("labels") or {})
+            names = container_ports([callee])[0]
+            needs += [(peer, names, port, protocol) for port, protocol in _served_ports(b, callee, services)]
+    if not needs:
+        return False
+    if direction == "Egress":
+        needs += [((CLUSTER_DNS[0], CLUSTER_DNS[1]), {}, port, protocol) for port, protocol in CLUSTER_DNS[2][:1]]
+    key, side = ("ingress", "from") if direction == "Ingress" else ("egress", "to")
+    selecting = [p for p in policies if direction in policy_types(p)
+                 and selector_matches((p.get("spec") or {}).get("podSelector"), labels)]
+    for (peer_ns, peer_labels), names, port, protocol in needs:
+        if not any(isinstance(rule, dict)
+                   and (not rule.get(side) or any(_peer_admits(x, (p.get("metadata") or {}).get("namespace"), peer_ns,
+                                                                peer_labels, state) for x in rule.get(side) or []))
+                   and _port_admits(rule.get("ports"), port, protocol, names)
+                   for p in selecting for rule in ((p.get("spec") or {}).get(key) or [])):
+            return False
+    return True
+
+
 def _policy_isolates(policy, state) -> bool:
     """Whether a NetworkPolicy a fault created still refuses traffic, as Kubernetes reads policies: a pod is
     isolated in a direction when some policy of its namespace selects it with that type, and then admits what
@@ -2314,7 +2439,8 @@ def _policy_isolates(policy, state) -> bool:
         key = "ingress" if direction == "Ingress" else "egress"
         for labels in chosen:
             if not any(direction in policy_types(p) and selector_matches((p.get("spec") or {}).get("podSelector"), labels)
-                       and _allows_all((p.get("spec") or {}).get(key), direction) for p in [policy, *others]):
+                       and _allows_all((p.get("spec") or {}).get(key), direction) for p in [policy, *others]) \
+                    and not _calls_admitted(direction, labels, namespace, [policy, *others], state):
                 return True
     return False
 
@@ -2634,6 +2760,8 @@ def any_parts(fault):
 
 def mitigation_checks(spec, state, checks):
     m = spec["mitigation"]
+    # the calls the application makes (what a NetworkPolicy a fault created must admit again)
+    state.traffic = ((spec.get("diagnosis") or {}).get("graph") or [], spec.get("services") or [])
     created = {(r["kind"], r["namespace"], r["name"]) for f in m["faults"] for r in f["created"]}
     for index, pred in enumerate(m["predicates"]):
         ok, detail = predicate_check(pred, state, created)

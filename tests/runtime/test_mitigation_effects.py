@@ -156,6 +156,36 @@ def test_the_policy_itself_edited_to_admit_every_peer(rule, passes):
     assert verdict["passed"] is passes, failed(verdict)
 
 
+def _calls(ingress_port=8085, egress_port=27017, dns=True, caller="frontend") -> dict:
+    """A policy admitting exactly the calls the application makes through recommendation's pods."""
+    egress = [{"to": [{"podSelector": {"matchLabels": {"io.kompose.service": "mongodb-recommendation"}}}],
+               "ports": [{"port": egress_port}]}]
+    if dns:
+        egress.append({"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+                               "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
+                       "ports": [{"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}]})
+    policy = _allow("allow-calls", RECOMMENDATION, BOTH, {})
+    policy["spec"]["ingress"] = [{"from": [{"podSelector": {"matchLabels": {"io.kompose.service": caller}}}],
+                                  "ports": [{"port": ingress_port, "protocol": "TCP"}]}]
+    policy["spec"]["egress"] = egress
+    return policy
+
+
+@pytest.mark.parametrize("policy, passes", [
+    (_calls(), True),  # every call of the call graph, and DNS, admitted: the deny-all blocks nothing the app makes
+    (_calls(dns=False), False),  # no name resolves
+    (_calls(ingress_port=9999), False),
+    (_calls(egress_port=5432), False),
+    (_calls(caller="search"), False),  # frontend, the caller, still refused
+])
+def test_a_deny_all_policy_is_undone_by_a_policy_admitting_the_calls_the_application_makes(policy, passes):
+    state = derived(BLOCK, "solved")
+    _keep(state, derived(BLOCK, "faulty"), "NetworkPolicy", DENY)
+    state["resources"]["items"].append(copy.deepcopy(policy))
+    verdict = mitigate(BLOCK, state)
+    assert verdict["passed"] is passes, failed(verdict)
+
+
 def test_a_deny_policy_narrowed_to_select_no_pod_is_undone():
     state = derived(BLOCK, "solved")
     policy = _keep(state, derived(BLOCK, "faulty"), "NetworkPolicy", DENY)
