@@ -346,7 +346,16 @@ def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
         if obj["kind"] == "Service":
             _port_identities(changes, original)
         if changes:
-            fields.append({"object": _manifest_ref(obj), "changes": changes})
+            entry = {"object": _manifest_ref(obj), "changes": changes}
+            if obj["kind"] in ("Role", "ClusterRole"):
+                # who the role serves: a grant restored through another role must reach these subjects
+                namespace = (obj.get("metadata") or {}).get("namespace")
+                entry["subjects"] = [
+                    {**s, **({"namespace": s.get("namespace") or b.namespace} if s.get("kind") == "ServiceAccount" else {})}
+                    for b in scenario.topology.role_bindings if b.role_ref.get("kind") == obj["kind"]
+                    and b.role_ref.get("name") == (obj.get("metadata") or {}).get("name")
+                    and (obj["kind"] == "ClusterRole" or b.namespace == namespace) for s in b.subjects]
+            fields.append(entry)
     deleted = []
     for ref in inject_delete:
         original = originals.get((ref.kind, ref.namespace, ref.name))

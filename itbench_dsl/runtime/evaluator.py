@@ -1547,12 +1547,13 @@ def _rule_names(rule, verb, group, resource, name):
             and (not names or name in names))
 
 
-def role_access_kept(obj, path, healthy, state):
+def role_access_kept(obj, path, healthy, state, served=None):
     """Whether the subjects of a Role (or ClusterRole) whose rules the fault changed may still do what its
     healthy rules grant, as the RBAC authorizer decides: every subject of every binding of the role may do
     each request of the healthy rules through some binding of its own (a new Role and RoleBinding do it as
-    well as the role edited back), by a rule that names the request (a wildcard grant is no restoration).
-    False where no binding of the state binds the role, or the healthy rules cannot be told."""
+    well as the role edited back), by a rule that names the request (a wildcard grant is no restoration); so
+    must the subjects the role served in the healthy topology (`served`). False where no subject is known,
+    or the healthy rules cannot be told."""
     if path == ["rules"]:
         rules = healthy
     elif len(path) >= 2 and path[0] == "rules" and isinstance(path[1], int) and isinstance(obj.get("rules"), list):
@@ -1586,6 +1587,9 @@ def role_access_kept(obj, path, healthy, state):
             and (kind == "ClusterRole" or n == namespace)]
     subjects = [(s, n) for b, n in mine for s in b.get("subjects") or [] if isinstance(s, dict)
                 and s.get("kind") in ("ServiceAccount", "User", "Group")]
+    # the subjects the role served in the healthy topology (`served`, from the spec) too: re-pointing its
+    # binding elsewhere serves someone else
+    subjects += [(s, namespace) for s in served or [] if isinstance(s, dict)]
     if not subjects:
         return False
     for subject, where in subjects:
@@ -2145,7 +2149,8 @@ def field_check(entry, state):
             now, healthy = resolved_ports(obj, path, state, now, healthy)  # a probe's named port: its number
             ok = now is not _MISSING and owns(change["healthy"] if healthy is _MISSING else healthy, now, leaf)
         if not ok and kind in ("Role", "ClusterRole") and path and path[0] == "rules" and "healthy" in change:
-            ok = role_access_kept(obj, path, change["healthy"], state)  # granted again through another role
+            # granted again through another role
+            ok = role_access_kept(obj, path, change["healthy"], state, entry.get("subjects"))
         if not ok:
             wants = (f"{accept['op']} {shown(change.get('healthy')) if accept['value'] == 'healthy' else shown(accept['value'])}"
                      if accept else "absent" if change.get("absent") else shown(change["healthy"]))

@@ -344,3 +344,12 @@ def _relax(manifests):
 def test_an_anti_affinity_fault_is_undone_by_either_part_once_the_pods_run(edit, passes):
     verdict = mitigate(ANTI, _faulty_running(ANTI, edit))
     assert verdict["passed"] is passes, failed(verdict)
+
+
+def test_a_role_binding_re_pointed_to_another_subject_restores_nothing():
+    state = derived(RBAC, "solved")
+    _keep(state, derived(RBAC, "faulty"), "Role", "pod-reader-role")
+    binding = obj(state, "RoleBinding", "pod-reader-binding")
+    binding["subjects"] = [{"kind": "ServiceAccount", "name": "someone-else", "namespace": RBAC_NS}]
+    state["resources"]["items"] += _grant("Role", LIST_PODS, subject="someone-else")
+    assert "fields.simple-rbac-setup/Role/pod-reader-role" in failed(mitigate(RBAC, state))
