@@ -10,7 +10,8 @@ scenario's own plan, each with the verdict it must get:
   being deleted, a fixed object replaced by a custom resource of another API group; a state without
   the alerts, or captured with `kubectl get all` (which omits Chaos Mesh and other custom kinds).
   Right ones: the solved and healthy states, a created object left but without its effect (a
-  NetworkPolicy beside another admitting all, an Istio policy made PERMISSIVE, AUDIT or allow-all), the solved state as an API server returns it (its
+  NetworkPolicy beside another admitting all, or admitting the calls the call graph shows and DNS (without
+  DNS: fail), an Istio policy made PERMISSIVE, AUDIT or allow-all), the solved state as an API server returns it (its
   defaults, base64 Secret data, bookkeeping), after a `rollout restart`, with a service's target
   port named instead of numbered, with the broken pods still terminating. What a fix means and how it
   holds (`_meaning_cases`): a fixed workload's pod OOM-killed after the fix, or with a failed restart the
@@ -329,7 +330,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         if fault["undone_by"] == "any":  # one part left wrong is still a fix
             yield from _any_part_cases(found, fault)
             for ref in fault["created"]:  # its created object neutralised, every other part left faulty
-                yield from _neutralised_cases(found, (ref["kind"], ref["namespace"], ref["name"]), found.faulty)
+                yield from _neutralised_cases(found, (ref["kind"], ref["namespace"], ref["name"]), found.faulty, spec)
             continue
         for entry in fault["fields"]:
             key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
@@ -338,7 +339,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
                 yield from _regrant_cases(found, key, change)
         for ref in fault["created"]:
             key = (ref["kind"], ref["namespace"], ref["name"])
-            yield from _neutralised_cases(found, key)
+            yield from _neutralised_cases(found, key, graded=spec)
             if key in found.faulty:
                 left = dict(found.solved)
                 left[key] = found.faulty[key]
@@ -519,7 +520,64 @@ def _delete_at(obj, path: list) -> bool:
     return True
 
 
-def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None) -> Iterator[Case]:
+def _calls_policy(spec: dict, found: Objects, key: tuple, faulty: dict, dns: bool = True) -> dict | None:
+    """A NetworkPolicy that admits, for the pods the policy `key` selects (one workload's), every call the
+    application makes through them as the call graph says (into them from their callers on the ports their
+    Services lead to, out of them to their callees on theirs), and the cluster's DNS; None where the graph
+    shows no call for a direction the policy isolates."""
+    from ..runtime.evaluator import CLUSTER_DNS, _served_ports, policy_types, selector_matches
+
+    selector = (faulty.get("spec") or {}).get("podSelector")
+    workloads = {k: w for k, w in found.solved.items() if k[0] in ("Deployment", "StatefulSet", "DaemonSet")}
+
+    def template(w: dict) -> dict:
+        return (w.get("spec") or {}).get("template") or {}
+
+    selected = [k for k, w in workloads.items() if k[1] == key[1]
+                and selector_matches(selector, (template(w).get("metadata") or {}).get("labels") or {})]
+    if len(selected) != 1:
+        return None
+    name = selected[0][2]
+
+    def peer_of(component: str):
+        found_key = next((k for k in sorted(workloads, key=lambda k: k[1] != key[1]) if k[2] == component), None)
+        if found_key is None:
+            return None
+        peer = {"podSelector": {"matchLabels": dict((template(workloads[found_key]).get("metadata") or {})
+                                                     .get("labels") or {})}}
+        if found_key[1] != key[1]:
+            peer["namespaceSelector"] = {"matchLabels": {"kubernetes.io/metadata.name": found_key[1]}}
+        return peer, template(workloads[found_key])
+
+    ingress, egress = [], []
+    own = template(workloads[selected[0]])
+    for a, b in spec["diagnosis"]["graph"] if spec.get("diagnosis") else []:
+        if b == name and peer_of(a) is not None:
+            ports = [{"port": n, "protocol": p} for n, p in _served_ports(name, own, spec["services"])]
+            ingress.append({"from": [peer_of(a)[0]], "ports": ports})
+        if a == name and peer_of(b) is not None:
+            peer, callee = peer_of(b)
+            ports = [{"port": n, "protocol": p} for n, p in _served_ports(b, callee, spec["services"])]
+            egress.append({"to": [peer], "ports": ports})
+    types = policy_types(faulty)
+    if ("Ingress" in types and not ingress) or ("Egress" in types and not egress):
+        return None
+    if dns:
+        egress.append({"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": CLUSTER_DNS[0]}},
+                               "podSelector": {"matchLabels": dict(CLUSTER_DNS[1])}}],
+                       "ports": [{"port": n, "protocol": p} for n, p in CLUSTER_DNS[2]]})
+    out = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+           "metadata": {"name": f"{key[2]}-corpus-calls", "namespace": key[1]},
+           "spec": {"podSelector": copy.deepcopy(selector), "policyTypes": list(types)}}
+    if "Ingress" in types:
+        out["spec"]["ingress"] = ingress
+    if "Egress" in types:
+        out["spec"]["egress"] = egress
+    return out
+
+
+def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None, graded: dict | None = None) \
+        -> Iterator[Case]:
     """An object the fault created is judged by whether it still has the fault's effect: a NetworkPolicy edited
     to admit all traffic in every direction it declares, or kept beside a second policy that admits all to the
     pods it selects (policies are a union; an empty podSelector selects every pod), or admitting every
@@ -527,7 +585,8 @@ def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None) -> 
     ALLOW policy whose empty rule matches every request; a ResourceQuota raised far above what the namespace
     runs, pass; the policy kept with an allow rule for one peer (it still isolates from every other), a second
     policy admitting one port only, the quota raised but still below what the namespace runs, fail. `base`:
-    the state the object is left in (the solved one; the faulty one for a fault undone by any part)."""
+    the state the object is left in (the solved one; the faulty one for a fault undone by any part); `graded`:
+    the evaluator's spec, whose call graph says what calls a policy beside it must admit."""
     from ..runtime.evaluator import _QUOTA_PER_POD, State, _pod_amount, policy_types
 
     faulty = found.faulty.get(key)
@@ -571,6 +630,15 @@ def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None) -> 
                    PASS, state=beside(spec.get("podSelector") or {}, {}))
         yield Case(f"NetworkPolicy {key[2]} kept beside a policy admitting all to every pod", "mitigate", PASS,
                    state=beside({}, {}))
+        calls = _calls_policy(graded, found, key, faulty) if graded is not None else None
+        if calls is not None:
+            yield Case(f"NetworkPolicy {key[2]} kept beside a policy admitting the calls the application makes "
+                       "through the pods it selects", "mitigate", PASS,
+                       state=_with_items(state, [*state["resources"]["items"], calls]))
+            if "Egress" in types:
+                yield Case(f"NetworkPolicy {key[2]} kept beside a policy admitting those calls but not the "
+                           "cluster's DNS", "mitigate", FAIL, state=_with_items(
+                               state, [*state["resources"]["items"], _calls_policy(graded, found, key, faulty, False)]))
         yield Case(f"NetworkPolicy {key[2]} kept, admitting one peer only", "mitigate", FAIL,
                    state=_with_edit(state, key, one_peer))
         yield Case(f"NetworkPolicy {key[2]} kept beside a policy admitting one port only", "mitigate", FAIL,
