@@ -2437,7 +2437,11 @@ def _policy_isolates(policy, state) -> bool:
     if not pods:
         return _isolates(policy)
     spec = policy.get("spec") if isinstance(policy.get("spec"), dict) else {}
-    chosen = [labels for labels in pods if selector_matches(spec.get("podSelector"), labels)]
+    # each distinct set of labels once (a workload's pods and its template share theirs, bar the template hash)
+    chosen = [dict(k) for k in sorted({tuple(sorted((str(a), str(b)) for a, b in labels.items()
+                                                     if a != "pod-template-hash"))
+                                       for labels in pods if isinstance(labels, dict)
+                                       and selector_matches(spec.get("podSelector"), labels)})]
     others = [p for p in state.by_kind.get(("NetworkPolicy", namespace), [])
               if str(p.get("apiVersion", "")).startswith("networking.k8s.io/")]
     for direction in policy_types(policy):
