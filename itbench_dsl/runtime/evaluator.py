@@ -2724,13 +2724,13 @@ def placed_parts(fault, parts, state):
     out = []
     for check_id, ok, detail in parts:
         if not ok and check_id.startswith("fields."):
-            entry = next((e for e in fault["fields"] if check_id.startswith(f"fields.{ref_text(e['object'])}")), None)
+            whole = next((e for e in fault["fields"] if check_id == f"fields.{ref_text(e['object'])}"), None)
+            one = next(((e, c) for e in fault["fields"] for c in e["changes"]
+                        if check_id == f"fields.{ref_text(e['object'])}.{show_path(c['path'])}"), None)
+            entry = whole if whole is not None else one[0] if one is not None else None
             if entry is not None:
-                if check_id == f"fields.{ref_text(entry['object'])}":
-                    rest = [c for c in entry["changes"] if not _places(c["path"])]
-                else:  # a part of a fault undone by any: one change
-                    rest = [c for c in entry["changes"] if check_id.endswith("." + show_path(c["path"]))
-                            and not _places(c["path"])]
+                # a fault undone by any: the part is one change
+                rest = [c for c in (entry["changes"] if whole is not None else [one[1]]) if not _places(c["path"])]
                 if not rest:
                     ok, detail = True, f"{why}; its placement is no harm: {detail}"
                 elif len(rest) < len(entry["changes"]):
