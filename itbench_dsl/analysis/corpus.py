@@ -9,7 +9,9 @@ scenario's own plan, each with the verdict it must get:
   workload scaled to zero; a workload's status of an older spec, an unfinished rollout, a workload
   being deleted, a fixed object replaced by a custom resource of another API group; a state without
   the alerts, or captured with `kubectl get all` (which omits Chaos Mesh and other custom kinds).
-  Right ones: the solved and healthy states, the solved state as an API server returns it (its
+  Right ones: the solved and healthy states, a created object left but without its effect (a
+  NetworkPolicy beside another admitting all, or admitting the calls the call graph shows and DNS (without
+  DNS: fail), an Istio policy made PERMISSIVE, AUDIT or allow-all), the solved state as an API server returns it (its
   defaults, base64 Secret data, bookkeeping), after a `rollout restart`, with a service's target
   port named instead of numbered, with the broken pods still terminating. What a fix means and how it
   holds (`_meaning_cases`): a fixed workload's pod OOM-killed after the fix, or with a failed restart the
@@ -41,6 +43,10 @@ scenario's own plan, each with the verdict it must get:
   `validationFailureActionOverrides`), another policy's reports flagging the gap while the graded
   policy flags nothing, policies that single the gap objects out by name, name prefix or label
   value (offline and from their reports) (fail); a state without PolicyReports (unusable).
+* a fault that keeps pods from being scheduled: every part left with the pods on the node they are pinned
+  to (uncordoned), an anti-affinity's DaemonSet removed alone, the anti-affinity made preferred (pass).
+* a Role's rules the fault changed: the role left faulty, its healthy rules granted to its subjects by a new
+  role and binding (pass), to another subject (fail).
 * access predicates (`can`/`cannot`): the granting rule restricted by resourceNames, granting another
   verb, bound to another subject (fail); the grant after an unrelated rule or with the verb `*` (pass).
 * detection: an answer written after the window and backdated into it (fail); one written in the
@@ -277,6 +283,8 @@ def cases(scenario: ir.Scenario, spec: dict, found: Objects, derived: dict[str, 
 
 
 def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
+    from ..runtime.evaluator import _takes_capacity
+
     m = spec["mitigation"]
     yield Case("the healthy state", "mitigate", PASS, state=derived["healthy"])
     # a capture that holds none of what the evaluator reads proves nothing either way: refused, never passed
@@ -318,20 +326,28 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     # there (a field at another wrong value, a created object left, a deleted one recreated otherwise) are not cases
     graded = not m.get("only")
     for fault in m["faults"] if graded else []:
+        yield from _placement_cases(found, fault)
         if fault["undone_by"] == "any":  # one part left wrong is still a fix
             yield from _any_part_cases(found, fault)
+            for ref in fault["created"]:  # its created object neutralised, every other part left faulty
+                yield from _neutralised_cases(found, (ref["kind"], ref["namespace"], ref["name"]), found.faulty, spec)
             continue
         for entry in fault["fields"]:
             key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
             for change in entry["changes"]:
                 yield from _field_cases(found, key, change)
+                yield from _regrant_cases(found, key, change)
         for ref in fault["created"]:
             key = (ref["kind"], ref["namespace"], ref["name"])
-            yield from _neutralised_cases(found, key)
+            yield from _neutralised_cases(found, key, graded=spec)
             if key in found.faulty:
                 left = dict(found.solved)
                 left[key] = found.faulty[key]
-                yield Case(f"everything fixed but {ref['kind']} {ref['name']} left in place", "mitigate", FAIL,
+                # a fault that keeps pods from being scheduled is undone once they run: what it created that
+                # takes no capacity (a DaemonSet of sleeping pods an anti-affinity shuns) is no harm left
+                idle = fault.get("placed") and not _takes_capacity(found.faulty[key])
+                yield Case(f"everything fixed but {ref['kind']} {ref['name']} left in place"
+                           + (", taking no capacity" if idle else ""), "mitigate", PASS if idle else FAIL,
                            state=render(left, found))
     for entry in m["restored"] if graded else []:
         ref = entry["object"]
@@ -360,6 +376,41 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         state = render({k: v for k, v in found.faulty.items() if k[0] in everyday}, found, probes=found.faulty_probes)
         state["captured"] = [c for c in state["captured"] if c.rpartition("/")[2] in everyday]
         yield Case("the faulty state captured with `kubectl get all`", "mitigate", UNUSABLE, state=state)
+
+
+def _placement_cases(found: Objects, fault: dict) -> Iterator[Case]:
+    """A fault that keeps pods from being scheduled is undone once they run where their placement lets them,
+    whatever part is left: every part left with the pods scheduled on the node they are pinned to, where the
+    fault left the pods it had running (the node exists: uncordoned); the DaemonSet an anti-affinity shuns
+    removed alone; the anti-affinity made preferred, the DaemonSet left (pass)."""
+    for ref in fault.get("placed") or []:
+        key = (ref["kind"], ref["namespace"], ref["name"])
+        workload = found.faulty.get(key)
+        if workload is None:
+            continue
+        pod = ((workload.get("spec") or {}).get("template") or {}).get("spec") or {}
+        pin = (pod.get("nodeSelector") or {}).get("kubernetes.io/hostname")
+        if found.effects.get(key, ("", 0))[0] == "pending-new" and pin:
+            state = copy.deepcopy(render(found.faulty, found))
+            for item in state["resources"]["items"]:
+                if item["kind"] == "Pod" and str(item["metadata"].get("name", "")).startswith(f"{key[2]}-"):
+                    item["spec"]["nodeName"] = pin
+            yield Case(f"every part of `{fault['fault']}` left, {key[2]}'s pods scheduled on {pin}, the node they "
+                       "are pinned to", "mitigate", PASS, state=state)
+        daemons = [(c["kind"], c["namespace"], c["name"]) for c in fault["created"] if c["kind"] == "DaemonSet"]
+        anti = (pod.get("affinity") or {}).get("podAntiAffinity") or {}
+        terms = anti.get("requiredDuringSchedulingIgnoredDuringExecution")
+        if daemons and terms:
+            yield Case(f"`{fault['fault']}` undone by removing its DaemonSet alone, the anti-affinity left", "mitigate",
+                       PASS, state=render({k: v for k, v in found.faulty.items() if k not in daemons}, found))
+            relaxed = dict(found.faulty)
+            relaxed[key] = copy.deepcopy(workload)
+            spec = relaxed[key]["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]
+            spec.pop("requiredDuringSchedulingIgnoredDuringExecution")
+            spec["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {"weight": 100, "podAffinityTerm": copy.deepcopy(t)} for t in terms]
+            yield Case(f"`{fault['fault']}` undone by making the anti-affinity preferred, the DaemonSet left",
+                       "mitigate", PASS, state=render(relaxed, found))
 
 
 def _any_part_cases(found: Objects, fault: dict) -> Iterator[Case]:
@@ -401,6 +452,43 @@ def _any_part_cases(found: Objects, fault: dict) -> Iterator[Case]:
             yield Case(f"`{fault['fault']}` undone through {where} alone", "mitigate", PASS, state=render(state, found))
 
 
+def _regrant_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
+    """A Role (or ClusterRole) whose rules the fault changed, left as the fault made it while a new role and
+    binding grant its healthy rules to the subjects of its bindings: the authorizer allows what it allowed,
+    pass; the same grant to another subject, fail."""
+    if key[0] not in ("Role", "ClusterRole") or change.get("path") != ["rules"] or key not in found.faulty \
+            or not isinstance(change.get("healthy"), list) or change.get("governed_by"):
+        return
+    bindings = [b for (kind, namespace, _), b in found.solved.items()
+                if kind in ("RoleBinding", "ClusterRoleBinding") and (b.get("roleRef") or {}).get("kind") == key[0]
+                and (b.get("roleRef") or {}).get("name") == key[2] and (key[0] == "ClusterRole" or namespace == key[1])]
+    if not bindings:
+        return
+
+    def regranted(subjects_of) -> dict:
+        out = dict(found.solved)
+        out[key] = found.faulty[key]
+        name = f"{key[2]}-corpus-regrant"
+        meta = {"name": name, **({"namespace": key[1]} if key[0] == "Role" else {})}
+        out[(key[0], key[1], name)] = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": key[0],
+                                       "metadata": dict(meta), "rules": copy.deepcopy(change["healthy"])}
+        for index, binding in enumerate(bindings):
+            kind = binding["kind"]
+            namespace = (binding.get("metadata") or {}).get("namespace")
+            meta = {"name": f"{name}-{index}", **({"namespace": namespace} if namespace else {})}
+            out[(kind, namespace, meta["name"])] = {
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": meta,
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": key[0], "name": name},
+                "subjects": subjects_of(binding)}
+        return out
+
+    yield Case(f"{key[2]} left as the fault made it, its healthy rules granted to its subjects by a new "
+               f"{key[0]} and binding", "mitigate", PASS,
+               state=render(regranted(lambda b: copy.deepcopy(b.get("subjects") or [])), found))
+    yield Case(f"{key[2]} left as the fault made it, its healthy rules granted to another subject", "mitigate",
+               FAIL, state=render(regranted(lambda b: [{"kind": "User", "name": "corpus-someone-else"}]), found))
+
+
 def _drop_limit(obj, path: list) -> None:
     """Remove the limit at a change's path (its container selected by identity)."""
     from ..runtime.evaluator import nested
@@ -432,22 +520,84 @@ def _delete_at(obj, path: list) -> bool:
     return True
 
 
-def _neutralised_cases(found: Objects, key: tuple) -> Iterator[Case]:
+def _calls_policy(spec: dict, found: Objects, key: tuple, faulty: dict, dns: bool = True) -> dict | None:
+    """A NetworkPolicy that admits, for the pods the policy `key` selects (one workload's), every call the
+    application makes through them as the call graph says (into them from their callers on the ports their
+    Services lead to, out of them to their callees on theirs), and the cluster's DNS; None where the graph
+    shows no call for a direction the policy isolates."""
+    from ..runtime.evaluator import CLUSTER_DNS, _served_ports, policy_types, selector_matches
+
+    selector = (faulty.get("spec") or {}).get("podSelector")
+    workloads = {k: w for k, w in found.solved.items() if k[0] in ("Deployment", "StatefulSet", "DaemonSet")}
+
+    def template(w: dict) -> dict:
+        return (w.get("spec") or {}).get("template") or {}
+
+    selected = [k for k, w in workloads.items() if k[1] == key[1]
+                and selector_matches(selector, (template(w).get("metadata") or {}).get("labels") or {})]
+    if len(selected) != 1:
+        return None
+    name = selected[0][2]
+
+    def peer_of(component: str):
+        found_key = next((k for k in sorted(workloads, key=lambda k: k[1] != key[1]) if k[2] == component), None)
+        if found_key is None:
+            return None
+        peer = {"podSelector": {"matchLabels": dict((template(workloads[found_key]).get("metadata") or {})
+                                                     .get("labels") or {})}}
+        if found_key[1] != key[1]:
+            peer["namespaceSelector"] = {"matchLabels": {"kubernetes.io/metadata.name": found_key[1]}}
+        return peer, template(workloads[found_key])
+
+    ingress, egress = [], []
+    own = template(workloads[selected[0]])
+    for a, b in spec["diagnosis"]["graph"] if spec.get("diagnosis") else []:
+        if b == name and peer_of(a) is not None:
+            ports = [{"port": n, "protocol": p} for n, p in _served_ports(name, own, spec["services"])]
+            ingress.append({"from": [peer_of(a)[0]], "ports": ports})
+        if a == name and peer_of(b) is not None:
+            peer, callee = peer_of(b)
+            ports = [{"port": n, "protocol": p} for n, p in _served_ports(b, callee, spec["services"])]
+            egress.append({"to": [peer], "ports": ports})
+    types = policy_types(faulty)
+    if ("Ingress" in types and not ingress) or ("Egress" in types and not egress):
+        return None
+    if dns:
+        egress.append({"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": CLUSTER_DNS[0]}},
+                               "podSelector": {"matchLabels": dict(CLUSTER_DNS[1])}}],
+                       "ports": [{"port": n, "protocol": p} for n, p in CLUSTER_DNS[2]]})
+    out = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+           "metadata": {"name": f"{key[2]}-corpus-calls", "namespace": key[1]},
+           "spec": {"podSelector": copy.deepcopy(selector), "policyTypes": list(types)}}
+    if "Ingress" in types:
+        out["spec"]["ingress"] = ingress
+    if "Egress" in types:
+        out["spec"]["egress"] = egress
+    return out
+
+
+def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None, graded: dict | None = None) \
+        -> Iterator[Case]:
     """An object the fault created is judged by whether it still has the fault's effect: a NetworkPolicy edited
-    to admit all traffic in every direction it declares, a ResourceQuota raised far above what the namespace
-    runs, pass; the policy kept with an allow rule for one peer (it still isolates from every other), the
-    quota raised but still below what the namespace runs, fail."""
-    from ..runtime.evaluator import _QUOTA_PER_POD, State, _pod_amount
+    to admit all traffic in every direction it declares, or kept beside a second policy that admits all to the
+    pods it selects (policies are a union; an empty podSelector selects every pod), or admitting every
+    namespace's pods; an Istio PeerAuthentication made PERMISSIVE, an AuthorizationPolicy made AUDIT or an
+    ALLOW policy whose empty rule matches every request; a ResourceQuota raised far above what the namespace
+    runs, pass; the policy kept with an allow rule for one peer (it still isolates from every other), a second
+    policy admitting one port only, the quota raised but still below what the namespace runs, fail. `base`:
+    the state the object is left in (the solved one; the faulty one for a fault undone by any part); `graded`:
+    the evaluator's spec, whose call graph says what calls a policy beside it must admit."""
+    from ..runtime.evaluator import _QUOTA_PER_POD, State, _pod_amount, policy_types
 
     faulty = found.faulty.get(key)
     if faulty is None:
         return
-    left = dict(found.solved)
+    left = dict(found.solved if base is None else base)
     left[key] = faulty
     state = render(left, found)
     if key[0] == "NetworkPolicy":
         spec = faulty.get("spec") or {}
-        types = spec.get("policyTypes") or ["Ingress"]
+        types = policy_types(faulty)
 
         def admit_all(obj: dict) -> None:
             for t in types:
@@ -459,10 +609,60 @@ def _neutralised_cases(found: Objects, key: tuple) -> Iterator[Case]:
                 obj["spec"]["ingress" if t == "Ingress" else "egress"] = [
                     {"from": [peer]} if t == "Ingress" else {"to": [peer]}]
 
+        def every_namespace(obj: dict) -> None:
+            for t in types:
+                obj["spec"]["ingress" if t == "Ingress" else "egress"] = [
+                    {"from" if t == "Ingress" else "to": [{"namespaceSelector": {}}]}]
+
+        def beside(selector, rule: dict) -> dict:
+            allow = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                     "metadata": {"name": f"{key[2]}-corpus-allow", "namespace": key[1]},
+                     "spec": {"podSelector": copy.deepcopy(selector), "policyTypes": list(types)}}
+            for t in types:
+                allow["spec"]["ingress" if t == "Ingress" else "egress"] = [copy.deepcopy(rule)]
+            return _with_items(state, [*state["resources"]["items"], allow])
+
         yield Case(f"NetworkPolicy {key[2]} edited to admit all traffic", "mitigate", PASS,
                    state=_with_edit(state, key, admit_all))
+        yield Case(f"NetworkPolicy {key[2]} edited to admit every namespace's pods", "mitigate", PASS,
+                   state=_with_edit(state, key, every_namespace))
+        yield Case(f"NetworkPolicy {key[2]} kept beside a policy admitting all to the pods it selects", "mitigate",
+                   PASS, state=beside(spec.get("podSelector") or {}, {}))
+        yield Case(f"NetworkPolicy {key[2]} kept beside a policy admitting all to every pod", "mitigate", PASS,
+                   state=beside({}, {}))
+        calls = _calls_policy(graded, found, key, faulty) if graded is not None else None
+        if calls is not None:
+            yield Case(f"NetworkPolicy {key[2]} kept beside a policy admitting the calls the application makes "
+                       "through the pods it selects", "mitigate", PASS,
+                       state=_with_items(state, [*state["resources"]["items"], calls]))
+            if "Egress" in types:
+                yield Case(f"NetworkPolicy {key[2]} kept beside a policy admitting those calls but not the "
+                           "cluster's DNS", "mitigate", FAIL, state=_with_items(
+                               state, [*state["resources"]["items"], _calls_policy(graded, found, key, faulty, False)]))
         yield Case(f"NetworkPolicy {key[2]} kept, admitting one peer only", "mitigate", FAIL,
                    state=_with_edit(state, key, one_peer))
+        yield Case(f"NetworkPolicy {key[2]} kept beside a policy admitting one port only", "mitigate", FAIL,
+                   state=beside(spec.get("podSelector") or {}, {"ports": [{"port": 1}]}))
+    elif key[0] == "PeerAuthentication" and (faulty.get("spec") or {}).get("mtls"):
+        def permissive(obj: dict) -> None:
+            obj["spec"]["mtls"]["mode"] = "PERMISSIVE"
+
+        yield Case(f"PeerAuthentication {key[2]} kept, PERMISSIVE", "mitigate", PASS,
+                   state=_with_edit(state, key, permissive))
+    elif key[0] == "AuthorizationPolicy":
+        def action(name: str, rules=None):
+            def edit(obj: dict) -> None:
+                obj["spec"]["action"] = name
+                if rules is not None:
+                    obj["spec"]["rules"] = rules
+            return edit
+
+        yield Case(f"AuthorizationPolicy {key[2]} kept, AUDIT", "mitigate", PASS, state=_with_edit(state, key, action("AUDIT")))
+        yield Case(f"AuthorizationPolicy {key[2]} kept, ALLOW with a rule matching every request", "mitigate", PASS,
+                   state=_with_edit(state, key, action("ALLOW", [{}])))
+        if (faulty.get("spec") or {}).get("rules"):
+            yield Case(f"AuthorizationPolicy {key[2]} kept, ALLOW of what it denied only", "mitigate", FAIL,
+                       state=_with_edit(state, key, action("ALLOW")))
     elif key[0] == "ResourceQuota":
         hard = (faulty.get("spec") or {}).get("hard") or {}
         if not hard or any(r not in _QUOTA_PER_POD for r in hard):
@@ -855,6 +1055,27 @@ def _probe_fix_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]
     if edited is not None:
         yield Case(f"{key[2]}: {where} fixed in place, the rest of the fault's probe and the server's defaults kept",
                    "mitigate", PASS, state=render(edited, found))
+    from ..runtime.evaluator import at
+
+    probed = (fixed.get("httpGet") or fixed.get("tcpSocket") or {}).get("port")
+    container = at(obj, path[:-1])
+    if isinstance(probed, int):
+        # what the probe checks, by another handler: a TCP check of the port the fixed probe reaches, and that
+        # port by the container's name for it
+        tcp = {**{k: v for k, v in fixed.items() if k not in _PROBE_ACTIONS}, "tcpSocket": {"port": probed}}
+        switched = _edited(found.solved, key, lambda o: _set_at(o, path, tcp))
+        if switched is not None:
+            yield Case(f"{key[2]}: {where} fixed as a TCP check of port {probed}", "mitigate", PASS,
+                       state=render(switched, found))
+        name = next((p.get("name") for p in (container.get("ports") or [] if isinstance(container, dict) else [])
+                     if isinstance(p, dict) and p.get("containerPort") == probed and p.get("name")), None)
+        if name is not None:
+            action = "httpGet" if "httpGet" in fixed else "tcpSocket"
+            by_name = {**fixed, action: {**fixed[action], "port": name}}
+            named = _edited(found.solved, key, lambda o: _set_at(o, path, by_name))
+            if named is not None:
+                yield Case(f"{key[2]}: {where} fixed with the container's name `{name}` for port {probed}",
+                           "mitigate", PASS, state=render(named, found))
     kept = _edited(found.solved, key, lambda o: _set_at(o, path, _served_probe(faulty)))
     if kept is not None:
         yield Case(f"{key[2]}: {where} left as the fault made it, spelled with the server's defaults", "mitigate",
@@ -1020,6 +1241,12 @@ def _pod_is_ready(pod: dict) -> bool:
 
 def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
     path, where = change["path"], _show(change["path"])
+    named = _port_name(found, key, change) if key[0] == "Service" and path and path[-1] == "targetPort" else None
+    if named is not None:  # whoever decides the field (a scenario's predicate too) reads the name as its number
+        edited = _edited(found.solved, key, lambda o: _set_at(o, path, named))
+        if edited is not None:
+            yield Case(f"{key[2]}: {where} set to the container's port name `{named}`", "mitigate", PASS,
+                       state=render(edited, found))
     if change.get("governed_by"):
         return
     accept = change.get("accept") or {}
@@ -1043,12 +1270,6 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
         yield from _renamed_port_cases(found, key, change)
     if len(path) >= 3 and path[-1] == "value" and path[-3] == "env" and isinstance(change.get("healthy"), str):
         yield from _env_cases(found, key, change)
-    named = _port_name(found, key, change) if key[0] == "Service" and path and path[-1] == "targetPort" else None
-    if named is not None:
-        edited = _edited(found.solved, key, lambda o: _set_at(o, path, named))
-        if edited is not None:
-            yield Case(f"{key[2]}: {where} set to the container's port name `{named}`", "mitigate", PASS,
-                       state=render(edited, found))
     if key[0] == "Secret" and path and path[0] == "data":  # the manifest says it as `stringData`
         path = ["stringData", *path[1:]]
     base = change.get("healthy") if "healthy" in change else change.get("faulty")

@@ -346,7 +346,16 @@ def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
         if obj["kind"] == "Service":
             _port_identities(changes, original)
         if changes:
-            fields.append({"object": _manifest_ref(obj), "changes": changes})
+            entry = {"object": _manifest_ref(obj), "changes": changes}
+            if obj["kind"] in ("Role", "ClusterRole"):
+                # who the role serves: a grant restored through another role must reach these subjects
+                namespace = (obj.get("metadata") or {}).get("namespace")
+                entry["subjects"] = [
+                    {**s, **({"namespace": s.get("namespace") or b.namespace} if s.get("kind") == "ServiceAccount" else {})}
+                    for b in scenario.topology.role_bindings if b.role_ref.get("kind") == obj["kind"]
+                    and b.role_ref.get("name") == (obj.get("metadata") or {}).get("name")
+                    and (obj["kind"] == "ClusterRole" or b.namespace == namespace) for s in b.subjects]
+            fields.append(entry)
     deleted = []
     for ref in inject_delete:
         original = originals.get((ref.kind, ref.namespace, ref.name))
@@ -476,10 +485,18 @@ def _faults(scenario: ir.Scenario, fields: list, created: list) -> list[dict]:
     for injection in scenario.injections():
         touched = {(r.kind, r.namespace, r.name) for r in (injection.target, *injection.side_objects)}
         made = {(r.kind, r.namespace, r.name) for r in injection.created}
-        out.append({"fault": injection.fault, "undone_by": injection.kind.undone_by,
-                    "fields": [f for f in fields if (f["object"]["kind"], f["object"]["namespace"],
-                                                     f["object"]["name"]) in touched],
-                    "created": [c for c in created if (c["kind"], c["namespace"], c["name"]) in made]})
+        entry = {"fault": injection.fault, "undone_by": injection.kind.undone_by,
+                 "fields": [f for f in fields if (f["object"]["kind"], f["object"]["namespace"],
+                                                  f["object"]["name"]) in touched],
+                 "created": [c for c in created if (c["kind"], c["namespace"], c["name"]) in made]}
+        target = injection.target
+        if injection.kind.pod_effect(injection.args) in ("pending", "pending-new") \
+                and target.kind in ("Deployment", "StatefulSet"):
+            # its harm is pods left unscheduled: once they run where their placement lets them, it is undone
+            # whatever part is left (the node uncordoned, the DaemonSet an anti-affinity shuns removed)
+            entry["placed"] = [{"apiVersion": target.api_version, "kind": target.kind, "name": target.name,
+                                "namespace": target.namespace}]
+        out.append(entry)
     return out
 
 

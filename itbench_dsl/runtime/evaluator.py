@@ -1446,6 +1446,9 @@ def predicate_check(pred, state, created=()):
     if isinstance(observed, InvalidValue):
         return False, f"{where}: {observed.why}"
     op = pred["op"]
+    if op in ("==", "!=", "in"):  # a named port is the number it names
+        observed, value = resolved_ports(objects[0], pred["path"], state, observed, pred["value"])
+        pred = {**pred, "value": value}
     if op in FIELD_TESTS:
         return FIELD_TESTS[op](observed, pred["value"], pred.get("type"), where)
     return compared(observed, pred, where)
@@ -1530,6 +1533,86 @@ def allowed(state, subject, verb, resource, namespace=None, group="", subresourc
                 return True, (f"allowed by {binding.get('kind')} {meta.get('name')} ({ref.get('kind')} "
                               f"{ref.get('name')})")
     return False, "no binding of the subject grants it"
+
+
+def _rule_names(rule, verb, group, resource, name):
+    """Whether a PolicyRule grants a request by naming it: the verb, the API group and the resource each
+    written out (a `*` only grants a request for `*`, as a wildcard the healthy rule held), and no
+    resourceNames, or the request's name among them."""
+    if not isinstance(rule, dict):
+        return False
+    listed = lambda key: [str(v) for v in rule.get(key)] if isinstance(rule.get(key), list) else []  # noqa: E731
+    names = listed("resourceNames")
+    return (verb in listed("verbs") and group in listed("apiGroups") and resource in listed("resources")
+            and (not names or name in names))
+
+
+def role_access_kept(obj, path, healthy, state, served=None):
+    """Whether the subjects of a Role (or ClusterRole) whose rules the fault changed may still do what its
+    healthy rules grant, as the RBAC authorizer decides: every subject of every binding of the role may do
+    each request of the healthy rules through some binding of its own (a new Role and RoleBinding do it as
+    well as the role edited back), by a rule that names the request (a wildcard grant is no restoration); so
+    must the subjects the role served in the healthy topology (`served`). False where no subject is known,
+    or the healthy rules cannot be told."""
+    if path == ["rules"]:
+        rules = healthy
+    elif len(path) >= 2 and path[0] == "rules" and isinstance(path[1], int) and isinstance(obj.get("rules"), list):
+        rules = json.loads(json.dumps(obj["rules"]))
+        node = rules
+        for seg in path[1:-1]:
+            node = node[seg] if isinstance(node, list) and isinstance(seg, int) and seg < len(node) else \
+                node.get(seg) if isinstance(node, dict) else None
+            if node is None:
+                return False
+        if not isinstance(node, (dict, list)) or (isinstance(node, list) and not isinstance(path[-1], int)):
+            return False
+        try:
+            node[path[-1]] = healthy
+        except (IndexError, TypeError):
+            return False
+    else:
+        return False
+    requests = [(str(v), str(g), str(r), str(n) if n is not None else None)
+                for rule in (rules if isinstance(rules, list) else []) if isinstance(rule, dict)
+                for v in rule.get("verbs") or [] for g in rule.get("apiGroups") or [""]
+                for r in rule.get("resources") or [] for n in (rule.get("resourceNames") or [None])]
+    if not requests:
+        return False
+    kind, meta = obj.get("kind"), obj.get("metadata") or {}
+    namespace = meta.get("namespace")
+    role_bindings = [(b, None) for b in state.by_kind.get(("ClusterRoleBinding", None), [])]
+    role_bindings += [(b, n) for (k, n), items in state.by_kind.items() if k == "RoleBinding" for b in items]
+    mine = [(b, n) for b, n in role_bindings if isinstance(b.get("roleRef"), dict)
+            and b["roleRef"].get("kind") == kind and b["roleRef"].get("name") == meta.get("name")
+            and (kind == "ClusterRole" or n == namespace)]
+    subjects = [(s, n) for b, n in mine for s in b.get("subjects") or [] if isinstance(s, dict)
+                and s.get("kind") in ("ServiceAccount", "User", "Group")]
+    # the subjects the role served in the healthy topology (`served`, from the spec) too: re-pointing its
+    # binding elsewhere serves someone else
+    subjects += [(s, namespace) for s in served or [] if isinstance(s, dict)]
+    if not subjects:
+        return False
+    for subject, where in subjects:
+        subject = {**subject, "namespace": subject.get("namespace") or where}
+        user, groups = subject_user({"kind": subject["kind"], "name": str(subject.get("name", "")),
+                                     "namespace": subject["namespace"]})
+        scope = where or namespace  # a RoleBinding's requests are of its namespace; a ClusterRole's, cluster-wide
+        for verb, group, resource, name in requests:
+            granted = False
+            for binding, at_ns in role_bindings:
+                if (at_ns is not None and at_ns != scope) or not binds(binding, user, groups, at_ns):
+                    continue
+                ref = binding.get("roleRef") if isinstance(binding.get("roleRef"), dict) else {}
+                role = state.objects.get(("Role", at_ns, str(ref.get("name", "")))) if ref.get("kind") == "Role" \
+                    and at_ns else state.objects.get(("ClusterRole", None, str(ref.get("name", "")))) \
+                    if ref.get("kind") == "ClusterRole" else None
+                if role is not None and not terminating(role) and not terminating(binding) and any(
+                        _rule_names(rule, verb, group, resource, name) for rule in role.get("rules") or []):
+                    granted = True
+                    break
+            if not granted:
+                return False
+    return True
 
 
 def parse_resource(text):
@@ -1786,6 +1869,58 @@ def port_number(value, names):
     return int(n) if n is not None else None
 
 
+PROBE_KEYS = ("livenessProbe", "readinessProbe", "startupProbe")
+
+
+def port_names(obj, path, state):
+    """{name: number} through which a named port at `path` resolves, as Kubernetes resolves it; None where the
+    path holds no port a name can stand for. A Service's `targetPort` names a port of the containers of the
+    pods it selects (those running, and those its namespace's workloads will run from their templates); a
+    probe handler's `port` (`httpGet`, `tcpSocket`, `grpc`) a port of the container that holds the probe."""
+    keys = [s for s in path if isinstance(s, str)]
+    if not keys or not isinstance(obj, dict):
+        return None
+    if obj.get("kind") == "Service" and keys[-1] == "targetPort":
+        selector = (obj.get("spec") or {}).get("selector") or {}
+        namespace = (obj.get("metadata") or {}).get("namespace")
+        pods = selected_pods(obj, state) if state is not None else []
+        for kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"):
+            for w in (state.by_kind.get((kind, namespace), []) if state is not None else []):
+                template = (w.get("spec") or {}).get("template") or {}
+                if labels_match((template.get("metadata") or {}).get("labels"), selector):
+                    pods.append(template)
+        names = {}
+        for pod in pods:  # a name several containers give other numbers resolves to none of them
+            for name, value in container_ports([pod])[0].items():
+                names[name] = value if names.get(name, value) == value else None
+        return {k: v for k, v in names.items() if v is not None}
+    if keys[-1] == "port" and len(keys) >= 2 and keys[-2] in ("httpGet", "tcpSocket", "grpc") \
+            and any(k in PROBE_KEYS for k in keys):
+        at_probe = max(i for i, s in enumerate(path) if s in PROBE_KEYS)
+        holder = lookup(obj, path[:at_probe]) if at_probe else _MISSING
+        if not (isinstance(holder, dict) and ("image" in holder or "ports" in holder)):
+            return None
+        return container_ports([{"spec": {"containers": [holder]}}])[0]
+    return None
+
+
+def resolved_ports(obj, path, state, observed, expected):
+    """A port and the value it is compared with, each a name resolved to its number where `port_names` says
+    what the name stands for (`targetPort: service` is 8080 where the container names 8080 `service`); both
+    as they are otherwise."""
+    named = lambda v: isinstance(v, str) and number(v) is None  # noqa: E731
+    if not (named(observed) or named(expected) or (isinstance(expected, list) and any(named(v) for v in expected))):
+        return observed, expected
+    names = port_names(obj, path, state)
+    if not names:
+        return observed, expected
+
+    def resolve(v):
+        return names.get(v, v) if named(v) else v
+
+    return resolve(observed), [resolve(v) for v in expected] if isinstance(expected, list) else resolve(expected)
+
+
 def service_check(ref, state):
     """A service the fault acts on works again: it selects ready pods, and every port reaches a port
     those pods' containers declare (by number, or by name)."""
@@ -2011,7 +2146,11 @@ def field_check(entry, state):
                 observed = _MISSING
         else:
             now, healthy = defaulted(observed, kind, path), defaulted(change["healthy"], kind, path)
+            now, healthy = resolved_ports(obj, path, state, now, healthy)  # a probe's named port: its number
             ok = now is not _MISSING and owns(change["healthy"] if healthy is _MISSING else healthy, now, leaf)
+        if not ok and kind in ("Role", "ClusterRole") and path and path[0] == "rules" and "healthy" in change:
+            # granted again through another role
+            ok = role_access_kept(obj, path, change["healthy"], state, entry.get("subjects"))
         if not ok:
             wants = (f"{accept['op']} {shown(change.get('healthy')) if accept['value'] == 'healthy' else shown(accept['value'])}"
                      if accept else "absent" if change.get("absent") else shown(change["healthy"]))
@@ -2078,20 +2217,241 @@ def flag_restored(observed, healthy):
 CHAOS_PAUSE = "experiment.chaos-mesh.org/pause"
 
 
-def _allows_all(rules) -> bool:
-    """Whether a NetworkPolicy's ingress or egress rules hold one that admits every peer on every port (a rule
-    with no `from`/`to` and no `ports`, as `{}`): policies only add what they allow, so that rule undoes the
-    isolation the policy makes for that direction."""
-    return isinstance(rules, list) and any(
-        isinstance(r, dict) and not r.get("from") and not r.get("to") and not r.get("ports") for r in rules)
+def selector_matches(selector, labels):
+    """Whether a label selector (`matchLabels`, `matchExpressions`: In, NotIn, Exists, DoesNotExist) selects
+    labels; an empty selector `{}` selects everything, a malformed one nothing."""
+    if not isinstance(selector, dict):
+        return False
+    labels = labels if isinstance(labels, dict) else {}
+    wanted = selector.get("matchLabels") or {}
+    if not isinstance(wanted, dict) or any(labels.get(k) != v for k, v in wanted.items()):
+        return False
+    for expr in selector.get("matchExpressions") or []:
+        if not isinstance(expr, dict):
+            return False
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels.get(key) in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            return False
+    return True
+
+
+def _every_peer(peer) -> bool:
+    """Whether a NetworkPolicy peer admits every endpoint: no field (`{}`), a `namespaceSelector: {}` (every
+    namespace) with no pod selector or `podSelector: {}`, or an `ipBlock` of every address with no `except`."""
+    if not isinstance(peer, dict):
+        return False
+    if not peer:
+        return True
+    block = peer.get("ipBlock")
+    if isinstance(block, dict) and not block.get("except") and block.get("cidr") in ("0.0.0.0/0", "::/0") \
+            and len(peer) == 1:
+        return True
+    return peer.get("namespaceSelector") == {} and peer.get("podSelector") in (None, {}) and "ipBlock" not in peer
+
+
+def _rule_admits_all(rule, direction) -> bool:
+    """Whether one ingress (`from`) or egress (`to`) rule admits every peer on every port: peers left out or
+    empty (every peer) or one that admits every endpoint, and ports left out or empty (every port)."""
+    if not isinstance(rule, dict):
+        return False
+    peers = rule.get("from" if direction == "Ingress" else "to")
+    return (not peers or (isinstance(peers, list) and any(_every_peer(p) for p in peers))) and not rule.get("ports")
+
+
+def _allows_all(rules, direction="Ingress") -> bool:
+    """Whether a NetworkPolicy's ingress or egress rules hold one that admits every peer on every port:
+    policies only add what they allow, so that rule undoes the isolation the policy makes for that direction."""
+    return isinstance(rules, list) and any(_rule_admits_all(r, direction) for r in rules)
+
+
+def policy_types(policy):
+    """The directions a NetworkPolicy isolates (`policyTypes`; Ingress, and Egress where it has egress rules,
+    when left out), as the API server defaults them."""
+    spec = policy.get("spec") if isinstance(policy.get("spec"), dict) else {}
+    declared = spec.get("policyTypes")
+    if isinstance(declared, list) and declared:
+        return [str(t) for t in declared]
+    return ["Ingress"] + (["Egress"] if spec.get("egress") is not None else [])
 
 
 def _isolates(policy) -> bool:
-    """Whether a NetworkPolicy still isolates the pods it selects in some direction: every direction it
-    declares (`policyTypes`; Ingress, and Egress when it has egress rules, when left out) admits all."""
+    """Whether a NetworkPolicy, read alone, still isolates the pods it selects in some direction it declares:
+    no rule of that direction admits all."""
     spec = policy.get("spec") or {}
-    types = spec.get("policyTypes") or (["Ingress"] + (["Egress"] if spec.get("egress") is not None else []))
-    return any(not _allows_all(spec.get("ingress" if str(t) == "Ingress" else "egress")) for t in types)
+    return any(not _allows_all(spec.get("ingress" if t == "Ingress" else "egress"), t) for t in policy_types(policy))
+
+
+def _pod_labels(state, namespace):
+    """The labels of the pods a namespace runs and will run: its pods that have not finished and its workloads'
+    pod templates."""
+    out = [(p.get("metadata") or {}).get("labels") or {} for p in state.by_kind.get(("Pod", namespace), [])
+           if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+    for kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"):
+        for w in state.by_kind.get((kind, namespace), []):
+            out.append((((w.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {})
+    return out
+
+
+def _namespace_labels(state, namespace):
+    """A namespace's labels as a namespaceSelector reads them: the state's Namespace object's, and the name
+    label the API server sets on every namespace."""
+    found = state.objects.get(("Namespace", None, str(namespace))) if state is not None else None
+    labels = dict(((found or {}).get("metadata") or {}).get("labels") or {})
+    labels["kubernetes.io/metadata.name"] = str(namespace)
+    return labels
+
+
+def _peer_admits(peer, policy_namespace, namespace, labels, state):
+    """Whether one NetworkPolicy peer admits the pods labelled `labels` in `namespace`: a podSelector alone
+    selects pods of the policy's namespace, a namespaceSelector the pods of the namespaces it selects (and its
+    podSelector, if any, among them); an ipBlock admits a pod only when it holds every address (pod addresses are
+    not in the state)."""
+    if not isinstance(peer, dict):
+        return False
+    if not peer:
+        return True
+    if "ipBlock" in peer:
+        block = peer.get("ipBlock")
+        return isinstance(block, dict) and block.get("cidr") in ("0.0.0.0/0", "::/0") and not block.get("except")
+    if "namespaceSelector" in peer:
+        if not selector_matches(peer.get("namespaceSelector"), _namespace_labels(state, namespace)):
+            return False
+    elif namespace != policy_namespace:
+        return False
+    return "podSelector" not in peer or selector_matches(peer.get("podSelector"), labels)
+
+
+def _port_admits(entries, port, protocol, names):
+    """Whether a rule's `ports` admit a port (number, protocol) of the destination pod, whose containers name
+    their ports `names`: none listed admits every port; an entry without a port every port of its protocol."""
+    if not entries:
+        return True
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict) or str(entry.get("protocol") or "TCP") != protocol:
+            continue
+        want = entry.get("port")
+        if want is None:
+            return True
+        low = names.get(want) if isinstance(want, str) and number(want) is None else number(want)
+        high = number(entry.get("endPort")) if entry.get("endPort") is not None else low
+        if low is not None and high is not None and low <= port <= high:
+            return True
+    return False
+
+
+def _template_labels(workload):
+    return ((((workload.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {})
+
+
+def _workload_of(name, namespace, state):
+    """(namespace, pod template) of the workload a component of the call graph names: of `namespace` first."""
+    spaces = [namespace] + sorted({str(n) for (_, n) in state.by_kind if n and n != namespace})
+    for where in spaces:
+        for kind in ("Deployment", "StatefulSet", "DaemonSet"):
+            found = state.objects.get((kind, where, str(name)))
+            if found is not None:
+                return where, ((found.get("spec") or {}).get("template") or {})
+    return None
+
+
+def _served_ports(component, template, services):
+    """(port, protocol) the pods of a component serve its callers on: its Services' target ports (a named one
+    through its containers), else every port its containers declare."""
+    names, numbers = container_ports([template])
+    out = []
+    for service in services:
+        if service.get("component") == component:
+            for p in service.get("ports") or []:
+                n = port_number(p.get("targetPort", p.get("port")), names)
+                if n is not None:
+                    out.append((n, str(p.get("protocol") or "TCP")))
+    return out or [(n, "TCP") for n in sorted(numbers)]
+
+
+# the cluster's DNS, which every pod that calls another by name needs to reach (egress)
+CLUSTER_DNS = ("kube-system", {"k8s-app": "kube-dns"}, [(53, "UDP"), (53, "TCP")])
+
+
+def _calls_admitted(direction, labels, namespace, policies, state):
+    """Whether the NetworkPolicies of `namespace` admit, for the pods labelled `labels`, every call the
+    application makes through them in `direction`, as the scenario's call graph (`state.traffic`) says: into
+    them from each workload that calls theirs (on the ports their Services lead to), out of them to each
+    workload theirs calls (on that one's ports) and to the cluster's DNS. False when the graph does not say
+    what their workload calls or is called by: then only a rule admitting all undoes the isolation."""
+    traffic = getattr(state, "traffic", None)
+    if not traffic:
+        return False
+    graph, services = traffic
+    own = [w for kind in ("Deployment", "StatefulSet", "DaemonSet") for w in state.by_kind.get((kind, namespace), [])
+           if _template_labels(w) and all(labels.get(a) == b for a, b in _template_labels(w).items())]
+    if len(own) != 1:
+        return False
+    name = str((own[0].get("metadata") or {}).get("name"))
+    template = (own[0].get("spec") or {}).get("template") or {}
+    needs = []  # (pods labelled, their namespace, destination's containers' port names, port, protocol, peer)
+    for a, b in graph:
+        if direction == "Ingress" and b == name and _workload_of(a, namespace, state) is not None:
+            where, caller = _workload_of(a, namespace, state)
+            peer = (where, (caller.get("metadata") or {}).get("labels") or {})
+            names = container_ports([template])[0]
+            needs += [(peer, names, port, protocol) for port, protocol in _served_ports(name, template, services)]
+        if direction == "Egress" and a == name and _workload_of(b, namespace, state) is not None:
+            where, callee = _workload_of(b, namespace, state)
+            peer = (where, (callee.get("metadata") or {}).get("labels") or {})
+            names = container_ports([callee])[0]
+            needs += [(peer, names, port, protocol) for port, protocol in _served_ports(b, callee, services)]
+    if not needs:
+        return False
+    if direction == "Egress":
+        needs += [((CLUSTER_DNS[0], CLUSTER_DNS[1]), {}, port, protocol) for port, protocol in CLUSTER_DNS[2][:1]]
+    key, side = ("ingress", "from") if direction == "Ingress" else ("egress", "to")
+    selecting = [p for p in policies if direction in policy_types(p)
+                 and selector_matches((p.get("spec") or {}).get("podSelector"), labels)]
+    for (peer_ns, peer_labels), names, port, protocol in needs:
+        if not any(isinstance(rule, dict)
+                   and (not rule.get(side) or any(_peer_admits(x, (p.get("metadata") or {}).get("namespace"), peer_ns,
+                                                                peer_labels, state) for x in rule.get(side) or []))
+                   and _port_admits(rule.get("ports"), port, protocol, names)
+                   for p in selecting for rule in ((p.get("spec") or {}).get(key) or [])):
+            return False
+    return True
+
+
+def _policy_isolates(policy, state) -> bool:
+    """Whether a NetworkPolicy a fault created still refuses traffic, as Kubernetes reads policies: a pod is
+    isolated in a direction when some policy of its namespace selects it with that type, and then admits what
+    any of those policies' rules admit (policies are a union). So the policy acts while some pod it selects, in
+    some direction it declares, is admitted all traffic by none of the policies that select it: an allow-all
+    rule in it, or another policy (an empty `podSelector` selects every pod) admitting every peer on every port,
+    undoes it. Read alone where the state holds no pod of its namespace."""
+    namespace = (policy.get("metadata") or {}).get("namespace")
+    pods = _pod_labels(state, namespace) if state is not None else []
+    if not pods:
+        return _isolates(policy)
+    spec = policy.get("spec") if isinstance(policy.get("spec"), dict) else {}
+    # each distinct set of labels once (a workload's pods and its template share theirs, bar the template hash)
+    chosen = [dict(k) for k in sorted({tuple(sorted((str(a), str(b)) for a, b in labels.items()
+                                                     if a != "pod-template-hash"))
+                                       for labels in pods if isinstance(labels, dict)
+                                       and selector_matches(spec.get("podSelector"), labels)})]
+    others = [p for p in state.by_kind.get(("NetworkPolicy", namespace), [])
+              if str(p.get("apiVersion", "")).startswith("networking.k8s.io/")]
+    for direction in policy_types(policy):
+        key = "ingress" if direction == "Ingress" else "egress"
+        for labels in chosen:
+            if not any(direction in policy_types(p) and selector_matches((p.get("spec") or {}).get("podSelector"), labels)
+                       and _allows_all((p.get("spec") or {}).get(key), direction) for p in [policy, *others]) \
+                    and not _calls_admitted(direction, labels, namespace, [policy, *others], state):
+                return True
+    return False
 
 
 _QUOTA_PER_POD = {"pods": lambda c: 0, "cpu": ("requests", "cpu"), "memory": ("requests", "memory"),
@@ -2142,19 +2502,89 @@ def _binds(quota, state) -> bool:
     return False
 
 
+def _istio_rule_matches_all(rule) -> bool:
+    """Whether an AuthorizationPolicy rule matches every request: each of its `from`, `to` and `when` left out
+    or empty, or holding an entry with no condition (`{}`, `source: {}`, `operation: {}`): an empty rule is
+    always matched."""
+    if not isinstance(rule, dict):
+        return False
+    for key, inner in (("from", "source"), ("to", "operation")):
+        entries = rule.get(key)
+        if entries and not (isinstance(entries, list) and any(
+                isinstance(e, dict) and not e.get(inner) for e in entries)):
+            return False
+    return not rule.get("when")
+
+
+def _istio_acts(obj) -> bool:
+    """Whether an Istio object a fault created still has an effect, as Istio reads it: a PeerAuthentication
+    while it requires mutual TLS (`mtls.mode` or a `portLevelMtls` mode `STRICT`: `PERMISSIVE`, `DISABLE` and
+    `UNSET` refuse no plain-text connection); an AuthorizationPolicy by its `action`: `AUDIT` only logs, a
+    `DENY` policy with no rule never matches, an `ALLOW` policy with a rule that matches every request admits
+    all (any other `ALLOW` denies what it does not match; `CUSTOM` defers to an extension, taken as acting);
+    a VirtualService while a route injects a fault (a delay or an abort, unless at 0 percent) or does more
+    than send its hosts' traffic to those hosts (a timeout, retries, a rewrite, a redirect, a direct response,
+    a mirror, another host or a subset); a DestinationRule while it sets a traffic policy (for the host, a
+    port or a subset). Any other Istio kind acts while it is there."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    kind = obj.get("kind")
+    if kind == "PeerAuthentication":
+        modes = [(spec.get("mtls") or {}).get("mode") if isinstance(spec.get("mtls"), dict) else None]
+        levels = spec.get("portLevelMtls")
+        modes += [m.get("mode") for m in (levels.values() if isinstance(levels, dict) else []) if isinstance(m, dict)]
+        return "STRICT" in modes
+    if kind == "AuthorizationPolicy":
+        action = spec.get("action") or "ALLOW"
+        rules = spec.get("rules") if isinstance(spec.get("rules"), list) else []
+        if action == "AUDIT":
+            return False
+        if action == "DENY":
+            return bool(rules)
+        if action == "ALLOW":
+            return not any(_istio_rule_matches_all(r) for r in rules)
+        return True
+    if kind == "VirtualService":
+        hosts = {str(h).split(".")[0] for h in spec.get("hosts") or [] if isinstance(h, (str, int))}
+        for proto in ("http", "tcp", "tls"):
+            for route in spec.get(proto) or []:
+                if not isinstance(route, dict):
+                    return True
+                fault = route.get("fault")
+                if isinstance(fault, dict) and any(
+                        isinstance(fault.get(k), dict) and number(((fault[k].get("percentage") or {}).get("value")
+                                                                   if isinstance(fault[k].get("percentage"), dict)
+                                                                   else None)) != 0 for k in ("delay", "abort")):
+                    return True
+                if set(route) - {"match", "route", "name", "fault"}:
+                    return True
+                for dest in route.get("route") or []:
+                    target = (dest.get("destination") or {}) if isinstance(dest, dict) else None
+                    if not isinstance(target, dict) or target.get("subset") or \
+                            str(target.get("host", "")).split(".")[0] not in hosts:
+                        return True
+        return False
+    if kind == "DestinationRule":
+        subsets = spec.get("subsets") if isinstance(spec.get("subsets"), list) else []
+        return bool(spec.get("trafficPolicy")) or any(isinstance(s, dict) and s.get("trafficPolicy") for s in subsets)
+    return True
+
+
 def acts(obj, state=None):
     """Whether an object a fault created still has its effect: a workload only while it runs pods, a pod only
     until it has finished (`Succeeded`, `Failed`), a Chaos Mesh experiment or schedule only while it is not
-    paused, a NetworkPolicy only while it isolates the pods it selects in some direction, a ResourceQuota only
-    while it refuses pods the namespace runs (read against the state's pods). Anything else acts while it is
-    there."""
+    paused, a NetworkPolicy only while some pod it selects is isolated in a direction it declares with no
+    policy admitting it all traffic (read against the state's pods and policies), an Istio object only while
+    Istio gives it an effect (`_istio_acts`), a ResourceQuota only while it refuses pods the namespace runs
+    (read against the state's pods). Anything else acts while it is there."""
     kind = obj.get("kind")
     if kind in ("Deployment", "StatefulSet", "ReplicaSet"):
         return number((obj.get("spec") or {}).get("replicas", 1)) != 0
     if kind == "Pod":
         return (obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
     if kind == "NetworkPolicy" and str(obj.get("apiVersion", "")).startswith("networking.k8s.io/"):
-        return _isolates(obj)
+        return _policy_isolates(obj, state)
+    if str(obj.get("apiVersion", "")).split("/")[0] in ("security.istio.io", "networking.istio.io"):
+        return _istio_acts(obj)
     if kind == "ResourceQuota":
         return _binds(obj, state)
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
@@ -2169,8 +2599,164 @@ def created_check(ref, state):
         return True, f"{ref_text(ref)} removed"
     if not acts(obj, state):
         return True, f"{ref_text(ref)} no longer has the fault's effect (scaled to zero, finished, paused, " \
-                     "admitting all traffic, or a quota above what the namespace runs)"
+                     "admitting all traffic, an Istio policy without effect, or a quota above what the namespace runs)"
     return False, f"{ref_text(ref)} still present" + (" (being deleted: it acts until it is gone)" if terminating(obj) else "")
+
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
+def _node_term_holds(term, node):
+    """One required node affinity term (`matchExpressions` on the node's labels, `matchFields` on its name)
+    against a Node of the state; an operator the evaluator does not read (`Gt`, `Lt`) holds nothing."""
+    if not isinstance(term, dict) or not isinstance(node, dict):
+        return False
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    fields = {"metadata.name": (node.get("metadata") or {}).get("name")}
+    return selector_matches({"matchExpressions": term.get("matchExpressions") or []}, labels) and \
+        selector_matches({"matchExpressions": term.get("matchFields") or []}, fields)
+
+
+def _misplaced(pod, state):
+    """Why a scheduled pod is not where its placement lets it run, as the state shows it, or None: its node
+    named by its `kubernetes.io/hostname` pin, any other node label and a required node affinity read off the
+    state's Node; every claim it mounts `Bound`, of a StorageClass the state holds; and its required pod
+    anti-affinity selecting no DaemonSet's pods (a DaemonSet runs on every node) and no other pod (on its
+    node, for the hostname topology; anywhere, for any other). What the state cannot show is not taken."""
+    spec = pod.get("spec") or {}
+    meta = pod.get("metadata") or {}
+    namespace, node_name = meta.get("namespace"), spec.get("nodeName")
+    node = state.objects.get(("Node", None, str(node_name)))
+    for key, value in (spec.get("nodeSelector") or {}).items():
+        if key == HOSTNAME_LABEL and value == node_name:
+            continue
+        if node is None or ((node.get("metadata") or {}).get("labels") or {}).get(key) != value:
+            return f"its node selector {key}={value} does not name node {node_name}"
+    affinity = spec.get("affinity") if isinstance(spec.get("affinity"), dict) else {}
+    required = ((affinity.get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
+    if terms and not any(_node_term_holds(t, node) for t in terms):
+        return f"its required node affinity does not hold on node {node_name}"
+    for volume in spec.get("volumes") or []:
+        claim = (volume.get("persistentVolumeClaim") or {}).get("claimName") if isinstance(volume, dict) else None
+        if not claim:
+            continue
+        found = state.objects.get(("PersistentVolumeClaim", namespace, str(claim)))
+        if found is None or (found.get("status") or {}).get("phase") != "Bound":
+            return f"its claim {claim} is not Bound"
+        storage_class = (found.get("spec") or {}).get("storageClassName")
+        if storage_class and state.objects.get(("StorageClass", None, str(storage_class))) is None:
+            return f"its claim {claim} is of storage class {storage_class}, which the state does not hold"
+    anti = (affinity.get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or []
+    for term in anti if isinstance(anti, list) else []:
+        if not isinstance(term, dict):
+            continue
+        selector = term.get("labelSelector")
+        for where in term.get("namespaces") or [namespace]:
+            for daemons in state.by_kind.get(("DaemonSet", where), []):
+                labels = ((((daemons.get("spec") or {}).get("template") or {}).get("metadata") or {})
+                          .get("labels") or {})
+                if not terminating(daemons) and selector_matches(selector, labels):
+                    return f"its anti-affinity selects the pods of DaemonSet {daemons['metadata'].get('name')}"
+            for other in state.by_kind.get(("Pod", where), []):
+                other_spec = other.get("spec") or {}
+                if other is pod or (other.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                    continue
+                if (term.get("topologyKey") != HOSTNAME_LABEL or other_spec.get("nodeName") == node_name) and \
+                        selector_matches(selector, (other.get("metadata") or {}).get("labels")):
+                    return f"its anti-affinity selects pod {(other.get('metadata') or {}).get('name')}"
+    return None
+
+
+def placement_holds(ref, fault, state):
+    """Whether a fault that keeps a workload's pods from being scheduled has lost its effect, whatever part of it
+    is left: the workload ready (its rollout complete and stable), at the replicas the fault asked for where it
+    raised them, each of its pods scheduled and ready where its placement lets it run (`_misplaced`). So
+    uncordoning the node a workload is pinned to, or removing the DaemonSet its anti-affinity keeps it from,
+    undoes the fault. (ok, why)."""
+    ok, why = ready_check(ref, state)
+    if not ok:
+        return False, why
+    obj = state.get(ref)
+    if obj is None or terminating(obj):
+        return False, f"{ref_text(ref)} is missing or being deleted"
+    raised = [number(c.get("faulty")) for e in fault["fields"] if e["object"]["kind"] == ref["kind"]
+              and e["object"]["name"] == ref["name"] and e["object"].get("namespace") == ref.get("namespace")
+              for c in e["changes"] if c["path"] == ["spec", "replicas"] and number(c.get("faulty")) is not None]
+    replicas = number((obj.get("spec") or {}).get("replicas", 1))
+    if raised and (replicas is None or replicas < max(raised)):
+        return False, f"{ref_text(ref)} runs fewer replicas than the fault asked for"
+    pods = [p for p in workload_pods(obj, state) if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+    if not pods:
+        return False, f"{ref_text(ref)} has no pod"
+    for pod in pods:
+        name = (pod.get("metadata") or {}).get("name")
+        if not pod_ready(pod) or not (pod.get("spec") or {}).get("nodeName"):
+            return False, f"pod {name} is not scheduled and ready"
+        problem = _misplaced(pod, state)
+        if problem:
+            return False, f"pod {name} runs where the state does not show it may: {problem}"
+    return True, f"{ref_text(ref)} scheduled and ready, each pod where its placement lets it run"
+
+
+# where a pod may run: the fields of a workload that place its pods (and its replicas, where the fault raised
+# them to show pods left unscheduled)
+PLACEMENT_FIELDS = ("nodeSelector", "affinity", "tolerations", "nodeName", "topologySpreadConstraints")
+
+
+def _places(path):
+    keys = [s for s in path if isinstance(s, str)]
+    return keys == ["spec", "replicas"] or (keys[:3] == ["spec", "template", "spec"] and len(keys) > 3
+                                            and keys[3] in PLACEMENT_FIELDS)
+
+
+def placed_parts(fault, parts, state):
+    """The parts of a fault that keeps pods from being scheduled, its placement ones judged by the effect: once
+    its workloads' pods run where their placement lets them (`placement_holds`), the fields that place them
+    (node selector, affinity, tolerations, the replicas it raised) and the objects it created that take no
+    capacity (a DaemonSet of pods that request nothing, which an anti-affinity shuns) are undone, whatever
+    they hold. Its other changes (a priority class, a volume), and a workload it created whose pods request
+    CPU or memory, are judged as they are."""
+    placed = [placement_holds(ref, fault, state) for ref in fault["placed"]]
+    if not all(ok for ok, _ in placed):
+        return parts
+    why = "the fault's effect is gone (" + "; ".join(detail for _, detail in placed) + ")"
+    out = []
+    for check_id, ok, detail in parts:
+        if not ok and check_id.startswith("fields."):
+            whole = next((e for e in fault["fields"] if check_id == f"fields.{ref_text(e['object'])}"), None)
+            one = next(((e, c) for e in fault["fields"] for c in e["changes"]
+                        if check_id == f"fields.{ref_text(e['object'])}.{show_path(c['path'])}"), None)
+            entry = whole if whole is not None else one[0] if one is not None else None
+            if entry is not None:
+                # a fault undone by any: the part is one change
+                rest = [c for c in (entry["changes"] if whole is not None else [one[1]]) if not _places(c["path"])]
+                if not rest:
+                    ok, detail = True, f"{why}; its placement is no harm: {detail}"
+                elif len(rest) < len(entry["changes"]):
+                    ok, detail = field_check({**entry, "changes": rest}, state)
+        elif not ok and check_id.startswith("created."):
+            ref = next((r for r in fault["created"] if check_id == f"created.{ref_text(r)}"), None)
+            obj = state.get(ref) if ref is not None else None
+            if obj is not None and not terminating(obj) and not _takes_capacity(obj):
+                ok, detail = True, f"{why}; {ref_text(ref)} takes no capacity"
+        out.append((check_id, ok, detail))
+    return out
+
+
+def _takes_capacity(obj):
+    """Whether an object runs pods that request CPU or memory (a workload's template, a pod): an object of
+    another kind takes none."""
+    spec = obj.get("spec") or {}
+    pod = (spec.get("template") or {}).get("spec") if isinstance(spec.get("template"), dict) else spec
+    if obj.get("kind") not in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "Pod") \
+            or not isinstance(pod, dict):
+        return obj.get("kind") in ("CronJob",)
+    for c in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]:
+        resources = (c.get("resources") or {}) if isinstance(c, dict) else {}
+        if any(((resources.get(side) or {}).get(r)) for side in ("requests", "limits") for r in ("cpu", "memory")):
+            return True
+    return False
 
 
 def any_parts(fault):
@@ -2183,6 +2769,8 @@ def any_parts(fault):
 
 def mitigation_checks(spec, state, checks):
     m = spec["mitigation"]
+    # the calls the application makes (what a NetworkPolicy a fault created must admit again)
+    state.traffic = ((spec.get("diagnosis") or {}).get("graph") or [], spec.get("services") or [])
     created = {(r["kind"], r["namespace"], r["name"]) for f in m["faults"] for r in f["created"]}
     for index, pred in enumerate(m["predicates"]):
         ok, detail = predicate_check(pred, state, created)
@@ -2217,6 +2805,8 @@ def mitigation_checks(spec, state, checks):
         else:
             parts = [(f"fields.{ref_text(e['object'])}", *field_check(e, state)) for e in fault["fields"]]
         parts += [(f"created.{ref_text(ref)}", *created_check(ref, state)) for ref in fault["created"]]
+        if fault.get("placed") and not all(part[1] for part in parts):
+            parts = placed_parts(fault, parts, state)
         if fault["undone_by"] == "any" and len(parts) > 1:
             undone = [part for part in parts if part[1]]
             checks.append({"id": f"fault.{index}.{fault['fault']}", "passed": bool(undone), "detail": (

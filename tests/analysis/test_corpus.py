@@ -203,5 +203,40 @@ def test_it_catches_rbac_read_from_one_rule(monkeypatch):
         verb in rule.get("verbs", []) and resource in rule.get("resources", [])))
     monkeypatch.setattr(runtime, "binds", lambda binding, user, groups, namespace: True)
     problems = _problems("k8sbench-fix-rbac-wrong-resource")
-    assert any(code == "E4004" and "restricted by resourceNames (must fail): it passed it" in message
+    # every binding taken to bind every subject also restores the role through any role that names the request
+    # (a Role's rules are judged by the access they give), so the faulty state itself is passed
+    assert any(code == "E4004" and ("restricted by resourceNames (must fail): it passed it" in message
+                                    or "the faulty state (must fail): it passed it" in message)
                for code, message in problems), problems
+
+
+@pytest.mark.parametrize("name, neutralised", [
+    ("sregym-network-policy-block", "kept beside a policy admitting all to every pod (must pass)"),
+    ("bookinfo-gateway-denies-get", "kept, AUDIT (must pass)"),
+    ("bookinfo-productpage-strict-mtls", "kept, PERMISSIVE (must pass)"),
+])
+def test_it_catches_created_policies_judged_by_presence(monkeypatch, name, neutralised):
+    """The old rule: an Istio policy was judged by its presence, a NetworkPolicy alone (a second policy that
+    admits what it blocks, the union Kubernetes makes, was no fix)."""
+    monkeypatch.setattr(runtime, "acts", lambda obj, state=None: obj.get("kind") != "NetworkPolicy"
+                        or runtime._isolates(obj))
+    problems = _problems(name)
+    assert any(code == "E4004" and neutralised in message for code, message in problems), problems
+
+
+@pytest.mark.parametrize("name, attribute, weakened, case", [
+    ("otel-payment-cordoned-node", "placed_parts", lambda fault, parts, state: parts,
+     "pods scheduled on kind-worker, the node they are pinned to (must pass)"),
+    ("otel-payment-unschedulable-anti-affinity", "placed_parts", lambda fault, parts, state: parts,
+     "undone by removing its DaemonSet alone, the anti-affinity left (must pass)"),
+    ("k8sbench-fix-rbac-wrong-resource", "role_access_kept", lambda *args: False,
+     "granted to its subjects by a new Role and binding (must pass)"),
+    ("otel-cart-service-target-port", "resolved_ports", lambda obj, path, state, observed, expected: (observed, expected),
+     "set to the container's port name `service` (must pass)"),
+])
+def test_it_catches_faults_judged_by_their_parts_not_their_effect(monkeypatch, name, attribute, weakened, case):
+    """The old rules: a scheduling fault undone only when every part is, a Role's access restored only through the
+    role itself, a predicate reading a named target port as text."""
+    monkeypatch.setattr(runtime, attribute, weakened)
+    problems = _problems(name)
+    assert any(code == "E4004" and case in message for code, message in problems), problems
