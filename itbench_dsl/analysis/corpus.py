@@ -1908,6 +1908,7 @@ def _finops_cases(scenario, spec, derived) -> Iterator[Case]:
         yield Case("the objects the fault misconfigured (" + ", ".join(side) + ")", "diagnose", PASS, state=faulty,
                    answer={"resource": [{"name": n, "type": t} for n, t in side.items()]})
     yield from _finops_type_cases(perfect, faulty)
+    yield from _finops_kind_cases(spec, perfect, faulty)
     yield Case("an answer that names nothing", "diagnose", FAIL, answer={"resource": []}, state=faulty)
     named = {r["name"].split("/", 2)[2] for r in perfect["resource"]}
     named |= {r.name for i in scenario.injections() for r in i.side_objects}
@@ -1927,6 +1928,17 @@ def _finops_type_cases(perfect: dict, faulty: dict) -> Iterator[Case]:
                answer=vague, state=faulty)
     untyped = {"resource": [{"name": r["name"]} for r in perfect["resource"]]}
     yield Case("the wasteful objects named without a `type`", "diagnose", FAIL, answer=untyped, state=faulty)
+
+
+def _finops_kind_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
+    """A bare name whose `type` says a kind names only an object of that kind: the wasteful objects by bare
+    name, their `type` leading with a kind no finding has (the waste still told), fail."""
+    kinds = {r["kind"] for refs in spec["finops"]["findings"] for r in refs}
+    other = next(k for k in ("ConfigMap", "Secret", "Service") if k not in kinds)
+    wrong = {"resource": [{"name": r["name"].split("/", 2)[2], "type": f"{other}: {r['type']}"}
+                          for r in perfect["resource"]]}
+    yield Case(f"the wasteful objects by bare name, their `type` naming another kind ({other})", "diagnose", FAIL,
+               answer=wrong, state=faulty)
 
 
 def _finops_control_cases(spec, derived) -> Iterator[Case]:

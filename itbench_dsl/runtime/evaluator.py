@@ -2437,6 +2437,21 @@ def _tells(text, words):
     return any(word in low for word in words)
 
 
+def _type_kind(names, text):
+    """The kind a FinOps answer's `type` leads with (`"Deployment: 3 idle replicas"`, `"hpa target 1%"`), or
+    None: the kind spelled out, a resource name, or a short name of three letters or more (a two-letter one,
+    `no`, `ns`, `po`, is read as a kind only followed by `:`, since `"no memory limit"` says no kind). A bare
+    name whose `type` says a kind names only an object of that kind."""
+    match = re.match(r"\s*([A-Za-z][A-Za-z0-9.-]*)\s*(:?)", text)
+    if match is None:
+        return None
+    word, colon = match.groups()
+    base = word.lower().partition(".")[0]
+    if not (KIND_NAMES.get(base) or names.kinds.get(base)) or (len(word) < 3 and not colon):
+        return None
+    return names.kind_of(word)
+
+
 def finops_answer(spec, output, state, checks, metrics):
     """The resources the answer names (`<ns>/<Kind>/<name>`, as the prompt asks; a bare name with its
     kind in `type` too) against the objects each fault makes waste."""
@@ -2449,9 +2464,7 @@ def finops_answer(spec, output, state, checks, metrics):
         text = item["name"]
         kind_text = item.get("type") if isinstance(item.get("type"), str) else ""
         # a bare name's kind may lead its `type` ("HorizontalPodAutoscaler: memory target 1%")
-        hint = (re.split(r"[\s:,;(]+", kind_text.strip()) or [""])[0] if "/" not in text else None
-        keys = names.resolve(text, hint if hint and names.kind_of(hint) != hint else None) or \
-            (names.resolve(text) if hint else ())
+        keys = names.resolve(text, _type_kind(names, kind_text) if "/" not in text else None)
         identity = keys or ("unresolved", text.strip().lower())
         if identity in seen:
             seen_types[identity].append(kind_text)
