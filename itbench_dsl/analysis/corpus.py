@@ -1825,6 +1825,32 @@ def _kubectl_name_cases(task: str, word: str, spec, perfect: dict, faulty: dict)
                 continue  # a spawned experiment the state shows does not exist names nothing
             yield Case(f"the scheduled fault named by {why} ({text})" + suffix, task, want, answer=answer,
                        state=faulty, **({"score": 1.0} if want == PASS else {}))
+        yield from _spawned_cases(schedule, perfect, faulty, suffix, task)
+
+
+def _spawned_cases(schedule: dict, perfect: dict, faulty: dict, suffix: str, task: str) -> Iterator[Case]:
+    """A Schedule's fault named through its experiments as the cluster shows them: the Schedule by the kind of
+    the experiments it spawns, and an experiment the state holds owned by the Schedule, whatever its name, pass;
+    the same experiment owned by another Schedule names another fault, and fails."""
+    ns, sname, kind = schedule["namespace"], schedule["name"], schedule["kinds"][0]
+    rest = [e for e in perfect["entities"] if e["name"].split("/", 2)[2] != sname]
+    if len(rest) == len(perfect["entities"]):
+        return
+    answer = {**copy.deepcopy(perfect), "entities": rest + [{"name": f"{ns}/{kind}/{sname}", "contributing_factor": True}]}
+    yield Case(f"the scheduled fault named by the Schedule's experiment kind ({kind}/{sname})" + suffix, task, PASS,
+               answer=answer, state=faulty, score=1.0)
+    child = f"{sname}-0a1b2"  # no name Kubernetes' generator makes: only its owner says whose it is
+    for owner, want in ((sname, PASS), (sname + "-other", FAIL)):
+        experiment = {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": kind,
+                      "metadata": {"name": child, "namespace": ns, "ownerReferences": [
+                          {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "Schedule", "name": owner,
+                           "uid": "00000000-0000-0000-0000-000000000001", "controller": True}]}, "spec": {}}
+        state = {**faulty, "resources": {**faulty["resources"], "items": faulty["resources"]["items"] + [experiment]},
+                 "captured": sorted(set(faulty.get("captured", ())) | {f"{ns}/{kind}"})}
+        answer = {**copy.deepcopy(perfect), "entities": rest + [{"name": f"{ns}/{kind}/{child}", "contributing_factor": True}]}
+        yield Case(f"the scheduled fault named by an experiment the state holds, owned by "
+                   f"{'the Schedule' if want == PASS else 'another Schedule'} ({kind}/{child})" + suffix, task, want,
+                   answer=answer, state=state, **({"score": 1.0} if want == PASS else {}))
 
 
 def prompt_template(scenario: ir.Scenario) -> dict | None:

@@ -1018,24 +1018,37 @@ class Names:
         if not found and kind in (None, "Pod"):
             found = self._offline_pod(namespace, name)
         if not found and self.spawners:
-            found = self._offline_spawned(namespace, kind, name)
+            found = self._offline_spawned(namespace, kind, name) or self._scheduled_as(namespace, kind, name)
         return found
 
+    def _scheduled_as(self, namespace, kind, name):
+        """A Schedule named by the kind of the experiments it spawns (`NetworkChaos/<schedule>`): a Schedule of
+        NetworkChaos is the NetworkChaos fault, whether or not an experiment of that name exists."""
+        return {(k, ns, name) for (k, ns), schedules in self.spawners.items()
+                if (kind is None or k == kind) and namespace in (None, ns) and name in schedules}
+
     def add_spawner(self, kind, namespace, schedule):
-        self.spawners.setdefault((kind, namespace), []).append(schedule)
+        known = self.spawners.setdefault((kind, namespace), [])
+        if schedule not in known:
+            known.append(schedule)
+        for spelling in kind_spellings(kind):  # `networkchaos/...` names the kind a Schedule spawns
+            self.kinds.setdefault(spelling, kind)
 
     def spawner(self, key):
         """The Schedule that spawned an experiment named `<schedule>-<5 random characters>` (Kubernetes'
         name generator, which Chaos Mesh's schedule controller uses), when the state does not say another
         owner; None for any other object."""
-        for schedule in self.spawners.get((key[0], key[1]), ()):
+        schedules = self.spawners.get((key[0], key[1]), ())
+        if not schedules:
+            return None
+        obj = self.state.objects.get(key) or self.state.incident.get(key)
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
+        if isinstance(refs, list) and refs:  # the state says who owns it: a Schedule of the truth, whatever its name
+            return next((r["name"] for r in refs if isinstance(r, dict) and r.get("kind") == "Schedule"
+                         and r.get("name") in schedules), None)
+        for schedule in schedules:
             if key[2].startswith(schedule + "-") and _GENERATED.fullmatch(key[2][len(schedule) + 1:]):
-                obj = self.state.objects.get(key)
-                meta = obj.get("metadata") if isinstance(obj, dict) else None
-                refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
-                if isinstance(refs, list) and refs and not any(
-                        isinstance(r, dict) and r.get("kind") == "Schedule" and r.get("name") == schedule for r in refs):
-                    continue  # owned by something else
                 return schedule
         return None
 

@@ -52,3 +52,37 @@ def test_a_finops_bare_name_is_of_the_kind_its_type_says(kind_type, passes):
     state = derived(HPA, "faulty")
     verdict = run(HPA, {"resource": [{"name": "frontend", "type": kind_type}]}, state, task="diagnose")
     assert verdict["passed"] is passes, verdict["checks"]
+
+
+# ---- a Schedule's fault, through the experiments it spawns ---------------------------------------------------
+
+LOSS = "otel-checkout-payment-network-loss"
+
+
+def _with_experiment(state: dict, name: str, owner: str) -> dict:
+    state = copy.deepcopy(state)
+    state["resources"]["items"].append({
+        "apiVersion": "chaos-mesh.org/v1alpha1", "kind": "NetworkChaos",
+        "metadata": {"name": name, "namespace": "chaos-mesh", "ownerReferences": [
+            {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "Schedule", "name": owner, "uid": "1"}]}, "spec": {}})
+    state["captured"] = sorted(set(state.get("captured", ())) | {"chaos-mesh/NetworkChaos"})
+    return state
+
+
+@pytest.mark.parametrize("named, passes", [
+    ("chaos-mesh/NetworkChaos/checkout-payment-network-loss", True),   # the Schedule by its experiments' kind
+    ("networkchaos/checkout-payment-network-loss", True),
+    ("chaos-mesh/PodChaos/checkout-payment-network-loss", False),      # not the kind it spawns
+    ("chaos-mesh/NetworkChaos/checkout-payment-network-loss-0a1b2", True),  # spawned, owned by it in the state
+    ("chaos-mesh/NetworkChaos/other-0a1b2", True),                     # the owner says, whatever the name
+])
+def test_a_schedule_is_named_through_its_experiments(named, passes):
+    state = _with_experiment(derived(LOSS, "faulty"), named.rpartition("/")[2], "checkout-payment-network-loss") \
+        if named.endswith("0a1b2") else derived(LOSS, "faulty")
+    verdict = diagnose(LOSS, [named], state)
+    assert verdict["passed"] is passes, verdict["checks"]
+
+
+def test_an_experiment_owned_by_another_schedule_names_another_fault():
+    state = _with_experiment(derived(LOSS, "faulty"), "checkout-payment-network-loss-bcdfg", "someone-else")
+    assert not diagnose(LOSS, ["chaos-mesh/NetworkChaos/checkout-payment-network-loss-bcdfg"], state)["passed"]
