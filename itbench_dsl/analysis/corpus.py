@@ -1826,6 +1826,27 @@ def _kubectl_name_cases(task: str, word: str, spec, perfect: dict, faulty: dict)
             yield Case(f"the scheduled fault named by {why} ({text})" + suffix, task, want, answer=answer,
                        state=faulty, **({"score": 1.0} if want == PASS else {}))
         yield from _spawned_cases(schedule, perfect, faulty, suffix, task)
+    yield from _aliased_service_cases(diagnosis, roots, perfect, faulty, suffix, task)
+
+
+def _aliased_service_cases(diagnosis, roots: set, perfect: dict, faulty: dict, suffix: str, task: str) -> Iterator[Case]:
+    """A Service aliased to the root cause that no root cause names (it selects the root cause's pods; the
+    fault left it as it was), and a copy of it under another name with the same selector, named instead of the
+    root causes: both fail, below the right answer's score."""
+    named = {(g["kind"], g["namespace"], g["name"]) for g in diagnosis.groups.values() if g["root_cause"]}
+    for o in faulty["resources"]["items"]:
+        key = (o.get("kind"), o["metadata"].get("namespace"), o["metadata"].get("name"))
+        if key[0] != "Service" or diagnosis.component(key) not in roots or key in named:
+            continue
+        twin = copy.deepcopy(o)
+        twin["metadata"] = {"name": key[2] + "-twin", "namespace": key[1], "labels": o["metadata"].get("labels", {})}
+        state = {**faulty, "resources": {**faulty["resources"], "items": faulty["resources"]["items"] + [twin]}}
+        for name, at, why in ((key[2], faulty, "an unchanged Service of the root cause's component"),
+                              (key[2] + "-twin", state, "another Service with the same selector")):
+            yield Case(f"{why} ({key[1]}/Service/{name}) instead of the root causes" + suffix, task, FAIL,
+                       answer={**perfect, "entities": [{"name": f"{key[1]}/Service/{name}", "contributing_factor": True}]},
+                       state=at, score_below=1.0)
+        return
 
 
 def _spawned_cases(schedule: dict, perfect: dict, faulty: dict, suffix: str, task: str) -> Iterator[Case]:

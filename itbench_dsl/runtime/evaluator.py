@@ -1211,11 +1211,20 @@ class Diagnosis:
         if not keys:
             return set()
         true = set(self.true_classes)
-        per_key = [({self.klass[key[1]]} if key[0] == "group" else {self.klass[g] for g in self.groups_of(key)}) & true
-                   for key in keys]
+        per_key = [{self.klass[g] for g in self._cause_groups(key)} & true for key in keys]
         if not all(per_key):
             return set()
         return set().union(*per_key)
+
+    def _cause_groups(self, key):
+        """The groups whose root-cause credit an object carries: those it belongs to, except that a Service
+        carries a root cause only where a root-cause group names the Service itself. An alias joins a Service to
+        its component's pods for the chain, but an unchanged Service that selects the root cause's pods (or
+        another with the same selector) is not the object that broke."""
+        ids = [key[1]] if key[0] == "group" else self.groups_of(key)
+        if key[0] == "Service" or (key[0] == "group" and self.groups[key[1]]["kind"] == "Service"):
+            return [g for g in ids if self.groups[g].get("root_cause")]
+        return ids
 
     def component(self, key):
         if key[0] == "group":

@@ -86,3 +86,29 @@ def test_a_schedule_is_named_through_its_experiments(named, passes):
 def test_an_experiment_owned_by_another_schedule_names_another_fault():
     state = _with_experiment(derived(LOSS, "faulty"), "checkout-payment-network-loss-bcdfg", "someone-else")
     assert not diagnose(LOSS, ["chaos-mesh/NetworkChaos/checkout-payment-network-loss-bcdfg"], state)["passed"]
+
+
+# ---- a Service aliased to the root cause is not the root cause ------------------------------------------------
+
+@pytest.mark.parametrize("name, service, task", [
+    ("sregym-liveness-probe-misconfiguration-social-network", "social-network/Service/user-service", "localize"),
+    ("otel-valkey-cart-out-of-memory", "otel-demo/Service/valkey-cart", "diagnose"),  # ITBench's own alias
+])
+def test_an_unchanged_service_aliased_to_the_root_cause_fails(name, service, task):
+    state = derived(name, "faulty")
+    right = diagnose(name, [e["name"] for e in perfect(name, state)["entities"]], state, task=task)
+    assert right["passed"] and right["score"] == 1.0
+    wrong = diagnose(name, [service], state, task=task)
+    assert not wrong["passed"] and wrong["score"] < 1.0
+    # another Service with the same selector names no root cause either
+    twin = copy.deepcopy(next(o for o in state["resources"]["items"] if o["kind"] == "Service"
+                              and o["metadata"]["name"] == service.rpartition("/")[2]))
+    twin["metadata"] = {"name": "twin", "namespace": twin["metadata"]["namespace"]}
+    state["resources"]["items"].append(twin)
+    assert not diagnose(name, [service.rpartition("/")[0] + "/twin"], state, task=task)["passed"]
+
+
+def test_a_service_the_truth_names_as_the_root_cause_is_credited():
+    name = "bookinfo-productpage-strict-mtls"
+    state = derived(name, "faulty")
+    assert diagnose(name, ["book-info/Service/productpage-v1"], state)["passed"]
