@@ -1827,6 +1827,37 @@ def _kubectl_name_cases(task: str, word: str, spec, perfect: dict, faulty: dict)
                        state=faulty, **({"score": 1.0} if want == PASS else {}))
         yield from _spawned_cases(schedule, perfect, faulty, suffix, task)
     yield from _aliased_service_cases(diagnosis, roots, perfect, faulty, suffix, task)
+    yield from _fault_object_cases(diagnosis, spec, perfect, faulty, suffix, task)
+
+
+def _fault_object_cases(diagnosis, spec: dict, perfect: dict, faulty: dict, suffix: str, task: str) -> Iterator[Case]:
+    """Each injected fault named by its objects: what it created or changed (a Schedule, an Istio policy, a
+    quota), and the target of a fault no root cause stands for (a second fault the truth leaves out), named
+    beside the root causes, pass; an object a fault created that stands for every root cause, named alone
+    instead of them, passes too."""
+    extra, alone = [], []
+    for fault in spec["diagnosis"].get("faults") or []:
+        target = (fault["target"][0], fault["target"][1] or None, fault["target"][2])
+        keys = [(k, ns or None, n) for k, ns, n in fault["objects"]]
+        if diagnosis.by_fault.get(target, set()) & diagnosis.optional:
+            keys.append(target)
+        for key in keys:
+            text = f"{key[1] or ''}/{key[0]}/{key[2]}"
+            if not diagnosis.names.resolve(text) or text in extra:
+                continue
+            extra.append(text)
+            if set(diagnosis.true_classes) <= diagnosis.by_fault.get(key, set()) and len(alone) < 2:
+                alone.append(text)
+    if not extra:
+        return
+    answer = {**copy.deepcopy(perfect), "entities": perfect["entities"] + [
+        {"name": text, "contributing_factor": True} for text in extra]}
+    yield Case(f"the perfect diagnosis with every injected fault's objects named too ({', '.join(extra[:3])})"
+               + suffix, task, PASS, answer=answer, state=faulty, score=1.0)
+    for text in alone:
+        yield Case(f"the root cause named by an object its fault created or changed ({text})" + suffix, task, PASS,
+                   answer={**copy.deepcopy(perfect), "entities": [{"name": text, "contributing_factor": True}]},
+                   state=faulty, score=1.0)
 
 
 def _aliased_service_cases(diagnosis, roots: set, perfect: dict, faulty: dict, suffix: str, task: str) -> Iterator[Case]:

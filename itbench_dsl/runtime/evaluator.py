@@ -1154,6 +1154,42 @@ class Diagnosis:
             for kind in schedule["kinds"]:
                 self.scheduled[("Schedule", ns, name)] = self.scheduled.get(("Schedule", ns, name), ()) + ((kind, ns, name),)
                 self.names.add_spawner(kind, ns, name)
+        self._fault_objects(truth.get("faults") or [])
+
+    def _fault_objects(self, faults):
+        """The injected faults' objects, as root causes: an object a fault created or changed (a Schedule, an
+        Istio policy, a quota) stands for the root causes the fault does, those an object of it belongs to, else
+        those of its target's component, else (a scenario's only fault) every root cause; a fault no root cause
+        stands for (a second fault the truth leaves out) is a cause of its own, target included, that is right
+        to name and not required (`optional`)."""
+        self.by_fault, self.optional = {}, set()
+        true = set(self.true_classes)
+        for index, fault in enumerate(faults):
+            target = (fault["target"][0], fault["target"][1] or None, fault["target"][2])
+            objects = [(k, ns or None, n) for k, ns, n in fault["objects"]]
+            classes = {self.klass[g] for key in [target, *objects] for g in self.groups_of(key)} & true
+            if not classes:
+                component = self.component(target)
+                classes = {self.klass[g["id"]] for g in self.groups.values()
+                           if g.get("root_cause") and g["component"] == component}
+            if not classes and len(faults) == 1:
+                classes = true
+            if not classes:
+                classes = {f"fault:{index}"}
+                self.optional |= classes
+                objects.append(target)
+            for key in objects:
+                self.by_fault.setdefault(key, set()).update(classes)
+
+    def _fault_classes(self, key):
+        """The root causes an object stands for as an injected fault's object (a pod, as its workload's)."""
+        found = set(self.by_fault.get(key, ()))
+        if key[0] == "Pod" and self.by_fault:
+            owner = self.names.owner(key)
+            if owner is not None:
+                for kind in ("Deployment", "StatefulSet", "DaemonSet"):
+                    found |= self.by_fault.get((kind, owner[0], owner[1]), set())
+        return found
 
     def _distances(self, sources):
         dist = {s: 0 for s in sources}
@@ -1210,8 +1246,9 @@ class Diagnosis:
         cause only when every object it can name is one; a hedge across objects is never credited."""
         if not keys:
             return set()
-        true = set(self.true_classes)
-        per_key = [{self.klass[g] for g in self._cause_groups(key)} & true for key in keys]
+        true = set(self.true_classes) | self.optional
+        per_key = [({self.klass[g] for g in self._cause_groups(key)}
+                    | (self._fault_classes(key) if key[0] != "group" else set())) & true for key in keys]
         if not all(per_key):
             return set()
         return set().union(*per_key)
@@ -1263,6 +1300,8 @@ class Diagnosis:
             predictions.append((text, keys, classes))
         credited = [self.names_cause(keys) for _, keys, _ in predictions]
         correct = [bool(classes) for classes in credited]
+        # a fault no root cause stands for is right to name, and never required
+        credited = [classes - self.optional for classes in credited]
         found = {c for classes in credited for c in classes}
         if not self.true_classes:  # a control: nothing is wrong, and the right answer names no cause
             precision = recall = f1 = 0.0 if predictions else 1.0

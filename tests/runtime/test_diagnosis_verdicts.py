@@ -112,3 +112,27 @@ def test_a_service_the_truth_names_as_the_root_cause_is_credited():
     name = "bookinfo-productpage-strict-mtls"
     state = derived(name, "faulty")
     assert diagnose(name, ["book-info/Service/productpage-v1"], state)["passed"]
+
+
+# ---- every injected fault, and what it created, names a cause -------------------------------------------------
+
+@pytest.mark.parametrize("name, entities, passes", [
+    # a second fault the truth leaves out: right to name beside the root cause, not the root cause alone
+    ("otel-ad-cart-nonexistent-node", ["otel-demo/Deployment/ad", "otel-demo/Deployment/cart"], True),
+    ("otel-ad-cart-nonexistent-node", ["otel-demo/Deployment/ad"], True),
+    ("otel-ad-cart-nonexistent-node", ["otel-demo/Deployment/cart"], False),
+    # the second fault's Schedule stands for the root cause its target's pods are
+    ("otel-cart-unassigned-limits", ["chaos-mesh/Schedule/cart-stress-chaos-memory"], True),
+    ("otel-cart-unassigned-limits", ["otel-demo/Deployment/cart", "chaos-mesh/StressChaos/cart-stress-chaos-memory"], True),
+    # objects Istio faults create
+    ("bookinfo-gateway-denies-get", ["book-info/AuthorizationPolicy/bookinfo-gateway-deny"], True),
+    ("bookinfo-productpage-strict-mtls", ["book-info/PeerAuthentication/strict-mtls-mode"], True),
+    ("bookinfo-productpage-strict-mtls", ["book-info/Deployment/productpage-v1"], False),  # unchanged
+    # a fault's target the truth names another object for stays a wrong prediction
+    ("otel-checkout-quota-load-surge", ["otel-demo/Deployment/checkout", "otel-demo/ConfigMap/flagd-config"], False),
+])
+def test_each_injected_fault_names_a_cause(name, entities, passes):
+    state = derived(name, "faulty")
+    for at in (state, None):
+        verdict = diagnose(name, entities, at)
+        assert verdict["passed"] is passes, (at is None, verdict["checks"])
