@@ -1634,7 +1634,7 @@ def _diagnosis_cases(scenario, spec, derived) -> Iterator[Case]:
 def _chain_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
     """The propagation graded by directed edges: the right causes with the chain reversed, or with one
     invented edge out of the root cause in its place, fail; the chain with its edges given twice passes."""
-    from ..runtime.evaluator import Diagnosis, State, reached_from
+    from ..runtime.evaluator import Diagnosis, State
 
     edges = perfect["propagations"]
     diagnosis = Diagnosis(spec, State(faulty))
@@ -1666,11 +1666,27 @@ def _chain_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
     yield Case("the perfect diagnosis with every edge given twice", "diagnose", PASS,
                answer={**perfect, "propagations": edges + copy.deepcopy(edges)}, state=faulty, score=1.0)
     # the spread from the root cause alone: an edge of the truth no root cause reaches is not required
-    reached = reached_from({diagnosis._chain_nodes()[c] for c in diagnosis.true_classes}, truth)
-    on_path = [e for e in edges if node[e["source"]] in reached]
-    if on_path and any(node[e["source"]] != node[e["target"]] for e in on_path) and len(on_path) < len(edges):
+    graded, left_out, reached, beyond = diagnosis.graded_chain()
+    on_path = [e for e in edges if (node[e["source"]], node[e["target"]]) in graded]
+    if on_path and len(on_path) < len(edges):
         yield Case("the perfect diagnosis with only the edges a root cause reaches", "diagnose", PASS,
                    answer={**perfect, "propagations": on_path}, state=faulty, score=1.0)
+    # a gap of the truth bridged: from the root cause to each node of the chain past a gap (where the truth does
+    # not say how the spread got there), beside the truth's edges
+    texts = {}
+    for e in edges:
+        for end in ("source", "target"):
+            texts.setdefault(node[e[end]], e[end])
+    root = next((e["name"] for e in perfect["entities"] if diagnosis.node(e["name"]) in reached), None)
+    said = set(graded) | left_out
+    bridges = [{"source": root, "target": texts[n]} for n in sorted(beyond) if n in texts and root is not None
+               and diagnosis.node(root) != n and (n, diagnosis.node(root)) not in said]
+    if bridges:
+        yield Case(f"the perfect diagnosis with each gap of the truth's chain bridged from the root cause "
+                   f"({', '.join(b['target'] for b in bridges[:3])})", "diagnose", PASS,
+                   answer={**perfect, "propagations": bridges + edges}, state=faulty, score=1.0)
+        yield Case("the root cause's bridges over the gaps alone, none of the truth's edges", "diagnose", FAIL,
+                   answer={**perfect, "propagations": bridges}, state=faulty)
 
 
 def _replaced_pod_cases(perfect: dict, faulty: dict, task: str = "diagnose") -> Iterator[Case]:

@@ -1396,22 +1396,52 @@ class Diagnosis:
         The truth's edges graded are those the spread takes from a root cause (reachable from one along the
         truth's edges); an edge of the truth no root cause reaches is neither required nor counted against an
         answer that gives it."""
-        chain = self._chain_nodes()
-        edges = [(chain[self.klass[p["source"]]], chain[self.klass[p["target"]]])
-                 for p in self.spec["diagnosis"]["propagations"]]
-        truth = [(a, b) for a, b in edges if a != b]
-        if not truth:  # no chain between components: nothing to grade
+        graded = self.graded_chain()
+        if graded is None:  # no chain between components: nothing to grade
             return None
-        reached = reached_from({chain[c] for c in self.true_classes}, truth)
-        on_path = [(a, b) for a, b in truth if a in reached]
-        off_path = set(truth) - set(on_path) if on_path else set()
-        truth = on_path or truth
+        truth, off_path, reached, beyond = graded
+        said = set(truth) | off_path  # the truth's every edge: one said backwards is never a bridge
         predicted = []
         for p in output.get("propagations") or []:  # every one (at most MAX_EDGES): a flood lowers the precision
             if not isinstance(p, dict):
                 continue
-            predicted.append((self.node(str(p.get("source", ""))), self.node(str(p.get("target", "")))))
-        return edge_stats(truth, [e for e in predicted if e not in off_path])
+            edge = (self.node(str(p.get("source", ""))), self.node(str(p.get("target", ""))))
+            if edge in off_path or (edge[0] in reached and edge[1] in beyond and edge[0] != edge[1]
+                                    and (edge[1], edge[0]) not in said and edge not in said):
+                continue  # a truth edge no root cause reaches, or a bridge over a gap of the truth: neither way
+            predicted.append(edge)
+        return edge_stats(truth, predicted)
+
+    def graded_chain(self):
+        """(the truth's edges graded, its edges left out, the nodes the root cause reaches, the nodes past a
+        gap) of the contracted chain, None when there is none. The edges graded are those the spread takes from
+        a root cause (reachable from one along the truth's edges). Where the root cause reaches none of them (the
+        truth's chain starts at the fault's target, say, with no edge from the Schedule or the Gateway), the gap
+        is contracted: the chain's entries (nodes no truth edge enters) join the root cause. A gap is a place the
+        truth does not say how the spread went: an answer's edge from a node the root cause reaches to a node of
+        the truth's chain past a gap (an entry joined to it, a node of an edge left out) says it, and is neither
+        credited nor counted against the answer."""
+        if getattr(self, "_graded", None) is None:
+            chain = self._chain_nodes()
+            edges = [(chain[self.klass[p["source"]]], chain[self.klass[p["target"]]])
+                     for p in self.spec["diagnosis"]["propagations"]]
+            truth = list(dict.fromkeys((a, b) for a, b in edges if a != b))
+            if not truth:
+                self._graded = (None,)
+                return None
+            roots = {chain[c] for c in self.true_classes}
+            reached = reached_from(roots, truth)
+            entries = set()
+            if not any(a in reached for a, _ in truth):
+                ends = {b for _, b in truth}
+                entries = {a for a, _ in truth if a not in ends} or {a for a, _ in truth}  # a cycle: all of it
+                reached = reached_from(roots | entries, truth)
+            on_path = [(a, b) for a, b in truth if a in reached]
+            off_path = set(truth) - set(on_path)
+            nodes = {n for edge in truth for n in edge}
+            beyond = entries | (nodes - reached)
+            self._graded = (on_path, off_path, reached, beyond)
+        return None if self._graded == (None,) else self._graded
 
     def chain_f1(self, output):
         graded = self.chain_stats(output)

@@ -136,3 +136,38 @@ def test_each_injected_fault_names_a_cause(name, entities, passes):
     for at in (state, None):
         verdict = diagnose(name, entities, at)
         assert verdict["passed"] is passes, (at is None, verdict["checks"])
+
+
+# ---- a truth chain with gaps: graded over what the root cause reaches, the gaps contracted ---------------------
+
+def _chain(name: str, edges) -> dict:
+    state = derived(name, "faulty")
+    answer = perfect(name, state)
+    answer["propagations"] = [{"source": a, "target": b} for a, b in edges]
+    return run(name, answer, state, task="diagnose")
+
+
+@pytest.mark.parametrize("name, edges, passes", [
+    # the truth's chain starts at the Schedule's target, with no edge from the Schedule: contracted
+    ("otel-checkout-payment-network-loss", [("chaos-mesh/Schedule/checkout-payment-network-loss", "otel-demo/Service/checkout"),
+                                            ("otel-demo/Service/checkout", "otel-demo/Service/frontend")], True),
+    ("otel-checkout-payment-network-loss", [("otel-demo/Service/checkout", "otel-demo/Service/frontend")], True),
+    ("otel-checkout-payment-network-loss", [("otel-demo/Service/frontend", "otel-demo/Service/checkout")], False),
+    ("bookinfo-gateway-denies-get", [("book-info/Gateway/bookinfo-gateway", "book-info/Service/productpage"),
+                                     ("book-info/Service/productpage", "book-info/Service/reviews")], True),
+    # the truth says flagd-config -> flagd and ad -> frontend: the answer's flagd -> ad bridges the gap
+    ("otel-ad-failure-flag", [("otel-demo/ConfigMap/flagd-config", "otel-demo/Service/flagd"),
+                              ("otel-demo/Service/flagd", "otel-demo/Service/ad"),
+                              ("otel-demo/Service/ad", "otel-demo/Service/frontend")], True),
+    # a bridge into a node the truth's chain does not hold is an invented edge
+    ("otel-ad-failure-flag", [("otel-demo/ConfigMap/flagd-config", "otel-demo/Service/flagd"),
+                              ("otel-demo/Service/flagd", "otel-demo/Service/cart")], False),
+    # bridges alone say none of the truth's edges
+    ("otel-ad-failure-flag", [("otel-demo/Service/flagd", "otel-demo/Service/ad")], False),
+    # a side branch into the root cause, said backwards, is no bridge
+    ("otel-ad-priority-preemption", [("otel-demo/Deployment/ad", "otel-demo/Service/frontend"),
+                                     ("otel-demo/Deployment/ad", "/PriorityClass/application-critical")], False),
+])
+def test_a_chain_with_gaps_is_graded_over_what_the_root_cause_reaches(name, edges, passes):
+    verdict = _chain(name, edges)
+    assert verdict["passed"] is passes, verdict["checks"]
