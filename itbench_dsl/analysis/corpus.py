@@ -1629,6 +1629,7 @@ def _diagnosis_cases(scenario, spec, derived) -> Iterator[Case]:
         yield from _chain_cases(spec, perfect, faulty)
     yield from _ghost_pod_cases(spec, perfect, faulty)
     yield from _replaced_pod_cases(perfect, faulty)
+    yield from _gone_pod_cases(perfect, faulty)
 
 
 def _chain_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
@@ -1712,6 +1713,43 @@ def _replaced_pod_cases(perfect: dict, faulty: dict, task: str = "diagnose") -> 
                           "resources": {"kind": "List", "items": list(faulty["resources"]["items"])}}}
     yield Case("the perfect answer, its pods replaced by the fix and kept in the state's `incident`"
                + ("" if task == "diagnose" else f" ({task})"), task, PASS, answer=perfect, state=state, score=1.0)
+
+
+def _gone_pod_cases(perfect: dict, faulty: dict, task: str = "diagnose") -> Iterator[Case]:
+    """The pods the answer names, gone from the final state with no `incident` to show them: replaced by their
+    controller (a new pod of the same ReplicaSet, another suffix), or deleted with their ReplicaSet left to
+    show them. The perfect answer passes both: a truth pod group stands for the workload's pods, not one live
+    object, and a pod of a ReplicaSet the state shows existed."""
+    named = {e["name"] for e in perfect["entities"]} | {p[k] for p in perfect.get("propagations", [])
+                                                        for k in ("source", "target")}
+
+    def gone(item) -> bool:
+        meta = item["metadata"]
+        return item.get("kind") == "Pod" and f"{meta.get('namespace')}/Pod/{meta['name']}" in named \
+            and meta["name"].count("-") >= 2
+    if not any(gone(item) for item in faulty["resources"]["items"]):
+        return
+    replaced, deleted = [], []
+    for item in faulty["resources"]["items"]:
+        if gone(item):
+            base, _, suffix = item["metadata"]["name"].rpartition("-")
+            replaced.append({**item, "metadata": {**item["metadata"],
+                                                  "name": f"{base}-{'q8w2m' if suffix != 'q8w2m' else 'b4d9z'}"}})
+            continue
+        replaced.append(item)
+        deleted.append(item)
+    for item in faulty["resources"]["items"]:  # each deleted pod's ReplicaSet, as the API server keeps it
+        ref = next((r for r in item["metadata"].get("ownerReferences") or [] if r.get("kind") == "ReplicaSet"), None)
+        if gone(item) and ref is not None and not any(o.get("kind") == "ReplicaSet" and o["metadata"]["name"] == ref["name"]
+                                                      for o in deleted):
+            deleted.append({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {
+                "name": ref["name"], "namespace": item["metadata"].get("namespace"),
+                "labels": {"pod-template-hash": ref["name"].rpartition("-")[2]}}, "spec": {"replicas": 0}})
+    suffix = "" if task == "diagnose" else f" ({task})"
+    for items, why in ((replaced, "replaced by their controller"), (deleted, "deleted, their ReplicaSet left")):
+        state = {**faulty, "resources": {**faulty["resources"], "items": items}}
+        yield Case(f"the perfect answer, its pods {why}, no `incident`" + suffix, task, PASS, answer=perfect,
+                   state=state, score=1.0)
 
 
 def _ghost_pod_cases(spec: dict, perfect: dict, faulty: dict, task: str = "diagnose") -> Iterator[Case]:
@@ -2587,6 +2625,7 @@ def _task_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
             yield from _naming_cases("localize", "localization", spec, perfect, faulty)
             yield from _ghost_pod_cases(spec, perfect, faulty, "localize")
             yield from _replaced_pod_cases(perfect, faulty, "localize")
+            yield from _gone_pod_cases(perfect, faulty, "localize")
         yield Case("a localization without entities", "localize", FAIL, answer={"causes": []})
     if "analyze" in posed and spec.get("analysis"):
         truth = {k: spec["analysis"][k] for k in ("system_level", "fault_type")}

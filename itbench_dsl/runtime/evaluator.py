@@ -1064,12 +1064,55 @@ class Names:
         return found
 
     def _offline_pod(self, namespace, name):
-        """A pod the state does not hold, named as its workload's pods are named: only where the state
-        did not capture the pods of that namespace (where it did, a pod it lacks does not exist)."""
+        """A pod the state does not hold, named as its workload's pods are named: where the state did not
+        capture the pods of that namespace; where it did, a pod its controller replaced or deleted since (the
+        truth's pod group stands for the workload's pods, not for one live object): a Deployment's pod of a
+        ReplicaSet the state shows (its pods' `pod-template-hash`, in the final state or the incident, its
+        ReplicaSets); a StatefulSet's pod of an ordinal below its replicas. A name no ReplicaSet the state shows
+        makes (nothing shows a workload scaled to zero made it), or an ordinal past the replicas, names nothing."""
         owner = owner_from_name(name, namespace, self.workloads, self.static)
-        if owner is None or self.state.has(owner["namespace"], "Pod"):
+        if owner is None:
             return set()
-        return {("Pod", owner["namespace"], name)}
+        key = ("Pod", owner["namespace"], name)
+        if not self.state.has(owner["namespace"], "Pod") or self._existed(owner, name):
+            return {key}
+        return set()
+
+    def _existed(self, owner, name):
+        """Whether `name` is a pod name `owner`'s controller gave (docs in _offline_pod)."""
+        ns, workload = owner["namespace"], owner["name"]
+        if owner["kind"] == "StatefulSet":
+            sts = self.state.objects.get(("StatefulSet", ns, workload))
+            spec = sts.get("spec") if isinstance(sts, dict) else None
+            replicas = spec.get("replicas") if isinstance(spec, dict) else None
+            replicas = replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else 1
+            ordinal = name.rpartition("-")[2]
+            return ordinal.isascii() and ordinal.isdigit() and len(ordinal) <= 6 and int(ordinal) < replicas
+        if owner["kind"] != "Deployment":
+            return False
+        return name.split("-")[-2] in self._template_hashes().get((ns, workload), ())
+
+    def _template_hashes(self):
+        """{(namespace, Deployment): the pod-template hashes the state shows for it}: its pods' (final state and
+        incident) and its ReplicaSets'. Computed once per state."""
+        if getattr(self, "_hashes", None) is None:
+            self._hashes = {}
+            for source in (self.state.objects, self.state.incident):
+                for key, obj in source.items():
+                    meta = obj.get("metadata") if isinstance(obj, dict) else None
+                    if key[0] not in ("Pod", "ReplicaSet") or not isinstance(meta, dict):
+                        continue
+                    labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+                    hash_ = labels.get("pod-template-hash")
+                    if key[0] == "Pod":
+                        owner = self.owner(key)
+                        hash_ = hash_ or (key[2].split("-")[-2] if key[2].count("-") >= 2 else None)
+                    else:
+                        owner = (key[1], key[2].rpartition("-")[0])
+                        hash_ = hash_ or key[2].rpartition("-")[2]
+                    if owner is not None and isinstance(hash_, str):
+                        self._hashes.setdefault(owner, set()).add(hash_)
+        return self._hashes
 
     def owner(self, key):
         """(namespace, workload) a pod belongs to, from its owner references, else from its name."""

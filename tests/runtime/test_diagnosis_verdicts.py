@@ -171,3 +171,45 @@ def _chain(name: str, edges) -> dict:
 def test_a_chain_with_gaps_is_graded_over_what_the_root_cause_reaches(name, edges, passes):
     verdict = _chain(name, edges)
     assert verdict["passed"] is passes, verdict["checks"]
+
+
+# ---- a truth pod the cluster no longer holds ---------------------------------------------------------------
+
+OOM = "otel-valkey-cart-out-of-memory"
+
+
+def _pods_gone(state: dict, named: str, how: str) -> dict:
+    state = copy.deepcopy(state)
+    items = []
+    for o in state["resources"]["items"]:
+        if o["kind"] == "Pod" and o["metadata"]["name"] == named:
+            ref = o["metadata"]["ownerReferences"][0]["name"]
+            if how == "replaced":  # a new pod of the same ReplicaSet
+                items.append({**o, "metadata": {**o["metadata"], "name": ref + "-q8w2m"}})
+            elif how == "deleted, its ReplicaSet left":
+                items.append({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {
+                    "name": ref, "namespace": o["metadata"]["namespace"]}, "spec": {"replicas": 0}})
+            continue
+        items.append(o)
+    state["resources"]["items"] = items
+    return state
+
+
+@pytest.mark.parametrize("how, passes", [("replaced", True), ("deleted, its ReplicaSet left", True),
+                                         ("deleted, nothing left to show it", False)])
+def test_a_pod_replaced_or_deleted_since_is_named_by_the_name_it_had(how, passes):
+    faulty = derived(OOM, "faulty")
+    old = perfect(OOM, faulty)["entities"][0]["name"]
+    state = _pods_gone(faulty, old.rpartition("/")[2], how)
+    assert diagnose(OOM, [old], state)["passed"] is passes
+    if how == "replaced":  # and by the name of its replacement
+        new = old.rpartition("-")[0] + "-q8w2m"
+        assert diagnose(OOM, [new], state)["passed"]
+
+
+def test_a_pod_of_no_replicaset_the_state_shows_names_nothing():
+    faulty = derived(OOM, "faulty")
+    old = perfect(OOM, faulty)["entities"][0]["name"]
+    state = _pods_gone(faulty, old.rpartition("/")[2], "replaced")
+    ghost = old.rsplit("-", 2)[0] + "-5f7d9c8b6d-zzzzz"
+    assert not diagnose(OOM, [ghost], state)["passed"]
