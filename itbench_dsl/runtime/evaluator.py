@@ -1293,6 +1293,14 @@ class Diagnosis:
         per_key = [({self.klass[g] for g in self._cause_groups(key)}
                     | (self._fault_classes(key) if key[0] != "group" else set())) & true for key in keys]
         if not all(per_key):
+            # a bare name of a component (`checkout`: its Deployment and its Service) names the root cause its
+            # workload is: the Service, named with it, carries its alias to it (named alone, it does not)
+            credited = set().union(*per_key)
+            per_key = [found or ({self.klass[g] for g in self.groups_of(key)} & credited
+                                 if key[0] == "Service" and any(k[0] != "Service" and self.component(k) == self.component(key)
+                                                                for k in keys) else set())
+                       for key, found in zip(keys, per_key)]
+        if not all(per_key):
             return set()
         return set().union(*per_key)
 

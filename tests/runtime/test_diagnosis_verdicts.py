@@ -108,6 +108,13 @@ def test_an_unchanged_service_aliased_to_the_root_cause_fails(name, service, tas
     assert not diagnose(name, [service.rpartition("/")[0] + "/twin"], state, task=task)["passed"]
 
 
+def test_a_bare_component_name_names_its_workload_with_its_service():
+    name = "otel-checkout-nonexistent-image"  # root cause: Deployment checkout; `checkout` is it and its Service
+    state = derived(name, "faulty")
+    assert diagnose(name, ["checkout"], state)["passed"]
+    assert not diagnose(name, ["otel-demo/Service/checkout"], state)["passed"]
+
+
 def test_a_service_the_truth_names_as_the_root_cause_is_credited():
     name = "bookinfo-productpage-strict-mtls"
     state = derived(name, "faulty")
