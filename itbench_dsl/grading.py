@@ -155,8 +155,9 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
             if edges is not None:  # a chain between components: graded (else nothing to grade)
                 add("diagnosis.propagation", TRUTH, None,
                     f"the propagation chain ({len(d['propagations'])} edge(s) of the ground truth) followed in its "
-                    f"direction: at least {CHAIN_PASS:g} of the edges a root cause reaches given, and more than "
-                    f"{CHAIN_PASS:g} of the edges given right")
+                    f"direction: at least {CHAIN_PASS:g} of the edges a root cause reaches given (where it reaches "
+                    f"none, the chain from its entries), and more than {CHAIN_PASS:g} of the edges given right (an "
+                    f"edge bridging a gap of the truth's chain counts neither way)")
         if task == "diagnose" and spec.get("finops"):
             if any(spec["finops"].get("accept") or []) and spec["finops"]["findings"]:
                 add("finops.type", TRUTH, None, "each found object's `type` is the kind of waste it is: one value of "

@@ -1850,12 +1850,13 @@ def _diagnosis_cases(scenario, spec, derived) -> Iterator[Case]:
         yield from _chain_cases(spec, perfect, faulty)
     yield from _ghost_pod_cases(spec, perfect, faulty)
     yield from _replaced_pod_cases(perfect, faulty)
+    yield from _gone_pod_cases(perfect, faulty)
 
 
 def _chain_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
     """The propagation graded by directed edges: the right causes with the chain reversed, or with one
     invented edge out of the root cause in its place, fail; the chain with its edges given twice passes."""
-    from ..runtime.evaluator import Diagnosis, State, reached_from
+    from ..runtime.evaluator import Diagnosis, State
 
     edges = perfect["propagations"]
     diagnosis = Diagnosis(spec, State(faulty))
@@ -1887,11 +1888,27 @@ def _chain_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
     yield Case("the perfect diagnosis with every edge given twice", "diagnose", PASS,
                answer={**perfect, "propagations": edges + copy.deepcopy(edges)}, state=faulty, score=1.0)
     # the spread from the root cause alone: an edge of the truth no root cause reaches is not required
-    reached = reached_from({diagnosis._chain_nodes()[c] for c in diagnosis.true_classes}, truth)
-    on_path = [e for e in edges if node[e["source"]] in reached]
-    if on_path and any(node[e["source"]] != node[e["target"]] for e in on_path) and len(on_path) < len(edges):
+    graded, left_out, reached, beyond = diagnosis.graded_chain()
+    on_path = [e for e in edges if (node[e["source"]], node[e["target"]]) in graded]
+    if on_path and len(on_path) < len(edges):
         yield Case("the perfect diagnosis with only the edges a root cause reaches", "diagnose", PASS,
                    answer={**perfect, "propagations": on_path}, state=faulty, score=1.0)
+    # a gap of the truth bridged: from the root cause to each node of the chain past a gap (where the truth does
+    # not say how the spread got there), beside the truth's edges
+    texts = {}
+    for e in edges:
+        for end in ("source", "target"):
+            texts.setdefault(node[e[end]], e[end])
+    root = next((e["name"] for e in perfect["entities"] if diagnosis.node(e["name"]) in reached), None)
+    said = set(graded) | left_out
+    bridges = [{"source": root, "target": texts[n]} for n in sorted(beyond) if n in texts and root is not None
+               and diagnosis.node(root) != n and (n, diagnosis.node(root)) not in said]
+    if bridges:
+        yield Case(f"the perfect diagnosis with each gap of the truth's chain bridged from the root cause "
+                   f"({', '.join(b['target'] for b in bridges[:3])})", "diagnose", PASS,
+                   answer={**perfect, "propagations": bridges + edges}, state=faulty, score=1.0)
+        yield Case("the root cause's bridges over the gaps alone, none of the truth's edges", "diagnose", FAIL,
+                   answer={**perfect, "propagations": bridges}, state=faulty)
 
 
 def _replaced_pod_cases(perfect: dict, faulty: dict, task: str = "diagnose") -> Iterator[Case]:
@@ -1917,6 +1934,43 @@ def _replaced_pod_cases(perfect: dict, faulty: dict, task: str = "diagnose") -> 
                           "resources": {"kind": "List", "items": list(faulty["resources"]["items"])}}}
     yield Case("the perfect answer, its pods replaced by the fix and kept in the state's `incident`"
                + ("" if task == "diagnose" else f" ({task})"), task, PASS, answer=perfect, state=state, score=1.0)
+
+
+def _gone_pod_cases(perfect: dict, faulty: dict, task: str = "diagnose") -> Iterator[Case]:
+    """The pods the answer names, gone from the final state with no `incident` to show them: replaced by their
+    controller (a new pod of the same ReplicaSet, another suffix), or deleted with their ReplicaSet left to
+    show them. The perfect answer passes both: a truth pod group stands for the workload's pods, not one live
+    object, and a pod of a ReplicaSet the state shows existed."""
+    named = {e["name"] for e in perfect["entities"]} | {p[k] for p in perfect.get("propagations", [])
+                                                        for k in ("source", "target")}
+
+    def gone(item) -> bool:
+        meta = item["metadata"]
+        return item.get("kind") == "Pod" and f"{meta.get('namespace')}/Pod/{meta['name']}" in named \
+            and meta["name"].count("-") >= 2
+    if not any(gone(item) for item in faulty["resources"]["items"]):
+        return
+    replaced, deleted = [], []
+    for item in faulty["resources"]["items"]:
+        if gone(item):
+            base, _, suffix = item["metadata"]["name"].rpartition("-")
+            replaced.append({**item, "metadata": {**item["metadata"],
+                                                  "name": f"{base}-{'q8w2m' if suffix != 'q8w2m' else 'b4d9z'}"}})
+            continue
+        replaced.append(item)
+        deleted.append(item)
+    for item in faulty["resources"]["items"]:  # each deleted pod's ReplicaSet, as the API server keeps it
+        ref = next((r for r in item["metadata"].get("ownerReferences") or [] if r.get("kind") == "ReplicaSet"), None)
+        if gone(item) and ref is not None and not any(o.get("kind") == "ReplicaSet" and o["metadata"]["name"] == ref["name"]
+                                                      for o in deleted):
+            deleted.append({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {
+                "name": ref["name"], "namespace": item["metadata"].get("namespace"),
+                "labels": {"pod-template-hash": ref["name"].rpartition("-")[2]}}, "spec": {"replicas": 0}})
+    suffix = "" if task == "diagnose" else f" ({task})"
+    for items, why in ((replaced, "replaced by their controller"), (deleted, "deleted, their ReplicaSet left")):
+        state = {**faulty, "resources": {**faulty["resources"], "items": items}}
+        yield Case(f"the perfect answer, its pods {why}, no `incident`" + suffix, task, PASS, answer=perfect,
+                   state=state, score=1.0)
 
 
 def _ghost_pod_cases(spec: dict, perfect: dict, faulty: dict, task: str = "diagnose") -> Iterator[Case]:
@@ -2046,6 +2100,84 @@ def _kubectl_name_cases(task: str, word: str, spec, perfect: dict, faulty: dict)
                 continue  # a spawned experiment the state shows does not exist names nothing
             yield Case(f"the scheduled fault named by {why} ({text})" + suffix, task, want, answer=answer,
                        state=faulty, **({"score": 1.0} if want == PASS else {}))
+        yield from _spawned_cases(schedule, perfect, faulty, suffix, task)
+    yield from _aliased_service_cases(diagnosis, roots, perfect, faulty, suffix, task)
+    yield from _fault_object_cases(diagnosis, spec, perfect, faulty, suffix, task)
+
+
+def _fault_object_cases(diagnosis, spec: dict, perfect: dict, faulty: dict, suffix: str, task: str) -> Iterator[Case]:
+    """Each injected fault named by its objects: what it created or changed (a Schedule, an Istio policy, a
+    quota), and the target of a fault no root cause stands for (a second fault the truth leaves out), named
+    beside the root causes, pass; an object a fault created that stands for every root cause, named alone
+    instead of them, passes too."""
+    extra, alone = [], []
+    for fault in spec["diagnosis"].get("faults") or []:
+        target = (fault["target"][0], fault["target"][1] or None, fault["target"][2])
+        keys = [(k, ns or None, n) for k, ns, n in fault["objects"]]
+        if diagnosis.by_fault.get(target, set()) & diagnosis.optional:
+            keys.append(target)
+        for key in keys:
+            text = f"{key[1] or ''}/{key[0]}/{key[2]}"
+            if not diagnosis.names.resolve(text) or text in extra:
+                continue
+            extra.append(text)
+            if set(diagnosis.true_classes) <= diagnosis.by_fault.get(key, set()) and len(alone) < 2:
+                alone.append(text)
+    if not extra:
+        return
+    answer = {**copy.deepcopy(perfect), "entities": perfect["entities"] + [
+        {"name": text, "contributing_factor": True} for text in extra]}
+    yield Case(f"the perfect diagnosis with every injected fault's objects named too ({', '.join(extra[:3])})"
+               + suffix, task, PASS, answer=answer, state=faulty, score=1.0)
+    for text in alone:
+        yield Case(f"the root cause named by an object its fault created or changed ({text})" + suffix, task, PASS,
+                   answer={**copy.deepcopy(perfect), "entities": [{"name": text, "contributing_factor": True}]},
+                   state=faulty, score=1.0)
+
+
+def _aliased_service_cases(diagnosis, roots: set, perfect: dict, faulty: dict, suffix: str, task: str) -> Iterator[Case]:
+    """A Service aliased to the root cause that no root cause names (it selects the root cause's pods; the
+    fault left it as it was), and a copy of it under another name with the same selector, named instead of the
+    root causes: both fail, below the right answer's score."""
+    named = {(g["kind"], g["namespace"], g["name"]) for g in diagnosis.groups.values() if g["root_cause"]}
+    for o in faulty["resources"]["items"]:
+        key = (o.get("kind"), o["metadata"].get("namespace"), o["metadata"].get("name"))
+        if key[0] != "Service" or diagnosis.component(key) not in roots or key in named:
+            continue
+        twin = copy.deepcopy(o)
+        twin["metadata"] = {"name": key[2] + "-twin", "namespace": key[1], "labels": o["metadata"].get("labels", {})}
+        state = {**faulty, "resources": {**faulty["resources"], "items": faulty["resources"]["items"] + [twin]}}
+        for name, at, why in ((key[2], faulty, "an unchanged Service of the root cause's component"),
+                              (key[2] + "-twin", state, "another Service with the same selector")):
+            yield Case(f"{why} ({key[1]}/Service/{name}) instead of the root causes" + suffix, task, FAIL,
+                       answer={**perfect, "entities": [{"name": f"{key[1]}/Service/{name}", "contributing_factor": True}]},
+                       state=at, score_below=1.0)
+        return
+
+
+def _spawned_cases(schedule: dict, perfect: dict, faulty: dict, suffix: str, task: str) -> Iterator[Case]:
+    """A Schedule's fault named through its experiments as the cluster shows them: the Schedule by the kind of
+    the experiments it spawns, and an experiment the state holds owned by the Schedule, whatever its name, pass;
+    the same experiment owned by another Schedule names another fault, and fails."""
+    ns, sname, kind = schedule["namespace"], schedule["name"], schedule["kinds"][0]
+    rest = [e for e in perfect["entities"] if e["name"].split("/", 2)[2] != sname]
+    if len(rest) == len(perfect["entities"]):
+        return
+    answer = {**copy.deepcopy(perfect), "entities": rest + [{"name": f"{ns}/{kind}/{sname}", "contributing_factor": True}]}
+    yield Case(f"the scheduled fault named by the Schedule's experiment kind ({kind}/{sname})" + suffix, task, PASS,
+               answer=answer, state=faulty, score=1.0)
+    child = f"{sname}-0a1b2"  # no name Kubernetes' generator makes: only its owner says whose it is
+    for owner, want in ((sname, PASS), (sname + "-other", FAIL)):
+        experiment = {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": kind,
+                      "metadata": {"name": child, "namespace": ns, "ownerReferences": [
+                          {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "Schedule", "name": owner,
+                           "uid": "00000000-0000-0000-0000-000000000001", "controller": True}]}, "spec": {}}
+        state = {**faulty, "resources": {**faulty["resources"], "items": faulty["resources"]["items"] + [experiment]},
+                 "captured": sorted(set(faulty.get("captured", ())) | {f"{ns}/{kind}"})}
+        answer = {**copy.deepcopy(perfect), "entities": rest + [{"name": f"{ns}/{kind}/{child}", "contributing_factor": True}]}
+        yield Case(f"the scheduled fault named by an experiment the state holds, owned by "
+                   f"{'the Schedule' if want == PASS else 'another Schedule'} ({kind}/{child})" + suffix, task, want,
+                   answer=answer, state=state, **({"score": 1.0} if want == PASS else {}))
 
 
 def prompt_template(scenario: ir.Scenario) -> dict | None:
@@ -2129,6 +2261,7 @@ def _finops_cases(scenario, spec, derived) -> Iterator[Case]:
         yield Case("the objects the fault misconfigured (" + ", ".join(side) + ")", "diagnose", PASS, state=faulty,
                    answer={"resource": [{"name": n, "type": t} for n, t in side.items()]})
     yield from _finops_type_cases(perfect, faulty)
+    yield from _finops_kind_cases(spec, perfect, faulty)
     yield Case("an answer that names nothing", "diagnose", FAIL, answer={"resource": []}, state=faulty)
     named = {r["name"].split("/", 2)[2] for r in perfect["resource"]}
     named |= {r.name for i in scenario.injections() for r in i.side_objects}
@@ -2157,6 +2290,17 @@ def _finops_type_cases(perfect: dict, faulty: dict) -> Iterator[Case]:
                        ("listing every value", lambda t: ", ".join(FINOPS_TYPES))):
         yield Case(f"the wasteful objects named, their `type` {label}", "diagnose", FAIL, state=faulty,
                    answer={"resource": [{**r, "type": say(r["type"])} for r in perfect["resource"]]})
+
+
+def _finops_kind_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
+    """A bare name whose `type` says a kind names only an object of that kind: the wasteful objects by bare
+    name, their `type` leading with a kind no finding has (the waste still told), fail."""
+    kinds = {r["kind"] for refs in spec["finops"]["findings"] for r in refs}
+    other = next(k for k in ("ConfigMap", "Secret", "Service") if k not in kinds)
+    wrong = {"resource": [{"name": r["name"].split("/", 2)[2], "type": f"{other}: {r['type']}"}
+                          for r in perfect["resource"]]}
+    yield Case(f"the wasteful objects by bare name, their `type` naming another kind ({other})", "diagnose", FAIL,
+               answer=wrong, state=faulty)
 
 
 def _finops_control_cases(spec, derived) -> Iterator[Case]:
@@ -2737,6 +2881,7 @@ def _task_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
             yield from _naming_cases("localize", "localization", spec, perfect, faulty)
             yield from _ghost_pod_cases(spec, perfect, faulty, "localize")
             yield from _replaced_pod_cases(perfect, faulty, "localize")
+            yield from _gone_pod_cases(perfect, faulty, "localize")
         yield Case("a localization without entities", "localize", FAIL, answer={"causes": []})
     if "analyze" in posed and spec.get("analysis"):
         truth = {k: spec["analysis"][k] for k in ("system_level", "fault_type")}

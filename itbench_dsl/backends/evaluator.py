@@ -563,6 +563,24 @@ def _groups(scenario: ir.Scenario) -> dict:
     schedules = _schedules(scenario)
     if schedules:
         out["schedules"] = schedules
+    faults = _fault_objects(scenario)
+    if faults:
+        out["faults"] = faults
+    return out
+
+
+def _fault_objects(scenario: ir.Scenario) -> list[dict]:
+    """Each injected fault's objects: its target, and what it created or changed besides (a Schedule, an Istio
+    AuthorizationPolicy, a ResourceQuota). Naming one names the fault: the root cause it stands for, or, for a
+    fault no root cause stands for (a scenario's second fault), a right answer the truth does not require."""
+    out = []
+    for injection in scenario.injections():
+        objects = []
+        for ref in (injection.root, *injection.created, *injection.side_objects):
+            if ref is not None and [ref.kind, ref.namespace, ref.name] not in objects:
+                objects.append([ref.kind, ref.namespace, ref.name])
+        target = injection.target
+        out.append({"target": [target.kind, target.namespace, target.name], "objects": objects})
     return out
 
 

@@ -1018,24 +1018,37 @@ class Names:
         if not found and kind in (None, "Pod"):
             found = self._offline_pod(namespace, name)
         if not found and self.spawners:
-            found = self._offline_spawned(namespace, kind, name)
+            found = self._offline_spawned(namespace, kind, name) or self._scheduled_as(namespace, kind, name)
         return found
 
+    def _scheduled_as(self, namespace, kind, name):
+        """A Schedule named by the kind of the experiments it spawns (`NetworkChaos/<schedule>`): a Schedule of
+        NetworkChaos is the NetworkChaos fault, whether or not an experiment of that name exists."""
+        return {(k, ns, name) for (k, ns), schedules in self.spawners.items()
+                if (kind is None or k == kind) and namespace in (None, ns) and name in schedules}
+
     def add_spawner(self, kind, namespace, schedule):
-        self.spawners.setdefault((kind, namespace), []).append(schedule)
+        known = self.spawners.setdefault((kind, namespace), [])
+        if schedule not in known:
+            known.append(schedule)
+        for spelling in kind_spellings(kind):  # `networkchaos/...` names the kind a Schedule spawns
+            self.kinds.setdefault(spelling, kind)
 
     def spawner(self, key):
         """The Schedule that spawned an experiment named `<schedule>-<5 random characters>` (Kubernetes'
         name generator, which Chaos Mesh's schedule controller uses), when the state does not say another
         owner; None for any other object."""
-        for schedule in self.spawners.get((key[0], key[1]), ()):
+        schedules = self.spawners.get((key[0], key[1]), ())
+        if not schedules:
+            return None
+        obj = self.state.objects.get(key) or self.state.incident.get(key)
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
+        if isinstance(refs, list) and refs:  # the state says who owns it: a Schedule of the truth, whatever its name
+            return next((r["name"] for r in refs if isinstance(r, dict) and r.get("kind") == "Schedule"
+                         and r.get("name") in schedules), None)
+        for schedule in schedules:
             if key[2].startswith(schedule + "-") and _GENERATED.fullmatch(key[2][len(schedule) + 1:]):
-                obj = self.state.objects.get(key)
-                meta = obj.get("metadata") if isinstance(obj, dict) else None
-                refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
-                if isinstance(refs, list) and refs and not any(
-                        isinstance(r, dict) and r.get("kind") == "Schedule" and r.get("name") == schedule for r in refs):
-                    continue  # owned by something else
                 return schedule
         return None
 
@@ -1051,12 +1064,55 @@ class Names:
         return found
 
     def _offline_pod(self, namespace, name):
-        """A pod the state does not hold, named as its workload's pods are named: only where the state
-        did not capture the pods of that namespace (where it did, a pod it lacks does not exist)."""
+        """A pod the state does not hold, named as its workload's pods are named: where the state did not
+        capture the pods of that namespace; where it did, a pod its controller replaced or deleted since (the
+        truth's pod group stands for the workload's pods, not for one live object): a Deployment's pod of a
+        ReplicaSet the state shows (its pods' `pod-template-hash`, in the final state or the incident, its
+        ReplicaSets); a StatefulSet's pod of an ordinal below its replicas. A name no ReplicaSet the state shows
+        makes (nothing shows a workload scaled to zero made it), or an ordinal past the replicas, names nothing."""
         owner = owner_from_name(name, namespace, self.workloads, self.static)
-        if owner is None or self.state.has(owner["namespace"], "Pod"):
+        if owner is None:
             return set()
-        return {("Pod", owner["namespace"], name)}
+        key = ("Pod", owner["namespace"], name)
+        if not self.state.has(owner["namespace"], "Pod") or self._existed(owner, name):
+            return {key}
+        return set()
+
+    def _existed(self, owner, name):
+        """Whether `name` is a pod name `owner`'s controller gave (docs in _offline_pod)."""
+        ns, workload = owner["namespace"], owner["name"]
+        if owner["kind"] == "StatefulSet":
+            sts = self.state.objects.get(("StatefulSet", ns, workload))
+            spec = sts.get("spec") if isinstance(sts, dict) else None
+            replicas = spec.get("replicas") if isinstance(spec, dict) else None
+            replicas = replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else 1
+            ordinal = name.rpartition("-")[2]
+            return ordinal.isascii() and ordinal.isdigit() and len(ordinal) <= 6 and int(ordinal) < replicas
+        if owner["kind"] != "Deployment":
+            return False
+        return name.split("-")[-2] in self._template_hashes().get((ns, workload), ())
+
+    def _template_hashes(self):
+        """{(namespace, Deployment): the pod-template hashes the state shows for it}: its pods' (final state and
+        incident) and its ReplicaSets'. Computed once per state."""
+        if getattr(self, "_hashes", None) is None:
+            self._hashes = {}
+            for source in (self.state.objects, self.state.incident):
+                for key, obj in source.items():
+                    meta = obj.get("metadata") if isinstance(obj, dict) else None
+                    if key[0] not in ("Pod", "ReplicaSet") or not isinstance(meta, dict):
+                        continue
+                    labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+                    hash_ = labels.get("pod-template-hash")
+                    if key[0] == "Pod":
+                        owner = self.owner(key)
+                        hash_ = hash_ or (key[2].split("-")[-2] if key[2].count("-") >= 2 else None)
+                    else:
+                        owner = (key[1], key[2].rpartition("-")[0])
+                        hash_ = hash_ or key[2].rpartition("-")[2]
+                    if owner is not None and isinstance(hash_, str):
+                        self._hashes.setdefault(owner, set()).add(hash_)
+        return self._hashes
 
     def owner(self, key):
         """(namespace, workload) a pod belongs to, from its owner references, else from its name."""
@@ -1141,6 +1197,42 @@ class Diagnosis:
             for kind in schedule["kinds"]:
                 self.scheduled[("Schedule", ns, name)] = self.scheduled.get(("Schedule", ns, name), ()) + ((kind, ns, name),)
                 self.names.add_spawner(kind, ns, name)
+        self._fault_objects(truth.get("faults") or [])
+
+    def _fault_objects(self, faults):
+        """The injected faults' objects, as root causes: an object a fault created or changed (a Schedule, an
+        Istio policy, a quota) stands for the root causes the fault does, those an object of it belongs to, else
+        those of its target's component, else (a scenario's only fault) every root cause; a fault no root cause
+        stands for (a second fault the truth leaves out) is a cause of its own, target included, that is right
+        to name and not required (`optional`)."""
+        self.by_fault, self.optional = {}, set()
+        true = set(self.true_classes)
+        for index, fault in enumerate(faults):
+            target = (fault["target"][0], fault["target"][1] or None, fault["target"][2])
+            objects = [(k, ns or None, n) for k, ns, n in fault["objects"]]
+            classes = {self.klass[g] for key in [target, *objects] for g in self.groups_of(key)} & true
+            if not classes:
+                component = self.component(target)
+                classes = {self.klass[g["id"]] for g in self.groups.values()
+                           if g.get("root_cause") and g["component"] == component}
+            if not classes and len(faults) == 1:
+                classes = true
+            if not classes:
+                classes = {f"fault:{index}"}
+                self.optional |= classes
+                objects.append(target)
+            for key in objects:
+                self.by_fault.setdefault(key, set()).update(classes)
+
+    def _fault_classes(self, key):
+        """The root causes an object stands for as an injected fault's object (a pod, as its workload's)."""
+        found = set(self.by_fault.get(key, ()))
+        if key[0] == "Pod" and self.by_fault:
+            owner = self.names.owner(key)
+            if owner is not None:
+                for kind in ("Deployment", "StatefulSet", "DaemonSet"):
+                    found |= self.by_fault.get((kind, owner[0], owner[1]), set())
+        return found
 
     def _distances(self, sources):
         dist = {s: 0 for s in sources}
@@ -1197,12 +1289,30 @@ class Diagnosis:
         cause only when every object it can name is one; a hedge across objects is never credited."""
         if not keys:
             return set()
-        true = set(self.true_classes)
-        per_key = [({self.klass[key[1]]} if key[0] == "group" else {self.klass[g] for g in self.groups_of(key)}) & true
-                   for key in keys]
+        true = set(self.true_classes) | self.optional
+        per_key = [({self.klass[g] for g in self._cause_groups(key)}
+                    | (self._fault_classes(key) if key[0] != "group" else set())) & true for key in keys]
+        if not all(per_key):
+            # a bare name of a component (`checkout`: its Deployment and its Service) names the root cause its
+            # workload is: the Service, named with it, carries its alias to it (named alone, it does not)
+            credited = set().union(*per_key)
+            per_key = [found or ({self.klass[g] for g in self.groups_of(key)} & credited
+                                 if key[0] == "Service" and any(k[0] != "Service" and self.component(k) == self.component(key)
+                                                                for k in keys) else set())
+                       for key, found in zip(keys, per_key)]
         if not all(per_key):
             return set()
         return set().union(*per_key)
+
+    def _cause_groups(self, key):
+        """The groups whose root-cause credit an object carries: those it belongs to, except that a Service
+        carries a root cause only where a root-cause group names the Service itself. An alias joins a Service to
+        its component's pods for the chain, but an unchanged Service that selects the root cause's pods (or
+        another with the same selector) is not the object that broke."""
+        ids = [key[1]] if key[0] == "group" else self.groups_of(key)
+        if key[0] == "Service" or (key[0] == "group" and self.groups[key[1]]["kind"] == "Service"):
+            return [g for g in ids if self.groups[g].get("root_cause")]
+        return ids
 
     def component(self, key):
         if key[0] == "group":
@@ -1241,6 +1351,8 @@ class Diagnosis:
             predictions.append((text, keys, classes))
         credited = [self.names_cause(keys) for _, keys, _ in predictions]
         correct = [bool(classes) for classes in credited]
+        # a fault no root cause stands for is right to name, and never required
+        credited = [classes - self.optional for classes in credited]
         found = {c for classes in credited for c in classes}
         if not self.true_classes:  # a control: nothing is wrong, and the right answer names no cause
             precision = recall = f1 = 0.0 if predictions else 1.0
@@ -1335,22 +1447,52 @@ class Diagnosis:
         The truth's edges graded are those the spread takes from a root cause (reachable from one along the
         truth's edges); an edge of the truth no root cause reaches is neither required nor counted against an
         answer that gives it."""
-        chain = self._chain_nodes()
-        edges = [(chain[self.klass[p["source"]]], chain[self.klass[p["target"]]])
-                 for p in self.spec["diagnosis"]["propagations"]]
-        truth = [(a, b) for a, b in edges if a != b]
-        if not truth:  # no chain between components: nothing to grade
+        graded = self.graded_chain()
+        if graded is None:  # no chain between components: nothing to grade
             return None
-        reached = reached_from({chain[c] for c in self.true_classes}, truth)
-        on_path = [(a, b) for a, b in truth if a in reached]
-        off_path = set(truth) - set(on_path) if on_path else set()
-        truth = on_path or truth
+        truth, off_path, reached, beyond = graded
+        said = set(truth) | off_path  # the truth's every edge: one said backwards is never a bridge
         predicted = []
         for p in output.get("propagations") or []:  # every one (at most MAX_EDGES): a flood lowers the precision
             if not isinstance(p, dict):
                 continue
-            predicted.append((self.node(str(p.get("source", ""))), self.node(str(p.get("target", "")))))
-        return edge_stats(truth, [e for e in predicted if e not in off_path])
+            edge = (self.node(str(p.get("source", ""))), self.node(str(p.get("target", ""))))
+            if edge in off_path or (edge[0] in reached and edge[1] in beyond and edge[0] != edge[1]
+                                    and (edge[1], edge[0]) not in said and edge not in said):
+                continue  # a truth edge no root cause reaches, or a bridge over a gap of the truth: neither way
+            predicted.append(edge)
+        return edge_stats(truth, predicted)
+
+    def graded_chain(self):
+        """(the truth's edges graded, its edges left out, the nodes the root cause reaches, the nodes past a
+        gap) of the contracted chain, None when there is none. The edges graded are those the spread takes from
+        a root cause (reachable from one along the truth's edges). Where the root cause reaches none of them (the
+        truth's chain starts at the fault's target, say, with no edge from the Schedule or the Gateway), the gap
+        is contracted: the chain's entries (nodes no truth edge enters) join the root cause. A gap is a place the
+        truth does not say how the spread went: an answer's edge from a node the root cause reaches to a node of
+        the truth's chain past a gap (an entry joined to it, a node of an edge left out) says it, and is neither
+        credited nor counted against the answer."""
+        if getattr(self, "_graded", None) is None:
+            chain = self._chain_nodes()
+            edges = [(chain[self.klass[p["source"]]], chain[self.klass[p["target"]]])
+                     for p in self.spec["diagnosis"]["propagations"]]
+            truth = list(dict.fromkeys((a, b) for a, b in edges if a != b))
+            if not truth:
+                self._graded = (None,)
+                return None
+            roots = {chain[c] for c in self.true_classes}
+            reached = reached_from(roots, truth)
+            entries = set()
+            if not any(a in reached for a, _ in truth):
+                ends = {b for _, b in truth}
+                entries = {a for a, _ in truth if a not in ends} or {a for a, _ in truth}  # a cycle: all of it
+                reached = reached_from(roots | entries, truth)
+            on_path = [(a, b) for a, b in truth if a in reached]
+            off_path = set(truth) - set(on_path)
+            nodes = {n for edge in truth for n in edge}
+            beyond = entries | (nodes - reached)
+            self._graded = (on_path, off_path, reached, beyond)
+        return None if self._graded == (None,) else self._graded
 
     def chain_f1(self, output):
         graded = self.chain_stats(output)
@@ -3038,6 +3180,21 @@ def finops_type(spec, names, text):
     return (spec["finops"].get("types") or {}).get(type_key(text))
 
 
+def _type_kind(names, text):
+    """The kind a FinOps answer's `type` leads with (`"Deployment: 3 idle replicas"`, `"hpa target 1%"`), or
+    None: the kind spelled out, a resource name, or a short name of three letters or more (a two-letter one,
+    `no`, `ns`, `po`, is read as a kind only followed by `:`, since `"no memory limit"` says no kind). A bare
+    name whose `type` says a kind names only an object of that kind."""
+    match = re.match(r"\s*([A-Za-z][A-Za-z0-9.-]*)\s*(:?)", text)
+    if match is None:
+        return None
+    word, colon = match.groups()
+    base = word.lower().partition(".")[0]
+    if not (KIND_NAMES.get(base) or names.kinds.get(base)) or (len(word) < 3 and not colon):
+        return None
+    return names.kind_of(word)
+
+
 def finops_answer(spec, output, state, checks, metrics):
     """The resources the answer names (`<ns>/<Kind>/<name>`, as the prompt asks; a bare name with its
     kind in `type` too) against the objects each fault makes waste."""
@@ -3050,9 +3207,7 @@ def finops_answer(spec, output, state, checks, metrics):
         text = item["name"]
         kind_text = item.get("type") if isinstance(item.get("type"), str) else ""
         # a bare name's kind may lead its `type` ("HorizontalPodAutoscaler: memory target 1%")
-        hint = (re.split(r"[\s:,;(]+", kind_text.strip()) or [""])[0] if "/" not in text else None
-        keys = names.resolve(text, hint if hint and names.kind_of(hint) != hint else None) or \
-            (names.resolve(text) if hint else ())
+        keys = names.resolve(text, _type_kind(names, kind_text) if "/" not in text else None)
         identity = keys or ("unresolved", text.strip().lower())
         if identity in seen:
             seen_types[identity].append(kind_text)
