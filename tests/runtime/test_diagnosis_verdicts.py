@@ -39,14 +39,14 @@ HPA = "otel-frontend-hpa-misconfigured"
 
 
 @pytest.mark.parametrize("kind_type, passes", [
-    ("misconfigured hpa", True),                       # no kind said: the name alone
-    ("Deployment: hpa utilization target too low", True),
-    ("HorizontalPodAutoscaler: utilization target 1%", True),
-    ("hpa: utilization target 1%", True),
-    ("no utilization target to speak of", True),       # `no` here is English, not Node's short name
-    ("Service: hpa utilization target too low", False),  # the Service frontend wastes nothing
-    ("ConfigMap: hpa utilization target too low", False),  # no ConfigMap frontend: names nothing
-    ("configmaps hpa utilization target", False),
+    ("misconfigured_hpa", True),                       # no kind said: the name alone
+    ("Deployment: misconfigured_hpa", True),
+    ("HorizontalPodAutoscaler: misconfigured_hpa", True),
+    ("hpa: HPA target too low", True),
+    ("no: misconfigured_hpa", False),                  # `no` followed by `:` is Node's short name
+    ("Service: misconfigured_hpa", False),             # the Service frontend wastes nothing
+    ("ConfigMap: misconfigured_hpa", False),           # no ConfigMap frontend: names nothing
+    ("configmaps misconfigured_hpa", False),
 ])
 def test_a_finops_bare_name_is_of_the_kind_its_type_says(kind_type, passes):
     state = derived(HPA, "faulty")
