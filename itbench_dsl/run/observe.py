@@ -129,6 +129,13 @@ def observe_scenario(scenario, bundle_dir: Path, kubeconfig: str, *, cluster_dir
             obs.status = "unobservable"
             obs.detail = "the control plane does not serve " + ", ".join(missing)
             return obs
+        execs = _exec_parts(bundle)
+        if execs and cluster_dir is not None:
+            # kwok's pods run no container: a command in one (pods/exec) has nowhere to run
+            obs.status = "unobservable"
+            obs.detail = "kwok's pods run no container, and the scenario runs commands in them (" + \
+                ", ".join(execs) + ")"
+            return obs
         if skipped:  # the alert rules: no Prometheus evaluates them here (the alerts are the model's)
             bundle = replace(bundle, access=tuple(o for o in bundle.access if _ref_kind(o) not in skipped))
             run.bundle = bundle
@@ -183,6 +190,13 @@ def _served(cluster, bundle) -> tuple[list[str], set[str]]:
     others = {_ref_kind(o) for o in bundle.access} - needed
     absent = {k for k in needed | others if cluster.resource(*k.split(" ", 1)) is None}
     return sorted(absent & needed), absent & others
+
+
+def _exec_parts(bundle) -> list[str]:
+    """What of the bundle runs commands inside the pods: its injection, its revert, the evaluator's probes."""
+    parts = (("inject/exec.json", bundle.inject_exec), ("revert/exec.json", bundle.revert_exec),
+             ("the evaluator's probes", bundle.probes))
+    return [name for name, steps in parts if steps]
 
 
 def _ref_kind(obj: dict) -> str:

@@ -16,7 +16,8 @@ import pytest
 from itbench_dsl.checking import check_source
 from itbench_dsl.faults import FAULTS
 from itbench_dsl.run.local.stages import EFFECTS, config_stages, pod_selectors, scenario_stages, stage
-from itbench_dsl.run.observe import reads_only, runnable_solution
+from itbench_dsl.run.lifecycle import load_bundle
+from itbench_dsl.run.observe import _exec_parts, reads_only, runnable_solution
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ROOT / "scenarios"
@@ -89,6 +90,19 @@ def test_config_stages_wait_new_pods_only():
     assert keys[".status.phase"] == ["Running", "Succeeded", "Failed"]  # NotIn: a running pod keeps what it mounted
     assert any('index(["settings"])' in k for k in keys)
     assert config_stages([("Service", "shop", "x")]) == []
+
+
+def test_commands_run_in_pods_make_a_scenario_unobservable_on_kwok(tmp_path):
+    """kwok's pods run no container: a scenario whose fault (or revert, or probe) execs in one is reported
+    unobservable there, not failed; one that applies objects only is observable."""
+    from itbench_dsl.bundle import write_bundle
+
+    found = {}
+    for name in ("hotel-reservation-mongodb-geo-revoked-role", "otel-checkout-nonexistent-image"):
+        checked = scenario(name)
+        found[name] = _exec_parts(load_bundle(write_bundle(tmp_path, name, checked.result.files)))
+    assert "inject/exec.json" in found["hotel-reservation-mongodb-geo-revoked-role"]
+    assert found["otel-checkout-nonexistent-image"] == []
 
 
 def test_the_first_runnable_solution_is_chosen():
