@@ -609,6 +609,13 @@ def _restarted(finished: str, reason: str = "OOMKilled", code: int = 137):
     return edit
 
 
+def _with_restarts(pod: dict, count: int) -> dict:
+    out = copy_data(pod)
+    for c in (out.get("status") or {}).get("containerStatuses") or []:
+        c["restartCount"] = count
+    return out
+
+
 def _stability_cases(solved: dict, ref: dict) -> Iterator[Case]:
     pods = _pods_of(solved, ref)
     if not pods:
@@ -621,6 +628,17 @@ def _stability_cases(solved: dict, ref: dict) -> Iterator[Case]:
     undated = _with_edits(solved, one, _restarted("2026-01-01T00:12:00Z", "Error", 1))
     yield Case(f"{ref['name']} with a failed restart the state cannot date (no fixed_at)", "mitigate", FAIL,
                state=undated)
+    # a server that exits 0 and is restarted is no more stable than one that crashes
+    clean = {**_with_edits(solved, one, _restarted("2026-01-01T00:12:00Z", "Completed", 0)), "fixed_at": FIXED_AT}
+    yield Case(f"{ref['name']} exiting 0 and restarted after the fix", "mitigate", FAIL, state=clean)
+    yield Case(f"{ref['name']} exiting 0 and restarted, no fixed_at to date it", "mitigate", FAIL,
+               state={k: v for k, v in clean.items() if k != "fixed_at"})
+    # the restart count grew between a capture after the fix and the last one (the last termination misdated)
+    counted = {**_with_edits(solved, one, _restarted("2026-01-01T00:05:00Z", "Completed", 0)), "fixed_at": FIXED_AT}
+    counted["observations"] = [{"at": "2026-01-01T00:10:30Z", "resources": {"kind": "List", "items": [
+        _with_restarts(o, 1) if _key(o) in one else o for o in solved["resources"]["items"]
+        if o.get("kind") == "Pod" and (o.get("metadata") or {}).get("namespace") == ref["namespace"]]}}]
+    yield Case(f"{ref['name']}'s restart count grew while observed after the fix", "mitigate", FAIL, state=counted)
     # earlier captures while the fix ran: ready, then not (it did not hold), or not yet, then ready (a rollout)
     key = (ref["kind"], ref["namespace"], ref["name"])
     watched = [o for o in solved["resources"]["items"] if o.get("kind") in ("Deployment", "StatefulSet", "Pod")

@@ -769,8 +769,6 @@ def workload_ready(obj, zero_ok=False):
 
 
 REVISION_LABEL = "controller-revision-hash"
-# a container's last termination that is no failure: it ran to completion
-_CLEAN_EXIT = ("Completed",)
 
 
 def workload_pods(obj, state):
@@ -799,18 +797,29 @@ def workload_pods(obj, state):
     return out
 
 
-def pod_unstable(pod, since=None):
+def pod_unstable(pod, since=None, earlier=()):
     """Why a pod is not stable (None when it is): a container waiting to restart (CrashLoopBackOff), or one
-    that restarted under the fix: its last termination finished at or after `since` (when the agent's work
-    ended, the state's `fixed_at`, to the second); without `since`, any last termination that was a failure
-    (OOMKilled, an error, a non-zero exit) counts, since the state cannot date it before the fix."""
+    that restarted under the fix, whatever its exit code (a server that exits 0 and is restarted is no more
+    stable than one that crashes): its last termination finished at or after `since` (when the agent's work
+    ended, the state's `fixed_at`, to the second), or its `restartCount` grew since an earlier capture of
+    the same pod (`earlier`, the state's observations, made after the fix); without `since`, any last
+    termination counts, since the state cannot date it before the fix."""
     status = pod.get("status") or {}
+    before = {}
+    for seen in earlier:
+        for c in ((seen.get("status") or {}).get("containerStatuses") or []) if isinstance(seen, dict) else []:
+            if isinstance(c, dict) and number(c.get("restartCount")) is not None:
+                before.setdefault(str(c.get("name")), number(c.get("restartCount")))
     for c in status.get("containerStatuses") or []:
         if not isinstance(c, dict):
             continue
         waiting = ((c.get("state") or {}).get("waiting") or {}) if isinstance(c.get("state"), dict) else {}
         if isinstance(waiting, dict) and waiting.get("reason") in ("CrashLoopBackOff", "RunContainerError"):
             return f"container {c.get('name')} {waiting['reason']}"
+        count = number(c.get("restartCount"))
+        if str(c.get("name")) in before and count is not None and count > before[str(c.get("name"))]:
+            return f"container {c.get('name')} restarted while observed after the fix (restart count " \
+                   f"{before[str(c.get('name'))]:g}, then {count:g})"
         last = (c.get("lastState") or {}).get("terminated") if isinstance(c.get("lastState"), dict) else None
         if not isinstance(last, dict):
             continue
@@ -819,10 +828,23 @@ def pod_unstable(pod, since=None):
         if since is not None:
             if finished is None or finished >= int(since):
                 return f"container {c.get('name')} restarted after the fix ({reason}, restart count {c.get('restartCount')})"
-        elif reason not in _CLEAN_EXIT and last.get("exitCode") != 0:
+        else:
             return f"container {c.get('name')} restarted ({reason}, restart count {c.get('restartCount')}); " \
                    "the state has no `fixed_at` to date it before the fix"
     return None
+
+
+def earlier_pods(pod, state):
+    """The same pod (by namespace, name and uid where both give one) in the state's earlier captures."""
+    meta = pod.get("metadata") or {}
+    key = ("Pod", str(meta["namespace"]) if meta.get("namespace") else None, str(meta.get("name", "")))
+    out = []
+    for _, seen in state.observations:
+        other = seen.objects.get(key)
+        uid = (other.get("metadata") or {}).get("uid") if other is not None else None
+        if other is not None and (not uid or not meta.get("uid") or uid == meta.get("uid")):
+            out.append(other)
+    return out
 
 
 def settled_problem(obj, state):
@@ -834,7 +856,7 @@ def settled_problem(obj, state):
         revision = (pod_meta.get("labels") or {}).get(REVISION_LABEL) if isinstance(pod_meta.get("labels"), dict) else None
         if update and revision is not None and revision != update:
             return f"pod {pod_meta.get('name')} runs revision {revision}, not the update revision {update}"
-        why = pod_unstable(pod, state.fixed_at)
+        why = pod_unstable(pod, state.fixed_at, earlier_pods(pod, state))
         if why:
             return f"pod {pod_meta.get('name')}: {why}"
     return None
@@ -1677,7 +1699,7 @@ def _scope_now(pred, state):
                     labels = meta.get("labels")
                     if (obj.get("status") or {}).get("phase") == "Succeeded" or terminating(obj) or replaced(obj):
                         continue  # a completed job's pod, one leaving, one evicted: none is unhealthy
-                    ok = pod_ready(obj) and not pod_unstable(obj, state.fixed_at)
+                    ok = pod_ready(obj) and not pod_unstable(obj, state.fixed_at, earlier_pods(obj, state))
                 else:
                     labels = (((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels")
                     ok = workload_ready(obj, zero_ok=True) and not settled_problem(obj, state)

@@ -291,3 +291,42 @@ def test_of_two_entries_of_one_variable_the_last_counts(order, passes):
     env = _quote_env(state)
     env[:] = [e for e in env if e["name"] != "QUOTE_ADDR"] + [{"name": "QUOTE_ADDR", "value": v} for v in order]
     assert mitigate(QUOTE, state)["passed"] is passes
+
+
+# ---- stability: a restart under the fix, whatever its exit code ----------------------------------------------
+
+STABLE = "otel-checkout-nonexistent-image"  # checkout: a Deployment the mitigation reads as ready
+
+
+def _checkout_pod(state: dict) -> dict:
+    return next(o for o in state["resources"]["items"] if o["kind"] == "Pod"
+                and o["metadata"]["name"].startswith("checkout-"))
+
+
+def _exit_zero(pod: dict, count: int, finished: str = "2026-01-01T00:12:00Z") -> None:
+    for c in pod["status"]["containerStatuses"]:
+        c["restartCount"] = count
+        c["lastState"] = {"terminated": {"reason": "Completed", "exitCode": 0, "finishedAt": finished}}
+
+
+@pytest.mark.parametrize("fixed_at", [None, "2026-01-01T00:10:00Z"])
+def test_a_container_that_keeps_exiting_0_is_not_stable(fixed_at):
+    state = derived(STABLE, "solved")
+    _exit_zero(_checkout_pod(state), 5)
+    if fixed_at:
+        state["fixed_at"] = fixed_at
+    verdict = mitigate(STABLE, state)
+    assert not verdict["passed"] and "health.ready.otel-demo/Deployment/checkout" in failed(verdict)
+
+
+def test_restarts_counted_up_between_captures_after_the_fix_fail_whatever_the_exit_code():
+    state = derived(STABLE, "solved")
+    earlier = json.loads(json.dumps(state["resources"]))
+    _exit_zero(_checkout_pod({"resources": earlier}), 2, "2026-01-01T00:05:00Z")
+    _exit_zero(_checkout_pod(state), 4, "2026-01-01T00:05:00Z")  # lastState dated before the fix: the count says
+    state["fixed_at"] = "2026-01-01T00:10:00Z"
+    state["observations"] = [{"at": "2026-01-01T00:10:30Z", "resources": earlier}]
+    verdict = mitigate(STABLE, state)
+    assert not verdict["passed"] and "health.ready.otel-demo/Deployment/checkout" in failed(verdict)
+    state["resources"] = json.loads(json.dumps(earlier))  # the same count since: stable
+    assert mitigate(STABLE, state)["passed"], failed(mitigate(STABLE, state))
