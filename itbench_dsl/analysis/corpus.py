@@ -313,6 +313,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     yield from _lifecycle_cases(spec, found)
     yield from _meaning_cases(spec, found)
     yield from _collateral_cases(spec, derived["solved"])
+    yield from _kept_cases(spec, found)
     yield from _capacity_cases(spec, found)
     # `mitigated when only`: the fault's changes are not graded, so states that differ from the solved one only
     # there (a field at another wrong value, a created object left, a deleted one recreated otherwise) are not cases
@@ -731,6 +732,50 @@ def _collateral_cases(spec: dict, solved: dict) -> Iterator[Case]:
             yield Case(f"Service {service['name']}'s selector spelled with another label its pods carry ({k})",
                        "mitigate", PASS, state=_with_edit(solved, key, lambda o: o["spec"].update(selector={k: v})))
             break
+
+
+def _kept_cases(spec: dict, found: Objects) -> Iterator[Case]:
+    """What the fix must leave as healthy as it found it (the safeguards' `collateral`): another flagd flag of a
+    shared ConfigMap turned on (its healthy value under another variant, or the same values respelled with an
+    unused variant added, passes); an autoscaler's `maxReplicas` lowered, or its scale target re-pointed, fails
+    (its ceiling raised passes)."""
+    from ..runtime.evaluator import flag_outcomes, same
+
+    collateral = spec["mitigation"].get("collateral") or {}
+    for entry in collateral.get("flags", [])[:1]:
+        key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
+        for name, flag in entry["flags"].items():
+            values = flag_outcomes(flag)
+            other = next((v for n, v in sorted(flag["variants"].items()) if not any(same(v, w) for w in values)), None)
+            if len(values) != 1 or other is None:
+                continue
+            turned = next(n for n, v in sorted(flag["variants"].items()) if same(v, other))
+            path = ["data", entry["key"], {"parse": entry["parse"]}, "flags", name]
+            on = _edited(found.solved, key, lambda o: _set_at(o, path, {**flag, "defaultVariant": turned}))
+            if on is not None:
+                yield Case(f"{key[2]}: the fix also turns flag {name} to {turned}", "mitigate", FAIL,
+                           state=render(on, found))
+            respelled = {**flag, "variants": {**flag["variants"], "itbench-unused": other}}
+            kept = _edited(found.solved, key, lambda o: _set_at(o, path, respelled))
+            if kept is not None:
+                yield Case(f"{key[2]}: flag {name} given an unused variant, its value kept", "mitigate", PASS,
+                           state=render(kept, found))
+            break
+    for entry in collateral.get("autoscalers", [])[:2]:
+        key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
+        if key not in found.solved:
+            continue
+        if entry.get("maxReplicas", 0) > max(1, entry.get("minReplicas", 1)):
+            lower = _edited(found.solved, key, lambda o: o["spec"].update(maxReplicas=entry["maxReplicas"] - 1))
+            yield Case(f"{key[2]}: the autoscaler's maxReplicas lowered", "mitigate", FAIL, state=render(lower, found))
+        if "maxReplicas" in entry:
+            higher = _edited(found.solved, key, lambda o: o["spec"].update(maxReplicas=entry["maxReplicas"] + 1))
+            yield Case(f"{key[2]}: the autoscaler's maxReplicas raised", "mitigate", PASS, state=render(higher, found))
+        if "target" in entry:
+            other = _edited(found.solved, key, lambda o: o["spec"]["scaleTargetRef"].update(
+                name=entry["target"]["name"] + "-other"))
+            yield Case(f"{key[2]}: the autoscaler re-pointed at another workload", "mitigate", FAIL,
+                       state=render(other, found))
 
 
 def _unready_copy(workload: dict) -> dict:

@@ -483,6 +483,59 @@ def _faults(scenario: ir.Scenario, fields: list, created: list) -> list[dict]:
     return out
 
 
+def _decided(scenario: ir.Scenario, fields: list, obj: dict, leaf: list[str]) -> bool:
+    """Whether a field of a healthy object is the fault's or the scenario's to judge: the fault changed it (its
+    `fields` check decides), or a statement of the scenario (a predicate, an optimum) names it."""
+    key = _key(obj)
+    for entry in fields:
+        if (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"]) == key and any(
+                _relates([s for s in c["path"] if isinstance(s, str)], leaf) for c in entry["changes"]):
+            return True
+    statements = [(p.target, [s for s in p.path if isinstance(s, str)]) for p in
+                  (scenario.mitigation.predicates if scenario.mitigation else []) if p.kind == "field"]
+    statements += [(o.target, list(o.path)) for o in scenario.optimal]
+    return any(t is not None and (t.kind, t.namespace, t.name) == key and _relates(leaf, list(path))
+               for t, path in statements)
+
+
+def _collateral(scenario: ir.Scenario, fields: list) -> dict:
+    """What the safeguards keep besides the workloads' replicas and the services: each autoscaler's capacity
+    (its scale target, `minReplicas` and `maxReplicas`), and the flagd flags of each ConfigMap that holds
+    them, every flag evaluating as it did when healthy; a field the fault changed or a statement of the
+    scenario names is left to its own check."""
+    from ..runtime.evaluator import flag_outcomes
+
+    healthy = topology_manifests(scenario.topology, provided=True)
+    autoscalers, flags = [], []
+    for obj in healthy:
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        if obj.get("kind") == "HorizontalPodAutoscaler":
+            entry = {"object": _manifest_ref(obj), "target": {k: (spec.get("scaleTargetRef") or {}).get(k)
+                                                             for k in ("kind", "name")}}
+            for field, default in (("minReplicas", 1), ("maxReplicas", None)):
+                if not _decided(scenario, fields, obj, ["spec", field]) and spec.get(field, default) is not None:
+                    entry[field] = spec.get(field, default)
+            if _decided(scenario, fields, obj, ["spec", "scaleTargetRef"]):
+                del entry["target"]
+            autoscalers.append(entry)
+        elif obj.get("kind") == "ConfigMap":
+            for key, text in sorted((obj.get("data") or {}).items()):
+                parsed = _parsed(text)
+                held = parsed[0].get("flags") if parsed and isinstance(parsed[0], dict) else None
+                if not isinstance(held, dict):
+                    continue
+                kept = {name: flag for name, flag in sorted(held.items()) if flag_outcomes(flag) is not None
+                        and not _decided(scenario, fields, obj, ["data", key, "flags", name])}
+                if kept:
+                    flags.append({"object": _manifest_ref(obj), "key": key, "parse": parsed[1], "flags": kept})
+    out = {}
+    if autoscalers:
+        out["autoscalers"] = autoscalers
+    if flags:
+        out["flags"] = flags
+    return out
+
+
 def _mitigation(scenario: ir.Scenario) -> dict:
     fields, created, deleted = _changes(scenario)
     health, services = _health(scenario)
@@ -501,6 +554,9 @@ def _mitigation(scenario: ir.Scenario) -> dict:
         # does; the runtime does not grade the fault's changes undone, nor the workloads running what they ran
         # (the entries stay: they say how a state settles while the fault holds)
         out["only"] = True
+    collateral = _collateral(scenario, fields)
+    if collateral:  # absent where there is nothing more to keep: those bundles keep their bytes
+        out["collateral"] = collateral
     return out
 
 
@@ -853,6 +909,8 @@ def _requires(spec: dict) -> dict:
             kinds.add((w["namespace"] or "", "Pod"))  # readiness and relabelling are read from the pods
         for s in spec["services"]:
             need(s)
+        for entry in [e for group in (mitigation.get("collateral") or {}).values() for e in group]:
+            need(entry["object"])
     for optimum in (spec.get("finops") or {}).get("optimal", []):
         need(optimum["object"])
     for entry in (spec.get("finops") or {}).get("spend", []):

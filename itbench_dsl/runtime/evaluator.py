@@ -2369,8 +2369,60 @@ def safeguard_checks(spec, state, checks):
         relabelled = [p["metadata"]["name"] for p in owned if not labels_match(p["metadata"].get("labels"), s["selector"])]
         if relabelled:
             broken.append(f"pods relabelled away from {ref_text(s)}: {', '.join(sorted(relabelled)[:3])}")
+    collateral = (spec.get("mitigation") or {}).get("collateral") or {}
+    broken += autoscalers_kept(collateral.get("autoscalers", []), state)
+    broken += flags_kept(collateral.get("flags", []), state)
     checks.append({"id": "safeguards", "passed": not broken,
                    "detail": "; ".join(broken) if broken else "workloads scaled, services and their selectors intact"})
+
+
+def autoscalers_kept(entries, state):
+    """How the application's autoscalers lost capacity (none: []): an autoscaler deleted, scaling another
+    workload, or bounded below its healthy `maxReplicas` (fewer replicas at peak) or `minReplicas` (a lower
+    floor); a higher ceiling or floor scales more, and is no loss."""
+    broken = []
+    for entry in entries:
+        ref = entry["object"]
+        obj = state.get(ref)
+        if obj is None or terminating(obj):
+            broken.append(f"{ref_text(ref)} {'deleted' if obj is None else 'being deleted'}")
+            continue
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        target = spec.get("scaleTargetRef") if isinstance(spec.get("scaleTargetRef"), dict) else {}
+        if "target" in entry and any(target.get(k) != v for k, v in entry["target"].items()):
+            broken.append(f"{ref_text(ref)} scales {shown(target.get('kind'))} {shown(target.get('name'))}, "
+                          f"not {entry['target']['kind']} {entry['target']['name']}")
+        for field, default in (("maxReplicas", None), ("minReplicas", 1)):
+            if field not in entry:
+                continue
+            value = number(spec.get(field, default))
+            if value is None or value < entry[field]:
+                broken.append(f"{ref_text(ref)} {field} {shown(spec.get(field))}, below the {entry[field]} it was "
+                              "deployed with")
+    return broken
+
+
+def flags_kept(entries, state):
+    """Which flagd flags of a ConfigMap no longer evaluate as they did when healthy (none: []): a fix of one
+    flag that turns another on, or removes it, is collateral, judged by the values the flag gives
+    (flag_restored), never by its text."""
+    broken = []
+    for entry in entries:
+        ref = entry["object"]
+        obj = state.get(ref)
+        if obj is None or terminating(obj):
+            continue  # deleted: the fault's or the restored check's to say; no flags are read from it
+        text = ((obj.get("data") or {}) if isinstance(obj.get("data"), dict) else {}).get(entry["key"])
+        parsed = parse_text(text, entry["parse"]) if isinstance(text, str) else InvalidValue("absent")
+        held = parsed.get("flags") if isinstance(parsed, dict) else None
+        if not isinstance(held, dict):
+            broken.append(f"{ref_text(ref)} {entry['key']} holds no flags any more")
+            continue
+        for name, healthy in entry["flags"].items():
+            ok, why = flag_restored(held.get(name, _MISSING), healthy)
+            if not ok:
+                broken.append(f"{ref_text(ref)} flag {name} {why}")
+    return broken
 
 
 # ---- FinOps ----------------------------------------------------------------------------------------------

@@ -330,3 +330,38 @@ def test_restarts_counted_up_between_captures_after_the_fix_fail_whatever_the_ex
     assert not verdict["passed"] and "health.ready.otel-demo/Deployment/checkout" in failed(verdict)
     state["resources"] = json.loads(json.dumps(earlier))  # the same count since: stable
     assert mitigate(STABLE, state)["passed"], failed(mitigate(STABLE, state))
+
+
+# ---- collateral: what the fix must leave as healthy as it found it --------------------------------------------
+
+
+def test_turning_on_another_flag_of_the_shared_configmap_fails():
+    state = derived(FLAG, "solved")
+    cm = obj(state, "ConfigMap", "flagd-config")
+    data = json.loads(cm["data"]["demo.flagd.json"])
+    data["flags"]["adFailure"]["defaultVariant"] = "on"  # healthy: off
+    cm["data"]["demo.flagd.json"] = json.dumps(data)
+    verdict = mitigate(FLAG, state)
+    assert not verdict["passed"] and "safeguards" in failed(verdict)
+    data["flags"]["adFailure"]["defaultVariant"] = "off"
+    data["flags"]["adFailure"]["variants"] = {"off": False, "on": True, "disabled": False}  # same values, respelled
+    cm["data"]["demo.flagd.json"] = json.dumps(data, indent=4)
+    verdict = mitigate(FLAG, state)
+    assert verdict["passed"], failed(verdict)
+
+
+HPA = "otel-frontend-hpa-misconfigured"
+
+
+@pytest.mark.parametrize("edit, passes", [
+    (lambda s: s.update(maxReplicas=2), False),  # a lower ceiling: fewer replicas at peak
+    (lambda s: s.update(maxReplicas=20), True),  # a higher one scales more
+    (lambda s: s["scaleTargetRef"].update(name="checkout"), False),  # scales another workload
+])
+def test_an_autoscaler_bounded_below_its_healthy_capacity_fails(edit, passes):
+    state = derived(HPA, "solved")
+    edit(obj(state, "HorizontalPodAutoscaler", "frontend")["spec"])
+    verdict = mitigate(HPA, state)
+    assert verdict["passed"] is passes, [c for c in verdict["checks"] if not c["passed"]]
+    if not passes:
+        assert "safeguards" in failed(verdict)
