@@ -735,7 +735,8 @@ def _collateral_cases(spec: dict, solved: dict) -> Iterator[Case]:
 
 
 def _kept_cases(spec: dict, found: Objects) -> Iterator[Case]:
-    """What the fix must leave as healthy as it found it (the safeguards' `collateral`): another flagd flag of a
+    """What the fix must leave as healthy as it found it (the safeguards' `collateral`, a faulted Service's ports):
+    a Service the fault acts on with its own port moved fails; another flagd flag of a
     shared ConfigMap turned on (its healthy value under another variant, or the same values respelled with an
     unused variant added, passes); an autoscaler's `maxReplicas` lowered, or its scale target re-pointed, fails
     (its ceiling raised passes)."""
@@ -761,6 +762,23 @@ def _kept_cases(spec: dict, found: Objects) -> Iterator[Case]:
                 yield Case(f"{key[2]}: flag {name} given an unused variant, its value kept", "mitigate", PASS,
                            state=render(kept, found))
             break
+    # a Service a fault acts on keeps the meaning of what the fault did not change: its port moved to another
+    # number (the target the fix restored kept) breaks every client of the old one
+    services = {(s["namespace"], s["name"]): s for s in spec["services"]}
+    for ref in spec["mitigation"]["services"][:2]:
+        key = ("Service", ref["namespace"], ref["name"])
+        healthy = services.get((ref["namespace"], ref["name"]))
+        if key not in found.solved or not healthy or not healthy.get("ports"):
+            continue
+        first = healthy["ports"][0]
+
+        def moved(obj: dict, first=first) -> None:
+            for p in obj["spec"].get("ports") or []:
+                if str(p.get("port")) == str(first["port"]) and str(p.get("protocol") or "TCP") == first["protocol"]:
+                    p.setdefault("targetPort", first["targetPort"])
+                    p["port"] = int(first["port"]) + 1
+        yield Case(f"{key[2]}: the fix also moves the Service's own port {first['port']}", "mitigate", FAIL,
+                   state=render(_edited(found.solved, key, moved), found))
     for entry in collateral.get("autoscalers", [])[:2]:
         key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
         if key not in found.solved:

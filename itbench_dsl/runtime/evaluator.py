@@ -1932,9 +1932,9 @@ def application_check(spec, state, checks):
         if obj is not None and not terminating(obj) and not workload_ready(obj):
             broken.append(f"{ref_text(w)} not ready")
     for s in spec["services"]:
-        if not s["selector"] or (s["namespace"], s["component"]) not in running or \
-                ("Service", s["namespace"], s["name"]) in read:
+        if not s["selector"] or (s["namespace"], s["component"]) not in running:
             continue
+        faulted = ("Service", s["namespace"], s["name"]) in read
         obj = state.get(s)
         if obj is None or terminating(obj):
             continue  # the safeguards say it
@@ -1942,15 +1942,47 @@ def application_check(spec, state, checks):
             broken.append(f"{ref_text(s)} turned into an ExternalName Service")
             continue
         pods = [p for p in selected_pods(obj, state) if pod_ready(p)]
-        if not pods:
+        if not pods and faulted:
+            pods = selected_pods(obj, state)  # whether they are ready is health.service's to say
+        elif not pods:
             broken.append(f"{ref_text(s)} selects no ready pod")
             continue
-        moved = ports_moved(s.get("ports") or [], obj, pods)
+        # a Service a fault acts on keeps, beside what the fault changed, the meaning of its other fields: each
+        # healthy port on its number and protocol, leading where it did (a field the fault changed and the
+        # scenario or the fault kind judges otherwise is left to that check)
+        moved = ports_moved(_unjudged_ports(s, m) if faulted else s.get("ports") or [], obj, pods)
         if moved:
             broken.append(f"{ref_text(s)}: {moved}")
     checks.append({"id": "health.application", "passed": not broken, "detail": "; ".join(broken[:5]) + (
         f"; and {len(broken) - 5} more" if len(broken) > 5 else "") if broken else
         "every workload of the application ready, every Service selecting ready pods and reaching their ports"})
+
+
+def _unjudged_ports(service, m):
+    """A faulted Service's healthy ports as the collateral check reads them: a port whose number a statement
+    of the scenario or an acceptance judges is left out, and so is the target of one whose target it judges."""
+    judged = {}
+    for fault in m["faults"]:
+        for entry in fault["fields"]:
+            ref = entry["object"]
+            if (ref["kind"], ref["namespace"], ref["name"]) != ("Service", service["namespace"], service["name"]):
+                continue
+            for change in entry["changes"]:
+                item = change.get("port_item") or {}
+                path = change["path"]
+                if not item and len(path) > 2 and isinstance(path[2], list) and path[2][0] == "port":
+                    item = {"port": path[2][1], "protocol": "TCP"}
+                leaf = change["path"][-1] if change["path"] else None
+                if (change.get("governed_by") or change.get("accept")) and item:
+                    judged[(str(item.get("port")), str(item.get("protocol")))] = leaf
+    out = []
+    for port in service.get("ports") or []:
+        what = judged.get((str(port["port"]), str(port["protocol"])))
+        if what == "targetPort":
+            out.append({**port, "targetPort": None})
+        elif what is None:
+            out.append(port)
+    return out
 
 
 def ports_moved(healthy, obj, pods):
@@ -1965,6 +1997,8 @@ def ports_moved(healthy, obj, pods):
         if len(found) != 1:
             return f"port {shown(want['port'])}/{want['protocol']} gone"
         got = found[0].get("targetPort")
+        if want["targetPort"] is None:
+            continue  # its target is judged by the fault's check
         a, b = port_number(want["targetPort"], names), port_number(got, names)
         if (a is None or a != b) and not same(want["targetPort"], got):
             return f"port {shown(want['port'])} leads to {shown(got)}, not {shown(want['targetPort'])}"

@@ -365,3 +365,23 @@ def test_an_autoscaler_bounded_below_its_healthy_capacity_fails(edit, passes):
     assert verdict["passed"] is passes, [c for c in verdict["checks"] if not c["passed"]]
     if not passes:
         assert "safeguards" in failed(verdict)
+
+
+@pytest.mark.parametrize("edit, passes", [
+    (lambda p: p.update(targetPort=8080), True),  # the fix: the target the fault changed
+    (lambda p: p.update(port=9090, targetPort=8080), False),  # its own port moved too: clients of :8080 break
+    (lambda p: p.update(protocol="UDP", targetPort=8080), False),
+    (lambda p: p.update(name="grpc", targetPort=8080), True),  # a name tells nothing to a client
+])
+def test_the_faulted_services_own_port_keeps_its_number(edit, passes):
+    name = "otel-ad-modified-target-port"
+    state = derived(name, "faulty")
+    solved = derived(name, "solved")
+    service = obj(state, "Service", "ad")
+    edit(service["spec"]["ports"][0])
+    solved["resources"]["items"] = [service if o["kind"] == "Service" and o["metadata"]["name"] == "ad" else o
+                                    for o in solved["resources"]["items"]]
+    verdict = mitigate(name, solved)
+    assert verdict["passed"] is passes, [c for c in verdict["checks"] if not c["passed"]]
+    if not passes:
+        assert "health.application" in failed(verdict)
