@@ -1279,7 +1279,7 @@ def _predicate_cases(m: dict, found: Objects) -> Iterator[Case]:
             yield from _scope_cases(index, pred, solved)
         elif pred["kind"] == "access":
             others = [p for p in m["predicates"] if p is not pred and p["kind"] == "access"]
-            yield from _access_cases(index, pred, solved, others)
+            yield from _access_cases(index, pred, solved, others, (m.get("collateral") or {}).get("grants", []))
         elif pred["kind"] == "field" and pred["target"]["kind"] != "Secret" and "*" not in pred["target"]["name"]:
             key = (pred["target"]["kind"], pred["target"]["namespace"], pred["target"]["name"])
             for what, edit in _field_edits(pred):
@@ -1313,12 +1313,13 @@ def _grants(pred: dict, state: dict) -> list[tuple[tuple, tuple, int]]:
     return found
 
 
-def _access_cases(index: int, pred: dict, solved: dict, others: list) -> Iterator[Case]:
+def _access_cases(index: int, pred: dict, solved: dict, others: list, spec_grants=()) -> Iterator[Case]:
     """An access predicate judged as the RBAC authorizer judges: for `can`, the granting rule restricted to
     one resource name, granting another verb, or bound to another subject (another ServiceAccount, the
-    same name in another namespace) fails; the grant written otherwise (after an unrelated rule, with
-    the verb `*`) passes, where the other access predicates still hold on it. For `cannot`, the subject
-    bound to a ClusterRole that grants everything, by name or through its group, fails."""
+    same name in another namespace) fails; the healthy grant written otherwise (each rule twice) passes,
+    where the other access predicates still hold on it, and a broader one (after an unrelated rule, with the
+    verb `*`, cluster-admin bound besides) fails where the safeguards keep the subject's grants. For
+    `cannot`, the subject bound to a ClusterRole that grants everything, by name or through its group, fails."""
     from ..runtime.evaluator import State, predicate_check
 
     def others_hold(state) -> bool:
@@ -1360,9 +1361,12 @@ def _access_cases(index: int, pred: dict, solved: dict, others: list) -> Iterato
                state=rules_edited(lambda rule: rule.__setitem__("resourceNames", ["only-this-one"])))
     yield Case(f"{label}: the granting rule grants {other_verb} instead", "mitigate", FAIL,
                state=rules_edited(lambda rule: rule.__setitem__("verbs", [other_verb])))
+    # a grant broader than the healthy one is collateral (the safeguards), however it allows the request
+    collateral = bool(spec_grants)
     every = rules_edited(lambda rule: rule.__setitem__("verbs", ["*"]))
     if others_hold(every):
-        yield Case(f"{label}: the granting rule grants every verb (`*`)", "mitigate", PASS, state=every)
+        yield Case(f"{label}: the granting rule grants every verb (`*`)", "mitigate", FAIL if collateral else PASS,
+                   state=every)
 
     def after_unrelated(obj):
         obj["rules"] = [{"apiGroups": ["apps"], "resources": ["replicasets"], "verbs": ["get"]}] + list(obj.get("rules") or [])
@@ -1371,7 +1375,28 @@ def _access_cases(index: int, pred: dict, solved: dict, others: list) -> Iterato
     for role in sorted(roles, key=str):
         state = _with_edit(state, role, after_unrelated)
     if others_hold(state):
-        yield Case(f"{label}: the granting rule after an unrelated one", "mitigate", PASS, state=state)
+        yield Case(f"{label}: the granting rule after an unrelated one", "mitigate", FAIL if collateral else PASS,
+                   state=state)
+
+    def written_twice(obj):  # the same grant written otherwise: each granting rule twice, a verb repeated
+        rules = list(obj.get("rules") or [])
+        obj["rules"] = [dict(r, verbs=list(r.get("verbs") or []) * 2) if isinstance(r, dict) else r for r in rules] + rules
+
+    state = solved
+    for role in sorted(roles, key=str):
+        state = _with_edit(state, role, written_twice)
+    if others_hold(state):
+        yield Case(f"{label}: the healthy grant written twice", "mitigate", PASS, state=state)
+    if collateral:
+        admin = [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                  "metadata": {"name": "itbench-corpus-admin"},
+                  "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]},
+                 {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                  "metadata": {"name": "itbench-corpus-admin"},
+                  "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "itbench-corpus-admin"},
+                  "subjects": [{"kind": "ServiceAccount", "name": subject["name"], "namespace": subject.get("namespace")}]}]
+        yield Case(f"{label}: granted besides by a ClusterRole of every right (cluster-admin)", "mitigate", FAIL,
+                   state=_with_items(solved, solved["resources"]["items"] + admin))
     for why, other in (("another ServiceAccount", {"name": subject["name"] + "-other"}),
                        ("the same name in another namespace", {"namespace": (subject.get("namespace") or "") + "-other"})):
         state = solved

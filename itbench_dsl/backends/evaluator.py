@@ -529,10 +529,57 @@ def _collateral(scenario: ir.Scenario, fields: list) -> dict:
                 if kept:
                     flags.append({"object": _manifest_ref(obj), "key": key, "parse": parsed[1], "flags": kept})
     out = {}
+    grants = _grants(scenario, healthy)
+    if grants:
+        out["grants"] = grants
     if autoscalers:
         out["autoscalers"] = autoscalers
     if flags:
         out["flags"] = flags
+    return out
+
+
+RBAC_KINDS = ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
+
+
+def _grants(scenario: ir.Scenario, healthy: list[dict]) -> list[dict]:
+    """Where a fault acts on RBAC, or the mitigation asks what a subject may do: each subject of the topology's
+    bindings and of the access predicates, with what the healthy state grants it: each binding's scope (its
+    namespace; None: cluster-wide), its role, and that role's rules (None: a role the cluster provides, which
+    the topology does not hold). A fix grants no more than this (safeguards)."""
+    predicates = [p for p in (scenario.mitigation.predicates if scenario.mitigation else []) if p.kind == "access"]
+    rbac = any(r.kind in RBAC_KINDS for i in scenario.injections() for r in (i.target, *i.side_objects))
+    if not predicates and not rbac:
+        return []
+    roles = {_key(o): o for o in healthy if o.get("kind") in ("Role", "ClusterRole")}
+    subjects: dict[tuple, dict] = {}
+    for p in predicates:
+        t = p.target
+        subjects.setdefault((t.kind, t.namespace, t.name), {"kind": t.kind, "name": t.name, "namespace": t.namespace})
+    bindings = [o for o in healthy if o.get("kind") in ("RoleBinding", "ClusterRoleBinding")]
+    for b in bindings:
+        where = (b.get("metadata") or {}).get("namespace") if b["kind"] == "RoleBinding" else None
+        for sub in b.get("subjects") or []:
+            if sub.get("kind") in ("ServiceAccount", "User"):
+                namespace = sub.get("namespace") or where if sub["kind"] == "ServiceAccount" else None
+                subjects.setdefault((sub["kind"], namespace, sub.get("name")),
+                                    {"kind": sub["kind"], "name": sub.get("name"), "namespace": namespace})
+    from ..runtime.evaluator import binds, subject_user
+
+    out = []
+    for key in sorted(subjects, key=lambda k: tuple(str(x) for x in k)):
+        subject = subjects[key]
+        user, groups = subject_user(subject)
+        grants = []
+        for b in bindings:
+            where = (b.get("metadata") or {}).get("namespace") if b["kind"] == "RoleBinding" else None
+            if not binds(b, user, groups, where):
+                continue
+            ref = b.get("roleRef") or {}
+            role = roles.get((ref.get("kind"), where if ref.get("kind") == "Role" else None, ref.get("name")))
+            grants.append({"namespace": where, "role": {"kind": ref.get("kind"), "name": ref.get("name")},
+                           "rules": None if role is None else list(role.get("rules") or [])})
+        out.append({"subject": subject, "grants": grants})
     return out
 
 
@@ -909,8 +956,15 @@ def _requires(spec: dict) -> dict:
             kinds.add((w["namespace"] or "", "Pod"))  # readiness and relabelling are read from the pods
         for s in spec["services"]:
             need(s)
-        for entry in [e for group in (mitigation.get("collateral") or {}).values() for e in group]:
+        collateral = mitigation.get("collateral") or {}
+        for entry in collateral.get("autoscalers", []) + collateral.get("flags", []):
             need(entry["object"])
+        if collateral.get("grants"):  # what the subjects may do, read as the authorizer reads it, everywhere
+            kinds.update({("", "ClusterRoleBinding"), ("", "ClusterRole")})
+            for namespace in sorted({w["namespace"] for w in spec["workloads"] if w["namespace"]} |
+                                    {e["subject"]["namespace"] for e in collateral["grants"] if e["subject"]["namespace"]} |
+                                    {g["namespace"] for e in collateral["grants"] for g in e["grants"] if g["namespace"]}):
+                kinds.update({(namespace, "RoleBinding"), (namespace, "Role")})
     for optimum in (spec.get("finops") or {}).get("optimal", []):
         need(optimum["object"])
     for entry in (spec.get("finops") or {}).get("spend", []):

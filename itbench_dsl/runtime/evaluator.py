@@ -2406,6 +2406,7 @@ def safeguard_checks(spec, state, checks):
     collateral = (spec.get("mitigation") or {}).get("collateral") or {}
     broken += autoscalers_kept(collateral.get("autoscalers", []), state)
     broken += flags_kept(collateral.get("flags", []), state)
+    broken += grants_kept(collateral.get("grants", []), state)
     checks.append({"id": "safeguards", "passed": not broken,
                    "detail": "; ".join(broken) if broken else "workloads scaled, services and their selectors intact"})
 
@@ -2433,6 +2434,94 @@ def autoscalers_kept(entries, state):
             if value is None or value < entry[field]:
                 broken.append(f"{ref_text(ref)} {field} {shown(spec.get(field))}, below the {entry[field]} it was "
                               "deployed with")
+    return broken
+
+
+MAX_RULE_ATOMS = 4096  # (verb, group, resource, name) combinations of one rule judged one by one
+
+
+def _rule_atoms(rule):
+    """The requests one PolicyRule grants, each (verb, group, resource, subresource, name) with `*` kept as the
+    literal it is, or ("url", verb, path) for a non-resource URL; None when the rule spells out too many."""
+    if not isinstance(rule, dict):
+        return []
+
+    def listed(key):
+        value = rule.get(key)
+        return [str(v) for v in value] if isinstance(value, list) else []
+
+    verbs, urls = listed("verbs"), listed("nonResourceURLs")
+    if urls:
+        return [("url", v, u) for v in verbs for u in urls] if len(verbs) * len(urls) <= MAX_RULE_ATOMS else None
+    groups, resources, names = listed("apiGroups"), listed("resources"), listed("resourceNames") or [None]
+    if len(verbs) * len(groups) * len(resources) * len(names) > MAX_RULE_ATOMS:
+        return None
+    return [(v, g, *(r.split("/", 1) if "/" in r else (r, "")), n)
+            for v in verbs for g in groups for r in resources for n in names]
+
+
+def _atom_granted(atom, rules):
+    """Whether one of `rules` grants every request the atom stands for, as the authorizer matches: a `*` of the
+    atom is granted only by a `*` (or a URL prefix ending in `*` that holds it)."""
+    for rule in rules:
+        if not isinstance(rule, dict):
+            continue
+        if atom[0] == "url":
+            verbs = [str(v) for v in rule.get("verbs") or []] if isinstance(rule.get("verbs"), list) else []
+            urls = [str(u) for u in rule.get("nonResourceURLs") or []] if isinstance(rule.get("nonResourceURLs"), list) else []
+            if any(v in ("*", atom[1]) for v in verbs) and any(
+                    u == atom[2] or (u.endswith("*") and atom[2].startswith(u[:-1])) for u in urls):
+                return True
+        elif rule_allows(rule, *atom):
+            return True
+    return False
+
+
+def grants_kept(entries, state):
+    """Which subjects the fix lets do more than the healthy state let them (none: []), judged as the RBAC
+    authorizer judges: every rule of every role a binding lends the subject (by name, or through its
+    namespace's service-account group; a group every account is in only through a role that is not one of
+    the cluster's own `system:` roles) must grant nothing that a rule the healthy state lent it in that scope
+    (the binding's namespace, or cluster-wide) does not. A `*` verb, resource or group, cluster-admin, or an
+    extra rule is a broader grant: collateral, however the fix made the request it needed allowed."""
+    broken = []
+    for entry in entries:
+        subject = entry["subject"]
+        user, groups = subject_user(subject)
+        own_group = f"system:serviceaccounts:{subject.get('namespace')}" if subject["kind"] == "ServiceAccount" else None
+        bindings = [(b, None) for b in state.by_kind.get(("ClusterRoleBinding", None), [])]
+        bindings += [(b, namespace) for (kind, namespace), items in sorted(state.by_kind.items(), key=str)
+                     if kind == "RoleBinding" for b in items]
+        wider = []
+        for binding, where in bindings:
+            if terminating(binding) or not binds(binding, user, groups, where):
+                continue
+            ref = binding.get("roleRef") if isinstance(binding.get("roleRef"), dict) else {}
+            direct = binds({"subjects": [s for s in binding.get("subjects") or [] if isinstance(s, dict)
+                                         and (s.get("kind") != "Group" or s.get("name") == own_group)]},
+                           user, groups, where)
+            if not direct and str(ref.get("name", "")).startswith("system:"):
+                continue  # the cluster's own grants to every account: the topology does not list them
+            scoped = [g for g in entry["grants"] if g["namespace"] is None or g["namespace"] == where]
+            if any(g["rules"] is None and g["role"] == {"kind": ref.get("kind"), "name": ref.get("name")}
+                   and g["namespace"] == where for g in scoped):
+                continue  # the very grant of a role the cluster provides
+            healthy = [r for g in scoped for r in g["rules"] or []]
+            if ref.get("kind") == "Role" and where:
+                role = state.objects.get(("Role", where, str(ref.get("name", ""))))
+            elif ref.get("kind") == "ClusterRole":
+                role = state.objects.get(("ClusterRole", None, str(ref.get("name", ""))))
+            else:
+                role = None
+            for rule in (role or {}).get("rules") or []:
+                atoms = _rule_atoms(rule)
+                if atoms is None or any(not _atom_granted(a, healthy) for a in atoms):
+                    meta = binding.get("metadata") or {}
+                    wider.append(f"{binding.get('kind')} {meta.get('name')} lends {ref.get('kind')} {ref.get('name')}'s "
+                                 f"rule {shown(rule)}")
+                    break
+        if wider:
+            broken.append(f"{ref_text(subject)} may do more than when healthy: " + "; ".join(wider[:3]))
     return broken
 
 

@@ -385,3 +385,43 @@ def test_the_faulted_services_own_port_keeps_its_number(edit, passes):
     assert verdict["passed"] is passes, [c for c in verdict["checks"] if not c["passed"]]
     if not passes:
         assert "health.application" in failed(verdict)
+
+
+RBAC = "k8sbench-fix-rbac-wrong-resource"
+RULE = {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}
+ADMIN = [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "cluster-admin"},
+          "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}, {"nonResourceURLs": ["*"], "verbs": ["*"]}]},
+         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "fix"},
+          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+          "subjects": [{"kind": "ServiceAccount", "name": "pod-reader", "namespace": "simple-rbac-setup"}]}]
+
+
+@pytest.mark.parametrize("rules, extra, passes", [
+    ([RULE], [], True),
+    ([dict(RULE, verbs=["list", "list"]), RULE], [], True),  # the healthy grant written otherwise
+    ([dict(RULE, resourceNames=["a"]), RULE], [], True),  # a narrower rule besides: nothing more
+    ([dict(RULE, verbs=["*"])], [], False),  # every verb on pods
+    ([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}], [], False),
+    ([RULE, {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["list"]}], [], False),  # the fault's kept
+    ([RULE], ADMIN, False),  # cluster-admin bound to the subject
+])
+def test_a_fix_grants_no_more_than_the_healthy_state_did(rules, extra, passes):
+    state = derived(RBAC, "solved")
+    obj(state, "Role", "pod-reader-role")["rules"] = rules
+    state["resources"]["items"] += json.loads(json.dumps(extra))
+    verdict = mitigate(RBAC, state)
+    assert verdict["passed"] is passes, [c for c in verdict["checks"] if not c["passed"]]
+    if not passes:
+        assert "safeguards" in failed(verdict)
+
+
+def test_the_clusters_own_grants_to_every_account_are_not_the_fixs():
+    state = derived(RBAC, "solved")
+    state["resources"]["items"] += [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "system:discovery"},
+         "rules": [{"nonResourceURLs": ["/api", "/api/*"], "verbs": ["get"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "system:discovery"},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:discovery"},
+         "subjects": [{"kind": "Group", "name": "system:authenticated"}]}]
+    verdict = mitigate(RBAC, state)
+    assert verdict["passed"], [c for c in verdict["checks"] if not c["passed"]]
