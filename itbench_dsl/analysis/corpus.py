@@ -342,6 +342,8 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         if wrong is not None and not _owns(entry["owned"], wrong[key]):
             yield Case(f"{ref['kind']} {ref['name']} recreated with a wrong field", "mitigate", FAIL,
                        state=render(wrong, found))
+    if graded:
+        yield from _added_field_cases("the recreated object", [e["object"] for e in m["restored"]], found.solved, found)
     yield from _predicate_cases(m, found)
     if spec["requires"]["alerts"]:
         state = render(found.solved, found)
@@ -2606,6 +2608,49 @@ def _task_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
             changed = _edited(found.healthy, key, _replace_images)
             if changed is not None:
                 yield Case(f"a control where {ref['name']} was changed", "mitigate", FAIL, state=render(changed, found))
+        yield from _added_field_cases("a control", [e["object"] for e in unchanged], found.healthy, found)
+
+
+def _add_field(obj: dict) -> str | None:
+    """Add a field that changes what the object means where its owned form has none (docs/evaluator.md, a field
+    added is a change): a key to a ConfigMap, an egress isolation to a NetworkPolicy, a rule to a Role, a label
+    to a Service's selector, a variable to a workload's first container. What it added; None for another kind."""
+    kind, spec = obj.get("kind"), obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    if kind == "ConfigMap":
+        obj.setdefault("data", {})["itbench-corpus-added"] = "added"
+        return "a key added"
+    if kind == "NetworkPolicy" and "Egress" not in (spec.get("policyTypes") or []):
+        spec["policyTypes"] = ["Ingress", "Egress"] if spec.get("ingress") is not None or not spec.get("policyTypes") \
+            else list(spec["policyTypes"]) + ["Egress"]
+        return "egress isolated too"
+    if kind in ("Role", "ClusterRole"):
+        obj["rules"] = list(obj.get("rules") or []) + [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]
+        return "a rule added"
+    if kind == "Service" and isinstance(spec.get("selector"), dict) and spec["selector"]:
+        spec["selector"] = {**spec["selector"], "itbench-corpus": "added"}
+        return "a label added to its selector"
+    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") if kind in (
+        "Deployment", "StatefulSet", "DaemonSet") else None
+    if isinstance(containers, list) and containers and isinstance(containers[0], dict):
+        containers[0]["env"] = list(containers[0].get("env") or []) + [{"name": "ITBENCH_CORPUS_ADDED", "value": "1"}]
+        return "a variable added to its first container"
+    return None
+
+
+def _added_field_cases(what: str, refs: list, manifests: dict, found: Objects) -> Iterator[Case]:
+    """An object a check keeps as it was (a control's, one the fault deleted and the fix recreates) with a field
+    added that changes its meaning fails: owning the fields it had is not enough. One object of each kind."""
+    seen = set()
+    for ref in refs:
+        key = (ref["kind"], ref["namespace"], ref["name"])
+        if ref["kind"] in seen or key not in manifests:
+            continue
+        added: list = []
+        state = _edited(manifests, key, lambda o: added.append(_add_field(o)))
+        if added and added[0]:
+            seen.add(ref["kind"])
+            yield Case(f"{what}'s {ref['kind']} {ref['name']} with {added[0]}", "mitigate", FAIL,
+                       state=render(state, found))
 
 
 def _later(moment: str, seconds: float) -> str:

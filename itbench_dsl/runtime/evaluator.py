@@ -2287,10 +2287,101 @@ def mitigation_checks(spec, state, checks):
         ref = entry["object"]
         obj = state.get(ref)
         ok = obj is not None and not terminating(obj) and restored_holds(entry["owned"], obj, state, entry.get("forms"))
-        detail = ("still deleted" if obj is None else "restored" if ok else "being deleted" if terminating(obj)
-                  else "recreated with other fields than it had")
+        added = fields_added(entry["owned"], obj) if ok else None
+        detail = ("still deleted" if obj is None else f"recreated with a field it did not have ({added})" if added
+                  else "restored" if ok else "being deleted" if terminating(obj) else "recreated with other fields than it had")
+        ok = ok and not added
         checks.append({"id": f"restored.{ref_text(ref)}", "passed": ok, "detail": f"{ref_text(ref)} {detail}"})
     safeguard_checks(spec, state, checks)
+
+
+# The sections of an object whose every field is meaning the API server never adds to (beyond the defaults
+# below): a field added there is a change, not bookkeeping. Paths of keys; "*" steps into every list item.
+CLOSED_SECTIONS = {
+    "ConfigMap": [["data"], ["binaryData"]],
+    "Secret": [["data"]],
+    "NetworkPolicy": [["spec"]],
+    "Role": [["rules"]], "ClusterRole": [["rules"]],
+    "RoleBinding": [["subjects"], ["roleRef"]], "ClusterRoleBinding": [["subjects"], ["roleRef"]],
+    "Service": [["spec", "selector"]],
+    "ResourceQuota": [["spec", "hard"]],
+    "Deployment": [["spec", "selector"], ["spec", "template", "spec", "containers"],
+                   ["spec", "template", "spec", "initContainers"]],
+    "StatefulSet": [["spec", "selector"], ["spec", "template", "spec", "containers"],
+                    ["spec", "template", "spec", "initContainers"]],
+    "DaemonSet": [["spec", "selector"], ["spec", "template", "spec", "containers"],
+                  ["spec", "template", "spec", "initContainers"]],
+}
+# inside a closed section of a workload, the fields of a container that are its program and its inputs; the
+# rest of a container (its probes, its resources, its pull policy) has server defaults and is compared as `owns`
+_CONTAINER_CLOSED = ("name", "image", "command", "args", "env", "envFrom", "volumeMounts", "ports")
+# what the API server writes into a closed section when it is left out
+_CLOSED_DEFAULTS = {"protocol": "TCP", "apiGroup": ("rbac.authorization.k8s.io", "")}
+
+
+def _added(owned, observed, where, container=False):
+    """The first field `observed` holds that `owned` does not (None when there is none): a key with a value
+    that is neither empty nor the API server's default for it, or a list item of another identity (lists
+    without one: another length)."""
+    if isinstance(owned, dict) and isinstance(observed, dict):
+        for key, value in observed.items():
+            if container and key not in _CONTAINER_CLOSED:
+                continue
+            if key not in owned:
+                default = _CLOSED_DEFAULTS.get(key, _MISSING)
+                if empty(value) or (value in default if isinstance(default, tuple) else same(value, default)):
+                    continue
+                return f"{where}.{key}"
+            found = _added(owned[key], value, f"{where}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(owned, list) and isinstance(observed, list):
+        ident = identity_key(owned) if owned else identity_key(observed)
+        if ident is not None and (not observed or identity_key(observed) == ident):
+            index = {str(nested(o, ident)): o for o in owned}
+            for item in observed:
+                name = str(nested(item, ident))
+                if name not in index:
+                    return f"{where}[{ident}={name}]"
+                found = _added(index[name], item, f"{where}[{ident}={name}]", container)
+                if found:
+                    return found
+            return None
+        if len(owned) != len(observed):
+            return f"{where} ({len(observed)} items, not {len(owned)})"
+        for i, (a, b) in enumerate(zip(owned, observed)):
+            found = _added(a, b, f"{where}[{i}]", container)
+            if found:
+                return found
+    return None
+
+
+def fields_added(owned, obj):
+    """A field the object holds in a section whose every field is meaning (CLOSED_SECTIONS) that its owned
+    form does not: a key of a ConfigMap, a rule of a Role, a subject of a binding, a label a Service's
+    selector adds, a NetworkPolicy's peer or port, a container, a workload container's command, argument,
+    variable or mount. None when there is none. A NetworkPolicy's `policyTypes` is compared as the API
+    server defaults it (Ingress, and Egress where it has egress rules)."""
+    kind = obj.get("kind")
+    for path in CLOSED_SECTIONS.get(kind, []):
+        want, got = at(owned, path), at(obj, path)
+        if got is _MISSING or isinstance(got, InvalidValue):
+            continue
+        if want is _MISSING:
+            want = {} if isinstance(got, dict) else []
+        if path == ["subjects"] and isinstance(want, list) and isinstance(got, list):
+            # a ServiceAccount subject without a namespace is of the binding's: spelled out, it is the same one
+            home = (obj.get("metadata") or {}).get("namespace")
+            want, got = ([dict(x, namespace=x.get("namespace") or home) if isinstance(x, dict) and
+                          x.get("kind") == "ServiceAccount" and home else x for x in side] for side in (want, got))
+        if kind == "NetworkPolicy" and isinstance(want, dict) and "policyTypes" not in want:
+            want = {**want, "policyTypes": ["Ingress"] + (["Egress"] if want.get("egress") is not None else [])}
+        container = path[-1] in ("containers", "initContainers")
+        found = _added(want, got, ".".join(path), container)
+        if found:
+            return found
+    return None
 
 
 # kinds whose labels a selector reads (a Service's, a workload's or a policy's selects pods; a NetworkPolicy's
@@ -3401,7 +3492,10 @@ def unchanged_checks(m, state, checks):
         ref = entry["object"]
         obj = state.get(ref)
         ok = obj is not None and owns(entry["owned"], obj)
-        detail = "deleted" if obj is None else "as deployed" if ok else "changed: nothing was broken"
+        added = fields_added(entry["owned"], obj) if ok else None
+        detail = ("deleted" if obj is None else f"changed: {added} added, and nothing was broken" if added
+                  else "as deployed" if ok else "changed: nothing was broken")
+        ok = ok and not added
         checks.append({"id": f"unchanged.{ref_text(ref)}", "passed": ok, "detail": f"{ref_text(ref)} {detail}"})
 
 

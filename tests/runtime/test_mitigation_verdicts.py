@@ -425,3 +425,53 @@ def test_the_clusters_own_grants_to_every_account_are_not_the_fixs():
          "subjects": [{"kind": "Group", "name": "system:authenticated"}]}]
     verdict = mitigate(RBAC, state)
     assert verdict["passed"], [c for c in verdict["checks"] if not c["passed"]]
+
+
+# ---- a field added is a change: controls and recreated objects ------------------------------------------------
+
+NOOP = "hotel-reservation-noop-detection"  # a control: every object of the topology unchanged
+
+
+def _container(state: dict, name: str) -> dict:
+    return obj(state, "Deployment", name)["spec"]["template"]["spec"]["containers"][0]
+
+
+@pytest.mark.parametrize("edit, passes", [
+    (lambda s: None, True),
+    (lambda s: _container(s, "geo").update(command=["sleep", "infinity"]), False),  # a program of its own
+    (lambda s: _container(s, "geo").setdefault("env", []).append({"name": "DEBUG", "value": "1"}), False),
+    (lambda s: obj(s, "Service", "geo")["spec"]["selector"].update(tier="none"), False),  # selects nothing now
+    (lambda s: _container(s, "geo").update(imagePullPolicy="IfNotPresent", terminationMessagePolicy="File"), True),
+])
+def test_a_control_with_an_added_field_is_changed(edit, passes):
+    state = derived(NOOP, "healthy")
+    edit(state)
+    verdict = mitigate(NOOP, state)
+    assert verdict["passed"] is passes, [c for c in verdict["checks"] if not c["passed"]]
+
+
+def test_a_recreated_configmap_with_an_added_key_is_not_the_one_deleted():
+    name = "sregym-missing-configmap-social-network"
+    state = derived(name, "solved")
+    obj(state, "ConfigMap", "media-mongodb")["data"]["extra.conf"] = "x: 1\n"
+    verdict = mitigate(name, state)
+    assert not verdict["passed"] and "restored.social-network/ConfigMap/media-mongodb" in failed(verdict)
+
+
+POLICY = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": "p", "namespace": "n"},
+          "spec": {"podSelector": {}, "ingress": [{"from": [{"podSelector": {"matchLabels": {"app": "web"}}}]}]}}
+
+
+@pytest.mark.parametrize("edit, added", [
+    (lambda s: s.update(policyTypes=["Ingress"]), False),  # what the API server defaults it to
+    (lambda s: s.update(policyTypes=["Ingress", "Egress"]), True),  # isolates egress too
+    (lambda s: s["podSelector"].update(matchLabels={"app": "db"}), True),  # selects fewer pods
+    (lambda s: s["ingress"][0].update(ports=[{"port": 80}]), True),  # admits one port only
+    (lambda s: s["ingress"].append({}), True),  # admits every peer
+])
+def test_a_network_policy_with_an_added_field_means_something_else(edit, added):
+    observed = json.loads(json.dumps(POLICY))
+    edit(observed["spec"])
+    owned = {k: v for k, v in POLICY.items() if k not in ("apiVersion", "kind")}
+    assert rt.owns(owned, observed) or added
+    assert (rt.fields_added(owned, observed) is not None) is added
