@@ -2496,7 +2496,10 @@ def safeguard_checks(spec, state, checks):
             broken.append(f"pods relabelled away from {ref_text(s)}: {', '.join(sorted(relabelled)[:3])}")
     collateral = (spec.get("mitigation") or {}).get("collateral") or {}
     broken += autoscalers_kept(collateral.get("autoscalers", []), state)
-    broken += flags_kept(collateral.get("flags", []), state)
+    restored = {(e["object"]["kind"], e["object"]["namespace"], e["object"]["name"])
+                for e in (spec.get("mitigation") or {}).get("restored", [])}
+    broken += flags_kept([e for e in collateral.get("flags", []) if (e["object"]["kind"], e["object"]["namespace"],
+                                                                    e["object"]["name"]) not in restored], state)
     broken += grants_kept(collateral.get("grants", []), state)
     checks.append({"id": "safeguards", "passed": not broken,
                    "detail": "; ".join(broken) if broken else "workloads scaled, services and their selectors intact"})
@@ -2624,8 +2627,9 @@ def flags_kept(entries, state):
     for entry in entries:
         ref = entry["object"]
         obj = state.get(ref)
-        if obj is None or terminating(obj):
-            continue  # deleted: the fault's or the restored check's to say; no flags are read from it
+        if obj is None or terminating(obj):  # flagd serves none of its flags
+            broken.append(f"{ref_text(ref)} {'deleted' if obj is None else 'being deleted'}")
+            continue
         text = ((obj.get("data") or {}) if isinstance(obj.get("data"), dict) else {}).get(entry["key"])
         parsed = parse_text(text, entry["parse"]) if isinstance(text, str) else InvalidValue("absent")
         held = parsed.get("flags") if isinstance(parsed, dict) else None
