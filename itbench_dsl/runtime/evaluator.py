@@ -807,7 +807,8 @@ def pod_unstable(pod, since=None, earlier=()):
     status = pod.get("status") or {}
     before = {}
     for seen in earlier:
-        for c in ((seen.get("status") or {}).get("containerStatuses") or []) if isinstance(seen, dict) else []:
+        statuses = ((seen.get("status") or {}) if isinstance(seen.get("status"), dict) else {}).get("containerStatuses")
+        for c in statuses if isinstance(statuses, list) else []:
             if isinstance(c, dict) and number(c.get("restartCount")) is not None:
                 before.setdefault(str(c.get("name")), number(c.get("restartCount")))
     for c in status.get("containerStatuses") or []:
@@ -2588,10 +2589,12 @@ def grants_kept(entries, state):
                      if kind == "RoleBinding" for b in items]
         wider = []
         for binding, where in bindings:
-            if terminating(binding) or not binds(binding, user, groups, where):
+            if terminating(binding) or not isinstance(binding.get("subjects"), list) or \
+                    not binds(binding, user, groups, where):
                 continue
             ref = binding.get("roleRef") if isinstance(binding.get("roleRef"), dict) else {}
-            direct = binds({"subjects": [s for s in binding.get("subjects") or [] if isinstance(s, dict)
+            subjects = binding.get("subjects") if isinstance(binding.get("subjects"), list) else []
+            direct = binds({"subjects": [s for s in subjects if isinstance(s, dict)
                                          and (s.get("kind") != "Group" or s.get("name") == own_group)]},
                            user, groups, where)
             if not direct and str(ref.get("name", "")).startswith("system:"):
@@ -2607,7 +2610,8 @@ def grants_kept(entries, state):
                 role = state.objects.get(("ClusterRole", None, str(ref.get("name", ""))))
             else:
                 role = None
-            for rule in (role or {}).get("rules") or []:
+            rules = (role or {}).get("rules")
+            for rule in rules if isinstance(rules, list) else []:
                 atoms = _rule_atoms(rule)
                 if atoms is None or any(not _atom_granted(a, healthy) for a in atoms):
                     meta = binding.get("metadata") or {}
