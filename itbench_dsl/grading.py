@@ -204,9 +204,14 @@ def _application(add) -> None:
 
 def _safeguards(add, spec: dict) -> None:
     minimum = sorted({w["min_replicas"] for w in spec["workloads"]})
+    kept = (spec.get("mitigation") or {}).get("collateral") or {}
+    more = "".join(text for key, text in (
+        ("autoscalers", ", every autoscaler with its target and at least its replica bounds"),
+        ("flags", ", every other flagd flag evaluating as when healthy"),
+        ("grants", ", no subject granted more than when healthy")) if kept.get(key))
     add("safeguards", SAFEGUARD, None,
         f"every workload of the topology scaled to at least {'/'.join(map(str, minimum)) or 1} replica(s) "
-        "as deployed, every service with its selector, nothing taken out of service")
+        f"as deployed, every service with its selector{more}, nothing taken out of service")
 
 
 def _manifest_ref(obj: dict) -> dict:

@@ -321,6 +321,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     yield from _lifecycle_cases(spec, found)
     yield from _meaning_cases(spec, found)
     yield from _collateral_cases(spec, derived["solved"])
+    yield from _kept_cases(spec, found)
     yield from _capacity_cases(spec, found)
     # `mitigated when only`: the fault's changes are not graded, so states that differ from the solved one only
     # there (a field at another wrong value, a created object left, a deleted one recreated otherwise) are not cases
@@ -357,6 +358,8 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         if wrong is not None and not _owns(entry["owned"], wrong[key]):
             yield Case(f"{ref['kind']} {ref['name']} recreated with a wrong field", "mitigate", FAIL,
                        state=render(wrong, found))
+    if graded:
+        yield from _added_field_cases("the recreated object", [e["object"] for e in m["restored"]], found.solved, found)
     yield from _predicate_cases(m, found)
     if spec["requires"]["alerts"]:
         state = render(found.solved, found)
@@ -809,6 +812,13 @@ def _restarted(finished: str, reason: str = "OOMKilled", code: int = 137):
     return edit
 
 
+def _with_restarts(pod: dict, count: int) -> dict:
+    out = copy_data(pod)
+    for c in (out.get("status") or {}).get("containerStatuses") or []:
+        c["restartCount"] = count
+    return out
+
+
 def _stability_cases(solved: dict, ref: dict) -> Iterator[Case]:
     pods = _pods_of(solved, ref)
     if not pods:
@@ -821,6 +831,17 @@ def _stability_cases(solved: dict, ref: dict) -> Iterator[Case]:
     undated = _with_edits(solved, one, _restarted("2026-01-01T00:12:00Z", "Error", 1))
     yield Case(f"{ref['name']} with a failed restart the state cannot date (no fixed_at)", "mitigate", FAIL,
                state=undated)
+    # a server that exits 0 and is restarted is no more stable than one that crashes
+    clean = {**_with_edits(solved, one, _restarted("2026-01-01T00:12:00Z", "Completed", 0)), "fixed_at": FIXED_AT}
+    yield Case(f"{ref['name']} exiting 0 and restarted after the fix", "mitigate", FAIL, state=clean)
+    yield Case(f"{ref['name']} exiting 0 and restarted, no fixed_at to date it", "mitigate", FAIL,
+               state={k: v for k, v in clean.items() if k != "fixed_at"})
+    # the restart count grew between a capture after the fix and the last one (the last termination misdated)
+    counted = {**_with_edits(solved, one, _restarted("2026-01-01T00:05:00Z", "Completed", 0)), "fixed_at": FIXED_AT}
+    counted["observations"] = [{"at": "2026-01-01T00:10:30Z", "resources": {"kind": "List", "items": [
+        _with_restarts(o, 1) if _key(o) in one else o for o in solved["resources"]["items"]
+        if o.get("kind") == "Pod" and (o.get("metadata") or {}).get("namespace") == ref["namespace"]]}}]
+    yield Case(f"{ref['name']}'s restart count grew while observed after the fix", "mitigate", FAIL, state=counted)
     # earlier captures while the fix ran: ready, then not (it did not hold), or not yet, then ready (a rollout)
     key = (ref["kind"], ref["namespace"], ref["name"])
     watched = [o for o in solved["resources"]["items"] if o.get("kind") in ("Deployment", "StatefulSet", "Pod")
@@ -913,6 +934,68 @@ def _collateral_cases(spec: dict, solved: dict) -> Iterator[Case]:
             yield Case(f"Service {service['name']}'s selector spelled with another label its pods carry ({k})",
                        "mitigate", PASS, state=_with_edit(solved, key, lambda o: o["spec"].update(selector={k: v})))
             break
+
+
+def _kept_cases(spec: dict, found: Objects) -> Iterator[Case]:
+    """What the fix must leave as healthy as it found it (the safeguards' `collateral`, a faulted Service's ports):
+    a Service the fault acts on with its own port moved fails; another flagd flag of a
+    shared ConfigMap turned on (its healthy value under another variant, or the same values respelled with an
+    unused variant added, passes); an autoscaler's `maxReplicas` lowered, or its scale target re-pointed, fails
+    (its ceiling raised passes)."""
+    from ..runtime.evaluator import flag_outcomes, same
+
+    collateral = spec["mitigation"].get("collateral") or {}
+    for entry in collateral.get("flags", [])[:1]:
+        key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
+        for name, flag in entry["flags"].items():
+            values = flag_outcomes(flag)
+            other = next((v for n, v in sorted(flag["variants"].items()) if not any(same(v, w) for w in values)), None)
+            if len(values) != 1 or other is None:
+                continue
+            turned = next(n for n, v in sorted(flag["variants"].items()) if same(v, other))
+            path = ["data", entry["key"], {"parse": entry["parse"]}, "flags", name]
+            on = _edited(found.solved, key, lambda o: _set_at(o, path, {**flag, "defaultVariant": turned}))
+            if on is not None:
+                yield Case(f"{key[2]}: the fix also turns flag {name} to {turned}", "mitigate", FAIL,
+                           state=render(on, found))
+            respelled = {**flag, "variants": {**flag["variants"], "itbench-unused": other}}
+            kept = _edited(found.solved, key, lambda o: _set_at(o, path, respelled))
+            if kept is not None:
+                yield Case(f"{key[2]}: flag {name} given an unused variant, its value kept", "mitigate", PASS,
+                           state=render(kept, found))
+            break
+    # a Service a fault acts on keeps the meaning of what the fault did not change: its port moved to another
+    # number (the target the fix restored kept) breaks every client of the old one
+    services = {(s["namespace"], s["name"]): s for s in spec["services"]}
+    for ref in spec["mitigation"]["services"][:2]:
+        key = ("Service", ref["namespace"], ref["name"])
+        healthy = services.get((ref["namespace"], ref["name"]))
+        if key not in found.solved or not healthy or not healthy.get("ports"):
+            continue
+        first = healthy["ports"][0]
+
+        def moved(obj: dict, first=first) -> None:
+            for p in obj["spec"].get("ports") or []:
+                if str(p.get("port")) == str(first["port"]) and str(p.get("protocol") or "TCP") == first["protocol"]:
+                    p.setdefault("targetPort", first["targetPort"])
+                    p["port"] = int(first["port"]) + 1
+        yield Case(f"{key[2]}: the fix also moves the Service's own port {first['port']}", "mitigate", FAIL,
+                   state=render(_edited(found.solved, key, moved), found))
+    for entry in collateral.get("autoscalers", [])[:2]:
+        key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
+        if key not in found.solved:
+            continue
+        if entry.get("maxReplicas", 0) > max(1, entry.get("minReplicas", 1)):
+            lower = _edited(found.solved, key, lambda o: o["spec"].update(maxReplicas=entry["maxReplicas"] - 1))
+            yield Case(f"{key[2]}: the autoscaler's maxReplicas lowered", "mitigate", FAIL, state=render(lower, found))
+        if "maxReplicas" in entry:
+            higher = _edited(found.solved, key, lambda o: o["spec"].update(maxReplicas=entry["maxReplicas"] + 1))
+            yield Case(f"{key[2]}: the autoscaler's maxReplicas raised", "mitigate", PASS, state=render(higher, found))
+        if "target" in entry:
+            other = _edited(found.solved, key, lambda o: o["spec"]["scaleTargetRef"].update(
+                name=entry["target"]["name"] + "-other"))
+            yield Case(f"{key[2]}: the autoscaler re-pointed at another workload", "mitigate", FAIL,
+                       state=render(other, found))
 
 
 def _unready_copy(workload: dict) -> dict:
@@ -1419,7 +1502,7 @@ def _predicate_cases(m: dict, found: Objects) -> Iterator[Case]:
             yield from _scope_cases(index, pred, solved)
         elif pred["kind"] == "access":
             others = [p for p in m["predicates"] if p is not pred and p["kind"] == "access"]
-            yield from _access_cases(index, pred, solved, others)
+            yield from _access_cases(index, pred, solved, others, (m.get("collateral") or {}).get("grants", []))
         elif pred["kind"] == "field" and pred["target"]["kind"] != "Secret" and "*" not in pred["target"]["name"]:
             key = (pred["target"]["kind"], pred["target"]["namespace"], pred["target"]["name"])
             for what, edit in _field_edits(pred):
@@ -1453,12 +1536,13 @@ def _grants(pred: dict, state: dict) -> list[tuple[tuple, tuple, int]]:
     return found
 
 
-def _access_cases(index: int, pred: dict, solved: dict, others: list) -> Iterator[Case]:
+def _access_cases(index: int, pred: dict, solved: dict, others: list, spec_grants=()) -> Iterator[Case]:
     """An access predicate judged as the RBAC authorizer judges: for `can`, the granting rule restricted to
     one resource name, granting another verb, or bound to another subject (another ServiceAccount, the
-    same name in another namespace) fails; the grant written otherwise (after an unrelated rule, with
-    the verb `*`) passes, where the other access predicates still hold on it. For `cannot`, the subject
-    bound to a ClusterRole that grants everything, by name or through its group, fails."""
+    same name in another namespace) fails; the healthy grant written otherwise (each rule twice) passes,
+    where the other access predicates still hold on it, and a broader one (after an unrelated rule, with the
+    verb `*`, cluster-admin bound besides) fails where the safeguards keep the subject's grants. For
+    `cannot`, the subject bound to a ClusterRole that grants everything, by name or through its group, fails."""
     from ..runtime.evaluator import State, predicate_check
 
     def others_hold(state) -> bool:
@@ -1500,9 +1584,12 @@ def _access_cases(index: int, pred: dict, solved: dict, others: list) -> Iterato
                state=rules_edited(lambda rule: rule.__setitem__("resourceNames", ["only-this-one"])))
     yield Case(f"{label}: the granting rule grants {other_verb} instead", "mitigate", FAIL,
                state=rules_edited(lambda rule: rule.__setitem__("verbs", [other_verb])))
+    # a grant broader than the healthy one is collateral (the safeguards), however it allows the request
+    collateral = bool(spec_grants)
     every = rules_edited(lambda rule: rule.__setitem__("verbs", ["*"]))
     if others_hold(every):
-        yield Case(f"{label}: the granting rule grants every verb (`*`)", "mitigate", PASS, state=every)
+        yield Case(f"{label}: the granting rule grants every verb (`*`)", "mitigate", FAIL if collateral else PASS,
+                   state=every)
 
     def after_unrelated(obj):
         obj["rules"] = [{"apiGroups": ["apps"], "resources": ["replicasets"], "verbs": ["get"]}] + list(obj.get("rules") or [])
@@ -1511,7 +1598,28 @@ def _access_cases(index: int, pred: dict, solved: dict, others: list) -> Iterato
     for role in sorted(roles, key=str):
         state = _with_edit(state, role, after_unrelated)
     if others_hold(state):
-        yield Case(f"{label}: the granting rule after an unrelated one", "mitigate", PASS, state=state)
+        yield Case(f"{label}: the granting rule after an unrelated one", "mitigate", FAIL if collateral else PASS,
+                   state=state)
+
+    def written_twice(obj):  # the same grant written otherwise: each granting rule twice, a verb repeated
+        rules = list(obj.get("rules") or [])
+        obj["rules"] = [dict(r, verbs=list(r.get("verbs") or []) * 2) if isinstance(r, dict) else r for r in rules] + rules
+
+    state = solved
+    for role in sorted(roles, key=str):
+        state = _with_edit(state, role, written_twice)
+    if others_hold(state):
+        yield Case(f"{label}: the healthy grant written twice", "mitigate", PASS, state=state)
+    if collateral:
+        admin = [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                  "metadata": {"name": "itbench-corpus-admin"},
+                  "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]},
+                 {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                  "metadata": {"name": "itbench-corpus-admin"},
+                  "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "itbench-corpus-admin"},
+                  "subjects": [{"kind": "ServiceAccount", "name": subject["name"], "namespace": subject.get("namespace")}]}]
+        yield Case(f"{label}: granted besides by a ClusterRole of every right (cluster-admin)", "mitigate", FAIL,
+                   state=_with_items(solved, solved["resources"]["items"] + admin))
     for why, other in (("another ServiceAccount", {"name": subject["name"] + "-other"}),
                        ("the same name in another namespace", {"namespace": (subject.get("namespace") or "") + "-other"})):
         state = solved
@@ -2901,6 +3009,49 @@ def _task_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
             changed = _edited(found.healthy, key, _replace_images)
             if changed is not None:
                 yield Case(f"a control where {ref['name']} was changed", "mitigate", FAIL, state=render(changed, found))
+        yield from _added_field_cases("a control", [e["object"] for e in unchanged], found.healthy, found)
+
+
+def _add_field(obj: dict) -> str | None:
+    """Add a field that changes what the object means where its owned form has none (docs/evaluator.md, a field
+    added is a change): a key to a ConfigMap, an egress isolation to a NetworkPolicy, a rule to a Role, a label
+    to a Service's selector, a variable to a workload's first container. What it added; None for another kind."""
+    kind, spec = obj.get("kind"), obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    if kind == "ConfigMap":
+        obj.setdefault("data", {})["itbench-corpus-added"] = "added"
+        return "a key added"
+    if kind == "NetworkPolicy" and "Egress" not in (spec.get("policyTypes") or []):
+        spec["policyTypes"] = ["Ingress", "Egress"] if spec.get("ingress") is not None or not spec.get("policyTypes") \
+            else list(spec["policyTypes"]) + ["Egress"]
+        return "egress isolated too"
+    if kind in ("Role", "ClusterRole"):
+        obj["rules"] = list(obj.get("rules") or []) + [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]
+        return "a rule added"
+    if kind == "Service" and isinstance(spec.get("selector"), dict) and spec["selector"]:
+        spec["selector"] = {**spec["selector"], "itbench-corpus": "added"}
+        return "a label added to its selector"
+    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") if kind in (
+        "Deployment", "StatefulSet", "DaemonSet") else None
+    if isinstance(containers, list) and containers and isinstance(containers[0], dict):
+        containers[0]["env"] = list(containers[0].get("env") or []) + [{"name": "ITBENCH_CORPUS_ADDED", "value": "1"}]
+        return "a variable added to its first container"
+    return None
+
+
+def _added_field_cases(what: str, refs: list, manifests: dict, found: Objects) -> Iterator[Case]:
+    """An object a check keeps as it was (a control's, one the fault deleted and the fix recreates) with a field
+    added that changes its meaning fails: owning the fields it had is not enough. One object of each kind."""
+    seen = set()
+    for ref in refs:
+        key = (ref["kind"], ref["namespace"], ref["name"])
+        if ref["kind"] in seen or key not in manifests:
+            continue
+        added: list = []
+        state = _edited(manifests, key, lambda o: added.append(_add_field(o)))
+        if added and added[0]:
+            seen.add(ref["kind"])
+            yield Case(f"{what}'s {ref['kind']} {ref['name']} with {added[0]}", "mitigate", FAIL,
+                       state=render(state, found))
 
 
 def _later(moment: str, seconds: float) -> str:

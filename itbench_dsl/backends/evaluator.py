@@ -500,6 +500,106 @@ def _faults(scenario: ir.Scenario, fields: list, created: list) -> list[dict]:
     return out
 
 
+def _decided(scenario: ir.Scenario, fields: list, obj: dict, leaf: list[str]) -> bool:
+    """Whether a field of a healthy object is the fault's or the scenario's to judge: the fault changed it (its
+    `fields` check decides), or a statement of the scenario (a predicate, an optimum) names it."""
+    key = _key(obj)
+    for entry in fields:
+        if (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"]) == key and any(
+                _relates([s for s in c["path"] if isinstance(s, str)], leaf) for c in entry["changes"]):
+            return True
+    statements = [(p.target, [s for s in p.path if isinstance(s, str)]) for p in
+                  (scenario.mitigation.predicates if scenario.mitigation else []) if p.kind == "field"]
+    statements += [(o.target, list(o.path)) for o in scenario.optimal]
+    return any(t is not None and (t.kind, t.namespace, t.name) == key and _relates(leaf, list(path))
+               for t, path in statements)
+
+
+def _collateral(scenario: ir.Scenario, fields: list) -> dict:
+    """What the safeguards keep besides the workloads' replicas and the services: each autoscaler's capacity
+    (its scale target, `minReplicas` and `maxReplicas`), and the flagd flags of each ConfigMap that holds
+    them, every flag evaluating as it did when healthy; a field the fault changed or a statement of the
+    scenario names is left to its own check."""
+    from ..runtime.evaluator import flag_outcomes
+
+    healthy = topology_manifests(scenario.topology, provided=True)
+    autoscalers, flags = [], []
+    for obj in healthy:
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        if obj.get("kind") == "HorizontalPodAutoscaler":
+            entry = {"object": _manifest_ref(obj), "target": {k: (spec.get("scaleTargetRef") or {}).get(k)
+                                                             for k in ("kind", "name")}}
+            for field, default in (("minReplicas", 1), ("maxReplicas", None)):
+                if not _decided(scenario, fields, obj, ["spec", field]) and spec.get(field, default) is not None:
+                    entry[field] = spec.get(field, default)
+            if _decided(scenario, fields, obj, ["spec", "scaleTargetRef"]):
+                del entry["target"]
+            autoscalers.append(entry)
+        elif obj.get("kind") == "ConfigMap":
+            for key, text in sorted((obj.get("data") or {}).items()):
+                parsed = _parsed(text)
+                held = parsed[0].get("flags") if parsed and isinstance(parsed[0], dict) else None
+                if not isinstance(held, dict):
+                    continue
+                kept = {name: flag for name, flag in sorted(held.items()) if flag_outcomes(flag) is not None
+                        and not _decided(scenario, fields, obj, ["data", key, "flags", name])}
+                if kept:
+                    flags.append({"object": _manifest_ref(obj), "key": key, "parse": parsed[1], "flags": kept})
+    out = {}
+    grants = _grants(scenario, healthy)
+    if grants:
+        out["grants"] = grants
+    if autoscalers:
+        out["autoscalers"] = autoscalers
+    if flags:
+        out["flags"] = flags
+    return out
+
+
+RBAC_KINDS = ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
+
+
+def _grants(scenario: ir.Scenario, healthy: list[dict]) -> list[dict]:
+    """Where a fault acts on RBAC, or the mitigation asks what a subject may do: each subject of the topology's
+    bindings and of the access predicates, with what the healthy state grants it: each binding's scope (its
+    namespace; None: cluster-wide), its role, and that role's rules (None: a role the cluster provides, which
+    the topology does not hold). A fix grants no more than this (safeguards)."""
+    predicates = [p for p in (scenario.mitigation.predicates if scenario.mitigation else []) if p.kind == "access"]
+    rbac = any(r.kind in RBAC_KINDS for i in scenario.injections() for r in (i.target, *i.side_objects))
+    if not predicates and not rbac:
+        return []
+    roles = {_key(o): o for o in healthy if o.get("kind") in ("Role", "ClusterRole")}
+    subjects: dict[tuple, dict] = {}
+    for p in predicates:
+        t = p.target
+        subjects.setdefault((t.kind, t.namespace, t.name), {"kind": t.kind, "name": t.name, "namespace": t.namespace})
+    bindings = [o for o in healthy if o.get("kind") in ("RoleBinding", "ClusterRoleBinding")]
+    for b in bindings:
+        where = (b.get("metadata") or {}).get("namespace") if b["kind"] == "RoleBinding" else None
+        for sub in b.get("subjects") or []:
+            if sub.get("kind") in ("ServiceAccount", "User"):
+                namespace = sub.get("namespace") or where if sub["kind"] == "ServiceAccount" else None
+                subjects.setdefault((sub["kind"], namespace, sub.get("name")),
+                                    {"kind": sub["kind"], "name": sub.get("name"), "namespace": namespace})
+    from ..runtime.evaluator import binds, subject_user
+
+    out = []
+    for key in sorted(subjects, key=lambda k: tuple(str(x) for x in k)):
+        subject = subjects[key]
+        user, groups = subject_user(subject)
+        grants = []
+        for b in bindings:
+            where = (b.get("metadata") or {}).get("namespace") if b["kind"] == "RoleBinding" else None
+            if not binds(b, user, groups, where):
+                continue
+            ref = b.get("roleRef") or {}
+            role = roles.get((ref.get("kind"), where if ref.get("kind") == "Role" else None, ref.get("name")))
+            grants.append({"namespace": where, "role": {"kind": ref.get("kind"), "name": ref.get("name")},
+                           "rules": None if role is None else list(role.get("rules") or [])})
+        out.append({"subject": subject, "grants": grants})
+    return out
+
+
 def _mitigation(scenario: ir.Scenario) -> dict:
     fields, created, deleted = _changes(scenario)
     health, services = _health(scenario)
@@ -518,6 +618,9 @@ def _mitigation(scenario: ir.Scenario) -> dict:
         # does; the runtime does not grade the fault's changes undone, nor the workloads running what they ran
         # (the entries stay: they say how a state settles while the fault holds)
         out["only"] = True
+    collateral = _collateral(scenario, fields)
+    if collateral:  # absent where there is nothing more to keep: those bundles keep their bytes
+        out["collateral"] = collateral
     return out
 
 
@@ -877,6 +980,15 @@ def _requires(spec: dict) -> dict:
             kinds.add((w["namespace"] or "", "Pod"))  # readiness and relabelling are read from the pods
         for s in spec["services"]:
             need(s)
+        collateral = mitigation.get("collateral") or {}
+        for entry in collateral.get("autoscalers", []) + collateral.get("flags", []):
+            need(entry["object"])
+        if collateral.get("grants"):  # what the subjects may do, read as the authorizer reads it, everywhere
+            kinds.update({("", "ClusterRoleBinding"), ("", "ClusterRole")})
+            for namespace in sorted({w["namespace"] for w in spec["workloads"] if w["namespace"]} |
+                                    {e["subject"]["namespace"] for e in collateral["grants"] if e["subject"]["namespace"]} |
+                                    {g["namespace"] for e in collateral["grants"] for g in e["grants"] if g["namespace"]}):
+                kinds.update({(namespace, "RoleBinding"), (namespace, "Role")})
     for optimum in (spec.get("finops") or {}).get("optimal", []):
         need(optimum["object"])
     for entry in (spec.get("finops") or {}).get("spend", []):

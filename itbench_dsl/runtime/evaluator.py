@@ -769,8 +769,6 @@ def workload_ready(obj, zero_ok=False):
 
 
 REVISION_LABEL = "controller-revision-hash"
-# a container's last termination that is no failure: it ran to completion
-_CLEAN_EXIT = ("Completed",)
 
 
 def workload_pods(obj, state):
@@ -799,18 +797,30 @@ def workload_pods(obj, state):
     return out
 
 
-def pod_unstable(pod, since=None):
+def pod_unstable(pod, since=None, earlier=()):
     """Why a pod is not stable (None when it is): a container waiting to restart (CrashLoopBackOff), or one
-    that restarted under the fix: its last termination finished at or after `since` (when the agent's work
-    ended, the state's `fixed_at`, to the second); without `since`, any last termination that was a failure
-    (OOMKilled, an error, a non-zero exit) counts, since the state cannot date it before the fix."""
+    that restarted under the fix, whatever its exit code (a server that exits 0 and is restarted is no more
+    stable than one that crashes): its last termination finished at or after `since` (when the agent's work
+    ended, the state's `fixed_at`, to the second), or its `restartCount` grew since an earlier capture of
+    the same pod (`earlier`, the state's observations, made after the fix); without `since`, any last
+    termination counts, since the state cannot date it before the fix."""
     status = pod.get("status") or {}
+    before = {}
+    for seen in earlier:
+        statuses = ((seen.get("status") or {}) if isinstance(seen.get("status"), dict) else {}).get("containerStatuses")
+        for c in statuses if isinstance(statuses, list) else []:
+            if isinstance(c, dict) and number(c.get("restartCount")) is not None:
+                before.setdefault(str(c.get("name")), number(c.get("restartCount")))
     for c in status.get("containerStatuses") or []:
         if not isinstance(c, dict):
             continue
         waiting = ((c.get("state") or {}).get("waiting") or {}) if isinstance(c.get("state"), dict) else {}
         if isinstance(waiting, dict) and waiting.get("reason") in ("CrashLoopBackOff", "RunContainerError"):
             return f"container {c.get('name')} {waiting['reason']}"
+        count = number(c.get("restartCount"))
+        if str(c.get("name")) in before and count is not None and count > before[str(c.get("name"))]:
+            return f"container {c.get('name')} restarted while observed after the fix (restart count " \
+                   f"{before[str(c.get('name'))]:g}, then {count:g})"
         last = (c.get("lastState") or {}).get("terminated") if isinstance(c.get("lastState"), dict) else None
         if not isinstance(last, dict):
             continue
@@ -819,10 +829,23 @@ def pod_unstable(pod, since=None):
         if since is not None:
             if finished is None or finished >= int(since):
                 return f"container {c.get('name')} restarted after the fix ({reason}, restart count {c.get('restartCount')})"
-        elif reason not in _CLEAN_EXIT and last.get("exitCode") != 0:
+        else:
             return f"container {c.get('name')} restarted ({reason}, restart count {c.get('restartCount')}); " \
                    "the state has no `fixed_at` to date it before the fix"
     return None
+
+
+def earlier_pods(pod, state):
+    """The same pod (by namespace, name and uid where both give one) in the state's earlier captures."""
+    meta = pod.get("metadata") or {}
+    key = ("Pod", str(meta["namespace"]) if meta.get("namespace") else None, str(meta.get("name", "")))
+    out = []
+    for _, seen in state.observations:
+        other = seen.objects.get(key)
+        uid = (other.get("metadata") or {}).get("uid") if other is not None else None
+        if other is not None and (not uid or not meta.get("uid") or uid == meta.get("uid")):
+            out.append(other)
+    return out
 
 
 def settled_problem(obj, state):
@@ -834,7 +857,7 @@ def settled_problem(obj, state):
         revision = (pod_meta.get("labels") or {}).get(REVISION_LABEL) if isinstance(pod_meta.get("labels"), dict) else None
         if update and revision is not None and revision != update:
             return f"pod {pod_meta.get('name')} runs revision {revision}, not the update revision {update}"
-        why = pod_unstable(pod, state.fixed_at)
+        why = pod_unstable(pod, state.fixed_at, earlier_pods(pod, state))
         if why:
             return f"pod {pod_meta.get('name')}: {why}"
     return None
@@ -1902,7 +1925,7 @@ def _scope_now(pred, state):
                     labels = meta.get("labels")
                     if (obj.get("status") or {}).get("phase") == "Succeeded" or terminating(obj) or replaced(obj):
                         continue  # a completed job's pod, one leaving, one evicted: none is unhealthy
-                    ok = pod_ready(obj) and not pod_unstable(obj, state.fixed_at)
+                    ok = pod_ready(obj) and not pod_unstable(obj, state.fixed_at, earlier_pods(obj, state))
                 else:
                     labels = (((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels")
                     ok = workload_ready(obj, zero_ok=True) and not settled_problem(obj, state)
@@ -2187,9 +2210,9 @@ def application_check(spec, state, checks):
         if obj is not None and not terminating(obj) and not workload_ready(obj):
             broken.append(f"{ref_text(w)} not ready")
     for s in spec["services"]:
-        if not s["selector"] or (s["namespace"], s["component"]) not in running or \
-                ("Service", s["namespace"], s["name"]) in read:
+        if not s["selector"] or (s["namespace"], s["component"]) not in running:
             continue
+        faulted = ("Service", s["namespace"], s["name"]) in read
         obj = state.get(s)
         if obj is None or terminating(obj):
             continue  # the safeguards say it
@@ -2197,15 +2220,47 @@ def application_check(spec, state, checks):
             broken.append(f"{ref_text(s)} turned into an ExternalName Service")
             continue
         pods = [p for p in selected_pods(obj, state) if pod_ready(p)]
-        if not pods:
+        if not pods and faulted:
+            pods = selected_pods(obj, state)  # whether they are ready is health.service's to say
+        elif not pods:
             broken.append(f"{ref_text(s)} selects no ready pod")
             continue
-        moved = ports_moved(s.get("ports") or [], obj, pods)
+        # a Service a fault acts on keeps, beside what the fault changed, the meaning of its other fields: each
+        # healthy port on its number and protocol, leading where it did (a field the fault changed and the
+        # scenario or the fault kind judges otherwise is left to that check)
+        moved = ports_moved(_unjudged_ports(s, m) if faulted else s.get("ports") or [], obj, pods)
         if moved:
             broken.append(f"{ref_text(s)}: {moved}")
     checks.append({"id": "health.application", "passed": not broken, "detail": "; ".join(broken[:5]) + (
         f"; and {len(broken) - 5} more" if len(broken) > 5 else "") if broken else
         "every workload of the application ready, every Service selecting ready pods and reaching their ports"})
+
+
+def _unjudged_ports(service, m):
+    """A faulted Service's healthy ports as the collateral check reads them: a port whose number a statement
+    of the scenario or an acceptance judges is left out, and so is the target of one whose target it judges."""
+    judged = {}
+    for fault in m["faults"]:
+        for entry in fault["fields"]:
+            ref = entry["object"]
+            if (ref["kind"], ref["namespace"], ref["name"]) != ("Service", service["namespace"], service["name"]):
+                continue
+            for change in entry["changes"]:
+                item = change.get("port_item") or {}
+                path = change["path"]
+                if not item and len(path) > 2 and isinstance(path[2], list) and path[2][0] == "port":
+                    item = {"port": path[2][1], "protocol": "TCP"}
+                leaf = change["path"][-1] if change["path"] else None
+                if (change.get("governed_by") or change.get("accept")) and item:
+                    judged[(str(item.get("port")), str(item.get("protocol")))] = leaf
+    out = []
+    for port in service.get("ports") or []:
+        what = judged.get((str(port["port"]), str(port["protocol"])))
+        if what == "targetPort":
+            out.append({**port, "targetPort": None})
+        elif what is None:
+            out.append(port)
+    return out
 
 
 def ports_moved(healthy, obj, pods):
@@ -2220,6 +2275,8 @@ def ports_moved(healthy, obj, pods):
         if len(found) != 1:
             return f"port {shown(want['port'])}/{want['protocol']} gone"
         got = found[0].get("targetPort")
+        if want["targetPort"] is None:
+            continue  # its target is judged by the fault's check
         a, b = port_number(want["targetPort"], names), port_number(got, names)
         if (a is None or a != b) and not same(want["targetPort"], got):
             return f"port {shown(want['port'])} leads to {shown(got)}, not {shown(want['targetPort'])}"
@@ -2963,10 +3020,101 @@ def mitigation_checks(spec, state, checks):
         ref = entry["object"]
         obj = state.get(ref)
         ok = obj is not None and not terminating(obj) and restored_holds(entry["owned"], obj, state, entry.get("forms"))
-        detail = ("still deleted" if obj is None else "restored" if ok else "being deleted" if terminating(obj)
-                  else "recreated with other fields than it had")
+        added = fields_added(entry["owned"], obj) if ok else None
+        detail = ("still deleted" if obj is None else f"recreated with a field it did not have ({added})" if added
+                  else "restored" if ok else "being deleted" if terminating(obj) else "recreated with other fields than it had")
+        ok = ok and not added
         checks.append({"id": f"restored.{ref_text(ref)}", "passed": ok, "detail": f"{ref_text(ref)} {detail}"})
     safeguard_checks(spec, state, checks)
+
+
+# The sections of an object whose every field is meaning the API server never adds to (beyond the defaults
+# below): a field added there is a change, not bookkeeping. Paths of keys; "*" steps into every list item.
+CLOSED_SECTIONS = {
+    "ConfigMap": [["data"], ["binaryData"]],
+    "Secret": [["data"]],
+    "NetworkPolicy": [["spec"]],
+    "Role": [["rules"]], "ClusterRole": [["rules"]],
+    "RoleBinding": [["subjects"], ["roleRef"]], "ClusterRoleBinding": [["subjects"], ["roleRef"]],
+    "Service": [["spec", "selector"]],
+    "ResourceQuota": [["spec", "hard"]],
+    "Deployment": [["spec", "selector"], ["spec", "template", "spec", "containers"],
+                   ["spec", "template", "spec", "initContainers"]],
+    "StatefulSet": [["spec", "selector"], ["spec", "template", "spec", "containers"],
+                    ["spec", "template", "spec", "initContainers"]],
+    "DaemonSet": [["spec", "selector"], ["spec", "template", "spec", "containers"],
+                  ["spec", "template", "spec", "initContainers"]],
+}
+# inside a closed section of a workload, the fields of a container that are its program and its inputs; the
+# rest of a container (its probes, its resources, its pull policy) has server defaults and is compared as `owns`
+_CONTAINER_CLOSED = ("name", "image", "command", "args", "env", "envFrom", "volumeMounts", "ports")
+# what the API server writes into a closed section when it is left out
+_CLOSED_DEFAULTS = {"protocol": "TCP", "apiGroup": ("rbac.authorization.k8s.io", "")}
+
+
+def _added(owned, observed, where, container=False):
+    """The first field `observed` holds that `owned` does not (None when there is none): a key with a value
+    that is neither empty nor the API server's default for it, or a list item of another identity (lists
+    without one: another length)."""
+    if isinstance(owned, dict) and isinstance(observed, dict):
+        for key, value in observed.items():
+            if container and key not in _CONTAINER_CLOSED:
+                continue
+            if key not in owned:
+                default = _CLOSED_DEFAULTS.get(key, _MISSING)
+                if empty(value) or (value in default if isinstance(default, tuple) else same(value, default)):
+                    continue
+                return f"{where}.{key}"
+            found = _added(owned[key], value, f"{where}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(owned, list) and isinstance(observed, list):
+        ident = identity_key(owned) if owned else identity_key(observed)
+        if ident is not None and (not observed or identity_key(observed) == ident):
+            index = {str(nested(o, ident)): o for o in owned}
+            for item in observed:
+                name = str(nested(item, ident))
+                if name not in index:
+                    return f"{where}[{ident}={name}]"
+                found = _added(index[name], item, f"{where}[{ident}={name}]", container)
+                if found:
+                    return found
+            return None
+        if len(owned) != len(observed):
+            return f"{where} ({len(observed)} items, not {len(owned)})"
+        for i, (a, b) in enumerate(zip(owned, observed)):
+            found = _added(a, b, f"{where}[{i}]", container)
+            if found:
+                return found
+    return None
+
+
+def fields_added(owned, obj):
+    """A field the object holds in a section whose every field is meaning (CLOSED_SECTIONS) that its owned
+    form does not: a key of a ConfigMap, a rule of a Role, a subject of a binding, a label a Service's
+    selector adds, a NetworkPolicy's peer or port, a container, a workload container's command, argument,
+    variable or mount. None when there is none. A NetworkPolicy's `policyTypes` is compared as the API
+    server defaults it (Ingress, and Egress where it has egress rules)."""
+    kind = obj.get("kind")
+    for path in CLOSED_SECTIONS.get(kind, []):
+        want, got = at(owned, path), at(obj, path)
+        if got is _MISSING or isinstance(got, InvalidValue):
+            continue
+        if want is _MISSING:
+            want = {} if isinstance(got, dict) else []
+        if path == ["subjects"] and isinstance(want, list) and isinstance(got, list):
+            # a ServiceAccount subject without a namespace is of the binding's: spelled out, it is the same one
+            home = (obj.get("metadata") or {}).get("namespace")
+            want, got = ([dict(x, namespace=x.get("namespace") or home) if isinstance(x, dict) and
+                          x.get("kind") == "ServiceAccount" and home else x for x in side] for side in (want, got))
+        if kind == "NetworkPolicy" and isinstance(want, dict) and "policyTypes" not in want:
+            want = {**want, "policyTypes": ["Ingress"] + (["Egress"] if want.get("egress") is not None else [])}
+        container = path[-1] in ("containers", "initContainers")
+        found = _added(want, got, ".".join(path), container)
+        if found:
+            return found
+    return None
 
 
 # kinds whose labels a selector reads (a Service's, a workload's or a policy's selects pods; a NetworkPolicy's
@@ -3079,8 +3227,156 @@ def safeguard_checks(spec, state, checks):
         relabelled = [p["metadata"]["name"] for p in owned if not labels_match(p["metadata"].get("labels"), s["selector"])]
         if relabelled:
             broken.append(f"pods relabelled away from {ref_text(s)}: {', '.join(sorted(relabelled)[:3])}")
+    collateral = (spec.get("mitigation") or {}).get("collateral") or {}
+    broken += autoscalers_kept(collateral.get("autoscalers", []), state)
+    restored = {(e["object"]["kind"], e["object"]["namespace"], e["object"]["name"])
+                for e in (spec.get("mitigation") or {}).get("restored", [])}
+    broken += flags_kept([e for e in collateral.get("flags", []) if (e["object"]["kind"], e["object"]["namespace"],
+                                                                    e["object"]["name"]) not in restored], state)
+    broken += grants_kept(collateral.get("grants", []), state)
     checks.append({"id": "safeguards", "passed": not broken,
                    "detail": "; ".join(broken) if broken else "workloads scaled, services and their selectors intact"})
+
+
+def autoscalers_kept(entries, state):
+    """How the application's autoscalers lost capacity (none: []): an autoscaler deleted, scaling another
+    workload, or bounded below its healthy `maxReplicas` (fewer replicas at peak) or `minReplicas` (a lower
+    floor); a higher ceiling or floor scales more, and is no loss."""
+    broken = []
+    for entry in entries:
+        ref = entry["object"]
+        obj = state.get(ref)
+        if obj is None or terminating(obj):
+            broken.append(f"{ref_text(ref)} {'deleted' if obj is None else 'being deleted'}")
+            continue
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        target = spec.get("scaleTargetRef") if isinstance(spec.get("scaleTargetRef"), dict) else {}
+        if "target" in entry and any(target.get(k) != v for k, v in entry["target"].items()):
+            broken.append(f"{ref_text(ref)} scales {shown(target.get('kind'))} {shown(target.get('name'))}, "
+                          f"not {entry['target']['kind']} {entry['target']['name']}")
+        for field, default in (("maxReplicas", None), ("minReplicas", 1)):
+            if field not in entry:
+                continue
+            value = number(spec.get(field, default))
+            if value is None or value < entry[field]:
+                broken.append(f"{ref_text(ref)} {field} {shown(spec.get(field))}, below the {entry[field]} it was "
+                              "deployed with")
+    return broken
+
+
+MAX_RULE_ATOMS = 4096  # (verb, group, resource, name) combinations of one rule judged one by one
+
+
+def _rule_atoms(rule):
+    """The requests one PolicyRule grants, each (verb, group, resource, subresource, name) with `*` kept as the
+    literal it is, or ("url", verb, path) for a non-resource URL; None when the rule spells out too many."""
+    if not isinstance(rule, dict):
+        return []
+
+    def listed(key):
+        value = rule.get(key)
+        return [str(v) for v in value] if isinstance(value, list) else []
+
+    verbs, urls = listed("verbs"), listed("nonResourceURLs")
+    if urls:
+        return [("url", v, u) for v in verbs for u in urls] if len(verbs) * len(urls) <= MAX_RULE_ATOMS else None
+    groups, resources, names = listed("apiGroups"), listed("resources"), listed("resourceNames") or [None]
+    if len(verbs) * len(groups) * len(resources) * len(names) > MAX_RULE_ATOMS:
+        return None
+    return [(v, g, *(r.split("/", 1) if "/" in r else (r, "")), n)
+            for v in verbs for g in groups for r in resources for n in names]
+
+
+def _atom_granted(atom, rules):
+    """Whether one of `rules` grants every request the atom stands for, as the authorizer matches: a `*` of the
+    atom is granted only by a `*` (or a URL prefix ending in `*` that holds it)."""
+    for rule in rules:
+        if not isinstance(rule, dict):
+            continue
+        if atom[0] == "url":
+            verbs = [str(v) for v in rule.get("verbs") or []] if isinstance(rule.get("verbs"), list) else []
+            urls = [str(u) for u in rule.get("nonResourceURLs") or []] if isinstance(rule.get("nonResourceURLs"), list) else []
+            if any(v in ("*", atom[1]) for v in verbs) and any(
+                    u == atom[2] or (u.endswith("*") and atom[2].startswith(u[:-1])) for u in urls):
+                return True
+        elif rule_allows(rule, *atom):
+            return True
+    return False
+
+
+def grants_kept(entries, state):
+    """Which subjects the fix lets do more than the healthy state let them (none: []), judged as the RBAC
+    authorizer judges: every rule of every role a binding lends the subject (by name, or through its
+    namespace's service-account group; a group every account is in only through a role that is not one of
+    the cluster's own `system:` roles) must grant nothing that a rule the healthy state lent it in that scope
+    (the binding's namespace, or cluster-wide) does not. A `*` verb, resource or group, cluster-admin, or an
+    extra rule is a broader grant: collateral, however the fix made the request it needed allowed."""
+    broken = []
+    for entry in entries:
+        subject = entry["subject"]
+        user, groups = subject_user(subject)
+        own_group = f"system:serviceaccounts:{subject.get('namespace')}" if subject["kind"] == "ServiceAccount" else None
+        bindings = [(b, None) for b in state.by_kind.get(("ClusterRoleBinding", None), [])]
+        bindings += [(b, namespace) for (kind, namespace), items in sorted(state.by_kind.items(), key=str)
+                     if kind == "RoleBinding" for b in items]
+        wider = []
+        for binding, where in bindings:
+            if terminating(binding) or not isinstance(binding.get("subjects"), list) or \
+                    not binds(binding, user, groups, where):
+                continue
+            ref = binding.get("roleRef") if isinstance(binding.get("roleRef"), dict) else {}
+            subjects = binding.get("subjects") if isinstance(binding.get("subjects"), list) else []
+            direct = binds({"subjects": [s for s in subjects if isinstance(s, dict)
+                                         and (s.get("kind") != "Group" or s.get("name") == own_group)]},
+                           user, groups, where)
+            if not direct and str(ref.get("name", "")).startswith("system:"):
+                continue  # the cluster's own grants to every account: the topology does not list them
+            scoped = [g for g in entry["grants"] if g["namespace"] is None or g["namespace"] == where]
+            if any(g["rules"] is None and g["role"] == {"kind": ref.get("kind"), "name": ref.get("name")}
+                   and g["namespace"] == where for g in scoped):
+                continue  # the very grant of a role the cluster provides
+            healthy = [r for g in scoped for r in g["rules"] or []]
+            if ref.get("kind") == "Role" and where:
+                role = state.objects.get(("Role", where, str(ref.get("name", ""))))
+            elif ref.get("kind") == "ClusterRole":
+                role = state.objects.get(("ClusterRole", None, str(ref.get("name", ""))))
+            else:
+                role = None
+            rules = (role or {}).get("rules")
+            for rule in rules if isinstance(rules, list) else []:
+                atoms = _rule_atoms(rule)
+                if atoms is None or any(not _atom_granted(a, healthy) for a in atoms):
+                    meta = binding.get("metadata") or {}
+                    wider.append(f"{binding.get('kind')} {meta.get('name')} lends {ref.get('kind')} {ref.get('name')}'s "
+                                 f"rule {shown(rule)}")
+                    break
+        if wider:
+            broken.append(f"{ref_text(subject)} may do more than when healthy: " + "; ".join(wider[:3]))
+    return broken
+
+
+def flags_kept(entries, state):
+    """Which flagd flags of a ConfigMap no longer evaluate as they did when healthy (none: []): a fix of one
+    flag that turns another on, or removes it, is collateral, judged by the values the flag gives
+    (flag_restored), never by its text."""
+    broken = []
+    for entry in entries:
+        ref = entry["object"]
+        obj = state.get(ref)
+        if obj is None or terminating(obj):  # flagd serves none of its flags
+            broken.append(f"{ref_text(ref)} {'deleted' if obj is None else 'being deleted'}")
+            continue
+        text = ((obj.get("data") or {}) if isinstance(obj.get("data"), dict) else {}).get(entry["key"])
+        parsed = parse_text(text, entry["parse"]) if isinstance(text, str) else InvalidValue("absent")
+        held = parsed.get("flags") if isinstance(parsed, dict) else None
+        if not isinstance(held, dict):
+            broken.append(f"{ref_text(ref)} {entry['key']} holds no flags any more")
+            continue
+        for name, healthy in entry["flags"].items():
+            ok, why = flag_restored(held.get(name, _MISSING), healthy)
+            if not ok:
+                broken.append(f"{ref_text(ref)} flag {name} {why}")
+    return broken
 
 
 # ---- FinOps ----------------------------------------------------------------------------------------------
@@ -4004,7 +4300,10 @@ def unchanged_checks(m, state, checks):
         ref = entry["object"]
         obj = state.get(ref)
         ok = obj is not None and owns(entry["owned"], obj)
-        detail = "deleted" if obj is None else "as deployed" if ok else "changed: nothing was broken"
+        added = fields_added(entry["owned"], obj) if ok else None
+        detail = ("deleted" if obj is None else f"changed: {added} added, and nothing was broken" if added
+                  else "as deployed" if ok else "changed: nothing was broken")
+        ok = ok and not added
         checks.append({"id": f"unchanged.{ref_text(ref)}", "passed": ok, "detail": f"{ref_text(ref)} {detail}"})
 
 

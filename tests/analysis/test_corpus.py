@@ -87,6 +87,7 @@ def test_it_catches_an_inequality_with_the_faulty_value(monkeypatch):
 
     monkeypatch.setattr(runtime, "field_check", inequality)
     monkeypatch.setattr(runtime, "service_check", lambda ref, state: (True, "not checked"))
+    monkeypatch.setattr(runtime, "_unjudged_ports", lambda service, m: [])  # health.application's faulted ports
     problems = _problems("otel-ad-modified-target-port")
     assert problems and problems[0][0] == "E4004" and "set to another wrong value (must fail)" in problems[0][1]
 
@@ -202,6 +203,7 @@ def test_it_catches_rbac_read_from_one_rule(monkeypatch):
     monkeypatch.setattr(runtime, "rule_allows", lambda rule, verb, group, resource, subresource, name: (
         verb in rule.get("verbs", []) and resource in rule.get("resources", [])))
     monkeypatch.setattr(runtime, "binds", lambda binding, user, groups, namespace: True)
+    monkeypatch.setattr(runtime, "grants_kept", lambda entries, state: [])  # the safeguard reads the same authorizer
     problems = _problems("k8sbench-fix-rbac-wrong-resource")
     # every binding taken to bind every subject also restores the role through any role that names the request
     # (a Role's rules are judged by the access they give), so the faulty state itself is passed

@@ -50,7 +50,7 @@ def restarted(pod: dict, finished: str, reason="OOMKilled", code=137) -> None:
     ("2026-01-01T00:10:00Z", "2026-01-01T00:10:00.400Z", "OOMKilled", False),  # the same second: not dated before
     ("2026-01-01T00:05:00Z", FIXED_AT, "OOMKilled", True),  # the fault's restarts, before the fix
     ("2026-01-01T00:12:00Z", None, "OOMKilled", False),  # no fixed_at: a failed restart cannot be dated
-    ("2026-01-01T00:12:00Z", None, "Completed", True),  # a clean exit is no failure
+    ("2026-01-01T00:12:00Z", None, "Completed", False),  # no fixed_at: a clean exit restarts the server too
 ])
 def test_a_fix_must_hold_since_it_was_made(finished, fixed_at, reason, passes):
     state = derived(IMAGE, "solved")

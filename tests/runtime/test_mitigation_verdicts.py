@@ -291,3 +291,187 @@ def test_of_two_entries_of_one_variable_the_last_counts(order, passes):
     env = _quote_env(state)
     env[:] = [e for e in env if e["name"] != "QUOTE_ADDR"] + [{"name": "QUOTE_ADDR", "value": v} for v in order]
     assert mitigate(QUOTE, state)["passed"] is passes
+
+
+# ---- stability: a restart under the fix, whatever its exit code ----------------------------------------------
+
+STABLE = "otel-checkout-nonexistent-image"  # checkout: a Deployment the mitigation reads as ready
+
+
+def _checkout_pod(state: dict) -> dict:
+    return next(o for o in state["resources"]["items"] if o["kind"] == "Pod"
+                and o["metadata"]["name"].startswith("checkout-"))
+
+
+def _exit_zero(pod: dict, count: int, finished: str = "2026-01-01T00:12:00Z") -> None:
+    for c in pod["status"]["containerStatuses"]:
+        c["restartCount"] = count
+        c["lastState"] = {"terminated": {"reason": "Completed", "exitCode": 0, "finishedAt": finished}}
+
+
+@pytest.mark.parametrize("fixed_at", [None, "2026-01-01T00:10:00Z"])
+def test_a_container_that_keeps_exiting_0_is_not_stable(fixed_at):
+    state = derived(STABLE, "solved")
+    _exit_zero(_checkout_pod(state), 5)
+    if fixed_at:
+        state["fixed_at"] = fixed_at
+    verdict = mitigate(STABLE, state)
+    assert not verdict["passed"] and "health.ready.otel-demo/Deployment/checkout" in failed(verdict)
+
+
+def test_restarts_counted_up_between_captures_after_the_fix_fail_whatever_the_exit_code():
+    state = derived(STABLE, "solved")
+    earlier = json.loads(json.dumps(state["resources"]))
+    _exit_zero(_checkout_pod({"resources": earlier}), 2, "2026-01-01T00:05:00Z")
+    _exit_zero(_checkout_pod(state), 4, "2026-01-01T00:05:00Z")  # lastState dated before the fix: the count says
+    state["fixed_at"] = "2026-01-01T00:10:00Z"
+    state["observations"] = [{"at": "2026-01-01T00:10:30Z", "resources": earlier}]
+    verdict = mitigate(STABLE, state)
+    assert not verdict["passed"] and "health.ready.otel-demo/Deployment/checkout" in failed(verdict)
+    state["resources"] = json.loads(json.dumps(earlier))  # the same count since: stable
+    assert mitigate(STABLE, state)["passed"], failed(mitigate(STABLE, state))
+
+
+# ---- collateral: what the fix must leave as healthy as it found it --------------------------------------------
+
+
+def test_turning_on_another_flag_of_the_shared_configmap_fails():
+    state = derived(FLAG, "solved")
+    cm = obj(state, "ConfigMap", "flagd-config")
+    data = json.loads(cm["data"]["demo.flagd.json"])
+    data["flags"]["adFailure"]["defaultVariant"] = "on"  # healthy: off
+    cm["data"]["demo.flagd.json"] = json.dumps(data)
+    verdict = mitigate(FLAG, state)
+    assert not verdict["passed"] and "safeguards" in failed(verdict)
+    data["flags"]["adFailure"]["defaultVariant"] = "off"
+    data["flags"]["adFailure"]["variants"] = {"off": False, "on": True, "disabled": False}  # same values, respelled
+    cm["data"]["demo.flagd.json"] = json.dumps(data, indent=4)
+    verdict = mitigate(FLAG, state)
+    assert verdict["passed"], failed(verdict)
+
+
+HPA = "otel-frontend-hpa-misconfigured"
+
+
+@pytest.mark.parametrize("edit, passes", [
+    (lambda s: s.update(maxReplicas=2), False),  # a lower ceiling: fewer replicas at peak
+    (lambda s: s.update(maxReplicas=20), True),  # a higher one scales more
+    (lambda s: s["scaleTargetRef"].update(name="checkout"), False),  # scales another workload
+])
+def test_an_autoscaler_bounded_below_its_healthy_capacity_fails(edit, passes):
+    state = derived(HPA, "solved")
+    edit(obj(state, "HorizontalPodAutoscaler", "frontend")["spec"])
+    verdict = mitigate(HPA, state)
+    assert verdict["passed"] is passes, [c for c in verdict["checks"] if not c["passed"]]
+    if not passes:
+        assert "safeguards" in failed(verdict)
+
+
+@pytest.mark.parametrize("edit, passes", [
+    (lambda p: p.update(targetPort=8080), True),  # the fix: the target the fault changed
+    (lambda p: p.update(port=9090, targetPort=8080), False),  # its own port moved too: clients of :8080 break
+    (lambda p: p.update(protocol="UDP", targetPort=8080), False),
+    (lambda p: p.update(name="grpc", targetPort=8080), True),  # a name tells nothing to a client
+])
+def test_the_faulted_services_own_port_keeps_its_number(edit, passes):
+    name = "otel-ad-modified-target-port"
+    state = derived(name, "faulty")
+    solved = derived(name, "solved")
+    service = obj(state, "Service", "ad")
+    edit(service["spec"]["ports"][0])
+    solved["resources"]["items"] = [service if o["kind"] == "Service" and o["metadata"]["name"] == "ad" else o
+                                    for o in solved["resources"]["items"]]
+    verdict = mitigate(name, solved)
+    assert verdict["passed"] is passes, [c for c in verdict["checks"] if not c["passed"]]
+    if not passes:
+        assert "health.application" in failed(verdict)
+
+
+RBAC = "k8sbench-fix-rbac-wrong-resource"
+RULE = {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}
+ADMIN = [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "cluster-admin"},
+          "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}, {"nonResourceURLs": ["*"], "verbs": ["*"]}]},
+         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "fix"},
+          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+          "subjects": [{"kind": "ServiceAccount", "name": "pod-reader", "namespace": "simple-rbac-setup"}]}]
+
+
+@pytest.mark.parametrize("rules, extra, passes", [
+    ([RULE], [], True),
+    ([dict(RULE, verbs=["list", "list"]), RULE], [], True),  # the healthy grant written otherwise
+    ([dict(RULE, resourceNames=["a"]), RULE], [], True),  # a narrower rule besides: nothing more
+    ([dict(RULE, verbs=["*"])], [], False),  # every verb on pods
+    ([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}], [], False),
+    ([RULE, {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["list"]}], [], False),  # the fault's kept
+    ([RULE], ADMIN, False),  # cluster-admin bound to the subject
+])
+def test_a_fix_grants_no_more_than_the_healthy_state_did(rules, extra, passes):
+    state = derived(RBAC, "solved")
+    obj(state, "Role", "pod-reader-role")["rules"] = rules
+    state["resources"]["items"] += json.loads(json.dumps(extra))
+    verdict = mitigate(RBAC, state)
+    assert verdict["passed"] is passes, [c for c in verdict["checks"] if not c["passed"]]
+    if not passes:
+        assert "safeguards" in failed(verdict)
+
+
+def test_the_clusters_own_grants_to_every_account_are_not_the_fixs():
+    state = derived(RBAC, "solved")
+    state["resources"]["items"] += [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "system:discovery"},
+         "rules": [{"nonResourceURLs": ["/api", "/api/*"], "verbs": ["get"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "system:discovery"},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:discovery"},
+         "subjects": [{"kind": "Group", "name": "system:authenticated"}]}]
+    verdict = mitigate(RBAC, state)
+    assert verdict["passed"], [c for c in verdict["checks"] if not c["passed"]]
+
+
+# ---- a field added is a change: controls and recreated objects ------------------------------------------------
+
+NOOP = "hotel-reservation-noop-detection"  # a control: every object of the topology unchanged
+
+
+def _container(state: dict, name: str) -> dict:
+    return obj(state, "Deployment", name)["spec"]["template"]["spec"]["containers"][0]
+
+
+@pytest.mark.parametrize("edit, passes", [
+    (lambda s: None, True),
+    (lambda s: _container(s, "geo").update(command=["sleep", "infinity"]), False),  # a program of its own
+    (lambda s: _container(s, "geo").setdefault("env", []).append({"name": "DEBUG", "value": "1"}), False),
+    (lambda s: obj(s, "Service", "geo")["spec"]["selector"].update(tier="none"), False),  # selects nothing now
+    (lambda s: _container(s, "geo").update(imagePullPolicy="IfNotPresent", terminationMessagePolicy="File"), True),
+])
+def test_a_control_with_an_added_field_is_changed(edit, passes):
+    state = derived(NOOP, "healthy")
+    edit(state)
+    verdict = mitigate(NOOP, state)
+    assert verdict["passed"] is passes, [c for c in verdict["checks"] if not c["passed"]]
+
+
+def test_a_recreated_configmap_with_an_added_key_is_not_the_one_deleted():
+    name = "sregym-missing-configmap-social-network"
+    state = derived(name, "solved")
+    obj(state, "ConfigMap", "media-mongodb")["data"]["extra.conf"] = "x: 1\n"
+    verdict = mitigate(name, state)
+    assert not verdict["passed"] and "restored.social-network/ConfigMap/media-mongodb" in failed(verdict)
+
+
+POLICY = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": "p", "namespace": "n"},
+          "spec": {"podSelector": {}, "ingress": [{"from": [{"podSelector": {"matchLabels": {"app": "web"}}}]}]}}
+
+
+@pytest.mark.parametrize("edit, added", [
+    (lambda s: s.update(policyTypes=["Ingress"]), False),  # what the API server defaults it to
+    (lambda s: s.update(policyTypes=["Ingress", "Egress"]), True),  # isolates egress too
+    (lambda s: s["podSelector"].update(matchLabels={"app": "db"}), True),  # selects fewer pods
+    (lambda s: s["ingress"][0].update(ports=[{"port": 80}]), True),  # admits one port only
+    (lambda s: s["ingress"].append({}), True),  # admits every peer
+])
+def test_a_network_policy_with_an_added_field_means_something_else(edit, added):
+    observed = json.loads(json.dumps(POLICY))
+    edit(observed["spec"])
+    owned = {k: v for k, v in POLICY.items() if k not in ("apiVersion", "kind")}
+    assert rt.owns(owned, observed) or added
+    assert (rt.fields_added(owned, observed) is not None) is added
