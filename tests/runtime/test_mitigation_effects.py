@@ -244,10 +244,11 @@ RBAC = "k8sbench-fix-rbac-wrong-resource"
 RBAC_NS = "simple-rbac-setup"
 
 
-def _grant(role_kind: str, rule: dict, subject: str = "pod-reader") -> list[dict]:
-    namespaced = role_kind == "Role"
+def _grant(role_kind: str, rule: dict, subject: str = "pod-reader", cluster_wide: bool | None = None) -> list[dict]:
+    namespaced = role_kind == "Role" if cluster_wide is None else not cluster_wide
     meta = {"name": "pod-lister", **({"namespace": RBAC_NS} if namespaced else {})}
-    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": role_kind, "metadata": meta, "rules": [rule]}
+    role_meta = {"name": "pod-lister", **({"namespace": RBAC_NS} if role_kind == "Role" else {})}
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": role_kind, "metadata": role_meta, "rules": [rule]}
     binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding" if namespaced else "ClusterRoleBinding",
                "metadata": dict(meta), "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind,
                                                     "name": "pod-lister"},
@@ -260,7 +261,9 @@ LIST_PODS = {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}
 
 @pytest.mark.parametrize("extra, passes", [
     (_grant("Role", LIST_PODS), True),  # a new Role and RoleBinding, the faulty role kept
-    (_grant("ClusterRole", {**LIST_PODS, "verbs": ["get", "list", "watch"]}), True),
+    (_grant("ClusterRole", LIST_PODS, cluster_wide=False), True),  # a ClusterRole lent in the namespace
+    # the access restored, but cluster-wide and with more verbs than healthy: the safeguards fail it
+    (_grant("ClusterRole", {**LIST_PODS, "verbs": ["get", "list", "watch"]}), None),
     (_grant("Role", LIST_PODS, subject="someone-else"), False),
     (_grant("Role", {**LIST_PODS, "resourceNames": ["one-pod"]}), False),  # a list names no pod
     (_grant("Role", {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}), False),  # a wildcard: no restoration
@@ -271,8 +274,11 @@ def test_a_role_the_fault_changed_is_restored_by_any_binding_granting_its_access
     _keep(state, derived(RBAC, "faulty"), "Role", "pod-reader-role")
     state["resources"]["items"] += copy.deepcopy(extra)
     verdict = mitigate(RBAC, state)
-    assert ("fields.simple-rbac-setup/Role/pod-reader-role" not in failed(verdict)) is passes, failed(verdict)
-    if not extra or passes:
+    restored = passes is not False
+    assert ("fields.simple-rbac-setup/Role/pod-reader-role" not in failed(verdict)) is restored, failed(verdict)
+    if passes is None:
+        assert failed(verdict) == ["safeguards"], failed(verdict)
+    elif not extra or passes:
         assert verdict["passed"] is passes, failed(verdict)
 
 
