@@ -2531,6 +2531,9 @@ def contract_problems(contract, policies):
             problems.append(f"`{name}` blocks (Enforce): the prompt asks it to report (Audit)")
         if contract.get("background") and spec.get("background") is False:
             problems.append(f"`{name}` sets background: false: the prompt asks it to check existing objects")
+        refused = background_refusal(policy) if spec.get("background") is not False else None
+        if refused:
+            problems.append(f"Kyverno refuses `{name}`: {refused}")
     if contract.get("name"):
         mine = [p for p in policies if (p.get("metadata") or {}).get("name") == contract["name"]]
         if not mine:
@@ -2541,6 +2544,53 @@ def contract_problems(contract, policies):
             if lost:
                 problems.append(f"`{contract['name']}` lost its rule(s) {', '.join(lost)}")
     return problems
+
+
+# Kyverno's policy validation (pkg/validation/policy/background.go, v1.19): in background mode (the default)
+# a policy may not read who made the request, which a background scan does not know: no variable naming
+# these, and no match or exclude block naming roles, cluster roles or subjects. Kyverno refuses such a policy.
+_KYVERNO_VARIABLE = re.compile(r"(^|[^\\])(\{\{(?:\{[^{}]*\}|[^{}])*\}\})")
+_USER_VARIABLES = [re.compile(r"[^\.](" + word + r")\b") for word in
+                   ("serviceAccountName", "serviceAccountNamespace", r"request\.userInfo", r"request\.roles",
+                    r"request\.clusterRoles")]
+MAX_POLICY_TEXT = 200_000  # characters of a policy's JSON that are searched for variables
+
+
+def background_refusal(policy):
+    """Why Kyverno refuses `policy` in background mode (None when it admits it): a variable that reads the
+    requesting user (`{{request.userInfo...}}`, `serviceAccountName`, `request.roles`, ...), or a match or
+    exclude block naming `roles`, `clusterRoles` or `subjects` (Kyverno's containsUserVariables)."""
+    spec = policy.get("spec") if isinstance(policy.get("spec"), dict) else {}
+    for index, rule in enumerate(spec.get("rules") or []):
+        if not isinstance(rule, dict):
+            continue
+        for block in ("match", "exclude"):
+            holder = rule.get(block)
+            filters = [holder] if isinstance(holder, dict) else []
+            for key in ("any", "all"):
+                items = holder.get(key) if isinstance(holder, dict) else None
+                filters += [f for f in items if isinstance(f, dict)] if isinstance(items, list) else []
+            for flt in filters:
+                for field in ("roles", "clusterRoles", "subjects"):
+                    if flt.get(field):
+                        return (f"rule {index} names `{field}` in its {block} block, which a background scan "
+                                "cannot know (set background: false, or match on what the objects are)")
+    meta = dict(policy.get("metadata")) if isinstance(policy.get("metadata"), dict) else {}
+    annotations = meta.get("annotations")
+    if isinstance(annotations, dict) and "kubectl.kubernetes.io/last-applied-configuration" in annotations:
+        meta["annotations"] = {**annotations, "kubectl.kubernetes.io/last-applied-configuration": ""}
+    try:
+        text = json.dumps({**policy, "metadata": meta}, sort_keys=True)[:MAX_POLICY_TEXT]
+    except (TypeError, ValueError):
+        return None
+    for match in _KYVERNO_VARIABLE.finditer(text):
+        variable = match.group(2)
+        for banned in _USER_VARIABLES:
+            found = banned.search(variable)
+            if found:
+                return (f"the variable {shown(variable, 80)} reads `{found.group(1)}`, which a background scan "
+                        "does not know (only select variables are allowed in background mode)")
+    return None
 
 
 def failure_actions(spec):
@@ -2730,6 +2780,36 @@ def _says_same(original, held):
     return same(original, held)
 
 
+# annotations that change what Kyverno does with a policy: the pod controllers its Pod rules are carried over
+# to (`none`: none; Kyverno's pkg/autogen, api/kyverno/constants.go), and whether its failures count
+_BEHAVIOUR_ANNOTATIONS = ("pod-policies.kyverno.io/autogen-controllers", "policies.kyverno.io/scored")
+
+
+def _behaviour(policy):
+    """What Kyverno makes of a policy beyond its spec: the names and kinds of the rules it evaluates (autogen
+    rules included, as the embedded matcher expands them) and whether its failures count. Without the matcher,
+    the behaviour annotations themselves (a missing autogen annotation is Kyverno's default)."""
+    meta = policy.get("metadata") if isinstance(policy.get("metadata"), dict) else {}
+    annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+    scored = str(annotations.get(_BEHAVIOUR_ANNOTATIONS[1], "true")).strip().lower() != "false"
+    matcher = embedded_module("kyverno")
+    # the embedded entry module holds it; inside the package, its `policy` module does
+    rules = getattr(matcher, "_cached_rules", None) or getattr(getattr(matcher, "policy", None), "_cached_rules", None)
+    if rules is None:
+        return (str(annotations.get(_BEHAVIOUR_ANNOTATIONS[0], "")).strip(), scored)
+    try:
+        expanded = rules(policy)
+    except Exception:  # noqa: BLE001 - a policy the matcher cannot read: compare what it says
+        return (str(annotations.get(_BEHAVIOUR_ANNOTATIONS[0], "")).strip(), scored)
+    kinds = []
+    for rule, _ in expanded:
+        match = rule.get("match") if isinstance(rule.get("match"), dict) else {}
+        filters = [match] + [f for key in ("any", "all") for f in (match.get(key) or []) if isinstance(f, dict)]
+        found = sorted(str(k) for f in filters for k in ((f.get("resources") or {}).get("kinds") or []))
+        kinds.append((str(rule.get("name")), tuple(found)))
+    return (tuple(sorted(kinds)), scored)
+
+
 def others_checks(spec, policies, checks, complete):
     """The other existing policies of an update are left unchanged: each one `policies` holds must say what it
     said. With `complete` (the cluster's ClusterPolicies, as captured), each must also still be there."""
@@ -2751,6 +2831,10 @@ def others_checks(spec, policies, checks, complete):
         if any(p.get("kind") != original.get("kind") or not _says_same(original.get("spec"), p.get("spec"))
                for p in found):
             problems.append(f"`{name}` was changed")
+        elif any(_behaviour(p) != _behaviour(original) for p in found):
+            problems.append(f"`{name}` was changed in what Kyverno makes of it (its annotations "
+                            f"{', '.join(_BEHAVIOUR_ANNOTATIONS)}: the rules it carries over to pod controllers, "
+                            "whether its failures count)")
     checks.append({"id": "ciso.others", "passed": not problems,
                    "detail": "; ".join(problems) + " (the prompt asks to leave the other policies unchanged)"
                    if problems else f"the other existing policies ({len(others)}) are unchanged"})
