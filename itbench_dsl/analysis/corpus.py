@@ -2228,6 +2228,13 @@ def _singling_out_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
               if not any((c.get("metadata") or {}).get("labels", {}).get(k) == v for c in spec["ciso"]["compliant"])]
     if labels and all(labels[0] in ((o["metadata"].get("labels") or {}).items()) for o in gaps):
         selectors["by a label value"] = {"selector": {"matchLabels": {labels[0][0]: labels[0][1]}}}
+    # an agent that read how twins are named: the gap names and the names their twins would take, as the index
+    # of the gap object (`t0x*`, an earlier scheme) or a hash without the evaluator's key would give them
+    from ..runtime.evaluator import twins
+    everything = gaps + list(spec["ciso"]["compliant"]) + list(spec["ciso"].get("context", []))
+    guessed = [c["metadata"]["name"] for c in twins(everything)[:len(gaps)]]
+    selectors["by name and the names their twins would take"] = {
+        "names": names + guessed + [f"t{i}x*" for i in range(len(gaps))]}
     name = good_policy["metadata"]["name"]
     perfect = policy_reports(scenario, perfect=True, policy=name)
     for why, resources in selectors.items():

@@ -2646,18 +2646,19 @@ def ciso(spec, verdicts, checks, metrics, gap_only, source):
     return (flagged + kept) / (gaps + compliant) if gaps + compliant else 0.0
 
 
-def twins(objects):
+def twins(objects, salt=""):
     """Copies of `objects` that differ from them in every name and label a control does not read: each
     object's name, and every other string equal to one of those names (a binding's subject, a role
-    reference, a selector's label), becomes a fresh name sharing no prefix with it; every label key and
-    value (of `labels`, `matchLabels`, a Service's `selector`) becomes a fresh one, the same throughout,
-    so selectors still select. What the controls read stays: the namespace, the spec, and names the
-    objects do not own (`cluster-admin`, `default`, `system:masters`)."""
+    reference, a selector's label), becomes a fresh name sharing not even its first character with it; every
+    label key and value (of `labels`, `matchLabels`, a Service's `selector`) becomes a fresh one, the same
+    throughout, so selectors still select. What the controls read stays: the namespace, the spec, and names
+    the objects do not own (`cluster-admin`, `default`, `system:masters`). A fresh name is a keyed hash of the
+    old one (`_fresh`), all of one length: nothing in it says which side (gap or compliant) it came from."""
     names = {}
     for obj in objects:
         name = str((obj.get("metadata") or {}).get("name") or "")
         if name and name not in names:
-            names[name] = _fresh(name, len(names))
+            names[name] = _fresh(name, salt)
     labels = {}
 
     def label_map(mapping):
@@ -2665,7 +2666,7 @@ def twins(objects):
         for key, value in mapping.items():
             for text in (key, value):
                 if isinstance(text, str) and text not in labels and text not in names:
-                    labels[text] = _fresh(text, len(labels), "l")
+                    labels[text] = _fresh(text, salt + "\0label")
             out[labels.get(key, names.get(key, key))] = labels.get(value, names.get(value, value)) \
                 if isinstance(value, str) else value
         return out
@@ -2685,10 +2686,25 @@ def twins(objects):
     return [copy_of(obj) for obj in objects]
 
 
-def _fresh(text, index, mark="t"):
-    """A name that shares not even its first character with `text`: `t0x`, else `q0x`."""
-    lead = mark if not text.startswith(mark) else "q"
-    return f"{lead}{index}x{len(text)}"
+def _fresh(text, salt):
+    """A fresh name for `text`: a letter and 11 hex digits of a hash keyed by `salt` (the scenario's objects,
+    which the agent's prompt never holds), the letter never `text`'s first. Every fresh name has one length
+    and one form, so a twin's name says nothing of the side of the object it copies."""
+    import hashlib
+
+    digest = hashlib.sha256(f"{salt}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+    letters = [c for c in "bcdfghjkmnpqrstvwxz" if c != text[:1].lower()]
+    return letters[int(digest[:8], 16) % len(letters)] + digest[8:19]
+
+
+def twin_salt(spec):
+    """The key of the twins' names: a hash of the scenario's graded objects (deterministic per scenario)."""
+    import hashlib
+
+    ciso_spec = spec.get("ciso") or {}
+    text = json.dumps([ciso_spec.get("control"), ciso_spec.get("gaps"), ciso_spec.get("compliant"),
+                       ciso_spec.get("context")], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def general_checks(spec, judge, checks):
@@ -2704,7 +2720,7 @@ def general_checks(spec, judge, checks):
     context = [obj for obj in ciso_spec.get("context", []) if (obj.get("metadata") or {}).get("name")]
     if not gaps:
         return
-    copies = twins(gaps + compliant + context)  # one renaming throughout: bindings still reach their roles
+    copies = twins(gaps + compliant + context, twin_salt(spec))  # one renaming throughout: bindings still reach their roles
     gap_twins, ok_twins = copies[:len(gaps)], copies[len(gaps):len(gaps) + len(compliant)]
     verdicts = judge((gap_twins, ok_twins, copies[len(gaps) + len(compliant):]))
     missed = [ref_text(as_ref(obj_ref(c))) for c in gap_twins

@@ -47,3 +47,29 @@ def test_kyverno_refuses_user_variables_in_background_mode():
                                       "operator": "NotEquals", "value": "x"}]}
     assert "ciso.contract" not in failed(run(name, None, None, task="policy",
                                              artifact=("kyverno", [_content_policy(name, [rule])])))
+
+
+def test_twin_names_say_nothing_of_their_side():
+    import re
+
+    from test_evaluator import evaluator
+
+    for name in ("cis-k8s-5-2-2-privileged-kyverno", "cis-k8s-5-1-1-cluster-admin-kyverno"):
+        ns = evaluator(name)
+        spec = ns["SPEC"]
+        gaps, compliant = spec["ciso"]["gaps"], spec["ciso"]["compliant"]
+        copies = ns["twins"](gaps + compliant + spec["ciso"].get("context", []), ns["twin_salt"](spec))
+        names = [c["metadata"]["name"] for c in copies]
+        # one form and one length for every twin, and no twin keeps a first character of the name it copies
+        assert all(re.fullmatch(r"[a-z][0-9a-f]{11}", n) for n in names), names
+        originals = [o["metadata"]["name"] for o in gaps + compliant + spec["ciso"].get("context", [])]
+        assert all(n[0] != o[0] for n, o in zip(names, originals))
+        # the scheme's old names (by the gap's index) and unkeyed hashes single nothing out
+        gap_names = [o["metadata"]["name"] for o in gaps]
+        unkeyed = [c["metadata"]["name"] for c in ns["twins"](gaps + compliant + spec["ciso"].get("context", []))]
+        kinds = sorted({o["kind"] for o in gaps})
+        cheat = _content_policy(name, [{"name": "by-name", "match": {"any": [{"resources": {
+            "kinds": kinds, "names": gap_names + unkeyed[:len(gaps)] + ["t0x*", "t1x*"]}}]},
+            "validate": {"message": "named", "deny": {}}}])
+        verdict = run(name, None, None, task="policy", artifact=("kyverno", [cheat]))
+        assert not verdict["passed"] and "ciso.general" in failed(verdict)
