@@ -171,6 +171,8 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
             if (c.get("contract") or {}).get("artefact") == "kyverno":
                 add("ciso.contract", POLICY, None, "the Kyverno policy keeps the prompt's contract (kind, name, "
                     "audit, background); a broken contract scores 0")
+                add("ciso.verdicts", POLICY, None, "the embedded matcher evaluates the Kyverno artefact offline (a "
+                    "construct it lacks, or a regular expression beyond its bounds, fails as unchecked)")
             for obj in c["gaps"]:
                 add(f"ciso.gap.{_ref(_manifest_ref(obj))}", POLICY, None,
                     f"the policy reports {_ref(_manifest_ref(obj))}, which breaks control {c['control']}")

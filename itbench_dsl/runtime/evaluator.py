@@ -2722,7 +2722,11 @@ def general_checks(spec, judge, checks):
         return
     copies = twins(gaps + compliant + context, twin_salt(spec))  # one renaming throughout: bindings still reach their roles
     gap_twins, ok_twins = copies[:len(gaps)], copies[len(gaps):len(gaps) + len(compliant)]
-    verdicts = judge((gap_twins, ok_twins, copies[len(gaps) + len(compliant):]))
+    try:
+        verdicts = judge((gap_twins, ok_twins, copies[len(gaps) + len(compliant):]))
+    except InputError as exc:  # the policy cannot be evaluated on the twins: no pass
+        unchecked(checks, "ciso.general", str(exc)[:300])
+        return
     missed = [ref_text(as_ref(obj_ref(c))) for c in gap_twins
               if not ({"fail", "false"} & verdicts.get(obj_ref(c), set()))]
     refused = [ref_text(as_ref(obj_ref(c))) for c in ok_twins
@@ -3078,9 +3082,18 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
         kyverno = [p for p in policies if p.get("kind") in ("ClusterPolicy", "Policy")]
         if not kyverno:
             raise InputError("the artefact holds no Kyverno ClusterPolicy or Policy")
-        verdicts, source = kyverno_offline(spec, kyverno), "kyverno (offline)"
-        general_checks(spec, lambda objs: kyverno_offline(spec, kyverno, objs[0] + objs[1]), checks)
-        kept_checks(spec, _update_target(contract, kyverno), checks)
+        try:
+            verdicts, source = kyverno_offline(spec, kyverno), "kyverno (offline)"
+        except InputError as exc:
+            if embedded_module("kyverno") is None:
+                raise
+            # a policy the matcher cannot evaluate (a construct it lacks, a regular expression beyond its
+            # bounds) is graded no pass: the verdicts are recorded failed, saying why
+            unchecked(checks, "ciso.verdicts", str(exc)[:300])
+            verdicts, source = {}, "kyverno (offline: not evaluated)"
+        else:
+            general_checks(spec, lambda objs: kyverno_offline(spec, kyverno, objs[0] + objs[1]), checks)
+            kept_checks(spec, _update_target(contract, kyverno), checks)
         others_checks(spec, kyverno, checks, complete=False)
     elif artifact is not None or opa_result is not None:
         verdicts, source = rego_verdicts(spec, artifact[1] if artifact else None, opa_result)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 
-from test_ciso_finops_meaning import PRIVILEGED, _content_policy, _existing, failed, spec_of
+from test_ciso_finops_meaning import PRIVILEGED, _content_policy, _existing, failed
 from test_evaluator import run
 
 
@@ -73,3 +73,37 @@ def test_twin_names_say_nothing_of_their_side():
             "validate": {"message": "named", "deny": {}}}])
         verdict = run(name, None, None, task="policy", artifact=("kyverno", [cheat]))
         assert not verdict["passed"] and "ciso.general" in failed(verdict)
+
+
+def test_regular_expressions_run_in_bounded_time():
+    import time
+
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    rule = copy.deepcopy(PRIVILEGED)
+    # catastrophic backtracking in Python's re: (a+)+$ on a long run of a's followed by another character
+    rule["preconditions"] = {"all": [{"key": "{{ regex_match('^(a+)+$', '" + "a" * 40 + "!') }}",
+                                      "operator": "Equals", "value": False},
+                                     {"key": "{{ regex_replace_all('(x*)*y', '" + "x" * 40 + "', 'z') }}",
+                                      "operator": "NotEquals", "value": ""}]}
+    start = time.perf_counter()
+    verdict = run(name, None, None, task="policy", artifact=("kyverno", [_content_policy(name, [rule])]))
+    assert time.perf_counter() - start < 20
+    assert verdict["passed"], failed(verdict)
+    # what Go's RE2 cannot run (a back reference) is no pass, and no refusal: the verdicts are unchecked
+    rule["preconditions"] = {"all": [{"key": "{{ regex_match('(a)\\1', 'aa') }}", "operator": "Equals",
+                                      "value": True}]}
+    verdict = run(name, None, None, task="policy", artifact=("kyverno", [_content_policy(name, [rule])]))
+    unchecked = next(c for c in verdict["checks"] if c["id"] == "ciso.verdicts")
+    assert not verdict["passed"] and unchecked["unchecked"] and "back reference" in unchecked["detail"]
+
+
+def test_the_regex_machine_agrees_with_go():
+    from itbench_dsl.runtime.kyverno import regex
+
+    # Go's regexp: ReplaceAllString("xyz", "x*", "<$0>") and the leftmost-first alternation
+    assert regex.replace_all("x*", "xyz", "<${0}>") == "<x>y<>z<>"
+    assert regex.replace_all(r"(\w+)@(\w+)", "me@host", "$2 at ${1}") == "host at me"
+    assert regex.search("a|ab", "ab") == [0, 1]
+    assert regex.regex_match(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "my-app")
+    assert not regex.regex_match(r"^\d+$", "١٢")  # Go's \d is ASCII
+    assert regex.regex_match("(?i)^NGINX", "nginx:1.27")
