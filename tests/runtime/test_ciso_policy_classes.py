@@ -107,3 +107,44 @@ def test_the_regex_machine_agrees_with_go():
     assert regex.regex_match(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "my-app")
     assert not regex.regex_match(r"^\d+$", "١٢")  # Go's \d is ASCII
     assert regex.regex_match("(?i)^NGINX", "nginx:1.27")
+
+
+REGEX_CASES = [
+    ("regex_replace_all('x*', 'xyz', '<${0}>')", "<x>y<>z<>"),
+    ("regex_replace_all('a|', 'aaab', '<$0>')", "<a><a><a>b<>"),
+    ("regex_replace_all('(\\w+)@(\\w+)', 'me@host', '$2 at ${1}')", "host at me"),
+    ("regex_replace_all_literal('a+', 'caaat', '$1')", "c$1t"),
+    ("regex_match('^\\d+$', '\u0661\u0662')", False),
+    ("regex_match('(?i)^NGINX', 'nginx:1.27')", True),
+    ("regex_match('^(a+)+$', '" + "a" * 40 + "!')", False),
+]
+
+
+def test_the_regex_functions_agree_with_the_kyverno_cli(tmp_path):
+    """Each expression as `kyverno jp query` evaluates it (when the Kyverno CLI is built) and as ours does."""
+    import importlib.util
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pytest
+
+    from itbench_dsl.runtime.kyverno import jmespath_search
+
+    for expression, expected in REGEX_CASES:
+        assert jmespath_search(expression, {}) == expected, expression
+    tool = Path(__file__).resolve().parents[2] / "tools" / "build_ecosystem.py"
+    spec = importlib.util.spec_from_file_location("build_ecosystem_regex", tool)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    binary = module.binary_path("kyverno") if module.go_binary() else None
+    if binary is None or not binary.is_file():
+        pytest.skip("the Kyverno CLI is not built (python tools/build_ecosystem.py kyverno)")
+    (tmp_path / "in.json").write_text("{}")
+    for expression, expected in REGEX_CASES:
+        out = subprocess.run([str(binary), "jp", "query", "-i", str(tmp_path / "in.json"), expression],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout.strip().splitlines()[-1]) == expected, expression
