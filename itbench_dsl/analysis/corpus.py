@@ -2281,11 +2281,20 @@ def _policy_meaning_cases(spec, faulty, good_policy) -> Iterator[Case]:
                    state=live(policy))
     kept = spec["ciso"].get("kept") or []
     existing = [r for r in good_policy["spec"]["rules"] if not r["name"].startswith("check")]
+    images = sorted({c.get("image") for o in spec["ciso"]["gaps"] + spec["ciso"]["compliant"]
+                     for c in ((o.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers", [])
+                     if isinstance(c, dict) and isinstance(c.get("image"), str)}) or ["nginx"]
     if kept and existing:
         for why, change in (("gutted (its pattern matching anything)", lambda r: r.update(
                                 validate={"message": "kept", "pattern": {"spec": {"containers": [{"name": "*"}]}}})),
                             ("narrowed (to objects named otherwise)", lambda r: r.update(
-                                exclude={"any": [{"resources": {"names": ["*"]}}]}))):
+                                exclude={"any": [{"resources": {"names": ["*"]}}]})),
+                            # a precondition that holds for the scenario's own objects alone: what the probes run
+                            ("narrowed by a precondition on the image the scenario's objects run", lambda r: r.update(
+                                preconditions={"all": [{"key": "{{ request.object.spec.containers[0].image || '' }}",
+                                                        "operator": "AnyIn", "value": images}]})),
+                            ("narrowed by excluding the probes' names as the docs spell them", lambda r: r.update(
+                                exclude={"any": [{"resources": {"names": ["kept-*", "*-pod"]}}]}))):
             policy = copy.deepcopy(good_policy)
             for rule in policy["spec"]["rules"]:
                 if not rule["name"].startswith("check"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 
-from test_ciso_finops_meaning import PRIVILEGED, _content_policy, _existing, failed
+from test_ciso_finops_meaning import PRIVILEGED, _content_policy, _existing, failed, spec_of
 from test_evaluator import run
 
 
@@ -148,3 +148,34 @@ def test_the_regex_functions_agree_with_the_kyverno_cli(tmp_path):
                              capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout.strip().splitlines()[-1]) == expected, expression
+
+
+def _narrowed(existing: dict, extra: dict) -> dict:
+    policy = copy.deepcopy(existing)
+    for rule in policy["spec"]["rules"]:
+        rule.update(copy.deepcopy(extra))
+    return policy
+
+
+def test_kept_rules_are_judged_by_their_effect():
+    name = "cis-k8s-5-2-7-root-user-kyverno-update"
+    spec = spec_of(name)
+    existing = _existing(name)[0]
+    root = {"name": "run-as-non-root", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"message": "non-root", "pattern": {"spec": {"securityContext": {"runAsNonRoot": True}}}}}
+    image = spec["ciso"]["gaps"][0]["spec"]["template"]["spec"]["containers"][0]["image"]
+    container = spec["ciso"]["gaps"][0]["spec"]["template"]["spec"]["containers"][0]["name"]
+    for why, extra in (
+            ("an image precondition", {"preconditions": {"all": [{
+                "key": "{{ request.object.spec.containers[0].image || '' }}", "operator": "Equals", "value": image}]}}),
+            ("a container-name precondition", {"preconditions": {"all": [{
+                "key": "{{ request.object.spec.containers[0].name || '' }}", "operator": "Equals",
+                "value": container}]}}),
+            ("an exclude of the probes' names", {"exclude": {"any": [{"resources": {"names": ["kept-*"]}}]}})):
+        policy = _narrowed(existing, extra)
+        policy["spec"]["rules"].append(root)
+        verdict = run(name, None, None, task="policy", artifact=("kyverno", [policy]))
+        assert "ciso.kept" in failed(verdict), why
+    good = copy.deepcopy(existing)
+    good["spec"]["rules"].append(root)
+    assert run(name, None, None, task="policy", artifact=("kyverno", [good]))["passed"]
