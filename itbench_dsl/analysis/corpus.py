@@ -2168,6 +2168,7 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
                                                                           if k != "policyReports"})
     if contract.get("artefact") == "rego":
         yield from _rego_cases(spec)
+        yield from _unit_cases(spec)
     if kyverno:
         override = [{"action": "Enforce", "namespaces": sorted({(o.get("metadata") or {}).get("namespace") or "default"
                                                                for o in spec["ciso"]["gaps"]})}]
@@ -2375,6 +2376,29 @@ def _rego_cases(spec) -> Iterator[Case]:
                    + " {\n    some item in input.items\n    item.metadata.name == n\n  }\n}\n")
         yield Case("a Rego policy true whenever the compliant objects are there (read across objects)", "policy", FAIL,
                    artifact=("rego", present))
+
+
+def _unit_cases(spec) -> Iterator[Case]:
+    """A control judged per namespace (the spec's `unit`) is graded at that granularity: a Rego policy that
+    reads each namespace as a whole (every namespace running a workload has a policy object of the compliant
+    side's kinds) passes, as does one per workload."""
+    if spec["ciso"].get("unit") != "namespace":
+        return
+    try:
+        import regopy  # noqa: F401 - the offline Rego engine; without it the case cannot be graded
+    except ImportError:
+        return
+    workloads = sorted({o["kind"] for o in spec["ciso"]["gaps"]})
+    guards = sorted({o["kind"] for o in spec["ciso"]["compliant"]} - set(workloads))
+    if not guards:
+        return
+    source = ("package check\n\ndefault result := false\n\nresult if count(bare) == 0\n\n"
+              f"bare contains ns if {{\n  some d in input.items\n  d.kind in {json.dumps(workloads)}\n"
+              "  ns := d.metadata.namespace\n  not guarded(ns)\n}\n\n"
+              f"guarded(ns) if {{\n  some p in input.items\n  p.kind in {json.dumps(guards)}\n"
+              "  p.metadata.namespace == ns\n}\n")
+    yield Case("a Rego policy that reads each namespace as a whole, for a control judged per namespace", "policy",
+               PASS, artifact=("rego", source))
 
 
 def _pod_rule_cases(spec, faulty, good_policy) -> Iterator[Case]:

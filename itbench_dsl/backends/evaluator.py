@@ -752,6 +752,9 @@ def _ciso(scenario: ir.Scenario) -> dict | None:
     gaps, context = _read_gaps(scenario, pick(compliance.gaps))
     out = {"control": compliance.control, "task": compliance.task, "gaps": gaps,
            "compliant": pick(compliance.compliant), "contract": contract}
+    control = ciso.CATALOGUE.get(compliance.control)
+    if isinstance(control, ciso.K8sControl) and control.unit != "object":
+        out["unit"] = control.unit  # a control judged per namespace: each gap object in a world of its own
     if context:
         out["context"] = context
     out.update(_kept(scenario))

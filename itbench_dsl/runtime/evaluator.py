@@ -3004,6 +3004,20 @@ def rego_verdicts(spec, rego_source, opa_result, objects=None):
     return verdicts, "opa eval (recorded)"
 
 
+def unit_verdicts(spec, rego_source, opa_result, objects=None):
+    """`rego_verdicts` at the control's granularity. A control judged per namespace (the spec's `unit`,
+    CIS 5.3.2: a namespace has NetworkPolicies or not) judges each gap object as its namespace would be
+    without the compliant objects (the gap and its context alone), and the compliant objects in their own
+    world: a policy that reads the namespace as a whole and one that reads each workload both hold."""
+    if spec["ciso"].get("unit") != "namespace" or rego_source is None:
+        return rego_verdicts(spec, rego_source, opa_result, objects)
+    gaps, compliant, context = (spec["ciso"]["gaps"], spec["ciso"]["compliant"], spec["ciso"].get("context", [])) \
+        if objects is None else objects
+    verdicts, source = rego_verdicts(spec, rego_source, opa_result, ([], compliant, context))
+    flagged, _ = rego_verdicts(spec, rego_source, opa_result, (gaps, [], context))
+    return {**verdicts, **flagged}, source
+
+
 def _regopy_verdict(regopy, source, objects):
     interpreter = regopy.Interpreter()
     # rego-cpp prints compile errors on the process's stdout, where the verdict goes: send them to stderr
@@ -3096,9 +3110,9 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
             kept_checks(spec, _update_target(contract, kyverno), checks)
         others_checks(spec, kyverno, checks, complete=False)
     elif artifact is not None or opa_result is not None:
-        verdicts, source = rego_verdicts(spec, artifact[1] if artifact else None, opa_result)
+        verdicts, source = unit_verdicts(spec, artifact[1] if artifact else None, opa_result)
         if source == "rego (regopy)":
-            general_checks(spec, lambda objs: rego_verdicts(spec, artifact[1], None, objs)[0], checks)
+            general_checks(spec, lambda objs: unit_verdicts(spec, artifact[1], None, objs)[0], checks)
         else:
             unchecked(checks, "ciso.general", "a recorded `opa eval` result holds no verdicts on the twins; grade "
                       "the .rego itself (--artifact, with regopy installed)")

@@ -179,3 +179,38 @@ def test_kept_rules_are_judged_by_their_effect():
     good = copy.deepcopy(existing)
     good["spec"]["rules"].append(root)
     assert run(name, None, None, task="policy", artifact=("kyverno", [good]))["passed"]
+
+
+def test_a_per_namespace_control_is_graded_per_namespace():
+    import pytest
+
+    pytest.importorskip("regopy")
+    name = "cis-k8s-5-3-2-network-policy-opa"
+    assert spec_of(name)["ciso"]["unit"] == "namespace"
+    # CIS 5.3.2 read as written: every namespace that runs a workload has a NetworkPolicy
+    per_namespace = """package check
+
+default result := false
+
+result if count(bare) == 0
+
+bare contains ns if {
+  some d in input.items
+  d.kind == "Deployment"
+  ns := d.metadata.namespace
+  not has_policy(ns)
+}
+
+has_policy(ns) if {
+  some p in input.items
+  p.kind == "NetworkPolicy"
+  p.metadata.namespace == ns
+}
+"""
+    verdict = run(name, None, None, task="policy", artifact=("rego", per_namespace))
+    assert verdict["passed"], failed(verdict)
+    from test_ciso_finops_meaning import NETWORK_POLICY_REGO  # per workload: right too
+
+    assert run(name, None, None, task="policy", artifact=("rego", NETWORK_POLICY_REGO))["passed"]
+    always = "package check\n\ndefault result := true\n"
+    assert not run(name, None, None, task="policy", artifact=("rego", always))["passed"]
