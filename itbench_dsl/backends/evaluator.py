@@ -752,6 +752,10 @@ def _ciso(scenario: ir.Scenario) -> dict | None:
     gaps, context = _read_gaps(scenario, pick(compliance.gaps))
     out = {"control": compliance.control, "task": compliance.task, "gaps": gaps,
            "compliant": pick(compliance.compliant), "contract": contract}
+    namespaces = {o["metadata"]["name"]: dict(o["metadata"].get("labels") or {}) for o in pool.values()
+                  if o.get("kind") == "Namespace" and (o.get("metadata") or {}).get("name")}
+    if namespaces:
+        out["namespaces"] = namespaces  # their labels, for a policy's namespaceSelector
     control = ciso.CATALOGUE.get(compliance.control)
     if isinstance(control, ciso.K8sControl) and control.unit != "object":
         out["unit"] = control.unit  # a control judged per namespace: each gap object in a world of its own

@@ -2875,14 +2875,16 @@ def kyverno_offline(spec, policies, objects=None):
     if matcher is None:
         raise InputError("this evaluator has no embedded Kyverno matcher: grade from PolicyReports in the state")
     verdicts = {}
-    for obj in spec["ciso"]["gaps"] + spec["ciso"]["compliant"] if objects is None else objects:
+    targets = spec["ciso"]["gaps"] + spec["ciso"]["compliant"] if objects is None else objects
+    labels = namespace_labels(spec, targets)
+    for obj in targets:
         results = set()
         # a workload is judged with the Pod its template makes: a rule on Pods that Kyverno carries over to
         # no controller (`pod-policies.kyverno.io/autogen-controllers: none`) flags the pods it runs
         for target in [obj] + ([templated_pod(obj)] if templated_pod(obj) is not None else []):
             for policy in policies:
                 try:
-                    outcome = matcher.evaluate_policy(policy, target)
+                    outcome = matcher.evaluate_policy(policy, target, namespace_labels=labels)
                 except Exception as exc:  # noqa: BLE001 - Unsupported (a feature the matcher lacks), a malformed policy
                     raise InputError(f"the Kyverno policy cannot be evaluated offline: {type(exc).__name__}: {exc}")
                 for result in outcome:
@@ -2890,6 +2892,21 @@ def kyverno_offline(spec, policies, objects=None):
                     results.add(str(status))
         verdicts[obj_ref(obj)] = results
     return verdicts
+
+
+def namespace_labels(spec, objects):
+    """{namespace: labels} of every namespace `objects` live in, for a policy's namespaceSelector: the labels
+    the scenario gives its namespaces (the spec's `ciso.namespaces`), with the one Kubernetes gives every
+    namespace (`kubernetes.io/metadata.name`)."""
+    given = spec["ciso"].get("namespaces") or {}
+    out = {}
+    for obj in objects:
+        meta = obj.get("metadata") if isinstance(obj, dict) and isinstance(obj.get("metadata"), dict) else {}
+        namespace = meta.get("name") if obj.get("kind") == "Namespace" else meta.get("namespace")
+        if isinstance(namespace, str) and namespace not in out:
+            labels = given.get(namespace) if isinstance(given.get(namespace), dict) else {}
+            out[namespace] = {**labels, "kubernetes.io/metadata.name": namespace}
+    return out
 
 
 POD_TEMPLATE_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "ReplicationController")

@@ -214,3 +214,17 @@ has_policy(ns) if {
     assert run(name, None, None, task="policy", artifact=("rego", NETWORK_POLICY_REGO))["passed"]
     always = "package check\n\ndefault result := true\n"
     assert not run(name, None, None, task="policy", artifact=("rego", always))["passed"]
+
+
+def test_a_namespace_selector_is_evaluated_with_the_namespaces_labels():
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    namespace = spec_of(name)["ciso"]["gaps"][0]["metadata"]["namespace"]
+    rule = copy.deepcopy(PRIVILEGED)
+    rule["match"] = {"any": [{"resources": {"kinds": ["Pod"], "namespaceSelector": {
+        "matchLabels": {"kubernetes.io/metadata.name": namespace}}}}]}
+    verdict = run(name, None, None, task="policy", artifact=("kyverno", [_content_policy(name, [rule])]))
+    assert verdict["passed"], failed(verdict)
+    rule["match"]["any"][0]["resources"]["namespaceSelector"] = {"matchExpressions": [
+        {"key": "environment", "operator": "In", "values": ["production"]}]}
+    verdict = run(name, None, None, task="policy", artifact=("kyverno", [_content_policy(name, [rule])]))
+    assert not verdict["passed"] and not verdict.get("metrics", {}).get("unchecked")

@@ -288,13 +288,17 @@ def _evaluate_rule(policy_name: str, rule: dict, resource: dict, operation: str,
 
 
 def evaluate_policy(policy: dict, resource: dict, operation: str = "CREATE",
-                    old_resource: dict | None = None, values: dict | None = None) -> list[RuleResult]:
+                    old_resource: dict | None = None, values: dict | None = None,
+                    namespace_labels: dict | None = None) -> list[RuleResult]:
     """Every rule (autogen included) of a Kyverno policy against one resource.
 
     Raises Unsupported when the policy uses a feature this matcher does not implement, Malformed
     (a KyvernoError) when the policy or the resource's envelope has a value of the wrong type.
+    `namespace_labels` maps a namespace to its labels, for namespaceSelector filters (without it, a
+    namespaceSelector is Unsupported).
     """
-    return _evaluate(policy, resource, operation, old_resource, values, strict=True)
+    return _evaluate(policy, resource, operation, old_resource, values, strict=True,
+                     namespace_labels=namespace_labels)
 
 
 _UNSUPPORTED = "unsupported"
