@@ -2254,7 +2254,7 @@ def _policy_meaning_cases(spec, faulty, good_policy) -> Iterator[Case]:
     """A policy is graded on what it does: one that spares the compliant objects by name (a deny of every
     object of the gap kinds but those names) fails their twins; an update whose existing rules keep their
     names but are gutted or narrowed fails `ciso.kept`; another existing policy changed fails
-    `ciso.others`; a graded policy the embedded matcher cannot judge (a CEL rule) fails, saying why."""
+    `ciso.others`; a graded policy the embedded matcher cannot judge (CEL with parameters) fails, saying why."""
     perfect = [{"policy": good_policy["metadata"]["name"], "result": "fail" if g else "pass",
                 "resources": [{"apiVersion": o.get("apiVersion"), "kind": o["kind"], "name": o["metadata"]["name"],
                                **({"namespace": o["metadata"]["namespace"]} if o["metadata"].get("namespace") else {})}]}
@@ -2314,8 +2314,9 @@ def _policy_meaning_cases(spec, faulty, good_policy) -> Iterator[Case]:
     cel = copy.deepcopy(good_policy)
     cel["spec"]["rules"] = [r for r in cel["spec"]["rules"] if not r["name"].startswith("check")] + [{
         "name": "check", "match": {"any": [{"resources": {"kinds": kinds}}]},
-        "validate": {"cel": {"expressions": [{"expression": "true"}]}}}]
-    yield Case("a graded policy the embedded matcher cannot judge (CEL), its reports perfect", "policy", FAIL,
+        "validate": {"cel": {"expressions": [{"expression": "params.allowed == true"}],
+                             "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"}}}}]
+    yield Case("a graded policy the embedded matcher cannot judge (CEL parameters), its reports perfect", "policy", FAIL,
                state=live(cel))
 
 

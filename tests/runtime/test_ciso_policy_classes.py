@@ -228,3 +228,15 @@ def test_a_namespace_selector_is_evaluated_with_the_namespaces_labels():
         {"key": "environment", "operator": "In", "values": ["production"]}]}
     verdict = run(name, None, None, task="policy", artifact=("kyverno", [_content_policy(name, [rule])]))
     assert not verdict["passed"] and not verdict.get("metrics", {}).get("unchecked")
+
+
+def test_a_pod_security_policy_is_graded():
+    for name in ("cis-k8s-5-2-2-privileged-kyverno", "cis-5-2-5-host-network-kyverno"):
+        rule = {"name": "baseline", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                "validate": {"podSecurity": {"level": "baseline", "version": "latest"}}}
+        verdict = run(name, None, None, task="policy", artifact=("kyverno", [_content_policy(name, [rule])]))
+        assert verdict["passed"], (name, failed(verdict))
+    # exclusions are not evaluated: the verdicts are unchecked, never a pass
+    rule["validate"]["podSecurity"]["exclude"] = [{"controlName": "Host Namespaces"}]
+    verdict = run(name, None, None, task="policy", artifact=("kyverno", [_content_policy(name, [rule])]))
+    assert not verdict["passed"] and "ciso.verdicts" in verdict["metrics"]["unchecked"]

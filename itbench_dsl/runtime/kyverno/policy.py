@@ -19,6 +19,8 @@ from .jmespath import NotFound
 from .outcomes import ERROR, FAIL, NOT_SUPPORTED, PASS, SKIP, WARN, KyvernoError, Malformed, RuleResult, \
     Unsupported, _dotted
 from .patterns import match_pattern
+from .pss import evaluate as pss_evaluate
+from .cel import validate as cel_validate
 from .resources import _block_matches
 from .shape import check_resource
 
@@ -131,6 +133,10 @@ def _validate(validate: dict, resource: dict, ctx: dict, given: frozenset = froz
         if statuses and all(s == SKIP for s, _ in statuses):
             return SKIP, "; ".join(d for _, d in statuses)
         return FAIL, f"{message} " + "; ".join(d for s, d in statuses if s == FAIL)
+    if validate.get("podSecurity") is not None:
+        return pss_evaluate(validate["podSecurity"], resource)
+    if validate.get("cel") is not None:
+        return cel_validate(validate["cel"], resource, ctx, message)
     if validate.get("deny") is not None:
         deny = validate["deny"] or {}
         holds, _ = evaluate_conditions(deny.get("conditions"), ctx, soft=False)
