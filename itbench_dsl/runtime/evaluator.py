@@ -2751,7 +2751,8 @@ def unchecked(checks, check_id, why):
 
 def kept_checks(spec, policies, checks):
     """An update keeps what the existing policy checked: every object it flagged before the agent touched it
-    (`kept`, violations of catalogue controls under fresh names) the updated policy still flags. A rule
+    (`kept`: violations of catalogue controls and the scenario's objects, each with variants in names, labels,
+    images, container names and namespace) the updated policy still flags, judged by effect. A rule
     gutted (its pattern emptied) or narrowed (to other kinds, names, namespaces) under its old name flags
     them no longer. `policies`: the updated policy, as the artefact or the cluster holds it."""
     kept = spec["ciso"].get("kept") or []
