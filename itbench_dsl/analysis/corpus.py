@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -2083,7 +2084,7 @@ def _jmes(path: tuple) -> str:
     return out
 
 
-def _content_rules(spec: dict) -> list[dict] | None:
+def _content_rules(spec: dict, unread: tuple[str, ...] | None = None) -> list[dict] | None:
     """Kyverno rules that flag the gap objects by what they hold, as a right policy does: for each gap object, a
     field of its own (outside its metadata but its namespace, its labels and its names) whose value no
     compliant object of its kind holds there, or one every such compliant object holds and it lacks; None when
@@ -2092,11 +2093,15 @@ def _content_rules(spec: dict) -> list[dict] | None:
     names = {(o.get("metadata") or {}).get("name") for o in spec["ciso"]["gaps"] + spec["ciso"]["compliant"]
              + spec["ciso"].get("context", [])}
 
+    from ..ciso.k8s import _covered
+
     def fields(obj):
+        # with `unread` (the control's reads): only the fields the control does not read
         return {path: value for path, value in _leaves(obj)
                 if path and (path[0] not in ("metadata", "apiVersion", "kind") or path == ("metadata", "namespace"))
                 and "labels" not in path and "matchLabels" not in path and value not in names
-                and isinstance(value, (str, bool, int)) and value is not False and value != ""}
+                and isinstance(value, (str, bool, int)) and value is not False and value != ""
+                and (unread is None or not _covered(tuple(str(p) for p in path), unread))}
 
     rules = []
     for index, gap in enumerate(spec["ciso"]["gaps"]):
@@ -2185,11 +2190,82 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
             policy = copy.deepcopy(good_policy)
             policy["spec"]["rules"] = [{"name": "check"}]
             yield Case("an updated policy that lost its rules", "policy", FAIL, state=with_reports(perfect, policy))
+        yield from _kyverno_semantics_cases(scenario, spec, faulty, good_policy, perfect, with_reports)
         yield from _graded_policy_cases(scenario, spec, faulty, good_policy)
         yield from _singling_out_cases(scenario, spec, faulty, good_policy)
         yield from _policy_meaning_cases(spec, faulty, good_policy)
         yield from _listed_cases(scenario, spec, faulty, good_policy)
         yield from _pod_rule_cases(spec, faulty, good_policy)
+
+
+def _cel_rules(rules: list[dict]) -> list[dict]:
+    """The content rules (`_content_rules`) as `validate.cel` expressions: each flags the object whose field holds
+    the rule's value (or lacks the field, for a rule keyed on its absence), every step guarded by `has()`."""
+    out = []
+    for rule in rules:
+        cond = rule["validate"]["deny"]["conditions"]["any"][0]
+        text = cond["value"][len("{{ request.object"):-len(" || '<absent>' }}")]
+        path = [int(p) if p.isdigit() else p for p in re.findall(r'\[(\d+)\]|\."([^"]*)"|\.([A-Za-z0-9_]+)', text)
+                for p in [next(x for x in p if x)]]
+        accessor, guards = "object", []
+        for part in path:
+            if isinstance(part, int):
+                guards.append(f"size({accessor}) > {part}")
+                accessor += f"[{part}]"
+            elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
+                guards.append(f"has({accessor}.{part})")
+                accessor += f".{part}"
+            else:
+                guards.append(f"{json.dumps(part)} in {accessor}")
+                accessor += f"[{json.dumps(part)}]"
+        present = " && ".join(guards) or "true"
+        key = cond["key"]
+        literal = "true" if key is True else json.dumps(key)
+        expression = present if key == "<absent>" else f"!({present} && {accessor} == {literal})"
+        out.append({"name": rule["name"], "match": rule["match"],
+                    "validate": {"message": "violates the control", "cel": {"expressions": [{"expression": expression}]}}})
+    return out
+
+
+def _kyverno_semantics_cases(scenario, spec, faulty, good_policy, perfect, with_reports) -> Iterator[Case]:
+    """What Kyverno makes of a policy, beyond its text: a perfect policy that reads the requesting user in
+    background mode (Kyverno refuses it: fail); the perfect policy with a precondition whose regular expression
+    backtracks catastrophically in Python's engine but not in Go's (pass, in bounded time); the perfect policy
+    written in CEL (pass); another existing policy whose Pod rules Kyverno carries over to no controller
+    (`autogen-controllers: none`: fail)."""
+    reads = tuple(scenario.compliance.reads) if scenario.compliance is not None else ()
+    unread = _content_rules(spec, reads) if reads else None
+    if unread is not None:  # gap and compliant objects that are no minimal pair: a policy keyed elsewhere passes
+        keyed = copy.deepcopy(good_policy)
+        keyed["spec"]["rules"] = [r for r in keyed["spec"]["rules"] if not r["name"].startswith("check")] + unread
+        yield Case("a policy keyed on fields the control does not read", "policy", FAIL, artifact=("kyverno", [keyed]))
+    rules = _content_rules(spec)
+    user = copy.deepcopy(good_policy)
+    for rule in user["spec"]["rules"]:
+        rule["preconditions"] = {"all": [{"key": "{{ request.userInfo.username }}", "operator": "NotEquals",
+                                          "value": "cluster-admin"}]}
+    yield Case("a perfect policy that reads the requesting user in background mode (Kyverno refuses it)", "policy",
+               FAIL, state=with_reports(perfect, user))
+    if rules is None:
+        return
+    yield Case("a perfect policy that reads the requesting user in background mode (offline)", "policy", FAIL,
+               artifact=("kyverno", [user]))
+    slow = copy.deepcopy(good_policy)
+    for rule in slow["spec"]["rules"]:
+        if rule["name"].startswith("check"):
+            rule["preconditions"] = {"all": [{"key": "{{ regex_match('^(a+)+$', '" + "a" * 48 + "!') }}",
+                                              "operator": "Equals", "value": False}]}
+    yield Case("a perfect policy with a precondition Python's regular expressions would take years over", "policy",
+               PASS, artifact=("kyverno", [slow]))
+    cel = copy.deepcopy(good_policy)
+    cel["spec"]["rules"] = [r for r in cel["spec"]["rules"] if not r["name"].startswith("check")] + _cel_rules(rules)
+    yield Case("a perfect policy written in CEL (validate.cel)", "policy", PASS, artifact=("kyverno", [cel]))
+    for other in spec["ciso"].get("others") or []:
+        silenced = copy.deepcopy(other)
+        silenced.setdefault("metadata", {}).setdefault("annotations", {})[
+            "pod-policies.kyverno.io/autogen-controllers"] = "none"
+        yield Case(f"another existing policy ({other['metadata']['name']}) carried over to no controller (offline)",
+                   "policy", FAIL, artifact=("kyverno", [good_policy, silenced]))
 
 
 def _graded_policy_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
