@@ -240,3 +240,19 @@ def test_a_pod_security_policy_is_graded():
     rule["validate"]["podSecurity"]["exclude"] = [{"controlName": "Host Namespaces"}]
     verdict = run(name, None, None, task="policy", artifact=("kyverno", [_content_policy(name, [rule])]))
     assert not verdict["passed"] and "ciso.verdicts" in verdict["metrics"]["unchecked"]
+
+
+def test_numbers_and_replacements_are_bounded():
+    import time
+
+    from itbench_dsl.runtime.kyverno import jmespath_search, parse_duration, parse_quantity
+
+    start = time.perf_counter()
+    # a long run of digits split every way by an ambiguous expression; an exponent that fills the memory
+    assert parse_quantity("1" * 100_000 + "x") is None and parse_duration("1" * 100_000 + "x") is None
+    assert parse_quantity("1e999999999") is None and parse_quantity("1.5Gi") == 1610612736
+    grown = "replace_all(replace_all(replace_all('" + "a" * 100 + "', '', '" + "b" * 100 + "'), '', '" \
+        + "c" * 100 + "'), '', 'ddd')"
+    with __import__("pytest").raises(Exception, match="longer than"):
+        jmespath_search(grown, {})
+    assert time.perf_counter() - start < 10

@@ -446,6 +446,17 @@ def _arith(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     return fn
 
 
+MAX_TEXT = 1_000_000  # characters of a string a function makes: nested replacements grow without end otherwise
+
+
+def _replace(s: Any, old: Any, new: Any, n: int) -> str:
+    text, old, new = _need(s, "string"), _need(old, "string"), _need(new, "string")
+    count = (len(text) + 1 if old == "" else text.count(old)) if n < 0 else n
+    if len(text) + count * max(0, len(new) - len(old)) > MAX_TEXT:
+        raise ValueError(f"the result would be longer than {MAX_TEXT:,} characters")
+    return text.replace(old, new, n)
+
+
 def _by(fn: Callable, items: Any, ref: Any) -> Any:
     _need(items, "array")
     if not (isinstance(ref, tuple) and ref[0] == "expref"):
@@ -493,8 +504,8 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "to_lower": lambda s: _need(s, "string").lower(),
     "trim": lambda s, cut: _need(s, "string").strip(_need(cut, "string")),
     "trim_prefix": lambda s, p: _need(s, "string").removeprefix(_need(p, "string")),
-    "replace_all": lambda s, old, new: _need(s, "string").replace(old, new),
-    "replace": lambda s, old, new, n: _need(s, "string").replace(old, new, int(n)),
+    "replace_all": lambda s, old, new: _replace(s, old, new, -1),
+    "replace": lambda s, old, new, n: _replace(s, old, new, int(n)),
     "truncate": lambda s, n: _need(s, "string")[: int(n)],
     "equal_fold": lambda a, b: _need(a, "string").casefold() == _need(b, "string").casefold(),
     "compare": lambda a, b: (a > b) - (a < b),

@@ -293,7 +293,7 @@ def replace_all(pattern: str, text: str, replacement: str, literal: bool = False
     """Go's ReplaceAllString (or ReplaceAllLiteralString), step for step: successive matches from a search
     position that always advances, no replacement for an empty match right after another match."""
     program = compile_regex(pattern)
-    out, search_pos, last_end = [], 0, 0
+    out, search_pos, last_end, size = [], 0, 0, 0
     while search_pos <= len(text):
         caps = search(pattern, text, search_pos)
         if caps is None:
@@ -302,6 +302,9 @@ def replace_all(pattern: str, text: str, replacement: str, literal: bool = False
         out.append(text[last_end:begin])
         if end > last_end or begin == 0:
             out.append(replacement if literal else _expand(replacement, caps, text, program))
+            size += len(out[-1]) + len(out[-2])
+            if size > MAX_SUBJECT * 10:
+                raise _refuse(pattern, f"a replacement longer than {MAX_SUBJECT * 10:,} characters")
         last_end = end
         search_pos = search_pos + 1 if search_pos + 1 > end else end
     out.append(text[last_end:])
