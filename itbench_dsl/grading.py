@@ -172,6 +172,8 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
             if (c.get("contract") or {}).get("artefact") == "kyverno":
                 add("ciso.contract", POLICY, None, "the Kyverno policy keeps the prompt's contract (kind, name, "
                     "audit, background); a broken contract scores 0")
+                add("ciso.verdicts", POLICY, None, "the embedded matcher evaluates the Kyverno artefact offline (a "
+                    "construct it lacks, or a regular expression beyond its bounds, fails as unchecked)")
             # Rego: on every input of the prompt's shape that holds the object (runtime rego_inputs)
             rego = " (Rego: on every input that holds it)" if (c.get("contract") or {}).get("artefact") == "rego" else ""
             for obj in c["gaps"]:

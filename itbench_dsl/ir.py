@@ -436,6 +436,9 @@ class Compliance:
     # the agent edits (`update`); without them a catalogue control provides the policy
     policies: list[dict] = field(default_factory=list, metadata=_OMIT)
     update: Optional[str] = field(default=None, metadata=_OMIT)
+    # the fields the control reads (dotted paths, `*` any key or index): a compliant object differs from its
+    # gap object in these alone (a catalogue control's own, or `control "ID" { reads = [...] }`)
+    reads: list[str] = field(default_factory=list, metadata=_OMIT)
 
 
 @dataclass

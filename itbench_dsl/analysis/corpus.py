@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -2565,7 +2566,7 @@ def _jmes(path: tuple) -> str:
     return out
 
 
-def _content_rules(spec: dict) -> list[dict] | None:
+def _content_rules(spec: dict, unread: tuple[str, ...] | None = None) -> list[dict] | None:
     """Kyverno rules that flag the gap objects by what they hold, as a right policy does: for each gap object, a
     field of its own (outside its metadata but its namespace, its labels and its names) whose value no
     compliant object of its kind holds there, or one every such compliant object holds and it lacks; None when
@@ -2574,11 +2575,15 @@ def _content_rules(spec: dict) -> list[dict] | None:
     names = {(o.get("metadata") or {}).get("name") for o in spec["ciso"]["gaps"] + spec["ciso"]["compliant"]
              + spec["ciso"].get("context", [])}
 
+    from ..ciso.k8s import _covered
+
     def fields(obj):
+        # with `unread` (the control's reads): only the fields the control does not read
         return {path: value for path, value in _leaves(obj)
                 if path and (path[0] not in ("metadata", "apiVersion", "kind") or path == ("metadata", "namespace"))
                 and "labels" not in path and "matchLabels" not in path and value not in names
-                and isinstance(value, (str, bool, int)) and value is not False and value != ""}
+                and isinstance(value, (str, bool, int)) and value is not False and value != ""
+                and (unread is None or not _covered(tuple(str(p) for p in path), unread))}
 
     rules = []
     for index, gap in enumerate(spec["ciso"]["gaps"]):
@@ -2650,6 +2655,7 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
                                                                           if k != "policyReports"})
     if contract.get("artefact") == "rego":
         yield from _rego_cases(spec)
+        yield from _unit_cases(spec)
     if kyverno:
         override = [{"action": "Enforce", "namespaces": sorted({(o.get("metadata") or {}).get("namespace") or "default"
                                                                for o in spec["ciso"]["gaps"]})}]
@@ -2666,11 +2672,82 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
             policy = copy.deepcopy(good_policy)
             policy["spec"]["rules"] = [{"name": "check"}]
             yield Case("an updated policy that lost its rules", "policy", FAIL, state=with_reports(perfect, policy))
+        yield from _kyverno_semantics_cases(scenario, spec, faulty, good_policy, perfect, with_reports)
         yield from _graded_policy_cases(scenario, spec, faulty, good_policy)
         yield from _singling_out_cases(scenario, spec, faulty, good_policy)
         yield from _policy_meaning_cases(spec, faulty, good_policy)
         yield from _listed_cases(scenario, spec, faulty, good_policy)
         yield from _pod_rule_cases(spec, faulty, good_policy)
+
+
+def _cel_rules(rules: list[dict]) -> list[dict]:
+    """The content rules (`_content_rules`) as `validate.cel` expressions: each flags the object whose field holds
+    the rule's value (or lacks the field, for a rule keyed on its absence), every step guarded by `has()`."""
+    out = []
+    for rule in rules:
+        cond = rule["validate"]["deny"]["conditions"]["any"][0]
+        text = cond["value"][len("{{ request.object"):-len(" || '<absent>' }}")]
+        path = [int(p) if p.isdigit() else p for p in re.findall(r'\[(\d+)\]|\."([^"]*)"|\.([A-Za-z0-9_]+)', text)
+                for p in [next(x for x in p if x)]]
+        accessor, guards = "object", []
+        for part in path:
+            if isinstance(part, int):
+                guards.append(f"size({accessor}) > {part}")
+                accessor += f"[{part}]"
+            elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
+                guards.append(f"has({accessor}.{part})")
+                accessor += f".{part}"
+            else:
+                guards.append(f"{json.dumps(part)} in {accessor}")
+                accessor += f"[{json.dumps(part)}]"
+        present = " && ".join(guards) or "true"
+        key = cond["key"]
+        literal = "true" if key is True else json.dumps(key)
+        expression = present if key == "<absent>" else f"!({present} && {accessor} == {literal})"
+        out.append({"name": rule["name"], "match": rule["match"],
+                    "validate": {"message": "violates the control", "cel": {"expressions": [{"expression": expression}]}}})
+    return out
+
+
+def _kyverno_semantics_cases(scenario, spec, faulty, good_policy, perfect, with_reports) -> Iterator[Case]:
+    """What Kyverno makes of a policy, beyond its text: a perfect policy that reads the requesting user in
+    background mode (Kyverno refuses it: fail); the perfect policy with a precondition whose regular expression
+    backtracks catastrophically in Python's engine but not in Go's (pass, in bounded time); the perfect policy
+    written in CEL (pass); another existing policy whose Pod rules Kyverno carries over to no controller
+    (`autogen-controllers: none`: fail)."""
+    reads = tuple(scenario.compliance.reads) if scenario.compliance is not None else ()
+    unread = _content_rules(spec, reads) if reads else None
+    if unread is not None:  # gap and compliant objects that are no minimal pair: a policy keyed elsewhere passes
+        keyed = copy.deepcopy(good_policy)
+        keyed["spec"]["rules"] = [r for r in keyed["spec"]["rules"] if not r["name"].startswith("check")] + unread
+        yield Case("a policy keyed on fields the control does not read", "policy", FAIL, artifact=("kyverno", [keyed]))
+    rules = _content_rules(spec)
+    user = copy.deepcopy(good_policy)
+    for rule in user["spec"]["rules"]:
+        rule["preconditions"] = {"all": [{"key": "{{ request.userInfo.username }}", "operator": "NotEquals",
+                                          "value": "cluster-admin"}]}
+    yield Case("a perfect policy that reads the requesting user in background mode (Kyverno refuses it)", "policy",
+               FAIL, state=with_reports(perfect, user))
+    if rules is None:
+        return
+    yield Case("a perfect policy that reads the requesting user in background mode (offline)", "policy", FAIL,
+               artifact=("kyverno", [user]))
+    slow = copy.deepcopy(good_policy)
+    for rule in slow["spec"]["rules"]:
+        if rule["name"].startswith("check"):
+            rule["preconditions"] = {"all": [{"key": "{{ regex_match('^(a+)+$', '" + "a" * 48 + "!') }}",
+                                              "operator": "Equals", "value": False}]}
+    yield Case("a perfect policy with a precondition Python's regular expressions would take years over", "policy",
+               PASS, artifact=("kyverno", [slow]))
+    cel = copy.deepcopy(good_policy)
+    cel["spec"]["rules"] = [r for r in cel["spec"]["rules"] if not r["name"].startswith("check")] + _cel_rules(rules)
+    yield Case("a perfect policy written in CEL (validate.cel)", "policy", PASS, artifact=("kyverno", [cel]))
+    for other in spec["ciso"].get("others") or []:
+        silenced = copy.deepcopy(other)
+        silenced.setdefault("metadata", {}).setdefault("annotations", {})[
+            "pod-policies.kyverno.io/autogen-controllers"] = "none"
+        yield Case(f"another existing policy ({other['metadata']['name']}) carried over to no controller (offline)",
+                   "policy", FAIL, artifact=("kyverno", [good_policy, silenced]))
 
 
 def _graded_policy_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
@@ -2710,6 +2787,13 @@ def _singling_out_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
               if not any((c.get("metadata") or {}).get("labels", {}).get(k) == v for c in spec["ciso"]["compliant"])]
     if labels and all(labels[0] in ((o["metadata"].get("labels") or {}).items()) for o in gaps):
         selectors["by a label value"] = {"selector": {"matchLabels": {labels[0][0]: labels[0][1]}}}
+    # an agent that read how twins are named: the gap names and the names their twins would take, as the index
+    # of the gap object (`t0x*`, an earlier scheme) or a hash without the evaluator's key would give them
+    from ..runtime.evaluator import twins
+    everything = gaps + list(spec["ciso"]["compliant"]) + list(spec["ciso"].get("context", []))
+    guessed = [c["metadata"]["name"] for c in twins(everything)[:len(gaps)]]
+    selectors["by name and the names their twins would take"] = {
+        "names": names + guessed + [f"t{i}x*" for i in range(len(gaps))]}
     name = good_policy["metadata"]["name"]
     perfect = policy_reports(scenario, perfect=True, policy=name)
     for why, resources in selectors.items():
@@ -2728,7 +2812,7 @@ def _policy_meaning_cases(spec, faulty, good_policy) -> Iterator[Case]:
     """A policy is graded on what it does: one that spares the compliant objects by name (a deny of every
     object of the gap kinds but those names) fails their twins; an update whose existing rules keep their
     names but are gutted or narrowed fails `ciso.kept`; another existing policy changed fails
-    `ciso.others`; a graded policy the embedded matcher cannot judge (a CEL rule) fails, saying why."""
+    `ciso.others`; a graded policy the embedded matcher cannot judge (CEL with parameters) fails, saying why."""
     perfect = [{"policy": good_policy["metadata"]["name"], "result": "fail" if g else "pass",
                 "resources": [{"apiVersion": o.get("apiVersion"), "kind": o["kind"], "name": o["metadata"]["name"],
                                **({"namespace": o["metadata"]["namespace"]} if o["metadata"].get("namespace") else {})}]}
@@ -2756,11 +2840,20 @@ def _policy_meaning_cases(spec, faulty, good_policy) -> Iterator[Case]:
                    state=live(policy))
     kept = spec["ciso"].get("kept") or []
     existing = [r for r in good_policy["spec"]["rules"] if not r["name"].startswith("check")]
+    images = sorted({c.get("image") for o in spec["ciso"]["gaps"] + spec["ciso"]["compliant"]
+                     for c in ((o.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers", [])
+                     if isinstance(c, dict) and isinstance(c.get("image"), str)}) or ["nginx"]
     if kept and existing:
         for why, change in (("gutted (its pattern matching anything)", lambda r: r.update(
                                 validate={"message": "kept", "pattern": {"spec": {"containers": [{"name": "*"}]}}})),
                             ("narrowed (to objects named otherwise)", lambda r: r.update(
-                                exclude={"any": [{"resources": {"names": ["*"]}}]}))):
+                                exclude={"any": [{"resources": {"names": ["*"]}}]})),
+                            # a precondition that holds for the scenario's own objects alone: what the probes run
+                            ("narrowed by a precondition on the image the scenario's objects run", lambda r: r.update(
+                                preconditions={"all": [{"key": "{{ request.object.spec.containers[0].image || '' }}",
+                                                        "operator": "AnyIn", "value": images}]})),
+                            ("narrowed by excluding the probes' names as the docs spell them", lambda r: r.update(
+                                exclude={"any": [{"resources": {"names": ["kept-*", "*-pod"]}}]}))):
             policy = copy.deepcopy(good_policy)
             for rule in policy["spec"]["rules"]:
                 if not rule["name"].startswith("check"):
@@ -2779,8 +2872,9 @@ def _policy_meaning_cases(spec, faulty, good_policy) -> Iterator[Case]:
     cel = copy.deepcopy(good_policy)
     cel["spec"]["rules"] = [r for r in cel["spec"]["rules"] if not r["name"].startswith("check")] + [{
         "name": "check", "match": {"any": [{"resources": {"kinds": kinds}}]},
-        "validate": {"cel": {"expressions": [{"expression": "true"}]}}}]
-    yield Case("a graded policy the embedded matcher cannot judge (CEL), its reports perfect", "policy", FAIL,
+        "validate": {"cel": {"expressions": [{"expression": "params.allowed == true"}],
+                             "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"}}}}]
+    yield Case("a graded policy the embedded matcher cannot judge (CEL parameters), its reports perfect", "policy", FAIL,
                state=live(cel))
 
 
@@ -2867,6 +2961,29 @@ def _rego_cases(spec) -> Iterator[Case]:
     for why, test in (("at most", f"count({items}) <= {size}"), ("exactly", f"count({items}) == {size}")):
         yield Case(f"a Rego policy true when the input holds {why} as many items as the compliant objects ({size})",
                    "policy", FAIL, artifact=("rego", f"package check\n\ndefault result := false\n\nresult if {test}\n"))
+
+
+def _unit_cases(spec) -> Iterator[Case]:
+    """A control judged per namespace (the spec's `unit`) is graded at that granularity: a Rego policy that
+    reads each namespace as a whole (every namespace running a workload has a policy object of the compliant
+    side's kinds) passes, as does one per workload."""
+    if spec["ciso"].get("unit") != "namespace":
+        return
+    try:
+        import regopy  # noqa: F401 - the offline Rego engine; without it the case cannot be graded
+    except ImportError:
+        return
+    workloads = sorted({o["kind"] for o in spec["ciso"]["gaps"]})
+    guards = sorted({o["kind"] for o in spec["ciso"]["compliant"]} - set(workloads))
+    if not guards:
+        return
+    source = ("package check\n\ndefault result := false\n\nresult if count(bare) == 0\n\n"
+              f"bare contains ns if {{\n  some d in input.items\n  d.kind in {json.dumps(workloads)}\n"
+              "  ns := d.metadata.namespace\n  not guarded(ns)\n}\n\n"
+              f"guarded(ns) if {{\n  some p in input.items\n  p.kind in {json.dumps(guards)}\n"
+              "  p.metadata.namespace == ns\n}\n")
+    yield Case("a Rego policy that reads each namespace as a whole, for a control judged per namespace", "policy",
+               PASS, artifact=("rego", source))
 
 
 def _pod_rule_cases(spec, faulty, good_policy) -> Iterator[Case]:

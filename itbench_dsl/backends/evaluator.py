@@ -898,6 +898,12 @@ def _ciso(scenario: ir.Scenario) -> dict | None:
     task_class = ciso.TASK_CLASSES.get(compliance.task)
     if task_class is not None and task_class.input:
         out["input"] = task_class.input
+    namespaces = {o["metadata"]["name"]: dict(o["metadata"].get("labels") or {}) for o in pool.values()
+                  if o.get("kind") == "Namespace" and (o.get("metadata") or {}).get("name")}
+    if namespaces:
+        out["namespaces"] = namespaces  # their labels, for a policy's namespaceSelector
+    if isinstance(control, ciso.K8sControl) and control.unit != "object":
+        out["unit"] = control.unit  # a control judged per namespace: each gap object in a world of its own
     if context:
         out["context"] = context
     out.update(_kept(scenario))
@@ -930,25 +936,79 @@ def _kept(scenario: ir.Scenario) -> dict:
     namespaces = [n.name for n in scenario.topology.namespaces]
     if not existing or not namespaces:
         return {}
-    kept = []
-    for control in ciso.CATALOGUE.values():
-        if not isinstance(control, ciso.K8sControl):
-            continue
-        for obj in control.build(namespaces[0], f"kept-{control.slug}", True):
-            if not control.probe([obj]):
+    kept, seen = [], set()
+    probes = [obj for control in ciso.CATALOGUE.values() if isinstance(control, ciso.K8sControl)
+              for obj in control.build(namespaces[0], f"kept-{control.slug}", True) if control.probe([obj])]
+    compliance = scenario.compliance
+    pool = {_key(o): o for o in ciso_backend.k8s_objects(scenario)[0] + ciso_backend.k8s_objects(scenario)[1]}
+    probes += [pool[(r.kind, r.namespace, r.name)] for r in compliance.gaps + compliance.compliant
+               if (r.kind, r.namespace, r.name) in pool]
+    for probe in probes:
+        for obj in kept_variants(json.loads(json.dumps(probe))):
+            key = _key(obj)
+            if key in seen:
                 continue
-            obj = json.loads(json.dumps(obj))
             try:
                 failed = sorted({r.rule for r in matcher.evaluate_policy(existing[0], obj) if r.status == "fail"})
             except Exception:  # noqa: BLE001 - a rule the matcher cannot evaluate keeps no probe
                 failed = []
             if failed:
+                seen.add(key)
                 kept.append({"object": obj, "rules": failed})
     out: dict = {}
     if kept:
         out["kept"] = kept
     if len(existing) > 1:
         out["others"] = existing[1:]
+    return out
+
+
+# what a kept rule must still flag beyond the probe itself: the probe with other names and labels, other
+# images, another container name, in another namespace (each kept only where the existing policy flags it)
+KEPT_IMAGES = ("registry.example.com/platform/service:2.4.1", "busybox:1.36")
+
+
+def kept_variants(obj: dict) -> list[dict]:
+    """The probe and its variants in what the control does not read, so that a kept rule narrowed to the
+    probes' names, labels, images, container names or namespace (a precondition, an exclude) flags them no
+    longer. Each variant's name is a hash of the probe's and of the change: no variant shares a name."""
+    import hashlib
+
+    from ..runtime.evaluator import templated_pod, twins
+
+    def named(variant: dict, change: str) -> dict:
+        variant = json.loads(json.dumps(variant))
+        meta = variant.setdefault("metadata", {})
+        digest = hashlib.sha256(f"{meta.get('name')}\0{change}".encode()).hexdigest()
+        meta["name"] = "k" + digest[:11]
+        return variant
+
+    def pods(variant: dict) -> list[dict]:
+        spec = variant.get("spec") if isinstance(variant.get("spec"), dict) else {}
+        pod = spec if variant.get("kind") == "Pod" else (spec.get("template") or {}).get("spec") \
+            if templated_pod(variant) is not None else None
+        return [pod] if isinstance(pod, dict) else []
+
+    out = [obj, twins([obj], "kept")[0]]
+    for index, image in enumerate(KEPT_IMAGES):
+        variant = json.loads(json.dumps(obj))
+        containers = [c for pod in pods(variant) for key in ("initContainers", "containers")
+                      for c in pod.get(key) or [] if isinstance(c, dict)]
+        if containers:
+            for container in containers:
+                container["image"] = image
+            out.append(named(variant, f"image {index}"))
+    variant = json.loads(json.dumps(obj))
+    containers = [c for pod in pods(variant) for c in pod.get("containers") or [] if isinstance(c, dict)]
+    if containers:
+        for number, container in enumerate(containers):
+            container["name"] = f"worker-{number}"
+        out.append(named(variant, "container"))
+    namespace = (obj.get("metadata") or {}).get("namespace")
+    if namespace:
+        variant = json.loads(json.dumps(obj))
+        variant["metadata"]["namespace"] = f"{namespace}-other"[:63]
+        out.append(named(variant, "namespace"))
     return out
 
 

@@ -50,7 +50,10 @@ def compliance(self, single: dict, domain: str | None) -> ir.Compliance | None:
                    "invalid group name", help="use letters, digits and `_`, e.g. `rhel9_servers`")
         hosts = None
     given = body.attr("given", "bool", default=False)  # the prompt may name the gap objects (leakage lint)
+    reads = body.attr("reads", "str_list", default=None)  # the fields the control reads (minimal pairs)
     body.finish()
+    if reads is None:
+        reads = list(entry.reads) if isinstance(entry, K8sControl) else []
     if task.kind not in CISO_TASKS:
         hint = did_you_mean(task.kind, CISO_TASKS)
         self.error("E2010", f"`{task.kind}` is not a CISO task class", task.span,
@@ -65,7 +68,7 @@ def compliance(self, single: dict, domain: str | None) -> ir.Compliance | None:
             return None
         found = catalogue_compliance(self, entry, control, task, goal, benchmark, hosts)
         if found is not None:
-            found.given, found.policies, found.update = given, policies, update
+            found.given, found.policies, found.update, found.reads = given, policies, update, list(reads)
         return found
     if isinstance(entry, K8sControl) and compliant and not gaps:
         self.error("E2013", f"`compliant` objects but no `gap` for catalogue control `{entry.id}`",
@@ -87,7 +90,8 @@ def compliance(self, single: dict, domain: str | None) -> ir.Compliance | None:
                        "also a gap", help="remove the `gap` or the `compliant` statement")
     if goal is None and entry is not None:
         goal = goal_text(entry, task.kind, None)
-    return ir.Compliance(control.id, benchmark, goal or "", task.kind, gap_refs, ok_refs, given, policies, update)
+    return ir.Compliance(control.id, benchmark, goal or "", task.kind, gap_refs, ok_refs, given, policies, update,
+                         list(reads))
 
 def catalogue_compliance(self, entry, control: ast.Control, task: ast.Task, goal: str | None, benchmark: str,
                          hosts: str | None) -> ir.Compliance | None:

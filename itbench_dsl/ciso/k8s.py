@@ -40,6 +40,12 @@ class K8sControl:
     # workloads and network policies of its namespace; not RBAC objects, not the default namespace)
     collectable: bool = True
     benchmark: str = K8S_BENCHMARK
+    # the fields the control reads, as dotted paths from the object (`*` any key or list index; a path covers
+    # everything below it): a compliant object differs from its gap object in these alone (`off_control`)
+    reads: tuple[str, ...] = ()
+    # what the control is judged over: "object" (each object on its own) or "namespace" (a namespace complies
+    # or not as a whole: the gap and compliant objects are then graded each in a namespace of its own)
+    unit: str = "object"
     classes: tuple[str, ...] = ()  # derived below
 
     def objects(self, namespace: str, violating: bool) -> list[dict]:
@@ -52,6 +58,61 @@ def object_names(slug: str) -> tuple[str, str]:
     only the gap objects carry (`-gap`, `app.kubernetes.io/managed-by`) would point at them (agent_view.py)."""
     first = hashlib.sha256(slug.encode("utf-8")).digest()[0] % 2 == 0
     return (f"{slug}-a", f"{slug}-b") if first else (f"{slug}-b", f"{slug}-a")
+
+
+def _leaves(node, path: tuple = ()):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _leaves(value, path + (str(key),))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _leaves(value, path + (str(index),))
+    else:
+        yield path, node
+
+
+def _covered(path: tuple, reads: tuple[str, ...]) -> bool:
+    for read in reads:
+        parts = read.split(".")
+        if len(parts) <= len(path) and all(p == "*" or p == q for p, q in zip(parts, path)):
+            return True
+    return False
+
+
+def off_control(reads: tuple[str, ...], gap: dict, compliant: dict, names: set[str]) -> list[str]:
+    """The paths where `compliant` differs from `gap` outside the fields the control reads (`reads`): empty
+    for a minimal pair. Names the objects own (any string equal to one of `names`, or holding one) and label
+    values are not compared (twins rename them); label keys are, so that no label only one side carries
+    tells the sides apart."""
+    def flat(obj: dict) -> dict:
+        out = {}
+        for path, value in _leaves(obj):
+            if path[:2] == ("metadata", "name"):
+                continue
+            if isinstance(value, str) and any(n and n in value for n in names):
+                value = "<name>"
+            if "labels" in path or "matchLabels" in path:
+                value = "<label>"
+            out[path] = value
+        return out
+    a, b = flat(gap), flat(compliant)
+    return sorted(".".join(p) for p in set(a) | set(b) if a.get(p, ...) != b.get(p, ...) and not _covered(p, reads))
+
+
+def minimal_pairs(reads: tuple[str, ...], gaps: list[dict], compliant: list[dict], context: list[dict] = ()) -> list[str]:
+    """For each gap object, the off-control differences (`off_control`) from the compliant object of its kind
+    closest to it, as `Kind/name: path, ...`; a gap object with no compliant object of its kind is reported.
+    `context`: objects beside the gap (a service account) whose names the gap objects may hold."""
+    names = {str((o.get("metadata") or {}).get("name")) for o in [*gaps, *compliant, *context]}
+    problems = []
+    for gap in gaps:
+        same = [off_control(reads, gap, o, names) for o in compliant if o.get("kind") == gap.get("kind")]
+        where = f"{gap.get('kind')}/{(gap.get('metadata') or {}).get('name')}"
+        if not same:
+            problems.append(f"{where}: no compliant object of its kind")
+        elif min(same, key=len):
+            problems.append(f"{where}: " + ", ".join(min(same, key=len)))
+    return problems
 
 
 def _meta(name: str, namespace: str | None, labels: dict | None = None) -> dict:
@@ -177,8 +238,9 @@ def _cluster_admin(namespace: str, name: str, violating: bool) -> list[dict]:
     if violating:
         return [_sa(name, namespace), _binding("ClusterRoleBinding", f"{namespace}-{name}", None, "ClusterRole",
                                                "cluster-admin", _sa_subject(name, namespace))]
-    return _rules_gap([], [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "list", "watch"]}])(
-        namespace, name, False)
+    # the compliant counterpart binds the same way to a read-only role of the cluster's own (`view`)
+    return [_sa(name, namespace), _binding("ClusterRoleBinding", f"{namespace}-{name}", None, "ClusterRole", "view",
+                                           _sa_subject(name, namespace))]
 
 
 def _binds_to(role: str) -> Callable[[list[dict]], bool]:
@@ -277,7 +339,6 @@ def _privileged(pod: dict, container: dict) -> None:
 def _root(pod: dict, container: dict) -> None:
     pod["securityContext"]["runAsNonRoot"] = False
     pod["securityContext"]["runAsUser"] = 0
-    pod["securityContext"]["runAsGroup"] = 0
 
 
 def _runs_as_root(pod: dict) -> bool:
@@ -330,7 +391,7 @@ CONTROLS: list[K8sControl] = [
     K8sControl("cis-k8s-5.1.1", "5.1.1", "cluster-admin",
                "Ensure that the cluster-admin role is only used where required.",
                "ClusterRoleBinding of a service account to cluster-admin",
-               "namespaced Role and RoleBinding with read access to deployments",
+               "ClusterRoleBinding of a service account to the read-only `view` role",
                _cluster_admin, _binds_to("cluster-admin"), collectable=False),
     K8sControl("cis-k8s-5.1.2", "5.1.2", "secrets-access", "Minimize access to secrets.",
                "Role granting get/list/watch on secrets", "Role granting read access to configmaps only",
@@ -507,7 +568,41 @@ CONTROLS: list[K8sControl] = [
                collectable=False),
 ]
 
+_POD_SPEC = "spec.template.spec"
+_CONTAINER = "spec.template.spec.containers.*"
+# the fields each control reads (K8sControl.reads): its compliant objects differ from its gap objects in these alone
+READS: dict[str, tuple[str, ...]] = {
+    "cis-k8s-5.1.1": ("roleRef",),
+    **{c: ("rules",) for c in ("cis-k8s-5.1.2", "cis-k8s-5.1.3", "cis-k8s-5.1.4", "cis-k8s-5.1.8", "cis-k8s-5.1.9",
+                               "cis-k8s-5.1.10", "cis-k8s-5.1.11", "cis-k8s-5.1.12", "cis-k8s-5.1.13")},
+    "cis-k8s-5.1.5": (f"{_POD_SPEC}.serviceAccountName",),
+    "cis-k8s-5.1.6": (f"{_POD_SPEC}.automountServiceAccountToken",),
+    "cis-k8s-5.1.7": ("subjects",),
+    # a privileged container cannot forbid privilege escalation (the API server refuses the pair)
+    "cis-k8s-5.2.2": (f"{_CONTAINER}.securityContext.privileged", f"{_CONTAINER}.securityContext.allowPrivilegeEscalation"),
+    "cis-k8s-5.2.3": (f"{_POD_SPEC}.hostPID",),
+    "cis-k8s-5.2.4": (f"{_POD_SPEC}.hostIPC",),
+    "cis-k8s-5.2.5": (f"{_POD_SPEC}.hostNetwork",),
+    "cis-k8s-5.2.6": (f"{_CONTAINER}.securityContext.allowPrivilegeEscalation",),
+    "cis-k8s-5.2.7": (f"{_POD_SPEC}.securityContext.runAsNonRoot", f"{_POD_SPEC}.securityContext.runAsUser",
+                      f"{_CONTAINER}.securityContext.runAsNonRoot", f"{_CONTAINER}.securityContext.runAsUser"),
+    "cis-k8s-5.2.8": (f"{_CONTAINER}.securityContext.capabilities",),
+    "cis-k8s-5.2.9": (f"{_CONTAINER}.securityContext.capabilities",),
+    "cis-k8s-5.2.10": (f"{_CONTAINER}.securityContext.capabilities",),
+    "cis-k8s-5.2.12": (f"{_POD_SPEC}.volumes", f"{_CONTAINER}.volumeMounts"),
+    "cis-k8s-5.2.13": (f"{_CONTAINER}.ports",),
+    # the namespace's NetworkPolicies (what they select): the workloads themselves are alike
+    "cis-k8s-5.3.2": ("spec.podSelector", "spec.policyTypes"),
+    "cis-k8s-5.4.1": (f"{_CONTAINER}.env", f"{_CONTAINER}.envFrom", f"{_POD_SPEC}.volumes", f"{_CONTAINER}.volumeMounts"),
+    "cis-k8s-5.7.2": (f"{_POD_SPEC}.securityContext.seccompProfile", f"{_CONTAINER}.securityContext.seccompProfile"),
+    "cis-k8s-5.7.3": (f"{_POD_SPEC}.securityContext", f"{_CONTAINER}.securityContext"),
+    "cis-k8s-5.7.4": ("metadata.namespace",),
+}
+UNITS = {"cis-k8s-5.3.2": "namespace"}  # K8sControl.unit where it is not "object"
+
 for _c in CONTROLS:
+    object.__setattr__(_c, "reads", READS[_c.id])
+    object.__setattr__(_c, "unit", UNITS.get(_c.id, "object"))
     # a Kyverno policy can check every control; an agent that collects the objects needs a control whose
     # objects its access reaches; an existing policy can be extended with a pod pattern
     object.__setattr__(_c, "classes", tuple(t.task for t in TASK_CLASSES.values() if t.platform == "k8s"

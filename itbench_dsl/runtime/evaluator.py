@@ -3587,6 +3587,9 @@ def contract_problems(contract, policies):
             problems.append(f"`{name}` blocks (Enforce): the prompt asks it to report (Audit)")
         if contract.get("background") and spec.get("background") is False:
             problems.append(f"`{name}` sets background: false: the prompt asks it to check existing objects")
+        refused = background_refusal(policy) if spec.get("background") is not False else None
+        if refused:
+            problems.append(f"Kyverno refuses `{name}`: {refused}")
     if contract.get("name"):
         mine = [p for p in policies if (p.get("metadata") or {}).get("name") == contract["name"]]
         if not mine:
@@ -3597,6 +3600,53 @@ def contract_problems(contract, policies):
             if lost:
                 problems.append(f"`{contract['name']}` lost its rule(s) {', '.join(lost)}")
     return problems
+
+
+# Kyverno's policy validation (pkg/validation/policy/background.go, v1.19): in background mode (the default)
+# a policy may not read who made the request, which a background scan does not know: no variable naming
+# these, and no match or exclude block naming roles, cluster roles or subjects. Kyverno refuses such a policy.
+_KYVERNO_VARIABLE = re.compile(r"(^|[^\\])(\{\{(?:\{[^{}]*\}|[^{}])*\}\})")
+_USER_VARIABLES = [re.compile(r"[^\.](" + word + r")\b") for word in
+                   ("serviceAccountName", "serviceAccountNamespace", r"request\.userInfo", r"request\.roles",
+                    r"request\.clusterRoles")]
+MAX_POLICY_TEXT = 200_000  # characters of a policy's JSON that are searched for variables
+
+
+def background_refusal(policy):
+    """Why Kyverno refuses `policy` in background mode (None when it admits it): a variable that reads the
+    requesting user (`{{request.userInfo...}}`, `serviceAccountName`, `request.roles`, ...), or a match or
+    exclude block naming `roles`, `clusterRoles` or `subjects` (Kyverno's containsUserVariables)."""
+    spec = policy.get("spec") if isinstance(policy.get("spec"), dict) else {}
+    for index, rule in enumerate(spec.get("rules") or []):
+        if not isinstance(rule, dict):
+            continue
+        for block in ("match", "exclude"):
+            holder = rule.get(block)
+            filters = [holder] if isinstance(holder, dict) else []
+            for key in ("any", "all"):
+                items = holder.get(key) if isinstance(holder, dict) else None
+                filters += [f for f in items if isinstance(f, dict)] if isinstance(items, list) else []
+            for flt in filters:
+                for field in ("roles", "clusterRoles", "subjects"):
+                    if flt.get(field):
+                        return (f"rule {index} names `{field}` in its {block} block, which a background scan "
+                                "cannot know (set background: false, or match on what the objects are)")
+    meta = dict(policy.get("metadata")) if isinstance(policy.get("metadata"), dict) else {}
+    annotations = meta.get("annotations")
+    if isinstance(annotations, dict) and "kubectl.kubernetes.io/last-applied-configuration" in annotations:
+        meta["annotations"] = {**annotations, "kubectl.kubernetes.io/last-applied-configuration": ""}
+    try:
+        text = json.dumps({**policy, "metadata": meta}, sort_keys=True)[:MAX_POLICY_TEXT]
+    except (TypeError, ValueError):
+        return None
+    for match in _KYVERNO_VARIABLE.finditer(text):
+        variable = match.group(2)
+        for banned in _USER_VARIABLES:
+            found = banned.search(variable)
+            if found:
+                return (f"the variable {shown(variable, 80)} reads `{found.group(1)}`, which a background scan "
+                        "does not know (only select variables are allowed in background mode)")
+    return None
 
 
 def failure_actions(spec):
@@ -3652,18 +3702,19 @@ def ciso(spec, verdicts, checks, metrics, gap_only, source):
     return (flagged + kept) / (gaps + compliant) if gaps + compliant else 0.0
 
 
-def twins(objects):
+def twins(objects, salt=""):
     """Copies of `objects` that differ from them in every name and label a control does not read: each
     object's name, and every other string equal to one of those names (a binding's subject, a role
-    reference, a selector's label), becomes a fresh name sharing no prefix with it; every label key and
-    value (of `labels`, `matchLabels`, a Service's `selector`) becomes a fresh one, the same throughout,
-    so selectors still select. What the controls read stays: the namespace, the spec, and names the
-    objects do not own (`cluster-admin`, `default`, `system:masters`)."""
+    reference, a selector's label), becomes a fresh name sharing not even its first character with it; every
+    label key and value (of `labels`, `matchLabels`, a Service's `selector`) becomes a fresh one, the same
+    throughout, so selectors still select. What the controls read stays: the namespace, the spec, and names
+    the objects do not own (`cluster-admin`, `default`, `system:masters`). A fresh name is a keyed hash of the
+    old one (`_fresh`), all of one length: nothing in it says which side (gap or compliant) it came from."""
     names = {}
     for obj in objects:
         name = str((obj.get("metadata") or {}).get("name") or "")
         if name and name not in names:
-            names[name] = _fresh(name, len(names))
+            names[name] = _fresh(name, salt)
     labels = {}
 
     def label_map(mapping):
@@ -3671,7 +3722,7 @@ def twins(objects):
         for key, value in mapping.items():
             for text in (key, value):
                 if isinstance(text, str) and text not in labels and text not in names:
-                    labels[text] = _fresh(text, len(labels), "l")
+                    labels[text] = _fresh(text, salt + "\0label")
             out[labels.get(key, names.get(key, key))] = labels.get(value, names.get(value, value)) \
                 if isinstance(value, str) else value
         return out
@@ -3691,10 +3742,25 @@ def twins(objects):
     return [copy_of(obj) for obj in objects]
 
 
-def _fresh(text, index, mark="t"):
-    """A name that shares not even its first character with `text`: `t0x`, else `q0x`."""
-    lead = mark if not text.startswith(mark) else "q"
-    return f"{lead}{index}x{len(text)}"
+def _fresh(text, salt):
+    """A fresh name for `text`: a letter and 11 hex digits of a hash keyed by `salt` (the scenario's objects,
+    which the agent's prompt never holds), the letter never `text`'s first. Every fresh name has one length
+    and one form, so a twin's name says nothing of the side of the object it copies."""
+    import hashlib
+
+    digest = hashlib.sha256(f"{salt}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+    letters = [c for c in "bcdfghjkmnpqrstvwxz" if c != text[:1].lower()]
+    return letters[int(digest[:8], 16) % len(letters)] + digest[8:19]
+
+
+def twin_salt(spec):
+    """The key of the twins' names: a hash of the scenario's graded objects (deterministic per scenario)."""
+    import hashlib
+
+    ciso_spec = spec.get("ciso") or {}
+    text = json.dumps([ciso_spec.get("control"), ciso_spec.get("gaps"), ciso_spec.get("compliant"),
+                       ciso_spec.get("context")], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def general_checks(spec, judge, checks):
@@ -3710,9 +3776,13 @@ def general_checks(spec, judge, checks):
     context = [obj for obj in ciso_spec.get("context", []) if (obj.get("metadata") or {}).get("name")]
     if not gaps:
         return
-    copies = twins(gaps + compliant + context)  # one renaming throughout: bindings still reach their roles
+    copies = twins(gaps + compliant + context, twin_salt(spec))  # one renaming throughout: bindings still reach their roles
     gap_twins, ok_twins = copies[:len(gaps)], copies[len(gaps):len(gaps) + len(compliant)]
-    verdicts = judge((gap_twins, ok_twins, copies[len(gaps) + len(compliant):]))
+    try:
+        verdicts = judge((gap_twins, ok_twins, copies[len(gaps) + len(compliant):]))
+    except InputError as exc:  # the policy cannot be evaluated on the twins: no pass
+        unchecked(checks, "ciso.general", str(exc)[:300])
+        return
     missed = [ref_text(as_ref(obj_ref(c))) for c in gap_twins
               if not ({"fail", "false"} & verdicts.get(obj_ref(c), set()))]
     refused = [ref_text(as_ref(obj_ref(c))) for c in ok_twins
@@ -3737,7 +3807,8 @@ def unchecked(checks, check_id, why):
 
 def kept_checks(spec, policies, checks):
     """An update keeps what the existing policy checked: every object it flagged before the agent touched it
-    (`kept`, violations of catalogue controls under fresh names) the updated policy still flags. A rule
+    (`kept`: violations of catalogue controls and the scenario's objects, each with variants in names, labels,
+    images, container names and namespace) the updated policy still flags, judged by effect. A rule
     gutted (its pattern emptied) or narrowed (to other kinds, names, namespaces) under its old name flags
     them no longer. `policies`: the updated policy, as the artefact or the cluster holds it."""
     kept = spec["ciso"].get("kept") or []
@@ -3786,6 +3857,36 @@ def _says_same(original, held):
     return same(original, held)
 
 
+# annotations that change what Kyverno does with a policy: the pod controllers its Pod rules are carried over
+# to (`none`: none; Kyverno's pkg/autogen, api/kyverno/constants.go), and whether its failures count
+_BEHAVIOUR_ANNOTATIONS = ("pod-policies.kyverno.io/autogen-controllers", "policies.kyverno.io/scored")
+
+
+def _behaviour(policy):
+    """What Kyverno makes of a policy beyond its spec: the names and kinds of the rules it evaluates (autogen
+    rules included, as the embedded matcher expands them) and whether its failures count. Without the matcher,
+    the behaviour annotations themselves (a missing autogen annotation is Kyverno's default)."""
+    meta = policy.get("metadata") if isinstance(policy.get("metadata"), dict) else {}
+    annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+    scored = str(annotations.get(_BEHAVIOUR_ANNOTATIONS[1], "true")).strip().lower() != "false"
+    matcher = embedded_module("kyverno")
+    # the embedded entry module holds it; inside the package, its `policy` module does
+    rules = getattr(matcher, "_cached_rules", None) or getattr(getattr(matcher, "policy", None), "_cached_rules", None)
+    if rules is None:
+        return (str(annotations.get(_BEHAVIOUR_ANNOTATIONS[0], "")).strip(), scored)
+    try:
+        expanded = rules(policy)
+    except Exception:  # noqa: BLE001 - a policy the matcher cannot read: compare what it says
+        return (str(annotations.get(_BEHAVIOUR_ANNOTATIONS[0], "")).strip(), scored)
+    kinds = []
+    for rule, _ in expanded:
+        match = rule.get("match") if isinstance(rule.get("match"), dict) else {}
+        filters = [match] + [f for key in ("any", "all") for f in (match.get(key) or []) if isinstance(f, dict)]
+        found = sorted(str(k) for f in filters for k in ((f.get("resources") or {}).get("kinds") or []))
+        kinds.append((str(rule.get("name")), tuple(found)))
+    return (tuple(sorted(kinds)), scored)
+
+
 def others_checks(spec, policies, checks, complete):
     """The other existing policies of an update are left unchanged: each one `policies` holds must say what it
     said. With `complete` (the cluster's ClusterPolicies, as captured), each must also still be there."""
@@ -3807,6 +3908,10 @@ def others_checks(spec, policies, checks, complete):
         if any(p.get("kind") != original.get("kind") or not _says_same(original.get("spec"), p.get("spec"))
                for p in found):
             problems.append(f"`{name}` was changed")
+        elif any(_behaviour(p) != _behaviour(original) for p in found):
+            problems.append(f"`{name}` was changed in what Kyverno makes of it (its annotations "
+                            f"{', '.join(_BEHAVIOUR_ANNOTATIONS)}: the rules it carries over to pod controllers, "
+                            "whether its failures count)")
     checks.append({"id": "ciso.others", "passed": not problems,
                    "detail": "; ".join(problems) + " (the prompt asks to leave the other policies unchanged)"
                    if problems else f"the other existing policies ({len(others)}) are unchanged"})
@@ -3827,14 +3932,16 @@ def kyverno_offline(spec, policies, objects=None):
     if matcher is None:
         raise InputError("this evaluator has no embedded Kyverno matcher: grade from PolicyReports in the state")
     verdicts = {}
-    for obj in spec["ciso"]["gaps"] + spec["ciso"]["compliant"] if objects is None else objects:
+    targets = spec["ciso"]["gaps"] + spec["ciso"]["compliant"] if objects is None else objects
+    labels = namespace_labels(spec, targets)
+    for obj in targets:
         results = set()
         # a workload is judged with the Pod its template makes: a rule on Pods that Kyverno carries over to
         # no controller (`pod-policies.kyverno.io/autogen-controllers: none`) flags the pods it runs
         for target in [obj] + ([templated_pod(obj)] if templated_pod(obj) is not None else []):
             for policy in policies:
                 try:
-                    outcome = matcher.evaluate_policy(policy, target)
+                    outcome = matcher.evaluate_policy(policy, target, namespace_labels=labels)
                 except Exception as exc:  # noqa: BLE001 - Unsupported (a feature the matcher lacks), a malformed policy
                     raise InputError(f"the Kyverno policy cannot be evaluated offline: {type(exc).__name__}: {exc}")
                 for result in outcome:
@@ -3842,6 +3949,21 @@ def kyverno_offline(spec, policies, objects=None):
                     results.add(str(status))
         verdicts[obj_ref(obj)] = results
     return verdicts
+
+
+def namespace_labels(spec, objects):
+    """{namespace: labels} of every namespace `objects` live in, for a policy's namespaceSelector: the labels
+    the scenario gives its namespaces (the spec's `ciso.namespaces`), with the one Kubernetes gives every
+    namespace (`kubernetes.io/metadata.name`)."""
+    given = spec["ciso"].get("namespaces") or {}
+    out = {}
+    for obj in objects:
+        meta = obj.get("metadata") if isinstance(obj, dict) and isinstance(obj.get("metadata"), dict) else {}
+        namespace = meta.get("name") if obj.get("kind") == "Namespace" else meta.get("namespace")
+        if isinstance(namespace, str) and namespace not in out:
+            labels = given.get(namespace) if isinstance(given.get(namespace), dict) else {}
+            out[namespace] = {**labels, "kubernetes.io/metadata.name": namespace}
+    return out
 
 
 POD_TEMPLATE_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "ReplicationController")
@@ -3997,6 +4119,20 @@ def rego_input(spec, objects):
     return {"apiVersion": "v1", "kind": "List", "items": list(objects)}
 
 
+def unit_verdicts(spec, rego_source, opa_result, objects=None):
+    """`rego_verdicts` at the control's granularity. A control judged per namespace (the spec's `unit`,
+    CIS 5.3.2: a namespace has NetworkPolicies or not) judges each gap object as its namespace would be
+    without the compliant objects (the gap and its context alone), and the compliant objects in their own
+    world: a policy that reads the namespace as a whole and one that reads each workload both hold."""
+    if spec["ciso"].get("unit") != "namespace" or rego_source is None:
+        return rego_verdicts(spec, rego_source, opa_result, objects)
+    gaps, compliant, context = (spec["ciso"]["gaps"], spec["ciso"]["compliant"], spec["ciso"].get("context", [])) \
+        if objects is None else objects
+    verdicts, source = rego_verdicts(spec, rego_source, opa_result, ([], compliant, context))
+    flagged, _ = rego_verdicts(spec, rego_source, opa_result, (gaps, [], context))
+    return {**verdicts, **flagged}, source
+
+
 def _regopy_verdict(regopy, source, document):
     interpreter = regopy.Interpreter()
     # rego-cpp prints compile errors on the process's stdout, where the verdict goes: send them to stderr
@@ -4074,14 +4210,23 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
         kyverno = [p for p in policies if p.get("kind") in ("ClusterPolicy", "Policy")]
         if not kyverno:
             raise InputError("the artefact holds no Kyverno ClusterPolicy or Policy")
-        verdicts, source = kyverno_offline(spec, kyverno), "kyverno (offline)"
-        general_checks(spec, lambda objs: kyverno_offline(spec, kyverno, objs[0] + objs[1]), checks)
-        kept_checks(spec, _update_target(contract, kyverno), checks)
+        try:
+            verdicts, source = kyverno_offline(spec, kyverno), "kyverno (offline)"
+        except InputError as exc:
+            if embedded_module("kyverno") is None:
+                raise
+            # a policy the matcher cannot evaluate (a construct it lacks, a regular expression beyond its
+            # bounds) is graded no pass: the verdicts are recorded failed, saying why
+            unchecked(checks, "ciso.verdicts", str(exc)[:300])
+            verdicts, source = {}, "kyverno (offline: not evaluated)"
+        else:
+            general_checks(spec, lambda objs: kyverno_offline(spec, kyverno, objs[0] + objs[1]), checks)
+            kept_checks(spec, _update_target(contract, kyverno), checks)
         others_checks(spec, kyverno, checks, complete=False)
     elif artifact is not None or opa_result is not None:
-        verdicts, source = rego_verdicts(spec, artifact[1] if artifact else None, opa_result)
+        verdicts, source = unit_verdicts(spec, artifact[1] if artifact else None, opa_result)
         if source == "rego (regopy)":
-            general_checks(spec, lambda objs: rego_verdicts(spec, artifact[1], None, objs)[0], checks)
+            general_checks(spec, lambda objs: unit_verdicts(spec, artifact[1], None, objs)[0], checks)
         else:
             unchecked(checks, "ciso.general", "a recorded `opa eval` result holds no verdicts on the twins; grade "
                       "the .rego itself (--artifact, with regopy installed)")

@@ -123,7 +123,7 @@ def _kinds(objects):
 # the field each control is about, read from the rendered manifests: (getter, violating value, compliant value)
 FIELDS = {
     "cis-k8s-5.1.1": (lambda o: [b["roleRef"]["name"] for b in o if b["kind"].endswith("Binding")],
-                      ["cluster-admin"], [object_names("cluster-admin")[1]]),
+                      ["cluster-admin"], ["view"]),
     "cis-k8s-5.1.2": (lambda o: sorted({r for rule in _rules(o) for r in rule["resources"]}), ["secrets"], ["configmaps"]),
     "cis-k8s-5.1.3": (lambda o: _rules(o)[0]["verbs"], ["*"], ["get", "list"]),
     "cis-k8s-5.1.4": (lambda o: "create" in _rules(o)[0]["verbs"], True, False),

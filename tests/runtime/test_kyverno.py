@@ -315,10 +315,10 @@ def test_cli_unusable_and_unsupported(tmp_path: Path) -> None:
     res = runner.invoke(cli, ["policy-test", str(tmp_path)])
     assert res.exit_code == 2 and "cannot read" in res.output
     suite = _suite(tmp_path, "fail")
-    p = policy({"validate": {"message": "m", "cel": {"expressions": []}}})
+    p = policy({"validate": {"message": "m", "cel": {"expressions": [], "paramKind": {"kind": "ConfigMap"}}}})
     (suite / "policy.yaml").write_text(yaml.safe_dump(p))
     res = runner.invoke(cli, ["policy-test", str(suite)])
-    assert res.exit_code == 1 and "UNSUPPORTED" in res.output and "validate.cel" in res.output
+    assert res.exit_code == 1 and "UNSUPPORTED" in res.output and "validate.cel.paramKind" in res.output
 
 
 def test_unscored_policy_warns() -> None:

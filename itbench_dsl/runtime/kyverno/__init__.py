@@ -11,9 +11,12 @@ the wrong shape raises `Malformed` naming the path of the value.
 
     outcomes.py    statuses, RuleResult, Unsupported, KyvernoError and Malformed
     values.py      wildcards, quantities, Go durations, Go string forms, numeric ranges
+    regex.py       regular expressions as Go's RE2 runs them, on a Pike machine: bounded time
     jmespath.py    the JMESPath subset of `{{ variables }}`, with Kyverno's functions
     conditions.py  variable substitution, condition operators, preconditions and deny
     patterns.py    patterns: anchors, value operators, arrays (`match_pattern`, `validate_value`)
+    cel.py         validate.cel: a CEL subset (fields, has, comparisons, all/exists/map/filter)
+    pss.py         validate.podSecurity: the Pod Security Standards, baseline and restricted
     resources.py   which resources a rule applies to: kinds, selectors, match and exclude blocks
     shape.py       the types of a policy's fields and of a resource's envelope, checked before
                    evaluation; the machine-readable list of unsupported constructs (UNSUPPORTED)
@@ -41,7 +44,7 @@ from .values import parse_duration, parse_quantity, wildcard_match
 
 # The modules an evaluator embeds to grade a policy, in dependency order: each imports only modules
 # before it. The suite runner is not among them.
-EMBEDDED = ("outcomes", "values", "jmespath", "conditions", "patterns", "resources", "shape", "autogen",
+EMBEDDED = ("outcomes", "values", "regex", "jmespath", "conditions", "patterns", "pss", "cel", "resources", "shape", "autogen",
     "policy")
 
 __all__ = [

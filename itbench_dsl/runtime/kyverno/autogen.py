@@ -68,6 +68,16 @@ def _shift_variables(value: Any, prefix: str) -> Any:
     return value
 
 
+def _shift_cel(cel: Any, prefix: str) -> Any:
+    """CEL expressions read the pod template (Kyverno's pkg/autogen/v1 rule.go, podCELReplacementRules and
+    cronJobCELReplacementRules, applied in order to the rule's text)."""
+    text = json.dumps(cel)
+    for old in ("object.spec", "oldObject.spec", "object.metadata", "oldObject.metadata"):
+        root, _, field = old.partition(".")
+        text = text.replace(old, f"{root}.{prefix}.{field}")
+    return json.loads(text)
+
+
 def _retarget(block: Any, kinds: list[str]) -> Any:
     if not block:
         return block
@@ -112,6 +122,8 @@ def _autogen_rules(rule: dict, controllers: list[str]) -> list[dict]:
             validate["deny"] = _shift_variables(validate["deny"], prefix)
         if "foreach" in validate:
             validate["foreach"] = _shift_variables(validate["foreach"], prefix)
+        if "cel" in validate:
+            validate["cel"] = _shift_cel(validate["cel"], prefix)
         new["validate"] = validate
         rules.append(new)
     return rules

@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 from .outcomes import Unsupported
+from .regex import regex_match, replace_all
 from .values import _to_go_string, parse_quantity, wildcard_match
 
 
@@ -445,10 +446,15 @@ def _arith(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     return fn
 
 
-def _go_replacement(template: str) -> str:
-    """Go's `${1}` / `$1` replacement syntax as Python's `\\g<1>`."""
-    out = template.replace("\\", "\\\\")
-    return re.sub(r"\$\{?(\w+)\}?", lambda m: f"\\g<{m.group(1)}>", out)
+MAX_TEXT = 1_000_000  # characters of a string a function makes: nested replacements grow without end otherwise
+
+
+def _replace(s: Any, old: Any, new: Any, n: int) -> str:
+    text, old, new = _need(s, "string"), _need(old, "string"), _need(new, "string")
+    count = (len(text) + 1 if old == "" else text.count(old)) if n < 0 else n
+    if len(text) + count * max(0, len(new) - len(old)) > MAX_TEXT:
+        raise ValueError(f"the result would be longer than {MAX_TEXT:,} characters")
+    return text.replace(old, new, n)
 
 
 def _by(fn: Callable, items: Any, ref: Any) -> Any:
@@ -487,19 +493,19 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "min_by": lambda xs, ref: _by(min, xs, ref),
     "map": lambda ref, xs: [_soft(ref[1], x) for x in _need(xs, "array")],
     # Kyverno's own functions.
-    "regex_match": lambda rx, s: re.search(_need(rx, "string"), _to_go_string(s)) is not None,
+    # Go's RE2 through a Pike machine (regex.py): bounded time, whatever pattern a policy gives
+    "regex_match": lambda rx, s: regex_match(_need(rx, "string"), _to_go_string(s)),
     "pattern_match": lambda p, s: wildcard_match(_need(p, "string"), _to_go_string(s)),
-    "regex_replace_all": lambda rx, s, new: re.sub(_need(rx, "string"), _go_replacement(_to_go_string(new)),
-                                                   _to_go_string(s)),
-    "regex_replace_all_literal": lambda rx, s, new: re.sub(_need(rx, "string"), lambda _m: _to_go_string(new),
-                                                           _to_go_string(s)),
+    "regex_replace_all": lambda rx, s, new: replace_all(_need(rx, "string"), _to_go_string(s), _to_go_string(new)),
+    "regex_replace_all_literal": lambda rx, s, new: replace_all(_need(rx, "string"), _to_go_string(s),
+                                                                _to_go_string(new), literal=True),
     "split": lambda s, sep: _need(s, "string").split(_need(sep, "string")),
     "to_upper": lambda s: _need(s, "string").upper(),
     "to_lower": lambda s: _need(s, "string").lower(),
     "trim": lambda s, cut: _need(s, "string").strip(_need(cut, "string")),
     "trim_prefix": lambda s, p: _need(s, "string").removeprefix(_need(p, "string")),
-    "replace_all": lambda s, old, new: _need(s, "string").replace(old, new),
-    "replace": lambda s, old, new, n: _need(s, "string").replace(old, new, int(n)),
+    "replace_all": lambda s, old, new: _replace(s, old, new, -1),
+    "replace": lambda s, old, new, n: _replace(s, old, new, int(n)),
     "truncate": lambda s, n: _need(s, "string")[: int(n)],
     "equal_fold": lambda a, b: _need(a, "string").casefold() == _need(b, "string").casefold(),
     "compare": lambda a, b: (a > b) - (a < b),

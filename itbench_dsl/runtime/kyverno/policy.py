@@ -19,6 +19,8 @@ from .jmespath import NotFound
 from .outcomes import ERROR, FAIL, NOT_SUPPORTED, PASS, SKIP, WARN, KyvernoError, Malformed, RuleResult, \
     Unsupported, _dotted
 from .patterns import match_pattern
+from .pss import evaluate as pss_evaluate
+from .cel import validate as cel_validate
 from .resources import _block_matches
 from .shape import check_resource
 
@@ -131,6 +133,10 @@ def _validate(validate: dict, resource: dict, ctx: dict, given: frozenset = froz
         if statuses and all(s == SKIP for s, _ in statuses):
             return SKIP, "; ".join(d for _, d in statuses)
         return FAIL, f"{message} " + "; ".join(d for s, d in statuses if s == FAIL)
+    if validate.get("podSecurity") is not None:
+        return pss_evaluate(validate["podSecurity"], resource)
+    if validate.get("cel") is not None:
+        return cel_validate(validate["cel"], resource, ctx, message)
     if validate.get("deny") is not None:
         deny = validate["deny"] or {}
         holds, _ = evaluate_conditions(deny.get("conditions"), ctx, soft=False)
@@ -288,13 +294,17 @@ def _evaluate_rule(policy_name: str, rule: dict, resource: dict, operation: str,
 
 
 def evaluate_policy(policy: dict, resource: dict, operation: str = "CREATE",
-                    old_resource: dict | None = None, values: dict | None = None) -> list[RuleResult]:
+                    old_resource: dict | None = None, values: dict | None = None,
+                    namespace_labels: dict | None = None) -> list[RuleResult]:
     """Every rule (autogen included) of a Kyverno policy against one resource.
 
     Raises Unsupported when the policy uses a feature this matcher does not implement, Malformed
     (a KyvernoError) when the policy or the resource's envelope has a value of the wrong type.
+    `namespace_labels` maps a namespace to its labels, for namespaceSelector filters (without it, a
+    namespaceSelector is Unsupported).
     """
-    return _evaluate(policy, resource, operation, old_resource, values, strict=True)
+    return _evaluate(policy, resource, operation, old_resource, values, strict=True,
+                     namespace_labels=namespace_labels)
 
 
 _UNSUPPORTED = "unsupported"

@@ -80,8 +80,17 @@ _NO_EFFECT = ANY  # read by Kyverno in a cluster (enforcement, webhooks, reports
 _VALIDATE = {
     "message": STRING, "pattern": ANY, "anyPattern": _list(ANY), "deny": _DENY, "foreach": _list(_FOREACH),
     "failureAction": STRING, "failureActionOverrides": _NO_EFFECT, "allowExistingViolations": BOOLEAN,
-    "podSecurity": _Unsupported("Pod Security Standards checks (validate.podSecurity)", _map_of(ANY)),
-    "cel": _Unsupported("CEL expressions (validate.cel)", _map_of(ANY)),
+    # the Pod Security Standards (pss.py), every version read as `latest`; exclusions unsupported
+    "podSecurity": {"level": STRING, "version": STRING,
+                    "exclude": _Unsupported("Pod Security Standards exclusions (validate.podSecurity.exclude)",
+                                            _list(ANY))},
+    # a CEL subset (cel.py); parameters unsupported, audit annotations without effect on a result
+    "cel": {"expressions": _list({"expression": _Required(STRING), "message": STRING, "messageExpression": ANY,
+                                  "reason": ANY}),
+            "variables": _list({"name": _Required(STRING), "expression": _Required(STRING)}),
+            "paramKind": _Unsupported("CEL parameters (validate.cel.paramKind)", _map_of(ANY)),
+            "paramRef": _Unsupported("CEL parameters (validate.cel.paramRef)", _map_of(ANY)),
+            "auditAnnotations": _NO_EFFECT, "generate": _NO_EFFECT},
     "manifests": _Unsupported("signed manifests (validate.manifests)", _map_of(ANY)),
     "assert": _Unsupported("assertion trees (validate.assert)", _map_of(ANY)),
 }
@@ -200,7 +209,8 @@ def _walk(value: Any, shape: Any, where: tuple, found: list, document: Any) -> N
     if isinstance(shape, _Required):
         shape = shape.shape
     if isinstance(shape, _Unsupported):
-        found.append((where, shape.reason))
+        if value != []:  # an empty list asks for nothing (`exclude: []`)
+            found.append((where, shape.reason))
         shape = shape.shape
     if shape == ANY:
         return

@@ -56,13 +56,16 @@ def _has_wildcard(text: str) -> bool:
 # ---------------------------------------------------------------------------------------
 # Quantities (Kubernetes resource.Quantity) and durations (Go time.ParseDuration).
 
-_QUANTITY = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)")
+# unambiguous (`\d+(?:\.\d*)?`, not `\d+\.?\d*`, whose two runs of digits split a long number every way) and read
+# only from texts of at most MAX_NUMBER_TEXT characters: no backtracking blow-up on a long run of digits
+_QUANTITY = re.compile(r"([+-]?(?:\d+(?:\.\d*)?|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)")
+MAX_NUMBER_TEXT = 256
 _SUFFIX = {
     "": 1, "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "k": 10**3,
     "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18, "Ki": 2**10, "Mi": 2**20,
     "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
 }
-_DURATION_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 _DURATION_UNIT = {"ns": Fraction(1, 10**9), "us": Fraction(1, 10**6), "µs": Fraction(1, 10**6),
                   "μs": Fraction(1, 10**6), "ms": Fraction(1, 1000), "s": 1, "m": 60, "h": 3600}
 
@@ -74,12 +77,16 @@ def parse_quantity(text: Any) -> Fraction | None:
         return Fraction(text) if not (isinstance(text, float) and not math.isfinite(text)) else None
     if not isinstance(text, str):
         return None
+    if len(text) > MAX_NUMBER_TEXT:
+        return None
     m = _QUANTITY.fullmatch(text.strip())
     if not m:
         return None
     number = Fraction(m.group(1))
     if m.group(2):
         exp = int(m.group(2)[1:])
+        if abs(exp) > 400:  # beyond what any quantity holds; 10**exp alone would take the machine's memory
+            return None
         return number * (Fraction(10) ** exp)
     return number * _SUFFIX[m.group(3) or ""]
 
@@ -87,6 +94,8 @@ def parse_quantity(text: Any) -> Fraction | None:
 def parse_duration(text: Any) -> Fraction | None:
     """Seconds of a Go duration string such as `1h30m`, `-5s`, `0`; None if not one."""
     if not isinstance(text, str):
+        return None
+    if len(text) > MAX_NUMBER_TEXT:
         return None
     s = text.strip()
     sign = 1

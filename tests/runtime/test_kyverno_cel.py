@@ -1,0 +1,102 @@
+"""`validate.cel` (runtime/kyverno/cel.py) against Kyverno v1.19.1: each expression's verdict on two pods as
+`kyverno apply` gave it (recorded below), again from the CLI where it is built, and the bounds."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from itbench_dsl.runtime.kyverno import Unsupported, evaluate_policy
+
+EXPRESSIONS = {
+    "hostnet": "!has(object.spec.hostNetwork) || object.spec.hostNetwork == false",
+    "priv": "object.spec.containers.all(c, !has(c.securityContext) || !has(c.securityContext.privileged) "
+            "|| c.securityContext.privileged == false)",
+    "image": "object.spec.containers.exists(c, c.image.startsWith('nginx'))",
+    "names": "size(object.spec.containers) > 0 && 'c' in object.spec.containers.map(c, c.name)",
+    "missing": "object.spec.missing == 1",
+    "matches": "object.spec.containers[0].image.matches('^nginx:[0-9]+$')",
+    "absorb": "object.spec.missing == 1 || true",
+    "ternary": "(has(object.spec.hostPID) ? object.spec.hostPID : false) == false",
+    "filter": "object.spec.containers.filter(c, has(c.ports)).size() == 0",
+    "one": "object.spec.containers.exists_one(c, c.name == 'c')",
+    "arith": "1 + 2 * 3 == 7 && 7 / 2 == 3 && 7 % 3 == 1",
+    "str": "object.metadata.name + '-x' == 'a-x' || object.metadata.name.size() > 0",
+    "labels": "!('team' in object.metadata.labels) || object.metadata.labels['team'] != 'x'",
+}
+PODS = [
+    {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "namespace": "n", "labels": {"team": "x"}},
+     "spec": {"hostNetwork": True, "containers": [{"name": "c", "image": "nginx:1", "securityContext": {"privileged": True}}]}},
+    {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b", "namespace": "n"},
+     "spec": {"containers": [{"name": "d", "image": "busybox", "ports": [{"containerPort": 80}]},
+                             {"name": "c", "image": "nginx:latest"}]}},
+]
+# as `kyverno apply` (v1.19.1) reports them: a CEL error fails the rule
+KYVERNO = {
+    "a": {"hostnet": "fail", "priv": "fail", "missing": "fail", "labels": "fail"},
+    "b": {"missing": "fail", "matches": "fail", "filter": "fail", "labels": "fail"},
+}
+POLICY = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "cel"},
+          "spec": {"background": True, "rules": [
+              {"name": k, "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+               "validate": {"cel": {"expressions": [{"expression": v}]}}} for k, v in EXPRESSIONS.items()]}}
+
+
+def _expected(pod: str, rule: str) -> str:
+    return KYVERNO[pod].get(rule, "pass")
+
+
+@pytest.mark.parametrize("pod", PODS, ids=lambda p: p["metadata"]["name"])
+def test_cel_expressions_agree_with_kyverno(pod):
+    name = pod["metadata"]["name"]
+    results = {r.rule: r.status for r in evaluate_policy(POLICY, pod)}
+    assert {k: results[k] for k in EXPRESSIONS} == {k: _expected(name, k) for k in EXPRESSIONS}
+    # a Deployment running the pod: the autogen rules read its template
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": "n"},
+                  "spec": {"template": {"metadata": {}, "spec": pod["spec"]}}}
+    results = {r.rule: r.status for r in evaluate_policy(POLICY, deployment)}
+    shifted = {k for k in EXPRESSIONS if "object.spec" in EXPRESSIONS[k]}
+    assert {k: results[f"autogen-{k}"] for k in shifted} == {k: _expected(name, k) for k in shifted}
+
+
+def test_unsupported_cel_is_named_and_bounds_hold():
+    def rule(expression):
+        return {**POLICY, "spec": {"rules": [{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                                              "validate": {"cel": {"expressions": [{"expression": expression}]}}}]}}
+    with pytest.raises(Unsupported, match="quantity"):
+        evaluate_policy(rule("quantity('1Gi') > quantity('1Mi')"), PODS[0])
+    (result,) = [r for r in evaluate_policy(rule("(" * 500 + "true" + ")" * 500), PODS[0]) if r.rule == "r"]
+    assert result.status == "error" and "nest" in result.message
+    # a macro over a macro over a list: bounded by the evaluation budget, never a hang
+    big = {**PODS[0], "spec": {"containers": [{"name": str(i), "image": "x"} for i in range(2000)]}}
+    (result,) = [r for r in evaluate_policy(rule(
+        "object.spec.containers.all(a, object.spec.containers.all(b, a.name != b.name || a == b))"), big)
+        if r.rule == "r"]
+    assert result.status == "error" and "budget" in result.message
+
+
+def test_the_recorded_results_are_the_kyverno_clis(tmp_path):
+    tool = Path(__file__).resolve().parents[2] / "tools" / "build_ecosystem.py"
+    spec = importlib.util.spec_from_file_location("build_ecosystem_cel", tool)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    binary = module.binary_path("kyverno") if module.go_binary() else None
+    if binary is None or not binary.is_file():
+        pytest.skip("the Kyverno CLI is not built (python tools/build_ecosystem.py kyverno)")
+    yaml = pytest.importorskip("yaml")
+    (tmp_path / "policy.yaml").write_text(yaml.safe_dump(POLICY))
+    (tmp_path / "pods.yaml").write_text("".join("---\n" + json.dumps(p) + "\n" for p in PODS))
+    out = subprocess.run([str(binary), "apply", str(tmp_path / "policy.yaml"), "--resource", str(tmp_path / "pods.yaml"),
+                          "--policy-report"], capture_output=True, text=True, timeout=300)
+    assert "apiVersion" in out.stdout, out.stderr[-2000:]
+    report = yaml.safe_load(out.stdout[out.stdout.index("apiVersion"):])
+    got = {(res["name"], r["rule"]): r["result"] for r in report["results"] for res in r.get("resources", [])}
+    for pod in ("a", "b"):
+        for rule in EXPRESSIONS:
+            assert got[(pod, rule)] == _expected(pod, rule), (pod, rule)
