@@ -790,9 +790,12 @@ config then names a Deployment where it named a Pod.
 ITBench's scenario deploys only the objects that open the gap, and its evaluation grades only
 those: a policy that fails every object scores as well as a right one. A scenario here must also
 name an object that stays compliant (`itbench check` refuses one without, E4004), so for a
-catalogue control the import adds the catalogue's compliant example (the same kind, with the
-control's compliant setting) as `compliant`. Replace it with an object of the scenario's own
-application if one fits better.
+catalogue control the import adds, for each gap object, a copy of it with the fields the control
+reads set as the catalogue's compliant example sets them (its own name and label values, nothing
+else changed: the pair differs in what the control reads alone, so no policy tells them apart by
+anything else); where no copy can be made (a control that declares no fields it reads), the
+catalogue's compliant example itself. Replace it with an object of the scenario's own application
+if one fits better.
 """),
         _c("W5052", "inconsistent ITBench CISO file", """
 Two parts of the ITBench scenario disagree, or one disagrees with its class: `incident_type`

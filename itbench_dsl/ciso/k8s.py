@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 from dataclasses import dataclass
 from typing import Callable
 
@@ -51,6 +52,45 @@ class K8sControl:
     def objects(self, namespace: str, violating: bool) -> list[dict]:
         return self.build(namespace, object_names(self.slug)[0 if violating else 1], violating)
 
+    def counterpart(self, gap: dict | None, taken: set[str]) -> dict | None:
+        """A compliant copy of `gap` (another object's manifest, an imported one): the fields the control
+        reads (`reads`) set as the catalogue's compliant example sets them, or removed where it leaves them
+        out, in every container where they sit under one; everything else kept, so the pair differs in what
+        the control reads alone. Named `<gap's name>-<hash>`, a name outside `taken`. None when the control
+        declares no reads, `gap` is of no kind its example has, or the copy would still violate it."""
+        if not isinstance(gap, dict) or not self.reads:
+            return None
+        try:
+            return self._counterpart(gap, taken)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            return None  # a manifest of a shape the control's probe cannot read: no copy of it
+
+    def _counterpart(self, gap: dict, taken: set[str]) -> dict | None:
+        meta = gap.get("metadata") if isinstance(gap.get("metadata"), dict) else {}
+        namespace, name = meta.get("namespace") or "default", str(meta.get("name") or "")
+        bad = next((o for o in self.build(namespace, name, True) if o.get("kind") == gap.get("kind")), None)
+        good = next((o for o in self.build(namespace, name, False) if o.get("kind") == gap.get("kind")), None)
+        if bad is None or good is None:
+            return None
+        mended = copy.deepcopy(gap)
+        wanted = dict(_leaves(good))
+        for path, value in _leaves(bad):
+            if _covered(path, self.reads) and wanted.get(path, ...) != value:
+                _set_everywhere(mended, path, wanted.get(path, ...))
+        for path, value in wanted.items():
+            if _covered(path, self.reads):
+                _set_everywhere(mended, path, value)
+        suffix = hashlib.sha256(json.dumps(mended, sort_keys=True).encode("utf-8")).hexdigest()
+        copy_name = next(f"{name[:50]}-{suffix[i:i + 5]}" for i in range(0, 60, 5)
+                         if f"{name[:50]}-{suffix[i:i + 5]}" not in taken)
+        mended.setdefault("metadata", {})["name"] = copy_name
+        # its own pods: the selector's label values renamed alike wherever they label (two workloads of one
+        # selector would fight over their pods); label values are not what a control reads
+        selector = ((mended.get("spec") or {}).get("selector") or {}).get("matchLabels")
+        renamed = {v: f"{v[:56]}-{copy_name[-5:]}" for v in (selector or {}).values() if isinstance(v, str)}
+        _relabel(mended, renamed)
+        return None if self.probe([mended]) else mended
+
 
 def object_names(slug: str) -> tuple[str, str]:
     """(the violating objects' name, the compliant ones'): `<slug>-a` and `<slug>-b`, which is which chosen by
@@ -69,6 +109,59 @@ def _leaves(node, path: tuple = ()):
             yield from _leaves(value, path + (str(index),))
     else:
         yield path, node
+
+
+def _relabel(node, renamed: dict) -> None:
+    """Rename the label values of `renamed` in every `labels` and `matchLabels` map under `node`."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("labels", "matchLabels") and isinstance(value, dict):
+                node[key] = {k: renamed.get(v, v) if isinstance(v, str) else v for k, v in value.items()}
+            else:
+                _relabel(value, renamed)
+    elif isinstance(node, list):
+        for item in node:
+            _relabel(item, renamed)
+
+
+def _set_everywhere(obj, path: tuple, value) -> None:
+    """Set (or, for `...`, remove) `path` in `obj`; a list index under `containers` or `initContainers`
+    stands for every container there, so that a copy mends each of its containers as the example mends one."""
+    node = obj
+    for i, key in enumerate(path[:-1]):
+        if isinstance(node, list):
+            if path[i - 1] in ("containers", "initContainers") if i else False:
+                for item in node:
+                    _set_everywhere(item, path[i + 1:], value)
+                return
+            index = int(key)
+            if index >= len(node):
+                return
+            node = node[index]
+            continue
+        if not isinstance(node, dict):
+            return
+        if key not in node:
+            if value is ... or path[i + 1].isdigit():
+                return  # nothing to remove, or a list item the copy does not have
+            node[key] = {}
+        node = node[key]
+    last = path[-1]
+    if isinstance(node, list):
+        if path[-2:-1] and path[-2] in ("containers", "initContainers"):
+            return  # a whole container: nothing a control reads
+        index = int(last)
+        if value is ... and index < len(node):
+            node.pop(index)
+        elif index < len(node):
+            node[index] = value
+        elif value is not ...:
+            node.append(value)
+    elif isinstance(node, dict):
+        if value is ...:
+            node.pop(last, None)
+        else:
+            node[last] = value
 
 
 def _covered(path: tuple, reads: tuple[str, ...]) -> bool:

@@ -269,6 +269,9 @@ class _Importer:
         self.policies: list[tuple[str, list[ast.Block]]] = []  # the update class's existing policies, with rules
         self.policy_file: _File | None = None
         self.compliant: list[ast.Compliant] = []
+        self.manifests: dict[tuple, dict] = {}  # (kind, namespace, name) -> the imported manifest
+        self.gap_items: list[tuple] = []  # (kind, namespace, name, keyword) of the gap objects
+        self.copying = False  # reading copies of imported objects (catalogue_compliant)
         if cls.platform == "rhel9":
             control = self.host_control(self.host_inventory())
         else:
@@ -372,6 +375,7 @@ class _Importer:
                        "holds", app_file, app_file.span(0, 1), "nothing to deploy as the gap",
                        help="the gap must be a Deployment, StatefulSet or ServiceAccount")
             return
+        self.gap_items = list(gaps)
         for kind, _, obj_name, word in gaps:
             self.gaps.append(b.gap(b.ref(word, obj_name)))
         for kind, _, obj_name, word in compliant:
@@ -379,21 +383,32 @@ class _Importer:
                 self.compliant.append(b.compliant(b.ref(word, obj_name)))
 
     def catalogue_compliant(self, task: str, section: str | None, info_file: _File) -> None:
-        """Without a compliant object an always-fail policy would pass: add the catalogue's compliant example."""
+        """Without a compliant object an always-fail policy would pass: add one. Each gap object gets its
+        counterpart, a copy of it with the fields the control reads set as the catalogue's compliant example
+        sets them (`K8sControl.counterpart`), so that the pair differs in what the control reads alone; a gap
+        object the catalogue cannot mend gets the catalogue's compliant example itself."""
         import yaml
         entry = ciso.lookup(f"cis-k8s-{section}") if section else None
         if entry is None or task not in entry.classes or not self.namespaces:
             return
-        manifests = entry.objects(self.namespaces[0], False)
-        file = _File(Path(f"<the catalogue's compliant example of {entry.id}>"),
-                     yaml.safe_dump_all(manifests, sort_keys=True))
+        manifests, names = [], {n for _, _, n, _ in self.gap_items}
+        for kind, namespace, obj_name, _ in self.gap_items:
+            mended = entry.counterpart(self.manifests.get((kind, namespace, obj_name)), names)
+            if mended is not None:
+                manifests.append(mended)
+        how, copied = "a copy of each gap object as the control wants it", bool(manifests)
+        if not manifests:
+            manifests, how = entry.objects(self.namespaces[0], False), f"the catalogue's compliant example of {entry.id}"
+        file = _File(Path(f"<{how}>"), yaml.safe_dump_all(manifests, sort_keys=True))
+        self.copying = copied
         added = [item for data, node in self.load_yaml(file) if (item := self.manifest(data, node, file))]
+        self.copying = False
         for kind, _, obj_name, word in added:
             if kind in WORKLOADS or len(added) == 1:
                 self.compliant.append(b.compliant(b.ref(word, obj_name)))
         if self.compliant:
-            self.warn("W5054", "the scenario has no compliant object: the catalogue's compliant example of "
-                      f"{entry.id} is added ({', '.join(f'{k} `{n}`' for k, _, n, _ in added)})", info_file,
+            self.warn("W5054", f"the scenario has no compliant object: {how} is added "
+                      f"({', '.join(f'{k} `{n}`' for k, _, n, _ in added)})", info_file,
                       info_file.key_span("name"), "no compliant object",
                       help="an always-fail policy must fail the scenario; replace it with an object of your own")
 
@@ -444,11 +459,12 @@ class _Importer:
             self.namespaces.append(namespace)
         left_out: list[tuple[str, int]] = []
         entries = convert(data, node, left_out)
-        for what, offset in left_out:
+        for what, offset in left_out if not self.copying else ():  # a copy's were said of its original
             self.warn("W5051", f"{what} of {kind} `{name}` cannot be expressed in the language: left out", file,
                       file.span(offset, offset + 1), "left out")
         word = {"Deployment": "deployment", "StatefulSet": "statefulset", "ServiceAccount": "serviceaccount"}[kind]
         self.objects.append((namespace, word, name, entries))
+        self.manifests[(kind, namespace, name)] = data
         return kind, namespace, name, word
 
     def existing_policies(self) -> None:
