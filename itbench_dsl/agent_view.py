@@ -467,6 +467,24 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
             report(Finding("manifests/topology.yaml", "Namespace", None, namespace.name, "metadata.name",
                            namespace.name, f"{hit[1]} (`{hit[0]}`)"))
     out.extend(_prompt_findings(vocab, files, prompt_chunks))
+    out.extend(_host_group_findings(scenario))
+    return out
+
+
+def _host_group_findings(scenario: ir.Scenario) -> list[Finding]:
+    """The inventory groups a host control runs on: the agent reads their names (the prompt's host pattern, the
+    inventory). A name saying which hosts comply or break the control (`..._baseline`) gives the answer away."""
+    from . import ciso
+
+    compliance = scenario.compliance
+    if compliance is None:
+        return []
+    out = []
+    for ref in compliance.gaps + compliance.compliant:
+        told = sorted(w for w in words(ref.name) if w in ciso.HOST_GROUP_TELLING) if ref.kind == ciso.HOST_KIND else []
+        if told:
+            out.append(Finding("prompt.md", ref.kind, None, ref.name, "hosts", ref.name,
+                               f"a host group named after what its hosts are (`{told[0]}`)"))
     return out
 
 

@@ -490,7 +490,9 @@ group's name and every alert's name, labels and annotations (Prometheus serves t
   tool's object (a PodChaos's `action: pod-kill` is the fault the agent is to find), and the agent's own
   access objects' rules (the same in every scenario of an application, E4025);
 - a marker: a label or annotation only injected objects carry (`app.kubernetes.io/managed-by: itbench` on
-  what a fault creates), or a word of the harness in a created object's name (`-gap`, `-injected`).
+  what a fault creates), or a word of the harness in a created object's name (`-gap`, `-injected`);
+- a host control's inventory group named after what its hosts are (`..._baseline`, `..._compliant`): the
+  prompt's host pattern names both groups, which `ciso.host_groups` names alike (`<hosts>_<token>`).
 
 The message names the object, the file it comes from, the field (`spec.template.spec.containers[0].image`)
 and what it gives away. Fix it where it comes from: give the fault a value that says nothing (an image tag
