@@ -547,12 +547,14 @@ def _values(obj, original=None, path: str = "", free: bool = False) -> Iterator[
 def _value_findings(obj: dict, original: dict | None, where: str, vocab: Vocabulary) -> Iterator[tuple[str, str, str]]:
     """(field, text, why) of each value of `obj` that gives the fault away.
 
-    Every readable object's values are read for the scenario's name and for JUDGMENT_WORDS (the application's own
-    words aside: a value of the application is the same in each of its scenarios). What the injection writes (a
-    created object's values, a patch's changes) is also read for the words of the fault (`vocabulary`, the
-    scenario name's other words aside: they are the author's, and a value states the fault's content, such as
-    a Java method it slows), less the words of the object's own fields and kind (a NetworkPolicy's `ingress`
-    says no more than its kind) and less the content of a fault tool's objects (TOOL_GROUPS)."""
+    Every readable object's values are read for the scenario's name, and its name-like values (no spaces: an
+    image, a node, a reference; an application's configuration files are its own) for JUDGMENT_WORDS. What the
+    injection writes (a created object's values, the words a patch adds to a value) is read for JUDGMENT_WORDS
+    and ACTION_WORDS in any value, and in a name-like value that is not an enumerated one (`DENY`) for the words
+    of the fault (`vocabulary`; not the scenario name's other words: they are the author's, and a value states
+    the fault's content, such as a Java method it slows), less the words of the object's own fields and kind (a
+    NetworkPolicy's `ingress` says no more than its kind). A fault tool's object (TOOL_GROUPS) is not read:
+    its spec is the fault itself."""
     if where == "manifests/agent-access.yaml":
         return  # the same in every scenario of an application (E4025): read for its names only
     injected = where == "inject/apply.yaml"
@@ -562,7 +564,7 @@ def _value_findings(obj: dict, original: dict | None, where: str, vocab: Vocabul
     schema = _field_words(obj) if injected else frozenset()
     base = original if injected else None
     for field, text in _values(obj, base):
-        if field.rpartition(".")[2] in TYPE_FIELDS or _ENUM.fullmatch(text):
+        if field.rpartition(".")[2] in TYPE_FIELDS:
             continue
         hit = vocab.find_name(text)
         # what the patch adds to a value (a flag's new variant in a configuration file), not what it kept
@@ -573,7 +575,7 @@ def _value_findings(obj: dict, original: dict | None, where: str, vocab: Vocabul
             if judged:
                 hit = (judged[0], "a word that says what the fault does" if judged[0] in ACTION_WORDS
                        else "a word that says what is wrong")
-        if hit is None and injected and _NAME_LIKE.fullmatch(text):
+        if hit is None and injected and _NAME_LIKE.fullmatch(text) and not _ENUM.fullmatch(text):
             hit = vocab.find(text, skip=schema | kept, faults_only=True)
         if hit is not None:
             yield field, text, f"{hit[1]} (`{hit[0]}`)"

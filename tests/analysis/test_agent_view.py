@@ -259,3 +259,11 @@ def test_the_check_locates_a_value_at_the_fault():
     [diag] = [d for d in checked.diagnostics if d.code == "E4010"]
     assert "spec.template.spec.containers[0].image" in diag.message and "`broken`" in diag.message
     assert "fault nonexistent_image" in text.splitlines()[diag.span.line - 1]
+
+
+def test_an_enumerated_looking_value_still_may_not_say_what_is_wrong():
+    """`Missing` looks like an enumerated value (`Ingress`, `DENY`), which the fault's words are not looked for in;
+    a word that says what is wrong is looked for in every value."""
+    result = _compiled('fault nonexistent_node on deployment "cart" { node = "Missing" }')
+    [found] = _value_findings(result)
+    assert found.field == 'spec.template.spec.nodeSelector["kubernetes.io/hostname"]' and "`missing`" in found.why
