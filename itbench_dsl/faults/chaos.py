@@ -319,6 +319,8 @@ def neutral_name(workload: str, chaos_type: str, what: str) -> str:
     """The default name of an experiment (and of its Schedule): the workload's name and a hash of what it does
     (`cart-5d0c9a1`, as a ReplicaSet is named), never the action (`cart-pod-kill`): whoever lists the objects
     reads the name, and it must not say the fault (agent_view.py)."""
+    # the hash covers the workload: a suffix the same for every workload would be a code for the action, learnt
+    # from one scenario's page (a variant that moves the fault keeps its name: variants/builtin/retarget.py)
     digest = hashlib.sha256(f"{chaos_type}/{what}".encode()).hexdigest()[:7]
     return f"{workload[:40].rstrip('-.')}-{digest}"
 
