@@ -7,7 +7,8 @@ the cluster, from the compiled bundle:
   in the cluster: the topology, the objects the injection applies (patched and created), the alert rules,
   an existing policy; and its own access objects, which it can always read (`kubectl auth can-i --list`);
 - of each such object, what names it: its name and namespace, its labels and annotations, and those of
-  its pod template (the pods it starts carry them);
+  its pod template (the pods it starts carry them); and every string value it holds (`_value_findings`: an
+  image tag, a command, a node selector, a storage class, a ConfigMap's file names);
 - every rule group's name and every alert's name, labels and annotations in the PrometheusRules (Prometheus
   serves them at `/api/v1/rules` to anyone who can reach it);
 - the prompt, and the names of the namespaces.
@@ -19,6 +20,9 @@ None of these may name
   application (every word of its object names, labels, annotations, containers and images: a service named
   "cart" is the application's, not the fault's) and less the nouns that say where a fault acts, not what
   it does ("workload", "container", "image" of `workload.container.image:unpullable`);
+- in a value: a word that says what is wrong (JUDGMENT_WORDS: `nonexistent`, `missing`, `itbench`) or, in a value
+  a fault writes, what the fault does (ACTION_WORDS: `fill`, `kill`) and a word of the fault in a name-like value;
+  a fault tool's object (Chaos Mesh's) named after what its spec does (`cart-pod-kill`);
 - a marker: a label or annotation key that an injected object carries (or a patch adds) and no object of
   the application does, or a value of an application key that only injected objects carry
   (`app.kubernetes.io/managed-by: itbench` on what a fault creates). The harness knows what it created from
@@ -125,6 +129,7 @@ class Vocabulary:
 
     scenario: str
     stems: dict[str, str]  # stem -> "a word of the fault `KIND`" / "a word of the scenario's name"
+    application: frozenset = frozenset()  # the stems of the application's own words
 
     def find_name(self, text: str) -> tuple[str, str] | None:
         """The scenario's name when `text` holds its words in a row (`otel-checkout-x` in `otel-checkout-x.rules`)."""
@@ -355,7 +360,7 @@ def vocabulary(scenario: ir.Scenario, application: set[str], prompt: str = "") -
             add(word, SCENARIO_WORD, injected_nouns)
     # a name of the application's words only ("shop-cart") says nothing where it appears: not looked for
     telling = any(stem(w) not in application and w not in STOP_WORDS for w in words(scenario.name))
-    return Vocabulary(scenario.name if telling else "", stems)
+    return Vocabulary(scenario.name if telling else "", stems, frozenset(application))
 
 
 # ---- the check ----------------------------------------------------------------------------------------------
@@ -405,20 +410,29 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
 
             injected = where == "inject/apply.yaml"
             original = originals.get(_key(obj)) if injected else None
-            own = _own_words(obj) if injected else frozenset()
+            created = injected and original is None
+            # a created object's name may say its kind and its fields (a ResourceQuota `...-quota`, a claim `...-pvc`)
+            skip = _field_words(obj) if created else frozenset()
             added = set(_added_marks(obj, original)) if injected else set()
 
             def look_name(field: str, text: str, effect: bool = False) -> None:
-                # an injected object's name restating its own content (a NetworkChaos named `...-network-...`,
-                # a PersistentVolumeClaim `...-pvc`) says nothing `kubectl get -o yaml` does not; what a patch
-                # changes is the fault's evidence, which the agent is to find: read for the scenario's name only
-                hit = vocab.find(text, skip=own) if not effect else vocab.find_name(text)
+                # what a patch changes is the fault's evidence, which the agent is to find: read for the scenario's
+                # name only
+                hit = vocab.find(text, skip=skip) if not effect else vocab.find_name(text)
                 if hit is not None:
                     report(Finding(where, kind, namespace, name, field, text, f"{hit[1]} (`{hit[0]}`)"))
 
             look_name("metadata.name", name)
-            if original is None and injected:  # a created object's name: no harness word (`-gap`, `-injected`)
-                harness = sorted(w for w in set(words(name)) & HARNESS_WORDS if stem(w) not in own)
+            if created and _group(str(obj.get("apiVersion", ""))) in TOOL_GROUPS:
+                # a fault tool's object named after what its spec does (`cart-pod-kill`, `...-network-delay`):
+                # whoever lists the objects reads the fault in the name; only its type and the application may show
+                told = sorted(w for w in set(words(name)) if stem(w) in _own_words(obj) - _type_words(obj)
+                              - vocab.application and w not in STOP_WORDS and len(w) >= 3 and not w.isdigit())
+                if told:
+                    report(Finding(where, kind, namespace, name, "metadata.name", name,
+                                   f"what the object's spec does (`{told[0]}`)"))
+            if created:  # a created object's name: no harness word (`-gap`, `-injected`)
+                harness = sorted(w for w in set(words(name)) & HARNESS_WORDS if stem(w) not in skip)
                 if harness:
                     report(Finding(where, kind, namespace, name, "metadata.name", name,
                                    f"a marker naming the harness (`{harness[0]}`)"))
@@ -431,6 +445,9 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
                 why = markers(key, value, name, created=original is None)
                 if why:
                     report(Finding(where, kind, namespace, name, f'{field}["{key}"]', f"{key}: {value}", why))
+            if kind != "PrometheusRule":
+                for field, text, why in _value_findings(obj, original, where, vocab):
+                    report(Finding(where, kind, namespace, name, field, text, why))
             if kind == "PrometheusRule":
                 for gi, group in enumerate((obj.get("spec") or {}).get("groups") or []):
                     look(f"spec.groups[{gi}].name", str(group.get("name", "")))
@@ -450,7 +467,159 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
             report(Finding("manifests/topology.yaml", "Namespace", None, namespace.name, "metadata.name",
                            namespace.name, f"{hit[1]} (`{hit[0]}`)"))
     out.extend(_prompt_findings(vocab, files, prompt_chunks))
+    out.extend(_host_group_findings(scenario))
     return out
+
+
+def _host_group_findings(scenario: ir.Scenario) -> list[Finding]:
+    """The inventory groups a host control runs on: the agent reads their names (the prompt's host pattern, the
+    inventory). A name saying which hosts comply or break the control (`..._baseline`) gives the answer away."""
+    from . import ciso
+
+    compliance = scenario.compliance
+    if compliance is None:
+        return []
+    out = []
+    for ref in compliance.gaps + compliance.compliant:
+        told = sorted(w for w in words(ref.name) if w in ciso.HOST_GROUP_TELLING) if ref.kind == ciso.HOST_KIND else []
+        if told:
+            out.append(Finding("prompt.md", ref.kind, None, ref.name, "hosts", ref.name,
+                               f"a host group named after what its hosts are (`{told[0]}`)"))
+    return out
+
+
+# ---- the values -------------------------------------------------------------------------------------------
+
+# maps whose keys are chosen names (a ConfigMap's file names, a node selector's labels), not a schema's fields
+FREE_KEYS = frozenset({"data", "binaryData", "stringData", "nodeSelector", "matchLabels", "selector"})
+# words that say something is wrong, or that something was put there: in a value a fault writes (an image tag,
+# a node name, a selector value, a script's name, a storage class) they point at the object and say the fault
+JUDGMENT_WORDS = frozenset("""
+nonexistent nonexisting inexistent missing absent broken invalid wrong bad bogus fake faulty fault faults corrupt
+corrupted misconfigured misconfiguration buggy nonexistant truncated itbench chaos inject injected
+injection sabotage sabotaged poison poisoned
+""".split())
+# words that say what a fault does (fill a container's memory, kill a pod, flood a service): in a name a fault
+# writes (a script `fill-memory.sh`, a container `cpu-hog`) they say the fault as well
+ACTION_WORDS = frozenset("""
+fill filler exhaust exhausting hog hogger flood flooder leak leaker burn burner kill killer crash crasher break
+breaker starve starver throttle throttler blackhole sinkhole stall staller hang hanger oom
+""".split())
+# the API groups of fault tools: what their objects hold (a PodChaos's action, selector, duration) is the fault
+# itself, which the agent is to find; their names and labels are read as any object's
+TOOL_GROUPS = frozenset({"chaos-mesh.org"})
+# fields that hold a kind or an API version: the object's type, which `kubectl get` shows anyway
+TYPE_FIELDS = frozenset({"apiVersion", "kind", "type"})
+# a value that names or references something (an image, a node, a storage class, a file), not a file's content:
+# what an application deploys is read for JUDGMENT_WORDS in those only (its configuration files are its own)
+_NAME_LIKE = re.compile(r"[^\s]{1,253}")
+# an enumerated value of a schema (`Ingress`, `OnFailure`, Istio's `DENY`, an HTTP method): Kubernetes and the
+# tools write theirs capitalised, where a chosen name is lower-case; it is the object's content, not a name
+_ENUM = re.compile(r"[A-Z][A-Za-z]*")
+
+
+def _values(obj, original=None, path: str = "", free: bool = False) -> Iterator[tuple[str, str]]:
+    """(field path, text) of every string `obj` holds (and every key of a map whose keys are chosen names,
+    FREE_KEYS) outside the metadata the check reads apart (name, namespace, labels, annotations); with
+    `original` (the object a patch changes), only those that differ from the original's at the same place."""
+    if isinstance(obj, dict):
+        before = original if isinstance(original, dict) else {}
+        for key, item in obj.items():
+            key = str(key)
+            if not path and key == "metadata":
+                yield from _values({k: v for k, v in item.items() if k not in (
+                    "name", "namespace", "labels", "annotations")} if isinstance(item, dict) else {},
+                    (before.get(key) if original is not None else None), "metadata")
+                continue
+            here = f'{path}["{key}"]' if free else (f"{path}.{key}" if path else key)
+            if free and (original is None or key not in before):
+                yield here, key
+            yield from _values(item, before.get(key) if original is not None else None, here,
+                               key in FREE_KEYS and not free)
+    elif isinstance(obj, list):
+        before = original if isinstance(original, list) else []
+        for index, item in enumerate(obj):
+            yield from _values(item, before[index] if index < len(before) else None, f"{path}[{index}]")
+    elif isinstance(obj, str) and obj and (original is None or obj != original):
+        yield path, obj
+
+
+def _value_findings(obj: dict, original: dict | None, where: str, vocab: Vocabulary) -> Iterator[tuple[str, str, str]]:
+    """(field, text, why) of each value of `obj` that gives the fault away.
+
+    Every readable object's values are read for the scenario's name, and its name-like values (no spaces: an
+    image, a node, a reference; an application's configuration files are its own) for JUDGMENT_WORDS. What the
+    injection writes (a created object's values, the words a patch adds to a value) is read for JUDGMENT_WORDS
+    and ACTION_WORDS in any value, and in a name-like value that is not an enumerated one (`DENY`) for the words
+    of the fault (`vocabulary`; not the scenario name's other words: they are the author's, and a value states
+    the fault's content, such as a Java method it slows), less the words of the object's own fields and kind (a
+    NetworkPolicy's `ingress` says no more than its kind). A fault tool's object (TOOL_GROUPS) is not read:
+    its spec is the fault itself."""
+    if where == "manifests/agent-access.yaml":
+        return  # the same in every scenario of an application (E4025): read for its names only
+    injected = where == "inject/apply.yaml"
+    group = _group(str(obj.get("apiVersion", "")))
+    if injected and group in TOOL_GROUPS:
+        return
+    schema = _field_words(obj) if injected else frozenset()
+    base = original if injected else None
+    for field, text in _values(obj, base):
+        if field.rpartition(".")[2] in TYPE_FIELDS:
+            continue
+        hit = vocab.find_name(text)
+        # what the patch adds to a value (a flag's new variant in a configuration file), not what it kept
+        kept = frozenset(stem(w) for w in words(_at(base, field))) if base is not None else frozenset()
+        if hit is None and (injected or _NAME_LIKE.fullmatch(text)):
+            telling = JUDGMENT_WORDS | ACTION_WORDS if injected else JUDGMENT_WORDS
+            judged = [w for w in words(text) if w in telling and stem(w) not in kept | schema]
+            if judged:
+                hit = (judged[0], "a word that says what the fault does" if judged[0] in ACTION_WORDS
+                       else "a word that says what is wrong")
+        if hit is None and injected and _NAME_LIKE.fullmatch(text) and not _ENUM.fullmatch(text):
+            hit = vocab.find(text, skip=schema | kept, faults_only=True)
+        if hit is not None:
+            yield field, text, f"{hit[1]} (`{hit[0]}`)"
+
+
+_PATH_STEP = re.compile(r'\.?([^.\[\]]+)|\["((?:[^"\\]|\\.)*)"\]|\[(\d+)\]')
+
+
+def _at(obj, field: str) -> str:
+    """The text at `field` (a path of _values) in `obj`, "" when there is none."""
+    for key, quoted, index in _PATH_STEP.findall(field):
+        if index:
+            obj = obj[int(index)] if isinstance(obj, list) and int(index) < len(obj) else None
+        else:
+            obj = obj.get(key or quoted) if isinstance(obj, dict) else None
+    return obj if isinstance(obj, str) else ""
+
+
+def _type_words(obj: dict) -> frozenset[str]:
+    """The stems of an object's type: its API version, its kind, and a Schedule's `spec.type` (the kind it makes)."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    texts = [str(obj.get("apiVersion", "")), str(obj.get("kind", "")), str(spec.get("type", ""))]
+    return frozenset(stem(w) for t in texts for w in words(t))
+
+
+def _field_words(obj: dict) -> frozenset[str]:
+    """The stems of an object's kind, its API group and every field name it uses: its schema's words."""
+    found: set[str] = set()
+
+    def walk(value) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                found.update(stem(w) for w in words(key))
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    from .analysis.leakage import KIND_ALIASES
+
+    walk(obj)
+    found.update(stem(w) for w in words(str(obj.get("kind", ""))) + words(str(obj.get("apiVersion", ""))))
+    found.update(stem(w) for aliases in KIND_ALIASES.values() for a in aliases for w in words(a))
+    return frozenset(found)
 
 
 # a PromQL label matcher: label, operator, quoted value

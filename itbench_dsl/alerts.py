@@ -364,6 +364,15 @@ SCOPES: dict[str, str] = {
 }
 
 
+# The alerts every scenario of a domain ships, whatever its fault, in each namespace its application runs in
+# (backends/alert_rules.py): a FinOps agent that lists the PrometheusRules, or asks Prometheus for its rules, must
+# not learn which waste the scenario has from which rules exist (`CPUSpend` alone says "CPU", `KubeHpaMaxedOut`
+# alone "an autoscaler"). The union of what the domain's scenarios expect: every library scenario of the domain
+# expects alerts of this set only, and all of one application ship the same rules (tests/backends/test_alert_rules.py).
+DOMAIN_ALERTS: dict[str, tuple[str, ...]] = {
+    "finops": ("CPUSpend", "KubeHpaMaxedOut", "MemorySpend"),
+}
+
 
 def expression(rule_expr: str, namespace: str) -> str:
     """A catalogue expression for one namespace (only `{namespace}` is a placeholder: PromQL's own braces stay)."""

@@ -469,23 +469,38 @@ Steps without `run` are prose for the agent and are not replayed.
 `itbench check` reads what the agent reads, from the compiled bundle (`itbench_dsl/agent_view.py`): every
 object its RBAC (`manifests/agent-access.yaml`) lets it get or list among the topology, the objects the
 injection applies or creates, the alert rules and an existing policy, and its own access objects; of each,
-its name, namespace, labels and annotations (and its pod template's); every rule group's name and every
-alert's name, labels and annotations (Prometheus serves them to anyone at `/api/v1/rules`); the prompt; the
-namespaces. None may name
+its name, namespace, labels and annotations (and its pod template's), and every string value it holds (an
+image, a command, a node selector, a storage class, a ConfigMap's file names and content); every rule
+group's name and every alert's name, labels and annotations (Prometheus serves them to anyone at
+`/api/v1/rules`); the prompt; the namespaces. None may name
 - the scenario (its whole name);
 - the fault's vocabulary: the words of the fault kind's name and of its mechanism's qualifier
   (`workload.replicas:zero`: "zero"), and the words of the scenario's name, less the application's own words
   (every word of its objects' names, labels, images: a service named "cart" is the application's), less
   the nouns of where the fault acts ("workload", "container"), and less what the prompt says (a CISO
-  control); an injected object's name may restate its own content (a NetworkChaos named `...-network-...`);
+  control). A created object's name may say its kind and its fields (a ResourceQuota `...-quota`); a fault
+  tool's object (Chaos Mesh's) may say its type only: `cart-pod-kill` restates its spec, and whoever lists the
+  PodChaos objects reads the fault (the default names are `<workload>-<hash>`);
+- in a value a fault writes (a created object's, or what a patch adds: a new image tag, a node selector, a
+  script's name), a word that says what is wrong (`nonexistent`, `missing`, `invalid`, `broken`, `itbench`,
+  ...) or what the fault does (`fill`, `kill`, `hog`, ...), or a word of the fault kind's name or mechanism
+  in a name-like value (no spaces). In the application's own values, a word that says what is wrong in a
+  name-like value (an image `web:broken`, a node selector `broken-nodes`). Not read: a value's words the
+  patch kept, enumerated values (`Ingress`, `DENY`: capitalised), a kind or API version, the spec of a fault
+  tool's object (a PodChaos's `action: pod-kill` is the fault the agent is to find), and the agent's own
+  access objects' rules (the same in every scenario of an application, E4025);
 - a marker: a label or annotation only injected objects carry (`app.kubernetes.io/managed-by: itbench` on
-  what a fault creates), or a word of the harness in a created object's name (`-gap`, `-injected`).
+  what a fault creates), or a word of the harness in a created object's name (`-gap`, `-injected`);
+- a host control's inventory group named after what its hosts are (`..._baseline`, `..._compliant`): the
+  prompt's host pattern names both groups, which `ciso.host_groups` names alike (`<hosts>_<token>`).
 
-The message names the object, the file it comes from, the field and what it gives away. Fix it where it
-comes from: rename the object a fault creates (`name = "..."` of the fault) to what its content says, or
-name an alert the scenario declares (`alert_rule`) and its text after the symptom it measures
-(`DeploymentRunsNoReplica`, not `DeploymentScaledToZero`). The harness tracks what it created by the
-bundle's inject/ and revert/ files and the run's timeline, never by a label the agent can read.
+The message names the object, the file it comes from, the field (`spec.template.spec.containers[0].image`)
+and what it gives away. Fix it where it comes from: give the fault a value that says nothing (an image tag
+as a commit's, `7f3a9c1e`; a node named as a cloud names its nodes; a script `entrypoint.sh`), rename the
+object a fault creates (`name = "..."` of the fault) after the application's objects, or name an alert the
+scenario declares (`alert_rule`) and its text after the symptom it measures (`DeploymentRunsNoReplica`, not
+`DeploymentScaledToZero`). The harness tracks what it created by the bundle's inject/ and revert/ files and
+the run's timeline, never by a label the agent can read.
 """),
         _c("E4025", "the agent's access depends on the scenario", """
 An incident's agent (domains sre and finops) has the same access in every scenario of an application:

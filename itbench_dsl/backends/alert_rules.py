@@ -9,7 +9,7 @@ declares (`alert_rule`) is written as declared.
 from __future__ import annotations
 
 from .. import ir
-from ..alerts import CATALOGUE, SOURCES, expression
+from ..alerts import CATALOGUE, DOMAIN_ALERTS, SOURCES, expression
 from .manifests import MANAGED_BY
 
 API_VERSION = "monitoring.coreos.com/v1"
@@ -34,7 +34,17 @@ def alert_namespaces(scenario: ir.Scenario) -> dict[str, list[str]]:
         if name in expected or fallback is None or not (name in CATALOGUE or name in {r.name for r in scenario.alert_rules}):
             continue
         out.setdefault(fallback, set()).add(name)
+    # a domain whose rules must not tell one scenario's fault from another's (FinOps: the kind of waste) ships
+    # its whole set in every namespace of the application, whatever the scenario expects
+    for namespace in application_namespaces(scenario) if scenario.domain in DOMAIN_ALERTS else ():
+        out.setdefault(namespace, set()).update(DOMAIN_ALERTS[scenario.domain])
     return {ns: sorted(names) for ns, names in sorted(out.items())}
+
+
+def application_namespaces(scenario: ir.Scenario) -> list[str]:
+    """The namespaces the application's workloads run in (not those the cluster provides), sorted."""
+    provided = {n.name for n in scenario.topology.namespaces if n.provided}
+    return sorted({w.namespace for w in scenario.topology.workloads if w.namespace and w.namespace not in provided})
 
 
 def rule_prefix(scenario: ir.Scenario, namespace: str) -> str:

@@ -6,7 +6,7 @@ controls, the task classes); the checker records the same objects there (`ciso.c
 from __future__ import annotations
 
 from .. import ir
-from ..ciso import CATALOGUE, DEFAULT_HOSTS, HOST_KIND, HostControl, K8sControl, baseline_group, policy_name, ref
+from ..ciso import CATALOGUE, DEFAULT_HOSTS, HOST_KIND, HostControl, K8sControl, host_groups, policy_name, ref
 from ..ciso.k8s import MANAGED
 from ..ciso.tasks import KYVERNO_CONTRACT, TASK_CLASSES
 
@@ -102,7 +102,8 @@ def playbooks(scenario: ir.Scenario) -> tuple[list[dict], list[dict]]:
     control = CATALOGUE.get(compliance.control) if compliance else None
     if not isinstance(control, HostControl):
         return [], []
-    hosts = next((r.name for r in compliance.gaps if r.kind == HOST_KIND), DEFAULT_HOSTS)
+    default_gap, default_baseline = host_groups(DEFAULT_HOSTS, compliance.control)
+    hosts = next((r.name for r in compliance.gaps if r.kind == HOST_KIND), default_gap)
     # The baseline group keeps the compliant setting: a policy that fails every host is caught there.
-    baseline = next((r.name for r in compliance.compliant if r.kind == HOST_KIND), baseline_group(hosts))
+    baseline = next((r.name for r in compliance.compliant if r.kind == HOST_KIND), default_baseline)
     return control.playbook(hosts, True) + control.playbook(baseline, False), control.playbook(hosts, False)

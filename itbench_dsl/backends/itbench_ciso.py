@@ -59,7 +59,8 @@ def section(scenario: ir.Scenario) -> str:
 
 
 def hosts(scenario: ir.Scenario) -> str:
-    return next((r.name for r in scenario.compliance.gaps if r.kind == ciso.HOST_KIND), ciso.DEFAULT_HOSTS)
+    return next((r.name for r in scenario.compliance.gaps if r.kind == ciso.HOST_KIND),
+                ciso.host_groups(ciso.DEFAULT_HOSTS, scenario.compliance.control)[0])
 
 
 def _text(scenario: ir.Scenario, key: str, default: str) -> str:

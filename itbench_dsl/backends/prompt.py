@@ -144,8 +144,8 @@ def _control(scenario: ir.Scenario, compliance: ir.Compliance) -> dict:
 
     existing = ciso_backend.existing_policy(scenario)
     # every host group the control is checked on, the gap's and the compliant baseline's, as one Ansible
-    # host pattern: the prompt must not say which group breaks the control
-    hosts = [g.name for g in compliance.gaps + compliance.compliant if g.kind == ciso.HOST_KIND]
+    # host pattern, sorted: neither the names (ciso.host_groups) nor their order say which group breaks the control
+    hosts = sorted({g.name for g in compliance.gaps + compliance.compliant if g.kind == ciso.HOST_KIND})
     from ..ciso.tasks import INPUT_SHAPES, TASK_CLASSES
 
     task_class = TASK_CLASSES.get(compliance.task)

@@ -10,6 +10,7 @@ kind `HostGroup` (api version `inventory.ansible.com/v1`) naming the Ansible inv
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from .. import ir
@@ -143,9 +144,23 @@ def task_policies(ctx, task, locations: dict) -> tuple[list[dict], str | None]:
     return policies, update
 
 
-def baseline_group(hosts: str) -> str:
-    """The inventory group of compliant hosts that must stay passing, beside the group the gap is opened on."""
-    return f"{hosts}_baseline"
+def host_groups(hosts: str, control: str) -> tuple[str, str]:
+    """(the inventory group the gap is opened on, the group of compliant hosts that must stay passing): two groups
+    named alike, `<hosts>_<token>`, their tokens and which holds the gap decided by a hash of the control and
+    `hosts`. The agent reads both names (the prompt's host pattern, the inventory): neither may say which hosts
+    break the control (`..._baseline` did), and `hosts` alone would be the documented default gap group."""
+    digest = hashlib.sha256(f"{control}/{hosts}".encode()).hexdigest()
+    first, second = f"{hosts}_{digest[:4]}", f"{hosts}_{digest[4:8]}"
+    if first == second:
+        second = f"{hosts}_{digest[8:12]}"
+    return (first, second) if int(digest[12], 16) % 2 else (second, first)
+
+
+# words a host group's name may not hold: they say which hosts comply or break the control (agent_view.py)
+HOST_GROUP_TELLING = frozenset("""
+baseline compliant noncompliant compliance violating violation violations gap gaps good bad broken fixed
+hardened insecure golden failing passing vulnerable unpatched patched
+""".split())
 
 
 def docs_markdown() -> str:
@@ -175,8 +190,11 @@ def docs_markdown() -> str:
         "(its role cannot read roles and bindings) nor for the `default` namespace (outside its namespaces).",
         "",
         "Host controls compile to Ansible play lists: `inject/playbook.yml` sets the violating value,",
-        "`revert/playbook.yml` the compliant one. The inventory group defaults to "
-        f"`{DEFAULT_HOSTS}` (ITBench's `inventory_host`); `control \"ID\" {{ hosts = \"group\" }}` names another.",
+        "`revert/playbook.yml` the compliant one. They run on two inventory groups named alike, "
+        f"`<hosts>_<token>`: `hosts` defaults to `{DEFAULT_HOSTS}` (ITBench's `inventory_host`; "
+        "`control \"ID\" { hosts = \"prefix\" }` names another), the tokens and which group holds the gap "
+        "come from a hash of the control and `hosts`, so that neither the names nor their order (the prompt sorts "
+        "them) say which hosts break the control. ITBench's `inventory_host` is the gap's group.",
         f"In `scenario.json`, the gap of a host control is one reference of kind `{HOST_KIND}` (`{HOST_API}`)",
         "naming the group. The Rego policy of an `ansible_opa` task is graded on inputs of one item per host",
         "(`{\"hosts\": [{\"name\", \"files\": {path: {Setting: value}}, \"services\": {unit: service_facts}}]}`, the",
@@ -205,4 +223,4 @@ def docs_markdown() -> str:
 
 
 __all__ = ["CATALOGUE", "K8S_CONTROLS", "HOST_CONTROLS", "K8sControl", "HostControl", "lookup", "goal_text",
-           "docs_markdown", "DEFAULT_HOSTS", "host_ref", "ref"]
+           "docs_markdown", "DEFAULT_HOSTS", "HOST_GROUP_TELLING", "host_ref", "host_groups", "ref"]

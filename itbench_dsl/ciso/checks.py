@@ -12,7 +12,7 @@ from ..diagnostics import did_you_mean
 from ..reader import Body
 from ..topology import KINDS
 from .tasks import CISO_TASKS, TASK_CLASSES
-from . import (DEFAULT_HOSTS, HostControl, K8sControl, baseline_group, goal_text, host_ref, is_group_name,
+from . import (DEFAULT_HOSTS, HostControl, K8sControl, host_groups, goal_text, host_ref, is_group_name,
                looks_like_catalogue_id, lookup, policy_name, ref, suggest, task_policies)
 
 
@@ -98,7 +98,7 @@ def catalogue_compliance(self, entry, control: ast.Control, task: ast.Task, goal
     """A catalogue control with no `gap`/`compliant` statements: the catalogue's objects are the gap."""
     if isinstance(entry, HostControl):
         return ir.Compliance(control.id, benchmark, goal or goal_text(entry, task.kind, None), task.kind,
-                             [host_ref(hosts)], [host_ref(baseline_group(hosts))])
+                             *([host_ref(g)] for g in host_groups(hosts, entry.id)))
     namespaces = [n.name for n in self.state.build.namespaces]
     if len(namespaces) != 1:
         if not self.state.incomplete:

@@ -134,7 +134,7 @@ def _feature_flag_waiters(injection: ir.Injection) -> list[tuple[str, ir.ObjectR
 
 # ---- corrupted secret ------------------------------------------------------------------------------------
 
-CORRUPTED_VALUE = "itbench-corrupted-credentials"
+CORRUPTED_VALUE = "Zr7kN4cQ9bYs"  # a value as any; no word of the fault or the harness (agent_view.py)
 
 
 def _secret_readers(f: FaultInput, secret: ir.Secret) -> list[str]:
@@ -212,7 +212,11 @@ def _revert_corrupted_secret(injection, topology):
 VALKEY_SECRET = "valkey-credentials"  # the names ITBench's fault creates and its solutions name
 VALKEY_SECRET_KEY = "valkey-password"
 VALKEY_SCRIPT_CONFIGMAP = "valkey-storage-script"
-VALKEY_PASSWORD = "itbench-changed-password"
+# the script's file name and where it is mounted: named as an application names its entry point, not after what
+# the script does (the agent reads both in the pod's command: agent_view.py)
+VALKEY_SCRIPT = "entrypoint.sh"
+VALKEY_SCRIPT_MOUNT = "/opt/valkey"
+VALKEY_PASSWORD = "Hq3vT8mW2pLx"  # a password as any; no word of the fault or the harness
 def _valkey_container(f: FaultInput) -> ir.Container | None:
     container = pick_container(f)
     if container is None:
@@ -273,9 +277,8 @@ def _revert_with_created(injection, topology):
 # ---- valkey: out of memory -------------------------------------------------------------------------------
 
 VALKEY_OOM_SCRIPT = """#!/bin/sh
-# ITBench fault valkey-workload-out-of-memory: valkey runs next to a process that fills the container's memory.
 valkey-server "$@" &
-data=itbench
+data=valkey
 while true; do
   data="$data$data"
 done
@@ -293,10 +296,10 @@ def _check_valkey_oom(f: FaultInput) -> Checked | None:
         return None
     workload: ir.Workload = f.obj
     configmap = ir.ObjectRef("v1", "ConfigMap", workload.namespace, VALKEY_SCRIPT_CONFIGMAP)
-    checked = Checked({"container": container.name, "configmap": VALKEY_SCRIPT_CONFIGMAP, "script": "fill-memory.sh",
-                       "mount_path": "/itbench"},
+    checked = Checked({"container": container.name, "configmap": VALKEY_SCRIPT_CONFIGMAP, "script": VALKEY_SCRIPT,
+                       "mount_path": VALKEY_SCRIPT_MOUNT},
                       {"container": {"name": container.name}, "kubernetesObject": kobj(f.target)}, created=[configmap])
-    manifest = _valkey_oom_configmap(workload.namespace, VALKEY_SCRIPT_CONFIGMAP, "fill-memory.sh")
+    manifest = _valkey_oom_configmap(workload.namespace, VALKEY_SCRIPT_CONFIGMAP, VALKEY_SCRIPT)
     return provide(f, checked, ir.ConfigMap(VALKEY_SCRIPT_CONFIGMAP, workload.namespace,
                                             dict(manifest["data"])),
                    manifest, readers=[workload.name])
@@ -313,9 +316,9 @@ def _inject_valkey_oom(injection, topology):
 
     def change(workload, args):
         container = container_named(workload, args["container"])
-        workload.volumes = [*workload.volumes, {"name": "itbench-storage-script",
+        workload.volumes = [*workload.volumes, {"name": "storage-script",
                                                 "configMap": {"name": args["configmap"], "defaultMode": 0o755}}]
-        container.volume_mounts = [*container.volume_mounts, {"name": "itbench-storage-script",
+        container.volume_mounts = [*container.volume_mounts, {"name": "storage-script",
                                                               "mountPath": args["mount_path"], "readOnly": True}]
         container.command = ["/bin/sh", f"{args['mount_path']}/{args['script']}"]
 

@@ -74,9 +74,9 @@ def _revert_ambient_disabled(injection, topology):
 
 # ---- strict mutual TLS with the workload out of the mesh --------------------------------------------------
 
-# The name ITBench's ground truth gives the policy (its injection task says `mtls-strict`): one name for the
-# injection, both ground truths and the solutions.
-STRICT_MTLS_POLICY = "strict-mtls-mode"
+# One name for the injection, both ground truths and the solutions: the policy's kind, not its mode (ITBench's
+# `strict-mtls-mode` would tell whoever lists the policies what this one does: agent_view.py)
+STRICT_MTLS_POLICY = "peer-authentication"
 
 
 def _check_strict_mtls(f: FaultInput) -> Checked | None:
@@ -129,7 +129,9 @@ HTTP_METHODS = ("GET", "POST", "DELETE", "PUT")  # ITBench's argument schema all
 
 
 def _policy_name(gateway: str) -> str:
-    return f"{gateway}-deny"  # the name ITBench's injection and solutions use
+    # named after the gateway it guards, as an application names its policies (ITBench's `-deny` would tell whoever
+    # lists the policies what this one does: agent_view.py)
+    return f"{gateway}-policy"
 
 
 def _check_deny_gateway(f: FaultInput) -> Checked | None:
@@ -201,7 +203,7 @@ FAULTS = [
     FaultKind(
         "istio_strict_mtls", "strict-mutual-tls-istio-service-mesh-enforcement", "workload.istio-mtls:strict-out-of-mesh",
         ("deployment", "statefulset"),
-        "Requires strict mutual TLS in the workload's namespace (PeerAuthentication `strict-mtls-mode`, mode "
+        "Requires strict mutual TLS in the workload's namespace (PeerAuthentication `peer-authentication`, mode "
         "`STRICT`) and takes the workload's pods out of the ambient mesh (pod label `istio.io/dataplane-mode: "
         "none`): its plain-text connections to the other workloads of the namespace are refused.",
         _check_strict_mtls, _inject_strict_mtls, _revert_strict_mtls,
@@ -212,7 +214,7 @@ FAULTS = [
         ),
         # strict mTLS refuses only plain-text peers: back in the mesh, or without the policy, the calls go through
         undone_by="any",
-        creates="PeerAuthentication `strict-mtls-mode` (`security.istio.io/v1`, mode `STRICT`) in the workload's "
+        creates="PeerAuthentication `peer-authentication` (`security.istio.io/v1`, mode `STRICT`) in the workload's "
                 "namespace; revert deletes it and restores the workload.",
         labels=("virtualization", "misconfiguration"),
         symptoms=('requests',),

@@ -28,6 +28,10 @@ CREATABLE_KINDS["persistentvolumeclaim"] = ("v1", "PersistentVolumeClaim")
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 
+# the node the selector asks for: named as a cloud names its nodes, never after the fault (the agent reads the
+# pods' nodeSelector: agent_view.py); no cluster the harness makes has it
+ABSENT_NODE = "ip-10-0-113-27.ec2.internal"
+
 # ---- nonexistent node -----------------------------------------------------------------------------------
 
 
@@ -53,7 +57,7 @@ def _check_nonexistent_node(f: FaultInput) -> Checked | None:
             return None
         return Checked({"node_selector": dict(selector), "original_node_selector": dict(workload.node_selector)},
                        {"kubernetesObject": kobj(f.target)}, itbench_id="")
-    node = f.body.attr("node", "str", default="itbench-nonexistent-node")
+    node = f.body.attr("node", "str", default=ABSENT_NODE)
     if node is None:
         return None
     problem = label_problem(HOSTNAME_LABEL, node)
@@ -141,7 +145,7 @@ def _revert_anti_affinity(injection, topology):
 # so it stays Pending and so do the pods that mount it.
 PVC_VOLUME = "database"
 PVC_MOUNT = "/data/database"
-PVC_STORAGE_CLASS = "invalid-class-name"
+PVC_STORAGE_CLASS = "standard-rwo-2"  # named as a cluster names its classes: no word of the fault (agent_view.py)
 
 
 def _check_nonexistent_pvc(f: FaultInput) -> Checked | None:
@@ -378,7 +382,7 @@ FAULTS: list[FaultKind] = [
         "nonexistent_node", "nonexistent-kubernetes-workload-node", "workload.nodeSelector:nonexistent-node",
         ("deployment", "statefulset"), "Pins a workload's pods to a node that does not exist, so they stay Pending.",
         _check_nonexistent_node, _inject_nonexistent_node, original,
-        args=(Arg("node", "string", default="itbench-nonexistent-node",
+        args=(Arg("node", "string", default=ABSENT_NODE,
                   help="the node name put in the `kubernetes.io/hostname` node selector (ITBench draws "
                   "`invalid-node-<0..1000>` at random)"),
               Arg("node_selector", "labels", default="—",

@@ -112,6 +112,14 @@ def _inject_deleted_service(injection, topology):
     return Effect([], [injection.target])
 
 
+def _suffix(service, key: str) -> str:
+    """A suffix no pod's label has, derived from the service and the key (a hash, as a ReplicaSet's pod-template-hash):
+    the new selector value must say nothing of the fault to whoever reads the Service (agent_view.py)."""
+    import hashlib
+
+    return hashlib.sha256(f"{service.namespace}/{service.name}/{key}".encode()).hexdigest()[:7]
+
+
 # ---- invalid service selector ----------------------------------------------------------------------------
 
 
@@ -131,7 +139,7 @@ def _check_invalid_selector(f: FaultInput) -> Checked | None:
                     f.body.attr_span("selector"), "empty selector", help='give at least one label: `selector { app = "x" }`')
             return None
     else:
-        selector = {k: (v[:55].rstrip("-_.") + "-invalid") for k, v in service.selector.items()}
+        selector = {k: (v[:55].rstrip("-_.") + "-" + _suffix(service, k)) for k, v in service.selector.items()}
     if selector == service.selector:
         f.error("E2027", "the new selector is the service's selector: the fault would change nothing",
                 f.body.attr_span("selector"), "same selector")
@@ -178,7 +186,7 @@ FAULTS = [
         "invalid_service_selector", "invalid-kubernetes-service-selector", "service.selector:invalid", ("service",),
         "Replaces a service's selector with labels no pod carries, so the service has no endpoints.",
         _check_invalid_selector, _inject_invalid_selector, original,
-        args=(Arg("selector", "labels", default="each selector label's value with `-invalid` appended",
+        args=(Arg("selector", "labels", default="each selector label's value with a hash of the service appended (`-3f9a0c2`)",
                   help="the new selector"),),
         preconditions=("The new selector is not empty and differs from the current one.",
                        "The new selector matches no pod of the namespace."),

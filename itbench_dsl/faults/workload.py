@@ -52,7 +52,6 @@ LOAD_CONFIG = (
     "import json\n"
     "import pathlib\n"
     "\n"
-    "# The configuration is truncated: json.loads raises and the init container exits with status 1.\n"
     "text = (pathlib.Path.home() / \"config\" / \"config.json\").read_text()\n"
     "print(\"loaded\", len(json.loads(text)), \"settings\")\n"
 )
@@ -329,7 +328,7 @@ DEPENDENCY_WAIT_IMAGE = "busybox:1.28"
 
 def _check_dependency_wait_init(f: FaultInput) -> Checked | None:
     workload: ir.Workload = f.obj
-    name = f.body.attr("container_name", "str", default="wait-for-dependency")
+    name = f.body.attr("container_name", "str", default="init-config")
     service = f.body.attr("service", "str", required=True)
     if name is None or service is None:
         return None
@@ -620,7 +619,7 @@ FAULTS = [
         "pods stay in `Init:0/1` and the rollout stalls.",
         _check_dependency_wait_init, _inject_dependency_wait_init, original,
         args=(Arg("service", "string", required=True, help="the service waited for, which the namespace does not have"),
-              Arg("container_name", "string", default="wait-for-dependency", help="the init container's name")),
+              Arg("container_name", "string", default="init-config", help="the init container's name")),
         preconditions=("The service and container names are valid Kubernetes names.",
                        "The workload has no container or init container of that name.",
                        "The namespace declares no service of that name."),

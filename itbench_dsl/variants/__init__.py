@@ -490,6 +490,33 @@ def ast_ref(ref: ir.ObjectRef, qualified: bool = False) -> ast.Ref:
 faults_of = ast.fault_statements
 
 
+def pin_generated_names(ctx: "Context") -> "Context":
+    """`ctx` with each fault that creates an object under a generated default name naming it in its statement
+    (`name = "cart-0ea5b89"`): a Chaos Mesh experiment's default is a hash of its target's name and action
+    (faults/chaos.neutral_name), so a generator that renames the target (retarget, anonymize) would change it
+    under the statements that refer to it; written out, it is renamed with them."""
+    faults, injections = faults_of(ctx.document), ctx.scenario.injections()
+    if len(faults) != len(injections):
+        return ctx
+    pins = {}
+    for fault, injection in zip(faults, injections):
+        if (fault.kind == injection.fault and isinstance(injection.args, dict) and "chaos_type" in injection.args
+                and injection.root is not None
+                and not any(isinstance(e, ast.Attr) and e.key == "name" for e in fault.entries or ())):
+            pins[id(fault)] = injection.root.name
+    if not pins:
+        return ctx
+
+    def pin(node):
+        if isinstance(node, ast.Fault) and id(node) in pins:
+            return dataclasses.replace(node, entries=tuple(node.entries or ()) + (
+                ast.Attr("name", (), ast.Str(pins[id(node)])),))
+        return None
+
+    document = map_nodes(ctx.document, pin)
+    return dataclasses.replace(ctx, parent=dataclasses.replace(ctx.parent, document=document))
+
+
 def statements_of(document: ast.Scenario, cls) -> list:
     return [s for s in document.statements if isinstance(s, cls)]
 

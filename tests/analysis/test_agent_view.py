@@ -145,3 +145,125 @@ def test_the_library_gives_nothing_away(path):
     result = _library(path)
     found = agent_view.findings(result.scenario, result.files, prompt_backend.render_chunks(result.scenario))
     assert found == [], [f.message() for f in found]
+
+
+# ---- the values of what the agent reads (every string, not only names and labels) -----------------------------
+
+
+def _compiled(faults: str, name: str = "shop-cart-down", uses: str = "", path: str = "s.itb"):
+    text = SHOP.format(name=name, uses=uses, faults=faults)
+    diags = Diagnostics()
+    result = compile_source(text.encode(), path, diags)
+    assert result.files, [d.message for d in diags.errors()]
+    return result
+
+
+def _value_findings(result, files=None) -> list[agent_view.Finding]:
+    files = files if files is not None else result.files
+    return agent_view.findings(result.scenario, files, prompt_backend.render_chunks(result.scenario),
+                               objects=agent_view.from_files(files) if files is not result.files else None)
+
+
+@pytest.mark.parametrize("tag, word", [("itbench-nonexistent", "itbench"), ("0.0.0-missing", "missing"),
+                                       ("broken", "broken"), ("nonexistent-1.0", "nonexistent")])
+def test_an_image_tag_that_says_the_fault_is_found(tag, word):
+    result = _compiled(f'fault nonexistent_image on deployment "cart" {{ image = "ghcr.io/example/cart:{tag}" }}')
+    [found] = _value_findings(result)
+    assert (found.where, found.kind, found.name) == ("inject/apply.yaml", "Deployment", "cart")
+    assert found.field == "spec.template.spec.containers[0].image" and f"`{word}`" in found.why
+
+
+def test_the_default_values_of_the_faults_say_nothing():
+    """The defaults: an image tag, a node, a chaos experiment's name, a selector that say nothing of the fault."""
+    for fault in ('fault nonexistent_image on deployment "cart"', 'fault nonexistent_node on deployment "cart"',
+                  'fault pod_chaos on deployment "cart" { action = pod_kill }',
+                  'fault network_chaos on deployment "web" { action = delay  latency = 2s  peer = "cart" }',
+                  'fault invalid_service_selector on service "cart"'):
+        assert _value_findings(_compiled(fault)) == [], fault
+
+
+def test_a_node_selector_value_that_says_the_fault_is_found():
+    result = _compiled('fault nonexistent_node on deployment "cart" { node = "nonexistent-node" }')
+    [found] = _value_findings(result)
+    assert found.field == 'spec.template.spec.nodeSelector["kubernetes.io/hostname"]'
+    assert "nonexistent" in found.why and found.kind == "Deployment"
+
+
+def test_a_chaos_experiment_named_after_its_action_is_found():
+    """`cart-pod-kill` says the fault to whoever lists PodChaos objects; its type (PodChaos) may show, no more."""
+    result = _compiled('fault pod_chaos on deployment "cart" { action = pod_kill  name = "cart-pod-kill" }')
+    [found] = [f for f in _value_findings(result) if f.field == "metadata.name"]
+    assert (found.kind, found.name, found.namespace) == ("PodChaos", "cart-pod-kill", "chaos-mesh")
+    assert "`kill`" in found.why
+
+
+def _edited(result, where: str, edit) -> dict:
+    """The bundle's files with the objects of `where` changed by `edit(list of objects)`."""
+    import yaml
+
+    files = dict(result.files)
+    objects = [d for d in yaml.safe_load_all(files[where]) if isinstance(d, dict)]
+    edit(objects)
+    files[where] = yaml.safe_dump_all(objects, sort_keys=False).encode()
+    return files
+
+
+def test_a_script_named_after_the_fault_is_found():
+    result = _compiled('fault nonexistent_image on deployment "cart"')
+
+    def edit(objects):
+        [deployment] = [o for o in objects if o["kind"] == "Deployment"]
+        deployment["spec"]["template"]["spec"]["containers"][0]["command"] = ["/bin/sh", "/scripts/fill-memory.sh"]
+    found = _value_findings(result, _edited(result, "inject/apply.yaml", edit))
+    assert [(f.field, f.text) for f in found] == [("spec.template.spec.containers[0].command[1]",
+                                                   "/scripts/fill-memory.sh")]
+    assert "`fill`" in found[0].why
+
+
+def test_a_storage_class_that_says_what_is_wrong_is_found():
+    result = _compiled('fault nonexistent_image on deployment "cart"')
+
+    def edit(objects):
+        objects.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                        "metadata": {"name": "cart-data", "namespace": "shop"},
+                        "spec": {"storageClassName": "missing-class", "accessModes": ["ReadWriteOnce"]}})
+    found = _value_findings(result, _edited(result, "inject/apply.yaml", edit))
+    assert [(f.kind, f.field, f.text) for f in found] == [("PersistentVolumeClaim", "spec.storageClassName",
+                                                          "missing-class")]
+
+
+def test_a_topology_value_that_says_what_is_wrong_is_found():
+    """What the application deploys is read too: a name-like value (an image, a node) saying what is wrong."""
+    result = _compiled('fault nonexistent_image on deployment "cart"')
+
+    def edit(objects):
+        [web] = [o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == "web"]
+        web["spec"]["template"]["spec"]["nodeSelector"] = {"pool": "broken-nodes"}
+    found = _value_findings(result, _edited(result, "manifests/topology.yaml", edit))
+    assert [(f.where, f.name, f.field) for f in found] == [
+        ("manifests/topology.yaml", "web", 'spec.template.spec.nodeSelector["pool"]')]
+
+
+def test_what_a_patch_keeps_and_a_tools_content_are_not_read():
+    """A fault tool's spec is the fault the agent is to find (`action: pod-kill`); enumerated values (`DENY`) and
+    a value's words the patch did not add are the object's, not the fault's."""
+    result = _compiled('fault pod_chaos on deployment "cart" { action = pod_kill }')
+    assert _value_findings(result) == []
+    assert agent_view._ENUM.fullmatch("DENY") and not agent_view._ENUM.fullmatch("cart-nonexistent")
+
+
+def test_the_check_locates_a_value_at_the_fault():
+    text = SHOP.format(name="shop-cart-down", uses="",
+                       faults='fault nonexistent_image on deployment "cart" { image = "ghcr.io/example/cart:broken" }')
+    checked = check_source(text.encode(), "s.itb")
+    [diag] = [d for d in checked.diagnostics if d.code == "E4010"]
+    assert "spec.template.spec.containers[0].image" in diag.message and "`broken`" in diag.message
+    assert "fault nonexistent_image" in text.splitlines()[diag.span.line - 1]
+
+
+def test_an_enumerated_looking_value_still_may_not_say_what_is_wrong():
+    """`Missing` looks like an enumerated value (`Ingress`, `DENY`), which the fault's words are not looked for in;
+    a word that says what is wrong is looked for in every value."""
+    result = _compiled('fault nonexistent_node on deployment "cart" { node = "Missing" }')
+    [found] = _value_findings(result)
+    assert found.field == 'spec.template.spec.nodeSelector["kubernetes.io/hostname"]' and "`missing`" in found.why

@@ -9,7 +9,7 @@ from functools import lru_cache
 import pytest
 from support.compiling import REFERENCE, SCENARIOS, compile_files, compile_text, yaml_documents
 
-from itbench_dsl.alerts import CATALOGUE, SEVERITIES, STANDARD_ALERTS, expression
+from itbench_dsl.alerts import CATALOGUE, DOMAIN_ALERTS, SEVERITIES, STANDARD_ALERTS, expression
 from itbench_dsl.faults import FAULTS, library_alerts
 from itbench_dsl.validate import validate_object
 from itbench_dsl.vocabulary import KNOWN_ALERTS
@@ -84,8 +84,9 @@ def _named_not_firing(data: dict) -> set[str]:
     catalogue's, or the scenario's own `alert_rule`."""
     own = {r["name"] for r in data.get("alert_rules") or []}
     predicates = (data.get("mitigation") or {}).get("predicates") or []
-    return {p["alert"] for p in predicates if p.get("kind") == "alert" and p.get("alert")
-            and (p["alert"] in CATALOGUE or p["alert"] in own)}
+    named = {p["alert"] for p in predicates if p.get("kind") == "alert" and p.get("alert")
+             and (p["alert"] in CATALOGUE or p["alert"] in own)}
+    return named | set(DOMAIN_ALERTS.get(data.get("domain"), ()))  # and the domain's whole set (alerts.DOMAIN_ALERTS)
 
 
 @pytest.mark.parametrize("path", library_paths())
@@ -228,3 +229,34 @@ def test_every_alert_a_bundle_names_is_one_it_expects_and_ships(path):
     assert waited <= set(expected) | stack, (path, waited - set(expected) - stack)
     prompt = files["prompt.md"].decode("utf-8")
     assert _named_in_prompt(prompt, set(CATALOGUE) | shipped) <= set(expected), path
+
+
+def _finops_paths() -> list[str]:
+    return [p for p in library_paths() if json.loads(library_bundle(p)["scenario.json"]).get("domain") == "finops"]
+
+
+def test_every_finops_scenario_of_an_application_ships_the_same_rules():
+    """Which rules exist must not say which waste a FinOps scenario has (`CPUSpend` alone says "CPU"): the rules
+    are the domain's set (alerts.DOMAIN_ALERTS) in each namespace of the application, whatever the fault; every
+    scenario expects alerts of that set only, so that the set is the union of what they expect."""
+    by_application: dict[str, set[bytes]] = {}
+    paths = _finops_paths()
+    assert len(paths) >= 5
+    for path in paths:
+        files = library_bundle(path)
+        data = json.loads(files["scenario.json"])
+        expected = {a["name"] for a in data.get("alerts") or []}
+        assert expected <= set(DOMAIN_ALERTS["finops"]), (path, expected - set(DOMAIN_ALERTS["finops"]))
+        application = data["topology"].get("application") or path
+        by_application.setdefault(application, set()).add(files["manifests/alert-rules.yaml"])
+    assert all(len(rules) == 1 for rules in by_application.values()), sorted(by_application)
+
+
+def test_a_finops_scenario_ships_the_domain_rules_whatever_it_expects():
+    """An autoscaler's waste expects KubeHpaMaxedOut only, and ships the spend rules too: the rules say nothing."""
+    files = library_bundle("finops/otel-frontend-hpa-misconfigured.itb")
+    data = json.loads(files["scenario.json"])
+    assert {a["name"] for a in data["alerts"]} == {"KubeHpaMaxedOut"}
+    shipped = {r["alert"] for o in yaml_documents(files, "manifests/alert-rules.yaml") for g in o["spec"]["groups"]
+               for r in g["rules"]}
+    assert shipped == set(DOMAIN_ALERTS["finops"])

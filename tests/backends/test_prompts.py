@@ -214,7 +214,8 @@ CISO_CONTRACTS = {
     ],
     "rhel9-sshd-x11-forwarding-ansible-opa": [
         "`playbook.yml`", "`policy.rego`", "`collected_data.json`", "declare `package check`", "boolean rule `result`",
-        "Rego v1", "`rhel9_servers:rhel9_servers_baseline`", "hosts: rhel9_servers:rhel9_servers_baseline", "/tmp/agent/inventory.ansible.ini",
+        "Rego v1", "`rhel9_servers_40bc:rhel9_servers_c4b6`", "hosts: rhel9_servers_40bc:rhel9_servers_c4b6",
+        "/tmp/agent/inventory.ansible.ini",
         "ansible-playbook playbook.yml", "data.check.result", "delegate_to: localhost",
         "Ensure SSH X11 forwarding is disabled", "the playbook is not run",
     ],

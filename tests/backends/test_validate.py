@@ -415,13 +415,13 @@ spec:
 ---
 apiVersion: security.istio.io/v1
 kind: PeerAuthentication
-metadata: {name: strict-mtls-mode, namespace: book-info}
+metadata: {name: peer-authentication, namespace: book-info}
 spec:
   mtls: {mode: STRICT}
 ---
 apiVersion: security.istio.io/v1
 kind: AuthorizationPolicy
-metadata: {name: bookinfo-gateway-deny, namespace: book-info}
+metadata: {name: bookinfo-gateway-policy, namespace: book-info}
 spec:
   action: DENY
   targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: bookinfo-gateway}

@@ -271,7 +271,9 @@ def test_sshd_x11_matches_itbench_class_3():
 def test_host_control_compiles_to_playbooks_with_its_group():
     files = compile_ok(scenario("rhel9-sshd-permit-root-login", "ansible_opa", body='hosts = "bastions"'))
     inject, revert = yaml.safe_load(files["inject/playbook.yml"]), yaml.safe_load(files["revert/playbook.yml"])
-    assert inject[0]["hosts"] == revert[0]["hosts"] == "bastions"
+    gap, baseline = ciso.host_groups("bastions", "rhel9-sshd-permit-root-login")
+    assert inject[0]["hosts"] == revert[0]["hosts"] == gap and gap.startswith("bastions_")
+    assert [p["hosts"] for p in inject] == [gap, baseline]  # the compliant group gets the compliant setting
     assert inject[0]["tasks"][0]["ansible.builtin.lineinfile"]["line"] == "PermitRootLogin yes"
     assert revert[0]["tasks"][0]["ansible.builtin.lineinfile"]["line"] == "PermitRootLogin no"
     assert "inject/apply.yaml" not in files and "revert/delete.yaml" not in files
@@ -279,9 +281,34 @@ def test_host_control_compiles_to_playbooks_with_its_group():
     assert ir_json["compliance"]["goal"] == "Ensure SSH root login is disabled"
     assert ir_json["compliance"]["benchmark"] == ciso.RHEL9_BENCHMARK
     assert ir_json["compliance"]["gaps"] == [{"api_version": ciso.HOST_API, "kind": "HostGroup", "namespace": None,
-                                              "name": "bastions"}]
+                                              "name": gap}]
     default = compile_ok(scenario("rhel9-sshd-permit-root-login", "ansible_opa"))
-    assert yaml.safe_load(default["inject/playbook.yml"])[0]["hosts"] == ciso.DEFAULT_HOSTS
+    assert yaml.safe_load(default["inject/playbook.yml"])[0]["hosts"] == ciso.host_groups(
+        ciso.DEFAULT_HOSTS, "rhel9-sshd-permit-root-login")[0]
+
+
+def test_host_groups_say_nothing_of_which_hosts_comply():
+    """Two groups named alike (`<hosts>_<token>`), neither a word saying what its hosts are, and which one holds
+    the gap is not always the first: the prompt's sorted host pattern does not tell either."""
+    firsts = set()
+    for control in [c for c in ciso.CATALOGUE.values() if isinstance(c, ciso.HostControl)]:
+        gap, baseline = ciso.host_groups(ciso.DEFAULT_HOSTS, control.id)
+        assert gap != baseline and {gap.rpartition("_")[0], baseline.rpartition("_")[0]} == {ciso.DEFAULT_HOSTS}
+        assert len(gap) == len(baseline) and ciso.is_group_name(gap) and ciso.is_group_name(baseline)
+        assert not (set(re.split(r"[_\W]+", gap + "_" + baseline)) & ciso.HOST_GROUP_TELLING)
+        firsts.add(gap < baseline)
+    assert firsts == {True, False}
+
+
+def test_a_host_group_named_after_its_hosts_state_is_found():
+    from itbench_dsl import agent_view
+    from itbench_dsl.compiler import compile_source
+    from itbench_dsl.diagnostics import Diagnostics
+
+    text = scenario("rhel9-sshd-permit-root-login", "ansible_opa", body='hosts = "hardened"')
+    result = compile_source(text.encode(), "s.itb", Diagnostics())
+    found = [f for f in agent_view.findings(result.scenario, result.files) if f.kind == "HostGroup"]
+    assert found and all(f.field == "hosts" and "`hardened`" in f.why for f in found)
 
 
 # ---- the language: catalogue controls in scenarios --------------------------------------------

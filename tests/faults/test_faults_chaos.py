@@ -23,7 +23,10 @@ from support.compiling import compile_files, yaml_documents
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.faults import FAULTS, itbench_entry
+from itbench_dsl.faults.chaos import neutral_name
 from itbench_dsl.validate import validate_object
+
+CART_POD_KILL = neutral_name("cart", "PodChaos", "cart-pod-kill")  # a default name says nothing of the fault
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = REPO.parent / "shared" / "reference" / "itbench" / "scenarios"
@@ -201,7 +204,7 @@ def test_one_shot_creates_the_experiment_and_stays_out_of_itbench_scenario():
     action = pod_kill
   }''')
     obj = only_object(files)
-    assert obj["kind"] == "PodChaos" and obj["metadata"]["name"] == "cart-pod-kill"
+    assert obj["kind"] == "PodChaos" and obj["metadata"]["name"] == CART_POD_KILL
     assert obj["spec"] == {"action": "pod-kill", "mode": "all",
                            "selector": {"labelSelectors": {"app.kubernetes.io/name": "cart"}, "namespaces": ["shop"]}}
     (injection,) = injections(files)
@@ -209,10 +212,10 @@ def test_one_shot_creates_the_experiment_and_stays_out_of_itbench_scenario():
     assert docs(files, "itbench/scenario.yaml")[0]["spec"]["faults"] == []
     truth = docs(files, "itbench/groundtruth.yaml")[0]["spec"]
     assert truth["entities"] == [{"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "PodChaos",
-                                  "metadata": {"name": "cart-pod-kill", "namespace": "chaos-mesh"}}]
+                                  "metadata": {"name": CART_POD_KILL, "namespace": "chaos-mesh"}}]
     commands = [s.get("command") for s in truth["solutions"][0][0]["steps"]]
-    assert "kubectl -n chaos-mesh delete podchaos cart-pod-kill" in commands
-    assert [(d["kind"], d["metadata"]["name"]) for d in docs(files, "revert/delete.yaml")] == [("PodChaos", "cart-pod-kill")]
+    assert "kubectl -n chaos-mesh delete podchaos " + CART_POD_KILL in commands
+    assert [(d["kind"], d["metadata"]["name"]) for d in docs(files, "revert/delete.yaml")] == [("PodChaos", CART_POD_KILL)]
 
 
 def test_every_wraps_the_experiment_in_a_schedule_with_itbench_s_solution():
@@ -228,7 +231,7 @@ def test_every_wraps_the_experiment_in_a_schedule_with_itbench_s_solution():
     assert injection["itbench_id"] == "scheduled-chaos-mesh-experiment"
     assert injection["itbench_args"]["scheduleSpec"] == {"podChaos": obj["spec"]["podChaos"], "type": "PodChaos"}
     truth = docs(files, "itbench/groundtruth.yaml")[0]["spec"]
-    assert truth["solutions"][0][0]["steps"][0]["command"].startswith("kubectl -n chaos-mesh annotate schedule cart-pod-kill")
+    assert truth["solutions"][0][0]["steps"][0]["command"].startswith("kubectl -n chaos-mesh annotate schedule " + CART_POD_KILL)
 
 
 @pytest.mark.parametrize("written,expected", [
@@ -340,7 +343,7 @@ def test_stress_chaos_stressors(block: str, expected: dict):
   }}''')
     spec = spec_of(files)
     assert spec["stressors"] == expected and spec["containerNames"] == ["cart"]
-    assert only_object(files)["metadata"]["name"] == "cart-stress-" + next(iter(expected))
+    assert only_object(files)["metadata"]["name"] == neutral_name("cart", "StressChaos", "cart-stress-" + next(iter(expected)))
 
 
 @pytest.mark.parametrize("fields,expected", [
@@ -391,7 +394,7 @@ def test_values_the_crd_schema_accepts_are_still_refused():
     # the Schedule the checker refuses would pass the CRD schema: the admission rules are the checker's
     schedule = {
         "apiVersion": "chaos-mesh.org/v1alpha1", "kind": "Schedule",
-        "metadata": {"name": "cart-stress-cpu", "namespace": "chaos-mesh"},
+        "metadata": {"name": neutral_name("cart", "StressChaos", "cart-stress-cpu"), "namespace": "chaos-mesh"},
         "spec": {"schedule": "@every 60s", "type": "StressChaos", "stressChaos": {
             "mode": "all", "selector": {"namespaces": ["shop"]}, "stressors": {"cpu": {"workers": 0}}}},
     }
@@ -403,7 +406,7 @@ def test_values_the_crd_schema_accepts_are_still_refused():
     }
   }''') == ["E2010"]
     http = {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "HTTPChaos",
-            "metadata": {"name": "cart-http-abort", "namespace": "chaos-mesh"},
+            "metadata": {"name": neutral_name("cart", "HTTPChaos", "cart-http-abort"), "namespace": "chaos-mesh"},
             "spec": {"mode": "all", "selector": {"namespaces": ["shop"]}, "target": "Request", "port": 9999,
                      "abort": True}}
     assert validate_object(http) == []
@@ -469,7 +472,7 @@ def test_io_chaos_actions(fields: str, expected: dict):
     assert spec["volumePath"] == "/var/lib/cart"
     for key, value in expected.items():
         assert spec[key] == value
-    assert only_object(files)["metadata"]["name"] == "cart-io-" + expected["action"].lower()
+    assert only_object(files)["metadata"]["name"] == neutral_name("cart", "IOChaos", "cart-io-" + expected["action"].lower())
 
 
 def test_io_chaos_volume_of_a_named_container():
@@ -505,7 +508,7 @@ def test_time_chaos():
   }''')
     spec = spec_of(files)
     assert spec["timeOffset"] == "-1h30m" and spec["clockIds"] == ["CLOCK_REALTIME", "CLOCK_MONOTONIC"]
-    assert only_object(files)["metadata"]["name"] == "cart-time-offset"
+    assert only_object(files)["metadata"]["name"] == neutral_name("cart", "TimeChaos", "cart-time-offset")
     assert spec_of(ok('''  fault time_chaos on deployment "cart" {
     offset = 10m
   }'''))["timeOffset"] == "10m"

@@ -124,27 +124,27 @@ def test_strict_mtls_takes_the_pods_out_of_the_mesh_and_requires_mtls(bundles):
     original = topology[("Deployment", "book-info", "productpage-v1")]
     injected = by_key(docs(files, "inject/apply.yaml"))
     assert set(injected) == {("Deployment", "book-info", "productpage-v1"),
-                             ("PeerAuthentication", "book-info", "strict-mtls-mode")}
+                             ("PeerAuthentication", "book-info", "peer-authentication")}
     deployment = injected[("Deployment", "book-info", "productpage-v1")]
     labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert labels == {**original["spec"]["template"]["metadata"]["labels"], "istio.io/dataplane-mode": "none"}
     deployment["spec"]["template"]["metadata"]["labels"].pop("istio.io/dataplane-mode")
     assert deployment == original  # nothing else changes
-    assert injected[("PeerAuthentication", "book-info", "strict-mtls-mode")] == {
+    assert injected[("PeerAuthentication", "book-info", "peer-authentication")] == {
         "apiVersion": "security.istio.io/v1", "kind": "PeerAuthentication",
-        "metadata": {"name": "strict-mtls-mode", "namespace": "book-info"},
+        "metadata": {"name": "peer-authentication", "namespace": "book-info"},
         "spec": {"mtls": {"mode": "STRICT"}}}
     assert docs(files, "inject/delete.yaml") == []
     assert docs(files, "revert/apply.yaml") == [original]
     assert docs(files, "revert/delete.yaml") == [{"apiVersion": "security.istio.io/v1", "kind": "PeerAuthentication",
-                                                  "metadata": {"name": "strict-mtls-mode", "namespace": "book-info"}}]
+                                                  "metadata": {"name": "peer-authentication", "namespace": "book-info"}}]
 
 
 def test_deny_gateway_attaches_a_deny_policy_to_the_gateway(bundles):
     files = bundles["istio_deny_gateway"]
     assert docs(files, "inject/apply.yaml") == [{
         "apiVersion": "security.istio.io/v1", "kind": "AuthorizationPolicy",
-        "metadata": {"name": "bookinfo-gateway-deny", "namespace": "book-info"},
+        "metadata": {"name": "bookinfo-gateway-policy", "namespace": "book-info"},
         "spec": {"action": "DENY",
                  "targetRef": {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "bookinfo-gateway"},
                  "rules": [{"to": [{"operation": {"methods": ["GET"]}}]}]}}]
@@ -152,7 +152,7 @@ def test_deny_gateway_attaches_a_deny_policy_to_the_gateway(bundles):
     assert docs(files, "revert/apply.yaml") == []
     assert docs(files, "revert/delete.yaml") == [{
         "apiVersion": "security.istio.io/v1", "kind": "AuthorizationPolicy",
-        "metadata": {"name": "bookinfo-gateway-deny", "namespace": "book-info"}}]
+        "metadata": {"name": "bookinfo-gateway-policy", "namespace": "book-info"}}]
     # the gateway comes with the application's installation: the fault names it, the manifests do not hold it
     assert not any(d["kind"] == "Gateway" for d in docs(files, "manifests/topology.yaml"))
 

@@ -24,6 +24,7 @@ from support.compiling import compile_files, yaml_documents
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.faults import FAULTS, WAITERS, itbench_entry
+from itbench_dsl.faults.config import CORRUPTED_VALUE, VALKEY_PASSWORD, VALKEY_SCRIPT
 from itbench_dsl.validate import validate_object
 
 REPO = Path(__file__).resolve().parents[2]
@@ -202,7 +203,9 @@ def test_invalid_selector_changes_only_the_selector(bundles):
     files = bundles[SCENARIOS["invalid_service_selector"]]
     before = topology_objects(files)[("Service", "book-info", "details")]
     (after,) = docs(files, "inject/apply.yaml")
-    assert after["spec"]["selector"] == {"app": "details-invalid"}
+    # a value no pod has, which says nothing of the fault (a hash of the service, not `-invalid`: agent_view.py)
+    assert list(after["spec"]["selector"]) == ["app"] and after["spec"]["selector"]["app"].startswith("details-")
+    assert "invalid" not in after["spec"]["selector"]["app"]
     assert _diff_paths(before, after) == [".spec.selector.app"]
     assert docs(files, "revert/apply.yaml") == [before]
     pods = [o for o in topology_objects(files).values() if o["kind"] == "Deployment"]
@@ -215,7 +218,7 @@ def test_corrupted_secret_changes_only_the_key(bundles):
     before = topology_objects(files)[("Secret", "otel-demo", "grafana")]
     (after,) = docs(files, "inject/apply.yaml")
     assert _diff_paths(before, after) == [".stringData.admin-password"]
-    assert after["stringData"]["admin-password"] == "itbench-corrupted-credentials"
+    assert after["stringData"]["admin-password"] == CORRUPTED_VALUE
     assert docs(files, "revert/apply.yaml") == [before]
 
 
@@ -224,7 +227,7 @@ def test_valkey_changed_password(bundles):
     before = topology_objects(files)[("Deployment", "otel-demo", "valkey-cart")]
     injected = by_key(docs(files, "inject/apply.yaml"))
     secret = injected[("Secret", "otel-demo", "valkey-credentials")]
-    assert secret["stringData"] == {"valkey-password": "itbench-changed-password"}
+    assert secret["stringData"] == {"valkey-password": VALKEY_PASSWORD}
     # like the application's own objects: no harness marker, the labels most of them carry
     assert secret["metadata"]["labels"] == {"app.kubernetes.io/part-of": "opentelemetry-demo",
                                             "app.kubernetes.io/version": "2.1.3"}
@@ -246,7 +249,7 @@ def test_valkey_out_of_memory(bundles):
     files = bundles[SCENARIOS["valkey_out_of_memory"]]
     before = topology_objects(files)[("Deployment", "otel-demo", "valkey-cart")]
     injected = by_key(docs(files, "inject/apply.yaml"))
-    script = injected[("ConfigMap", "otel-demo", "valkey-storage-script")]["data"]["fill-memory.sh"]
+    script = injected[("ConfigMap", "otel-demo", "valkey-storage-script")]["data"][VALKEY_SCRIPT]
     assert script.startswith("#!/bin/sh\n") and 'valkey-server "$@" &' in script
     after = injected[("Deployment", "otel-demo", "valkey-cart")]
     assert sorted(_diff_paths(before, after)) == [
@@ -438,7 +441,7 @@ def test_a_fault_can_target_the_secret_an_earlier_fault_creates():
     assert ("Secret", "otel-demo", "valkey-credentials") not in topology_objects(files)  # created, not installed
     injected = by_key(docs(files, "inject/apply.yaml"))
     secret = injected[("Secret", "otel-demo", "valkey-credentials")]
-    assert secret["stringData"] == {"valkey-password": "itbench-corrupted-credentials"}
+    assert secret["stringData"] == {"valkey-password": CORRUPTED_VALUE}
     # like the application's own objects: no harness marker, the labels most of them carry
     assert secret["metadata"]["labels"] == {"app.kubernetes.io/part-of": "opentelemetry-demo",
                                             "app.kubernetes.io/version": "2.1.3"}

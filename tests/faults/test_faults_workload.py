@@ -33,6 +33,7 @@ from itbench_dsl.compiler import compile_source  # noqa: E402
 from itbench_dsl.diagnostics import Diagnostics, render_human  # noqa: E402
 from itbench_dsl.faults import FAULTS, itbench_entry  # noqa: E402
 from itbench_dsl.faults import scheduling, workload  # noqa: E402
+from itbench_dsl.faults.scheduling import ABSENT_NODE, PVC_STORAGE_CLASS  # noqa: E402
 
 REPO = HERE.parent
 SCENARIOS = REPO / "scenarios" / "sre"
@@ -52,7 +53,7 @@ CASES = {
                                [CONTAINER + r"resources\.(limits|requests)(\.(cpu|memory))?"], set()),
     # with a memory stress experiment in the same group, as in ITBench's scenario 41
     "unassigned_limits": ("otel-cart-unassigned-limits.itb", [CONTAINER + r"resources(\.limits)?"],
-                          {("Schedule", "cart-stress-chaos-memory")}),
+                          {("Schedule", "cart-ee78a9d")}),
     "misconfigured_readiness_probe": ("otel-frontend-misconfigured-readiness-probe.itb",
                                       [CONTAINER + r"readinessProbe(\..+)?"], set()),
     "unsupported_architecture_image": ("otel-checkout-unsupported-architecture-image.itb",
@@ -198,14 +199,14 @@ def test_scheduling_values(bundles):
     nodes = _docs(bundles["nonexistent_node"].files, "inject/apply.yaml")
     assert {o["metadata"]["name"] for o in nodes} == {"ad", "cart"}
     for deployment in nodes:
-        assert deployment["spec"]["template"]["spec"]["nodeSelector"] == {"kubernetes.io/hostname": "itbench-nonexistent-node"}
+        assert deployment["spec"]["template"]["spec"]["nodeSelector"] == {"kubernetes.io/hostname": ABSENT_NODE}
     daemonset, payment = _docs(bundles["unschedulable_anti_affinity"].files, "inject/apply.yaml")
     term = payment["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
     selector = term["labelSelector"]["matchExpressions"][0]
     assert all(daemonset["spec"]["template"]["metadata"]["labels"].get(selector["key"]) == v for v in selector["values"])
     assert daemonset["metadata"]["namespace"] == payment["metadata"]["namespace"]
     claim, reviews = _docs(bundles["nonexistent_pvc"].files, "inject/apply.yaml")
-    assert claim["spec"]["storageClassName"] == "invalid-class-name"
+    assert claim["spec"]["storageClassName"] == PVC_STORAGE_CLASS
     volume = next(v for v in reviews["spec"]["template"]["spec"]["volumes"] if v["name"] == "database")
     assert volume["persistentVolumeClaim"]["claimName"] == claim["metadata"]["name"]
 

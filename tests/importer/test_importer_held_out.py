@@ -37,6 +37,7 @@ from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.importer import import_path
 from itbench_dsl.importer.located import MAX_VALUES, load
+from itbench_dsl.faults.config import CORRUPTED_VALUE
 
 REPO = Path(__file__).resolve().parents[2]
 HELD_OUT = REPO / "tests" / "cases" / "import" / "held-out"
@@ -248,7 +249,7 @@ def test_a_fault_on_the_secret_an_earlier_injection_creates_imports():
     files = compiled(text)
     injected = {(o["kind"], o["metadata"]["name"]): o for o in docs(files, "inject/apply.yaml")}
     assert injected[("Secret", "valkey-credentials")]["stringData"] == {
-        "valkey-password": "itbench-corrupted-credentials"}
+        "valkey-password": CORRUPTED_VALUE}
     assert [(o["kind"], o["metadata"]["name"]) for o in docs(files, "revert/delete.yaml")] == [
         ("Secret", "valkey-credentials")]
 

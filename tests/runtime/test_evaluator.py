@@ -328,7 +328,7 @@ def test_what_the_state_omits_is_not_taken_as_absent():
     assert "chaos-mesh/Schedule" in refused(chaos, None, get_all, task="mitigate")
     # declared as captured, the absence of the Schedule means it was deleted: then it is graded
     get_all["captured"] = ["chaos-mesh/Schedule", "otel-demo/ConfigMap"]  # the flags' ConfigMap: the safeguards read it
-    assert "created.chaos-mesh/Schedule/checkout-payment-network-loss" not in failed(mitigate(chaos, get_all))
+    assert "created.chaos-mesh/Schedule/checkout-be7a204" not in failed(mitigate(chaos, get_all))
 
 
 def test_alerts_count_only_in_the_scenarios_namespaces():
@@ -935,7 +935,7 @@ def test_a_paused_chaos_schedule_no_longer_acts():
     assert not mitigate(name, kept)["passed"]
     schedule = next(o for o in kept["resources"]["items"] if o["kind"] == "Schedule")
     schedule["metadata"].setdefault("annotations", {})["experiment.chaos-mesh.org/pause"] = "true"
-    created = "created.chaos-mesh/Schedule/checkout-payment-network-loss"
+    created = "created.chaos-mesh/Schedule/checkout-be7a204"
     # paused, it no longer acts; the scenario's own `schedule "..." absent` reads a created object the same way
     assert created not in failed(mitigate(name, kept)) and "mitigation.predicate.0" not in failed(mitigate(name, kept))
     schedule["metadata"]["annotations"]["experiment.chaos-mesh.org/pause"] = "True"  # Chaos Mesh reads "true" only
@@ -1202,7 +1202,7 @@ def test_two_root_causes_of_two_schedules_are_each_found():
     groups = [g for g in evaluator(name)["SPEC"]["diagnosis"]["groups"] if g["root_cause"]]
     assert len({(g["kind"], g["namespace"], g["name"]) for g in groups}) == len(groups)
     both = dict(perfect(name), entities=[{"name": f"chaos-mesh/Schedule/{s}", "contributing_factor": True}
-                                         for s in ("valkey-cart-stress-chaos", "valkey-cart-network-delay")])
+                                         for s in ("valkey-cart-stress-chaos", "valkey-cart-6692440")])
     verdict = diagnose(name, both)
     assert verdict["metrics"]["root_cause_entity_recall"] == 1.0
     assert verdict["metrics"]["root_cause_entity_precision"] == 1.0

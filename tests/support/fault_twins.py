@@ -27,7 +27,7 @@ def _check_nonexistent_image(f: FaultInput) -> Checked | None:
         return None
     if image is None:
         repository = container.image.rsplit(":", 1)[0] if ":" in container.image.rsplit("/", 1)[-1] else container.image
-        image = f"{repository}:itbench-nonexistent"
+        image = f"{repository}:7f3a9c1e"
     if image == container.image:
         f.error("E2027", "the fault's image is the container's current image: the fault would change nothing",
                 f.body.attr_span("image"), "same image")
@@ -92,12 +92,12 @@ def _inject_zero(injection, topology):
 
 def _check_invalid_command(f: FaultInput) -> Checked | None:
     container = pick_container(f)
-    command = f.body.attr("command", "str_list", default=["invalid-command"])
+    command = f.body.attr("command", "str_list", default=["/opt/service/bin/serve"])
     if container is None or command is None:
         return None
     if not command:
         f.error("E2010", "`command` needs at least one item: an empty command runs the image's entrypoint",
-                f.body.attr_span("command"), "empty command", help='write `command = ["invalid-command"]`')
+                f.body.attr_span("command"), "empty command", help='write `command = ["/opt/service/bin/serve"]`')
         return None
     if command == container.command:
         f.error("E2027", f"container `{container.name}` already runs this command: the fault would change nothing",
@@ -143,7 +143,7 @@ TWINS: dict[str, FaultKind] = {kind.name: kind for kind in [
         ("deployment", "statefulset"), "Replaces a container's image with a tag that does not exist.",
         _check_nonexistent_image, _inject_image, original,
         args=(Arg("container", "string", help="the container; required when the workload has several"),
-              Arg("image", "string", default="the image's repository with tag `itbench-nonexistent`",
+              Arg("image", "string", default="the image's repository with tag `7f3a9c1e`, a tag no registry has (it reads as a commit's, not as the fault)",
                   help="the image reference that cannot be pulled")),
         preconditions=("The container exists in the workload.", "The new image differs from the container's image."),
         readiness="image", labels=("virtualization", "misconfiguration"),
@@ -171,7 +171,7 @@ TWINS: dict[str, FaultKind] = {kind.name: kind for kind in [
         ("deployment", "statefulset"), "Replaces a container's command with one that does not exist in its image.",
         _check_invalid_command, _inject_command, original,
         args=(Arg("container", "string", help="the container; required when the workload has several"),
-              Arg("command", "list of strings", default='`["invalid-command"]`', help="the command that cannot run")),
+              Arg("command", "list of strings", default='`["/opt/service/bin/serve"]`', help="the command that cannot run")),
         preconditions=("The container exists in the workload.", "The command is not empty.",
                        "The command differs from the container's command."),
         readiness="crash", labels=("virtualization", "misconfiguration"),

@@ -3,7 +3,7 @@
 A scenario that uses a standard application (`use app`) gets the application's topology inlined,
 then renamed: the variant no longer names the application (its prompt, ground truth and bundle
 speak only of the new names). Renamed, everywhere they occur (references, pod patterns, names of
-objects faults create such as `schedule "cart-pod-kill"`, label values, environment values,
+objects faults create such as `schedule "cart-0ea5b89"`, label values, environment values,
 ConfigMap data, Chaos Mesh selectors and patterns, the prose of descriptions, alerts, propagations
 and solutions): namespaces, every topology object, containers, and the application's own name.
 New names are seeded draws of pronounceable words (`svc-tamo-bire`, `ns-kelu`), so a seed gives
@@ -24,7 +24,8 @@ from importlib import resources
 
 from itbench_dsl import ast
 from itbench_dsl.diagnostics import Diagnostics
-from itbench_dsl.variants import Context, Generator, Skip, Variant, allow_lint, check_document, refs
+from itbench_dsl.variants import (Context, Generator, Skip, Variant, allow_lint, check_document,
+                                  pin_generated_names, refs)
 from itbench_dsl.parser import parse_text
 
 KEEP_KEYS = ("image", "command", "args")
@@ -72,7 +73,13 @@ def app_statements(name: str) -> tuple | None:
 
 
 def _word(rng, syllables: int) -> str:
-    return "".join(rng.choice(_CONSONANTS) + rng.choice(_VOWELS) for _ in range(syllables))
+    """A pronounceable word that is none of the words the agent may not read (`fake`, `bogus`: agent_view.py)."""
+    from ...agent_view import ACTION_WORDS, JUDGMENT_WORDS
+
+    while True:
+        word = "".join(rng.choice(_CONSONANTS) + rng.choice(_VOWELS) for _ in range(syllables))
+        if word not in JUDGMENT_WORDS and word not in ACTION_WORDS:
+            return word
 
 
 def original_names(ctx: Context) -> tuple[set[str], set[str]]:
@@ -286,6 +293,7 @@ class AnonymizeGenerator(Generator):
     summary = "consistent renaming of namespaces, objects and labels"
 
     def generate(self, ctx: Context):
+        ctx = pin_generated_names(ctx)  # a default name hashes the target's: renamed with the statements naming it
         statements = []
         for stmt in ctx.document.statements:
             if isinstance(stmt, ast.UseApp):

@@ -9,7 +9,7 @@ a caller's caller, a callee ...) becomes a component in the same relation to the
 along the topology's dependency edges (one that is already in the scenario keeps its name). So:
 
 - references follow their component: the fault and its waiters, pod patterns, the service that
-  carries a component's requests, objects the fault creates (`schedule "cart-pod-kill"` becomes
+  carries a component's requests, objects the fault creates (`schedule "cart-0ea5b89"` becomes
   `"ad-pod-kill"`), ground-truth group ids and filters, selectors on the old target's labels;
 - alerts stay alerts the fault can raise (faults/alerting.py): on the new target, or on the image
   of the caller or callee they were on; an alert on a component with no image is dropped, and when
@@ -52,6 +52,7 @@ from itbench_dsl.variants import (
     faults_of,
     map_nodes,
     object_refs,
+    pin_generated_names,
     refs,
     split_chain,
     with_expect,
@@ -65,6 +66,7 @@ class RetargetGenerator(Generator):
     summary = "the fault moved to every other object that meets its preconditions"
 
     def generate(self, ctx: Context):
+        ctx = pin_generated_names(ctx)  # a default name hashes the old target's: the statements keep naming it
         faults = faults_of(ctx.document)
         injections = ctx.scenario.injections()
         if not faults or not injections:
