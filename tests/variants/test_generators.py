@@ -479,3 +479,26 @@ def test_the_parent_is_recorded_as_one_normalised_path(tmp_path, monkeypatch):
         outputs.append((tmp_path / f"out{k}" / "index.json").read_bytes())
     assert len(set(outputs)) == 1
     assert json.loads(outputs[0])["variants"][0]["parent"] == "in/x.itb"
+
+
+@pytest.mark.parametrize("n", [3, 12])
+def test_every_noise_draw_is_written_or_accounted_for(n):
+    result = run("noise", ["sre/shop-cart-modified-env.itb"], seed=3, n=n)
+    accounted = sum(_draws_accounted(s.reason) if "draw" in s.reason else 1 for s in result.skips)
+    assert len(result.variants) + result.duplicates + accounted == n, [s.reason for s in result.skips]
+
+
+def test_every_lint_code_a_generator_allows_is_documented():
+    """What a generator writes into a variant's metadata (`lint_allow`) is in docs/generators.md, with the
+    generator that writes it."""
+    from itbench_dsl.analysis.lint import allowed_codes
+
+    docs = (REPO / "docs/generators.md").read_text()
+    rows = {line.split("|")[1].strip().strip("`"): line for line in docs.splitlines() if line.startswith("| `")}
+    for name in ("noise", "sweep", "sample"):
+        result = run(name, ["sre/shop-cart-modified-env.itb"], seed=1, n=2)
+        assert result.variants
+        for variant in result.variants:
+            for code in allowed_codes(variant.scenario):
+                assert code in docs, (name, code)
+                assert code in rows[name] or code == "W2001", (name, code)  # W2001: the run adds it to every family
