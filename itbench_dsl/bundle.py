@@ -12,8 +12,9 @@ new one is in place. So:
   folder to be renamed into place wins (a writer whose rename loses the race moves the winner
   aside and tries again, a bounded number of times);
 - something at the destination that this program did not write (a plain file, a symbolic link, a
-  folder without the writer's marker, `bundle.lock` for bundles) is refused with an error naming
-  its path, never replaced.
+  folder that is not recognised strictly as an earlier output: a record of this program that lists
+  every file of the folder, `bundle.lock` for bundles and `index.json` for variants, or only files the
+  writer writes again) is refused with an error naming its path and what is in the way, never replaced.
 
 A single file is written to a unique temporary file beside it, then `os.replace`d into place.
 Only the standard library is imported: every command module may import this one.
@@ -51,22 +52,152 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
+WALK_LIMIT = 100_000  # entries of an existing output folder looked at before it is refused as not ours
+RECORD_LIMIT = 64 * 1024 * 1024  # bytes of a record (bundle.lock, index.json) read to recognise an output
+
+
+def folder_files(folder: Path) -> tuple[set[str], list[str]]:
+    """The regular files below `folder` as relative POSIX paths, and the other entries (symbolic links,
+    devices, empty folders) as relative paths, a folder's with a final `/`. Links are never followed;
+    past WALK_LIMIT entries the rest counts as one other entry."""
+    files: set[str] = set()
+    others: list[str] = []
+    seen = 0
+    for root, dirs, names in os.walk(folder, followlinks=False):
+        base = Path(root).relative_to(folder)
+        for name in sorted(dirs + names):
+            seen += 1
+            if seen > WALK_LIMIT:
+                others.append(f"(more than {WALK_LIMIT} entries)")
+                return files, others
+            relative = (base / name).as_posix()
+            try:
+                mode = os.lstat(Path(root) / name).st_mode
+            except OSError:
+                others.append(relative)
+                continue
+            if stat.S_ISREG(mode):
+                files.add(relative)
+            elif stat.S_ISDIR(mode):
+                try:
+                    empty = not os.listdir(Path(root) / name)
+                except OSError:
+                    empty = True
+                if empty:
+                    others.append(relative + "/")
+            else:
+                others.append(relative)
+    return files, others
+
+
+def _read_record(path: Path) -> bytes | None:
+    """The bytes of the regular file `path` (never through a link, a FIFO or a device), None when it
+    cannot be read or is larger than RECORD_LIMIT."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+                     | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > RECORD_LIMIT:
+                return None
+            data = handle.read(RECORD_LIMIT + 1)
+        except OSError:
+            return None
+    return data if len(data) <= RECORD_LIMIT else None
+
+
+def _shown(names: list[str]) -> str:
+    return ", ".join(f"`{n}`" for n in names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
+class Owner:
+    """An owner test (`ours(folder)`) that can also say why a folder is not ours (`problem(folder)`), for an
+    error that names what is in the way. Every output folder of the command line is recognised by one:
+    an earlier output is replaced only when nothing in it would be lost that its writer did not write."""
+
+    def problem(self, folder: Path) -> str | None:  # pragma: no cover - the interface
+        raise NotImplementedError
+
+    def __call__(self, folder: Path) -> bool:
+        return self.problem(Path(folder)) is None
+
+
+class Listed(Owner):
+    """An earlier output recognised by the record its writer left in it (`record`: bundle.lock,
+    index.json): the record is a regular file that `listing(bytes)` accepts, returning the files it
+    lists (None: not a record this program wrote), and every file of the folder (below it too) is the
+    record, a listed file or one of `also`. With `exact`, every listed file is also there."""
+
+    def __init__(self, record: str, listing: Callable[[bytes], set[str] | None], also: frozenset[str] = frozenset(),
+                 exact: bool = False) -> None:
+        self.record, self.listing, self.also, self.exact = record, listing, frozenset(also), exact
+
+    def problem(self, folder: Path) -> str | None:
+        files, others = folder_files(folder)
+        if self.record not in files:
+            return f"it has no {self.record} and holds {_shown(sorted(files) + sorted(others))}"
+        data = _read_record(Path(folder) / self.record)
+        try:
+            listed = self.listing(data) if data is not None else None
+        except Exception:  # noqa: BLE001 - a record that does not parse is not ours
+            listed = None
+        if listed is None:
+            return f"its {self.record} was not written by itbench"
+        foreign = sorted(files - listed - self.also - {self.record}) + sorted(others)
+        if foreign:
+            return f"it holds {_shown(foreign)}, which its {self.record} does not list"
+        missing = sorted(listed - files)
+        if self.exact and missing:
+            return f"its {self.record} lists {_shown(missing)}, which it does not hold"
+        return None
+
+
+class Layout(Owner):
+    """An earlier output without a record (ITBench's own layout): every file of the folder, below it too,
+    is a path the new files write again, and at least one is there."""
+
+    def __init__(self, files: dict[str, bytes] | set[str]) -> None:
+        self.paths = frozenset(Path(name).as_posix() for name in files)
+
+    def problem(self, folder: Path) -> str | None:
+        found, others = folder_files(folder)
+        foreign = sorted(found - self.paths) + sorted(others)
+        if foreign:
+            return f"it holds {_shown(foreign)}, which itbench does not write there"
+        if not found:
+            return "it holds none of the files itbench writes there"
+        return None
+
+
+def lock_listing(data: bytes) -> set[str] | None:
+    """The files a `bundle.lock` lists, when it is one `itbench compile` wrote."""
+    import json
+
+    lock = json.loads(data.decode("utf-8"))
+    if not isinstance(lock, dict) or not str(lock.get("compiler", "")).startswith("itbench-dsl ") \
+            or not isinstance(lock.get("files"), dict) or not all(isinstance(k, str) and safe_relative(k)
+                                                                  for k in lock["files"]):
+        return None
+    return set(lock["files"])
+
+
 def is_bundle(folder: Path) -> bool:
-    """`folder` holds a `bundle.lock` (a regular file): a bundle `itbench compile` wrote."""
-    return _regular_file(folder / LOCK)
+    """`folder` is a bundle `itbench compile` wrote: a `bundle.lock` of this program, and only files it lists."""
+    return Listed(LOCK, lock_listing)(folder)
 
 
-def same_layout(files: dict[str, bytes]) -> Callable[[Path], bool]:
-    """An owner test for outputs without `bundle.lock` (ITBench's own layout): a folder holds only
-    top-level entries that the new files write again, and at least one of them as a regular file."""
-    tops = {part for name in files for part in Path(name).parts[:1]}
-    leaves = {name for name in files if len(Path(name).parts) == 1}
+def bundle_owner(files: dict[str, bytes]) -> Owner:
+    """The owner test of a bundle folder about to hold `files`: its earlier bundle (bundle.lock lists its
+    files; a target's own additions, chainsaw-test.yaml, are files written again)."""
+    return Listed(LOCK, lock_listing, also=frozenset(files))
 
-    def ours(folder: Path) -> bool:
-        entries = os.listdir(folder)
-        return set(entries) <= tops and any(_regular_file(folder / e) for e in entries if e in leaves)
 
-    return ours
+def same_layout(files: dict[str, bytes]) -> Owner:
+    """The owner test of outputs without `bundle.lock` (ITBench's own layout): Layout."""
+    return Layout(files)
 
 
 def _regular_file(path: Path) -> bool:
@@ -85,10 +216,11 @@ def write_bundle(out_dir: Path, bundle_name: str, files: dict[str, bytes],
     one of the same layout (`same_layout`)."""
     if not safe_relative(bundle_name) or len(Path(bundle_name).parts) != 1:
         raise BundleError(f"bundle name `{bundle_name}` is not a plain folder name")
+    what = "a folder itbench wrote"
     if ours is None:
-        ours = is_bundle if LOCK in files else same_layout(files)
+        ours = bundle_owner(files) if LOCK in files else same_layout(files)
+        what = "a bundle folder itbench wrote" if LOCK in files else what
     out_dir = Path(out_dir)
-    what = "a bundle folder itbench wrote (it has no bundle.lock)" if ours is is_bundle else "a folder itbench wrote"
     return write_folder(out_dir / bundle_name, files, ours, what)
 
 
@@ -159,8 +291,25 @@ def _refuse_foreign(final: Path, ours: Callable[[Path], bool], what: str) -> Non
     except OSError as exc:
         raise BundleError(f"{final}: cannot read: {_reason(exc)}") from exc
     if not accepted and same_entry(final, before):
-        raise BundleError(f"{final}: exists and is not {what}; it is never replaced: remove it or choose "
-                          "another output folder")
+        raise BundleError(f"{final}: exists and is not {what}{_why(ours, final)}; it is never replaced: remove it "
+                          "or choose another output folder")
+
+
+def check_destination(final: Path, ours: Callable[[Path], bool], what: str = "a folder itbench wrote") -> None:
+    """BundleError (naming what is in the way) unless write_folder(final, ..., ours) may replace `final`:
+    for a command to refuse before it writes anything."""
+    _refuse_foreign(Path(final), ours, what)
+
+
+def _why(ours: Callable[[Path], bool], folder: Path) -> str:
+    problem = getattr(ours, "problem", None)
+    if problem is None:
+        return ""
+    try:
+        said = problem(folder)
+    except OSError:
+        return ""
+    return f" ({said})" if said else ""
 
 
 def foreign_in(folder: Path, foreign: Callable[[Path], list[str]]) -> list[str]:

@@ -521,8 +521,14 @@ class Checker(Expectations):
         return not any(isinstance(s, (ast.Fault, ast.Group)) for s in self.doc.statements)
 
     def tasks(self, stmt: ast.Tasks | None, domain: str | None) -> list[ir.PosedTask] | None:
-        """`tasks detect, mitigate`: each a task of the domain, once; a control poses only what it can."""
-        if stmt is None or domain is None:
+        """`tasks detect, mitigate`: each a task of the domain, once; a control poses only what it can. Without
+        the statement: None (the domain's default), but a control's default (tasks.CONTROL_DEFAULT) is posed
+        task by task, so that it is graded and prompted as a control whether or not it says `tasks`."""
+        if domain is None:
+            return None
+        if stmt is None:
+            if domain in task_types.CONTROL_DEFAULT and self.is_control():
+                return [ir.PosedTask(name, None) for name in task_types.CONTROL_DEFAULT[domain]]
             return None
         allowed = task_types.names(domain)
         control = domain != "ciso" and self.is_control()

@@ -44,6 +44,11 @@ TASK_TYPES: dict[str, TaskType] = {t.name: t for t in [
 # what a scenario asks when it has no `tasks` statement: what ITBench asks, and what bundles have always posed
 DEFAULT: dict[str, tuple[str, ...]] = {"sre": ("diagnose", "mitigate"), "finops": ("diagnose", "mitigate"),
                                        "ciso": ("policy",)}
+# what a control (no fault) asks when it has no `tasks` statement, by domain: an SRE control poses what it can of
+# the SRE default (mitigate: change nothing), so that it is graded as one (every object left unchanged) and its
+# prompt claims no incident. A FinOps control keeps ITBench's (its scenario 37, a false alarm, asks to name the
+# waste, of which there is none, and to change nothing).
+CONTROL_DEFAULT: dict[str, tuple[str, ...]] = {"sre": tuple(n for n in DEFAULT["sre"] if TASK_TYPES[n].control)}
 # two tasks that read one answer file and grade one thing: a scenario poses one of them
 EXCLUSIVE = (("localize", "diagnose"),)
 # the order tasks are posed in, whatever order the statement lists them: the order of an incident
@@ -98,13 +103,16 @@ def names(domain: str) -> tuple[str, ...]:
 
 
 def posed(scenario: ir.Scenario) -> list[str]:
-    """The tasks a scenario poses, in ORDER: its `tasks` statement's, else its domain's default."""
+    """The tasks a scenario poses, in ORDER: its `tasks` statement's (the checker gives an SRE control without
+    one CONTROL_DEFAULT's), else its domain's default."""
     if scenario.tasks is None:
         return list(DEFAULT.get(scenario.domain, ()))
     return [t.name for t in scenario.tasks]
 
 
 def declared(scenario: ir.Scenario) -> bool:
+    """The scenario poses its tasks one by one (a `tasks` statement, or a control's CONTROL_DEFAULT): its
+    prompt has a section per task and its evaluator grades each task's contract."""
     return scenario.tasks is not None
 
 
@@ -154,6 +162,6 @@ def answer_files(tasks: list[str], domain: str) -> dict[str, str]:
     return {name: answer_file(domain, name) for name in tasks if answer_file(domain, name) is not None}
 
 
-__all__ = ["TASK_TYPES", "DEFAULT", "EXCLUSIVE", "ORDER", "DETECT_WITHIN", "SYSTEM_LEVELS", "FAULT_TYPES",
+__all__ = ["TASK_TYPES", "DEFAULT", "CONTROL_DEFAULT", "EXCLUSIVE", "ORDER", "DETECT_WITHIN", "SYSTEM_LEVELS", "FAULT_TYPES",
            "VOCABULARY", "names", "posed", "declared", "window", "is_control",
            "read_labels", "answer_file", "answer_files", "label_key"]

@@ -344,14 +344,24 @@ def test_compile_twice_replaces_the_bundle(tmp_path: Path):
     assert first.exit_code == 0, first.stderr
     bundle = out / "shop-cart-modified-env"
     before = _tree(bundle)
+    # files an older compiler wrote (its bundle.lock lists them), and a file of the bundle changed
     (bundle / "stale.txt").write_text("left over from an older compiler\n")
     (bundle / "manifests" / "old.yaml").write_text("kind: Old\n")
     (bundle / "prompt.md").write_text("tampered\n")
+    lock = json.loads((bundle / "bundle.lock").read_text())
+    lock["files"].update({"stale.txt": "", "manifests/old.yaml": ""})
+    (bundle / "bundle.lock").write_text(json.dumps(lock))
 
     second = invoke("compile", str(SHOP), "-o", str(out))
     assert second.exit_code == 0, second.stderr
     assert _tree(bundle) == before  # the same bytes, no leftovers
     assert [p.name for p in out.iterdir()] == ["shop-cart-modified-env"]  # no hidden staging or old folders
+
+    # a file its bundle.lock does not list is someone else's: the bundle is not replaced
+    (bundle / "manifests" / "mine.yaml").write_text("kind: Mine\n")
+    third = invoke("compile", str(SHOP), "-o", str(out))
+    assert third.exit_code == 2 and "manifests/mine.yaml" in third.stderr, third.stderr
+    assert (bundle / "manifests" / "mine.yaml").read_text() == "kind: Mine\n"
 
 
 def test_compile_quiet_and_json_print_nothing_on_success(tmp_path: Path):

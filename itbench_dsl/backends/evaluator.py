@@ -1105,7 +1105,8 @@ def _unchanged(scenario: ir.Scenario) -> list[dict]:
 def _task_specs(scenario: ir.Scenario, spec: dict) -> None:
     """What the tasks a `tasks` statement poses grade against: the answer files, the detection's truth and
     window, the analysis labels, a control's untouched objects. Absent without the statement, so that
-    bundles of scenarios without it keep their bytes."""
+    bundles of scenarios without it keep their bytes (an SRE control without it poses tasks.CONTROL_DEFAULT
+    task by task: it is graded as a control)."""
     if not task_types.declared(scenario):
         return
     posed = spec["tasks"]

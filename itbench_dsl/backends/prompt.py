@@ -114,7 +114,9 @@ def context(scenario: ir.Scenario) -> dict:
     compliance = scenario.compliance
     task = compliance.task if compliance is not None else scenario.domain
     return {
-        "scenario": {"name": scenario.name, "domain": scenario.domain, "alerts": bool(scenario.alerts)},
+        "scenario": {"name": scenario.name, "domain": scenario.domain, "alerts": bool(scenario.alerts),
+                     # a control (no fault): its prompt claims no incident (prompt/tasks.md.j2)
+                     "control": scenario.domain != "ciso" and task_types.is_control(scenario)},
         "application": {"name": application_name(topology), "description": app_description},
         # the cluster's own namespaces (kube-system) go unsaid: every cluster has them, and naming one that
         # a scenario declares would point at the fault

@@ -122,16 +122,34 @@ def replace_file(path: Path, text: str) -> None:
         raise UserError(str(exc)) from exc
 
 
-def write_atomically(target: Path, files: dict[str, bytes]) -> None:
+def write_atomically(target: Path, files: dict[str, bytes], ours=None,
+                     what: str = "the output of an earlier `itbench generate`") -> None:
     """Make the folder `target` hold exactly `files`, atomically (bundle.write_folder).
 
-    An existing `target` is replaced only when it is empty or holds an earlier run's index.json."""
+    An existing `target` is replaced only when it is empty or `ours` recognises it (default: an earlier
+    run's output of `itbench generate`, generate_owner)."""
     from ..bundle import BundleError, write_folder
 
-    def ours(folder: Path) -> bool:
-        return (folder / "index.json").is_file() and not (folder / "index.json").is_symlink()
+    try:
+        write_folder(target, files, ours if ours is not None else generate_owner(), what)
+    except BundleError as exc:
+        raise UserError(str(exc)) from exc
+
+
+def generate_owner():
+    """An earlier output of `itbench generate`, strictly: its index.json (variants.index_listing) lists
+    every `.itb` file of the folder, which holds nothing else but index.csv (bundle.Listed)."""
+    from ..bundle import Listed
+    from ..variants import index_listing
+
+    return Listed("index.json", index_listing, also=frozenset({"index.csv"}), exact=True)
+
+
+def refuse_destination(target: Path, ours, what: str) -> None:
+    """UserError, before anything is computed or written, unless `target` may be replaced (bundle.check_destination)."""
+    from ..bundle import BundleError, check_destination
 
     try:
-        write_folder(target, files, ours, "the output of `itbench generate` (it has no index.json)")
+        check_destination(target, ours, what)
     except BundleError as exc:
         raise UserError(str(exc)) from exc

@@ -40,8 +40,9 @@ def command(files: tuple[str, ...], output: str, fmt: str, quiet: bool, hints: s
     manifests/, inject/, revert/, itbench/ (scenario.yaml, groundtruth.yaml,
     groundtruth_v1.yaml), prompt.md, evaluator.py (the grader, standard library only),
     scenario.json and bundle.lock. A bundle is written atomically: a scenario with errors
-    leaves nothing behind. An existing OUTPUT/<scenario-name> is replaced only when it is a
-    bundle (it holds bundle.lock) or empty; a file, a link or another folder there is refused.
+    leaves nothing behind. An existing OUTPUT/<scenario-name> is replaced only when it is
+    empty or an earlier bundle (its bundle.lock lists every file in it); a file, a link or another
+    folder there is refused, and then nothing is written.
     Compiles running at once into one OUTPUT each succeed, and the last complete bundle stays.
 
     With --target itbench, each scenario becomes OUTPUT/<folder>/ holding only ITBench's files
@@ -61,7 +62,7 @@ def command(files: tuple[str, ...], output: str, fmt: str, quiet: bool, hints: s
     """
     from ..backends.itbench_ciso import export_findings
     from ..applications import app_search_path
-    from ..bundle import BundleError, write_bundle
+    from ..bundle import LOCK, BundleError, bundle_owner, check_destination, same_layout, write_bundle
     from ..compiler import TARGETS, compile_source, target_files
     from ..diagnostics import Diagnostics
 
@@ -92,6 +93,12 @@ def command(files: tuple[str, ...], output: str, fmt: str, quiet: bool, hints: s
         written = target_files(result, target, diags)
         if written:
             compiled.append((path, folder, written))
+    for path, folder, written in compiled:  # every destination checked before any is written
+        try:
+            check_destination(Path(output) / folder, bundle_owner(written) if LOCK in written else same_layout(written),
+                              "a bundle folder itbench wrote" if LOCK in written else "a folder itbench wrote")
+        except BundleError as exc:
+            raise UserError(str(exc)) from exc
     for path, folder, written in compiled:
         try:
             where = write_bundle(Path(output), folder, written)

@@ -7,7 +7,24 @@ from pathlib import Path
 
 import click
 
-from .common import EXIT_CLEAN, EXIT_FINDINGS, UserError, collect, display, read, report, write_atomically
+from .common import (EXIT_CLEAN, EXIT_FINDINGS, UserError, collect, display, generate_owner, read, refuse_destination,
+                     report, write_atomically)
+
+
+WHAT = "the output of an earlier `itbench generate`"
+
+
+def input_path(path: Path) -> str:
+    """An input as index.json records it (`parent`): resolved, relative to the current folder when it is below
+    or beside it, with `/` separators; the same file named two ways is recorded alike."""
+    import os
+
+    resolved = Path(os.path.realpath(path))
+    try:
+        text = os.path.relpath(resolved, os.path.realpath(os.getcwd()))
+    except ValueError:  # another drive
+        text = str(resolved)
+    return display(Path(text).as_posix()) if os.sep == "/" else display(Path(text)).replace(os.sep, "/")
 
 
 @click.command("generate")
@@ -31,7 +48,8 @@ def command(files: tuple[str, ...], generators: str, seed: int, count: int | Non
     Every variant passes `itbench check` (including self-validation); a generator that cannot
     produce a valid variant says why (W6001) and the run goes on. Variants with the same
     semantic hash (of the canonical IR) as an input or an earlier variant are dropped. OUTPUT
-    is written whole or not at all. Built-in generators: retarget, sweep, sample, compose,
+    is written whole or not at all, and replaces only an empty folder or an earlier run's output
+    (its index.json lists every file in it); anything else there is refused. Built-in generators: retarget, sweep, sample, compose,
     noise, anonymize, control; others plug in through the entry-point group
     `itbench.generators` (docs/generators.md).
 
@@ -56,6 +74,8 @@ def command(files: tuple[str, ...], generators: str, seed: int, count: int | Non
         raise UserError("--with names no generator (`itbench generate --list` lists them)")
     if not output:
         raise UserError("no output folder: add `-o DIR`")
+    # a folder that is not an earlier run's output is refused before anything is generated (and again when written)
+    refuse_destination(Path(output), generate_owner(), WHAT)
     diags = Diagnostics()
     chain = []
     for name in names:
@@ -68,7 +88,7 @@ def command(files: tuple[str, ...], generators: str, seed: int, count: int | Non
     paths = collect(files)
     parents = []
     for path in paths:
-        parent = gen.load_input(read(path), display(path), diags)
+        parent = gen.load_input(read(path), input_path(path), diags)
         if parent is not None:
             parents.append(parent)
     if diags.has_errors:
@@ -127,7 +147,7 @@ def command(files: tuple[str, ...], generators: str, seed: int, count: int | Non
         sys.exit(EXIT_FINDINGS)
     files_out = gen.output_files(result, names, seed, count)
     target = Path(output)
-    write_atomically(target, files_out)
+    write_atomically(target, files_out, generate_owner(), WHAT)
     report(diags, fmt)
     if fmt == "human":
         click.echo(f"{len(result.variants)} variant{'s' * (len(result.variants) != 1)} of {len(parents)} input"

@@ -463,6 +463,27 @@ def index_csv(result: RunResult) -> bytes:
     return out.getvalue().encode("utf-8")
 
 
+def index_listing(data: bytes) -> set[str] | None:
+    """The variant files an `index.json` lists, when it is one `itbench generate` wrote (index_json's keys,
+    each variant a plain `.itb` file name); None otherwise."""
+    index = json.loads(data.decode("utf-8"))
+    if not isinstance(index, dict) or set(index) != {"generators", "seed", "n", "variants", "skipped",
+                                                     "duplicates_removed"}:
+        return None
+    variants = index["variants"]
+    if not isinstance(variants, list) or not isinstance(index["skipped"], list) \
+            or not isinstance(index["generators"], list) or not isinstance(index["duplicates_removed"], int):
+        return None
+    files = set()
+    for row in variants:
+        name = row.get("file") if isinstance(row, dict) else None
+        if not isinstance(name, str) or not name.endswith(".itb") or "/" in name or "\\" in name \
+                or name.startswith(".") or name in files:
+            return None
+        files.add(name)
+    return files
+
+
 def output_files(result: RunResult, chain: list[str], seed: int, n: int | None) -> dict[str, bytes]:
     files = {v.file: variant_text(v.document).encode("utf-8") for v in result.variants}
     files["index.json"] = index_json(result, chain, seed, n)

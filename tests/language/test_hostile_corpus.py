@@ -497,10 +497,15 @@ def test_stored_cases_through_check_and_import(tmp_path: Path):
 WRITERS = 12
 
 
+def _lock(files, **more) -> bytes:
+    """A bundle.lock as `itbench compile` writes it (bundle.lock_listing): the compiler, and every file."""
+    return json.dumps({"compiler": "itbench-dsl test", **more, "files": {name: "" for name in sorted(files)}}).encode()
+
+
 def _write_bundle_in_child(out: str, writer: int, barrier) -> None:
     files = {f"file-{i}.txt": f"writer {writer} file {i}\n".encode() for i in range(40)}
     files["sub/deeper.txt"] = f"writer {writer}\n".encode()
-    files["bundle.lock"] = json.dumps({"writer": writer, "files": sorted(files)}).encode()
+    files["bundle.lock"] = _lock(files, writer=writer)
     barrier.wait()
     write_bundle(Path(out), "bundle", files)
 
@@ -524,7 +529,7 @@ def test_concurrent_bundle_writers_all_succeed_and_leave_one_complete_bundle(tmp
         bundle = tmp_path / "bundle"
         lock = json.loads((bundle / "bundle.lock").read_text())
         names = sorted(str(p.relative_to(bundle)) for p in bundle.rglob("*") if p.is_file())
-        assert names == sorted(lock["files"] + ["bundle.lock"])  # one writer's bundle, complete
+        assert names == sorted([*lock["files"], "bundle.lock"])  # one writer's bundle, complete
         for i in range(40):
             assert (bundle / f"file-{i}.txt").read_text() == f"writer {lock['writer']} file {i}\n"
 
@@ -625,7 +630,7 @@ def test_the_early_ownership_check_ignores_a_folder_another_writer_moves_away(tm
 
 
 def test_a_plain_file_or_link_where_the_bundle_goes_is_refused(tmp_path: Path):
-    files = {"bundle.lock": b"{}", "a.txt": b"a"}
+    files = {"bundle.lock": _lock(["a.txt"]), "a.txt": b"a"}
     (tmp_path / "plain").write_text("mine\n")
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
@@ -633,7 +638,7 @@ def test_a_plain_file_or_link_where_the_bundle_goes_is_refused(tmp_path: Path):
     (tmp_path / "foreign").mkdir()
     (tmp_path / "foreign" / "notes.txt").write_text("mine\n")
     for name, words in (("plain", "not a folder"), ("link", "symbolic link"), ("dangling", "symbolic link"),
-                        ("foreign", "no bundle.lock")):
+                        ("foreign", "has no bundle.lock")):
         with pytest.raises(BundleError, match=words) as caught:
             write_bundle(tmp_path, name, files)
         assert str(tmp_path / name) in str(caught.value)
@@ -643,7 +648,7 @@ def test_a_plain_file_or_link_where_the_bundle_goes_is_refused(tmp_path: Path):
     assert _leftovers(tmp_path) == []
     (tmp_path / "empty").mkdir()  # an empty folder, or one we wrote, is replaced
     write_bundle(tmp_path, "empty", files)
-    write_bundle(tmp_path, "empty", {**files, "b.txt": b"b"})
+    write_bundle(tmp_path, "empty", {"bundle.lock": _lock(["a.txt", "b.txt"]), "a.txt": b"a", "b.txt": b"b"})
     assert sorted(p.name for p in (tmp_path / "empty").iterdir()) == ["a.txt", "b.txt", "bundle.lock"]
     assert _leftovers(tmp_path) == []
 
@@ -667,7 +672,7 @@ def test_compile_refuses_a_file_where_the_bundle_goes(tmp_path: Path):
 
 def _slow_write_in_child(out: str) -> None:
     files = {f"f{i:05}.txt": b"x" * 512 for i in range(40_000)}
-    write_bundle(Path(out), "bundle", {**files, "bundle.lock": b"{}"})
+    write_bundle(Path(out), "bundle", {**files, "bundle.lock": _lock(files)})
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
@@ -703,7 +708,7 @@ def test_write_file_is_atomic_and_keeps_links_and_modes(tmp_path: Path):
 def test_an_interrupt_between_the_two_renames_puts_the_previous_bundle_back(tmp_path: Path, monkeypatch):
     import itbench_dsl.bundle as bundle_module
 
-    write_bundle(tmp_path, "bundle", {"bundle.lock": b"1", "a.txt": b"first"})
+    write_bundle(tmp_path, "bundle", {"bundle.lock": _lock(["a.txt"], n=1), "a.txt": b"first"})
     real_rename = os.rename
     interrupted = []
 
@@ -715,7 +720,7 @@ def test_an_interrupt_between_the_two_renames_puts_the_previous_bundle_back(tmp_
 
     monkeypatch.setattr(bundle_module.os, "rename", rename)
     with pytest.raises(KeyboardInterrupt):
-        write_bundle(tmp_path, "bundle", {"bundle.lock": b"2", "a.txt": b"second"})
+        write_bundle(tmp_path, "bundle", {"bundle.lock": _lock(["a.txt"], n=2), "a.txt": b"second"})
     monkeypatch.undo()
     assert interrupted
     assert (tmp_path / "bundle" / "a.txt").read_bytes() == b"first"

@@ -435,3 +435,70 @@ def test_retarget_runs_on_every_library_scenario():
     parents = [parent(str(p.relative_to(SCENARIOS))) for p in LIBRARY if "/sre/" in str(p)]
     result = gen.run(parents, [("retarget", gen.load_generator("retarget"))], 0, 1)
     assert result.attempted >= 1 and len(result.variants) + len(result.skips) >= 1
+
+
+def _draws_accounted(reason: str) -> int:
+    found = re.search(r"\bdraws (\d+)-(\d+) not made\b", reason)
+    if found:
+        return int(found.group(2)) - int(found.group(1)) + 1
+    assert re.search(r"\bdraw \d+ (repeats (draw \d+|the input's own values)|not made)\b", reason), reason
+    return 1
+
+
+@pytest.mark.parametrize("n", [1, 5, 11, 30])
+@pytest.mark.parametrize("seed", [0, 1, 7])
+def test_every_sample_draw_is_written_or_accounted_for(n, seed):
+    """A draw that repeats an earlier one (or the input) is a skip that says so, never a silent loss: the
+    variants, the duplicates removed and the draws the skips name add up to `-n`."""
+    result = run("sample", ["sre/shop-cart-modified-env.itb"], seed=seed, n=n)
+    accounted = sum(_draws_accounted(s.reason) for s in result.skips)
+    assert len(result.variants) + result.duplicates + accounted == n, [s.reason for s in result.skips]
+
+
+def test_a_repeated_draw_is_reported_on_stderr_and_in_the_index(tmp_path):
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["generate", str(SCENARIOS / "sre/shop-cart-modified-env.itb"), "--with",
+                                      "sample", "-n", "11", "--seed", "0", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    index = json.loads((out / "index.json").read_text())
+    repeats = [s["reason"] for s in index["skipped"] if " repeats " in s["reason"]]
+    assert repeats and len(index["variants"]) + index["duplicates_removed"] + len(index["skipped"]) == 11
+    assert "W6001" in result.output and " repeats " in result.output
+
+
+def test_the_parent_is_recorded_as_one_normalised_path(tmp_path, monkeypatch):
+    """The same input named two ways (`./a/../x.itb`, a link) gives the same index bytes."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in" / "a").mkdir(parents=True)
+    (tmp_path / "in" / "x.itb").write_bytes((SCENARIOS / "sre/shop-cart-modified-env.itb").read_bytes())
+    (tmp_path / "link.itb").symlink_to(tmp_path / "in" / "x.itb")
+    outputs = []
+    for k, name in enumerate(["in/x.itb", "./in/a/../x.itb", str(tmp_path / "in/x.itb"), "link.itb"]):
+        result = CliRunner().invoke(cli, ["generate", name, "--with", "sweep", "-n", "1", "-o", f"out{k}"])
+        assert result.exit_code == 0, result.output
+        outputs.append((tmp_path / f"out{k}" / "index.json").read_bytes())
+    assert len(set(outputs)) == 1
+    assert json.loads(outputs[0])["variants"][0]["parent"] == "in/x.itb"
+
+
+@pytest.mark.parametrize("n", [3, 12])
+def test_every_noise_draw_is_written_or_accounted_for(n):
+    result = run("noise", ["sre/shop-cart-modified-env.itb"], seed=3, n=n)
+    accounted = sum(_draws_accounted(s.reason) if "draw" in s.reason else 1 for s in result.skips)
+    assert len(result.variants) + result.duplicates + accounted == n, [s.reason for s in result.skips]
+
+
+def test_every_lint_code_a_generator_allows_is_documented():
+    """What a generator writes into a variant's metadata (`lint_allow`) is in docs/generators.md, with the
+    generator that writes it."""
+    from itbench_dsl.analysis.lint import allowed_codes
+
+    docs = (REPO / "docs/generators.md").read_text()
+    rows = {line.split("|")[1].strip().strip("`"): line for line in docs.splitlines() if line.startswith("| `")}
+    for name in ("noise", "sweep", "sample"):
+        result = run(name, ["sre/shop-cart-modified-env.itb"], seed=1, n=2)
+        assert result.variants
+        for variant in result.variants:
+            for code in allowed_codes(variant.scenario):
+                assert code in docs, (name, code)
+                assert code in rows[name] or code == "W2001", (name, code)  # W2001: the run adds it to every family

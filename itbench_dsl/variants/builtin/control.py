@@ -4,7 +4,10 @@ The control keeps the parent's topology, prompt setting and `mitigated when` pre
 topology objects and alerts (`alert X not firing`), and drops everything the fault brings: the faults and their groups, alerts,
 root causes, propagations, predicates on objects a fault creates, and the solutions. It says it
 is a control with `metadata { control = true }` (an SRE scenario with no fault is otherwise an
-error). Its oracle: the cluster is healthy, so the evaluator passes the healthy state (and its
+error), and states what it poses with `tasks`: what its parent poses (its `tasks`, else the domain's
+default) that a control can pose (`detect`, `mitigate`), so that a control is graded and prompted alike
+whatever its parent declared: its mitigation checks that nothing changed (`unchanged.*`), and its
+prompt claims no incident. Its oracle: the cluster is healthy, so the evaluator passes the healthy state (and its
 "faulty" and "solved" states, which are the same cluster); it has no root cause, so any root
 cause an agent names is a false positive. A detection benchmark pairs each scenario with its
 control and asks the agent whether there is an incident at all.
@@ -17,7 +20,7 @@ import dataclasses
 from itbench_dsl import ast
 from itbench_dsl.faults import CREATABLE_KINDS
 from itbench_dsl.variants import Context, Generator, Skip, Variant, expect_statements, with_expect
-from itbench_dsl.tasks import TASK_TYPES
+from itbench_dsl.tasks import TASK_TYPES, posed
 
 
 class ControlGenerator(Generator):
@@ -28,23 +31,24 @@ class ControlGenerator(Generator):
         if ctx.scenario.domain != "sre":
             yield Skip(f"controls are made for SRE detection tasks, not {ctx.scenario.domain} scenarios")
             return
+        # a control poses only what has an answer without a fault (detect: no; mitigate: change nothing), of what
+        # its parent poses, declared or by default, and says so in a `tasks` statement: the same control, the
+        # same grading and prompt, whether or not the parent wrote `tasks`
+        declared = next((s for s in ctx.document.statements if isinstance(s, ast.Tasks)), None)
+        items = declared.items if declared is not None else tuple(ast.TaskItem(name) for name in posed(ctx.scenario))
+        kept = tuple(item for item in items if TASK_TYPES[item.name].control)
+        if not kept:
+            yield Skip("the scenario poses no task a control can pose (detect, mitigate)")
+            return
+        tasks = dataclasses.replace(declared, items=kept) if declared is not None else ast.Tasks(kept)
         statements = []
         for stmt in ctx.document.statements:
-            if isinstance(stmt, (ast.Fault, ast.Group, ast.Solution)):
+            if isinstance(stmt, (ast.Fault, ast.Group, ast.Solution, ast.Metadata, ast.Tasks)):
                 continue
-            if isinstance(stmt, ast.Metadata):
-                continue
-            if isinstance(stmt, ast.Tasks):
-                # a control poses only what has an answer without a fault (detect: no; mitigate: change nothing)
-                kept = tuple(item for item in stmt.items if TASK_TYPES[item.name].control)
-                if not kept:
-                    yield Skip("the scenario poses no task a control can pose (detect, mitigate)")
-                    return
-                stmt = dataclasses.replace(stmt, items=kept)
             statements.append(stmt)
         metadata = ast.Metadata((ast.Attr("control", (), ast.Symbol("true")),))
         position = next((i + 1 for i, s in enumerate(statements) if isinstance(s, (ast.Description, ast.Tags))), 0)
-        statements.insert(position, metadata)
+        statements[position:position] = [metadata, tasks]
         document = dataclasses.replace(ctx.document, statements=tuple(statements))
         expect = []
         for stmt in expect_statements(ctx.document):

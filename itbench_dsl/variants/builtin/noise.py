@@ -4,7 +4,10 @@ Each variant adds one to three objects (seeded choices) named after a real compo
 look related to it: a ConfigMap of debug overrides, an old token Secret, a ServiceAccount, or an
 idle pause-container Deployment. They change no existing object, select no existing pod and
 are not in the ground truth: an agent that names one as a root cause gets no credit for it.
-`-n` sets the number of variants per input (3 by default). CISO scenarios are left alone: an
+Nothing refers to them, on purpose: W2002 (an unused topology object) would report each, so every
+variant allows it, `metadata { lint_allow = ["W2002"] }` (docs/generators.md), and passes `itbench
+check --strict`. `-n` sets the number of variants per input (3 by default); every draw is written or
+a skip that says why (a set drawn before, no name left free). CISO scenarios are left alone: an
 extra object could itself break the control under test.
 """
 
@@ -82,11 +85,13 @@ class NoiseGenerator(Generator):
         # the distinct sets of red herrings (kind and name) bound the variants: stop when all are drawn
         singles = len({(m(c, _Fixed())[0], m(c, _Fixed())[1]) for _, c in workloads for m in MAKERS} - taken)
         space = sum(math.comb(singles, k) for k in (1, 2, 3))
-        drawn: set[frozenset] = set()
+        drawn: dict[frozenset, int] = {}  # a set of red herrings -> the draw that made it
         misses = 0
-        for _ in range(ctx.n if ctx.n is not None else DEFAULT_VARIANTS):
+        draws = ctx.n if ctx.n is not None else DEFAULT_VARIANTS
+        for k in range(1, draws + 1):
             if len(drawn) >= space or misses > 20 * space + 100:
-                yield Skip(f"the red herrings are exhausted: {len(drawn)} distinct sets drawn")
+                which = f"draw {k}" if k == draws else f"draws {k}-{draws}"
+                yield Skip(f"{which} not made: the red herrings are exhausted ({len(drawn)} distinct sets drawn)")
                 return
             count = ctx.rng.randint(1, 3)
             objects, notes = [], []
@@ -100,10 +105,12 @@ class NoiseGenerator(Generator):
                 objects.append(ast.Object(kind, name, tuple(entries)))
                 notes.append((kind, name))
             key = frozenset(notes)
-            if not objects or key in drawn:  # a set drawn before: no new variant
+            if not objects or key in drawn:  # a set drawn before: no new variant, and the draw says so
                 misses += 1
+                yield Skip(f"draw {k} repeats draw {drawn[key]}'s red herrings" if objects else
+                           f"draw {k} drew only names the topology already has")
                 continue
-            drawn.add(key)
+            drawn[key] = k
             document = dataclasses.replace(ctx.document, statements=ctx.document.statements
                                            + (ast.Topology(tuple(objects)),))
             document = allow_lint(document, "W2002")  # red herrings are unused on purpose
