@@ -1316,7 +1316,7 @@ class Diagnosis:
         per_key = [({self.klass[g] for g in self._cause_groups(key)}
                     | (self._fault_classes(key) if key[0] != "group" else set())) & true for key in keys]
         if not all(per_key):
-            # a bare name of a component (`checkout`: its Deployment and its Service) names the root cause its
+            # a bare name of a component (`web`: its Deployment and its Service) names the root cause its
             # workload is: the Service, named with it, carries its alias to it (named alone, it does not)
             credited = set().union(*per_key)
             per_key = [found or ({self.klass[g] for g in self.groups_of(key)} & credited
