@@ -3818,6 +3818,10 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
             else:
                 unchecked(checks, "ciso.contract", "the state holds no ClusterPolicy (capture `/ClusterPolicy`), so "
                           "the graded policy cannot be read back")
+            if not any(c["id"] == "ciso.general" for c in checks) and any(
+                    (g.get("metadata") or {}).get("name") for g in spec["ciso"]["gaps"]):
+                unchecked(checks, "ciso.general", "the state holds no graded Kyverno policy to read back, so its "
+                          "verdicts on the gap objects' twins cannot be judged")
     if problems is not None:
         checks.append({"id": "ciso.contract", "passed": not problems,
                        "detail": "; ".join(problems) if problems else "the policy keeps the prompt's contract"})
