@@ -151,10 +151,12 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
             from .runtime.evaluator import CHAIN_PASS, EMPTY_STATE, Diagnosis, State
 
             # the chain as the evaluator grades it: nodes joined by alias and component, edges a root cause reaches
-            edges = Diagnosis(spec, State(EMPTY_STATE)).chain_stats({"propagations": []})
-            if edges is not None:  # a chain between components: graded (else nothing to grade)
+            graded = Diagnosis(spec, State(EMPTY_STATE)).graded_chain()
+            if graded is not None:  # a chain between components: graded (else nothing to grade)
+                count = len(graded[0])  # the contracted chain's edges the evaluator grades, not the raw edges
                 add("diagnosis.propagation", TRUTH, None,
-                    f"the propagation chain ({len(d['propagations'])} edge(s) of the ground truth) followed in its "
+                    f"the propagation chain ({count} edge(s) graded, of the {len(d['propagations'])} the ground "
+                    f"truth lists, joined by alias and component) followed in its "
                     f"direction: at least {CHAIN_PASS:g} of the edges a root cause reaches given (where it reaches "
                     f"none, the chain from its entries), and more than {CHAIN_PASS:g} of the edges given right (an "
                     f"edge bridging a gap of the truth's chain counts neither way)")
@@ -167,8 +169,11 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
         if task == "policy" and spec.get("ciso"):
             c = spec["ciso"]
             if any((g.get("metadata") or {}).get("name") for g in c["gaps"]):
-                add("ciso.general", POLICY, None, "renamed copies of the gap objects fail the policy too (graded when "
-                    "the policy runs offline: a Kyverno artefact, or Rego with regopy)")
+                add("ciso.general", POLICY, None, "renamed copies of the gap objects fail the policy too (judged when "
+                    "the policy runs offline: a Kyverno artefact, Rego with regopy, or a Kyverno policy graded from "
+                    "PolicyReports, read back from the state; where it cannot be judged, a recorded `opa eval` result "
+                    "or a Kyverno policy missing from the state, it fails as unchecked; a Rego policy graded from "
+                    "PolicyReports: not graded)")
             if (c.get("contract") or {}).get("artefact") == "kyverno":
                 add("ciso.contract", POLICY, None, "the Kyverno policy keeps the prompt's contract (kind, name, "
                     "audit, background); a broken contract scores 0")

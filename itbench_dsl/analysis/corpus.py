@@ -83,6 +83,7 @@ class Case:
     artifact: tuple | None = None
     score: float | None = None  # the score a passing case must get, when it must be exact
     score_below: float | None = None  # a failing case's score must stay below this (never the right answer's)
+    repair: float | None = None  # the metrics.repair a mitigate verdict must give (faulty: 0, solved: 1)
     failed: tuple = ()  # after `run`: the ids of the checks that failed
     injected_at: str | None = None  # when the fault was injected (RFC 3339): what detect times against
     answered_at: str | None = None  # when the harness saw the detection answer appear (RFC 3339)
@@ -108,6 +109,8 @@ class Case:
             return False, f"passed it with score {verdict.get('score')}, not {self.score}"
         if got == FAIL and self.score_below is not None and float(verdict.get("score", 0)) >= self.score_below:
             return False, f"failed it with score {verdict.get('score')}, not below {self.score_below}"
+        if self.repair is not None and (verdict.get("metrics") or {}).get("repair") != self.repair:
+            return False, f"{what} with repair {(verdict.get('metrics') or {}).get('repair')}, not {self.repair}"
         return got == self.want, what
 
 
@@ -296,8 +299,9 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     if not scenario.injections():  # a control: nothing is broken, so every state is right
         yield Case("the state of a control with no fault", "mitigate", PASS, state=derived["faulty"])
         return
-    yield Case("the solved state", "mitigate", PASS, state=derived["solved"])
-    yield Case("the faulty state", "mitigate", FAIL, state=derived["faulty"])
+    yield Case("the solved state", "mitigate", PASS, state=derived["solved"], repair=1.0)
+    # the faulty state holds every effect of the fault: nothing the incident broke is mended there
+    yield Case("the faulty state", "mitigate", FAIL, state=derived["faulty"], repair=0.0)
     if not m.get("only"):  # `mitigated when only`: readiness decides, so a faulty state all ready may pass
         yield Case("the faulty state with every pod reporting ready and no alert", "mitigate", FAIL,
                    state=render(found.faulty, found, probes=found.faulty_probes))

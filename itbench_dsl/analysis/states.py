@@ -85,15 +85,57 @@ def objects(scenario: ir.Scenario) -> Objects:
     # beyond the topology, such as a mesh's namespace label)
     index = _index(topology)
     healthy = _apply(index, [o for o in revert_apply if _key(o) in index], [])
-    faulty = _apply(healthy, inject_apply, inject_delete)
+    injected = _apply(healthy, inject_apply, inject_delete)
+    faulty = _scaled(injected, scenario)
     # objects the fault deleted come back with the revert; keep the healthy order where it can be kept
-    solved = _reorder(_apply(faulty, revert_apply, revert_delete), healthy)
+    solved = _reorder(_apply(injected, revert_apply, revert_delete), healthy)
     # static pods' mirror pods: the kubelet runs them, so they are Running in every state
     static = {("Pod", w.namespace, static_pod_name(w)) for w in scenario.topology.workloads
               if w.kind == "Pod"}
     healthy_probes, faulty_probes = probe_results(scenario)
     return Objects(healthy, faulty, solved, _fault_effects(scenario), static, captured_kinds(scenario),
                    healthy_probes, faulty_probes, _needs(scenario, healthy))
+
+
+def _scaled(objects: dict[tuple, dict], scenario: ir.Scenario) -> dict[tuple, dict]:
+    """The faulty manifests with the replicas a `wait after scale` step sets: the fault's scale-out is part of
+    the state it leaves (a quota then refuses the new pods)."""
+    out = dict(objects)
+    for group in scenario.faults:
+        for waiter in group.waiters:
+            key = (waiter.target.kind, waiter.target.namespace, waiter.target.name)
+            if waiter.kind == "scale" and waiter.when == "after" and key in out and "replicas" in waiter.args:
+                obj = copy.copy(out[key])
+                obj["spec"] = {**obj.get("spec", {}), "replicas": int(waiter.args["replicas"])}
+                out[key] = obj
+    return out
+
+
+def _utilization_targets(hpa: dict) -> list:
+    return [((m.get("resource") or {}).get("target") or {}).get("averageUtilization")
+            for m in (hpa.get("spec") or {}).get("metrics") or [] if isinstance(m, dict)]
+
+
+def _autoscaled(manifests: dict[tuple, dict], healthy: dict[tuple, dict]) -> dict[tuple, dict]:
+    """`manifests` with the replicas their autoscalers give: a workload whose HorizontalPodAutoscaler targets a
+    lower utilisation than the healthy one runs at the autoscaler's maxReplicas (a target below what the
+    pods use idle keeps it scaled out); every other workload keeps its replicas (the healthy state's load)."""
+    out = None
+    for key, hpa in manifests.items():
+        if key[0] != "HorizontalPodAutoscaler" or key not in healthy:
+            continue
+        lowered = [t is not None and h is not None and t < h
+                   for t, h in zip(_utilization_targets(hpa), _utilization_targets(healthy[key]))]
+        ref = (hpa.get("spec") or {}).get("scaleTargetRef") or {}
+        target = (ref.get("kind"), key[1], ref.get("name"))
+        maximum = (hpa.get("spec") or {}).get("maxReplicas")
+        if not any(lowered) or target not in manifests or not isinstance(maximum, int):
+            continue
+        out = dict(manifests) if out is None else out
+        obj = copy.copy(out[target])
+        obj["spec"] = {**obj.get("spec", {}), "replicas": maximum}
+        out[target] = obj
+    return manifests if out is None else out
 
 
 def _needs(scenario: ir.Scenario, healthy: dict[tuple, dict]) -> dict[tuple, frozenset]:
@@ -169,6 +211,7 @@ def render(manifests: dict[tuple, dict], found: Objects, effects: dict | None = 
     `probes` (default: their healthy results; a state of manifests the faults still hold passes
     `found.faulty_probes`)."""
     effects = dict(effects or {})
+    manifests = _autoscaled(manifests, found.healthy)
     for key, needed in found.needs.items():  # restarted pods wait for what is gone
         if key in manifests and key not in effects and any(k not in manifests for k in needed):
             effects[key] = ("config", 0)
@@ -227,8 +270,31 @@ def _fault_effects(scenario: ir.Scenario, only: set[int] | None = None) -> dict[
             replicas = find_object(scenario.topology, target).replicas
         except KeyError:
             replicas = 1
+        if effect == "absent" and not _recreated(scenario, target):
+            effect = "absent-new"  # its running pods stay: the quota counted them
         effects[(target.kind, target.namespace, target.name)] = (effect, replicas)
     return effects
+
+
+def _recreated(scenario: ir.Scenario, target: ir.ObjectRef) -> bool:
+    """Whether a waiter's restart deletes the workload's running pods before their replacements are admitted
+    (a StatefulSet's or a `Recreate` Deployment's rollout; a rolling Deployment keeps its old pods while a
+    new one is refused)."""
+    from ..faults.base import find_object
+
+    restarted = any((w.kind in ("restart", "delete_pods") and (w.target.kind, w.target.namespace, w.target.name)
+                     == (target.kind, target.namespace, target.name))
+                    or (w.kind == "redeploy" and w.target.name == target.namespace)
+                    for g in scenario.faults for w in g.waiters)
+    if not restarted:
+        return False
+    if any(w.kind == "delete_pods" and w.target.name == target.name for g in scenario.faults for w in g.waiters):
+        return True
+    try:
+        workload = find_object(scenario.topology, target)
+    except KeyError:
+        return True
+    return target.kind == "StatefulSet" or getattr(workload, "strategy", None) == "Recreate"
 
 
 def settle(scenario: ir.Scenario, manifests: dict[tuple, dict], found: Objects, spec: dict,
@@ -440,13 +506,16 @@ def _run_workload(obj: dict, effect: str, original_replicas: int) -> tuple[dict,
     template = spec.get("template", {})
     meta = obj["metadata"]
     template_hash = _hash(json.dumps(template, sort_keys=True), 10)
-    created = 0 if effect == "absent" else replicas
+    # a quota admits the pods that ran when it was made: the ones beyond that count are never created
+    created = min(replicas, original_replicas) if effect == "absent-new" else 0 if effect == "absent" else replicas
     pods = []
     ready = 0
     for index in range(created):
         pod_effect = effect
         if effect == "pending-new":
             pod_effect = "pending" if index >= original_replicas else ""
+        elif effect == "absent-new":
+            pod_effect = ""
         if obj["kind"] == "StatefulSet":
             name = f"{meta['name']}-{index}"
         else:

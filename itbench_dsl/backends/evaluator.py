@@ -324,6 +324,10 @@ def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
     # a predicate's path as the changes name fields: its keys (indexes, selections and parse steps left out)
     governing = [(p.target, [s for s in p.path if isinstance(s, str)], f"mitigation.predicate.{i}") for i, p in
                  enumerate(scenario.mitigation.predicates if scenario.mitigation else []) if p.kind == "field"]
+    # the predicate that decides a field is one that compares its value: an `exists` test holds on the faulty
+    # value too, so it decides only where no comparison of the field is stated (sorted is stable)
+    governing.sort(key=lambda g: scenario.mitigation.predicates[int(g[2].rsplit(".", 1)[1])].op
+                   in ("exists", "not exists"))
     governing += [(o.target, o.path, f"finops.proximity.{i}") for i, o in enumerate(scenario.optimal)]
     fields, created = [], []
     for obj in inject_apply:

@@ -208,7 +208,7 @@ POD_EFFECTS = {
     "init": "Pending, an init container never completes",
     "unready": "Running, the containers running but the readiness probe failing",
     "pending": "Pending, not scheduled",
-    "absent": "no pod is created (a quota refuses them)",
+    "absent": "the pods beyond the count that ran when the fault began are not created (a quota refuses them); a rollout that deletes the running pods first (a StatefulSet, a `Recreate` Deployment) leaves none",
     "pending-new": "the pods beyond the original replica count stay Pending (the rest keep running)",
 }
 

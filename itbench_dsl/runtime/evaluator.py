@@ -4259,6 +4259,10 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
             else:
                 unchecked(checks, "ciso.contract", "the state holds no ClusterPolicy (capture `/ClusterPolicy`), so "
                           "the graded policy cannot be read back")
+            if not any(c["id"] == "ciso.general" for c in checks) and any(
+                    (g.get("metadata") or {}).get("name") for g in spec["ciso"]["gaps"]):
+                unchecked(checks, "ciso.general", "the state holds no graded Kyverno policy to read back, so its "
+                          "verdicts on the gap objects' twins cannot be judged")
     if problems is not None:
         checks.append({"id": "ciso.contract", "passed": not problems,
                        "detail": "; ".join(problems) if problems else "the policy keeps the prompt's contract"})
@@ -4520,8 +4524,10 @@ def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=No
         decided = {f"fields.{ref_text(e['object'])}" for f in (spec.get("mitigation") or {}).get("faults", [])
                    for e in f["fields"] if all(c.get("governed_by") for c in e["changes"])}
         repair = [c for c in checks if c["id"].startswith(REPAIR_CHECKS) and c["id"] not in decided]
-        if repair:  # comparable across domains: what the incident broke that is mended (doing nothing: 0)
-            metrics["repair"] = round(sum(c["passed"] for c in repair) / len(repair), 6)
+        # comparable across domains: what the incident broke that is mended (doing nothing: 0); with no such
+        # check (a control, or a fault whose only field change the statement decides), whether the verdict passes
+        metrics["repair"] = (round(sum(c["passed"] for c in repair) / len(repair), 6) if repair
+                             else float(bool(checks) and all(c["passed"] for c in checks)))
     passed = bool(checks) and all(c["passed"] for c in checks)
     return {"scenario": spec["scenario"], "task": task, "passed": passed, "score": round(score, 6),
             "metrics": metrics, "checks": checks, "score_means": score_means(domain, task)}

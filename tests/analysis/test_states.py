@@ -182,12 +182,18 @@ def test_faulty_adds_created_and_drops_deleted_objects():
     assert items(derived["solved"]) == items(derived["healthy"])
 
 
-def test_scaled_to_zero_and_quota_leave_no_pods():
-    for relative, target in (("sre/otel-accounting-scaled-to-zero.itb", "accounting"),
-                             ("sre/otel-checkout-insufficient-quota.itb", "checkout")):
-        faulty = items(states.derive(scenario(relative))["faulty"])
-        assert not [k for k in faulty if k[0] == "Pod" and k[2].startswith(f"{target}-")], relative
-        assert "readyReplicas" not in faulty[("Deployment", "otel-demo", target)]["status"]
+def test_scaled_to_zero_leaves_no_pods():
+    faulty = items(states.derive(scenario("sre/otel-accounting-scaled-to-zero.itb"))["faulty"])
+    assert not [k for k in faulty if k[0] == "Pod" and k[2].startswith("accounting-")]
+    assert "readyReplicas" not in faulty[("Deployment", "otel-demo", "accounting")]["status"]
+
+
+def test_quota_keeps_the_running_pods_and_refuses_the_scale_out():
+    faulty = items(states.derive(scenario("sre/otel-checkout-insufficient-quota.itb"))["faulty"])
+    checkout = faulty[("Deployment", "otel-demo", "checkout")]
+    assert checkout["spec"]["replicas"] == 2  # the scenario's `wait after scale`
+    assert len([k for k in faulty if k[0] == "Pod" and k[2].startswith("checkout-")]) == 1
+    assert checkout["status"]["readyReplicas"] == 1 and checkout["status"]["unavailableReplicas"] == 1
 
 
 def test_cordoned_node_leaves_the_new_pod_pending():

@@ -256,3 +256,17 @@ def test_an_answer_that_says_a_key_twice_is_a_failing_verdict(tmp_path):
     assert done.returncode == 0, done.stderr
     verdict = json.loads(done.stdout)
     assert not verdict["passed"] and "twice" in json.dumps(verdict["checks"])
+
+
+def test_graded_from_reports_without_the_policy_in_the_state_general_is_unchecked():
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    spec = spec_of(name)
+    faulty = derived(name, "faulty")
+    results = [{"policy": "agent-policy", "result": "fail" if gap else "pass",
+                "resources": [{"kind": o["kind"], "namespace": o["metadata"]["namespace"], "name": o["metadata"]["name"]}]}
+               for gap, objs in ((True, spec["ciso"]["gaps"]), (False, spec["ciso"]["compliant"])) for o in objs]
+    state = {**faulty, "gradedPolicies": ["agent-policy"],
+             "policyReports": [{"kind": "PolicyReport", "metadata": {"name": "r"}, "results": results}]}
+    verdict = run(name, None, state, task="policy")
+    general = next(c for c in verdict["checks"] if c["id"] == "ciso.general")  # as `itbench explain` lists it
+    assert not general["passed"] and general["unchecked"] and "ciso.general" in verdict["metrics"]["unchecked"]

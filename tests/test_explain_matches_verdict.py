@@ -1,0 +1,53 @@
+"""`itbench explain` lists the checks the evaluator grades, with the figures it grades by: the same check ids
+as the verdict, the contracted chain's edge count, the predicate that decides a field."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from itbench_dsl.analysis import states
+from itbench_dsl.grading import grading_checks
+from itbench_dsl.runtime.evaluator import EMPTY_STATE, Diagnosis, State
+from tests.runtime.test_evaluator import bundle, derived, evaluator, mitigate, run
+
+SAMPLE = ["otel-ad-modified-target-port", "k8sbench-fix-oomkilled", "otel-checkout-insufficient-quota",
+          "otel-frontend-hpa-misconfigured", "otel-cart-service-target-port", "k8sbench-fix-service-routing"]
+
+
+def _listed(name: str, task: str) -> list[str]:
+    return [c.id for c in grading_checks(bundle(name)[0]) if c.task == task]
+
+
+@pytest.mark.parametrize("name", SAMPLE)
+def test_explain_lists_the_mitigate_verdicts_checks(name):
+    verdict = mitigate(name, derived(name, "solved"))
+    assert _listed(name, "mitigate") == [c["id"] for c in verdict["checks"]]
+
+
+@pytest.mark.parametrize("name", [n for n in SAMPLE if "diagnose" in evaluator(n)["SPEC"]["tasks"]])
+def test_explain_lists_the_diagnose_verdicts_checks_and_the_graded_edge_count(name):
+    scenario = bundle(name)[0]
+    spec = evaluator(name)["SPEC"]
+    state = derived(name, "faulty")
+    verdict = run(name, states.perfect_answer(scenario, state), state, task="diagnose")
+    assert _listed(name, "diagnose") == [c["id"] for c in verdict["checks"]]
+    text = next((c.requires for c in grading_checks(scenario) if c.id == "diagnosis.propagation"), None)
+    if text is not None:
+        graded = Diagnosis(spec, State(EMPTY_STATE)).graded_chain()
+        assert re.search(rf"\b{len(graded[0])} edge\(s\) graded", text), text
+
+
+def test_the_raw_edge_count_is_not_quoted_as_the_graded_one():
+    text = next(c.requires for c in grading_checks(bundle("otel-ad-modified-target-port")[0])
+                if c.id == "diagnosis.propagation")
+    assert "2 edge(s) graded" in text
+
+
+def test_the_predicate_explain_says_decides_a_field_fails_on_the_faulty_state():
+    name = "k8sbench-fix-oomkilled"
+    faulty = {c["id"]: c["passed"] for c in mitigate(name, derived(name, "faulty"))["checks"]}
+    deciders = [m.group(1) for c in grading_checks(bundle(name)[0])
+                for m in re.finditer(r"decided by (mitigation\.predicate\.\d+)", c.requires)]
+    assert deciders and all(faulty[d] is False for d in deciders)
