@@ -39,8 +39,9 @@ from itbench_dsl import ast, ir, units
 from itbench_dsl.backends.evaluator import _changes as fault_changes
 from itbench_dsl.backends.manifests import topology_manifests
 from itbench_dsl.faults import library_alerts
+from itbench_dsl.faults.base import program_args
 from itbench_dsl.faults.alerting import TRAFFIC, WORKLOAD, Places, scope
-from itbench_dsl.runtime.evaluator import _MISSING, lookup
+from itbench_dsl.runtime.evaluator import _MISSING, image_ref, lookup
 from itbench_dsl.variants import (
     LANGUAGE_KIND,
     NAME_LIMIT,
@@ -87,8 +88,17 @@ class RetargetGenerator(Generator):
         healthy = Healthy(ctx.scenario)
         old_container = next((e.value.value for e in faults[0].entries or () if isinstance(e, ast.Attr)
                               and e.key == "container" and isinstance(e.value, ast.Str)), None)
+        # arguments that mean something only inside the old target's program (a Java class, an HTTP path):
+        # the fault moves only to a workload that runs the same image
+        tied = sorted(program_args(kind) & {e.key for e in faults[0].entries or () if isinstance(e, ast.Attr)})
+        program = _images(ctx.scenario.topology, old, old_container) if tied else set()
         for new in candidates:
             note = f"{kind.name}: {old.kind.lower()} {old.name} -> {new.name}"
+            if tied and not program & _images(ctx.scenario.topology, new, None):
+                yield Skip(f"{note}: {', '.join(f'`{a}`' for a in tied)} of `{kind.name}` mean something only in "
+                           f"{old.name}'s program ({', '.join(sorted(program)) or 'no image'}), which {new.name} "
+                           f"does not run (W6001)")
+                continue
             containers = [c.name for w in ctx.scenario.topology.workloads if w.kind == new.kind
                           and w.name == new.name and w.namespace == new.namespace for c in w.containers]
             each = takes_container and not has_container and len(containers) > 1
@@ -103,6 +113,12 @@ class RetargetGenerator(Generator):
                     continue
                 yield Variant(with_container(document, container) if container else document, note=what,
                               name=document.name)
+
+
+def _images(topology: ir.Topology, ref: ir.ObjectRef, container: str | None) -> set[str]:
+    """The images a workload runs (its named container's, when one is named), each in its one spelling."""
+    return {image_ref(c.image) for w in topology.workloads if w.kind == ref.kind and w.name == ref.name
+            and w.namespace == ref.namespace for c in w.containers if container is None or c.name == container}
 
 
 class Unmovable(Exception):
