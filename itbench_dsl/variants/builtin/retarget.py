@@ -36,6 +36,7 @@ import re
 from decimal import Decimal
 
 from itbench_dsl import ast, ir, units
+from itbench_dsl.alerts import measures_service
 from itbench_dsl.backends.evaluator import _changes as fault_changes
 from itbench_dsl.backends.manifests import topology_manifests
 from itbench_dsl.faults import library_alerts
@@ -563,8 +564,15 @@ class Move:
             out.append(new)
         if had_chains and not any(isinstance(s, ast.Propagation) for s in out):
             raise Unmovable(f"the propagation cannot be rewritten along the topology around `{self.b}`")
+        problems = [p for p in (self.alert_problem(a, groups) for a in alerts) if p]
+        alerts = [a for a in alerts if self.alert_problem(a, groups) is None]
         if had_alerts and not alerts:
-            alerts = self.own_alerts(kind)
+            own = self.own_alerts(kind)
+            problems += [p for p in (self.alert_problem(a, groups) for a in own) if p]
+            alerts = [a for a in own if self.alert_problem(a, groups) is None]
+            if not alerts:
+                raise Unmovable("no expected alert can fire around the new target ("
+                                + "; ".join(dict.fromkeys(problems)) + ")")
         expected = {a.name for a in alerts}
         raised = set(library_alerts(kind))
         for stmt, new in mapped:
@@ -576,6 +584,48 @@ class Move:
                     raise Unmovable("no mitigation predicate is left around the new target")
                 out.append(dataclasses.replace(new, predicates=predicates))
         return alerts + out
+
+    def alert_problem(self, alert: ast.Alert, groups: dict[str, ast.Ref]) -> str | None:
+        """Why a request alert cannot fire where the variant expects it, read from the call graph around
+        the new target (None: it can). Errors and latency flow back to callers: HighRequestErrorRate and
+        HighRequestLatency fire on the new target or a (transitive) caller of it. NoRequestsReceived fires
+        on the new target, or on a callee whose every path from the application's entry points goes through
+        it. A request alert needs a component that serves requests (a Service selects it or something calls
+        it: a client such as a load generator does neither), and a Service the fault deletes carries none."""
+        if scope(alert.name) != TRAFFIC or self.places.wide:
+            return None
+        target = groups.get(alert.target.name) if alert.target.kind == "group" else alert.target
+        if target is None or target.kind not in _WORKLOADS + ("pod", "service"):
+            return None
+        component = self._component_of_ref(target)
+        if component is None:
+            return None
+        up, down = _graph(self.topology)
+        if not measures_service(alert.name, self.topology.application, component):
+            return f"`{alert.name}`'s rules do not measure `{component}`"
+        if component not in self.places.selecting and not up.get(component):
+            return f"`{component}` serves no requests (no Service selects it, nothing calls it)"
+        if target.kind == "service" and self.new.kind == "Service" and target.name.split("/")[-1] == self.new.name \
+                and _deletes(self.ctx.scenario.injections()[0].kind):
+            return f"the fault deletes service `{self.new.name}`, which then carries no requests"
+        if component == self.b:
+            if self.new.kind == "Service" and alert.name in _ERRORS:
+                return (f"requests to service `{self.new.name}` fail before they reach `{self.b}`'s pods: its "
+                        "callers report them, not it")
+            return None
+        if alert.name in _ERRORS:
+            if component not in _closure(up, self.b):
+                return f"`{component}` does not call `{self.b}`"
+        elif alert.name == "NoRequestsReceived":
+            if component not in _closure(down, self.b):
+                return f"`{component}` is not called through `{self.b}`"
+            # the application's entry points: components all of whose (transitive) callers they call back
+            # (the load generator and the proxy that also serves its page are one entry)
+            entries = [c for c in self.workloads if c != self.b
+                       and _closure(up, c) <= _closure(down, c) | {c}]
+            if component in _closure(down, *entries, avoid=self.b):
+                return f"`{component}` has callers that do not go through `{self.b}`"
+        return None
 
     def _alert_on_service(self, alert: ast.Alert) -> ast.Alert:
         """A request alert on a workload that a service selects is measured on the service."""
@@ -602,6 +652,24 @@ class Move:
 
 
 _DROPPED = ast.Ref("dropped", "")
+_ERRORS = ("HighRequestErrorRate", "HighRequestLatency")  # measured where requests fail: they flow back to callers
+
+
+def _closure(graph: dict[str, list[str]], *start: str, avoid: str | None = None) -> set[str]:
+    """The components reached from `start` along `graph` (not through `avoid`), `start` excluded."""
+    seen: set[str] = set()
+    todo = [c for c in start if c != avoid]
+    while todo:
+        for d in graph.get(todo.pop(), ()):
+            if d not in seen and d != avoid:
+                seen.add(d)
+                todo.append(d)
+    return seen - set(start)
+
+
+def _deletes(kind) -> bool:
+    """Whether the fault kind deletes its target (its mechanism says so: `deleted_service`, ...)."""
+    return "delete" in (kind.mechanism or "").lower() or kind.name.startswith("deleted_")
 
 
 class Healthy:
