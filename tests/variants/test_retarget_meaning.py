@@ -181,3 +181,23 @@ def test_every_retarget_variant_means_its_parent_around_the_new_target(path):
 def dataclasses_ref(workload):
     from itbench_dsl import ir
     return ir.ObjectRef("apps/v1", workload.kind, workload.namespace, workload.name)
+
+
+def test_prose_quotes_the_new_targets_healthy_value():
+    """`correct port 8080` (the old target's healthy targetPort) becomes the new target's own port, or the
+    candidate is skipped when the new target has no such value."""
+    import re
+
+    path = "scenarios/sre/otel-ad-modified-target-port.itb"
+    loaded = gen.load_input((REPO / path).read_bytes(), path, Diagnostics())
+    result = gen.run([loaded], [("retarget", gen.load_generator("retarget"))], 0, None)
+    services = {s.name: s for s in loaded.scenario.topology.services}
+    seen = set()
+    for v in result.variants:
+        new = gen.faults_of(v.document)[0].target.name
+        ports = {str(p.target_port if p.target_port is not None else p.port) for p in services[new].ports}
+        quoted = set(re.findall(r"correct port (\d+)", gen.variant_text(v.document)))
+        assert quoted and quoted <= ports, (new, quoted, ports)
+        seen |= quoted
+    assert seen - {"8080"}, "no variant whose target's port differs"
+    assert any("healthy" in s.reason for s in result.skips)

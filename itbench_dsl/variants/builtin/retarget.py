@@ -514,7 +514,56 @@ class Move:
             statements.append(stmt)
         document = dataclasses.replace(self.ctx.document, statements=tuple(statements))
         document = with_expect(document, self.expect())
-        return dataclasses.replace(document, name=self.name())
+        document = dataclasses.replace(document, name=self.name())
+        return self._healthy_figures(document)
+
+    def _healthy_figures(self, document: ast.Scenario) -> ast.Scenario:
+        """Prose that quotes a healthy value of a field the fault changes in the old target (`correct port
+        8080`) quotes the new target's healthy value of that field, read from the variant's own fault
+        (the field at the same place); a value the new target does not have makes the candidate a skip."""
+        old = _healthy_values(self.ctx.scenario, self.old)
+        if not old:
+            return document
+        quoted = {text for text in old if any(_quotes(t, text) for stmt in document.statements
+                                              if not isinstance(stmt, (ast.Topology, ast.UseApp, ast.Fault))
+                                              for t in _prose(stmt))}
+        if not quoted:
+            return document
+        from itbench_dsl.checker import check
+        from itbench_dsl.diagnostics import Diagnostics
+
+        scenario = check(document, self.ctx.parent.path, Diagnostics()).scenario
+        new = _healthy_values(scenario, self.new) if scenario is not None else {}
+        by_path = {path: text for text, path in new.items()}
+        mapping = {}
+        for text in sorted(quoted):
+            after = by_path.get(old[text])
+            if after is None:
+                raise Unmovable(f"the prose quotes {text}, `{self.old.name}`'s healthy {old[text]}, which "
+                                f"`{self.new.name}` does not have")
+            if after != text:
+                mapping[text] = after
+        if not mapping:
+            return document
+        pattern = re.compile(r"(?<![A-Za-z0-9.\-])(" + "|".join(map(re.escape, sorted(mapping, key=len, reverse=True)))
+                             + r")(?![A-Za-z0-9.\-])")
+
+        def sub(value: str) -> str:
+            return pattern.sub(lambda m: mapping[m.group(1)], value)
+
+        def visit(n):
+            if isinstance(n, (ast.Topology, ast.UseApp, ast.Fault)):
+                return n
+            if isinstance(n, ast.Str):
+                return dataclasses.replace(n, value=sub(n.value))
+            if isinstance(n, ast.Description):
+                return dataclasses.replace(n, text=sub(n.text))
+            if isinstance(n, ast.Solution):
+                return dataclasses.replace(n, title=sub(n.title))
+            if isinstance(n, ast.Step):
+                return dataclasses.replace(n, text=sub(n.text), run=sub(n.run) if n.run is not None else None)
+            return None
+        return map_nodes(document, visit)
 
     def name(self) -> str:
         name = self.text(self.ctx.document.name)
@@ -708,6 +757,36 @@ class Healthy:
                     tail = tuple(seg for seg in path[last + 1:] if isinstance(seg, str))
                     return tail or None
         return None
+
+
+def _healthy_values(scenario: ir.Scenario, ref: ir.ObjectRef) -> dict[str, str]:
+    """The healthy values of the fields the scenario's first fault changes in `ref` (numbers of three
+    characters or more: a port, a quantity), each with the field's path (list items by position kind)."""
+    out: dict[str, str] = {}
+    for entry in fault_changes(scenario)[0]:
+        obj = entry["object"]
+        if (obj["kind"], obj["name"]) != (ref.kind, ref.name):
+            continue
+        for change in entry["changes"]:
+            healthy = change.get("healthy")
+            if isinstance(healthy, bool) or not isinstance(healthy, (int, str)) or len(str(healthy)) < 3:
+                continue
+            if isinstance(healthy, str) and _magnitude(healthy) is None:
+                continue
+            path = ".".join(seg if isinstance(seg, str) else "[]" for seg in change["path"])
+            out.setdefault(str(healthy), path)
+    return out
+
+
+def _prose(node):
+    """The strings of a statement a reader reads (values, prose, steps), not its references' names."""
+    if isinstance(node, ast.Ref):
+        return
+    yield from (t for t in _texts(node) if not isinstance(node, ast.Ref))
+
+
+def _quotes(text: str, value: str) -> bool:
+    return re.search(r"(?<![A-Za-z0-9.\-])" + re.escape(value) + r"(?![A-Za-z0-9.\-])", text) is not None
 
 
 def _value_text(value) -> str:
