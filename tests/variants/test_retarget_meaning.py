@@ -201,3 +201,30 @@ def test_prose_quotes_the_new_targets_healthy_value():
         seen |= quoted
     assert seen - {"8080"}, "no variant whose target's port differs"
     assert any("healthy" in s.reason for s in result.skips)
+
+
+def test_names_and_group_ids_are_derived_anew():
+    from itbench_dsl import ast
+    from itbench_dsl.variants.builtin.retarget import _fresh_group_ids, _short
+
+    long = "otel-" + "-".join(["frontend-proxy"] * 5)
+    short = _short(long, "-retarget")
+    assert len(short) <= gen.NAME_LIMIT and short.endswith("-retarget")
+    head = short[: -len("-retarget")].rsplit("-", 1)[0]
+    assert long.startswith(head + "-") and len(short[: -len("-retarget")].rsplit("-", 1)[1]) == 6  # whole words + hash
+    assert _short("otel-cart-pod-kill", "-retarget") == "otel-cart-pod-kill-retarget"
+    group = ast.GroundGroup("tamper-body-otel-demo-emailservice-1", ast.Ref("service", "cart"), None)
+    alert = ast.Alert("HighRequestErrorRate", ast.Ref("group", "tamper-body-otel-demo-emailservice-1"), None)
+    out = _fresh_group_ids([group, alert])
+    assert out[0].id == "cart-service-1" and out[1].target.name == "cart-service-1"
+
+
+def test_a_variant_describes_its_new_target_neutrally():
+    path = "scenarios/sre/otel-ad-modified-target-port.itb"
+    loaded = gen.load_input((REPO / path).read_bytes(), path, Diagnostics())
+    result = gen.run([loaded], [("retarget", gen.load_generator("retarget"))], 0, 2)
+    from itbench_dsl import ast
+    for v in result.variants:
+        new = gen.faults_of(v.document)[0].target.name
+        text = next(s.text for s in v.document.statements if isinstance(s, ast.Description))
+        assert f"`{new}`" in text and "ad" not in text.split()

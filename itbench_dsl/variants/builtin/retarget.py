@@ -31,6 +31,7 @@ along the topology's dependency edges (one that is already in the scenario keeps
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 
 from decimal import Decimal
@@ -515,7 +516,17 @@ class Move:
         document = dataclasses.replace(self.ctx.document, statements=tuple(statements))
         document = with_expect(document, self.expect())
         document = dataclasses.replace(document, name=self.name())
-        return self._healthy_figures(document)
+        return self._healthy_figures(self._neutral_description(document))
+
+    def _neutral_description(self, document: ast.Scenario) -> ast.Scenario:
+        """The description said anew from the fault kind's own summary and the new target: the parent's
+        states what the old target does for the application (`... cannot charge orders`), which the new
+        target need not do."""
+        kind = self.ctx.scenario.injections()[0].kind
+        where = f"{self.new.kind[:1].lower()}{self.new.kind[1:]} `{self.new.name}`"
+        text = f"{kind.summary.rstrip('.')}, here on {where}."
+        return dataclasses.replace(document, statements=tuple(
+            dataclasses.replace(s, text=text) if isinstance(s, ast.Description) else s for s in document.statements))
 
     def _healthy_figures(self, document: ast.Scenario) -> ast.Scenario:
         """Prose that quotes a healthy value of a field the fault changes in the old target (`correct port
@@ -566,9 +577,9 @@ class Move:
         return map_nodes(document, visit)
 
     def name(self) -> str:
-        name = self.text(self.ctx.document.name)
-        suffix = "-retarget"
-        return name[: NAME_LIMIT - len(suffix)].rstrip("-") + suffix
+        """The parent's name renamed, with `-retarget`; one too long is cut at a word and told apart by a
+        hash of its full form (never cut inside a word: `...-retarge-2`)."""
+        return _short(self.text(self.ctx.document.name), "-retarget")
 
     def expect(self) -> list:
         kind = self.ctx.scenario.injections()[0].kind
@@ -632,7 +643,7 @@ class Move:
                 if not predicates:
                     raise Unmovable("no mitigation predicate is left around the new target")
                 out.append(dataclasses.replace(new, predicates=predicates))
-        return alerts + out
+        return _fresh_group_ids(alerts + out)
 
     def alert_problem(self, alert: ast.Alert, groups: dict[str, ast.Ref]) -> str | None:
         """Why a request alert cannot fire where the variant expects it, read from the call graph around
@@ -787,6 +798,43 @@ def _prose(node):
 
 def _quotes(text: str, value: str) -> bool:
     return re.search(r"(?<![A-Za-z0-9.\-])" + re.escape(value) + r"(?![A-Za-z0-9.\-])", text) is not None
+
+
+def _short(name: str, suffix: str) -> str:
+    """`name` + `suffix` within NAME_LIMIT: cut after a whole word, with a hash of the full name."""
+    if len(name) + len(suffix) <= NAME_LIMIT:
+        return name + suffix
+    digest = hashlib.sha1(name.encode()).hexdigest()[:6]
+    room = NAME_LIMIT - len(suffix) - len(digest) - 1
+    head = name[:room + 1]
+    head = head[:head.rfind("-")] if "-" in head else name[:room]
+    return f"{head.rstrip('-')}-{digest}{suffix}"
+
+
+def _fresh_group_ids(statements: list) -> list:
+    """Ground-truth group ids derived anew from what each group names (`cart-service-1`, `cart-pod-1`), so
+    that no id carries an old target's word (`tamper-body-otel-demo-emailservice-1`); every reference to a
+    group (alerts, chains, root causes, aliases, a cause's `group_id`) follows."""
+    ids: dict[str, str] = {}
+    count: dict[str, int] = {}
+    for stmt in statements:
+        if isinstance(stmt, ast.GroundGroup) and stmt.id not in ids:
+            base = re.sub(r"[^a-z0-9]+", "-", stmt.target.name.split("/")[-1].lower()).strip("-") or "group"
+            stem = f"{base}-{stmt.target.kind}"
+            count[stem] = count.get(stem, 0) + 1
+            ids[stmt.id] = f"{stem}-{count[stem]}"
+    if all(k == v for k, v in ids.items()):
+        return statements
+
+    def visit(n):
+        if isinstance(n, ast.GroundGroup):
+            return dataclasses.replace(n, id=ids.get(n.id, n.id))
+        if isinstance(n, ast.Ref) and n.kind == "group":
+            return dataclasses.replace(n, name=ids.get(n.name, n.name))
+        if isinstance(n, ast.Str) and n.value in ids:
+            return dataclasses.replace(n, value=ids[n.value])
+        return None
+    return [map_nodes(stmt, visit) for stmt in statements]
 
 
 def _value_text(value) -> str:
