@@ -228,3 +228,11 @@ def test_a_variant_describes_its_new_target_neutrally():
         new = gen.faults_of(v.document)[0].target.name
         text = next(s.text for s in v.document.statements if isinstance(s, ast.Description))
         assert f"`{new}`" in text and "ad" not in text.split()
+
+
+def test_one_variant_per_workload_and_fault_kind():
+    """Another container of one deployment is the same root cause with the same fix: one variant only."""
+    path = "scenarios/finops/otel-ad-missing-memory-limit.itb"
+    result = run(path)
+    targets = [v.note.split("-> ")[1].split(" (")[0] for v in result.variants]
+    assert targets and len(targets) == len(set(targets)), targets

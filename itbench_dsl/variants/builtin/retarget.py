@@ -104,8 +104,8 @@ class RetargetGenerator(Generator):
             containers = [c.name for w in ctx.scenario.topology.workloads if w.kind == new.kind
                           and w.name == new.name and w.namespace == new.namespace for c in w.containers]
             each = takes_container and not has_container and len(containers) > 1
-            # the fault must say which container when there are several: one variant each, its figures derived
-            # from that container's own values
+            # the fault must say which container when there are several: the first that can take it, its
+            # figures derived from that container's own values
             for container in containers if each else [None]:
                 what = f"{note} (container {container})" if container else note
                 try:
@@ -115,6 +115,9 @@ class RetargetGenerator(Generator):
                     continue
                 yield Variant(with_container(document, container) if container else document, note=what,
                               name=document.name)
+                # one variant per (workload, fault kind): another container of one deployment has the same
+                # root cause and the same fix, a near-duplicate
+                break
 
 
 def _images(topology: ir.Topology, ref: ir.ObjectRef, container: str | None) -> set[str]:
