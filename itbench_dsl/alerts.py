@@ -374,6 +374,33 @@ DOMAIN_ALERTS: dict[str, tuple[str, ...]] = {
 }
 
 
+_SERVICE_MATCHER = re.compile(r'\bservice_name\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"')
+
+
+def measures_service(name: str, application: str | None, service: str) -> bool:
+    """Whether a catalogue alert's rules for `application` can fire on the OpenTelemetry service `service`
+    (their `service_name` matchers, read as Prometheus does: a regex matches the whole value). ITBench's rules
+    leave out clients and the feature-flag service (`service_name!~"flagd|load-generator"`) and measure
+    database operations on accounting only. An alert outside the catalogue, or a rule without a
+    `service_name` matcher, can fire on any service."""
+    alert = CATALOGUE.get(name)
+    if alert is None:
+        return True
+    for rule in alert.rules_for(application):
+        ok = True
+        for op, value in _SERVICE_MATCHER.findall(rule.expr):
+            try:
+                hit = re.fullmatch(value, service) is not None if "~" in op else value == service
+            except re.error:
+                hit = True
+            if hit == op.startswith("!"):
+                ok = False
+                break
+        if ok:
+            return True
+    return False
+
+
 def expression(rule_expr: str, namespace: str) -> str:
     """A catalogue expression for one namespace (only `{namespace}` is a placeholder: PromQL's own braces stay)."""
     return rule_expr.replace("{namespace}", namespace)

@@ -128,13 +128,23 @@ class Acceptance:
 
 @dataclass(frozen=True)
 class Arg:
-    """One argument of a fault, for its documentation page (checks live in the fault's code)."""
+    """One argument of a fault, for its documentation page (checks live in the fault's code).
+
+    `program`: the argument's value means something only inside the target's program (a Java class or
+    method, a Byteman rule, an HTTP path of its API): the same value on a workload that runs another
+    image acts on nothing, so the fault cannot be moved to one (the retarget generator skips it)."""
 
     name: str
     type: str
     required: bool = False
     default: str = ""
     help: str = ""
+    program: bool = False
+
+
+def program_args(kind: "FaultKind") -> frozenset[str]:
+    """The names of a kind's arguments tied to its target's program (`class / method` is two names)."""
+    return frozenset(n.strip() for a in kind.args if a.program for n in a.name.split("/"))
 
 
 @dataclass(frozen=True)

@@ -31,16 +31,19 @@ along the topology's dependency edges (one that is already in the scenario keeps
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 
 from decimal import Decimal
 
 from itbench_dsl import ast, ir, units
+from itbench_dsl.alerts import measures_service
 from itbench_dsl.backends.evaluator import _changes as fault_changes
 from itbench_dsl.backends.manifests import topology_manifests
 from itbench_dsl.faults import library_alerts
+from itbench_dsl.faults.base import program_args
 from itbench_dsl.faults.alerting import TRAFFIC, WORKLOAD, Places, scope
-from itbench_dsl.runtime.evaluator import _MISSING, lookup
+from itbench_dsl.runtime.evaluator import _MISSING, image_ref, lookup
 from itbench_dsl.variants import (
     LANGUAGE_KIND,
     NAME_LIMIT,
@@ -89,13 +92,22 @@ class RetargetGenerator(Generator):
         healthy = Healthy(ctx.scenario)
         old_container = next((e.value.value for e in faults[0].entries or () if isinstance(e, ast.Attr)
                               and e.key == "container" and isinstance(e.value, ast.Str)), None)
+        # arguments that mean something only inside the old target's program (a Java class, an HTTP path):
+        # the fault moves only to a workload that runs the same image
+        tied = sorted(program_args(kind) & {e.key for e in faults[0].entries or () if isinstance(e, ast.Attr)})
+        program = _images(ctx.scenario.topology, old, old_container) if tied else set()
         for new in candidates:
             note = f"{kind.name}: {old.kind.lower()} {old.name} -> {new.name}"
+            if tied and not program & _images(ctx.scenario.topology, new, None):
+                yield Skip(f"{note}: {', '.join(f'`{a}`' for a in tied)} of `{kind.name}` mean something only in "
+                           f"{old.name}'s program ({', '.join(sorted(program)) or 'no image'}), which {new.name} "
+                           f"does not run (W6001)")
+                continue
             containers = [c.name for w in ctx.scenario.topology.workloads if w.kind == new.kind
                           and w.name == new.name and w.namespace == new.namespace for c in w.containers]
             each = takes_container and not has_container and len(containers) > 1
-            # the fault must say which container when there are several: one variant each, its figures derived
-            # from that container's own values
+            # the fault must say which container when there are several: the first that can take it, its
+            # figures derived from that container's own values
             for container in containers if each else [None]:
                 what = f"{note} (container {container})" if container else note
                 try:
@@ -105,6 +117,15 @@ class RetargetGenerator(Generator):
                     continue
                 yield Variant(with_container(document, container) if container else document, note=what,
                               name=document.name)
+                # one variant per (workload, fault kind): another container of one deployment has the same
+                # root cause and the same fix, a near-duplicate
+                break
+
+
+def _images(topology: ir.Topology, ref: ir.ObjectRef, container: str | None) -> set[str]:
+    """The images a workload runs (its named container's, when one is named), each in its one spelling."""
+    return {image_ref(c.image) for w in topology.workloads if w.kind == ref.kind and w.name == ref.name
+            and w.namespace == ref.namespace for c in w.containers if container is None or c.name == container}
 
 
 class Unmovable(Exception):
@@ -499,12 +520,71 @@ class Move:
             statements.append(stmt)
         document = dataclasses.replace(self.ctx.document, statements=tuple(statements))
         document = with_expect(document, self.expect())
-        return dataclasses.replace(document, name=self.name())
+        document = dataclasses.replace(document, name=self.name())
+        return self._healthy_figures(self._neutral_description(document))
+
+    def _neutral_description(self, document: ast.Scenario) -> ast.Scenario:
+        """The description said anew from the fault kind's own summary and the new target: the parent's
+        states what the old target does for the application (`... cannot charge orders`), which the new
+        target need not do."""
+        kind = self.ctx.scenario.injections()[0].kind
+        where = f"{self.new.kind[:1].lower()}{self.new.kind[1:]} `{self.new.name}`"
+        text = f"{kind.summary.rstrip('.')}, here on {where}."
+        return dataclasses.replace(document, statements=tuple(
+            dataclasses.replace(s, text=text) if isinstance(s, ast.Description) else s for s in document.statements))
+
+    def _healthy_figures(self, document: ast.Scenario) -> ast.Scenario:
+        """Prose that quotes a healthy value of a field the fault changes in the old target (`correct port
+        8080`) quotes the new target's healthy value of that field, read from the variant's own fault
+        (the field at the same place); a value the new target does not have makes the candidate a skip."""
+        old = _healthy_values(self.ctx.scenario, self.old)
+        if not old:
+            return document
+        quoted = {text for text in old if any(_quotes(t, text) for stmt in document.statements
+                                              if not isinstance(stmt, (ast.Topology, ast.UseApp, ast.Fault))
+                                              for t in _prose(stmt))}
+        if not quoted:
+            return document
+        from itbench_dsl.checker import check
+        from itbench_dsl.diagnostics import Diagnostics
+
+        scenario = check(document, self.ctx.parent.path, Diagnostics()).scenario
+        new = _healthy_values(scenario, self.new) if scenario is not None else {}
+        by_path = {path: text for text, path in new.items()}
+        mapping = {}
+        for text in sorted(quoted):
+            after = by_path.get(old[text])
+            if after is None:
+                raise Unmovable(f"the prose quotes {text}, `{self.old.name}`'s healthy {old[text]}, which "
+                                f"`{self.new.name}` does not have")
+            if after != text:
+                mapping[text] = after
+        if not mapping:
+            return document
+        pattern = re.compile(r"(?<![A-Za-z0-9.\-])(" + "|".join(map(re.escape, sorted(mapping, key=len, reverse=True)))
+                             + r")(?![A-Za-z0-9.\-])")
+
+        def sub(value: str) -> str:
+            return pattern.sub(lambda m: mapping[m.group(1)], value)
+
+        def visit(n):
+            if isinstance(n, (ast.Topology, ast.UseApp, ast.Fault)):
+                return n
+            if isinstance(n, ast.Str):
+                return dataclasses.replace(n, value=sub(n.value))
+            if isinstance(n, ast.Description):
+                return dataclasses.replace(n, text=sub(n.text))
+            if isinstance(n, ast.Solution):
+                return dataclasses.replace(n, title=sub(n.title))
+            if isinstance(n, ast.Step):
+                return dataclasses.replace(n, text=sub(n.text), run=sub(n.run) if n.run is not None else None)
+            return None
+        return map_nodes(document, visit)
 
     def name(self) -> str:
-        name = self.text(self.ctx.document.name)
-        suffix = "-retarget"
-        return name[: NAME_LIMIT - len(suffix)].rstrip("-") + suffix
+        """The parent's name renamed, with `-retarget`; one too long is cut at a word and told apart by a
+        hash of its full form (never cut inside a word: `...-retarge-2`)."""
+        return _short(self.text(self.ctx.document.name), "-retarget")
 
     def expect(self) -> list:
         kind = self.ctx.scenario.injections()[0].kind
@@ -549,8 +629,15 @@ class Move:
             out.append(new)
         if had_chains and not any(isinstance(s, ast.Propagation) for s in out):
             raise Unmovable(f"the propagation cannot be rewritten along the topology around `{self.b}`")
+        problems = [p for p in (self.alert_problem(a, groups) for a in alerts) if p]
+        alerts = [a for a in alerts if self.alert_problem(a, groups) is None]
         if had_alerts and not alerts:
-            alerts = self.own_alerts(kind)
+            own = self.own_alerts(kind)
+            problems += [p for p in (self.alert_problem(a, groups) for a in own) if p]
+            alerts = [a for a in own if self.alert_problem(a, groups) is None]
+            if not alerts:
+                raise Unmovable("no expected alert can fire around the new target ("
+                                + "; ".join(dict.fromkeys(problems)) + ")")
         expected = {a.name for a in alerts}
         raised = set(library_alerts(kind))
         for stmt, new in mapped:
@@ -561,7 +648,49 @@ class Move:
                 if not predicates:
                     raise Unmovable("no mitigation predicate is left around the new target")
                 out.append(dataclasses.replace(new, predicates=predicates))
-        return alerts + out
+        return _fresh_group_ids(alerts + out)
+
+    def alert_problem(self, alert: ast.Alert, groups: dict[str, ast.Ref]) -> str | None:
+        """Why a request alert cannot fire where the variant expects it, read from the call graph around
+        the new target (None: it can). Errors and latency flow back to callers: HighRequestErrorRate and
+        HighRequestLatency fire on the new target or a (transitive) caller of it. NoRequestsReceived fires
+        on the new target, or on a callee whose every path from the application's entry points goes through
+        it. A request alert needs a component that serves requests (a Service selects it or something calls
+        it: a client such as a load generator does neither), and a Service the fault deletes carries none."""
+        if scope(alert.name) != TRAFFIC or self.places.wide:
+            return None
+        target = groups.get(alert.target.name) if alert.target.kind == "group" else alert.target
+        if target is None or target.kind not in _WORKLOADS + ("pod", "service"):
+            return None
+        component = self._component_of_ref(target)
+        if component is None:
+            return None
+        up, down = _graph(self.topology)
+        if not measures_service(alert.name, self.topology.application, component):
+            return f"`{alert.name}`'s rules do not measure `{component}`"
+        if component not in self.places.selecting and not up.get(component):
+            return f"`{component}` serves no requests (no Service selects it, nothing calls it)"
+        if target.kind == "service" and self.new.kind == "Service" and target.name.split("/")[-1] == self.new.name \
+                and _deletes(self.ctx.scenario.injections()[0].kind):
+            return f"the fault deletes service `{self.new.name}`, which then carries no requests"
+        if component == self.b:
+            if self.new.kind == "Service" and alert.name in _ERRORS:
+                return (f"requests to service `{self.new.name}` fail before they reach `{self.b}`'s pods: its "
+                        "callers report them, not it")
+            return None
+        if alert.name in _ERRORS:
+            if component not in _closure(up, self.b):
+                return f"`{component}` does not call `{self.b}`"
+        elif alert.name == "NoRequestsReceived":
+            if component not in _closure(down, self.b):
+                return f"`{component}` is not called through `{self.b}`"
+            # the application's entry points: components all of whose (transitive) callers they call back
+            # (the load generator and the proxy that also serves its page are one entry)
+            entries = [c for c in self.workloads if c != self.b
+                       and _closure(up, c) <= _closure(down, c) | {c}]
+            if component in _closure(down, *entries, avoid=self.b):
+                return f"`{component}` has callers that do not go through `{self.b}`"
+        return None
 
     def _alert_on_service(self, alert: ast.Alert) -> ast.Alert:
         """A request alert on a workload that a service selects is measured on the service."""
@@ -588,6 +717,24 @@ class Move:
 
 
 _DROPPED = ast.Ref("dropped", "")
+_ERRORS = ("HighRequestErrorRate", "HighRequestLatency")  # measured where requests fail: they flow back to callers
+
+
+def _closure(graph: dict[str, list[str]], *start: str, avoid: str | None = None) -> set[str]:
+    """The components reached from `start` along `graph` (not through `avoid`), `start` excluded."""
+    seen: set[str] = set()
+    todo = [c for c in start if c != avoid]
+    while todo:
+        for d in graph.get(todo.pop(), ()):
+            if d not in seen and d != avoid:
+                seen.add(d)
+                todo.append(d)
+    return seen - set(start)
+
+
+def _deletes(kind) -> bool:
+    """Whether the fault kind deletes its target (its mechanism says so: `deleted_service`, ...)."""
+    return "delete" in (kind.mechanism or "").lower() or kind.name.startswith("deleted_")
 
 
 class Healthy:
@@ -626,6 +773,73 @@ class Healthy:
                     tail = tuple(seg for seg in path[last + 1:] if isinstance(seg, str))
                     return tail or None
         return None
+
+
+def _healthy_values(scenario: ir.Scenario, ref: ir.ObjectRef) -> dict[str, str]:
+    """The healthy values of the fields the scenario's first fault changes in `ref` (numbers of three
+    characters or more: a port, a quantity), each with the field's path (list items by position kind)."""
+    out: dict[str, str] = {}
+    for entry in fault_changes(scenario)[0]:
+        obj = entry["object"]
+        if (obj["kind"], obj["name"]) != (ref.kind, ref.name):
+            continue
+        for change in entry["changes"]:
+            healthy = change.get("healthy")
+            if isinstance(healthy, bool) or not isinstance(healthy, (int, str)) or len(str(healthy)) < 3:
+                continue
+            if isinstance(healthy, str) and _magnitude(healthy) is None:
+                continue
+            path = ".".join(seg if isinstance(seg, str) else "[]" for seg in change["path"])
+            out.setdefault(str(healthy), path)
+    return out
+
+
+def _prose(node):
+    """The strings of a statement a reader reads (values, prose, steps), not its references' names."""
+    if isinstance(node, ast.Ref):
+        return
+    yield from (t for t in _texts(node) if not isinstance(node, ast.Ref))
+
+
+def _quotes(text: str, value: str) -> bool:
+    return re.search(r"(?<![A-Za-z0-9.\-])" + re.escape(value) + r"(?![A-Za-z0-9.\-])", text) is not None
+
+
+def _short(name: str, suffix: str) -> str:
+    """`name` + `suffix` within NAME_LIMIT: cut after a whole word, with a hash of the full name."""
+    if len(name) + len(suffix) <= NAME_LIMIT:
+        return name + suffix
+    digest = hashlib.sha1(name.encode()).hexdigest()[:6]
+    room = NAME_LIMIT - len(suffix) - len(digest) - 1
+    head = name[:room + 1]
+    head = head[:head.rfind("-")] if "-" in head else name[:room]
+    return f"{head.rstrip('-')}-{digest}{suffix}"
+
+
+def _fresh_group_ids(statements: list) -> list:
+    """Ground-truth group ids derived anew from what each group names (`cart-service-1`, `cart-pod-1`), so
+    that no id carries an old target's word (`tamper-body-otel-demo-emailservice-1`); every reference to a
+    group (alerts, chains, root causes, aliases, a cause's `group_id`) follows."""
+    ids: dict[str, str] = {}
+    count: dict[str, int] = {}
+    for stmt in statements:
+        if isinstance(stmt, ast.GroundGroup) and stmt.id not in ids:
+            base = re.sub(r"[^a-z0-9]+", "-", stmt.target.name.split("/")[-1].lower()).strip("-") or "group"
+            stem = f"{base}-{stmt.target.kind}"
+            count[stem] = count.get(stem, 0) + 1
+            ids[stmt.id] = f"{stem}-{count[stem]}"
+    if all(k == v for k, v in ids.items()):
+        return statements
+
+    def visit(n):
+        if isinstance(n, ast.GroundGroup):
+            return dataclasses.replace(n, id=ids.get(n.id, n.id))
+        if isinstance(n, ast.Ref) and n.kind == "group":
+            return dataclasses.replace(n, name=ids.get(n.name, n.name))
+        if isinstance(n, ast.Str) and n.value in ids:
+            return dataclasses.replace(n, value=ids[n.value])
+        return None
+    return [map_nodes(stmt, visit) for stmt in statements]
 
 
 def _value_text(value) -> str:
