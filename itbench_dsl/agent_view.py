@@ -601,22 +601,24 @@ def _type_words(obj: dict) -> frozenset[str]:
     return frozenset(stem(w) for t in texts for w in words(t))
 
 
+def _stems_of(value, values: bool) -> Iterator[str]:
+    """The stems of every key under `value` and, with `values`, of every scalar value too."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from (stem(w) for w in words(key))
+            yield from _stems_of(item, values)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _stems_of(item, values)
+    elif values and value is not None:
+        yield from (stem(w) for w in words(str(value)))
+
+
 def _field_words(obj: dict) -> frozenset[str]:
     """The stems of an object's kind, its API group and every field name it uses: its schema's words."""
-    found: set[str] = set()
-
-    def walk(value) -> None:
-        if isinstance(value, dict):
-            for key, item in value.items():
-                found.update(stem(w) for w in words(key))
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
     from .analysis.leakage import KIND_ALIASES
 
-    walk(obj)
+    found = set(_stems_of(obj, values=False))
     found.update(stem(w) for w in words(str(obj.get("kind", ""))) + words(str(obj.get("apiVersion", ""))))
     found.update(stem(w) for aliases in KIND_ALIASES.values() for a in aliases for w in words(a))
     return frozenset(found)
@@ -692,20 +694,7 @@ def _own_words(obj: dict) -> frozenset:
     kind's usual abbreviations (`pvc`): what its name cannot leak, since reading the object shows it."""
     from .analysis.leakage import KIND_ALIASES
 
-    found: set[str] = set()
-
-    def walk(value) -> None:
-        if isinstance(value, dict):
-            for key, item in value.items():
-                found.update(stem(w) for w in words(key))
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-        elif value is not None:
-            found.update(stem(w) for w in words(str(value)))
-
-    walk({k: v for k, v in obj.items() if k != "metadata"})
+    found = set(_stems_of({k: v for k, v in obj.items() if k != "metadata"}, values=True))
     found.update(stem(w) for a in KIND_ALIASES.get(str(obj.get("kind", "")), ()) for w in words(a))
     return frozenset(found)
 

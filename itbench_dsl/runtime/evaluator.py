@@ -1672,6 +1672,16 @@ def rule_allows(rule, verb, group, resource, subresource, name):
             and (not names or (name is not None and name in names)))
 
 
+def bound_role(state, ref, where):
+    """The Role or ClusterRole a binding's `roleRef` names, as the state holds it (None: not held): a Role
+    only in the binding's own namespace (`where`; None for a ClusterRoleBinding, which lends no Role)."""
+    if ref.get("kind") == "Role" and where:
+        return state.objects.get(("Role", where, str(ref.get("name", ""))))
+    if ref.get("kind") == "ClusterRole":
+        return state.objects.get(("ClusterRole", None, str(ref.get("name", ""))))
+    return None
+
+
 def allowed(state, subject, verb, resource, namespace=None, group="", subresource="", name=None):
     """Whether the subject may do `verb` on the resource, as the RBAC authorizer decides: the rules of every
     ClusterRoleBinding that binds it, then, in `namespace` (None: a cluster-wide request), of every
@@ -1686,13 +1696,7 @@ def allowed(state, subject, verb, resource, namespace=None, group="", subresourc
         if not binds(binding, user, groups, where):
             continue
         ref = binding.get("roleRef") if isinstance(binding.get("roleRef"), dict) else {}
-        if ref.get("kind") == "Role" and where:
-            role = state.objects.get(("Role", where, str(ref.get("name", ""))))
-        elif ref.get("kind") == "ClusterRole":
-            role = state.objects.get(("ClusterRole", None, str(ref.get("name", ""))))
-        else:
-            role = None
-        for rule in (role or {}).get("rules") or []:
+        for rule in (bound_role(state, ref, where) or {}).get("rules") or []:
             if rule_allows(rule, verb, group, resource, subresource, name):
                 meta = binding.get("metadata") or {}
                 return True, (f"allowed by {binding.get('kind')} {meta.get('name')} ({ref.get('kind')} "
@@ -3336,13 +3340,7 @@ def grants_kept(entries, state):
                    and g["namespace"] == where for g in scoped):
                 continue  # the very grant of a role the cluster provides
             healthy = [r for g in scoped for r in g["rules"] or []]
-            if ref.get("kind") == "Role" and where:
-                role = state.objects.get(("Role", where, str(ref.get("name", ""))))
-            elif ref.get("kind") == "ClusterRole":
-                role = state.objects.get(("ClusterRole", None, str(ref.get("name", ""))))
-            else:
-                role = None
-            rules = (role or {}).get("rules")
+            rules = (bound_role(state, ref, where) or {}).get("rules")
             for rule in rules if isinstance(rules, list) else []:
                 atoms = _rule_atoms(rule)
                 if atoms is None or any(not _atom_granted(a, healthy) for a in atoms):
