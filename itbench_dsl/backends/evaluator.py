@@ -552,13 +552,6 @@ def _collateral(scenario: ir.Scenario, fields: list) -> dict:
     out = {}
     grants = _grants(scenario, healthy)
     if grants:
-        # what the faulty state grants is not the fix's doing: a fix through a new role that leaves the
-        # faulty one in place grants nothing the cluster did not already grant (the faulty role itself is
-        # the fields check's); only what neither state granted is the fix's
-        inject_apply = fault_backend.plan(scenario)[0]
-        faulty = {_key(o): o for o in healthy}
-        faulty.update({_key(o): o for o in inject_apply})
-        _merge_grants(grants, _grants(scenario, list(faulty.values())))
         out["grants"] = grants
     if autoscalers:
         out["autoscalers"] = autoscalers
@@ -568,18 +561,6 @@ def _collateral(scenario: ir.Scenario, fields: list) -> dict:
 
 
 RBAC_KINDS = ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
-
-
-def _merge_grants(into: list[dict], more: list[dict]) -> None:
-    """Add to each subject's grants those of `more` it does not hold yet (by subject; in order)."""
-    by_subject = {json.dumps(e["subject"], sort_keys=True): e for e in into}
-    for entry in more:
-        held = by_subject.get(json.dumps(entry["subject"], sort_keys=True))
-        if held is None:
-            continue  # a subject only the fault's bindings name: the fix is not judged on it
-        for grant in entry["grants"]:
-            if grant not in held["grants"]:
-                held["grants"].append(grant)
 
 
 def _grants(scenario: ir.Scenario, healthy: list[dict]) -> list[dict]:
