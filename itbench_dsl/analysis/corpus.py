@@ -461,9 +461,10 @@ def _any_part_cases(found: Objects, fault: dict) -> Iterator[Case]:
 
 
 def _regrant_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
-    """A Role (or ClusterRole) whose rules the fault changed, left as the fault made it while a new role and
-    binding grant its healthy rules to the subjects of its bindings: the authorizer allows what it allowed,
-    pass; the same grant to another subject, fail."""
+    """A Role (or ClusterRole) whose rules the fault changed, emptied while a new role and binding grant its
+    healthy rules to the subjects of its bindings: the authorizer allows what it allowed, pass; the faulty
+    rules kept beside that grant (the subjects may do more than when healthy), or the grant given to another
+    subject, fail."""
     if key[0] not in ("Role", "ClusterRole") or change.get("path") != ["rules"] or key not in found.faulty \
             or not isinstance(change.get("healthy"), list) or change.get("governed_by"):
         return
@@ -473,9 +474,9 @@ def _regrant_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
     if not bindings:
         return
 
-    def regranted(subjects_of) -> dict:
+    def regranted(subjects_of, emptied: bool = True) -> dict:
         out = dict(found.solved)
-        out[key] = found.faulty[key]
+        out[key] = {**found.faulty[key], "rules": []} if emptied else found.faulty[key]
         name = f"{key[2]}-corpus-regrant"
         meta = {"name": name, **({"namespace": key[1]} if key[0] == "Role" else {})}
         out[(key[0], key[1], name)] = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": key[0],
@@ -490,10 +491,12 @@ def _regrant_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
                 "subjects": subjects_of(binding)}
         return out
 
-    yield Case(f"{key[2]} left as the fault made it, its healthy rules granted to its subjects by a new "
-               f"{key[0]} and binding", "mitigate", PASS,
-               state=render(regranted(lambda b: copy.deepcopy(b.get("subjects") or [])), found))
-    yield Case(f"{key[2]} left as the fault made it, its healthy rules granted to another subject", "mitigate",
+    same = (lambda b: copy.deepcopy(b.get("subjects") or []))
+    yield Case(f"{key[2]} emptied, its healthy rules granted to its subjects by a new {key[0]} and binding",
+               "mitigate", PASS, state=render(regranted(same), found))
+    yield Case(f"{key[2]} left as the fault made it beside a new {key[0]} granting its healthy rules: more than "
+               "healthy granted", "mitigate", FAIL, state=render(regranted(same, emptied=False), found))
+    yield Case(f"{key[2]} emptied, its healthy rules granted to another subject", "mitigate",
                FAIL, state=render(regranted(lambda b: [{"kind": "User", "name": "corpus-someone-else"}]), found))
 
 
