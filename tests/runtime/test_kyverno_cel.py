@@ -100,3 +100,29 @@ def test_the_recorded_results_are_the_kyverno_clis(tmp_path):
     for pod in ("a", "b"):
         for rule in EXPRESSIONS:
             assert got[(pod, rule)] == _expected(pod, rule), (pod, rule)
+
+
+def test_the_budget_bounds_every_rule_of_a_policy_together(monkeypatch):
+    """A policy of many rules, each of an expression beyond the budget, spends one budget against a resource,
+    not one per rule: grading it takes the bound's time once, however many rules it has."""
+    from itbench_dsl.runtime.kyverno import KyvernoError, cel
+
+    spent = {"steps": 0}
+    run = cel._Eval.run
+
+    def counted(self, node, scope):
+        spent["steps"] += 1
+        return run(self, node, scope)
+
+    monkeypatch.setattr(cel._Eval, "run", counted)
+    numbers = "[" + ",".join(str(i) for i in range(1000)) + "]"
+    heavy = f"{numbers}.all(x, {numbers}.all(y, x >= 0))"  # a million steps
+    rules = [{"name": f"r{i}", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+              "validate": {"cel": {"expressions": [{"expression": heavy}]}}} for i in range(16)]
+    policy = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "p"},
+              "spec": {"validationFailureAction": "Audit", "background": True, "rules": rules}}
+    try:
+        evaluate_policy(policy, PODS[0])
+    except KyvernoError as exc:
+        assert "budget" in str(exc)
+    assert spent["steps"] <= cel.MAX_STEPS + 16 * 2, spent

@@ -7,7 +7,8 @@ indexing, `has()`, `!`, `-`, `&&` and `||` (which absorb an error the other side
 `startsWith endsWith contains matches lowerAscii upperAscii`, and the macros `all exists exists_one
 map filter`. Anything else raises `Unsupported` naming it; a missing field or a type mismatch is a CEL
 error, which fails the rule (as Kyverno reports it: a validating admission policy failing closed). Bounded: an expression of at most 10,000 characters, nested at most
-50 deep, and at most 1,000,000 evaluation steps (Kyverno too stops an expression over its cost budget).
+50 deep, and at most 200,000 evaluation steps for every rule of one policy against one resource together
+(`Budget`; Kyverno too stops an expression over its cost budget).
 """
 
 from typing import Any
@@ -17,7 +18,18 @@ from .regex import search as regex_search
 
 MAX_EXPRESSION = 10_000
 MAX_DEPTH = 50
-MAX_STEPS = 1_000_000
+MAX_STEPS = 200_000  # evaluation steps of one policy against one resource, all its rules' CEL together
+
+
+class Budget:
+    """The steps left to the CEL of one policy against one resource (`evaluate_policy` opens one): each
+    rule's expressions draw on it, so that many rules cannot multiply the bound."""
+
+    left = MAX_STEPS
+
+    @classmethod
+    def open(cls) -> None:
+        cls.left = MAX_STEPS
 
 
 class CelError(Exception):
@@ -237,8 +249,9 @@ class _Eval:
 
     def run(self, node: tuple, scope: dict) -> Any:
         self.steps += 1
-        if self.steps > MAX_STEPS:
-            raise KyvernoError("CEL: the expression exceeds its evaluation budget")
+        Budget.left -= 1
+        if Budget.left < 0:
+            raise KyvernoError("CEL: the policy's expressions exceed their evaluation budget")
         kind = node[0]
         if kind == "lit":
             return node[1]

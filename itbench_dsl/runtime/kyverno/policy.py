@@ -20,6 +20,7 @@ from .outcomes import ERROR, FAIL, NOT_SUPPORTED, PASS, SKIP, WARN, KyvernoError
     Unsupported, _dotted
 from .patterns import match_pattern
 from .pss import evaluate as pss_evaluate
+from .cel import Budget as CelBudget
 from .cel import validate as cel_validate
 from .resources import _block_matches
 from .shape import check_resource
@@ -241,11 +242,13 @@ def _is_match_field(where: tuple) -> bool:
 def evaluate_rule(policy_name: str, rule: dict, resource: dict, operation: str = "CREATE",
                   old_resource: dict | None = None, values: dict | None = None,
                   namespace: str | None = None, ctx: dict | None = None, findings: list | tuple = (),
-                  namespace_labels: dict | None = None) -> RuleResult:
-    """One rule against the resource. `findings` are the rule's unsupported fields (shape.py): those of
+                  namespace_labels: dict | None = None, budget: bool = True) -> RuleResult:
+    """One rule against the resource (`budget`: with its own CEL budget; a policy's rules share one). `findings` are the rule's unsupported fields (shape.py): those of
     its match and exclude (and of the whole policy) make it unsupported before matching, the others
     only when the resource matches (Kyverno evaluates nothing else of a rule that does not apply).
     An unsupported construct found while evaluating is raised naming the rule."""
+    if budget:
+        CelBudget.open()
     try:
         return _evaluate_rule(policy_name, rule, resource, operation, old_resource, values, namespace, ctx,
                               findings, namespace_labels)
@@ -317,6 +320,7 @@ def _evaluate(policy: dict, resource: dict, operation: str, old_resource: dict |
     status "unsupported" (the feature as message) instead of raising. `rule_values` maps a rule's
     name to the variables the test's Values give that rule; `namespace_labels` maps a namespace to
     its labels (a Values file's namespaceSelector), for namespaceSelector filters."""
+    CelBudget.open()  # every rule's CEL against this resource draws on one budget
     if not isinstance(policy, dict) or policy.get("kind") not in ("ClusterPolicy", "Policy"):
         raise KyvernoError("not a Kyverno ClusterPolicy or Policy")
     rules = _cached_rules(policy)  # checks the policy's shape (Malformed)
@@ -341,7 +345,7 @@ def _evaluate(policy: dict, resource: dict, operation: str, old_resource: dict |
             rule_ctx = _context_for(resource, operation, old_resource, merged)
         try:
             results.append(evaluate_rule(name, rule, resource, operation, old_resource, merged, namespace,
-                                         rule_ctx, findings, namespace_labels))
+                                         rule_ctx, findings, namespace_labels, budget=False))
         except Unsupported as exc:
             if strict:
                 raise
