@@ -726,8 +726,9 @@ out. Either way the port says so, and docs/itbench-compat.md lists the differenc
         _c("W5002", "v1 group names what the injection does not create", """
 A root-cause group of `groundtruth_v1.yaml` names an object that the scenario's injection neither
 creates nor changes (a `NetworkChaos` called `delay-otel-demo-product-catalog-1` where the injection
-creates the Schedule `product-catalog-network-delay`). The port keeps the group id and points the
-group at the object the injection does create.
+creates a Schedule; or ITBench's name of the Schedule, `product-catalog-network-delay`, which the port
+leaves to the compiler because it says what the fault does). The port keeps the group id and points
+the group at the object the injection does create.
 """),
         _c("W5003", "v1 and v2 ground truths disagree", """
 A root-cause group of `groundtruth_v1.yaml` names none of the entities of `groundtruth.yaml` (v2),

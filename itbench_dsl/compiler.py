@@ -180,9 +180,8 @@ def emit(scenario: ir.Scenario, diags: Diagnostics, path: str, hints: str = "non
     for name, plays in zip(("inject/playbook.yml", "revert/playbook.yml"), ciso_backend.playbooks(scenario)):
         if plays:  # CISO host control: the Ansible play lists that open and close the gap
             files[name] = yamlout.dump(plays).encode("utf-8")
-    files["itbench/scenario.yaml"] = dump_yaml([itbench_backend.scenario_yaml(scenario)], sort_keys=True)
-    files["itbench/groundtruth.yaml"] = dump_yaml([itbench_backend.groundtruth_v2(scenario)], sort_keys=True)
-    files["itbench/groundtruth_v1.yaml"] = dump_yaml([itbench_backend.groundtruth_v1(scenario)], sort_keys=True)
+    for name, data in itbench_backend.itbench_files(scenario).items():
+        files[f"itbench/{name}"] = dump_yaml([data], sort_keys=True)
     files.update(itbench_ciso_backend.bundle_files(scenario, manifests))  # CISO: ITBench's harness files
     try:
         prompt, leaks = prompt_backend.render_checked(scenario, hints)

@@ -274,6 +274,8 @@ class Injection:
     side_objects: list[ObjectRef] = field(default_factory=list)  # other existing objects the fault changes
     created: list[ObjectRef] = field(default_factory=list)  # objects the fault creates
     root: Optional[ObjectRef] = None  # the root cause, when it is not the target (a created Schedule, say)
+    # {a created object's name: ITBench's}, where ITBench's injection task names it (faults.base.Checked)
+    itbench_names: dict = field(default_factory=dict)
     # the fault kind the checker resolved (faults.FaultKind: the library's, or the scenario's `use faults`
     # kind): every later stage reads the kind here, never by name from a registry
     kind: Any = field(default=None, compare=False, repr=False, metadata=_IN_MEMORY)

@@ -66,6 +66,36 @@ def scenario_yaml(scenario: ir.Scenario) -> dict:
     }
 
 
+def itbench_files(scenario: ir.Scenario) -> dict[str, dict]:
+    """scenario.yaml, groundtruth.yaml and groundtruth_v1.yaml as ITBench runs the scenario: an object whose name
+    ITBench's own injection task fixes (`Injection.itbench_names`) is named as that task names it, so that the
+    ground truth names what an ITBench run creates. The bundle's own files keep the compiler's names."""
+    names = {ours: theirs for injection in scenario.injections() for ours, theirs in injection.itbench_names.items()}
+    return {name: with_names(data, names) for name, data in (
+        ("scenario.yaml", scenario_yaml(scenario)), ("groundtruth.yaml", groundtruth_v2(scenario)),
+        ("groundtruth_v1.yaml", groundtruth_v1(scenario)))}
+
+
+def with_names(data, names: dict[str, str]):
+    """`data` with each of `names` (old -> new) replaced where it stands as a whole name in a string (an object's
+    name, a filter `.*old.*`, a command), never inside a longer name (`old-schedule`, a group id, stays)."""
+    if not names:
+        return data
+    pattern = re.compile(r"(?<![\w-])(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+                         + r")(?![\w-])")
+
+    def walk(node):
+        if isinstance(node, str):
+            return pattern.sub(lambda m: names[m.group(1)], node)
+        if isinstance(node, list):
+            return [walk(x) for x in node]
+        if isinstance(node, dict):
+            return {k: walk(v) for k, v in node.items()}
+        return node
+
+    return walk(data)
+
+
 def _merge(into: dict, extra: dict) -> None:
     for key, value in extra.items():
         if isinstance(value, dict) and isinstance(into.get(key), dict):

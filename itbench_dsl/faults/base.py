@@ -107,6 +107,9 @@ class Checked:
     agent_namespaces: list[str] = field(default_factory=list)  # where the agent must be able to act
     agent_resources: list[str] = field(default_factory=list)  # what it must be able to read and change there
     itbench_id: str | None = None  # this use's ITBench id when it is not the kind's ("": ITBench has no such use)
+    # {a created object's name: the name ITBench's own injection task gives it}, where that task fixes the name
+    # rather than reading it from scenario.yaml: ITBench's files must name what an ITBench run creates
+    itbench_names: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

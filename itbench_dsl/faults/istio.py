@@ -77,6 +77,9 @@ def _revert_ambient_disabled(injection, topology):
 # One name for the injection, both ground truths and the solutions: the policy's kind, not its mode (ITBench's
 # `strict-mtls-mode` would tell whoever lists the policies what this one does: agent_view.py)
 STRICT_MTLS_POLICY = "peer-authentication"
+# the name ITBench's injection task gives it (roles/faults/tasks/inject_strict_mutual_tls_istio_service_mesh_
+# enforcement.yaml), which its files must name: its own ground truth's `strict-mtls-mode` names no object of a run
+ITBENCH_STRICT_MTLS_POLICY = "mtls-strict"
 
 
 def _check_strict_mtls(f: FaultInput) -> Checked | None:
@@ -102,7 +105,8 @@ def _check_strict_mtls(f: FaultInput) -> Checked | None:
     policy = ir.ObjectRef(SECURITY_API, "PeerAuthentication", workload.namespace, STRICT_MTLS_POLICY)
     return Checked({"label": DATAPLANE_LABEL, "value": "none", "policy": policy.name, "peers": peers},
                    {"kubernetesObject": kobj(f.target)}, side_objects=[policy], created=[policy],
-                   agent_namespaces=[workload.namespace], agent_resources=["peerauthentications"])
+                   agent_namespaces=[workload.namespace], agent_resources=["peerauthentications"],
+                   itbench_names={policy.name: ITBENCH_STRICT_MTLS_POLICY})
 
 
 def _inject_strict_mtls(injection, topology):
@@ -168,7 +172,9 @@ def _check_deny_gateway(f: FaultInput) -> Checked | None:
     return Checked({"policy": name, "methods": list(methods)},
                    {"httpMethods": list(methods), "kubernetesObject": kobj(gateway)},
                    side_objects=[policy], created=[policy], agent_namespaces=[gateway.namespace],
-                   agent_resources=["authorizationpolicies"])
+                   agent_resources=["authorizationpolicies"],
+                   # ITBench's injection task (inject_traffic_denying_istio_gateway_authorization_policy.yaml)
+                   itbench_names={name: f"{gateway.name}-deny"})
 
 
 def _inject_deny_gateway(injection, topology):

@@ -1,15 +1,26 @@
 """How a compiled scenario's ITBench files compare with ITBench's own (YAML loaded, key order ignored).
 
-`differences(file_name, ours, theirs)` lists what differs as short, stable sentences: the whole file
-for scenario.yaml and groundtruth.yaml, and, for groundtruth_v1.yaml, each group, alias, propagation
+`differences(file_name, ours, theirs, created)` lists what differs as short, stable sentences: the whole
+file for scenario.yaml and groundtruth.yaml, and, for groundtruth_v1.yaml, each group, alias, propagation
 and alert one side has and the other has not, then the parts the port derives (`fault` entries). The
 compatibility report (tools/itbench_compat.py, docs/itbench-compat.md) and the tests both use it.
+
+ITBench's files name the objects its faults create after the fault (a Schedule
+`checkout-payment-network-loss`), a name the agent reads; the port names them so that they say nothing
+of it (E4010), or, where ITBench's injection task fixes the name, as that task does (its own ground truth
+may name another: `strict-mtls-mode` for the task's `mtls-strict`). `created`, the port's created objects
+as (kind, name), pairs each with ITBench's object of its kind: the rename is said once, and ITBench's name
+is read as the port's everywhere in its file (a filter, a command), so that the comparison shows only the
+other differences.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
+
+from ..backends.itbench import with_names
 
 V1_COMPARED = ("groups", "aliases", "propagations", "alerts")
 
@@ -25,10 +36,12 @@ def _short(value) -> str:
     return text if len(text) <= 90 else text[:87] + "..."
 
 
-def differences(file_name: str, ours, theirs) -> list[str]:
+def differences(file_name: str, ours, theirs, created=()) -> list[str]:
+    renamed = renamed_objects(created, ours, theirs)
+    out = [f"{file_name}: ITBench's {kind} `{old}` is `{new}` in the port" for old, (kind, new) in sorted(renamed.items())]
+    theirs = with_names(theirs, {old: new for old, (_, new) in renamed.items()})
     if file_name != "groundtruth_v1.yaml":
-        return [f"{file_name}: `{path}` differs" for path in _paths(ours, theirs)]
-    out: list[str] = []
+        return out + [f"{file_name}: `{path}` differs" for path in _paths(ours, theirs)]
     if isinstance(theirs, dict) and "spec" not in theirs:
         out.append("groundtruth_v1.yaml: ITBench's file has no apiVersion/kind/metadata envelope")
     a, b = _spec(ours), _spec(theirs)
@@ -83,6 +96,45 @@ def differences(file_name: str, ours, theirs) -> list[str]:
     return out
 
 
+def created_objects(scenario) -> list[tuple[str, str]]:
+    """(kind, name) of every object the faults of a compiled scenario create, as its ITBench files name them
+    (`backends.itbench.itbench_files`): `differences`' `created`."""
+    if scenario is None:
+        return []
+    return [(ref.kind, injection.itbench_names.get(ref.name, ref.name))
+            for injection in scenario.injections() for ref in injection.created]
+
+
+def renamed_objects(created, ours, theirs) -> dict[str, tuple[str, str]]:
+    """{ITBench's name: (kind, the port's name)} of the objects the port's faults create (`created`, (kind,
+    name)) that ITBench's file names otherwise: the one object of that kind ITBench's file names and the
+    port's does not, where the port's name is not in ITBench's file."""
+    mine, its = _named(ours), _named(theirs)
+    out = {}
+    for kind, name in created:
+        only_its = its.get(kind, set()) - mine.get(kind, set())
+        if name in mine.get(kind, set()) and name not in its.get(kind, set()) and len(only_its) == 1:
+            out[next(iter(only_its))] = (kind, name)
+    return out
+
+
+def _named(data) -> dict[str, set[str]]:
+    """{kind: names} of the objects a file names: mappings with a `kind` and a `name` (or `metadata.name`)."""
+    out: dict[str, set[str]] = {}
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            meta = node.get("metadata") if isinstance(node.get("metadata"), dict) else {}
+            name = node.get("name") if isinstance(node.get("name"), str) else meta.get("name")
+            if isinstance(node.get("kind"), str) and isinstance(name, str):
+                out.setdefault(node["kind"], set()).add(name)
+            stack.extend(node.values())
+    return out
+
+
 def _pick(item: dict, fields) -> tuple:
     return tuple(str(item.get(f)) for f in fields)
 
@@ -106,6 +158,14 @@ def _paths(a, b, prefix: str = "") -> list[str]:
             out.extend(_paths(a.get(key), b.get(key), f"{prefix}.{key}" if prefix else str(key)))
         return out
     return [prefix or "(the whole file)"]
+
+
+_RENAME = re.compile(r"^[\w.]+: ITBench's \w+ `[^`]+` is `[^`]+` in the port$")
+
+
+def only_names(diffs: list[str]) -> bool:
+    """Whether every difference is a created object's name (`differences`' first sentences)."""
+    return bool(diffs) and all(_RENAME.match(d) for d in diffs)
 
 
 def graph_differences(diffs: list[str]) -> list[str]:

@@ -4046,7 +4046,7 @@ def rego_verdicts(spec, rego_source, opa_result, objects=None):
             regopy = None
         if regopy is not None:
             said = {}  # what each object's inputs gave: the first one that breaks its verdict, if any
-            for what, world, gap in rego_inputs(gaps, compliant, context):
+            for what, world, gap in rego_inputs(gaps, compliant, context, spec["ciso"].get("unit")):
                 verdict = _regopy_verdict(regopy, rego_source, rego_input(spec, world))
                 want = "pass" if gap is None else "fail"
                 for obj in (compliant if gap is None else [gap]):
@@ -4079,12 +4079,17 @@ def rego_verdicts(spec, rego_source, opa_result, objects=None):
     return verdicts, "opa eval (recorded)"
 
 
-def rego_inputs(gaps, compliant, context):
+def rego_inputs(gaps, compliant, context, unit=None):
     """The inputs a Rego policy is graded on, (what, objects, the gap object it must flag or None for true):
     the compliant objects with the gap's context, in reverse order, with one more compliant object (as many
     objects as an input with a gap object), and beside their twins (twice as many); each gap object beside
     them, alone with the context, first before them reversed, and beside the doubled compliant input. A policy
-    keyed on the number of objects, their order or the input's size gives some of them the wrong answer."""
+    keyed on the number of objects, their order or the input's size gives some of them the wrong answer.
+
+    A control judged per namespace (`unit` "namespace", CIS 5.3.2: a namespace has NetworkPolicies or not)
+    never puts a gap object beside the compliant objects, which would make its namespace compliant: each gap
+    object is judged alone with its context, beside another gap object, and beside its own twins in reverse
+    order, so that a gap input holds as many objects as a compliant one and the count still says nothing."""
     base = list(compliant) + list(context)
     doubled = base + twins(base)
     inputs = []
@@ -4093,8 +4098,14 @@ def rego_inputs(gaps, compliant, context):
                    ("the compliant objects and another compliant object", base + [_renamed(compliant[0])], None),
                    ("the compliant objects and their twins", doubled, None)]
     for gap in gaps:
+        alone = [gap] + list(context)
+        if unit == "namespace":
+            inputs += [("a gap object alone (with its context)", alone, gap),
+                       ("a gap object and another gap object", alone + [_renamed(gap)], gap),
+                       ("a gap object beside its twins, in reverse order", (alone + twins(alone))[::-1], gap)]
+            continue
         inputs += [("the compliant objects and a gap object", base + [gap], gap),
-                   ("a gap object alone (with its context)", [gap] + list(context), gap),
+                   ("a gap object alone (with its context)", alone, gap),
                    ("a gap object first, the compliant objects after it", [gap] + base[::-1], gap),
                    ("the compliant objects, their twins and a gap object", doubled + [gap], gap)]
     return inputs
@@ -4115,20 +4126,6 @@ def rego_input(spec, objects):
     if spec["ciso"].get("input") == "hosts":
         return {"hosts": [{"name": (o.get("metadata") or {}).get("name"), **(o.get("host") or {})} for o in objects]}
     return {"apiVersion": "v1", "kind": "List", "items": list(objects)}
-
-
-def unit_verdicts(spec, rego_source, opa_result, objects=None):
-    """`rego_verdicts` at the control's granularity. A control judged per namespace (the spec's `unit`,
-    CIS 5.3.2: a namespace has NetworkPolicies or not) judges each gap object as its namespace would be
-    without the compliant objects (the gap and its context alone), and the compliant objects in their own
-    world: a policy that reads the namespace as a whole and one that reads each workload both hold."""
-    if spec["ciso"].get("unit") != "namespace" or rego_source is None:
-        return rego_verdicts(spec, rego_source, opa_result, objects)
-    gaps, compliant, context = (spec["ciso"]["gaps"], spec["ciso"]["compliant"], spec["ciso"].get("context", [])) \
-        if objects is None else objects
-    verdicts, source = rego_verdicts(spec, rego_source, opa_result, ([], compliant, context))
-    flagged, _ = rego_verdicts(spec, rego_source, opa_result, (gaps, [], context))
-    return {**verdicts, **flagged}, source
 
 
 def _regopy_verdict(regopy, source, document):
@@ -4222,9 +4219,9 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
             kept_checks(spec, _update_target(contract, kyverno), checks)
         others_checks(spec, kyverno, checks, complete=False)
     elif artifact is not None or opa_result is not None:
-        verdicts, source = unit_verdicts(spec, artifact[1] if artifact else None, opa_result)
+        verdicts, source = rego_verdicts(spec, artifact[1] if artifact else None, opa_result)
         if source == "rego (regopy)":
-            general_checks(spec, lambda objs: unit_verdicts(spec, artifact[1], None, objs)[0], checks)
+            general_checks(spec, lambda objs: rego_verdicts(spec, artifact[1], None, objs)[0], checks)
         else:
             unchecked(checks, "ciso.general", "a recorded `opa eval` result holds no verdicts on the twins; grade "
                       "the .rego itself (--artifact, with regopy installed)")

@@ -150,20 +150,25 @@ def test_the_prompt_says_alerts_fire_only_where_rules_ship():
 
 
 def test_a_control_ships_its_twins_rules_access_and_prompt():
+    """A detection pair (both posing `detect`) is told apart by nothing the agent reads: the control has its
+    faulty twin's alert rules, access and prompt."""
+    from itbench_dsl import variants as gen
     from itbench_dsl.compiler import compile_document
     from itbench_dsl.diagnostics import Diagnostics
-    from test_generators import run
 
-    rels = ["sre/otel-checkout-kafka-network-partition.itb", "sre/otel-frontend-ingress-blocked.itb"]
-    result = run("control", rels)
-    assert len(result.variants) == 2
-    for variant in result.variants:
-        parent = variant.parent.split("/")[-1]
-        twin, _ = compile_text((SCENARIOS / "sre" / parent).read_bytes(), parent, validate=False)
+    for rel in ("sre/otel-checkout-kafka-network-partition.itb", "sre/otel-frontend-ingress-blocked.itb"):
+        text = (SCENARIOS / rel).read_text(encoding="utf-8")
+        assert "\n  tasks " not in text
+        at = text.index("\n  description ")
+        posed = (text[:at] + "\n  tasks detect, mitigate" + text[at:]).encode()
+        twin, _ = compile_text(posed, rel, validate=False)
+        result = gen.run([gen.load_input(posed, rel, Diagnostics())], [("control", gen.load_generator("control"))], 1)
+        (variant,) = result.variants
         control = compile_document(variant.document, "control.itb", Diagnostics())
         for name in ("manifests/agent-access.yaml", "manifests/alert-rules.yaml", "prompt.md"):
-            assert control.files.get(name) == twin.files.get(name), (parent, name)
+            assert control.files.get(name) == twin.files.get(name), (rel, name)
         assert twin.files["manifests/alert-rules.yaml"]
+        assert b"Alerts have started to fire" not in control.files["prompt.md"]
 
 
 def test_e4026_a_solution_step_the_agents_access_refuses():

@@ -231,14 +231,13 @@ def test_it_catches_created_policies_judged_by_presence(monkeypatch, name, neutr
      "pods scheduled on kind-worker, the node they are pinned to (must pass)"),
     ("otel-payment-unschedulable-anti-affinity", "placed_parts", lambda fault, parts, state: parts,
      "undone by removing its DaemonSet alone, the anti-affinity left (must pass)"),
-    ("k8sbench-fix-rbac-wrong-resource", "role_access_kept", lambda *args: False,
-     "granted to its subjects by a new Role and binding (must pass)"),
     ("otel-cart-service-target-port", "resolved_ports", lambda obj, path, state, observed, expected: (observed, expected),
      "set to the container's port name `service` (must pass)"),
 ])
 def test_it_catches_faults_judged_by_their_parts_not_their_effect(monkeypatch, name, attribute, weakened, case):
-    """The old rules: a scheduling fault undone only when every part is, a Role's access restored only through the
-    role itself, a predicate reading a named target port as text."""
+    """The old rules: a scheduling fault undone only when every part is, a predicate reading a named target port
+    as text. (A Role's access restored through another role: tests/runtime/test_mitigation_effects.py, as the
+    library's one RBAC fault is graded by a `can` predicate that hides it from the corpus.)"""
     monkeypatch.setattr(runtime, attribute, weakened)
     problems = _problems(name)
     assert any(code == "E4004" and case in message for code, message in problems), problems

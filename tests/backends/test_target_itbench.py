@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from support.compiling import SCENARIOS
 from test_cli import invoke
 
@@ -49,3 +50,38 @@ def test_a_fault_itbench_lacks_beside_one_it_has_is_a_warning(tmp_path):
     assert "warning[W3002]" in result.stderr and f"{source}:10:3" in result.stderr
     spec = yaml.safe_load((tmp_path / "two-faults" / "scenario.yaml").read_text())["spec"]
     assert [i["id"] for f in spec["faults"] for i in f["injections"]] == ["nonexistent-kubernetes-workload-container-image"]
+
+
+def _injection_task_name(reference, task: str, **values) -> str:
+    """The `metadata.name` ITBench's injection task gives the object it creates, its Jinja variables filled in."""
+    import re
+
+    text = (reference / "itbench" / "roles" / "faults" / "tasks" / task).read_text(encoding="utf-8")
+    name = re.search(r"metadata:\n\s+name: \"?([^\"\n]+)\"?", text).group(1)
+    return re.sub(r"\{\{\s*faults_kubernetes_object\.metadata\.name\s*\}\}", values.get("target", ""), name)
+
+
+@pytest.mark.parametrize("scenario, kind, task", [
+    ("bookinfo-gateway-denies-get", "AuthorizationPolicy", "inject_traffic_denying_istio_gateway_authorization_policy.yaml"),
+    ("bookinfo-productpage-strict-mtls", "PeerAuthentication", "inject_strict_mutual_tls_istio_service_mesh_enforcement.yaml"),
+])
+def test_itbench_files_name_what_itbench_injection_creates(reference, scenario, kind, task):
+    """Where ITBench's injection task fixes the created object's name, ITBench's files name it so (an ITBench run
+    creates that object), while the bundle's own manifests and evaluator keep the compiler's neutral name."""
+    import yaml
+
+    from itbench_dsl.checking import check_source
+    from support.compiling import compile_text
+
+    path = SCENARIOS / "sre" / f"{scenario}.itb"
+    (injection,) = check_source(path.read_bytes(), str(path)).result.scenario.injections()
+    (created,) = [ref for ref in injection.created if ref.kind == kind]
+    expected = _injection_task_name(reference, task, target=injection.target.name)
+    assert created.name != expected  # the compiler's name says nothing of the fault
+    result, _ = compile_text(path.read_bytes(), path.name, validate=False)
+    truth = yaml.safe_load(result.files["itbench/groundtruth.yaml"])
+    assert {"kind": kind, "name": expected} in [{"kind": e["kind"], "name": e["metadata"]["name"]}
+                                                for e in truth["spec"]["entities"]]
+    assert created.name.encode() not in b"".join(result.files[f"itbench/{n}"] for n in
+                                                 ("scenario.yaml", "groundtruth.yaml", "groundtruth_v1.yaml"))
+    assert created.name.encode() in result.files["inject/apply.yaml"]

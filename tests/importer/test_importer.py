@@ -22,7 +22,7 @@ from itbench_dsl.cli import cli
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.importer import import_path
-from itbench_dsl.importer.compat import differences
+from itbench_dsl.importer.compat import created_objects, differences
 from itbench_dsl.parser import parse_text
 from itbench_dsl.printer import print_document
 
@@ -67,10 +67,15 @@ def imported_reference(number: int) -> tuple[str | None, Diagnostics]:
 FIXED_POINT_SAMPLE = (1, 2, 10, 14, 17, 19, 25, 38, 47, 48, 50, 51, 52, 55, 61, 105)
 
 
-def compiled_files(text: str, name: str = "imported.itb") -> dict[str, object]:
+def compiled(text: str, name: str = "imported.itb"):
     diags = Diagnostics()
     result = compile_source(text.encode("utf-8"), name, diags)
     assert not diags.errors(), render_human(diags)
+    return result
+
+
+def compiled_files(text: str, name: str = "imported.itb") -> dict[str, object]:
+    result = compiled(text, name)
     return {f: yaml.safe_load(result.files[f"itbench/{f}"].decode("utf-8")) for f in FILES}
 
 
@@ -88,14 +93,16 @@ def test_reference_import_matches_itbench_except_documented(number: int):
         assert doc["not_ported"], (
             f"scenario {number} does not import, and docs/itbench-compat.md does not say so:\n{render_human(diags)}")
         return
-    ours = compiled_files(text)
+    result = compiled(text)
+    ours = {f: yaml.safe_load(result.files[f"itbench/{f}"].decode("utf-8")) for f in FILES}
+    created = created_objects(result.scenario)
     new = []
     for file_name in FILES:
         theirs = yaml.safe_load((SCENARIOS / f"scenario_{number}" / file_name).read_text("utf-8")) \
             if (SCENARIOS / f"scenario_{number}" / file_name).is_file() else None
         if theirs is None:
             continue
-        new += [d for d in differences(file_name, ours[file_name], theirs) if d not in doc["differences"]]
+        new += [d for d in differences(file_name, ours[file_name], theirs, created) if d not in doc["differences"]]
     # a difference the import itself reports (W5005: the port's file differs at a field) is documented by it, as
     # groundtruth.yaml's alerts are where ITBench lists library alerts the port ships no rule for
     reported = {f"{m.group(1)}: `{m.group(2)}` differs" for d in diags.items if d.code == "W5005"

@@ -20,7 +20,7 @@ from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.parser import parse_bytes
 from itbench_dsl.reader import entries_as_data
 from itbench_dsl import ast
-from itbench_dsl.importer.compat import differences, graph_differences
+from itbench_dsl.importer.compat import created_objects, differences, graph_differences
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference"
@@ -75,7 +75,7 @@ def test_matches_itbench_reference(path: Path, number: int, file_name: str):
     assert not diags.errors(), render_human(diags, color=False)
     ours = yaml.safe_load(result.files[f"itbench/{file_name}"].decode("utf-8"))
     theirs = yaml.safe_load(reference.read_text("utf-8"))
-    found = differences(file_name, ours, theirs)
+    found = differences(file_name, ours, theirs, created_objects(result.scenario))
     if file_name == "groundtruth_v1.yaml":
         found = graph_differences(found)  # its derived parts (fault entries, envelope) are described once in the report
     new = [d for d in found if d not in documented(number)]

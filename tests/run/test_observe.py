@@ -35,12 +35,15 @@ def expressions(s: dict) -> dict:
 
 
 def test_an_image_fault_gives_a_stage_on_the_faulty_image_only():
-    found = scenario_stages(scenario("otel-checkout-nonexistent-image").result.scenario)
+    compiled = scenario("otel-checkout-nonexistent-image").result.scenario
+    (fault,) = compiled.injections()
+    found = scenario_stages(compiled)
     assert len(found) == 1
     keys = expressions(found[0])
     assert keys[".metadata.namespace"] == ["otel-demo"]
     image = [k for k in keys if k.endswith('.["image"]? | tojson')]
-    assert image and keys[image[0]] == ['"ghcr.io/open-telemetry/demo:0.0.0-missing"']
+    assert image and keys[image[0]] == [json.dumps(fault.args["image"])]  # the faulty image, not the healthy one
+    assert fault.args["image"] != fault.args["original_image"]
     assert 'select(.["name"] == "checkout")' in image[0]
     assert "ImagePullBackOff" in found[0]["spec"]["next"]["statusTemplate"]
     assert found[0]["spec"]["weight"] == 1  # over kwok's pod-ready (weight 0)

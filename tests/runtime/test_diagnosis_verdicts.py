@@ -7,6 +7,7 @@ derived ones, edited as a cluster or an agent would."""
 from __future__ import annotations
 
 import copy
+import re
 import sys
 from pathlib import Path
 
@@ -23,6 +24,13 @@ from itbench_dsl.analysis.states import perfect_answer  # noqa: E402
 
 def perfect(name: str, state: dict | None) -> dict:
     return perfect_answer(bundle(name)[0], state)
+
+
+def created(name: str, text: str) -> str:
+    """`text` with each `{Kind}` replaced by the name of the object of that kind the fault creates, read from the
+    faulty state: the compiler names them, and the test must not guess how."""
+    items = derived(name, "faulty")["resources"]["items"]
+    return re.sub(r"\{(\w+)\}", lambda m: next(o["metadata"]["name"] for o in items if o["kind"] == m.group(1)), text)
 
 
 def diagnose(name: str, entities, state, propagations=None, task="diagnose") -> dict:
@@ -70,22 +78,24 @@ def _with_experiment(state: dict, name: str, owner: str) -> dict:
 
 
 @pytest.mark.parametrize("named, passes", [
-    ("chaos-mesh/NetworkChaos/checkout-payment-network-loss", True),   # the Schedule by its experiments' kind
-    ("networkchaos/checkout-payment-network-loss", True),
-    ("chaos-mesh/PodChaos/checkout-payment-network-loss", False),      # not the kind it spawns
-    ("chaos-mesh/NetworkChaos/checkout-payment-network-loss-0a1b2", True),  # spawned, owned by it in the state
-    ("chaos-mesh/NetworkChaos/other-0a1b2", True),                     # the owner says, whatever the name
+    ("chaos-mesh/NetworkChaos/{Schedule}", True),   # the Schedule by its experiments' kind
+    ("networkchaos/{Schedule}", True),
+    ("chaos-mesh/PodChaos/{Schedule}", False),      # not the kind it spawns
+    ("chaos-mesh/NetworkChaos/{Schedule}-0a1b2", True),  # spawned, owned by it in the state
+    ("chaos-mesh/NetworkChaos/other-0a1b2", True),  # the owner says, whatever the name
 ])
 def test_a_schedule_is_named_through_its_experiments(named, passes):
-    state = _with_experiment(derived(LOSS, "faulty"), named.rpartition("/")[2], "checkout-payment-network-loss") \
+    named = created(LOSS, named)
+    state = _with_experiment(derived(LOSS, "faulty"), named.rpartition("/")[2], created(LOSS, "{Schedule}")) \
         if named.endswith("0a1b2") else derived(LOSS, "faulty")
     verdict = diagnose(LOSS, [named], state)
     assert verdict["passed"] is passes, verdict["checks"]
 
 
 def test_an_experiment_owned_by_another_schedule_names_another_fault():
-    state = _with_experiment(derived(LOSS, "faulty"), "checkout-payment-network-loss-bcdfg", "someone-else")
-    assert not diagnose(LOSS, ["chaos-mesh/NetworkChaos/checkout-payment-network-loss-bcdfg"], state)["passed"]
+    spawned = created(LOSS, "{Schedule}-bcdfg")
+    state = _with_experiment(derived(LOSS, "faulty"), spawned, "someone-else")
+    assert not diagnose(LOSS, ["chaos-mesh/NetworkChaos/" + spawned], state)["passed"]
 
 
 # ---- a Service aliased to the root cause is not the root cause ------------------------------------------------
@@ -129,16 +139,17 @@ def test_a_service_the_truth_names_as_the_root_cause_is_credited():
     ("otel-ad-cart-nonexistent-node", ["otel-demo/Deployment/ad"], True),
     ("otel-ad-cart-nonexistent-node", ["otel-demo/Deployment/cart"], False),
     # the second fault's Schedule stands for the root cause its target's pods are
-    ("otel-cart-unassigned-limits", ["chaos-mesh/Schedule/cart-stress-chaos-memory"], True),
-    ("otel-cart-unassigned-limits", ["otel-demo/Deployment/cart", "chaos-mesh/StressChaos/cart-stress-chaos-memory"], True),
+    ("otel-cart-unassigned-limits", ["chaos-mesh/Schedule/{Schedule}"], True),
+    ("otel-cart-unassigned-limits", ["otel-demo/Deployment/cart", "chaos-mesh/StressChaos/{Schedule}"], True),
     # objects Istio faults create
-    ("bookinfo-gateway-denies-get", ["book-info/AuthorizationPolicy/bookinfo-gateway-deny"], True),
-    ("bookinfo-productpage-strict-mtls", ["book-info/PeerAuthentication/strict-mtls-mode"], True),
+    ("bookinfo-gateway-denies-get", ["book-info/AuthorizationPolicy/{AuthorizationPolicy}"], True),
+    ("bookinfo-productpage-strict-mtls", ["book-info/PeerAuthentication/{PeerAuthentication}"], True),
     ("bookinfo-productpage-strict-mtls", ["book-info/Deployment/productpage-v1"], False),  # unchanged
     # a fault's target the truth names another object for stays a wrong prediction
     ("otel-checkout-quota-load-surge", ["otel-demo/Deployment/checkout", "otel-demo/ConfigMap/flagd-config"], False),
 ])
 def test_each_injected_fault_names_a_cause(name, entities, passes):
+    entities = [created(name, e) for e in entities]
     state = derived(name, "faulty")
     for at in (state, None):
         verdict = diagnose(name, entities, at)
@@ -150,13 +161,13 @@ def test_each_injected_fault_names_a_cause(name, entities, passes):
 def _chain(name: str, edges) -> dict:
     state = derived(name, "faulty")
     answer = perfect(name, state)
-    answer["propagations"] = [{"source": a, "target": b} for a, b in edges]
+    answer["propagations"] = [{"source": created(name, a), "target": created(name, b)} for a, b in edges]
     return run(name, answer, state, task="diagnose")
 
 
 @pytest.mark.parametrize("name, edges, passes", [
     # the truth's chain starts at the Schedule's target, with no edge from the Schedule: contracted
-    ("otel-checkout-payment-network-loss", [("chaos-mesh/Schedule/checkout-payment-network-loss", "otel-demo/Service/checkout"),
+    ("otel-checkout-payment-network-loss", [("chaos-mesh/Schedule/{Schedule}", "otel-demo/Service/checkout"),
                                             ("otel-demo/Service/checkout", "otel-demo/Service/frontend")], True),
     ("otel-checkout-payment-network-loss", [("otel-demo/Service/checkout", "otel-demo/Service/frontend")], True),
     ("otel-checkout-payment-network-loss", [("otel-demo/Service/frontend", "otel-demo/Service/checkout")], False),

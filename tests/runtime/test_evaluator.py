@@ -516,9 +516,9 @@ def test_the_task_is_never_guessed_from_the_answer():
     assert set(both["tasks"]) == {"diagnose", "mitigate"} and both["passed"]
 
 
-def test_a_control_scenario_is_right_when_the_answer_names_no_cause():
-    """A no-fault control (the `control` generator's variant): nothing is wrong, so an answer that names no
-    cause passes, one that names a cause fails, and the state as it is passes the mitigation."""
+def test_a_control_scenario_poses_only_what_has_an_answer_without_a_fault():
+    """A no-fault control (the `control` generator's variant): nothing is wrong, so it poses no diagnosis (there is
+    no cause to name) and refuses one; the state as it is passes the mitigation, and a change to it fails."""
     from itbench_dsl import variants as gen
     from itbench_dsl.diagnostics import Diagnostics as Found
 
@@ -529,12 +529,17 @@ def test_a_control_scenario_is_right_when_the_answer_names_no_cause():
     scenario = variant.scenario
     assert not scenario.injections()
     spec = backend.evaluator_spec(scenario)
+    assert spec["tasks"] == ["mitigate"]
     state = states.derive(scenario)["faulty"]
     ns = evaluator("otel-checkout-nonexistent-image")
-    assert ns["evaluate"](spec, {"entities": []}, state, task="diagnose")["passed"]
-    named = {"entities": [{"name": "otel-demo/Deployment/checkout", "contributing_factor": True}]}
-    assert not ns["evaluate"](spec, named, state, task="diagnose")["passed"]
+    with pytest.raises(ns["InputError"], match="not diagnose"):
+        ns["evaluate"](spec, {"entities": []}, state, task="diagnose")
     assert ns["evaluate"](spec, None, state, task="mitigate")["passed"]
+    changed = copy.deepcopy(state)
+    deployment = next(o for o in changed["resources"]["items"]
+                      if o["kind"] == "Deployment" and o["metadata"]["name"] == "checkout")
+    deployment["spec"]["replicas"] = 0
+    assert not ns["evaluate"](spec, None, changed, task="mitigate")["passed"]
 
 
 def test_caps_refuse_with_a_clear_reason():

@@ -83,7 +83,7 @@ def _inputs(name):
     ns = evaluator(name)
     spec, ciso = ns["SPEC"], ns["SPEC"]["ciso"]
     return [ns["rego_input"](spec, world) for _, world, _ in
-            ns["rego_inputs"](ciso["gaps"], ciso["compliant"], ciso.get("context", []))]
+            ns["rego_inputs"](ciso["gaps"], ciso["compliant"], ciso.get("context", []), ciso.get("unit"))]
 
 
 @pytest.mark.parametrize("name", OPA)

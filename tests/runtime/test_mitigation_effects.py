@@ -21,8 +21,11 @@ from test_evaluator import derived, failed, mitigate, obj  # noqa: E402
 from itbench_dsl.runtime import evaluator as rt  # noqa: E402
 
 
-def _keep(state: dict, faulty: dict, kind: str, name: str) -> dict:
-    """The object of the faulty state put back into `state` (a fix that kept it), returned for editing."""
+def _keep(state: dict, faulty: dict, kind: str, name: str | None = None) -> dict:
+    """The object of the faulty state put back into `state` (a fix that kept it), returned for editing. Without a
+    name, the one object of that kind the faulty state holds: the compiler names what a fault creates."""
+    if name is None:
+        [name] = [o["metadata"]["name"] for o in faulty["resources"]["items"] if o["kind"] == kind]
     item = copy.deepcopy(obj(faulty, kind, name))
     state["resources"]["items"] = [o for o in state["resources"]["items"]
                                    if not (o["kind"] == kind and o["metadata"]["name"] == name)] + [item]
@@ -41,7 +44,7 @@ def test_strict_mtls_is_undone_by_a_peer_authentication_that_no_longer_requires_
     faulty = derived(MTLS, "faulty")
     state = derived(MTLS, "solved")
     _keep(state, faulty, "Deployment", "productpage-v1")  # the pods stay out of the mesh
-    policy = _keep(state, faulty, "PeerAuthentication", "strict-mtls-mode")
+    policy = _keep(state, faulty, "PeerAuthentication")
     policy["spec"]["mtls"]["mode"] = mode
     verdict = mitigate(MTLS, state)
     assert verdict["passed"] is passes, failed(verdict)
@@ -65,7 +68,7 @@ def test_strict_mtls_on_one_port_still_acts():
 ])
 def test_a_gateway_authorization_policy_is_judged_by_its_action_and_rules(edit, passes):
     state = derived(GATEWAY, "solved")
-    policy = _keep(state, derived(GATEWAY, "faulty"), "AuthorizationPolicy", "bookinfo-gateway-deny")
+    policy = _keep(state, derived(GATEWAY, "faulty"), "AuthorizationPolicy")
     edit(policy["spec"])
     verdict = mitigate(GATEWAY, state)
     assert verdict["passed"] is passes, failed(verdict)
@@ -282,6 +285,24 @@ def test_a_role_the_fault_changed_is_restored_by_any_binding_granting_its_access
         assert failed(verdict) == ["safeguards"], failed(verdict)
     else:
         assert verdict["passed"] is passes, failed(verdict)
+
+
+@pytest.mark.parametrize("extra, kept", [
+    (_grant("Role", LIST_PODS), True),
+    (_grant("ClusterRole", LIST_PODS, cluster_wide=False), True),
+    (_grant("Role", LIST_PODS, subject="someone-else"), False),
+    (_grant("Role", {**LIST_PODS, "resourceNames": ["one-pod"]}), False),
+    (_grant("Role", {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}), False),  # a wildcard restores nothing
+    ([], False),
+])
+def test_a_roles_healthy_access_is_kept_through_any_binding_of_its_subjects(extra, kept):
+    """`role_access_kept` alone, on the role the fault changed emptied (a scenario's `can` predicate or a
+    `changed` acceptance may hide it): the subjects of its bindings may still do what its healthy rules grant."""
+    state = derived(RBAC, "solved")
+    role = _keep(state, derived(RBAC, "faulty"), "Role", "pod-reader-role")
+    role["rules"] = []
+    state["resources"]["items"] += copy.deepcopy(extra)
+    assert rt.role_access_kept(role, ["rules"], [LIST_PODS], rt.State(state)) is kept
 
 
 # ---- F3: a fault that keeps pods from being scheduled, judged by whether they run ----------------------
