@@ -275,7 +275,7 @@ class Injection:
     created: list[ObjectRef] = field(default_factory=list)  # objects the fault creates
     root: Optional[ObjectRef] = None  # the root cause, when it is not the target (a created Schedule, say)
     # {a created object's name: ITBench's}, where ITBench's injection task names it (faults.base.Checked)
-    itbench_names: dict = field(default_factory=dict)
+    itbench_names: dict = field(default_factory=dict, metadata=_OMIT)
     # the fault kind the checker resolved (faults.FaultKind: the library's, or the scenario's `use faults`
     # kind): every later stage reads the kind here, never by name from a registry
     kind: Any = field(default=None, compare=False, repr=False, metadata=_IN_MEMORY)
@@ -522,7 +522,7 @@ def _to_json(value: Any) -> Any:
     if not optional:
         return {name: to_json(getattr(value, name)) for name in names}
     return {name: to_json(getattr(value, name)) for name in names
-            if name not in optional or getattr(value, name) not in (None, [])}
+            if name not in optional or getattr(value, name) not in (None, [], {})}
 
 
 # Topology objects are never mutated once built, and an application's are shared by every scenario
