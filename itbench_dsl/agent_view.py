@@ -426,8 +426,7 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
             if created and _group(str(obj.get("apiVersion", ""))) in TOOL_GROUPS:
                 # a fault tool's object named after what its spec does (`cart-pod-kill`, `...-network-delay`):
                 # whoever lists the objects reads the fault in the name; only its type and the application may show
-                told = sorted(w for w in set(words(name)) if stem(w) in _own_words(obj) - _type_words(obj)
-                              - vocab.application and w not in STOP_WORDS and len(w) >= 3 and not w.isdigit())
+                told = name_tells(obj, vocab.application)
                 if told:
                     report(Finding(where, kind, namespace, name, "metadata.name", name,
                                    f"what the object's spec does (`{told[0]}`)"))
@@ -592,6 +591,15 @@ def _at(obj, field: str) -> str:
         else:
             obj = obj.get(key or quoted) if isinstance(obj, dict) else None
     return obj if isinstance(obj, str) else ""
+
+
+def name_tells(obj: dict, application: frozenset = frozenset()) -> list[str]:
+    """The words of a fault tool's object's name (`cart-pod-kill`, `...-network-delay`) that say what its spec
+    does: whoever lists the objects reads the fault in them. Its type and the application's own words
+    (`application`, stems) may show."""
+    name = str((obj.get("metadata") or {}).get("name", ""))
+    return sorted(w for w in set(words(name)) if stem(w) in _own_words(obj) - _type_words(obj) - application
+                  and w not in STOP_WORDS and len(w) >= 3 and not w.isdigit())
 
 
 def _type_words(obj: dict) -> frozenset[str]:

@@ -51,21 +51,22 @@ def compare_port(path: Path, number: int) -> tuple[dict[str, list[str]], list[st
 
     from itbench_dsl.compiler import compile_source
     from itbench_dsl.diagnostics import Diagnostics
-    from itbench_dsl.importer.compat import created_objects, differences
+    from itbench_dsl.importer.compat import created_objects, differences, renamed_objects
 
     diags = Diagnostics()
     result = compile_source(path.read_bytes(), str(path.relative_to(REPO)), diags)
     if diags.errors():
         return {}, [d.message for d in diags.errors()]
+    ours = {name: yaml.safe_load(result.files[f"itbench/{name}"].decode("utf-8")) for name in FILES}
+    theirs = {name: yaml.safe_load((REFERENCE / f"scenario_{number}" / name).read_text("utf-8"))
+              for name in FILES if (REFERENCE / f"scenario_{number}" / name).is_file()}
+    renamed = renamed_objects(created_objects(result.scenario), list(ours.values()), list(theirs.values()))
     out = {}
     for name in FILES:
-        reference = REFERENCE / f"scenario_{number}" / name
-        if not reference.is_file():
+        if name not in theirs:
             out[name] = [f"{name}: ITBench has no such file"]
             continue
-        ours = yaml.safe_load(result.files[f"itbench/{name}"].decode("utf-8"))
-        theirs = yaml.safe_load(reference.read_text("utf-8"))
-        out[name] = differences(name, ours, theirs, created_objects(result.scenario))
+        out[name] = differences(name, ours[name], theirs[name], renamed)
     return out, []
 
 

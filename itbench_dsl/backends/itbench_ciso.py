@@ -59,8 +59,11 @@ def section(scenario: ir.Scenario) -> str:
 
 
 def hosts(scenario: ir.Scenario) -> str:
-    return next((r.name for r in scenario.compliance.gaps if r.kind == ciso.HOST_KIND),
-                ciso.host_groups(ciso.DEFAULT_HOSTS, scenario.compliance.control)[0])
+    """ITBench's inventory group: the gap hosts as an ITBench run names them (`rhel9_servers`, one group), not the
+    bundle's neutral pair of groups (`rhel9_servers_40bc`), which only the bundle's own inventory has."""
+    group = next((r.name for r in scenario.compliance.gaps if r.kind == ciso.HOST_KIND),
+                 ciso.host_groups(ciso.DEFAULT_HOSTS, scenario.compliance.control)[0])
+    return ciso.host_prefix(group)
 
 
 def _text(scenario: ir.Scenario, key: str, default: str) -> str:

@@ -156,6 +156,13 @@ def host_groups(hosts: str, control: str) -> tuple[str, str]:
     return (first, second) if int(digest[12], 16) % 2 else (second, first)
 
 
+def host_prefix(group: str) -> str:
+    """The `hosts` a group of `host_groups` was named from (`rhel9_servers` of `rhel9_servers_40bc`): ITBench's
+    own inventory group, which an ITBench run provides."""
+    head, _, token = group.rpartition("_")
+    return head if head and re.fullmatch(r"[0-9a-f]{4}", token) else group
+
+
 # words a host group's name may not hold: they say which hosts comply or break the control (agent_view.py)
 HOST_GROUP_TELLING = frozenset("""
 baseline compliant noncompliant compliance violating violation violations gap gaps good bad broken fixed
@@ -194,7 +201,8 @@ def docs_markdown() -> str:
         f"`<hosts>_<token>`: `hosts` defaults to `{DEFAULT_HOSTS}` (ITBench's `inventory_host`; "
         "`control \"ID\" { hosts = \"prefix\" }` names another), the tokens and which group holds the gap "
         "come from a hash of the control and `hosts`, so that neither the names nor their order (the prompt sorts "
-        "them) say which hosts break the control. ITBench's `inventory_host` is the gap's group.",
+        "them) say which hosts break the control. ITBench's export (`input.json`'s `inventory_host`, its goal) names "
+        "`hosts` itself: an ITBench run provides that one group, the gap's hosts.",
         f"In `scenario.json`, the gap of a host control is one reference of kind `{HOST_KIND}` (`{HOST_API}`)",
         "naming the group. The Rego policy of an `ansible_opa` task is graded on inputs of one item per host",
         "(`{\"hosts\": [{\"name\", \"files\": {path: {Setting: value}}, \"services\": {unit: service_facts}}]}`, the",
@@ -223,4 +231,4 @@ def docs_markdown() -> str:
 
 
 __all__ = ["CATALOGUE", "K8S_CONTROLS", "HOST_CONTROLS", "K8sControl", "HostControl", "lookup", "goal_text",
-           "docs_markdown", "DEFAULT_HOSTS", "HOST_GROUP_TELLING", "host_ref", "host_groups", "ref"]
+           "docs_markdown", "DEFAULT_HOSTS", "HOST_GROUP_TELLING", "host_ref", "host_groups", "host_prefix", "ref"]

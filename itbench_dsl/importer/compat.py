@@ -9,9 +9,9 @@ ITBench's files name the objects its faults create after the fault (a Schedule
 `checkout-payment-network-loss`), a name the agent reads; the port names them so that they say nothing
 of it (E4010), or, where ITBench's injection task fixes the name, as that task does (its own ground truth
 may name another: `strict-mtls-mode` for the task's `mtls-strict`). `created`, the port's created objects
-as (kind, name), pairs each with ITBench's object of its kind: the rename is said once, and ITBench's name
-is read as the port's everywhere in its file (a filter, a command), so that the comparison shows only the
-other differences.
+as (kind, name), pairs each with ITBench's object of its kind: the rename is said once, and the port's name
+is read as ITBench's everywhere in the port's file (a filter, a command), so that the comparison shows only
+the other differences, in ITBench's terms.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import re
 from collections import Counter
 
 from ..backends.itbench import with_names
+from ..ir import ObjectRef
 
 V1_COMPARED = ("groups", "aliases", "propagations", "alerts")
 
@@ -36,10 +37,15 @@ def _short(value) -> str:
     return text if len(text) <= 90 else text[:87] + "..."
 
 
-def differences(file_name: str, ours, theirs, created=()) -> list[str]:
-    renamed = renamed_objects(created, ours, theirs)
-    out = [f"{file_name}: ITBench's {kind} `{old}` is `{new}` in the port" for old, (kind, new) in sorted(renamed.items())]
-    theirs = with_names(theirs, {old: new for old, (_, new) in renamed.items()})
+def differences(file_name: str, ours, theirs, renamed: dict | None = None) -> list[str]:
+    """What differs, as sentences; `renamed` (`renamed_objects`): the created objects ITBench names otherwise."""
+    renamed = renamed or {}
+    out = [f"{file_name}: ITBench's {kind} `{old}` is named otherwise in the port"
+           for old, (kind, _) in sorted(renamed.items())]
+    # the port's names read as ITBench's: what remains is said in ITBench's terms, whatever the port's names are
+    # (a group id derived from the port's name, `<name>-schedule-1`, reads as derived from ITBench's)
+    ours = with_names(ours, {k: v for old, (kind, new) in renamed.items() for k, v in (
+        (new, old), (ObjectRef("", kind, None, new).group_id(), ObjectRef("", kind, None, old).group_id()))})
     if file_name != "groundtruth_v1.yaml":
         return out + [f"{file_name}: `{path}` differs" for path in _paths(ours, theirs)]
     if isinstance(theirs, dict) and "spec" not in theirs:
@@ -105,17 +111,33 @@ def created_objects(scenario) -> list[tuple[str, str]]:
             for injection in scenario.injections() for ref in injection.created]
 
 
-def renamed_objects(created, ours, theirs) -> dict[str, tuple[str, str]]:
+def renamed_objects(created, ours: list, theirs: list) -> dict[str, tuple[str, str]]:
     """{ITBench's name: (kind, the port's name)} of the objects the port's faults create (`created`, (kind,
-    name)) that ITBench's file names otherwise: the one object of that kind ITBench's file names and the
-    port's does not, where the port's name is not in ITBench's file."""
+    name)) that ITBench's files name otherwise: the one object of that kind ITBench's files (`theirs`, all of
+    a scenario's, loaded) name and the port's (`ours`) do not, where the port's name is not in ITBench's."""
     mine, its = _named(ours), _named(theirs)
     out = {}
+    # scenario.yaml names what each injection creates (a Schedule's `kubernetesObject`): paired by position
+    for a, b in zip(_injected(ours), _injected(theirs)):
+        if a[0] == b[0] and a[1] != b[1] and (a[0], a[1]) in set(created):
+            out[b[1]] = a
+    created = [(kind, name) for kind, name in created if (kind, name) not in out.values()]
     for kind, name in created:
         only_its = its.get(kind, set()) - mine.get(kind, set())
         if name in mine.get(kind, set()) and name not in its.get(kind, set()) and len(only_its) == 1:
             out[next(iter(only_its))] = (kind, name)
     return out
+
+
+def _injected(files: list) -> list[tuple[str, str]]:
+    """(kind, name) of each injection's `kubernetesObject` in the scenario.yaml among `files`, in order."""
+    for data in files:
+        if isinstance(data, dict) and data.get("kind") == "Scenario":
+            return [(str(o.get("kind")), str((o.get("metadata") or {}).get("name")))
+                    for f in _spec(data).get("faults") or [] if isinstance(f, dict)
+                    for i in f.get("injections") or [] if isinstance(i, dict)
+                    for o in [(i.get("args") or {}).get("kubernetesObject")] if isinstance(o, dict)]
+    return []
 
 
 def _named(data) -> dict[str, set[str]]:
@@ -160,7 +182,7 @@ def _paths(a, b, prefix: str = "") -> list[str]:
     return [prefix or "(the whole file)"]
 
 
-_RENAME = re.compile(r"^[\w.]+: ITBench's \w+ `[^`]+` is `[^`]+` in the port$")
+_RENAME = re.compile(r"^[\w.]+: ITBench's \w+ `[^`]+` is named otherwise in the port$")
 
 
 def only_names(diffs: list[str]) -> bool:

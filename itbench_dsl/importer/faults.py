@@ -27,6 +27,7 @@ from typing import Self
 
 from .. import ast
 from .. import builders as b
+from ..agent_view import name_tells, stem, words
 from ..faults import FAULTS, WAITERS
 from ..units import format_duration, parse_go_duration
 
@@ -88,6 +89,7 @@ class Statement:
     # the ITBench argument (its path inside `args`) each entry carries, by the entry's dotted key (`replace.body`)
     sources: dict[str, tuple] = field(default_factory=dict)
     chaos_action: str | None = None  # a Chaos Mesh experiment's action, as Chaos Mesh spells it
+    itbench_name: str | None = None  # ITBench's name of the object it creates, which the port leaves out
 
     def add(self, key: str, value: ast.Value, source: tuple = ()) -> None:
         self.entries.append(b.attr(key, value))
@@ -471,10 +473,18 @@ def _chaos_statement(args: dict, target: dict) -> Statement | Problem:
     name = target["metadata"].get("name")
     if isinstance(name, str):
         # ITBench names its Schedules after the fault (`product-catalog-network-delay`), which the agent reads
-        # when it lists them: the port leaves the name to the compiler, and ground truth naming ITBench's
-        # object is pointed at the port's (W5002)
-        statement.warn(f"the Schedule's name `{name}` says what the fault does, which the agent reads (E4010): the "
-                       "port lets the compiler name it", ("kubernetesObject", "metadata", "name"))
+        # when it lists them (E4010): such a name is left to the compiler, and ground truth naming ITBench's
+        # object is pointed at the port's (W5002); a name that says nothing of it is kept
+        schedule = {"apiVersion": target.get("apiVersion", ""), "kind": "Schedule", "metadata": {"name": name},
+                    "spec": spec}
+        application = frozenset(stem(w) for value in _selected(spec) for w in words(value))
+        told = name_tells(schedule, application)
+        if told:
+            statement.itbench_name = name
+            statement.warn(f"the Schedule's name `{name}` says what the fault does (`{told[0]}`), which the agent "
+                           "reads (E4010): the port lets the compiler name it", ("kubernetesObject", "metadata", "name"))
+        else:
+            statement.add("name", ast.Str(name), ("kubernetesObject", "metadata", "name"))
     action = body.get("action")
     statement.chaos_action = action if isinstance(action, str) else None
     if chaos_type == "HTTPChaos":
@@ -524,6 +534,24 @@ def _carry(statement: Statement, key: str, convert, value, path: tuple) -> None:
         statement.refuse(f"`{_dotted(path[2:]) or path[-1]}` is not carried: {reason}", path)
         return
     statement.add(key, node, path)
+
+
+def _selected(spec) -> list[str]:
+    """The label values and namespaces of every selector in a Schedule's spec (its pods, a target's): the
+    application's names, which the Schedule's name may say."""
+    out, stack = [], [spec]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("labelSelectors", "namespaces"):
+                    values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+                    out += [v for v in values if isinstance(v, str)]
+                else:
+                    stack.append(value)
+    return out
 
 
 def _schedule_object(statement: Statement, target: dict, spec: dict, body_key: str) -> None:

@@ -856,10 +856,15 @@ def import_sre(path: Path, diags: Diagnostics) -> str | None:
 
     created = [c for i in base.scenario.injections() for c in i.created
                if c not in roots and _KINDS.get(c.kind) in CREATABLE_KINDS]
+    # ITBench's name of each object an injection creates (left to the compiler): ground truth naming it is
+    # pointed at that injection's object, not at the first of its kind
+    injected = [s for sources in draft.origins for s, _ in sources if s.when is None]
+    renamed = {s.itbench_name: i.created for s, i in zip(injected, base.scenario.injections())
+               if s.itbench_name and i.created}
     if graph is not None and _describes_another_scenario(model, graph, base.scenario, diags):
         graph, draft.truth, draft.solutions = None, [], []
     _disagreements(model, graph, roots, diags)
-    corrected = _Corrections(model, draft, graph, roots, created, diags).run(shown)
+    corrected = _Corrections(model, draft, graph, roots, created, diags, renamed).run(shown)
     if corrected is None:
         return None
     document, result = corrected
@@ -872,9 +877,10 @@ class _Corrections:
     injection does not create or change is pointed at what it does (W5002), and a statement the checker
     still refuses is left out (W5004), with what names its group."""
 
-    def __init__(self, model: Model, draft: Draft, graph: Graph | None, roots, created, diags: Diagnostics) -> None:
+    def __init__(self, model: Model, draft: Draft, graph: Graph | None, roots, created, diags: Diagnostics,
+                 renamed: dict | None = None) -> None:
         self.model, self.draft, self.graph, self.diags = model, draft, graph, diags
-        self.roots, self.created = roots, created
+        self.roots, self.created, self.renamed = roots, created, renamed or {}
         self.retargeted: set[str] = set()
 
     def run(self, shown: str):
@@ -919,7 +925,8 @@ class _Corrections:
             refused.setdefault(id(record), (record, error.message))
             if record.group is not None and record.group not in self.retargeted:
                 self.retargeted.add(record.group)
-                fixed = _retarget(record, self.roots, self.created, self.graph, error.message, self.diags)
+                fixed = _retarget(record, self.roots, self.created, self.graph, error.message, self.diags,
+                                  self.renamed)
                 if fixed is not None:
                     truth[_index(truth, record)] = fixed
                     corrected = True
@@ -1055,16 +1062,23 @@ def _entry_key(entries, span, prefix: str = "") -> str | None:
     return None
 
 
-def _retarget(record: Truth, roots, created, graph: Graph, message: str, diags: Diagnostics) -> Truth | None:
+def _retarget(record: Truth, roots, created, graph: Graph, message: str, diags: Diagnostics,
+              renamed: dict | None = None) -> Truth | None:
     """A root-cause group on an object the injection does not create or change: point it at what it does
-    (an object of the group's kind that the injection creates and no other group names, else the first such
-    object, else the fault's root cause)."""
+    (the object an injection creates under the name ITBench gave it, `renamed`; else an object of the group's
+    kind that the injection creates and no other group names, else the first such object, else the fault's
+    root cause)."""
     group = next((g for g in graph.groups if g.id == record.group), None)
-    if group is None or not group.root_cause or not roots:
+    renamed = renamed or {}
+    # any group on an object under ITBench's name (a Schedule's experiment too), else a root-cause group
+    if group is None or not roots or not (group.root_cause or group.name in renamed):
         return None
-    same = [r for r in [*roots, *created] if _KINDS.get(r.kind) == group.kind] or list(roots)
+    same = [r for r in renamed.get(group.name, []) if _KINDS.get(r.kind) == group.kind] \
+        or [r for r in [*roots, *created] if _KINDS.get(r.kind) == group.kind] or list(roots)
     # an object no other group names first: two root-cause groups of two faults stand for two objects
-    taken = {(g.kind, g.name) for g in graph.groups if g.id != group.id}
+    taken = {(g.kind, r.name) for g in graph.groups if g.id != group.id
+             for r in renamed.get(g.name, []) if _KINDS.get(r.kind) == g.kind} \
+        | {(g.kind, g.name) for g in graph.groups if g.id != group.id}
     root = next((r for r in same if (_KINDS.get(r.kind), r.name) not in taken), same[0])
     kind = _KINDS.get(root.kind)
     if kind is None or (kind == group.kind and root.name == group.name):
@@ -1072,7 +1086,11 @@ def _retarget(record: Truth, roots, created, graph: Graph, message: str, diags: 
     record.where.file.error(diags, "W5002", f"group `{group.id}` names {group.kind} `{group.name}`, which the "
                             f"injection does not create or change; the port names {kind} `{root.name}`",
                             record.where.path, "not what the injection creates", message)
-    return Truth(b.ground_group(group.id, b.ref(kind, root.name)), record.where, group=group.id, what=record.what)
+    # ITBench's filters on its name of the object, kept on the port's name (where they matched it)
+    body = b.body([b.attr("filter", [f.replace(group.name, root.name) for f in group.filters])]) \
+        if group.name in renamed and group.filters else None
+    return Truth(b.ground_group(group.id, b.ref(kind, root.name), body), record.where, group=group.id,
+                 what=record.what)
 
 
 def _describes_another_scenario(model: Model, graph: Graph, scenario, diags: Diagnostics) -> bool:

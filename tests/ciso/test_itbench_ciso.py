@@ -405,8 +405,14 @@ def test_host_group_from_input_json(tmp_path: Path):
     (folder / "input.json").write_text(json.dumps({**data, "inventory_host": "edge_hosts"}))
     text, diags = _import(folder)
     assert text is not None and 'hosts = "edge_hosts"' in text
-    # the gap's group: `<hosts>_<token>`, named alike the compliant group (ciso.host_groups)
-    assert json.loads(_export(text)["input.json"])["inventory_host"].startswith("edge_hosts_")
+    # ITBench's export names ITBench's own group, which its run provides; the bundle's inventory has the gap's
+    # group `<hosts>_<token>`, named alike the compliant group (ciso.host_groups)
+    assert json.loads(_export(text)["input.json"])["inventory_host"] == "edge_hosts"
+    from support.compiling import compile_text
+
+    result, _ = compile_text(text.encode(), "imported.itb", validate=False)
+    inventory = b"".join(v for k, v in result.files.items() if "inventory" in k or k == "prompt.md")
+    assert b"edge_hosts_" in inventory
 
 
 # ---- fuzz: mutated and truncated reference files ------------------------------------------------------------------

@@ -22,7 +22,7 @@ from itbench_dsl.cli import cli
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.importer import import_path
-from itbench_dsl.importer.compat import created_objects, differences
+from itbench_dsl.importer.compat import created_objects, differences, renamed_objects
 from itbench_dsl.parser import parse_text
 from itbench_dsl.printer import print_document
 
@@ -95,14 +95,12 @@ def test_reference_import_matches_itbench_except_documented(number: int):
         return
     result = compiled(text)
     ours = {f: yaml.safe_load(result.files[f"itbench/{f}"].decode("utf-8")) for f in FILES}
-    created = created_objects(result.scenario)
+    reference = {f: yaml.safe_load((SCENARIOS / f"scenario_{number}" / f).read_text("utf-8"))
+                 for f in FILES if (SCENARIOS / f"scenario_{number}" / f).is_file()}
+    renamed = renamed_objects(created_objects(result.scenario), list(ours.values()), list(reference.values()))
     new = []
-    for file_name in FILES:
-        theirs = yaml.safe_load((SCENARIOS / f"scenario_{number}" / file_name).read_text("utf-8")) \
-            if (SCENARIOS / f"scenario_{number}" / file_name).is_file() else None
-        if theirs is None:
-            continue
-        new += [d for d in differences(file_name, ours[file_name], theirs, created) if d not in doc["differences"]]
+    for file_name, theirs in reference.items():
+        new += [d for d in differences(file_name, ours[file_name], theirs, renamed) if d not in doc["differences"]]
     # a difference the import itself reports (W5005: the port's file differs at a field) is documented by it, as
     # groundtruth.yaml's alerts are where ITBench lists library alerts the port ships no rule for
     reported = {f"{m.group(1)}: `{m.group(2)}` differs" for d in diags.items if d.code == "W5005"

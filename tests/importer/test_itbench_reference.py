@@ -20,7 +20,7 @@ from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.parser import parse_bytes
 from itbench_dsl.reader import entries_as_data
 from itbench_dsl import ast
-from itbench_dsl.importer.compat import created_objects, differences, graph_differences
+from itbench_dsl.importer.compat import created_objects, differences, graph_differences, renamed_objects
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference"
@@ -39,6 +39,7 @@ def itbench_id(path: Path):
     return None
 
 
+FILES = ("scenario.yaml", "groundtruth.yaml", "groundtruth_v1.yaml")
 SCENARIOS = {p: itbench_id(p) for p in sorted((REPO / "scenarios").rglob("*.itb"))}
 # SRE and FinOps ports carry a number; CISO ports carry ITBench's folder name (tests/ciso/test_itbench_ciso.py)
 WITH_ID = [pytest.param(p, i, id=f"{p.stem}-scenario_{i}") for p, i in SCENARIOS.items() if isinstance(i, int)]
@@ -75,7 +76,12 @@ def test_matches_itbench_reference(path: Path, number: int, file_name: str):
     assert not diags.errors(), render_human(diags, color=False)
     ours = yaml.safe_load(result.files[f"itbench/{file_name}"].decode("utf-8"))
     theirs = yaml.safe_load(reference.read_text("utf-8"))
-    found = differences(file_name, ours, theirs, created_objects(result.scenario))
+    # the created objects ITBench names otherwise, paired over all of the scenario's files
+    folder = ITBENCH_SCENARIOS / f"scenario_{number}"
+    renamed = renamed_objects(created_objects(result.scenario),
+                              [yaml.safe_load(result.files[f"itbench/{f}"].decode("utf-8")) for f in FILES],
+                              [yaml.safe_load((folder / f).read_text("utf-8")) for f in FILES if (folder / f).is_file()])
+    found = differences(file_name, ours, theirs, renamed)
     if file_name == "groundtruth_v1.yaml":
         found = graph_differences(found)  # its derived parts (fault entries, envelope) are described once in the report
     new = [d for d in found if d not in documented(number)]
