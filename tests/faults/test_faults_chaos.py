@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from support.compiling import in_itbench_names
 from jsonschema import Draft202012Validator
 
 from support.compiling import compile_files, yaml_documents
@@ -189,11 +191,12 @@ def test_scenario_62_scenario_yaml_is_itbench_s():
     if not reference.is_file():
         pytest.skip("no shared reference")
     path = REPO / "scenarios" / "sre" / "otel-valkey-cart-stress-and-network-delay.itb"
-    files = compile_source(path.read_bytes(), "x.itb", Diagnostics()).files
-    ours = docs(files, "itbench/scenario.yaml")[0]
+    result = compile_source(path.read_bytes(), "x.itb", Diagnostics())
+    ours = docs(result.files, "itbench/scenario.yaml")[0]
     theirs = yaml.safe_load(reference.read_text("utf-8"))
     ours["metadata"] = theirs["metadata"]
-    assert ours == theirs
+    # the Schedules' names are the compiler's (ITBench's tell the fault); otherwise the file is ITBench's
+    assert in_itbench_names(ours, theirs, result.scenario) == theirs
 
 
 # ---- one-shot and scheduled forms ------------------------------------------------------------------------

@@ -42,3 +42,14 @@ def compile_ok(text: str | bytes, path: str = "input.itb", clean: bool = False) 
 def yaml_documents(files: dict[str, bytes], name: str) -> list[dict]:
     """The YAML documents of one file of a bundle (none when the bundle has no such file)."""
     return [d for d in yaml.safe_load_all(files[name].decode("utf-8")) if d] if name in files else []
+
+
+def in_itbench_names(ours: dict, theirs: dict, scenario) -> dict:
+    """`ours` (an ITBench file the port wrote, loaded) with the objects the port's faults create named as
+    ITBench's own files name them (`importer.compat.renamed_objects`): a port names a created object so that
+    its name does not tell the fault, and is otherwise equal to ITBench's file."""
+    from itbench_dsl.backends.itbench import with_names
+    from itbench_dsl.importer.compat import created_objects, renamed_objects
+
+    renamed = renamed_objects(created_objects(scenario), [ours], [theirs])
+    return with_names(ours, {new: old for old, (_, new) in renamed.items()})
