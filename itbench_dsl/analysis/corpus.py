@@ -1023,16 +1023,17 @@ def _stray_pod_cases(spec: dict, solved: dict) -> Iterator[Case]:
 
     items = solved["resources"]["items"]
     base = service["name"]
+    owners = pod["metadata"].get("ownerReferences") or []
     yield Case(f"a bare pod carrying Service {base}'s labels beside the fix", "mitigate", FAIL,
                state=_with_items(solved, items + [copied(f"{base}-stray", None)]))
-    yield Case(f"a bare pod carrying Service {base}'s labels, named like its workload's pods", "mitigate", FAIL,
-               state=_with_items(solved, items + [copied(pod["metadata"]["name"][:-5] + "zzzzz", None)]))
+    if owners and owners[0].get("kind") == "ReplicaSet":  # a name of the ReplicaSet's pods, owned by none
+        yield Case(f"a bare pod carrying Service {base}'s labels, named like its workload's pods", "mitigate", FAIL,
+                   state=_with_items(solved, items + [copied(f"{owners[0]['name']}-zzzzz", None)]))
     rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"{base}-stray-7b9c6d5f4", "controller": True,
           "uid": "00000000-0000-0000-0000-000000000002"}
     yield Case(f"another Deployment's pod carrying Service {base}'s labels", "mitigate", FAIL,
                state=_with_items(solved, items + [copied(f"{base}-stray-7b9c6d5f4-zzzzz", [rs], {
                    **pod["metadata"]["labels"], "pod-template-hash": "7b9c6d5f4"})]))
-    owners = (pod["metadata"].get("ownerReferences") or [])
     if owners and owners[0].get("kind") == "ReplicaSet":
         deployment = owners[0]["name"].rpartition("-")[0]
         older = {**owners[0], "name": f"{deployment}-5f4d3c2b1"}

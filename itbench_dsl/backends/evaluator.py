@@ -19,7 +19,7 @@ from . import ciso as ciso_backend
 from .. import tasks as task_types
 from . import faults as fault_backend
 from . import itbench as itbench_backend
-from ..runtime.evaluator import identity_key, nested, pod_requests, type_key
+from ..runtime.evaluator import POD_TEMPLATE_KINDS, identity_key, nested, pod_references, pod_requests, type_key
 from .evaluator_file import source_for_spec, spec_of  # noqa: F401  (spec_of: the public API)
 from .manifests import topology_manifests
 
@@ -567,14 +567,12 @@ def _references(scenario: ir.Scenario, healthy: list[dict]) -> list[dict]:
     """Each workload of the topology with the objects of the healthy state its pod template needs
     (runtime.pod_references) that the fix keeps: what the faults delete is judged as restored, and an
     object the revert removes is none a fix must keep."""
-    from ..runtime.evaluator import pod_references
-
-    inject_apply, inject_delete, revert_apply, revert_delete = fault_backend.plan(scenario)
+    _, inject_delete, _, revert_delete = fault_backend.plan(scenario)
     removed = {(r.kind, r.namespace, r.name) for r in [*inject_delete, *revert_delete]}
     present = {_key(o) for o in healthy} - removed
     out = []
     for obj in healthy:
-        if obj.get("kind") not in WORKLOAD_KINDS + ("DaemonSet",):
+        if obj.get("kind") not in POD_TEMPLATE_KINDS:
             continue
         namespace = (obj.get("metadata") or {}).get("namespace")
         needs = [{"kind": kind, "namespace": namespace, "name": name} for kind, name in

@@ -3260,6 +3260,7 @@ def stray_pods(spec, state):
     declared = {(w["kind"], w["namespace"], w["name"]) for w in spec["workloads"]}
     created = {(r["kind"], r["namespace"], r["name"]) for f in (spec.get("mitigation") or {}).get("faults", [])
                for r in f["created"]}
+    runners = declared | created
     out = []
     for s in spec["services"]:
         if not s["selector"]:
@@ -3272,7 +3273,7 @@ def stray_pods(spec, state):
                 continue  # a pod that is no endpoint
             name = str(meta.get("name", ""))
             controller = pod_controller(pod)
-            if controller is not None and (controller[0], s["namespace"], controller[1]) in declared | created:
+            if controller is not None and (controller[0], s["namespace"], controller[1]) in runners:
                 continue
             if ("Pod", s["namespace"], name) in created or _mirror_pod(pod, s["namespace"], declared):
                 continue
