@@ -6,10 +6,13 @@ scenario's own plan, each with the verdict it must get:
 * mitigation: the faulty state reporting every pod ready; each changed field set to another wrong
   value; JSON held in a ConfigMap re-serialised with the fault kept; a created object left behind; a
   deleted object recreated with a wrong field; the fault's workload running another image; the
-  workload scaled to zero; a workload's status of an older spec, an unfinished rollout, a workload
-  being deleted, a fixed object replaced by a custom resource of another API group; a state without
+  workload scaled to zero; an object a workload's pods need deleted beside the fix; a pod no workload of the
+  topology runs (bare, or another Deployment's) carrying a Service's labels; a workload's status of an older
+  spec, an unfinished rollout, a workload being deleted, a fixed object replaced by a custom resource of another API group; a state without
   the alerts, or captured with `kubectl get all` (which omits Chaos Mesh and other custom kinds).
-  Right ones: the solved and healthy states, a created object left but without its effect (a
+  Right ones: the solved and healthy states, an object the pods need recreated as it was or deleted once read as
+  `optional`, a pod of an older ReplicaSet of a workload, a debugging pod without the application's labels,
+  a created object left but without its effect (a
   NetworkPolicy beside another admitting all, or admitting the calls the call graph shows and DNS (without
   DNS: fail), an Istio policy made PERMISSIVE, AUDIT or allow-all), the solved state as an API server returns it (its
   defaults, base64 Secret data, bookkeeping), after a `rollout restart`, with a service's target
@@ -326,6 +329,8 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     yield from _lifecycle_cases(spec, found)
     yield from _meaning_cases(spec, found)
     yield from _collateral_cases(spec, derived["solved"])
+    yield from _reference_cases(spec, found)
+    yield from _stray_pod_cases(spec, derived["solved"])
     yield from _kept_cases(spec, found)
     yield from _capacity_cases(spec, found)
     # `mitigated when only`: the fault's changes are not graded, so states that differ from the solved one only
@@ -942,6 +947,101 @@ def _collateral_cases(spec: dict, solved: dict) -> Iterator[Case]:
             yield Case(f"Service {service['name']}'s selector spelled with another label its pods carry ({k})",
                        "mitigate", PASS, state=_with_edit(solved, key, lambda o: o["spec"].update(selector={k: v})))
             break
+
+
+def _reference_cases(spec: dict, found: Objects) -> Iterator[Case]:
+    """What a workload's pods need to start (the safeguards' `references`), one object of each kind: deleted
+    beside the fix, the running pods unharmed, fails; deleted and recreated as it was, passes; a ConfigMap or
+    Secret the template then names as `optional`, deleted, passes (a new pod starts without it)."""
+    collateral = spec["mitigation"].get("collateral") or {}
+    # a ConfigMap of flagd flags is kept by its flags' own check, whoever reads it
+    touched = {(e["object"]["kind"], e["object"]["namespace"], e["object"]["name"])
+               for e in [e for f in spec["mitigation"]["faults"] for e in f["fields"]] + collateral.get("flags", [])}
+    kinds = set()
+    for entry in collateral.get("references", []):
+        workload = (entry["workload"]["kind"], entry["workload"]["namespace"], entry["workload"]["name"])
+        for ref in entry["needs"]:
+            key = (ref["kind"], ref["namespace"], ref["name"])
+            if ref["kind"] in kinds or key not in found.solved or workload not in found.solved:
+                continue
+            kinds.add(ref["kind"])
+            gone = {k: v for k, v in found.solved.items() if k != key}
+            yield Case(f"the fix also deletes {ref['kind']} {ref['name']}, which {workload[2]} needs", "mitigate",
+                       FAIL, state=render(gone, found))
+            again = _edited(found.solved, key, lambda o: o["metadata"].update(
+                uid="00000000-0000-0000-0000-000000000001", creationTimestamp="2026-01-01T01:00:00Z"))
+            yield Case(f"{ref['kind']} {ref['name']} deleted and recreated as it was", "mitigate", PASS,
+                       state=render(again, found))
+            if ref["kind"] in ("ConfigMap", "Secret") and not {workload, key} & (touched | set(found.needs)):
+                loosened = _edited(gone, workload, lambda o: _made_optional(o["spec"]["template"], ref["kind"],
+                                                                            ref["name"]))
+                yield Case(f"{ref['kind']} {ref['name']} deleted, {workload[2]} reading it as optional", "mitigate",
+                           PASS, state=render(loosened, found))
+
+
+def _made_optional(template: dict, kind: str, name: str) -> None:
+    """Every reference of a pod template to the ConfigMap or Secret `name` marked `optional`."""
+    from ..runtime.evaluator import pod_references
+
+    spec = template.get("spec") or {}
+    holders = []
+    for volume in spec.get("volumes") or []:
+        holders += [volume.get("configMap"), volume.get("secret")]
+        holders += [x for s in (volume.get("projected") or {}).get("sources") or []
+                    for x in (s.get("configMap"), s.get("secret"))]
+    for container in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        holders += [x for e in container.get("env") or [] for x in ((e.get("valueFrom") or {}).get("configMapKeyRef"),
+                                                                   (e.get("valueFrom") or {}).get("secretKeyRef"))]
+        holders += [x for e in container.get("envFrom") or [] for x in (e.get("configMapRef"), e.get("secretRef"))]
+    for holder in holders:
+        if isinstance(holder, dict) and name in (holder.get("name"), holder.get("secretName")):
+            holder["optional"] = True
+    assert (kind, name) not in pod_references(template)
+
+
+def _stray_pod_cases(spec: dict, solved: dict) -> Iterator[Case]:
+    """Pods that join a Service of the topology without a workload of the topology running them: a bare pod
+    carrying the Service's labels, one also named like its workload's pods, another Deployment's pod with
+    those labels, fail beside the fix; a pod of the workload from another ReplicaSet of it (a rollout under
+    way), and a bare pod without the Service's labels, pass."""
+    from ..runtime.evaluator import State, selected_pods
+
+    state = State(solved)
+    service = next((s for s in spec["services"] if s["selector"] and state.get(s) is not None
+                    and selected_pods(state.get(s), state)), None)
+    if service is None:
+        return
+    pod = selected_pods(state.get(service), state)[0]
+
+    def copied(name: str, owners: list | None, labels: dict | None = None) -> dict:
+        out = copy_data(pod)
+        out["metadata"] = {**out["metadata"], "name": name, "labels": labels or dict(out["metadata"]["labels"])}
+        out["metadata"].pop("ownerReferences", None)
+        if owners is not None:
+            out["metadata"]["ownerReferences"] = owners
+        return out
+
+    items = solved["resources"]["items"]
+    base = service["name"]
+    owners = pod["metadata"].get("ownerReferences") or []
+    yield Case(f"a bare pod carrying Service {base}'s labels beside the fix", "mitigate", FAIL,
+               state=_with_items(solved, items + [copied(f"{base}-stray", None)]))
+    if owners and owners[0].get("kind") == "ReplicaSet":  # a name of the ReplicaSet's pods, owned by none
+        yield Case(f"a bare pod carrying Service {base}'s labels, named like its workload's pods", "mitigate", FAIL,
+                   state=_with_items(solved, items + [copied(f"{owners[0]['name']}-zzzzz", None)]))
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"{base}-stray-7b9c6d5f4", "controller": True,
+          "uid": "00000000-0000-0000-0000-000000000002"}
+    yield Case(f"another Deployment's pod carrying Service {base}'s labels", "mitigate", FAIL,
+               state=_with_items(solved, items + [copied(f"{base}-stray-7b9c6d5f4-zzzzz", [rs], {
+                   **pod["metadata"]["labels"], "pod-template-hash": "7b9c6d5f4"})]))
+    if owners and owners[0].get("kind") == "ReplicaSet":
+        deployment = owners[0]["name"].rpartition("-")[0]
+        older = {**owners[0], "name": f"{deployment}-5f4d3c2b1"}
+        yield Case(f"a pod of {deployment} from an older ReplicaSet of it, still running", "mitigate", PASS,
+                   state=_with_items(solved, items + [copied(f"{deployment}-5f4d3c2b1-zzzzz", [older], {
+                       **pod["metadata"]["labels"], "pod-template-hash": "5f4d3c2b1"})]))
+    yield Case("a bare debugging pod without the application's labels", "mitigate", PASS,
+               state=_with_items(solved, items + [copied(f"{base}-debug", None, {"run": "debug"})]))
 
 
 def _kept_cases(spec: dict, found: Objects) -> Iterator[Case]:

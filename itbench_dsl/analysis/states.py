@@ -157,28 +157,10 @@ def _needs(scenario: ir.Scenario, healthy: dict[tuple, dict]) -> dict[tuple, fro
 
 def _config_refs(workload: dict) -> set[tuple[str, str]]:
     """(kind, name) of each ConfigMap and Secret a workload's pod template needs to start."""
-    pod = (workload.get("spec", {}).get("template") or {}).get("spec") or {}
-    found = set()
+    from ..runtime.evaluator import pod_references
 
-    def add(kind: str, ref: dict | None, name_key: str = "name") -> None:
-        if isinstance(ref, dict) and ref.get(name_key) and not ref.get("optional"):
-            found.add((kind, str(ref[name_key])))
-
-    for volume in pod.get("volumes") or []:
-        add("ConfigMap", volume.get("configMap"))
-        add("Secret", volume.get("secret"), "secretName")
-        for source in (volume.get("projected") or {}).get("sources") or []:
-            add("ConfigMap", source.get("configMap"))
-            add("Secret", source.get("secret"))
-    for container in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]:
-        for env in container.get("env") or []:
-            value_from = env.get("valueFrom") or {}
-            add("ConfigMap", value_from.get("configMapKeyRef"))
-            add("Secret", value_from.get("secretKeyRef"))
-        for source in container.get("envFrom") or []:
-            add("ConfigMap", source.get("configMapRef"))
-            add("Secret", source.get("secretRef"))
-    return found
+    return {(kind, name) for kind, name in pod_references(workload.get("spec", {}).get("template"))
+            if kind in ("ConfigMap", "Secret")}
 
 
 def probe_results(scenario: ir.Scenario) -> tuple[dict, dict]:

@@ -19,7 +19,7 @@ from . import ciso as ciso_backend
 from .. import tasks as task_types
 from . import faults as fault_backend
 from . import itbench as itbench_backend
-from ..runtime.evaluator import identity_key, nested, pod_requests, type_key
+from ..runtime.evaluator import POD_TEMPLATE_KINDS, identity_key, nested, pod_references, pod_requests, type_key
 from .evaluator_file import source_for_spec, spec_of  # noqa: F401  (spec_of: the public API)
 from .manifests import topology_manifests
 
@@ -557,6 +557,28 @@ def _collateral(scenario: ir.Scenario, fields: list) -> dict:
         out["autoscalers"] = autoscalers
     if flags:
         out["flags"] = flags
+    references = _references(scenario, healthy)
+    if references:
+        out["references"] = references
+    return out
+
+
+def _references(scenario: ir.Scenario, healthy: list[dict]) -> list[dict]:
+    """Each workload of the topology with the objects of the healthy state its pod template needs
+    (runtime.pod_references) that the fix keeps: what the faults delete is judged as restored, and an
+    object the revert removes is none a fix must keep."""
+    _, inject_delete, _, revert_delete = fault_backend.plan(scenario)
+    removed = {(r.kind, r.namespace, r.name) for r in [*inject_delete, *revert_delete]}
+    present = {_key(o) for o in healthy} - removed
+    out = []
+    for obj in healthy:
+        if obj.get("kind") not in POD_TEMPLATE_KINDS:
+            continue
+        namespace = (obj.get("metadata") or {}).get("namespace")
+        needs = [{"kind": kind, "namespace": namespace, "name": name} for kind, name in
+                 sorted(pod_references((obj.get("spec") or {}).get("template"))) if (kind, namespace, name) in present]
+        if needs:
+            out.append({"workload": _manifest_ref(obj), "needs": needs})
     return out
 
 
@@ -1047,6 +1069,10 @@ def _requires(spec: dict) -> dict:
         collateral = mitigation.get("collateral") or {}
         for entry in collateral.get("autoscalers", []) + collateral.get("flags", []):
             need(entry["object"])
+        for entry in collateral.get("references", []):
+            need(entry["workload"])
+            for ref in entry["needs"]:
+                need(ref)
         if collateral.get("grants"):  # what the subjects may do, read as the authorizer reads it, everywhere
             kinds.update({("", "ClusterRoleBinding"), ("", "ClusterRole")})
             for namespace in sorted({w["namespace"] for w in spec["workloads"] if w["namespace"]} |

@@ -1143,23 +1143,31 @@ class Names:
             return self.owners[key]
         found = None
         pod = self.state.objects.get(key) or self.state.incident.get(key)
-        meta = pod.get("metadata") if isinstance(pod, dict) else None
-        for ref in (meta.get("ownerReferences") or []) if isinstance(meta, dict) else ():
-            if not isinstance(ref, dict):
-                continue
-            owner = str(ref.get("name", ""))
-            if ref.get("kind") == "ReplicaSet":
-                labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
-                hash_ = labels.get("pod-template-hash")
-                owner = owner[:-len(hash_) - 1] if hash_ and owner.endswith("-" + str(hash_)) else owner.rpartition("-")[0]
-            if ref.get("kind") in ("ReplicaSet", "StatefulSet", "DaemonSet", "Job"):
-                found = (key[1], owner)
-                break
+        controller = pod_controller(pod)
+        if controller is not None:
+            found = (key[1], controller[1])
         if found is None:
             w = owner_from_name(key[2], key[1], self.workloads, self.static)
             found = (w["namespace"], w["name"]) if w else None
         self.owners[key] = found
         return found
+
+
+def pod_controller(pod):
+    """(kind, name) of the workload a pod's owner references say runs it: a ReplicaSet's Deployment (its name
+    without the pod-template hash), a StatefulSet, a DaemonSet, a Job; None for a pod no such owner names."""
+    meta = pod.get("metadata") if isinstance(pod, dict) else None
+    for ref in (meta.get("ownerReferences") or []) if isinstance(meta, dict) else ():
+        if not isinstance(ref, dict) or ref.get("kind") not in ("ReplicaSet", "StatefulSet", "DaemonSet", "Job"):
+            continue
+        owner = str(ref.get("name", ""))
+        if ref["kind"] == "ReplicaSet":
+            labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+            hash_ = labels.get("pod-template-hash")
+            owner = owner[:-len(hash_) - 1] if hash_ and owner.endswith("-" + str(hash_)) else owner.rpartition("-")[0]
+            return ("Deployment", owner)
+        return (ref["kind"], owner)
+    return None
 
 
 def owner_from_name(name, namespace, workloads, static):
@@ -3231,6 +3239,7 @@ def safeguard_checks(spec, state, checks):
         relabelled = [p["metadata"]["name"] for p in owned if not labels_match(p["metadata"].get("labels"), s["selector"])]
         if relabelled:
             broken.append(f"pods relabelled away from {ref_text(s)}: {', '.join(sorted(relabelled)[:3])}")
+    broken += stray_pods(spec, state)
     collateral = (spec.get("mitigation") or {}).get("collateral") or {}
     broken += autoscalers_kept(collateral.get("autoscalers", []), state)
     restored = {(e["object"]["kind"], e["object"]["namespace"], e["object"]["name"])
@@ -3238,8 +3247,118 @@ def safeguard_checks(spec, state, checks):
     broken += flags_kept([e for e in collateral.get("flags", []) if (e["object"]["kind"], e["object"]["namespace"],
                                                                     e["object"]["name"]) not in restored], state)
     broken += grants_kept(collateral.get("grants", []), state)
+    broken += references_kept(collateral.get("references", []), restored, state)
     checks.append({"id": "safeguards", "passed": not broken,
                    "detail": "; ".join(broken) if broken else "workloads scaled, services and their selectors intact"})
+
+
+def stray_pods(spec, state):
+    """Pods a Service of the topology selects that no workload of the topology runs: a bare pod, or another
+    workload's, given the application's labels serves in place of the pods the Service is for, and hides them
+    broken. A pod is a workload's by its owner references alone (a name reads like anyone's); what a fault
+    created is left to its own check."""
+    declared = {(w["kind"], w["namespace"], w["name"]) for w in spec["workloads"]}
+    created = {(r["kind"], r["namespace"], r["name"]) for f in (spec.get("mitigation") or {}).get("faults", [])
+               for r in f["created"]}
+    runners = declared | created
+    out = []
+    for s in spec["services"]:
+        if not s["selector"]:
+            continue
+        strays = []
+        for pod in state.by_kind.get(("Pod", s["namespace"]), []):
+            meta = pod.get("metadata") or {}
+            if terminating(pod) or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed") \
+                    or not labels_match(meta.get("labels"), s["selector"]):
+                continue  # a pod that is no endpoint
+            name = str(meta.get("name", ""))
+            controller = pod_controller(pod)
+            if controller is not None and (controller[0], s["namespace"], controller[1]) in runners:
+                continue
+            if ("Pod", s["namespace"], name) in created or _mirror_pod(pod, s["namespace"], declared):
+                continue
+            strays.append(name)
+        if strays:
+            out.append(f"pods no workload of the application runs are selected by {ref_text(s)}: "
+                       f"{', '.join(sorted(strays)[:3])}" + (f" and {len(strays) - 3} more" if len(strays) > 3 else ""))
+    return out
+
+
+def _mirror_pod(pod, namespace, declared):
+    """Whether a pod is the mirror pod of a static pod of the topology: owned by its node, `<name>-<node>`."""
+    meta = pod.get("metadata") or {}
+    if not any(isinstance(r, dict) and r.get("kind") == "Node" for r in meta.get("ownerReferences") or []):
+        return False
+    name = str(meta.get("name", ""))
+    return any(kind == "Pod" and ns == namespace and name.startswith(w + "-") for kind, ns, w in declared)
+
+
+# the kinds of objects a pod template may need for its pods to start (pod_references)
+REFERENCED_KINDS = ("ConfigMap", "Secret", "ServiceAccount", "PersistentVolumeClaim")
+
+
+def pod_references(template):
+    """(kind, name) of each object a pod template needs for a new pod to start: the ConfigMaps and Secrets
+    its volumes (projected ones too), its containers' `env` and `envFrom` read, its ServiceAccount, its image
+    pull Secrets, its PersistentVolumeClaims. A reference marked `optional` is left out: the pod starts
+    without it."""
+    pod = template.get("spec") if isinstance(template, dict) else None
+    if not isinstance(pod, dict):
+        return set()
+    found = set()
+
+    def add(kind, ref, key="name"):
+        if isinstance(ref, dict) and ref.get(key) and not ref.get("optional"):
+            found.add((kind, str(ref[key])))
+
+    def items(node, key):
+        value = node.get(key) if isinstance(node, dict) else None
+        return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+    for volume in items(pod, "volumes"):
+        add("ConfigMap", volume.get("configMap"))
+        add("Secret", volume.get("secret"), "secretName")
+        add("PersistentVolumeClaim", volume.get("persistentVolumeClaim"), "claimName")
+        for source in items(volume.get("projected"), "sources"):
+            add("ConfigMap", source.get("configMap"))
+            add("Secret", source.get("secret"))
+    for container in items(pod, "containers") + items(pod, "initContainers"):
+        for env in items(container, "env"):
+            value_from = env.get("valueFrom") if isinstance(env.get("valueFrom"), dict) else {}
+            add("ConfigMap", value_from.get("configMapKeyRef"))
+            add("Secret", value_from.get("secretKeyRef"))
+        for source in items(container, "envFrom"):
+            add("ConfigMap", source.get("configMapRef"))
+            add("Secret", source.get("secretRef"))
+    for secret in items(pod, "imagePullSecrets"):
+        add("Secret", secret)
+    account = pod.get("serviceAccountName") or pod.get("serviceAccount")
+    if isinstance(account, str) and account:
+        found.add(("ServiceAccount", account))
+    return found
+
+
+def references_kept(entries, restored, state):
+    """Every object of the healthy state a workload's pod template needs is still there while the template
+    still names it: pods running keep what they mounted, so a state with one deleted looks healthy until the
+    next pod cannot start. An object the fault deleted is left to its `restored` check; a template that no
+    longer names it needs it no more."""
+    missing = {}  # the object gone -> the workloads that still need it
+    for entry in entries:
+        workload = state.get(entry["workload"])
+        if workload is None or terminating(workload):
+            continue  # the safeguards say a workload deleted
+        named = pod_references((workload.get("spec") or {}).get("template"))
+        for ref in entry["needs"]:
+            key = (ref["kind"], ref["namespace"], ref["name"])
+            if (ref["kind"], ref["name"]) not in named or key in restored:
+                continue
+            obj = state.get(ref)
+            if obj is None or terminating(obj):
+                missing.setdefault(key, []).append(entry["workload"]["name"])
+    return [f"{ref_text(as_ref(key))} {'deleted' if state.objects.get(key) is None else 'being deleted'}, which "
+            f"{', '.join(names)} still need{'s' if len(names) == 1 else ''}: a new pod of "
+            f"{'it' if len(names) == 1 else 'theirs'} cannot start" for key, names in missing.items()]
 
 
 def autoscalers_kept(entries, state):
