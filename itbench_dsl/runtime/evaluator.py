@@ -3517,8 +3517,11 @@ def app_spend(spec, state):
             total[resource] += floor * figure
     for namespace in namespaces:
         for pod in state.by_kind.get(("Pod", namespace), []):
+            controlled = any(isinstance(o, dict) and o.get("controller")
+                             for o in (pod.get("metadata") or {}).get("ownerReferences") or [])
+            # a pod no controller owns is bare, however it is named (owns_pod would read the name)
             if terminating(pod) or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed") \
-                    or not selected(pod) or any(owns_pod(w, pod) for w in workloads):
+                    or not selected(pod) or (controlled and any(owns_pod(w, pod) for w in workloads)):
                 continue
             for resource, figure in pod_reserves(pod).items():
                 total[resource] += figure

@@ -92,6 +92,9 @@ def test_bare_pods_and_a_daemonsets_pods_count():
     verdict = mitigate(IDLE, state)
     assert not check(verdict)["passed"] and "Pod recommendation-extra" in check(verdict)["detail"]
     state = derived(IDLE, "solved")
+    bare_pod(state, "recommendation", "recommendation-5d8f7c-x2k9q")  # named as the Deployment's pods are
+    assert not check(mitigate(IDLE, state))["passed"]
+    state = derived(IDLE, "solved")
     pod = bare_pod(state, "recommendation", "recommendation-node-a")
     pod["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "controller": True,
                                            "name": "recommendation-everywhere"}]
