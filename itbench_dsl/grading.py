@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import ir
-from .runtime.evaluator import any_parts, flag_outcomes, show_path
+from .runtime.evaluator import RESERVED_SLACK, any_parts, flag_outcomes, show_path
 from .source import SourceMap
 
 # where a check comes from, as `explain` and the docs page say it
@@ -144,6 +144,11 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
                     "every workload of the topology costs within the threshold of its healthy spend (replica floor "
                     "times each container's request), above or below: spend cut where the fault made it, never "
                     "moved elsewhere")
+                add("finops.reserved", HEALTH, None,
+                    "the CPU and memory the application reserves (the topology's workloads and any copy of "
+                    "them, at their replica floor, and the other pods their selectors select) at most "
+                    f"{RESERVED_SLACK:.0%} above the healthy figure: a saving is not moved to a copy, nor into "
+                    "raised requests")
         if task == "diagnose" and spec.get("diagnosis"):
             d = spec["diagnosis"]
             roots = [g["component"] for g in d["groups"] if g["root_cause"]]

@@ -40,7 +40,10 @@ scenario's own plan, each with the verdict it must get:
 * FinOps answers: the objects as the prompt asks (`<ns>/<Kind>/<name>`), the bare name with its
   kind, any object the fault changes, for a control the answer that names nothing (pass); another
   object, an absent one, nothing, for a control any object (fail). FinOps states: an optimum's list
-  item back at its faulty value behind a twin of another identity holding the optimum (fail).
+  item back at its faulty value behind a twin of another identity holding the optimum; the faulted
+  workload's replicas moved into a copy under another name, bare pods copied from its pods, a sidecar
+  on it, every workload's requests raised by half (fail: the application reserves more than when
+  healthy); the copy at zero replicas, the bare pods finished (pass).
 * CISO: a perfect policy's reports, also beside another policy's (pass); allow-all and deny-all
   policies, no reports, a policy that breaks the prompt's contract (Enforce, also through
   `validationFailureActionOverrides`), another policy's reports flagging the gap while the graded
@@ -286,6 +289,7 @@ def cases(scenario: ir.Scenario, spec: dict, found: Objects, derived: dict[str, 
     if "mitigate" in posed and spec["domain"] == "finops":
         yield from _optimum_cases(spec, derived)
         yield from _spend_cases(spec, derived)
+        yield from _reserved_cases(spec, derived)
     yield from _task_cases(scenario, spec, found, derived)
 
 
@@ -2628,6 +2632,92 @@ def _spend_cases(spec, derived) -> Iterator[Case]:
                 status["readyReplicas"] = 0
                 status["availableReplicas"] = 0
         yield Case(f"another workload ({entry['object']['name']}) broken", "mitigate", FAIL, state=state)
+
+
+def _reserved_cases(spec, derived) -> Iterator[Case]:
+    """What the application reserves, not the figure measured: the solved state (a control's: the healthy one)
+    beside a copy of the faulted workload (a control's: the one reserving most) under another name, or beside
+    bare pods copied from its pods, or with a sidecar on it, each reserving a tenth of the application more,
+    or with every workload's requests raised by half, fails; beside the copy at zero replicas, or the bare pods
+    finished, passes."""
+    from ..runtime.evaluator import pod_reserves
+
+    solved = derived.get("solved") or derived["healthy"]
+    spend = [e for e in spec["finops"].get("spend") or [] if any((e.get("reserves") or {}).values())]
+    if not spend:
+        return
+    faulted = {(r["kind"], r.get("namespace"), r["name"]) for refs in spec["finops"]["findings"] for r in refs}
+    entry = next((e for e in spend if _key_of(e["object"]) in faulted),
+                 max(spend, key=lambda e: e["replicas"] * e["reserves"]["memory"]))
+    key = _key_of(entry["object"])
+    workload = next((o for o in solved["resources"]["items"] if _key(o) == key), None)
+    if workload is None:
+        return
+    total = {r: sum(e["replicas"] * e["reserves"][r] for e in spend) for r in ("cpu", "memory")}
+    pod = pod_reserves(workload)
+    # pods enough to reserve a tenth of the application more of some resource: well past the 5% allowed
+    count = min(-(-total[r] // (10 * pod[r])) + 1 for r in ("cpu", "memory") if pod[r])
+    count = int(count)
+    name = key[2]
+
+    def twin(replicas):
+        made = copy_data(workload)
+        made["metadata"] = {"name": f"{name}-copy", "namespace": key[1], "generation": 1}
+        made["spec"]["replicas"] = replicas
+        made["status"] = {"observedGeneration": 1, "replicas": replicas, "readyReplicas": replicas,
+                          "availableReplicas": replicas, "updatedReplicas": replicas}
+        return made
+
+    def bare(phase):
+        pods = _pods_of(solved, entry["object"])
+        if not pods:
+            return []
+        made = []
+        for index in range(count):
+            p = copy_data(pods[0])
+            p["metadata"] = {**p["metadata"], "name": f"{name}-extra{index}",
+                             "labels": {k: v for k, v in (p["metadata"].get("labels") or {}).items()
+                                        if k != "pod-template-hash"}}
+            p["metadata"].pop("ownerReferences", None)
+            p["metadata"].pop("uid", None)
+            p["status"] = {**(p.get("status") or {}), "phase": phase}
+            made.append(p)
+        return made
+
+    items = solved["resources"]["items"]
+    yield Case(f"{name}'s replicas moved into a copy under another name ({count} replicas)", "mitigate", FAIL,
+               state=_with_items(solved, items + [twin(count)]))
+    yield Case(f"a copy of {name} under another name at zero replicas", "mitigate", PASS,
+               state=_with_items(solved, items + [twin(0)]))
+    pods = bare("Running")
+    if pods:
+        yield Case(f"{count} bare pods copied from {name}'s", "mitigate", FAIL, state=_with_items(solved, items + pods))
+        yield Case(f"{count} bare pods copied from {name}'s, finished", "mitigate", PASS,
+                   state=_with_items(solved, items + bare("Succeeded")))
+
+    def sidecar(obj):
+        obj["spec"]["template"]["spec"]["containers"].append(
+            {"name": "sidecar", "image": "busybox", "resources": {"requests": {
+                r: _quantity(r, count * pod[r]) for r in ("cpu", "memory") if pod[r]}}})
+
+    def raised(obj):
+        from ..runtime.evaluator import number
+
+        for c in obj["spec"]["template"]["spec"].get("containers", []):
+            for part in ("requests", "limits"):
+                for resource, value in list(((c.get("resources") or {}).get(part) or {}).items()):
+                    if resource in ("cpu", "memory") and number(value):
+                        c["resources"][part][resource] = _quantity(resource, 1.5 * number(value))
+
+    yield Case(f"a sidecar on {name} requesting what {count} of its pods reserve", "mitigate", FAIL,
+               state=_with_edit(solved, key, sidecar))
+    yield Case("every workload's requests raised by half", "mitigate", FAIL,
+               state=_with_edits(solved, {_key_of(e["object"]) for e in spend}, raised))
+
+
+def _quantity(resource: str, value: float) -> str:
+    """A figure as a Kubernetes quantity: CPU in millicores, memory in bytes."""
+    return f"{round(value * 1000)}m" if resource == "cpu" else str(round(value))
 
 
 def _key_of(ref: dict) -> tuple:

@@ -19,7 +19,7 @@ from . import ciso as ciso_backend
 from .. import tasks as task_types
 from . import faults as fault_backend
 from . import itbench as itbench_backend
-from ..runtime.evaluator import POD_TEMPLATE_KINDS, identity_key, nested, pod_references, pod_requests, type_key
+from ..runtime.evaluator import POD_TEMPLATE_KINDS, identity_key, nested, pod_references, pod_requests, pod_reserves, type_key
 from .evaluator_file import source_for_spec, spec_of  # noqa: F401  (spec_of: the public API)
 from .manifests import topology_manifests
 
@@ -770,7 +770,8 @@ def _finops(scenario: ir.Scenario) -> dict:
 
 def _spend(scenario: ir.Scenario, healthy: dict) -> list[dict]:
     """Each workload of the topology with what it may cost: its replica floor (its autoscaler's
-    minReplicas, else its replicas) and its pods' requests, as the healthy manifests have them."""
+    minReplicas, else its replicas), its pods' requests and what one pod reserves, as the healthy manifests
+    have them, and its selector (the pods of a copy under another name are the application's too)."""
     hpas = {(h.target.namespace, h.target.name): h for h in scenario.topology.autoscalers}
     out = []
     for w in scenario.topology.workloads:
@@ -784,6 +785,8 @@ def _spend(scenario: ir.Scenario, healthy: dict) -> list[dict]:
             entry["autoscaler"] = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
                                    "namespace": hpa.namespace, "name": hpa.name}
         entry["requests"] = pod_requests(manifest)
+        entry["reserves"] = pod_reserves(manifest)
+        entry["selector"] = (manifest.get("spec") or {}).get("selector") or {}
         out.append(entry)
     return out
 
@@ -1084,6 +1087,7 @@ def _requires(spec: dict) -> dict:
     for entry in (spec.get("finops") or {}).get("spend", []):
         need(entry["object"])
         need(entry.get("autoscaler"))
+        kinds.add((entry["object"].get("namespace") or "", "Pod"))  # what the application reserves: its pods too
     if ((spec.get("ciso") or {}).get("contract") or {}).get("artefact") == "kyverno":
         kinds.add(("", "ClusterPolicy"))  # the policy graded live: its contract is checked as the cluster holds it
     out = {"kinds": sorted([ns, kind] for ns, kind in kinds), "alerts": alerts,

@@ -772,29 +772,27 @@ REVISION_LABEL = "controller-revision-hash"
 
 
 def workload_pods(obj, state):
-    """The pods a Deployment's ReplicaSets or a StatefulSet own (by owner reference; a pod without one by its
-    name, `<statefulset>-<n>`, `<deployment>-<hash>-<suffix>`), but those leaving or replaced."""
+    """The pods a Deployment's ReplicaSets or a StatefulSet own (owns_pod), but those leaving or replaced."""
     meta = obj.get("metadata") or {}
-    name, kind = str(meta.get("name", "")), obj.get("kind")
-    out = []
-    for pod in state.by_kind.get(("Pod", meta.get("namespace") or None), []):
-        if terminating(pod) or replaced(pod):
-            continue
-        pod_meta = pod.get("metadata") or {}
-        owners = [o for o in pod_meta.get("ownerReferences") or [] if isinstance(o, dict) and o.get("controller")]
-        labels = pod_meta.get("labels") if isinstance(pod_meta.get("labels"), dict) else {}
-        if owners:
-            owner = owners[0]
-            mine = (kind == "StatefulSet" and owner.get("kind") == "StatefulSet" and owner.get("name") == name) or \
-                (kind == "Deployment" and owner.get("kind") == "ReplicaSet"
-                 and owner.get("name") == f"{name}-{labels.get('pod-template-hash', '')}")
-        else:
-            pod_name = str(pod_meta.get("name", ""))
-            mine = re.fullmatch(re.escape(name) + (r"-\d+" if kind == "StatefulSet" else r"-[a-z0-9]+-[a-z0-9]+"),
-                                pod_name) is not None
-        if mine:
-            out.append(pod)
-    return out
+    return [pod for pod in state.by_kind.get(("Pod", meta.get("namespace") or None), [])
+            if not terminating(pod) and not replaced(pod) and owns_pod(obj, pod)]
+
+
+def owns_pod(obj, pod):
+    """Whether a Deployment (through its ReplicaSet) or a StatefulSet owns a pod: by owner reference, a pod
+    without one by its name, `<statefulset>-<n>`, `<deployment>-<hash>-<suffix>`."""
+    name, kind = str((obj.get("metadata") or {}).get("name", "")), obj.get("kind")
+    pod_meta = pod.get("metadata") or {}
+    owners = [o for o in pod_meta.get("ownerReferences") or [] if isinstance(o, dict) and o.get("controller")]
+    labels = pod_meta.get("labels") if isinstance(pod_meta.get("labels"), dict) else {}
+    if owners:
+        owner = owners[0]
+        return (kind == "StatefulSet" and owner.get("kind") == "StatefulSet" and owner.get("name") == name) or \
+            (kind == "Deployment" and owner.get("kind") == "ReplicaSet"
+             and owner.get("name") == f"{name}-{labels.get('pod-template-hash', '')}")
+    pod_name = str(pod_meta.get("name", ""))
+    return re.fullmatch(re.escape(name) + (r"-\d+" if kind == "StatefulSet" else r"-[a-z0-9]+-[a-z0-9]+"),
+                        pod_name) is not None
 
 
 def pod_unstable(pod, since=None, earlier=()):
@@ -3522,45 +3520,74 @@ def finops_proximity(spec, state, checks, metrics):
     return score
 
 
+def container_request(container, resource):
+    """What a container requests of `cpu` (cores) or `memory` (bytes): its request, else its limit, as
+    Kubernetes defaults a request left out; 0 when it declares neither."""
+    res = container.get("resources") if isinstance(container.get("resources"), dict) else {}
+    for part in ("requests", "limits"):
+        values = res.get(part) if isinstance(res.get(part), dict) else {}
+        if values.get(resource) is not None:
+            return round(number(values[resource]) or 0.0, 9)
+    return 0.0
+
+
+def _pod_spec(obj):
+    """A Pod's spec, or a workload's pod template's."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    if obj.get("kind") != "Pod":
+        template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+        spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
+    return spec
+
+
 def pod_requests(obj):
     """What each container of a workload's pods requests, {name: {"cpu": cores, "memory": bytes}} (init
-    containers too); a container's request defaults to its limit, as Kubernetes defaults it."""
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
-    pod = template.get("spec") if isinstance(template.get("spec"), dict) else {}
-    out = {}
-    for container in list(pod.get("containers") or []) + list(pod.get("initContainers") or []):
-        if not isinstance(container, dict) or not isinstance(container.get("name"), str):
-            continue
-        res = container.get("resources") if isinstance(container.get("resources"), dict) else {}
-        asked = {}
-        for resource in ("cpu", "memory"):
-            asked[resource] = 0.0
-            for part in ("requests", "limits"):
-                values = res.get(part) if isinstance(res.get(part), dict) else {}
-                if values.get(resource) is not None:
-                    asked[resource] = round(number(values[resource]) or 0.0, 9)
-                    break
-        out[container["name"]] = asked
-    return out
+    containers too)."""
+    pod = _pod_spec(obj)
+    return {c["name"]: {r: container_request(c, r) for r in ("cpu", "memory")}
+            for c in list(pod.get("containers") or []) + list(pod.get("initContainers") or [])
+            if isinstance(c, dict) and isinstance(c.get("name"), str)}
+
+
+def pod_reserves(obj):
+    """What one pod of a Pod or a workload reserves on its node, {"cpu": cores, "memory": bytes}, as the
+    scheduler counts it: its containers' requests (sidecars, init containers that keep running, among them),
+    or the largest init container's where that is more."""
+    pod = _pod_spec(obj)
+    inits = [c for c in pod.get("initContainers") or [] if isinstance(c, dict)]
+    running = [c for c in pod.get("containers") or [] if isinstance(c, dict)]
+    running += [c for c in inits if c.get("restartPolicy") == "Always"]
+    return {r: max([sum(container_request(c, r) for c in running)]
+                   + [container_request(c, r) for c in inits if c.get("restartPolicy") != "Always"])
+            for r in ("cpu", "memory")}
+
+
+def replica_floor(obj, state):
+    """The replicas a workload keeps at least: the minReplicas of an autoscaler scaling it (the others come and
+    go with the load, and an autoscaler takes a while to scale in after a fix), else its replicas."""
+    meta = obj.get("metadata") or {}
+    for hpa in state.by_kind.get(("HorizontalPodAutoscaler", meta.get("namespace") or None), []):
+        target = ((hpa.get("spec") or {}).get("scaleTargetRef") or {}) if isinstance(hpa.get("spec"), dict) else {}
+        if isinstance(target, dict) and target.get("kind") == obj.get("kind") and target.get("name") == meta.get("name"):
+            floor = number(hpa["spec"].get("minReplicas", 1))
+            return 1.0 if floor is None else floor
+    replicas = number((obj.get("spec") or {}).get("replicas", 1)) if isinstance(obj.get("spec"), dict) else None
+    return 1.0 if replicas is None else replicas
 
 
 def finops_spend(spec, state, checks):
     """Spend is cut where the fault made it, never moved elsewhere nor raised: for every workload of the
-    topology and each of its healthy containers, its replica floor (its autoscaler's minReplicas, else its
-    replicas) times what the container requests stays within the threshold of what the healthy manifests
-    cost, above it or below (a request slashed starves the service). A raised minReplicas multiplies the
-    spend however well the target is set; a control's right answer is to change nothing."""
+    topology and each of its healthy containers, its replica floor (replica_floor) times what the container
+    requests stays within the threshold of what the healthy manifests cost, above it or below (a request
+    slashed starves the service). A raised minReplicas multiplies the spend however well the target is set;
+    a control's right answer is to change nothing."""
     slack = 1.0 - spec["finops"]["threshold"]
     over = []
     for entry in spec["finops"].get("spend", []):
         obj = state.get(entry["object"])
         if obj is None:
             continue  # a missing workload is the health checks' to fail
-        hpa = state.get(entry["autoscaler"]) if entry.get("autoscaler") else None
-        floor = number((hpa.get("spec") or {}).get("minReplicas", 1)) if isinstance(hpa, dict) else \
-            number((obj.get("spec") or {}).get("replicas", 1))
-        floor = 1.0 if floor is None else floor
+        floor = replica_floor(obj, state)
         asked = pod_requests(obj)
         for container, healthy in entry["requests"].items():
             for resource, figure in healthy.items():
@@ -3572,6 +3599,73 @@ def finops_spend(spec, state, checks):
     checks.append({"id": "finops.spend", "passed": not over,
                    "detail": ("spend away from the healthy one: " + "; ".join(over[:3])) if over else
                              "every workload costs what its healthy manifests cost (replica floor times requests)"})
+
+
+# what the application may reserve above its healthy figure, for each of CPU and memory
+RESERVED_SLACK = 0.05
+
+
+def app_spend(spec, state):
+    """What the application reserves in a state, ({"cpu": cores, "memory": bytes}, what counts beyond the
+    topology): each workload of the topology, and each other Deployment or StatefulSet whose pod template a
+    topology workload's healthy selector selects (a copy under another name), at its replica floor times what
+    its pod reserves; and each running pod those selectors select that none of these workloads owns (a bare
+    pod, a DaemonSet's, a Job's), at what it reserves. The healthy figure is the topology's alone
+    (`reserves` per workload)."""
+    entries = spec["finops"].get("spend", [])
+    selectors = [e["selector"] for e in entries if e.get("selector")]
+    namespaces = list(dict.fromkeys(e["object"].get("namespace") or None for e in entries))
+
+    def selected(obj):
+        labels = (obj.get("metadata") or {}).get("labels")
+        return any(selector_matches(s, labels) for s in selectors)
+
+    workloads = [o for o in (state.get(e["object"]) for e in entries) if o is not None]
+    beyond = []
+    for namespace in namespaces:
+        for kind in ("Deployment", "StatefulSet"):
+            for w in state.by_kind.get((kind, namespace), []):
+                template = (w.get("spec") or {}).get("template") if isinstance(w.get("spec"), dict) else None
+                if all(w is not o for o in workloads) and isinstance(template, dict) and selected(template):
+                    workloads.append(w)
+                    beyond.append(f"{kind} {(w.get('metadata') or {}).get('name')}")
+    total = {"cpu": 0.0, "memory": 0.0}
+    for w in workloads:
+        floor = replica_floor(w, state)
+        for resource, figure in pod_reserves(w).items():
+            total[resource] += floor * figure
+    for namespace in namespaces:
+        for pod in state.by_kind.get(("Pod", namespace), []):
+            controlled = any(isinstance(o, dict) and o.get("controller")
+                             for o in (pod.get("metadata") or {}).get("ownerReferences") or [])
+            # a pod no controller owns is bare, however it is named (owns_pod would read the name)
+            if terminating(pod) or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed") \
+                    or not selected(pod) or (controlled and any(owns_pod(w, pod) for w in workloads)):
+                continue
+            for resource, figure in pod_reserves(pod).items():
+                total[resource] += figure
+            beyond.append(f"Pod {(pod.get('metadata') or {}).get('name')}")
+    return total, beyond
+
+
+def finops_reserved(spec, state, checks):
+    """A saving is no saving when the application reserves as much as before: however the measured figure
+    reads, the CPU and memory the application reserves (app_spend) stay at most the healthy figure, within
+    RESERVED_SLACK. Requests raised beside a lowered maxReplicas, or replicas moved to a copy, fail."""
+    healthy = {"cpu": 0.0, "memory": 0.0}
+    for entry in spec["finops"].get("spend", []):
+        for resource, figure in (entry.get("reserves") or {}).items():
+            healthy[resource] += entry["replicas"] * figure
+    now, beyond = app_spend(spec, state)
+    over = [r for r in ("cpu", "memory") if now[r] > healthy[r] * (1 + RESERVED_SLACK) + 1e-9]
+
+    def figures(t):
+        return f"{t['cpu']:g} CPU, {t['memory'] / 2 ** 20:g} MiB memory"
+
+    detail = (f"the application reserves {figures(now)}; healthy {figures(healthy)}, at most "
+              f"{RESERVED_SLACK:.0%} more" + (f" ({', '.join(over)} over)" if over else "")
+              + (f"; beyond the topology: {', '.join(beyond[:5])}" if beyond else ""))
+    checks.append({"id": "finops.reserved", "passed": not over, "detail": detail})
 
 
 def type_key(text):
@@ -4626,6 +4720,7 @@ def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=No
         unchanged_checks(spec["mitigation"], st, checks)
         if domain == "finops" and "spend" in spec["finops"]:
             finops_spend(spec, st, checks)
+            finops_reserved(spec, st, checks)
         healthy = all(c["passed"] for c in checks if not c["id"].startswith("finops.proximity"))
         if proximity is not None:
             score = proximity if healthy else 0.0  # a fix that breaks the service scores nothing
