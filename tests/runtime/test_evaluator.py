@@ -327,7 +327,9 @@ def test_what_the_state_omits_is_not_taken_as_absent():
         o for o in faulty["resources"]["items"] if o["kind"] in everyday]}, "captured": []}
     assert "chaos-mesh/Schedule" in refused(chaos, None, get_all, task="mitigate")
     # declared as captured, the absence of the Schedule means it was deleted: then it is graded
-    get_all["captured"] = ["chaos-mesh/Schedule", "otel-demo/ConfigMap"]  # the flags' ConfigMap: the safeguards read it
+    # (and where the application runs, where a copy of it would act too)
+    get_all["captured"] = ["chaos-mesh/Schedule", "otel-demo/Schedule",
+                           "otel-demo/ConfigMap"]  # the flags' ConfigMap: the safeguards read it
     assert "created.chaos-mesh/Schedule/checkout-be7a204" not in failed(mitigate(chaos, get_all))
 
 
