@@ -122,7 +122,8 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
                     else:
                         parts.append((f"fields.{_ref(entry['object'])}", "; ".join(wants)))
                 for ref in fault["created"]:
-                    parts.append((f"created.{_ref(ref)}", f"{_ref(ref)}, which the fault created, gone"))
+                    parts.append((f"created.{_ref(ref)}", f"{_ref(ref)}, which the fault created, gone or without its effect, "
+                                  "and no object of its kind doing what it did under another name"))
                 if fault["undone_by"] == "any" and len(parts) > 1:
                     add(f"fault.{index}.{fault['fault']}", FAULT, line,
                         f"`{fault['fault']}` undone through any one of: " + "; ".join(f"{i}: {w}" for i, w in parts))

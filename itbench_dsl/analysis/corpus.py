@@ -346,6 +346,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
             yield from _any_part_cases(found, fault)
             for ref in fault["created"]:  # its created object neutralised, every other part left faulty
                 yield from _neutralised_cases(found, (ref["kind"], ref["namespace"], ref["name"]), found.faulty, spec)
+                yield from _twin_cases(spec, found, ref, found.faulty)
             continue
         for entry in fault["fields"]:
             key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
@@ -364,6 +365,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
                 yield Case(f"everything fixed but {ref['kind']} {ref['name']} left in place"
                            + (", taking no capacity" if idle else ""), "mitigate", PASS if idle else FAIL,
                            state=render(left, found))
+                yield from _twin_cases(spec, found, ref, want=PASS if idle else FAIL)
     for entry in m["restored"] if graded else []:
         ref = entry["object"]
         key = (ref["kind"], ref["namespace"], ref["name"])
@@ -706,6 +708,83 @@ def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None, gra
                    state=_with_edit(state, key, set_hard(10)))
         yield Case(f"ResourceQuota {key[2]} raised, but below what the namespace runs", "mitigate", FAIL,
                    state=_with_edit(state, key, set_hard(0.5)))
+
+
+def _harmless(obj: dict) -> dict | None:
+    """A copy of an object a fault created that acts otherwise, and to no harm: a chaos experiment selecting
+    no pod, a NetworkPolicy admitting all to the pods it selected, an AuthorizationPolicy that only logs, a
+    PeerAuthentication that admits plain text, a quota far above any need, a workload of no replica. None for
+    a kind with no such form here."""
+    out = copy_data(obj)
+    spec = out.get("spec")
+    if not isinstance(spec, dict):
+        return None
+    nothing = {"labelSelectors": {"corpus.itbench.dev/selects": "nothing"}}
+    if str(out.get("apiVersion", "")).startswith("chaos-mesh.org/"):
+        inner = next((v for k, v in spec.items() if str(k).lower() == str(spec.get("type", "")).lower()), spec)
+        if not isinstance(inner, dict) or "selector" not in inner:
+            return None
+        inner["selector"] = nothing
+    elif out["kind"] == "NetworkPolicy":
+        for direction in ("ingress", "egress"):
+            spec[direction] = [{}]
+        spec["policyTypes"] = ["Ingress", "Egress"]
+    elif out["kind"] == "AuthorizationPolicy":
+        spec["action"] = "AUDIT"
+    elif out["kind"] == "PeerAuthentication":
+        spec["mtls"] = {"mode": "PERMISSIVE"}
+        spec.pop("portLevelMtls", None)
+    elif out["kind"] == "ResourceQuota":
+        spec["hard"] = {r: "1000Ti" if "memory" in r or "storage" in r else "100000" for r in spec.get("hard") or {}}
+        out.pop("status", None)
+    elif out["kind"] in ("Deployment", "StatefulSet", "ReplicaSet"):
+        spec["replicas"] = 0
+    else:
+        return None
+    return out
+
+
+def _twin_cases(spec: dict, found: Objects, ref: dict, base: dict | None = None, want: str = FAIL) \
+        -> Iterator[Case]:
+    """An object the fault created is judged by what it does, never by its name: the object renamed (and
+    relabelled), or copied into another namespace where its acting part names whom it acts on (a chaos
+    experiment's selector), with its original gone, is the fault left (`want`: fail, unless the fault is undone
+    whatever is left of it); a paused copy of a chaos experiment, or a copy that acts otherwise and to no harm
+    (`_harmless`) under another name, is no fault. `base`: the state the copies are added to (the solved one;
+    the faulty one for a fault undone by any part)."""
+    key = (ref["kind"], ref["namespace"], ref["name"])
+    faulty = found.faulty.get(key)
+    if faulty is None or "acting" not in ref:
+        return
+    left = dict(found.solved if base is None else base)
+    left.pop(key, None)
+
+    def copied(obj: dict, name: str, namespace=None, labels=None) -> dict:
+        out = copy_data(obj)
+        out["metadata"] = {**out["metadata"], "name": name, "namespace": namespace or key[1]}
+        if labels is not None:
+            out["metadata"]["labels"] = labels
+        return {**left, _key(out): out}
+
+    name = f"{key[2]}-2"
+    yield Case(f"{key[0]} {key[2]} renamed to {name}", "mitigate", want, state=render(copied(faulty, name), found))
+    yield Case(f"{key[0]} {key[2]} renamed and relabelled", "mitigate", want, state=render(
+        copied(faulty, f"corpus-{key[2]}", labels={"corpus.itbench.dev/copy": "yes"}), found))
+    elsewhere = sorted({w["namespace"] for w in spec["workloads"] if w["namespace"] and w["namespace"] != key[1]})
+    if key[1] and elsewhere and "namespace" not in ref["acting"]:
+        yield Case(f"{key[0]} {key[2]} moved to namespace {elsewhere[0]}", "mitigate", want,
+                   state=render(copied(faulty, key[2], namespace=elsewhere[0]), found))
+    if base is not None:
+        return  # the rest keeps the solved state passing: beside a faulty one, it proves nothing
+    if faulty.get("apiVersion", "").startswith("chaos-mesh.org/"):
+        paused = copy_data(faulty)
+        paused["metadata"]["annotations"] = {**(paused["metadata"].get("annotations") or {}),
+                                             "experiment.chaos-mesh.org/pause": "true"}
+        yield Case(f"{key[0]} {key[2]} renamed, paused", "mitigate", PASS, state=render(copied(paused, name), found))
+    harmless = _harmless(faulty)
+    if harmless is not None:
+        yield Case(f"{key[0]} {key[2]} deleted, another of its kind acting otherwise to no harm", "mitigate", PASS,
+                   state=render(copied(harmless, f"corpus-{key[2]}"), found))
 
 
 def _lifecycle_cases(spec: dict, found: Objects) -> Iterator[Case]:

@@ -19,7 +19,7 @@ from . import ciso as ciso_backend
 from .. import tasks as task_types
 from . import faults as fault_backend
 from . import itbench as itbench_backend
-from ..runtime.evaluator import POD_TEMPLATE_KINDS, identity_key, nested, pod_references, pod_requests, pod_reserves, type_key
+from ..runtime.evaluator import POD_TEMPLATE_KINDS, acting, identity_key, nested, pod_references, pod_requests, pod_reserves, type_key
 from .evaluator_file import source_for_spec, spec_of  # noqa: F401  (spec_of: the public API)
 from .manifests import topology_manifests
 
@@ -334,7 +334,8 @@ def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
         original = originals.get(_key(obj))
         if original is None:
             if obj["kind"] not in INERT_KINDS or (obj.get("globalDefault") is True):
-                created.append(_manifest_ref(obj))
+                # what it does, whatever it is called: a copy left under another name is judged by it
+                created.append({**_manifest_ref(obj), "acting": acting(obj)})
             continue
         changes: list = []
         diff(_as_data(original), _as_data(obj), [], changes, parse_strings=obj["kind"] == "ConfigMap")
@@ -1057,9 +1058,13 @@ def _requires(spec: dict) -> dict:
         alerts = alerts or bool(mitigation["alerts"])
         for ref in mitigation["ready"] + mitigation["services"]:
             need(ref)
+        # a copy of an object a fault created may be left wherever the application runs, as well as where it was
+        spaces = {w["namespace"] for w in spec["workloads"] if w["namespace"]}
         for fault in mitigation["faults"]:
             for ref in fault["created"]:
                 need(ref)
+                if ref.get("namespace"):
+                    kinds.update((namespace, ref["kind"]) for namespace in spaces)
             for entry in fault["fields"]:
                 need(entry["object"])
         for entry in mitigation["restored"] + mitigation.get("unchanged", []):

@@ -1576,10 +1576,12 @@ def root_cause_entities(output):
 # ---- mitigation: observed health -------------------------------------------------------------------------
 
 
-def predicate_check(pred, state, created=()):
-    """Whether a `mitigated when` predicate holds. `created`: the (kind, namespace, name) of the objects the
-    faults create; `X absent` on one of them holds once it no longer has the fault's effect (`acts`), as its
-    `created` check judges it: a deny policy edited to admit all traffic is undone as surely as deleted."""
+def predicate_check(pred, state, created=None):
+    """Whether a `mitigated when` predicate holds. `created`: {(kind, namespace, name): reference} of the
+    objects the faults create; `X absent` on one of them holds once it no longer has the fault's effect
+    (`acts`) under any name (`twin_acting`), as its `created` check judges it: a deny policy edited to admit
+    all traffic is undone as surely as deleted, one copied under another name is not."""
+    created = created or {}
     kind = pred["kind"]
     if kind == "alert":
         return alert_check(pred["alert"], pred.get("namespaces"), pred["firing"], state)
@@ -1593,6 +1595,10 @@ def predicate_check(pred, state, created=()):
     objects = state.matching(ref)
     if kind == "state":
         if pred["state"] == "absent":
+            made = created.get((ref["kind"], ref.get("namespace"), ref["name"]))
+            twin = twin_acting(made, state) if made is not None else None
+            if twin is not None:
+                return False, f"{ref_text(ref)}'s effect is still there: {ref_text(as_ref(obj_ref(twin)))} does what it did"
             inert = [o for o in objects if (ref["kind"], ref.get("namespace"), o["metadata"].get("name")) in created
                      and not terminating(o) and not acts(o, state)]
             if objects and len(inert) == len(objects):
@@ -2802,7 +2808,100 @@ def acts(obj, state=None):
     return True
 
 
+def _plain(value):
+    """A value with the keys that say nothing left out (null, `{}`, `[]`), at every depth: `ingress: []` and no
+    `ingress` isolate alike. A list keeps every item (`[{}]`, a rule admitting all, is not `[]`)."""
+    if isinstance(value, dict):
+        out = {str(k): _plain(v) for k, v in value.items()}
+        return {k: v for k, v in out.items() if v is not None and v != {} and v != []}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _policy_rules(rules):
+    """NetworkPolicy rules with a port's protocol as the API server defaults it (TCP)."""
+    out = []
+    for rule in rules if isinstance(rules, list) else []:
+        if isinstance(rule, dict) and isinstance(rule.get("ports"), list):
+            rule = {**rule, "ports": [{"protocol": "TCP", **p} if isinstance(p, dict) else p for p in rule["ports"]]}
+        out.append(rule)
+    return out
+
+
+def _chaos_acting(spec):
+    """What a Chaos Mesh experiment does to whom: its selector (namespaces in any order), action and mode;
+    its duration, its parameters and its schedule are how long and how hard, not whom and what. One without
+    a selector of its own (a Workflow, whose templates select) acts by its whole spec."""
+    if not isinstance(spec.get("selector"), dict):
+        return {"spec": spec}
+    selector = dict(spec.get("selector")) if isinstance(spec.get("selector"), dict) else {}
+    if isinstance(selector.get("namespaces"), list):
+        selector["namespaces"] = sorted(str(n) for n in selector["namespaces"])
+    return {"selector": selector, "action": spec.get("action"), "mode": spec.get("mode")}
+
+
+def acting(obj):
+    """The part of an object a fault created that has its effect, whatever the object is called: equal for
+    two objects of one kind that act alike. A NetworkPolicy's pod selector, directions (`policyTypes` as the
+    API server defaults them) and rules; a Chaos Mesh experiment's selector, action and mode (a Schedule's:
+    its type and its experiment's); an AuthorizationPolicy's selector or target, action and rules; a
+    PeerAuthentication's selector and modes; a ResourceQuota's amounts (by value) and scopes; anything else
+    its whole content but its metadata and status, with the API server's defaults. An object that acts on
+    its own namespace (all but a chaos experiment, whose selector names namespaces) carries it."""
+    kind = str(obj.get("kind", ""))
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    namespace = (obj.get("metadata") or {}).get("namespace")
+    if api_group(obj.get("apiVersion")) == "chaos-mesh.org":
+        if kind == "Schedule":
+            kind = str(spec.get("type", ""))
+            # its experiment under the type's name, first letters lower case (`httpChaos`, `ioChaos`)
+            inner = next((v for k, v in spec.items() if str(k).lower() == kind.lower()), None)
+            return _plain({"type": kind, **_chaos_acting(inner if isinstance(inner, dict) else {})})
+        return _plain(_chaos_acting(spec))
+    if kind == "NetworkPolicy":
+        part = {"podSelector": spec.get("podSelector"), "policyTypes": sorted(policy_types(obj)),
+                "ingress": _policy_rules(spec.get("ingress")), "egress": _policy_rules(spec.get("egress"))}
+    elif kind == "AuthorizationPolicy":
+        part = {k: spec.get(k) for k in ("selector", "targetRef", "targetRefs", "provider", "rules")}
+        part["action"] = spec.get("action") or "ALLOW"
+    elif kind == "PeerAuthentication":
+        part = {k: spec.get(k) for k in ("selector", "mtls", "portLevelMtls")}
+    elif kind == "ResourceQuota":
+        hard = spec.get("hard") if isinstance(spec.get("hard"), dict) else {}
+        part = {"hard": {k: number(v) if number(v) is not None else v for k, v in hard.items()},
+                "scopes": sorted(str(s) for s in spec.get("scopes") or []), "scopeSelector": spec.get("scopeSelector")}
+    else:
+        part = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata", "status")}
+        if "spec" in part:
+            part["spec"] = defaulted(part["spec"], kind, ["spec"])
+    return _plain({"namespace": namespace, **part})
+
+
+def twin_acting(ref, state):
+    """An object under another name that still has the effect of the object `ref` names, which a fault
+    created: of its kind (and API group), in any namespace the state holds, whose acting part
+    (`ref["acting"]`, as the compiler read it off the fault's manifest) is that object's, and which acts
+    (`acts`). Deleting the fault's object by name while a copy of it is left, or renaming it, undoes nothing;
+    an object of the kind that acts otherwise (an allow-all policy the agent added) is no twin."""
+    want = ref.get("acting")
+    if want is None:
+        return None
+    own = (ref["kind"], ref.get("namespace") or None, ref["name"])
+    for (kind, namespace), objects in sorted(state.by_kind.items(), key=lambda e: (e[0][0], e[0][1] or "")):
+        if kind != ref["kind"]:
+            continue
+        for obj in objects:
+            if (kind, namespace, str(obj["metadata"].get("name", ""))) != own and acting(obj) == want \
+                    and acts(obj, state):
+                return obj
+    return None
+
+
 def created_check(ref, state):
+    twin = twin_acting(ref, state)
+    if twin is not None:
+        return False, f"{ref_text(ref)}'s effect is still there: {ref_text(as_ref(obj_ref(twin)))} does what it did"
     obj = state.get(ref)
     if obj is None:
         return True, f"{ref_text(ref)} removed"
@@ -2946,7 +3045,7 @@ def placed_parts(fault, parts, state):
                     ok, detail = field_check({**entry, "changes": rest}, state)
         elif not ok and check_id.startswith("created."):
             ref = next((r for r in fault["created"] if check_id == f"created.{ref_text(r)}"), None)
-            obj = state.get(ref) if ref is not None else None
+            obj = (twin_acting(ref, state) or state.get(ref)) if ref is not None else None  # left under any name
             if obj is not None and not terminating(obj) and not _takes_capacity(obj):
                 ok, detail = True, f"{why}; {ref_text(ref)} takes no capacity"
         out.append((check_id, ok, detail))
@@ -2980,7 +3079,7 @@ def mitigation_checks(spec, state, checks):
     m = spec["mitigation"]
     # the calls the application makes (what a NetworkPolicy a fault created must admit again)
     state.traffic = ((spec.get("diagnosis") or {}).get("graph") or [], spec.get("services") or [])
-    created = {(r["kind"], r["namespace"], r["name"]) for f in m["faults"] for r in f["created"]}
+    created = {(r["kind"], r["namespace"], r["name"]): r for f in m["faults"] for r in f["created"]}
     for index, pred in enumerate(m["predicates"]):
         ok, detail = predicate_check(pred, state, created)
         checks.append({"id": f"mitigation.predicate.{index}", "passed": ok, "detail": detail})

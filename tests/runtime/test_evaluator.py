@@ -327,8 +327,10 @@ def test_what_the_state_omits_is_not_taken_as_absent():
         o for o in faulty["resources"]["items"] if o["kind"] in everyday]}, "captured": []}
     assert "chaos-mesh/Schedule" in refused(chaos, None, get_all, task="mitigate")
     # declared as captured, the absence of the Schedule means it was deleted: then it is graded
-    # the safeguards read the flags' ConfigMap and what the pods need (ConfigMaps, Secrets, their ServiceAccount)
-    get_all["captured"] = ["chaos-mesh/Schedule", "otel-demo/ConfigMap", "otel-demo/Secret", "otel-demo/ServiceAccount"]
+    # the safeguards read the flags' ConfigMap and what the pods need (ConfigMaps, Secrets, their ServiceAccount);
+    # the Schedule where the application runs too, where a copy of it would act
+    get_all["captured"] = ["chaos-mesh/Schedule", "otel-demo/Schedule", "otel-demo/ConfigMap", "otel-demo/Secret",
+                           "otel-demo/ServiceAccount"]
     assert "created.chaos-mesh/Schedule/checkout-be7a204" not in failed(mitigate(chaos, get_all))
 
 

@@ -1,0 +1,212 @@
+"""An object a fault created is judged by what it does, under any name (docs/evaluator.md, "Objects a fault
+created"): deleting it by name while a copy with its acting part is left (a twin), or renaming it, leaves the
+fault, and fails; deleting it passes; another object of its kind that acts otherwise (an allow-all policy the
+agent added, a paused experiment) is no twin, and passes.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+TESTS = HERE.parent
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
+
+from test_evaluator import derived, evaluator, failed, mitigate, refused  # noqa: E402
+
+from itbench_dsl.runtime import evaluator as rt  # noqa: E402
+
+POLICY = "otel-frontend-ingress-blocked"  # a NetworkPolicy denying the frontend's ingress
+SCHEDULE = "otel-ad-http-response-delay"  # a Chaos Mesh Schedule of HTTPChaos
+PODCHAOS = "otel-checkout-pod-kill-once"  # a PodChaos
+GATEWAY = "bookinfo-gateway-denies-get"  # an Istio AuthorizationPolicy denying GET at the gateway
+QUOTA = "otel-checkout-insufficient-quota"  # a ResourceQuota below what the namespace runs
+KINDS = {POLICY: "NetworkPolicy", SCHEDULE: "Schedule", PODCHAOS: "PodChaos", GATEWAY: "AuthorizationPolicy",
+         QUOTA: "ResourceQuota"}
+
+
+def _created(name: str) -> dict:
+    """The fault's object, as the faulty state holds it."""
+    return next(o for o in derived(name, "faulty")["resources"]["items"] if o["kind"] == KINDS[name])
+
+
+def _solved_with(name: str, *objects: dict) -> dict:
+    """The solved state (the fault's object deleted) with `objects` added."""
+    state = derived(name, "solved")
+    state["resources"]["items"] += [copy.deepcopy(o) for o in objects]
+    return state
+
+
+def _renamed(obj: dict, name: str, namespace: str | None = None, labels: dict | None = None) -> dict:
+    out = copy.deepcopy(obj)
+    out["metadata"]["name"] = name
+    if namespace is not None:
+        out["metadata"]["namespace"] = namespace
+    if labels is not None:
+        out["metadata"]["labels"] = labels
+    return out
+
+
+def _created_check(name: str, verdict: dict) -> dict:
+    original = _created(name)
+    ref = f"{original['metadata']['namespace']}/{original['kind']}/{original['metadata']['name']}"
+    return next(c for c in verdict["checks"] if c["id"] == f"created.{ref}")
+
+
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_the_true_deletion_passes(name):
+    verdict = mitigate(name, derived(name, "solved"))
+    assert verdict["passed"], failed(verdict)
+
+
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_a_twin_left_under_another_name_fails(name):
+    twin = _renamed(_created(name), "copy-of-the-fault", labels={"owner": "agent"})  # labels are not what acts
+    verdict = mitigate(name, _solved_with(name, twin))
+    check = _created_check(name, verdict)
+    assert not verdict["passed"] and not check["passed"], failed(verdict)
+    assert "copy-of-the-fault does what it did" in check["detail"]
+
+
+@pytest.mark.parametrize("name", [SCHEDULE, PODCHAOS])
+def test_a_chaos_twin_in_the_application_namespace_fails(name):
+    # an experiment's selector names the namespaces it acts on: where the object lives changes nothing
+    twin = _renamed(_created(name), "moved", namespace="otel-demo")
+    verdict = mitigate(name, _solved_with(name, twin))
+    assert not _created_check(name, verdict)["passed"], failed(verdict)
+
+
+def test_a_schedule_twin_with_another_period_and_delay_still_fails():
+    twin = _renamed(_created(SCHEDULE), "slower")
+    twin["spec"].update(schedule="@every 10m", historyLimit=5)
+    twin["spec"]["httpChaos"].update(delay="1s", duration="30s")  # how long and how hard, not whom and what
+    verdict = mitigate(SCHEDULE, _solved_with(SCHEDULE, twin))
+    assert not _created_check(SCHEDULE, verdict)["passed"], failed(verdict)
+
+
+@pytest.mark.parametrize("name", [SCHEDULE, PODCHAOS])
+def test_a_paused_chaos_twin_passes(name):
+    twin = _renamed(_created(name), "paused")
+    twin["metadata"]["annotations"] = {rt.CHAOS_PAUSE: "true"}
+    verdict = mitigate(name, _solved_with(name, twin))
+    assert verdict["passed"], failed(verdict)
+
+
+def _harmless(name: str, obj: dict) -> None:
+    spec = obj["spec"]
+    if name == POLICY:  # the agent's allow-all policy for the same pods
+        spec["ingress"] = [{}]
+    elif name == SCHEDULE:  # an experiment on pods of no one
+        spec["httpChaos"]["selector"] = {"labelSelectors": {"app": "nothing-runs-this"}, "namespaces": ["otel-demo"]}
+    elif name == PODCHAOS:
+        spec["selector"] = {"labelSelectors": {"app": "nothing-runs-this"}, "namespaces": ["otel-demo"]}
+    elif name == GATEWAY:
+        spec["action"] = "AUDIT"
+    elif name == QUOTA:
+        spec["hard"] = {"pods": "1000"}
+
+
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_a_harmless_object_of_the_same_kind_passes(name):
+    other = _renamed(_created(name), "agent-added")
+    _harmless(name, other)
+    verdict = mitigate(name, _solved_with(name, other))
+    assert verdict["passed"], failed(verdict)
+
+
+def test_the_fault_object_kept_and_neutralised_beside_its_harmless_copy_passes():
+    policy = _created(POLICY)
+    allow = copy.deepcopy(policy)
+    allow["spec"]["ingress"] = [{}]
+    verdict = mitigate(POLICY, _solved_with(POLICY, allow, _renamed(allow, "agent-allow")))
+    assert verdict["passed"], failed(verdict)
+
+
+def test_an_object_in_another_namespace_acting_on_its_own_pods_is_no_twin():
+    # a NetworkPolicy acts on the pods of its namespace: the same spec elsewhere selects others
+    policy = _renamed(_created(POLICY), "frontend-ingress", namespace="elsewhere")
+    assert rt.acting(policy) != rt.acting(_created(POLICY))
+
+
+# ---- acting: the part that acts, as the API server stores it -----------------------------------------------
+
+
+def _policy(spec: dict, name: str = "p") -> dict:
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": {"name": name, "namespace": "n", "labels": {"a": "b"}, "resourceVersion": "7"},
+            "spec": spec}
+
+
+def test_acting_reads_a_network_policy_as_the_api_server_stores_it():
+    written = _policy({"podSelector": {"matchLabels": {"app": "x"}}, "ingress": [{"ports": [{"port": 80}]}]})
+    served = _policy({"podSelector": {"matchLabels": {"app": "x"}}, "policyTypes": ["Ingress"],
+                      "ingress": [{"ports": [{"port": 80, "protocol": "TCP"}]}]}, name="q")
+    served["metadata"] = {"name": "q", "namespace": "n", "uid": "u"}
+    assert rt.acting(written) == rt.acting(served)
+    # a deny-all ingress is one however spelled; a rule admitting all is another policy
+    deny = rt.acting(_policy({"podSelector": {}, "policyTypes": ["Ingress"]}))
+    assert deny == rt.acting(_policy({"podSelector": {}, "policyTypes": ["Ingress"], "ingress": []}))
+    assert deny != rt.acting(_policy({"podSelector": {}, "policyTypes": ["Ingress"], "ingress": [{}]}))
+    assert deny != rt.acting(_policy({"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}))
+
+
+def test_acting_reads_a_quota_by_value_and_a_chaos_selector_in_any_order():
+    quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "n"},
+             "spec": {"hard": {"memory": "1Gi"}}}
+    other = copy.deepcopy(quota)
+    other["spec"]["hard"]["memory"] = "1024Mi"
+    assert rt.acting(quota) == rt.acting(other)
+    chaos = {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "PodChaos", "metadata": {"name": "c", "namespace": "x"},
+             "spec": {"action": "pod-kill", "mode": "one", "selector": {"namespaces": ["a", "b"]}}}
+    moved = copy.deepcopy(chaos)
+    moved["metadata"]["namespace"] = "y"
+    moved["spec"]["selector"]["namespaces"] = ["b", "a"]
+    assert rt.acting(chaos) == rt.acting(moved)
+    moved["spec"]["action"] = "container-kill"
+    assert rt.acting(chaos) != rt.acting(moved)
+
+
+def test_an_absent_predicate_on_a_created_object_fails_while_its_twin_acts():
+    policy = _created(POLICY)
+    ref = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "namespace": "otel-demo",
+           "name": policy["metadata"]["name"], "acting": rt.acting(policy)}
+    pred = {"kind": "state", "state": "absent", "target": ref}
+    created = {("NetworkPolicy", "otel-demo", ref["name"]): ref}
+    state = rt.State(_solved_with(POLICY, _renamed(policy, "twin")))
+    ok, detail = rt.predicate_check(pred, state, created)
+    assert not ok and "twin does what it did" in detail
+    assert rt.predicate_check(pred, rt.State(derived(POLICY, "solved")), created)[0]
+
+
+# ---- what a state must hold ---------------------------------------------------------------------------------
+
+
+def test_the_state_must_hold_the_chaos_kind_where_the_application_runs():
+    spec = evaluator(SCHEDULE)["SPEC"]
+    assert ["otel-demo", "Schedule"] in spec["requires"]["kinds"]
+    assert ["chaos-mesh", "Schedule"] in spec["requires"]["kinds"]
+    state = derived(SCHEDULE, "solved")
+    state["captured"] = [c for c in state["captured"] if c != "otel-demo/Schedule"]
+    assert "otel-demo/Schedule" in refused(SCHEDULE, None, state, task="mitigate")
+
+
+def test_a_run_captures_the_chaos_kind_in_its_api_group_where_the_application_runs(tmp_path):
+    from support.compiling import SCENARIOS, compile_ok
+    from itbench_dsl.run import lifecycle
+
+    result = compile_ok((SCENARIOS / "sre" / f"{SCHEDULE}.itb").read_bytes(), f"{SCHEDULE}.itb")
+    for name, data in result.files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(data)
+    b = lifecycle.load_bundle(tmp_path)
+    paths = {s.detail["path"] for s in lifecycle.plan(b, lifecycle.PlanOptions(agent="true"))
+             if s.phase == "snapshot" and s.action == "capture"}
+    assert "/apis/chaos-mesh.org/v1alpha1/namespaces/otel-demo/schedules" in paths
+    assert ("list", "chaos-mesh.org", "schedules", "otel-demo") in lifecycle.access_checks(b)
