@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import ir
-from .runtime.evaluator import RESERVED_SLACK, any_parts, flag_outcomes, show_path
+from .runtime.evaluator import CHECK_WORD, RESERVED_SLACK, any_parts, flag_outcomes, show_path
 from .source import SourceMap
 
 # where a check comes from, as `explain` and the docs page say it
@@ -29,6 +29,7 @@ class GradingCheck:
     origin: str  # PREDICATE, OPTIMUM, ...
     line: int | None  # the line of the statement it comes from, when one does
     requires: str  # what passes it
+    on_failure: bool = False  # in the verdict only when it fails (a broken answer's contract, say)
 
 
 def _ref(ref: dict) -> str:
@@ -74,10 +75,11 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
                 add(f"mitigation.alert.{a['alert']}", ALERT, None,
                     f"alert {a['alert']}, which `expect` lists, neither firing nor pending (the prompt: the incident "
                     "is over when its alerts stop)")
+            why = ("every workload of the topology: spend cut by breaking a service is no saving"
+                   if spec["domain"] == "finops" else "a workload the faults act on or the ground truth names")
             for ref in m["ready"]:
                 add(f"health.ready.{_ref(ref)}", HEALTH, None,
-                    f"{_ref(ref)} has finished its rollout and its pods are ready (a workload the faults act on "
-                    "or the ground truth names)")
+                    f"{_ref(ref)} has finished its rollout and its pods are ready ({why})")
             if m.get("only"):  # `mitigated when only`: the predicates, alerts and readiness, and no harm done
                 _application(add)
                 _safeguards(add, spec)
@@ -184,7 +186,7 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
                 add("ciso.contract", POLICY, None, "the Kyverno policy keeps the prompt's contract (kind, name, "
                     "audit, background); a broken contract scores 0")
                 add("ciso.verdicts", POLICY, None, "the embedded matcher evaluates the Kyverno artefact offline (a "
-                    "construct it lacks, or a regular expression beyond its bounds, fails as unchecked)")
+                    "construct it lacks, or a regular expression beyond its bounds, fails as unchecked)", True)
             # Rego: on every input of the prompt's shape that holds the object (runtime rego_inputs)
             rego = " (Rego: on every input that holds it)" if (c.get("contract") or {}).get("artefact") == "rego" else ""
             for obj in c["gaps"]:
@@ -198,9 +200,13 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
                     "the policy to update flagged (a rule kept by name must keep what it checks)")
             if c.get("others"):
                 add("ciso.others", POLICY, None, f"the {len(c['others'])} other existing polic(ies) left unchanged")
+        if task in CHECK_WORD:
+            add(f"{CHECK_WORD[task]}.answer", TRUTH, None, "the answer file is written, readable and keeps the task's "
+                "contract (docs/evaluator.md); a missing or broken answer fails the task", True)
         if task == "detect":
             add("detection.anomaly", TRUTH, None, "the right answer to whether an anomaly happened")
-            add("detection.noticed_at", TRUTH, None, "noticed within the detection window")
+            if spec["detection"]["fault"]:  # a control's right answer is `false`, whatever its time
+                add("detection.noticed_at", TRUTH, None, "noticed within the detection window")
         if task == "localize":
             add("localization.root_cause", TRUTH, None, "the root causes named exactly")
         if task == "analyze":
@@ -249,7 +255,8 @@ def text(scenario: ir.Scenario, checks: list[GradingCheck], path: str | None = N
     for task in dict.fromkeys(c.task for c in checks):
         lines += ["", task]
         for c in (c for c in checks if c.task == task):
-            where = f"{c.origin}" + (f", {path or 'line'}:{c.line}" if c.line else "")
+            where = f"{c.origin}" + (f", {path or 'line'}:{c.line}" if c.line else "") + (
+                ", only when it fails" if c.on_failure else "")
             lines.append(f"  {c.id}  [{where}]")
             lines.append(f"      {c.requires}")
     return "\n".join(lines) + "\n"

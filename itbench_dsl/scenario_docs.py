@@ -206,7 +206,8 @@ def grading_section(scenario: ir.Scenario) -> list[str]:
     out = ["## Grading", "", "Every check of the evaluator's verdict (`itbench explain FILE.itb` gives their lines):", ""]
     for task in dict.fromkeys(c.task for c in checks):
         out += [f"### {md(task)}", "", "| check | from | passes when |", "|---|---|---|"]
-        out += [f"| {code(c.id, True)} | {md(c.origin)} | {md(c.requires)} |" for c in checks if c.task == task]
+        out += [f"| {code(c.id, True)} | {md(c.origin + (', only when it fails' if c.on_failure else ''))} "
+                f"| {md(c.requires)} |" for c in checks if c.task == task]
         out.append("")
     return out
 

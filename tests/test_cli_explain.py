@@ -58,7 +58,8 @@ def _listed(stdout: str) -> dict[str, list[str]]:
         if line and not line.startswith(" "):
             current = tasks.setdefault(line, [])
         elif line.startswith("  ") and not line.startswith("    ") and current is not None:
-            current.append(line.split()[0])
+            if "only when it fails]" not in line:  # such a check is in a verdict that fails it alone
+                current.append(line.split()[0])
     return tasks
 
 
@@ -105,3 +106,25 @@ def test_explain_a_scenario_with_errors_shows_them(tmp_path):
     result = invoke("explain", str(broken))
     assert result.exit_code == 1 and "has errors" in result.stderr
     assert invoke("explain", str(tmp_path / "missing.itb")).exit_code == 2
+
+
+@pytest.mark.parametrize("name", GRADED)
+def test_a_missing_answer_fails_on_the_check_explain_lists_for_it(name: str):
+    """Every task graded on an answer lists the check its verdict holds when the answer is missing, and a
+    control's detection lists no time check (its right answer is `false`, whatever its time)."""
+    from support.compiling import SCENARIOS
+    from itbench_dsl.backends.evaluator import evaluator_spec
+    from itbench_dsl.checking import check_source
+    from itbench_dsl.grading import grading_checks
+    from itbench_dsl.runtime import evaluator as runtime
+
+    scenario = check_source((SCENARIOS / name).read_bytes(), str(SCENARIOS / name), lint=False).scenario
+    spec = evaluator_spec(scenario)
+    listed = grading_checks(scenario)
+    for task in (t for t in spec["tasks"] if t in runtime.ANSWER_TASKS):
+        verdict = runtime.grade(spec, task, runtime._MISSING, None, None, None, False)
+        only = {c.id for c in listed if c.task == task and c.on_failure}
+        assert [c["id"] for c in verdict["checks"]] == sorted(only), task
+    if "detect" in spec["tasks"]:
+        timed = any(c.id == "detection.noticed_at" for c in listed)
+        assert timed == bool(spec["detection"]["fault"])

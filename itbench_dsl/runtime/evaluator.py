@@ -4595,6 +4595,8 @@ NULL_ANSWER = _Null()
 MAX_ANSWER_TEXT = 200  # characters of an answer's label or time: longer is no label, and is never read further
 # the tasks graded on the agent's answer; the others read the cluster's state (or, CISO, the policy)
 ANSWER_TASKS = ("diagnose", "detect", "localize", "analyze")
+# the word a task's checks begin with in a verdict (`detection.anomaly`): its answer's contract check is WORD.answer
+CHECK_WORD = {"diagnose": "diagnosis", "detect": "detection", "localize": "localization", "analyze": "analysis"}
 # RFC 3339's time-secfrac is "." 1*DIGIT: a fraction of any length (read to the microsecond)
 _RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})")
 
@@ -4779,13 +4781,13 @@ def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=No
     checks, metrics = [], {}
     domain = spec["domain"]
     if task in ANSWER_TASKS and output is _MISSING:  # a work folder without this task's answer file
-        checks.append({"id": f"{task}.answer", "passed": False,
+        checks.append({"id": f"{CHECK_WORD[task]}.answer", "passed": False,
                        "detail": f"no {(spec.get('answers') or {}).get(task, 'answer')} was written: the task was "
                                  "not answered"})
         return {"scenario": spec["scenario"], "task": task, "passed": False, "score": 0.0, "metrics": metrics,
                 "checks": checks}
     if task in ANSWER_TASKS and isinstance(output, Unreadable):
-        checks.append({"id": f"{task}.answer", "passed": False, "detail": output.reason})
+        checks.append({"id": f"{CHECK_WORD[task]}.answer", "passed": False, "detail": output.reason})
         return {"scenario": spec["scenario"], "task": task, "passed": False, "score": 0.0, "metrics": metrics,
                 "checks": checks}
     if task in ANSWER_TASKS and output is None:
