@@ -2323,7 +2323,10 @@ def field_check(entry, state):
         accept = change.get("accept")
         kind, leaf = ref["kind"], next((s for s in reversed(path) if isinstance(s, str)), None)
         if accept is not None:
-            if accept["op"] == "changed":  # any value but the fault's (readiness tells whether it works)
+            moved = quantity_moved(path, observed, change)
+            if moved is not None:  # a quantity: changed far enough, to the healthy side of the fault
+                ok = moved
+            elif accept["op"] == "changed":  # any value but the fault's (readiness tells whether it works)
                 # both sides as the API server stores them: a fix that keeps a field the server would default to
                 # the fault's value has still changed the rest
                 now = defaulted(observed, kind, path)
@@ -2372,6 +2375,58 @@ def field_check(entry, state):
             wrong.append(f"{show_path(path)} is {shown(observed)}, wants {wants}")
     return not wrong, ("; ".join(wrong[:5]) + (f"; and {len(wrong) - 5} more" if len(wrong) > 5 else "")) if wrong \
         else "every field the fault changed is healthy again"
+
+
+# `changed` on a quantity: when the healthy value is absent, how far past the fault's value a fix must move it
+# (a limit set too low raised to at least twice it, a request set too high lowered to at most half of it)
+QUANTITY_MARGIN = 2.0
+
+
+def _quantity_field(path):
+    """What a quantity field at `path` is: "limit" (a resource limit: absent is no limit), "request" (a resource
+    request: absent is none asked), "count" (replicas, an autoscaler's bounds: absent is 1), or None."""
+    keys = [s for s in path if isinstance(s, str)]
+    if len(keys) >= 3 and keys[-3] == "resources" and keys[-2] in ("limits", "requests"):
+        return "limit" if keys[-2] == "limits" else "request"
+    if keys and keys[-1] in ("replicas", "minReplicas", "maxReplicas") and "template" not in keys:
+        return "count"
+    return None
+
+
+def quantity_moved(path, observed, change):
+    """For a `changed` acceptance on a quantity (a resource request or limit, replicas): whether the value has
+    moved to the healthy side of the fault's value far enough to undo it; None when the field is no quantity.
+    With a healthy value known, a fault that lowered the quantity is undone at or above it (a limit removed
+    too: no limit is no too-low limit), one that raised it at or below it. Without one (the field was absent),
+    the fault's direction is read from what absence means: a limit absent is no limit, so the fault lowered
+    it and the fix raises it to at least QUANTITY_MARGIN times the fault's value (or removes it); a request
+    absent asks for nothing, so the fix lowers it to at most the fault's value / QUANTITY_MARGIN (or removes
+    it); replicas absent is 1. Any other value (5Mi set for a 10Mi fault, 11Mi for it) leaves it acting."""
+    kind = _quantity_field(path)
+    faulty = number(change.get("faulty"))
+    if kind is None or faulty is None or (change.get("accept") or {}).get("op") != "changed":
+        return None
+    healthy = number(change.get("healthy")) if change.get("healthy") is not None else None
+    if change.get("healthy") is not None and healthy is None:
+        return None  # a healthy value that is no quantity: the plain `changed`
+    now = None if observed is _MISSING or observed is None or empty(observed) else number(observed)
+    if now is None and not (observed is _MISSING or observed is None or empty(observed)):
+        return False  # not a quantity at all: the API server refuses it, the fault's value stays
+    if healthy is None:
+        if kind == "limit":
+            return now is None or now >= faulty * QUANTITY_MARGIN
+        if kind == "request":
+            return now is None or now <= faulty / QUANTITY_MARGIN
+        healthy = 1.0
+    if now is None:  # removed: no limit, no request, one replica
+        now = {"limit": None, "request": 0.0, "count": 1.0}[kind]
+        if now is None:
+            return faulty < healthy
+    if faulty < healthy:
+        return now >= healthy
+    if faulty > healthy:
+        return now <= healthy
+    return None
 
 
 PROBE_ACTIONS = ("httpGet", "tcpSocket", "exec", "grpc")
