@@ -468,7 +468,26 @@ def _any_part_cases(found: Objects, fault: dict) -> Iterator[Case]:
         state = faulty_but(index)
         if state is not None:
             where = key[2] if what == "created" else f"{key[2]}: {_show(change['path'])}"
-            yield Case(f"`{fault['fault']}` undone through {where} alone", "mitigate", PASS, state=render(state, found))
+            if _part_relieves(fault, change):
+                yield Case(f"`{fault['fault']}` undone through {where} alone", "mitigate", PASS,
+                           state=render(state, found))
+            else:  # a part that, on its own, leaves the fault acting (a grace period beside an aggressive probe)
+                yield Case(f"`{fault['fault']}` 'undone' through {where} alone, which leaves it acting", "mitigate",
+                           FAIL, state=render(state, found))
+
+
+def _part_relieves(fault: dict, change: dict | None) -> bool:
+    """Whether one part of a fault undone by any, restored alone, stops it, read off the spec: with probes the
+    fault made aggressive, only when each then gives the container at least PROBE_SHARE of its healthy wait."""
+    from ..runtime.evaluator import PROBE_SHARE, _timed_probes, probe_budget
+
+    for _ref, _path, changes in _timed_probes(fault).values():
+        faulty = {k: c.get("faulty") for k, c in changes.items()}
+        healthy = {k: c.get("healthy") for k, c in changes.items()}
+        now = {k: (c.get("healthy") if c is change else c.get("faulty")) for k, c in changes.items()}
+        if probe_budget(now) < PROBE_SHARE * probe_budget(healthy) and faulty != healthy:
+            return False
+    return True
 
 
 def _regrant_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:

@@ -3130,6 +3130,54 @@ def any_parts(fault):
             if not (c.get("absent") and empty(c.get("faulty")))]
 
 
+# the timing of a probe: what the kubelet waits before it acts on a probe that fails from the start (its
+# defaults when left out), and the share of the healthy wait a fix must give back
+PROBE_TIMING = {"initialDelaySeconds": 0, "periodSeconds": 10, "failureThreshold": 3}
+PROBE_SHARE = 0.5
+
+
+def probe_budget(probe):
+    """Seconds a container has before the kubelet acts on a probe that fails from its start:
+    initialDelaySeconds + periodSeconds x failureThreshold (each its default when left out)."""
+    values = [number(probe.get(k)) if isinstance(probe, dict) and probe.get(k) is not None else None
+              for k in PROBE_TIMING]
+    delay, period, threshold = (v if v is not None else d for v, d in zip(values, PROBE_TIMING.values()))
+    return delay + period * threshold
+
+
+def _timed_probes(fault):
+    """The probes whose timing a fault changed: {(object key, probe path): (object ref, {field: change})}."""
+    out = {}
+    for e in fault["fields"]:
+        for c in e["changes"]:
+            path = c["path"]
+            if len(path) >= 2 and path[-2] in ("livenessProbe", "readinessProbe", "startupProbe") and path[-1] in PROBE_TIMING:
+                ref = e["object"]
+                key = ((ref["kind"], ref.get("namespace"), ref["name"]), json.dumps(path[:-1]))
+                out.setdefault(key, (ref, path[:-1], {}))[2][path[-1]] = c
+    return out
+
+
+def probes_relieved(fault, state):
+    """Whether the probes a fault made aggressive (a timing too short for the container to start) no longer
+    act: each gone, or giving the container at least PROBE_SHARE of its healthy wait (`probe_budget`; the
+    healthy probe is the observed one with the fault's fields at their healthy values). (ok, detail) each."""
+    out = []
+    for (ref, path, changes) in _timed_probes(fault).values():
+        obj = state.get(ref)
+        probe = at(obj, path) if obj is not None else _MISSING
+        if obj is None or probe is _MISSING or not isinstance(probe, dict):
+            out.append((True, f"{ref_text(ref)} {show_path(path)} is gone"))
+            continue
+        healthy = {**probe, **{k: c.get("healthy") for k, c in changes.items()}}
+        now, want = probe_budget(probe), probe_budget(healthy)
+        ok = now >= PROBE_SHARE * want
+        out.append((ok, f"{ref_text(ref)} {show_path(path)} acts after {now:g}s of failing" +
+                    ("" if ok else f", below {PROBE_SHARE:g} of the healthy {want:g}s: the kubelet still acts on "
+                     "the container before it starts")))
+    return out
+
+
 def mitigation_checks(spec, state, checks):
     m = spec["mitigation"]
     # the calls the application makes (what a NetworkPolicy a fault created must admit again)
@@ -3171,6 +3219,11 @@ def mitigation_checks(spec, state, checks):
         if fault.get("placed") and not all(part[1] for part in parts):
             parts = placed_parts(fault, parts, state)
         if fault["undone_by"] == "any" and len(parts) > 1:
+            relief = probes_relieved(fault, state)
+            if not all(ok for ok, _ in relief):
+                # a part undone (a grace period, one timing field) that leaves the probe acting is no undoing
+                still = "; ".join(d for ok, d in relief if not ok)
+                parts = [(i, False, f"{d}, but {still}" if ok else d) for i, ok, d in parts]
             undone = [part for part in parts if part[1]]
             checks.append({"id": f"fault.{index}.{fault['fault']}", "passed": bool(undone), "detail": (
                 f"undone through {undone[0][0]}: {undone[0][2]}" if undone else
