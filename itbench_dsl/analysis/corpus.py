@@ -468,7 +468,26 @@ def _any_part_cases(found: Objects, fault: dict) -> Iterator[Case]:
         state = faulty_but(index)
         if state is not None:
             where = key[2] if what == "created" else f"{key[2]}: {_show(change['path'])}"
-            yield Case(f"`{fault['fault']}` undone through {where} alone", "mitigate", PASS, state=render(state, found))
+            if _part_relieves(fault, change):
+                yield Case(f"`{fault['fault']}` undone through {where} alone", "mitigate", PASS,
+                           state=render(state, found))
+            else:  # a part that, on its own, leaves the fault acting (a grace period beside an aggressive probe)
+                yield Case(f"`{fault['fault']}` 'undone' through {where} alone, which leaves it acting", "mitigate",
+                           FAIL, state=render(state, found))
+
+
+def _part_relieves(fault: dict, change: dict | None) -> bool:
+    """Whether one part of a fault undone by any, restored alone, stops it, read off the spec: with probes the
+    fault made aggressive, only when each then gives the container at least PROBE_SHARE of its healthy wait."""
+    from ..runtime.evaluator import PROBE_SHARE, _timed_probes, probe_budget
+
+    for _ref, _path, changes in _timed_probes(fault).values():
+        faulty = {k: c.get("faulty") for k, c in changes.items()}
+        healthy = {k: c.get("healthy") for k, c in changes.items()}
+        now = {k: (c.get("healthy") if c is change else c.get("faulty")) for k, c in changes.items()}
+        if probe_budget(now) < PROBE_SHARE * probe_budget(healthy) and faulty != healthy:
+            return False
+    return True
 
 
 def _regrant_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
@@ -872,6 +891,8 @@ def _meaning_cases(spec: dict, found: Objects) -> Iterator[Case]:
             for change in entry["changes"]:
                 if (change.get("accept") or {}).get("op") == "changed" and _probe_like(change.get("faulty")):
                     yield from _probe_fix_cases(found, key, change)
+                if (change.get("accept") or {}).get("op") == "changed" and not change.get("governed_by"):
+                    yield from _quantity_cases(found, key, change)
     for entry in m["restored"]:
         if entry["object"]["kind"] == "Service":
             yield from _exposed_cases(found, entry)
@@ -1297,6 +1318,59 @@ def _served_probe(probe: dict) -> dict:
     if isinstance(out.get("httpGet"), dict):
         out["httpGet"] = {"path": "/", "scheme": "HTTP", **out["httpGet"]}
     return out
+
+
+def _in_unit(value: float, like) -> str:
+    """`value` (bytes, cores, a count) as a quantity in the unit of `like` (`10Mi` -> Mi) when it is whole there."""
+    m = re.match(r"^[0-9.]+([A-Za-z]+)$", str(like))
+    from ..runtime.evaluator import number
+
+    unit = number("1" + m.group(1)) if m else None
+    if unit and float(value / unit).is_integer():
+        return f"{int(value / unit)}{m.group(1)}"
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _quantity_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
+    """A quantity the fault set (a memory limit too low) `changed` barely, staying on the fault's side of the
+    healthy value: fail. Moved to the healthy value, past it, or (a limit) removed: pass."""
+    from ..runtime.evaluator import _quantity_field, number
+
+    path, where, kind = change["path"], _show(change["path"]), _quantity_field(change["path"])
+    faulty = number(change.get("faulty"))
+    healthy = number(change.get("healthy")) if change.get("healthy") is not None else None
+    if kind is None or faulty is None or (change.get("healthy") is not None and healthy is None):
+        return
+    lowered = (healthy is None and kind == "limit") or (healthy is not None and faulty < healthy) or \
+        (healthy is None and kind == "count" and faulty < 1)
+    raised = (healthy is None and kind == "request") or (healthy is not None and faulty > healthy) or \
+        (healthy is None and kind == "count" and faulty > 1)
+    like = change.get("faulty")
+    if lowered:
+        barely = faulty + (1 if kind == "count" else number("1Mi") if "i" in str(like) else faulty * 0.1)
+        fixes = [("raised to twice the fault's value" if healthy is None else "raised above the healthy value",
+                  2 * faulty if healthy is None else 2 * healthy)]
+    elif raised:
+        barely = faulty - (1 if kind == "count" else faulty * 0.1)
+        fixes = [("lowered to half the fault's value" if healthy is None else "lowered to the healthy value",
+                  faulty / 2 if healthy is None else healthy)]
+    else:
+        return
+    if kind == "count":
+        barely = round(barely)
+    wrong = _edited(found.solved, key, lambda o: _set_at(o, path, barely if kind == "count" else _in_unit(barely, like)))
+    if wrong is not None and barely != faulty:
+        yield Case(f"{key[2]}: {where} changed barely ({change.get('faulty')} -> {_in_unit(barely, like)}), still "
+                   "on the fault's side", "mitigate", FAIL, state=render(wrong, found))
+    for text, value in fixes:
+        right = _edited(found.solved, key, lambda o: _set_at(o, path, round(value) if kind == "count"
+                                                             else _in_unit(value, like)))
+        if right is not None:
+            yield Case(f"{key[2]}: {where} {text}", "mitigate", PASS, state=render(right, found))
+    if kind == "limit" and lowered:
+        unlimited = _edited(found.solved, key, lambda o: _drop_limit(o, path))
+        if unlimited is not None:
+            yield Case(f"{key[2]}: {where} removed (no limit at all)", "mitigate", PASS, state=render(unlimited, found))
 
 
 def _probe_fix_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:

@@ -2323,7 +2323,10 @@ def field_check(entry, state):
         accept = change.get("accept")
         kind, leaf = ref["kind"], next((s for s in reversed(path) if isinstance(s, str)), None)
         if accept is not None:
-            if accept["op"] == "changed":  # any value but the fault's (readiness tells whether it works)
+            moved = quantity_moved(path, observed, change)
+            if moved is not None:  # a quantity: changed far enough, to the healthy side of the fault
+                ok = moved
+            elif accept["op"] == "changed":  # any value but the fault's (readiness tells whether it works)
                 # both sides as the API server stores them: a fix that keeps a field the server would default to
                 # the fault's value has still changed the rest
                 now = defaulted(observed, kind, path)
@@ -2372,6 +2375,58 @@ def field_check(entry, state):
             wrong.append(f"{show_path(path)} is {shown(observed)}, wants {wants}")
     return not wrong, ("; ".join(wrong[:5]) + (f"; and {len(wrong) - 5} more" if len(wrong) > 5 else "")) if wrong \
         else "every field the fault changed is healthy again"
+
+
+# `changed` on a quantity: when the healthy value is absent, how far past the fault's value a fix must move it
+# (a limit set too low raised to at least twice it, a request set too high lowered to at most half of it)
+QUANTITY_MARGIN = 2.0
+
+
+def _quantity_field(path):
+    """What a quantity field at `path` is: "limit" (a resource limit: absent is no limit), "request" (a resource
+    request: absent is none asked), "count" (replicas, an autoscaler's bounds: absent is 1), or None."""
+    keys = [s for s in path if isinstance(s, str)]
+    if len(keys) >= 3 and keys[-3] == "resources" and keys[-2] in ("limits", "requests"):
+        return "limit" if keys[-2] == "limits" else "request"
+    if keys and keys[-1] in ("replicas", "minReplicas", "maxReplicas") and "template" not in keys:
+        return "count"
+    return None
+
+
+def quantity_moved(path, observed, change):
+    """For a `changed` acceptance on a quantity (a resource request or limit, replicas): whether the value has
+    moved to the healthy side of the fault's value far enough to undo it; None when the field is no quantity.
+    With a healthy value known, a fault that lowered the quantity is undone at or above it (a limit removed
+    too: no limit is no too-low limit), one that raised it at or below it. Without one (the field was absent),
+    the fault's direction is read from what absence means: a limit absent is no limit, so the fault lowered
+    it and the fix raises it to at least QUANTITY_MARGIN times the fault's value (or removes it); a request
+    absent asks for nothing, so the fix lowers it to at most the fault's value / QUANTITY_MARGIN (or removes
+    it); replicas absent is 1. Any other value (5Mi set for a 10Mi fault, 11Mi for it) leaves it acting."""
+    kind = _quantity_field(path)
+    faulty = number(change.get("faulty"))
+    if kind is None or faulty is None or (change.get("accept") or {}).get("op") != "changed":
+        return None
+    healthy = number(change.get("healthy")) if change.get("healthy") is not None else None
+    if change.get("healthy") is not None and healthy is None:
+        return None  # a healthy value that is no quantity: the plain `changed`
+    now = None if observed is _MISSING or observed is None or empty(observed) else number(observed)
+    if now is None and not (observed is _MISSING or observed is None or empty(observed)):
+        return False  # not a quantity at all: the API server refuses it, the fault's value stays
+    if healthy is None:
+        if kind == "limit":
+            return now is None or now >= faulty * QUANTITY_MARGIN
+        if kind == "request":
+            return now is None or now <= faulty / QUANTITY_MARGIN
+        healthy = 1.0
+    if now is None:  # removed: no limit, no request, one replica
+        now = {"limit": None, "request": 0.0, "count": 1.0}[kind]
+        if now is None:
+            return faulty < healthy
+    if faulty < healthy:
+        return now >= healthy
+    if faulty > healthy:
+        return now <= healthy
+    return None
 
 
 PROBE_ACTIONS = ("httpGet", "tcpSocket", "exec", "grpc")
@@ -3075,6 +3130,54 @@ def any_parts(fault):
             if not (c.get("absent") and empty(c.get("faulty")))]
 
 
+# the timing of a probe: what the kubelet waits before it acts on a probe that fails from the start (its
+# defaults when left out), and the share of the healthy wait a fix must give back
+PROBE_TIMING = {"initialDelaySeconds": 0, "periodSeconds": 10, "failureThreshold": 3}
+PROBE_SHARE = 0.5
+
+
+def probe_budget(probe):
+    """Seconds a container has before the kubelet acts on a probe that fails from its start:
+    initialDelaySeconds + periodSeconds x failureThreshold (each its default when left out)."""
+    values = [number(probe.get(k)) if isinstance(probe, dict) and probe.get(k) is not None else None
+              for k in PROBE_TIMING]
+    delay, period, threshold = (v if v is not None else d for v, d in zip(values, PROBE_TIMING.values()))
+    return delay + period * threshold
+
+
+def _timed_probes(fault):
+    """The probes whose timing a fault changed: {(object key, probe path): (object ref, {field: change})}."""
+    out = {}
+    for e in fault["fields"]:
+        for c in e["changes"]:
+            path = c["path"]
+            if len(path) >= 2 and path[-2] in ("livenessProbe", "readinessProbe", "startupProbe") and path[-1] in PROBE_TIMING:
+                ref = e["object"]
+                key = ((ref["kind"], ref.get("namespace"), ref["name"]), json.dumps(path[:-1]))
+                out.setdefault(key, (ref, path[:-1], {}))[2][path[-1]] = c
+    return out
+
+
+def probes_relieved(fault, state):
+    """Whether the probes a fault made aggressive (a timing too short for the container to start) no longer
+    act: each gone, or giving the container at least PROBE_SHARE of its healthy wait (`probe_budget`; the
+    healthy probe is the observed one with the fault's fields at their healthy values). (ok, detail) each."""
+    out = []
+    for (ref, path, changes) in _timed_probes(fault).values():
+        obj = state.get(ref)
+        probe = at(obj, path) if obj is not None else _MISSING
+        if obj is None or probe is _MISSING or not isinstance(probe, dict):
+            out.append((True, f"{ref_text(ref)} {show_path(path)} is gone"))
+            continue
+        healthy = {**probe, **{k: c.get("healthy") for k, c in changes.items()}}
+        now, want = probe_budget(probe), probe_budget(healthy)
+        ok = now >= PROBE_SHARE * want
+        out.append((ok, f"{ref_text(ref)} {show_path(path)} acts after {now:g}s of failing" +
+                    ("" if ok else f", below {PROBE_SHARE:g} of the healthy {want:g}s: the kubelet still acts on "
+                     "the container before it starts")))
+    return out
+
+
 def mitigation_checks(spec, state, checks):
     m = spec["mitigation"]
     # the calls the application makes (what a NetworkPolicy a fault created must admit again)
@@ -3116,6 +3219,11 @@ def mitigation_checks(spec, state, checks):
         if fault.get("placed") and not all(part[1] for part in parts):
             parts = placed_parts(fault, parts, state)
         if fault["undone_by"] == "any" and len(parts) > 1:
+            relief = probes_relieved(fault, state)
+            if not all(ok for ok, _ in relief):
+                # a part undone (a grace period, one timing field) that leaves the probe acting is no undoing
+                still = "; ".join(d for ok, d in relief if not ok)
+                parts = [(i, False, f"{d}, but {still}" if ok else d) for i, ok, d in parts]
             undone = [part for part in parts if part[1]]
             checks.append({"id": f"fault.{index}.{fault['fault']}", "passed": bool(undone), "detail": (
                 f"undone through {undone[0][0]}: {undone[0][2]}" if undone else

@@ -1,0 +1,62 @@
+"""A fault undone by any one of its parts counts a part undone only when, after it, the fault no longer acts
+(docs/evaluator.md, `fault.N.KIND`): an aggressive liveness probe is not undone by restoring its grace period,
+or one timing field that still leaves the kubelet killing the container before it starts.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+TESTS = HERE.parent
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
+
+from test_evaluator import derived, failed, mitigate, obj  # noqa: E402
+
+from itbench_dsl.runtime import evaluator as rt  # noqa: E402
+
+PROBE = "sregym-liveness-probe-too-aggressive-social-network"  # aux-service: delay 0, period 1, threshold 1, grace 0
+FAULTY = {"initialDelaySeconds": 0, "periodSeconds": 1, "failureThreshold": 1}
+
+
+def _state(restored: str | None = None, probe: dict | None = None, grace=0):
+    """The solved state with the fault's timing back, but `restored` (a probe field, or "grace") healthy."""
+    state = derived(PROBE, "solved")
+    pod = obj(state, "Deployment", "aux-service")["spec"]["template"]["spec"]
+    container = next(c for c in pod["containers"] if c["name"] == "aux-service-container")
+    live = container["livenessProbe"]
+    for k, v in FAULTY.items():
+        if k != restored:
+            live[k] = v
+    if probe is not None:
+        live.update(probe)
+    if restored != "grace":
+        pod["terminationGracePeriodSeconds"] = grace
+    return state
+
+
+@pytest.mark.parametrize("restored", ["grace", "periodSeconds", "failureThreshold"])
+def test_a_part_that_leaves_the_probe_acting_is_no_undoing(restored):
+    verdict = mitigate(PROBE, _state(restored))
+    assert not verdict["passed"]
+    assert any(c.startswith("fault.") for c in failed(verdict))
+
+
+def test_the_delay_restored_alone_undoes_it():
+    assert mitigate(PROBE, _state("initialDelaySeconds"))["passed"]
+
+
+def test_the_whole_probe_restored_passes():
+    assert mitigate(PROBE, derived(PROBE, "solved"))["passed"]
+
+
+def test_the_budget_is_delay_plus_period_times_threshold():
+    assert rt.probe_budget({}) == 30
+    assert rt.probe_budget({"initialDelaySeconds": 60, "periodSeconds": 10, "failureThreshold": 3}) == 90
+    assert rt.probe_budget({"initialDelaySeconds": 0, "periodSeconds": 1, "failureThreshold": 1}) == 1
