@@ -1552,6 +1552,9 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
         unlimited = _edited(found.solved, key, lambda o: _drop_limit(o, path))
         if unlimited is not None:
             yield Case(f"{key[2]}: {where} removed (no limit at all)", "mitigate", PASS, state=render(unlimited, found))
+    if "healthy" in change and [k for k in path if isinstance(k, str)][-3:-1] in (["resources", "limits"],
+                                                                                 ["resources", "requests"]):
+        yield from _quantity_cases(found, key, change, accept)
     if accept.get("op") in (">=", ">") and isinstance(base, (int, float)) and not isinstance(base, bool):
         wrong = base - 1
     elif accept:
@@ -1563,6 +1566,47 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
     edited = _edited(found.solved, key, lambda o: _set_at(o, path, wrong))
     if edited is not None and edited[key] != found.solved[key]:
         yield Case(f"{key[2]}: {where} set to another wrong value", "mitigate", FAIL, state=render(edited, found))
+
+
+def _respelled_quantity(value) -> str | None:
+    """The same Kubernetes quantity written in another unit (`1` as `1000m`, `500m` as `0.5`, `100Mi` as
+    `102400Ki`); None when it is no quantity."""
+    from ..runtime.evaluator import number
+
+    x = number(value)
+    if x is None or x <= 0:
+        return None
+    text = str(value).strip()
+    if text.endswith(("Ki", "Mi", "Gi", "Ti")):
+        return f"{int(round(x / 1024))}Ki" if x % 1024 == 0 else None
+    if text.endswith("m"):
+        return f"{x:g}"
+    return f"{int(round(x * 1000))}m" if abs(x * 1000 - round(x * 1000)) < 1e-9 else None
+
+
+def _quantity_cases(found: Objects, key: tuple, change: dict, accept: dict) -> Iterator[Case]:
+    """A resource quantity is its value, however written: the healthy limit or request in another unit passes;
+    a limit the fault lowered raised above the healthy one passes (at least the healthy figure is what the
+    fault's acceptance asks), halved fails."""
+    from ..runtime.evaluator import number
+
+    path, healthy = change["path"], change["healthy"]
+    respelled = _respelled_quantity(healthy)
+    if respelled is not None:
+        state = _edited(found.solved, key, lambda o: _set_at(o, path, respelled))
+        if state is not None:
+            yield Case(f"{key[2]}: {_show(path)} written `{respelled}` (the healthy `{healthy}`)", "mitigate", PASS,
+                       state=render(state, found))
+    x = number(healthy)
+    if accept.get("op") == ">=" and accept.get("value") == "healthy" and x:
+        unit = "m" if str(healthy).strip()[-1:] in "0123456789m" and "i" not in str(healthy) else "Ki"
+        scale = 1000 if unit == "m" else 1 / 1024
+        for factor, want in ((2, PASS), (0.5, FAIL)):
+            value = f"{int(x * factor * scale)}{unit}"
+            state = _edited(found.solved, key, lambda o, v=value: _set_at(o, path, v))
+            if state is not None:
+                yield Case(f"{key[2]}: {_show(path)} at {value} ({factor}x the healthy `{healthy}`)", "mitigate", want,
+                           state=render(state, found))
 
 
 def _env_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
@@ -1596,6 +1640,7 @@ def _env_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
                      "data": {name: healthy}}
         yield Case(f"{key[2]}: env {name} taken from a ConfigMap key holding its healthy value", "mitigate", PASS,
                    state=render(state, found))
+    yield from _env_source_cases(found, key, path, healthy, faulty)
     match = _ADDRESS.match(healthy)
     host = match["host"] if match else None
     if host and "." not in host and ("Service", key[1], host) in found.solved:
@@ -1604,6 +1649,64 @@ def _env_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
         if state is not None:
             yield Case(f"{key[2]}: env {name} naming the Service by its fully qualified name", "mitigate", PASS,
                        state=render(state, found))
+
+
+def _env_path(path: list) -> bool:
+    """Whether a path names an environment variable's value (`...containers[name=c].env[name=V].value`)."""
+    return len(path) >= 4 and path[-1] == "value" and path[-3] == "env" and isinstance(path[-2], (list, tuple)) \
+        and len(path[-2]) == 2 and path[-2][0] == "name"
+
+
+def _env_source_cases(found: Objects, key: tuple, path: list, healthy: str, faulty) -> Iterator[Case]:
+    """An environment variable is what the kubelet makes of the container's sources: its healthy value from an
+    `envFrom` ConfigMap (under a prefix too), or built by `$(NAME)` from an earlier variable, passes; the same
+    with the fault's value, a `$$(NAME)` (an escaped, literal reference), an `env` entry overriding `envFrom`
+    with the fault's value, or a required `envFrom` source that is not there, fails."""
+    name = path[-2][1]
+    bad = faulty if isinstance(faulty, str) and faulty != healthy else _another(healthy)
+    cut = max(1, len(healthy) // 2)
+    head, tail = healthy[:cut], healthy[cut:]
+
+    def container(obj: dict) -> dict:
+        holder = obj
+        for seg in path[:-3]:
+            holder = next(i for i in holder if isinstance(i, dict) and str(i.get(seg[0])) == str(seg[1])) \
+                if isinstance(seg, list) else holder[seg]
+        return holder
+
+    def sourced(data: dict | None, prefix: str = "", env=(), cm: str = "corpus-env-from") -> dict | None:
+        def edit(obj: dict) -> None:
+            c = container(obj)
+            c["env"] = [e for e in c.get("env") or [] if e.get("name") != name] + list(env)
+            if data is not None:
+                c["envFrom"] = list(c.get("envFrom") or []) + [{"configMapRef": {"name": cm}, **(
+                    {"prefix": prefix} if prefix else {})}]
+        state = _edited(found.solved, key, edit)
+        if state is not None and data is not None and cm != "corpus-env-missing":
+            state[("ConfigMap", key[1], cm)] = {"apiVersion": "v1", "kind": "ConfigMap",
+                                                "metadata": {"name": cm, "namespace": key[1]}, "data": data}
+        return state
+
+    label = f"{key[2]}: env {name}"
+    rows = [(f"{label} from an envFrom ConfigMap holding its healthy value", PASS, sourced({name: healthy}))]
+    if len(name) > 1:
+        rows.append((f"{label} from an envFrom ConfigMap under the prefix `{name[:1]}`", PASS,
+                     sourced({name[1:]: healthy}, prefix=name[:1])))
+    rows.append((f"{label} built as `$(CORPUS_PART)` from an earlier variable", PASS, sourced(None, env=[
+        {"name": "CORPUS_PART", "value": tail}, {"name": name, "value": f"{head}$(CORPUS_PART)"}])))
+    if isinstance(bad, str):
+        rows.append((f"{label} from an envFrom ConfigMap holding the wrong value", FAIL, sourced({name: bad})))
+        rows.append((f"{label} from envFrom with its healthy value, overridden by an env entry", FAIL,
+                     sourced({name: healthy}, env=[{"name": name, "value": bad}])))
+    rows.append((f"{label} written `$$(CORPUS_PART)` (an escaped reference, taken literally)", FAIL, sourced(None, env=[
+        {"name": "CORPUS_PART", "value": tail}, {"name": name, "value": f"{head}$$(CORPUS_PART)"}])))
+    rows.append((f"{label} referencing a variable defined after it", FAIL, sourced(None, env=[
+        {"name": name, "value": f"{head}$(CORPUS_PART)"}, {"name": "CORPUS_PART", "value": tail}])))
+    rows.append((f"{label} from a required envFrom ConfigMap that is not there", FAIL,
+                 sourced({name: healthy}, cm="corpus-env-missing")))
+    for title, want, state in rows:
+        if state is not None:
+            yield Case(title, "mitigate", want, state=render(state, found))
 
 
 def _renamed_port_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
@@ -1696,6 +1799,8 @@ def _predicate_cases(m: dict, found: Objects) -> Iterator[Case]:
             yield from _access_cases(index, pred, solved, others, (m.get("collateral") or {}).get("grants", []))
         elif pred["kind"] == "field" and pred["target"]["kind"] != "Secret" and "*" not in pred["target"]["name"]:
             key = (pred["target"]["kind"], pred["target"]["namespace"], pred["target"]["name"])
+            if _env_path(pred["path"]) and pred["op"] == "==" and isinstance(pred["value"], str) and key in found.solved:
+                yield from _env_source_cases(found, key, pred["path"], pred["value"], None)
             for what, edit in _field_edits(pred):
                 done: list[bool] = []
                 state = _with_edit(solved, key, lambda obj: done.append(_edit_at(obj, pred["path"], edit)))
@@ -1917,7 +2022,8 @@ def _field_edits(pred: dict) -> Iterator[tuple[str, object]]:
     yield "the field null", setter(None)
     if any(isinstance(s, dict) for s in pred["path"]):
         yield "the text is not valid JSON", "unparsable"
-    if any(isinstance(s, list) for s in pred["path"]):
+    if any(isinstance(s, list) for s in pred["path"]) and not _env_path(pred["path"]):
+        # an environment variable given twice is the last entry's value (the kubelet's rule): no ambiguity
         yield "the selected list item twice", "duplicate"
     if op in ("==", "in", "<", "<=", ">", ">=", "matches"):
         yield "a list where a value was expected", lambda holder, key: setter([holder[key]])(holder, key)

@@ -1619,6 +1619,10 @@ def predicate_check(pred, state, created=None):
     if not objects:
         return False, f"{ref_text(ref)} absent"
     observed = lookup(objects[0], pred["path"])
+    if _env_path(pred["path"]) and pred.get("op") in ("==", "!=", "in", "matches", "contains"):
+        # the value the container gets, through envFrom, valueFrom or `$(NAME)` as well as a literal value
+        got = env_value(objects[0], pred["path"], state, objects[0].get("metadata", {}).get("namespace"))
+        observed = _MISSING if got is None else got
     where = f"{ref_text(ref)} {show_path(pred['path'])}"
     if isinstance(observed, InvalidValue):
         return False, f"{where}: {observed.why}"
@@ -2126,30 +2130,112 @@ def service_check(ref, state):
     return True, f"{ref_text(ref)} selects {len(ready)} ready pod(s) and reaches their ports"
 
 
-def env_value(obj, path, state, namespace):
-    """The value a container's environment variable takes, as the kubelet sets it: of several entries of one
-    name the last wins; `valueFrom` a ConfigMap's or a Secret's key is read from the state (None when that
-    object or key is not there, or for any other source)."""
-    entries = at(obj, path[:-2])
-    if not isinstance(entries, list):
+_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")  # validation.IsEnvVarName
+
+
+def expand_env(text, env):
+    """`text` with `$(NAME)` replaced by NAME's value where `env` defines it, as the kubelet expands an
+    environment variable's value (third_party/forked/golang/expansion): `$$` is one `$`, a reference to an
+    undefined name and an unclosed `$(` stay as written, a `$` before any other character stays."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch != "$" or i + 1 >= n:
+            out.append(ch)
+            i += 1
+            continue
+        nxt = text[i + 1]
+        if nxt == "$":
+            out.append("$")
+            i += 2
+        elif nxt == "(":
+            close = text.find(")", i + 2)
+            if close < 0:
+                out.append("$(")
+                i += 2
+            else:
+                name = text[i + 2:close]
+                out.append(env[name] if isinstance(env.get(name), str) else f"$({name})")
+                i = close + 1
+        else:
+            out.append("$" + nxt)
+            i += 2
+    return "".join(out)
+
+
+def _source_data(state, kind, namespace, name):
+    """A ConfigMap's or a Secret's data as text (None when the state does not hold it)."""
+    held = state.get({"kind": kind, "namespace": namespace, "name": name})
+    if held is None:
         return None
-    named = [e for e in entries if isinstance(e, dict) and str(e.get("name")) == str(path[-2][1])]
-    if not named:
-        return None
-    entry = named[-1]
-    if "value" in entry or not isinstance(entry.get("valueFrom"), dict):
-        return entry.get("value", "")
-    source = entry["valueFrom"]
-    for key, kind in (("configMapKeyRef", "ConfigMap"), ("secretKeyRef", "Secret")):
-        ref = source.get(key)
-        if isinstance(ref, dict):
-            held = state.get({"kind": kind, "namespace": namespace, "name": ref.get("name")})
-            if held is None:
+    data = (_decoded_secret(held) if kind == "Secret" else held).get("data") or {}
+    return data if isinstance(data, dict) else {}
+
+
+def container_env(container, state, namespace):
+    """The environment a container starts with, as the kubelet makes it (kubelet_pods.go,
+    makeEnvironmentVariables): each `envFrom` source in order (a ConfigMap's or a Secret's keys, each under the
+    source's `prefix`, a later source overriding an earlier one, keys that are no variable name skipped), then
+    each `env` entry in order overriding them: a `value` with `$(NAME)` expanded from what is defined so far,
+    a `valueFrom` ConfigMap or Secret key read from the state. {name: text}, a value None where the state
+    cannot tell it (a source it does not hold, a field or resource reference); None for the whole environment
+    when a required source is missing (the container does not start)."""
+    env = {}
+    if not isinstance(container, dict):
+        return env
+    for source in container.get("envFrom") or []:
+        if not isinstance(source, dict):
+            continue
+        for key, kind in (("configMapRef", "ConfigMap"), ("secretRef", "Secret")):
+            ref = source.get(key)
+            if not isinstance(ref, dict):
+                continue
+            data = _source_data(state, kind, namespace, ref.get("name"))
+            if data is None:
+                if ref.get("optional") is True:
+                    continue
                 return None
-            data = (_decoded_secret(held) if kind == "Secret" else held).get("data") or {}
-            value = data.get(ref.get("key"))
-            return value if isinstance(value, str) else None
-    return None
+            prefix = source.get("prefix") or ""
+            for k in sorted(data):
+                if isinstance(data[k], str) and _ENV_NAME.match(f"{prefix}{k}"):
+                    env[f"{prefix}{k}"] = data[k]
+    for entry in container.get("env") or []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        name, source = entry["name"], entry.get("valueFrom")
+        if not isinstance(source, dict):
+            value = entry.get("value", "")
+            env[name] = expand_env(value, env) if isinstance(value, str) else (None if value is not None else "")
+            continue
+        env[name] = None
+        for key, kind in (("configMapKeyRef", "ConfigMap"), ("secretKeyRef", "Secret")):
+            ref = source.get(key)
+            if isinstance(ref, dict):
+                data = _source_data(state, kind, namespace, ref.get("name"))
+                value = None if data is None else data.get(ref.get("key"))
+                if isinstance(value, str):
+                    env[name] = value
+                elif ref.get("optional") is True:
+                    env.pop(name)  # an optional key that is not there sets nothing
+                elif data is not None:
+                    return None
+    return env
+
+
+def env_value(obj, path, state, namespace):
+    """The value a container's environment variable takes, as the kubelet sets it (`container_env`): through
+    `env` (the last entry of a name wins, `$(NAME)` expanded), `valueFrom` or `envFrom`. None when the variable
+    is not set or the state cannot tell its value."""
+    container = at(obj, path[:-3])
+    env = container_env(container, state, namespace) if isinstance(container, dict) else None
+    value = (env or {}).get(str(path[-2][1]))
+    return value if isinstance(value, str) else None
+
+
+def _env_path(path):
+    """Whether a path names an environment variable's value (`...containers[name=c].env[name=V].value`)."""
+    return len(path) >= 4 and path[-1] == "value" and path[-3] == "env" and isinstance(path[-2], (list, tuple)) \
+        and len(path[-2]) == 2 and path[-2][0] == "name"
 
 
 _ADDRESS = re.compile(r"^(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?\.?)"
