@@ -685,6 +685,8 @@ def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None, gra
         if (faulty.get("spec") or {}).get("rules"):
             yield Case(f"AuthorizationPolicy {key[2]} kept, ALLOW of what it denied only", "mitigate", FAIL,
                        state=_with_edit(state, key, action("ALLOW")))
+        if (faulty.get("spec") or {}).get("action") == "DENY" and (faulty.get("spec") or {}).get("rules"):
+            yield from _deny_edited_cases(key, faulty, state)
     elif key[0] == "ResourceQuota":
         hard = (faulty.get("spec") or {}).get("hard") or {}
         if not hard or any(r not in _QUOTA_PER_POD for r in hard):
@@ -708,6 +710,54 @@ def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None, gra
                    state=_with_edit(state, key, set_hard(10)))
         yield Case(f"ResourceQuota {key[2]} raised, but below what the namespace runs", "mitigate", FAIL,
                    state=_with_edit(state, key, set_hard(0.5)))
+
+
+def _deny_edited_cases(key: tuple, faulty: dict, state: dict) -> Iterator[Case]:
+    """An Istio DENY policy a fault created, edited in place: denying only a method none of the fault's rules
+    matched, or selecting no pod the namespace runs, passes; narrowed to part of what it denied (a path
+    prefix added), selecting a pod the namespace runs, or with a rule added beside its own, fails."""
+    from ..runtime.evaluator import _istio_rules_overlap
+
+    denied = faulty["spec"]["rules"]
+    other = {"to": [{"operation": {"methods": ["CORPUS-UNUSED"]}}]}
+
+    def edit(change):
+        def apply(obj: dict) -> None:
+            change(obj["spec"])
+        return apply
+
+    def narrowed(spec: dict) -> None:
+        for rule in spec["rules"]:
+            ops = [e.get("operation") for e in rule.get("to") or [] if isinstance(e, dict)]
+            if not ops:
+                rule["to"] = [{"operation": {"paths": ["/corpus*"]}}]
+            for op in ops:
+                if isinstance(op, dict) and "paths" not in op:
+                    op["paths"] = ["/corpus*"]
+
+    def selecting(labels: dict):
+        def apply(spec: dict) -> None:
+            for k in ("targetRef", "targetRefs"):
+                spec.pop(k, None)
+            spec["selector"] = {"matchLabels": labels}
+        return apply
+
+    name = f"AuthorizationPolicy {key[2]} kept, DENY"
+    if not any(_istio_rules_overlap(other, d) for d in denied):
+        yield Case(f"{name} of a method none of its rules matched only", "mitigate", PASS,
+                   state=_with_edit(state, key, edit(lambda spec: spec.update(rules=[copy.deepcopy(other)]))))
+    yield Case(f"{name}, narrowed to a path prefix of what it denied", "mitigate", FAIL,
+               state=_with_edit(state, key, edit(narrowed)))
+    yield Case(f"{name}, another rule beside its own", "mitigate", FAIL,
+               state=_with_edit(state, key, edit(lambda spec: spec.update(rules=[copy.deepcopy(other), *spec["rules"]]))))
+    pods = [o for o in state["resources"]["items"] if o.get("kind") == "Pod" and
+            o.get("metadata", {}).get("namespace") == key[1] and o.get("metadata", {}).get("labels")]
+    if pods:
+        yield Case(f"{name}, selecting no pod the namespace runs", "mitigate", PASS,
+                   state=_with_edit(state, key, edit(selecting({"corpus-selects": "nothing"}))))
+        labels = dict(sorted(pods[0]["metadata"]["labels"].items())[:1])
+        yield Case(f"{name}, selecting a pod the namespace runs ({', '.join(f'{k}={v}' for k, v in labels.items())})",
+                   "mitigate", FAIL, state=_with_edit(state, key, edit(selecting(labels))))
 
 
 def _harmless(obj: dict) -> dict | None:

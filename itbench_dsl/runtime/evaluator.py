@@ -1600,7 +1600,7 @@ def predicate_check(pred, state, created=None):
             if twin is not None:
                 return False, f"{ref_text(ref)}'s effect is still there: {ref_text(as_ref(obj_ref(twin)))} does what it did"
             inert = [o for o in objects if (ref["kind"], ref.get("namespace"), o["metadata"].get("name")) in created
-                     and not terminating(o) and not acts(o, state)]
+                     and not terminating(o) and not acts(o, state, made.get("acting") if made else None)]
             if objects and len(inert) == len(objects):
                 return True, f"{ref_text(ref)} present but no longer has the fault's effect"
             return not objects, f"{ref_text(ref)} {'present' if objects else 'absent'}"
@@ -2817,12 +2817,116 @@ def _istio_rule_matches_all(rule) -> bool:
     return not rule.get("when")
 
 
-def _istio_acts(obj) -> bool:
+ISTIO_ROOT_NAMESPACE = "istio-system"  # meshConfig.rootNamespace's default: a policy there applies mesh-wide
+_ISTIO_FIELDS = {"source": ("principals", "requestPrincipals", "namespaces", "ipBlocks", "remoteIpBlocks"),
+                 "operation": ("hosts", "ports", "methods", "paths")}
+
+
+def _istio_values_meet(x, y) -> bool:
+    """Whether two values of an AuthorizationPolicy field can match one request: Istio matches a value
+    exactly, by prefix (`abc*`), by suffix (`*abc`) or any (`*`); an IP block by its addresses."""
+    x, y = str(x), str(y)
+    if x == y or "*" in (x, y):
+        return True
+    if "/" in x or "/" in y or x.count(".") == 3 or y.count(".") == 3 or ":" in x or ":" in y:
+        import ipaddress
+        try:
+            return ipaddress.ip_network(x, strict=False).overlaps(ipaddress.ip_network(y, strict=False))
+        except ValueError:
+            pass
+    for a, b in ((x, y), (y, x)):
+        if a.endswith("*") and (b.startswith(a[:-1]) or (b.endswith("*") and (a[:-1].startswith(b[:-1])))):
+            return True
+        if a.startswith("*") and (b.endswith(a[1:]) or (b.startswith("*") and (a[1:].endswith(b[1:])))):
+            return True
+        if (a.endswith("*") and b.startswith("*")) or (a.startswith("*") and b.endswith("*")):
+            return True  # a prefix and a suffix: some text has both
+    return False
+
+
+def _istio_field_meets(a, b, field) -> bool:
+    """Whether two sources (or two operations) can match one request, field by field: a field both list
+    needs a value of each that can match together; a value one lists that the other excludes exactly
+    (`notMethods`) cannot. A field only one side has constrains nothing the other asks."""
+    not_field = "not" + field[0].upper() + field[1:]
+    mine, theirs = a.get(field), b.get(field)
+    if isinstance(mine, list) and mine and isinstance(theirs, list) and theirs and \
+            not any(_istio_values_meet(x, y) for x in mine for y in theirs):
+        return False
+    for pos, neg in ((mine, b.get(not_field)), (theirs, a.get(not_field))):
+        if isinstance(pos, list) and pos and isinstance(neg, list) and all(str(v) in [str(n) for n in neg] for v in pos):
+            return False
+    return True
+
+
+def _istio_rules_overlap(a, b) -> bool:
+    """Whether some request matches both AuthorizationPolicy rules: some `from` source of each, some `to`
+    operation of each and their `when` conditions can hold together (a condition key both test with no value
+    in common cannot). Unknown or negated conditions are taken to overlap."""
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return True
+    for key, inner in (("from", "source"), ("to", "operation")):
+        xs = [e.get(inner) or {} for e in a.get(key) or [] if isinstance(e, dict)] or [{}]
+        ys = [e.get(inner) or {} for e in b.get(key) or [] if isinstance(e, dict)] or [{}]
+        if not any(isinstance(x, dict) and isinstance(y, dict) and all(_istio_field_meets(x, y, f)
+                                                                        for f in _ISTIO_FIELDS[inner])
+                   for x in xs for y in ys):
+            return False
+    conditions = {}
+    for c in [*(a.get("when") or []), *(b.get("when") or [])]:
+        if isinstance(c, dict) and isinstance(c.get("values"), list) and c.get("values"):
+            conditions.setdefault(str(c.get("key")), []).append(c["values"])
+    return all(any(all(any(_istio_values_meet(v, w) for w in other) for other in lists) for v in lists[0])
+               for lists in conditions.values())
+
+
+def _istio_applies(obj, state) -> bool:
+    """Whether an AuthorizationPolicy applies to anything the state runs: a `selector` selecting some pod (not
+    finished) or workload pod template of its namespace (of every namespace from the root namespace), a
+    `targetRef` naming an object the state holds. True where the state cannot tell (the kind not captured
+    there), and for a policy with neither (its whole namespace)."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    namespace = (obj.get("metadata") or {}).get("namespace")
+    refs = [r for r in [spec.get("targetRef"), *(spec.get("targetRefs") or [])] if isinstance(r, dict)]
+    if state is None:
+        return True
+    if refs:
+        return any(not state.has(r.get("namespace") or namespace, r.get("kind")) or
+                   state.get({"kind": r.get("kind"), "namespace": r.get("namespace") or namespace,
+                              "name": r.get("name")}) is not None for r in refs)
+    selector = spec.get("selector")
+    labels = selector.get("matchLabels") if isinstance(selector, dict) else None
+    if not isinstance(labels, dict) or not labels:
+        return True
+    spaces = {ns for (ns, kind) in state.captured if kind == "Pod"} if namespace == ISTIO_ROOT_NAMESPACE \
+        else {namespace or ""}
+    if not spaces:
+        return True
+    for ns in sorted(spaces):
+        if not state.has(ns, "Pod"):
+            return True
+        for pod in state.by_kind.get(("Pod", ns or None), []):
+            if (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed") and \
+                    labels_match((pod.get("metadata") or {}).get("labels") or {}, labels):
+                return True
+        for kind in POD_TEMPLATE_KINDS:
+            for w in state.by_kind.get((kind, ns or None), []):
+                template = ((w.get("spec") or {}).get("template") or {}).get("metadata") or {}
+                if labels_match(template.get("labels") or {}, labels):
+                    return True
+    return False
+
+
+def _istio_acts(obj, state=None, fault=None) -> bool:
     """Whether an Istio object a fault created still has an effect, as Istio reads it: a PeerAuthentication
     while it requires mutual TLS (`mtls.mode` or a `portLevelMtls` mode `STRICT`: `PERMISSIVE`, `DISABLE` and
     `UNSET` refuse no plain-text connection); an AuthorizationPolicy by its `action`: `AUDIT` only logs, a
     `DENY` policy with no rule never matches, an `ALLOW` policy with a rule that matches every request admits
     all (any other `ALLOW` denies what it does not match; `CUSTOM` defers to an extension, taken as acting);
+    a `DENY`, `ALLOW` or `CUSTOM` policy applying to no workload the state runs (`_istio_applies`) does
+    nothing; a `DENY` policy the fault made to deny (`fault`, its acting part) acts while one of its rules
+    can match a request one of the fault's rules matched (`_istio_rules_overlap`): edited to deny only what
+    the fault did not, it no longer denies what the fault denied;
     a VirtualService while a route injects a fault (a delay or an abort, unless at 0 percent) or does more
     than send its hosts' traffic to those hosts (a timeout, retries, a rewrite, a redirect, a direct response,
     a mirror, another host or a subset); a DestinationRule while it sets a traffic policy (for the host, a
@@ -2839,7 +2943,14 @@ def _istio_acts(obj) -> bool:
         rules = spec.get("rules") if isinstance(spec.get("rules"), list) else []
         if action == "AUDIT":
             return False
+        if action in ("DENY", "ALLOW", "CUSTOM") and not _istio_applies(obj, state):
+            return False  # it applies to no workload the state runs
         if action == "DENY":
+            denied = (fault or {}).get("rules") if (fault or {}).get("action") == "DENY" else None
+            if isinstance(denied, list) and denied and rules:
+                # edited in place: it keeps the fault's effect while some rule can match a request the fault's
+                # own rules denied (a rule narrowed to part of what the fault denied still denies that part)
+                return any(_istio_rules_overlap(r, d) for r in rules for d in denied)
             return bool(rules)
         if action == "ALLOW":
             return not any(_istio_rule_matches_all(r) for r in rules)
@@ -2870,13 +2981,14 @@ def _istio_acts(obj) -> bool:
     return True
 
 
-def acts(obj, state=None):
+def acts(obj, state=None, fault=None):
     """Whether an object a fault created still has its effect: a workload only while it runs pods, a pod only
     until it has finished (`Succeeded`, `Failed`), a Chaos Mesh experiment or schedule only while it is not
     paused, a NetworkPolicy only while some pod it selects is isolated in a direction it declares with no
     policy admitting it all traffic (read against the state's pods and policies), an Istio object only while
     Istio gives it an effect (`_istio_acts`), a ResourceQuota only while it refuses pods the namespace runs
-    (read against the state's pods). Anything else acts while it is there."""
+    (read against the state's pods). Anything else acts while it is there. `fault`: the acting part of the
+    object as the fault made it (`acting`), which an object edited in place is read against."""
     kind = obj.get("kind")
     if kind in ("Deployment", "StatefulSet", "ReplicaSet"):
         return number((obj.get("spec") or {}).get("replicas", 1)) != 0
@@ -2885,7 +2997,7 @@ def acts(obj, state=None):
     if kind == "NetworkPolicy" and str(obj.get("apiVersion", "")).startswith("networking.k8s.io/"):
         return _policy_isolates(obj, state)
     if str(obj.get("apiVersion", "")).split("/")[0] in ("security.istio.io", "networking.istio.io"):
-        return _istio_acts(obj)
+        return _istio_acts(obj, state, fault)
     if kind == "ResourceQuota":
         return _binds(obj, state)
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
@@ -2991,7 +3103,7 @@ def created_check(ref, state):
     obj = state.get(ref)
     if obj is None:
         return True, f"{ref_text(ref)} removed"
-    if not acts(obj, state):
+    if not acts(obj, state, ref.get("acting")):
         return True, f"{ref_text(ref)} no longer has the fault's effect (scaled to zero, finished, paused, " \
                      "admitting all traffic, an Istio policy without effect, or a quota above what the namespace runs)"
     return False, f"{ref_text(ref)} still present" + (" (being deleted: it acts until it is gone)" if terminating(obj) else "")

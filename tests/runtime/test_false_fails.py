@@ -145,3 +145,68 @@ def test_a_cpu_limit_written_otherwise_raised_or_removed_passes(cpu):
                                          ("500m", "0.50", True), ("1e3", "1k", True), ("1", "1m", False)])
 def test_quantities_compare_by_value(a, b, equal):
     assert rt.same(a, b) is equal
+
+
+# ---- an Istio DENY policy a fault created, edited in place -------------------------------------------------
+
+DENY = "bookinfo-gateway-denies-get"
+
+
+def _deny_kept(edit) -> dict:
+    """The solved state with the fault's DENY policy left beside it, edited by `edit(spec)`."""
+    faulty = derived(DENY, "faulty")
+    policy = obj(faulty, "AuthorizationPolicy", "bookinfo-gateway-policy")
+    edit(policy["spec"])
+    state = derived(DENY, "solved")
+    state["resources"]["items"].append(policy)
+    return state
+
+
+def _select(labels):
+    def edit(spec):
+        spec.pop("targetRef", None)
+        spec["selector"] = {"matchLabels": labels}
+    return edit
+
+
+def _methods(*methods, **more):
+    def edit(spec):
+        spec["rules"] = [{"to": [{"operation": {"methods": list(methods), **more}}]}]
+    return edit
+
+
+@pytest.mark.parametrize("edit, passes", [
+    (lambda spec: None, False),
+    (_methods("TRACE"), True),  # denies only a method the fault's rule never matched
+    (_methods("PATCH", "TRACE"), True),
+    (_select({"app": "no-such-app"}), True),  # applies to no pod the namespace runs
+    (_methods("GET", paths=["/productpage*"]), False),  # part of what it denied: still denies that part
+    (_methods("GET", "TRACE"), False),
+    (_methods("*"), False),
+    (lambda spec: spec["rules"].append({"to": [{"operation": {"methods": ["TRACE"]}}]}), False),
+    (_select({"app": "productpage"}), False),  # still applies to a pod the application runs
+    (lambda spec: spec.update(action="ALLOW"), False),  # an ALLOW of GET only denies every other request
+    (lambda spec: spec.update(action="ALLOW", rules=[{}]), True),
+])
+def test_a_deny_policy_edited_in_place_is_judged_by_what_it_still_denies(edit, passes):
+    verdict = mitigate(DENY, _deny_kept(edit))
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+@pytest.mark.parametrize("a, b, overlap", [
+    ({"to": [{"operation": {"methods": ["GET"]}}]}, {"to": [{"operation": {"methods": ["TRACE"]}}]}, False),
+    ({"to": [{"operation": {"methods": ["GET"]}}]}, {"to": [{"operation": {"paths": ["/x"]}}]}, True),
+    ({"to": [{"operation": {"paths": ["/api*"]}}]}, {"to": [{"operation": {"paths": ["/api/v1"]}}]}, True),
+    ({"to": [{"operation": {"paths": ["/api*"]}}]}, {"to": [{"operation": {"paths": ["/web*"]}}]}, False),
+    ({"to": [{"operation": {"paths": ["*.js"]}}]}, {"to": [{"operation": {"paths": ["/api*"]}}]}, True),
+    ({"to": [{"operation": {"methods": ["GET"]}}]}, {"to": [{"operation": {"notMethods": ["GET"]}}]}, False),
+    ({"from": [{"source": {"ipBlocks": ["10.0.0.0/8"]}}]}, {"from": [{"source": {"ipBlocks": ["10.1.2.3"]}}]}, True),
+    ({"from": [{"source": {"ipBlocks": ["10.0.0.0/8"]}}]}, {"from": [{"source": {"ipBlocks": ["192.168.0.0/16"]}}]},
+     False),
+    ({"when": [{"key": "request.headers[x]", "values": ["a"]}]}, {"when": [{"key": "request.headers[x]", "values": ["b"]}]},
+     False),
+    ({}, {"to": [{"operation": {"methods": ["TRACE"]}}]}, True),
+])
+def test_istio_rules_overlap_where_some_request_matches_both(a, b, overlap):
+    assert rt._istio_rules_overlap(a, b) is overlap
+    assert rt._istio_rules_overlap(b, a) is overlap
