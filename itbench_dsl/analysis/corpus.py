@@ -350,6 +350,8 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
             continue
         for entry in fault["fields"]:
             key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
+            if entry.get("claims"):
+                yield from _claim_cases(found, key, entry["claims"])
             for change in entry["changes"]:
                 yield from _field_cases(found, key, change)
                 yield from _regrant_cases(found, key, change)
@@ -395,6 +397,69 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         state = render({k: v for k, v in found.faulty.items() if k[0] in everyday}, found, probes=found.faulty_probes)
         state["captured"] = [c for c in state["captured"] if c.rpartition("/")[2] in everyday]
         yield Case("the faulty state captured with `kubectl get all`", "mitigate", UNUSABLE, state=state)
+
+
+def _claim_cases(found: Objects, key: tuple, claims: dict) -> Iterator[Case]:
+    """A workload the fault pointed at a claim that cannot bind is mended as well by the claim it mounts made
+    good: recreated under its name with another storage class and bound, larger, or another bound claim of
+    that meaning the volume names instead, pass; the claim kept of the fault's class, left Pending, asking less
+    storage, or with another access mode, fails."""
+    if key not in found.faulty:
+        return
+    for volume, want in claims.items():
+        claim_key = ("PersistentVolumeClaim", key[1], want["claim"])
+        if claim_key not in found.faulty:
+            continue
+
+        def state_with(edit_claim, name: str | None = None) -> dict:
+            manifests = dict(found.solved)
+            workload = copy.deepcopy(found.solved.get(key) or found.faulty[key])
+            workload["spec"]["template"] = copy.deepcopy(found.faulty[key]["spec"]["template"])
+            claim = copy.deepcopy(found.faulty[claim_key])
+            claim.setdefault("status", {})["phase"] = "Bound"
+            claim["spec"]["storageClassName"] = "corpus-standard"
+            if name is not None:
+                claim["metadata"]["name"] = name
+                for v in workload["spec"]["template"]["spec"].get("volumes") or []:
+                    if v.get("name") == volume:
+                        v["persistentVolumeClaim"]["claimName"] = name
+            edit_claim(claim)
+            manifests[key] = workload
+            manifests[("PersistentVolumeClaim", key[1], claim["metadata"]["name"])] = claim
+            return render(manifests, found)
+
+        def grown(claim: dict) -> None:
+            claim["spec"]["resources"]["requests"]["storage"] = "100Gi"
+
+        def shrunk(claim: dict) -> None:
+            claim["spec"]["resources"]["requests"]["storage"] = "1Ki"
+
+        def other_mode(claim: dict) -> None:
+            claim["spec"]["accessModes"] = ["ReadOnlyMany"]
+
+        label = f"{key[2]}: volume {volume}"
+        yield Case(f"{label} kept, its claim recreated with a storage class that binds", "mitigate", PASS,
+                   state=state_with(lambda c: None))
+        yield Case(f"{label} kept, its claim recreated larger", "mitigate", PASS, state=state_with(grown))
+        yield Case(f"{label} pointed at another bound claim of that meaning", "mitigate", PASS,
+                   state=state_with(lambda c: None, name=f"{want['claim']}-corpus"))
+        yield Case(f"{label} kept, its claim of the fault's storage class", "mitigate", FAIL,
+                   state=state_with(lambda c: c["spec"].update(storageClassName=want.get("faulty_class"))))
+        yield Case(f"{label} kept, its claim recreated but Pending", "mitigate", FAIL,
+                   state=state_with(lambda c: c["status"].update(phase="Pending")))
+        if want.get("storage"):
+            yield Case(f"{label} kept, its claim asking less storage", "mitigate", FAIL, state=state_with(shrunk))
+        if want.get("accessModes"):
+            yield Case(f"{label} kept, its claim with another access mode", "mitigate", FAIL,
+                       state=state_with(other_mode))
+        yield Case(f"{label} pointed at another claim that is not there", "mitigate", FAIL,
+                   state=_claimless(state_with(lambda c: None, name=f"{want['claim']}-corpus"), key[1]))
+
+
+def _claimless(state: dict, namespace: str) -> dict:
+    """The state without the PersistentVolumeClaims of a namespace (the kind still captured there)."""
+    return _with_items(state, [o for o in state["resources"]["items"] if not (
+        o.get("kind") == "PersistentVolumeClaim" and o.get("metadata", {}).get("namespace") == namespace)])
 
 
 def _placement_cases(found: Objects, fault: dict) -> Iterator[Case]:

@@ -2385,6 +2385,61 @@ def ports_moved(healthy, obj, pods):
     return None
 
 
+def claim_bound(claim, want):
+    """Whether a PersistentVolumeClaim serves as the claim a fault pointed pods at (`want`, the backend's
+    `claims` entry): not being deleted, `Bound`, of another storage class than the fault's (a claim of that
+    class never binds), asking at least the fault's storage (by value), with at least its access modes."""
+    if not isinstance(claim, dict) or terminating(claim):
+        return False
+    spec = claim.get("spec") if isinstance(claim.get("spec"), dict) else {}
+    status = claim.get("status") if isinstance(claim.get("status"), dict) else {}
+    if status.get("phase") != "Bound" or spec.get("storageClassName") == want.get("faulty_class"):
+        return False
+    asked = number(((spec.get("resources") or {}).get("requests") or {}).get("storage"))
+    needed = number(want.get("storage")) if want.get("storage") is not None else 0.0
+    if asked is None or needed is None or asked < needed:
+        return False
+    modes = spec.get("accessModes") if isinstance(spec.get("accessModes"), list) else []
+    return all(m in modes for m in want.get("accessModes") or [])
+
+
+def claims_kept(entry, obj, state):
+    """The volumes of `entry["claims"]` the workload's template mounts from a claim that serves
+    (`claim_bound`): by its name as the fault left it, or any other claim of the namespace. A volume mounted
+    that way, its mount and the pod's `fsGroup` the fault set beside them are no fault left."""
+    kept = set()
+    template = at(obj, ["spec", "template", "spec"])
+    if not isinstance(template, dict):
+        return kept
+    namespace = (obj.get("metadata") or {}).get("namespace")
+    for volume in template.get("volumes") or []:
+        want = (entry.get("claims") or {}).get((volume or {}).get("name")) if isinstance(volume, dict) else None
+        source = volume.get("persistentVolumeClaim") if want is not None else None
+        if isinstance(source, dict) and claim_bound(
+                state.get({"kind": "PersistentVolumeClaim", "namespace": namespace, "name": source.get("claimName")}),
+                want):
+            kept.add(volume["name"])
+    return kept
+
+
+def _claim_change(change, kept):
+    """Whether a change concerns only volumes of `kept`: the volume or its mount (by name, or lists of them),
+    or the pod's `fsGroup` while a claim is kept."""
+    path = change["path"]
+    keys = [s for s in path if isinstance(s, str)]
+    if not kept:
+        return False
+    if keys[-2:] == ["securityContext", "fsGroup"]:
+        return True
+    if not keys or keys[-1] not in ("volumes", "volumeMounts"):
+        return False
+    named = [s[1] for s in path if isinstance(s, list) and len(s) == 2 and s[0] == "name"]
+    if path and isinstance(path[-1], list):
+        return bool(named) and named[-1] in kept
+    items = change.get("faulty") if isinstance(change.get("faulty"), list) else None
+    return bool(items) and all(isinstance(i, dict) and i.get("name") in kept for i in items)
+
+
 def field_check(entry, state):
     """Every field the fault changed holds its healthy value, or a value the fault (or the scenario)
     accepts; a field the fault added is gone (absent, empty or the API server's default)."""
@@ -2395,9 +2450,12 @@ def field_check(entry, state):
     if terminating(obj):
         return False, f"{ref_text(ref)} is being deleted"
     wrong = []
+    kept = claims_kept(entry, obj, state) if entry.get("claims") else set()
     for change in entry["changes"]:
         if change.get("governed_by"):
             continue  # the scenario's own statement about this field decides (its check is in the verdict)
+        if change.get("absent") and _claim_change(change, kept):
+            continue  # the pods mount a bound claim of the meaning the fault's claim had
         path = change["path"]
         observed = at(obj, path)
         if observed is _MISSING and change.get("port_item"):

@@ -210,3 +210,53 @@ def test_a_deny_policy_edited_in_place_is_judged_by_what_it_still_denies(edit, p
 def test_istio_rules_overlap_where_some_request_matches_both(a, b, overlap):
     assert rt._istio_rules_overlap(a, b) is overlap
     assert rt._istio_rules_overlap(b, a) is overlap
+
+
+# ---- a claim the fault pointed pods at, made good ----------------------------------------------------------
+
+CLAIMS = [("bookinfo-reviews-nonexistent-pvc", "reviews-v3", "reviews-v3"),
+          ("k8sbench-fix-pending-pod", "homepage-pod", "homepage-pvc")]
+
+
+def _claimed(name, workload, claim, edit) -> dict:
+    """The solved state with the workload's template as the fault left it (its volume on the fault's claim)
+    and the claim recreated with a storage class that binds, then edited by `edit(template, claim)`."""
+    faulty = derived(name, "faulty")
+    state = derived(name, "solved")
+    obj(state, "Deployment", workload)["spec"]["template"] = obj(faulty, "Deployment", workload)["spec"]["template"]
+    made = obj(faulty, "PersistentVolumeClaim", claim)
+    made["spec"]["storageClassName"] = "standard"
+    made.setdefault("status", {})["phase"] = "Bound"
+    edit(obj(state, "Deployment", workload)["spec"]["template"]["spec"], made)
+    state["resources"]["items"].append(made)
+    return state
+
+
+def _renamed_claim(template, claim):
+    claim["metadata"]["name"] = "another-claim"
+    for volume in template["volumes"]:
+        if "persistentVolumeClaim" in volume:
+            volume["persistentVolumeClaim"]["claimName"] = "another-claim"
+
+
+@pytest.mark.parametrize("name, workload, claim", CLAIMS)
+@pytest.mark.parametrize("edit, passes", [
+    (lambda t, c: None, True),  # recreated with a storage class that binds
+    (lambda t, c: c["spec"]["resources"]["requests"].update(storage="10Gi"), True),  # larger
+    (_renamed_claim, True),  # another bound claim of that meaning, under another name
+    (lambda t, c: c["status"].update(phase="Pending"), False),
+    (lambda t, c: c["spec"]["resources"]["requests"].update(storage="1Ki"), False),
+    (lambda t, c: c["spec"].update(accessModes=["ReadOnlyMany"]), False),
+    (lambda t, c: c["metadata"].update(deletionTimestamp="2026-01-01T00:00:00Z"), False),
+])
+def test_a_claim_is_judged_by_what_the_pods_mount(name, workload, claim, edit, passes):
+    verdict = mitigate(name, _claimed(name, workload, claim, edit))
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+@pytest.mark.parametrize("name, workload, claim", CLAIMS)
+def test_the_faults_own_claim_still_fails(name, workload, claim):
+    faulty = derived(name, "faulty")
+    class_ = obj(faulty, "PersistentVolumeClaim", claim)["spec"]["storageClassName"]
+    state = _claimed(name, workload, claim, lambda t, c: c["spec"].update(storageClassName=class_))
+    assert not mitigate(name, state)["passed"]
