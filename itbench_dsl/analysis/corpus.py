@@ -350,6 +350,8 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
             continue
         for entry in fault["fields"]:
             key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
+            if entry.get("claims"):
+                yield from _claim_cases(found, key, entry["claims"])
             for change in entry["changes"]:
                 yield from _field_cases(found, key, change)
                 yield from _regrant_cases(found, key, change)
@@ -395,6 +397,69 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         state = render({k: v for k, v in found.faulty.items() if k[0] in everyday}, found, probes=found.faulty_probes)
         state["captured"] = [c for c in state["captured"] if c.rpartition("/")[2] in everyday]
         yield Case("the faulty state captured with `kubectl get all`", "mitigate", UNUSABLE, state=state)
+
+
+def _claim_cases(found: Objects, key: tuple, claims: dict) -> Iterator[Case]:
+    """A workload the fault pointed at a claim that cannot bind is mended as well by the claim it mounts made
+    good: recreated under its name with another storage class and bound, larger, or another bound claim of
+    that meaning the volume names instead, pass; the claim kept of the fault's class, left Pending, asking less
+    storage, or with another access mode, fails."""
+    if key not in found.faulty:
+        return
+    for volume, want in claims.items():
+        claim_key = ("PersistentVolumeClaim", key[1], want["claim"])
+        if claim_key not in found.faulty:
+            continue
+
+        def state_with(edit_claim, name: str | None = None) -> dict:
+            manifests = dict(found.solved)
+            workload = copy.deepcopy(found.solved.get(key) or found.faulty[key])
+            workload["spec"]["template"] = copy.deepcopy(found.faulty[key]["spec"]["template"])
+            claim = copy.deepcopy(found.faulty[claim_key])
+            claim.setdefault("status", {})["phase"] = "Bound"
+            claim["spec"]["storageClassName"] = "corpus-standard"
+            if name is not None:
+                claim["metadata"]["name"] = name
+                for v in workload["spec"]["template"]["spec"].get("volumes") or []:
+                    if v.get("name") == volume:
+                        v["persistentVolumeClaim"]["claimName"] = name
+            edit_claim(claim)
+            manifests[key] = workload
+            manifests[("PersistentVolumeClaim", key[1], claim["metadata"]["name"])] = claim
+            return render(manifests, found)
+
+        def grown(claim: dict) -> None:
+            claim["spec"]["resources"]["requests"]["storage"] = "100Gi"
+
+        def shrunk(claim: dict) -> None:
+            claim["spec"]["resources"]["requests"]["storage"] = "1Ki"
+
+        def other_mode(claim: dict) -> None:
+            claim["spec"]["accessModes"] = ["ReadOnlyMany"]
+
+        label = f"{key[2]}: volume {volume}"
+        yield Case(f"{label} kept, its claim recreated with a storage class that binds", "mitigate", PASS,
+                   state=state_with(lambda c: None))
+        yield Case(f"{label} kept, its claim recreated larger", "mitigate", PASS, state=state_with(grown))
+        yield Case(f"{label} pointed at another bound claim of that meaning", "mitigate", PASS,
+                   state=state_with(lambda c: None, name=f"{want['claim']}-corpus"))
+        yield Case(f"{label} kept, its claim of the fault's storage class", "mitigate", FAIL,
+                   state=state_with(lambda c: c["spec"].update(storageClassName=want.get("faulty_class"))))
+        yield Case(f"{label} kept, its claim recreated but Pending", "mitigate", FAIL,
+                   state=state_with(lambda c: c["status"].update(phase="Pending")))
+        if want.get("storage"):
+            yield Case(f"{label} kept, its claim asking less storage", "mitigate", FAIL, state=state_with(shrunk))
+        if want.get("accessModes"):
+            yield Case(f"{label} kept, its claim with another access mode", "mitigate", FAIL,
+                       state=state_with(other_mode))
+        yield Case(f"{label} pointed at another claim that is not there", "mitigate", FAIL,
+                   state=_claimless(state_with(lambda c: None, name=f"{want['claim']}-corpus"), key[1]))
+
+
+def _claimless(state: dict, namespace: str) -> dict:
+    """The state without the PersistentVolumeClaims of a namespace (the kind still captured there)."""
+    return _with_items(state, [o for o in state["resources"]["items"] if not (
+        o.get("kind") == "PersistentVolumeClaim" and o.get("metadata", {}).get("namespace") == namespace)])
 
 
 def _placement_cases(found: Objects, fault: dict) -> Iterator[Case]:
@@ -704,6 +769,8 @@ def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None, gra
         if (faulty.get("spec") or {}).get("rules"):
             yield Case(f"AuthorizationPolicy {key[2]} kept, ALLOW of what it denied only", "mitigate", FAIL,
                        state=_with_edit(state, key, action("ALLOW")))
+        if (faulty.get("spec") or {}).get("action") == "DENY" and (faulty.get("spec") or {}).get("rules"):
+            yield from _deny_edited_cases(key, faulty, state)
     elif key[0] == "ResourceQuota":
         hard = (faulty.get("spec") or {}).get("hard") or {}
         if not hard or any(r not in _QUOTA_PER_POD for r in hard):
@@ -727,6 +794,54 @@ def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None, gra
                    state=_with_edit(state, key, set_hard(10)))
         yield Case(f"ResourceQuota {key[2]} raised, but below what the namespace runs", "mitigate", FAIL,
                    state=_with_edit(state, key, set_hard(0.5)))
+
+
+def _deny_edited_cases(key: tuple, faulty: dict, state: dict) -> Iterator[Case]:
+    """An Istio DENY policy a fault created, edited in place: denying only a method none of the fault's rules
+    matched, or selecting no pod the namespace runs, passes; narrowed to part of what it denied (a path
+    prefix added), selecting a pod the namespace runs, or with a rule added beside its own, fails."""
+    from ..runtime.evaluator import _istio_rules_overlap
+
+    denied = faulty["spec"]["rules"]
+    other = {"to": [{"operation": {"methods": ["CORPUS-UNUSED"]}}]}
+
+    def edit(change):
+        def apply(obj: dict) -> None:
+            change(obj["spec"])
+        return apply
+
+    def narrowed(spec: dict) -> None:
+        for rule in spec["rules"]:
+            ops = [e.get("operation") for e in rule.get("to") or [] if isinstance(e, dict)]
+            if not ops:
+                rule["to"] = [{"operation": {"paths": ["/corpus*"]}}]
+            for op in ops:
+                if isinstance(op, dict) and "paths" not in op:
+                    op["paths"] = ["/corpus*"]
+
+    def selecting(labels: dict):
+        def apply(spec: dict) -> None:
+            for k in ("targetRef", "targetRefs"):
+                spec.pop(k, None)
+            spec["selector"] = {"matchLabels": labels}
+        return apply
+
+    name = f"AuthorizationPolicy {key[2]} kept, DENY"
+    if not any(_istio_rules_overlap(other, d) for d in denied):
+        yield Case(f"{name} of a method none of its rules matched only", "mitigate", PASS,
+                   state=_with_edit(state, key, edit(lambda spec: spec.update(rules=[copy.deepcopy(other)]))))
+    yield Case(f"{name}, narrowed to a path prefix of what it denied", "mitigate", FAIL,
+               state=_with_edit(state, key, edit(narrowed)))
+    yield Case(f"{name}, another rule beside its own", "mitigate", FAIL,
+               state=_with_edit(state, key, edit(lambda spec: spec.update(rules=[copy.deepcopy(other), *spec["rules"]]))))
+    pods = [o for o in state["resources"]["items"] if o.get("kind") == "Pod" and
+            o.get("metadata", {}).get("namespace") == key[1] and o.get("metadata", {}).get("labels")]
+    if pods:
+        yield Case(f"{name}, selecting no pod the namespace runs", "mitigate", PASS,
+                   state=_with_edit(state, key, edit(selecting({"corpus-selects": "nothing"}))))
+        labels = dict(sorted(pods[0]["metadata"]["labels"].items())[:1])
+        yield Case(f"{name}, selecting a pod the namespace runs ({', '.join(f'{k}={v}' for k, v in labels.items())})",
+                   "mitigate", FAIL, state=_with_edit(state, key, edit(selecting(labels))))
 
 
 def _harmless(obj: dict) -> dict | None:
@@ -1626,6 +1741,9 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
         unlimited = _edited(found.solved, key, lambda o: _drop_limit(o, path))
         if unlimited is not None:
             yield Case(f"{key[2]}: {where} removed (no limit at all)", "mitigate", PASS, state=render(unlimited, found))
+    if "healthy" in change and [k for k in path if isinstance(k, str)][-3:-1] in (["resources", "limits"],
+                                                                                 ["resources", "requests"]):
+        yield from _quantity_cases(found, key, change, accept)
     if accept.get("op") in (">=", ">") and isinstance(base, (int, float)) and not isinstance(base, bool):
         wrong = base - 1
     elif accept:
@@ -1637,6 +1755,47 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
     edited = _edited(found.solved, key, lambda o: _set_at(o, path, wrong))
     if edited is not None and edited[key] != found.solved[key]:
         yield Case(f"{key[2]}: {where} set to another wrong value", "mitigate", FAIL, state=render(edited, found))
+
+
+def _respelled_quantity(value) -> str | None:
+    """The same Kubernetes quantity written in another unit (`1` as `1000m`, `500m` as `0.5`, `100Mi` as
+    `102400Ki`); None when it is no quantity."""
+    from ..runtime.evaluator import number
+
+    x = number(value)
+    if x is None or x <= 0:
+        return None
+    text = str(value).strip()
+    if text.endswith(("Ki", "Mi", "Gi", "Ti")):
+        return f"{int(round(x / 1024))}Ki" if x % 1024 == 0 else None
+    if text.endswith("m"):
+        return f"{x:g}"
+    return f"{int(round(x * 1000))}m" if abs(x * 1000 - round(x * 1000)) < 1e-9 else None
+
+
+def _quantity_cases(found: Objects, key: tuple, change: dict, accept: dict) -> Iterator[Case]:
+    """A resource quantity is its value, however written: the healthy limit or request in another unit passes;
+    a limit the fault lowered raised above the healthy one passes (at least the healthy figure is what the
+    fault's acceptance asks), halved fails."""
+    from ..runtime.evaluator import number
+
+    path, healthy = change["path"], change["healthy"]
+    respelled = _respelled_quantity(healthy)
+    if respelled is not None:
+        state = _edited(found.solved, key, lambda o: _set_at(o, path, respelled))
+        if state is not None:
+            yield Case(f"{key[2]}: {_show(path)} written `{respelled}` (the healthy `{healthy}`)", "mitigate", PASS,
+                       state=render(state, found))
+    x = number(healthy)
+    if accept.get("op") == ">=" and accept.get("value") == "healthy" and x:
+        unit = "m" if str(healthy).strip()[-1:] in "0123456789m" and "i" not in str(healthy) else "Ki"
+        scale = 1000 if unit == "m" else 1 / 1024
+        for factor, want in ((2, PASS), (0.5, FAIL)):
+            value = f"{int(x * factor * scale)}{unit}"
+            state = _edited(found.solved, key, lambda o, v=value: _set_at(o, path, v))
+            if state is not None:
+                yield Case(f"{key[2]}: {_show(path)} at {value} ({factor}x the healthy `{healthy}`)", "mitigate", want,
+                           state=render(state, found))
 
 
 def _env_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
@@ -1670,6 +1829,7 @@ def _env_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
                      "data": {name: healthy}}
         yield Case(f"{key[2]}: env {name} taken from a ConfigMap key holding its healthy value", "mitigate", PASS,
                    state=render(state, found))
+    yield from _env_source_cases(found, key, path, healthy, faulty)
     match = _ADDRESS.match(healthy)
     host = match["host"] if match else None
     if host and "." not in host and ("Service", key[1], host) in found.solved:
@@ -1678,6 +1838,64 @@ def _env_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
         if state is not None:
             yield Case(f"{key[2]}: env {name} naming the Service by its fully qualified name", "mitigate", PASS,
                        state=render(state, found))
+
+
+def _env_path(path: list) -> bool:
+    """Whether a path names an environment variable's value (`...containers[name=c].env[name=V].value`)."""
+    return len(path) >= 4 and path[-1] == "value" and path[-3] == "env" and isinstance(path[-2], (list, tuple)) \
+        and len(path[-2]) == 2 and path[-2][0] == "name"
+
+
+def _env_source_cases(found: Objects, key: tuple, path: list, healthy: str, faulty) -> Iterator[Case]:
+    """An environment variable is what the kubelet makes of the container's sources: its healthy value from an
+    `envFrom` ConfigMap (under a prefix too), or built by `$(NAME)` from an earlier variable, passes; the same
+    with the fault's value, a `$$(NAME)` (an escaped, literal reference), an `env` entry overriding `envFrom`
+    with the fault's value, or a required `envFrom` source that is not there, fails."""
+    name = path[-2][1]
+    bad = faulty if isinstance(faulty, str) and faulty != healthy else _another(healthy)
+    cut = max(1, len(healthy) // 2)
+    head, tail = healthy[:cut], healthy[cut:]
+
+    def container(obj: dict) -> dict:
+        holder = obj
+        for seg in path[:-3]:
+            holder = next(i for i in holder if isinstance(i, dict) and str(i.get(seg[0])) == str(seg[1])) \
+                if isinstance(seg, list) else holder[seg]
+        return holder
+
+    def sourced(data: dict | None, prefix: str = "", env=(), cm: str = "corpus-env-from") -> dict | None:
+        def edit(obj: dict) -> None:
+            c = container(obj)
+            c["env"] = [e for e in c.get("env") or [] if e.get("name") != name] + list(env)
+            if data is not None:
+                c["envFrom"] = list(c.get("envFrom") or []) + [{"configMapRef": {"name": cm}, **(
+                    {"prefix": prefix} if prefix else {})}]
+        state = _edited(found.solved, key, edit)
+        if state is not None and data is not None and cm != "corpus-env-missing":
+            state[("ConfigMap", key[1], cm)] = {"apiVersion": "v1", "kind": "ConfigMap",
+                                                "metadata": {"name": cm, "namespace": key[1]}, "data": data}
+        return state
+
+    label = f"{key[2]}: env {name}"
+    rows = [(f"{label} from an envFrom ConfigMap holding its healthy value", PASS, sourced({name: healthy}))]
+    if len(name) > 1:
+        rows.append((f"{label} from an envFrom ConfigMap under the prefix `{name[:1]}`", PASS,
+                     sourced({name[1:]: healthy}, prefix=name[:1])))
+    rows.append((f"{label} built as `$(CORPUS_PART)` from an earlier variable", PASS, sourced(None, env=[
+        {"name": "CORPUS_PART", "value": tail}, {"name": name, "value": f"{head}$(CORPUS_PART)"}])))
+    if isinstance(bad, str):
+        rows.append((f"{label} from an envFrom ConfigMap holding the wrong value", FAIL, sourced({name: bad})))
+        rows.append((f"{label} from envFrom with its healthy value, overridden by an env entry", FAIL,
+                     sourced({name: healthy}, env=[{"name": name, "value": bad}])))
+    rows.append((f"{label} written `$$(CORPUS_PART)` (an escaped reference, taken literally)", FAIL, sourced(None, env=[
+        {"name": "CORPUS_PART", "value": tail}, {"name": name, "value": f"{head}$$(CORPUS_PART)"}])))
+    rows.append((f"{label} referencing a variable defined after it", FAIL, sourced(None, env=[
+        {"name": name, "value": f"{head}$(CORPUS_PART)"}, {"name": "CORPUS_PART", "value": tail}])))
+    rows.append((f"{label} from a required envFrom ConfigMap that is not there", FAIL,
+                 sourced({name: healthy}, cm="corpus-env-missing")))
+    for title, want, state in rows:
+        if state is not None:
+            yield Case(title, "mitigate", want, state=render(state, found))
 
 
 def _renamed_port_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
@@ -1770,6 +1988,8 @@ def _predicate_cases(m: dict, found: Objects) -> Iterator[Case]:
             yield from _access_cases(index, pred, solved, others, (m.get("collateral") or {}).get("grants", []))
         elif pred["kind"] == "field" and pred["target"]["kind"] != "Secret" and "*" not in pred["target"]["name"]:
             key = (pred["target"]["kind"], pred["target"]["namespace"], pred["target"]["name"])
+            if _env_path(pred["path"]) and pred["op"] == "==" and isinstance(pred["value"], str) and key in found.solved:
+                yield from _env_source_cases(found, key, pred["path"], pred["value"], None)
             for what, edit in _field_edits(pred):
                 done: list[bool] = []
                 state = _with_edit(solved, key, lambda obj: done.append(_edit_at(obj, pred["path"], edit)))
@@ -1991,7 +2211,8 @@ def _field_edits(pred: dict) -> Iterator[tuple[str, object]]:
     yield "the field null", setter(None)
     if any(isinstance(s, dict) for s in pred["path"]):
         yield "the text is not valid JSON", "unparsable"
-    if any(isinstance(s, list) for s in pred["path"]):
+    if any(isinstance(s, list) for s in pred["path"]) and not _env_path(pred["path"]):
+        # an environment variable given twice is the last entry's value (the kubelet's rule): no ambiguity
         yield "the selected list item twice", "duplicate"
     if op in ("==", "in", "<", "<=", ">", ">=", "matches"):
         yield "a list where a value was expected", lambda holder, key: setter([holder[key]])(holder, key)

@@ -352,6 +352,9 @@ def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
             _port_identities(changes, original)
         if changes:
             entry = {"object": _manifest_ref(obj), "changes": changes}
+            claims = _fault_claims(obj, inject_apply)
+            if claims:
+                entry["claims"] = claims
             if obj["kind"] in ("Role", "ClusterRole"):
                 # who the role serves: a grant restored through another role must reach these subjects
                 namespace = (obj.get("metadata") or {}).get("namespace")
@@ -1030,6 +1033,30 @@ def ir_manifest(ref: ir.ObjectRef) -> dict:
     return {"apiVersion": ref.api_version, "kind": ref.kind, "metadata": meta}
 
 
+def _fault_claims(obj: dict, inject_apply: list) -> dict:
+    """{volume name: what the claim it mounts must be} for each volume of a pod template that the injection
+    points at a PersistentVolumeClaim the injection itself creates: the claim's requested storage and access
+    modes, and the storage class the fault gave it (a claim of that class is the fault's, which never binds).
+    The fault is undone as well by the pods mounting a claim of that meaning that is bound."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    template = (spec.get("template") or {}).get("spec") if isinstance(spec.get("template"), dict) else None
+    if not isinstance(template, dict):
+        return {}
+    made = {(o.get("metadata") or {}).get("name"): o for o in inject_apply if o.get("kind") == "PersistentVolumeClaim"
+            and (o.get("metadata") or {}).get("namespace") == (obj.get("metadata") or {}).get("namespace")}
+    out = {}
+    for volume in template.get("volumes") or []:
+        claim = made.get(((volume or {}).get("persistentVolumeClaim") or {}).get("claimName"))
+        if claim is None:
+            continue
+        cspec = claim.get("spec") or {}
+        out[volume["name"]] = {"claim": claim["metadata"]["name"],
+                               "storage": ((cspec.get("resources") or {}).get("requests") or {}).get("storage"),
+                               "accessModes": list(cspec.get("accessModes") or []),
+                               "faulty_class": cspec.get("storageClassName")}
+    return dict(sorted(out.items()))
+
+
 # ---- what a state must hold ------------------------------------------------------------------------------
 
 
@@ -1067,6 +1094,8 @@ def _requires(spec: dict) -> dict:
                     kinds.update((namespace, ref["kind"]) for namespace in spaces)
             for entry in fault["fields"]:
                 need(entry["object"])
+                if entry.get("claims"):  # a claim the pods mount instead is judged as the state holds it
+                    kinds.add((entry["object"].get("namespace") or "", "PersistentVolumeClaim"))
         for entry in mitigation["restored"] + mitigation.get("unchanged", []):
             need(entry["object"])
         for w in spec["workloads"]:

@@ -1600,7 +1600,7 @@ def predicate_check(pred, state, created=None):
             if twin is not None:
                 return False, f"{ref_text(ref)}'s effect is still there: {ref_text(as_ref(obj_ref(twin)))} does what it did"
             inert = [o for o in objects if (ref["kind"], ref.get("namespace"), o["metadata"].get("name")) in created
-                     and not terminating(o) and not acts(o, state)]
+                     and not terminating(o) and not acts(o, state, made.get("acting") if made else None)]
             if objects and len(inert) == len(objects):
                 return True, f"{ref_text(ref)} present but no longer has the fault's effect"
             return not objects, f"{ref_text(ref)} {'present' if objects else 'absent'}"
@@ -1619,6 +1619,10 @@ def predicate_check(pred, state, created=None):
     if not objects:
         return False, f"{ref_text(ref)} absent"
     observed = lookup(objects[0], pred["path"])
+    if _env_path(pred["path"]) and pred.get("op") in ("==", "!=", "in", "matches", "contains"):
+        # the value the container gets, through envFrom, valueFrom or `$(NAME)` as well as a literal value
+        got = env_value(objects[0], pred["path"], state, objects[0].get("metadata", {}).get("namespace"))
+        observed = _MISSING if got is None else got
     where = f"{ref_text(ref)} {show_path(pred['path'])}"
     if isinstance(observed, InvalidValue):
         return False, f"{where}: {observed.why}"
@@ -2126,30 +2130,112 @@ def service_check(ref, state):
     return True, f"{ref_text(ref)} selects {len(ready)} ready pod(s) and reaches their ports"
 
 
-def env_value(obj, path, state, namespace):
-    """The value a container's environment variable takes, as the kubelet sets it: of several entries of one
-    name the last wins; `valueFrom` a ConfigMap's or a Secret's key is read from the state (None when that
-    object or key is not there, or for any other source)."""
-    entries = at(obj, path[:-2])
-    if not isinstance(entries, list):
+_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")  # validation.IsEnvVarName
+
+
+def expand_env(text, env):
+    """`text` with `$(NAME)` replaced by NAME's value where `env` defines it, as the kubelet expands an
+    environment variable's value (third_party/forked/golang/expansion): `$$` is one `$`, a reference to an
+    undefined name and an unclosed `$(` stay as written, a `$` before any other character stays."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch != "$" or i + 1 >= n:
+            out.append(ch)
+            i += 1
+            continue
+        nxt = text[i + 1]
+        if nxt == "$":
+            out.append("$")
+            i += 2
+        elif nxt == "(":
+            close = text.find(")", i + 2)
+            if close < 0:
+                out.append("$(")
+                i += 2
+            else:
+                name = text[i + 2:close]
+                out.append(env[name] if isinstance(env.get(name), str) else f"$({name})")
+                i = close + 1
+        else:
+            out.append("$" + nxt)
+            i += 2
+    return "".join(out)
+
+
+def _source_data(state, kind, namespace, name):
+    """A ConfigMap's or a Secret's data as text (None when the state does not hold it)."""
+    held = state.get({"kind": kind, "namespace": namespace, "name": name})
+    if held is None:
         return None
-    named = [e for e in entries if isinstance(e, dict) and str(e.get("name")) == str(path[-2][1])]
-    if not named:
-        return None
-    entry = named[-1]
-    if "value" in entry or not isinstance(entry.get("valueFrom"), dict):
-        return entry.get("value", "")
-    source = entry["valueFrom"]
-    for key, kind in (("configMapKeyRef", "ConfigMap"), ("secretKeyRef", "Secret")):
-        ref = source.get(key)
-        if isinstance(ref, dict):
-            held = state.get({"kind": kind, "namespace": namespace, "name": ref.get("name")})
-            if held is None:
+    data = (_decoded_secret(held) if kind == "Secret" else held).get("data") or {}
+    return data if isinstance(data, dict) else {}
+
+
+def container_env(container, state, namespace):
+    """The environment a container starts with, as the kubelet makes it (kubelet_pods.go,
+    makeEnvironmentVariables): each `envFrom` source in order (a ConfigMap's or a Secret's keys, each under the
+    source's `prefix`, a later source overriding an earlier one, keys that are no variable name skipped), then
+    each `env` entry in order overriding them: a `value` with `$(NAME)` expanded from what is defined so far,
+    a `valueFrom` ConfigMap or Secret key read from the state. {name: text}, a value None where the state
+    cannot tell it (a source it does not hold, a field or resource reference); None for the whole environment
+    when a required source is missing (the container does not start)."""
+    env = {}
+    if not isinstance(container, dict):
+        return env
+    for source in container.get("envFrom") or []:
+        if not isinstance(source, dict):
+            continue
+        for key, kind in (("configMapRef", "ConfigMap"), ("secretRef", "Secret")):
+            ref = source.get(key)
+            if not isinstance(ref, dict):
+                continue
+            data = _source_data(state, kind, namespace, ref.get("name"))
+            if data is None:
+                if ref.get("optional") is True:
+                    continue
                 return None
-            data = (_decoded_secret(held) if kind == "Secret" else held).get("data") or {}
-            value = data.get(ref.get("key"))
-            return value if isinstance(value, str) else None
-    return None
+            prefix = source.get("prefix") or ""
+            for k in sorted(data):
+                if isinstance(data[k], str) and _ENV_NAME.match(f"{prefix}{k}"):
+                    env[f"{prefix}{k}"] = data[k]
+    for entry in container.get("env") or []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        name, source = entry["name"], entry.get("valueFrom")
+        if not isinstance(source, dict):
+            value = entry.get("value", "")
+            env[name] = expand_env(value, env) if isinstance(value, str) else (None if value is not None else "")
+            continue
+        env[name] = None
+        for key, kind in (("configMapKeyRef", "ConfigMap"), ("secretKeyRef", "Secret")):
+            ref = source.get(key)
+            if isinstance(ref, dict):
+                data = _source_data(state, kind, namespace, ref.get("name"))
+                value = None if data is None else data.get(ref.get("key"))
+                if isinstance(value, str):
+                    env[name] = value
+                elif ref.get("optional") is True:
+                    env.pop(name)  # an optional key that is not there sets nothing
+                elif data is not None:
+                    return None
+    return env
+
+
+def env_value(obj, path, state, namespace):
+    """The value a container's environment variable takes, as the kubelet sets it (`container_env`): through
+    `env` (the last entry of a name wins, `$(NAME)` expanded), `valueFrom` or `envFrom`. None when the variable
+    is not set or the state cannot tell its value."""
+    container = at(obj, path[:-3])
+    env = container_env(container, state, namespace) if isinstance(container, dict) else None
+    value = (env or {}).get(str(path[-2][1]))
+    return value if isinstance(value, str) else None
+
+
+def _env_path(path):
+    """Whether a path names an environment variable's value (`...containers[name=c].env[name=V].value`)."""
+    return len(path) >= 4 and path[-1] == "value" and path[-3] == "env" and isinstance(path[-2], (list, tuple)) \
+        and len(path[-2]) == 2 and path[-2][0] == "name"
 
 
 _ADDRESS = re.compile(r"^(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?\.?)"
@@ -2299,6 +2385,61 @@ def ports_moved(healthy, obj, pods):
     return None
 
 
+def claim_bound(claim, want):
+    """Whether a PersistentVolumeClaim serves as the claim a fault pointed pods at (`want`, the backend's
+    `claims` entry): not being deleted, `Bound`, of another storage class than the fault's (a claim of that
+    class never binds), asking at least the fault's storage (by value), with at least its access modes."""
+    if not isinstance(claim, dict) or terminating(claim):
+        return False
+    spec = claim.get("spec") if isinstance(claim.get("spec"), dict) else {}
+    status = claim.get("status") if isinstance(claim.get("status"), dict) else {}
+    if status.get("phase") != "Bound" or spec.get("storageClassName") == want.get("faulty_class"):
+        return False
+    asked = number(((spec.get("resources") or {}).get("requests") or {}).get("storage"))
+    needed = number(want.get("storage")) if want.get("storage") is not None else 0.0
+    if asked is None or needed is None or asked < needed:
+        return False
+    modes = spec.get("accessModes") if isinstance(spec.get("accessModes"), list) else []
+    return all(m in modes for m in want.get("accessModes") or [])
+
+
+def claims_kept(entry, obj, state):
+    """The volumes of `entry["claims"]` the workload's template mounts from a claim that serves
+    (`claim_bound`): by its name as the fault left it, or any other claim of the namespace. A volume mounted
+    that way, its mount and the pod's `fsGroup` the fault set beside them are no fault left."""
+    kept = set()
+    template = at(obj, ["spec", "template", "spec"])
+    if not isinstance(template, dict):
+        return kept
+    namespace = (obj.get("metadata") or {}).get("namespace")
+    for volume in template.get("volumes") or []:
+        want = (entry.get("claims") or {}).get((volume or {}).get("name")) if isinstance(volume, dict) else None
+        source = volume.get("persistentVolumeClaim") if want is not None else None
+        if isinstance(source, dict) and claim_bound(
+                state.get({"kind": "PersistentVolumeClaim", "namespace": namespace, "name": source.get("claimName")}),
+                want):
+            kept.add(volume["name"])
+    return kept
+
+
+def _claim_change(change, kept):
+    """Whether a change concerns only volumes of `kept`: the volume or its mount (by name, or lists of them),
+    or the pod's `fsGroup` while a claim is kept."""
+    path = change["path"]
+    keys = [s for s in path if isinstance(s, str)]
+    if not kept:
+        return False
+    if keys[-2:] == ["securityContext", "fsGroup"]:
+        return True
+    if not keys or keys[-1] not in ("volumes", "volumeMounts"):
+        return False
+    named = [s[1] for s in path if isinstance(s, list) and len(s) == 2 and s[0] == "name"]
+    if path and isinstance(path[-1], list):
+        return bool(named) and named[-1] in kept
+    items = change.get("faulty") if isinstance(change.get("faulty"), list) else None
+    return bool(items) and all(isinstance(i, dict) and i.get("name") in kept for i in items)
+
+
 def field_check(entry, state):
     """Every field the fault changed holds its healthy value, or a value the fault (or the scenario)
     accepts; a field the fault added is gone (absent, empty or the API server's default)."""
@@ -2309,9 +2450,12 @@ def field_check(entry, state):
     if terminating(obj):
         return False, f"{ref_text(ref)} is being deleted"
     wrong = []
+    kept = claims_kept(entry, obj, state) if entry.get("claims") else set()
     for change in entry["changes"]:
         if change.get("governed_by"):
             continue  # the scenario's own statement about this field decides (its check is in the verdict)
+        if change.get("absent") and _claim_change(change, kept):
+            continue  # the pods mount a bound claim of the meaning the fault's claim had
         path = change["path"]
         observed = at(obj, path)
         if observed is _MISSING and change.get("port_item"):
@@ -2786,12 +2930,116 @@ def _istio_rule_matches_all(rule) -> bool:
     return not rule.get("when")
 
 
-def _istio_acts(obj) -> bool:
+ISTIO_ROOT_NAMESPACE = "istio-system"  # meshConfig.rootNamespace's default: a policy there applies mesh-wide
+_ISTIO_FIELDS = {"source": ("principals", "requestPrincipals", "namespaces", "ipBlocks", "remoteIpBlocks"),
+                 "operation": ("hosts", "ports", "methods", "paths")}
+
+
+def _istio_values_meet(x, y) -> bool:
+    """Whether two values of an AuthorizationPolicy field can match one request: Istio matches a value
+    exactly, by prefix (`abc*`), by suffix (`*abc`) or any (`*`); an IP block by its addresses."""
+    x, y = str(x), str(y)
+    if x == y or "*" in (x, y):
+        return True
+    if "/" in x or "/" in y or x.count(".") == 3 or y.count(".") == 3 or ":" in x or ":" in y:
+        import ipaddress
+        try:
+            return ipaddress.ip_network(x, strict=False).overlaps(ipaddress.ip_network(y, strict=False))
+        except ValueError:
+            pass
+    for a, b in ((x, y), (y, x)):
+        if a.endswith("*") and (b.startswith(a[:-1]) or (b.endswith("*") and (a[:-1].startswith(b[:-1])))):
+            return True
+        if a.startswith("*") and (b.endswith(a[1:]) or (b.startswith("*") and (a[1:].endswith(b[1:])))):
+            return True
+        if (a.endswith("*") and b.startswith("*")) or (a.startswith("*") and b.endswith("*")):
+            return True  # a prefix and a suffix: some text has both
+    return False
+
+
+def _istio_field_meets(a, b, field) -> bool:
+    """Whether two sources (or two operations) can match one request, field by field: a field both list
+    needs a value of each that can match together; a value one lists that the other excludes exactly
+    (`notMethods`) cannot. A field only one side has constrains nothing the other asks."""
+    not_field = "not" + field[0].upper() + field[1:]
+    mine, theirs = a.get(field), b.get(field)
+    if isinstance(mine, list) and mine and isinstance(theirs, list) and theirs and \
+            not any(_istio_values_meet(x, y) for x in mine for y in theirs):
+        return False
+    for pos, neg in ((mine, b.get(not_field)), (theirs, a.get(not_field))):
+        if isinstance(pos, list) and pos and isinstance(neg, list) and all(str(v) in [str(n) for n in neg] for v in pos):
+            return False
+    return True
+
+
+def _istio_rules_overlap(a, b) -> bool:
+    """Whether some request matches both AuthorizationPolicy rules: some `from` source of each, some `to`
+    operation of each and their `when` conditions can hold together (a condition key both test with no value
+    in common cannot). Unknown or negated conditions are taken to overlap."""
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return True
+    for key, inner in (("from", "source"), ("to", "operation")):
+        xs = [e.get(inner) or {} for e in a.get(key) or [] if isinstance(e, dict)] or [{}]
+        ys = [e.get(inner) or {} for e in b.get(key) or [] if isinstance(e, dict)] or [{}]
+        if not any(isinstance(x, dict) and isinstance(y, dict) and all(_istio_field_meets(x, y, f)
+                                                                        for f in _ISTIO_FIELDS[inner])
+                   for x in xs for y in ys):
+            return False
+    conditions = {}
+    for c in [*(a.get("when") or []), *(b.get("when") or [])]:
+        if isinstance(c, dict) and isinstance(c.get("values"), list) and c.get("values"):
+            conditions.setdefault(str(c.get("key")), []).append(c["values"])
+    return all(any(all(any(_istio_values_meet(v, w) for w in other) for other in lists) for v in lists[0])
+               for lists in conditions.values())
+
+
+def _istio_applies(obj, state) -> bool:
+    """Whether an AuthorizationPolicy applies to anything the state runs: a `selector` selecting some pod (not
+    finished) or workload pod template of its namespace (of every namespace from the root namespace), a
+    `targetRef` naming an object the state holds. True where the state cannot tell (the kind not captured
+    there), and for a policy with neither (its whole namespace)."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    namespace = (obj.get("metadata") or {}).get("namespace")
+    refs = [r for r in [spec.get("targetRef"), *(spec.get("targetRefs") or [])] if isinstance(r, dict)]
+    if state is None:
+        return True
+    if refs:
+        return any(not state.has(r.get("namespace") or namespace, r.get("kind")) or
+                   state.get({"kind": r.get("kind"), "namespace": r.get("namespace") or namespace,
+                              "name": r.get("name")}) is not None for r in refs)
+    selector = spec.get("selector")
+    labels = selector.get("matchLabels") if isinstance(selector, dict) else None
+    if not isinstance(labels, dict) or not labels:
+        return True
+    spaces = {ns for (ns, kind) in state.captured if kind == "Pod"} if namespace == ISTIO_ROOT_NAMESPACE \
+        else {namespace or ""}
+    if not spaces:
+        return True
+    for ns in sorted(spaces):
+        if not state.has(ns, "Pod"):
+            return True
+        for pod in state.by_kind.get(("Pod", ns or None), []):
+            if (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed") and \
+                    labels_match((pod.get("metadata") or {}).get("labels") or {}, labels):
+                return True
+        for kind in POD_TEMPLATE_KINDS:
+            for w in state.by_kind.get((kind, ns or None), []):
+                template = ((w.get("spec") or {}).get("template") or {}).get("metadata") or {}
+                if labels_match(template.get("labels") or {}, labels):
+                    return True
+    return False
+
+
+def _istio_acts(obj, state=None, fault=None) -> bool:
     """Whether an Istio object a fault created still has an effect, as Istio reads it: a PeerAuthentication
     while it requires mutual TLS (`mtls.mode` or a `portLevelMtls` mode `STRICT`: `PERMISSIVE`, `DISABLE` and
     `UNSET` refuse no plain-text connection); an AuthorizationPolicy by its `action`: `AUDIT` only logs, a
     `DENY` policy with no rule never matches, an `ALLOW` policy with a rule that matches every request admits
     all (any other `ALLOW` denies what it does not match; `CUSTOM` defers to an extension, taken as acting);
+    a `DENY`, `ALLOW` or `CUSTOM` policy applying to no workload the state runs (`_istio_applies`) does
+    nothing; a `DENY` policy the fault made to deny (`fault`, its acting part) acts while one of its rules
+    can match a request one of the fault's rules matched (`_istio_rules_overlap`): edited to deny only what
+    the fault did not, it no longer denies what the fault denied;
     a VirtualService while a route injects a fault (a delay or an abort, unless at 0 percent) or does more
     than send its hosts' traffic to those hosts (a timeout, retries, a rewrite, a redirect, a direct response,
     a mirror, another host or a subset); a DestinationRule while it sets a traffic policy (for the host, a
@@ -2808,7 +3056,14 @@ def _istio_acts(obj) -> bool:
         rules = spec.get("rules") if isinstance(spec.get("rules"), list) else []
         if action == "AUDIT":
             return False
+        if action in ("DENY", "ALLOW", "CUSTOM") and not _istio_applies(obj, state):
+            return False  # it applies to no workload the state runs
         if action == "DENY":
+            denied = (fault or {}).get("rules") if (fault or {}).get("action") == "DENY" else None
+            if isinstance(denied, list) and denied and rules:
+                # edited in place: it keeps the fault's effect while some rule can match a request the fault's
+                # own rules denied (a rule narrowed to part of what the fault denied still denies that part)
+                return any(_istio_rules_overlap(r, d) for r in rules for d in denied)
             return bool(rules)
         if action == "ALLOW":
             return not any(_istio_rule_matches_all(r) for r in rules)
@@ -2839,13 +3094,14 @@ def _istio_acts(obj) -> bool:
     return True
 
 
-def acts(obj, state=None):
+def acts(obj, state=None, fault=None):
     """Whether an object a fault created still has its effect: a workload only while it runs pods, a pod only
     until it has finished (`Succeeded`, `Failed`), a Chaos Mesh experiment or schedule only while it is not
     paused, a NetworkPolicy only while some pod it selects is isolated in a direction it declares with no
     policy admitting it all traffic (read against the state's pods and policies), an Istio object only while
     Istio gives it an effect (`_istio_acts`), a ResourceQuota only while it refuses pods the namespace runs
-    (read against the state's pods). Anything else acts while it is there."""
+    (read against the state's pods). Anything else acts while it is there. `fault`: the acting part of the
+    object as the fault made it (`acting`), which an object edited in place is read against."""
     kind = obj.get("kind")
     if kind in ("Deployment", "StatefulSet", "ReplicaSet"):
         return number((obj.get("spec") or {}).get("replicas", 1)) != 0
@@ -2854,7 +3110,7 @@ def acts(obj, state=None):
     if kind == "NetworkPolicy" and str(obj.get("apiVersion", "")).startswith("networking.k8s.io/"):
         return _policy_isolates(obj, state)
     if str(obj.get("apiVersion", "")).split("/")[0] in ("security.istio.io", "networking.istio.io"):
-        return _istio_acts(obj)
+        return _istio_acts(obj, state, fault)
     if kind == "ResourceQuota":
         return _binds(obj, state)
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
@@ -2960,7 +3216,7 @@ def created_check(ref, state):
     obj = state.get(ref)
     if obj is None:
         return True, f"{ref_text(ref)} removed"
-    if not acts(obj, state):
+    if not acts(obj, state, ref.get("acting")):
         return True, f"{ref_text(ref)} no longer has the fault's effect (scaled to zero, finished, paused, " \
                      "admitting all traffic, an Istio policy without effect, or a quota above what the namespace runs)"
     return False, f"{ref_text(ref)} still present" + (" (being deleted: it acts until it is gone)" if terminating(obj) else "")

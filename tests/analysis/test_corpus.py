@@ -220,7 +220,7 @@ def test_it_catches_rbac_read_from_one_rule(monkeypatch):
 def test_it_catches_created_policies_judged_by_presence(monkeypatch, name, neutralised):
     """The old rule: an Istio policy was judged by its presence, a NetworkPolicy alone (a second policy that
     admits what it blocks, the union Kubernetes makes, was no fix)."""
-    monkeypatch.setattr(runtime, "acts", lambda obj, state=None: obj.get("kind") != "NetworkPolicy"
+    monkeypatch.setattr(runtime, "acts", lambda obj, state=None, fault=None: obj.get("kind") != "NetworkPolicy"
                         or runtime._isolates(obj))
     problems = _problems(name)
     assert any(code == "E4004" and neutralised in message for code, message in problems), problems
