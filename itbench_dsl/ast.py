@@ -249,7 +249,7 @@ class Propagation:
 @dataclass(frozen=True)
 class StatePredicate:
     target: Ref
-    state: str  # ready | exists | absent
+    state: str  # ready | exists | absent | complete (a Job, a CronJob)
     within: Quantity | None
     span: Span = _span()
 

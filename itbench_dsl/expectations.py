@@ -15,7 +15,7 @@ from .diagnostics import did_you_mean
 from .reader import MISSING, Body, convert, plain
 from .source import Span
 from .ciso.tasks import TASK_CLASSES
-from .vocabulary import KNOWN_ALERTS, READY_KINDS
+from .vocabulary import COMPLETE_KINDS, KNOWN_ALERTS, READY_KINDS
 from .alerts import ALERT_NAME, SEVERITIES
 from .units import format_duration, parse_go_duration
 from .topology import AGENT_RESOURCES, AGENT_SERVICE_ACCOUNT, CLUSTER_RESOURCES, KINDS
@@ -377,8 +377,15 @@ class Expectations:
                     if pred.state == "ready" and resolved.ref.kind not in READY_KINDS:
                         self.error("E2004", f"{resolved.ref.kind} `{resolved.ref.name}` has no readiness: `ready` tests "
                                    "workloads and pods", pred.span, "never ready",
-                                   help=f"check what the fault changes with a field predicate "
+                                   help=f"a {pred.target.kind} runs to completion: write `{pred.target.kind} "
+                                        f"\"{pred.target.name}\" complete`" if resolved.ref.kind in COMPLETE_KINDS else
+                                        f"check what the fault changes with a field predicate "
                                         f"(`{pred.target.kind} \"{pred.target.name}\" PATH == VALUE`), or `exists`")
+                        continue
+                    if pred.state == "complete" and resolved.ref.kind not in COMPLETE_KINDS:
+                        self.error("E2004", f"{resolved.ref.kind} `{resolved.ref.name}` does not run to completion: "
+                                   "`complete` tests jobs and cronjobs", pred.span, "never complete",
+                                   help="`ready` tests workloads and pods; `exists` any object")
                         continue
                     predicate = ir.Predicate("state", resolved.ref, state=pred.state,
                                              within_seconds=self.duration(pred.within))

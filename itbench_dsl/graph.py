@@ -23,11 +23,11 @@ from . import ir
 
 AUTO_LIMIT = 12  # `--focus auto`: draw everything up to this many components, else 1 hop
 AUTO_HOPS = 1
-WORKLOAD_KINDS = ("Deployment", "StatefulSet")
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "Job", "CronJob")
 # the language's keyword for a Kubernetes kind, to write references as they are written in .itb files
 KEYWORDS = {"Namespace": "namespace", "Deployment": "deployment", "StatefulSet": "statefulset", "Service": "service",
             "ConfigMap": "configmap", "Secret": "secret", "ServiceAccount": "serviceaccount",
-            "HorizontalPodAutoscaler": "hpa", "Pod": "pod", "Gateway": "gateway"}
+            "HorizontalPodAutoscaler": "hpa", "Pod": "pod", "Gateway": "gateway", "Job": "job", "CronJob": "cronjob"}
 
 # role -> (fill, stroke, stroke width, text colour); the first role of a node in ROLE_ORDER decides its style
 STYLES = {

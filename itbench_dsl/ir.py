@@ -80,7 +80,7 @@ class Container:
 
 @dataclass
 class Workload:
-    kind: str  # Deployment | StatefulSet | Pod (a static pod: the kubelet runs it, the cluster provides it)
+    kind: str  # Deployment | StatefulSet | Job | CronJob | Pod (a static pod: the kubelet runs it, the cluster provides it)
     name: str
     namespace: str
     replicas: int
@@ -106,6 +106,15 @@ class Workload:
     node_selector: dict[str, str] = field(default_factory=dict)
     dns_policy: Optional[str] = None  # ClusterFirst | ClusterFirstWithHostNet | Default | None
     priority_class_name: Optional[str] = None
+    # Job and CronJob (whose job template holds them): replicas is 0, the run is to completion
+    completions: Optional[int] = field(default=None, metadata=_OMIT)
+    parallelism: Optional[int] = field(default=None, metadata=_OMIT)
+    backoff_limit: Optional[int] = field(default=None, metadata=_OMIT)
+    active_deadline_seconds: Optional[int] = field(default=None, metadata=_OMIT)
+    restart_policy: Optional[str] = field(default=None, metadata=_OMIT)  # Never | OnFailure
+    schedule: Optional[str] = field(default=None, metadata=_OMIT)  # CronJob only: cron fields or a macro
+    concurrency_policy: Optional[str] = field(default=None, metadata=_OMIT)  # CronJob: Allow | Forbid | Replace
+    suspend: Optional[bool] = field(default=None, metadata=_OMIT)  # CronJob
 
 
 @dataclass

@@ -228,7 +228,7 @@ EXPECT_KEYWORDS = {
     "optimal": "FinOps: `optimal KIND \"name\" path = value`",
     "analysis": "`analysis { system_level = \"...\"  fault_type = \"...\" }`: the analyze task's labels",
 }
-STATES = ("ready", "exists", "absent")
+STATES = ("ready", "exists", "absent", "complete")
 # fields of topology objects (docs/language.md), for completion inside an object body
 _CONTAINER_FIELDS = ("image", "image_pull_policy", "command", "args", "port", "env", "resources", "probe", "mount",
                      "security_context")
@@ -236,10 +236,14 @@ _WORKLOAD_FIELDS = ("replicas", "labels", "selector", "object_labels", "annotati
                     "service_account", "automount_service_account_token", "termination_grace_period",
                     "security_context", "affinity", "host_network", "host_pid", "host_ipc", "node_selector",
                     "container", "init_container", "volume") + _CONTAINER_FIELDS
+_JOB_FIELDS = ("completions", "parallelism", "backoff_limit", "active_deadline", "restart_policy")
 OBJECT_FIELDS = {
     "namespace": ("labels",),
     "deployment": _WORKLOAD_FIELDS + ("strategy",),
     "statefulset": _WORKLOAD_FIELDS + ("service_name", "pod_management_policy"),
+    "job": tuple(f for f in _WORKLOAD_FIELDS if f not in ("replicas", "selector")) + _JOB_FIELDS,
+    "cronjob": tuple(f for f in _WORKLOAD_FIELDS if f not in ("replicas", "selector")) + _JOB_FIELDS + (
+        "schedule", "concurrency_policy", "suspend"),
     "service": ("port", "selector", "labels", "annotations", "type", "cluster_ip", "publish_not_ready_addresses"),
     "configmap": ("data", "labels"),
     "secret": ("data", "type", "labels"),

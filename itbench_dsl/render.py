@@ -119,6 +119,8 @@ def _workload(w: ir.Workload) -> dict:
         pod_spec["nodeName"] = CONTROL_PLANE_NODE
         meta = _meta(static_pod_name(w), w.namespace, w.labels, w.annotations)
         return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod_spec}
+    if w.kind in ("Job", "CronJob"):
+        return _job(w, pod_spec)
     spec: dict = {"replicas": w.replicas, "selector": {"matchLabels": dict(w.selector)}}
     if w.kind == "StatefulSet":
         spec["serviceName"] = w.service_name or w.name
@@ -129,6 +131,27 @@ def _workload(w: ir.Workload) -> dict:
     spec["template"] = {"metadata": _meta_template(w), "spec": pod_spec}
     return {"apiVersion": "apps/v1", "kind": w.kind,
             "metadata": _meta(w.name, w.namespace, w.object_labels, w.object_annotations), "spec": spec}
+
+
+def _job(w: ir.Workload, pod_spec: dict) -> dict:
+    """A Job, or a CronJob whose job template is that Job's spec; the Job controller writes the selector."""
+    pod_spec = {"restartPolicy": w.restart_policy or "Never", **pod_spec}
+    job: dict = {}
+    for key, value in (("completions", w.completions), ("parallelism", w.parallelism),
+                       ("backoffLimit", w.backoff_limit), ("activeDeadlineSeconds", w.active_deadline_seconds)):
+        if value is not None:
+            job[key] = value
+    job["template"] = {"metadata": _meta_template(w), "spec": pod_spec}
+    meta = _meta(w.name, w.namespace, w.object_labels, w.object_annotations)
+    if w.kind == "Job":
+        return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": job}
+    spec: dict = {"schedule": w.schedule or "@hourly"}
+    if w.concurrency_policy:
+        spec["concurrencyPolicy"] = w.concurrency_policy
+    if w.suspend is not None:
+        spec["suspend"] = w.suspend
+    spec["jobTemplate"] = {"spec": job}
+    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": meta, "spec": spec}
 
 
 def _meta_template(w: ir.Workload) -> dict:

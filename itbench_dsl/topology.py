@@ -47,6 +47,9 @@ KINDS = {
     "namespace": ("v1", "Namespace"),
     "deployment": ("apps/v1", "Deployment"),
     "statefulset": ("apps/v1", "StatefulSet"),
+    # run to completion: a Job's pods, and a CronJob's Jobs on a schedule (a pod template each, no replicas kept)
+    "job": ("batch/v1", "Job"),
+    "cronjob": ("batch/v1", "CronJob"),
     "service": ("v1", "Service"),
     "configmap": ("v1", "ConfigMap"),
     "secret": ("v1", "Secret"),
@@ -84,7 +87,9 @@ ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce
 RUNTIME_KINDS = {"pod": ("v1", "Pod")}
 # a Gateway API Gateway that the application's installation deploys, named by its metadata (`gateway`)
 RUNTIME_KINDS["gateway"] = ("gateway.networking.k8s.io/v1", "Gateway")
-WORKLOAD_KINDS = ("deployment", "statefulset", "static_pod")
+WORKLOAD_KINDS = ("deployment", "statefulset", "static_pod", "job", "cronjob")
+# the kinds that run to completion: `complete` tests them, `ready` does not
+COMPLETING_KINDS = ("job", "cronjob")
 # Istio's ambient mode enrols a namespace's pods by this namespace label
 DATAPLANE_LABEL = "istio.io/dataplane-mode"
 # the labels a service mesh's installation puts on an application's namespaces (`service_mesh` in its metadata)
@@ -111,6 +116,19 @@ AGENT_RESOURCES = {
 }
 CLUSTER_RESOURCES = {"namespaces", "nodes", "clusterpolicies", "clusterpolicyreports", "persistentvolumes",
                      "storageclasses"}
+
+
+def cron_problem(schedule: str) -> str | None:
+    """Why a CronJob's schedule is not one the CronJob controller parses (robfig/cron's standard parser: five
+    fields or a descriptor, `@every DURATION` too), None when it is."""
+    from .faults.chaos import _cron_problem
+
+    spec = schedule.strip()
+    if spec.startswith("@every "):
+        return None
+    if not spec.startswith(("@", "TZ=", "CRON_TZ=")) and len(spec.split()) == 6:
+        return "a CronJob's schedule has 5 fields (minute hour day-of-month month day-of-week), not 6"
+    return _cron_problem(spec)
 
 
 @dataclass
@@ -349,7 +367,7 @@ class TopologyBuilder:
         if result is not None and namespace is not None and self.declare(obj.kind, obj.name, namespace, obj.name_span, result):
             target = {
                 "deployment": self.build.workloads, "statefulset": self.build.workloads,
-                "static_pod": self.build.workloads,
+                "static_pod": self.build.workloads, "job": self.build.workloads, "cronjob": self.build.workloads,
                 "service": self.build.services, "configmap": self.build.configmaps, "secret": self.build.secrets,
                 "serviceaccount": self.build.service_accounts, "hpa": self.build.autoscalers,
                 "persistentvolumeclaim": self.build.claims, "role": self.build.roles,
@@ -366,6 +384,12 @@ class TopologyBuilder:
     def obj_statefulset(self, obj: ast.Object, body: Body, namespace: str) -> ir.Workload:
         return self.workload("StatefulSet", obj, body, namespace)
 
+    def obj_job(self, obj: ast.Object, body: Body, namespace: str) -> ir.Workload:
+        return self.workload("Job", obj, body, namespace)
+
+    def obj_cronjob(self, obj: ast.Object, body: Body, namespace: str) -> ir.Workload:
+        return self.workload("CronJob", obj, body, namespace)
+
     def obj_static_pod(self, obj: ast.Object, body: Body, namespace: str) -> ir.Workload:
         return self.workload("Pod", obj, body, namespace)
 
@@ -374,9 +398,10 @@ class TopologyBuilder:
 
     def workload(self, kind: str, obj: ast.Object, body: Body, namespace: str) -> ir.Workload:
         static = kind == "Pod"  # one pod per node the kubelet runs it on, selected by its labels
-        replicas = 1 if static else body.attr("replicas", "nonneg_int", default=1)
+        completing = kind in ("Job", "CronJob")  # runs to completion: no replicas kept ready, no selector written
+        replicas = 1 if static else 0 if completing else body.attr("replicas", "nonneg_int", default=1)
         labels = body.string_map("labels", label_problem) or {"app.kubernetes.io/name": obj.name}
-        selector = dict(labels) if static else body.string_map("selector", label_problem) or dict(labels)
+        selector = dict(labels) if static or completing else body.string_map("selector", label_problem) or dict(labels)
         object_labels = body.string_map("object_labels", label_problem)
         service_account = body.attr("service_account", "str")
         service_name = body.attr("service_name", "str") if kind == "StatefulSet" else None
@@ -423,7 +448,31 @@ class TopologyBuilder:
             workload.strategy = self.choice(body, "strategy", ("Recreate", "RollingUpdate"))
         elif kind == "StatefulSet":
             workload.pod_management_policy = self.choice(body, "pod_management_policy", ("OrderedReady", "Parallel"))
+        elif completing:
+            self.completion(kind, obj, body, workload)
         return workload
+
+    def completion(self, kind: str, obj: ast.Object, body: Body, workload: ir.Workload) -> None:
+        """A Job's (or a CronJob's job template's) run: completions, parallelism, retries, restart policy;
+        a CronJob's schedule."""
+        workload.completions = body.attr("completions", "nonneg_int")
+        workload.parallelism = body.attr("parallelism", "nonneg_int")
+        workload.backoff_limit = body.attr("backoff_limit", "nonneg_int")
+        deadline = body.attr("active_deadline", "duration")
+        workload.active_deadline_seconds = int(deadline) if deadline is not None else None
+        workload.restart_policy = self.choice(body, "restart_policy", ("Never", "OnFailure")) or "Never"
+        if kind != "CronJob":
+            return
+        schedule = body.attr("schedule", "str", required=True)
+        problem = cron_problem(schedule) if schedule is not None else None
+        if problem:
+            self.ctx.error("E2010", f"`{schedule}` is not a cron schedule: {problem}", body.attr_span("schedule"),
+                           "invalid schedule", help='five fields, minute hour day-of-month month day-of-week: '
+                           '`schedule = "*/5 * * * *"`, or a descriptor such as `@hourly`')
+            schedule = None
+        workload.schedule = schedule or "@hourly"
+        workload.concurrency_policy = self.choice(body, "concurrency_policy", ("Allow", "Forbid", "Replace"))
+        workload.suspend = body.attr("suspend", "bool")
 
     def choice(self, body: Body, key: str, allowed: tuple[str, ...]) -> str | None:
         value = body.attr(key, "str")

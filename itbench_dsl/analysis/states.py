@@ -398,6 +398,8 @@ def _state(objects: dict[tuple, dict], effects: dict, alerts: list[dict], static
             workload, workload_pods = _running(obj) if effect == "" else _run_workload(obj, effect, original)
             items.append(workload)
             pods.extend(workload_pods)
+        elif key[0] in _COMPLETING_KINDS:
+            items.append(_run_job(obj, effects.get(key, ("", 0))[0]))
         elif key in static:  # a static pod's mirror pod, running, owned by its node
             node = obj.get("spec", {}).get("nodeName", NODE)
             owner = {"apiVersion": "v1", "kind": "Node", "name": node, "uid": _uid(f"node/{node}"), "controller": True}
@@ -527,6 +529,31 @@ def _run_workload(obj: dict, effect: str, original_replicas: int) -> tuple[dict,
     workload["metadata"] = {**meta, "generation": 1}
     workload["status"] = status
     return workload, pods
+
+
+_COMPLETING_KINDS = ("Job", "CronJob")
+# when the derived states' Jobs ran: a CronJob's last run scheduled at SCHEDULED, succeeded at SUCCEEDED (a healthy
+# one), or its last success an earlier run's (a faulty one: its last run failed)
+_SCHEDULED, _SUCCEEDED, _EARLIER = "2026-01-01T00:05:00Z", "2026-01-01T00:05:40Z", "2026-01-01T00:00:40Z"
+
+
+def _run_job(obj: dict, effect: str) -> dict:
+    """A Job with the status the Job controller reports once it finished (Complete, or Failed under a fault),
+    or a CronJob with its last run's (succeeded, or failed under a fault: the last success is an earlier run's)."""
+    job = copy.copy(obj)
+    job["metadata"] = {**obj["metadata"], "generation": 1}
+    if obj["kind"] == "CronJob":
+        job["status"] = {"lastScheduleTime": _SCHEDULED, "lastSuccessfulTime": _EARLIER if effect else _SUCCEEDED}
+        return job
+    spec = obj.get("spec", {})
+    completions = int(spec.get("completions", 1))
+    if effect:
+        job["status"] = {"failed": int(spec.get("backoffLimit", 6)) + 1, "startTime": _SCHEDULED,
+                         "conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]}
+    else:
+        job["status"] = {"succeeded": completions, "startTime": _SCHEDULED, "completionTime": _SUCCEEDED,
+                         "conditions": [{"type": "Complete", "status": "True"}]}
+    return job
 
 
 _running = IdentityMemo(lambda obj: _run_workload(obj, "", 0), size=4096)

@@ -68,7 +68,18 @@ ARG_TYPES = {
     "container": ("str", "string"),  # a container of the target workload; its only one when left out
 }
 # the kinds a declared fault may target: the topology objects the fault backend patches and restores
-PATCHABLE = ("deployment", "statefulset", "service", "configmap", "secret", "hpa")
+PATCHABLE = ("deployment", "statefulset", "job", "cronjob", "service", "configmap", "secret", "hpa")
+# a pod template's path as written (`spec.template...`, a Deployment's, a StatefulSet's, a Job's) reaches a
+# CronJob's pod template through its job template
+_TEMPLATE = ["spec", "template"]
+_CRONJOB_TEMPLATE = ["spec", "jobTemplate", "spec", "template"]
+
+
+def pod_template_steps(kind: str, steps: list) -> list:
+    """The steps a path written for a pod template takes in an object of `kind` (a CronJob's is one level down)."""
+    if kind == "CronJob" and list(steps[:2]) == _TEMPLATE:
+        return [*_CRONJOB_TEMPLATE, *steps[2:]]
+    return list(steps)
 SETTINGS = ("itbench_id", "mechanism", "targets", "summary", "domains", "alerts", "creates", "undone_by",
             "delete_target", "readiness", "symptoms")
 ABSENT = "absent"  # `patch PATH = absent`: remove the field
@@ -225,6 +236,7 @@ def _steps(path: tuple, args: dict) -> list:
 def lookup(doc, steps: list):
     """The value a path reaches (PathMissing when it reaches nothing)."""
     node = doc
+    steps = pod_template_steps(doc.get("kind", "") if isinstance(doc, dict) else "", steps)
     for index, step in enumerate(steps):
         if isinstance(step, tuple):
             items = node if isinstance(node, list) else []
@@ -248,6 +260,7 @@ def apply_patch(doc: dict, steps: list, value) -> None:
     matches no item of a list adds the item. Removing a map's last field removes the map."""
     parents = []
     node = doc
+    steps = pod_template_steps(doc.get("kind", ""), steps)
     for index, step in enumerate(steps[:-1]):
         following = steps[index + 1]
         if isinstance(step, tuple):
@@ -343,8 +356,9 @@ def check_path(ctx: Context, path: tuple, span, targets: tuple[str, ...], what: 
         if target not in KINDS:
             continue
         api_version, kind = KINDS[target]
-        for end in range(1, len(steps) + 1):
-            found = fieldpaths.field_type(api_version, kind, steps[:end])
+        reached = pod_template_steps(kind, steps)
+        for end in range(1 + len(reached) - len(steps), len(reached) + 1):
+            found = fieldpaths.field_type(api_version, kind, reached[:end])
             if isinstance(found, fieldpaths.PathProblem):
                 ctx.error("E2052", f"{what} `{_path_text(path)}` is not a field of a {target}: {found.message}",
                           span, "not in the schema", help=found.help or "the path starts at the object's root: "
@@ -356,7 +370,7 @@ def check_path(ctx: Context, path: tuple, span, targets: tuple[str, ...], what: 
                 return False
             if found.name == "any":
                 break
-            if found.name == "list" and end < len(steps) and isinstance(steps[end], str):
+            if found.name == "list" and end < len(reached) and isinstance(reached[end], str):
                 ctx.error("E2052", f"{what} `{_path_text(path)}` goes through a list without choosing an item", span,
                           "needs a selection", help="choose the item: `containers[name=arg(container)]`, `[0]`")
                 return False
@@ -767,6 +781,7 @@ def _pick_container(f: FaultInput, a: ArgSpec, manifest: dict):
 
 def _containers(manifest: dict) -> list[dict]:
     spec = manifest.get("spec", {})
+    spec = spec.get("jobTemplate", {}).get("spec", spec)
     pod = spec.get("template", {}).get("spec", spec)
     return list(pod.get("containers", []))
 
@@ -797,7 +812,7 @@ def _empty_for(path: tuple, targets, target: ir.ObjectRef):
     """What an absent field reads as: an empty list for a list (Kubernetes reads none as empty), else None."""
     from .. import fieldpaths
 
-    found = fieldpaths.field_type(target.api_version, target.kind, _schema_steps(path))
+    found = fieldpaths.field_type(target.api_version, target.kind, pod_template_steps(target.kind, _schema_steps(path)))
     return [] if isinstance(found, fieldpaths.FieldType) and found.name == "list" else None
 
 

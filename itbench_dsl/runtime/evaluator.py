@@ -719,6 +719,39 @@ def terminating(obj):
     return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
 
 
+def _instant(text):
+    """An RFC 3339 time of the API server (`2026-01-02T03:04:05Z`) as seconds, None when it is no such time."""
+    import datetime
+
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def job_complete(obj):
+    """`complete`: a Job finished, as `kubectl wait --for=condition=complete` judges it (its Complete
+    condition True; failing that, at least its completions succeeded, one when unset) and not Failed; a
+    CronJob whose last scheduled run succeeded (`status.lastSuccessfulTime` at or after
+    `lastScheduleTime`; a CronJob that never succeeded is not complete). Nothing being deleted is."""
+    if terminating(obj):
+        return False
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    if obj.get("kind") == "CronJob":
+        succeeded, scheduled = _instant(status.get("lastSuccessfulTime")), _instant(status.get("lastScheduleTime"))
+        return succeeded is not None and (scheduled is None or succeeded >= scheduled)
+    conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+    if any(c.get("type") == "Failed" and c.get("status") == "True" for c in conditions):
+        return False
+    if any(c.get("type") == "Complete" and c.get("status") == "True" for c in conditions):
+        return True
+    want = number(spec.get("completions", 1))
+    done = number(status.get("succeeded", 0))
+    return want is not None and done is not None and done >= max(want, 1)
+
+
 def workload_ready(obj, zero_ok=False):
     """A Pod running and ready; a workload whose rollout is complete, as `kubectl rollout status` judges
     it: its controller has observed the current spec (`observedGeneration`), every desired replica is
@@ -1608,6 +1641,9 @@ def predicate_check(pred, state, created=None):
             return bool(objects), f"{ref_text(ref)} {'present' if objects else 'absent'}"
         if not objects:
             return False, f"{ref_text(ref)} absent"
+        if pred["state"] == "complete":
+            done = all(job_complete(o) for o in objects)
+            return done, f"{ref_text(ref)} {'complete' if done else 'not complete'}"
         ready = all(workload_ready(o) for o in objects)
         problem = next((p for p in (settled_problem(o, state) for o in objects) if p), None) if ready else None
         if problem:

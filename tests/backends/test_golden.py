@@ -30,6 +30,7 @@ ALWAYS = {"manifests/topology.yaml", "itbench/scenario.yaml", "itbench/groundtru
 FAULT_FIELDS = [
     re.compile(r"spec\.replicas"),  # scaled_to_zero
     re.compile(r"spec\.template\.spec\.containers\[\d+\]\.image"),  # nonexistent_image
+    re.compile(r"spec\.jobTemplate\.spec\.template\.spec\.containers\[\d+\]\.image"),  # on a CronJob
     re.compile(r"spec\.template\.spec\.containers\[\d+\]\.env\[\d+\]\.value"),  # modified_env
     re.compile(r"spec\.ports\[\d+\]\.targetPort"),  # modified_target_port
     re.compile(r"spec\.metrics\[\d+\]\.resource\.target\.averageUtilization"),  # misconfigured_hpa

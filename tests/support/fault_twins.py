@@ -140,7 +140,7 @@ def _inject_unassigned_limits(injection, topology):
 TWINS: dict[str, FaultKind] = {kind.name: kind for kind in [
     FaultKind(
         "nonexistent_image", "nonexistent-kubernetes-workload-container-image", "workload.container.image:unpullable",
-        ("deployment", "statefulset"), "Replaces a container's image with a tag that does not exist.",
+        ("deployment", "statefulset", "job", "cronjob"), "Replaces a container's image with a tag that does not exist.",
         _check_nonexistent_image, _inject_image, original,
         args=(Arg("container", "string", help="the container; required when the workload has several"),
               Arg("image", "string", default="the image's repository with tag `7f3a9c1e`, a tag no registry has (it reads as a commit's, not as the fault)",
@@ -150,7 +150,7 @@ TWINS: dict[str, FaultKind] = {kind.name: kind for kind in [
     ),
     FaultKind(
         "modified_env", "modified-kubernetes-workload-container-environment-variable", "workload.container.env:modified",
-        ("deployment", "statefulset"), "Changes the value of an environment variable a container already has.",
+        ("deployment", "statefulset", "job", "cronjob"), "Changes the value of an environment variable a container already has.",
         _check_modified_env, _inject_env, original,
         args=(Arg("container", "string", help="the container; required when the workload has several"),
               Arg("name", "string", required=True, help="the environment variable, which must already be set"),
@@ -168,7 +168,7 @@ TWINS: dict[str, FaultKind] = {kind.name: kind for kind in [
     ),
     FaultKind(
         "invalid_command", "invalid-kubernetes-workload-container-command", "workload.container.command:invalid",
-        ("deployment", "statefulset"), "Replaces a container's command with one that does not exist in its image.",
+        ("deployment", "statefulset", "job", "cronjob"), "Replaces a container's command with one that does not exist in its image.",
         _check_invalid_command, _inject_command, original,
         args=(Arg("container", "string", help="the container; required when the workload has several"),
               Arg("command", "list of strings", default='`["/opt/service/bin/serve"]`', help="the command that cannot run")),
@@ -178,7 +178,7 @@ TWINS: dict[str, FaultKind] = {kind.name: kind for kind in [
     ),
     FaultKind(
         "unassigned_limits", "unassigned-kubernetes-workload-container-resource-limits",
-        "workload.container.resources.limits:removed", ("deployment", "statefulset"),
+        "workload.container.resources.limits:removed", ("deployment", "statefulset", "job", "cronjob"),
         "Removes a container's resource limits, so it may use up its node's memory and CPU.",
         _check_unassigned_limits, _inject_unassigned_limits, original,
         args=(Arg("container", "string", help="the container; required when the workload has several"),),
