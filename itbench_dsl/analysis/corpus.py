@@ -1007,7 +1007,7 @@ def _meaning_cases(spec: dict, found: Objects) -> Iterator[Case]:
                 if (change.get("accept") or {}).get("op") == "changed" and _probe_like(change.get("faulty")):
                     yield from _probe_fix_cases(found, key, change)
                 if (change.get("accept") or {}).get("op") == "changed" and not change.get("governed_by"):
-                    yield from _quantity_cases(found, key, change)
+                    yield from _changed_quantity_cases(found, key, change)
     for entry in m["restored"]:
         if entry["object"]["kind"] == "Service":
             yield from _exposed_cases(found, entry)
@@ -1446,7 +1446,7 @@ def _in_unit(value: float, like) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
-def _quantity_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
+def _changed_quantity_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
     """A quantity the fault set (a memory limit too low) `changed` barely, staying on the fault's side of the
     healthy value: fail. Moved to the healthy value, past it, or (a limit) removed: pass."""
     from ..runtime.evaluator import _quantity_field, number
@@ -1743,7 +1743,7 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
             yield Case(f"{key[2]}: {where} removed (no limit at all)", "mitigate", PASS, state=render(unlimited, found))
     if "healthy" in change and [k for k in path if isinstance(k, str)][-3:-1] in (["resources", "limits"],
                                                                                  ["resources", "requests"]):
-        yield from _quantity_cases(found, key, change, accept)
+        yield from _respelled_quantity_cases(found, key, change, accept)
     if accept.get("op") in (">=", ">") and isinstance(base, (int, float)) and not isinstance(base, bool):
         wrong = base - 1
     elif accept:
@@ -1773,7 +1773,7 @@ def _respelled_quantity(value) -> str | None:
     return f"{int(round(x * 1000))}m" if abs(x * 1000 - round(x * 1000)) < 1e-9 else None
 
 
-def _quantity_cases(found: Objects, key: tuple, change: dict, accept: dict) -> Iterator[Case]:
+def _respelled_quantity_cases(found: Objects, key: tuple, change: dict, accept: dict) -> Iterator[Case]:
     """A resource quantity is its value, however written: the healthy limit or request in another unit passes;
     a limit the fault lowered raised above the healthy one passes (at least the healthy figure is what the
     fault's acceptance asks), halved fails."""
