@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import ir
-from .runtime.evaluator import CHECK_WORD, RESERVED_SLACK, any_parts, flag_outcomes, show_path
+from .runtime.evaluator import CHECK_WORD, RESERVED_SLACK, any_parts, decided, flag_outcomes, show_path
 from .source import SourceMap
 
 # where a check comes from, as `explain` and the docs page say it
@@ -121,7 +121,7 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
                         counted = [id(c) for e, c in any_parts(fault) if e is entry]
                         parts += [(f"fields.{_ref(entry['object'])}.{show_path(c['path'])}", w)
                                   for c, w in zip(entry["changes"], wants) if id(c) in counted]
-                    else:
+                    elif not decided(entry):  # else the deciding statement is its check (listed above)
                         parts.append((f"fields.{_ref(entry['object'])}", "; ".join(wants)))
                 for ref in fault["created"]:
                     parts.append((f"created.{_ref(ref)}", f"{_ref(ref)}, which the fault created, gone or without its effect, "

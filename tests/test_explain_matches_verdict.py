@@ -45,9 +45,16 @@ def test_the_raw_edge_count_is_not_quoted_as_the_graded_one():
     assert "2 edge(s) graded" in text
 
 
-def test_the_predicate_explain_says_decides_a_field_fails_on_the_faulty_state():
-    name = "k8sbench-fix-oomkilled"
-    faulty = {c["id"]: c["passed"] for c in mitigate(name, derived(name, "faulty"))["checks"]}
-    deciders = [m.group(1) for c in grading_checks(bundle(name)[0])
-                for m in re.finditer(r"decided by (mitigation\.predicate\.\d+)", c.requires)]
+@pytest.mark.parametrize("name", ["k8sbench-fix-oomkilled", "otel-cart-service-target-port"])
+def test_a_field_its_statement_decides_is_graded_by_that_statement_alone(name):
+    """No check of the verdict passes the fault left in place: a field check whose every change a `mitigated when`
+    statement decides would pass in any state, so the statement is its only check, listed and graded."""
+    verdict = mitigate(name, derived(name, "faulty"))
+    faulty = {c["id"]: c["passed"] for c in verdict["checks"]}
+    listed = {c.id for c in grading_checks(bundle(name)[0]) if c.task == "mitigate"}
+    m = evaluator(name)["SPEC"]["mitigation"]
+    deciders = {c["governed_by"] for f in m["faults"] for e in f["fields"] for c in e["changes"] if c.get("governed_by")}
     assert deciders and all(faulty[d] is False for d in deciders)
+    assert not any(passed for i, passed in faulty.items() if i.startswith("fields."))
+    assert set(faulty) <= listed
+    assert verdict["metrics"]["repair"] == 0

@@ -3414,6 +3414,11 @@ def _takes_capacity(obj):
     return False
 
 
+def decided(entry):
+    """Every change the fault made to this object is decided by a statement of the scenario (`governed_by`)."""
+    return all(c.get("governed_by") for c in entry["changes"])
+
+
 def any_parts(fault):
     """The changes of a fault undone by any one of its parts, each a part: (entry, change). A field the fault
     added empty (`searches: []` beside the nameservers that do the harm) is no part: it reads as gone in the
@@ -3506,7 +3511,10 @@ def mitigation_checks(spec, state, checks):
             parts = [(f"fields.{ref_text(e['object'])}.{show_path(c['path'])}", *field_check({**e, "changes": [c]}, state))
                      for e, c in any_parts(fault)]
         else:
-            parts = [(f"fields.{ref_text(e['object'])}", *field_check(e, state)) for e in fault["fields"]]
+            # an object whose every change the scenario's own statement decides has its check in that statement:
+            # a field check here would pass in any state, the fault's left in place too
+            parts = [(f"fields.{ref_text(e['object'])}", *field_check(e, state)) for e in fault["fields"]
+                     if not decided(e)]
         parts += [(f"created.{ref_text(ref)}", *created_check(ref, state)) for ref in fault["created"]]
         if fault.get("placed") and not all(part[1] for part in parts):
             parts = placed_parts(fault, parts, state)
@@ -5230,10 +5238,7 @@ def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=No
     else:
         score = policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics)
     if task == "mitigate":
-        # a field check whose every change the scenario's own statement decides holds in any state: not a repair
-        decided = {f"fields.{ref_text(e['object'])}" for f in (spec.get("mitigation") or {}).get("faults", [])
-                   for e in f["fields"] if all(c.get("governed_by") for c in e["changes"])}
-        repair = [c for c in checks if c["id"].startswith(REPAIR_CHECKS) and c["id"] not in decided]
+        repair = [c for c in checks if c["id"].startswith(REPAIR_CHECKS)]
         # comparable across domains: what the incident broke that is mended (doing nothing: 0); with no such
         # check (a control, or a fault whose only field change the statement decides), whether the verdict passes
         metrics["repair"] = (round(sum(c["passed"] for c in repair) / len(repair), 6) if repair
