@@ -2141,8 +2141,8 @@ def _diagnosis_cases(scenario, spec, derived) -> Iterator[Case]:
                state=faulty)
     yield from _naming_cases("diagnose", "diagnosis", spec, perfect, faulty)
     yield Case("an empty answer", "diagnose", FAIL, answer=EMPTY_ANSWER, state=faulty)
-    yield Case("an answer with no `entities`", "diagnose", UNUSABLE, answer={"resolution": "restarted it"},
-               state=faulty)
+    yield Case("an answer with no `entities`", "diagnose", UNUSABLE if not spec.get("answers") else FAIL,
+               answer={"resolution": "restarted it"}, state=faulty)
     if gradable_chain:
         yield Case("the root cause without its propagation", "diagnose", FAIL,
                    answer={"entities": perfect["entities"], "propagations": []}, state=faulty)
@@ -2561,6 +2561,7 @@ def _finops_cases(scenario, spec, derived) -> Iterator[Case]:
                    answer={"resource": [{"name": n, "type": t} for n, t in side.items()]})
     yield from _finops_type_cases(perfect, faulty)
     yield from _finops_kind_cases(spec, perfect, faulty)
+    yield from _finops_shape_cases(perfect, faulty)
     yield Case("an answer that names nothing", "diagnose", FAIL, answer={"resource": []}, state=faulty)
     named = {r["name"].split("/", 2)[2] for r in perfect["resource"]}
     named |= {r.name for i in scenario.injections() for r in i.side_objects}
@@ -2589,6 +2590,19 @@ def _finops_type_cases(perfect: dict, faulty: dict) -> Iterator[Case]:
                        ("listing every value", lambda t: ", ".join(FINOPS_TYPES))):
         yield Case(f"the wasteful objects named, their `type` {label}", "diagnose", FAIL, state=faulty,
                    answer={"resource": [{**r, "type": say(r["type"])} for r in perfect["resource"]]})
+
+
+def _finops_shape_cases(perfect: dict, faulty: dict) -> Iterator[Case]:
+    """An answer of another shape than the prompt's is the agent's answer, and wrong: graded a fail with the
+    reason, never refused as an unusable input (the same rule as an answer that is no JSON)."""
+    first = perfect["resource"][0]
+    shapes = (("an empty object", {}), ("`resource` null", {"resource": None}),
+              ("`resource` one object, not a list", {"resource": first}),
+              ("a list at the top, not an object", [first]),
+              ("`resource` a list of bare strings", {"resource": [r["name"] for r in perfect["resource"]]}),
+              ("a resource's name given as a number", {"resource": [{**first, "name": 1}]}))
+    for label, answer in shapes:
+        yield Case(f"a FinOps answer of another shape: {label}", "diagnose", FAIL, answer=answer, state=faulty)
 
 
 def _finops_kind_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
@@ -3237,6 +3251,9 @@ def _rego_cases(spec) -> Iterator[Case]:
     for why, test in (("at most", f"count({items}) <= {size}"), ("exactly", f"count({items}) == {size}")):
         yield Case(f"a Rego policy true when the input holds {why} as many items as the compliant objects ({size})",
                    "policy", FAIL, artifact=("rego", f"package check\n\ndefault result := false\n\nresult if {test}\n"))
+    # the agent's Rego that does not compile is its artefact, and wrong: a fail with the reason, never refused
+    yield Case("a Rego policy that does not compile (an unclosed body)", "policy", FAIL,
+               artifact=("rego", "package check\n\nresult := true if {\n"))
 
 
 def _unit_cases(spec) -> Iterator[Case]:

@@ -1,0 +1,86 @@
+"""The bounds of what the evaluator grades: what the agent submits is graded, never refused or left to run.
+
+A Rego policy that builds a value without end stops at its budget and fails, saying why; the agent's own
+malformed answer or artefact (a Rego module that does not compile, a FinOps answer of another shape) fails
+with the reason, as an answer that is no JSON does, and exit 2 stays for the harness's inputs.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from test_evaluator import derived, evaluator, run
+
+OPA = "cis-k8s-5-4-1-secret-env-opa"
+HPA = "otel-frontend-hpa-misconfigured"
+
+BOMB = "package check\n\ndefault result := false\n\nbig := numbers.range(1, {n})\n\nresult if count(big) > 0\n"
+
+
+def check(verdict: dict, check_id: str) -> dict:
+    return next(c for c in verdict["checks"] if c["id"] == check_id)
+
+
+# ---- class 1: a Rego memory bomb stops at the budget, a failed and explained check --------------------------
+
+def test_rego_value_over_the_memory_budget_fails_explained(monkeypatch):
+    pytest.importorskip("regopy")
+    ns = evaluator(OPA)
+    monkeypatch.setitem(ns, "REGO_MEMORY", 64 * 1024 * 1024)  # a small budget, so the test stays light
+    verdict = run(OPA, None, None, artifact=("rego", BOMB.format(n=20_000_000)))
+    assert not verdict["passed"] and verdict["score"] == 0.0
+    assert "over its budget" in check(verdict, "ciso.verdicts")["detail"]
+
+
+def test_rego_within_budget_still_graded():
+    pytest.importorskip("regopy")
+    # a small range is a value like any other: the policy is graded on what it says (true: the gap passes)
+    verdict = run(OPA, None, None, artifact=("rego", BOMB.format(n=1000)))
+    assert not verdict["passed"]
+    assert not any(c["id"] == "ciso.verdicts" for c in verdict["checks"])
+    assert any(c["id"].startswith("ciso.gap.") and not c["passed"] for c in verdict["checks"])
+
+
+def test_rego_evaluation_is_bounded_in_a_child_process():
+    pytest.importorskip("regopy")
+    ns = evaluator(OPA)
+    with pytest.raises(ns["RegoRefused"]) as info:
+        ns["bounded"](lambda: bytearray(ns["REGO_MEMORY"] * 2))
+    assert "over its budget" in str(info.value)
+    assert ns["bounded"](lambda: "pass") == "pass"
+
+
+# ---- class 2: the agent's malformed answer or artefact fails with the reason ---------------------------------
+
+def test_rego_that_does_not_compile_fails_with_the_reason():
+    pytest.importorskip("regopy")
+    verdict = run(OPA, None, None, artifact=("rego", "package check\n\nresult := true if {\n"))
+    assert not verdict["passed"] and verdict["score"] == 0.0
+    assert "does not evaluate" in check(verdict, "ciso.verdicts")["detail"]
+
+
+@pytest.mark.parametrize("answer", [
+    {}, {"resource": None}, {"resource": {"name": "otel-demo/hpa/frontend", "type": "misconfigured_hpa"}},
+    [{"name": "otel-demo/hpa/frontend", "type": "misconfigured_hpa"}], {"resource": ["otel-demo/hpa/frontend"]},
+    {"resource": [{"name": 1, "type": "misconfigured_hpa"}]}, 7, "text",
+], ids=["empty", "null", "object", "top-list", "strings", "number-name", "number", "string"])
+def test_finops_answer_of_another_shape_fails_with_the_reason(answer):
+    verdict = run(HPA, answer, derived(HPA, "faulty"), task="diagnose")
+    assert not verdict["passed"] and verdict["score"] == 0.0
+    assert check(verdict, "diagnose.answer")["detail"]
+
+
+def test_itbench_diagnosis_file_refused_for_every_malformation():
+    """ITBench's SRE diagnosis file (a bundle without a `tasks` statement) keeps one rule of its own: refused."""
+    name = "otel-checkout-nonexistent-image"
+    ns = evaluator(name)
+    assert ns["legacy_diagnosis"](ns["SPEC"])
+    for answer in ({"resolution": "restarted it"}, [{"name": "x"}], {"entities": "all"}):
+        with pytest.raises(ns["InputError"]):
+            run(name, answer, derived(name, "faulty"), task="diagnose")
+
+
+def test_harness_inputs_still_refused():
+    ns = evaluator(HPA)
+    with pytest.raises(ns["InputError"]):
+        run(HPA, None, None, task="mitigate")  # no state: the harness's input is missing
