@@ -2958,6 +2958,7 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
             yield Case(f"a perfect policy {why}", "policy", FAIL, state=with_reports(perfect, policy))
         policy = {**copy.deepcopy(good_policy), "apiVersion": "kyverno.io/v2beta1"}
         yield Case("a perfect policy of another API version", "policy", FAIL, state=with_reports(perfect, policy))
+        yield from _admission_cases(good_policy)
         if contract.get("rules"):
             policy = copy.deepcopy(good_policy)
             policy["spec"]["rules"] = [{"name": "check"}]
@@ -3193,6 +3194,29 @@ def _rego_field(path: tuple) -> str:
     return "[" + ", ".join(json.dumps(p) for p in path) + "]"
 
 
+def _admission_cases(good_policy) -> Iterator[Case]:
+    """A perfect policy the API server or Kyverno's admission would refuse never runs in the cluster: offline it
+    fails the contract too (a name that is no DNS-1123 subdomain, a rule given twice, a validate block with both
+    `pattern` and `deny`)."""
+    rules = [r for r in good_policy["spec"].get("rules") or [] if isinstance(r, dict)]
+    policy = copy.deepcopy(good_policy)
+    policy["metadata"]["name"] = "Not_A_DNS_Name"
+    yield Case("a perfect policy whose name is no DNS-1123 subdomain (offline)", "policy", FAIL,
+               artifact=("kyverno", [policy]))
+    if rules:
+        policy = copy.deepcopy(good_policy)
+        policy["spec"]["rules"] = rules + [copy.deepcopy(rules[0])]
+        yield Case("a perfect policy with a rule given twice under one name (offline)", "policy", FAIL,
+                   artifact=("kyverno", [policy]))
+        validate = rules[0].get("validate")
+        if isinstance(validate, dict) and "deny" not in validate:
+            policy = copy.deepcopy(good_policy)
+            policy["spec"]["rules"][0]["validate"]["deny"] = {"conditions": {"any": [
+                {"key": "x", "operator": "Equals", "value": "y"}]}}
+            yield Case("a perfect policy with a validate block holding a deny beside its check (offline)", "policy",
+                       FAIL, artifact=("kyverno", [policy]))
+
+
 def _rego_cases(spec) -> Iterator[Case]:
     """Rego policies read the input as the prompt states its shape (a `kubectl get -o json` List, or a host
     control's hosts), every object at once: a right policy by content over all the items (pass, where a field
@@ -3251,6 +3275,10 @@ def _rego_cases(spec) -> Iterator[Case]:
     for why, test in (("at most", f"count({items}) <= {size}"), ("exactly", f"count({items}) == {size}")):
         yield Case(f"a Rego policy true when the input holds {why} as many items as the compliant objects ({size})",
                    "policy", FAIL, artifact=("rego", f"package check\n\ndefault result := false\n\nresult if {test}\n"))
+    # Rego v0 (OPA 1.0 refuses it; the prompt asks for v1): a right policy's rules written without `if`/`contains`
+    yield Case("a Rego v0 policy (bodies without `if`, a partial set rule without `contains`)", "policy", FAIL,
+               artifact=("rego", "package check\n\ndefault result := false\n\nresult { count(violations) == 0 }\n\n"
+                                 f"violations[i] {{\n  some i\n  {items}[i].kind == \"NoSuchKind\"\n}}\n"))
     # the agent's Rego that does not compile is its artefact, and wrong: a fail with the reason, never refused
     yield Case("a Rego policy that does not compile (an unclosed body)", "policy", FAIL,
                artifact=("rego", "package check\n\nresult := true if {\n"))

@@ -3900,6 +3900,7 @@ def contract_problems(contract, policies):
         refused = background_refusal(policy) if spec.get("background") is not False else None
         if refused:
             problems.append(f"Kyverno refuses `{name}`: {refused}")
+        problems += admission_refusals(policy, name, meta, spec)
     if contract.get("name"):
         mine = [p for p in policies if (p.get("metadata") or {}).get("name") == contract["name"]]
         if not mine:
@@ -3910,6 +3911,57 @@ def contract_problems(contract, policies):
             if lost:
                 problems.append(f"`{contract['name']}` lost its rule(s) {', '.join(lost)}")
     return problems
+
+
+# A cluster-scoped object's name (the API server's ValidateObjectMeta: a DNS-1123 subdomain)
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+# the fields of a rule's `validate` of which Kyverno takes exactly one (api/kyverno/v1 Validation.Validate,
+# validationElemCount: "Only one of pattern, anyPattern, deny, foreach, podSecurity, cel, assert can be specified")
+VALIDATE_ELEMENTS = ("pattern", "anyPattern", "deny", "foreach", "podSecurity", "cel", "manifests", "assert")
+
+
+def admission_refusals(policy, name, meta, spec):
+    """What the API server or Kyverno's admission of the policy refuses, so that the policy never runs in
+    the cluster: a name that is no DNS-1123 subdomain, two rules of one name (Kyverno's ValidateRuleNames), a
+    rule's `validate` with more than one of (or none of) VALIDATE_ELEMENTS."""
+    problems = []
+    given = meta.get("name")
+    if not isinstance(given, str) or len(given) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(given):
+        problems.append(f"the API server refuses `{name}`: metadata.name must be a DNS-1123 subdomain (lower case "
+                        "letters, digits, '-' and '.', starting and ending with a letter or digit)")
+    rules = [r for r in spec.get("rules") or [] if isinstance(r, dict)] if isinstance(spec.get("rules"), list) else []
+    seen = set()
+    for rule in rules:
+        rule_name = rule.get("name")
+        if rule_name in seen:
+            problems.append(f"Kyverno refuses `{name}`: duplicate rule name `{rule_name}`")
+        seen.add(rule_name)
+        validate = rule.get("validate")
+        if isinstance(validate, dict):
+            given_elements = [k for k in VALIDATE_ELEMENTS if validate.get(k) not in (None, [], {})]
+            if len(given_elements) > 1:
+                problems.append(f"Kyverno refuses `{name}`: rule `{rule_name}` gives {', '.join(given_elements)} in "
+                                "one validate block (only one of pattern, anyPattern, deny, foreach, podSecurity, "
+                                "cel, assert can be specified)")
+    return problems
+
+
+# Rego v0 rule heads OPA 1.0 refuses: a body without `if` (`p { ... }`, `p[x] { ... }`, `f(x) { ... }`)
+_V0_HEAD = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*\s*(\[[^\]]*\]|\([^)]*\))?\s*\{")
+
+
+def rego_v0_heads(source):
+    """The lines (1-based) of rule heads in Rego v0 syntax, which OPA 1.0 does not parse: a rule or function
+    whose body follows its head without `if`, a partial set rule `p[x] { ... }` without `contains`. Strings
+    and comments are left out; only heads at the top level (outside any brace) are read."""
+    found, depth = [], 0
+    for number, line in enumerate(str(source).splitlines(), 1):
+        text = re.sub(r'"(\\.|[^"\\])*"|`[^`]*`', '""', line).split("#", 1)[0]
+        if depth == 0 and not re.match(r"\s*(package|import|default)\b", text) and _V0_HEAD.match(text.strip()):
+            found.append(number)
+        depth = max(0, depth + text.count("{") + text.count("[") + text.count("(")
+                    - text.count("}") - text.count("]") - text.count(")"))
+    return found
 
 
 # Kyverno's policy validation (pkg/validation/policy/background.go, v1.19): in background mode (the default)
@@ -4640,6 +4692,10 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
             kept_checks(spec, _update_target(contract, kyverno), checks)
         others_checks(spec, kyverno, checks, complete=False)
     elif artifact is not None or opa_result is not None:
+        v0 = rego_v0_heads(artifact[1]) if artifact is not None and artifact[0] == "rego" else []
+        if v0:  # the prompt asks for Rego v1 (OPA 1.0), which refuses these heads
+            problems = [f"the policy is Rego v0: OPA 1.0 refuses the rule head(s) on line(s) "
+                        f"{', '.join(map(str, v0[:5]))} (a rule body needs `if`, a partial set rule `contains`)"]
         try:
             verdicts, source = rego_verdicts(spec, artifact[1] if artifact else None, opa_result)
         except RegoRefused as exc:

@@ -84,3 +84,84 @@ def test_harness_inputs_still_refused():
     ns = evaluator(HPA)
     with pytest.raises(ns["InputError"]):
         run(HPA, None, None, task="mitigate")  # no state: the harness's input is missing
+
+
+# ---- class 3: artefacts the cluster or OPA 1.0 would refuse fail the contract --------------------------------
+
+KYVERNO = "cis-k8s-5-2-2-privileged-kyverno"
+PRIVILEGED_RULE = {"name": "priv", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                   "validate": {"message": "no privileged", "pattern": {"spec": {"containers": [
+                       {"=(securityContext)": {"=(privileged)": "false"}}]}}}}
+
+
+def _policy(name="disallow-privileged", rules=None) -> dict:
+    return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": name},
+            "spec": {"validationFailureAction": "Audit", "background": True,
+                     "rules": rules if rules is not None else [PRIVILEGED_RULE]}}
+
+
+def _contract(verdict: dict) -> dict:
+    return check(verdict, "ciso.contract")
+
+
+def test_a_policy_the_cluster_admits_keeps_the_contract():
+    verdict = run(KYVERNO, None, None, artifact=("kyverno", [_policy()]))
+    assert _contract(verdict)["passed"], _contract(verdict)
+
+
+@pytest.mark.parametrize("policy, reason", [
+    (_policy(name="Disallow_Privileged"), "DNS-1123"),
+    (_policy(rules=[PRIVILEGED_RULE, PRIVILEGED_RULE]), "duplicate rule name"),
+    (_policy(rules=[{**PRIVILEGED_RULE, "validate": {**PRIVILEGED_RULE["validate"], "deny": {
+        "conditions": {"any": [{"key": "a", "operator": "Equals", "value": "b"}]}}}}]), "pattern, deny"),
+], ids=["name", "duplicate-rule", "pattern-and-deny"])
+def test_a_policy_the_cluster_refuses_fails_the_contract(policy, reason):
+    verdict = run(KYVERNO, None, None, artifact=("kyverno", [policy]))
+    assert not verdict["passed"] and verdict["score"] == 0.0
+    assert not _contract(verdict)["passed"] and reason in _contract(verdict)["detail"]
+
+
+REGO_V1 = """package check
+
+default result := false
+
+result if count(violations) == 0
+
+violations contains name if {
+  some item in input.items
+  some c in item.spec.template.spec.containers
+  some e in c.env
+  e.valueFrom.secretKeyRef
+  name := item.metadata.name
+}
+"""
+
+REGO_V0 = """package check
+
+default result = false
+
+result { count(violations) == 0 }
+
+violations[name] {
+  item := input.items[_]
+  item.spec.template.spec.containers[_].env[_].valueFrom.secretKeyRef
+  name := item.metadata.name
+}
+"""
+
+
+def test_rego_v0_fails_the_contract():
+    pytest.importorskip("regopy")
+    good = run(OPA, None, None, artifact=("rego", REGO_V1))
+    assert good["passed"], [c for c in good["checks"] if not c["passed"]]
+    verdict = run(OPA, None, None, artifact=("rego", REGO_V0))
+    assert not verdict["passed"] and verdict["score"] == 0.0
+    assert "Rego v0" in _contract(verdict)["detail"]
+
+
+def test_rego_v0_heads_read_only_rule_heads():
+    ns = evaluator(OPA)
+    assert ns["rego_v0_heads"](REGO_V0) == [5, 7]
+    assert ns["rego_v0_heads"](REGO_V1) == []
+    # an object or set value, a string or comment holding a brace, a `default`, are no v0 heads
+    assert ns["rego_v0_heads"]('package check\n\nx := {"a": 1}\ns := {1, 2}\n# p { }\ny := "q {"\ndefault result := false\n') == []
