@@ -3651,14 +3651,24 @@ def pod_requests(obj):
 def pod_reserves(obj):
     """What one pod of a Pod or a workload reserves on its node, {"cpu": cores, "memory": bytes}, as the
     scheduler counts it: its containers' requests (sidecars, init containers that keep running, among them),
-    or the largest init container's where that is more."""
+    or the largest init container's where that is more; a pod-level request (`spec.resources`, PodLevelResources:
+    its request, else its limit, as the API server defaults it) stands instead for its resource; and the
+    pod's `spec.overhead` (a RuntimeClass's) on top (k8s.io/component-helpers resource.PodRequests)."""
     pod = _pod_spec(obj)
     inits = [c for c in pod.get("initContainers") or [] if isinstance(c, dict)]
     running = [c for c in pod.get("containers") or [] if isinstance(c, dict)]
     running += [c for c in inits if c.get("restartPolicy") == "Always"]
-    return {r: max([sum(container_request(c, r) for c in running)]
-                   + [container_request(c, r) for c in inits if c.get("restartPolicy") != "Always"])
-            for r in ("cpu", "memory")}
+    reserves = {r: max([sum(container_request(c, r) for c in running)]
+                       + [container_request(c, r) for c in inits if c.get("restartPolicy") != "Always"])
+                for r in ("cpu", "memory")}
+    level = {"resources": pod.get("resources")} if isinstance(pod.get("resources"), dict) else None
+    overhead = pod.get("overhead") if isinstance(pod.get("overhead"), dict) else {}
+    for r in reserves:
+        if level is not None and container_request(level, r):
+            reserves[r] = container_request(level, r)
+        if overhead.get(r) is not None:
+            reserves[r] = round(reserves[r] + (number(overhead[r]) or 0.0), 9)
+    return reserves
 
 
 def replica_floor(obj, state):
@@ -3731,7 +3741,14 @@ def app_spend(spec, state):
     total = {"cpu": 0.0, "memory": 0.0}
     for w in workloads:
         floor = replica_floor(w, state)
+        # the overhead its RuntimeClass adds to each pod at admission is on the pods, not the template
+        pods = [p for p in workload_pods(w, state) if not terminating(p)]
+        template_overhead = _pod_spec(w).get("overhead") if isinstance(_pod_spec(w).get("overhead"), dict) else {}
         for resource, figure in pod_reserves(w).items():
+            extra = max([number((p.get("spec") or {}).get("overhead", {}).get(resource)) or 0.0 for p in pods
+                         if isinstance((p.get("spec") or {}).get("overhead"), dict)] + [0.0])
+            if template_overhead.get(resource) is None:
+                figure += extra
             total[resource] += floor * figure
     for namespace in namespaces:
         for pod in state.by_kind.get(("Pod", namespace), []):

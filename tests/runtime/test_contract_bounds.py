@@ -165,3 +165,40 @@ def test_rego_v0_heads_read_only_rule_heads():
     assert ns["rego_v0_heads"](REGO_V1) == []
     # an object or set value, a string or comment holding a brace, a `default`, are no v0 heads
     assert ns["rego_v0_heads"]('package check\n\nx := {"a": 1}\ns := {1, 2}\n# p { }\ny := "q {"\ndefault result := false\n') == []
+
+
+# ---- class 4: what a pod reserves, as the scheduler counts it -------------------------------------------------
+
+CART = "otel-cart-overprovisioned-requests"
+
+
+def _items(state: dict, kind: str, name: str | None = None) -> list:
+    return [o for o in state["resources"]["items"] if o["kind"] == kind
+            and (name is None or o["metadata"]["name"] == name or o["metadata"]["name"].startswith(name + "-"))]
+
+
+def test_solved_state_still_reserves_as_healthy():
+    verdict = run(CART, None, derived(CART, "solved"), task="mitigate")
+    assert check(verdict, "finops.reserved")["passed"]
+
+
+def test_pod_level_requests_count():
+    import copy
+
+    state = copy.deepcopy(derived(CART, "solved"))
+    (cart,) = _items(state, "Deployment", "cart")
+    cart["spec"]["template"]["spec"]["resources"] = {"requests": {"memory": "8Gi"}, "limits": {"memory": "8Gi"}}
+    verdict = run(CART, None, state, task="mitigate")
+    assert not check(verdict, "finops.reserved")["passed"]
+
+
+def test_runtime_class_overhead_on_the_pods_counts():
+    import copy
+
+    state = copy.deepcopy(derived(CART, "solved"))
+    pods = _items(state, "Pod", "cart")
+    assert pods
+    for pod in pods:
+        pod["spec"]["overhead"] = {"memory": "8Gi"}
+    verdict = run(CART, None, state, task="mitigate")
+    assert not check(verdict, "finops.reserved")["passed"]
