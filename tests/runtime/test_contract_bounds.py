@@ -202,3 +202,12 @@ def test_runtime_class_overhead_on_the_pods_counts():
         pod["spec"]["overhead"] = {"memory": "8Gi"}
     verdict = run(CART, None, state, task="mitigate")
     assert not check(verdict, "finops.reserved")["passed"]
+
+
+# ---- class 6: a capture for a CISO task graded from PolicyReports maps pod results to workloads ---------------
+
+def test_ciso_requirements_list_what_maps_pods_to_workloads():
+    ns = evaluator(KYVERNO)
+    captured = ns["requirements"](ns["SPEC"])["captured"]
+    namespace = ns["SPEC"]["ciso"]["gaps"][0]["metadata"]["namespace"]
+    assert {f"{namespace}/Pod", f"{namespace}/ReplicaSet", f"{namespace}/Deployment"} <= set(captured)
