@@ -453,8 +453,8 @@ scenario needs compliant objects, so that a deny-all policy can fail.
 itself (the root causes as entities `namespace/Kind/name`, the propagation edges), with extra
 spellings and in ITBench's 2025 shape, must pass with score 1; an empty answer, the root cause
 without its propagation, a sibling that shares the root cause's name as a prefix, the name of an
-object that exists nowhere, or every object at once must not, and an answer with no `entities`
-must be refused. Otherwise the root causes or propagations of `expect` do not match the
+object that exists nowhere, or every object at once must not, nor an answer with no `entities`
+(a fail with the reason). Otherwise the root causes or propagations of `expect` do not match the
 ground-truth groups the evaluator scores with (a pod pattern that matches no pod, a root cause
 outside the topology graph), and no agent could reach a full score, or a wrong one could.
 """),

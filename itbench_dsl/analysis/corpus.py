@@ -2436,8 +2436,8 @@ def _diagnosis_cases(scenario, spec, derived) -> Iterator[Case]:
                state=faulty)
     yield from _naming_cases("diagnose", "diagnosis", spec, perfect, faulty)
     yield Case("an empty answer", "diagnose", FAIL, answer=EMPTY_ANSWER, state=faulty)
-    yield Case("an answer with no `entities`", "diagnose", UNUSABLE, answer={"resolution": "restarted it"},
-               state=faulty)
+    yield Case("an answer with no `entities`", "diagnose", UNUSABLE if not spec.get("answers") else FAIL,
+               answer={"resolution": "restarted it"}, state=faulty)
     if gradable_chain:
         yield Case("the root cause without its propagation", "diagnose", FAIL,
                    answer={"entities": perfect["entities"], "propagations": []}, state=faulty)
@@ -2856,6 +2856,7 @@ def _finops_cases(scenario, spec, derived) -> Iterator[Case]:
                    answer={"resource": [{"name": n, "type": t} for n, t in side.items()]})
     yield from _finops_type_cases(perfect, faulty)
     yield from _finops_kind_cases(spec, perfect, faulty)
+    yield from _finops_shape_cases(perfect, faulty)
     yield Case("an answer that names nothing", "diagnose", FAIL, answer={"resource": []}, state=faulty)
     named = {r["name"].split("/", 2)[2] for r in perfect["resource"]}
     named |= {r.name for i in scenario.injections() for r in i.side_objects}
@@ -2884,6 +2885,19 @@ def _finops_type_cases(perfect: dict, faulty: dict) -> Iterator[Case]:
                        ("listing every value", lambda t: ", ".join(FINOPS_TYPES))):
         yield Case(f"the wasteful objects named, their `type` {label}", "diagnose", FAIL, state=faulty,
                    answer={"resource": [{**r, "type": say(r["type"])} for r in perfect["resource"]]})
+
+
+def _finops_shape_cases(perfect: dict, faulty: dict) -> Iterator[Case]:
+    """An answer of another shape than the prompt's is the agent's answer, and wrong: graded a fail with the
+    reason, never refused as an unusable input (the same rule as an answer that is no JSON)."""
+    first = perfect["resource"][0]
+    shapes = (("an empty object", {}), ("`resource` null", {"resource": None}),
+              ("`resource` one object, not a list", {"resource": first}),
+              ("a list at the top, not an object", [first]),
+              ("`resource` a list of bare strings", {"resource": [r["name"] for r in perfect["resource"]]}),
+              ("a resource's name given as a number", {"resource": [{**first, "name": 1}]}))
+    for label, answer in shapes:
+        yield Case(f"a FinOps answer of another shape: {label}", "diagnose", FAIL, answer=answer, state=faulty)
 
 
 def _finops_kind_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
@@ -3239,6 +3253,7 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
             yield Case(f"a perfect policy {why}", "policy", FAIL, state=with_reports(perfect, policy))
         policy = {**copy.deepcopy(good_policy), "apiVersion": "kyverno.io/v2beta1"}
         yield Case("a perfect policy of another API version", "policy", FAIL, state=with_reports(perfect, policy))
+        yield from _admission_cases(good_policy)
         if contract.get("rules"):
             policy = copy.deepcopy(good_policy)
             policy["spec"]["rules"] = [{"name": "check"}]
@@ -3474,6 +3489,29 @@ def _rego_field(path: tuple) -> str:
     return "[" + ", ".join(json.dumps(p) for p in path) + "]"
 
 
+def _admission_cases(good_policy) -> Iterator[Case]:
+    """A perfect policy the API server or Kyverno's admission would refuse never runs in the cluster: offline it
+    fails the contract too (a name that is no DNS-1123 subdomain, a rule given twice, a validate block with both
+    `pattern` and `deny`)."""
+    rules = [r for r in good_policy["spec"].get("rules") or [] if isinstance(r, dict)]
+    policy = copy.deepcopy(good_policy)
+    policy["metadata"]["name"] = "Not_A_DNS_Name"
+    yield Case("a perfect policy whose name is no DNS-1123 subdomain (offline)", "policy", FAIL,
+               artifact=("kyverno", [policy]))
+    if rules:
+        policy = copy.deepcopy(good_policy)
+        policy["spec"]["rules"] = rules + [copy.deepcopy(rules[0])]
+        yield Case("a perfect policy with a rule given twice under one name (offline)", "policy", FAIL,
+                   artifact=("kyverno", [policy]))
+        validate = rules[0].get("validate")
+        if isinstance(validate, dict) and "deny" not in validate:
+            policy = copy.deepcopy(good_policy)
+            policy["spec"]["rules"][0]["validate"]["deny"] = {"conditions": {"any": [
+                {"key": "x", "operator": "Equals", "value": "y"}]}}
+            yield Case("a perfect policy with a validate block holding a deny beside its check (offline)", "policy",
+                       FAIL, artifact=("kyverno", [policy]))
+
+
 def _rego_cases(spec) -> Iterator[Case]:
     """Rego policies read the input as the prompt states its shape (a `kubectl get -o json` List, or a host
     control's hosts), every object at once: a right policy by content over all the items (pass, where a field
@@ -3532,6 +3570,13 @@ def _rego_cases(spec) -> Iterator[Case]:
     for why, test in (("at most", f"count({items}) <= {size}"), ("exactly", f"count({items}) == {size}")):
         yield Case(f"a Rego policy true when the input holds {why} as many items as the compliant objects ({size})",
                    "policy", FAIL, artifact=("rego", f"package check\n\ndefault result := false\n\nresult if {test}\n"))
+    # Rego v0 (OPA 1.0 refuses it; the prompt asks for v1): a right policy's rules written without `if`/`contains`
+    yield Case("a Rego v0 policy (bodies without `if`, a partial set rule without `contains`)", "policy", FAIL,
+               artifact=("rego", "package check\n\ndefault result := false\n\nresult { count(violations) == 0 }\n\n"
+                                 f"violations[i] {{\n  some i\n  {items}[i].kind == \"NoSuchKind\"\n}}\n"))
+    # the agent's Rego that does not compile is its artefact, and wrong: a fail with the reason, never refused
+    yield Case("a Rego policy that does not compile (an unclosed body)", "policy", FAIL,
+               artifact=("rego", "package check\n\nresult := true if {\n"))
 
 
 def _unit_cases(spec) -> Iterator[Case]:

@@ -1122,6 +1122,14 @@ def _requires(spec: dict) -> dict:
         need(entry["object"])
         need(entry.get("autoscaler"))
         kinds.add((entry["object"].get("namespace") or "", "Pod"))  # what the application reserves: its pods too
+    for obj in (spec.get("ciso") or {}).get("gaps", []) + (spec.get("ciso") or {}).get("compliant", []):
+        # graded from PolicyReports, a workload is judged by its pods' results too (a policy on Pods that Kyverno
+        # carries over to no controller): the capture holds the workload, its ReplicaSets and its pods
+        if obj.get("kind") in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob"):
+            namespace = (obj.get("metadata") or {}).get("namespace") or "default"
+            kinds.update({(namespace, obj["kind"]), (namespace, "Pod"), (namespace, "ReplicaSet")})
+            if obj["kind"] == "CronJob":
+                kinds.add((namespace, "Job"))
     if ((spec.get("ciso") or {}).get("contract") or {}).get("artefact") == "kyverno":
         kinds.add(("", "ClusterPolicy"))  # the policy graded live: its contract is checked as the cluster holds it
     out = {"kinds": sorted([ns, kind] for ns, kind in kinds), "alerts": alerts,

@@ -4059,14 +4059,24 @@ def pod_requests(obj):
 def pod_reserves(obj):
     """What one pod of a Pod or a workload reserves on its node, {"cpu": cores, "memory": bytes}, as the
     scheduler counts it: its containers' requests (sidecars, init containers that keep running, among them),
-    or the largest init container's where that is more."""
+    or the largest init container's where that is more; a pod-level request (`spec.resources`, PodLevelResources:
+    its request, else its limit, as the API server defaults it) stands instead for its resource; and the
+    pod's `spec.overhead` (a RuntimeClass's) on top (k8s.io/component-helpers resource.PodRequests)."""
     pod = _pod_spec(obj)
     inits = [c for c in pod.get("initContainers") or [] if isinstance(c, dict)]
     running = [c for c in pod.get("containers") or [] if isinstance(c, dict)]
     running += [c for c in inits if c.get("restartPolicy") == "Always"]
-    return {r: max([sum(container_request(c, r) for c in running)]
-                   + [container_request(c, r) for c in inits if c.get("restartPolicy") != "Always"])
-            for r in ("cpu", "memory")}
+    reserves = {r: max([sum(container_request(c, r) for c in running)]
+                       + [container_request(c, r) for c in inits if c.get("restartPolicy") != "Always"])
+                for r in ("cpu", "memory")}
+    level = {"resources": pod.get("resources")} if isinstance(pod.get("resources"), dict) else None
+    overhead = pod.get("overhead") if isinstance(pod.get("overhead"), dict) else {}
+    for r in reserves:
+        if level is not None and container_request(level, r):
+            reserves[r] = container_request(level, r)
+        if overhead.get(r) is not None:
+            reserves[r] = round(reserves[r] + (number(overhead[r]) or 0.0), 9)
+    return reserves
 
 
 def replica_floor(obj, state):
@@ -4139,7 +4149,14 @@ def app_spend(spec, state):
     total = {"cpu": 0.0, "memory": 0.0}
     for w in workloads:
         floor = replica_floor(w, state)
+        # the overhead its RuntimeClass adds to each pod at admission is on the pods, not the template
+        pods = [p for p in workload_pods(w, state) if not terminating(p)]
+        template_overhead = _pod_spec(w).get("overhead") if isinstance(_pod_spec(w).get("overhead"), dict) else {}
         for resource, figure in pod_reserves(w).items():
+            extra = max([number((p.get("spec") or {}).get("overhead", {}).get(resource)) or 0.0 for p in pods
+                         if isinstance((p.get("spec") or {}).get("overhead"), dict)] + [0.0])
+            if template_overhead.get(resource) is None:
+                figure += extra
             total[resource] += floor * figure
     for namespace in namespaces:
         for pod in state.by_kind.get(("Pod", namespace), []):
@@ -4308,6 +4325,7 @@ def contract_problems(contract, policies):
         refused = background_refusal(policy) if spec.get("background") is not False else None
         if refused:
             problems.append(f"Kyverno refuses `{name}`: {refused}")
+        problems += admission_refusals(policy, name, meta, spec)
     if contract.get("name"):
         mine = [p for p in policies if (p.get("metadata") or {}).get("name") == contract["name"]]
         if not mine:
@@ -4318,6 +4336,57 @@ def contract_problems(contract, policies):
             if lost:
                 problems.append(f"`{contract['name']}` lost its rule(s) {', '.join(lost)}")
     return problems
+
+
+# A cluster-scoped object's name (the API server's ValidateObjectMeta: a DNS-1123 subdomain)
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+# the fields of a rule's `validate` of which Kyverno takes exactly one (api/kyverno/v1 Validation.Validate,
+# validationElemCount: "Only one of pattern, anyPattern, deny, foreach, podSecurity, cel, assert can be specified")
+VALIDATE_ELEMENTS = ("pattern", "anyPattern", "deny", "foreach", "podSecurity", "cel", "manifests", "assert")
+
+
+def admission_refusals(policy, name, meta, spec):
+    """What the API server or Kyverno's admission of the policy refuses, so that the policy never runs in
+    the cluster: a name that is no DNS-1123 subdomain, two rules of one name (Kyverno's ValidateRuleNames), a
+    rule's `validate` with more than one of (or none of) VALIDATE_ELEMENTS."""
+    problems = []
+    given = meta.get("name")
+    if not isinstance(given, str) or len(given) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(given):
+        problems.append(f"the API server refuses `{name}`: metadata.name must be a DNS-1123 subdomain (lower case "
+                        "letters, digits, '-' and '.', starting and ending with a letter or digit)")
+    rules = [r for r in spec.get("rules") or [] if isinstance(r, dict)] if isinstance(spec.get("rules"), list) else []
+    seen = set()
+    for rule in rules:
+        rule_name = rule.get("name")
+        if rule_name in seen:
+            problems.append(f"Kyverno refuses `{name}`: duplicate rule name `{rule_name}`")
+        seen.add(rule_name)
+        validate = rule.get("validate")
+        if isinstance(validate, dict):
+            given_elements = [k for k in VALIDATE_ELEMENTS if validate.get(k) not in (None, [], {})]
+            if len(given_elements) > 1:
+                problems.append(f"Kyverno refuses `{name}`: rule `{rule_name}` gives {', '.join(given_elements)} in "
+                                "one validate block (only one of pattern, anyPattern, deny, foreach, podSecurity, "
+                                "cel, assert can be specified)")
+    return problems
+
+
+# Rego v0 rule heads OPA 1.0 refuses: a body without `if` (`p { ... }`, `p[x] { ... }`, `f(x) { ... }`)
+_V0_HEAD = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*\s*(\[[^\]]*\]|\([^)]*\))?\s*\{")
+
+
+def rego_v0_heads(source):
+    """The lines (1-based) of rule heads in Rego v0 syntax, which OPA 1.0 does not parse: a rule or function
+    whose body follows its head without `if`, a partial set rule `p[x] { ... }` without `contains`. Strings
+    and comments are left out; only heads at the top level (outside any brace) are read."""
+    found, depth = [], 0
+    for number, line in enumerate(str(source).splitlines(), 1):
+        text = re.sub(r'"(\\.|[^"\\])*"|`[^`]*`', '""', line).split("#", 1)[0]
+        if depth == 0 and not re.match(r"\s*(package|import|default)\b", text) and _V0_HEAD.match(text.strip()):
+            found.append(number)
+        depth = max(0, depth + text.count("{") + text.count("[") + text.count("(")
+                    - text.count("}") - text.count("]") - text.count(")"))
+    return found
 
 
 # Kyverno's policy validation (pkg/validation/policy/background.go, v1.19): in background mode (the default)
@@ -4500,6 +4569,9 @@ def general_checks(spec, judge, checks):
         verdicts = judge((gap_twins, ok_twins, copies[len(gaps) + len(compliant):]))
     except InputError as exc:  # the policy cannot be evaluated on the twins: no pass
         unchecked(checks, "ciso.general", str(exc)[:300])
+        return
+    except RegoRefused as exc:  # the agent's policy goes over its budget on the twins: a fail, saying why
+        checks.append({"id": "ciso.general", "passed": False, "detail": str(exc)[:600]})
         return
     missed = [ref_text(as_ref(obj_ref(c))) for c in gap_twins
               if not ({"fail", "false"} & verdicts.get(obj_ref(c), set()))]
@@ -4848,7 +4920,106 @@ def rego_input(spec, objects):
     return {"apiVersion": "v1", "kind": "List", "items": list(objects)}
 
 
+class RegoRefused(Exception):
+    """The agent's Rego artefact does not compile, or its evaluation goes over its budget: the policy is
+    graded (every verdict failed, with this reason), never refused as an unusable input."""
+
+
+# The budget of one evaluation of the agent's Rego (docs/evaluator.md, `policy`): the engine (rego-cpp) runs in
+# a child process whose address space may grow by REGO_MEMORY bytes and which may use REGO_SECONDS of CPU, so
+# that a policy building a value without end (`numbers.range(1, 200000000)`, a comprehension over it, a
+# string repeated) stops there, as the Kyverno matcher's CEL stops at its step budget (kyverno/cel.py).
+REGO_MEMORY = 768 * 1024 * 1024
+REGO_SECONDS = 20
+
+
+def _address_space():
+    """The bytes of address space this process maps now (Linux: /proc/self/statm; elsewhere 0)."""
+    try:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def bounded(run):
+    """run() in a child process under the Rego budget (REGO_MEMORY, REGO_SECONDS); its JSON-able result, or
+    RegoRefused when the child ran out of its budget. Where there is no fork (Windows) it runs in process."""
+    try:
+        import resource
+    except ImportError:
+        return run()
+    if not hasattr(os, "fork"):
+        return run()
+    import tempfile
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    said = tempfile.TemporaryFile()  # what the engine writes on stderr, passed on unless it ran out of budget
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: evaluate under the budget, write (kind, value) as JSON, and leave
+        code = 0
+        try:
+            os.close(read_end)
+            os.dup2(said.fileno(), 2)
+            if "faulthandler" in sys.modules:
+                sys.modules["faulthandler"].disable()  # an engine aborting out of memory is the budget, no crash
+            base = _address_space()
+            if base:
+                resource.setrlimit(resource.RLIMIT_AS, (base + REGO_MEMORY, base + REGO_MEMORY))
+            resource.setrlimit(resource.RLIMIT_CPU, (REGO_SECONDS, REGO_SECONDS + 1))
+            try:
+                outcome = ["ok", run()]
+            except RegoRefused as exc:
+                outcome = ["refused", str(exc)]
+            except InputError as exc:
+                outcome = ["input", str(exc)]
+            except MemoryError:
+                outcome = ["budget", "memory"]
+            data = json.dumps(outcome).encode()
+            while data:
+                data = data[os.write(write_end, data):]
+        except BaseException:  # noqa: BLE001 - the child reports nothing; the parent reads that as the budget
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    chunks = []
+    while True:
+        chunk = os.read(read_end, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    try:
+        kind, value = json.loads(b"".join(chunks).decode())
+    except ValueError:
+        kind, value = "budget", "ended"
+    if kind != "budget":
+        said.seek(0)
+        text = said.read(1 << 16).decode("utf-8", "replace")
+        if text:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+    said.close()
+    if kind == "ok":
+        return value
+    if kind == "input":
+        raise InputError(value)
+    if kind == "refused":
+        raise RegoRefused(value)
+    raise RegoRefused(f"the Rego policy's evaluation goes over its budget ({REGO_MEMORY // (1024 * 1024)} MiB of "
+                      f"memory, {REGO_SECONDS} s of CPU for one input): a value it builds is too large "
+                      "(numbers.range, a comprehension, a repeated string) or it does not end")
+
+
 def _regopy_verdict(regopy, source, document):
+    return bounded(lambda: _regopy_run(regopy, source, document))
+
+
+def _regopy_run(regopy, source, document):
     interpreter = regopy.Interpreter()
     # rego-cpp prints compile errors on the process's stdout, where the verdict goes: send them to stderr
     sys.stdout.flush()
@@ -4859,18 +5030,25 @@ def _regopy_verdict(regopy, source, document):
         interpreter.set_input(document)  # rego_input: the shape the prompt states
         # bound to a variable: a bare query whose value is `false` reads as undefined
         output = interpreter.query("x := data.check.result")
+    except MemoryError:
+        raise
     except Exception as exc:  # noqa: BLE001 - regopy raises RegoError for a module that does not compile
-        raise InputError(f"the Rego artefact does not evaluate: {str(exc).strip()[:500]}")
+        raise RegoRefused(f"the Rego artefact does not evaluate: {' '.join(str(exc).split())[:500]}")
     finally:
         os.dup2(saved, 1)
         os.close(saved)
     text = str(output).strip()
     if text == "undefined":
         return "error"  # `result` must be defined for every object
+    if text.startswith("Error") or text.startswith("{\"errors"):  # a module that does not compile, said as output
+        raise RegoRefused(f"the Rego artefact does not evaluate: {' '.join(text.split())[:500]}")
     try:
         value = json.loads(text).get("bindings", {}).get("x")
-    except ValueError:
-        raise InputError(f"the Rego engine returned an unreadable result: {text[:200]}")
+    except (ValueError, AttributeError):
+        # rego-cpp reports a module it refuses (a wildcard `_` inside a call's argument, which OPA
+        # accepts) as `<error>` after writing why on stderr
+        raise RegoRefused("the Rego engine (rego-cpp) does not evaluate the policy: "
+                          f"{' '.join(text.split())[:200]} (its reason is on stderr)")
     return "pass" if value is True else "fail" if value is False else "error"
 
 
@@ -4939,9 +5117,21 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
             kept_checks(spec, _update_target(contract, kyverno), checks)
         others_checks(spec, kyverno, checks, complete=False)
     elif artifact is not None or opa_result is not None:
-        verdicts, source = rego_verdicts(spec, artifact[1] if artifact else None, opa_result)
+        v0 = rego_v0_heads(artifact[1]) if artifact is not None and artifact[0] == "rego" else []
+        if v0:  # the prompt asks for Rego v1 (OPA 1.0), which refuses these heads
+            problems = [f"the policy is Rego v0: OPA 1.0 refuses the rule head(s) on line(s) "
+                        f"{', '.join(map(str, v0[:5]))} (a rule body needs `if`, a partial set rule `contains`)"]
+        try:
+            verdicts, source = rego_verdicts(spec, artifact[1] if artifact else None, opa_result)
+        except RegoRefused as exc:
+            # the agent's own policy does not compile or goes over its budget: graded, every verdict failed
+            checks.append({"id": "ciso.verdicts", "passed": False, "detail": str(exc)[:600]})
+            verdicts = {obj_ref(obj): {"error"} for obj in spec["ciso"]["gaps"] + spec["ciso"]["compliant"]}
+            source = "rego (regopy: not evaluated)"
         if source == "rego (regopy)":
             general_checks(spec, lambda objs: rego_verdicts(spec, artifact[1], None, objs)[0], checks)
+        elif source.startswith("rego"):
+            pass  # not evaluated: the failed verdicts say why
         else:
             unchecked(checks, "ciso.general", "a recorded `opa eval` result holds no verdicts on the twins; grade "
                       "the .rego itself (--artifact, with regopy installed)")
@@ -5127,6 +5317,13 @@ def analyze_task(spec, answer, checks, metrics):
     return right / len(ANALYSIS_KEYS)
 
 
+def legacy_diagnosis(spec):
+    """ITBench's SRE diagnosis file (a bundle without a `tasks` statement: no `answers`): refused (exit 2) when it
+    is no JSON, says a key twice or has another shape, one rule for every malformation. Every other answer the
+    agent writes (FinOps's, a work folder's) is graded: a fail with the reason, for every malformation."""
+    return spec.get("domain") == "sre" and not spec.get("answers")
+
+
 def diagnosis_problem(output, domain):
     """Why an answer is not a diagnosis (SRE: `entities`, FinOps: `resource`), or None."""
     if not isinstance(output, dict):
@@ -5137,6 +5334,9 @@ def diagnosis_problem(output, domain):
                 f"names {'entities' if domain == 'sre' else 'resources'} (the prompt shows the shape)")
     if len(output[key]) > MAX_ENTITIES:
         return f"the answer names {len(output[key]):,} {key}: at most {MAX_ENTITIES:,} are read"
+    if domain == "finops" and not all(isinstance(item, dict) and isinstance(item.get("name"), str)
+                                      for item in output[key]):
+        return "each `resource` of the answer must be an object with a `name` string (the prompt shows the shape)"
     if domain == "sre":
         if output.get("propagations") is not None and not isinstance(output["propagations"], list):
             return "the answer's `propagations` must be a list"
@@ -5209,8 +5409,12 @@ def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=No
         score = localize_task(spec, output, st, checks, metrics)
     elif task == "diagnose":
         problem = diagnosis_problem(output, domain)
-        if problem is not None:
-            raise InputError(problem)
+        if problem is not None and legacy_diagnosis(spec):
+            raise InputError(problem)  # ITBench's SRE diagnosis file: refused for every malformation, as it was
+        if problem is not None:  # the agent's answer, of the wrong shape: a fail saying why, never refused
+            checks.append({"id": "diagnose.answer", "passed": False, "detail": problem})
+            return {"scenario": spec["scenario"], "task": task, "passed": False, "score": 0.0, "metrics": metrics,
+                    "checks": checks}
         if domain == "sre":
             score = Diagnosis(spec, st or State(EMPTY_STATE)).evaluate(output, checks, metrics)
         else:
@@ -5283,8 +5487,12 @@ def evaluate(spec, agent_output, state, gap_only=False, task=None, artifact=None
     (RFC 3339) is when the fault was injected: the detect task of a scenario with a fault reads it.
     `indexed`, a dict a caller keeps for one spec, holds the states already indexed (the adversarial corpus
     grades one state under several cases)."""
-    if agent_output is not None and not isinstance(agent_output, (dict, Unreadable)) and "answers" not in spec:
+    if agent_output is not None and not isinstance(agent_output, (dict, Unreadable)) and legacy_diagnosis(spec):
         raise InputError("the agent output must be a JSON object")
+    if agent_output is not None and not isinstance(agent_output, (dict, Unreadable)) and "answers" not in spec:
+        # the agent's answer that is JSON but no object (a list, a number, null): graded, a fail saying why
+        agent_output = Unreadable("the answer must be a JSON object, not "
+                                  + ("null" if agent_output is NULL_ANSWER else type(agent_output).__name__))
     tasks = spec["tasks"]
     if task is not None and task not in tasks:
         raise InputError(f"this bundle poses {', '.join(tasks)}, not {task}")
@@ -5643,7 +5851,7 @@ def main(spec, argv=None):
         else:
             # an answer the agent wrote that is no JSON, or says a key twice, fails its task with the reason;
             # ITBench's SRE diagnosis file is refused, as it was
-            load = _load_answer if spec.get("answers") or spec.get("domain") == "finops" else _load_json
+            load = _load_json if legacy_diagnosis(spec) else _load_answer
             output = load(args.agent_output, "agent output") if args.agent_output else None
             if args.agent_output and output is None:
                 output = NULL_ANSWER  # a file that holds `null` is an answer, and not a JSON object

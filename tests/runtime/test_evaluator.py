@@ -713,8 +713,10 @@ def test_rego_evaluated_with_regopy():
     good = run(name, None, None, artifact=("rego", REGO_GOOD))
     assert good["passed"], good["checks"]
     assert not run(name, None, None, artifact=("rego", REGO_ALWAYS_FALSE))["passed"]
-    with pytest.raises(evaluator(name)["InputError"]):
-        run(name, None, None, artifact=("rego", "package check\nresult := = bad\n"))
+    # the agent's Rego that does not compile is graded, a fail saying why (never an unusable input)
+    broken = run(name, None, None, artifact=("rego", "package check\nresult := = bad\n"))
+    assert not broken["passed"] and broken["score"] == 0.0
+    assert "does not evaluate" in next(c["detail"] for c in broken["checks"] if c["id"] == "ciso.verdicts")
 
 
 NO_PRIVILEGED = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "disallow-privileged"},
