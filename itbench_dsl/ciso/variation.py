@@ -183,6 +183,9 @@ def candidates(control, obj: dict, violating: bool) -> list[tuple[str, dict]]:
         for path, value in list(_read_leaves(obj, control.reads)):
             variant(f"without {'.'.join(map(str, path))}", lambda o, p=path: _set(o, p, ...))
     else:
+        for path, value in list(_read_leaves(obj, control.reads)):
+            if value is False:  # `hostNetwork: false` left implicit, as most manifests leave it
+                variant(f"implicit {'.'.join(map(str, path))}", lambda o, p=path: _set(o, p, ...))
         leaves = list(_security_leaves(obj))
         for path, value in leaves:
             variant(f"other {'.'.join(map(str, path))}", lambda o, p=path, v=value: _set(o, p, _other(v)))

@@ -721,7 +721,8 @@ NO_PRIVILEGED = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metada
                  "spec": {"validationFailureAction": "Audit", "background": True,
                           "rules": [{"name": "privileged", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
                                      "validate": {"message": "privileged containers are not allowed", "pattern": {
-                                         "spec": {"containers": [{"=(securityContext)": {"=(privileged)": "false"}}]}}}}]}}
+                                         "spec": {"containers": [{"=(securityContext)": {"=(privileged)": "false"}}],
+                                                  "=(initContainers)": [{"=(securityContext)": {"=(privileged)": "false"}}]}}}}]}}
 ALWAYS_FAIL = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "always-fail"},
                "spec": {"rules": [{"name": "all", "match": {"any": [{"resources": {"kinds": ["Deployment"]}}]},
                                    "validate": {"message": "no", "deny": {}}}]}}
