@@ -681,7 +681,7 @@ default result := true
 
 result := false if {
 	some item in input.items
-	item.spec.template.spec.hostNetwork == true
+	object.get(item.spec, "template", {"spec": item.spec}).spec.hostNetwork == true
 }
 """
 REGO_ALWAYS_FALSE = "package check\n\nresult := false\n"
@@ -794,6 +794,9 @@ spec:
       pattern:
         spec:
           containers:
+          - =(securityContext):
+              =(privileged): "false"
+          =(initContainers):
           - =(securityContext):
               =(privileged): "false"
 """
