@@ -3170,19 +3170,26 @@ def _content_rules(spec: dict, unread: tuple[str, ...] | None = None) -> list[di
                 and isinstance(value, (str, bool, int)) and value is not False and value != ""
                 and (unread is None or not _covered(tuple(str(p) for p in path), unread))}
 
-    rules = []
-    for index, gap in enumerate(spec["ciso"]["gaps"]):
+    rules, seen = [], set()
+    # the variants graded beside the twins (ciso/variation.py) too: a right policy flags every form of the gap
+    varied = spec["ciso"].get("variants") or {}
+    compliant = spec["ciso"]["compliant"] + varied.get("compliant", [])
+    for index, gap in enumerate(spec["ciso"]["gaps"] + varied.get("gaps", [])):
         mine = fields(gap)
-        others = [fields(o) for o in spec["ciso"]["compliant"] if o.get("kind") == gap.get("kind")]
+        others = [fields(o) for o in compliant if o.get("kind") == gap.get("kind")]
         pick = next(((path, value) for path, value in mine.items() if not any(o.get(path) == value for o in others)),
                     None)
         if pick is None and others:
-            pick = next(((path, "<absent>") for path in others[0] if path not in mine
+            present = {path for path, _ in _leaves(gap)}  # a field held `false` is there, for CEL's `has()`
+            pick = next(((path, "<absent>") for path in others[0] if path not in present
                          and all(path in o for o in others)), None)
         if pick is None:
             return None
         path, value = pick
         namespace = (gap.get("metadata") or {}).get("namespace")
+        if (gap["kind"], namespace, path, value) in seen:
+            continue  # one rule flags both
+        seen.add((gap["kind"], namespace, path, value))
         resources = {"kinds": [gap["kind"]], **({"namespaces": [namespace]} if namespace else {})}
         rules.append({"name": f"check-{index}", "match": {"any": [{"resources": resources}]},
                       "validate": {"message": "violates the control", "deny": {"conditions": {"any": [
@@ -3261,6 +3268,7 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
         yield from _kyverno_semantics_cases(scenario, spec, faulty, good_policy, perfect, with_reports)
         yield from _graded_policy_cases(scenario, spec, faulty, good_policy)
         yield from _singling_out_cases(scenario, spec, faulty, good_policy)
+        yield from _variation_cases(spec, good_policy)
         yield from _policy_meaning_cases(spec, faulty, good_policy)
         yield from _listed_cases(scenario, spec, faulty, good_policy)
         yield from _pod_rule_cases(spec, faulty, good_policy)
@@ -3350,6 +3358,81 @@ def _graded_policy_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
     yield Case("another policy flags the gap, the graded one flags nothing", "policy", FAIL, state=state)
     yield Case("a perfect policy's reports beside another policy's", "policy", PASS, state={
         **state, "policyReports": other + policy_reports(scenario, perfect=True, policy=name)})
+
+
+def _pod_path(path: tuple) -> tuple:
+    """A workload's path (`spec.template.spec.X`) as the Pod's (`spec.X`), which a Pod rule reads."""
+    return ("spec",) + tuple(path[3:]) if tuple(path[:3]) == ("spec", "template", "spec") else tuple(path)
+
+
+def _variation_cases(spec, good_policy) -> Iterator[Case]:
+    """Policies that key on what the graded objects happen to share beyond the control (ciso/variation.py):
+    the control's own pattern over every container and every pod kind passes; the same rule kept to the gap's
+    image, to Deployments, a rule that demands the whole hardened baseline besides, one that flags the gap's
+    exact values of what the control reads at the gap's positions, a binding rule kept to the gap's subject
+    kind, and one that allows only the compliant binding's role, each fail `ciso.general`."""
+    from .. import ciso
+    from ..ciso.k8s import _baseline_pod, _covered, _leaves
+
+    control = ciso.CATALOGUE.get(spec["ciso"].get("control"))
+    if not isinstance(control, ciso.K8sControl) or not (spec["ciso"].get("variants") or {}):
+        return
+    base = [r for r in good_policy["spec"]["rules"] if not r["name"].startswith("check")]
+
+    def with_rules(*rules):
+        policy = copy.deepcopy(good_policy)
+        policy["spec"]["rules"] = base + [dict(r, name=f"check-{i}") for i, r in enumerate(rules)]
+        return ("kyverno", [policy])
+
+    def rule(kinds, validate, **extra):
+        return {"match": {"any": [{"resources": {"kinds": kinds}}]}, **extra,
+                "validate": {"message": "violates the control", **validate}}
+
+    gaps = spec["ciso"]["gaps"]
+    pods = [g for g in gaps if g.get("kind") in ("Deployment", "StatefulSet", "DaemonSet", "Job", "Pod")]
+    if pods and control.pattern is not None and set(control.pattern) == {"spec"}:  # autogen moves no metadata
+        pattern = copy.deepcopy(control.pattern)
+        inner = (pattern.get("spec") or {}).get("containers")
+        if inner is not None:
+            pattern["spec"]["=(initContainers)"] = copy.deepcopy(inner)  # a control on containers covers all of them
+        right = rule(["Pod"], {"pattern": pattern})
+        yield Case("the control's own pattern over every container and pod kind", "policy", PASS,
+                   artifact=with_rules(right))
+        image = next((c.get("image") for g in pods for c in
+                      ((g["spec"].get("template") or {}).get("spec") or g["spec"]).get("containers") or []), None)
+        if image:
+            yield Case("that rule kept to the gap's image (a precondition)", "policy", FAIL, artifact=with_rules(
+                dict(right, preconditions={"all": [{"key": "{{ request.object.spec.containers[0].image }}",
+                                                    "operator": "Equals", "value": image}]})))
+        workload = copy.deepcopy(pattern)
+        yield Case("that rule on Deployments alone", "policy", FAIL, artifact=with_rules(
+            rule(["Deployment"], {"pattern": {"spec": {"template": workload}}})))
+        baseline = {"spec": {"automountServiceAccountToken": False, "securityContext": _baseline_pod("x")["securityContext"],
+                             "containers": [{"securityContext": _baseline_pod("x")["containers"][0]["securityContext"]}]}}
+        yield Case("that rule and one demanding the whole hardened baseline", "policy", FAIL,
+                   artifact=with_rules(right, rule(["Pod"], {"pattern": baseline})))
+        exact = [(_pod_path(tuple(int(p) if p.isdigit() else p for p in path)), value) for path, value in _leaves(pods[0])
+                 if _covered(path, control.reads) and value is not False and not isinstance(value, (dict, list))]
+        varied = [dict((p, v) for p, v in _leaves(g) if _covered(p, control.reads)) for g in spec["ciso"]["variants"].get("gaps", [])
+                  if g.get("kind") == pods[0].get("kind")]  # the reads' paths are the workload's
+        if exact and any(v != dict((p, v) for p, v in _leaves(pods[0]) if _covered(p, control.reads)) for v in varied):
+            yield Case("a rule flagging the gap's own values of what the control reads, where the gap holds them",
+                       "policy", FAIL, artifact=with_rules(rule(["Pod"], {"deny": {"conditions": {"all": [
+                           {"key": "{{ " + _jmes(path) + " || '<absent>' }}", "operator": "Equals", "value": value}
+                           for path, value in exact]}}})))
+    bindings = [g for g in gaps if g.get("kind") in ("ClusterRoleBinding", "RoleBinding") and g.get("subjects")]
+    if bindings and "roleRef" in control.reads:
+        role = bindings[0]["roleRef"].get("name")
+        right = rule([bindings[0]["kind"]], {"pattern": {"roleRef": {"name": f"!{role}"}}})
+        yield Case("a rule on the role a binding grants", "policy", PASS, artifact=with_rules(right))
+        yield Case("that rule kept to the gap's subject kind", "policy", FAIL, artifact=with_rules(
+            dict(right, preconditions={"all": [{"key": "{{ request.object.subjects[0].kind }}", "operator": "Equals",
+                                                "value": bindings[0]["subjects"][0].get("kind")}]})))
+        allowed = sorted({(c.get("roleRef") or {}).get("name") for c in spec["ciso"]["compliant"]
+                          if c.get("kind") == bindings[0]["kind"]} - {None})
+        if allowed:
+            yield Case("a rule allowing only the compliant binding's role", "policy", FAIL, artifact=with_rules(
+                rule([bindings[0]["kind"]], {"pattern": {"roleRef": {"name": " | ".join(allowed)}}})))
 
 
 def _singling_out_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
@@ -3546,8 +3629,11 @@ def _rego_cases(spec) -> Iterator[Case]:
             path = tuple(int(p) if p.isdigit() else p for p in
                          cond["value"][len("{{ request.object"):-len(" || '<absent>' }}")].replace("[", ".").replace("]", "")
                          .strip(".").split("."))
+            # a value held: the path itself (undefined where it is not); an absence: `object.get`'s default
+            test = (f"object.get(item, {_rego_field(path)}, \"<absent>\")" if cond["key"] == "<absent>"
+                    else "item" + "".join(f"[{json.dumps(p)}]" for p in path))
             body += (f"violations contains i if {{\n  some i\n  item := input.items[i]\n  item.kind == {json.dumps(kind)}\n"
-                     f"  object.get(item, {_rego_field(path)}, \"<absent>\") == {json.dumps(cond['key'])}\n}}\n\n")
+                     f"  {test} == {json.dumps(cond['key'])}\n}}\n\n")
         yield Case("a right Rego policy by content, reading every object at once", "policy", PASS,
                    artifact=("rego", head + body))
         last = body.replace("some i\n  item := input.items[i]", "i := count(input.items) - 1\n  item := input.items[i]")

@@ -15,6 +15,7 @@ import json
 import re
 
 from .. import ciso, ir
+from ..ciso import variation
 from . import ciso as ciso_backend
 from .. import tasks as task_types
 from . import faults as fault_backend
@@ -920,8 +921,31 @@ def _ciso(scenario: ir.Scenario) -> dict | None:
         out["unit"] = control.unit  # a control judged per namespace: each gap object in a world of its own
     if context:
         out["context"] = context
+    judge = control if isinstance(control, ciso.K8sControl) else _defined_by(compliance, gaps, compliant)
+    if judge is not None:
+        control = judge
+        varied = {"gaps": [v for g in gaps for v in variation.variants(control, g, True)],
+                  "compliant": [v for c in compliant for v in variation.variants(control, c, False)]}
+        if varied["gaps"] or varied["compliant"]:
+            out["variants"] = varied  # graded beside the twins (ciso.general): what the control does not read varied
     out.update(_kept(scenario))
     return out
+
+
+def _defined_by(compliance, gaps: list[dict], compliant: list[dict]):
+    """The catalogue control that defines a control a scenario declares itself (`control "5.2.5" { reads =
+    [...] }`): the one reading the same fields whose probe reads every gap object as violating and every
+    compliant one as not; None when no catalogue control does (the scenario's variants then need one)."""
+    reads = set(getattr(compliance, "reads", None) or [])
+    for control in ciso.CATALOGUE.values():
+        if not isinstance(control, ciso.K8sControl) or not reads or set(control.reads) != reads:
+            continue
+        try:
+            if all(control.probe([g]) for g in gaps) and not any(control.probe([c]) for c in compliant):
+                return control
+        except (KeyError, TypeError, AttributeError, IndexError):
+            continue
+    return None
 
 
 def _read_gaps(scenario: ir.Scenario, gaps: list[dict]) -> tuple[list[dict], list[dict]]:
@@ -1018,6 +1042,12 @@ def kept_variants(obj: dict) -> list[dict]:
         for number, container in enumerate(containers):
             container["name"] = f"worker-{number}"
         out.append(named(variant, "container"))
+    variant = json.loads(json.dumps(obj))
+    numbers = [(path, value) for path, value in variation._security_leaves(variant) if value is not False]
+    if numbers:  # every id and port of the baseline another (runAsGroup 101 -> 1101, containerPort 8080 -> 9080)
+        for path, value in numbers:
+            variation._set(variant, path, variation._other(value))
+        out.append(named(variant, "numbers"))
     namespace = (obj.get("metadata") or {}).get("namespace")
     if namespace:
         variant = json.loads(json.dumps(obj))

@@ -4550,6 +4550,9 @@ def twin_salt(spec):
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+VARIED = True  # grade the scenario's variants beside its twins (off: the twins alone)
+
+
 def general_checks(spec, judge, checks):
     """A policy judges what objects are, not what they are called: twins of the scenario's objects
     (`twins`: other names, other labels) keep their verdicts, every gap twin fails and every compliant twin
@@ -4563,6 +4566,10 @@ def general_checks(spec, judge, checks):
     context = [obj for obj in ciso_spec.get("context", []) if (obj.get("metadata") or {}).get("name")]
     if not gaps:
         return
+    if VARIED:  # the variants in what the control does not read (ciso/variation.py), graded as their originals
+        varied = ciso_spec.get("variants") or {}
+        gaps = gaps + [obj for obj in varied.get("gaps", []) if (obj.get("metadata") or {}).get("name")]
+        compliant = compliant + [obj for obj in varied.get("compliant", []) if (obj.get("metadata") or {}).get("name")]
     copies = twins(gaps + compliant + context, twin_salt(spec))  # one renaming throughout: bindings still reach their roles
     gap_twins, ok_twins = copies[:len(gaps)], copies[len(gaps):len(gaps) + len(compliant)]
     try:
@@ -4580,10 +4587,13 @@ def general_checks(spec, judge, checks):
     problems = []
     if missed:
         problems.append(f"twins of the gap objects under other names and labels pass: {', '.join(missed[:3])} (a "
-                        "policy that singles out the violating objects by name or label flags nothing else)")
+                        "policy that singles out the violating objects by name or label, or by what else they "
+                        "happen to share (an image, a container's name or place, the workload's kind), flags "
+                        "nothing else)")
     if refused:
         problems.append(f"twins of the compliant objects under other names and labels fail: {', '.join(refused[:3])} "
-                        "(a policy that spares the compliant objects by name or label refuses every other)")
+                        "(a policy that spares the compliant objects by name or label, or by the exact values "
+                        "they happen to hold beyond the control, refuses every other)")
     checks.append({"id": "ciso.general", "passed": not problems,
                    "detail": "; ".join(problems) if problems else
                              "the policy judges objects by what they are: twins of the gap objects (other names, "

@@ -36,7 +36,8 @@ def _content_policy(name: str, rules: list, policy_name: str = "agent-policy", a
 
 PRIVILEGED = {"name": "privileged", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
               "validate": {"message": "no privileged containers", "pattern": {"spec": {"containers": [
-                  {"=(securityContext)": {"=(privileged)": "false"}}]}}}}
+                  {"=(securityContext)": {"=(privileged)": "false"}}], "=(initContainers)": [
+                  {"=(securityContext)": {"=(privileged)": "false"}}]}}}}  # every container: init ones too
 
 
 # ---- CISO ------------------------------------------------------------------------------------------------

@@ -681,7 +681,7 @@ default result := true
 
 result := false if {
 	some item in input.items
-	item.spec.template.spec.hostNetwork == true
+	object.get(item.spec, "template", {"spec": item.spec}).spec.hostNetwork == true
 }
 """
 REGO_ALWAYS_FALSE = "package check\n\nresult := false\n"
@@ -723,7 +723,8 @@ NO_PRIVILEGED = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metada
                  "spec": {"validationFailureAction": "Audit", "background": True,
                           "rules": [{"name": "privileged", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
                                      "validate": {"message": "privileged containers are not allowed", "pattern": {
-                                         "spec": {"containers": [{"=(securityContext)": {"=(privileged)": "false"}}]}}}}]}}
+                                         "spec": {"containers": [{"=(securityContext)": {"=(privileged)": "false"}}],
+                                                  "=(initContainers)": [{"=(securityContext)": {"=(privileged)": "false"}}]}}}}]}}
 ALWAYS_FAIL = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "always-fail"},
                "spec": {"rules": [{"name": "all", "match": {"any": [{"resources": {"kinds": ["Deployment"]}}]},
                                    "validate": {"message": "no", "deny": {}}}]}}
@@ -795,6 +796,9 @@ spec:
       pattern:
         spec:
           containers:
+          - =(securityContext):
+              =(privileged): "false"
+          =(initContainers):
           - =(securityContext):
               =(privileged): "false"
 """

@@ -181,6 +181,9 @@ spec:
           containers:
           - =(securityContext):
               =(privileged): "false"
+          =(initContainers):
+          - =(securityContext):
+              =(privileged): "false"
 """
 
 

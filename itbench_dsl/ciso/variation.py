@@ -1,0 +1,246 @@
+"""Variants of a control's graded objects in what the control does not decide on.
+
+`ciso.general` grades a policy on twins of the gap and compliant objects; twins differ in names and labels
+only, so a policy keyed on anything else the scenario's objects happen to share (an image, a container's
+name or position, an env-var name, the workload kind, the hardened baseline's exact values) would pass
+them. `variants(control, obj, violating)` gives copies of `obj` that differ from it in such things:
+
+- every container's image, every container's name, every env var's name and Secret key;
+- the containers' positions: a compliant sidecar in front of them, or (for a gap the control still sees
+  there) the containers moved to `initContainers` behind a compliant one;
+- the workload kind: the same pod template as a Deployment, StatefulSet, DaemonSet, Job or bare Pod;
+- the security fields: a `false` left implicit, a positive id or port another one (`101` -> `1101`);
+- for a gap, each field the control reads left out in turn (`runAsUser: 0` gone, `runAsNonRoot: false`
+  kept), and a secret passed by `envFrom` instead of `valueFrom`;
+- for a binding, a subject of another kind and (compliant) another read-only role.
+
+A variant is kept only where the control's definition (its `probe`) still reads it as it reads `obj`: a gap
+variant still violates the control, a compliant variant does not, and violates no catalogue control the
+compliant object did not (an updated policy's old rules must keep passing it). Deterministic: each variant
+is named by a hash of `obj`'s name and the change."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+
+POD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job")
+OTHER_IMAGE = "registry.example.org/platform/web-server:2.4.1"
+SIDECAR = {"name": "log-shipper", "image": "registry.example.org/platform/log-shipper:0.9.3",
+           "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+                               "readOnlyRootFilesystem": True}}
+
+
+def _pod(obj: dict) -> dict | None:
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else None
+    if spec is None:
+        return None
+    if obj.get("kind") == "Pod":
+        return spec
+    if obj.get("kind") in POD_KINDS:
+        template = spec.get("template")
+        if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+            return template["spec"]
+    return None
+
+
+def _containers(pod: dict) -> list[dict]:
+    return [c for key in ("initContainers", "containers") for c in pod.get(key) or [] if isinstance(c, dict)]
+
+
+def _as_kind(obj: dict, kind: str) -> dict | None:
+    """The same pod template as another workload kind (or a bare Pod)."""
+    if obj.get("kind") not in POD_KINDS or kind == obj.get("kind"):
+        return None
+    spec = obj["spec"]
+    template = copy.deepcopy(spec["template"])
+    meta = copy.deepcopy(obj.get("metadata") or {})
+    if kind == "Pod":
+        meta["labels"] = dict((template.get("metadata") or {}).get("labels") or meta.get("labels") or {})
+        pod = template["spec"]
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod}
+    out = {"apiVersion": "batch/v1" if kind == "Job" else "apps/v1", "kind": kind, "metadata": meta,
+           "spec": {"template": template}}
+    if kind == "Job":
+        template["spec"].setdefault("restartPolicy", "Never")
+        out["spec"]["backoffLimit"] = 0
+    else:
+        out["spec"]["selector"] = copy.deepcopy(spec.get("selector") or {})
+    if kind == "StatefulSet":
+        out["spec"]["serviceName"] = meta.get("name", "workload")
+        out["spec"]["replicas"] = 1
+    return out
+
+
+def _security_leaves(node, path=()):
+    """(path, value) of the booleans and positive integers under a `securityContext` or a `ports` list."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _security_leaves(value, path + (key,))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _security_leaves(value, path + (index,))
+    elif ("securityContext" in path or "ports" in path) and (
+            node is False or (isinstance(node, int) and not isinstance(node, bool) and node > 0)):
+        yield path, node
+
+
+def _set(obj, path, value) -> None:
+    node = obj
+    for key in path[:-1]:
+        node = node[key]
+    if value is ...:
+        node.pop(path[-1])
+    else:
+        node[path[-1]] = value
+
+
+def _other(value):
+    """Another compliant-looking value: a `false` left implicit, a positive id or port moved by 1000."""
+    return ... if value is False else value + 1000
+
+
+def _read_leaves(obj: dict, reads: tuple[str, ...]):
+    from .k8s import _covered, _leaves
+
+    for path, value in _leaves(obj):
+        if _covered(path, reads) and not isinstance(value, (dict, list)):
+            yield tuple(int(p) if p.isdigit() else p for p in path), value
+
+
+def candidates(control, obj: dict, violating: bool) -> list[tuple[str, dict]]:
+    """(change, copy) pairs before the control's probe judges them."""
+    out = []
+
+    def variant(change, edit):
+        copy_ = copy.deepcopy(obj)
+        try:
+            if edit(copy_) is False:
+                return
+        except (KeyError, IndexError, TypeError, AttributeError):
+            return
+        out.append((change, copy_))
+
+    pod = _pod(obj)
+    if pod is not None:
+        def images(o):
+            for c in _containers(_pod(o)):
+                c["image"] = OTHER_IMAGE
+
+        def names(o):
+            for n, c in enumerate(_containers(_pod(o))):
+                c["name"] = f"worker-{n}"
+
+        def sidecar(o):
+            p = _pod(o)
+            p["containers"] = [copy.deepcopy(SIDECAR)] + list(p.get("containers") or [])
+
+        def init(o):
+            p = _pod(o)
+            if not p.get("containers"):
+                return False
+            p["initContainers"] = list(p.get("initContainers") or []) + p["containers"]
+            p["containers"] = [copy.deepcopy(SIDECAR)]
+
+        def env_names(o):
+            changed = False
+            for c in _containers(_pod(o)):
+                for n, e in enumerate(c.get("env") or []):
+                    if isinstance(e, dict):
+                        e["name"] = f"SETTING_{n}"
+                        ref = (e.get("valueFrom") or {}).get("secretKeyRef")
+                        if isinstance(ref, dict) and "key" in ref:
+                            ref["key"] = f"item-{n}"
+                        changed = True
+            return changed
+
+        def env_from(o):
+            changed = False
+            for c in _containers(_pod(o)):
+                refs = [(e.get("valueFrom") or {}).get("secretKeyRef") for e in c.get("env") or []
+                        if isinstance(e, dict)]
+                refs = [r for r in refs if isinstance(r, dict) and r.get("name")]
+                if refs:
+                    c.pop("env")
+                    c["envFrom"] = [{"secretRef": {"name": refs[0]["name"]}}]
+                    changed = True
+            return changed
+
+        variant("image", images)
+        variant("container names", names)
+        variant("env names", env_names)
+        variant("sidecar first", sidecar)
+        if violating:
+            variant("init containers", init)
+            variant("envFrom", env_from)
+        for kind in (*POD_KINDS, "Pod"):
+            if kind != obj.get("kind"):
+                variant(f"kind {kind}", lambda o, k=kind: o.update(_as_kind(o, k) or {}) if _as_kind(o, k) else False)
+        variant("kind Pod, sidecar first",
+                lambda o: (o.update(_as_kind(o, "Pod")), sidecar(o)) if _as_kind(o, "Pod") else False)
+    if violating:
+        for path, value in list(_read_leaves(obj, control.reads)):
+            variant(f"without {'.'.join(map(str, path))}", lambda o, p=path: _set(o, p, ...))
+    else:
+        for path, value in list(_read_leaves(obj, control.reads)):
+            if value is False:  # `hostNetwork: false` left implicit, as most manifests leave it
+                variant(f"implicit {'.'.join(map(str, path))}", lambda o, p=path: _set(o, p, ...))
+        leaves = list(_security_leaves(obj))
+        for path, value in leaves:
+            variant(f"other {'.'.join(map(str, path))}", lambda o, p=path, v=value: _set(o, p, _other(v)))
+        if len(leaves) > 1:
+            variant("other security values", lambda o: [_set(o, p, _other(v)) for p, v in leaves[::-1]] and None)
+    if obj.get("kind") in ("ClusterRoleBinding", "RoleBinding") and isinstance(obj.get("subjects"), list):
+        def subjects(kind):
+            def edit(o):
+                o["subjects"] = [{"apiGroup": "rbac.authorization.k8s.io", "kind": kind,
+                                  "name": "team-operator" if kind == "User" else "team-operators"}]
+            return edit
+        variant("User subject", subjects("User"))
+        variant("Group subject", subjects("Group"))
+        if not violating and (obj.get("roleRef") or {}).get("kind") == "ClusterRole":
+            variant("role edit", lambda o: o["roleRef"].update(name="edit"))
+    return out
+
+
+def _violations(obj: dict) -> set[str]:
+    from . import k8s
+
+    out = set()
+    for control in k8s.CONTROLS:
+        try:
+            if control.probe([obj]):
+                out.add(control.id)
+        except (KeyError, TypeError, AttributeError, IndexError):
+            out.add(control.id)
+    return out
+
+
+def variants(control, obj: dict, violating: bool) -> list[dict]:
+    """The copies of `obj` (`candidates`) the control reads as it reads `obj`, each under a fresh name."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict) or not obj["metadata"].get("name"):
+        return []
+    try:
+        if bool(control.probe([obj])) != violating:
+            return []
+        before = _violations(obj)
+    except (KeyError, TypeError, AttributeError, IndexError):
+        return []
+    out, seen = [], set()
+    for change, copy_ in candidates(control, obj, violating):
+        try:
+            if bool(control.probe([copy_])) != violating:
+                continue
+            if not violating and not _violations(copy_) <= before:
+                continue
+        except (KeyError, TypeError, AttributeError, IndexError):
+            continue
+        digest = hashlib.sha256(f"{obj['metadata']['name']}\0{change}".encode()).hexdigest()
+        copy_["metadata"]["name"] = f"{obj['metadata']['name'][:40]}-{digest[:6]}"
+        key = json.dumps({k: v for k, v in copy_.items() if k != "metadata"}, sort_keys=True)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(copy_)
+    return out

@@ -1,0 +1,183 @@
+"""`ciso.general` and `ciso.kept` grade a policy on variants of the scenario's objects in what the control
+does not read (itbench_dsl/ciso/variation.py): images, container names and places, env-var and Secret key
+names, the workload kind, the security fields beyond the control, a binding's subject. A policy keyed on
+what the scenario's objects happen to share, kept to `containers[0]` or to Deployments, or allowing only the
+hardened baseline's exact values fails; the control's own rule over every container and pod kind passes.
+With the variants off (`VARIED = False`) the narrow policies pass: these tests fail without the mechanism."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from itbench_dsl import ciso
+from itbench_dsl.ciso import variation
+from itbench_dsl.compiler import compile_source
+from itbench_dsl.diagnostics import Diagnostics
+from itbench_dsl.runtime import evaluator
+
+REPO = Path(__file__).resolve().parents[2]
+SCENARIOS = REPO / "scenarios" / "ciso"
+
+
+def spec_of(name: str) -> dict:
+    from itbench_dsl.analysis.corpus import all_cases
+
+    path = SCENARIOS / f"{name}.itb"
+    result = compile_source(path.read_bytes(), str(path), Diagnostics())
+    return all_cases(result.scenario)[0]
+
+
+def policy(*rules, name="agent-policy") -> dict:
+    return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": name},
+            "spec": {"validationFailureAction": "Audit", "background": True,
+                     "rules": [dict(r, name=f"r{i}") for i, r in enumerate(rules)]}}
+
+
+def pod_rule(validate, kinds=("Pod",), **extra) -> dict:
+    return {"match": {"any": [{"resources": {"kinds": list(kinds)}}]}, **extra,
+            "validate": {"message": "violates the control", **validate}}
+
+
+def general(spec, artifact, varied=True) -> bool:
+    old = evaluator.VARIED
+    evaluator.VARIED = varied
+    try:
+        verdict = evaluator.evaluate(spec, None, None, task="policy", artifact=artifact)
+    finally:
+        evaluator.VARIED = old
+    checks = {c["id"]: c for c in verdict["checks"]}
+    return verdict["passed"], checks
+
+
+PRIVILEGED = {"pattern": {"spec": {"containers": [{"=(securityContext)": {"=(privileged)": "false"}}],
+                                   "=(initContainers)": [{"=(securityContext)": {"=(privileged)": "false"}}]}}}
+ROOT = {"pattern": {"spec": {"securityContext": {"runAsNonRoot": "true", "=(runAsUser)": ">0"}}}}
+
+NARROW_522 = {
+    "keyed on the image and the container's name": pod_rule(
+        {"pattern": {"spec": {"containers": [{"name": "app", "securityContext": {"privileged": "false"}}]}}},
+        preconditions={"all": [{"key": "{{ request.object.spec.containers[0].image }}", "operator": "Equals",
+                                "value": ciso.k8s.IMAGE}]}),
+    "the first container alone": pod_rule({"deny": {"conditions": {"any": [{
+        "key": "{{ request.object.spec.containers[0].securityContext.privileged || `false` }}",
+        "operator": "Equals", "value": True}]}}}),
+    "Deployments alone": pod_rule({"pattern": {"spec": {"template": {"spec": {"containers": [
+        {"=(securityContext)": {"=(privileged)": "false"}}]}}}}}, kinds=("Deployment",)),
+    "an explicit privileged: false": pod_rule({"pattern": {"spec": {"containers": [
+        {"securityContext": {"privileged": False}}]}}}),
+    "the whole hardened baseline": pod_rule({"pattern": {"spec": {
+        "automountServiceAccountToken": False,
+        "securityContext": {"runAsNonRoot": True, "runAsUser": 101, "runAsGroup": 101,
+                            "seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [{"securityContext": {"allowPrivilegeEscalation": False, "privileged": False,
+                                            "capabilities": {"drop": ["ALL"]}}}]}}}),
+}
+
+NARROW_527 = {
+    "runAsUser exactly 101": pod_rule({"pattern": {"spec": {"securityContext": {"runAsUser": 101}}}}),
+    "only an explicit runAsUser: 0": pod_rule({"pattern": {"spec": {"=(securityContext)": {"=(runAsUser)": "!0"}}}}),
+}
+
+
+@pytest.fixture(scope="module")
+def privileged():
+    return spec_of("cis-k8s-5-2-2-privileged-kyverno")
+
+
+@pytest.fixture(scope="module")
+def root():
+    return spec_of("cis-k8s-5-2-7-root-user-kyverno")
+
+
+def test_the_variants_vary_what_the_control_does_not_read(privileged):
+    varied = privileged["ciso"]["variants"]
+    kinds = {o["kind"] for o in varied["gaps"]}
+    assert {"Deployment", "StatefulSet", "DaemonSet", "Job", "Pod"} <= kinds
+    pods = [variation._pod(o) for o in varied["gaps"]]
+    assert any(p.get("initContainers") for p in pods), "a gap in an init container"
+    assert any(len(p["containers"]) > 1 and not (p["containers"][0].get("securityContext") or {}).get("privileged")
+               for p in pods), "a gap container behind a compliant sidecar"
+    assert any(c["image"] != ciso.k8s.IMAGE for p in pods for c in p["containers"])
+    ok = [variation._pod(o) for o in varied["compliant"]]
+    assert any("privileged" not in (c.get("securityContext") or {}) for p in ok for c in p["containers"])
+    assert any((p.get("securityContext") or {}).get("runAsUser") not in (None, 101) for p in ok)
+
+
+@pytest.mark.parametrize("control", [c for c in ciso.k8s.CONTROLS], ids=lambda c: c.id)
+def test_variants_keep_their_side_and_break_no_other_control(control):
+    namespace = "ciso-target"
+    for violating in (True, False):
+        for obj in control.objects(namespace, violating):
+            if bool(control.probe([obj])) != violating:
+                continue  # context (a service account, a Secret)
+            before = variation._violations(obj)
+            for copy_ in variation.variants(control, obj, violating):
+                assert bool(control.probe([copy_])) == violating
+                if not violating:  # a read field never varied into a gap, no other control broken
+                    assert variation._violations(copy_) <= before
+    assert variation.variants(control, {"kind": "Deployment"}, True) == []
+
+
+def test_variants_are_deterministic(privileged):
+    assert privileged["ciso"]["variants"] == spec_of("cis-k8s-5-2-2-privileged-kyverno")["ciso"]["variants"]
+
+
+@pytest.mark.parametrize("why", sorted(NARROW_522))
+def test_a_narrow_privileged_policy_fails_general(privileged, why):
+    artifact = ("kyverno", [policy(NARROW_522[why])])
+    passed, checks = general(privileged, artifact)
+    assert not passed and not checks["ciso.general"]["passed"], why
+    passed_off, checks_off = general(privileged, artifact, varied=False)
+    assert checks_off["ciso.general"]["passed"], "without the variants the twins alone do not catch it"
+
+
+@pytest.mark.parametrize("why", sorted(NARROW_527))
+def test_a_narrow_root_policy_fails_general(root, why):
+    artifact = ("kyverno", [policy(NARROW_527[why])])
+    passed, checks = general(root, artifact)
+    assert not passed and not checks["ciso.general"]["passed"], why
+    _, checks_off = general(root, artifact, varied=False)
+    assert checks_off["ciso.general"]["passed"]
+
+
+def test_the_right_policies_pass(privileged, root):
+    assert general(privileged, ("kyverno", [policy(pod_rule(PRIVILEGED))]))[0]
+    assert general(root, ("kyverno", [policy(pod_rule(ROOT))]))[0]
+
+
+def test_a_binding_policy_keyed_on_the_subject_or_the_compliant_role_fails():
+    spec = spec_of("cis-k8s-5-1-1-cluster-admin-kyverno")
+    right = pod_rule({"pattern": {"roleRef": {"name": "!cluster-admin"}}}, kinds=("ClusterRoleBinding",))
+    assert general(spec, ("kyverno", [policy(right)]))[0]
+    narrow = {
+        "service-account subjects alone": dict(right, preconditions={"all": [
+            {"key": "{{ request.object.subjects[0].kind }}", "operator": "Equals", "value": "ServiceAccount"}]}),
+        "every binding must grant view": pod_rule({"pattern": {"roleRef": {"name": "view"}}},
+                                                  kinds=("ClusterRoleBinding",)),
+    }
+    for why, rule in narrow.items():
+        passed, checks = general(spec, ("kyverno", [policy(rule)]))
+        assert not checks["ciso.general"]["passed"], why
+        assert general(spec, ("kyverno", [policy(rule)]), varied=False)[1]["ciso.general"]["passed"], why
+
+
+def test_an_update_narrowed_to_a_baseline_value_loses_kept():
+    from itbench_dsl.analysis.corpus import _perfect_policy, all_cases
+
+    path = SCENARIOS / "cis-k8s-5-2-7-root-user-kyverno-update.itb"
+    scenario = compile_source(path.read_bytes(), str(path), Diagnostics()).scenario
+    spec = all_cases(scenario)[0]
+    good = _perfect_policy(scenario, spec)
+    assert evaluator.evaluate(spec, None, None, task="policy", artifact=("kyverno", [good]))["passed"]
+    for key, value in (("{{ request.object.spec.securityContext.runAsGroup || `0` }}", 101),
+                       ("{{ request.object.spec.containers[0].ports[0].containerPort || `0` }}", 8080)):
+        narrowed = copy.deepcopy(good)
+        for rule in narrowed["spec"]["rules"]:
+            if not rule["name"].startswith("check"):
+                rule["preconditions"] = {"all": [{"key": key, "operator": "Equals", "value": value}]}
+        verdict = evaluator.evaluate(spec, None, None, task="policy", artifact=("kyverno", [narrowed]))
+        kept = next(c for c in verdict["checks"] if c["id"] == "ciso.kept")
+        assert not kept["passed"], key
