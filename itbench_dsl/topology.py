@@ -20,6 +20,7 @@ from . import ast, ir
 from .diagnostics import did_you_mean
 from .reader import MISSING, Body, Context, convert
 from .source import Span
+from .units import cron_syntax_problem, parse_memory
 
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 _LABEL_NAME = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?\Z")
@@ -121,14 +122,12 @@ CLUSTER_RESOURCES = {"namespaces", "nodes", "clusterpolicies", "clusterpolicyrep
 def cron_problem(schedule: str) -> str | None:
     """Why a CronJob's schedule is not one the CronJob controller parses (robfig/cron's standard parser: five
     fields or a descriptor, `@every DURATION` too), None when it is."""
-    from .faults.chaos import _cron_problem
-
     spec = schedule.strip()
     if spec.startswith("@every "):
         return None
     if not spec.startswith(("@", "TZ=", "CRON_TZ=")) and len(spec.split()) == 6:
         return "a CronJob's schedule has 5 fields (minute hour day-of-month month day-of-week), not 6"
-    return _cron_problem(spec)
+    return cron_syntax_problem(spec)
 
 
 @dataclass
@@ -198,7 +197,6 @@ class TopologyBuild:
 
 def _binding_problem(claim: ir.PersistentVolumeClaim, volume: ir.PersistentVolume) -> str | None:
     """Why a claim that names `volume` would not bind to it, if it would not."""
-    from .units import parse_memory
 
     if claim.storage_class is not None and (claim.storage_class or None) != (volume.storage_class or None):
         return (f"the claim's storage class is `{claim.storage_class}`, the volume's "

@@ -1,4 +1,4 @@
-"""Units, decided by the field's type: durations, CPU and memory quantities, percentages.
+"""Units, decided by the field's type: durations, CPU and memory quantities, percentages; cron schedules.
 
 The lexer hands over `5m` as text; here `5m` becomes 300 seconds in a duration field and
 5 millicores in a CPU field, and is an error in a memory field.
@@ -116,3 +116,48 @@ def parse_memory(text: str) -> int:
         return int(_number(match.group(1), text) * MEMORY_SUFFIXES[match.group(2)])
     except InvalidOperation as exc:  # pragma: no cover - the regex admits only decimals
         raise UnitError(str(exc)) from exc
+
+
+# Cron schedules. Chaos Mesh parses `schedule` with robfig/cron v3 (chaos-mesh api/v1alpha1/schedule_types.go,
+# StandardCronParser, 608b61e7: SecondOptional | Minute | Hour | Dom | Month | Dow | Descriptor); ScheduleSpec.validateSchedule
+# (schedule_webhook.go) refuses what it cannot parse. Field bounds, names and `?` are robfig/cron v3.0.1 parser.go's.
+_SECOND = ("second", 0, 59, {})
+_CRON_FIELDS = (("minute", 0, 59, {}), ("hour", 0, 23, {}), ("day of month", 1, 31, {}),
+                ("month", 1, 12, {m: i + 1 for i, m in enumerate(
+                    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}),
+                ("day of week", 0, 6, {d: i for i, d in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))}))
+_CRON_DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
+
+
+def cron_syntax_problem(text: str) -> str | None:
+    """Why a cron expression is not one robfig/cron's parser takes with an optional seconds field (5 fields, 6
+    with a leading seconds field, or a descriptor): what Chaos Mesh's Schedule parses. A CronJob's stricter
+    rule (no seconds field) is `topology.cron_problem`'s."""
+    spec = text.strip()
+    if spec.startswith(("TZ=", "CRON_TZ=")):
+        parts = spec.split(None, 1)
+        spec = parts[1] if len(parts) > 1 else ""
+    if spec.startswith("@"):
+        return None if spec in _CRON_DESCRIPTORS else (
+            f"`{spec}` is not a cron descriptor (" + ", ".join(_CRON_DESCRIPTORS) + ", @every <duration>)")
+    fields = spec.split()
+    if len(fields) not in (5, 6):
+        return (f"a cron schedule has 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds "
+                f"first, not {len(fields)}")
+    for text_field, (what, low, high, names) in zip(fields, (_SECOND,) * (len(fields) == 6) + _CRON_FIELDS):
+        for part in text_field.split(","):
+            body, _, step = part.partition("/")
+            if step and (not step.isdigit() or int(step) == 0):
+                return f"`{part}`: the step of the {what} field is a positive number"
+            if body in ("*", "?"):
+                continue
+            bounds = body.split("-", 1)
+            values = []
+            for bound in bounds:
+                number = names.get(bound.lower()) if not bound.isdigit() else int(bound)
+                if number is None or not low <= number <= high:
+                    return f"`{bound}` is not a valid {what} ({low}-{high})"
+                values.append(number)
+            if len(values) == 2 and values[0] > values[1]:
+                return f"`{body}`: the {what} range runs backwards"
+    return None

@@ -533,7 +533,7 @@ def _any_part_cases(found: Objects, fault: dict) -> Iterator[Case]:
         state = faulty_but(index)
         if state is not None:
             where = key[2] if what == "created" else f"{key[2]}: {_show(change['path'])}"
-            if _part_relieves(fault, change):
+            if _part_relieves(fault, change, found.solved):
                 yield Case(f"`{fault['fault']}` undone through {where} alone", "mitigate", PASS,
                            state=render(state, found))
             else:  # a part that, on its own, leaves the fault acting (a grace period beside an aggressive probe)
@@ -541,16 +541,21 @@ def _any_part_cases(found: Objects, fault: dict) -> Iterator[Case]:
                            FAIL, state=render(state, found))
 
 
-def _part_relieves(fault: dict, change: dict | None) -> bool:
+def _part_relieves(fault: dict, change: dict | None, solved: dict) -> bool:
     """Whether one part of a fault undone by any, restored alone, stops it, read off the spec: with probes the
-    fault made aggressive, only when each then gives the container at least PROBE_SHARE of its healthy wait."""
-    from ..runtime.evaluator import PROBE_SHARE, _timed_probes, probe_budget
+    fault made aggressive, only when each then gives the container at least PROBE_SHARE of its healthy wait.
+    The probe's fields the fault left alone (a failureThreshold of 1) are read from the solved object, as the
+    evaluator reads them from the observed one."""
+    from ..runtime.evaluator import PROBE_SHARE, _timed_probes, at, probe_budget
 
-    for _ref, _path, changes in _timed_probes(fault).values():
+    for ref, path, changes in _timed_probes(fault).values():
+        obj = solved.get((ref["kind"], ref.get("namespace"), ref["name"]))
+        probe = at(obj, path) if obj is not None else None
+        base = probe if isinstance(probe, dict) else {}
         faulty = {k: c.get("faulty") for k, c in changes.items()}
-        healthy = {k: c.get("healthy") for k, c in changes.items()}
-        now = {k: (c.get("healthy") if c is change else c.get("faulty")) for k, c in changes.items()}
-        if probe_budget(now) < PROBE_SHARE * probe_budget(healthy) and faulty != healthy:
+        healthy = {**base, **{k: c.get("healthy") for k, c in changes.items()}}
+        now = {**base, **{k: (c.get("healthy") if c is change else c.get("faulty")) for k, c in changes.items()}}
+        if probe_budget(now) < PROBE_SHARE * probe_budget(healthy) and faulty != {k: healthy[k] for k in faulty}:
             return False
     return True
 
@@ -1851,21 +1856,16 @@ def _env_source_cases(found: Objects, key: tuple, path: list, healthy: str, faul
     `envFrom` ConfigMap (under a prefix too), or built by `$(NAME)` from an earlier variable, passes; the same
     with the fault's value, a `$$(NAME)` (an escaped, literal reference), an `env` entry overriding `envFrom`
     with the fault's value, or a required `envFrom` source that is not there, fails."""
+    from ..runtime.evaluator import env_container
+
     name = path[-2][1]
     bad = faulty if isinstance(faulty, str) and faulty != healthy else _another(healthy)
     cut = max(1, len(healthy) // 2)
     head, tail = healthy[:cut], healthy[cut:]
 
-    def container(obj: dict) -> dict:
-        holder = obj
-        for seg in path[:-3]:
-            holder = next(i for i in holder if isinstance(i, dict) and str(i.get(seg[0])) == str(seg[1])) \
-                if isinstance(seg, list) else holder[seg]
-        return holder
-
     def sourced(data: dict | None, prefix: str = "", env=(), cm: str = "corpus-env-from") -> dict | None:
         def edit(obj: dict) -> None:
-            c = container(obj)
+            c = env_container(obj, path)
             c["env"] = [e for e in c.get("env") or [] if e.get("name") != name] + list(env)
             if data is not None:
                 c["envFrom"] = list(c.get("envFrom") or []) + [{"configMapRef": {"name": cm}, **(

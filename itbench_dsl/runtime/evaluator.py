@@ -403,13 +403,17 @@ def walk(node, segments):
     return values
 
 
+def lookup_bases(obj):
+    """Where a predicate's path may start: the object, its spec, its pod spec, each of its containers."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    pod = spec.get("template", {}).get("spec", {}) if isinstance(spec.get("template"), dict) else spec
+    return [obj, spec, pod] + [c for c in (pod.get("containers") or []) if isinstance(c, dict)]
+
+
 def lookup(obj, path):
     """The value a predicate or an optimum names: the path from the object, from its spec, or from
     its containers (`resources.requests.memory` on a Deployment). _MISSING when absent."""
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    pod = spec.get("template", {}).get("spec", {}) if isinstance(spec.get("template"), dict) else spec
-    bases = [obj, spec, pod] + [c for c in (pod.get("containers") or []) if isinstance(c, dict)]
-    for base in bases:
+    for base in lookup_bases(obj):
         values = walk(base, path)
         if values:
             return values[0]
@@ -2258,11 +2262,18 @@ def container_env(container, state, namespace):
     return env
 
 
+def env_container(obj, path):
+    """The container an environment variable's path names, found as `lookup` finds a path (a predicate's
+    `containers[name=c]` starts at the pod spec); the object itself, not a copy. None when there is none."""
+    return next((v[0] for v in (walk(base, path[:-3]) for base in lookup_bases(obj)) if v
+                 and isinstance(v[0], dict)), None)
+
+
 def env_value(obj, path, state, namespace):
     """The value a container's environment variable takes, as the kubelet sets it (`container_env`): through
     `env` (the last entry of a name wins, `$(NAME)` expanded), `valueFrom` or `envFrom`. None when the variable
     is not set or the state cannot tell its value."""
-    container = at(obj, path[:-3])
+    container = env_container(obj, path)
     env = container_env(container, state, namespace) if isinstance(container, dict) else None
     value = (env or {}).get(str(path[-2][1]))
     return value if isinstance(value, str) else None
@@ -4965,13 +4976,14 @@ def bounded(run):
 
     sys.stdout.flush()
     sys.stderr.flush()
-    said = tempfile.TemporaryFile()  # what the engine writes on stderr, passed on unless it ran out of budget
+    said = tempfile.TemporaryFile()  # what the engine writes on stdout and stderr
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: evaluate under the budget, write (kind, value) as JSON, and leave
         code = 0
         try:
             os.close(read_end)
+            os.dup2(said.fileno(), 1)
             os.dup2(said.fileno(), 2)
             if "faulthandler" in sys.modules:
                 sys.modules["faulthandler"].disable()  # an engine aborting out of memory is the budget, no crash
@@ -5007,13 +5019,13 @@ def bounded(run):
         kind, value = json.loads(b"".join(chunks).decode())
     except ValueError:
         kind, value = "budget", "ended"
-    if kind != "budget":
-        said.seek(0)
-        text = said.read(1 << 16).decode("utf-8", "replace")
-        if text:
-            sys.stderr.write(text)
-            sys.stderr.flush()
+    # what the engine wrote (its compile errors) belongs to the verdict's reason, never to the grader's own
+    # output: a check of many policies would print each malformed one's errors
+    said.seek(0)
+    text = " ".join(said.read(1 << 16).decode("utf-8", "replace").split())
     said.close()
+    if kind == "refused" and text and text[:200] not in value:
+        value = f"{value}; the engine said: {text[:400]}"
     if kind == "ok":
         return value
     if kind == "input":
@@ -5058,7 +5070,7 @@ def _regopy_run(regopy, source, document):
         # rego-cpp reports a module it refuses (a wildcard `_` inside a call's argument, which OPA
         # accepts) as `<error>` after writing why on stderr
         raise RegoRefused("the Rego engine (rego-cpp) does not evaluate the policy: "
-                          f"{' '.join(text.split())[:200]} (its reason is on stderr)")
+                          f"{' '.join(text.split())[:200]}")
     return "pass" if value is True else "fail" if value is False else "error"
 
 
@@ -5422,7 +5434,7 @@ def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=No
         if problem is not None and legacy_diagnosis(spec):
             raise InputError(problem)  # ITBench's SRE diagnosis file: refused for every malformation, as it was
         if problem is not None:  # the agent's answer, of the wrong shape: a fail saying why, never refused
-            checks.append({"id": "diagnose.answer", "passed": False, "detail": problem})
+            checks.append({"id": f"{CHECK_WORD[task]}.answer", "passed": False, "detail": problem})
             return {"scenario": spec["scenario"], "task": task, "passed": False, "score": 0.0, "metrics": metrics,
                     "checks": checks}
         if domain == "sre":

@@ -67,7 +67,7 @@ def test_rego_that_does_not_compile_fails_with_the_reason():
 def test_finops_answer_of_another_shape_fails_with_the_reason(answer):
     verdict = run(HPA, answer, derived(HPA, "faulty"), task="diagnose")
     assert not verdict["passed"] and verdict["score"] == 0.0
-    assert check(verdict, "diagnose.answer")["detail"]
+    assert check(verdict, "diagnosis.answer")["detail"]
 
 
 def test_itbench_diagnosis_file_refused_for_every_malformation():
@@ -121,17 +121,35 @@ def test_a_policy_the_cluster_refuses_fails_the_contract(policy, reason):
     assert not _contract(verdict)["passed"] and reason in _contract(verdict)["detail"]
 
 
+# a right check for 5.4.1: every pod-making kind, init containers, `env` and `envFrom` alike
 REGO_V1 = """package check
 
 default result := false
 
 result if count(violations) == 0
 
+pod_spec(item) := item.spec if item.kind == "Pod"
+
+pod_spec(item) := item.spec.template.spec if item.spec.template
+
+pod_spec(item) := item.spec.jobTemplate.spec.template.spec if item.spec.jobTemplate
+
+containers(item) := array.concat(object.get(pod_spec(item), "containers", []),
+  object.get(pod_spec(item), "initContainers", []))
+
 violations contains name if {
   some item in input.items
-  some c in item.spec.template.spec.containers
+  some c in containers(item)
   some e in c.env
   e.valueFrom.secretKeyRef
+  name := item.metadata.name
+}
+
+violations contains name if {
+  some item in input.items
+  some c in containers(item)
+  some e in c.envFrom
+  e.secretRef
   name := item.metadata.name
 }
 """
