@@ -4023,19 +4023,146 @@ def finops_proximity(spec, state, checks, metrics):
         observed = lookup(obj, optimum["path"]) if obj is not None else _MISSING
         if isinstance(observed, InvalidValue):  # an ambiguous selection: the figure cannot be told
             observed = _MISSING
+        problems = []
+        if obj is not None and hpa_target_path(optimum):  # what the autoscaler would do, not one metric's text
+            observed, problems = hpa_observed(spec, optimum, obj, state)
         x, y = number(observed) if observed is not _MISSING else None, number(optimum["value"])
         if x is None or not y:
             proximity = 1.0 if observed is not _MISSING and same(observed, optimum["value"]) else 0.0
         else:
             proximity = min(1.0, max(0.0, 1.0 - abs(x - y) / abs(y)))
+        if problems:
+            proximity = 0.0
         proximities.append(proximity)
         metrics[f"proximity.{index}"] = round(proximity, 6)
         checks.append({"id": f"finops.proximity.{index}", "passed": proximity >= finops["threshold"],
                        "detail": f"{ref_text(optimum['object'])} {show_path(optimum['path'])} is {shown(observed)}, "
-                                 f"optimal {shown(optimum['value'])}: proximity {proximity:.3f}"})
+                                 f"optimal {shown(optimum['value'])}: proximity {proximity:.3f}"
+                                 + ("; " + "; ".join(problems[:3]) if problems else "")})
     score = sum(proximities) / len(proximities) if proximities else 1.0
     metrics["proximity"] = round(score, 6)
     return score
+
+
+HPA_TARGETS = ("averageUtilization", "averageValue")
+
+
+def hpa_target_path(optimum):
+    """The resource an optimum on an autoscaler's target names (`spec.metrics.[resource.name=memory].resource.
+    target.averageUtilization`), else None."""
+    path = optimum["path"]
+    if optimum["object"].get("kind") != "HorizontalPodAutoscaler" or len(path) != 6 or path[:2] != ["spec", "metrics"]:
+        return None
+    if not (isinstance(path[2], (list, tuple)) and len(path[2]) == 2 and path[2][0] == "resource.name"):
+        return None
+    return path[2][1] if list(path[3:5]) == ["resource", "target"] and path[5] in HPA_TARGETS else None
+
+
+def hpa_pod_request(hpa, state, resource, container=None):
+    """What one pod of the workload an autoscaler scales requests of `resource`, the figure a `Utilization`
+    target is a percentage of (the HPA controller sums its containers' requests, sidecars among them, and
+    cannot compute a utilization when one of them requests none: calculatePodRequests); None when unknown."""
+    spec = hpa.get("spec") if isinstance(hpa.get("spec"), dict) else {}
+    ref = spec.get("scaleTargetRef") if isinstance(spec.get("scaleTargetRef"), dict) else {}
+    namespace = (hpa.get("metadata") or {}).get("namespace") or None
+    workload = next((o for o in state.by_kind.get((ref.get("kind"), namespace), [])
+                     if (o.get("metadata") or {}).get("name") == ref.get("name")), None)
+    if workload is None:
+        return None
+    pod = _pod_spec(workload)
+    containers = [c for c in pod.get("containers") or [] if isinstance(c, dict)]
+    containers += [c for c in pod.get("initContainers") or [] if isinstance(c, dict) and c.get("restartPolicy") == "Always"]
+    if container is not None:
+        containers = [c for c in containers if c.get("name") == container]
+    requests = [container_request(c, resource) for c in containers]
+    return sum(requests) if requests and all(requests) else None
+
+
+def hpa_signals(hpa, metrics, state):
+    """{signal: target} of an autoscaler's metrics: a Resource or ContainerResource target as a utilization
+    percentage of the pods' requests (an `AverageValue` target is `utilization x request`: one figure), else
+    ("value", quantity); another metric's (its type and value). Where metrics share a signal the tightest
+    (smallest) target holds: the controller takes the largest replica count its metrics propose."""
+    out = {}
+    for metric in metrics if isinstance(metrics, list) else []:
+        if not isinstance(metric, dict):
+            continue
+        kind = metric.get("type")
+        field = {"Resource": "resource", "ContainerResource": "containerResource", "Pods": "pods",
+                 "Object": "object", "External": "external"}.get(kind)
+        source = metric.get(field) if field and isinstance(metric.get(field), dict) else {}
+        target = source.get("target") if isinstance(source.get("target"), dict) else {}
+        if kind in ("Resource", "ContainerResource"):
+            key = (kind, source.get("name"), source.get("container") if kind == "ContainerResource" else None)
+            request = hpa_pod_request(hpa, state, source.get("name"), key[2])
+            if target.get("type") == "Utilization":
+                value = number(target.get("averageUtilization"))
+            else:
+                value = number(target.get("averageValue", target.get("value")))
+                value = (value * 100.0 / request) if value is not None and request else ("value", value)
+        else:
+            key = (kind, json.dumps({k: v for k, v in source.items() if k != "target"}, sort_keys=True, default=str))
+            value = (target.get("type"), number(target.get("averageValue", target.get("value"))))
+        held = out.get(key)
+        if held is None or (type(held) is type(value) and value is not None and _tighter(value, held)):
+            out[key] = value
+    return out
+
+
+def _tighter(a, b, factor=1.0):
+    """Whether target `a` is below `b` (times `factor`): a smaller target scales out sooner."""
+    x = a[1] if isinstance(a, tuple) else a
+    y = b[1] if isinstance(b, tuple) else b
+    return x is not None and (y is None or x < y * factor)
+
+
+def _signal_text(key):
+    return f"{key[0]} {key[1]}" + (f" of container {key[2]}" if len(key) > 2 and key[2] else "")
+
+
+def hpa_observed(spec, optimum, hpa, state):
+    """The figure an autoscaler's target optimum is graded on, and why the autoscaler would scale beyond it:
+    the tightest target of its metrics on the optimum's resource, in the optimum's unit (a `Utilization`
+    target and its equivalent `AverageValue` are one figure); every other signal it scales on must be one the
+    healthy autoscaler scales on (the scenario's `collateral.autoscalers`), no tighter than it was: the
+    controller takes the largest replica count its metrics propose, so an extra metric (a second one at 1%)
+    keeps it scaled out whatever the optimum's metric says."""
+    resource = hpa_target_path(optimum)
+    metrics = (hpa.get("spec") or {}).get("metrics") if isinstance(hpa.get("spec"), dict) else None
+    if not metrics:  # the controller's default: CPU at 80% utilization
+        metrics = [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization",
+                                                                               "averageUtilization": 80}}}]
+    observed = hpa_signals(hpa, metrics, state)
+    key = ("Resource", resource, None)
+    value = observed.get(key, _MISSING)
+    if isinstance(value, tuple) or value is None:
+        value = _MISSING if value is None or value[1] is None or optimum["path"][5] != "averageValue" else value[1]
+    elif value is not _MISSING and optimum["path"][5] == "averageValue":
+        request = hpa_pod_request(hpa, state, resource)
+        value = value * request / 100.0 if request else _MISSING
+    if value is not _MISSING and optimum["path"][5] == "averageUtilization":
+        value = round(value, 6)
+    collateral = (spec.get("mitigation") or {}).get("collateral") or {}
+    entry = next((e for e in collateral.get("autoscalers", []) if e["object"] == optimum["object"]), None)
+    if entry is not None and "metrics" in entry:
+        healthy = hpa_signals(hpa, entry["metrics"], state)
+    else:
+        healthy = {("Resource", hpa_target_path(o), None): None for o in spec["finops"]["optimal"]
+                   if o["object"] == optimum["object"] and hpa_target_path(o)}
+    named = {("Resource", hpa_target_path(o), None) for o in spec["finops"]["optimal"]
+             if o["object"] == optimum["object"] and hpa_target_path(o)}
+    problems = []
+    for signal, target in sorted(observed.items(), key=str):
+        if signal in named:
+            continue
+        if signal not in healthy:
+            problems.append(f"it also scales on {_signal_text(signal)} (target {shown(target)}), which the healthy "
+                            "autoscaler does not: the controller takes the largest replica count its metrics propose")
+        elif healthy[signal] is not None and type(target) is type(healthy[signal]) \
+                and _tighter(target, healthy[signal], spec["finops"]["threshold"]):
+            problems.append(f"its {_signal_text(signal)} target {shown(target)} is tighter than the healthy "
+                            f"{shown(healthy[signal])}: the controller takes the largest replica count its metrics propose")
+    return value, problems
 
 
 def container_request(container, resource):

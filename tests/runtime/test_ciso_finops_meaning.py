@@ -200,6 +200,32 @@ def test_a_raised_autoscaler_floor_multiplies_spend():
     assert "finops.spend" in failed(run(name, None, solved, task="mitigate"))
 
 
+def _hpa_metric(resource, target):
+    return {"type": "Resource", "resource": {"name": resource, "target": target}}
+
+
+@pytest.mark.parametrize("name", ["otel-frontend-hpa-misconfigured", "otel-three-hpas-misconfigured"])
+def test_an_autoscaler_is_graded_by_what_the_controller_would_do(name):
+    solved = derived(name, "solved")
+    assert run(name, None, solved, task="mitigate")["passed"]
+    # the controller takes the largest replica count its metrics propose: a second metric at 1% scales it out
+    for extra in (_hpa_metric("cpu", {"type": "Utilization", "averageUtilization": 1}),
+                  _hpa_metric("memory", {"type": "Utilization", "averageUtilization": 1}),
+                  {"type": "Pods", "pods": {"metric": {"name": "requests"}, "target": {"type": "AverageValue",
+                                                                                     "averageValue": "1"}}}):
+        state = copy.deepcopy(solved)
+        obj(state, "HorizontalPodAutoscaler", "frontend")["spec"]["metrics"].append(extra)
+        verdict = run(name, None, state, task="mitigate")
+        assert not verdict["passed"] and any(c.startswith("finops.proximity") for c in failed(verdict)), extra
+    # a Utilization target on requests is an AverageValue target of utilization x request: the frontend
+    # requests 250Mi of memory (its limit, as the API server defaults the request), 80% of it is 200Mi
+    for value, passes in (("200Mi", True), ("3Mi", False)):
+        state = copy.deepcopy(solved)
+        obj(state, "HorizontalPodAutoscaler", "frontend")["spec"]["metrics"] = [
+            _hpa_metric("memory", {"type": "AverageValue", "averageValue": value})]
+        assert run(name, None, state, task="mitigate")["passed"] is passes, value
+
+
 def test_a_controls_right_answer_is_no_change():
     name = "otel-autoscaling-spend-false-alarm"
     healthy = derived(name, "healthy")
