@@ -4021,6 +4021,9 @@ def finops_proximity(spec, state, checks, metrics):
     for index, optimum in enumerate(finops["optimal"]):
         obj = state.get(optimum["object"])
         observed = lookup(obj, optimum["path"]) if obj is not None else _MISSING
+        if observed is _MISSING and obj is not None and "resources" in optimum["path"]:
+            # a limit or request the container leaves out, which a LimitRange of its namespace gives its pods
+            observed = lookup(admitted(obj, state), optimum["path"])
         if isinstance(observed, InvalidValue):  # an ambiguous selection: the figure cannot be told
             observed = _MISSING
         problems = []
@@ -4069,7 +4072,7 @@ def hpa_pod_request(hpa, state, resource, container=None):
                      if (o.get("metadata") or {}).get("name") == ref.get("name")), None)
     if workload is None:
         return None
-    pod = _pod_spec(workload)
+    pod = _pod_spec(admitted(workload, state))
     containers = [c for c in pod.get("containers") or [] if isinstance(c, dict)]
     containers += [c for c in pod.get("initContainers") or [] if isinstance(c, dict) and c.get("restartPolicy") == "Always"]
     if container is not None:
@@ -4165,6 +4168,61 @@ def hpa_observed(spec, optimum, hpa, state):
     return value, problems
 
 
+def limitrange_defaults(state, namespace):
+    """{"limits": {resource: quantity}, "requests": {...}}: what the LimitRanger admission plugin gives a container
+    of a pod in `namespace` that declares none, from the namespace's LimitRanges (items of type Container, as
+    the API server defaults them: a default limit from `max`, a default request from `default`, else from
+    `min`: SetDefaults_LimitRangeItem); the first LimitRange by name to give a figure sets it. Empty without
+    one."""
+    out = {"limits": {}, "requests": {}}
+    for lr in sorted(state.by_kind.get(("LimitRange", namespace or None), []),
+                     key=lambda o: str((o.get("metadata") or {}).get("name"))):
+        if terminating(lr):
+            continue
+        items = (lr.get("spec") or {}).get("limits") if isinstance(lr.get("spec"), dict) else None
+        for item in items if isinstance(items, list) else []:
+            if not isinstance(item, dict) or item.get("type") != "Container":
+                continue
+            figures = {k: dict(item.get(k)) if isinstance(item.get(k), dict) else {}
+                       for k in ("default", "defaultRequest", "max", "min")}
+            default = {**figures["max"], **figures["default"]}
+            request = {**figures["min"], **default, **figures["defaultRequest"]}
+            for resource, value in default.items():
+                out["limits"].setdefault(resource, value)
+            for resource, value in request.items():
+                out["requests"].setdefault(resource, value)
+    return out
+
+
+def admitted(obj, state):
+    """A Pod or workload as its pods are admitted where the namespace holds a LimitRange: each container's
+    missing limit its default, each missing request its own limit (the API server's defaulting, which runs
+    first), else the default request (LimitRanger's mergeContainerResources); `obj` itself otherwise."""
+    if not isinstance(obj, dict):
+        return obj
+    namespace = (obj.get("metadata") or {}).get("namespace") if isinstance(obj.get("metadata"), dict) else None
+    defaults = limitrange_defaults(state, namespace)
+    if not defaults["limits"] and not defaults["requests"]:
+        return obj
+    out = json.loads(json.dumps(obj))
+    pod = _pod_spec(out)
+    for container in list(pod.get("containers") or []) + list(pod.get("initContainers") or []):
+        if not isinstance(container, dict):
+            continue
+        res = container.setdefault("resources", {})
+        if not isinstance(res, dict):
+            continue
+        limits = res.get("limits") if isinstance(res.get("limits"), dict) else {}
+        requests = res.get("requests") if isinstance(res.get("requests"), dict) else {}
+        requests = {**{k: v for k, v in limits.items() if k not in requests}, **requests}
+        for resource, value in defaults["limits"].items():
+            limits.setdefault(resource, value)
+        for resource, value in defaults["requests"].items():
+            requests.setdefault(resource, value)
+        res["limits"], res["requests"] = limits, requests
+    return out
+
+
 def container_request(container, resource):
     """What a container requests of `cpu` (cores) or `memory` (bytes): its request, else its limit, as
     Kubernetes defaults a request left out; 0 when it declares neither."""
@@ -4243,7 +4301,7 @@ def finops_spend(spec, state, checks):
         if obj is None:
             continue  # a missing workload is the health checks' to fail
         floor = replica_floor(obj, state)
-        asked = pod_requests(obj)
+        asked = pod_requests(admitted(obj, state))  # its pods' requests, a LimitRange's defaults among them
         for container, healthy in entry["requests"].items():
             for resource, figure in healthy.items():
                 cost = floor * (asked.get(container) or {}).get(resource, 0.0)
@@ -4290,7 +4348,7 @@ def app_spend(spec, state):
         # the overhead its RuntimeClass adds to each pod at admission is on the pods, not the template
         pods = [p for p in workload_pods(w, state) if not terminating(p)]
         template_overhead = _pod_spec(w).get("overhead") if isinstance(_pod_spec(w).get("overhead"), dict) else {}
-        for resource, figure in pod_reserves(w).items():
+        for resource, figure in pod_reserves(admitted(w, state)).items():
             extra = max([number((p.get("spec") or {}).get("overhead", {}).get(resource)) or 0.0 for p in pods
                          if isinstance((p.get("spec") or {}).get("overhead"), dict)] + [0.0])
             if template_overhead.get(resource) is None:
@@ -4603,6 +4661,15 @@ def ciso(spec, verdicts, checks, metrics, gap_only, source):
     compliant objects are always graded (a policy that fails everything never passes); `gap_only`
     reports ITBench's own rule, which grades the gap alone, as a metric beside the verdict."""
     ciso_spec = spec["ciso"]
+    if source.endswith("not evaluated)") and not any(verdicts.values()):
+        # the policy could not be judged (a construct the matcher lacks): no object is judged either way
+        for part, objects in (("gap", ciso_spec["gaps"]), ("compliant", ciso_spec["compliant"])):
+            for obj in objects:
+                checks.append({"id": f"ciso.{part}.{ref_text(as_ref(obj_ref(obj)))}", "passed": False,
+                               "unchecked": True, "detail": f"{source}: not judged: the policy could not be "
+                                                            "evaluated (ciso.verdicts says why)"})
+        metrics["judged"] = False  # and no gaps_flagged, compliant_passed: nothing was judged
+        return 0.0
     flagged = kept = 0
     for obj in ciso_spec["gaps"]:
         ref = obj_ref(obj)
@@ -5249,7 +5316,9 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
     if artifact is not None and artifact[0] == "kyverno":
         policies = [d for d in unlisted(artifact[1]) if isinstance(d, dict)]
         problems = contract_problems(contract, policies) if contract.get("artefact") == "kyverno" else []
-        kyverno = [p for p in policies if p.get("kind") in ("ClusterPolicy", "Policy")]
+        # a ValidatingPolicy is evaluated too (the contract says whether the prompt accepts its kind)
+        kyverno = [p for p in policies if p.get("kind") in ("ClusterPolicy", "Policy", "ValidatingPolicy",
+                                                           "NamespacedValidatingPolicy")]
         if not kyverno:
             raise InputError("the artefact holds no Kyverno ClusterPolicy or Policy")
         try:
