@@ -4100,6 +4100,8 @@ def hpa_signals(hpa, metrics, state):
             request = hpa_pod_request(hpa, state, source.get("name"), key[2])
             if target.get("type") == "Utilization":
                 value = number(target.get("averageUtilization"))
+                if request is None:  # the controller cannot compute this utilization
+                    value = ("no request", value)
             else:
                 value = number(target.get("averageValue", target.get("value")))
                 value = (value * 100.0 / request) if value is not None and request else ("value", value)
@@ -4139,7 +4141,8 @@ def hpa_observed(spec, optimum, hpa, state):
     key = ("Resource", resource, None)
     value = observed.get(key, _MISSING)
     if isinstance(value, tuple) or value is None:
-        value = _MISSING if value is None or value[1] is None or optimum["path"][5] != "averageValue" else value[1]
+        value = _MISSING if value is None or value[0] != "value" or value[1] is None \
+            or optimum["path"][5] != "averageValue" else value[1]
     elif value is not _MISSING and optimum["path"][5] == "averageValue":
         request = hpa_pod_request(hpa, state, resource)
         value = value * request / 100.0 if request else _MISSING
@@ -4155,12 +4158,24 @@ def hpa_observed(spec, optimum, hpa, state):
     named = {("Resource", hpa_target_path(o), None) for o in spec["finops"]["optimal"]
              if o["object"] == optimum["object"] and hpa_target_path(o)}
     problems = []
+    floor = number(optimum["value"]) if optimum["path"][5] == "averageUtilization" else None
     for signal, target in sorted(observed.items(), key=str):
         if signal in named:
             continue
         if signal not in healthy:
-            problems.append(f"it also scales on {_signal_text(signal)} (target {shown(target)}), which the healthy "
-                            "autoscaler does not: the controller takes the largest replica count its metrics propose")
+            # the controller takes the largest replica count its metrics propose, and never scales in while one
+            # metric cannot be computed (computeReplicasForMetrics): an extra utilization target passes only where
+            # it can be computed and is no tighter than the optimum's
+            if signal[0] in ("Resource", "ContainerResource") and isinstance(target, tuple) and target[0] == "no request":
+                problems.append(f"it also scales on {_signal_text(signal)}, a utilization the controller cannot "
+                                "compute (a container requests none of it), so it never scales in")
+            elif signal[0] in ("Resource", "ContainerResource") and floor is not None and \
+                    target is not None and target >= floor * spec["finops"]["threshold"]:
+                continue
+            else:
+                problems.append(f"it also scales on {_signal_text(signal)} (target {shown(target)}), which the "
+                                "healthy autoscaler does not, tighter than the optimum or unbounded: the controller "
+                                "takes the largest replica count its metrics propose")
         elif healthy[signal] is not None and type(target) is type(healthy[signal]) \
                 and _tighter(target, healthy[signal], spec["finops"]["threshold"]):
             problems.append(f"its {_signal_text(signal)} target {shown(target)} is tighter than the healthy "

@@ -238,6 +238,17 @@ def test_an_autoscaler_is_graded_by_what_the_controller_would_do(name):
         obj(state, "HorizontalPodAutoscaler", "frontend")["spec"]["metrics"].append(extra)
         verdict = run(name, None, state, task="mitigate")
         assert not verdict["passed"] and any(c.startswith("finops.proximity") for c in failed(verdict)), extra
+    # with a cpu request the controller computes a cpu utilization: a cpu metric at 1% scales out sooner than
+    # the optimum (fails), one at 90% does not (passes)
+    for percent, passes in ((1, False), (90, True)):
+        state = copy.deepcopy(solved)
+        for container in obj(state, "Deployment", "frontend")["spec"]["template"]["spec"]["containers"]:
+            container.setdefault("resources", {}).setdefault("requests", {})["cpu"] = "100m"
+        obj(state, "HorizontalPodAutoscaler", "frontend")["spec"]["metrics"].append(
+            _hpa_metric("cpu", {"type": "Utilization", "averageUtilization": percent}))
+        verdict = run(name, None, state, task="mitigate")
+        graded_right = not any(c.startswith("finops.proximity") for c in failed(verdict))
+        assert graded_right is passes, (percent, failed(verdict))
     # a Utilization target on requests is an AverageValue target of utilization x request: the frontend
     # requests 250Mi of memory (its limit, as the API server defaults the request), 80% of it is 200Mi
     for value, passes in (("200Mi", True), ("3Mi", False)):
