@@ -10,8 +10,9 @@ them. `variants(control, obj, violating)` gives copies of `obj` that differ from
   there) the containers moved to `initContainers` behind a compliant one;
 - the workload kind: the same pod template as a Deployment, StatefulSet, DaemonSet, Job or bare Pod;
 - the security fields: a `false` left implicit, a positive id or port another one (`101` -> `1101`); on a
-  gap too, each one the control does not read (a `true` left implicit as well): a precondition on a baseline
-  value the gap objects share (`runAsGroup: 101`, `containerPort: 8080`) no longer narrows a policy to them;
+  gap too, each one the control does not read (a `true` left implicit as well, and the pod's
+  `automountServiceAccountToken`): a precondition on a baseline value the gap objects share (`runAsGroup:
+  101`, `containerPort: 8080`, `automountServiceAccountToken: false`) no longer narrows a policy to them;
 - for a gap, each field the control reads left out in turn (`runAsUser: 0` gone, `runAsNonRoot: false`
   kept), and a secret passed by `envFrom` instead of `valueFrom`;
 - for a binding, a subject of another kind and (compliant) another read-only role.
@@ -87,6 +88,8 @@ def _security_leaves(node, path=(), true=False):
     elif ("securityContext" in path or "ports" in path) and (
             node is False or (true and node is True) or (isinstance(node, int) and not isinstance(node, bool) and node > 0)):
         yield path, node
+    elif true and path[-1:] == ("automountServiceAccountToken",) and isinstance(node, bool):
+        yield path, node  # the pod's token mount, a baseline value too
 
 
 def _unread(obj: dict, reads: tuple[str, ...]):

@@ -196,7 +196,8 @@ def test_an_update_whose_new_rules_are_narrowed_to_unread_baseline_values_fails_
     assert evaluator.evaluate(spec, None, None, task="policy", artifact=("kyverno", [good]))["passed"]
     pod = "request.object.spec.template.spec || request.object.spec"
     for key, operator, value in ((f"{{{{ ({pod}).securityContext.runAsGroup || `0` }}}}", "Equals", 101),
-                                 (f"{{{{ ({pod}).containers[].ports[].containerPort || `[]` }}}}", "AnyIn", [8080])):
+                                 (f"{{{{ ({pod}).containers[].ports[].containerPort || `[]` }}}}", "AnyIn", [8080]),
+                                 (f"{{{{ to_string(({pod}).automountServiceAccountToken) }}}}", "Equals", "false")):
         narrowed = copy.deepcopy(good)
         for rule in narrowed["spec"]["rules"]:
             if rule["name"].startswith("check"):  # the rules the update adds
