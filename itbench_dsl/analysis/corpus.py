@@ -2964,6 +2964,52 @@ def _optimum_cases(spec, derived) -> Iterator[Case]:
                        "put first", "mitigate", FAIL, state=state)
 
 
+def _autoscaler_target_cases(spec, solved) -> Iterator[Case]:
+    """An autoscaler's target optimum graded by what the HPA controller would do: the solved autoscaler with a
+    second metric at 1% on another resource (the controller takes the largest replica count its metrics
+    propose) fails; its target written as the equivalent `AverageValue` (utilization x what one pod requests)
+    passes."""
+    from ..runtime.evaluator import _pod_spec, container_request
+
+    for optimum in spec["finops"]["optimal"]:
+        path = optimum["path"]  # spec.metrics.[resource.name=R].resource.target.averageUtilization
+        if optimum["object"]["kind"] != "HorizontalPodAutoscaler" or len(path) != 6 or path[:2] != ["spec", "metrics"] \
+                or not isinstance(path[2], list) or path[2][0] != "resource.name" or path[3:] != ["resource", "target",
+                                                                                                "averageUtilization"]:
+            continue
+        resource = path[2][1]
+        key = _key_of(optimum["object"])
+        hpa = next((o for o in solved["resources"]["items"] if _key(o) == key), None)
+        if hpa is None:
+            continue
+        other = "cpu" if resource == "memory" else "memory"
+
+        def extra(obj, other=other):
+            obj["spec"].setdefault("metrics", []).append({"type": "Resource", "resource": {
+                "name": other, "target": {"type": "Utilization", "averageUtilization": 1}}})
+
+        yield Case(f"{key[2]}: a second autoscaler metric, {other} at 1%", "mitigate", FAIL,
+                   state=_with_edit(solved, key, extra))
+        target = (hpa.get("spec") or {}).get("scaleTargetRef") or {}
+        workload = next((o for o in solved["resources"]["items"] if o.get("kind") == target.get("kind")
+                         and (o.get("metadata") or {}).get("name") == target.get("name")
+                         and (o.get("metadata") or {}).get("namespace") == key[1]), None)
+        containers = [c for c in (_pod_spec(workload).get("containers") or [])] if workload else []
+        requests = [container_request(c, resource) for c in containers if isinstance(c, dict)]
+        if not requests or not all(requests):
+            continue
+        value = sum(requests) * float(optimum["value"]) / 100.0
+        figure = f"{round(value / 1048576)}Mi" if resource == "memory" else f"{round(value * 1000)}m"
+
+        def as_value(obj, resource=resource, figure=figure):
+            for metric in obj["spec"].get("metrics") or []:
+                if (metric.get("resource") or {}).get("name") == resource:
+                    metric["resource"]["target"] = {"type": "AverageValue", "averageValue": figure}
+
+        yield Case(f"{key[2]}: the optimal target as the equivalent AverageValue {figure}", "mitigate", PASS,
+                   state=_with_edit(solved, key, as_value))
+
+
 def _spend_cases(spec, derived) -> Iterator[Case]:
     """Spend is cut where the fault made it, not moved: the solved state (a control's: the healthy one) with
     an autoscaler's minReplicas raised fourfold, with another workload scaled up threefold, with another
@@ -2982,6 +3028,7 @@ def _spend_cases(spec, derived) -> Iterator[Case]:
             yield Case(f"{ref['name']}'s autoscaler minReplicas raised fourfold", "mitigate", FAIL,
                        state=_with_edit(solved, (ref["kind"], ref["namespace"], ref["name"]), raise_floor))
             break
+    yield from _autoscaler_target_cases(spec, solved)
     others = [e for e in spend if not e.get("autoscaler") and _key_of(e["object"]) not in faulted | optimum
               and any(v for figures in e["requests"].values() for v in figures.values())]
     if others:

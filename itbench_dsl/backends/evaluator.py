@@ -543,6 +543,9 @@ def _collateral(scenario: ir.Scenario, fields: list) -> dict:
                     entry[field] = spec.get(field, default)
             if _decided(scenario, fields, obj, ["spec", "scaleTargetRef"]):
                 del entry["target"]
+            # the signals the healthy autoscaler scales on (none listed: the controller's default, CPU at 80%)
+            entry["metrics"] = spec.get("metrics") or [{"type": "Resource", "resource": {
+                "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
             autoscalers.append(entry)
         elif obj.get("kind") == "ConfigMap":
             for key, text in sorted((obj.get("data") or {}).items()):

@@ -9,7 +9,10 @@ them. `variants(control, obj, violating)` gives copies of `obj` that differ from
 - the containers' positions: a compliant sidecar in front of them, or (for a gap the control still sees
   there) the containers moved to `initContainers` behind a compliant one;
 - the workload kind: the same pod template as a Deployment, StatefulSet, DaemonSet, Job or bare Pod;
-- the security fields: a `false` left implicit, a positive id or port another one (`101` -> `1101`);
+- the security fields: a `false` left implicit, a positive id or port another one (`101` -> `1101`); on a
+  gap too, each one the control does not read (a `true` left implicit as well, and the pod's
+  `automountServiceAccountToken`): a precondition on a baseline value the gap objects share (`runAsGroup:
+  101`, `containerPort: 8080`, `automountServiceAccountToken: false`) no longer narrows a policy to them;
 - for a gap, each field the control reads left out in turn (`runAsUser: 0` gone, `runAsNonRoot: false`
   kept), and a secret passed by `envFrom` instead of `valueFrom`;
 - for a binding, a subject of another kind and (compliant) another read-only role.
@@ -73,17 +76,30 @@ def _as_kind(obj: dict, kind: str) -> dict | None:
     return out
 
 
-def _security_leaves(node, path=()):
-    """(path, value) of the booleans and positive integers under a `securityContext` or a `ports` list."""
+def _security_leaves(node, path=(), true=False):
+    """(path, value) of the booleans and positive integers under a `securityContext` or a `ports` list (with
+    `true`, the `true` booleans too)."""
     if isinstance(node, dict):
         for key, value in node.items():
-            yield from _security_leaves(value, path + (key,))
+            yield from _security_leaves(value, path + (key,), true)
     elif isinstance(node, list):
         for index, value in enumerate(node):
-            yield from _security_leaves(value, path + (index,))
+            yield from _security_leaves(value, path + (index,), true)
     elif ("securityContext" in path or "ports" in path) and (
-            node is False or (isinstance(node, int) and not isinstance(node, bool) and node > 0)):
+            node is False or (true and node is True) or (isinstance(node, int) and not isinstance(node, bool) and node > 0)):
         yield path, node
+    elif true and path[-1:] == ("automountServiceAccountToken",) and isinstance(node, bool):
+        yield path, node  # the pod's token mount, a baseline value too
+
+
+def _unread(obj: dict, reads: tuple[str, ...]):
+    """The security leaves of `obj` (`_security_leaves`, `true` ones too) its control does not read: a policy's
+    precondition could key on them (`runAsGroup: 101`, `containerPort: 8080`) though the control does not."""
+    from .k8s import _covered
+
+    for path, value in _security_leaves(obj, true=True):
+        if not _covered(tuple(str(p) for p in path), reads):
+            yield path, value
 
 
 def _set(obj, path, value) -> None:
@@ -97,8 +113,9 @@ def _set(obj, path, value) -> None:
 
 
 def _other(value):
-    """Another compliant-looking value: a `false` left implicit, a positive id or port moved by 1000."""
-    return ... if value is False else value + 1000
+    """Another compliant-looking value: a `false` (or, on a gap, a `true`) left implicit, a positive id or port
+    moved by 1000."""
+    return ... if isinstance(value, bool) else value + 1000
 
 
 def _read_leaves(obj: dict, reads: tuple[str, ...]):
@@ -182,6 +199,13 @@ def candidates(control, obj: dict, violating: bool) -> list[tuple[str, dict]]:
     if violating:
         for path, value in list(_read_leaves(obj, control.reads)):
             variant(f"without {'.'.join(map(str, path))}", lambda o, p=path: _set(o, p, ...))
+        # what the control does not read varies on a gap too: a policy narrowed by a precondition on a baseline
+        # value the gap objects happen to share (their group id, their port) misses these
+        unread = list(_unread(obj, control.reads))
+        for path, value in unread:
+            variant(f"other {'.'.join(map(str, path))}", lambda o, p=path, v=value: _set(o, p, _other(v)))
+        if len(unread) > 1:
+            variant("other unread values", lambda o: [_set(o, p, _other(v)) for p, v in unread[::-1]] and None)
     else:
         for path, value in list(_read_leaves(obj, control.reads)):
             if value is False:  # `hostNetwork: false` left implicit, as most manifests leave it

@@ -4021,21 +4021,221 @@ def finops_proximity(spec, state, checks, metrics):
     for index, optimum in enumerate(finops["optimal"]):
         obj = state.get(optimum["object"])
         observed = lookup(obj, optimum["path"]) if obj is not None else _MISSING
+        if observed is _MISSING and obj is not None and "resources" in optimum["path"]:
+            # a limit or request the container leaves out, which a LimitRange of its namespace gives its pods
+            observed = lookup(admitted(obj, state), optimum["path"])
         if isinstance(observed, InvalidValue):  # an ambiguous selection: the figure cannot be told
             observed = _MISSING
+        problems = []
+        if obj is not None and hpa_target_path(optimum):  # what the autoscaler would do, not one metric's text
+            observed, problems = hpa_observed(spec, optimum, obj, state)
         x, y = number(observed) if observed is not _MISSING else None, number(optimum["value"])
         if x is None or not y:
             proximity = 1.0 if observed is not _MISSING and same(observed, optimum["value"]) else 0.0
         else:
             proximity = min(1.0, max(0.0, 1.0 - abs(x - y) / abs(y)))
+        if problems:
+            proximity = 0.0
         proximities.append(proximity)
         metrics[f"proximity.{index}"] = round(proximity, 6)
         checks.append({"id": f"finops.proximity.{index}", "passed": proximity >= finops["threshold"],
                        "detail": f"{ref_text(optimum['object'])} {show_path(optimum['path'])} is {shown(observed)}, "
-                                 f"optimal {shown(optimum['value'])}: proximity {proximity:.3f}"})
+                                 f"optimal {shown(optimum['value'])}: proximity {proximity:.3f}"
+                                 + ("; " + "; ".join(problems[:3]) if problems else "")})
     score = sum(proximities) / len(proximities) if proximities else 1.0
     metrics["proximity"] = round(score, 6)
     return score
+
+
+HPA_TARGETS = ("averageUtilization", "averageValue")
+
+
+def hpa_target_path(optimum):
+    """The resource an optimum on an autoscaler's target names (`spec.metrics.[resource.name=memory].resource.
+    target.averageUtilization`), else None."""
+    path = optimum["path"]
+    if optimum["object"].get("kind") != "HorizontalPodAutoscaler" or len(path) != 6 or path[:2] != ["spec", "metrics"]:
+        return None
+    if not (isinstance(path[2], (list, tuple)) and len(path[2]) == 2 and path[2][0] == "resource.name"):
+        return None
+    return path[2][1] if list(path[3:5]) == ["resource", "target"] and path[5] in HPA_TARGETS else None
+
+
+def hpa_pod_request(hpa, state, resource, container=None):
+    """What one pod of the workload an autoscaler scales requests of `resource`, the figure a `Utilization`
+    target is a percentage of (the HPA controller sums its containers' requests, sidecars among them, and
+    cannot compute a utilization when one of them requests none: calculatePodRequests); None when unknown."""
+    spec = hpa.get("spec") if isinstance(hpa.get("spec"), dict) else {}
+    ref = spec.get("scaleTargetRef") if isinstance(spec.get("scaleTargetRef"), dict) else {}
+    namespace = (hpa.get("metadata") or {}).get("namespace") or None
+    workload = next((o for o in state.by_kind.get((ref.get("kind"), namespace), [])
+                     if (o.get("metadata") or {}).get("name") == ref.get("name")), None)
+    if workload is None:
+        return None
+    pod = _pod_spec(admitted(workload, state))
+    containers = [c for c in pod.get("containers") or [] if isinstance(c, dict)]
+    containers += [c for c in pod.get("initContainers") or [] if isinstance(c, dict) and c.get("restartPolicy") == "Always"]
+    if container is not None:
+        containers = [c for c in containers if c.get("name") == container]
+    requests = [container_request(c, resource) for c in containers]
+    return sum(requests) if requests and all(requests) else None
+
+
+def hpa_signals(hpa, metrics, state):
+    """{signal: target} of an autoscaler's metrics: a Resource or ContainerResource target as a utilization
+    percentage of the pods' requests (an `AverageValue` target is `utilization x request`: one figure), else
+    ("value", quantity); another metric's (its type and value). Where metrics share a signal the tightest
+    (smallest) target holds: the controller takes the largest replica count its metrics propose."""
+    out = {}
+    for metric in metrics if isinstance(metrics, list) else []:
+        if not isinstance(metric, dict):
+            continue
+        kind = metric.get("type")
+        field = {"Resource": "resource", "ContainerResource": "containerResource", "Pods": "pods",
+                 "Object": "object", "External": "external"}.get(kind)
+        source = metric.get(field) if field and isinstance(metric.get(field), dict) else {}
+        target = source.get("target") if isinstance(source.get("target"), dict) else {}
+        if kind in ("Resource", "ContainerResource"):
+            key = (kind, source.get("name"), source.get("container") if kind == "ContainerResource" else None)
+            request = hpa_pod_request(hpa, state, source.get("name"), key[2])
+            if target.get("type") == "Utilization":
+                value = number(target.get("averageUtilization"))
+                if request is None:  # the controller cannot compute this utilization
+                    value = ("no request", value)
+            else:
+                value = number(target.get("averageValue", target.get("value")))
+                value = (value * 100.0 / request) if value is not None and request else ("value", value)
+        else:
+            key = (kind, json.dumps({k: v for k, v in source.items() if k != "target"}, sort_keys=True, default=str))
+            value = (target.get("type"), number(target.get("averageValue", target.get("value"))))
+        held = out.get(key)
+        if held is None or (type(held) is type(value) and value is not None and _tighter(value, held)):
+            out[key] = value
+    return out
+
+
+def _tighter(a, b, factor=1.0):
+    """Whether target `a` is below `b` (times `factor`): a smaller target scales out sooner."""
+    x = a[1] if isinstance(a, tuple) else a
+    y = b[1] if isinstance(b, tuple) else b
+    return x is not None and (y is None or x < y * factor)
+
+
+def _signal_text(key):
+    return f"{key[0]} {key[1]}" + (f" of container {key[2]}" if len(key) > 2 and key[2] else "")
+
+
+def hpa_observed(spec, optimum, hpa, state):
+    """The figure an autoscaler's target optimum is graded on, and why the autoscaler would scale beyond it:
+    the tightest target of its metrics on the optimum's resource, in the optimum's unit (a `Utilization`
+    target and its equivalent `AverageValue` are one figure); every other signal it scales on must be one the
+    healthy autoscaler scales on (the scenario's `collateral.autoscalers`), no tighter than it was: the
+    controller takes the largest replica count its metrics propose, so an extra metric (a second one at 1%)
+    keeps it scaled out whatever the optimum's metric says."""
+    resource = hpa_target_path(optimum)
+    metrics = (hpa.get("spec") or {}).get("metrics") if isinstance(hpa.get("spec"), dict) else None
+    if not metrics:  # the controller's default: CPU at 80% utilization
+        metrics = [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization",
+                                                                               "averageUtilization": 80}}}]
+    observed = hpa_signals(hpa, metrics, state)
+    key = ("Resource", resource, None)
+    value = observed.get(key, _MISSING)
+    if isinstance(value, tuple) or value is None:
+        value = _MISSING if value is None or value[0] != "value" or value[1] is None \
+            or optimum["path"][5] != "averageValue" else value[1]
+    elif value is not _MISSING and optimum["path"][5] == "averageValue":
+        request = hpa_pod_request(hpa, state, resource)
+        value = value * request / 100.0 if request else _MISSING
+    if value is not _MISSING and optimum["path"][5] == "averageUtilization":
+        value = round(value, 6)
+    collateral = (spec.get("mitigation") or {}).get("collateral") or {}
+    entry = next((e for e in collateral.get("autoscalers", []) if e["object"] == optimum["object"]), None)
+    if entry is not None and "metrics" in entry:
+        healthy = hpa_signals(hpa, entry["metrics"], state)
+    else:
+        healthy = {("Resource", hpa_target_path(o), None): None for o in spec["finops"]["optimal"]
+                   if o["object"] == optimum["object"] and hpa_target_path(o)}
+    named = {("Resource", hpa_target_path(o), None) for o in spec["finops"]["optimal"]
+             if o["object"] == optimum["object"] and hpa_target_path(o)}
+    problems = []
+    floor = number(optimum["value"]) if optimum["path"][5] == "averageUtilization" else None
+    for signal, target in sorted(observed.items(), key=str):
+        if signal in named:
+            continue
+        if signal not in healthy:
+            # the controller takes the largest replica count its metrics propose, and never scales in while one
+            # metric cannot be computed (computeReplicasForMetrics): an extra utilization target passes only where
+            # it can be computed and is no tighter than the optimum's
+            if signal[0] in ("Resource", "ContainerResource") and isinstance(target, tuple) and target[0] == "no request":
+                problems.append(f"it also scales on {_signal_text(signal)}, a utilization the controller cannot "
+                                "compute (a container requests none of it), so it never scales in")
+            elif signal[0] in ("Resource", "ContainerResource") and floor is not None and \
+                    target is not None and target >= floor * spec["finops"]["threshold"]:
+                continue
+            else:
+                problems.append(f"it also scales on {_signal_text(signal)} (target {shown(target)}), which the "
+                                "healthy autoscaler does not, tighter than the optimum or unbounded: the controller "
+                                "takes the largest replica count its metrics propose")
+        elif healthy[signal] is not None and type(target) is type(healthy[signal]) \
+                and _tighter(target, healthy[signal], spec["finops"]["threshold"]):
+            problems.append(f"its {_signal_text(signal)} target {shown(target)} is tighter than the healthy "
+                            f"{shown(healthy[signal])}: the controller takes the largest replica count its metrics propose")
+    return value, problems
+
+
+def limitrange_defaults(state, namespace):
+    """{"limits": {resource: quantity}, "requests": {...}}: what the LimitRanger admission plugin gives a container
+    of a pod in `namespace` that declares none, from the namespace's LimitRanges (items of type Container, as
+    the API server defaults them: a default limit from `max`, a default request from `default`, else from
+    `min`: SetDefaults_LimitRangeItem); the first LimitRange by name to give a figure sets it. Empty without
+    one."""
+    out = {"limits": {}, "requests": {}}
+    for lr in sorted(state.by_kind.get(("LimitRange", namespace or None), []),
+                     key=lambda o: str((o.get("metadata") or {}).get("name"))):
+        if terminating(lr):
+            continue
+        items = (lr.get("spec") or {}).get("limits") if isinstance(lr.get("spec"), dict) else None
+        for item in items if isinstance(items, list) else []:
+            if not isinstance(item, dict) or item.get("type") != "Container":
+                continue
+            figures = {k: dict(item.get(k)) if isinstance(item.get(k), dict) else {}
+                       for k in ("default", "defaultRequest", "max", "min")}
+            default = {**figures["max"], **figures["default"]}
+            request = {**figures["min"], **default, **figures["defaultRequest"]}
+            for resource, value in default.items():
+                out["limits"].setdefault(resource, value)
+            for resource, value in request.items():
+                out["requests"].setdefault(resource, value)
+    return out
+
+
+def admitted(obj, state):
+    """A Pod or workload as its pods are admitted where the namespace holds a LimitRange: each container's
+    missing limit its default, each missing request its own limit (the API server's defaulting, which runs
+    first), else the default request (LimitRanger's mergeContainerResources); `obj` itself otherwise."""
+    if not isinstance(obj, dict):
+        return obj
+    namespace = (obj.get("metadata") or {}).get("namespace") if isinstance(obj.get("metadata"), dict) else None
+    defaults = limitrange_defaults(state, namespace)
+    if not defaults["limits"] and not defaults["requests"]:
+        return obj
+    out = json.loads(json.dumps(obj))
+    pod = _pod_spec(out)
+    for container in list(pod.get("containers") or []) + list(pod.get("initContainers") or []):
+        if not isinstance(container, dict):
+            continue
+        res = container.setdefault("resources", {})
+        if not isinstance(res, dict):
+            continue
+        limits = res.get("limits") if isinstance(res.get("limits"), dict) else {}
+        requests = res.get("requests") if isinstance(res.get("requests"), dict) else {}
+        requests = {**{k: v for k, v in limits.items() if k not in requests}, **requests}
+        for resource, value in defaults["limits"].items():
+            limits.setdefault(resource, value)
+        for resource, value in defaults["requests"].items():
+            requests.setdefault(resource, value)
+        res["limits"], res["requests"] = limits, requests
+    return out
 
 
 def container_request(container, resource):
@@ -4116,7 +4316,7 @@ def finops_spend(spec, state, checks):
         if obj is None:
             continue  # a missing workload is the health checks' to fail
         floor = replica_floor(obj, state)
-        asked = pod_requests(obj)
+        asked = pod_requests(admitted(obj, state))  # its pods' requests, a LimitRange's defaults among them
         for container, healthy in entry["requests"].items():
             for resource, figure in healthy.items():
                 cost = floor * (asked.get(container) or {}).get(resource, 0.0)
@@ -4163,7 +4363,7 @@ def app_spend(spec, state):
         # the overhead its RuntimeClass adds to each pod at admission is on the pods, not the template
         pods = [p for p in workload_pods(w, state) if not terminating(p)]
         template_overhead = _pod_spec(w).get("overhead") if isinstance(_pod_spec(w).get("overhead"), dict) else {}
-        for resource, figure in pod_reserves(w).items():
+        for resource, figure in pod_reserves(admitted(w, state)).items():
             extra = max([number((p.get("spec") or {}).get("overhead", {}).get(resource)) or 0.0 for p in pods
                          if isinstance((p.get("spec") or {}).get("overhead"), dict)] + [0.0])
             if template_overhead.get(resource) is None:
@@ -4476,6 +4676,15 @@ def ciso(spec, verdicts, checks, metrics, gap_only, source):
     compliant objects are always graded (a policy that fails everything never passes); `gap_only`
     reports ITBench's own rule, which grades the gap alone, as a metric beside the verdict."""
     ciso_spec = spec["ciso"]
+    if source.endswith("not evaluated)") and not any(verdicts.values()):
+        # the policy could not be judged (a construct the matcher lacks): no object is judged either way
+        for part, objects in (("gap", ciso_spec["gaps"]), ("compliant", ciso_spec["compliant"])):
+            for obj in objects:
+                checks.append({"id": f"ciso.{part}.{ref_text(as_ref(obj_ref(obj)))}", "passed": False,
+                               "unchecked": True, "detail": f"{source}: not judged: the policy could not be "
+                                                            "evaluated (ciso.verdicts says why)"})
+        metrics["judged"] = False  # and no gaps_flagged, compliant_passed: nothing was judged
+        return 0.0
     flagged = kept = 0
     for obj in ciso_spec["gaps"]:
         ref = obj_ref(obj)
@@ -5122,7 +5331,9 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
     if artifact is not None and artifact[0] == "kyverno":
         policies = [d for d in unlisted(artifact[1]) if isinstance(d, dict)]
         problems = contract_problems(contract, policies) if contract.get("artefact") == "kyverno" else []
-        kyverno = [p for p in policies if p.get("kind") in ("ClusterPolicy", "Policy")]
+        # a ValidatingPolicy is evaluated too (the contract says whether the prompt accepts its kind)
+        kyverno = [p for p in policies if p.get("kind") in ("ClusterPolicy", "Policy", "ValidatingPolicy",
+                                                           "NamespacedValidatingPolicy")]
         if not kyverno:
             raise InputError("the artefact holds no Kyverno ClusterPolicy or Policy")
         try:

@@ -178,8 +178,18 @@ def test_it_catches_an_optimum_read_off_the_first_item(monkeypatch):
     put before the faulty memory one passed."""
     original = runtime.lookup
     monkeypatch.setattr(runtime, "lookup", lambda obj, path: original(obj, [s for s in path if not isinstance(s, list)]))
+    monkeypatch.setattr(runtime, "hpa_target_path", lambda optimum: None)  # the figure read as `lookup` reads it
     problems = dict(_problems("otel-frontend-hpa-misconfigured"))
     assert "a twin holding the optimum put first (must fail): it passed it" in problems["E4004"]
+
+
+def test_it_catches_an_autoscaler_graded_by_one_metrics_text(monkeypatch):
+    """The old rule: the optimum's metric read alone, so a second metric at 1% (the controller takes the largest
+    replica count its metrics propose) passed and the equivalent AverageValue target failed."""
+    monkeypatch.setattr(runtime, "hpa_target_path", lambda optimum: None)
+    problems = " ".join(text for _, text in _problems("otel-frontend-hpa-misconfigured"))
+    assert "a second autoscaler metric, cpu at 1% (must fail): it passed it" in problems
+    assert "the optimal target as the equivalent AverageValue 200Mi (must pass): it failed it" in problems
 
 
 def test_a_finops_control_is_answered_by_naming_nothing():

@@ -181,3 +181,27 @@ def test_an_update_narrowed_to_a_baseline_value_loses_kept():
         verdict = evaluator.evaluate(spec, None, None, task="policy", artifact=("kyverno", [narrowed]))
         kept = next(c for c in verdict["checks"] if c["id"] == "ciso.kept")
         assert not kept["passed"], key
+
+
+@pytest.mark.parametrize("name", ["cis-k8s-5-2-7-root-user-kyverno-update", "cis-k8s-5-2-12-host-path-kyverno-update"])
+def test_an_update_whose_new_rules_are_narrowed_to_unread_baseline_values_fails_general(name):
+    """The gap objects' variants vary what the control does not read too (their group id, their ports): a
+    precondition that holds on the gap objects alone no longer narrows the new rules to them."""
+    from itbench_dsl.analysis.corpus import _perfect_policy, all_cases
+
+    path = SCENARIOS / f"{name}.itb"
+    scenario = compile_source(path.read_bytes(), str(path), Diagnostics()).scenario
+    spec = all_cases(scenario)[0]
+    good = _perfect_policy(scenario, spec)
+    assert evaluator.evaluate(spec, None, None, task="policy", artifact=("kyverno", [good]))["passed"]
+    pod = "request.object.spec.template.spec || request.object.spec"
+    for key, operator, value in ((f"{{{{ ({pod}).securityContext.runAsGroup || `0` }}}}", "Equals", 101),
+                                 (f"{{{{ ({pod}).containers[].ports[].containerPort || `[]` }}}}", "AnyIn", [8080]),
+                                 (f"{{{{ to_string(({pod}).automountServiceAccountToken) }}}}", "Equals", "false")):
+        narrowed = copy.deepcopy(good)
+        for rule in narrowed["spec"]["rules"]:
+            if rule["name"].startswith("check"):  # the rules the update adds
+                rule["preconditions"] = {"all": [{"key": key, "operator": operator, "value": value}]}
+        verdict = evaluator.evaluate(spec, None, None, task="policy", artifact=("kyverno", [narrowed]))
+        general_check = next(c for c in verdict["checks"] if c["id"] == "ciso.general")
+        assert not verdict["passed"] and not general_check["passed"], key

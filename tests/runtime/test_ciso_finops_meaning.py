@@ -189,6 +189,27 @@ def test_list_shaped_inputs_are_opened():
     assert verdict["passed"], failed(verdict)
 
 
+def _cel_policy(expression: str, variables=()) -> dict:
+    return _content_policy("cel", [{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                                    "validate": {"message": "m", "cel": {"variables": list(variables),
+                                                                         "expressions": [{"expression": expression}]}}}])
+
+
+def test_cel_with_variables_and_optional_fields_is_judged():
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    every = [{"name": "all", "expression": "object.spec.containers + object.spec.?initContainers.orValue([]) + "
+                                           "object.spec.?ephemeralContainers.orValue([])"}]
+    right = _cel_policy("variables.all.all(c, !c.?securityContext.?privileged.orValue(false))", every)
+    verdict = run(name, None, None, task="policy", artifact=("kyverno", [right]))
+    assert verdict["passed"], failed(verdict)
+    # what the matcher still lacks is said: the policy was not judged, and no object check pretends it was
+    unknown = _cel_policy("object.spec.containers.all(c, quantity('1') > quantity('0'))")
+    verdict = run(name, None, None, task="policy", artifact=("kyverno", [unknown]))
+    assert not verdict["passed"] and verdict["metrics"]["judged"] is False and "gaps_flagged" not in verdict["metrics"]
+    objects = [c for c in verdict["checks"] if c["id"].startswith(("ciso.gap.", "ciso.compliant."))]
+    assert objects and all(c.get("unchecked") and "not judged" in c["detail"] for c in objects)
+
+
 # ---- FinOps ----------------------------------------------------------------------------------------------
 
 
@@ -198,6 +219,60 @@ def test_a_raised_autoscaler_floor_multiplies_spend():
     assert run(name, None, solved, task="mitigate")["passed"]
     obj(solved, "HorizontalPodAutoscaler", "frontend")["spec"]["minReplicas"] = 4
     assert "finops.spend" in failed(run(name, None, solved, task="mitigate"))
+
+
+def _hpa_metric(resource, target):
+    return {"type": "Resource", "resource": {"name": resource, "target": target}}
+
+
+@pytest.mark.parametrize("name", ["otel-frontend-hpa-misconfigured", "otel-three-hpas-misconfigured"])
+def test_an_autoscaler_is_graded_by_what_the_controller_would_do(name):
+    solved = derived(name, "solved")
+    assert run(name, None, solved, task="mitigate")["passed"]
+    # the controller takes the largest replica count its metrics propose: a second metric at 1% scales it out
+    for extra in (_hpa_metric("cpu", {"type": "Utilization", "averageUtilization": 1}),
+                  _hpa_metric("memory", {"type": "Utilization", "averageUtilization": 1}),
+                  {"type": "Pods", "pods": {"metric": {"name": "requests"}, "target": {"type": "AverageValue",
+                                                                                     "averageValue": "1"}}}):
+        state = copy.deepcopy(solved)
+        obj(state, "HorizontalPodAutoscaler", "frontend")["spec"]["metrics"].append(extra)
+        verdict = run(name, None, state, task="mitigate")
+        assert not verdict["passed"] and any(c.startswith("finops.proximity") for c in failed(verdict)), extra
+    # with a cpu request the controller computes a cpu utilization: a cpu metric at 1% scales out sooner than
+    # the optimum (fails), one at 90% does not (passes)
+    for percent, passes in ((1, False), (90, True)):
+        state = copy.deepcopy(solved)
+        for container in obj(state, "Deployment", "frontend")["spec"]["template"]["spec"]["containers"]:
+            container.setdefault("resources", {}).setdefault("requests", {})["cpu"] = "100m"
+        obj(state, "HorizontalPodAutoscaler", "frontend")["spec"]["metrics"].append(
+            _hpa_metric("cpu", {"type": "Utilization", "averageUtilization": percent}))
+        verdict = run(name, None, state, task="mitigate")
+        graded_right = not any(c.startswith("finops.proximity") for c in failed(verdict))
+        assert graded_right is passes, (percent, failed(verdict))
+    # a Utilization target on requests is an AverageValue target of utilization x request: the frontend
+    # requests 250Mi of memory (its limit, as the API server defaults the request), 80% of it is 200Mi
+    for value, passes in (("200Mi", True), ("3Mi", False)):
+        state = copy.deepcopy(solved)
+        obj(state, "HorizontalPodAutoscaler", "frontend")["spec"]["metrics"] = [
+            _hpa_metric("memory", {"type": "AverageValue", "averageValue": value})]
+        assert run(name, None, state, task="mitigate")["passed"] is passes, value
+
+
+def test_a_limitrange_default_limit_is_the_containers_limit():
+    """LimitRanger gives a container that declares no limit its namespace's default (and a request from the
+    default request, else the limit): the memory limit restored by a LimitRange is graded as restored."""
+    name = "otel-ad-missing-memory-limit"
+    faulty = derived(name, "faulty")
+    assert not (obj(faulty, "Deployment", "ad")["spec"]["template"]["spec"]["containers"][0].get("resources") or {}).get(
+        "limits")
+    faulty["resources"]["items"].append({"apiVersion": "v1", "kind": "LimitRange",
+                                         "metadata": {"name": "memory", "namespace": "otel-demo"},
+                                         "spec": {"limits": [{"type": "Container", "default": {"memory": "300Mi"}}]}})
+    verdict = run(name, None, faulty, task="mitigate")
+    assert not {"finops.proximity.0", "finops.spend"} & set(failed(verdict)), failed(verdict)
+    # a default far from the optimum is graded as that figure, not as an absent one
+    faulty["resources"]["items"][-1]["spec"]["limits"][0]["default"]["memory"] = "3000Mi"
+    assert "finops.proximity.0" in failed(run(name, None, faulty, task="mitigate"))
 
 
 def test_a_controls_right_answer_is_no_change():

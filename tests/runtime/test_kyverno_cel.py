@@ -126,3 +126,59 @@ def test_the_budget_bounds_every_rule_of_a_policy_together(monkeypatch):
     except KyvernoError as exc:
         assert "budget" in str(exc)
     assert spent["steps"] <= cel.MAX_STEPS + 16 * 2, spent
+
+
+OPTIONAL_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "o", "namespace": "n"},
+                "spec": {"initContainers": [{"name": "i", "image": "x", "securityContext": {"privileged": True}}],
+                         "containers": [{"name": "c", "image": "x"}]}}
+
+
+@pytest.mark.parametrize("expression, expected", [
+    # optional field selection and index (cel-go's optional types, as Kyverno enables them)
+    ("object.?spec.?hostNetwork.orValue(false) == false", "pass"),
+    ("object.spec.?containers[?0].?name == optional.of('c')", "pass"),
+    ("object.spec.containers[?5].hasValue()", "fail"),
+    ("object.?metadata.?labels.?team.orValue('none') == 'none'", "pass"),
+    ("object.spec.?hostPID.or(optional.of(false)).value() == false", "pass"),
+    ("object.spec.?hostPID.value()", "fail"),  # none dereferenced: an error, which fails the rule
+    ("has(object.?spec.?nothing.x) == false", "pass"),
+    ("optional.none().orValue(1) == 1 && !optional.none().hasValue()", "pass"),
+    # variables, read lazily; one made of optional selections
+    ("variables.all.all(c, !c.?securityContext.?privileged.orValue(false))", "fail"),
+    ("size(variables.all) == 2 && variables.names == ['c', 'i']", "pass"),
+])
+def test_optional_values_and_variables(expression, expected):
+    policy = {**POLICY, "spec": {"rules": [{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                                            "validate": {"cel": {"variables": [
+                                                {"name": "all", "expression": "object.spec.containers + "
+                                                                              "object.spec.?initContainers.orValue([])"},
+                                                {"name": "names", "expression": "variables.all.map(c, c.name)"}],
+                                                "expressions": [{"expression": expression}]}}}]}}
+    (result,) = [r for r in evaluate_policy(policy, OPTIONAL_POD) if r.rule == "r"]
+    assert result.status == expected, result.message
+
+
+def test_a_validating_policy_is_evaluated():
+    policy = {"apiVersion": "policies.kyverno.io/v1", "kind": "ValidatingPolicy", "metadata": {"name": "priv"},
+              "spec": {"validationActions": ["Audit"],
+                       "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                               "operations": ["CREATE", "UPDATE"], "resources": ["pods"]}]},
+                       "matchConditions": [{"name": "not-system",
+                                            "expression": "object.metadata.?namespace.orValue('') != 'kube-system'"}],
+                       "autogen": {"podControllers": {"controllers": ["deployments"]}},
+                       "variables": [{"name": "all", "expression": "object.spec.containers + "
+                                                                   "object.spec.?initContainers.orValue([])"}],
+                       "validations": [{"expression": "variables.all.all(c, !c.?securityContext.?privileged"
+                                                      ".orValue(false))", "message": "privileged"}]}}
+    assert [r.status for r in evaluate_policy(policy, OPTIONAL_POD)] == ["fail"]
+    clean = {**OPTIONAL_POD, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    assert [r.status for r in evaluate_policy(policy, clean)] == ["pass"]
+    system = {**OPTIONAL_POD, "metadata": {"name": "o", "namespace": "kube-system"}}
+    assert [r.status for r in evaluate_policy(policy, system)] == ["skip"]
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "n"},
+                  "spec": {"template": {"metadata": {}, "spec": OPTIONAL_POD["spec"]}}}
+    assert [r.status for r in evaluate_policy(policy, deployment)] == ["fail"]  # autogen: its pod template
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r", "namespace": "n"}}
+    assert [r.status for r in evaluate_policy(policy, role)] == ["skip"]
+    with pytest.raises(Unsupported, match="paramKind"):
+        evaluate_policy({**policy, "spec": {**policy["spec"], "paramKind": {"kind": "ConfigMap"}}}, OPTIONAL_POD)

@@ -177,8 +177,10 @@ class _Parser:
         while True:
             if self.peek("op", "."):
                 self.pos += 1
-                if self.peek("op", "?"):
-                    raise Unsupported("CEL optional field selection (`.?`)")
+                if self.peek("op", "?"):  # optional field selection: `object.?spec.?x`
+                    self.pos += 1
+                    node = ("ofield", node, self.take("id"))
+                    continue
                 name = self.take("id")
                 if self.peek("op", "("):
                     self.pos += 1
@@ -187,9 +189,12 @@ class _Parser:
                     node = ("field", node, name)
             elif self.peek("op", "["):
                 self.pos += 1
+                optional = self.peek("op", "?")  # optional index: `m[?'k']`, `list[?0]`
+                if optional:
+                    self.pos += 1
                 index = self.expr()
                 self.take("op", "]")
-                node = ("index", node, index)
+                node = ("oindex" if optional else "index", node, index)
             else:
                 return node
 
@@ -243,6 +248,57 @@ def parse(text: str) -> tuple:
 _MACROS = ("all", "exists", "exists_one", "map", "filter")
 
 
+class Optional:
+    """A CEL optional value (`optional.of(x)`, `optional.none()`, the result of `.?f` and `[?k]`)."""
+
+    __slots__ = ("present", "value")
+
+    def __init__(self, present: bool, value: Any = None) -> None:
+        self.present, self.value = present, value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Optional) and self.present == other.present and (
+            not self.present or _equal(self.value, other.value))
+
+    def __hash__(self) -> int:
+        return hash(self.present)
+
+    def __repr__(self) -> str:
+        return f"optional.of({self.value!r})" if self.present else "optional.none()"
+
+
+NONE = Optional(False)
+
+
+def _equal(a: Any, b: Any) -> bool:
+    numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
+    return a == b and (type(a) is type(b) or numeric)
+
+
+def _select(target: Any, key: Any, optional: bool) -> Any:
+    """`target.key` / `target[key]`; with `optional` (`.?`, `[?]`, or a selection on an optional value, which
+    CEL treats alike), an absent key or index is `optional.none()` and a present one `optional.of(value)`."""
+    if isinstance(target, Optional):
+        if not target.present:
+            return NONE
+        target, optional = target.value, True
+    if isinstance(target, dict):
+        if key not in target:
+            if optional:
+                return NONE
+            raise CelError(f"no such key: {key}")
+        value = target[key]
+    elif isinstance(target, list) and isinstance(key, int) and not isinstance(key, bool):
+        if not 0 <= key < len(target):
+            if optional:
+                return NONE
+            raise CelError(f"index out of range: {key}")
+        value = target[key]
+    else:
+        raise CelError(f"no such overload for selecting {key!r} on {type(target).__name__}")
+    return Optional(True, value) if optional else value
+
+
 class _Eval:
     def __init__(self, env: dict) -> None:
         self.env, self.steps = env, 0
@@ -261,24 +317,13 @@ class _Eval:
             if node[1] in self.env:
                 return self.env[node[1]]
             raise Unsupported(f"the CEL variable {node[1]!r}")
-        if kind == "field":
+        if kind in ("field", "ofield"):
             target = self.run(node[1], scope)
-            if not isinstance(target, dict):
+            if kind == "field" and not isinstance(target, (dict, Optional)):
                 raise CelError(f"no field {node[2]!r} on {type(target).__name__}")
-            if node[2] not in target:
-                raise CelError(f"no such key: {node[2]}")
-            return target[node[2]]
-        if kind == "index":
-            target, index = self.run(node[1], scope), self.run(node[2], scope)
-            if isinstance(target, dict):
-                if index not in target:
-                    raise CelError(f"no such key: {index}")
-                return target[index]
-            if isinstance(target, list) and isinstance(index, int) and not isinstance(index, bool):
-                if not 0 <= index < len(target):
-                    raise CelError(f"index out of range: {index}")
-                return target[index]
-            raise CelError("no such overload for index")
+            return _select(target, node[2], kind == "ofield")
+        if kind in ("index", "oindex"):
+            return _select(self.run(node[1], scope), self.run(node[2], scope), kind == "oindex")
         if kind == "list":
             return [self.run(n, scope) for n in node[1]]
         if kind == "map":
@@ -355,9 +400,44 @@ class _Eval:
             if len(args) != 1 or args[0][0] != "field":
                 raise KyvernoError("CEL: has() takes one field selection")
             holder = self.run(args[0][1], scope)
+            if isinstance(holder, Optional):  # has(a.?b.c): absent anywhere on the way is false
+                if not holder.present:
+                    return False
+                holder = holder.value
             if not isinstance(holder, dict):
                 raise CelError("has() on a value that is not a map")
             return args[0][2] in holder
+        if target is not None and target[0] == "id" and target[1] == "optional" and "optional" not in scope \
+                and "optional" not in self.env:
+            values = [self.run(a, scope) for a in args]
+            if name == "of" and len(values) == 1:
+                return Optional(True, values[0])
+            if name == "none" and not values:
+                return NONE
+            if name == "ofNonZeroValue" and len(values) == 1:
+                zero = values[0] in (None, False, 0, 0.0, "", [], {}) and not (
+                    isinstance(values[0], bool) and values[0] is True)
+                return NONE if zero else Optional(True, values[0])
+            raise Unsupported(f"the CEL function optional.{name}()")
+        if target is not None and name in ("orValue", "hasValue", "value", "or"):
+            subject = self.run(target, scope)
+            if isinstance(subject, Optional):
+                if name == "hasValue" and not args:
+                    return subject.present
+                if name == "value" and not args:
+                    if not subject.present:
+                        raise CelError("optional.none() dereference")
+                    return subject.value
+                if name == "orValue" and len(args) == 1:
+                    return subject.value if subject.present else self.run(args[0], scope)
+                if name == "or" and len(args) == 1:
+                    if subject.present:
+                        return subject
+                    other = self.run(args[0], scope)
+                    if not isinstance(other, Optional):
+                        raise CelError("no such overload for or")
+                    return other
+            raise CelError(f"no such overload for {name}")
         if name in _MACROS and target is not None:
             return self.macro(name, self.run(target, scope), args, scope)
         values = [self.run(a, scope) for a in args]
@@ -482,11 +562,7 @@ def _parsed(text: str) -> tuple:
     return hit
 
 
-def validate(cel: dict, resource: dict, ctx: dict, message: str = "") -> tuple[str, str]:
-    """A rule's `validate.cel` against `resource`: pass when every expression holds, fail naming the first
-    that does not; a CEL error is the rule's `error`."""
-    if cel.get("paramKind") or cel.get("paramRef"):
-        raise Unsupported("CEL parameters (validate.cel.paramKind, paramRef)")
+def _environment(cel: dict, resource: dict, ctx: dict) -> "_Eval":
     request = ctx.get("request") or {}
     meta = resource.get("metadata") if isinstance(resource.get("metadata"), dict) else {}
     namespace = meta.get("namespace")
@@ -496,7 +572,38 @@ def validate(cel: dict, resource: dict, ctx: dict, message: str = "") -> tuple[s
            "namespaceObject": {"metadata": {"name": namespace}} if namespace else None}
     evaluator = _Eval(env)
     env["variables"] = _Variables(evaluator, {str(v["name"]): _parsed(str(v["expression"]))
-                                              for v in cel.get("variables") or []})
+                                              for v in cel.get("variables") or [] if isinstance(v, dict)})
+    return evaluator
+
+
+def matched(conditions: list, variables: list, resource: dict, ctx: dict) -> Any:
+    """A ValidatingPolicy's matchConditions: True when every one holds, False when one does not, else the
+    error (a string) of the first in error (a false condition decides first, as the API server's do)."""
+    evaluator = _environment({"variables": variables}, resource, ctx)
+    error = None
+    try:
+        for entry in conditions if isinstance(conditions, list) else []:
+            expression = str((entry or {}).get("expression", "")) if isinstance(entry, dict) else ""
+            try:
+                value = evaluator.run(_parsed(expression), {})
+            except CelError as exc:
+                error = error or f"matchCondition {expression[:80]!r} resulted in error: {exc}"
+                continue
+            if value is False:
+                return False
+            if value is not True:
+                error = error or f"matchCondition {expression[:80]!r} is not a boolean"
+    except RecursionError:
+        raise KyvernoError("CEL: the expression nests too deeply") from None
+    return error or True
+
+
+def validate(cel: dict, resource: dict, ctx: dict, message: str = "") -> tuple[str, str]:
+    """A rule's `validate.cel` against `resource`: pass when every expression holds, fail naming the first
+    that does not; a CEL error is the rule's `error`."""
+    if cel.get("paramKind") or cel.get("paramRef"):
+        raise Unsupported("CEL parameters (validate.cel.paramKind, paramRef)")
+    evaluator = _environment(cel, resource, ctx)
     try:
         for entry in cel.get("expressions") or []:
             expression = str(entry.get("expression", ""))

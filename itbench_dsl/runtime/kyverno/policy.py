@@ -22,7 +22,8 @@ from .patterns import match_pattern
 from .pss import evaluate as pss_evaluate
 from .cel import Budget as CelBudget
 from .cel import validate as cel_validate
-from .resources import _block_matches
+from .cel import matched as cel_matched
+from .resources import _block_matches, _selector_matches
 from .shape import check_resource
 
 
@@ -321,6 +322,8 @@ def _evaluate(policy: dict, resource: dict, operation: str, old_resource: dict |
     name to the variables the test's Values give that rule; `namespace_labels` maps a namespace to
     its labels (a Values file's namespaceSelector), for namespaceSelector filters."""
     CelBudget.open()  # every rule's CEL against this resource draws on one budget
+    if isinstance(policy, dict) and policy.get("kind") in VALIDATING_POLICY_KINDS:
+        return _validating_policy(policy, resource, operation, old_resource, namespace_labels)
     if not isinstance(policy, dict) or policy.get("kind") not in ("ClusterPolicy", "Policy"):
         raise KyvernoError("not a Kyverno ClusterPolicy or Policy")
     rules = _cached_rules(policy)  # checks the policy's shape (Malformed)
@@ -363,3 +366,128 @@ def _source_name(rule_name: str) -> str:
         if rule_name.startswith(prefix):
             return rule_name[len(prefix):]
     return rule_name
+
+
+# ---- ValidatingPolicy (policies.kyverno.io): a ValidatingAdmissionPolicy's CEL, with Kyverno's autogen ----
+
+VALIDATING_POLICY_KINDS = ("ValidatingPolicy", "NamespacedValidatingPolicy")
+_VPOL_KNOWN = {"validationActions", "matchConstraints", "matchConditions", "variables", "validations",
+               "auditAnnotations", "autogen", "evaluation", "failurePolicy", "webhookConfiguration", "admission",
+               "background"}
+# the plural resource of a kind, as the API server names it (its REST mapping), for matchConstraints
+_PLURALS = {"Pod": "pods", "Deployment": "deployments", "StatefulSet": "statefulsets", "DaemonSet": "daemonsets",
+            "ReplicaSet": "replicasets", "Job": "jobs", "CronJob": "cronjobs", "ReplicationController":
+            "replicationcontrollers", "NetworkPolicy": "networkpolicies", "Ingress": "ingresses",
+            "PodSecurityPolicy": "podsecuritypolicies", "StorageClass": "storageclasses",
+            "IngressClass": "ingressclasses", "PriorityClass": "priorityclasses", "RuntimeClass": "runtimeclasses"}
+_CONTROLLERS = {"deployments": "Deployment", "statefulsets": "StatefulSet", "daemonsets": "DaemonSet",
+                "replicasets": "ReplicaSet", "jobs": "Job", "cronjobs": "CronJob",
+                "replicationcontrollers": "ReplicationController"}
+
+
+def _plural(kind: str) -> str:
+    return _PLURALS.get(kind) or (kind.lower() + "s")
+
+
+def _rule_matches(rule: Any, resource: dict, operation: str, namespace_labels: dict | None, kind: str | None = None,
+                  group: str | None = None) -> bool:
+    """One NamedRuleWithOperations of a matchConstraints against the resource (as its `kind` when given)."""
+    if not isinstance(rule, dict):
+        raise Malformed("a resourceRules entry must be a map")
+    api = str(resource.get("apiVersion") or "")
+    own_group, _, version = api.rpartition("/")
+    group = own_group if group is None else group
+    plural = _plural(kind or str(resource.get("kind") or ""))
+    def listed(key: str, value: str) -> bool:
+        items = rule.get(key)
+        return isinstance(items, list) and any(str(i) == "*" or str(i) == value for i in items)
+    if not listed("apiGroups", group) or not listed("resources", plural) or not listed("operations", operation):
+        return False
+    if rule.get("apiVersions") is not None and kind is None and not listed("apiVersions", version):
+        return False
+    names = rule.get("resourceNames")
+    name = str((resource.get("metadata") or {}).get("name") or "")
+    return not (isinstance(names, list) and names and name not in [str(n) for n in names])
+
+
+def _constraints_match(constraints: dict, resource: dict, operation: str, namespace_labels: dict | None,
+                       kind: str | None = None, group: str | None = None) -> bool:
+    if not isinstance(constraints, dict):
+        raise Malformed("spec.matchConstraints must be a map")
+    if not any(_rule_matches(r, resource, operation, namespace_labels, kind, group)
+               for r in constraints.get("resourceRules") or []):
+        return False
+    if any(_rule_matches(r, resource, operation, namespace_labels, kind, group)
+           for r in constraints.get("excludeResourceRules") or []):
+        return False
+    meta = resource.get("metadata") if isinstance(resource.get("metadata"), dict) else {}
+    if constraints.get("objectSelector") and not _selector_matches(constraints["objectSelector"], meta.get("labels") or {}):
+        return False
+    if constraints.get("namespaceSelector") and meta.get("namespace"):
+        if namespace_labels is None:
+            raise Unsupported(f"a namespaceSelector without the namespaces' labels is {NOT_SUPPORTED}")
+        if not _selector_matches(constraints["namespaceSelector"], namespace_labels.get(meta["namespace"]) or {}):
+            return False
+    return True
+
+
+def _validating_policy(policy: dict, resource: dict, operation: str, old_resource: dict | None,
+                       namespace_labels: dict | None) -> list[RuleResult]:
+    """A Kyverno ValidatingPolicy against one resource: matchConstraints (resource rules by plural name, their
+    exclusions, object and namespace selectors), matchConditions (all must hold: one false skips the resource;
+    one in error fails it, unless `failurePolicy: Ignore`), `variables` and `validations` (cel.py); for a pod
+    controller listed in `spec.autogen.podControllers.controllers`, a policy on pods reads its pod template, as
+    Kyverno's autogen rewrites `object.spec` to the template's. One result, named after the policy."""
+    meta = policy.get("metadata") if isinstance(policy.get("metadata"), dict) else {}
+    spec = policy.get("spec")
+    if not isinstance(spec, dict) or not isinstance(meta.get("name"), str):
+        raise Malformed("a ValidatingPolicy needs metadata.name and a spec map")
+    name = meta["name"]
+    check_resource(resource)
+    unknown = sorted(k for k in spec if k not in _VPOL_KNOWN)
+    if unknown:
+        raise Unsupported(f"the ValidatingPolicy field spec.{unknown[0]}")
+    if spec.get("paramKind") or spec.get("paramRef"):
+        raise Unsupported("ValidatingPolicy parameters")
+    evaluation = spec.get("evaluation") if isinstance(spec.get("evaluation"), dict) else {}
+    if str(evaluation.get("mode") or "Kubernetes") != "Kubernetes":
+        raise Unsupported(f"the ValidatingPolicy evaluation mode {evaluation.get('mode')!r}")
+    if policy.get("kind") == "NamespacedValidatingPolicy" and \
+            (resource.get("metadata") or {}).get("namespace") != (meta.get("namespace") or "default"):
+        return [RuleResult(name, name, SKIP, "outside the policy's namespace", matched=False)]
+    constraints = spec.get("matchConstraints") or {}
+    target = resource
+    if not _constraints_match(constraints, resource, operation, namespace_labels):
+        autogen = ((spec.get("autogen") or {}).get("podControllers") or {}) if isinstance(spec.get("autogen"), dict) else {}
+        controllers = [str(c).lower() for c in (autogen.get("controllers") or [])] if isinstance(autogen, dict) else []
+        kind = str(resource.get("kind") or "")
+        template = None
+        if _plural(kind) in controllers and _constraints_match(constraints, resource, operation, namespace_labels,
+                                                                kind="Pod", group=""):
+            body = resource.get("spec") if isinstance(resource.get("spec"), dict) else {}
+            if kind == "CronJob":
+                body = ((body.get("jobTemplate") or {}).get("spec") or {}) if isinstance(body.get("jobTemplate"), dict) else {}
+            template = body.get("template") if isinstance(body.get("template"), dict) else None
+        if template is None:
+            return [RuleResult(name, name, SKIP, "the policy's matchConstraints leave the resource out", matched=False)]
+        tmeta = dict(template.get("metadata") or {}) if isinstance(template.get("metadata"), dict) else {}
+        if (resource.get("metadata") or {}).get("namespace"):
+            tmeta.setdefault("namespace", resource["metadata"]["namespace"])
+        target = {"apiVersion": "v1", "kind": "Pod", "metadata": tmeta, "spec": template.get("spec") or {}}
+    ignore = str(spec.get("failurePolicy") or "Fail") == "Ignore"
+    ctx = {"request": {"operation": operation, "oldObject": old_resource}}
+    cel = {"variables": spec.get("variables") or [], "expressions": spec.get("validations") or []}
+    try:
+        held = cel_matched(spec.get("matchConditions") or [], cel["variables"], target, ctx)
+        if held is False:
+            return [RuleResult(name, name, SKIP, "a matchCondition does not hold")]
+        if held is not True:  # a condition in error
+            return [RuleResult(name, name, SKIP if ignore else FAIL, str(held))]
+        status, message = cel_validate(cel, target, ctx)
+    except KyvernoError as exc:
+        if isinstance(exc, Malformed):
+            raise
+        return [RuleResult(name, name, ERROR, str(exc))]
+    if status == FAIL and ignore and "resulted in error" in message:
+        status = SKIP
+    return [RuleResult(name, name, status, message)]
