@@ -8,7 +8,8 @@ Nothing refers to them, on purpose: W2002 (an unused topology object) would repo
 variant allows it, `metadata { lint_allow = ["W2002"] }` (docs/generators.md), and passes `itbench
 check --strict`. `-n` sets the number of variants per input (3 by default); every draw is written or
 a skip that says why (a set drawn before, no name left free). CISO scenarios are left alone: an
-extra object could itself break the control under test.
+extra object could itself break the control under test. FinOps scenarios get no red herring that runs pods:
+an idle pause Deployment with requests is itself waste, which an agent would be right to remove and name.
 """
 
 from __future__ import annotations
