@@ -375,6 +375,14 @@ DOMAIN_ALERTS: dict[str, tuple[str, ...]] = {
 
 
 _SERVICE_MATCHER = re.compile(r'\bservice_name\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"')
+_CONTAINER_MATCHER = re.compile(r'\bcontainer\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"')
+
+
+def measures_container(name: str, application: str | None, container: str) -> bool:
+    """Whether a catalogue alert's rules for `application` count the container `container` (their `container`
+    matchers, as `measures_service` reads `service_name`): ITBench's cost alerts leave out the load generator's
+    container (`container!="load-generator"`), whose spend is the benchmark's, not the application's."""
+    return _measures(_CONTAINER_MATCHER, name, application, container)
 
 
 def measures_service(name: str, application: str | None, service: str) -> bool:
@@ -383,12 +391,17 @@ def measures_service(name: str, application: str | None, service: str) -> bool:
     leave out clients and the feature-flag service (`service_name!~"flagd|load-generator"`) and measure
     database operations on accounting only. An alert outside the catalogue, or a rule without a
     `service_name` matcher, can fire on any service."""
+    return _measures(_SERVICE_MATCHER, name, application, service)
+
+
+def _measures(matcher: re.Pattern, name: str, application: str | None, value_of: str) -> bool:
     alert = CATALOGUE.get(name)
     if alert is None:
         return True
+    service = value_of
     for rule in alert.rules_for(application):
         ok = True
-        for op, value in _SERVICE_MATCHER.findall(rule.expr):
+        for op, value in matcher.findall(rule.expr):
             try:
                 hit = re.fullmatch(value, service) is not None if "~" in op else value == service
             except re.error:

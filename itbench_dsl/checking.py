@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 from dataclasses import dataclass
 from typing import Iterable, Iterator
@@ -260,7 +261,20 @@ def drop_allowed(diags: Diagnostics, ignore: set[str], checks: list[FileCheck]) 
     allowed = {one.path: allowed_codes(one.scenario) for one in checks}
     if ignore or any(allowed.values()):
         diags.items = [d for d in diags.items if d.severity != "warning"
-                       or (d.code not in ignore and d.code not in allowed.get(d.path, ()))]
+                       or (d.code not in ignore and d.code not in allowed.get(d.path, ())
+                           and d.code not in allowed.get(_pair_of(d), ()))]
+
+
+PAIR_CODES = ("W2001", "W2006")  # said of a pair of files, at the later one: either file may allow it
+
+
+def _pair_of(diag: Diagnostic) -> str | None:
+    """The other file of a pair diagnostic (a duplicate is a relation of two files: which one is reported depends
+    on the order they are given, so the pair is allowed when either file allows it)."""
+    if diag.code not in PAIR_CODES or not diag.notes:
+        return None
+    m = re.search(r"` is in (.+)$", diag.notes[0].message)
+    return m.group(1) if m else None
 
 
 def _check_chunk(jobs: list[tuple[str, bytes]], hints: str, app_path: tuple[str, ...] = ()) -> list[FileCheck]:

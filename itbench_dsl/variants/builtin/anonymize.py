@@ -24,7 +24,7 @@ from importlib import resources
 
 from itbench_dsl import ast
 from itbench_dsl.diagnostics import Diagnostics
-from itbench_dsl.variants import (Context, Generator, Skip, Variant, allow_lint, check_document,
+from itbench_dsl.variants import (Context, Generator, Skip, Variant, allow_lint, check_document, map_nodes,
                                   pin_generated_names, refs)
 from itbench_dsl.parser import parse_text
 
@@ -146,8 +146,9 @@ class Renamer:
         self.lower = {k.lower(): v for k, v in mapping.items()}
         keys = sorted(mapping, key=lambda s: (-len(s), s))
         alternation = "|".join(re.escape(k) for k in keys)
-        self.pattern = re.compile(r"(?<![A-Za-z0-9_])(" + alternation + r")(?![A-Za-z0-9_])",
-                                  re.IGNORECASE) if keys else None
+        # a name in prose may be plural or capitalised (`Ads are slow`, `pages with ads`): renamed all the same
+        self.pattern = re.compile(r"(?<![A-Za-z0-9_])(" + alternation + r")((?<=[sxz])es|(?<![sxz])s)?"
+                                  r"(?![A-Za-z0-9_])", re.IGNORECASE) if keys else None
         # a host: after a scheme, `@`, `=`, a quote, a space or the start, and before a port or a namespace or
         # cluster domain (`cart:7070`, `http://email:8080`, `kafka.otel-demo.svc`); or a `key=NAME` value of a
         # connection string (`Host=postgresql;Username=...`). A bare word (`type: jaeger`) is data.
@@ -159,7 +160,7 @@ class Renamer:
         """Prose and derived names: every whole name."""
         if self.pattern is None:
             return value
-        return self.pattern.sub(lambda m: self.lower[m.group(1).lower()], value)
+        return self.pattern.sub(lambda m: self.lower[m.group(1).lower()] + ("s" if m.group(2) else ""), value)
 
     def hosts(self, value: str) -> str:
         """A value that may name services as hosts: only those names."""
@@ -341,9 +342,76 @@ class AnonymizeGenerator(Generator):
             if not required:
                 break
             mapping = {k: k if k in required else v for k, v in mapping.items()}
+        document = _fresh_hashes(document, ctx.rng)
+        left = leftover(document, ctx, mapping)
+        if left:
+            yield Skip(f"the variant would still name the original: {left}")
+            return
         digest = hashlib.sha256(f"{ctx.seed}\0{ctx.parent.name}".encode()).hexdigest()[:10]
-        document = allow_lint(document, "W2002")  # the inlined application keeps the objects no fault touches
+        if any(isinstance(s, ast.UseApp) for s in ctx.document.statements):
+            # the inlined application keeps the objects no fault touches, which W2002 would report
+            document = allow_lint(document, "W2002")
         yield Variant(document, note=f"{len(renamer.mapping)} names replaced", name=f"scenario-{digest}")
+
+
+_HASHED = re.compile(r"(?<![A-Za-z0-9])((?:svc|ns)-[a-z]+-[a-z]+)-([0-9a-f]{7})(?![A-Za-z0-9])")
+
+
+def _strings(document: ast.Scenario, fn) -> ast.Scenario:
+    """`fn` applied to every string of the document outside its topology: references, arguments, prose."""
+    def visit(n):
+        if isinstance(n, ast.Str):
+            return dataclasses.replace(n, value=fn(n.value))
+        if isinstance(n, ast.Ref):
+            return dataclasses.replace(n, name=fn(n.name))
+        if isinstance(n, ast.Description):
+            return dataclasses.replace(n, text=fn(n.text))
+        if isinstance(n, ast.Solution):
+            return dataclasses.replace(n, title=fn(n.title))
+        if isinstance(n, ast.Step):
+            return dataclasses.replace(n, text=fn(n.text), run=fn(n.run) if n.run is not None else None)
+        return None
+    statements = tuple(s if isinstance(s, (ast.Topology, ast.UseApp)) else map_nodes(s, visit)
+                       for s in document.statements)  # map_nodes is bottom-up: the topology is left out here
+    return dataclasses.replace(document, statements=statements)
+
+
+def _fresh_hashes(document: ast.Scenario, rng) -> ast.Scenario:
+    """A renamed object's name that keeps the parent's hash suffix (`svc-nanu-banu-82a1388`, the schedule a
+    fault creates, named from a hash of the original target) gets a seeded suffix of its own: the parent's hash
+    would identify it."""
+    fresh: dict[str, str] = {}
+
+    def sub(m):
+        if m.group(2) not in fresh:
+            fresh[m.group(2)] = "".join(rng.choice("0123456789abcdef") for _ in range(7))
+        return f"{m.group(1)}-{fresh[m.group(2)]}"
+    return _strings(document, lambda text: _HASHED.sub(sub, text))
+
+
+def leftover(document: ast.Scenario, ctx: Context, mapping: dict[str, str]) -> str | None:
+    """An identifying token of the parent left in what the variant shows (outside the topology's program data:
+    images, commands, ConfigMap data): the application's name, a renamed name in any case or plural, the
+    parent's hash suffixes, the parent's scenario name."""
+    tokens = {k for k, v in mapping.items() if k != v}
+    hashes = {m.group(1) for s in refs(ctx.document) for m in re.finditer(r"-([0-9a-f]{7})$", s.name)}
+    pattern = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True))
+                         + r")(?:e?s)?(?![A-Za-z0-9_])", re.IGNORECASE) if tokens else None
+    found: list[str] = []
+
+    def look(text: str) -> str:
+        if pattern is not None and not found:
+            m = pattern.search(text)
+            if m:
+                found.append(f"`{m.group(0)}` in \"{text[:80]}\"")
+        for h in hashes:
+            if not found and h in text:
+                found.append(f"the parent's hash `{h}` in \"{text[:80]}\"")
+        if not found and ctx.parent.name in text:
+            found.append(f"the parent's name in \"{text[:80]}\"")
+        return text
+    _strings(dataclasses.replace(document, name=""), look)
+    return found[0] if found else None
 
 
 def _port_labels(node):

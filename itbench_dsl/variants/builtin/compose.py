@@ -47,9 +47,16 @@ def _components(scenario: ir.Scenario) -> set[str]:
 def conflict(a: Parent, b: Parent) -> str | None:
     """Why the faults of a and b cannot coexist (None when they can)."""
     if a.scenario.domain != b.scenario.domain:
-        return "different domains"
+        return (f"different domains ({a.scenario.domain} and {b.scenario.domain}): a {b.scenario.domain} scenario "
+                f"cannot share a run with a {a.scenario.domain} one (one prompt, one task, one evaluator)")
     if a.scenario.domain == "ciso":
-        return "CISO scenarios have no fault"
+        return "CISO scenarios have no fault: a control under test cannot share a run with another"
+    for p in (a, b):
+        if _is_control(p):
+            return (f"`{p.name}` is a control (no fault, the healthy cluster graded as unchanged): it cannot share "
+                    "a run with a fault, whose run is not healthy")
+        if not p.scenario.injections():
+            return f"`{p.name}` injects no fault"
     if _app(a.document) is None or _app(a.document) != _app(b.document):
         return "different applications"
     if statements_of(b.document, ast.Topology):
@@ -65,6 +72,16 @@ def conflict(a: Parent, b: Parent) -> str | None:
     if {p.name for p in statements_of(a.document, ast.Param)} & {p.name for p in statements_of(b.document, ast.Param)}:
         return "both declare a param of the same name"
     return None
+
+
+def _is_control(parent: Parent) -> bool:
+    """A control scenario: `metadata { control = true }` (the control generator's variants)."""
+    for stmt in statements_of(parent.document, ast.Metadata):
+        for entry in stmt.entries or ():
+            value = getattr(entry.value, "name", getattr(entry.value, "value", None))
+            if isinstance(entry, ast.Attr) and entry.key == "control" and value in (True, "true"):
+                return True
+    return False
 
 
 def _root_causes(scenario: ir.Scenario, qualified: bool) -> list[ast.RootCause]:
@@ -135,15 +152,25 @@ class ComposeGenerator(Generator):
 
     def generate(self, ctx: Context):
         if ctx.scenario.domain == "ciso":
-            yield Skip("CISO scenarios have no fault to compose")
+            yield Skip("CISO scenarios have no fault to compose: a control under test cannot share a run")
+            return
+        if _is_control(ctx.parent):
+            yield Skip("a control scenario has no fault to compose: it cannot share a run with a fault")
             return
         index = next(i for i, p in enumerate(ctx.library) if p is ctx.parent)
-        partners = []
+        partners, refused = [], []
         for other in ctx.library[index + 1:]:
-            if other.name != ctx.parent.name and conflict(ctx.parent, other) is None:
+            if other.name == ctx.parent.name:
+                continue
+            why = conflict(ctx.parent, other)
+            if why is None:
                 partners.append(other)
+            else:
+                refused.append(f"{other.name}: {why}")
         if not partners:
-            yield Skip("no later input's faults can coexist with this one's")
+            yield Skip("no later input's faults can coexist with this one's"
+                       + (" (" + "; ".join(refused[:3]) + (f"; and {len(refused) - 3} more" if len(refused) > 3
+                                                            else "") + ")" if refused else ""))
             return
         if ctx.n is not None:
             partners = ctx.rng.sample(partners, len(partners))

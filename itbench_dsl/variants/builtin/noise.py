@@ -8,7 +8,8 @@ Nothing refers to them, on purpose: W2002 (an unused topology object) would repo
 variant allows it, `metadata { lint_allow = ["W2002"] }` (docs/generators.md), and passes `itbench
 check --strict`. `-n` sets the number of variants per input (3 by default); every draw is written or
 a skip that says why (a set drawn before, no name left free). CISO scenarios are left alone: an
-extra object could itself break the control under test.
+extra object could itself break the control under test. FinOps scenarios get no red herring that runs pods:
+an idle pause Deployment with requests is itself waste, which an agent would be right to remove and name.
 """
 
 from __future__ import annotations
@@ -57,6 +58,11 @@ def _deployment(component: str, rng) -> tuple[str, str, list]:
 MAKERS = (_configmap, _secret, _serviceaccount, _deployment)
 
 
+def _costs(maker) -> bool:
+    """Whether a maker's red herring runs pods (and so costs CPU and memory)."""
+    return maker(" ", _Fixed())[0] in ("deployment", "statefulset")
+
+
 class _Fixed:
     """A stand-in random generator, to learn a maker's kind and name without drawing."""
 
@@ -77,13 +83,17 @@ class NoiseGenerator(Generator):
         if not workloads:
             yield Skip("the topology has no workload to name red herrings after")
             return
+        # in FinOps the objective is spend: an idle pause Deployment with resource requests is real waste, which
+        # an agent would be right to remove and to name, and which raises the namespace's cost the alerts and the
+        # optimum read; a FinOps red herring costs nothing (a ConfigMap, a Secret, a ServiceAccount)
+        makers = tuple(m for m in MAKERS if ctx.scenario.domain != "finops" or not _costs(m))
         several = len(topology.namespaces) > 1
         taken = {(kind, n) for kind, pool in (("configmap", topology.configmaps), ("secret", topology.secrets),
                                              ("serviceaccount", topology.service_accounts),
                                              ("deployment", topology.workloads)) for n in (o.name for o in pool)}
         taken |= {("service", s.name) for s in topology.services}
         # the distinct sets of red herrings (kind and name) bound the variants: stop when all are drawn
-        singles = len({(m(c, _Fixed())[0], m(c, _Fixed())[1]) for _, c in workloads for m in MAKERS} - taken)
+        singles = len({(m(c, _Fixed())[0], m(c, _Fixed())[1]) for _, c in workloads for m in makers} - taken)
         space = sum(math.comb(singles, k) for k in (1, 2, 3))
         drawn: dict[frozenset, int] = {}  # a set of red herrings -> the draw that made it
         misses = 0
@@ -97,7 +107,7 @@ class NoiseGenerator(Generator):
             objects, notes = [], []
             for _ in range(count):
                 namespace, component = ctx.rng.choice(workloads)
-                kind, name, entries = ctx.rng.choice(MAKERS)(component, ctx.rng)
+                kind, name, entries = ctx.rng.choice(makers)(component, ctx.rng)
                 if (kind, name) in taken or any(n == name for _, n in notes) or len(name) > 63:
                     continue
                 if several:

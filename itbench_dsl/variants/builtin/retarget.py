@@ -37,7 +37,7 @@ import re
 from decimal import Decimal
 
 from itbench_dsl import ast, ir, units
-from itbench_dsl.alerts import measures_service
+from itbench_dsl.alerts import measures_container, measures_service
 from itbench_dsl.backends.evaluator import _changes as fault_changes
 from itbench_dsl.backends.manifests import topology_manifests
 from itbench_dsl.faults import library_alerts
@@ -98,6 +98,10 @@ class RetargetGenerator(Generator):
         program = _images(ctx.scenario.topology, old, old_container) if tied else set()
         for new in candidates:
             note = f"{kind.name}: {old.kind.lower()} {old.name} -> {new.name}"
+            role = _role_conflict(kind, ctx.scenario.topology, new)
+            if role:
+                yield Skip(f"{note}: {role}")
+                continue
             if tied and not program & _images(ctx.scenario.topology, new, None):
                 yield Skip(f"{note}: {', '.join(f'`{a}`' for a in tied)} of `{kind.name}` mean something only in "
                            f"{old.name}'s program ({', '.join(sorted(program)) or 'no image'}), which {new.name} "
@@ -120,6 +124,31 @@ class RetargetGenerator(Generator):
                 # one variant per (workload, fault kind): another container of one deployment has the same
                 # root cause and the same fix, a near-duplicate
                 break
+
+
+def _role_conflict(kind, topology: ir.Topology, ref: ir.ObjectRef) -> str | None:
+    """Why the fault means nothing on `ref` given the workload's role, read from its kind and spec (None: it
+    can move there). A fault that scales a workload's replicas (`workload.replicas:*`: idle replicas) assumes
+    interchangeable replicas behind a Service: a StatefulSet's replicas each have their own identity and
+    storage, a workload that mounts a PersistentVolumeClaim shares one volume, and a `Recreate` workload is
+    declared never to run two pods side by side (a singleton): scaled up, each becomes a broken member, not
+    idle capacity."""
+    if not kind.mechanism.startswith("workload.replicas"):
+        return None
+    workload = next((w for w in topology.workloads if w.kind == ref.kind and w.name == ref.name
+                     and w.namespace == ref.namespace), None)
+    if workload is None:
+        return None
+    if workload.kind == "StatefulSet":
+        return (f"`{kind.name}` scales interchangeable replicas, and StatefulSet `{ref.name}`'s replicas each have "
+                "their own identity and storage (a stateful member, not idle capacity)")
+    if any("persistentVolumeClaim" in v for v in workload.volumes):
+        return (f"`{kind.name}` scales interchangeable replicas, and `{ref.name}` mounts a PersistentVolumeClaim "
+                "(stateful: its replicas would share one volume)")
+    if workload.strategy == "Recreate":
+        return (f"`{kind.name}` scales interchangeable replicas, and `{ref.name}`'s `Recreate` strategy declares it "
+                "a singleton (never two pods side by side)")
+    return None
 
 
 def _images(topology: ir.Topology, ref: ir.ObjectRef, container: str | None) -> set[str]:
@@ -170,11 +199,16 @@ class Move:
                             | {o.name for pool in (topology.configmaps, topology.secrets, topology.autoscalers,
                                                    topology.service_accounts) for o in pool}
                             | {old.name, new.name}, key=lambda s: (-len(s), s))
+        # a name in prose may be plural (`carts`, one cart each) and capitalised or upper-case (`Cart`, `CART_ADDR`)
         self.pattern = re.compile(r"(?<![A-Za-z0-9])(?:(deployments?|statefulsets?|deploy|sts)/)?("
-                                  + "|".join(re.escape(k) for k in self.known) + r")(?![A-Za-z0-9])", re.IGNORECASE)
+                                  + "|".join(re.escape(k) for k in self.known) + r")(?:(?<=[sxz])es|(?<![sxz])s)?"
+                                  r"(?![A-Za-z0-9])", re.IGNORECASE)
         self.mentioned = self._mentioned()
         self.components = self._components()
         self.names = self._names()
+        merged = self._merged()
+        if merged:
+            raise Unmovable(merged)
         self.old_words = self._old_words()
         self.word_pattern = (re.compile(r"(?<![A-Za-z0-9])(" + "|".join(map(re.escape, sorted(self.old_words)))
                                         + r")(?![A-Za-z0-9])", re.IGNORECASE) if self.old_words else None)
@@ -242,8 +276,13 @@ class Move:
                         continue
                     if c not in mapping or d in fixed:
                         break
+                    # one new component per old one: a name already standing for another component (the new
+                    # target, an earlier image) cannot also stand for `d`, or two components of the ground truth
+                    # would merge into one (a duplicate edge, a self edge)
+                    # (a component the scenario names keeps its own name when it can: not given to another)
+                    taken = set(mapping.values()) | (self.mentioned - {d})
                     options = sorted(x for x in graph.get(mapping[c], ()) if x in self.workloads
-                                     and (x not in used or x == d))
+                                     and x not in taken and (x not in used or x == d))
                     choice = d if d in options else (options[0] if options else None)
                     if choice is None:
                         break
@@ -284,6 +323,25 @@ class Move:
                     out.setdefault(service, image)
         return out
 
+    def _merged(self) -> str | None:
+        """Two names of the scenario that the renaming would make one (a duplicate ground-truth edge, or an edge
+        from an object to itself): the mapping must be one-to-one on what the scenario mentions."""
+        by_image: dict[str, str] = {}
+        for old, new in sorted(self.names.items()):
+            if old not in self.mentioned and old not in (self.a, self.old.name) \
+                    and not any(old in self.places.selecting.get(c, []) for c in self.mentioned):
+                continue
+            if new in by_image and by_image[new] != old:
+                return (f"the renaming maps `{by_image[new]}` and `{old}` both onto `{new}`: the ground truth would "
+                        "merge two components (a duplicate or self edge)")
+            by_image[new] = old
+        unchanged = (self.mentioned | {self.a}) - set(self.names)
+        for old, new in self.names.items():
+            if new in unchanged and new != old and old in self.mentioned | {self.a, self.old.name}:
+                return (f"the renaming maps `{old}` onto `{new}`, which the scenario already names: the ground "
+                        "truth would merge two components (a duplicate or self edge)")
+        return None
+
     def unmapped(self) -> set[str]:
         """Components related to the old target that the ground truth names but that have no image."""
         return (self.mentioned & self._related()) - set(self.components) - {
@@ -301,6 +359,24 @@ class Move:
         found = sorted(unmapped & names)
         return found[0] if found else None
 
+    def lost_reason(self, stmt, lost: str) -> str:
+        """What a statement that names a component with no counterpart says, and why it has none."""
+        what = {ast.Fault: "the fault", ast.Group: "the fault group", ast.Solution: "the solution",
+                ast.Param: "a param", ast.Description: "the description"}.get(type(stmt), "the scenario")
+        up, down = _graph(self.topology)
+        if lost in _closure(up, self.a):
+            relation, graph = "a caller", up
+        elif lost in _closure(down, self.a):
+            relation, graph = "a callee", down
+        else:
+            return f"{what} names `{lost}`, which the move has no counterpart for around `{self.b}`"
+        head = f"{what} names `{lost}`, {relation} of `{self.a}`, which has no counterpart around `{self.b}`"
+        if lost == self.b:
+            return f"{head} (it is the new target itself)"
+        options = sorted(graph.get(self.b, ()))
+        return f"{head} (" + (f"its {relation[2:]}s {', '.join(options)} stand for other components" if options
+                              else f"`{self.b}` has no {relation[2:]}") + ")"
+
     # ---- applying it ---------------------------------------------------------------------------------
 
     def text(self, value: str) -> str:
@@ -309,8 +385,12 @@ class Move:
             new = self.names.get(found.lower(), None)
             if new is None:
                 return m.group(0)
-            if found[:1].isupper() and found[1:2].islower():
-                new = new[:1].upper() + new[1:]
+            plural = m.group(0)[len(m.group(1) or "") + (1 if prefix else 0) + len(found):]
+            snake = "_" in (value[m.start() - 1:m.start()] + value[m.end():m.end() + 1])
+            new = _case_like(found, new, snake)
+            if plural:  # `carts` -> `ads`, `EMAILS` -> `ADS`
+                plural = "es" if new.lower().endswith(("s", "x", "z")) else "s"
+                new += plural.upper() if found.isupper() else plural
             if prefix:  # `deployment/checkout` in a command: the kind of the new workload
                 workload = self.workloads.get(new)
                 if workload is not None and workload.kind.lower() not in prefix.lower():
@@ -336,15 +416,35 @@ class Move:
         """Prose with the old target's own words (outside whole names) said of the new target."""
         if self.word_pattern is None:
             return value
-        parts = self.pattern.split(value)  # names were renamed already: leave them whole
-        out = []
-        # re.split with 2 groups yields [text, prefix, name, text, ...]
-        for i in range(0, len(parts), 3):
-            text = parts[i]
-            out.append(self.word_pattern.sub(lambda m: _like(m.group(0), self.b), text))
-            if i + 2 < len(parts):
-                out.append((parts[i + 1] + "/" if parts[i + 1] else "") + parts[i + 2])
+        out, last = [], 0
+        for m in self.pattern.finditer(value):  # names were renamed already: leave them whole
+            out.append(self.word_pattern.sub(lambda w: _like(w.group(0), self.b), value[last:m.start()]))
+            out.append(m.group(0))
+            last = m.end()
+        out.append(self.word_pattern.sub(lambda w: _like(w.group(0), self.b), value[last:]))
         return "".join(out)
+
+    def stale(self, document: ast.Scenario) -> str | None:
+        """A text of the variant that still names the old target, or a component that was renamed away, in
+        any form (`Carts`, `the cart's`, `CART_ADDR`): the variant would say it of the wrong object."""
+        images = {v.lower() for v in self.names.values()}
+        gone = {k.lower() for k in self.names if k.lower() not in images}
+        if not gone:
+            return None
+        for stmt in (*document.statements, document.name):
+            if isinstance(stmt, (ast.Topology, ast.UseApp)):
+                continue
+            if isinstance(stmt, ast.Param):
+                stmt = (stmt.domain, stmt.default)
+            for text in _texts(stmt):
+                for m in self.pattern.finditer(text):
+                    if m.group(2).lower() in gone:
+                        name = m.group(2).lower()
+                        now = self.names.get(name) or next(v for k, v in self.names.items() if k.lower() == name)
+                        what = "the old target" if name in {self.old.name.lower(), (self.a or "").lower()} else \
+                            f"`{name}`, which the move renames to `{now}`"
+                        return f"{what}, as `{m.group(0)}` in \"{text}\""
+        return None
 
     def old_word_in(self, node) -> str | None:
         """An old target's word that a node's strings carry outside whole names."""
@@ -499,7 +599,7 @@ class Move:
     def document(self) -> ast.Scenario:
         statements = []
         for stmt in self.ctx.document.statements:
-            if isinstance(stmt, (ast.Topology, ast.UseApp, ast.Param, ast.Expect)):
+            if isinstance(stmt, (ast.Topology, ast.UseApp, ast.Expect)):
                 statements.append(stmt)
                 continue
             if isinstance(stmt, ast.Fault):
@@ -510,9 +610,16 @@ class Move:
                     isinstance(e, ast.Attr) and isinstance(e.value, ast.Str) and e.value.value in created)))
                 if word:
                     raise Unmovable(f"the fault's arguments name `{word}`, which is `{self.old.name}`'s own")
-            lost = self._lost(stmt)
+            if isinstance(stmt, ast.Param):  # its values may name components (`redis:6380`), never its name
+                lost = self._lost((stmt.domain, stmt.default))
+                if lost:
+                    raise Unmovable(self.lost_reason(stmt, lost))
+                statements.append(dataclasses.replace(stmt, domain=self.node(stmt.domain),
+                                                      default=self.node(stmt.default)))
+                continue
+            lost = self._lost(stmt) if not isinstance(stmt, ast.Description) else None  # said anew below
             if lost:
-                raise Unmovable(f"the fault names `{lost}`, which has no counterpart around `{self.b}`")
+                raise Unmovable(self.lost_reason(stmt, lost))
             stmt = self.node(stmt)
             if _has_dropped(stmt):
                 raise Unmovable("the fault or its group names a component that has no counterpart "
@@ -521,7 +628,11 @@ class Move:
         document = dataclasses.replace(self.ctx.document, statements=tuple(statements))
         document = with_expect(document, self.expect())
         document = dataclasses.replace(document, name=self.name())
-        return self._healthy_figures(self._neutral_description(document))
+        document = self._healthy_figures(self._neutral_description(document))
+        left = self.stale(document)
+        if left:
+            raise Unmovable(f"the variant's text would still name {left}")
+        return document
 
     def _neutral_description(self, document: ast.Scenario) -> ast.Scenario:
         """The description said anew from the fault kind's own summary and the new target: the parent's
@@ -603,9 +714,12 @@ class Move:
                 groups[new.id] = new.target
             mapped.append((stmt, new))
         ids = set(groups)
+        dropped = []
         for stmt, new in mapped:
             if isinstance(new, ast.Alert):
                 if _has_dropped(new) or (new.target.kind == "group" and new.target.name not in ids):
+                    dropped.append(f"`{stmt.name}` on {stmt.target.kind} `{stmt.target.name}` has no counterpart "
+                                   f"around `{self.b}`")
                     continue
                 new = self._alert_on_service(new)
                 if new not in alerts:
@@ -614,7 +728,13 @@ class Move:
             if isinstance(new, ast.Propagation):
                 chain = [r for r in new.chain if r is not _DROPPED and not (r.kind == "group" and r.name not in ids)]
                 chain = [r for i, r in enumerate(chain) if i == 0 or chain[i - 1] != r]
+                if len(set(chain)) != len(chain) and len(set(stmt.chain)) == len(stmt.chain):
+                    raise Unmovable("the renaming makes a propagation chain pass one object twice ("
+                                    + " -> ".join(f"{r.kind} {r.name}" for r in chain) + ")")
                 for run in split_chain(tuple(chain), self.topology, groups) if len(chain) >= 2 else ():
+                    edges = list(zip(run, run[1:]))
+                    if any(a == b for a, b in edges):
+                        raise Unmovable(f"the renaming makes a propagation edge from an object to itself")
                     out.append(dataclasses.replace(new, chain=run))
                 continue
             if isinstance(new, (ast.RootCause, ast.Optimal)) and _has_dropped(new):
@@ -636,8 +756,10 @@ class Move:
             problems += [p for p in (self.alert_problem(a, groups) for a in own) if p]
             alerts = [a for a in own if self.alert_problem(a, groups) is None]
             if not alerts:
+                if not own:
+                    problems.append(f"`{kind.name}` raises no alert of its own on `{self.b}`")
                 raise Unmovable("no expected alert can fire around the new target ("
-                                + "; ".join(dict.fromkeys(problems)) + ")")
+                                + "; ".join(dict.fromkeys(dropped + problems)) + ")")
         expected = {a.name for a in alerts}
         raised = set(library_alerts(kind))
         for stmt, new in mapped:
@@ -657,6 +779,10 @@ class Move:
         on the new target, or on a callee whose every path from the application's entry points goes through
         it. A request alert needs a component that serves requests (a Service selects it or something calls
         it: a client such as a load generator does neither), and a Service the fault deletes carries none."""
+        workload = self.workloads.get(self.b)
+        if workload is not None and workload.containers and not any(
+                measures_container(alert.name, self.topology.application, c.name) for c in workload.containers):
+            return f"`{alert.name}`'s rules do not count `{self.b}`'s containers"
         if scope(alert.name) != TRAFFIC or self.places.wide:
             return None
         target = groups.get(alert.target.name) if alert.target.kind == "group" else alert.target
@@ -877,6 +1003,18 @@ def _scaled(text: str, before: str, after: str) -> str | None:
         Decimal("0.001") if suffix == "m" else Decimal(1))
     number = max(int((size / unit).to_integral_value()), 1 if a[1] > 0 else 0)
     return f"{number}{suffix}"
+
+
+def _case_like(found: str, name: str, snake: bool = False) -> str:
+    """`name` written in the case style of the occurrence `found`: `CART` -> `PRODUCT_CATALOG` (upper snake, an
+    environment variable's name), `Cart` -> `Product-catalog`, `cart_addr`'s `cart` -> `product_catalog`."""
+    if snake or found.isupper() and len(found) > 1:
+        name = name.replace("-", "_").replace(".", "_")
+    if found.isupper() and len(found) > 1:
+        return name.upper()
+    if found[:1].isupper():
+        return name[:1].upper() + name[1:]
+    return name
 
 
 def _like(found: str, name: str) -> str:

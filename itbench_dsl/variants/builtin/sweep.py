@@ -19,6 +19,7 @@ import itertools
 import re
 
 from itbench_dsl import ast
+from itbench_dsl.variants import figures
 from itbench_dsl.variants import (NAME_LIMIT, Context, Generator, Skip, Variant, replace_text,
                                   statements_of)
 from itbench_dsl.printer import Printer
@@ -39,8 +40,10 @@ def with_values(document: ast.Scenario, values: dict[str, ast.Value]) -> ast.Sce
     return dataclasses.replace(document, statements=statements)
 
 
-def variant(document: ast.Scenario, params: list[ast.Param], values: dict[str, ast.Value], note: str) -> Variant:
-    """The variant with `values`: defaults set, prose and name saying the new values, W2001 allowed."""
+def variant(document: ast.Scenario, params: list[ast.Param], values: dict[str, ast.Value],
+            note: str) -> Variant | Skip:
+    """The variant with `values`: defaults set, prose and name saying the new values, W2001 allowed; a skip
+    when the prose would still state an old value in some spelling."""
     changed = {}
     for p in params:
         old, new = _plain(current(p)), _plain(values[p.name])
@@ -53,6 +56,17 @@ def variant(document: ast.Scenario, params: list[ast.Param], values: dict[str, a
         pattern = re.compile(r"(?<![A-Za-z0-9.])(" + "|".join(re.escape(t) for t in sorted(texts, key=len, reverse=True))
                              + r")(?![A-Za-z0-9.%])")
         out = replace_text(out, lambda text: pattern.sub(lambda m: texts[m.group(1)], text))
+        # the same values in other spellings (`3 seconds`, `3000ms`, `80 percent`) and the share words an
+        # old percentage satisfied (`most of`): said anew, or the variant is refused (figures.py)
+        shares = sum(1 for t in texts if figures.percent(t) is not None) == 1  # a share word is one param's
+        for old, new in texts.items():
+            out = replace_text(out, lambda text, old=old, new=new: figures.rewrite(text, old, new, shares))
+        for old, new in texts.items():
+            for text in _prose(out):
+                left = figures.stale(text, old, new)
+                if left:
+                    return Skip(f"{note}: the prose still says `{left}`, the old value {old}, in a form that "
+                                f"cannot be said of {new} (\"{text}\")")
         slugs = {_slug(a): _slug(b) for a, b in texts.items() if _slug(a)}
         parts = document.name.split("-")
         renamed = "-".join(slugs.get(part, part) for part in parts)
@@ -62,6 +76,17 @@ def variant(document: ast.Scenario, params: list[ast.Param], values: dict[str, a
         if renamed != document.name:
             name = renamed[:NAME_LIMIT].rstrip("-")
     return Variant(out, note=note, name=name)
+
+
+def _prose(document: ast.Scenario) -> list[str]:
+    """Every text of the document that replace_text rewrites."""
+    found: list[str] = []
+
+    def collect(text: str) -> str:
+        found.append(text)
+        return text
+    replace_text(document, collect)
+    return found
 
 
 def _plain(value: ast.Value) -> str:
