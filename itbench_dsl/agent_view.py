@@ -379,6 +379,7 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
     vocab = vocabulary(scenario, application, prompt)
     access = Access(loaded["manifests/agent-access.yaml"])
     markers = _marker_rules(topology)
+    shared = shared_label_keys(topology)
     originals = {_key(o): o for o in topology}
     # the namespaces that hold what the faults create (Chaos Mesh's): the agent must look there to find the root
     # cause, and their names are the tools' own, said by the created objects' kinds anyway
@@ -435,6 +436,12 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
                 if harness:
                     report(Finding(where, kind, namespace, name, "metadata.name", name,
                                    f"a marker naming the harness (`{harness[0]}`)"))
+            if created and _group(str(obj.get("apiVersion", ""))) not in TOOL_GROUPS:
+                # an object a fault creates without the labels the application's objects beside it carry:
+                # `kubectl get -l '!app.kubernetes.io/component'` lists it alone (backends/faults.py gives them)
+                for key in sorted(shared.get(namespace, set()) - set((_meta(obj).get("labels") or {}))):
+                    report(Finding(where, kind, namespace, name, "metadata.labels", key,
+                                   f"a fingerprint: no label `{key}`, which the application's objects there carry"))
             if namespace and namespace not in homes:
                 look_name("metadata.namespace", namespace)
             for field, key, value in _marks(obj):
@@ -484,6 +491,55 @@ def _host_group_findings(scenario: ir.Scenario) -> list[Finding]:
         if told:
             out.append(Finding("prompt.md", ref.kind, None, ref.name, "hosts", ref.name,
                                f"a host group named after what its hosts are (`{told[0]}`)"))
+    return out
+
+
+# ---- fingerprints: what sets a created object apart from the application's ------------------------------
+
+
+def shared_label_keys(topology: list[dict]) -> dict[str | None, set[str]]:
+    """Namespace -> the label keys more than half of the application's objects there carry (whatever their
+    values): what an object that belongs there carries. Cluster-scoped objects and Namespaces are left out."""
+    counts: dict[str | None, dict[str, int]] = {}
+    totals: dict[str | None, int] = {}
+    for obj in topology:
+        namespace = _meta(obj).get("namespace")
+        if not namespace or obj.get("kind") == "Namespace":
+            continue
+        totals[namespace] = totals.get(namespace, 0) + 1
+        for key in _meta(obj).get("labels") or {}:
+            counts.setdefault(namespace, {})[str(key)] = counts.setdefault(namespace, {}).get(str(key), 0) + 1
+    return {ns: {k for k, n in keys.items() if n * 2 > totals[ns]} for ns, keys in counts.items()}
+
+
+def registry(image: str) -> str:
+    """The registry an image reference pulls from (`docker.io` when it names none: `busybox`, `curlimages/curl`)."""
+    first, slash, _ = image.partition("/")
+    if slash and ("." in first or ":" in first or first == "localhost"):
+        return first
+    return "docker.io"
+
+
+def foreign_images(objects: dict[str, list[dict]]) -> list[Finding]:
+    """The images of the objects a fault creates that come from a registry no object of the application pulls
+    from (`registry.access.redhat.com/ubi...` beside an application pulled from `ghcr.io`): whoever lists the
+    pods' images finds the fault's pods (W2016). A fault tool's objects are not read (their pods are the tool's)."""
+    topology = [o for o in objects.get("manifests/topology.yaml") or [] if isinstance(o, dict)]
+    own = {registry(str(c.get("image", ""))) for o in topology for c in _containers(o) if c.get("image")}
+    if not own:
+        return []
+    keys = {_key(o) for o in topology}
+    out = []
+    for obj in objects.get("inject/apply.yaml") or []:
+        if not isinstance(obj, dict) or _key(obj) in keys or _group(str(obj.get("apiVersion", ""))) in TOOL_GROUPS:
+            continue
+        kind, namespace, name = _key(obj)
+        for index, container in enumerate(_containers(obj)):
+            image = str(container.get("image", ""))
+            if image and registry(image) not in own:
+                out.append(Finding("inject/apply.yaml", kind, namespace, name, f"containers[{index}].image", image,
+                                   f"an image from a registry no object of the application uses (`{registry(image)}`; "
+                                   f"the application's: {', '.join(f'`{r}`' for r in sorted(own))})"))
     return out
 
 
@@ -741,4 +797,4 @@ def _marker_rules(topology: list[dict]):
     return why
 
 
-__all__ = ["Finding", "Vocabulary", "findings", "vocabulary", "application_words", "words", "stem", "Access"]
+__all__ = ["Finding", "Vocabulary", "findings", "foreign_images", "shared_label_keys", "registry", "vocabulary", "application_words", "words", "stem", "Access"]

@@ -536,6 +536,22 @@ Fix it by expecting the alert that measures the symptom (an `alert_rule` on the 
 by a probe the evaluator runs; a scenario ported from a benchmark whose prompt states the symptom may allow
 the warning (`metadata { lint_allow = ["W2015"] }`) and say why.
 """),
+        _c("W2016", "an object a fault creates looks unlike the application's", """
+An object a fault creates (a Deployment, a DaemonSet, a Job) runs an image from a registry no object of
+the application pulls from (`registry.access.redhat.com/ubi...` beside an application pulled from
+`ghcr.io`): whoever lists the pods' images (`kubectl get pods -o jsonpath='{..image}'`) finds the fault's
+pods without diagnosing anything. `itbench check` compares the registry of every image of the objects the
+injection creates with those of the application's objects (`agent_view.foreign_images`; a fault tool's
+objects, Chaos Mesh's, are the tool's and are not read).
+
+The labels are the compiler's: an object a fault creates wears the labels the application's objects in
+its namespace share, and those each object carries with a value of its own (`app.kubernetes.io/component`,
+`app.kubernetes.io/name`) with its target's values (`backends/faults.py`); one that still lacks a label
+most of the application's objects there carry is an E4010 finding ("a fingerprint").
+
+Fix it by pulling the fault's image from a registry the application uses (a mirror), or allow the
+warning (`metadata { lint_allow = ["W2016"] }`) and say why.
+"""),
         _c("W2001", "scenario duplicates another", """
 Two of the checked scenarios inject the same fault mechanism on the same target (the same
 container, variable, port or autoscaler): they measure the same thing, whatever values they use.
