@@ -436,6 +436,12 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
                 if harness:
                     report(Finding(where, kind, namespace, name, "metadata.name", name,
                                    f"a marker naming the harness (`{harness[0]}`)"))
+                # nor a word of what it does to the application (`deny-all-cart`, `test-untrusted-registry`)
+                telling = sorted(w for w in set(words(name)) if w in EFFECT_WORDS | JUDGMENT_WORDS | ACTION_WORDS
+                                 and stem(w) not in skip and stem(w) not in vocab.application)
+                if telling:
+                    report(Finding(where, kind, namespace, name, "metadata.name", name,
+                                   f"a word that says what the object does to the application (`{telling[0]}`)"))
             if created and _group(str(obj.get("apiVersion", ""))) not in TOOL_GROUPS:
                 # an object a fault creates without the labels the application's objects beside it carry:
                 # `kubectl get -l '!app.kubernetes.io/component'` lists it alone (backends/faults.py gives them)
@@ -559,6 +565,13 @@ injection sabotage sabotaged poison poisoned
 ACTION_WORDS = frozenset("""
 fill filler exhaust exhausting hog hogger flood flooder leak leaker burn burner kill killer crash crasher break
 breaker starve starver throttle throttler blackhole sinkhole stall staller hang hanger oom
+""".split())
+# words that say what an object does to the application it sits beside (deny its traffic, isolate its pods, mark
+# a registry untrusted): in the name of an object a fault creates, they point at it (`deny-all-cart`)
+EFFECT_WORDS = frozenset("""
+deny denied denying denies block blocked blocking blocker blocks isolate isolated isolating isolation untrusted
+distrust distrusted restrict restricted restricting strangle strangled cripple crippled sabotage throttled choke
+choked cutoff
 """.split())
 # the API groups of fault tools: what their objects hold (a PodChaos's action, selector, duration) is the fault
 # itself, which the agent is to find; their names and labels are read as any object's

@@ -481,7 +481,10 @@ group's name and every alert's name, labels and annotations (Prometheus serves t
   the nouns of where the fault acts ("workload", "container"), and less what the prompt says (a CISO
   control). A created object's name may say its kind and its fields (a ResourceQuota `...-quota`); a fault
   tool's object (Chaos Mesh's) may say its type only: `cart-pod-kill` restates its spec, and whoever lists the
-  PodChaos objects reads the fault (the default names are `<workload>-<hash>`);
+  PodChaos objects reads the fault (the default names are `<namespace>-<hash>`, naming neither the target
+  nor the action); a created object's name may not say what it does to the application either (`deny`,
+  `block`, `isolate`, `untrusted`, ...: `deny-all-cart`, `test-untrusted-registry`), nor a word that says
+  what is wrong or what a fault does;
 - in a value a fault writes (a created object's, or what a patch adds: a new image tag, a node selector, a
   script's name), a word that says what is wrong (`nonexistent`, `missing`, `invalid`, `broken`, `itbench`,
   ...) or what the fault does (`fill`, `kill`, `hog`, ...), or a word of the fault kind's name or mechanism
@@ -492,6 +495,10 @@ group's name and every alert's name, labels and annotations (Prometheus serves t
   access objects' rules (the same in every scenario of an application, E4025);
 - a marker: a label or annotation only injected objects carry (`app.kubernetes.io/managed-by: itbench` on
   what a fault creates), or a word of the harness in a created object's name (`-gap`, `-injected`);
+- a fingerprint: an object a fault creates without a label that more than half of the application's objects
+  in its namespace carry (`app.kubernetes.io/component`, `part-of`): `kubectl get -l '!app.kubernetes.io/component'`
+  would list it alone. The compiler gives created objects those labels (a value most objects share, else
+  the target's own value); an image from a registry the application does not use is W2016;
 - a host control's inventory group named after what its hosts are (`..._baseline`, `..._compliant`): the
   prompt's host pattern names both groups, which `ciso.host_groups` names alike (`<hosts>_<token>`).
 

@@ -109,3 +109,40 @@ def test_the_registry_of_an_image():
     assert agent_view.registry("curlimages/curl:8.10.1") == "docker.io"
     assert agent_view.registry("ghcr.io/open-telemetry/demo:2.1.3") == "ghcr.io"
     assert agent_view.registry("localhost:5000/x") == "localhost:5000"
+
+
+# ---- names: a created object's name says neither its target nor what it does ------------------------------------
+
+NAMED_KINDS = ("ingress_port_blocking_network_policy", "insufficient_resource_quota", "isolating_network_policy")
+
+
+def test_the_default_names_of_created_objects_say_neither_the_target_nor_the_fault():
+    """`cart-ingress`, `cart-resource-quota`, `deny-all-cart` named the answer: the defaults are
+    `<namespace>-<hash>`, the same for the same scenario, another for another target."""
+    for kind in NAMED_KINDS:
+        [created] = _created(_compiled(f'fault {kind} on deployment "cart"'))
+        name = created["metadata"]["name"]
+        assert "cart" not in name and "deny" not in name and "ingress" not in name and "quota" not in name, name
+        assert name.startswith("shop-")
+        assert name == _created(_compiled(f'fault {kind} on deployment "cart"'))[0]["metadata"]["name"]
+        other = _created(_compiled(f'fault {kind} on deployment "web"'))[0]["metadata"]["name"]
+        assert other != name
+
+
+def test_a_chaos_experiments_default_name_is_no_code_for_its_action():
+    """Two workloads' partitions had one suffix (`kafka-b405393`, `shipping-b405393`): a code for the action,
+    learnt from one scenario. The hash covers the target now, and the name does not carry it."""
+    from itbench_dsl.faults.chaos import neutral_name
+
+    a = neutral_name("kafka", "NetworkChaos", "partition", "otel-demo")
+    b = neutral_name("shipping", "NetworkChaos", "partition", "otel-demo")
+    assert a != b and a.rpartition("-")[2] != b.rpartition("-")[2]
+    assert "kafka" not in a and a.startswith("otel-demo-")
+
+
+def test_an_author_written_name_that_says_what_the_object_does_is_found():
+    result = _compiled('fault isolating_network_policy on deployment "cart" { name = "deny-all-cart" }')
+    found = [f for f in agent_view.findings(result.scenario, result.files) if f.field == "metadata.name"]
+    assert [f.name for f in found] == ["deny-all-cart"] and "`deny`" in found[0].why
+    neutral = _compiled('fault isolating_network_policy on deployment "cart"')
+    assert not [f for f in agent_view.findings(neutral.scenario, neutral.files) if f.field == "metadata.name"]
