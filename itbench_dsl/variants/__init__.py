@@ -516,6 +516,8 @@ def pin_generated_names(ctx: "Context") -> "Context":
     (`name = "otel-demo-5d0c9a1e2b"`): a Chaos Mesh experiment's default, and that of an object a fault creates
     (a NetworkPolicy, a ResourceQuota), is a hash of its target and action (faults/base.neutral_name), so a generator that renames the target (retarget, anonymize) would change it
     under the statements that refer to it; written out, it is renamed with them."""
+    from ..faults.cluster import NAME_ARG  # a kind whose created object's default name is neutral_name's
+
     faults, injections = faults_of(ctx.document), ctx.scenario.injections()
     if len(faults) != len(injections):
         return ctx
@@ -526,7 +528,7 @@ def pin_generated_names(ctx: "Context") -> "Context":
             continue
         if "chaos_type" in injection.args and injection.root is not None:
             pins[id(fault)] = injection.root.name
-        elif len(injection.created) == 1 and any(a.name == "name" for a in injection.kind.args):
+        elif len(injection.created) == 1 and any(a is NAME_ARG for a in injection.kind.args):
             # a created object's default name hashes its target's too (faults/base.neutral_name)
             pins[id(fault)] = injection.created[0].name
     if not pins:
