@@ -379,6 +379,7 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
     vocab = vocabulary(scenario, application, prompt)
     access = Access(loaded["manifests/agent-access.yaml"])
     markers = _marker_rules(topology)
+    shared = shared_label_keys(topology)
     originals = {_key(o): o for o in topology}
     # the namespaces that hold what the faults create (Chaos Mesh's): the agent must look there to find the root
     # cause, and their names are the tools' own, said by the created objects' kinds anyway
@@ -435,6 +436,18 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
                 if harness:
                     report(Finding(where, kind, namespace, name, "metadata.name", name,
                                    f"a marker naming the harness (`{harness[0]}`)"))
+                # nor a word of what it does to the application (`deny-all-cart`, `test-untrusted-registry`)
+                telling = sorted(w for w in set(words(name)) if w in EFFECT_WORDS | JUDGMENT_WORDS | ACTION_WORDS
+                                 and stem(w) not in skip and stem(w) not in vocab.application)
+                if telling:
+                    report(Finding(where, kind, namespace, name, "metadata.name", name,
+                                   f"a word that says what the object does to the application (`{telling[0]}`)"))
+            if created and _group(str(obj.get("apiVersion", ""))) not in TOOL_GROUPS:
+                # an object a fault creates without the labels the application's objects beside it carry:
+                # `kubectl get -l '!app.kubernetes.io/component'` lists it alone (backends/faults.py gives them)
+                for key in sorted(shared.get(namespace, set()) - set((_meta(obj).get("labels") or {}))):
+                    report(Finding(where, kind, namespace, name, "metadata.labels", key,
+                                   f"a fingerprint: no label `{key}`, which the application's objects there carry"))
             if namespace and namespace not in homes:
                 look_name("metadata.namespace", namespace)
             for field, key, value in _marks(obj):
@@ -487,6 +500,55 @@ def _host_group_findings(scenario: ir.Scenario) -> list[Finding]:
     return out
 
 
+# ---- fingerprints: what sets a created object apart from the application's ------------------------------
+
+
+def shared_label_keys(topology: list[dict]) -> dict[str | None, set[str]]:
+    """Namespace -> the label keys more than half of the application's objects there carry (whatever their
+    values): what an object that belongs there carries. Cluster-scoped objects and Namespaces are left out."""
+    counts: dict[str | None, dict[str, int]] = {}
+    totals: dict[str | None, int] = {}
+    for obj in topology:
+        namespace = _meta(obj).get("namespace")
+        if not namespace or obj.get("kind") == "Namespace":
+            continue
+        totals[namespace] = totals.get(namespace, 0) + 1
+        for key in _meta(obj).get("labels") or {}:
+            counts.setdefault(namespace, {})[str(key)] = counts.setdefault(namespace, {}).get(str(key), 0) + 1
+    return {ns: {k for k, n in keys.items() if n * 2 > totals[ns]} for ns, keys in counts.items()}
+
+
+def registry(image: str) -> str:
+    """The registry an image reference pulls from (`docker.io` when it names none: `busybox`, `curlimages/curl`)."""
+    first, slash, _ = image.partition("/")
+    if slash and ("." in first or ":" in first or first == "localhost"):
+        return first
+    return "docker.io"
+
+
+def foreign_images(objects: dict[str, list[dict]]) -> list[Finding]:
+    """The images of the objects a fault creates that come from a registry no object of the application pulls
+    from (`registry.access.redhat.com/ubi...` beside an application pulled from `ghcr.io`): whoever lists the
+    pods' images finds the fault's pods (W2016). A fault tool's objects are not read (their pods are the tool's)."""
+    topology = [o for o in objects.get("manifests/topology.yaml") or [] if isinstance(o, dict)]
+    own = {registry(str(c.get("image", ""))) for o in topology for c in _containers(o) if c.get("image")}
+    if not own:
+        return []
+    keys = {_key(o) for o in topology}
+    out = []
+    for obj in objects.get("inject/apply.yaml") or []:
+        if not isinstance(obj, dict) or _key(obj) in keys or _group(str(obj.get("apiVersion", ""))) in TOOL_GROUPS:
+            continue
+        kind, namespace, name = _key(obj)
+        for index, container in enumerate(_containers(obj)):
+            image = str(container.get("image", ""))
+            if image and registry(image) not in own:
+                out.append(Finding("inject/apply.yaml", kind, namespace, name, f"containers[{index}].image", image,
+                                   f"an image from a registry no object of the application uses (`{registry(image)}`; "
+                                   f"the application's: {', '.join(f'`{r}`' for r in sorted(own))})"))
+    return out
+
+
 # ---- the values -------------------------------------------------------------------------------------------
 
 # maps whose keys are chosen names (a ConfigMap's file names, a node selector's labels), not a schema's fields
@@ -503,6 +565,13 @@ injection sabotage sabotaged poison poisoned
 ACTION_WORDS = frozenset("""
 fill filler exhaust exhausting hog hogger flood flooder leak leaker burn burner kill killer crash crasher break
 breaker starve starver throttle throttler blackhole sinkhole stall staller hang hanger oom
+""".split())
+# words that say what an object does to the application it sits beside (deny its traffic, isolate its pods, mark
+# a registry untrusted): in the name of an object a fault creates, they point at it (`deny-all-cart`)
+EFFECT_WORDS = frozenset("""
+deny denied denying denies block blocked blocking blocker blocks isolate isolated isolating isolation untrusted
+distrust distrusted restrict restricted restricting strangle strangled cripple crippled sabotage throttled choke
+choked cutoff
 """.split())
 # the API groups of fault tools: what their objects hold (a PodChaos's action, selector, duration) is the fault
 # itself, which the agent is to find; their names and labels are read as any object's
@@ -741,4 +810,4 @@ def _marker_rules(topology: list[dict]):
     return why
 
 
-__all__ = ["Finding", "Vocabulary", "findings", "vocabulary", "application_words", "words", "stem", "Access"]
+__all__ = ["Finding", "Vocabulary", "findings", "foreign_images", "shared_label_keys", "registry", "vocabulary", "application_words", "words", "stem", "Access"]

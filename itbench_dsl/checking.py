@@ -84,6 +84,7 @@ def _finish(result: CompileResult, diags: Diagnostics, lint: bool, hints: str = 
         diags.extend(alert_placement(result))
         diags.extend(agent_view(result, hints))
         diags.extend(symptoms(result))
+        diags.extend(fingerprints(result))
     if result.scenario is not None and result.files and not diags.has_errors:
         diags.extend(self_validation(result))
         if not diags.has_errors:
@@ -155,6 +156,34 @@ def symptoms(result: CompileResult) -> list[Diagnostic]:
                               help="expect the alert that measures its symptom (an `alert_rule` on the metric it "
                                    "moves) or run a `probe`; `itbench explain W2015`"))
     return out
+
+
+def fingerprints(result: CompileResult) -> list[Diagnostic]:
+    """W2016: an object a fault creates whose image comes from a registry no object of the application pulls from
+    (agent_view.foreign_images), at the fault that creates it."""
+    from .agent_view import foreign_images
+
+    scenario = result.scenario
+    if scenario.compliance is not None:
+        return []
+    made_by = {(ref.kind, ref.namespace, ref.name): index for index, injection in enumerate(scenario.injections())
+               for ref in injection.created}
+    out = []
+    for finding in foreign_images(_cluster_objects(result)):
+        index = made_by.get((finding.kind, finding.namespace, finding.name), 0)
+        span = result.source_map.injection(index) if result.source_map is not None else result.document.name_span
+        out.append(Diagnostic("W2016", f"the agent can tell the fault's objects apart: {finding.why} in "
+                              f"{finding.subject()}, {finding.field}: `{finding.text}`", result.path, span,
+                              "an image unlike the application's",
+                              help="pull the fault's image from a registry the application uses (a mirror of it), "
+                                   "or allow the warning and say why; `itbench explain W2016`"))
+    return out
+
+
+def _cluster_objects(result: CompileResult) -> dict[str, list[dict]]:
+    from .agent_view import cluster_objects
+
+    return cluster_objects(result.scenario)
 
 
 def _alert_rule_span(result: CompileResult, finding):

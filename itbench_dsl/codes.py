@@ -481,7 +481,10 @@ group's name and every alert's name, labels and annotations (Prometheus serves t
   the nouns of where the fault acts ("workload", "container"), and less what the prompt says (a CISO
   control). A created object's name may say its kind and its fields (a ResourceQuota `...-quota`); a fault
   tool's object (Chaos Mesh's) may say its type only: `cart-pod-kill` restates its spec, and whoever lists the
-  PodChaos objects reads the fault (the default names are `<workload>-<hash>`);
+  PodChaos objects reads the fault (the default names are `<namespace>-<hash>`, naming neither the target
+  nor the action); a created object's name may not say what it does to the application either (`deny`,
+  `block`, `isolate`, `untrusted`, ...: `deny-all-cart`, `test-untrusted-registry`), nor a word that says
+  what is wrong or what a fault does;
 - in a value a fault writes (a created object's, or what a patch adds: a new image tag, a node selector, a
   script's name), a word that says what is wrong (`nonexistent`, `missing`, `invalid`, `broken`, `itbench`,
   ...) or what the fault does (`fill`, `kill`, `hog`, ...), or a word of the fault kind's name or mechanism
@@ -492,6 +495,10 @@ group's name and every alert's name, labels and annotations (Prometheus serves t
   access objects' rules (the same in every scenario of an application, E4025);
 - a marker: a label or annotation only injected objects carry (`app.kubernetes.io/managed-by: itbench` on
   what a fault creates), or a word of the harness in a created object's name (`-gap`, `-injected`);
+- a fingerprint: an object a fault creates without a label that more than half of the application's objects
+  in its namespace carry (`app.kubernetes.io/component`, `part-of`): `kubectl get -l '!app.kubernetes.io/component'`
+  would list it alone. The compiler gives created objects those labels (a value most objects share, else
+  the target's own value); an image from a registry the application does not use is W2016;
 - a host control's inventory group named after what its hosts are (`..._baseline`, `..._compliant`): the
   prompt's host pattern names both groups, which `ciso.host_groups` names alike (`<hosts>_<token>`).
 
@@ -535,6 +542,22 @@ an alert (`expect { alert ... }`, a catalogue alert or its own `alert_rule`) or 
 Fix it by expecting the alert that measures the symptom (an `alert_rule` on the metric the fault moves), or
 by a probe the evaluator runs; a scenario ported from a benchmark whose prompt states the symptom may allow
 the warning (`metadata { lint_allow = ["W2015"] }`) and say why.
+"""),
+        _c("W2016", "an object a fault creates looks unlike the application's", """
+An object a fault creates (a Deployment, a DaemonSet, a Job) runs an image from a registry no object of
+the application pulls from (`registry.access.redhat.com/ubi...` beside an application pulled from
+`ghcr.io`): whoever lists the pods' images (`kubectl get pods -o jsonpath='{..image}'`) finds the fault's
+pods without diagnosing anything. `itbench check` compares the registry of every image of the objects the
+injection creates with those of the application's objects (`agent_view.foreign_images`; a fault tool's
+objects, Chaos Mesh's, are the tool's and are not read).
+
+The labels are the compiler's: an object a fault creates wears the labels the application's objects in
+its namespace share, and those each object carries with a value of its own (`app.kubernetes.io/component`,
+`app.kubernetes.io/name`) with its target's values (`backends/faults.py`); one that still lacks a label
+most of the application's objects there carry is an E4010 finding ("a fingerprint").
+
+Fix it by pulling the fault's image from a registry the application uses (a mirror), or allow the
+warning (`metadata { lint_allow = ["W2016"] }`) and say why.
 """),
         _c("W2001", "scenario duplicates another", """
 Two of the checked scenarios inject the same fault mechanism on the same target (the same

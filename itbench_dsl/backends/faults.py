@@ -53,6 +53,7 @@ def _plan(scenario: ir.Scenario) -> tuple[list[dict], list[ir.ObjectRef], list[d
     # A declared kind's patches (faults/declared.py) change the target's manifest, not its IR object: they are
     # kept per object and applied again over what a later Python fault renders for it, so faults compose.
     declared: dict[tuple, list[ir.Injection]] = {}
+    made_by: dict[tuple, ir.Injection] = {}  # what each object the faults apply -> the first fault that applies it
     for injection in scenario.injections():
         kind = injection.kind
         spec = kind.declared
@@ -76,6 +77,7 @@ def _plan(scenario: ir.Scenario) -> tuple[list[dict], list[ir.ObjectRef], list[d
             for earlier in declared.get(_key(obj), ()):
                 rendered = patch_manifest(earlier.kind.declared, earlier, rendered)
             inject_apply[_key(obj)] = rendered
+            made_by.setdefault(_key(obj), injection)
         inject_delete.extend(r for r in (effect.delete if effect is not None else ()) if r not in inject_delete)
         undo = kind.revert(injection, scenario.topology)
         for obj in undo.apply:
@@ -97,11 +99,15 @@ def _plan(scenario: ir.Scenario) -> tuple[list[dict], list[ir.ObjectRef], list[d
     if scenario.compliance is None and inject_apply:
         from .manifests import topology_manifests
 
-        existing = {_key(o) for o in topology_manifests(scenario.topology, provided=True)}
+        manifests = topology_manifests(scenario.topology, provided=True)
+        existing = {_key(o): o for o in manifests}
         common = common_labels(scenario.topology)
         for key, obj in inject_apply.items():
             if key not in existing:  # an object the faults create
                 _wear(obj, common.get(key[2], {}))
+                creator = made_by.get(key)
+                related = existing.get(_key(creator.target.itbench())) if creator is not None else None
+                _wear(obj, per_object_labels(scenario.topology, key[2], related))
     return list(inject_apply.values()), inject_delete, list(revert_apply.values()), revert_delete
 
 
@@ -128,6 +134,66 @@ def common_labels(topology: ir.Topology) -> dict[str | None, dict[str, str]]:
                 best[key] = (n, value)
         out[where] = {key: value for key, (_, value) in sorted(best.items())}
     return out
+
+
+def per_object_labels(topology: ir.Topology, namespace: str | None, related: dict | None) -> dict[str, str]:
+    """The labels more than half of the application's objects in `namespace` carry, each with a value of its
+    own (`app.kubernetes.io/component`, `app.kubernetes.io/name`, `io.kompose.service`: no value is shared by
+    most, so common_labels leaves them out), with the values of `related` (the fault's target, when it is
+    in that namespace and carries them). An object a fault creates wears them: an object without the
+    `component` label every object of the application has is the fault's, whatever its name."""
+    keys = shared_label_keys(topology).get(namespace, set())
+    if related is None or (related.get("metadata") or {}).get("namespace") != namespace:
+        related = None
+    own = ((related or {}).get("metadata") or {}).get("labels") or {}
+    fallback = _most_common_values(topology).get(namespace, {})
+    out = {key: str(own[key]) for key in sorted(keys) if key in own}
+    return {**{key: fallback[key] for key in sorted(keys) if key in fallback and key not in out}, **out}
+
+
+def _most_common_values(topology: ir.Topology) -> dict[str | None, dict[str, str]]:
+    """Namespace -> each label key's most common value there (the first in order on a tie)."""
+    from .manifests import topology_manifests
+
+    counts: dict[str | None, dict[tuple[str, str], int]] = {}
+    for obj in topology_manifests(topology):
+        meta = obj.get("metadata") or {}
+        where = meta.get("namespace") if obj.get("kind") != "Namespace" else None
+        for key, value in (meta.get("labels") or {}).items():
+            pair = (str(key), str(value))
+            counts.setdefault(where, {})[pair] = counts.setdefault(where, {}).get(pair, 0) + 1
+    out: dict[str | None, dict[str, str]] = {}
+    for where, pairs in counts.items():
+        best: dict[str, tuple[int, str]] = {}
+        for (key, value), n in sorted(pairs.items()):
+            if n > best.get(key, (0, ""))[0]:
+                best[key] = (n, value)
+        out[where] = {key: value for key, (_, value) in best.items()}
+    return out
+
+
+def shared_label_keys(topology: ir.Topology) -> dict[str | None, set[str]]:
+    """Namespace (None: cluster-scoped) -> the label keys more than half of the application's objects there
+    carry, whatever their values: what an object that belongs there is expected to carry (agent_view.py
+    flags an object a fault creates without them)."""
+    return _shared_keys_memo(topology)
+
+
+def _shared_keys(topology: ir.Topology) -> dict[str | None, set[str]]:
+    from .manifests import topology_manifests
+
+    counts: dict[str | None, dict[str, int]] = {}
+    totals: dict[str | None, int] = {}
+    for obj in topology_manifests(topology):
+        meta = obj.get("metadata") or {}
+        where = meta.get("namespace") if obj.get("kind") != "Namespace" else None
+        totals[where] = totals.get(where, 0) + 1
+        for key in meta.get("labels") or {}:
+            counts.setdefault(where, {})[str(key)] = counts.setdefault(where, {}).get(str(key), 0) + 1
+    return {where: {k for k, n in keys.items() if n * 2 > totals[where]} for where, keys in counts.items()}
+
+
+_shared_keys_memo = IdentityMemo(_shared_keys, size=16)
 
 
 def _wear(obj: dict, labels: dict[str, str]) -> None:

@@ -353,6 +353,19 @@ def pick_container(f: FaultInput) -> ir.Container | None:
     return None
 
 
+def neutral_name(namespace: str, *seed: str) -> str:
+    """The default name of an object a fault creates: its namespace's name and a hash of what creates it
+    (`otel-demo-5d0c9a1e2b`), never the target's name (`cart-...`) nor a word of the fault (`deny-all-...`,
+    `...-resource-quota`): whoever lists the objects of a kind reads their names, and a name must not point
+    at the answer (agent_view.py). The hash covers the target and the fault, so that no suffix is a code for
+    a fault kind learnt from another scenario; the same scenario always gets the same name."""
+    import hashlib
+
+    digest = hashlib.sha256("/".join(seed).encode()).hexdigest()[:10]
+    prefix = (namespace or "default")[:40].rstrip("-.")
+    return f"{prefix}-{digest}"
+
+
 def kobj(target: ir.ObjectRef) -> dict:
     return target.itbench()
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import hashlib
 import re
 from decimal import Decimal
 
@@ -21,6 +20,7 @@ from ..diagnostics import did_you_mean
 from ..topology import DNS1123_SUBDOMAIN
 from ..units import cron_syntax_problem, format_duration, parse_go_duration, parse_memory
 from ..yamlout import sorted_keys
+from .base import neutral_name as base_neutral_name
 from .base import (
     CHAOS_NAMESPACE,
     CREATABLE_KINDS,
@@ -271,19 +271,19 @@ def _timing(f: FaultInput, duration):
     return ("every", format_duration(every))
 
 
-def neutral_name(workload: str, chaos_type: str, what: str) -> str:
-    """The default name of an experiment (and of its Schedule): the workload's name and a hash of what it does
-    (`cart-5d0c9a1`, as a ReplicaSet is named), never the action (`cart-pod-kill`): whoever lists the objects
-    reads the name, and it must not say the fault (agent_view.py)."""
+def neutral_name(workload: str, chaos_type: str, what: str, namespace: str = "") -> str:
+    """The default name of an experiment (and of its Schedule): the target's namespace and a hash of the target
+    and what it does (base.neutral_name, `otel-demo-5d0c9a1e2b`), never the action (`cart-pod-kill`) nor the
+    target (`cart-...`): whoever lists the objects reads the name, and it must not point at the answer
+    (agent_view.py)."""
     # the hash covers the workload: a suffix the same for every workload would be a code for the action, learnt
-    # from one scenario's page (a variant that moves the fault keeps its name: variants/builtin/retarget.py)
-    digest = hashlib.sha256(f"{chaos_type}/{what}".encode()).hexdigest()[:7]
-    return f"{workload[:40].rstrip('-.')}-{digest}"
+    # from one scenario's page (a variant that moves the fault keeps its name: variants.pin_generated_names)
+    return base_neutral_name(namespace, chaos_type, what, workload)
 
 
 def _finish(f: FaultInput, chaos_type: str, default_name: str, spec: dict, timing) -> Checked | None:
     """The checked use: the experiment, alone (one-shot) or in a Schedule, its name, refs and access."""
-    name = f.body.attr("name", "str") or neutral_name(f.obj.name, chaos_type, default_name)
+    name = f.body.attr("name", "str") or neutral_name(f.obj.name, chaos_type, default_name, f.target.namespace or "")
     plural = chaos_type.lower()
     what = "schedule" if timing is not None else plural
     # a custom resource's name is a DNS-1123 subdomain (kubernetes staging/src/k8s.io/apiextensions-apiserver
@@ -394,7 +394,7 @@ _COMMON_ARGS = (
     Arg("selector", "labels", default="the workload's selector", help="pod labels of the target"),
     Arg("pod_phases", "list of strings", help="only pods in these phases (Pending, Running, Succeeded, Failed, "
         "Unknown)"),
-    Arg("name", "string", default="`<workload>-<hash>` (`cart-0ea5b89`)",
+    Arg("name", "string", default="`<namespace>-<hash>` (`otel-demo-5d0c9a1e2b`)",
         help="the name of the Schedule or experiment; the default says nothing of the fault to whoever lists the "
              "objects (write a name that does not either: `itbench check` reports E4010)"),
 )

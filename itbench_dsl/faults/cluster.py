@@ -6,7 +6,7 @@ import copy
 
 from .. import ir
 from ..topology import DNS1123_LABEL
-from .base import CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, kobj
+from .base import CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, itbench_entry, kobj, neutral_name
 
 CREATABLE_KINDS["networkpolicy"] = ("networking.k8s.io/v1", "NetworkPolicy")
 CREATABLE_KINDS["resourcequota"] = ("v1", "ResourceQuota")
@@ -19,8 +19,24 @@ def _unmanage(injection: ir.Injection, topology: ir.Topology) -> Effect:
 # ---- ingress-port-blocking network policy -----------------------------------------------------------------
 
 
-def _policy_name(workload: str) -> str:
-    return f"{workload[:55]}-ingress"  # the name ITBench's solutions use: `<workload>-ingress`
+def _policy_name(f: FaultInput, fault: str) -> str:
+    """The name of the object a fault of this module creates: `name = "..."` of the fault, else a neutral one
+    (base.neutral_name: neither the target's name nor the fault's words, `deny-all-cart`, `cart-ingress`)."""
+    return f.body.attr("name", "str") or neutral_name(f.obj.namespace, fault, f.obj.kind, f.obj.name)
+
+
+def _itbench_ingress_solutions() -> tuple:
+    """ITBench's solutions of the ingress-blocking policy, naming the policy the injection created (`args.policy`)
+    where ITBench's spell its own name (`<workload>-ingress`)."""
+    import json
+
+    templates = itbench_entry("faults", "ingress-port-blocking-network-policy").get("solutions", {}).get("templates", [])
+    text = json.dumps(templates).replace("{{ args.kubernetesObject.metadata.name }}-ingress", "{{ args.policy }}")
+    return tuple(json.loads(text))
+
+
+NAME_ARG = Arg("name", "string", default="`<namespace>-<hash>` (`otel-demo-5d0c9a1e2b`)",
+               help="the created object's name; the default says neither the target nor the fault")
 
 
 def _check_network_policy(f: FaultInput) -> Checked | None:
@@ -31,10 +47,13 @@ def _check_network_policy(f: FaultInput) -> Checked | None:
                 "to block", f.fault.target.span, "no port",
                 help="target a workload whose containers serve ports (`port \"http\" = 8080`)")
         return None
-    policy = ir.ObjectRef("networking.k8s.io/v1", "NetworkPolicy", workload.namespace, _policy_name(workload.name))
+    policy = ir.ObjectRef("networking.k8s.io/v1", "NetworkPolicy", workload.namespace,
+                          _policy_name(f, "ingress_port_blocking_network_policy"))
     return Checked({"policy": policy.name, "pod_selector": dict(workload.selector), "ports": ports},
                    {"kubernetesObject": kobj(f.target)}, side_objects=[policy], created=[policy],
-                   agent_namespaces=[workload.namespace], agent_resources=["networkpolicies"])
+                   agent_namespaces=[workload.namespace], agent_resources=["networkpolicies"],
+                   # ITBench's injection task names it `<workload>-ingress`
+                   itbench_names={policy.name: f"{workload.name[:55]}-ingress"})
 
 
 def _inject_network_policy(injection, topology):
@@ -52,23 +71,21 @@ def _inject_network_policy(injection, topology):
 
 QUOTA_SOLUTIONS = (
     {"steps": [{"command": "kubectl -n {{ args.kubernetesObject.metadata.namespace }} edit resourcequota "
-                           "{{ args.kubernetesObject.metadata.name }}-resource-quota",
+                           "{{ args.quota }}",
                 "text": "Manually edit the manifest(s) and increase the values of the resource quota(s)."}]},
     {"steps": [{"command": "kubectl -n {{ args.kubernetesObject.metadata.namespace }} delete resourcequota "
-                           "{{ args.kubernetesObject.metadata.name }}-resource-quota",
+                           "{{ args.quota }}",
                 "text": "Delete the offending resource quota(s) if it is no longer required."}]},
 )
 
 
-def _quota_name(workload: str) -> str:
-    # One name for the quota, used by the injection, both ground truths and the solutions (ITBench's own files
-    # disagree: `strict-resource-quota` in its ground truth, `memory` in its solution template).
-    return f"{workload}-resource-quota"
 
 
 def _check_resource_quota(f: FaultInput) -> Checked | None:
     workload: ir.Workload = f.obj
-    name = _quota_name(workload.name)
+    # one name for the quota, used by the injection, both ground truths and the solutions; ITBench's export
+    # names it as ITBench's task does (`<workload>-resource-quota`)
+    name = _policy_name(f, "insufficient_resource_quota")
     if len(name) > 63:
         f.error("E2014", f"the quota's name `{name}` is longer than 63 characters", f.fault.target.span)
         return None
@@ -84,7 +101,7 @@ def _check_resource_quota(f: FaultInput) -> Checked | None:
     quota = ir.ObjectRef("v1", "ResourceQuota", workload.namespace, name)
     return Checked({"quota": name, "pods": pods}, {"kubernetesObject": kobj(f.target)},
                    side_objects=[quota], created=[quota], agent_namespaces=[workload.namespace],
-                   agent_resources=["resourcequotas"])
+                   agent_resources=["resourcequotas"], itbench_names={name: f"{workload.name}-resource-quota"})
 
 
 def _inject_resource_quota(injection, topology):
@@ -100,8 +117,6 @@ def _inject_resource_quota(injection, topology):
 # ---- network policy isolating a workload (ingress and egress) ---------------------------------------------
 
 
-def _isolation_name(workload: str) -> str:
-    return f"deny-all-{workload[:54]}"  # SREGym's name for the policy
 
 
 def _check_isolating_policy(f: FaultInput) -> Checked | None:
@@ -117,7 +132,9 @@ def _check_isolating_policy(f: FaultInput) -> Checked | None:
         f.error("E2011", f"{workload.kind.lower()} `{workload.name}` has 0 replicas: there are no pods to isolate",
                 f.fault.target.span, "no pods", help="target a workload that runs pods")
         return None
-    policy = ir.ObjectRef("networking.k8s.io/v1", "NetworkPolicy", workload.namespace, _isolation_name(workload.name))
+    # SREGym names it `deny-all-<workload>`: whoever lists the policies would read the fault in it
+    policy = ir.ObjectRef("networking.k8s.io/v1", "NetworkPolicy", workload.namespace,
+                          _policy_name(f, "isolating_network_policy"))
     return Checked({"policy": policy.name, "pod_selector": dict(workload.selector)},
                    {"kubernetesObject": kobj(f.target)}, side_objects=[policy], created=[policy],
                    agent_namespaces=[workload.namespace], agent_resources=["networkpolicies"])
@@ -326,7 +343,10 @@ FAULTS = [
         "Creates a NetworkPolicy that refuses every connection to a workload's pods.",
         _check_network_policy, _inject_network_policy, _unmanage,
         preconditions=("The workload's containers serve at least one port.",),
-        creates="NetworkPolicy `<workload>-ingress` in the workload's namespace, selecting its pods, with no ingress rule",
+        creates="NetworkPolicy `<namespace>-<hash>` (`name`) in the workload's namespace, selecting its pods, with no "
+                "ingress rule",
+        args=(NAME_ARG,),
+        solutions=_itbench_ingress_solutions(),
         labels=("virtualization", "misconfiguration"),
         symptoms=('requests',),
     ),
@@ -337,8 +357,9 @@ FAULTS = [
         "or roll out new pods.",
         _check_resource_quota, _inject_resource_quota, _unmanage,
         preconditions=("The workload runs at least one pod.",),
-        creates="ResourceQuota `<workload>-resource-quota` in the workload's namespace (`pods` = the namespace's "
+        creates="ResourceQuota `<namespace>-<hash>` (`name`) in the workload's namespace (`pods` = the namespace's "
                 "current pod count)",
+        args=(NAME_ARG,),
         solutions=QUOTA_SOLUTIONS,
         readiness="absent", labels=("virtualization", "misconfiguration"),
         symptoms=('scheduling', 'readiness'),
@@ -350,14 +371,15 @@ FAULTS = [
         "DNS lookups included), isolating them from the rest of the cluster.",
         _check_isolating_policy, _inject_isolating_policy, _unmanage,
         preconditions=("The workload serves a port or calls another component.", "The workload runs pods."),
-        creates="NetworkPolicy `deny-all-<workload>` in the workload's namespace, selecting its pods, with no ingress "
-                "and no egress rule",
+        creates="NetworkPolicy `<namespace>-<hash>` (`name`) in the workload's namespace, selecting its pods, with no "
+                "ingress and no egress rule",
+        args=(NAME_ARG,),
         alerts=(),
         solutions=(
             {"steps": [{"command": "kubectl -n {{ args.kubernetesObject.metadata.namespace }} get networkpolicies",
                         "text": "Find the network policy that selects the workload's pods."},
                        {"command": "kubectl -n {{ args.kubernetesObject.metadata.namespace }} delete networkpolicy "
-                                   "deny-all-{{ args.kubernetesObject.metadata.name }}",
+                                   "{{ args.policy }}",
                         "text": "Delete the policy that isolates them."}]},
         ),
         labels=("virtualization", "misconfiguration"),

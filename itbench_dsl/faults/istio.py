@@ -17,7 +17,7 @@ import copy
 
 from .. import ir
 from ..topology import DATAPLANE_LABEL
-from .base import CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, find_object, kobj
+from .base import CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, find_object, kobj, neutral_name
 
 SECURITY_API = "security.istio.io/v1"
 CREATABLE_KINDS["peerauthentication"] = (SECURITY_API, "PeerAuthentication")
@@ -132,10 +132,10 @@ def _revert_strict_mtls(injection, topology):
 HTTP_METHODS = ("GET", "POST", "DELETE", "PUT")  # ITBench's argument schema allows these
 
 
-def _policy_name(gateway: str) -> str:
-    # named after the gateway it guards, as an application names its policies (ITBench's `-deny` would tell whoever
-    # lists the policies what this one does: agent_view.py)
-    return f"{gateway}-policy"
+def _policy_name(gateway: ir.ObjectRef) -> str:
+    # neither ITBench's `<gateway>-deny` nor `<gateway>-policy`: whoever lists the policies would read the fault or
+    # its target in the name (agent_view.py); base.neutral_name
+    return neutral_name(gateway.namespace, "istio_deny_gateway", gateway.kind, gateway.name)
 
 
 def _check_deny_gateway(f: FaultInput) -> Checked | None:
@@ -164,7 +164,7 @@ def _check_deny_gateway(f: FaultInput) -> Checked | None:
     if mesh is None:
         _no_mesh(f, gateway.namespace, "an Istio service mesh")
         return None
-    name = _policy_name(gateway.name)
+    name = _policy_name(gateway)
     if len(name) > 253:
         f.error("E2014", f"the policy's name `{name}` is longer than 253 characters", f.fault.target.span)
         return None
@@ -241,7 +241,7 @@ FAULTS = [
             "`methods` names one or more of GET, POST, DELETE, PUT, each once (E2010).",
             "The gateway's namespace runs in an Istio service mesh, whose gateway enforces the policy (E2025).",
         ),
-        creates="AuthorizationPolicy `<gateway>-deny` (`security.istio.io/v1`, action `DENY`, `targetRef` the "
+        creates="AuthorizationPolicy `<namespace>-<hash>` (ITBench's `<gateway>-deny`; `security.istio.io/v1`, action `DENY`, `targetRef` the "
                 "Gateway) in the gateway's namespace; revert deletes it.",
         labels=("virtualization", "misconfiguration"),
         symptoms=('requests',),

@@ -513,18 +513,24 @@ faults_of = ast.fault_statements
 
 def pin_generated_names(ctx: "Context") -> "Context":
     """`ctx` with each fault that creates an object under a generated default name naming it in its statement
-    (`name = "cart-0ea5b89"`): a Chaos Mesh experiment's default is a hash of its target's name and action
-    (faults/chaos.neutral_name), so a generator that renames the target (retarget, anonymize) would change it
+    (`name = "otel-demo-5d0c9a1e2b"`): a Chaos Mesh experiment's default, and that of an object a fault creates
+    (a NetworkPolicy, a ResourceQuota), is a hash of its target and action (faults/base.neutral_name), so a generator that renames the target (retarget, anonymize) would change it
     under the statements that refer to it; written out, it is renamed with them."""
+    from ..faults.cluster import NAME_ARG  # a kind whose created object's default name is neutral_name's
+
     faults, injections = faults_of(ctx.document), ctx.scenario.injections()
     if len(faults) != len(injections):
         return ctx
     pins = {}
     for fault, injection in zip(faults, injections):
-        if (fault.kind == injection.fault and isinstance(injection.args, dict) and "chaos_type" in injection.args
-                and injection.root is not None
-                and not any(isinstance(e, ast.Attr) and e.key == "name" for e in fault.entries or ())):
+        if fault.kind != injection.fault or not isinstance(injection.args, dict) or any(
+                isinstance(e, ast.Attr) and e.key == "name" for e in fault.entries or ()):
+            continue
+        if "chaos_type" in injection.args and injection.root is not None:
             pins[id(fault)] = injection.root.name
+        elif len(injection.created) == 1 and any(a is NAME_ARG for a in injection.kind.args):
+            # a created object's default name hashes its target's too (faults/base.neutral_name)
+            pins[id(fault)] = injection.created[0].name
     if not pins:
         return ctx
 

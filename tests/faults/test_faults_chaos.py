@@ -26,9 +26,14 @@ from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.faults import FAULTS, itbench_entry
 from itbench_dsl.faults.chaos import neutral_name
+
+
+def _neutral(*parts: str) -> str:
+    """A default name in the tests' namespace `shop`."""
+    return neutral_name(*parts, namespace="shop")
 from itbench_dsl.validate import validate_object
 
-CART_POD_KILL = neutral_name("cart", "PodChaos", "cart-pod-kill")  # a default name says nothing of the fault
+CART_POD_KILL = _neutral("cart", "PodChaos", "cart-pod-kill")  # a default name says nothing of the fault
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = REPO.parent / "shared" / "reference" / "itbench" / "scenarios"
@@ -346,7 +351,7 @@ def test_stress_chaos_stressors(block: str, expected: dict):
   }}''')
     spec = spec_of(files)
     assert spec["stressors"] == expected and spec["containerNames"] == ["cart"]
-    assert only_object(files)["metadata"]["name"] == neutral_name("cart", "StressChaos", "cart-stress-" + next(iter(expected)))
+    assert only_object(files)["metadata"]["name"] == _neutral("cart", "StressChaos", "cart-stress-" + next(iter(expected)))
 
 
 @pytest.mark.parametrize("fields,expected", [
@@ -397,7 +402,7 @@ def test_values_the_crd_schema_accepts_are_still_refused():
     # the Schedule the checker refuses would pass the CRD schema: the admission rules are the checker's
     schedule = {
         "apiVersion": "chaos-mesh.org/v1alpha1", "kind": "Schedule",
-        "metadata": {"name": neutral_name("cart", "StressChaos", "cart-stress-cpu"), "namespace": "chaos-mesh"},
+        "metadata": {"name": _neutral("cart", "StressChaos", "cart-stress-cpu"), "namespace": "chaos-mesh"},
         "spec": {"schedule": "@every 60s", "type": "StressChaos", "stressChaos": {
             "mode": "all", "selector": {"namespaces": ["shop"]}, "stressors": {"cpu": {"workers": 0}}}},
     }
@@ -409,7 +414,7 @@ def test_values_the_crd_schema_accepts_are_still_refused():
     }
   }''') == ["E2010"]
     http = {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "HTTPChaos",
-            "metadata": {"name": neutral_name("cart", "HTTPChaos", "cart-http-abort"), "namespace": "chaos-mesh"},
+            "metadata": {"name": _neutral("cart", "HTTPChaos", "cart-http-abort"), "namespace": "chaos-mesh"},
             "spec": {"mode": "all", "selector": {"namespaces": ["shop"]}, "target": "Request", "port": 9999,
                      "abort": True}}
     assert validate_object(http) == []
@@ -475,7 +480,7 @@ def test_io_chaos_actions(fields: str, expected: dict):
     assert spec["volumePath"] == "/var/lib/cart"
     for key, value in expected.items():
         assert spec[key] == value
-    assert only_object(files)["metadata"]["name"] == neutral_name("cart", "IOChaos", "cart-io-" + expected["action"].lower())
+    assert only_object(files)["metadata"]["name"] == _neutral("cart", "IOChaos", "cart-io-" + expected["action"].lower())
 
 
 def test_io_chaos_volume_of_a_named_container():
@@ -511,7 +516,7 @@ def test_time_chaos():
   }''')
     spec = spec_of(files)
     assert spec["timeOffset"] == "-1h30m" and spec["clockIds"] == ["CLOCK_REALTIME", "CLOCK_MONOTONIC"]
-    assert only_object(files)["metadata"]["name"] == neutral_name("cart", "TimeChaos", "cart-time-offset")
+    assert only_object(files)["metadata"]["name"] == _neutral("cart", "TimeChaos", "cart-time-offset")
     assert spec_of(ok('''  fault time_chaos on deployment "cart" {
     offset = 10m
   }'''))["timeOffset"] == "10m"

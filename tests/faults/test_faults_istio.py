@@ -23,6 +23,7 @@ from jsonschema import Draft202012Validator
 from backends.test_kubernetes_validate import _is_builtin, _schema_version, _validator_command
 
 from support.compiling import compile_files, yaml_documents
+from itbench_dsl.faults.base import neutral_name
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.faults import CREATABLE_KINDS, FAULTS, istio, itbench_entry
@@ -137,7 +138,8 @@ def test_strict_mtls_takes_the_pods_out_of_the_mesh_and_requires_mtls(bundles):
     assert deployment == original  # nothing else changes
     assert injected[("PeerAuthentication", "book-info", "peer-authentication")] == {
         "apiVersion": "security.istio.io/v1", "kind": "PeerAuthentication",
-        "metadata": {"name": "peer-authentication", "namespace": "book-info"},
+        # the labels the application's objects beside it carry, with its target's values (backends/faults.py)
+        "metadata": {"name": "peer-authentication", "namespace": "book-info", "labels": {"app": "productpage"}},
         "spec": {"mtls": {"mode": "STRICT"}}}
     assert docs(files, "inject/delete.yaml") == []
     assert docs(files, "revert/apply.yaml") == [original]
@@ -145,11 +147,16 @@ def test_strict_mtls_takes_the_pods_out_of_the_mesh_and_requires_mtls(bundles):
                                                   "metadata": {"name": "peer-authentication", "namespace": "book-info"}}]
 
 
+POLICY = neutral_name("book-info", "istio_deny_gateway", "Gateway", "bookinfo-gateway")
+
+
 def test_deny_gateway_attaches_a_deny_policy_to_the_gateway(bundles):
     files = bundles["istio_deny_gateway"]
     assert docs(files, "inject/apply.yaml") == [{
         "apiVersion": "security.istio.io/v1", "kind": "AuthorizationPolicy",
-        "metadata": {"name": "bookinfo-gateway-policy", "namespace": "book-info"},
+        # neither the gateway's name nor `deny` (faults/base.neutral_name); the labels most of book-info's objects
+        # carry (the gateway is the installation's: `app` takes the most common value)
+        "metadata": {"name": POLICY, "namespace": "book-info", "labels": {"app": "reviews"}},
         "spec": {"action": "DENY",
                  "targetRef": {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "bookinfo-gateway"},
                  "rules": [{"to": [{"operation": {"methods": ["GET"]}}]}]}}]
@@ -157,7 +164,7 @@ def test_deny_gateway_attaches_a_deny_policy_to_the_gateway(bundles):
     assert docs(files, "revert/apply.yaml") == []
     assert docs(files, "revert/delete.yaml") == [{
         "apiVersion": "security.istio.io/v1", "kind": "AuthorizationPolicy",
-        "metadata": {"name": "bookinfo-gateway-policy", "namespace": "book-info"}}]
+        "metadata": {"name": POLICY, "namespace": "book-info"}}]
     # the gateway comes with the application's installation: the fault names it, the manifests do not hold it
     assert not any(d["kind"] == "Gateway" for d in docs(files, "manifests/topology.yaml"))
 

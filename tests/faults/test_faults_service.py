@@ -228,9 +228,13 @@ def test_valkey_changed_password(bundles):
     injected = by_key(docs(files, "inject/apply.yaml"))
     secret = injected[("Secret", "otel-demo", "valkey-credentials")]
     assert secret["stringData"] == {"valkey-password": VALKEY_PASSWORD}
-    # like the application's own objects: no harness marker, the labels most of them carry
+    # like the application's own objects: no harness marker, the labels most of them carry (those each object
+    # carries with its own value, `component`, with its target's: backends/faults.py per_object_labels)
     assert secret["metadata"]["labels"] == {"app.kubernetes.io/part-of": "opentelemetry-demo",
-                                            "app.kubernetes.io/version": "2.1.3"}
+                                            "app.kubernetes.io/version": "2.1.3",
+                                            "app.kubernetes.io/component": "valkey-cart",
+                                            "app.kubernetes.io/name": "valkey-cart",
+                                            "opentelemetry.io/name": "valkey-cart"}
     after = injected[("Deployment", "otel-demo", "valkey-cart")]
     container = after["spec"]["template"]["spec"]["containers"][0]
     assert container["args"] == ["--requirepass", "$(VALKEY_PASSWORD)"]
@@ -263,12 +267,13 @@ def test_network_policy_blocks_the_workload_pods(bundles):
     files = bundles[SCENARIOS["ingress_port_blocking_network_policy"]]
     (policy,) = docs(files, "inject/apply.yaml")
     frontend = topology_objects(files)[("Deployment", "otel-demo", "frontend")]
-    assert policy["metadata"]["name"] == "frontend-ingress"
+    assert policy["metadata"]["name"] == "otel-demo-6a44fe07bb"
     assert policy["spec"] == {"podSelector": {"matchLabels": frontend["spec"]["selector"]["matchLabels"]},
                               "policyTypes": ["Ingress"], "ingress": []}
     assert "revert/apply.yaml" not in files
     assert docs(files, "revert/delete.yaml") == [{"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-                                                  "metadata": {"name": "frontend-ingress", "namespace": "otel-demo"}}]
+                                                  "metadata": {"name": "otel-demo-6a44fe07bb", "namespace": "otel-demo"}}]
+    # the bundle names it neutrally (faults/base.neutral_name); the ITBench export as ITBench's task does
     truth = yaml.safe_load(files["itbench/groundtruth.yaml"])
     assert {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
             "metadata": {"name": "frontend-ingress", "namespace": "otel-demo"}} in truth["spec"]["entities"]
@@ -278,11 +283,13 @@ def test_resource_quota_has_one_name_everywhere(bundles):
     files = bundles[SCENARIOS["insufficient_resource_quota"]]
     (quota,) = docs(files, "inject/apply.yaml")
     name = quota["metadata"]["name"]
-    assert name == "checkout-resource-quota"
+    assert name == "otel-demo-fe61341002"
     pods = sum(o["spec"].get("replicas", 1) for o in topology_objects(files).values()
                if o["kind"] in ("Deployment", "StatefulSet"))
     assert quota["spec"] == {"hard": {"pods": str(pods)}}
     assert [d["metadata"]["name"] for d in docs(files, "revert/delete.yaml")] == [name]
+    # the ITBench export names it as ITBench's task does, everywhere (its entities, solutions and groups)
+    name = "checkout-resource-quota"
     v2 = yaml.safe_load(files["itbench/groundtruth.yaml"])
     assert any(e["metadata"]["name"] == name for e in v2["spec"]["entities"] if e["kind"] == "ResourceQuota")
     commands = [s["command"] for sol in v2["spec"]["solutions"] for alt in sol for s in alt["steps"]]
@@ -442,9 +449,13 @@ def test_a_fault_can_target_the_secret_an_earlier_fault_creates():
     injected = by_key(docs(files, "inject/apply.yaml"))
     secret = injected[("Secret", "otel-demo", "valkey-credentials")]
     assert secret["stringData"] == {"valkey-password": CORRUPTED_VALUE}
-    # like the application's own objects: no harness marker, the labels most of them carry
+    # like the application's own objects: no harness marker, the labels most of them carry (those each object
+    # carries with its own value, `component`, with its target's: backends/faults.py per_object_labels)
     assert secret["metadata"]["labels"] == {"app.kubernetes.io/part-of": "opentelemetry-demo",
-                                            "app.kubernetes.io/version": "2.1.3"}
+                                            "app.kubernetes.io/version": "2.1.3",
+                                            "app.kubernetes.io/component": "valkey-cart",
+                                            "app.kubernetes.io/name": "valkey-cart",
+                                            "opentelemetry.io/name": "valkey-cart"}
     # the revert deletes the secret once (the fault that created it), and applies no copy of it
     assert [d["kind"] for d in docs(files, "revert/delete.yaml")] == ["Secret"]
     assert ("Secret", "otel-demo", "valkey-credentials") not in by_key(docs(files, "revert/apply.yaml"))

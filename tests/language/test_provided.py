@@ -148,7 +148,7 @@ def _verdict(scenario, state, answer=None):
                     task="mitigate" if answer is None else "diagnose")
 
 
-ETCD_CHAOS = neutral_name("etcd", "IOChaos", "etcd-io-latency")  # the default name says nothing of the fault
+ETCD_CHAOS = neutral_name("etcd", "IOChaos", "etcd-io-latency", "kube-system")  # the default name says nothing of the fault
 
 
 def test_safeguards_skip_the_mirror_pod_but_keep_provided_deployments():

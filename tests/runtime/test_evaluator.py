@@ -1160,9 +1160,9 @@ def test_a_wrong_object_of_the_root_causes_component_never_scores_like_the_right
 
 
 @pytest.mark.parametrize("name, spellings", [
-    ("sregym-network-policy-block", ["hotel-reservation/networkpolicies/deny-all-recommendation",
-                                     "hotel-reservation/networkpolicies.networking.k8s.io/deny-all-recommendation",
-                                     "hotel-reservation/NetworkPolicy.v1.networking.k8s.io/deny-all-recommendation"]),
+    ("sregym-network-policy-block", ["hotel-reservation/networkpolicies/hotel-reservation-cbc7bff6a7",
+                                     "hotel-reservation/networkpolicies.networking.k8s.io/hotel-reservation-cbc7bff6a7",
+                                     "hotel-reservation/NetworkPolicy.v1.networking.k8s.io/hotel-reservation-cbc7bff6a7"]),
     ("k8sbench-fix-rbac-wrong-resource", ["simple-rbac-setup/roles/pod-reader-role",
                                           "simple-rbac-setup/roles.rbac.authorization.k8s.io/pod-reader-role"]),
     ("sregym-namespace-memory-limit", ["hotel-reservation/resourcequotas/memory-quota"]),

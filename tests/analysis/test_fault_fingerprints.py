@@ -1,0 +1,148 @@
+"""An object a fault creates looks like the application's objects beside it (backends/faults.py, agent_view.py):
+the labels they all carry, the registries they pull from. Otherwise `kubectl get -l '!app.kubernetes.io/component'`
+or a list of the pods' images finds the fault without any diagnosis."""
+
+from __future__ import annotations
+
+import yaml
+
+from itbench_dsl import agent_view
+from itbench_dsl.backends import prompt as prompt_backend
+from itbench_dsl.checking import check_source
+from itbench_dsl.compiler import compile_source
+from itbench_dsl.diagnostics import Diagnostics
+
+SHOP = """scenario "shop-cart-unreachable" {{
+  domain sre
+  complexity low
+  description "The web front end cannot reach cart."
+  topology {{
+    namespace "shop"
+    deployment "cart" {{
+      image = "ghcr.io/example/cart:1.0"
+      port "grpc" = 7070
+      object_labels {{ "app.kubernetes.io/component" = "cart"  "app.kubernetes.io/part-of" = "shop" }}
+    }}
+    deployment "web" {{
+      image = "ghcr.io/example/web:1.0"
+      port "http" = 8080
+      env {{ CART_ADDR = "cart:7070" }}
+      object_labels {{ "app.kubernetes.io/component" = "web"  "app.kubernetes.io/part-of" = "shop" }}
+    }}
+    deployment "db" {{
+      image = "ghcr.io/example/db:1.0"
+      port "sql" = 5432
+      object_labels {{ "app.kubernetes.io/component" = "db"  "app.kubernetes.io/part-of" = "shop" }}
+    }}
+    service "cart" {{
+      port "grpc" = 7070
+      labels {{ "app.kubernetes.io/component" = "cart"  "app.kubernetes.io/part-of" = "shop" }}
+    }}
+    service "web" {{
+      port "http" = 8080
+      labels {{ "app.kubernetes.io/component" = "web"  "app.kubernetes.io/part-of" = "shop" }}
+    }}
+    "web" -> "cart"
+  }}
+  {faults}
+  expect {{
+    root_cause deployment "cart"
+    alert KubePodNotReady on pod "cart-*"
+    mitigated when {{ deployment "cart" ready }}
+  }}
+}}
+"""
+
+
+def _compiled(faults: str):
+    diags = Diagnostics()
+    result = compile_source(SHOP.format(faults=faults).encode(), "s.itb", diags)
+    assert result.files, [d.message for d in diags.errors()]
+    return result
+
+
+def _created(result) -> list[dict]:
+    topology = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"])
+                for o in yaml.safe_load_all(result.files["manifests/topology.yaml"]) if isinstance(o, dict)}
+    return [o for o in yaml.safe_load_all(result.files["inject/apply.yaml"]) if isinstance(o, dict)
+            and (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) not in topology]
+
+
+def test_a_created_object_wears_the_labels_each_application_object_carries():
+    """`app.kubernetes.io/component` has a value of its own on each object (no value is shared by most): the
+    created policy carries it with its target's value, as the target's own objects do."""
+    result = _compiled('fault ingress_port_blocking_network_policy on deployment "cart"')
+    [policy] = _created(result)
+    assert policy["kind"] == "NetworkPolicy"
+    assert policy["metadata"]["labels"]["app.kubernetes.io/component"] == "cart"
+    assert policy["metadata"]["labels"]["app.kubernetes.io/part-of"] == "shop"
+
+
+def test_a_created_object_without_the_shared_labels_is_found():
+    result = _compiled('fault ingress_port_blocking_network_policy on deployment "cart"')
+    files = dict(result.files)
+    objects = [o for o in yaml.safe_load_all(files["inject/apply.yaml"]) if isinstance(o, dict)]
+    for obj in objects:
+        if obj["kind"] == "NetworkPolicy":
+            obj["metadata"]["labels"].pop("app.kubernetes.io/component")
+    files["inject/apply.yaml"] = yaml.safe_dump_all(objects, sort_keys=False).encode()
+    found = agent_view.findings(result.scenario, files, prompt_backend.render_chunks(result.scenario),
+                                objects=agent_view.from_files(files))
+    [finding] = [f for f in found if f.why.startswith("a fingerprint")]
+    assert finding.kind == "NetworkPolicy" and finding.text == "app.kubernetes.io/component"
+    # the compiled bundle itself is clean
+    assert not [f for f in agent_view.findings(result.scenario, result.files) if f.why.startswith("a fingerprint")]
+
+
+def test_an_image_from_a_registry_the_application_does_not_use_is_flagged():
+    """The anti-affinity fault's DaemonSet pulls `registry.access.redhat.com/ubi...`; the application pulls from
+    ghcr.io only: W2016, at the fault."""
+    text = SHOP.format(faults='fault unschedulable_anti_affinity on deployment "cart"')
+    checked = check_source(text.encode(), "s.itb")
+    [diag] = [d for d in checked.diagnostics if d.code == "W2016"]
+    assert "registry.access.redhat.com" in diag.message and "DaemonSet" in diag.message
+    assert "fault unschedulable_anti_affinity" in text.splitlines()[diag.span.line - 1]
+
+
+def test_the_registry_of_an_image():
+    assert agent_view.registry("busybox") == "docker.io"
+    assert agent_view.registry("curlimages/curl:8.10.1") == "docker.io"
+    assert agent_view.registry("ghcr.io/open-telemetry/demo:2.1.3") == "ghcr.io"
+    assert agent_view.registry("localhost:5000/x") == "localhost:5000"
+
+
+# ---- names: a created object's name says neither its target nor what it does ------------------------------------
+
+NAMED_KINDS = ("ingress_port_blocking_network_policy", "insufficient_resource_quota", "isolating_network_policy")
+
+
+def test_the_default_names_of_created_objects_say_neither_the_target_nor_the_fault():
+    """`cart-ingress`, `cart-resource-quota`, `deny-all-cart` named the answer: the defaults are
+    `<namespace>-<hash>`, the same for the same scenario, another for another target."""
+    for kind in NAMED_KINDS:
+        [created] = _created(_compiled(f'fault {kind} on deployment "cart"'))
+        name = created["metadata"]["name"]
+        assert "cart" not in name and "deny" not in name and "ingress" not in name and "quota" not in name, name
+        assert name.startswith("shop-")
+        assert name == _created(_compiled(f'fault {kind} on deployment "cart"'))[0]["metadata"]["name"]
+        other = _created(_compiled(f'fault {kind} on deployment "web"'))[0]["metadata"]["name"]
+        assert other != name
+
+
+def test_a_chaos_experiments_default_name_is_no_code_for_its_action():
+    """Two workloads' partitions had one suffix (`kafka-b405393`, `shipping-b405393`): a code for the action,
+    learnt from one scenario. The hash covers the target now, and the name does not carry it."""
+    from itbench_dsl.faults.chaos import neutral_name
+
+    a = neutral_name("kafka", "NetworkChaos", "partition", "otel-demo")
+    b = neutral_name("shipping", "NetworkChaos", "partition", "otel-demo")
+    assert a != b and a.rpartition("-")[2] != b.rpartition("-")[2]
+    assert "kafka" not in a and a.startswith("otel-demo-")
+
+
+def test_an_author_written_name_that_says_what_the_object_does_is_found():
+    result = _compiled('fault isolating_network_policy on deployment "cart" { name = "deny-all-cart" }')
+    found = [f for f in agent_view.findings(result.scenario, result.files) if f.field == "metadata.name"]
+    assert [f.name for f in found] == ["deny-all-cart"] and "`deny`" in found[0].why
+    neutral = _compiled('fault isolating_network_policy on deployment "cart"')
+    assert not [f for f in agent_view.findings(neutral.scenario, neutral.files) if f.field == "metadata.name"]
