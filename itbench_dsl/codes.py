@@ -564,7 +564,11 @@ Two of the checked scenarios inject the same fault mechanism on the same target 
 container, variable, port or autoscaler): they measure the same thing, whatever values they use.
 Contributors proposed many duplicate "new" faults and scenarios to ITBench; this catches them.
 Change the target or the mechanism, or drop one of the two. `itbench check` reports it when it
-checks several files; it is a warning, so it does not change the exit code.
+checks several files; it is a warning, so it does not change the exit code. It is reported at the later
+of the two files (in the order given), with a note naming the first; a duplicate is a relation of the pair,
+so a pair is allowed when either file allows it (`metadata { lint_allow = ["W2001"] }`, which `itbench
+generate` writes into the deliberate members of a family: `itbench check --strict PARENT VARIANT` passes in
+either order). The same holds for W2006.
 
     fault modified_env on deployment "cart" { name = "REDIS_ADDR"  value = "x:1" }   # a.itb
     fault modified_env on deployment "cart" { name = "REDIS_ADDR"  value = "y:2" }   # b.itb: W2001
