@@ -7,11 +7,17 @@ server is tests/support/kube_server.py. A test run over every scenario of the li
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
 
 from support.compiling import REFERENCE, REPO, SCENARIOS
+
+# A shell starts a background job (`pytest &`) with SIGINT ignored, and an ignored signal stays ignored in
+# every process the suite starts: the tests of what Ctrl-C does need it to reach them, as in a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 _LIBRARY = sorted(SCENARIOS.rglob("*.itb"))
 _LIBRARY_NAMES = {p.stem for p in _LIBRARY} | {str(p.relative_to(SCENARIOS)) for p in _LIBRARY}
