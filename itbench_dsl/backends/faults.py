@@ -107,18 +107,18 @@ def _plan(scenario: ir.Scenario) -> tuple[list[dict], list[ir.ObjectRef], list[d
                 _wear(obj, common.get(key[2], {}))
                 creator = made_by.get(key)
                 related = existing.get(_key(creator.target.itbench())) if creator is not None else None
-                _wear(obj, per_object_labels(scenario.topology, key[2], related))
+                _wear(obj, per_object_labels(scenario.topology, key[2], related, key[3]))
     return list(inject_apply.values()), inject_delete, list(revert_apply.values()), revert_delete
 
 
-def common_labels(topology: ir.Topology) -> dict[str | None, dict[str, str]]:
-    """Namespace (None: cluster-scoped) -> the labels more than half of the application's objects there carry
-    (`app.kubernetes.io/version`, `part-of`), each with its most common value. An object a fault creates wears
-    them too: without them, `kubectl get -l app.kubernetes.io/part-of!=...` would list the fault's objects."""
+def _label_census(topology: ir.Topology) -> tuple[dict, dict, dict]:
+    """Namespace (None: cluster-scoped) -> {(label key, value): objects carrying it}; namespace -> the
+    application's objects there; namespace -> {label key: objects whose value of it is their own name}."""
     from .manifests import topology_manifests
 
     counts: dict[str | None, dict[tuple[str, str], int]] = {}
     totals: dict[str | None, int] = {}
+    own_named: dict[str | None, dict[str, int]] = {}
     for obj in topology_manifests(topology):
         meta = obj.get("metadata") or {}
         where = meta.get("namespace") if obj.get("kind") != "Namespace" else None
@@ -126,49 +126,62 @@ def common_labels(topology: ir.Topology) -> dict[str | None, dict[str, str]]:
         for key, value in (meta.get("labels") or {}).items():
             pair = (str(key), str(value))
             counts.setdefault(where, {})[pair] = counts.setdefault(where, {}).get(pair, 0) + 1
+            if str(value) == str(meta.get("name")):
+                own_named.setdefault(where, {})[str(key)] = own_named.setdefault(where, {}).get(str(key), 0) + 1
+    return counts, totals, own_named
+
+
+_label_census_memo = IdentityMemo(_label_census, size=16)
+
+
+def _most_common(topology: ir.Topology, majority: bool) -> dict[str | None, dict[str, str]]:
+    """Namespace -> each label key's most common value there (the first in order on a tie); with `majority`,
+    only values more than half of the namespace's objects carry."""
+    counts, totals, _ = _label_census_memo(topology)
     out: dict[str | None, dict[str, str]] = {}
     for where, pairs in counts.items():
         best: dict[str, tuple[int, str]] = {}
         for (key, value), n in sorted(pairs.items()):
-            if n * 2 > totals[where] and n > best.get(key, (0, ""))[0]:
+            if (not majority or n * 2 > totals[where]) and n > best.get(key, (0, ""))[0]:
                 best[key] = (n, value)
         out[where] = {key: value for key, (_, value) in sorted(best.items())}
     return out
 
 
-def per_object_labels(topology: ir.Topology, namespace: str | None, related: dict | None) -> dict[str, str]:
+def common_labels(topology: ir.Topology) -> dict[str | None, dict[str, str]]:
+    """Namespace (None: cluster-scoped) -> the labels more than half of the application's objects there carry
+    (`app.kubernetes.io/version`, `part-of`), each with its most common value. An object a fault creates wears
+    them too: without them, `kubectl get -l app.kubernetes.io/part-of!=...` would list the fault's objects."""
+    return _most_common(topology, majority=True)
+
+
+def per_object_labels(topology: ir.Topology, namespace: str | None, related: dict | None,
+                      name: str | None = None) -> dict[str, str]:
     """The labels more than half of the application's objects in `namespace` carry, each with a value of its
     own (`app.kubernetes.io/component`, `app.kubernetes.io/name`, `io.kompose.service`: no value is shared by
-    most, so common_labels leaves them out), with the values of `related` (the fault's target, when it is
-    in that namespace and carries them). An object a fault creates wears them: an object without the
-    `component` label every object of the application has is the fault's, whatever its name."""
+    most, so common_labels leaves them out). An object a fault creates wears them: an object without the
+    `component` label every object of the application has is the fault's, whatever its name. The value: the
+    object's own `name` where most of the application's objects carrying the key hold their own name in it
+    (otel-demo's `opentelemetry.io/name`: a created object labelled with its target's name would be the one
+    object whose label is not its name); else that of `related` (the fault's target, when it is in that
+    namespace and carries it); else the namespace's most common value."""
     keys = shared_label_keys(topology).get(namespace, set())
+    counts, _, own_named = _label_census_memo(topology)
+    carriers: dict[str, int] = {}
+    for (key, _), n in counts.get(namespace, {}).items():
+        carriers[key] = carriers.get(key, 0) + n
     if related is None or (related.get("metadata") or {}).get("namespace") != namespace:
         related = None
     own = ((related or {}).get("metadata") or {}).get("labels") or {}
-    fallback = _most_common_values(topology).get(namespace, {})
-    out = {key: str(own[key]) for key in sorted(keys) if key in own}
-    return {**{key: fallback[key] for key in sorted(keys) if key in fallback and key not in out}, **out}
-
-
-def _most_common_values(topology: ir.Topology) -> dict[str | None, dict[str, str]]:
-    """Namespace -> each label key's most common value there (the first in order on a tie)."""
-    from .manifests import topology_manifests
-
-    counts: dict[str | None, dict[tuple[str, str], int]] = {}
-    for obj in topology_manifests(topology):
-        meta = obj.get("metadata") or {}
-        where = meta.get("namespace") if obj.get("kind") != "Namespace" else None
-        for key, value in (meta.get("labels") or {}).items():
-            pair = (str(key), str(value))
-            counts.setdefault(where, {})[pair] = counts.setdefault(where, {}).get(pair, 0) + 1
-    out: dict[str | None, dict[str, str]] = {}
-    for where, pairs in counts.items():
-        best: dict[str, tuple[int, str]] = {}
-        for (key, value), n in sorted(pairs.items()):
-            if n > best.get(key, (0, ""))[0]:
-                best[key] = (n, value)
-        out[where] = {key: value for key, (_, value) in best.items()}
+    fallback = _most_common(topology, majority=False).get(namespace, {})
+    out = {}
+    for key in sorted(keys):
+        if name is not None and own_named.get(namespace, {}).get(key, 0) * 2 > carriers.get(key, 0):
+            out[key] = name
+        elif key in own:
+            out[key] = str(own[key])
+        elif key in fallback:
+            out[key] = fallback[key]
     return out
 
 
@@ -176,24 +189,14 @@ def shared_label_keys(topology: ir.Topology) -> dict[str | None, set[str]]:
     """Namespace (None: cluster-scoped) -> the label keys more than half of the application's objects there
     carry, whatever their values: what an object that belongs there is expected to carry (agent_view.py
     flags an object a fault creates without them)."""
-    return _shared_keys_memo(topology)
-
-
-def _shared_keys(topology: ir.Topology) -> dict[str | None, set[str]]:
-    from .manifests import topology_manifests
-
-    counts: dict[str | None, dict[str, int]] = {}
-    totals: dict[str | None, int] = {}
-    for obj in topology_manifests(topology):
-        meta = obj.get("metadata") or {}
-        where = meta.get("namespace") if obj.get("kind") != "Namespace" else None
-        totals[where] = totals.get(where, 0) + 1
-        for key in meta.get("labels") or {}:
-            counts.setdefault(where, {})[str(key)] = counts.setdefault(where, {}).get(str(key), 0) + 1
-    return {where: {k for k, n in keys.items() if n * 2 > totals[where]} for where, keys in counts.items()}
-
-
-_shared_keys_memo = IdentityMemo(_shared_keys, size=16)
+    counts, totals, _ = _label_census_memo(topology)
+    out: dict[str | None, set[str]] = {}
+    for where, pairs in counts.items():
+        keys: dict[str, int] = {}
+        for (key, _), n in pairs.items():
+            keys[key] = keys.get(key, 0) + n
+        out[where] = {k for k, n in keys.items() if n * 2 > totals[where]}
+    return out
 
 
 def _wear(obj: dict, labels: dict[str, str]) -> None:

@@ -591,6 +591,28 @@ def map_nodes(node, fn):
     return node
 
 
+def map_strings(document: ast.Scenario, fn: Callable[[str], str], *, names: bool = False,
+                skip: tuple[type, ...] = (ast.Topology, ast.UseApp)) -> ast.Scenario:
+    """`fn` applied to every string of the document's statements other than those of the `skip` types:
+    string values, descriptions, solution titles, steps and their commands, and with `names` the names
+    objects are referred by. The skipped statements are left whole (map_nodes is bottom-up, so they are left
+    out here rather than refused in the visit)."""
+    def visit(n):
+        if isinstance(n, ast.Str):
+            return dataclasses.replace(n, value=fn(n.value))
+        if names and isinstance(n, ast.Ref):
+            return dataclasses.replace(n, name=fn(n.name))
+        if isinstance(n, ast.Description):
+            return dataclasses.replace(n, text=fn(n.text))
+        if isinstance(n, ast.Solution):
+            return dataclasses.replace(n, title=fn(n.title))
+        if isinstance(n, ast.Step):
+            return dataclasses.replace(n, text=fn(n.text), run=fn(n.run) if n.run is not None else None)
+        return None
+    statements = tuple(s if isinstance(s, skip) else map_nodes(s, visit) for s in document.statements)
+    return dataclasses.replace(document, statements=statements)
+
+
 def refs(node):
     """Every object reference (`KIND "name"`) in a node of the AST, in order."""
     if isinstance(node, ast.Ref):

@@ -69,13 +69,19 @@ def _created(result) -> list[dict]:
 
 
 def test_a_created_object_wears_the_labels_each_application_object_carries():
-    """`app.kubernetes.io/component` has a value of its own on each object (no value is shared by most): the
-    created policy carries it with its target's value, as the target's own objects do."""
+    """`app.kubernetes.io/component` has a value of its own on each object (no value is shared by most), and
+    each application object holds its own name in it: the created policy carries it with its own name, so
+    that no query for objects whose label is not their name lists the fault's objects alone (a label copied
+    from the target would, and would name the target too)."""
     result = _compiled('fault ingress_port_blocking_network_policy on deployment "cart"')
     [policy] = _created(result)
     assert policy["kind"] == "NetworkPolicy"
-    assert policy["metadata"]["labels"]["app.kubernetes.io/component"] == "cart"
+    assert policy["metadata"]["labels"]["app.kubernetes.io/component"] == policy["metadata"]["name"]
     assert policy["metadata"]["labels"]["app.kubernetes.io/part-of"] == "shop"
+    application = [o for o in yaml.safe_load_all(dict(result.files)["manifests/topology.yaml"])
+                   if isinstance(o, dict) and "app.kubernetes.io/component" in (o["metadata"].get("labels") or {})]
+    assert application and all(o["metadata"]["labels"]["app.kubernetes.io/component"] == o["metadata"]["name"]
+                               for o in application)
 
 
 def test_a_created_object_without_the_shared_labels_is_found():

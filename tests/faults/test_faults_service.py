@@ -229,12 +229,12 @@ def test_valkey_changed_password(bundles):
     secret = injected[("Secret", "otel-demo", "valkey-credentials")]
     assert secret["stringData"] == {"valkey-password": VALKEY_PASSWORD}
     # like the application's own objects: no harness marker, the labels most of them carry (those each object
-    # carries with its own value, `component`, with its target's: backends/faults.py per_object_labels)
+    # carries with its own name, `component`, with the Secret's own: backends/faults.py per_object_labels)
     assert secret["metadata"]["labels"] == {"app.kubernetes.io/part-of": "opentelemetry-demo",
                                             "app.kubernetes.io/version": "2.1.3",
-                                            "app.kubernetes.io/component": "valkey-cart",
-                                            "app.kubernetes.io/name": "valkey-cart",
-                                            "opentelemetry.io/name": "valkey-cart"}
+                                            "app.kubernetes.io/component": "valkey-credentials",
+                                            "app.kubernetes.io/name": "valkey-credentials",
+                                            "opentelemetry.io/name": "valkey-credentials"}
     after = injected[("Deployment", "otel-demo", "valkey-cart")]
     container = after["spec"]["template"]["spec"]["containers"][0]
     assert container["args"] == ["--requirepass", "$(VALKEY_PASSWORD)"]
@@ -450,12 +450,12 @@ def test_a_fault_can_target_the_secret_an_earlier_fault_creates():
     secret = injected[("Secret", "otel-demo", "valkey-credentials")]
     assert secret["stringData"] == {"valkey-password": CORRUPTED_VALUE}
     # like the application's own objects: no harness marker, the labels most of them carry (those each object
-    # carries with its own value, `component`, with its target's: backends/faults.py per_object_labels)
+    # carries with its own name, `component`, with the Secret's own: backends/faults.py per_object_labels)
     assert secret["metadata"]["labels"] == {"app.kubernetes.io/part-of": "opentelemetry-demo",
                                             "app.kubernetes.io/version": "2.1.3",
-                                            "app.kubernetes.io/component": "valkey-cart",
-                                            "app.kubernetes.io/name": "valkey-cart",
-                                            "opentelemetry.io/name": "valkey-cart"}
+                                            "app.kubernetes.io/component": "valkey-credentials",
+                                            "app.kubernetes.io/name": "valkey-credentials",
+                                            "opentelemetry.io/name": "valkey-credentials"}
     # the revert deletes the secret once (the fault that created it), and applies no copy of it
     assert [d["kind"] for d in docs(files, "revert/delete.yaml")] == ["Secret"]
     assert ("Secret", "otel-demo", "valkey-credentials") not in by_key(docs(files, "revert/apply.yaml"))

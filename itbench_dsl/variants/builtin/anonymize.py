@@ -24,7 +24,7 @@ from importlib import resources
 
 from itbench_dsl import ast
 from itbench_dsl.diagnostics import Diagnostics
-from itbench_dsl.variants import (Context, Generator, Skip, Variant, allow_lint, check_document, map_nodes,
+from itbench_dsl.variants import (Context, Generator, Skip, Variant, allow_lint, check_document, map_strings,
                                   pin_generated_names, refs)
 from itbench_dsl.parser import parse_text
 
@@ -359,21 +359,7 @@ _HASHED = re.compile(r"(?<![A-Za-z0-9])((?:svc|ns)-[a-z]+-[a-z]+)-([0-9a-f]{7})(
 
 def _strings(document: ast.Scenario, fn) -> ast.Scenario:
     """`fn` applied to every string of the document outside its topology: references, arguments, prose."""
-    def visit(n):
-        if isinstance(n, ast.Str):
-            return dataclasses.replace(n, value=fn(n.value))
-        if isinstance(n, ast.Ref):
-            return dataclasses.replace(n, name=fn(n.name))
-        if isinstance(n, ast.Description):
-            return dataclasses.replace(n, text=fn(n.text))
-        if isinstance(n, ast.Solution):
-            return dataclasses.replace(n, title=fn(n.title))
-        if isinstance(n, ast.Step):
-            return dataclasses.replace(n, text=fn(n.text), run=fn(n.run) if n.run is not None else None)
-        return None
-    statements = tuple(s if isinstance(s, (ast.Topology, ast.UseApp)) else map_nodes(s, visit)
-                       for s in document.statements)  # map_nodes is bottom-up: the topology is left out here
-    return dataclasses.replace(document, statements=statements)
+    return map_strings(document, fn, names=True)
 
 
 def _fresh_hashes(document: ast.Scenario, rng) -> ast.Scenario:

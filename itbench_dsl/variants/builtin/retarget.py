@@ -54,6 +54,7 @@ from itbench_dsl.variants import (
     expect_statements,
     faults_of,
     map_nodes,
+    map_strings,
     object_refs,
     pin_generated_names,
     refs,
@@ -678,19 +679,7 @@ class Move:
         def sub(value: str) -> str:
             return pattern.sub(lambda m: mapping[m.group(1)], value)
 
-        def visit(n):
-            if isinstance(n, (ast.Topology, ast.UseApp, ast.Fault)):
-                return n
-            if isinstance(n, ast.Str):
-                return dataclasses.replace(n, value=sub(n.value))
-            if isinstance(n, ast.Description):
-                return dataclasses.replace(n, text=sub(n.text))
-            if isinstance(n, ast.Solution):
-                return dataclasses.replace(n, title=sub(n.title))
-            if isinstance(n, ast.Step):
-                return dataclasses.replace(n, text=sub(n.text), run=sub(n.run) if n.run is not None else None)
-            return None
-        return map_nodes(document, visit)
+        return map_strings(document, sub, skip=(ast.Topology, ast.UseApp, ast.Fault))
 
     def name(self) -> str:
         """The parent's name renamed, with `-retarget`; one too long is cut at a word and told apart by a
@@ -734,7 +723,7 @@ class Move:
                 for run in split_chain(tuple(chain), self.topology, groups) if len(chain) >= 2 else ():
                     edges = list(zip(run, run[1:]))
                     if any(a == b for a, b in edges):
-                        raise Unmovable(f"the renaming makes a propagation edge from an object to itself")
+                        raise Unmovable("the renaming makes a propagation edge from an object to itself")
                     out.append(dataclasses.replace(new, chain=run))
                 continue
             if isinstance(new, (ast.RootCause, ast.Optimal)) and _has_dropped(new):
