@@ -505,3 +505,16 @@ def test_every_lint_code_a_generator_allows_is_documented():
             for code in allowed_codes(variant.scenario):
                 assert code in docs, (name, code)
                 assert code in rows[name] or code == "W2001", (name, code)  # W2001: the run adds it to every family
+
+
+def test_compose_does_not_depend_on_the_order_of_its_inputs():
+    """Each pair is composed once, under the input whose name sorts first: the inputs given in either order
+    write the same variants, under the same names, with the same tasks and prose."""
+    rels = ["sre/otel-checkout-nonexistent-image.itb", "sre/otel-cart-pod-kill-loop.itb",
+            "sre/sregym-incorrect-port-assignment.itb"]
+    rels = [r for r in rels if (SCENARIOS / r).is_file()]
+    forward = run("compose", rels)
+    backward = run("compose", rels[::-1])
+    assert forward.variants
+    texts = lambda result: sorted((v.file, gen.variant_text(v.document)) for v in result.variants)  # noqa: E731
+    assert texts(forward) == texts(backward)

@@ -1,12 +1,13 @@
 """compose: two-fault scenarios from inputs whose faults can coexist on one topology.
 
-The input is paired with every later input (in the order given) of the same domain that uses
-the same application and adds no topology of its own. The faults coexist when they act on
-different components, with different mechanisms, and change or create no object in common
-(targets, the other objects they patch, the objects they create). The variant keeps the input
-and adds the partner's faults and params, with one solution: the input's first, then the partner's first; its ground truth is the union: both inputs'
-alerts, root causes (written out, so that neither is lost) and propagations, and one `mitigated
-when` block with both inputs' predicates (within the longer of the two deadlines).
+Each pair of inputs of the same domain that use the same application and add no topology of their
+own is composed once, under the input whose name sorts first, whatever the order they were given in.
+The faults coexist when they act on different components, with different mechanisms, and change or
+create no object in common (targets, the other objects they patch, the objects they create). The
+variant keeps the input and adds the partner's faults and params, with one solution: the input's
+first, then the partner's first; its ground truth is the union: both inputs' alerts, root causes
+(written out, so that neither is lost) and propagations, and one `mitigated when` block with both
+inputs' predicates (within the longer of the two deadlines).
 """
 
 from __future__ import annotations
@@ -157,18 +158,23 @@ class ComposeGenerator(Generator):
         if _is_control(ctx.parent):
             yield Skip("a control scenario has no fault to compose: it cannot share a run with a fault")
             return
-        index = next(i for i, p in enumerate(ctx.library) if p is ctx.parent)
-        partners, refused = [], []
-        for other in ctx.library[index + 1:]:
-            if other.name == ctx.parent.name:
+        # each pair once, under the one of the two whose name sorts first: the variants, their names and the
+        # input whose tasks and prose lead do not depend on the order the inputs were given in
+        partners, refused, earlier = [], [], 0
+        for other in sorted(ctx.library, key=lambda p: p.name):
+            if other.name <= ctx.parent.name:
+                earlier += other.name < ctx.parent.name
                 continue
             why = conflict(ctx.parent, other)
             if why is None:
                 partners.append(other)
             else:
                 refused.append(f"{other.name}: {why}")
+        if not partners and not refused and earlier:
+            yield Skip("its pairs are written under the input of the pair whose name sorts first")
+            return
         if not partners:
-            yield Skip("no later input's faults can coexist with this one's"
+            yield Skip("no other input's faults can coexist with this one's"
                        + (" (" + "; ".join(refused[:3]) + (f"; and {len(refused) - 3} more" if len(refused) > 3
                                                             else "") + ")" if refused else ""))
             return
