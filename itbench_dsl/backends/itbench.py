@@ -241,24 +241,6 @@ def group_id_in(scenario: ir.Scenario, ref: ir.ObjectRef) -> str:
     return next((g.id for g in scenario.ground_groups if g.target == ref), None) or group_id(ref)
 
 
-def _once(entries: list[dict], key: tuple[str, ...], texts: tuple[str, ...]) -> list[dict]:
-    """Ground-truth entries with one entry per `key` (an edge said alike, an alert on a group): two faults whose
-    propagations share an edge (a composed scenario) give it once; a `texts` field that differs between
-    entries of one key is joined with "; ". An edge said twice in different words stays twice (ITBench's own
-    ground truth does that: two effects of one call)."""
-    out: dict[tuple, dict] = {}
-    for entry in entries:
-        k = tuple(entry[name] for name in key)
-        if k not in out:
-            out[k] = dict(entry)
-            continue
-        for name in texts:
-            have, more = out[k].get(name), entry.get(name)
-            if more and have != more and more not in str(have).split("; "):
-                out[k][name] = f"{have}; {more}" if have else more
-    return list(out.values())
-
-
 def groundtruth_v1(scenario: ir.Scenario) -> dict:
     # groups named in `expect` (`group "ID" REF`) keep their ids and come first, in their order; every other
     # object the expectations name gets a derived group
@@ -331,19 +313,19 @@ def groundtruth_v1(scenario: ir.Scenario) -> dict:
         "kind": "GroundTruth",
         "metadata": {"name": itbench_name(scenario)},
         "spec": {
-            "alerts": _once([
+            "alerts": [
                 {"group_id": gid(a.target, a.group), "id": a.name,
                  "metadata": {"description": a.description or f"{a.name} on {a.target.kind} {a.target.name}"}}
                 for a in scenario.alerts
-            ], ("group_id", "id"), ()),
+            ],
             "aliases": aliases,
             "fault": [dict(c) for c in scenario.causes] if scenario.causes is not None else faults,
             "groups": groups,
-            "propagations": _once([
+            "propagations": [
                 {"condition": e.condition, "effect": e.effect, "source": gid(e.source, e.source_group),
                  "target": gid(e.target, e.target_group)}
                 for e in scenario.propagations
-            ], ("source", "target", "condition", "effect"), ()),
+            ],
             "recommendedActions": [
                 {"solution": {"actions": [s.text for s in sol.steps], "id": sol.id or slug(sol.title)}} for sol in scenario.solutions
             ],

@@ -518,23 +518,3 @@ def test_compose_does_not_depend_on_the_order_of_its_inputs():
     assert forward.variants
     texts = lambda result: sorted((v.file, gen.variant_text(v.document)) for v in result.variants)  # noqa: E731
     assert texts(forward) == texts(backward)
-
-
-def test_a_composed_ground_truth_says_each_edge_and_alert_once():
-    """Two faults that both break payment's callers: the composed ground truth lists an edge said alike once,
-    and each alert on a group once (both inputs expect HighRequestErrorRate on checkout, in other words)."""
-    import yaml
-
-    from itbench_dsl.compiler import emit as codegen
-
-    rels = ["sre/otel-payment-network-corrupt.itb", "sre/otel-payment-failure-flag.itb",
-            "sre/otel-checkout-nonexistent-image.itb"]
-    result = run("compose", rels)
-    assert result.variants
-    for variant in result.variants:
-        _, files = codegen(variant.scenario, Diagnostics(), variant.file)
-        truth = yaml.safe_load(files["itbench/groundtruth_v1.yaml"])["spec"]
-        edges = [json.dumps(e, sort_keys=True) for e in truth["propagations"]]
-        assert len(edges) == len(set(edges)), variant.file
-        alerts = [(a["group_id"], a["id"]) for a in truth["alerts"]]  # an alert is its name on its group
-        assert len(alerts) == len(set(alerts)), variant.file
