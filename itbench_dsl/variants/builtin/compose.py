@@ -162,19 +162,18 @@ class ComposeGenerator(Generator):
         # input whose tasks and prose lead do not depend on the order the inputs were given in
         partners, refused, earlier = [], [], 0
         for other in sorted(ctx.library, key=lambda p: p.name):
-            if other.name <= ctx.parent.name:
-                earlier += other.name < ctx.parent.name
+            if other.name == ctx.parent.name:
                 continue
             why = conflict(ctx.parent, other)
-            if why is None:
-                partners.append(other)
-            else:
+            if why is not None:  # said under both inputs of the pair, whichever would write it
                 refused.append(f"{other.name}: {why}")
-        if not partners and not refused and earlier:
-            yield Skip("its pairs are written under the input of the pair whose name sorts first")
-            return
+            elif other.name < ctx.parent.name:
+                earlier += 1
+            else:
+                partners.append(other)
         if not partners:
-            yield Skip("no other input's faults can coexist with this one's"
+            yield Skip(("its pairs are written under the input of the pair whose name sorts first" if earlier
+                        else "no other input's faults can coexist with this one's")
                        + (" (" + "; ".join(refused[:3]) + (f"; and {len(refused) - 3} more" if len(refused) > 3
                                                             else "") + ")" if refused else ""))
             return
