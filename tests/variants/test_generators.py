@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import functools
 import json
 import re
 import sys
@@ -15,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from itbench_dsl import variants as gen
+from support.variants import parent, run
 from itbench_dsl.cli import cli
 from itbench_dsl.diagnostics import Diagnostics
 from itbench_dsl.faults import FAULTS
@@ -27,18 +27,6 @@ LIBRARY = sorted(SCENARIOS.rglob("*.itb"))
 BUILTINS = ("retarget", "sweep", "sample", "compose", "noise", "anonymize", "control")
 
 
-@functools.lru_cache(maxsize=None)
-def parent(rel: str) -> gen.Parent:
-    path = SCENARIOS / rel
-    diags = Diagnostics()
-    loaded = gen.load_input(path.read_bytes(), str(path.relative_to(REPO)), diags)
-    assert loaded is not None, [d.message for d in diags.items]
-    return loaded
-
-
-def run(names: str, rels: list[str], seed: int = 1, n: int | None = None) -> gen.RunResult:
-    chain = [(name, gen.load_generator(name)) for name in names.split(",")]
-    return gen.run([parent(r) for r in rels], chain, seed, n)
 
 
 def recheck(variant: gen.Generated) -> gen.Checked:

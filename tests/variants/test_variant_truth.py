@@ -4,32 +4,14 @@ prevents it (docs/generators.md)."""
 from __future__ import annotations
 
 import re
-
-from itbench_dsl import ast
-from itbench_dsl.variants import figures
-
-import functools
 from pathlib import Path
 
+from itbench_dsl import ast
 from itbench_dsl import variants as gen
 from itbench_dsl.diagnostics import Diagnostics
-
-REPO = Path(__file__).resolve().parents[2]
-SCENARIOS = REPO / "scenarios"
-
-
-@functools.lru_cache(maxsize=None)
-def parent(rel: str) -> gen.Parent:
-    path = SCENARIOS / rel
-    diags = Diagnostics()
-    loaded = gen.load_input(path.read_bytes(), str(path.relative_to(REPO)), diags)
-    assert loaded is not None, [d.message for d in diags.items]
-    return loaded
-
-
-def run(names: str, rels: list[str], seed: int = 1, n: int | None = None) -> gen.RunResult:
-    chain = [(name, gen.load_generator(name)) for name in names.split(",")]
-    return gen.run([parent(r) for r in rels], chain, seed, n)
+from itbench_dsl.variants import figures
+from support.compiling import REPO, SCENARIOS
+from support.variants import parent, run
 
 
 def _prose(document: ast.Scenario) -> list[str]:
