@@ -72,6 +72,7 @@ from typing import Iterator
 
 from .. import ir
 from ..memo import copy_data
+from ..serialize import YamlError, load_yaml
 from .states import EMPTY_ANSWER, Objects, entity_name, perfect_answer, policy_reports, render
 
 PASS, FAIL, UNUSABLE = "pass", "fail", "unusable"
@@ -188,8 +189,6 @@ def _set_at(obj, path: list, value) -> bool:
 
 def _load(text):
     """JSON or YAML text as data; None when it is neither."""
-    import yaml
-
     if not isinstance(text, str):
         return None
     try:
@@ -197,8 +196,8 @@ def _load(text):
     except ValueError:
         pass
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
+        return load_yaml(text)
+    except YamlError:
         return None
 
 

@@ -23,6 +23,7 @@ from . import itbench as itbench_backend
 from ..runtime.evaluator import POD_TEMPLATE_KINDS, acting, identity_key, nested, pod_references, pod_requests, pod_reserves, type_key
 from .evaluator_file import source_for_spec, spec_of  # noqa: F401  (spec_of: the public API)
 from .manifests import topology_manifests
+from ..serialize import YamlError, load_yaml
 
 SPEC_VERSION = 2
 PROXIMITY_THRESHOLD = 0.9  # FinOps: how close to the optimum a figure must come to pass
@@ -65,11 +66,9 @@ def _parsed(text) -> tuple[object, str] | None:
         if isinstance(value, (dict, list)):
             return value, "json"
     if "\n" in text.strip() and ":" in text:
-        import yaml
-
         try:
-            value = yaml.safe_load(text)
-        except yaml.YAMLError:
+            value = load_yaml(text)
+        except YamlError:
             return None
         if isinstance(value, (dict, list)):
             return value, "yaml"

@@ -5068,8 +5068,9 @@ def rego_verdicts(spec, rego_source, opa_result, objects=None):
             regopy = None
         if regopy is not None:
             said = {}  # what each object's inputs gave: the first one that breaks its verdict, if any
-            for what, world, gap in rego_inputs(gaps, compliant, context, spec["ciso"].get("unit")):
-                verdict = _regopy_verdict(regopy, rego_source, rego_input(spec, world))
+            inputs = rego_inputs(gaps, compliant, context, spec["ciso"].get("unit"))
+            found = _regopy_verdicts(regopy, rego_source, [rego_input(spec, world) for _, world, _ in inputs])
+            for (what, world, gap), verdict in zip(inputs, found):
                 want = "pass" if gap is None else "fail"
                 for obj in (compliant if gap is None else [gap]):
                     if verdict != want:
@@ -5172,9 +5173,27 @@ def _address_space():
         return 0
 
 
-def bounded(run):
+_BUDGET_CHILD = False  # set in a child `bounded` started: renew_cpu_budget acts there only
+
+
+def renew_cpu_budget():
+    """Give the next of several inputs evaluated in one bounded child its own REGO_SECONDS of CPU (the soft
+    limit moves past what the child used so far; the hard one bounds the whole batch)."""
+    if not _BUDGET_CHILD:
+        return
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = int(usage.ru_utime + usage.ru_stime) + 1 + REGO_SECONDS
+    resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+
+
+def bounded(run, inputs=1):
     """run() in a child process under the Rego budget (REGO_MEMORY, REGO_SECONDS); its JSON-able result, or
-    RegoRefused when the child ran out of its budget. Where there is no fork (Windows) it runs in process."""
+    RegoRefused when the child ran out of its budget. Where there is no fork (Windows) it runs in process.
+    A run over several `inputs` calls renew_cpu_budget() before each: each gets REGO_SECONDS of CPU."""
+    global _BUDGET_CHILD
     try:
         import resource
     except ImportError:
@@ -5199,7 +5218,8 @@ def bounded(run):
             base = _address_space()
             if base:
                 resource.setrlimit(resource.RLIMIT_AS, (base + REGO_MEMORY, base + REGO_MEMORY))
-            resource.setrlimit(resource.RLIMIT_CPU, (REGO_SECONDS, REGO_SECONDS + 1))
+            resource.setrlimit(resource.RLIMIT_CPU, (REGO_SECONDS, (REGO_SECONDS + 1) * max(1, inputs) + 1))
+            _BUDGET_CHILD = True
             try:
                 outcome = ["ok", run()]
             except RegoRefused as exc:
@@ -5246,21 +5266,28 @@ def bounded(run):
                       "(numbers.range, a comprehension, a repeated string) or it does not end")
 
 
-def _regopy_verdict(regopy, source, document):
-    return bounded(lambda: _regopy_run(regopy, source, document))
+def _regopy_verdicts(regopy, source, documents):
+    """The policy's verdict on each input, in one bounded child with one interpreter: a fork and a compile
+    per input cost more than most evaluations. Each input keeps its own CPU budget."""
+    def run():
+        interpreter = _quiet(lambda: _compiled(regopy, source))
+        verdicts = []
+        for document in documents:
+            renew_cpu_budget()
+            verdicts.append(_regopy_run(interpreter, document))
+        return verdicts
+
+    return bounded(run, len(documents)) if documents else []
 
 
-def _regopy_run(regopy, source, document):
-    interpreter = regopy.Interpreter()
-    # rego-cpp prints compile errors on the process's stdout, where the verdict goes: send them to stderr
+def _quiet(step):
+    """step() with what rego-cpp prints on stdout (compile errors, where the verdict goes) sent to stderr; an
+    engine error is a RegoRefused."""
     sys.stdout.flush()
     saved = os.dup(1)
     os.dup2(2, 1)
     try:
-        interpreter.add_module("check", source)
-        interpreter.set_input(document)  # rego_input: the shape the prompt states
-        # bound to a variable: a bare query whose value is `false` reads as undefined
-        output = interpreter.query("x := data.check.result")
+        return step()
     except MemoryError:
         raise
     except Exception as exc:  # noqa: BLE001 - regopy raises RegoError for a module that does not compile
@@ -5268,7 +5295,21 @@ def _regopy_run(regopy, source, document):
     finally:
         os.dup2(saved, 1)
         os.close(saved)
-    text = str(output).strip()
+
+
+def _compiled(regopy, source):
+    interpreter = regopy.Interpreter()
+    interpreter.add_module("check", source)
+    return interpreter
+
+
+def _regopy_run(interpreter, document):
+    def query():
+        interpreter.set_input(document)  # rego_input: the shape the prompt states
+        # bound to a variable: a bare query whose value is `false` reads as undefined
+        return interpreter.query("x := data.check.result")
+
+    text = str(_quiet(query)).strip()
     if text == "undefined":
         return "error"  # `result` must be defined for every object
     if text.startswith("Error") or text.startswith("{\"errors"):  # a module that does not compile, said as output
