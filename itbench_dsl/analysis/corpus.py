@@ -1272,8 +1272,9 @@ def _kept_cases(spec: dict, found: Objects) -> Iterator[Case]:
     """What the fix must leave as healthy as it found it (the safeguards' `collateral`, a faulted Service's ports):
     a Service the fault acts on with its own port moved fails; another flagd flag of a
     shared ConfigMap turned on (its healthy value under another variant, or the same values respelled with an
-    unused variant added, passes); an autoscaler's `maxReplicas` lowered, or its scale target re-pointed, fails
-    (its ceiling raised passes)."""
+    unused variant added, passes); an autoscaler's `maxReplicas` lowered, its scaling out disabled
+    (`behavior.scaleUp.selectPolicy: Disabled`), or its scale target re-pointed, fails (its ceiling raised
+    passes)."""
     from ..runtime.evaluator import flag_outcomes, same
 
     collateral = spec["mitigation"].get("collateral") or {}
@@ -1320,6 +1321,11 @@ def _kept_cases(spec: dict, found: Objects) -> Iterator[Case]:
         if entry.get("maxReplicas", 0) > max(1, entry.get("minReplicas", 1)):
             lower = _edited(found.solved, key, lambda o: o["spec"].update(maxReplicas=entry["maxReplicas"] - 1))
             yield Case(f"{key[2]}: the autoscaler's maxReplicas lowered", "mitigate", FAIL, state=render(lower, found))
+        if entry.get("maxReplicas", 0) > entry.get("minReplicas", 1):
+            frozen = _edited(found.solved, key, lambda o: o["spec"].setdefault("behavior", {}).update(
+                scaleUp={"selectPolicy": "Disabled"}))
+            yield Case(f"{key[2]}: the autoscaler kept from scaling out (scaleUp selectPolicy Disabled)", "mitigate",
+                       FAIL, state=render(frozen, found))
         if "maxReplicas" in entry:
             higher = _edited(found.solved, key, lambda o: o["spec"].update(maxReplicas=entry["maxReplicas"] + 1))
             yield Case(f"{key[2]}: the autoscaler's maxReplicas raised", "mitigate", PASS, state=render(higher, found))
@@ -2967,8 +2973,10 @@ def _optimum_cases(spec, derived) -> Iterator[Case]:
 def _autoscaler_target_cases(spec, solved) -> Iterator[Case]:
     """An autoscaler's target optimum graded by what the HPA controller would do: the solved autoscaler with a
     second metric at 1% on another resource (the controller takes the largest replica count its metrics
-    propose) fails; its target written as the equivalent `AverageValue` (utilization x what one pod requests)
-    passes."""
+    propose) fails, and so does the optimal target with scaling in disabled (`behavior.scaleDown.selectPolicy:
+    Disabled`: the scaled-out replicas stay); its target written as the equivalent `AverageValue` (utilization x
+    what one pod requests) passes, and a lone cpu target as the autoscaling/v1 `targetCPUUtilizationPercentage`
+    it converts from passes (at 1%, fails)."""
     from ..runtime.evaluator import _pod_spec, container_request
 
     for optimum in spec["finops"]["optimal"]:
@@ -2990,6 +2998,27 @@ def _autoscaler_target_cases(spec, solved) -> Iterator[Case]:
 
         yield Case(f"{key[2]}: a second autoscaler metric, {other} at 1%", "mitigate", FAIL,
                    state=_with_edit(solved, key, extra))
+
+        def no_scale_in(obj):
+            obj["spec"].setdefault("behavior", {})["scaleDown"] = {"selectPolicy": "Disabled"}
+
+        yield Case(f"{key[2]}: the optimal target with scaling in disabled (scaleDown selectPolicy Disabled)",
+                   "mitigate", FAIL, state=_with_edit(solved, key, no_scale_in))
+        metrics = (hpa.get("spec") or {}).get("metrics") or []
+        if resource == "cpu" and len(metrics) == 1:
+            # autoscaling/v1 says a cpu utilization target alone: the v2 metric it converts to
+            def as_v1(obj, value=optimum["value"]):
+                obj["apiVersion"] = "autoscaling/v1"
+                obj["spec"].pop("metrics", None)
+                obj["spec"]["targetCPUUtilizationPercentage"] = int(value)
+
+            def as_v1_faulty(obj):
+                as_v1(obj, 1)
+
+            yield Case(f"{key[2]}: the optimal target as autoscaling/v1 targetCPUUtilizationPercentage", "mitigate",
+                       PASS, state=_with_edit(solved, key, as_v1))
+            yield Case(f"{key[2]}: autoscaling/v1 targetCPUUtilizationPercentage at 1%", "mitigate", FAIL,
+                       state=_with_edit(solved, key, as_v1_faulty))
         target = (hpa.get("spec") or {}).get("scaleTargetRef") or {}
         workload = next((o for o in solved["resources"]["items"] if o.get("kind") == target.get("kind")
                          and (o.get("metadata") or {}).get("name") == target.get("name")

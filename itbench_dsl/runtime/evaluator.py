@@ -3879,8 +3879,9 @@ def references_kept(entries, restored, state):
 
 def autoscalers_kept(entries, state):
     """How the application's autoscalers lost capacity (none: []): an autoscaler deleted, scaling another
-    workload, or bounded below its healthy `maxReplicas` (fewer replicas at peak) or `minReplicas` (a lower
-    floor); a higher ceiling or floor scales more, and is no loss."""
+    workload, bounded below its healthy `maxReplicas` (fewer replicas at peak) or `minReplicas` (a lower
+    floor), or kept from scaling out (`behavior.scaleUp.selectPolicy: Disabled`); a higher ceiling or floor
+    scales more, and is no loss."""
     broken = []
     for entry in entries:
         ref = entry["object"]
@@ -3893,6 +3894,10 @@ def autoscalers_kept(entries, state):
         if "target" in entry and any(target.get(k) != v for k, v in entry["target"].items()):
             broken.append(f"{ref_text(ref)} scales {shown(target.get('kind'))} {shown(target.get('name'))}, "
                           f"not {entry['target']['kind']} {entry['target']['name']}")
+        if number(entry.get("maxReplicas")) is not None and entry["maxReplicas"] > entry.get("minReplicas", 1) \
+                and hpa_disabled(obj, "scaleUp"):
+            broken.append(f"{ref_text(ref)} behavior.scaleUp.selectPolicy is Disabled: it never scales out to the "
+                          f"{entry['maxReplicas']} replicas it was deployed with")
         for field, default in (("maxReplicas", None), ("minReplicas", 1)):
             if field not in entry:
                 continue
@@ -4050,6 +4055,27 @@ def finops_proximity(spec, state, checks, metrics):
 HPA_TARGETS = ("averageUtilization", "averageValue")
 
 
+def hpa_metrics(hpa):
+    """The metrics an autoscaler scales on, as the controller reads them: `spec.metrics` (autoscaling/v2); an
+    autoscaling/v1 object's `targetCPUUtilizationPercentage`, the v2 cpu `Utilization` metric it converts to;
+    else the controller's default, CPU at 80% utilization."""
+    spec = hpa.get("spec") if isinstance(hpa.get("spec"), dict) else {}
+    if spec.get("metrics"):
+        return spec["metrics"]
+    cpu = spec.get("targetCPUUtilizationPercentage")
+    return [{"type": "Resource", "resource": {"name": "cpu", "target": {
+        "type": "Utilization", "averageUtilization": 80 if cpu is None else cpu}}}]
+
+
+def hpa_disabled(hpa, direction):
+    """Whether an autoscaler never scales in `direction` ("scaleUp" or "scaleDown"): its behavior's
+    `selectPolicy: Disabled` (the controller then keeps the replicas it has in that direction)."""
+    spec = hpa.get("spec") if isinstance(hpa.get("spec"), dict) else {}
+    behavior = spec.get("behavior") if isinstance(spec.get("behavior"), dict) else {}
+    rules = behavior.get(direction) if isinstance(behavior.get(direction), dict) else {}
+    return rules.get("selectPolicy") == "Disabled"
+
+
 def hpa_target_path(optimum):
     """The resource an optimum on an autoscaler's target names (`spec.metrics.[resource.name=memory].resource.
     target.averageUtilization`), else None."""
@@ -4133,11 +4159,7 @@ def hpa_observed(spec, optimum, hpa, state):
     controller takes the largest replica count its metrics propose, so an extra metric (a second one at 1%)
     keeps it scaled out whatever the optimum's metric says."""
     resource = hpa_target_path(optimum)
-    metrics = (hpa.get("spec") or {}).get("metrics") if isinstance(hpa.get("spec"), dict) else None
-    if not metrics:  # the controller's default: CPU at 80% utilization
-        metrics = [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization",
-                                                                               "averageUtilization": 80}}}]
-    observed = hpa_signals(hpa, metrics, state)
+    observed = hpa_signals(hpa, hpa_metrics(hpa), state)
     key = ("Resource", resource, None)
     value = observed.get(key, _MISSING)
     if isinstance(value, tuple) or value is None:
@@ -4158,6 +4180,9 @@ def hpa_observed(spec, optimum, hpa, state):
     named = {("Resource", hpa_target_path(o), None) for o in spec["finops"]["optimal"]
              if o["object"] == optimum["object"] and hpa_target_path(o)}
     problems = []
+    if hpa_disabled(hpa, "scaleDown"):
+        problems.append("its behavior.scaleDown.selectPolicy is Disabled: the controller never scales in, whatever "
+                        "its targets say")
     floor = number(optimum["value"]) if optimum["path"][5] == "averageUtilization" else None
     for signal, target in sorted(observed.items(), key=str):
         if signal in named:

@@ -357,6 +357,7 @@ HPA = "otel-frontend-hpa-misconfigured"
     (lambda s: s.update(maxReplicas=2), False),  # a lower ceiling: fewer replicas at peak
     (lambda s: s.update(maxReplicas=20), True),  # a higher one scales more
     (lambda s: s["scaleTargetRef"].update(name="checkout"), False),  # scales another workload
+    (lambda s: s.update(behavior={"scaleUp": {"selectPolicy": "Disabled"}}), False),  # never scales out
 ])
 def test_an_autoscaler_bounded_below_its_healthy_capacity_fails(edit, passes):
     state = derived(HPA, "solved")
