@@ -316,6 +316,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         # gone because the server spelled out what it left
         yield Case("the faulty state as an API server returns it, every pod reporting ready", "mitigate", FAIL,
                    state=render(as_served(found.faulty), found, probes=found.faulty_probes))
+    yield from _config_reader_cases(m, found)
     targets = [r for i in scenario.injections() for r in (i.target,) if r.kind in ("Deployment", "StatefulSet")]
     for ref in targets[:2]:
         key = (ref.kind, ref.namespace, ref.name)
@@ -397,6 +398,61 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         state = render({k: v for k, v in found.faulty.items() if k[0] in everyday}, found, probes=found.faulty_probes)
         state["captured"] = [c for c in state["captured"] if c.rpartition("/")[2] in everyday]
         yield Case("the faulty state captured with `kubectl get all`", "mitigate", UNUSABLE, state=state)
+
+
+def _repoint(template: dict, kind: str, old: str, new: str) -> None:
+    """Every reference of a pod template to the ConfigMap or Secret `old` re-pointed at `new`."""
+    pod = template.get("spec") or {}
+    for volume in pod.get("volumes") or []:
+        nodes = [(volume.get("configMap"), "name", "ConfigMap"), (volume.get("secret"), "secretName", "Secret")]
+        nodes += [(src.get(k), "name", kd) for src in (volume.get("projected") or {}).get("sources") or []
+                  for k, kd in (("configMap", "ConfigMap"), ("secret", "Secret"))]
+        for node, key, kd in nodes:
+            if isinstance(node, dict) and kd == kind and node.get(key) == old:
+                node[key] = new
+    ref_key, from_key = ("configMapKeyRef", "configMapRef") if kind == "ConfigMap" else ("secretKeyRef", "secretRef")
+    for container in (pod.get("containers") or []) + (pod.get("initContainers") or []):
+        refs = [(e.get("valueFrom") or {}).get(ref_key) for e in container.get("env") or []]
+        refs += [e.get(from_key) for e in container.get("envFrom") or []]
+        for ref in refs:
+            if isinstance(ref, dict) and ref.get("name") == old:
+                ref["name"] = new
+
+
+def _config_reader_cases(m: dict, found: Objects) -> Iterator[Case]:
+    """A ConfigMap's or a Secret's faulty key is judged by what the workloads read: a copy under another name
+    holding the healthy data, every reader pointed at it, the named object left faulty, passes; the named
+    object restored while every reader is pointed at a copy holding the faulty data fails."""
+    entries = {json.dumps(e["object"], sort_keys=True): e for f in m.get("faults", []) for e in f["fields"]
+               if e.get("readers")}
+    for entry in list(entries.values())[:2]:
+        ref = entry["object"]
+        key = (ref["kind"], ref["namespace"], ref["name"])
+        if key not in found.solved or key not in found.faulty:
+            continue
+        workloads = {(r["workload"]["kind"], r["workload"]["namespace"], r["workload"]["name"])
+                     for rs in entry["readers"].values() for r in rs}
+        if not all(w in found.solved for w in workloads):
+            continue
+        copy_name = ref["name"] + "-fixed"
+
+        def moved(source: dict, named: dict) -> dict:
+            out = dict(found.solved)
+            out[key] = copy_data(named)
+            twin = copy_data(source)
+            twin["metadata"] = {k: v for k, v in twin["metadata"].items() if k in ("namespace", "labels")}
+            twin["metadata"]["name"] = copy_name
+            out[(ref["kind"], ref["namespace"], copy_name)] = twin
+            for w in workloads:
+                obj = copy_data(out[w])
+                _repoint(obj["spec"]["template"], ref["kind"], ref["name"], copy_name)
+                out[w] = obj
+            return out
+
+        yield Case(f"{ref['name']}: a new {ref['kind']} with the healthy data, its readers pointed at it, the named "
+                   "one left faulty", "mitigate", PASS, state=render(moved(found.solved[key], found.faulty[key]), found))
+        yield Case(f"{ref['name']}: the named {ref['kind']} restored, its readers pointed at a copy holding the "
+                   "faulty data", "mitigate", FAIL, state=render(moved(found.faulty[key], found.solved[key]), found))
 
 
 def _claim_cases(found: Objects, key: tuple, claims: dict) -> Iterator[Case]:
