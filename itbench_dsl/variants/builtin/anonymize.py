@@ -4,14 +4,14 @@ A scenario that uses a standard application (`use app`) gets the application's t
 then renamed: the variant no longer names the application (its prompt, ground truth and bundle
 speak only of the new names). Renamed, everywhere they occur (references, pod patterns, names of
 objects faults create such as `schedule "cart-0ea5b89"`, label values, environment values,
-ConfigMap data, Chaos Mesh selectors and patterns, the prose of descriptions, alerts, propagations
+ConfigMap data, hosts in commands and arguments, Chaos Mesh selectors and patterns, the prose of descriptions, alerts, propagations
 and solutions): namespaces, every topology object, containers, and the application's own name.
 New names are seeded draws of pronounceable words (`svc-tamo-bire`, `ns-kelu`), so a seed gives
 one consistent renaming.
 
 What is kept: label keys (`app.kubernetes.io/name`), container images (they must stay pullable),
-commands and arguments (they name files and binaries inside the images), fault kinds, and alert
-names. Applications whose metadata names runtime objects (book-info's Gateway) cannot be inlined:
+commands and arguments but for the service hosts they reach (they name files and binaries inside the
+images), fault kinds, and alert names. Applications whose metadata names runtime objects (book-info's Gateway) cannot be inlined:
 a scenario that refers to such an object is skipped.
 """
 
