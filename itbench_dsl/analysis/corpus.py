@@ -316,6 +316,8 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         yield Case("the faulty state as an API server returns it, every pod reporting ready", "mitigate", FAIL,
                    state=render(as_served(found.faulty), found, probes=found.faulty_probes))
     yield from _config_reader_cases(m, found)
+    if not m.get("only"):  # `only`: what the fault deleted is not graded
+        yield from _deleted_config_cases(m, found)
     targets = [r for i in scenario.injections() for r in (i.target,) if r.kind in ("Deployment", "StatefulSet")]
     for ref in targets[:2]:
         key = (ref.kind, ref.namespace, ref.name)
@@ -418,6 +420,33 @@ def _repoint(template: dict, kind: str, old: str, new: str) -> None:
                 ref["name"] = new
 
 
+def _moved(found: Objects, ref: dict, workloads, source: dict | None, named: dict | None,
+           copy_name: str | None = None) -> dict:
+    """The solved manifests with the ConfigMap or Secret `ref` held as `named` (None: deleted) and a copy of
+    `source` under `copy_name` (default: NAME-fixed) that every workload of `workloads` is pointed at instead."""
+    key = (ref["kind"], ref["namespace"], ref["name"])
+    copy_name = copy_name or ref["name"] + "-fixed"
+    out = dict(found.solved)
+    if named is None:
+        out.pop(key, None)
+    else:
+        out[key] = copy_data(named)
+    if source is not None:
+        twin = copy_data(source)
+        twin["metadata"] = {k: v for k, v in twin["metadata"].items() if k in ("namespace", "labels")}
+        twin["metadata"]["name"] = copy_name
+        out[(ref["kind"], ref["namespace"], copy_name)] = twin
+    for w in workloads:
+        obj = copy_data(out[w])
+        _repoint(obj["spec"]["template"], ref["kind"], ref["name"], copy_name)
+        out[w] = obj
+    return out
+
+
+def _reader_workloads(reads) -> set:
+    return {(r["workload"]["kind"], r["workload"]["namespace"], r["workload"]["name"]) for r in reads}
+
+
 def _config_reader_cases(m: dict, found: Objects) -> Iterator[Case]:
     """A ConfigMap's or a Secret's faulty key is judged by what the workloads read: a copy under another name
     holding the healthy data, every reader pointed at it, the named object left faulty, passes; the named
@@ -429,29 +458,58 @@ def _config_reader_cases(m: dict, found: Objects) -> Iterator[Case]:
         key = (ref["kind"], ref["namespace"], ref["name"])
         if key not in found.solved or key not in found.faulty:
             continue
-        workloads = {(r["workload"]["kind"], r["workload"]["namespace"], r["workload"]["name"])
-                     for rs in entry["readers"].values() for r in rs}
+        workloads = _reader_workloads(r for rs in entry["readers"].values() for r in rs)
         if not all(w in found.solved for w in workloads):
             continue
-        copy_name = ref["name"] + "-fixed"
-
-        def moved(source: dict, named: dict) -> dict:
-            out = dict(found.solved)
-            out[key] = copy_data(named)
-            twin = copy_data(source)
-            twin["metadata"] = {k: v for k, v in twin["metadata"].items() if k in ("namespace", "labels")}
-            twin["metadata"]["name"] = copy_name
-            out[(ref["kind"], ref["namespace"], copy_name)] = twin
-            for w in workloads:
-                obj = copy_data(out[w])
-                _repoint(obj["spec"]["template"], ref["kind"], ref["name"], copy_name)
-                out[w] = obj
-            return out
-
         yield Case(f"{ref['name']}: a new {ref['kind']} with the healthy data, its readers pointed at it, the named "
-                   "one left faulty", "mitigate", PASS, state=render(moved(found.solved[key], found.faulty[key]), found))
+                   "one left faulty", "mitigate", PASS,
+                   state=render(_moved(found, ref, workloads, found.solved[key], found.faulty[key]), found))
         yield Case(f"{ref['name']}: the named {ref['kind']} restored, its readers pointed at a copy holding the "
-                   "faulty data", "mitigate", FAIL, state=render(moved(found.faulty[key], found.solved[key]), found))
+                   "faulty data", "mitigate", FAIL,
+                   state=render(_moved(found, ref, workloads, found.faulty[key], found.solved[key]), found))
+
+
+def _other_data(obj: dict, forms: dict) -> dict:
+    """A ConfigMap or Secret with every value of other meaning (JSON or YAML held in it as other data)."""
+    out = copy_data(obj)
+    for field in ("data", "stringData"):
+        for k, v in (out.get(field) or {}).items():
+            out[field][k] = json.dumps({"itbench-other": k}) if k in forms else f"{v}-other"
+    return out
+
+
+def _deleted_config_cases(m: dict, found: Objects) -> Iterator[Case]:
+    """A ConfigMap or Secret the fault deleted is judged by what the workloads read: recreated under another
+    name with the healthy data, its readers pointed at it, the named one left deleted, passes, and so does the
+    named one recreated as it was with its readers reading it as `optional`; the named one recreated with
+    other data, its readers pointed at a new one holding other data beside the named one restored, or their
+    references made `optional` with it left deleted (the pods start and read nothing), fail."""
+    for entry in m["restored"]:
+        ref = entry["object"]
+        key = (ref["kind"], ref["namespace"], ref["name"])
+        if not entry.get("readers") or key not in found.solved or key in found.faulty:
+            continue
+        workloads = _reader_workloads(r for rs in entry["readers"].values() for r in rs)
+        if not all(w in found.solved for w in workloads):
+            continue
+        healthy, other = found.solved[key], _other_data(found.solved[key], entry.get("forms") or {})
+        kind, name = ref["kind"], ref["name"]
+        yield Case(f"{name}: recreated under another name with its healthy data, its readers pointed at it, the named "
+                   f"{kind} left deleted", "mitigate", PASS, state=render(_moved(found, ref, workloads, healthy, None), found))
+        yield Case(f"{name}: the named {kind} recreated with other data", "mitigate", FAIL,
+                   state=render(_edited(found.solved, key, lambda o: o.update(_other_data(o, entry.get("forms") or {}))),
+                                found))
+        yield Case(f"{name}: the named {kind} restored, its readers pointed at a new one holding other data", "mitigate",
+                   FAIL, state=render(_moved(found, ref, workloads, other, healthy), found))
+        optional = {k: v for k, v in found.solved.items() if k != key}
+        for w in workloads:
+            optional[w] = copy_data(optional[w])
+            _made_optional(optional[w]["spec"]["template"], kind, name)
+        yield Case(f"{name}: its readers reading it as optional, the {kind} left deleted", "mitigate", FAIL,
+                   state=render(optional, found))
+        optional[key] = healthy
+        yield Case(f"{name}: recreated as it was, its readers reading it as optional", "mitigate", PASS,
+                   state=render(optional, found))
 
 
 def _claim_cases(found: Objects, key: tuple, claims: dict) -> Iterator[Case]:
@@ -1323,6 +1381,19 @@ def _stray_pod_cases(spec: dict, solved: dict) -> Iterator[Case]:
                state=_with_items(solved, items + [copied(f"{base}-debug", None, {"run": "debug"})]))
 
 
+def _flag_turned(entry: dict) -> tuple | None:
+    """(name, flag, variant, value) of the first flag of a safeguards' `flags` entry that evaluates to one value
+    and has a variant of another value: the flag as a fix could turn it."""
+    from ..runtime.evaluator import flag_outcomes, same
+
+    for name, flag in entry["flags"].items():
+        values = flag_outcomes(flag)
+        other = next((v for n, v in sorted(flag["variants"].items()) if not any(same(v, w) for w in values)), None)
+        if len(values) == 1 and other is not None:
+            return name, flag, next(n for n, v in sorted(flag["variants"].items()) if same(v, other)), other
+    return None
+
+
 def _kept_cases(spec: dict, found: Objects) -> Iterator[Case]:
     """What the fix must leave as healthy as it found it (the safeguards' `collateral`, a faulted Service's ports):
     a Service the fault acts on with its own port moved fails; another flagd flag of a
@@ -1330,28 +1401,33 @@ def _kept_cases(spec: dict, found: Objects) -> Iterator[Case]:
     unused variant added, passes); an autoscaler's `maxReplicas` lowered, its scaling out disabled
     (`behavior.scaleUp.selectPolicy: Disabled`), or its scale target re-pointed, fails (its ceiling raised
     passes)."""
-    from ..runtime.evaluator import flag_outcomes, same
-
     collateral = spec["mitigation"].get("collateral") or {}
     for entry in collateral.get("flags", [])[:1]:
         key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
-        for name, flag in entry["flags"].items():
-            values = flag_outcomes(flag)
-            other = next((v for n, v in sorted(flag["variants"].items()) if not any(same(v, w) for w in values)), None)
-            if len(values) != 1 or other is None:
-                continue
-            turned = next(n for n, v in sorted(flag["variants"].items()) if same(v, other))
-            path = ["data", entry["key"], {"parse": entry["parse"]}, "flags", name]
-            on = _edited(found.solved, key, lambda o: _set_at(o, path, {**flag, "defaultVariant": turned}))
-            if on is not None:
-                yield Case(f"{key[2]}: the fix also turns flag {name} to {turned}", "mitigate", FAIL,
-                           state=render(on, found))
-            respelled = {**flag, "variants": {**flag["variants"], "itbench-unused": other}}
-            kept = _edited(found.solved, key, lambda o: _set_at(o, path, respelled))
-            if kept is not None:
-                yield Case(f"{key[2]}: flag {name} given an unused variant, its value kept", "mitigate", PASS,
-                           state=render(kept, found))
-            break
+        turned = _flag_turned(entry)
+        if turned is None:
+            continue
+        name, flag, variant, other = turned
+        path = ["data", entry["key"], {"parse": entry["parse"]}, "flags", name]
+        on = _edited(found.solved, key, lambda o: _set_at(o, path, {**flag, "defaultVariant": variant}))
+        if on is not None:
+            yield Case(f"{key[2]}: the fix also turns flag {name} to {variant}", "mitigate", FAIL,
+                       state=render(on, found))
+        respelled = {**flag, "variants": {**flag["variants"], "itbench-unused": other}}
+        kept = _edited(found.solved, key, lambda o: _set_at(o, path, respelled))
+        if kept is not None:
+            yield Case(f"{key[2]}: flag {name} given an unused variant, its value kept", "mitigate", PASS,
+                       state=render(kept, found))
+        if on is not None and entry.get("readers") and key in found.solved:
+            # the flags flagd reads decide, whichever ConfigMap holds them (runtime.flags_kept)
+            workloads = _reader_workloads(entry["readers"])
+            if all(w in found.solved for w in workloads):
+                yield Case(f"{key[2]}: the flags moved to a new ConfigMap flagd is pointed at, flag {name} turned to "
+                           f"{variant} there, the named one left healthy", "mitigate", FAIL,
+                           state=render(_moved(found, entry["object"], workloads, on[key], found.solved[key]), found))
+                yield Case(f"{key[2]}: the flags moved to a new ConfigMap flagd is pointed at, flag {name} turned to "
+                           f"{variant} in the named one, which flagd no longer reads", "mitigate", PASS,
+                           state=render(_moved(found, entry["object"], workloads, found.solved[key], on[key]), found))
     # a Service a fault acts on keeps the meaning of what the fault did not change: its port moved to another
     # number (the target the fix restored kept) breaks every client of the old one
     services = {(s["namespace"], s["name"]): s for s in spec["services"]}

@@ -155,6 +155,19 @@ def _needs(scenario: ir.Scenario, healthy: dict[tuple, dict]) -> dict[tuple, fro
     return out
 
 
+def _waits(key: tuple, obj: dict, manifests: dict[tuple, dict], found: Objects) -> bool:
+    """Whether a workload's new pods wait for a ConfigMap or Secret that `manifests` do not hold: pods a waiter
+    restarted (`found.needs`), and those of a template that names other ones than its healthy template (its
+    pods roll out again), need what their template names now; one the cluster provides (named by the healthy
+    template, not in the topology) is there."""
+    healthy = found.healthy.get(key)
+    before = {(kind, key[1], name) for kind, name in _config_refs(healthy)} if healthy is not None else set()
+    now = {(kind, key[1], name) for kind, name in _config_refs(obj)}
+    if key not in found.needs and now == before:
+        return False
+    return any(k not in manifests and (k in found.healthy or k not in before) for k in now)
+
+
 def _config_refs(workload: dict) -> set[tuple[str, str]]:
     """(kind, name) of each ConfigMap and Secret a workload's pod template needs to start."""
     from ..runtime.evaluator import pod_references
@@ -194,8 +207,8 @@ def render(manifests: dict[tuple, dict], found: Objects, effects: dict | None = 
     `found.faulty_probes`)."""
     effects = dict(effects or {})
     manifests = _autoscaled(manifests, found.healthy)
-    for key, needed in found.needs.items():  # restarted pods wait for what is gone
-        if key in manifests and key not in effects and any(k not in manifests for k in needed):
+    for key, obj in manifests.items():  # restarted pods wait for what is gone
+        if key[0] in _WORKLOAD_KINDS and key not in effects and _waits(key, obj, manifests, found):
             effects[key] = ("config", 0)
     state = _state(manifests, effects, alerts or [], found.static, found.captured)
     results = found.probes if probes is None else probes

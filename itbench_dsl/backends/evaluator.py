@@ -355,7 +355,8 @@ def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
             claims = _fault_claims(obj, inject_apply)
             if claims:
                 entry["claims"] = claims
-            readers = _config_readers(obj, changes, originals.values())
+            readers = _config_readers(obj, {c["path"][1] for c in changes if len(c["path"]) > 1 and c["path"][0] == "data"},
+                                      originals.values())
             if readers:
                 entry["readers"] = readers
             if obj["kind"] in ("Role", "ClusterRole"):
@@ -378,18 +379,23 @@ def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
                          if (p := _parsed(v)) is not None}
                 if forms:
                     entry["forms"] = forms
+            # back when what the workloads read of it is, under whatever name (runtime.restored_check)
+            readers = _config_readers(original, set(owned.get("data") or {}), originals.values())
+            if readers:
+                entry["readers"] = readers
             deleted.append(entry)
     return fields, created, deleted
 
 
-def _config_readers(obj: dict, changes: list, healthy) -> dict:
+def _config_readers(obj: dict, keys, healthy) -> dict:
     """{key: [{workload, container, env | file}]}: where the healthy workloads of a ConfigMap's or a Secret's
-    namespace read each key the fault changed (runtime.config_reads), so the fix is judged by what they read."""
+    namespace read each of `keys` (runtime.config_reads), so the object is judged by what they read
+    (runtime.read_texts), not by its name."""
     if obj["kind"] not in ("ConfigMap", "Secret"):
         return {}
     meta = obj.get("metadata") or {}
     out: dict = {}
-    for key in sorted({c["path"][1] for c in changes if len(c["path"]) > 1 and c["path"][0] == "data"}):
+    for key in sorted(keys):
         for workload in healthy:
             if workload.get("kind") not in POD_TEMPLATE_KINDS or \
                     (workload.get("metadata") or {}).get("namespace") != meta.get("namespace"):
@@ -477,6 +483,13 @@ def _predicate(scenario: ir.Scenario, p) -> dict:
         path = identified_path(healthy, faulty if faulty is not None else healthy, list(p.path))
         if any(isinstance(s, list) for s in path):
             out["path"] = path
+    if p.kind == "state" and p.state == "exists" and p.target is not None and p.target.kind in ("ConfigMap", "Secret"):
+        # a ConfigMap or Secret the workloads read exists where what they read of it is (runtime.predicate_check)
+        healthy = topology_manifests(scenario.topology, provided=True)
+        obj = next((o for o in healthy if _key(o) == (p.target.kind, p.target.namespace, p.target.name)), None)
+        readers = _config_readers(_as_data(obj), set(_as_data(obj).get("data") or {}), healthy) if obj else {}
+        if readers:
+            out["readers"] = readers
     if p.kind == "alert":
         out["namespaces"] = _alert_scope(scenario, p.alert)
     if p.value_type is not None:  # how the evaluator compares when not by plain meaning (a duration, exact text)
@@ -575,7 +588,12 @@ def _collateral(scenario: ir.Scenario, fields: list) -> dict:
                 kept = {name: flag for name, flag in sorted(held.items()) if flag_outcomes(flag) is not None
                         and not _decided(scenario, fields, obj, ["data", key, "flags", name])}
                 if kept:
-                    flags.append({"object": _manifest_ref(obj), "key": key, "parse": parsed[1], "flags": kept})
+                    entry = {"object": _manifest_ref(obj), "key": key, "parse": parsed[1], "flags": kept}
+                    # the flags flagd reads, from whichever ConfigMap it is pointed at (runtime.flags_kept)
+                    readers = _config_readers(obj, {key}, healthy).get(key)
+                    if readers:
+                        entry["readers"] = readers
+                    flags.append(entry)
     out = {}
     grants = _grants(scenario, healthy)
     if grants:

@@ -1642,6 +1642,13 @@ def predicate_check(pred, state, created=None):
                 return True, f"{ref_text(ref)} present but no longer has the fault's effect"
             return not objects, f"{ref_text(ref)} {'present' if objects else 'absent'}"
         if pred["state"] == "exists":
+            if not objects and pred.get("readers"):
+                # a ConfigMap or Secret the workloads read exists, in meaning, where what they read of it is
+                # there: recreated under another name, the readers pointed at it (its data: `restored`)
+                unread = [f"{where}: nothing ({why})" for reads in pred["readers"].values()
+                          for where, text, _, why in read_texts(reads, state) if text is None]
+                return not unread, f"{ref_text(ref)} absent" + (
+                    f": {'; '.join(unread[:3])}" if unread else ", what its readers read of it is there under another name")
             return bool(objects), f"{ref_text(ref)} {'present' if objects else 'absent'}"
         if not objects:
             return False, f"{ref_text(ref)} absent"
@@ -2499,16 +2506,9 @@ def field_check(entry, state):
     rest = [c for c in entry["changes"] if c not in read]
     wrong = []
     for change in read:
-        for reader in readers[change["path"][1]]:
-            workload = state.get(reader["workload"])
-            if workload is None:
-                wrong.append(f"{ref_text(reader['workload'])} is missing")
-                continue
-            text = config_read(workload, reader, state)
-            where = (f"what {ref_text(reader['workload'])} container {reader['container']} reads as "
-                     + (f"${reader['env']}" if "env" in reader else reader["file"]))
+        for where, text, _, why in read_texts(readers[change["path"][1]], state):
             if text is None:
-                wrong.append(f"{where}: nothing")
+                wrong.append(f"{where}: nothing ({why})")
                 continue
             seen = {"kind": ref["kind"], "metadata": {"name": ref["name"], "namespace": ref.get("namespace")},
                     "data": {change["path"][1]: text}}
@@ -3581,15 +3581,69 @@ def mitigation_checks(spec, state, checks):
                 seen.add(check_id)
                 checks.append({"id": check_id, "passed": ok, "detail": detail})
     for entry in m["restored"]:
-        ref = entry["object"]
-        obj = state.get(ref)
-        ok = obj is not None and not terminating(obj) and restored_holds(entry["owned"], obj, state, entry.get("forms"))
-        added = fields_added(entry["owned"], obj) if ok else None
-        detail = ("still deleted" if obj is None else f"recreated with a field it did not have ({added})" if added
-                  else "restored" if ok else "being deleted" if terminating(obj) else "recreated with other fields than it had")
-        ok = ok and not added
-        checks.append({"id": f"restored.{ref_text(ref)}", "passed": ok, "detail": f"{ref_text(ref)} {detail}"})
+        ok, detail = restored_check(entry, state)
+        checks.append({"id": f"restored.{ref_text(entry['object'])}", "passed": ok, "detail": detail})
     safeguard_checks(spec, state, checks)
+
+
+def _restored_named(entry, state, added=True):
+    """Whether the object a fault deleted is back under its name with the fields it had, in meaning
+    (`restored_holds`), and (`added`) no field added that changes its meaning (`fields_added`)."""
+    ref = entry["object"]
+    obj = state.get(ref)
+    ok = obj is not None and not terminating(obj) and restored_holds(entry["owned"], obj, state, entry.get("forms"))
+    extra = fields_added(entry["owned"], obj) if ok and added else None
+    detail = ("still deleted" if obj is None else f"recreated with a field it did not have ({extra})" if extra
+              else "restored" if ok else "being deleted" if terminating(obj) else "recreated with other fields than it had")
+    return ok and not extra, f"{ref_text(ref)} {detail}"
+
+
+def _same_text(text, healthy, form=None):
+    """Whether a ConfigMap's or a Secret's value read now is its healthy one: JSON or YAML (`form`) as the data
+    it holds, any other text as it is."""
+    if not isinstance(healthy, str) or not isinstance(text, str):
+        return False
+    if form is None:
+        return text == healthy
+    got, want = parse_text(text, form.get("parse")), parse_text(healthy, form.get("parse"))
+    return not isinstance(got, InvalidValue) and not isinstance(want, InvalidValue) and \
+        json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)  # `true` is not `1`
+
+
+def restored_check(entry, state):
+    """An object the fault deleted is back with the fields it had, in meaning (`_restored_named`). A ConfigMap
+    or a Secret the workloads read (the entry's `readers`: where the healthy workloads read each key of its
+    data) is back when what they read is: every read resolves, as the kubelet resolves it (`read_texts`: the
+    pod starts, the key is there), to the key's healthy value, from whichever object supplies it now. So a copy
+    under another name that the readers are pointed at is the object back, and the named one recreated with
+    other data, or made `optional` and left deleted, is not. The named object is judged as before where a
+    reader still reads it, and holds the keys no workload reads."""
+    ref = entry["object"]
+    readers = entry.get("readers") or {}
+    if not readers:
+        return _restored_named(entry, state)
+    healthy = entry["owned"].get("data") or {}
+    wrong, named = [], False
+    for key, reads in sorted(readers.items()):
+        for where, text, source, why in read_texts(reads, state):
+            if text is None:
+                wrong.append(f"{where}: nothing ({why})")
+                continue
+            named = named or source == (ref["kind"], ref["name"])
+            if not _same_text(text, healthy.get(key), (entry.get("forms") or {}).get(key)):
+                wrong.append(f"{where}: {shown(text)}, wants {shown(healthy.get(key))}")
+    unread = {k: v for k, v in healthy.items() if k not in readers}
+    if not wrong and named:
+        ok, detail = _restored_named(entry, state)
+        if not ok:
+            wrong.append(detail)
+    elif not wrong and unread:  # what no workload reads is judged on the named object
+        ok, detail = _restored_named({**entry, "owned": {**entry["owned"], "data": unread}}, state, added=False)
+        if not ok:
+            wrong.append(f"{detail} (keys no workload reads: {', '.join(sorted(unread))})")
+    if wrong:
+        return False, f"{ref_text(ref)}: " + "; ".join(wrong[:5]) + (f"; and {len(wrong) - 5} more" if len(wrong) > 5 else "")
+    return True, f"{ref_text(ref)} restored: what its readers read is its healthy data"
 
 
 # The sections of an object whose every field is meaning the API server never adds to (beyond the defaults
@@ -3961,20 +4015,69 @@ def config_reads(template, kind, name, key):
     return unique
 
 
-def config_read(workload, read, state):
-    """The text a container of `workload` reads where its healthy template read a ConfigMap or Secret key
-    (`config_reads`), from whichever object supplies it now, as the kubelet resolves it: a variable through
-    `container_env`, a file through the container's mount that holds the path (the deepest) and its volume's
-    sources. None when it reads nothing there (an optional source or key that is absent, no such mount)."""
+def config_unstartable(pod, namespace, state):
+    """Why the kubelet would not start a pod for its ConfigMaps and Secrets (None: it would): a source that a
+    volume (projected too), an `envFrom` or an `env` `valueFrom` names and the state does not hold, or a key a
+    volume's `items` or a `valueFrom` names that its source lacks, unless the reference is `optional` (the
+    volume mount fails, the container cannot be made). A kind the state did not capture there is not judged."""
+    for volume in pod.get("volumes") or [] if isinstance(pod.get("volumes"), list) else []:
+        for kind, name, items, optional in _config_sources(volume):
+            if optional or not state.has(namespace, kind):
+                continue
+            data = _source_data(state, kind, namespace, name)
+            if data is None:
+                return f"{kind} {name} is missing"
+            for item in items if isinstance(items, list) else []:
+                if isinstance(item, dict) and not isinstance(data.get(item.get("key")), str):
+                    return f"{kind} {name} has no key {item.get('key')}"
+    for container in (pod.get("initContainers") or []) + (pod.get("containers") or []):
+        if isinstance(container, dict) and container_env(container, state, namespace) is None:
+            return f"the environment of container {container.get('name')} names a ConfigMap or Secret key that is missing"
+    return None
+
+
+def _env_source(container, var, state, namespace):
+    """(kind, name) of the ConfigMap or Secret a container's variable `var` is set from (None: a literal, or
+    none), as `container_env` sets it: the last `envFrom` source holding it under its prefix, then the last
+    `env` entry of that name."""
+    source = None
+    for entry in container.get("envFrom") or []:
+        for key, kind in (("configMapRef", "ConfigMap"), ("secretRef", "Secret")):
+            ref = entry.get(key) if isinstance(entry, dict) else None
+            prefix = (entry.get("prefix") or "") if isinstance(entry, dict) else ""
+            data = _source_data(state, kind, namespace, ref.get("name")) if isinstance(ref, dict) else None
+            if data is not None and var.startswith(prefix) and isinstance(data.get(var[len(prefix):]), str):
+                source = (kind, ref.get("name"))
+    for entry in container.get("env") or []:
+        if isinstance(entry, dict) and entry.get("name") == var:
+            value_from = entry.get("valueFrom") if isinstance(entry.get("valueFrom"), dict) else {}
+            source = next(((kind, value_from[key].get("name")) for key, kind in
+                           (("configMapKeyRef", "ConfigMap"), ("secretKeyRef", "Secret"))
+                           if isinstance(value_from.get(key), dict)), None)
+    return source
+
+
+def config_resolve(workload, read, state):
+    """What a container of `workload` reads where its healthy template read a ConfigMap or Secret key
+    (`config_reads`), from whichever object supplies it now, as the kubelet resolves it: (text, (kind, name)
+    of the object it comes from, why it reads nothing). The pod must start (`config_unstartable`); a variable
+    is read through `container_env`, a file through the container's mount that holds the path (the deepest)
+    and its volume's sources (of a projected volume, the last that holds the path). Text None when it reads
+    nothing there (an optional source or key that is absent, no such mount)."""
     pod = _pod_spec(workload)
     namespace = (workload.get("metadata") or {}).get("namespace") or None
     container = next((c for c in (pod.get("containers") or []) + (pod.get("initContainers") or [])
                       if isinstance(c, dict) and c.get("name") == read["container"]), None)
     if container is None:
-        return None
+        return None, None, f"no container {read['container']}"
+    problem = config_unstartable(pod, namespace, state)
+    if problem:
+        return None, None, f"its pods cannot start: {problem}"
     if "env" in read:
         value = (container_env(container, state, namespace) or {}).get(read["env"])
-        return value if isinstance(value, str) else None
+        if not isinstance(value, str):
+            return None, None, "the variable is not set"
+        return value, _env_source(container, read["env"], state, namespace), None
     best, rel = None, None
     for mount in container.get("volumeMounts") or []:
         if not isinstance(mount, dict) or not isinstance(mount.get("mountPath"), str):
@@ -3986,15 +4089,39 @@ def config_read(workload, read, state):
         elif read["file"].startswith(root + "/") and (best is None or len(root) > len(best[0])):
             best, rel = (root, mount), read["file"][len(root) + 1:]
     if best is None:
-        return None
+        return None, None, "no volume is mounted there"
     volume = next((v for v in pod.get("volumes") or [] if isinstance(v, dict) and v.get("name") == best[1].get("name")),
                   None)
+    found = None, None, "no ConfigMap or Secret of its volume holds the file"
     for kind, name, items, _ in _config_sources(volume):
         key = _projected_key(items, rel)
         data = _source_data(state, kind, namespace, name) if key is not None else None
         if data is not None and isinstance(data.get(key), str):
-            return data[key]
-    return None
+            found = data[key], (kind, name), None  # a later source of a projected volume writes over it
+    return found
+
+
+def config_read(workload, read, state):
+    """The text a container of `workload` reads where its healthy template read a ConfigMap or Secret key
+    (`config_resolve`); None when it reads nothing there."""
+    return config_resolve(workload, read, state)[0]
+
+
+def read_texts(reads, state):
+    """Each of a key's healthy reads (`readers`: {workload, container, env | file}) resolved in the state:
+    (where, text, (kind, name) of its source, why it reads nothing). The one home of judging a ConfigMap or a
+    Secret by what the workloads read rather than by its name."""
+    out = []
+    for reader in reads:
+        where = (f"what {ref_text(reader['workload'])} container {reader['container']} reads as "
+                 + (f"${reader['env']}" if "env" in reader else reader["file"]))
+        workload = state.get(reader["workload"])
+        if workload is None or terminating(workload):
+            out.append((where, None, None, f"{ref_text(reader['workload'])} is "
+                        + ("missing" if workload is None else "being deleted")))
+            continue
+        out.append((where, *config_resolve(workload, reader, state)))
+    return out
 
 
 def references_kept(entries, restored, state):
@@ -4139,24 +4266,35 @@ def grants_kept(entries, state):
 def flags_kept(entries, state):
     """Which flagd flags of a ConfigMap no longer evaluate as they did when healthy (none: []): a fix of one
     flag that turns another on, or removes it, is collateral, judged by the values the flag gives
-    (flag_restored), never by its text."""
+    (flag_restored), never by its text. The flags are those flagd reads (the entry's `readers`: where the
+    healthy workloads read the flag file, resolved by `read_texts`), from whichever ConfigMap supplies them
+    now: flags moved to a new ConfigMap flagd is pointed at are judged there, and the named one, healthy, no
+    longer counts once flagd reads another. A flag file no workload reads is judged on the named ConfigMap."""
     broken = []
     for entry in entries:
         ref = entry["object"]
-        obj = state.get(ref)
-        if obj is None or terminating(obj):  # flagd serves none of its flags
-            broken.append(f"{ref_text(ref)} {'deleted' if obj is None else 'being deleted'}")
-            continue
-        text = ((obj.get("data") or {}) if isinstance(obj.get("data"), dict) else {}).get(entry["key"])
-        parsed = parse_text(text, entry["parse"]) if isinstance(text, str) else InvalidValue("absent")
-        held = parsed.get("flags") if isinstance(parsed, dict) else None
-        if not isinstance(held, dict):
-            broken.append(f"{ref_text(ref)} {entry['key']} holds no flags any more")
-            continue
-        for name, healthy in entry["flags"].items():
-            ok, why = flag_restored(held.get(name, _MISSING), healthy)
-            if not ok:
-                broken.append(f"{ref_text(ref)} flag {name} {why}")
+        if entry.get("readers"):
+            texts = [(where, text, why) for where, text, _, why in read_texts(entry["readers"], state)]
+        else:
+            obj = state.get(ref)
+            if obj is None or terminating(obj):  # flagd serves none of its flags
+                broken.append(f"{ref_text(ref)} {'deleted' if obj is None else 'being deleted'}")
+                continue
+            text = ((obj.get("data") or {}) if isinstance(obj.get("data"), dict) else {}).get(entry["key"])
+            texts = [(f"{ref_text(ref)} {entry['key']}", text, "absent")]
+        for where, text, why in texts:
+            if not isinstance(text, str):
+                broken.append(f"{where}: nothing ({why}): flagd serves none of its flags")
+                continue
+            parsed = parse_text(text, entry["parse"])
+            held = parsed.get("flags") if isinstance(parsed, dict) else None
+            if not isinstance(held, dict):
+                broken.append(f"{where} holds no flags any more")
+                continue
+            for name, healthy in entry["flags"].items():
+                ok, why = flag_restored(held.get(name, _MISSING), healthy)
+                if not ok:
+                    broken.append(f"{where}: flag {name} {why}")
     return broken
 
 
