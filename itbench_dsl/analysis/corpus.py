@@ -9,9 +9,13 @@ scenario's own plan, each with the verdict it must get:
   workload scaled to zero; an object a workload's pods need deleted beside the fix; a pod no workload of the
   topology runs (bare, or another Deployment's) carrying a Service's labels; a workload's status of an older
   spec, an unfinished rollout, a workload being deleted, a fixed object replaced by a custom resource of another API group; a state without
-  the alerts, or captured with `kubectl get all` (which omits Chaos Mesh and other custom kinds).
+  the alerts, or captured with `kubectl get all` (which omits Chaos Mesh and other custom kinds); a deleted
+  ConfigMap or Secret recreated with other data, or restored while its readers read a new one holding other
+  data, or left deleted with its readers reading it as `optional`; flagd pointed at a new ConfigMap with
+  another flag turned on, the named one healthy.
   Right ones: the solved and healthy states, an object the pods need recreated as it was or deleted once read as
-  `optional`, a pod of an older ReplicaSet of a workload, a debugging pod without the application's labels,
+  `optional`, a ConfigMap or Secret the fault deleted recreated under another name its readers are pointed at,
+  flagd pointed at a new ConfigMap of its healthy flags (the named one, unread, with a flag turned on), a pod of an older ReplicaSet of a workload, a debugging pod without the application's labels,
   a created object left but without its effect (a
   NetworkPolicy beside another admitting all, or admitting the calls the call graph shows and DNS (without
   DNS: fail), an Istio policy made PERMISSIVE, AUDIT or allow-all), the solved state as an API server returns it (its

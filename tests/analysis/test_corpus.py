@@ -265,3 +265,29 @@ def test_it_catches_configuration_judged_by_name(monkeypatch, name, kind):
            "it failed it" in problems
     assert f"the named {kind} restored, its readers pointed at a copy holding the faulty data (must fail): " \
            "it passed it" in problems
+
+
+def test_it_catches_a_deleted_configmap_judged_by_name(monkeypatch):
+    """The old rule: a ConfigMap the fault deleted is back when one of its name holds its data (and exists when
+    one of its name does), so a copy its readers read under another name failed, and the named one restored while
+    the readers read a copy holding other data passed."""
+    monkeypatch.setattr(runtime, "restored_check", lambda entry, state: runtime._restored_named(entry, state))
+    original = runtime.predicate_check
+    monkeypatch.setattr(runtime, "predicate_check", lambda pred, state, created=None: original(
+        {k: v for k, v in pred.items() if k != "readers"}, state, created))
+    problems = " ".join(text for _, text in _problems("sregym-missing-configmap-social-network"))
+    assert "recreated under another name with its healthy data, its readers pointed at it, the named ConfigMap left " \
+           "deleted (must pass): it failed it" in problems
+    assert "the named ConfigMap restored, its readers pointed at a new one holding other data (must fail): " \
+           "it passed it" in problems
+
+
+def test_it_catches_flagd_flags_read_off_the_named_configmap(monkeypatch):
+    """The old rule: the safeguard read flagd's flags off `flagd-config` by name, whatever flagd reads."""
+    original = runtime.flags_kept
+    monkeypatch.setattr(runtime, "flags_kept", lambda entries, state: original(
+        [{k: v for k, v in e.items() if k != "readers"} for e in entries], state))
+    problems = " ".join(text for _, text in _problems("otel-checkout-nonexistent-image"))
+    assert "the flags moved to a new ConfigMap flagd is pointed at, flag adFailure turned to on there, the named " \
+           "one left healthy (must fail): it passed it" in problems
+    assert "which flagd no longer reads (must pass): it failed it" in problems
