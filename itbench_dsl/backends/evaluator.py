@@ -483,13 +483,20 @@ def _predicate(scenario: ir.Scenario, p) -> dict:
         path = identified_path(healthy, faulty if faulty is not None else healthy, list(p.path))
         if any(isinstance(s, list) for s in path):
             out["path"] = path
-    if p.kind == "state" and p.state == "exists" and p.target is not None and p.target.kind in ("ConfigMap", "Secret"):
-        # a ConfigMap or Secret the workloads read exists where what they read of it is (runtime.predicate_check)
+    if p.target is not None and p.target.kind in ("ConfigMap", "Secret") and "*" not in p.target.name:
+        # a ConfigMap or Secret the workloads read is judged by what they read (runtime.predicate_check): it
+        # exists where what they read of it is; a predicate on one of its keys holds on what they read there
         healthy = topology_manifests(scenario.topology, provided=True)
-        obj = next((o for o in healthy if _key(o) == (p.target.kind, p.target.namespace, p.target.name)), None)
-        readers = _config_readers(_as_data(obj), set(_as_data(obj).get("data") or {}), healthy) if obj else {}
-        if readers:
-            out["readers"] = readers
+        obj = next((_as_data(o) for o in healthy if _key(o) == (p.target.kind, p.target.namespace, p.target.name)), None)
+        if obj is not None and p.kind == "state" and p.state == "exists":
+            readers = _config_readers(obj, set(obj.get("data") or {}), healthy)
+            if readers:
+                out["readers"] = readers
+        elif obj is not None and p.kind == "field" and len(p.path) >= 2 and p.path[0] == "data" \
+                and isinstance(p.path[1], str):
+            readers = _config_readers(obj, {p.path[1]}, healthy).get(p.path[1])
+            if readers:
+                out["readers"] = readers
     if p.kind == "alert":
         out["namespaces"] = _alert_scope(scenario, p.alert)
     if p.value_type is not None:  # how the evaluator compares when not by plain meaning (a duration, exact text)

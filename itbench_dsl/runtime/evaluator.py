@@ -1663,19 +1663,35 @@ def predicate_check(pred, state, created=None):
         if lapse:
             return False, f"{ref_text(ref)} did not hold: {lapse}"
         return ready, f"{ref_text(ref)} {'ready' if ready else 'not ready'}"
+    if pred.get("readers"):
+        # a ConfigMap's or a Secret's key the workloads read: the predicate holds on what each of them reads,
+        # from whichever object supplies it now (nothing read: the key absent)
+        wrong = []
+        for where, text, _, why in read_texts(pred["readers"], state):
+            seen = {"kind": ref["kind"], "metadata": {"name": ref["name"], "namespace": ref.get("namespace")},
+                    "data": {} if text is None else {pred["path"][1]: text}}
+            ok, detail = _field_holds(pred, seen, state, where + ("" if text is not None else f" (nothing: {why})"))
+            if not ok:
+                wrong.append(detail)
+        return not wrong, "; ".join(wrong[:3]) if wrong else \
+            f"{ref_text(ref)} {show_path(pred['path'])} holds in what every workload reading it reads"
     if not objects:
         return False, f"{ref_text(ref)} absent"
-    observed = lookup(objects[0], pred["path"])
+    return _field_holds(pred, objects[0], state, f"{ref_text(ref)} {show_path(pred['path'])}")
+
+
+def _field_holds(pred, obj, state, where):
+    """Whether a field predicate holds on one object (`where`: how the detail names what it read)."""
+    observed = lookup(obj, pred["path"])
     if _env_path(pred["path"]) and pred.get("op") in ("==", "!=", "in", "matches", "contains"):
         # the value the container gets, through envFrom, valueFrom or `$(NAME)` as well as a literal value
-        got = env_value(objects[0], pred["path"], state, objects[0].get("metadata", {}).get("namespace"))
+        got = env_value(obj, pred["path"], state, obj.get("metadata", {}).get("namespace"))
         observed = _MISSING if got is None else got
-    where = f"{ref_text(ref)} {show_path(pred['path'])}"
     if isinstance(observed, InvalidValue):
         return False, f"{where}: {observed.why}"
     op = pred["op"]
     if op in ("==", "!=", "in"):  # a named port is the number it names
-        observed, value = resolved_ports(objects[0], pred["path"], state, observed, pred["value"])
+        observed, value = resolved_ports(obj, pred["path"], state, observed, pred["value"])
         pred = {**pred, "value": value}
     if op in FIELD_TESTS:
         return FIELD_TESTS[op](observed, pred["value"], pred.get("type"), where)

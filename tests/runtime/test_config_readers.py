@@ -177,3 +177,41 @@ def test_flagd_flags_are_judged_where_flagd_reads_them():
     # the named ConfigMap flagd no longer reads may hold anything
     verdict = mitigate(FLAG, _flags_moved("named"))
     assert verdict["passed"], [(c["id"], c["detail"]) for c in verdict["checks"] if not c["passed"]]
+
+
+# ---- a predicate on a ConfigMap's key: what the workloads read there ---------------------------------------
+
+@pytest.fixture(scope="module")
+def flag_predicate():
+    """otel-payment-failure-flag stated with a predicate on the flag, compiled, and its derived states."""
+    from itbench_dsl.analysis import states
+    from itbench_dsl.backends.evaluator import evaluator_spec
+    from itbench_dsl.compiler import compile_source
+    from itbench_dsl.diagnostics import Diagnostics
+
+    source = (HERE.parents[1] / "scenarios" / "sre" / f"{FLAG}.itb").read_text().replace("  expect {\n", (
+        '  expect {\n    mitigated when {\n      configmap "flagd-config" data["demo.flagd.json"] as json '
+        '.flags.paymentFailure.defaultVariant == "off"\n    }\n'), 1)
+    scenario = compile_source(source.encode(), "flag.itb", Diagnostics()).scenario
+    return evaluator_spec(scenario), states.derive(scenario)
+
+
+@pytest.mark.parametrize("copy_of, named_from, holds", [
+    ("solved", "solved", True),
+    ("solved", "faulty", True),  # flagd reads a copy of the healthy flags; the named one, unread, left faulty
+    ("faulty", "solved", False),  # the named one restored; flagd reads a copy of the faulty flags
+])
+def test_a_predicate_on_a_configmap_key_holds_on_what_the_workloads_read(flag_predicate, copy_of, named_from, holds):
+    spec, found = flag_predicate
+    assert spec["mitigation"]["predicates"][0]["readers"]
+    state = json.loads(json.dumps(found["solved"]))
+    named = obj(state, "ConfigMap", "flagd-config")
+    named["data"] = obj(found[named_from], "ConfigMap", "flagd-config")["data"]
+    moved = {**json.loads(json.dumps(named)), "metadata": {"name": "flagd-flags", "namespace": "otel-demo"},
+             "data": obj(found[copy_of], "ConfigMap", "flagd-config")["data"]}
+    _items(state).append(moved)
+    for volume in obj(state, "Deployment", "flagd")["spec"]["template"]["spec"]["volumes"]:
+        if (volume.get("configMap") or {}).get("name") == "flagd-config":
+            volume["configMap"]["name"] = "flagd-flags"
+    verdict = rt.evaluate(spec, None, state, task="mitigate")
+    assert ("mitigation.predicate.0" not in failed(verdict)) is holds, verdict["checks"][0]
