@@ -5537,14 +5537,21 @@ def _update_target(contract, policies):
 def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
     contract = spec["ciso"].get("contract") or {}
     problems = None
+    # the agent's artefact is graded whatever it holds: one that cannot be read, or holds no policy, fails
+    unread = artifact[1] if artifact is not None and artifact[0] == "unreadable" else None
     if artifact is not None and artifact[0] == "kyverno":
         policies = [d for d in unlisted(artifact[1]) if isinstance(d, dict)]
-        problems = contract_problems(contract, policies) if contract.get("artefact") == "kyverno" else []
         # a ValidatingPolicy is evaluated too (the contract says whether the prompt accepts its kind)
         kyverno = [p for p in policies if p.get("kind") in ("ClusterPolicy", "Policy", "ValidatingPolicy",
                                                            "NamespacedValidatingPolicy")]
         if not kyverno:
-            raise InputError("the artefact holds no Kyverno ClusterPolicy or Policy")
+            unread = "the artefact holds no Kyverno ClusterPolicy or Policy"
+    if unread is not None:
+        problems = [unread]
+        verdicts = {obj_ref(obj): {"error"} for obj in spec["ciso"]["gaps"] + spec["ciso"]["compliant"]}
+        source = "the artefact (not read)"
+    elif artifact is not None and artifact[0] == "kyverno":
+        problems = contract_problems(contract, policies) if contract.get("artefact") == "kyverno" else []
         try:
             verdicts, source = kyverno_offline(spec, kyverno), "kyverno (offline)"
         except InputError as exc:
@@ -6203,7 +6210,7 @@ def _load_artifact(path):
         data = json.loads(text, parse_int=_json_int)
         docs = data if isinstance(data, list) else [data]
     except RecursionError:
-        raise InputError(f"the artefact {path} is nested too deeply")
+        return ("unreadable", "the artefact is nested too deeply to be read")
     except ValueError:
         reader = embedded_module("yaml")
         if reader is None:
@@ -6212,10 +6219,10 @@ def _load_artifact(path):
         try:
             docs = reader.load_all(text)
         except reader.YAMLSubsetError as exc:
-            raise InputError(f"the artefact {path} cannot be read: {exc} (a policy that needs more of YAML can be "
-                             "given as JSON: `yq -o json`)")
+            # the agent's answer, graded (a fail saying why), never refused as an unusable input
+            return ("unreadable", f"the artefact cannot be read as JSON or YAML: {exc}")
         except RecursionError:
-            raise InputError(f"the artefact {path} is nested too deeply")
+            return ("unreadable", "the artefact is nested too deeply to be read")
     return ("kyverno", docs)
 
 

@@ -823,9 +823,19 @@ def test_a_yaml_policy_is_graded_by_the_standalone_evaluator(tmp_path):
                         "  rules:\n  - name: all\n    match: {any: [{resources: {kinds: [Deployment]}}]}\n"
                         "    validate: {message: 'no', deny: {}}\n")
     assert always_fail.returncode == 0 and not json.loads(always_fail.stdout)["passed"], always_fail.stdout
-    refused_ = grade("metadata: &m {name: x}\nother: *m\n")
-    assert refused_.returncode == 2
-    assert "line 1, column 11" in refused_.stderr and "anchors" in refused_.stderr, refused_.stderr
+    # YAML with anchors reads as PyYAML, kubectl and Kyverno read it
+    anchored = grade(NO_PRIVILEGED_YAML.replace("containers:\n          - =(securityContext):",
+                                                "containers:\n          - &c\n            =(securityContext):")
+                     .replace("      =(privileged): \"false\"\n          =(initContainers):\n          - =(securityContext):\n              =(privileged): \"false\"\n",
+                              "      =(privileged): \"false\"\n          =(initContainers):\n          - *c\n"))
+    assert anchored.returncode == 0 and json.loads(anchored.stdout)["passed"], anchored.stdout + anchored.stderr
+    # what the agent submits is graded: an artefact that cannot be read, or holds no policy, fails saying why
+    for text, words in (("a: 1\n? complex\n: v\n", "line 2, column 1"), ("kind: ConfigMap\n", "no Kyverno")):
+        unread = grade(text)
+        assert unread.returncode == 0, unread.stderr
+        verdict = json.loads(unread.stdout)
+        assert not verdict["passed"] and verdict["score"] == 0
+        assert any(c["id"] == "ciso.contract" and words in c["detail"] for c in verdict["checks"]), verdict["checks"]
 
 
 # ---- the command line ----------------------------------------------------------------------------------------
