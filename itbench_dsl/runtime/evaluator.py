@@ -49,7 +49,7 @@ class InputError(Exception):
 
 # ---- values ----------------------------------------------------------------------------------------------
 
-_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$")
+_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$", re.ASCII)
 _SUFFIX = {None: 1, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15,
            "E": 1e18, "Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40, "Pi": 2 ** 50, "Ei": 2 ** 60}
 
@@ -113,7 +113,7 @@ def typed_same(observed, expected, vtype=None) -> bool:
     return same(observed, expected)
 
 
-_GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)", re.ASCII)
 _GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
@@ -828,7 +828,7 @@ def owns_pod(obj, pod):
             (kind == "Deployment" and owner.get("kind") == "ReplicaSet"
              and owner.get("name") == f"{name}-{labels.get('pod-template-hash', '')}")
     pod_name = str(pod_meta.get("name", ""))
-    return re.fullmatch(re.escape(name) + (r"-\d+" if kind == "StatefulSet" else r"-[a-z0-9]+-[a-z0-9]+"),
+    return re.fullmatch(re.escape(name) + (r"-[0-9]+" if kind == "StatefulSet" else r"-[a-z0-9]+-[a-z0-9]+"),
                         pod_name) is not None
 
 
@@ -4905,7 +4905,7 @@ def admission_refusals(policy, name, meta, spec):
 
 
 # Rego v0 rule heads OPA 1.0 refuses: a body without `if` (`p { ... }`, `p[x] { ... }`, `f(x) { ... }`)
-_V0_HEAD = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*\s*(\[[^\]]*\]|\([^)]*\))?\s*\{")
+_V0_HEAD = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*\s*(\[[^\]]*\]|\([^)]*\))?\s*\{", re.ASCII)
 
 
 def rego_v0_heads(source):
@@ -5691,14 +5691,21 @@ def _update_target(contract, policies):
 def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
     contract = spec["ciso"].get("contract") or {}
     problems = None
+    # the agent's artefact is graded whatever it holds: one that cannot be read, or holds no policy, fails
+    unread = artifact[1] if artifact is not None and artifact[0] == "unreadable" else None
     if artifact is not None and artifact[0] == "kyverno":
         policies = [d for d in unlisted(artifact[1]) if isinstance(d, dict)]
-        problems = contract_problems(contract, policies) if contract.get("artefact") == "kyverno" else []
         # a ValidatingPolicy is evaluated too (the contract says whether the prompt accepts its kind)
         kyverno = [p for p in policies if p.get("kind") in ("ClusterPolicy", "Policy", "ValidatingPolicy",
                                                            "NamespacedValidatingPolicy")]
         if not kyverno:
-            raise InputError("the artefact holds no Kyverno ClusterPolicy or Policy")
+            unread = "the artefact holds no Kyverno ClusterPolicy or Policy"
+    if unread is not None:
+        problems = [unread]
+        verdicts = {obj_ref(obj): {"error"} for obj in spec["ciso"]["gaps"] + spec["ciso"]["compliant"]}
+        source = "the artefact (not read)"
+    elif artifact is not None and artifact[0] == "kyverno":
+        problems = contract_problems(contract, policies) if contract.get("artefact") == "kyverno" else []
         try:
             verdicts, source = kyverno_offline(spec, kyverno), "kyverno (offline)"
         except InputError as exc:
@@ -5792,7 +5799,7 @@ ANSWER_TASKS = ("diagnose", "detect", "localize", "analyze")
 # the word a task's checks begin with in a verdict (`detection.anomaly`): its answer's contract check is WORD.answer
 CHECK_WORD = {"diagnose": "diagnosis", "detect": "detection", "localize": "localization", "analyze": "analysis"}
 # RFC 3339's time-secfrac is "." 1*DIGIT: a fraction of any length (read to the microsecond)
-_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})")
+_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})", re.ASCII)
 
 
 def label_key(text):
@@ -5816,12 +5823,15 @@ def rfc3339(text):
     else:
         sign = -1 if zone[0] == "-" else 1
         offset = sign * datetime.timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
+    # a leap second (`23:59:60Z`, RFC 3339 section 5.7) is the instant after 23:59:59, which datetime cannot hold
+    leap = second == "60"
     try:
-        moment = datetime.datetime(int(year), int(month), int(day), int(hour), int(minute), int(second),
+        moment = datetime.datetime(int(year), int(month), int(day), int(hour), int(minute),
+                                   59 if leap else int(second),
                                    int((fraction or "0").ljust(6, "0")[:6]), datetime.timezone(offset))
     except ValueError:
         return None
-    return moment.timestamp()
+    return moment.timestamp() + (1 if leap else 0)
 
 
 def answer_shape(answer, fields, required):
@@ -6354,7 +6364,7 @@ def _load_artifact(path):
         data = json.loads(text, parse_int=_json_int)
         docs = data if isinstance(data, list) else [data]
     except RecursionError:
-        raise InputError(f"the artefact {path} is nested too deeply")
+        return ("unreadable", "the artefact is nested too deeply to be read")
     except ValueError:
         reader = embedded_module("yaml")
         if reader is None:
@@ -6363,10 +6373,10 @@ def _load_artifact(path):
         try:
             docs = reader.load_all(text)
         except reader.YAMLSubsetError as exc:
-            raise InputError(f"the artefact {path} cannot be read: {exc} (a policy that needs more of YAML can be "
-                             "given as JSON: `yq -o json`)")
+            # the agent's answer, graded (a fail saying why), never refused as an unusable input
+            return ("unreadable", f"the artefact cannot be read as JSON or YAML: {exc}")
         except RecursionError:
-            raise InputError(f"the artefact {path} is nested too deeply")
+            return ("unreadable", "the artefact is nested too deeply to be read")
     return ("kyverno", docs)
 
 

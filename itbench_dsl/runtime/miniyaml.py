@@ -11,7 +11,10 @@ reads the same here and in the compiler's tests.
 Line breaks are LF, CRLF and CR; NEL, LS and PS are content, as in YAML 1.2 (PyYAML, which
 reads YAML 1.1, breaks lines at them).
 
-Anchors, aliases, tags other than the standard `!!str`-style ones, complex keys (`? k`) and
+Anchors (`&name`) and aliases (`*name`) on values, and merge keys (`<<: *name`, `<<: [*a, *b]`, explicit
+keys winning, as PyYAML and Go's yaml read them), are read; an alias gives a copy of its anchor's value,
+and copies past MAX_ALIAS_NODES nodes in all are refused (a "billion laughs" file).
+Tags other than the standard `!!str`-style ones, anchors on mapping keys, complex keys (`? k`) and
 directives are refused with `YAMLSubsetError`, which carries the line and column: a policy
 that needs them is better converted to JSON than half-read. So are collections nested deeper
 than MAX_DEPTH, before they exhaust the stack.
@@ -112,12 +115,36 @@ _ESCAPES = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "
 
 
 MAX_DEPTH = 100  # collections nested in one another: more than any manifest or policy, well within Python's stack
+MAX_ALIAS_NODES = 100_000  # nodes that aliases may copy in one file: far beyond a policy, far below exhausting memory
+# an anchor's or alias's name: any characters but white space and flow indicators (YAML 1.2's ns-anchor-char)
+_ANCHOR_NAME = re.compile(r"[^ \t\n,\[\]{}]+")
 
 
 class _Reader:
     def __init__(self, text):
         self.raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
         self.depth = 0
+        self.anchors = {}
+        self.copied = 0  # nodes copied by aliases so far (MAX_ALIAS_NODES)
+
+    # ---- anchors and aliases ------------------------------------------------------------------------
+
+    def _anchor_name(self, text, index, line, column):
+        """(name, end) of the anchor or alias whose `&`/`*` is at text[index]."""
+        match = _ANCHOR_NAME.match(text, index + 1)
+        if match is None:
+            raise YAMLSubsetError(f"`{text[index]}` without a name", line.number, column + 1)
+        return match.group(0), match.end()
+
+    def _alias(self, name, line, column):
+        """A copy of the value anchored as `name` (values are trees here, as JSON is)."""
+        if name not in self.anchors:
+            raise YAMLSubsetError(f"the alias *{name} names no anchor before it", line.number, column + 1)
+        value = self.anchors[name]
+        self.copied += _count_nodes(value)
+        if self.copied > MAX_ALIAS_NODES:
+            raise YAMLSubsetError(f"aliases copy more than {MAX_ALIAS_NODES} nodes", line.number, column + 1)
+        return _copy(value)
 
     def _deeper(self, line, column):
         """Enter one more level of nesting; YAMLSubsetError past MAX_DEPTH (a file built to exhaust the stack)."""
@@ -226,7 +253,7 @@ class _Reader:
         return items
 
     def mapping(self, indent):
-        result = {}
+        result, merged = {}, []
         while self.pos < len(self.lines):
             self._skip_blank()
             if self.pos >= len(self.lines):
@@ -249,9 +276,20 @@ class _Reader:
                 raise YAMLSubsetError(f"duplicate key {key!r}", line.number, line.indent + 1)
             self.pos += 1
             if not rest or rest.startswith("#"):
-                result[key] = self._nested(indent, allow_sequence_at_same_indent=True)
+                value = self._nested(indent, allow_sequence_at_same_indent=True)
             else:
-                result[key] = self.inline_value(rest, line, rest_column, indent)
+                value = self.inline_value(rest, line, rest_column, indent, after_key=True)
+            if key == "<<":  # a merge key: the mappings it names give the keys this one does not
+                sources = value if isinstance(value, list) else [value]
+                if not all(isinstance(m, dict) for m in sources):
+                    raise YAMLSubsetError("a merge key (`<<`) takes a mapping or a list of mappings", line.number,
+                                          line.indent + 1)
+                merged.extend(sources)
+                continue
+            result[key] = value
+        for source in merged:  # explicit keys win, then the earlier of the merged mappings
+            for key, value in source.items():
+                result.setdefault(key, value)
         return result
 
     def _nested(self, indent, allow_sequence_at_same_indent=False):
@@ -272,7 +310,13 @@ class _Reader:
         if content.startswith("? "):
             raise YAMLSubsetError("complex mapping keys are not supported", line.number, line.indent + 1)
         if content[:1] in ("&", "*"):
-            raise YAMLSubsetError("anchors and aliases are not supported", line.number, line.indent + 1)
+            # `&a` or `*a` heads a value; one heading a key (`&a key: v`, `*a : v`) is refused
+            _, end = self._anchor_name(content, 0, line, line.indent)
+            rest = content[end:].lstrip(" \t")
+            if content[:1] == "*" and rest.startswith(":") or rest and self._mapping_key(rest, line) is not None:
+                raise YAMLSubsetError("anchors and aliases on mapping keys are not supported", line.number,
+                                      line.indent + 1)
+            return None
         if content[:1] == "!":
             tag, _, rest = content.partition(" ")
             if rest.strip(_BLANK) and self._mapping_key(rest.strip(_BLANK), line) is not None:
@@ -304,11 +348,24 @@ class _Reader:
 
     # ---- values on one line (and their continuations) ---------------------------------------------
 
-    def inline_value(self, text, line, column, parent_indent):
+    def inline_value(self, text, line, column, parent_indent, after_key=False):
         text = text.rstrip(" \t")
         head = text[:1]
-        if head in ("&", "*"):
-            raise YAMLSubsetError("anchors and aliases are not supported", line.number, column + 1)
+        if head == "*":
+            name, end = self._anchor_name(text, 0, line, column)
+            trailing = text[end:].strip(_BLANK)
+            if trailing and not trailing.startswith("#"):
+                raise YAMLSubsetError("unexpected text after an alias", line.number, column + end + 1)
+            return self._alias(name, line, column)
+        if head == "&":
+            name, end = self._anchor_name(text, 0, line, column)
+            rest = text[end:].lstrip(" \t")
+            if rest and not rest.startswith("#"):
+                value = self.inline_value(rest, line, column + len(text) - len(rest), parent_indent, after_key)
+            else:  # the anchored node is on the lines below
+                value = self._nested(parent_indent, allow_sequence_at_same_indent=after_key)
+            self.anchors[name] = value
+            return value
         if head == "!":
             tag, _, rest = text.partition(" ")
             if tag not in _STD_TAGS:
@@ -484,9 +541,20 @@ class _Reader:
                 raise YAMLSubsetError("unterminated quoted string", line.number, index + 1) from None
         if head == "?" and source[index + 1: index + 2] in (" ", "\n", ""):
             raise YAMLSubsetError("complex mapping keys are not supported", line.number, index + 1)
-        if head in ("&", "*", "!"):
-            raise YAMLSubsetError("anchors, aliases and tags are not supported in flow collections",
-                                  line.number, index + 1)
+        if head == "*":
+            name, end = self._anchor_name(source, index, line, index)
+            return self._alias(name, line, index), end
+        if head == "&":
+            name, end = self._anchor_name(source, index, line, index)
+            start = _skip_space(source, end)
+            if start >= len(source) or source[start] in ",]}":  # an anchored empty node
+                value, end = None, start
+            else:
+                value, end = self.flow_scalar(source, start, line, stops)
+            self.anchors[name] = value
+            return value, end
+        if head == "!":
+            raise YAMLSubsetError("tags are not supported in flow collections", line.number, index + 1)
         end = index
         while end < len(source):
             char = source[end]
@@ -613,6 +681,27 @@ def _fold_block(lines):
         out += separator + line
         started, previous_normal, breaks = True, normal, 0
     return out
+
+
+def _count_nodes(value):
+    """Nodes of a value (each collection and each scalar one)."""
+    count, stack = 0, [value]
+    while stack:
+        node = stack.pop()
+        count += 1
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return count
+
+
+def _copy(value):
+    if isinstance(value, dict):
+        return {key: _copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy(item) for item in value]
+    return value
 
 
 def _flow_depth(text):

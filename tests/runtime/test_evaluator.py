@@ -823,9 +823,19 @@ def test_a_yaml_policy_is_graded_by_the_standalone_evaluator(tmp_path):
                         "  rules:\n  - name: all\n    match: {any: [{resources: {kinds: [Deployment]}}]}\n"
                         "    validate: {message: 'no', deny: {}}\n")
     assert always_fail.returncode == 0 and not json.loads(always_fail.stdout)["passed"], always_fail.stdout
-    refused_ = grade("metadata: &m {name: x}\nother: *m\n")
-    assert refused_.returncode == 2
-    assert "line 1, column 11" in refused_.stderr and "anchors" in refused_.stderr, refused_.stderr
+    # YAML with anchors reads as PyYAML, kubectl and Kyverno read it
+    anchored = grade(NO_PRIVILEGED_YAML.replace("containers:\n          - =(securityContext):",
+                                                "containers:\n          - &c\n            =(securityContext):")
+                     .replace("      =(privileged): \"false\"\n          =(initContainers):\n          - =(securityContext):\n              =(privileged): \"false\"\n",
+                              "      =(privileged): \"false\"\n          =(initContainers):\n          - *c\n"))
+    assert anchored.returncode == 0 and json.loads(anchored.stdout)["passed"], anchored.stdout + anchored.stderr
+    # what the agent submits is graded: an artefact that cannot be read, or holds no policy, fails saying why
+    for text, words in (("a: 1\n? complex\n: v\n", "line 2, column 1"), ("kind: ConfigMap\n", "no Kyverno")):
+        unread = grade(text)
+        assert unread.returncode == 0, unread.stderr
+        verdict = json.loads(unread.stdout)
+        assert not verdict["passed"] and verdict["score"] == 0
+        assert any(c["id"] == "ciso.contract" and words in c["detail"] for c in verdict["checks"]), verdict["checks"]
 
 
 # ---- the command line ----------------------------------------------------------------------------------------
@@ -1237,6 +1247,18 @@ def test_json_integers_of_any_length_and_time_fractions_of_any_length_are_read()
     assert ns["rfc3339"]("2026-03-01T10:01:00.Z") is None
 
 
+def test_contract_values_take_ascii_digits_only_as_their_standards_do():
+    """RFC 3339's and a quantity's DIGIT is 0-9: other scripts' digits (Arabic-Indic, fullwidth), which a
+    Unicode-aware `\\d` and `int()` read, make no time and no quantity; a leap second is a time."""
+    ns = evaluator("otel-checkout-nonexistent-image")
+    assert ns["rfc3339"]("\u0662\u0660\u0662\u0666-03-01T10:05:00Z") is None
+    assert ns["rfc3339"]("\uff12\uff10\uff12\uff16-03-01T10:05:00Z") is None
+    assert ns["number"]("\uff11\uff10\uff10Mi") is None
+    assert ns["number"]("100Mi") == 100 * 1024 * 1024
+    assert ns["rfc3339"]("2016-12-31T23:59:60Z") == ns["rfc3339"]("2017-01-01T00:00:00Z")
+    assert ns["rfc3339"]("2016-12-31T23:59:61Z") is None
+
+
 def test_a_pod_the_agent_saw_and_the_fix_replaced_is_still_the_object_it_named():
     """Graded against the state after the fix, the crash-looping pod the agent named is gone; the state's
     `incident` (the pods as the agent found them) keeps it nameable. A pod in neither names nothing."""
@@ -1285,3 +1307,26 @@ def test_the_chain_is_graded_on_the_spread_from_the_root_cause_between_component
     # the spread reversed still fails
     reversed_ = dict(natural, propagations=[dict(p, source=p["target"], target=p["source"]) for p in natural["propagations"]])
     assert not diagnose(name, reversed_)["passed"]
+
+
+def test_every_runtime_pattern_reading_digits_or_word_characters_is_ascii():
+    """`\\d` and `\\w` match every script's digits and letters unless re.ASCII is given; the grader reads
+    Kubernetes quantities, times and names, whose grammars are ASCII. A pattern added without the flag fails
+    here (spell `[0-9]` or pass re.ASCII)."""
+    import ast
+
+    runtime = Path(__file__).resolve().parents[2] / "itbench_dsl" / "runtime"
+    offenders = []
+    for path in sorted(runtime.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "re"
+                    and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                continue
+            if not any(c in node.args[0].value for c in ("\\d", "\\w")):
+                continue
+            flags = ast.unparse(node.args[-1]) if len(node.args) > 1 else ""
+            flags += " ".join(ast.unparse(k.value) for k in node.keywords if k.arg == "flags")
+            if "ASCII" not in flags and "re.A" not in flags:
+                offenders.append(f"{path.name}:{node.lineno}")
+    assert not offenders, offenders

@@ -108,7 +108,9 @@ def test_arbitrary_text_reads_or_is_refused_with_a_location(text):
 
 
 @pytest.mark.parametrize("text,line,column,words", [
-    ("a: &anchor 1\nb: *anchor\n", 1, 4, "anchors"),
+    ("a: *nowhere\n", 1, 4, "names no anchor"),
+    ("&k key: v\n", 1, 1, "mapping keys"),
+    ("<<: 3\n", 1, 1, "merge key"),
     ("a: 1\n? complex\n: v\n", 2, 1, "complex"),
     ("%YAML 1.2\n---\na: 1\n", 1, 1, "directives"),
     ("a: 1\n\tb: 2\n", 2, 1, "tabs"),
@@ -159,3 +161,29 @@ spec:
 def test_only_spaces_and_tabs_are_white_space(text):
     """A no-break space (or any Unicode space but space and tab) is content to YAML, not white space."""
     assert load_all(text) == list(yaml.safe_load_all(text))
+
+
+ANCHORED = [
+    "a: &x\n  p: 1\n  q: [1, 2]\nb: *x\nc:\n  <<: *x\n  q: 3\n",
+    "d: &s hello\ne: *s\nf:\n- &i\n  k: v\n- *i\n- &j {z: 1}\ng: [&f 1, *f, *j]\nh:\n  <<: [*j, {z: 2, w: 3}]\n  z: 9\n",
+    # a Kyverno policy sharing one container pattern between init and app containers
+    "spec:\n  rules:\n  - validate:\n      pattern:\n        spec:\n          =(initContainers):\n          - &nopriv\n"
+    "            =(securityContext):\n              =(privileged): 'false'\n          containers:\n          - *nopriv\n",
+    "list: &l\n- 1\n- 2\nagain: *l\n",
+]
+
+
+@pytest.mark.parametrize("text", ANCHORED)
+def test_anchors_aliases_and_merge_keys_read_as_pyyaml_reads_them(text):
+    assert load_all(text) == list(yaml.safe_load_all(text))
+
+
+def test_an_alias_is_a_copy_and_aliases_copy_a_bounded_number_of_nodes():
+    doc = load_all("a: &x {k: [1]}\nb: *x\n")[0]
+    doc["b"]["k"].append(2)
+    assert doc["a"] == {"k": [1]}  # values are trees, as JSON's are
+    laughs = "a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(8))
+    with pytest.raises(YAMLSubsetError) as caught:
+        load_all(laughs)
+    assert "aliases copy more than" in str(caught.value)

@@ -39,7 +39,7 @@ _SHORT_SWITCH = {"A": "all-namespaces", "R": "recursive", "w": "watch", "i": "st
                  "h": "help"}
 
 
-_NUMBER = re.compile(r"-?\d+(\.\d*)?")
+_NUMBER = re.compile(r"-?\d+(\.\d*)?", re.ASCII)
 
 
 @dataclass

@@ -135,7 +135,7 @@ class _LineScanner:
         if line.startswith("<<", self.i):
             raise _unsupported("here-documents (`<<`) cannot be replayed: put the manifest in a file of the bundle")
         current = "".join(self.text)
-        fd_match = re.search(r"(?:^|[ \t])(\d+)$", current)
+        fd_match = re.search(r"(?:^|[ \t])(\d+)$", current, re.ASCII)
         fd = None
         if fd_match:
             fd = int(fd_match.group(1))

@@ -107,7 +107,7 @@ def _scalar_equal(key: Any, value: Any) -> bool:
 
 
 def _plain_number(s: str) -> bool:
-    return re.fullmatch(r"-?\d+(\.\d+)?", s.strip()) is not None
+    return re.fullmatch(r"-?\d+(\.\d+)?", s.strip(), re.ASCII) is not None
 
 
 def _equals(key: Any, value: Any) -> bool:
@@ -176,7 +176,7 @@ def _comparable(v: Any) -> tuple[str, Any] | None:
         q = parse_quantity(v)
         if q is not None:
             return ("num", q)
-        m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)", v.strip())
+        m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)", v.strip(), re.ASCII)
         if m:
             return ("semver", tuple(int(x) for x in m.groups()))
     return None

@@ -58,14 +58,14 @@ def _has_wildcard(text: str) -> bool:
 
 # unambiguous (`\d+(?:\.\d*)?`, not `\d+\.?\d*`, whose two runs of digits split a long number every way) and read
 # only from texts of at most MAX_NUMBER_TEXT characters: no backtracking blow-up on a long run of digits
-_QUANTITY = re.compile(r"([+-]?(?:\d+(?:\.\d*)?|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)")
+_QUANTITY = re.compile(r"([+-]?(?:\d+(?:\.\d*)?|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)", re.ASCII)
 MAX_NUMBER_TEXT = 256
 _SUFFIX = {
     "": 1, "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "k": 10**3,
     "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18, "Ki": 2**10, "Mi": 2**20,
     "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
 }
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)", re.ASCII)
 _DURATION_UNIT = {"ns": Fraction(1, 10**9), "us": Fraction(1, 10**6), "µs": Fraction(1, 10**6),
                   "μs": Fraction(1, 10**6), "ms": Fraction(1, 1000), "s": 1, "m": 60, "h": 3600}
 
@@ -133,4 +133,4 @@ def _to_go_string(value: Any) -> str:
 # ---------------------------------------------------------------------------------------
 # Numeric ranges (`5000-6000`; `!` outside it), as conditions and patterns write them.
 
-_RANGE = re.compile(r"^(!?)(-?\d+(?:\.\d+)?[A-Za-z]*)-(-?\d+(?:\.\d+)?[A-Za-z]*)$")
+_RANGE = re.compile(r"^(!?)(-?\d+(?:\.\d+)?[A-Za-z]*)-(-?\d+(?:\.\d+)?[A-Za-z]*)$", re.ASCII)
