@@ -5280,7 +5280,7 @@ def kyverno_offline(spec, policies, objects=None):
         results = set()
         # a workload is judged with the Pod its template makes: a rule on Pods that Kyverno carries over to
         # no controller (`pod-policies.kyverno.io/autogen-controllers: none`) flags the pods it runs
-        for target in [obj] + ([templated_pod(obj)] if templated_pod(obj) is not None else []):
+        for target in [as_stored(obj)] + ([templated_pod(obj)] if templated_pod(obj) is not None else []):
             for policy in policies:
                 try:
                     outcome = matcher.evaluate_policy(policy, target, namespace_labels=labels)
@@ -5321,10 +5321,78 @@ def templated_pod(obj):
         return None
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     tmeta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
-    pod_meta = {"name": f"{meta.get('name', 'pod')}-pod", **{k: v for k, v in tmeta.items() if k in ("labels", "annotations")}}
+    pod_meta = {k: v for k, v in tmeta.items() if k in ("labels", "annotations")}
+    pod_meta.update(_controller_made(obj.get("kind"), str(meta.get("name", "pod")), template))
     if meta.get("namespace"):
         pod_meta["namespace"] = meta["namespace"]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": template["spec"]}
+    return as_stored({"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": template["spec"]})
+
+
+def _stable_hash(*parts, length=10):
+    """A short lowercase hash of `parts`, in the alphabet Kubernetes' generated names use (no vowels)."""
+    import hashlib
+
+    digest = hashlib.sha256("\0".join(parts).encode("utf-8")).digest()
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    return "".join(alphabet[b % len(alphabet)] for b in digest[:length])
+
+
+def _controller_made(kind, name, template):
+    """The name, labels and owner a controller gives the pods it makes (kube-controller-manager: the ReplicaSet
+    of a Deployment adds `pod-template-hash`, a StatefulSet `controller-revision-hash` and the pod's name and
+    index, a DaemonSet its revision and generation, a Job its name and uid): what a policy reading a live pod
+    sees, so that no rule can tell the grader's pods from a cluster's by their absence."""
+    labels = dict(((template.get("metadata") or {}).get("labels") or {}))
+    revision = _stable_hash(kind, name, json.dumps(template, sort_keys=True, default=str))
+    owner_kind, owner = kind, name
+    if kind == "Deployment":
+        labels["pod-template-hash"] = revision
+        owner_kind, owner = "ReplicaSet", f"{name}-{revision}"
+        pod = f"{owner}-{_stable_hash(owner, length=5)}"
+    elif kind == "StatefulSet":
+        pod = f"{name}-0"
+        labels.update({"controller-revision-hash": f"{name}-{revision}", "statefulset.kubernetes.io/pod-name": pod,
+                       "apps.kubernetes.io/pod-index": "0"})
+    elif kind == "DaemonSet":
+        labels.update({"controller-revision-hash": revision, "pod-template-generation": "1"})
+        pod = f"{name}-{_stable_hash(name, length=5)}"
+    elif kind == "Job":
+        uid = _stable_uid("Job", name)
+        labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
+                       "controller-uid": uid, "job-name": name})
+        pod = f"{name}-{_stable_hash(name, length=5)}"
+    else:
+        pod = f"{name}-{_stable_hash(name, length=5)}"
+    return {"name": pod, "labels": labels, "ownerReferences": [
+        {"apiVersion": "batch/v1" if owner_kind == "Job" else ("v1" if owner_kind == "ReplicationController" else "apps/v1"),
+         "kind": owner_kind, "name": owner, "uid": _stable_uid(owner_kind, owner), "controller": True,
+         "blockOwnerDeletion": True}]}
+
+
+def _stable_uid(*parts):
+    import hashlib
+
+    text = hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:32]}"
+
+
+# when the objects the grader judges offline were stored (any fixed instant: only its presence matters)
+_STORED_AT = "2026-01-01T00:00:00Z"
+
+
+def as_stored(obj):
+    """`obj` as the API server holds it and `kubectl get -o json` or Kyverno's background scan read it: the
+    metadata the server writes (`uid`, `creationTimestamp`, `resourceVersion`, `generation`) filled in where the
+    manifest has none, so a policy that fires only on objects never stored (`uid` absent) flags nothing here
+    either. A copy; what the object says is kept."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("metadata", {}), dict):
+        return obj
+    meta = dict(obj.get("metadata") or {})
+    meta.setdefault("uid", _stable_uid(str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name"))))
+    meta.setdefault("creationTimestamp", _STORED_AT)
+    meta.setdefault("resourceVersion", "1")
+    meta.setdefault("generation", 1)
+    return {**obj, "metadata": meta}
 
 
 def _package_module(name):
@@ -5470,7 +5538,7 @@ def rego_input(spec, objects):
     List, or for a host control one item per host with its settings."""
     if spec["ciso"].get("input") == "hosts":
         return {"hosts": [{"name": (o.get("metadata") or {}).get("name"), **(o.get("host") or {})} for o in objects]}
-    return {"apiVersion": "v1", "kind": "List", "items": list(objects)}
+    return {"apiVersion": "v1", "kind": "List", "items": [as_stored(o) for o in objects]}
 
 
 class RegoRefused(Exception):

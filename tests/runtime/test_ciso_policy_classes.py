@@ -256,3 +256,45 @@ def test_numbers_and_replacements_are_bounded():
     with __import__("pytest").raises(Exception, match="longer than"):
         jmespath_search(grown, {})
     assert time.perf_counter() - start < 10
+
+
+# fields the API server writes on every object it stores, and labels controllers put on the pods they make
+_SERVER_FIELDS = ("uid", "creationTimestamp", "resourceVersion", "generation")
+_CONTROLLER_LABELS = ("pod-template-hash", "controller-revision-hash", "batch.kubernetes.io/job-name")
+
+
+def test_objects_are_judged_as_the_cluster_stores_them():
+    """A policy that fires only on objects no API server stored (`metadata.uid` absent), or that spares the pods
+    controllers make (their `pod-template-hash`), flags nothing on a cluster: offline it must flag nothing
+    either, so it fails. The same policy without the trick passes."""
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    assert run(name, None, None, task="policy", artifact=("kyverno", [_content_policy(name, [PRIVILEGED])]))["passed"]
+    for field in _SERVER_FIELDS:
+        rule = copy.deepcopy(PRIVILEGED)
+        rule["preconditions"] = {"all": [{"key": f"{{{{ request.object.metadata.{field} || '' }}}}",
+                                          "operator": "Equals", "value": ""}]}
+        verdict = run(name, None, None, task="policy", artifact=("kyverno", [_content_policy(name, [rule])]))
+        assert not verdict["passed"], field
+    rule = copy.deepcopy(PRIVILEGED)
+    rule["exclude"] = {"any": [{"resources": {"selector": {"matchExpressions": [
+        {"key": label, "operator": "Exists"}]}}} for label in _CONTROLLER_LABELS]}
+    verdict = run(name, None, None, task="policy", artifact=("kyverno", [_content_policy(name, [rule])]))
+    assert not verdict["passed"], failed(verdict)
+
+
+def test_rego_reads_objects_as_kubectl_gives_them():
+    import pytest
+
+    pytest.importorskip("regopy")
+    name = "cis-k8s-5-2-5-host-network-opa"
+    from test_evaluator import evaluator
+
+    ns = evaluator(name)
+    listed = ns["rego_input"](ns["SPEC"], ns["SPEC"]["ciso"]["gaps"])
+    assert all(all(f in item["metadata"] for f in _SERVER_FIELDS) for item in listed["items"])
+    fair = ("package check\nimport rego.v1\ndefault result := true\n"
+            "result := false if {\n  some item in input.items\n  item.spec.template.spec.hostNetwork == true\n}\n"
+            "result := false if {\n  some item in input.items\n  item.spec.hostNetwork == true\n}\n")
+    assert run(name, None, None, task="policy", artifact=("rego", fair))["passed"]
+    unstored = fair.replace("some item in input.items\n", "some item in input.items\n  not item.metadata.uid\n")
+    assert not run(name, None, None, task="policy", artifact=("rego", unstored))["passed"]
