@@ -971,8 +971,10 @@ def _ciso(scenario: ir.Scenario) -> dict | None:
     judge = control if isinstance(control, ciso.K8sControl) else _defined_by(compliance, gaps, compliant)
     if judge is not None:
         control = judge
+        # an update's existing rules judge the compliant objects too: their variants violate no other control
+        graded = task_class is None or task_class.updates
         varied = {"gaps": [v for g in gaps for v in variation.variants(control, g, True)],
-                  "compliant": [v for c in compliant for v in variation.variants(control, c, False)]}
+                  "compliant": [v for c in compliant for v in variation.variants(control, c, False, graded)]}
         if varied["gaps"] or varied["compliant"]:
             out["variants"] = varied  # graded beside the twins (ciso.general): what the control does not read varied
     out.update(_kept(scenario))

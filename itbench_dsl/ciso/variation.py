@@ -15,12 +15,18 @@ them. `variants(control, obj, violating)` gives copies of `obj` that differ from
   101`, `containerPort: 8080`, `automountServiceAccountToken: false`) no longer narrows a policy to them;
 - for a gap, each field the control reads left out in turn (`runAsUser: 0` gone, `runAsNonRoot: false`
   kept), and a secret passed by `envFrom` instead of `valueFrom`;
-- for a binding, a subject of another kind and (compliant) another read-only role.
+- for a binding, a subject of another kind and (compliant) another read-only role;
+- on the compliant side, the benign neighbours of what controls read: a plain env var, one from a ConfigMap,
+  a ConfigMap's `envFrom`, an `emptyDir` and a ConfigMap volume mounted; and, where no other control is graded
+  (`other_controls_graded` false: a new policy, not an update), the hardened baseline relaxed, each setting
+  of a `securityContext` the control does not read left out in turn and all at once: a policy that flags the
+  whole feature (any env var, any volume) or enforces the whole hardened baseline (Pod Security Restricted)
+  rather than this control flags these compliant objects, and fails.
 
 A variant is kept only where the control's definition (its `probe`) still reads it as it reads `obj`: a gap
-variant still violates the control, a compliant variant does not, and violates no catalogue control the
-compliant object did not (an updated policy's old rules must keep passing it). Deterministic: each variant
-is named by a hash of `obj`'s name and the change."""
+variant still violates the control, a compliant variant does not, and, where other controls are graded (an
+updated policy's old rules must keep passing it), violates no catalogue control the compliant object did not.
+Deterministic: each variant is named by a hash of `obj`'s name and the change."""
 
 from __future__ import annotations
 
@@ -118,6 +124,42 @@ def _other(value):
     return ... if isinstance(value, bool) else value + 1000
 
 
+# what a compliant workload commonly holds beside what a control reads: settings that are no secret, scratch space
+NEIGHBOUR_ENV = ({"name": "LOG_LEVEL", "value": "info"},
+                 {"name": "APP_MODE", "valueFrom": {"configMapKeyRef": {"name": "app-settings", "key": "mode"}}})
+NEIGHBOUR_ENV_FROM = {"configMapRef": {"name": "app-settings"}}
+NEIGHBOUR_VOLUMES = (({"name": "scratch", "emptyDir": {}}, {"name": "scratch", "mountPath": "/tmp"}),
+                     ({"name": "settings", "configMap": {"name": "app-settings"}},
+                      {"name": "settings", "mountPath": "/etc/app", "readOnly": True}))
+
+
+def _unread_settings(node, reads: tuple[str, ...], path=()):
+    """Paths of the settings of every `securityContext` in `node` that the control does not read and that hold
+    no field it reads (`capabilities`, `seccompProfile`, `allowPrivilegeEscalation` for a control on
+    `privileged`)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            here = path + (key,)
+            if key == "securityContext" and isinstance(value, dict):
+                for setting in value:
+                    spelled = tuple(str(p) for p in here + (setting,))
+                    if not _covered_or_holds(spelled, reads):
+                        yield here + (setting,)
+            else:
+                yield from _unread_settings(value, reads, here)
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _unread_settings(value, reads, path + (index,))
+
+
+def _covered_or_holds(path: tuple, reads: tuple[str, ...]) -> bool:
+    from .k8s import _covered
+
+    return _covered(path, reads) or any(
+        len(read.split(".")) > len(path) and all(p == "*" or p == q for p, q in zip(read.split("."), path))
+        for read in reads)
+
+
 def _read_leaves(obj: dict, reads: tuple[str, ...]):
     from .k8s import _covered, _leaves
 
@@ -126,8 +168,9 @@ def _read_leaves(obj: dict, reads: tuple[str, ...]):
             yield tuple(int(p) if p.isdigit() else p for p in path), value
 
 
-def candidates(control, obj: dict, violating: bool) -> list[tuple[str, dict]]:
-    """(change, copy) pairs before the control's probe judges them."""
+def candidates(control, obj: dict, violating: bool, relax: bool = False) -> list[tuple[str, dict]]:
+    """(change, copy) pairs before the control's probe judges them; `relax`: the compliant side's hardened
+    baseline relaxed too."""
     out = []
 
     def variant(change, edit):
@@ -184,6 +227,26 @@ def candidates(control, obj: dict, violating: bool) -> list[tuple[str, dict]]:
                     changed = True
             return changed
 
+        def neighbour_env(o):
+            for c in _pod(o).get("containers") or []:
+                c["env"] = list(c.get("env") or []) + copy.deepcopy(list(NEIGHBOUR_ENV))
+
+        def neighbour_env_from(o):
+            for c in _pod(o).get("containers") or []:
+                c["envFrom"] = list(c.get("envFrom") or []) + [copy.deepcopy(NEIGHBOUR_ENV_FROM)]
+
+        def neighbour_volumes(o):
+            p = _pod(o)
+            if not p.get("containers"):
+                return False
+            p["volumes"] = list(p.get("volumes") or []) + [copy.deepcopy(v) for v, _ in NEIGHBOUR_VOLUMES]
+            first = p["containers"][0]
+            first["volumeMounts"] = list(first.get("volumeMounts") or []) + [copy.deepcopy(m) for _, m in NEIGHBOUR_VOLUMES]
+
+        if not violating:
+            variant("plain and ConfigMap env", neighbour_env)
+            variant("ConfigMap envFrom", neighbour_env_from)
+            variant("scratch and ConfigMap volumes", neighbour_volumes)
         variant("image", images)
         variant("container names", names)
         variant("env names", env_names)
@@ -215,6 +278,12 @@ def candidates(control, obj: dict, violating: bool) -> list[tuple[str, dict]]:
             variant(f"other {'.'.join(map(str, path))}", lambda o, p=path, v=value: _set(o, p, _other(v)))
         if len(leaves) > 1:
             variant("other security values", lambda o: [_set(o, p, _other(v)) for p, v in leaves[::-1]] and None)
+        if relax:
+            settings = list(_unread_settings(obj, control.reads))
+            for path in settings:
+                variant(f"without {'.'.join(map(str, path))}", lambda o, p=path: _set(o, p, ...))
+            if len(settings) > 1:
+                variant("the hardened baseline relaxed", lambda o: [_set(o, p, ...) for p in settings[::-1]] and None)
     if obj.get("kind") in ("ClusterRoleBinding", "RoleBinding") and isinstance(obj.get("subjects"), list):
         def subjects(kind):
             def edit(o):
@@ -241,8 +310,10 @@ def _violations(obj: dict) -> set[str]:
     return out
 
 
-def variants(control, obj: dict, violating: bool) -> list[dict]:
-    """The copies of `obj` (`candidates`) the control reads as it reads `obj`, each under a fresh name."""
+def variants(control, obj: dict, violating: bool, other_controls_graded: bool = True) -> list[dict]:
+    """The copies of `obj` (`candidates`) the control reads as it reads `obj`, each under a fresh name.
+    `other_controls_graded`: the task also grades other controls on these objects (an update's existing rules),
+    so a compliant variant may violate no catalogue control `obj` does not."""
     if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict) or not obj["metadata"].get("name"):
         return []
     try:
@@ -252,11 +323,11 @@ def variants(control, obj: dict, violating: bool) -> list[dict]:
     except (KeyError, TypeError, AttributeError, IndexError):
         return []
     out, seen = [], set()
-    for change, copy_ in candidates(control, obj, violating):
+    for change, copy_ in candidates(control, obj, violating, relax=not other_controls_graded):
         try:
             if bool(control.probe([copy_])) != violating:
                 continue
-            if not violating and not _violations(copy_) <= before:
+            if not violating and other_controls_graded and not _violations(copy_) <= before:
                 continue
         except (KeyError, TypeError, AttributeError, IndexError):
             continue

@@ -74,6 +74,14 @@ NARROW_522 = {
                             "seccompProfile": {"type": "RuntimeDefault"}},
         "containers": [{"securityContext": {"allowPrivilegeEscalation": False, "privileged": False,
                                             "capabilities": {"drop": ["ALL"]}}}]}}}),
+    # the feature or the baseline rather than the control: these flag compliant objects a cluster holds
+    "another control's field required (allowPrivilegeEscalation, 5.2.6)": pod_rule({"pattern": {"spec": {
+        "containers": [{"securityContext": {"allowPrivilegeEscalation": "false", "=(privileged)": "false"}}]}}}),
+    "Pod Security Standards, restricted": pod_rule({"podSecurity": {"level": "restricted", "version": "latest"}}),
+    "any env var besides privilege": pod_rule({"pattern": {"spec": {"containers": [
+        {"X(env)": "null", "X(envFrom)": "null", "=(securityContext)": {"=(privileged)": "false"}}]}}}),
+    "any volume besides privilege": pod_rule({"pattern": {"spec": {"X(volumes)": "null", "containers": [
+        {"=(securityContext)": {"=(privileged)": "false"}}]}}}),
 }
 
 NARROW_527 = {
@@ -119,6 +127,17 @@ def test_variants_keep_their_side_and_break_no_other_control(control):
                 if not violating:  # a read field never varied into a gap, no other control broken
                     assert variation._violations(copy_) <= before
     assert variation.variants(control, {"kind": "Deployment"}, True) == []
+
+
+@pytest.mark.parametrize("control", [c for c in ciso.k8s.CONTROLS], ids=lambda c: c.id)
+def test_relaxed_compliant_variants_stay_compliant_with_their_control(control):
+    """Where no other control is graded (a new policy), the compliant side's hardened baseline is relaxed: the
+    variants may break other controls, never their own."""
+    for obj in control.objects("ciso-target", False):
+        if control.probe([obj]):
+            continue
+        for copy_ in variation.variants(control, obj, False, other_controls_graded=False):
+            assert not control.probe([copy_])
 
 
 def test_variants_are_deterministic(privileged):
