@@ -991,9 +991,10 @@ def _label_expressions(labels: dict) -> list:
 def _copies_by_effect(obj: dict) -> Iterator[tuple[str, dict, str]]:
     """Copies of an object a fault created that act on the same pods as it, written otherwise, with the verdict
     each must get: a NetworkPolicy selecting its pods by `matchExpressions`, a namespace-wide deny of its
-    directions (both the fault still); a chaos experiment selecting its pods by `expressionSelectors` with a
-    percentage of every pod, as the experiment a Schedule spawns (left by `--cascade=orphan`), both the fault
-    still, and that experiment stopped by its controller (its duration over), no fault."""
+    directions, a DENY AuthorizationPolicy applied to its whole namespace (each the fault still); a chaos
+    experiment selecting its pods by `expressionSelectors` with a percentage of every pod, as the experiment
+    a Schedule spawns (left by `--cascade=orphan`), both the fault still, and that experiment stopped by its
+    controller (its duration over), no fault."""
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     if obj["kind"] == "NetworkPolicy":
         labels = (spec.get("podSelector") or {}).get("matchLabels")
@@ -1004,6 +1005,13 @@ def _copies_by_effect(obj: dict) -> Iterator[tuple[str, dict, str]]:
             deny = copy_data(obj)
             deny["spec"] = {"podSelector": {}, "policyTypes": list(spec.get("policyTypes") or ["Ingress"])}
             yield "a namespace-wide deny of its directions", deny, FAIL
+        return
+    if obj["kind"] == "AuthorizationPolicy" and spec.get("action") == "DENY" and spec.get("rules") \
+            and (spec.get("targetRef") or spec.get("selector")):
+        wide = copy_data(obj)
+        for k in ("targetRef", "targetRefs", "selector"):
+            wide["spec"].pop(k, None)
+        yield "a copy denying as much for every workload of its namespace", wide, FAIL
         return
     if not str(obj.get("apiVersion", "")).startswith("chaos-mesh.org/"):
         return

@@ -3402,19 +3402,64 @@ def _chaos_twin(ref, want, state):
     return None
 
 
+def _istio_reach(namespace, spec, state):
+    """What an AuthorizationPolicy applies to, as comparable sets: the objects its `targetRef(s)` name, as
+    ("ref", namespace, kind, name); else the pods its `selector` selects, of its namespace (of every namespace
+    from the root namespace), as ("pod", namespace, labels); None for a policy with neither (every workload
+    of its namespace, of the mesh from the root namespace)."""
+    refs = [r for r in [spec.get("targetRef"), *(spec.get("targetRefs") or [])] if isinstance(r, dict)]
+    if refs:
+        return {("ref", str(r.get("namespace") or namespace), str(r.get("kind")), str(r.get("name"))) for r in refs}
+    selector = spec.get("selector")
+    labels = selector.get("matchLabels") if isinstance(selector, dict) else None
+    if not isinstance(labels, dict) or not labels:
+        return None
+    spaces = sorted({str(ns) for (kind, ns) in state.by_kind if kind == "Pod" and ns}) \
+        if namespace == ISTIO_ROOT_NAMESPACE else [namespace]
+    return {("pod", ns, tuple(sorted((str(a), str(b)) for a, b in pod.items() if a != "pod-template-hash")))
+            for ns in spaces for pod in _pod_labels(state, ns) if isinstance(pod, dict) and labels_match(pod, labels)}
+
+
+def _istio_twin(ref, want, state):
+    """The AuthorizationPolicy of another name denying what the fault's DENY policy denied: a `DENY` policy
+    that acts (`_istio_acts`: it applies to something the state runs, and one of its rules can match a
+    request one of the fault's matched), applying to something the fault's applied to (`_istio_reach`: the
+    same target, a pod the fault's selector selects, or every workload of the fault's namespace, or of the
+    mesh from the root namespace). However its selector and rules are written, it is the fault still."""
+    namespace = want.get("namespace")
+    fault = {k: want.get(k) for k in ("selector", "targetRef", "targetRefs")}
+    reach = _istio_reach(namespace, fault, state)
+    for (kind, where), objects in sorted(state.by_kind.items(), key=lambda e: (e[0][0], e[0][1] or "")):
+        if kind != "AuthorizationPolicy" or where not in (namespace, ISTIO_ROOT_NAMESPACE):
+            continue
+        for obj in objects:
+            spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+            if (where, str((obj.get("metadata") or {}).get("name"))) == (namespace, ref["name"]) \
+                    or not str(obj.get("apiVersion", "")).startswith("security.istio.io/") \
+                    or spec.get("action") != "DENY" or not _istio_acts(obj, state, want):
+                continue
+            theirs = _istio_reach(where, spec, state)
+            if theirs is None or reach is None or theirs & reach:
+                return obj
+    return None
+
+
 def twin_acting(ref, state):
     """An object under another name that still has the effect of the object `ref` names, which a fault
     created: of its kind (and API group), in any namespace the state holds, whose acting part
     (`ref["acting"]`, as the compiler read it off the fault's manifest) is that object's, and which acts
     (`acts`). Deleting the fault's object by name while a copy of it is left, or renaming it, undoes nothing;
-    an object of the kind that acts otherwise (an allow-all policy the agent added) is no twin. A NetworkPolicy
-    and a Chaos Mesh object are judged by their effect on the state's pods (`_policy_twin`, `_chaos_twin`)."""
+    an object of the kind that acts otherwise (an allow-all policy the agent added) is no twin. A NetworkPolicy,
+    a Chaos Mesh object and a DENY AuthorizationPolicy are judged by their effect on what the state runs
+    (`_policy_twin`, `_chaos_twin`, `_istio_twin`)."""
     want = ref.get("acting")
     if want is None:
         return None
     if ref["kind"] == "NetworkPolicy" and str(ref.get("apiVersion", "")).startswith("networking.k8s.io/") \
             and _pod_labels(state, want.get("namespace")):
         return _policy_twin(ref, want, state)
+    if ref["kind"] == "AuthorizationPolicy" and want.get("action") == "DENY" and want.get("rules"):
+        return _istio_twin(ref, want, state)
     if api_group(ref.get("apiVersion")) == "chaos-mesh.org" and isinstance(want.get("selector"), dict):
         found = _chaos_twin(ref, want, state)
         if found is not False:

@@ -305,3 +305,16 @@ def test_a_chaos_copy_naming_the_pods_it_acts_on_fails():
     pod = next(key for key in sorted(hit) if "/" not in key[1])
     twin["spec"]["selector"] = {"pods": {pod[0]: [pod[1]]}}
     assert not _created_check(PODCHAOS, mitigate(PODCHAOS, _solved_with(PODCHAOS, twin)))["passed"]
+
+
+def test_a_deny_policy_copy_written_otherwise_fails_and_one_denying_else_passes():
+    wider = _renamed(_created(GATEWAY), "deny-reads")
+    wider["spec"]["rules"] = [{"to": [{"operation": {"methods": ["HEAD", "GET"], "paths": ["/*"]}}]}]
+    assert not _created_check(GATEWAY, mitigate(GATEWAY, _solved_with(GATEWAY, wider)))["passed"]
+    everywhere = _renamed(wider, "deny-reads-everywhere")
+    del everywhere["spec"]["targetRef"]  # every workload of the namespace, the gateway's too
+    assert not _created_check(GATEWAY, mitigate(GATEWAY, _solved_with(GATEWAY, everywhere)))["passed"]
+    other = _renamed(_created(GATEWAY), "deny-posts")
+    other["spec"]["rules"] = [{"to": [{"operation": {"methods": ["POST"]}}]}]
+    verdict = mitigate(GATEWAY, _solved_with(GATEWAY, other))
+    assert verdict["passed"], failed(verdict)
