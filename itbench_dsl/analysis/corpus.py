@@ -1041,6 +1041,65 @@ def _twin_cases(spec: dict, found: Objects, ref: dict, base: dict | None = None,
     if harmless is not None:
         yield Case(f"{key[0]} {key[2]} deleted, another of its kind acting otherwise to no harm", "mitigate", PASS,
                    state=render(copied(harmless, f"corpus-{key[2]}"), found))
+    for what, other, verdict in _copies_by_effect(faulty):
+        yield Case(f"{key[0]} {key[2]} deleted, {what}", "mitigate", verdict,
+                   state=render(copied(other, f"corpus-{key[2]}"), found))
+
+
+def _label_expressions(labels: dict) -> list:
+    return [{"key": k, "operator": "In", "values": [v]} for k, v in sorted(labels.items())]
+
+
+def _copies_by_effect(obj: dict) -> Iterator[tuple[str, dict, str]]:
+    """Copies of an object a fault created that act on the same pods as it, written otherwise, with the verdict
+    each must get: a NetworkPolicy selecting its pods by `matchExpressions`, a namespace-wide deny of its
+    directions, a DENY AuthorizationPolicy applied to its whole namespace (each the fault still); a chaos
+    experiment selecting its pods by `expressionSelectors` with a percentage of every pod, as the experiment
+    a Schedule spawns (left by `--cascade=orphan`), both the fault still, and that experiment stopped by its
+    controller (its duration over), no fault."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    if obj["kind"] == "NetworkPolicy":
+        labels = (spec.get("podSelector") or {}).get("matchLabels")
+        if isinstance(labels, dict) and labels and not (spec.get("podSelector") or {}).get("matchExpressions"):
+            out = copy_data(obj)
+            out["spec"]["podSelector"] = {"matchExpressions": _label_expressions(labels)}
+            yield "a copy selecting its pods by matchExpressions", out, FAIL
+            deny = copy_data(obj)
+            deny["spec"] = {"podSelector": {}, "policyTypes": list(spec.get("policyTypes") or ["Ingress"])}
+            yield "a namespace-wide deny of its directions", deny, FAIL
+        return
+    if obj["kind"] == "AuthorizationPolicy" and spec.get("action") == "DENY" and spec.get("rules") \
+            and (spec.get("targetRef") or spec.get("selector")):
+        wide = copy_data(obj)
+        for k in ("targetRef", "targetRefs", "selector"):
+            wide["spec"].pop(k, None)
+        yield "a copy denying as much for every workload of its namespace", wide, FAIL
+        return
+    if not str(obj.get("apiVersion", "")).startswith("chaos-mesh.org/"):
+        return
+    kind, inner = obj["kind"], spec
+    if kind == "Schedule":
+        kind = str(spec.get("type", ""))
+        inner = next((v for k, v in spec.items() if str(k).lower() == kind.lower()), None)
+    selector = inner.get("selector") if isinstance(inner, dict) else None
+    labels = (selector or {}).get("labelSelectors")
+    if not isinstance(labels, dict) or not labels or (selector or {}).get("expressionSelectors") \
+            or inner.get("mode") not in ("all", "one"):
+        return
+    out = copy_data(obj)
+    moved = out["spec"] if out["kind"] != "Schedule" else out["spec"][next(k for k in out["spec"]
+                                                                             if str(k).lower() == kind.lower())]
+    moved["selector"] = {**{k: v for k, v in selector.items() if k != "labelSelectors"},
+                         "expressionSelectors": _label_expressions(labels)}
+    moved.update(mode="fixed-percent", value="100")
+    yield "a copy selecting its pods by expressionSelectors, a fixed 100 percent of them", out, FAIL
+    if obj["kind"] == "Schedule":
+        child = {"apiVersion": obj["apiVersion"], "kind": kind, "metadata": copy_data(obj["metadata"]),
+                 "spec": copy_data(inner)}
+        yield f"its {kind} experiment left running (the Schedule deleted with --cascade=orphan)", child, FAIL
+        stopped = copy_data(child)
+        stopped["status"] = {"experiment": {"desiredPhase": "Stop"}}
+        yield f"its {kind} experiment left, stopped (its duration over)", stopped, PASS
 
 
 def _lifecycle_cases(spec: dict, found: Objects) -> Iterator[Case]:

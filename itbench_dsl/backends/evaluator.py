@@ -1169,8 +1169,13 @@ def _requires(spec: dict) -> dict:
         for fault in mitigation["faults"]:
             for ref in fault["created"]:
                 need(ref)
+                same = [ref["kind"]]
+                if str(ref.get("apiVersion", "")).startswith("chaos-mesh.org/"):
+                    # a copy may be the experiment a Schedule spawns, or a Schedule spawning the experiment
+                    same = sorted({ref["kind"], "Schedule", (ref.get("acting") or {}).get("type") or ref["kind"]})
+                    kinds.update((ref.get("namespace") or "", kind) for kind in same)
                 if ref.get("namespace"):
-                    kinds.update((namespace, ref["kind"]) for namespace in spaces)
+                    kinds.update((namespace, kind) for namespace in spaces for kind in same)
             for entry in fault["fields"]:
                 need(entry["object"])
                 if entry.get("claims"):  # a claim the pods mount instead is judged as the state holds it

@@ -178,6 +178,9 @@ KIND_GROUPS = {
     "PodDisruptionBudget": "policy",
     "PriorityClass": "scheduling.k8s.io",
     "ClusterPolicy": "kyverno.io",
+    **dict.fromkeys(("Schedule", *(CHAOS_EXPERIMENTS := ("PodChaos", "NetworkChaos", "StressChaos", "IOChaos",
+                                                        "HTTPChaos", "DNSChaos", "TimeChaos", "JVMChaos",
+                                                        "KernelChaos", "BlockChaos"))), "chaos-mesh.org"),
 }
 
 
@@ -3288,15 +3291,195 @@ def acting(obj):
     return _plain({"namespace": namespace, **part})
 
 
+def _cut(labels, direction, namespace, policies, state) -> bool:
+    """Whether `policies` (a namespace's NetworkPolicies) cut the pods labelled `labels` off in `direction`: some
+    selects them with that type, none of those admits every peer on every port, and together they do not
+    admit every call the application makes through them that way (`_calls_admitted`)."""
+    key = "ingress" if direction == "Ingress" else "egress"
+    selecting = [p for p in policies if direction in policy_types(p)
+                 and selector_matches((p.get("spec") or {}).get("podSelector"), labels)]
+    return bool(selecting) and not any(_allows_all((p.get("spec") or {}).get(key), direction) for p in selecting) \
+        and not _calls_admitted(direction, labels, namespace, policies, state)
+
+
+def _policy_twin(ref, want, state):
+    """The NetworkPolicy, of another name, through which the policies of the fault's namespace still cut off a
+    pod the fault's policy cut off, in a direction it cut (`_cut`), as Kubernetes reads policies (the
+    isolation of each direction, the union of the rules): a copy spelled otherwise (`matchExpressions`, a rule
+    admitting no pod, egress to the DNS alone) or a namespace-wide deny has the fault's effect. The policies
+    of the healthy application (`state.known`), as they now are, cutting it off as well, it is theirs."""
+    namespace = want.get("namespace")
+    fault = {"apiVersion": ref.get("apiVersion"), "kind": "NetworkPolicy",
+             "metadata": {"name": ref["name"], "namespace": namespace},
+             "spec": {k: want.get(k) for k in ("podSelector", "policyTypes", "ingress", "egress")}}
+    fault["spec"]["podSelector"] = fault["spec"]["podSelector"] or {}
+    others = [p for p in state.by_kind.get(("NetworkPolicy", namespace), [])
+              if str(p.get("apiVersion", "")).startswith("networking.k8s.io/")
+              and str((p.get("metadata") or {}).get("name")) != ref["name"]]
+    known = getattr(state, "known", set())
+    healthy = [p for p in others if ("NetworkPolicy", namespace, str((p.get("metadata") or {}).get("name"))) in known]
+    pods = {tuple(sorted((str(a), str(b)) for a, b in labels.items() if a != "pod-template-hash"))
+            for labels in _pod_labels(state, namespace) if isinstance(labels, dict)}
+    for labels in (dict(k) for k in sorted(pods)):
+        for direction in policy_types(fault):
+            if _cut(labels, direction, namespace, [fault], state) and _cut(labels, direction, namespace, others, state) \
+                    and not _cut(labels, direction, namespace, healthy, state):
+                return next(p for p in others if p not in healthy and direction in policy_types(p)
+                            and selector_matches((p.get("spec") or {}).get("podSelector"), labels))
+    return None
+
+
+def _chaos_parts(obj):
+    """(experiment kind, its spec) of a Chaos Mesh object: an experiment's own, a Schedule's experiment (under
+    its type's name, first letters lower case: `httpChaos`); None for another kind (a Workflow)."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    kind = str(obj.get("kind", ""))
+    if kind == "Schedule":
+        kind = str(spec.get("type", ""))
+        spec = next((v for k, v in spec.items() if str(k).lower() == kind.lower()), None)
+    return (kind, spec) if isinstance(spec, dict) and isinstance(spec.get("selector"), dict) else None
+
+
+def _chaos_targets(selector, namespace, state):
+    """The pods a Chaos Mesh selector (PodSelectorSpec) selects among the state's, as (namespace, name):
+    `pods` (namespace: names) alone when given; else those of `namespaces` (the object's own when none) that
+    match every one of `labelSelectors`, `expressionSelectors`, `annotationSelectors`, `fieldSelectors`
+    (`metadata.name`, `metadata.namespace`, `spec.nodeName`, `status.phase`), `nodes` and `podPhaseSelectors`.
+    A workload's pod template stands for the pods it will run (`(namespace, '<kind>/<name>')`)."""
+    selector = selector if isinstance(selector, dict) else {}
+    listed = selector.get("pods")
+    if isinstance(listed, dict) and listed:
+        return {(str(ns), str(n)) for ns, names in listed.items() for n in names or [] if isinstance(names, list)}
+    spaces = selector.get("namespaces") or ([namespace] if namespace else [])
+    out = set()
+    for ns in (str(n) for n in spaces if n is not None):
+        candidates = [((ns, str((p.get("metadata") or {}).get("name"))), p) for p in state.by_kind.get(("Pod", ns), [])
+                      if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+        candidates += [((ns, f"{kind}/{(w.get('metadata') or {}).get('name')}"),
+                        {"metadata": {**(((w.get("spec") or {}).get("template") or {}).get("metadata") or {}),
+                                      "namespace": ns}}) for kind in ("Deployment", "StatefulSet", "DaemonSet")
+                       for w in state.by_kind.get((kind, ns), [])]
+        for key, pod in candidates:
+            meta = pod.get("metadata") or {}
+            fields = {"metadata.name": key[1], "metadata.namespace": ns,
+                      "spec.nodeName": (pod.get("spec") or {}).get("nodeName"),
+                      "status.phase": (pod.get("status") or {}).get("phase")}
+            labels = meta.get("labels") or {}
+            annotations = meta.get("annotations") or {}
+            if not selector_matches({"matchLabels": selector.get("labelSelectors") or {},
+                                     "matchExpressions": selector.get("expressionSelectors") or []}, labels):
+                continue
+            if any(annotations.get(k) != v for k, v in (selector.get("annotationSelectors") or {}).items()):
+                continue
+            if "/" in key[1] and (selector.get("fieldSelectors") or selector.get("nodes") or
+                                  selector.get("podPhaseSelectors") or selector.get("nodeSelectors")):
+                continue  # a template has no name, node or phase yet
+            if any(fields.get(k) != v for k, v in (selector.get("fieldSelectors") or {}).items()):
+                continue
+            if selector.get("nodes") and fields["spec.nodeName"] not in selector["nodes"]:
+                continue
+            if selector.get("podPhaseSelectors") and fields["status.phase"] not in selector["podPhaseSelectors"]:
+                continue
+            out.add(key)
+    return out
+
+
+def _chaos_live(obj, spec) -> bool:
+    """Whether a Chaos Mesh object still acts: not paused (`acts`), its experiment not stopped (the controller's
+    `status.experiment.desiredPhase: Stop`, once its duration is over), and its mode able to pick a pod (a
+    `fixed`, `fixed-percent` or `random-max-percent` of value 0 picks none)."""
+    if not acts(obj):
+        return False
+    if obj.get("kind") != "Schedule" and ((obj.get("status") or {}).get("experiment") or {}).get("desiredPhase") == "Stop":
+        return False
+    return not (spec.get("mode") in ("fixed", "fixed-percent", "random-max-percent") and number(spec.get("value")) == 0)
+
+
+def _chaos_twin(ref, want, state):
+    """The Chaos Mesh object of another name doing what the fault's does to a pod it did: an experiment of its
+    kind or a Schedule spawning one (a copy, the child a Schedule deleted with `--cascade=orphan` or paused
+    left running), with its action, live (`_chaos_live`), whose selector picks a pod the fault's selects
+    (`_chaos_targets`: by the pods, however the selector is spelled). None where the fault's selector picks
+    no pod of the state (then its acting part is compared as written)."""
+    kind = want.get("type") or ref["kind"]
+    hit = _chaos_targets(want.get("selector"), ref.get("namespace"), state)
+    if not hit:
+        return False
+    own = (ref["kind"], ref.get("namespace") or None, ref["name"])
+    for (k, namespace), objects in sorted(state.by_kind.items(), key=lambda e: (e[0][0], e[0][1] or "")):
+        for obj in objects:
+            parts = _chaos_parts(obj) if api_group(obj.get("apiVersion")) == "chaos-mesh.org" else None
+            if parts is None or parts[0] != kind or (k, namespace, str(obj["metadata"].get("name", ""))) == own:
+                continue
+            spec = parts[1]
+            if spec.get("action") == want.get("action") and _chaos_live(obj, spec) \
+                    and _chaos_targets(spec.get("selector"), namespace, state) & hit:
+                return obj
+    return None
+
+
+def _istio_reach(namespace, spec, state):
+    """What an AuthorizationPolicy applies to, as comparable sets: the objects its `targetRef(s)` name, as
+    ("ref", namespace, kind, name); else the pods its `selector` selects, of its namespace (of every namespace
+    from the root namespace), as ("pod", namespace, labels); None for a policy with neither (every workload
+    of its namespace, of the mesh from the root namespace)."""
+    refs = [r for r in [spec.get("targetRef"), *(spec.get("targetRefs") or [])] if isinstance(r, dict)]
+    if refs:
+        return {("ref", str(r.get("namespace") or namespace), str(r.get("kind")), str(r.get("name"))) for r in refs}
+    selector = spec.get("selector")
+    labels = selector.get("matchLabels") if isinstance(selector, dict) else None
+    if not isinstance(labels, dict) or not labels:
+        return None
+    spaces = sorted({str(ns) for (kind, ns) in state.by_kind if kind == "Pod" and ns}) \
+        if namespace == ISTIO_ROOT_NAMESPACE else [namespace]
+    return {("pod", ns, tuple(sorted((str(a), str(b)) for a, b in pod.items() if a != "pod-template-hash")))
+            for ns in spaces for pod in _pod_labels(state, ns) if isinstance(pod, dict) and labels_match(pod, labels)}
+
+
+def _istio_twin(ref, want, state):
+    """The AuthorizationPolicy of another name denying what the fault's DENY policy denied: a `DENY` policy
+    that acts (`_istio_acts`: it applies to something the state runs, and one of its rules can match a
+    request one of the fault's matched), applying to something the fault's applied to (`_istio_reach`: the
+    same target, a pod the fault's selector selects, or every workload of the fault's namespace, or of the
+    mesh from the root namespace). However its selector and rules are written, it is the fault still."""
+    namespace = want.get("namespace")
+    fault = {k: want.get(k) for k in ("selector", "targetRef", "targetRefs")}
+    reach = _istio_reach(namespace, fault, state)
+    for (kind, where), objects in sorted(state.by_kind.items(), key=lambda e: (e[0][0], e[0][1] or "")):
+        if kind != "AuthorizationPolicy" or where not in (namespace, ISTIO_ROOT_NAMESPACE):
+            continue
+        for obj in objects:
+            spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+            if (where, str((obj.get("metadata") or {}).get("name"))) == (namespace, ref["name"]) \
+                    or not str(obj.get("apiVersion", "")).startswith("security.istio.io/") \
+                    or spec.get("action") != "DENY" or not _istio_acts(obj, state, want):
+                continue
+            theirs = _istio_reach(where, spec, state)
+            if theirs is None or reach is None or theirs & reach:
+                return obj
+    return None
+
+
 def twin_acting(ref, state):
     """An object under another name that still has the effect of the object `ref` names, which a fault
     created: of its kind (and API group), in any namespace the state holds, whose acting part
     (`ref["acting"]`, as the compiler read it off the fault's manifest) is that object's, and which acts
     (`acts`). Deleting the fault's object by name while a copy of it is left, or renaming it, undoes nothing;
-    an object of the kind that acts otherwise (an allow-all policy the agent added) is no twin."""
+    an object of the kind that acts otherwise (an allow-all policy the agent added) is no twin. A NetworkPolicy,
+    a Chaos Mesh object and a DENY AuthorizationPolicy are judged by their effect on what the state runs
+    (`_policy_twin`, `_chaos_twin`, `_istio_twin`)."""
     want = ref.get("acting")
     if want is None:
         return None
+    if ref["kind"] == "NetworkPolicy" and str(ref.get("apiVersion", "")).startswith("networking.k8s.io/") \
+            and _pod_labels(state, want.get("namespace")):
+        return _policy_twin(ref, want, state)
+    if ref["kind"] == "AuthorizationPolicy" and want.get("action") == "DENY" and want.get("rules"):
+        return _istio_twin(ref, want, state)
+    if api_group(ref.get("apiVersion")) == "chaos-mesh.org" and isinstance(want.get("selector"), dict):
+        found = _chaos_twin(ref, want, state)
+        if found is not False:
+            return found
     own = (ref["kind"], ref.get("namespace") or None, ref["name"])
     for (kind, namespace), objects in sorted(state.by_kind.items(), key=lambda e: (e[0][0], e[0][1] or "")):
         if kind != ref["kind"]:
@@ -3542,6 +3725,7 @@ def mitigation_checks(spec, state, checks):
     m = spec["mitigation"]
     # the calls the application makes (what a NetworkPolicy a fault created must admit again)
     state.traffic = ((spec.get("diagnosis") or {}).get("graph") or [], spec.get("services") or [])
+    state.known = {(kind, namespace, name) for kind, namespace, name in spec["objects"]}  # the healthy application's
     created = {(r["kind"], r["namespace"], r["name"]): r for f in m["faults"] for r in f["created"]}
     for index, pred in enumerate(m["predicates"]):
         ok, detail = predicate_check(pred, state, created)

@@ -210,3 +210,111 @@ def test_a_run_captures_the_chaos_kind_in_its_api_group_where_the_application_ru
              if s.phase == "snapshot" and s.action == "capture"}
     assert "/apis/chaos-mesh.org/v1alpha1/namespaces/otel-demo/schedules" in paths
     assert ("list", "chaos-mesh.org", "schedules", "otel-demo") in lifecycle.access_checks(b)
+
+
+# ---- by effect: the pods a copy acts on, however it is written ----------------------------------------------
+
+
+def _as_expressions(labels: dict) -> list:
+    return [{"key": k, "operator": "In", "values": [v]} for k, v in sorted(labels.items())]
+
+
+def test_a_policy_copy_written_with_match_expressions_fails():
+    twin = _renamed(_created(POLICY), "respelled")
+    labels = twin["spec"]["podSelector"]["matchLabels"]
+    twin["spec"]["podSelector"] = {"matchExpressions": _as_expressions(labels)}
+    check = _created_check(POLICY, mitigate(POLICY, _solved_with(POLICY, twin)))
+    assert not check["passed"] and "respelled does what it did" in check["detail"]
+
+
+def test_a_policy_copy_admitting_no_pod_or_another_port_fails():
+    nobody = _renamed(_created(POLICY), "admits-nobody")
+    nobody["spec"]["ingress"] = [{"from": [{"podSelector": {"matchLabels": {"corpus": "no-pod"}}}]}]
+    port = _renamed(_created(POLICY), "port-one")
+    port["spec"]["ingress"] = [{"ports": [{"port": 1}]}]
+    for twin in (nobody, port):
+        assert not _created_check(POLICY, mitigate(POLICY, _solved_with(POLICY, twin)))["passed"], twin
+
+
+def test_a_namespace_wide_default_deny_fails():
+    deny = _renamed(_created(POLICY), "default-deny")
+    deny["spec"] = {"podSelector": {}, "policyTypes": ["Ingress"]}
+    assert not _created_check(POLICY, mitigate(POLICY, _solved_with(POLICY, deny)))["passed"]
+
+
+def test_a_policy_admitting_the_calls_the_application_makes_passes():
+    # isolated, but every caller of the frontend admitted on the ports its Service leads to: no fault
+    open_ = _renamed(_created(POLICY), "admits-callers")
+    open_["spec"]["ingress"] = [{"from": [{"namespaceSelector": {}}]}]
+    verdict = mitigate(POLICY, _solved_with(POLICY, open_))
+    assert verdict["passed"], failed(verdict)
+
+
+def _experiment(schedule: dict) -> tuple[dict, dict]:
+    """The experiment a Schedule spawns (as the controller names it), and its spec."""
+    kind = schedule["spec"]["type"]
+    inner = next(v for k, v in schedule["spec"].items() if k.lower() == kind.lower())
+    child = {"apiVersion": schedule["apiVersion"], "kind": kind,
+             "metadata": {"name": schedule["metadata"]["name"] + "-qzxwv", "namespace": schedule["metadata"]["namespace"],
+                          "ownerReferences": [{"kind": "Schedule", "name": schedule["metadata"]["name"]}]},
+             "spec": copy.deepcopy(inner)}
+    return child, child["spec"]
+
+
+def test_a_schedule_copied_as_a_plain_experiment_or_orphaned_child_fails():
+    child, _ = _experiment(_created(SCHEDULE))
+    check = _created_check(SCHEDULE, mitigate(SCHEDULE, _solved_with(SCHEDULE, child)))
+    assert not check["passed"] and "-qzxwv does what it did" in check["detail"]
+
+
+def test_a_paused_schedule_whose_child_runs_fails_and_a_stopped_child_passes():
+    schedule = _created(SCHEDULE)
+    schedule["metadata"]["annotations"] = {rt.CHAOS_PAUSE: "true"}
+    child, _ = _experiment(_created(SCHEDULE))
+    state = derived(SCHEDULE, "solved")
+    state["resources"]["items"] += [schedule, child]
+    assert not mitigate(SCHEDULE, state)["passed"]
+    child["status"] = {"experiment": {"desiredPhase": "Stop"}}  # its duration over: the controller stopped it
+    verdict = mitigate(SCHEDULE, _solved_with(SCHEDULE, child))
+    assert verdict["passed"], failed(verdict)
+
+
+def test_the_schedule_capture_holds_its_experiment_kind():
+    kinds = evaluator(SCHEDULE)["SPEC"]["requires"]["kinds"]
+    assert ["otel-demo", "HTTPChaos"] in kinds and ["chaos-mesh", "HTTPChaos"] in kinds
+
+
+@pytest.mark.parametrize("name", [SCHEDULE, PODCHAOS])
+def test_a_chaos_copy_selecting_the_same_pods_otherwise_fails(name):
+    twin = _renamed(_created(name), "respelled")
+    spec = twin["spec"] if name == PODCHAOS else next(  # a Schedule's experiment, under its type's name
+        v for k, v in twin["spec"].items() if k.lower() == twin["spec"]["type"].lower())
+    labels = spec["selector"].pop("labelSelectors")
+    spec["selector"]["expressionSelectors"] = _as_expressions(labels)
+    spec.update(mode="fixed-percent", value="100")
+    assert not _created_check(name, mitigate(name, _solved_with(name, twin)))["passed"]
+    spec.update(value="0")  # picks no pod
+    verdict = mitigate(name, _solved_with(name, twin))
+    assert verdict["passed"], failed(verdict)
+
+
+def test_a_chaos_copy_naming_the_pods_it_acts_on_fails():
+    twin = _renamed(_created(PODCHAOS), "by-name")
+    state = _solved_with(PODCHAOS, twin)
+    hit = rt._chaos_targets(_created(PODCHAOS)["spec"]["selector"], "chaos-mesh", rt.State(state))
+    pod = next(key for key in sorted(hit) if "/" not in key[1])
+    twin["spec"]["selector"] = {"pods": {pod[0]: [pod[1]]}}
+    assert not _created_check(PODCHAOS, mitigate(PODCHAOS, _solved_with(PODCHAOS, twin)))["passed"]
+
+
+def test_a_deny_policy_copy_written_otherwise_fails_and_one_denying_else_passes():
+    wider = _renamed(_created(GATEWAY), "deny-reads")
+    wider["spec"]["rules"] = [{"to": [{"operation": {"methods": ["HEAD", "GET"], "paths": ["/*"]}}]}]
+    assert not _created_check(GATEWAY, mitigate(GATEWAY, _solved_with(GATEWAY, wider)))["passed"]
+    everywhere = _renamed(wider, "deny-reads-everywhere")
+    del everywhere["spec"]["targetRef"]  # every workload of the namespace, the gateway's too
+    assert not _created_check(GATEWAY, mitigate(GATEWAY, _solved_with(GATEWAY, everywhere)))["passed"]
+    other = _renamed(_created(GATEWAY), "deny-posts")
+    other["spec"]["rules"] = [{"to": [{"operation": {"methods": ["POST"]}}]}]
+    verdict = mitigate(GATEWAY, _solved_with(GATEWAY, other))
+    assert verdict["passed"], failed(verdict)
