@@ -507,6 +507,13 @@ def test_a_control_with_an_added_field_is_changed(edit, passes):
     assert verdict["passed"] is passes, [c for c in verdict["checks"] if not c["passed"]]
 
 
+def test_a_controls_pod_spec_is_compared_whole():
+    # the fault another scenario injects (dnsPolicy: Default on frontend), made on a healthy system, is a change
+    state = derived(NOOP, "healthy")
+    obj(state, "Deployment", "frontend")["spec"]["template"]["spec"]["dnsPolicy"] = "Default"
+    assert "unchanged.hotel-reservation/Deployment/frontend" in failed(mitigate(NOOP, state))
+
+
 def test_a_recreated_configmap_with_an_added_key_is_not_the_one_deleted():
     name = "sregym-missing-configmap-social-network"
     state = derived(name, "solved")
