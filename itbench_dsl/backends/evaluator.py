@@ -211,6 +211,8 @@ def _program(original: dict, changes: list) -> dict | None:
                   for c in pod.get("containers", [])]
     keep = {"spec": {"template": {"spec": {"containers": containers}}}}
     keep["spec"]["template"]["spec"].update({k: pod.get(k, v) for k, v in POD_BEHAVIOUR.items()})
+    if pod.get("serviceAccount") and not pod.get("serviceAccountName"):  # the old spelling the server mirrors
+        keep["spec"]["template"]["spec"]["serviceAccountName"] = pod["serviceAccount"]
     labels = (template.get("metadata") or {}).get("labels")
     if labels:
         keep["spec"]["template"]["metadata"] = {"labels": dict(labels)}
