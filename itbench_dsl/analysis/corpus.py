@@ -1317,6 +1317,7 @@ def _collateral_cases(spec: dict, solved: dict) -> Iterator[Case]:
         yield Case(f"the fix leaves another workload, {other['name']}, not ready", "mitigate", FAIL,
                    state=_with_edit(solved, (other["kind"], other["namespace"], other["name"]),
                                     lambda o: o.update(_unready_copy(o))))
+        yield from _other_workload_cases(m, other, solved)
     state = State(solved)
     service = next((s for s in spec["services"] if s["selector"] and (s["namespace"], s["component"]) in running
                     and ("Service", s["namespace"], s["name"]) not in read | touched and s.get("ports")
@@ -1581,6 +1582,45 @@ def _evicted_cases(solved: dict, ref: dict) -> Iterator[Case]:
                state=_with_items(solved, solved["resources"]["items"] + [evicted]))
 
 
+def _other_workload_cases(m: dict, other: dict, solved: dict) -> Iterator[Case]:
+    """Another workload of the application (neither a fault's nor the ground truth's) is held to what the named
+    ones are: its program replaced (`sleep infinity`, another image), its pods given another resolver or its
+    limit squeezed, fail, and so does its pod OOM-killed after the fix; restarted before the fix, or rolled by
+    `rollout restart`, passes."""
+    from ..runtime.evaluator import number
+
+    key = (other["kind"], other["namespace"], other["name"])
+    entry = next((e for e in m.get("application", []) if _key_of(e["object"]) == key), None)
+    if entry is not None and not m.get("only"):  # `only`: what the workloads run is not graded
+        def containers(obj):
+            return obj["spec"]["template"]["spec"]["containers"]
+        edits = [("its container's command replaced by `sleep infinity`",
+                  lambda o: containers(o)[0].update(command=["sleep", "infinity"])),
+                 ("its container's image replaced by busybox", lambda o: containers(o)[0].update(image="busybox:1.36")),
+                 ("its pods given dnsPolicy Default", lambda o: o["spec"]["template"]["spec"].update(dnsPolicy="Default"))]
+        for name, limits in sorted((entry.get("limits") or {}).items())[:1]:
+            for resource in sorted(limits)[:1]:
+                def squeeze(o, name=name, resource=resource, value=number(limits[resource])):
+                    for c in containers(o):
+                        if c.get("name") == name:
+                            c["resources"]["limits"][resource] = _quantity(resource, value / 10)
+                edits.append((f"its container {name}'s {resource} limit squeezed", squeeze))
+        for what, edit in edits:
+            yield Case(f"the fix leaves another workload, {other['name']}, with {what}", "mitigate", FAIL,
+                       state=_with_edit(solved, key, edit))
+    restarted = _with_edit(solved, key, lambda o: o["spec"]["template"].setdefault("metadata", {}).setdefault(
+        "annotations", {}).update({"kubectl.kubernetes.io/restartedAt": "2026-01-01T00:00:00Z"}))
+    yield Case(f"another workload, {other['name']}, rolled by `rollout restart`", "mitigate", PASS, state=restarted)
+    pods = _pods_of(solved, other)
+    if pods:
+        one = {_key(pods[-1])}
+        after = {**_with_edits(solved, one, _restarted("2026-01-01T00:12:00Z")), "fixed_at": FIXED_AT}
+        yield Case(f"another workload, {other['name']}, OOM-killed after the fix", "mitigate", FAIL, state=after)
+        before = {**_with_edits(solved, one, _restarted("2026-01-01T00:05:00Z")), "fixed_at": FIXED_AT}
+        yield Case(f"another workload, {other['name']}, restarted before the fix, stable since", "mitigate", PASS,
+                   state=before)
+
+
 def _program_cases(found: Objects, entry: dict) -> Iterator[Case]:
     ref = entry["object"]
     key = (ref["kind"], ref["namespace"], ref["name"])
@@ -1596,6 +1636,11 @@ def _program_cases(found: Objects, entry: dict) -> Iterator[Case]:
             if changed is not None:
                 yield Case(f"{ref['name']}: container {bare[0]} given a {field} its healthy spec has not "
                            f"({' '.join(value)})", "mitigate", FAIL, state=render(changed, found))
+    resolver = _edited(found.solved, key, lambda o: o["spec"]["template"]["spec"].update(
+        dnsPolicy="None", dnsConfig={"nameservers": ["8.8.8.8"]}))
+    if resolver is not None and entry["keep"]["spec"]["template"]["spec"].get("dnsPolicy") != "None":
+        yield Case(f"{ref['name']}: its pods given an outside resolver beside the fix", "mitigate", FAIL,
+                   state=render(resolver, found))
     respelled = _edited(found.solved, key, lambda o: [c.update(image=_respelled(c["image"]))
                                                       for c in o["spec"]["template"]["spec"]["containers"]
                                                       if isinstance(c.get("image"), str)])
@@ -3192,6 +3237,16 @@ def _autoscaler_target_cases(spec, solved) -> Iterator[Case]:
 
         yield Case(f"{key[2]}: a second autoscaler metric, {other} at 1%", "mitigate", FAIL,
                    state=_with_edit(solved, key, extra))
+        # the HPA controller scales no target two autoscalers select the pods of (AmbiguousSelector), whatever
+        # their names: the faulty one kept beside the fixed one, or a copy of the fixed one
+        for what, value in (("the faulty target kept", 1), ("a copy of the fixed one", None)):
+            second = copy_data(hpa)
+            second["metadata"] = {"name": f"{key[2]}-second", "namespace": key[1]}
+            for metric in second["spec"].get("metrics") or [] if value is not None else []:
+                if (metric.get("resource") or {}).get("name") == resource:
+                    metric["resource"]["target"] = {"type": "Utilization", "averageUtilization": value}
+            yield Case(f"{key[2]}: a second autoscaler on its workload, {what}", "mitigate", FAIL,
+                       state=_with_items(solved, solved["resources"]["items"] + [second]))
 
         def no_scale_in(obj):
             obj["spec"].setdefault("behavior", {})["scaleDown"] = {"selectPolicy": "Disabled"}
@@ -3342,9 +3397,19 @@ def _reserved_cases(spec, derived) -> Iterator[Case]:
             made.append(p)
         return made
 
+    def relabelled(replicas):
+        made = twin(replicas)
+        labels = {"app": f"{name}-copy"}
+        made["spec"]["selector"] = {"matchLabels": dict(labels)}
+        made["spec"]["template"].setdefault("metadata", {})["labels"] = dict(labels)
+        return made
+
     items = solved["resources"]["items"]
     yield Case(f"{name}'s replicas moved into a copy under another name ({count} replicas)", "mitigate", FAIL,
                state=_with_items(solved, items + [twin(count)]))
+    # its pods selected by no healthy selector: they serve nothing, and cost all the same
+    yield Case(f"{name}'s replicas moved into a relabelled copy ({count} replicas)", "mitigate", FAIL,
+               state=_with_items(solved, items + [relabelled(count)]))
     yield Case(f"a copy of {name} under another name at zero replicas", "mitigate", PASS,
                state=_with_items(solved, items + [twin(0)]))
     pods = bare("Running")
@@ -4099,6 +4164,22 @@ def _task_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
             if changed is not None:
                 yield Case(f"a control where {ref['name']} was changed", "mitigate", FAIL, state=render(changed, found))
         yield from _added_field_cases("a control", [e["object"] for e in unchanged], found.healthy, found)
+        for ref in [e["object"] for e in unchanged if e["object"]["kind"] in ("Deployment", "StatefulSet")][:1]:
+            key = (ref["kind"], ref["namespace"], ref["name"])
+            for what, fields in (("dnsPolicy Default", {"dnsPolicy": "Default"}),
+                                 ("an outside resolver", {"dnsPolicy": "None",
+                                                          "dnsConfig": {"nameservers": ["8.8.8.8"]}}),
+                                 ("hostNetwork", {"hostNetwork": True})):
+                changed = _edited(found.healthy, key, lambda o, f=fields: o["spec"]["template"]["spec"].update(f))
+                yield Case(f"a control where {ref['name']}'s pods are given {what}", "mitigate", FAIL,
+                           state=render(changed, found))
+            # the API server's defaults and its mirror of the service account's name are no change
+            spelled = _edited(as_served(found.healthy), key, lambda o: o["spec"]["template"]["spec"].update(
+                serviceAccount=o["spec"]["template"]["spec"].get("serviceAccountName") or "default",
+                serviceAccountName=o["spec"]["template"]["spec"].get("serviceAccountName") or "default",
+                enableServiceLinks=True, hostNetwork=False))
+            yield Case(f"a control where {ref['name']}'s pod spec spells out the server's defaults", "mitigate", PASS,
+                       state=render(spelled, found))
 
 
 def _add_field(obj: dict) -> str | None:

@@ -20,7 +20,7 @@ from . import ciso as ciso_backend
 from .. import tasks as task_types
 from . import faults as fault_backend
 from . import itbench as itbench_backend
-from ..runtime.evaluator import POD_TEMPLATE_KINDS, acting, config_reads, identity_key, nested, pod_references, pod_requests, pod_reserves, type_key
+from ..runtime.evaluator import POD_BEHAVIOUR, POD_TEMPLATE_KINDS, acting, config_reads, identity_key, nested, pod_references, pod_requests, pod_reserves, type_key
 from .evaluator_file import source_for_spec, spec_of  # noqa: F401  (spec_of: the public API)
 from .manifests import topology_manifests
 from ..serialize import YamlError, load_yaml
@@ -148,21 +148,56 @@ def _as_data(obj: dict) -> dict:
     return out
 
 
-def _programs(scenario: ir.Scenario, ready: list[dict], fields: list[dict]) -> list[dict]:
+def _programs(scenario: ir.Scenario, ready: list[dict], fields: list[dict], others: bool = False) -> list[dict]:
     """What each workload that must be ready must still run: its pod labels and each container's image,
-    command and arguments as its healthy manifest has them, but for the fields a change leaves open (an
-    acceptance, or the scenario's own statement about it). A fix that swaps the program for another
-    one (an image that happens to start) is no fix."""
+    command and arguments as its healthy manifest has them, and the fields of its pod spec that change what
+    its pods do (POD_BEHAVIOUR), but for the fields a change leaves open (an acceptance, or the scenario's own
+    statement about it). A fix that swaps the program for another one (an image that happens to start) is
+    no fix. With `others`, the same for every other workload of the topology (health.application), each with
+    the resource limits of its containers no fault changes: a limit squeezed below them starves it."""
     _, _, revert_apply, _ = fault_backend.plan(scenario)
     originals = {_key(o): o for o in topology_manifests(scenario.topology, provided=True)}
     originals.update({_key(o): o for o in revert_apply})
     changes = {(f["object"]["kind"], f["object"]["namespace"], f["object"]["name"]): f["changes"] for f in fields}
+    named = {(r["kind"], r["namespace"], r["name"]) for r in ready}
+    refs = ready if not others else [
+        {"kind": w.kind, "namespace": w.namespace, "name": w.name} for w in scenario.topology.workloads
+        if w.kind in WORKLOAD_KINDS and (w.kind, w.namespace, w.name) not in named]
+    # a FinOps optimum may size a workload's resources below what it was deployed with
+    sized = {(o.target.kind, o.target.namespace, o.target.name) for o in scenario.optimal}
     out = []
-    for ref in ready:
+    for ref in refs:
         key = (ref["kind"], ref["namespace"], ref["name"])
         keep = _program(originals[key], changes.get(key, [])) if key in originals else None
-        if keep:
-            out.append({"object": ref, "keep": keep})
+        if not keep:
+            continue
+        entry = {"object": ref, "keep": keep}
+        if others and key not in sized:
+            limits = _limits(originals[key], changes.get(key, []))
+            if limits:
+                entry["limits"] = limits
+        out.append(entry)
+    return out
+
+
+def _limits(original: dict, changes: list) -> dict:
+    """The resource limits of each container of a workload's healthy manifest, but those a fault changes."""
+    def changed(name, resource):
+        for change in changes:
+            path = change["path"]
+            if path[:4] == ["spec", "template", "spec", "containers"] and len(path) < 5:
+                return True
+            held = path[5:] == ["resources", "limits", resource][:len(path[5:])]
+            if path[:4] == ["spec", "template", "spec", "containers"] and held and \
+                    (not isinstance(path[4], list) or str(path[4][1]) == name):
+                return True
+        return False
+    out = {}
+    for c in ((original.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers", []):
+        limits = {k: v for k, v in ((c.get("resources") or {}).get("limits") or {}).items()
+                  if not changed(str(c.get("name")), k)}
+        if limits:
+            out[str(c.get("name"))] = limits
     return out
 
 
@@ -175,12 +210,18 @@ def _program(original: dict, changes: list) -> dict | None:
     containers = [{k: c.get(k) for k in ("name", "image", "command", "args") if k in c or k in ("command", "args")}
                   for c in pod.get("containers", [])]
     keep = {"spec": {"template": {"spec": {"containers": containers}}}}
+    keep["spec"]["template"]["spec"].update({k: pod.get(k, v) for k, v in POD_BEHAVIOUR.items()})
+    if pod.get("serviceAccount") and not pod.get("serviceAccountName"):  # the old spelling the server mirrors
+        keep["spec"]["template"]["spec"]["serviceAccountName"] = pod["serviceAccount"]
     labels = (template.get("metadata") or {}).get("labels")
     if labels:
         keep["spec"]["template"]["metadata"] = {"labels": dict(labels)}
     for change in changes:
         if change.get("accept") or change.get("governed_by"):
             _drop(keep, change["path"])
+        path = change["path"]
+        if path[:3] == ["spec", "template", "spec"] and len(path) > 3 and path[3] in POD_BEHAVIOUR:
+            _drop(keep, path[:4])  # a pod field a fault changes is its check's to judge (undone by any part too)
     return keep
 
 
@@ -690,7 +731,7 @@ def _mitigation(scenario: ir.Scenario) -> dict:
     alerts = [{"alert": name, "namespaces": _alert_scope(scenario, name)} for name in sorted(expected - waited)]
     out = {"within_seconds": scenario.mitigation.within_seconds if scenario.mitigation else None,
            "predicates": predicates, "alerts": alerts, "ready": health, "programs": _programs(scenario, health, fields),
-           "services": services, "faults": _faults(scenario, fields, created), "restored": deleted}
+           "application": _programs(scenario, health, fields, others=True), "services": services, "faults": _faults(scenario, fields, created), "restored": deleted}
     if scenario.mitigation is not None and scenario.mitigation.only:
         # `mitigated when only`: the predicates, the alerts and readiness decide, as a peer's readiness oracle
         # does; the runtime does not grade the fault's changes undone, nor the workloads running what they ran

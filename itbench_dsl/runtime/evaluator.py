@@ -572,6 +572,14 @@ SERVER_DEFAULTS = {
     "preemptionPolicy": "PreemptLowerPriority",
 }
 
+# The fields of a pod spec, beside its containers, that change what its pods do: how they resolve names, whose
+# network, processes and identity they run with. Each with what the API server (or the pod's admission) puts
+# there when it is left out (None: nothing); a workload keeps them at their healthy values (health.program,
+# health.application), read with these defaults on both sides.
+POD_BEHAVIOUR = {"dnsPolicy": "ClusterFirst", "dnsConfig": None, "hostNetwork": False, "hostPID": False,
+                 "hostIPC": False, "shareProcessNamespace": False, "hostAliases": None,
+                 "serviceAccountName": "default"}
+
 # ---- the API server's defaults: one model, applied to both sides of a comparison --------------------------
 # Each shape: the values the API server sets on a field left out (k8s.io/kubernetes pkg/apis/core/v1 and
 # apps/v1 defaults.go, and the `+default` markers of k8s.io/api), and the shapes of the fields it holds
@@ -2384,6 +2392,22 @@ def application_check(spec, state, checks):
         obj = state.get(w)
         if obj is not None and not terminating(obj) and not workload_ready(obj):
             broken.append(f"{ref_text(w)} not ready")
+        elif obj is not None and not terminating(obj) and w["kind"] != "Pod":
+            problem = settled_problem(obj, state)  # stable since the fix, as health.ready's workloads are
+            if problem:
+                broken.append(f"{ref_text(w)} not settled: {problem}")
+    # every other workload runs what it ran, as health.program's do, and no container limit is squeezed below
+    # its healthy one (`mitigated when only` grades neither)
+    for entry in [] if m.get("only") else m.get("application", []):
+        obj = state.get(entry["object"])
+        if obj is None or terminating(obj):
+            continue  # the safeguards say it
+        if not program_kept(entry["keep"], obj):
+            broken.append(f"{ref_text(entry['object'])} no longer runs what it ran (its images, commands, arguments, "
+                          "pod labels, or how its pods resolve names and whose network and identity they use)")
+        lowered = limits_lowered(entry.get("limits") or {}, obj)
+        if lowered:
+            broken.append(f"{ref_text(entry['object'])}: {lowered}")
     for s in spec["services"]:
         if not s["selector"] or (s["namespace"], s["component"]) not in running:
             continue
@@ -2455,6 +2479,35 @@ def ports_moved(healthy, obj, pods):
         a, b = port_number(want["targetPort"], names), port_number(got, names)
         if (a is None or a != b) and not same(want["targetPort"], got):
             return f"port {shown(want['port'])} leads to {shown(got)}, not {shown(want['targetPort'])}"
+    return None
+
+
+def program_kept(keep, obj):
+    """Whether a workload runs what `keep` (a `programs` entry's) says: `owns`, the pod spec's behaviour fields
+    (POD_BEHAVIOUR) read with their defaults where the state leaves them out."""
+    template = at(obj, ["spec", "template"])
+    pod = at(obj, ["spec", "template", "spec"])
+    if isinstance(pod, dict) and isinstance(template, dict):
+        pod = {**{k: v for k, v in POD_BEHAVIOUR.items() if v is not None},
+               **{k: v for k, v in pod.items() if v is not None}}
+        obj = {**obj, "spec": {**obj["spec"], "template": {**template, "spec": pod}}}
+    return owns(keep, obj)
+
+
+def limits_lowered(limits, obj):
+    """The first container limit of a workload below its healthy one (`limits`: container name to its
+    limits), None when there is none: a limit removed is no limit."""
+    containers = at(obj, ["spec", "template", "spec", "containers"])
+    for c in containers if isinstance(containers, list) else []:
+        want = limits.get(str(c.get("name"))) if isinstance(c, dict) else None
+        got = at(c, ["resources", "limits"]) if want else None
+        for resource, healthy in (want or {}).items():
+            now = got.get(resource) if isinstance(got, dict) else None
+            if now is None or empty(now):
+                continue
+            a, b = number(now), number(healthy)
+            if a is None or (b is not None and a < b):
+                return f"container {c.get('name')}'s {resource} limit {shown(now)}, below its healthy {shown(healthy)}"
     return None
 
 
@@ -3742,11 +3795,12 @@ def mitigation_checks(spec, state, checks):
         return
     for entry in m["programs"]:
         obj = state.get(entry["object"])
-        ok = obj is not None and not terminating(obj) and owns(entry["keep"], obj)
+        ok = obj is not None and not terminating(obj) and program_kept(entry["keep"], obj)
         checks.append({"id": f"health.program.{ref_text(entry['object'])}", "passed": ok,
                        "detail": f"{ref_text(entry['object'])} " + ("runs its own images, commands and arguments" if ok
                                  else "is missing" if obj is None else "no longer runs what it ran: its containers' "
-                                 "images, commands or arguments, or its pod labels, differ from the healthy ones")})
+                                 "images, commands or arguments, its pod labels, or how its pods resolve names and "
+                                 "whose network and identity they use, differ from the healthy ones")})
     for ref in m["services"]:
         ok, detail = service_check(ref, state)
         checks.append({"id": f"health.service.{ref_text(ref)}", "passed": ok, "detail": detail})
@@ -3856,13 +3910,16 @@ CLOSED_SECTIONS = {
     "RoleBinding": [["subjects"], ["roleRef"]], "ClusterRoleBinding": [["subjects"], ["roleRef"]],
     "Service": [["spec", "selector"]],
     "ResourceQuota": [["spec", "hard"]],
-    "Deployment": [["spec", "selector"], ["spec", "template", "spec", "containers"],
-                   ["spec", "template", "spec", "initContainers"]],
-    "StatefulSet": [["spec", "selector"], ["spec", "template", "spec", "containers"],
-                    ["spec", "template", "spec", "initContainers"]],
-    "DaemonSet": [["spec", "selector"], ["spec", "template", "spec", "containers"],
-                  ["spec", "template", "spec", "initContainers"]],
+    "Deployment": [["spec", "selector"], ["spec", "template", "spec"]],
+    "StatefulSet": [["spec", "selector"], ["spec", "template", "spec"]],
+    "DaemonSet": [["spec", "selector"], ["spec", "template", "spec"]],
 }
+# A workload's pod spec is closed but for what is no change (a deny-list): its every field, its containers'
+# too, is compared with the API server's defaults applied on both sides (DEFAULT_SHAPES), so a default spelled
+# out or left out is the same; a field the server mirrors from another is left out. Its metadata (a
+# `rollout restart` annotation) is not in it.
+_POD_SECTION = ["spec", "template", "spec"]
+_POD_INERT = ("serviceAccount",)  # the deprecated spelling of serviceAccountName, which the server mirrors
 # inside a closed section of a workload, the fields of a container that are its program and its inputs; the
 # rest of a container (its probes, its resources, its pull policy) has server defaults and is compared as `owns`
 _CONTAINER_CLOSED = ("name", "image", "command", "args", "env", "envFrom", "volumeMounts", "ports")
@@ -3928,6 +3985,15 @@ def fields_added(owned, obj):
                           x.get("kind") == "ServiceAccount" and home else x for x in side] for side in (want, got))
         if kind == "NetworkPolicy" and isinstance(want, dict) and "policyTypes" not in want:
             want = {**want, "policyTypes": ["Ingress"] + (["Egress"] if want.get("egress") is not None else [])}
+        if path == _POD_SECTION and isinstance(want, dict) and isinstance(got, dict):
+            defaults = {k: v for k, v in POD_BEHAVIOUR.items() if v is not None}
+            want, got = ({k: v for k, v in {**defaults, **with_defaults(side, DEFAULT_SHAPES["podSpec"])}.items()
+                          if k not in _POD_INERT} for side in (want, got))
+            for key, value in want.items():  # a value its manifest left to the server's default, changed
+                if key in ("containers", "initContainers"):
+                    continue  # their declared fields are `owns`'s, with the container's own defaults
+                if not (owns(value, got[key], key) if key in got else empty(value)):
+                    return ".".join(path + [key]) + " (its deployed value changed)"
         container = path[-1] in ("containers", "initContainers")
         found = _added(want, got, ".".join(path), container)
         if found:
@@ -4046,6 +4112,7 @@ def safeguard_checks(spec, state, checks):
         if relabelled:
             broken.append(f"pods relabelled away from {ref_text(s)}: {', '.join(sorted(relabelled)[:3])}")
     broken += stray_pods(spec, state)
+    broken += shared_autoscalers(spec, state)
     collateral = (spec.get("mitigation") or {}).get("collateral") or {}
     broken += autoscalers_kept(collateral.get("autoscalers", []), state)
     restored = {(e["object"]["kind"], e["object"]["namespace"], e["object"]["name"])
@@ -4056,6 +4123,27 @@ def safeguard_checks(spec, state, checks):
     broken += references_kept(collateral.get("references", []), restored, state)
     checks.append({"id": "safeguards", "passed": not broken,
                    "detail": "; ".join(broken) if broken else "workloads scaled, services and their selectors intact"})
+
+
+def shared_autoscalers(spec, state):
+    """Each workload of the topology scaled by one autoscaler at most: every HorizontalPodAutoscaler the state
+    holds counts, by its `scaleTargetRef`, whatever its name. The HPA controller refuses to scale a target
+    whose pods several autoscalers select (condition ScalingActive False, reason AmbiguousSelector), so a
+    second autoscaler (the faulty one kept under another name, a copy of the fixed one) stops it scaling."""
+    targets = {}
+    for (kind, namespace), items in state.by_kind.items():
+        for hpa in items if kind == "HorizontalPodAutoscaler" else []:
+            ref = (hpa.get("spec") or {}).get("scaleTargetRef") if isinstance(hpa.get("spec"), dict) else None
+            if isinstance(ref, dict) and not terminating(hpa):
+                targets.setdefault((ref.get("kind"), namespace, ref.get("name")), []).append(
+                    str((hpa.get("metadata") or {}).get("name")))
+    broken = []
+    for w in spec["workloads"]:
+        names = targets.get((w["kind"], w["namespace"] or None, w["name"]), [])
+        if len(names) > 1:
+            broken.append(f"{ref_text(w)} targeted by {len(names)} autoscalers ({', '.join(sorted(names))}): the "
+                          "controller scales none of them (AmbiguousSelector)")
+    return broken
 
 
 def stray_pods(spec, state):
@@ -4841,11 +4929,11 @@ RESERVED_SLACK = 0.05
 
 def app_spend(spec, state):
     """What the application reserves in a state, ({"cpu": cores, "memory": bytes}, what counts beyond the
-    topology): each workload of the topology, and each other Deployment or StatefulSet whose pod template a
-    topology workload's healthy selector selects (a copy under another name), at its replica floor times what
-    its pod reserves; and each running pod those selectors select that none of these workloads owns (a bare
-    pod, a DaemonSet's, a Job's), at what it reserves. The healthy figure is the topology's alone
-    (`reserves` per workload)."""
+    topology): each workload of the topology, and each other Deployment or StatefulSet of its namespaces
+    (a copy under another name, selected by the healthy selectors or relabelled away from them: it costs
+    all the same), at its replica floor times what its pod reserves; and each running pod the healthy
+    selectors select that none of these workloads owns (a bare pod, a DaemonSet's, a Job's), at what it
+    reserves. The healthy figure is the topology's alone (`reserves` per workload)."""
     entries = spec["finops"].get("spend", [])
     selectors = [e["selector"] for e in entries if e.get("selector")]
     namespaces = list(dict.fromkeys(e["object"].get("namespace") or None for e in entries))
@@ -4860,7 +4948,7 @@ def app_spend(spec, state):
         for kind in ("Deployment", "StatefulSet"):
             for w in state.by_kind.get((kind, namespace), []):
                 template = (w.get("spec") or {}).get("template") if isinstance(w.get("spec"), dict) else None
-                if all(w is not o for o in workloads) and isinstance(template, dict) and selected(template):
+                if all(w is not o for o in workloads) and isinstance(template, dict) and not terminating(w):
                     workloads.append(w)
                     beyond.append(f"{kind} {(w.get('metadata') or {}).get('name')}")
     total = {"cpu": 0.0, "memory": 0.0}

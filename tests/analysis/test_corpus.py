@@ -4,6 +4,7 @@ matched by prefix, a missing kind taken as absent, the gap graded alone) is caug
 
 from __future__ import annotations
 
+import copy
 from functools import cache
 from pathlib import Path
 
@@ -291,3 +292,64 @@ def test_it_catches_flagd_flags_read_off_the_named_configmap(monkeypatch):
     assert "the flags moved to a new ConfigMap flagd is pointed at, flag adFailure turned to on there, the named " \
            "one left healthy (must fail): it passed it" in problems
     assert "which flagd no longer reads (must pass): it failed it" in problems
+
+
+def _wrong(name: str, weaken=None) -> list[str]:
+    """The cases of a scenario's corpus its evaluator grades wrongly, by name (`weaken`: an edit of its spec)."""
+    spec, cases = all_cases(scenario(name))
+    if weaken is not None:
+        spec = copy.deepcopy(spec)
+        weaken(spec)
+    out = []
+    for case in cases:
+        try:
+            verdict = runtime.evaluate(spec, case.answer, case.state, task=case.task, artifact=case.artifact,
+                                       injected_at=case.injected_at, answered_at=case.answered_at)
+            got = PASS if verdict["passed"] else FAIL
+        except runtime.InputError:
+            got = UNUSABLE
+        if got != case.want:
+            out.append(case.name)
+    return out
+
+
+def test_it_catches_other_workloads_judged_by_readiness_alone(monkeypatch):
+    """The old rule: a workload neither the faults act on nor the ground truth names was only read as ready, so
+    a database switched to `sleep infinity`, another resolver on its pods, a squeezed limit passed."""
+    def weaken(spec):
+        m = spec["mitigation"]
+        m.pop("application")
+        for entry in m["programs"]:
+            for key in runtime.POD_BEHAVIOUR:
+                entry["keep"]["spec"]["template"]["spec"].pop(key, None)
+
+    # stability read for the workloads health.ready reads only
+    original, ready = runtime.settled_problem, {r["name"] for r in all_cases(
+        scenario("sregym-network-policy-block"))[0]["mitigation"]["ready"]}
+    monkeypatch.setattr(runtime, "settled_problem", lambda obj, state: original(obj, state) if (
+        obj.get("metadata") or {}).get("name") in ready else None)
+    wrong = " | ".join(_wrong("sregym-network-policy-block", weaken))
+    for what in ("with its container's command replaced by `sleep infinity`", "with its container's image replaced "
+                 "by busybox", "with its pods given dnsPolicy Default", "OOM-killed after the fix",
+                 "its pods given an outside resolver beside the fix"):
+        assert what in wrong, what
+
+
+def test_it_catches_a_controls_pod_spec_read_by_its_containers_alone(monkeypatch):
+    """The old rule: a control compared only the containers' program and inputs, so `dnsPolicy: Default` (the
+    fault another scenario injects) made on a healthy system passed."""
+    monkeypatch.setattr(runtime, "program_kept", lambda keep, obj: True)
+    monkeypatch.setattr(runtime, "_POD_SECTION", None)
+    monkeypatch.setitem(runtime.CLOSED_SECTIONS, "Deployment", [["spec", "selector"],
+                                                                ["spec", "template", "spec", "containers"]])
+    wrong = " | ".join(_wrong("hotel-reservation-noop-detection"))
+    assert "pods are given dnsPolicy Default" in wrong and "pods are given an outside resolver" in wrong
+
+
+def test_it_catches_autoscalers_read_by_name(monkeypatch):
+    """The old rule: only the topology's autoscaler, by name, so a second one on the same workload (the HPA
+    controller then scales neither: AmbiguousSelector) passed."""
+    monkeypatch.setattr(runtime, "shared_autoscalers", lambda spec, state: [])
+    wrong = _wrong("otel-frontend-hpa-misconfigured")
+    assert "frontend: a second autoscaler on its workload, the faulty target kept" in wrong
+    assert "frontend: a second autoscaler on its workload, a copy of the fixed one" in wrong

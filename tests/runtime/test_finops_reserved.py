@@ -160,3 +160,45 @@ def test_the_run_captures_the_pods():
     state["resources"]["items"] = [o for o in state["resources"]["items"] if o["kind"] != "Pod"]
     state["captured"] = [c for c in state["captured"] if not c.endswith("/Pod")]
     assert "otel-demo/Pod" in refused(IDLE, None, state, task="mitigate")
+
+
+def test_replicas_moved_into_a_relabelled_copy_fail():
+    # its pods selected by no healthy selector serve nothing, and cost all the same
+    for name, workload in ((IDLE, "recommendation"), (HPA, "frontend")):
+        state = derived(name, "solved")
+        twin = copy_of(state, "Deployment", workload, f"{workload}-warm", 9)
+        twin["spec"]["selector"] = {"matchLabels": {"app": f"{workload}-warm"}}
+        twin["spec"]["template"]["metadata"]["labels"] = {"app": f"{workload}-warm"}
+        verdict = mitigate(name, state)
+        assert not verdict["passed"] and not check(verdict)["passed"]
+        assert f"Deployment {workload}-warm" in check(verdict)["detail"]
+
+
+# ---- one autoscaler a workload: every HPA of the state counted by its target ------------------------------
+
+
+def _second_hpa(state: dict, target: int | None) -> dict:
+    hpa = copy.deepcopy(obj(state, "HorizontalPodAutoscaler", "frontend"))
+    hpa["metadata"] = {"name": "frontend-old", "namespace": hpa["metadata"]["namespace"]}
+    for metric in hpa["spec"]["metrics"] if target is not None else []:
+        metric["resource"]["target"]["averageUtilization"] = target
+    state["resources"]["items"].append(hpa)
+    return hpa
+
+
+def test_a_second_autoscaler_on_the_same_workload_fails():
+    for target in (1, None):  # the faulty one kept under another name, a copy of the fixed one
+        state = derived(HPA, "solved")
+        _second_hpa(state, target)
+        verdict = mitigate(HPA, state)
+        guard = check(verdict, "safeguards")
+        assert not verdict["passed"] and not guard["passed"] and "AmbiguousSelector" in guard["detail"]
+        assert verdict["score"] == 0.0
+
+
+def test_a_second_autoscaler_on_another_workload_is_not_the_frontends():
+    state = derived(HPA, "solved")
+    other = _second_hpa(state, None)
+    other["spec"]["scaleTargetRef"]["name"] = "not-in-the-topology"
+    verdict = mitigate(HPA, state)
+    assert check(verdict, "safeguards")["passed"]

@@ -202,6 +202,50 @@ def test_a_fix_that_breaks_another_part_of_the_application_fails(edit, why):
     assert not verdict["passed"] and not check["passed"] and why in check["detail"]
 
 
+def _pod_spec(state: dict, name: str) -> dict:
+    return obj(state, "Deployment", name)["spec"]["template"]["spec"]
+
+
+def _oom_killed(state: dict, prefix: str, finished: str) -> None:
+    pod = next(o for o in state["resources"]["items"] if o["kind"] == "Pod" and o["metadata"]["name"].startswith(prefix))
+    for c in pod["status"]["containerStatuses"]:
+        c["restartCount"] = 4
+        c["lastState"] = {"terminated": {"exitCode": 137, "reason": "OOMKilled", "finishedAt": finished}}
+    state["fixed_at"] = "2026-01-01T00:10:00Z"
+
+
+# a workload neither the faults act on nor the ground truth names (ad) is held to what the named ones are
+@pytest.mark.parametrize("edit, passes", [
+    (lambda s: _pod_spec(s, "ad")["containers"][0].update(command=["sleep", "infinity"]), False),
+    (lambda s: _pod_spec(s, "ad")["containers"][0].update(image="busybox:1.36"), False),
+    (lambda s: _pod_spec(s, "ad").update(dnsPolicy="Default"), False),
+    (lambda s: _pod_spec(s, "ad").update(dnsPolicy="None", dnsConfig={"nameservers": ["8.8.8.8"]}), False),
+    (lambda s: _pod_spec(s, "ad").update(hostNetwork=True), False),
+    (lambda s: _pod_spec(s, "ad").update(serviceAccountName="default"), False),
+    (lambda s: _pod_spec(s, "ad")["containers"][0]["resources"]["limits"].update(memory="16Mi"), False),
+    (lambda s: _oom_killed(s, "ad-", "2026-01-01T00:12:00Z"), False),  # restarted after the fix
+    (lambda s: _oom_killed(s, "ad-", "2026-01-01T00:05:00Z"), True),  # before it: stable since
+    (lambda s: _pod_spec(s, "ad")["containers"][0]["resources"]["limits"].update(memory="1Gi"), True),
+    (lambda s: _pod_spec(s, "ad").update(dnsPolicy="ClusterFirst", hostNetwork=False), True),  # the defaults
+    (lambda s: obj(s, "Deployment", "ad")["spec"]["template"].setdefault("metadata", {}).setdefault(
+        "annotations", {}).update({"kubectl.kubernetes.io/restartedAt": "2026-01-01T00:00:00Z"}), True),
+])
+def test_another_workload_keeps_its_program_pod_fields_limits_and_stability(edit, passes):
+    state = derived(IMAGE, "solved")
+    edit(state)
+    verdict = mitigate(IMAGE, state)
+    assert verdict["passed"] is passes, [c for c in verdict["checks"] if not c["passed"]]
+    if not passes:
+        assert failed(verdict) == ["health.application"]
+        assert "otel-demo/Deployment/ad" in next(c for c in verdict["checks"] if c["id"] == "health.application")["detail"]
+
+
+def test_a_named_workload_given_another_resolver_no_longer_runs_what_it_ran():
+    state = derived(IMAGE, "solved")
+    _pod_spec(state, "checkout").update(dnsPolicy="None", dnsConfig={"nameservers": ["8.8.8.8"]})
+    assert "health.program.otel-demo/Deployment/checkout" in failed(mitigate(IMAGE, state))
+
+
 # ---- a limit removed is no too-low limit --------------------------------------------------------------------
 
 
@@ -443,12 +487,31 @@ def _container(state: dict, name: str) -> dict:
     (lambda s: _container(s, "geo").setdefault("env", []).append({"name": "DEBUG", "value": "1"}), False),
     (lambda s: obj(s, "Service", "geo")["spec"]["selector"].update(tier="none"), False),  # selects nothing now
     (lambda s: _container(s, "geo").update(imagePullPolicy="IfNotPresent", terminationMessagePolicy="File"), True),
+    # a pod spec field outside the containers: how the pods resolve names, whose network they use
+    (lambda s: obj(s, "Deployment", "frontend")["spec"]["template"]["spec"].update(dnsPolicy="Default"), False),
+    (lambda s: obj(s, "Deployment", "profile")["spec"]["template"]["spec"].update(
+        dnsPolicy="None", dnsConfig={"nameservers": ["8.8.8.8"]}), False),
+    (lambda s: obj(s, "Deployment", "geo")["spec"]["template"]["spec"].update(hostNetwork=True), False),
+    (lambda s: _container(s, "geo").update(resources={"limits": {"memory": "16Mi"}}), False),
+    # the API server's defaults spelled out, and its mirror of the service account's name, are no change
+    (lambda s: obj(s, "Deployment", "geo")["spec"]["template"]["spec"].update(
+        dnsPolicy="ClusterFirst", hostNetwork=False, enableServiceLinks=True, serviceAccountName="default",
+        serviceAccount="default", schedulerName="default-scheduler"), True),
+    (lambda s: obj(s, "Deployment", "geo")["spec"]["template"].setdefault("metadata", {}).setdefault(
+        "annotations", {}).update({"kubectl.kubernetes.io/restartedAt": "2026-01-01T00:00:00Z"}), True),
 ])
 def test_a_control_with_an_added_field_is_changed(edit, passes):
     state = derived(NOOP, "healthy")
     edit(state)
     verdict = mitigate(NOOP, state)
     assert verdict["passed"] is passes, [c for c in verdict["checks"] if not c["passed"]]
+
+
+def test_a_controls_pod_spec_is_compared_whole():
+    # the fault another scenario injects (dnsPolicy: Default on frontend), made on a healthy system, is a change
+    state = derived(NOOP, "healthy")
+    obj(state, "Deployment", "frontend")["spec"]["template"]["spec"]["dnsPolicy"] = "Default"
+    assert "unchanged.hotel-reservation/Deployment/frontend" in failed(mitigate(NOOP, state))
 
 
 def test_a_recreated_configmap_with_an_added_key_is_not_the_one_deleted():
