@@ -154,6 +154,9 @@ def test_retarget_refuses_scaling_faults_where_the_role_makes_them_meaningless()
     assert "StatefulSet `opensearch`" in reasons and "`Recreate` strategy" in reasons
     assert "rules do not count `load-generator`'s containers" in reasons
     assert {"cart", "checkout"} <= targets
+    # a store whose data or membership lives in its pods, read from the program it runs (repository or tag)
+    assert not targets & {"kafka", "postgresql", "valkey-cart"}
+    assert "runs Kafka" in reasons and "runs PostgreSQL" in reasons and "runs Valkey" in reasons
 
 
 # ---- 7. compose: inputs that cannot share a run ------------------------------------------------------------

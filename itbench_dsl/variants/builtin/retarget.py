@@ -149,7 +149,30 @@ def _role_conflict(kind, topology: ir.Topology, ref: ir.ObjectRef) -> str | None
     if workload.strategy == "Recreate":
         return (f"`{kind.name}` scales interchangeable replicas, and `{ref.name}`'s `Recreate` strategy declares it "
                 "a singleton (never two pods side by side)")
+    engine = next((e for c in workload.containers for e in _engines(c.image)), None)
+    if engine is not None:
+        return (f"`{kind.name}` scales interchangeable replicas, and `{ref.name}` runs {engine}, a store whose "
+                "data or cluster membership lives in each pod: its replicas, scaled up, are members that disagree "
+                "or lose writes, not idle capacity, and scaling them back loses data")
     return None
+
+
+# Programs that keep state in the pod itself (a database, a message broker, a consensus member): replicas of
+# one behind a Service are not interchangeable. A cache that holds no data of record (memcached) is not one.
+STATEFUL_ENGINES = {
+    "postgres": "PostgreSQL", "postgresql": "PostgreSQL", "mysql": "MySQL", "mariadb": "MariaDB",
+    "mongo": "MongoDB", "mongodb": "MongoDB", "redis": "Redis", "valkey": "Valkey", "keydb": "KeyDB",
+    "kafka": "Kafka", "zookeeper": "ZooKeeper", "rabbitmq": "RabbitMQ", "nats": "NATS", "etcd": "etcd",
+    "cassandra": "Cassandra", "elasticsearch": "Elasticsearch", "opensearch": "OpenSearch", "consul": "Consul",
+    "clickhouse": "ClickHouse", "cockroach": "CockroachDB", "cockroachdb": "CockroachDB", "minio": "MinIO",
+}
+
+
+def _engines(image: str) -> list[str]:
+    """The stateful engines an image names, in its repository or its tag (`postgres:16`,
+    `ghcr.io/open-telemetry/demo:2.1.3-kafka`, `bitnami/mongodb`)."""
+    words = re.split(r"[^a-z0-9]+", image_ref(image).lower().split("@")[0])
+    return [STATEFUL_ENGINES[w] for w in words if w in STATEFUL_ENGINES]
 
 
 def _images(topology: ir.Topology, ref: ir.ObjectRef, container: str | None) -> set[str]:
