@@ -1882,7 +1882,10 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
     if key[0] == "Secret" and path and path[0] == "data":  # the manifest says it as `stringData`
         path = ["stringData", *path[1:]]
     base = change.get("healthy") if "healthy" in change else change.get("faulty")
-    if accept.get("op") in (">=", ">") and [k for k in path if isinstance(k, str)][-2:-1] == ["limits"]:
+    if accept.get("op") in (">=", ">") and accept.get("value") == "healthy" and change.get("healthy") is None:
+        # at least a healthy limit that was absent: judged as `changed` is (twice the fault's value, or none)
+        yield from _changed_quantity_cases(found, key, change)
+    elif accept.get("op") in (">=", ">") and [k for k in path if isinstance(k, str)][-2:-1] == ["limits"]:
         # no limit is no too-low limit: the limit removed passes
         unlimited = _edited(found.solved, key, lambda o: _drop_limit(o, path))
         if unlimited is not None:

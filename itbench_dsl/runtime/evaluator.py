@@ -2647,7 +2647,11 @@ def quantity_moved(path, observed, change):
     it); replicas absent is 1. Any other value (5Mi set for a 10Mi fault, 11Mi for it) leaves it acting."""
     kind = _quantity_field(path)
     faulty = number(change.get("faulty"))
-    if kind is None or faulty is None or (change.get("accept") or {}).get("op") != "changed":
+    accept = change.get("accept") or {}
+    # "at least the healthy limit" where the healthy form had none: absence tells the direction, as for `changed`
+    at_least_absent = kind == "limit" and accept.get("op") in (">=", ">") and accept.get("value") == "healthy" \
+        and change.get("healthy") is None
+    if kind is None or faulty is None or (accept.get("op") != "changed" and not at_least_absent):
         return None
     healthy = number(change.get("healthy")) if change.get("healthy") is not None else None
     if change.get("healthy") is not None and healthy is None:
