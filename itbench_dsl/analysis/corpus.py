@@ -656,6 +656,55 @@ def _any_part_cases(found: Objects, fault: dict) -> Iterator[Case]:
             else:  # a part that, on its own, leaves the fault acting (a grace period beside an aggressive probe)
                 yield Case(f"`{fault['fault']}` 'undone' through {where} alone, which leaves it acting", "mitigate",
                            FAIL, state=render(state, found))
+    every = faulty_but(-1)
+    if every is not None:
+        yield from _guarded_probe_cases(found, fault, every)
+
+
+def _guarded_probe_cases(found: Objects, fault: dict, every: dict) -> Iterator[Case]:
+    """Every part of the fault left as it made it, each aggressive probe judged by its effect: guarded by a
+    startup probe of the same check giving the healthy wait (the kubelet runs no liveness probe before it
+    succeeds), or turned into a check that cannot fail: pass. A startup probe that gives no wait: fail."""
+    from ..runtime.evaluator import _timed_probes, at, probe_action, probe_budget
+
+    timed = [(ref, path, changes) for ref, path, changes in _timed_probes(fault).values()
+             if path[-1] != "startupProbe"]
+    if not timed:
+        return
+
+    def edited(edit) -> dict | None:
+        out = dict(every)
+        for ref, path, changes in timed:
+            key = (ref["kind"], ref.get("namespace"), ref["name"])
+            if key not in out:
+                return None
+            obj = copy.deepcopy(out[key])
+            probe, container = at(obj, path), at(obj, path[:-1])
+            if not isinstance(probe, dict) or probe_action(probe) is None or not isinstance(container, dict) \
+                    or "startupProbe" in container:
+                return None
+            edit(container, path[-1], probe, {**probe, **{k: c.get("healthy") for k, c in changes.items()}})
+            out[key] = obj
+        return out
+
+    def guard(wait):
+        def edit(container, name, probe, healthy):
+            period = max(1, int(probe_budget(healthy) // 10)) if wait else 1
+            container["startupProbe"] = {**probe_action(probe), "periodSeconds": period if wait else 1,
+                                         "failureThreshold": 10 if wait else 1}
+        return edit
+
+    def never_fails(container, name, probe, healthy):
+        container[name] = {k: v for k, v in probe.items() if k not in ("httpGet", "tcpSocket", "grpc")} | \
+            {"exec": {"command": ["true"]}}
+
+    for text, edit, want in (("guarded by a startup probe of the same check giving the healthy wait", guard(True), PASS),
+                             ("turned into a check that cannot fail (exec `true`)", never_fails, PASS),
+                             ("'guarded' by a startup probe that gives no wait", guard(False), FAIL)):
+        state = edited(edit)
+        if state is not None:
+            yield Case(f"`{fault['fault']}` left in place, its probe {text}", "mitigate", want,
+                       state=render(state, found))
 
 
 def _part_relieves(fault: dict, change: dict | None, solved: dict) -> bool:

@@ -3509,6 +3509,21 @@ def probe_budget(probe):
     return delay + period * threshold
 
 
+# exec commands that exit 0 whatever the container does: a probe running one never fails
+NEVER_FAILING = ({"true"}, {"/bin/true"}, {"/usr/bin/true"}, {"exit 0"}, {":"})
+
+
+def probe_never_fails(probe):
+    """Whether a probe's check succeeds whatever the container does (an exec of `true`, `sh -c 'exit 0'`): the
+    kubelet never acts on it, as if it were gone."""
+    command = ((probe or {}).get("exec") or {}).get("command") if isinstance(probe, dict) else None
+    if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
+        return False
+    if len(command) == 3 and command[0] in ("sh", "/bin/sh", "bash", "/bin/bash") and command[1] == "-c":
+        command = [command[2].strip()]
+    return len(command) == 1 and {command[0].strip()} in NEVER_FAILING
+
+
 def _timed_probes(fault):
     """The probes whose timing a fault changed: {(object key, probe path): (object ref, {field: change})}."""
     out = {}
@@ -3530,11 +3545,23 @@ def probes_relieved(fault, state):
     for (ref, path, changes) in _timed_probes(fault).values():
         obj = state.get(ref)
         probe = at(obj, path) if obj is not None else _MISSING
-        if obj is None or probe is _MISSING or not isinstance(probe, dict):
+        if obj is None:
+            out.append((False, f"{ref_text(ref)} is missing"))
+            continue
+        if probe is _MISSING or not isinstance(probe, dict):
             out.append((True, f"{ref_text(ref)} {show_path(path)} is gone"))
+            continue
+        if probe_never_fails(probe):
+            out.append((True, f"{ref_text(ref)} {show_path(path)} runs a check that cannot fail"))
             continue
         healthy = {**probe, **{k: c.get("healthy") for k, c in changes.items()}}
         now, want = probe_budget(probe), probe_budget(healthy)
+        startup = at(obj, [*path[:-1], "startupProbe"]) if path[-1] != "startupProbe" else _MISSING
+        if isinstance(startup, dict) and probe_action(startup) is not None and \
+                probe_action(startup) == probe_action(probe):
+            # the kubelet runs no liveness or readiness probe before the startup probe succeeds: the start-up
+            # wait is the startup probe's, and once it succeeds the same check succeeds for the probe too
+            now += probe_budget(startup)
         ok = now >= PROBE_SHARE * want
         out.append((ok, f"{ref_text(ref)} {show_path(path)} acts after {now:g}s of failing" +
                     ("" if ok else f", below {PROBE_SHARE:g} of the healthy {want:g}s: the kubelet still acts on "
@@ -3587,7 +3614,11 @@ def mitigation_checks(spec, state, checks):
             parts = placed_parts(fault, parts, state)
         if fault["undone_by"] == "any" and len(parts) > 1:
             relief = probes_relieved(fault, state)
-            if not all(ok for ok, _ in relief):
+            if relief and all(ok for ok, _ in relief):
+                # judged by its effect: no probe the fault made aggressive acts before the container starts
+                # (a startup probe guarding it, a check that cannot fail), whatever its own timing fields say
+                parts.insert(0, ("probes", True, "; ".join(d for _, d in relief)))
+            elif not all(ok for ok, _ in relief):
                 # a part undone (a grace period, one timing field) that leaves the probe acting is no undoing
                 still = "; ".join(d for ok, d in relief if not ok)
                 parts = [(i, False, f"{d}, but {still}" if ok else d) for i, ok, d in parts]
