@@ -348,6 +348,8 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     graded = not m.get("only")
     for fault in m["faults"] if graded else []:
         yield from _placement_cases(found, fault)
+        for entry in fault["fields"]:
+            yield from _resolver_cases(found, entry)
         if fault["undone_by"] == "any":  # one part left wrong is still a fix
             yield from _any_part_cases(found, fault)
             for ref in fault["created"]:  # its created object neutralised, every other part left faulty
@@ -612,6 +614,56 @@ def _placement_cases(found: Objects, fault: dict) -> Iterator[Case]:
                 {"weight": 100, "podAffinityTerm": copy.deepcopy(t)} for t in terms]
             yield Case(f"`{fault['fault']}` undone by making the anti-affinity preferred, the DaemonSet left",
                        "mitigate", PASS, state=render(relaxed, found))
+
+
+def _resolver_cases(found: Objects, entry: dict) -> Iterator[Case]:
+    """A pod's DNS settings the fault changed, judged by the resolver the kubelet writes: the healthy
+    ClusterFirst spelled ClusterFirstWithHostNet off the host network, or `None` with the cluster DNS
+    Service's IP, the namespace's search domains and `ndots:5` (that Service in the state): pass; `None`
+    with another nameserver: fail."""
+    from ..runtime.evaluator import CLUSTER_DNS, _dns_path
+
+    key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
+    change = next((c for c in entry["changes"] if _dns_path(c["path"]) and c["path"][-1] == "dnsPolicy"), None)
+    obj = found.solved.get(key)
+    if change is None or obj is None:
+        return
+    pod = change["path"][:-1]
+    if at_path(obj, pod + ["dnsPolicy"]) not in (None, "ClusterFirst") or at_path(obj, pod + ["hostNetwork"]) is True:
+        return
+    dns = ("Service", CLUSTER_DNS[0], "kube-dns")
+    searches = [f"{key[1]}.svc.cluster.local", "svc.cluster.local", "cluster.local"]
+
+    def policy(name, server=None):
+        def edit(o):
+            _set_at(o, pod + ["dnsPolicy"], name)
+            if server is not None:
+                _set_at(o, pod + ["dnsConfig"], {"nameservers": [server], "searches": searches,
+                                                 "options": [{"name": "ndots", "value": "5"}]})
+            return True
+        return edit
+
+    for text, edit, want in (("ClusterFirstWithHostNet (no host network: the cluster's resolver)",
+                              policy("ClusterFirstWithHostNet"), PASS),
+                             ("None with the cluster DNS Service's IP, the namespace's searches and ndots:5",
+                              policy("None", "10.96.0.10"), PASS),
+                             ("None with another nameserver, the namespace's searches and ndots:5",
+                              policy("None", "8.8.8.8"), FAIL)):
+        state = _edited(found.solved, key, edit)
+        if state is None:
+            continue
+        state[dns] = {"apiVersion": "v1", "kind": "Service", "metadata": {
+            "name": dns[2], "namespace": dns[1], "labels": dict(CLUSTER_DNS[1])}, "spec": {
+            "clusterIP": "10.96.0.10", "selector": dict(CLUSTER_DNS[1]),
+            "ports": [{"name": "dns", "port": 53, "protocol": "UDP"}]}}
+        yield Case(f"{key[2]}: dnsPolicy {text}", "mitigate", want, state=render(state, found))
+
+
+def at_path(obj, path: list):
+    """The value at a path of plain keys (None where there is none)."""
+    for seg in path:
+        obj = obj.get(seg) if isinstance(obj, dict) and isinstance(seg, str) else None
+    return obj
 
 
 def _any_part_cases(found: Objects, fault: dict) -> Iterator[Case]:
@@ -2028,14 +2080,58 @@ def _env_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
         yield Case(f"{key[2]}: env {name} taken from a ConfigMap key holding its healthy value", "mitigate", PASS,
                    state=render(state, found))
     yield from _env_source_cases(found, key, path, healthy, faulty)
+    yield from _address_cases(found, key, path, healthy)
+
+
+def _address_cases(found: Objects, key: tuple, path: list, healthy: str) -> Iterator[Case]:
+    """An address naming a Service of the namespace, the value a fix gives an environment variable (a `fields`
+    check's or a scenario's `==` predicate alike): written fully qualified, as the kubelet's service-link
+    variables (`$(SVC_SERVICE_HOST)`), or as the Service's cluster IP, it is the same address: pass. The
+    variables with `enableServiceLinks: false`, or another Service's IP: fail."""
+    from ..runtime.evaluator import _ADDRESS, _pod_spec
+
+    name = path[-2][1]
     match = _ADDRESS.match(healthy)
     host = match["host"] if match else None
-    if host and "." not in host and ("Service", key[1], host) in found.solved:
-        fqdn = healthy.replace(host, f"{host}.{key[1]}.svc.cluster.local", 1)
-        state = _edited(found.solved, key, lambda o: entries(o, [{"name": name, "value": fqdn}]))
+    if not host or "." in host or ("Service", key[1], host) not in found.solved:
+        return
+
+    def entries(obj: dict, value: str, links: bool = True) -> None:
+        holder = obj
+        for seg in path[:-3]:
+            holder = next(i for i in holder if isinstance(i, dict) and str(i.get(seg[0])) == str(seg[1])) \
+                if isinstance(seg, list) else holder[seg]
+        holder["env"] = [e for e in holder.get("env") or [] if e.get("name") != name] + [{"name": name, "value": value}]
+        if not links:
+            _pod_spec(obj)["enableServiceLinks"] = False
+
+    def with_ips(state: dict | None) -> dict | None:
+        if state is None:
+            return None
+        for i, k in enumerate(sorted(k for k in state if k[0] == "Service" and k[1] == key[1])):
+            state[k] = copy.deepcopy(state[k])
+            state[k].setdefault("spec", {}).update(clusterIP=f"10.96.77.{i + 1}", clusterIPs=[f"10.96.77.{i + 1}"])
+        return state
+
+    link = host.upper().replace("-", "_")
+    other = next((k[2] for k in sorted(found.solved) if k[0] == "Service" and k[1] == key[1] and k[2] != host
+                  and (found.solved[k].get("spec") or {}).get("clusterIP") != "None"), None)
+    services = sorted(k for k in found.solved if k[0] == "Service" and k[1] == key[1])
+    ip = {k[2]: f"10.96.77.{i + 1}" for i, k in enumerate(services)}
+    for text, value, links, want in (
+            ("naming the Service by its fully qualified name", healthy.replace(host, f"{host}.{key[1]}.svc.cluster.local", 1),
+             True, PASS),
+            (f"naming the Service through the kubelet's `$({link}_SERVICE_HOST)`",
+             healthy.replace(host, f"$({link}_SERVICE_HOST)", 1), True, PASS),
+            (f"through `$({link}_SERVICE_HOST)` in a pod with `enableServiceLinks: false`",
+             healthy.replace(host, f"$({link}_SERVICE_HOST)", 1), False, FAIL),
+            ("naming the Service by its cluster IP", healthy.replace(host, ip[host], 1), True, PASS),
+            (f"naming another Service's cluster IP (`{other}`)", healthy.replace(host, ip.get(other, ""), 1), True, FAIL)):
+        if want == FAIL and other is None and links:
+            continue
+        state = with_ips(_edited(found.solved, key, lambda o, v=value, l=links: entries(o, v, l)))
         if state is not None:
-            yield Case(f"{key[2]}: env {name} naming the Service by its fully qualified name", "mitigate", PASS,
-                       state=render(state, found))
+            yield Case(f"{key[2]}: env {name} {text}", "mitigate", want, state=render(state, found))
 
 
 def _env_path(path: list) -> bool:
@@ -2183,6 +2279,7 @@ def _predicate_cases(m: dict, found: Objects) -> Iterator[Case]:
             key = (pred["target"]["kind"], pred["target"]["namespace"], pred["target"]["name"])
             if _env_path(pred["path"]) and pred["op"] == "==" and isinstance(pred["value"], str) and key in found.solved:
                 yield from _env_source_cases(found, key, pred["path"], pred["value"], None)
+                yield from _address_cases(found, key, pred["path"], pred["value"])
             for what, edit in _field_edits(pred):
                 done: list[bool] = []
                 state = _with_edit(solved, key, lambda obj: done.append(_edit_at(obj, pred["path"], edit)))

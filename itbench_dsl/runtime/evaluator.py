@@ -1685,8 +1685,14 @@ def _field_holds(pred, obj, state, where):
     observed = lookup(obj, pred["path"])
     if _env_path(pred["path"]) and pred.get("op") in ("==", "!=", "in", "matches", "contains"):
         # the value the container gets, through envFrom, valueFrom or `$(NAME)` as well as a literal value
-        got = env_value(obj, pred["path"], state, obj.get("metadata", {}).get("namespace"))
+        namespace = obj.get("metadata", {}).get("namespace")
+        got = env_value(obj, pred["path"], state, namespace)
         observed = _MISSING if got is None else got
+        if pred["op"] in ("==", "!=") and isinstance(got, str) and isinstance(pred["value"], str) and \
+                pred.get("type") != "text":
+            # an address, as `fields` compares one (`same_address`): one home for what names one endpoint
+            ok = same_address(pred["value"], got, namespace, state) == (pred["op"] == "==")
+            return ok, f"{where} is {shown(got)}, wants {pred['op']} {shown(pred['value'])}"
     if isinstance(observed, InvalidValue):
         return False, f"{where}: {observed.why}"
     op = pred["op"]
@@ -2196,10 +2202,12 @@ def service_check(ref, state):
 _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")  # validation.IsEnvVarName
 
 
-def expand_env(text, env):
-    """`text` with `$(NAME)` replaced by NAME's value where `env` defines it, as the kubelet expands an
-    environment variable's value (third_party/forked/golang/expansion): `$$` is one `$`, a reference to an
-    undefined name and an unclosed `$(` stay as written, a `$` before any other character stays."""
+def expand_env(text, env, links=None):
+    """`text` with `$(NAME)` replaced by NAME's value where `env` defines it, else the Services' variables
+    `links` (`service_links`), as the kubelet expands an environment variable's value
+    (third_party/forked/golang/expansion, MappingFuncFor): `$$` is one `$`, a reference to an undefined name
+    and an unclosed `$(` stay as written, a `$` before any other character stays."""
+    links = links or {}
     out, i, n = [], 0, len(text)
     while i < n:
         ch = text[i]
@@ -2218,7 +2226,8 @@ def expand_env(text, env):
                 i += 2
             else:
                 name = text[i + 2:close]
-                out.append(env[name] if isinstance(env.get(name), str) else f"$({name})")
+                value = env.get(name) if name in env else links.get(name)
+                out.append(value if isinstance(value, str) else f"$({name})")
                 i = close + 1
         else:
             out.append("$" + nxt)
@@ -2235,17 +2244,59 @@ def _source_data(state, kind, namespace, name):
     return data if isinstance(data, dict) else {}
 
 
-def container_env(container, state, namespace):
+def service_ip(service):
+    """A Service's cluster IP as the state holds it; None for a headless Service, one without an IP (an
+    ExternalName) or one whose IP the capture lacks."""
+    spec = service.get("spec") if isinstance(service.get("spec"), dict) else {}
+    ip = spec.get("clusterIP")
+    return ip if isinstance(ip, str) and ip and ip != "None" else None
+
+
+def service_links(state, namespace, pod=None):
+    """The variables the kubelet gives every container for the Services of its namespace (kubelet_pods.go,
+    getServiceEnvVarMap; pkg/kubelet/envvars), unless the pod sets `enableServiceLinks: false`: for each
+    Service with a cluster IP, `<NAME>_SERVICE_HOST`, `<NAME>_SERVICE_PORT` (its first port),
+    `<NAME>_SERVICE_PORT_<PORT NAME>` and the Docker link variables (`<NAME>_PORT=tcp://ip:port`, ...), NAME
+    the Service's name upper-cased with `-` as `_`."""
+    if isinstance(pod, dict) and pod.get("enableServiceLinks") is False:
+        return {}
+    out = {}
+    for service in state.by_kind.get(("Service", namespace or None), []):
+        ip = service_ip(service)
+        ports = [p for p in ((service.get("spec") or {}).get("ports") or []) if isinstance(p, dict) and
+                 isinstance(p.get("port"), int)]
+        if ip is None or not ports:
+            continue
+        name = str(service["metadata"].get("name", "")).upper().replace("-", "_")
+        out[f"{name}_SERVICE_HOST"] = ip
+        out[f"{name}_SERVICE_PORT"] = str(ports[0]["port"])
+        for p in ports:
+            if isinstance(p.get("name"), str) and p["name"]:
+                out[f"{name}_SERVICE_PORT_{p['name'].upper().replace('-', '_')}"] = str(p["port"])
+        for i, p in enumerate(ports):
+            proto = str(p.get("protocol") or "TCP")
+            prefix = f"{name}_PORT_{p['port']}_{proto.upper()}"
+            url = f"{proto.lower()}://{ip}:{p['port']}"
+            if i == 0:
+                out[f"{name}_PORT"] = url
+            out.update({prefix: url, f"{prefix}_PROTO": proto.lower(), f"{prefix}_PORT": str(p["port"]),
+                        f"{prefix}_ADDR": ip})
+    return out
+
+
+def container_env(container, state, namespace, pod=None):
     """The environment a container starts with, as the kubelet makes it (kubelet_pods.go,
     makeEnvironmentVariables): each `envFrom` source in order (a ConfigMap's or a Secret's keys, each under the
     source's `prefix`, a later source overriding an earlier one, keys that are no variable name skipped), then
     each `env` entry in order overriding them: a `value` with `$(NAME)` expanded from what is defined so far,
     a `valueFrom` ConfigMap or Secret key read from the state. {name: text}, a value None where the state
     cannot tell it (a source it does not hold, a field or resource reference); None for the whole environment
-    when a required source is missing (the container does not start)."""
+    when a required source is missing (the container does not start). `$(NAME)` also expands the Services'
+    variables (`service_links`, as the pod `pod` allows), which the kubelet adds last where no entry set them."""
     env = {}
     if not isinstance(container, dict):
         return env
+    links = service_links(state, namespace, pod)
     for source in container.get("envFrom") or []:
         if not isinstance(source, dict):
             continue
@@ -2268,7 +2319,7 @@ def container_env(container, state, namespace):
         name, source = entry["name"], entry.get("valueFrom")
         if not isinstance(source, dict):
             value = entry.get("value", "")
-            env[name] = expand_env(value, env) if isinstance(value, str) else (None if value is not None else "")
+            env[name] = expand_env(value, env, links) if isinstance(value, str) else (None if value is not None else "")
             continue
         env[name] = None
         for key, kind in (("configMapKeyRef", "ConfigMap"), ("secretKeyRef", "Secret")):
@@ -2282,6 +2333,8 @@ def container_env(container, state, namespace):
                     env.pop(name)  # an optional key that is not there sets nothing
                 elif data is not None:
                     return None
+    for name, value in links.items():
+        env.setdefault(name, value)
     return env
 
 
@@ -2297,7 +2350,7 @@ def env_value(obj, path, state, namespace):
     `env` (the last entry of a name wins, `$(NAME)` expanded), `valueFrom` or `envFrom`. None when the variable
     is not set or the state cannot tell its value."""
     container = env_container(obj, path)
-    env = container_env(container, state, namespace) if isinstance(container, dict) else None
+    env = container_env(container, state, namespace, _pod_spec(obj)) if isinstance(container, dict) else None
     value = (env or {}).get(str(path[-2][1]))
     return value if isinstance(value, str) else None
 
@@ -2331,6 +2384,12 @@ def _service_fqdn(host, namespace, state):
     """A host name as the fully qualified name of a Service of the state, searched as a pod of `namespace`
     searches (`<ns>.svc.cluster.local`, `svc.cluster.local`, `cluster.local`); None when it names none."""
     name = host.rstrip(".").lower()
+    if re.fullmatch(r"[0-9.]+|[0-9a-f:]+", name) and any(c in name for c in ".:"):
+        # an IP: the Service whose cluster IP it is (unique in the cluster), whatever its namespace
+        held = next((svc for (kind, _), items in state.by_kind.items() if kind == "Service" for svc in items
+                     if service_ip(svc) == name or name in ((svc.get("spec") or {}).get("clusterIPs") or [])
+                     and service_ip(svc)), None)
+        return None if held is None else f"{held['metadata'].get('name')}.{held['metadata'].get('namespace')}.svc.cluster.local"
     if name.endswith(".svc.cluster.local"):
         name = name[:-len(".svc.cluster.local")]
     elif name.endswith(".svc"):
@@ -2540,6 +2599,81 @@ def field_check(entry, state):
     return True, "every field the fault changed is healthy again"
 
 
+def cluster_dns_ip(state):
+    """The cluster IP of the cluster's DNS Service (kube-system's Service labelled `k8s-app: kube-dns`, or
+    named kube-dns) as the state holds it: the nameserver the kubelet writes for ClusterFirst. None when the
+    state does not hold it."""
+    for service in state.by_kind.get(("Service", CLUSTER_DNS[0]), []):
+        labels = (service.get("metadata") or {}).get("labels") or {}
+        if service["metadata"].get("name") == "kube-dns" or all(labels.get(k) == v for k, v in CLUSTER_DNS[1].items()):
+            if service_ip(service):
+                return service_ip(service)
+    return None
+
+
+def pod_resolver(pod, namespace, state):
+    """The resolver a pod's containers get, as the kubelet writes their resolv.conf (pkg/kubelet/network/dns,
+    getPodDNSType and appendDNSConfig): (nameservers, search domains, options). ClusterFirst (the default) is
+    the cluster's DNS with the namespace's search domains and `ndots:5`, except on the host network, where it
+    is the node's (`Default`); ClusterFirstWithHostNet is the cluster's on any network; `None` is only what
+    `dnsConfig` says. `dnsConfig` is merged in: its nameservers and searches appended (duplicates dropped), its
+    options overriding. The cluster DNS Service's IP (`cluster_dns_ip`) is the cluster's nameserver. None for
+    a policy the API server refuses."""
+    policy = pod.get("dnsPolicy") or "ClusterFirst"
+    config = pod.get("dnsConfig") if isinstance(pod.get("dnsConfig"), dict) else {}
+    if policy == "ClusterFirstWithHostNet" or (policy == "ClusterFirst" and pod.get("hostNetwork") is not True):
+        servers, searches = ["<cluster>"], [f"{namespace}.svc.cluster.local", "svc.cluster.local", "cluster.local"]
+        options = {"ndots": "5"}
+    elif policy in ("ClusterFirst", "Default"):
+        servers, searches, options = ["<node>"], ["<node>"], {}
+    elif policy == "None":
+        servers, searches, options = [], [], {}
+    else:
+        return None
+    dns = cluster_dns_ip(state)
+    for server in config.get("nameservers") or []:
+        server = "<cluster>" if dns is not None and server == dns else server
+        if server not in servers:
+            servers.append(server)
+    for domain in config.get("searches") or []:
+        domain = str(domain).rstrip(".").lower()
+        if domain not in searches:
+            searches.append(domain)
+    for option in config.get("options") or []:
+        if isinstance(option, dict) and option.get("name"):
+            options[str(option["name"])] = None if option.get("value") is None else str(option["value"])
+    return tuple(servers), tuple(searches), tuple(sorted(options.items()))
+
+
+def _dns_path(path):
+    """Whether a change's path is a pod's DNS settings (`dnsPolicy`, `dnsConfig`, of a pod or a template)."""
+    keys = [k for k in path if isinstance(k, str)]
+    return bool(keys) and ("dnsPolicy" in keys[-1:] or "dnsConfig" in keys) and keys[0] == "spec"
+
+
+def resolver_restored(entry, obj, state):
+    """Whether the pods of `obj` resolve names as the healthy ones did (`pod_resolver`), the fault's DNS
+    changes (of `entry`, all of them where it is one part of a fault) at their healthy values or absent."""
+    changes = [c for c in entry.get("siblings", entry["changes"]) if _dns_path(c["path"])]
+    if not changes:
+        return False
+    healthy = json.loads(json.dumps(obj))
+    for c in changes:
+        *parents, last = c["path"]
+        node = healthy
+        for key in parents:  # the DNS settings are maps all the way down
+            node = node.setdefault(key, {}) if isinstance(node, dict) and isinstance(key, str) else None
+        if not isinstance(node, dict) or not isinstance(last, str):
+            return False
+        if c.get("absent") or c.get("healthy") is None:
+            node.pop(last, None)
+        else:
+            node[last] = c["healthy"]
+    namespace = (obj.get("metadata") or {}).get("namespace")
+    now = pod_resolver(_pod_spec(obj), namespace, state)
+    return now is not None and now == pod_resolver(_pod_spec(healthy), namespace, state)
+
+
 def _fields_hold(entry, obj, state):
     """field_check on one object: the state's object the entry names, or `obj` (what a workload reads)."""
     ref = entry["object"]
@@ -2563,6 +2697,8 @@ def _fields_hold(entry, obj, state):
         if isinstance(observed, InvalidValue):
             wrong.append(f"{show_path(path)}: {observed.why}")
             continue
+        if _dns_path(path) and resolver_restored(entry, obj, state):
+            continue  # another spelling of the healthy resolver (ClusterFirstWithHostNet off the host network)
         accept = change.get("accept")
         kind, leaf = ref["kind"], next((s for s in reversed(path) if isinstance(s, str)), None)
         if accept is not None:
@@ -3602,7 +3738,8 @@ def mitigation_checks(spec, state, checks):
     for index, fault in enumerate(m["faults"]):
         if fault["undone_by"] == "any" and len(any_parts(fault)) + len(fault["created"]) > 1:
             # each change is a part: undoing any one undoes the fault
-            parts = [(f"fields.{ref_text(e['object'])}.{show_path(c['path'])}", *field_check({**e, "changes": [c]}, state))
+            parts = [(f"fields.{ref_text(e['object'])}.{show_path(c['path'])}",
+                      *field_check({**e, "changes": [c], "siblings": e["changes"]}, state))
                      for e, c in any_parts(fault)]
         else:
             # an object whose every change the scenario's own statement decides has its check in that statement:
@@ -4082,7 +4219,7 @@ def config_unstartable(pod, namespace, state):
                 if isinstance(item, dict) and not isinstance(data.get(item.get("key")), str):
                     return f"{kind} {name} has no key {item.get('key')}"
     for container in (pod.get("initContainers") or []) + (pod.get("containers") or []):
-        if isinstance(container, dict) and container_env(container, state, namespace) is None:
+        if isinstance(container, dict) and container_env(container, state, namespace, pod) is None:
             return f"the environment of container {container.get('name')} names a ConfigMap or Secret key that is missing"
     return None
 
@@ -4125,7 +4262,7 @@ def config_resolve(workload, read, state):
     if problem:
         return None, None, f"its pods cannot start: {problem}"
     if "env" in read:
-        value = (container_env(container, state, namespace) or {}).get(read["env"])
+        value = (container_env(container, state, namespace, pod) or {}).get(read["env"])
         if not isinstance(value, str):
             return None, None, "the variable is not set"
         return value, _env_source(container, read["env"], state, namespace), None
