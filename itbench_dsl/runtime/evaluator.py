@@ -2386,10 +2386,11 @@ def _service_fqdn(host, namespace, state):
     name = host.rstrip(".").lower()
     if re.fullmatch(r"[0-9.]+|[0-9a-f:]+", name) and any(c in name for c in ".:"):
         # an IP: the Service whose cluster IP it is (unique in the cluster), whatever its namespace
-        held = next((svc for (kind, _), items in state.by_kind.items() if kind == "Service" for svc in items
-                     if service_ip(svc) == name or name in ((svc.get("spec") or {}).get("clusterIPs") or [])
-                     and service_ip(svc)), None)
-        return None if held is None else f"{held['metadata'].get('name')}.{held['metadata'].get('namespace')}.svc.cluster.local"
+        held = [svc for (kind, _), items in state.by_kind.items() if kind == "Service" for svc in items
+                if service_ip(svc) and (service_ip(svc) == name or name in ((svc.get("spec") or {}).get("clusterIPs") or []))]
+        if len(held) != 1:
+            return None  # no Service, or several claiming it (a capture that cannot be a cluster's): none
+        return f"{held[0]['metadata'].get('name')}.{held[0]['metadata'].get('namespace')}.svc.cluster.local"
     if name.endswith(".svc.cluster.local"):
         name = name[:-len(".svc.cluster.local")]
     elif name.endswith(".svc"):

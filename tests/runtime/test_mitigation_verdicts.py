@@ -332,6 +332,11 @@ def test_service_links_are_the_kubelets_variables():
     assert links["QUOTE_SERVICE_HOST"] == ip and links["QUOTE_SERVICE_PORT"] == "8080"
     assert links["QUOTE_PORT"] == f"tcp://{ip}:8080" and links["QUOTE_PORT_8080_TCP_ADDR"] == ip
     assert rt.service_links(state, "otel-demo", {"enableServiceLinks": False}) == {}
+    assert rt._service_fqdn(ip, "otel-demo", state) == "quote.otel-demo.svc.cluster.local"
+    shared = rt.State(derived(QUOTE, "solved"))  # every Service at one IP: it names none
+    for service in shared.by_kind[("Service", "otel-demo")]:
+        service.setdefault("spec", {})["clusterIP"] = "10.96.0.99"
+    assert rt._service_fqdn("10.96.0.99", "otel-demo", shared) is None
 
 
 PORTS = "sregym-incorrect-port-assignment"  # a scenario `==` predicate on checkout's PRODUCT_CATALOG_ADDR
