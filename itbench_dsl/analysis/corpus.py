@@ -2735,6 +2735,33 @@ def _diagnosis_cases(scenario, spec, derived) -> Iterator[Case]:
     yield from _ghost_pod_cases(spec, perfect, faulty)
     yield from _replaced_pod_cases(perfect, faulty)
     yield from _gone_pod_cases(perfect, faulty)
+    yield from _replicaset_named_cases(perfect, faulty)
+
+
+def _replicaset_named_cases(perfect: dict, faulty: dict, task: str = "diagnose") -> Iterator[Case]:
+    """The perfect answer with each Deployment it names named by its ReplicaSet instead (as a pod's owner
+    references show it; the state captures no ReplicaSets): the ReplicaSet carries the Deployment's pod
+    template and names it, so it passes. A ReplicaSet of a name no pod shows names nothing: fail."""
+    from ..runtime.evaluator import pod_controller
+
+    sets = {}
+    for item in faulty["resources"]["items"]:
+        controller = pod_controller(item) if item.get("kind") == "Pod" else None
+        for ref in item["metadata"].get("ownerReferences") or [] if controller else []:
+            if ref.get("kind") == "ReplicaSet" and controller[0] == "Deployment":
+                sets.setdefault(f"{item['metadata'].get('namespace')}/Deployment/{controller[1]}", ref["name"])
+    renamed = [dict(e, name=e["name"].replace("/Deployment/", "/ReplicaSet/").rsplit("/", 1)[0] + "/" + sets[e["name"]])
+               if e["name"] in sets else e for e in perfect["entities"]]
+    if renamed == perfect["entities"] or perfect.get("propagations"):
+        return
+    yield Case("the perfect answer naming each Deployment by its ReplicaSet (shown by its pods' owner references)"
+               + ("" if task == "diagnose" else f" ({task})"), task, PASS, answer={**perfect, "entities": renamed},
+               state=faulty)
+    invented = [dict(e, name=e["name"].rsplit("-", 1)[0] + "-zzzzzzzzzz") if "/ReplicaSet/" in e["name"] and
+                e not in perfect["entities"] else e for e in renamed]
+    yield Case("the perfect answer naming each Deployment by a ReplicaSet no pod shows"
+               + ("" if task == "diagnose" else f" ({task})"), task, FAIL, answer={**perfect, "entities": invented},
+               state=faulty)
 
 
 def _chain_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
@@ -4169,6 +4196,7 @@ def _task_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
             yield from _ghost_pod_cases(spec, perfect, faulty, "localize")
             yield from _replaced_pod_cases(perfect, faulty, "localize")
             yield from _gone_pod_cases(perfect, faulty, "localize")
+            yield from _replicaset_named_cases(perfect, faulty, "localize")
         yield Case("a localization without entities", "localize", FAIL, answer={"causes": []})
     if "analyze" in posed and spec.get("analysis"):
         truth = {k: spec["analysis"][k] for k in ("system_level", "fault_type")}

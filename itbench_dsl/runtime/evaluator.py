@@ -1075,9 +1075,38 @@ class Names:
                  and (namespace is None or k[1] == namespace or k[1] is None)}
         if not found and kind in (None, "Pod"):
             found = self._offline_pod(namespace, name)
+        if kind in (None, "ReplicaSet") and (not found or any(k[0] == "ReplicaSet" for k in found)):
+            # a Deployment's ReplicaSet carries its pod template: it names the Deployment (the state may not
+            # capture ReplicaSets; its pods' owner references show the ones that exist)
+            owned = self._replicaset_owner(namespace, name)
+            if owned is not None:
+                found = {k for k in found if k[0] != "ReplicaSet"} | {owned}
         if not found and self.spawners:
             found = self._offline_spawned(namespace, kind, name) or self._scheduled_as(namespace, kind, name)
         return found
+
+    def _replicaset_owner(self, namespace, name):
+        """The Deployment key a ReplicaSet `name` belongs to, as the ReplicaSet's owner references say, else
+        those of a pod it owns (final state or incident); None when nothing shows such a ReplicaSet."""
+        for source in (self.state.objects, self.state.incident):
+            for key, obj in source.items():
+                if key[0] not in ("ReplicaSet", "Pod") or (namespace is not None and key[1] != namespace):
+                    continue
+                meta = obj.get("metadata") if isinstance(obj, dict) else None
+                refs = (meta.get("ownerReferences") or []) if isinstance(meta, dict) else []
+                if key[0] == "ReplicaSet":
+                    if key[2] != name:
+                        continue
+                    owner = next((r.get("name") for r in refs if isinstance(r, dict) and r.get("kind") == "Deployment"), None)
+                elif any(isinstance(r, dict) and r.get("kind") == "ReplicaSet" and r.get("name") == name for r in refs):
+                    controller = pod_controller(obj)
+                    owner = controller[1] if controller and controller[0] == "Deployment" else None
+                else:
+                    continue
+                deployment = ("Deployment", key[1], owner)
+                if owner and deployment in self.by_name.get(owner, ()):
+                    return deployment
+        return None
 
     def _scheduled_as(self, namespace, kind, name):
         """A Schedule named by the kind of the experiments it spawns (`NetworkChaos/<schedule>`): a Schedule of
