@@ -564,6 +564,14 @@ def _claim_cases(found: Objects, key: tuple, claims: dict) -> Iterator[Case]:
                    state=state_with(lambda c: None, name=f"{want['claim']}-corpus"))
         yield Case(f"{label} kept, its claim of the fault's storage class", "mitigate", FAIL,
                    state=state_with(lambda c: c["spec"].update(storageClassName=want.get("faulty_class"))))
+        if want.get("faulty_class"):  # the missing class created: the claim of it binds
+            made = state_with(lambda c: c["spec"].update(storageClassName=want["faulty_class"], volumeName="pvc-corpus"))
+            made["resources"]["items"].append({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                                               "metadata": {"name": want["faulty_class"]},
+                                               "provisioner": "rancher.io/local-path",
+                                               "volumeBindingMode": "WaitForFirstConsumer"})
+            yield Case(f"{label} kept, its claim of the fault's storage class bound once that class is created",
+                       "mitigate", PASS, state=made)
         yield Case(f"{label} kept, its claim recreated but Pending", "mitigate", FAIL,
                    state=state_with(lambda c: c["status"].update(phase="Pending")))
         if want.get("storage"):

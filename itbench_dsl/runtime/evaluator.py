@@ -2544,16 +2544,23 @@ def ports_moved(healthy, obj, pods):
     return None
 
 
-def claim_bound(claim, want):
+def claim_bound(claim, want, state=None):
     """Whether a PersistentVolumeClaim serves as the claim a fault pointed pods at (`want`, the backend's
     `claims` entry): not being deleted, `Bound`, of another storage class than the fault's (a claim of that
-    class never binds), asking at least the fault's storage (by value), with at least its access modes."""
+    class never binds) unless the state holds a StorageClass of that name now and the claim is bound to a
+    volume (`spec.volumeName`: the class was created and provisioned it), asking at least the fault's
+    storage (by value), with at least its access modes."""
     if not isinstance(claim, dict) or terminating(claim):
         return False
     spec = claim.get("spec") if isinstance(claim.get("spec"), dict) else {}
     status = claim.get("status") if isinstance(claim.get("status"), dict) else {}
-    if status.get("phase") != "Bound" or spec.get("storageClassName") == want.get("faulty_class"):
+    if status.get("phase") != "Bound":
         return False
+    if spec.get("storageClassName") == want.get("faulty_class"):
+        made = state is not None and isinstance(spec.get("storageClassName"), str) and \
+            state.get({"kind": "StorageClass", "name": spec["storageClassName"]}) is not None
+        if not (made and isinstance(spec.get("volumeName"), str) and spec["volumeName"]):
+            return False
     asked = number(((spec.get("resources") or {}).get("requests") or {}).get("storage"))
     needed = number(want.get("storage")) if want.get("storage") is not None else 0.0
     if asked is None or needed is None or asked < needed:
@@ -2576,7 +2583,7 @@ def claims_kept(entry, obj, state):
         source = volume.get("persistentVolumeClaim") if want is not None else None
         if isinstance(source, dict) and claim_bound(
                 state.get({"kind": "PersistentVolumeClaim", "namespace": namespace, "name": source.get("claimName")}),
-                want):
+                want, state):
             kept.add(volume["name"])
     return kept
 
