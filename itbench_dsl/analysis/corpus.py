@@ -348,6 +348,8 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     graded = not m.get("only")
     for fault in m["faults"] if graded else []:
         yield from _placement_cases(found, fault)
+        for entry in fault["fields"]:
+            yield from _resolver_cases(found, entry)
         if fault["undone_by"] == "any":  # one part left wrong is still a fix
             yield from _any_part_cases(found, fault)
             for ref in fault["created"]:  # its created object neutralised, every other part left faulty
@@ -562,6 +564,14 @@ def _claim_cases(found: Objects, key: tuple, claims: dict) -> Iterator[Case]:
                    state=state_with(lambda c: None, name=f"{want['claim']}-corpus"))
         yield Case(f"{label} kept, its claim of the fault's storage class", "mitigate", FAIL,
                    state=state_with(lambda c: c["spec"].update(storageClassName=want.get("faulty_class"))))
+        if want.get("faulty_class"):  # the missing class created: the claim of it binds
+            made = state_with(lambda c: c["spec"].update(storageClassName=want["faulty_class"], volumeName="pvc-corpus"))
+            made["resources"]["items"].append({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                                               "metadata": {"name": want["faulty_class"]},
+                                               "provisioner": "rancher.io/local-path",
+                                               "volumeBindingMode": "WaitForFirstConsumer"})
+            yield Case(f"{label} kept, its claim of the fault's storage class bound once that class is created",
+                       "mitigate", PASS, state=made)
         yield Case(f"{label} kept, its claim recreated but Pending", "mitigate", FAIL,
                    state=state_with(lambda c: c["status"].update(phase="Pending")))
         if want.get("storage"):
@@ -614,6 +624,56 @@ def _placement_cases(found: Objects, fault: dict) -> Iterator[Case]:
                        "mitigate", PASS, state=render(relaxed, found))
 
 
+def _resolver_cases(found: Objects, entry: dict) -> Iterator[Case]:
+    """A pod's DNS settings the fault changed, judged by the resolver the kubelet writes: the healthy
+    ClusterFirst spelled ClusterFirstWithHostNet off the host network, or `None` with the cluster DNS
+    Service's IP, the namespace's search domains and `ndots:5` (that Service in the state): pass; `None`
+    with another nameserver: fail."""
+    from ..runtime.evaluator import CLUSTER_DNS, _dns_path
+
+    key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
+    change = next((c for c in entry["changes"] if _dns_path(c["path"]) and c["path"][-1] == "dnsPolicy"), None)
+    obj = found.solved.get(key)
+    if change is None or obj is None:
+        return
+    pod = change["path"][:-1]
+    if at_path(obj, pod + ["dnsPolicy"]) not in (None, "ClusterFirst") or at_path(obj, pod + ["hostNetwork"]) is True:
+        return
+    dns = ("Service", CLUSTER_DNS[0], "kube-dns")
+    searches = [f"{key[1]}.svc.cluster.local", "svc.cluster.local", "cluster.local"]
+
+    def policy(name, server=None):
+        def edit(o):
+            _set_at(o, pod + ["dnsPolicy"], name)
+            if server is not None:
+                _set_at(o, pod + ["dnsConfig"], {"nameservers": [server], "searches": searches,
+                                                 "options": [{"name": "ndots", "value": "5"}]})
+            return True
+        return edit
+
+    for text, edit, want in (("ClusterFirstWithHostNet (no host network: the cluster's resolver)",
+                              policy("ClusterFirstWithHostNet"), PASS),
+                             ("None with the cluster DNS Service's IP, the namespace's searches and ndots:5",
+                              policy("None", "10.96.0.10"), PASS),
+                             ("None with another nameserver, the namespace's searches and ndots:5",
+                              policy("None", "8.8.8.8"), FAIL)):
+        state = _edited(found.solved, key, edit)
+        if state is None:
+            continue
+        state[dns] = {"apiVersion": "v1", "kind": "Service", "metadata": {
+            "name": dns[2], "namespace": dns[1], "labels": dict(CLUSTER_DNS[1])}, "spec": {
+            "clusterIP": "10.96.0.10", "selector": dict(CLUSTER_DNS[1]),
+            "ports": [{"name": "dns", "port": 53, "protocol": "UDP"}]}}
+        yield Case(f"{key[2]}: dnsPolicy {text}", "mitigate", want, state=render(state, found))
+
+
+def at_path(obj, path: list):
+    """The value at a path of plain keys (None where there is none)."""
+    for seg in path:
+        obj = obj.get(seg) if isinstance(obj, dict) and isinstance(seg, str) else None
+    return obj
+
+
 def _any_part_cases(found: Objects, fault: dict) -> Iterator[Case]:
     """A fault undone by any one of its parts (`undone_by any`, a declared kind's too): the solved state with
     every other part left as the fault made it passes, one for each part; every part left faulty fails."""
@@ -656,6 +716,55 @@ def _any_part_cases(found: Objects, fault: dict) -> Iterator[Case]:
             else:  # a part that, on its own, leaves the fault acting (a grace period beside an aggressive probe)
                 yield Case(f"`{fault['fault']}` 'undone' through {where} alone, which leaves it acting", "mitigate",
                            FAIL, state=render(state, found))
+    every = faulty_but(-1)
+    if every is not None:
+        yield from _guarded_probe_cases(found, fault, every)
+
+
+def _guarded_probe_cases(found: Objects, fault: dict, every: dict) -> Iterator[Case]:
+    """Every part of the fault left as it made it, each aggressive probe judged by its effect: guarded by a
+    startup probe of the same check giving the healthy wait (the kubelet runs no liveness probe before it
+    succeeds), or turned into a check that cannot fail: pass. A startup probe that gives no wait: fail."""
+    from ..runtime.evaluator import _timed_probes, at, probe_action, probe_budget
+
+    timed = [(ref, path, changes) for ref, path, changes in _timed_probes(fault).values()
+             if path[-1] != "startupProbe"]
+    if not timed:
+        return
+
+    def edited(edit) -> dict | None:
+        out = dict(every)
+        for ref, path, changes in timed:
+            key = (ref["kind"], ref.get("namespace"), ref["name"])
+            if key not in out:
+                return None
+            obj = copy.deepcopy(out[key])
+            probe, container = at(obj, path), at(obj, path[:-1])
+            if not isinstance(probe, dict) or probe_action(probe) is None or not isinstance(container, dict) \
+                    or "startupProbe" in container:
+                return None
+            edit(container, path[-1], probe, {**probe, **{k: c.get("healthy") for k, c in changes.items()}})
+            out[key] = obj
+        return out
+
+    def guard(wait):
+        def edit(container, name, probe, healthy):
+            period = max(1, int(probe_budget(healthy) // 10)) if wait else 1
+            container["startupProbe"] = {**probe_action(probe), "periodSeconds": period if wait else 1,
+                                         "failureThreshold": 10 if wait else 1}
+        return edit
+
+    def never_fails(container, name, probe, healthy):
+        container[name] = {k: v for k, v in probe.items() if k not in ("httpGet", "tcpSocket", "grpc")} | \
+            {"exec": {"command": ["true"]}}
+
+    for text, edit, want in (("guarded by a startup probe of the same check giving the healthy wait", guard(True), PASS),
+                             ("turned into a check that cannot fail (exec `true`)", never_fails, PASS),
+                             ("'guarded' by a startup probe that gives no wait", guard(False), FAIL)):
+        state = edited(edit)
+        if state is not None:
+            yield Case(f"`{fault['fault']}` left in place, its probe {text}", "mitigate", want,
+                       state=render(state, found))
 
 
 def _part_relieves(fault: dict, change: dict | None, solved: dict) -> bool:
@@ -1986,7 +2095,10 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
     if key[0] == "Secret" and path and path[0] == "data":  # the manifest says it as `stringData`
         path = ["stringData", *path[1:]]
     base = change.get("healthy") if "healthy" in change else change.get("faulty")
-    if accept.get("op") in (">=", ">") and [k for k in path if isinstance(k, str)][-2:-1] == ["limits"]:
+    if accept.get("op") in (">=", ">") and accept.get("value") == "healthy" and change.get("healthy") is None:
+        # at least a healthy limit that was absent: judged as `changed` is (twice the fault's value, or none)
+        yield from _changed_quantity_cases(found, key, change)
+    elif accept.get("op") in (">=", ">") and [k for k in path if isinstance(k, str)][-2:-1] == ["limits"]:
         # no limit is no too-low limit: the limit removed passes
         unlimited = _edited(found.solved, key, lambda o: _drop_limit(o, path))
         if unlimited is not None:
@@ -2080,14 +2192,58 @@ def _env_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
         yield Case(f"{key[2]}: env {name} taken from a ConfigMap key holding its healthy value", "mitigate", PASS,
                    state=render(state, found))
     yield from _env_source_cases(found, key, path, healthy, faulty)
+    yield from _address_cases(found, key, path, healthy)
+
+
+def _address_cases(found: Objects, key: tuple, path: list, healthy: str) -> Iterator[Case]:
+    """An address naming a Service of the namespace, the value a fix gives an environment variable (a `fields`
+    check's or a scenario's `==` predicate alike): written fully qualified, as the kubelet's service-link
+    variables (`$(SVC_SERVICE_HOST)`), or as the Service's cluster IP, it is the same address: pass. The
+    variables with `enableServiceLinks: false`, or another Service's IP: fail."""
+    from ..runtime.evaluator import _ADDRESS, _pod_spec
+
+    name = path[-2][1]
     match = _ADDRESS.match(healthy)
     host = match["host"] if match else None
-    if host and "." not in host and ("Service", key[1], host) in found.solved:
-        fqdn = healthy.replace(host, f"{host}.{key[1]}.svc.cluster.local", 1)
-        state = _edited(found.solved, key, lambda o: entries(o, [{"name": name, "value": fqdn}]))
+    if not host or "." in host or ("Service", key[1], host) not in found.solved:
+        return
+
+    def entries(obj: dict, value: str, links: bool = True) -> None:
+        holder = obj
+        for seg in path[:-3]:
+            holder = next(i for i in holder if isinstance(i, dict) and str(i.get(seg[0])) == str(seg[1])) \
+                if isinstance(seg, list) else holder[seg]
+        holder["env"] = [e for e in holder.get("env") or [] if e.get("name") != name] + [{"name": name, "value": value}]
+        if not links:
+            _pod_spec(obj)["enableServiceLinks"] = False
+
+    def with_ips(state: dict | None) -> dict | None:
+        if state is None:
+            return None
+        for i, k in enumerate(sorted(k for k in state if k[0] == "Service" and k[1] == key[1])):
+            state[k] = copy.deepcopy(state[k])
+            state[k].setdefault("spec", {}).update(clusterIP=f"10.96.77.{i + 1}", clusterIPs=[f"10.96.77.{i + 1}"])
+        return state
+
+    link = host.upper().replace("-", "_")
+    other = next((k[2] for k in sorted(found.solved) if k[0] == "Service" and k[1] == key[1] and k[2] != host
+                  and (found.solved[k].get("spec") or {}).get("clusterIP") != "None"), None)
+    services = sorted(k for k in found.solved if k[0] == "Service" and k[1] == key[1])
+    ip = {k[2]: f"10.96.77.{i + 1}" for i, k in enumerate(services)}
+    for text, value, links, want in (
+            ("naming the Service by its fully qualified name", healthy.replace(host, f"{host}.{key[1]}.svc.cluster.local", 1),
+             True, PASS),
+            (f"naming the Service through the kubelet's `$({link}_SERVICE_HOST)`",
+             healthy.replace(host, f"$({link}_SERVICE_HOST)", 1), True, PASS),
+            (f"through `$({link}_SERVICE_HOST)` in a pod with `enableServiceLinks: false`",
+             healthy.replace(host, f"$({link}_SERVICE_HOST)", 1), False, FAIL),
+            ("naming the Service by its cluster IP", healthy.replace(host, ip[host], 1), True, PASS),
+            (f"naming another Service's cluster IP (`{other}`)", healthy.replace(host, ip.get(other, ""), 1), True, FAIL)):
+        if want == FAIL and other is None and links:
+            continue
+        state = with_ips(_edited(found.solved, key, lambda o, v=value, l=links: entries(o, v, l)))
         if state is not None:
-            yield Case(f"{key[2]}: env {name} naming the Service by its fully qualified name", "mitigate", PASS,
-                       state=render(state, found))
+            yield Case(f"{key[2]}: env {name} {text}", "mitigate", want, state=render(state, found))
 
 
 def _env_path(path: list) -> bool:
@@ -2235,6 +2391,7 @@ def _predicate_cases(m: dict, found: Objects) -> Iterator[Case]:
             key = (pred["target"]["kind"], pred["target"]["namespace"], pred["target"]["name"])
             if _env_path(pred["path"]) and pred["op"] == "==" and isinstance(pred["value"], str) and key in found.solved:
                 yield from _env_source_cases(found, key, pred["path"], pred["value"], None)
+                yield from _address_cases(found, key, pred["path"], pred["value"])
             for what, edit in _field_edits(pred):
                 done: list[bool] = []
                 state = _with_edit(solved, key, lambda obj: done.append(_edit_at(obj, pred["path"], edit)))
@@ -2690,6 +2847,33 @@ def _diagnosis_cases(scenario, spec, derived) -> Iterator[Case]:
     yield from _ghost_pod_cases(spec, perfect, faulty)
     yield from _replaced_pod_cases(perfect, faulty)
     yield from _gone_pod_cases(perfect, faulty)
+    yield from _replicaset_named_cases(perfect, faulty)
+
+
+def _replicaset_named_cases(perfect: dict, faulty: dict, task: str = "diagnose") -> Iterator[Case]:
+    """The perfect answer with each Deployment it names named by its ReplicaSet instead (as a pod's owner
+    references show it; the state captures no ReplicaSets): the ReplicaSet carries the Deployment's pod
+    template and names it, so it passes. A ReplicaSet of a name no pod shows names nothing: fail."""
+    from ..runtime.evaluator import pod_controller
+
+    sets = {}
+    for item in faulty["resources"]["items"]:
+        controller = pod_controller(item) if item.get("kind") == "Pod" else None
+        for ref in item["metadata"].get("ownerReferences") or [] if controller else []:
+            if ref.get("kind") == "ReplicaSet" and controller[0] == "Deployment":
+                sets.setdefault(f"{item['metadata'].get('namespace')}/Deployment/{controller[1]}", ref["name"])
+    renamed = [dict(e, name=e["name"].replace("/Deployment/", "/ReplicaSet/").rsplit("/", 1)[0] + "/" + sets[e["name"]])
+               if e["name"] in sets else e for e in perfect["entities"]]
+    if renamed == perfect["entities"] or perfect.get("propagations"):
+        return
+    yield Case("the perfect answer naming each Deployment by its ReplicaSet (shown by its pods' owner references)"
+               + ("" if task == "diagnose" else f" ({task})"), task, PASS, answer={**perfect, "entities": renamed},
+               state=faulty)
+    invented = [dict(e, name=e["name"].rsplit("-", 1)[0] + "-zzzzzzzzzz") if "/ReplicaSet/" in e["name"] and
+                e not in perfect["entities"] else e for e in renamed]
+    yield Case("the perfect answer naming each Deployment by a ReplicaSet no pod shows"
+               + ("" if task == "diagnose" else f" ({task})"), task, FAIL, answer={**perfect, "entities": invented},
+               state=faulty)
 
 
 def _chain_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
@@ -4144,6 +4328,7 @@ def _task_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
             yield from _ghost_pod_cases(spec, perfect, faulty, "localize")
             yield from _replaced_pod_cases(perfect, faulty, "localize")
             yield from _gone_pod_cases(perfect, faulty, "localize")
+            yield from _replicaset_named_cases(perfect, faulty, "localize")
         yield Case("a localization without entities", "localize", FAIL, answer={"causes": []})
     if "analyze" in posed and spec.get("analysis"):
         truth = {k: spec["analysis"][k] for k in ("system_level", "fault_type")}

@@ -1086,9 +1086,38 @@ class Names:
                  and (namespace is None or k[1] == namespace or k[1] is None)}
         if not found and kind in (None, "Pod"):
             found = self._offline_pod(namespace, name)
+        if kind in (None, "ReplicaSet") and (not found or any(k[0] == "ReplicaSet" for k in found)):
+            # a Deployment's ReplicaSet carries its pod template: it names the Deployment (the state may not
+            # capture ReplicaSets; its pods' owner references show the ones that exist)
+            owned = self._replicaset_owner(namespace, name)
+            if owned is not None:
+                found = {k for k in found if k[0] != "ReplicaSet"} | {owned}
         if not found and self.spawners:
             found = self._offline_spawned(namespace, kind, name) or self._scheduled_as(namespace, kind, name)
         return found
+
+    def _replicaset_owner(self, namespace, name):
+        """The Deployment key a ReplicaSet `name` belongs to, as the ReplicaSet's owner references say, else
+        those of a pod it owns (final state or incident); None when nothing shows such a ReplicaSet."""
+        for source in (self.state.objects, self.state.incident):
+            for key, obj in source.items():
+                if key[0] not in ("ReplicaSet", "Pod") or (namespace is not None and key[1] != namespace):
+                    continue
+                meta = obj.get("metadata") if isinstance(obj, dict) else None
+                refs = (meta.get("ownerReferences") or []) if isinstance(meta, dict) else []
+                if key[0] == "ReplicaSet":
+                    if key[2] != name:
+                        continue
+                    owner = next((r.get("name") for r in refs if isinstance(r, dict) and r.get("kind") == "Deployment"), None)
+                elif any(isinstance(r, dict) and r.get("kind") == "ReplicaSet" and r.get("name") == name for r in refs):
+                    controller = pod_controller(obj)
+                    owner = controller[1] if controller and controller[0] == "Deployment" else None
+                else:
+                    continue
+                deployment = ("Deployment", key[1], owner)
+                if owner and deployment in self.by_name.get(owner, ()):
+                    return deployment
+        return None
 
     def _scheduled_as(self, namespace, kind, name):
         """A Schedule named by the kind of the experiments it spawns (`NetworkChaos/<schedule>`): a Schedule of
@@ -1696,8 +1725,14 @@ def _field_holds(pred, obj, state, where):
     observed = lookup(obj, pred["path"])
     if _env_path(pred["path"]) and pred.get("op") in ("==", "!=", "in", "matches", "contains"):
         # the value the container gets, through envFrom, valueFrom or `$(NAME)` as well as a literal value
-        got = env_value(obj, pred["path"], state, obj.get("metadata", {}).get("namespace"))
+        namespace = obj.get("metadata", {}).get("namespace")
+        got = env_value(obj, pred["path"], state, namespace)
         observed = _MISSING if got is None else got
+        if pred["op"] in ("==", "!=") and isinstance(got, str) and isinstance(pred["value"], str) and \
+                pred.get("type") != "text":
+            # an address, as `fields` compares one (`same_address`): one home for what names one endpoint
+            ok = same_address(pred["value"], got, namespace, state) == (pred["op"] == "==")
+            return ok, f"{where} is {shown(got)}, wants {pred['op']} {shown(pred['value'])}"
     if isinstance(observed, InvalidValue):
         return False, f"{where}: {observed.why}"
     op = pred["op"]
@@ -2207,10 +2242,12 @@ def service_check(ref, state):
 _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")  # validation.IsEnvVarName
 
 
-def expand_env(text, env):
-    """`text` with `$(NAME)` replaced by NAME's value where `env` defines it, as the kubelet expands an
-    environment variable's value (third_party/forked/golang/expansion): `$$` is one `$`, a reference to an
-    undefined name and an unclosed `$(` stay as written, a `$` before any other character stays."""
+def expand_env(text, env, links=None):
+    """`text` with `$(NAME)` replaced by NAME's value where `env` defines it, else the Services' variables
+    `links` (`service_links`), as the kubelet expands an environment variable's value
+    (third_party/forked/golang/expansion, MappingFuncFor): `$$` is one `$`, a reference to an undefined name
+    and an unclosed `$(` stay as written, a `$` before any other character stays."""
+    links = links or {}
     out, i, n = [], 0, len(text)
     while i < n:
         ch = text[i]
@@ -2229,7 +2266,8 @@ def expand_env(text, env):
                 i += 2
             else:
                 name = text[i + 2:close]
-                out.append(env[name] if isinstance(env.get(name), str) else f"$({name})")
+                value = env.get(name) if name in env else links.get(name)
+                out.append(value if isinstance(value, str) else f"$({name})")
                 i = close + 1
         else:
             out.append("$" + nxt)
@@ -2246,17 +2284,59 @@ def _source_data(state, kind, namespace, name):
     return data if isinstance(data, dict) else {}
 
 
-def container_env(container, state, namespace):
+def service_ip(service):
+    """A Service's cluster IP as the state holds it; None for a headless Service, one without an IP (an
+    ExternalName) or one whose IP the capture lacks."""
+    spec = service.get("spec") if isinstance(service.get("spec"), dict) else {}
+    ip = spec.get("clusterIP")
+    return ip if isinstance(ip, str) and ip and ip != "None" else None
+
+
+def service_links(state, namespace, pod=None):
+    """The variables the kubelet gives every container for the Services of its namespace (kubelet_pods.go,
+    getServiceEnvVarMap; pkg/kubelet/envvars), unless the pod sets `enableServiceLinks: false`: for each
+    Service with a cluster IP, `<NAME>_SERVICE_HOST`, `<NAME>_SERVICE_PORT` (its first port),
+    `<NAME>_SERVICE_PORT_<PORT NAME>` and the Docker link variables (`<NAME>_PORT=tcp://ip:port`, ...), NAME
+    the Service's name upper-cased with `-` as `_`."""
+    if isinstance(pod, dict) and pod.get("enableServiceLinks") is False:
+        return {}
+    out = {}
+    for service in state.by_kind.get(("Service", namespace or None), []):
+        ip = service_ip(service)
+        ports = [p for p in ((service.get("spec") or {}).get("ports") or []) if isinstance(p, dict) and
+                 isinstance(p.get("port"), int)]
+        if ip is None or not ports:
+            continue
+        name = str(service["metadata"].get("name", "")).upper().replace("-", "_")
+        out[f"{name}_SERVICE_HOST"] = ip
+        out[f"{name}_SERVICE_PORT"] = str(ports[0]["port"])
+        for p in ports:
+            if isinstance(p.get("name"), str) and p["name"]:
+                out[f"{name}_SERVICE_PORT_{p['name'].upper().replace('-', '_')}"] = str(p["port"])
+        for i, p in enumerate(ports):
+            proto = str(p.get("protocol") or "TCP")
+            prefix = f"{name}_PORT_{p['port']}_{proto.upper()}"
+            url = f"{proto.lower()}://{ip}:{p['port']}"
+            if i == 0:
+                out[f"{name}_PORT"] = url
+            out.update({prefix: url, f"{prefix}_PROTO": proto.lower(), f"{prefix}_PORT": str(p["port"]),
+                        f"{prefix}_ADDR": ip})
+    return out
+
+
+def container_env(container, state, namespace, pod=None):
     """The environment a container starts with, as the kubelet makes it (kubelet_pods.go,
     makeEnvironmentVariables): each `envFrom` source in order (a ConfigMap's or a Secret's keys, each under the
     source's `prefix`, a later source overriding an earlier one, keys that are no variable name skipped), then
     each `env` entry in order overriding them: a `value` with `$(NAME)` expanded from what is defined so far,
     a `valueFrom` ConfigMap or Secret key read from the state. {name: text}, a value None where the state
     cannot tell it (a source it does not hold, a field or resource reference); None for the whole environment
-    when a required source is missing (the container does not start)."""
+    when a required source is missing (the container does not start). `$(NAME)` also expands the Services'
+    variables (`service_links`, as the pod `pod` allows), which the kubelet adds last where no entry set them."""
     env = {}
     if not isinstance(container, dict):
         return env
+    links = service_links(state, namespace, pod)
     for source in container.get("envFrom") or []:
         if not isinstance(source, dict):
             continue
@@ -2279,7 +2359,7 @@ def container_env(container, state, namespace):
         name, source = entry["name"], entry.get("valueFrom")
         if not isinstance(source, dict):
             value = entry.get("value", "")
-            env[name] = expand_env(value, env) if isinstance(value, str) else (None if value is not None else "")
+            env[name] = expand_env(value, env, links) if isinstance(value, str) else (None if value is not None else "")
             continue
         env[name] = None
         for key, kind in (("configMapKeyRef", "ConfigMap"), ("secretKeyRef", "Secret")):
@@ -2293,6 +2373,8 @@ def container_env(container, state, namespace):
                     env.pop(name)  # an optional key that is not there sets nothing
                 elif data is not None:
                     return None
+    for name, value in links.items():
+        env.setdefault(name, value)
     return env
 
 
@@ -2308,7 +2390,7 @@ def env_value(obj, path, state, namespace):
     `env` (the last entry of a name wins, `$(NAME)` expanded), `valueFrom` or `envFrom`. None when the variable
     is not set or the state cannot tell its value."""
     container = env_container(obj, path)
-    env = container_env(container, state, namespace) if isinstance(container, dict) else None
+    env = container_env(container, state, namespace, _pod_spec(obj)) if isinstance(container, dict) else None
     value = (env or {}).get(str(path[-2][1]))
     return value if isinstance(value, str) else None
 
@@ -2342,6 +2424,13 @@ def _service_fqdn(host, namespace, state):
     """A host name as the fully qualified name of a Service of the state, searched as a pod of `namespace`
     searches (`<ns>.svc.cluster.local`, `svc.cluster.local`, `cluster.local`); None when it names none."""
     name = host.rstrip(".").lower()
+    if re.fullmatch(r"[0-9.]+|[0-9a-f:]+", name) and any(c in name for c in ".:"):
+        # an IP: the Service whose cluster IP it is (unique in the cluster), whatever its namespace
+        held = [svc for (kind, _), items in state.by_kind.items() if kind == "Service" for svc in items
+                if service_ip(svc) and (service_ip(svc) == name or name in ((svc.get("spec") or {}).get("clusterIPs") or []))]
+        if len(held) != 1:
+            return None  # no Service, or several claiming it (a capture that cannot be a cluster's): none
+        return f"{held[0]['metadata'].get('name')}.{held[0]['metadata'].get('namespace')}.svc.cluster.local"
     if name.endswith(".svc.cluster.local"):
         name = name[:-len(".svc.cluster.local")]
     elif name.endswith(".svc"):
@@ -2511,16 +2600,23 @@ def limits_lowered(limits, obj):
     return None
 
 
-def claim_bound(claim, want):
+def claim_bound(claim, want, state=None):
     """Whether a PersistentVolumeClaim serves as the claim a fault pointed pods at (`want`, the backend's
     `claims` entry): not being deleted, `Bound`, of another storage class than the fault's (a claim of that
-    class never binds), asking at least the fault's storage (by value), with at least its access modes."""
+    class never binds) unless the state holds a StorageClass of that name now and the claim is bound to a
+    volume (`spec.volumeName`: the class was created and provisioned it), asking at least the fault's
+    storage (by value), with at least its access modes."""
     if not isinstance(claim, dict) or terminating(claim):
         return False
     spec = claim.get("spec") if isinstance(claim.get("spec"), dict) else {}
     status = claim.get("status") if isinstance(claim.get("status"), dict) else {}
-    if status.get("phase") != "Bound" or spec.get("storageClassName") == want.get("faulty_class"):
+    if status.get("phase") != "Bound":
         return False
+    if spec.get("storageClassName") == want.get("faulty_class"):
+        made = state is not None and isinstance(spec.get("storageClassName"), str) and \
+            state.get({"kind": "StorageClass", "name": spec["storageClassName"]}) is not None
+        if not (made and isinstance(spec.get("volumeName"), str) and spec["volumeName"]):
+            return False
     asked = number(((spec.get("resources") or {}).get("requests") or {}).get("storage"))
     needed = number(want.get("storage")) if want.get("storage") is not None else 0.0
     if asked is None or needed is None or asked < needed:
@@ -2543,7 +2639,7 @@ def claims_kept(entry, obj, state):
         source = volume.get("persistentVolumeClaim") if want is not None else None
         if isinstance(source, dict) and claim_bound(
                 state.get({"kind": "PersistentVolumeClaim", "namespace": namespace, "name": source.get("claimName")}),
-                want):
+                want, state):
             kept.add(volume["name"])
     return kept
 
@@ -2596,6 +2692,81 @@ def field_check(entry, state):
     return True, "every field the fault changed is healthy again"
 
 
+def cluster_dns_ip(state):
+    """The cluster IP of the cluster's DNS Service (kube-system's Service labelled `k8s-app: kube-dns`, or
+    named kube-dns) as the state holds it: the nameserver the kubelet writes for ClusterFirst. None when the
+    state does not hold it."""
+    for service in state.by_kind.get(("Service", CLUSTER_DNS[0]), []):
+        labels = (service.get("metadata") or {}).get("labels") or {}
+        if service["metadata"].get("name") == "kube-dns" or all(labels.get(k) == v for k, v in CLUSTER_DNS[1].items()):
+            if service_ip(service):
+                return service_ip(service)
+    return None
+
+
+def pod_resolver(pod, namespace, state):
+    """The resolver a pod's containers get, as the kubelet writes their resolv.conf (pkg/kubelet/network/dns,
+    getPodDNSType and appendDNSConfig): (nameservers, search domains, options). ClusterFirst (the default) is
+    the cluster's DNS with the namespace's search domains and `ndots:5`, except on the host network, where it
+    is the node's (`Default`); ClusterFirstWithHostNet is the cluster's on any network; `None` is only what
+    `dnsConfig` says. `dnsConfig` is merged in: its nameservers and searches appended (duplicates dropped), its
+    options overriding. The cluster DNS Service's IP (`cluster_dns_ip`) is the cluster's nameserver. None for
+    a policy the API server refuses."""
+    policy = pod.get("dnsPolicy") or "ClusterFirst"
+    config = pod.get("dnsConfig") if isinstance(pod.get("dnsConfig"), dict) else {}
+    if policy == "ClusterFirstWithHostNet" or (policy == "ClusterFirst" and pod.get("hostNetwork") is not True):
+        servers, searches = ["<cluster>"], [f"{namespace}.svc.cluster.local", "svc.cluster.local", "cluster.local"]
+        options = {"ndots": "5"}
+    elif policy in ("ClusterFirst", "Default"):
+        servers, searches, options = ["<node>"], ["<node>"], {}
+    elif policy == "None":
+        servers, searches, options = [], [], {}
+    else:
+        return None
+    dns = cluster_dns_ip(state)
+    for server in config.get("nameservers") or []:
+        server = "<cluster>" if dns is not None and server == dns else server
+        if server not in servers:
+            servers.append(server)
+    for domain in config.get("searches") or []:
+        domain = str(domain).rstrip(".").lower()
+        if domain not in searches:
+            searches.append(domain)
+    for option in config.get("options") or []:
+        if isinstance(option, dict) and option.get("name"):
+            options[str(option["name"])] = None if option.get("value") is None else str(option["value"])
+    return tuple(servers), tuple(searches), tuple(sorted(options.items()))
+
+
+def _dns_path(path):
+    """Whether a change's path is a pod's DNS settings (`dnsPolicy`, `dnsConfig`, of a pod or a template)."""
+    keys = [k for k in path if isinstance(k, str)]
+    return bool(keys) and ("dnsPolicy" in keys[-1:] or "dnsConfig" in keys) and keys[0] == "spec"
+
+
+def resolver_restored(entry, obj, state):
+    """Whether the pods of `obj` resolve names as the healthy ones did (`pod_resolver`), the fault's DNS
+    changes (of `entry`, all of them where it is one part of a fault) at their healthy values or absent."""
+    changes = [c for c in entry.get("siblings", entry["changes"]) if _dns_path(c["path"])]
+    if not changes:
+        return False
+    healthy = json.loads(json.dumps(obj))
+    for c in changes:
+        *parents, last = c["path"]
+        node = healthy
+        for key in parents:  # the DNS settings are maps all the way down
+            node = node.setdefault(key, {}) if isinstance(node, dict) and isinstance(key, str) else None
+        if not isinstance(node, dict) or not isinstance(last, str):
+            return False
+        if c.get("absent") or c.get("healthy") is None:
+            node.pop(last, None)
+        else:
+            node[last] = c["healthy"]
+    namespace = (obj.get("metadata") or {}).get("namespace")
+    now = pod_resolver(_pod_spec(obj), namespace, state)
+    return now is not None and now == pod_resolver(_pod_spec(healthy), namespace, state)
+
+
 def _fields_hold(entry, obj, state):
     """field_check on one object: the state's object the entry names, or `obj` (what a workload reads)."""
     ref = entry["object"]
@@ -2619,6 +2790,8 @@ def _fields_hold(entry, obj, state):
         if isinstance(observed, InvalidValue):
             wrong.append(f"{show_path(path)}: {observed.why}")
             continue
+        if _dns_path(path) and resolver_restored(entry, obj, state):
+            continue  # another spelling of the healthy resolver (ClusterFirstWithHostNet off the host network)
         accept = change.get("accept")
         kind, leaf = ref["kind"], next((s for s in reversed(path) if isinstance(s, str)), None)
         if accept is not None:
@@ -2703,7 +2876,11 @@ def quantity_moved(path, observed, change):
     it); replicas absent is 1. Any other value (5Mi set for a 10Mi fault, 11Mi for it) leaves it acting."""
     kind = _quantity_field(path)
     faulty = number(change.get("faulty"))
-    if kind is None or faulty is None or (change.get("accept") or {}).get("op") != "changed":
+    accept = change.get("accept") or {}
+    # "at least the healthy limit" where the healthy form had none: absence tells the direction, as for `changed`
+    at_least_absent = kind == "limit" and accept.get("op") in (">=", ">") and accept.get("value") == "healthy" \
+        and change.get("healthy") is None
+    if kind is None or faulty is None or (accept.get("op") != "changed" and not at_least_absent):
         return None
     healthy = number(change.get("healthy")) if change.get("healthy") is not None else None
     if change.get("healthy") is not None and healthy is None:
@@ -3741,6 +3918,21 @@ def probe_budget(probe):
     return delay + period * threshold
 
 
+# exec commands that exit 0 whatever the container does: a probe running one never fails
+NEVER_FAILING = ({"true"}, {"/bin/true"}, {"/usr/bin/true"}, {"exit 0"}, {":"})
+
+
+def probe_never_fails(probe):
+    """Whether a probe's check succeeds whatever the container does (an exec of `true`, `sh -c 'exit 0'`): the
+    kubelet never acts on it, as if it were gone."""
+    command = ((probe or {}).get("exec") or {}).get("command") if isinstance(probe, dict) else None
+    if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
+        return False
+    if len(command) == 3 and command[0] in ("sh", "/bin/sh", "bash", "/bin/bash") and command[1] == "-c":
+        command = [command[2].strip()]
+    return len(command) == 1 and {command[0].strip()} in NEVER_FAILING
+
+
 def _timed_probes(fault):
     """The probes whose timing a fault changed: {(object key, probe path): (object ref, {field: change})}."""
     out = {}
@@ -3762,11 +3954,23 @@ def probes_relieved(fault, state):
     for (ref, path, changes) in _timed_probes(fault).values():
         obj = state.get(ref)
         probe = at(obj, path) if obj is not None else _MISSING
-        if obj is None or probe is _MISSING or not isinstance(probe, dict):
+        if obj is None:
+            out.append((False, f"{ref_text(ref)} is missing"))
+            continue
+        if probe is _MISSING or not isinstance(probe, dict):
             out.append((True, f"{ref_text(ref)} {show_path(path)} is gone"))
+            continue
+        if probe_never_fails(probe):
+            out.append((True, f"{ref_text(ref)} {show_path(path)} runs a check that cannot fail"))
             continue
         healthy = {**probe, **{k: c.get("healthy") for k, c in changes.items()}}
         now, want = probe_budget(probe), probe_budget(healthy)
+        startup = at(obj, [*path[:-1], "startupProbe"]) if path[-1] != "startupProbe" else _MISSING
+        if isinstance(startup, dict) and probe_action(startup) is not None and \
+                probe_action(startup) == probe_action(probe):
+            # the kubelet runs no liveness or readiness probe before the startup probe succeeds: the start-up
+            # wait is the startup probe's, and once it succeeds the same check succeeds for the probe too
+            now += probe_budget(startup)
         ok = now >= PROBE_SHARE * want
         out.append((ok, f"{ref_text(ref)} {show_path(path)} acts after {now:g}s of failing" +
                     ("" if ok else f", below {PROBE_SHARE:g} of the healthy {want:g}s: the kubelet still acts on "
@@ -3809,7 +4013,8 @@ def mitigation_checks(spec, state, checks):
     for index, fault in enumerate(m["faults"]):
         if fault["undone_by"] == "any" and len(any_parts(fault)) + len(fault["created"]) > 1:
             # each change is a part: undoing any one undoes the fault
-            parts = [(f"fields.{ref_text(e['object'])}.{show_path(c['path'])}", *field_check({**e, "changes": [c]}, state))
+            parts = [(f"fields.{ref_text(e['object'])}.{show_path(c['path'])}",
+                      *field_check({**e, "changes": [c], "siblings": e["changes"]}, state))
                      for e, c in any_parts(fault)]
         else:
             # an object whose every change the scenario's own statement decides has its check in that statement:
@@ -3821,7 +4026,11 @@ def mitigation_checks(spec, state, checks):
             parts = placed_parts(fault, parts, state)
         if fault["undone_by"] == "any" and len(parts) > 1:
             relief = probes_relieved(fault, state)
-            if not all(ok for ok, _ in relief):
+            if relief and all(ok for ok, _ in relief):
+                # judged by its effect: no probe the fault made aggressive acts before the container starts
+                # (a startup probe guarding it, a check that cannot fail), whatever its own timing fields say
+                parts.insert(0, ("probes", True, "; ".join(d for _, d in relief)))
+            elif not all(ok for ok, _ in relief):
                 # a part undone (a grace period, one timing field) that leaves the probe acting is no undoing
                 still = "; ".join(d for ok, d in relief if not ok)
                 parts = [(i, False, f"{d}, but {still}" if ok else d) for i, ok, d in parts]
@@ -4319,7 +4528,7 @@ def config_unstartable(pod, namespace, state):
                 if isinstance(item, dict) and not isinstance(data.get(item.get("key")), str):
                     return f"{kind} {name} has no key {item.get('key')}"
     for container in (pod.get("initContainers") or []) + (pod.get("containers") or []):
-        if isinstance(container, dict) and container_env(container, state, namespace) is None:
+        if isinstance(container, dict) and container_env(container, state, namespace, pod) is None:
             return f"the environment of container {container.get('name')} names a ConfigMap or Secret key that is missing"
     return None
 
@@ -4362,7 +4571,7 @@ def config_resolve(workload, read, state):
     if problem:
         return None, None, f"its pods cannot start: {problem}"
     if "env" in read:
-        value = (container_env(container, state, namespace) or {}).get(read["env"])
+        value = (container_env(container, state, namespace, pod) or {}).get(read["env"])
         if not isinstance(value, str):
             return None, None, "the variable is not set"
         return value, _env_source(container, read["env"], state, namespace), None

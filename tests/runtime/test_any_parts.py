@@ -60,3 +60,34 @@ def test_the_budget_is_delay_plus_period_times_threshold():
     assert rt.probe_budget({}) == 30
     assert rt.probe_budget({"initialDelaySeconds": 60, "periodSeconds": 10, "failureThreshold": 3}) == 90
     assert rt.probe_budget({"initialDelaySeconds": 0, "periodSeconds": 1, "failureThreshold": 1}) == 1
+
+
+def _guarded(startup=None, live=None):
+    """Every part of the fault left in place (grace 0), the container given a startup probe or its liveness
+    probe another check."""
+    state = _state()
+    container = next(c for c in obj(state, "Deployment", "aux-service")["spec"]["template"]["spec"]["containers"]
+                     if c["name"] == "aux-service-container")
+    if startup is not None:
+        container["startupProbe"] = startup
+    if live is not None:
+        for handler in rt.PROBE_ACTIONS:
+            container["livenessProbe"].pop(handler, None)
+        container["livenessProbe"].update(live)
+    return state
+
+
+HEALTH = {"httpGet": {"path": "/health", "port": 8080}}
+
+
+@pytest.mark.parametrize("startup, live, passed", [
+    ({**HEALTH, "periodSeconds": 10, "failureThreshold": 30}, None, True),  # the kubelet waits for it first
+    ({**HEALTH, "periodSeconds": 1, "failureThreshold": 1}, None, False),  # a guard with no wait
+    ({"tcpSocket": {"port": 9}, "periodSeconds": 10, "failureThreshold": 30}, None, False),  # another check
+    (None, {"exec": {"command": ["true"]}}, True),  # a check that cannot fail
+    (None, {"exec": {"command": ["sh", "-c", "exit 0"]}}, True),
+    (None, {"exec": {"command": ["sh", "-c", "curl -f localhost:8080/health"]}}, False),
+])
+def test_an_aggressive_probe_is_judged_by_whether_the_kubelet_acts_before_the_start(startup, live, passed):
+    verdict = mitigate(PROBE, _guarded(startup, live))
+    assert verdict["passed"] is passed, failed(verdict)

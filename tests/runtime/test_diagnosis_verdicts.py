@@ -231,3 +231,24 @@ def test_a_pod_of_no_replicaset_the_state_shows_names_nothing():
     state = _pods_gone(faulty, old.rpartition("/")[2], "replaced")
     ghost = old.rsplit("-", 2)[0] + "-5f7d9c8b6d-zzzzz"
     assert not diagnose(OOM, [ghost], state)["passed"]
+
+
+PROBES = "k8sbench-fix-probes"  # localize: the root cause is orders/Deployment/webapp
+
+
+def _replicaset_of_webapp(state: dict) -> str:
+    pod = next(o for o in state["resources"]["items"] if o["kind"] == "Pod" and o["metadata"]["name"].startswith("webapp-"))
+    return next(r["name"] for r in pod["metadata"]["ownerReferences"] if r["kind"] == "ReplicaSet")
+
+
+@pytest.mark.parametrize("invented, passed", [(False, True), (True, False)])
+def test_a_replicaset_its_pods_show_names_its_deployment(invented, passed):
+    """The state captures no ReplicaSets; a pod's owner references show webapp's: naming it names the
+    Deployment (its pod template is the Deployment's). A ReplicaSet no pod shows names nothing."""
+    state = derived(PROBES, "faulty")
+    assert not any(o["kind"] == "ReplicaSet" for o in state["resources"]["items"])
+    name = "webapp-zzzzzzzzzz" if invented else _replicaset_of_webapp(state)
+    verdict = run(PROBES, {"entities": [{"name": f"orders/ReplicaSet/{name}", "contributing_factor": True}]},
+                  state, task="localize")
+    assert verdict["passed"] is passed, verdict["checks"]
+    assert ("naming no object" in verdict["checks"][0]["detail"]) is invented

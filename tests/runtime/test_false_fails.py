@@ -260,3 +260,23 @@ def test_the_faults_own_claim_still_fails(name, workload, claim):
     class_ = obj(faulty, "PersistentVolumeClaim", claim)["spec"]["storageClassName"]
     state = _claimed(name, workload, claim, lambda t, c: c["spec"].update(storageClassName=class_))
     assert not mitigate(name, state)["passed"]
+
+
+@pytest.mark.parametrize("name, workload, claim", CLAIMS)
+@pytest.mark.parametrize("created, volume, passes", [(True, "pvc-1", True), (True, None, False), (False, "pvc-1", False)])
+def test_a_claim_of_the_faults_class_binds_once_the_class_exists(name, workload, claim, created, volume, passes):
+    """The fault's storage class did not exist; created, the claim of it is provisioned (bound to a volume):
+    the pods mount a claim that serves. Without the class, or a volume, it is no fix."""
+    class_ = obj(derived(name, "faulty"), "PersistentVolumeClaim", claim)["spec"]["storageClassName"]
+
+    def edit(template, made):
+        made["spec"]["storageClassName"] = class_
+        if volume:
+            made["spec"]["volumeName"] = volume
+
+    state = _claimed(name, workload, claim, edit)
+    if created:
+        state["resources"]["items"].append({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                                            "metadata": {"name": class_}, "provisioner": "rancher.io/local-path"})
+    verdict = mitigate(name, state)
+    assert verdict["passed"] is passes, failed(verdict)

@@ -337,6 +337,98 @@ def test_of_two_entries_of_one_variable_the_last_counts(order, passes):
     assert mitigate(QUOTE, state)["passed"] is passes
 
 
+def _with_ips(state: dict) -> dict:
+    """Each Service of the state given its own cluster IP (10.96.77.N, in name order)."""
+    services = sorted((o for o in state["resources"]["items"] if o["kind"] == "Service"),
+                      key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
+    for i, service in enumerate(services):
+        service.setdefault("spec", {}).update(clusterIP=f"10.96.77.{i + 1}", clusterIPs=[f"10.96.77.{i + 1}"])
+    return state
+
+
+def _ip_of(state: dict, name: str) -> str:
+    return obj(state, "Service", name)["spec"]["clusterIP"]
+
+
+@pytest.mark.parametrize("value, links, passes", [
+    ("http://$(QUOTE_SERVICE_HOST):$(QUOTE_SERVICE_PORT)", None, True),  # the kubelet's service-link variables
+    ("http://$(QUOTE_SERVICE_HOST):8080", None, True),
+    ("$(QUOTE_PORT)", None, False),  # tcp://ip:8080: another scheme
+    ("http://$(QUOTE_SERVICE_HOST):8080", False, False),  # enableServiceLinks: false sets none
+    ("http://$(SHIPPING_SERVICE_HOST):8080", None, False),  # another Service
+    ("http://{quote}:8080", None, True),  # the Service's cluster IP
+    ("http://{shipping}:8080", None, False),
+])
+def test_an_address_through_service_links_or_the_cluster_ip_is_the_service(value, links, passes):
+    state = _with_ips(derived(QUOTE, "solved"))
+    value = value.format(quote=_ip_of(state, "quote"), shipping=_ip_of(state, "shipping"))
+    next(e for e in _quote_env(state) if e["name"] == "QUOTE_ADDR")["value"] = value
+    if links is not None:
+        obj(state, "Deployment", "shipping")["spec"]["template"]["spec"]["enableServiceLinks"] = links
+    verdict = mitigate(QUOTE, state)
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+def test_service_links_are_the_kubelets_variables():
+    state = rt.State(_with_ips(derived(QUOTE, "solved")))
+    links = rt.service_links(state, "otel-demo")
+    ip = state.get({"kind": "Service", "namespace": "otel-demo", "name": "quote"})["spec"]["clusterIP"]
+    assert links["QUOTE_SERVICE_HOST"] == ip and links["QUOTE_SERVICE_PORT"] == "8080"
+    assert links["QUOTE_PORT"] == f"tcp://{ip}:8080" and links["QUOTE_PORT_8080_TCP_ADDR"] == ip
+    assert rt.service_links(state, "otel-demo", {"enableServiceLinks": False}) == {}
+    assert rt._service_fqdn(ip, "otel-demo", state) == "quote.otel-demo.svc.cluster.local"
+    shared = rt.State(derived(QUOTE, "solved"))  # every Service at one IP: it names none
+    for service in shared.by_kind[("Service", "otel-demo")]:
+        service.setdefault("spec", {})["clusterIP"] = "10.96.0.99"
+    assert rt._service_fqdn("10.96.0.99", "otel-demo", shared) is None
+
+
+PORTS = "sregym-incorrect-port-assignment"  # a scenario `==` predicate on checkout's PRODUCT_CATALOG_ADDR
+
+
+@pytest.mark.parametrize("value, passes", [
+    ("product-catalog.otel-demo.svc.cluster.local:8080", True),
+    ("product-catalog.otel-demo:8080", True),
+    ("product-catalog.otel-demo.svc.cluster.local:8082", False),
+    ("product-catalog.elsewhere:8080", False),
+])
+def test_a_scenario_predicate_on_an_address_reads_it_as_fields_do(value, passes):
+    state = derived(PORTS, "solved")
+    container = next(c for c in obj(state, "Deployment", "checkout")["spec"]["template"]["spec"]["containers"]
+                     if c["name"] == "checkout")
+    next(e for e in container["env"] if e["name"] == "PRODUCT_CATALOG_ADDR")["value"] = value
+    verdict = mitigate(PORTS, state)
+    assert verdict["passed"] is passes, failed(verdict)
+    assert ("mitigation.predicate.0" in failed(verdict)) is not passes
+
+
+KUBE_DNS = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "kube-dns", "namespace": "kube-system",
+            "labels": {"k8s-app": "kube-dns"}}, "spec": {"clusterIP": "10.96.0.10", "ports": [{"port": 53}]}}
+
+
+@pytest.mark.parametrize("name, target", [("otel-frontend-failing-dns-policy", "frontend"),
+                                          ("sregym-wrong-dns-policy-hotel-reservation", "profile")])
+@pytest.mark.parametrize("policy, server, host, dns, passes", [
+    ("ClusterFirstWithHostNet", None, False, True, True),  # the cluster's resolver off the host network
+    ("None", "10.96.0.10", False, True, True),  # the cluster's resolver spelled out
+    ("None", "10.96.0.10", False, False, False),  # the cluster DNS Service not in the state: cannot tell
+    ("None", "8.8.8.8", False, True, False),
+])
+def test_a_dns_policy_is_judged_by_the_resolver_the_kubelet_writes(name, target, policy, server, host, dns, passes):
+    state = derived(name, "solved")
+    namespace = obj(state, "Deployment", target)["metadata"]["namespace"]
+    pod = obj(state, "Deployment", target)["spec"]["template"]["spec"]
+    pod["dnsPolicy"] = policy
+    pod.pop("dnsConfig", None)
+    if server:
+        pod["dnsConfig"] = {"nameservers": [server], "options": [{"name": "ndots", "value": "5"}],
+                            "searches": [f"{namespace}.svc.cluster.local", "svc.cluster.local", "cluster.local"]}
+    if dns:
+        state["resources"]["items"].append(json.loads(json.dumps(KUBE_DNS)))
+    verdict = mitigate(name, state)
+    assert verdict["passed"] is passes, failed(verdict)
+
+
 # ---- stability: a restart under the fix, whatever its exit code ----------------------------------------------
 
 STABLE = "otel-checkout-nonexistent-image"  # checkout: a Deployment the mitigation reads as ready

@@ -86,3 +86,25 @@ def test_replicas_count_from_the_healthy_value():
 def test_no_quantity_is_left_to_the_plain_changed():
     probe = ["spec", "template", "spec", "containers", ["name", "x"], "readinessProbe"]
     assert rt.quantity_moved(probe, {"tcpSocket": {"port": 1}}, change({"tcpSocket": {"port": 2}}, {"x": 1}, probe)) is None
+
+
+INSUFFICIENT = "otel-postgresql-insufficient-resources"  # postgresql's cpu limit set to 5m (healthy: none)
+
+
+def _with_cpu_limit(value):
+    state = derived(INSUFFICIENT, "solved")
+    container = next(c for c in obj(state, "Deployment", "postgresql")["spec"]["template"]["spec"]["containers"]
+                     if c["name"] == "postgresql")
+    container.setdefault("resources", {}).setdefault("limits", {})["cpu"] = value
+    return state
+
+
+@pytest.mark.parametrize("value, passed", [("1", True), ("10m", True), ("9m", False), ("5m", False)])
+def test_at_least_a_healthy_limit_that_was_absent_is_twice_the_fault(value, passed):
+    """`insufficient_resources` accepts limits at least the healthy ones; where the healthy container had no
+    limit, absence tells the direction as for `changed`: twice the fault's value, not a comparison with null."""
+    verdict = mitigate(INSUFFICIENT, _with_cpu_limit(value))
+    assert verdict["passed"] is passed, failed(verdict)
+    at_least = {"path": LIMIT, "faulty": "10Mi", "accept": {"op": ">=", "value": "healthy"}}
+    assert rt.quantity_moved(LIMIT, "20Mi", at_least) is True
+    assert rt.quantity_moved(LIMIT, "19Mi", at_least) is False
