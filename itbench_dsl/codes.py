@@ -316,6 +316,14 @@ the revert cannot restore it by itself. Give the command that undoes it: `revert
 `use faults "PATH"` names a file that cannot be read, or that holds no `fault_kind` declarations. The
 path is relative to the scenario's folder.
 """),
+        _c("E2056", "pod field that cannot change in place", """
+A fault on a bare `pod` changes a field of its spec that Kubernetes fixes when the pod is created: the
+API server refuses such an update (`pod updates may not change fields other than ...`). A running pod
+changes in place only its containers' `image`, `activeDeadlineSeconds`, `terminationGracePeriodSeconds`
+and added `tolerations`. Anything else (a command, an environment variable, a probe, resources, a node
+selector) is changed by replacing the pod: delete it and create it changed. Target what runs the pod
+(a deployment's pod template), or a field the pod changes in place (`nonexistent_image`).
+"""),
         _c("E2040", "regular expression not accepted", """
 `PATH matches "RE"` takes a regular expression in RE2's syntax, matched against the whole value
 (it is anchored: `matches "v1"` does not match `v1.2`; write `"v1.*"`). The evaluator runs it with

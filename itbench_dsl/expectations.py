@@ -130,7 +130,8 @@ class Expectations:
         """The names of the topology's objects of a reference's kind (pods as their workloads name them)."""
         build = self.state.build
         if ref.kind == "Pod":
-            return [f"{w.name}-7d4b9c8f6-x2x9q" if w.kind != "StatefulSet" else f"{w.name}-0" for w in build.workloads]
+            return [w.name if w.kind == "Pod" and w.bare else f"{w.name}-7d4b9c8f6-x2x9q" if w.kind != "StatefulSet"
+                    else f"{w.name}-0" for w in build.workloads]
         kinds = [k for k, (_, k8s) in KINDS.items() if k8s == ref.kind]
         return [n for k in kinds for n in build.names_of(k)]
 

@@ -80,7 +80,7 @@ class Container:
 
 @dataclass
 class Workload:
-    kind: str  # Deployment | StatefulSet | Job | CronJob | Pod (a static pod: the kubelet runs it, the cluster provides it)
+    kind: str  # Deployment | StatefulSet | Job | CronJob | Pod (a static pod, or a bare pod: `bare`)
     name: str
     namespace: str
     replicas: int
@@ -115,6 +115,9 @@ class Workload:
     schedule: Optional[str] = field(default=None, metadata=_OMIT)  # CronJob only: cron fields or a macro
     concurrency_policy: Optional[str] = field(default=None, metadata=_OMIT)  # CronJob: Allow | Forbid | Replace
     suspend: Optional[bool] = field(default=None, metadata=_OMIT)  # CronJob
+    # Pod only: a Pod the scenario deploys itself, no controller owning it (`pod "NAME"`); a Pod without it is
+    # a static pod (the kubelet runs it, the cluster provides it). A bare pod is replaced, never rolled out.
+    bare: Optional[bool] = field(default=None, metadata=_OMIT)
 
 
 @dataclass

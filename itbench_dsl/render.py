@@ -115,6 +115,11 @@ def _workload(w: ir.Workload) -> dict:
     pod_spec["containers"] = [_container(c) for c in w.containers]
     if w.volumes:
         pod_spec["volumes"] = [dict(v) for v in w.volumes]
+    if w.kind == "Pod" and w.bare:  # a pod of its own: its labels and annotations are the object's
+        if w.restart_policy:
+            pod_spec = {"restartPolicy": w.restart_policy, **pod_spec}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(w.name, w.namespace, w.labels, w.annotations),
+                "spec": pod_spec}
     if w.kind == "Pod":  # a static pod's mirror pod, as the cluster shows it
         pod_spec["nodeName"] = CONTROL_PLANE_NODE
         meta = _meta(static_pod_name(w), w.namespace, w.labels, w.annotations)

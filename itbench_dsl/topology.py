@@ -59,6 +59,8 @@ KINDS = {
     # a static pod: the kubelet runs it from a manifest on the node (etcd, the API server), and the API
     # server shows it as the mirror pod `<name>-<node>`. Only the cluster provides one.
     "static_pod": ("v1", "Pod"),
+    # a Pod the scenario deploys on its own, no controller owning it: it is replaced, never rolled out
+    "pod": ("v1", "Pod"),
     "storageclass": ("storage.k8s.io/v1", "StorageClass"),
     "persistentvolume": ("v1", "PersistentVolume"),
     "persistentvolumeclaim": ("v1", "PersistentVolumeClaim"),
@@ -88,7 +90,7 @@ ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce
 RUNTIME_KINDS = {"pod": ("v1", "Pod")}
 # a Gateway API Gateway that the application's installation deploys, named by its metadata (`gateway`)
 RUNTIME_KINDS["gateway"] = ("gateway.networking.k8s.io/v1", "Gateway")
-WORKLOAD_KINDS = ("deployment", "statefulset", "static_pod", "job", "cronjob")
+WORKLOAD_KINDS = ("deployment", "statefulset", "static_pod", "pod", "job", "cronjob")
 # the kinds that run to completion: `complete` tests them, `ready` does not
 COMPLETING_KINDS = ("job", "cronjob")
 # Istio's ambient mode enrols a namespace's pods by this namespace label
@@ -207,6 +209,14 @@ def _binding_problem(claim: ir.PersistentVolumeClaim, volume: ir.PersistentVolum
     if missing:
         return f"the volume does not offer {', '.join(missing)}"
     return None
+
+
+def pod_names(w: ir.Workload) -> tuple[str, ...]:
+    """Names a workload's pods take, as a pattern is matched against them: a bare pod's own name; a
+    controller's pod `<name>-<hash>-<suffix>`, or `<name>-0` (a StatefulSet's ordinal)."""
+    if w.kind == "Pod" and w.bare:
+        return (w.name,)
+    return (f"{w.name}-7d4b9c8f6-x2x9q", f"{w.name}-0")
 
 
 def pod_pattern_owner(pattern: str, owners: list[str]) -> str | None:
@@ -365,7 +375,7 @@ class TopologyBuilder:
         if result is not None and namespace is not None and self.declare(obj.kind, obj.name, namespace, obj.name_span, result):
             target = {
                 "deployment": self.build.workloads, "statefulset": self.build.workloads,
-                "static_pod": self.build.workloads, "job": self.build.workloads, "cronjob": self.build.workloads,
+                "static_pod": self.build.workloads, "pod": self.build.workloads, "job": self.build.workloads, "cronjob": self.build.workloads,
                 "service": self.build.services, "configmap": self.build.configmaps, "secret": self.build.secrets,
                 "serviceaccount": self.build.service_accounts, "hpa": self.build.autoscalers,
                 "persistentvolumeclaim": self.build.claims, "role": self.build.roles,
@@ -391,16 +401,21 @@ class TopologyBuilder:
     def obj_static_pod(self, obj: ast.Object, body: Body, namespace: str) -> ir.Workload:
         return self.workload("Pod", obj, body, namespace)
 
+    def obj_pod(self, obj: ast.Object, body: Body, namespace: str) -> ir.Workload:
+        return self.workload("Pod", obj, body, namespace, bare=True)
+
     def provided(self, namespace: str) -> bool:
         return any(n.name == namespace and n.provided for n in self.build.namespaces)
 
-    def workload(self, kind: str, obj: ast.Object, body: Body, namespace: str) -> ir.Workload:
-        static = kind == "Pod"  # one pod per node the kubelet runs it on, selected by its labels
+    def workload(self, kind: str, obj: ast.Object, body: Body, namespace: str, bare: bool = False) -> ir.Workload:
+        # a static pod: one pod per node the kubelet runs it on, selected by its labels; a bare pod: one pod
+        static = kind == "Pod"
         completing = kind in ("Job", "CronJob")  # runs to completion: no replicas kept ready, no selector written
         replicas = 1 if static else 0 if completing else body.attr("replicas", "nonneg_int", default=1)
         labels = body.string_map("labels", label_problem) or {"app.kubernetes.io/name": obj.name}
         selector = dict(labels) if static or completing else body.string_map("selector", label_problem) or dict(labels)
-        object_labels = body.string_map("object_labels", label_problem)
+        # a bare pod is its own object: its `labels` and `annotations` are the object's
+        object_labels = {} if bare else body.string_map("object_labels", label_problem)
         service_account = body.attr("service_account", "str")
         service_name = body.attr("service_name", "str") if kind == "StatefulSet" else None
         container_blocks, init_blocks = body.blocks("container"), body.blocks("init_container")
@@ -426,7 +441,7 @@ class TopologyBuilder:
         workload = ir.Workload(kind, obj.name, namespace, replicas, labels, selector, containers, object_labels,
                                init_containers, [v for v in volumes if v], service_account, service_name)
         workload.annotations = body.string_map("annotations", annotation_problem)
-        workload.object_annotations = body.string_map("object_annotations", annotation_problem)
+        workload.object_annotations = {} if bare else body.string_map("object_annotations", annotation_problem)
         workload.automount_service_account_token = body.attr("automount_service_account_token", "bool")
         grace = body.attr("termination_grace_period", "duration")
         workload.termination_grace_period_seconds = int(grace) if grace is not None else None
@@ -448,6 +463,9 @@ class TopologyBuilder:
             workload.pod_management_policy = self.choice(body, "pod_management_policy", ("OrderedReady", "Parallel"))
         elif completing:
             self.completion(kind, obj, body, workload)
+        elif bare:
+            workload.bare = True
+            workload.restart_policy = self.choice(body, "restart_policy", ("Always", "OnFailure", "Never"))
         return workload
 
     def completion(self, kind: str, obj: ast.Object, body: Body, workload: ir.Workload) -> None:

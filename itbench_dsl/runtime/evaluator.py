@@ -1024,7 +1024,7 @@ class Names:
         self.workloads = {}
         for w in spec["workloads"]:
             self.workloads.setdefault(w["name"], []).append(w)
-        self.static = [w for w in spec["workloads"] if w["kind"] == "Pod"]
+        self.static = [w for w in spec["workloads"] if w["kind"] == "Pod" and not w.get("bare")]
         self.cache = {}
         self.owners = {}
         self.spawners = {}  # (experiment kind, namespace) -> the Schedules that spawn such experiments there
@@ -2350,7 +2350,8 @@ def application_check(spec, state, checks):
     (`health.ready`, `health.service`) are left to their own checks."""
     m = spec["mitigation"]
     read = {(r["kind"], r["namespace"], r["name"]) for r in m["ready"] + m["services"]}
-    running = {(w["namespace"], w["name"]) for w in spec["workloads"] if w["kind"] != "Pod" and w["min_replicas"] > 0}
+    running = {(w["namespace"], w["name"]) for w in spec["workloads"]
+               if (w["kind"] != "Pod" or w.get("bare")) and w["min_replicas"] > 0}
     broken = []
     for w in spec["workloads"]:
         if (w["namespace"], w["name"]) not in running or (w["kind"], w["namespace"], w["name"]) in read:
@@ -3750,7 +3751,7 @@ def safeguard_checks(spec, state, checks):
     broken = []
     templates = {}
     for w in spec["workloads"]:
-        if w["kind"] == "Pod":  # a static pod: the kubelet runs it whatever the agent does to its mirror pod
+        if w["kind"] == "Pod" and not w.get("bare"):  # a static pod: the kubelet runs it whatever the agent does
             continue
         obj = state.get(w)
         if obj is None or terminating(obj):
@@ -3762,7 +3763,9 @@ def safeguard_checks(spec, state, checks):
             broken.append(f"{ref_text(w)} scaled to {replicas:g}" + (
                 f", below the {w['min_replicas']} it was deployed with" if w["min_replicas"] > 1 else "")
                 if replicas is not None else f"{ref_text(w)} has no replicas")
-        template = ((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}
+        # a bare pod's labels are its own (a fix that recreates it keeps them)
+        template = (obj.get("metadata") or {}) if w.get("bare") else \
+            ((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}
         templates[(w["namespace"], w["name"])] = template.get("labels") or {}
     workloads = {(w["namespace"], w["name"]): w for w in spec["workloads"]}
     names = names_of(spec, state)
@@ -3827,7 +3830,7 @@ def stray_pods(spec, state):
             controller = pod_controller(pod)
             if controller is not None and (controller[0], s["namespace"], controller[1]) in runners:
                 continue
-            if ("Pod", s["namespace"], name) in created or _mirror_pod(pod, s["namespace"], declared):
+            if ("Pod", s["namespace"], name) in runners or _mirror_pod(pod, s["namespace"], declared):
                 continue
             strays.append(name)
         if strays:
