@@ -114,9 +114,10 @@ declares inline or imports with `use app`. The help suggests a similar name when
         _c("E2004", "wrong kind of target", """
 The fault or statement needs a target of another kind. For example `scaled_to_zero` acts on
 a deployment or statefulset, and `modified_target_port` on a service. In `mitigated when`,
-`ready` tests workloads and pods only: a ConfigMap or a Service is never ready, so check the
-field the fault changes instead (`configmap "x" data["k"] == "v"`). A Job or a CronJob runs to
-completion: `complete` tests it (and only it), `ready` does not.
+`ready` tests workloads, pods and ingresses only (an ingress is ready when a controller of its
+class would route each of its backends to ready pods): a ConfigMap or a Service is never ready,
+so check the field the fault changes instead (`configmap "x" data["k"] == "v"`). A Job or a
+CronJob runs to completion: `complete` tests it (and only it), `ready` does not.
 """),
         _c("E2005", "unknown fault or waiter kind", """
 `fault KIND on ...` names a fault the library does not have (or `wait ... KIND` a waiter).

@@ -377,7 +377,7 @@ class Expectations:
                 if isinstance(pred, ast.StatePredicate):
                     if pred.state == "ready" and resolved.ref.kind not in READY_KINDS:
                         self.error("E2004", f"{resolved.ref.kind} `{resolved.ref.name}` has no readiness: `ready` tests "
-                                   "workloads and pods", pred.span, "never ready",
+                                   "workloads, pods and ingresses", pred.span, "never ready",
                                    help=f"a {pred.target.kind} runs to completion: write `{pred.target.kind} "
                                         f"\"{pred.target.name}\" complete`" if resolved.ref.kind in COMPLETE_KINDS else
                                         f"check what the fault changes with a field predicate "
@@ -386,7 +386,7 @@ class Expectations:
                     if pred.state == "complete" and resolved.ref.kind not in COMPLETE_KINDS:
                         self.error("E2004", f"{resolved.ref.kind} `{resolved.ref.name}` does not run to completion: "
                                    "`complete` tests jobs and cronjobs", pred.span, "never complete",
-                                   help="`ready` tests workloads and pods; `exists` any object")
+                                   help="`ready` tests workloads, pods and ingresses; `exists` any object")
                         continue
                     predicate = ir.Predicate("state", resolved.ref, state=pred.state,
                                              within_seconds=self.duration(pred.within))

@@ -247,6 +247,7 @@ OBJECT_FIELDS = {
     "cronjob": tuple(f for f in _WORKLOAD_FIELDS if f not in ("replicas", "selector")) + _JOB_FIELDS + (
         "schedule", "concurrency_policy", "suspend"),
     "service": ("port", "selector", "labels", "annotations", "type", "cluster_ip", "publish_not_ready_addresses"),
+    "ingress": ("class", "rule", "backend", "labels", "annotations"),
     "configmap": ("data", "labels"),
     "secret": ("data", "type", "labels"),
     "serviceaccount": ("labels", "automount_service_account_token"),

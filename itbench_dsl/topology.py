@@ -69,6 +69,8 @@ KINDS = {
     "clusterrole": ("rbac.authorization.k8s.io/v1", "ClusterRole"),
     "rolebinding": ("rbac.authorization.k8s.io/v1", "RoleBinding"),
     "clusterrolebinding": ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+    # the rules an ingress controller of its class routes by, to Services of its namespace
+    "ingress": ("networking.k8s.io/v1", "Ingress"),
 }
 # kinds without a namespace
 CLUSTER_SCOPED_KINDS = ("namespace", "storageclass", "persistentvolume", "clusterrole", "clusterrolebinding")
@@ -164,6 +166,7 @@ class TopologyBuild:
     modules: dict[str, str] = field(default_factory=dict)  # the applications it is made of: name -> file
     roles: list[ir.Role] = field(default_factory=list)  # Roles and ClusterRoles
     role_bindings: list[ir.RoleBinding] = field(default_factory=list)  # RoleBindings and ClusterRoleBindings
+    ingresses: list[ir.Ingress] = field(default_factory=list)
     # the local application files it is made of: app name -> sha256 of the bytes read (bundle.lock records them)
     module_hashes: dict[str, str] = field(default_factory=dict)
 
@@ -172,7 +175,8 @@ class TopologyBuild:
                            self.secrets, self.service_accounts, self.autoscalers, self.edges,
                            self.app_metadata.get("itbench_key"), storage_classes=self.storage_classes,
                            persistent_volumes=self.persistent_volumes, claims=self.claims,
-                           display_name=self.display_name, roles=self.roles, role_bindings=self.role_bindings)
+                           display_name=self.display_name, roles=self.roles, role_bindings=self.role_bindings,
+                           ingresses=self.ingresses)
 
     def copy(self) -> "TopologyBuild":
         """Own lists and index, shared (never mutated) objects: faults copy an object before they change it."""
@@ -181,7 +185,7 @@ class TopologyBuild:
             list(self.secrets), list(self.service_accounts), list(self.autoscalers), [list(e) for e in self.edges],
             dict(self.declared), self.application, dict(self.app_metadata), list(self.storage_classes),
             list(self.persistent_volumes), list(self.claims), self.display_name, dict(self.modules),
-            list(self.roles), list(self.role_bindings), dict(self.module_hashes),
+            list(self.roles), list(self.role_bindings), dict(self.module_hashes), list(self.ingresses),
         )
 
     def find(self, kind: str, name: str) -> list[Declared]:
@@ -261,6 +265,8 @@ class TopologyBuilder:
         # references checked once every object is known (resolve_references): a pod volume's claim
         # (namespace, claim, where, path), a claim's class and volume (claim, class span, volume span, path)
         self.claim_uses: list[tuple[str, str, Span, str]] = []
+        # (namespace, backend, service span, port span, file) of each ingress backend, checked once all is declared
+        self.ingress_backends: list[tuple[str, ir.IngressBackend, Span, Span, str]] = []
         self.claim_refs: list[tuple[ir.PersistentVolumeClaim, Span | None, Span | None, str]] = []
         # a binding's role and subjects: (binding, role span, [(subject, span)], path)
         self.binding_refs: list[tuple[ir.RoleBinding, Span, list[tuple[dict, Span]], str]] = []
@@ -379,7 +385,7 @@ class TopologyBuilder:
                 "service": self.build.services, "configmap": self.build.configmaps, "secret": self.build.secrets,
                 "serviceaccount": self.build.service_accounts, "hpa": self.build.autoscalers,
                 "persistentvolumeclaim": self.build.claims, "role": self.build.roles,
-                "rolebinding": self.build.role_bindings,
+                "rolebinding": self.build.role_bindings, "ingress": self.build.ingresses,
             }[obj.kind]
             target.append(result)
             if obj.kind == "rolebinding":
@@ -777,6 +783,73 @@ class TopologyBuilder:
                           body.attr("type", "str", default="ClusterIP"), body.attr("cluster_ip", "str"),
                           body.string_map("annotations", annotation_problem), body.attr("publish_not_ready_addresses", "bool"))
 
+    def obj_ingress(self, obj: ast.Object, body: Body, namespace: str) -> ir.Ingress:
+        """`ingress "NAME" { class = "nginx"  rule "HOST" { path "/api" { service = "api"  port = "http" } } }`:
+        a rule without a host (`rule { ... }`) matches every host; `backend { service  port }` is the default
+        backend. The Services are resolved once every object is declared (resolve_ingresses)."""
+        rules = []
+        for entry in body.labelled("rule"):
+            if not isinstance(entry, ast.Block) or len(entry.labels) > 1:
+                self.ctx.error("E2008", f"`rule` in ingress `{obj.name}` is a block: `rule \"HOST\" {{ path \"/\" {{ ... }} }}`",
+                               entry.key_span)
+                continue
+            rule_body = Body(self.ctx, entry.entries, "ingress rule", entry.span)
+            paths = []
+            for block in rule_body.blocks("path"):
+                path_body = Body(self.ctx, block.entries, f"path `{block.labels[0]}`", block.span)
+                path_type = self.choice(path_body, "path_type", ("Prefix", "Exact", "ImplementationSpecific"))
+                backend = self.ingress_backend(path_body, block.span, namespace)
+                path_body.finish()
+                if not block.labels[0].startswith("/"):
+                    self.ctx.error("E2010", f"ingress path `{block.labels[0]}` is not absolute", block.key_span,
+                                   "not a path", help=f'an HTTP path starts with `/`: `path "/{block.labels[0]}"`')
+                if backend is not None:
+                    paths.append(ir.IngressPath(block.labels[0], backend, path_type or "Prefix"))
+            rule_body.finish()
+            if not paths:
+                self.ctx.error("E2007", f"a rule of ingress `{obj.name}` needs a `path`", entry.key_span, "no path",
+                               help='add `path "/" { service = "web"  port = 80 }`')
+            rules.append(ir.IngressRule(entry.labels[0] if entry.labels else None, paths))
+        default = body.block("backend")
+        default_backend = self.ingress_backend(default, default.span, namespace) if default is not None else None
+        if default is not None:
+            default.finish()
+        if not rules and default_backend is None:
+            self.ctx.error("E2007", f"ingress `{obj.name}` routes nothing: it needs a `rule` or a `backend`",
+                           obj.kind_span, "no rule", help='add `rule { path "/" { service = "web"  port = 80 } }`')
+        return ir.Ingress(obj.name, namespace, body.attr("class", "str", required=True), rules, default_backend,
+                          body.string_map("labels", label_problem), body.string_map("annotations", annotation_problem))
+
+    def ingress_backend(self, body: Body, span: Span, namespace: str) -> ir.IngressBackend | None:
+        service = body.attr("service", "str", required=True)
+        port = body.attr("port", "port_or_name", required=True)
+        if service is None or port is None:
+            return None
+        backend = ir.IngressBackend(service, port)
+        self.ingress_backends.append((namespace, backend, body.attr_span("service"), body.attr_span("port"),
+                                      self.ctx.path))
+        return backend
+
+    def resolve_ingresses(self) -> None:
+        """Each backend an ingress names is a Service of its namespace, on one of that Service's ports."""
+        services = {(s.namespace, s.name): s for s in self.build.services}
+        for namespace, backend, service_span, port_span, path in self.ingress_backends:
+            service = services.get((namespace, backend.service))
+            if service is None:
+                names = sorted(n for (ns, n) in services if ns == namespace)
+                hint = did_you_mean(backend.service, names)
+                self._error_at(path, "E2003", f"ingress backend `{backend.service}` is not a declared service of "
+                               f"namespace `{namespace}`", service_span, "no such service",
+                               help=f"did you mean `{hint}`?" if hint else
+                               "declared: " + ", ".join(names) if names else "declare the service it routes to")
+                continue
+            if not any(backend.port in (p.port, p.name) for p in service.ports):
+                ports = [str(p.name or p.port) for p in service.ports]
+                hint = did_you_mean(str(backend.port), ports)
+                self._error_at(path, "E2003", f"service `{service.name}` has no port `{backend.port}`", port_span,
+                               "not a port of the service", help=f"did you mean `{hint}`?" if hint else
+                               "its ports: " + ", ".join(f"`{p}`" for p in ports))
+
     def obj_configmap(self, obj: ast.Object, body: Body, namespace: str) -> ir.ConfigMap:
         return ir.ConfigMap(obj.name, namespace, body.string_map("data"), body.string_map("labels", label_problem))
 
@@ -1039,6 +1112,7 @@ class TopologyBuilder:
         self.resolve_autoscalers()
         self.resolve_storage()
         self.resolve_bindings()
+        self.resolve_ingresses()
 
     def _error_at(self, path: str, code: str, message: str, span: Span, label: str, help: str = "") -> None:
         self.ctx.diags.error(code, message, path, span, label, help)

@@ -326,6 +326,7 @@ def find_object(topology: ir.Topology, ref: ir.ObjectRef):
         "Deployment": topology.workloads, "StatefulSet": topology.workloads, "Job": topology.workloads,
         "CronJob": topology.workloads, "Pod": [w for w in topology.workloads if w.bare], "Service": topology.services,
         "ConfigMap": topology.configmaps, "Secret": topology.secrets, "HorizontalPodAutoscaler": topology.autoscalers,
+        "Ingress": topology.ingresses,
     }
     for obj in pools.get(ref.kind, []):
         if obj.name == ref.name and obj.namespace == ref.namespace and getattr(obj, "kind", ref.kind) == ref.kind:

@@ -68,7 +68,7 @@ ARG_TYPES = {
     "container": ("str", "string"),  # a container of the target workload; its only one when left out
 }
 # the kinds a declared fault may target: the topology objects the fault backend patches and restores
-PATCHABLE = ("deployment", "statefulset", "job", "cronjob", "pod", "service", "configmap", "secret", "hpa")
+PATCHABLE = ("deployment", "statefulset", "job", "cronjob", "pod", "service", "configmap", "secret", "hpa", "ingress")
 # a pod template's path as written (`spec.template...`, a Deployment's, a StatefulSet's, a Job's) reaches a
 # CronJob's pod template through its job template
 _TEMPLATE = ["spec", "template"]
