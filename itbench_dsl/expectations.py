@@ -41,7 +41,7 @@ DEFAULT_CLUSTER_READ = {"ciso": ["namespaces", "clusterpolicies", "clusterpolicy
 INCIDENT_DOMAINS = ("sre", "finops")
 INCIDENT_RESOURCES = ["pods/exec", "secrets", "resourcequotas", "limitranges", "networkpolicies", "persistentvolumeclaims",
                       "daemonsets", "roles", "rolebindings", "poddisruptionbudgets", "jobs", "cronjobs",
-                      "serviceaccounts", "peerauthentications", "authorizationpolicies", "gateways"]
+                      "serviceaccounts", "peerauthentications", "authorizationpolicies", "gateways", "ingresses"]
 CHAOS_RESOURCES = sorted(r for r, group in AGENT_RESOURCES.items() if group == "chaos-mesh.org")
 INCIDENT_CLUSTER = ["namespaces", "nodes"]
 SYSTEM_NAMESPACE = "kube-system"

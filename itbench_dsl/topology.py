@@ -105,7 +105,7 @@ AGENT_RESOURCES = {
     "secrets": "", "serviceaccounts": "", "persistentvolumeclaims": "", "resourcequotas": "", "limitranges": "",
     "deployments": "apps", "statefulsets": "apps", "replicasets": "apps", "daemonsets": "apps",
     "deployments/scale": "apps", "statefulsets/scale": "apps",
-    "horizontalpodautoscalers": "autoscaling", "networkpolicies": "networking.k8s.io",
+    "horizontalpodautoscalers": "autoscaling", "networkpolicies": "networking.k8s.io", "ingresses": "networking.k8s.io",
     "poddisruptionbudgets": "policy", "jobs": "batch", "cronjobs": "batch",
     "policies": "kyverno.io", "policyreports": "wgpolicyk8s.io",
     "schedules": "chaos-mesh.org", "networkchaos": "chaos-mesh.org", "podchaos": "chaos-mesh.org",
