@@ -265,3 +265,14 @@ def test_it_catches_configuration_judged_by_name(monkeypatch, name, kind):
            "it failed it" in problems
     assert f"the named {kind} restored, its readers pointed at a copy holding the faulty data (must fail): " \
            "it passed it" in problems
+
+
+def test_a_bare_pod_is_attacked_by_its_replacement():
+    """A bare pod is fixed by replacing it: the corpus tries it recreated healthy (a fix), deleted (none), and
+    being deleted (none)."""
+    cases = names("k8sbench-fix-image-pull-bare-pod")
+    assert cases["the solved state, pod app deleted and created again healthy"] == PASS
+    assert cases["the solved state, pod app deleted and not created again"] == FAIL
+    assert cases["the solved state, app being deleted"] == FAIL
+    assert _problems("k8sbench-fix-image-pull-bare-pod") == []
+
