@@ -150,3 +150,21 @@ def test_a_workload_fault_on_a_pod_says_a_pod_is_replaced():
                    .replace("PREDICATES", 'pod "web" ready').encode(), "pod.itb", diags)
     [error] = diags.errors()
     assert error.code == "E2004" and "E2056" in error.help
+
+
+def test_a_change_to_a_pod_is_judged_field_by_field():
+    from itbench_dsl.faults.declared import _immutable_pod_change
+
+    pod = {"kind": "Pod", "spec": {"containers": [{"name": "web", "image": "a", "env": [{"name": "X", "value": "1"}]}],
+                                   "terminationGracePeriodSeconds": 30}}
+    changed = copy.deepcopy(pod)
+    changed["spec"]["containers"][0]["image"] = "b"
+    changed["spec"]["terminationGracePeriodSeconds"] = 5
+    changed["spec"]["tolerations"] = [{"key": "k", "operator": "Exists"}]
+    assert _immutable_pod_change(pod, changed) is None
+    changed["spec"]["containers"][0]["env"][0]["value"] = "2"
+    assert _immutable_pod_change(pod, changed) == "spec.containers[name=web].env"
+    changed = copy.deepcopy(pod)
+    changed["spec"]["nodeSelector"] = {"disk": "ssd"}
+    assert _immutable_pod_change(pod, changed) == "spec.nodeSelector"
+    assert _immutable_pod_change({**pod, "kind": "Deployment"}, changed) is None
