@@ -47,6 +47,7 @@ for _names, _group, _plural, _namespaced in [
     (("ds", "daemonset"), "apps", "daemonsets", True), (("rs", "replicaset"), "apps", "replicasets", True),
     (("hpa", "horizontalpodautoscaler"), "autoscaling", "horizontalpodautoscalers", True),
     (("netpol", "networkpolicy"), "networking.k8s.io", "networkpolicies", True),
+    (("ing", "ingress"), "networking.k8s.io", "ingresses", True),
     (("pdb", "poddisruptionbudget"), "policy", "poddisruptionbudgets", True),
     (("job",), "batch", "jobs", True), (("cj", "cronjob"), "batch", "cronjobs", True),
     (("role",), "rbac.authorization.k8s.io", "roles", True),

@@ -31,6 +31,7 @@ from .topology import (
     TopologyBuild,
     TopologyBuilder,
     app_gateways,
+    pod_names,
     pod_pattern_owner,
 )
 
@@ -224,8 +225,12 @@ class Checker(Expectations):
         build = self.state.build
         if allowed is not None and kind not in allowed:
             if kind in KINDS or kind in RUNTIME_KINDS or kind in CREATABLE_KINDS:
+                # a workload fault on a bare pod: a pod's spec is fixed at creation but for its images
+                pod_help = "a running pod changes in place only its containers' images (`nonexistent_image`); any other " \
+                    "field is changed by replacing the pod (`itbench explain E2056`)" \
+                    if kind == "pod" and "deployment" in allowed else None
                 self.error("E2004", f"{what} must be a {' or '.join(allowed)}, not a {kind}", ref.kind_span,
-                           "wrong kind")
+                           "wrong kind", help=pod_help or "")
                 return None
         namespace, name = (ref.name.split("/", 1) + [None])[:2] if "/" in ref.name else (None, ref.name)
         if kind == "gateway":
@@ -287,7 +292,7 @@ class Checker(Expectations):
     def resolve_pods(self, ref: ast.Ref, namespace: str | None, pattern: str) -> Resolved | None:
         build = self.state.build
         owners = [w for w in build.workloads if (namespace is None or w.namespace == namespace)
-                  and (fnmatch.fnmatchcase(f"{w.name}-7d4b9c8f6-x2x9q", pattern) or fnmatch.fnmatchcase(f"{w.name}-0", pattern))]
+                  and any(fnmatch.fnmatchcase(pod, pattern) for pod in pod_names(w))]
         if not owners:
             if self.state.incomplete:  # the topology did not load: its error is reported, this follows from it
                 return None
@@ -305,7 +310,9 @@ class Checker(Expectations):
             return None
         name = pod_pattern_owner(pattern, [w.name for w in owners])
         owner = next(w for w in owners if w.name == name)
-        return Resolved(ir.ObjectRef("v1", "Pod", owner.namespace, pattern), owner.name)
+        # a bare pod is its own object (a fault patches it); a controller's pods are only named
+        return Resolved(ir.ObjectRef("v1", "Pod", owner.namespace, pattern), owner.name,
+                        owner if owner.bare and pattern == owner.name else None)
 
     def resolve_gateway(self, ref: ast.Ref, namespace: str | None, name: str) -> Resolved | None:
         """A Gateway API Gateway the application's installation deploys (its metadata's `gateway`)."""

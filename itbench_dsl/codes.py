@@ -114,9 +114,10 @@ declares inline or imports with `use app`. The help suggests a similar name when
         _c("E2004", "wrong kind of target", """
 The fault or statement needs a target of another kind. For example `scaled_to_zero` acts on
 a deployment or statefulset, and `modified_target_port` on a service. In `mitigated when`,
-`ready` tests workloads and pods only: a ConfigMap or a Service is never ready, so check the
-field the fault changes instead (`configmap "x" data["k"] == "v"`). A Job or a CronJob runs to
-completion: `complete` tests it (and only it), `ready` does not.
+`ready` tests workloads, pods and ingresses only (an ingress is ready when a controller of its
+class would route each of its backends to ready pods): a ConfigMap or a Service is never ready,
+so check the field the fault changes instead (`configmap "x" data["k"] == "v"`). A Job or a
+CronJob runs to completion: `complete` tests it (and only it), `ready` does not.
 """),
         _c("E2005", "unknown fault or waiter kind", """
 `fault KIND on ...` names a fault the library does not have (or `wait ... KIND` a waiter).
@@ -315,6 +316,14 @@ the revert cannot restore it by itself. Give the command that undoes it: `revert
         _c("E2055", "not a fault library", """
 `use faults "PATH"` names a file that cannot be read, or that holds no `fault_kind` declarations. The
 path is relative to the scenario's folder.
+"""),
+        _c("E2056", "pod field that cannot change in place", """
+A fault on a bare `pod` changes a field of its spec that Kubernetes fixes when the pod is created: the
+API server refuses such an update (`pod updates may not change fields other than ...`). A running pod
+changes in place only its containers' `image`, `activeDeadlineSeconds`, `terminationGracePeriodSeconds`
+and added `tolerations`. Anything else (a command, an environment variable, a probe, resources, a node
+selector) is changed by replacing the pod: delete it and create it changed. Target what runs the pod
+(a deployment's pod template), or a field the pod changes in place (`nonexistent_image`).
 """),
         _c("E2040", "regular expression not accepted", """
 `PATH matches "RE"` takes a regular expression in RE2's syntax, matched against the whole value

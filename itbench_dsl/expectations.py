@@ -41,7 +41,7 @@ DEFAULT_CLUSTER_READ = {"ciso": ["namespaces", "clusterpolicies", "clusterpolicy
 INCIDENT_DOMAINS = ("sre", "finops")
 INCIDENT_RESOURCES = ["pods/exec", "secrets", "resourcequotas", "limitranges", "networkpolicies", "persistentvolumeclaims",
                       "daemonsets", "roles", "rolebindings", "poddisruptionbudgets", "jobs", "cronjobs",
-                      "serviceaccounts", "peerauthentications", "authorizationpolicies", "gateways"]
+                      "serviceaccounts", "peerauthentications", "authorizationpolicies", "gateways", "ingresses"]
 CHAOS_RESOURCES = sorted(r for r, group in AGENT_RESOURCES.items() if group == "chaos-mesh.org")
 INCIDENT_CLUSTER = ["namespaces", "nodes"]
 SYSTEM_NAMESPACE = "kube-system"
@@ -130,7 +130,8 @@ class Expectations:
         """The names of the topology's objects of a reference's kind (pods as their workloads name them)."""
         build = self.state.build
         if ref.kind == "Pod":
-            return [f"{w.name}-7d4b9c8f6-x2x9q" if w.kind != "StatefulSet" else f"{w.name}-0" for w in build.workloads]
+            return [w.name if w.kind == "Pod" and w.bare else f"{w.name}-7d4b9c8f6-x2x9q" if w.kind != "StatefulSet"
+                    else f"{w.name}-0" for w in build.workloads]
         kinds = [k for k, (_, k8s) in KINDS.items() if k8s == ref.kind]
         return [n for k in kinds for n in build.names_of(k)]
 
@@ -376,7 +377,7 @@ class Expectations:
                 if isinstance(pred, ast.StatePredicate):
                     if pred.state == "ready" and resolved.ref.kind not in READY_KINDS:
                         self.error("E2004", f"{resolved.ref.kind} `{resolved.ref.name}` has no readiness: `ready` tests "
-                                   "workloads and pods", pred.span, "never ready",
+                                   "workloads, pods and ingresses", pred.span, "never ready",
                                    help=f"a {pred.target.kind} runs to completion: write `{pred.target.kind} "
                                         f"\"{pred.target.name}\" complete`" if resolved.ref.kind in COMPLETE_KINDS else
                                         f"check what the fault changes with a field predicate "
@@ -385,7 +386,7 @@ class Expectations:
                     if pred.state == "complete" and resolved.ref.kind not in COMPLETE_KINDS:
                         self.error("E2004", f"{resolved.ref.kind} `{resolved.ref.name}` does not run to completion: "
                                    "`complete` tests jobs and cronjobs", pred.span, "never complete",
-                                   help="`ready` tests workloads and pods; `exists` any object")
+                                   help="`ready` tests workloads, pods and ingresses; `exists` any object")
                         continue
                     predicate = ir.Predicate("state", resolved.ref, state=pred.state,
                                              within_seconds=self.duration(pred.within))

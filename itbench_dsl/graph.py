@@ -20,6 +20,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from . import ir
+from .topology import pod_names
 
 AUTO_LIMIT = 12  # `--focus auto`: draw everything up to this many components, else 1 hop
 AUTO_HOPS = 1
@@ -177,10 +178,10 @@ class _Builder:
         if ref.kind in WORKLOAD_KINDS:
             key = self._ckey_of(ref.namespace or "", ref.name)
         elif ref.kind == "Pod":
-            owners = [w for w in self.workloads.values() if w.namespace == ref.namespace and (
-                fnmatch.fnmatchcase(f"{w.name}-7d4b9c8f6-x2x9q", ref.name) or fnmatch.fnmatchcase(f"{w.name}-0", ref.name))]
+            owners = [w for w in self.workloads.values() if w.namespace == ref.namespace and
+                      any(fnmatch.fnmatchcase(pod, ref.name) for pod in pod_names(w))]
             # `frontend-*` also matches frontend-proxy's pods: the workload it names outright comes first
-            exact = [w for w in owners if ref.name in (f"{w.name}-*", f"{w.name}-?*")]
+            exact = [w for w in owners if ref.name in (f"{w.name}-*", f"{w.name}-?*", w.name)]
             if owners:
                 key = self._ckey(exact[0] if exact else max(owners, key=lambda w: len(w.name)))
         elif ref.kind == "Service":

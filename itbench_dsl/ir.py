@@ -80,7 +80,7 @@ class Container:
 
 @dataclass
 class Workload:
-    kind: str  # Deployment | StatefulSet | Job | CronJob | Pod (a static pod: the kubelet runs it, the cluster provides it)
+    kind: str  # Deployment | StatefulSet | Job | CronJob | Pod (a static pod, or a bare pod: `bare`)
     name: str
     namespace: str
     replicas: int
@@ -115,6 +115,9 @@ class Workload:
     schedule: Optional[str] = field(default=None, metadata=_OMIT)  # CronJob only: cron fields or a macro
     concurrency_policy: Optional[str] = field(default=None, metadata=_OMIT)  # CronJob: Allow | Forbid | Replace
     suspend: Optional[bool] = field(default=None, metadata=_OMIT)  # CronJob
+    # Pod only: a Pod the scenario deploys itself, no controller owning it (`pod "NAME"`); a Pod without it is
+    # a static pod (the kubelet runs it, the cluster provides it). A bare pod is replaced, never rolled out.
+    bare: Optional[bool] = field(default=None, metadata=_OMIT)
 
 
 @dataclass
@@ -137,6 +140,43 @@ class Service:
     cluster_ip: Optional[str] = None
     annotations: dict[str, str] = field(default_factory=dict)
     publish_not_ready_addresses: Optional[bool] = None
+
+
+@dataclass
+class IngressBackend:
+    service: str  # a Service of the ingress's namespace
+    port: Any  # int or port name (str): one of the Service's ports, by number or by name
+
+
+@dataclass
+class IngressPath:
+    path: str
+    backend: IngressBackend
+    path_type: str = "Prefix"  # Prefix | Exact | ImplementationSpecific
+
+
+@dataclass
+class IngressRule:
+    host: Optional[str]  # None: every host
+    paths: list[IngressPath]
+
+
+@dataclass
+class Ingress:
+    """A networking.k8s.io/v1 Ingress: the rules an ingress controller of its class routes by."""
+    name: str
+    namespace: str
+    class_name: Optional[str]  # spec.ingressClassName: the controller that serves it
+    rules: list[IngressRule]
+    default_backend: Optional[IngressBackend] = None
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+
+
+def ingress_backends(ingress: Ingress) -> list[IngressBackend]:
+    """Every backend an ingress names: its default backend, then each rule's paths'."""
+    return ([ingress.default_backend] if ingress.default_backend else []) + [
+        p.backend for rule in ingress.rules for p in rule.paths]
 
 
 @dataclass
@@ -270,6 +310,7 @@ class Topology:
     # RBAC: Roles and ClusterRoles, RoleBindings and ClusterRoleBindings of the application's own components
     roles: list[Role] = field(default_factory=list, metadata=_OMIT)
     role_bindings: list[RoleBinding] = field(default_factory=list, metadata=_OMIT)
+    ingresses: list[Ingress] = field(default_factory=list, metadata=_OMIT)
 
 
 @dataclass
@@ -537,7 +578,7 @@ def _to_json(value: Any) -> Any:
 # Topology objects are never mutated once built, and an application's are shared by every scenario
 # that uses it: their JSON is computed once (see memo.py).
 TOPOLOGY_OBJECTS = {Workload, Service, ConfigMap, Secret, ServiceAccount, Autoscaler, Namespace, StorageClass,
-                    PersistentVolume, PersistentVolumeClaim, Role, RoleBinding}
+                    PersistentVolume, PersistentVolumeClaim, Role, RoleBinding, Ingress}
 
 
 _object_json = IdentityMemo(_to_json)

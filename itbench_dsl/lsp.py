@@ -242,9 +242,12 @@ OBJECT_FIELDS = {
     "deployment": _WORKLOAD_FIELDS + ("strategy",),
     "statefulset": _WORKLOAD_FIELDS + ("service_name", "pod_management_policy"),
     "job": tuple(f for f in _WORKLOAD_FIELDS if f not in ("replicas", "selector")) + _JOB_FIELDS,
+    "pod": tuple(f for f in _WORKLOAD_FIELDS if f not in ("replicas", "selector", "object_labels")) + (
+        "restart_policy",),
     "cronjob": tuple(f for f in _WORKLOAD_FIELDS if f not in ("replicas", "selector")) + _JOB_FIELDS + (
         "schedule", "concurrency_policy", "suspend"),
     "service": ("port", "selector", "labels", "annotations", "type", "cluster_ip", "publish_not_ready_addresses"),
+    "ingress": ("class", "rule", "backend", "labels", "annotations"),
     "configmap": ("data", "labels"),
     "secret": ("data", "type", "labels"),
     "serviceaccount": ("labels", "automount_service_account_token"),

@@ -115,6 +115,11 @@ def _workload(w: ir.Workload) -> dict:
     pod_spec["containers"] = [_container(c) for c in w.containers]
     if w.volumes:
         pod_spec["volumes"] = [dict(v) for v in w.volumes]
+    if w.kind == "Pod" and w.bare:  # a pod of its own: its labels and annotations are the object's
+        if w.restart_policy:
+            pod_spec = {"restartPolicy": w.restart_policy, **pod_spec}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(w.name, w.namespace, w.labels, w.annotations),
+                "spec": pod_spec}
     if w.kind == "Pod":  # a static pod's mirror pod, as the cluster shows it
         pod_spec["nodeName"] = CONTROL_PLANE_NODE
         meta = _meta(static_pod_name(w), w.namespace, w.labels, w.annotations)
@@ -269,9 +274,32 @@ def _role_binding(b: ir.RoleBinding) -> dict:
             "roleRef": dict(b.role_ref), "subjects": [dict(s) for s in b.subjects]}
 
 
+def _ingress_backend(b: ir.IngressBackend) -> dict:
+    port = {"name": b.port} if isinstance(b.port, str) else {"number": b.port}
+    return {"service": {"name": b.service, "port": port}}
+
+
+def _ingress(ing: ir.Ingress) -> dict:
+    spec: dict = {}
+    if ing.class_name:
+        spec["ingressClassName"] = ing.class_name
+    if ing.default_backend is not None:
+        spec["defaultBackend"] = _ingress_backend(ing.default_backend)
+    if ing.rules:
+        rules = []
+        for rule in ing.rules:
+            out: dict = {"host": rule.host} if rule.host else {}
+            out["http"] = {"paths": [{"path": p.path, "pathType": p.path_type, "backend": _ingress_backend(p.backend)}
+                                     for p in rule.paths]}
+            rules.append(out)
+        spec["rules"] = rules
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": _meta(ing.name, ing.namespace, ing.labels, ing.annotations), "spec": spec}
+
+
 _RENDERERS = {
     ir.Namespace: _namespace, ir.Workload: _workload, ir.Service: _service, ir.ConfigMap: _configmap,
     ir.Secret: _secret, ir.ServiceAccount: _service_account, ir.Autoscaler: _autoscaler,
     ir.StorageClass: _storage_class, ir.PersistentVolume: _persistent_volume, ir.PersistentVolumeClaim: _claim,
-    ir.Role: _role, ir.RoleBinding: _role_binding,
+    ir.Role: _role, ir.RoleBinding: _role_binding, ir.Ingress: _ingress,
 }

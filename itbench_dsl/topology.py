@@ -59,6 +59,8 @@ KINDS = {
     # a static pod: the kubelet runs it from a manifest on the node (etcd, the API server), and the API
     # server shows it as the mirror pod `<name>-<node>`. Only the cluster provides one.
     "static_pod": ("v1", "Pod"),
+    # a Pod the scenario deploys on its own, no controller owning it: it is replaced, never rolled out
+    "pod": ("v1", "Pod"),
     "storageclass": ("storage.k8s.io/v1", "StorageClass"),
     "persistentvolume": ("v1", "PersistentVolume"),
     "persistentvolumeclaim": ("v1", "PersistentVolumeClaim"),
@@ -67,6 +69,8 @@ KINDS = {
     "clusterrole": ("rbac.authorization.k8s.io/v1", "ClusterRole"),
     "rolebinding": ("rbac.authorization.k8s.io/v1", "RoleBinding"),
     "clusterrolebinding": ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+    # the rules an ingress controller of its class routes by, to Services of its namespace
+    "ingress": ("networking.k8s.io/v1", "Ingress"),
 }
 # kinds without a namespace
 CLUSTER_SCOPED_KINDS = ("namespace", "storageclass", "persistentvolume", "clusterrole", "clusterrolebinding")
@@ -88,7 +92,7 @@ ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce
 RUNTIME_KINDS = {"pod": ("v1", "Pod")}
 # a Gateway API Gateway that the application's installation deploys, named by its metadata (`gateway`)
 RUNTIME_KINDS["gateway"] = ("gateway.networking.k8s.io/v1", "Gateway")
-WORKLOAD_KINDS = ("deployment", "statefulset", "static_pod", "job", "cronjob")
+WORKLOAD_KINDS = ("deployment", "statefulset", "static_pod", "pod", "job", "cronjob")
 # the kinds that run to completion: `complete` tests them, `ready` does not
 COMPLETING_KINDS = ("job", "cronjob")
 # Istio's ambient mode enrols a namespace's pods by this namespace label
@@ -101,7 +105,7 @@ AGENT_RESOURCES = {
     "secrets": "", "serviceaccounts": "", "persistentvolumeclaims": "", "resourcequotas": "", "limitranges": "",
     "deployments": "apps", "statefulsets": "apps", "replicasets": "apps", "daemonsets": "apps",
     "deployments/scale": "apps", "statefulsets/scale": "apps",
-    "horizontalpodautoscalers": "autoscaling", "networkpolicies": "networking.k8s.io",
+    "horizontalpodautoscalers": "autoscaling", "networkpolicies": "networking.k8s.io", "ingresses": "networking.k8s.io",
     "poddisruptionbudgets": "policy", "jobs": "batch", "cronjobs": "batch",
     "policies": "kyverno.io", "policyreports": "wgpolicyk8s.io",
     "schedules": "chaos-mesh.org", "networkchaos": "chaos-mesh.org", "podchaos": "chaos-mesh.org",
@@ -162,6 +166,7 @@ class TopologyBuild:
     modules: dict[str, str] = field(default_factory=dict)  # the applications it is made of: name -> file
     roles: list[ir.Role] = field(default_factory=list)  # Roles and ClusterRoles
     role_bindings: list[ir.RoleBinding] = field(default_factory=list)  # RoleBindings and ClusterRoleBindings
+    ingresses: list[ir.Ingress] = field(default_factory=list)
     # the local application files it is made of: app name -> sha256 of the bytes read (bundle.lock records them)
     module_hashes: dict[str, str] = field(default_factory=dict)
 
@@ -170,7 +175,8 @@ class TopologyBuild:
                            self.secrets, self.service_accounts, self.autoscalers, self.edges,
                            self.app_metadata.get("itbench_key"), storage_classes=self.storage_classes,
                            persistent_volumes=self.persistent_volumes, claims=self.claims,
-                           display_name=self.display_name, roles=self.roles, role_bindings=self.role_bindings)
+                           display_name=self.display_name, roles=self.roles, role_bindings=self.role_bindings,
+                           ingresses=self.ingresses)
 
     def copy(self) -> "TopologyBuild":
         """Own lists and index, shared (never mutated) objects: faults copy an object before they change it."""
@@ -179,7 +185,7 @@ class TopologyBuild:
             list(self.secrets), list(self.service_accounts), list(self.autoscalers), [list(e) for e in self.edges],
             dict(self.declared), self.application, dict(self.app_metadata), list(self.storage_classes),
             list(self.persistent_volumes), list(self.claims), self.display_name, dict(self.modules),
-            list(self.roles), list(self.role_bindings), dict(self.module_hashes),
+            list(self.roles), list(self.role_bindings), dict(self.module_hashes), list(self.ingresses),
         )
 
     def find(self, kind: str, name: str) -> list[Declared]:
@@ -207,6 +213,14 @@ def _binding_problem(claim: ir.PersistentVolumeClaim, volume: ir.PersistentVolum
     if missing:
         return f"the volume does not offer {', '.join(missing)}"
     return None
+
+
+def pod_names(w: ir.Workload) -> tuple[str, ...]:
+    """Names a workload's pods take, as a pattern is matched against them: a bare pod's own name; a
+    controller's pod `<name>-<hash>-<suffix>`, or `<name>-0` (a StatefulSet's ordinal)."""
+    if w.kind == "Pod" and w.bare:
+        return (w.name,)
+    return (f"{w.name}-7d4b9c8f6-x2x9q", f"{w.name}-0")
 
 
 def pod_pattern_owner(pattern: str, owners: list[str]) -> str | None:
@@ -251,6 +265,8 @@ class TopologyBuilder:
         # references checked once every object is known (resolve_references): a pod volume's claim
         # (namespace, claim, where, path), a claim's class and volume (claim, class span, volume span, path)
         self.claim_uses: list[tuple[str, str, Span, str]] = []
+        # (namespace, backend, service span, port span, file) of each ingress backend, checked once all is declared
+        self.ingress_backends: list[tuple[str, ir.IngressBackend, Span, Span, str]] = []
         self.claim_refs: list[tuple[ir.PersistentVolumeClaim, Span | None, Span | None, str]] = []
         # a binding's role and subjects: (binding, role span, [(subject, span)], path)
         self.binding_refs: list[tuple[ir.RoleBinding, Span, list[tuple[dict, Span]], str]] = []
@@ -365,11 +381,11 @@ class TopologyBuilder:
         if result is not None and namespace is not None and self.declare(obj.kind, obj.name, namespace, obj.name_span, result):
             target = {
                 "deployment": self.build.workloads, "statefulset": self.build.workloads,
-                "static_pod": self.build.workloads, "job": self.build.workloads, "cronjob": self.build.workloads,
+                "static_pod": self.build.workloads, "pod": self.build.workloads, "job": self.build.workloads, "cronjob": self.build.workloads,
                 "service": self.build.services, "configmap": self.build.configmaps, "secret": self.build.secrets,
                 "serviceaccount": self.build.service_accounts, "hpa": self.build.autoscalers,
                 "persistentvolumeclaim": self.build.claims, "role": self.build.roles,
-                "rolebinding": self.build.role_bindings,
+                "rolebinding": self.build.role_bindings, "ingress": self.build.ingresses,
             }[obj.kind]
             target.append(result)
             if obj.kind == "rolebinding":
@@ -391,16 +407,21 @@ class TopologyBuilder:
     def obj_static_pod(self, obj: ast.Object, body: Body, namespace: str) -> ir.Workload:
         return self.workload("Pod", obj, body, namespace)
 
+    def obj_pod(self, obj: ast.Object, body: Body, namespace: str) -> ir.Workload:
+        return self.workload("Pod", obj, body, namespace, bare=True)
+
     def provided(self, namespace: str) -> bool:
         return any(n.name == namespace and n.provided for n in self.build.namespaces)
 
-    def workload(self, kind: str, obj: ast.Object, body: Body, namespace: str) -> ir.Workload:
-        static = kind == "Pod"  # one pod per node the kubelet runs it on, selected by its labels
+    def workload(self, kind: str, obj: ast.Object, body: Body, namespace: str, bare: bool = False) -> ir.Workload:
+        # a static pod: one pod per node the kubelet runs it on, selected by its labels; a bare pod: one pod
+        static = kind == "Pod"
         completing = kind in ("Job", "CronJob")  # runs to completion: no replicas kept ready, no selector written
         replicas = 1 if static else 0 if completing else body.attr("replicas", "nonneg_int", default=1)
         labels = body.string_map("labels", label_problem) or {"app.kubernetes.io/name": obj.name}
         selector = dict(labels) if static or completing else body.string_map("selector", label_problem) or dict(labels)
-        object_labels = body.string_map("object_labels", label_problem)
+        # a bare pod is its own object: its `labels` and `annotations` are the object's
+        object_labels = {} if bare else body.string_map("object_labels", label_problem)
         service_account = body.attr("service_account", "str")
         service_name = body.attr("service_name", "str") if kind == "StatefulSet" else None
         container_blocks, init_blocks = body.blocks("container"), body.blocks("init_container")
@@ -426,7 +447,7 @@ class TopologyBuilder:
         workload = ir.Workload(kind, obj.name, namespace, replicas, labels, selector, containers, object_labels,
                                init_containers, [v for v in volumes if v], service_account, service_name)
         workload.annotations = body.string_map("annotations", annotation_problem)
-        workload.object_annotations = body.string_map("object_annotations", annotation_problem)
+        workload.object_annotations = {} if bare else body.string_map("object_annotations", annotation_problem)
         workload.automount_service_account_token = body.attr("automount_service_account_token", "bool")
         grace = body.attr("termination_grace_period", "duration")
         workload.termination_grace_period_seconds = int(grace) if grace is not None else None
@@ -448,6 +469,9 @@ class TopologyBuilder:
             workload.pod_management_policy = self.choice(body, "pod_management_policy", ("OrderedReady", "Parallel"))
         elif completing:
             self.completion(kind, obj, body, workload)
+        elif bare:
+            workload.bare = True
+            workload.restart_policy = self.choice(body, "restart_policy", ("Always", "OnFailure", "Never"))
         return workload
 
     def completion(self, kind: str, obj: ast.Object, body: Body, workload: ir.Workload) -> None:
@@ -759,6 +783,73 @@ class TopologyBuilder:
                           body.attr("type", "str", default="ClusterIP"), body.attr("cluster_ip", "str"),
                           body.string_map("annotations", annotation_problem), body.attr("publish_not_ready_addresses", "bool"))
 
+    def obj_ingress(self, obj: ast.Object, body: Body, namespace: str) -> ir.Ingress:
+        """`ingress "NAME" { class = "nginx"  rule "HOST" { path "/api" { service = "api"  port = "http" } } }`:
+        a rule without a host (`rule { ... }`) matches every host; `backend { service  port }` is the default
+        backend. The Services are resolved once every object is declared (resolve_ingresses)."""
+        rules = []
+        for entry in body.labelled("rule"):
+            if not isinstance(entry, ast.Block) or len(entry.labels) > 1:
+                self.ctx.error("E2008", f"`rule` in ingress `{obj.name}` is a block: `rule \"HOST\" {{ path \"/\" {{ ... }} }}`",
+                               entry.key_span)
+                continue
+            rule_body = Body(self.ctx, entry.entries, "ingress rule", entry.span)
+            paths = []
+            for block in rule_body.blocks("path"):
+                path_body = Body(self.ctx, block.entries, f"path `{block.labels[0]}`", block.span)
+                path_type = self.choice(path_body, "path_type", ("Prefix", "Exact", "ImplementationSpecific"))
+                backend = self.ingress_backend(path_body, block.span, namespace)
+                path_body.finish()
+                if not block.labels[0].startswith("/"):
+                    self.ctx.error("E2010", f"ingress path `{block.labels[0]}` is not absolute", block.key_span,
+                                   "not a path", help=f'an HTTP path starts with `/`: `path "/{block.labels[0]}"`')
+                if backend is not None:
+                    paths.append(ir.IngressPath(block.labels[0], backend, path_type or "Prefix"))
+            rule_body.finish()
+            if not paths:
+                self.ctx.error("E2007", f"a rule of ingress `{obj.name}` needs a `path`", entry.key_span, "no path",
+                               help='add `path "/" { service = "web"  port = 80 }`')
+            rules.append(ir.IngressRule(entry.labels[0] if entry.labels else None, paths))
+        default = body.block("backend")
+        default_backend = self.ingress_backend(default, default.span, namespace) if default is not None else None
+        if default is not None:
+            default.finish()
+        if not rules and default_backend is None:
+            self.ctx.error("E2007", f"ingress `{obj.name}` routes nothing: it needs a `rule` or a `backend`",
+                           obj.kind_span, "no rule", help='add `rule { path "/" { service = "web"  port = 80 } }`')
+        return ir.Ingress(obj.name, namespace, body.attr("class", "str", required=True), rules, default_backend,
+                          body.string_map("labels", label_problem), body.string_map("annotations", annotation_problem))
+
+    def ingress_backend(self, body: Body, span: Span, namespace: str) -> ir.IngressBackend | None:
+        service = body.attr("service", "str", required=True)
+        port = body.attr("port", "port_or_name", required=True)
+        if service is None or port is None:
+            return None
+        backend = ir.IngressBackend(service, port)
+        self.ingress_backends.append((namespace, backend, body.attr_span("service"), body.attr_span("port"),
+                                      self.ctx.path))
+        return backend
+
+    def resolve_ingresses(self) -> None:
+        """Each backend an ingress names is a Service of its namespace, on one of that Service's ports."""
+        services = {(s.namespace, s.name): s for s in self.build.services}
+        for namespace, backend, service_span, port_span, path in self.ingress_backends:
+            service = services.get((namespace, backend.service))
+            if service is None:
+                names = sorted(n for (ns, n) in services if ns == namespace)
+                hint = did_you_mean(backend.service, names)
+                self._error_at(path, "E2003", f"ingress backend `{backend.service}` is not a declared service of "
+                               f"namespace `{namespace}`", service_span, "no such service",
+                               help=f"did you mean `{hint}`?" if hint else
+                               "declared: " + ", ".join(names) if names else "declare the service it routes to")
+                continue
+            if not any(backend.port in (p.port, p.name) for p in service.ports):
+                ports = [str(p.name or p.port) for p in service.ports]
+                hint = did_you_mean(str(backend.port), ports)
+                self._error_at(path, "E2003", f"service `{service.name}` has no port `{backend.port}`", port_span,
+                               "not a port of the service", help=f"did you mean `{hint}`?" if hint else
+                               "its ports: " + ", ".join(f"`{p}`" for p in ports))
+
     def obj_configmap(self, obj: ast.Object, body: Body, namespace: str) -> ir.ConfigMap:
         return ir.ConfigMap(obj.name, namespace, body.string_map("data"), body.string_map("labels", label_problem))
 
@@ -1021,6 +1112,7 @@ class TopologyBuilder:
         self.resolve_autoscalers()
         self.resolve_storage()
         self.resolve_bindings()
+        self.resolve_ingresses()
 
     def _error_at(self, path: str, code: str, message: str, span: Span, label: str, help: str = "") -> None:
         self.ctx.diags.error(code, message, path, span, label, help)

@@ -17,7 +17,8 @@ KNOWN_ALERTS = STANDARD_ALERTS
 
 # The object kinds `ready` tests (runtime/evaluator.py, ready_check): a workload's replicas, a pod's Ready
 # condition. Any other object (a ConfigMap, a Service) is never "ready", so `ready` there is refused.
-READY_KINDS = ("Deployment", "StatefulSet", "Pod")
+# An Ingress is ready when a controller of its class would route each of its backends to ready pods.
+READY_KINDS = ("Deployment", "StatefulSet", "Pod", "Ingress")
 # The kinds that run to completion, which `complete` tests (runtime/evaluator.py, job_complete): a Job's
 # Complete condition (or its completions succeeded), a CronJob's last scheduled run succeeded.
 COMPLETE_KINDS = ("Job", "CronJob")

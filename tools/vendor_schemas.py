@@ -87,6 +87,7 @@ KUBERNETES_KINDS: list[tuple[str, str]] = [
     ("rbac.authorization.k8s.io/v1", "ClusterRole"),
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
     ("networking.k8s.io/v1", "NetworkPolicy"),
+    ("networking.k8s.io/v1", "Ingress"),
     ("policy/v1", "PodDisruptionBudget"),
     ("scheduling.k8s.io/v1", "PriorityClass"),
     ("storage.k8s.io/v1", "StorageClass"),

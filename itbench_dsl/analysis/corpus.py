@@ -1234,9 +1234,20 @@ def _lifecycle_cases(spec: dict, found: Objects) -> Iterator[Case]:
                        FAIL, state=rolling)
     for w in spec["workloads"][:2]:
         key = (w["kind"], w["namespace"], w["name"])
-        if w["kind"] != "Pod" and key in present:
+        if (w["kind"] != "Pod" or w.get("bare")) and key in present:
             deleting = _with_edit(solved, key, lambda o: o["metadata"].update(deletionTimestamp="2026-01-01T00:05:00Z"))
             yield Case(f"the solved state, {w['name']} being deleted", "mitigate", FAIL, state=deleting)
+    # a bare pod is fixed by replacing it: the same spec under its name, created anew, is the fix; gone is not
+    for w in [w for w in spec["workloads"] if w.get("bare")][:2]:
+        key = (w["kind"], w["namespace"], w["name"])
+        if key not in present:
+            continue
+        recreated = _with_edit(solved, key, lambda o: o["metadata"].update(
+            uid=f"recreated-{w['name']}", creationTimestamp=FIXED_AT, resourceVersion="90210"))
+        yield Case(f"the solved state, pod {w['name']} deleted and created again healthy", "mitigate", PASS,
+                   state=recreated)
+        yield Case(f"the solved state, pod {w['name']} deleted and not created again", "mitigate", FAIL,
+                   state=_with_items(solved, [o for o in solved["resources"]["items"] if _key(o) != key]))
     for fault in m["faults"]:
         for entry in fault["fields"][:1]:
             ref = entry["object"]

@@ -205,6 +205,12 @@ def unused_objects(item: Linted) -> list[Diagnostic]:
     mentioned = {s for i in scenario.injections() for s in _strings(i.args)}
     mentioned |= {subject.get("name") for binding in topology.role_bindings for subject in binding.subjects
                   if subject.get("kind") == "ServiceAccount"}
+    # an ingress in use uses the Services it routes to, and their workloads
+    for ingress in topology.ingresses:
+        if ("Ingress", ingress.name) in named:
+            for backend in ir.ingress_backends(ingress):
+                mentioned.add(backend.service)
+                used_components.add(components.by_key.get(("Service", backend.service)))
     # the configmaps, secrets and service accounts each workload uses
     members: dict[tuple[str, str], str] = {}
     for w in topology.workloads:

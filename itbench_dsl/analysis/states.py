@@ -259,7 +259,7 @@ def _fault_effects(scenario: ir.Scenario, only: set[int] | None = None) -> dict[
             continue
         effect = injection.kind.pod_effect(injection.args)  # faults.base.POD_EFFECTS
         target = injection.target
-        if not effect or target.kind not in _WORKLOAD_KINDS:
+        if not effect or target.kind not in (*_WORKLOAD_KINDS, "Pod"):  # a bare pod's effect is its own
             continue
         try:
             replicas = find_object(scenario.topology, target).replicas
@@ -418,6 +418,8 @@ def _state(objects: dict[tuple, dict], effects: dict, alerts: list[dict], static
             owner = {"apiVersion": "v1", "kind": "Node", "name": node, "uid": _uid(f"node/{node}"), "controller": True}
             meta = {**obj["metadata"], "ownerReferences": [owner]}
             pods.append({**obj, "metadata": meta, "status": _pod_status(obj.get("spec", {}), "")})
+        elif key[0] == "Pod":  # a bare pod: no controller, the kubelet reports its status as the fault leaves it
+            pods.append({**obj, "status": _pod_status(obj.get("spec", {}), effects.get(key, ("", 0))[0])})
         else:
             items.append(obj)
     items.extend(pods)
@@ -441,8 +443,9 @@ def _storage_status(objects: dict[tuple, dict]) -> dict[tuple, dict]:
         return {}
     mounted = set()
     for key, obj in objects.items():
-        if key[0] in _WORKLOAD_KINDS:
-            pod = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+        if key[0] in (*_WORKLOAD_KINDS, "Pod"):  # a workload's pod template, or a pod's own spec
+            spec = obj.get("spec") or {}
+            pod = spec if key[0] == "Pod" else (spec.get("template") or {}).get("spec") or {}
             for volume in pod.get("volumes") or []:
                 claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
                 if claim:

@@ -492,8 +492,9 @@ def _safeguards(scenario: ir.Scenario) -> tuple[list, list]:
             return 1
         return min(w.replicas, scaled.get(key, w.replicas))
 
-    workloads = [{"kind": w.kind, "namespace": w.namespace, "name": w.name, "min_replicas": least(w)}
-                 for w in scenario.topology.workloads]
+    # a bare pod says so (`bare`): a Pod without it is a static pod's, which the kubelet keeps whatever happens
+    workloads = [{"kind": w.kind, "namespace": w.namespace, "name": w.name, "min_replicas": least(w),
+                  **({"bare": True} if w.bare else {})} for w in scenario.topology.workloads]
     services = []
     for s in scenario.topology.services:
         ref = ir.ObjectRef("v1", "Service", s.namespace, s.name)

@@ -28,7 +28,8 @@ def _key(obj) -> tuple:
 
 
 def _replace(topology: ir.Topology, obj) -> None:
-    for pool in (topology.workloads, topology.services, topology.configmaps, topology.secrets, topology.autoscalers):
+    for pool in (topology.workloads, topology.services, topology.configmaps, topology.secrets, topology.autoscalers,
+                 topology.ingresses):
         for index, existing in enumerate(pool):
             if type(existing) is type(obj) and existing.name == obj.name and existing.namespace == obj.namespace:
                 pool[index] = obj
@@ -44,7 +45,7 @@ def plan(scenario: ir.Scenario) -> tuple[list[dict], list[ir.ObjectRef], list[di
 def _plan(scenario: ir.Scenario) -> tuple[list[dict], list[ir.ObjectRef], list[dict], list[ir.ObjectRef]]:
     # Faults deep-copy the objects they change; the working topology only needs its own lists.
     working = copy.copy(scenario.topology)
-    for pool in ("workloads", "services", "configmaps", "secrets", "autoscalers"):
+    for pool in ("workloads", "services", "configmaps", "secrets", "autoscalers", "ingresses"):
         setattr(working, pool, list(getattr(working, pool)))
     inject_apply: dict[tuple, dict] = {}
     inject_delete: list[ir.ObjectRef] = []

@@ -118,6 +118,7 @@ def topology_manifests(topology: ir.Topology, exclude: list[int] = (), provided:
     objects += topology.secrets
     objects += topology.workloads
     objects += topology.services
+    objects += topology.ingresses  # after the Services they route to
     objects += topology.autoscalers
     skip = set() if provided else provided_namespaces(topology)
     if skip:

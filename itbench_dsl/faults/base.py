@@ -56,9 +56,10 @@ def render_solutions(kind: "FaultKind", itbench_args: dict, args: dict | None = 
     if not templates and kind.itbench_id:
         templates = itbench_entry("faults", kind.itbench_id).get("solutions", {}).get("templates", [])
     out = []
-    # `kubectl rollout` knows Deployments, StatefulSets and DaemonSets: a Job's or a CronJob's solutions are the others
+    # `kubectl rollout` knows Deployments, StatefulSets and DaemonSets: a Job's, a CronJob's or a bare Pod's
+    # solutions are the others
     obj = itbench_args.get("kubernetesObject") if isinstance(itbench_args, dict) else None
-    if isinstance(obj, dict) and obj.get("kind") in ("Job", "CronJob"):
+    if isinstance(obj, dict) and obj.get("kind") in ("Job", "CronJob", "Pod"):
         templates = [t for t in templates if not any("rollout " in s.get("command", "") for s in t["steps"])] or templates
     for template in templates:
         steps = []
@@ -323,8 +324,9 @@ def created_by_fault(f: "FaultInput") -> Created | None:
 def find_object(topology: ir.Topology, ref: ir.ObjectRef):
     pools = {
         "Deployment": topology.workloads, "StatefulSet": topology.workloads, "Job": topology.workloads,
-        "CronJob": topology.workloads, "Service": topology.services,
+        "CronJob": topology.workloads, "Pod": [w for w in topology.workloads if w.bare], "Service": topology.services,
         "ConfigMap": topology.configmaps, "Secret": topology.secrets, "HorizontalPodAutoscaler": topology.autoscalers,
+        "Ingress": topology.ingresses,
     }
     for obj in pools.get(ref.kind, []):
         if obj.name == ref.name and obj.namespace == ref.namespace and getattr(obj, "kind", ref.kind) == ref.kind:

@@ -68,7 +68,7 @@ ARG_TYPES = {
     "container": ("str", "string"),  # a container of the target workload; its only one when left out
 }
 # the kinds a declared fault may target: the topology objects the fault backend patches and restores
-PATCHABLE = ("deployment", "statefulset", "job", "cronjob", "service", "configmap", "secret", "hpa")
+PATCHABLE = ("deployment", "statefulset", "job", "cronjob", "pod", "service", "configmap", "secret", "hpa", "ingress")
 # a pod template's path as written (`spec.template...`, a Deployment's, a StatefulSet's, a Job's) reaches a
 # CronJob's pod template through its job template
 _TEMPLATE = ["spec", "template"]
@@ -76,9 +76,12 @@ _CRONJOB_TEMPLATE = ["spec", "jobTemplate", "spec", "template"]
 
 
 def pod_template_steps(kind: str, steps: list) -> list:
-    """The steps a path written for a pod template takes in an object of `kind` (a CronJob's is one level down)."""
+    """The steps a path written for a pod template takes in an object of `kind` (a CronJob's is one level down,
+    a bare Pod's spec is the template's: `spec.template.spec.containers` is a Pod's `spec.containers`)."""
     if kind == "CronJob" and list(steps[:2]) == _TEMPLATE:
         return [*_CRONJOB_TEMPLATE, *steps[2:]]
+    if kind == "Pod" and list(steps[:2]) == _TEMPLATE and len(steps) > 2 and steps[2] in ("spec", "metadata"):
+        return list(steps[2:])
     return list(steps)
 SETTINGS = ("itbench_id", "mechanism", "targets", "summary", "domains", "alerts", "creates", "undone_by",
             "delete_target", "readiness", "symptoms")
@@ -374,7 +377,21 @@ def check_path(ctx: Context, path: tuple, span, targets: tuple[str, ...], what: 
                 ctx.error("E2052", f"{what} `{_path_text(path)}` goes through a list without choosing an item", span,
                           "needs a selection", help="choose the item: `containers[name=arg(container)]`, `[0]`")
                 return False
+        if what == "the patch" and kind == "Pod" and _pod_immutable(reached):
+            ctx.error("E2056", f"the patch `{_path_text(path)}` changes a field a running pod cannot change: the API "
+                      "server refuses it on a pod", span, "cannot change in place",
+                      help="a pod's spec changes in place only in its containers' `image`, `activeDeadlineSeconds`, "
+                      "`terminationGracePeriodSeconds` and added `tolerations`; any other change replaces the pod "
+                      f"(delete it, create it changed), which a patch does not do: leave `{target}` out of `targets`")
+            return False
     return True
+
+
+def _pod_immutable(steps: list) -> bool:
+    """Whether a path in a Pod reaches a field of its spec an update may not change (ValidatePodUpdate)."""
+    if len(steps) < 2 or steps[0] != "spec" or steps[1] in _POD_MUTABLE:
+        return False
+    return not (steps[1] in ("containers", "initContainers") and len(steps) >= 4 and steps[3] == "image")
 
 
 def _string(body: Body, key: str, required: bool = False, default: str = "") -> str:
@@ -779,6 +796,32 @@ def _pick_container(f: FaultInput, a: ArgSpec, manifest: dict):
     return name
 
 
+# what the API server lets an update change in a Pod's spec (ValidatePodUpdate); the rest is fixed at creation
+_POD_MUTABLE = ("activeDeadlineSeconds", "terminationGracePeriodSeconds", "tolerations")
+
+
+def _immutable_pod_change(before: dict, after: dict) -> str | None:
+    """The first field of a bare Pod's spec a change touches that a Pod cannot change in place (None when
+    every change is to an image, a deadline, the grace period or the tolerations, or the object is no Pod)."""
+    if before.get("kind") != "Pod":
+        return None
+    old, new = before.get("spec") or {}, after.get("spec") or {}
+    for key in sorted(set(old) | set(new), key=lambda k: (list(new).index(k) if k in new else len(new), k)):
+        if key in _POD_MUTABLE or old.get(key) == new.get(key):
+            continue
+        if key in ("containers", "initContainers") and isinstance(old.get(key), list) and \
+                isinstance(new.get(key), list) and len(old[key]) == len(new[key]):
+            for a, b in zip(old[key], new[key]):
+                a, b = dict(a), dict(b)
+                name = b.get("name", "")
+                for field_name in sorted(set(a) | set(b)):
+                    if field_name != "image" and a.get(field_name) != b.get(field_name):
+                        return f"spec.{key}[name={name}].{field_name}"
+            continue
+        return f"spec.{key}"
+    return None
+
+
 def _containers(manifest: dict) -> list[dict]:
     spec = manifest.get("spec", {})
     spec = spec.get("jobTemplate", {}).get("spec", spec)
@@ -915,6 +958,16 @@ def _checked(spec: Declared, f: FaultInput) -> Checked | None:
                     f.fault.target.span, "patch does not apply",
                     help="add a precondition (`require PATH exists`) that says what the target must have")
             return None
+    changed = _immutable_pod_change(manifest, faulty)
+    if changed:
+        f.error("E2056", f"fault `{spec.name}` changes `{changed}` of pod `{f.target.name}`, which Kubernetes does not "
+                "change on a running pod: the API server would refuse the injection", f.fault.target.span,
+                "cannot change in place",
+                help="a pod's spec changes in place only in its containers' `image`, `activeDeadlineSeconds`, "
+                "`terminationGracePeriodSeconds` and added `tolerations`; any other change replaces the pod (delete "
+                "it, create it changed), which a patch does not do: target what runs the pod (a deployment's pod "
+                "template), or a field a pod changes in place")
+        return None
     if spec.patches and faulty == manifest:
         f.error("E2027", f"fault `{spec.name}` would change nothing on {f.target.kind.lower()} `{f.target.name}`",
                 f.fault.target.span, "no change")

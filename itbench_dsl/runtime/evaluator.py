@@ -1035,7 +1035,7 @@ class Names:
         self.workloads = {}
         for w in spec["workloads"]:
             self.workloads.setdefault(w["name"], []).append(w)
-        self.static = [w for w in spec["workloads"] if w["kind"] == "Pod"]
+        self.static = [w for w in spec["workloads"] if w["kind"] == "Pod" and not w.get("bare")]
         self.cache = {}
         self.owners = {}
         self.spawners = {}  # (experiment kind, namespace) -> the Schedules that spawn such experiments there
@@ -1695,6 +1695,10 @@ def predicate_check(pred, state, created=None):
         if pred["state"] == "complete":
             done = all(job_complete(o) for o in objects)
             return done, f"{ref_text(ref)} {'complete' if done else 'not complete'}"
+        if ref["kind"] == "Ingress":
+            problem = next((p for p in (ingress_problem(o, state) for o in objects) if p), None)
+            return problem is None, f"{ref_text(ref)} " + (f"does not route: {problem}" if problem else
+                                                           "routes every path to ready pods")
         ready = all(workload_ready(o) for o in objects)
         problem = next((p for p in (settled_problem(o, state) for o in objects) if p), None) if ready else None
         if problem:
@@ -2215,6 +2219,58 @@ def resolved_ports(obj, path, state, observed, expected):
     return resolve(observed), [resolve(v) for v in expected] if isinstance(expected, list) else resolve(expected)
 
 
+def _ingress_backends(spec):
+    """(where, service backend) of each backend an Ingress spec names: its default backend, each rule's paths."""
+    out = []
+    default = spec.get("defaultBackend")
+    if isinstance(default, dict):
+        out.append(("the default backend", default))
+    for rule in spec.get("rules") or []:
+        if not isinstance(rule, dict):
+            continue
+        for path in ((rule.get("http") or {}).get("paths") or []):
+            if isinstance(path, dict):
+                out.append((f"{rule.get('host') or '*'}{path.get('path') or '/'}", path.get("backend") or {}))
+    return out
+
+
+def ingress_problem(obj, state):
+    """`ready` on an Ingress: why a controller of its class would not route it to ready pods (None when it
+    would). It has a class (`ingressClassName`, or the older `kubernetes.io/ingress.class` annotation), and each
+    backend resolves as the controller resolves it: a Service of the ingress's namespace, one of whose ports is
+    the backend's (its number, or its name), selecting ready pods whose containers answer that port's target."""
+    spec = obj.get("spec") or {}
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    if not spec.get("ingressClassName") and not annotations.get("kubernetes.io/ingress.class"):
+        return "no ingress class: no controller serves it"
+    backends = _ingress_backends(spec)
+    if not backends:
+        return "no rule or default backend"
+    namespace = (obj.get("metadata") or {}).get("namespace")
+    for where, backend in backends:
+        service = backend.get("service") if isinstance(backend, dict) else None
+        if not isinstance(service, dict):
+            continue  # a resource backend (a bucket, say) is the controller's own to serve
+        name, port = service.get("name"), service.get("port") or {}
+        target = state.get({"kind": "Service", "namespace": namespace, "name": name})
+        if target is None or terminating(target):
+            return f"{where} -> service {name}, which does not exist"
+        wanted = port.get("name") if port.get("name") is not None else port.get("number")
+        ports = [p for p in (target.get("spec") or {}).get("ports") or [] if isinstance(p, dict)]
+        found = next((p for p in ports if (port.get("name") is not None and p.get("name") == port["name"]) or
+                      (port.get("number") is not None and number(p.get("port")) == number(port["number"]))), None)
+        if found is None:
+            return f"{where} -> service {name} has no port {shown(wanted)}"
+        ready = [p for p in selected_pods(target, state) if pod_ready(p)]
+        if not ready:
+            return f"{where} -> service {name} selects no ready pod"
+        names, numbers = container_ports(ready)
+        resolved = port_number(found.get("targetPort", found.get("port")), names)
+        if resolved is None or (numbers and resolved not in numbers):
+            return f"{where} -> service {name} port {shown(wanted)}: no container port answers it"
+    return None
+
+
 def service_check(ref, state):
     """A service the fault acts on works again: it selects ready pods, and every port reaches a port
     those pods' containers declare (by number, or by name)."""
@@ -2473,7 +2529,8 @@ def application_check(spec, state, checks):
     (`health.ready`, `health.service`) are left to their own checks."""
     m = spec["mitigation"]
     read = {(r["kind"], r["namespace"], r["name"]) for r in m["ready"] + m["services"]}
-    running = {(w["namespace"], w["name"]) for w in spec["workloads"] if w["kind"] != "Pod" and w["min_replicas"] > 0}
+    running = {(w["namespace"], w["name"]) for w in spec["workloads"]
+               if (w["kind"] != "Pod" or w.get("bare")) and w["min_replicas"] > 0}
     broken = []
     for w in spec["workloads"]:
         if (w["namespace"], w["name"]) not in running or (w["kind"], w["namespace"], w["name"]) in read:
@@ -4279,7 +4336,7 @@ def safeguard_checks(spec, state, checks):
     broken = []
     templates = {}
     for w in spec["workloads"]:
-        if w["kind"] == "Pod":  # a static pod: the kubelet runs it whatever the agent does to its mirror pod
+        if w["kind"] == "Pod" and not w.get("bare"):  # a static pod: the kubelet runs it whatever the agent does
             continue
         obj = state.get(w)
         if obj is None or terminating(obj):
@@ -4291,7 +4348,9 @@ def safeguard_checks(spec, state, checks):
             broken.append(f"{ref_text(w)} scaled to {replicas:g}" + (
                 f", below the {w['min_replicas']} it was deployed with" if w["min_replicas"] > 1 else "")
                 if replicas is not None else f"{ref_text(w)} has no replicas")
-        template = ((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}
+        # a bare pod's labels are its own (a fix that recreates it keeps them)
+        template = (obj.get("metadata") or {}) if w.get("bare") else \
+            ((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}
         templates[(w["namespace"], w["name"])] = template.get("labels") or {}
     workloads = {(w["namespace"], w["name"]): w for w in spec["workloads"]}
     names = names_of(spec, state)
@@ -4378,7 +4437,7 @@ def stray_pods(spec, state):
             controller = pod_controller(pod)
             if controller is not None and (controller[0], s["namespace"], controller[1]) in runners:
                 continue
-            if ("Pod", s["namespace"], name) in created or _mirror_pod(pod, s["namespace"], declared):
+            if ("Pod", s["namespace"], name) in runners or _mirror_pod(pod, s["namespace"], declared):
                 continue
             strays.append(name)
         if strays:

@@ -353,3 +353,14 @@ def test_it_catches_autoscalers_read_by_name(monkeypatch):
     wrong = _wrong("otel-frontend-hpa-misconfigured")
     assert "frontend: a second autoscaler on its workload, the faulty target kept" in wrong
     assert "frontend: a second autoscaler on its workload, a copy of the fixed one" in wrong
+
+
+def test_a_bare_pod_is_attacked_by_its_replacement():
+    """A bare pod is fixed by replacing it: the corpus tries it recreated healthy (a fix), deleted (none), and
+    being deleted (none)."""
+    cases = names("k8sbench-fix-image-pull-bare-pod")
+    assert cases["the solved state, pod app deleted and created again healthy"] == PASS
+    assert cases["the solved state, pod app deleted and not created again"] == FAIL
+    assert cases["the solved state, app being deleted"] == FAIL
+    assert _problems("k8sbench-fix-image-pull-bare-pod") == []
+

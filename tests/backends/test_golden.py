@@ -34,9 +34,10 @@ FAULT_FIELDS = [
     re.compile(r"spec\.template\.spec\.containers\[\d+\]\.env\[\d+\]\.value"),  # modified_env
     re.compile(r"spec\.ports\[\d+\]\.targetPort"),  # modified_target_port
     re.compile(r"spec\.metrics\[\d+\]\.resource\.target\.averageUtilization"),  # misconfigured_hpa
+    re.compile(r"spec\.rules\[\d+\]\.http\.paths\[\d+\]\.backend\.service\.name"),  # misrouted_ingress
 ]
 HAND_WRITTEN = {"inline-statefulset-probe", "inline-multi-container", "inline-group-wait",
-                "inline-named-target-ports", "inline-comments-everywhere"}
+                "inline-named-target-ports", "inline-comments-everywhere", "inline-pod-ingress"}
 
 
 # Golden bundles are a curated set: one per fault family's first scenarios and the hand-written cases, each

@@ -196,6 +196,17 @@ spec:
     - from: [{podSelector: {matchLabels: {app.kubernetes.io/component: checkout}}}]
       ports: [{protocol: TCP, port: 8080}, {protocol: TCP, port: 9000, endPort: 9010}]
 ---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: shop, namespace: otel-demo}
+spec:
+  ingressClassName: nginx
+  rules:
+    - host: shop.example.com
+      http:
+        paths:
+          - {path: /, pathType: Prefix, backend: {service: {name: frontend, port: {name: http}}}}
+---
 apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata: {name: opensearch-pdb, namespace: otel-demo}
@@ -520,7 +531,7 @@ def test_known_kinds() -> None:
     assert kinds == sorted(kinds)
     # Kubernetes, Chaos Mesh, Kyverno, Istio, Gateway API, and the engines' kinds (PrometheusRule, Chainsaw's
     # Test, Argo's Workflow and WorkflowTemplate)
-    assert len(kinds) == 26 + 13 + 2 + 2 + 1 + 4
+    assert len(kinds) == 27 + 13 + 2 + 2 + 1 + 4
     assert {"apps/v1/Deployment", "v1/Service", "autoscaling/v2/HorizontalPodAutoscaler",
             "chaos-mesh.org/v1alpha1/Schedule", "chaos-mesh.org/v1alpha1/NetworkChaos"} <= set(kinds)
 

@@ -140,7 +140,7 @@ def _inject_unassigned_limits(injection, topology):
 TWINS: dict[str, FaultKind] = {kind.name: kind for kind in [
     FaultKind(
         "nonexistent_image", "nonexistent-kubernetes-workload-container-image", "workload.container.image:unpullable",
-        ("deployment", "statefulset", "job", "cronjob"), "Replaces a container's image with a tag that does not exist.",
+        ("deployment", "statefulset", "job", "cronjob", "pod"), "Replaces a container's image with a tag that does not exist.",
         _check_nonexistent_image, _inject_image, original,
         args=(Arg("container", "string", help="the container; required when the workload has several"),
               Arg("image", "string", default="the image's repository with tag `7f3a9c1e`, a tag no registry has (it reads as a commit's, not as the fault)",
