@@ -4139,13 +4139,16 @@ def _rego_cases(spec) -> Iterator[Case]:
     items = "input.hosts" if hosts else "input.items"
     head = "package check\n\ndefault result := false\n\nresult if count(violations) == 0\n\n"
     rules = _content_rules(spec)
-    if hosts:  # a host's item holds its settings at the top (INPUT_SHAPES): a setting no compliant host holds
-        ok = [dict(_leaves(o.get("host") or {})) for o in spec["ciso"]["compliant"]]
-        picks = [next(((p, v) for p, v in _leaves(g.get("host") or {}) if all(o.get(p) != v for o in ok)), None)
-                 for g in spec["ciso"]["gaps"]]
-        if picks and all(picks):
-            body = "".join(f"violations contains i if {{\n  some i\n  item := {items}[i]\n  object.get(item, "
-                           f"{_rego_field(path)}, \"<absent>\") == {json.dumps(value)}\n}}\n\n" for path, value in picks)
+    if hosts:  # a host's item holds its settings at the top (INPUT_SHAPES): a setting the gap hosts hold in a
+        # value no compliant host (nor compliant variant) holds, in any case, or leave out
+        varied = (spec["ciso"].get("variants") or {}).get("compliant") or []
+        ok = [dict(_leaves(o.get("host") or {})) for o in spec["ciso"]["compliant"] + varied]
+        paths = sorted({p for g in spec["ciso"]["gaps"] for p, v in _leaves(g.get("host") or {})
+                        if all(o.get(p) != v for o in ok)}, key=str)
+        if ok and paths and all(isinstance(o.get(p), str) for o in ok for p in paths):
+            body = "".join(f"violations contains i if {{\n  some i\n  item := {items}[i]\n  not lower(object.get(item, "
+                           f"{_rego_field(path)}, \"<absent>\")) in {json.dumps(sorted({o[path].lower() for o in ok}))}\n}}\n\n"
+                           for path in paths)
             yield Case("a right Rego policy by content, reading every host at once", "policy", PASS,
                        artifact=("rego", head + body))
             last = body.replace(f"some i\n  item := {items}[i]", f"i := count({items}) - 1\n  item := {items}[i]")

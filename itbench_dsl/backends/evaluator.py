@@ -1011,6 +1011,17 @@ def _ciso(scenario: ir.Scenario) -> dict | None:
     if context:
         out["context"] = context
     judge = control if isinstance(control, ciso.K8sControl) else _defined_by(compliance, gaps, compliant)
+    if isinstance(control, ciso.HostControl):
+        # the control's other violating settings on a gap host, its other compliant ones on a compliant host
+        varied = {"gaps": [v for g in gaps for v in variation.host_variants(control, g, True)],
+                  "compliant": [v for c in compliant for v in variation.host_variants(control, c, False)]}
+        if varied["gaps"] or varied["compliant"]:
+            out["variants"] = varied
+    elif judge is None and getattr(compliance, "reads", None):
+        # a control the scenario declares with no catalogue twin: each requirement its reads cover violated alone
+        varied = [v for g in gaps for v in variation.isolated(tuple(compliance.reads), g, compliant)]
+        if varied:
+            out["variants"] = {"gaps": varied, "compliant": []}
     if judge is not None:
         control = judge
         # an update's existing rules judge the compliant objects too: their variants violate no other control

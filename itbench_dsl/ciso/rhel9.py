@@ -32,6 +32,12 @@ class HostControl:
     benchmark: str = RHEL9_BENCHMARK
     classes: tuple[str, ...] = RHEL9_CLASSES
     kind: str = "line"  # "line": a `key value` line; "service": a service enabled/started or not
+    # what else breaks the control (ciso.general grades a policy on hosts holding each, `variants`): the other
+    # violating values, and the program's default where it violates (the setting left out then breaks it too)
+    also_violating: tuple[str, ...] = ()
+    default: str | None = None  # the value the program takes where the file holds none (None: not varied)
+    also_compliant: tuple[str, ...] = ()  # other values that meet the control
+    case_insensitive: bool = False  # the program reads the value in any case (sshd's yes/no)
 
     def tasks(self, violating: bool) -> list[dict]:
         value = self.violating if violating else self.compliant
@@ -74,37 +80,75 @@ class HostControl:
                 files.setdefault(control.path, {})[control.key] = value
         return {"files": files, "services": dict(sorted(services.items()))}
 
+    def variants(self, violating: bool) -> list[tuple[str, dict]]:
+        """(change, facts) of other hosts the control reads as it reads the gap host (`violating`) or the
+        compliant one: each other violating value (in another case too where the program reads any case), the
+        setting left out where the default violates; for a service, enabled and running varied apart (a host
+        where the service runs but is disabled or masked breaks "enabled"). A policy keyed on one incidental
+        facet of the scenario's one violating value (the literal `yes`, the service being stopped) misses them."""
+        base = self.facts(violating)
+        out = []
+
+        def edited(change, edit):
+            facts = {"files": {p: dict(v) for p, v in base["files"].items()},
+                     "services": {k: dict(v) for k, v in base["services"].items()}}
+            edit(facts)
+            out.append((change, facts))
+
+        if self.kind == "service":
+            unit = f"{self.key}.service"
+            if violating:
+                for status in ("disabled", "masked"):
+                    edited(f"running but {status}", lambda f, s=status: f["services"][unit].update(
+                        state="running", status=s))
+            return out
+        values = list(self.also_violating if violating else self.also_compliant)
+        own = self.violating if violating else self.compliant
+        if self.case_insensitive:
+            values.append(own.capitalize())  # `Yes`, `No`
+        for value in values:
+            edited(f"{self.key} {value}", lambda f, v=value: f["files"][self.path].update({self.key: v}))
+        if violating and self.default is not None and self.default not in (self.compliant, *self.also_compliant):
+            edited(f"without {self.key}", lambda f: f["files"][self.path].pop(self.key))
+        return out
+
     def playbook(self, hosts: str, violating: bool) -> list[dict]:
         action = "Open" if violating else "Close"
         return [{"name": f"{action} the gap of {self.id} (CIS RHEL9 {self.section}): {self.title}",
                  "hosts": hosts, "become": True, "gather_facts": False, "tasks": self.tasks(violating)}]
 
 
-def _sshd(id: str, section: str, title: str, key: str, violating: str, compliant: str, what: str) -> HostControl:
-    return HostControl(id, section, title, SSHD_CONFIG, key, violating, compliant, what)
+def _sshd(id: str, section: str, title: str, key: str, violating: str, compliant: str, what: str,
+          default: str, also_violating: tuple[str, ...] = (), also_compliant: tuple[str, ...] = ()) -> HostControl:
+    # sshd reads its yes/no values in any case (`Yes`); `default`: sshd's own where sshd_config holds none
+    return HostControl(id, section, title, SSHD_CONFIG, key, violating, compliant, what,
+                       also_violating=also_violating, default=default, also_compliant=also_compliant,
+                       case_insensitive=not violating.isdigit())
 
 
 CONTROLS: list[HostControl] = [
     _sshd("rhel9-sshd-permit-root-login", "5.2.7", "Ensure SSH root login is disabled",
-          "PermitRootLogin", "yes", "no", "SSH root login"),
+          "PermitRootLogin", "yes", "no", "SSH root login", "prohibit-password",
+          ("prohibit-password", "without-password", "forced-commands-only")),
     _sshd("rhel9-sshd-hostbased-auth", "5.2.8", "Ensure SSH HostbasedAuthentication is disabled",
-          "HostbasedAuthentication", "yes", "no", "SSH host-based authentication"),
+          "HostbasedAuthentication", "yes", "no", "SSH host-based authentication", "no"),
     _sshd("rhel9-sshd-permit-empty-passwords", "5.2.9", "Ensure SSH PermitEmptyPasswords is disabled",
-          "PermitEmptyPasswords", "yes", "no", "SSH logins with empty passwords"),
+          "PermitEmptyPasswords", "yes", "no", "SSH logins with empty passwords", "no"),
     _sshd("rhel9-sshd-permit-user-environment", "5.2.10", "Ensure SSH PermitUserEnvironment is disabled",
-          "PermitUserEnvironment", "yes", "no", "SSH user environment processing"),
+          "PermitUserEnvironment", "yes", "no", "SSH user environment processing", "no"),
     _sshd("rhel9-sshd-ignore-rhosts", "5.2.11", "Ensure SSH IgnoreRhosts is enabled",
-          "IgnoreRhosts", "no", "yes", "SSH IgnoreRhosts"),
+          "IgnoreRhosts", "no", "yes", "SSH IgnoreRhosts", "yes"),
     _sshd("rhel9-sshd-x11-forwarding", "5.2.12", "Ensure SSH X11 forwarding is disabled",
-          "X11Forwarding", "yes", "no", "SSH X11 forwarding"),
+          "X11Forwarding", "yes", "no", "SSH X11 forwarding", "no"),
     _sshd("rhel9-sshd-max-auth-tries", "5.2.16", "Ensure SSH MaxAuthTries is set to 4 or less",
-          "MaxAuthTries", "10", "4", "SSH authentication attempts per connection"),
+          "MaxAuthTries", "10", "4", "SSH authentication attempts per connection", "6", ("5",), ("3",)),
     _sshd("rhel9-sshd-login-grace-time", "5.2.19", "Ensure SSH LoginGraceTime is set to one minute or less",
-          "LoginGraceTime", "300", "60", "the SSH login grace time"),
+          "LoginGraceTime", "300", "60", "the SSH login grace time", "120", ("61",), ("30",)),
     _sshd("rhel9-sshd-client-alive-interval", "5.2.20", "Ensure SSH Idle Timeout Interval is configured",
-          "ClientAliveInterval", "0", "15", "the SSH client alive interval"),
+          "ClientAliveInterval", "0", "15", "the SSH client alive interval", "0"),
     HostControl("rhel9-password-max-days", "5.6.1.1", "Ensure password expiration is 365 days or less",
-                "/etc/login.defs", "PASS_MAX_DAYS", "99999", "365", "the maximum password age", service=""),
+                "/etc/login.defs", "PASS_MAX_DAYS", "99999", "365", "the maximum password age", service="",
+                also_violating=("366",), default="99999", also_compliant=("90",)),
     HostControl("rhel9-auditd-enabled", "4.1.1.2", "Ensure auditd service is enabled", "", "auditd",
                 "disabled", "enabled", "the audit daemon", service="", kind="service"),
 ]

@@ -331,11 +331,95 @@ def variants(control, obj: dict, violating: bool, other_controls_graded: bool = 
                 continue
         except (KeyError, TypeError, AttributeError, IndexError):
             continue
-        digest = hashlib.sha256(f"{obj['metadata']['name']}\0{change}".encode()).hexdigest()
-        copy_["metadata"]["name"] = f"{obj['metadata']['name'][:40]}-{digest[:6]}"
+        _named(obj, change, copy_)
         key = json.dumps({k: v for k, v in copy_.items() if k != "metadata"}, sort_keys=True)
         if key in seen:
             continue
         seen.add(key)
         out.append(copy_)
     return out
+
+
+def _named(obj: dict, change: str, copy_: dict) -> dict:
+    digest = hashlib.sha256(f"{obj['metadata']['name']}\0{change}".encode()).hexdigest()
+    copy_["metadata"]["name"] = f"{obj['metadata']['name'][:40]}-{digest[:6]}"
+    return copy_
+
+
+def host_variants(control, obj: dict, violating: bool) -> list[dict]:
+    """Copies of a host group `obj` (its `host` facts a host control's `facts`) holding the control's other
+    violating (or compliant) settings (`HostControl.variants`), each under a fresh name."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict) or not obj["metadata"].get("name") \
+            or not isinstance(obj.get("host"), dict):
+        return []
+    out = []
+    for change, facts in control.variants(violating):
+        out.append(_named(obj, change, {**copy.deepcopy(obj), "host": facts}))
+    return out
+
+
+def _groups(reads: tuple[str, ...], gap: dict, compliant: dict) -> list[list[tuple]]:
+    """The fields the control reads where `gap` and `compliant` differ, grouped by the object holding them
+    (the containers' `image`; their `securityContext`'s `runAsNonRoot` and `runAsUser`): fields of one object
+    state one requirement together, fields of different objects independent ones. Each field as (path in
+    `gap`, its value in `compliant`, `...` where absent)."""
+    from .k8s import _covered, _leaves
+
+    def read(obj):
+        return {path: value for path, value in _leaves(obj)
+                if _covered(path, reads) and not isinstance(value, (dict, list))}
+
+    bad, good = read(gap), read(compliant)
+    groups: dict[tuple, list] = {}
+    for path in sorted(set(bad) | set(good), key=str):
+        if bad.get(path, ...) != good.get(path, ...):
+            if path not in bad and not _parent(gap, path[:-1]):
+                return []  # the compliant object's field has no place in the gap's: not comparable
+            key = tuple(int(p) if p.isdigit() else p for p in path)
+            groups.setdefault(key[:-1], []).append((key, good.get(path, ...)))
+    return list(groups.values())
+
+
+def _parent(obj, path) -> bool:
+    node = obj
+    for p in path:
+        if isinstance(node, list) and p.isdigit() and int(p) < len(node):
+            node = node[int(p)]
+        elif isinstance(node, dict) and p in node:
+            node = node[p]
+        else:
+            return False
+    return isinstance(node, dict)
+
+
+def isolated(reads: tuple[str, ...], gap: dict, compliant: list[dict]) -> list[dict]:
+    """For a control a scenario declares itself, with no catalogue control (and no probe) to define it: where
+    its `reads` cover several independent requirements (`_groups`: the gap and compliant object differ in
+    fields of different objects, a registry and a security context), a gap variant per requirement violating
+    it alone, the gap object with every other group set as the compliant object holds it. A policy that misses
+    any one requirement passes the variant violating only that one."""
+    if not isinstance(gap, dict) or not isinstance(gap.get("metadata"), dict) or not gap["metadata"].get("name"):
+        return []
+    same = [c for c in compliant if isinstance(c, dict) and c.get("kind") == gap.get("kind")]
+    if not reads or not same:
+        return []
+    groups = _groups(tuple(reads), gap, same[0])
+    if len(groups) < 2:
+        return []
+    out = []
+    for keep, group in enumerate(groups):
+        copy_ = copy.deepcopy(gap)
+        for other in groups[:keep] + groups[keep + 1:]:
+            for path, value in other:
+                if value is not ... or _parent_has(copy_, path):  # a field only the gap holds, left out
+                    _set(copy_, path, value)
+        change = "only " + ", ".join(".".join(map(str, p)) for p, _ in group)
+        out.append(_named(gap, change, copy_))
+    return out
+
+
+def _parent_has(obj, path) -> bool:
+    node = obj
+    for p in path[:-1]:
+        node = node[p]
+    return path[-1] in node

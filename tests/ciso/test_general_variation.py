@@ -224,3 +224,81 @@ def test_an_update_whose_new_rules_are_narrowed_to_unread_baseline_values_fails_
         verdict = evaluator.evaluate(spec, None, None, task="policy", artifact=("kyverno", [narrowed]))
         general_check = next(c for c in verdict["checks"] if c["id"] == "ciso.general")
         assert not verdict["passed"] and not general_check["passed"], key
+
+
+# a control the scenario declares with two requirements (no root, a trusted registry) and no catalogue twin: the
+# gap object violates both, so gap variants violating each alone grade a policy that checks only one
+TRUSTED = pod_rule({"deny": {"conditions": {"any": [{
+    "key": "{{ request.object.spec.template.spec.containers[].image }}", "operator": "AnyNotIn",
+    "value": ["trusted-registry.com/*"]}]}}}, kinds=("Deployment",))
+NON_ROOT = pod_rule({"pattern": {"spec": {"template": {"spec": {"containers": [
+    {"securityContext": {"runAsNonRoot": True}}]}}}}}, kinds=("Deployment",))
+
+
+def trusted_registry_update(*new_rules):
+    spec = spec_of("trusted-registry-kyverno-update")
+    existing = copy.deepcopy(evaluator_existing(spec))
+    existing["spec"]["rules"] = list(existing["spec"]["rules"]) + [
+        dict(r, name=f"new-{i}") for i, r in enumerate(new_rules)]
+    return spec, ("kyverno", [existing] + [copy.deepcopy(p) for p in spec["ciso"].get("others", [])])
+
+
+def evaluator_existing(spec):
+    from itbench_dsl.backends import ciso as ciso_backend  # noqa: F401 - the policy to update, as compiled
+    path = SCENARIOS / "trusted-registry-kyverno-update.itb"
+    result = compile_source(path.read_bytes(), str(path), Diagnostics())
+    return ciso_backend.existing_policy(result.scenario)[0]
+
+
+def test_a_declared_two_requirement_control_gets_a_gap_variant_per_requirement():
+    spec = spec_of("trusted-registry-kyverno-update")
+    varied = spec["ciso"]["variants"]["gaps"]
+    images = sorted(v["spec"]["template"]["spec"]["containers"][0]["image"] for v in varied)
+    roots = sorted(str(v["spec"]["template"]["spec"]["containers"][0]["securityContext"].get("runAsNonRoot"))
+                   for v in varied)
+    assert images == ["trusted-registry.com/test-image", "untrusted-registry.com/test-image"]
+    assert roots == ["None", "True"]
+    assert spec["ciso"]["variants"]["compliant"] == []
+
+
+@pytest.mark.parametrize("rules,passes", [((TRUSTED,), False), ((NON_ROOT,), False), ((TRUSTED, NON_ROOT), True)],
+                         ids=["registry only", "non-root only", "both"])
+def test_a_policy_checking_one_of_two_declared_requirements_fails_general(rules, passes):
+    spec, artifact = trusted_registry_update(*rules)
+    passed, checks = general(spec, artifact)
+    assert checks["ciso.general"]["passed"] is passes, checks["ciso.general"]["detail"]
+    if not passes:  # the single gap object violates both: without the variants the half policy passes
+        assert general(spec, artifact, varied=False)[1]["ciso.general"]["passed"]
+
+
+HEAD = "package check\n\ndefault result := false\n\nresult if count(violations) == 0\n\n"
+HOST_POLICIES = {
+    "rhel9-auditd-enabled-ansible-opa": (
+        'host.services["auditd.service"].state == "stopped"',  # the service stopped, not its being disabled
+        'host.services["auditd.service"].status != "enabled"'),
+    "rhel9-sshd-permit-root-login-ansible-opa": (
+        'host.files["/etc/ssh/sshd_config"].PermitRootLogin == "yes"',  # the literal yes alone
+        'not lower(object.get(host, ["files", "/etc/ssh/sshd_config", "PermitRootLogin"], "<absent>")) in ["no"]'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOST_POLICIES))
+def test_a_host_policy_keyed_on_one_facet_of_the_violating_value_fails_general(name):
+    pytest.importorskip("regopy")
+    spec = spec_of(name)
+    narrow, right = (("rego", HEAD + f"violations contains host.name if {{\n  some host in input.hosts\n  {cond}\n}}\n")
+                     for cond in HOST_POLICIES[name])
+    assert not general(spec, narrow)[1]["ciso.general"]["passed"]
+    assert general(spec, narrow, varied=False)[1]["ciso.general"]["passed"]  # fails without the variants
+    passed, checks = general(spec, right)
+    assert passed, {k: c["detail"] for k, c in checks.items() if not c["passed"]}
+
+
+def test_host_variants_hold_the_other_violating_and_compliant_settings():
+    control = ciso.CATALOGUE["rhel9-sshd-permit-root-login"]
+    gaps = {c: f["files"]["/etc/ssh/sshd_config"].get("PermitRootLogin", "<absent>") for c, f in control.variants(True)}
+    assert set(gaps.values()) == {"prohibit-password", "without-password", "forced-commands-only", "Yes", "<absent>"}
+    assert [f["files"]["/etc/ssh/sshd_config"]["PermitRootLogin"] for _, f in control.variants(False)] == ["No"]
+    auditd = ciso.CATALOGUE["rhel9-auditd-enabled"]
+    assert {(f["services"]["auditd.service"]["state"], f["services"]["auditd.service"]["status"])
+            for _, f in auditd.variants(True)} == {("running", "disabled"), ("running", "masked")}
