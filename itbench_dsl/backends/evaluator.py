@@ -221,8 +221,14 @@ def _program(original: dict, changes: list) -> dict | None:
             _drop(keep, change["path"])
         path = change["path"]
         if path[:3] == ["spec", "template", "spec"] and len(path) > 3 and path[3] in POD_BEHAVIOUR:
-            _drop(keep, path[:4])  # a pod field a fault changes is its check's to judge (undone by any part too)
+            # a pod field a fault changes is its check's to judge (undone by any part too); the DNS fields are one
+            # setting, the resolver the kubelet writes from both, which the fault's check judges (pod_resolver)
+            for field in DNS_FIELDS if path[3] in DNS_FIELDS else (path[3],):
+                _drop(keep, path[:3] + [field])
     return keep
+
+
+DNS_FIELDS = ("dnsPolicy", "dnsConfig")
 
 
 def _drop(tree, path: list) -> None:

@@ -364,3 +364,17 @@ def test_a_bare_pod_is_attacked_by_its_replacement():
     assert cases["the solved state, app being deleted"] == FAIL
     assert _problems("k8sbench-fix-image-pull-bare-pod") == []
 
+
+
+def test_a_dns_fault_leaves_the_whole_resolver_to_its_own_check():
+    """`dnsPolicy` and `dnsConfig` are one setting (the resolver the kubelet writes from both): where a fault
+    changes one, the program check keeps neither, so `None` with the cluster's nameserver, searches and ndots,
+    which the fault's check reads as the cluster's resolver, is no change of program."""
+    spec, _ = all_cases(scenario("otel-frontend-failing-dns-policy"))
+    for entry in spec["mitigation"]["programs"]:
+        if entry["object"]["name"] == "frontend":
+            pod = entry["keep"]["spec"]["template"]["spec"]
+            assert "dnsPolicy" not in pod and "dnsConfig" not in pod, pod
+    assert names("otel-frontend-failing-dns-policy")[
+        "frontend: dnsPolicy None with the cluster DNS Service's IP, the namespace's searches and ndots:5"] == PASS
+    assert _problems("otel-frontend-failing-dns-policy") == []
