@@ -25,8 +25,10 @@ None of these may name
   a fault tool's object (Chaos Mesh's) named after what its spec does (`cart-pod-kill`);
 - a marker: a label or annotation key that an injected object carries (or a patch adds) and no object of
   the application does, or a value of an application key that only injected objects carry
-  (`app.kubernetes.io/managed-by: itbench` on what a fault creates). The harness knows what it created from
-  its own record (the bundle's inject/ and revert/ files), never from a label.
+  (`app.kubernetes.io/managed-by: itbench` on what a fault creates); or a created object's name with a part of
+  a shape no name of the application's objects has (`name_shape_findings`: a hash, `otel-demo-5d0c9a1e2b`, which
+  `grep -E -- '-[0-9a-f]{10}$'` lists). The harness knows what it created from its own record (the bundle's
+  inject/ and revert/ files), never from a label or a name.
 
 A catalogue alert's text is the same in every scenario (alerts.py) and says nothing of the fault; it is
 read for the scenario's name only. An alert rule the scenario declares (`alert_rule`) is read for all.
@@ -115,6 +117,9 @@ class Finding:
         """What to do about it."""
         if self.why.startswith("a marker"):
             return "an injected object carries only what the application's objects carry: drop it"
+        if self.why.startswith("a name of a shape"):
+            return ("name it as the application names its objects (a component's name and a word, `cart-main`), "
+                    "or leave its name to the compiler")
         if self.kind == "PrometheusRule":
             return "name the alert, its group and its text after the symptom it measures, not the fault"
         if self.where == "prompt.md":
