@@ -25,8 +25,10 @@ None of these may name
   a fault tool's object (Chaos Mesh's) named after what its spec does (`cart-pod-kill`);
 - a marker: a label or annotation key that an injected object carries (or a patch adds) and no object of
   the application does, or a value of an application key that only injected objects carry
-  (`app.kubernetes.io/managed-by: itbench` on what a fault creates). The harness knows what it created from
-  its own record (the bundle's inject/ and revert/ files), never from a label.
+  (`app.kubernetes.io/managed-by: itbench` on what a fault creates); or a created object's name with a part of
+  a shape no name of the application's objects has (`name_shape_findings`: a hash, `otel-demo-5d0c9a1e2b`, which
+  `grep -E -- '-[0-9a-f]{10}$'` lists). The harness knows what it created from its own record (the bundle's
+  inject/ and revert/ files), never from a label or a name.
 
 A catalogue alert's text is the same in every scenario (alerts.py) and says nothing of the fault; it is
 read for the scenario's name only. An alert rule the scenario declares (`alert_rule`) is read for all.
@@ -115,6 +117,9 @@ class Finding:
         """What to do about it."""
         if self.why.startswith("a marker"):
             return "an injected object carries only what the application's objects carry: drop it"
+        if self.why.startswith("a name of a shape"):
+            return ("name it as the application names its objects (a component's name and a word, `cart-main`), "
+                    "or leave its name to the compiler")
         if self.kind == "PrometheusRule":
             return "name the alert, its group and its text after the symptom it measures, not the fault"
         if self.where == "prompt.md":
@@ -380,6 +385,7 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
     access = Access(loaded["manifests/agent-access.yaml"])
     markers = _marker_rules(topology)
     shared = shared_label_keys(topology)
+    app_shapes = name_shapes(_key(o)[2] for o in topology)
     originals = {_key(o): o for o in topology}
     # the namespaces that hold what the faults create (Chaos Mesh's): the agent must look there to find the root
     # cause, and their names are the tools' own, said by the created objects' kinds anyway
@@ -442,6 +448,10 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
                 if telling:
                     report(Finding(where, kind, namespace, name, "metadata.name", name,
                                    f"a word that says what the object does to the application (`{telling[0]}`)"))
+            if created:  # a name of a shape no object of the application has (`otel-demo-5d0c9a1e2b`)
+                odd = name_shape_findings(name, app_shapes)
+                if odd:
+                    report(Finding(where, kind, namespace, name, "metadata.name", name, odd))
             if created and _group(str(obj.get("apiVersion", ""))) not in TOOL_GROUPS:
                 # an object a fault creates without the labels the application's objects beside it carry:
                 # `kubectl get -l '!app.kubernetes.io/component'` lists it alone (backends/faults.py gives them)
@@ -501,6 +511,46 @@ def _host_group_findings(scenario: ir.Scenario) -> list[Finding]:
 
 
 # ---- fingerprints: what sets a created object apart from the application's ------------------------------
+
+# the parts of a name no person writes: a hash (`5d0c9a1e2b`, `x7k2p`) or a long number (`1701234567`); a name
+# that carries one where no object of the application does is one the application did not make
+_HEX = re.compile(r"[0-9a-f]{7,}")
+_LONG_NUMBER = re.compile(r"[0-9]{6,}")
+_GENERATED = re.compile(r"[a-z0-9]{5,}")
+SHAPE_WORDS = {"hash": "a hash", "number": "a long number"}
+
+
+def token_shape(token: str) -> str:
+    """What a part of a name (between `-` and `.`) is: "number" (6 digits or more), "hash" (letters and
+    digits mixed as a generator mixes them: 7 hex digits or more with a digit and a letter, or 5 characters or
+    more with 2 digits or more that are not only the version at its end, `x7k2p` but not `mysql80`), else "word"."""
+    if _LONG_NUMBER.fullmatch(token):
+        return "number"
+    digits = sum(c.isdigit() for c in token)
+    if not digits or digits == len(token):
+        return "word"
+    if _HEX.fullmatch(token):
+        return "hash"
+    if _GENERATED.fullmatch(token) and digits >= 2 and not token.rstrip("0123456789").isalpha():
+        return "hash"
+    return "word"
+
+
+def name_shapes(names) -> frozenset[str]:
+    """The shapes of the parts of `names` (token_shape)."""
+    return frozenset(token_shape(t) for name in names for t in re.split(r"[-.]", str(name)) if t)
+
+
+def name_shape_findings(name: str, application: frozenset[str]) -> str:
+    """Why `name`, of an object a fault creates, stands out among the application's names (`application`, their
+    shapes): a part of a shape none of them has (`-5d0c9a1e2b` where no object of the application ends in a
+    hash: `kubectl get ... | grep -E -- '-[0-9a-f]{10}$'` lists the injected objects); '' when none."""
+    for token in re.split(r"[-.]", name):
+        shape = token_shape(token) if token else "word"
+        if shape != "word" and shape not in application:
+            return (f"a name of a shape no object of the application has ({SHAPE_WORDS[shape]}, `{token}`)")
+    return ""
+
 
 
 def shared_label_keys(topology: list[dict]) -> dict[str | None, set[str]]:

@@ -493,7 +493,7 @@ class Checker(Expectations):
             body.used = set(range(len(body.entries)))  # do not pile unknown-field errors on a missing target
             return None
         checked = kind.check(FaultInput(self.ctx, body, stmt, resolved.ref, resolved.declared, self.state.build,
-                                        self.doc.name, document=self.doc))
+                                        self.doc.name, document=self.doc, created=self.state.fault_objects))
         body.finish()
         if checked is None:
             return None

@@ -490,8 +490,8 @@ group's name and every alert's name, labels and annotations (Prometheus serves t
   the nouns of where the fault acts ("workload", "container"), and less what the prompt says (a CISO
   control). A created object's name may say its kind and its fields (a ResourceQuota `...-quota`); a fault
   tool's object (Chaos Mesh's) may say its type only: `cart-pod-kill` restates its spec, and whoever lists the
-  PodChaos objects reads the fault (the default names are `<namespace>-<hash>`, naming neither the target
-  nor the action); a created object's name may not say what it does to the application either (`deny`,
+  PodChaos objects reads the fault (the default names are another component's name and a common word,
+  `currency-main`, naming neither the target nor the action); a created object's name may not say what it does to the application either (`deny`,
   `block`, `isolate`, `untrusted`, ...: `deny-all-cart`, `test-untrusted-registry`), nor a word that says
   what is wrong or what a fault does;
 - in a value a fault writes (a created object's, or what a patch adds: a new image tag, a node selector, a
@@ -503,7 +503,10 @@ group's name and every alert's name, labels and annotations (Prometheus serves t
   tool's object (a PodChaos's `action: pod-kill` is the fault the agent is to find), and the agent's own
   access objects' rules (the same in every scenario of an application, E4025);
 - a marker: a label or annotation only injected objects carry (`app.kubernetes.io/managed-by: itbench` on
-  what a fault creates), or a word of the harness in a created object's name (`-gap`, `-injected`);
+  what a fault creates), a word of the harness in a created object's name (`-gap`, `-injected`), or a part
+  of a created object's name of a shape no name of the application's objects has: a hash (`5d0c9a1e2b`,
+  `x7k2p`: letters and digits mixed) or a long number (`-[0-9a-f]{10}$` lists what a fault created when no
+  object of the application ends so);
 - a fingerprint: an object a fault creates without a label that more than half of the application's objects
   in its namespace carry (`app.kubernetes.io/component`, `part-of`): `kubectl get -l '!app.kubernetes.io/component'`
   would list it alone. The compiler gives created objects those labels (a value most objects share, else

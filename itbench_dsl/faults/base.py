@@ -257,6 +257,8 @@ class FaultInput:
     build: TopologyBuild
     scenario_name: str
     document: ast.Scenario | None = None  # the whole scenario, for checks that read other statements (FinOps optima)
+    # what the faults before this one create: (language kind, name) -> its reference (application_name)
+    created: dict = field(default_factory=dict)
 
     def error(self, code: str, message: str, span=None, label: str = "", help: str = "") -> None:
         self.ctx.error(code, message, span or self.fault.span, label, help)
@@ -355,17 +357,63 @@ def pick_container(f: FaultInput) -> ir.Container | None:
     return None
 
 
-def neutral_name(namespace: str, *seed: str) -> str:
-    """The default name of an object a fault creates: its namespace's name and a hash of what creates it
-    (`otel-demo-5d0c9a1e2b`), never the target's name (`cart-...`) nor a word of the fault (`deny-all-...`,
-    `...-resource-quota`): whoever lists the objects of a kind reads their names, and a name must not point
-    at the answer (agent_view.py). The hash covers the target and the fault, so that no suffix is a code for
-    a fault kind learnt from another scenario; the same scenario always gets the same name."""
+# The words an application's object names add to a component's name (`cart-config`, `frontend-main`): none says
+# what a fault does, what is wrong or who put the object there (agent_view.py's EFFECT_WORDS, JUDGMENT_WORDS,
+# HARNESS_WORDS), and none is a kind's, so they suit an object of any kind.
+NAME_WORDS = ("main", "primary", "default", "core", "shared", "base", "internal", "local", "common", "standard",
+              "general", "system")
+
+
+def application_name(f: "FaultInput", api_version: str, kind: str, namespace: str | None, *seed: str,
+                     avoid: str = "") -> str:
+    """The default name of an object a fault creates: a name as the application gives its own objects, derived
+    from the names it already uses. Whoever lists the objects of a kind reads their names: a name must point
+    neither at the answer (the target's name, the fault's words: `deny-all-cart`, `cart-pod-kill`) nor at the
+    object as one the application does not own (a hash, `otel-demo-5d0c9a1e2b`, which no object of the
+    application carries: agent_view.py reads both, E4010).
+
+    The name is one of the application's components (its workloads in the target's namespace, less the target
+    and those `avoid` names: a peer) followed by a word of NAME_WORDS (`currency-main`), as an application names
+    the objects that serve a component (`cart-config`). Which one comes from a hash of `seed` (what creates it:
+    the fault, its target, what it does), so that no name is a code for a fault kind learnt from another
+    scenario; the first that no object of the topology in `namespace` (of any kind) and no object an earlier
+    fault of the scenario creates (of `kind` or its API group) has is taken. Words of the scenario's name, of the
+    fault kind's and of `avoid` (what the object holds) are left out. The same scenario always gets the same
+    name."""
     import hashlib
 
-    digest = hashlib.sha256("/".join(seed).encode()).hexdigest()[:10]
-    prefix = (namespace or "default")[:40].rstrip("-.")
-    return f"{prefix}-{digest}"
+    from ..agent_view import stem, words
+
+    told = {stem(w) for text in (f.scenario_name, f.fault.kind, avoid) for w in words(text)}
+    target_ns = f.target.namespace or (f.target.name if f.target.kind == "Namespace" else None)
+    workloads = sorted({w.name for w in f.build.workloads})
+    local = sorted({w.name for w in f.build.workloads if w.namespace == target_ns})
+    target = {f.target.name, getattr(f.obj, "name", None) or f.target.name}
+
+    def unnamed(c: str) -> bool:  # neither the target (`etcd` of `etcd-kind-control-plane`) nor what it holds (a peer)
+        return not any(t == c or t.startswith(c + "-") for t in target) and not re.search(
+            rf"(?<![\w-]){re.escape(c)}(?![\w-])", avoid)
+
+    components = [c for c in local if unnamed(c)] or [c for c in workloads if unnamed(c)] \
+        or [namespace or target_ns or "default"]
+    taken = {n for (_, ns, n) in f.build.declared if ns == namespace}
+    # what an earlier fault creates is referred to by kind and name alone (`schedule "x"`): unique across namespaces
+    # (and a Schedule's experiment takes its Schedule's name: the kinds of one API group are kept apart)
+    taken |= {ref.name for ref in f.created.values() if ref.kind == kind or ref.api_version == api_version}
+    words_ok = [w for w in NAME_WORDS if stem(w) not in told] or list(NAME_WORDS)
+    candidates = [_fit(c, w) for w in words_ok for c in components]
+    digest = int(hashlib.sha256("/".join(seed).encode()).hexdigest(), 16)
+    start = digest % len(candidates)
+    for name in candidates[start:] + candidates[:start]:
+        if name not in taken:
+            return name
+    # every candidate taken (more objects of one kind than components and words): a number, as a replica's
+    return next(name for n in range(2, len(taken) + 3) if (name := _fit(candidates[start], str(n))) not in taken)
+
+
+def _fit(component: str, word: str) -> str:
+    """`<component>-<word>` within the 63 characters of a DNS-1123 label."""
+    return f"{component[:62 - len(word)].rstrip('-.')}-{word}"
 
 
 def kobj(target: ir.ObjectRef) -> dict:

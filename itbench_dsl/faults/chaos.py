@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import json
 import re
 from decimal import Decimal
 
@@ -20,7 +21,6 @@ from ..diagnostics import did_you_mean
 from ..topology import DNS1123_SUBDOMAIN
 from ..units import cron_syntax_problem, format_duration, parse_go_duration, parse_memory
 from ..yamlout import sorted_keys
-from .base import neutral_name as base_neutral_name
 from .base import (
     CHAOS_NAMESPACE,
     CREATABLE_KINDS,
@@ -29,6 +29,7 @@ from .base import (
     Effect,
     FaultInput,
     FaultKind,
+    application_name,
 )
 
 API = "chaos-mesh.org/v1alpha1"
@@ -271,19 +272,16 @@ def _timing(f: FaultInput, duration):
     return ("every", format_duration(every))
 
 
-def neutral_name(workload: str, chaos_type: str, what: str, namespace: str = "") -> str:
-    """The default name of an experiment (and of its Schedule): the target's namespace and a hash of the target
-    and what it does (base.neutral_name, `otel-demo-5d0c9a1e2b`), never the action (`cart-pod-kill`) nor the
-    target (`cart-...`): whoever lists the objects reads the name, and it must not point at the answer
-    (agent_view.py)."""
-    # the hash covers the workload: a suffix the same for every workload would be a code for the action, learnt
-    # from one scenario's page (a variant that moves the fault keeps its name: variants.pin_generated_names)
-    return base_neutral_name(namespace, chaos_type, what, workload)
-
-
 def _finish(f: FaultInput, chaos_type: str, default_name: str, spec: dict, timing) -> Checked | None:
     """The checked use: the experiment, alone (one-shot) or in a Schedule, its name, refs and access."""
-    name = f.body.attr("name", "str") or neutral_name(f.obj.name, chaos_type, default_name, f.target.namespace or "")
+    # `in_target_namespace = true`: the experiment lives beside its target (Chaos Mesh's namespace otherwise)
+    home = f.target.namespace if f.body.attr("in_target_namespace", "bool") and f.target.namespace else CHAOS_NAMESPACE
+    # the default: named as the application names its objects, neither the action (`cart-pod-kill`) nor the target
+    # (`cart-...`) nor a hash (base.application_name); a variant that moves the fault keeps its name
+    # (variants.pin_generated_names)
+    name = f.body.attr("name", "str") or application_name(
+        f, API, "Schedule" if timing is not None else chaos_type, home, chaos_type, default_name, f.obj.name,
+        avoid=json.dumps(spec))
     plural = chaos_type.lower()
     what = "schedule" if timing is not None else plural
     # a custom resource's name is a DNS-1123 subdomain (kubernetes staging/src/k8s.io/apiextensions-apiserver
@@ -296,8 +294,6 @@ def _finish(f: FaultInput, chaos_type: str, default_name: str, spec: dict, timin
                 + (" (it labels the experiments the Schedule creates)" if timing is not None else ""))
         return None
     spec = sorted_keys(spec)
-    # `in_target_namespace = true`: the experiment lives beside its target (Chaos Mesh's namespace otherwise)
-    home = f.target.namespace if f.body.attr("in_target_namespace", "bool") and f.target.namespace else CHAOS_NAMESPACE
     placed = {"namespace": home} if home != CHAOS_NAMESPACE else {}  # left out by default: same bytes as before
     experiment = ir.ObjectRef(API, chaos_type, home, name)
     if timing is None:
@@ -394,7 +390,7 @@ _COMMON_ARGS = (
     Arg("selector", "labels", default="the workload's selector", help="pod labels of the target"),
     Arg("pod_phases", "list of strings", help="only pods in these phases (Pending, Running, Succeeded, Failed, "
         "Unknown)"),
-    Arg("name", "string", default="`<namespace>-<hash>` (`otel-demo-5d0c9a1e2b`)",
+    Arg("name", "string", default="`<component>-<word>` (`currency-main`)",
         help="the name of the Schedule or experiment; the default says nothing of the fault to whoever lists the "
              "objects (write a name that does not either: `itbench check` reports E4010)"),
 )

@@ -6,7 +6,7 @@ import copy
 
 from .. import ir
 from ..topology import DNS1123_LABEL
-from .base import CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, itbench_entry, kobj, neutral_name
+from .base import CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, application_name, itbench_entry, kobj
 
 CREATABLE_KINDS["networkpolicy"] = ("networking.k8s.io/v1", "NetworkPolicy")
 CREATABLE_KINDS["resourcequota"] = ("v1", "ResourceQuota")
@@ -19,10 +19,12 @@ def _unmanage(injection: ir.Injection, topology: ir.Topology) -> Effect:
 # ---- ingress-port-blocking network policy -----------------------------------------------------------------
 
 
-def _policy_name(f: FaultInput, fault: str) -> str:
-    """The name of the object a fault of this module creates: `name = "..."` of the fault, else a neutral one
-    (base.neutral_name: neither the target's name nor the fault's words, `deny-all-cart`, `cart-ingress`)."""
-    return f.body.attr("name", "str") or neutral_name(f.obj.namespace, fault, f.obj.kind, f.obj.name)
+def _policy_name(f: FaultInput, fault: str, api_version: str, kind: str) -> str:
+    """The name of the object a fault of this module creates: `name = "..."` of the fault, else one as the
+    application names its objects (base.application_name: neither the target's name nor the fault's words,
+    `deny-all-cart`, `cart-ingress`, nor a hash)."""
+    return f.body.attr("name", "str") or application_name(f, api_version, kind, f.obj.namespace, fault, f.obj.kind,
+                                                          f.obj.name)
 
 
 def _itbench_ingress_solutions() -> tuple:
@@ -35,8 +37,9 @@ def _itbench_ingress_solutions() -> tuple:
     return tuple(json.loads(text))
 
 
-NAME_ARG = Arg("name", "string", default="`<namespace>-<hash>` (`otel-demo-5d0c9a1e2b`)",
-               help="the created object's name; the default says neither the target nor the fault")
+NAME_ARG = Arg("name", "string", default="`<component>-<word>` (`currency-main`)",
+               help="the created object's name; the default is named as the application names its objects, after "
+                    "another of its components than the target, and says nothing of the fault")
 
 
 def _check_network_policy(f: FaultInput) -> Checked | None:
@@ -48,7 +51,8 @@ def _check_network_policy(f: FaultInput) -> Checked | None:
                 help="target a workload whose containers serve ports (`port \"http\" = 8080`)")
         return None
     policy = ir.ObjectRef("networking.k8s.io/v1", "NetworkPolicy", workload.namespace,
-                          _policy_name(f, "ingress_port_blocking_network_policy"))
+                          _policy_name(f, "ingress_port_blocking_network_policy", "networking.k8s.io/v1",
+                                       "NetworkPolicy"))
     return Checked({"policy": policy.name, "pod_selector": dict(workload.selector), "ports": ports},
                    {"kubernetesObject": kobj(f.target)}, side_objects=[policy], created=[policy],
                    agent_namespaces=[workload.namespace], agent_resources=["networkpolicies"],
@@ -85,7 +89,7 @@ def _check_resource_quota(f: FaultInput) -> Checked | None:
     workload: ir.Workload = f.obj
     # one name for the quota, used by the injection, both ground truths and the solutions; ITBench's export
     # names it as ITBench's task does (`<workload>-resource-quota`)
-    name = _policy_name(f, "insufficient_resource_quota")
+    name = _policy_name(f, "insufficient_resource_quota", "v1", "ResourceQuota")
     if len(name) > 63:
         f.error("E2014", f"the quota's name `{name}` is longer than 63 characters", f.fault.target.span)
         return None
@@ -134,7 +138,7 @@ def _check_isolating_policy(f: FaultInput) -> Checked | None:
         return None
     # SREGym names it `deny-all-<workload>`: whoever lists the policies would read the fault in it
     policy = ir.ObjectRef("networking.k8s.io/v1", "NetworkPolicy", workload.namespace,
-                          _policy_name(f, "isolating_network_policy"))
+                          _policy_name(f, "isolating_network_policy", "networking.k8s.io/v1", "NetworkPolicy"))
     return Checked({"policy": policy.name, "pod_selector": dict(workload.selector)},
                    {"kubernetesObject": kobj(f.target)}, side_objects=[policy], created=[policy],
                    agent_namespaces=[workload.namespace], agent_resources=["networkpolicies"])
@@ -343,7 +347,7 @@ FAULTS = [
         "Creates a NetworkPolicy that refuses every connection to a workload's pods.",
         _check_network_policy, _inject_network_policy, _unmanage,
         preconditions=("The workload's containers serve at least one port.",),
-        creates="NetworkPolicy `<namespace>-<hash>` (`name`) in the workload's namespace, selecting its pods, with no "
+        creates="NetworkPolicy `<component>-<word>` (`name`) in the workload's namespace, selecting its pods, with no "
                 "ingress rule",
         args=(NAME_ARG,),
         solutions=_itbench_ingress_solutions(),
@@ -357,7 +361,7 @@ FAULTS = [
         "or roll out new pods.",
         _check_resource_quota, _inject_resource_quota, _unmanage,
         preconditions=("The workload runs at least one pod.",),
-        creates="ResourceQuota `<namespace>-<hash>` (`name`) in the workload's namespace (`pods` = the namespace's "
+        creates="ResourceQuota `<component>-<word>` (`name`) in the workload's namespace (`pods` = the namespace's "
                 "current pod count)",
         args=(NAME_ARG,),
         solutions=QUOTA_SOLUTIONS,
@@ -371,7 +375,7 @@ FAULTS = [
         "DNS lookups included), isolating them from the rest of the cluster.",
         _check_isolating_policy, _inject_isolating_policy, _unmanage,
         preconditions=("The workload serves a port or calls another component.", "The workload runs pods."),
-        creates="NetworkPolicy `<namespace>-<hash>` (`name`) in the workload's namespace, selecting its pods, with no "
+        creates="NetworkPolicy `<component>-<word>` (`name`) in the workload's namespace, selecting its pods, with no "
                 "ingress and no egress rule",
         args=(NAME_ARG,),
         alerts=(),

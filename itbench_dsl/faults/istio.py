@@ -17,7 +17,7 @@ import copy
 
 from .. import ir
 from ..topology import DATAPLANE_LABEL
-from .base import CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, find_object, kobj, neutral_name
+from .base import CREATABLE_KINDS, Arg, Checked, Effect, FaultInput, FaultKind, application_name, find_object, kobj
 
 SECURITY_API = "security.istio.io/v1"
 CREATABLE_KINDS["peerauthentication"] = (SECURITY_API, "PeerAuthentication")
@@ -132,10 +132,11 @@ def _revert_strict_mtls(injection, topology):
 HTTP_METHODS = ("GET", "POST", "DELETE", "PUT")  # ITBench's argument schema allows these
 
 
-def _policy_name(gateway: ir.ObjectRef) -> str:
+def _policy_name(f: FaultInput, gateway: ir.ObjectRef) -> str:
     # neither ITBench's `<gateway>-deny` nor `<gateway>-policy`: whoever lists the policies would read the fault or
-    # its target in the name (agent_view.py); base.neutral_name
-    return neutral_name(gateway.namespace, "istio_deny_gateway", gateway.kind, gateway.name)
+    # its target in the name (agent_view.py); base.application_name
+    return application_name(f, SECURITY_API, "AuthorizationPolicy", gateway.namespace, "istio_deny_gateway",
+                            gateway.kind, gateway.name)
 
 
 def _check_deny_gateway(f: FaultInput) -> Checked | None:
@@ -164,7 +165,7 @@ def _check_deny_gateway(f: FaultInput) -> Checked | None:
     if mesh is None:
         _no_mesh(f, gateway.namespace, "an Istio service mesh")
         return None
-    name = _policy_name(gateway)
+    name = _policy_name(f, gateway)
     if len(name) > 253:
         f.error("E2014", f"the policy's name `{name}` is longer than 253 characters", f.fault.target.span)
         return None
@@ -241,7 +242,7 @@ FAULTS = [
             "`methods` names one or more of GET, POST, DELETE, PUT, each once (E2010).",
             "The gateway's namespace runs in an Istio service mesh, whose gateway enforces the policy (E2025).",
         ),
-        creates="AuthorizationPolicy `<namespace>-<hash>` (ITBench's `<gateway>-deny`; `security.istio.io/v1`, action `DENY`, `targetRef` the "
+        creates="AuthorizationPolicy `<component>-<word>` (ITBench's `<gateway>-deny`; `security.istio.io/v1`, action `DENY`, `targetRef` the "
                 "Gateway) in the gateway's namespace; revert deletes it.",
         labels=("virtualization", "misconfiguration"),
         symptoms=('requests',),

@@ -513,10 +513,11 @@ faults_of = ast.fault_statements
 
 def pin_generated_names(ctx: "Context") -> "Context":
     """`ctx` with each fault that creates an object under a generated default name naming it in its statement
-    (`name = "otel-demo-5d0c9a1e2b"`): a Chaos Mesh experiment's default, and that of an object a fault creates
-    (a NetworkPolicy, a ResourceQuota), is a hash of its target and action (faults/base.neutral_name), so a generator that renames the target (retarget, anonymize) would change it
-    under the statements that refer to it; written out, it is renamed with them."""
-    from ..faults.cluster import NAME_ARG  # a kind whose created object's default name is neutral_name's
+    (`name = "currency-main"`): a Chaos Mesh experiment's default, and that of an object a fault creates (a
+    NetworkPolicy, a ResourceQuota), is picked among the application's components by a hash of its target and
+    action (faults/base.application_name), so a generator that renames the target or the components (retarget,
+    anonymize) would change it under the statements that refer to it; written out, it is renamed with them."""
+    from ..faults.cluster import NAME_ARG  # a kind whose created object's default name is application_name's
 
     faults, injections = faults_of(ctx.document), ctx.scenario.injections()
     if len(faults) != len(injections):
@@ -529,7 +530,7 @@ def pin_generated_names(ctx: "Context") -> "Context":
         if "chaos_type" in injection.args and injection.root is not None:
             pins[id(fault)] = injection.root.name
         elif len(injection.created) == 1 and any(a is NAME_ARG for a in injection.kind.args):
-            # a created object's default name hashes its target's too (faults/base.neutral_name)
+            # a created object's default name hashes its target's too (faults/base.application_name)
             pins[id(fault)] = injection.created[0].name
     if not pins:
         return ctx

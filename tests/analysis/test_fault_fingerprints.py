@@ -123,27 +123,55 @@ NAMED_KINDS = ("ingress_port_blocking_network_policy", "insufficient_resource_qu
 
 
 def test_the_default_names_of_created_objects_say_neither_the_target_nor_the_fault():
-    """`cart-ingress`, `cart-resource-quota`, `deny-all-cart` named the answer: the defaults are
-    `<namespace>-<hash>`, the same for the same scenario, another for another target."""
+    """`cart-ingress`, `cart-resource-quota`, `deny-all-cart` named the answer, and `<namespace>-<hash>` named
+    the object as no object of the application is named (`grep -E -- '-[0-9a-f]{10}$'` listed every injected
+    one): the defaults are another component's name and a word (`web-main`), the same for the same scenario."""
+    from itbench_dsl.faults.base import NAME_WORDS
+
     for kind in NAMED_KINDS:
         [created] = _created(_compiled(f'fault {kind} on deployment "cart"'))
         name = created["metadata"]["name"]
-        assert "cart" not in name and "deny" not in name and "ingress" not in name and "quota" not in name, name
-        assert name.startswith("shop-")
+        component, _, word = name.rpartition("-")
+        assert component in ("web", "db") and word in NAME_WORDS, name
         assert name == _created(_compiled(f'fault {kind} on deployment "cart"'))[0]["metadata"]["name"]
         other = _created(_compiled(f'fault {kind} on deployment "web"'))[0]["metadata"]["name"]
-        assert other != name
+        assert not other.startswith("web-"), other
 
 
-def test_a_chaos_experiments_default_name_is_no_code_for_its_action():
-    """Two workloads' partitions had one suffix (`kafka-b405393`, `shipping-b405393`): a code for the action,
-    learnt from one scenario. The hash covers the target now, and the name does not carry it."""
-    from itbench_dsl.faults.chaos import neutral_name
+def test_a_chaos_experiments_default_name_names_neither_its_target_nor_its_peer():
+    """A partition from web to cart: the Schedule is named after the application's third component, with a word
+    its spec does not hold."""
+    [schedule] = _created(_compiled('fault network_chaos on deployment "web" { action = partition  direction = to  '
+                                       'peer = "cart"  every = 1m }'))
+    assert schedule["kind"] == "Schedule" and schedule["metadata"]["name"].startswith("db-"), schedule["metadata"]
 
-    a = neutral_name("kafka", "NetworkChaos", "partition", "otel-demo")
-    b = neutral_name("shipping", "NetworkChaos", "partition", "otel-demo")
-    assert a != b and a.rpartition("-")[2] != b.rpartition("-")[2]
-    assert "kafka" not in a and a.startswith("otel-demo-")
+
+def test_default_names_are_unique_within_their_kind():
+    """Two faults that create NetworkPolicies in one namespace get two names, whatever the hash picks first."""
+    result = _compiled('fault isolating_network_policy on deployment "cart"\n'
+                       '  fault ingress_port_blocking_network_policy on deployment "web"\n'
+                       '  fault ingress_port_blocking_network_policy on deployment "cart"')
+    names = [o["metadata"]["name"] for o in _created(result)]
+    assert len(names) == 3 and len(set(names)) == 3, names
+
+
+def test_a_created_object_named_as_no_application_object_is_found():
+    """A hash where no object of the application carries one is a marker (`kubectl get networkpolicies | grep -E
+    -- '-[0-9a-f]{10}$'`): E4010 at the fault. Where the application's own objects carry one, it is not."""
+    text = SHOP.format(faults='fault isolating_network_policy on deployment "cart" { name = "shop-5d0c9a1e2b" }')
+    [diag] = [d for d in check_source(text.encode(), "s.itb").diagnostics
+              if d.code == "E4010" and "shape" in d.message]
+    assert "a hash, `5d0c9a1e2b`" in diag.message and "NetworkPolicy `shop/shop-5d0c9a1e2b`" in diag.message
+    assert "fault isolating_network_policy" in text.splitlines()[diag.span.line - 1]
+    hashed = text.replace('deployment "db" {', 'configmap "cart-7f3a9c1e2b" { data { "a" = "b" } }\n    deployment "db" {')
+    assert not [d for d in check_source(hashed.encode(), "s.itb").diagnostics if "shape" in d.message]
+
+
+def test_the_shapes_of_a_names_parts():
+    shape = agent_view.token_shape
+    assert [shape(t) for t in ("5d0c9a1e2b", "fe61341002", "b405393", "x7k2p", "1701234567")] == \
+        ["hash", "hash", "hash", "hash", "number"]
+    assert {shape(t) for t in ("cart", "v2", "k8s", "mysql80", "redis7", "s3", "0", "main")} == {"word"}
 
 
 def test_an_author_written_name_that_says_what_the_object_does_is_found():

@@ -317,7 +317,7 @@ def test_a_description_naming_the_fault_or_the_root_cause_leaks(monkeypatch, tex
     ("otel-valkey-cart-out-of-memory", "The valkey-cart store is in trouble.", "valkey-cart"),
     ("otel-cart-deleted-service", "The cart service is gone.", "cart service"),
     ("bookinfo-ambient-mode-disabled", "The namespace book-info changed.", "namespace book-info"),
-    ("otel-checkout-insufficient-quota", "Mind otel-demo-fe61341002.", "otel-demo-fe61341002"),
+    ("otel-checkout-insufficient-quota", "Mind prometheus-main.", "prometheus-main"),
 ])
 def test_crafted_leaks_are_caught(monkeypatch, scenario, text, word):
     _patch_template(monkeypatch, DESCRIBE, lambda s: {"description": text})

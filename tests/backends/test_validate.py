@@ -432,7 +432,7 @@ spec:
 ---
 apiVersion: security.istio.io/v1
 kind: AuthorizationPolicy
-metadata: {name: book-info-20d91fec06, namespace: book-info}
+metadata: {name: reviews-v2-shared, namespace: book-info}
 spec:
   action: DENY
   targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: bookinfo-gateway}

@@ -23,7 +23,6 @@ from jsonschema import Draft202012Validator
 from backends.test_kubernetes_validate import _is_builtin, _schema_version, _validator_command
 
 from support.compiling import compile_files, yaml_documents
-from itbench_dsl.faults.base import neutral_name
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.faults import CREATABLE_KINDS, FAULTS, istio, itbench_entry
@@ -147,14 +146,14 @@ def test_strict_mtls_takes_the_pods_out_of_the_mesh_and_requires_mtls(bundles):
                                                   "metadata": {"name": "peer-authentication", "namespace": "book-info"}}]
 
 
-POLICY = neutral_name("book-info", "istio_deny_gateway", "Gateway", "bookinfo-gateway")
+POLICY = "reviews-v2-shared"  # faults/base.application_name: a component of book-info and a word
 
 
 def test_deny_gateway_attaches_a_deny_policy_to_the_gateway(bundles):
     files = bundles["istio_deny_gateway"]
     assert docs(files, "inject/apply.yaml") == [{
         "apiVersion": "security.istio.io/v1", "kind": "AuthorizationPolicy",
-        # neither the gateway's name nor `deny` (faults/base.neutral_name); the labels most of book-info's objects
+        # neither the gateway's name nor `deny` (faults/base.application_name); the labels most of book-info's objects
         # carry (the gateway is the installation's: `app` takes the most common value)
         "metadata": {"name": POLICY, "namespace": "book-info", "labels": {"app": "reviews"}},
         "spec": {"action": "DENY",

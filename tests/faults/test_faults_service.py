@@ -267,13 +267,14 @@ def test_network_policy_blocks_the_workload_pods(bundles):
     files = bundles[SCENARIOS["ingress_port_blocking_network_policy"]]
     (policy,) = docs(files, "inject/apply.yaml")
     frontend = topology_objects(files)[("Deployment", "otel-demo", "frontend")]
-    assert policy["metadata"]["name"] == "otel-demo-6a44fe07bb"
+    assert policy["metadata"]["name"] == "jaeger-system"
     assert policy["spec"] == {"podSelector": {"matchLabels": frontend["spec"]["selector"]["matchLabels"]},
                               "policyTypes": ["Ingress"], "ingress": []}
     assert "revert/apply.yaml" not in files
     assert docs(files, "revert/delete.yaml") == [{"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-                                                  "metadata": {"name": "otel-demo-6a44fe07bb", "namespace": "otel-demo"}}]
-    # the bundle names it neutrally (faults/base.neutral_name); the ITBench export as ITBench's task does
+                                                  "metadata": {"name": "jaeger-system", "namespace": "otel-demo"}}]
+    # the bundle names it as the application names its objects (faults/base.application_name); the ITBench export
+    # as ITBench's task does
     truth = yaml.safe_load(files["itbench/groundtruth.yaml"])
     assert {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
             "metadata": {"name": "frontend-ingress", "namespace": "otel-demo"}} in truth["spec"]["entities"]
@@ -283,7 +284,7 @@ def test_resource_quota_has_one_name_everywhere(bundles):
     files = bundles[SCENARIOS["insufficient_resource_quota"]]
     (quota,) = docs(files, "inject/apply.yaml")
     name = quota["metadata"]["name"]
-    assert name == "otel-demo-fe61341002"
+    assert name == "prometheus-main"
     pods = sum(o["spec"].get("replicas", 1) for o in topology_objects(files).values()
                if o["kind"] in ("Deployment", "StatefulSet"))
     assert quota["spec"] == {"hard": {"pods": str(pods)}}

@@ -53,7 +53,7 @@ CASES = {
                                [CONTAINER + r"resources\.(limits|requests)(\.(cpu|memory))?"], set()),
     # with a memory stress experiment in the same group, as in ITBench's scenario 41
     "unassigned_limits": ("otel-cart-unassigned-limits.itb", [CONTAINER + r"resources(\.limits)?"],
-                          {("Schedule", "cart-ee78a9d")}),
+                          {("Schedule", "postgresql-local")}),
     "misconfigured_readiness_probe": ("otel-frontend-misconfigured-readiness-probe.itb",
                                       [CONTAINER + r"readinessProbe(\..+)?"], set()),
     "unsupported_architecture_image": ("otel-checkout-unsupported-architecture-image.itb",

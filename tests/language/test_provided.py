@@ -20,7 +20,6 @@ from support.compiling import SCENARIOS, compile_text as shared_compile_text
 from itbench_dsl import ast
 from itbench_dsl.analysis import states
 from itbench_dsl.backends.evaluator import evaluator_spec
-from itbench_dsl.faults.chaos import neutral_name
 from itbench_dsl.diagnostics import Diagnostics, render_human
 from itbench_dsl.importer import import_path
 from itbench_dsl.importer.cluster import catalogue_workloads, provided_component
@@ -148,7 +147,7 @@ def _verdict(scenario, state, answer=None):
                     task="mitigate" if answer is None else "diagnose")
 
 
-ETCD_CHAOS = neutral_name("etcd", "IOChaos", "etcd-io-latency", "kube-system")  # the default name says nothing of the fault
+ETCD_CHAOS = "coredns-core"  # the default name says nothing of the fault (faults/base.application_name)
 
 
 def test_safeguards_skip_the_mirror_pod_but_keep_provided_deployments():
@@ -177,15 +176,15 @@ def test_an_agent_naming_the_mirror_pod_of_a_real_node_gets_full_credit():
     faulty = states.derive(result.scenario)["faulty"]
     # captured on a kind cluster, the mirror pods carry its node's name
     faulty = json.loads(json.dumps(faulty).replace("-itbench-control-plane", "-kind-control-plane"))
-    answer = {"entities": [{"name": "chaos-mesh/Schedule/kube-apiserver-fdf37a5", "contributing_factor": True}],
+    answer = {"entities": [{"name": "chaos-mesh/Schedule/kube-apiserver-core", "contributing_factor": True}],
               "propagations": [
-                  {"source": "chaos-mesh/Schedule/kube-apiserver-fdf37a5", "target": "kube-system/Pod/etcd-kind-control-plane"},
+                  {"source": "chaos-mesh/Schedule/kube-apiserver-core", "target": "kube-system/Pod/etcd-kind-control-plane"},
                   {"source": "kube-system/Pod/etcd-kind-control-plane",
                    "target": "kube-system/Pod/kube-apiserver-kind-control-plane"}],
               "alerts_explained": []}
     verdict = _verdict(result.scenario, faulty, answer)
     assert verdict["metrics"]["propagation_chain"] == pytest.approx(1.0)
-    wrong = dict(answer, propagations=[{"source": "chaos-mesh/Schedule/kube-apiserver-fdf37a5",
+    wrong = dict(answer, propagations=[{"source": "chaos-mesh/Schedule/kube-apiserver-core",
                                         "target": "otel-demo/Pod/cart-abc12-xyz98"}])
     assert _verdict(result.scenario, faulty, wrong)["metrics"]["propagation_chain"] < 0.5
 

@@ -29,7 +29,7 @@ from itbench_dsl.run import lifecycle  # noqa: E402
 from itbench_dsl.run.runner import Run, RunOptions  # noqa: E402
 
 SCENARIO = "bookinfo-gateway-denies-get"
-POLICY = ("AuthorizationPolicy", "book-info", "book-info-20d91fec06")
+POLICY = ("AuthorizationPolicy", "book-info", "reviews-v2-shared")
 
 # An agent that writes its diagnosis and deletes the policy with its own token (no kubectl needed).
 FIXING_AGENT = r"""
@@ -38,9 +38,9 @@ conf = yaml.safe_load(open(os.environ["KUBECONFIG"]))
 server, token = conf["clusters"][0]["cluster"]["server"], conf["users"][0]["user"]["token"]
 assert os.environ["ITBENCH_WORKSPACE"] in open("prompt.md").read()
 req = urllib.request.Request(server + "/apis/security.istio.io/v1/namespaces/book-info/authorizationpolicies/"
-                             "book-info-20d91fec06", method="DELETE", headers={"Authorization": "Bearer " + token})
+                             "reviews-v2-shared", method="DELETE", headers={"Authorization": "Bearer " + token})
 urllib.request.urlopen(req).read()
-json.dump({"entities": [{"name": "book-info/AuthorizationPolicy/book-info-20d91fec06", "contributing_factor": True}],
+json.dump({"entities": [{"name": "book-info/AuthorizationPolicy/reviews-v2-shared", "contributing_factor": True}],
            "propagations": [], "alerts_explained": []}, open("diagnosis.json", "w"))
 print("fixed")
 """

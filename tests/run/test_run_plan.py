@@ -65,7 +65,7 @@ def test_dry_run_prints_the_plan_without_kubernetes(bundle):
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "## preflight" in out and "## revert" in out and "## undeploy" in out
-    assert "PATCH /apis/security.istio.io/v1/namespaces/book-info/authorizationpolicies/book-info-20d91fec06" \
+    assert "PATCH /apis/security.istio.io/v1/namespaces/book-info/authorizationpolicies/reviews-v2-shared" \
            "?fieldManager=itbench&force=true" in out
     assert "POST /api/v1/namespaces/book-info/serviceaccounts/itbench-agent/token" in out
 

@@ -131,7 +131,7 @@ def test_the_fault_object_kept_and_neutralised_beside_its_harmless_copy_passes()
 
 def test_an_object_in_another_namespace_acting_on_its_own_pods_is_no_twin():
     # a NetworkPolicy acts on the pods of its namespace: the same spec elsewhere selects others
-    policy = _renamed(_created(POLICY), "otel-demo-6a44fe07bb", namespace="elsewhere")
+    policy = _renamed(_created(POLICY), "jaeger-system", namespace="elsewhere")
     assert rt.acting(policy) != rt.acting(_created(POLICY))
 
 

@@ -332,7 +332,7 @@ def test_what_the_state_omits_is_not_taken_as_absent():
     # (and the experiment kind it spawns, of which a copy or a child left would act)
     get_all["captured"] = ["chaos-mesh/Schedule", "otel-demo/Schedule", "otel-demo/ConfigMap", "otel-demo/Secret",
                            "otel-demo/ServiceAccount", "chaos-mesh/NetworkChaos", "otel-demo/NetworkChaos"]
-    assert "created.chaos-mesh/Schedule/checkout-be7a204" not in failed(mitigate(chaos, get_all))
+    assert "created.chaos-mesh/Schedule/postgresql-main" not in failed(mitigate(chaos, get_all))
 
 
 def test_alerts_count_only_in_the_scenarios_namespaces():
@@ -960,7 +960,7 @@ def test_a_paused_chaos_schedule_no_longer_acts():
     assert not mitigate(name, kept)["passed"]
     schedule = next(o for o in kept["resources"]["items"] if o["kind"] == "Schedule")
     schedule["metadata"].setdefault("annotations", {})["experiment.chaos-mesh.org/pause"] = "true"
-    created = "created.chaos-mesh/Schedule/checkout-be7a204"
+    created = "created.chaos-mesh/Schedule/postgresql-main"
     # paused, it no longer acts; the scenario's own `schedule "..." absent` reads a created object the same way
     assert created not in failed(mitigate(name, kept)) and "mitigation.predicate.0" not in failed(mitigate(name, kept))
     schedule["metadata"]["annotations"]["experiment.chaos-mesh.org/pause"] = "True"  # Chaos Mesh reads "true" only
@@ -1171,9 +1171,9 @@ def test_a_wrong_object_of_the_root_causes_component_never_scores_like_the_right
 
 
 @pytest.mark.parametrize("name, spellings", [
-    ("sregym-network-policy-block", ["hotel-reservation/networkpolicies/hotel-reservation-cbc7bff6a7",
-                                     "hotel-reservation/networkpolicies.networking.k8s.io/hotel-reservation-cbc7bff6a7",
-                                     "hotel-reservation/NetworkPolicy.v1.networking.k8s.io/hotel-reservation-cbc7bff6a7"]),
+    ("sregym-network-policy-block", ["hotel-reservation/networkpolicies/mongodb-rate-shared",
+                                     "hotel-reservation/networkpolicies.networking.k8s.io/mongodb-rate-shared",
+                                     "hotel-reservation/NetworkPolicy.v1.networking.k8s.io/mongodb-rate-shared"]),
     ("k8sbench-fix-rbac-wrong-resource", ["simple-rbac-setup/roles/pod-reader-role",
                                           "simple-rbac-setup/roles.rbac.authorization.k8s.io/pod-reader-role"]),
     ("sregym-namespace-memory-limit", ["hotel-reservation/resourcequotas/memory-quota"]),
@@ -1235,7 +1235,7 @@ def test_two_root_causes_of_two_schedules_are_each_found():
     groups = [g for g in evaluator(name)["SPEC"]["diagnosis"]["groups"] if g["root_cause"]]
     assert len({(g["kind"], g["namespace"], g["name"]) for g in groups}) == len(groups)
     both = dict(perfect(name), entities=[{"name": f"chaos-mesh/Schedule/{s}", "contributing_factor": True}
-                                         for s in ("valkey-cart-stress-chaos", "valkey-cart-6692440")])
+                                         for s in ("valkey-cart-stress-chaos", "accounting-standard")])
     verdict = diagnose(name, both)
     assert verdict["metrics"]["root_cause_entity_recall"] == 1.0
     assert verdict["metrics"]["root_cause_entity_precision"] == 1.0

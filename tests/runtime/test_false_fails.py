@@ -155,7 +155,7 @@ DENY = "bookinfo-gateway-denies-get"
 def _deny_kept(edit) -> dict:
     """The solved state with the fault's DENY policy left beside it, edited by `edit(spec)`."""
     faulty = derived(DENY, "faulty")
-    policy = obj(faulty, "AuthorizationPolicy", "book-info-20d91fec06")
+    policy = obj(faulty, "AuthorizationPolicy", "reviews-v2-shared")
     edit(policy["spec"])
     state = derived(DENY, "solved")
     state["resources"]["items"].append(policy)

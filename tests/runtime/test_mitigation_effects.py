@@ -105,7 +105,7 @@ def test_a_destination_rule_acts_while_it_sets_a_traffic_policy(spec, effect):
 # ---- F2: NetworkPolicies as Kubernetes unions them --------------------------------------------------------
 
 BLOCK = "sregym-network-policy-block"
-DENY = "hotel-reservation-cbc7bff6a7"
+DENY = "mongodb-rate-shared"
 RECOMMENDATION = {"matchLabels": {"io.kompose.service": "recommendation"}}
 
 

@@ -76,9 +76,9 @@ def test_a_created_network_policy_is_undone_when_it_admits_all(rules, passes):
     name = "sregym-network-policy-block"
     state = derived(name, "faulty")
     solved = derived(name, "solved")
-    policy = obj(state, "NetworkPolicy", "hotel-reservation-cbc7bff6a7")
+    policy = obj(state, "NetworkPolicy", "mongodb-rate-shared")
     solved["resources"]["items"].append(policy)
-    _np_edit(solved, "hotel-reservation-cbc7bff6a7", rules)
+    _np_edit(solved, "mongodb-rate-shared", rules)
     verdict = mitigate(name, solved)
     assert verdict["passed"] is passes, failed(verdict)
 

@@ -198,11 +198,19 @@ def test_retarget_follows_created_objects_and_prunes_propagation():
     for variant in result.variants:
         target = variant.scenario.injections()[0].target.name
         created = variant.scenario.injections()[0].created[0].name
-        # the schedule keeps its neutral name (pinned: variants.pin_generated_names), which names no workload, and
-        # the statements that refer to it still do
-        assert target not in created and created.startswith("otel-demo-")
+        # the schedule keeps its name (pinned: variants.pin_generated_names), another component's, never the new
+        # target's (such a move is skipped), and the statements that refer to it still do
+        assert not created.startswith(target + "-") and created == "product-catalog-local"
         for edge in variant.scenario.propagations:
             assert "cart" not in (edge.source.name, edge.target.name) or target == "cart"
+
+
+def test_retarget_does_not_move_a_fault_onto_the_component_its_created_object_is_named_after():
+    """otel-cart-pod-kill-loop's Schedule is `product-catalog-local`: moved onto product-catalog, it would name
+    the target to whoever lists the Schedules."""
+    result = run("retarget", ["sre/otel-cart-pod-kill-loop.itb"])
+    assert "product-catalog" not in {v.scenario.injections()[0].target.name for v in result.variants}
+    assert any("product-catalog" in s.reason and "would name the new target" in s.reason for s in result.skips)
 
 
 def test_sweep_is_the_cartesian_product_of_param_domains():

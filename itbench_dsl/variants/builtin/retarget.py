@@ -97,8 +97,15 @@ class RetargetGenerator(Generator):
         # the fault moves only to a workload that runs the same image
         tied = sorted(program_args(kind) & {e.key for e in faults[0].entries or () if isinstance(e, ast.Attr)})
         program = _images(ctx.scenario.topology, old, old_container) if tied else set()
+        # what the faults create keeps its name (pinned above): one named after another component
+        # (faults/base.application_name) would name the target once the fault moves there
+        created = [r.name for i in injections for r in i.created]
         for new in candidates:
             note = f"{kind.name}: {old.kind.lower()} {old.name} -> {new.name}"
+            named = next((c for c in created if c.startswith(new.name + "-")), None)
+            if named:
+                yield Skip(f"{note}: the object the fault creates is named `{named}`, which would name the new target")
+                continue
             role = _role_conflict(kind, ctx.scenario.topology, new)
             if role:
                 yield Skip(f"{note}: {role}")
