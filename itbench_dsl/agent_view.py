@@ -38,7 +38,6 @@ vocabulary is looked for in the values a scenario puts in it, less those the hin
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 from typing import Iterator
@@ -47,6 +46,7 @@ import yaml
 
 from . import ir
 from .memo import IdentityMemo
+from .wording import stem, words  # noqa: F401 - part of this module's face (importer, faults)
 
 CHECK_CODE = "E4007"
 
@@ -65,33 +65,6 @@ SCENARIO_WORD = "a word of the scenario's name"
 # words that name the harness: an injected object that carries one in a label or annotation it adds is marked
 HARNESS_WORDS = frozenset({"itbench", "inject", "injected", "injection", "fault", "faults", "scenario", "benchmark",
                            "gap", "gaps", "violating", "violation", "noncompliant"})
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_SPLIT = re.compile(r"[^A-Za-z0-9]+")
-
-
-def words(text: str) -> list[str]:
-    """The words of a name or a sentence: split at punctuation and camelCase, lowered."""
-    return list(_words(str(text)))
-
-
-@functools.lru_cache(maxsize=65536)
-def _words(text: str) -> tuple[str, ...]:
-    out = []
-    for part in _SPLIT.split(text):
-        out.extend(w.lower() for w in _CAMEL.split(part) if w)
-    return tuple(out)
-
-
-@functools.lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """A crude stem, so that "scaled", "scaling" and "scale" meet: a suffix off a word of 5 letters or more."""
-    if len(word) >= 5:
-        for suffix in ("ing", "ed", "es", "s", "e"):
-            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-                return word[: -len(suffix)]
-    return word
-
-
 @dataclass(frozen=True)
 class Finding:
     """One thing the agent can read that gives the answer away."""

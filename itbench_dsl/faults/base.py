@@ -382,7 +382,7 @@ def application_name(f: "FaultInput", api_version: str, kind: str, namespace: st
     name."""
     import hashlib
 
-    from ..agent_view import stem, words
+    from ..wording import stem, words
 
     told = {stem(w) for text in (f.scenario_name, f.fault.kind, avoid) for w in words(text)}
     target_ns = f.target.namespace or (f.target.name if f.target.kind == "Namespace" else None)

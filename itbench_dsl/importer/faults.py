@@ -27,7 +27,8 @@ from typing import Self
 
 from .. import ast
 from .. import builders as b
-from ..agent_view import name_tells, stem, words
+from ..agent_view import name_tells
+from ..wording import stem, words
 from ..faults import FAULTS, WAITERS
 from ..units import format_duration, parse_go_duration
 
