@@ -17,6 +17,15 @@ from typing import Iterable
 
 # The commands each domain's prompt cites (beside those of a CISO task class).
 DOMAIN_COMMANDS: dict[str, tuple[str, ...]] = {"sre": (), "finops": (), "ciso": ()}
+# The API groups of fault-injection tools: their objects are the fault itself (a PodChaos names its action and its
+# target). No default access grants them; only a command the prompt cites may (`_grant`, agent_view's E4010).
+FAULT_TOOL_GROUPS = frozenset({"chaos-mesh.org"})
+# Subresources that run a process in a pod, reach its ports or mint a token: whoever holds them acts as the pod's
+# service account (`get` on pods/exec opens a shell over WebSockets on API servers before 1.31's
+# AuthorizePodWebsocketUpgradeCreatePermission), so none is a read right.
+POD_SUBRESOURCES = ("pods/exec", "pods/attach", "pods/portforward")
+TOKEN_SUBRESOURCE = "serviceaccounts/token"
+REACH_SUBRESOURCES = (*POD_SUBRESOURCES, TOKEN_SUBRESOURCE)
 
 
 class UnknownCommand(ValueError):
@@ -241,3 +250,69 @@ def missing(objects: Iterable[dict], account: str, account_namespace: str, comma
     objects = list(objects)
     needed = {r for c in commands for r in command_rights(c, account_namespace)}
     return sorted(r for r in needed if not allows(objects, account, account_namespace, r))
+
+
+# ---- whose token is wider than the agent's -----------------------------------------------------------------
+
+
+def account_requests(objects: Iterable[dict], account: str, account_namespace: str) -> list[Request]:
+    """What the RBAC objects among `objects` let a service account do, one request per verb, group and resource
+    of each rule bound to it (`*` kept as written; a ClusterRoleBinding's rules cluster-wide). Rules on
+    non-resource URLs are left out."""
+    objects = list(objects)
+    roles = {(o.get("kind"), (o.get("metadata") or {}).get("namespace"), (o.get("metadata") or {}).get("name")): o
+             for o in objects if o.get("kind") in ("Role", "ClusterRole")}
+    out = []
+    for binding in objects:
+        kind = binding.get("kind")
+        if kind not in ("RoleBinding", "ClusterRoleBinding"):
+            continue
+        if not any(_subject_matches(s, account, account_namespace) for s in binding.get("subjects") or []
+                   if isinstance(s, dict)):
+            continue
+        where = (binding.get("metadata") or {}).get("namespace") if kind == "RoleBinding" else None
+        ref = binding.get("roleRef") or {}
+        role = roles.get((ref.get("kind"), where if ref.get("kind") == "Role" else None, ref.get("name")))
+        for rule in (role or {}).get("rules") or []:
+            for verb in rule.get("verbs") or []:
+                for group in rule.get("apiGroups") or []:
+                    for resource in rule.get("resources") or []:
+                        out.append(Request(verb, group, resource, where))
+    return sorted(set(out))
+
+
+def wider_than(objects: Iterable[dict], account: str, account_namespace: str, agent_objects: Iterable[dict],
+               agent: str, agent_namespace: str) -> Request | None:
+    """The first request the service account `account` may make that the agent's access does not allow (None when
+    the agent may do all it may): whoever execs into its pods, attaches to them or mints its token acts with it."""
+    agent_objects = list(agent_objects)
+    for request in account_requests(objects, account, account_namespace):
+        if not allows(agent_objects, agent, agent_namespace, request):
+            return request
+    return None
+
+
+def pod_accounts(objects: Iterable[dict]) -> list[tuple[dict, str | None, str]]:
+    """(object, namespace, service account) of every object that runs pods and mounts its account's token
+    (`automountServiceAccountToken: false` on the pod or on its ServiceAccount: no token to take)."""
+    objects = list(objects)
+    no_token = {((o.get("metadata") or {}).get("namespace"), (o.get("metadata") or {}).get("name"))
+                for o in objects if o.get("kind") == "ServiceAccount" and o.get("automountServiceAccountToken") is False}
+    out = []
+    for obj in objects:
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        if obj.get("kind") == "Pod":
+            pod = spec
+        elif obj.get("kind") == "CronJob":
+            pod = (((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}).get("spec") or {}
+        else:
+            pod = (spec.get("template") or {}).get("spec") if isinstance(spec.get("template"), dict) else None
+        if not isinstance(pod, dict) or not pod.get("containers"):
+            continue
+        namespace = (obj.get("metadata") or {}).get("namespace")
+        account = pod.get("serviceAccountName") or pod.get("serviceAccount") or "default"
+        if pod.get("automountServiceAccountToken") is False or (
+                (namespace, account) in no_token and pod.get("automountServiceAccountToken") is not True):
+            continue
+        out.append((obj, namespace, account))
+    return out

@@ -500,7 +500,12 @@ group's name and every alert's name, labels and annotations (Prometheus serves t
   would list it alone. The compiler gives created objects those labels (a value most objects share, else
   the target's own value); an image from a registry the application does not use is W2016;
 - a host control's inventory group named after what its hosts are (`..._baseline`, `..._compliant`): the
-  prompt's host pattern names both groups, which `ciso.host_groups` names alike (`<hosts>_<token>`).
+  prompt's host pattern names both groups, which `ciso.host_groups` names alike (`<hosts>_<token>`);
+- the agent's own rules (`agent_view.access_findings`): a rule that reads a fault tool's API group
+  (`chaos-mesh.org`; a PodChaos names the fault's kind and target) when no command the prompt cites reads
+  it, and a rule that lets it exec into, attach to or port-forward to a pod, or mint a token, of a service
+  account that may do more than the agent (`access.wider_than`): the message names the role, the rule
+  (`rules[3]`) and the account.
 
 The message names the object, the file it comes from, the field (`spec.template.spec.containers[0].image`)
 and what it gives away. Fix it where it comes from: give the fault a value that says nothing (an image tag
@@ -515,8 +520,10 @@ An incident's agent (domains sre and finops) has the same access in every scenar
 what it can read and change (`kubectl auth can-i --list`) must not tell one scenario's fault from
 another's. The access is derived from the application and the domain (`expectations.application_access`): the
 domain's defaults and every resource a library fault leaves its root cause in (Secrets, ResourceQuotas,
-NetworkPolicies, Roles, Istio policies, ...), read and changed in the application's namespaces; Chaos
-Mesh's kinds in every namespace; namespaces and nodes; the `kube-system` namespace, read only.
+NetworkPolicies, Roles, Istio policies, ...), read and changed in the application's namespaces (no
+exec, attach or port-forward where a pod runs with a wider token than the agent's); namespaces and nodes;
+the `kube-system` namespace, read only. Never a fault tool's kinds (Chaos Mesh's): a fault's need of them
+is not the agent's (W2017 says where a solution would still need them).
 
 The error is reported where a scenario's `agent` statement changes that access, and where a fault says
 the agent needs access (to find and undo it) that the derived access lacks: grant it to every scenario in
@@ -542,6 +549,17 @@ an alert (`expect { alert ... }`, a catalogue alert or its own `alert_rule`) or 
 Fix it by expecting the alert that measures the symptom (an `alert_rule` on the metric the fault moves), or
 by a probe the evaluator runs; a scenario ported from a benchmark whose prompt states the symptom may allow
 the warning (`metadata { lint_allow = ["W2015"] }`) and say why.
+"""),
+        _c("W2017", "a solution step acts on a fault tool's objects", """
+The first solution's step acts on a fault tool's objects (Chaos Mesh's: `kubectl -n chaos-mesh delete
+schedule ...`), which the agent's access never grants: listing them would name the fault's kind and its
+target (E4010). The replay runs as the admin and passes; the agent cannot take the step, so a scenario
+whose `mitigated when` needs the tool's object gone is one the agent cannot mitigate.
+
+Decide what the task is: a scenario meant to have the agent find and remove the tool's objects grants it in
+the prompt (a command the prompt cites, `access.cited_commands`, adds the rights it needs, and E4010 then
+leaves the rule be); otherwise pose the tasks the agent can answer by observation (`tasks diagnose`), or
+allow the warning (`metadata { lint_allow = ["W2017"] }`) and say why.
 """),
         _c("W2016", "an object a fault creates looks unlike the application's", """
 An object a fault creates (a Deployment, a DaemonSet, a Job) runs an image from a registry no object of
