@@ -4,9 +4,10 @@ which write their files with it, and the compiler."""
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 
 from . import ir, yamlout
-from .memo import IdentityMemo
+from .memo import IdentityMemo, copy_data
 from .yamlout import sorted_keys
 
 
@@ -55,3 +56,24 @@ def scenario_json(scenario: ir.Scenario) -> bytes:
     texts["topology"] = "{" + ", ".join(parts) + "}"
     lines = [f"  {json.dumps(k)}: {texts[k]}" for k in data]
     return ("{\n" + ",\n".join(lines) + "\n}\n").encode("utf-8")
+
+
+class YamlError(ValueError):
+    """Text that is not YAML."""
+
+
+@lru_cache(maxsize=1024)
+def _load_yaml(text: str):
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser where PyYAML was built with it
+    try:
+        return yaml.load(text, Loader=loader)
+    except yaml.YAMLError as e:
+        raise YamlError(str(e)) from None
+
+
+def load_yaml(text: str):
+    """YAML text as data, read once per process: self-validation and the corpus read the same ConfigMap
+    texts again for every case. Raises YamlError; the caller gets its own copy."""
+    return copy_data(_load_yaml(text))

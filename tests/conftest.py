@@ -7,6 +7,8 @@ server is tests/support/kube_server.py. A test run over every scenario of the li
 
 from __future__ import annotations
 
+import compileall
+import os
 import signal
 from pathlib import Path
 
@@ -18,6 +20,11 @@ from support.compiling import REFERENCE, REPO, SCENARIOS
 # every process the suite starts: the tests of what Ctrl-C does need it to reach them, as in a terminal.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+# The suite starts the CLI in thousands of subprocesses: where bytecode is not written as modules load
+# (PYTHONDONTWRITEBYTECODE), each would compile the whole package again. Compile it once, as an install does.
+if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+    compileall.compile_dir(str(REPO / "itbench_dsl"), quiet=2)
 
 _LIBRARY = sorted(SCENARIOS.rglob("*.itb"))
 _LIBRARY_NAMES = {p.stem for p in _LIBRARY} | {str(p.relative_to(SCENARIOS)) for p in _LIBRARY}

@@ -72,6 +72,7 @@ from typing import Iterator
 
 from .. import ir
 from ..memo import copy_data
+from ..serialize import YamlError, load_yaml
 from .states import EMPTY_ANSWER, Objects, entity_name, perfect_answer, policy_reports, render
 
 PASS, FAIL, UNUSABLE = "pass", "fail", "unusable"
@@ -188,8 +189,6 @@ def _set_at(obj, path: list, value) -> bool:
 
 def _load(text):
     """JSON or YAML text as data; None when it is neither."""
-    import yaml
-
     if not isinstance(text, str):
         return None
     try:
@@ -197,8 +196,8 @@ def _load(text):
     except ValueError:
         pass
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
+        return load_yaml(text)
+    except YamlError:
         return None
 
 
@@ -316,6 +315,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         # gone because the server spelled out what it left
         yield Case("the faulty state as an API server returns it, every pod reporting ready", "mitigate", FAIL,
                    state=render(as_served(found.faulty), found, probes=found.faulty_probes))
+    yield from _config_reader_cases(m, found)
     targets = [r for i in scenario.injections() for r in (i.target,) if r.kind in ("Deployment", "StatefulSet")]
     for ref in targets[:2]:
         key = (ref.kind, ref.namespace, ref.name)
@@ -397,6 +397,61 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         state = render({k: v for k, v in found.faulty.items() if k[0] in everyday}, found, probes=found.faulty_probes)
         state["captured"] = [c for c in state["captured"] if c.rpartition("/")[2] in everyday]
         yield Case("the faulty state captured with `kubectl get all`", "mitigate", UNUSABLE, state=state)
+
+
+def _repoint(template: dict, kind: str, old: str, new: str) -> None:
+    """Every reference of a pod template to the ConfigMap or Secret `old` re-pointed at `new`."""
+    pod = template.get("spec") or {}
+    for volume in pod.get("volumes") or []:
+        nodes = [(volume.get("configMap"), "name", "ConfigMap"), (volume.get("secret"), "secretName", "Secret")]
+        nodes += [(src.get(k), "name", kd) for src in (volume.get("projected") or {}).get("sources") or []
+                  for k, kd in (("configMap", "ConfigMap"), ("secret", "Secret"))]
+        for node, key, kd in nodes:
+            if isinstance(node, dict) and kd == kind and node.get(key) == old:
+                node[key] = new
+    ref_key, from_key = ("configMapKeyRef", "configMapRef") if kind == "ConfigMap" else ("secretKeyRef", "secretRef")
+    for container in (pod.get("containers") or []) + (pod.get("initContainers") or []):
+        refs = [(e.get("valueFrom") or {}).get(ref_key) for e in container.get("env") or []]
+        refs += [e.get(from_key) for e in container.get("envFrom") or []]
+        for ref in refs:
+            if isinstance(ref, dict) and ref.get("name") == old:
+                ref["name"] = new
+
+
+def _config_reader_cases(m: dict, found: Objects) -> Iterator[Case]:
+    """A ConfigMap's or a Secret's faulty key is judged by what the workloads read: a copy under another name
+    holding the healthy data, every reader pointed at it, the named object left faulty, passes; the named
+    object restored while every reader is pointed at a copy holding the faulty data fails."""
+    entries = {json.dumps(e["object"], sort_keys=True): e for f in m.get("faults", []) for e in f["fields"]
+               if e.get("readers")}
+    for entry in list(entries.values())[:2]:
+        ref = entry["object"]
+        key = (ref["kind"], ref["namespace"], ref["name"])
+        if key not in found.solved or key not in found.faulty:
+            continue
+        workloads = {(r["workload"]["kind"], r["workload"]["namespace"], r["workload"]["name"])
+                     for rs in entry["readers"].values() for r in rs}
+        if not all(w in found.solved for w in workloads):
+            continue
+        copy_name = ref["name"] + "-fixed"
+
+        def moved(source: dict, named: dict) -> dict:
+            out = dict(found.solved)
+            out[key] = copy_data(named)
+            twin = copy_data(source)
+            twin["metadata"] = {k: v for k, v in twin["metadata"].items() if k in ("namespace", "labels")}
+            twin["metadata"]["name"] = copy_name
+            out[(ref["kind"], ref["namespace"], copy_name)] = twin
+            for w in workloads:
+                obj = copy_data(out[w])
+                _repoint(obj["spec"]["template"], ref["kind"], ref["name"], copy_name)
+                out[w] = obj
+            return out
+
+        yield Case(f"{ref['name']}: a new {ref['kind']} with the healthy data, its readers pointed at it, the named "
+                   "one left faulty", "mitigate", PASS, state=render(moved(found.solved[key], found.faulty[key]), found))
+        yield Case(f"{ref['name']}: the named {ref['kind']} restored, its readers pointed at a copy holding the "
+                   "faulty data", "mitigate", FAIL, state=render(moved(found.faulty[key], found.solved[key]), found))
 
 
 def _claim_cases(found: Objects, key: tuple, claims: dict) -> Iterator[Case]:
@@ -1272,8 +1327,9 @@ def _kept_cases(spec: dict, found: Objects) -> Iterator[Case]:
     """What the fix must leave as healthy as it found it (the safeguards' `collateral`, a faulted Service's ports):
     a Service the fault acts on with its own port moved fails; another flagd flag of a
     shared ConfigMap turned on (its healthy value under another variant, or the same values respelled with an
-    unused variant added, passes); an autoscaler's `maxReplicas` lowered, or its scale target re-pointed, fails
-    (its ceiling raised passes)."""
+    unused variant added, passes); an autoscaler's `maxReplicas` lowered, its scaling out disabled
+    (`behavior.scaleUp.selectPolicy: Disabled`), or its scale target re-pointed, fails (its ceiling raised
+    passes)."""
     from ..runtime.evaluator import flag_outcomes, same
 
     collateral = spec["mitigation"].get("collateral") or {}
@@ -1320,6 +1376,11 @@ def _kept_cases(spec: dict, found: Objects) -> Iterator[Case]:
         if entry.get("maxReplicas", 0) > max(1, entry.get("minReplicas", 1)):
             lower = _edited(found.solved, key, lambda o: o["spec"].update(maxReplicas=entry["maxReplicas"] - 1))
             yield Case(f"{key[2]}: the autoscaler's maxReplicas lowered", "mitigate", FAIL, state=render(lower, found))
+        if entry.get("maxReplicas", 0) > entry.get("minReplicas", 1):
+            frozen = _edited(found.solved, key, lambda o: o["spec"].setdefault("behavior", {}).update(
+                scaleUp={"selectPolicy": "Disabled"}))
+            yield Case(f"{key[2]}: the autoscaler kept from scaling out (scaleUp selectPolicy Disabled)", "mitigate",
+                       FAIL, state=render(frozen, found))
         if "maxReplicas" in entry:
             higher = _edited(found.solved, key, lambda o: o["spec"].update(maxReplicas=entry["maxReplicas"] + 1))
             yield Case(f"{key[2]}: the autoscaler's maxReplicas raised", "mitigate", PASS, state=render(higher, found))
@@ -2967,8 +3028,10 @@ def _optimum_cases(spec, derived) -> Iterator[Case]:
 def _autoscaler_target_cases(spec, solved) -> Iterator[Case]:
     """An autoscaler's target optimum graded by what the HPA controller would do: the solved autoscaler with a
     second metric at 1% on another resource (the controller takes the largest replica count its metrics
-    propose) fails; its target written as the equivalent `AverageValue` (utilization x what one pod requests)
-    passes."""
+    propose) fails, and so does the optimal target with scaling in disabled (`behavior.scaleDown.selectPolicy:
+    Disabled`: the scaled-out replicas stay); its target written as the equivalent `AverageValue` (utilization x
+    what one pod requests) passes, and a lone cpu target as the autoscaling/v1 `targetCPUUtilizationPercentage`
+    it converts from passes (at 1%, fails)."""
     from ..runtime.evaluator import _pod_spec, container_request
 
     for optimum in spec["finops"]["optimal"]:
@@ -2990,6 +3053,27 @@ def _autoscaler_target_cases(spec, solved) -> Iterator[Case]:
 
         yield Case(f"{key[2]}: a second autoscaler metric, {other} at 1%", "mitigate", FAIL,
                    state=_with_edit(solved, key, extra))
+
+        def no_scale_in(obj):
+            obj["spec"].setdefault("behavior", {})["scaleDown"] = {"selectPolicy": "Disabled"}
+
+        yield Case(f"{key[2]}: the optimal target with scaling in disabled (scaleDown selectPolicy Disabled)",
+                   "mitigate", FAIL, state=_with_edit(solved, key, no_scale_in))
+        metrics = (hpa.get("spec") or {}).get("metrics") or []
+        if resource == "cpu" and len(metrics) == 1:
+            # autoscaling/v1 says a cpu utilization target alone: the v2 metric it converts to
+            def as_v1(obj, value=optimum["value"]):
+                obj["apiVersion"] = "autoscaling/v1"
+                obj["spec"].pop("metrics", None)
+                obj["spec"]["targetCPUUtilizationPercentage"] = int(value)
+
+            def as_v1_faulty(obj):
+                as_v1(obj, 1)
+
+            yield Case(f"{key[2]}: the optimal target as autoscaling/v1 targetCPUUtilizationPercentage", "mitigate",
+                       PASS, state=_with_edit(solved, key, as_v1))
+            yield Case(f"{key[2]}: autoscaling/v1 targetCPUUtilizationPercentage at 1%", "mitigate", FAIL,
+                       state=_with_edit(solved, key, as_v1_faulty))
         target = (hpa.get("spec") or {}).get("scaleTargetRef") or {}
         workload = next((o for o in solved["resources"]["items"] if o.get("kind") == target.get("kind")
                          and (o.get("metadata") or {}).get("name") == target.get("name")

@@ -20,9 +20,10 @@ from . import ciso as ciso_backend
 from .. import tasks as task_types
 from . import faults as fault_backend
 from . import itbench as itbench_backend
-from ..runtime.evaluator import POD_TEMPLATE_KINDS, acting, identity_key, nested, pod_references, pod_requests, pod_reserves, type_key
+from ..runtime.evaluator import POD_TEMPLATE_KINDS, acting, config_reads, identity_key, nested, pod_references, pod_requests, pod_reserves, type_key
 from .evaluator_file import source_for_spec, spec_of  # noqa: F401  (spec_of: the public API)
 from .manifests import topology_manifests
+from ..serialize import YamlError, load_yaml
 
 SPEC_VERSION = 2
 PROXIMITY_THRESHOLD = 0.9  # FinOps: how close to the optimum a figure must come to pass
@@ -65,11 +66,9 @@ def _parsed(text) -> tuple[object, str] | None:
         if isinstance(value, (dict, list)):
             return value, "json"
     if "\n" in text.strip() and ":" in text:
-        import yaml
-
         try:
-            value = yaml.safe_load(text)
-        except yaml.YAMLError:
+            value = load_yaml(text)
+        except YamlError:
             return None
         if isinstance(value, (dict, list)):
             return value, "yaml"
@@ -356,6 +355,9 @@ def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
             claims = _fault_claims(obj, inject_apply)
             if claims:
                 entry["claims"] = claims
+            readers = _config_readers(obj, changes, originals.values())
+            if readers:
+                entry["readers"] = readers
             if obj["kind"] in ("Role", "ClusterRole"):
                 # who the role serves: a grant restored through another role must reach these subjects
                 namespace = (obj.get("metadata") or {}).get("namespace")
@@ -378,6 +380,23 @@ def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
                     entry["forms"] = forms
             deleted.append(entry)
     return fields, created, deleted
+
+
+def _config_readers(obj: dict, changes: list, healthy) -> dict:
+    """{key: [{workload, container, env | file}]}: where the healthy workloads of a ConfigMap's or a Secret's
+    namespace read each key the fault changed (runtime.config_reads), so the fix is judged by what they read."""
+    if obj["kind"] not in ("ConfigMap", "Secret"):
+        return {}
+    meta = obj.get("metadata") or {}
+    out: dict = {}
+    for key in sorted({c["path"][1] for c in changes if len(c["path"]) > 1 and c["path"][0] == "data"}):
+        for workload in healthy:
+            if workload.get("kind") not in POD_TEMPLATE_KINDS or \
+                    (workload.get("metadata") or {}).get("namespace") != meta.get("namespace"):
+                continue
+            for read in config_reads((workload.get("spec") or {}).get("template"), obj["kind"], meta.get("name"), key):
+                out.setdefault(key, []).append({"workload": _manifest_ref(workload), **read})
+    return out
 
 
 # ---- observed health -----------------------------------------------------------------------------------

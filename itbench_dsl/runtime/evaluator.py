@@ -2489,9 +2489,45 @@ def _claim_change(change, kept):
 
 def field_check(entry, state):
     """Every field the fault changed holds its healthy value, or a value the fault (or the scenario)
-    accepts; a field the fault added is gone (absent, empty or the API server's default)."""
+    accepts; a field the fault added is gone (absent, empty or the API server's default). A ConfigMap's or
+    a Secret's key that workloads read (the entry's `readers`) is judged by what they read now, from whichever
+    object supplies it: a new ConfigMap the workload reads instead is the fix, the named one restored while
+    the workload reads another is none."""
     ref = entry["object"]
-    obj = state.get(ref)
+    readers = entry.get("readers") or {}
+    read = [c for c in entry["changes"] if c["path"][1:2] and c["path"][1] in readers]
+    rest = [c for c in entry["changes"] if c not in read]
+    wrong = []
+    for change in read:
+        for reader in readers[change["path"][1]]:
+            workload = state.get(reader["workload"])
+            if workload is None:
+                wrong.append(f"{ref_text(reader['workload'])} is missing")
+                continue
+            text = config_read(workload, reader, state)
+            where = (f"what {ref_text(reader['workload'])} container {reader['container']} reads as "
+                     + (f"${reader['env']}" if "env" in reader else reader["file"]))
+            if text is None:
+                wrong.append(f"{where}: nothing")
+                continue
+            seen = {"kind": ref["kind"], "metadata": {"name": ref["name"], "namespace": ref.get("namespace")},
+                    "data": {change["path"][1]: text}}
+            ok, why = _fields_hold({**entry, "changes": [change]}, seen, state)
+            if not ok:
+                wrong.append(f"{where}: {why}")
+    if rest or not read:
+        ok, why = _fields_hold({**entry, "changes": rest}, None, state)
+        if not ok:
+            wrong.append(why)
+    if wrong:
+        return False, "; ".join(wrong[:5]) + (f"; and {len(wrong) - 5} more" if len(wrong) > 5 else "")
+    return True, "every field the fault changed is healthy again"
+
+
+def _fields_hold(entry, obj, state):
+    """field_check on one object: the state's object the entry names, or `obj` (what a workload reads)."""
+    ref = entry["object"]
+    obj = state.get(ref) if obj is None else obj
     if obj is None:
         return False, f"{ref_text(ref)} is missing"
     if terminating(obj):
@@ -3854,6 +3890,113 @@ def pod_references(template):
     return found
 
 
+def _config_sources(volume):
+    """(kind, name, items, optional) of each ConfigMap or Secret a pod volume projects (projected ones too)."""
+    out = []
+    if not isinstance(volume, dict):
+        return out
+    for kind, node, key in (("ConfigMap", volume.get("configMap"), "name"), ("Secret", volume.get("secret"), "secretName")):
+        if isinstance(node, dict):
+            out.append((kind, node.get(key), node.get("items"), node.get("optional") is True))
+    projected = volume.get("projected") if isinstance(volume.get("projected"), dict) else {}
+    for source in projected.get("sources") or [] if isinstance(projected.get("sources"), list) else []:
+        for kind in ("ConfigMap", "Secret"):
+            node = source.get(kind[0].lower() + kind[1:]) if isinstance(source, dict) else None
+            if isinstance(node, dict):
+                out.append((kind, node.get("name"), node.get("items"), node.get("optional") is True))
+    return out
+
+
+def _projected_key(items, rel):
+    """The key a volume source projects at relative path `rel`: the item whose `path` it is, else (no items)
+    the key of that name; None when it projects none there."""
+    if isinstance(items, list) and items:
+        return next((i.get("key") for i in items if isinstance(i, dict) and i.get("path") == rel), None)
+    return rel if "/" not in rel else None
+
+
+def config_reads(template, kind, name, key):
+    """Where a pod template reads key `key` of the ConfigMap or Secret `name`: [{"container": c, "env": VAR}]
+    for a variable it sets from it (`env` valueFrom, `envFrom` under its prefix), [{"container": c, "file":
+    path}] for a file a volume mounts from it (its items' paths, a `subPath` mount). What the fix must keep is
+    what these read, from whichever object supplies them."""
+    pod = template.get("spec") if isinstance(template, dict) else None
+    if not isinstance(pod, dict):
+        return []
+    reads = []
+    relpaths = {}  # volume name -> the relative paths the key is projected at
+    for volume in pod.get("volumes") or [] if isinstance(pod.get("volumes"), list) else []:
+        for k, n, items, _ in _config_sources(volume):
+            if k == kind and n == name:
+                paths = [i.get("path") for i in items if isinstance(i, dict) and i.get("key") == key] \
+                    if isinstance(items, list) and items else [key]
+                relpaths.setdefault(volume.get("name"), []).extend(p for p in paths if isinstance(p, str))
+    ref_key = "configMapKeyRef" if kind == "ConfigMap" else "secretKeyRef"
+    from_key = "configMapRef" if kind == "ConfigMap" else "secretRef"
+    for container in (pod.get("containers") or []) + (pod.get("initContainers") or []):
+        if not isinstance(container, dict):
+            continue
+        where = container.get("name")
+        for source in container.get("envFrom") or []:
+            ref = source.get(from_key) if isinstance(source, dict) else None
+            if isinstance(ref, dict) and ref.get("name") == name and _ENV_NAME.match(f"{source.get('prefix') or ''}{key}"):
+                reads.append({"container": where, "env": f"{source.get('prefix') or ''}{key}"})
+        for entry in container.get("env") or []:
+            ref = ((entry.get("valueFrom") or {}) if isinstance(entry, dict) else {}).get(ref_key)
+            if isinstance(ref, dict) and ref.get("name") == name and ref.get("key") == key:
+                reads.append({"container": where, "env": entry.get("name")})
+        for mount in container.get("volumeMounts") or []:
+            if not isinstance(mount, dict) or not isinstance(mount.get("mountPath"), str):
+                continue
+            for rel in relpaths.get(mount.get("name"), []):
+                if mount.get("subPath"):
+                    if mount["subPath"] == rel:
+                        reads.append({"container": where, "file": mount["mountPath"]})
+                else:
+                    reads.append({"container": where, "file": mount["mountPath"].rstrip("/") + "/" + rel})
+    unique = []
+    for read in reads:
+        if read not in unique:
+            unique.append(read)
+    return unique
+
+
+def config_read(workload, read, state):
+    """The text a container of `workload` reads where its healthy template read a ConfigMap or Secret key
+    (`config_reads`), from whichever object supplies it now, as the kubelet resolves it: a variable through
+    `container_env`, a file through the container's mount that holds the path (the deepest) and its volume's
+    sources. None when it reads nothing there (an optional source or key that is absent, no such mount)."""
+    pod = _pod_spec(workload)
+    namespace = (workload.get("metadata") or {}).get("namespace") or None
+    container = next((c for c in (pod.get("containers") or []) + (pod.get("initContainers") or [])
+                      if isinstance(c, dict) and c.get("name") == read["container"]), None)
+    if container is None:
+        return None
+    if "env" in read:
+        value = (container_env(container, state, namespace) or {}).get(read["env"])
+        return value if isinstance(value, str) else None
+    best, rel = None, None
+    for mount in container.get("volumeMounts") or []:
+        if not isinstance(mount, dict) or not isinstance(mount.get("mountPath"), str):
+            continue
+        root = mount["mountPath"].rstrip("/")
+        if mount.get("subPath"):
+            if root == read["file"].rstrip("/") and (best is None or len(root) >= len(best[0])):
+                best, rel = (root, mount), mount["subPath"]
+        elif read["file"].startswith(root + "/") and (best is None or len(root) > len(best[0])):
+            best, rel = (root, mount), read["file"][len(root) + 1:]
+    if best is None:
+        return None
+    volume = next((v for v in pod.get("volumes") or [] if isinstance(v, dict) and v.get("name") == best[1].get("name")),
+                  None)
+    for kind, name, items, _ in _config_sources(volume):
+        key = _projected_key(items, rel)
+        data = _source_data(state, kind, namespace, name) if key is not None else None
+        if data is not None and isinstance(data.get(key), str):
+            return data[key]
+    return None
+
+
 def references_kept(entries, restored, state):
     """Every object of the healthy state a workload's pod template needs is still there while the template
     still names it: pods running keep what they mounted, so a state with one deleted looks healthy until the
@@ -3879,8 +4022,9 @@ def references_kept(entries, restored, state):
 
 def autoscalers_kept(entries, state):
     """How the application's autoscalers lost capacity (none: []): an autoscaler deleted, scaling another
-    workload, or bounded below its healthy `maxReplicas` (fewer replicas at peak) or `minReplicas` (a lower
-    floor); a higher ceiling or floor scales more, and is no loss."""
+    workload, bounded below its healthy `maxReplicas` (fewer replicas at peak) or `minReplicas` (a lower
+    floor), or kept from scaling out (`behavior.scaleUp.selectPolicy: Disabled`); a higher ceiling or floor
+    scales more, and is no loss."""
     broken = []
     for entry in entries:
         ref = entry["object"]
@@ -3893,6 +4037,10 @@ def autoscalers_kept(entries, state):
         if "target" in entry and any(target.get(k) != v for k, v in entry["target"].items()):
             broken.append(f"{ref_text(ref)} scales {shown(target.get('kind'))} {shown(target.get('name'))}, "
                           f"not {entry['target']['kind']} {entry['target']['name']}")
+        if number(entry.get("maxReplicas")) is not None and entry["maxReplicas"] > entry.get("minReplicas", 1) \
+                and hpa_disabled(obj, "scaleUp"):
+            broken.append(f"{ref_text(ref)} behavior.scaleUp.selectPolicy is Disabled: it never scales out to the "
+                          f"{entry['maxReplicas']} replicas it was deployed with")
         for field, default in (("maxReplicas", None), ("minReplicas", 1)):
             if field not in entry:
                 continue
@@ -4050,6 +4198,27 @@ def finops_proximity(spec, state, checks, metrics):
 HPA_TARGETS = ("averageUtilization", "averageValue")
 
 
+def hpa_metrics(hpa):
+    """The metrics an autoscaler scales on, as the controller reads them: `spec.metrics` (autoscaling/v2); an
+    autoscaling/v1 object's `targetCPUUtilizationPercentage`, the v2 cpu `Utilization` metric it converts to;
+    else the controller's default, CPU at 80% utilization."""
+    spec = hpa.get("spec") if isinstance(hpa.get("spec"), dict) else {}
+    if spec.get("metrics"):
+        return spec["metrics"]
+    cpu = spec.get("targetCPUUtilizationPercentage")
+    return [{"type": "Resource", "resource": {"name": "cpu", "target": {
+        "type": "Utilization", "averageUtilization": 80 if cpu is None else cpu}}}]
+
+
+def hpa_disabled(hpa, direction):
+    """Whether an autoscaler never scales in `direction` ("scaleUp" or "scaleDown"): its behavior's
+    `selectPolicy: Disabled` (the controller then keeps the replicas it has in that direction)."""
+    spec = hpa.get("spec") if isinstance(hpa.get("spec"), dict) else {}
+    behavior = spec.get("behavior") if isinstance(spec.get("behavior"), dict) else {}
+    rules = behavior.get(direction) if isinstance(behavior.get(direction), dict) else {}
+    return rules.get("selectPolicy") == "Disabled"
+
+
 def hpa_target_path(optimum):
     """The resource an optimum on an autoscaler's target names (`spec.metrics.[resource.name=memory].resource.
     target.averageUtilization`), else None."""
@@ -4133,11 +4302,7 @@ def hpa_observed(spec, optimum, hpa, state):
     controller takes the largest replica count its metrics propose, so an extra metric (a second one at 1%)
     keeps it scaled out whatever the optimum's metric says."""
     resource = hpa_target_path(optimum)
-    metrics = (hpa.get("spec") or {}).get("metrics") if isinstance(hpa.get("spec"), dict) else None
-    if not metrics:  # the controller's default: CPU at 80% utilization
-        metrics = [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization",
-                                                                               "averageUtilization": 80}}}]
-    observed = hpa_signals(hpa, metrics, state)
+    observed = hpa_signals(hpa, hpa_metrics(hpa), state)
     key = ("Resource", resource, None)
     value = observed.get(key, _MISSING)
     if isinstance(value, tuple) or value is None:
@@ -4158,6 +4323,9 @@ def hpa_observed(spec, optimum, hpa, state):
     named = {("Resource", hpa_target_path(o), None) for o in spec["finops"]["optimal"]
              if o["object"] == optimum["object"] and hpa_target_path(o)}
     problems = []
+    if hpa_disabled(hpa, "scaleDown"):
+        problems.append("its behavior.scaleDown.selectPolicy is Disabled: the controller never scales in, whatever "
+                        "its targets say")
     floor = number(optimum["value"]) if optimum["path"][5] == "averageUtilization" else None
     for signal, target in sorted(observed.items(), key=str):
         if signal in named:
@@ -5068,8 +5236,9 @@ def rego_verdicts(spec, rego_source, opa_result, objects=None):
             regopy = None
         if regopy is not None:
             said = {}  # what each object's inputs gave: the first one that breaks its verdict, if any
-            for what, world, gap in rego_inputs(gaps, compliant, context, spec["ciso"].get("unit")):
-                verdict = _regopy_verdict(regopy, rego_source, rego_input(spec, world))
+            inputs = rego_inputs(gaps, compliant, context, spec["ciso"].get("unit"))
+            found = _regopy_verdicts(regopy, rego_source, [rego_input(spec, world) for _, world, _ in inputs])
+            for (what, world, gap), verdict in zip(inputs, found):
                 want = "pass" if gap is None else "fail"
                 for obj in (compliant if gap is None else [gap]):
                     if verdict != want:
@@ -5172,9 +5341,27 @@ def _address_space():
         return 0
 
 
-def bounded(run):
+_BUDGET_CHILD = False  # set in a child `bounded` started: renew_cpu_budget acts there only
+
+
+def renew_cpu_budget():
+    """Give the next of several inputs evaluated in one bounded child its own REGO_SECONDS of CPU (the soft
+    limit moves past what the child used so far; the hard one bounds the whole batch)."""
+    if not _BUDGET_CHILD:
+        return
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = int(usage.ru_utime + usage.ru_stime) + 1 + REGO_SECONDS
+    resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+
+
+def bounded(run, inputs=1):
     """run() in a child process under the Rego budget (REGO_MEMORY, REGO_SECONDS); its JSON-able result, or
-    RegoRefused when the child ran out of its budget. Where there is no fork (Windows) it runs in process."""
+    RegoRefused when the child ran out of its budget. Where there is no fork (Windows) it runs in process.
+    A run over several `inputs` calls renew_cpu_budget() before each: each gets REGO_SECONDS of CPU."""
+    global _BUDGET_CHILD
     try:
         import resource
     except ImportError:
@@ -5199,7 +5386,8 @@ def bounded(run):
             base = _address_space()
             if base:
                 resource.setrlimit(resource.RLIMIT_AS, (base + REGO_MEMORY, base + REGO_MEMORY))
-            resource.setrlimit(resource.RLIMIT_CPU, (REGO_SECONDS, REGO_SECONDS + 1))
+            resource.setrlimit(resource.RLIMIT_CPU, (REGO_SECONDS, (REGO_SECONDS + 1) * max(1, inputs) + 1))
+            _BUDGET_CHILD = True
             try:
                 outcome = ["ok", run()]
             except RegoRefused as exc:
@@ -5246,21 +5434,28 @@ def bounded(run):
                       "(numbers.range, a comprehension, a repeated string) or it does not end")
 
 
-def _regopy_verdict(regopy, source, document):
-    return bounded(lambda: _regopy_run(regopy, source, document))
+def _regopy_verdicts(regopy, source, documents):
+    """The policy's verdict on each input, in one bounded child with one interpreter: a fork and a compile
+    per input cost more than most evaluations. Each input keeps its own CPU budget."""
+    def run():
+        interpreter = _quiet(lambda: _compiled(regopy, source))
+        verdicts = []
+        for document in documents:
+            renew_cpu_budget()
+            verdicts.append(_regopy_run(interpreter, document))
+        return verdicts
+
+    return bounded(run, len(documents)) if documents else []
 
 
-def _regopy_run(regopy, source, document):
-    interpreter = regopy.Interpreter()
-    # rego-cpp prints compile errors on the process's stdout, where the verdict goes: send them to stderr
+def _quiet(step):
+    """step() with what rego-cpp prints on stdout (compile errors, where the verdict goes) sent to stderr; an
+    engine error is a RegoRefused."""
     sys.stdout.flush()
     saved = os.dup(1)
     os.dup2(2, 1)
     try:
-        interpreter.add_module("check", source)
-        interpreter.set_input(document)  # rego_input: the shape the prompt states
-        # bound to a variable: a bare query whose value is `false` reads as undefined
-        output = interpreter.query("x := data.check.result")
+        return step()
     except MemoryError:
         raise
     except Exception as exc:  # noqa: BLE001 - regopy raises RegoError for a module that does not compile
@@ -5268,7 +5463,21 @@ def _regopy_run(regopy, source, document):
     finally:
         os.dup2(saved, 1)
         os.close(saved)
-    text = str(output).strip()
+
+
+def _compiled(regopy, source):
+    interpreter = regopy.Interpreter()
+    interpreter.add_module("check", source)
+    return interpreter
+
+
+def _regopy_run(interpreter, document):
+    def query():
+        interpreter.set_input(document)  # rego_input: the shape the prompt states
+        # bound to a variable: a bare query whose value is `false` reads as undefined
+        return interpreter.query("x := data.check.result")
+
+    text = str(_quiet(query)).strip()
     if text == "undefined":
         return "error"  # `result` must be defined for every object
     if text.startswith("Error") or text.startswith("{\"errors"):  # a module that does not compile, said as output

@@ -5,6 +5,12 @@
 said anew with the new value, in the occurrence's own style (unit, digits or words), and a share word the
 old value satisfied but the new one does not (`most of` for 80% -> 50%) becomes the new percentage.
 `stale(text, old)` finds what is left of the old value (the variant is refused when something is).
+
+A plain count (`2`, a param of replicas or threads) is said in words too (`two busy threads`, `ten
+times`): a number word of the old count becomes the new count in words. The words that state a count
+without naming it (`a single` for 1, `twice`/`double` for 2), and a count word to or from one (`one`
+is also a pronoun; the noun after it changes number), cannot be said of another count faithfully:
+`stale` reports them and the variant is refused.
 """
 
 from __future__ import annotations
@@ -91,6 +97,33 @@ def _duration_text(number: Decimal, space: str, spelled: str, words: bool, new: 
     return f"{_say(amount, words)} {one if amount == 1 else many}"
 
 
+def count(value: str) -> Decimal | None:
+    """A plain whole number as a param writes it (`2`), None for anything else."""
+    return Decimal(value) if re.fullmatch(r"\d+", value) else None
+
+
+_COUNT_WORDS = re.compile(r"(?<![A-Za-z0-9-])(" + "|".join(sorted(_WORD_VALUE, key=len, reverse=True))
+                          + r")(?![A-Za-z0-9-])", re.IGNORECASE)
+# words that state a count without a number word of their own
+_IMPLIED = {1: r"a single", 2: r"twice|double|doubled"}
+
+
+def rewrite_counts(text: str, changes: dict[str, str]) -> str:
+    """`text` with every number word of an old count in `changes` (old -> new, plain whole numbers) said as
+    the new count, all in one pass (so that 2 -> 3 and 3 -> 4 do not chain). A count to or from one stays
+    (`one` is also a pronoun, and `two threads` -> `one threads` is untrue in its noun): stale reports it."""
+    words = {count(a): count(b) for a, b in changes.items() if count(a) is not None and count(b) is not None}
+
+    def sub(m):
+        value = _number(m.group(1))
+        if value not in words or 1 in (value, words[value]):  # the noun's number would change too
+            return m.group(0)
+        new = words[value]
+        out = next((w for w, n in _TENS.items() if n == new), None) or _say(new, True)
+        return out[:1].upper() + out[1:] if m.group(1)[:1].isupper() else out
+    return _COUNT_WORDS.sub(sub, text) if words else text
+
+
 def rewrite(text: str, old: str, new: str, only_share: bool = True) -> str:
     """`text` with every spelling of the value `old` said as `new` (both as the language writes them)."""
     before, after = seconds(old), seconds(new)
@@ -126,6 +159,15 @@ def rewrite(text: str, old: str, new: str, only_share: bool = True) -> str:
 
 def stale(text: str, old: str, new: str) -> str | None:
     """A spelling of the old value `old` still in `text` (None when there is none)."""
+    before, after = count(old), count(new)
+    if before is not None and after != before:
+        for m in _COUNT_WORDS.finditer(text):
+            if _number(m.group(1)) == before:
+                return m.group(0)
+        implied = _IMPLIED.get(int(before))
+        m = implied and re.search(rf"(?<![A-Za-z-])({implied})(?![A-Za-z-])", text, re.IGNORECASE)
+        if m:
+            return m.group(0)
     before = seconds(old)
     if before is not None and seconds(new) != before:
         for m in _DURATIONS.finditer(text):

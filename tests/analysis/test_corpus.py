@@ -251,3 +251,17 @@ def test_it_catches_faults_judged_by_their_parts_not_their_effect(monkeypatch, n
     monkeypatch.setattr(runtime, attribute, weakened)
     problems = _problems(name)
     assert any(code == "E4004" and case in message for code, message in problems), problems
+
+
+@pytest.mark.parametrize("name, kind", [("otel-ad-failure-flag", "ConfigMap"), ("otel-grafana-corrupted-secret", "Secret")])
+def test_it_catches_configuration_judged_by_name(monkeypatch, name, kind):
+    """The old rule: a ConfigMap or Secret judged by its name, not by what the workloads read, so a new one with
+    the healthy data the workload reads failed and the named one restored while the workload reads a faulty copy
+    passed."""
+    monkeypatch.setattr(runtime, "field_check", lambda entry, state: runtime._fields_hold(
+        {k: v for k, v in entry.items() if k != "readers"}, None, state))
+    problems = " ".join(text for _, text in _problems(name))
+    assert f"a new {kind} with the healthy data, its readers pointed at it, the named one left faulty (must pass): " \
+           "it failed it" in problems
+    assert f"the named {kind} restored, its readers pointed at a copy holding the faulty data (must fail): " \
+           "it passed it" in problems

@@ -258,6 +258,41 @@ def test_an_autoscaler_is_graded_by_what_the_controller_would_do(name):
         assert run(name, None, state, task="mitigate")["passed"] is passes, value
 
 
+def test_an_autoscaler_that_never_scales_in_keeps_its_waste():
+    """`behavior.scaleDown.selectPolicy: Disabled`: the controller never scales in, so the optimal target
+    leaves the scaled-out replicas where they are."""
+    name = "otel-frontend-hpa-misconfigured"
+    state = derived(name, "solved")
+    spec = obj(state, "HorizontalPodAutoscaler", "frontend")["spec"]
+    spec["behavior"] = {"scaleDown": {"selectPolicy": "Disabled"}}
+    verdict = run(name, None, state, task="mitigate")
+    assert not verdict["passed"] and "finops.proximity.0" in failed(verdict)
+    spec["behavior"] = {"scaleDown": {"selectPolicy": "Max"}, "scaleUp": {"selectPolicy": "Disabled"}}
+    assert "finops.proximity.0" not in failed(run(name, None, state, task="mitigate"))
+
+
+def test_an_autoscaling_v1_cpu_target_is_the_v2_cpu_utilization_metric():
+    """autoscaling/v1 says a cpu target as `targetCPUUtilizationPercentage`, the v2 cpu `Utilization` metric it
+    converts to (absent: the controller's 80%); an optimum on the cpu target is graded on it."""
+    name = "otel-frontend-hpa-misconfigured"
+    ns = evaluator(name)
+    spec = copy.deepcopy(ns["SPEC"])
+    optimum = next(o for o in spec["finops"]["optimal"] if o["object"]["kind"] == "HorizontalPodAutoscaler")
+    optimum["path"][2] = ["resource.name", "cpu"]
+    for entry in spec["mitigation"].get("collateral", {}).get("autoscalers", []):
+        entry.pop("metrics", None)
+    state = derived(name, "solved")
+    for container in obj(state, "Deployment", "frontend")["spec"]["template"]["spec"]["containers"]:
+        container.setdefault("resources", {}).setdefault("requests", {})["cpu"] = "100m"
+    hpa = obj(state, "HorizontalPodAutoscaler", "frontend")
+    hpa["apiVersion"] = "autoscaling/v1"
+    hpa["spec"].pop("metrics")
+    for percent, passes in ((80, True), (1, False)):
+        hpa["spec"]["targetCPUUtilizationPercentage"] = percent
+        verdict = ns["evaluate"](spec, None, copy.deepcopy(state), task="mitigate")
+        assert ("finops.proximity.0" not in failed(verdict)) is passes, (percent, failed(verdict))
+
+
 def test_a_limitrange_default_limit_is_the_containers_limit():
     """LimitRanger gives a container that declares no limit its namespace's default (and a request from the
     default request, else the limit): the memory limit restored by a LimitRange is graded as restored."""

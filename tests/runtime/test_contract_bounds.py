@@ -50,6 +50,30 @@ def test_rego_evaluation_is_bounded_in_a_child_process():
     assert ns["bounded"](lambda: "pass") == "pass"
 
 
+def _spin(seconds: float) -> None:
+    import time
+
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+def test_each_input_of_a_batch_keeps_its_own_cpu_budget(monkeypatch):
+    # the inputs of one policy are evaluated in one child: each gets the budget, not the batch as a whole
+    ns = evaluator(OPA)
+    monkeypatch.setitem(ns, "REGO_SECONDS", 1)
+
+    def batch():
+        for _ in range(3):
+            ns["renew_cpu_budget"]()
+            _spin(0.7)
+        return "pass"
+
+    assert ns["bounded"](batch, 3) == "pass"
+    with pytest.raises(ns["RegoRefused"]):  # one input over its second is still stopped
+        ns["bounded"](lambda: _spin(2.5), 3)
+
+
 # ---- class 2: the agent's malformed answer or artefact fails with the reason ---------------------------------
 
 def test_rego_that_does_not_compile_fails_with_the_reason():

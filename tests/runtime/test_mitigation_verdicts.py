@@ -357,6 +357,7 @@ HPA = "otel-frontend-hpa-misconfigured"
     (lambda s: s.update(maxReplicas=2), False),  # a lower ceiling: fewer replicas at peak
     (lambda s: s.update(maxReplicas=20), True),  # a higher one scales more
     (lambda s: s["scaleTargetRef"].update(name="checkout"), False),  # scales another workload
+    (lambda s: s.update(behavior={"scaleUp": {"selectPolicy": "Disabled"}}), False),  # never scales out
 ])
 def test_an_autoscaler_bounded_below_its_healthy_capacity_fails(edit, passes):
     state = derived(HPA, "solved")
@@ -475,3 +476,34 @@ def test_a_network_policy_with_an_added_field_means_something_else(edit, added):
     owned = {k: v for k, v in POLICY.items() if k not in ("apiVersion", "kind")}
     assert rt.owns(owned, observed) or added
     assert (rt.fields_added(owned, observed) is not None) is added
+
+
+def _deployment(containers, volumes=()):
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "app", "namespace": "ns"},
+            "spec": {"template": {"spec": {"containers": containers, "volumes": list(volumes)}}}}
+
+
+def test_what_a_container_reads_of_a_configmap_is_resolved_as_the_kubelet_does():
+    """runtime.config_reads / config_read: a key read through env valueFrom, envFrom (under its prefix), a
+    volume (its items' paths, a subPath mount), resolved against whichever object supplies it now; an optional
+    source or key that is absent reads nothing."""
+    cm = lambda name, data: {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "ns"},
+                             "data": data}
+    healthy = _deployment([{"name": "c", "env": [{"name": "A", "valueFrom": {"configMapKeyRef": {"name": "cfg", "key": "k"}}}],
+                            "envFrom": [{"prefix": "P_", "configMapRef": {"name": "cfg"}}],
+                            "volumeMounts": [{"name": "v", "mountPath": "/etc/x"},
+                                             {"name": "w", "mountPath": "/one.conf", "subPath": "k"}]}],
+                          [{"name": "v", "configMap": {"name": "cfg", "items": [{"key": "k", "path": "conf/k.txt"}]}},
+                           {"name": "w", "configMap": {"name": "cfg"}}])
+    reads = rt.config_reads(healthy["spec"]["template"], "ConfigMap", "cfg", "k")
+    assert reads == [{"container": "c", "env": "P_k"}, {"container": "c", "env": "A"},
+                     {"container": "c", "file": "/etc/x/conf/k.txt"}, {"container": "c", "file": "/one.conf"}]
+    # the workload now reads `other` everywhere: what it reads is other's data
+    text = json.dumps(healthy).replace('"cfg"', '"other"')
+    moved = json.loads(text)
+    state = rt.State({"resources": {"items": [moved, cm("cfg", {"k": "bad"}), cm("other", {"k": "good"})]}})
+    assert [rt.config_read(moved, r, state) for r in reads] == ["good"] * 4
+    # optional and absent: the variable is unset, the file not there
+    gone = json.loads(text.replace('"name": "other", "key": "k"}', '"name": "none", "key": "k", "optional": true}'))
+    state = rt.State({"resources": {"items": [gone, cm("other", {"k": "good"})]}})
+    assert rt.config_read(gone, {"container": "c", "env": "A"}, state) is None

@@ -4,14 +4,14 @@ A scenario that uses a standard application (`use app`) gets the application's t
 then renamed: the variant no longer names the application (its prompt, ground truth and bundle
 speak only of the new names). Renamed, everywhere they occur (references, pod patterns, names of
 objects faults create such as `schedule "cart-0ea5b89"`, label values, environment values,
-ConfigMap data, Chaos Mesh selectors and patterns, the prose of descriptions, alerts, propagations
+ConfigMap data, hosts in commands and arguments, Chaos Mesh selectors and patterns, the prose of descriptions, alerts, propagations
 and solutions): namespaces, every topology object, containers, and the application's own name.
 New names are seeded draws of pronounceable words (`svc-tamo-bire`, `ns-kelu`), so a seed gives
 one consistent renaming.
 
 What is kept: label keys (`app.kubernetes.io/name`), container images (they must stay pullable),
-commands and arguments (they name files and binaries inside the images), fault kinds, and alert
-names. Applications whose metadata names runtime objects (book-info's Gateway) cannot be inlined:
+commands and arguments but for the service hosts they reach (they name files and binaries inside the
+images), fault kinds, and alert names. Applications whose metadata names runtime objects (book-info's Gateway) cannot be inlined:
 a scenario that refers to such an object is skipped.
 """
 
@@ -91,8 +91,11 @@ def original_names(ctx: Context) -> tuple[set[str], set[str]]:
     names = set()
     for pool in (topology.workloads, topology.services, topology.configmaps, topology.secrets,
                  topology.service_accounts, topology.autoscalers, topology.roles, topology.role_bindings,
-                 topology.claims):
-        names |= {o.name for o in pool if o.namespace not in provided}
+                 topology.claims, topology.storage_classes, topology.persistent_volumes):
+        # storage classes and volumes are cluster-scoped: named by claims (`storage_class = ...`), renamed with them
+        names |= {o.name for o in pool if getattr(o, "namespace", None) not in provided}
+    # a class only the scenario's own volumes offer (static provisioning: the name binds a claim to a volume)
+    names |= {v.storage_class for v in topology.persistent_volumes if v.storage_class}
     for workload in topology.workloads:
         if workload.namespace in provided:
             continue
@@ -105,6 +108,8 @@ def original_names(ctx: Context) -> tuple[set[str], set[str]]:
         names |= {v for v in (service.selector or {}).values() if isinstance(v, str)}
     if topology.application:
         names.add(topology.application)
+    if topology.display_name:  # `topology "shop" { ... }`: the name the prompt says
+        names.add(topology.display_name)
     names = {n for n in names if re.fullmatch(r"[a-z][a-z0-9-]*[a-z0-9]", n or "")} - namespaces
     return namespaces, names
 
@@ -149,12 +154,17 @@ class Renamer:
         # a name in prose may be plural or capitalised (`Ads are slow`, `pages with ads`): renamed all the same
         self.pattern = re.compile(r"(?<![A-Za-z0-9_])(" + alternation + r")((?<=[sxz])es|(?<![sxz])s)?"
                                   r"(?![A-Za-z0-9_])", re.IGNORECASE) if keys else None
-        # a host: after a scheme, `@`, `=`, a quote, a space or the start, and before a port or a namespace or
-        # cluster domain (`cart:7070`, `http://email:8080`, `kafka.otel-demo.svc`); or a `key=NAME` value of a
-        # connection string (`Host=postgresql;Username=...`). A bare word (`type: jaeger`) is data.
+        # a host: a whole DNS label at a host position. After a scheme or `@` (`http://email`, `user@cart`) it is
+        # a host before a port, a path, a namespace or cluster domain, a delimiter or the end; after `=`, a quote, a
+        # space, a comma or the start, only before a port or a domain (`cart:7070`, `kafka.otel-demo.svc`), or
+        # as the `key=NAME` value of an option or a connection string (`--host=cart`, `Host=postgresql;...`).
+        # A bare word (`type: jaeger`, the binary `geo` of a command) is data.
         namespace_names = "|".join(re.escape(n) for n in sorted(self.namespaces | {"svc"}, key=len, reverse=True))
-        self.host = re.compile(r"(?:(?<=//)|(?<=[@=\s,;\"'(])|^)(" + alternation + r")(?=:\d|\.(?:" + namespace_names
-                               + r")(?![A-Za-z0-9-]))|(?<=[A-Za-z]=)(" + alternation + r")(?=[;,]|$)") if keys else None
+        domain = r"\.(?:" + namespace_names + r")(?![A-Za-z0-9-])"
+        self.host = re.compile(
+            r"(?:(?<=//)|(?<=@))(" + alternation + r")(?=:\d|/|" + domain + r"|[\s\"',;)]|$)"
+            r"|(?:(?<=[=\s,;\"'(\[])|^)(" + alternation + r")(?=:\d|" + domain + r")"
+            r"|(?<=[A-Za-z]=)(" + alternation + r")(?=[;,\s\"']|$)") if keys else None
 
     def text(self, value: str) -> str:
         """Prose and derived names: every whole name."""
@@ -166,7 +176,7 @@ class Renamer:
         """A value that may name services as hosts: only those names."""
         if self.host is None:
             return value
-        return self.host.sub(lambda m: self.mapping[m.group(1) or m.group(2)], value)
+        return self.host.sub(lambda m: self.mapping[m.group(1) or m.group(2) or m.group(3)], value)
 
     def exact(self, value: str) -> str:
         return self.mapping.get(value, value)
@@ -190,10 +200,10 @@ class Renamer:
 
     def topology_entry(self, entry, how=None):
         if isinstance(entry, ast.Attr):
-            if entry.key in KEEP_KEYS:
-                return entry
-            if entry.key in HOST_LISTS:
+            if entry.key in HOST_LISTS:  # kept but for the hosts a program reaches (`--url=http://prometheus:9090`)
                 field_how = self.hosts
+            elif entry.key in KEEP_KEYS:
+                return entry
             elif entry.key == "port" or entry.key == "target":
                 field_how = lambda v: self.ports.get(v, self.exact(v))  # noqa: E731 - a port by name
             else:
@@ -397,7 +407,29 @@ def leftover(document: ast.Scenario, ctx: Context, mapping: dict[str, str]) -> s
             found.append(f"the parent's name in \"{text[:80]}\"")
         return text
     _strings(dataclasses.replace(document, name=""), look)
-    return found[0] if found else None
+    return found[0] if found else _topology_leftover(document, tokens)
+
+
+def _topology_leftover(document: ast.Scenario, tokens: set[str]) -> str | None:
+    """A parent's name the variant's topology still holds where the renaming would have renamed it: an object's
+    name, a reference (a claim, a storage class, a ConfigMap), a label value, a host a program reaches in an
+    environment value, ConfigMap data, a command or its arguments. The renaming itself finds them: each original
+    is mapped to a marked copy of itself, and a topology statement it changes still names the original."""
+    if not tokens:
+        return None
+    namespaces = {o.name for s in document.statements if isinstance(s, ast.Topology)
+                  for o in s.statements if isinstance(o, ast.Object) and o.kind == "namespace"}
+    probe = Renamer({t: f"\u27e6{t}\u27e7" for t in tokens}, namespaces=namespaces | tokens)
+    for stmt in document.statements:
+        if not isinstance(stmt, ast.Topology):
+            continue
+        for obj in stmt.statements:
+            renamed = probe.topology(obj)
+            if renamed != obj:
+                name = re.search("\u27e6([^\u27e7]*)\u27e7", repr(renamed))
+                where = f"{obj.kind} \"{obj.name}\"" if isinstance(obj, ast.Object) else "an edge"
+                return f"`{name.group(1) if name else '?'}` in the topology's {where}"
+    return None
 
 
 def _port_labels(node):

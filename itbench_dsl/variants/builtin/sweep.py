@@ -61,6 +61,7 @@ def variant(document: ast.Scenario, params: list[ast.Param], values: dict[str, a
         shares = sum(1 for t in texts if figures.percent(t) is not None) == 1  # a share word is one param's
         for old, new in texts.items():
             out = replace_text(out, lambda text, old=old, new=new: figures.rewrite(text, old, new, shares))
+        out = replace_text(out, lambda text: figures.rewrite_counts(text, texts))
         for old, new in texts.items():
             for text in _prose(out):
                 left = figures.stale(text, old, new)
