@@ -81,11 +81,16 @@ _VERBS = {"get": ("get",), "describe": ("get",), "delete": ("delete",), "edit": 
 
 def cited_commands(scenario) -> tuple[str, ...]:
     """The commands the scenario's prompt cites: its domain's and its CISO task class's."""
+    return commands_of(scenario.domain, scenario.compliance)
+
+
+def commands_of(domain: str, compliance) -> tuple[str, ...]:
+    """The commands a prompt of `domain` cites, with those of the CISO task class of `compliance` (or None)."""
     from .ciso.tasks import TASK_CLASSES
 
-    commands = DOMAIN_COMMANDS.get(scenario.domain, ())
-    if scenario.compliance is not None and scenario.compliance.task in TASK_CLASSES:
-        commands += TASK_CLASSES[scenario.compliance.task].commands
+    commands = DOMAIN_COMMANDS.get(domain, ())
+    if compliance is not None and compliance.task in TASK_CLASSES:
+        commands += TASK_CLASSES[compliance.task].commands
     return commands
 
 
@@ -243,6 +248,28 @@ def allows(objects: Iterable[dict], account: str, account_namespace: str, reques
         if role is not None and any(_rule_matches(rule, request) for rule in role.get("rules") or []):
             return True
     return False
+
+
+def tool_resource(api_version: str, kind: str) -> tuple[str, str] | None:
+    """(API group, resource) of a fault tool's kind (`chaos-mesh.org/v1alpha1` `Schedule`: `schedules`), None for
+    the kind of any other group."""
+    group = api_version.split("/")[0] if "/" in api_version else ""
+    if group not in FAULT_TOOL_GROUPS:
+        return None
+    known = _RESOURCES.get(kind.lower())
+    return (group, known[1] if known else kind.lower())
+
+
+def may_undo(objects: Iterable[dict], account: str, account_namespace: str, group: str, resource: str,
+             namespace: str | None) -> bool:
+    """Whether the account may find an object it is not told the name of and end it: list its kind where it
+    lives, and delete it or patch it (a Chaos Mesh experiment paused by its annotation stops acting)."""
+    objects = list(objects)
+
+    def may(verb: str) -> bool:
+        return allows(objects, account, account_namespace, Request(verb, group, resource, namespace))
+
+    return may("list") and (may("delete") or may("patch"))
 
 
 def missing(objects: Iterable[dict], account: str, account_namespace: str, commands: Iterable[str]) -> list[Request]:

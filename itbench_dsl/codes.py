@@ -337,6 +337,28 @@ localize or classify. `localize` and `diagnose` read the same answer and grade t
     tasks detect within 10m, mitigate     # a control
     tasks detect, localize, analyze, mitigate
 """),
+        _c("E2037", "the agent cannot perform the mitigation posed", """
+A task the agent cannot perform is not posed. The scenario poses `mitigate` (a `tasks` statement that
+names it, or the default `diagnose, mitigate`), and undoing one of its faults means ending an object of a
+fault tool (a Chaos Mesh experiment or Schedule, `access.FAULT_TOOL_GROUPS`) that the agent's access does
+not let it list and delete (or pause): the access never grants a fault tool's kinds, whose objects name
+the fault (E4010). The tool's object is needed gone when
+- a `mitigated when` predicate names it (`schedule "otel-demo-5d0c9a1e2b" absent`);
+- the grader checks the fault's created objects gone (every `mitigated when` but `only`): a Chaos Mesh
+  experiment acts until it is deleted or paused, whatever the agent does to the application;
+- it is a Schedule (`every = 30s`, `schedule = "..."`): it starts the experiment again, `only` or not.
+
+A one-shot experiment under `mitigated when only { ... }` is left be: the predicates and readiness
+decide, and the agent may bring the application back by its own objects. A prompt that cites a command
+reading the tool's kinds grants them (`access.cited_commands`), and then the task stands.
+
+Pose the diagnosis instead (`tasks diagnose`, or `tasks detect, localize`; `analyze` with an `analysis`
+block, as Chaos Mesh's kinds give no labels), with no `mitigated when` (nothing grades it), or inject the fault so that the agent can undo it: a change to the
+application's own objects (`modified_env`, `scaled_to_zero`, a NetworkPolicy it may delete).
+
+    fault pod_chaos on deployment "cart" { action = pod_kill  every = 30s }
+    tasks diagnose                          # not the default `diagnose, mitigate`
+"""),
         _c("E3001", "generated object is not valid", """
 An object the compiler generated does not validate against the vendored schema of its kind
 (Kubernetes v1.33, Chaos Mesh v1alpha1). The message gives the JSON path inside the object.
@@ -553,8 +575,11 @@ the warning (`metadata { lint_allow = ["W2015"] }`) and say why.
         _c("W2017", "a solution step acts on a fault tool's objects", """
 The first solution's step acts on a fault tool's objects (Chaos Mesh's: `kubectl -n chaos-mesh delete
 schedule ...`), which the agent's access never grants: listing them would name the fault's kind and its
-target (E4010). The replay runs as the admin and passes; the agent cannot take the step, so a scenario
-whose `mitigated when` needs the tool's object gone is one the agent cannot mitigate.
+target (E4010). The replay runs as the admin and passes; the agent cannot take the step. It is reported
+where `mitigate` is posed only (otherwise the solution is the operator's, for readers and the ground
+truth); a posed `mitigate` whose grader needs the tool's object gone is refused at compile time (E2037),
+so the warning is left for a solution that ends an experiment the grader does not ask gone (`mitigated
+when only`).
 
 Decide what the task is: a scenario meant to have the agent find and remove the tool's objects grants it in
 the prompt (a command the prompt cites, `access.cited_commands`, adds the rights it needs, and E4010 then
@@ -793,6 +818,13 @@ The port compiles to a `scenario.yaml` or `groundtruth.yaml` that differs from I
 loaded, key order ignored), or an injection argument has no counterpart in the fault it maps to.
 The message names the first differing fields. docs/itbench-compat.md lists every such difference of
 the reference scenarios with its reason.
+"""),
+        _c("W5006", "ITBench's mitigation task left out of the port", """
+ITBench asks every SRE and FinOps scenario to diagnose and mitigate. Where undoing a fault means ending
+a fault tool's object the agent's access never reaches (a Chaos Mesh Schedule or experiment: E2037), the
+mitigation is a task the agent cannot perform, and the port poses the diagnosis alone (`tasks
+diagnose`). The warning is at the injection; ITBench's ground truth and solutions are kept (the
+solutions are the operator's).
 """),
         # -- import of ITBench CISO files (E5050-E5099, W5050-W5099): itbench_dsl/importer/ciso.py --
         _c("E5050", "unreadable ITBench CISO file", """

@@ -752,6 +752,55 @@ class Expectations:
                            help="the agent's access is the same for every scenario of an application; grant it "
                            "there (expectations.INCIDENT_RESOURCES), not in the scenario")
 
+    def mitigation_reach(self, posed: list[ir.PosedTask] | None, domain: str, compliance, access: ir.AgentAccess,
+                         mitigation: ir.Mitigation | None, groups: list[ir.FaultGroup]) -> None:
+        """E2037: `mitigate` is posed, and undoing a fault takes acting on a fault tool's object (a Chaos Mesh
+        experiment or Schedule) that the agent's access does not let it find and end. Such an object is needed
+        gone when a `mitigated when` predicate names it, when the grader checks the fault's created objects gone
+        (all but `mitigated when only`: an experiment acts until deleted or paused), and when it is a Schedule,
+        which starts the experiment again whatever the agent does to the application. A task the agent cannot
+        perform is not posed."""
+        from . import tasks as task_types
+        from .access import commands_of, may_undo, tool_resource
+        from .backends.manifests import agent_access
+
+        names = [t.name for t in posed] if posed is not None else list(task_types.DEFAULT.get(domain, ()))
+        if "mitigate" not in names or not access.namespaces:
+            return
+        objects = agent_access(access, commands_of(domain, compliance))
+        account, home = access.service_account, access.namespaces[0]
+
+        def out_of_reach(ref: ir.ObjectRef) -> tuple[str, str] | None:
+            tool = tool_resource(ref.api_version, ref.kind)
+            return tool if tool and not may_undo(objects, account, home, *tool, ref.namespace) else None
+
+        help = ("a task the agent cannot perform is not posed: pose the diagnosis (`tasks diagnose`, or `tasks detect, "
+                "localize`), or inject the fault so that the agent can undo it (a change to the "
+                "application's own objects)")
+        named = set()
+        predicates = mitigation.predicates if mitigation else []
+        for index, predicate in enumerate(predicates):
+            tool = out_of_reach(predicate.target) if predicate.target is not None else None
+            if tool is None:
+                continue
+            named.add(predicate.target)
+            span = self.source_map.predicates[index] if index < len(self.source_map.predicates) else None
+            self.error("E2037", f"`mitigate` is posed, and this predicate needs the agent to act on "
+                       f"{_tool_object(predicate.target)}, which its access does not let it list and delete "
+                       f"({tool[1]}.{tool[0]})", span or self.doc.name_span, "out of the agent's reach", help=help)
+        only = bool(mitigation and mitigation.only)
+        for index, injection in enumerate(i for g in groups for i in g.injections):
+            needed = [ref for ref in injection.created if out_of_reach(ref) is not None
+                      and (not only or ref.kind == "Schedule")]
+            if not needed or named & set(injection.created):
+                continue
+            ref = needed[0]
+            why = ("it starts the experiment again whatever the agent does to the application"
+                   if ref.kind == "Schedule" else "the experiment acts until it is deleted or paused")
+            self.error("E2037", f"`mitigate` is posed, and undoing fault `{injection.fault}` means ending "
+                       f"{_tool_object(ref)} ({why}), which the agent's access does not let it list and delete",
+                       self.source_map.injection(index), "the agent cannot undo this", help=help)
+
     def agent_resources(self, body: Body, key: str, default: list[str], cluster: bool) -> list[str]:
         values = body.attr(key, "str_list", default=None)
         if values is None:  # the application's (its chaos kinds are granted cluster-wide, beyond `allowed`)
@@ -830,3 +879,8 @@ def wide_token_namespaces(access: ir.AgentAccess, topology: ir.Topology) -> list
                 wider_than(objects, account, namespace, agent, access.service_account, home) is not None:
             out.append(namespace)
     return sorted(out)
+
+
+def _tool_object(ref: ir.ObjectRef) -> str:
+    """`the Schedule `chaos-mesh/otel-demo-5d0c9a1e2b``: a fault tool's object, as a message names it."""
+    return f"the {ref.kind} `{ref.namespace + '/' if ref.namespace else ''}{ref.name}`"

@@ -19,7 +19,8 @@ Findings, located at the step they concern:
   the admin, the agent does not;
 * W2017: the refused requests are all on a fault tool's objects (access.FAULT_TOOL_GROUPS), which no
   default access grants: the step undoes the fault where the agent may not look, so the agent cannot
-  take it unless the prompt grants the tool.
+  take it unless the prompt grants the tool. Only where `mitigate` is posed: otherwise the solution is the
+  operator's, not a task of the agent (a posed `mitigate` that needs the tool's object gone is E2037).
 """
 
 from __future__ import annotations
@@ -109,11 +110,13 @@ def _denied(scenario: ir.Scenario) -> list[Finding]:
 
     from ..access import FAULT_TOOL_GROUPS, UnknownCommand, allows, command_rights
     from ..backends.manifests import scenario_agent_access
+    from ..tasks import posed
 
     if not scenario.solutions or not scenario.agent.namespaces:
         return []
     objects = scenario_agent_access(scenario)
     account, home = scenario.agent.service_account, scenario.agent.namespaces[0]
+    mitigating = "mitigate" in posed(scenario)
     default = _namespace(scenario) or home
     out = []
     for j, step in enumerate(scenario.solutions[0].steps):
@@ -131,6 +134,8 @@ def _denied(scenario: ir.Scenario) -> list[Finding]:
                 continue
             refused = sorted({r for r in requests if not allows(objects, account, home, r)})
             if refused and all(r.group in FAULT_TOOL_GROUPS for r in refused):
+                if not mitigating:
+                    continue  # the agent is not asked to repair: the step is the operator's (E2037 otherwise)
                 tools = ", ".join(sorted({f"`{r.group}`" for r in refused}))
                 out.append(Finding("W2017", f"solution `{scenario.solutions[0].title}`: `{command}` acts on a fault "
                                    f"tool's objects ({tools}), which the agent may not read: it cannot take this "

@@ -53,8 +53,10 @@ def _access(text: str) -> list[dict]:
 
 FAULTS = [
     ('fault scaled_to_zero on deployment "cart"', 'deployment "cart"'),
-    ('fault pod_chaos on deployment "cart" {\n    action = pod_kill\n  }', 'deployment "cart"'),
+    # diagnosis only: the agent may not end the PodChaos that a posed `mitigate` would need gone (E2037)
+    ('tasks diagnose\n  fault pod_chaos on deployment "cart" {\n    action = pod_kill\n  }', 'deployment "cart"'),
 ]
+CHAOS = 'fault pod_chaos on deployment "cart" {\n    action = pod_kill\n  }'
 
 
 def test_the_access_is_the_same_whatever_the_fault():
@@ -156,11 +158,12 @@ def test_a_control_ships_its_twins_rules_access_and_prompt():
     from itbench_dsl.compiler import compile_document
     from itbench_dsl.diagnostics import Diagnostics
 
-    for rel in ("sre/otel-checkout-kafka-network-partition.itb", "sre/otel-frontend-ingress-blocked.itb"):
-        text = (SCENARIOS / rel).read_text(encoding="utf-8")
-        assert "\n  tasks " not in text
+    # (the Chaos Mesh one poses no `mitigate`: its agent could not end the Schedule, E2037)
+    for rel, tasks in (("sre/otel-checkout-kafka-network-partition.itb", "detect"),
+                       ("sre/otel-frontend-ingress-blocked.itb", "detect, mitigate")):
+        text = re.sub(r"\n  tasks [^\n]*", "", (SCENARIOS / rel).read_text(encoding="utf-8"))
         at = text.index("\n  description ")
-        posed = (text[:at] + "\n  tasks detect, mitigate" + text[at:]).encode()
+        posed = (text[:at] + f"\n  tasks {tasks}" + text[at:]).encode()
         twin, _ = compile_text(posed, rel, validate=False)
         result = gen.run([gen.load_input(posed, rel, Diagnostics())], [("control", gen.load_generator("control"))], 1)
         (variant,) = result.variants
@@ -245,7 +248,10 @@ def test_w2017_a_solution_step_on_a_fault_tools_object():
     not a missing grant to add (E4026)."""
     from itbench_dsl.analysis.solutions import _denied
 
-    body = (FAULTS[1][0] + "\n  " + EXPECT.format(root='deployment "cart"', alert='KubePodNotReady on pod "cart-*"')
+    # `mitigated when only` grades readiness, not the one-shot experiment gone: `mitigate` may be posed (E2037
+    # leaves it be), and the solution's step on the PodChaos is one the agent cannot take
+    expect = EXPECT.format(root='deployment "cart"', alert='KubePodNotReady on pod "cart-*"')
+    body = (CHAOS + "\n  " + expect.replace("mitigated when {", "mitigated when only {")
             + '''
   solution "Remove it" {
     step "Delete the experiment" run "kubectl -n chaos-mesh delete podchaos x"
@@ -298,3 +304,69 @@ def test_e4010_a_rule_that_lets_the_agent_into_a_pod_with_a_wider_token():
     files["manifests/agent-access.yaml"] = yaml.safe_dump_all(objects).encode()
     assert [f.text for f in agent_view.findings(result.scenario, files, objects=agent_view.from_files(files))
             if f.where == "manifests/agent-access.yaml"] == ["serviceaccounts/token"]
+
+
+# ---- E2037: a posed `mitigate` the agent cannot perform -----------------------------------------------------
+
+SCHEDULED = 'fault pod_chaos on deployment "cart" {\n    action = pod_kill\n    every = 30s\n  }'
+
+
+def _e2037(body: str, tasks: str = "", mitigation: str = 'mitigated when { deployment "cart" ready }') -> list[str]:
+    expect = f'expect {{\n    root_cause deployment "cart"\n    alert KubePodNotReady on pod "cart-*"\n    {mitigation}\n  }}'
+    _, diags = compile_text(SHOP.format(name="shop-e", body=f"{tasks}\n  {body}\n  {expect}"))
+    return [d.message for d in diags.items if d.code == "E2037"]
+
+
+def test_e2037_the_grader_needs_a_chaos_experiment_gone():
+    """An experiment acts until it is deleted or paused: the default grader checks it gone, and the agent may not
+    list Chaos Mesh's kinds."""
+    found = _e2037(CHAOS)
+    assert len(found) == 1 and "PodChaos `chaos-mesh/shop-" in found[0] and "`pod_chaos`" in found[0]
+
+
+def test_e2037_a_predicate_that_names_the_tool_object():
+    name = "shop-5d0c9a1e2b"
+    found = _e2037(SCHEDULED.replace("every = 30s", f'every = 30s\n    name = "{name}"'), mitigation=f'mitigated when {{ schedule "{name}" absent  deployment "cart" ready }}')
+    # one finding, at the predicate (the fault whose object it names is not reported again)
+    assert found == [f"`mitigate` is posed, and this predicate needs the agent to act on the Schedule "
+                     f"`chaos-mesh/{name}`, which its access does not let it list and delete (schedules.chaos-mesh.org)"]
+
+
+def test_e2037_a_schedule_restarts_the_fault_whatever_the_grader_reads():
+    found = _e2037(SCHEDULED, mitigation='mitigated when only { deployment "cart" ready }')
+    assert len(found) == 1 and "Schedule `chaos-mesh/shop-" in found[0] and "starts the experiment again" in found[0]
+
+
+def test_e2037_leaves_what_the_agent_can_do_or_is_not_asked():
+    # a one-shot experiment the grader does not ask gone: readiness decides, the agent acts on the application
+    assert not _e2037(CHAOS, mitigation='mitigated when only { deployment "cart" ready }')
+    # diagnosis only: nothing to undo
+    assert not _e2037(SCHEDULED, tasks="tasks diagnose", mitigation="")
+    assert not _e2037(SCHEDULED, tasks="tasks detect, localize", mitigation="")
+    # a fault on the application's own objects
+    assert not _e2037('fault scaled_to_zero on deployment "cart"')
+
+
+def test_e2037_a_prompt_that_cites_the_tools_commands_grants_them(monkeypatch):
+    """The task stands where the prompt hands the agent the tool: the rights its cited commands need are granted
+    (manifests.agent_access), and with them the agent may find and end the experiment."""
+    monkeypatch.setitem(access.DOMAIN_COMMANDS, "sre", ("kubectl get podchaos -A", "kubectl get schedules -A",
+                                                        "kubectl -n chaos-mesh delete podchaos,schedules x"))
+    assert not _e2037(CHAOS)
+    assert not _e2037(SCHEDULED)
+    # listing alone does not end it
+    monkeypatch.setitem(access.DOMAIN_COMMANDS, "sre", ("kubectl get podchaos -A",))
+    assert _e2037(CHAOS)
+
+
+def test_no_w2017_where_the_agent_is_not_asked_to_repair():
+    """A diagnosis-only scenario's solution is the operator's: its step on a fault tool's object is no task of the
+    agent's."""
+    from itbench_dsl.analysis.solutions import _denied
+
+    body = (SCHEDULED + '\n  solution "Remove it" {\n    step "Delete the schedule" run '
+            '"kubectl -n chaos-mesh delete schedule x"\n  }')
+    result, diags = compile_text(SHOP.format(name="shop-d", body="tasks diagnose\n  " + body + '\n  expect {\n    '
+                                             'root_cause deployment "cart"\n  }'))
+    assert not diags.has_errors, [d.message for d in diags.items]
+    assert _denied(result.scenario) == []
