@@ -44,7 +44,7 @@ GENERATE_ONLY = {"E6002", "E6003", "W6001"}
 CISO_IMPORT_ONLY = {"E5050", "E5051", "E5052", "E5053", "E5054", "W5050", "W5051", "W5052", "W5053",
                     "W5054"}
 # `itbench import` of ITBench SRE/FinOps files (not .itb): tests/importer/test_importer.py
-IMPORT_ONLY = {"E5001", "E5002", "E5003", "E5004", "E5005", "W5001", "W5002", "W5003", "W5004", "W5005"}
+IMPORT_ONLY = {"E5001", "E5002", "E5003", "E5004", "E5005", "W5001", "W5002", "W5003", "W5004", "W5005", "W5006"}
 
 # `itbench compile --target itbench` only (what ITBench's layout cannot carry): tests/backends/test_target_itbench.py
 TARGET_ONLY = {"W3001", "W3002", "E3004"}
