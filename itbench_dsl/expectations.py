@@ -790,8 +790,10 @@ class Expectations:
                        f"({tool[1]}.{tool[0]})", span or self.doc.name_span, "out of the agent's reach", help=help)
         only = bool(mitigation and mitigation.only)
         for index, injection in enumerate(i for g in groups for i in g.injections):
-            needed = [ref for ref in injection.created if out_of_reach(ref) is not None
-                      and (not only or ref.kind == "Schedule")]
+            tools = [ref for ref in injection.created if tool_resource(ref.api_version, ref.kind)]
+            # a Schedule's experiments are its own (it starts them, and they go with it): ending it ends them
+            ends = [ref for ref in tools if ref.kind == "Schedule"] or tools
+            needed = [ref for ref in ends if out_of_reach(ref) is not None and (not only or ref.kind == "Schedule")]
             if not needed or named & set(injection.created):
                 continue
             ref = needed[0]
