@@ -352,9 +352,10 @@ A one-shot experiment under `mitigated when only { ... }` is left be: the predic
 decide, and the agent may bring the application back by its own objects. A prompt that cites a command
 reading the tool's kinds grants them (`access.cited_commands`), and then the task stands.
 
-Pose the diagnosis instead (`tasks diagnose`, or `tasks detect, localize`; `analyze` with an `analysis`
-block, as Chaos Mesh's kinds give no labels), with no `mitigated when` (nothing grades it), or inject the fault so that the agent can undo it: a change to the
-application's own objects (`modified_env`, `scaled_to_zero`, a NetworkPolicy it may delete).
+Pose the diagnosis instead (`tasks diagnose`, or `tasks detect, localize`; `analyze` with an
+`analysis` block, as Chaos Mesh's kinds give no labels), with no `mitigated when` (nothing grades it),
+or inject the fault so that the agent can undo it: a change to the application's own objects
+(`modified_env`, `scaled_to_zero`, a NetworkPolicy it may delete).
 
     fault pod_chaos on deployment "cart" { action = pod_kill  every = 30s }
     tasks diagnose                          # not the default `diagnose, mitigate`
