@@ -217,7 +217,7 @@ def test_the_fault_kept_while_every_pod_reports_ready_fails():
 
 
 def test_a_workload_running_another_program_is_no_fix():
-    name = "otel-checkout-payment-network-loss"  # a chaos fault: the experiment deleted, and checkout replaced
+    name = "otel-checkout-payment-network-loss" + MITIGATED  # a chaos fault: the experiment deleted, checkout replaced
     state = derived(name, "solved")
     container = obj(state, "Deployment", "checkout")["spec"]["template"]["spec"]["containers"][0]
     container["image"] = "docker.io/library/busybox:1.36"
@@ -338,7 +338,7 @@ def test_what_the_state_omits_is_not_taken_as_absent():
     solved = derived(name, "solved")
     without_alerts = {k: v for k, v in solved.items() if k != "alerts"}
     assert "alerts" in refused(name, None, without_alerts, task="mitigate")
-    chaos = "otel-checkout-payment-network-loss"
+    chaos = "otel-checkout-payment-network-loss" + MITIGATED
     faulty = derived(chaos, "faulty")
     everyday = {"Pod", "Service", "Deployment", "StatefulSet", "ReplicaSet"}
     get_all = {**faulty, "resources": {**faulty["resources"], "items": [
