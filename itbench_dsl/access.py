@@ -17,6 +17,15 @@ from typing import Iterable
 
 # The commands each domain's prompt cites (beside those of a CISO task class).
 DOMAIN_COMMANDS: dict[str, tuple[str, ...]] = {"sre": (), "finops": (), "ciso": ()}
+# The API groups of fault-injection tools: their objects are the fault itself (a PodChaos names its action and its
+# target). No default access grants them; only a command the prompt cites may (`_grant`, agent_view's E4010).
+FAULT_TOOL_GROUPS = frozenset({"chaos-mesh.org"})
+# Subresources that run a process in a pod, reach its ports or mint a token: whoever holds them acts as the pod's
+# service account (`get` on pods/exec opens a shell over WebSockets on API servers before 1.31's
+# AuthorizePodWebsocketUpgradeCreatePermission), so none is a read right.
+POD_SUBRESOURCES = ("pods/exec", "pods/attach", "pods/portforward")
+TOKEN_SUBRESOURCE = "serviceaccounts/token"
+REACH_SUBRESOURCES = (*POD_SUBRESOURCES, TOKEN_SUBRESOURCE)
 
 
 class UnknownCommand(ValueError):
@@ -73,11 +82,16 @@ _VERBS = {"get": ("get",), "describe": ("get",), "delete": ("delete",), "edit": 
 
 def cited_commands(scenario) -> tuple[str, ...]:
     """The commands the scenario's prompt cites: its domain's and its CISO task class's."""
+    return commands_of(scenario.domain, scenario.compliance)
+
+
+def commands_of(domain: str, compliance) -> tuple[str, ...]:
+    """The commands a prompt of `domain` cites, with those of the CISO task class of `compliance` (or None)."""
     from .ciso.tasks import TASK_CLASSES
 
-    commands = DOMAIN_COMMANDS.get(scenario.domain, ())
-    if scenario.compliance is not None and scenario.compliance.task in TASK_CLASSES:
-        commands += TASK_CLASSES[scenario.compliance.task].commands
+    commands = DOMAIN_COMMANDS.get(domain, ())
+    if compliance is not None and compliance.task in TASK_CLASSES:
+        commands += TASK_CLASSES[compliance.task].commands
     return commands
 
 
@@ -237,8 +251,96 @@ def allows(objects: Iterable[dict], account: str, account_namespace: str, reques
     return False
 
 
+def tool_resource(api_version: str, kind: str) -> tuple[str, str] | None:
+    """(API group, resource) of a fault tool's kind (`chaos-mesh.org/v1alpha1` `Schedule`: `schedules`), None for
+    the kind of any other group."""
+    group = api_version.split("/")[0] if "/" in api_version else ""
+    if group not in FAULT_TOOL_GROUPS:
+        return None
+    known = _RESOURCES.get(kind.lower())
+    return (group, known[1] if known else kind.lower())
+
+
+def may_undo(objects: Iterable[dict], account: str, account_namespace: str, group: str, resource: str,
+             namespace: str | None) -> bool:
+    """Whether the account may find an object it is not told the name of and end it: list its kind where it
+    lives, and delete it or patch it (a Chaos Mesh experiment paused by its annotation stops acting)."""
+    objects = list(objects)
+
+    def may(verb: str) -> bool:
+        return allows(objects, account, account_namespace, Request(verb, group, resource, namespace))
+
+    return may("list") and (may("delete") or may("patch"))
+
+
 def missing(objects: Iterable[dict], account: str, account_namespace: str, commands: Iterable[str]) -> list[Request]:
     """The requests of `commands` the objects do not allow, sorted, without repeats."""
     objects = list(objects)
     needed = {r for c in commands for r in command_rights(c, account_namespace)}
     return sorted(r for r in needed if not allows(objects, account, account_namespace, r))
+
+
+# ---- whose token is wider than the agent's -----------------------------------------------------------------
+
+
+def account_requests(objects: Iterable[dict], account: str, account_namespace: str) -> list[Request]:
+    """What the RBAC objects among `objects` let a service account do, one request per verb, group and resource
+    of each rule bound to it (`*` kept as written; a ClusterRoleBinding's rules cluster-wide). Rules on
+    non-resource URLs are left out."""
+    objects = list(objects)
+    roles = {(o.get("kind"), (o.get("metadata") or {}).get("namespace"), (o.get("metadata") or {}).get("name")): o
+             for o in objects if o.get("kind") in ("Role", "ClusterRole")}
+    out = []
+    for binding in objects:
+        kind = binding.get("kind")
+        if kind not in ("RoleBinding", "ClusterRoleBinding"):
+            continue
+        if not any(_subject_matches(s, account, account_namespace) for s in binding.get("subjects") or []
+                   if isinstance(s, dict)):
+            continue
+        where = (binding.get("metadata") or {}).get("namespace") if kind == "RoleBinding" else None
+        ref = binding.get("roleRef") or {}
+        role = roles.get((ref.get("kind"), where if ref.get("kind") == "Role" else None, ref.get("name")))
+        for rule in (role or {}).get("rules") or []:
+            for verb in rule.get("verbs") or []:
+                for group in rule.get("apiGroups") or []:
+                    for resource in rule.get("resources") or []:
+                        out.append(Request(verb, group, resource, where))
+    return sorted(set(out))
+
+
+def wider_than(objects: Iterable[dict], account: str, account_namespace: str, agent_objects: Iterable[dict],
+               agent: str, agent_namespace: str) -> Request | None:
+    """The first request the service account `account` may make that the agent's access does not allow (None when
+    the agent may do all it may): whoever execs into its pods, attaches to them or mints its token acts with it."""
+    agent_objects = list(agent_objects)
+    for request in account_requests(objects, account, account_namespace):
+        if not allows(agent_objects, agent, agent_namespace, request):
+            return request
+    return None
+
+
+def pod_accounts(objects: Iterable[dict]) -> list[tuple[dict, str | None, str]]:
+    """(object, namespace, service account) of every object that runs pods and mounts its account's token
+    (`automountServiceAccountToken: false` on the pod or on its ServiceAccount: no token to take)."""
+    objects = list(objects)
+    no_token = {((o.get("metadata") or {}).get("namespace"), (o.get("metadata") or {}).get("name"))
+                for o in objects if o.get("kind") == "ServiceAccount" and o.get("automountServiceAccountToken") is False}
+    out = []
+    for obj in objects:
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        if obj.get("kind") == "Pod":
+            pod = spec
+        elif obj.get("kind") == "CronJob":
+            pod = (((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}).get("spec") or {}
+        else:
+            pod = (spec.get("template") or {}).get("spec") if isinstance(spec.get("template"), dict) else None
+        if not isinstance(pod, dict) or not pod.get("containers"):
+            continue
+        namespace = (obj.get("metadata") or {}).get("namespace")
+        account = pod.get("serviceAccountName") or pod.get("serviceAccount") or "default"
+        if pod.get("automountServiceAccountToken") is False or (
+                (namespace, account) in no_token and pod.get("automountServiceAccountToken") is not True):
+            continue
+        out.append((obj, namespace, account))
+    return out

@@ -45,6 +45,7 @@ from typing import Iterator
 import yaml
 
 from . import ir
+from .access import FAULT_TOOL_GROUPS as TOOL_GROUPS
 from .memo import IdentityMemo
 from .wording import stem, words  # noqa: F401 - part of this module's face (importer, faults)
 
@@ -76,6 +77,7 @@ class Finding:
     field: str  # metadata.name, metadata.labels["x"], spec.groups[0].name, ...
     text: str  # what the field holds
     why: str  # what it gives away
+    verb: str = "read"  # what the agent can do to it: read it, or take it (a wider token, through its own rules)
 
     def subject(self) -> str:
         if not self.kind:
@@ -84,10 +86,16 @@ class Finding:
         return f"{self.kind} `{place}{self.name}` ({self.where})"
 
     def message(self) -> str:
-        return f"the agent can read {self.why} in {self.subject()}, {self.field}: `{self.text}`"
+        return f"the agent can {self.verb} {self.why} in {self.subject()}, {self.field}: `{self.text}`"
 
     def hint(self) -> str:
         """What to do about it."""
+        if self.why.startswith(FAULT_TOOL_OBJECTS):
+            return ("grant no read on a fault tool's API group (expectations.application_access); a prompt that "
+                    "means the agent to read them cites the command")
+        if self.verb == "take":
+            return ("withhold exec, attach, port-forward and token requests where such pods run "
+                    "(expectations.wide_token_namespaces), or narrow that service account's roles")
         if self.why.startswith("a marker"):
             return "an injected object carries only what the application's objects carry: drop it"
         if self.why.startswith("a name of a shape"):
@@ -463,6 +471,84 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
                            namespace.name, f"{hit[1]} (`{hit[0]}`)"))
     out.extend(_prompt_findings(vocab, files, prompt_chunks))
     out.extend(_host_group_findings(scenario))
+    out.extend(access_findings(loaded, prompt))
+    return out
+
+
+# ---- the agent's own rules: what they let it reach past what it is to see -----------------------------------
+
+FAULT_TOOL_OBJECTS = "a fault tool's objects"
+
+
+def access_findings(objects: dict[str, list[dict]], prompt: str = "") -> list[Finding]:
+    """The rules of the agent's Roles and ClusterRoles (manifests/agent-access.yaml) that reach past what it is to
+    see: a rule that reads a fault tool's objects (access.FAULT_TOOL_GROUPS: a PodChaos names the fault's kind and
+    its target) unless a command the prompt cites reads them; a rule that lets it exec into, attach to or
+    port-forward to a pod, or mint a token, of a service account that may do more than the agent (the agent would
+    act with that account's token)."""
+    from . import access as rbac
+
+    mine = [o for o in objects.get("manifests/agent-access.yaml") or [] if isinstance(o, dict)]
+    accounts = [(_meta(o).get("name"), _meta(o).get("namespace")) for o in mine if o.get("kind") == "ServiceAccount"]
+    if not accounts:
+        return []
+    agent, home = accounts[0]
+    granted: set[str] = set()  # the fault tools' groups a command of the prompt reads
+    for command in rbac.prompt_commands(prompt):
+        try:
+            granted.update(r.group for r in rbac.command_rights(command, home) if r.verb in READ_VERBS)
+        except rbac.UnknownCommand:
+            continue
+    cluster = [o for name in ("manifests/topology.yaml", "inject/apply.yaml") for o in objects.get(name) or []
+               if isinstance(o, dict)]
+    pods = rbac.pod_accounts(cluster)
+    wider: dict[tuple, object] = {}
+
+    def too_wide(account: str, namespace: str):
+        if (account, namespace) not in wider:
+            wider[(account, namespace)] = rbac.wider_than(cluster, account, namespace, mine, agent, home)
+        return wider[(account, namespace)]
+
+    out = []
+    for role in mine:
+        if role.get("kind") not in ("Role", "ClusterRole"):
+            continue
+        kind, namespace, name = _key(role)
+        for index, rule in enumerate(role.get("rules") or []):
+            if not isinstance(rule, dict):
+                continue
+            verbs, groups, resources = (set(rule.get(k) or []) for k in ("verbs", "apiGroups", "resources"))
+            tools = sorted(g for g in rbac.FAULT_TOOL_GROUPS if g in groups or "*" in groups)
+            if verbs & READ_VERBS and [g for g in tools if g not in granted]:
+                out.append(Finding("manifests/agent-access.yaml", kind, namespace, name, f"rules[{index}]",
+                                   f"{', '.join(sorted(groups))}: {', '.join(sorted(resources))}",
+                                   f"{FAULT_TOOL_OBJECTS} (`{tools[0]}`: listing them names the fault's kind and its "
+                                   "target, and no command of the prompt reads them)"))
+            for sub in rbac.REACH_SUBRESOURCES:
+                verbs_of = ("create",) if sub == rbac.TOKEN_SUBRESOURCE else ("create", "get")  # get: a WebSocket exec
+                if not any(rbac._rule_matches(rule, rbac.Request(v, "", sub, namespace)) for v in verbs_of):
+                    continue
+                if sub == rbac.TOKEN_SUBRESOURCE:
+                    holders = sorted({(ns, a) for _, ns, a in pods} | {
+                        (_meta(o).get("namespace"), _meta(o).get("name")) for o in cluster
+                        if o.get("kind") == "ServiceAccount"}, key=str)
+                    holders = [(None, ns, a) for ns, a in holders]
+                else:
+                    holders = pods
+                for obj, pod_namespace, account in holders:
+                    if pod_namespace is None or (namespace is not None and pod_namespace != namespace):
+                        continue
+                    beyond = too_wide(account, pod_namespace)
+                    if beyond is None:
+                        continue
+                    runs = f", which {_key(obj)[0]} `{_key(obj)[2]}` runs" if obj is not None else ""
+                    scope = f"in `{beyond.namespace}`" if beyond.namespace else "cluster-wide"
+                    out.append(Finding("manifests/agent-access.yaml", kind, namespace, name, f"rules[{index}]", sub,
+                                       f"the token of service account `{pod_namespace}/{account}`{runs} (it may "
+                                       f"`{beyond.verb}` {beyond.resource or '*'}"
+                                       f"{'.' + beyond.group if beyond.group else ''} {scope}, which the agent may "
+                                       f"not) through `{sub}`", verb="take"))
+                    break  # one pod says it
     return out
 
 
@@ -596,9 +682,8 @@ deny denied denying denies block blocked blocking blocker blocks isolate isolate
 distrust distrusted restrict restricted restricting strangle strangled cripple crippled sabotage throttled choke
 choked cutoff
 """.split())
-# the API groups of fault tools: what their objects hold (a PodChaos's action, selector, duration) is the fault
-# itself, which the agent is to find; their names and labels are read as any object's
-TOOL_GROUPS = frozenset({"chaos-mesh.org"})
+# TOOL_GROUPS, the API groups of fault tools (access.FAULT_TOOL_GROUPS): what their objects hold (a PodChaos's action,
+# selector, duration) is the fault itself; their names and labels are read as any object's
 # fields that hold a kind or an API version: the object's type, which `kubectl get` shows anyway
 TYPE_FIELDS = frozenset({"apiVersion", "kind", "type"})
 # a value that names or references something (an image, a node, a storage class, a file), not a file's content:

@@ -110,6 +110,8 @@ class Checker(Expectations):
         self.domain_requirements(domain, optimal)
         posed = self.tasks(single.get(ast.Tasks), domain)
         analysis = self.analysis(expect_stmts, posed, single.get(ast.Tasks), groups)
+        if domain is not None:
+            self.mitigation_reach(posed, domain, compliance, agent, mitigation, groups)
         self.record_locations(groups, single.get(ast.Agent))
         self.record_steps()
         if unknown_params:

@@ -140,6 +140,8 @@ def agent_view(result: CompileResult, hints: str = "none") -> list[Diagnostic]:
             path, span = found
         elif finding.kind == "PrometheusRule":
             span = _alert_rule_span(result, finding) or fallback
+        elif finding.where == "manifests/agent-access.yaml":  # the agent's rules: its `agent` statement, if any
+            span = next((s.span for s in result.document.statements if isinstance(s, ast.Agent)), fallback)
         out.append(Diagnostic("E4010", finding.message(), path, span, "the agent can read this",
                               help=f"{finding.hint()}; `itbench explain E4010`"))
     return out
@@ -217,7 +219,7 @@ def self_validation(result: CompileResult) -> list[Diagnostic]:
                                   "self-validation failed", help=f"`itbench explain {code}`"))
     for finding in findings(result.scenario, result.files):
         where = result.source_map.steps.get(finding.step, span) if result.source_map is not None else span
-        label = ("replayed: does not mitigate" if finding.code not in ("W2009", "E4026") else
+        label = ("replayed: does not mitigate" if finding.code not in ("W2009", "E4026", "W2017") else
                  "cannot be replayed" if finding.code == "W2009" else "the agent may not do this")
         out.append(Diagnostic(finding.code, finding.message, result.path, where, label,
                               help=f"`itbench explain {finding.code}`"))

@@ -346,6 +346,29 @@ localize or classify. `localize` and `diagnose` read the same answer and grade t
     tasks detect within 10m, mitigate     # a control
     tasks detect, localize, analyze, mitigate
 """),
+        _c("E2037", "the agent cannot perform the mitigation posed", """
+A task the agent cannot perform is not posed. The scenario poses `mitigate` (a `tasks` statement that
+names it, or the default `diagnose, mitigate`), and undoing one of its faults means ending an object of a
+fault tool (a Chaos Mesh experiment or Schedule, `access.FAULT_TOOL_GROUPS`) that the agent's access does
+not let it list and delete (or pause): the access never grants a fault tool's kinds, whose objects name
+the fault (E4010). The tool's object is needed gone when
+- a `mitigated when` predicate names it (`schedule "otel-demo-5d0c9a1e2b" absent`);
+- the grader checks the fault's created objects gone (every `mitigated when` but `only`): a Chaos Mesh
+  experiment acts until it is deleted or paused, whatever the agent does to the application;
+- it is a Schedule (`every = 30s`, `schedule = "..."`): it starts the experiment again, `only` or not.
+
+A one-shot experiment under `mitigated when only { ... }` is left be: the predicates and readiness
+decide, and the agent may bring the application back by its own objects. A prompt that cites a command
+reading the tool's kinds grants them (`access.cited_commands`), and then the task stands.
+
+Pose the diagnosis instead (`tasks diagnose`, or `tasks detect, localize`; `analyze` with an
+`analysis` block, as Chaos Mesh's kinds give no labels), with no `mitigated when` (nothing grades it),
+or inject the fault so that the agent can undo it: a change to the application's own objects
+(`modified_env`, `scaled_to_zero`, a NetworkPolicy it may delete).
+
+    fault pod_chaos on deployment "cart" { action = pod_kill  every = 30s }
+    tasks diagnose                          # not the default `diagnose, mitigate`
+"""),
         _c("E3001", "generated object is not valid", """
 An object the compiler generated does not validate against the vendored schema of its kind
 (Kubernetes v1.33, Chaos Mesh v1alpha1). The message gives the JSON path inside the object.
@@ -512,7 +535,12 @@ group's name and every alert's name, labels and annotations (Prometheus serves t
   would list it alone. The compiler gives created objects those labels (a value most objects share, else
   the target's own value); an image from a registry the application does not use is W2016;
 - a host control's inventory group named after what its hosts are (`..._baseline`, `..._compliant`): the
-  prompt's host pattern names both groups, which `ciso.host_groups` names alike (`<hosts>_<token>`).
+  prompt's host pattern names both groups, which `ciso.host_groups` names alike (`<hosts>_<token>`);
+- the agent's own rules (`agent_view.access_findings`): a rule that reads a fault tool's API group
+  (`chaos-mesh.org`; a PodChaos names the fault's kind and target) when no command the prompt cites reads
+  it, and a rule that lets it exec into, attach to or port-forward to a pod, or mint a token, of a service
+  account that may do more than the agent (`access.wider_than`): the message names the role, the rule
+  (`rules[3]`) and the account.
 
 The message names the object, the file it comes from, the field (`spec.template.spec.containers[0].image`)
 and what it gives away. Fix it where it comes from: give the fault a value that says nothing (an image tag
@@ -527,8 +555,10 @@ An incident's agent (domains sre and finops) has the same access in every scenar
 what it can read and change (`kubectl auth can-i --list`) must not tell one scenario's fault from
 another's. The access is derived from the application and the domain (`expectations.application_access`): the
 domain's defaults and every resource a library fault leaves its root cause in (Secrets, ResourceQuotas,
-NetworkPolicies, Roles, Istio policies, ...), read and changed in the application's namespaces; Chaos
-Mesh's kinds in every namespace; namespaces and nodes; the `kube-system` namespace, read only.
+NetworkPolicies, Roles, Istio policies, ...), read and changed in the application's namespaces (no
+exec, attach or port-forward where a pod runs with a wider token than the agent's); namespaces and nodes;
+the `kube-system` namespace, read only. Never a fault tool's kinds (Chaos Mesh's): a fault's need of them
+is not the agent's (W2017 says where a solution would still need them).
 
 The error is reported where a scenario's `agent` statement changes that access, and where a fault says
 the agent needs access (to find and undo it) that the derived access lacks: grant it to every scenario in
@@ -554,6 +584,20 @@ an alert (`expect { alert ... }`, a catalogue alert or its own `alert_rule`) or 
 Fix it by expecting the alert that measures the symptom (an `alert_rule` on the metric the fault moves), or
 by a probe the evaluator runs; a scenario ported from a benchmark whose prompt states the symptom may allow
 the warning (`metadata { lint_allow = ["W2015"] }`) and say why.
+"""),
+        _c("W2017", "a solution step acts on a fault tool's objects", """
+The first solution's step acts on a fault tool's objects (Chaos Mesh's: `kubectl -n chaos-mesh delete
+schedule ...`), which the agent's access never grants: listing them would name the fault's kind and its
+target (E4010). The replay runs as the admin and passes; the agent cannot take the step. It is reported
+where `mitigate` is posed only (otherwise the solution is the operator's, for readers and the ground
+truth); a posed `mitigate` whose grader needs the tool's object gone is refused at compile time (E2037),
+so the warning is left for a solution that ends an experiment the grader does not ask gone (`mitigated
+when only`).
+
+Decide what the task is: a scenario meant to have the agent find and remove the tool's objects grants it in
+the prompt (a command the prompt cites, `access.cited_commands`, adds the rights it needs, and E4010 then
+leaves the rule be); otherwise pose the tasks the agent can answer by observation (`tasks diagnose`), or
+allow the warning (`metadata { lint_allow = ["W2017"] }`) and say why.
 """),
         _c("W2016", "an object a fault creates looks unlike the application's", """
 An object a fault creates (a Deployment, a DaemonSet, a Job) runs an image from a registry no object of
@@ -787,6 +831,13 @@ The port compiles to a `scenario.yaml` or `groundtruth.yaml` that differs from I
 loaded, key order ignored), or an injection argument has no counterpart in the fault it maps to.
 The message names the first differing fields. docs/itbench-compat.md lists every such difference of
 the reference scenarios with its reason.
+"""),
+        _c("W5006", "ITBench's mitigation task left out of the port", """
+ITBench asks every SRE and FinOps scenario to diagnose and mitigate. Where undoing a fault means ending
+a fault tool's object the agent's access never reaches (a Chaos Mesh Schedule or experiment: E2037), the
+mitigation is a task the agent cannot perform, and the port poses the diagnosis alone (`tasks
+diagnose`). The warning is at the injection; ITBench's ground truth and solutions are kept (the
+solutions are the operator's).
 """),
         # -- import of ITBench CISO files (E5050-E5099, W5050-W5099): itbench_dsl/importer/ciso.py --
         _c("E5050", "unreadable ITBench CISO file", """

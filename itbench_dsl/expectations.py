@@ -19,6 +19,7 @@ from .vocabulary import COMPLETE_KINDS, KNOWN_ALERTS, READY_KINDS
 from .alerts import ALERT_NAME, SEVERITIES
 from .units import format_duration, parse_go_duration
 from .topology import AGENT_RESOURCES, AGENT_SERVICE_ACCOUNT, CLUSTER_RESOURCES, KINDS
+from .access import FAULT_TOOL_GROUPS, REACH_SUBRESOURCES
 
 # The agent's default access, by domain: what diagnosing and mitigating (or checking) needs, including the
 # subresources the usual commands use (`kubectl scale` needs */scale, `rollout undo` controllerrevisions).
@@ -36,13 +37,15 @@ DEFAULT_CLUSTER_READ = {"ciso": ["namespaces", "clusterpolicies", "clusterpolicy
 # its fault: access that depended on the fault would name it (`kubectl auth can-i --list`). It is the superset
 # any fault of the library needs to be found and undone (each fault declares what it needs, `Checked.
 # agent_resources`; E4025 checks it is granted): these resources, read and changed, in every namespace of
-# the application; Chaos Mesh's kinds everywhere (its experiments live in its own namespace); the cluster's
-# namespaces and nodes (a relabelled namespace, a cordoned node); and the cluster's system namespace, read only.
+# the application (pods/exec only where no pod runs with a wider token than the agent's: wide_token_namespaces);
+# the cluster's namespaces and nodes (a relabelled namespace, a cordoned node); and the cluster's system
+# namespace, read only. Never a fault tool's kinds (Chaos Mesh's, access.FAULT_TOOL_GROUPS): listing them
+# would name the fault and its target.
 INCIDENT_DOMAINS = ("sre", "finops")
 INCIDENT_RESOURCES = ["pods/exec", "secrets", "resourcequotas", "limitranges", "networkpolicies", "persistentvolumeclaims",
                       "daemonsets", "roles", "rolebindings", "poddisruptionbudgets", "jobs", "cronjobs",
                       "serviceaccounts", "peerauthentications", "authorizationpolicies", "gateways", "ingresses"]
-CHAOS_RESOURCES = sorted(r for r, group in AGENT_RESOURCES.items() if group == "chaos-mesh.org")
+CHAOS_RESOURCES = sorted(r for r, group in AGENT_RESOURCES.items() if group in FAULT_TOOL_GROUPS)
 INCIDENT_CLUSTER = ["namespaces", "nodes"]
 SYSTEM_NAMESPACE = "kube-system"
 
@@ -719,8 +722,9 @@ class Expectations:
         body.finish()
         namespaces = list(dict.fromkeys(namespaces))
         read_only = [n for n in derived.read_only if n in namespaces]
+        no_exec = [n for n in derived.no_exec if n in namespaces]
         access = ir.AgentAccess(AGENT_SERVICE_ACCOUNT, namespaces, sorted(set(read)), sorted(set(write)),
-                                sorted(set(cluster_read)), sorted(set(cluster_write)), read_only)
+                                sorted(set(cluster_read)), sorted(set(cluster_write)), read_only, no_exec)
         if domain in INCIDENT_DOMAINS and access != derived and errors == len(self.diags.items):
             changed = [key for key in ("namespaces", "read", "write", "cluster_read", "cluster_write")
                        if getattr(access, key) != getattr(derived, key)]
@@ -735,15 +739,70 @@ class Expectations:
         (a fault kind that needs a resource INCIDENT_RESOURCES does not hold, say)."""
         granted_ns = set(access.namespaces) - set(access.read_only)
         for namespaces, resources, span, kind in self.agent_extra:
-            lacking = [r for r in resources if r not in (access.cluster_write if r in CLUSTER_RESOURCES or r in
-                                                          CHAOS_RESOURCES else access.write)]
-            lacking += [f"namespace `{n}`" for n in namespaces if n not in granted_ns
-                        and not set(resources) <= set(CHAOS_RESOURCES)]
+            # a fault tool's objects (Chaos Mesh's) are the fault itself: never the agent's to read
+            # (access.FAULT_TOOL_GROUPS); it finds the fault by what it does to the application
+            resources = [r for r in resources if r not in CHAOS_RESOURCES]
+            if not resources:
+                continue
+            lacking = [r for r in resources if r not in (access.cluster_write if r in CLUSTER_RESOURCES
+                                                          else access.write)]
+            lacking += [f"namespace `{n}`" for n in namespaces if n not in granted_ns]
             if lacking:
                 self.error("E4025", f"fault `{kind}` needs access the agent's default access lacks: "
                            + ", ".join(lacking), span, "the agent could not undo this",
                            help="the agent's access is the same for every scenario of an application; grant it "
                            "there (expectations.INCIDENT_RESOURCES), not in the scenario")
+
+    def mitigation_reach(self, posed: list[ir.PosedTask] | None, domain: str, compliance, access: ir.AgentAccess,
+                         mitigation: ir.Mitigation | None, groups: list[ir.FaultGroup]) -> None:
+        """E2037: `mitigate` is posed, and undoing a fault takes acting on a fault tool's object (a Chaos Mesh
+        experiment or Schedule) that the agent's access does not let it find and end. Such an object is needed
+        gone when a `mitigated when` predicate names it, when the grader checks the fault's created objects gone
+        (all but `mitigated when only`: an experiment acts until deleted or paused), and when it is a Schedule,
+        which starts the experiment again whatever the agent does to the application. A task the agent cannot
+        perform is not posed."""
+        from . import tasks as task_types
+        from .access import commands_of, may_undo, tool_resource
+        from .backends.manifests import agent_access
+
+        names = [t.name for t in posed] if posed is not None else list(task_types.DEFAULT.get(domain, ()))
+        if "mitigate" not in names or not access.namespaces:
+            return
+        objects = agent_access(access, commands_of(domain, compliance))
+        account, home = access.service_account, access.namespaces[0]
+
+        def out_of_reach(ref: ir.ObjectRef) -> tuple[str, str] | None:
+            tool = tool_resource(ref.api_version, ref.kind)
+            return tool if tool and not may_undo(objects, account, home, *tool, ref.namespace) else None
+
+        help = ("a task the agent cannot perform is not posed: pose the diagnosis (`tasks diagnose`, or `tasks detect, "
+                "localize`), or inject the fault so that the agent can undo it (a change to the "
+                "application's own objects)")
+        named = set()
+        predicates = mitigation.predicates if mitigation else []
+        for index, predicate in enumerate(predicates):
+            tool = out_of_reach(predicate.target) if predicate.target is not None else None
+            if tool is None:
+                continue
+            named.add(predicate.target)
+            span = self.source_map.predicates[index] if index < len(self.source_map.predicates) else None
+            self.error("E2037", f"`mitigate` is posed, and this predicate needs the agent to act on "
+                       f"{_tool_object(predicate.target)}, which its access does not let it list and delete "
+                       f"({tool[1]}.{tool[0]})", span or self.doc.name_span, "out of the agent's reach", help=help)
+        only = bool(mitigation and mitigation.only)
+        for index, injection in enumerate(i for g in groups for i in g.injections):
+            tools = [ref for ref in injection.created if tool_resource(ref.api_version, ref.kind)]
+            # a Schedule's experiments are its own (it starts them, and they go with it): ending it ends them
+            ends = [ref for ref in tools if ref.kind == "Schedule"] or tools
+            needed = [ref for ref in ends if out_of_reach(ref) is not None and (not only or ref.kind == "Schedule")]
+            if not needed or named & set(injection.created):
+                continue
+            ref = needed[0]
+            why = ("it starts the experiment again whatever the agent does to the application"
+                   if ref.kind == "Schedule" else "the experiment acts until it is deleted or paused")
+            self.error("E2037", f"`mitigate` is posed, and undoing fault `{injection.fault}` means ending "
+                       f"{_tool_object(ref)} ({why}), which the agent's access does not let it list and delete",
+                       self.source_map.injection(index), "the agent cannot undo this", help=help)
 
     def agent_resources(self, body: Body, key: str, default: list[str], cluster: bool) -> list[str]:
         values = body.attr(key, "str_list", default=None)
@@ -789,13 +848,42 @@ def application_access(domain: str, topology: ir.Topology, task: str | None = No
         namespaces = [n.name for n in topology.namespaces]
         read_only = [n.name for n in topology.namespaces if n.provided]
     if domain in INCIDENT_DOMAINS:
-        read += INCIDENT_RESOURCES
+        # a shell in a pod is a right to act, not to read (access.REACH_SUBRESOURCES)
+        read += [r for r in INCIDENT_RESOURCES if r not in REACH_SUBRESOURCES]
         write += INCIDENT_RESOURCES
-        cluster_read += INCIDENT_CLUSTER + CHAOS_RESOURCES
-        cluster_write += INCIDENT_CLUSTER + CHAOS_RESOURCES
+        cluster_read += INCIDENT_CLUSTER
+        cluster_write += INCIDENT_CLUSTER
         if namespaces:
             namespaces.append(SYSTEM_NAMESPACE)
             read_only.append(SYSTEM_NAMESPACE)
     namespaces = list(dict.fromkeys(namespaces))
-    return ir.AgentAccess(AGENT_SERVICE_ACCOUNT, namespaces, sorted(set(read)), sorted(set(write)),
-                          sorted(set(cluster_read)), sorted(set(cluster_write)), sorted(set(read_only)))
+    access = ir.AgentAccess(AGENT_SERVICE_ACCOUNT, namespaces, sorted(set(read)), sorted(set(write)),
+                            sorted(set(cluster_read)), sorted(set(cluster_write)), sorted(set(read_only)))
+    access.no_exec = wide_token_namespaces(access, topology)
+    return access
+
+
+def wide_token_namespaces(access: ir.AgentAccess, topology: ir.Topology) -> list[str]:
+    """The namespaces of `access` where it would let the agent into a pod (exec, attach, port-forward) that runs
+    with a service account that may do more than the agent (grafana's or Prometheus's, bound to a ClusterRole):
+    a shell there would be the agent's way past its own access. Pods cannot be told apart by RBAC (their names are
+    generated), so the subresources are withheld from the whole namespace."""
+    from .access import POD_SUBRESOURCES, pod_accounts, wider_than
+    from .backends.manifests import agent_access, topology_manifests
+
+    if not set(POD_SUBRESOURCES) & set(access.write):
+        return []
+    objects = topology_manifests(topology, provided=True)
+    agent = agent_access(access)
+    home = access.namespaces[0] if access.namespaces else ""
+    out = []
+    for _, namespace, account in pod_accounts(objects):
+        if namespace in access.namespaces and namespace not in access.read_only and namespace not in out and \
+                wider_than(objects, account, namespace, agent, access.service_account, home) is not None:
+            out.append(namespace)
+    return sorted(out)
+
+
+def _tool_object(ref: ir.ObjectRef) -> str:
+    """`the Schedule `chaos-mesh/otel-demo-5d0c9a1e2b``: a fault tool's object, as a message names it."""
+    return f"the {ref.kind} `{ref.namespace + '/' if ref.namespace else ''}{ref.name}`"

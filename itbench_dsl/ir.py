@@ -473,6 +473,9 @@ class AgentAccess:
     cluster_write: list[str] = field(default_factory=list)
     # of `namespaces`, those the agent may only read: the namespaces the cluster provides (kube-system)
     read_only: list[str] = field(default_factory=list, metadata=_OMIT)
+    # of `namespaces`, those where the agent may not exec into, attach to or port-forward to pods: a pod there runs
+    # with a service account that may do more than the agent (access.wider_than)
+    no_exec: list[str] = field(default_factory=list, metadata=_OMIT)
 
 
 @dataclass

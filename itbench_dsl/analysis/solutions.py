@@ -16,7 +16,11 @@ Findings, located at the step they concern:
 * W2010: a further solution does not mitigate, or has a step the API server would refuse;
 * E4026: a kubectl step of the first solution makes a request the agent's token may not (its access,
   manifests/agent-access.yaml, read by access.allows as the RBAC authorizer would): the replay runs as
-  the admin, the agent does not.
+  the admin, the agent does not;
+* W2017: the refused requests are all on a fault tool's objects (access.FAULT_TOOL_GROUPS), which no
+  default access grants: the step undoes the fault where the agent may not look, so the agent cannot
+  take it unless the prompt grants the tool. Only where `mitigate` is posed: otherwise the solution is the
+  operator's, not a task of the agent (a posed `mitigate` that needs the tool's object gone is E2037).
 """
 
 from __future__ import annotations
@@ -104,13 +108,15 @@ def _denied(scenario: ir.Scenario) -> list[Finding]:
     requests access.command_rights does not know are not judged)."""
     import shlex
 
-    from ..access import UnknownCommand, allows, command_rights
+    from ..access import FAULT_TOOL_GROUPS, UnknownCommand, allows, command_rights
     from ..backends.manifests import scenario_agent_access
+    from ..tasks import posed
 
     if not scenario.solutions or not scenario.agent.namespaces:
         return []
     objects = scenario_agent_access(scenario)
     account, home = scenario.agent.service_account, scenario.agent.namespaces[0]
+    mitigating = "mitigate" in posed(scenario)
     default = _namespace(scenario) or home
     out = []
     for j, step in enumerate(scenario.solutions[0].steps):
@@ -127,7 +133,14 @@ def _denied(scenario: ir.Scenario) -> list[Finding]:
             except UnknownCommand:
                 continue
             refused = sorted({r for r in requests if not allows(objects, account, home, r)})
-            if refused:
+            if refused and all(r.group in FAULT_TOOL_GROUPS for r in refused):
+                if not mitigating:
+                    continue  # the agent is not asked to repair: the step is the operator's (E2037 otherwise)
+                tools = ", ".join(sorted({f"`{r.group}`" for r in refused}))
+                out.append(Finding("W2017", f"solution `{scenario.solutions[0].title}`: `{command}` acts on a fault "
+                                   f"tool's objects ({tools}), which the agent may not read: it cannot take this "
+                                   "step, so the fault stays unless the harness reverts it", (0, j)))
+            elif refused:
                 what = ", ".join(f"{r.verb} {r.resource}" + (f".{r.group}" if r.group else "")
                                  + (f" in {r.namespace}" if r.namespace else " cluster-wide") for r in refused[:3])
                 out.append(Finding("E4026", f"solution `{scenario.solutions[0].title}`: the agent's access refuses "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import ir
-from ..access import missing
+from ..access import POD_SUBRESOURCES, missing
 from ..render import _meta, render_object
 from ..topology import AGENT_RESOURCES
 
@@ -64,11 +64,15 @@ def _declared_access(access: ir.AgentAccess) -> list[dict]:
     home = access.namespaces[0]
     objects = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(access.service_account, home, MANAGED_BY)}]
     rules = _rules(access.read, READ_VERBS) + _rules(access.write, WRITE_VERBS)
+    # no shell into a namespace whose pods hold a wider token than the agent's (expectations.wide_token_namespaces)
+    narrow = _rules(access.read, READ_VERBS) + _rules([r for r in access.write if r not in POD_SUBRESOURCES],
+                                                      WRITE_VERBS)
     for namespace in access.namespaces:
         name = f"{access.service_account}"
         objects.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
                         "metadata": _meta(name, namespace, MANAGED_BY),
-                        "rules": _rules(access.read, READ_VERBS) if namespace in access.read_only else rules})
+                        "rules": _rules(access.read, READ_VERBS) if namespace in access.read_only else
+                        narrow if namespace in access.no_exec else rules})
         objects.append({
             "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": _meta(name, namespace, MANAGED_BY),
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},

@@ -848,6 +848,18 @@ def import_sre(path: Path, diags: Diagnostics) -> str | None:
     shown = f"{draft.name}.itb"
     # what the faults make the root causes (a created Schedule, the target): corrections point there
     base, base_diags = _compile(draft.faults_only(), shown, full=False)
+    unperformable = [d for d in base_diags.errors() if d.code == "E2037"]
+    if unperformable:
+        # ITBench poses `mitigate` everywhere; a fault the agent may not undo (a Chaos Mesh Schedule it cannot
+        # list) makes it a task the agent cannot perform: the port poses the diagnosis
+        draft.head.append(b.tasks("diagnose"))
+        origin = _origin(draft, base, shown, unperformable[0])
+        at = origin[0] if origin else Where(model.index or model.scenario,
+                                            ("disruptions",) if model.index else ("spec", "faults"))
+        at.file.error(diags, "W5006", f"ITBench asks to mitigate, which the agent could not: "
+                      f"{unperformable[0].message.removeprefix('`mitigate` is posed, and ')}; the port poses `tasks diagnose`", at.path, "posed as a diagnosis",
+                      "E2037: a task the agent cannot perform is not posed")
+        base, base_diags = _compile(draft.faults_only(), shown, full=False)
     if base.scenario is None:
         _fail(model, base_diags, diags, draft, base, shown)
         return None

@@ -53,8 +53,10 @@ def _access(text: str) -> list[dict]:
 
 FAULTS = [
     ('fault scaled_to_zero on deployment "cart"', 'deployment "cart"'),
-    ('fault pod_chaos on deployment "cart" {\n    action = pod_kill\n  }', 'deployment "cart"'),
+    # diagnosis only: the agent may not end the PodChaos that a posed `mitigate` would need gone (E2037)
+    ('tasks diagnose\n  fault pod_chaos on deployment "cart" {\n    action = pod_kill\n  }', 'deployment "cart"'),
 ]
+CHAOS = 'fault pod_chaos on deployment "cart" {\n    action = pod_kill\n  }'
 
 
 def test_the_access_is_the_same_whatever_the_fault():
@@ -62,8 +64,8 @@ def test_the_access_is_the_same_whatever_the_fault():
     accesses = [_access(SHOP.format(name=f"shop-{i}", body=b)) for i, b in enumerate(bodies)]
     assert accesses[0] == accesses[1]
     rules = [(tuple(r["apiGroups"]), tuple(r["resources"])) for o in accesses[0] for r in o.get("rules", [])]
-    # the superset: Chaos Mesh's kinds everywhere, Secrets, Roles under their own group
-    assert any(g == ("chaos-mesh.org",) and "podchaos" in res for g, res in rules)
+    # the superset: Secrets, Roles under their own group; never Chaos Mesh's kinds (they name the fault)
+    assert not any(set(g) & (access.FAULT_TOOL_GROUPS | {"*"}) for g, res in rules)
     assert any(g == ("rbac.authorization.k8s.io",) and "roles" in res for g, res in rules)
     assert not any(g == ("",) and "roles" in res for g, res in rules)
     assert {o["metadata"].get("namespace") for o in accesses[0] if o["kind"] == "Role"} == {"shop", "kube-system"}
@@ -156,11 +158,12 @@ def test_a_control_ships_its_twins_rules_access_and_prompt():
     from itbench_dsl.compiler import compile_document
     from itbench_dsl.diagnostics import Diagnostics
 
-    for rel in ("sre/otel-checkout-kafka-network-partition.itb", "sre/otel-frontend-ingress-blocked.itb"):
-        text = (SCENARIOS / rel).read_text(encoding="utf-8")
-        assert "\n  tasks " not in text
+    # (the Chaos Mesh one poses no `mitigate`: its agent could not end the Schedule, E2037)
+    for rel, tasks in (("sre/otel-checkout-kafka-network-partition.itb", "detect"),
+                       ("sre/otel-frontend-ingress-blocked.itb", "detect, mitigate")):
+        text = re.sub(r"\n  tasks [^\n]*", "", (SCENARIOS / rel).read_text(encoding="utf-8"))
         at = text.index("\n  description ")
-        posed = (text[:at] + "\n  tasks detect, mitigate" + text[at:]).encode()
+        posed = (text[:at] + f"\n  tasks {tasks}" + text[at:]).encode()
         twin, _ = compile_text(posed, rel, validate=False)
         result = gen.run([gen.load_input(posed, rel, Diagnostics())], [("control", gen.load_generator("control"))], 1)
         (variant,) = result.variants
@@ -196,3 +199,174 @@ def test_e4026_a_solution_step_the_agents_access_refuses():
 def test_command_rights_of_object_verbs(command, expected):
     got = {(r.verb, r.group, r.resource, r.namespace) for r in access.command_rights(command, "shop")}
     assert expected <= got
+
+
+# ---- what the agent's own rules reach: a fault tool's objects, a wider token ----------------------------------
+
+
+def _rules(files: dict, kind: str, namespace: str | None = None) -> list[dict]:
+    return [r for o in yaml.safe_load_all(files["manifests/agent-access.yaml"]) if o and o["kind"] == kind
+            and o["metadata"].get("namespace") == namespace for r in o["rules"]]
+
+
+@pytest.mark.parametrize("app", sorted(_library()))
+def test_no_library_bundle_lets_the_agent_read_a_fault_tool(app):
+    """Listing Chaos Mesh's objects names the fault's kind and its target: no default access grants them, and no
+    library prompt cites a command that reads them."""
+    path = _library()[app][0]
+    result, _ = compile_text(path.read_bytes(), str(path), validate=False)
+    for o in yaml.safe_load_all(result.files["manifests/agent-access.yaml"]):
+        for rule in (o or {}).get("rules") or []:
+            assert not set(rule["apiGroups"]) & (access.FAULT_TOOL_GROUPS | {"*"}), (path.name, o["kind"], rule)
+
+
+def test_e4010_a_rule_that_reads_a_fault_tool_unless_the_prompt_cites_it():
+    from itbench_dsl import agent_view
+
+    body = FAULTS[1][0] + "\n  " + EXPECT.format(root='deployment "cart"', alert='KubePodNotReady on pod "cart-*"')
+    result, _ = compile_text(SHOP.format(name="shop-t", body=body))
+    files = dict(result.files)
+    objects = [d for d in yaml.safe_load_all(files["manifests/agent-access.yaml"]) if d]
+    objects += [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "peek"},
+                 "rules": [{"apiGroups": ["chaos-mesh.org"], "resources": ["podchaos"], "verbs": ["list"]}]},
+                {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "peek"},
+                 "roleRef": {"kind": "ClusterRole", "name": "peek"},
+                 "subjects": [{"kind": "ServiceAccount", "name": "itbench-agent", "namespace": "shop"}]}]
+    files["manifests/agent-access.yaml"] = yaml.safe_dump_all(objects).encode()
+    found = [f for f in agent_view.findings(result.scenario, files, objects=agent_view.from_files(files))
+             if f.where == "manifests/agent-access.yaml"]
+    assert [(f.kind, f.name, f.field) for f in found] == [("ClusterRole", "peek", "rules[0]")]
+    assert "chaos-mesh.org" in found[0].message() and "fault tool" in found[0].message()
+    # a prompt that cites a command reading them grants them explicitly
+    files["prompt.md"] += b"\nList the experiments with `kubectl get podchaos -A`.\n"
+    assert not [f for f in agent_view.findings(result.scenario, files, objects=agent_view.from_files(files))
+                if f.where == "manifests/agent-access.yaml"]
+
+
+def test_w2017_a_solution_step_on_a_fault_tools_object():
+    """The agent may not read Chaos Mesh's objects: a solution that deletes one is a step it cannot take (W2017),
+    not a missing grant to add (E4026)."""
+    from itbench_dsl.analysis.solutions import _denied
+
+    # `mitigated when only` grades readiness, not the one-shot experiment gone: `mitigate` may be posed (E2037
+    # leaves it be), and the solution's step on the PodChaos is one the agent cannot take
+    expect = EXPECT.format(root='deployment "cart"', alert='KubePodNotReady on pod "cart-*"')
+    body = (CHAOS + "\n  " + expect.replace("mitigated when {", "mitigated when only {")
+            + '''
+  solution "Remove it" {
+    step "Delete the experiment" run "kubectl -n chaos-mesh delete podchaos x"
+  }''')
+    result, _ = compile_text(SHOP.format(name="shop-w", body=body))
+    assert [(f.code, f.step) for f in _denied(result.scenario)] == [("W2017", (0, 0))]
+
+
+OTEL = "otel-cart-pod-kill-loop"
+HOTEL = "hotel-reservation-mongodb-geo-revoked-role"
+
+
+def _compiled(name: str):
+    result, _ = compile_text((SCENARIOS / "sre" / f"{name}.itb").read_bytes(), f"{name}.itb", validate=False)
+    return result
+
+
+def test_no_shell_into_pods_whose_token_is_wider_than_the_agents():
+    """grafana, prometheus and the collector run in otel-demo with ClusterRoles the agent lacks: exec, attach or
+    port-forward there would hand the agent their tokens. hotel-reservation's pods run with no role: exec stays
+    (its solution execs into mongodb)."""
+    otel = _compiled(OTEL)
+    for namespace in ("otel-demo", "kube-system"):
+        granted = {r for rule in _rules(otel.files, "Role", namespace) for r in rule["resources"]}
+        assert not granted & set(access.REACH_SUBRESOURCES), (namespace, granted & set(access.REACH_SUBRESOURCES))
+    assert otel.scenario.agent.no_exec == ["otel-demo"]
+    hotel = _compiled(HOTEL)
+    exec_verbs = {v for rule in _rules(hotel.files, "Role", "hotel-reservation") if "pods/exec" in rule["resources"]
+                  for v in rule["verbs"]}
+    assert exec_verbs == {"create", "delete", "patch", "update"}  # acting, never a read right (`get`: a WebSocket exec)
+    assert not any("pods/exec" in rule["resources"] for rule in _rules(hotel.files, "Role", "kube-system"))
+
+
+def test_e4010_a_rule_that_lets_the_agent_into_a_pod_with_a_wider_token():
+    from itbench_dsl import agent_view
+
+    result = _compiled(OTEL)
+    files = dict(result.files)
+    objects = [d for d in yaml.safe_load_all(files["manifests/agent-access.yaml"]) if d]
+    role = next(o for o in objects if o["kind"] == "Role" and o["metadata"]["namespace"] == "otel-demo")
+    role["rules"].append({"apiGroups": [""], "resources": ["pods/portforward"], "verbs": ["create"]})
+    files["manifests/agent-access.yaml"] = yaml.safe_dump_all(objects).encode()
+    found = [f for f in agent_view.findings(result.scenario, files, objects=agent_view.from_files(files))
+             if f.where == "manifests/agent-access.yaml"]
+    assert found and all(f.kind == "Role" and f.namespace == "otel-demo" for f in found)
+    assert found[0].field == f"rules[{len(role['rules']) - 1}]" and found[0].text == "pods/portforward"
+    assert "token of service account `otel-demo/" in found[0].message()
+    # a token request for a wide account is the same reach
+    role["rules"][-1] = {"apiGroups": [""], "resources": ["serviceaccounts/token"], "verbs": ["create"]}
+    files["manifests/agent-access.yaml"] = yaml.safe_dump_all(objects).encode()
+    assert [f.text for f in agent_view.findings(result.scenario, files, objects=agent_view.from_files(files))
+            if f.where == "manifests/agent-access.yaml"] == ["serviceaccounts/token"]
+
+
+# ---- E2037: a posed `mitigate` the agent cannot perform -----------------------------------------------------
+
+SCHEDULED = 'fault pod_chaos on deployment "cart" {\n    action = pod_kill\n    every = 30s\n  }'
+
+
+def _e2037(body: str, tasks: str = "", mitigation: str = 'mitigated when { deployment "cart" ready }') -> list[str]:
+    expect = f'expect {{\n    root_cause deployment "cart"\n    alert KubePodNotReady on pod "cart-*"\n    {mitigation}\n  }}'
+    _, diags = compile_text(SHOP.format(name="shop-e", body=f"{tasks}\n  {body}\n  {expect}"))
+    return [d.message for d in diags.items if d.code == "E2037"]
+
+
+def test_e2037_the_grader_needs_a_chaos_experiment_gone():
+    """An experiment acts until it is deleted or paused: the default grader checks it gone, and the agent may not
+    list Chaos Mesh's kinds."""
+    found = _e2037(CHAOS)
+    assert len(found) == 1 and "PodChaos `chaos-mesh/shop-" in found[0] and "`pod_chaos`" in found[0]
+
+
+def test_e2037_a_predicate_that_names_the_tool_object():
+    name = "shop-5d0c9a1e2b"
+    found = _e2037(SCHEDULED.replace("every = 30s", f'every = 30s\n    name = "{name}"'), mitigation=f'mitigated when {{ schedule "{name}" absent  deployment "cart" ready }}')
+    # one finding, at the predicate (the fault whose object it names is not reported again)
+    assert found == [f"`mitigate` is posed, and this predicate needs the agent to act on the Schedule "
+                     f"`chaos-mesh/{name}`, which its access does not let it list and delete (schedules.chaos-mesh.org)"]
+
+
+def test_e2037_a_schedule_restarts_the_fault_whatever_the_grader_reads():
+    found = _e2037(SCHEDULED, mitigation='mitigated when only { deployment "cart" ready }')
+    assert len(found) == 1 and "Schedule `chaos-mesh/shop-" in found[0] and "starts the experiment again" in found[0]
+
+
+def test_e2037_leaves_what_the_agent_can_do_or_is_not_asked():
+    # a one-shot experiment the grader does not ask gone: readiness decides, the agent acts on the application
+    assert not _e2037(CHAOS, mitigation='mitigated when only { deployment "cart" ready }')
+    # diagnosis only: nothing to undo
+    assert not _e2037(SCHEDULED, tasks="tasks diagnose", mitigation="")
+    assert not _e2037(SCHEDULED, tasks="tasks detect, localize", mitigation="")
+    # a fault on the application's own objects
+    assert not _e2037('fault scaled_to_zero on deployment "cart"')
+
+
+def test_e2037_a_prompt_that_cites_the_tools_commands_grants_them(monkeypatch):
+    """The task stands where the prompt hands the agent the tool: the rights its cited commands need are granted
+    (manifests.agent_access), and with them the agent may find and end the experiment."""
+    monkeypatch.setitem(access.DOMAIN_COMMANDS, "sre", ("kubectl get podchaos -A", "kubectl get schedules -A",
+                                                        "kubectl -n chaos-mesh delete podchaos,schedules x"))
+    assert not _e2037(CHAOS)
+    assert not _e2037(SCHEDULED)
+    # listing alone does not end it
+    monkeypatch.setitem(access.DOMAIN_COMMANDS, "sre", ("kubectl get podchaos -A",))
+    assert _e2037(CHAOS)
+
+
+def test_no_w2017_where_the_agent_is_not_asked_to_repair():
+    """A diagnosis-only scenario's solution is the operator's: its step on a fault tool's object is no task of the
+    agent's."""
+    from itbench_dsl.analysis.solutions import _denied
+
+    body = (SCHEDULED + '\n  solution "Remove it" {\n    step "Delete the schedule" run '
+            '"kubectl -n chaos-mesh delete schedule x"\n  }')
+    result, diags = compile_text(SHOP.format(name="shop-d", body="tasks diagnose\n  " + body + '\n  expect {\n    '
+                                             'root_cause deployment "cart"\n  }'))
+    assert not diags.has_errors, [d.message for d in diags.items]
+    assert _denied(result.scenario) == []

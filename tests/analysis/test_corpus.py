@@ -31,19 +31,21 @@ def names(name: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("name", [n for n in LIBRARY if "/sre/" in str(LIBRARY[n])])
 def test_every_sre_scenario_has_every_class_of_case(name):
+    from itbench_dsl import tasks
+
     cases = names(name)
     wants = set(cases.values())
-    assert wants == {PASS, FAIL, UNUSABLE}
     s = scenario(name)
+    posed = tasks.posed(s)
+    # the states (and the inputs a grader must refuse) grade a mitigation: a diagnosis-only scenario has none
+    # (the Chaos Mesh ones, whose repair the agent cannot perform: E2037)
+    assert wants == ({PASS, FAIL, UNUSABLE} if "mitigate" in posed else {PASS, FAIL})
     if not s.injections():
         return
     for must in ("the healthy state", "the solved state", "the faulty state",
                  "the faulty state with every pod reporting ready and no alert",
-                 "the solved state as an API server returns it"):
+                 "the solved state as an API server returns it") if "mitigate" in posed else ():
         assert must in cases, must
-    from itbench_dsl import tasks
-
-    posed = tasks.posed(s)
     if s.root_causes and "diagnose" in posed:
         for must in ("the perfect diagnosis", "an empty answer", "an answer with no `entities`",
                      "every object named as a root cause",
@@ -112,7 +114,7 @@ def test_it_catches_names_matched_by_prefix(monkeypatch):
 
 def test_it_catches_missing_kinds_taken_as_absent(monkeypatch):
     monkeypatch.setattr(runtime, "required_missing", lambda spec, st: [])
-    problems = dict(_problems("otel-checkout-payment-network-loss"))
+    problems = dict(_problems("otel-frontend-ingress-blocked"))  # a NetworkPolicy: not in `kubectl get all`
     assert "`kubectl get all` (must refuse)" in problems["E4004"]
 
 

@@ -320,7 +320,9 @@ def test_a_description_naming_the_fault_or_the_root_cause_leaks(monkeypatch, tex
     ("otel-checkout-insufficient-quota", "Mind prometheus-main.", "prometheus-main"),
 ])
 def test_crafted_leaks_are_caught(monkeypatch, scenario, text, word):
-    _patch_template(monkeypatch, DESCRIBE, lambda s: {"description": text})
+    # the prompt of a scenario posing its tasks one by one (the Chaos Mesh ones: `tasks diagnose`) is tasks.md.j2
+    _patch_template(monkeypatch, DESCRIBE, lambda s: {"description": text},
+                    names=("prompt/sre.md.j2", "prompt/tasks.md.j2"))
     result, leaks, _ = _leaks(scenario)
     if word == "scaling it to zero":  # "scaling ... to zero" with a word between is not the phrase
         assert not leaks and result.files
@@ -354,9 +356,9 @@ def test_a_component_listed_by_the_topology_hint_is_not_a_leak_but_the_same_name
 
 def test_template_text_that_names_the_mechanism_is_located_at_its_line(monkeypatch):
     body = "# Task\n\n{% if namespaces %}\nAn incident happened.\nIt may involve chaos.\n{% endif %}\n"
-    _patch_template(monkeypatch, body)
+    _patch_template(monkeypatch, body, names=("prompt/tasks.md.j2",))  # the scenario poses `tasks diagnose`
     _, leaks, _ = _leaks("otel-cart-pod-kill-loop")
-    assert leaks and "prompt/sre.md.j2:5: It may involve chaos." in leaks[0].help
+    assert leaks and "prompt/tasks.md.j2:5: It may involve chaos." in leaks[0].help
 
 
 def test_the_shipped_safeguard_sentence_does_not_read_as_a_fault():

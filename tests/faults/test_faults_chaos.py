@@ -45,10 +45,12 @@ CHAOS_SCENARIOS = sorted(
     if any(f"fault {name} " in p.read_text("utf-8") for name in CHAOS_FAULTS)
 )
 
+# diagnosis only: the agent may not end a Chaos Mesh object, so `mitigate` is not posed (E2037)
 SHOP = '''scenario "shop-chaos" {
   domain sre
   complexity low
   description "Chaos in the shop."
+  tasks diagnose
   topology {
     namespace "shop"
     deployment "cart" {
@@ -162,13 +164,11 @@ def test_library_scenario_inject_and_revert(path: Path):
     deleted = [d for d in docs(files, "revert/delete.yaml") if d["apiVersion"] == "chaos-mesh.org/v1alpha1"]
     assert [(d["kind"], d["metadata"]["name"], d["metadata"]["namespace"]) for d in deleted] == [
         (o["kind"], o["metadata"]["name"], "chaos-mesh") for o in created]
-    # the agent may see and remove them in chaos-mesh (Chaos Mesh's kinds, granted cluster-wide to every incident)
+    # the agent may neither see nor remove them (a PodChaos names the fault's kind and target: E4010), so the
+    # scenario does not ask it to mitigate (E2037)
     access = docs(files, "manifests/agent-access.yaml")
-    role = next(d for d in access if d["kind"] == "ClusterRole")
-    resources = {r for rule in role["rules"] if "delete" in rule["verbs"] for r in rule["resources"]}
-    for obj in created:
-        plural = "schedules" if obj["kind"] == "Schedule" else obj["kind"].lower()
-        assert plural in resources
+    assert not any("chaos-mesh.org" in rule["apiGroups"] for d in access for rule in d.get("rules") or [])
+    assert "mitigate" not in [t["name"] for t in json.loads(files["scenario.json"])["tasks"] or []]
 
 
 @pytest.mark.parametrize("path", CHAOS_SCENARIOS, ids=lambda p: p.stem)

@@ -73,8 +73,9 @@ def unnamed(args: dict) -> dict:
 
 
 def said(diags: Diagnostics) -> list:
-    """The import's diagnostics but the notes that a Schedule's name is left to the compiler."""
-    return [d for d in diags.items if not (d.code == "W5005" and NAME_LEFT in d.message)]
+    """The import's diagnostics but the notes that a Schedule's name is left to the compiler, and that a Chaos Mesh
+    fault's port poses the diagnosis alone (W5006: the agent could not end the experiment)."""
+    return [d for d in diags.items if not (d.code == "W5005" and NAME_LEFT in d.message) and d.code != "W5006"]
 
 
 def injected_args(files: dict[str, bytes]) -> list[dict]:
@@ -127,6 +128,21 @@ def test_scheduled_pod_chaos_without_duration_imports(name: str, lines: list[str
     for line in lines:
         assert line in text
     assert "duration" not in text
+
+
+def test_a_chaos_port_poses_the_diagnosis_alone():
+    """ITBench asks to mitigate; the agent may not list the Schedule whose removal would do it (E2037), so the port
+    poses `tasks diagnose` and says so at the injection (W5006)."""
+    path = HELD_OUT / "9101-checkout-pod-kill.json"
+    text, diags = imported(path)
+    assert text is not None, render_human(diags, color=False)
+    (note,) = [d for d in diags.items if d.code == "W5006"]
+    assert note.path.endswith(path.name) and note.span.line == line_of(path, ("disruptions", 0, "injections", 0))
+    assert "Schedule `chaos-mesh/" in note.message and "tasks diagnose" in note.message
+    assert "\n  tasks diagnose\n" in text
+    diags = Diagnostics()
+    compile_source(text.encode("utf-8"), "imported.itb", diags, validate=False)
+    assert not diags.errors(), render_human(diags, color=False)
 
 
 def test_a_duration_on_an_instantaneous_action_is_a_located_warning(tmp_path: Path):

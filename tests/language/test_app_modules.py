@@ -247,6 +247,7 @@ def test_chaos_experiments_may_live_in_the_target_namespace():
   complexity low
   description "Pods of the geo service are killed by a chaos experiment."
   use app "hotel-reservation"
+  tasks diagnose
   fault pod_chaos on deployment "geo" { action = "pod-failure" duration = 5m OPTION }
   expect { root_cause deployment "geo" }
 }

@@ -37,14 +37,14 @@ UNEMITTED = {"W1001"}
 MULTI_FILE = {"W2001", "W2006", "E2031", "E2032", "E2033"}  # tests/analysis/test_mechanisms.py; W2006: tests/analysis/test_lint.py;
 # E2031-E2033 (an application file imported): tests/language/test_app_modules.py
 # Codes of `itbench check`'s self-validation, which compile does not run: tested in tests/analysis/test_states.py.
-CHECK_ONLY = {"E4004", "E4005", "E4006", "E4026", "W2009", "W2010", "W2016"}  # E4006, W2009, W2010: tests/analysis/test_solutions.py; E4026: tests/analysis/test_agent_access.py; W2016: tests/analysis/test_fault_fingerprints.py
+CHECK_ONLY = {"E4004", "E4005", "E4006", "E4026", "W2009", "W2010", "W2016", "W2017"}  # E4006, W2009, W2010: tests/analysis/test_solutions.py; E4026, W2017: tests/analysis/test_agent_access.py; W2016: tests/analysis/test_fault_fingerprints.py
 # Codes of `itbench generate` (a generator failed, a generator skipped an input): tests/variants/test_generators.py.
 GENERATE_ONLY = {"E6002", "E6003", "W6001"}
 # Codes of the ITBench CISO import, whose input is an ITBench folder, not .itb: tests/ciso/test_itbench_ciso.py.
 CISO_IMPORT_ONLY = {"E5050", "E5051", "E5052", "E5053", "E5054", "W5050", "W5051", "W5052", "W5053",
                     "W5054"}
 # `itbench import` of ITBench SRE/FinOps files (not .itb): tests/importer/test_importer.py
-IMPORT_ONLY = {"E5001", "E5002", "E5003", "E5004", "E5005", "W5001", "W5002", "W5003", "W5004", "W5005"}
+IMPORT_ONLY = {"E5001", "E5002", "E5003", "E5004", "E5005", "W5001", "W5002", "W5003", "W5004", "W5005", "W5006"}
 
 # `itbench compile --target itbench` only (what ITBench's layout cannot carry): tests/backends/test_target_itbench.py
 TARGET_ONLY = {"W3001", "W3002", "E3004"}

@@ -21,6 +21,7 @@ from itbench_dsl import ast
 from itbench_dsl.analysis import states
 from itbench_dsl.backends.evaluator import evaluator_spec
 from itbench_dsl.diagnostics import Diagnostics, render_human
+from itbench_dsl import access
 from itbench_dsl.importer import import_path
 from itbench_dsl.importer.cluster import catalogue_workloads, provided_component
 from itbench_dsl.importer.faults import injection_statement
@@ -62,9 +63,10 @@ CLUSTER = '''
 
 def scenario_text(fault: str = 'fault io_chaos on static_pod "etcd" {\n    action = latency\n    delay = 100ms\n'
                   '    volume_path = "/var/lib/etcd"\n    every = 2m\n    duration = 1m\n  }',
-                  extra: str = "") -> str:
+                  extra: str = "", tasks: str = "diagnose") -> str:
+    # diagnosis only by default: the agent may not end the Chaos Mesh Schedule (E2037)
     return ('scenario "etcd-slow-disk" {\n  domain sre\n  complexity low\n'
-            '  description "etcd answers slowly."\n  use app "opentelemetry-demo"\n' + CLUSTER + extra
+            f'  description "etcd answers slowly."\n  use app "opentelemetry-demo"\n  tasks {tasks}\n' + CLUSTER + extra
             + "  " + fault + "\n}\n")
 
 
@@ -150,9 +152,13 @@ def _verdict(scenario, state, answer=None):
 ETCD_CHAOS = "coredns-core"  # the default name says nothing of the fault (faults/base.application_name)
 
 
-def test_safeguards_skip_the_mirror_pod_but_keep_provided_deployments():
+def test_safeguards_skip_the_mirror_pod_but_keep_provided_deployments(monkeypatch):
+    # a prompt that hands the agent Chaos Mesh's Schedules (its cited commands grant them) may pose `mitigate`
+    monkeypatch.setitem(access.DOMAIN_COMMANDS, "sre", ("kubectl get schedules -A",
+                                                        "kubectl -n chaos-mesh delete schedule x"))
     result, diags = compile_text(scenario_text(extra='  expect {\n    mitigated when {\n'
-                                               f'      schedule "{ETCD_CHAOS}" absent\n    }}\n  }}\n'))
+                                               f'      schedule "{ETCD_CHAOS}" absent\n    }}\n  }}\n',
+                                               tasks="diagnose, mitigate"))
     assert not diags.errors(), render_human(diags)
     solved = states.derive(result.scenario)["solved"]
     assert _verdict(result.scenario, solved)["passed"] is True

@@ -19,13 +19,14 @@ TESTS = HERE.parent
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
-from test_evaluator import derived, evaluator, failed, mitigate, refused  # noqa: E402
+from test_evaluator import MITIGATED, derived, evaluator, failed, mitigate, refused  # noqa: E402
 
 from itbench_dsl.runtime import evaluator as rt  # noqa: E402
 
 POLICY = "otel-frontend-ingress-blocked"  # a NetworkPolicy denying the frontend's ingress
-SCHEDULE = "otel-ad-http-response-delay"  # a Chaos Mesh Schedule of HTTPChaos
-PODCHAOS = "otel-checkout-pod-kill-once"  # a PodChaos
+# (posed with `mitigate`, the prompt handing the agent Chaos Mesh's kinds: test_evaluator.MITIGATED)
+SCHEDULE = "otel-ad-http-response-delay" + MITIGATED  # a Chaos Mesh Schedule of HTTPChaos
+PODCHAOS = "otel-checkout-pod-kill-once" + MITIGATED  # a PodChaos
 GATEWAY = "bookinfo-gateway-denies-get"  # an Istio AuthorizationPolicy denying GET at the gateway
 QUOTA = "otel-checkout-insufficient-quota"  # a ResourceQuota below what the namespace runs
 KINDS = {POLICY: "NetworkPolicy", SCHEDULE: "Schedule", PODCHAOS: "PodChaos", GATEWAY: "AuthorizationPolicy",
@@ -201,7 +202,8 @@ def test_a_run_captures_the_chaos_kind_in_its_api_group_where_the_application_ru
     from support.compiling import SCENARIOS, compile_ok
     from itbench_dsl.run import lifecycle
 
-    result = compile_ok((SCENARIOS / "sre" / f"{SCHEDULE}.itb").read_bytes(), f"{SCHEDULE}.itb")
+    name = SCHEDULE.removesuffix(MITIGATED)
+    result = compile_ok((SCENARIOS / "sre" / f"{name}.itb").read_bytes(), f"{name}.itb")
     for name, data in result.files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes(data)

@@ -33,10 +33,28 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = {p.stem: p for p in sorted((ROOT / "scenarios").rglob("*.itb"))}
 
 
+# A library Chaos Mesh scenario posed with `mitigate` (`NAME+mitigate`), its prompt handing the agent the tool's
+# kinds: the library poses their diagnosis only (the agent may not end a Chaos Mesh object, E2037), and the runtime
+# still grades the mitigation of such a fault where the agent is given the tool.
+MITIGATED = "+mitigate"
+TOOL_COMMANDS = ("kubectl get schedules,podchaos,httpchaos,networkchaos -A",
+                 "kubectl -n chaos-mesh delete schedules,podchaos,httpchaos,networkchaos x")
+
+
 @cache
 def bundle(name: str):
     """(scenario, {file: bytes}) of a library scenario."""
-    result = compile_source(SCENARIOS[name].read_bytes(), str(SCENARIOS[name]), Diagnostics())
+    from unittest import mock
+
+    from itbench_dsl import access
+
+    base = name.removesuffix(MITIGATED)
+    text = SCENARIOS[base].read_bytes()
+    if name != base:
+        assert b"\n  tasks diagnose\n" in text, name
+        text = text.replace(b"\n  tasks diagnose\n", b"\n  tasks diagnose, mitigate\n", 1)
+    with mock.patch.dict(access.DOMAIN_COMMANDS, {"sre": TOOL_COMMANDS if name != base else ()}):
+        result = compile_source(text, str(SCENARIOS[base]), Diagnostics())
     assert result.files, name
     return result.scenario, result.files
 
@@ -199,7 +217,7 @@ def test_the_fault_kept_while_every_pod_reports_ready_fails():
 
 
 def test_a_workload_running_another_program_is_no_fix():
-    name = "otel-checkout-payment-network-loss"  # a chaos fault: the experiment deleted, and checkout replaced
+    name = "otel-checkout-payment-network-loss" + MITIGATED  # a chaos fault: the experiment deleted, checkout replaced
     state = derived(name, "solved")
     container = obj(state, "Deployment", "checkout")["spec"]["template"]["spec"]["containers"][0]
     container["image"] = "docker.io/library/busybox:1.36"
@@ -320,7 +338,7 @@ def test_what_the_state_omits_is_not_taken_as_absent():
     solved = derived(name, "solved")
     without_alerts = {k: v for k, v in solved.items() if k != "alerts"}
     assert "alerts" in refused(name, None, without_alerts, task="mitigate")
-    chaos = "otel-checkout-payment-network-loss"
+    chaos = "otel-checkout-payment-network-loss" + MITIGATED
     faulty = derived(chaos, "faulty")
     everyday = {"Pod", "Service", "Deployment", "StatefulSet", "ReplicaSet"}
     get_all = {**faulty, "resources": {**faulty["resources"], "items": [
@@ -952,7 +970,7 @@ def test_a_state_holding_an_object_twice_is_refused():
 
 
 def test_a_paused_chaos_schedule_no_longer_acts():
-    name = "otel-checkout-payment-network-loss"
+    name = "otel-checkout-payment-network-loss" + MITIGATED
     faulty = derived(name, "faulty")
     solved = derived(name, "solved")
     schedule = next(o for o in faulty["resources"]["items"] if o["kind"] == "Schedule")
@@ -961,10 +979,10 @@ def test_a_paused_chaos_schedule_no_longer_acts():
     schedule = next(o for o in kept["resources"]["items"] if o["kind"] == "Schedule")
     schedule["metadata"].setdefault("annotations", {})["experiment.chaos-mesh.org/pause"] = "true"
     created = "created.chaos-mesh/Schedule/postgresql-main"
-    # paused, it no longer acts; the scenario's own `schedule "..." absent` reads a created object the same way
-    assert created not in failed(mitigate(name, kept)) and "mitigation.predicate.0" not in failed(mitigate(name, kept))
+    # paused, it no longer acts (an `absent` predicate reads a created object the same way: test_created_twins)
+    assert created not in failed(mitigate(name, kept))
     schedule["metadata"]["annotations"]["experiment.chaos-mesh.org/pause"] = "True"  # Chaos Mesh reads "true" only
-    assert created in failed(mitigate(name, kept)) and "mitigation.predicate.0" in failed(mitigate(name, kept))
+    assert created in failed(mitigate(name, kept))
 
 
 def test_yaml_held_in_a_configmap_is_compared_as_data():

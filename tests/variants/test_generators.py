@@ -376,7 +376,7 @@ def test_control_has_no_fault_and_passes_the_healthy_state():
     from itbench_dsl.runtime.evaluator import evaluate
     from itbench_dsl.analysis.states import derive
 
-    result = run("control", ["sre/otel-checkout-nonexistent-image.itb", "sre/otel-cart-pod-kill-loop.itb",
+    result = run("control", ["sre/otel-checkout-nonexistent-image.itb", "sre/otel-cart-deleted-service.itb",
                              "finops/otel-recommendation-idle-replicas.itb"])
     assert len(result.variants) == 2
     assert any("SRE" in s.reason for s in result.skips)

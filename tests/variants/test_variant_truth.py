@@ -163,7 +163,7 @@ def test_retarget_refuses_scaling_faults_where_the_role_makes_them_meaningless()
 
 
 def test_compose_refuses_a_control_or_another_domain_with_the_reason():
-    controls = run("control", ["sre/otel-currency-pod-failure.itb"])
+    controls = run("control", ["sre/otel-accounting-scaled-to-zero.itb"])
     (control,) = controls.variants
     control_parent = gen.Parent(control.parent, control.document, control.scenario, ("control",), control.semantic_hash)
     fault = parent("sre/otel-cart-failure-flag.itb")
