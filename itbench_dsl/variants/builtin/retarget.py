@@ -17,7 +17,10 @@ along the topology's dependency edges (one that is already in the scenario keeps
 - propagation chains are rewritten with the same renaming; a chain that no longer follows the
   topology is cut there, and a variant whose propagation cannot be kept at all is skipped;
 - every name, id, tag, prose and the scenario's own name carry the new names (names are matched
-  as whole topology names, so `frontend` inside `frontend-proxy` is left alone);
+  as whole topology names, so `frontend` inside `frontend-proxy` is left alone, in any spelling of their
+  parts: `Product catalog`, `product_catalog`, `ProductCatalog`, each written back in its own spelling);
+- a root cause the move cannot account for (neither what the moved fault acts on nor what another fault
+  acts on) makes the candidate a skip;
 - values tied to the old target are derived from the new target's own healthy values: an optimum,
   a field predicate's value and a fault's figure that read a field of the old target (its memory
   limit, its replicas) become the new target's value of that field (the same value when they were
