@@ -29,8 +29,8 @@ PARAMS = [p for p in LIBRARY if re.search(r"^\s*param ", (REPO / p).read_text(),
 # scenarios whose fault is tied to values and words of its target (a memory limit, Valkey)
 TIED = ["scenarios/finops/otel-ad-missing-memory-limit.itb", "scenarios/sre/otel-valkey-cart-memory-stress.itb",
         "scenarios/finops/otel-cart-overprovisioned-requests.itb", "scenarios/sre/k8sbench-fix-oomkilled.itb",
-        # prose that spells the target's name spaced and capitalised (`Product catalog pod not ready`)
-        "scenarios/sre/otel-product-catalog-nonexistent-image.itb"]
+        # prose that spells the target's name spaced and capitalised (`Product catalog pod is ...`)
+        "scenarios/sre/otel-product-catalog-invalid-command.itb"]
 CASES = ([("retarget", p) for p in TIED + [p for p in LIBRARY if "/sre/otel-" in p][::9]]
          + [(g, p) for g in ("sweep", "sample") for p in PARAMS]
          + [(g, p) for g in ("noise", "anonymize", "control") for p in LIBRARY if "/sre/" in p][::7])

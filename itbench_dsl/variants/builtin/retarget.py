@@ -466,6 +466,12 @@ class Move:
         gone = {k.lower() for k in self.names if k.lower() not in images}
         if not gone:
             return None
+        # a name glued into a longer word (`productcatalogservice`, `cartservice`): not a name to rename (the rest
+        # of the word is not the new target's), but it still says the old one. Unmistakable for a name of several
+        # parts written without separators, and for any name before `service`
+        parts = [re.escape(_key(k)) for k in sorted(gone) if re.search(r"[-_]", k)]
+        parts.append(r"(?<![A-Za-z0-9])(?:" + "|".join(re.escape(_key(k)) for k in sorted(gone)) + r")services?(?![A-Za-z0-9])")
+        glued = re.compile(r"[A-Za-z0-9]*(?:" + "|".join(parts) + r")[A-Za-z0-9]*", re.IGNORECASE)
         for stmt in (*document.statements, document.name):
             if isinstance(stmt, (ast.Topology, ast.UseApp)):
                 continue
@@ -479,6 +485,9 @@ class Move:
                         what = "the old target" if name in {self.old.name.lower(), (self.a or "").lower()} else \
                             f"`{name}`, which the move renames to `{now}`"
                         return f"{what}, as `{m.group(0)}` in \"{text}\""
+                m = glued.search(text)
+                if m:
+                    return f"`{m.group(0)}`, a renamed name glued into a longer word, in \"{text}\""
         return None
 
     def old_word_in(self, node) -> str | None:
