@@ -21,6 +21,7 @@ from itbench_dsl import variants as gen
 from itbench_dsl.backends.manifests import topology_manifests
 from itbench_dsl.checking import check_files
 from itbench_dsl.diagnostics import Diagnostics
+from itbench_dsl.faults.alerting import Places
 from itbench_dsl.runtime.evaluator import _MISSING, lookup
 
 REPO = Path(__file__).resolve().parents[2]
@@ -79,7 +80,7 @@ def _old_traces(path: str, variant) -> list[str]:
     topology = source.topology
     names = {o.name for pool in (topology.workloads, topology.services, topology.configmaps, topology.secrets)
              for o in pool}
-    own = {old.name} | {s.name for s in topology.services if s.name.startswith(old.name)}
+    own = {old.name} | set(Places(source).selecting.get(old.name, []))  # the target and the services selecting it
     words = set().union(*map(_words, own)) - set().union(*map(_words, names - own), set()) - _words(new.name)
     text = "\n".join(line for line in gen.variant_text(variant.document).splitlines() if "use app" not in line)
     renamed = {n for n in own if n != new.name}
