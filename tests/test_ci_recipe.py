@@ -1,7 +1,8 @@
 """docs/ci.md's recipe for a repository of scenarios works: a scratch repository built from
 docs/ci/scenarios-repo/ with a wheel of this checkout installs itbench from its own requirement (no
 PyPI, no source checkout on the path), and its workflow's commands and its pre-commit hooks pass on
-clean scenarios and fail on a broken one."""
+clean scenarios and fail on a broken one. The requirement's other form, a Git URL and tag, installs
+the same itbench (from this repository's own history)."""
 
 from __future__ import annotations
 
@@ -101,3 +102,33 @@ def test_the_check_fails_a_broken_scenario(scratch):
         assert result.returncode == 1 and "::error file=scenarios/sre/broken.itb" in result.stdout
     finally:
         broken.unlink()
+
+
+def test_the_git_url_requirement_installs_itbench(scratch, tmp_path):
+    """The Git URL form the requirement file documents, pointed at this repository and its current commit,
+    installs an itbench that checks the scratch repository as the wheel's does."""
+    import re
+
+    repo, _, env = scratch
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False)
+    if shutil.which("git") is None or head.returncode != 0:
+        pytest.skip("this checkout is not a Git repository")
+    documented = re.search(r"`(itbench-dsl @ git\+\S+)`", (RECIPE / "itbench-requirements.txt").read_text())
+    assert documented, "itbench-requirements.txt must show the Git URL form"
+    url, _, tag = documented.group(1).rpartition("@")
+    assert url.startswith("itbench-dsl @ git+https://") and tag
+    # a local repository as a URL with a host (`file://localhost/...`): pip's requirement syntax wants one
+    requirement = f"itbench-dsl @ git+file://localhost{REPO.as_posix()}@{head.stdout.strip()}"
+    (tmp_path / "requirements.txt").write_text(requirement + "\n")
+    site = tmp_path / "site"
+    installed = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--no-build-isolation",
+                                "-q", "--target", str(site), "-r", str(tmp_path / "requirements.txt")],
+                               cwd=repo, capture_output=True, text=True, check=False, timeout=600)
+    assert installed.returncode == 0, installed.stderr
+    env = {**env, "PYTHONPATH": str(site),
+           "PATH": f"{site / 'bin'}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    found = run(f"{sys.executable} -c 'import itbench_dsl; print(itbench_dsl.__file__)'", repo, env)
+    assert Path(found.stdout.strip()).is_relative_to(site), found.stdout
+    command = next(c for c in workflow_commands() if c.startswith("itbench check"))
+    result = run(command, repo, env)
+    assert result.returncode == 0, (result.stdout, result.stderr)

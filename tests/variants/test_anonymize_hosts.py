@@ -118,3 +118,44 @@ def test_a_variant_still_naming_an_original_in_its_topology_is_refused():
     p = parent(rel)
     ctx = gen.Context(parent=p, library=[p], seed=0, rng=random.Random(0), n=None, generator="anonymize")
     assert "prometheus" in (anonymize.leftover(back, ctx, mapping) or "")
+
+
+def test_a_bare_name_is_a_host_only_as_a_host_keys_value():
+    """`"host": "cart"` in JSON, `redisHost: cart` in YAML, `db_address = 'cart'`: renamed. The same name as the
+    value of any other key (`"name": "cart"`, `type: jaeger`, `"ghost": "cart"`) is data, kept."""
+    renamer = anonymize.Renamer({"cart": "svc-a", "jaeger": "svc-j"})
+    assert renamer.hosts('{"host": "cart", "name": "cart", "ghost": "cart"}') == \
+        '{"host": "svc-a", "name": "cart", "ghost": "cart"}'
+    assert renamer.hosts("redisHost: cart\ntype: jaeger\nendpoint: jaeger\n") == \
+        "redisHost: svc-a\ntype: jaeger\nendpoint: svc-j\n"
+    assert renamer.hosts("db_address = 'cart'\nserverURL: \"cart\"") == "db_address = 'svc-a'\nserverURL: \"svc-a\""
+    assert renamer.hosts('{"hosts": ["cart"], "cartHost": "jaeger-ui"}') == '{"hosts": ["cart"], "cartHost": "jaeger-ui"}'
+
+
+def test_a_host_keys_value_in_configmap_data_is_renamed_and_checked():
+    """A ConfigMap's JSON names the cache as `"host": "redis"`: the variant names the renamed Service there, keeps
+    `"name": "redis"` (data), and leftover() refuses a variant that still says `"host": "redis"`."""
+    from pathlib import Path
+
+    from itbench_dsl.diagnostics import Diagnostics
+
+    path = Path(__file__).parent / "shop-two-modified-env.itb"
+    text = path.read_text().replace('    deployment "redis" {', '    configmap "cart-settings" {\n      data {\n'
+                                    '        "cache.json" = "{\\"host\\": \\"redis\\", \\"name\\": \\"redis\\"}"\n'
+                                    '      }\n    }\n    deployment "redis" {', 1)
+    text = text.replace('        POD_IP = field("status.podIP")',
+                        '        POD_IP = field("status.podIP")\n        CACHE = configmap_key("cart-settings", "cache.json")', 1)
+    loaded = gen.load_input(text.encode(), "shop.itb", Diagnostics())
+    assert loaded is not None
+    result = gen.run([loaded], [("anonymize", gen.load_generator("anonymize"))], 3, None)
+    assert result.variants, [s.reason for s in result.skips]
+    document = result.variants[0].document
+    data = [v for v in re.findall(r'"cache\.json" = "(.*)"', gen.variant_text(document))]
+    assert data and '\\"name\\": \\"redis\\"' in data[0] and '\\"host\\": \\"redis\\"' not in data[0], data
+    assert re.search(r'\\"host\\": \\"svc-[a-z]+-[a-z]+\\"', data[0]), data
+
+    def put_back(value: str) -> str:
+        return re.sub(r'("host": ")svc-[a-z]+-[a-z]+', r"\1redis", value)
+    back = gen.map_strings(document, put_back, skip=())
+    ctx = gen.Context(parent=loaded, library=[loaded], seed=0, rng=random.Random(0), n=None, generator="anonymize")
+    assert "redis" in (anonymize.leftover(back, ctx, anonymize.renaming(ctx)) or "")

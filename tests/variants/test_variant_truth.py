@@ -85,12 +85,15 @@ def test_retarget_prose_names_no_form_of_the_old_target():
 def test_retarget_refuses_a_variant_that_still_names_the_old_target():
     from itbench_dsl.variants.builtin import retarget
     move = retarget.Move.__new__(retarget.Move)
-    move.names = {"cart": "ad"}
-    move.old = type("R", (), {"name": "cart"})()
-    move.a = "cart"
-    move.pattern = re.compile(r"(?<![A-Za-z0-9])(?:(deployments?)/)?(cart|ad)(?:s)?(?![A-Za-z0-9])", re.IGNORECASE)
-    doc = ast.Scenario("x-retarget", (ast.Description("The Carts are empty"),))
-    assert "the old target" in move.stale(doc) and "Carts" in move.stale(doc)
+    move.names = {"cart-store": "ad"}
+    move.old = type("R", (), {"name": "cart-store"})()
+    move.a = "cart-store"
+    move.pattern = retarget._names_pattern(["cart-store", "ad"])
+    move.key = {"cartstore": "cart-store", "ad": "ad"}
+    for text, found in (("The cart-stores are empty", "cart-stores"), ("The Cart Stores are empty", "Cart Stores"),
+                        ("CartStore is empty", "CartStore"), ("CART_STORE_ADDR", "CART_STORE")):
+        doc = ast.Scenario("x-retarget", (ast.Description(text),))
+        assert "the old target" in move.stale(doc) and f"`{found}`" in move.stale(doc)
 
 
 def test_retarget_keeps_the_case_style_of_each_occurrence():

@@ -135,6 +135,9 @@ LABEL_BLOCKS = ("labels", "object_labels", "selector", "match_labels", "peer_sel
                 "namespace_selector")  # label values the topology connects by (selectors match labels)
 HOST_BLOCKS = ("env", "data")  # values that may name a service as a host: `cart:7070`, `http://email:8080`
 HOST_LISTS = ("args", "command")  # `--prometheus.server-url=http://prometheus:9090`
+# the last word of a key whose value is a host (`"host": "cart"`, `redisHost: cart`, `db_address = 'cart'`): a
+# bare name is a host only as such a key's value; `"name": "cart"` or `type: jaeger` is data
+HOST_KEY_WORDS = frozenset({"host", "hostname", "addr", "address", "server", "endpoint", "url", "uri"})
 
 
 class Renamer:
@@ -165,6 +168,10 @@ class Renamer:
             r"(?:(?<=//)|(?<=@))(" + alternation + r")(?=:\d|/|" + domain + r"|[\s\"',;)]|$)"
             r"|(?:(?<=[=\s,;\"'(\[])|^)(" + alternation + r")(?=:\d|" + domain + r")"
             r"|(?<=[A-Za-z]=)(" + alternation + r")(?=[;,\s\"']|$)") if keys else None
+        # a key and a bare, optionally quoted, name as its value, in JSON, YAML or an ini/TOML line; the key's last
+        # word decides (HOST_KEY_WORDS)
+        self.keyed = re.compile(r"(?<![A-Za-z0-9_.-])([A-Za-z][A-Za-z0-9_.-]*)(\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?)("
+                                + alternation + r")(?=\\?[\"'\s,;}\]]|$)", re.MULTILINE) if keys else None
 
     def text(self, value: str) -> str:
         """Prose and derived names: every whole name."""
@@ -176,7 +183,14 @@ class Renamer:
         """A value that may name services as hosts: only those names."""
         if self.host is None:
             return value
-        return self.host.sub(lambda m: self.mapping[m.group(1) or m.group(2) or m.group(3)], value)
+        value = self.host.sub(lambda m: self.mapping[m.group(1) or m.group(2) or m.group(3)], value)
+
+        def keyed(m):
+            words = re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", m.group(1))
+            if not words or words[-1].lower() not in HOST_KEY_WORDS:
+                return m.group(0)
+            return m.group(1) + m.group(2) + self.mapping[m.group(3)]
+        return self.keyed.sub(keyed, value)
 
     def exact(self, value: str) -> str:
         return self.mapping.get(value, value)

@@ -17,7 +17,10 @@ along the topology's dependency edges (one that is already in the scenario keeps
 - propagation chains are rewritten with the same renaming; a chain that no longer follows the
   topology is cut there, and a variant whose propagation cannot be kept at all is skipped;
 - every name, id, tag, prose and the scenario's own name carry the new names (names are matched
-  as whole topology names, so `frontend` inside `frontend-proxy` is left alone);
+  as whole topology names, so `frontend` inside `frontend-proxy` is left alone, in any spelling of their
+  parts: `Product catalog`, `product_catalog`, `ProductCatalog`, each written back in its own spelling);
+- a root cause the move cannot account for (neither what the moved fault acts on nor what another fault
+  acts on) makes the candidate a skip;
 - values tied to the old target are derived from the new target's own healthy values: an optimum,
   a field predicate's value and a fault's figure that read a field of the old target (its memory
   limit, its replicas) become the new target's value of that field (the same value when they were
@@ -225,15 +228,21 @@ class Move:
         self.a, self.b = places.of(old), places.of(new)
         if self.a == self.b:
             raise Unmovable("the new target belongs to the old target's component")
+        foreign = self._foreign_root()
+        if foreign:
+            raise Unmovable(foreign)
         # every name the scenario can mention, longest first: `frontend-proxy` is one name, not `frontend` + text
         self.known = sorted({w.name for w in topology.workloads} | {s.name for s in topology.services}
                             | {o.name for pool in (topology.configmaps, topology.secrets, topology.autoscalers,
                                                    topology.service_accounts) for o in pool}
                             | {old.name, new.name}, key=lambda s: (-len(s), s))
-        # a name in prose may be plural (`carts`, one cart each) and capitalised or upper-case (`Cart`, `CART_ADDR`)
-        self.pattern = re.compile(r"(?<![A-Za-z0-9])(?:(deployments?|statefulsets?|deploy|sts)/)?("
-                                  + "|".join(re.escape(k) for k in self.known) + r")(?:(?<=[sxz])es|(?<![sxz])s)?"
-                                  r"(?![A-Za-z0-9])", re.IGNORECASE)
+        # a name in prose may be plural (`carts`, one cart each), capitalised or upper-case (`Cart`, `CART_ADDR`),
+        # and its parts spaced, snake or camel (`Product Catalog`, `product_catalog`, `ProductCatalog`): one
+        # pattern, and each occurrence found again by its separator-free key
+        self.pattern = _names_pattern(self.known)
+        self.key = {}
+        for k in self.known:
+            self.key.setdefault(_key(k), k)
         self.mentioned = self._mentioned()
         self.components = self._components()
         self.names = self._names()
@@ -245,12 +254,38 @@ class Move:
                                         + r")(?![A-Za-z0-9])", re.IGNORECASE) if self.old_words else None)
         self.values = self._values()
 
+    def _foreign_root(self) -> str | None:
+        """A root cause the move cannot carry (None: every one follows). A root cause is carried when it is what
+        the moved fault acts on (the old target's component, or an object the fault creates), which the move
+        renames, or what another fault acts on, which stays. Any other root cause (a component the parent ties
+        to the old target by its own account: a callee, a workload reading a changed ConfigMap) has no
+        counterpart the topology can justify around the new target."""
+        first = self.ctx.scenario.injections()[0]
+        own = {first.target, *first.created, *([first.root] if first.root else [])}
+        others: set[str] = set()
+        for group in self.ctx.scenario.faults:
+            for injection in group.injections:
+                if injection is first:
+                    continue
+                for ref in [injection.target, *injection.side_objects, *injection.created,
+                            *([injection.root] if injection.root else [])]:
+                    others.add(self.places.of(ref))
+                    others |= self.places.readers(ref)
+            if first not in group.injections:
+                others |= {self.places.of(w.target) for w in group.waiters}
+        for cause in self.ctx.scenario.root_causes:
+            component = self.places.of(cause)
+            if cause in own or component == self.a or component in others:
+                continue
+            return (f"the root cause {cause.kind} `{cause.name}` is not what `{first.fault}` acts on (`{self.old.name}`) "
+                    f"nor what another fault acts on: its tie to the old target cannot be carried to `{self.new.name}`")
+        return None
+
     # ---- the renaming --------------------------------------------------------------------------------
 
     def _mentioned(self) -> set[str]:
         """The components the scenario names outside its topology (references and text)."""
         out: set[str] = set()
-        lower = {k.lower(): k for k in self.known}
         for stmt in self.ctx.document.statements:
             if isinstance(stmt, (ast.Topology, ast.UseApp)):
                 continue
@@ -258,7 +293,7 @@ class Move:
                 out.add(self._component_of_ref(ref))
             for text in _texts(stmt):
                 for m in self.pattern.finditer(text):
-                    name = lower[m.group(2).lower()]
+                    name = self.key[_key(m.group(2))]
                     out.add(self.places.by_key.get(("Service", name), name))
         return {c for c in out if c}
 
@@ -383,9 +418,8 @@ class Move:
         unmapped = self.unmapped()
         if not unmapped:
             return None
-        lower = {k.lower(): k for k in self.known}
         names = {self._component_of_ref(r) for r in refs(stmt)}
-        names |= {self.places.by_key.get(("Service", lower[m.group(2).lower()]), lower[m.group(2).lower()])
+        names |= {self.places.by_key.get(("Service", self.key[_key(m.group(2))]), self.key[_key(m.group(2))])
                   for text in _texts(stmt) for m in self.pattern.finditer(text)}
         found = sorted(unmapped & names)
         return found[0] if found else None
@@ -413,12 +447,12 @@ class Move:
     def text(self, value: str) -> str:
         def sub(m):
             prefix, found = m.group(1), m.group(2)
-            new = self.names.get(found.lower(), None)
+            new = self.names.get(self.key[_key(found)])
             if new is None:
                 return m.group(0)
             plural = m.group(0)[len(m.group(1) or "") + (1 if prefix else 0) + len(found):]
             snake = "_" in (value[m.start() - 1:m.start()] + value[m.end():m.end() + 1])
-            new = _case_like(found, new, snake)
+            new = _case_like(found, new, snake, self.key[_key(found)])
             if plural:  # `carts` -> `ads`, `EMAILS` -> `ADS`
                 plural = "es" if new.lower().endswith(("s", "x", "z")) else "s"
                 new += plural.upper() if found.isupper() else plural
@@ -462,6 +496,12 @@ class Move:
         gone = {k.lower() for k in self.names if k.lower() not in images}
         if not gone:
             return None
+        # a name glued into a longer word (`productcatalogservice`, `cartservice`): not a name to rename (the rest
+        # of the word is not the new target's), but it still says the old one. Unmistakable for a name of several
+        # parts written without separators, and for any name before `service`
+        parts = [re.escape(_key(k)) for k in sorted(gone) if re.search(r"[-_]", k)]
+        parts.append(r"(?<![A-Za-z0-9])(?:" + "|".join(re.escape(_key(k)) for k in sorted(gone)) + r")services?(?![A-Za-z0-9])")
+        glued = re.compile(r"[A-Za-z0-9]*(?:" + "|".join(parts) + r")[A-Za-z0-9]*", re.IGNORECASE)
         for stmt in (*document.statements, document.name):
             if isinstance(stmt, (ast.Topology, ast.UseApp)):
                 continue
@@ -469,12 +509,15 @@ class Move:
                 stmt = (stmt.domain, stmt.default)
             for text in _texts(stmt):
                 for m in self.pattern.finditer(text):
-                    if m.group(2).lower() in gone:
-                        name = m.group(2).lower()
-                        now = self.names.get(name) or next(v for k, v in self.names.items() if k.lower() == name)
+                    name = self.key[_key(m.group(2))]
+                    if name.lower() in gone:
+                        now = self.names[name]
                         what = "the old target" if name in {self.old.name.lower(), (self.a or "").lower()} else \
                             f"`{name}`, which the move renames to `{now}`"
                         return f"{what}, as `{m.group(0)}` in \"{text}\""
+                m = glued.search(text)
+                if m:
+                    return f"`{m.group(0)}`, a renamed name glued into a longer word, in \"{text}\""
         return None
 
     def old_word_in(self, node) -> str | None:
@@ -1024,10 +1067,41 @@ def _scaled(text: str, before: str, after: str) -> str | None:
     return f"{number}{suffix}"
 
 
-def _case_like(found: str, name: str, snake: bool = False) -> str:
-    """`name` written in the case style of the occurrence `found`: `CART` -> `PRODUCT_CATALOG` (upper snake, an
-    environment variable's name), `Cart` -> `Product-catalog`, `cart_addr`'s `cart` -> `product_catalog`."""
-    if snake or found.isupper() and len(found) > 1:
+_SEPARATORS = "-_ "
+
+
+def _key(name: str) -> str:
+    """A name's spelling-free key: `Product Catalog`, `product_catalog` and `ProductCatalog` are `productcatalog`."""
+    return re.sub(r"[-_ ]", "", name.lower())
+
+
+def _names_pattern(names) -> re.Pattern:
+    """Whole occurrences of `names` (longest first) in any spelling: their parts joined by `-`, `_`, a space or
+    nothing (`product-catalog`, `Product Catalog`, `PRODUCT_CATALOG`, `ProductCatalog`), a `deployment/` prefix
+    (group 1), the name (group 2) and a plural."""
+    spelled = ("[-_ ]?".join(map(re.escape, re.split(r"[-_]", k))) for k in names)
+    return re.compile(r"(?<![A-Za-z0-9])(?:(deployments?|statefulsets?|deploy|sts)/)?(" + "|".join(spelled)
+                      + r")(?:(?<=[sxz])es|(?<![sxz])s)?(?![A-Za-z0-9])", re.IGNORECASE)
+
+
+def _case_like(found: str, name: str, snake: bool = False, old: str | None = None) -> str:
+    """`name` written in the spelling of the occurrence `found` (of the name `old`): `CART` -> `PRODUCT_CATALOG`
+    (upper snake, an environment variable's name), `Cart` -> `Product-catalog`, `cart_addr`'s `cart` ->
+    `product_catalog`; a name of several parts found spaced or joined keeps that separator and the case of its
+    parts: `Product Catalog` -> `Frontend Proxy`, `Product catalog` -> `Frontend proxy`, `ProductCatalog` ->
+    `FrontendProxy`, `productcatalog` -> `frontendproxy`."""
+    separator = next((c for c in found if c in _SEPARATORS), "")
+    in_parts = old is not None and len(re.split(r"[-_]", old)) > 1 and separator in (" ", "")
+    if in_parts:
+        parts = re.split(r"[-_]", name)
+        if found.isupper() and len(found) > 1:
+            return separator.join(parts).upper()
+        found_parts = found.split(" ") if separator else re.findall(r"[A-Z]?[^A-Z]*", found)
+        title = len([p for p in found_parts if p]) > 1 and all(p[:1].isupper() for p in found_parts[1:] if p)
+        first = found[:1].isupper()
+        return separator.join(p[:1].upper() + p[1:] if (i and title) or (not i and first) else p
+                              for i, p in enumerate(parts))
+    if snake or separator == "_" or found.isupper() and len(found) > 1:
         name = name.replace("-", "_").replace(".", "_")
     if found.isupper() and len(found) > 1:
         return name.upper()
