@@ -1,10 +1,11 @@
-"""What does not change between runs, kept on disk: the parser's tables and the standard library's parsed
-files. Every process would otherwise build the parser and parse the standard library again, which is most of
-the time `itbench check FILE` takes.
+"""What does not change between runs, kept on disk: the parser's tables, the standard library's parsed
+files and a scenario's self-validation results. Every process would otherwise build the parser, parse the
+standard library and grade a scenario's corpus again, which is most of the time `itbench check FILE` takes.
 
 The cache is an optimisation only: an entry is keyed by everything it is made from (the package's version,
 the source of the modules that shape it, the input bytes), written atomically, and any failure to read or
-write it is ignored (the work is done again). `ITBENCH_CACHE_DIR` moves it; `ITBENCH_CACHE_DIR=""` turns it
+write it is ignored (the work is done again). Kinds with an entry per input (`store(..., keep=N)`) keep their
+N most recent entries. `ITBENCH_CACHE_DIR` moves it; `ITBENCH_CACHE_DIR=""` turns it
 off. The default folder is `$XDG_CACHE_HOME/itbench` (`~/.cache/itbench`).
 """
 
@@ -54,6 +55,38 @@ def code_digest() -> str:
     return digest.hexdigest()[:24]
 
 
+@functools.lru_cache(maxsize=1)
+def package_digest() -> str:
+    """A digest of the package's version and of every file of the package, by path, size, modification time
+    and inode: what a result computed by much of the package (self-validation) depends on. Reading every
+    file's bytes on each start would cost more than the cache saves; an edited or reinstalled file changes
+    its size, time or inode."""
+    digest = hashlib.sha256(__version__.encode())
+    root = Path(str(resources.files("itbench_dsl")))
+
+    def visit(folder: str) -> None:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            digest.update(b"?")
+            return
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    visit(entry.path)
+                continue
+            try:
+                stat = entry.stat()
+            except OSError:
+                digest.update(b"?")
+                continue
+            digest.update(f"{entry.path}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ino}\n".encode("utf-8",
+                                                                                                      "surrogatepass"))
+
+    visit(str(root))
+    return digest.hexdigest()[:24]
+
+
 def path_for(kind: str, *parts: bytes | str) -> Path | None:
     """Where the entry of `kind` made from `parts` lives (None when caching is off)."""
     base = folder()
@@ -77,10 +110,13 @@ def load(path: Path | None):
         return None
 
 
-def store(path: Path | None, value) -> None:
-    """Write `value` at `path` atomically (a reader never sees half an entry); failures are ignored."""
+def store(path: Path | None, value, keep: int | None = None) -> None:
+    """Write `value` at `path` atomically (a reader never sees half an entry); failures are ignored. With
+    `keep`, the entries of the same kind beyond the `keep` most recently written are removed."""
     if path is None:
         return
+    if keep is not None:
+        prune(path.parent, path.name.partition("-")[0], keep - 1)
     try:
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         with os.fdopen(handle, "wb") as out:
@@ -91,3 +127,16 @@ def store(path: Path | None, value) -> None:
             os.unlink(temporary)
         except (OSError, UnboundLocalError):
             pass
+
+
+def prune(base: Path, kind: str, keep: int) -> None:
+    """Remove the entries of `kind` in `base` beyond the `keep` most recently written."""
+    try:
+        entries = [e for e in os.scandir(base) if e.name.startswith(kind + "-") and e.name.endswith(".pickle")]
+        if len(entries) <= keep:
+            return
+        entries.sort(key=lambda e: e.stat().st_mtime_ns, reverse=True)
+        for entry in entries[max(keep, 0):]:
+            os.unlink(entry.path)
+    except OSError:  # another process pruned first, or the folder went away: a later store prunes again
+        pass

@@ -203,13 +203,11 @@ def self_validation(result: CompileResult) -> list[Diagnostic]:
     located at the scenario's name, or at the `mitigated when` predicate that alone fails the states that
     must pass; E4006/W2009/W2010: its solutions replayed (solutions.py), located
     at the step they concern."""
-    from .analysis.solutions import findings
-    from .analysis.corpus import self_validate_located
-
     span = result.source_map.scenario if result.source_map is not None else result.document.name_span
     predicates = result.source_map.predicates if result.source_map is not None else []
+    problems, found = self_validated(result)
     out = []
-    for code, message, blamed in self_validate_located(result.scenario):
+    for code, message, blamed in problems:
         if blamed is not None and blamed < len(predicates):  # the predicate that fails healthy states: its path
             out.append(Diagnostic(code, message, result.path, predicates[blamed], "does not hold on a healthy state",
                                   help="check the path and the value against the object the healthy state holds; "
@@ -217,13 +215,54 @@ def self_validation(result: CompileResult) -> list[Diagnostic]:
         else:
             out.append(Diagnostic(code, f"scenario `{result.scenario.name}`: {message}", result.path, span,
                                   "self-validation failed", help=f"`itbench explain {code}`"))
-    for finding in findings(result.scenario, result.files):
+    for finding in found:
         where = result.source_map.steps.get(finding.step, span) if result.source_map is not None else span
         label = ("replayed: does not mitigate" if finding.code not in ("W2009", "E4026", "W2017") else
                  "cannot be replayed" if finding.code == "W2009" else "the agent may not do this")
         out.append(Diagnostic(finding.code, finding.message, result.path, where, label,
                               help=f"`itbench explain {finding.code}`"))
     return out
+
+
+# self-validation results kept on disk (cache.py): enough for a library and its variants being edited
+SELF_VALIDATION_ENTRIES = 4096
+
+
+def self_validated(result: CompileResult) -> tuple[list, list]:
+    """(corpus.self_validate_located's problems, solutions.findings) of a compiled scenario, from the on-disk
+    cache when the same scenario was validated before by the same package. The key is everything they are
+    computed from: the scenario's IR (its `repr`), every file of its bundle, the package's files
+    (cache.package_digest) and the Python that runs them; a scenario whose fault kinds are its own (`use
+    faults`) is not kept, as the IR names such a kind without its definition."""
+    from . import cache
+    from .faults import FAULTS
+
+    scenario = result.scenario
+    where = None
+    if all(FAULTS.get(i.fault) is i.kind for i in scenario.injections()):
+        parts = [sys.version, str(_has_module("regopy")), cache.package_digest(), repr(scenario)]
+        for name, data in sorted(result.files.items()):
+            parts += [name, data]
+        where = cache.path_for("selfcheck", *parts)
+    found = cache.load(where)
+    if isinstance(found, tuple) and len(found) == 2 and all(isinstance(part, list) for part in found):
+        return found
+    from .analysis.corpus import self_validate_located
+    from .analysis.solutions import findings
+
+    value = (list(self_validate_located(scenario)), list(findings(scenario, result.files)))
+    cache.store(where, value, keep=SELF_VALIDATION_ENTRIES)
+    return value
+
+
+def _has_module(name: str) -> bool:
+    """Whether an optional module grading depends on (regopy: Rego policies graded offline) is installed."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 # ---- many files -------------------------------------------------------------------------------------------
