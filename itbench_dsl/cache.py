@@ -1,5 +1,6 @@
 """What does not change between runs, kept on disk: the parser's tables, the standard library's parsed
-files and a scenario's self-validation results. Every process would otherwise build the parser, parse the
+files, a mark that the package checked its standard fault library clean (faults/declared.load_stdlib) and
+a scenario's self-validation results. Every process would otherwise build the parser, parse the
 standard library and grade a scenario's corpus again, which is most of the time `itbench check FILE` takes.
 
 The cache is an optimisation only: an entry is keyed by everything it is made from (the package's version,

@@ -345,8 +345,16 @@ def _schema_steps(path: tuple) -> list:
     return out
 
 
+class KnownClean(Context):
+    """The context of the standard library's kinds when this package checked the same files clean before
+    (load_stdlib, cache.py): the checks whose only outcome is a diagnostic (a path against the schemas, a
+    template's syntax) are not run again. An error there would be a bug of the package, never a result."""
+
+
 def check_path(ctx: Context, path: tuple, span, targets: tuple[str, ...], what: str) -> bool:
     """E2052: a patch's or precondition's path must be a field, from the object's root, of every target kind."""
+    if isinstance(ctx, KnownClean):
+        return True
     from .. import fieldpaths
     from ..topology import KINDS
 
@@ -684,6 +692,8 @@ def _default_text(a: ArgSpec) -> str:
 
 
 def _template_ok(ctx: Context, text: str, span) -> bool:
+    if isinstance(ctx, KnownClean):
+        return True
     from jinja2 import TemplateSyntaxError
 
     try:
@@ -1127,8 +1137,8 @@ def load_library(data: bytes, path: str, diags: Diagnostics, builtin: dict | Non
 
 
 def build_library(document: ast.FaultLibrary, path: str, diags: Diagnostics, builtin: dict | None = None,
-                  replaceable: frozenset = frozenset()) -> list[FaultKind]:
-    ctx = Context(diags, path)
+                  replaceable: frozenset = frozenset(), known_clean: bool = False) -> list[FaultKind]:
+    ctx = KnownClean(diags, path) if known_clean else Context(diags, path)
     seen: dict[str, ast.FaultKindDecl] = {}
     kinds = []
     for decl in document.kinds:
@@ -1185,21 +1195,29 @@ def stdlib_names(path: str, library: dict) -> frozenset:
 
 def load_stdlib(python_kinds: dict) -> list[FaultKind]:
     """The standard library's declared kinds; an error there is a bug of the package, raised (a kind defined
-    both in Python and here among them: each kind has one definition)."""
-    diags = Diagnostics()
-    kinds = []
+    both in Python and here among them: each kind has one definition). Once the package has checked its
+    files clean, a mark on disk (cache.py, keyed by the package and the files) spares later starts the checks
+    that can only report (KnownClean)."""
+    from .. import cache
     from ..parser import parse_package_file
 
-    for path, data in stdlib_files():
+    diags = Diagnostics()
+    kinds = []
+    files = stdlib_files()
+    mark = cache.path_for("faultlib", cache.package_digest(), *(part for path, data in files for part in (path, data)))
+    known_clean = cache.load(mark) is True
+    for path, data in files:
         document = parse_package_file(data, path, diags)  # kept on disk: the same bytes, the same AST
         if isinstance(document, ast.FaultLibrary):
-            kinds.extend(build_library(document, path, diags, python_kinds))
+            kinds.extend(build_library(document, path, diags, python_kinds, known_clean=known_clean))
         elif document is not None:
             diags.error("E2055", f"`{path}` holds no `fault_kind` declarations", path, document.span)
     if diags.errors():
         from ..diagnostics import render_human
 
         raise ValueError("the standard fault library does not check:\n" + render_human(diags))
+    if not known_clean:
+        cache.store(mark, True)
     return kinds
 
 

@@ -75,3 +75,34 @@ def test_a_fresh_process_checks_the_same_with_a_warm_cache(tmp_path):
     assert cold.returncode == warm.returncode == 0, cold.stderr + warm.stderr
     assert cold.stdout == warm.stdout and cold.stderr == warm.stderr
     assert any(name.startswith("lark-") for name in entries) and any(name.startswith("ast-") for name in entries)
+
+
+def test_the_standard_fault_library_is_checked_once_and_built_the_same(tmp_path, monkeypatch):
+    """Once checked clean, the standard library's kinds are built without the checks that can only report (a
+    path against the schemas, a template's syntax); the kinds are the same. A damaged mark checks them all."""
+    from itbench_dsl.faults import _python_registry, declared
+
+    monkeypatch.setenv("ITBENCH_CACHE_DIR", str(tmp_path))
+    python = _python_registry()
+    calls = []
+    real = declared.check_path
+
+    def counted(*args, **kwargs):
+        calls.append(args[0].__class__.__name__)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(declared, "check_path", counted)
+    first = declared.load_stdlib(python)
+    marks = list(tmp_path.glob("faultlib-*.pickle"))
+    assert len(marks) == 1 and calls and set(calls) == {"Context"}
+
+    def shape(kinds):
+        return [(k.name, k.mechanism, k.targets, k.declared) for k in kinds]
+
+    calls.clear()
+    assert shape(declared.load_stdlib(python)) == shape(first)
+    assert set(calls) <= {"KnownClean"}
+    marks[0].write_bytes(b"damaged")
+    calls.clear()
+    assert shape(declared.load_stdlib(python)) == shape(first)
+    assert calls and set(calls) == {"Context"}
