@@ -113,10 +113,12 @@ def load(path: Path | None):
 
 def store(path: Path | None, value, keep: int | None = None) -> None:
     """Write `value` at `path` atomically (a reader never sees half an entry); failures are ignored. With
-    `keep`, the entries of the same kind beyond the `keep` most recently written are removed."""
+    `keep`, the entries of the same kind beyond the `keep` most recently written are removed, on one store in
+    about keep/16 (chosen by the entry's digest; listing a large folder on every store would cost more than
+    an entry saves): the folder holds at most about keep entries of the kind, and a few more between prunes."""
     if path is None:
         return
-    if keep is not None:
+    if keep is not None and _prune_due(path.name, keep):
         prune(path.parent, path.name.partition("-")[0], keep - 1)
     try:
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
@@ -128,6 +130,14 @@ def store(path: Path | None, value, keep: int | None = None) -> None:
             os.unlink(temporary)
         except (OSError, UnboundLocalError):
             pass
+
+
+def _prune_due(name: str, keep: int) -> bool:
+    digest = name.partition("-")[2][:8]
+    try:
+        return int(digest, 16) % max(1, keep // 16) == 0
+    except ValueError:  # not a path_for name: prune every time
+        return True
 
 
 def prune(base: Path, kind: str, keep: int) -> None:

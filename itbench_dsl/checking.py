@@ -75,10 +75,11 @@ def check_document(document: ast.Document, path: str, hints: str = "none", lint:
     """Check an AST built in code (a generated variant) as if it were the file `path`."""
     diags = Diagnostics()
     result = compile_document(document, path, diags, hints=hints)
-    return _finish(result, diags, lint, hints)
+    # an AST built in code is a new scenario (a generated variant): its results are not kept on disk
+    return _finish(result, diags, lint, hints, keep=False)
 
 
-def _finish(result: CompileResult, diags: Diagnostics, lint: bool, hints: str = "none") -> FileCheck:
+def _finish(result: CompileResult, diags: Diagnostics, lint: bool, hints: str = "none", keep: bool = True) -> FileCheck:
     linted = None
     if result.scenario is not None and result.files and not diags.has_errors:
         diags.extend(alert_placement(result))
@@ -86,7 +87,7 @@ def _finish(result: CompileResult, diags: Diagnostics, lint: bool, hints: str = 
         diags.extend(symptoms(result))
         diags.extend(fingerprints(result))
     if result.scenario is not None and result.files and not diags.has_errors:
-        diags.extend(self_validation(result))
+        diags.extend(self_validation(result, keep))
         if not diags.has_errors:
             linted = Linted(result.path, result.document, result.scenario, result.source_map)
             if lint:
@@ -198,14 +199,14 @@ def _alert_rule_span(result: CompileResult, finding):
     return None
 
 
-def self_validation(result: CompileResult) -> list[Diagnostic]:
+def self_validation(result: CompileResult, keep: bool = True) -> list[Diagnostic]:
     """E4004/E4005: the scenario's evaluator on its adversarial corpus (corpus.self_validate),
     located at the scenario's name, or at the `mitigated when` predicate that alone fails the states that
     must pass; E4006/W2009/W2010: its solutions replayed (solutions.py), located
-    at the step they concern."""
+    at the step they concern. `keep`: read and keep the results on disk (self_validated)."""
     span = result.source_map.scenario if result.source_map is not None else result.document.name_span
     predicates = result.source_map.predicates if result.source_map is not None else []
-    problems, found = self_validated(result)
+    problems, found = self_validated(result, keep)
     out = []
     for code, message, blamed in problems:
         if blamed is not None and blamed < len(predicates):  # the predicate that fails healthy states: its path
@@ -228,7 +229,7 @@ def self_validation(result: CompileResult) -> list[Diagnostic]:
 SELF_VALIDATION_ENTRIES = 4096
 
 
-def self_validated(result: CompileResult) -> tuple[list, list]:
+def self_validated(result: CompileResult, keep: bool = True) -> tuple[list, list]:
     """(corpus.self_validate_located's problems, solutions.findings) of a compiled scenario, from the on-disk
     cache when the same scenario was validated before by the same package. The key is everything they are
     computed from: the scenario's IR (its `repr`), every file of its bundle, the package's files
@@ -239,7 +240,7 @@ def self_validated(result: CompileResult) -> tuple[list, list]:
 
     scenario = result.scenario
     where = None
-    if all(FAULTS.get(i.fault) is i.kind for i in scenario.injections()):
+    if keep and all(FAULTS.get(i.fault) is i.kind for i in scenario.injections()):
         parts = [sys.version, str(_has_module("regopy")), cache.package_digest(), repr(scenario)]
         for name, data in sorted(result.files.items()):
             parts += [name, data]

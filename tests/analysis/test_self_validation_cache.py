@@ -100,9 +100,23 @@ def test_a_file_edit_changes_the_package_digest(tmp_path, monkeypatch):
         cache.package_digest.cache_clear()
 
 
-def test_the_entries_of_a_kind_are_bounded(tmp_path):
-    for i in range(5):
-        cache.store(tmp_path / f"selfcheck-{i}.pickle", i, keep=3)
+def test_the_entries_of_a_kind_are_bounded(tmp_path, monkeypatch):
+    monkeypatch.setenv("ITBENCH_CACHE_DIR", str(tmp_path))
     cache.store(tmp_path / "ast-x.pickle", "another kind")
+    for i in range(400):
+        cache.store(cache.path_for("selfcheck", str(i)), i, keep=64)
+    assert 0 < len(_entries(tmp_path)) <= 64 + 64 and (tmp_path / "ast-x.pickle").exists()
+    assert cache.load(cache.path_for("selfcheck", "399")) == 399  # the newest is kept
+    for i in range(5):
+        cache.store(tmp_path / f"selfcheck-{i}.pickle", i, keep=3)  # a name without a digest prunes each time
     assert len(_entries(tmp_path)) == 3
-    assert cache.load(tmp_path / "selfcheck-4.pickle") == 4 and (tmp_path / "ast-x.pickle").exists()
+
+
+def test_a_generated_scenario_is_not_kept(folder):
+    """A scenario built in code (a generated variant) is new: its results are computed, never stored."""
+    from itbench_dsl.parser import parse_bytes
+    from itbench_dsl.diagnostics import Diagnostics
+
+    document = parse_bytes(SCENARIO.read_bytes(), str(SCENARIO), Diagnostics())
+    assert not checking.check_document(document, str(SCENARIO)).has_errors
+    assert _entries(folder) == []
