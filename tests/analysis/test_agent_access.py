@@ -321,7 +321,7 @@ def test_e2037_the_grader_needs_a_chaos_experiment_gone():
     """An experiment acts until it is deleted or paused: the default grader checks it gone, and the agent may not
     list Chaos Mesh's kinds."""
     found = _e2037(CHAOS)
-    assert len(found) == 1 and "PodChaos `chaos-mesh/shop-" in found[0] and "`pod_chaos`" in found[0]
+    assert len(found) == 1 and "PodChaos `chaos-mesh/" in found[0] and "`pod_chaos`" in found[0]
 
 
 def test_e2037_a_predicate_that_names_the_tool_object():
@@ -334,7 +334,7 @@ def test_e2037_a_predicate_that_names_the_tool_object():
 
 def test_e2037_a_schedule_restarts_the_fault_whatever_the_grader_reads():
     found = _e2037(SCHEDULED, mitigation='mitigated when only { deployment "cart" ready }')
-    assert len(found) == 1 and "Schedule `chaos-mesh/shop-" in found[0] and "starts the experiment again" in found[0]
+    assert len(found) == 1 and "Schedule `chaos-mesh/" in found[0] and "starts the experiment again" in found[0]
 
 
 def test_e2037_leaves_what_the_agent_can_do_or_is_not_asked():

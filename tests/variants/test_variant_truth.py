@@ -217,7 +217,7 @@ def test_finops_noise_adds_nothing_that_costs_and_the_parents_fix_still_grades()
         states = derive(v.scenario)
         assert set(states) == {"healthy", "faulty", "solved"}
     # SRE scenarios may still get the idle Deployment
-    sre = run("noise", ["sre/otel-currency-pod-failure.itb"], seed=3, n=12)
+    sre = run("noise", ["sre/otel-checkout-nonexistent-image.itb"], seed=3, n=12)
     assert any(w.name.startswith("canary-") for v in sre.variants for w in v.scenario.topology.workloads)
 
 

@@ -502,11 +502,15 @@ class Move:
         parts = [re.escape(_key(k)) for k in sorted(gone) if re.search(r"[-_]", k)]
         parts.append(r"(?<![A-Za-z0-9])(?:" + "|".join(re.escape(_key(k)) for k in sorted(gone)) + r")services?(?![A-Za-z0-9])")
         glued = re.compile(r"[A-Za-z0-9]*(?:" + "|".join(parts) + r")[A-Za-z0-9]*", re.IGNORECASE)
+        # a fault's program arguments (a Java class, an HTTP path) are the program's own words, and such a fault
+        # moves only to a workload running the same program: `oteldemo.AdService` stays what that program calls it
+        tied = program_args(self.ctx.scenario.injections()[0].kind)
         for stmt in (*document.statements, document.name):
             if isinstance(stmt, (ast.Topology, ast.UseApp)):
                 continue
             if isinstance(stmt, ast.Param):
                 stmt = (stmt.domain, stmt.default)
+            glued_texts = set(_texts(_without_entries(stmt, tied)))
             for text in _texts(stmt):
                 for m in self.pattern.finditer(text):
                     name = self.key[_key(m.group(2))]
@@ -515,7 +519,7 @@ class Move:
                         what = "the old target" if name in {self.old.name.lower(), (self.a or "").lower()} else \
                             f"`{name}`, which the move renames to `{now}`"
                         return f"{what}, as `{m.group(0)}` in \"{text}\""
-                m = glued.search(text)
+                m = glued.search(text) if text in glued_texts else None
                 if m:
                     return f"`{m.group(0)}`, a renamed name glued into a longer word, in \"{text}\""
         return None
@@ -1117,6 +1121,20 @@ def _like(found: str, name: str) -> str:
 
 def _has_dropped(node) -> bool:
     return any(r is _DROPPED for r in refs(node))
+
+
+def _without_entries(node, keys):
+    """`node` with the entries of the given keys taken out of every fault statement in it."""
+    if isinstance(node, ast.Fault) and keys:
+        return dataclasses.replace(node, entries=tuple(e for e in node.entries or ()
+                                                       if not (isinstance(e, ast.Attr) and e.key in keys)))
+    if isinstance(node, tuple):
+        return tuple(_without_entries(n, keys) for n in node)
+    if dataclasses.is_dataclass(node) and not isinstance(node, type) and keys:
+        changes = {f.name: _without_entries(getattr(node, f.name), keys) for f in dataclasses.fields(node)
+                   if f.init and isinstance(getattr(node, f.name), (tuple, ast.Fault))}
+        return dataclasses.replace(node, **changes) if changes else node
+    return node
 
 
 def _texts(node):
