@@ -185,7 +185,8 @@ class TopologyBuild:
             list(self.secrets), list(self.service_accounts), list(self.autoscalers), [list(e) for e in self.edges],
             dict(self.declared), self.application, dict(self.app_metadata), list(self.storage_classes),
             list(self.persistent_volumes), list(self.claims), self.display_name, dict(self.modules),
-            list(self.roles), list(self.role_bindings), dict(self.module_hashes), list(self.ingresses),
+            list(self.roles), list(self.role_bindings), ingresses=list(self.ingresses),
+            module_hashes=dict(self.module_hashes),
         )
 
     def find(self, kind: str, name: str) -> list[Declared]:

@@ -2220,7 +2220,8 @@ def _address_cases(found: Objects, key: tuple, path: list, healthy: str) -> Iter
         return
 
     def entries(obj: dict, value: str, links: bool = True) -> None:
-        holder = obj
+        # a predicate's path may start at the pod spec (`containers[name=c].env[...]`), as `lookup` reads it
+        holder = obj if not path or isinstance(path[0], list) or path[0] in obj else _pod_spec(obj)
         for seg in path[:-3]:
             holder = next(i for i in holder if isinstance(i, dict) and str(i.get(seg[0])) == str(seg[1])) \
                 if isinstance(seg, list) else holder[seg]

@@ -257,6 +257,8 @@ def _fake(monkeypatch, evaluate):
     import itbench_dsl.runtime.evaluator as runtime
 
     monkeypatch.setattr(runtime, "evaluate", evaluate)
+    # a result kept on disk came from the real evaluator: with a fake one, nothing is read back or kept
+    monkeypatch.setenv("ITBENCH_CACHE_DIR", "")
 
 
 def _always(passed: bool):

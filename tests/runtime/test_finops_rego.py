@@ -123,8 +123,12 @@ def _right(name):
     right = {
         "cis-5-2-5-host-network-opa": ("input.items", POD_HOST_NETWORK),
         "cis-k8s-5-2-5-host-network-opa": ("input.items", POD_HOST_NETWORK),
-        "rhel9-sshd-x11-forwarding-ansible-opa": ("input.hosts", '  item.files["/etc/ssh/sshd_config"].X11Forwarding != "no"\n'),
-        "rhel9-sshd-permit-root-login-ansible-opa": ("input.hosts", '  item.files["/etc/ssh/sshd_config"].PermitRootLogin != "no"\n'),
+        # sshd reads its keywords' values in any case, and an absent one is its default (X11Forwarding no,
+        # PermitRootLogin prohibit-password)
+        "rhel9-sshd-x11-forwarding-ansible-opa": ("input.hosts", '  lower(object.get(item.files["/etc/ssh/sshd_config"], '
+                                                  '"X11Forwarding", "no")) != "no"\n'),
+        "rhel9-sshd-permit-root-login-ansible-opa": ("input.hosts", '  lower(object.get(item.files["/etc/ssh/sshd_config"], '
+                                                     '"PermitRootLogin", "prohibit-password")) != "no"\n'),
         "rhel9-auditd-enabled-ansible-opa": ("input.hosts", '  item.services["auditd.service"].status != "enabled"\n'),
     }.get(name)
     if right is None:
