@@ -90,6 +90,7 @@ def test_retarget_refuses_a_variant_that_still_names_the_old_target():
     move.a = "cart-store"
     move.pattern = retarget._names_pattern(["cart-store", "ad"])
     move.key = {"cartstore": "cart-store", "ad": "ad"}
+    move.tied = frozenset()  # no program arguments
     for text, found in (("The cart-stores are empty", "cart-stores"), ("The Cart Stores are empty", "Cart Stores"),
                         ("CartStore is empty", "CartStore"), ("CART_STORE_ADDR", "CART_STORE")):
         doc = ast.Scenario("x-retarget", (ast.Description(text),))

@@ -221,6 +221,8 @@ class Move:
     def __init__(self, ctx: Context, places: Places, old: ir.ObjectRef, new: ir.ObjectRef,
                  healthy: "Healthy | None" = None, containers: tuple[str | None, str | None] = (None, None)) -> None:
         self.ctx, self.places, self.old, self.new = ctx, places, old, new
+        # a fault's program arguments (a Java class, an HTTP path): the program's own words (`stale`)
+        self.tied = program_args(ctx.scenario.injections()[0].kind)
         self.containers = containers  # the fault's container in the old target and in the new one, when named
         self.healthy = healthy or Healthy(ctx.scenario)
         self.topology = topology = ctx.scenario.topology
@@ -504,7 +506,7 @@ class Move:
         glued = re.compile(r"[A-Za-z0-9]*(?:" + "|".join(parts) + r")[A-Za-z0-9]*", re.IGNORECASE)
         # a fault's program arguments (a Java class, an HTTP path) are the program's own words, and such a fault
         # moves only to a workload running the same program: `oteldemo.AdService` stays what that program calls it
-        tied = program_args(self.ctx.scenario.injections()[0].kind)
+        tied = self.tied
         for stmt in (*document.statements, document.name):
             if isinstance(stmt, (ast.Topology, ast.UseApp)):
                 continue
