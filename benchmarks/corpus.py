@@ -23,7 +23,8 @@ sys.path.insert(0, str(ROOT))
 from itbench_dsl.compiler import compile_source  # noqa: E402
 from itbench_dsl.analysis.corpus import FAIL, PASS, UNUSABLE, all_cases  # noqa: E402
 from itbench_dsl.diagnostics import Diagnostics  # noqa: E402
-from itbench_dsl.runtime.evaluator import InputError, evaluate  # noqa: E402
+from itbench_dsl.runtime.evaluator import evaluate
+from itbench_dsl.runtime.state import InputError
 
 
 def got(spec: dict, case) -> str:

@@ -531,7 +531,7 @@ class Expectations:
     def operand_value(self, value: ast.Value, field: str, op: str, path_span: Span | None = None):
         """One scalar operand, checked against the field's type (a mismatch is E2008, a unit that does not fit
         E2009): (plain value, `duration` | `text` | None)."""
-        from .runtime.evaluator import number
+        from .runtime.state import number
 
         span = _at(value.span, path_span) if path_span is not None else value.span
         what = _FIELD_WORDS.get(field, "a value")

@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import ir
-from .runtime.evaluator import CHECK_WORD, RESERVED_SLACK, any_parts, decided, flag_outcomes, show_path
+from .runtime.evaluator import any_parts, CHECK_WORD, decided, flag_outcomes, RESERVED_SLACK
+from .runtime.state import show_path
 from .source import SourceMap
 
 # where a check comes from, as `explain` and the docs page say it
@@ -33,7 +34,7 @@ class GradingCheck:
 
 
 def _ref(ref: dict) -> str:
-    from .runtime.evaluator import ref_text
+    from .runtime.state import ref_text
 
     return ref_text(ref)  # as the verdict's check ids spell it
 
@@ -156,7 +157,8 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
             d = spec["diagnosis"]
             roots = [g["component"] for g in d["groups"] if g["root_cause"]]
             add("diagnosis.root_cause", TRUTH, None, "the root cause named exactly: " + ", ".join(roots))
-            from .runtime.evaluator import CHAIN_PASS, EMPTY_STATE, Diagnosis, State
+            from .runtime.evaluator import CHAIN_PASS, Diagnosis
+            from .runtime.state import EMPTY_STATE, State
 
             # the chain as the evaluator grades it: nodes joined by alias and component, edges a root cause reaches
             graded = Diagnosis(spec, State(EMPTY_STATE)).graded_chain()

@@ -123,7 +123,7 @@ def test_a_missing_answer_fails_on_the_check_explain_lists_for_it(name: str):
     spec = evaluator_spec(scenario)
     listed = grading_checks(scenario)
     for task in (t for t in spec["tasks"] if t in runtime.ANSWER_TASKS):
-        verdict = runtime.grade(spec, task, runtime._MISSING, None, None, None, False)
+        verdict = runtime.grade(spec, task, runtime.MISSING, None, None, None, False)
         only = {c.id for c in listed if c.task == task and c.on_failure}
         assert [c["id"] for c in verdict["checks"]] == sorted(only), task
     if "detect" in spec["tasks"]:

@@ -9,7 +9,8 @@ import pytest
 
 from itbench_dsl.analysis import states
 from itbench_dsl.grading import grading_checks
-from itbench_dsl.runtime.evaluator import EMPTY_STATE, Diagnosis, State
+from itbench_dsl.runtime.evaluator import Diagnosis
+from itbench_dsl.runtime.state import EMPTY_STATE, State
 from tests.runtime.test_evaluator import bundle, derived, evaluator, mitigate, run
 
 SAMPLE = ["otel-ad-modified-target-port", "k8sbench-fix-oomkilled", "otel-checkout-insufficient-quota",

@@ -174,6 +174,34 @@ def test_every_import_of_the_package_names_a_module_that_exists():
     assert not missing, "\n".join(missing)
 
 
+RUNTIME = "itbench_dsl.runtime"
+
+
+def private_runtime_imports() -> list[str]:
+    """Each import of a `_`-prefixed name from a runtime module by a module outside the runtime."""
+    modules = _modules()
+    found = []
+    for name, path in modules.items():
+        if _under(name, RUNTIME):
+            continue
+        tree = ast.parse(path.read_text("utf-8"), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = _resolve(name, path.name == "__init__.py", node)
+                if _under(base, RUNTIME):
+                    found += [f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {base} {alias.name}"
+                              for alias in node.names if alias.name.startswith("_")]
+    return found
+
+
+def test_the_compiler_imports_only_public_names_of_the_runtime():
+    """The runtime is a public layer: what the compiler reads of it (the state model, runtime/state.py, and
+    the grading, runtime/evaluator.py) is named without a leading `_`, so a private helper of the runtime can
+    change without the compiler noticing."""
+    found = private_runtime_imports()
+    assert not found, "private runtime names imported from outside the runtime:\n" + "\n".join(found)
+
+
 def test_the_cycle_finder_finds_a_cycle_hidden_in_a_function():
     """The finder itself: two modules that import each other, one of them late, are one cycle."""
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}

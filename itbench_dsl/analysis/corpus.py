@@ -102,7 +102,8 @@ class Case:
     def run(self, spec: dict, indexed: dict | None = None) -> tuple[bool, str]:
         """(whether the evaluator grades the case as it must, what it did). `indexed`, kept by the caller
         for one spec, holds the states already indexed (id -> (state, State)): cases share states."""
-        from ..runtime.evaluator import InputError, evaluate
+        from ..runtime.evaluator import evaluate
+        from ..runtime.state import InputError
 
         try:
             verdict = evaluate(spec, copy.deepcopy(self.answer), self.state, task=self.task, artifact=self.artifact,
@@ -134,7 +135,7 @@ def _key(obj: dict) -> tuple:
 
 
 def _owns(owned: dict, obj: dict) -> bool:
-    from ..runtime.evaluator import owns
+    from ..runtime.state import owns
 
     return owns(owned, obj)
 
@@ -153,7 +154,7 @@ def _edited(manifests: dict[tuple, dict], key: tuple, edit) -> dict[tuple, dict]
 def _set_at(obj, path: list, value) -> bool:
     """Set the value at a change's path (keys, [key, value] selectors, {"parse": "json"} steps); False
     when the path does not reach a place to set."""
-    from ..runtime.evaluator import nested
+    from ..runtime.state import nested
 
     node, holder = obj, None  # holder: the container and key of the current node, for a step into its text
     for index, seg in enumerate(path):
@@ -297,7 +298,7 @@ def cases(scenario: ir.Scenario, spec: dict, found: Objects, derived: dict[str, 
 
 
 def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]:
-    from ..runtime.evaluator import _takes_capacity
+    from ..runtime.evaluator import takes_capacity
 
     m = spec["mitigation"]
     yield Case("the healthy state", "mitigate", PASS, state=derived["healthy"])
@@ -371,7 +372,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
                 left[key] = found.faulty[key]
                 # a fault that keeps pods from being scheduled is undone once they run: what it created that
                 # takes no capacity (a DaemonSet of sleeping pods an anti-affinity shuns) is no harm left
-                idle = fault.get("placed") and not _takes_capacity(found.faulty[key])
+                idle = fault.get("placed") and not takes_capacity(found.faulty[key])
                 yield Case(f"everything fixed but {ref['kind']} {ref['name']} left in place"
                            + (", taking no capacity" if idle else ""), "mitigate", PASS if idle else FAIL,
                            state=render(left, found))
@@ -629,10 +630,10 @@ def _resolver_cases(found: Objects, entry: dict) -> Iterator[Case]:
     ClusterFirst spelled ClusterFirstWithHostNet off the host network, or `None` with the cluster DNS
     Service's IP, the namespace's search domains and `ndots:5` (that Service in the state): pass; `None`
     with another nameserver: fail."""
-    from ..runtime.evaluator import CLUSTER_DNS, _dns_path
+    from ..runtime.evaluator import CLUSTER_DNS, dns_path
 
     key = (entry["object"]["kind"], entry["object"]["namespace"], entry["object"]["name"])
-    change = next((c for c in entry["changes"] if _dns_path(c["path"]) and c["path"][-1] == "dnsPolicy"), None)
+    change = next((c for c in entry["changes"] if dns_path(c["path"]) and c["path"][-1] == "dnsPolicy"), None)
     obj = found.solved.get(key)
     if change is None or obj is None:
         return
@@ -725,9 +726,10 @@ def _guarded_probe_cases(found: Objects, fault: dict, every: dict) -> Iterator[C
     """Every part of the fault left as it made it, each aggressive probe judged by its effect: guarded by a
     startup probe of the same check giving the healthy wait (the kubelet runs no liveness probe before it
     succeeds), or turned into a check that cannot fail: pass. A startup probe that gives no wait: fail."""
-    from ..runtime.evaluator import _timed_probes, at, probe_action, probe_budget
+    from ..runtime.evaluator import probe_action, probe_budget, timed_probes
+    from ..runtime.state import at
 
-    timed = [(ref, path, changes) for ref, path, changes in _timed_probes(fault).values()
+    timed = [(ref, path, changes) for ref, path, changes in timed_probes(fault).values()
              if path[-1] != "startupProbe"]
     if not timed:
         return
@@ -772,9 +774,10 @@ def _part_relieves(fault: dict, change: dict | None, solved: dict) -> bool:
     fault made aggressive, only when each then gives the container at least PROBE_SHARE of its healthy wait.
     The probe's fields the fault left alone (a failureThreshold of 1) are read from the solved object, as the
     evaluator reads them from the observed one."""
-    from ..runtime.evaluator import PROBE_SHARE, _timed_probes, at, probe_budget
+    from ..runtime.evaluator import probe_budget, PROBE_SHARE, timed_probes
+    from ..runtime.state import at
 
-    for ref, path, changes in _timed_probes(fault).values():
+    for ref, path, changes in timed_probes(fault).values():
         obj = solved.get((ref["kind"], ref.get("namespace"), ref["name"]))
         probe = at(obj, path) if obj is not None else None
         base = probe if isinstance(probe, dict) else {}
@@ -828,7 +831,7 @@ def _regrant_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
 
 def _drop_limit(obj, path: list) -> None:
     """Remove the limit at a change's path (its container selected by identity)."""
-    from ..runtime.evaluator import nested
+    from ..runtime.state import nested
 
     node = obj
     for seg in path[:-1]:
@@ -862,7 +865,8 @@ def _calls_policy(spec: dict, found: Objects, key: tuple, faulty: dict, dns: boo
     application makes through them as the call graph says (into them from their callers on the ports their
     Services lead to, out of them to their callees on theirs), and the cluster's DNS; None where the graph
     shows no call for a direction the policy isolates."""
-    from ..runtime.evaluator import CLUSTER_DNS, _served_ports, policy_types, selector_matches
+    from ..runtime.evaluator import CLUSTER_DNS, served_ports
+    from ..runtime.state import policy_types, selector_matches
 
     selector = (faulty.get("spec") or {}).get("podSelector")
     workloads = {k: w for k, w in found.solved.items() if k[0] in ("Deployment", "StatefulSet", "DaemonSet")}
@@ -890,11 +894,11 @@ def _calls_policy(spec: dict, found: Objects, key: tuple, faulty: dict, dns: boo
     own = template(workloads[selected[0]])
     for a, b in spec["diagnosis"]["graph"] if spec.get("diagnosis") else []:
         if b == name and peer_of(a) is not None:
-            ports = [{"port": n, "protocol": p} for n, p in _served_ports(name, own, spec["services"])]
+            ports = [{"port": n, "protocol": p} for n, p in served_ports(name, own, spec["services"])]
             ingress.append({"from": [peer_of(a)[0]], "ports": ports})
         if a == name and peer_of(b) is not None:
             peer, callee = peer_of(b)
-            ports = [{"port": n, "protocol": p} for n, p in _served_ports(b, callee, spec["services"])]
+            ports = [{"port": n, "protocol": p} for n, p in served_ports(b, callee, spec["services"])]
             egress.append({"to": [peer], "ports": ports})
     types = policy_types(faulty)
     if ("Ingress" in types and not ingress) or ("Egress" in types and not egress):
@@ -924,7 +928,8 @@ def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None, gra
     policy admitting one port only, the quota raised but still below what the namespace runs, fail. `base`:
     the state the object is left in (the solved one; the faulty one for a fault undone by any part); `graded`:
     the evaluator's spec, whose call graph says what calls a policy beside it must admit."""
-    from ..runtime.evaluator import _QUOTA_PER_POD, State, _pod_amount, policy_types
+    from ..runtime.evaluator import pod_amount, QUOTA_PER_POD
+    from ..runtime.state import policy_types, State
 
     faulty = found.faulty.get(key)
     if faulty is None:
@@ -1004,11 +1009,11 @@ def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None, gra
             yield from _deny_edited_cases(key, faulty, state)
     elif key[0] == "ResourceQuota":
         hard = (faulty.get("spec") or {}).get("hard") or {}
-        if not hard or any(r not in _QUOTA_PER_POD for r in hard):
+        if not hard or any(r not in QUOTA_PER_POD for r in hard):
             return
         pods = [p for p in State(state).by_kind.get(("Pod", key[1]), [])
                 if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
-        amounts = {r: [_pod_amount(p, r) for p in pods] for r in hard}
+        amounts = {r: [pod_amount(p, r) for p in pods] for r in hard}
         if any(a is None for v in amounts.values() for a in v):
             return
         need = {r: sum(v) for r, v in amounts.items()}
@@ -1031,7 +1036,7 @@ def _deny_edited_cases(key: tuple, faulty: dict, state: dict) -> Iterator[Case]:
     """An Istio DENY policy a fault created, edited in place: denying only a method none of the fault's rules
     matched, or selecting no pod the namespace runs, passes; narrowed to part of what it denied (a path
     prefix added), selecting a pod the namespace runs, or with a rule added beside its own, fails."""
-    from ..runtime.evaluator import _istio_rules_overlap
+    from ..runtime.evaluator import istio_rules_overlap
 
     denied = faulty["spec"]["rules"]
     other = {"to": [{"operation": {"methods": ["CORPUS-UNUSED"]}}]}
@@ -1058,7 +1063,7 @@ def _deny_edited_cases(key: tuple, faulty: dict, state: dict) -> Iterator[Case]:
         return apply
 
     name = f"AuthorizationPolicy {key[2]} kept, DENY"
-    if not any(_istio_rules_overlap(other, d) for d in denied):
+    if not any(istio_rules_overlap(other, d) for d in denied):
         yield Case(f"{name} of a method none of its rules matched only", "mitigate", PASS,
                    state=_with_edit(state, key, edit(lambda spec: spec.update(rules=[copy.deepcopy(other)]))))
     yield Case(f"{name}, narrowed to a path prefix of what it denied", "mitigate", FAIL,
@@ -1318,7 +1323,7 @@ def _meaning_cases(spec: dict, found: Objects) -> Iterator[Case]:
 
 
 def _pods_of(state: dict, ref: dict) -> list[dict]:
-    from ..runtime.evaluator import State, workload_pods
+    from ..runtime.state import State, workload_pods
 
     obj = next((o for o in state["resources"]["items"] if _key(o) == (ref["kind"], ref["namespace"], ref["name"])), None)
     return workload_pods(obj, State(state)) if obj is not None else []
@@ -1423,7 +1428,7 @@ def _collateral_cases(spec: dict, solved: dict) -> Iterator[Case]:
     """A fix that breaks what the faults never touched is no fix: another workload of the application left
     not ready, another Service turned into an ExternalName one or its port re-pointed, fail; that Service's
     selector spelled with another label every one of its pods carries, passes."""
-    from ..runtime.evaluator import State, labels_match, selected_pods
+    from ..runtime.state import labels_match, selected_pods, State
 
     m = spec["mitigation"]
     read = {(r["kind"], r["namespace"], r["name"]) for r in m["ready"] + m["services"]}
@@ -1502,7 +1507,7 @@ def _reference_cases(spec: dict, found: Objects) -> Iterator[Case]:
 
 def _made_optional(template: dict, kind: str, name: str) -> None:
     """Every reference of a pod template to the ConfigMap or Secret `name` marked `optional`."""
-    from ..runtime.evaluator import pod_references
+    from ..runtime.state import pod_references
 
     spec = template.get("spec") or {}
     holders = []
@@ -1525,7 +1530,7 @@ def _stray_pod_cases(spec: dict, solved: dict) -> Iterator[Case]:
     carrying the Service's labels, one also named like its workload's pods, another Deployment's pod with
     those labels, fail beside the fix; a pod of the workload from another ReplicaSet of it (a rollout under
     way), and a bare pod without the Service's labels, pass."""
-    from ..runtime.evaluator import State, selected_pods
+    from ..runtime.state import selected_pods, State
 
     state = State(solved)
     service = next((s for s in spec["services"] if s["selector"] and state.get(s) is not None
@@ -1568,7 +1573,8 @@ def _stray_pod_cases(spec: dict, solved: dict) -> Iterator[Case]:
 def _flag_turned(entry: dict) -> tuple | None:
     """(name, flag, variant, value) of the first flag of a safeguards' `flags` entry that evaluates to one value
     and has a variant of another value: the flag as a fix could turn it."""
-    from ..runtime.evaluator import flag_outcomes, same
+    from ..runtime.evaluator import flag_outcomes
+    from ..runtime.state import same
 
     for name, flag in entry["flags"].items():
         values = flag_outcomes(flag)
@@ -1707,7 +1713,7 @@ def _other_workload_cases(m: dict, other: dict, solved: dict) -> Iterator[Case]:
     ones are: its program replaced (`sleep infinity`, another image), its pods given another resolver or its
     limit squeezed, fail, and so does its pod OOM-killed after the fix; restarted before the fix, or rolled by
     `rollout restart`, passes."""
-    from ..runtime.evaluator import number
+    from ..runtime.state import number
 
     key = (other["kind"], other["namespace"], other["name"])
     entry = next((e for e in m.get("application", []) if _key_of(e["object"]) == key), None)
@@ -1808,7 +1814,7 @@ def _served_probe(probe: dict) -> dict:
 def _in_unit(value: float, like) -> str:
     """`value` (bytes, cores, a count) as a quantity in the unit of `like` (`10Mi` -> Mi) when it is whole there."""
     m = re.match(r"^[0-9.]+([A-Za-z]+)$", str(like))
-    from ..runtime.evaluator import number
+    from ..runtime.state import number
 
     unit = number("1" + m.group(1)) if m else None
     if unit and float(value / unit).is_integer():
@@ -1819,9 +1825,10 @@ def _in_unit(value: float, like) -> str:
 def _changed_quantity_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
     """A quantity the fault set (a memory limit too low) `changed` barely, staying on the fault's side of the
     healthy value: fail. Moved to the healthy value, past it, or (a limit) removed: pass."""
-    from ..runtime.evaluator import _quantity_field, number
+    from ..runtime.evaluator import quantity_field
+    from ..runtime.state import number
 
-    path, where, kind = change["path"], _show(change["path"]), _quantity_field(change["path"])
+    path, where, kind = change["path"], _show(change["path"]), quantity_field(change["path"])
     faulty = number(change.get("faulty"))
     healthy = number(change.get("healthy")) if change.get("healthy") is not None else None
     if kind is None or faulty is None or (change.get("healthy") is not None and healthy is None):
@@ -1888,7 +1895,7 @@ def _probe_fix_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]
     if edited is not None:
         yield Case(f"{key[2]}: {where} fixed in place, the rest of the fault's probe and the server's defaults kept",
                    "mitigate", PASS, state=render(edited, found))
-    from ..runtime.evaluator import at
+    from ..runtime.state import at
 
     probed = (fixed.get("httpGet") or fixed.get("tcpSocket") or {}).get("port")
     container = at(obj, path[:-1])
@@ -1928,7 +1935,7 @@ def _probe_fix_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]
 
 def _container_port(obj: dict, path: list):
     """The first port the container at `path` declares (its number)."""
-    from ..runtime.evaluator import at
+    from ..runtime.state import at
 
     container = at(obj, path[:-1])
     ports = container.get("ports") if isinstance(container, dict) else None
@@ -1971,7 +1978,8 @@ def _unordered_cases(index: int, pred: dict, solved: dict) -> Iterator[Case]:
     """A list the predicate reads, with an unrelated item put first (the missing item added after another one,
     or a server's other order): a predicate that selects by what the item is still holds. And, for `contains`
     of a map, the element holding more than the entries asked for."""
-    from ..runtime.evaluator import State, predicate_check
+    from ..runtime.evaluator import predicate_check
+    from ..runtime.state import State
 
     key = (pred["target"]["kind"], pred["target"]["namespace"], pred["target"]["name"])
     if not predicate_check(pred, State(solved))[0]:
@@ -2067,7 +2075,7 @@ def _with_edit(state: dict, key: tuple, edit) -> dict:
 
 
 def _pod_is_ready(pod: dict) -> bool:
-    from ..runtime.evaluator import pod_ready
+    from ..runtime.state import pod_ready
 
     return pod_ready(pod)
 
@@ -2133,7 +2141,7 @@ def _field_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
 def _respelled_quantity(value) -> str | None:
     """The same Kubernetes quantity written in another unit (`1` as `1000m`, `500m` as `0.5`, `100Mi` as
     `102400Ki`); None when it is no quantity."""
-    from ..runtime.evaluator import number
+    from ..runtime.state import number
 
     x = number(value)
     if x is None or x <= 0:
@@ -2150,7 +2158,7 @@ def _respelled_quantity_cases(found: Objects, key: tuple, change: dict, accept: 
     """A resource quantity is its value, however written: the healthy limit or request in another unit passes;
     a limit the fault lowered raised above the healthy one passes (at least the healthy figure is what the
     fault's acceptance asks), halved fails."""
-    from ..runtime.evaluator import number
+    from ..runtime.state import number
 
     path, healthy = change["path"], change["healthy"]
     respelled = _respelled_quantity(healthy)
@@ -2175,7 +2183,7 @@ def _env_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
     """An environment variable is the value the container gets: given twice, the last entry counts; taken from
     a ConfigMap's key, the key's value; an address naming a Service of the namespace, written fully qualified,
     is the same address."""
-    from ..runtime.evaluator import _ADDRESS
+    from ..runtime.evaluator import ADDRESS
 
     path, healthy, faulty = change["path"], change["healthy"], change.get("faulty")
     name = path[-2][1]
@@ -2211,23 +2219,24 @@ def _address_cases(found: Objects, key: tuple, path: list, healthy: str) -> Iter
     check's or a scenario's `==` predicate alike): written fully qualified, as the kubelet's service-link
     variables (`$(SVC_SERVICE_HOST)`), or as the Service's cluster IP, it is the same address: pass. The
     variables with `enableServiceLinks: false`, or another Service's IP: fail."""
-    from ..runtime.evaluator import _ADDRESS, _pod_spec
+    from ..runtime.evaluator import ADDRESS
+    from ..runtime.state import pod_spec
 
     name = path[-2][1]
-    match = _ADDRESS.match(healthy)
+    match = ADDRESS.match(healthy)
     host = match["host"] if match else None
     if not host or "." in host or ("Service", key[1], host) not in found.solved:
         return
 
     def entries(obj: dict, value: str, links: bool = True) -> None:
         # a predicate's path may start at the pod spec (`containers[name=c].env[...]`), as `lookup` reads it
-        holder = obj if not path or isinstance(path[0], list) or path[0] in obj else _pod_spec(obj)
+        holder = obj if not path or isinstance(path[0], list) or path[0] in obj else pod_spec(obj)
         for seg in path[:-3]:
             holder = next(i for i in holder if isinstance(i, dict) and str(i.get(seg[0])) == str(seg[1])) \
                 if isinstance(seg, list) else holder[seg]
         holder["env"] = [e for e in holder.get("env") or [] if e.get("name") != name] + [{"name": name, "value": value}]
         if not links:
-            _pod_spec(obj)["enableServiceLinks"] = False
+            pod_spec(obj)["enableServiceLinks"] = False
 
     def with_ips(state: dict | None) -> dict | None:
         if state is None:
@@ -2345,7 +2354,8 @@ def _flag_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
     healthy value under another variant's name, or a rule that never leaves it, passes; the healthy variant's
     name bound to the fault's value, a targeting rule that returns the fault's variant (always, or for a
     share of the traffic), fails."""
-    from ..runtime.evaluator import flag_outcomes, same
+    from ..runtime.evaluator import flag_outcomes
+    from ..runtime.state import same
 
     healthy, path, name = change["healthy"], change["path"], change["path"][-1]
     good, bad = flag_outcomes(healthy), flag_outcomes(change.get("faulty"))
@@ -2385,7 +2395,8 @@ def _predicate_cases(m: dict, found: Objects) -> Iterator[Case]:
     its field missing, null, of another type (a list where a value was expected, text holding the element
     `contains` looks for), a value the predicate refuses, JSON that does not parse, a selected list item
     twice; for `all ... ready`, one pod not ready among ready ones, and the scope emptied."""
-    from ..runtime.evaluator import State, predicate_check
+    from ..runtime.evaluator import predicate_check
+    from ..runtime.state import State
 
     solved = render(found.solved, found)
     probes_seen: set[str] = set()
@@ -2414,7 +2425,8 @@ def _predicate_cases(m: dict, found: Objects) -> Iterator[Case]:
 
 def _grants(pred: dict, state: dict) -> list[tuple[tuple, tuple, int]]:
     """(binding key, role key, rule index) of every rule that grants an access predicate's request on `state`."""
-    from ..runtime.evaluator import State, binds, parse_resource, rule_allows, subject_user
+    from ..runtime.evaluator import binds, parse_resource, rule_allows, subject_user
+    from ..runtime.state import State
 
     st = State(state)
     user, groups = subject_user(pred["target"])
@@ -2442,7 +2454,8 @@ def _access_cases(index: int, pred: dict, solved: dict, others: list, spec_grant
     where the other access predicates still hold on it, and a broader one (after an unrelated rule, with the
     verb `*`, cluster-admin bound besides) fails where the safeguards keep the subject's grants. For
     `cannot`, the subject bound to a ClusterRole that grants everything, by name or through its group, fails."""
-    from ..runtime.evaluator import State, predicate_check
+    from ..runtime.evaluator import predicate_check
+    from ..runtime.state import State
 
     def others_hold(state) -> bool:
         return all(predicate_check(p, State(state))[0] for p in others)
@@ -2670,7 +2683,7 @@ def _edit_at(obj: dict, path: list, edit) -> bool:
 def _route(node, path: list):
     """[(holder, key)] of the steps the evaluator takes (the first item where a key fans out over a list), up
     to a parse step; None when the path does not reach."""
-    from ..runtime.evaluator import nested, same
+    from ..runtime.state import nested, same
 
     route = []
     for seg in path:
@@ -2730,7 +2743,7 @@ def _apply_edit(route: list, path: list, edit) -> bool:
 
 
 def _scope_cases(index: int, pred: dict, solved: dict) -> Iterator[Case]:
-    from ..runtime.evaluator import labels_match
+    from ..runtime.state import labels_match
 
     selector = pred.get("selector") or {}
 
@@ -2817,7 +2830,7 @@ def _wrong_spec(obj: dict) -> None:
 
 
 def _show(path: list) -> str:
-    from ..runtime.evaluator import show_path
+    from ..runtime.state import show_path
 
     return show_path(path)
 
@@ -2891,7 +2904,8 @@ def _replicaset_named_cases(perfect: dict, faulty: dict, task: str = "diagnose")
 def _chain_cases(spec: dict, perfect: dict, faulty: dict) -> Iterator[Case]:
     """The propagation graded by directed edges: the right causes with the chain reversed, or with one
     invented edge out of the root cause in its place, fail; the chain with its edges given twice passes."""
-    from ..runtime.evaluator import Diagnosis, State
+    from ..runtime.evaluator import Diagnosis
+    from ..runtime.state import State
 
     edges = perfect["propagations"]
     diagnosis = Diagnosis(spec, State(faulty))
@@ -3087,7 +3101,8 @@ def _kubectl_name_cases(task: str, word: str, spec, perfect: dict, faulty: dict)
     another object of its own component named instead (fail, and below the right answer's score); a
     Schedule's fault named by the Schedule or by an experiment it spawned (pass), by a name of another
     shape (fail)."""
-    from ..runtime.evaluator import Diagnosis, State, _plural, kind_groups
+    from ..runtime.evaluator import Diagnosis
+    from ..runtime.state import kind_groups, kind_plural, State
 
     suffix = "" if task == "diagnose" else f" ({word})"
     diagnosis = Diagnosis(spec, State(faulty))
@@ -3096,9 +3111,9 @@ def _kubectl_name_cases(task: str, word: str, spec, perfect: dict, faulty: dict)
     for entity in perfect["entities"]:
         namespace, kind, name = entity["name"].split("/", 2)
         group = groups.get(kind, "")
-        resource["entities"].append({**entity, "name": f"{namespace}/{_plural(kind)}/{name}"})
+        resource["entities"].append({**entity, "name": f"{namespace}/{kind_plural(kind)}/{name}"})
         if group:
-            resource["entities"].append({**entity, "name": f"{namespace}/{_plural(kind)}.{group}/{name}"})
+            resource["entities"].append({**entity, "name": f"{namespace}/{kind_plural(kind)}.{group}/{name}"})
     yield Case(f"the perfect {word} with each root cause also named by kubectl's resource names", task, PASS,
                answer=resource, state=faulty, score=1.0)
     for entity in perfect["entities"]:
@@ -3246,7 +3261,8 @@ def _filled(template: dict, truth: dict) -> dict:
 def _chain_nodes(spec: dict) -> list:
     """The truth's propagations between two nodes of the chain as the evaluator contracts it (groups joined
     by alias and by component): empty when there is no chain to grade."""
-    from ..runtime.evaluator import EMPTY_STATE, Diagnosis, State
+    from ..runtime.evaluator import Diagnosis
+    from ..runtime.state import EMPTY_STATE, State
 
     diagnosis = Diagnosis(spec, State(EMPTY_STATE))
     chain = diagnosis._chain_nodes()
@@ -3367,7 +3383,7 @@ def _optimum_cases(spec, derived) -> Iterator[Case]:
     """An optimum read off a list is read off the item it names: the solved state with that item back at
     its faulty value and a twin of another identity holding the optimal value put first (a cpu metric
     before the faulty memory one, a sidecar before the container) fails."""
-    from ..runtime.evaluator import walk
+    from ..runtime.state import walk
 
     solved, faulty = derived["solved"], derived["faulty"]
     for index, optimum in enumerate(spec["finops"]["optimal"]):
@@ -3412,7 +3428,7 @@ def _autoscaler_target_cases(spec, solved) -> Iterator[Case]:
     Disabled`: the scaled-out replicas stay); its target written as the equivalent `AverageValue` (utilization x
     what one pod requests) passes, and a lone cpu target as the autoscaling/v1 `targetCPUUtilizationPercentage`
     it converts from passes (at 1%, fails)."""
-    from ..runtime.evaluator import _pod_spec, container_request
+    from ..runtime.state import container_request, pod_spec
 
     for optimum in spec["finops"]["optimal"]:
         path = optimum["path"]  # spec.metrics.[resource.name=R].resource.target.averageUtilization
@@ -3468,7 +3484,7 @@ def _autoscaler_target_cases(spec, solved) -> Iterator[Case]:
         workload = next((o for o in solved["resources"]["items"] if o.get("kind") == target.get("kind")
                          and (o.get("metadata") or {}).get("name") == target.get("name")
                          and (o.get("metadata") or {}).get("namespace") == key[1]), None)
-        containers = [c for c in (_pod_spec(workload).get("containers") or [])] if workload else []
+        containers = [c for c in (pod_spec(workload).get("containers") or [])] if workload else []
         requests = [container_request(c, resource) for c in containers if isinstance(c, dict)]
         if not requests or not all(requests):
             continue
@@ -3516,7 +3532,7 @@ def _spend_cases(spec, derived) -> Iterator[Case]:
             for c in obj["spec"]["template"]["spec"].get("containers", []):
                 for part in ("requests", "limits"):
                     for resource, value in list(((c.get("resources") or {}).get(part) or {}).items()):
-                        from ..runtime.evaluator import number
+                        from ..runtime.state import number
                         figure = number(value)
                         if figure:
                             c["resources"][part][resource] = f"{figure / 10:g}"
@@ -3549,7 +3565,7 @@ def _reserved_cases(spec, derived) -> Iterator[Case]:
     bare pods copied from its pods, or with a sidecar on it, each reserving a tenth of the application more,
     or with every workload's requests raised by half, fails; beside the copy at zero replicas, or the bare pods
     finished, passes."""
-    from ..runtime.evaluator import pod_reserves
+    from ..runtime.state import pod_reserves
 
     solved = derived.get("solved") or derived["healthy"]
     spend = [e for e in spec["finops"].get("spend") or [] if any((e.get("reserves") or {}).values())]
@@ -3620,7 +3636,7 @@ def _reserved_cases(spec, derived) -> Iterator[Case]:
                 r: _quantity(r, count * pod[r]) for r in ("cpu", "memory") if pod[r]}}})
 
     def raised(obj):
-        from ..runtime.evaluator import number
+        from ..runtime.state import number
 
         for c in obj["spec"]["template"]["spec"].get("containers", []):
             for part in ("requests", "limits"):
@@ -3644,7 +3660,7 @@ def _key_of(ref: dict) -> tuple:
 
 
 def _nested_is(item: dict, selector: list) -> bool:
-    from ..runtime.evaluator import nested, same
+    from ..runtime.state import nested, same
 
     value = nested(item, str(selector[0]))
     return value is not None and same(value, selector[1])
@@ -4229,7 +4245,7 @@ def _pod_rule_cases(spec, faulty, good_policy) -> Iterator[Case]:
     `pod-policies.kyverno.io/autogen-controllers: none`) flags the pods the gap workloads run: right, offline
     (the workload judged with the Pod its template makes) and from reports on the pods alone (pass); the
     same policy matching other labels than the pods carry flags nothing (fail)."""
-    from ..runtime.evaluator import POD_TEMPLATE_KINDS, State, workload_pods
+    from ..runtime.state import POD_TEMPLATE_KINDS, State, workload_pods
 
     rules = _content_rules(spec)
     if rules is None or not all(r["match"]["any"][0]["resources"]["kinds"][0] in POD_TEMPLATE_KINDS

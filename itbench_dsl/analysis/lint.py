@@ -618,7 +618,7 @@ def _accepts(op: str, bound: float, x: float) -> bool:
 
 def _shown_number(x: float, like: str) -> str:
     """`x` in the unit of the quantity `like` (`64Mi`), else as a number."""
-    from ..runtime.evaluator import number
+    from ..runtime.state import number
 
     m = re.fullmatch(r"\s*[0-9.]+([A-Za-z]*)\s*", str(like))
     suffix = m.group(1) if m else ""
@@ -637,7 +637,7 @@ def grading_conflicts(item: Linted) -> list[Diagnostic]:
       (a sibling under the same key, `resources.limits.memory` beside `resources.requests.memory`): the
       evaluator wants it back at exactly its healthy value, which an agent reading the scenario cannot know."""
     from ..backends.evaluator import PROXIMITY_THRESHOLD, _changes, dotted
-    from ..runtime.evaluator import number
+    from ..runtime.state import number
 
     scenario = item.scenario
     predicates = [(i, p) for i, p in enumerate(scenario.mitigation.predicates if scenario.mitigation else [])

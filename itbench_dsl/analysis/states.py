@@ -170,7 +170,7 @@ def _waits(key: tuple, obj: dict, manifests: dict[tuple, dict], found: Objects) 
 
 def _config_refs(workload: dict) -> set[tuple[str, str]]:
     """(kind, name) of each ConfigMap and Secret a workload's pod template needs to start."""
-    from ..runtime.evaluator import pod_references
+    from ..runtime.state import pod_references
 
     return {(kind, name) for kind, name in pod_references(workload.get("spec", {}).get("template"))
             if kind in ("ConfigMap", "Secret")}
@@ -324,7 +324,8 @@ def _still_there(index: int, manifests: dict, spec: dict, scenario: ir.Scenario 
     """Whether the injection's fault still holds in `manifests` (its parts, as the evaluator spec lists them:
     all of them undone undoes it, or any one for a fault undone by any; a command run in a pod is undone
     by its revert command only)."""
-    from ..runtime.evaluator import _MISSING, _decoded_secret, acts, at, empty, owns
+    from ..runtime.evaluator import acts
+    from ..runtime.state import at, decoded_secret, empty, MISSING, owns
 
     m = spec["mitigation"]
     fault = m["faults"][index]
@@ -339,14 +340,14 @@ def _still_there(index: int, manifests: dict, spec: dict, scenario: ir.Scenario 
         obj = manifests.get(key)
         if obj is None:
             continue
-        obj = _decoded_secret(obj) if obj.get("kind") == "Secret" else obj
+        obj = decoded_secret(obj) if obj.get("kind") == "Secret" else obj
         for change in entry["changes"]:
             observed = at(obj, change["path"])
             faulty = change.get("faulty")
             if faulty is None:  # the fault removed it: it is there while it is still missing
-                parts.append(observed is _MISSING or empty(observed))
+                parts.append(observed is MISSING or empty(observed))
             else:
-                parts.append(observed is not _MISSING and owns(faulty, observed))
+                parts.append(observed is not MISSING and owns(faulty, observed))
     if any((r["object"]["kind"], r["object"]["namespace"], r["object"]["name"]) not in manifests
            for r in m["restored"]):
         parts.append(True)

@@ -1,6 +1,7 @@
 """evaluator.py: the bundle's standalone scorer.
 
-The generated file is `itbench_dsl/runtime/evaluator.py` verbatim, then one line holding the
+The generated file is `itbench_dsl/runtime/evaluator.py` with the state model (`runtime/state.py`) in
+place of its import (backends/evaluator_file.py), then one line holding the
 scenario's ground truth as a JSON spec inside a Python string literal, then the `__main__`
 guard. Scenario text therefore only ever reaches the file as data inside that literal (`repr`
 of the JSON text), never as code: see tests/runtime/test_evaluator.py for the property.
@@ -20,7 +21,8 @@ from . import ciso as ciso_backend
 from .. import tasks as task_types
 from . import faults as fault_backend
 from . import itbench as itbench_backend
-from ..runtime.evaluator import POD_BEHAVIOUR, POD_TEMPLATE_KINDS, acting, config_reads, identity_key, nested, pod_references, pod_requests, pod_reserves, type_key
+from ..runtime.evaluator import acting, type_key
+from ..runtime.state import config_reads, identity_key, nested, POD_BEHAVIOUR, pod_references, pod_requests, pod_reserves, POD_TEMPLATE_KINDS
 from .evaluator_file import source_for_spec, spec_of  # noqa: F401  (spec_of: the public API)
 from .manifests import topology_manifests
 from ..serialize import YamlError, load_yaml
@@ -278,7 +280,7 @@ def _accepted_root(kinds: list, path: list) -> list | None:
 def _by_accepted_field(changes: list, kinds: list, original: dict, faulty: dict) -> list:
     """The changes with every `changed` leaf under one accepted field folded into one change of that field:
     a probe whose port is corrected is another probe, though its period is still the fault's."""
-    from ..runtime.evaluator import _MISSING, at
+    from ..runtime.state import at, MISSING
 
     out, seen = [], {}
     for change in changes:
@@ -291,8 +293,8 @@ def _by_accepted_field(changes: list, kinds: list, original: dict, faulty: dict)
         if key in seen:
             continue
         healthy, bad = at(original, root), at(faulty, root)
-        folded = {"path": root, **({"absent": True} if healthy is _MISSING else {"healthy": healthy}),
-                  "faulty": None if bad is _MISSING else bad, "governed_by": None, "accept": change["accept"]}
+        folded = {"path": root, **({"absent": True} if healthy is MISSING else {"healthy": healthy}),
+                  "faulty": None if bad is MISSING else bad, "governed_by": None, "accept": change["accept"]}
         seen[key] = folded
         out.append(folded)
     return out
@@ -328,12 +330,12 @@ def _by_flag(changes: list, original: dict, faulty: dict) -> list:
     (`"compare": "flagd"`): a flag whose variants were remapped, or whose targeting turns it on, keeps the
     fault though its `defaultVariant` reads healthy. A flag a statement of the scenario governs, or a fault
     kind's acceptance names, keeps its changes leaf by leaf."""
-    from ..runtime.evaluator import _MISSING, at
+    from ..runtime.state import at, MISSING
 
     out, seen = [], set()
     for change in changes:
         root = _flag_root(change["path"])
-        healthy = at(original, root) if root else _MISSING
+        healthy = at(original, root) if root else MISSING
         if root is None or change.get("governed_by") or change.get("accept") or not isinstance(healthy, dict) \
                 or not isinstance(healthy.get("variants"), dict):
             out.append(change)
@@ -343,7 +345,7 @@ def _by_flag(changes: list, original: dict, faulty: dict) -> list:
             continue
         seen.add(key)
         bad = at(faulty, root)
-        out.append({"path": root, "healthy": healthy, "faulty": None if bad is _MISSING else bad,
+        out.append({"path": root, "healthy": healthy, "faulty": None if bad is MISSING else bad,
                     "governed_by": None, "accept": None, "compare": "flagd"})
     return out
 
@@ -1120,7 +1122,8 @@ def kept_variants(obj: dict) -> list[dict]:
     longer. Each variant's name is a hash of the probe's and of the change: no variant shares a name."""
     import hashlib
 
-    from ..runtime.evaluator import templated_pod, twins
+    from ..runtime.evaluator import twins
+    from ..runtime.state import templated_pod
 
     def named(variant: dict, change: str) -> dict:
         variant = json.loads(json.dumps(variant))

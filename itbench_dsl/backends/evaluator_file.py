@@ -1,19 +1,33 @@
-"""The evaluator file of a bundle: the runtime (`itbench_dsl/runtime/evaluator.py`), the runtime modules its
-grading embeds, and the spec as one line of data. Kept apart from the spec's derivation (backends/evaluator.py)
+"""The evaluator file of a bundle: the runtime (`itbench_dsl/runtime/evaluator.py` with the state model,
+`runtime/state.py`, in place of its import), the runtime modules its grading embeds, and the spec as one
+line of data. Kept apart from the spec's derivation (backends/evaluator.py)
 so that reading a bundle's evaluator (`spec_of`, `itbench run --dry-run`) loads no compiler."""
 
 from __future__ import annotations
 
 import functools
 import json
+import re
 from importlib import resources
 
 _MAIN = 'if __name__ == "__main__":\n    sys.exit(main(SPEC))\n'
 
 
+_STATE_IMPORT = re.compile(r"^from \.state import \(.*?^\)\n", re.MULTILINE | re.DOTALL)
+
+
 @functools.lru_cache(maxsize=1)
 def runtime_source() -> str:
-    return resources.files("itbench_dsl").joinpath("runtime").joinpath("evaluator.py").read_text(encoding="utf-8")
+    """The runtime as one standalone file: evaluator.py, with state.py's text (its docstring dropped) where
+    evaluator.py imports it, so the evaluator and the compiler read states with the same code."""
+    runtime = resources.files("itbench_dsl").joinpath("runtime")
+    evaluator = runtime.joinpath("evaluator.py").read_text(encoding="utf-8")
+    state = runtime.joinpath("state.py").read_text(encoding="utf-8")
+    body = state[state.index('"""', 3) + 3:].strip("\n")  # after the module's docstring
+    found = _STATE_IMPORT.search(evaluator)
+    if found is None:
+        raise RuntimeError("runtime/evaluator.py does not import runtime/state.py as one `from .state import (...)`")
+    return evaluator[:found.start()] + body + "\n" + evaluator[found.end():]
 
 
 @functools.lru_cache(maxsize=None)

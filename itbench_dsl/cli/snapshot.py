@@ -34,7 +34,7 @@ def command(bundle: str, kubeconfig: str, context: str | None, prometheus: str |
     from ..run import ClusterError, require_client
     from ..run.lifecycle import BundleError, load_bundle
 
-    from ..runtime.evaluator import rfc3339
+    from ..runtime.state import rfc3339
 
     if fixed_at is not None and rfc3339(fixed_at) is None:
         raise UserError(f"--fixed-at {fixed_at!r}: not an RFC 3339 time with a zone (2026-03-01T10:25:00Z)")

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 
 from . import ClusterError, require_client
 from .lifecycle import FIELD_MANAGER, WORKLOAD_KINDS, Ref
-from ..runtime.evaluator import workload_ready
+from ..runtime.state import workload_ready
 
 MAX_EXEC_OUTPUT = 1024 * 1024  # of each stream of a command run in a pod, what is kept (as the evaluator's capture)
 

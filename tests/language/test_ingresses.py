@@ -10,7 +10,8 @@ import yaml
 from itbench_dsl.analysis import states
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics
-from itbench_dsl.runtime.evaluator import State, ingress_problem
+from itbench_dsl.runtime.evaluator import ingress_problem
+from itbench_dsl.runtime.state import State
 
 SOURCE = '''scenario "shop-ingress" {
   domain sre

@@ -6,7 +6,8 @@ import yaml
 
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics
-from itbench_dsl.runtime.evaluator import job_complete, predicate_check
+from itbench_dsl.runtime.evaluator import predicate_check
+from itbench_dsl.runtime.state import job_complete
 from itbench_dsl.topology import cron_problem
 
 TOPOLOGY = '''scenario "batch" {
@@ -148,7 +149,7 @@ def test_job_complete_reads_conditions_counts_and_a_cronjobs_last_run():
 
 
 def test_the_runtime_reads_complete():
-    from itbench_dsl.runtime.evaluator import State
+    from itbench_dsl.runtime.state import State
 
     cron = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "report", "namespace": "shop"},
             "spec": {}, "status": {"lastScheduleTime": "2026-01-01T00:05:00Z",

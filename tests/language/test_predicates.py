@@ -13,7 +13,8 @@ from itbench_dsl import checking
 from itbench_dsl.analysis.corpus import all_cases
 from itbench_dsl.parser import parse_text
 from itbench_dsl.printer import print_document
-from itbench_dsl.runtime.evaluator import State, predicate_check
+from itbench_dsl.runtime.evaluator import predicate_check
+from itbench_dsl.runtime.state import State
 
 HEAD = """scenario "h4-preds" {
   domain sre

@@ -17,7 +17,8 @@ from itbench_dsl import checking, tasks
 from itbench_dsl.backends.evaluator import evaluator_spec
 from itbench_dsl import parse
 from itbench_dsl.printer import print_document
-from itbench_dsl.runtime.evaluator import InputError, evaluate, label_key
+from itbench_dsl.runtime.evaluator import evaluate, label_key
+from itbench_dsl.runtime.state import InputError
 from itbench_dsl.runtime.scoring import aggregate, load_verdicts
 from itbench_dsl.analysis.states import objects, perfect_answer, render
 

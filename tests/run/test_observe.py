@@ -214,9 +214,9 @@ def _at(value, path):
 
 
 def model_defaults(obj: dict) -> list[tuple[tuple, object]]:
-    """(path, value) of every field the runtime's defaulting model (runtime/evaluator.py DEFAULT_SHAPES) adds
+    """(path, value) of every field the runtime's defaulting model (runtime/state.py DEFAULT_SHAPES) adds
     to `obj`: what the evaluator takes for the server's value of a field a manifest leaves out."""
-    from itbench_dsl.runtime.evaluator import DEFAULT_SHAPES, with_defaults
+    from itbench_dsl.runtime.state import DEFAULT_SHAPES, with_defaults
 
     kind = obj.get("kind")
     if f"{kind}.spec" in DEFAULT_SHAPES and isinstance(obj.get("spec"), dict):
@@ -231,7 +231,7 @@ def model_defaults(obj: dict) -> list[tuple[tuple, object]]:
 def library_manifests() -> list[dict]:
     """Every distinct object the library's scenarios deploy, inject or revert to, in a kind the model defaults."""
     from itbench_dsl.analysis.states import objects
-    from itbench_dsl.runtime.evaluator import DEFAULT_SHAPES
+    from itbench_dsl.runtime.state import DEFAULT_SHAPES
 
     seen, out = set(), []
     for path in sorted(LIBRARY.rglob("*.itb")):

@@ -343,7 +343,7 @@ def test_a_rego_or_ansible_ciso_bundle_is_refused_with_what_to_do(tmp_path):
 def test_a_run_lets_the_fix_run_and_dates_it_in_the_state(server, bundle, tmp_path):
     """Mitigated means healthy for a while: the run waits --stable-for after the agent, then captures the state
     with `fixed_at`, the moment the agent's process ended, which the evaluator dates restarts against."""
-    from itbench_dsl.runtime.evaluator import rfc3339
+    from itbench_dsl.runtime.state import rfc3339
 
     outcome = Run(lifecycle.load_bundle(bundle), options(server, tmp_path, fixing_agent(tmp_path), stable_for=0.05),
                   progress=None).execute()

@@ -264,7 +264,7 @@ def _workload(kind: str, replicas=3, generation=4, **status) -> dict:
 def test_ready_means_the_rollout_is_complete(obj, ready):
     """As `kubectl rollout status` judges it (docs/evaluator.md): a status of an older spec, an old replica
     left, a missed progress deadline, a StatefulSet between revisions, an object being deleted: not ready."""
-    from itbench_dsl.runtime.evaluator import workload_ready
+    from itbench_dsl.runtime.state import workload_ready
 
     obj = copy.deepcopy(obj)
     if obj["status"].get("observedGeneration") is None:

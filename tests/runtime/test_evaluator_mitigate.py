@@ -26,6 +26,7 @@ from test_evaluator import bundle, derived, failed, mitigate, obj, refused  # no
 from itbench_dsl.compiler import compile_source  # noqa: E402
 from itbench_dsl.diagnostics import Diagnostics  # noqa: E402
 from itbench_dsl.runtime import evaluator as rt  # noqa: E402
+from itbench_dsl.runtime import state as model  # noqa: E402
 
 IMAGE = "otel-checkout-nonexistent-image"  # checkout: a Deployment the mitigation reads as ready
 FIXED_AT = "2026-01-01T00:10:00Z"
@@ -188,17 +189,17 @@ def test_a_probe_fixed_in_place_passes_though_its_defaults_equal_the_faults():
 
 def test_one_defaulting_model():
     path = ["spec", "template", "spec", "containers", ["name", "x"], "readinessProbe", "timeoutSeconds"]
-    assert rt.default_at("Deployment", path) == 1
-    assert rt.default_at("StatefulSet", path[:-1] + ["httpGet", "scheme"]) == "HTTP"
-    assert rt.default_at("Service", ["spec", "ports", ["port", 80], "protocol"]) == "TCP"
-    assert rt.default_at("Deployment", ["spec", "progressDeadlineSeconds"]) == 600
-    assert rt.default_at("ConfigMap", ["data", "x"]) is rt._MISSING
+    assert model.default_at("Deployment", path) == 1
+    assert model.default_at("StatefulSet", path[:-1] + ["httpGet", "scheme"]) == "HTTP"
+    assert model.default_at("Service", ["spec", "ports", ["port", 80], "protocol"]) == "TCP"
+    assert model.default_at("Deployment", ["spec", "progressDeadlineSeconds"]) == 600
+    assert model.default_at("ConfigMap", ["data", "x"]) is model.MISSING
     probe = rt.defaulted({"httpGet": {"port": 8080}}, "Deployment", path[:-1])
     assert probe == {"httpGet": {"port": 8080, "path": "/", "scheme": "HTTP"}, "timeoutSeconds": 1,
                      "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3}
-    container = rt.with_defaults({"name": "a", "image": "nginx"}, rt.DEFAULT_SHAPES["container"])
+    container = model.with_defaults({"name": "a", "image": "nginx"}, model.DEFAULT_SHAPES["container"])
     assert container["imagePullPolicy"] == "Always"  # an image of tag latest, as SetDefaults_Container
-    assert rt.with_defaults({"name": "a", "image": "nginx:1.25"}, rt.DEFAULT_SHAPES["container"])[
+    assert model.with_defaults({"name": "a", "image": "nginx:1.25"}, model.DEFAULT_SHAPES["container"])[
         "imagePullPolicy"] == "IfNotPresent"
 
 
@@ -218,7 +219,7 @@ def test_one_defaulting_model():
     ("redis@sha256:" + "a" * 64, "redis", False),
 ])
 def test_image_references_are_compared_as_the_runtime_resolves_them(a, b, one):
-    assert (rt.image_ref(a) == rt.image_ref(b)) is one
+    assert (model.image_ref(a) == model.image_ref(b)) is one
     assert rt.owns({"image": a}, {"image": b}) is one
 
 

@@ -208,8 +208,8 @@ def test_a_deny_policy_edited_in_place_is_judged_by_what_it_still_denies(edit, p
     ({}, {"to": [{"operation": {"methods": ["TRACE"]}}]}, True),
 ])
 def test_istio_rules_overlap_where_some_request_matches_both(a, b, overlap):
-    assert rt._istio_rules_overlap(a, b) is overlap
-    assert rt._istio_rules_overlap(b, a) is overlap
+    assert rt.istio_rules_overlap(a, b) is overlap
+    assert rt.istio_rules_overlap(b, a) is overlap
 
 
 # ---- a claim the fault pointed pods at, made good ----------------------------------------------------------

@@ -20,6 +20,7 @@ if str(HERE) not in sys.path:
 from test_evaluator import derived, failed, mitigate, obj  # noqa: E402
 
 from itbench_dsl.runtime import evaluator as rt  # noqa: E402
+from itbench_dsl.runtime import state as model  # noqa: E402
 
 
 # ---- flagd flags: the value they evaluate to -------------------------------------------------------------
@@ -650,7 +651,7 @@ def test_what_a_container_reads_of_a_configmap_is_resolved_as_the_kubelet_does()
                                              {"name": "w", "mountPath": "/one.conf", "subPath": "k"}]}],
                           [{"name": "v", "configMap": {"name": "cfg", "items": [{"key": "k", "path": "conf/k.txt"}]}},
                            {"name": "w", "configMap": {"name": "cfg"}}])
-    reads = rt.config_reads(healthy["spec"]["template"], "ConfigMap", "cfg", "k")
+    reads = model.config_reads(healthy["spec"]["template"], "ConfigMap", "cfg", "k")
     assert reads == [{"container": "c", "env": "P_k"}, {"container": "c", "env": "A"},
                      {"container": "c", "file": "/etc/x/conf/k.txt"}, {"container": "c", "file": "/one.conf"}]
     # the workload now reads `other` everywhere: what it reads is other's data

@@ -61,7 +61,7 @@ def test_the_healthy_value_known_is_the_bar():
     assert rt.quantity_moved(LIMIT, "200Mi", c) is False
     assert rt.quantity_moved(LIMIT, "256Mi", c) is True
     assert rt.quantity_moved(LIMIT, "1Gi", c) is True
-    assert rt.quantity_moved(LIMIT, rt._MISSING, c) is True  # no limit is no too-low limit
+    assert rt.quantity_moved(LIMIT, rt.MISSING, c) is True  # no limit is no too-low limit
     assert rt.quantity_moved(LIMIT, "lots", c) is False
 
 
@@ -70,7 +70,7 @@ def test_a_request_set_too_high_is_undone_at_or_below_healthy():
     c = change("100m", "8")
     assert rt.quantity_moved(path, "7", c) is False
     assert rt.quantity_moved(path, "100m", c) is True
-    assert rt.quantity_moved(path, rt._MISSING, c) is True
+    assert rt.quantity_moved(path, rt.MISSING, c) is True
     no_healthy = change(None, "8")
     assert rt.quantity_moved(path, "6", no_healthy) is False
     assert rt.quantity_moved(path, "4", no_healthy) is True

@@ -22,7 +22,7 @@ from itbench_dsl.backends.manifests import topology_manifests
 from itbench_dsl.checking import check_files
 from itbench_dsl.diagnostics import Diagnostics
 from itbench_dsl.faults.alerting import Places
-from itbench_dsl.runtime.evaluator import _MISSING, lookup
+from itbench_dsl.runtime.state import lookup, MISSING
 
 REPO = Path(__file__).resolve().parents[2]
 LIBRARY = sorted(str(p.relative_to(REPO)) for p in (REPO / "scenarios").rglob("*.itb"))
@@ -97,7 +97,7 @@ def _old_traces(path: str, variant) -> list[str]:
     parent_optima = [s for s in gen.expect_statements(parent(path).document) if isinstance(s, ast.Optimal)]
     for optimum in parent_optima:
         was, now = lookup(before, list(optimum.path)), lookup(after, list(optimum.path))
-        if was is _MISSING or now is _MISSING or str(was) == str(now):
+        if was is MISSING or now is MISSING or str(was) == str(now):
             continue
         if re.search(rf"(?<![A-Za-z0-9.]){re.escape(str(was))}(?![A-Za-z0-9.])", text):
             found.append(f"value {was} of `{old.name}` (`{new.name}` has {now})")

@@ -46,7 +46,7 @@ from itbench_dsl.backends.manifests import topology_manifests
 from itbench_dsl.faults import library_alerts
 from itbench_dsl.faults.base import program_args
 from itbench_dsl.faults.alerting import TRAFFIC, WORKLOAD, Places, scope
-from itbench_dsl.runtime.evaluator import _MISSING, image_ref, lookup
+from itbench_dsl.runtime.state import image_ref, lookup, MISSING
 from itbench_dsl.variants import (
     LANGUAGE_KIND,
     NAME_LIMIT,
@@ -550,9 +550,9 @@ class Move:
                 return
             text = _value_text(value)
             before, after = lookup(old_obj, list(path)), lookup(new_obj, list(path))
-            if before is _MISSING or before is None:
+            if before is MISSING or before is None:
                 return
-            if after is _MISSING or after is None:
+            if after is MISSING or after is None:
                 raise Unmovable(f"{what} {text} is tied to `{self.old.name}`'s {'.'.join(path)} ({before}), "
                                 f"which `{self.new.name}` does not set")
             new = _scaled(text, str(before), str(after))

@@ -1,0 +1,1340 @@
+"""The model of a captured cluster state (standard library only): what the evaluator grades and what the
+compiler's self-validation derives, read the same way on both sides.
+
+Values (Kubernetes quantities, Go durations, comparison by meaning), the state itself (`State`: objects
+by kind, namespace and name, earlier observations, probe outputs), field paths into an object (`at`,
+`lookup`, `walk`), the API server's defaults applied to both sides of a comparison, health (a workload's
+readiness, its pods, a Job's completion) and the shapes of Kubernetes objects that grading reads (pod
+templates, what they request and which ConfigMaps and Secrets they read, selectors).
+
+A bundle's evaluator.py holds this file's text in place of `evaluator.py`'s `from .state import (...)`
+(backends/evaluator_file.py), so nothing here may import another module of the package, and every name
+the evaluator uses from here is public.
+"""
+
+import base64
+import binascii
+import json
+import re
+import sys
+import types
+
+MISSING = object()
+
+
+class InputError(Exception):
+    """An input the evaluator cannot use (exit 2)."""
+
+
+# ---- values ----------------------------------------------------------------------------------------------
+
+_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$", re.ASCII)
+_SUFFIX = {None: 1, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15,
+           "E": 1e18, "Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40, "Pi": 2 ** 50, "Ei": 2 ** 60}
+
+
+def number(value):
+    """A Kubernetes quantity or a plain number as a float; None when it is neither."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str) and len(value) < 64:
+        match = _QUANTITY.match(value.strip())
+        if match:
+            return float(match.group(1)) * _SUFFIX[match.group(2)]
+    return None
+
+
+def same(a, b) -> bool:
+    """Equality where `1Gi` equals `1024Mi` and `"3"` equals 3."""
+    if a == b:
+        return True
+    if isinstance(a, bool) or isinstance(b, bool):
+        return False
+    x, y = number(a), number(b)
+    return x is not None and y is not None and abs(x - y) <= 1e-9 * max(abs(x), abs(y), 1.0)
+
+
+def compare(observed, op, expected, vtype=None) -> bool:
+    """`observed OP expected` by meaning: quantities as numbers, `in` a list, `matches` a whole-value
+    regular expression, `present` any value, `any` always. `vtype` (a predicate's `type`): `duration`
+    compares Go durations (`90s` = `1m30s`), `text` compares text exactly (`"01"` is not `"1"`)."""
+    if op == "any":
+        return True
+    if op == "present":
+        return observed is not MISSING and not empty(observed)
+    if observed is MISSING or isinstance(observed, InvalidValue):
+        return False
+    if op in ("==", "="):
+        return typed_same(observed, expected, vtype)
+    if op == "!=":
+        return observed is not None and not isinstance(observed, (dict, list)) and not typed_same(observed, expected, vtype)
+    if op == "in":
+        return isinstance(expected, list) and any(typed_same(observed, e, vtype) for e in expected)
+    if op == "matches":
+        try:
+            return isinstance(observed, (str, int, float)) and re.fullmatch(str(expected), str(observed)) is not None
+        except re.error:
+            return False
+    x, y = (duration(observed), duration(expected)) if vtype == "duration" else (number(observed), number(expected))
+    if x is None or y is None:
+        return False
+    return {"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y}.get(op, False)
+
+
+def typed_same(observed, expected, vtype=None) -> bool:
+    if vtype == "duration":
+        x, y = duration(observed), duration(expected)
+        return x is not None and y is not None and abs(x - y) <= 1e-9
+    if vtype == "text":
+        return isinstance(observed, str) and observed == expected
+    return same(observed, expected)
+
+
+_GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)", re.ASCII)
+_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def duration(value):
+    """Seconds of a Go duration (`1m30s`, `1.5h`, `0`); None for anything else (a bare number included)."""
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    text = value.strip()
+    sign = -1.0 if text.startswith("-") else 1.0
+    body = text.lstrip("+-")
+    if body == "0":
+        return 0.0
+    pos, total = 0, 0.0
+    for match in _GO_DURATION.finditer(body):
+        if match.start() != pos:
+            return None
+        total += float(match.group(1)) * _GO_UNITS[match.group(2)]
+        pos = match.end()
+    return sign * total if pos == len(body) and pos else None
+
+
+def empty(value) -> bool:
+    return value is None or value == {} or value == [] or value == ""
+
+
+def shown(value, limit=80):
+    text = "absent" if value is MISSING else json.dumps(value, sort_keys=True)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+# ---- the state -----------------------------------------------------------------------------------------
+
+
+def decoded_secret(obj):
+    """A Secret as its data reads: `data` base64-decoded to text, `stringData` laid over it (as the API
+    server merges them), so the evaluator compares what the workload sees, not its encoding."""
+    data = {}
+    for key, value in (obj.get("data") or {}).items() if isinstance(obj.get("data"), dict) else ():
+        try:
+            data[key] = base64.b64decode(str(value), validate=True).decode("utf-8")
+        except (binascii.Error, ValueError, UnicodeDecodeError):
+            data[key] = value  # not base64 text: kept as it is, so it cannot equal the text expected
+    if isinstance(obj.get("stringData"), dict):
+        data.update(obj["stringData"])
+    out = {k: v for k, v in obj.items() if k != "stringData"}
+    out["data"] = data
+    return out
+
+
+# The API group of each built-in kind a check may name (core kinds: ""). A capture asks for these
+# groups (`kubectl get deployments.apps`); an object of a same-named kind of another group (a custom
+# resource `Deployment` of example.com) is another kind, never the one a check names.
+KIND_GROUPS = {
+    **dict.fromkeys(("Pod", "Service", "ConfigMap", "Secret", "Namespace", "ServiceAccount", "Endpoints",
+                     "PersistentVolumeClaim", "PersistentVolume", "Node", "ResourceQuota", "LimitRange"), ""),
+    **dict.fromkeys(("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ControllerRevision"), "apps"),
+    **dict.fromkeys(("Job", "CronJob"), "batch"),
+    "HorizontalPodAutoscaler": "autoscaling",
+    **dict.fromkeys(("NetworkPolicy", "Ingress", "IngressClass"), "networking.k8s.io"),
+    **dict.fromkeys(("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"), "rbac.authorization.k8s.io"),
+    "StorageClass": "storage.k8s.io",
+    "PodDisruptionBudget": "policy",
+    "PriorityClass": "scheduling.k8s.io",
+    "ClusterPolicy": "kyverno.io",
+    **dict.fromkeys(("Schedule", *(CHAOS_EXPERIMENTS := ("PodChaos", "NetworkChaos", "StressChaos", "IOChaos",
+                                                        "HTTPChaos", "DNSChaos", "TimeChaos", "JVMChaos",
+                                                        "KernelChaos", "BlockChaos"))), "chaos-mesh.org"),
+}
+
+
+_GROUPS_SEEN = {}  # apiVersion -> its group: a state repeats a handful of apiVersions thousands of times
+
+
+def api_group(api_version):
+    """"apps" of "apps/v1", "" of "v1"."""
+    text = str(api_version or "")
+    group = _GROUPS_SEEN.get(text)
+    if group is None:
+        group = text.rpartition("/")[0]
+        if len(_GROUPS_SEEN) < 1024:
+            _GROUPS_SEEN[text] = group
+    return group
+
+
+def kind_groups(spec):
+    """{kind: API group} of every kind this bundle's checks may name: the built-in ones, and the groups
+    its references declare (Chaos Mesh, Istio, Kyverno kinds)."""
+    groups = dict(KIND_GROUPS)
+    for ref in _refs(spec):
+        if ref.get("apiVersion"):
+            groups[ref["kind"]] = api_group(ref["apiVersion"])
+    return groups
+
+
+def unlisted(items, depth=0):
+    """Objects with every `kind: List` (or `*List`: `PolicyReportList`, `ClusterPolicyList`) opened into its
+    `items`, as `kubectl get -o json` writes several objects and `kubectl apply` reads them."""
+    out = []
+    for item in items:
+        kind = item.get("kind") if isinstance(item, dict) else None
+        if isinstance(kind, str) and kind.endswith("List") and isinstance(item.get("items"), list) and depth < 8:
+            out.extend(unlisted(item["items"], depth + 1))
+        else:
+            out.append(item)
+    return out
+
+
+class State:
+    """The snapshot, indexed once: objects by (kind, namespace, name), what was captured, firing alerts.
+
+    With `groups` ({kind: API group}), an object whose apiVersion is of another group than its kind's
+    is indexed as `Kind.group`, a kind no check names."""
+
+    def __init__(self, state, groups=None):
+        if not isinstance(state, dict):
+            raise InputError("the state must be a JSON object with a `resources` List")
+        resources = state.get("resources")
+        if not isinstance(resources, dict) or not isinstance(resources.get("items"), list):
+            raise InputError("the state's `resources` must be a `kubectl get -o json` List (an object with `items`)")
+        self.objects = {}
+        self.by_kind = {}
+        self.captured = set()  # (namespace or "", kind)
+        self.names_cache = {}  # id(spec) -> (spec, Names): names_of
+        for item in unlisted(resources["items"]):
+            if not isinstance(item, dict) or not isinstance(item.get("metadata"), dict):
+                raise InputError("every item of the state's `resources` must be a Kubernetes object with metadata")
+            meta = item["metadata"]
+            kind = str(item.get("kind", ""))
+            if groups and kind in groups and "apiVersion" in item and api_group(item["apiVersion"]) != groups[kind]:
+                kind = f"{kind}.{api_group(item['apiVersion']) or 'core'}"
+            if kind == "Secret":
+                item = decoded_secret(item)
+            key = (kind, str(meta["namespace"]) if meta.get("namespace") else None, str(meta.get("name", "")))
+            if key in self.objects:  # a cluster holds one object of a name: a second one is a forged or merged capture
+                raise InputError(f"the state holds {ref_text(as_ref(key))} twice")
+            self.objects[key] = item
+            self.by_kind.setdefault((key[0], key[1]), []).append(item)
+            self.captured.add((key[1] or "", kind))  # an object of a kind there shows the kind was captured
+        declared = state.get("captured", [])
+        if not isinstance(declared, list) or not all(isinstance(c, str) and "/" in c for c in declared):
+            raise InputError("the state's `captured` must be a list of `<namespace>/<Kind>` strings "
+                             "(`/<Kind>` for cluster-scoped kinds)")
+        for entry in declared:
+            namespace, _, kind = entry.rpartition("/")
+            self.captured.add((namespace, kind))
+        alerts = state.get("alerts")
+        self.has_alerts = alerts is not None
+        self.firing = {}  # alert name -> the namespaces it fires in (None: an alert with no namespace label)
+        self.pending = {}  # the same, of alerts whose condition holds but not yet for their `for` duration
+        if alerts is not None:
+            data = alerts.get("data") if isinstance(alerts, dict) else None
+            items = data.get("alerts") if isinstance(data, dict) else None
+            if not isinstance(items, list):
+                raise InputError("the state's `alerts` must be Prometheus /api/v1/alerts JSON ({data: {alerts: [...]}})")
+            for alert in items:
+                phase = alert.get("state", "firing") if isinstance(alert, dict) else None
+                if phase in ("firing", "pending"):
+                    labels = alert.get("labels") if isinstance(alert.get("labels"), dict) else {}
+                    namespace = labels.get("namespace")
+                    (self.firing if phase == "firing" else self.pending).setdefault(
+                        str(labels.get("alertname", "")), set()).add(str(namespace) if namespace else None)
+        reports = state.get("policyReports")
+        if isinstance(reports, dict) and isinstance(reports.get("items"), list):
+            reports = [reports]  # `kubectl get policyreports -A -o json`: one List
+        if reports is not None and not isinstance(reports, list):
+            raise InputError("the state's `policyReports` must be a list of PolicyReport objects (or a List of them)")
+        self.policy_reports = unlisted(reports) if reports is not None else None
+        self.graded_policies = state.get("gradedPolicies")  # CISO: the agent's policies, as a run records them
+        self.costs = state.get("costs") if isinstance(state.get("costs"), dict) else {}
+        # `probes: {NAME: {exit_code, stdout, stderr}}`: the results of the scenario's probes (docs/evaluator.md)
+        probes = state.get("probes")
+        if probes is not None and not isinstance(probes, dict):
+            raise InputError("the state's `probes` must be a map of probe name to {exit_code, stdout, stderr}")
+        self.probes = probes or {}
+        # `fixed_at`: when the agent's work ended (RFC 3339); a container's restart from then on is one under the fix
+        self.fixed_at = None
+        if state.get("fixed_at") is not None:
+            self.fixed_at = rfc3339(state["fixed_at"])
+            if self.fixed_at is None:
+                raise InputError("the state's `fixed_at` must be an RFC 3339 time with a zone (2026-01-01T10:00:00Z)")
+        self.observations = _observations(state.get("observations"), self.fixed_at, groups)
+        self.incident = _incident(state.get("incident"))
+
+    def get(self, ref):
+        return self.objects.get((ref["kind"], ref.get("namespace") or None, ref["name"]))
+
+    def matching(self, ref):
+        """Objects a reference names; a Pod reference is a glob over pod names."""
+        if "*" in ref["name"] or "?" in ref["name"]:
+            pattern = glob_regex(ref["name"])
+            return [o for o in self.by_kind.get((ref["kind"], ref.get("namespace") or None), [])
+                    if pattern.fullmatch(o["metadata"].get("name", ""))]
+        obj = self.get(ref)
+        return [obj] if obj is not None else []
+
+    def has(self, namespace, kind):
+        return ((namespace or ""), kind) in self.captured
+
+
+MAX_OBSERVATIONS = 100  # earlier captures a state may carry
+
+
+def _incident(value):
+    """`incident` (optional): the workloads and pods as the agent found them when it started
+    ({"at", "resources": List}), by (kind, namespace, name): what an answer's names may refer to besides
+    the final state's objects (a crash-looping pod the fix has since replaced)."""
+    if value is None:
+        return {}
+    resources = value.get("resources") if isinstance(value, dict) else None
+    items = resources.get("items") if isinstance(resources, dict) else None
+    if not isinstance(items, list) or (value.get("at") is not None and rfc3339(value.get("at")) is None):
+        raise InputError("the state's `incident` must be {\"at\": RFC 3339 time, \"resources\": a `kubectl get -o "
+                         "json` List}")
+    out = {}
+    for item in items[:MAX_INCIDENT_OBJECTS]:
+        meta = item.get("metadata") if isinstance(item, dict) else None
+        if not isinstance(meta, dict):
+            raise InputError("every item of the state's `incident` must be a Kubernetes object with metadata")
+        key = (str(item.get("kind", "")), str(meta["namespace"]) if meta.get("namespace") else None,
+               str(meta.get("name", "")))
+        out.setdefault(key, item)
+    return out
+
+
+MAX_INCIDENT_OBJECTS = 100000
+
+
+def _observations(value, fixed_at, groups):
+    """The state's earlier captures (`observations`: [{"at": RFC 3339, "resources": List}], made after the fix,
+    oldest first), each indexed as a State dated by the state's `fixed_at`; [] without any."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or len(value) > MAX_OBSERVATIONS:
+        raise InputError(f"the state's `observations` must be a list of at most {MAX_OBSERVATIONS} earlier captures "
+                         "({at, resources})")
+    out = []
+    for index, item in enumerate(value):
+        at = rfc3339(item.get("at")) if isinstance(item, dict) else None
+        if at is None or isinstance(item.get("observations"), list):
+            raise InputError(f"the state's observation {index} must be {{\"at\": RFC 3339 time, \"resources\": List}}")
+        seen = State({"resources": item.get("resources"), "captured": []}, groups)
+        seen.fixed_at = fixed_at
+        out.append((at, seen))
+    return sorted(out, key=lambda pair: pair[0])
+
+
+EMPTY_STATE = {"resources": {"kind": "List", "items": []}}
+
+
+def glob_regex(glob):
+    return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in glob))
+
+
+def walk(node, segments):
+    """Values at a predicate's path; a key on a list fans out over its elements (`spec.metrics.resource...`).
+    Steps: keys, indexes (int), selections [key, value] of the one item whose key holds the value, and
+    {"parse": "json"|"yaml"} into text. An InvalidValue when a selection is ambiguous (two items hold the
+    value) or the text does not parse: what the path names cannot be told."""
+    values = [node]
+    for seg in segments:
+        found = []
+        for value in values:
+            if isinstance(seg, dict):
+                if isinstance(value, str):
+                    parsed = parse_text(value, seg.get("parse"))
+                    if isinstance(parsed, InvalidValue):
+                        return [parsed]
+                    found.append(parsed)
+            elif isinstance(seg, list):
+                if isinstance(value, list):
+                    items = [v for v in value if isinstance(v, dict) and nested(v, str(seg[0])) is not None
+                             and same(nested(v, str(seg[0])), seg[1])]
+                    if len(items) > 1:
+                        return [InvalidValue(f"{len(items)} items have {seg[0]}={seg[1]}")]
+                    found.extend(items)
+            elif isinstance(seg, int) and not isinstance(seg, bool):
+                if isinstance(value, list) and 0 <= seg < len(value):
+                    found.append(value[seg])
+            elif isinstance(value, dict):
+                if seg in value:
+                    found.append(value[seg])
+            elif isinstance(value, list):
+                if isinstance(seg, str) and seg.isdigit() and int(seg) < len(value):
+                    found.append(value[int(seg)])
+                else:
+                    found.extend(v[seg] for v in value if isinstance(v, dict) and seg in v)
+        values = found
+        if not values:
+            return []
+    return values
+
+
+def lookup_bases(obj):
+    """Where a predicate's path may start: the object, its spec, its pod spec, each of its containers."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    pod = spec.get("template", {}).get("spec", {}) if isinstance(spec.get("template"), dict) else spec
+    return [obj, spec, pod] + [c for c in (pod.get("containers") or []) if isinstance(c, dict)]
+
+
+def lookup(obj, path):
+    """The value a predicate or an optimum names: the path from the object, from its spec, or from
+    its containers (`resources.requests.memory` on a Deployment). MISSING when absent."""
+    for base in lookup_bases(obj):
+        values = walk(base, path)
+        if values:
+            return values[0]
+    if "requests" in path:
+        # Kubernetes defaults a container's requests to its limits when only limits are set
+        return lookup(obj, [("limits" if seg == "requests" else seg) for seg in path])
+    return MISSING
+
+
+# keys that identify the items of a list of objects (the compiler's backends/evaluator.IDENTITY_KEYS)
+IDENTITY_KEYS = ("name", "containerPort", "port", "mountPath", "resource.name", "pods.metric.name",
+                 "external.metric.name", "object.metric.name", "ip", "key", "topologyKey")
+
+
+def nested(item, key):
+    value = item
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def identity_key(*lists):
+    """The key that tells the items of each of these lists apart (present, scalar and unique in each), if
+    any (the compiler's diff and the runtime's comparison share it)."""
+    if not lists or any(not items or not all(isinstance(i, dict) for i in items) for items in lists):
+        return None
+    for key in IDENTITY_KEYS:
+        if all(_identifies(items, key) for items in lists):
+            return key
+    return None
+
+
+def _identifies(items, key):
+    values = [nested(i, key) for i in items]
+    return all(v is not None and not isinstance(v, (dict, list)) for v in values) and \
+        len(set(map(str, values))) == len(values)
+
+
+def parse_text(text, form):
+    """JSON or YAML held in a string (a ConfigMap's value), as data; InvalidValue when it does not parse."""
+    if form == "yaml":
+        reader = yaml_reader()
+        if reader is None:
+            raise InputError("this evaluator reads YAML held in a ConfigMap but carries no YAML reader")
+        try:
+            documents = reader.load_all(text)
+        except (ValueError, RecursionError):
+            return InvalidValue("not valid YAML (as the evaluator reads it)")
+        return documents[0] if len(documents) == 1 else InvalidValue("not one YAML document")
+    try:
+        return json.loads(text, parse_int=json_int)
+    except (ValueError, RecursionError):
+        return InvalidValue("not valid JSON")
+
+
+def yaml_reader():
+    """The YAML reader: the one embedded in a bundle's evaluator.py, or the package's own (in process)."""
+    reader = embedded_module("yaml")
+    if reader is None and __package__:
+        from . import miniyaml as reader
+    return reader
+
+
+def at(obj, path):
+    """The value at a change's path: keys, [key, value] selectors of list items by identity, and
+    {"parse": "json"} steps into JSON held in a string. MISSING when absent; a string that should hold
+    JSON and does not gives an InvalidValue."""
+    node = obj
+    for seg in path:
+        if isinstance(seg, dict):
+            if not isinstance(node, str):
+                return MISSING
+            node = parse_text(node, seg.get("parse"))
+            if isinstance(node, InvalidValue):
+                return node
+        elif isinstance(seg, list) and isinstance(node, list):
+            found = [v for v in node if isinstance(v, dict) and str(nested(v, seg[0])) == str(seg[1])]
+            node = found[0] if len(found) == 1 else MISSING
+        elif isinstance(seg, str) and isinstance(node, dict):
+            node = node.get(seg, MISSING)
+        else:
+            return MISSING
+        if node is MISSING:
+            return MISSING
+    return node
+
+
+class InvalidValue:
+    def __init__(self, why):
+        self.why = why
+
+
+def owns(expected, observed, key=None):
+    """Whether `observed` holds what `expected` declares: every declared key with a value it owns (the
+    API server's defaults and additions are not compared), list items matched by identity, scalars by
+    meaning, container images as one image however spelled (`nginx` = `docker.io/library/nginx:latest`).
+    A declared null is a field that must be absent or empty (a program with no command of its own)."""
+    if expected is None:
+        return empty(observed)
+    if isinstance(expected, dict):
+        if not isinstance(observed, dict):
+            return False
+        return all(owns(v, observed[k], k) if k in observed else empty(v) for k, v in expected.items())
+    if isinstance(expected, list):
+        if not isinstance(observed, list):
+            return False
+        ident = identity_key(expected)
+        if ident is not None and identity_key(observed) == ident:
+            index = {str(nested(o, ident)): o for o in observed}
+            return all(str(nested(e, ident)) in index and owns(e, index[str(nested(e, ident))]) for e in expected)
+        return len(expected) == len(observed) and all(owns(e, o) for e, o in zip(expected, observed))
+    if key == "image" and isinstance(expected, str) and isinstance(observed, str):
+        return image_ref(expected) == image_ref(observed)
+    return same(expected, observed)
+
+
+_DIGEST = re.compile(r"@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$")
+
+
+def image_ref(text):
+    """A container image reference in its one full spelling, as the container runtime resolves it: a name
+    without a registry is Docker Hub's (`docker.io`, `index.docker.io` its old name), a Docker Hub name of
+    one part is under `library/`, and a reference with neither tag nor digest is `:latest`. So `nginx`,
+    `nginx:latest` and `docker.io/library/nginx:latest` are one image; `nginx:1.25` is another."""
+    text = text.strip()
+    digest = ""
+    match = _DIGEST.search(text)
+    if match:
+        text, digest = text[:match.start()], match.group(0)
+    first, slash, rest = text.partition("/")
+    if slash and ("." in first or ":" in first or first == "localhost" or first != first.lower()):
+        domain, remainder = first, rest
+    else:
+        domain, remainder = "docker.io", text
+    if domain == "index.docker.io":
+        domain = "docker.io"
+    name, colon, tag = remainder.rpartition(":") if ":" in remainder.rpartition("/")[2] else (remainder, "", "")
+    if domain == "docker.io" and "/" not in name:
+        name = "library/" + name
+    if not colon and not digest:
+        tag, colon = "latest", ":"
+    return f"{domain}/{name}{colon}{tag}{digest}"
+
+
+# What the API server fills in for a pod template field left out: a field a fault added is gone again
+# when it is absent, empty, or this default.
+SERVER_DEFAULTS = {
+    "dnsPolicy": "ClusterFirst", "restartPolicy": "Always", "schedulerName": "default-scheduler",
+    "terminationGracePeriodSeconds": 30, "priorityClassName": "", "priority": 0, "enableServiceLinks": True,
+    "hostNetwork": False, "hostPID": False, "hostIPC": False, "shareProcessNamespace": False,
+    "preemptionPolicy": "PreemptLowerPriority",
+}
+
+# ---- the API server's defaults: one model, applied to both sides of a comparison --------------------------
+# Each shape: the values the API server sets on a field left out (k8s.io/kubernetes pkg/apis/core/v1 and
+# apps/v1 defaults.go, and the `+default` markers of k8s.io/api), and the shapes of the fields it holds
+# (a list of one shape: its items). A fault that leaves a field at what the server would have put there
+# anyway has not changed it; a fix that spells out a default has not changed it either.
+_PROBE = {"defaults": {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3},
+          "fields": {"httpGet": "httpGet", "grpc": "grpc"}}
+# The fields of a pod spec, beside its containers, that change what its pods do: how they resolve names, whose
+# network, processes and identity they run with. Each with what the API server (or the pod's admission) puts
+# there when it is left out (None: nothing); a workload keeps them at their healthy values (health.program,
+# health.application), read with these defaults on both sides.
+POD_BEHAVIOUR = {"dnsPolicy": "ClusterFirst", "dnsConfig": None, "hostNetwork": False, "hostPID": False,
+                 "hostIPC": False, "shareProcessNamespace": False, "hostAliases": None,
+                 "serviceAccountName": "default"}
+
+
+DEFAULT_SHAPES = {
+    "probe": _PROBE,
+    "httpGet": {"defaults": {"path": "/", "scheme": "HTTP"}},
+    "grpc": {"defaults": {"service": ""}},
+    "containerPort": {"defaults": {"protocol": "TCP"}},
+    "servicePort": {"defaults": {"protocol": "TCP"}},
+    "container": {"defaults": {"terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"},
+                  "fields": {"livenessProbe": "probe", "readinessProbe": "probe", "startupProbe": "probe",
+                             "ports": ["containerPort"]}},
+    "volume": {"fields": {"secret": "modeVolume", "configMap": "modeVolume", "downwardAPI": "modeVolume",
+                          "projected": "modeVolume"}},
+    "modeVolume": {"defaults": {"defaultMode": 420}},
+    "podSpec": {"defaults": {**SERVER_DEFAULTS, "securityContext": {}},
+                "fields": {"containers": ["container"], "initContainers": ["container"], "volumes": ["volume"]}},
+    "podTemplate": {"fields": {"spec": "podSpec"}},
+    "Deployment.spec": {"defaults": {"replicas": 1, "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600},
+                        "fields": {"template": "podTemplate", "strategy": "deploymentStrategy"}},
+    "deploymentStrategy": {"defaults": {"type": "RollingUpdate"}, "fields": {"rollingUpdate": "rollingDeployment"}},
+    "rollingDeployment": {"defaults": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+    "StatefulSet.spec": {"defaults": {"replicas": 1, "revisionHistoryLimit": 10, "podManagementPolicy": "OrderedReady"},
+                         "fields": {"template": "podTemplate", "updateStrategy": "statefulStrategy"}},
+    "statefulStrategy": {"defaults": {"type": "RollingUpdate"}, "fields": {"rollingUpdate": "rollingStateful"}},
+    "rollingStateful": {"defaults": {"partition": 0}},
+    "DaemonSet.spec": {"defaults": {"revisionHistoryLimit": 10}, "fields": {"template": "podTemplate"}},
+    "Pod.spec": {"defaults": {**SERVER_DEFAULTS, "securityContext": {}},
+                 "fields": {"containers": ["container"], "initContainers": ["container"], "volumes": ["volume"]}},
+    "Service.spec": {"defaults": {"type": "ClusterIP", "sessionAffinity": "None"}, "fields": {"ports": ["servicePort"]}},
+    "Secret": {"defaults": {"type": "Opaque"}},
+}
+
+
+def reached_from(starts, edges) -> set:
+    """The nodes `edges` (pairs) lead to from `starts`, these included."""
+    reached = set(starts)
+    grew = True
+    while grew:
+        grew = False
+        for a, b in edges:
+            if a in reached and b not in reached:
+                reached.add(b)
+                grew = True
+    return reached
+
+
+def compared(observed, pred, where: str):
+    """(whether the observed value passes the predicate's comparison, the detail): images compared as one
+    reference however spelled (`redis:7.2` is `docker.io/library/redis:7.2`)."""
+    op, value = pred["op"], pred["value"]
+    leaf = next((s for s in reversed(pred["path"]) if isinstance(s, str)), None)
+    if leaf == "image" and op in ("==", "!=", "in") and isinstance(observed, str) and pred.get("type") != "text":
+        observed = image_ref(observed)
+        value = [image_ref(v) if isinstance(v, str) else v for v in value] if isinstance(value, list) else \
+            image_ref(value) if isinstance(value, str) else value
+    ok = compare(observed, op, value, pred.get("type"))
+    return ok, f"{where} is {shown(observed)}, wants {op} {shown(value)}"
+
+def _shape_at(kind, path):
+    """The shape of the value at `path` of an object of `kind` (None: one the model does not know); a list
+    of one shape is returned as the list."""
+    shape = {"fields": {"spec": f"{kind}.spec"}} if f"{kind}.spec" in DEFAULT_SHAPES else DEFAULT_SHAPES.get(kind)
+    for seg in path:
+        if isinstance(shape, list):
+            if not isinstance(seg, list) and not (isinstance(seg, int) and not isinstance(seg, bool)):
+                return None
+            shape = DEFAULT_SHAPES.get(shape[0])
+            continue
+        if not isinstance(shape, dict) or not isinstance(seg, str):
+            return None
+        sub = (shape.get("fields") or {}).get(seg)
+        shape = [sub[0]] if isinstance(sub, list) else DEFAULT_SHAPES.get(sub) if sub else None
+    return shape
+
+
+def default_at(kind, path):
+    """What the API server puts at `path` of an object of `kind` when it is left out; MISSING when nothing."""
+    if not path or not isinstance(path[-1], str):
+        return MISSING
+    parent = _shape_at(kind, path[:-1])
+    if isinstance(parent, dict) and path[-1] in (parent.get("defaults") or {}):
+        return parent["defaults"][path[-1]]
+    return MISSING
+
+
+def with_defaults(value, shape):
+    """A copy of `value` with the API server's defaults of `shape` filled in where it leaves them out."""
+    if isinstance(shape, list):
+        return [with_defaults(v, DEFAULT_SHAPES.get(shape[0])) for v in value] if isinstance(value, list) else value
+    if not isinstance(shape, dict) or not isinstance(value, dict):
+        return value
+    out = dict(value)
+    for k, v in (shape.get("defaults") or {}).items():
+        if k not in out or out[k] is None:
+            out[k] = v
+    if shape is DEFAULT_SHAPES["container"] and "imagePullPolicy" not in out and isinstance(out.get("image"), str):
+        out["imagePullPolicy"] = "Always" if image_ref(out["image"]).endswith(":latest") else "IfNotPresent"
+    if shape is DEFAULT_SHAPES["servicePort"] and out.get("targetPort") in (None, 0, "") and "port" in out:
+        out["targetPort"] = out["port"]
+    for k, sub in (shape.get("fields") or {}).items():
+        if k in out:
+            out[k] = with_defaults(out[k], [sub[0]] if isinstance(sub, list) else DEFAULT_SHAPES.get(sub))
+    return out
+
+
+def defaulted(value, kind, path):
+    """The value at `path` of an object of `kind` as the API server stores it: its default when left out,
+    else the value with the defaults of what it holds filled in."""
+    if value is MISSING or value is None:
+        return default_at(kind, path)
+    if isinstance(value, (dict, list)):
+        return with_defaults(value, _shape_at(kind, path))
+    return value
+
+
+def gone(observed, path, kind=None):
+    if observed is MISSING or empty(observed):
+        return True
+    if kind is not None and default_at(kind, path) is not MISSING:
+        return same(observed, default_at(kind, path))
+    last = next((s for s in reversed(path) if isinstance(s, str)), None)
+    return last in SERVER_DEFAULTS and same(observed, SERVER_DEFAULTS[last])
+
+
+def show_path(path):
+    parts = []
+    for s in path:
+        if isinstance(s, list):
+            parts.append(f"[{s[0]}={s[1]}]")
+        elif isinstance(s, int) and not isinstance(s, bool):
+            parts.append(f"[{s}]")
+        elif isinstance(s, dict):
+            parts.append("(json)")
+        else:
+            parts.append(str(s))
+    return ".".join(parts)
+
+
+def ref_text(ref):
+    return f"{ref.get('namespace') or ''}/{ref['kind']}/{ref['name']}"
+
+
+def terminating(obj):
+    """An object the API server is deleting (`metadata.deletionTimestamp`): it still acts until its
+    finalizers let it go, and it is no fix."""
+    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def _instant(text):
+    """An RFC 3339 time of the API server (`2026-01-02T03:04:05Z`) as seconds, None when it is no such time."""
+    import datetime
+
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def job_complete(obj):
+    """`complete`: a Job finished, as `kubectl wait --for=condition=complete` judges it (its Complete
+    condition True; failing that, at least its completions succeeded, one when unset) and not Failed; a
+    CronJob whose last scheduled run succeeded (`status.lastSuccessfulTime` at or after
+    `lastScheduleTime`; a CronJob that never succeeded is not complete). Nothing being deleted is."""
+    if terminating(obj):
+        return False
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    if obj.get("kind") == "CronJob":
+        succeeded, scheduled = _instant(status.get("lastSuccessfulTime")), _instant(status.get("lastScheduleTime"))
+        return succeeded is not None and (scheduled is None or succeeded >= scheduled)
+    conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+    if any(c.get("type") == "Failed" and c.get("status") == "True" for c in conditions):
+        return False
+    if any(c.get("type") == "Complete" and c.get("status") == "True" for c in conditions):
+        return True
+    want = number(spec.get("completions", 1))
+    done = number(status.get("succeeded", 0))
+    return want is not None and done is not None and done >= max(want, 1)
+
+
+def workload_ready(obj, zero_ok=False):
+    """A Pod running and ready; a workload whose rollout is complete, as `kubectl rollout status` judges
+    it: its controller has observed the current spec (`observedGeneration`), every desired replica is
+    updated, ready and available, and no replica of an older spec is left; a DaemonSet with every
+    scheduled pod updated and available. Nothing being deleted is ready. Counts the API server leaves
+    out are zero (it omits zero counts). Zero desired replicas is ready only when `zero_ok` (a scope
+    asks nothing of it; a workload a check names must run)."""
+    if terminating(obj):
+        return False
+    kind = obj.get("kind")
+    if kind == "Pod":
+        return pod_ready(obj)
+    spec, status, meta = obj.get("spec") or {}, obj.get("status") or {}, obj.get("metadata") or {}
+    generation = number(meta.get("generation"))
+    if generation is not None and (number(status.get("observedGeneration", 0)) or 0) < generation:
+        return False  # the status describes an older spec
+
+    def count(key):
+        value = number(status.get(key, 0))
+        return -1 if value is None else value
+
+    want = number(status.get("desiredNumberScheduled", 0) if kind == "DaemonSet" else spec.get("replicas", 1))
+    if want is None or want < 0:
+        return False
+    if want == 0:
+        return zero_ok
+    if kind == "DaemonSet":
+        return all(count(k) >= want for k in ("numberReady", "updatedNumberScheduled", "numberAvailable"))
+    if count("readyReplicas") < want:
+        return False
+    if kind == "Deployment":
+        progressing = [c for c in status.get("conditions") or [] if isinstance(c, dict) and c.get("type") == "Progressing"]
+        if any(c.get("reason") == "ProgressDeadlineExceeded" for c in progressing):
+            return False
+        updated = count("updatedReplicas")
+        return updated >= want and count("replicas") <= updated and count("availableReplicas") >= want
+    if kind == "StatefulSet":
+        # every pod at the current revision, whatever the strategy: a rollout staged by a partition or left to
+        # OnDelete keeps pods of the older (faulty) spec running, and ready
+        if count("updatedReplicas") < want:
+            return False
+        strategy = spec.get("updateStrategy") or {}
+        revisions = status.get("currentRevision"), status.get("updateRevision")
+        # the controller moves currentRevision to updateRevision only under RollingUpdate (completeRollingUpdate);
+        # under OnDelete the pods' own revisions say it (stale_pods)
+        return strategy.get("type") == "OnDelete" or None in revisions or revisions[0] == revisions[1]
+    return True
+
+
+REVISION_LABEL = "controller-revision-hash"
+
+
+def workload_pods(obj, state):
+    """The pods a Deployment's ReplicaSets or a StatefulSet own (owns_pod), but those leaving or replaced."""
+    meta = obj.get("metadata") or {}
+    return [pod for pod in state.by_kind.get(("Pod", meta.get("namespace") or None), [])
+            if not terminating(pod) and not replaced(pod) and owns_pod(obj, pod)]
+
+
+def owns_pod(obj, pod):
+    """Whether a Deployment (through its ReplicaSet) or a StatefulSet owns a pod: by owner reference, a pod
+    without one by its name, `<statefulset>-<n>`, `<deployment>-<hash>-<suffix>`."""
+    name, kind = str((obj.get("metadata") or {}).get("name", "")), obj.get("kind")
+    pod_meta = pod.get("metadata") or {}
+    owners = [o for o in pod_meta.get("ownerReferences") or [] if isinstance(o, dict) and o.get("controller")]
+    labels = pod_meta.get("labels") if isinstance(pod_meta.get("labels"), dict) else {}
+    if owners:
+        owner = owners[0]
+        return (kind == "StatefulSet" and owner.get("kind") == "StatefulSet" and owner.get("name") == name) or \
+            (kind == "Deployment" and owner.get("kind") == "ReplicaSet"
+             and owner.get("name") == f"{name}-{labels.get('pod-template-hash', '')}")
+    pod_name = str(pod_meta.get("name", ""))
+    return re.fullmatch(re.escape(name) + (r"-[0-9]+" if kind == "StatefulSet" else r"-[a-z0-9]+-[a-z0-9]+"),
+                        pod_name) is not None
+
+
+def pod_unstable(pod, since=None, earlier=()):
+    """Why a pod is not stable (None when it is): a container waiting to restart (CrashLoopBackOff), or one
+    that restarted under the fix, whatever its exit code (a server that exits 0 and is restarted is no more
+    stable than one that crashes): its last termination finished at or after `since` (when the agent's work
+    ended, the state's `fixed_at`, to the second), or its `restartCount` grew since an earlier capture of
+    the same pod (`earlier`, the state's observations, made after the fix); without `since`, any last
+    termination counts, since the state cannot date it before the fix."""
+    status = pod.get("status") or {}
+    before = {}
+    for seen in earlier:
+        statuses = ((seen.get("status") or {}) if isinstance(seen.get("status"), dict) else {}).get("containerStatuses")
+        for c in statuses if isinstance(statuses, list) else []:
+            if isinstance(c, dict) and number(c.get("restartCount")) is not None:
+                before.setdefault(str(c.get("name")), number(c.get("restartCount")))
+    for c in status.get("containerStatuses") or []:
+        if not isinstance(c, dict):
+            continue
+        waiting = ((c.get("state") or {}).get("waiting") or {}) if isinstance(c.get("state"), dict) else {}
+        if isinstance(waiting, dict) and waiting.get("reason") in ("CrashLoopBackOff", "RunContainerError"):
+            return f"container {c.get('name')} {waiting['reason']}"
+        count = number(c.get("restartCount"))
+        if str(c.get("name")) in before and count is not None and count > before[str(c.get("name"))]:
+            return f"container {c.get('name')} restarted while observed after the fix (restart count " \
+                   f"{before[str(c.get('name'))]:g}, then {count:g})"
+        last = (c.get("lastState") or {}).get("terminated") if isinstance(c.get("lastState"), dict) else None
+        if not isinstance(last, dict):
+            continue
+        finished = rfc3339(last.get("finishedAt"))
+        reason = last.get("reason") or f"exit code {last.get('exitCode')}"
+        if since is not None:
+            if finished is None or finished >= int(since):
+                return f"container {c.get('name')} restarted after the fix ({reason}, restart count {c.get('restartCount')})"
+        else:
+            return f"container {c.get('name')} restarted ({reason}, restart count {c.get('restartCount')}); " \
+                   "the state has no `fixed_at` to date it before the fix"
+    return None
+
+
+def earlier_pods(pod, state):
+    """The same pod (by namespace, name and uid where both give one) in the state's earlier captures."""
+    meta = pod.get("metadata") or {}
+    key = ("Pod", str(meta["namespace"]) if meta.get("namespace") else None, str(meta.get("name", "")))
+    out = []
+    for _, seen in state.observations:
+        other = seen.objects.get(key)
+        uid = (other.get("metadata") or {}).get("uid") if other is not None else None
+        if other is not None and (not uid or not meta.get("uid") or uid == meta.get("uid")):
+            out.append(other)
+    return out
+
+
+def settled_problem(obj, state):
+    """Why a workload whose status is ready is not settled on the fix (None when it is): a pod of a StatefulSet
+    not at its update revision, or a pod that is not stable (pod_unstable)."""
+    update = (obj.get("status") or {}).get("updateRevision") if obj.get("kind") == "StatefulSet" else None
+    for pod in workload_pods(obj, state):
+        pod_meta = pod.get("metadata") or {}
+        revision = (pod_meta.get("labels") or {}).get(REVISION_LABEL) if isinstance(pod_meta.get("labels"), dict) else None
+        if update and revision is not None and revision != update:
+            return f"pod {pod_meta.get('name')} runs revision {revision}, not the update revision {update}"
+        why = pod_unstable(pod, state.fixed_at, earlier_pods(pod, state))
+        if why:
+            return f"pod {pod_meta.get('name')}: {why}"
+    return None
+
+
+# the controllers that replace a pod that failed for good (evicted, shut down with its node): its replacement
+# is another pod, which the scope reads, and the workload's own readiness counts it
+REPLACING_OWNERS = ("ReplicaSet", "StatefulSet", "DaemonSet")
+
+
+def replaced(pod):
+    """A pod in phase Failed that its controller replaces (a ReplicaSet's, a StatefulSet's, a DaemonSet's:
+    they run with `restartPolicy: Always`, so Failed means the node evicted or shut it down, `status.reason`
+    Evicted): a record of a past pod, left until garbage collection, not a pod that runs."""
+    if (pod.get("status") or {}).get("phase") != "Failed":
+        return False
+    owners = (pod.get("metadata") or {}).get("ownerReferences") or []
+    return any(isinstance(o, dict) and o.get("controller") is True and o.get("kind") in REPLACING_OWNERS for o in owners)
+
+
+def pod_ready(pod):
+    status = pod.get("status") or {}
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or []
+                if isinstance(c, dict))
+    return status.get("phase") == "Running" and ready and not terminating(pod)
+
+
+def labels_match(labels, selector):
+    return bool(selector) and isinstance(labels, dict) and all(labels.get(k) == v for k, v in selector.items())
+
+
+def selects_same(healthy, selector, namespace, state):
+    """Whether a Service's selector, spelled otherwise than its healthy one, selects the same pods: the same
+    pods of the namespace now, and the same workloads' pod templates (the pods they will make), at least one.
+    A selector is read by what it selects, never by its spelling: `app.kubernetes.io/name: cart` for
+    `opentelemetry.io/name: cart` is the same Service where every cart pod carries both."""
+    if not isinstance(selector, dict) or not selector:
+        return False
+    labelled = [(p.get("metadata") or {}).get("labels") for p in state.by_kind.get(("Pod", namespace), [])]
+    for kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"):
+        for w in state.by_kind.get((kind, namespace), []):
+            labelled.append((((w.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels"))
+    before = [labels_match(labels, healthy) for labels in labelled]
+    return any(before) and before == [labels_match(labels, selector) for labels in labelled]
+
+
+def as_ref(key):
+    return {"kind": key[0], "namespace": key[1], "name": key[2]}
+
+
+def _refs(spec):
+    m = spec.get("mitigation") or {}
+    refs = [p["target"] for p in m.get("predicates", []) if p.get("target")]
+    for fault in m.get("faults", []):
+        refs += fault["created"] + [e["object"] for e in fault["fields"]]
+    refs += [e["object"] for e in m.get("restored", []) + m.get("unchanged", [])]
+    refs += [o["object"] for o in (spec.get("finops") or {}).get("optimal", [])]
+    return refs
+
+
+# ---- Kubernetes objects: pod templates, what they request and read, selectors ------------------------------
+
+
+def _stable_hash(*parts, length=10):
+    """A short lowercase hash of `parts`, in the alphabet Kubernetes' generated names use (no vowels)."""
+    import hashlib
+
+    digest = hashlib.sha256("\0".join(parts).encode("utf-8")).digest()
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    return "".join(alphabet[b % len(alphabet)] for b in digest[:length])
+
+
+def _controller_made(kind, name, template):
+    """The name, labels and owner a controller gives the pods it makes (kube-controller-manager: the ReplicaSet
+    of a Deployment adds `pod-template-hash`, a StatefulSet `controller-revision-hash` and the pod's name and
+    index, a DaemonSet its revision and generation, a Job its name and uid): what a policy reading a live pod
+    sees, so that no rule can tell the grader's pods from a cluster's by their absence."""
+    labels = dict(((template.get("metadata") or {}).get("labels") or {}))
+    revision = _stable_hash(kind, name, json.dumps(template, sort_keys=True, default=str))
+    owner_kind, owner = kind, name
+    if kind == "Deployment":
+        labels["pod-template-hash"] = revision
+        owner_kind, owner = "ReplicaSet", f"{name}-{revision}"
+        pod = f"{owner}-{_stable_hash(owner, length=5)}"
+    elif kind == "StatefulSet":
+        pod = f"{name}-0"
+        labels.update({"controller-revision-hash": f"{name}-{revision}", "statefulset.kubernetes.io/pod-name": pod,
+                       "apps.kubernetes.io/pod-index": "0"})
+    elif kind == "DaemonSet":
+        labels.update({"controller-revision-hash": revision, "pod-template-generation": "1"})
+        pod = f"{name}-{_stable_hash(name, length=5)}"
+    elif kind == "Job":
+        uid = _stable_uid("Job", name)
+        labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
+                       "controller-uid": uid, "job-name": name})
+        pod = f"{name}-{_stable_hash(name, length=5)}"
+    else:
+        pod = f"{name}-{_stable_hash(name, length=5)}"
+    return {"name": pod, "labels": labels, "ownerReferences": [
+        {"apiVersion": "batch/v1" if owner_kind == "Job" else ("v1" if owner_kind == "ReplicationController" else "apps/v1"),
+         "kind": owner_kind, "name": owner, "uid": _stable_uid(owner_kind, owner), "controller": True,
+         "blockOwnerDeletion": True}]}
+
+
+def _stable_uid(*parts):
+    import hashlib
+
+    text = hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:32]}"
+
+
+# when the objects the grader judges offline were stored (any fixed instant: only its presence matters)
+_STORED_AT = "2026-01-01T00:00:00Z"
+
+
+def as_stored(obj):
+    """`obj` as the API server holds it and `kubectl get -o json` or Kyverno's background scan read it: the
+    metadata the server writes (`uid`, `creationTimestamp`, `resourceVersion`, `generation`) filled in where the
+    manifest has none, so a policy that fires only on objects never stored (`uid` absent) flags nothing here
+    either. A copy; what the object says is kept."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("metadata", {}), dict):
+        return obj
+    meta = dict(obj.get("metadata") or {})
+    meta.setdefault("uid", _stable_uid(str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name"))))
+    meta.setdefault("creationTimestamp", _STORED_AT)
+    meta.setdefault("resourceVersion", "1")
+    meta.setdefault("generation", 1)
+    return {**obj, "metadata": meta}
+
+
+POD_TEMPLATE_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "ReplicationController")
+
+
+def templated_pod(obj):
+    """The Pod a workload's template makes (its namespace, the template's labels and spec), as the cluster
+    runs it; None for an object without a pod template."""
+    if not isinstance(obj, dict) or obj.get("kind") not in POD_TEMPLATE_KINDS:
+        return None
+    template = (obj.get("spec") or {}).get("template") if isinstance(obj.get("spec"), dict) else None
+    if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
+        return None
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    tmeta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
+    pod_meta = {k: v for k, v in tmeta.items() if k in ("labels", "annotations")}
+    pod_meta.update(_controller_made(obj.get("kind"), str(meta.get("name", "pod")), template))
+    if meta.get("namespace"):
+        pod_meta["namespace"] = meta["namespace"]
+    return as_stored({"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": template["spec"]})
+
+
+def pod_spec(obj):
+    """A Pod's spec, or a workload's pod template's."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    if obj.get("kind") != "Pod":
+        template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+        spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
+    return spec
+
+
+def container_request(container, resource):
+    """What a container requests of `cpu` (cores) or `memory` (bytes): its request, else its limit, as
+    Kubernetes defaults a request left out; 0 when it declares neither."""
+    res = container.get("resources") if isinstance(container.get("resources"), dict) else {}
+    for part in ("requests", "limits"):
+        values = res.get(part) if isinstance(res.get(part), dict) else {}
+        if values.get(resource) is not None:
+            return round(number(values[resource]) or 0.0, 9)
+    return 0.0
+
+
+def pod_requests(obj):
+    """What each container of a workload's pods requests, {name: {"cpu": cores, "memory": bytes}} (init
+    containers too)."""
+    pod = pod_spec(obj)
+    return {c["name"]: {r: container_request(c, r) for r in ("cpu", "memory")}
+            for c in list(pod.get("containers") or []) + list(pod.get("initContainers") or [])
+            if isinstance(c, dict) and isinstance(c.get("name"), str)}
+
+
+def pod_reserves(obj):
+    """What one pod of a Pod or a workload reserves on its node, {"cpu": cores, "memory": bytes}, as the
+    scheduler counts it: its containers' requests (sidecars, init containers that keep running, among them),
+    or the largest init container's where that is more; a pod-level request (`spec.resources`, PodLevelResources:
+    its request, else its limit, as the API server defaults it) stands instead for its resource; and the
+    pod's `spec.overhead` (a RuntimeClass's) on top (k8s.io/component-helpers resource.PodRequests)."""
+    pod = pod_spec(obj)
+    inits = [c for c in pod.get("initContainers") or [] if isinstance(c, dict)]
+    running = [c for c in pod.get("containers") or [] if isinstance(c, dict)]
+    running += [c for c in inits if c.get("restartPolicy") == "Always"]
+    reserves = {r: max([sum(container_request(c, r) for c in running)]
+                       + [container_request(c, r) for c in inits if c.get("restartPolicy") != "Always"])
+                for r in ("cpu", "memory")}
+    level = {"resources": pod.get("resources")} if isinstance(pod.get("resources"), dict) else None
+    overhead = pod.get("overhead") if isinstance(pod.get("overhead"), dict) else {}
+    for r in reserves:
+        if level is not None and container_request(level, r):
+            reserves[r] = container_request(level, r)
+        if overhead.get(r) is not None:
+            reserves[r] = round(reserves[r] + (number(overhead[r]) or 0.0), 9)
+    return reserves
+
+
+# the kinds of objects a pod template may need for its pods to start (pod_references)
+REFERENCED_KINDS = ("ConfigMap", "Secret", "ServiceAccount", "PersistentVolumeClaim")
+
+
+def pod_references(template):
+    """(kind, name) of each object a pod template needs for a new pod to start: the ConfigMaps and Secrets
+    its volumes (projected ones too), its containers' `env` and `envFrom` read, its ServiceAccount, its image
+    pull Secrets, its PersistentVolumeClaims. A reference marked `optional` is left out: the pod starts
+    without it."""
+    pod = template.get("spec") if isinstance(template, dict) else None
+    if not isinstance(pod, dict):
+        return set()
+    found = set()
+
+    def add(kind, ref, key="name"):
+        if isinstance(ref, dict) and ref.get(key) and not ref.get("optional"):
+            found.add((kind, str(ref[key])))
+
+    def items(node, key):
+        value = node.get(key) if isinstance(node, dict) else None
+        return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+    for volume in items(pod, "volumes"):
+        add("ConfigMap", volume.get("configMap"))
+        add("Secret", volume.get("secret"), "secretName")
+        add("PersistentVolumeClaim", volume.get("persistentVolumeClaim"), "claimName")
+        for source in items(volume.get("projected"), "sources"):
+            add("ConfigMap", source.get("configMap"))
+            add("Secret", source.get("secret"))
+    for container in items(pod, "containers") + items(pod, "initContainers"):
+        for env in items(container, "env"):
+            value_from = env.get("valueFrom") if isinstance(env.get("valueFrom"), dict) else {}
+            add("ConfigMap", value_from.get("configMapKeyRef"))
+            add("Secret", value_from.get("secretKeyRef"))
+        for source in items(container, "envFrom"):
+            add("ConfigMap", source.get("configMapRef"))
+            add("Secret", source.get("secretRef"))
+    for secret in items(pod, "imagePullSecrets"):
+        add("Secret", secret)
+    account = pod.get("serviceAccountName") or pod.get("serviceAccount")
+    if isinstance(account, str) and account:
+        found.add(("ServiceAccount", account))
+    return found
+
+
+def config_sources(volume):
+    """(kind, name, items, optional) of each ConfigMap or Secret a pod volume projects (projected ones too)."""
+    out = []
+    if not isinstance(volume, dict):
+        return out
+    for kind, node, key in (("ConfigMap", volume.get("configMap"), "name"), ("Secret", volume.get("secret"), "secretName")):
+        if isinstance(node, dict):
+            out.append((kind, node.get(key), node.get("items"), node.get("optional") is True))
+    projected = volume.get("projected") if isinstance(volume.get("projected"), dict) else {}
+    for source in projected.get("sources") or [] if isinstance(projected.get("sources"), list) else []:
+        for kind in ("ConfigMap", "Secret"):
+            node = source.get(kind[0].lower() + kind[1:]) if isinstance(source, dict) else None
+            if isinstance(node, dict):
+                out.append((kind, node.get("name"), node.get("items"), node.get("optional") is True))
+    return out
+
+
+def projected_key(items, rel):
+    """The key a volume source projects at relative path `rel`: the item whose `path` it is, else (no items)
+    the key of that name; None when it projects none there."""
+    if isinstance(items, list) and items:
+        return next((i.get("key") for i in items if isinstance(i, dict) and i.get("path") == rel), None)
+    return rel if "/" not in rel else None
+
+
+ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")  # validation.IsEnvVarName
+
+
+def config_reads(template, kind, name, key):
+    """Where a pod template reads key `key` of the ConfigMap or Secret `name`: [{"container": c, "env": VAR}]
+    for a variable it sets from it (`env` valueFrom, `envFrom` under its prefix), [{"container": c, "file":
+    path}] for a file a volume mounts from it (its items' paths, a `subPath` mount). What the fix must keep is
+    what these read, from whichever object supplies them."""
+    pod = template.get("spec") if isinstance(template, dict) else None
+    if not isinstance(pod, dict):
+        return []
+    reads = []
+    relpaths = {}  # volume name -> the relative paths the key is projected at
+    for volume in pod.get("volumes") or [] if isinstance(pod.get("volumes"), list) else []:
+        for k, n, items, _ in config_sources(volume):
+            if k == kind and n == name:
+                paths = [i.get("path") for i in items if isinstance(i, dict) and i.get("key") == key] \
+                    if isinstance(items, list) and items else [key]
+                relpaths.setdefault(volume.get("name"), []).extend(p for p in paths if isinstance(p, str))
+    ref_key = "configMapKeyRef" if kind == "ConfigMap" else "secretKeyRef"
+    from_key = "configMapRef" if kind == "ConfigMap" else "secretRef"
+    for container in (pod.get("containers") or []) + (pod.get("initContainers") or []):
+        if not isinstance(container, dict):
+            continue
+        where = container.get("name")
+        for source in container.get("envFrom") or []:
+            ref = source.get(from_key) if isinstance(source, dict) else None
+            if isinstance(ref, dict) and ref.get("name") == name and ENV_NAME.match(f"{source.get('prefix') or ''}{key}"):
+                reads.append({"container": where, "env": f"{source.get('prefix') or ''}{key}"})
+        for entry in container.get("env") or []:
+            ref = ((entry.get("valueFrom") or {}) if isinstance(entry, dict) else {}).get(ref_key)
+            if isinstance(ref, dict) and ref.get("name") == name and ref.get("key") == key:
+                reads.append({"container": where, "env": entry.get("name")})
+        for mount in container.get("volumeMounts") or []:
+            if not isinstance(mount, dict) or not isinstance(mount.get("mountPath"), str):
+                continue
+            for rel in relpaths.get(mount.get("name"), []):
+                if mount.get("subPath"):
+                    if mount["subPath"] == rel:
+                        reads.append({"container": where, "file": mount["mountPath"]})
+                else:
+                    reads.append({"container": where, "file": mount["mountPath"].rstrip("/") + "/" + rel})
+    unique = []
+    for read in reads:
+        if read not in unique:
+            unique.append(read)
+    return unique
+
+
+def selector_matches(selector, labels):
+    """Whether a label selector (`matchLabels`, `matchExpressions`: In, NotIn, Exists, DoesNotExist) selects
+    labels; an empty selector `{}` selects everything, a malformed one nothing."""
+    if not isinstance(selector, dict):
+        return False
+    labels = labels if isinstance(labels, dict) else {}
+    wanted = selector.get("matchLabels") or {}
+    if not isinstance(wanted, dict) or any(labels.get(k) != v for k, v in wanted.items()):
+        return False
+    for expr in selector.get("matchExpressions") or []:
+        if not isinstance(expr, dict):
+            return False
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels.get(key) in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            return False
+    return True
+
+
+def selected_pods(service, state):
+    selector = (service.get("spec") or {}).get("selector") or {}
+    namespace = service["metadata"].get("namespace")
+    return [p for p in state.by_kind.get(("Pod", namespace), []) if labels_match(p["metadata"].get("labels"), selector)]
+
+
+def policy_types(policy):
+    """The directions a NetworkPolicy isolates (`policyTypes`; Ingress, and Egress where it has egress rules,
+    when left out), as the API server defaults them."""
+    spec = policy.get("spec") if isinstance(policy.get("spec"), dict) else {}
+    declared = spec.get("policyTypes")
+    if isinstance(declared, list) and declared:
+        return [str(t) for t in declared]
+    return ["Ingress"] + (["Egress"] if spec.get("egress") is not None else [])
+
+
+def kind_plural(kind):
+    lowered = kind.lower()
+    if lowered.endswith("chaos"):
+        return lowered
+    if lowered.endswith("y"):
+        return lowered[:-1] + "ies"
+    if lowered.endswith("s"):
+        return lowered + "es"
+    return lowered + "s"
+
+
+# ---- reading: times, JSON integers, the embedded modules ------------------------------------------------------
+
+
+# RFC 3339's time-secfrac is "." 1*DIGIT: a fraction of any length (read to the microsecond)
+_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})", re.ASCII)
+
+
+def rfc3339(text):
+    """An RFC 3339 time (`2025-06-01T12:00:00Z`, an offset or `Z` required) as POSIX seconds; None otherwise."""
+    import datetime
+
+    if not isinstance(text, str) or len(text) > 1024:
+        return None
+    match = _RFC3339.fullmatch(text.strip())
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, fraction, zone = match.groups()
+    if zone in ("Z", "z"):
+        offset = datetime.timedelta(0)
+    else:
+        sign = -1 if zone[0] == "-" else 1
+        offset = sign * datetime.timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
+    # a leap second (`23:59:60Z`, RFC 3339 section 5.7) is the instant after 23:59:59, which datetime cannot hold
+    leap = second == "60"
+    try:
+        moment = datetime.datetime(int(year), int(month), int(day), int(hour), int(minute),
+                                   59 if leap else int(second),
+                                   int((fraction or "0").ljust(6, "0")[:6]), datetime.timezone(offset))
+    except ValueError:
+        return None
+    return moment.timestamp() + (1 if leap else 0)
+
+
+def json_int(text):
+    """A JSON integer: JSON sets no limit on its digits, Python's str-to-int conversion does (4300); one
+    longer than that is read as the nearest float (infinity), never refused as "not JSON"."""
+    return int(text) if len(text) <= 4000 else float(text)
+
+
+def _package_module(name):
+    """Inside the package (the corpus grades in process), the runtime's own module of that name (the Kyverno
+    matcher's package, the YAML reader); None in a standalone evaluator.py that embeds none: its grading
+    needs none."""
+    package = globals().get("__package__")  # absent where the evaluator runs as a script or exec'd text
+    if not package:
+        return None
+    import importlib
+
+    try:
+        return importlib.import_module({"kyverno": ".kyverno", "yaml": ".miniyaml"}.get(name, "." + name), package)
+    except ImportError:
+        return None
+
+
+def embedded_module(name):
+    """A module whose source the compiler embedded in this file as data; None when it embedded none.
+
+    `_YAML_SOURCE` is one module (`itbench_yaml`). `_KYVERNO_SOURCES` is a package (`itbench_kyverno`):
+    its modules as (name, source) pairs in dependency order, which import each other relatively, so each
+    runs as `itbench_kyverno.<name>`, registered in sys.modules before it runs; the module returned is
+    the last one, the package's entry point (the Kyverno matcher's `evaluate_policy`)."""
+    source = globals().get(f"_{name.upper()}_SOURCE")
+    if source:
+        module = types.ModuleType(f"itbench_{name}")
+        sys.modules.setdefault(f"itbench_{name}", module)
+        exec(compile(source, f"<itbench {name}>", "exec"), module.__dict__)  # noqa: S102 - our own embedded module
+        return module
+    sources = globals().get(f"_{name.upper()}_SOURCES")
+    if not sources:
+        return _package_module(name)
+    package = types.ModuleType(f"itbench_{name}")
+    package.__path__ = []  # a package: `from .values import ...` finds its modules in sys.modules
+    sys.modules[package.__name__] = package
+    module = None
+    for part, text in sources:
+        module = types.ModuleType(f"{package.__name__}.{part}")
+        module.__package__ = package.__name__
+        sys.modules[module.__name__] = module
+        setattr(package, part, module)
+        exec(compile(text, f"<itbench {name}/{part}.py>", "exec"), module.__dict__)  # noqa: S102 - embedded
+    return module
