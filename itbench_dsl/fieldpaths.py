@@ -1,7 +1,7 @@
 """Field paths of `mitigated when` predicates, against the vendored schemas; and their regular expressions.
 
 A predicate's path (`spec.ports[name="http"].targetPort`) is read by the evaluator from the object, or
-from its spec, its pod spec or a container (runtime/evaluator.lookup): `deployment "x" replicas`,
+from its spec, its pod spec or a container (runtime/state.lookup): `deployment "x" replicas`,
 `resources.limits.memory`. `field_type` walks the schema of the target's kind (validate.py's vendored
 schemas: Kubernetes, Chaos Mesh, Istio...) from each of those bases, the way the evaluator will, and
 returns the type of what the path reaches, or the step where no base goes on (with the names that

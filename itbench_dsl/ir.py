@@ -399,7 +399,7 @@ class Predicate:
     kind: str  # state | field | alert | scope | probe (path: [probe name, exit_code|stdout|stderr])
     target: Optional[ObjectRef] = None
     state: Optional[str] = None  # ready | exists | absent
-    # keys, indexes (int), selections ([key, value]) and parse steps ({"parse": "json"}): runtime.evaluator.walk
+    # keys, indexes (int), selections ([key, value]) and parse steps ({"parse": "json"}): runtime.state.walk
     path: list[Any] = field(default_factory=list)
     op: Optional[str] = None  # == != < <= > >= contains in matches exists `not exists`
     value: Any = None

@@ -19,6 +19,6 @@ KNOWN_ALERTS = STANDARD_ALERTS
 # condition. Any other object (a ConfigMap, a Service) is never "ready", so `ready` there is refused.
 # An Ingress is ready when a controller of its class would route each of its backends to ready pods.
 READY_KINDS = ("Deployment", "StatefulSet", "Pod", "Ingress")
-# The kinds that run to completion, which `complete` tests (runtime/evaluator.py, job_complete): a Job's
+# The kinds that run to completion, which `complete` tests (runtime/state.py, job_complete): a Job's
 # Complete condition (or its completions succeeded), a CronJob's last scheduled run succeeded.
 COMPLETE_KINDS = ("Job", "CronJob")

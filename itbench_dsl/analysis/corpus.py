@@ -2670,7 +2670,7 @@ def _field_edits(pred: dict) -> Iterator[tuple[str, object]]:
 
 def _edit_at(obj: dict, path: list, edit) -> bool:
     """Apply `edit` where the evaluator reads `path` on `obj` (from the object, its spec, its pod spec or a
-    container, runtime.evaluator.lookup), going on inside parsed text; False when the path reaches nothing."""
+    container, runtime.state.lookup), going on inside parsed text; False when the path reaches nothing."""
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     pod = spec.get("template", {}).get("spec", {}) if isinstance(spec.get("template"), dict) else spec
     for base in [obj, spec, pod] + [c for c in (pod.get("containers") or []) if isinstance(c, dict)]:

@@ -82,7 +82,7 @@ def diff(original, faulty, path: list, out: list, parse_strings: bool = False) -
 
     Dicts are compared key by key down to their leaves, on both sides: a field the fault adds is a
     change whose healthy state is `absent`, a field it removes keeps its healthy value. Lists of
-    objects are matched by identity (runtime.evaluator.IDENTITY_KEYS), never by position; a list
+    objects are matched by identity (runtime.state.IDENTITY_KEYS), never by position; a list
     without identity is one value. With `parse_strings` (a ConfigMap's data), JSON or YAML held in a
     string is compared as data: the path goes on inside it after a `{"parse": "json"}` (or `"yaml"`)
     step."""

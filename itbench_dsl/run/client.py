@@ -21,7 +21,7 @@ MAX_EXEC_OUTPUT = 1024 * 1024  # of each stream of a command run in a pod, what 
 
 def ready(obj: dict) -> bool:
     """A workload whose rollout is complete, or a Pod that is running and ready: the evaluator's own test
-    (runtime/evaluator.py `workload_ready`), so a run waits for exactly what grading calls ready. Other
+    (runtime/state.py `workload_ready`), so a run waits for exactly what grading calls ready. Other
     kinds are ready once they exist."""
     if obj.get("kind") not in WORKLOAD_KINDS and obj.get("kind") != "Pod":
         return True
