@@ -1030,6 +1030,47 @@ def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None, gra
                    state=_with_edit(state, key, set_hard(10)))
         yield Case(f"ResourceQuota {key[2]} raised, but below what the namespace runs", "mitigate", FAIL,
                    state=_with_edit(state, key, set_hard(0.5)))
+    elif str(faulty.get("apiVersion", "")).startswith("chaos-mesh.org/"):
+        yield from _chaos_edited_cases(key, faulty, state)
+
+
+def _experiment_of(obj: dict) -> tuple[str, dict | None]:
+    """(experiment kind, its spec) of a Chaos Mesh object, as it is held in `obj` (a Schedule's under its type's
+    name): an edit of the spec edits the object."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    if obj.get("kind") != "Schedule":
+        return str(obj.get("kind")), spec
+    kind = str(spec.get("type", ""))
+    inner = next((v for k, v in spec.items() if str(k).lower() == kind.lower()), None)
+    return kind, inner if isinstance(inner, dict) and isinstance(inner.get("selector"), dict) else None
+
+
+def _chaos_edited_cases(key: tuple, faulty: dict, state: dict) -> Iterator[Case]:
+    """A Chaos Mesh object a fault created, edited in place: selecting no pod, picking none by its mode (`fixed`
+    of value 0), or, for a NetworkChaos, acting toward no peer or dropping 0 % of the packets, passes (a
+    Schedule spawns its next experiment from the edited spec); kept with a smaller but real loss, fails."""
+    kind, inner = _experiment_of(faulty)
+    if inner is None:
+        return
+
+    def edit(change):
+        def apply(obj: dict) -> None:
+            change(_experiment_of(obj)[1])
+        return apply
+
+    name = f"{key[0]} {key[2]} kept"
+    yield Case(f"{name}, selecting no pod", "mitigate", PASS, state=_with_edit(state, key, edit(
+        lambda spec: spec.update(selector={**spec["selector"], "labelSelectors": {"corpus.itbench.dev/selects": "nothing"}}))))
+    yield Case(f"{name}, its mode picking no pod (fixed, value 0)", "mitigate", PASS,
+               state=_with_edit(state, key, edit(lambda spec: spec.update(mode="fixed", value="0"))))
+    if kind == "NetworkChaos" and isinstance(inner.get("target"), dict):
+        yield Case(f"{name}, its target picking no peer (fixed-percent, value 0)", "mitigate", PASS,
+                   state=_with_edit(state, key, edit(lambda spec: spec["target"].update(mode="fixed-percent", value="0"))))
+    if kind == "NetworkChaos" and inner.get("action") == "loss" and isinstance(inner.get("loss"), dict):
+        yield Case(f"{name}, a loss of 0 %", "mitigate", PASS,
+                   state=_with_edit(state, key, edit(lambda spec: spec["loss"].update(loss="0"))))
+        yield Case(f"{name}, a loss of 30 %", "mitigate", FAIL,
+                   state=_with_edit(state, key, edit(lambda spec: spec["loss"].update(loss="30"))))
 
 
 def _deny_edited_cases(key: tuple, faulty: dict, state: dict) -> Iterator[Case]:
@@ -1170,7 +1211,11 @@ def _copies_by_effect(obj: dict) -> Iterator[tuple[str, dict, str]]:
     directions, a DENY AuthorizationPolicy applied to its whole namespace (each the fault still); a chaos
     experiment selecting its pods by `expressionSelectors` with a percentage of every pod, as the experiment
     a Schedule spawns (left by `--cascade=orphan`), both the fault still, and that experiment stopped by its
-    controller (its duration over), no fault."""
+    controller (its duration over), no fault; a NetworkChaos copy with its selector and target swapped, or
+    partitioning what a loss of 100 % dropped, the fault still; a ResourceQuota copy stricter by a pod, of its
+    amounts under their other names (`requests.memory` for `memory`), or beside another key, the fault still."""
+    from ..runtime.state import number
+
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     if obj["kind"] == "NetworkPolicy":
         labels = (spec.get("podSelector") or {}).get("matchLabels")
@@ -1181,6 +1226,17 @@ def _copies_by_effect(obj: dict) -> Iterator[tuple[str, dict, str]]:
             deny = copy_data(obj)
             deny["spec"] = {"podSelector": {}, "policyTypes": list(spec.get("policyTypes") or ["Ingress"])}
             yield "a namespace-wide deny of its directions", deny, FAIL
+        return
+    if obj["kind"] == "ResourceQuota" and spec.get("hard") and not spec.get("scopes") and not spec.get("scopeSelector"):
+        hard = spec["hard"]
+        alias = {"memory": "requests.memory", "cpu": "requests.cpu", "pods": "count/pods"}
+        stricter = {r: str(int(number(v)) - 1) if r in ("pods", "count/pods") and number(v) else v for r, v in hard.items()}
+        if stricter != hard:
+            yield "a stricter quota (one pod fewer)", _with_hard(obj, stricter), FAIL
+        if any(r in alias for r in hard):
+            yield "a quota of its amounts under their other names", _with_hard(
+                obj, {alias.get(r, r): v for r, v in hard.items()}), FAIL
+        yield "a quota of its amounts beside another key", _with_hard(obj, {**hard, "configmaps": "1000"}), FAIL
         return
     if obj["kind"] == "AuthorizationPolicy" and spec.get("action") == "DENY" and spec.get("rules") \
             and (spec.get("targetRef") or spec.get("selector")):
@@ -1207,6 +1263,18 @@ def _copies_by_effect(obj: dict) -> Iterator[tuple[str, dict, str]]:
                          "expressionSelectors": _label_expressions(labels)}
     moved.update(mode="fixed-percent", value="100")
     yield "a copy selecting its pods by expressionSelectors, a fixed 100 percent of them", out, FAIL
+    target = inner.get("target") if kind == "NetworkChaos" else None
+    if isinstance(target, dict) and isinstance(target.get("selector"), dict):
+        swapped = copy_data(obj)
+        swap = _experiment_of(swapped)[1]
+        swap["selector"], swap["target"]["selector"] = copy_data(target["selector"]), copy_data(selector)
+        yield "a copy with its selector and target swapped (the same pods cut apart the other way)", swapped, FAIL
+    if kind == "NetworkChaos" and inner.get("action") == "loss" and number((inner.get("loss") or {}).get("loss")) == 100:
+        partition = copy_data(obj)
+        part = _experiment_of(partition)[1]
+        part["action"] = "partition"
+        part.pop("loss", None)
+        yield "a copy partitioning what it dropped", partition, FAIL
     if obj["kind"] == "Schedule":
         child = {"apiVersion": obj["apiVersion"], "kind": kind, "metadata": copy_data(obj["metadata"]),
                  "spec": copy_data(inner)}
@@ -1214,6 +1282,13 @@ def _copies_by_effect(obj: dict) -> Iterator[tuple[str, dict, str]]:
         stopped = copy_data(child)
         stopped["status"] = {"experiment": {"desiredPhase": "Stop"}}
         yield f"its {kind} experiment left, stopped (its duration over)", stopped, PASS
+
+
+def _with_hard(quota: dict, hard: dict) -> dict:
+    out = copy_data(quota)
+    out["spec"]["hard"] = hard
+    out.pop("status", None)
+    return out
 
 
 def _lifecycle_cases(spec: dict, found: Objects) -> Iterator[Case]:

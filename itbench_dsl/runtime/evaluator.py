@@ -36,8 +36,8 @@ import types
 # (backends/evaluator_file.py)
 from .state import (  # noqa: I001 - replaced by state.py's text in a bundle
     api_group, as_ref, as_stored, at, compare, compared, config_sources, container_request, decoded_secret,
-    DEFAULT_SHAPES, defaulted, earlier_pods, embedded_module, empty, EMPTY_STATE, ENV_NAME, gone, identity_key,
-    InputError, InvalidValue, job_complete, json_int, kind_groups, kind_plural, labels_match, lookup,
+    DEFAULT_SHAPES, defaulted, duration, earlier_pods, embedded_module, empty, EMPTY_STATE, ENV_NAME, gone,
+    identity_key, InputError, InvalidValue, job_complete, json_int, kind_groups, kind_plural, labels_match, lookup,
     lookup_bases, MISSING, nested, number, owns, owns_pod, parse_text, POD_BEHAVIOUR, pod_ready, pod_references,
     pod_requests, pod_reserves, pod_spec, POD_TEMPLATE_KINDS, pod_unstable, policy_types, projected_key,
     reached_from, ref_text, replaced, rfc3339, same, selected_pods, selector_matches, selects_same,
@@ -2314,18 +2314,20 @@ def _policy_isolates(policy, state) -> bool:
     return False
 
 
-QUOTA_PER_POD = {"pods": lambda c: 0, "cpu": ("requests", "cpu"), "memory": ("requests", "memory"),
-                  "requests.cpu": ("requests", "cpu"), "requests.memory": ("requests", "memory"),
-                  "limits.cpu": ("limits", "cpu"), "limits.memory": ("limits", "memory"),
+QUOTA_PER_POD = {"pods": lambda c: 0, "count/pods": lambda c: 0, "cpu": ("requests", "cpu"),
+                  "memory": ("requests", "memory"), "requests.cpu": ("requests", "cpu"),
+                  "requests.memory": ("requests", "memory"), "limits.cpu": ("limits", "cpu"),
+                  "limits.memory": ("limits", "memory"), "ephemeral-storage": ("requests", "ephemeral-storage"),
                   "requests.ephemeral-storage": ("requests", "ephemeral-storage"),
                   "limits.ephemeral-storage": ("limits", "ephemeral-storage")}
 
 
 def pod_amount(pod, resource):
-    """What one pod counts against a quota's `resource` (its containers' requests or limits; 1 for `pods`);
-    None when a container declares no amount of it: a quota on a compute resource makes admission refuse
-    such a pod (`must specify memory`), so the quota binds."""
-    if resource == "pods":
+    """What one pod counts against a quota's `resource` (its containers' requests or limits; 1 for `pods`,
+    `count/pods`; `memory` is `requests.memory`, as the quota system reads it); None when a container
+    declares no amount of it: a quota on a compute resource makes admission refuse such a pod (`must
+    specify memory`), so the quota binds."""
+    if resource in ("pods", "count/pods"):
         return 1.0
     side, name = QUOTA_PER_POD[resource]
     total = 0.0
@@ -2340,26 +2342,50 @@ def pod_amount(pod, resource):
     return total
 
 
-def _binds(quota, state) -> bool:
-    """Whether a ResourceQuota still refuses pods the namespace needs: every hard amount must admit what the
-    namespace's pods count against it (those not finished) and one more of its largest pod, the pod a
-    rolling update adds before it removes one; a pod that declares no amount of a compute resource the quota
-    limits is refused outright. An amount of another resource, or a quota with scopes (which pods it counts
-    is the scope's), is taken as binding."""
+def _refuses(quota, state, unread=True) -> bool:
+    """Whether a ResourceQuota refuses pods the namespace needs: some hard amount of a pod resource
+    (`QUOTA_PER_POD`) does not admit what the namespace's pods count against it (those not finished) and
+    one more of its largest pod, the pod a rolling update adds before it removes one; a pod that declares no
+    amount of a compute resource the quota limits is refused outright. `unread`: the verdict for an amount
+    of a resource the evaluator does not read, or a quota with scopes (which pods it counts is the scope's)."""
     spec = quota.get("spec") or {}
     if state is None or spec.get("scopes") or spec.get("scopeSelector"):
-        return True
+        return unread
     namespace = (quota.get("metadata") or {}).get("namespace")
     pods = [p for p in state.by_kind.get(("Pod", namespace), [])
             if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
     for resource, hard in (spec.get("hard") or {}).items():
         limit = number(hard)
         if resource not in QUOTA_PER_POD or limit is None:
-            return True
+            if unread:
+                return True
+            continue
         amounts = [pod_amount(p, resource) for p in pods]
         if any(a is None for a in amounts) or sum(amounts) + max(amounts, default=1.0) > limit:
             return True
     return False
+
+
+def _binds(quota, state) -> bool:
+    """Whether a ResourceQuota a fault created still refuses pods the namespace needs (`_refuses`); an amount
+    of another resource, or a quota with scopes, is taken as binding."""
+    return _refuses(quota, state)
+
+
+def _quota_twin(ref, want, state):
+    """The ResourceQuota of another name in the fault's namespace that refuses pods the namespace needs, as
+    Kubernetes enforces every quota of a namespace (`_refuses`, by the pods it refuses, not its amounts: a
+    stricter limit, `requests.memory` for `memory`, an extra key are the fault still). Amounts of resources
+    no pod counts against (`configmaps`) refuse no pod; a quota with scopes is no twin unless its acting
+    part is the fault's. The quotas of the healthy application (`state.known`) are not the fault's."""
+    namespace = want.get("namespace")
+    known = getattr(state, "known", set())
+    for quota in state.by_kind.get(("ResourceQuota", namespace), []):
+        name = str((quota.get("metadata") or {}).get("name"))
+        if name != ref["name"] and ("ResourceQuota", namespace, name) not in known \
+                and _refuses(quota, state, unread=False):
+            return quota
+    return None
 
 
 def _istio_rule_matches_all(rule) -> bool:
@@ -2543,10 +2569,11 @@ def _istio_acts(obj, state=None, fault=None) -> bool:
 def acts(obj, state=None, fault=None):
     """Whether an object a fault created still has its effect: a workload only while it runs pods, a pod only
     until it has finished (`Succeeded`, `Failed`), a Chaos Mesh experiment or schedule only while it is not
-    paused, a NetworkPolicy only while some pod it selects is isolated in a direction it declares with no
+    paused (and, read against the state and the fault's acting part, while it still does some of the fault's
+    harm: `_chaos_acts`), a NetworkPolicy only while some pod it selects is isolated in a direction it declares with no
     policy admitting it all traffic (read against the state's pods and policies), an Istio object only while
     Istio gives it an effect (`_istio_acts`), a ResourceQuota only while it refuses pods the namespace runs
-    (read against the state's pods). Anything else acts while it is there. `fault`: the acting part of the
+    (read against the state's pods: `_binds`). Anything else acts while it is there. `fault`: the acting part of the
     object as the fault made it (`acting`), which an object edited in place is read against."""
     kind = obj.get("kind")
     if kind in ("Deployment", "StatefulSet", "ReplicaSet"):
@@ -2562,6 +2589,9 @@ def acts(obj, state=None, fault=None):
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
     if str(obj.get("apiVersion", "")).startswith("chaos-mesh.org/") and annotations.get(CHAOS_PAUSE) == "true":
         return False
+    parts = _chaos_parts(obj) if api_group(obj.get("apiVersion")) == "chaos-mesh.org" else None
+    if parts is not None and state is not None and isinstance(fault, dict) and isinstance(fault.get("selector"), dict):
+        return _chaos_acts(obj, parts, fault, (obj.get("metadata") or {}).get("namespace"), state)
     return True
 
 
@@ -2586,23 +2616,77 @@ def _policy_rules(rules):
     return out
 
 
-def _chaos_acting(spec):
-    """What a Chaos Mesh experiment does to whom: its selector (namespaces in any order), action and mode;
-    its duration, its parameters and its schedule are how long and how hard, not whom and what. One without
-    a selector of its own (a Workflow, whose templates select) acts by its whole spec."""
+def _chaos_acting(kind, spec):
+    """What a Chaos Mesh experiment does to whom: its selector (namespaces in any order), action, mode, the
+    peers a NetworkChaos acts toward (`target`, `externalTargets`) and the harms it does (`_chaos_effects`:
+    none where its magnitude is nil); its duration, the size of its parameters and its schedule are how long
+    and how hard, not whom and what. One without a selector of its own (a Workflow, whose templates select)
+    acts by its whole spec."""
     if not isinstance(spec.get("selector"), dict):
         return {"spec": spec}
     selector = dict(spec.get("selector")) if isinstance(spec.get("selector"), dict) else {}
     if isinstance(selector.get("namespaces"), list):
         selector["namespaces"] = sorted(str(n) for n in selector["namespaces"])
-    return {"selector": selector, "action": spec.get("action"), "mode": spec.get("mode")}
+    out = {"selector": selector, "action": spec.get("action"), "mode": spec.get("mode"),
+           "effects": sorted(_chaos_effects(kind, spec))}
+    if kind == "NetworkChaos":
+        out.update(target=spec.get("target"), externalTargets=spec.get("externalTargets"))
+    return out
+
+
+def _some(value, parse) -> bool:
+    """Whether a Chaos Mesh magnitude (a percentage, a duration) is more than nothing; one left out or not
+    read is taken as some."""
+    amount = parse(value.strip().rstrip("%") if isinstance(value, str) and parse is number else value)
+    return amount is None or amount > 0
+
+
+# a NetworkChaos action's harm: packets dropped (a loss; a partition drops them all), delayed, duplicated,
+# corrupted, its field and how its magnitude reads
+NETEM = {"loss": ("drop", "loss", number), "delay": ("delay", "latency", duration),
+         "duplicate": ("duplicate", "duplicate", number), "corrupt": ("corrupt", "corrupt", number)}
+
+
+def _chaos_effects(kind, spec) -> set:
+    """The harms a Chaos Mesh experiment does, as classes, none where its magnitude is nil: a NetworkChaos
+    drops packets (`loss`, `partition`), delays, duplicates or corrupts them (`netem` any of those), limits
+    the bandwidth; a loss, duplication or corruption of 0 %, a delay of 0 (and no jitter) does nothing. An
+    HTTPChaos aborts, delays (not by 0), replaces or patches; with none of them it does nothing. An IOChaos
+    `latency` of 0 does nothing. Any other experiment does its action."""
+    spec = spec if isinstance(spec, dict) else {}
+    if kind == "NetworkChaos":
+        action = spec.get("action") or "delay"  # the CRD's default
+        if action in ("partition", "bandwidth"):
+            return {"drop" if action == "partition" else "bandwidth"}
+        out = set()
+        for name in (NETEM if action == "netem" else [action] if action in NETEM else []):
+            harm, field, parse = NETEM[name]
+            detail = spec.get(name) if isinstance(spec.get(name), dict) else None
+            if detail is None and action == "netem":
+                continue
+            detail = detail or {}
+            if _some(detail.get(field), parse) or (name == "delay" and detail.get("jitter") is not None
+                                                   and _some(detail.get("jitter"), duration)):
+                out.add(harm)
+        return out
+    if kind == "HTTPChaos":
+        out = {k for k in ("replace", "patch") if spec.get(k)}
+        if spec.get("abort") is True:
+            out.add("abort")
+        if spec.get("delay") is not None and _some(spec.get("delay"), duration):
+            out.add("delay")
+        return out
+    if kind == "IOChaos" and spec.get("action") == "latency" and spec.get("delay") is not None \
+            and not _some(spec.get("delay"), duration):
+        return set()
+    return {str(spec.get("action") or kind)}
 
 
 def acting(obj):
     """The part of an object a fault created that has its effect, whatever the object is called: equal for
     two objects of one kind that act alike. A NetworkPolicy's pod selector, directions (`policyTypes` as the
-    API server defaults them) and rules; a Chaos Mesh experiment's selector, action and mode (a Schedule's:
-    its type and its experiment's); an AuthorizationPolicy's selector or target, action and rules; a
+    API server defaults them) and rules; a Chaos Mesh experiment's selector, action, mode, peers and harms
+    (`_chaos_acting`; a Schedule's: its type and its experiment's); an AuthorizationPolicy's selector or target, action and rules; a
     PeerAuthentication's selector and modes; a ResourceQuota's amounts (by value) and scopes; anything else
     its whole content but its metadata and status, with the API server's defaults. An object that acts on
     its own namespace (all but a chaos experiment, whose selector names namespaces) carries it."""
@@ -2614,8 +2698,8 @@ def acting(obj):
             kind = str(spec.get("type", ""))
             # its experiment under the type's name, first letters lower case (`httpChaos`, `ioChaos`)
             inner = next((v for k, v in spec.items() if str(k).lower() == kind.lower()), None)
-            return _plain({"type": kind, **_chaos_acting(inner if isinstance(inner, dict) else {})})
-        return _plain(_chaos_acting(spec))
+            return _plain({"type": kind, **_chaos_acting(kind, inner if isinstance(inner, dict) else {})})
+        return _plain(_chaos_acting(kind, spec))
     if kind == "NetworkPolicy":
         part = {"podSelector": spec.get("podSelector"), "policyTypes": sorted(policy_types(obj)),
                 "ingress": _policy_rules(spec.get("ingress")), "egress": _policy_rules(spec.get("egress"))}
@@ -2739,15 +2823,65 @@ def _chaos_live(obj, spec) -> bool:
     return not (spec.get("mode") in ("fixed", "fixed-percent", "random-max-percent") and number(spec.get("value")) == 0)
 
 
+def _chaos_picks(where, namespace, state) -> set:
+    """The pods a Chaos Mesh selector with its mode picks (`where`: an experiment's spec or a NetworkChaos
+    `target`): those its selector selects (`_chaos_targets`), none when its mode picks none (a `fixed`,
+    `fixed-percent` or `random-max-percent` of value 0)."""
+    where = where if isinstance(where, dict) else {}
+    if where.get("mode") in ("fixed", "fixed-percent", "random-max-percent") and number(where.get("value")) == 0:
+        return set()
+    return _chaos_targets(where.get("selector"), namespace, state)
+
+
+def _chaos_harm(kind, spec, namespace, state, written=False):
+    """What a Chaos Mesh experiment does, read against the state: (its harms, `_chaos_effects`, or as the
+    fault's acting part lists them when `written`; the pods it
+    picks, `_chaos_picks`; for a NetworkChaos the peers toward which it acts: the pods its `target` picks and
+    its `externalTargets`, or None when it has neither, for all their traffic). A NetworkChaos' direction is
+    not part of it: packets dropped either way break every exchange between two pods."""
+    pods = _chaos_picks(spec, namespace, state)
+    peers = None
+    if kind == "NetworkChaos" and (isinstance(spec.get("target"), dict) or spec.get("externalTargets")):
+        peers = _chaos_picks(spec.get("target"), namespace, state) if isinstance(spec.get("target"), dict) else set()
+        peers |= {("external", str(t)) for t in spec.get("externalTargets") or []}
+    harms = {str(h) for h in spec.get("effects") or []} if written else _chaos_effects(kind, spec)
+    return harms, pods, peers
+
+
+def _harms_meet(fault, other) -> bool:
+    """Whether a Chaos Mesh experiment's harm (`_chaos_harm`) does some of the fault's: a harm of its class to
+    a pod it hit, and for a NetworkChaos between two pods it cut apart, whichever side selects which (no
+    peers: all the traffic of its pods)."""
+    (harms, pods, peers), (theirs, their_pods, their_peers) = fault, other
+    if not harms & theirs:
+        return False
+    same_way = bool(pods & their_pods) and (peers is None or their_peers is None or bool(peers & their_peers))
+    reversed_ = their_peers is not None and bool(pods & their_peers) and (peers is None or bool(peers & their_pods))
+    return same_way or reversed_
+
+
+def _chaos_acts(obj, parts, want, namespace, state) -> bool:
+    """Whether the fault's own Chaos Mesh object, as it now is, still does some of what it did: live
+    (`_chaos_live`) and doing some of the fault's harm (`_harms_meet`); where the fault's selector picks no pod
+    of the state, live and doing some harm."""
+    kind, spec = parts
+    if not _chaos_live(obj, spec):
+        return False
+    fault = _chaos_harm(want.get("type") or kind, want, namespace, state, written=True)
+    mine = _chaos_harm(kind, spec, namespace, state)
+    return _harms_meet(fault, mine) if fault[1] else bool(mine[0])
+
+
 def _chaos_twin(ref, want, state):
-    """The Chaos Mesh object of another name doing what the fault's does to a pod it did: an experiment of its
-    kind or a Schedule spawning one (a copy, the child a Schedule deleted with `--cascade=orphan` or paused
-    left running), with its action, live (`_chaos_live`), whose selector picks a pod the fault's selects
-    (`_chaos_targets`: by the pods, however the selector is spelled). None where the fault's selector picks
-    no pod of the state (then its acting part is compared as written)."""
+    """The Chaos Mesh object of another name doing some of what the fault's did (`_harms_meet`): an experiment
+    of its kind or a Schedule spawning one (a copy, the child a Schedule deleted with `--cascade=orphan` or
+    paused left running), live (`_chaos_live`), doing a harm of the fault's class to a pod it hit (between
+    the pods it cut apart, either way round: a partition drops what a loss of 100 % does), however its
+    selectors are spelled. None where the fault's selector picks no pod of the state (then its acting part
+    is compared as written)."""
     kind = want.get("type") or ref["kind"]
-    hit = _chaos_targets(want.get("selector"), ref.get("namespace"), state)
-    if not hit:
+    fault = _chaos_harm(kind, want, ref.get("namespace"), state, written=True)
+    if not fault[1]:
         return False
     own = (ref["kind"], ref.get("namespace") or None, ref["name"])
     for (k, namespace), objects in sorted(state.by_kind.items(), key=lambda e: (e[0][0], e[0][1] or "")):
@@ -2755,9 +2889,7 @@ def _chaos_twin(ref, want, state):
             parts = _chaos_parts(obj) if api_group(obj.get("apiVersion")) == "chaos-mesh.org" else None
             if parts is None or parts[0] != kind or (k, namespace, str(obj["metadata"].get("name", ""))) == own:
                 continue
-            spec = parts[1]
-            if spec.get("action") == want.get("action") and _chaos_live(obj, spec) \
-                    and _chaos_targets(spec.get("selector"), namespace, state) & hit:
+            if _chaos_live(obj, parts[1]) and _harms_meet(fault, _chaos_harm(kind, parts[1], namespace, state)):
                 return obj
     return None
 
@@ -2810,8 +2942,8 @@ def twin_acting(ref, state):
     (`ref["acting"]`, as the compiler read it off the fault's manifest) is that object's, and which acts
     (`acts`). Deleting the fault's object by name while a copy of it is left, or renaming it, undoes nothing;
     an object of the kind that acts otherwise (an allow-all policy the agent added) is no twin. A NetworkPolicy,
-    a Chaos Mesh object and a DENY AuthorizationPolicy are judged by their effect on what the state runs
-    (`_policy_twin`, `_chaos_twin`, `_istio_twin`)."""
+    a Chaos Mesh object, a DENY AuthorizationPolicy and a ResourceQuota are judged by their effect on what the
+    state runs (`_policy_twin`, `_chaos_twin`, `_istio_twin`, `_quota_twin`)."""
     want = ref.get("acting")
     if want is None:
         return None
@@ -2823,6 +2955,10 @@ def twin_acting(ref, state):
     if api_group(ref.get("apiVersion")) == "chaos-mesh.org" and isinstance(want.get("selector"), dict):
         found = _chaos_twin(ref, want, state)
         if found is not False:
+            return found
+    if ref["kind"] == "ResourceQuota":
+        found = _quota_twin(ref, want, state)
+        if found is not None:
             return found
     own = (ref["kind"], ref.get("namespace") or None, ref["name"])
     for (kind, namespace), objects in sorted(state.by_kind.items(), key=lambda e: (e[0][0], e[0][1] or "")):
@@ -2844,7 +2980,8 @@ def created_check(ref, state):
         return True, f"{ref_text(ref)} removed"
     if not acts(obj, state, ref.get("acting")):
         return True, f"{ref_text(ref)} no longer has the fault's effect (scaled to zero, finished, paused, " \
-                     "admitting all traffic, an Istio policy without effect, or a quota above what the namespace runs)"
+                     "admitting all traffic, an Istio policy without effect, a chaos experiment doing none of its " \
+                     "harm, or a quota above what the namespace runs)"
     return False, f"{ref_text(ref)} still present" + (" (being deleted: it acts until it is gone)" if terminating(obj) else "")
 
 

@@ -380,3 +380,44 @@ def test_a_dns_fault_leaves_the_whole_resolver_to_its_own_check():
     assert names("otel-frontend-failing-dns-policy")[
         "frontend: dnsPolicy None with the cluster DNS Service's IP, the namespace's searches and ndots:5"] == PASS
     assert _problems("otel-frontend-failing-dns-policy") == []
+
+
+def _mitigated(name: str):
+    """A library scenario posing `mitigate` beside its diagnosis, the prompt handing the agent Chaos Mesh's
+    kinds (tests/runtime/test_evaluator.MITIGATED)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "runtime"))
+    from test_evaluator import MITIGATED, bundle
+
+    return bundle(name + MITIGATED)[0]
+
+
+@pytest.mark.parametrize("name, musts", [
+    ("otel-checkout-payment-network-loss+", {
+        "Schedule postgresql-main kept, selecting no pod": PASS,
+        "Schedule postgresql-main kept, its mode picking no pod (fixed, value 0)": PASS,
+        "Schedule postgresql-main kept, its target picking no peer (fixed-percent, value 0)": PASS,
+        "Schedule postgresql-main kept, a loss of 0 %": PASS,
+        "Schedule postgresql-main kept, a loss of 30 %": FAIL,
+        "Schedule postgresql-main deleted, a copy with its selector and target swapped (the same pods cut apart "
+        "the other way)": FAIL,
+        "Schedule postgresql-main deleted, a copy partitioning what it dropped": FAIL}),
+    ("otel-checkout-insufficient-quota", {
+        "ResourceQuota prometheus-main deleted, a stricter quota (one pod fewer)": FAIL,
+        "ResourceQuota prometheus-main deleted, a quota of its amounts under their other names": FAIL,
+        "ResourceQuota prometheus-main deleted, a quota of its amounts beside another key": FAIL}),
+    ("sregym-namespace-memory-limit", {
+        "ResourceQuota memory-quota deleted, a quota of its amounts under their other names": FAIL,
+        "ResourceQuota memory-quota deleted, a quota of its amounts beside another key": FAIL}),
+])
+def test_created_objects_are_attacked_by_their_effect(name, musts):
+    """A chaos object or a quota the fault created, edited in place or replaced, is graded by what it still
+    does: neutralised it passes, its harm done otherwise (the other way round, a partition, a stricter or
+    respelled quota) it fails."""
+    s = _mitigated(name.rstrip("+")) if name.endswith("+") else scenario(name)
+    spec, cases = all_cases(s)
+    found = {c.name: c for c in cases}
+    for what, want in musts.items():
+        assert what in found and found[what].want == want, what
+        assert found[what].run(spec)[0], what

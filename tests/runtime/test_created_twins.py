@@ -320,3 +320,79 @@ def test_a_deny_policy_copy_written_otherwise_fails_and_one_denying_else_passes(
     other["spec"]["rules"] = [{"to": [{"operation": {"methods": ["POST"]}}]}]
     verdict = mitigate(GATEWAY, _solved_with(GATEWAY, other))
     assert verdict["passed"], failed(verdict)
+
+
+# ---- by effect: the fault's own object edited in place, a twin by its harm --------------------------------
+
+NETLOSS = "otel-checkout-payment-network-loss" + MITIGATED  # a Schedule of NetworkChaos: loss 100% checkout -> payment
+KINDS[NETLOSS] = "Schedule"
+MEMQUOTA = "sregym-namespace-memory-limit"  # a ResourceQuota `memory: 1Gi` on pods that request no memory
+KINDS[MEMQUOTA] = "ResourceQuota"
+
+
+def _network(obj: dict) -> dict:
+    return obj["spec"]["networkChaos"]
+
+
+@pytest.mark.parametrize("edit", [
+    lambda s: s.update(selector={"labelSelectors": {"app": "nothing-runs-this"}, "namespaces": ["otel-demo"]}),
+    lambda s: s.update(mode="fixed", value="0"),  # picks no pod
+    lambda s: s["loss"].update(loss="0"),  # drops no packet
+    lambda s: s["target"].update(mode="fixed-percent", value="0"),  # toward no peer
+])
+def test_the_fault_chaos_object_neutralised_in_place_passes(edit):
+    schedule = _created(NETLOSS)
+    edit(_network(schedule))
+    verdict = mitigate(NETLOSS, _solved_with(NETLOSS, schedule))
+    assert verdict["passed"], failed(verdict)
+
+
+def test_the_fault_chaos_object_kept_with_some_of_its_effect_fails():
+    schedule = _created(NETLOSS)
+    _network(schedule)["loss"].update(loss="30")  # how hard, not what: packets still dropped
+    assert not _created_check(NETLOSS, mitigate(NETLOSS, _solved_with(NETLOSS, schedule)))["passed"]
+    schedule = _created(NETLOSS)
+    _network(schedule)["selector"]["labelSelectors"] = {"app.kubernetes.io/name": "checkout"}  # the same pods
+    assert not _created_check(NETLOSS, mitigate(NETLOSS, _solved_with(NETLOSS, schedule)))["passed"]
+
+
+def test_a_chaos_twin_is_recognised_by_its_harm_not_its_text():
+    original = _network(_created(NETLOSS))
+    reversed_ = _renamed(_created(NETLOSS), "x")  # payment -> checkout dropped: every exchange still fails
+    _network(reversed_)["selector"], _network(reversed_)["target"]["selector"] = \
+        copy.deepcopy(original["target"]["selector"]), copy.deepcopy(original["selector"])
+    partition = _renamed(_created(NETLOSS), "y")  # a partition drops what a loss of 100% drops
+    _network(partition)["action"] = "partition"
+    del _network(partition)["loss"]
+    for twin in (reversed_, partition):
+        check = _created_check(NETLOSS, mitigate(NETLOSS, _solved_with(NETLOSS, twin)))
+        assert not check["passed"] and "does what it did" in check["detail"], twin["metadata"]["name"]
+    delay = _renamed(_created(NETLOSS), "z")  # another harm between the same pods is not the fault's
+    _network(delay).update(action="delay", delay={"latency": "10ms"})
+    del _network(delay)["loss"]
+    elsewhere = _renamed(_created(NETLOSS), "w")  # the same harm between other pods
+    _network(elsewhere)["target"]["selector"]["labelSelectors"] = {"app.kubernetes.io/component": "currency"}
+    for other in (delay, elsewhere):
+        verdict = mitigate(NETLOSS, _solved_with(NETLOSS, other))
+        assert verdict["passed"], (other["metadata"]["name"], failed(verdict))
+
+
+@pytest.mark.parametrize("name, hard, passes", [
+    (QUOTA, {"pods": "24"}, False),  # stricter than the fault's: refuses the next pod sooner
+    (QUOTA, {"count/pods": "25"}, False),  # the same limit, spelled as an object count
+    (QUOTA, {"pods": "25", "configmaps": "100"}, False),  # an extra key
+    (QUOTA, {"pods": "1000", "configmaps": "100"}, True),  # room for every pod: a quota on another resource refuses none
+    (MEMQUOTA, {"requests.memory": "1Gi"}, False),  # `memory` is `requests.memory`
+    (MEMQUOTA, {"memory": "1Gi", "pods": "1000"}, False),
+    (MEMQUOTA, {"memory": "512Mi"}, False),
+    (MEMQUOTA, {"limits.memory": "100Gi"}, False),  # the pods declare no memory limit: refused as well
+    (MEMQUOTA, {"pods": "1000"}, True),
+])
+def test_a_quota_twin_is_judged_by_the_pods_it_refuses(name, hard, passes):
+    twin = _renamed(_created(name), "mem")
+    twin["spec"]["hard"] = hard
+    twin.pop("status", None)
+    verdict = mitigate(name, _solved_with(name, twin))
+    assert verdict["passed"] == passes, failed(verdict)
+    if not passes:
+        assert "mem does what it did" in _created_check(name, verdict)["detail"]
