@@ -39,6 +39,10 @@ STATE_TASKS = ("mitigate", "policy")  # the tasks graded on the state alone
 SETTLE_MIN = 3.0  # seconds: the least a settle waits (kwok's stages apply within ~1 s)
 SETTLE_QUIET = 2.0  # seconds the workloads and pods must stay unchanged to count as settled
 SETTLE_MAX = 30.0  # seconds: the most a settle waits
+# seconds: the most the settle after the solution waits for the workloads' rollouts to finish. A controller
+# whose pods admission refused (a quota) retries with a growing backoff, as long as the refusals lasted, and
+# changes nothing meanwhile: quiet is not settled while a rollout is pending
+SETTLE_ROLLOUT = 90.0
 COMMAND_TIMEOUT = 60.0  # seconds a solution's command may run
 _UNSCRIPTABLE = re.compile(r"<[^>]+>|\bkubectl\b[^|;&]*\s(edit|exec\s+-it|port-forward|logs\s+-f)\b|\{\{")
 
@@ -154,7 +158,7 @@ def observe_scenario(scenario, bundle_dir: Path, kubeconfig: str, *, cluster_dir
         obs.solution = _solve(scenario, bundle, run, kubectl, kubeconfig, work, say)
         if cluster_dir is not None:
             _config_stages(run, bundle, cluster_dir, stages, say)
-        _settle(run, say)
+        _settle(run, say, rollout=True)
         obs.states["solved"] = _capture(run, derived["solved"])
         obs.status = "observed"
     except (ClusterError, RunFailure, OSError, subprocess.SubprocessError) as exc:
@@ -242,9 +246,23 @@ def _around(before: str, after: str) -> str:
     return f"{before[:60]}... at {at}: {before[max(0, at - 80):at + 80]!r} -> {after[max(0, at - 80):at + 80]!r}"
 
 
-def _settle(run, say: Callable[[str], None]) -> None:
+def _rolling(run) -> list[str]:
+    """The workloads of the bundle whose rollout has not finished (`workload_ready`, as `kubectl rollout
+    status` judges it)."""
+    from ..runtime.state import workload_ready
+
+    out = []
+    for ref in run.bundle.workloads:
+        obj = run.cluster.get(ref)
+        if obj is not None and not workload_ready(obj, zero_ok=True):
+            out.append(f"{ref.namespace}/{ref.kind}/{ref.name}")
+    return out
+
+
+def _settle(run, say: Callable[[str], None], rollout: bool = False) -> None:
     """Wait until the workloads and pods stop changing (SETTLE_QUIET seconds), at least SETTLE_MIN and at
-    most SETTLE_MAX seconds."""
+    most SETTLE_MAX seconds; with `rollout` (after the solution), also until every workload's rollout has
+    finished, at most SETTLE_ROLLOUT seconds."""
     started = time.monotonic()
     last, since, changed = None, started, ""
     while True:
@@ -255,10 +273,15 @@ def _settle(run, say: Callable[[str], None]) -> None:
             if last is not None:  # what moved, for the note when it never stops
                 changed = next((_around(a, b) for a, b in zip(last.splitlines(), view.splitlines()) if a != b), "")
             last, since = view, now
-        if now - started >= SETTLE_MIN and now - since >= SETTLE_QUIET:
+        quiet = now - started >= SETTLE_MIN and now - since >= SETTLE_QUIET
+        pending = _rolling(run) if rollout and quiet else []
+        if quiet and not pending:
             return
-        if now - started >= SETTLE_MAX:
-            say(f"still changing after {SETTLE_MAX:g} s: captured as it is (last change: {changed})")
+        if pending and now - started >= SETTLE_ROLLOUT:
+            say(f"rollouts not finished after {SETTLE_ROLLOUT:g} s: captured as they are ({', '.join(pending[:3])})")
+            return
+        if not quiet and now - started >= max(SETTLE_MAX, SETTLE_ROLLOUT if rollout else 0):
+            say(f"still changing after {now - started:.0f} s: captured as it is (last change: {changed})")
             return
 
 

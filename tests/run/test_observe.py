@@ -319,3 +319,37 @@ def test_the_defaulting_model_agrees_with_the_servers_dry_run(plane):
                                     f"server {'(absent)' if seen is KeyError else repr(seen)}")
     assert compared > 100  # the model defaults something in most manifests
     assert not disagree, f"{len(disagree)} of {compared} defaulted fields differ:\n" + "\n".join(sorted(set(disagree))[:40])
+
+
+def test_the_settle_after_a_solution_waits_for_a_pending_rollout(monkeypatch):
+    """A controller whose pods admission refused (a quota) retries after a backoff and changes nothing
+    meanwhile: quiet is not settled after the solution while a rollout is pending (the observed solved
+    state of otel-checkout-insufficient-quota had caught checkout at 1 of 2 replicas)."""
+    from types import SimpleNamespace
+
+    from itbench_dsl.run import observe
+    from itbench_dsl.run.lifecycle import Ref
+
+    calls = {"n": 0}
+    pending = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "checkout", "generation": 2},
+               "spec": {"replicas": 2},
+               "status": {"observedGeneration": 2, "replicas": 1, "readyReplicas": 1, "updatedReplicas": 1,
+                          "availableReplicas": 1}}
+    done = {**pending, "status": {**pending["status"], "replicas": 2, "readyReplicas": 2, "updatedReplicas": 2,
+                                  "availableReplicas": 2}}
+
+    def get(ref):
+        calls["n"] += 1
+        return pending if calls["n"] < 4 else done
+
+    ref = Ref("apps/v1", "Deployment", "otel-demo", "checkout")
+    run = SimpleNamespace(bundle=SimpleNamespace(workloads=[ref]), cluster=SimpleNamespace(get=get))
+    monkeypatch.setattr(observe, "_pod_view", lambda run: "quiet")  # nothing moves while the controller backs off
+    monkeypatch.setattr(observe, "SETTLE_MIN", 0.0)
+    monkeypatch.setattr(observe, "SETTLE_QUIET", 0.0)
+    monkeypatch.setattr(observe.time, "sleep", lambda s: None)
+    observe._settle(run, print, rollout=True)
+    assert calls["n"] >= 4  # it waited until the rollout finished
+    calls["n"] = 0
+    observe._settle(run, print)  # the other settles: quiet is enough
+    assert calls["n"] == 0
