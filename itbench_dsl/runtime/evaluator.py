@@ -2862,14 +2862,20 @@ def _harms_meet(fault, other) -> bool:
 
 def _chaos_acts(obj, parts, want, namespace, state) -> bool:
     """Whether the fault's own Chaos Mesh object, as it now is, still does some of what it did: live
-    (`_chaos_live`) and doing some of the fault's harm (`_harms_meet`); where the fault's selector picks no pod
-    of the state, live and doing some harm."""
+    (`_chaos_live`) and doing some of the fault's harm (`_harms_meet`); where the state holds none of what the
+    fault's harm was done to (`_readable`), live and doing some harm."""
     kind, spec = parts
     if not _chaos_live(obj, spec):
         return False
     fault = _chaos_harm(want.get("type") or kind, want, namespace, state, written=True)
     mine = _chaos_harm(kind, spec, namespace, state)
-    return _harms_meet(fault, mine) if fault[1] else bool(mine[0])
+    return _harms_meet(fault, mine) if _readable(fault) else bool(mine[0])
+
+
+def _readable(harm) -> bool:
+    """Whether the state holds what the fault's chaos harm was done to: a pod its selector picks and, for a
+    NetworkChaos with a target, a peer (without them its effect cannot be read against the state)."""
+    return bool(harm[1]) and (harm[2] is None or bool(harm[2]))
 
 
 def _chaos_twin(ref, want, state):
@@ -2877,11 +2883,11 @@ def _chaos_twin(ref, want, state):
     of its kind or a Schedule spawning one (a copy, the child a Schedule deleted with `--cascade=orphan` or
     paused left running), live (`_chaos_live`), doing a harm of the fault's class to a pod it hit (between
     the pods it cut apart, either way round: a partition drops what a loss of 100 % does), however its
-    selectors are spelled. None where the fault's selector picks no pod of the state (then its acting part
-    is compared as written)."""
+    selectors are spelled. None where the fault's selector picks no pod of the state, or its target no peer
+    (`_readable`; then its acting part is compared as written)."""
     kind = want.get("type") or ref["kind"]
     fault = _chaos_harm(kind, want, ref.get("namespace"), state, written=True)
-    if not fault[1]:
+    if not _readable(fault):
         return False
     own = (ref["kind"], ref.get("namespace") or None, ref["name"])
     for (k, namespace), objects in sorted(state.by_kind.items(), key=lambda e: (e[0][0], e[0][1] or "")):

@@ -396,3 +396,11 @@ def test_a_quota_twin_is_judged_by_the_pods_it_refuses(name, hard, passes):
     assert verdict["passed"] == passes, failed(verdict)
     if not passes:
         assert "mem does what it did" in _created_check(name, verdict)["detail"]
+
+
+def test_the_fault_chaos_object_kept_is_the_fault_where_the_state_lacks_its_peers():
+    # without the target's pods in the state, the harm cannot be read: kept and live, it acts
+    state = derived(NETLOSS, "faulty")
+    state["resources"]["items"] = [o for o in state["resources"]["items"]
+                                   if not (o["kind"] in ("Pod", "Deployment") and "payment" in o["metadata"]["name"])]
+    assert not _created_check(NETLOSS, mitigate(NETLOSS, state))["passed"]
