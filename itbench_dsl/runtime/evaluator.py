@@ -2058,13 +2058,21 @@ def quantity_moved(path, observed, change):
 PROBE_ACTIONS = ("httpGet", "tcpSocket", "exec", "grpc")
 
 
-def probe_action(probe):
+def probe_action(probe, container=None):
     """What a probe checks, without when and how often: its handler (`httpGet`, `tcpSocket`, `exec`, `grpc`);
     None for anything that is no probe. A liveness probe's timing (`initialDelaySeconds`, `periodSeconds`,
-    `failureThreshold`) only says when the kubelet acts on the check's failures, never whether it fails."""
+    `failureThreshold`) only says when the kubelet acts on the check's failures, never whether it fails.
+    Given the container holding the probe, a named port is the number the kubelet probes: the container's
+    port of that name (`port: http` where the container declares 8080 `http` is 8080)."""
     if not isinstance(probe, dict) or not any(k in probe for k in PROBE_ACTIONS):
         return None
-    return {k: probe[k] for k in PROBE_ACTIONS if k in probe}
+    action = {k: probe[k] for k in PROBE_ACTIONS if k in probe}
+    names = container_ports([{"spec": {"containers": [container]}}])[0] if isinstance(container, dict) else {}
+    for k in ("httpGet", "tcpSocket", "grpc"):
+        handler = action.get(k)
+        if isinstance(handler, dict) and isinstance(handler.get("port"), str) and handler["port"] in names:
+            action[k] = {**handler, "port": names[handler["port"]]}
+    return action
 
 
 def flag_outcomes(flag):
@@ -3080,8 +3088,9 @@ def probes_relieved(fault, state):
         healthy = {**probe, **{k: c.get("healthy") for k, c in changes.items()}}
         now, want = probe_budget(probe), probe_budget(healthy)
         startup = at(obj, [*path[:-1], "startupProbe"]) if path[-1] != "startupProbe" else MISSING
+        container = at(obj, path[:-1])
         if isinstance(startup, dict) and probe_action(startup) is not None and \
-                probe_action(startup) == probe_action(probe):
+                probe_action(startup, container) == probe_action(probe, container):
             # the kubelet runs no liveness or readiness probe before the startup probe succeeds: the start-up
             # wait is the startup probe's, and once it succeeds the same check succeeds for the probe too
             now += probe_budget(startup)

@@ -84,6 +84,9 @@ HEALTH = {"httpGet": {"path": "/health", "port": 8080}}
     ({**HEALTH, "periodSeconds": 10, "failureThreshold": 30}, None, True),  # the kubelet waits for it first
     ({**HEALTH, "periodSeconds": 1, "failureThreshold": 1}, None, False),  # a guard with no wait
     ({"tcpSocket": {"port": 9}, "periodSeconds": 10, "failureThreshold": 30}, None, False),  # another check
+    # the container's name for 8080: the kubelet probes the same port
+    ({"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": 10, "failureThreshold": 30}, None, True),
+    ({"httpGet": {"path": "/health", "port": "admin"}, "periodSeconds": 10, "failureThreshold": 30}, None, False),
     (None, {"exec": {"command": ["true"]}}, True),  # a check that cannot fail
     (None, {"exec": {"command": ["sh", "-c", "exit 0"]}}, True),
     (None, {"exec": {"command": ["sh", "-c", "curl -f localhost:8080/health"]}}, False),
