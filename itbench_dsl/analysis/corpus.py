@@ -652,12 +652,14 @@ def _resolver_cases(found: Objects, entry: dict) -> Iterator[Case]:
             return True
         return edit
 
-    for text, edit, want in (("ClusterFirstWithHostNet (no host network: the cluster's resolver)",
-                              policy("ClusterFirstWithHostNet"), PASS),
-                             ("None with the cluster DNS Service's IP, the namespace's searches and ndots:5",
-                              policy("None", "10.96.0.10"), PASS),
-                             ("None with another nameserver, the namespace's searches and ndots:5",
-                              policy("None", "8.8.8.8"), FAIL)):
+    cases = [("ClusterFirstWithHostNet (no host network: the cluster's resolver)", policy("ClusterFirstWithHostNet"), PASS),
+             ("None with the cluster DNS Service's IP, the namespace's searches and ndots:5", policy("None", "10.96.0.10"),
+              PASS),
+             ("None with another nameserver, the namespace's searches and ndots:5", policy("None", "8.8.8.8"), FAIL)]
+    if change.get("faulty") != "Default":
+        # every other DNS field of the fault healthy (its nameserver gone), the pods given the node's resolver
+        cases.append(("Default (the node's resolver), the fault's dnsConfig removed", policy("Default"), FAIL))
+    for text, edit, want in cases:
         state = _edited(found.solved, key, edit)
         if state is None:
             continue
@@ -771,12 +773,16 @@ def _guarded_probe_cases(found: Objects, fault: dict, every: dict) -> Iterator[C
 
 def _part_relieves(fault: dict, change: dict | None, solved: dict) -> bool:
     """Whether one part of a fault undone by any, restored alone, stops it, read off the spec: with probes the
-    fault made aggressive, only when each then gives the container at least PROBE_SHARE of its healthy wait.
+    fault made aggressive, only when each then gives the container at least PROBE_SHARE of its healthy wait;
+    with a resolver it changed, only through the pods' dnsPolicy (their DNS config alone restores no resolver).
     The probe's fields the fault left alone (a failureThreshold of 1) are read from the solved object, as the
     evaluator reads them from the observed one."""
-    from ..runtime.evaluator import probe_budget, PROBE_SHARE, timed_probes
+    from ..runtime.evaluator import dns_path, probe_budget, PROBE_SHARE, timed_probes
     from ..runtime.state import at
 
+    policies = [c for e in fault["fields"] for c in e["changes"] if dns_path(c["path"]) and c["path"][-1] == "dnsPolicy"]
+    if change is not None and dns_path(change["path"]) and policies and change not in policies:
+        return False  # the fault's dnsConfig undone while its dnsPolicy stays (`None` without it resolves nothing)
     for ref, path, changes in timed_probes(fault).values():
         obj = solved.get((ref["kind"], ref.get("namespace"), ref["name"]))
         probe = at(obj, path) if obj is not None else None

@@ -1897,9 +1897,49 @@ def dns_path(path):
 def resolver_restored(entry, obj, state):
     """Whether the pods of `obj` resolve names as the healthy ones did (`pod_resolver`), the fault's DNS
     changes (of `entry`, all of them where it is one part of a fault) at their healthy values or absent."""
+    now, healthy = resolvers(entry, obj, state)
+    return now is not None and now == healthy
+
+
+def resolver_serves(now, healthy):
+    """Whether a pod's resolver (`pod_resolver`) resolves names where the healthy one did: the healthy first
+    nameserver first (the resolver asks the next ones only when it does not answer), the healthy search
+    domains first, the healthy options kept. Nameservers and searches appended after them (a `dnsConfig`
+    beside `ClusterFirst`) change nothing of it; another first nameserver (`Default`: the node's) does."""
+    if now is None or healthy is None:
+        return False
+    (servers, searches, options), (want_servers, want_searches, want_options) = now, healthy
+    return servers[:1] == want_servers[:1] and searches[:len(want_searches)] == want_searches and \
+        set(want_options) <= set(options)
+
+
+def resolvers_relieved(fault, state):
+    """Whether the pods of each object whose DNS settings a fault changed resolve names again where the healthy
+    ones did (`resolver_serves`), whichever of its changes undid that. (ok, detail) each."""
+    out = []
+    for entry in fault["fields"]:
+        if not any(dns_path(c["path"]) for c in entry["changes"]):
+            continue
+        obj = state.get(entry["object"])
+        if obj is None or terminating(obj):
+            out.append((False, f"{ref_text(entry['object'])} is {'missing' if obj is None else 'being deleted'}"))
+            continue
+        now, healthy = resolvers(entry, obj, state)
+        ok = resolver_serves(now, healthy)
+        out.append((ok, f"{ref_text(entry['object'])}'s pods resolve names " + (
+            "where the healthy ones did" if ok else
+            f"through {', '.join(now[0]) or 'no nameserver'} first, not {', '.join(healthy[0]) if healthy else '?'}"
+            if now is not None else "through a dnsPolicy the API server refuses")))
+    return out
+
+
+def resolvers(entry, obj, state):
+    """The resolver the pods of `obj` get now and the one they got with the fault's DNS changes (of `entry`,
+    all of them where it is one part of a fault) at their healthy values or absent (`pod_resolver`); (None,
+    None) where it changed none."""
     changes = [c for c in entry.get("siblings", entry["changes"]) if dns_path(c["path"])]
     if not changes:
-        return False
+        return None, None
     healthy = json.loads(json.dumps(obj))
     for c in changes:
         *parents, last = c["path"]
@@ -1907,14 +1947,13 @@ def resolver_restored(entry, obj, state):
         for key in parents:  # the DNS settings are maps all the way down
             node = node.setdefault(key, {}) if isinstance(node, dict) and isinstance(key, str) else None
         if not isinstance(node, dict) or not isinstance(last, str):
-            return False
+            return None, None
         if c.get("absent") or c.get("healthy") is None:
             node.pop(last, None)
         else:
             node[last] = c["healthy"]
     namespace = (obj.get("metadata") or {}).get("namespace")
-    now = pod_resolver(pod_spec(obj), namespace, state)
-    return now is not None and now == pod_resolver(pod_spec(healthy), namespace, state)
+    return pod_resolver(pod_spec(obj), namespace, state), pod_resolver(pod_spec(healthy), namespace, state)
 
 
 def _fields_hold(entry, obj, state):
@@ -3148,15 +3187,19 @@ def mitigation_checks(spec, state, checks):
         if fault.get("placed") and not all(part[1] for part in parts):
             parts = placed_parts(fault, parts, state)
         if fault["undone_by"] == "any" and len(parts) > 1:
-            relief = probes_relieved(fault, state)
-            if relief and all(ok for ok, _ in relief):
-                # judged by its effect: no probe the fault made aggressive acts before the container starts
-                # (a startup probe guarding it, a check that cannot fail), whatever its own timing fields say
-                parts.insert(0, ("probes", True, "; ".join(d for _, d in relief)))
-            elif not all(ok for ok, _ in relief):
-                # a part undone (a grace period, one timing field) that leaves the probe acting is no undoing
-                still = "; ".join(d for ok, d in relief if not ok)
+            # judged by its effect: no probe the fault made aggressive acts before the container starts (a
+            # startup probe guarding it, a check that cannot fail), whatever its own timing fields say; the pods
+            # whose resolver it changed resolve names where the healthy ones did, whichever field undid it
+            reliefs = [(what, relief) for what, relief in (("probes", probes_relieved(fault, state)),
+                                                           ("resolver", resolvers_relieved(fault, state))) if relief]
+            still = "; ".join(d for _, relief in reliefs for ok, d in relief if not ok)
+            if still:
+                # a part undone (a grace period, one timing field, the nameserver beside the node's resolver)
+                # that leaves the fault acting is no undoing
                 parts = [(i, False, f"{d}, but {still}" if ok else d) for i, ok, d in parts]
+            else:
+                for what, relief in reversed(reliefs):
+                    parts.insert(0, (what, True, "; ".join(d for _, d in relief)))
             undone = [part for part in parts if part[1]]
             checks.append({"id": f"fault.{index}.{fault['fault']}", "passed": bool(undone), "detail": (
                 f"undone through {undone[0][0]}: {undone[0][2]}" if undone else

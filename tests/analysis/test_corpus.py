@@ -380,3 +380,15 @@ def test_a_dns_fault_leaves_the_whole_resolver_to_its_own_check():
     assert names("otel-frontend-failing-dns-policy")[
         "frontend: dnsPolicy None with the cluster DNS Service's IP, the namespace's searches and ndots:5"] == PASS
     assert _problems("otel-frontend-failing-dns-policy") == []
+
+
+def test_a_dns_fault_undone_by_any_part_is_attacked_with_the_nodes_resolver():
+    """A DNS fault undone by any part: its nameserver removed while the pods get `dnsPolicy: Default` (the
+    node's resolver, no cluster Service) leaves it acting, and so does its dnsConfig restored alone beside its
+    `None` (no nameserver at all); the cluster's policy restored beside the nameserver undoes it."""
+    cases = names("sregym-wrong-dns-policy-hotel-reservation")
+    assert cases["profile: dnsPolicy Default (the node's resolver), the fault's dnsConfig removed"] == FAIL
+    undone = {name: want for name, want in cases.items() if name.startswith("`external_dns_resolver`")}
+    assert [w for n, w in undone.items() if "dnsConfig.nameservers alone" in n] == [FAIL], undone
+    assert [w for n, w in undone.items() if "dnsPolicy alone" in n] == [PASS], undone
+    assert _problems("sregym-wrong-dns-policy-hotel-reservation") == []
