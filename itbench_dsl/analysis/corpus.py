@@ -15,6 +15,7 @@ scenario's own plan, each with the verdict it must get:
   another flag turned on, the named one healthy.
   Right ones: the solved and healthy states, an object the pods need recreated as it was or deleted once read as
   `optional`, a ConfigMap or Secret the fault deleted recreated under another name its readers are pointed at,
+  a ConfigMap recreated with its data under `binaryData` where volumes alone read it (a variable reading it: fail),
   flagd pointed at a new ConfigMap of its healthy flags (the named one, unread, with a flag turned on), a pod of an older ReplicaSet of a workload, a debugging pod without the application's labels,
   a created object left but without its effect (a
   NetworkPolicy beside another admitting all, or admitting the calls the call graph shows and DNS (without
@@ -68,6 +69,7 @@ fooled by one), and `benchmarks/corpus.py` reports the false passes and false fa
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import re
@@ -506,6 +508,12 @@ def _deleted_config_cases(m: dict, found: Objects) -> Iterator[Case]:
         yield Case(f"{name}: the named {kind} recreated with other data", "mitigate", FAIL,
                    state=render(_edited(found.solved, key, lambda o: o.update(_other_data(o, entry.get("forms") or {}))),
                                 found))
+        if kind == "ConfigMap" and isinstance(healthy.get("data"), dict) and healthy["data"]:
+            # the kubelet writes `binaryData` keys as files like `data` keys; a variable reads `data` alone
+            files = all("file" in r for rs in entry["readers"].values() for r in rs)
+            yield Case(f"{name}: recreated with its data under binaryData (read as "
+                       f"{'files only' if files else 'a variable too'})", "mitigate", PASS if files else FAIL,
+                       state=render(_edited(found.solved, key, _as_binary), found))
         yield Case(f"{name}: the named {kind} restored, its readers pointed at a new one holding other data", "mitigate",
                    FAIL, state=render(_moved(found, ref, workloads, other, healthy), found))
         optional = {k: v for k, v in found.solved.items() if k != key}
@@ -517,6 +525,13 @@ def _deleted_config_cases(m: dict, found: Objects) -> Iterator[Case]:
         optional[key] = healthy
         yield Case(f"{name}: recreated as it was, its readers reading it as optional", "mitigate", PASS,
                    state=render(optional, found))
+
+
+def _as_binary(obj: dict) -> bool:
+    """A ConfigMap with its `data` moved to `binaryData`, base64-encoded (as `kubectl create configmap
+    --from-file` writes a file it deems no UTF-8 text)."""
+    obj["binaryData"] = {k: base64.b64encode(str(v).encode()).decode() for k, v in (obj.pop("data", None) or {}).items()}
+    return True
 
 
 def _claim_cases(found: Objects, key: tuple, claims: dict) -> Iterator[Case]:

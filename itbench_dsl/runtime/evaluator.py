@@ -35,7 +35,7 @@ import types
 # the model of a captured state (state.py): a bundle holds that file's text here, in place of this import
 # (backends/evaluator_file.py)
 from .state import (  # noqa: I001 - replaced by state.py's text in a bundle
-    api_group, as_ref, as_stored, at, compare, compared, config_sources, container_request, decoded_secret,
+    api_group, as_ref, as_stored, at, binary_data, compare, compared, config_sources, container_request, decoded_secret,
     DEFAULT_SHAPES, defaulted, earlier_pods, embedded_module, empty, EMPTY_STATE, ENV_NAME, gone, identity_key,
     InputError, InvalidValue, job_complete, json_int, kind_groups, kind_plural, labels_match, lookup,
     lookup_bases, MISSING, nested, number, owns, owns_pod, parse_text, POD_BEHAVIOUR, pod_ready, pod_references,
@@ -1424,13 +1424,19 @@ def expand_env(text, env, links=None):
     return "".join(out)
 
 
-def _source_data(state, kind, namespace, name):
-    """A ConfigMap's or a Secret's data as text (None when the state does not hold it)."""
+def _source_data(state, kind, namespace, name, files=False):
+    """A ConfigMap's or a Secret's data as text (None when the state does not hold it). With `files`, what a
+    volume of it holds: a ConfigMap's `binaryData` keys too, base64-decoded, which the kubelet writes as files
+    like its `data` keys (pkg/volume/configmap, MakePayload); a variable (`envFrom`, `configMapKeyRef`) reads
+    `data` alone."""
     held = state.get({"kind": kind, "namespace": namespace, "name": name})
     if held is None:
         return None
     data = (decoded_secret(held) if kind == "Secret" else held).get("data") or {}
-    return data if isinstance(data, dict) else {}
+    data = data if isinstance(data, dict) else {}
+    if kind == "ConfigMap" and files:
+        data = {**binary_data(held), **data}  # the API server refuses a key in both
+    return data
 
 
 def service_ip(service):
@@ -3220,6 +3226,11 @@ def _restored_named(entry, state, added=True):
     (`restored_holds`), and (`added`) no field added that changes its meaning (`fields_added`)."""
     ref = entry["object"]
     obj = state.get(ref)
+    if obj is not None and ref["kind"] == "ConfigMap" and obj.get("binaryData"):
+        # its `binaryData` keys are files as its `data` keys are (a variable, which reads `data` alone, is its
+        # readers' check): the same text under either is the same ConfigMap
+        obj = {**{k: v for k, v in obj.items() if k != "binaryData"},
+               "data": {**binary_data(obj), **(obj.get("data") if isinstance(obj.get("data"), dict) else {})}}
     ok = obj is not None and not terminating(obj) and restored_holds(entry["owned"], obj, state, entry.get("forms"))
     extra = fields_added(entry["owned"], obj) if ok and added else None
     detail = ("still deleted" if obj is None else f"recreated with a field it did not have ({extra})" if extra
@@ -3573,7 +3584,7 @@ def config_unstartable(pod, namespace, state):
         for kind, name, items, optional in config_sources(volume):
             if optional or not state.has(namespace, kind):
                 continue
-            data = _source_data(state, kind, namespace, name)
+            data = _source_data(state, kind, namespace, name, files=True)
             if data is None:
                 return f"{kind} {name} is missing"
             for item in items if isinstance(items, list) else []:
@@ -3644,7 +3655,7 @@ def config_resolve(workload, read, state):
     found = None, None, "no ConfigMap or Secret of its volume holds the file"
     for kind, name, items, _ in config_sources(volume):
         key = projected_key(items, rel)
-        data = _source_data(state, kind, namespace, name) if key is not None else None
+        data = _source_data(state, kind, namespace, name, files=True) if key is not None else None
         if data is not None and isinstance(data.get(key), str):
             found = data[key], (kind, name), None  # a later source of a projected volume writes over it
     return found

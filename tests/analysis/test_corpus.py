@@ -392,3 +392,11 @@ def test_a_dns_fault_undone_by_any_part_is_attacked_with_the_nodes_resolver():
     assert [w for n, w in undone.items() if "dnsConfig.nameservers alone" in n] == [FAIL], undone
     assert [w for n, w in undone.items() if "dnsPolicy alone" in n] == [PASS], undone
     assert _problems("sregym-wrong-dns-policy-hotel-reservation") == []
+
+
+def test_a_deleted_configmap_is_attacked_with_its_data_under_binary_data():
+    """The kubelet writes a ConfigMap's `binaryData` keys as files like its `data` keys: the deleted ConfigMap
+    recreated with its data under `binaryData` is back for readers that mount it."""
+    assert names("sregym-missing-configmap-social-network")[
+        "media-mongodb: recreated with its data under binaryData (read as files only)"] == PASS
+    assert _problems("sregym-missing-configmap-social-network") == []
