@@ -351,6 +351,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     graded = not m.get("only")
     for fault in m["faults"] if graded else []:
         yield from _placement_cases(found, fault)
+        yield from _option_cases(found, fault)
         for entry in fault["fields"]:
             yield from _resolver_cases(found, entry)
         if fault["undone_by"] == "any":  # one part left wrong is still a fix
@@ -525,6 +526,47 @@ def _deleted_config_cases(m: dict, found: Objects) -> Iterator[Case]:
         optional[key] = healthy
         yield Case(f"{name}: recreated as it was, its readers reading it as optional", "mitigate", PASS,
                    state=render(optional, found))
+
+
+def _option_cases(found: Objects, fault: dict) -> Iterator[Case]:
+    """A fault whose harm is an option of its container's program (`harm_option`, `--requirepass`), judged by
+    whether the program still gets it: the solved state with the fault's container and the objects it created
+    as the fault left them, but the option taken out of its arguments, or given an empty value: pass; given
+    another value: fail."""
+    spec = fault.get("option")
+    if not spec:
+        return
+    key = (spec["object"]["kind"], spec["object"]["namespace"], spec["object"]["name"])
+    if key not in found.faulty or key not in found.solved:
+        return
+    option = spec["option"]
+
+    def edited(how):
+        out = dict(found.solved)
+        out.update({k: v for k, v in found.faulty.items() if k not in found.solved})  # the Secret it reads
+        obj = copy_data(found.faulty[key])
+        for c in at_path(obj, ["spec", "template", "spec", "containers"]) or []:
+            if spec.get("container") not in (None, c.get("name")):
+                continue
+            for field in ("command", "args"):
+                words, kept, changed = c.get(field) or [], [], False
+                for i, w in enumerate(words):
+                    if i and words[i - 1] == option:
+                        kept += [] if how is None else [how]
+                        changed = True
+                    elif w != option or how is not None:
+                        kept.append(w)
+                if changed:
+                    c[field] = kept
+                    if not kept:
+                        del c[field]
+        out[key] = obj
+        return out
+
+    for text, how, want in (("taken out of its arguments", None, PASS), ("given an empty value", "", PASS),
+                            ("given another value", "itbench-other", FAIL)):
+        yield Case(f"{key[2]}: the fault's {option} {text}, the rest of its changes left", "mitigate", want,
+                   state=render(edited(how), found))
 
 
 def _as_binary(obj: dict) -> bool:

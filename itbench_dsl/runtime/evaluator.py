@@ -1647,7 +1647,7 @@ def application_check(spec, state, checks):
         obj = state.get(entry["object"])
         if obj is None or terminating(obj):
             continue  # the safeguards say it
-        if not program_kept(entry["keep"], obj):
+        if not program_kept(entry["keep"], obj, entry.get("options")):
             broken.append(f"{ref_text(entry['object'])} no longer runs what it ran (its images, commands, arguments, "
                           "pod labels, or how its pods resolve names and whose network and identity they use)")
         lowered = limits_lowered(entry.get("limits") or {}, obj)
@@ -1727,16 +1727,88 @@ def ports_moved(healthy, obj, pods):
     return None
 
 
-def program_kept(keep, obj):
+def program_kept(keep, obj, options=None):
     """Whether a workload runs what `keep` (a `programs` entry's) says: `owns`, the pod spec's behaviour fields
-    (POD_BEHAVIOUR) read with their defaults where the state leaves them out."""
+    (POD_BEHAVIOUR) read with their defaults where the state leaves them out. `options` ({container name, or
+    `*` for each: option}) are the options a fault's harm is (`harm_option`): its own check judges them, so the
+    container's command and arguments are read without them (and their values)."""
     template = at(obj, ["spec", "template"])
     pod = at(obj, ["spec", "template", "spec"])
     if isinstance(pod, dict) and isinstance(template, dict):
         pod = {**{k: v for k, v in POD_BEHAVIOUR.items() if v is not None},
                **{k: v for k, v in pod.items() if v is not None}}
+        if options and isinstance(pod.get("containers"), list):
+            pod["containers"] = [_without_option(c, options.get(c.get("name"), options.get("*")))
+                                 if isinstance(c, dict) else c for c in pod["containers"]]
         obj = {**obj, "spec": {**obj["spec"], "template": {**template, "spec": pod}}}
     return owns(keep, obj)
+
+
+def _without_option(container, option):
+    """A container with `option` (`--opt VALUE`, `--opt=VALUE`) taken out of its command and arguments; a list
+    left empty is none."""
+    if not option:
+        return container
+    out = dict(container)
+    for key in ("command", "args"):
+        words = container.get(key)
+        if not isinstance(words, list):
+            continue
+        kept, skip = [], False
+        for w in words:
+            if skip:
+                skip = False
+            elif w == option:
+                skip = True
+            elif not (isinstance(w, str) and w.startswith(option + "=")):
+                kept.append(w)
+        if kept:
+            out[key] = kept
+        else:
+            out.pop(key, None)
+    return out
+
+
+def option_value(container, env, option):
+    """The value a container's program gets for `option` (`--opt VALUE` or `--opt=VALUE` among its command and
+    arguments, the last one given), each word's `$(NAME)` expanded from its environment `env` as the kubelet
+    expands them (`expand_env`); None when none gives it."""
+    words = [expand_env(w, env) if isinstance(w, str) else str(w)
+             for key in ("command", "args") for w in (container.get(key) or [] if isinstance(container.get(key), list) else [])]
+    value = None
+    for i, w in enumerate(words):
+        if w == option:
+            value = words[i + 1] if i + 1 < len(words) else ""
+        elif w.startswith(option + "="):
+            value = w[len(option) + 1:]
+    return value
+
+
+def option_relieved(fault, state):
+    """Whether the option a fault's harm is (`harm_option`: `--requirepass`) no longer acts on its container:
+    the program gets none, or an empty value, its `$(NAME)` expanded from the container's environment
+    (`container_env`, the Secret's value as the state holds it). (ok, detail), None for a fault without one."""
+    spec = fault.get("option")
+    if not spec:
+        return None
+    ref, option = spec["object"], spec["option"]
+    obj = state.get(ref)
+    if obj is None or terminating(obj):
+        return False, f"{ref_text(ref)} is {'missing' if obj is None else 'being deleted'}"
+    pod = pod_spec(obj)
+    namespace = (obj.get("metadata") or {}).get("namespace")
+    containers = [c for c in pod.get("containers") or [] if isinstance(c, dict)
+                  and spec.get("container") in (None, c.get("name"))]
+    if not containers:
+        return False, f"{ref_text(ref)} has no container {spec.get('container')}"
+    for c in containers:
+        env = container_env(c, state, namespace, pod)
+        if env is None:
+            return False, f"{ref_text(ref)} container {c.get('name')}'s environment names a source that is missing"
+        value = option_value(c, {k: v for k, v in env.items() if v is not None}, option)
+        if value:
+            return False, f"{ref_text(ref)} container {c.get('name')} still gets {option} {shown(value)}"
+    return True, f"{ref_text(ref)}'s program gets no {option}, or an empty one: the fault no longer acts"
 
 
 def limits_lowered(limits, obj):
@@ -3042,6 +3114,49 @@ def placed_parts(fault, parts, state):
     return out
 
 
+def _part_entry(fault, check_id):
+    """The field entry a part's check names and the changes it judges: `fields.REF` (all of them) or, for a
+    fault undone by any, `fields.REF.PATH` (one); (None, None) for another part."""
+    for e in fault["fields"]:
+        if check_id == f"fields.{ref_text(e['object'])}":
+            return e, e["changes"]
+        for c in e["changes"]:
+            if check_id == f"fields.{ref_text(e['object'])}.{show_path(c['path'])}":
+                return e, [c]
+    return None, None
+
+
+def option_parts(fault, parts, state):
+    """A fault whose harm is an option of its container's program (`harm_option`) is judged by it: once the
+    program gets no such option, or an empty one (`option_relieved`), the fault's changes to that container
+    (the option's arguments, the variables that fed it) are no harm left, whatever they hold; its other changes
+    are judged as they are."""
+    ok, why = option_relieved(fault, state)
+    if not ok:
+        return [(i, passed, d if passed else f"{d} ({why})") for i, passed, d in parts]
+    spec = fault["option"]
+    target = (spec["object"]["kind"], spec["object"]["namespace"], spec["object"]["name"])
+
+    def in_container(e, c):
+        path = c["path"]
+        ref = e["object"]
+        return (ref["kind"], ref["namespace"], ref["name"]) == target and len(path) > 4 and \
+            path[:4] == ["spec", "template", "spec", "containers"] and isinstance(path[4], list) and \
+            spec.get("container") in (None, path[4][1])
+
+    out = []
+    for check_id, passed, detail in parts:
+        entry, changes = _part_entry(fault, check_id) if not passed else (None, None)
+        if entry is not None:
+            rest = [c for c in changes if not in_container(entry, c)]
+            if not rest:
+                passed, detail = True, why
+            elif len(rest) < len(changes):
+                passed, detail = field_check({**entry, "changes": rest}, state)
+        out.append((check_id, passed, detail))
+    return out
+
+
 def takes_capacity(obj):
     """Whether an object runs pods that request CPU or memory (a workload's template, a pod): an object of
     another kind takes none."""
@@ -3167,7 +3282,7 @@ def mitigation_checks(spec, state, checks):
         return
     for entry in m["programs"]:
         obj = state.get(entry["object"])
-        ok = obj is not None and not terminating(obj) and program_kept(entry["keep"], obj)
+        ok = obj is not None and not terminating(obj) and program_kept(entry["keep"], obj, entry.get("options"))
         checks.append({"id": f"health.program.{ref_text(entry['object'])}", "passed": ok,
                        "detail": f"{ref_text(entry['object'])} " + ("runs its own images, commands and arguments" if ok
                                  else "is missing" if obj is None else "no longer runs what it ran: its containers' "
@@ -3192,6 +3307,8 @@ def mitigation_checks(spec, state, checks):
         parts += [(f"created.{ref_text(ref)}", *created_check(ref, state)) for ref in fault["created"]]
         if fault.get("placed") and not all(part[1] for part in parts):
             parts = placed_parts(fault, parts, state)
+        if fault.get("option") and not all(part[1] for part in parts):
+            parts = option_parts(fault, parts, state)
         if fault["undone_by"] == "any" and len(parts) > 1:
             # judged by its effect: no probe the fault made aggressive acts before the container starts (a
             # startup probe guarding it, a check that cannot fail), whatever its own timing fields say; the pods

@@ -400,3 +400,13 @@ def test_a_deleted_configmap_is_attacked_with_its_data_under_binary_data():
     assert names("sregym-missing-configmap-social-network")[
         "media-mongodb: recreated with its data under binaryData (read as files only)"] == PASS
     assert _problems("sregym-missing-configmap-social-network") == []
+
+
+def test_a_fault_whose_harm_is_an_option_is_attacked_through_the_option():
+    """The valkey password (`harm_option` `--requirepass`): the option taken out of the arguments or given an
+    empty value, the variable and the Secret left, is a fix; another value is none."""
+    cases = names("otel-valkey-cart-changed-password")
+    assert cases["valkey-cart: the fault's --requirepass taken out of its arguments, the rest of its changes left"] == PASS
+    assert cases["valkey-cart: the fault's --requirepass given an empty value, the rest of its changes left"] == PASS
+    assert cases["valkey-cart: the fault's --requirepass given another value, the rest of its changes left"] == FAIL
+    assert _problems("otel-valkey-cart-changed-password") == []
