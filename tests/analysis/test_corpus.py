@@ -340,7 +340,7 @@ def test_it_catches_other_workloads_judged_by_readiness_alone(monkeypatch):
 def test_it_catches_a_controls_pod_spec_read_by_its_containers_alone(monkeypatch):
     """The old rule: a control compared only the containers' program and inputs, so `dnsPolicy: Default` (the
     fault another scenario injects) made on a healthy system passed."""
-    monkeypatch.setattr(runtime, "program_kept", lambda keep, obj: True)
+    monkeypatch.setattr(runtime, "program_kept", lambda keep, obj, options=None: True)
     monkeypatch.setattr(runtime, "_POD_SECTION", None)
     monkeypatch.setitem(runtime.CLOSED_SECTIONS, "Deployment", [["spec", "selector"],
                                                                 ["spec", "template", "spec", "containers"]])
