@@ -124,6 +124,11 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
                                   for c, w in zip(entry["changes"], wants) if id(c) in counted]
                     elif not decided(entry):  # else the deciding statement is its check (listed above)
                         parts.append((f"fields.{_ref(entry['object'])}", "; ".join(wants)))
+                if fault.get("option"):  # its harm is an option of the program (runtime/evaluator.py, option_parts)
+                    o = fault["option"]
+                    parts = [(i, f"{w}; or, whatever its changes to container {o['container'] or 'any'} hold, the "
+                              f"program gets no {o['option']}, or an empty one" if i.startswith(
+                                  f"fields.{_ref(o['object'])}") else w) for i, w in parts]
                 for ref in fault["created"]:
                     parts.append((f"created.{_ref(ref)}", f"{_ref(ref)}, which the fault created, gone or without its effect, "
                                   "and no object of its kind doing what it did under another name"))

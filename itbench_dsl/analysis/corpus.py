@@ -15,6 +15,7 @@ scenario's own plan, each with the verdict it must get:
   another flag turned on, the named one healthy.
   Right ones: the solved and healthy states, an object the pods need recreated as it was or deleted once read as
   `optional`, a ConfigMap or Secret the fault deleted recreated under another name its readers are pointed at,
+  a ConfigMap recreated with its data under `binaryData` where volumes alone read it (a variable reading it: fail),
   flagd pointed at a new ConfigMap of its healthy flags (the named one, unread, with a flag turned on), a pod of an older ReplicaSet of a workload, a debugging pod without the application's labels,
   a created object left but without its effect (a
   NetworkPolicy beside another admitting all, or admitting the calls the call graph shows and DNS (without
@@ -68,6 +69,7 @@ fooled by one), and `benchmarks/corpus.py` reports the false passes and false fa
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import re
@@ -349,6 +351,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     graded = not m.get("only")
     for fault in m["faults"] if graded else []:
         yield from _placement_cases(found, fault)
+        yield from _option_cases(found, fault)
         for entry in fault["fields"]:
             yield from _resolver_cases(found, entry)
         if fault["undone_by"] == "any":  # one part left wrong is still a fix
@@ -506,6 +509,12 @@ def _deleted_config_cases(m: dict, found: Objects) -> Iterator[Case]:
         yield Case(f"{name}: the named {kind} recreated with other data", "mitigate", FAIL,
                    state=render(_edited(found.solved, key, lambda o: o.update(_other_data(o, entry.get("forms") or {}))),
                                 found))
+        if kind == "ConfigMap" and isinstance(healthy.get("data"), dict) and healthy["data"]:
+            # the kubelet writes `binaryData` keys as files like `data` keys; a variable reads `data` alone
+            files = all("file" in r for rs in entry["readers"].values() for r in rs)
+            yield Case(f"{name}: recreated with its data under binaryData (read as "
+                       f"{'files only' if files else 'a variable too'})", "mitigate", PASS if files else FAIL,
+                       state=render(_edited(found.solved, key, _as_binary), found))
         yield Case(f"{name}: the named {kind} restored, its readers pointed at a new one holding other data", "mitigate",
                    FAIL, state=render(_moved(found, ref, workloads, other, healthy), found))
         optional = {k: v for k, v in found.solved.items() if k != key}
@@ -517,6 +526,54 @@ def _deleted_config_cases(m: dict, found: Objects) -> Iterator[Case]:
         optional[key] = healthy
         yield Case(f"{name}: recreated as it was, its readers reading it as optional", "mitigate", PASS,
                    state=render(optional, found))
+
+
+def _option_cases(found: Objects, fault: dict) -> Iterator[Case]:
+    """A fault whose harm is an option of its container's program (`harm_option`, `--requirepass`), judged by
+    whether the program still gets it: the solved state with the fault's container and the objects it created
+    as the fault left them, but the option taken out of its arguments, or given an empty value: pass; given
+    another value: fail."""
+    spec = fault.get("option")
+    if not spec:
+        return
+    key = (spec["object"]["kind"], spec["object"]["namespace"], spec["object"]["name"])
+    if key not in found.faulty or key not in found.solved:
+        return
+    option = spec["option"]
+
+    def edited(how):
+        out = dict(found.solved)
+        out.update({k: v for k, v in found.faulty.items() if k not in found.solved})  # the Secret it reads
+        obj = copy_data(found.faulty[key])
+        for c in at_path(obj, ["spec", "template", "spec", "containers"]) or []:
+            if spec.get("container") not in (None, c.get("name")):
+                continue
+            for field in ("command", "args"):
+                words, kept, changed = c.get(field) or [], [], False
+                for i, w in enumerate(words):
+                    if i and words[i - 1] == option:
+                        kept += [] if how is None else [how]
+                        changed = True
+                    elif w != option or how is not None:
+                        kept.append(w)
+                if changed:
+                    c[field] = kept
+                    if not kept:
+                        del c[field]
+        out[key] = obj
+        return out
+
+    for text, how, want in (("taken out of its arguments", None, PASS), ("given an empty value", "", PASS),
+                            ("given another value", "itbench-other", FAIL)):
+        yield Case(f"{key[2]}: the fault's {option} {text}, the rest of its changes left", "mitigate", want,
+                   state=render(edited(how), found))
+
+
+def _as_binary(obj: dict) -> bool:
+    """A ConfigMap with its `data` moved to `binaryData`, base64-encoded (as `kubectl create configmap
+    --from-file` writes a file it deems no UTF-8 text)."""
+    obj["binaryData"] = {k: base64.b64encode(str(v).encode()).decode() for k, v in (obj.pop("data", None) or {}).items()}
+    return True
 
 
 def _claim_cases(found: Objects, key: tuple, claims: dict) -> Iterator[Case]:
@@ -652,12 +709,14 @@ def _resolver_cases(found: Objects, entry: dict) -> Iterator[Case]:
             return True
         return edit
 
-    for text, edit, want in (("ClusterFirstWithHostNet (no host network: the cluster's resolver)",
-                              policy("ClusterFirstWithHostNet"), PASS),
-                             ("None with the cluster DNS Service's IP, the namespace's searches and ndots:5",
-                              policy("None", "10.96.0.10"), PASS),
-                             ("None with another nameserver, the namespace's searches and ndots:5",
-                              policy("None", "8.8.8.8"), FAIL)):
+    cases = [("ClusterFirstWithHostNet (no host network: the cluster's resolver)", policy("ClusterFirstWithHostNet"), PASS),
+             ("None with the cluster DNS Service's IP, the namespace's searches and ndots:5", policy("None", "10.96.0.10"),
+              PASS),
+             ("None with another nameserver, the namespace's searches and ndots:5", policy("None", "8.8.8.8"), FAIL)]
+    if change.get("faulty") != "Default":
+        # every other DNS field of the fault healthy (its nameserver gone), the pods given the node's resolver
+        cases.append(("Default (the node's resolver), the fault's dnsConfig removed", policy("Default"), FAIL))
+    for text, edit, want in cases:
         state = _edited(found.solved, key, edit)
         if state is None:
             continue
@@ -771,12 +830,16 @@ def _guarded_probe_cases(found: Objects, fault: dict, every: dict) -> Iterator[C
 
 def _part_relieves(fault: dict, change: dict | None, solved: dict) -> bool:
     """Whether one part of a fault undone by any, restored alone, stops it, read off the spec: with probes the
-    fault made aggressive, only when each then gives the container at least PROBE_SHARE of its healthy wait.
+    fault made aggressive, only when each then gives the container at least PROBE_SHARE of its healthy wait;
+    with a resolver it changed, only through the pods' dnsPolicy (their DNS config alone restores no resolver).
     The probe's fields the fault left alone (a failureThreshold of 1) are read from the solved object, as the
     evaluator reads them from the observed one."""
-    from ..runtime.evaluator import probe_budget, PROBE_SHARE, timed_probes
+    from ..runtime.evaluator import dns_path, probe_budget, PROBE_SHARE, timed_probes
     from ..runtime.state import at
 
+    policies = [c for e in fault["fields"] for c in e["changes"] if dns_path(c["path"]) and c["path"][-1] == "dnsPolicy"]
+    if change is not None and dns_path(change["path"]) and policies and change not in policies:
+        return False  # the fault's dnsConfig undone while its dnsPolicy stays (`None` without it resolves nothing)
     for ref, path, changes in timed_probes(fault).values():
         obj = solved.get((ref["kind"], ref.get("namespace"), ref["name"]))
         probe = at(obj, path) if obj is not None else None

@@ -167,6 +167,14 @@ def _programs(scenario: ir.Scenario, ready: list[dict], fields: list[dict], othe
         if w.kind in WORKLOAD_KINDS and (w.kind, w.namespace, w.name) not in named]
     # a FinOps optimum may size a workload's resources below what it was deployed with
     sized = {(o.target.kind, o.target.namespace, o.target.name) for o in scenario.optimal}
+    # a fault whose harm is an option of a container's program (FaultKind.harm_option) judges that option: the
+    # program is read without it
+    options = {}
+    for injection in scenario.injections():
+        if injection.kind.harm_option:
+            t = injection.target
+            options.setdefault((t.kind, t.namespace, t.name), {})[injection.args.get("container") or "*"] = \
+                injection.kind.harm_option
     out = []
     for ref in refs:
         key = (ref["kind"], ref["namespace"], ref["name"])
@@ -174,6 +182,8 @@ def _programs(scenario: ir.Scenario, ready: list[dict], fields: list[dict], othe
         if not keep:
             continue
         entry = {"object": ref, "keep": keep}
+        if key in options:
+            entry["options"] = options[key]
         if others and key not in sized:
             limits = _limits(originals[key], changes.get(key, []))
             if limits:
@@ -588,6 +598,11 @@ def _faults(scenario: ir.Scenario, fields: list, created: list) -> list[dict]:
                                                   f["object"]["name"]) in touched],
                  "created": [c for c in created if (c["kind"], c["namespace"], c["name"]) in made]}
         target = injection.target
+        if injection.kind.harm_option and target.kind in WORKLOAD_KINDS:
+            # its harm is an option of the container's program: judged on what the program gets
+            entry["option"] = {"object": {"apiVersion": target.api_version, "kind": target.kind, "name": target.name,
+                                          "namespace": target.namespace},
+                               "container": injection.args.get("container"), "option": injection.kind.harm_option}
         if injection.kind.pod_effect(injection.args) in ("pending", "pending-new") \
                 and target.kind in ("Deployment", "StatefulSet"):
             # its harm is pods left unscheduled: once they run where their placement lets them, it is undone

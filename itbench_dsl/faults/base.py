@@ -185,6 +185,12 @@ class FaultKind:
     # that acts on its own gone), or "any" one of them, for a fault whose parts only harm together (strict
     # mTLS against pods taken out of the mesh: either fix ends it)
     undone_by: str = "all"
+    # an option of the target container's program that is the fault's harm (`--requirepass`): the fault acts
+    # while the program, its `$(NAME)` expanded from the container's environment, gets the option with a value
+    # that is not empty; once it gets none, or an empty one (valkey's `--requirepass ""` asks no password), the
+    # fault's changes to that container (the option's arguments, the variables feeding it) are no harm left,
+    # whatever they hold, and health.program reads the container's arguments without the option
+    harm_option: str = ""
     # a kind declared in the language (`fault_kind`, faults/declared.py): its checked declaration
     declared: object = None
     # the analysis labels (system_level, fault_type) the fault gives, when it has one reading (a declared kind's

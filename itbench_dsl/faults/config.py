@@ -369,6 +369,8 @@ FAULTS = [
                 "container's new `--requirepass`; the faults after it may target the Secret",
         labels=("application", "authentication_issue"),
         symptoms=('requests',),
+        # judged by whether valkey still asks a password: the Secret's value emptied, or the arguments removed
+        harm_option="--requirepass",
     ),
     FaultKind(
         "valkey_out_of_memory", "valkey-workload-out-of-memory", "valkey.container.memory:exhausted",

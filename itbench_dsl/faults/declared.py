@@ -3,7 +3,7 @@
 A declaration becomes a `FaultKind` like the Python ones of this package, so every stage (checker,
 fault backend, evaluator spec, ITBench files, documentation pages) treats both alike. What it can say:
 
-* its settings (`mechanism`, `targets`, `itbench_id`, `summary`, `alerts`, `creates`, `undone_by`);
+* its settings (`mechanism`, `targets`, `itbench_id`, `summary`, `alerts`, `creates`, `undone_by`, `harm_option`);
 * typed arguments (`arg "name" { type = "string" required = true default = ... help = "..." }`);
 * preconditions (`require PATH TEST { code message at label help doc }`), over the target's manifest
   or over an argument (`require arg(command) != []`), checked in order; the first that fails is reported;
@@ -84,7 +84,7 @@ def pod_template_steps(kind: str, steps: list) -> list:
         return list(steps[2:])
     return list(steps)
 SETTINGS = ("itbench_id", "mechanism", "targets", "summary", "domains", "alerts", "creates", "undone_by",
-            "delete_target", "readiness", "symptoms")
+            "harm_option", "delete_target", "readiness", "symptoms")
 ABSENT = "absent"  # `patch PATH = absent`: remove the field
 _EXEC_KEYS = ("container", "command", "revert")
 
@@ -444,6 +444,7 @@ def build(decl: ast.FaultKindDecl, ctx: Context) -> FaultKind | None:
     if undone_by not in ("all", "any"):
         ctx.error("E2010", "`undone_by` is `all` or `any`", body.attr_span("undone_by"), "not all or any")
         undone_by = "all"
+    harm_option = body.attr("harm_option", "str", default="") or ""  # FaultKind.harm_option
     readiness = body.attr("readiness", "str", default="")
     if readiness and readiness not in POD_EFFECTS:
         hint = did_you_mean(readiness, POD_EFFECTS)
@@ -593,7 +594,7 @@ def build(decl: ast.FaultKindDecl, ctx: Context) -> FaultKind | None:
         preconditions=(*(("The container exists in the workload.",) if any(a.type == "container" for a in spec.args)
                          else ()), *(r.doc for r in spec.requires if r.doc)),
         creates=settings["creates"], alerts=settings["alerts"], solutions=tuple(solutions), accept=tuple(accept),
-        undone_by=undone_by, declared=spec, labels=labels, readiness=readiness,
+        undone_by=undone_by, harm_option=harm_option, declared=spec, labels=labels, readiness=readiness,
         symptoms=settings.get("symptoms", ()),
     )
 

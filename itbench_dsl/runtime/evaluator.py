@@ -35,14 +35,14 @@ import types
 # the model of a captured state (state.py): a bundle holds that file's text here, in place of this import
 # (backends/evaluator_file.py)
 from .state import (  # noqa: I001 - replaced by state.py's text in a bundle
-    api_group, as_ref, as_stored, at, compare, compared, config_sources, container_request, decoded_secret,
-    DEFAULT_SHAPES, defaulted, duration, earlier_pods, embedded_module, empty, EMPTY_STATE, ENV_NAME, gone,
-    identity_key, InputError, InvalidValue, job_complete, json_int, kind_groups, kind_plural, labels_match, lookup,
-    lookup_bases, MISSING, nested, number, owns, owns_pod, parse_text, POD_BEHAVIOUR, pod_ready, pod_references,
-    pod_requests, pod_reserves, pod_spec, POD_TEMPLATE_KINDS, pod_unstable, policy_types, projected_key,
-    reached_from, ref_text, replaced, rfc3339, same, selected_pods, selector_matches, selects_same,
-    settled_problem, show_path, shown, State, templated_pod, terminating, typed_same, unlisted, walk,
-    with_defaults, workload_pods, workload_ready,
+    api_group, as_ref, as_stored, at, binary_data, compare, compared, config_sources, container_request,
+    decoded_secret, DEFAULT_SHAPES, defaulted, duration, earlier_pods, embedded_module, empty, EMPTY_STATE,
+    ENV_NAME, gone, identity_key, InputError, InvalidValue, job_complete, json_int, kind_groups, kind_plural,
+    labels_match, lookup, lookup_bases, MISSING, nested, number, owns, owns_pod, parse_text, POD_BEHAVIOUR,
+    pod_ready, pod_references, pod_requests, pod_reserves, pod_spec, POD_TEMPLATE_KINDS, pod_unstable,
+    policy_types, projected_key, reached_from, ref_text, replaced, rfc3339, same, selected_pods,
+    selector_matches, selects_same, settled_problem, show_path, shown, State, templated_pod, terminating,
+    typed_same, unlisted, walk, with_defaults, workload_pods, workload_ready,
 )
 
 RUNTIME_VERSION = 2
@@ -1424,13 +1424,19 @@ def expand_env(text, env, links=None):
     return "".join(out)
 
 
-def _source_data(state, kind, namespace, name):
-    """A ConfigMap's or a Secret's data as text (None when the state does not hold it)."""
+def _source_data(state, kind, namespace, name, files=False):
+    """A ConfigMap's or a Secret's data as text (None when the state does not hold it). With `files`, what a
+    volume of it holds: a ConfigMap's `binaryData` keys too, base64-decoded, which the kubelet writes as files
+    like its `data` keys (pkg/volume/configmap, MakePayload); a variable (`envFrom`, `configMapKeyRef`) reads
+    `data` alone."""
     held = state.get({"kind": kind, "namespace": namespace, "name": name})
     if held is None:
         return None
     data = (decoded_secret(held) if kind == "Secret" else held).get("data") or {}
-    return data if isinstance(data, dict) else {}
+    data = data if isinstance(data, dict) else {}
+    if kind == "ConfigMap" and files:
+        data = {**binary_data(held), **data}  # the API server refuses a key in both
+    return data
 
 
 def service_ip(service):
@@ -1641,7 +1647,7 @@ def application_check(spec, state, checks):
         obj = state.get(entry["object"])
         if obj is None or terminating(obj):
             continue  # the safeguards say it
-        if not program_kept(entry["keep"], obj):
+        if not program_kept(entry["keep"], obj, entry.get("options")):
             broken.append(f"{ref_text(entry['object'])} no longer runs what it ran (its images, commands, arguments, "
                           "pod labels, or how its pods resolve names and whose network and identity they use)")
         lowered = limits_lowered(entry.get("limits") or {}, obj)
@@ -1721,16 +1727,88 @@ def ports_moved(healthy, obj, pods):
     return None
 
 
-def program_kept(keep, obj):
+def program_kept(keep, obj, options=None):
     """Whether a workload runs what `keep` (a `programs` entry's) says: `owns`, the pod spec's behaviour fields
-    (POD_BEHAVIOUR) read with their defaults where the state leaves them out."""
+    (POD_BEHAVIOUR) read with their defaults where the state leaves them out. `options` ({container name, or
+    `*` for each: option}) are the options a fault's harm is (`harm_option`): its own check judges them, so the
+    container's command and arguments are read without them (and their values)."""
     template = at(obj, ["spec", "template"])
     pod = at(obj, ["spec", "template", "spec"])
     if isinstance(pod, dict) and isinstance(template, dict):
         pod = {**{k: v for k, v in POD_BEHAVIOUR.items() if v is not None},
                **{k: v for k, v in pod.items() if v is not None}}
+        if options and isinstance(pod.get("containers"), list):
+            pod["containers"] = [_without_option(c, options.get(c.get("name"), options.get("*")))
+                                 if isinstance(c, dict) else c for c in pod["containers"]]
         obj = {**obj, "spec": {**obj["spec"], "template": {**template, "spec": pod}}}
     return owns(keep, obj)
+
+
+def _without_option(container, option):
+    """A container with `option` (`--opt VALUE`, `--opt=VALUE`) taken out of its command and arguments; a list
+    left empty is none."""
+    if not option:
+        return container
+    out = dict(container)
+    for key in ("command", "args"):
+        words = container.get(key)
+        if not isinstance(words, list):
+            continue
+        kept, skip = [], False
+        for w in words:
+            if skip:
+                skip = False
+            elif w == option:
+                skip = True
+            elif not (isinstance(w, str) and w.startswith(option + "=")):
+                kept.append(w)
+        if kept:
+            out[key] = kept
+        else:
+            out.pop(key, None)
+    return out
+
+
+def option_value(container, env, option):
+    """The value a container's program gets for `option` (`--opt VALUE` or `--opt=VALUE` among its command and
+    arguments, the last one given), each word's `$(NAME)` expanded from its environment `env` as the kubelet
+    expands them (`expand_env`); None when none gives it."""
+    words = [expand_env(w, env) if isinstance(w, str) else str(w)
+             for key in ("command", "args") for w in (container.get(key) or [] if isinstance(container.get(key), list) else [])]
+    value = None
+    for i, w in enumerate(words):
+        if w == option:
+            value = words[i + 1] if i + 1 < len(words) else ""
+        elif w.startswith(option + "="):
+            value = w[len(option) + 1:]
+    return value
+
+
+def option_relieved(fault, state):
+    """Whether the option a fault's harm is (`harm_option`: `--requirepass`) no longer acts on its container:
+    the program gets none, or an empty value, its `$(NAME)` expanded from the container's environment
+    (`container_env`, the Secret's value as the state holds it). (ok, detail), None for a fault without one."""
+    spec = fault.get("option")
+    if not spec:
+        return None
+    ref, option = spec["object"], spec["option"]
+    obj = state.get(ref)
+    if obj is None or terminating(obj):
+        return False, f"{ref_text(ref)} is {'missing' if obj is None else 'being deleted'}"
+    pod = pod_spec(obj)
+    namespace = (obj.get("metadata") or {}).get("namespace")
+    containers = [c for c in pod.get("containers") or [] if isinstance(c, dict)
+                  and spec.get("container") in (None, c.get("name"))]
+    if not containers:
+        return False, f"{ref_text(ref)} has no container {spec.get('container')}"
+    for c in containers:
+        env = container_env(c, state, namespace, pod)
+        if env is None:
+            return False, f"{ref_text(ref)} container {c.get('name')}'s environment names a source that is missing"
+        value = option_value(c, {k: v for k, v in env.items() if v is not None}, option)
+        if value:
+            return False, f"{ref_text(ref)} container {c.get('name')} still gets {option} {shown(value)}"
+    return True, f"{ref_text(ref)}'s program gets no {option}, or an empty one: the fault no longer acts"
 
 
 def limits_lowered(limits, obj):
@@ -1897,9 +1975,49 @@ def dns_path(path):
 def resolver_restored(entry, obj, state):
     """Whether the pods of `obj` resolve names as the healthy ones did (`pod_resolver`), the fault's DNS
     changes (of `entry`, all of them where it is one part of a fault) at their healthy values or absent."""
+    now, healthy = resolvers(entry, obj, state)
+    return now is not None and now == healthy
+
+
+def resolver_serves(now, healthy):
+    """Whether a pod's resolver (`pod_resolver`) resolves names where the healthy one did: the healthy first
+    nameserver first (the resolver asks the next ones only when it does not answer), the healthy search
+    domains first, the healthy options kept. Nameservers and searches appended after them (a `dnsConfig`
+    beside `ClusterFirst`) change nothing of it; another first nameserver (`Default`: the node's) does."""
+    if now is None or healthy is None:
+        return False
+    (servers, searches, options), (want_servers, want_searches, want_options) = now, healthy
+    return servers[:1] == want_servers[:1] and searches[:len(want_searches)] == want_searches and \
+        set(want_options) <= set(options)
+
+
+def resolvers_relieved(fault, state):
+    """Whether the pods of each object whose DNS settings a fault changed resolve names again where the healthy
+    ones did (`resolver_serves`), whichever of its changes undid that. (ok, detail) each."""
+    out = []
+    for entry in fault["fields"]:
+        if not any(dns_path(c["path"]) for c in entry["changes"]):
+            continue
+        obj = state.get(entry["object"])
+        if obj is None or terminating(obj):
+            out.append((False, f"{ref_text(entry['object'])} is {'missing' if obj is None else 'being deleted'}"))
+            continue
+        now, healthy = resolvers(entry, obj, state)
+        ok = resolver_serves(now, healthy)
+        out.append((ok, f"{ref_text(entry['object'])}'s pods resolve names " + (
+            "where the healthy ones did" if ok else
+            f"through {', '.join(now[0]) or 'no nameserver'} first, not {', '.join(healthy[0]) if healthy else '?'}"
+            if now is not None else "through a dnsPolicy the API server refuses")))
+    return out
+
+
+def resolvers(entry, obj, state):
+    """The resolver the pods of `obj` get now and the one they got with the fault's DNS changes (of `entry`,
+    all of them where it is one part of a fault) at their healthy values or absent (`pod_resolver`); (None,
+    None) where it changed none."""
     changes = [c for c in entry.get("siblings", entry["changes"]) if dns_path(c["path"])]
     if not changes:
-        return False
+        return None, None
     healthy = json.loads(json.dumps(obj))
     for c in changes:
         *parents, last = c["path"]
@@ -1907,14 +2025,13 @@ def resolver_restored(entry, obj, state):
         for key in parents:  # the DNS settings are maps all the way down
             node = node.setdefault(key, {}) if isinstance(node, dict) and isinstance(key, str) else None
         if not isinstance(node, dict) or not isinstance(last, str):
-            return False
+            return None, None
         if c.get("absent") or c.get("healthy") is None:
             node.pop(last, None)
         else:
             node[last] = c["healthy"]
     namespace = (obj.get("metadata") or {}).get("namespace")
-    now = pod_resolver(pod_spec(obj), namespace, state)
-    return now is not None and now == pod_resolver(pod_spec(healthy), namespace, state)
+    return pod_resolver(pod_spec(obj), namespace, state), pod_resolver(pod_spec(healthy), namespace, state)
 
 
 def _fields_hold(entry, obj, state):
@@ -2058,13 +2175,21 @@ def quantity_moved(path, observed, change):
 PROBE_ACTIONS = ("httpGet", "tcpSocket", "exec", "grpc")
 
 
-def probe_action(probe):
+def probe_action(probe, container=None):
     """What a probe checks, without when and how often: its handler (`httpGet`, `tcpSocket`, `exec`, `grpc`);
     None for anything that is no probe. A liveness probe's timing (`initialDelaySeconds`, `periodSeconds`,
-    `failureThreshold`) only says when the kubelet acts on the check's failures, never whether it fails."""
+    `failureThreshold`) only says when the kubelet acts on the check's failures, never whether it fails.
+    Given the container holding the probe, a named port is the number the kubelet probes: the container's
+    port of that name (`port: http` where the container declares 8080 `http` is 8080)."""
     if not isinstance(probe, dict) or not any(k in probe for k in PROBE_ACTIONS):
         return None
-    return {k: probe[k] for k in PROBE_ACTIONS if k in probe}
+    action = {k: probe[k] for k in PROBE_ACTIONS if k in probe}
+    names = container_ports([{"spec": {"containers": [container]}}])[0] if isinstance(container, dict) else {}
+    for k in ("httpGet", "tcpSocket", "grpc"):
+        handler = action.get(k)
+        if isinstance(handler, dict) and isinstance(handler.get("port"), str) and handler["port"] in names:
+            action[k] = {**handler, "port": names[handler["port"]]}
+    return action
 
 
 def flag_outcomes(flag):
@@ -3132,6 +3257,49 @@ def placed_parts(fault, parts, state):
     return out
 
 
+def _part_entry(fault, check_id):
+    """The field entry a part's check names and the changes it judges: `fields.REF` (all of them) or, for a
+    fault undone by any, `fields.REF.PATH` (one); (None, None) for another part."""
+    for e in fault["fields"]:
+        if check_id == f"fields.{ref_text(e['object'])}":
+            return e, e["changes"]
+        for c in e["changes"]:
+            if check_id == f"fields.{ref_text(e['object'])}.{show_path(c['path'])}":
+                return e, [c]
+    return None, None
+
+
+def option_parts(fault, parts, state):
+    """A fault whose harm is an option of its container's program (`harm_option`) is judged by it: once the
+    program gets no such option, or an empty one (`option_relieved`), the fault's changes to that container
+    (the option's arguments, the variables that fed it) are no harm left, whatever they hold; its other changes
+    are judged as they are."""
+    ok, why = option_relieved(fault, state)
+    if not ok:
+        return [(i, passed, d if passed else f"{d} ({why})") for i, passed, d in parts]
+    spec = fault["option"]
+    target = (spec["object"]["kind"], spec["object"]["namespace"], spec["object"]["name"])
+
+    def in_container(e, c):
+        path = c["path"]
+        ref = e["object"]
+        return (ref["kind"], ref["namespace"], ref["name"]) == target and len(path) > 4 and \
+            path[:4] == ["spec", "template", "spec", "containers"] and isinstance(path[4], list) and \
+            spec.get("container") in (None, path[4][1])
+
+    out = []
+    for check_id, passed, detail in parts:
+        entry, changes = _part_entry(fault, check_id) if not passed else (None, None)
+        if entry is not None:
+            rest = [c for c in changes if not in_container(entry, c)]
+            if not rest:
+                passed, detail = True, why
+            elif len(rest) < len(changes):
+                passed, detail = field_check({**entry, "changes": rest}, state)
+        out.append((check_id, passed, detail))
+    return out
+
+
 def takes_capacity(obj):
     """Whether an object runs pods that request CPU or memory (a workload's template, a pod): an object of
     another kind takes none."""
@@ -3223,8 +3391,9 @@ def probes_relieved(fault, state):
         healthy = {**probe, **{k: c.get("healthy") for k, c in changes.items()}}
         now, want = probe_budget(probe), probe_budget(healthy)
         startup = at(obj, [*path[:-1], "startupProbe"]) if path[-1] != "startupProbe" else MISSING
+        container = at(obj, path[:-1])
         if isinstance(startup, dict) and probe_action(startup) is not None and \
-                probe_action(startup) == probe_action(probe):
+                probe_action(startup, container) == probe_action(probe, container):
             # the kubelet runs no liveness or readiness probe before the startup probe succeeds: the start-up
             # wait is the startup probe's, and once it succeeds the same check succeeds for the probe too
             now += probe_budget(startup)
@@ -3256,7 +3425,7 @@ def mitigation_checks(spec, state, checks):
         return
     for entry in m["programs"]:
         obj = state.get(entry["object"])
-        ok = obj is not None and not terminating(obj) and program_kept(entry["keep"], obj)
+        ok = obj is not None and not terminating(obj) and program_kept(entry["keep"], obj, entry.get("options"))
         checks.append({"id": f"health.program.{ref_text(entry['object'])}", "passed": ok,
                        "detail": f"{ref_text(entry['object'])} " + ("runs its own images, commands and arguments" if ok
                                  else "is missing" if obj is None else "no longer runs what it ran: its containers' "
@@ -3281,16 +3450,22 @@ def mitigation_checks(spec, state, checks):
         parts += [(f"created.{ref_text(ref)}", *created_check(ref, state)) for ref in fault["created"]]
         if fault.get("placed") and not all(part[1] for part in parts):
             parts = placed_parts(fault, parts, state)
+        if fault.get("option") and not all(part[1] for part in parts):
+            parts = option_parts(fault, parts, state)
         if fault["undone_by"] == "any" and len(parts) > 1:
-            relief = probes_relieved(fault, state)
-            if relief and all(ok for ok, _ in relief):
-                # judged by its effect: no probe the fault made aggressive acts before the container starts
-                # (a startup probe guarding it, a check that cannot fail), whatever its own timing fields say
-                parts.insert(0, ("probes", True, "; ".join(d for _, d in relief)))
-            elif not all(ok for ok, _ in relief):
-                # a part undone (a grace period, one timing field) that leaves the probe acting is no undoing
-                still = "; ".join(d for ok, d in relief if not ok)
+            # judged by its effect: no probe the fault made aggressive acts before the container starts (a
+            # startup probe guarding it, a check that cannot fail), whatever its own timing fields say; the pods
+            # whose resolver it changed resolve names where the healthy ones did, whichever field undid it
+            reliefs = [(what, relief) for what, relief in (("probes", probes_relieved(fault, state)),
+                                                           ("resolver", resolvers_relieved(fault, state))) if relief]
+            still = "; ".join(d for _, relief in reliefs for ok, d in relief if not ok)
+            if still:
+                # a part undone (a grace period, one timing field, the nameserver beside the node's resolver)
+                # that leaves the fault acting is no undoing
                 parts = [(i, False, f"{d}, but {still}" if ok else d) for i, ok, d in parts]
+            else:
+                for what, relief in reversed(reliefs):
+                    parts.insert(0, (what, True, "; ".join(d for _, d in relief)))
             undone = [part for part in parts if part[1]]
             checks.append({"id": f"fault.{index}.{fault['fault']}", "passed": bool(undone), "detail": (
                 f"undone through {undone[0][0]}: {undone[0][2]}" if undone else
@@ -3311,6 +3486,11 @@ def _restored_named(entry, state, added=True):
     (`restored_holds`), and (`added`) no field added that changes its meaning (`fields_added`)."""
     ref = entry["object"]
     obj = state.get(ref)
+    if obj is not None and ref["kind"] == "ConfigMap" and obj.get("binaryData"):
+        # its `binaryData` keys are files as its `data` keys are (a variable, which reads `data` alone, is its
+        # readers' check): the same text under either is the same ConfigMap
+        obj = {**{k: v for k, v in obj.items() if k != "binaryData"},
+               "data": {**binary_data(obj), **(obj.get("data") if isinstance(obj.get("data"), dict) else {})}}
     ok = obj is not None and not terminating(obj) and restored_holds(entry["owned"], obj, state, entry.get("forms"))
     extra = fields_added(entry["owned"], obj) if ok and added else None
     detail = ("still deleted" if obj is None else f"recreated with a field it did not have ({extra})" if extra
@@ -3664,7 +3844,7 @@ def config_unstartable(pod, namespace, state):
         for kind, name, items, optional in config_sources(volume):
             if optional or not state.has(namespace, kind):
                 continue
-            data = _source_data(state, kind, namespace, name)
+            data = _source_data(state, kind, namespace, name, files=True)
             if data is None:
                 return f"{kind} {name} is missing"
             for item in items if isinstance(items, list) else []:
@@ -3735,7 +3915,7 @@ def config_resolve(workload, read, state):
     found = None, None, "no ConfigMap or Secret of its volume holds the file"
     for kind, name, items, _ in config_sources(volume):
         key = projected_key(items, rel)
-        data = _source_data(state, kind, namespace, name) if key is not None else None
+        data = _source_data(state, kind, namespace, name, files=True) if key is not None else None
         if data is not None and isinstance(data.get(key), str):
             found = data[key], (kind, name), None  # a later source of a projected volume writes over it
     return found

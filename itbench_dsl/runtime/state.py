@@ -126,6 +126,18 @@ def shown(value, limit=80):
 # ---- the state -----------------------------------------------------------------------------------------
 
 
+def binary_data(obj):
+    """A ConfigMap's `binaryData`, base64-decoded to text: the files the kubelet writes of it beside its
+    `data` keys. A value that is no base64 of UTF-8 text is kept as it is, so it cannot equal the text expected."""
+    out = {}
+    for key, value in (obj.get("binaryData") or {}).items() if isinstance(obj.get("binaryData"), dict) else ():
+        try:
+            out[key] = base64.b64decode(str(value), validate=True).decode("utf-8")
+        except (binascii.Error, ValueError, UnicodeDecodeError):
+            out[key] = value
+    return out
+
+
 def decoded_secret(obj):
     """A Secret as its data reads: `data` base64-decoded to text, `stringData` laid over it (as the API
     server merges them), so the evaluator compares what the workload sees, not its encoding."""

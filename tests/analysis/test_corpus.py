@@ -340,7 +340,7 @@ def test_it_catches_other_workloads_judged_by_readiness_alone(monkeypatch):
 def test_it_catches_a_controls_pod_spec_read_by_its_containers_alone(monkeypatch):
     """The old rule: a control compared only the containers' program and inputs, so `dnsPolicy: Default` (the
     fault another scenario injects) made on a healthy system passed."""
-    monkeypatch.setattr(runtime, "program_kept", lambda keep, obj: True)
+    monkeypatch.setattr(runtime, "program_kept", lambda keep, obj, options=None: True)
     monkeypatch.setattr(runtime, "_POD_SECTION", None)
     monkeypatch.setitem(runtime.CLOSED_SECTIONS, "Deployment", [["spec", "selector"],
                                                                 ["spec", "template", "spec", "containers"]])
@@ -421,3 +421,32 @@ def test_created_objects_are_attacked_by_their_effect(name, musts):
     for what, want in musts.items():
         assert what in found and found[what].want == want, what
         assert found[what].run(spec)[0], what
+
+def test_a_dns_fault_undone_by_any_part_is_attacked_with_the_nodes_resolver():
+    """A DNS fault undone by any part: its nameserver removed while the pods get `dnsPolicy: Default` (the
+    node's resolver, no cluster Service) leaves it acting, and so does its dnsConfig restored alone beside its
+    `None` (no nameserver at all); the cluster's policy restored beside the nameserver undoes it."""
+    cases = names("sregym-wrong-dns-policy-hotel-reservation")
+    assert cases["profile: dnsPolicy Default (the node's resolver), the fault's dnsConfig removed"] == FAIL
+    undone = {name: want for name, want in cases.items() if name.startswith("`external_dns_resolver`")}
+    assert [w for n, w in undone.items() if "dnsConfig.nameservers alone" in n] == [FAIL], undone
+    assert [w for n, w in undone.items() if "dnsPolicy alone" in n] == [PASS], undone
+    assert _problems("sregym-wrong-dns-policy-hotel-reservation") == []
+
+
+def test_a_deleted_configmap_is_attacked_with_its_data_under_binary_data():
+    """The kubelet writes a ConfigMap's `binaryData` keys as files like its `data` keys: the deleted ConfigMap
+    recreated with its data under `binaryData` is back for readers that mount it."""
+    assert names("sregym-missing-configmap-social-network")[
+        "media-mongodb: recreated with its data under binaryData (read as files only)"] == PASS
+    assert _problems("sregym-missing-configmap-social-network") == []
+
+
+def test_a_fault_whose_harm_is_an_option_is_attacked_through_the_option():
+    """The valkey password (`harm_option` `--requirepass`): the option taken out of the arguments or given an
+    empty value, the variable and the Secret left, is a fix; another value is none."""
+    cases = names("otel-valkey-cart-changed-password")
+    assert cases["valkey-cart: the fault's --requirepass taken out of its arguments, the rest of its changes left"] == PASS
+    assert cases["valkey-cart: the fault's --requirepass given an empty value, the rest of its changes left"] == PASS
+    assert cases["valkey-cart: the fault's --requirepass given another value, the rest of its changes left"] == FAIL
+    assert _problems("otel-valkey-cart-changed-password") == []

@@ -255,6 +255,21 @@ def test_a_declared_kind_says_its_readiness_effect(tmp_path: Path):
     assert [e.code for e in errors] == ["E2010"] and "crash" in errors[0].help
 
 
+def test_a_declared_kind_says_the_option_that_is_its_harm(tmp_path: Path):
+    """`harm_option` (FaultKind.harm_option): the evaluator judges the fault on what the container's program
+    gets for it, and health.program reads the container's arguments without it."""
+    kind = GOOD_KIND.replace('  targets = [deployment]\n', '  targets = [deployment]\n  harm_option = "--mode"\n')
+    scenario, text = _fault_file(tmp_path, kind, """  fault slow_mode on deployment "cart"
+  expect { mitigated when { deployment "cart" ready } }""")
+    result, diags = _compile(str(scenario), text)
+    assert result.files, [d.message for d in diags.items]
+    assert result.scenario.injections()[0].kind.harm_option == "--mode"
+    m = runtime_spec(result)["mitigation"]
+    assert m["faults"][0]["option"] == {"object": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "cart",
+                                                   "namespace": "shop"}, "container": "cart", "option": "--mode"}
+    assert [p["options"] for p in m["programs"] if p["object"]["name"] == "cart"] == [{"cart": "--mode"}]
+
+
 CREATING_KINDS = """fault_kind "ingress_denied" {
   mechanism = "test.networkpolicy.ingress:denied"
   targets = [deployment]

@@ -84,6 +84,9 @@ HEALTH = {"httpGet": {"path": "/health", "port": 8080}}
     ({**HEALTH, "periodSeconds": 10, "failureThreshold": 30}, None, True),  # the kubelet waits for it first
     ({**HEALTH, "periodSeconds": 1, "failureThreshold": 1}, None, False),  # a guard with no wait
     ({"tcpSocket": {"port": 9}, "periodSeconds": 10, "failureThreshold": 30}, None, False),  # another check
+    # the container's name for 8080: the kubelet probes the same port
+    ({"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": 10, "failureThreshold": 30}, None, True),
+    ({"httpGet": {"path": "/health", "port": "admin"}, "periodSeconds": 10, "failureThreshold": 30}, None, False),
     (None, {"exec": {"command": ["true"]}}, True),  # a check that cannot fail
     (None, {"exec": {"command": ["sh", "-c", "exit 0"]}}, True),
     (None, {"exec": {"command": ["sh", "-c", "curl -f localhost:8080/health"]}}, False),
@@ -91,3 +94,30 @@ HEALTH = {"httpGet": {"path": "/health", "port": 8080}}
 def test_an_aggressive_probe_is_judged_by_whether_the_kubelet_acts_before_the_start(startup, live, passed):
     verdict = mitigate(PROBE, _guarded(startup, live))
     assert verdict["passed"] is passed, failed(verdict)
+
+
+DNS = "sregym-wrong-dns-policy-hotel-reservation"  # profile: dnsPolicy None, dnsConfig.nameservers [8.8.8.8]
+
+
+def _resolved(policy, nameservers=None):
+    """The solved state with profile's pods given `policy` and, where given, the fault's nameservers."""
+    state = derived(DNS, "solved")
+    pod = obj(state, "Deployment", "profile")["spec"]["template"]["spec"]
+    pod["dnsPolicy"] = policy
+    pod.pop("dnsConfig", None)
+    if nameservers is not None:
+        pod["dnsConfig"] = {"nameservers": nameservers}
+    return state
+
+
+@pytest.mark.parametrize("policy, nameservers, passed", [
+    ("ClusterFirst", ["8.8.8.8"], True),  # the cluster's resolver first, the extra nameserver after it
+    ("ClusterFirst", None, True),
+    ("Default", None, False),  # the nameserver part undone, but the pods get the node's resolver
+    ("Default", ["8.8.8.8"], False),
+])
+def test_a_dns_part_is_undone_only_when_the_pods_resolve_where_the_healthy_ones_did(policy, nameservers, passed):
+    verdict = mitigate(DNS, _resolved(policy, nameservers))
+    assert verdict["passed"] is passed, failed(verdict)
+    if not passed:
+        assert any(c.startswith("fault.") for c in failed(verdict))

@@ -72,6 +72,46 @@ def test_a_deleted_configmap_recreated_by_name_with_other_data_fails():
     assert RESTORED in failed(mitigate(DELETED, state))
 
 
+def _binary(text: str) -> str:
+    import base64
+    return base64.b64encode(text.encode()).decode()
+
+
+@pytest.mark.parametrize("text, renamed, passes", [
+    (HEALTHY_CONF, False, True),  # recreated by name, the file under binaryData: the pod mounts the same bytes
+    (HEALTHY_CONF, True, True),  # under another name, the reader pointed at it
+    (OTHER_CONF, False, False),
+    (OTHER_CONF, True, False),
+])
+def test_a_configmap_file_is_read_from_binary_data_as_from_data(text, renamed, passes):
+    """The kubelet writes a ConfigMap's `binaryData` keys as files like its `data` keys."""
+    state = derived(DELETED, "solved")
+    cm = _copy(state, "media-mongodb-v2" if renamed else "media-mongodb", {})
+    del cm["data"]
+    cm["binaryData"] = {"mongod.conf": _binary(text)}
+    _without(state, "ConfigMap", "media-mongodb")
+    _items(state).append(cm)
+    if renamed:
+        _config_volume(state)["name"] = "media-mongodb-v2"
+    verdict = mitigate(DELETED, state)
+    assert verdict["passed"] is passes, [(c["id"], c["detail"]) for c in verdict["checks"] if not c["passed"]]
+
+
+def test_a_variable_never_reads_binary_data():
+    """`envFrom` and `configMapKeyRef` read a ConfigMap's `data` alone: a key only under `binaryData` is no
+    variable, and a required `configMapKeyRef` to it keeps the container from starting."""
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n"},
+          "data": {"A": "a"}, "binaryData": {"B": _binary("b")}}
+    state = rt.State({"resources": {"kind": "List", "items": [cm]}})
+    container = {"name": "x", "envFrom": [{"configMapRef": {"name": "c"}}]}
+    assert rt.container_env(container, state, "n", {}).get("B") is None
+    assert rt.container_env(container, state, "n", {})["A"] == "a"
+    keyed = {"name": "x", "env": [{"name": "B", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "B"}}}]}
+    assert rt.container_env(keyed, state, "n", {}) is None
+    mounted = {"volumes": [{"name": "v", "configMap": {"name": "c", "items": [{"key": "B", "path": "b"}]}}]}
+    assert rt.config_unstartable(mounted, "n", state) is None
+
+
 def test_the_named_configmap_restored_while_its_reader_reads_another_fails():
     state = derived(DELETED, "solved")
     _items(state).append(_copy(state, "media-mongodb-v2", {"mongod.conf": OTHER_CONF}))
