@@ -5068,8 +5068,12 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
         source = "the artefact (not read)"
     elif artifact is not None and artifact[0] == "kyverno":
         problems = contract_problems(contract, policies) if contract.get("artefact") == "kyverno" else []
+        # an update grades the policy the prompt names, as the live path does (`graded_policies`): a new
+        # policy beside an unchanged one does not do its work
+        graded = _update_target(contract, kyverno)
+        source = "kyverno (offline)" + (f" of `{contract['name']}` alone" if contract.get("name") else "")
         try:
-            verdicts, source = kyverno_offline(spec, kyverno), "kyverno (offline)"
+            verdicts = kyverno_offline(spec, graded)
         except InputError as exc:
             if embedded_module("kyverno") is None:
                 raise
@@ -5078,8 +5082,8 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
             unchecked(checks, "ciso.verdicts", str(exc)[:300])
             verdicts, source = {}, "kyverno (offline: not evaluated)"
         else:
-            general_checks(spec, lambda objs: kyverno_offline(spec, kyverno, objs[0] + objs[1]), checks)
-            kept_checks(spec, _update_target(contract, kyverno), checks)
+            general_checks(spec, lambda objs: kyverno_offline(spec, graded, objs[0] + objs[1]), checks)
+            kept_checks(spec, graded, checks)
         others_checks(spec, kyverno, checks, complete=False)
     elif artifact is not None or opa_result is not None:
         v0 = rego_v0_heads(artifact[1]) if artifact is not None and artifact[0] == "rego" else []
