@@ -3709,12 +3709,13 @@ def _content_rules(spec: dict, unread: tuple[str, ...] | None = None) -> list[di
 
     from ..ciso.k8s import _covered
 
-    def fields(obj):
-        # with `unread` (the control's reads): only the fields the control does not read
+    def fields(obj, false=False):
+        # with `unread` (the control's reads): only the fields the control does not read; with `false`, the
+        # fields held `false` alone (which `|| '<absent>'` cannot tell from absent)
         return {path: value for path, value in _leaves(obj)
                 if path and (path[0] not in ("metadata", "apiVersion", "kind") or path == ("metadata", "namespace"))
                 and "labels" not in path and "matchLabels" not in path and value not in names
-                and isinstance(value, (str, bool, int)) and value is not False and value != ""
+                and isinstance(value, (str, bool, int)) and (value is False) == false and value != ""
                 and (unread is None or not _covered(tuple(str(p) for p in path), unread))}
 
     rules, seen = [], set()
@@ -3730,6 +3731,9 @@ def _content_rules(spec: dict, unread: tuple[str, ...] | None = None) -> list[di
             present = {path for path, _ in _leaves(gap)}  # a field held `false` is there, for CEL's `has()`
             pick = next(((path, "<absent>") for path in others[0] if path not in present
                          and all(path in o for o in others)), None)
+        if pick is None:  # a field held `false` that no compliant object holds `false` (`runAsNonRoot: false`)
+            held = [fields(o, false=True) for o in compliant if o.get("kind") == gap.get("kind")]
+            pick = next(((path, False) for path in fields(gap, false=True) if not any(path in o for o in held)), None)
         if pick is None:
             return None
         path, value = pick
@@ -3738,10 +3742,11 @@ def _content_rules(spec: dict, unread: tuple[str, ...] | None = None) -> list[di
             continue  # one rule flags both
         seen.add((gap["kind"], namespace, path, value))
         resources = {"kinds": [gap["kind"]], **({"namespaces": [namespace]} if namespace else {})}
+        condition = {"key": value, "operator": "Equals", "value": "{{ " + _jmes(path) + " || '<absent>' }}"}
+        if value is False:
+            condition = {"key": True, "operator": "Equals", "value": "{{ " + _jmes(path) + " == `false` }}"}
         rules.append({"name": f"check-{index}", "match": {"any": [{"resources": resources}]},
-                      "validate": {"message": "violates the control", "deny": {"conditions": {"any": [
-                          {"key": value, "operator": "Equals",
-                           "value": "{{ " + _jmes(path) + " || '<absent>' }}"}]}}}})
+                      "validate": {"message": "violates the control", "deny": {"conditions": {"any": [condition]}}}})
     return rules
 
 
@@ -3937,12 +3942,14 @@ def _variation_cases(spec, good_policy) -> Iterator[Case]:
 
     gaps = spec["ciso"]["gaps"]
     pods = [g for g in gaps if g.get("kind") in ("Deployment", "StatefulSet", "DaemonSet", "Job", "Pod")]
-    if pods and control.pattern is not None and set(control.pattern) == {"spec"}:  # autogen moves no metadata
-        pattern = copy.deepcopy(control.pattern)
-        inner = (pattern.get("spec") or {}).get("containers")
-        if inner is not None:
-            pattern["spec"]["=(initContainers)"] = copy.deepcopy(inner)  # a control on containers covers all of them
-        right = rule(["Pod"], {"pattern": pattern})
+    patterns = control.pattern if isinstance(control.pattern, list) else [control.pattern]
+    if pods and control.pattern is not None and all(set(p) == {"spec"} for p in patterns):  # autogen moves no metadata
+        patterns = copy.deepcopy(patterns)
+        for pattern in patterns:
+            inner = (pattern.get("spec") or {}).get("containers")
+            if inner is not None:
+                pattern["spec"]["=(initContainers)"] = copy.deepcopy(inner)  # a control on containers covers all of them
+        right = rule(["Pod"], {"pattern": patterns[0]} if len(patterns) == 1 else {"anyPattern": patterns})
         yield Case("the control's own pattern over every container and pod kind", "policy", PASS,
                    artifact=with_rules(right))
         image = next((c.get("image") for g in pods for c in
@@ -3951,9 +3958,9 @@ def _variation_cases(spec, good_policy) -> Iterator[Case]:
             yield Case("that rule kept to the gap's image (a precondition)", "policy", FAIL, artifact=with_rules(
                 dict(right, preconditions={"all": [{"key": "{{ request.object.spec.containers[0].image }}",
                                                     "operator": "Equals", "value": image}]})))
-        workload = copy.deepcopy(pattern)
+        workload = [{"spec": {"template": copy.deepcopy(p)}} for p in patterns]
         yield Case("that rule on Deployments alone", "policy", FAIL, artifact=with_rules(
-            rule(["Deployment"], {"pattern": {"spec": {"template": workload}}})))
+            rule(["Deployment"], {"pattern": workload[0]} if len(workload) == 1 else {"anyPattern": workload})))
         baseline = {"spec": {"automountServiceAccountToken": False, "securityContext": _baseline_pod("x")["securityContext"],
                              "containers": [{"securityContext": _baseline_pod("x")["containers"][0]["securityContext"]}]}}
         yield Case("that rule and one demanding the whole hardened baseline", "policy", FAIL,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 
-from test_ciso_finops_meaning import PRIVILEGED, _content_policy, _existing, failed, spec_of
+from test_ciso_finops_meaning import PRIVILEGED, ROOT, _content_policy, _existing, failed, spec_of
 from test_evaluator import run
 
 
@@ -231,7 +231,7 @@ def test_kept_rules_are_judged_by_their_effect():
     spec = spec_of(name)
     existing = _existing(name)[0]
     root = {"name": "run-as-non-root", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
-            "validate": {"message": "non-root", "pattern": {"spec": {"securityContext": {"runAsNonRoot": True}}}}}
+            "validate": {"message": "non-root", **ROOT}}
     image = spec["ciso"]["gaps"][0]["spec"]["template"]["spec"]["containers"][0]["image"]
     container = spec["ciso"]["gaps"][0]["spec"]["template"]["spec"]["containers"][0]["name"]
     for why, extra in (
