@@ -3722,17 +3722,29 @@ def _content_rules(spec: dict, unread: tuple[str, ...] | None = None) -> list[di
     # the variants graded beside the twins (ciso/variation.py) too: a right policy flags every form of the gap
     varied = spec["ciso"].get("variants") or {}
     compliant = spec["ciso"]["compliant"] + varied.get("compliant", [])
+    # a workload is judged with the Pod its template makes too (the evaluator's `templated_pod`): a rule on Pods
+    # reads the compliant workloads' pods as well
+    pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {}, "spec": o["spec"]["template"]["spec"]}
+            for o in compliant if o.get("kind") in ("Deployment", "StatefulSet", "DaemonSet", "Job")
+            and isinstance(((o.get("spec") or {}).get("template") or {}).get("spec"), dict)]
     for index, gap in enumerate(spec["ciso"]["gaps"] + varied.get("gaps", [])):
         mine = fields(gap)
-        others = [fields(o) for o in compliant if o.get("kind") == gap.get("kind")]
+        others = [fields(o) for o in compliant + pods if o.get("kind") == gap.get("kind")]
         pick = next(((path, value) for path, value in mine.items() if not any(o.get(path) == value for o in others)),
                     None)
+        present = {path for path, _ in _leaves(gap)}  # a field held `false` is there, for CEL's `has()`
         if pick is None and others:
-            present = {path for path, _ in _leaves(gap)}  # a field held `false` is there, for CEL's `has()`
             pick = next(((path, "<absent>") for path in others[0] if path not in present
                          and all(path in o for o in others)), None)
+        if pick is None and others:
+            # absent from each place some compliant object holds it (a setting the pod or each container may hold)
+            cover: list = []
+            for o in others:
+                if not any(p in o for p in cover):
+                    cover.append(next((p for p in sorted(o, key=str) if p not in present), None))
+            pick = (tuple(cover), "<absent>") if None not in cover else None
         if pick is None:  # a field held `false` that no compliant object holds `false` (`runAsNonRoot: false`)
-            held = [fields(o, false=True) for o in compliant if o.get("kind") == gap.get("kind")]
+            held = [fields(o, false=True) for o in compliant + pods if o.get("kind") == gap.get("kind")]
             pick = next(((path, False) for path in fields(gap, false=True) if not any(path in o for o in held)), None)
         if pick is None:
             return None
@@ -3742,12 +3754,23 @@ def _content_rules(spec: dict, unread: tuple[str, ...] | None = None) -> list[di
             continue  # one rule flags both
         seen.add((gap["kind"], namespace, path, value))
         resources = {"kinds": [gap["kind"]], **({"namespaces": [namespace]} if namespace else {})}
-        condition = {"key": value, "operator": "Equals", "value": "{{ " + _jmes(path) + " || '<absent>' }}"}
+        paths = path if path and isinstance(path[0], tuple) else (path,)  # several: each left out
+        condition = {"key": value, "operator": "Equals",
+                     "value": "{{ " + " || ".join(map(_jmes, paths)) + " || '<absent>' }}"}
         if value is False:
             condition = {"key": True, "operator": "Equals", "value": "{{ " + _jmes(path) + " == `false` }}"}
         rules.append({"name": f"check-{index}", "match": {"any": [{"resources": resources}]},
                       "validate": {"message": "violates the control", "deny": {"conditions": {"any": [condition]}}}})
     return rules
+
+
+def _content_condition(rule: dict) -> tuple[list[str], object]:
+    """(the fields' JMESPaths below `request.object`, the value flagged there) of a content rule
+    (`_content_rules`): `<absent>` for fields it lacks (all of them), `false` for one it holds `false`."""
+    cond = rule["validate"]["deny"]["conditions"]["any"][0]
+    false = cond["value"].endswith(" == `false` }}")
+    text = cond["value"][len("{{ "):-len(" == `false` }}" if false else " || '<absent>' }}")]
+    return [t[len("request.object"):] for t in text.split(" || ")], (False if false else cond["key"])
 
 
 def _perfect_policy(scenario, spec) -> dict:
@@ -3831,25 +3854,27 @@ def _cel_rules(rules: list[dict]) -> list[dict]:
     the rule's value (or lacks the field, for a rule keyed on its absence), every step guarded by `has()`."""
     out = []
     for rule in rules:
-        cond = rule["validate"]["deny"]["conditions"]["any"][0]
-        text = cond["value"][len("{{ request.object"):-len(" || '<absent>' }}")]
-        path = [int(p) if p.isdigit() else p for p in re.findall(r'\[(\d+)\]|\."([^"]*)"|\.([A-Za-z0-9_]+)', text)
-                for p in [next(x for x in p if x)]]
-        accessor, guards = "object", []
-        for part in path:
-            if isinstance(part, int):
-                guards.append(f"size({accessor}) > {part}")
-                accessor += f"[{part}]"
-            elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
-                guards.append(f"has({accessor}.{part})")
-                accessor += f".{part}"
-            else:
-                guards.append(f"{json.dumps(part)} in {accessor}")
-                accessor += f"[{json.dumps(part)}]"
-        present = " && ".join(guards) or "true"
-        key = cond["key"]
-        literal = "true" if key is True else json.dumps(key)
-        expression = present if key == "<absent>" else f"!({present} && {accessor} == {literal})"
+        texts, key = _content_condition(rule)
+        held = []  # (every step of the field there, its accessor), for each field
+        for text in texts:
+            path = [int(p) if p.isdigit() else p for p in re.findall(r'\[(\d+)\]|\."([^"]*)"|\.([A-Za-z0-9_]+)', text)
+                    for p in [next(x for x in p if x)]]
+            accessor, guards = "object", []
+            for part in path:
+                if isinstance(part, int):
+                    guards.append(f"size({accessor}) > {part}")
+                    accessor += f"[{part}]"
+                elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
+                    guards.append(f"has({accessor}.{part})")
+                    accessor += f".{part}"
+                else:
+                    guards.append(f"{json.dumps(part)} in {accessor}")
+                    accessor += f"[{json.dumps(part)}]"
+            held.append((" && ".join(guards) or "true", accessor))
+        present, accessor = held[0]
+        literal = "true" if key is True else "false" if key is False else json.dumps(key)
+        expression = (" || ".join(f"({p})" for p, _ in held) if key == "<absent>"
+                      else f"!({present} && {accessor} == {literal})")
         out.append({"name": rule["name"], "match": rule["match"],
                     "validate": {"message": "violates the control", "cel": {"expressions": [{"expression": expression}]}}})
     return out
@@ -4184,15 +4209,16 @@ def _rego_cases(spec) -> Iterator[Case]:
         body = ""
         for rule in rules:
             kind = rule["match"]["any"][0]["resources"]["kinds"][0]
-            cond = rule["validate"]["deny"]["conditions"]["any"][0]
-            path = tuple(int(p) if p.isdigit() else p for p in
-                         cond["value"][len("{{ request.object"):-len(" || '<absent>' }}")].replace("[", ".").replace("]", "")
-                         .strip(".").split("."))
-            # a value held: the path itself (undefined where it is not); an absence: `object.get`'s default
-            test = (f"object.get(item, {_rego_field(path)}, \"<absent>\")" if cond["key"] == "<absent>"
-                    else "item" + "".join(f"[{json.dumps(p)}]" for p in path))
+            texts, key = _content_condition(rule)
+            tests = ""
+            for text in texts:
+                path = tuple(int(p) if p.isdigit() else p for p in text.replace("[", ".").replace("]", "").strip(".").split("."))
+                # a value held: the path itself (undefined where it is not); an absence: `object.get`'s default
+                test = (f"object.get(item, {_rego_field(path)}, \"<absent>\")" if key == "<absent>"
+                        else "item" + "".join(f"[{json.dumps(p)}]" for p in path))
+                tests += f"  {test} == {json.dumps(key)}\n"
             body += (f"violations contains i if {{\n  some i\n  item := input.items[i]\n  item.kind == {json.dumps(kind)}\n"
-                     f"  {test} == {json.dumps(cond['key'])}\n}}\n\n")
+                     f"{tests}}}\n\n")
         yield Case("a right Rego policy by content, reading every object at once", "policy", PASS,
                    artifact=("rego", head + body))
         last = body.replace("some i\n  item := input.items[i]", "i := count(input.items) - 1\n  item := input.items[i]")
