@@ -3840,10 +3840,21 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
             policy = copy.deepcopy(good_policy)
             policy["spec"]["rules"] = [{"name": "check"}]
             yield Case("an updated policy that lost its rules", "policy", FAIL, state=with_reports(perfect, policy))
+        if contract.get("name") and _content_rules(spec) is not None:
+            # an update graded on the policy it names: the new rules beside it, in a policy of their own, do nothing
+            from ..backends import ciso as ciso_backend
+
+            existing = ciso_backend.existing_policy(scenario)[0]
+            kept = {r.get("name") for r in existing["spec"].get("rules") or []}
+            beside = {**copy.deepcopy(good_policy), "metadata": {"name": "extra-controls"}}
+            beside["spec"]["rules"] = [r for r in beside["spec"]["rules"] if r.get("name") not in kept]
+            yield Case("the new rules in a new policy beside the named one, left as it was", "policy", FAIL,
+                       artifact=("kyverno", [copy.deepcopy(existing), beside]))
         yield from _kyverno_semantics_cases(scenario, spec, faulty, good_policy, perfect, with_reports)
         yield from _graded_policy_cases(scenario, spec, faulty, good_policy)
         yield from _singling_out_cases(scenario, spec, faulty, good_policy)
         yield from _variation_cases(spec, good_policy)
+        yield from _system_object_cases(spec, good_policy)
         yield from _policy_meaning_cases(spec, faulty, good_policy)
         yield from _listed_cases(scenario, spec, faulty, good_policy)
         yield from _pod_rule_cases(spec, faulty, good_policy)
@@ -4012,6 +4023,29 @@ def _variation_cases(spec, good_policy) -> Iterator[Case]:
         if allowed:
             yield Case("a rule allowing only the compliant binding's role", "policy", FAIL, artifact=with_rules(
                 rule([bindings[0]["kind"]], {"pattern": {"roleRef": {"name": " | ".join(allowed)}}})))
+
+
+def _system_object_cases(spec, good_policy) -> Iterator[Case]:
+    """For a control on where objects live: a rule that flags every object of the gap's namespaces fails, for it
+    flags what Kubernetes itself keeps there (`ciso.system`: the Service `kubernetes`, ...); the same rule
+    sparing those objects by kind and name passes."""
+    system = spec["ciso"].get("system") or []
+    if not system:
+        return
+    varied = (spec["ciso"].get("variants") or {}).get("gaps", [])
+    kinds = sorted({o["kind"] for o in spec["ciso"]["gaps"] + varied + system})
+    places = sorted({(o.get("metadata") or {}).get("namespace") or "default" for o in spec["ciso"]["gaps"]})
+    rule = {"name": "check-everything", "match": {"any": [{"resources": {"kinds": kinds, "namespaces": places}}]},
+            "validate": {"message": "nothing may live here", "deny": {}}}
+    policy = copy.deepcopy(good_policy)
+    policy["spec"]["rules"] = [r for r in policy["spec"]["rules"] if not r["name"].startswith("check")] + [rule]
+    yield Case("a rule flagging every object of the gap's namespace, what Kubernetes keeps there too", "policy",
+               FAIL, artifact=("kyverno", [policy]))
+    spared = copy.deepcopy(policy)
+    spared["spec"]["rules"][-1]["exclude"] = {"any": [
+        {"resources": {"kinds": [o["kind"]], "names": [o["metadata"]["name"]]}} for o in system]}
+    yield Case("that rule sparing what Kubernetes keeps there, by kind and name", "policy", PASS,
+               artifact=("kyverno", [spared]))
 
 
 def _singling_out_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:

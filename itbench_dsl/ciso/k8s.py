@@ -415,6 +415,29 @@ def _default_namespace(namespace: str, name: str, violating: bool) -> list[dict]
     return [_deployment(name, "default" if violating else namespace, _baseline_pod(name))]
 
 
+# The objects Kubernetes itself keeps in a namespace: in every one, the service-account controller's
+# ServiceAccount `default` and the root-CA publisher's ConfigMap `kube-root-ca.crt`; in `default`, the API
+# server's own Service `kubernetes`. No control asks to remove them (CIS 5.7.4's audit: "the only entries there
+# should be system managed resources such as the kubernetes service"), so a policy on where objects live must
+# pass them: they are graded compliant (the spec's `ciso.system`), and never deployed nor twinned.
+def system_objects(namespace: str) -> list[dict]:
+    out = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta("default", namespace)},
+           {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta("kube-root-ca.crt", namespace),
+            "data": {"ca.crt": "-----BEGIN CERTIFICATE-----\n...\n-----END CERTIFICATE-----\n"}}]
+    if namespace == "default":
+        out.append({"apiVersion": "v1", "kind": "Service",
+                    "metadata": _meta("kubernetes", "default", {"component": "apiserver", "provider": "kubernetes"}),
+                    "spec": {"type": "ClusterIP", "ports": [{"name": "https", "port": 443, "protocol": "TCP",
+                                                             "targetPort": 6443}]}})
+    return out
+
+
+def _kept_by_kubernetes(obj: dict) -> bool:
+    meta = obj.get("metadata") or {}
+    return any((o["kind"], o["metadata"]["name"]) == (obj.get("kind"), meta.get("name"))
+               for o in system_objects(meta.get("namespace") or "default"))
+
+
 def _no_security_context(pod: dict, container: dict) -> None:
     pod.pop("securityContext")
     container.pop("securityContext")
@@ -679,7 +702,8 @@ CONTROLS: list[K8sControl] = [
     K8sControl("cis-k8s-5.7.4", "5.7.4", "default-namespace", "The default namespace should not be used.",
                "Deployment in the `default` namespace", "Deployment in the scenario's namespace",
                _default_namespace,
-               lambda objects: any(o["metadata"].get("namespace") == "default" for o in objects),
+               lambda objects: any(o["metadata"].get("namespace") == "default" and not _kept_by_kubernetes(o)
+                                   for o in objects),
                pattern={"metadata": {"namespace": "!default"}}, update_from=("cis-k8s-5.2.6",),
                collectable=False),
 ]

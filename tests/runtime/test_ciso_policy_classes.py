@@ -367,3 +367,25 @@ def test_rego_reads_objects_as_kubectl_gives_them():
     assert run(name, None, None, task="policy", artifact=("rego", fair))["passed"]
     unstored = fair.replace("some item in input.items\n", "some item in input.items\n  not item.metadata.uid\n")
     assert not run(name, None, None, task="policy", artifact=("rego", unstored))["passed"]
+
+
+def test_what_kubernetes_keeps_in_the_default_namespace_must_pass():
+    # CIS 5.7.4: the only objects of `default` should be those Kubernetes manages itself (the Service
+    # `kubernetes`, ...); a policy flagging every object there fails them, as it would on a cluster
+    from itbench_dsl import ciso
+
+    name = "cis-k8s-5-7-4-default-namespace-kyverno"
+    system = spec_of(name)["ciso"]["system"]
+    assert {(o["kind"], o["metadata"]["name"]) for o in system} >= {
+        ("Service", "kubernetes"), ("ServiceAccount", "default"), ("ConfigMap", "kube-root-ca.crt")}
+    assert not ciso.CATALOGUE["cis-k8s-5.7.4"].probe(system)
+    kinds = ["Deployment", "StatefulSet", "DaemonSet", "Job", "Pod", "Service", "ServiceAccount", "ConfigMap"]
+    rule = {"name": "nothing-in-default", "match": {"any": [{"resources": {"kinds": kinds, "namespaces": ["default"]}}]},
+            "validate": {"message": "do not use the default namespace", "deny": {}}}
+    verdict = run(name, None, None, task="policy", artifact=("kyverno", [_content_policy(name, [rule])]))
+    assert "ciso.compliant.default/Service/kubernetes" in failed(verdict) and not verdict["passed"]
+    spared = copy.deepcopy(rule)
+    spared["exclude"] = {"any": [{"resources": {"kinds": [o["kind"]], "names": [o["metadata"]["name"]]}}
+                                 for o in system]}
+    verdict = run(name, None, None, task="policy", artifact=("kyverno", [_content_policy(name, [spared])]))
+    assert verdict["passed"], failed(verdict)
