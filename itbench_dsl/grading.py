@@ -202,6 +202,9 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
             for obj in c["compliant"]:
                 add(f"ciso.compliant.{_ref(_manifest_ref(obj))}", POLICY, None,
                     f"the policy passes {_ref(_manifest_ref(obj))}, which complies{rego}")
+            for obj in c.get("system", []):
+                add(f"ciso.compliant.{_ref(_manifest_ref(obj))}", POLICY, None,
+                    f"the policy passes {_ref(_manifest_ref(obj))}, which Kubernetes itself keeps in its namespace")
             if c.get("kept"):
                 add("ciso.kept", POLICY, None, f"the updated policy still flags the {len(c['kept'])} violation(s) "
                     "the policy to update flagged (a rule kept by name must keep what it checks)")

@@ -3849,27 +3849,43 @@ def _content_rules(spec: dict, unread: tuple[str, ...] | None = None) -> list[di
 
     from ..ciso.k8s import _covered
 
-    def fields(obj):
-        # with `unread` (the control's reads): only the fields the control does not read
+    def fields(obj, false=False):
+        # with `unread` (the control's reads): only the fields the control does not read; with `false`, the
+        # fields held `false` alone (which `|| '<absent>'` cannot tell from absent)
         return {path: value for path, value in _leaves(obj)
                 if path and (path[0] not in ("metadata", "apiVersion", "kind") or path == ("metadata", "namespace"))
                 and "labels" not in path and "matchLabels" not in path and value not in names
-                and isinstance(value, (str, bool, int)) and value is not False and value != ""
+                and isinstance(value, (str, bool, int)) and (value is False) == false and value != ""
                 and (unread is None or not _covered(tuple(str(p) for p in path), unread))}
 
     rules, seen = [], set()
     # the variants graded beside the twins (ciso/variation.py) too: a right policy flags every form of the gap
     varied = spec["ciso"].get("variants") or {}
     compliant = spec["ciso"]["compliant"] + varied.get("compliant", [])
+    # a workload is judged with the Pod its template makes too (the evaluator's `templated_pod`): a rule on Pods
+    # reads the compliant workloads' pods as well
+    pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {}, "spec": o["spec"]["template"]["spec"]}
+            for o in compliant if o.get("kind") in ("Deployment", "StatefulSet", "DaemonSet", "Job")
+            and isinstance(((o.get("spec") or {}).get("template") or {}).get("spec"), dict)]
     for index, gap in enumerate(spec["ciso"]["gaps"] + varied.get("gaps", [])):
         mine = fields(gap)
-        others = [fields(o) for o in compliant if o.get("kind") == gap.get("kind")]
+        others = [fields(o) for o in compliant + pods if o.get("kind") == gap.get("kind")]
         pick = next(((path, value) for path, value in mine.items() if not any(o.get(path) == value for o in others)),
                     None)
+        present = {path for path, _ in _leaves(gap)}  # a field held `false` is there, for CEL's `has()`
         if pick is None and others:
-            present = {path for path, _ in _leaves(gap)}  # a field held `false` is there, for CEL's `has()`
             pick = next(((path, "<absent>") for path in others[0] if path not in present
                          and all(path in o for o in others)), None)
+        if pick is None and others:
+            # absent from each place some compliant object holds it (a setting the pod or each container may hold)
+            cover: list = []
+            for o in others:
+                if not any(p in o for p in cover):
+                    cover.append(next((p for p in sorted(o, key=str) if p not in present), None))
+            pick = (tuple(cover), "<absent>") if None not in cover else None
+        if pick is None:  # a field held `false` that no compliant object holds `false` (`runAsNonRoot: false`)
+            held = [fields(o, false=True) for o in compliant + pods if o.get("kind") == gap.get("kind")]
+            pick = next(((path, False) for path in fields(gap, false=True) if not any(path in o for o in held)), None)
         if pick is None:
             return None
         path, value = pick
@@ -3878,11 +3894,23 @@ def _content_rules(spec: dict, unread: tuple[str, ...] | None = None) -> list[di
             continue  # one rule flags both
         seen.add((gap["kind"], namespace, path, value))
         resources = {"kinds": [gap["kind"]], **({"namespaces": [namespace]} if namespace else {})}
+        paths = path if path and isinstance(path[0], tuple) else (path,)  # several: each left out
+        condition = {"key": value, "operator": "Equals",
+                     "value": "{{ " + " || ".join(map(_jmes, paths)) + " || '<absent>' }}"}
+        if value is False:
+            condition = {"key": True, "operator": "Equals", "value": "{{ " + _jmes(path) + " == `false` }}"}
         rules.append({"name": f"check-{index}", "match": {"any": [{"resources": resources}]},
-                      "validate": {"message": "violates the control", "deny": {"conditions": {"any": [
-                          {"key": value, "operator": "Equals",
-                           "value": "{{ " + _jmes(path) + " || '<absent>' }}"}]}}}})
+                      "validate": {"message": "violates the control", "deny": {"conditions": {"any": [condition]}}}})
     return rules
+
+
+def _content_condition(rule: dict) -> tuple[list[str], object]:
+    """(the fields' JMESPaths below `request.object`, the value flagged there) of a content rule
+    (`_content_rules`): `<absent>` for fields it lacks (all of them), `false` for one it holds `false`."""
+    cond = rule["validate"]["deny"]["conditions"]["any"][0]
+    false = cond["value"].endswith(" == `false` }}")
+    text = cond["value"][len("{{ "):-len(" == `false` }}" if false else " || '<absent>' }}")]
+    return [t[len("request.object"):] for t in text.split(" || ")], (False if false else cond["key"])
 
 
 def _perfect_policy(scenario, spec) -> dict:
@@ -3952,10 +3980,21 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
             policy = copy.deepcopy(good_policy)
             policy["spec"]["rules"] = [{"name": "check"}]
             yield Case("an updated policy that lost its rules", "policy", FAIL, state=with_reports(perfect, policy))
+        if contract.get("name") and _content_rules(spec) is not None:
+            # an update graded on the policy it names: the new rules beside it, in a policy of their own, do nothing
+            from ..backends import ciso as ciso_backend
+
+            existing = ciso_backend.existing_policy(scenario)[0]
+            kept = {r.get("name") for r in existing["spec"].get("rules") or []}
+            beside = {**copy.deepcopy(good_policy), "metadata": {"name": "extra-controls"}}
+            beside["spec"]["rules"] = [r for r in beside["spec"]["rules"] if r.get("name") not in kept]
+            yield Case("the new rules in a new policy beside the named one, left as it was", "policy", FAIL,
+                       artifact=("kyverno", [copy.deepcopy(existing), beside]))
         yield from _kyverno_semantics_cases(scenario, spec, faulty, good_policy, perfect, with_reports)
         yield from _graded_policy_cases(scenario, spec, faulty, good_policy)
         yield from _singling_out_cases(scenario, spec, faulty, good_policy)
         yield from _variation_cases(spec, good_policy)
+        yield from _system_object_cases(spec, good_policy)
         yield from _policy_meaning_cases(spec, faulty, good_policy)
         yield from _listed_cases(scenario, spec, faulty, good_policy)
         yield from _pod_rule_cases(spec, faulty, good_policy)
@@ -3966,25 +4005,27 @@ def _cel_rules(rules: list[dict]) -> list[dict]:
     the rule's value (or lacks the field, for a rule keyed on its absence), every step guarded by `has()`."""
     out = []
     for rule in rules:
-        cond = rule["validate"]["deny"]["conditions"]["any"][0]
-        text = cond["value"][len("{{ request.object"):-len(" || '<absent>' }}")]
-        path = [int(p) if p.isdigit() else p for p in re.findall(r'\[(\d+)\]|\."([^"]*)"|\.([A-Za-z0-9_]+)', text)
-                for p in [next(x for x in p if x)]]
-        accessor, guards = "object", []
-        for part in path:
-            if isinstance(part, int):
-                guards.append(f"size({accessor}) > {part}")
-                accessor += f"[{part}]"
-            elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
-                guards.append(f"has({accessor}.{part})")
-                accessor += f".{part}"
-            else:
-                guards.append(f"{json.dumps(part)} in {accessor}")
-                accessor += f"[{json.dumps(part)}]"
-        present = " && ".join(guards) or "true"
-        key = cond["key"]
-        literal = "true" if key is True else json.dumps(key)
-        expression = present if key == "<absent>" else f"!({present} && {accessor} == {literal})"
+        texts, key = _content_condition(rule)
+        held = []  # (every step of the field there, its accessor), for each field
+        for text in texts:
+            path = [int(p) if p.isdigit() else p for p in re.findall(r'\[(\d+)\]|\."([^"]*)"|\.([A-Za-z0-9_]+)', text)
+                    for p in [next(x for x in p if x)]]
+            accessor, guards = "object", []
+            for part in path:
+                if isinstance(part, int):
+                    guards.append(f"size({accessor}) > {part}")
+                    accessor += f"[{part}]"
+                elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
+                    guards.append(f"has({accessor}.{part})")
+                    accessor += f".{part}"
+                else:
+                    guards.append(f"{json.dumps(part)} in {accessor}")
+                    accessor += f"[{json.dumps(part)}]"
+            held.append((" && ".join(guards) or "true", accessor))
+        present, accessor = held[0]
+        literal = "true" if key is True else "false" if key is False else json.dumps(key)
+        expression = (" || ".join(f"({p})" for p, _ in held) if key == "<absent>"
+                      else f"!({present} && {accessor} == {literal})")
         out.append({"name": rule["name"], "match": rule["match"],
                     "validate": {"message": "violates the control", "cel": {"expressions": [{"expression": expression}]}}})
     return out
@@ -4077,12 +4118,14 @@ def _variation_cases(spec, good_policy) -> Iterator[Case]:
 
     gaps = spec["ciso"]["gaps"]
     pods = [g for g in gaps if g.get("kind") in ("Deployment", "StatefulSet", "DaemonSet", "Job", "Pod")]
-    if pods and control.pattern is not None and set(control.pattern) == {"spec"}:  # autogen moves no metadata
-        pattern = copy.deepcopy(control.pattern)
-        inner = (pattern.get("spec") or {}).get("containers")
-        if inner is not None:
-            pattern["spec"]["=(initContainers)"] = copy.deepcopy(inner)  # a control on containers covers all of them
-        right = rule(["Pod"], {"pattern": pattern})
+    patterns = control.pattern if isinstance(control.pattern, list) else [control.pattern]
+    if pods and control.pattern is not None and all(set(p) == {"spec"} for p in patterns):  # autogen moves no metadata
+        patterns = copy.deepcopy(patterns)
+        for pattern in patterns:
+            inner = (pattern.get("spec") or {}).get("containers")
+            if inner is not None:
+                pattern["spec"]["=(initContainers)"] = copy.deepcopy(inner)  # a control on containers covers all of them
+        right = rule(["Pod"], {"pattern": patterns[0]} if len(patterns) == 1 else {"anyPattern": patterns})
         yield Case("the control's own pattern over every container and pod kind", "policy", PASS,
                    artifact=with_rules(right))
         image = next((c.get("image") for g in pods for c in
@@ -4091,9 +4134,9 @@ def _variation_cases(spec, good_policy) -> Iterator[Case]:
             yield Case("that rule kept to the gap's image (a precondition)", "policy", FAIL, artifact=with_rules(
                 dict(right, preconditions={"all": [{"key": "{{ request.object.spec.containers[0].image }}",
                                                     "operator": "Equals", "value": image}]})))
-        workload = copy.deepcopy(pattern)
+        workload = [{"spec": {"template": copy.deepcopy(p)}} for p in patterns]
         yield Case("that rule on Deployments alone", "policy", FAIL, artifact=with_rules(
-            rule(["Deployment"], {"pattern": {"spec": {"template": workload}}})))
+            rule(["Deployment"], {"pattern": workload[0]} if len(workload) == 1 else {"anyPattern": workload})))
         baseline = {"spec": {"automountServiceAccountToken": False, "securityContext": _baseline_pod("x")["securityContext"],
                              "containers": [{"securityContext": _baseline_pod("x")["containers"][0]["securityContext"]}]}}
         yield Case("that rule and one demanding the whole hardened baseline", "policy", FAIL,
@@ -4120,6 +4163,29 @@ def _variation_cases(spec, good_policy) -> Iterator[Case]:
         if allowed:
             yield Case("a rule allowing only the compliant binding's role", "policy", FAIL, artifact=with_rules(
                 rule([bindings[0]["kind"]], {"pattern": {"roleRef": {"name": " | ".join(allowed)}}})))
+
+
+def _system_object_cases(spec, good_policy) -> Iterator[Case]:
+    """For a control on where objects live: a rule that flags every object of the gap's namespaces fails, for it
+    flags what Kubernetes itself keeps there (`ciso.system`: the Service `kubernetes`, ...); the same rule
+    sparing those objects by kind and name passes."""
+    system = spec["ciso"].get("system") or []
+    if not system:
+        return
+    varied = (spec["ciso"].get("variants") or {}).get("gaps", [])
+    kinds = sorted({o["kind"] for o in spec["ciso"]["gaps"] + varied + system})
+    places = sorted({(o.get("metadata") or {}).get("namespace") or "default" for o in spec["ciso"]["gaps"]})
+    rule = {"name": "check-everything", "match": {"any": [{"resources": {"kinds": kinds, "namespaces": places}}]},
+            "validate": {"message": "nothing may live here", "deny": {}}}
+    policy = copy.deepcopy(good_policy)
+    policy["spec"]["rules"] = [r for r in policy["spec"]["rules"] if not r["name"].startswith("check")] + [rule]
+    yield Case("a rule flagging every object of the gap's namespace, what Kubernetes keeps there too", "policy",
+               FAIL, artifact=("kyverno", [policy]))
+    spared = copy.deepcopy(policy)
+    spared["spec"]["rules"][-1]["exclude"] = {"any": [
+        {"resources": {"kinds": [o["kind"]], "names": [o["metadata"]["name"]]}} for o in system]}
+    yield Case("that rule sparing what Kubernetes keeps there, by kind and name", "policy", PASS,
+               artifact=("kyverno", [spared]))
 
 
 def _singling_out_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
@@ -4317,15 +4383,16 @@ def _rego_cases(spec) -> Iterator[Case]:
         body = ""
         for rule in rules:
             kind = rule["match"]["any"][0]["resources"]["kinds"][0]
-            cond = rule["validate"]["deny"]["conditions"]["any"][0]
-            path = tuple(int(p) if p.isdigit() else p for p in
-                         cond["value"][len("{{ request.object"):-len(" || '<absent>' }}")].replace("[", ".").replace("]", "")
-                         .strip(".").split("."))
-            # a value held: the path itself (undefined where it is not); an absence: `object.get`'s default
-            test = (f"object.get(item, {_rego_field(path)}, \"<absent>\")" if cond["key"] == "<absent>"
-                    else "item" + "".join(f"[{json.dumps(p)}]" for p in path))
+            texts, key = _content_condition(rule)
+            tests = ""
+            for text in texts:
+                path = tuple(int(p) if p.isdigit() else p for p in text.replace("[", ".").replace("]", "").strip(".").split("."))
+                # a value held: the path itself (undefined where it is not); an absence: `object.get`'s default
+                test = (f"object.get(item, {_rego_field(path)}, \"<absent>\")" if key == "<absent>"
+                        else "item" + "".join(f"[{json.dumps(p)}]" for p in path))
+                tests += f"  {test} == {json.dumps(key)}\n"
             body += (f"violations contains i if {{\n  some i\n  item := input.items[i]\n  item.kind == {json.dumps(kind)}\n"
-                     f"  {test} == {json.dumps(cond['key'])}\n}}\n\n")
+                     f"{tests}}}\n\n")
         yield Case("a right Rego policy by content, reading every object at once", "policy", PASS,
                    artifact=("rego", head + body))
         last = body.replace("some i\n  item := input.items[i]", "i := count(input.items) - 1\n  item := input.items[i]")

@@ -88,7 +88,7 @@ def cluster_policy(name: str, namespace: str, controls: list[K8sControl]) -> dic
     rules = [{
         "name": f"cis-{c.section.replace('.', '-')}-{c.slug}",
         "match": {"any": [{"resources": {"kinds": ["Pod"], "namespaces": [namespace]}}]},
-        "validate": {"message": c.title, "pattern": c.pattern},
+        "validate": {"message": c.title, **c.validation},
     } for c in controls]
     return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
             "metadata": {"name": name, "labels": dict(MANAGED),

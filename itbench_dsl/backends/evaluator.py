@@ -1033,6 +1033,12 @@ def _ciso(scenario: ir.Scenario) -> dict | None:
         out["unit"] = control.unit  # a control judged per namespace: each gap object in a world of its own
     if context:
         out["context"] = context
+    if isinstance(control, ciso.K8sControl) and "metadata.namespace" in control.reads:
+        # a control on where objects live: what Kubernetes itself keeps in the gap's namespaces must pass
+        places = sorted({(g.get("metadata") or {}).get("namespace") or "default" for g in gaps})
+        system = [o for ns in places for o in ciso.k8s.system_objects(ns) if not control.probe([o])]
+        if system:
+            out["system"] = system
     judge = control if isinstance(control, ciso.K8sControl) else _defined_by(compliance, gaps, compliant)
     if isinstance(control, ciso.HostControl):
         # the control's other violating settings on a gap host, its other compliant ones on a compliant host

@@ -33,8 +33,10 @@ class K8sControl:
     compliant: str  # what its compliant counterpart does instead
     build: Callable[[str, str, bool], list[dict]]  # (namespace, name, violating) -> manifests
     probe: Callable[[list[dict]], bool]  # True when the objects violate the control (tests, docs)
-    # Kyverno validate pattern for Pods enforcing the control (None: not expressible as a pod pattern)
-    pattern: dict | None = None
+    # Kyverno validate pattern for Pods enforcing the control (a list: Kyverno's `anyPattern`, a pod complying
+    # when one of them holds, as for a setting the pod or each container may hold; None: not expressible as a
+    # pod pattern)
+    pattern: dict | list | None = None
     # controls whose rules make up the too-weak existing policy of a kyverno_update scenario
     update_from: tuple[str, ...] = ()
     # the agent of an opa_kubectl task can collect the objects with its default access (namespaced
@@ -48,6 +50,14 @@ class K8sControl:
     # or not as a whole: the gap and compliant objects are then graded each in a namespace of its own)
     unit: str = "object"
     classes: tuple[str, ...] = ()  # derived below
+    # violating values of settings the gap leaves out, spelled out ((setting, value): `seccompProfile`
+    # `Unconfined`): a container holding one over a compliant pod violates (ciso/variation.py)
+    spelled: tuple[tuple[str, object], ...] = ()
+
+    @property
+    def validation(self) -> dict:
+        """The `validate` fields of a Kyverno rule enforcing `pattern`."""
+        return {"anyPattern" if isinstance(self.pattern, list) else "pattern": copy.deepcopy(self.pattern)}
 
     def objects(self, namespace: str, violating: bool) -> list[dict]:
         return self.build(namespace, object_names(self.slug)[0 if violating else 1], violating)
@@ -405,6 +415,29 @@ def _default_namespace(namespace: str, name: str, violating: bool) -> list[dict]
     return [_deployment(name, "default" if violating else namespace, _baseline_pod(name))]
 
 
+# The objects Kubernetes itself keeps in a namespace: in every one, the service-account controller's
+# ServiceAccount `default` and the root-CA publisher's ConfigMap `kube-root-ca.crt`; in `default`, the API
+# server's own Service `kubernetes`. No control asks to remove them (CIS 5.7.4's audit: "the only entries there
+# should be system managed resources such as the kubernetes service"), so a policy on where objects live must
+# pass them: they are graded compliant (the spec's `ciso.system`), and never deployed nor twinned.
+def system_objects(namespace: str) -> list[dict]:
+    out = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta("default", namespace)},
+           {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta("kube-root-ca.crt", namespace),
+            "data": {"ca.crt": "-----BEGIN CERTIFICATE-----\n...\n-----END CERTIFICATE-----\n"}}]
+    if namespace == "default":
+        out.append({"apiVersion": "v1", "kind": "Service",
+                    "metadata": _meta("kubernetes", "default", {"component": "apiserver", "provider": "kubernetes"}),
+                    "spec": {"type": "ClusterIP", "ports": [{"name": "https", "port": 443, "protocol": "TCP",
+                                                             "targetPort": 6443}]}})
+    return out
+
+
+def _kept_by_kubernetes(obj: dict) -> bool:
+    meta = obj.get("metadata") or {}
+    return any((o["kind"], o["metadata"]["name"]) == (obj.get("kind"), meta.get("name"))
+               for o in system_objects(meta.get("namespace") or "default"))
+
+
 def _no_security_context(pod: dict, container: dict) -> None:
     pod.pop("securityContext")
     container.pop("securityContext")
@@ -435,8 +468,9 @@ def _root(pod: dict, container: dict) -> None:
 
 
 def _runs_as_root(pod: dict) -> bool:
+    # each container's own setting applies over the pod's (Kubernetes' effective security context)
     psc = pod.get("securityContext") or {}
-    for container in pod.get("containers", []):
+    for container in pod.get("initContainers", []) + pod.get("containers", []):
         csc = _csc(container)
         non_root = csc.get("runAsNonRoot", psc.get("runAsNonRoot"))
         user = csc.get("runAsUser", psc.get("runAsUser"))
@@ -450,9 +484,10 @@ def _seccomp_unset(pod: dict, container: dict) -> None:
 
 
 def _seccomp_off(pod: dict) -> bool:
-    profile = (pod.get("securityContext") or {}).get("seccompProfile", {}).get("type")
-    return profile not in ("RuntimeDefault", "Localhost") and not all(
-        _csc(c).get("seccompProfile", {}).get("type") in ("RuntimeDefault", "Localhost") for c in pod["containers"])
+    # a container's own profile applies over the pod's (an `Unconfined` one under a RuntimeDefault pod runs so)
+    profile = (pod.get("securityContext") or {}).get("seccompProfile")
+    return any((_csc(c).get("seccompProfile") or profile or {}).get("type") not in ("RuntimeDefault", "Localhost")
+               for c in pod.get("initContainers", []) + pod["containers"])
 
 
 def _add_caps(caps: list[str], drop_all: bool = True) -> Callable[[dict, dict], None]:
@@ -598,7 +633,13 @@ CONTROLS: list[K8sControl] = [
     K8sControl("cis-k8s-5.2.7", "5.2.7", "root-user", "Minimize the admission of root containers.",
                "runAsUser: 0 and runAsNonRoot: false", "runAsNonRoot: true, runAsUser: 101",
                _workload(_root), _any_pod(_runs_as_root),
-               pattern={"spec": {"securityContext": {"runAsNonRoot": "true", "=(runAsUser)": ">0"}}},
+               # non-root set for the pod or for each container, no user 0 at either level
+               pattern=[{"spec": {"securityContext": {"runAsNonRoot": "true", "=(runAsUser)": ">0"},
+                                  "containers": [{"=(securityContext)": {"=(runAsNonRoot)": "true",
+                                                                         "=(runAsUser)": ">0"}}]}},
+                        {"spec": {"=(securityContext)": {"=(runAsUser)": ">0"},
+                                  "containers": [{"securityContext": {"runAsNonRoot": "true",
+                                                                      "=(runAsUser)": ">0"}}]}}],
                update_from=("cis-k8s-5.2.6", "cis-k8s-5.2.2")),
     K8sControl("cis-k8s-5.2.8", "5.2.8", "net-raw", "Minimize the admission of containers with the NET_RAW capability.",
                "capabilities add NET_RAW and drop nothing", "capabilities drop ALL",
@@ -643,8 +684,13 @@ CONTROLS: list[K8sControl] = [
                "Ensure that the seccomp profile is set to docker/default (RuntimeDefault) in your pod definitions.",
                "seccompProfile unset", "seccompProfile type RuntimeDefault",
                _workload(_seccomp_unset), _any_pod(_seccomp_off),
-               pattern={"spec": {"securityContext": {"seccompProfile": {"type": "RuntimeDefault | Localhost"}}}},
-               update_from=("cis-k8s-5.2.6",)),
+               # the pod's profile, unless each container sets its own; no container's own profile another
+               pattern=[{"spec": {"securityContext": {"seccompProfile": {"type": "RuntimeDefault | Localhost"}},
+                                  "containers": [{"=(securityContext)": {"=(seccompProfile)": {
+                                      "type": "RuntimeDefault | Localhost"}}}]}},
+                        {"spec": {"containers": [{"securityContext": {"seccompProfile": {
+                            "type": "RuntimeDefault | Localhost"}}}]}}],
+               update_from=("cis-k8s-5.2.6",), spelled=(("seccompProfile", {"type": "Unconfined"}),)),
     K8sControl("cis-k8s-5.7.3", "5.7.3", "security-context", "Apply Security Context to Your Pods and Containers.",
                "no pod or container securityContext", "pod and container securityContext set",
                _workload(_no_security_context),
@@ -656,7 +702,8 @@ CONTROLS: list[K8sControl] = [
     K8sControl("cis-k8s-5.7.4", "5.7.4", "default-namespace", "The default namespace should not be used.",
                "Deployment in the `default` namespace", "Deployment in the scenario's namespace",
                _default_namespace,
-               lambda objects: any(o["metadata"].get("namespace") == "default" for o in objects),
+               lambda objects: any(o["metadata"].get("namespace") == "default" and not _kept_by_kubernetes(o)
+                                   for o in objects),
                pattern={"metadata": {"namespace": "!default"}}, update_from=("cis-k8s-5.2.6",),
                collectable=False),
 ]

@@ -124,6 +124,32 @@ def _other(value):
     return ... if isinstance(value, bool) else value + 1000
 
 
+# the settings Kubernetes lets a pod's securityContext and each container's hold, a container's own applying over
+# the pod's (core/v1 PodSecurityContext and SecurityContext)
+SHARED_SETTINGS = ("runAsUser", "runAsGroup", "runAsNonRoot", "seccompProfile", "seLinuxOptions", "appArmorProfile",
+                   "windowsOptions")
+
+
+def _placed(control) -> list[str]:
+    """The shared settings (SHARED_SETTINGS) the control reads by name at both levels, the pod's and its
+    containers': where it lets them live, a variant moves them."""
+    from .k8s import _covered
+
+    named = {r.rsplit(".", 1)[-1] for r in control.reads if ".securityContext." in r}
+    return [s for s in SHARED_SETTINGS if s in named
+            and _covered(("spec", "template", "spec", "securityContext", s), control.reads)
+            and _covered(("spec", "template", "spec", "containers", "0", "securityContext", s), control.reads)]
+
+
+def _compliant_pod_context(control) -> dict:
+    """The pod-level securityContext of the control's compliant example."""
+    build = getattr(control, "build", None)
+    if build is None:
+        return {}
+    pods = [_pod(o) for o in build("example", "example", False)]
+    return next(((p.get("securityContext") or {}) for p in pods if p is not None), {})
+
+
 # what a compliant workload commonly holds beside what a control reads: settings that are no secret, scratch space
 NEIGHBOUR_ENV = ({"name": "LOG_LEVEL", "value": "info"},
                  {"name": "APP_MODE", "valueFrom": {"configMapKeyRef": {"name": "app-settings", "key": "mode"}}})
@@ -243,6 +269,49 @@ def candidates(control, obj: dict, violating: bool, relax: bool = False) -> list
             first = p["containers"][0]
             first["volumeMounts"] = list(first.get("volumeMounts") or []) + [copy.deepcopy(m) for _, m in NEIGHBOUR_VOLUMES]
 
+        # where the setting lives: Kubernetes reads a container's own over the pod's, so a policy reading one
+        # level misses a root container under a non-root pod, or flags containers that each set it
+        shared = _placed(control)
+        spelled = dict(getattr(control, "spelled", ()))
+
+        def in_containers(o):
+            p = _pod(o)
+            psc = p.get("securityContext") or {}
+            moved = {k: psc.pop(k) for k in shared if k in psc}
+            if not moved or not p.get("containers"):
+                return False
+            for c in _containers(p):
+                for k, v in moved.items():
+                    c.setdefault("securityContext", {}).setdefault(k, copy.deepcopy(v))
+
+        def over_pod(o):
+            p, good = _pod(o), _compliant_pod_context(control)
+            psc = p.setdefault("securityContext", {})
+            changed = False
+            for k in shared:
+                bad = psc.get(k, spelled.get(k, ...))
+                if bad is ... or k not in good or not p.get("containers"):
+                    continue
+                psc[k] = copy.deepcopy(good[k])
+                for c in p["containers"]:
+                    c.setdefault("securityContext", {})[k] = copy.deepcopy(bad)
+                changed = True
+            return changed
+
+        def spelled_out(o):
+            psc = _pod(o).setdefault("securityContext", {})
+            missing = {k: v for k, v in spelled.items() if k in shared and k not in psc}
+            psc.update(copy.deepcopy(missing))
+            return bool(missing)
+
+        variant("in the containers", in_containers)
+        if violating:
+            variant("a container over the pod", over_pod)
+            variant("spelled out", spelled_out)
+        else:
+            for k in shared:
+                if k in (pod.get("securityContext") or {}):
+                    variant(f"pod without {k}", lambda o, k=k: (_pod(o)["securityContext"].pop(k), None)[1])
         if not violating:
             variant("plain and ConfigMap env", neighbour_env)
             variant("ConfigMap envFrom", neighbour_env_from)

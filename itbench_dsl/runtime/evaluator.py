@@ -4752,7 +4752,7 @@ def ciso(spec, verdicts, checks, metrics, gap_only, source):
     ciso_spec = spec["ciso"]
     if source.endswith("not evaluated)") and not any(verdicts.values()):
         # the policy could not be judged (a construct the matcher lacks): no object is judged either way
-        for part, objects in (("gap", ciso_spec["gaps"]), ("compliant", ciso_spec["compliant"])):
+        for part, objects in (("gap", ciso_spec["gaps"]), ("compliant", graded_compliant(ciso_spec))):
             for obj in objects:
                 checks.append({"id": f"ciso.{part}.{ref_text(as_ref(obj_ref(obj)))}", "passed": False,
                                "unchecked": True, "detail": f"{source}: not judged: the policy could not be "
@@ -4767,20 +4767,30 @@ def ciso(spec, verdicts, checks, metrics, gap_only, source):
         flagged += ok
         checks.append({"id": f"ciso.gap.{ref_text(as_ref(ref))}", "passed": ok,
                        "detail": f"{source}: {', '.join(sorted(got)) or 'no result'} (must fail)"})
-    for obj in ciso_spec["compliant"]:
+    system = {obj_ref(o) for o in ciso_spec.get("system", [])}
+    for obj in graded_compliant(ciso_spec):
         ref = obj_ref(obj)
         got = verdicts.get(ref, set())
-        # a compliant object must not fail; a recorded Rego run must also cover it
-        ok = not ({"fail", "false", "error"} & got) and (bool(got) or not source.startswith("opa"))
+        # a compliant object must not fail; a recorded Rego run must also cover it (what Kubernetes keeps in a
+        # namespace is no object of the scenario's: the run holds no result on it unless the policy flags it)
+        ok = not ({"fail", "false", "error"} & got) and (bool(got) or ref in system or not source.startswith("opa"))
         kept += ok
+        why = " (must pass: Kubernetes itself keeps it there)" if ref in system else " (must pass)"
         checks.append({"id": f"ciso.compliant.{ref_text(as_ref(ref))}", "passed": ok,
-                       "detail": f"{source}: {', '.join(sorted(got)) or 'no result'} (must pass)"})
-    gaps, compliant = len(ciso_spec["gaps"]), len(ciso_spec["compliant"])
+                       "detail": f"{source}: {', '.join(sorted(got)) or 'no result'}{why}"})
+    gaps, compliant = len(ciso_spec["gaps"]), len(graded_compliant(ciso_spec))
     metrics["gaps_flagged"] = round(flagged / gaps, 6) if gaps else 1.0
     metrics["compliant_passed"] = round(kept / compliant, 6) if compliant else 1.0
     if gap_only:
         metrics["itbench_gap_only_passed"] = flagged == gaps
     return (flagged + kept) / (gaps + compliant) if gaps + compliant else 0.0
+
+
+def graded_compliant(ciso_spec):
+    """The objects a policy must pass: the scenario's compliant objects and, for a control on where objects
+    live, those Kubernetes itself keeps in the gap's namespaces (`ciso.system`: the Service `kubernetes`, the
+    ServiceAccount `default`, the ConfigMap `kube-root-ca.crt`), which are never twinned."""
+    return ciso_spec["compliant"] + ciso_spec.get("system", [])
 
 
 def twins(objects, salt=""):
@@ -5022,7 +5032,7 @@ def kyverno_offline(spec, policies, objects=None):
     if matcher is None:
         raise InputError("this evaluator has no embedded Kyverno matcher: grade from PolicyReports in the state")
     verdicts = {}
-    targets = spec["ciso"]["gaps"] + spec["ciso"]["compliant"] if objects is None else objects
+    targets = spec["ciso"]["gaps"] + graded_compliant(spec["ciso"]) if objects is None else objects
     labels = namespace_labels(spec, targets)
     for obj in targets:
         results = set()
@@ -5387,12 +5397,16 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
             unread = "the artefact holds no Kyverno ClusterPolicy or Policy"
     if unread is not None:
         problems = [unread]
-        verdicts = {obj_ref(obj): {"error"} for obj in spec["ciso"]["gaps"] + spec["ciso"]["compliant"]}
+        verdicts = {obj_ref(obj): {"error"} for obj in spec["ciso"]["gaps"] + graded_compliant(spec["ciso"])}
         source = "the artefact (not read)"
     elif artifact is not None and artifact[0] == "kyverno":
         problems = contract_problems(contract, policies) if contract.get("artefact") == "kyverno" else []
+        # an update grades the policy the prompt names, as the live path does (`graded_policies`): a new
+        # policy beside an unchanged one does not do its work
+        graded = _update_target(contract, kyverno)
+        source = "kyverno (offline)" + (f" of `{contract['name']}` alone" if contract.get("name") else "")
         try:
-            verdicts, source = kyverno_offline(spec, kyverno), "kyverno (offline)"
+            verdicts = kyverno_offline(spec, graded)
         except InputError as exc:
             if embedded_module("kyverno") is None:
                 raise
@@ -5401,8 +5415,8 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
             unchecked(checks, "ciso.verdicts", str(exc)[:300])
             verdicts, source = {}, "kyverno (offline: not evaluated)"
         else:
-            general_checks(spec, lambda objs: kyverno_offline(spec, kyverno, objs[0] + objs[1]), checks)
-            kept_checks(spec, _update_target(contract, kyverno), checks)
+            general_checks(spec, lambda objs: kyverno_offline(spec, graded, objs[0] + objs[1]), checks)
+            kept_checks(spec, graded, checks)
         others_checks(spec, kyverno, checks, complete=False)
     elif artifact is not None or opa_result is not None:
         v0 = rego_v0_heads(artifact[1]) if artifact is not None and artifact[0] == "rego" else []
@@ -5414,7 +5428,7 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
         except RegoRefused as exc:
             # the agent's own policy does not compile or goes over its budget: graded, every verdict failed
             checks.append({"id": "ciso.verdicts", "passed": False, "detail": str(exc)[:600]})
-            verdicts = {obj_ref(obj): {"error"} for obj in spec["ciso"]["gaps"] + spec["ciso"]["compliant"]}
+            verdicts = {obj_ref(obj): {"error"} for obj in spec["ciso"]["gaps"] + graded_compliant(spec["ciso"])}
             source = "rego (regopy: not evaluated)"
         if source == "rego (regopy)":
             general_checks(spec, lambda objs: rego_verdicts(spec, artifact[1], None, objs)[0], checks)

@@ -54,7 +54,7 @@ def general(spec, artifact, varied=True) -> bool:
 
 PRIVILEGED = {"pattern": {"spec": {"containers": [{"=(securityContext)": {"=(privileged)": "false"}}],
                                    "=(initContainers)": [{"=(securityContext)": {"=(privileged)": "false"}}]}}}
-ROOT = {"pattern": {"spec": {"securityContext": {"runAsNonRoot": "true", "=(runAsUser)": ">0"}}}}
+ROOT = ciso.CATALOGUE["cis-k8s-5.2.7"].validation  # the pod's setting or each container's
 
 NARROW_522 = {
     "keyed on the image and the container's name": pod_rule(
@@ -87,6 +87,11 @@ NARROW_522 = {
 NARROW_527 = {
     "runAsUser exactly 101": pod_rule({"pattern": {"spec": {"securityContext": {"runAsUser": 101}}}}),
     "only an explicit runAsUser: 0": pod_rule({"pattern": {"spec": {"=(securityContext)": {"=(runAsUser)": "!0"}}}}),
+    # where the setting lives: a container's own applies over the pod's
+    "the pod's level alone (a non-root pod passes a root container)": pod_rule(
+        {"pattern": {"spec": {"securityContext": {"runAsNonRoot": "true", "=(runAsUser)": ">0"}}}}),
+    "an explicit pod-level runAsUser (runAsNonRoot alone flagged)": pod_rule(
+        {"pattern": {"spec": {"securityContext": {"runAsUser": ">0"}}}}),
 }
 
 
@@ -160,6 +165,49 @@ def test_a_narrow_root_policy_fails_general(root, why):
     assert not passed and not checks["ciso.general"]["passed"], why
     _, checks_off = general(root, artifact, varied=False)
     assert checks_off["ciso.general"]["passed"]
+
+
+def test_gap_and_compliant_variants_place_a_shared_setting_at_either_level(root):
+    varied = root["ciso"]["variants"]
+    gaps = [variation._pod(o) for o in varied["gaps"]]
+    assert any((p.get("securityContext") or {}).get("runAsNonRoot") is True
+               and any((c.get("securityContext") or {}).get("runAsUser") == 0 for c in p["containers"])
+               for p in gaps), "a root container under a non-root pod"
+    ok = [variation._pod(o) for o in varied["compliant"]]
+    assert any("runAsNonRoot" not in (p.get("securityContext") or {})
+               and all((c.get("securityContext") or {}).get("runAsNonRoot") is True for c in p["containers"])
+               for p in ok), "each container non-root, the pod saying nothing"
+    assert any((p.get("securityContext") or {}).get("runAsNonRoot") is True
+               and "runAsUser" not in (p.get("securityContext") or {}) for p in ok), "runAsNonRoot alone"
+
+
+SECCOMP_POD_LEVEL = pod_rule({"pattern": {"spec": {"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}}}})
+
+
+def test_a_pod_level_seccomp_policy_misses_an_unconfined_container():
+    spec = spec_of("cis-k8s-5-7-2-seccomp-kyverno")
+    gaps = [variation._pod(o) for o in spec["ciso"]["variants"]["gaps"]]
+    assert any(((p.get("securityContext") or {}).get("seccompProfile") or {}).get("type") == "RuntimeDefault"
+               and any(((c.get("securityContext") or {}).get("seccompProfile") or {}).get("type") == "Unconfined"
+                       for c in p["containers"]) for p in gaps)
+    passed, checks = general(spec, ("kyverno", [policy(SECCOMP_POD_LEVEL)]))
+    assert not passed and not checks["ciso.general"]["passed"]
+    _, checks_off = general(spec, ("kyverno", [policy(SECCOMP_POD_LEVEL)]), varied=False)
+    assert checks_off["ciso.general"]["passed"]
+    assert general(spec, ("kyverno", [policy(pod_rule(ciso.CATALOGUE["cis-k8s-5.7.2"].validation))]))[0]
+
+
+def test_the_probes_read_a_containers_setting_over_the_pods():
+    root, seccomp = ciso.CATALOGUE["cis-k8s-5.2.7"], ciso.CATALOGUE["cis-k8s-5.7.2"]
+    pod = {"securityContext": {"runAsNonRoot": True, "runAsUser": 101, "seccompProfile": {"type": "RuntimeDefault"}},
+           "containers": [{"name": "a", "securityContext": {}}]}
+    deployment = {"kind": "Pod", "metadata": {"name": "p"}, "spec": pod}
+    assert not root.probe([deployment]) and not seccomp.probe([deployment])
+    pod["containers"][0]["securityContext"] = {"runAsUser": 0, "seccompProfile": {"type": "Unconfined"}}
+    assert root.probe([deployment]) and seccomp.probe([deployment])
+    pod["securityContext"] = {}
+    pod["containers"][0]["securityContext"] = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+    assert not root.probe([deployment]) and not seccomp.probe([deployment])
 
 
 def test_the_right_policies_pass(privileged, root):

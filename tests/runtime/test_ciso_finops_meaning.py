@@ -16,6 +16,7 @@ import sys
 
 import pytest
 
+from itbench_dsl import ciso
 from itbench_dsl.backends import ciso as ciso_backend
 from test_evaluator import bundle, derived, evaluator, obj, run
 
@@ -34,6 +35,8 @@ def _content_policy(name: str, rules: list, policy_name: str = "agent-policy", a
             "spec": {"validationFailureAction": "Audit", "background": True, "rules": rules}}
 
 
+# the root rule of CIS 5.2.7: non-root set for the pod or for each container
+ROOT = ciso.CATALOGUE["cis-k8s-5.2.7"].validation
 PRIVILEGED = {"name": "privileged", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
               "validate": {"message": "no privileged containers", "pattern": {"spec": {"containers": [
                   {"=(securityContext)": {"=(privileged)": "false"}}], "=(initContainers)": [
@@ -79,7 +82,7 @@ def test_an_update_keeps_what_its_rules_checked():
     name = "cis-k8s-5-2-7-root-user-kyverno-update"
     existing = _existing(name)[0]
     root = {"name": "run-as-non-root", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
-            "validate": {"message": "non-root", "pattern": {"spec": {"securityContext": {"runAsNonRoot": True}}}}}
+            "validate": {"message": "non-root", **ROOT}}
     good = copy.deepcopy(existing)
     good["spec"]["rules"].append(root)
     verdict = run(name, None, None, task="policy", artifact=("kyverno", [good]))
@@ -93,6 +96,24 @@ def test_an_update_keeps_what_its_rules_checked():
     for rule in narrowed["spec"]["rules"][:-1]:
         rule["match"]["any"][0]["resources"]["namespaces"] = ["elsewhere"]
     assert "ciso.kept" in failed(run(name, None, None, task="policy", artifact=("kyverno", [narrowed])))
+
+
+def test_an_update_grades_the_policy_it_names_alone():
+    # the new rule in a new policy beside the named one, left as it was, does not update it: offline as live,
+    # only the named policy's results count, and the verdict says which policy it graded
+    name = "cis-k8s-5-2-7-root-user-kyverno-update"
+    existing = _existing(name)[0]
+    root = {"name": "run-as-non-root", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"message": "non-root", **ROOT}}
+    beside = _content_policy(name, [root], policy_name="extra-root")
+    verdict = run(name, None, None, task="policy", artifact=("kyverno", [copy.deepcopy(existing), beside]))
+    assert not verdict["passed"] and any(c.startswith("ciso.gap.") for c in failed(verdict)), failed(verdict)
+    gap = next(c for c in verdict["checks"] if c["id"].startswith("ciso.gap."))
+    assert f"`{existing['metadata']['name']}` alone" in gap["detail"], gap
+    # the same rule in the named policy, with another policy beside it, passes
+    good = copy.deepcopy(existing)
+    good["spec"]["rules"].append(root)
+    assert run(name, None, None, task="policy", artifact=("kyverno", [good, beside]))["passed"]
 
 
 def test_the_other_existing_policies_stay_unchanged():

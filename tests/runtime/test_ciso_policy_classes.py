@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 
-from test_ciso_finops_meaning import PRIVILEGED, _content_policy, _existing, failed, spec_of
+from test_ciso_finops_meaning import PRIVILEGED, ROOT, _content_policy, _existing, failed, spec_of
 from test_evaluator import run
 
 
@@ -150,6 +150,75 @@ def test_the_regex_functions_agree_with_the_kyverno_cli(tmp_path):
         assert json.loads(out.stdout.strip().splitlines()[-1]) == expected, expression
 
 
+FUNCTION_DATA = {"spec": {"hostNetwork": True, "b": 1, "A": 2}, "a": [1, 2]}
+FUNCTION_CASES = [  # Kyverno's own JMESPath functions (pkg/engine/jmespath/functions.go), as `kyverno jp query` gives them
+    ("lookup(spec, 'hostNetwork')", True),
+    ("lookup(spec, 'absent')", None),
+    ("lookup(a, `1`)", 2),
+    ("lookup(a, `5`)", None),
+    ("lookup(a, `-1`)", None),
+    ("items(spec, 'k', 'v')", [{"k": "A", "v": 2}, {"k": "b", "v": 1}, {"k": "hostNetwork", "v": True}]),
+    ("items(a, 'k', 'v')", [{"k": 0, "v": 1}, {"k": 1, "v": 2}]),
+    ("items(spec, 'k', 'v')[?k=='hostNetwork'].v | [0] || `false`", True),
+    ("object_from_lists(['a', 'b'], [`1`])", {"a": 1, "b": None}),
+    ("object_from_lists([`1`, `1.5`, `true`], [`1`, `2`, `3`])", {"1": 1, "1.5": 2, "true": 3}),
+]
+
+
+def test_lookup_items_and_object_from_lists_agree_with_the_kyverno_cli(tmp_path):
+    import json
+    import subprocess
+
+    import pytest
+
+    from itbench_dsl.runtime.kyverno import jmespath_search
+    from itbench_dsl.runtime.kyverno.jmespath import JMESPathError
+
+    for expression, expected in FUNCTION_CASES:
+        assert jmespath_search(expression, FUNCTION_DATA) == expected, expression
+    for refused in ("lookup(a, `1.5`)", "lookup(a, 'x')", "items('text', 'k', 'v')"):
+        with pytest.raises(JMESPathError):
+            jmespath_search(refused, FUNCTION_DATA)
+    binary = _kyverno_cli()
+    (tmp_path / "in.json").write_text(json.dumps(FUNCTION_DATA))
+    for expression, expected in FUNCTION_CASES:
+        out = subprocess.run([str(binary), "jp", "query", "-i", str(tmp_path / "in.json"), expression],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        # the CLI echoes the expression (`# ...`), then the value as indented JSON
+        value = "\n".join(line for line in out.stdout.splitlines() if not line.startswith("#"))
+        assert json.loads(value) == expected, expression
+
+
+def test_a_policy_using_lookup_or_items_is_judged():
+    name = "cis-5-2-5-host-network-kyverno"
+    for key in ("{{ lookup(request.object.spec, 'hostNetwork') || `false` }}",
+                "{{ items(request.object.spec, 'k', 'v')[?k=='hostNetwork'].v | [0] || `false` }}"):
+        rule = {"name": "host-network", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                "validate": {"message": "no hostNetwork", "deny": {"conditions": {"any": [
+                    {"key": key, "operator": "Equals", "value": True}]}}}}
+        verdict = run(name, None, None, task="policy", artifact=("kyverno", [_content_policy(name, [rule])]))
+        assert verdict["passed"], (key, failed(verdict))
+
+
+def _kyverno_cli():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    import pytest
+
+    tool = Path(__file__).resolve().parents[2] / "tools" / "build_ecosystem.py"
+    spec = importlib.util.spec_from_file_location("build_ecosystem_functions", tool)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    binary = module.binary_path("kyverno") if module.go_binary() else None
+    if binary is None or not binary.is_file():
+        pytest.skip("the Kyverno CLI is not built (python tools/build_ecosystem.py kyverno)")
+    return binary
+
+
 def _narrowed(existing: dict, extra: dict) -> dict:
     policy = copy.deepcopy(existing)
     for rule in policy["spec"]["rules"]:
@@ -162,7 +231,7 @@ def test_kept_rules_are_judged_by_their_effect():
     spec = spec_of(name)
     existing = _existing(name)[0]
     root = {"name": "run-as-non-root", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
-            "validate": {"message": "non-root", "pattern": {"spec": {"securityContext": {"runAsNonRoot": True}}}}}
+            "validate": {"message": "non-root", **ROOT}}
     image = spec["ciso"]["gaps"][0]["spec"]["template"]["spec"]["containers"][0]["image"]
     container = spec["ciso"]["gaps"][0]["spec"]["template"]["spec"]["containers"][0]["name"]
     for why, extra in (
@@ -298,3 +367,25 @@ def test_rego_reads_objects_as_kubectl_gives_them():
     assert run(name, None, None, task="policy", artifact=("rego", fair))["passed"]
     unstored = fair.replace("some item in input.items\n", "some item in input.items\n  not item.metadata.uid\n")
     assert not run(name, None, None, task="policy", artifact=("rego", unstored))["passed"]
+
+
+def test_what_kubernetes_keeps_in_the_default_namespace_must_pass():
+    # CIS 5.7.4: the only objects of `default` should be those Kubernetes manages itself (the Service
+    # `kubernetes`, ...); a policy flagging every object there fails them, as it would on a cluster
+    from itbench_dsl import ciso
+
+    name = "cis-k8s-5-7-4-default-namespace-kyverno"
+    system = spec_of(name)["ciso"]["system"]
+    assert {(o["kind"], o["metadata"]["name"]) for o in system} >= {
+        ("Service", "kubernetes"), ("ServiceAccount", "default"), ("ConfigMap", "kube-root-ca.crt")}
+    assert not ciso.CATALOGUE["cis-k8s-5.7.4"].probe(system)
+    kinds = ["Deployment", "StatefulSet", "DaemonSet", "Job", "Pod", "Service", "ServiceAccount", "ConfigMap"]
+    rule = {"name": "nothing-in-default", "match": {"any": [{"resources": {"kinds": kinds, "namespaces": ["default"]}}]},
+            "validate": {"message": "do not use the default namespace", "deny": {}}}
+    verdict = run(name, None, None, task="policy", artifact=("kyverno", [_content_policy(name, [rule])]))
+    assert "ciso.compliant.default/Service/kubernetes" in failed(verdict) and not verdict["passed"]
+    spared = copy.deepcopy(rule)
+    spared["exclude"] = {"any": [{"resources": {"kinds": [o["kind"]], "names": [o["metadata"]["name"]]}}
+                                 for o in system]}
+    verdict = run(name, None, None, task="policy", artifact=("kyverno", [_content_policy(name, [spared])]))
+    assert verdict["passed"], failed(verdict)

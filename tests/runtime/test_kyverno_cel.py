@@ -28,6 +28,15 @@ EXPRESSIONS = {
     "arith": "1 + 2 * 3 == 7 && 7 / 2 == 3 && 7 % 3 == 1",
     "str": "object.metadata.name + '-x' == 'a-x' || object.metadata.name.size() > 0",
     "labels": "!('team' in object.metadata.labels) || object.metadata.labels['team'] != 'x'",
+    # cel-go's strings extension and dyn(), which Kyverno's CEL environment provides
+    "split": "object.metadata.name.split('-').size() == 1 && 'a,b,c'.split(',', 2) == ['a', 'b,c'] "
+             "&& 'ab'.split('') == ['a', 'b'] && 'a,b'.split(',', 0) == []",
+    "join": "object.spec.containers.map(c, c.name).join(',') != 'c' && ['x', 'y'].join() == 'xy'",
+    "indexOf": "object.spec.containers[0].image.indexOf(':') >= 0 && 'a:b:c'.indexOf(':', 2) == 3",
+    "lastIndexOf": "'a:b:c'.lastIndexOf(':') == 3 && 'a:b:c'.lastIndexOf(':', 2) == 1 && 'abc'.lastIndexOf('') == 3",
+    "replace": "'a-b-c'.replace('-', '+') == 'a+b+c' && 'a-b-c'.replace('-', '+', 1) == 'a+b-c'",
+    "dyn": "dyn(object.spec).?hostNetwork.orValue(false) == false",
+    "range": "'abc'.indexOf('b', 4) == 1",
 }
 PODS = [
     {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "namespace": "n", "labels": {"team": "x"}},
@@ -38,8 +47,10 @@ PODS = [
 ]
 # as `kyverno apply` (v1.19.1) reports them: a CEL error fails the rule
 KYVERNO = {
-    "a": {"hostnet": "fail", "priv": "fail", "missing": "fail", "labels": "fail"},
-    "b": {"missing": "fail", "matches": "fail", "filter": "fail", "labels": "fail"},
+    "a": {"hostnet": "fail", "priv": "fail", "missing": "fail", "labels": "fail", "join": "fail", "dyn": "fail",
+          "range": "fail"},
+    "b": {"missing": "fail", "matches": "fail", "filter": "fail", "labels": "fail", "indexOf": "fail",
+          "range": "fail"},
 }
 POLICY = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "cel"},
           "spec": {"background": True, "rules": [

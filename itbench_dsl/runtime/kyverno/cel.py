@@ -4,8 +4,8 @@ expressions on the resource (`object`, `oldObject`, `request`, `namespaceObject`
 The subset: literals (integers, doubles, strings, booleans, null, lists, maps), field selection and
 indexing, `has()`, `!`, `-`, `&&` and `||` (which absorb an error the other side decides, as CEL's do),
 `? :`, comparisons, `in`, `+ - * / %`, `size`, `string`, `int`, `double`, the string methods
-`startsWith endsWith contains matches lowerAscii upperAscii`, and the macros `all exists exists_one
-map filter`. Anything else raises `Unsupported` naming it; a missing field or a type mismatch is a CEL
+`startsWith endsWith contains matches lowerAscii upperAscii`, those of cel-go's strings extension `split
+join indexOf lastIndexOf replace`, `dyn()`, and the macros `all exists exists_one map filter`. Anything else raises `Unsupported` naming it; a missing field or a type mismatch is a CEL
 error, which fails the rule (as Kyverno reports it: a validating admission policy failing closed). Bounded: an expression of at most 10,000 characters, nested at most
 50 deep, and at most 200,000 evaluation steps for every rule of one policy against one resource together
 (`Budget`; Kyverno too stops an expression over its cost budget).
@@ -299,6 +299,38 @@ def _select(target: Any, key: Any, optional: bool) -> Any:
     return Optional(True, value) if optional else value
 
 
+# the methods of cel-go's strings extension (ext.Strings, which Kubernetes' and Kyverno's CEL environments load)
+_STRINGS_EXTENSION = ("split", "join", "indexOf", "lastIndexOf", "replace")
+_NO_OVERLOAD = object()
+
+
+def _typed(values: list, *types: type) -> bool:
+    """`values` are of `types`, in order (a CEL int is no bool)."""
+    return len(values) == len(types) and all(isinstance(v, t) and not (t is int and isinstance(v, bool))
+                                             for v, t in zip(values, types))
+
+
+def _strings_extension(name: str, text: str, values: list) -> Any:
+    """`text.name(values...)` as cel-go's strings extension computes it (indexes count code points, as its
+    runes do); _NO_OVERLOAD where no overload takes these arguments."""
+    if name == "split" and (_typed(values, str) or _typed(values, str, int)):
+        sep, limit = values[0], (values[1] if len(values) == 2 else -1)
+        if limit == 0:
+            return []
+        parts = list(text) if sep == "" else text.split(sep)  # Go's strings.Split: "" splits each character
+        return parts if limit < 0 or len(parts) <= limit else parts[:limit - 1] + [sep.join(parts[limit - 1:])]
+    if name in ("indexOf", "lastIndexOf") and (_typed(values, str) or _typed(values, str, int)):
+        sub = values[0]
+        if len(values) == 2 and not 0 <= values[1] <= len(text):
+            raise CelError(f"index out of range: {values[1]}")
+        if name == "indexOf":
+            return text.find(sub, values[1] if len(values) == 2 else 0)
+        return text.rfind(sub, 0, values[1] + len(sub) if len(values) == 2 else len(text))
+    if name == "replace" and (_typed(values, str, str) or _typed(values, str, str, int)):
+        return text.replace(values[0], values[1], values[2] if len(values) == 3 else -1)
+    return _NO_OVERLOAD
+
+
 class _Eval:
     def __init__(self, env: dict) -> None:
         self.env, self.steps = env, 0
@@ -442,6 +474,8 @@ class _Eval:
             return self.macro(name, self.run(target, scope), args, scope)
         values = [self.run(a, scope) for a in args]
         subject = self.run(target, scope) if target is not None else None
+        if target is None and name == "dyn" and len(values) == 1:
+            return values[0]  # a type assertion only: the value itself
         if target is None and name in ("size", "string", "int", "double", "bool") and len(values) == 1:
             subject, values = values[0], []
         if name == "size" and not values:
@@ -477,7 +511,14 @@ class _Eval:
                 return "".join(ch.lower() if ch.isascii() else ch for ch in subject)
             if name == "upperAscii" and not values:
                 return "".join(ch.upper() if ch.isascii() else ch for ch in subject)
-        if name in ("startsWith", "endsWith", "contains", "matches", "lowerAscii", "upperAscii"):
+            strings = _strings_extension(name, subject, values)
+            if strings is not _NO_OVERLOAD:
+                return strings
+        if isinstance(subject, list) and name == "join" and len(values) <= 1:
+            if not all(isinstance(v, str) for v in subject + values):
+                raise CelError("no such overload for join")
+            return (values[0] if values else "").join(subject)
+        if name in ("startsWith", "endsWith", "contains", "matches", "lowerAscii", "upperAscii") + _STRINGS_EXTENSION:
             raise CelError(f"no such overload for {name}")
         raise Unsupported(f"the CEL function {name}()")
 

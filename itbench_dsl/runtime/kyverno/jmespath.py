@@ -464,6 +464,42 @@ def _by(fn: Callable, items: Any, ref: Any) -> Any:
     return fn(items, key=lambda x: _eval(ref[1], x)) if items else None
 
 
+def _lookup(obj: Any, key: Any) -> Any:
+    """Kyverno's lookup(): an object's value at a string key, an array's item at an integer index (null out of
+    range; pkg/engine/jmespath/functions.go, jpLookup)."""
+    _need(key, "string", "number")
+    if isinstance(_need(obj, "object", "array"), dict):
+        return obj.get(_need(key, "string"))
+    index = _need(key, "number")
+    if index != int(index):
+        raise JMESPathError(f"lookup(): argument #2: {index} is not an integer")
+    return obj[int(index)] if 0 <= index < len(obj) else None
+
+
+def _items(obj: Any, key_name: Any, value_name: Any) -> list:
+    """Kyverno's items(): an object's entries, by key in sorted order, or an array's, by index, each as
+    {key_name: key, value_name: value} (jpItems)."""
+    key_name, value_name = _need(key_name, "string"), _need(value_name, "string")
+    if isinstance(_need(obj, "object", "array"), dict):
+        return [{key_name: k, value_name: obj[k]} for k in sorted(obj)]
+    return [{key_name: i, value_name: v} for i, v in enumerate(obj)]
+
+
+def _object_from_lists(keys: Any, values: Any) -> dict:
+    """Kyverno's object_from_lists(): keys paired with values, null where the values run out
+    (jpObjectFromLists; a key a number or boolean written as text)."""
+    out = {}
+    for i, key in enumerate(_need(keys, "array")):
+        if isinstance(key, bool):
+            key = "true" if key else "false"
+        elif isinstance(key, (int, float)):
+            key = str(int(key)) if key == int(key) else repr(key)
+        elif not isinstance(key, str):
+            raise JMESPathError("object_from_lists(): argument #1 must be an array of strings")
+        out[key] = _need(values, "array")[i] if i < len(values) else None
+    return out
+
+
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "length": lambda v: len(_need(v, "string", "array", "object")),
     "keys": lambda v: list(_need(v, "object").keys()),
@@ -512,6 +548,9 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "base64_decode": lambda s: base64.b64decode(_need(s, "string")).decode("utf-8", "replace"),
     "base64_encode": lambda s: base64.b64encode(_need(s, "string").encode()).decode(),
     "parse_json": lambda s: json.loads(_need(s, "string")),
+    "lookup": _lookup,
+    "items": _items,
+    "object_from_lists": _object_from_lists,
     "label_match": lambda sel, labels: all((labels or {}).get(k) == v for k, v in _need(sel, "object").items()),
     "add": _arith(lambda a, b: a + b),
     "subtract": _arith(lambda a, b: a - b),
