@@ -96,7 +96,8 @@ def command(bundle: str, task: str | None, agent_output: str | None, injected_at
     env = None
     if opa is not None:
         command += ["--opa", opa]
-    elif not os.environ.get("ITBENCH_OPA") and not shutil.which("opa"):
+    elif artifact is not None and artifact.endswith(".rego") and not os.environ.get("ITBENCH_OPA") \
+            and not shutil.which("opa"):  # only a Rego artefact needs an engine (the evaluator reads it by suffix)
         built = built_opa()
         if built is not None:
             # through the environment, which the evaluator of a bundle compiled before `--opa` existed ignores
