@@ -241,7 +241,7 @@ def self_validated(result: CompileResult, keep: bool = True) -> tuple[list, list
     scenario = result.scenario
     where = None
     if keep and all(FAULTS.get(i.fault) is i.kind for i in scenario.injections()):
-        parts = [sys.version, str(_has_module("regopy")), cache.package_digest(), repr(scenario)]
+        parts = [sys.version, _rego_engine(), cache.package_digest(), repr(scenario)]
         for name, data in sorted(result.files.items()):
             parts += [name, data]
         where = cache.path_for("selfcheck", *parts)
@@ -256,14 +256,16 @@ def self_validated(result: CompileResult, keep: bool = True) -> tuple[list, list
     return value
 
 
-def _has_module(name: str) -> bool:
-    """Whether an optional module grading depends on (regopy: Rego policies graded offline) is installed."""
-    import importlib.util
+def _rego_engine() -> str:
+    """The engine that grades Rego policies here (`opa 1.22.4`, `regopy`, `none`): what the self-validation of
+    a Rego task finds depends on it (docs/evaluator.md)."""
+    from .runtime.evaluator import rego_engine
 
     try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
+        engine = rego_engine()
+    except Exception:  # noqa: BLE001 - an ITBENCH_OPA that names no OPA: validation says so where it grades
+        return "unusable"
+    return engine[0] if engine else "none"
 
 
 # ---- many files -------------------------------------------------------------------------------------------

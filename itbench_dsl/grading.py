@@ -185,8 +185,8 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
             c = spec["ciso"]
             if any((g.get("metadata") or {}).get("name") for g in c["gaps"]):
                 add("ciso.general", POLICY, None, "renamed copies of the gap objects fail the policy too (judged when "
-                    "the policy runs offline: a Kyverno artefact, Rego with regopy, or a Kyverno policy graded from "
-                    "PolicyReports, read back from the state; where it cannot be judged, a recorded `opa eval` result "
+                    "the policy runs offline: a Kyverno artefact, Rego with OPA or regopy, or a Kyverno policy graded "
+                    "from PolicyReports, read back from the state; where it cannot be judged, a recorded `opa eval` result "
                     "or a Kyverno policy missing from the state, it fails as unchecked; a Rego policy graded from "
                     "PolicyReports: not graded)")
             if (c.get("contract") or {}).get("artefact") == "kyverno":

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build the ecosystem's own command-line tools (the Kyverno CLI, Chainsaw) from their Go modules.
+"""Build the ecosystem's own command-line tools (OPA, the Kyverno CLI, Chainsaw) from their Go modules.
 
     python tools/build_ecosystem.py [TOOL...] [--print-path] [--cache-dir DIR]
 
@@ -42,7 +42,8 @@ class Tool:
     binary: str     # the file name of the built command
 
 
-TOOLS = {
+TOOLS = {  # built in this order: OPA, which grading uses (docs/evaluator.md) and builds fastest, first
+    "opa": Tool("opa", "github.com/open-policy-agent/opa", "opa"),
     "kyverno": Tool("kyverno", "github.com/kyverno/kyverno/cmd/cli/kubectl-kyverno", "kyverno"),
     "chainsaw": Tool("chainsaw", "github.com/kyverno/chainsaw", "chainsaw"),
 }

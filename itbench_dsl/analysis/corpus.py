@@ -4350,15 +4350,23 @@ def _admission_cases(good_policy) -> Iterator[Case]:
                        FAIL, artifact=("kyverno", [policy]))
 
 
+def _rego_engine() -> bool:
+    """Whether an engine grades Rego here (docs/evaluator.md: OPA, else regopy)."""
+    from ..runtime.evaluator import InputError, rego_engine
+
+    try:
+        return rego_engine() is not None
+    except InputError:
+        return False
+
+
 def _rego_cases(spec) -> Iterator[Case]:
     """Rego policies read the input as the prompt states its shape (a `kubectl get -o json` List, or a host
     control's hosts), every object at once: a right policy by content over all the items (pass, where a field
     tells the gap apart); one that spares the compliant objects by name, one true whenever the compliant
     objects are there, reading across objects, and ones that count the items (fail: the inputs graded hold
     as many objects with a gap object as without, and more compliant ones than with one)."""
-    try:
-        import regopy  # noqa: F401 - the offline Rego engine; without it these cases cannot be graded
-    except ImportError:
+    if not _rego_engine():  # OPA or regopy: without either these cases cannot be graded
         return
     hosts = spec["ciso"].get("input") == "hosts"
     items = "input.hosts" if hosts else "input.items"
@@ -4430,9 +4438,7 @@ def _unit_cases(spec) -> Iterator[Case]:
     side's kinds) passes, as does one per workload."""
     if spec["ciso"].get("unit") != "namespace":
         return
-    try:
-        import regopy  # noqa: F401 - the offline Rego engine; without it the case cannot be graded
-    except ImportError:
+    if not _rego_engine():  # OPA or regopy: without either the case cannot be graded
         return
     workloads = sorted({o["kind"] for o in spec["ciso"]["gaps"]})
     guards = sorted({o["kind"] for o in spec["ciso"]["compliant"]} - set(workloads))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -28,14 +30,18 @@ from .common import EXIT_CLEAN, EXIT_ERROR, UserError, terminal
 @click.option("--artifact", type=click.Path(dir_okay=False), help="CISO: the agent's policy (Kyverno JSON/YAML or .rego).")
 @click.option("--opa-result", "opa_result", type=click.Path(dir_okay=False),
               help="CISO Rego: a recorded `opa eval` result per object.")
+@click.option("--opa", "opa", metavar="PATH",
+              help="CISO Rego: the OPA v1 binary that grades the policy (default: $ITBENCH_OPA, else `opa` on PATH, "
+                   "else the one `python tools/build_ecosystem.py opa` built for this checkout, else regopy; `none`: "
+                   "regopy).")
 @click.option("--gap-only", is_flag=True, help="CISO: also report ITBench's gap-only rule, as a metric.")
 @click.option("--timeout", default=120.0, show_default=True, help="Seconds the evaluator may run.")
 @click.option("--json/--human", "as_json", default=None,
               help="Print the verdict as the evaluator's JSON, or as a summary (failed checks first). Default: "
                    "the summary on a terminal, the JSON when standard output is a file or a pipe.")
 def command(bundle: str, task: str | None, agent_output: str | None, injected_at: str | None,
-            answered_at: str | None, state: str | None, artifact: str | None, opa_result: str | None, gap_only: bool,
-            timeout: float, as_json: bool | None) -> None:
+            answered_at: str | None, state: str | None, artifact: str | None, opa_result: str | None, opa: str | None,
+            gap_only: bool, timeout: float, as_json: bool | None) -> None:
     """Run a bundle's evaluator.py on an agent's answer and a state; print its verdict.
 
     The evaluator runs as the bundle ships it, in a subprocess with this Python, so the
@@ -49,6 +55,10 @@ def command(bundle: str, task: str | None, agent_output: str | None, injected_at
     means, then the failed checks (each with its reason), then the passed ones, each check once.
     `--json` prints the evaluator's JSON, which is also the default when standard output is not a
     terminal, so that scripts reading it keep working.
+
+    A Rego policy is graded by OPA v1 when its binary is found (--opa, $ITBENCH_OPA, `opa` on PATH,
+    else the one tools/build_ecosystem.py built for this checkout), else by regopy; the verdict
+    names the engine (`rego (opa 1.22.4)`, `rego (regopy)`).
 
     \b
     Examples:
@@ -83,8 +93,17 @@ def command(bundle: str, task: str | None, agent_output: str | None, injected_at
         command += ["--answered-at", answered_at]
     if gap_only:
         command.append("--gap-only")
+    env = None
+    if opa is not None:
+        command += ["--opa", opa]
+    elif artifact is not None and artifact.endswith(".rego") and not os.environ.get("ITBENCH_OPA") \
+            and not shutil.which("opa"):  # only a Rego artefact needs an engine (the evaluator reads it by suffix)
+        built = built_opa()
+        if built is not None:
+            # through the environment, which the evaluator of a bundle compiled before `--opa` existed ignores
+            env = {**os.environ, "ITBENCH_OPA": built}
     try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False, env=env)
     except subprocess.TimeoutExpired as exc:
         raise UserError(f"{script}: the evaluator ran longer than {timeout:g} s") from exc
     except OSError as exc:
@@ -101,6 +120,27 @@ def command(bundle: str, task: str | None, agent_output: str | None, injected_at
         click.echo(f"error: {script} failed (exit code {proc.returncode})", err=True)
         sys.exit(EXIT_ERROR)
     sys.exit(proc.returncode)
+
+
+def built_opa() -> str | None:
+    """The `opa` that `python tools/build_ecosystem.py opa` built for this checkout (docs/ecosystem.md), when
+    the package runs from a checkout holding that script, Go is there and the binary was built; else None."""
+    import importlib.util
+
+    script = Path(__file__).resolve().parents[2] / "tools" / "build_ecosystem.py"
+    if not script.is_file():
+        return None
+    try:
+        module = sys.modules.get("itbench_build_ecosystem")
+        if module is None:
+            spec = importlib.util.spec_from_file_location("itbench_build_ecosystem", script)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module  # its dataclass looks its module up there
+            spec.loader.exec_module(module)
+        path = module.binary_path("opa") if module.go_binary() else None
+    except Exception:  # noqa: BLE001 - a checkout's script that does not load leaves the default engines
+        return None
+    return str(path) if path is not None and path.is_file() and os.access(path, os.X_OK) else None
 
 
 def summarise(text: str) -> str | None:

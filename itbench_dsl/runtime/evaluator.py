@@ -7,7 +7,7 @@ of the runtime modules a task needs (the Kyverno matcher, the YAML reader) as st
 here reads the scenario's text as code: every scenario string arrives through SPEC.
 
     python evaluator.py [--task TASK] [--agent-output A.json|DIR] [--injected-at TIME] [--state S.json]
-                        [--artifact policy.yaml|policy.rego] [--opa-result recorded.json] [--gap-only]
+                        [--artifact policy.yaml|policy.rego] [--opa PATH] [--opa-result recorded.json] [--gap-only]
     python evaluator.py --requirements          what a state must hold, and the commands that capture it
     python evaluator.py --capture S.json [--prometheus URL] [--kubectl PATH]   capture it with kubectl
 
@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -5077,16 +5078,12 @@ def rego_verdicts(spec, rego_source, opa_result, objects=None):
         if objects is None else objects
     verdicts = {}
     if rego_source is not None:
-        try:
-            # regopy wraps rego-cpp, Microsoft's maintained Rego engine that tracks OPA's v1 semantics
-            # (`if`/`contains` keywords, v1 defaults); the pure-Python engines stop at pre-1.0 Rego.
-            import regopy
-        except ImportError:
-            regopy = None
-        if regopy is not None:
+        engine = rego_engine()
+        if engine is not None:
+            name, run = engine
             said = {}  # what each object's inputs gave: the first one that breaks its verdict, if any
             inputs = rego_inputs(gaps, compliant, context, spec["ciso"].get("unit"))
-            found = _regopy_verdicts(regopy, rego_source, [rego_input(spec, world) for _, world, _ in inputs])
+            found = run(rego_source, [rego_input(spec, world) for _, world, _ in inputs])
             for (what, world, gap), verdict in zip(inputs, found):
                 want = "pass" if gap is None else "fail"
                 for obj in (compliant if gap is None else [gap]):
@@ -5095,12 +5092,13 @@ def rego_verdicts(spec, rego_source, opa_result, objects=None):
             for want, group in (("pass", compliant), ("fail", gaps)):
                 for obj in group:
                     verdicts[obj_ref(obj)] = said.get(obj_ref(obj), {want})
-            return verdicts, "rego (regopy)"
+            return verdicts, f"rego ({name})"
         if opa_result is None:
-            raise InputError("regopy is not installed: give a recorded `opa eval` result with --opa-result FILE")
+            raise InputError("no Rego engine: give OPA v1's binary (--opa PATH, or `opa` on PATH), install regopy, "
+                             "or give a recorded `opa eval` result with --opa-result FILE")
     objects = list(gaps) + list(compliant)
     if opa_result is None:
-        raise InputError("a Rego artefact needs --artifact FILE.rego (with regopy) or --opa-result FILE")
+        raise InputError("a Rego artefact needs --artifact FILE.rego (with OPA or regopy) or --opa-result FILE")
     # a recorded result, one `opa eval` per object (input: a List holding that object alone):
     # {"namespace/Kind/name": <`opa eval --format json` output, or the bare boolean>}
     if not isinstance(opa_result, dict):
@@ -5166,6 +5164,52 @@ def rego_input(spec, objects):
     if spec["ciso"].get("input") == "hosts":
         return {"hosts": [{"name": (o.get("metadata") or {}).get("name"), **(o.get("host") or {})} for o in objects]}
     return {"apiVersion": "v1", "kind": "List", "items": [as_stored(o) for o in objects]}
+
+
+# The engines that grade Rego (docs/evaluator.md, `policy`): OPA v1 itself, the engine the prompt names, when
+# its binary is found; else regopy (rego-cpp), which departs from OPA in a few constructs the docs list.
+OPA_VARIABLE = "ITBENCH_OPA"  # the `opa` binary to grade with, or `none` for regopy
+OPA_OPTION = None  # main()'s --opa, which goes before the environment
+_OPA_VERSIONS = {}  # binary -> its OPA version (None: not OPA v1), asked once
+
+
+def rego_engine():
+    """(name, run) of the engine that grades Rego, run(source, documents) giving the verdict on each input:
+    ("opa X.Y.Z", ...) for OPA v1's binary (--opa PATH, else $ITBENCH_OPA, else `opa` on PATH), else ("regopy",
+    ...) when regopy is installed, else None. `none` for either leaves OPA out. A binary named explicitly that
+    is not OPA v1 is an unusable input; an `opa` on PATH that is not (OPA 0.x reads Rego v0) is passed over."""
+    choice = OPA_OPTION if OPA_OPTION is not None else os.environ.get(OPA_VARIABLE) or None
+    if choice is not None and choice != "none":
+        binary = shutil.which(choice) or choice
+        version = opa_version(binary)
+        if version is None:
+            given = "--opa" if OPA_OPTION is not None else OPA_VARIABLE
+            raise InputError(f"{given} {choice}: not the binary of OPA v1 (`{choice} version` must say Version: 1.x)")
+        return f"opa {version}", lambda source, documents: _opa_verdicts(binary, source, documents)
+    if choice is None:
+        binary = shutil.which("opa")
+        version = opa_version(binary) if binary else None
+        if version is not None:
+            return f"opa {version}", lambda source, documents: _opa_verdicts(binary, source, documents)
+    try:
+        # regopy wraps rego-cpp, Microsoft's Rego engine that tracks OPA's v1 semantics (`if`/`contains`
+        # keywords, v1 defaults); the pure-Python engines stop at pre-1.0 Rego.
+        import regopy
+    except ImportError:
+        return None
+    return "regopy", lambda source, documents: _regopy_verdicts(regopy, source, documents)
+
+
+def opa_version(binary):
+    """The version `binary version` states when it is OPA 1.x or later (`1.22.4`), else None."""
+    if binary not in _OPA_VERSIONS:
+        try:
+            said = subprocess.run([binary, "version"], capture_output=True, text=True, timeout=60, check=False).stdout
+        except (OSError, subprocess.SubprocessError, ValueError):
+            said = ""
+        found = re.search(r"^Version:\s*v?((\d+)\.\d+\S*)", said, re.M)
+        _OPA_VERSIONS[binary] = found.group(1) if found and int(found.group(2)) >= 1 else None
+    return _OPA_VERSIONS[binary]
 
 
 class RegoRefused(Exception):
@@ -5278,9 +5322,7 @@ def bounded(run, inputs=1):
         raise InputError(value)
     if kind == "refused":
         raise RegoRefused(value)
-    raise RegoRefused(f"the Rego policy's evaluation goes over its budget ({REGO_MEMORY // (1024 * 1024)} MiB of "
-                      f"memory, {REGO_SECONDS} s of CPU for one input): a value it builds is too large "
-                      "(numbers.range, a comprehension, a repeated string) or it does not end")
+    raise _over_budget()
 
 
 def _regopy_verdicts(regopy, source, documents):
@@ -5339,6 +5381,87 @@ def _regopy_run(interpreter, document):
         raise RegoRefused("the Rego engine (rego-cpp) does not evaluate the policy: "
                           f"{' '.join(text.split())[:200]}")
     return "pass" if value is True else "fail" if value is False else "error"
+
+
+# what one `opa eval` may write: its verdict is one boolean, so a value or an error beyond this is over the budget
+OPA_OUTPUT = 1024 * 1024
+# the wall-clock bound of one `opa eval` (CPU is bounded by REGO_SECONDS; a loaded machine stretches wall time,
+# and a policy may wait: `http.send`)
+OPA_SECONDS = 3 * REGO_SECONDS
+
+
+def _opa_verdicts(binary, source, documents):
+    """The policy's verdict on each input: one `opa eval --data policy.rego --input input.json data.check.result`
+    per input (the result as the prompt defines it), each under the Rego budget: REGO_MEMORY of data, REGO_SECONDS
+    of CPU, OPA_SECONDS of wall time, OPA_OUTPUT bytes of output. A module OPA does not compile, or an evaluation
+    error (a conflict between rule values), is a RegoRefused with OPA's reason."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="itbench-rego-") as folder:
+        with open(os.path.join(folder, "policy.rego"), "w", encoding="utf-8") as handle:
+            handle.write(source)
+        return [_opa_run(binary, folder, document) for document in documents]
+
+
+def _opa_limits():
+    """In the `opa eval` child: the budget as resource limits (RLIMIT_DATA bounds Go's heap, which RLIMIT_AS
+    would not leave room to start its threads in; RLIMIT_FSIZE the output it writes to its file)."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CPU, (REGO_SECONDS, REGO_SECONDS + 1))
+    resource.setrlimit(resource.RLIMIT_DATA, (REGO_MEMORY, REGO_MEMORY))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (OPA_OUTPUT, OPA_OUTPUT))
+
+
+def _opa_run(binary, folder, document):
+    import tempfile
+
+    with open(os.path.join(folder, "input.json"), "w", encoding="utf-8") as handle:
+        json.dump(document, handle)  # rego_input: the shape the prompt states
+    try:
+        import resource  # noqa: F401 - POSIX: the budget as resource limits; elsewhere the wall-clock bound alone
+        limits = _opa_limits
+    except ImportError:
+        limits = None
+    command = [binary, "eval", "--format", "json", "--data", "policy.rego", "--input", "input.json",
+               "data.check.result"]
+    with tempfile.TemporaryFile(dir=folder) as said:
+        try:
+            proc = subprocess.run(command, cwd=folder, stdin=subprocess.DEVNULL, stdout=said, stderr=subprocess.STDOUT,
+                                  timeout=OPA_SECONDS, preexec_fn=limits, check=False)
+        except subprocess.TimeoutExpired:
+            raise _over_budget() from None
+        except OSError as exc:
+            raise InputError(f"{binary}: cannot run: {exc.strerror or exc}") from None
+        said.seek(0)
+        text = said.read(OPA_OUTPUT).decode("utf-8", "replace")
+    try:
+        out = json.loads(text)
+    except ValueError:
+        out = None
+    if proc.returncode == 0 and isinstance(out, dict):
+        try:
+            value = out["result"][0]["expressions"][0]["value"]
+        except (KeyError, IndexError, TypeError):
+            return "error"  # undefined: `result` must be defined for every object
+        return "pass" if value is True else "fail" if value is False else "error"
+    if isinstance(out, dict) and isinstance(out.get("errors"), list):
+        reasons = []
+        for error in out["errors"][:5]:
+            error = error if isinstance(error, dict) else {"message": str(error)}
+            where = error.get("location") if isinstance(error.get("location"), dict) else {}
+            at_line = f"{where.get('file')}:{where.get('row')}: " if where.get("row") else ""
+            reasons.append(f"{at_line}{error.get('code') or 'error'}: {error.get('message')}")
+        raise RegoRefused(f"the Rego artefact does not evaluate (OPA): {' '.join('; '.join(reasons).split())[:500]}")
+    # killed at its CPU or output bound, or out of its memory (Go's fatal error)
+    raise _over_budget(" ".join(text.split())[:200])
+
+
+def _over_budget(said=""):
+    return RegoRefused(f"the Rego policy's evaluation goes over its budget ({REGO_MEMORY // (1024 * 1024)} MiB of "
+                       f"memory, {REGO_SECONDS} s of CPU for one input): a value it builds is too large "
+                       "(numbers.range, a comprehension, a repeated string) or it does not end"
+                       + (f"; the engine said: {said}" if said else ""))
 
 
 def graded_policies(contract, st):
@@ -5429,14 +5552,14 @@ def policy_task(spec, st, artifact, opa_result, gap_only, checks, metrics):
             # the agent's own policy does not compile or goes over its budget: graded, every verdict failed
             checks.append({"id": "ciso.verdicts", "passed": False, "detail": str(exc)[:600]})
             verdicts = {obj_ref(obj): {"error"} for obj in spec["ciso"]["gaps"] + graded_compliant(spec["ciso"])}
-            source = "rego (regopy: not evaluated)"
-        if source == "rego (regopy)":
-            general_checks(spec, lambda objs: rego_verdicts(spec, artifact[1], None, objs)[0], checks)
+            source = f"rego ({rego_engine()[0]}: not evaluated)"
+        if source.endswith("not evaluated)"):
+            pass  # the failed verdicts say why
         elif source.startswith("rego"):
-            pass  # not evaluated: the failed verdicts say why
+            general_checks(spec, lambda objs: rego_verdicts(spec, artifact[1], None, objs)[0], checks)
         else:
             unchecked(checks, "ciso.general", "a recorded `opa eval` result holds no verdicts on the twins; grade "
-                      "the .rego itself (--artifact, with regopy installed)")
+                      "the .rego itself (--artifact, with OPA or regopy)")
     else:
         if st is None or st.policy_reports is None:
             raise InputError("the policy task needs the agent's artefact (--artifact, --opa-result) or a state "
@@ -6069,6 +6192,8 @@ def main(spec, argv=None):
     parser.add_argument("--state", help="the state snapshot (JSON): what the mitigate task grades")
     parser.add_argument("--artifact", help="CISO: the agent's policy (Kyverno JSON/YAML or .rego)")
     parser.add_argument("--opa-result", help="CISO Rego: a recorded `opa eval` result per object")
+    parser.add_argument("--opa", metavar="PATH", help=f"CISO Rego: the OPA v1 binary that grades the policy (default: "
+                        f"${OPA_VARIABLE}, else `opa` on PATH, else regopy; `none`: regopy)")
     parser.add_argument("--gap-only", action="store_true", help="CISO: also report ITBench's gap-only rule as a metric")
     parser.add_argument("--requirements", action="store_true", help="print what a state must hold and how to capture it")
     parser.add_argument("--capture", metavar="FILE", help="capture the state from the current cluster into FILE")
@@ -6080,6 +6205,8 @@ def main(spec, argv=None):
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return 2 if exc.code else 0
+    global OPA_OPTION
+    OPA_OPTION = args.opa
     try:
         if args.requirements:
             print(json.dumps(requirements(spec), indent=2))
