@@ -344,3 +344,44 @@ def pod_accounts(objects: Iterable[dict]) -> list[tuple[dict, str | None, str]]:
             continue
         out.append((obj, namespace, account))
     return out
+
+
+# ---- what the API server lets the agent's token do ----------------------------------------------------------
+
+# What every authenticated user may do on any cluster (the API server's default ClusterRoles system:basic-user,
+# system:discovery, system:public-info-viewer, system:service-account-issuer-discovery and, from 1.33, the public
+# trust anchors of ClusterTrustBundles): asking who it is and what it may do, discovery, the health endpoints and the
+# cluster's public CAs. Held, they grant nothing of the scenario. (group, resource) -> verbs
+DEFAULT_RIGHTS = {("authorization.k8s.io", "selfsubjectaccessreviews"): {"create"},
+                  ("authorization.k8s.io", "selfsubjectrulesreviews"): {"create"},
+                  ("authentication.k8s.io", "selfsubjectreviews"): {"create"},
+                  ("certificates.k8s.io", "clustertrustbundles"): {"get", "list", "watch"}}
+DEFAULT_URLS = frozenset({"/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/readyz", "/version",
+                          "/version/", "/openapi", "/openapi/*", "/.well-known/openid-configuration",
+                          "/.well-known/openid-configuration/", "/openid/v1/jwks", "/openid/v1/jwks/"})
+
+
+def held_beyond(objects: Iterable[dict], account: str, account_namespace: str, status: dict,
+                namespace: str) -> list[str]:
+    """What a SelfSubjectRulesReview's `status` (the rules the API server lets the agent's token use in `namespace`)
+    holds that the agent's access among `objects` does not grant there, each as `verb resource.group` (a wildcard
+    kept as `*`) or `verb URL`, sorted: rights a binding of the cluster's (to every service account, every
+    authenticated user) gives the agent beside its own. DEFAULT_RIGHTS and DEFAULT_URLS are everyone's and not
+    counted."""
+    objects = list(objects)
+    out = set()
+    for rule in status.get("resourceRules") or []:
+        for verb in rule.get("verbs") or []:
+            for group in rule.get("apiGroups") or [""]:
+                for resource in rule.get("resources") or []:
+                    if verb in DEFAULT_RIGHTS.get((group, resource), ()):
+                        continue
+                    if not allows(objects, account, account_namespace, Request(verb, group, resource, namespace)):
+                        names = rule.get("resourceNames")
+                        out.add(f"{verb} {resource}{'.' + group if group else ''}"
+                                + (f" ({', '.join(names)})" if names else ""))
+    for rule in status.get("nonResourceRules") or []:
+        for url in rule.get("nonResourceURLs") or []:
+            if url not in DEFAULT_URLS:
+                out.update(f"{verb} {url}" for verb in rule.get("verbs") or [])
+    return sorted(out)

@@ -658,6 +658,52 @@ def foreign_images(objects: dict[str, list[dict]]) -> list[Finding]:
     return out
 
 
+# kinds a namespace or the cluster holds objects of whatever the application deploys (every namespace's
+# `kube-root-ca.crt` ConfigMap and `default` ServiceAccount, the nodes, a cluster's default StorageClass and
+# PriorityClasses), and the objects the application's own objects make (its workloads' pods and ReplicaSets)
+PROVIDED_KINDS = frozenset({"ConfigMap", "ServiceAccount", "Namespace", "Node", "Event", "StorageClass",
+                            "PriorityClass"})
+MADE_BY = {("", "Pod"): {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob"},
+           ("apps", "ReplicaSet"): {"Deployment"}, ("batch", "Job"): {"CronJob"},
+           ("apps", "ControllerRevision"): {"StatefulSet", "DaemonSet"}, ("", "Endpoints"): {"Service"},
+           ("discovery.k8s.io", "EndpointSlice"): {"Service"}}
+
+
+def lone_kinds(objects: dict[str, list[dict]]) -> list[Finding]:
+    """The objects a fault creates that are the only ones of their kind the agent can list where they are (its
+    namespace; the cluster, for a cluster-wide kind): no object of the application, nor the agent's own access
+    objects, nor what the cluster or the application's workloads make (PROVIDED_KINDS, MADE_BY), is of that kind
+    there, so `kubectl get networkpolicies -n shop` lists the fault's object alone, whatever it is named (W2018).
+    A fault tool's objects are left to E4010 (the agent may not list them)."""
+    loaded = {name: [o for o in objects.get(name) or [] if isinstance(o, dict)] for name in CLUSTER_FILES}
+    access = Access(loaded["manifests/agent-access.yaml"])
+    keys = {_key(o) for o in loaded["manifests/topology.yaml"]}
+    present: set[tuple[str, str, str | None]] = set()  # (group, kind, namespace) the agent lists beside the fault's
+    for name in CLUSTER_FILES:
+        if name == "inject/apply.yaml":
+            continue
+        for obj in loaded[name]:
+            kind, namespace, _ = _key(obj)
+            group = _group(str(obj.get("apiVersion", "")))
+            present.add((group, kind, namespace))
+            present.update((made_group, made, namespace) for (made_group, made), makers in MADE_BY.items()
+                           if kind in makers)
+    out = []
+    for obj in loaded["inject/apply.yaml"]:
+        kind, namespace, name = _key(obj)
+        group = _group(str(obj.get("apiVersion", "")))
+        if (_key(obj) in keys or group in TOOL_GROUPS or kind in PROVIDED_KINDS or (group, kind, namespace) in present
+                or not access.can_read(obj)):
+            continue
+        present.add((group, kind, namespace))  # a second one of the fault's there: the same finding
+        where = f"namespace {namespace}" if namespace else "the cluster"
+        out.append(Finding("inject/apply.yaml", kind, namespace, name, "kind", kind,
+                           f"the only {kind} in {where} the agent can list: no object of the application is one, so "
+                           f"`kubectl get {_plural(kind)}{f' -n {namespace}' if namespace else ''}` lists the fault's "
+                           "alone"))
+    return out
+
+
 # ---- the values -------------------------------------------------------------------------------------------
 
 # maps whose keys are chosen names (a ConfigMap's file names, a node selector's labels), not a schema's fields

@@ -163,8 +163,9 @@ def symptoms(result: CompileResult) -> list[Diagnostic]:
 
 def fingerprints(result: CompileResult) -> list[Diagnostic]:
     """W2016: an object a fault creates whose image comes from a registry no object of the application pulls from
-    (agent_view.foreign_images), at the fault that creates it."""
-    from .agent_view import foreign_images
+    (agent_view.foreign_images); W2018: one that is the only object of its kind the agent can list where it is
+    (agent_view.lone_kinds). Each at the fault that creates it."""
+    from .agent_view import foreign_images, lone_kinds
 
     scenario = result.scenario
     if scenario.compliance is not None:
@@ -172,7 +173,8 @@ def fingerprints(result: CompileResult) -> list[Diagnostic]:
     made_by = {(ref.kind, ref.namespace, ref.name): index for index, injection in enumerate(scenario.injections())
                for ref in injection.created}
     out = []
-    for finding in foreign_images(_cluster_objects(result)):
+    objects = _cluster_objects(result)
+    for finding in foreign_images(objects):
         index = made_by.get((finding.kind, finding.namespace, finding.name), 0)
         span = result.source_map.injection(index) if result.source_map is not None else result.document.name_span
         out.append(Diagnostic("W2016", f"the agent can tell the fault's objects apart: {finding.why} in "
@@ -180,6 +182,13 @@ def fingerprints(result: CompileResult) -> list[Diagnostic]:
                               "an image unlike the application's",
                               help="pull the fault's image from a registry the application uses (a mirror of it), "
                                    "or allow the warning and say why; `itbench explain W2016`"))
+    for finding in lone_kinds(objects):
+        index = made_by.get((finding.kind, finding.namespace, finding.name), 0)
+        span = result.source_map.injection(index) if result.source_map is not None else result.document.name_span
+        out.append(Diagnostic("W2018", f"the agent can tell the fault's objects apart: {finding.subject()} is "
+                              f"{finding.why}", result.path, span, "a kind only the fault brings",
+                              help="give the application objects of that kind there (decoys: docs/fault-kinds.md), "
+                                   "or allow the warning and say why; `itbench explain W2018`"))
     return out
 
 

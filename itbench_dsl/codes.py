@@ -615,6 +615,19 @@ most of the application's objects there carry is an E4010 finding ("a fingerprin
 Fix it by pulling the fault's image from a registry the application uses (a mirror), or allow the
 warning (`metadata { lint_allow = ["W2016"] }`) and say why.
 """),
+        _c("W2018", "a fault creates the only object of its kind", """
+An object a fault creates is the only one of its kind that the agent can list where it is (its
+namespace; the cluster, for a cluster-wide kind): the application has no NetworkPolicy, ResourceQuota or
+LimitRange there, so `kubectl get networkpolicies -n shop` lists the fault's object alone, however well it is
+named and labelled. Its kind is the tell. `itbench check` compares the kind of every object the injection
+creates, and the agent's access lets it list, with the objects the run puts beside it: the application's,
+the agent's own access objects, those every namespace and cluster holds (a ConfigMap, a ServiceAccount, the
+nodes) and those the application's objects make (its workloads' pods) (`agent_view.lone_kinds`). A fault
+tool's objects (Chaos Mesh's) are not read: the agent may not list them (E4010).
+
+Fix it by giving the application objects of that kind in that namespace, harmless ones (decoys:
+docs/fault-kinds.md, "Decoys"), or allow the warning (`metadata { lint_allow = ["W2018"] }`) and say why.
+"""),
         _c("W2001", "scenario duplicates another", """
 Two of the checked scenarios inject the same fault mechanism on the same target (the same
 container, variable, port or autoscaler): they measure the same thing, whatever values they use.

@@ -333,6 +333,15 @@ class Cluster:
                              f"access review ({verb} {resource})")
         return bool((answer.get("status") or {}).get("allowed"))
 
+    def rules_review(self, namespace: str) -> dict:
+        """SelfSubjectRulesReview: the status of what the API server lets the caller do in `namespace` (its
+        `resourceRules`, `nonResourceRules` and whether the list is `incomplete`)."""
+        body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview",
+                "spec": {"namespace": namespace}}
+        answer = self.create("authorization.k8s.io/v1", "SelfSubjectRulesReview", body,
+                             f"rules review (in {namespace})")
+        return answer.get("status") or {}
+
     def whoami(self) -> str:
         """The user the API server authenticates this client as (SelfSubjectReview)."""
         body = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}

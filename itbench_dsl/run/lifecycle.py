@@ -36,7 +36,8 @@ Order of a run (each phase's actions in the order listed):
 6. `handover`    a short-lived token for the agent's ServiceAccount (TokenRequest); the agent's
                  kubeconfig (one user: that token) and prompt.md written into a fresh folder outside
                  the bundle and the results, where the agent runs with an environment that names
-                 nothing of the bundle.
+                 nothing of the bundle. As the agent: the token is its ServiceAccount, holds what its
+                 Roles grant and nothing more (SelfSubjectRulesReview per namespace; agent-reach.json).
 7. `agent`       the agent's command, with a time budget (its process group is killed on overrun).
 8. `snapshot`    the state the evaluator reads (`evaluator.py --requirements`), as state.json, with
                  the results of the probes it reads (run in their workloads' pods, `probes`).

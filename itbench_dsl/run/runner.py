@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from .. import access
 from . import agentfiles, lifecycle
 from .lifecycle import SUBMISSION, Bundle, Ref
 from . import ClusterError, prometheus
@@ -595,7 +596,7 @@ class Run:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             yaml.safe_dump(config, handle, sort_keys=False)
-        self._check_token(path)
+        held = self._check_token(path)
         if b.requires.get("policyReports"):  # the policies there now; any other at the end is the agent's
             self.policies_before = self._policies()
             self.log("handover", "step", action="policies", before=[_ref_json(r) for r in self.policies_before],
@@ -603,9 +604,15 @@ class Run:
         prompt = (b.path / "prompt.md").read_text(encoding="utf-8")
         (agent_folder / "prompt.md").write_text(prompt.replace(lifecycle.PROMPT_WORKSPACE, str(agent_folder)),
                                                 encoding="utf-8")
-        reach = self.agent_reach(agent_folder, config)
+        reach = self.agent_reach(agent_folder, config, held)
         (self.folder / "agent-reach.json").write_text(json.dumps(reach, indent=2, sort_keys=True) + "\n",
                                                       encoding="utf-8")
+        beyond = {namespace: h["beyond"] for namespace, h in held.items() if h.get("beyond")}
+        if beyond:  # a score the agent earned with rights its prompt does not state is no measure of it
+            raise RunFailure(f"the agent's token ({reach['service_account']}) may do more than its Roles grant: "
+                             + "; ".join(f"in {namespace}: {', '.join(rights)}" for namespace, rights in beyond.items())
+                             + " (a binding of the cluster's gives its ServiceAccount, the service accounts or every "
+                             "authenticated user more: agent-reach.json `held`)")
         self.log("handover", "step", action="workspace", folder=str(agent_folder), files=reach["files"],
                  environment=reach["environment"], step=f"agent folder {agent_folder}: {', '.join(reach['files'])}")
 
@@ -637,11 +644,26 @@ class Run:
                         out.append(check)
         return out
 
-    def _check_token(self, kubeconfig: Path) -> None:
+    def reach_namespaces(self) -> list[str]:
+        """The namespaces whose rights the handover reviews as the agent: the scenario's (its topology's, its
+        access objects'), `default` and `kube-system`."""
+        b = self.bundle
+        out = {"default", "kube-system", b.service_account.namespace}
+        for obj in (*b.topology, *b.access):
+            meta = obj.get("metadata") or {}
+            out.add(meta.get("name") if obj.get("kind") == "Namespace" else meta.get("namespace"))
+        return sorted(n for n in out if isinstance(n, str) and n)
+
+    def _check_token(self, kubeconfig: Path) -> dict[str, dict]:
         """The agent's kubeconfig works before the agent gets it: the API server takes its token as the
         agent's ServiceAccount (SelfSubjectReview), and grants it what its Roles say (one access review per
         rule, as the agent). A token the server does not take, or rights it does not hold (a binding missing,
-        refused), would have the agent fail for the harness's fault."""
+        refused), would have the agent fail for the harness's fault.
+
+        What the token holds, per namespace of `reach_namespaces` (SelfSubjectRulesReview, as the agent), is
+        returned for agent-reach.json with what of it the bundle's access does not grant (`beyond`): the cluster's
+        own bindings may give every service account more than the prompt states. A server that does not answer
+        the review leaves the namespace `unreviewed` with the reason."""
         account = self.bundle.service_account
         expected = f"system:serviceaccount:{account.namespace}:{account.name}"
         checks = self.agent_access()
@@ -654,18 +676,33 @@ class Run:
                           + (f" in {namespace}" if namespace else " (cluster-wide)")
                           for verb, group, resource, namespace in checks
                           if not agent.may(verb, group, resource, namespace)]
+                held = {}
+                for namespace in self.reach_namespaces():
+                    try:
+                        status = agent.rules_review(namespace)
+                    except ClusterError as exc:
+                        held[namespace] = {"unreviewed": str(exc)}
+                        continue
+                    held[namespace] = {
+                        "rules": status.get("resourceRules") or [], "urls": status.get("nonResourceRules") or [],
+                        "incomplete": bool(status.get("incomplete")),
+                        "beyond": access.held_beyond(self.bundle.access, account.name, account.namespace, status,
+                                                     namespace)}
         except ClusterError as exc:
             raise RunFailure(f"the agent's token does not work: {exc}") from None
         if denied:
             raise RunFailure(f"the agent's token ({expected}) is refused what its Roles grant: may not "
                              + ", ".join(denied) + " (are the bundle's RoleBindings in place?)")
         self.log("handover", "step", action="token-checked", user=user, checks=len(checks),
+                 reviewed=sorted(n for n, h in held.items() if "unreviewed" not in h),
                  step=f"the token is {user}; {len(checks)} of its rights confirmed")
+        return held
 
-    def agent_reach(self, folder: Path, config: dict) -> dict:
+    def agent_reach(self, folder: Path, config: dict, held: dict[str, dict] | None = None) -> dict:
         """What the agent can reach (agent-reach.json): its folder and the files in it, the names of its
-        environment's variables, its kubeconfig's users and contexts, and the access its ServiceAccount holds
-        (the bundle's manifests/agent-access.yaml)."""
+        environment's variables, its kubeconfig's users and contexts, the access its ServiceAccount is granted
+        (the bundle's manifests/agent-access.yaml) and what the API server says its token holds (`held`, per
+        namespace: `_check_token`)."""
         b = self.bundle
         access = []
         for obj in b.access:
@@ -681,6 +718,7 @@ class Run:
                            "server": (config.get("clusters") or [{}])[0].get("cluster", {}).get("server")},
             "service_account": str(b.service_account) if b.service_account is not None else None,
             "access": access,
+            "held": held or {},
         }
 
     def run_agent(self) -> None:

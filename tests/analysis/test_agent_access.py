@@ -370,3 +370,34 @@ def test_no_w2017_where_the_agent_is_not_asked_to_repair():
                                              'root_cause deployment "cart"\n  }'))
     assert not diags.has_errors, [d.message for d in diags.items]
     assert _denied(result.scenario) == []
+
+
+def test_what_a_token_holds_beyond_its_access():
+    """access.held_beyond reads a SelfSubjectRulesReview's status against the agent's access: its own rules and what
+    every user holds (self reviews, discovery URLs, public trust bundles) are not counted; a right the cluster's own
+    bindings add (a wildcard, another group's resource, a URL such as /metrics) is, as the run's handover names it."""
+    objects = [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "agent", "namespace": "shop"}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "agent", "namespace": "shop"},
+         "rules": [{"apiGroups": [""], "resources": ["pods", "services"], "verbs": ["get", "list"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": {"name": "agent", "namespace": "shop"},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "agent"},
+         "subjects": [{"kind": "ServiceAccount", "name": "agent", "namespace": "shop"}]},
+    ]
+    own = {"resourceRules": [
+        {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews",
+                                                                               "selfsubjectrulesreviews"]},
+        {"verbs": ["get", "list", "watch"], "apiGroups": ["certificates.k8s.io"], "resources": ["clustertrustbundles"]},
+        {"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods", "services"]}],
+        "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/api", "/api/*", "/version", "/healthz"]}]}
+    assert access.held_beyond(objects, "agent", "shop", own, "shop") == []
+    # the same rules in a namespace the access does not reach are beyond it
+    assert access.held_beyond(objects, "agent", "shop", own, "default") == [
+        "get pods", "get services", "list pods", "list services"]
+    wider = {"resourceRules": [*own["resourceRules"],
+                               {"verbs": ["*"], "apiGroups": ["chaos-mesh.org"], "resources": ["*"]},
+                               {"verbs": ["get"], "apiGroups": [""], "resources": ["secrets"], "resourceNames": ["db"]}],
+             "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/metrics", "/version"]}]}
+    assert access.held_beyond(objects, "agent", "shop", wider, "shop") == [
+        "* *.chaos-mesh.org", "get /metrics", "get secrets (db)"]

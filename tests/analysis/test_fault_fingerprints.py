@@ -113,6 +113,35 @@ def test_an_image_from_a_registry_the_application_does_not_use_is_flagged():
     assert "fault unschedulable_anti_affinity" in text.splitlines()[diag.span.line - 1]
 
 
+def test_a_created_object_of_a_kind_the_application_has_none_of_is_flagged():
+    """The application has no NetworkPolicy in `shop`: the fault's is the only one `kubectl get networkpolicies -n
+    shop` lists, whatever its name and labels (W2018, at the fault). With one of the application's beside it, or
+    where the agent may not list the kind, the kind tells nothing."""
+    text = SHOP.format(faults='fault ingress_port_blocking_network_policy on deployment "cart"')
+    checked = check_source(text.encode(), "s.itb")
+    [diag] = [d for d in checked.diagnostics if d.code == "W2018"]
+    assert "the only NetworkPolicy in namespace shop" in diag.message and "kubectl get networkpolicies -n shop" \
+        in diag.message
+    assert "fault ingress_port_blocking_network_policy" in text.splitlines()[diag.span.line - 1]
+
+    result = _compiled('fault ingress_port_blocking_network_policy on deployment "cart"')
+    objects = agent_view.from_files(result.files)
+    [policy] = _created(result)
+    assert [(f.kind, f.name) for f in agent_view.lone_kinds(objects)] == [("NetworkPolicy", policy["metadata"]["name"])]
+    decoy = {**policy, "metadata": {**policy["metadata"], "name": "web-allow"}}
+    with_decoy = {**objects, "manifests/topology.yaml": [*objects["manifests/topology.yaml"], decoy]}
+    assert agent_view.lone_kinds(with_decoy) == []
+    elsewhere = {**decoy, "metadata": {**decoy["metadata"], "namespace": "other"}}  # another namespace's: no cover
+    assert len(agent_view.lone_kinds({**objects, "manifests/topology.yaml": [*objects["manifests/topology.yaml"],
+                                                                            elsewhere]})) == 1
+    unlisted = {**objects, "manifests/agent-access.yaml": [
+        o for o in objects["manifests/agent-access.yaml"] if o["kind"] not in ("Role", "ClusterRole")]}
+    assert agent_view.lone_kinds(unlisted) == []
+    # what every namespace holds (a ConfigMap) or the application's workloads make (their pods) is never lone
+    made = [{"apiVersion": "v1", "kind": k, "metadata": {"name": "x", "namespace": "shop"}} for k in ("ConfigMap", "Pod")]
+    assert agent_view.lone_kinds({**objects, "inject/apply.yaml": made}) == []
+
+
 def test_the_registry_of_an_image():
     assert agent_view.registry("busybox") == "docker.io"
     assert agent_view.registry("curlimages/curl:8.10.1") == "docker.io"

@@ -37,7 +37,7 @@ UNEMITTED = {"W1001"}
 MULTI_FILE = {"W2001", "W2006", "E2031", "E2032", "E2033"}  # tests/analysis/test_mechanisms.py; W2006: tests/analysis/test_lint.py;
 # E2031-E2033 (an application file imported): tests/language/test_app_modules.py
 # Codes of `itbench check`'s self-validation, which compile does not run: tested in tests/analysis/test_states.py.
-CHECK_ONLY = {"E4004", "E4005", "E4006", "E4026", "W2009", "W2010", "W2016", "W2017"}  # E4006, W2009, W2010: tests/analysis/test_solutions.py; E4026, W2017: tests/analysis/test_agent_access.py; W2016: tests/analysis/test_fault_fingerprints.py
+CHECK_ONLY = {"E4004", "E4005", "E4006", "E4026", "W2009", "W2010", "W2016", "W2017", "W2018"}  # E4006, W2009, W2010: tests/analysis/test_solutions.py; E4026, W2017: tests/analysis/test_agent_access.py; W2016, W2018: tests/analysis/test_fault_fingerprints.py
 # Codes of `itbench generate` (a generator failed, a generator skipped an input): tests/variants/test_generators.py.
 GENERATE_ONLY = {"E6002", "E6003", "W6001"}
 # Codes of the ITBench CISO import, whose input is an ITBench folder, not .itb: tests/ciso/test_itbench_ciso.py.

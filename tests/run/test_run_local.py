@@ -198,6 +198,109 @@ def test_the_agents_token_is_checked_at_handover(plane, bundles, tmp_path):
     assert not (namespaces(plane) & scenario_namespaces(bundle))
 
 
+def undeploy(plane, bundle: Path) -> None:
+    """What a test deployed by hand (or kept with `keep`) goes: the access, then the topology's objects (its
+    cluster-wide ones too: a PersistentVolume left Released would keep the next run's claims from binding)."""
+    for name in ("agent-access.yaml", "topology.yaml"):
+        kubectl(plane, "delete", "-f", str(bundle / "manifests" / name), "--ignore-not-found", "--wait=false")
+    topology = str(bundle / "manifests" / "topology.yaml")
+    eventually(lambda: not kubectl(plane, "get", "-f", topology, "--ignore-not-found", "-o", "name").stdout.strip(),
+               "the topology's objects gone")
+
+
+def test_the_agents_kubeconfig_holds_one_user_denied_what_its_prompt_does_not_grant(plane, bundles, tmp_path):
+    """`itbench run`: the kubeconfig the agent gets holds its token alone, and the real API server refuses that token
+    what the scenario's access does not grant; agent-reach.json records what the server says the token holds in
+    each of the scenario's namespaces, nothing beyond the grant."""
+    from support.confinement import assert_confined
+
+    bundle = bundles["sregym-wrong-dns-policy-hotel-reservation"]
+    try:  # kept deployed, so that the token outlives the run for the questions asked of it
+        outcome = Run(lifecycle.load_bundle(bundle), options(plane, tmp_path, "cp kubeconfig.yaml given.yaml",
+                                                             keep=True, mitigation_window=0), progress=None).execute()
+        assert outcome.status == "graded", outcome.error
+        assert_confined(plane.dir / "bin" / "kubectl", outcome.folder / "workspace" / "given.yaml", bundle)
+        held = json.loads((outcome.folder / "agent-reach.json").read_text())["held"]
+        assert set(held) == {"default", "hotel-reservation", "kube-system"}
+        assert all(h["rules"] and h["beyond"] == [] for h in held.values())
+        assert not any(r.get("resourceNames") or "*" in r["verbs"] for h in held.values() for r in h["rules"])
+    finally:
+        undeploy(plane, bundle)
+
+
+def test_a_token_that_holds_more_than_its_roles_grant_is_refused_at_handover(plane, bundles, tmp_path):
+    """A binding of the cluster's that gives every service account more (here: listing ClusterRoles, which the prompt
+    does not grant) stops the run before the agent gets the token, naming the right; agent-reach.json records it."""
+    bundle = bundles["sregym-wrong-dns-policy-hotel-reservation"]
+    wider = [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "test-wider"},
+              "rules": [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"],
+                         "verbs": ["list"]}]},
+             {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+              "metadata": {"name": "test-wider"},
+              "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "test-wider"},
+              "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                            "name": "system:serviceaccounts"}]}]
+    objects = tmp_path / "wider.yaml"
+    objects.write_text(yaml.safe_dump_all(wider))
+    kubectl(plane, "apply", "-f", str(objects))
+    try:
+        outcome = Run(lifecycle.load_bundle(bundle), options(plane, tmp_path, "touch ran", mitigation_window=0),
+                      progress=None).execute()
+    finally:
+        kubectl(plane, "delete", "-f", str(objects), "--ignore-not-found")
+    assert outcome.status == "failed"
+    assert "may do more than its Roles grant" in outcome.error and "list clusterroles.rbac.authorization.k8s.io" \
+        in outcome.error
+    assert not any(e.get("action") == "agent" for e in timeline(outcome.folder))  # the agent never ran
+    held = json.loads((outcome.folder / "agent-reach.json").read_text())["held"]
+    assert all(h["beyond"] == ["list clusterroles.rbac.authorization.k8s.io"] for h in held.values())
+    assert not (namespaces(plane) & scenario_namespaces(bundle))
+
+
+@pytest.mark.parametrize("target", ["chainsaw", "argo"])
+def test_the_engine_targets_hand_the_agent_one_user_denied_what_its_prompt_does_not_grant(plane, bundles, tmp_path,
+                                                                                          target):
+    """Chainsaw's and Argo's handover scripts, run with the real kubectl as the admin: the kubeconfig they write holds
+    the agent's token alone (nothing of the admin's certificate), and the real server refuses it what the access
+    does not grant."""
+    from support.confinement import assert_confined
+
+    from itbench_dsl.compiler import compile_source, target_files
+    from itbench_dsl.diagnostics import Diagnostics
+
+    bundle = bundles["sregym-wrong-dns-policy-hotel-reservation"]
+    source = SCENARIOS / f"{RUNNABLE[0]}.itb"
+    diags = Diagnostics()
+    result = compile_source(source.read_bytes(), str(source), diags)
+    assert not diags.errors()
+    files = target_files(result, target, diags)
+    if target == "chainsaw":
+        [test] = list(yaml.safe_load_all(files["chainsaw-test.yaml"]))
+        [script] = [op["script"]["content"] for s in test["spec"]["steps"] if s["name"] == "handover"
+                    for op in s["try"] if "script" in op]
+    else:
+        [template] = list(yaml.safe_load_all(files["workflowtemplate.yaml"]))
+        [script] = [t["script"]["source"] for t in template["spec"]["templates"] if t["name"] == "handover"]
+    folder = tmp_path / "agent"
+    script = script.replace("/tmp/itbench-agent", str(folder))
+    admin = yaml.safe_load(plane.kubeconfig.read_text())
+    assert any(set(u["user"]) & {"client-certificate", "client-certificate-data"} for u in admin["users"])
+    kubectl(plane, "apply", "-f", str(bundle / "manifests" / "topology.yaml"))
+    try:
+        kubectl(plane, "apply", "-f", str(bundle / "manifests" / "agent-access.yaml"))
+        env = {"PATH": str(plane.dir / "bin") + os.pathsep + os.environ["PATH"], "KUBECONFIG": str(plane.kubeconfig),
+               "HOME": str(tmp_path)}
+        done = subprocess.run(["sh", "-c", script], cwd=bundle, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert sorted(p.name for p in folder.iterdir()) == ["kubeconfig.yaml", "prompt.md"]
+        config = assert_confined(plane.dir / "bin" / "kubectl", folder / "kubeconfig.yaml", bundle)
+        text = (folder / "kubeconfig.yaml").read_text()
+        assert not any(str(v) in text for u in admin["users"] for k, v in u["user"].items() if "key" in k or "cert" in k)
+        assert config["clusters"][0]["cluster"]["server"] == admin["clusters"][0]["cluster"]["server"]
+    finally:
+        undeploy(plane, bundle)
+
+
 APISERVICE = {
     "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": "v1alpha1.chaos-mesh.org"},
     "spec": {"group": "chaos-mesh.org", "version": "v1alpha1", "groupPriorityMinimum": 1000, "versionPriority": 15,
