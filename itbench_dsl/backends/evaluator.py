@@ -274,27 +274,27 @@ def _program(original: dict, changes: list) -> dict | None:
 
 
 def _env(original: dict, changes: list) -> dict:
-    """Each container's healthy `env` and `envFrom` (container name to them), but for the variables a fault
-    changes (its check judges them) and the containers whose whole environment it does."""
+    """Each container's healthy `env` and `envFrom` (container name to them), with `open`: the variables a
+    fault changes (its check judges them, and the variables whose value expands them); none for a container
+    whose whole environment a fault changes."""
     original = as_template(original)
     out = {}
     for c in (((original.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers") or []:
-        own = {k: c[k] for k in ("env", "envFrom") if c.get(k)}
+        own, open_ = {k: c[k] for k in ("env", "envFrom") if c.get(k)}, set()
         for change in changes:
             path = template_path(original.get("kind"), change["path"])
             if path[:4] != ["spec", "template", "spec", "containers"] or \
                     (len(path) > 4 and isinstance(path[4], list) and str(path[4][1]) != str(c.get("name"))):
                 continue
             rest = path[5:]
-            if not rest:  # the whole list, or the whole container
+            if not rest or (rest[0] in ("env", "envFrom") and (len(rest) == 1 or not isinstance(rest[1], list))):
+                own = {}  # the whole list, the whole container, or its whole environment
+            elif rest[0] == "env":
+                open_.add(str(rest[1][1]))
+            elif rest[0] == "envFrom":
                 own = {}
-            elif rest[0] == "env" and len(rest) > 1 and isinstance(rest[1], list):
-                own["env"] = [e for e in own.get("env") or [] if str(e.get("name")) != str(rest[1][1])]
-            elif rest[0] in ("env", "envFrom"):
-                own.pop(rest[0], None)
-        own = {k: v for k, v in own.items() if v}
         if own:
-            out[str(c.get("name"))] = own
+            out[str(c.get("name"))] = {**own, **({"open": sorted(open_)} if open_ else {})}
     return out
 
 

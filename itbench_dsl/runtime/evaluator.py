@@ -1782,7 +1782,8 @@ def env_changed(envs, obj, state):
     meaning from its healthy one, as text; None when there is none. `envs`: container name to its healthy `env`
     and `envFrom`, both resolved as the kubelet resolves them (`container_env`) in the state as it is now, so a
     ConfigMap both read is no difference; an address naming the same Service (`same_address`) is the same value,
-    a value the state cannot tell is not compared, a variable removed differs."""
+    a value the state cannot tell is not compared, a variable removed differs. A variable a fault changes
+    (`open`) is its check's, and so is one whose healthy value expands it (`$(NAME)`)."""
     namespace = (obj.get("metadata") or {}).get("namespace")
     pod = pod_spec(obj)
     for c in pod.get("containers") or []:
@@ -1792,10 +1793,12 @@ def env_changed(envs, obj, state):
         healthy, got = container_env(want, state, namespace, pod), container_env(c, state, namespace, pod)
         if healthy is None or got is None:
             continue  # a source missing: the container does not start, which readiness says
-        declared = {e.get("name") for e in want.get("env") or [] if isinstance(e, dict)}
+        declared = {e.get("name"): e.get("value") for e in want.get("env") or [] if isinstance(e, dict)}
+        opened = set(want.get("open") or [])
+        opened |= {n for n, raw in declared.items() if isinstance(raw, str) and any(f"$({o})" in raw for o in opened)}
         for name, value in healthy.items():
-            if (name not in declared and not want.get("envFrom")) or not isinstance(value, str):
-                continue  # the Services' variables, not the container's own; or a value the state cannot tell
+            if (name not in declared and not want.get("envFrom")) or not isinstance(value, str) or name in opened:
+                continue  # the Services' variables, not the container's own; a value the state cannot tell; a fault's
             if name not in got:
                 return f"container {c.get('name')}'s {name} unset"
             if isinstance(value, str) and isinstance(got[name], str) and \

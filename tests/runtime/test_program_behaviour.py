@@ -128,3 +128,15 @@ def test_a_node_local_service_strands_the_clients_on_other_nodes(spread, passes)
     if not passes:
         assert "internalTrafficPolicy Local" in next(
             c for c in verdict["checks"] if c["id"] == "health.application")["detail"]
+
+
+def test_a_variable_a_fault_changes_is_its_checks_and_so_are_those_expanding_it():
+    from itbench_dsl.runtime import evaluator as rt
+
+    state = model.State({"resources": {"items": []}})
+    healthy = {"env": [{"name": "HOST", "value": "a"}, {"name": "URL", "value": "http://$(HOST):1"}]}
+    pod = {"kind": "Pod", "metadata": {"namespace": "n"},
+           "spec": {"containers": [{"name": "c", "env": [{"name": "HOST", "value": "b"},
+                                                         {"name": "URL", "value": "http://$(HOST):1"}]}]}}
+    assert "HOST" in rt.env_changed({"c": healthy}, pod, state)
+    assert rt.env_changed({"c": {**healthy, "open": ["HOST"]}}, pod, state) is None
