@@ -1686,8 +1686,8 @@ def local_traffic_stranded(service, pods, state, component=None):
     kube-proxy drops a connection from a node that runs none of its ready endpoints), the first node running a
     client of it that holds none of them, as text; None when every such node holds one, or the Service routes
     cluster-wide (`Cluster`, the default). Its clients: the pods of the workloads the call graph says call
-    `component` (`state.traffic`), else every pod of its namespace; a pod whose node the state does not tell
-    is not read."""
+    `component` (`state.traffic`), else (it names none) every pod of its namespace; a pod whose node the state
+    does not tell is not read."""
     if (service.get("spec") or {}).get("internalTrafficPolicy") != "Local":
         return None
     served = {at(p, ["spec", "nodeName"]) for p in pods if pod_ready(p)}
@@ -1697,7 +1697,7 @@ def local_traffic_stranded(service, pods, state, component=None):
                for w in state.by_kind.get((kind, namespace), [])
                if (w.get("metadata") or {}).get("name") in callers for p in workload_pods(w, state)] + \
         [p for p in state.by_kind.get(("Pod", namespace), []) if (p.get("metadata") or {}).get("name") in callers]
-    for pod in clients if callers else state.by_kind.get(("Pod", namespace), []):
+    for pod in clients or state.by_kind.get(("Pod", namespace), []):
         node = at(pod, ["spec", "nodeName"])
         if isinstance(node, str) and node and node not in served and not terminating(pod) and \
                 (pod.get("status") or {}).get("phase") in ("Running", "Pending", None):
@@ -1778,12 +1778,13 @@ def program_kept(keep, obj):
 
 
 def env_changed(envs, obj, state):
-    """The first environment variable of a workload's containers (or a bare Pod's) whose value differs in
+    """The first environment variable a workload's containers (or a bare Pod's) write whose value differs in
     meaning from its healthy one, as text; None when there is none. `envs`: container name to its healthy `env`
-    and `envFrom`, both resolved as the kubelet resolves them (`container_env`) in the state as it is now, so a
-    ConfigMap both read is no difference; an address naming the same Service (`same_address`) is the same value,
-    a value the state cannot tell is not compared, a variable removed differs. A variable a fault changes
-    (`open`) is its check's, and so is one whose healthy value expands it (`$(NAME)`)."""
+    and `envFrom`; each variable the healthy `env` writes as a `value` is compared, resolved as the kubelet
+    resolves it (`container_env`: `$(NAME)` expanded) with the value the container gets now from whatever source;
+    an address naming the same Service (`same_address`) is the same value, a value the state cannot tell is not
+    compared, a variable removed differs. A variable a fault changes (`open`) is its check's, one read from a
+    ConfigMap or a Secret is judged where that object is, and so is one whose healthy value expands either."""
     namespace = (obj.get("metadata") or {}).get("namespace")
     pod = pod_spec(obj)
     for c in pod.get("containers") or []:
@@ -1793,18 +1794,25 @@ def env_changed(envs, obj, state):
         healthy, got = container_env(want, state, namespace, pod), container_env(c, state, namespace, pod)
         if healthy is None or got is None:
             continue  # a source missing: the container does not start, which readiness says
+        # the values the container spec writes: one read from a ConfigMap or a Secret is judged where that object
+        # is (a fault's readers, the references kept), which may be another one holding the healthy data now
         declared = {e.get("name"): e.get("value") for e in want.get("env") or [] if isinstance(e, dict)}
-        opened = set(want.get("open") or [])
+        opened = set(want.get("open") or []) | set(_env_sourced(want))
         opened |= {n for n, raw in declared.items() if isinstance(raw, str) and any(f"$({o})" in raw for o in opened)}
         for name, value in healthy.items():
-            if (name not in declared and not want.get("envFrom")) or not isinstance(value, str) or name in opened:
-                continue  # the Services' variables, not the container's own; a value the state cannot tell; a fault's
+            if name not in declared or not isinstance(value, str) or name in opened:
+                continue  # the Services' variables, a value read from elsewhere or a fault's, one the state cannot tell
             if name not in got:
                 return f"container {c.get('name')}'s {name} unset"
             if isinstance(value, str) and isinstance(got[name], str) and \
                     not same_address(value, got[name], namespace, state):
                 return f"container {c.get('name')}'s {name} is {shown(got[name])}, not {shown(value)}"
     return None
+
+
+def _env_sourced(container):
+    """The variables a container's healthy `env` reads from another object (`valueFrom`)."""
+    return [e.get("name") for e in container.get("env") or [] if isinstance(e, dict) and "value" not in e]
 
 
 def program_problem(entry, obj, state):

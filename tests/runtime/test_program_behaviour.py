@@ -71,7 +71,8 @@ def _env(state: dict, workload: str, name: str, value: str) -> None:
     (lambda s: _env(s, "ad", "FLAGD_HOST", "nowhere"), False),  # an address that names no Service
     (lambda s: _env(s, "ad", "FLAGD_HOST", "flagd.otel-demo.svc.cluster.local"), True),  # the same Service
     (lambda s: _env(s, "ad", "FLAGD_PORT", "8014"), False),
-    (lambda s: _ad(s)["containers"][0]["env"].pop(), False),  # a variable removed
+    (lambda s: _ad(s)["containers"][0].update(env=[e for e in _ad(s)["containers"][0]["env"]
+                                                   if e["name"] != "FLAGD_HOST"]), False),  # a variable removed
     (lambda s: _ad(s)["containers"].append({"name": "extra", "image": "busybox:1.36"}), False),
     (lambda s: _ad(s).update(initContainers=[{"name": "init", "image": "busybox:1.36"}]), False),
     (lambda s: _ad(s)["containers"][0].update(name="renamed"), True),  # its one container, whatever its name
@@ -140,3 +141,33 @@ def test_a_variable_a_fault_changes_is_its_checks_and_so_are_those_expanding_it(
                                                          {"name": "URL", "value": "http://$(HOST):1"}]}]}}
     assert "HOST" in rt.env_changed({"c": healthy}, pod, state)
     assert rt.env_changed({"c": {**healthy, "open": ["HOST"]}}, pod, state) is None
+
+
+def test_a_variable_read_from_a_secret_is_judged_where_the_secret_is():
+    """A fix may point the reader at a copy holding the healthy data, the named Secret left faulty: the
+    environment check does not read the named one as the healthy value (the fault's readers check does)."""
+    from itbench_dsl.runtime import evaluator as rt
+
+    def secret(name, value):
+        return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": "n"},
+                "stringData": {"k": value}}
+    state = model.State({"resources": {"items": [secret("s", "faulty"), secret("copy", "healthy")]}})
+    healthy = {"env": [{"name": "P", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+                       {"name": "URL", "value": "x://$(P)"}]}
+    pod = {"kind": "Pod", "metadata": {"namespace": "n"}, "spec": {"containers": [{"name": "c", "env": [
+        {"name": "P", "valueFrom": {"secretKeyRef": {"name": "copy", "key": "k"}}}, {"name": "URL", "value": "x://$(P)"}]}]}}
+    assert rt.env_changed({"c": healthy}, pod, state) is None
+
+
+def test_a_node_local_service_whose_callers_the_graph_does_not_name_reads_every_pod():
+    from itbench_dsl.runtime import evaluator as rt
+
+    def pod(name, node):
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "n"},
+                "spec": {"nodeName": node}, "status": {"phase": "Running", "conditions": [
+                    {"type": "Ready", "status": "True"}]}}
+    db, client = pod("db", "b"), pod("client", "a")
+    state = model.State({"resources": {"items": [db, client]}})
+    state.traffic = ([["Namespace:n", "db"]], [])  # a graph node that is no workload
+    service = {"kind": "Service", "metadata": {"name": "db", "namespace": "n"}, "spec": {"internalTrafficPolicy": "Local"}}
+    assert "client" in rt.local_traffic_stranded(service, [db], state, "db")
