@@ -95,7 +95,8 @@ def test_a_named_workloads_environment_is_its_program():
 
 
 def _grafana_port(state: dict, **change) -> None:
-    pods = [o for o in state["resources"]["items"] if o["kind"] == "Pod" and o["metadata"]["name"].startswith("grafana")]
+    pods = [o for o in state["resources"]["items"]
+            if o["kind"] == "Pod" and o["metadata"]["name"].startswith("grafana")]
     for holder in [obj(state, "Deployment", "grafana")["spec"]["template"]] + pods:
         for c in holder["spec"]["containers"]:
             for p in c.get("ports") or []:
@@ -154,8 +155,9 @@ def test_a_variable_read_from_a_secret_is_judged_where_the_secret_is():
     state = model.State({"resources": {"items": [secret("s", "faulty"), secret("copy", "healthy")]}})
     healthy = {"env": [{"name": "P", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
                        {"name": "URL", "value": "x://$(P)"}]}
-    pod = {"kind": "Pod", "metadata": {"namespace": "n"}, "spec": {"containers": [{"name": "c", "env": [
-        {"name": "P", "valueFrom": {"secretKeyRef": {"name": "copy", "key": "k"}}}, {"name": "URL", "value": "x://$(P)"}]}]}}
+    env = [{"name": "P", "valueFrom": {"secretKeyRef": {"name": "copy", "key": "k"}}},
+           {"name": "URL", "value": "x://$(P)"}]
+    pod = {"kind": "Pod", "metadata": {"namespace": "n"}, "spec": {"containers": [{"name": "c", "env": env}]}}
     assert rt.env_changed({"c": healthy}, pod, state) is None
 
 
@@ -169,5 +171,6 @@ def test_a_node_local_service_whose_callers_the_graph_does_not_name_reads_every_
     db, client = pod("db", "b"), pod("client", "a")
     state = model.State({"resources": {"items": [db, client]}})
     state.traffic = ([["Namespace:n", "db"]], [])  # a graph node that is no workload
-    service = {"kind": "Service", "metadata": {"name": "db", "namespace": "n"}, "spec": {"internalTrafficPolicy": "Local"}}
+    service = {"kind": "Service", "metadata": {"name": "db", "namespace": "n"},
+               "spec": {"internalTrafficPolicy": "Local"}}
     assert "client" in rt.local_traffic_stranded(service, [db], state, "db")
