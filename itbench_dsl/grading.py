@@ -87,7 +87,8 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
                 continue
             for entry in m["programs"]:
                 add(f"health.program.{_ref(entry['object'])}", HEALTH, None,
-                    f"{_ref(entry['object'])} still runs its own images, commands, arguments and pod labels")
+                    f"{_ref(entry['object'])} still runs its own containers, images, commands, arguments, environment "
+                    "and pod labels")
             for ref in m["services"]:
                 add(f"health.service.{_ref(ref)}", HEALTH, None,
                     f"{_ref(ref)}, which a fault acts on, selects ready pods and reaches their ports")

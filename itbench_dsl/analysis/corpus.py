@@ -1393,6 +1393,29 @@ def _lifecycle_cases(spec: dict, found: Objects) -> Iterator[Case]:
                    state=recreated)
         yield Case(f"the solved state, pod {w['name']} deleted and not created again", "mitigate", FAIL,
                    state=_with_items(solved, [o for o in solved["resources"]["items"] if _key(o) != key]))
+        # `kubectl run NAME --image=IMAGE` names its one container NAME and labels the pod run=NAME: the same pod
+        # where nothing selects it by its labels; its program swapped for `sleep infinity` is none
+        entry = next((e for e in m["programs"] + m.get("application", []) if _key_of(e["object"]) == key), None)
+        if entry is None or m.get("only"):
+            continue
+        template = entry["keep"]["spec"]["template"]
+
+        def run(o, name=w["name"], labels="metadata" not in template, command=None):
+            status = o.get("status") or {}
+            containers = o["spec"]["containers"]
+            if len(containers) == 1:
+                for c in containers + (status.get("containerStatuses") or []):
+                    c["name"] = name
+            if labels:
+                o["metadata"]["labels"] = {"run": name}
+            if command:
+                containers[0]["command"] = list(command)
+            o["metadata"].update(uid=f"recreated-{name}", creationTimestamp=FIXED_AT, resourceVersion="90210")
+        if len(template["spec"]["containers"] or []) == 1:
+            yield Case(f"the solved state, pod {w['name']} recreated by `kubectl run` (its container named after it)",
+                       "mitigate", PASS, state=_with_edit(solved, key, run))
+        yield Case(f"the solved state, pod {w['name']} recreated running `sleep infinity`", "mitigate", FAIL,
+                   state=_with_edit(solved, key, lambda o: run(o, command=["sleep", "infinity"])))
     for fault in m["faults"]:
         for entry in fault["fields"][:1]:
             ref = entry["object"]
@@ -1584,9 +1607,13 @@ def _collateral_cases(spec: dict, solved: dict) -> Iterator[Case]:
                                     lambda o: o.update(_unready_copy(o))))
         yield from _other_workload_cases(m, other, solved)
     state = State(solved)
-    service = next((s for s in spec["services"] if s["selector"] and (s["namespace"], s["component"]) in running
-                    and ("Service", s["namespace"], s["name"]) not in read | touched and s.get("ports")
-                    and state.get(s) is not None and selected_pods(state.get(s), state)), None)
+    others = [s for s in spec["services"] if s["selector"] and (s["namespace"], s["component"]) in running
+              and ("Service", s["namespace"], s["name"]) not in read | touched and s.get("ports")
+              and state.get(s) is not None and selected_pods(state.get(s), state)]
+    named = next((s for s in others if any(isinstance(p["targetPort"], str) for p in s["ports"])), None)
+    if named is not None:
+        yield from _named_port_cases(named, selected_pods(state.get(named), state), solved, state)
+    service = others[0] if others else None
     if service is None:
         return
     key = ("Service", service["namespace"], service["name"])
@@ -1602,6 +1629,7 @@ def _collateral_cases(spec: dict, solved: dict) -> Iterator[Case]:
     yield Case(f"the fix re-points another Service's port, {service['name']}:{first['port']}", "mitigate", FAIL,
                state=_with_edit(solved, key, repoint))
     pods = selected_pods(state.get(service), state)
+    yield from _local_traffic_cases(service, pods, solved, state)
     shared = [(k, v) for k, v in sorted(((pods[0].get("metadata") or {}).get("labels") or {}).items())
               if (k, v) not in service["selector"].items()]
     for k, v in shared:
@@ -1613,6 +1641,54 @@ def _collateral_cases(spec: dict, solved: dict) -> Iterator[Case]:
             yield Case(f"Service {service['name']}'s selector spelled with another label its pods carry ({k})",
                        "mitigate", PASS, state=_with_edit(solved, key, lambda o: o["spec"].update(selector={k: v})))
             break
+
+
+def _named_port_cases(service: dict, pods: list, solved: dict, state) -> Iterator[Case]:
+    """Another Service broken from its pods' side: the container port its named targetPort names renamed, or
+    given another protocol, in its workload's template and pods (the endpoints controller then finds no port
+    of that name and protocol), fails."""
+    from ..runtime.state import labels_match, pod_spec
+
+    namespace = service["namespace"]
+    owners = {_key(o) for kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet")
+              for o in state.by_kind.get((kind, namespace), [])
+              if labels_match(((o.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels"),
+                              service["selector"])}
+    held = owners | {_key(p) for p in pods}
+    named = next(p for p in service["ports"] if isinstance(p["targetPort"], str))
+    for what, change in (("renamed", lambda port: port.update(name=f"{port['name']}-x")),
+                         ("made another protocol", lambda port: port.update(
+                             protocol="UDP" if named["protocol"] != "UDP" else "TCP"))):
+        done: list[bool] = []
+
+        def edit(obj, change=change, done=done):
+            for c in pod_spec(obj).get("containers") or []:
+                for port in c.get("ports") or []:
+                    if port.get("name") == named["targetPort"]:
+                        change(port)
+                        done.append(True)
+        edited = _with_edits(solved, held, edit)
+        if done:
+            yield Case(f"the fix leaves the container port {named['targetPort']} Service {service['name']} names "
+                       f"{what}", "mitigate", FAIL, state=edited)
+
+
+def _local_traffic_cases(service: dict, pods: list, solved: dict, state) -> Iterator[Case]:
+    """Another Service's in-cluster traffic kept on each node (`internalTrafficPolicy: Local`): with its
+    clients on a node without an endpoint, fails; with every pod on one node, passes."""
+    namespace = service["namespace"]
+    local = _with_edit(solved, ("Service", namespace, service["name"]),
+                       lambda o: o["spec"].update(internalTrafficPolicy="Local"))
+    served = {_key(p) for p in pods}
+
+    def spread(pod):
+        pod["spec"]["nodeName"] = "node-b" if _key(pod) in served else "node-a"
+    every = {_key(p) for p in state.by_kind.get(("Pod", namespace), [])}
+    if every - served:
+        yield Case(f"Service {service['name']} made node-local (internalTrafficPolicy Local), its clients on another "
+                   "node", "mitigate", FAIL, state=_with_edits(local, every, spread))
+    yield Case(f"Service {service['name']} made node-local (internalTrafficPolicy Local), every pod on one node",
+               "mitigate", PASS, state=_with_edits(local, every, lambda pod: pod["spec"].update(nodeName="node-a")))
 
 
 def _reference_cases(spec: dict, found: Objects) -> Iterator[Case]:
@@ -1871,6 +1947,28 @@ def _other_workload_cases(m: dict, other: dict, solved: dict) -> Iterator[Case]:
                         if c.get("name") == name:
                             c["resources"]["limits"][resource] = _quantity(resource, value / 10)
                 edits.append((f"its container {name}'s {resource} limit squeezed", squeeze))
+        edits += [("a container added", lambda o: containers(o).append(
+                      {"name": "extra", "image": "busybox:1.36", "command": ["sleep", "infinity"]})),
+                  ("an init container added", lambda o: o["spec"]["template"]["spec"].setdefault(
+                      "initContainers", []).append({"name": "extra-init", "image": "busybox:1.36"}))]
+        address = _address_env(entry, solved, other["namespace"])
+        if address is not None:
+            name, var, value, fqdn = address
+
+            def set_env(o, text, name=name, var=var):
+                for c in containers(o):
+                    for e in (c.get("env") or []) if c.get("name") == name else []:
+                        if e.get("name") == var:
+                            e.pop("valueFrom", None)
+                            e["value"] = text
+            edits.append((f"its container {name}'s {var} pointed at an address that names no Service",
+                          lambda o: set_env(o, value.replace(fqdn[0], "nowhere-x", 1))))
+            yield Case(f"another workload, {other['name']}: its container {name}'s {var} spelled with the Service's "
+                       "full name", "mitigate", PASS,
+                       state=_with_edit(solved, key, lambda o: set_env(o, value.replace(fqdn[0], fqdn[1], 1))))
+        if len(entry["keep"]["spec"]["template"]["spec"]["containers"] or []) == 1:
+            yield Case(f"another workload, {other['name']}: its one container renamed", "mitigate", PASS,
+                       state=_with_edit(solved, key, lambda o: containers(o)[0].update(name="renamed")))
         for what, edit in edits:
             yield Case(f"the fix leaves another workload, {other['name']}, with {what}", "mitigate", FAIL,
                        state=_with_edit(solved, key, edit))
@@ -1887,7 +1985,27 @@ def _other_workload_cases(m: dict, other: dict, solved: dict) -> Iterator[Case]:
                    state=before)
 
 
+def _address_env(entry: dict, solved: dict, namespace: str):
+    """(container, variable, value, (host, the host's full Service name)) of the first literal environment
+    variable of a `programs` entry's containers whose value is an address of a Service of the state by its
+    short name (`cart:8080`); None when there is none."""
+    from ..runtime.evaluator import ADDRESS
+    from ..runtime.state import State
+
+    state = State(solved)
+    for name, env in sorted((entry.get("env") or {}).items()):
+        for e in env.get("env") or []:
+            value = e.get("value")
+            match = ADDRESS.match(value) if isinstance(value, str) else None
+            host = match["host"] if match else None
+            if host and "." not in host and state.get({"kind": "Service", "namespace": namespace, "name": host}):
+                return name, e["name"], value, (host, f"{host}.{namespace}.svc.cluster.local")
+    return None
+
+
 def _program_cases(found: Objects, entry: dict) -> Iterator[Case]:
+    from ..runtime.state import pod_spec
+
     ref = entry["object"]
     key = (ref["kind"], ref["namespace"], ref["name"])
     containers = entry["keep"]["spec"]["template"]["spec"]["containers"]
@@ -1895,20 +2013,20 @@ def _program_cases(found: Objects, entry: dict) -> Iterator[Case]:
         bare = [c["name"] for c in containers if field in c and c[field] is None]
         if bare:
             def edit(obj, field=field, value=value, name=bare[0]):
-                for c in obj["spec"]["template"]["spec"]["containers"]:
+                for c in pod_spec(obj)["containers"]:
                     if c.get("name") == name:
                         c[field] = list(value)
             changed = _edited(found.solved, key, edit)
             if changed is not None:
                 yield Case(f"{ref['name']}: container {bare[0]} given a {field} its healthy spec has not "
                            f"({' '.join(value)})", "mitigate", FAIL, state=render(changed, found))
-    resolver = _edited(found.solved, key, lambda o: o["spec"]["template"]["spec"].update(
+    resolver = _edited(found.solved, key, lambda o: pod_spec(o).update(
         dnsPolicy="None", dnsConfig={"nameservers": ["8.8.8.8"]}))
     if resolver is not None and entry["keep"]["spec"]["template"]["spec"].get("dnsPolicy") != "None":
         yield Case(f"{ref['name']}: its pods given an outside resolver beside the fix", "mitigate", FAIL,
                    state=render(resolver, found))
     respelled = _edited(found.solved, key, lambda o: [c.update(image=_respelled(c["image"]))
-                                                      for c in o["spec"]["template"]["spec"]["containers"]
+                                                      for c in pod_spec(o)["containers"]
                                                       if isinstance(c.get("image"), str)])
     if respelled is not None and respelled[key] != found.solved[key]:
         yield Case(f"{ref['name']}: its images spelled another way (registry, library/, :latest)", "mitigate", PASS,
@@ -2119,7 +2237,7 @@ def _unordered_cases(index: int, pred: dict, solved: dict) -> Iterator[Case]:
     or a server's other order): a predicate that selects by what the item is still holds. And, for `contains`
     of a map, the element holding more than the entries asked for."""
     from ..runtime.evaluator import predicate_check
-    from ..runtime.state import State
+    from ..runtime.state import CONTAINER_LISTS, State
 
     key = (pred["target"]["kind"], pred["target"]["namespace"], pred["target"]["name"])
     if not predicate_check(pred, State(solved))[0]:
@@ -2135,6 +2253,12 @@ def _unordered_cases(index: int, pred: dict, solved: dict) -> Iterator[Case]:
                 continue
             holder, k = route
             value = holder[k]
+            if k in CONTAINER_LISTS and isinstance(value, list) and len(value) > 1:
+                holder[k] = value[-1:] + value[:-1]  # a container added runs too: the same ones in another order
+                done.append(True)
+                return
+            if k in CONTAINER_LISTS:
+                continue
             if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
                 holder[k] = [_decoy(value[0])] + value
                 done.append(True)

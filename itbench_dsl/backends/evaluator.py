@@ -22,7 +22,8 @@ from .. import tasks as task_types
 from . import faults as fault_backend
 from . import itbench as itbench_backend
 from ..runtime.evaluator import acting, type_key
-from ..runtime.state import config_reads, identity_key, nested, POD_BEHAVIOUR, pod_references, pod_requests, pod_reserves, POD_TEMPLATE_KINDS
+from ..runtime.state import (as_template, config_reads, CONTAINER_LISTS, identity_key, nested, POD_BEHAVIOUR,
+                             pod_references, pod_requests, pod_reserves, POD_TEMPLATE_KINDS, template_path)
 from .evaluator_file import source_for_spec, spec_of  # noqa: F401  (spec_of: the public API)
 from .manifests import topology_manifests
 from ..serialize import YamlError, load_yaml
@@ -161,10 +162,15 @@ def _programs(scenario: ir.Scenario, ready: list[dict], fields: list[dict], othe
     originals = {_key(o): o for o in topology_manifests(scenario.topology, provided=True)}
     originals.update({_key(o): o for o in revert_apply})
     changes = {(f["object"]["kind"], f["object"]["namespace"], f["object"]["name"]): f["changes"] for f in fields}
-    named = {(r["kind"], r["namespace"], r["name"]) for r in ready}
-    refs = ready if not others else [
+    # a bare pod keeps its program as a workload does: one a fault acts on beside the ready ones, any other with
+    # the other workloads (a static pod's is the kubelet's, not the fix's)
+    bare = {(w.kind, w.namespace, w.name) for w in scenario.topology.workloads if w.kind == "Pod" and w.bare}
+    acted = [{"kind": k, "namespace": n, "name": x} for k, n, x in sorted(bare & set(changes))]
+    named = {(r["kind"], r["namespace"], r["name"]) for r in ready + acted}
+    refs = ready + acted if not others else [
         {"kind": w.kind, "namespace": w.namespace, "name": w.name} for w in scenario.topology.workloads
-        if w.kind in WORKLOAD_KINDS and (w.kind, w.namespace, w.name) not in named]
+        if (w.kind in WORKLOAD_KINDS or (w.kind, w.namespace, w.name) in bare)
+        and (w.kind, w.namespace, w.name) not in named]
     # a FinOps optimum may size a workload's resources below what it was deployed with
     sized = {(o.target.kind, o.target.namespace, o.target.name) for o in scenario.optimal}
     # a fault whose harm is an option of a container's program (FaultKind.harm_option) judges that option: the
@@ -181,15 +187,48 @@ def _programs(scenario: ir.Scenario, ready: list[dict], fields: list[dict], othe
         keep = _program(originals[key], changes.get(key, [])) if key in originals else None
         if not keep:
             continue
+        if ref["kind"] == "Pod":
+            _selected_labels(keep, ref["namespace"], originals.values())
         entry = {"object": ref, "keep": keep}
         if key in options:
             entry["options"] = options[key]
+        env = _env(originals[key], changes.get(key, []))
+        if env:
+            entry["env"] = env
         if others and key not in sized:
             limits = _limits(originals[key], changes.get(key, []))
             if limits:
                 entry["limits"] = limits
         out.append(entry)
     return out
+
+
+def _selected_labels(keep: dict, namespace: str, manifests) -> None:
+    """A bare pod's labels kept only where something selects pods by them (a Service's selector, a
+    NetworkPolicy's pod selector): no controller reads them, so `kubectl run`'s `run=NAME` for the healthy
+    `app=NAME` is the same pod to everything else."""
+    read = set()
+    for o in manifests:
+        if (o.get("metadata") or {}).get("namespace") not in (None, namespace):
+            continue
+        if o.get("kind") == "Service":
+            read |= set(((o.get("spec") or {}).get("selector") or {}))
+        elif o.get("kind") == "NetworkPolicy":
+            stack = [o.get("spec")]
+            while stack:
+                node = stack.pop()
+                if isinstance(node, dict):
+                    read |= set(node.get("matchLabels") or {}) if isinstance(node.get("matchLabels"), dict) else set()
+                    read |= {e.get("key") for e in node.get("matchExpressions") or [] if isinstance(e, dict)}
+                    stack.extend(node.values())
+                elif isinstance(node, list):
+                    stack.extend(node)
+    template = keep["spec"]["template"]
+    labels = {k: v for k, v in ((template.get("metadata") or {}).get("labels") or {}).items() if k in read}
+    if labels:
+        template["metadata"] = {"labels": labels}
+    else:
+        template.pop("metadata", None)
 
 
 def _limits(original: dict, changes: list) -> dict:
@@ -214,14 +253,16 @@ def _limits(original: dict, changes: list) -> dict:
 
 
 def _program(original: dict, changes: list) -> dict | None:
-    if original.get("kind") not in WORKLOAD_KINDS:
+    if original.get("kind") not in WORKLOAD_KINDS and original.get("kind") != "Pod":
         return None
+    original = as_template(original)  # a bare Pod as the template it is, its changes' paths alike
     template = (original.get("spec") or {}).get("template") or {}
     pod = template.get("spec") or {}
-    # a container with no command or arguments of its own runs its image's: null says they must stay absent
-    containers = [{k: c.get(k) for k in ("name", "image", "command", "args") if k in c or k in ("command", "args")}
-                  for c in pod.get("containers", [])]
-    keep = {"spec": {"template": {"spec": {"containers": containers}}}}
+    # a container with no command or arguments of its own runs its image's: null says they must stay absent; a
+    # pod with no init containers has none (null), one with some runs those and no more
+    keep = {"spec": {"template": {"spec": {
+        key: [{k: c.get(k) for k in ("name", "image", "command", "args") if k in c or k in ("command", "args")}
+              for c in pod[key]] if pod.get(key) else None for key in CONTAINER_LISTS}}}}
     keep["spec"]["template"]["spec"].update({k: pod.get(k, v) for k, v in POD_BEHAVIOUR.items()})
     if pod.get("serviceAccount") and not pod.get("serviceAccountName"):  # the old spelling the server mirrors
         keep["spec"]["template"]["spec"]["serviceAccountName"] = pod["serviceAccount"]
@@ -229,15 +270,42 @@ def _program(original: dict, changes: list) -> dict | None:
     if labels:
         keep["spec"]["template"]["metadata"] = {"labels": dict(labels)}
     for change in changes:
+        path = template_path(original.get("kind"), change["path"])
         if change.get("accept") or change.get("governed_by"):
-            _drop(keep, change["path"])
-        path = change["path"]
+            _drop(keep, path)
         if path[:3] == ["spec", "template", "spec"] and len(path) > 3 and path[3] in POD_BEHAVIOUR:
             # a pod field a fault changes is its check's to judge (undone by any part too); the DNS fields are one
             # setting, the resolver the kubelet writes from both, which the fault's check judges (pod_resolver)
             for field in DNS_FIELDS if path[3] in DNS_FIELDS else (path[3],):
                 _drop(keep, path[:3] + [field])
+        if path[:3] == ["spec", "template", "spec"] and len(path) == 4 and path[3] in CONTAINER_LISTS:
+            _drop(keep, path)  # a fault that rewrites a whole list: its check judges the containers
     return keep
+
+
+def _env(original: dict, changes: list) -> dict:
+    """Each container's healthy `env` and `envFrom` (container name to them), with `open`: the variables a
+    fault changes (its check judges them, and the variables whose value expands them); none for a container
+    whose whole environment a fault changes."""
+    original = as_template(original)
+    out = {}
+    for c in (((original.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers") or []:
+        own, open_ = {k: c[k] for k in ("env", "envFrom") if c.get(k)}, set()
+        for change in changes:
+            path = template_path(original.get("kind"), change["path"])
+            if path[:4] != ["spec", "template", "spec", "containers"] or \
+                    (len(path) > 4 and isinstance(path[4], list) and str(path[4][1]) != str(c.get("name"))):
+                continue
+            rest = path[5:]
+            if not rest or (rest[0] in ("env", "envFrom") and (len(rest) == 1 or not isinstance(rest[1], list))):
+                own = {}  # the whole list, the whole container, or its whole environment
+            elif rest[0] == "env":
+                open_.add(str(rest[1][1]))
+            elif rest[0] == "envFrom":
+                own = {}
+        if own:
+            out[str(c.get("name"))] = {**own, **({"open": sorted(open_)} if open_ else {})}
+    return out
 
 
 DNS_FIELDS = ("dnsPolicy", "dnsConfig")

@@ -36,14 +36,15 @@ import types
 # the model of a captured state (state.py): a bundle holds that file's text here, in place of this import
 # (backends/evaluator_file.py)
 from .state import (  # noqa: I001 - replaced by state.py's text in a bundle
-    api_group, as_ref, as_stored, at, binary_data, compare, compared, config_sources, container_request,
-    decoded_secret, DEFAULT_SHAPES, defaulted, duration, earlier_pods, embedded_module, empty, EMPTY_STATE,
-    ENV_NAME, gone, identity_key, InputError, InvalidValue, job_complete, json_int, kind_groups, kind_plural,
-    labels_match, lookup, lookup_bases, MISSING, nested, number, owns, owns_pod, parse_text, POD_BEHAVIOUR,
-    pod_ready, pod_references, pod_requests, pod_reserves, pod_spec, POD_TEMPLATE_KINDS, pod_unstable,
-    policy_types, projected_key, reached_from, ref_text, replaced, rfc3339, same, selected_pods,
-    selector_matches, selects_same, settled_problem, show_path, shown, State, templated_pod, terminating,
-    typed_same, unlisted, walk, with_defaults, workload_pods, workload_ready,
+    api_group, as_ref, as_stored, as_template, at, binary_data, compare, compared, config_sources,
+    CONTAINER_LISTS, container_request, containers_named, decoded_secret, DEFAULT_SHAPES, defaulted, duration,
+    earlier_pods, embedded_module, empty, EMPTY_STATE, ENV_NAME, gone, identity_key, InputError, InvalidValue,
+    job_complete, json_int, kept_names, kind_groups, kind_plural, labels_match, lookup, lookup_bases, MISSING,
+    nested, number, owns, owns_pod, parse_text, POD_BEHAVIOUR, pod_ready, pod_references, pod_requests,
+    pod_reserves, pod_spec, POD_TEMPLATE_KINDS, pod_unstable, policy_types, projected_key, reached_from,
+    ref_text, replaced, rfc3339, same, selected_pods, selector_matches, selects_same, settled_problem,
+    show_path, shown, State, templated_pod, terminating, typed_same, unlisted, walk, with_defaults,
+    workload_pods, workload_ready,
 )
 
 RUNTIME_VERSION = 2
@@ -1243,12 +1244,15 @@ def _moment(seconds):
     return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def container_ports(pods):
-    """{name: number} and the set of numbers the pods' containers declare."""
+def container_ports(pods, protocol=None):
+    """{name: number} and the set of numbers the pods' containers declare (of `protocol` only, when given: a
+    Service port resolves a named target through the container ports of its own protocol)."""
     names, numbers = {}, set()
     for pod in pods:
         for c in ((pod.get("spec") or {}).get("containers") or []):
             for p in (c.get("ports") or []) if isinstance(c, dict) else ():
+                if protocol is not None and isinstance(p, dict) and str(p.get("protocol") or "TCP") != protocol:
+                    continue
                 if isinstance(p, dict) and number(p.get("containerPort")) is not None:
                     numbers.add(int(number(p["containerPort"])))
                     if p.get("name"):
@@ -1370,7 +1374,7 @@ def ingress_problem(obj, state):
 
 def service_check(ref, state):
     """A service the fault acts on works again: it selects ready pods, and every port reaches a port
-    those pods' containers declare (by number, or by name)."""
+    those pods' containers declare (by number, or by name among the ports of its protocol)."""
     obj = state.get(ref)
     if obj is None:
         return False, f"{ref_text(ref)} is missing"
@@ -1378,13 +1382,13 @@ def service_check(ref, state):
     ready = [p for p in pods if pod_ready(p)]
     if not ready:
         return False, f"{ref_text(ref)} selects no ready pod ({len(pods)} selected)"
-    names, numbers = container_ports(ready)
+    _, numbers = container_ports(ready)
     broken = []
     for p in (obj.get("spec") or {}).get("ports") or []:
         if not isinstance(p, dict):
             continue
         target = p.get("targetPort", p.get("port"))
-        resolved = port_number(target, names)
+        resolved = port_number(target, container_ports(ready, str(p.get("protocol") or "TCP"))[0])
         if resolved is None or (numbers and resolved not in numbers):
             broken.append(f"port {shown(p.get('port'))} -> {shown(target)}")
     if broken:
@@ -1648,9 +1652,9 @@ def application_check(spec, state, checks):
         obj = state.get(entry["object"])
         if obj is None or terminating(obj):
             continue  # the safeguards say it
-        if not program_kept(entry["keep"], obj, entry.get("options")):
-            broken.append(f"{ref_text(entry['object'])} no longer runs what it ran (its images, commands, arguments, "
-                          "pod labels, or how its pods resolve names and whose network and identity they use)")
+        problem = program_problem(entry, obj, state)
+        if problem:
+            broken.append(f"{ref_text(entry['object'])} no longer runs what it ran: {problem}")
         lowered = limits_lowered(entry.get("limits") or {}, obj)
         if lowered:
             broken.append(f"{ref_text(entry['object'])}: {lowered}")
@@ -1676,9 +1680,37 @@ def application_check(spec, state, checks):
         moved = ports_moved(_unjudged_ports(s, m) if faulted else s.get("ports") or [], obj, pods)
         if moved:
             broken.append(f"{ref_text(s)}: {moved}")
+        stranded = local_traffic_stranded(obj, pods, state, s.get("component"))
+        if stranded:
+            broken.append(f"{ref_text(s)}: {stranded}")
     checks.append({"id": "health.application", "passed": not broken, "detail": "; ".join(broken[:5]) + (
         f"; and {len(broken) - 5} more" if len(broken) > 5 else "") if broken else
         "every workload of the application ready, every Service selecting ready pods and reaching their ports"})
+
+
+def local_traffic_stranded(service, pods, state, component=None):
+    """Where a Service routes in-cluster traffic to node-local endpoints only (`internalTrafficPolicy: Local`:
+    kube-proxy drops a connection from a node that runs none of its ready endpoints), the first node running a
+    client of it that holds none of them, as text; None when every such node holds one, or the Service routes
+    cluster-wide (`Cluster`, the default). Its clients: the pods of the workloads the call graph says call
+    `component` (`state.traffic`), else (it names none) every pod of its namespace; a pod whose node the state
+    does not tell is not read."""
+    if (service.get("spec") or {}).get("internalTrafficPolicy") != "Local":
+        return None
+    served = {at(p, ["spec", "nodeName"]) for p in pods if pod_ready(p)}
+    namespace = (service.get("metadata") or {}).get("namespace")
+    callers = {a for a, b in (getattr(state, "traffic", None) or ((), ()))[0] if b == component and a != component}
+    clients = [p for kind in ("Deployment", "StatefulSet", "DaemonSet")
+               for w in state.by_kind.get((kind, namespace), [])
+               if (w.get("metadata") or {}).get("name") in callers for p in workload_pods(w, state)] + \
+        [p for p in state.by_kind.get(("Pod", namespace), []) if (p.get("metadata") or {}).get("name") in callers]
+    for pod in clients or state.by_kind.get(("Pod", namespace), []):
+        node = at(pod, ["spec", "nodeName"])
+        if isinstance(node, str) and node and node not in served and not terminating(pod) and \
+                (pod.get("status") or {}).get("phase") in ("Running", "Pending", None):
+            return f"internalTrafficPolicy Local leaves {pod['metadata'].get('name')} on node {node} without an " \
+                "endpoint on its node: its calls are dropped"
+    return None
 
 
 def _unjudged_ports(service, m):
@@ -1711,8 +1743,9 @@ def _unjudged_ports(service, m):
 def ports_moved(healthy, obj, pods):
     """How a Service's ports differ in meaning from its healthy ones (None when they do not): each healthy
     port, by number and protocol, must still lead to the same container port (a name resolved through the
-    selected pods' containers, a number as it is: a container need not declare the port it listens on)."""
-    names, _ = container_ports(pods)
+    selected pods' containers of the port's protocol, as the endpoints controller resolves it: a name no ready
+    pod's container gives a port of that protocol leads nowhere; a number as it is: a container need not
+    declare the port it listens on)."""
     observed = [p for p in with_defaults((obj.get("spec") or {}).get("ports") or [], ["servicePort"])
                 if isinstance(p, dict)]
     for want in healthy:
@@ -1722,17 +1755,24 @@ def ports_moved(healthy, obj, pods):
         got = found[0].get("targetPort")
         if want["targetPort"] is None:
             continue  # its target is judged by the fault's check
+        names, _ = container_ports(pods, want["protocol"])
         a, b = port_number(want["targetPort"], names), port_number(got, names)
+        if isinstance(got, str) and number(got) is None and b is None:
+            return f"port {shown(want['port'])} leads to {shown(got)}, which no ready pod's container names as a " \
+                f"{want['protocol']} port"
         if (a is None or a != b) and not same(want["targetPort"], got):
             return f"port {shown(want['port'])} leads to {shown(got)}, not {shown(want['targetPort'])}"
     return None
 
 
 def program_kept(keep, obj, options=None):
-    """Whether a workload runs what `keep` (a `programs` entry's) says: `owns`, the pod spec's behaviour fields
-    (POD_BEHAVIOUR) read with their defaults where the state leaves them out. `options` ({container name, or
-    `*` for each: option}) are the options a fault's harm is (`harm_option`): its own check judges them, so the
-    container's command and arguments are read without them (and their values)."""
+    """Whether a workload (or a bare Pod, read as the template it is: `as_template`) runs what `keep` (a
+    `programs` entry's) says: `owns`, the pod spec's behaviour fields (POD_BEHAVIOUR) read with their defaults
+    where the state leaves them out, its containers matched by name or, one renamed, by elimination
+    (`containers_named`), and no container or init container beyond the healthy ones (an added one runs too).
+    `options` ({container name, or `*` for each: option}) are the options a fault's harm is (`harm_option`): its
+    own check judges them, so the container's command and arguments are read without them (and their values)."""
+    obj = as_template(containers_named(obj, kept_names(keep)))
     template = at(obj, ["spec", "template"])
     pod = at(obj, ["spec", "template", "spec"])
     if isinstance(pod, dict) and isinstance(template, dict):
@@ -1742,6 +1782,10 @@ def program_kept(keep, obj, options=None):
             pod["containers"] = [_without_option(c, options.get(c.get("name"), options.get("*")))
                                  if isinstance(c, dict) else c for c in pod["containers"]]
         obj = {**obj, "spec": {**obj["spec"], "template": {**template, "spec": pod}}}
+    for key, names in kept_names(keep).items():
+        observed = pod.get(key) if isinstance(pod, dict) else None
+        if any(isinstance(c, dict) and c.get("name") not in names for c in observed or []):
+            return False
     return owns(keep, obj)
 
 
@@ -1810,6 +1854,54 @@ def option_relieved(fault, state):
         if value:
             return False, f"{ref_text(ref)} container {c.get('name')} still gets {option} {shown(value)}"
     return True, f"{ref_text(ref)}'s program gets no {option}, or an empty one: the fault no longer acts"
+
+
+def env_changed(envs, obj, state):
+    """The first environment variable a workload's containers (or a bare Pod's) write whose value differs in
+    meaning from its healthy one, as text; None when there is none. `envs`: container name to its healthy `env`
+    and `envFrom`; each variable the healthy `env` writes as a `value` is compared, resolved as the kubelet
+    resolves it (`container_env`: `$(NAME)` expanded) with the value the container gets now from whatever source;
+    an address naming the same Service (`same_address`) is the same value, a value the state cannot tell is not
+    compared, a variable removed differs. A variable a fault changes (`open`) is its check's, one read from a
+    ConfigMap or a Secret is judged where that object is, and so is one whose healthy value expands either."""
+    namespace = (obj.get("metadata") or {}).get("namespace")
+    pod = pod_spec(obj)
+    for c in pod.get("containers") or []:
+        want = envs.get(str(c.get("name"))) if isinstance(c, dict) else None
+        if not want:
+            continue
+        healthy, got = container_env(want, state, namespace, pod), container_env(c, state, namespace, pod)
+        if healthy is None or got is None:
+            continue  # a source missing: the container does not start, which readiness says
+        # the values the container spec writes: one read from a ConfigMap or a Secret is judged where that object
+        # is (a fault's readers, the references kept), which may be another one holding the healthy data now
+        declared = {e.get("name"): e.get("value") for e in want.get("env") or [] if isinstance(e, dict)}
+        opened = set(want.get("open") or []) | set(_env_sourced(want))
+        opened |= {n for n, raw in declared.items() if isinstance(raw, str) and any(f"$({o})" in raw for o in opened)}
+        for name, value in healthy.items():
+            if name not in declared or not isinstance(value, str) or name in opened:
+                continue  # the Services' variables, a value read from elsewhere or a fault's, one the state cannot tell
+            if name not in got:
+                return f"container {c.get('name')}'s {name} unset"
+            if isinstance(value, str) and isinstance(got[name], str) and \
+                    not same_address(value, got[name], namespace, state):
+                return f"container {c.get('name')}'s {name} is {shown(got[name])}, not {shown(value)}"
+    return None
+
+
+def _env_sourced(container):
+    """The variables a container's healthy `env` reads from another object (`valueFrom`)."""
+    return [e.get("name") for e in container.get("env") or [] if isinstance(e, dict) and "value" not in e]
+
+
+def program_problem(entry, obj, state):
+    """How a workload no longer runs what its `programs` entry says (None when it does): its program
+    (`program_kept`) or its containers' environment (`env_changed`)."""
+    if not program_kept(entry["keep"], obj, entry.get("options")):
+        return ("its containers' images, commands or arguments, its containers, its pod labels, or how its pods "
+                "resolve names and whose network and identity they use, differ from the healthy ones")
+    changed = env_changed(entry.get("env") or {}, containers_named(obj, kept_names(entry["keep"])), state)
+    return f"its environment: {changed}" if changed else None
 
 
 def limits_lowered(limits, obj):
@@ -2043,6 +2135,9 @@ def _fields_hold(entry, obj, state):
         return False, f"{ref_text(ref)} is missing"
     if terminating(obj):
         return False, f"{ref_text(ref)} is being deleted"
+    # a container a path names is found by its name, or, renamed, by elimination (`containers_named`)
+    obj = containers_named(obj, (getattr(state, "programs", None) or {}).get((ref["kind"], ref.get("namespace"),
+                                                                              ref["name"])))
     wrong = []
     kept = claims_kept(entry, obj, state) if entry.get("claims") else set()
     for change in entry["changes"]:
@@ -3410,6 +3505,9 @@ def mitigation_checks(spec, state, checks):
     # the calls the application makes (what a NetworkPolicy a fault created must admit again)
     state.traffic = ((spec.get("diagnosis") or {}).get("graph") or [], spec.get("services") or [])
     state.known = {(kind, namespace, name) for kind, namespace, name in spec["objects"]}  # the healthy application's
+    # the healthy container names of each workload whose program the mitigation reads
+    state.programs = {(e["object"]["kind"], e["object"]["namespace"], e["object"]["name"]): kept_names(e["keep"])
+                      for e in m["programs"] + m.get("application", [])}
     created = {(r["kind"], r["namespace"], r["name"]): r for f in m["faults"] for r in f["created"]}
     for index, pred in enumerate(m["predicates"]):
         ok, detail = predicate_check(pred, state, created)
@@ -3426,12 +3524,13 @@ def mitigation_checks(spec, state, checks):
         return
     for entry in m["programs"]:
         obj = state.get(entry["object"])
-        ok = obj is not None and not terminating(obj) and program_kept(entry["keep"], obj, entry.get("options"))
+        problem = "is being deleted" if obj is not None and terminating(obj) else \
+            program_problem(entry, obj, state) if obj is not None else None
+        ok = obj is not None and not problem
         checks.append({"id": f"health.program.{ref_text(entry['object'])}", "passed": ok,
                        "detail": f"{ref_text(entry['object'])} " + ("runs its own images, commands and arguments" if ok
-                                 else "is missing" if obj is None else "no longer runs what it ran: its containers' "
-                                 "images, commands or arguments, its pod labels, or how its pods resolve names and "
-                                 "whose network and identity they use, differ from the healthy ones")})
+                                 else "is missing" if obj is None else problem if terminating(obj) else
+                                 f"no longer runs what it ran: {problem}")})
     for ref in m["services"]:
         ok, detail = service_check(ref, state)
         checks.append({"id": f"health.service.{ref_text(ref)}", "passed": ok, "detail": detail})

@@ -578,6 +578,72 @@ POD_BEHAVIOUR = {"dnsPolicy": "ClusterFirst", "dnsConfig": None, "hostNetwork": 
                  "hostIPC": False, "shareProcessNamespace": False, "hostAliases": None,
                  "serviceAccountName": "default"}
 
+# The lists of a pod spec that hold containers: the init containers, run first, then the containers proper.
+CONTAINER_LISTS = ("initContainers", "containers")
+
+
+def as_template(obj):
+    """A bare Pod seen as a workload whose pod template it is (`spec.template`: the Pod's labels and spec), so
+    that what a workload must keep reads a Pod alike; any other object as it is."""
+    if not isinstance(obj, dict) or obj.get("kind") != "Pod":
+        return obj
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    labels = {"labels": meta["labels"]} if isinstance(meta.get("labels"), dict) else {}
+    return {**obj, "spec": {"template": {"metadata": labels, "spec": obj.get("spec") or {}}}}
+
+
+def template_path(kind, path):
+    """A path into a bare Pod (`spec...`, `metadata.labels...`) as the same path into its `as_template` view;
+    a workload's path as it is."""
+    if kind != "Pod" or not path:
+        return list(path)
+    if path[0] == "spec":
+        return ["spec", "template", "spec", *path[1:]]
+    if path[0] == "metadata" and path[1:2] == ["labels"]:
+        return ["spec", "template", "metadata", *path[1:]]
+    return list(path)
+
+
+def renamed_containers(healthy, observed):
+    """A pod spec's container list `observed` with one container given back the healthy name it stands for.
+    Kubernetes identifies a container by its name within its pod only (unique among the pod's containers; the
+    kubelet keys its status by it), and nothing outside the pod reaches a container through it: a Service, an
+    endpoint or a probe goes to a port. So where exactly one of the healthy names `healthy` is gone and exactly
+    one container bears a name that is none of them (`kubectl run app` names its container `app`), that
+    container is the one the gone name addressed. The list as it is otherwise (two renamed are ambiguous)."""
+    if not isinstance(observed, list) or not isinstance(healthy, list):
+        return observed
+    have = {str(c.get("name")) for c in observed if isinstance(c, dict)}
+    gone = [str(n) for n in healthy if str(n) not in have]
+    strays = [i for i, c in enumerate(observed) if isinstance(c, dict) and str(c.get("name")) not in map(str, healthy)]
+    if len(gone) != 1 or len(strays) != 1:
+        return observed
+    return [{**c, "name": gone[0]} if i == strays[0] else c for i, c in enumerate(observed)]
+
+
+def containers_named(obj, healthy):
+    """A Pod or a workload with each container list of its pod spec read through `renamed_containers`
+    (`healthy`: {list: the healthy container names}); the object itself where nothing is renamed."""
+    if not isinstance(obj, dict) or not healthy:
+        return obj
+    spec = pod_spec(obj)
+    renamed = {k: renamed_containers(healthy.get(k), spec.get(k)) for k in CONTAINER_LISTS if healthy.get(k)}
+    renamed = {k: v for k, v in renamed.items() if v is not spec.get(k)}
+    if not renamed:
+        return obj
+    spec = {**spec, **renamed}
+    if obj.get("kind") == "Pod":
+        return {**obj, "spec": spec}
+    template = obj["spec"]["template"]
+    return {**obj, "spec": {**obj["spec"], "template": {**template, "spec": spec}}}
+
+
+def kept_names(keep):
+    """The healthy container names of each container list a `programs` entry's `keep` holds."""
+    pod = ((keep.get("spec") or {}).get("template") or {}).get("spec") or {}
+    return {k: [c.get("name") for c in pod[k] if isinstance(c, dict)] for k in CONTAINER_LISTS
+            if isinstance(pod.get(k), list)}
+
 
 DEFAULT_SHAPES = {
     "probe": _PROBE,

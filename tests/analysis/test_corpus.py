@@ -364,7 +364,32 @@ def test_a_bare_pod_is_attacked_by_its_replacement():
     assert cases["the solved state, pod app deleted and created again healthy"] == PASS
     assert cases["the solved state, pod app deleted and not created again"] == FAIL
     assert cases["the solved state, app being deleted"] == FAIL
+    # recreated as `kubectl run` makes it (its one container named after the pod): the fix; running `sleep
+    # infinity` instead of its image's program: none
+    assert cases["the solved state, pod app recreated by `kubectl run` (its container named after it)"] == PASS
+    assert cases["the solved state, pod app recreated running `sleep infinity`"] == FAIL
     assert _problems("k8sbench-fix-image-pull-bare-pod") == []
+
+
+def test_another_workloads_environment_containers_and_pod_side_ports_are_attacked():
+    """Another workload's environment (an address pointed at nothing fails, the same Service spelled in full
+    passes), a container or init container added, its one container renamed; a Service's named targetPort
+    broken from the pods' side; a Service made node-local."""
+    cases = names("otel-accounting-scaled-to-zero")
+    want = {
+        "the fix leaves another workload, ad, with its container ad's OTEL_COLLECTOR_NAME pointed at an address that "
+        "names no Service": FAIL,
+        "another workload, ad: its container ad's OTEL_COLLECTOR_NAME spelled with the Service's full name": PASS,
+        "the fix leaves another workload, ad, with a container added": FAIL,
+        "the fix leaves another workload, ad, with an init container added": FAIL,
+        "another workload, ad: its one container renamed": PASS,
+        "the fix leaves the container port grafana Service grafana names renamed": FAIL,
+        "the fix leaves the container port grafana Service grafana names made another protocol": FAIL,
+        "Service ad made node-local (internalTrafficPolicy Local), its clients on another node": FAIL,
+        "Service ad made node-local (internalTrafficPolicy Local), every pod on one node": PASS,
+    }
+    assert {k: cases.get(k) for k in want} == want
+    assert _problems("otel-accounting-scaled-to-zero") == []
 
 
 
