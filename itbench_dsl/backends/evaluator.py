@@ -22,7 +22,8 @@ from .. import tasks as task_types
 from . import faults as fault_backend
 from . import itbench as itbench_backend
 from ..runtime.evaluator import acting, type_key
-from ..runtime.state import config_reads, identity_key, nested, POD_BEHAVIOUR, pod_references, pod_requests, pod_reserves, POD_TEMPLATE_KINDS
+from ..runtime.state import config_reads, identity_key, nested, POD_BEHAVIOUR, pod_references, pod_requests, pod_reserves, POD_TEMPLATE_KINDS, \
+    template_path
 from .evaluator_file import source_for_spec, spec_of  # noqa: F401  (spec_of: the public API)
 from .manifests import topology_manifests
 from ..serialize import YamlError, load_yaml
@@ -36,6 +37,7 @@ PROXIMITY_THRESHOLD = 0.9  # FinOps: how close to the optimum a figure must come
 INERT_KINDS = frozenset({"ConfigMap", "Secret", "PersistentVolumeClaim", "ServiceAccount", "Role", "RoleBinding",
                          "ClusterRole", "ClusterRoleBinding", "PriorityClass"})
 WORKLOAD_KINDS = ("Deployment", "StatefulSet")
+PROGRAM_KINDS = WORKLOAD_KINDS + ("CronJob",)  # the workloads whose program `programs` reads
 
 
 def _ref(ref: ir.ObjectRef) -> dict:
@@ -161,10 +163,13 @@ def _programs(scenario: ir.Scenario, ready: list[dict], fields: list[dict], othe
     originals = {_key(o): o for o in topology_manifests(scenario.topology, provided=True)}
     originals.update({_key(o): o for o in revert_apply})
     changes = {(f["object"]["kind"], f["object"]["namespace"], f["object"]["name"]): f["changes"] for f in fields}
-    named = {(r["kind"], r["namespace"], r["name"]) for r in ready}
-    refs = ready if not others else [
+    # a CronJob keeps no replica ready: the one a fault acts on is read as the ready workloads are, the others
+    # as the application's
+    scheduled = [f["object"] for f in fields if f["object"]["kind"] == "CronJob"]
+    named = {(r["kind"], r["namespace"], r["name"]) for r in ready + scheduled}
+    refs = ready + scheduled if not others else [
         {"kind": w.kind, "namespace": w.namespace, "name": w.name} for w in scenario.topology.workloads
-        if w.kind in WORKLOAD_KINDS and (w.kind, w.namespace, w.name) not in named]
+        if w.kind in PROGRAM_KINDS and (w.kind, w.namespace, w.name) not in named]
     # a FinOps optimum may size a workload's resources below what it was deployed with
     sized = {(o.target.kind, o.target.namespace, o.target.name) for o in scenario.optimal}
     # a fault whose harm is an option of a container's program (FaultKind.harm_option) judges that option: the
@@ -182,6 +187,8 @@ def _programs(scenario: ir.Scenario, ready: list[dict], fields: list[dict], othe
         if not keep:
             continue
         entry = {"object": ref, "keep": keep}
+        if ref["kind"] == "CronJob" and not (originals[key].get("spec") or {}).get("suspend"):
+            entry["runs"] = True  # it keeps starting runs: not suspended, on a schedule that fires
         if key in options:
             entry["options"] = options[key]
         if others and key not in sized:
@@ -214,29 +221,34 @@ def _limits(original: dict, changes: list) -> dict:
 
 
 def _program(original: dict, changes: list) -> dict | None:
-    if original.get("kind") not in WORKLOAD_KINDS:
+    if original.get("kind") not in PROGRAM_KINDS:
         return None
-    template = (original.get("spec") or {}).get("template") or {}
+    where = template_path(original.get("kind"))
+    template = nested(original, ".".join(where)) or {}
     pod = template.get("spec") or {}
     # a container with no command or arguments of its own runs its image's: null says they must stay absent
     containers = [{k: c.get(k) for k in ("name", "image", "command", "args") if k in c or k in ("command", "args")}
                   for c in pod.get("containers", [])]
-    keep = {"spec": {"template": {"spec": {"containers": containers}}}}
-    keep["spec"]["template"]["spec"].update({k: pod.get(k, v) for k, v in POD_BEHAVIOUR.items()})
+    kept = {"spec": {"containers": containers}}
+    kept["spec"].update({k: pod.get(k, v) for k, v in POD_BEHAVIOUR.items()})
     if pod.get("serviceAccount") and not pod.get("serviceAccountName"):  # the old spelling the server mirrors
-        keep["spec"]["template"]["spec"]["serviceAccountName"] = pod["serviceAccount"]
+        kept["spec"]["serviceAccountName"] = pod["serviceAccount"]
     labels = (template.get("metadata") or {}).get("labels")
     if labels:
-        keep["spec"]["template"]["metadata"] = {"labels": dict(labels)}
+        kept["metadata"] = {"labels": dict(labels)}
+    keep = kept
+    for seg in reversed(where):
+        keep = {seg: keep}
+    at_pod = len(where) + 1
     for change in changes:
         if change.get("accept") or change.get("governed_by"):
             _drop(keep, change["path"])
         path = change["path"]
-        if path[:3] == ["spec", "template", "spec"] and len(path) > 3 and path[3] in POD_BEHAVIOUR:
+        if path[:at_pod] == where + ["spec"] and len(path) > at_pod and path[at_pod] in POD_BEHAVIOUR:
             # a pod field a fault changes is its check's to judge (undone by any part too); the DNS fields are one
             # setting, the resolver the kubelet writes from both, which the fault's check judges (pod_resolver)
-            for field in DNS_FIELDS if path[3] in DNS_FIELDS else (path[3],):
-                _drop(keep, path[:3] + [field])
+            for field in DNS_FIELDS if path[at_pod] in DNS_FIELDS else (path[at_pod],):
+                _drop(keep, path[:at_pod] + [field])
     return keep
 
 

@@ -35,13 +35,13 @@ import types
 # the model of a captured state (state.py): a bundle holds that file's text here, in place of this import
 # (backends/evaluator_file.py)
 from .state import (  # noqa: I001 - replaced by state.py's text in a bundle
-    api_group, as_ref, as_stored, at, binary_data, compare, compared, config_sources, container_request,
+    api_group, as_ref, as_stored, at, binary_data, compare, compared, config_sources, container_request, cronjob_idle,
     decoded_secret, DEFAULT_SHAPES, defaulted, duration, earlier_pods, embedded_module, empty, EMPTY_STATE,
     ENV_NAME, gone, identity_key, InputError, InvalidValue, job_complete, json_int, kind_groups, kind_plural,
     labels_match, lookup, lookup_bases, MISSING, nested, number, owns, owns_pod, parse_text, POD_BEHAVIOUR,
     pod_ready, pod_references, pod_requests, pod_reserves, pod_spec, POD_TEMPLATE_KINDS, pod_unstable,
     policy_types, projected_key, reached_from, ref_text, replaced, rfc3339, same, selected_pods,
-    selector_matches, selects_same, settled_problem, show_path, shown, State, templated_pod, terminating,
+    selector_matches, selects_same, settled_problem, show_path, shown, State, template_path, templated_pod, terminating,
     typed_same, unlisted, walk, with_defaults, workload_pods, workload_ready,
 )
 
@@ -795,7 +795,7 @@ def predicate_check(pred, state, created=None):
         if not objects:
             return False, f"{ref_text(ref)} absent"
         if pred["state"] == "complete":
-            done = all(job_complete(o) for o in objects)
+            done = all(job_complete(o, state.fixed_at) for o in objects)
             return done, f"{ref_text(ref)} {'complete' if done else 'not complete'}"
         if ref["kind"] == "Ingress":
             problem = next((p for p in (ingress_problem(o, state) for o in objects) if p), None)
@@ -1650,6 +1650,8 @@ def application_check(spec, state, checks):
         if not program_kept(entry["keep"], obj, entry.get("options")):
             broken.append(f"{ref_text(entry['object'])} no longer runs what it ran (its images, commands, arguments, "
                           "pod labels, or how its pods resolve names and whose network and identity they use)")
+        elif program_idle(entry, obj):
+            broken.append(f"{ref_text(entry['object'])} no longer runs: {program_idle(entry, obj)}")
         lowered = limits_lowered(entry.get("limits") or {}, obj)
         if lowered:
             broken.append(f"{ref_text(entry['object'])}: {lowered}")
@@ -1732,16 +1734,26 @@ def program_kept(keep, obj, options=None):
     (POD_BEHAVIOUR) read with their defaults where the state leaves them out. `options` ({container name, or
     `*` for each: option}) are the options a fault's harm is (`harm_option`): its own check judges them, so the
     container's command and arguments are read without them (and their values)."""
-    template = at(obj, ["spec", "template"])
-    pod = at(obj, ["spec", "template", "spec"])
+    path = template_path(obj.get("kind"))
+    template = at(obj, path)
+    pod = at(obj, path + ["spec"])
     if isinstance(pod, dict) and isinstance(template, dict):
         pod = {**{k: v for k, v in POD_BEHAVIOUR.items() if v is not None},
                **{k: v for k, v in pod.items() if v is not None}}
         if options and isinstance(pod.get("containers"), list):
             pod["containers"] = [_without_option(c, options.get(c.get("name"), options.get("*")))
                                  if isinstance(c, dict) else c for c in pod["containers"]]
-        obj = {**obj, "spec": {**obj["spec"], "template": {**template, "spec": pod}}}
+        node = {**template, "spec": pod}
+        for depth in range(len(path) - 1, -1, -1):  # rebuilt outward: the state's object is left as it is
+            node = {**at(obj, path[:depth]), path[depth]: node}
+        obj = node
     return owns(keep, obj)
+
+
+def program_idle(entry, obj):
+    """Why a workload a `programs` entry reads runs its program no more, None when it runs: a CronJob the
+    healthy application runs on a schedule (`runs`) suspended, or on a schedule that never fires."""
+    return cronjob_idle(obj) if entry.get("runs") and obj is not None and obj.get("kind") == "CronJob" else None
 
 
 def _without_option(container, option):
@@ -3426,11 +3438,14 @@ def mitigation_checks(spec, state, checks):
     for entry in m["programs"]:
         obj = state.get(entry["object"])
         ok = obj is not None and not terminating(obj) and program_kept(entry["keep"], obj, entry.get("options"))
-        checks.append({"id": f"health.program.{ref_text(entry['object'])}", "passed": ok,
-                       "detail": f"{ref_text(entry['object'])} " + ("runs its own images, commands and arguments" if ok
-                                 else "is missing" if obj is None else "no longer runs what it ran: its containers' "
-                                 "images, commands or arguments, its pod labels, or how its pods resolve names and "
-                                 "whose network and identity they use, differ from the healthy ones")})
+        idle = program_idle(entry, obj) if ok else None
+        checks.append({"id": f"health.program.{ref_text(entry['object'])}", "passed": ok and not idle,
+                       "detail": f"{ref_text(entry['object'])} " + (
+                           f"runs its own program but no longer runs: {idle}" if idle else
+                           "runs its own images, commands and arguments" if ok
+                           else "is missing" if obj is None else "no longer runs what it ran: its containers' "
+                           "images, commands or arguments, its pod labels, or how its pods resolve names and "
+                           "whose network and identity they use, differ from the healthy ones")})
     for ref in m["services"]:
         ok, detail = service_check(ref, state)
         checks.append({"id": f"health.service.{ref_text(ref)}", "passed": ok, "detail": detail})
