@@ -2710,11 +2710,13 @@ def acts(obj, state=None, fault=None):
     harm: `_chaos_acts`), a NetworkPolicy only while some pod it selects is isolated in a direction it declares with no
     policy admitting it all traffic (read against the state's pods and policies), an Istio object only while
     Istio gives it an effect (`_istio_acts`), a ResourceQuota only while it refuses pods the namespace runs
-    (read against the state's pods: `_binds`). Anything else acts while it is there. `fault`: the acting part of the
+    (read against the state's pods: `_binds`), a DaemonSet only while it places a pod on some node (`daemon_nodes`). Anything else acts while it is there. `fault`: the acting part of the
     object as the fault made it (`acting`), which an object edited in place is read against."""
     kind = obj.get("kind")
     if kind in ("Deployment", "StatefulSet", "ReplicaSet"):
         return number((obj.get("spec") or {}).get("replicas", 1)) != 0
+    if kind == "DaemonSet" and state is not None:
+        return daemon_nodes(obj, state) != set()  # by the pods it places: none, confined to no node
     if kind == "Pod":
         return (obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
     if kind == "NetworkPolicy" and str(obj.get("apiVersion", "")).startswith("networking.k8s.io/"):
@@ -3142,11 +3144,62 @@ def _node_term_holds(term, node):
         selector_matches({"matchExpressions": term.get("matchFields") or []}, fields)
 
 
+# the taints the DaemonSet controller tolerates on every pod it makes (pkg/controller/daemon/util
+# AddOrUpdateDaemonPodTolerations): a node's conditions and its cordon do not keep a DaemonSet's pod off it
+DAEMON_TOLERATED = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable", "node.kubernetes.io/disk-pressure",
+                    "node.kubernetes.io/memory-pressure", "node.kubernetes.io/pid-pressure",
+                    "node.kubernetes.io/unschedulable", "node.kubernetes.io/network-unavailable")
+
+
+def _tolerates(tolerations, taint):
+    """Whether a pod's tolerations tolerate a node's taint, as the scheduler matches them."""
+    for t in tolerations if isinstance(tolerations, list) else []:
+        if not isinstance(t, dict) or (t.get("effect") and t.get("effect") != taint.get("effect")):
+            continue
+        exists = t.get("operator") == "Exists"
+        if not t.get("key"):
+            if exists:
+                return True
+        elif t.get("key") == taint.get("key") and (exists or str(t.get("value") or "") == str(taint.get("value") or "")):
+            return True
+    return False
+
+
+def daemon_nodes(daemons, state):
+    """The names of the nodes a DaemonSet runs a pod on: the state's Nodes its pod template's node selector and
+    required node affinity match and whose scheduling taints it tolerates (beside those the controller
+    tolerates for it). With no Node in the state, its controller's word: none when the status of its current
+    spec (`observedGeneration`) desires no pod; None (every node, as far as the state shows) otherwise."""
+    nodes = state.by_kind.get(("Node", None), [])
+    pod = pod_spec(daemons)
+    if not nodes:
+        status = daemons.get("status") if isinstance(daemons.get("status"), dict) else {}
+        observed = number(status.get("observedGeneration"))
+        generation = number((daemons.get("metadata") or {}).get("generation"))
+        current = observed is not None and (generation is None or observed >= generation)
+        return set() if current and number(status.get("desiredNumberScheduled") or 0) == 0 else None
+    affinity = pod.get("affinity") if isinstance(pod.get("affinity"), dict) else {}
+    required = (affinity.get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
+    out = set()
+    for node in nodes:
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        if any(labels.get(k) != v for k, v in (pod.get("nodeSelector") or {}).items()):
+            continue
+        if terms and not any(_node_term_holds(t, node) for t in terms):
+            continue
+        taints = [t for t in (node.get("spec") or {}).get("taints") or [] if isinstance(t, dict)
+                  and t.get("effect") in ("NoSchedule", "NoExecute") and t.get("key") not in DAEMON_TOLERATED]
+        if all(_tolerates(pod.get("tolerations"), t) for t in taints):
+            out.add((node.get("metadata") or {}).get("name"))
+    return out
+
+
 def _misplaced(pod, state):
     """Why a scheduled pod is not where its placement lets it run, as the state shows it, or None: its node
     named by its `kubernetes.io/hostname` pin, any other node label and a required node affinity read off the
     state's Node; every claim it mounts `Bound`, of a StorageClass the state holds; and its required pod
-    anti-affinity selecting no DaemonSet's pods (a DaemonSet runs on every node) and no other pod (on its
+    anti-affinity selecting no DaemonSet's pods (on the nodes it runs on: `daemon_nodes`) and no other pod (on its
     node, for the hostname topology; anywhere, for any other). What the state cannot show is not taken."""
     spec = pod.get("spec") or {}
     meta = pod.get("metadata") or {}
@@ -3181,7 +3234,9 @@ def _misplaced(pod, state):
             for daemons in state.by_kind.get(("DaemonSet", where), []):
                 labels = ((((daemons.get("spec") or {}).get("template") or {}).get("metadata") or {})
                           .get("labels") or {})
-                if not terminating(daemons) and selector_matches(selector, labels):
+                placed = daemon_nodes(daemons, state)
+                near = placed is None or (node_name in placed if term.get("topologyKey") == HOSTNAME_LABEL else placed)
+                if not terminating(daemons) and near and selector_matches(selector, labels):
                     return f"its anti-affinity selects the pods of DaemonSet {daemons['metadata'].get('name')}"
             for other in state.by_kind.get(("Pod", where), []):
                 other_spec = other.get("spec") or {}
