@@ -335,6 +335,37 @@ def _port_identities(changes: list, original: dict) -> None:
                 change["port_item"] = {"port": item["port"], "protocol": item.get("protocol") or "TCP"}
 
 
+PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+
+
+def _probe_serves(changes: list, original: dict) -> None:
+    """A `changed` probe of a container also carries the ports that container serves when healthy (`"serves"`:
+    the numbers it declares, and those its healthy probes check): a probe on a port outside them can never
+    succeed, whatever else of it is changed and however late it starts."""
+    for change in changes:
+        path = change["path"]
+        if (change.get("accept") or {}).get("op") != "changed" or len(path) < 2 or path[-1] not in PROBES \
+                or not (isinstance(path[-2], list) and path[-2][0] == "name"):
+            continue
+        template = path[:path.index("containers")] if "containers" in path else None
+        pod = nested(original, ".".join(str(s) for s in template)) if template else None
+        container = next((c for c in (pod or {}).get("containers") or [] if isinstance(c, dict)
+                          and c.get("name") == path[-2][1]), None)
+        if container is None:
+            continue
+        named = {p["name"]: p["containerPort"] for p in container.get("ports") or []
+                 if isinstance(p, dict) and p.get("name") and "containerPort" in p}
+        serves = {p["containerPort"] for p in container.get("ports") or [] if isinstance(p, dict) and "containerPort" in p}
+        for probe in PROBES:
+            for handler in ("httpGet", "tcpSocket", "grpc"):
+                port = ((container.get(probe) or {}).get(handler) or {}).get("port")
+                port = named.get(port, port)
+                if isinstance(port, int):
+                    serves.add(port)
+        if serves:
+            change["serves"] = sorted(serves)
+
+
 def _flag_root(path: list) -> list | None:
     """For a change inside a flagd flag (`{"parse": ...}`, `flags`, the flag's name, then its fields), the path
     of that flag; None for any other change."""
@@ -421,6 +452,7 @@ def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
         changes = _by_flag(changes, _as_data(original), _as_data(obj))
         if obj["kind"] == "Service":
             _port_identities(changes, original)
+        _probe_serves(changes, original)
         if changes:
             entry = {"object": _manifest_ref(obj), "changes": changes}
             claims = _fault_claims(obj, inject_apply)

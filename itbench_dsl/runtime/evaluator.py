@@ -2082,11 +2082,22 @@ def _fields_hold(entry, obj, state):
                 # the fault's value has still changed the rest
                 now = defaulted(observed, kind, path)
                 bad = defaulted(change["faulty"], kind, path)
+                dead = None
                 if probe_action(bad) is not None and probe_action(bad) != probe_action(change.get("healthy")):
                     # the fault changed what the probe checks: the kubelet restarts (or unreadies) on a check that
                     # cannot succeed however late or seldom it runs, so only another check (or none) undoes it
-                    now, bad = probe_action(now), probe_action(bad)
-                ok = not (now is not MISSING and now is not None and owns(bad, now, leaf))
+                    container = at(obj, path[:-1])
+                    container = container if isinstance(container, dict) else None
+                    now, bad = probe_action(now, container), probe_action(bad, container)
+                    if unserved_port(bad, change.get("serves")) is not None:
+                        # the fault's check is on a port the container does not serve: a check still on one (the
+                        # fault's, or another) cannot succeed either, whatever its path or delay
+                        dead = unserved_port(now, change.get("serves"))
+                ok = dead is None and not (now is not MISSING and now is not None and owns(bad, now, leaf))
+                if dead is not None:
+                    wrong.append(f"{show_path(path)} checks port {shown(dead)}, which the container does not serve "
+                                 f"(it serves {', '.join(str(p) for p in change['serves'])}): it can never succeed")
+                    continue
             elif accept["op"] in ("any", "present"):
                 ok = compare(observed, accept["op"], None)
             elif accept["op"] in (">=", ">") and unlimited(path, observed):
@@ -2202,6 +2213,19 @@ def probe_action(probe, container=None):
         if isinstance(handler, dict) and isinstance(handler.get("port"), str) and handler["port"] in names:
             action[k] = {**handler, "port": names[handler["port"]]}
     return action
+
+
+def unserved_port(action, serves):
+    """The port a probe's handler (`probe_action`, named ports resolved) checks that is none of `serves` (the
+    ports its container serves when healthy), None when it checks a served one, none at all (`exec`), or
+    nothing is known of what the container serves."""
+    if not isinstance(action, dict) or not serves:
+        return None
+    for handler in ("httpGet", "tcpSocket", "grpc"):
+        port = (action.get(handler) or {}).get("port") if isinstance(action.get(handler), dict) else None
+        if port is not None and not any(same(port, p) for p in serves):
+            return port
+    return None
 
 
 def flag_outcomes(flag):

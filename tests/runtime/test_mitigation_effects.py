@@ -230,6 +230,10 @@ LIVE = "sregym-liveness-probe-misconfiguration-hotel-reservation"
     ({"tcpSocket": {"port": 8085}}, True),  # what the fault broke, checked by another handler
     ({"exec": {"command": ["true"]}}, True),
     ({"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"}}, False),  # the fault's own check
+    # another check on the port the container does not serve: it can never succeed, however late it starts
+    ({"httpGet": {"path": "/", "port": 8080, "scheme": "HTTP"}, "initialDelaySeconds": 600}, False),
+    ({"tcpSocket": {"port": 8080}}, False),
+    ({"httpGet": {"path": "/", "port": 8085}, "initialDelaySeconds": 600}, True),
 ])
 def test_a_probe_fixed_by_another_handler_passes(handler, passes):
     state = derived(LIVE, "solved")
