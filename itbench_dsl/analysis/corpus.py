@@ -55,7 +55,12 @@ scenario's own plan, each with the verdict it must get:
   policy flags nothing, policies that single the gap objects out by name, name prefix or label
   value (offline and from their reports) (fail); a state without PolicyReports (unusable).
 * a fault that keeps pods from being scheduled: every part left with the pods on the node they are pinned
-  to (uncordoned), an anti-affinity's DaemonSet removed alone, the anti-affinity made preferred (pass).
+  to (uncordoned), an anti-affinity's DaemonSet removed alone or confined to no node, the anti-affinity made
+  preferred (pass).
+* a CronJob a fault acts on: its command replaced by `true`, suspended, on a schedule that never fires (fail), on
+  another schedule (pass); `complete` captured while a run is in progress, after a last success at the fix
+  (pass) or before it (fail). A probe fault on a port the container does not serve: another check on that
+  port, delayed (fail).
 * a Role's rules the fault changed: the role left faulty, its healthy rules granted to its subjects by a new
   role and binding (pass), to another subject (fail).
 * access predicates (`can`/`cannot`): the granting rule restricted by resourceNames, granting another
