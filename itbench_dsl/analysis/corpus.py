@@ -55,7 +55,12 @@ scenario's own plan, each with the verdict it must get:
   policy flags nothing, policies that single the gap objects out by name, name prefix or label
   value (offline and from their reports) (fail); a state without PolicyReports (unusable).
 * a fault that keeps pods from being scheduled: every part left with the pods on the node they are pinned
-  to (uncordoned), an anti-affinity's DaemonSet removed alone, the anti-affinity made preferred (pass).
+  to (uncordoned), an anti-affinity's DaemonSet removed alone or confined to no node, the anti-affinity made
+  preferred (pass).
+* a CronJob a fault acts on: its command replaced by `true`, suspended, on a schedule that never fires (fail), on
+  another schedule (pass); `complete` captured while a run is in progress, after a last success at the fix
+  (pass) or before it (fail). A probe fault on a port the container does not serve: another check on that
+  port, delayed (fail).
 * a Role's rules the fault changed: the role left faulty, its healthy rules granted to its subjects by a new
   role and binding (pass), to another subject (fail).
 * access predicates (`can`/`cannot`): the granting rule restricted by resourceNames, granting another
@@ -391,6 +396,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     if graded:
         yield from _added_field_cases("the recreated object", [e["object"] for e in m["restored"]], found.solved, found)
     yield from _predicate_cases(m, found)
+    yield from _cron_run_cases(m, derived["solved"])
     if spec["requires"]["alerts"]:
         state = render(found.solved, found)
         del state["alerts"]
@@ -409,6 +415,27 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         state = render({k: v for k, v in found.faulty.items() if k[0] in everyday}, found, probes=found.faulty_probes)
         state["captured"] = [c for c in state["captured"] if c.rpartition("/")[2] in everyday]
         yield Case("the faulty state captured with `kubectl get all`", "mitigate", UNUSABLE, state=state)
+
+
+def _cron_run_cases(m: dict, solved: dict) -> Iterator[Case]:
+    """A CronJob `complete` names, captured while its next run is in progress (`status.active`, its schedule
+    stamped, no success yet): after a last success at or after the fix, pass; after one before it (no run has
+    succeeded under the fix), fail."""
+    for pred in m["predicates"]:
+        ref = pred.get("target") or {}
+        if pred["kind"] != "state" or pred.get("state") != "complete" or ref.get("kind") != "CronJob":
+            continue
+        key = (ref["kind"], ref["namespace"], ref["name"])
+        cron = next((o for o in solved["resources"]["items"] if _key(o) == key), None)
+        succeeded = ((cron or {}).get("status") or {}).get("lastSuccessfulTime")
+        if not succeeded:
+            continue
+        running = {**(cron.get("status") or {}), "lastScheduleTime": FIXED_AT, "active": [
+            {"apiVersion": "batch/v1", "kind": "Job", "namespace": ref["namespace"], "name": f"{ref['name']}-29000010"}]}
+        for fixed_at, want, when in ((succeeded, PASS, "at"), (FIXED_AT, FAIL, "before")):
+            state = _with_edit(solved, key, lambda o: o.update(status=copy.deepcopy(running)))
+            yield Case(f"{ref['name']}: a run in progress after a last success {when} the fix", "mitigate", want,
+                       state={**state, "fixed_at": fixed_at})
 
 
 def _repoint(template: dict, kind: str, old: str, new: str) -> None:
@@ -680,6 +707,21 @@ def _placement_cases(found: Objects, fault: dict) -> Iterator[Case]:
                 {"weight": 100, "podAffinityTerm": copy.deepcopy(t)} for t in terms]
             yield Case(f"`{fault['fault']}` undone by making the anti-affinity preferred, the DaemonSet left",
                        "mitigate", PASS, state=render(relaxed, found))
+            confined = dict(found.faulty)
+            for daemon in daemons:
+                confined[daemon] = copy.deepcopy(found.faulty[daemon])
+                confined[daemon]["spec"]["template"]["spec"]["nodeSelector"] = {"non-existing": "true"}
+            state = render(confined, found)
+            names = {d[2] for d in daemons}
+            state["resources"]["items"] = [i for i in state["resources"]["items"] if not (i["kind"] == "Pod" and any(
+                o.get("kind") == "DaemonSet" and o.get("name") in names for o in i["metadata"].get("ownerReferences") or []))]
+            for item in state["resources"]["items"]:
+                if _key(item) in daemons:  # its controller places no pod: no node matches
+                    item["metadata"]["generation"] = 2
+                    item["status"] = {"observedGeneration": 2, "desiredNumberScheduled": 0, "currentNumberScheduled": 0,
+                                      "numberReady": 0, "numberMisscheduled": 0}
+            yield Case(f"`{fault['fault']}` undone by confining its DaemonSet to no node, the anti-affinity left",
+                       "mitigate", PASS, state=state)
 
 
 def _resolver_cases(found: Objects, entry: dict) -> Iterator[Case]:
@@ -2008,7 +2050,7 @@ def _program_cases(found: Objects, entry: dict) -> Iterator[Case]:
 
     ref = entry["object"]
     key = (ref["kind"], ref["namespace"], ref["name"])
-    containers = entry["keep"]["spec"]["template"]["spec"]["containers"]
+    containers = pod_spec(entry["keep"])["containers"]
     for field, value in (("command", ["sleep", "infinity"]), ("args", ["--help"])):
         bare = [c["name"] for c in containers if field in c and c[field] is None]
         if bare:
@@ -2020,9 +2062,29 @@ def _program_cases(found: Objects, entry: dict) -> Iterator[Case]:
             if changed is not None:
                 yield Case(f"{ref['name']}: container {bare[0]} given a {field} its healthy spec has not "
                            f"({' '.join(value)})", "mitigate", FAIL, state=render(changed, found))
+    own = [c["name"] for c in containers if c.get("command")]
+    if own and ref["kind"] == "CronJob":  # a run that succeeds as `true` is no run of the job's program
+        def trivial(obj, name=own[0]):
+            for c in pod_spec(obj)["containers"]:
+                if c.get("name") == name:
+                    c["command"] = ["true"]
+                    c.pop("args", None)
+        changed = _edited(found.solved, key, trivial)
+        if changed is not None:
+            yield Case(f"{ref['name']}: container {own[0]}'s command replaced by `true`", "mitigate", FAIL,
+                       state=render(changed, found))
+    if entry.get("runs"):  # a CronJob that starts no run: suspended, or on a schedule that never fires
+        for what, want, edit in (
+                ("suspended", FAIL, lambda o: o["spec"].update(suspend=True)),
+                ("on a schedule that never fires (the 31st of February)", FAIL,
+                 lambda o: o["spec"].update(schedule="0 0 31 2 *")),
+                ("on another schedule that fires", PASS, lambda o: o["spec"].update(schedule="17 */2 * * *"))):
+            changed = _edited(found.solved, key, edit)
+            if changed is not None:
+                yield Case(f"{ref['name']} fixed, {what}", "mitigate", want, state=render(changed, found))
     resolver = _edited(found.solved, key, lambda o: pod_spec(o).update(
         dnsPolicy="None", dnsConfig={"nameservers": ["8.8.8.8"]}))
-    if resolver is not None and entry["keep"]["spec"]["template"]["spec"].get("dnsPolicy") != "None":
+    if resolver is not None and pod_spec(entry["keep"]).get("dnsPolicy") != "None":
         yield Case(f"{ref['name']}: its pods given an outside resolver beside the fix", "mitigate", FAIL,
                    state=render(resolver, found))
     respelled = _edited(found.solved, key, lambda o: [c.update(image=_respelled(c["image"]))
@@ -2189,6 +2251,20 @@ def _probe_fix_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]
             if late is not None:
                 yield Case(f"{key[2]}: {where} left checking what the fault made it check, {title}", "mitigate",
                            FAIL, state=render(late, found))
+    from ..runtime.evaluator import unserved_port
+
+    dead = unserved_port(probe_action(faulty, container if isinstance(container, dict) else None), change.get("serves"))
+    if dead is not None:
+        # another check on the port the container does not serve (the fault's with another path, an HTTP check
+        # of a TCP one), its failure put off: it still cannot succeed, so the kubelet kills the container once it runs
+        path_there = (faulty.get("httpGet") or {}).get("path")
+        other = {"path": "/ready" if path_there == "/" else "/", "port": dead, "scheme": "HTTP"}
+        moved = {**{k: v for k, v in _served_probe(faulty).items() if k not in _PROBE_ACTIONS},
+                 "httpGet": other, "initialDelaySeconds": 600}
+        late = _edited(found.solved, key, lambda o: _set_at(o, path, moved))
+        if late is not None:
+            yield Case(f"{key[2]}: {where} given another check on port {dead}, which the container does not serve, "
+                       "delayed ten minutes", "mitigate", FAIL, state=render(late, found))
 
 
 def _container_port(obj: dict, path: list):

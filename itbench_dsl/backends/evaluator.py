@@ -37,6 +37,7 @@ PROXIMITY_THRESHOLD = 0.9  # FinOps: how close to the optimum a figure must come
 INERT_KINDS = frozenset({"ConfigMap", "Secret", "PersistentVolumeClaim", "ServiceAccount", "Role", "RoleBinding",
                          "ClusterRole", "ClusterRoleBinding", "PriorityClass"})
 WORKLOAD_KINDS = ("Deployment", "StatefulSet")
+PROGRAM_KINDS = WORKLOAD_KINDS + ("CronJob",)  # the workloads whose program `programs` reads
 
 
 def _ref(ref: ir.ObjectRef) -> dict:
@@ -162,14 +163,16 @@ def _programs(scenario: ir.Scenario, ready: list[dict], fields: list[dict], othe
     originals = {_key(o): o for o in topology_manifests(scenario.topology, provided=True)}
     originals.update({_key(o): o for o in revert_apply})
     changes = {(f["object"]["kind"], f["object"]["namespace"], f["object"]["name"]): f["changes"] for f in fields}
-    # a bare pod keeps its program as a workload does: one a fault acts on beside the ready ones, any other with
-    # the other workloads (a static pod's is the kubelet's, not the fix's)
+    # a bare pod keeps its program as a workload does, and so does a CronJob (it keeps no replica ready): one a
+    # fault acts on beside the ready ones, any other with the other workloads (a static pod's is the kubelet's,
+    # not the fix's)
     bare = {(w.kind, w.namespace, w.name) for w in scenario.topology.workloads if w.kind == "Pod" and w.bare}
     acted = [{"kind": k, "namespace": n, "name": x} for k, n, x in sorted(bare & set(changes))]
-    named = {(r["kind"], r["namespace"], r["name"]) for r in ready + acted}
-    refs = ready + acted if not others else [
+    scheduled = [f["object"] for f in fields if f["object"]["kind"] == "CronJob"]
+    named = {(r["kind"], r["namespace"], r["name"]) for r in ready + acted + scheduled}
+    refs = ready + acted + scheduled if not others else [
         {"kind": w.kind, "namespace": w.namespace, "name": w.name} for w in scenario.topology.workloads
-        if (w.kind in WORKLOAD_KINDS or (w.kind, w.namespace, w.name) in bare)
+        if (w.kind in PROGRAM_KINDS or (w.kind, w.namespace, w.name) in bare)
         and (w.kind, w.namespace, w.name) not in named]
     # a FinOps optimum may size a workload's resources below what it was deployed with
     sized = {(o.target.kind, o.target.namespace, o.target.name) for o in scenario.optimal}
@@ -190,6 +193,8 @@ def _programs(scenario: ir.Scenario, ready: list[dict], fields: list[dict], othe
         if ref["kind"] == "Pod":
             _selected_labels(keep, ref["namespace"], originals.values())
         entry = {"object": ref, "keep": keep}
+        if ref["kind"] == "CronJob" and not (originals[key].get("spec") or {}).get("suspend"):
+            entry["runs"] = True  # it keeps starting runs: not suspended, on a schedule that fires
         if key in options:
             entry["options"] = options[key]
         env = _env(originals[key], changes.get(key, []))
@@ -253,9 +258,9 @@ def _limits(original: dict, changes: list) -> dict:
 
 
 def _program(original: dict, changes: list) -> dict | None:
-    if original.get("kind") not in WORKLOAD_KINDS and original.get("kind") != "Pod":
+    if original.get("kind") not in PROGRAM_KINDS and original.get("kind") != "Pod":
         return None
-    original = as_template(original)  # a bare Pod as the template it is, its changes' paths alike
+    original = as_template(original)  # a bare Pod, a CronJob, as the template it is, its changes' paths alike
     template = (original.get("spec") or {}).get("template") or {}
     pod = template.get("spec") or {}
     # a container with no command or arguments of its own runs its image's: null says they must stay absent; a
@@ -391,6 +396,37 @@ def _port_identities(changes: list, original: dict) -> None:
                 change["port_item"] = {"port": item["port"], "protocol": item.get("protocol") or "TCP"}
 
 
+PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+
+
+def _probe_serves(changes: list, original: dict) -> None:
+    """A `changed` probe of a container also carries the ports that container serves when healthy (`"serves"`:
+    the numbers it declares, and those its healthy probes check): a probe on a port outside them can never
+    succeed, whatever else of it is changed and however late it starts."""
+    for change in changes:
+        path = change["path"]
+        if (change.get("accept") or {}).get("op") != "changed" or len(path) < 2 or path[-1] not in PROBES \
+                or not (isinstance(path[-2], list) and path[-2][0] == "name"):
+            continue
+        template = path[:path.index("containers")] if "containers" in path else None
+        pod = nested(original, ".".join(str(s) for s in template)) if template else None
+        container = next((c for c in (pod or {}).get("containers") or [] if isinstance(c, dict)
+                          and c.get("name") == path[-2][1]), None)
+        if container is None:
+            continue
+        named = {p["name"]: p["containerPort"] for p in container.get("ports") or []
+                 if isinstance(p, dict) and p.get("name") and "containerPort" in p}
+        serves = {p["containerPort"] for p in container.get("ports") or [] if isinstance(p, dict) and "containerPort" in p}
+        for probe in PROBES:
+            for handler in ("httpGet", "tcpSocket", "grpc"):
+                port = ((container.get(probe) or {}).get(handler) or {}).get("port")
+                port = named.get(port, port)
+                if isinstance(port, int):
+                    serves.add(port)
+        if serves:
+            change["serves"] = sorted(serves)
+
+
 def _flag_root(path: list) -> list | None:
     """For a change inside a flagd flag (`{"parse": ...}`, `flags`, the flag's name, then its fields), the path
     of that flag; None for any other change."""
@@ -477,6 +513,7 @@ def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
         changes = _by_flag(changes, _as_data(original), _as_data(obj))
         if obj["kind"] == "Service":
             _port_identities(changes, original)
+        _probe_serves(changes, original)
         if changes:
             entry = {"object": _manifest_ref(obj), "changes": changes}
             claims = _fault_claims(obj, inject_apply)

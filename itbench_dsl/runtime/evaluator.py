@@ -37,7 +37,7 @@ import types
 # (backends/evaluator_file.py)
 from .state import (  # noqa: I001 - replaced by state.py's text in a bundle
     api_group, as_ref, as_stored, as_template, at, binary_data, compare, compared, config_sources,
-    CONTAINER_LISTS, container_request, containers_named, decoded_secret, DEFAULT_SHAPES, defaulted, duration,
+    container_request, containers_named, cronjob_idle, decoded_secret, DEFAULT_SHAPES, defaulted, duration,
     earlier_pods, embedded_module, empty, EMPTY_STATE, ENV_NAME, gone, identity_key, InputError, InvalidValue,
     job_complete, json_int, kept_names, kind_groups, kind_plural, labels_match, lookup, lookup_bases, MISSING,
     nested, number, owns, owns_pod, parse_text, POD_BEHAVIOUR, pod_ready, pod_references, pod_requests,
@@ -797,7 +797,7 @@ def predicate_check(pred, state, created=None):
         if not objects:
             return False, f"{ref_text(ref)} absent"
         if pred["state"] == "complete":
-            done = all(job_complete(o) for o in objects)
+            done = all(job_complete(o, state.fixed_at) for o in objects)
             return done, f"{ref_text(ref)} {'complete' if done else 'not complete'}"
         if ref["kind"] == "Ingress":
             problem = next((p for p in (ingress_problem(o, state) for o in objects) if p), None)
@@ -1655,6 +1655,8 @@ def application_check(spec, state, checks):
         problem = program_problem(entry, obj, state)
         if problem:
             broken.append(f"{ref_text(entry['object'])} no longer runs what it ran: {problem}")
+        elif program_idle(entry, obj):
+            broken.append(f"{ref_text(entry['object'])} no longer runs: {program_idle(entry, obj)}")
         lowered = limits_lowered(entry.get("limits") or {}, obj)
         if lowered:
             broken.append(f"{ref_text(entry['object'])}: {lowered}")
@@ -1787,6 +1789,12 @@ def program_kept(keep, obj, options=None):
         if any(isinstance(c, dict) and c.get("name") not in names for c in observed or []):
             return False
     return owns(keep, obj)
+
+
+def program_idle(entry, obj):
+    """Why a workload a `programs` entry reads runs its program no more, None when it runs: a CronJob the
+    healthy application runs on a schedule (`runs`) suspended, or on a schedule that never fires."""
+    return cronjob_idle(obj) if entry.get("runs") and obj is not None and obj.get("kind") == "CronJob" else None
 
 
 def _without_option(container, option):
@@ -2166,11 +2174,22 @@ def _fields_hold(entry, obj, state):
                 # the fault's value has still changed the rest
                 now = defaulted(observed, kind, path)
                 bad = defaulted(change["faulty"], kind, path)
+                dead = None
                 if probe_action(bad) is not None and probe_action(bad) != probe_action(change.get("healthy")):
                     # the fault changed what the probe checks: the kubelet restarts (or unreadies) on a check that
                     # cannot succeed however late or seldom it runs, so only another check (or none) undoes it
-                    now, bad = probe_action(now), probe_action(bad)
-                ok = not (now is not MISSING and now is not None and owns(bad, now, leaf))
+                    container = at(obj, path[:-1])
+                    container = container if isinstance(container, dict) else None
+                    now, bad = probe_action(now, container), probe_action(bad, container)
+                    if unserved_port(bad, change.get("serves")) is not None:
+                        # the fault's check is on a port the container does not serve: a check still on one (the
+                        # fault's, or another) cannot succeed either, whatever its path or delay
+                        dead = unserved_port(now, change.get("serves"))
+                ok = dead is None and not (now is not MISSING and now is not None and owns(bad, now, leaf))
+                if dead is not None:
+                    wrong.append(f"{show_path(path)} checks port {shown(dead)}, which the container does not serve "
+                                 f"(it serves {', '.join(str(p) for p in change['serves'])}): it can never succeed")
+                    continue
             elif accept["op"] in ("any", "present"):
                 ok = compare(observed, accept["op"], None)
             elif accept["op"] in (">=", ">") and unlimited(path, observed):
@@ -2286,6 +2305,19 @@ def probe_action(probe, container=None):
         if isinstance(handler, dict) and isinstance(handler.get("port"), str) and handler["port"] in names:
             action[k] = {**handler, "port": names[handler["port"]]}
     return action
+
+
+def unserved_port(action, serves):
+    """The port a probe's handler (`probe_action`, named ports resolved) checks that is none of `serves` (the
+    ports its container serves when healthy), None when it checks a served one, none at all (`exec`), or
+    nothing is known of what the container serves."""
+    if not isinstance(action, dict) or not serves:
+        return None
+    for handler in ("httpGet", "tcpSocket", "grpc"):
+        port = (action.get(handler) or {}).get("port") if isinstance(action.get(handler), dict) else None
+        if port is not None and not any(same(port, p) for p in serves):
+            return port
+    return None
 
 
 def flag_outcomes(flag):
@@ -2794,11 +2826,13 @@ def acts(obj, state=None, fault=None):
     harm: `_chaos_acts`), a NetworkPolicy only while some pod it selects is isolated in a direction it declares with no
     policy admitting it all traffic (read against the state's pods and policies), an Istio object only while
     Istio gives it an effect (`_istio_acts`), a ResourceQuota only while it refuses pods the namespace runs
-    (read against the state's pods: `_binds`). Anything else acts while it is there. `fault`: the acting part of the
+    (read against the state's pods: `_binds`), a DaemonSet only while it places a pod on some node (`daemon_nodes`). Anything else acts while it is there. `fault`: the acting part of the
     object as the fault made it (`acting`), which an object edited in place is read against."""
     kind = obj.get("kind")
     if kind in ("Deployment", "StatefulSet", "ReplicaSet"):
         return number((obj.get("spec") or {}).get("replicas", 1)) != 0
+    if kind == "DaemonSet" and state is not None:
+        return daemon_nodes(obj, state) != set()  # by the pods it places: none, confined to no node
     if kind == "Pod":
         return (obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
     if kind == "NetworkPolicy" and str(obj.get("apiVersion", "")).startswith("networking.k8s.io/"):
@@ -3226,11 +3260,62 @@ def _node_term_holds(term, node):
         selector_matches({"matchExpressions": term.get("matchFields") or []}, fields)
 
 
+# the taints the DaemonSet controller tolerates on every pod it makes (pkg/controller/daemon/util
+# AddOrUpdateDaemonPodTolerations): a node's conditions and its cordon do not keep a DaemonSet's pod off it
+DAEMON_TOLERATED = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable", "node.kubernetes.io/disk-pressure",
+                    "node.kubernetes.io/memory-pressure", "node.kubernetes.io/pid-pressure",
+                    "node.kubernetes.io/unschedulable", "node.kubernetes.io/network-unavailable")
+
+
+def _tolerates(tolerations, taint):
+    """Whether a pod's tolerations tolerate a node's taint, as the scheduler matches them."""
+    for t in tolerations if isinstance(tolerations, list) else []:
+        if not isinstance(t, dict) or (t.get("effect") and t.get("effect") != taint.get("effect")):
+            continue
+        exists = t.get("operator") == "Exists"
+        if not t.get("key"):
+            if exists:
+                return True
+        elif t.get("key") == taint.get("key") and (exists or str(t.get("value") or "") == str(taint.get("value") or "")):
+            return True
+    return False
+
+
+def daemon_nodes(daemons, state):
+    """The names of the nodes a DaemonSet runs a pod on: the state's Nodes its pod template's node selector and
+    required node affinity match and whose scheduling taints it tolerates (beside those the controller
+    tolerates for it). With no Node in the state, its controller's word: none when the status of its current
+    spec (`observedGeneration`) desires no pod; None (every node, as far as the state shows) otherwise."""
+    nodes = state.by_kind.get(("Node", None), [])
+    pod = pod_spec(daemons)
+    if not nodes:
+        status = daemons.get("status") if isinstance(daemons.get("status"), dict) else {}
+        observed = number(status.get("observedGeneration"))
+        generation = number((daemons.get("metadata") or {}).get("generation"))
+        current = observed is not None and (generation is None or observed >= generation)
+        return set() if current and number(status.get("desiredNumberScheduled") or 0) == 0 else None
+    affinity = pod.get("affinity") if isinstance(pod.get("affinity"), dict) else {}
+    required = (affinity.get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
+    out = set()
+    for node in nodes:
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        if any(labels.get(k) != v for k, v in (pod.get("nodeSelector") or {}).items()):
+            continue
+        if terms and not any(_node_term_holds(t, node) for t in terms):
+            continue
+        taints = [t for t in (node.get("spec") or {}).get("taints") or [] if isinstance(t, dict)
+                  and t.get("effect") in ("NoSchedule", "NoExecute") and t.get("key") not in DAEMON_TOLERATED]
+        if all(_tolerates(pod.get("tolerations"), t) for t in taints):
+            out.add((node.get("metadata") or {}).get("name"))
+    return out
+
+
 def _misplaced(pod, state):
     """Why a scheduled pod is not where its placement lets it run, as the state shows it, or None: its node
     named by its `kubernetes.io/hostname` pin, any other node label and a required node affinity read off the
     state's Node; every claim it mounts `Bound`, of a StorageClass the state holds; and its required pod
-    anti-affinity selecting no DaemonSet's pods (a DaemonSet runs on every node) and no other pod (on its
+    anti-affinity selecting no DaemonSet's pods (on the nodes it runs on: `daemon_nodes`) and no other pod (on its
     node, for the hostname topology; anywhere, for any other). What the state cannot show is not taken."""
     spec = pod.get("spec") or {}
     meta = pod.get("metadata") or {}
@@ -3265,7 +3350,9 @@ def _misplaced(pod, state):
             for daemons in state.by_kind.get(("DaemonSet", where), []):
                 labels = ((((daemons.get("spec") or {}).get("template") or {}).get("metadata") or {})
                           .get("labels") or {})
-                if not terminating(daemons) and selector_matches(selector, labels):
+                placed = daemon_nodes(daemons, state)
+                near = placed is None or (node_name in placed if term.get("topologyKey") == HOSTNAME_LABEL else placed)
+                if not terminating(daemons) and near and selector_matches(selector, labels):
                     return f"its anti-affinity selects the pods of DaemonSet {daemons['metadata'].get('name')}"
             for other in state.by_kind.get(("Pod", where), []):
                 other_spec = other.get("spec") or {}
@@ -3527,10 +3614,13 @@ def mitigation_checks(spec, state, checks):
         problem = "is being deleted" if obj is not None and terminating(obj) else \
             program_problem(entry, obj, state) if obj is not None else None
         ok = obj is not None and not problem
-        checks.append({"id": f"health.program.{ref_text(entry['object'])}", "passed": ok,
-                       "detail": f"{ref_text(entry['object'])} " + ("runs its own images, commands and arguments" if ok
-                                 else "is missing" if obj is None else problem if terminating(obj) else
-                                 f"no longer runs what it ran: {problem}")})
+        idle = program_idle(entry, obj) if ok else None
+        checks.append({"id": f"health.program.{ref_text(entry['object'])}", "passed": ok and not idle,
+                       "detail": f"{ref_text(entry['object'])} " + (
+                           f"runs its own program but no longer runs: {idle}" if idle else
+                           "runs its own images, commands and arguments" if ok
+                           else "is missing" if obj is None else problem if terminating(obj) else
+                           f"no longer runs what it ran: {problem}")})
     for ref in m["services"]:
         ok, detail = service_check(ref, state)
         checks.append({"id": f"health.service.{ref_text(ref)}", "passed": ok, "detail": detail})

@@ -582,19 +582,32 @@ POD_BEHAVIOUR = {"dnsPolicy": "ClusterFirst", "dnsConfig": None, "hostNetwork": 
 CONTAINER_LISTS = ("initContainers", "containers")
 
 
+JOB_TEMPLATE = ["spec", "jobTemplate", "spec", "template"]  # where a CronJob keeps its pod template
+
+
+def _dict(value):
+    return value if isinstance(value, dict) else {}
+
+
 def as_template(obj):
-    """A bare Pod seen as a workload whose pod template it is (`spec.template`: the Pod's labels and spec), so
-    that what a workload must keep reads a Pod alike; any other object as it is."""
-    if not isinstance(obj, dict) or obj.get("kind") != "Pod":
+    """A bare Pod, or a CronJob, seen as a workload whose pod template is `spec.template` (a Pod's labels and
+    spec; a CronJob's job template's pod template, its own spec beside), so that what a workload must keep
+    reads them alike; any other object as it is."""
+    if not isinstance(obj, dict) or obj.get("kind") not in ("Pod", "CronJob"):
         return obj
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    if obj["kind"] == "CronJob":
+        spec = _dict(obj.get("spec"))
+        return {**obj, "spec": {**spec, "template": _dict(_dict(_dict(spec.get("jobTemplate")).get("spec")).get("template"))}}
+    meta = _dict(obj.get("metadata"))
     labels = {"labels": meta["labels"]} if isinstance(meta.get("labels"), dict) else {}
     return {**obj, "spec": {"template": {"metadata": labels, "spec": obj.get("spec") or {}}}}
 
 
 def template_path(kind, path):
-    """A path into a bare Pod (`spec...`, `metadata.labels...`) as the same path into its `as_template` view;
-    a workload's path as it is."""
+    """A path into a bare Pod (`spec...`, `metadata.labels...`) or into a CronJob's job template as the same path
+    into its `as_template` view; a workload's path as it is."""
+    if kind == "CronJob" and list(path[:len(JOB_TEMPLATE)]) == JOB_TEMPLATE:
+        return ["spec", "template", *path[len(JOB_TEMPLATE):]]
     if kind != "Pod" or not path:
         return list(path)
     if path[0] == "spec":
@@ -631,11 +644,21 @@ def containers_named(obj, healthy):
     renamed = {k: v for k, v in renamed.items() if v is not spec.get(k)}
     if not renamed:
         return obj
-    spec = {**spec, **renamed}
+    return with_pod_spec(obj, {**spec, **renamed})
+
+
+def with_pod_spec(obj, spec):
+    """A Pod or a workload (a CronJob's in its job template) with its pod spec replaced by `spec`."""
     if obj.get("kind") == "Pod":
         return {**obj, "spec": spec}
-    template = obj["spec"]["template"]
-    return {**obj, "spec": {**obj["spec"], "template": {**template, "spec": spec}}}
+    path = JOB_TEMPLATE if obj.get("kind") == "CronJob" else ["spec", "template"]
+    node = spec
+    for depth in range(len(path), 0, -1):  # rebuilt outward: the object given is left as it is
+        held = obj
+        for key in path[:depth]:
+            held = _dict(held.get(key))
+        node = {**held, "spec" if depth == len(path) else path[depth]: node}
+    return {**obj, path[0]: node}
 
 
 def kept_names(keep):
@@ -803,17 +826,23 @@ def _instant(text):
         return None
 
 
-def job_complete(obj):
+def job_complete(obj, fixed_at=None):
     """`complete`: a Job finished, as `kubectl wait --for=condition=complete` judges it (its Complete
     condition True; failing that, at least its completions succeeded, one when unset) and not Failed; a
     CronJob whose last scheduled run succeeded (`status.lastSuccessfulTime` at or after
-    `lastScheduleTime`; a CronJob that never succeeded is not complete). Nothing being deleted is."""
+    `lastScheduleTime`; a CronJob that never succeeded is not complete). The controller sets
+    `lastScheduleTime` when it starts a run and `lastSuccessfulTime` when one finishes, so a run in progress
+    (`status.active`) after a success at or after the fix (`fixed_at`, a timestamp) is no failure: the last
+    finished run succeeded under the fix. Nothing being deleted is."""
     if terminating(obj):
         return False
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
     if obj.get("kind") == "CronJob":
         succeeded, scheduled = _instant(status.get("lastSuccessfulTime")), _instant(status.get("lastScheduleTime"))
-        return succeeded is not None and (scheduled is None or succeeded >= scheduled)
+        if succeeded is None:
+            return False
+        running = bool(status.get("active")) and fixed_at is not None and succeeded >= fixed_at
+        return scheduled is None or succeeded >= scheduled or running
     conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
     if any(c.get("type") == "Failed" and c.get("status") == "True" for c in conditions):
         return False
@@ -1094,6 +1123,64 @@ def as_stored(obj):
 POD_TEMPLATE_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "ReplicationController")
 
 
+# robfig/cron (the CronJob controller's parser): each field's bounds and names; February has its 29th every
+# fourth year, so a day of month fires in a month where it can fall
+_CRON_FIELDS = ((0, 59, {}), (0, 23, {}), (1, 31, {}), (1, 12, {m: i + 1 for i, m in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}),
+    (0, 6, {d: i for i, d in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))}))
+_MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _cron_values(text, low, high, names):
+    """The values a cron field takes and whether it is `*` or `?` without a step (robfig/cron's star bit);
+    None for a field it does not parse."""
+    values, star = set(), False
+    for part in text.split(","):
+        body, slash, step = part.partition("/")
+        if slash and (not step.isdigit() or int(step) == 0):
+            return None
+        step = int(step) if slash else 1
+        if body in ("*", "?"):
+            start, end, star = low, high, star or step == 1
+        else:
+            bounds = [int(b) if b.isdigit() else names.get(b.lower()) for b in body.split("-", 1)]
+            if None in bounds:
+                return None
+            start, end = bounds[0], bounds[1] if len(bounds) == 2 else high if slash else bounds[0]
+        values.update(range(max(start, low), min(end, high) + 1, step))
+    return values, star
+
+
+def cron_fires(schedule):
+    """Whether a CronJob's schedule ever fires, as robfig/cron matches it: a day of month and a month where
+    it falls (`0 0 31 2 *`, the 31st of February, never comes), the day of month and of week both asked for
+    when either is `*`, either one when both are restricted. A descriptor fires; a schedule the parser does
+    not read is the API server's to refuse, not taken to be idle."""
+    spec = schedule.strip() if isinstance(schedule, str) else ""
+    if spec.startswith(("TZ=", "CRON_TZ=")):
+        spec = spec.split(None, 1)[1] if len(spec.split(None, 1)) > 1 else ""
+    fields = spec.split()
+    if spec.startswith("@") or len(fields) != 5:
+        return True
+    parsed = [_cron_values(f, *bounds) for f, bounds in zip(fields, _CRON_FIELDS)]
+    if None in parsed:
+        return True
+    (minutes, _), (hours, _), (days, day_star), (months, _), (weekdays, weekday_star) = parsed
+    falls = any(d <= _MONTH_DAYS[m - 1] for m in months for d in days)
+    on_day = falls and bool(weekdays) if day_star or weekday_star else falls or bool(weekdays) and bool(months)
+    return bool(minutes) and bool(hours) and on_day
+
+
+def cronjob_idle(obj):
+    """Why a CronJob starts no more runs (suspended, a schedule that never fires), None when it runs."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    if spec.get("suspend") is True:
+        return "it is suspended: it starts no run"
+    if not cron_fires(spec.get("schedule")):
+        return f"its schedule {spec.get('schedule')!r} never fires"
+    return None
+
+
 def templated_pod(obj):
     """The Pod a workload's template makes (its namespace, the template's labels and spec), as the cluster
     runs it; None for an object without a pod template."""
@@ -1112,8 +1199,10 @@ def templated_pod(obj):
 
 
 def pod_spec(obj):
-    """A Pod's spec, or a workload's pod template's."""
+    """A Pod's spec, or a workload's pod template's (a CronJob's in its job template)."""
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    if obj.get("kind") == "CronJob":
+        spec = _dict(_dict(spec.get("jobTemplate")).get("spec"))
     if obj.get("kind") != "Pod":
         template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
         spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}

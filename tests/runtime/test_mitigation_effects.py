@@ -230,6 +230,10 @@ LIVE = "sregym-liveness-probe-misconfiguration-hotel-reservation"
     ({"tcpSocket": {"port": 8085}}, True),  # what the fault broke, checked by another handler
     ({"exec": {"command": ["true"]}}, True),
     ({"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"}}, False),  # the fault's own check
+    # another check on the port the container does not serve: it can never succeed, however late it starts
+    ({"httpGet": {"path": "/", "port": 8080, "scheme": "HTTP"}, "initialDelaySeconds": 600}, False),
+    ({"tcpSocket": {"port": 8080}}, False),
+    ({"httpGet": {"path": "/", "port": 8085}, "initialDelaySeconds": 600}, True),
 ])
 def test_a_probe_fixed_by_another_handler_passes(handler, passes):
     state = derived(LIVE, "solved")
@@ -373,6 +377,50 @@ def _relax(manifests):
 def test_an_anti_affinity_fault_is_undone_by_either_part_once_the_pods_run(edit, passes):
     verdict = mitigate(ANTI, _faulty_running(ANTI, edit))
     assert verdict["passed"] is passes, failed(verdict)
+
+
+def _confine(selector: dict, desired: int | None):
+    """The DaemonSet given a node selector; its status for that spec desiring `desired` pods (None: no status)."""
+    def edit(manifests):
+        ds = next(v for k, v in manifests.items() if k[0] == "DaemonSet")
+        ds["spec"]["template"]["spec"]["nodeSelector"] = selector
+        ds["metadata"]["generation"] = 2
+        if desired is not None:
+            ds["status"] = {"observedGeneration": 2, "desiredNumberScheduled": desired, "numberReady": desired}
+    return edit
+
+
+def _node(name: str, labels: dict, taints: list | None = None) -> dict:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {
+        "kubernetes.io/hostname": name, **labels}}, "spec": {"taints": taints or []}}
+
+
+@pytest.mark.parametrize("edit, nodes, passes", [
+    (_confine({"non-existing": "true"}, 0), [], True),  # its controller places no pod: nothing to shun
+    (_confine({"non-existing": "true"}, None), [], False),  # no word of where it runs: every node
+    (_confine({"non-existing": "true"}, 1), [], False),
+    (_confine({"non-existing": "true"}, None), [_node("kind-worker", {})], True),  # no node of the state matches
+    (_confine({"pool": "a"}, None), [_node("kind-worker", {"pool": "a"})], False),
+    (_confine({"pool": "a"}, None), [_node("kind-worker", {"pool": "a"}, [  # a taint it does not tolerate
+        {"key": "dedicated", "value": "db", "effect": "NoSchedule"}])], True),
+    (_confine({"pool": "a"}, None), [_node("kind-worker", {"pool": "a"}, [  # the cordon it tolerates
+        {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}])], False),
+])
+def test_a_daemonset_is_judged_by_the_nodes_it_places_pods_on(edit, nodes, passes):
+    state = _faulty_running(ANTI, edit)
+    for pod in state["resources"]["items"]:
+        if pod["kind"] == "Pod":
+            pod["spec"]["nodeName"] = "kind-worker"
+    state["resources"]["items"] += nodes
+    verdict = mitigate(ANTI, state)
+    assert verdict["passed"] is passes, failed(verdict)
+    ds = next(o for o in state["resources"]["items"] if o["kind"] == "DaemonSet")
+    assert rt.acts(ds, model_state(state)) is not passes
+
+
+def model_state(state: dict):
+    from itbench_dsl.runtime.state import State
+    return State(state)
 
 
 def test_a_role_binding_re_pointed_to_another_subject_restores_nothing():

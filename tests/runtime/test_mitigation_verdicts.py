@@ -663,3 +663,50 @@ def test_what_a_container_reads_of_a_configmap_is_resolved_as_the_kubelet_does()
     gone = json.loads(text.replace('"name": "other", "key": "k"}', '"name": "none", "key": "k", "optional": true}'))
     state = rt.State({"resources": {"items": [gone, cm("other", {"k": "good"})]}})
     assert rt.config_read(gone, {"container": "c", "env": "A"}, state) is None
+
+
+# ---- a CronJob keeps its program and keeps running ----------------------------------------------------------
+
+CRON = "shop-report-cronjob-nonexistent-image"
+
+
+def _cronjob(state: dict) -> dict:
+    return next(o for o in state["resources"]["items"] if o["kind"] == "CronJob")
+
+
+@pytest.mark.parametrize("edit, passes", [
+    (lambda cj: None, True),
+    (lambda cj: cj["spec"].update(schedule="*/10 * * * *"), True),  # another schedule that fires
+    (lambda cj: cj["spec"].update(suspend=False), True),
+    (lambda cj: cj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0].update(command=["true"]), False),
+    (lambda cj: cj["spec"].update(suspend=True), False),  # starts no run
+    (lambda cj: cj["spec"].update(schedule="0 0 31 2 *"), False),  # the 31st of February never comes
+])
+def test_a_cronjob_a_fault_acts_on_keeps_its_program_and_its_schedule(edit, passes):
+    state = derived(CRON, "solved")
+    edit(_cronjob(state))
+    verdict = mitigate(CRON, state)
+    assert verdict["passed"] is passes, [c for c in verdict["checks"] if not c["passed"]]
+    if not passes:
+        assert failed(verdict) == ["health.program.shop/CronJob/report"]
+
+
+def test_a_cron_schedule_fires_where_its_days_fall():
+    assert model.cron_fires("*/5 * * * *") and model.cron_fires("@hourly") and model.cron_fires("0 0 29 2 *")
+    assert model.cron_fires("0 0 31 2 1")  # day of month or of week, both restricted: Mondays in February
+    assert not model.cron_fires("0 0 31 2 *") and not model.cron_fires("0 0 30 2 ?")
+    assert not model.cron_fires("CRON_TZ=UTC 0 0 31 4,6,9,11 *")
+
+
+def test_a_cronjob_run_in_progress_after_a_success_under_the_fix_is_complete():
+    state = derived(CRON, "solved")
+    cj = _cronjob(state)
+    state["fixed_at"] = "2026-01-01T00:09:00Z"
+    cj["status"] = {"lastScheduleTime": "2026-01-01T00:10:00Z", "lastSuccessfulTime": "2026-01-01T00:05:40Z",
+                    "active": [{"kind": "Job", "name": "report-29000010", "namespace": "shop"}]}
+    # the success was before the fix: the runs under the fix have not succeeded yet
+    assert "mitigation.predicate.0" in failed(mitigate(CRON, state))
+    cj["status"]["lastSuccessfulTime"] = "2026-01-01T00:09:40Z"
+    assert mitigate(CRON, state)["passed"]
+    del cj["status"]["active"]  # the 00:10 run finished without success
+    assert "mitigation.predicate.0" in failed(mitigate(CRON, state))
