@@ -54,20 +54,40 @@ CHAIN_PASS = 0.5  # a diagnosis passes with its chain's recall at least this and
 
 # ---- names in an answer --------------------------------------------------------------------------------
 
-# the names agents give kinds (kubectl's short names, plurals, any case) -> the kind
-KIND_NAMES = {
-    "deploy": "Deployment", "deployment": "Deployment", "deployments": "Deployment",
-    "sts": "StatefulSet", "statefulset": "StatefulSet", "statefulsets": "StatefulSet",
-    "ds": "DaemonSet", "daemonset": "DaemonSet", "daemonsets": "DaemonSet",
-    "rs": "ReplicaSet", "replicaset": "ReplicaSet", "replicasets": "ReplicaSet",
-    "po": "Pod", "pod": "Pod", "pods": "Pod", "svc": "Service", "service": "Service", "services": "Service",
-    "cm": "ConfigMap", "configmap": "ConfigMap", "configmaps": "ConfigMap", "secret": "Secret", "secrets": "Secret",
-    "ns": "Namespace", "namespace": "Namespace", "namespaces": "Namespace",
-    "hpa": "HorizontalPodAutoscaler", "horizontalpodautoscaler": "HorizontalPodAutoscaler",
-    "horizontalpodautoscalers": "HorizontalPodAutoscaler", "sa": "ServiceAccount", "serviceaccount": "ServiceAccount",
-    "pvc": "PersistentVolumeClaim", "persistentvolumeclaim": "PersistentVolumeClaim",
-    "netpol": "NetworkPolicy", "networkpolicy": "NetworkPolicy", "quota": "ResourceQuota",
-    "resourcequota": "ResourceQuota", "no": "Node", "node": "Node", "nodes": "Node",
+# kubectl's short names -> (kind, API group): those the API server's discovery gives the built-in kinds
+# (`kubectl api-resources`, Kubernetes 1.30+) and those the CRDs of Istio, Gateway API, Chaos Mesh and Kyverno
+# declare (`spec.names.shortNames`). A kind's own name and its resource name (singular, plural) are read from
+# the kind (kind_spellings), so only these are a table.
+SHORT_NAMES = {
+    **{short: (kind, "") for short, kind in (
+        ("cs", "ComponentStatus"), ("cm", "ConfigMap"), ("ep", "Endpoints"), ("ev", "Event"),
+        ("limits", "LimitRange"), ("ns", "Namespace"), ("no", "Node"), ("pvc", "PersistentVolumeClaim"),
+        ("pv", "PersistentVolume"), ("po", "Pod"), ("rc", "ReplicationController"), ("quota", "ResourceQuota"),
+        ("sa", "ServiceAccount"), ("svc", "Service"))},
+    **{short: (kind, "apps") for short, kind in (
+        ("ds", "DaemonSet"), ("deploy", "Deployment"), ("rs", "ReplicaSet"), ("sts", "StatefulSet"))},
+    "crd": ("CustomResourceDefinition", "apiextensions.k8s.io"),
+    "crds": ("CustomResourceDefinition", "apiextensions.k8s.io"),
+    "hpa": ("HorizontalPodAutoscaler", "autoscaling"),
+    "cj": ("CronJob", "batch"),
+    "csr": ("CertificateSigningRequest", "certificates.k8s.io"),
+    "ing": ("Ingress", "networking.k8s.io"), "netpol": ("NetworkPolicy", "networking.k8s.io"),
+    "pdb": ("PodDisruptionBudget", "policy"),
+    "pc": ("PriorityClass", "scheduling.k8s.io"),
+    "sc": ("StorageClass", "storage.k8s.io"),
+    # Istio
+    **{short: (kind, "networking.istio.io") for short, kind in (
+        ("gw", "Gateway"), ("vs", "VirtualService"), ("dr", "DestinationRule"), ("se", "ServiceEntry"),
+        ("we", "WorkloadEntry"), ("wg", "WorkloadGroup"))},
+    **{short: (kind, "security.istio.io") for short, kind in (
+        ("pa", "PeerAuthentication"), ("ra", "RequestAuthentication"), ("ap", "AuthorizationPolicy"))},
+    # Gateway API
+    "gtw": ("Gateway", "gateway.networking.k8s.io"), "gc": ("GatewayClass", "gateway.networking.k8s.io"),
+    "refgrant": ("ReferenceGrant", "gateway.networking.k8s.io"),
+    # Chaos Mesh, Kyverno
+    "wf": ("Workflow", "chaos-mesh.org"),
+    "cpol": ("ClusterPolicy", "kyverno.io"), "pol": ("Policy", "kyverno.io"),
+    "cpolr": ("ClusterPolicyReport", "wgpolicyk8s.io"), "polr": ("PolicyReport", "wgpolicyk8s.io"),
 }
 
 
@@ -158,7 +178,11 @@ class Names:
         kind's names another resource: the text is kept, and names no object."""
         text = str(text).strip()
         base, _, group = text.lower().partition(".")
-        kind = KIND_NAMES.get(base) or self.kinds.get(base)
+        kind = self.kinds.get(base)
+        if kind is None and base in SHORT_NAMES:
+            kind, declared = SHORT_NAMES[base]
+            if self.groups.get(kind, declared) != declared:  # `gtw` is Gateway API's Gateway, not Istio's
+                return text
         if kind is None:
             return text
         if group:
@@ -4499,14 +4523,15 @@ def finops_type(spec, names, text):
 def _type_kind(names, text):
     """The kind a FinOps answer's `type` leads with (`"Deployment: 3 idle replicas"`, `"hpa target 1%"`), or
     None: the kind spelled out, a resource name, or a short name of three letters or more (a two-letter one,
-    `no`, `ns`, `po`, is read as a kind only followed by `:`, since `"no memory limit"` says no kind). A bare
-    name whose `type` says a kind names only an object of that kind."""
+    `no`, `ns`, `po`, is read as a kind only followed by `:`, since `"no memory limit"` says no kind; so is
+    `limits`, LimitRange's, since `"limits too high"` says none). A bare name whose `type` says a kind names
+    only an object of that kind."""
     match = re.match(r"\s*([A-Za-z][A-Za-z0-9.-]*)\s*(:?)", text)
     if match is None:
         return None
     word, colon = match.groups()
     base = word.lower().partition(".")[0]
-    if not (KIND_NAMES.get(base) or names.kinds.get(base)) or (len(word) < 3 and not colon):
+    if not (base in SHORT_NAMES or names.kinds.get(base)) or ((len(word) < 3 or base == "limits") and not colon):
         return None
     return names.kind_of(word)
 
