@@ -18,6 +18,7 @@ if str(HERE) not in sys.path:
 from test_evaluator import derived, failed, mitigate, obj  # noqa: E402
 
 from itbench_dsl.runtime import evaluator as rt  # noqa: E402
+from itbench_dsl.runtime.state import same_image  # noqa: E402
 
 
 def _container(state: dict, kind: str, name: str) -> dict:
@@ -280,3 +281,49 @@ def test_a_claim_of_the_faults_class_binds_once_the_class_exists(name, workload,
                                             "metadata": {"name": class_}, "provisioner": "rancher.io/local-path"})
     verdict = mitigate(name, state)
     assert verdict["passed"] is passes, failed(verdict)
+
+
+# ---- an image tag pinned to its digest ---------------------------------------------------------------------
+
+IMAGE = "otel-checkout-nonexistent-image"
+DIGEST = "@sha256:" + "3f" * 32
+
+
+def _pinned(image_of) -> dict:
+    """The solved state with checkout's template and pods running `image_of(healthy image)`."""
+    state = derived(IMAGE, "solved")
+    container = _container(state, "Deployment", "checkout")
+    healthy, container["image"] = container["image"], image_of(container["image"])
+    for pod in state["resources"]["items"]:
+        if pod["kind"] == "Pod" and pod["metadata"]["name"].startswith("checkout-"):
+            for c in pod["spec"]["containers"]:
+                if c["image"] == healthy:
+                    c["image"] = container["image"]
+            for status in pod.get("status", {}).get("containerStatuses", ()):
+                if status.get("image") == healthy:
+                    status["image"] = container["image"]
+                    status["imageID"] = healthy.rpartition(":")[0] + DIGEST
+    return state
+
+
+@pytest.mark.parametrize("image_of, passes", [
+    (lambda image: image, True),
+    (lambda image: image + DIGEST, True),                          # the healthy tag, pinned
+    (lambda image: image.rpartition(":")[0] + DIGEST, False),      # a digest without the tag: no tag's image
+    (lambda image: image.rpartition(":")[0] + ":other" + DIGEST, False),  # another tag, pinned
+])
+def test_the_healthy_tag_pinned_to_a_digest_is_the_healthy_image(image_of, passes):
+    verdict = mitigate(IMAGE, _pinned(image_of))
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+@pytest.mark.parametrize("a, b, same", [
+    ("nginx:1.25", "docker.io/library/nginx:1.25" + DIGEST, True),
+    ("nginx:1.25" + DIGEST, "nginx:1.25" + DIGEST.replace("3f", "4e"), False),  # two digests: by digest
+    ("nginx:1.25", "nginx" + DIGEST, False),
+    ("nginx", "nginx:latest" + DIGEST, True),
+    ("nginx:1.25", "nginx:1.26" + DIGEST, False),
+])
+def test_images_compare_by_tag_where_one_side_pins_it(a, b, same):
+    assert same_image(a, b) is same
+    assert same_image(b, a) is same
