@@ -2318,18 +2318,61 @@ def _namespace_labels(state, namespace):
     return labels
 
 
+def _pod_addresses(state, namespace=None, labels=None):
+    """The addresses of the pods of the state that have not finished (`status.podIPs`, else `status.podIP`),
+    one list per pod that has some: of `namespace` with `labels` among theirs, or every pod's."""
+    import ipaddress
+    out = []
+    for (kind, where), pods in (state.by_kind.items() if state is not None else ()):
+        if kind != "Pod" or (namespace is not None and where != namespace):
+            continue
+        for pod in pods:
+            status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
+            own = (pod.get("metadata") or {}).get("labels") or {}
+            if status.get("phase") in ("Succeeded", "Failed") or \
+                    (labels is not None and not all(own.get(a) == b for a, b in labels.items())):
+                continue
+            texts = [i.get("ip") for i in status.get("podIPs") or [] if isinstance(i, dict)] or [status.get("podIP")]
+            addresses = []
+            for text in texts:
+                try:
+                    addresses.append(ipaddress.ip_address(str(text)))
+                except ValueError:
+                    pass
+            if addresses:
+                out.append(addresses)
+    return out
+
+
+def _block_admits(block, namespace, labels, state):
+    """Whether an ipBlock admits the pods labelled `labels` in `namespace`: each of them has an address in its
+    `cidr` and in none of its `except` ranges, read from the addresses the state holds for those pods; for pods
+    the state holds no address of (the cluster's DNS), from every pod address the state holds (the cluster's
+    pods share its pod network); with no pod address at all, only a block of every address admits them."""
+    import ipaddress
+    if not isinstance(block, dict):
+        return False
+    try:
+        network = ipaddress.ip_network(str(block.get("cidr")), strict=False)
+        excepted = [ipaddress.ip_network(str(e), strict=False) for e in block.get("except") or []]
+    except ValueError:
+        return False
+    pods = _pod_addresses(state, namespace, labels) or _pod_addresses(state)
+    if not pods:
+        return network.prefixlen == 0 and not excepted
+    return all(any(a in network and not any(a in e for e in excepted) for a in addresses) for addresses in pods)
+
+
 def _peer_admits(peer, policy_namespace, namespace, labels, state):
     """Whether one NetworkPolicy peer admits the pods labelled `labels` in `namespace`: a podSelector alone
     selects pods of the policy's namespace, a namespaceSelector the pods of the namespaces it selects (and its
-    podSelector, if any, among them); an ipBlock admits a pod only when it holds every address (pod addresses are
-    not in the state)."""
+    podSelector, if any, among them); an ipBlock the pods whose addresses it holds (_block_admits)."""
     if not isinstance(peer, dict):
         return False
     if not peer:
         return True
     if "ipBlock" in peer:
-        block = peer.get("ipBlock")
-        return isinstance(block, dict) and block.get("cidr") in ("0.0.0.0/0", "::/0") and not block.get("except")
+        return _block_admits(peer.get("ipBlock"), namespace, labels, state)
     if "namespaceSelector" in peer:
         if not selector_matches(peer.get("namespaceSelector"), _namespace_labels(state, namespace)):
             return False

@@ -327,3 +327,42 @@ def test_the_healthy_tag_pinned_to_a_digest_is_the_healthy_image(image_of, passe
 def test_images_compare_by_tag_where_one_side_pins_it(a, b, same):
     assert same_image(a, b) is same
     assert same_image(b, a) is same
+
+
+# ---- a created NetworkPolicy's ipBlock, read by the pods' addresses -----------------------------------------
+
+BLOCK = "sregym-network-policy-block"
+
+
+def _policy_edited(egress, address=None) -> dict:
+    """The faulty state with the fault's NetworkPolicy admitting all ingress and `egress`, edited in place; every
+    pod given `address` when one is given."""
+    state = derived(BLOCK, "faulty")
+    solved = {(o["kind"], o["metadata"]["name"]) for o in derived(BLOCK, "solved")["resources"]["items"]}
+    policy = next(o for o in state["resources"]["items"] if o["kind"] == "NetworkPolicy"
+                  and (o["kind"], o["metadata"]["name"]) not in solved)
+    policy["spec"]["ingress"], policy["spec"]["egress"] = [{}], egress
+    policy["spec"]["policyTypes"] = ["Ingress", "Egress"]
+    for pod in state["resources"]["items"]:
+        if pod["kind"] == "Pod" and address is not None:
+            pod["status"]["podIP"], pod["status"]["podIPs"] = address, [{"ip": address}]
+    return state
+
+
+def _to(cidr, *excepted):
+    return [{"to": [{"ipBlock": {"cidr": cidr, **({"except": list(excepted)} if excepted else {})}}]}]
+
+
+@pytest.mark.parametrize("egress, address, passes", [
+    (_to("0.0.0.0/0"), None, True),
+    (_to("0.0.0.0/0", "169.254.169.254/32"), None, True),   # everything but the metadata address
+    (_to("10.0.0.0/8"), None, True),                         # the pod network
+    (_to("10.0.0.0/8"), "10.244.1.7", True),
+    (_to("10.0.0.0/8", "10.244.0.0/16"), "10.244.1.7", False),  # the pods' range excepted
+    (_to("192.168.0.0/16"), "10.244.1.7", False),            # addresses no pod has
+    (_to("0.0.0.0/0", "0.0.0.0/1", "128.0.0.0/1"), None, False),
+    (_to("not-a-cidr"), None, False),
+])
+def test_an_ipblock_admits_the_pods_whose_addresses_it_holds(egress, address, passes):
+    verdict = mitigate(BLOCK, _policy_edited(egress, address))
+    assert verdict["passed"] is passes, failed(verdict)
