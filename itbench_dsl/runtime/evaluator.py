@@ -2694,10 +2694,60 @@ def _istio_applies(obj, state) -> bool:
     return False
 
 
+_MTLS_MODES = ("STRICT", "PERMISSIVE", "DISABLE")  # UNSET (or none) inherits the mode of the level above
+
+
+def _pa_labels(spec):
+    """The labels a PeerAuthentication's selector names; None for a namespace-wide (or mesh-wide) one."""
+    selector = spec.get("selector")
+    labels = selector.get("matchLabels") if isinstance(selector, dict) else None
+    return labels if isinstance(labels, dict) and labels else None
+
+
+def _strict_in_force(policy, state) -> bool:
+    """Whether a namespace-wide (or, in the root namespace, mesh-wide) STRICT PeerAuthentication is the one in
+    force for some workload it applies to, as Istio resolves policies: a workload's own policy (a selector
+    matching its pods) sets its mode over the namespace's, and a namespace's over the mesh's, wherever its
+    `mtls.mode` says one (UNSET inherits). Only workloads the call graph shows a call into (from a workload)
+    are read where it shows one (STRICT refuses calls into a workload; the mesh's own gateways speak mutual
+    TLS), every workload of its namespaces otherwise. A workload's own policy is read alone, and so is any
+    policy where the state holds no workload it applies to. Of several policies at one level, the fault's is
+    taken as the one in force."""
+    spec = policy.get("spec") if isinstance(policy.get("spec"), dict) else {}
+    if state is None or _pa_labels(spec) is not None:
+        return True
+    namespace = (policy.get("metadata") or {}).get("namespace")
+    mesh_wide = namespace == ISTIO_ROOT_NAMESPACE
+    workloads = [(where, str((w.get("metadata") or {}).get("name")), _template_labels(w))
+                 for (kind, where), found in state.by_kind.items()
+                 if kind in ("Deployment", "StatefulSet", "DaemonSet") and (mesh_wide or where == namespace)
+                 for w in found]
+    if not workloads:
+        return True
+    graph = (getattr(state, "traffic", None) or ((), ()))[0]
+    called = {str(b) for a, b in graph if _workload_of(a, namespace or "", state) is not None}
+    targets = [w for w in workloads if w[1] in called] or workloads
+
+    def sets_mode(other):
+        mtls = (other.get("spec") or {}).get("mtls") if isinstance(other.get("spec"), dict) else None
+        return other is not policy and str(other.get("apiVersion", "")).startswith("security.istio.io/") \
+            and isinstance(mtls, dict) and mtls.get("mode") in _MTLS_MODES
+
+    for where, _, labels in targets:
+        over = [p for p in state.by_kind.get(("PeerAuthentication", where), []) if sets_mode(p)
+                and (labels_match(labels, _pa_labels(p.get("spec") or {}) or {}) if _pa_labels(p.get("spec") or {})
+                     else mesh_wide and where != namespace)]
+        if not over:
+            return True
+    return False
+
+
 def _istio_acts(obj, state=None, fault=None) -> bool:
     """Whether an Istio object a fault created still has an effect, as Istio reads it: a PeerAuthentication
     while it requires mutual TLS (`mtls.mode` or a `portLevelMtls` mode `STRICT`: `PERMISSIVE`, `DISABLE` and
-    `UNSET` refuse no plain-text connection); an AuthorizationPolicy by its `action`: `AUDIT` only logs, a
+    `UNSET` refuse no plain-text connection) of some workload, as Istio resolves policies (`_strict_in_force`:
+    a workload's own policy with a mode of its own overrides a namespace-wide one for that workload, a
+    namespace's a mesh-wide one); an AuthorizationPolicy by its `action`: `AUDIT` only logs, a
     `DENY` policy with no rule never matches, an `ALLOW` policy with a rule that matches every request admits
     all (any other `ALLOW` denies what it does not match; `CUSTOM` defers to an extension, taken as acting);
     a `DENY`, `ALLOW` or `CUSTOM` policy applying to no workload the state runs (`_istio_applies`) does
@@ -2714,7 +2764,7 @@ def _istio_acts(obj, state=None, fault=None) -> bool:
         modes = [(spec.get("mtls") or {}).get("mode") if isinstance(spec.get("mtls"), dict) else None]
         levels = spec.get("portLevelMtls")
         modes += [m.get("mode") for m in (levels.values() if isinstance(levels, dict) else []) if isinstance(m, dict)]
-        return "STRICT" in modes
+        return "STRICT" in modes and _strict_in_force(obj, state)
     if kind == "AuthorizationPolicy":
         action = spec.get("action") or "ALLOW"
         rules = spec.get("rules") if isinstance(spec.get("rules"), list) else []

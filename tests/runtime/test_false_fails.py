@@ -366,3 +366,61 @@ def _to(cidr, *excepted):
 def test_an_ipblock_admits_the_pods_whose_addresses_it_holds(egress, address, passes):
     verdict = mitigate(BLOCK, _policy_edited(egress, address))
     assert verdict["passed"] is passes, failed(verdict)
+
+
+# ---- a namespace-wide STRICT PeerAuthentication overridden by workloads' own ------------------------------
+
+MTLS = "bookinfo-productpage-strict-mtls"
+
+
+def _peer_auth(name, mode, labels=None, namespace="book-info") -> dict:
+    spec = {"mtls": {"mode": mode}} if mode else {}
+    if labels is not None:
+        spec["selector"] = {"matchLabels": labels}
+    return {"apiVersion": "security.istio.io/v1", "kind": "PeerAuthentication",
+            "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+
+
+def _with_peer_auths(*policies) -> dict:
+    """The faulty state (the fault's namespace-wide STRICT policy and productpage out of the mesh kept), its
+    alert quiet as once the calls succeed, with `policies` applied beside."""
+    state = derived(MTLS, "faulty")
+    state["alerts"] = derived(MTLS, "solved")["alerts"]
+    state["resources"]["items"] += list(policies)
+    return state
+
+
+def _callees(mode, apps=("details", "reviews", "ratings")):
+    return [_peer_auth(f"{app}-exception", mode, {"app": app}) for app in apps]
+
+
+@pytest.mark.parametrize("policies, passes", [
+    ([], False),
+    (_callees("PERMISSIVE"), True),                       # every workload productpage calls accepts plain text
+    (_callees("DISABLE"), True),
+    (_callees("PERMISSIVE", ("details", "reviews")), False),  # ratings, called by reviews, still STRICT
+    (_callees("UNSET"), False),                           # inherits the namespace's STRICT
+    (_callees(None), False),
+    ([_peer_auth("productpage-exception", "PERMISSIVE", {"app": "productpage"})], False),  # the caller's own
+    ([_peer_auth("namespace-permissive", "PERMISSIVE")], False),  # one namespace-wide beside: the fault's in force
+    (_callees("PERMISSIVE", ("details", "reviews", "ratings"))[:2]
+     + [_peer_auth("ratings-exception", "PERMISSIVE", {"app": "ratings"}, namespace="default")], False),
+])
+def test_a_namespace_strict_policy_is_judged_by_the_mode_in_force_per_workload(policies, passes):
+    verdict = mitigate(MTLS, _with_peer_auths(*policies))
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+@pytest.mark.parametrize("beside, acting", [
+    ([], True),
+    ([_peer_auth("ns-permissive", "PERMISSIVE", namespace="shop")], False),   # the namespace's over the mesh's
+    ([_peer_auth("ns-unset", "UNSET", namespace="shop")], True),
+    ([_peer_auth("web-permissive", "PERMISSIVE", {"app": "web"}, namespace="shop")], False),
+    ([_peer_auth("web-permissive", "PERMISSIVE", {"app": "web"}, namespace="other")], True),
+])
+def test_a_mesh_wide_strict_policy_yields_to_namespace_and_workload_ones(beside, acting):
+    mesh = _peer_auth("mesh-strict", "STRICT", namespace="istio-system")
+    web = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"},
+           "spec": {"template": {"metadata": {"labels": {"app": "web"}}}}}
+    state = rt.State({"resources": {"items": [mesh, web, *beside]}})
+    assert rt.acts(mesh, state) is acting
