@@ -19,20 +19,23 @@ scenario's own plan, each with the verdict it must get:
   flagd pointed at a new ConfigMap of its healthy flags (the named one, unread, with a flag turned on), a pod of an older ReplicaSet of a workload, a debugging pod without the application's labels,
   a created object left but without its effect (a
   NetworkPolicy beside another admitting all, or admitting the calls the call graph shows and DNS (without
-  DNS: fail), an Istio policy made PERMISSIVE, AUDIT or allow-all), the solved state as an API server returns it (its
+  DNS: fail), or admitting every address but the cloud metadata one (only addresses no pod has: fail), an Istio
+  policy made PERMISSIVE, AUDIT or allow-all, a namespace-wide PeerAuthentication overridden by PERMISSIVE ones of
+  every workload (a second namespace-wide one: fail)), the solved state as an API server returns it (its
   defaults, base64 Secret data, bookkeeping), after a `rollout restart`, with a service's target
   port named instead of numbered, with the broken pods still terminating. What a fix means and how it
   holds (`_meaning_cases`): a fixed workload's pod OOM-killed after the fix, or with a failed restart the
   state cannot date; a StatefulSet's fix staged by a partition or left to OnDelete; a command or arguments
   added where the image ran its own; the faulty state and a broken probe kept, spelled with the API
-  server's defaults (fail); a restart before the fix, an OnDelete rollout done, images respelled, a probe
+  server's defaults (fail); a restart before the fix, an OnDelete rollout done, images respelled or their
+  tags pinned to a digest, a probe
   fixed in place, a Service recreated by `kubectl expose`, a list read with an unrelated item first, an
   evicted pod left behind (pass). For a probe predicate
   (`probe "x" stdout contains "..."`): the probe's result absent (refused), not a result, a field
   missing, null or of another type, a wrong exit code, output without the text or holding it only past
   what is read of a huge output, the text inside a longer token for an exact test (fail).
-* diagnosis: the perfect answer, with extra spellings of the same objects (also kubectl's plural and
-  group-qualified resource names), in ITBench's 2025 shape, with every edge given twice, a Schedule's
+* diagnosis: the perfect answer, with extra spellings of the same objects (also kubectl's plural,
+  group-qualified and short resource names), in ITBench's 2025 shape, with every edge given twice, a Schedule's
   fault named by the Schedule or an experiment it spawned, its pods replaced by the fix and kept in the
   state's `incident` (pass); no answer, no `entities`, the root
   cause alone without its propagation, the chain reversed, the chain given in both directions, a
@@ -75,6 +78,7 @@ fooled by one), and `benchmarks/corpus.py` reports the false passes and false fa
 from __future__ import annotations
 
 import base64
+import hashlib
 import copy
 import json
 import re
@@ -1061,6 +1065,13 @@ def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None, gra
                 obj["spec"]["ingress" if t == "Ingress" else "egress"] = [
                     {"from" if t == "Ingress" else "to": [{"namespaceSelector": {}}]}]
 
+        def to_block(block: dict):
+            def edit(obj: dict) -> None:
+                for t in types:
+                    obj["spec"]["ingress" if t == "Ingress" else "egress"] = [
+                        {"from" if t == "Ingress" else "to": [{"ipBlock": copy.deepcopy(block)}]}]
+            return edit
+
         def beside(selector, rule: dict) -> dict:
             allow = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
                      "metadata": {"name": f"{key[2]}-corpus-allow", "namespace": key[1]},
@@ -1073,6 +1084,8 @@ def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None, gra
                    state=_with_edit(state, key, admit_all))
         yield Case(f"NetworkPolicy {key[2]} edited to admit every namespace's pods", "mitigate", PASS,
                    state=_with_edit(state, key, every_namespace))
+        yield Case(f"NetworkPolicy {key[2]} edited to admit only addresses no pod has", "mitigate", FAIL,
+                   state=_with_edit(state, key, to_block({"cidr": "192.0.2.0/24"})))
         yield Case(f"NetworkPolicy {key[2]} kept beside a policy admitting all to the pods it selects", "mitigate",
                    PASS, state=beside(spec.get("podSelector") or {}, {}))
         yield Case(f"NetworkPolicy {key[2]} kept beside a policy admitting all to every pod", "mitigate", PASS,
@@ -1082,6 +1095,9 @@ def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None, gra
             yield Case(f"NetworkPolicy {key[2]} kept beside a policy admitting the calls the application makes "
                        "through the pods it selects", "mitigate", PASS,
                        state=_with_items(state, [*state["resources"]["items"], calls]))
+            yield Case(f"NetworkPolicy {key[2]} edited to admit every address but the cloud metadata one",
+                       "mitigate", PASS, state=_with_edit(state, key, to_block(
+                           {"cidr": "0.0.0.0/0", "except": ["169.254.169.254/32"]})))
             if "Egress" in types:
                 yield Case(f"NetworkPolicy {key[2]} kept beside a policy admitting those calls but not the "
                            "cluster's DNS", "mitigate", FAIL, state=_with_items(
@@ -1096,6 +1112,24 @@ def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None, gra
 
         yield Case(f"PeerAuthentication {key[2]} kept, PERMISSIVE", "mitigate", PASS,
                    state=_with_edit(state, key, permissive))
+        selector = (faulty.get("spec") or {}).get("selector")
+        templates = {k[2]: labels for k, o in found.solved.items() if k[0] in ("Deployment", "StatefulSet", "DaemonSet")
+                     and k[1] == key[1] and (labels := ((o.get("spec") or {}).get("template") or {})
+                                             .get("metadata", {}).get("labels"))}
+        if not (selector or {}).get("matchLabels") and templates:
+            def exception(name: str, labels: dict | None) -> dict:
+                return {"apiVersion": faulty.get("apiVersion", "security.istio.io/v1"), "kind": "PeerAuthentication",
+                        "metadata": {"name": name, "namespace": key[1]},
+                        "spec": {**({"selector": {"matchLabels": dict(labels)}} if labels else {}),
+                                 "mtls": {"mode": "PERMISSIVE"}}}
+
+            yield Case(f"PeerAuthentication {key[2]} kept, every workload of its namespace given a PERMISSIVE one of "
+                       "its own", "mitigate", PASS, state=_with_items(state, [
+                           *state["resources"]["items"], *(exception(f"{n}-corpus-permissive", labels)
+                                                           for n, labels in sorted(templates.items()))]))
+            yield Case(f"PeerAuthentication {key[2]} kept beside a second namespace-wide one, PERMISSIVE", "mitigate",
+                       FAIL, state=_with_items(state, [*state["resources"]["items"],
+                                                       exception(f"{key[2]}-corpus-permissive", None)]))
     elif key[0] == "AuthorizationPolicy":
         def action(name: str, rules=None):
             def edit(obj: dict) -> None:
@@ -2093,6 +2127,18 @@ def _program_cases(found: Objects, entry: dict) -> Iterator[Case]:
     if respelled is not None and respelled[key] != found.solved[key]:
         yield Case(f"{ref['name']}: its images spelled another way (registry, library/, :latest)", "mitigate", PASS,
                    state=render(respelled, found))
+    pinned = _edited(found.solved, key, lambda o: [c.update(image=_pinned(c["image"]))
+                                                   for c in o["spec"]["template"]["spec"]["containers"]
+                                                   if isinstance(c.get("image"), str)])
+    if pinned is not None and pinned[key] != found.solved[key]:
+        yield Case(f"{ref['name']}: its images' tags pinned to a digest", "mitigate", PASS, state=render(pinned, found))
+
+
+def _pinned(image: str) -> str:
+    """An image reference with its tag (`:latest` where it has none) pinned to a digest: what the runtime pulls."""
+    from ..runtime.state import image_ref
+
+    return image if "@" in image else image_ref(image) + "@sha256:" + hashlib.sha256(image.encode()).hexdigest()
 
 
 def _respelled(image: str) -> str:
@@ -3437,11 +3483,11 @@ def _naming_cases(task: str, word: str, spec, perfect: dict, faulty: dict) -> It
 
 def _kubectl_name_cases(task: str, word: str, spec, perfect: dict, faulty: dict) -> Iterator[Case]:
     """Names as kubectl reads them, and names that hedge: each root cause named by its plural resource name
-    and group-qualified (pass); by its bare name where that also names an object that is no root cause, or
+    and group-qualified, and by its kind's short names (pass); by its bare name where that also names an object that is no root cause, or
     another object of its own component named instead (fail, and below the right answer's score); a
     Schedule's fault named by the Schedule or by an experiment it spawned (pass), by a name of another
     shape (fail)."""
-    from ..runtime.evaluator import Diagnosis
+    from ..runtime.evaluator import Diagnosis, SHORT_NAMES
     from ..runtime.state import kind_groups, kind_plural, State
 
     suffix = "" if task == "diagnose" else f" ({word})"
@@ -3456,6 +3502,14 @@ def _kubectl_name_cases(task: str, word: str, spec, perfect: dict, faulty: dict)
             resource["entities"].append({**entity, "name": f"{namespace}/{kind_plural(kind)}.{group}/{name}"})
     yield Case(f"the perfect {word} with each root cause also named by kubectl's resource names", task, PASS,
                answer=resource, state=faulty, score=1.0)
+    short = copy.deepcopy(perfect)
+    for entity in perfect["entities"]:
+        namespace, kind, name = entity["name"].split("/", 2)
+        short["entities"] += [{**entity, "name": f"{namespace}/{s}/{name}"} for s, (k, g) in SHORT_NAMES.items()
+                              if k == kind and groups.get(kind, g) == g]
+    if short != perfect:
+        yield Case(f"the perfect {word} with each root cause also named by kubectl's short names", task, PASS,
+                   answer=short, state=faulty, score=1.0)
     for entity in perfect["entities"]:
         namespace, kind, name = entity["name"].split("/", 2)
         keys = diagnosis.names.resolve(name)

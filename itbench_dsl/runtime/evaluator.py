@@ -56,20 +56,40 @@ CHAIN_PASS = 0.5  # a diagnosis passes with its chain's recall at least this and
 
 # ---- names in an answer --------------------------------------------------------------------------------
 
-# the names agents give kinds (kubectl's short names, plurals, any case) -> the kind
-KIND_NAMES = {
-    "deploy": "Deployment", "deployment": "Deployment", "deployments": "Deployment",
-    "sts": "StatefulSet", "statefulset": "StatefulSet", "statefulsets": "StatefulSet",
-    "ds": "DaemonSet", "daemonset": "DaemonSet", "daemonsets": "DaemonSet",
-    "rs": "ReplicaSet", "replicaset": "ReplicaSet", "replicasets": "ReplicaSet",
-    "po": "Pod", "pod": "Pod", "pods": "Pod", "svc": "Service", "service": "Service", "services": "Service",
-    "cm": "ConfigMap", "configmap": "ConfigMap", "configmaps": "ConfigMap", "secret": "Secret", "secrets": "Secret",
-    "ns": "Namespace", "namespace": "Namespace", "namespaces": "Namespace",
-    "hpa": "HorizontalPodAutoscaler", "horizontalpodautoscaler": "HorizontalPodAutoscaler",
-    "horizontalpodautoscalers": "HorizontalPodAutoscaler", "sa": "ServiceAccount", "serviceaccount": "ServiceAccount",
-    "pvc": "PersistentVolumeClaim", "persistentvolumeclaim": "PersistentVolumeClaim",
-    "netpol": "NetworkPolicy", "networkpolicy": "NetworkPolicy", "quota": "ResourceQuota",
-    "resourcequota": "ResourceQuota", "no": "Node", "node": "Node", "nodes": "Node",
+# kubectl's short names -> (kind, API group): those the API server's discovery gives the built-in kinds
+# (`kubectl api-resources`, Kubernetes 1.30+) and those the CRDs of Istio, Gateway API, Chaos Mesh and Kyverno
+# declare (`spec.names.shortNames`). A kind's own name and its resource name (singular, plural) are read from
+# the kind (kind_spellings), so only these are a table.
+SHORT_NAMES = {
+    **{short: (kind, "") for short, kind in (
+        ("cs", "ComponentStatus"), ("cm", "ConfigMap"), ("ep", "Endpoints"), ("ev", "Event"),
+        ("limits", "LimitRange"), ("ns", "Namespace"), ("no", "Node"), ("pvc", "PersistentVolumeClaim"),
+        ("pv", "PersistentVolume"), ("po", "Pod"), ("rc", "ReplicationController"), ("quota", "ResourceQuota"),
+        ("sa", "ServiceAccount"), ("svc", "Service"))},
+    **{short: (kind, "apps") for short, kind in (
+        ("ds", "DaemonSet"), ("deploy", "Deployment"), ("rs", "ReplicaSet"), ("sts", "StatefulSet"))},
+    "crd": ("CustomResourceDefinition", "apiextensions.k8s.io"),
+    "crds": ("CustomResourceDefinition", "apiextensions.k8s.io"),
+    "hpa": ("HorizontalPodAutoscaler", "autoscaling"),
+    "cj": ("CronJob", "batch"),
+    "csr": ("CertificateSigningRequest", "certificates.k8s.io"),
+    "ing": ("Ingress", "networking.k8s.io"), "netpol": ("NetworkPolicy", "networking.k8s.io"),
+    "pdb": ("PodDisruptionBudget", "policy"),
+    "pc": ("PriorityClass", "scheduling.k8s.io"),
+    "sc": ("StorageClass", "storage.k8s.io"),
+    # Istio
+    **{short: (kind, "networking.istio.io") for short, kind in (
+        ("gw", "Gateway"), ("vs", "VirtualService"), ("dr", "DestinationRule"), ("se", "ServiceEntry"),
+        ("we", "WorkloadEntry"), ("wg", "WorkloadGroup"))},
+    **{short: (kind, "security.istio.io") for short, kind in (
+        ("pa", "PeerAuthentication"), ("ra", "RequestAuthentication"), ("ap", "AuthorizationPolicy"))},
+    # Gateway API
+    "gtw": ("Gateway", "gateway.networking.k8s.io"), "gc": ("GatewayClass", "gateway.networking.k8s.io"),
+    "refgrant": ("ReferenceGrant", "gateway.networking.k8s.io"),
+    # Chaos Mesh, Kyverno
+    "wf": ("Workflow", "chaos-mesh.org"),
+    "cpol": ("ClusterPolicy", "kyverno.io"), "pol": ("Policy", "kyverno.io"),
+    "cpolr": ("ClusterPolicyReport", "wgpolicyk8s.io"), "polr": ("PolicyReport", "wgpolicyk8s.io"),
 }
 
 
@@ -160,7 +180,11 @@ class Names:
         kind's names another resource: the text is kept, and names no object."""
         text = str(text).strip()
         base, _, group = text.lower().partition(".")
-        kind = KIND_NAMES.get(base) or self.kinds.get(base)
+        kind = self.kinds.get(base)
+        if kind is None and base in SHORT_NAMES:
+            kind, declared = SHORT_NAMES[base]
+            if self.groups.get(kind, declared) != declared:  # `gtw` is Gateway API's Gateway, not Istio's
+                return text
         if kind is None:
             return text
         if group:
@@ -2422,18 +2446,61 @@ def _namespace_labels(state, namespace):
     return labels
 
 
+def _pod_addresses(state, namespace=None, labels=None):
+    """The addresses of the pods of the state that have not finished (`status.podIPs`, else `status.podIP`),
+    one list per pod that has some: of `namespace` with `labels` among theirs, or every pod's."""
+    import ipaddress
+    out = []
+    for (kind, where), pods in (state.by_kind.items() if state is not None else ()):
+        if kind != "Pod" or (namespace is not None and where != namespace):
+            continue
+        for pod in pods:
+            status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
+            own = (pod.get("metadata") or {}).get("labels") or {}
+            if status.get("phase") in ("Succeeded", "Failed") or \
+                    (labels is not None and not all(own.get(a) == b for a, b in labels.items())):
+                continue
+            texts = [i.get("ip") for i in status.get("podIPs") or [] if isinstance(i, dict)] or [status.get("podIP")]
+            addresses = []
+            for text in texts:
+                try:
+                    addresses.append(ipaddress.ip_address(str(text)))
+                except ValueError:
+                    pass
+            if addresses:
+                out.append(addresses)
+    return out
+
+
+def _block_admits(block, namespace, labels, state):
+    """Whether an ipBlock admits the pods labelled `labels` in `namespace`: each of them has an address in its
+    `cidr` and in none of its `except` ranges, read from the addresses the state holds for those pods; for pods
+    the state holds no address of (the cluster's DNS), from every pod address the state holds (the cluster's
+    pods share its pod network); with no pod address at all, only a block of every address admits them."""
+    import ipaddress
+    if not isinstance(block, dict):
+        return False
+    try:
+        network = ipaddress.ip_network(str(block.get("cidr")), strict=False)
+        excepted = [ipaddress.ip_network(str(e), strict=False) for e in block.get("except") or []]
+    except ValueError:
+        return False
+    pods = _pod_addresses(state, namespace, labels) or _pod_addresses(state)
+    if not pods:
+        return network.prefixlen == 0 and not excepted
+    return all(any(a in network and not any(a in e for e in excepted) for a in addresses) for addresses in pods)
+
+
 def _peer_admits(peer, policy_namespace, namespace, labels, state):
     """Whether one NetworkPolicy peer admits the pods labelled `labels` in `namespace`: a podSelector alone
     selects pods of the policy's namespace, a namespaceSelector the pods of the namespaces it selects (and its
-    podSelector, if any, among them); an ipBlock admits a pod only when it holds every address (pod addresses are
-    not in the state)."""
+    podSelector, if any, among them); an ipBlock the pods whose addresses it holds (_block_admits)."""
     if not isinstance(peer, dict):
         return False
     if not peer:
         return True
     if "ipBlock" in peer:
-        block = peer.get("ipBlock")
-        return isinstance(block, dict) and block.get("cidr") in ("0.0.0.0/0", "::/0") and not block.get("except")
+        return _block_admits(peer.get("ipBlock"), namespace, labels, state)
     if "namespaceSelector" in peer:
         if not selector_matches(peer.get("namespaceSelector"), _namespace_labels(state, namespace)):
             return False
@@ -2755,10 +2822,60 @@ def _istio_applies(obj, state) -> bool:
     return False
 
 
+_MTLS_MODES = ("STRICT", "PERMISSIVE", "DISABLE")  # UNSET (or none) inherits the mode of the level above
+
+
+def _pa_labels(spec):
+    """The labels a PeerAuthentication's selector names; None for a namespace-wide (or mesh-wide) one."""
+    selector = spec.get("selector")
+    labels = selector.get("matchLabels") if isinstance(selector, dict) else None
+    return labels if isinstance(labels, dict) and labels else None
+
+
+def _strict_in_force(policy, state) -> bool:
+    """Whether a namespace-wide (or, in the root namespace, mesh-wide) STRICT PeerAuthentication is the one in
+    force for some workload it applies to, as Istio resolves policies: a workload's own policy (a selector
+    matching its pods) sets its mode over the namespace's, and a namespace's over the mesh's, wherever its
+    `mtls.mode` says one (UNSET inherits). Only workloads the call graph shows a call into (from a workload)
+    are read where it shows one (STRICT refuses calls into a workload; the mesh's own gateways speak mutual
+    TLS), every workload of its namespaces otherwise. A workload's own policy is read alone, and so is any
+    policy where the state holds no workload it applies to. Of several policies at one level, the fault's is
+    taken as the one in force."""
+    spec = policy.get("spec") if isinstance(policy.get("spec"), dict) else {}
+    if state is None or _pa_labels(spec) is not None:
+        return True
+    namespace = (policy.get("metadata") or {}).get("namespace")
+    mesh_wide = namespace == ISTIO_ROOT_NAMESPACE
+    workloads = [(where, str((w.get("metadata") or {}).get("name")), _template_labels(w))
+                 for (kind, where), found in state.by_kind.items()
+                 if kind in ("Deployment", "StatefulSet", "DaemonSet") and (mesh_wide or where == namespace)
+                 for w in found]
+    if not workloads:
+        return True
+    graph = (getattr(state, "traffic", None) or ((), ()))[0]
+    called = {str(b) for a, b in graph if _workload_of(a, namespace or "", state) is not None}
+    targets = [w for w in workloads if w[1] in called] or workloads
+
+    def sets_mode(other):
+        mtls = (other.get("spec") or {}).get("mtls") if isinstance(other.get("spec"), dict) else None
+        return other is not policy and str(other.get("apiVersion", "")).startswith("security.istio.io/") \
+            and isinstance(mtls, dict) and mtls.get("mode") in _MTLS_MODES
+
+    for where, _, labels in targets:
+        over = [p for p in state.by_kind.get(("PeerAuthentication", where), []) if sets_mode(p)
+                and (labels_match(labels, _pa_labels(p.get("spec") or {}) or {}) if _pa_labels(p.get("spec") or {})
+                     else mesh_wide and where != namespace)]
+        if not over:
+            return True
+    return False
+
+
 def _istio_acts(obj, state=None, fault=None) -> bool:
     """Whether an Istio object a fault created still has an effect, as Istio reads it: a PeerAuthentication
     while it requires mutual TLS (`mtls.mode` or a `portLevelMtls` mode `STRICT`: `PERMISSIVE`, `DISABLE` and
-    `UNSET` refuse no plain-text connection); an AuthorizationPolicy by its `action`: `AUDIT` only logs, a
+    `UNSET` refuse no plain-text connection) of some workload, as Istio resolves policies (`_strict_in_force`:
+    a workload's own policy with a mode of its own overrides a namespace-wide one for that workload, a
+    namespace's a mesh-wide one); an AuthorizationPolicy by its `action`: `AUDIT` only logs, a
     `DENY` policy with no rule never matches, an `ALLOW` policy with a rule that matches every request admits
     all (any other `ALLOW` denies what it does not match; `CUSTOM` defers to an extension, taken as acting);
     a `DENY`, `ALLOW` or `CUSTOM` policy applying to no workload the state runs (`_istio_applies`) does
@@ -2775,7 +2892,7 @@ def _istio_acts(obj, state=None, fault=None) -> bool:
         modes = [(spec.get("mtls") or {}).get("mode") if isinstance(spec.get("mtls"), dict) else None]
         levels = spec.get("portLevelMtls")
         modes += [m.get("mode") for m in (levels.values() if isinstance(levels, dict) else []) if isinstance(m, dict)]
-        return "STRICT" in modes
+        return "STRICT" in modes and _strict_in_force(obj, state)
     if kind == "AuthorizationPolicy":
         action = spec.get("action") or "ALLOW"
         rules = spec.get("rules") if isinstance(spec.get("rules"), list) else []
@@ -4689,14 +4806,15 @@ def finops_type(spec, names, text):
 def _type_kind(names, text):
     """The kind a FinOps answer's `type` leads with (`"Deployment: 3 idle replicas"`, `"hpa target 1%"`), or
     None: the kind spelled out, a resource name, or a short name of three letters or more (a two-letter one,
-    `no`, `ns`, `po`, is read as a kind only followed by `:`, since `"no memory limit"` says no kind). A bare
-    name whose `type` says a kind names only an object of that kind."""
+    `no`, `ns`, `po`, is read as a kind only followed by `:`, since `"no memory limit"` says no kind; so is
+    `limits`, LimitRange's, since `"limits too high"` says none). A bare name whose `type` says a kind names
+    only an object of that kind."""
     match = re.match(r"\s*([A-Za-z][A-Za-z0-9.-]*)\s*(:?)", text)
     if match is None:
         return None
     word, colon = match.groups()
     base = word.lower().partition(".")[0]
-    if not (KIND_NAMES.get(base) or names.kinds.get(base)) or (len(word) < 3 and not colon):
+    if not (base in SHORT_NAMES or names.kinds.get(base)) or ((len(word) < 3 or base == "limits") and not colon):
         return None
     return names.kind_of(word)
 

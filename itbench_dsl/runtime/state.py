@@ -522,7 +522,7 @@ def owns(expected, observed, key=None):
             return all(str(nested(e, ident)) in index and owns(e, index[str(nested(e, ident))]) for e in expected)
         return len(expected) == len(observed) and all(owns(e, o) for e, o in zip(expected, observed))
     if key == "image" and isinstance(expected, str) and isinstance(observed, str):
-        return image_ref(expected) == image_ref(observed)
+        return same_image(expected, observed)
     return same(expected, observed)
 
 
@@ -552,6 +552,18 @@ def image_ref(text):
     if not colon and not digest:
         tag, colon = "latest", ":"
     return f"{domain}/{name}{colon}{tag}{digest}"
+
+
+def same_image(a, b):
+    """Whether two image references are one image: one spelling (image_ref), or one tag where a single side
+    pins it to a digest (`repo:tag@sha256:...` for `repo:tag`). The runtime pulls such a reference by its
+    digest, and a state cannot say which digest a tag names (a pod's imageID shows the pinned one), so the
+    digest is taken as the tag's. Two digests are compared as digests; a digest without a tag is no tag's."""
+    a, b = image_ref(a), image_ref(b)
+    if a == b:
+        return True
+    (a_name, a_at, _), (b_name, b_at, _) = a.partition("@"), b.partition("@")
+    return a_at != b_at and a_name == b_name and ":" in a_name.rpartition("/")[2]
 
 
 # What the API server fills in for a pod template field left out: a field a fault added is gone again
@@ -721,6 +733,10 @@ def compared(observed, pred, where: str):
         observed = image_ref(observed)
         value = [image_ref(v) if isinstance(v, str) else v for v in value] if isinstance(value, list) else \
             image_ref(value) if isinstance(value, str) else value
+        listed = value if isinstance(value, list) else [value] if op != "in" else []
+        hit = any(isinstance(v, str) and same_image(v, observed) for v in listed)  # a tag pinned to a digest too
+        ok = (not hit) if op == "!=" else hit
+        return ok, f"{where} is {shown(observed)}, wants {op} {shown(value)}"
     ok = compare(observed, op, value, pred.get("type"))
     return ok, f"{where} is {shown(observed)}, wants {op} {shown(value)}"
 

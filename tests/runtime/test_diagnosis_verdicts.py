@@ -252,3 +252,35 @@ def test_a_replicaset_its_pods_show_names_its_deployment(invented, passed):
                   state, task="localize")
     assert verdict["passed"] is passed, verdict["checks"]
     assert ("naming no object" in verdict["checks"][0]["detail"]) is invented
+
+
+# ---- kinds by kubectl's short names -------------------------------------------------------------------------
+
+def _respelled(answer: dict, spellings: dict) -> dict:
+    """The answer with each name's kind spelled as `spellings` says (`ns/Kind/name` -> `ns/short/name`)."""
+    def respell(text):
+        parts = text.split("/")
+        if len(parts) == 3 and parts[1] in spellings:
+            parts[1] = spellings[parts[1]]
+        return "/".join(parts)
+    answer = copy.deepcopy(answer)
+    for e in answer["entities"]:
+        e["name"] = respell(e["name"])
+    for p in answer.get("propagations", ()):
+        p["source"], p["target"] = respell(p["source"]), respell(p["target"])
+    return answer
+
+
+@pytest.mark.parametrize("name, spellings, passes", [
+    ("otel-ad-priority-preemption", {"PriorityClass": "pc", "Deployment": "deploy", "Service": "svc"}, True),
+    ("bookinfo-gateway-denies-get", {"Gateway": "gw"}, True),          # Istio's Gateway CRD declares `gw`
+    ("bookinfo-gateway-denies-get", {"Gateway": "GW"}, True),
+    ("otel-ad-priority-preemption", {"PriorityClass": "pdb"}, False),  # another kind's short name
+])
+def test_kinds_are_read_by_kubectls_short_names(name, spellings, passes):
+    state = derived(name, "faulty")
+    answer = perfect(name, state)
+    respelled = _respelled(answer, spellings)
+    assert respelled != answer
+    verdict = run(name, respelled, state, task="diagnose")
+    assert verdict["passed"] is passes, verdict["checks"]

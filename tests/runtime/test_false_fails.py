@@ -18,6 +18,7 @@ if str(HERE) not in sys.path:
 from test_evaluator import derived, failed, mitigate, obj  # noqa: E402
 
 from itbench_dsl.runtime import evaluator as rt  # noqa: E402
+from itbench_dsl.runtime.state import same_image  # noqa: E402
 
 
 def _container(state: dict, kind: str, name: str) -> dict:
@@ -280,3 +281,146 @@ def test_a_claim_of_the_faults_class_binds_once_the_class_exists(name, workload,
                                             "metadata": {"name": class_}, "provisioner": "rancher.io/local-path"})
     verdict = mitigate(name, state)
     assert verdict["passed"] is passes, failed(verdict)
+
+
+# ---- an image tag pinned to its digest ---------------------------------------------------------------------
+
+IMAGE = "otel-checkout-nonexistent-image"
+DIGEST = "@sha256:" + "3f" * 32
+
+
+def _pinned(image_of) -> dict:
+    """The solved state with checkout's template and pods running `image_of(healthy image)`."""
+    state = derived(IMAGE, "solved")
+    container = _container(state, "Deployment", "checkout")
+    healthy, container["image"] = container["image"], image_of(container["image"])
+    for pod in state["resources"]["items"]:
+        if pod["kind"] == "Pod" and pod["metadata"]["name"].startswith("checkout-"):
+            for c in pod["spec"]["containers"]:
+                if c["image"] == healthy:
+                    c["image"] = container["image"]
+            for status in pod.get("status", {}).get("containerStatuses", ()):
+                if status.get("image") == healthy:
+                    status["image"] = container["image"]
+                    status["imageID"] = healthy.rpartition(":")[0] + DIGEST
+    return state
+
+
+@pytest.mark.parametrize("image_of, passes", [
+    (lambda image: image, True),
+    (lambda image: image + DIGEST, True),                          # the healthy tag, pinned
+    (lambda image: image.rpartition(":")[0] + DIGEST, False),      # a digest without the tag: no tag's image
+    (lambda image: image.rpartition(":")[0] + ":other" + DIGEST, False),  # another tag, pinned
+])
+def test_the_healthy_tag_pinned_to_a_digest_is_the_healthy_image(image_of, passes):
+    verdict = mitigate(IMAGE, _pinned(image_of))
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+@pytest.mark.parametrize("a, b, same", [
+    ("nginx:1.25", "docker.io/library/nginx:1.25" + DIGEST, True),
+    ("nginx:1.25" + DIGEST, "nginx:1.25" + DIGEST.replace("3f", "4e"), False),  # two digests: by digest
+    ("nginx:1.25", "nginx" + DIGEST, False),
+    ("nginx", "nginx:latest" + DIGEST, True),
+    ("nginx:1.25", "nginx:1.26" + DIGEST, False),
+])
+def test_images_compare_by_tag_where_one_side_pins_it(a, b, same):
+    assert same_image(a, b) is same
+    assert same_image(b, a) is same
+
+
+# ---- a created NetworkPolicy's ipBlock, read by the pods' addresses -----------------------------------------
+
+BLOCK = "sregym-network-policy-block"
+
+
+def _policy_edited(egress, address=None) -> dict:
+    """The faulty state with the fault's NetworkPolicy admitting all ingress and `egress`, edited in place; every
+    pod given `address` when one is given."""
+    state = derived(BLOCK, "faulty")
+    solved = {(o["kind"], o["metadata"]["name"]) for o in derived(BLOCK, "solved")["resources"]["items"]}
+    policy = next(o for o in state["resources"]["items"] if o["kind"] == "NetworkPolicy"
+                  and (o["kind"], o["metadata"]["name"]) not in solved)
+    policy["spec"]["ingress"], policy["spec"]["egress"] = [{}], egress
+    policy["spec"]["policyTypes"] = ["Ingress", "Egress"]
+    for pod in state["resources"]["items"]:
+        if pod["kind"] == "Pod" and address is not None:
+            pod["status"]["podIP"], pod["status"]["podIPs"] = address, [{"ip": address}]
+    return state
+
+
+def _to(cidr, *excepted):
+    return [{"to": [{"ipBlock": {"cidr": cidr, **({"except": list(excepted)} if excepted else {})}}]}]
+
+
+@pytest.mark.parametrize("egress, address, passes", [
+    (_to("0.0.0.0/0"), None, True),
+    (_to("0.0.0.0/0", "169.254.169.254/32"), None, True),   # everything but the metadata address
+    (_to("10.0.0.0/8"), None, True),                         # the pod network
+    (_to("10.0.0.0/8"), "10.244.1.7", True),
+    (_to("10.0.0.0/8", "10.244.0.0/16"), "10.244.1.7", False),  # the pods' range excepted
+    (_to("192.168.0.0/16"), "10.244.1.7", False),            # addresses no pod has
+    (_to("0.0.0.0/0", "0.0.0.0/1", "128.0.0.0/1"), None, False),
+    (_to("not-a-cidr"), None, False),
+])
+def test_an_ipblock_admits_the_pods_whose_addresses_it_holds(egress, address, passes):
+    verdict = mitigate(BLOCK, _policy_edited(egress, address))
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+# ---- a namespace-wide STRICT PeerAuthentication overridden by workloads' own ------------------------------
+
+MTLS = "bookinfo-productpage-strict-mtls"
+
+
+def _peer_auth(name, mode, labels=None, namespace="book-info") -> dict:
+    spec = {"mtls": {"mode": mode}} if mode else {}
+    if labels is not None:
+        spec["selector"] = {"matchLabels": labels}
+    return {"apiVersion": "security.istio.io/v1", "kind": "PeerAuthentication",
+            "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+
+
+def _with_peer_auths(*policies) -> dict:
+    """The faulty state (the fault's namespace-wide STRICT policy and productpage out of the mesh kept), its
+    alert quiet as once the calls succeed, with `policies` applied beside."""
+    state = derived(MTLS, "faulty")
+    state["alerts"] = derived(MTLS, "solved")["alerts"]
+    state["resources"]["items"] += list(policies)
+    return state
+
+
+def _callees(mode, apps=("details", "reviews", "ratings")):
+    return [_peer_auth(f"{app}-exception", mode, {"app": app}) for app in apps]
+
+
+@pytest.mark.parametrize("policies, passes", [
+    ([], False),
+    (_callees("PERMISSIVE"), True),                       # every workload productpage calls accepts plain text
+    (_callees("DISABLE"), True),
+    (_callees("PERMISSIVE", ("details", "reviews")), False),  # ratings, called by reviews, still STRICT
+    (_callees("UNSET"), False),                           # inherits the namespace's STRICT
+    (_callees(None), False),
+    ([_peer_auth("productpage-exception", "PERMISSIVE", {"app": "productpage"})], False),  # the caller's own
+    ([_peer_auth("namespace-permissive", "PERMISSIVE")], False),  # one namespace-wide beside: the fault's in force
+    (_callees("PERMISSIVE", ("details", "reviews", "ratings"))[:2]
+     + [_peer_auth("ratings-exception", "PERMISSIVE", {"app": "ratings"}, namespace="default")], False),
+])
+def test_a_namespace_strict_policy_is_judged_by_the_mode_in_force_per_workload(policies, passes):
+    verdict = mitigate(MTLS, _with_peer_auths(*policies))
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+@pytest.mark.parametrize("beside, acting", [
+    ([], True),
+    ([_peer_auth("ns-permissive", "PERMISSIVE", namespace="shop")], False),   # the namespace's over the mesh's
+    ([_peer_auth("ns-unset", "UNSET", namespace="shop")], True),
+    ([_peer_auth("web-permissive", "PERMISSIVE", {"app": "web"}, namespace="shop")], False),
+    ([_peer_auth("web-permissive", "PERMISSIVE", {"app": "web"}, namespace="other")], True),
+])
+def test_a_mesh_wide_strict_policy_yields_to_namespace_and_workload_ones(beside, acting):
+    mesh = _peer_auth("mesh-strict", "STRICT", namespace="istio-system")
+    web = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"},
+           "spec": {"template": {"metadata": {"labels": {"app": "web"}}}}}
+    state = rt.State({"resources": {"items": [mesh, web, *beside]}})
+    assert rt.acts(mesh, state) is acting
