@@ -4,7 +4,7 @@ a scenario's self-validation results. Every process would otherwise build the pa
 standard library and grade a scenario's corpus again, which is most of the time `itbench check FILE` takes.
 
 The cache is an optimisation only: an entry is keyed by everything it is made from (the package's version,
-the source of the modules that shape it, the input bytes), written atomically, and any failure to read or
+the source of the modules that shape it, the Python that runs it, the input bytes), written atomically, and any failure to read or
 write it is ignored (the work is done again). Kinds with an entry per input (`store(..., keep=N)`) keep their
 N most recent entries. `ITBENCH_CACHE_DIR` moves it; `ITBENCH_CACHE_DIR=""` turns it
 off. The default folder is `$XDG_CACHE_HOME/itbench` (`~/.cache/itbench`).
@@ -16,6 +16,7 @@ import functools
 import hashlib
 import os
 import pickle
+import sys
 import tempfile
 from importlib import resources
 from pathlib import Path
@@ -93,7 +94,8 @@ def path_for(kind: str, *parts: bytes | str) -> Path | None:
     base = folder()
     if base is None:
         return None
-    digest = hashlib.sha256(code_digest().encode())
+    # the Python too: an entry is a pickle of this interpreter's objects (another version may read it differently)
+    digest = hashlib.sha256(f"{code_digest()}\0{sys.implementation.cache_tag}\0{sys.version}".encode())
     for part in parts:
         digest.update(part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass"))
         digest.update(b"\0")

@@ -106,3 +106,11 @@ def test_the_standard_fault_library_is_checked_once_and_built_the_same(tmp_path,
     calls.clear()
     assert shape(declared.load_stdlib(python)) == shape(first)
     assert calls and set(calls) == {"Context"}
+
+
+def test_another_python_reads_none_of_the_entries(tmp_path, monkeypatch):
+    """An entry is a pickle of one interpreter's objects: another Python (version or implementation) has its own."""
+    monkeypatch.setenv("ITBENCH_CACHE_DIR", str(tmp_path))
+    here = cache.path_for("ast", "x")
+    monkeypatch.setattr(sys, "version", sys.version + " (another build)")
+    assert cache.path_for("ast", "x") != here
