@@ -89,6 +89,30 @@ def package_digest() -> str:
     return digest.hexdigest()[:24]
 
 
+@functools.lru_cache(maxsize=None)
+def module_stamp(name: str) -> str:
+    """Where the installed module `name` is and its files' sizes, modification times and inodes (those of its
+    package's top folder), without importing it: what a result a third-party module computes depends on (an
+    upgrade rewrites its files). "?" when it cannot be found."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return "?"
+    if spec is None or not spec.origin:
+        return "?"
+    parts = [spec.origin]
+    try:
+        for entry in sorted(os.scandir(os.path.dirname(spec.origin)), key=lambda e: e.name):
+            if entry.is_file():
+                stat = entry.stat()
+                parts.append(f"{entry.name}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ino}")
+    except OSError:
+        parts.append("?")
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
 def path_for(kind: str, *parts: bytes | str) -> Path | None:
     """Where the entry of `kind` made from `parts` lives (None when caching is off)."""
     base = folder()
