@@ -9,6 +9,8 @@ import sys
 from importlib import resources
 from pathlib import Path
 
+import pytest
+
 from itbench_dsl import cache
 from itbench_dsl.diagnostics import Diagnostics
 from itbench_dsl.parser import parse_bytes, parse_package_file
@@ -216,3 +218,57 @@ def test_jsonschema_and_lark_are_not_imported_by_a_warm_check(tmp_path):
                            text=True, timeout=300) for _ in range(2)]
     assert "['jsonschema', 'lark']" in runs[0].stderr, runs[0].stderr
     assert "[]" in runs[1].stderr.splitlines()[-1], runs[1].stderr
+
+
+def test_kept_yaml_is_read_back_and_follows_pyyaml(tmp_path, monkeypatch):
+    """A parsed YAML text is kept (and a text that is not YAML too); another PyYAML is another entry."""
+    from itbench_dsl import serialize
+
+    monkeypatch.setenv("ITBENCH_CACHE_DIR", str(tmp_path))
+    text = "a: 1\nb: [x, y]\n"
+    serialize._load_yaml.cache_clear()
+    assert serialize.load_yaml(text) == {"a": 1, "b": ["x", "y"]}
+    entries = list(tmp_path.glob("yaml-*.pickle"))
+    assert len(entries) == 1
+    cache.store(entries[0], ({"a": "a value only the cache holds"},))
+    serialize._load_yaml.cache_clear()
+    assert serialize.load_yaml(text) == {"a": "a value only the cache holds"}
+    monkeypatch.setattr(cache, "module_stamp", lambda name: "another " + name)
+    serialize._load_yaml.cache_clear()
+    assert serialize.load_yaml(text) == {"a": 1, "b": ["x", "y"]}
+    serialize._load_yaml.cache_clear()
+    for _ in range(2):  # parsed, then read back: the same error
+        with pytest.raises(serialize.YamlError):
+            serialize.load_yaml("a: [\nb: c\n")
+    serialize._load_yaml.cache_clear()
+
+
+def test_a_cache_that_cannot_be_written_is_no_cache(tmp_path, monkeypatch):
+    """A cache folder that cannot be made (here: a file is in its place), or whose entries cannot be written, is
+    silently no cache: the check reports what it reports without one."""
+    from itbench_dsl import checking, serialize
+    from itbench_dsl.backends import prompt
+
+    data = SCENARIO.read_bytes()
+    monkeypatch.setenv("ITBENCH_CACHE_DIR", "")
+    expected = [(d.code, d.message) for d in checking.check_source(data, str(SCENARIO)).diagnostics]
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("ITBENCH_CACHE_DIR", str(blocked))
+    assert cache.folder() is None
+    assert [(d.code, d.message) for d in checking.check_source(data, str(SCENARIO)).diagnostics] == expected
+
+    def refuse(*args, **kwargs):
+        raise PermissionError("read-only")
+
+    monkeypatch.setenv("ITBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(prompt.FileSystemBytecodeCache, "dump_bytecode", refuse)
+    prompt._environment.cache_clear()
+    serialize._load_yaml.cache_clear()
+    try:
+        assert [(d.code, d.message) for d in checking.check_source(data, str(SCENARIO)).diagnostics] == expected
+    finally:
+        prompt._environment.cache_clear()
+        serialize._load_yaml.cache_clear()
+    assert not list((tmp_path / "cache").glob("*.pickle"))
