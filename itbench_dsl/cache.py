@@ -1,7 +1,10 @@
 """What does not change between runs, kept on disk: the parser's tables, the standard library's parsed
-files, a mark that the package checked its standard fault library clean (faults/declared.load_stdlib) and
-a scenario's self-validation results. Every process would otherwise build the parser, parse the
-standard library and grade a scenario's corpus again, which is most of the time `itbench check FILE` takes.
+files, a mark that the package checked its standard fault library clean (faults/declared.load_stdlib), a
+checked file's parse (parser.parse_kept), its objects' validation results (validate.validate_all), parsed
+ConfigMap YAML (serialize), the compiled prompt templates (backends/prompt) and a scenario's self-validation
+results. Every process would otherwise import Lark, jsonschema and PyYAML, build the parser and the validators,
+parse the standard library and grade a scenario's corpus again, which is most of the time `itbench check FILE`
+takes.
 
 The cache is an optimisation only: an entry is keyed by everything it is made from (the package's version,
 the source of the modules that shape it, the Python that runs it, the input bytes), written atomically, and any failure to read or
