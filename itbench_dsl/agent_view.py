@@ -42,8 +42,6 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
-import yaml
-
 from . import ir
 from .access import FAULT_TOOL_GROUPS as TOOL_GROUPS
 from .memo import IdentityMemo
@@ -165,6 +163,8 @@ def cluster_objects(scenario: ir.Scenario) -> dict[str, list[dict]]:
 
 def from_files(files: dict[str, bytes]) -> dict[str, list[dict]]:
     """What each of CLUSTER_FILES holds, read from a bundle's bytes (a bundle on disk, a bundle changed by hand)."""
+    import yaml
+
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return {name: [d for d in yaml.load_all(files[name], Loader=loader) if isinstance(d, dict)]
             for name in CLUSTER_FILES if files.get(name)}

@@ -1,10 +1,13 @@
 """What does not change between runs, kept on disk: the parser's tables, the standard library's parsed
-files, a mark that the package checked its standard fault library clean (faults/declared.load_stdlib) and
-a scenario's self-validation results. Every process would otherwise build the parser, parse the
-standard library and grade a scenario's corpus again, which is most of the time `itbench check FILE` takes.
+files, a mark that the package checked its standard fault library clean (faults/declared.load_stdlib), a
+checked file's parse (parser.parse_kept), its objects' validation results (validate.validate_all), parsed
+ConfigMap YAML (serialize), the compiled prompt templates (backends/prompt) and a scenario's self-validation
+results. Every process would otherwise import Lark, jsonschema and PyYAML, build the parser and the validators,
+parse the standard library and grade a scenario's corpus again, which is most of the time `itbench check FILE`
+takes.
 
 The cache is an optimisation only: an entry is keyed by everything it is made from (the package's version,
-the source of the modules that shape it, the input bytes), written atomically, and any failure to read or
+the source of the modules that shape it, the Python that runs it, the input bytes), written atomically, and any failure to read or
 write it is ignored (the work is done again). Kinds with an entry per input (`store(..., keep=N)`) keep their
 N most recent entries. `ITBENCH_CACHE_DIR` moves it; `ITBENCH_CACHE_DIR=""` turns it
 off. The default folder is `$XDG_CACHE_HOME/itbench` (`~/.cache/itbench`).
@@ -16,6 +19,7 @@ import functools
 import hashlib
 import os
 import pickle
+import sys
 import tempfile
 from importlib import resources
 from pathlib import Path
@@ -88,12 +92,37 @@ def package_digest() -> str:
     return digest.hexdigest()[:24]
 
 
+@functools.lru_cache(maxsize=None)
+def module_stamp(name: str) -> str:
+    """Where the installed module `name` is and its files' sizes, modification times and inodes (those of its
+    package's top folder), without importing it: what a result a third-party module computes depends on (an
+    upgrade rewrites its files). "?" when it cannot be found."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return "?"
+    if spec is None or not spec.origin:
+        return "?"
+    parts = [spec.origin]
+    try:
+        for entry in sorted(os.scandir(os.path.dirname(spec.origin)), key=lambda e: e.name):
+            if entry.is_file():
+                stat = entry.stat()
+                parts.append(f"{entry.name}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ino}")
+    except OSError:
+        parts.append("?")
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
 def path_for(kind: str, *parts: bytes | str) -> Path | None:
     """Where the entry of `kind` made from `parts` lives (None when caching is off)."""
     base = folder()
     if base is None:
         return None
-    digest = hashlib.sha256(code_digest().encode())
+    # the Python too: an entry is a pickle of this interpreter's objects (another version may read it differently)
+    digest = hashlib.sha256(f"{code_digest()}\0{sys.implementation.cache_tag}\0{sys.version}".encode())
     for part in parts:
         digest.update(part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass"))
         digest.update(b"\0")

@@ -241,7 +241,8 @@ SELF_VALIDATION_ENTRIES = 4096
 def self_validated(result: CompileResult, keep: bool = True) -> tuple[list, list]:
     """(corpus.self_validate_located's problems, solutions.findings) of a compiled scenario, from the on-disk
     cache when the same scenario was validated before by the same package. The key is everything they are
-    computed from: the scenario's IR (its `repr`), every file of its bundle, the package's files
+    computed from: the scenario's IR (its `repr`), every file of its bundle (the lock without the source's hash:
+    an edit of a comment or of the layout reads the results back), the package's files
     (cache.package_digest) and the Python that runs them; a scenario whose fault kinds are its own (`use
     faults`) is not kept, as the IR names such a kind without its definition."""
     from . import cache
@@ -252,7 +253,7 @@ def self_validated(result: CompileResult, keep: bool = True) -> tuple[list, list
     if keep and all(FAULTS.get(i.fault) is i.kind for i in scenario.injections()):
         parts = [sys.version, _rego_engine(), cache.package_digest(), repr(scenario)]
         for name, data in sorted(result.files.items()):
-            parts += [name, data]
+            parts += [name, _without_source_hash(data) if name == "bundle.lock" else data]
         where = cache.path_for("selfcheck", *parts)
     found = cache.load(where)
     if isinstance(found, tuple) and len(found) == 2 and all(isinstance(part, list) for part in found):
@@ -263,6 +264,13 @@ def self_validated(result: CompileResult, keep: bool = True) -> tuple[list, list
     value = (list(self_validate_located(scenario)), list(findings(scenario, result.files)))
     cache.store(where, value, keep=SELF_VALIDATION_ENTRIES)
     return value
+
+
+def _without_source_hash(lock: bytes) -> bytes:
+    """bundle.lock without the hash of the scenario's bytes: a comment or layout edit changes that line alone,
+    and the results do not depend on it (they depend on the IR and the other files, all in the key; a problem is
+    located from the source map of the check that reads it)."""
+    return re.sub(rb'(?m)^  "source_sha256": "[0-9a-f]*",\n', b"", lock)
 
 
 def _rego_engine() -> str:

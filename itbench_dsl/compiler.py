@@ -31,10 +31,10 @@ from .checker import check
 from .topology import TopologyBuild
 from .diagnostics import Diagnostics
 from .memo import IdentityMemo
-from .parser import decode, parse_recovering
+from .parser import decode, parse_kept
 from .source import NO_SPAN, SourceMap, Span
 from .serialize import dump_json, dump_yaml, scenario_json
-from .validate import validate_object
+from .validate import validate_all, validate_object
 
 
 @dataclass
@@ -79,7 +79,7 @@ def compile_source(data: bytes, path: str, diags: Diagnostics, validate: bool = 
     start = time.perf_counter()
     errors_before = len(diags.errors())
     source_file = decode(data, path, diags)
-    document, dropped = parse_recovering(source_file, diags) if source_file is not None else (None, [])
+    document, dropped = parse_kept(source_file, diags) if source_file is not None else (None, [])
     parse_time = time.perf_counter() - start
     if document is None or len(diags.errors()) > errors_before:
         result = CompileResult(path)
@@ -209,9 +209,10 @@ def validate_manifests(manifests: dict[str, list[dict]], path: str, diags: Diagn
     source_map = source_map or SourceMap(path)
     fallback = source_map.scenario
     seen: set[tuple] = set()
+    results = iter(validate_all([obj for documents in manifests.values() for obj in documents], _validate_memo))
     for file_name, documents in manifests.items():
         for index, obj in enumerate(documents):
-            issues = _validate_memo(obj)
+            issues = next(results)
             if not issues:
                 continue
             meta = obj.get("metadata", {}) if isinstance(obj, dict) else {}

@@ -1,7 +1,8 @@
 """Text to AST: guards, the Lark LALR parser, and the tree-to-AST builder.
 
 Every failure becomes a located diagnostic; nothing here raises at a caller. The Lark
-parser is built once per process (building it costs ~50 ms; parsing a scenario ~1 ms).
+parser is built once per process (building it costs ~50 ms; parsing a scenario ~1 ms), and Lark is
+imported only then: a file whose parse is kept on disk (`parse_kept`) is read back without it.
 """
 
 from __future__ import annotations
@@ -9,13 +10,15 @@ from __future__ import annotations
 import functools
 import re
 from importlib import resources
-
-import lark
-from lark import Lark, Token, Tree
+from typing import TYPE_CHECKING
 
 from . import ast
 from .diagnostics import Diagnostics
 from .source import SourceFile, Span
+
+if TYPE_CHECKING:
+    import lark
+    from lark import Lark, Token, Tree
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_INT_DIGITS = 24  # of an integer literal: more than any field takes (int64 has 19 digits)
@@ -29,6 +32,10 @@ def grammar_text() -> str:
 
 @functools.lru_cache(maxsize=1)
 def _parser() -> Lark:
+    global lark, Token, Tree  # the module's names for Lark's, bound when the parser is first needed
+    import lark
+    from lark import Lark, Token, Tree
+
     from . import cache
 
     grammar = grammar_text()
@@ -58,6 +65,26 @@ def parse_package_file(data: bytes, path: str, diags: Diagnostics) -> ast.Docume
     if document is not None and len(diags.items) == errors_before:
         cache.store(where, (document, diags.sources[path]))
     return document
+
+
+# parses of checked files kept on disk (cache.py): a library and its variants being edited
+KEPT_PARSES = 4096
+
+
+def parse_kept(source: SourceFile, diags: Diagnostics) -> tuple[ast.Document | ast.FaultLibrary | None, list[str]]:
+    """`parse_recovering`, kept on disk by the file's path and text when the parse reports nothing (cache.py):
+    checking an unchanged file again neither imports Lark nor builds its parser."""
+    from . import cache
+
+    where = cache.path_for("parse", source.path, source.text)
+    found = cache.load(where)
+    if isinstance(found, (ast.Scenario, ast.App, ast.FaultLibrary)):
+        return found, []
+    before = len(diags.items)
+    document, dropped = parse_recovering(source, diags)
+    if document is not None and not dropped and len(diags.items) == before:
+        cache.store(where, document, keep=KEPT_PARSES)
+    return document, dropped
 
 
 @functools.lru_cache(maxsize=1)

@@ -62,8 +62,33 @@ class YamlError(ValueError):
     """Text that is not YAML."""
 
 
+# parsed YAML texts kept on disk (cache.py): the configuration files of the standard library's applications
+KEPT_YAML = 4096
+
+
 @lru_cache(maxsize=1024)
 def _load_yaml(text: str):
+    """The data of `text`, read back from disk when it was parsed before (cache.py): a check reads the same
+    application ConfigMaps each time, and importing PyYAML costs more than parsing them. The key is the text and
+    PyYAML's files."""
+    from . import cache
+
+    where = cache.path_for("yaml", cache.module_stamp("yaml"), text)
+    found = cache.load(where)
+    if isinstance(found, tuple) and len(found) == 1:
+        return found[0]
+    if isinstance(found, tuple) and len(found) == 2 and found[0] == "error" and isinstance(found[1], str):
+        raise YamlError(found[1])  # a text that is not YAML: that is kept too (ConfigMap values are tried)
+    try:
+        value = _parse_yaml(text)
+    except YamlError as e:
+        cache.store(where, ("error", str(e)), keep=KEPT_YAML)
+        raise
+    cache.store(where, (value,), keep=KEPT_YAML)
+    return value
+
+
+def _parse_yaml(text: str):
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser where PyYAML was built with it

@@ -78,12 +78,18 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 from importlib import resources
-from typing import Any, Generator, Iterable, Iterator
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
+from . import cache
+from .memo import IdentityMemo
+from typing import TYPE_CHECKING, Any, Callable, Generator, Iterable, Iterator
 
-__all__ = ["SchemaIssue", "validate_object", "known_kinds"]
+# jsonschema is imported where a validator is built: a check whose objects were validated before reads their
+# results from disk (validate_all) and never needs it
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+
+__all__ = ["SchemaIssue", "validate_all", "validate_object", "known_kinds"]
 
 
 @dataclass(frozen=True)
@@ -122,6 +128,49 @@ def validate_object(obj: dict) -> list[SchemaIssue]:
             del _MEMO[next(iter(_MEMO))]  # oldest first
         _MEMO[digest] = cached
     return list(cached)
+
+
+def validate_all(objects: list, validate: Callable[[Any], list[SchemaIssue]] = validate_object) \
+        -> list[list[SchemaIssue]]:
+    """`validate(obj)` (validate_object, or a memo of it) of each object, in order. A process that has built no
+    validator yet reads the results of the same list of objects from disk when it was validated before
+    (cache.py), and keeps them there otherwise: importing jsonschema and building validators costs more than a
+    check of one file spends on everything else it validates. Once a validator is built, validating what the
+    in-process memos lack costs less than an entry. The key is each object's canonical JSON, the package's
+    files (this module and the schemas among them) and jsonschema's."""
+    where = _entry(objects) if _validator.cache_info().currsize == 0 else None
+    found = cache.load(where)
+    if isinstance(found, list) and len(found) == len(objects) and all(isinstance(one, tuple) for one in found):
+        return [list(one) for one in found]
+    results = [validate(obj) for obj in objects]
+    cache.store(where, [tuple(one) for one in results], keep=VALIDATION_ENTRIES)
+    return results
+
+
+# results of lists of objects kept on disk: one per scenario of a library and its variants being edited
+VALIDATION_ENTRIES = 4096
+
+
+def _canonical_digest(obj) -> bytes | None:
+    try:
+        canonical = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):  # not JSON data: not kept
+        return None
+    return hashlib.blake2b(canonical.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+# shared application objects are digested once per process (memo.py)
+_digest_memo = IdentityMemo(_canonical_digest)
+
+
+def _entry(objects: list):
+    """Where the results of `objects` are kept (None when the cache is off or an object is not JSON data)."""
+    if cache.folder() is None:
+        return None
+    digests = [_digest_memo(obj) for obj in objects]
+    if None in digests:
+        return None
+    return cache.path_for("valid", cache.package_digest(), cache.module_stamp("jsonschema"), b"".join(digests))
 
 
 def known_kinds() -> list[str]:
@@ -206,6 +255,8 @@ def _inliner(index: int) -> _RefInliner:
 
 @functools.lru_cache(maxsize=None)
 def _validator(key: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
     index = _kinds()[key]
     bundle = _bundle(index)
     schema = _inliner(index)(bundle["kinds"][key])
@@ -310,6 +361,8 @@ def _describe(error: ValidationError) -> Iterator[tuple[Path, str]]:
             types = sorted({t for a in alternatives for t in ([a] if isinstance(a, str) else a)} - {"null"})
             yield path, f"Must be of type {_or(types)}, not {_got(value)}."
         elif error.context:
+            from jsonschema.exceptions import best_match
+
             yield from _describe(best_match(error.context))
         else:
             yield path, "Matches more than one of the allowed alternatives."

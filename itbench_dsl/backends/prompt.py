@@ -24,7 +24,7 @@ import functools
 import re
 from importlib import resources as _resources
 
-from jinja2 import FileSystemLoader, StrictUndefined, TemplateError
+from jinja2 import FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
 from .. import ir
@@ -50,11 +50,45 @@ SUBMISSION = {
 }
 
 
+class _KeptTemplates(FileSystemBytecodeCache):
+    """Jinja's compiled templates on disk, as an optimisation only: a file that cannot be read or written is
+    compiled again. Jinja writes each atomically and checks the template's text and the Python it was made by."""
+
+    def load_bytecode(self, bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # noqa: BLE001 - a damaged file: compiled again
+            bucket.reset()
+
+    def dump_bytecode(self, bucket) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
+
+
+def _kept_templates() -> _KeptTemplates | None:
+    """The compiled prompt templates kept on disk (cache.py), in a folder per version of Jinja and of this module
+    (it sets the options the templates are compiled with); None when the cache is off or cannot be written."""
+    from .. import cache
+
+    where = cache.path_for("jinja", cache.module_stamp("jinja2"), _resources.files("itbench_dsl").joinpath(
+        "backends/prompt.py").read_bytes())
+    if where is None:
+        return None
+    try:
+        where.with_suffix("").mkdir(exist_ok=True)
+    except OSError:
+        return None
+    return _KeptTemplates(str(where.with_suffix("")))
+
+
 @functools.lru_cache(maxsize=1)
 def _environment() -> SandboxedEnvironment:
     folder = _resources.files("itbench_dsl").joinpath("templates")
     env = SandboxedEnvironment(loader=FileSystemLoader(str(folder)), undefined=StrictUndefined, autoescape=False,
-                               keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+                               keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
+                               bytecode_cache=_kept_templates())
     env.filters["quote"] = _quote
     return env
 

@@ -120,3 +120,16 @@ def test_a_generated_scenario_is_not_kept(folder):
     document = parse_bytes(SCENARIO.read_bytes(), str(SCENARIO), Diagnostics())
     assert not checking.check_document(document, str(SCENARIO)).has_errors
     assert _entries(folder) == []
+
+
+def test_a_comment_edit_reads_the_results_back(folder):
+    """Only the source's hash in bundle.lock changes with a comment: the results are read back (an editor's
+    re-check of such an edit grades nothing), and a problem is located from the edited file's source map."""
+    data = SCENARIO.read_bytes()
+    checking.check_source(data, str(SCENARIO))
+    _poison(folder)
+    edited = b"# a comment that moves every line down\n\n" + data
+    found = [d for d in checking.check_source(edited, str(SCENARIO)).diagnostics if d.code == "E4004"]
+    assert [d.message.split(": ", 1)[1] for d in found] == ["a result only the cache holds"]
+    assert found[0].span.line == checking.check_source(data, str(SCENARIO)).result.source_map.scenario.line + 2
+    assert len(_entries(folder)) == 1
