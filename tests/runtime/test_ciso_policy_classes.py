@@ -122,26 +122,14 @@ REGEX_CASES = [
 
 def test_the_regex_functions_agree_with_the_kyverno_cli(tmp_path):
     """Each expression as `kyverno jp query` evaluates it (when the Kyverno CLI is built) and as ours does."""
-    import importlib.util
     import json
     import subprocess
-    import sys
-    from pathlib import Path
-
-    import pytest
 
     from itbench_dsl.runtime.kyverno import jmespath_search
 
     for expression, expected in REGEX_CASES:
         assert jmespath_search(expression, {}) == expected, expression
-    tool = Path(__file__).resolve().parents[2] / "tools" / "build_ecosystem.py"
-    spec = importlib.util.spec_from_file_location("build_ecosystem_regex", tool)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    binary = module.binary_path("kyverno") if module.go_binary() else None
-    if binary is None or not binary.is_file():
-        pytest.skip("the Kyverno CLI is not built (python tools/build_ecosystem.py kyverno)")
+    binary = _kyverno_cli()
     (tmp_path / "in.json").write_text("{}")
     for expression, expected in REGEX_CASES:
         out = subprocess.run([str(binary), "jp", "query", "-i", str(tmp_path / "in.json"), expression],
