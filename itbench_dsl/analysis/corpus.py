@@ -2128,7 +2128,7 @@ def _program_cases(found: Objects, entry: dict) -> Iterator[Case]:
         yield Case(f"{ref['name']}: its images spelled another way (registry, library/, :latest)", "mitigate", PASS,
                    state=render(respelled, found))
     pinned = _edited(found.solved, key, lambda o: [c.update(image=_pinned(c["image"]))
-                                                   for c in o["spec"]["template"]["spec"]["containers"]
+                                                   for c in pod_spec(o)["containers"]
                                                    if isinstance(c.get("image"), str)])
     if pinned is not None and pinned[key] != found.solved[key]:
         yield Case(f"{ref['name']}: its images' tags pinned to a digest", "mitigate", PASS, state=render(pinned, found))
