@@ -366,6 +366,23 @@ def candidates(control, obj: dict, violating: bool, relax: bool = False) -> list
     return out
 
 
+def _meaning(names: set[str]):
+    """(fields, judge) of the meaning (k8s.MEANINGS) of fields of these names, None where none holds them all."""
+    from .k8s import MEANINGS
+
+    return next(((fields, judge) for fields, judge in MEANINGS if names and set(names) <= fields), None)
+
+
+def mislabelled(obj: dict, names: set[str]) -> bool:
+    """Whether `obj`, labelled a gap on account of fields of these names, complies by what the fields mean
+    (k8s.MEANINGS): a container with `runAsUser: 1000` and no `runAsNonRoot` runs as UID 1000, no root."""
+    meaning = _meaning(names)
+    try:
+        return meaning is not None and not meaning[1]([obj])
+    except (KeyError, TypeError, AttributeError, IndexError):
+        return False
+
+
 def _violations(obj: dict) -> set[str]:
     from . import k8s
 
@@ -395,6 +412,8 @@ def variants(control, obj: dict, violating: bool, other_controls_graded: bool = 
     for change, copy_ in candidates(control, obj, violating, relax=not other_controls_graded):
         try:
             if bool(control.probe([copy_])) != violating:
+                continue
+            if violating and mislabelled(copy_, {r.rsplit(".", 1)[-1] for r in control.reads}):
                 continue
             if not violating and other_controls_graded and not _violations(copy_) <= before:
                 continue
@@ -482,6 +501,18 @@ def isolated(reads: tuple[str, ...], gap: dict, compliant: list[dict]) -> list[d
             for path, value in other:
                 if value is not ... or _parent_has(copy_, path):  # a field only the gap holds, left out
                     _set(copy_, path, value)
+        names = {str(p[-1]) for p, _ in group}
+        if mislabelled(copy_, names):
+            # the group's difference is no violation of its own (an extra guard the compliant object adds, beside
+            # a field of the same meaning that already complies): that field left out too, where that violates
+            for path, _ in group:
+                node = copy_
+                for key in path[:-1]:
+                    node = node[key]
+                for field in _meaning(names)[0] - names:
+                    node.pop(field, None)
+            if mislabelled(copy_, names):
+                continue
         change = "only " + ", ".join(".".join(map(str, p)) for p, _ in group)
         out.append(_named(gap, change, copy_))
     return out

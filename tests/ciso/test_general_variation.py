@@ -319,6 +319,41 @@ def test_a_policy_checking_one_of_two_declared_requirements_fails_general(rules,
         assert general(spec, artifact, varied=False)[1]["ciso.general"]["passed"]
 
 
+# the effective user: `runAsNonRoot: true` or a positive `runAsUser`, either guarantee keeps a container off root
+EITHER_NON_ROOT = pod_rule({"anyPattern": [
+    {"spec": {"template": {"spec": {"containers": [{"securityContext": {"runAsNonRoot": True}}]}}}},
+    {"spec": {"template": {"spec": {"containers": [{"securityContext": {"runAsUser": ">0"}}]}}}}]},
+    kinds=("Deployment",))
+
+
+def test_an_isolated_gap_variant_violates_its_requirement_by_what_the_fields_mean():
+    # the gap runs as UID 1000 without runAsNonRoot: its securityContext alone is no root container, so the
+    # variant isolating it leaves the UID out too, and every gap variant is one by the effective user
+    spec = spec_of("trusted-registry-kyverno-update")
+    for v in spec["ciso"]["variants"]["gaps"]:
+        trusted = v["spec"]["template"]["spec"]["containers"][0]["image"].startswith("trusted-registry.com/")
+        assert not trusted or ciso.k8s.MEANINGS[0][1]([v]), v
+    uid = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"containers": [{"name": "c", "image": "i", "securityContext": {"runAsUser": 1000}}]}}
+    assert variation.mislabelled(uid, {"runAsNonRoot"})
+    uid["spec"]["securityContext"] = {"runAsUser": 0}  # the pod's root UID under the container's own UID
+    assert variation.mislabelled(uid, {"runAsNonRoot", "runAsUser"})
+    uid["spec"]["containers"][0]["securityContext"] = {}
+    assert not variation.mislabelled(uid, {"runAsNonRoot", "runAsUser"})
+
+
+def test_either_non_root_guarantee_with_the_registry_passes_general():
+    spec, artifact = trusted_registry_update(TRUSTED, EITHER_NON_ROOT)
+    passed, checks = general(spec, artifact)
+    assert checks["ciso.general"]["passed"], checks["ciso.general"]["detail"]
+
+
+def test_a_catalogue_gap_variant_is_kept_only_where_the_fields_mean_a_violation(root):
+    assert root["ciso"]["variants"]["gaps"]
+    for v in root["ciso"]["variants"]["gaps"]:
+        assert ciso.k8s.MEANINGS[0][1]([v]), v
+
+
 HEAD = "package check\n\ndefault result := false\n\nresult if count(violations) == 0\n\n"
 HOST_POLICIES = {
     "rhel9-auditd-enabled-ansible-opa": (
