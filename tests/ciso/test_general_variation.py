@@ -385,3 +385,27 @@ def test_host_variants_hold_the_other_violating_and_compliant_settings():
     auditd = ciso.CATALOGUE["rhel9-auditd-enabled"]
     assert {(f["services"]["auditd.service"]["state"], f["services"]["auditd.service"]["status"])
             for _, f in auditd.variants(True)} == {("running", "disabled"), ("running", "masked")}
+
+
+# one rule for the eleven controls of Pod Security Baseline: it flags objects that comply with the one asked for
+BASELINE_PROFILE = pod_rule({"podSecurity": {"level": "baseline", "version": "latest"}},
+                            kinds=("Pod", "Deployment", "StatefulSet", "DaemonSet", "Job"))
+
+
+@pytest.mark.parametrize("name", ["cis-5-2-5-host-network-kyverno", "cis-k8s-5-2-2-privileged-kyverno"])
+def test_a_baseline_profile_policy_fails_a_single_control_task(name):
+    spec = spec_of(name)
+    passed, checks = general(spec, ("kyverno", [policy(BASELINE_PROFILE)]))
+    assert not passed and not checks["ciso.general"]["passed"], checks["ciso.general"]["detail"]
+    assert checks["ciso.compliant"]["passed"] if "ciso.compliant" in checks else True
+    _, off = general(spec, ("kyverno", [policy(BASELINE_PROFILE)]), varied=False)
+    assert off["ciso.general"]["passed"], "without the variants the profile policy passes"
+
+
+def test_the_compliant_side_breaks_other_baseline_rules_only_in_a_single_control_task(privileged):
+    breaks = [variation._violations(v) for v in privileged["ciso"]["variants"]["compliant"]]
+    assert {"cis-k8s-5.2.12", "cis-k8s-5.2.13", "cis-k8s-5.2.5", "cis-k8s-5.2.9"} <= set().union(*breaks)
+    control = ciso.CATALOGUE["cis-k8s-5.2.5"]
+    obj = control.objects("ciso-target", False)[0]
+    graded = variation.variants(control, obj, False, other_controls_graded=True)
+    assert all(variation._violations(v) <= variation._violations(obj) for v in graded)
