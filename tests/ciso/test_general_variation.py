@@ -250,6 +250,41 @@ def test_an_update_narrowed_to_a_baseline_value_loses_kept():
         assert not kept["passed"], key
 
 
+def _narrowed_kept(edit) -> dict:
+    """ciso.kept of the 5.2.12 update's perfect policy with its old rules (not the `check` ones) edited."""
+    from itbench_dsl.analysis.corpus import _perfect_policy, all_cases
+
+    path = SCENARIOS / "cis-k8s-5-2-12-host-path-kyverno-update.itb"
+    scenario = compile_source(path.read_bytes(), str(path), Diagnostics()).scenario
+    spec = all_cases(scenario)[0]
+    narrowed = copy.deepcopy(_perfect_policy(scenario, spec))
+    for rule in narrowed["spec"]["rules"]:
+        if not rule["name"].startswith("check"):
+            edit(rule)
+    verdict = evaluator.evaluate(spec, None, None, task="policy", artifact=("kyverno", [narrowed]))
+    return next(c for c in verdict["checks"] if c["id"] == "ciso.kept")
+
+
+def test_an_update_keeping_what_it_checked_keeps_kept():
+    assert _narrowed_kept(lambda rule: None)["passed"]
+
+
+@pytest.mark.parametrize("why,kind", [("to Deployments", "StatefulSet"), ("to RuntimeDefault pods", "Deployment")])
+def test_an_old_rule_narrowed_to_the_kept_objects_kind_or_baseline_loses_kept(why, kind):
+    def edit(rule):
+        if why == "to Deployments":  # the same check, on Deployments' pod templates alone
+            for entry in rule["match"].get("any") or [rule["match"]]:
+                entry["resources"]["kinds"] = ["Deployment"]
+            pattern = rule["validate"]["pattern"]
+            rule["validate"]["pattern"] = {"spec": {"template": pattern}}
+        else:
+            rule["preconditions"] = {"all": [{
+                "key": "{{ request.object.spec.securityContext.seccompProfile.type || '' }}",
+                "operator": "Equals", "value": "RuntimeDefault"}]}
+    kept = _narrowed_kept(edit)
+    assert not kept["passed"] and kind in kept["detail"], kept["detail"]
+
+
 @pytest.mark.parametrize("name", ["cis-k8s-5-2-7-root-user-kyverno-update", "cis-k8s-5-2-12-host-path-kyverno-update"])
 def test_an_update_whose_new_rules_are_narrowed_to_unread_baseline_values_fails_general(name):
     """The gap objects' variants vary what the control does not read too (their group id, their ports): a
