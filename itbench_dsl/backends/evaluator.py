@@ -1244,8 +1244,9 @@ KEPT_IMAGES = ("registry.example.com/platform/service:2.4.1", "busybox:1.36")
 
 def kept_variants(obj: dict) -> list[dict]:
     """The probe and its variants in what the control does not read, so that a kept rule narrowed to the
-    probes' names, labels, images, container names or namespace (a precondition, an exclude) flags them no
-    longer. Each variant's name is a hash of the probe's and of the change: no variant shares a name."""
+    probes' names, labels, images, container names, namespace, kind or hardened baseline values (a
+    precondition, an exclude, a `kinds` list) flags them no longer. Each variant's name is a hash of the
+    probe's and of the change: no variant shares a name."""
     import hashlib
 
     from ..runtime.evaluator import twins
@@ -1290,6 +1291,19 @@ def kept_variants(obj: dict) -> list[dict]:
         variant = json.loads(json.dumps(obj))
         variant["metadata"]["namespace"] = f"{namespace}-other"[:63]
         out.append(named(variant, "namespace"))
+    # the same pod template as every other kind a rule on pods reaches (a bare Pod, the controllers Kyverno's
+    # autogen covers), and the hardened baseline's settings left out in turn and all at once: a rule narrowed to
+    # Deployments, or by a precondition on a baseline value the probes share (a RuntimeDefault seccomp
+    # profile), flags them no longer
+    for kind in (*variation.POD_KINDS, "Pod"):
+        if variation._as_kind(obj, kind) is not None:
+            out.append(named(variation._as_kind(obj, kind), f"kind {kind}"))
+    settings = list(variation._unread_settings(obj, ()))
+    for path in settings + ([None] if len(settings) > 1 else []):
+        variant = json.loads(json.dumps(obj))
+        for each in ([path] if path is not None else settings[::-1]):
+            variation._set(variant, each, ...)
+        out.append(named(variant, "without " + (".".join(map(str, path)) if path is not None else "the baseline")))
     return out
 
 

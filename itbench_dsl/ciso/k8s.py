@@ -479,6 +479,28 @@ def _runs_as_root(pod: dict) -> bool:
     return False
 
 
+def _root_uid(pod: dict) -> bool:
+    # who a container runs as: the UID `runAsUser` gives its process, else the image's, which `runAsNonRoot: true`
+    # makes the kubelet verify is not 0; each container's own setting over the pod's. A container with neither
+    # guarantee (or a UID of 0) may run as root.
+    psc = pod.get("securityContext") or {}
+    for container in pod.get("initContainers", []) + pod.get("containers", []):
+        csc = _csc(container)
+        non_root = csc.get("runAsNonRoot", psc.get("runAsNonRoot"))
+        user = csc.get("runAsUser", psc.get("runAsUser"))
+        if user == 0 or not (non_root is True or (isinstance(user, int) and not isinstance(user, bool) and user > 0)):
+            return True
+    return False
+
+
+# what fields mean whatever a control's own probe reads into them: (the fields' names, a judge of objects that is
+# True where they violate what the fields state, read as Kubernetes reads them). A variant labelled a gap on
+# account of these fields alone must be one (ciso/variation.py).
+MEANINGS: tuple[tuple[frozenset[str], Callable[[list[dict]], bool]], ...] = (
+    (frozenset({"runAsNonRoot", "runAsUser"}), _any_pod(_root_uid)),
+)
+
+
 def _seccomp_unset(pod: dict, container: dict) -> None:
     pod["securityContext"].pop("seccompProfile")
 

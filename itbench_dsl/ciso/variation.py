@@ -21,7 +21,10 @@ them. `variants(control, obj, violating)` gives copies of `obj` that differ from
   (`other_controls_graded` false: a new policy, not an update), the hardened baseline relaxed, each setting
   of a `securityContext` the control does not read left out in turn and all at once: a policy that flags the
   whole feature (any env var, any volume) or enforces the whole hardened baseline (Pod Security Restricted)
-  rather than this control flags these compliant objects, and fails.
+  rather than this control flags these compliant objects, and fails; and there too a neighbour breaking one
+  other rule of Pod Security Baseline (`BASELINE_BREAKS`: a hostPath volume, a hostPort, an added capability,
+  a privileged container, a host namespace), where the control's probe still reads it compliant: a policy
+  enforcing the Baseline profile rather than this control fails.
 
 A variant is kept only where the control's definition (its `probe`) still reads it as it reads `obj`: a gap
 variant still violates the control, a compliant variant does not, and, where other controls are graded (an
@@ -157,6 +160,30 @@ NEIGHBOUR_ENV_FROM = {"configMapRef": {"name": "app-settings"}}
 NEIGHBOUR_VOLUMES = (({"name": "scratch", "emptyDir": {}}, {"name": "scratch", "mountPath": "/tmp"}),
                      ({"name": "settings", "configMap": {"name": "app-settings"}},
                       {"name": "settings", "mountPath": "/etc/app", "readOnly": True}))
+
+
+def _first(pod: dict) -> dict:
+    return pod["containers"][0]
+
+
+# what breaks one rule of Pod Security Baseline (other catalogue controls) and no other: on the compliant side of a
+# single-control task, a neighbour complying with the control under test however it breaks another, so that a
+# policy enforcing the whole Baseline profile (or Restricted) rather than this control flags it
+BASELINE_BREAKS = {
+    "a hostPath volume": lambda p: (
+        p.setdefault("volumes", []).append({"name": "host-logs", "hostPath": {"path": "/var/log"}}),
+        _first(p).setdefault("volumeMounts", []).append({"name": "host-logs", "mountPath": "/host/log",
+                                                         "readOnly": True})),
+    "a hostPort": lambda p: _first(p).setdefault("ports", []).append({"containerPort": 9100, "hostPort": 9100}),
+    "an added capability": lambda p: _first(p).setdefault("securityContext", {}).setdefault(
+        "capabilities", {}).setdefault("add", []).append("NET_ADMIN"),
+    # a privileged container cannot set allowPrivilegeEscalation: false (the API server refuses it)
+    "a privileged container": lambda p: (_first(p).setdefault("securityContext", {}).update(privileged=True),
+                                         _first(p)["securityContext"].pop("allowPrivilegeEscalation", None)),
+    "hostNetwork": lambda p: p.update(hostNetwork=True),
+    "hostPID": lambda p: p.update(hostPID=True),
+    "hostIPC": lambda p: p.update(hostIPC=True),
+}
 
 
 def _unread_settings(node, reads: tuple[str, ...], path=()):
@@ -353,6 +380,9 @@ def candidates(control, obj: dict, violating: bool, relax: bool = False) -> list
                 variant(f"without {'.'.join(map(str, path))}", lambda o, p=path: _set(o, p, ...))
             if len(settings) > 1:
                 variant("the hardened baseline relaxed", lambda o: [_set(o, p, ...) for p in settings[::-1]] and None)
+            if pod is not None and pod.get("containers"):
+                for change, edit in BASELINE_BREAKS.items():
+                    variant(change, lambda o, e=edit: e(_pod(o)) and None)
     if obj.get("kind") in ("ClusterRoleBinding", "RoleBinding") and isinstance(obj.get("subjects"), list):
         def subjects(kind):
             def edit(o):
@@ -364,6 +394,23 @@ def candidates(control, obj: dict, violating: bool, relax: bool = False) -> list
         if not violating and (obj.get("roleRef") or {}).get("kind") == "ClusterRole":
             variant("role edit", lambda o: o["roleRef"].update(name="edit"))
     return out
+
+
+def _meaning(names: set[str]):
+    """(fields, judge) of the meaning (k8s.MEANINGS) of fields of these names, None where none holds them all."""
+    from .k8s import MEANINGS
+
+    return next(((fields, judge) for fields, judge in MEANINGS if names and set(names) <= fields), None)
+
+
+def mislabelled(obj: dict, names: set[str]) -> bool:
+    """Whether `obj`, labelled a gap on account of fields of these names, complies by what the fields mean
+    (k8s.MEANINGS): a container with `runAsUser: 1000` and no `runAsNonRoot` runs as UID 1000, no root."""
+    meaning = _meaning(names)
+    try:
+        return meaning is not None and not meaning[1]([obj])
+    except (KeyError, TypeError, AttributeError, IndexError):
+        return False
 
 
 def _violations(obj: dict) -> set[str]:
@@ -395,6 +442,8 @@ def variants(control, obj: dict, violating: bool, other_controls_graded: bool = 
     for change, copy_ in candidates(control, obj, violating, relax=not other_controls_graded):
         try:
             if bool(control.probe([copy_])) != violating:
+                continue
+            if violating and mislabelled(copy_, {r.rsplit(".", 1)[-1] for r in control.reads}):
                 continue
             if not violating and other_controls_graded and not _violations(copy_) <= before:
                 continue
@@ -482,6 +531,18 @@ def isolated(reads: tuple[str, ...], gap: dict, compliant: list[dict]) -> list[d
             for path, value in other:
                 if value is not ... or _parent_has(copy_, path):  # a field only the gap holds, left out
                     _set(copy_, path, value)
+        names = {str(p[-1]) for p, _ in group}
+        if mislabelled(copy_, names):
+            # the group's difference is no violation of its own (an extra guard the compliant object adds, beside
+            # a field of the same meaning that already complies): that field left out too, where that violates
+            for path, _ in group:
+                node = copy_
+                for key in path[:-1]:
+                    node = node[key]
+                for field in _meaning(names)[0] - names:
+                    node.pop(field, None)
+            if mislabelled(copy_, names):
+                continue
         change = "only " + ", ".join(".".join(map(str, p)) for p, _ in group)
         out.append(_named(gap, change, copy_))
     return out

@@ -40,11 +40,11 @@ from .state import (  # noqa: I001 - replaced by state.py's text in a bundle
     container_request, containers_named, cronjob_idle, decoded_secret, DEFAULT_SHAPES, defaulted, duration,
     earlier_pods, embedded_module, empty, EMPTY_STATE, ENV_NAME, gone, identity_key, InputError, InvalidValue,
     job_complete, json_int, kept_names, kind_groups, kind_plural, labels_match, lookup, lookup_bases, MISSING,
-    nested, number, owns, owns_pod, parse_text, POD_BEHAVIOUR, pod_ready, pod_references, pod_requests,
-    pod_reserves, pod_spec, POD_TEMPLATE_KINDS, pod_unstable, policy_types, projected_key, reached_from,
-    ref_text, replaced, rfc3339, same, selected_pods, selector_matches, selects_same, settled_problem,
-    show_path, shown, State, templated_pod, terminating, typed_same, unlisted, walk, with_defaults,
-    workload_pods, workload_ready,
+    nested, number, owns, owns_pod, parse_text, POD_BEHAVIOUR, pod_bounded, pod_level, pod_ready,
+    pod_references, pod_requests, pod_reserves, pod_spec, POD_TEMPLATE_KINDS, pod_unstable, policy_types,
+    projected_key, reached_from, ref_text, replaced, rfc3339, same, selected_pods, selector_matches,
+    selects_same, settled_problem, show_path, shown, State, templated_pod, terminating, typed_same, unlisted,
+    walk, with_defaults, workload_pods, workload_ready,
 )
 
 RUNTIME_VERSION = 2
@@ -4434,9 +4434,11 @@ def finops_proximity(spec, state, checks, metrics):
     for index, optimum in enumerate(finops["optimal"]):
         obj = state.get(optimum["object"])
         observed = lookup(obj, optimum["path"]) if obj is not None else MISSING
-        if observed is MISSING and obj is not None and "resources" in optimum["path"]:
-            # a limit or request the container leaves out, which a LimitRange of its namespace gives its pods
-            observed = lookup(admitted(obj, state), optimum["path"])
+        if obj is not None and "resources" in optimum["path"]:
+            # the figure its pods run under: a limit or request the container leaves out, which a LimitRange of
+            # its namespace gives its pods; a pod-level limit that bounds every container of the pod (pod_bounded)
+            ran = lookup(pod_bounded(admitted(obj, state)), optimum["path"])
+            observed = observed if ran is MISSING else ran
         if isinstance(observed, InvalidValue):  # an ambiguous selection: the figure cannot be told
             observed = MISSING
         problems = []
@@ -4698,13 +4700,19 @@ def finops_spend(spec, state, checks):
             continue  # a missing workload is the health checks' to fail
         floor = replica_floor(obj, state)
         asked = pod_requests(admitted(obj, state))  # its pods' requests, a LimitRange's defaults among them
-        for container, healthy in entry["requests"].items():
-            for resource, figure in healthy.items():
-                cost = floor * (asked.get(container) or {}).get(resource, 0.0)
-                budget = entry["replicas"] * figure
-                if budget and abs(cost - budget) > budget * slack + 1e-9:  # no request at all: nothing to hold
-                    over.append(f"{ref_text(entry['object'])} container {container} {resource}: {cost:g} at "
-                                f"{floor:g} replica(s) at least, healthy {budget:g}")
+        # a pod-level request (its limit where it has none) is what the pod reserves of its resource, whichever
+        # container uses it: held against the healthy containers' figures together
+        level = {r: number(v) or 0.0 for r, v in pod_level(obj)["requests"].items() if r in ("cpu", "memory")}
+        shares = [(f"pod {resource}", floor * figure, sum(h.get(resource, 0.0) for h in entry["requests"].values()))
+                  for resource, figure in level.items()]
+        shares += [(f"container {container} {resource}", floor * (asked.get(container) or {}).get(resource, 0.0),
+                    figure) for container, healthy in entry["requests"].items()
+                   for resource, figure in healthy.items() if resource not in level]
+        for what, cost, figure in shares:
+            budget = entry["replicas"] * figure
+            if budget and abs(cost - budget) > budget * slack + 1e-9:  # no request at all: nothing to hold
+                over.append(f"{ref_text(entry['object'])} {what}: {cost:g} at "
+                            f"{floor:g} replica(s) at least, healthy {budget:g}")
     checks.append({"id": "finops.spend", "passed": not over,
                    "detail": ("spend away from the healthy one: " + "; ".join(over[:3])) if over else
                              "every workload costs what its healthy manifests cost (replica floor times requests)"})

@@ -1245,6 +1245,37 @@ def pod_requests(obj):
             if isinstance(c, dict) and isinstance(c.get("name"), str)}
 
 
+def pod_level(obj):
+    """The pod-level resources of a Pod or a workload's pods (`spec.resources`, PodLevelResources), {"limits":
+    {resource: quantity}, "requests": {...}}: a request left out is its limit, as the API server defaults it.
+    Empty without them."""
+    res = pod_spec(obj).get("resources")
+    res = res if isinstance(res, dict) else {}
+    limits = dict(res["limits"]) if isinstance(res.get("limits"), dict) else {}
+    requests = dict(res["requests"]) if isinstance(res.get("requests"), dict) else {}
+    return {"limits": limits, "requests": {**limits, **requests}}
+
+
+def pod_bounded(obj):
+    """A Pod or workload with each container's limit the one it runs under: where the pod sets a pod-level limit
+    on a resource, the pod's cgroup bounds every container in it, so a container's limit is the smaller of its
+    own and the pod's (the pod's where it declares none). `obj` itself without pod-level limits."""
+    limits = pod_level(obj)["limits"]
+    if not limits:
+        return obj
+    out = json.loads(json.dumps(obj))
+    pod = pod_spec(out)
+    for container in list(pod.get("containers") or []) + list(pod.get("initContainers") or []):
+        res = container.setdefault("resources", {}) if isinstance(container, dict) else None
+        if not isinstance(res, dict):
+            continue
+        own = res.setdefault("limits", {}) if isinstance(res.get("limits", {}), dict) else None
+        for resource, value in limits.items() if own is not None else ():
+            if own.get(resource) is None or (number(value) or 0) < (number(own[resource]) or 0):
+                own[resource] = value
+    return out
+
+
 def pod_reserves(obj):
     """What one pod of a Pod or a workload reserves on its node, {"cpu": cores, "memory": bytes}, as the
     scheduler counts it: its containers' requests (sidecars, init containers that keep running, among them),
@@ -1258,10 +1289,10 @@ def pod_reserves(obj):
     reserves = {r: max([sum(container_request(c, r) for c in running)]
                        + [container_request(c, r) for c in inits if c.get("restartPolicy") != "Always"])
                 for r in ("cpu", "memory")}
-    level = {"resources": pod.get("resources")} if isinstance(pod.get("resources"), dict) else None
+    level = {"resources": pod_level(obj)}
     overhead = pod.get("overhead") if isinstance(pod.get("overhead"), dict) else {}
     for r in reserves:
-        if level is not None and container_request(level, r):
+        if container_request(level, r):
             reserves[r] = container_request(level, r)
         if overhead.get(r) is not None:
             reserves[r] = round(reserves[r] + (number(overhead[r]) or 0.0), 9)

@@ -250,6 +250,41 @@ def test_an_update_narrowed_to_a_baseline_value_loses_kept():
         assert not kept["passed"], key
 
 
+def _narrowed_kept(edit) -> dict:
+    """ciso.kept of the 5.2.12 update's perfect policy with its old rules (not the `check` ones) edited."""
+    from itbench_dsl.analysis.corpus import _perfect_policy, all_cases
+
+    path = SCENARIOS / "cis-k8s-5-2-12-host-path-kyverno-update.itb"
+    scenario = compile_source(path.read_bytes(), str(path), Diagnostics()).scenario
+    spec = all_cases(scenario)[0]
+    narrowed = copy.deepcopy(_perfect_policy(scenario, spec))
+    for rule in narrowed["spec"]["rules"]:
+        if not rule["name"].startswith("check"):
+            edit(rule)
+    verdict = evaluator.evaluate(spec, None, None, task="policy", artifact=("kyverno", [narrowed]))
+    return next(c for c in verdict["checks"] if c["id"] == "ciso.kept")
+
+
+def test_an_update_keeping_what_it_checked_keeps_kept():
+    assert _narrowed_kept(lambda rule: None)["passed"]
+
+
+@pytest.mark.parametrize("why,kind", [("to Deployments", "StatefulSet"), ("to RuntimeDefault pods", "Deployment")])
+def test_an_old_rule_narrowed_to_the_kept_objects_kind_or_baseline_loses_kept(why, kind):
+    def edit(rule):
+        if why == "to Deployments":  # the same check, on Deployments' pod templates alone
+            for entry in rule["match"].get("any") or [rule["match"]]:
+                entry["resources"]["kinds"] = ["Deployment"]
+            pattern = rule["validate"]["pattern"]
+            rule["validate"]["pattern"] = {"spec": {"template": pattern}}
+        else:
+            rule["preconditions"] = {"all": [{
+                "key": "{{ request.object.spec.securityContext.seccompProfile.type || '' }}",
+                "operator": "Equals", "value": "RuntimeDefault"}]}
+    kept = _narrowed_kept(edit)
+    assert not kept["passed"] and kind in kept["detail"], kept["detail"]
+
+
 @pytest.mark.parametrize("name", ["cis-k8s-5-2-7-root-user-kyverno-update", "cis-k8s-5-2-12-host-path-kyverno-update"])
 def test_an_update_whose_new_rules_are_narrowed_to_unread_baseline_values_fails_general(name):
     """The gap objects' variants vary what the control does not read too (their group id, their ports): a
@@ -319,6 +354,41 @@ def test_a_policy_checking_one_of_two_declared_requirements_fails_general(rules,
         assert general(spec, artifact, varied=False)[1]["ciso.general"]["passed"]
 
 
+# the effective user: `runAsNonRoot: true` or a positive `runAsUser`, either guarantee keeps a container off root
+EITHER_NON_ROOT = pod_rule({"anyPattern": [
+    {"spec": {"template": {"spec": {"containers": [{"securityContext": {"runAsNonRoot": True}}]}}}},
+    {"spec": {"template": {"spec": {"containers": [{"securityContext": {"runAsUser": ">0"}}]}}}}]},
+    kinds=("Deployment",))
+
+
+def test_an_isolated_gap_variant_violates_its_requirement_by_what_the_fields_mean():
+    # the gap runs as UID 1000 without runAsNonRoot: its securityContext alone is no root container, so the
+    # variant isolating it leaves the UID out too, and every gap variant is one by the effective user
+    spec = spec_of("trusted-registry-kyverno-update")
+    for v in spec["ciso"]["variants"]["gaps"]:
+        trusted = v["spec"]["template"]["spec"]["containers"][0]["image"].startswith("trusted-registry.com/")
+        assert not trusted or ciso.k8s.MEANINGS[0][1]([v]), v
+    uid = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"containers": [{"name": "c", "image": "i", "securityContext": {"runAsUser": 1000}}]}}
+    assert variation.mislabelled(uid, {"runAsNonRoot"})
+    uid["spec"]["securityContext"] = {"runAsUser": 0}  # the pod's root UID under the container's own UID
+    assert variation.mislabelled(uid, {"runAsNonRoot", "runAsUser"})
+    uid["spec"]["containers"][0]["securityContext"] = {}
+    assert not variation.mislabelled(uid, {"runAsNonRoot", "runAsUser"})
+
+
+def test_either_non_root_guarantee_with_the_registry_passes_general():
+    spec, artifact = trusted_registry_update(TRUSTED, EITHER_NON_ROOT)
+    passed, checks = general(spec, artifact)
+    assert checks["ciso.general"]["passed"], checks["ciso.general"]["detail"]
+
+
+def test_a_catalogue_gap_variant_is_kept_only_where_the_fields_mean_a_violation(root):
+    assert root["ciso"]["variants"]["gaps"]
+    for v in root["ciso"]["variants"]["gaps"]:
+        assert ciso.k8s.MEANINGS[0][1]([v]), v
+
+
 HEAD = "package check\n\ndefault result := false\n\nresult if count(violations) == 0\n\n"
 HOST_POLICIES = {
     "rhel9-auditd-enabled-ansible-opa": (
@@ -350,3 +420,27 @@ def test_host_variants_hold_the_other_violating_and_compliant_settings():
     auditd = ciso.CATALOGUE["rhel9-auditd-enabled"]
     assert {(f["services"]["auditd.service"]["state"], f["services"]["auditd.service"]["status"])
             for _, f in auditd.variants(True)} == {("running", "disabled"), ("running", "masked")}
+
+
+# one rule for the eleven controls of Pod Security Baseline: it flags objects that comply with the one asked for
+BASELINE_PROFILE = pod_rule({"podSecurity": {"level": "baseline", "version": "latest"}},
+                            kinds=("Pod", "Deployment", "StatefulSet", "DaemonSet", "Job"))
+
+
+@pytest.mark.parametrize("name", ["cis-5-2-5-host-network-kyverno", "cis-k8s-5-2-2-privileged-kyverno"])
+def test_a_baseline_profile_policy_fails_a_single_control_task(name):
+    spec = spec_of(name)
+    passed, checks = general(spec, ("kyverno", [policy(BASELINE_PROFILE)]))
+    assert not passed and not checks["ciso.general"]["passed"], checks["ciso.general"]["detail"]
+    assert checks["ciso.compliant"]["passed"] if "ciso.compliant" in checks else True
+    _, off = general(spec, ("kyverno", [policy(BASELINE_PROFILE)]), varied=False)
+    assert off["ciso.general"]["passed"], "without the variants the profile policy passes"
+
+
+def test_the_compliant_side_breaks_other_baseline_rules_only_in_a_single_control_task(privileged):
+    breaks = [variation._violations(v) for v in privileged["ciso"]["variants"]["compliant"]]
+    assert {"cis-k8s-5.2.12", "cis-k8s-5.2.13", "cis-k8s-5.2.5", "cis-k8s-5.2.9"} <= set().union(*breaks)
+    control = ciso.CATALOGUE["cis-k8s-5.2.5"]
+    obj = control.objects("ciso-target", False)[0]
+    graded = variation.variants(control, obj, False, other_controls_graded=True)
+    assert all(variation._violations(v) <= variation._violations(obj) for v in graded)
