@@ -4168,9 +4168,13 @@ def _variation_cases(spec, good_policy) -> Iterator[Case]:
 def _system_object_cases(spec, good_policy) -> Iterator[Case]:
     """For a control on where objects live: a rule that flags every object of the gap's namespaces fails, for it
     flags what Kubernetes itself keeps there (`ciso.system`: the Service `kubernetes`, ...); the same rule
-    sparing those objects by kind and name passes."""
+    sparing those objects by kind and name passes. (Any other control's compliant objects share the gap's
+    namespace: such a rule is no right policy of it.)"""
+    from ..ciso import CATALOGUE
+
     system = spec["ciso"].get("system") or []
-    if not system:
+    control = CATALOGUE.get(spec["ciso"].get("control"))
+    if not system or "metadata.namespace" not in (getattr(control, "reads", None) or ()):
         return
     varied = (spec["ciso"].get("variants") or {}).get("gaps", [])
     kinds = sorted({o["kind"] for o in spec["ciso"]["gaps"] + varied + system})
