@@ -1059,13 +1059,15 @@ def server_defaulted(obj):
 
 def as_stored(obj):
     """`obj` as the API server holds it and `kubectl get -o json` or Kyverno's background scan read it: with the
-    server's defaults (server_defaulted), and the metadata the server writes (`uid`, `creationTimestamp`,
-    `resourceVersion`, `generation`) filled in where the manifest has none, so a policy that fires only on
-    objects never stored (`uid` absent), or on a field the server always fills in left out, flags nothing here
+    server's defaults (server_defaulted), a Pod as admission admits it (admitted_pod_spec), and the metadata
+    the server writes (`uid`, `creationTimestamp`, `resourceVersion`, `generation`) filled in where the
+    manifest has none, so a policy that fires only on objects never stored (`uid` absent), or on a field the server always fills in left out, flags nothing here
     either. A copy; what the object says is kept."""
     if not isinstance(obj, dict) or not isinstance(obj.get("metadata", {}), dict):
         return obj
     obj = server_defaulted(obj)
+    if obj.get("kind") == "Pod" and isinstance(obj.get("spec"), dict):
+        obj = {**obj, "spec": admitted_pod_spec(obj["spec"])}
     meta = dict(obj.get("metadata") or {})
     meta.setdefault("uid", _stable_uid(str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name"))))
     meta.setdefault("creationTimestamp", _STORED_AT)
@@ -1103,7 +1105,7 @@ POD_TEMPLATE_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "J
 
 def templated_pod(obj):
     """The Pod a workload's template makes (its namespace, the template's labels and spec), as the cluster
-    runs it: admitted (admitted_pod_spec) and stored (as_stored); None for an object without a pod template."""
+    runs it: stored as admission admits it (as_stored); None for an object without a pod template."""
     if not isinstance(obj, dict) or obj.get("kind") not in POD_TEMPLATE_KINDS:
         return None
     template = (obj.get("spec") or {}).get("template") if isinstance(obj.get("spec"), dict) else None
@@ -1115,8 +1117,7 @@ def templated_pod(obj):
     pod_meta.update(_controller_made(obj.get("kind"), str(meta.get("name", "pod")), template))
     if meta.get("namespace"):
         pod_meta["namespace"] = meta["namespace"]
-    return as_stored({"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta,
-                      "spec": admitted_pod_spec(template["spec"])})
+    return as_stored({"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": template["spec"]})
 
 
 def pod_spec(obj):
