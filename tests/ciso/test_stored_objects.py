@@ -105,3 +105,29 @@ def test_objects_of_other_kinds_must_pass():
     assert {"Namespace", "ServiceAccount", "ConfigMap"} <= kinds
     passed, failed = grade(spec, ("kyverno", [STAR]))
     assert not passed and any(f.startswith("ciso.compliant.") and "Namespace" in f for f in failed)
+
+
+CATALOGUE_SCENARIO = '''scenario "{slug}" {{
+  domain ciso
+  complexity low
+  description "A workload breaks the control; the agent must write a Kyverno policy that reports it."
+  tags ["CIS", "Kyverno"]
+  control "{control}"
+  task kyverno_policy
+  topology {{
+    namespace "ciso-target"
+  }}
+}}
+'''
+
+
+@pytest.mark.parametrize("control", ["cis-k8s-5.1.5", "cis-k8s-5.7.3"])
+def test_catalogue_controls_pass_self_validation(control, tmp_path):
+    """CIS 5.1.5 (a pod's `serviceAccountName` left out is `default`) and 5.7.3 (every stored pod holds a
+    `securityContext`) with kyverno_policy: the corpus's right policies pass, the wrong ones fail (E4004)."""
+    from itbench_dsl.checking import check_source
+
+    path = tmp_path / "s.itb"
+    path.write_text(CATALOGUE_SCENARIO.format(slug=control.replace(".", "-") + "-kyverno", control=control))
+    checked = check_source(path.read_bytes(), str(path), lint=False)
+    assert not checked.has_errors, [d.message[:300] for d in checked.diagnostics]
