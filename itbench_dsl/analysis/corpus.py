@@ -4103,12 +4103,13 @@ def _content_rules(spec: dict, unread: tuple[str, ...] | None = None) -> list[di
 
     from ..ciso.k8s import _covered
 
-    def fields(obj, false=False):
+    def fields(obj, false=False, named=False):
         # with `unread` (the control's reads): only the fields the control does not read; with `false`, the
-        # fields held `false` alone (which `|| '<absent>'` cannot tell from absent)
+        # fields held `false` alone (which `|| '<absent>'` cannot tell from absent); with `named`, those holding
+        # an object's name too (a rule on their absence keys on no name: `serviceAccountName` left out)
         return {path: value for path, value in _leaves(obj)
                 if path and (path[0] not in ("metadata", "apiVersion", "kind") or path == ("metadata", "namespace"))
-                and "labels" not in path and "matchLabels" not in path and value not in names
+                and "labels" not in path and "matchLabels" not in path and (named or value not in names)
                 and isinstance(value, (str, bool, int)) and (value is False) == false and value != ""
                 and (unread is None or not _covered(tuple(str(p) for p in path), unread))}
 
@@ -4128,8 +4129,9 @@ def _content_rules(spec: dict, unread: tuple[str, ...] | None = None) -> list[di
                     None)
         present = {path for path, _ in _leaves(gap)}  # a field held `false` is there, for CEL's `has()`
         if pick is None and others:
-            pick = next(((path, "<absent>") for path in others[0] if path not in present
-                         and all(path in o for o in others)), None)
+            held = [fields(o, named=True) for o in compliant + pods if o.get("kind") == gap.get("kind")]
+            pick = next(((path, "<absent>") for path in held[0] if path not in present
+                         and all(path in o for o in held)), None)
         if pick is None and others:
             # absent from each place some compliant object holds it (a setting the pod or each container may hold)
             cover: list = []
@@ -4397,9 +4399,17 @@ def _variation_cases(spec, good_policy) -> Iterator[Case]:
                    artifact=with_rules(right, rule(["Pod"], {"pattern": baseline})))
         exact = [(_pod_path(tuple(int(p) if p.isdigit() else p for p in path)), value) for path, value in _leaves(pods[0])
                  if _covered(path, control.reads) and value is not False and not isinstance(value, (dict, list))]
-        varied = [dict((p, v) for p, v in _leaves(g) if _covered(p, control.reads)) for g in spec["ciso"]["variants"].get("gaps", [])
-                  if g.get("kind") == pods[0].get("kind")]  # the reads' paths are the workload's
-        if exact and any(v != dict((p, v) for p, v in _leaves(pods[0]) if _covered(p, control.reads)) for v in varied):
+        from ..runtime.state import admitted_pod_spec
+
+        # the reads' paths are the workload's; each pod as admission admits it (a `serviceAccountName` left out
+        # is `default`): a variant leaving out what admission fills in with the gap's value is the gap's pod
+        def admitted(g):
+            g = copy.deepcopy(g)
+            holder = g["spec"]["template"] if g.get("kind") != "Pod" and isinstance(g["spec"].get("template"), dict) else g
+            holder["spec"] = admitted_pod_spec(holder["spec"])
+            return dict((p, v) for p, v in _leaves(g) if _covered(p, control.reads))
+        varied = [admitted(g) for g in spec["ciso"]["variants"].get("gaps", []) if g.get("kind") == pods[0].get("kind")]
+        if exact and any(v != admitted(pods[0]) for v in varied):
             yield Case("a rule flagging the gap's own values of what the control reads, where the gap holds them",
                        "policy", FAIL, artifact=with_rules(rule(["Pod"], {"deny": {"conditions": {"all": [
                            {"key": "{{ " + _jmes(path) + " || '<absent>' }}", "operator": "Equals", "value": value}
@@ -4422,9 +4432,13 @@ def _variation_cases(spec, good_policy) -> Iterator[Case]:
 def _system_object_cases(spec, good_policy) -> Iterator[Case]:
     """For a control on where objects live: a rule that flags every object of the gap's namespaces fails, for it
     flags what Kubernetes itself keeps there (`ciso.system`: the Service `kubernetes`, ...); the same rule
-    sparing those objects by kind and name passes."""
+    sparing those objects by kind and name passes. (Any other control's compliant objects share the gap's
+    namespace: such a rule is no right policy of it.)"""
+    from ..ciso import CATALOGUE
+
     system = spec["ciso"].get("system") or []
-    if not system:
+    control = CATALOGUE.get(spec["ciso"].get("control"))
+    if not system or "metadata.namespace" not in (getattr(control, "reads", None) or ()):
         return
     varied = (spec["ciso"].get("variants") or {}).get("gaps", [])
     kinds = sorted({o["kind"] for o in spec["ciso"]["gaps"] + varied + system})

@@ -1138,10 +1138,18 @@ def _ciso(scenario: ir.Scenario) -> dict | None:
         out["unit"] = control.unit  # a control judged per namespace: each gap object in a world of its own
     if context:
         out["context"] = context
-    if isinstance(control, ciso.K8sControl) and "metadata.namespace" in control.reads:
-        # a control on where objects live: what Kubernetes itself keeps in the gap's namespaces must pass
+    if isinstance(control, ciso.K8sControl):
+        # what Kubernetes itself keeps in the gap's namespaces must pass, as the cluster's reports show them: a
+        # policy failing every object of another kind fails them (and, for a control judged per object, the
+        # Namespace itself; a control on where objects live judges what its namespace holds by its own rule)
         places = sorted({(g.get("metadata") or {}).get("namespace") or "default" for g in gaps})
-        system = [o for ns in places for o in ciso.k8s.system_objects(ns) if not control.probe([o])]
+        kept = [o for ns in places for o in ciso.k8s.system_objects(ns)]
+        if control.unit == "object":
+            kept += [{"apiVersion": "v1", "kind": "Namespace",
+                      "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns,
+                                                          **(namespaces.get(ns) or {})}}} for ns in places]
+        declared = {_key(o) for o in gaps + compliant + context}
+        system = [o for o in kept if _key(o) not in declared and not control.probe([o])]
         if system:
             out["system"] = system
     judge = control if isinstance(control, ciso.K8sControl) else _defined_by(compliance, gaps, compliant)

@@ -438,6 +438,15 @@ def _kept_by_kubernetes(obj: dict) -> bool:
                for o in system_objects(meta.get("namespace") or "default"))
 
 
+# A pod securityContext holding some setting (one pattern per setting of v1.PodSecurityContext, a value of any
+# kind) and each container one of its own (a map of optional keys matches any map present).
+_POD_SETTING_SET = [
+    {"spec": {"securityContext": {key: value}, "containers": [{"securityContext": {"=(privileged)": "*"}}]}}
+    for key, value in [*((k, "*") for k in ("runAsNonRoot", "runAsUser", "runAsGroup", "fsGroup",
+                                            "fsGroupChangePolicy", "supplementalGroupsPolicy", "seLinuxChangePolicy")),
+                       *((k, {}) for k in ("seccompProfile", "seLinuxOptions", "windowsOptions", "appArmorProfile"))]]
+
+
 def _no_security_context(pod: dict, container: dict) -> None:
     pod.pop("securityContext")
     container.pop("securityContext")
@@ -718,9 +727,9 @@ CONTROLS: list[K8sControl] = [
                _workload(_no_security_context),
                _any_pod(lambda p: not p.get("securityContext") or any(not c.get("securityContext")
                                                                       for c in p["containers"])),
-               pattern={"spec": {"securityContext": {"runAsNonRoot": "true"},
-                                 "containers": [{"securityContext": {"allowPrivilegeEscalation": "false"}}]}},
-               update_from=("cis-k8s-5.2.5",)),
+               # a securityContext applied: the pod's holds a setting (the API server stores `{}` on every pod,
+               # so its presence says nothing) and each container has one
+               pattern=_POD_SETTING_SET, update_from=("cis-k8s-5.2.5",)),
     K8sControl("cis-k8s-5.7.4", "5.7.4", "default-namespace", "The default namespace should not be used.",
                "Deployment in the `default` namespace", "Deployment in the scenario's namespace",
                _default_namespace,

@@ -5389,7 +5389,7 @@ def rego_verdicts(spec, rego_source, opa_result, objects=None):
     order or size: a compliant object passes when every input of compliant objects gives true, a gap object
     fails when every input holding it gives false. `objects`: (gaps, compliant, context) to judge instead of
     the embedded ones (the twins)."""
-    gaps, compliant, context = (spec["ciso"]["gaps"], spec["ciso"]["compliant"], spec["ciso"].get("context", [])) \
+    gaps, compliant, context = (spec["ciso"]["gaps"], graded_compliant(spec["ciso"]), spec["ciso"].get("context", [])) \
         if objects is None else objects
     verdicts = {}
     if rego_source is not None:
@@ -5475,10 +5475,15 @@ def _renamed(obj):
 
 def rego_input(spec, objects):
     """A Rego input in the shape the prompt states (ciso/tasks.py, INPUT_SHAPES): `kubectl get -o json`'s
-    List, or for a host control one item per host with its settings."""
+    List of the objects as the API server stores them, each workload followed by the Pod it runs (as
+    kyverno_offline judges it: `kubectl get pods` on the cluster lists them), or for a host control one item per
+    host with its settings."""
     if spec["ciso"].get("input") == "hosts":
         return {"hosts": [{"name": (o.get("metadata") or {}).get("name"), **(o.get("host") or {})} for o in objects]}
-    return {"apiVersion": "v1", "kind": "List", "items": [as_stored(o) for o in objects]}
+    items = []
+    for obj in objects:
+        items += [as_stored(obj)] + ([templated_pod(obj)] if templated_pod(obj) is not None else [])
+    return {"apiVersion": "v1", "kind": "List", "items": items}
 
 
 # The engines that grade Rego (docs/evaluator.md, `policy`): OPA v1 itself, the engine the prompt names, when

@@ -1121,19 +1121,94 @@ def _stable_uid(*parts):
 _STORED_AT = "2026-01-01T00:00:00Z"
 
 
+# The defaults of SERVER_DEFAULTS the API server does not write into a stored pod spec: a `false` or `""` of a
+# field Go serializes with `omitempty` is never shown, and a pod template gets only SetDefaults_PodSpec's (a Pod's
+# `enableServiceLinks` is SetDefaults_Pod's, its `priority` and `preemptionPolicy` the Priority admission's).
+_UNWRITTEN = {"Pod": {"priorityClassName", "hostNetwork", "hostPID", "hostIPC", "shareProcessNamespace"},
+              "template": {"priorityClassName", "hostNetwork", "hostPID", "hostIPC", "shareProcessNamespace",
+                           "enableServiceLinks", "priority", "preemptionPolicy"}}
+
+
+def _stored_pod_spec(given, spec, unwritten):
+    """A pod spec defaulted by with_defaults as the server stores it: the fields in `unwritten` it left out
+    stay out; every container holds `resources` (`{}` when it sets none); a container port of a pod on the
+    host's network has its `hostPort` (SetDefaults_PodSpec)."""
+    if not isinstance(given, dict) or not isinstance(spec, dict):
+        return spec
+    spec = {k: v for k, v in spec.items() if k in given or k not in unwritten}
+    for key in ("containers", "initContainers"):
+        if isinstance(spec.get(key), list):
+            spec[key] = [{"resources": {}, **c} if isinstance(c, dict) else c for c in spec[key]]
+            if spec.get("hostNetwork") is True:
+                spec[key] = [{**c, "ports": [{"hostPort": p.get("containerPort"), **p} if isinstance(p, dict)
+                                             and "containerPort" in p else p for p in c["ports"]]}
+                             if isinstance(c, dict) and isinstance(c.get("ports"), list) else c for c in spec[key]]
+    return spec
+
+
+def server_defaulted(obj):
+    """`obj` with what the API server's defaulting writes into it on create (k8s.io/kubernetes
+    pkg/apis/core/v1 and apps/v1 defaults.go; DEFAULT_SHAPES): a pod spec's `securityContext: {}`,
+    `dnsPolicy`, `restartPolicy`, `schedulerName`, a container's `imagePullPolicy`, `terminationMessagePath`,
+    a Deployment's `replicas` ... A copy; what the object says is kept."""
+    kind = obj.get("kind") if isinstance(obj, dict) else None
+    if not isinstance(kind, str) or not isinstance(obj.get("spec", {}), dict):
+        return obj
+    shape = {"fields": {"spec": f"{kind}.spec"}} if f"{kind}.spec" in DEFAULT_SHAPES else DEFAULT_SHAPES.get(kind)
+    out = with_defaults(obj, shape)
+    if out is obj or not isinstance(out.get("spec"), dict):
+        return out
+    if kind == "Pod":
+        out["spec"] = _stored_pod_spec(obj["spec"], out["spec"], _UNWRITTEN["Pod"])
+    elif isinstance(out["spec"].get("template"), dict) and isinstance(obj["spec"].get("template"), dict):
+        template = dict(out["spec"]["template"])
+        template["spec"] = _stored_pod_spec(obj["spec"]["template"].get("spec"), template.get("spec"),
+                                            _UNWRITTEN["template"])
+        out["spec"] = {**out["spec"], "template": template}
+    return out
+
+
 def as_stored(obj):
-    """`obj` as the API server holds it and `kubectl get -o json` or Kyverno's background scan read it: the
-    metadata the server writes (`uid`, `creationTimestamp`, `resourceVersion`, `generation`) filled in where the
-    manifest has none, so a policy that fires only on objects never stored (`uid` absent) flags nothing here
+    """`obj` as the API server holds it and `kubectl get -o json` or Kyverno's background scan read it: with the
+    server's defaults (server_defaulted), a Pod as admission admits it (admitted_pod_spec), and the metadata
+    the server writes (`uid`, `creationTimestamp`, `resourceVersion`, `generation`) filled in where the
+    manifest has none, so a policy that fires only on objects never stored (`uid` absent), or on a field the server always fills in left out, flags nothing here
     either. A copy; what the object says is kept."""
     if not isinstance(obj, dict) or not isinstance(obj.get("metadata", {}), dict):
         return obj
+    obj = server_defaulted(obj)
+    if obj.get("kind") == "Pod" and isinstance(obj.get("spec"), dict):
+        obj = {**obj, "spec": admitted_pod_spec(obj["spec"])}
     meta = dict(obj.get("metadata") or {})
     meta.setdefault("uid", _stable_uid(str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name"))))
     meta.setdefault("creationTimestamp", _STORED_AT)
     meta.setdefault("resourceVersion", "1")
     meta.setdefault("generation", 1)
     return {**obj, "metadata": meta}
+
+
+# What admission writes on every pod that leaves it out: the ServiceAccount plugin its account, the Priority
+# plugin its priority, DefaultTolerationSeconds its tolerations of a node not ready or unreachable.
+_ADMITTED_TOLERATIONS = [{"key": f"node.kubernetes.io/{taint}", "operator": "Exists", "effect": "NoExecute",
+                          "tolerationSeconds": 300} for taint in ("not-ready", "unreachable")]
+
+
+def admitted_pod_spec(spec):
+    """A pod spec as admission leaves it (a copy): `serviceAccountName` (and the older `serviceAccount`)
+    `default` when it names none, `priority: 0` and `preemptionPolicy` without a priority class, the default
+    tolerations of a node not ready or unreachable where it tolerates neither."""
+    spec = dict(spec)
+    account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
+    spec["serviceAccountName"] = spec["serviceAccount"] = account
+    if not spec.get("priorityClassName"):
+        spec.setdefault("priority", 0)
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, dict)]
+    added = [t for t in _ADMITTED_TOLERATIONS if not any(
+        o.get("key") in (t["key"], None) and o.get("effect") in (t["effect"], None) for o in tolerations)]
+    if added:
+        spec["tolerations"] = list(spec.get("tolerations") or []) + [dict(t) for t in added]
+    return spec
 
 
 POD_TEMPLATE_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "ReplicationController")
@@ -1199,7 +1274,7 @@ def cronjob_idle(obj):
 
 def templated_pod(obj):
     """The Pod a workload's template makes (its namespace, the template's labels and spec), as the cluster
-    runs it; None for an object without a pod template."""
+    runs it: stored as admission admits it (as_stored); None for an object without a pod template."""
     if not isinstance(obj, dict) or obj.get("kind") not in POD_TEMPLATE_KINDS:
         return None
     template = (obj.get("spec") or {}).get("template") if isinstance(obj.get("spec"), dict) else None
