@@ -48,6 +48,12 @@ class FileCheck:
         return self.linted.scenario if self.linted is not None else None
 
     @property
+    def allowed(self) -> set[str]:
+        """The warnings the scenario allows (`metadata { lint_allow = [...] }`), read from its IR whether or not
+        the file has errors: an allowed warning stays allowed beside an error."""
+        return allowed_codes(self.result.scenario if self.result is not None else None)
+
+    @property
     def has_errors(self) -> bool:
         return any(d.severity == "error" for d in self.diagnostics)
 
@@ -348,7 +354,7 @@ def duplicate_names(checks: list[FileCheck]) -> list[Diagnostic]:
 
 def drop_allowed(diags: Diagnostics, ignore: set[str], checks: list[FileCheck]) -> None:
     """Drop the warnings `ignore` names, and those a scenario allows (`metadata { lint_allow = [...] }`)."""
-    allowed = {one.path: allowed_codes(one.scenario) for one in checks}
+    allowed = {one.path: one.allowed for one in checks}
     if ignore or any(allowed.values()):
         diags.items = [d for d in diags.items if d.severity != "warning"
                        or (d.code not in ignore and d.code not in allowed.get(d.path, ())

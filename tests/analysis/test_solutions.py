@@ -21,8 +21,10 @@ def first(step: str) -> str:
 
 
 def _check(text: str):
+    """The findings `itbench check` reports on the text: those the scenario allows (`lint_allow`) left out."""
     checked = check_source(text.encode("utf-8"), "input.itb")
-    return [(d.code, d.span.line, d.message) for d in checked.diagnostics], text.splitlines()
+    return [(d.code, d.span.line, d.message) for d in checked.diagnostics
+            if d.severity != "warning" or d.code not in checked.allowed], text.splitlines()
 
 
 def test_the_librarys_first_solution_mitigates_with_the_claim_left_in_place():
@@ -62,3 +64,19 @@ def test_a_further_solution_that_does_not_mitigate_is_a_warning():
                         '--replicas=0"\n  }\n\n')
     (finding,), _ = _check(text)
     assert finding[0] == "W2010" and "fix-pvc-storageclass" in finding[2]
+
+
+def test_a_warning_the_scenario_allows_stays_allowed_beside_an_error():
+    """`itbench check` drops the warnings a scenario allows (`lint_allow`) whether or not the file also has an
+    error: the scenario's metadata is read from its IR, not from the clean check alone."""
+    from itbench_dsl.checking import check_files
+
+    text = first('step "Look at the claim" run "kubectl -n book-info get pvc reviews-v3"')
+    assert "lint_allow" in text
+    import re
+
+    allowed = set(re.findall(r'"(W\d{4})"', re.search(r"lint_allow = \[(.*)\]", text).group(1)))
+    assert allowed and allowed & {d.code for d in check_source(text.encode("utf-8"), "input.itb").diagnostics}
+    diags, _ = check_files([("input.itb", text.encode("utf-8"))])
+    codes = [d.code for d in diags.items]
+    assert "E4006" in codes and not set(codes) & allowed, codes
