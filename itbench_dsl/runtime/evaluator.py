@@ -5527,7 +5527,7 @@ def opa_version(binary):
             said = subprocess.run([binary, "version"], capture_output=True, text=True, timeout=60, check=False).stdout
         except (OSError, subprocess.SubprocessError, ValueError):
             said = ""
-        found = re.search(r"^Version:\s*v?((\d+)\.\d+\S*)", said, re.M)
+        found = re.search(r"^Version:\s*v?(([0-9]+)\.[0-9]+\S*)", said, re.M | re.ASCII)
         _OPA_VERSIONS[binary] = found.group(1) if found and int(found.group(2)) >= 1 else None
     return _OPA_VERSIONS[binary]
 
