@@ -129,7 +129,28 @@ def test_a_bare_name_is_a_host_only_as_a_host_keys_value():
     assert renamer.hosts("redisHost: cart\ntype: jaeger\nendpoint: jaeger\n") == \
         "redisHost: svc-a\ntype: jaeger\nendpoint: svc-j\n"
     assert renamer.hosts("db_address = 'cart'\nserverURL: \"cart\"") == "db_address = 'svc-a'\nserverURL: \"svc-a\""
-    assert renamer.hosts('{"hosts": ["cart"], "cartHost": "jaeger-ui"}') == '{"hosts": ["cart"], "cartHost": "jaeger-ui"}'
+    assert renamer.hosts('{"ghosts": ["cart"], "cartHost": "jaeger-ui"}') == '{"ghosts": ["cart"], "cartHost": "jaeger-ui"}'
+
+
+def test_a_list_valued_host_keys_items_are_renamed_as_scalar_hosts_are():
+    """A key whose last word says hosts (plural: `hosts`, `hostnames`, `bootstrap_servers`) holds a list of them, as
+    a flow list or a YAML block list: each item that is a whole name is renamed; another key's list is data."""
+    renamer = anonymize.Renamer({"cart": "svc-a", "jaeger": "svc-j"})
+    assert renamer.hosts('{"hosts": ["cart", "jaeger:16686"], "names": ["cart"]}') == \
+        '{"hosts": ["svc-a", "svc-j:16686"], "names": ["cart"]}'
+    assert renamer.hosts('{\\"hosts\\": [\\"cart\\"]}') == '{\\"hosts\\": [\\"svc-a\\"]}'
+    assert renamer.hosts("hostnames:\n  - cart\n  - \"jaeger\"\ntags:\n  - cart\n") == \
+        "hostnames:\n  - svc-a\n  - \"svc-j\"\ntags:\n  - cart\n"
+    assert renamer.hosts("bootstrap_servers = ['cart', 'cartography']") == "bootstrap_servers = ['svc-a', 'cartography']"
+
+
+def test_a_topology_list_of_host_names_is_renamed():
+    """A hostAliases entry's `hostnames` (`cart.shop.svc` in a list): renamed as a scalar host value is, and
+    the renaming's own probe (leftover) finds what it renames."""
+    renamer = anonymize.Renamer({"cart": "svc-a"}, namespaces={"shop"})
+    entry = ast.Attr("hostnames", (), ast.ListValue((ast.Str("cart.shop.svc"), ast.Str("cart"), ast.Str("other"))))
+    renamed = renamer.topology_entry(entry)
+    assert [i.value for i in renamed.value.items] == ["svc-a.shop.svc", "svc-a", "other"]
 
 
 def test_a_host_keys_value_in_configmap_data_is_renamed_and_checked():

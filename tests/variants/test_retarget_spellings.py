@@ -10,7 +10,7 @@ import re
 import pytest
 
 from itbench_dsl import variants as gen
-from itbench_dsl.variants.builtin.retarget import _case_like, _names_pattern
+from itbench_dsl.variants.builtin.retarget import _case_like, _glued_like, _glued_pattern, _names_pattern
 
 from support.variants import parent
 
@@ -77,13 +77,38 @@ def test_root_causes_of_other_faults_stay():
         assert any(r.name == "flagd-config" for r in variant.scenario.root_causes), variant.name
 
 
+def test_a_name_glued_to_service_is_renamed_with_its_component():
+    """ITBench's identifiers glue the component's name to `service` (the chaos object `recommendationservice`, the
+    solution id `Delete_the_resource_stresschaos_recommendationservice`): they are the moved component's own, so
+    each variant says the new target's (`adservice`), and none carries the old one."""
+    path = "sre/otel-recommendation-cpu-stress.itb"
+    result = gen.run([parent(path)], [("retarget", gen.load_generator("retarget"))], 0, None)
+    assert result.variants, [s.reason for s in result.skips]
+    assert not [s.reason for s in result.skips if "glued" in s.reason]
+    for variant in result.variants:
+        text = gen.variant_text(variant.document)
+        assert "recommendation" not in text.lower(), variant.name
+        new = variant.scenario.injections()[0].target.name.replace("-", "")
+        assert f"stresschaos {new}service" in text, variant.name
+
+
+@pytest.mark.parametrize("found, new", [
+    ("cartservice", "productcatalogservice"), ("CartService", "ProductCatalogService"),
+    ("CARTSERVICE", "PRODUCTCATALOGSERVICE"), ("cartservice-service-1", "productcatalogservice-service-1"),
+    ("Cartservices", "Productcatalogservices"), ("cartserviceFailure", "cartserviceFailure"),
+])
+def test_a_name_glued_to_service_keeps_its_spelling(found, new):
+    renamed = _glued_pattern(["cart"]).sub(lambda m: _glued_like(m.group(1), m.group(2), "product-catalog"), found)
+    assert renamed == new
+
+
 def test_a_name_glued_into_a_longer_word_is_a_skip():
-    """The network delay's prose names ITBench's chaos object `productcatalogservice`, the image's solution ITBench's
-    deployment `productcatalogueservice`: no variant may say them of another target, and the word is not the new
-    target's to rename, so the candidate is a skip that quotes it."""
-    for path, word in (("sre/otel-product-catalog-network-delay.itb", "productcatalogservice"),
-                       ("sre/otel-product-catalog-nonexistent-image.itb", "productcatalogueservice")):
-        result = gen.run([parent(path)], [("retarget", gen.load_generator("retarget"))], 0, None)
-        for variant in result.variants:
-            assert "productcatalog" not in gen.variant_text(variant.document).lower(), variant.name
-        assert any(f"`{word}`, a renamed name glued into a longer word" in s.reason for s in result.skips), path
+    """The image's solution names ITBench's deployment `productcatalogueservice` (`catalogue`: not the component's
+    name glued to `service`): no variant may say it of another target, and the word is not the new target's to
+    rename, so the candidate is a skip that quotes it and says why."""
+    path, word = "sre/otel-product-catalog-nonexistent-image.itb", "productcatalogueservice"
+    result = gen.run([parent(path)], [("retarget", gen.load_generator("retarget"))], 0, None)
+    for variant in result.variants:
+        assert "productcatalog" not in gen.variant_text(variant.document).lower(), variant.name
+    assert any(f"`{word}`, a renamed name glued into a longer word" in s.reason and "untrue" in s.reason
+               for s in result.skips), path

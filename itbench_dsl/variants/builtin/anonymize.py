@@ -140,6 +140,17 @@ HOST_LISTS = ("args", "command")  # `--prometheus.server-url=http://prometheus:9
 HOST_KEY_WORDS = frozenset({"host", "hostname", "addr", "address", "server", "endpoint", "url", "uri"})
 
 
+def _is_host_key(key: str) -> bool:
+    """Whether a key's last word says its value is a host, or a list of hosts in the plural (`hosts`,
+    `hostnames` of a pod's hostAliases, `redisAddresses`, `bootstrap_servers`)."""
+    words = re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", key)
+    if not words:
+        return False
+    word = words[-1].lower()
+    return word in HOST_KEY_WORDS or word.endswith("s") and (word[:-1] in HOST_KEY_WORDS
+                                                            or word.endswith("es") and word[:-2] in HOST_KEY_WORDS)
+
+
 class Renamer:
     """A renaming applied by structure: references (object names, `namespace = ...`, pod patterns, the
     names of objects faults create, ids), label values of selectors and labels, service host names in
@@ -172,6 +183,12 @@ class Renamer:
         # word decides (HOST_KEY_WORDS)
         self.keyed = re.compile(r"(?<![A-Za-z0-9_.-])([A-Za-z][A-Za-z0-9_.-]*)(\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?)("
                                 + alternation + r")(?=\\?[\"'\s,;}\]]|$)", re.MULTILINE) if keys else None
+        # a key and a list as its value, whose items are hosts when the key says so (HOST_KEY_WORDS, plural): a flow
+        # list (`"hosts": ["cart", "email"]`, `servers = ['kafka']`) or a YAML block list (`hostnames:` then `- cart`)
+        key = r"(?<![A-Za-z0-9_.-])([A-Za-z][A-Za-z0-9_.-]*)"
+        self.keyed_list = re.compile(key + r"(\\?[\"']?[ \t]*[:=][ \t]*)(\[[^\]\n]*\]|[ \t]*\n(?:[ \t]*-[ \t]*[^\n]*(?:\n|$))+)")
+        self.item = re.compile(r"(?:(?<=[\[,-])|(?<=[\[,-][ \t])|(?<=[\[,-][ \t][ \t]))(\\?[\"']?)(" + alternation
+                               + r")(?=\\?[\"']?[ \t]*(?:[,\]\n]|$))") if keys else None
 
     def text(self, value: str) -> str:
         """Prose and derived names: every whole name."""
@@ -186,11 +203,16 @@ class Renamer:
         value = self.host.sub(lambda m: self.mapping[m.group(1) or m.group(2) or m.group(3)], value)
 
         def keyed(m):
-            words = re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", m.group(1))
-            if not words or words[-1].lower() not in HOST_KEY_WORDS:
+            if not _is_host_key(m.group(1)):
                 return m.group(0)
             return m.group(1) + m.group(2) + self.mapping[m.group(3)]
-        return self.keyed.sub(keyed, value)
+
+        def keyed_list(m):
+            if not _is_host_key(m.group(1)):
+                return m.group(0)
+            items = self.item.sub(lambda i: i.group(1) + self.mapping[i.group(2)], m.group(3))
+            return m.group(1) + m.group(2) + items
+        return self.keyed_list.sub(keyed_list, self.keyed.sub(keyed, value))
 
     def exact(self, value: str) -> str:
         return self.mapping.get(value, value)
@@ -220,6 +242,8 @@ class Renamer:
                 return entry
             elif entry.key == "port" or entry.key == "target":
                 field_how = lambda v: self.ports.get(v, self.exact(v))  # noqa: E731 - a port by name
+            elif _is_host_key(entry.key):  # `hostnames = ["cart.shop.svc"]` of a hostAliases entry: hosts
+                field_how = lambda v: self.hosts(self.exact(v))  # noqa: E731
             else:
                 field_how = how or self.exact
             labels = self.labels(entry)

@@ -242,6 +242,7 @@ class Move:
         # and its parts spaced, snake or camel (`Product Catalog`, `product_catalog`, `ProductCatalog`): one
         # pattern, and each occurrence found again by its separator-free key
         self.pattern = _names_pattern(self.known)
+        self.glued_pattern = _glued_pattern(self.known)
         self.key = {}
         for k in self.known:
             self.key.setdefault(_key(k), k)
@@ -446,7 +447,14 @@ class Move:
 
     # ---- applying it ---------------------------------------------------------------------------------
 
-    def text(self, value: str) -> str:
+    def text(self, value: str, glued: bool = True) -> str:
+        """`value` with renamed names in the spelling of each occurrence; with `glued`, also a renamed name glued
+        to `service` (ITBench's `cartservice`, `RecommendationService`, `recommendationservice-service-1`): an
+        identifier of the component's own Service, which becomes the new component's (`adservice`). A program's
+        own words (a fault's `program` arguments) are renamed without it: `oteldemo.AdService` is the program's."""
+        if glued:
+            value = self.glued_pattern.sub(self._glued_sub, value)
+
         def sub(m):
             prefix, found = m.group(1), m.group(2)
             new = self.names.get(self.key[_key(found)])
@@ -465,6 +473,11 @@ class Move:
                 return f"{prefix}/{new}"
             return new
         return self._words(self._quote_values(self.pattern.sub(sub, value)))
+
+    def _glued_sub(self, m) -> str:
+        found, suffix = m.group(1), m.group(2)
+        new = self.names.get(self.key[_key(found)])
+        return m.group(0) if new is None else _glued_like(found, suffix, new)
 
     # ---- values and words of the old target ------------------------------------------------------------
 
@@ -498,9 +511,10 @@ class Move:
         gone = {k.lower() for k in self.names if k.lower() not in images}
         if not gone:
             return None
-        # a name glued into a longer word (`productcatalogservice`, `cartservice`): not a name to rename (the rest
+        # a name glued into a longer word (`productcatalogueservice`, `cartFailure`): not a name to rename (the rest
         # of the word is not the new target's), but it still says the old one. Unmistakable for a name of several
-        # parts written without separators, and for any name before `service`
+        # parts written without separators, and for any name before `service` (left only in a program's own words:
+        # `text` renames `cartservice` elsewhere)
         parts = [re.escape(_key(k)) for k in sorted(gone) if re.search(r"[-_]", k)]
         parts.append(r"(?<![A-Za-z0-9])(?:" + "|".join(re.escape(_key(k)) for k in sorted(gone)) + r")services?(?![A-Za-z0-9])")
         glued = re.compile(r"[A-Za-z0-9]*(?:" + "|".join(parts) + r")[A-Za-z0-9]*", re.IGNORECASE)
@@ -523,7 +537,9 @@ class Move:
                         return f"{what}, as `{m.group(0)}` in \"{text}\""
                 m = glued.search(text) if text in glued_texts else None
                 if m:
-                    return f"`{m.group(0)}`, a renamed name glued into a longer word, in \"{text}\""
+                    return (f"`{m.group(0)}`, a renamed name glued into a longer word, in \"{text}\": only a name "
+                            f"glued to `service` is the component's own identifier, renamed with it; any other word "
+                            f"is the old target's program's or data's, untrue of the new target")
         return None
 
     def old_word_in(self, node) -> str | None:
@@ -641,6 +657,11 @@ class Move:
                 return dataclasses.replace(n, entries=entries)
             return None
 
+        # a fault's program arguments keep names glued into the program's own words (see `text`)
+        program = {e.key: dataclasses.replace(e.value, value=self.text(e.value.value, glued=False))
+                   for e in (node.entries or ()) if isinstance(node, ast.Fault) and isinstance(e, ast.Attr)
+                   and e.key in self.tied and isinstance(e.value, ast.Str)} if isinstance(node, ast.Fault) else {}
+
         def rename(n):
             if isinstance(n, ast.Ref):
                 return self.ref(n) or _DROPPED
@@ -652,14 +673,15 @@ class Move:
                 return dataclasses.replace(n, value=self.value(n.value))
             if isinstance(n, ast.Fault):
                 return dataclasses.replace(n, entries=tuple(
-                    dataclasses.replace(e, value=self.value(e.value)) if isinstance(e, ast.Attr) else e
-                    for e in n.entries or ())) if n.entries is not None else None
+                    dataclasses.replace(e, value=program.get(e.key) or self.value(e.value))
+                    if isinstance(e, ast.Attr) else e for e in n.entries or ())) if n.entries is not None else None
             if isinstance(n, ast.GroundGroup):
                 return dataclasses.replace(n, id=self.text(n.id))
             if isinstance(n, ast.Description):
                 return dataclasses.replace(n, text=self.text(n.text))
             if isinstance(n, ast.Solution):
-                return dataclasses.replace(n, title=self.text(n.title))
+                return dataclasses.replace(n, title=self.text(n.title),
+                                           id=self.text(n.id) if n.id is not None else None)
             if isinstance(n, ast.Step):
                 return dataclasses.replace(n, text=self.text(n.text),
                                            run=self.text(n.run) if n.run is not None else None)
@@ -1088,6 +1110,23 @@ def _names_pattern(names) -> re.Pattern:
     spelled = ("[-_ ]?".join(map(re.escape, re.split(r"[-_]", k))) for k in names)
     return re.compile(r"(?<![A-Za-z0-9])(?:(deployments?|statefulsets?|deploy|sts)/)?(" + "|".join(spelled)
                       + r")(?:(?<=[sxz])es|(?<![sxz])s)?(?![A-Za-z0-9])", re.IGNORECASE)
+
+
+def _glued_pattern(names) -> re.Pattern:
+    """`names` (any spelling, separators left out or not) glued to `service` or `services` (group 2)."""
+    spelled = ("[-_ ]?".join(map(re.escape, re.split(r"[-_]", k))) for k in names)
+    return re.compile(r"(?<![A-Za-z0-9])(" + "|".join(spelled) + r")(services?)(?![a-z0-9])", re.IGNORECASE)
+
+
+def _glued_like(found: str, suffix: str, name: str) -> str:
+    """`name` glued to `suffix` as `found` was: `cartservice` -> `productcatalogservice`, `CartService` ->
+    `ProductCatalogService`, `CARTSERVICE` -> `PRODUCTCATALOGSERVICE`."""
+    parts = [p for p in re.split(r"[-_.]", name) if p]
+    if found.isupper() and len(found) > 1:
+        return "".join(parts).upper() + suffix
+    camel = suffix[:1].isupper() or any(c.isupper() for c in found[1:])
+    joined = "".join(p[:1].upper() + p[1:] if i and camel else p for i, p in enumerate(parts))
+    return (joined[:1].upper() + joined[1:] if found[:1].isupper() else joined) + suffix
 
 
 def _case_like(found: str, name: str, snake: bool = False, old: str | None = None) -> str:
