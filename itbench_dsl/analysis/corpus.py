@@ -21,7 +21,8 @@ scenario's own plan, each with the verdict it must get:
   NetworkPolicy beside another admitting all, or admitting the calls the call graph shows and DNS (without
   DNS: fail), or admitting every address but the cloud metadata one (only addresses no pod has: fail), an Istio
   policy made PERMISSIVE, AUDIT or allow-all, a namespace-wide PeerAuthentication overridden by PERMISSIVE ones of
-  every workload (a second namespace-wide one: fail)), the solved state as an API server returns it (its
+  every workload (a second namespace-wide one: fail, unless older than the fault's, which Istio then takes),
+  the solved state as an API server returns it (its
   defaults, base64 Secret data, bookkeeping), after a `rollout restart`, with a service's target
   port named instead of numbered, with the broken pods still terminating. What a fix means and how it
   holds (`_meaning_cases`): a fixed workload's pod OOM-killed after the fix, or with a failed restart the
@@ -1130,6 +1131,18 @@ def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None, gra
             yield Case(f"PeerAuthentication {key[2]} kept beside a second namespace-wide one, PERMISSIVE", "mitigate",
                        FAIL, state=_with_items(state, [*state["resources"]["items"],
                                                        exception(f"{key[2]}-corpus-permissive", None)]))
+
+            # of several namespace-wide policies Istio takes the oldest: a PERMISSIVE one created before the fault's
+            # is the one in force (pass), one created after it is not (fail)
+            def dated(obj: dict, at: str) -> dict:
+                return {**obj, "metadata": {**obj["metadata"], "creationTimestamp": at}}
+
+            for when, want in (("2026-01-01T00:00:00Z", PASS), ("2026-01-03T00:00:00Z", FAIL)):
+                items = [dated(o, "2026-01-02T00:00:00Z") if _key(o) == key else o for o in state["resources"]["items"]]
+                yield Case(f"PeerAuthentication {key[2]} kept beside a second namespace-wide one, PERMISSIVE, "
+                           f"{'older' if want == PASS else 'newer'} than the fault's", "mitigate", want,
+                           state=_with_items(state, [*items, dated(exception(f"{key[2]}-corpus-permissive", None),
+                                                                   when)]))
     elif key[0] == "AuthorizationPolicy":
         def action(name: str, rules=None):
             def edit(obj: dict) -> None:

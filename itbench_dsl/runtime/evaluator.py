@@ -2832,40 +2832,74 @@ def _pa_labels(spec):
     return labels if isinstance(labels, dict) and labels else None
 
 
+def _pa_in_force(candidates, policy):
+    """Of the PeerAuthentications at one level for a workload (several workload-specific ones, several of a
+    namespace, several mesh-wide ones), the one Istio takes: the oldest by `creationTimestamp`, then by name and
+    namespace, as pilot orders its configs (ComposePeerAuthentication keeps the first of that order and ignores
+    the others). A state without the times of two of them cannot order them: the fault's `policy` is then taken
+    as the one in force. None where there is none."""
+    def key(p):
+        meta = p.get("metadata") if isinstance(p.get("metadata"), dict) else {}
+        return rfc3339(meta.get("creationTimestamp")), str(meta.get("name", "")), str(meta.get("namespace", ""))
+
+    if not candidates:
+        return None
+    if any(c is policy for c in candidates):
+        mine = key(policy)
+        older = [c for c in candidates if c is not policy and key(c)[0] is not None and mine[0] is not None
+                 and key(c) < mine]
+        return min(older, key=key) if older else policy
+    dated = [c for c in candidates if key(c)[0] is not None]
+    return min(dated, key=key) if len(dated) == len(candidates) else candidates[0]
+
+
 def _strict_in_force(policy, state) -> bool:
-    """Whether a namespace-wide (or, in the root namespace, mesh-wide) STRICT PeerAuthentication is the one in
-    force for some workload it applies to, as Istio resolves policies: a workload's own policy (a selector
-    matching its pods) sets its mode over the namespace's, and a namespace's over the mesh's, wherever its
-    `mtls.mode` says one (UNSET inherits). Only workloads the call graph shows a call into (from a workload)
-    are read where it shows one (STRICT refuses calls into a workload; the mesh's own gateways speak mutual
-    TLS), every workload of its namespaces otherwise. A workload's own policy is read alone, and so is any
-    policy where the state holds no workload it applies to. Of several policies at one level, the fault's is
-    taken as the one in force."""
+    """Whether a STRICT PeerAuthentication is the one in force for some workload it applies to, as Istio
+    resolves policies: at each level (a workload's own policies, their selector matching its pods; its
+    namespace's; the mesh's, in the root namespace) Istio takes one policy, the oldest (`_pa_in_force`), and a
+    workload's mode is its own policy's where that says one (UNSET inherits), else its namespace's, else the
+    mesh's. So a policy acts for a workload where it is the one taken at its level and no more specific one taken
+    sets a mode. Only workloads the call graph shows a call into (from a workload) are read where it shows one
+    (STRICT refuses calls into a workload; the mesh's own gateways speak mutual TLS), every workload it
+    applies to otherwise; a policy where the state holds no workload it applies to is taken as acting."""
     spec = policy.get("spec") if isinstance(policy.get("spec"), dict) else {}
-    if state is None or _pa_labels(spec) is not None:
+    if state is None:
         return True
     namespace = (policy.get("metadata") or {}).get("namespace")
-    mesh_wide = namespace == ISTIO_ROOT_NAMESPACE
+    mesh_wide = namespace == ISTIO_ROOT_NAMESPACE and _pa_labels(spec) is None
     workloads = [(where, str((w.get("metadata") or {}).get("name")), _template_labels(w))
                  for (kind, where), found in state.by_kind.items()
                  if kind in ("Deployment", "StatefulSet", "DaemonSet") and (mesh_wide or where == namespace)
                  for w in found]
+    if _pa_labels(spec) is not None:
+        workloads = [w for w in workloads if labels_match(w[2], _pa_labels(spec))]
     if not workloads:
         return True
     graph = (getattr(state, "traffic", None) or ((), ()))[0]
     called = {str(b) for a, b in graph if _workload_of(a, namespace or "", state) is not None}
     targets = [w for w in workloads if w[1] in called] or workloads
 
+    def istio(other):
+        return other is not policy and str(other.get("apiVersion", "")).startswith("security.istio.io/")
+
+    def held(where):  # the policies of a namespace, the policy judged among them wherever the state holds it
+        return [p for p in state.by_kind.get(("PeerAuthentication", where), []) if istio(p)] \
+            + ([policy] if where == namespace else [])
+
     def sets_mode(other):
-        mtls = (other.get("spec") or {}).get("mtls") if isinstance(other.get("spec"), dict) else None
-        return other is not policy and str(other.get("apiVersion", "")).startswith("security.istio.io/") \
-            and isinstance(mtls, dict) and mtls.get("mode") in _MTLS_MODES
+        mtls = (other.get("spec") or {}).get("mtls") if other and isinstance(other.get("spec"), dict) else None
+        return isinstance(mtls, dict) and mtls.get("mode") in _MTLS_MODES
 
     for where, _, labels in targets:
-        over = [p for p in state.by_kind.get(("PeerAuthentication", where), []) if sets_mode(p)
-                and (labels_match(labels, _pa_labels(p.get("spec") or {}) or {}) if _pa_labels(p.get("spec") or {})
-                     else mesh_wide and where != namespace)]
-        if not over:
+        here = held(where)
+        own = _pa_in_force([p for p in here if where != ISTIO_ROOT_NAMESPACE and _pa_labels(p.get("spec") or {})
+                            and labels_match(labels, _pa_labels(p.get("spec") or {}))], policy)
+        local = _pa_in_force([p for p in here if where != ISTIO_ROOT_NAMESPACE
+                              and not _pa_labels(p.get("spec") or {})], policy)
+        mesh = _pa_in_force([p for p in held(ISTIO_ROOT_NAMESPACE) if not _pa_labels(p.get("spec") or {})], policy)
+        levels = [own, local, mesh]  # the most specific first
+        taken = next((i for i, p in enumerate(levels) if p is policy), None)
+        if taken is not None and not any(sets_mode(p) for p in levels[:taken]):
             return True
     return False
 

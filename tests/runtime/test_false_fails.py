@@ -411,6 +411,29 @@ def test_a_namespace_strict_policy_is_judged_by_the_mode_in_force_per_workload(p
     assert verdict["passed"] is passes, failed(verdict)
 
 
+def _dated(policy: dict, at: str) -> dict:
+    return {**policy, "metadata": {**policy["metadata"], "creationTimestamp": at}}
+
+
+@pytest.mark.parametrize("fault_at, other_at, acting", [
+    ("2026-01-02T00:00:00Z", "2026-01-01T00:00:00Z", False),  # the other is older: Istio takes it
+    ("2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z", True),   # the fault's is older: in force
+    ("2026-01-01T00:00:00Z", None, True),                     # undated: the fault's taken
+    ("2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", False),  # one instant: by name ("a-..." first)
+])
+@pytest.mark.parametrize("level", ["namespace", "workload", "mesh"])
+def test_of_several_peer_authentications_at_one_level_istio_takes_the_oldest(level, fault_at, other_at, acting):
+    where = "istio-system" if level == "mesh" else "shop"
+    labels = {"app": "web"} if level == "workload" else None
+    fault = _dated(_peer_auth("z-fault-strict", "STRICT", labels, namespace=where), fault_at)
+    other = _peer_auth("a-permissive", "PERMISSIVE", labels, namespace=where)
+    other = _dated(other, other_at) if other_at else other
+    web = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"},
+           "spec": {"template": {"metadata": {"labels": {"app": "web"}}}}}
+    state = rt.State({"resources": {"items": [fault, other, web]}})
+    assert rt.acts(fault, state) is acting
+
+
 @pytest.mark.parametrize("beside, acting", [
     ([], True),
     ([_peer_auth("ns-permissive", "PERMISSIVE", namespace="shop")], False),   # the namespace's over the mesh's
