@@ -61,7 +61,7 @@ scenario's own plan, each with the verdict it must get:
 * a fault that keeps pods from being scheduled: every part left with the pods on the node they are pinned
   to (uncordoned), an anti-affinity's DaemonSet removed alone or confined to no node, the anti-affinity made
   preferred (pass).
-* a CronJob a fault acts on: its command replaced by `true`, suspended, on a schedule that never fires (fail), on
+* a Job or a CronJob a fault acts on: its command replaced by `true` (fail); a CronJob suspended, on a schedule that never fires (fail), on
   another schedule (pass); `complete` captured while a run is in progress, after a last success at the fix
   (pass) or before it (fail). A probe fault on a port the container does not serve: another check on that
   port, delayed (fail).
@@ -2110,7 +2110,7 @@ def _program_cases(found: Objects, entry: dict) -> Iterator[Case]:
                 yield Case(f"{ref['name']}: container {bare[0]} given a {field} its healthy spec has not "
                            f"({' '.join(value)})", "mitigate", FAIL, state=render(changed, found))
     own = [c["name"] for c in containers if c.get("command")]
-    if own and ref["kind"] == "CronJob":  # a run that succeeds as `true` is no run of the job's program
+    if own and ref["kind"] in ("Job", "CronJob"):  # a run that succeeds as `true` is no run of the job's program
         def trivial(obj, name=own[0]):
             for c in pod_spec(obj)["containers"]:
                 if c.get("name") == name:

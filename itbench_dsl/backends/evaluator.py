@@ -37,7 +37,9 @@ PROXIMITY_THRESHOLD = 0.9  # FinOps: how close to the optimum a figure must come
 INERT_KINDS = frozenset({"ConfigMap", "Secret", "PersistentVolumeClaim", "ServiceAccount", "Role", "RoleBinding",
                          "ClusterRole", "ClusterRoleBinding", "PriorityClass"})
 WORKLOAD_KINDS = ("Deployment", "StatefulSet")
-PROGRAM_KINDS = WORKLOAD_KINDS + ("CronJob",)  # the workloads whose program `programs` reads
+# the workloads whose program `programs` reads: every kind that owns pods (a Job's, a CronJob's runs too)
+PROGRAM_KINDS = POD_TEMPLATE_KINDS + ("CronJob",)
+COMPLETING_KINDS = ("Job", "CronJob")  # they keep no replica ready: their runs complete
 
 
 def _ref(ref: ir.ObjectRef) -> dict:
@@ -163,12 +165,12 @@ def _programs(scenario: ir.Scenario, ready: list[dict], fields: list[dict], othe
     originals = {_key(o): o for o in topology_manifests(scenario.topology, provided=True)}
     originals.update({_key(o): o for o in revert_apply})
     changes = {(f["object"]["kind"], f["object"]["namespace"], f["object"]["name"]): f["changes"] for f in fields}
-    # a bare pod keeps its program as a workload does, and so does a CronJob (it keeps no replica ready): one a
-    # fault acts on beside the ready ones, any other with the other workloads (a static pod's is the kubelet's,
-    # not the fix's)
+    # a bare pod keeps its program as a workload does, and so does a Job or a CronJob (it keeps no replica
+    # ready: a run that completes as `true` is no run of its program): one a fault acts on beside the ready ones,
+    # any other with the other workloads (a static pod's is the kubelet's, not the fix's)
     bare = {(w.kind, w.namespace, w.name) for w in scenario.topology.workloads if w.kind == "Pod" and w.bare}
     acted = [{"kind": k, "namespace": n, "name": x} for k, n, x in sorted(bare & set(changes))]
-    scheduled = [f["object"] for f in fields if f["object"]["kind"] == "CronJob"]
+    scheduled = [f["object"] for f in fields if f["object"]["kind"] in COMPLETING_KINDS]
     named = {(r["kind"], r["namespace"], r["name"]) for r in ready + acted + scheduled}
     refs = ready + acted + scheduled if not others else [
         {"kind": w.kind, "namespace": w.namespace, "name": w.name} for w in scenario.topology.workloads

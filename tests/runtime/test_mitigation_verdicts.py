@@ -710,3 +710,41 @@ def test_a_cronjob_run_in_progress_after_a_success_under_the_fix_is_complete():
     assert mitigate(CRON, state)["passed"]
     del cj["status"]["active"]  # the 00:10 run finished without success
     assert "mitigation.predicate.0" in failed(mitigate(CRON, state))
+
+
+# ---- a Job keeps its program as every workload that owns pods does -------------------------------------------
+
+def _job_scenario():
+    """The CronJob scenario with its report run once, as a Job: the fault and the check on the Job."""
+    from itbench_dsl.analysis import states
+    from itbench_dsl.compiler import compile_source
+    from itbench_dsl.diagnostics import Diagnostics
+
+    text = (HERE.parents[1] / "scenarios" / "sre" / f"{CRON}.itb").read_text()
+    text = text.replace(f'scenario "{CRON}"', 'scenario "shop-report-job-nonexistent-image"')
+    for old, new in (('cronjob "report" {', 'job "report" {'), ('on cronjob "report"', 'on job "report"'),
+                     ("root_cause cronjob", "root_cause job"), ('cronjob "report" complete', 'job "report" complete')):
+        text = text.replace(old, new)
+    text = "\n".join('    step "Recreate the job with the image it ran"' if line.strip().startswith("step ") else line
+                     for line in text.splitlines() if not line.strip().startswith(("schedule =", "concurrency_policy =")))
+    result = compile_source(text.encode(), "job.itb", Diagnostics())
+    namespace: dict = {"__name__": "job_evaluator"}
+    exec(compile(result.files["evaluator.py"], "job/evaluator.py", "exec"), namespace)  # noqa: S102
+    return namespace, states.derive(result.scenario)
+
+
+@pytest.mark.parametrize("edit, passes", [
+    (lambda c: None, True),
+    (lambda c: c.update(command=["true"]), False),        # a run that completes as `true` is no run of the report
+    (lambda c: c.update(args=["--help"]), False),
+    (lambda c: c.update(image="busybox:1.37"), False),
+])
+def test_a_job_a_fault_acts_on_keeps_its_program(edit, passes):
+    namespace, derived_states = _job_scenario()
+    state = json.loads(json.dumps(derived_states["solved"]))
+    job = next(o for o in state["resources"]["items"] if o["kind"] == "Job")
+    edit(job["spec"]["template"]["spec"]["containers"][0])
+    verdict = namespace["evaluate"](namespace["SPEC"], None, state, task="mitigate")
+    assert verdict["passed"] is passes, failed(verdict)
+    if not passes:
+        assert "health.program.shop/Job/report" in failed(verdict)
