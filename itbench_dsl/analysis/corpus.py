@@ -2676,7 +2676,8 @@ def _env_source_cases(found: Objects, key: tuple, path: list, healthy: str, faul
     """An environment variable is what the kubelet makes of the container's sources: its healthy value from an
     `envFrom` ConfigMap (under a prefix too), or built by `$(NAME)` from an earlier variable, passes; the same
     with the fault's value, a `$$(NAME)` (an escaped, literal reference), an `env` entry overriding `envFrom`
-    with the fault's value, or a required `envFrom` source that is not there, fails."""
+    with the fault's value, or a required `envFrom` source that is not there, fails; of two `envFrom` sources
+    the later holds, whichever way (a Secret after a ConfigMap)."""
     from ..runtime.evaluator import env_container
 
     name = path[-2][1]
@@ -2684,17 +2685,23 @@ def _env_source_cases(found: Objects, key: tuple, path: list, healthy: str, faul
     cut = max(1, len(healthy) // 2)
     head, tail = healthy[:cut], healthy[cut:]
 
-    def sourced(data: dict | None, prefix: str = "", env=(), cm: str = "corpus-env-from") -> dict | None:
+    def sourced(data: dict | None, prefix: str = "", env=(), cm: str = "corpus-env-from",
+                later: dict | None = None) -> dict | None:
         def edit(obj: dict) -> None:
             c = env_container(obj, path)
             c["env"] = [e for e in c.get("env") or [] if e.get("name") != name] + list(env)
             if data is not None:
                 c["envFrom"] = list(c.get("envFrom") or []) + [{"configMapRef": {"name": cm}, **(
                     {"prefix": prefix} if prefix else {})}]
+            if later is not None:  # a second source after the first: the kubelet lets it override
+                c["envFrom"] = list(c.get("envFrom") or []) + [{"secretRef": {"name": f"{cm}-later"}}]
         state = _edited(found.solved, key, edit)
         if state is not None and data is not None and cm != "corpus-env-missing":
             state[("ConfigMap", key[1], cm)] = {"apiVersion": "v1", "kind": "ConfigMap",
                                                 "metadata": {"name": cm, "namespace": key[1]}, "data": data}
+        if state is not None and later is not None:
+            state[("Secret", key[1], f"{cm}-later")] = {"apiVersion": "v1", "kind": "Secret", "metadata": {
+                "name": f"{cm}-later", "namespace": key[1]}, "stringData": dict(later)}
         return state
 
     label = f"{key[2]}: env {name}"
@@ -2708,6 +2715,10 @@ def _env_source_cases(found: Objects, key: tuple, path: list, healthy: str, faul
         rows.append((f"{label} from an envFrom ConfigMap holding the wrong value", FAIL, sourced({name: bad})))
         rows.append((f"{label} from envFrom with its healthy value, overridden by an env entry", FAIL,
                      sourced({name: healthy}, env=[{"name": name, "value": bad}])))
+        rows.append((f"{label} from an envFrom ConfigMap holding its healthy value, overridden by a later envFrom "
+                     "Secret holding the wrong one", FAIL, sourced({name: healthy}, later={name: bad})))
+        rows.append((f"{label} from an envFrom ConfigMap holding the wrong value, overridden by a later envFrom "
+                     "Secret holding the healthy one", PASS, sourced({name: bad}, later={name: healthy})))
     rows.append((f"{label} written `$$(CORPUS_PART)` (an escaped reference, taken literally)", FAIL, sourced(None, env=[
         {"name": "CORPUS_PART", "value": tail}, {"name": name, "value": f"{head}$$(CORPUS_PART)"}])))
     rows.append((f"{label} referencing a variable defined after it", FAIL, sourced(None, env=[
