@@ -16,6 +16,8 @@ scenario's own plan, each with the verdict it must get:
   Right ones: the solved and healthy states, an object the pods need recreated as it was or deleted once read as
   `optional`, a ConfigMap or Secret the fault deleted recreated under another name its readers are pointed at,
   a ConfigMap recreated with its data under `binaryData` where volumes alone read it (a variable reading it: fail),
+  the container port a Service's numbered target leads to declared under another number (its name kept: where a
+  Service targets that name, fail),
   flagd pointed at a new ConfigMap of its healthy flags (the named one, unread, with a flag turned on), a pod of an older ReplicaSet of a workload, a debugging pod without the application's labels,
   a created object left but without its effect (a
   NetworkPolicy beside another admitting all, or admitting the calls the call graph shows and DNS (without
@@ -1569,6 +1571,14 @@ def _meaning_cases(spec: dict, found: Objects) -> Iterator[Case]:
     for entry in m["restored"]:
         if entry["object"]["kind"] == "Service":
             yield from _exposed_cases(found, entry)
+    # a Service a fault acts on, fixed, its pods declaring the port it leads to under another number
+    from ..runtime.state import selected_pods, State
+    held = State(solved)
+    for ref in m.get("services") or []:
+        service = next((s for s in spec["services"] if (s["namespace"], s["name"]) == (ref["namespace"], ref["name"])
+                        and s["selector"] and s.get("ports")), None)
+        if service is not None and held.get(service) is not None:
+            yield from _renumbered_port_cases(service, selected_pods(held.get(service), held), solved, held)
     for index, pred in enumerate(m["predicates"]):
         if pred["kind"] == "field" and "*" not in (pred["target"] or {}).get("name", "*"):
             yield from _unordered_cases(index, pred, solved)
@@ -1718,6 +1728,7 @@ def _collateral_cases(spec: dict, solved: dict) -> Iterator[Case]:
     yield Case(f"the fix re-points another Service's port, {service['name']}:{first['port']}", "mitigate", FAIL,
                state=_with_edit(solved, key, repoint))
     pods = selected_pods(state.get(service), state)
+    yield from _renumbered_port_cases(service, pods, solved, state)
     yield from _local_traffic_cases(service, pods, solved, state)
     shared = [(k, v) for k, v in sorted(((pods[0].get("metadata") or {}).get("labels") or {}).items())
               if (k, v) not in service["selector"].items()]
@@ -1735,7 +1746,8 @@ def _collateral_cases(spec: dict, solved: dict) -> Iterator[Case]:
 def _named_port_cases(service: dict, pods: list, solved: dict, state) -> Iterator[Case]:
     """Another Service broken from its pods' side: the container port its named targetPort names renamed, or
     given another protocol, in its workload's template and pods (the endpoints controller then finds no port
-    of that name and protocol), fails."""
+    of that name and protocol), or renumbered under its name (the endpoints controller then leads the Service
+    to the new number, where the program does not listen), fails."""
     from ..runtime.state import labels_match, pod_spec
 
     namespace = service["namespace"]
@@ -1747,7 +1759,9 @@ def _named_port_cases(service: dict, pods: list, solved: dict, state) -> Iterato
     named = next(p for p in service["ports"] if isinstance(p["targetPort"], str))
     for what, change in (("renamed", lambda port: port.update(name=f"{port['name']}-x")),
                          ("made another protocol", lambda port: port.update(
-                             protocol="UDP" if named["protocol"] != "UDP" else "TCP"))):
+                             protocol="UDP" if named["protocol"] != "UDP" else "TCP")),
+                         ("renumbered, its name kept (the Service follows the name, the program listens where it "
+                          "did)", lambda port: port.update(containerPort=int(port["containerPort"]) + 1))):
         done: list[bool] = []
 
         def edit(obj, change=change, done=done):
@@ -1760,6 +1774,39 @@ def _named_port_cases(service: dict, pods: list, solved: dict, state) -> Iterato
         if done:
             yield Case(f"the fix leaves the container port {named['targetPort']} Service {service['name']} names "
                        f"{what}", "mitigate", FAIL, state=edited)
+
+
+def _renumbered_port_cases(service: dict, pods: list, solved: dict, state) -> Iterator[Case]:
+    """A container port is a declaration: the container port a Service's numbered targetPort leads to declared
+    under another number (its name kept, and read by no probe or Service by that name) moves no program, and the
+    Service still reaches it (pass)."""
+    from ..runtime.state import labels_match, pod_spec
+
+    namespace = service["namespace"]
+    target = next((p["targetPort"] for p in service["ports"] if not isinstance(p["targetPort"], str)), None)
+    if target is None:
+        return
+    # every name a Service of the namespace targets: a port of that name stays where it is
+    targeted = {str(p.get("targetPort")) for o in state.by_kind.get(("Service", namespace), [])
+                for p in (o.get("spec") or {}).get("ports") or [] if isinstance(p, dict)}
+    owners = {_key(o) for kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet")
+              for o in state.by_kind.get((kind, namespace), [])
+              if labels_match(((o.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels"),
+                              service["selector"])}
+    done: list[bool] = []
+
+    def edit(obj):
+        for c in pod_spec(obj).get("containers") or []:
+            probes = json.dumps([c.get(k) for k in ("livenessProbe", "readinessProbe", "startupProbe")])
+            for port in c.get("ports") or []:
+                if str(port.get("containerPort")) == str(target) and port.get("name") not in targeted \
+                        and (not port.get("name") or json.dumps(port["name"]) not in probes):
+                    port["containerPort"] = int(port["containerPort"]) + 1
+                    done.append(True)
+    edited = _with_edits(solved, owners | {_key(p) for p in pods}, edit)
+    if done:
+        yield Case(f"the fix declares the container port Service {service['name']} leads to ({target}) under "
+                   "another number", "mitigate", PASS, state=edited)
 
 
 def _local_traffic_cases(service: dict, pods: list, solved: dict, state) -> Iterator[Case]:

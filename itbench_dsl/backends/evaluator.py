@@ -21,9 +21,10 @@ from . import ciso as ciso_backend
 from .. import tasks as task_types
 from . import faults as fault_backend
 from . import itbench as itbench_backend
-from ..runtime.evaluator import acting, type_key
-from ..runtime.state import (as_template, config_reads, CONTAINER_LISTS, identity_key, nested, POD_BEHAVIOUR,
-                             pod_references, pod_requests, pod_reserves, POD_TEMPLATE_KINDS, template_path)
+from ..runtime.evaluator import acting, container_ports, port_number, type_key
+from ..runtime.state import (as_template, config_reads, CONTAINER_LISTS, identity_key, labels_match, nested,
+                             POD_BEHAVIOUR, pod_references, pod_requests, pod_reserves, POD_TEMPLATE_KINDS,
+                             template_path)
 from .evaluator_file import source_for_spec, spec_of  # noqa: F401  (spec_of: the public API)
 from .manifests import topology_manifests
 from ..serialize import YamlError, load_yaml
@@ -620,14 +621,32 @@ def _safeguards(scenario: ir.Scenario) -> tuple[list, list]:
     # a bare pod says so (`bare`): a Pod without it is a static pod's, which the kubelet keeps whatever happens
     workloads = [{"kind": w.kind, "namespace": w.namespace, "name": w.name, "min_replicas": least(w),
                   **({"bare": True} if w.bare else {})} for w in scenario.topology.workloads]
+    # the pod templates of the healthy application: the ports its programs listen on are those their containers
+    # declare (a container port is only a declaration: renumbering it moves no program, but a Service port
+    # that targets it by name follows the new number)
+    templates = [((o.get("metadata") or {}).get("namespace"), as_template(o)["spec"]["template"])
+                 for o in topology_manifests(scenario.topology, provided=True)
+                 if o.get("kind") in POD_TEMPLATE_KINDS + ("Pod",)]
     services = []
     for s in scenario.topology.services:
         ref = ir.ObjectRef("v1", "Service", s.namespace, s.name)
-        services.append({"kind": "Service", "namespace": s.namespace, "name": s.name, "selector": dict(s.selector),
-                         "component": itbench_backend._component(ref, scenario),
-                         "ports": [{"port": p.port, "protocol": p.protocol or "TCP",
-                                    "targetPort": p.target_port if p.target_port is not None else p.port}
-                                   for p in s.ports]})
+        selected = [t for t in templates if t[0] == s.namespace and s.selector
+                    and labels_match((t[1].get("metadata") or {}).get("labels") or {}, dict(s.selector))]
+        pods = [{"spec": t.get("spec") or {}} for _, t in selected]
+        ports = []
+        for p in s.ports:
+            target = p.target_port if p.target_port is not None else p.port
+            port = {"port": p.port, "protocol": p.protocol or "TCP", "targetPort": target}
+            listened = port_number(target, container_ports(pods, p.protocol or "TCP")[0]) if pods else None
+            if listened is not None:
+                port["number"] = listened  # the port the program behind it listens on, where the target leads
+            ports.append(port)
+        entry = {"kind": "Service", "namespace": s.namespace, "name": s.name, "selector": dict(s.selector),
+                 "component": itbench_backend._component(ref, scenario), "ports": ports}
+        listening = sorted(container_ports(pods)[1]) if pods else []
+        if listening:
+            entry["listening"] = listening  # every port the programs of its pods listen on
+        services.append(entry)
     return workloads, services
 
 

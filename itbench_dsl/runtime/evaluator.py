@@ -1363,7 +1363,8 @@ def ingress_problem(obj, state):
     """`ready` on an Ingress: why a controller of its class would not route it to ready pods (None when it
     would). It has a class (`ingressClassName`, or the older `kubernetes.io/ingress.class` annotation), and each
     backend resolves as the controller resolves it: a Service of the ingress's namespace, one of whose ports is
-    the backend's (its number, or its name), selecting ready pods whose containers answer that port's target."""
+    the backend's (its number, or its name), selecting ready pods whose programs answer that port's target (as
+    `service_check` reads it)."""
     spec = obj.get("spec") or {}
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
     if not spec.get("ingressClassName") and not annotations.get("kubernetes.io/ingress.class"):
@@ -1390,15 +1391,28 @@ def ingress_problem(obj, state):
         if not ready:
             return f"{where} -> service {name} selects no ready pod"
         names, numbers = container_ports(ready)
+        numbers = _listening({"namespace": namespace, "name": name}, state) or numbers  # as service_check reads it
         resolved = port_number(found.get("targetPort", found.get("port")), names)
         if resolved is None or (numbers and resolved not in numbers):
             return f"{where} -> service {name} port {shown(wanted)}: no container port answers it"
     return None
 
 
+def _listening(ref, state):
+    """The ports the programs behind a Service of the healthy application listen on: those their healthy
+    containers declare (the spec's `listening`); None where the spec does not say. A container port is a
+    declaration only: renumbering it moves no program."""
+    healthy = (getattr(state, "healthy_services", None) or {}).get((ref.get("namespace"), ref.get("name")))
+    return set(healthy["listening"]) if healthy and healthy.get("listening") else None
+
+
 def service_check(ref, state):
-    """A service the fault acts on works again: it selects ready pods, and every port reaches a port
-    those pods' containers declare (by number, or by name among the ports of its protocol)."""
+    """A service the fault acts on works again: it selects ready pods, and every port reaches a port their
+    programs listen on: the target a number, or a name resolved among the ready pods' container ports of its
+    protocol (as the endpoints controller resolves it), and that number one the healthy containers declare
+    (`_listening`: a container port renumbered under its name leads a named target where nothing listens;
+    a number as it is, whatever the containers declare now); where the spec does not say, one the pods'
+    containers declare."""
     obj = state.get(ref)
     if obj is None:
         return False, f"{ref_text(ref)} is missing"
@@ -1406,7 +1420,7 @@ def service_check(ref, state):
     ready = [p for p in pods if pod_ready(p)]
     if not ready:
         return False, f"{ref_text(ref)} selects no ready pod ({len(pods)} selected)"
-    _, numbers = container_ports(ready)
+    numbers = _listening(ref, state) or container_ports(ready)[1]
     broken = []
     for p in (obj.get("spec") or {}).get("ports") or []:
         if not isinstance(p, dict):
@@ -1771,7 +1785,9 @@ def ports_moved(healthy, obj, pods):
     port, by number and protocol, must still lead to the same container port (a name resolved through the
     selected pods' containers of the port's protocol, as the endpoints controller resolves it: a name no ready
     pod's container gives a port of that protocol leads nowhere; a number as it is: a container need not
-    declare the port it listens on)."""
+    declare the port it listens on). Where the spec gives the number the healthy target led to (`number`), the
+    target now must lead to that number: a container port renumbered under the name the target gives moves
+    the Service's traffic, not the program, which listens where it did."""
     observed = [p for p in with_defaults((obj.get("spec") or {}).get("ports") or [], ["servicePort"])
                 if isinstance(p, dict)]
     for want in healthy:
@@ -1786,6 +1802,9 @@ def ports_moved(healthy, obj, pods):
         if isinstance(got, str) and number(got) is None and b is None:
             return f"port {shown(want['port'])} leads to {shown(got)}, which no ready pod's container names as a " \
                 f"{want['protocol']} port"
+        if want.get("number") is not None and b != want["number"]:
+            return f"port {shown(want['port'])} leads to {shown(got)} ({b}), not {shown(want['targetPort'])} " \
+                f"({want['number']}), where its pods listen"
         if (a is None or a != b) and not same(want["targetPort"], got):
             return f"port {shown(want['port'])} leads to {shown(got)}, not {shown(want['targetPort'])}"
     return None
@@ -2233,8 +2252,13 @@ def _fields_hold(entry, obj, state):
             ok = gone(observed, path, kind)
         elif ref["kind"] == "Service" and path and path[-1] == "targetPort":
             names, _ = container_ports(selected_pods(obj, state))
+            # the healthy target as the number it led to (a name through the healthy containers' ports, which
+            # a renumbered container port does not move), where the spec gives it
+            led = next((p["number"] for p in ((getattr(state, "healthy_services", None) or {}).get(
+                (ref.get("namespace"), ref.get("name"))) or {}).get("ports") or []
+                if p.get("number") is not None and same(p.get("targetPort"), change["healthy"])), None)
             ok = observed is not MISSING and port_number(observed, names) is not None and \
-                port_number(observed, names) == port_number(change["healthy"], names)
+                port_number(observed, names) == (led if led is not None else port_number(change["healthy"], names))
         elif leaf == "value" and len(path) >= 3 and path[-3] == "env" and isinstance(change.get("healthy"), str):
             observed = env_value(obj, path, state, ref.get("namespace"))
             ok = isinstance(observed, str) and same_address(change["healthy"], observed, ref.get("namespace"), state)
@@ -3743,6 +3767,7 @@ def mitigation_checks(spec, state, checks):
     # the calls the application makes (what a NetworkPolicy a fault created must admit again)
     state.traffic = ((spec.get("diagnosis") or {}).get("graph") or [], spec.get("services") or [])
     state.known = {(kind, namespace, name) for kind, namespace, name in spec["objects"]}  # the healthy application's
+    state.healthy_services = {(s["namespace"], s["name"]): s for s in spec.get("services") or []}
     # the healthy container names of each workload whose program the mitigation reads
     state.programs = {(e["object"]["kind"], e["object"]["namespace"], e["object"]["name"]): kept_names(e["keep"])
                       for e in m["programs"] + m.get("application", [])}

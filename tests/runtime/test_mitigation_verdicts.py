@@ -748,3 +748,44 @@ def test_a_job_a_fault_acts_on_keeps_its_program(edit, passes):
     assert verdict["passed"] is passes, failed(verdict)
     if not passes:
         assert "health.program.shop/Job/report" in failed(verdict)
+
+
+# ---- a container port renumbered under its name: the Service follows the name, the program stays -----------
+
+TARGET = "otel-ad-modified-target-port"
+
+
+def _renumbered(state: dict, workload: str, old: int, new: int) -> dict:
+    """`state` with `workload`'s container port `old` declared as `new` (its name kept), in its template and pods."""
+    for o in state["resources"]["items"]:
+        if o["kind"] == "Deployment" and o["metadata"]["name"] == workload:
+            containers = o["spec"]["template"]["spec"]["containers"]
+        elif o["kind"] == "Pod" and o["metadata"]["name"].startswith(f"{workload}-"):
+            containers = o["spec"]["containers"]
+        else:
+            continue
+        for c in containers:
+            for p in c.get("ports") or []:
+                if p.get("containerPort") == old:
+                    p["containerPort"] = new
+    return state
+
+
+@pytest.mark.parametrize("workload, old, new, passes", [
+    ("grafana", 3000, 3001, False),  # its Service targets the name `grafana`: now 3001, where grafana does not listen
+    ("ad", 8080, 9999, True),        # the fixed Service targets the number 8080, where ad still listens
+])
+def test_a_container_port_renumbered_under_its_name_moves_the_services_that_name_it(workload, old, new, passes):
+    verdict = mitigate(TARGET, _renumbered(derived(TARGET, "solved"), workload, old, new))
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+def test_a_faulty_target_port_is_not_fixed_by_declaring_the_container_port_there():
+    state = derived(TARGET, "faulty")
+    solved = derived(TARGET, "solved")
+    state["alerts"] = solved["alerts"]
+    state["resources"]["items"] = [o for o in state["resources"]["items"] if o["kind"] != "Pod"] + \
+        [o for o in solved["resources"]["items"] if o["kind"] == "Pod"]
+    verdict = mitigate(TARGET, _renumbered(state, "ad", 8080, 9999))
+    assert not verdict["passed"]
+    assert "health.service.otel-demo/Service/ad" in failed(verdict)
