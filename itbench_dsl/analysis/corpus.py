@@ -31,7 +31,7 @@ scenario's own plan, each with the verdict it must get:
   state cannot date; a StatefulSet's fix staged by a partition or left to OnDelete; a command or arguments
   added where the image ran its own; the faulty state and a broken probe kept, spelled with the API
   server's defaults (fail); a restart before the fix, an OnDelete rollout done, images respelled or their
-  tags pinned to a digest, a probe
+  tags pinned to a digest (to another digest than the incident's pods show the tag ran as: fail), a probe
   fixed in place, a Service recreated by `kubectl expose`, a list read with an unrelated item first, an
   evicted pod left behind (pass). For a probe predicate
   (`probe "x" stdout contains "..."`): the probe's result absent (refused), not a result, a field
@@ -2192,6 +2192,48 @@ def _program_cases(found: Objects, entry: dict) -> Iterator[Case]:
                                                    if isinstance(c.get("image"), str)])
     if pinned is not None and pinned[key] != found.solved[key]:
         yield Case(f"{ref['name']}: its images' tags pinned to a digest", "mitigate", PASS, state=render(pinned, found))
+        yield from _pinned_elsewhere_cases(found, ref, pinned)
+
+
+def _pinned_elsewhere_cases(found: Objects, ref: dict, pinned: dict) -> Iterator[Case]:
+    """A workload's images pinned to a digest, with the state's `incident` holding its healthy pods as the agent
+    found them, their container statuses' `imageID` showing the digest each tag ran as: pinned to that digest
+    (pass), to another one (fail: the runtime pulls by the digest alone, and runs another image)."""
+    from ..runtime.state import image_digest, image_ref
+
+    solved = render(found.solved, found)
+    pods = _pods_of(solved, ref)
+    if not pods:
+        return
+    ran = {}  # each healthy tag: the digest its pods ran as
+
+    def ran_as(pod: dict) -> dict:
+        out = copy_data(pod)
+        out["metadata"]["name"] = f"{out['metadata']['name']}-found"
+        images = {c.get("name"): c.get("image") for c in out["spec"].get("containers") or []}
+        for status in (out.get("status") or {}).get("containerStatuses") or []:
+            image = images.get(status.get("name"))
+            if isinstance(image, str) and image_digest(image) is None:
+                ran[image_ref(image)] = "sha256:" + hashlib.sha256(f"ran {image}".encode()).hexdigest()
+                status["imageID"] = image_ref(image).rpartition(":")[0] + "@" + ran[image_ref(image)]
+        return out
+    incident = {"at": "2026-01-01T00:00:00Z", "resources": {"kind": "List", "items": [ran_as(p) for p in pods]}}
+    if not ran:
+        return
+    key = (ref["kind"], ref["namespace"], ref["name"])
+    for want, digest in ((PASS, lambda tag: ran[tag]), (FAIL, lambda tag: _pinned(tag).rpartition("@")[2])):
+        def pin(obj: dict, digest=digest) -> None:
+            from ..runtime.state import pod_spec
+            for c in pod_spec(obj)["containers"]:
+                tag = image_ref(c["image"]) if isinstance(c.get("image"), str) else None
+                if tag in ran:
+                    c["image"] = f"{tag}@{digest(tag)}"
+        state = _edited(found.solved, key, pin)
+        if state is None:
+            continue
+        state = {**render(state, found), "incident": incident}
+        yield Case(f"{ref['name']}: its images pinned to {'the digest' if want == PASS else 'another digest than'} "
+                   "its pods ran as (the state's incident shows it)", "mitigate", want, state=state)
 
 
 def _pinned(image: str) -> str:

@@ -38,12 +38,14 @@ import types
 from .state import (  # noqa: I001 - replaced by state.py's text in a bundle
     api_group, as_ref, as_stored, as_template, at, binary_data, compare, compared, config_sources,
     container_request, containers_named, cronjob_idle, decoded_secret, DEFAULT_SHAPES, defaulted, duration,
-    earlier_pods, embedded_module, empty, EMPTY_STATE, ENV_NAME, gone, identity_key, InputError, InvalidValue,
+    earlier_pods, embedded_module, empty, EMPTY_STATE, ENV_NAME, gone, identity_key, image_digest, image_ref,
+    InputError, InvalidValue,
     job_complete, json_int, kept_names, kind_groups, kind_plural, labels_match, lookup, lookup_bases, MISSING,
     nested, number, owns, owns_pod, parse_text, POD_BEHAVIOUR, pod_bounded, pod_level, pod_ready,
     pod_references, pod_requests, pod_reserves, pod_spec, POD_TEMPLATE_KINDS, pod_unstable, policy_types,
     projected_key, reached_from, ref_text, replaced, rfc3339, same, selected_pods, selector_matches,
-    selects_same, settled_problem, show_path, shown, State, templated_pod, terminating, typed_same, unlisted,
+    selects_same, settled_problem, show_path, shown, State, tag_digests, templated_pod, terminating, typed_same,
+    unlisted,
     walk, with_defaults, workload_pods, workload_ready,
 )
 
@@ -1945,12 +1947,47 @@ def _env_sourced(container):
     return [e.get("name") for e in container.get("env") or [] if isinstance(e, dict) and "value" not in e]
 
 
+def pinned_elsewhere(healthy, observed, state):
+    """Why an image `observed` that pins the tag `healthy` names to a digest (`repo:tag@sha256:X` for
+    `repo:tag`, one image to `same_image`) is another image: the runtime pulls it by its digest alone, and the
+    state's pods show that tag running as other digests only (`tag_digests`, from their `imageID`). None where
+    it is no such pin, or the state shows the tag as no digest (an offline state: the digest is taken as the
+    tag's)."""
+    if not isinstance(healthy, str) or not isinstance(observed, str) or image_digest(healthy) is not None:
+        return None
+    pinned = image_digest(observed)
+    tag = image_ref(observed).partition("@")[0] if pinned else None
+    seen = tag_digests(state).get(tag) if tag == image_ref(healthy) and state is not None else None
+    if seen and pinned not in seen:
+        return f"{shown(observed)} runs the digest {pinned}, not the one {shown(healthy)} runs here " \
+            f"({', '.join(sorted(seen))})"
+    return None
+
+
+def images_pinned_elsewhere(keep, obj, state):
+    """The first container of a workload whose image pins its healthy tag to a digest the tag does not run as
+    (`pinned_elsewhere`), as text; None when there is none."""
+    observed = pod_spec(containers_named(obj, kept_names(keep)))
+    for key, wanted in pod_spec(keep).items():
+        for want in wanted if key in ("containers", "initContainers") and isinstance(wanted, list) else ():
+            got = next((c for c in observed.get(key) or [] if isinstance(c, dict)
+                        and c.get("name") == want.get("name")), None)
+            why = pinned_elsewhere(want.get("image"), (got or {}).get("image"), state)
+            if why:
+                return f"container {want.get('name')}: {why}"
+    return None
+
+
 def program_problem(entry, obj, state):
     """How a workload no longer runs what its `programs` entry says (None when it does): its program
-    (`program_kept`) or its containers' environment (`env_changed`)."""
+    (`program_kept`, its images as the state's pods show them run: `images_pinned_elsewhere`) or its containers'
+    environment (`env_changed`)."""
     if not program_kept(entry["keep"], obj, entry.get("options")):
         return ("its containers' images, commands or arguments, its containers, its pod labels, or how its pods "
                 "resolve names and whose network and identity they use, differ from the healthy ones")
+    pinned = images_pinned_elsewhere(entry["keep"], obj, state)
+    if pinned:
+        return pinned
     changed = env_changed(entry.get("env") or {}, containers_named(obj, kept_names(entry["keep"])), state)
     return f"its environment: {changed}" if changed else None
 
@@ -2268,6 +2305,9 @@ def _fields_hold(entry, obj, state):
             now, healthy = defaulted(observed, kind, path), defaulted(change["healthy"], kind, path)
             now, healthy = resolved_ports(obj, path, state, now, healthy)  # a probe's named port: its number
             ok = now is not MISSING and owns(change["healthy"] if healthy is MISSING else healthy, now, leaf)
+            if ok and leaf == "image" and pinned_elsewhere(change["healthy"], now, state):
+                wrong.append(f"{show_path(path)}: {pinned_elsewhere(change['healthy'], now, state)}")
+                continue
         if not ok and kind in ("Role", "ClusterRole") and path and path[0] == "rules" and "healthy" in change:
             # granted again through another role
             ok = role_access_kept(obj, path, change["healthy"], state, entry.get("subjects"))

@@ -566,6 +566,43 @@ def same_image(a, b):
     return a_at != b_at and a_name == b_name and ":" in a_name.rpartition("/")[2]
 
 
+def image_digest(text):
+    """The digest an image reference names (`nginx:1.25@sha256:...`), or a container status's `imageID` with its
+    repository (`docker.io/library/nginx@sha256:...`, `docker-pullable://nginx@sha256:...`); None for one that
+    names none (a bare image id, `sha256:...`, names the image's config, not what a reference pins)."""
+    match = _DIGEST.search(text.strip()) if isinstance(text, str) else None
+    return match.group(0)[1:] if match else None
+
+
+def tag_digests(state):
+    """{image reference named by its tag alone (as image_ref spells it): the digests the state's pods show it
+    running as}: each container status's `imageID` where the container's spec names its image without a digest
+    (the runtime resolved the tag when it pulled it; a tag re-pushed since shows two), of the pods of the state,
+    of its `incident` (the pods the agent found, the healthy ones a rollout had not yet replaced among them) and
+    of its earlier captures. Empty where none holds an `imageID` (an offline state)."""
+    cached = getattr(state, "_tag_digests", None)
+    if cached is not None:
+        return cached
+    out = {}
+    pods = [p for (kind, _), found in state.by_kind.items() if kind == "Pod" for p in found]
+    pods += [p for key, p in (getattr(state, "incident", None) or {}).items() if key[0] == "Pod"]
+    pods += [p for _, seen in getattr(state, "observations", None) or () for (kind, _), found in seen.by_kind.items()
+             if kind == "Pod" for p in found]
+    for pod in pods:
+        if isinstance(pod, dict):
+            spec, status = _dict(pod.get("spec")), _dict(pod.get("status"))
+            images = {c.get("name"): c.get("image") for key in CONTAINER_LISTS
+                      for c in (spec.get(key) if isinstance(spec.get(key), list) else []) if isinstance(c, dict)}
+            for s in [s for key in ("containerStatuses", "initContainerStatuses")
+                      for s in (status.get(key) if isinstance(status.get(key), list) else [])]:
+                image = images.get(s.get("name")) if isinstance(s, dict) else None
+                digest = image_digest(s.get("imageID")) if isinstance(image, str) else None
+                if digest and image_digest(image) is None:
+                    out.setdefault(image_ref(image), set()).add(digest)
+    state._tag_digests = out
+    return out
+
+
 # What the API server fills in for a pod template field left out: a field a fault added is gone again
 # when it is absent, empty, or this default.
 SERVER_DEFAULTS = {

@@ -789,3 +789,44 @@ def test_a_faulty_target_port_is_not_fixed_by_declaring_the_container_port_there
     verdict = mitigate(TARGET, _renumbered(state, "ad", 8080, 9999))
     assert not verdict["passed"]
     assert "health.service.otel-demo/Service/ad" in failed(verdict)
+
+
+# ---- an image pinned to a digest runs that digest: the tag's as the pods show it ran, or another image ---------
+
+IMAGE = "otel-checkout-nonexistent-image"
+RAN, OTHER = "sha256:" + "a" * 64, "sha256:" + "b" * 64
+
+
+def _pinned_to(digest: str | None, found_as: str = RAN) -> dict:
+    """The solved state, checkout's image pinned to `digest` (its pods' statuses showing it run), with the
+    state's incident holding checkout's healthy pods as found, their imageID showing the tag ran as `found_as`."""
+    state = derived(IMAGE, "solved")
+    checkout = obj(state, "Deployment", "checkout")["spec"]["template"]["spec"]["containers"][0]
+    tag = checkout["image"]
+    repo = tag.rpartition(":")[0]
+    found = []
+    for o in state["resources"]["items"]:
+        if o["kind"] == "Pod" and o["metadata"]["name"].startswith("checkout-"):
+            old = json.loads(json.dumps(o))
+            old["metadata"]["name"] += "-found"
+            old["status"]["containerStatuses"][0]["imageID"] = f"{repo}@{found_as}"
+            found.append(old)
+            if digest:
+                o["spec"]["containers"][0]["image"] = f"{tag}@{digest}"
+                o["status"]["containerStatuses"][0]["imageID"] = f"{repo}@{digest}"
+    if digest:
+        checkout["image"] = f"{tag}@{digest}"
+    state["incident"] = {"at": "2026-01-01T00:00:00Z", "resources": {"kind": "List", "items": found}}
+    return state
+
+
+@pytest.mark.parametrize("digest, passes", [(None, True), (RAN, True), (OTHER, False)])
+def test_a_tag_pinned_to_a_digest_is_the_tags_image_only_where_the_tag_ran_as_it(digest, passes):
+    verdict = mitigate(IMAGE, _pinned_to(digest))
+    assert verdict["passed"] is passes, failed(verdict)
+
+
+def test_an_image_id_without_its_repository_names_no_digest_a_reference_pins():
+    assert model.image_digest("docker-pullable://nginx@sha256:" + "c" * 64) == "sha256:" + "c" * 64
+    assert model.image_digest("sha256:" + "c" * 64) is None  # a bare image id: the config's, not a pin
+    assert model.image_digest("nginx:1.25") is None
