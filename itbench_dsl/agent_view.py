@@ -147,9 +147,9 @@ def cluster_objects(scenario: ir.Scenario) -> dict[str, list[dict]]:
     from .backends import alert_rules as alert_rules_backend
     from .backends import faults as fault_backend
     from .backends import manifests as manifest_backend
+    from .backends.decoys import application_manifests
 
-    gaps = [id(o) for o in fault_backend.gap_objects(scenario)]
-    topology = manifest_backend.topology_manifests(scenario.topology, exclude=gaps) + ciso_backend.k8s_objects(scenario)[1]
+    topology = application_manifests(scenario)
     inject_apply = fault_backend.plan(scenario)[0]
     render = manifest_backend.render_object
     return {

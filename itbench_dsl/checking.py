@@ -41,6 +41,8 @@ class FileCheck:
     sources: dict[str, SourceFile]
     result: CompileResult
     linted: Linted | None = None
+    # the self-validation was not run: asked for results already on disk only, and none were (`validate="cached"`)
+    validation_pending: bool = False
 
     @property
     def scenario(self):
@@ -70,11 +72,13 @@ class FileCheck:
         return dataclasses.replace(self, result=result)
 
 
-def check_source(data: bytes, path: str, hints: str = "none", lint: bool = True) -> FileCheck:
-    """Check one file's bytes (`hints`: the prompt's hint level, backends/prompt.HINT_LEVELS)."""
+def check_source(data: bytes, path: str, hints: str = "none", lint: bool = True, validate: str = "always") -> FileCheck:
+    """Check one file's bytes (`hints`: the prompt's hint level, backends/prompt.HINT_LEVELS). `validate="cached"`
+    takes the self-validation's results from disk when the same scenario was validated before, and otherwise
+    leaves it out (`validation_pending`): what an editor shows at once, before the slow part."""
     diags = Diagnostics()
     result = compile_source(data, path, diags, hints=hints)
-    return _finish(result, diags, lint, hints)
+    return _finish(result, diags, lint, hints, validate=validate)
 
 
 def check_document(document: ast.Document, path: str, hints: str = "none", lint: bool = True) -> FileCheck:
@@ -85,15 +89,19 @@ def check_document(document: ast.Document, path: str, hints: str = "none", lint:
     return _finish(result, diags, lint, hints, keep=False)
 
 
-def _finish(result: CompileResult, diags: Diagnostics, lint: bool, hints: str = "none", keep: bool = True) -> FileCheck:
+def _finish(result: CompileResult, diags: Diagnostics, lint: bool, hints: str = "none", keep: bool = True,
+            validate: str = "always") -> FileCheck:
     linted = None
+    pending = False
     if result.scenario is not None and result.files and not diags.has_errors:
         diags.extend(alert_placement(result))
         diags.extend(agent_view(result, hints))
         diags.extend(symptoms(result))
         diags.extend(fingerprints(result))
     if result.scenario is not None and result.files and not diags.has_errors:
-        diags.extend(self_validation(result, keep))
+        validated = self_validation(result, keep, cached_only=validate == "cached")
+        pending = validated is None
+        diags.extend(validated or [])
         if not diags.has_errors:
             linted = Linted(result.path, result.document, result.scenario, result.source_map)
             if lint:
@@ -101,7 +109,7 @@ def _finish(result: CompileResult, diags: Diagnostics, lint: bool, hints: str = 
     # the texts the diagnostics point into, not those of every application the file imports
     wanted = {result.path} | {d.path for d in diags.items}
     sources = {k: v for k, v in diags.sources.items() if k in wanted}
-    return FileCheck(result.path, diags.items, sources, result, linted)
+    return FileCheck(result.path, diags.items, sources, result, linted, pending)
 
 
 def alert_placement(result: CompileResult) -> list[Diagnostic]:
@@ -214,14 +222,18 @@ def _alert_rule_span(result: CompileResult, finding):
     return None
 
 
-def self_validation(result: CompileResult, keep: bool = True) -> list[Diagnostic]:
+def self_validation(result: CompileResult, keep: bool = True, cached_only: bool = False) -> list[Diagnostic] | None:
     """E4004/E4005: the scenario's evaluator on its adversarial corpus (corpus.self_validate),
     located at the scenario's name, or at the `mitigated when` predicate that alone fails the states that
     must pass; E4006/W2009/W2010: its solutions replayed (solutions.py), located
-    at the step they concern. `keep`: read and keep the results on disk (self_validated)."""
+    at the step they concern. `keep`: read and keep the results on disk (self_validated); `cached_only`: None
+    when they are not on disk yet."""
     span = result.source_map.scenario if result.source_map is not None else result.document.name_span
     predicates = result.source_map.predicates if result.source_map is not None else []
-    problems, found = self_validated(result, keep)
+    validated = self_validated(result, keep, cached_only)
+    if validated is None:
+        return None
+    problems, found = validated
     out = []
     for code, message, blamed in problems:
         if blamed is not None and blamed < len(predicates):  # the predicate that fails healthy states: its path
@@ -244,13 +256,14 @@ def self_validation(result: CompileResult, keep: bool = True) -> list[Diagnostic
 SELF_VALIDATION_ENTRIES = 4096
 
 
-def self_validated(result: CompileResult, keep: bool = True) -> tuple[list, list]:
+def self_validated(result: CompileResult, keep: bool = True, cached_only: bool = False) -> tuple[list, list] | None:
     """(corpus.self_validate_located's problems, solutions.findings) of a compiled scenario, from the on-disk
     cache when the same scenario was validated before by the same package. The key is everything they are
     computed from: the scenario's IR (its `repr`), every file of its bundle (the lock without the source's hash:
     an edit of a comment or of the layout reads the results back), the package's files
     (cache.package_digest) and the Python that runs them; a scenario whose fault kinds are its own (`use
-    faults`) is not kept, as the IR names such a kind without its definition."""
+    faults`) is not kept, as the IR names such a kind without its definition. `cached_only`: None rather than
+    computing what is not on disk."""
     from . import cache
     from .faults import FAULTS
 
@@ -264,6 +277,8 @@ def self_validated(result: CompileResult, keep: bool = True) -> tuple[list, list
     found = cache.load(where)
     if isinstance(found, tuple) and len(found) == 2 and all(isinstance(part, list) for part in found):
         return found
+    if cached_only:
+        return None
     from .analysis.corpus import self_validate_located
     from .analysis.solutions import findings
 

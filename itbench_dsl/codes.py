@@ -625,8 +625,11 @@ the agent's own access objects, those every namespace and cluster holds (a Confi
 nodes) and those the application's objects make (its workloads' pods) (`agent_view.lone_kinds`). A fault
 tool's objects (Chaos Mesh's) are not read: the agent may not list them (E4010).
 
-Fix it by giving the application objects of that kind in that namespace, harmless ones (decoys:
-docs/fault-kinds.md, "Decoys"), or allow the warning (`metadata { lint_allow = ["W2018"] }`) and say why.
+The compiler gives the application harmless objects (decoys) of the policy and quota kinds a fault
+creates alone (docs/fault-kinds.md, "Decoys"); the warning remains where no decoy can be made: a kind with
+no recipe (a PersistentVolumeClaim, a DaemonSet), or no component the fault's object leaves free.
+Fix it by declaring objects of that kind in that namespace in the topology, harmless ones, or allow the
+warning (`metadata { lint_allow = ["W2018"] }`) and say why.
 """),
         _c("W2001", "scenario duplicates another", """
 Two of the checked scenarios inject the same fault mechanism on the same target (the same

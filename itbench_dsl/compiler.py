@@ -24,6 +24,7 @@ from .backends import evaluator as evaluator_backend
 from .backends import faults as fault_backend
 from .backends import itbench as itbench_backend
 from .backends import ciso as ciso_backend
+from .backends import decoys as decoys_backend
 from .backends import itbench_ciso as itbench_ciso_backend
 from .backends import manifests as manifest_backend
 from .backends import prompt as prompt_backend
@@ -152,9 +153,7 @@ def emit(scenario: ir.Scenario, diags: Diagnostics, path: str, hints: str = "non
     """Every output of a checked scenario: (manifests by file, for validation; all files as bytes).
 
     `hints` is the prompt's hint level; `span` (the scenario's name) locates a leaking prompt (E4003)."""
-    gaps = [id(o) for o in fault_backend.gap_objects(scenario)]
-    topology = manifest_backend.topology_manifests(scenario.topology, exclude=gaps)
-    topology = topology + ciso_backend.k8s_objects(scenario)[1]  # a catalogue control's compliant objects
+    topology = decoys_backend.application_manifests(scenario)
     agent = manifest_backend.scenario_agent_access(scenario)
     inject_apply, inject_delete, revert_apply, revert_delete = fault_backend.plan(scenario)
     manifests = {

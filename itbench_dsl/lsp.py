@@ -107,16 +107,19 @@ class Analysis:
     path: str
     diagnostics: list = field(default_factory=list)  # diagnostics.Diagnostic, sorted
     build: object | None = None  # topology.TopologyBuild of the document, when it parsed
+    pending: bool = False  # the self-validation is still to run (analyze with validate="cached")
 
 
-def analyze(text: str, path: str) -> Analysis:
+def analyze(text: str, path: str, validate: str = "always") -> Analysis:
     """Everything `itbench check FILE` reports for this text (parse, check, generation, validation, the
-    scenario's self-validation and lint), and the document's topology for completion and hover."""
+    scenario's self-validation and lint), and the document's topology for completion and hover.
+    `validate="cached"`: the self-validation only when its results are on disk (`pending` otherwise), so an
+    edit's other diagnostics are shown before the slow part runs."""
     from .checking import check_source
 
-    checked = check_source(text.encode("utf-8", "surrogatepass"), path)
+    checked = check_source(text.encode("utf-8", "surrogatepass"), path, validate=validate)
     diags = Diagnostics(list(checked.diagnostics), dict(checked.sources))
-    return Analysis(text, path, diags.sorted(), checked.result.topology)
+    return Analysis(text, path, diags.sorted(), checked.result.topology, checked.validation_pending)
 
 
 def topology_of(text: str, path: str):
@@ -697,10 +700,7 @@ def create_server():
 
         return types.Range(pos(start), pos(end))
 
-    def publish(uri: str, version: int | None) -> None:
-        document = server.workspace.get_text_document(uri)
-        text = document.source
-        analysis = analyze(text, uri_to_path(uri))
+    def show(uri: str, version: int | None, analysis: Analysis) -> None:
         state["analyses"][uri] = analysis
         if analysis.build is not None:
             state["builds"][uri] = analysis.build
@@ -716,6 +716,24 @@ def create_server():
         server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=found, version=version))
 
+    async def publish(uri: str, version: int | None) -> None:
+        """Two steps: everything but a self-validation not yet on disk, at once; then, when it was left out,
+        the whole check, run off the event loop (completion and hover keep answering) and shown only if the
+        document did not change meanwhile and it found something the first step did not."""
+        text = server.workspace.get_text_document(uri).source
+        path = uri_to_path(uri)
+        first = analyze(text, path, validate="cached")
+        show(uri, version, first)
+        if not first.pending:
+            return
+        whole = await asyncio.get_running_loop().run_in_executor(None, analyze, text, path)
+        if server.workspace.get_text_document(uri).source != text:
+            return  # a newer edit is scheduled and will be checked
+        if whole.diagnostics != first.diagnostics:
+            show(uri, version, whole)
+        else:
+            state["analyses"][uri] = whole
+
     def schedule(uri: str, version: int | None, delay: float) -> None:
         pending = state["pending"]
         if uri in pending:
@@ -723,14 +741,18 @@ def create_server():
 
         async def later() -> None:
             await asyncio.sleep(delay)
-            pending.pop(uri, None)
             try:
-                publish(uri, version)
+                await publish(uri, version)
+            except asyncio.CancelledError:
+                raise
             except Exception as exc:  # never let a check bring the server down
                 server.window_log_message(types.LogMessageParams(
                     types.MessageType.Error, f"itbench: internal error while checking {uri}: {type(exc).__name__}: {exc}"))
+            finally:
+                if pending.get(uri) is task:
+                    pending.pop(uri, None)
 
-        pending[uri] = asyncio.ensure_future(later())
+        task = pending[uri] = asyncio.ensure_future(later())
 
     def build_for(uri: str, text: str):
         analysis = state["analyses"].get(uri)

@@ -70,14 +70,12 @@ class Objects:
 
 
 def objects(scenario: ir.Scenario) -> Objects:
-    from ..backends import ciso as ciso_backend
     from ..backends import faults as fault_backend
     from ..backends import manifests as manifest_backend
+    from ..backends.decoys import application_manifests
     from ..render import static_pod_name
 
-    gaps = [id(o) for o in fault_backend.gap_objects(scenario)]
-    topology = manifest_backend.topology_manifests(scenario.topology, exclude=gaps, provided=True) \
-        + ciso_backend.k8s_objects(scenario)[1]
+    topology = application_manifests(scenario, provided=True)
     topology += manifest_backend.scenario_agent_access(scenario)  # deployed with the topology (manifests/agent-access.yaml)
     inject_apply, inject_delete, revert_apply, revert_delete = fault_backend.plan(scenario)
 

@@ -26,6 +26,7 @@ from ..runtime.state import (as_template, config_reads, CONTAINER_LISTS, identit
                              POD_BEHAVIOUR, pod_references, pod_requests, pod_reserves, POD_TEMPLATE_KINDS,
                              template_path)
 from .evaluator_file import source_for_spec, spec_of  # noqa: F401  (spec_of: the public API)
+from .decoys import decoys
 from .manifests import topology_manifests
 from ..serialize import YamlError, load_yaml
 
@@ -977,6 +978,7 @@ def _objects(scenario: ir.Scenario) -> list[list]:
     create, and the objects the ground truth names (a logical service with no Service object)."""
     inject_apply = fault_backend.plan(scenario)[0]
     found = {_key(o) for o in topology_manifests(scenario.topology, provided=True)}
+    found |= {_key(o) for o in decoys(scenario)}
     found |= {_key(o) for o in ciso_backend.k8s_objects(scenario)[0] + ciso_backend.k8s_objects(scenario)[1]}
     found |= {_key(o) for o in inject_apply}
     for ref in [*scenario.root_causes, *(e.source for e in scenario.propagations),

@@ -114,32 +114,41 @@ def test_an_image_from_a_registry_the_application_does_not_use_is_flagged():
 
 
 def test_a_created_object_of_a_kind_the_application_has_none_of_is_flagged():
-    """The application has no NetworkPolicy in `shop`: the fault's is the only one `kubectl get networkpolicies -n
-    shop` lists, whatever its name and labels (W2018, at the fault). With one of the application's beside it, or
+    """The application has no NetworkPolicy in `shop` but the fault's, and no component that could carry a
+    harmless one (its only workload is the target): `kubectl get networkpolicies -n shop` lists the fault's alone,
+    whatever its name and labels (W2018, at the fault). With one of the application's beside it (a decoy), or
     where the agent may not list the kind, the kind tells nothing."""
-    text = SHOP.format(faults='fault ingress_port_blocking_network_policy on deployment "cart"')
+    solo = SHOP.split("    deployment \"web\"")[0] + "  }}\n  {faults}\n" + SHOP.split("  {faults}\n")[1]
+    text = solo.format(faults='fault ingress_port_blocking_network_policy on deployment "cart"')
     checked = check_source(text.encode(), "s.itb")
     [diag] = [d for d in checked.diagnostics if d.code == "W2018"]
     assert "the only NetworkPolicy in namespace shop" in diag.message and "kubectl get networkpolicies -n shop" \
         in diag.message
     assert "fault ingress_port_blocking_network_policy" in text.splitlines()[diag.span.line - 1]
+    # with components beside the target, the application gets decoys of the kind, and the kind tells nothing
+    shop = check_source(SHOP.format(faults='fault ingress_port_blocking_network_policy on deployment "cart"').encode(),
+                        "s.itb")
+    assert not [d for d in shop.diagnostics if d.code == "W2018"]
 
     result = _compiled('fault ingress_port_blocking_network_policy on deployment "cart"')
     objects = agent_view.from_files(result.files)
     [policy] = _created(result)
-    assert [(f.kind, f.name) for f in agent_view.lone_kinds(objects)] == [("NetworkPolicy", policy["metadata"]["name"])]
+    assert agent_view.lone_kinds(objects) == []
+    bare = {**objects, "manifests/topology.yaml": [o for o in objects["manifests/topology.yaml"]
+                                                   if o["kind"] != "NetworkPolicy"]}
+    assert [(f.kind, f.name) for f in agent_view.lone_kinds(bare)] == [("NetworkPolicy", policy["metadata"]["name"])]
     decoy = {**policy, "metadata": {**policy["metadata"], "name": "web-allow"}}
-    with_decoy = {**objects, "manifests/topology.yaml": [*objects["manifests/topology.yaml"], decoy]}
+    with_decoy = {**bare, "manifests/topology.yaml": [*bare["manifests/topology.yaml"], decoy]}
     assert agent_view.lone_kinds(with_decoy) == []
     elsewhere = {**decoy, "metadata": {**decoy["metadata"], "namespace": "other"}}  # another namespace's: no cover
-    assert len(agent_view.lone_kinds({**objects, "manifests/topology.yaml": [*objects["manifests/topology.yaml"],
-                                                                            elsewhere]})) == 1
-    unlisted = {**objects, "manifests/agent-access.yaml": [
-        o for o in objects["manifests/agent-access.yaml"] if o["kind"] not in ("Role", "ClusterRole")]}
+    assert len(agent_view.lone_kinds({**bare, "manifests/topology.yaml": [*bare["manifests/topology.yaml"],
+                                                                         elsewhere]})) == 1
+    unlisted = {**bare, "manifests/agent-access.yaml": [
+        o for o in bare["manifests/agent-access.yaml"] if o["kind"] not in ("Role", "ClusterRole")]}
     assert agent_view.lone_kinds(unlisted) == []
     # what every namespace holds (a ConfigMap) or the application's workloads make (their pods) is never lone
     made = [{"apiVersion": "v1", "kind": k, "metadata": {"name": "x", "namespace": "shop"}} for k in ("ConfigMap", "Pod")]
-    assert agent_view.lone_kinds({**objects, "inject/apply.yaml": made}) == []
+    assert agent_view.lone_kinds({**bare, "inject/apply.yaml": made}) == []
 
 
 def test_the_registry_of_an_image():

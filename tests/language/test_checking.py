@@ -120,3 +120,16 @@ def test_parallel_checking_gives_the_same_findings():
     two, _ = check_files(jobs, workers=2)
     assert render_json(one) == render_json(two) and one.items
     assert isinstance(one, Diagnostics)
+
+
+def test_a_check_for_the_editor_leaves_out_a_self_validation_not_yet_on_disk(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("ITBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    text = BLIND.replace("A fault nothing observes", "A fault no check observes")
+    quick = check_source(text.encode(), "b.itb", validate="cached")
+    # compiled and linted, but not self-validated: nothing of E4004/E4006 yet, and it says so
+    assert quick.validation_pending and not {"E4004", "E4006"} & {d.code for d in quick.diagnostics}
+    whole = check_source(text.encode(), "b.itb")
+    assert not whole.validation_pending and [d.code for d in whole.diagnostics] == ["E4004", "E4006"]
+    # once the results are on disk, the quick check has them too
+    again = check_source(text.encode(), "b.itb", validate="cached")
+    assert not again.validation_pending and [d.code for d in again.diagnostics] == ["E4004", "E4006"]

@@ -221,6 +221,21 @@ def test_change_is_checked_again_and_only_the_last_version_is_published(client):
     assert [p["version"] for p in client.published if p["uri"] == uri] == [1, 4]
 
 
+def test_a_scenario_edit_shows_the_quick_diagnostics_before_the_self_validation(client):
+    from tests.language.test_checking import BLIND
+
+    uri = "file:///tmp/itbench-lsp-test/blind.itb"
+    # a text no earlier check has validated (the marker is new on every run), so its self-validation is not on disk
+    text = BLIND.replace("A fault nothing observes", f"A fault nothing observes ({time.time_ns()})")
+    client.open(uri, text)
+    first = client.diagnostics(uri, 1)
+    assert not {"E4004", "E4006"} & {d["code"] for d in first}, first
+    # the same version again, once the self-validation has run: its findings, located at the predicate
+    second = client.diagnostics(uri, 1)
+    assert [d["code"] for d in second] == ["E4004", "E4006"]
+    assert second[0]["range"]["start"] == position(text, 'deployment "cart" absent')
+
+
 def test_syntax_error_is_reported_where_it_is(client):
     uri = "file:///tmp/itbench-lsp-test/syntax.itb"
     text = 'scenario "x" {\n  domain sre\n  complexity = low\n}\n'

@@ -1,0 +1,197 @@
+"""Decoys: harmless objects of the application beside what a fault creates (docs/fault-kinds.md, "Decoys").
+
+A fault that creates the only NetworkPolicy (ResourceQuota, PeerAuthentication, AuthorizationPolicy) of its
+namespace is found by listing that kind, however well it is named (W2018, `agent_view.lone_kinds`). The
+compiler gives the application a few objects of that kind there, each for another of its components, made so
+that they change nothing a cluster does:
+
+- NetworkPolicy: admits every connection into one component's pods (`ingress: [{}]`): a policy that admits
+  everything isolates nothing;
+- ResourceQuota: a count ten times what the namespace holds (pods, ConfigMaps, Secrets, Services), never a
+  compute resource (a cpu or memory quota would refuse pods that declare no requests);
+- PeerAuthentication: one component's workload policy with `mtls.mode: UNSET`, which inherits the namespace's
+  mode;
+- AuthorizationPolicy: `ALLOW` with a rule every request matches, for one component.
+
+A decoy is never put on a component the fault's object selects (an allow-all beside a deny-all would undo it,
+and Istio lets the oldest workload policy win). Decoys are topology objects: deployed with the application
+(before the injection, so the timeline does not show them come with the fault), in its derived states and in
+the evaluator's known objects, named and labelled as an object a fault creates is (`faults.base.NAME_WORDS`,
+`per_object_labels`), so that neither kind, name nor labels tell the fault's object from them. The revert
+leaves them. Where no component is left to carry one (a fault that selects every pod), none is made and
+W2018 stays.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from .. import ir
+from ..faults.base import NAME_WORDS
+from ..runtime.state import as_template, selector_matches
+from .faults import _key, common_labels, per_object_labels, plan
+from .manifests import provided_namespaces, topology_manifests
+
+DECOYS_PER_KIND = 2
+WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Pod", "Job", "CronJob"})
+QUOTA_COUNTS = (("pods", "Pod"), ("count/configmaps", "ConfigMap"), ("count/secrets", "Secret"),
+                ("services", "Service"))  # what a decoy quota counts: no pod declares them, none refuses a pod
+
+
+def _group(api_version: str) -> str:
+    return api_version.rpartition("/")[0] if "/" in api_version else ""
+
+
+def _pod_labels(workload: dict) -> dict:
+    template = (as_template(workload).get("spec") or {}).get("template") or {}
+    return (template.get("metadata") or {}).get("labels") or {}
+
+
+def _network_policy(component: dict, index: int, counts: dict) -> dict | None:
+    labels = _pod_labels(component)
+    if not labels:
+        return None
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "spec": {"podSelector": {"matchLabels": dict(labels)}, "policyTypes": ["Ingress"], "ingress": [{}]}}
+
+
+def _resource_quota(component: dict, index: int, counts: dict) -> dict:
+    resource, kind = QUOTA_COUNTS[index % len(QUOTA_COUNTS)]
+    return {"apiVersion": "v1", "kind": "ResourceQuota",
+            "spec": {"hard": {resource: str(max(20, 10 * counts.get(kind, 0)))}}}
+
+
+def _peer_authentication(component: dict, index: int, counts: dict) -> dict | None:
+    labels = _pod_labels(component)
+    if not labels:
+        return None
+    return {"apiVersion": "security.istio.io/v1", "kind": "PeerAuthentication",
+            "spec": {"selector": {"matchLabels": dict(labels)}, "mtls": {"mode": "UNSET"}}}
+
+
+def _authorization_policy(component: dict, index: int, counts: dict) -> dict | None:
+    labels = _pod_labels(component)
+    if not labels:
+        return None
+    return {"apiVersion": "security.istio.io/v1", "kind": "AuthorizationPolicy",
+            "spec": {"selector": {"matchLabels": dict(labels)}, "action": "ALLOW", "rules": [{}]}}
+
+
+def _isolates(fault: dict, labels: dict) -> bool:
+    """A NetworkPolicy of the fault's that selects these pods: an allow-all beside it would undo it (policies add up)."""
+    return selector_matches((fault.get("spec") or {}).get("podSelector") or {}, labels)
+
+
+def _overrides(fault: dict, labels: dict) -> bool:
+    """A workload PeerAuthentication of the fault's for these pods: Istio keeps the oldest of two, the decoy.
+    A namespace-wide one is inherited by the decoy's UNSET, so it leaves every component free."""
+    selector = (fault.get("spec") or {}).get("selector")
+    return isinstance(selector, dict) and selector_matches(selector, labels)
+
+
+def _allows(fault: dict, labels: dict) -> bool:
+    """An ALLOW AuthorizationPolicy of the fault's that applies to these pods (by its selector, or to the whole
+    namespace without one): an allow-all beside it would undo the deny-by-default it brings. DENY, CUSTOM and
+    AUDIT policies are evaluated before any ALLOW, and one attached by `targetRef(s)` acts on what it names."""
+    spec = fault.get("spec") or {}
+    if (spec.get("action") or "ALLOW") != "ALLOW" or spec.get("targetRef") or spec.get("targetRefs"):
+        return False
+    selector = spec.get("selector")
+    return selector is None or selector_matches(selector, labels)
+
+
+def _never(fault: dict, labels: dict) -> bool:
+    return False
+
+
+# (API group, kind) -> (how to make a harmless one for a component, None where it cannot carry one; whether an
+# object of the fault's of that kind acts on the component's pods so that a decoy there would change its effect)
+RECIPES = {
+    ("networking.k8s.io", "NetworkPolicy"): (_network_policy, _isolates),
+    ("", "ResourceQuota"): (_resource_quota, _never),
+    ("security.istio.io", "PeerAuthentication"): (_peer_authentication, _overrides),
+    ("security.istio.io", "AuthorizationPolicy"): (_authorization_policy, _allows),
+}
+
+
+def decoys(scenario: ir.Scenario) -> list[dict]:
+    """The decoys of a scenario, in a stable order: for each kind its faults create alone in a namespace
+    (where the recipe table has one), up to DECOYS_PER_KIND objects, each for another component, chosen by a
+    hash of the scenario's name and the kind."""
+    if scenario.compliance is not None:
+        return []
+    inject_apply = plan(scenario)[0]
+    if not inject_apply:
+        return []
+    topology = topology_manifests(scenario.topology, provided=True)
+    keys = {_key(o) for o in topology}
+    present = {(_group(str(o.get("apiVersion", ""))), o.get("kind"), (o.get("metadata") or {}).get("namespace"))
+               for o in topology}
+    taken = {((o.get("metadata") or {}).get("namespace"), (o.get("metadata") or {}).get("name"))
+             for o in [*topology, *inject_apply]}
+    common = common_labels(scenario.topology)
+    unowned = provided_namespaces(scenario.topology)  # the cluster's: nothing of the application is deployed there
+    out: list[dict] = []
+    for obj in inject_apply:
+        if _key(obj) in keys:
+            continue  # a topology object the fault changes
+        group, kind = _group(str(obj.get("apiVersion", ""))), obj.get("kind")
+        namespace = (obj.get("metadata") or {}).get("namespace")
+        recipe, interferes = RECIPES.get((group, kind), (None, None))
+        if recipe is None or namespace is None or namespace in unowned or (group, kind, namespace) in present:
+            continue
+        present.add((group, kind, namespace))
+        faults = [o for o in inject_apply if _key(o) not in keys and o.get("kind") == kind
+                  and (o.get("metadata") or {}).get("namespace") == namespace]
+        counts: dict[str, int] = {}
+        for o in topology:
+            if (o.get("metadata") or {}).get("namespace") == namespace:
+                counts[o.get("kind")] = counts.get(o.get("kind"), 0) + 1
+        components = sorted((o for o in topology if o.get("kind") in WORKLOAD_KINDS
+                             and (o.get("metadata") or {}).get("namespace") == namespace
+                             and not any(interferes(f, _pod_labels(o)) for f in faults)),
+                            key=lambda o: str(o["metadata"]["name"]))
+        if not components:
+            continue
+        seed = int(hashlib.sha256(f"{scenario.name}/{group}/{kind}".encode()).hexdigest(), 16)
+        start = seed % len(components)
+        made = 0
+        for component in components[start:] + components[:start]:
+            if made == DECOYS_PER_KIND:
+                break
+            decoy = recipe(component, made, counts)
+            if decoy is None:
+                continue
+            name = _name(str(component["metadata"]["name"]), namespace, seed, taken)
+            taken.add((namespace, name))
+            labels = {**common.get(namespace, {}), **per_object_labels(scenario.topology, namespace, component, name)}
+            decoy["metadata"] = {"name": name, "namespace": namespace, **({"labels": labels} if labels else {})}
+            out.append({"apiVersion": decoy.pop("apiVersion"), "kind": decoy.pop("kind"), "metadata": decoy.pop("metadata"),
+                        **decoy})
+            made += 1
+    return out
+
+
+def _name(component: str, namespace: str, seed: int, taken: set) -> str:
+    """`<component>-<word>`, as a fault's created object is named (faults.base.application_name), the word
+    chosen by the hash; a number where every word is taken."""
+    words = list(NAME_WORDS)
+    start = seed % len(words)
+    for word in words[start:] + words[:start]:
+        name = f"{component[:62 - len(word)].rstrip('-.')}-{word}"
+        if (namespace, name) not in taken:
+            return name
+    return next(f"{component[:58]}-{n}" for n in range(2, len(taken) + 3) if (namespace, f"{component[:58]}-{n}") not in taken)
+
+
+def application_manifests(scenario: ir.Scenario, provided: bool = False) -> list[dict]:
+    """What the cluster holds of the application before the injection (`manifests/topology.yaml`): the topology's
+    objects but a CISO gap's (deployed by the injection), a catalogue control's compliant objects, and the
+    decoys. `provided`: with what the cluster provides (manifests.topology_manifests), as the derived states
+    hold it."""
+    from . import ciso as ciso_backend
+    from .faults import gap_objects
+
+    gaps = [id(o) for o in gap_objects(scenario)]
+    return (topology_manifests(scenario.topology, exclude=gaps, provided=provided) + ciso_backend.k8s_objects(scenario)[1]
+            + decoys(scenario))

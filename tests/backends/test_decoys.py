@@ -1,0 +1,126 @@
+"""Decoys (backends/decoys.py): the application's harmless objects of the kinds a fault creates alone, so that
+listing a kind does not find the fault, made so that they change nothing a cluster does."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from itbench_dsl.analysis.corpus import cases
+from itbench_dsl.analysis.states import derive, objects
+from itbench_dsl.backends import decoys as decoy_backend
+from itbench_dsl.backends.evaluator import evaluator_spec
+from itbench_dsl.compiler import compile_source
+from itbench_dsl.diagnostics import Diagnostics
+from itbench_dsl.runtime.state import selector_matches
+
+ROOT = Path(__file__).resolve().parents[2]
+# the library scenarios whose faults may create a policy or a quota (read cheaply, compiled below)
+CANDIDATES = sorted(p for p in (ROOT / "scenarios" / "sre").glob("*.itb")
+                    if re.search(r"network_policy|quota|istio_", p.read_text(encoding="utf-8")))
+
+
+def _compiled(path: Path):
+    diags = Diagnostics()
+    result = compile_source(path.read_bytes(), str(path), diags)
+    assert not diags.has_errors, [d.message for d in diags.errors()]
+    return result
+
+
+def _docs(result, name: str) -> list[dict]:
+    return [d for d in yaml.safe_load_all(result.files.get(name, b"")) if d]
+
+
+def _labels(workload: dict) -> dict:
+    return ((workload.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels") or {}
+
+
+@pytest.mark.parametrize("path", CANDIDATES, ids=lambda p: p.stem)
+def test_library_decoys_are_harmless_and_look_like_the_faults_objects(path: Path):
+    result = _compiled(path)
+    made = decoy_backend.decoys(result.scenario)
+    topology = _docs(result, "manifests/topology.yaml")
+    created = [o for o in _docs(result, "inject/apply.yaml")
+               if (o["kind"], o["metadata"]["name"]) not in {(t["kind"], t["metadata"]["name"]) for t in topology}]
+    for decoy in made:
+        assert decoy in topology  # deployed with the application, before the injection
+        meta, spec = decoy["metadata"], decoy["spec"]
+        faults = [o for o in created if o["kind"] == decoy["kind"] and o["metadata"]["namespace"] == meta["namespace"]]
+        assert faults, "a decoy stands beside an object the fault creates"
+        same_kind = [o["metadata"]["name"] for o in [*topology, *created] if o["kind"] == decoy["kind"]]
+        assert same_kind.count(meta["name"]) == 1
+        # named and labelled as the fault's object is: neither name pattern nor label keys tell them apart
+        assert re.fullmatch(r"[a-z0-9-]+-[a-z]+", meta["name"])
+        assert set(meta.get("labels") or {}) == set(faults[0]["metadata"].get("labels") or {})
+        pods = [_labels(w) for w in topology if w["kind"] in decoy_backend.WORKLOAD_KINDS
+                and w["metadata"]["namespace"] == meta["namespace"]]
+        if decoy["kind"] == "NetworkPolicy":
+            assert spec["ingress"] == [{}] and spec["policyTypes"] == ["Ingress"]
+            # never beside a fault's policy on the same pods: policies add up, an allow-all would undo it
+            for labels in pods:
+                if selector_matches(spec["podSelector"], labels):
+                    assert not any(selector_matches(f["spec"]["podSelector"], labels) for f in faults)
+        elif decoy["kind"] == "ResourceQuota":
+            assert set(spec["hard"]) <= {"pods", "count/configmaps", "count/secrets", "services"}
+            assert all(int(v) >= 20 for v in spec["hard"].values())
+        elif decoy["kind"] == "PeerAuthentication":
+            assert spec["mtls"] == {"mode": "UNSET"}  # inherits the namespace's mode
+            for labels in pods:
+                if selector_matches(spec["selector"], labels):
+                    assert not any(selector_matches(f["spec"].get("selector") or {"matchLabels": {"-": "-"}}, labels)
+                                   for f in faults)
+        else:
+            assert decoy["kind"] == "AuthorizationPolicy" and spec["action"] == "ALLOW" and spec["rules"] == [{}]
+    # they are the application's: in the healthy state, and among the objects the evaluator knows
+    if made:
+        healthy = derive(result.scenario)["healthy"]["resources"]["items"]
+        names = {(o["kind"], o["metadata"]["name"]) for o in healthy}
+        known = {tuple(k) for k in evaluator_spec(result.scenario)["objects"]}
+        for decoy in made:
+            assert (decoy["kind"], decoy["metadata"]["name"]) in names
+            assert (decoy["kind"], decoy["metadata"]["namespace"], decoy["metadata"]["name"]) in known
+
+
+def test_the_library_has_decoys_of_every_kind_the_recipes_make():
+    kinds = set()
+    for path in CANDIDATES:
+        kinds |= {d["kind"] for d in decoy_backend.decoys(_compiled(path).scenario)}
+    assert kinds == {kind for _, kind in decoy_backend.RECIPES}
+
+
+def test_deleting_the_decoys_mends_nothing_and_breaks_nothing():
+    """The corpus grades the solved and faulty states with the decoys gone as it grades them with the decoys."""
+    path = next(p for p in CANDIDATES if decoy_backend.decoys(_compiled(p).scenario))
+    result = _compiled(path)
+    spec = evaluator_spec(result.scenario)
+    found = objects(result.scenario)
+    decoy_cases = [c for c in cases(result.scenario, spec, found, derive(result.scenario)) if "decoys deleted" in c.name]
+    assert {(c.name.split()[1], c.want) for c in decoy_cases} == {("solved", "pass"), ("faulty", "fail")}
+    for case in decoy_cases:
+        ok, what = case.run(spec)
+        assert ok, f"{case.name}: {what}"
+
+
+def _policy(kind: str, spec: dict) -> dict:
+    return {"apiVersion": "x", "kind": kind, "metadata": {"name": "p", "namespace": "shop"}, "spec": spec}
+
+
+def test_a_decoy_never_goes_where_it_would_change_the_faults_effect():
+    cart, web = {"app": "cart"}, {"app": "web"}
+    _, isolates = decoy_backend.RECIPES[("networking.k8s.io", "NetworkPolicy")]
+    assert isolates(_policy("NetworkPolicy", {"podSelector": {}}), web)  # a namespace-wide deny covers every pod
+    assert not isolates(_policy("NetworkPolicy", {"podSelector": {"matchLabels": cart}}), web)
+    _, overrides = decoy_backend.RECIPES[("security.istio.io", "PeerAuthentication")]
+    assert overrides(_policy("PeerAuthentication", {"selector": {"matchLabels": cart}, "mtls": {"mode": "STRICT"}}), cart)
+    # a namespace-wide mode is inherited by the decoy's UNSET: every component may carry one
+    assert not overrides(_policy("PeerAuthentication", {"mtls": {"mode": "STRICT"}}), cart)
+    _, allows = decoy_backend.RECIPES[("security.istio.io", "AuthorizationPolicy")]
+    # an ALLOW policy turns its pods' default to deny: an allow-all beside it would undo that
+    assert allows(_policy("AuthorizationPolicy", {"action": "ALLOW", "rules": [{"from": [{}]}]}), web)
+    assert allows(_policy("AuthorizationPolicy", {"selector": {"matchLabels": web}}), web)  # ALLOW by default
+    # DENY is evaluated before any ALLOW; a policy attached by targetRef acts on what it names
+    assert not allows(_policy("AuthorizationPolicy", {"action": "DENY", "rules": [{}]}), web)
+    assert not allows(_policy("AuthorizationPolicy", {"action": "ALLOW", "targetRef": {"kind": "Gateway"}}), web)
