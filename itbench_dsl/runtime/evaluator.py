@@ -5398,7 +5398,8 @@ def rego_verdicts(spec, rego_source, opa_result, objects=None):
             name, run = engine
             said = {}  # what each object's inputs gave: the first one that breaks its verdict, if any
             inputs = rego_inputs(gaps, compliant, context, spec["ciso"].get("unit"))
-            found = run(rego_source, [rego_input(spec, world) for _, world, _ in inputs])
+            stored = {}  # the objects as stored, once each: the inputs hold the same objects many times
+            found = run(rego_source, [rego_input(spec, world, stored) for _, world, _ in inputs])
             for (what, world, gap), verdict in zip(inputs, found):
                 want = "pass" if gap is None else "fail"
                 for obj in (compliant if gap is None else [gap]):
@@ -5473,16 +5474,21 @@ def _renamed(obj):
     return copy
 
 
-def rego_input(spec, objects):
+def rego_input(spec, objects, stored=None):
     """A Rego input in the shape the prompt states (ciso/tasks.py, INPUT_SHAPES): `kubectl get -o json`'s
     List of the objects as the API server stores them, each workload followed by the Pod it runs (as
     kyverno_offline judges it: `kubectl get pods` on the cluster lists them), or for a host control one item per
-    host with its settings."""
+    host with its settings. `stored`: id(object) -> its items, kept across the inputs of one grading (whose
+    objects it holds alive); the items are shared, never changed."""
     if spec["ciso"].get("input") == "hosts":
         return {"hosts": [{"name": (o.get("metadata") or {}).get("name"), **(o.get("host") or {})} for o in objects]}
+    stored = {} if stored is None else stored
     items = []
     for obj in objects:
-        items += [as_stored(obj)] + ([templated_pod(obj)] if templated_pod(obj) is not None else [])
+        if id(obj) not in stored:
+            pod = templated_pod(obj)
+            stored[id(obj)] = [as_stored(obj)] + ([pod] if pod is not None else [])
+        items += stored[id(obj)]
     return {"apiVersion": "v1", "kind": "List", "items": items}
 
 
@@ -5749,7 +5755,8 @@ def _opa_eval(binary, folder, document, input_name, query):
     import tempfile
 
     with open(os.path.join(folder, input_name), "w", encoding="utf-8") as handle:
-        json.dump(document, handle)  # rego_input: the shape the prompt states
+        # rego_input: the shape the prompt states; json.dumps, as json.dump to a file encodes in pure Python
+        handle.write(json.dumps(document))
     try:
         import resource  # noqa: F401 - POSIX: the budget as resource limits; elsewhere the wall-clock bound alone
         limits = _opa_limits
