@@ -415,6 +415,18 @@ def test_a_batch_that_fails_is_evaluated_input_by_input(no_opa, monkeypatch, bat
     assert seen.read_text().splitlines() == [ns["OPA_BATCH_QUERY"]] + ["data.check.result"] * 2
 
 
+def test_each_object_is_stored_once_per_grading(no_opa, monkeypatch):
+    """The inputs of a grading hold the same objects many times: each is put in its stored form once."""
+    named = _stand_in(no_opa / "bin", "1.99.0", TRUE)
+    monkeypatch.setenv("ITBENCH_OPA", str(named))
+    ns = evaluator(K8S)
+    stored = []
+    real = ns["as_stored"]
+    monkeypatch.setitem(ns, "as_stored", lambda obj: stored.append(obj) or real(obj))
+    ns["rego_verdicts"](ns["SPEC"], "package check\n", None)
+    assert stored and len({id(obj) for obj in stored}) == len(stored)
+
+
 def test_an_input_left_out_of_the_batch_is_an_error_verdict(no_opa, monkeypatch):
     """The batch's pairs map back to their inputs by index; an input without a pair (`result` undefined there)
     is an `error` verdict, and a batch answer that is no list of pairs is evaluated input by input."""
