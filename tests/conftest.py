@@ -27,8 +27,8 @@ if os.environ.get("PYTHONDONTWRITEBYTECODE"):
     compileall.compile_dir(str(REPO / "itbench_dsl"), quiet=2)
 
 # Rego is graded with regopy, whatever `opa` the machine's PATH holds, unless ITBENCH_OPA names an engine (a
-# run with ITBENCH_OPA=/path/to/opa grades every Rego policy with OPA): OPA runs a process per input, which
-# the suites that grade hundreds of policies cannot afford. tests/runtime/test_rego_engine.py tests OPA.
+# run with ITBENCH_OPA=/path/to/opa grades every Rego policy with OPA): OPA starts a process per grading,
+# which the suites that grade hundreds of policies cannot afford. tests/runtime/test_rego_engine.py tests OPA.
 os.environ.setdefault("ITBENCH_OPA", "none")
 
 _LIBRARY = sorted(SCENARIOS.rglob("*.itb"))

@@ -5497,7 +5497,8 @@ def rego_verdicts(spec, rego_source, opa_result, objects=None):
             name, run = engine
             said = {}  # what each object's inputs gave: the first one that breaks its verdict, if any
             inputs = rego_inputs(gaps, compliant, context, spec["ciso"].get("unit"))
-            found = run(rego_source, [rego_input(spec, world) for _, world, _ in inputs])
+            stored = {}  # the objects as stored, once each: the inputs hold the same objects many times
+            found = run(rego_source, [rego_input(spec, world, stored) for _, world, _ in inputs])
             for (what, world, gap), verdict in zip(inputs, found):
                 want = "pass" if gap is None else "fail"
                 for obj in (compliant if gap is None else [gap]):
@@ -5572,16 +5573,21 @@ def _renamed(obj):
     return copy
 
 
-def rego_input(spec, objects):
+def rego_input(spec, objects, stored=None):
     """A Rego input in the shape the prompt states (ciso/tasks.py, INPUT_SHAPES): `kubectl get -o json`'s
     List of the objects as the API server stores them, each workload followed by the Pod it runs (as
     kyverno_offline judges it: `kubectl get pods` on the cluster lists them), or for a host control one item per
-    host with its settings."""
+    host with its settings. `stored`: id(object) -> its items, kept across the inputs of one grading (whose
+    objects it holds alive); the items are shared, never changed."""
     if spec["ciso"].get("input") == "hosts":
         return {"hosts": [{"name": (o.get("metadata") or {}).get("name"), **(o.get("host") or {})} for o in objects]}
+    stored = {} if stored is None else stored
     items = []
     for obj in objects:
-        items += [as_stored(obj)] + ([templated_pod(obj)] if templated_pod(obj) is not None else [])
+        if id(obj) not in stored:
+            pod = templated_pod(obj)
+            stored[id(obj)] = [as_stored(obj)] + ([pod] if pod is not None else [])
+        items += stored[id(obj)]
     return {"apiVersion": "v1", "kind": "List", "items": items}
 
 
@@ -5802,23 +5808,33 @@ def _regopy_run(interpreter, document):
     return "pass" if value is True else "fail" if value is False else "error"
 
 
-# what one `opa eval` may write: its verdict is one boolean, so a value or an error beyond this is over the budget
+# what one `opa eval` may write: its verdicts are booleans, so a value or an error beyond this is over the budget
 OPA_OUTPUT = 1024 * 1024
 # the wall-clock bound of one `opa eval` (CPU is bounded by REGO_SECONDS; a loaded machine stretches wall time,
 # and a policy may wait: `http.send`)
 OPA_SECONDS = 3 * REGO_SECONDS
+# One `opa eval` over every input of a grading (a list, given as `--input`): the result as the prompt defines
+# it on each input in turn, each replacing `input` whole (`with`), as `--input input.json` would; a pair per
+# input whose `result` is defined. OPA starting up costs more than most evaluations.
+OPA_BATCH_QUERY = "[[i, v] | some i; doc := input[i]; v := data.check.result with input as doc]"
 
 
 def _opa_verdicts(binary, source, documents):
-    """The policy's verdict on each input: one `opa eval --data policy.rego --input input.json data.check.result`
-    per input (the result as the prompt defines it), each under the Rego budget: REGO_MEMORY of data, REGO_SECONDS
-    of CPU, OPA_SECONDS of wall time, OPA_OUTPUT bytes of output. A module OPA does not compile, or an evaluation
-    error (a conflict between rule values), is a RegoRefused with OPA's reason."""
+    """The policy's verdict on each input, from one `opa eval --data policy.rego --input inputs.json` of
+    OPA_BATCH_QUERY over them all, under the Rego budget: REGO_MEMORY of data, REGO_SECONDS of CPU, OPA_SECONDS
+    of wall time, OPA_OUTPUT bytes of output. An evaluation error stops the whole query (Rego cannot catch a
+    conflict between rule values on one input), as does a module OPA does not compile or a bound: then each
+    input is evaluated alone, in order (`_opa_run`), so that the one that errs says so as it did on its own:
+    a RegoRefused with OPA's reason, or over the budget."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="itbench-rego-") as folder:
         with open(os.path.join(folder, "policy.rego"), "w", encoding="utf-8") as handle:
             handle.write(source)
+        if len(documents) > 1:
+            found = _opa_batch(binary, folder, documents)
+            if found is not None:
+                return found
         return [_opa_run(binary, folder, document) for document in documents]
 
 
@@ -5832,24 +5848,26 @@ def _opa_limits():
     resource.setrlimit(resource.RLIMIT_FSIZE, (OPA_OUTPUT, OPA_OUTPUT))
 
 
-def _opa_run(binary, folder, document):
+def _opa_eval(binary, folder, document, input_name, query):
+    """One bounded `opa eval` of `query` on `document` (written to `input_name`): (exit code, its JSON output
+    or None, its text). Over the wall-clock bound: None."""
     import tempfile
 
-    with open(os.path.join(folder, "input.json"), "w", encoding="utf-8") as handle:
-        json.dump(document, handle)  # rego_input: the shape the prompt states
+    with open(os.path.join(folder, input_name), "w", encoding="utf-8") as handle:
+        # rego_input: the shape the prompt states; json.dumps, as json.dump to a file encodes in pure Python
+        handle.write(json.dumps(document))
     try:
         import resource  # noqa: F401 - POSIX: the budget as resource limits; elsewhere the wall-clock bound alone
         limits = _opa_limits
     except ImportError:
         limits = None
-    command = [binary, "eval", "--format", "json", "--data", "policy.rego", "--input", "input.json",
-               "data.check.result"]
+    command = [binary, "eval", "--format", "json", "--data", "policy.rego", "--input", input_name, query]
     with tempfile.TemporaryFile(dir=folder) as said:
         try:
             proc = subprocess.run(command, cwd=folder, stdin=subprocess.DEVNULL, stdout=said, stderr=subprocess.STDOUT,
                                   timeout=OPA_SECONDS, preexec_fn=limits, check=False)
         except subprocess.TimeoutExpired:
-            raise _over_budget() from None
+            return None
         except OSError as exc:
             raise InputError(f"{binary}: cannot run: {exc.strerror or exc}") from None
         said.seek(0)
@@ -5858,7 +5876,37 @@ def _opa_run(binary, folder, document):
         out = json.loads(text)
     except ValueError:
         out = None
-    if proc.returncode == 0 and isinstance(out, dict):
+    return proc.returncode, out, text
+
+
+def _opa_batch(binary, folder, documents):
+    """The verdicts of one `opa eval` over every input (OPA_BATCH_QUERY), or None when that evaluation did not
+    end with a value for the batch (an error, a bound): the inputs are then evaluated one by one."""
+    ran = _opa_eval(binary, folder, documents, "inputs.json", OPA_BATCH_QUERY)
+    if ran is None or ran[0] != 0 or not isinstance(ran[1], dict):
+        return None
+    try:
+        pairs = ran[1]["result"][0]["expressions"][0]["value"]
+    except (KeyError, IndexError, TypeError):
+        return None
+    if not isinstance(pairs, list):
+        return None
+    verdicts = ["error"] * len(documents)  # an input left out: `result` undefined there, which must be defined
+    for pair in pairs:
+        if not (isinstance(pair, list) and len(pair) == 2 and type(pair[0]) is int and 0 <= pair[0] < len(documents)):
+            return None
+        verdicts[pair[0]] = "pass" if pair[1] is True else "fail" if pair[1] is False else "error"
+    return verdicts
+
+
+def _opa_run(binary, folder, document):
+    """The verdict of one `opa eval --data policy.rego --input input.json data.check.result` (the result as the
+    prompt defines it) on one input."""
+    ran = _opa_eval(binary, folder, document, "input.json", "data.check.result")
+    if ran is None:
+        raise _over_budget()
+    returncode, out, text = ran
+    if returncode == 0 and isinstance(out, dict):
         try:
             value = out["result"][0]["expressions"][0]["value"]
         except (KeyError, IndexError, TypeError):

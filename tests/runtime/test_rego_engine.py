@@ -206,6 +206,39 @@ def test_opa_minimal_forms(monkeypatch):
 
 
 @needs_opa
+def test_opa_evaluates_every_input_of_a_grading_at_once(monkeypatch):
+    """One `opa eval` per grading (the objects, then their twins), whatever the number of inputs; an input
+    whose `result` is undefined is an `error` verdict on that input alone, and an evaluation error on one input
+    (a conflict between rule values) still fails the policy with OPA's reason."""
+    monkeypatch.setenv("ITBENCH_OPA", OPA)
+    ns = evaluator(HOSTS)
+    evals = []
+    real_run = subprocess.run
+
+    def counting(command, *args, **kwargs):
+        if command[1:2] == ["eval"]:
+            evals.append(command[-1])
+        return real_run(command, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", counting)
+    verdict = run(HOSTS, None, None, task="policy", artifact=("rego", CASE_FLAG))
+    assert verdict["passed"] and source(verdict).startswith("rego (opa 1.")
+    assert evals == [ns["OPA_BATCH_QUERY"]] * 2
+    _, evaluate = ns["rego_engine"]()
+    head = "package check\n\n"
+    evals.clear()
+    assert evaluate(head + "result := input.x == 1 if input.x != 2\n", [{"x": 1}, {"x": 2}, {"x": 3}]) == [
+        "pass", "error", "fail"]
+    assert evals == [ns["OPA_BATCH_QUERY"]]
+    conflict = head + "result if input.x == 1\nresult if input.x == 3\nresult := false if input.x == 3\n"
+    with pytest.raises(ns["RegoRefused"], match="policy.rego:5: eval_conflict_error: rule data.check.result produced "
+                                                "conflicting values"):
+        evaluate(conflict, [{"x": 1}, {"x": 3}, {"x": 2}])
+    # the batch, then each input alone up to the one that errs
+    assert evals[1:] == [ns["OPA_BATCH_QUERY"], "data.check.result", "data.check.result"]
+
+
+@needs_opa
 def test_itbench_evaluate_names_opa(tmp_path):
     folder = _bundle_dir(tmp_path, HOSTS)
     policy = tmp_path / "policy.rego"
@@ -227,7 +260,12 @@ def _stand_in(folder: Path, version: str, body: str) -> Path:
     return script
 
 
-TRUE = "echo '{\"result\": [{\"expressions\": [{\"value\": true, \"text\": \"data.check.result\"}]}]}'"
+ONE_TRUE = "echo '{\"result\": [{\"expressions\": [{\"value\": true, \"text\": \"data.check.result\"}]}]}'"
+# true on every input: `opa eval ... data.check.result` on one input ($8, the query), or the batch query on the
+# list of inputs (inputs.json): a pair [i, true] for each
+ALL_TRUE = (f'"{sys.executable}" -c "import json; n = len(json.load(open(\'inputs.json\'))); '
+            "print(json.dumps({'result': [{'expressions': [{'value': [[i, True] for i in range(n)]}]}]}))\"")
+TRUE = f'if [ "$8" = data.check.result ]; then {ONE_TRUE}; else {ALL_TRUE}; fi'
 
 
 @pytest.fixture
@@ -332,16 +370,75 @@ def test_an_undefined_result_is_an_error_verdict(no_opa, monkeypatch):
 
 
 def test_opa_eval_is_run_as_the_prompt_defines_the_result(no_opa, monkeypatch):
-    """`opa eval --data policy.rego --input input.json data.check.result`, the policy and the input as given."""
+    """One `opa eval --data policy.rego --input inputs.json QUERY` per grading: the result as the prompt defines
+    it (`data.check.result`) on each input of the list, the policy and the inputs as given."""
     seen = no_opa / "seen"
-    named = _stand_in(no_opa / "bin", "1.99.0", f'echo "$@" > {seen}; cp policy.rego {seen}.rego; '
-                      f"cp input.json {seen}.json; {TRUE}")
+    named = _stand_in(no_opa / "bin", "1.99.0", f'echo "$@" >> {seen}; cp policy.rego {seen}.rego; '
+                      f"cp inputs.json {seen}.json; {TRUE}")
     monkeypatch.setenv("ITBENCH_OPA", str(named))
-    run(HOSTS, None, None, task="policy", artifact=("rego", EVERY_NOT))
-    assert seen.read_text().split() == ["eval", "--format", "json", "--data", "policy.rego", "--input",
-                                        "input.json", "data.check.result"]
+    ns = evaluator(HOSTS)
+    ns["evaluate"](ns["SPEC"], None, None, task="policy", artifact=("rego", EVERY_NOT))
+    query = ns["OPA_BATCH_QUERY"]
+    assert "data.check.result with input as" in query
+    # two gradings (the objects, then their twins for ciso.general): one `opa eval` each
+    assert seen.read_text().splitlines() == [" ".join(["eval", "--format", "json", "--data", "policy.rego", "--input",
+                                                       "inputs.json", query])] * 2
     assert Path(f"{seen}.rego").read_text() == EVERY_NOT
-    assert "hosts" in json.loads(Path(f"{seen}.json").read_text())
+    inputs = json.loads(Path(f"{seen}.json").read_text())
+    assert len(inputs) > 2 and all("hosts" in document for document in inputs)
+
+
+# the batch fails as a whole (an evaluation error on some input, or a bound); alone, the input holding `bad`
+# gives a conflict error, the others true
+CONFLICT = {"errors": [{"message": "rule data.check.result produced conflicting values", "code": "eval_conflict_error",
+                        "location": {"file": "policy.rego", "row": 5, "col": 1}}]}
+ALONE = (f"if grep -q bad input.json; then echo '{json.dumps(CONFLICT)}'; exit 2; fi; {ONE_TRUE}")
+
+
+@pytest.mark.parametrize("batch", [f"echo '{json.dumps(CONFLICT)}'; exit 2", "sleep 30",
+                                   "echo 'fatal error: runtime: out of memory'; exit 2"])
+def test_a_batch_that_fails_is_evaluated_input_by_input(no_opa, monkeypatch, batch):
+    """An error of one input stops the whole batch (Rego cannot catch it per input): each input is then
+    evaluated alone, in order, and the one that errs says so as it did alone; a bound on the batch is no verdict."""
+    seen = no_opa / "seen"
+    named = _stand_in(no_opa / "bin", "1.99.0", f'echo "$8" >> {seen}; '
+                      f'if [ "$8" = data.check.result ]; then {ALONE}; else {batch}; fi')
+    monkeypatch.setenv("ITBENCH_OPA", str(named))
+    ns = evaluator(HOSTS)
+    monkeypatch.setitem(ns, "OPA_SECONDS", 2)
+    _, evaluate = ns["rego_engine"]()
+    assert evaluate("package check\n", [{"a": 1}, {"a": 2}, {"a": 3}]) == ["pass"] * 3
+    assert seen.read_text().splitlines() == [ns["OPA_BATCH_QUERY"]] + ["data.check.result"] * 3
+    seen.unlink()
+    with pytest.raises(ns["RegoRefused"], match="policy.rego:5: eval_conflict_error: rule data.check.result produced"):
+        evaluate("package check\n", [{"a": 1}, {"a": "bad"}, {"a": 3}])
+    assert seen.read_text().splitlines() == [ns["OPA_BATCH_QUERY"]] + ["data.check.result"] * 2
+
+
+def test_each_object_is_stored_once_per_grading(no_opa, monkeypatch):
+    """The inputs of a grading hold the same objects many times: each is put in its stored form once."""
+    named = _stand_in(no_opa / "bin", "1.99.0", TRUE)
+    monkeypatch.setenv("ITBENCH_OPA", str(named))
+    ns = evaluator(K8S)
+    stored = []
+    real = ns["as_stored"]
+    monkeypatch.setitem(ns, "as_stored", lambda obj: stored.append(obj) or real(obj))
+    ns["rego_verdicts"](ns["SPEC"], "package check\n", None)
+    assert stored and len({id(obj) for obj in stored}) == len(stored)
+
+
+def test_an_input_left_out_of_the_batch_is_an_error_verdict(no_opa, monkeypatch):
+    """The batch's pairs map back to their inputs by index; an input without a pair (`result` undefined there)
+    is an `error` verdict, and a batch answer that is no list of pairs is evaluated input by input."""
+    pairs = {"result": [{"expressions": [{"value": [[2, False], [0, True], [3, {"x": 1}]]}]}]}
+    named = _stand_in(no_opa / "bin", "1.99.0", f"echo '{json.dumps(pairs)}'")
+    monkeypatch.setenv("ITBENCH_OPA", str(named))
+    _, evaluate = evaluator(HOSTS)["rego_engine"]()
+    assert evaluate("package check\n", [{}, {}, {}, {}]) == ["pass", "error", "fail", "error"]
+    # index 4 of four inputs: not OPA's answer to the batch; each input alone gives this same output (no result)
+    pairs["result"][0]["expressions"][0]["value"].append([4, True])
+    _stand_in(no_opa / "bin", "1.99.0", f"echo '{json.dumps(pairs)}'")
+    assert evaluate("package check\n", [{}, {}, {}, {}]) == ["error"] * 4
 
 
 # ---- `itbench evaluate`: --opa passed on, the built binary found --------------------------------------------
