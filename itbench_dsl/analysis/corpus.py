@@ -29,8 +29,11 @@ scenario's own plan, each with the verdict it must get:
   added where the image ran its own; the faulty state and a broken probe kept, spelled with the API
   server's defaults (fail); a restart before the fix, an OnDelete rollout done, images respelled or their
   tags pinned to a digest, a probe
-  fixed in place, a Service recreated by `kubectl expose`, a list read with an unrelated item first, an
-  evicted pod left behind (pass). For a probe predicate
+  fixed in place, a Service recreated by `kubectl expose`, or with its selector spelled with another label
+  exactly its pods carry, or headless where each port targets its own number, a list read with an unrelated
+  item first, an evicted pod left behind (pass); a Service of the application made headless where a port
+  targets another number (fail). A Pod Security enforce label kept with every workload of the namespace
+  made to meet it (pass), one left breaking it (fail). For a probe predicate
   (`probe "x" stdout contains "..."`): the probe's result absent (refused), not a result, a field
   missing, null or of another type, a wrong exit code, output without the text or holding it only past
   what is read of a huge output, the text inside a longer token for an exact test (fail).
@@ -59,7 +62,8 @@ scenario's own plan, each with the verdict it must get:
   value (offline and from their reports) (fail); a state without PolicyReports (unusable).
 * a fault that keeps pods from being scheduled: every part left with the pods on the node they are pinned
   to (uncordoned), an anti-affinity's DaemonSet removed alone or confined to no node, the anti-affinity made
-  preferred (pass).
+  preferred (pass); a cordon kept with the pods let past it by a toleration of its taint or a template
+  `nodeName`, or the node captured still cordoned (fail), the node captured uncordoned (pass).
 * a CronJob a fault acts on: its command replaced by `true`, suspended, on a schedule that never fires (fail), on
   another schedule (pass); `complete` captured while a run is in progress, after a last success at the fix
   (pass) or before it (fail). A probe fault on a port the container does not serve: another check on that
