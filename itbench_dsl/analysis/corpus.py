@@ -32,8 +32,11 @@ scenario's own plan, each with the verdict it must get:
   added where the image ran its own; the faulty state and a broken probe kept, spelled with the API
   server's defaults (fail); a restart before the fix, an OnDelete rollout done, images respelled or their
   tags pinned to a digest (to another digest than the incident's pods show the tag ran as: fail), a probe
-  fixed in place, a Service recreated by `kubectl expose`, a list read with an unrelated item first, an
-  evicted pod left behind (pass). For a probe predicate
+  fixed in place, a Service recreated by `kubectl expose`, or with its selector spelled with another label
+  exactly its pods carry, or headless where each port targets its own number, a list read with an unrelated
+  item first, an evicted pod left behind (pass); a Service of the application made headless where a port
+  targets another number (fail). A Pod Security enforce label kept with every workload of the namespace
+  made to meet it (pass), one left breaking it (fail). For a probe predicate
   (`probe "x" stdout contains "..."`): the probe's result absent (refused), not a result, a field
   missing, null or of another type, a wrong exit code, output without the text or holding it only past
   what is read of a huge output, the text inside a longer token for an exact test (fail).
@@ -62,7 +65,8 @@ scenario's own plan, each with the verdict it must get:
   value (offline and from their reports) (fail); a state without PolicyReports (unusable).
 * a fault that keeps pods from being scheduled: every part left with the pods on the node they are pinned
   to (uncordoned), an anti-affinity's DaemonSet removed alone or confined to no node, the anti-affinity made
-  preferred (pass).
+  preferred (pass); a cordon kept with the pods let past it by a toleration of its taint or a template
+  `nodeName`, or the node captured still cordoned (fail), the node captured uncordoned (pass).
 * a Job or a CronJob a fault acts on: its command replaced by `true` (fail); a CronJob suspended, on a schedule that never fires (fail), on
   another schedule (pass); `complete` captured while a run is in progress, after a last success at the fix
   (pass) or before it (fail). A probe fault on a port the container does not serve: another check on that
@@ -380,6 +384,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
             for change in entry["changes"]:
                 yield from _field_cases(found, key, change)
                 yield from _regrant_cases(found, key, change)
+                yield from _pod_security_cases(found, key, change)
         for ref in fault["created"]:
             key = (ref["kind"], ref["namespace"], ref["name"])
             yield from _neutralised_cases(found, key, graded=spec)
@@ -716,6 +721,8 @@ def _placement_cases(found: Objects, fault: dict) -> Iterator[Case]:
                     item["spec"]["nodeName"] = pin
             yield Case(f"every part of `{fault['fault']}` left, {key[2]}'s pods scheduled on {pin}, the node they "
                        "are pinned to", "mitigate", PASS, state=state)
+            if pin in (fault.get("cordoned") or []):
+                yield from _cordon_cases(found, fault, key, pin)
         daemons = [(c["kind"], c["namespace"], c["name"]) for c in fault["created"] if c["kind"] == "DaemonSet"]
         anti = (pod.get("affinity") or {}).get("podAntiAffinity") or {}
         terms = anti.get("requiredDuringSchedulingIgnoredDuringExecution")
@@ -745,6 +752,73 @@ def _placement_cases(found: Objects, fault: dict) -> Iterator[Case]:
                                       "numberReady": 0, "numberMisscheduled": 0}
             yield Case(f"`{fault['fault']}` undone by confining its DaemonSet to no node, the anti-affinity left",
                        "mitigate", PASS, state=state)
+
+
+def _cordon_cases(found: Objects, fault: dict, key: tuple, pin: str) -> Iterator[Case]:
+    """A cordon the fault keeps is no fix once the pods are let past it: the workload's template tolerating the
+    cordon's taint, or binding its pods by `nodeName` (the scheduler skipped), its pods running on the node
+    (fail); the node captured uncordoned (pass, the toleration no harm then) or still cordoned (fail)."""
+    def running(manifests: dict, nodes=()) -> dict:
+        state = copy.deepcopy(render(manifests, found))
+        for item in state["resources"]["items"]:
+            if item["kind"] == "Pod" and str(item["metadata"].get("name", "")).startswith(f"{key[2]}-"):
+                item["spec"]["nodeName"] = pin
+        state["resources"]["items"] += [{"apiVersion": "v1", "kind": "Node", "metadata": {
+            "name": pin, "labels": {"kubernetes.io/hostname": pin}}, "spec": {"unschedulable": True} if c else {}}
+            for c in nodes]
+        return state
+
+    tolerant, bound = dict(found.faulty), dict(found.faulty)
+    tolerant[key], bound[key] = copy.deepcopy(found.faulty[key]), copy.deepcopy(found.faulty[key])
+    tolerant[key]["spec"]["template"]["spec"].setdefault("tolerations", []).append(
+        {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"})
+    bound[key]["spec"]["template"]["spec"]["nodeName"] = pin
+    what = f"every part of `{fault['fault']}` left, {key[2]}'s pods on {pin}"
+    yield Case(f"{what}, let past its cordon by a toleration of its taint", "mitigate", FAIL, state=running(tolerant))
+    yield Case(f"{what}, bound there by nodeName past the scheduler", "mitigate", FAIL, state=running(bound))
+    yield Case(f"{what}, tolerating the cordon, the node captured uncordoned", "mitigate", PASS,
+               state=running(tolerant, [False]))
+    yield Case(f"{what}, the node captured still cordoned", "mitigate", FAIL, state=running(found.faulty, [True]))
+
+
+def _restricted(pod: dict) -> None:
+    """A pod spec made to meet the restricted Pod Security Standard: non-root, the runtime's seccomp profile, no
+    privilege escalation, every capability dropped, no host namespace."""
+    for k in ("hostNetwork", "hostPID", "hostIPC"):
+        pod.pop(k, None)
+    pod.setdefault("securityContext", {}).update(runAsNonRoot=True, runAsUser=65534,
+                                                 seccompProfile={"type": "RuntimeDefault"})
+    for c in (pod.get("initContainers") or []) + (pod.get("containers") or []):
+        sc = c.setdefault("securityContext", {})
+        sc.pop("privileged", None)
+        sc.update(allowPrivilegeEscalation=False, capabilities={"drop": ["ALL"]}, runAsNonRoot=True)
+
+
+def _pod_security_cases(found: Objects, key: tuple, change: dict) -> Iterator[Case]:
+    """A namespace's Pod Security enforce label is judged by the pods it refuses: kept at the fault's level with
+    every workload of the namespace made to meet it, passes; with one workload still breaking it (the running
+    pods were admitted before the label, the next ones are refused), fails."""
+    from ..runtime.evaluator import POD_MAKERS, PSA_ENFORCE
+
+    if key[0] != "Namespace" or change["path"] != ["metadata", "labels", PSA_ENFORCE] or key not in found.solved \
+            or change.get("faulty") != "restricted":
+        return
+    labelled = copy.deepcopy(found.solved)
+    labelled[key].setdefault("metadata", {}).setdefault("labels", {})[PSA_ENFORCE] = change["faulty"]
+    makers = sorted(k for k, o in labelled.items() if k[0] in POD_MAKERS and k[1] == key[2]
+                    and not (o.get("metadata") or {}).get("ownerReferences"))
+    if not makers:
+        return
+    for k in makers:
+        template = labelled[k]["spec"]["jobTemplate"]["spec"]["template"] if k[0] == "CronJob" \
+            else labelled[k]["spec"]["template"]
+        _restricted(template["spec"])
+    yield Case(f"namespace {key[2]} still enforcing `{change['faulty']}`, every workload made to meet it", "mitigate",
+               PASS, state=render(labelled, found))
+    left = makers[0]
+    labelled[left] = copy.deepcopy(found.solved[left])
+    yield Case(f"namespace {key[2]} still enforcing `{change['faulty']}`, every workload made to meet it but "
+               f"{left[2]}", "mitigate", FAIL, state=render(labelled, found))
 
 
 def _resolver_cases(found: Objects, entry: dict) -> Iterator[Case]:
@@ -1587,6 +1661,7 @@ def _meaning_cases(spec: dict, found: Objects) -> Iterator[Case]:
     for entry in m["restored"]:
         if entry["object"]["kind"] == "Service":
             yield from _exposed_cases(found, entry)
+            yield from _recreated_service_cases(found, entry)
     # a Service a fault acts on, fixed, its pods declaring the port it leads to under another number
     from ..runtime.state import selected_pods, State
     held = State(solved)
@@ -1746,6 +1821,11 @@ def _collateral_cases(spec: dict, solved: dict) -> Iterator[Case]:
     pods = selected_pods(state.get(service), state)
     yield from _renumbered_port_cases(service, pods, solved, state)
     yield from _local_traffic_cases(service, pods, solved, state)
+    # another Service made headless: one with a port targeting another number (fails), else this one
+    off = next((s for s in others if any(str(p["targetPort"]) != str(p["port"]) for p in s["ports"]
+                                         if p["targetPort"] is not None)), service)
+    yield _headless_case(off["name"], "of the application made", state.get(off)["spec"].get("ports") or [],
+                         selected_pods(state.get(off), state), solved, ("Service", off["namespace"], off["name"]))
     shared = [(k, v) for k, v in sorted(((pods[0].get("metadata") or {}).get("labels") or {}).items())
               if (k, v) not in service["selector"].items()]
     for k, v in shared:
@@ -2470,6 +2550,65 @@ def _exposed_cases(found: Objects, entry: dict) -> Iterator[Case]:
     if wrong is not None:
         yield Case(f"Service {ref['name']} recreated with `kubectl expose` to another target port", "mitigate", FAIL,
                    state=render(wrong, found))
+
+
+def _headless(obj: dict) -> None:
+    obj["spec"].update(clusterIP="None", clusterIPs=["None"])
+
+
+def _headless_case(name: str, what: str, ports: list, pods: list, solved: dict, key: tuple) -> Case:
+    """The Service made headless (`clusterIP: None`): no proxy applies its target ports, its clients reach the
+    pods on the Service's port itself, so it passes where each port targets its own number, fails elsewhere."""
+    from ..runtime.evaluator import container_ports, port_number
+
+    off = [p for p in ports if isinstance(p, dict) and port_number(
+        p.get("targetPort", p.get("port")), container_ports(pods, str(p.get("protocol") or "TCP"))[0])
+        != port_number(p.get("port"), {})]
+    return Case(f"Service {name} {what} headless (clusterIP None)" + (
+        f", its port {off[0].get('port')} targeting {off[0].get('targetPort')}" if off else ", each port its target"),
+        "mitigate", FAIL if off else PASS, state=_with_edit(solved, key, _headless))
+
+
+def _workload_labels(state, namespace: str) -> list:
+    """The labels of every pod of a namespace and of every pod template that makes them, as a selector reads them."""
+    return [(o.get("metadata") or {}).get("labels") if kind == "Pod" else
+            (((o.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels")
+            for kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Pod")
+            for o in state.by_kind.get((kind, namespace), [])]
+
+
+def _recreated_service_cases(found: Objects, entry: dict) -> Iterator[Case]:
+    """A deleted Service recreated with its selector spelled with another label that exactly its pods and their
+    templates carry (pass: a selector is read by what it selects), or with a label other pods carry too (fail);
+    recreated headless (`_headless_case`)."""
+    from ..runtime.state import labels_match, selected_pods, State
+
+    ref = entry["object"]
+    key = (ref["kind"], ref["namespace"], ref["name"])
+    selector = (entry["owned"].get("spec") or {}).get("selector")
+    if key not in found.solved or not isinstance(selector, dict) or not selector:
+        return
+    solved = render(found.solved, found)
+    state = State(solved)
+    labelled = _workload_labels(state, ref["namespace"])
+    before = [labels_match(x, selector) for x in labelled]
+    carried = sorted({(k, v) for x, hit in zip(labelled, before) if hit for k, v in (x or {}).items()
+                      if (k, v) not in selector.items()})
+    same = wider = None
+    for k, v in carried:
+        after = [labels_match(x, {k: v}) for x in labelled]
+        if same is None and after == before:
+            same = (k, v)
+        if wider is None and after != before and all(a for a, b in zip(after, before) if b):
+            wider = (k, v)
+    for pair, want, what in ((same, PASS, "exactly its pods carry"), (wider, FAIL, "other pods carry too")):
+        if pair is not None:
+            yield Case(f"Service {ref['name']} recreated with its selector spelled {pair[0]}={pair[1]}, a label {what}",
+                       "mitigate", want, state=_with_edit(solved, key, lambda o, pair=pair: o["spec"].update(
+                           selector=dict([pair]))))
+    pods = selected_pods(state.get(ref), state)
+    if pods:
+        yield _headless_case(ref["name"], "recreated", found.solved[key]["spec"].get("ports") or [], pods, solved, key)
 
 
 def _unordered_cases(index: int, pred: dict, solved: dict) -> Iterator[Case]:

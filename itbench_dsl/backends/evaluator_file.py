@@ -46,7 +46,9 @@ def source_for_spec(spec: dict) -> str:
     parts = [runtime_source().rstrip("\n") + "\n\n"]
     # the artefact the task class grades (ciso/tasks.py `TaskClass.artefact`), as the spec's contract says it
     kyverno = (((spec.get("ciso") or {}).get("contract") or {}).get("artefact")) == "kyverno"
-    if kyverno:
+    # a Pod Security enforce label a fault changed is judged by the pods it refuses: the matcher's
+    # Pod Security Standards check (`pod_security_refused`)
+    if kyverno or '"pod-security.kubernetes.io/enforce"' in text:
         # the Kyverno matcher and the YAML reader for the agent's policy, data here too: the matcher is the
         # modules of runtime/kyverno/ that policy evaluation needs, as (name, source) pairs in dependency
         # order, which the runtime runs as a package (they import each other relatively); the reader is

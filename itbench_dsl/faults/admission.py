@@ -103,8 +103,8 @@ FAULTS = [
                         "command": "kubectl label namespace {{ args.kubernetesObject.metadata.name }} "
                                    "pod-security.kubernetes.io/enforce- pod-security.kubernetes.io/enforce-version-"}]},
         ),
-        # the level removed or relaxed (any level but the fault's), whatever version it names; making every
-        # workload compliant instead is not recognised: no field of the namespace would tell it from the fault
+        # the level removed or relaxed, whatever version it names; the evaluator judges the label by the pods the
+        # level it names refuses (`pod_security_refused`): kept, with every workload made to meet it, passes too
         accept=(Acceptance(r"metadata\.labels\.pod-security\.kubernetes\.io/enforce", "changed"),
                 Acceptance(r"metadata\.labels\.pod-security\.kubernetes\.io/enforce-version", "any")),
         labels=("virtualization", "misconfiguration"),

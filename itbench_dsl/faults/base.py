@@ -191,6 +191,10 @@ class FaultKind:
     # fault's changes to that container (the option's arguments, the variables feeding it) are no harm left,
     # whatever they hold, and health.program reads the container's arguments without the option
     harm_option: str = ""
+    # the argument naming a node the fault cordons (a step of the runner's): the workload's pods running on it
+    # are the fault undone only when the node is uncordoned, never when they are let past the cordon (a
+    # toleration of its taint, `nodeName` skipping the scheduler: `cordon_bypassed`)
+    cordons: str = ""
     # a kind declared in the language (`fault_kind`, faults/declared.py): its checked declaration
     declared: object = None
     # the analysis labels (system_level, fault_type) the fault gives, when it has one reading (a declared kind's

@@ -471,5 +471,6 @@ FAULTS: list[FaultKind] = [
         # the extra replica is the fault's means, not its harm: once the pin is gone the pods schedule and
         # serve, and `kubectl rollout undo` keeps the count (replicas are no part of a ReplicaSet's template)
         accept=(Acceptance(r"spec\.replicas", ">="),),
+        cordons="node",
     ),
 ]

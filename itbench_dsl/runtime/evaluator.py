@@ -1427,7 +1427,7 @@ def service_check(ref, state):
     for p in (obj.get("spec") or {}).get("ports") or []:
         if not isinstance(p, dict):
             continue
-        target = p.get("targetPort", p.get("port"))
+        target = service_target(obj, p)
         resolved = port_number(target, container_ports(ready, str(p.get("protocol") or "TCP"))[0])
         if resolved is None or (numbers and resolved not in numbers):
             broken.append(f"port {shown(p.get('port'))} -> {shown(target)}")
@@ -1482,6 +1482,17 @@ def _source_data(state, kind, namespace, name, files=False):
     if kind == "ConfigMap" and files:
         data = {**binary_data(held), **data}  # the API server refuses a key in both
     return data
+
+
+def service_target(service, port):
+    """The port of the selected pods a Service port reaches: its `targetPort` (the port itself when left out),
+    which kube-proxy forwards to; for a headless Service (`clusterIP: None`) the port itself: no proxy stands
+    between, DNS answers with the pods' IPs and clients connect to them on the port they call, so a
+    `targetPort` that differs is never applied."""
+    spec = service.get("spec") if isinstance(service.get("spec"), dict) else {}
+    if spec.get("clusterIP") == "None":
+        return port.get("port")
+    return port.get("targetPort", port.get("port"))
 
 
 def service_ip(service):
@@ -1796,7 +1807,7 @@ def ports_moved(healthy, obj, pods):
         found = [p for p in observed if same(p.get("port"), want["port"]) and str(p.get("protocol")) == want["protocol"]]
         if len(found) != 1:
             return f"port {shown(want['port'])}/{want['protocol']} gone"
-        got = found[0].get("targetPort")
+        got = service_target(obj, found[0])
         if want["targetPort"] is None:
             continue  # its target is judged by the fault's check
         names, _ = container_ports(pods, want["protocol"])
@@ -2243,6 +2254,13 @@ def _fields_hold(entry, obj, state):
             continue
         if dns_path(path) and resolver_restored(entry, obj, state):
             continue  # another spelling of the healthy resolver (ClusterFirstWithHostNet off the host network)
+        if ref["kind"] == "Namespace" and path == ["metadata", "labels", PSA_ENFORCE]:
+            refused = pod_security_refused(obj, state)
+            if refused is not None:  # judged by what the level refuses, not by the label's text
+                if refused:
+                    wrong.append(f"{show_path(path)} is {shown(observed)}, which refuses the pods of "
+                                 + ", ".join(refused[:3]) + (f" and {len(refused) - 3} more" if len(refused) > 3 else ""))
+                continue
         accept = change.get("accept")
         kind, leaf = ref["kind"], next((s for s in reversed(path) if isinstance(s, str)), None)
         if accept is not None:
@@ -2748,6 +2766,37 @@ def _refuses(quota, state, unread=True) -> bool:
         if any(a is None for a in amounts) or sum(amounts) + max(amounts, default=1.0) > limit:
             return True
     return False
+
+
+PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
+PSA_LEVELS = ("privileged", "baseline", "restricted")
+# the kinds whose pods a namespace needs admitted again: each makes them from its template
+POD_MAKERS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob")
+
+
+def pod_security_refused(namespace, state):
+    """The workloads of a namespace whose pods its enforced Pod Security level refuses, as the PodSecurity
+    admission plugin checks each pod on creation (the Pod Security Standards, `pss_evaluate` of the embedded
+    Kyverno matcher): the level its `enforce` label names (none: `privileged`; a value that is no level:
+    `restricted`, as the plugin fails closed), against the pod template of every workload of the namespace
+    (a ReplicaSet or Job a controller owns is its owner's). So the label is judged by what it refuses: kept,
+    with every workload meeting the level, it refuses nothing. None where the evaluator holds no checker."""
+    matcher = embedded_module("kyverno")
+    check = getattr(matcher, "pss_evaluate", None) if matcher is not None else None
+    if check is None:
+        return None
+    name = (namespace.get("metadata") or {}).get("name")
+    level = ((namespace.get("metadata") or {}).get("labels") or {}).get(PSA_ENFORCE, "privileged")
+    level = level if level in PSA_LEVELS else "restricted"
+    refused = []
+    for kind in POD_MAKERS:
+        for w in state.by_kind.get((kind, name), []):
+            meta = w.get("metadata") or {}
+            if kind in ("ReplicaSet", "Job") and meta.get("ownerReferences") or terminating(w):
+                continue
+            if check({"level": level}, w)[0] == "fail":
+                refused.append(f"{kind} {meta.get('name')}")
+    return refused
 
 
 def _binds(quota, state) -> bool:
@@ -3579,12 +3628,33 @@ def _misplaced(pod, state):
     return None
 
 
+UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+
+
+def cordon_bypassed(pod, workload, state):
+    """Why a pod on a node a fault cordoned runs there with the cordon kept, or None. The state's Node, when it
+    holds it, says whether it is still cordoned (`spec.unschedulable`). Without it, the pod's spec says whether
+    it was let past the cordon: a toleration of the cordon's taint (the scheduler's NodeUnschedulable filter
+    admits a pod that tolerates it, as it does a DaemonSet's), or a `nodeName` in its workload's template, which
+    skips the scheduler (the kubelet runs a pod bound to it whatever the cordon). Either leaves the node
+    cordoned and the workload pinned to a node under maintenance: the next drain evicts its pods."""
+    node_name = (pod.get("spec") or {}).get("nodeName")
+    node = state.objects.get(("Node", None, str(node_name)))
+    if node is not None:
+        return f"node {node_name} is still cordoned" if (node.get("spec") or {}).get("unschedulable") else None
+    if _tolerates((pod.get("spec") or {}).get("tolerations"), UNSCHEDULABLE_TAINT):
+        return f"it tolerates the cordon of node {node_name} ({UNSCHEDULABLE_TAINT['key']}), which stays"
+    if pod_spec(workload).get("nodeName"):
+        return f"its template binds it to node {pod_spec(workload)['nodeName']} past the scheduler and the cordon"
+    return None
+
+
 def placement_holds(ref, fault, state):
     """Whether a fault that keeps a workload's pods from being scheduled has lost its effect, whatever part of it
     is left: the workload ready (its rollout complete and stable), at the replicas the fault asked for where it
     raised them, each of its pods scheduled and ready where its placement lets it run (`_misplaced`). So
     uncordoning the node a workload is pinned to, or removing the DaemonSet its anti-affinity keeps it from,
-    undoes the fault. (ok, why)."""
+    undoes the fault; letting the pods past a cordon the fault keeps does not (`cordon_bypassed`). (ok, why)."""
     ok, why = ready_check(ref, state)
     if not ok:
         return False, why
@@ -3607,6 +3677,10 @@ def placement_holds(ref, fault, state):
         problem = _misplaced(pod, state)
         if problem:
             return False, f"pod {name} runs where the state does not show it may: {problem}"
+        if (pod.get("spec") or {}).get("nodeName") in fault.get("cordoned", []):
+            problem = cordon_bypassed(pod, obj, state)
+            if problem:
+                return False, f"pod {name} runs past the cordon: {problem}"
     return True, f"{ref_text(ref)} scheduled and ready, each pod where its placement lets it run"
 
 
@@ -3898,6 +3972,11 @@ def _restored_named(entry, state, added=True):
         obj = {**{k: v for k, v in obj.items() if k != "binaryData"},
                "data": {**binary_data(obj), **(obj.get("data") if isinstance(obj.get("data"), dict) else {})}}
     ok = obj is not None and not terminating(obj) and restored_holds(entry["owned"], obj, state, entry.get("forms"))
+    selector = (entry["owned"].get("spec") or {}).get("selector") if ref["kind"] == "Service" else None
+    if ok and isinstance(selector, dict) and selector:
+        # restored, its selector selects what the healthy one did (`_service_restored`): no label it spells
+        # otherwise is a label added
+        obj = {**obj, "spec": {**obj["spec"], "selector": selector}}
     extra = fields_added(entry["owned"], obj) if ok and added else None
     detail = ("still deleted" if obj is None else f"recreated with a field it did not have ({extra})" if extra
               else "restored" if ok else "being deleted" if terminating(obj) else "recreated with other fields than it had")
@@ -4082,14 +4161,22 @@ def restored_holds(owned, obj, state, forms=None):
 
 def _service_restored(owned, obj, state):
     """Whether a recreated object holds what it had, in meaning: a Service's ports are matched by number and
-    protocol (TCP when left out), each reaching the same container port (a name or its number, the port itself
-    when left out), and named as before only where a name tells its ports apart (several ports): one recreated
-    with `kubectl expose` has one unnamed port. Everything else as `owns`, the API server's defaults applied."""
+    protocol (TCP when left out), each reaching the same container port (`service_target`: a name or its number,
+    the port itself when left out or when the Service is headless), and named as before only where a name tells
+    its ports apart (several ports): one recreated with `kubectl expose` has one unnamed port. Its selector is
+    read by what it selects (`selects_same`), never by its spelling. Everything else as `owns`, the API server's
+    defaults applied."""
     if obj.get("kind") != "Service" or not isinstance((owned.get("spec") or {}).get("ports"), list):
         return owns(owned, obj)
-    rest = {**owned, "spec": {k: v for k, v in owned["spec"].items() if k != "ports"}}
+    selector = owned["spec"].get("selector")
+    judged = ("ports", "selector") if isinstance(selector, dict) and selector else ("ports",)
+    rest = {**owned, "spec": {k: v for k, v in owned["spec"].items() if k not in judged}}
     if not owns(rest, obj):
         return False
+    if "selector" in judged:
+        now = (obj.get("spec") or {}).get("selector")
+        if now != selector and not selects_same(selector, now, (obj.get("metadata") or {}).get("namespace"), state):
+            return False
     healthy = with_defaults(owned["spec"]["ports"], ["servicePort"])
     observed = (obj.get("spec") or {}).get("ports")
     if not isinstance(observed, list) or len(observed) != len(healthy):
@@ -4104,9 +4191,10 @@ def _service_restored(owned, obj, state):
         if len(found) != 1:
             return False
         got = found[0]
-        a, b = port_number(want.get("targetPort"), names), port_number(got.get("targetPort"), names)
+        wanted, reached = service_target(owned, want), service_target(obj, got)
+        a, b = port_number(wanted, names), port_number(reached, names)
         if a is None or a != b:
-            if not same(want.get("targetPort"), got.get("targetPort")):
+            if not same(wanted, reached):
                 return False
         named = len(healthy) > 1
         extra = {k: v for k, v in want.items() if k not in ("port", "protocol", "targetPort", "name", "nodePort")}

@@ -37,6 +37,7 @@ from .jmespath import JMESPathError, NotFound, jmespath_search
 from .outcomes import NOT_SUPPORTED, KyvernoError, Malformed, RuleResult, Unsupported
 from .patterns import match_pattern, validate_value
 from .policy import evaluate_policy, evaluate_rule
+from .pss import evaluate as pss_evaluate  # the evaluator judges a Pod Security label by it
 from .resources import _filter_matches, _kind_matches  # noqa: F401 - the tests read them here
 from .shape import MAX_DEPTH, UNSUPPORTED, UNSUPPORTED_VALUES, check_policy, check_resource, check_tree
 from .suite import ExpectedResult, SuiteReport, run_test_suite
@@ -73,6 +74,7 @@ __all__ = [
     "match_pattern",
     "parse_duration",
     "parse_quantity",
+    "pss_evaluate",
     "run_test_suite",
     "substitute",
     "validate_value",
