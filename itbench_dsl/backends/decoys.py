@@ -1,25 +1,27 @@
-"""Decoys: harmless objects of the application beside what a fault creates (docs/fault-kinds.md, "Decoys").
+"""Decoys: harmless objects of the application of the kinds faults create (docs/fault-kinds.md, "Decoys").
 
 A fault that creates the only NetworkPolicy (ResourceQuota, PeerAuthentication, AuthorizationPolicy) of its
-namespace is found by listing that kind, however well it is named (W2018, `agent_view.lone_kinds`). The
-compiler gives the application a few objects of that kind there, each for another of its components, made so
-that they change nothing a cluster does:
+namespace is found by listing that kind, however well it is named (W2018, `agent_view.lone_kinds`); and if only
+the scenarios whose fault is a quota had quotas, their presence would say the fault. So every incident scenario
+gives each namespace of its application that runs workloads a few objects of each of these kinds (the Istio
+ones where the namespace is in the mesh), each for another of its components, made so that they change
+nothing a cluster does:
 
 - NetworkPolicy: admits every connection into one component's pods (`ingress: [{}]`): a policy that admits
   everything isolates nothing;
-- ResourceQuota: a count ten times what the namespace holds (pods, ConfigMaps, Secrets, Services), never a
-  compute resource (a cpu or memory quota would refuse pods that declare no requests);
+- ResourceQuota: a count ten times (at least 100) what the namespace holds of pods (the most its workloads
+  run, autoscalers at their maximum), ConfigMaps, Secrets or Services; never a compute resource (a cpu or
+  memory quota would refuse pods that declare no requests);
 - PeerAuthentication: one component's workload policy with `mtls.mode: UNSET`, which inherits the namespace's
   mode;
 - AuthorizationPolicy: `ALLOW` with a rule every request matches, for one component.
 
-A decoy is never put on a component the fault's object selects (an allow-all beside a deny-all would undo it,
-and Istio lets the oldest workload policy win). Decoys are topology objects: deployed with the application
-(before the injection, so the timeline does not show them come with the fault), in its derived states and in
-the evaluator's known objects, named and labelled as an object a fault creates is (`faults.base.NAME_WORDS`,
-`per_object_labels`), so that neither kind, name nor labels tell the fault's object from them. The revert
-leaves them. Where no component is left to carry one (a fault that selects every pod), none is made and
-W2018 stays.
+A decoy is never put on a component where a fault's object of its kind would lose its effect (an allow-all
+beside a deny-all would undo it; Istio lets the oldest workload policy win). Decoys are topology objects:
+deployed with the application, in its derived states and in the evaluator's known objects, named and labelled
+as an object a fault creates is (`faults.base.NAME_WORDS`, `per_object_labels`). The revert leaves them. A
+fault's object is still younger than they are: that tell, common to everything an injection writes, is not
+closed here.
 """
 
 from __future__ import annotations
@@ -34,8 +36,10 @@ from .manifests import provided_namespaces, topology_manifests
 
 DECOYS_PER_KIND = 2
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Pod", "Job", "CronJob"})
+# what a decoy quota counts (never a compute resource: a cpu or memory quota would refuse pods that declare no
+# requests), with what it is compared to: "Pod" is the most pods the workloads run (_running_pods)
 QUOTA_COUNTS = (("pods", "Pod"), ("count/configmaps", "ConfigMap"), ("count/secrets", "Secret"),
-                ("services", "Service"))  # what a decoy quota counts: no pod declares them, none refuses a pod
+                ("services", "Service"))
 
 
 def _group(api_version: str) -> str:
@@ -58,7 +62,7 @@ def _network_policy(component: dict, index: int, counts: dict) -> dict | None:
 def _resource_quota(component: dict, index: int, counts: dict) -> dict:
     resource, kind = QUOTA_COUNTS[index % len(QUOTA_COUNTS)]
     return {"apiVersion": "v1", "kind": "ResourceQuota",
-            "spec": {"hard": {resource: str(max(20, 10 * counts.get(kind, 0)))}}}
+            "spec": {"hard": {resource: str(max(100, 10 * counts.get(kind, 0)))}}}
 
 
 def _peer_authentication(component: dict, index: int, counts: dict) -> dict | None:
@@ -114,61 +118,87 @@ RECIPES = {
 }
 
 
+MESH_LABELS = ("istio.io/dataplane-mode", "istio-injection", "istio.io/rev")  # a namespace in an Istio mesh
+
+
+def _meshed(namespace: dict) -> bool:
+    labels = (namespace.get("metadata") or {}).get("labels") or {}
+    return any(key in labels and labels[key] not in ("none", "disabled") for key in MESH_LABELS)
+
+
+def _running_pods(topology: list[dict], autoscalers: list, namespace: str) -> int:
+    """The most pods the namespace's workloads run: each workload's replicas, or its autoscaler's maximum (a
+    DaemonSet counted for ten nodes); what a decoy quota must leave room for many times over."""
+    most = {(a.target.kind, a.target.name): a.max_replicas for a in autoscalers if a.namespace == namespace}
+    total = 0
+    for o in topology:
+        meta = o.get("metadata") or {}
+        if o.get("kind") not in WORKLOAD_KINDS or meta.get("namespace") != namespace:
+            continue
+        spec = o.get("spec") or {}
+        replicas = 10 if o["kind"] == "DaemonSet" else 1 if o["kind"] in ("Pod", "Job", "CronJob") else \
+            spec.get("replicas", 1) if isinstance(spec.get("replicas", 1), int) else 1
+        total += max(replicas, most.get((o["kind"], meta.get("name")), 0))
+    return total
+
+
 def decoys(scenario: ir.Scenario) -> list[dict]:
-    """The decoys of a scenario, in a stable order: for each kind its faults create alone in a namespace
-    (where the recipe table has one), up to DECOYS_PER_KIND objects, each for another component, chosen by a
-    hash of the scenario's name and the kind."""
+    """The decoys of an incident scenario, in a stable order: in each namespace of the application that runs
+    workloads (not the cluster's own), for each kind of the recipe table the namespace has none of (the
+    Istio kinds where the namespace is in the mesh), up to DECOYS_PER_KIND objects, each for another
+    component, chosen by a hash of the application's namespace and the kind. Every scenario of an application
+    gets the same ones, whatever its fault, so that their presence says nothing of the fault; only a
+    component where a fault's object of the kind would lose its effect is passed over (`interferes`)."""
     if scenario.compliance is not None:
         return []
-    inject_apply = plan(scenario)[0]
-    if not inject_apply:
-        return []
     topology = topology_manifests(scenario.topology, provided=True)
+    inject_apply = plan(scenario)[0]
     keys = {_key(o) for o in topology}
+    created = [o for o in inject_apply if _key(o) not in keys]
     present = {(_group(str(o.get("apiVersion", ""))), o.get("kind"), (o.get("metadata") or {}).get("namespace"))
                for o in topology}
     taken = {((o.get("metadata") or {}).get("namespace"), (o.get("metadata") or {}).get("name"))
              for o in [*topology, *inject_apply]}
     common = common_labels(scenario.topology)
     unowned = provided_namespaces(scenario.topology)  # the cluster's: nothing of the application is deployed there
+    namespaces = [o for o in topology if o.get("kind") == "Namespace" and o["metadata"]["name"] not in unowned]
     out: list[dict] = []
-    for obj in inject_apply:
-        if _key(obj) in keys:
-            continue  # a topology object the fault changes
-        group, kind = _group(str(obj.get("apiVersion", ""))), obj.get("kind")
-        namespace = (obj.get("metadata") or {}).get("namespace")
-        recipe, interferes = RECIPES.get((group, kind), (None, None))
-        if recipe is None or namespace is None or namespace in unowned or (group, kind, namespace) in present:
+    for namespace_obj in namespaces:
+        namespace = namespace_obj["metadata"]["name"]
+        workloads = sorted((o for o in topology if o.get("kind") in WORKLOAD_KINDS
+                            and (o.get("metadata") or {}).get("namespace") == namespace),
+                           key=lambda o: (str(o["kind"]), str(o["metadata"]["name"])))
+        if not workloads:
             continue
-        present.add((group, kind, namespace))
-        faults = [o for o in inject_apply if _key(o) not in keys and o.get("kind") == kind
-                  and (o.get("metadata") or {}).get("namespace") == namespace]
-        counts: dict[str, int] = {}
+        counts: dict[str, int] = {"Pod": _running_pods(topology, scenario.topology.autoscalers, namespace)}
         for o in topology:
-            if (o.get("metadata") or {}).get("namespace") == namespace:
+            if (o.get("metadata") or {}).get("namespace") == namespace and o.get("kind") != "Pod":
                 counts[o.get("kind")] = counts.get(o.get("kind"), 0) + 1
-        components = sorted((o for o in topology if o.get("kind") in WORKLOAD_KINDS
-                             and (o.get("metadata") or {}).get("namespace") == namespace
-                             and not any(interferes(f, _pod_labels(o)) for f in faults)),
-                            key=lambda o: str(o["metadata"]["name"]))
-        if not components:
-            continue
-        seed = int(hashlib.sha256(f"{scenario.name}/{group}/{kind}".encode()).hexdigest(), 16)
-        start = seed % len(components)
-        made = 0
-        for component in components[start:] + components[:start]:
-            if made == DECOYS_PER_KIND:
-                break
-            decoy = recipe(component, made, counts)
-            if decoy is None:
+        for (group, kind), (recipe, interferes) in RECIPES.items():
+            if (group, kind, namespace) in present or (group == "security.istio.io" and not _meshed(namespace_obj)):
                 continue
-            name = _name(str(component["metadata"]["name"]), namespace, seed, taken)
-            taken.add((namespace, name))
-            labels = {**common.get(namespace, {}), **per_object_labels(scenario.topology, namespace, component, name)}
-            decoy["metadata"] = {"name": name, "namespace": namespace, **({"labels": labels} if labels else {})}
-            out.append({"apiVersion": decoy.pop("apiVersion"), "kind": decoy.pop("kind"), "metadata": decoy.pop("metadata"),
-                        **decoy})
-            made += 1
+            faults = [o for o in created if o.get("kind") == kind and (o.get("metadata") or {}).get("namespace") == namespace]
+            components = [o for o in workloads if not any(interferes(f, _pod_labels(o)) for f in faults)]
+            if not components:
+                continue
+            seed = int(hashlib.sha256(f"{namespace}/{group}/{kind}".encode()).hexdigest(), 16)
+            start = seed % len(components)
+            made = 0
+            for component in components[start:] + components[:start]:
+                if made == DECOYS_PER_KIND:
+                    break
+                decoy = recipe(component, made, counts)
+                if decoy is None:
+                    continue
+                word_seed = int(hashlib.sha256(f"{namespace}/{kind}/{component['metadata']['name']}".encode()).hexdigest(), 16)
+                name = _name(str(component["metadata"]["name"]), namespace, word_seed, taken)
+                taken.add((namespace, name))
+                labels = {**common.get(namespace, {}),
+                          **per_object_labels(scenario.topology, namespace, component, name)}
+                out.append({"apiVersion": decoy["apiVersion"], "kind": decoy["kind"],
+                            "metadata": {"name": name, "namespace": namespace, **({"labels": labels} if labels else {})},
+                            "spec": decoy["spec"]})
+                made += 1
     return out
 
 

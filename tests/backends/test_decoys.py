@@ -1,5 +1,5 @@
-"""Decoys (backends/decoys.py): the application's harmless objects of the kinds a fault creates alone, so that
-listing a kind does not find the fault, made so that they change nothing a cluster does."""
+"""Decoys (backends/decoys.py): the application's harmless objects of the kinds faults create, in every incident
+scenario alike, so that listing a kind does not find the fault, made so that they change nothing a cluster does."""
 
 from __future__ import annotations
 
@@ -18,9 +18,11 @@ from itbench_dsl.diagnostics import Diagnostics
 from itbench_dsl.runtime.state import selector_matches
 
 ROOT = Path(__file__).resolve().parents[2]
-# the library scenarios whose faults may create a policy or a quota (read cheaply, compiled below)
+# the library scenarios whose faults create a policy or a quota (read cheaply, compiled below), and two others
 CANDIDATES = sorted(p for p in (ROOT / "scenarios" / "sre").glob("*.itb")
                     if re.search(r"network_policy|quota|istio_", p.read_text(encoding="utf-8")))
+OTHERS = [ROOT / "scenarios" / "sre" / "otel-checkout-nonexistent-image.itb",
+          ROOT / "scenarios" / "finops" / "otel-cart-overprovisioned-requests.itb"]
 
 
 def _compiled(path: Path):
@@ -38,7 +40,7 @@ def _labels(workload: dict) -> dict:
     return ((workload.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels") or {}
 
 
-@pytest.mark.parametrize("path", CANDIDATES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", CANDIDATES + [p for p in OTHERS if p.exists()], ids=lambda p: p.stem)
 def test_library_decoys_are_harmless_and_look_like_the_faults_objects(path: Path):
     result = _compiled(path)
     made = decoy_backend.decoys(result.scenario)
@@ -49,12 +51,12 @@ def test_library_decoys_are_harmless_and_look_like_the_faults_objects(path: Path
         assert decoy in topology  # deployed with the application, before the injection
         meta, spec = decoy["metadata"], decoy["spec"]
         faults = [o for o in created if o["kind"] == decoy["kind"] and o["metadata"]["namespace"] == meta["namespace"]]
-        assert faults, "a decoy stands beside an object the fault creates"
         same_kind = [o["metadata"]["name"] for o in [*topology, *created] if o["kind"] == decoy["kind"]]
         assert same_kind.count(meta["name"]) == 1
         # named and labelled as the fault's object is: neither name pattern nor label keys tell them apart
         assert re.fullmatch(r"[a-z0-9-]+-[a-z]+", meta["name"])
-        assert set(meta.get("labels") or {}) == set(faults[0]["metadata"].get("labels") or {})
+        if faults:
+            assert set(meta.get("labels") or {}) == set(faults[0]["metadata"].get("labels") or {})
         pods = [_labels(w) for w in topology if w["kind"] in decoy_backend.WORKLOAD_KINDS
                 and w["metadata"]["namespace"] == meta["namespace"]]
         if decoy["kind"] == "NetworkPolicy":
@@ -65,7 +67,11 @@ def test_library_decoys_are_harmless_and_look_like_the_faults_objects(path: Path
                     assert not any(selector_matches(f["spec"]["podSelector"], labels) for f in faults)
         elif decoy["kind"] == "ResourceQuota":
             assert set(spec["hard"]) <= {"pods", "count/configmaps", "count/secrets", "services"}
-            assert all(int(v) >= 20 for v in spec["hard"].values())
+            assert all(int(v) >= 100 for v in spec["hard"].values())
+            if "pods" in spec["hard"]:  # room for the pods the workloads run, replicas and autoscalers counted
+                running = sum(max(int((w.get("spec") or {}).get("replicas", 1)), 1) for w in topology
+                              if w["kind"] in ("Deployment", "StatefulSet") and w["metadata"]["namespace"] == meta["namespace"])
+                assert int(spec["hard"]["pods"]) >= 10 * running
         elif decoy["kind"] == "PeerAuthentication":
             assert spec["mtls"] == {"mode": "UNSET"}  # inherits the namespace's mode
             for labels in pods:
@@ -82,6 +88,16 @@ def test_library_decoys_are_harmless_and_look_like_the_faults_objects(path: Path
         for decoy in made:
             assert (decoy["kind"], decoy["metadata"]["name"]) in names
             assert (decoy["kind"], decoy["metadata"]["namespace"], decoy["metadata"]["name"]) in known
+
+
+def test_every_incident_scenario_of_an_application_has_the_same_decoys_whatever_its_fault():
+    """Were there quotas only where the fault is a quota, their presence would say the fault."""
+    paths = [ROOT / "scenarios" / "sre" / "otel-checkout-nonexistent-image.itb",
+        ROOT / "scenarios" / "sre" / "otel-checkout-insufficient-quota.itb",
+        ROOT / "scenarios" / "sre" / "otel-frontend-ingress-blocked.itb"]
+    kinds = [sorted((d["kind"], d["metadata"]["namespace"]) for d in decoy_backend.decoys(_compiled(p).scenario))
+             for p in paths]
+    assert kinds[0] and kinds[0] == kinds[1] == kinds[2]
 
 
 def test_the_library_has_decoys_of_every_kind_the_recipes_make():
