@@ -4194,15 +4194,17 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
         o for o in faulty["resources"]["items"] if _key(o) not in {_key(good_policy)} | {_key(p) for p in others}]
         + copy.deepcopy(others)}}
 
+    kyverno = contract.get("artefact") == "kyverno"
+    name = good_policy["metadata"]["name"]
+    agents = _agents(spec, name)
+
     def with_reports(reports: list, policy: dict | None = None) -> dict:
-        state = {**faulty, "policyReports": reports}
+        state = {**faulty, "policyReports": reports, **agents}
         policy = [policy] if isinstance(policy, dict) else policy
         if policy is not None:
             state["resources"] = {**faulty["resources"], "items": faulty["resources"]["items"] + policy}
         return state
 
-    kyverno = contract.get("artefact") == "kyverno"
-    name = good_policy["metadata"]["name"]
     perfect = policy_reports(scenario, perfect=True, policy=name)
     yield Case("a perfect policy's reports", "policy", PASS, state=with_reports(perfect, good_policy if kyverno else None))
     if kyverno and _content_rules(spec) is not None:
@@ -4328,6 +4330,12 @@ def _kyverno_semantics_cases(scenario, spec, faulty, good_policy, perfect, with_
                    "policy", FAIL, artifact=("kyverno", [good_policy, silenced]))
 
 
+def _agents(spec, name: str) -> dict:
+    """A new policy is graded on the agent's own policies, as the run records them (`gradedPolicies`); an
+    update on the policy its prompt names."""
+    return {} if (spec["ciso"].get("contract") or {}).get("name") else {"gradedPolicies": [name]}
+
+
 def _graded_policy_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
     """Only the policy the task grades counts: another policy's reports that flag the gap, beside the
     graded policy's that flag nothing, fail (an update: the named policy; otherwise the agent's own, as
@@ -4337,9 +4345,13 @@ def _graded_policy_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
     allow = policy_reports(scenario, perfect=True, policy=name, gaps="pass")
     state = {**faulty, "policyReports": other + allow,
              "resources": {**faulty["resources"], "items": faulty["resources"]["items"] + [good_policy]}}
-    if not (spec["ciso"].get("contract") or {}).get("name"):
-        state["gradedPolicies"] = [name]
+    state.update(_agents(spec, name))
     yield Case("another policy flags the gap, the graded one flags nothing", "policy", FAIL, state=state)
+    if "gradedPolicies" in state:
+        # a capture that does not say which policies are the agent's (`--capture` without `--before`): a policy
+        # already in the cluster would answer for it, so the state is refused, never graded on every policy
+        yield Case("another policy flags the gap, the state does not say which policies are the agent's",
+                   "policy", UNUSABLE, state={k: v for k, v in state.items() if k != "gradedPolicies"})
     yield Case("a perfect policy's reports beside another policy's", "policy", PASS, state={
         **state, "policyReports": other + policy_reports(scenario, perfect=True, policy=name)})
 
@@ -4493,7 +4505,7 @@ def _singling_out_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
                                    for r in good_policy["spec"]["rules"]]
         yield Case(f"a policy that singles the gap objects out {why} (offline)", "policy", FAIL,
                    artifact=("kyverno", [policy]))
-        state = {**faulty, "policyReports": perfect,
+        state = {**faulty, "policyReports": perfect, **_agents(spec, name),
                  "resources": {**faulty["resources"], "items": faulty["resources"]["items"] + [policy]}}
         yield Case(f"a policy that singles the gap objects out {why} (its reports)", "policy", FAIL, state=state)
 
@@ -4512,7 +4524,7 @@ def _policy_meaning_cases(spec, faulty, good_policy) -> Iterator[Case]:
 
     def live(policy, extra=()):
         items = [o for o in faulty["resources"]["items"] if _key(o) not in {_key(policy)} | {_key(e) for e in extra}]
-        return {**faulty, "policyReports": reports,
+        return {**faulty, "policyReports": reports, **_agents(spec, policy["metadata"]["name"]),
                 "resources": {**faulty["resources"], "items": items + [policy, *extra]}}
 
     kinds = sorted({o["kind"] for o in spec["ciso"]["gaps"]})
@@ -4582,7 +4594,7 @@ def _listed_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
 
     def listed(reports):
         return {**faulty, "policyReports": {"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReportList",
-                                            "items": reports},
+                                            "items": reports}, **_agents(spec, name),
                 "resources": {"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "List",
                                                                            "items": items}]}}
     yield Case("a perfect policy's reports as a PolicyReportList, its objects nested in a List", "policy", PASS,
@@ -4757,7 +4769,8 @@ def _pod_rule_cases(spec, faulty, good_policy) -> Iterator[Case]:
     items = [o for o in faulty["resources"]["items"] if _key(o) != _key(policy)] + [policy]
     report = [{"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport", "metadata": {"name": "pods"},
                "results": results}]
-    live = {**faulty, "policyReports": report, "resources": {**faulty["resources"], "items": items}}
+    live = {**faulty, "policyReports": report, **_agents(spec, policy["metadata"]["name"]),
+            "resources": {**faulty["resources"], "items": items}}
     yield Case("a policy on Pods without autogen rules, reported on the pods alone", "policy", PASS, state=live)
     passing = [{**r, "result": "pass"} for r in results]
     yield Case("a policy on Pods without autogen rules whose reports pass every pod", "policy", FAIL,
