@@ -4652,8 +4652,12 @@ def _rego_cases(spec) -> Iterator[Case]:
     items = "input.hosts" if hosts else "input.items"
     head = "package check\n\ndefault result := false\n\nresult if count(violations) == 0\n\n"
     rules = _content_rules(spec)
-    if hosts:  # a host's item holds its settings at the top (INPUT_SHAPES): a setting the gap hosts hold in a
+    setting = _host_setting(spec) if hosts else None
+    if setting is not None:
+        yield from _host_setting_cases(spec, setting, head)
+    elif hosts:  # a host's item holds its settings at the top (INPUT_SHAPES): a setting the gap hosts hold in a
         # value no compliant host (nor compliant variant) holds, in any case, or leave out
+        yield from _host_service_cases(spec, head)
         varied = (spec["ciso"].get("variants") or {}).get("compliant") or []
         ok = [dict(_leaves(o.get("host") or {})) for o in spec["ciso"]["compliant"] + varied]
         paths = sorted({p for g in spec["ciso"]["gaps"] for p, v in _leaves(g.get("host") or {})
@@ -4710,6 +4714,66 @@ def _rego_cases(spec) -> Iterator[Case]:
     # the agent's Rego that does not compile is its artefact, and wrong: a fail with the reason, never refused
     yield Case("a Rego policy that does not compile (an unclosed body)", "policy", FAIL,
                artifact=("rego", "package check\n\nresult := true if {\n"))
+
+
+def _host_service_cases(spec, head) -> Iterator[Case]:
+    """A service control (enabled, CIS: `systemctl is-enabled` prints `enabled`) read as a blocklist of the states
+    `disabled` and `masked`: every other unit-file state (`enabled-runtime`, `static`, ...) passes it (fail)."""
+    from ..ciso import CATALOGUE, HostControl
+
+    control = CATALOGUE.get(spec["ciso"].get("control"))
+    if not isinstance(control, HostControl) or control.kind != "service":
+        return
+    unit = json.dumps(f"{control.key}.service")
+    yield Case("a Rego policy flagging a service only when it is disabled or masked", "policy", FAIL,
+               artifact=("rego", head + f"violations contains host.name if {{\n  some host in input.hosts\n"
+                                        f"  host.services[{unit}].status in [\"disabled\", \"masked\"]\n}}\n\n"
+                                        f"violations contains host.name if {{\n  some host in input.hosts\n"
+                                        f"  host.services[{unit}].state != \"running\"\n}}\n"))
+
+
+def _host_setting(spec):
+    """The catalogue's host control of a line setting the spec grades (ciso/rhel9.py), else None."""
+    from ..ciso import CATALOGUE, HostControl
+
+    control = CATALOGUE.get(spec["ciso"].get("control"))
+    return control if isinstance(control, HostControl) and control.kind == "line" else None
+
+
+def _host_setting_cases(spec, control, head) -> Iterator[Case]:
+    """A host setting read as its program reads it: the first drop-in (in file-name order) holding the keyword in
+    any case, else the main file, else the program's default, its value compared case-insensitively with those
+    the compliant hosts hold (pass); the same policy reading the main file alone, blind to the drop-ins read
+    before it, and a numeric bound blind to the program's "no limit" value (fail)."""
+    varied = (spec["ciso"].get("variants") or {}).get("compliant") or []
+    ok = sorted({str(control.setting(o.get("host") or {})).lower() for o in spec["ciso"]["compliant"] + varied})
+    key = json.dumps(control.key.lower())
+    dropins = (f"dropins(host) := [p |\n  some p\n  f := host.files[p]\n  startswith(p, {json.dumps(control.dropins + '/')})\n"
+               f"  some k\n  f[k]\n  lower(k) == {key}\n]\n\n"
+               f"setting(host) := value if {{\n  paths := sort(dropins(host))\n"
+               f"  some k, value in host.files[paths[0]]\n  lower(k) == {key}\n}} else := value if {{\n")
+    main = (f"  some k, value in host.files[{json.dumps(control.path)}]\n  lower(k) == {key}\n"
+            f"}} else := {json.dumps(control.default or '<absent>')}\n\n")
+    check = (f"violations contains host.name if {{\n  some host in input.hosts\n"
+             f"  not lower(setting(host)) in {json.dumps(ok)}\n}}\n")
+    opening = dropins if control.dropins else "setting(host) := value if {\n"
+    resolved = head + opening + main + check
+    yield Case("a right Rego policy reading each host's setting as its program does", "policy", PASS,
+               artifact=("rego", resolved))
+    last = resolved.replace("  some host in input.hosts\n", "  host := input.hosts[count(input.hosts) - 1]\n")
+    yield Case("that policy reading only the last host (where a gap host was once appended)", "policy", FAIL,
+               artifact=("rego", last))
+    if control.dropins:
+        yield Case("that policy reading the main file alone (blind to the drop-ins read before it)", "policy", FAIL,
+                   artifact=("rego", head + "setting(host) := value if {\n" + main + check))
+    bounds = [int(v) for v in (control.compliant, *control.also_compliant) if v.lstrip("-").isdigit()]
+    if control.unlimited and bounds:
+        # a bound read as a figure only: the program's "no limit" value (LoginGraceTime 0, PASS_MAX_DAYS -1) is
+        # below it, and a value in another unit (`5m`) is no number, so no violation
+        naive = (f"violations contains host.name if {{\n  some host in input.hosts\n"
+                 f"  to_number(setting(host)) > {max(bounds)}\n}}\n")
+        yield Case("a numeric bound blind to the program's no-limit value and units", "policy", FAIL,
+                   artifact=("rego", head + opening + main + naive))
 
 
 def _unit_cases(spec) -> Iterator[Case]:
