@@ -277,6 +277,12 @@ class RoleBinding:
     labels: dict[str, str] = field(default_factory=dict)
 
 
+# The namespaces every Kubernetes cluster creates (the API server's `default`, `kube-system`, `kube-public`,
+# `kube-node-lease`): a scenario that names one means the cluster's own, which it does not own and cannot rename
+# (the CISO twins keep them too: a control on where objects live reads them).
+CLUSTER_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+
+
 @dataclass
 class Namespace:
     name: str

@@ -4462,15 +4462,17 @@ def _policy_cases(scenario, spec, derived) -> Iterator[Case]:
         o for o in faulty["resources"]["items"] if _key(o) not in {_key(good_policy)} | {_key(p) for p in others}]
         + copy.deepcopy(others)}}
 
+    kyverno = contract.get("artefact") == "kyverno"
+    name = good_policy["metadata"]["name"]
+    agents = _agents(spec, name)
+
     def with_reports(reports: list, policy: dict | None = None) -> dict:
-        state = {**faulty, "policyReports": reports}
+        state = {**faulty, "policyReports": reports, **agents}
         policy = [policy] if isinstance(policy, dict) else policy
         if policy is not None:
             state["resources"] = {**faulty["resources"], "items": faulty["resources"]["items"] + policy}
         return state
 
-    kyverno = contract.get("artefact") == "kyverno"
-    name = good_policy["metadata"]["name"]
     perfect = policy_reports(scenario, perfect=True, policy=name)
     yield Case("a perfect policy's reports", "policy", PASS, state=with_reports(perfect, good_policy if kyverno else None))
     if kyverno and _content_rules(spec) is not None:
@@ -4596,6 +4598,12 @@ def _kyverno_semantics_cases(scenario, spec, faulty, good_policy, perfect, with_
                    "policy", FAIL, artifact=("kyverno", [good_policy, silenced]))
 
 
+def _agents(spec, name: str) -> dict:
+    """A new policy is graded on the agent's own policies, as the run records them (`gradedPolicies`); an
+    update on the policy its prompt names."""
+    return {} if (spec["ciso"].get("contract") or {}).get("name") else {"gradedPolicies": [name]}
+
+
 def _graded_policy_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
     """Only the policy the task grades counts: another policy's reports that flag the gap, beside the
     graded policy's that flag nothing, fail (an update: the named policy; otherwise the agent's own, as
@@ -4605,9 +4613,13 @@ def _graded_policy_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
     allow = policy_reports(scenario, perfect=True, policy=name, gaps="pass")
     state = {**faulty, "policyReports": other + allow,
              "resources": {**faulty["resources"], "items": faulty["resources"]["items"] + [good_policy]}}
-    if not (spec["ciso"].get("contract") or {}).get("name"):
-        state["gradedPolicies"] = [name]
+    state.update(_agents(spec, name))
     yield Case("another policy flags the gap, the graded one flags nothing", "policy", FAIL, state=state)
+    if "gradedPolicies" in state:
+        # a capture that does not say which policies are the agent's (`--capture` without `--before`): a policy
+        # already in the cluster would answer for it, so the state is refused, never graded on every policy
+        yield Case("another policy flags the gap, the state does not say which policies are the agent's",
+                   "policy", UNUSABLE, state={k: v for k, v in state.items() if k != "gradedPolicies"})
     yield Case("a perfect policy's reports beside another policy's", "policy", PASS, state={
         **state, "policyReports": other + policy_reports(scenario, perfect=True, policy=name)})
 
@@ -4761,7 +4773,7 @@ def _singling_out_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
                                    for r in good_policy["spec"]["rules"]]
         yield Case(f"a policy that singles the gap objects out {why} (offline)", "policy", FAIL,
                    artifact=("kyverno", [policy]))
-        state = {**faulty, "policyReports": perfect,
+        state = {**faulty, "policyReports": perfect, **_agents(spec, name),
                  "resources": {**faulty["resources"], "items": faulty["resources"]["items"] + [policy]}}
         yield Case(f"a policy that singles the gap objects out {why} (its reports)", "policy", FAIL, state=state)
 
@@ -4780,7 +4792,7 @@ def _policy_meaning_cases(spec, faulty, good_policy) -> Iterator[Case]:
 
     def live(policy, extra=()):
         items = [o for o in faulty["resources"]["items"] if _key(o) not in {_key(policy)} | {_key(e) for e in extra}]
-        return {**faulty, "policyReports": reports,
+        return {**faulty, "policyReports": reports, **_agents(spec, policy["metadata"]["name"]),
                 "resources": {**faulty["resources"], "items": items + [policy, *extra]}}
 
     kinds = sorted({o["kind"] for o in spec["ciso"]["gaps"]})
@@ -4850,7 +4862,7 @@ def _listed_cases(scenario, spec, faulty, good_policy) -> Iterator[Case]:
 
     def listed(reports):
         return {**faulty, "policyReports": {"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReportList",
-                                            "items": reports},
+                                            "items": reports}, **_agents(spec, name),
                 "resources": {"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "List",
                                                                            "items": items}]}}
     yield Case("a perfect policy's reports as a PolicyReportList, its objects nested in a List", "policy", PASS,
@@ -4908,8 +4920,12 @@ def _rego_cases(spec) -> Iterator[Case]:
     items = "input.hosts" if hosts else "input.items"
     head = "package check\n\ndefault result := false\n\nresult if count(violations) == 0\n\n"
     rules = _content_rules(spec)
-    if hosts:  # a host's item holds its settings at the top (INPUT_SHAPES): a setting the gap hosts hold in a
+    setting = _host_setting(spec) if hosts else None
+    if setting is not None:
+        yield from _host_setting_cases(spec, setting, head)
+    elif hosts:  # a host's item holds its settings at the top (INPUT_SHAPES): a setting the gap hosts hold in a
         # value no compliant host (nor compliant variant) holds, in any case, or leave out
+        yield from _host_service_cases(spec, head)
         varied = (spec["ciso"].get("variants") or {}).get("compliant") or []
         ok = [dict(_leaves(o.get("host") or {})) for o in spec["ciso"]["compliant"] + varied]
         paths = sorted({p for g in spec["ciso"]["gaps"] for p, v in _leaves(g.get("host") or {})
@@ -4966,6 +4982,66 @@ def _rego_cases(spec) -> Iterator[Case]:
     # the agent's Rego that does not compile is its artefact, and wrong: a fail with the reason, never refused
     yield Case("a Rego policy that does not compile (an unclosed body)", "policy", FAIL,
                artifact=("rego", "package check\n\nresult := true if {\n"))
+
+
+def _host_service_cases(spec, head) -> Iterator[Case]:
+    """A service control (enabled, CIS: `systemctl is-enabled` prints `enabled`) read as a blocklist of the states
+    `disabled` and `masked`: every other unit-file state (`enabled-runtime`, `static`, ...) passes it (fail)."""
+    from ..ciso import CATALOGUE, HostControl
+
+    control = CATALOGUE.get(spec["ciso"].get("control"))
+    if not isinstance(control, HostControl) or control.kind != "service":
+        return
+    unit = json.dumps(f"{control.key}.service")
+    yield Case("a Rego policy flagging a service only when it is disabled or masked", "policy", FAIL,
+               artifact=("rego", head + f"violations contains host.name if {{\n  some host in input.hosts\n"
+                                        f"  host.services[{unit}].status in [\"disabled\", \"masked\"]\n}}\n\n"
+                                        f"violations contains host.name if {{\n  some host in input.hosts\n"
+                                        f"  host.services[{unit}].state != \"running\"\n}}\n"))
+
+
+def _host_setting(spec):
+    """The catalogue's host control of a line setting the spec grades (ciso/rhel9.py), else None."""
+    from ..ciso import CATALOGUE, HostControl
+
+    control = CATALOGUE.get(spec["ciso"].get("control"))
+    return control if isinstance(control, HostControl) and control.kind == "line" else None
+
+
+def _host_setting_cases(spec, control, head) -> Iterator[Case]:
+    """A host setting read as its program reads it: the first drop-in (in file-name order) holding the keyword in
+    any case, else the main file, else the program's default, its value compared case-insensitively with those
+    the compliant hosts hold (pass); the same policy reading the main file alone, blind to the drop-ins read
+    before it, and a numeric bound blind to the program's "no limit" value (fail)."""
+    varied = (spec["ciso"].get("variants") or {}).get("compliant") or []
+    ok = sorted({str(control.setting(o.get("host") or {})).lower() for o in spec["ciso"]["compliant"] + varied})
+    key = json.dumps(control.key.lower())
+    dropins = (f"dropins(host) := [p |\n  some p\n  f := host.files[p]\n  startswith(p, {json.dumps(control.dropins + '/')})\n"
+               f"  some k\n  f[k]\n  lower(k) == {key}\n]\n\n"
+               f"setting(host) := value if {{\n  paths := sort(dropins(host))\n"
+               f"  some k, value in host.files[paths[0]]\n  lower(k) == {key}\n}} else := value if {{\n")
+    main = (f"  some k, value in host.files[{json.dumps(control.path)}]\n  lower(k) == {key}\n"
+            f"}} else := {json.dumps(control.default or '<absent>')}\n\n")
+    check = (f"violations contains host.name if {{\n  some host in input.hosts\n"
+             f"  not lower(setting(host)) in {json.dumps(ok)}\n}}\n")
+    opening = dropins if control.dropins else "setting(host) := value if {\n"
+    resolved = head + opening + main + check
+    yield Case("a right Rego policy reading each host's setting as its program does", "policy", PASS,
+               artifact=("rego", resolved))
+    last = resolved.replace("  some host in input.hosts\n", "  host := input.hosts[count(input.hosts) - 1]\n")
+    yield Case("that policy reading only the last host (where a gap host was once appended)", "policy", FAIL,
+               artifact=("rego", last))
+    if control.dropins:
+        yield Case("that policy reading the main file alone (blind to the drop-ins read before it)", "policy", FAIL,
+                   artifact=("rego", head + "setting(host) := value if {\n" + main + check))
+    bounds = [int(v) for v in (control.compliant, *control.also_compliant) if v.lstrip("-").isdigit()]
+    if control.unlimited and bounds:
+        # a bound read as a figure only: the program's "no limit" value (LoginGraceTime 0, PASS_MAX_DAYS -1) is
+        # below it, and a value in another unit (`5m`) is no number, so no violation
+        naive = (f"violations contains host.name if {{\n  some host in input.hosts\n"
+                 f"  to_number(setting(host)) > {max(bounds)}\n}}\n")
+        yield Case("a numeric bound blind to the program's no-limit value and units", "policy", FAIL,
+                   artifact=("rego", head + opening + main + naive))
 
 
 def _unit_cases(spec) -> Iterator[Case]:
@@ -5025,7 +5101,8 @@ def _pod_rule_cases(spec, faulty, good_policy) -> Iterator[Case]:
     items = [o for o in faulty["resources"]["items"] if _key(o) != _key(policy)] + [policy]
     report = [{"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport", "metadata": {"name": "pods"},
                "results": results}]
-    live = {**faulty, "policyReports": report, "resources": {**faulty["resources"], "items": items}}
+    live = {**faulty, "policyReports": report, **_agents(spec, policy["metadata"]["name"]),
+            "resources": {**faulty["resources"], "items": items}}
     yield Case("a policy on Pods without autogen rules, reported on the pods alone", "policy", PASS, state=live)
     passing = [{**r, "result": "pass"} for r in results]
     yield Case("a policy on Pods without autogen rules whose reports pass every pod", "policy", FAIL,

@@ -16,6 +16,23 @@ RHEL9_BENCHMARK = "CIS Red Hat Enterprise Linux 9 Benchmark"
 RHEL9_CLASSES = tuple(c.task for c in TASK_CLASSES.values() if c.platform == "rhel9")
 DEFAULT_HOSTS = "rhel9_servers"  # ITBench's inventory group (input.json `inventory_host`)
 SSHD_CONFIG = "/etc/ssh/sshd_config"
+# RHEL 9's sshd_config begins with `Include /etc/ssh/sshd_config.d/*.conf`; sshd keeps the first value it reads
+# for a keyword (sshd_config(5)), so a drop-in (in file-name order) overrides the main file
+SSHD_DROPINS = "/etc/ssh/sshd_config.d"
+TIME_UNITS = (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60), ("s", 1))  # sshd_config(5), TIME FORMATS
+
+
+def time_spelling(seconds: str) -> str | None:
+    """A number of seconds in sshd's TIME FORMAT with units (`120` -> `2m`, `61` -> `1m1s`, `30` -> `30s`): the
+    same time, another spelling; None for a value that is no positive number of seconds."""
+    if not seconds.isdigit() or int(seconds) == 0:
+        return None
+    left, out = int(seconds), ""
+    for unit, size in TIME_UNITS:
+        if left >= size:
+            out += f"{left // size}{unit}"
+            left %= size
+    return out
 
 
 @dataclass(frozen=True)
@@ -38,6 +55,13 @@ class HostControl:
     default: str | None = None  # the value the program takes where the file holds none (None: not varied)
     also_compliant: tuple[str, ...] = ()  # other values that meet the control
     case_insensitive: bool = False  # the program reads the value in any case (sshd's yes/no)
+    # the program's documented semantics of the setting, which graded hosts hold (`variants`): the values it reads
+    # as "no limit" (a bound's violation whatever its figure: LoginGraceTime 0, PASS_MAX_DAYS -1), whether its
+    # value is a time in sshd's TIME FORMAT (`2m` is 120 s), and the drop-in folder its main file includes first
+    # (the first value read wins; keywords in any case)
+    unlimited: tuple[str, ...] = ()
+    time_format: bool = False
+    dropins: str = ""
 
     def tasks(self, violating: bool) -> list[dict]:
         value = self.violating if violating else self.compliant
@@ -77,8 +101,27 @@ class HostControl:
                                                       "state": "running" if on else "stopped",
                                                       "status": "enabled" if on else "disabled"}
             else:
+                if control.dropins:  # the main file includes its drop-ins first, as RHEL 9 ships it
+                    files.setdefault(control.path, {})["Include"] = f"{control.dropins}/*.conf"
                 files.setdefault(control.path, {})[control.key] = value
         return {"files": files, "services": dict(sorted(services.items()))}
+
+    def setting(self, facts: dict) -> str | None:
+        """The value the program reads on a host of these `facts` (a line setting): the first drop-in, in file-name
+        order, holding the setting, else the main file's, keywords in any case where the program reads them so;
+        the default where none holds it."""
+        def held(settings):
+            for key, value in (settings or {}).items():
+                if key == self.key or (self.dropins and key.lower() == self.key.lower()):
+                    return value
+            return None
+
+        files = facts.get("files") or {}
+        for path in sorted(p for p in files if self.dropins and p.startswith(self.dropins + "/")):
+            if held(files[path]) is not None:
+                return held(files[path])
+        value = held(files.get(self.path))
+        return self.default if value is None else value
 
     def variants(self, violating: bool) -> list[tuple[str, dict]]:
         """(change, facts) of other hosts the control reads as it reads the gap host (`violating`) or the
@@ -98,18 +141,57 @@ class HostControl:
         if self.kind == "service":
             unit = f"{self.key}.service"
             if violating:
-                for status in ("disabled", "masked"):
+                # CIS asks `systemctl is-enabled` to print `enabled`: every other unit-file state breaks it (enabled
+                # until the next boot only, started by another unit, or not installed to start at all)
+                for status in SERVICE_NOT_ENABLED:
                     edited(f"running but {status}", lambda f, s=status: f["services"][unit].update(
                         state="running", status=s))
             return out
         values = list(self.also_violating if violating else self.also_compliant)
         own = self.violating if violating else self.compliant
+        if violating:
+            values += [v for v in self.unlimited if v not in values]
         if self.case_insensitive:
             values.append(own.capitalize())  # `Yes`, `No`
+        if self.time_format:  # the same times in another unit (`5m`, `1m`)
+            values += [t for t in (time_spelling(v) for v in [own, *values]) if t and t not in values]
         for value in values:
             edited(f"{self.key} {value}", lambda f, v=value: f["files"][self.path].update({self.key: v}))
         if violating and self.default is not None and self.default not in (self.compliant, *self.also_compliant):
             edited(f"without {self.key}", lambda f: f["files"][self.path].pop(self.key))
+        if self.dropins:
+            out.extend(self._dropin_variants(violating, base))
+        return out
+
+    def _dropin_variants(self, violating: bool, base: dict) -> list[tuple[str, dict]]:
+        """Hosts whose effective setting is not the main file's: a drop-in read first holds the gap's value over a
+        compliant main file (or the keyword is spelled in lower case), or the compliant value over a violating main
+        file, an earlier drop-in over a later one. Only a policy resolving the setting as the program does (the
+        first value read, keywords in any case) tells them apart."""
+        slug = self.key.lower()
+        first, later = f"{self.dropins}/01-{slug}.conf", f"{self.dropins}/50-{slug}.conf"
+        out = []
+
+        def host(main: dict, dropins: dict) -> dict:
+            facts = {"files": {p: dict(v) for p, v in base["files"].items()},
+                     "services": {k: dict(v) for k, v in base["services"].items()}}
+            facts["files"][self.path] = main
+            facts["files"].update(dropins)
+            return facts
+
+        main = dict(base["files"][self.path])
+        if violating:
+            ok = {**main, self.key: self.compliant}
+            out.append((f"drop-in {self.key} {self.violating} over the main file's {self.compliant}",
+                        host(ok, {first: {self.key: self.violating}})))
+            out.append((f"drop-ins, the first with {slug} {self.violating}",
+                        host(ok, {first: {slug: self.violating}, later: {self.key: self.compliant}})))
+        else:
+            bad = {**main, self.key: self.violating}
+            out.append((f"drop-in {self.key} {self.compliant} over the main file's {self.violating}",
+                        host(bad, {first: {self.key: self.compliant}})))
+            out.append((f"drop-ins, the first with {slug} {self.compliant}",
+                        host(bad, {first: {slug: self.compliant}, later: {self.key: self.violating}})))
         return out
 
     def playbook(self, hosts: str, violating: bool) -> list[dict]:
@@ -118,12 +200,19 @@ class HostControl:
                  "hosts": hosts, "become": True, "gather_facts": False, "tasks": self.tasks(violating)}]
 
 
+# `systemctl is-enabled` states other than `enabled` (systemctl(1)): a service in one of them is not enabled
+SERVICE_NOT_ENABLED = ("disabled", "masked", "enabled-runtime", "static", "indirect", "linked", "generated")
+
+
 def _sshd(id: str, section: str, title: str, key: str, violating: str, compliant: str, what: str,
-          default: str, also_violating: tuple[str, ...] = (), also_compliant: tuple[str, ...] = ()) -> HostControl:
-    # sshd reads its yes/no values in any case (`Yes`); `default`: sshd's own where sshd_config holds none
+          default: str, also_violating: tuple[str, ...] = (), also_compliant: tuple[str, ...] = (),
+          unlimited: tuple[str, ...] = (), time_format: bool = False) -> HostControl:
+    # sshd reads its yes/no values in any case (`Yes`); `default`: sshd's own where sshd_config holds none; every
+    # sshd setting may be set in a drop-in the main file includes first
     return HostControl(id, section, title, SSHD_CONFIG, key, violating, compliant, what,
                        also_violating=also_violating, default=default, also_compliant=also_compliant,
-                       case_insensitive=not violating.isdigit())
+                       case_insensitive=not violating.isdigit(), unlimited=unlimited, time_format=time_format,
+                       dropins=SSHD_DROPINS)
 
 
 CONTROLS: list[HostControl] = [
@@ -143,12 +232,15 @@ CONTROLS: list[HostControl] = [
     _sshd("rhel9-sshd-max-auth-tries", "5.2.16", "Ensure SSH MaxAuthTries is set to 4 or less",
           "MaxAuthTries", "10", "4", "SSH authentication attempts per connection", "6", ("5",), ("3",)),
     _sshd("rhel9-sshd-login-grace-time", "5.2.19", "Ensure SSH LoginGraceTime is set to one minute or less",
-          "LoginGraceTime", "300", "60", "the SSH login grace time", "120", ("61",), ("30",)),
+          # sshd_config(5): "If the value is 0, there is no time limit"; a TIME FORMAT value
+          "LoginGraceTime", "300", "60", "the SSH login grace time", "120", ("61",), ("30",), unlimited=("0",),
+          time_format=True),
     _sshd("rhel9-sshd-client-alive-interval", "5.2.20", "Ensure SSH Idle Timeout Interval is configured",
-          "ClientAliveInterval", "0", "15", "the SSH client alive interval", "0"),
+          "ClientAliveInterval", "0", "15", "the SSH client alive interval", "0", time_format=True),
+    # login.defs(5): PASS_MAX_DAYS -1 "disables the restriction" (passwords never expire)
     HostControl("rhel9-password-max-days", "5.6.1.1", "Ensure password expiration is 365 days or less",
                 "/etc/login.defs", "PASS_MAX_DAYS", "99999", "365", "the maximum password age", service="",
-                also_violating=("366",), default="99999", also_compliant=("90",)),
+                also_violating=("366",), default="99999", also_compliant=("90",), unlimited=("-1",)),
     HostControl("rhel9-auditd-enabled", "4.1.1.2", "Ensure auditd service is enabled", "", "auditd",
                 "disabled", "enabled", "the audit daemon", service="", kind="service"),
 ]

@@ -92,14 +92,17 @@ The cluster's kubeconfig is at `{kubeconfig}`.
 # compliant objects in several combinations (runtime/evaluator.py, rego_verdicts), and the class's prompt states
 # it, the collecting script's output being the agent's own check. `list`: what `kubectl get KINDS -o json`
 # writes; `hosts`: one item per host, each file's settings as `key: value` (the key as the file spells it,
-# the value as text) and each service as Ansible's `service_facts` reports it.
+# the value as text), the drop-ins a file includes among the files (sshd's /etc/ssh/sshd_config.d/*.conf, read
+# before the main file), and each service as Ansible's `service_facts` reports it.
 INPUT_SHAPES = {
     "list": {"apiVersion": "v1", "kind": "List", "items": ["<each object, as kubectl gives it with -o json>"]},
     "hosts": {"hosts": [{"name": "<host>",
-                         "files": {"<path of a configuration file>": {"<Setting>": "<its value, as text>"}},
+                         "files": {"<path of a configuration file, or of a drop-in it includes>": {
+                             "<Setting>": "<its value, as text>"}},
                          "services": {"<unit>.service": {"name": "<unit>.service", "source": "systemd",
                                                          "state": "running | stopped",
-                                                         "status": "enabled | disabled"}}}]},
+                                                         "status": "<as `systemctl is-enabled` says: enabled, "
+                                                                   "disabled, masked, static, ...>"}}}]},
 }
 
 # The Kyverno artefact's contract, as every Kyverno prompt states it: a ClusterPolicy of kyverno.io/v1 that

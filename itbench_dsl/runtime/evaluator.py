@@ -10,6 +10,7 @@ here reads the scenario's text as code: every scenario string arrives through SP
                         [--artifact policy.yaml|policy.rego] [--opa PATH] [--opa-result recorded.json] [--gap-only]
     python evaluator.py --requirements          what a state must hold, and the commands that capture it
     python evaluator.py --capture S.json [--prometheus URL] [--kubectl PATH]   capture it with kubectl
+    python evaluator.py --capture S.json --before B.json                      CISO: B.json captured before the agent
 
 prints one JSON verdict {scenario, task, passed, score, metrics, checks[{id, passed, detail}]}
 (with `tasks`, one verdict per task, when it grades several); exit 0 when it ran (pass or fail),
@@ -6022,13 +6023,16 @@ def _over_budget(said=""):
 def graded_policies(contract, st):
     """The names of the policies a policy task grades from PolicyReports: the one the task names (an
     update), else the agent's own as the run recorded them (the state's `gradedPolicies`: those that
-    were not in the cluster before the agent); None (every reporting policy) for a state that says
-    neither. The results of other policies (another tenant's, a cluster default) never count."""
+    were not in the cluster before the agent). The results of other policies (another tenant's, a cluster
+    default) never count, so a state that does not say which policies are the agent's is refused: graded on
+    every reporting policy, a policy already in the cluster would answer for the agent."""
     if contract.get("name"):
         return {contract["name"]}
     names = st.graded_policies
     if names is None:
-        return None
+        raise InputError("the state does not say which policies are the agent's (`gradedPolicies`, the policies "
+                         "that were not in the cluster before it): capture it with `--capture FILE --before "
+                         "BEFORE.json` (BEFORE.json captured before the agent) or `--graded-policies NAME,...`")
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise InputError("the state's `gradedPolicies` must be a list of policy names")
     return set(names)
@@ -6531,8 +6535,30 @@ def requirements(spec):
             **({"fixed_at": "when the agent's work ended, RFC 3339 (`--capture --fixed-at TIME`): a container that "
                             "restarts from then on fails the fix; without it, any failed last termination does"}
                if "mitigate" in spec["tasks"] else {}),
-            "note": "`python evaluator.py --capture state.json [--prometheus URL] [--fixed-at TIME]` runs these "
-                    "commands and writes the state with its `captured` list"}
+            **({"gradedPolicies": "the Kyverno policies the agent deployed (those not in the cluster before it): "
+                                  "capture once before the agent and give that file to `--capture --before "
+                                  "BEFORE.json`, or name them (`--graded-policies NAME,...`); a state that does not "
+                                  "say is refused, as a policy already there would answer for the agent"}
+               if "policy" in spec["tasks"] and not ((spec.get("ciso") or {}).get("contract") or {}).get("name") else {}),
+            "note": "`python evaluator.py --capture state.json [--prometheus URL] [--fixed-at TIME] [--before "
+                    "BEFORE.json]` runs these commands and writes the state with its `captured` list"}
+
+
+POLICY_KINDS = ("ClusterPolicy", "Policy")  # the Kyverno policies a run tells apart before and after the agent
+
+
+def policies_added(before, after):
+    """The names of the Kyverno policies of the state `after` that the state `before` (captured before the agent)
+    does not hold, by kind, namespace and name: the agent's own, as `itbench run` records them."""
+    def held(state, what):
+        items = ((state or {}).get("resources") or {}).get("items") if isinstance(state, dict) else None
+        if not isinstance(items, list):
+            raise InputError(f"the {what} holds no `resources.items` to read the Kyverno policies from")
+        return {(o.get("kind"), (o.get("metadata") or {}).get("namespace"), (o.get("metadata") or {}).get("name"))
+                for o in items if isinstance(o, dict) and o.get("kind") in POLICY_KINDS
+                and isinstance(o.get("metadata"), dict)}
+
+    return sorted({name for _, _, name in held(after, "state") - held(before, "--before state") if name})
 
 
 def capture(spec, kubectl="kubectl", prometheus=None, timeout=120):
@@ -6756,6 +6782,10 @@ def main(spec, argv=None):
     parser.add_argument("--kubectl", default="kubectl", help="with --capture: the kubectl to run")
     parser.add_argument("--fixed-at", help="with --capture: when the agent's work ended (RFC 3339), kept in the state "
                         "as `fixed_at`: restarts from then on are restarts under the fix")
+    parser.add_argument("--before", metavar="FILE", help="with --capture, CISO: a state captured before the agent; "
+                        "the Kyverno policies it does not hold are the agent's (`gradedPolicies`)")
+    parser.add_argument("--graded-policies", metavar="NAMES", help="with --capture, CISO: the agent's policies, "
+                        "comma-separated (`gradedPolicies`)")
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
@@ -6769,9 +6799,16 @@ def main(spec, argv=None):
         if args.capture:
             if args.fixed_at is not None and rfc3339(args.fixed_at) is None:
                 raise InputError(f"--fixed-at {args.fixed_at!r} is not an RFC 3339 time with a zone")
+            if args.before is not None and args.graded_policies is not None:
+                raise InputError("give --before or --graded-policies, not both")
+            before = _load_json(args.before, "--before state") if args.before is not None else None
             state = capture(spec, args.kubectl, args.prometheus)
             if args.fixed_at is not None:
                 state["fixed_at"] = args.fixed_at
+            if before is not None:
+                state["gradedPolicies"] = policies_added(before, state)
+            elif args.graded_policies is not None:
+                state["gradedPolicies"] = sorted({n.strip() for n in args.graded_policies.split(",") if n.strip()})
             with open(args.capture, "w", encoding="utf-8") as handle:
                 json.dump(state, handle)
             print(f"evaluator: wrote {args.capture} ({len(state['resources']['items'])} objects)", file=sys.stderr)

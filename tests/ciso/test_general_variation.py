@@ -396,16 +396,36 @@ HOST_POLICIES = {
         'host.services["auditd.service"].status != "enabled"'),
     "rhel9-sshd-permit-root-login-ansible-opa": (
         'host.files["/etc/ssh/sshd_config"].PermitRootLogin == "yes"',  # the literal yes alone
-        'not lower(object.get(host, ["files", "/etc/ssh/sshd_config", "PermitRootLogin"], "<absent>")) in ["no"]'),
+        # the setting as sshd reads it: the first drop-in holding it (keywords in any case), else the main file
+        'not lower(effective(host, "permitrootlogin", "prohibit-password")) in ["no"]'),
 }
+EFFECTIVE = """
+dropins(host, key) := [p |
+  some p
+  f := host.files[p]
+  startswith(p, "/etc/ssh/sshd_config.d/")
+  some k
+  f[k]
+  lower(k) == key
+]
+
+effective(host, key, fallback) := value if {
+  paths := sort(dropins(host, key))
+  some k, value in host.files[paths[0]]
+  lower(k) == key
+} else := value if {
+  some k, value in host.files["/etc/ssh/sshd_config"]
+  lower(k) == key
+} else := fallback
+"""
 
 
 @pytest.mark.parametrize("name", sorted(HOST_POLICIES))
 def test_a_host_policy_keyed_on_one_facet_of_the_violating_value_fails_general(name):
     pytest.importorskip("regopy")
     spec = spec_of(name)
-    narrow, right = (("rego", HEAD + f"violations contains host.name if {{\n  some host in input.hosts\n  {cond}\n}}\n")
-                     for cond in HOST_POLICIES[name])
+    narrow, right = (("rego", HEAD + f"violations contains host.name if {{\n  some host in input.hosts\n  {cond}\n}}\n"
+                      + EFFECTIVE) for cond in HOST_POLICIES[name])
     assert not general(spec, narrow)[1]["ciso.general"]["passed"]
     assert general(spec, narrow, varied=False)[1]["ciso.general"]["passed"]  # fails without the variants
     passed, checks = general(spec, right)
@@ -414,12 +434,74 @@ def test_a_host_policy_keyed_on_one_facet_of_the_violating_value_fails_general(n
 
 def test_host_variants_hold_the_other_violating_and_compliant_settings():
     control = ciso.CATALOGUE["rhel9-sshd-permit-root-login"]
-    gaps = {c: f["files"]["/etc/ssh/sshd_config"].get("PermitRootLogin", "<absent>") for c, f in control.variants(True)}
-    assert set(gaps.values()) == {"prohibit-password", "without-password", "forced-commands-only", "Yes", "<absent>"}
-    assert [f["files"]["/etc/ssh/sshd_config"]["PermitRootLogin"] for _, f in control.variants(False)] == ["No"]
+    main = {c: f["files"]["/etc/ssh/sshd_config"].get("PermitRootLogin", "<absent>") for c, f in control.variants(True)
+            if "drop-in" not in c}
+    assert set(main.values()) == {"prohibit-password", "without-password", "forced-commands-only", "Yes", "<absent>"}
+    # as sshd reads them (the first drop-in holding the keyword, in any case, over the main file)
+    assert {control.setting(f) for _, f in control.variants(True)} == {
+        "prohibit-password", "without-password", "forced-commands-only", "Yes", "yes"}
+    assert {control.setting(f) for _, f in control.variants(False)} == {"No", "no"}
     auditd = ciso.CATALOGUE["rhel9-auditd-enabled"]
     assert {(f["services"]["auditd.service"]["state"], f["services"]["auditd.service"]["status"])
-            for _, f in auditd.variants(True)} == {("running", "disabled"), ("running", "masked")}
+            for _, f in auditd.variants(True)} == {("running", s) for s in (
+                "disabled", "masked", "enabled-runtime", "static", "indirect", "linked", "generated")}
+
+
+def test_host_variants_hold_the_programs_no_limit_values_and_other_units():
+    """A bound's gap hosts include the value the program reads as "no limit" (sshd_config(5): LoginGraceTime 0;
+    login.defs(5): PASS_MAX_DAYS -1) and, for an sshd time, the same times in other units (`5m`; `1m` complies)."""
+    grace = ciso.CATALOGUE["rhel9-sshd-login-grace-time"]
+    assert {"0", "5m", "1m1s"} <= {grace.setting(f) for _, f in grace.variants(True)}
+    assert {"1m", "30s"} <= {grace.setting(f) for _, f in grace.variants(False)}
+    days = ciso.CATALOGUE["rhel9-password-max-days"]
+    assert "-1" in {days.setting(f) for _, f in days.variants(True)}
+    assert ciso.rhel9.time_spelling("3661") == "1h1m1s" and ciso.rhel9.time_spelling("0") is None
+
+
+def test_sshd_host_variants_set_the_setting_in_drop_ins_read_first():
+    """sshd keeps the first value it reads, and RHEL 9's sshd_config includes /etc/ssh/sshd_config.d/*.conf at its
+    top: a gap host whose drop-in holds the violating value over a compliant main file, and a compliant one whose
+    drop-in holds the compliant value over a violating main file."""
+    control = ciso.CATALOGUE["rhel9-sshd-x11-forwarding"]
+    for violating in (True, False):
+        dropped = [f for c, f in control.variants(violating) if "drop-in" in c]
+        assert dropped and all(any(p.startswith("/etc/ssh/sshd_config.d/") for p in f["files"]) for f in dropped)
+        for f in dropped:
+            main = f["files"]["/etc/ssh/sshd_config"]["X11Forwarding"]
+            assert (control.setting(f).lower() == "yes") == violating and (main.lower() == "yes") != violating \
+                or len([p for p in f["files"] if p.startswith("/etc/ssh/sshd_config.d/")]) > 1
+
+
+NARROW_HOST_POLICIES = {
+    # a numeric bound blind to the programs' "no limit" values and units (LoginGraceTime 0 or 5m, PASS_MAX_DAYS -1)
+    "rhel9-sshd-login-grace-time": 'to_number(host.files["/etc/ssh/sshd_config"].LoginGraceTime) > 60',
+    "rhel9-password-max-days": 'to_number(host.files["/etc/login.defs"].PASS_MAX_DAYS) > 365',
+    # the main file alone, blind to the drop-ins sshd reads first
+    "rhel9-sshd-permit-root-login": 'lower(host.files["/etc/ssh/sshd_config"].PermitRootLogin) != "no"',
+    # a blocklist of two unit-file states (enabled-runtime, static, ... are not `enabled` either)
+    "rhel9-auditd-enabled": 'host.services["auditd.service"].status in ["disabled", "masked"]',
+}
+
+
+@pytest.mark.parametrize("control", sorted(NARROW_HOST_POLICIES))
+def test_a_host_policy_blind_to_the_programs_semantics_fails_general(control):
+    pytest.importorskip("regopy")
+    source = (f'scenario "s" {{\n  domain ciso\n  complexity low\n  description "d"\n'
+              f'  control "{control}" {{ hosts = "rhel9_servers" }}\n  task ansible_opa\n'
+              f'  topology {{ namespace "ciso-workspace" }}\n}}\n')
+    from itbench_dsl.analysis.corpus import all_cases
+
+    result = compile_source(source.encode(), "s.itb", Diagnostics())
+    spec, cases = all_cases(result.scenario)
+    narrow = ("rego", HEAD + f"violations contains host.name if {{\n  some host in input.hosts\n"
+                             f"  {NARROW_HOST_POLICIES[control]}\n}}\n")
+    assert not general(spec, narrow)[1]["ciso.general"]["passed"]
+    assert general(spec, narrow, varied=False)[1]["ciso.general"]["passed"]  # passes without the variants
+    right = [c for c in cases if c.name.startswith("a right Rego policy")]
+    assert right
+    for case in right:
+        passed, checks = general(spec, case.artifact)
+        assert passed, {k: c["detail"] for k, c in checks.items() if not c["passed"]}
 
 
 # one rule for the eleven controls of Pod Security Baseline: it flags objects that comply with the one asked for

@@ -643,8 +643,10 @@ def good_policy(name: str) -> dict:
 def ciso_state(name, gap, compliant, policy=None) -> dict:
     policy = good_policy(name) if policy is None else policy
     items = [policy] if policy else []
+    # a new policy's state says which policies are the agent's, as a run records them
+    agents = {} if evaluator(name)["SPEC"]["ciso"]["contract"].get("name") else {"gradedPolicies": ["agent-policy"]}
     return {"resources": {"kind": "List", "items": items}, "captured": ["/ClusterPolicy"],
-            "policyReports": reports(name, gap, compliant)}
+            "policyReports": reports(name, gap, compliant), **agents}
 
 
 @pytest.mark.parametrize("name", KYVERNO)
@@ -1130,6 +1132,53 @@ def test_only_the_policy_the_task_names_is_graded():
             "policyReports": others + allow, "gradedPolicies": ["agent-policy"]}
     assert not run(create, None, live)["passed"]
     assert run(create, None, dict(live, policyReports=others + reports(create, "fail", "pass")))["passed"]
+    # a state that does not say which policies are the agent's is refused, never graded on every policy (a
+    # policy already in the cluster would answer for the agent)
+    unsaid = {k: v for k, v in live.items() if k != "gradedPolicies"}
+    assert "gradedPolicies" in refused(create, None, unsaid)
+
+
+def test_capture_records_the_agents_policies_from_a_capture_before_it(tmp_path):
+    """`--capture --before B.json`: the Kyverno policies B.json (captured before the agent) does not hold are
+    the agent's (`gradedPolicies`), so a policy already in the cluster that flags the gap does not answer for
+    an agent's policy that checks nothing; `--capture` without it writes a state the policy task refuses."""
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    spec = evaluator(name)["SPEC"]
+    existing = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "disallow-privileged"},
+                "spec": {"validationFailureAction": "Audit", "background": True, "rules": []}}
+    agents = {**existing, "metadata": {"name": "agent-policy"}}
+    objects = spec["ciso"]["gaps"] + spec["ciso"]["compliant"]
+    flagged = reports(name, "fail", "pass")
+    flagged[0]["results"] = [dict(r, policy="disallow-privileged") for r in flagged[0]["results"]]
+    (tmp_path / "reports.json").write_text(json.dumps({"kind": "List", "items": flagged}))
+    kubectl = tmp_path / "kubectl"
+    # the namespaced kinds (`-n NS`) print the scenario's objects, the cluster-scoped ones the policies
+    kubectl.write_text(f"#!/bin/sh\ncase \"$*\" in *policyreports*) cat {tmp_path / 'reports.json'};;\n"
+                       f"*' -n '*) cat {tmp_path / 'objects.json'};;\n*) cat {tmp_path / 'policies.json'};; esac\n")
+    (tmp_path / "objects.json").write_text(json.dumps({"kind": "List", "items": objects}))
+    kubectl.chmod(0o755)
+    script = tmp_path / "evaluator.py"
+    script.write_bytes(bundle(name)[1]["evaluator.py"])
+
+    def call(*args):
+        return subprocess.run([sys.executable, str(script), *args, "--kubectl", str(kubectl)], check=False,
+                              capture_output=True, text=True, cwd=tmp_path)
+
+    (tmp_path / "policies.json").write_text(json.dumps({"kind": "List", "items": [existing]}))
+    assert call("--capture", "before.json").returncode == 0
+    (tmp_path / "policies.json").write_text(json.dumps({"kind": "List", "items": [existing, agents]}))
+    done = call("--capture", "state.json", "--before", "before.json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "state.json").read_text())["gradedPolicies"] == ["agent-policy"]
+    graded = call("--task", "policy", "--state", "state.json")
+    assert graded.returncode == 0 and not json.loads(graded.stdout)["passed"], graded.stdout
+    # the same capture without the record of what was there before: refused, saying how to capture it
+    assert call("--capture", "unsaid.json").returncode == 0
+    refused_ = call("--task", "policy", "--state", "unsaid.json")
+    assert refused_.returncode == 2 and "--before" in refused_.stderr, refused_.stderr
+    named = call("--capture", "named.json", "--graded-policies", "agent-policy")
+    assert named.returncode == 0 and json.loads((tmp_path / "named.json").read_text())["gradedPolicies"] == [
+        "agent-policy"]
 
 
 # ---- the answer tasks, attacked by an outside reader of the docs -------------------------------------------

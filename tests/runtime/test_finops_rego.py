@@ -123,19 +123,40 @@ def _right(name):
     right = {
         "cis-5-2-5-host-network-opa": ("input.items", POD_HOST_NETWORK),
         "cis-k8s-5-2-5-host-network-opa": ("input.items", POD_HOST_NETWORK),
-        # sshd reads its keywords' values in any case, and an absent one is its default (X11Forwarding no,
-        # PermitRootLogin prohibit-password)
-        "rhel9-sshd-x11-forwarding-ansible-opa": ("input.hosts", '  lower(object.get(item.files["/etc/ssh/sshd_config"], '
-                                                  '"X11Forwarding", "no")) != "no"\n'),
-        "rhel9-sshd-permit-root-login-ansible-opa": ("input.hosts", '  lower(object.get(item.files["/etc/ssh/sshd_config"], '
-                                                     '"PermitRootLogin", "prohibit-password")) != "no"\n'),
+        # sshd reads its keywords' values in any case, the first drop-in holding one over the main file, and an
+        # absent one is its default (X11Forwarding no, PermitRootLogin prohibit-password)
+        "rhel9-sshd-x11-forwarding-ansible-opa": ("input.hosts", '  lower(sshd(item, "x11forwarding", "no")) != "no"\n'),
+        "rhel9-sshd-permit-root-login-ansible-opa": ("input.hosts", '  lower(sshd(item, "permitrootlogin", '
+                                                     '"prohibit-password")) != "no"\n'),
         "rhel9-auditd-enabled-ansible-opa": ("input.hosts", '  item.services["auditd.service"].status != "enabled"\n'),
     }.get(name)
     if right is None:
         return None
     items, test = right
     return ("package check\n\ndefault result := false\n\nresult if count(violations) == 0\n\n"
-            f"violations contains i if {{\n  some i\n  item := {items}[i]\n{test}}}\n")
+            f"violations contains i if {{\n  some i\n  item := {items}[i]\n{test}}}\n" + (SSHD if "sshd(" in test else ""))
+
+
+# an sshd setting as sshd reads it: the first drop-in (by name) holding the keyword in any case, else the main file
+SSHD = """
+dropins(host, key) := [p |
+  some p
+  f := host.files[p]
+  startswith(p, "/etc/ssh/sshd_config.d/")
+  some k
+  f[k]
+  lower(k) == key
+]
+
+sshd(host, key, fallback) := value if {
+  paths := sort(dropins(host, key))
+  some k, value in host.files[paths[0]]
+  lower(k) == key
+} else := value if {
+  some k, value in host.files["/etc/ssh/sshd_config"]
+  lower(k) == key
+} else := fallback
+"""
 
 
 @pytest.mark.parametrize("name", HOSTS)

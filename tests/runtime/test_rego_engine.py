@@ -62,6 +62,28 @@ def source(verdict: dict) -> str:
 
 # ---- the classes where regopy departs from OPA v1: OPA's verdict ------------------------------------------
 
+# PermitRootLogin as sshd reads it: the first drop-in (by name) holding the keyword in any case, else the main file
+PERMIT_ROOT = """
+dropins(h) := [p |
+	some p
+	f := h.files[p]
+	startswith(p, "/etc/ssh/sshd_config.d/")
+	some k
+	f[k]
+	lower(k) == "permitrootlogin"
+]
+
+permit_root_login(h) := value if {
+	paths := sort(dropins(h))
+	some k, value in h.files[paths[0]]
+	lower(k) == "permitrootlogin"
+} else := value if {
+	some k, value in h.files["/etc/ssh/sshd_config"]
+	lower(k) == "permitrootlogin"
+} else := "prohibit-password"
+"""
+
+
 # every host without a root login (OPA: right); regopy reads `every ... { not ... }` as always true
 EVERY_NOT = """package check
 
@@ -73,8 +95,8 @@ result if {
 	}
 }
 
-permits_root(h) if lower(object.get(h.files, ["/etc/ssh/sshd_config", "PermitRootLogin"], "yes")) != "no"
-"""
+permits_root(h) if lower(permit_root_login(h)) != "no"
+""" + PERMIT_ROOT
 
 # OPA: false on every input that has a host (a deny-all); regopy: true where no host permits a root login
 EVERY_NOT_DENY_ALL = """package check
@@ -103,10 +125,10 @@ result if count(bad_hosts) == 0
 
 bad_hosts contains h.name if {
 	some h in input.hosts
-	value := object.get(h.files, ["/etc/ssh/sshd_config", "PermitRootLogin"], "yes")
+	value := permit_root_login(h)
 	not regex.match(`(?i)^no$`, value)
 }
-"""
+""" + PERMIT_ROOT
 
 # right, but with a rule OPA refuses to compile (`v` declared and unused): regopy accepts the module
 UNUSED_VAR = EVERY_NOT.replace("result if {", """names_ok if {

@@ -180,3 +180,52 @@ def test_a_host_keys_value_in_configmap_data_is_renamed_and_checked():
     back = gen.map_strings(document, put_back, skip=())
     ctx = gen.Context(parent=loaded, library=[loaded], seed=0, rng=random.Random(0), n=None, generator="anonymize")
     assert "redis" in (anonymize.leftover(back, ctx, anonymize.renaming(ctx)) or "")
+
+
+DEFAULT_NAMESPACE = """\
+scenario "declared-default-namespace" {
+  domain ciso
+  complexity low
+  description "A workload runs in the default namespace; the agent must write a Kyverno policy that reports it."
+  tags ["CIS", "Kyverno"]
+
+  control "no-default-namespace" {
+    benchmark = "CIS Kubernetes Benchmark"
+    reads = ["metadata.namespace"]
+    goal = "The default namespace should not be used: report every workload deployed to it."
+  }
+
+  task kyverno_policy
+
+  topology {
+    namespace "default"
+    namespace "apps"
+    deployment "web" {
+      namespace = "default"
+      container "web" { image = "nginxinc/nginx-unprivileged:1.27" }
+    }
+    deployment "api" {
+      namespace = "apps"
+      container "api" { image = "nginxinc/nginx-unprivileged:1.27" }
+    }
+  }
+
+  gap deployment "web"
+  compliant deployment "api"
+}
+"""
+
+
+def test_the_namespaces_the_cluster_creates_keep_their_names():
+    """`default` is the cluster's namespace, not one the scenario owns: renamed, a default-namespace control
+    would be about an ordinary namespace. The scenario's own namespace and objects are renamed."""
+    from itbench_dsl.diagnostics import Diagnostics
+
+    diags = Diagnostics()
+    loaded = gen.load_input(DEFAULT_NAMESPACE.encode(), "defns.itb", diags)
+    assert loaded is not None, [d.message for d in diags.items]
+    result = gen.run([loaded], [("anonymize", gen.load_generator("anonymize"))], 1, None)
+    (variant,) = [v for v in result.variants if getattr(v, "document", None) is not None]
+    text = gen.variant_text(variant.document)
+    assert 'namespace "default"' in text and "The default namespace should not be used" in text
+    assert 'namespace "apps"' not in text and 'deployment "web"' not in text

@@ -22,7 +22,7 @@ import hashlib
 import re
 from importlib import resources
 
-from itbench_dsl import ast
+from itbench_dsl import ast, ir
 from itbench_dsl.diagnostics import Diagnostics
 from itbench_dsl.variants import (Context, Generator, Skip, Variant, allow_lint, check_document, map_strings,
                                   pin_generated_names, refs)
@@ -85,9 +85,10 @@ def _word(rng, syllables: int) -> str:
 def original_names(ctx: Context) -> tuple[set[str], set[str]]:
     """(namespaces, other names) of the scenario's topology, containers and application."""
     topology = ctx.scenario.topology
-    # what the cluster provides (kube-system, etcd) keeps its names: renamed, it would not exist
+    # what the cluster provides (kube-system, etcd) keeps its names: renamed, it would not exist; so does a
+    # namespace every cluster creates (`default`), declared provided or not: the scenario does not own it
     provided = {n.name for n in topology.namespaces if n.provided}
-    namespaces = {n.name for n in topology.namespaces} - provided
+    namespaces = {n.name for n in topology.namespaces} - provided - ir.CLUSTER_NAMESPACES
     names = set()
     for pool in (topology.workloads, topology.services, topology.configmaps, topology.secrets,
                  topology.service_accounts, topology.autoscalers, topology.roles, topology.role_bindings,
@@ -110,7 +111,7 @@ def original_names(ctx: Context) -> tuple[set[str], set[str]]:
         names.add(topology.application)
     if topology.display_name:  # `topology "shop" { ... }`: the name the prompt says
         names.add(topology.display_name)
-    names = {n for n in names if re.fullmatch(r"[a-z][a-z0-9-]*[a-z0-9]", n or "")} - namespaces
+    names = {n for n in names if re.fullmatch(r"[a-z][a-z0-9-]*[a-z0-9]", n or "")} - namespaces - ir.CLUSTER_NAMESPACES
     return namespaces, names
 
 
