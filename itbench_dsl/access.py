@@ -28,6 +28,11 @@ TOKEN_SUBRESOURCE = "serviceaccounts/token"
 REACH_SUBRESOURCES = (*POD_SUBRESOURCES, TOKEN_SUBRESOURCE)
 
 
+def request_order(request: "Request") -> tuple:
+    """A sort key of requests: a cluster-wide one (namespace None) first among its kind."""
+    return (request.verb, request.group, request.resource, request.namespace or "", request.name)
+
+
 class UnknownCommand(ValueError):
     """A cited command whose API requests are not known: add it to the tables below."""
 
@@ -305,7 +310,7 @@ def missing(objects: Iterable[dict], account: str, account_namespace: str, comma
     """The requests of `commands` the objects do not allow, sorted, without repeats."""
     objects = list(objects)
     needed = {r for c in commands for r in command_rights(c, account_namespace)}
-    return sorted(r for r in needed if not allows(objects, account, account_namespace, r))
+    return sorted((r for r in needed if not allows(objects, account, account_namespace, r)), key=request_order)
 
 
 # ---- whose token is wider than the agent's -----------------------------------------------------------------
@@ -334,7 +339,7 @@ def account_requests(objects: Iterable[dict], account: str, account_namespace: s
                 for group in rule.get("apiGroups") or []:
                     for resource in rule.get("resources") or []:
                         out.append(Request(verb, group, resource, where))
-    return sorted(set(out))
+    return sorted(set(out), key=request_order)
 
 
 def wider_than(objects: Iterable[dict], account: str, account_namespace: str, agent_objects: Iterable[dict],
@@ -387,6 +392,36 @@ DEFAULT_RIGHTS = {("authorization.k8s.io", "selfsubjectaccessreviews"): {"create
 DEFAULT_URLS = frozenset({"/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/readyz", "/version",
                           "/version/", "/openapi", "/openapi/*", "/.well-known/openid-configuration",
                           "/.well-known/openid-configuration/", "/openid/v1/jwks", "/openid/v1/jwks/"})
+
+
+def rules_in(objects: Iterable[dict], account: str, account_namespace: str, namespace: str) -> list[dict]:
+    """The rules the RBAC objects among `objects` give the service account in `namespace`: its Roles' there, and
+    its ClusterRoles' (bound cluster-wide, or by a RoleBinding there)."""
+    objects = list(objects)
+    roles = {(o.get("kind"), (o.get("metadata") or {}).get("namespace"), (o.get("metadata") or {}).get("name")): o
+             for o in objects if o.get("kind") in ("Role", "ClusterRole")}
+    out = []
+    for binding in objects:
+        kind = binding.get("kind")
+        where = (binding.get("metadata") or {}).get("namespace") if kind == "RoleBinding" else None
+        if kind not in ("RoleBinding", "ClusterRoleBinding") or where not in (None, namespace) or not any(
+                _subject_matches(s, account, account_namespace) for s in binding.get("subjects") or []
+                if isinstance(s, dict)):
+            continue
+        ref = binding.get("roleRef") or {}
+        role = roles.get((ref.get("kind"), where if ref.get("kind") == "Role" else None, ref.get("name")))
+        out += [r for r in (role or {}).get("rules") or [] if r not in out]
+    return out
+
+
+def reach_namespaces(objects: Iterable[dict], home: str) -> list[str]:
+    """The namespaces whose rights a handover reviews as the agent: those of the bundle's objects (`objects`: its
+    topology and access), the agent's own, `default` and `kube-system`."""
+    out = {"default", "kube-system", home}
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        out.add(meta.get("name") if obj.get("kind") == "Namespace" else meta.get("namespace"))
+    return sorted(n for n in out if isinstance(n, str) and n)
 
 
 def held_beyond(objects: Iterable[dict], account: str, account_namespace: str, status: dict,

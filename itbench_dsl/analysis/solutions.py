@@ -138,7 +138,7 @@ def _denied(scenario: ir.Scenario) -> list[Finding]:
     requests access.command_rights does not know are not judged)."""
     import shlex
 
-    from ..access import FAULT_TOOL_GROUPS, UnknownCommand, allows, command_rights
+    from ..access import FAULT_TOOL_GROUPS, UnknownCommand, allows, command_rights, request_order
     from ..backends.manifests import scenario_agent_access
     from ..tasks import posed
 
@@ -162,7 +162,7 @@ def _denied(scenario: ir.Scenario) -> list[Finding]:
                 requests = command_rights(command, default)
             except UnknownCommand:
                 continue
-            refused = sorted({r for r in requests if not allows(objects, account, home, r)})
+            refused = sorted({r for r in requests if not allows(objects, account, home, r)}, key=request_order)
             if refused and all(r.group in FAULT_TOOL_GROUPS for r in refused):
                 if not mitigating:
                     continue  # the agent is not asked to repair: the step is the operator's (E2037 otherwise)
