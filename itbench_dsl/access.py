@@ -28,18 +28,25 @@ TOKEN_SUBRESOURCE = "serviceaccounts/token"
 REACH_SUBRESOURCES = (*POD_SUBRESOURCES, TOKEN_SUBRESOURCE)
 
 
+def request_order(request: "Request") -> tuple:
+    """A sort key of requests: a cluster-wide one (namespace None) first among its kind."""
+    return (request.verb, request.group, request.resource, request.namespace or "", request.name)
+
+
 class UnknownCommand(ValueError):
     """A cited command whose API requests are not known: add it to the tables below."""
 
 
 @dataclass(frozen=True, order=True)
 class Request:
-    """One API request: `namespace` None is cluster-wide (a cluster-scoped resource, or all namespaces)."""
+    """One API request: `namespace` None is cluster-wide (a cluster-scoped resource, or all namespaces); `name` the
+    object's, "" for a request on every object (list, watch, create)."""
 
     verb: str
     group: str
     resource: str
     namespace: str | None
+    name: str = ""
 
 
 # kubectl's names of a resource (plural, singular, short names) -> (API group, plural, namespaced)
@@ -144,7 +151,7 @@ def command_rights(command: str, home: str) -> list[Request]:
         scope = namespace if namespaced and not all_namespaces else None
         verbs = _VERBS[verb] if names else (("list",) if verb in ("get", "describe") else _VERBS[verb])
         verbs += ("watch",) if watch else ()
-        requests += [Request(v, group, plural, scope) for v in verbs]
+        requests += [Request(v, group, plural, scope, name) for v in verbs for name in names or [""]]
     return requests
 
 
@@ -182,11 +189,11 @@ def _workload_rights(command: str, positional: list[str], namespace: str) -> lis
         raise UnknownCommand(f"`{command}`: no object named")
     target = rest[0]
     if "/" in target:
-        kind, _, _ = target.partition("/")
+        kind, _, name = target.partition("/")
     elif verb in _WORKLOAD_DEFAULT:
-        kind = _WORKLOAD_DEFAULT[verb]
+        kind, name = _WORKLOAD_DEFAULT[verb], target
     else:
-        kind = target
+        kind, name = target, (rest[1] if len(rest) > 1 else "")
     if kind.lower() not in _RESOURCES:
         raise UnknownCommand(f"`{command}`: unknown resource `{kind}`")
     group, plural, namespaced = _RESOURCES[kind.lower()]
@@ -198,7 +205,7 @@ def _workload_rights(command: str, positional: list[str], namespace: str) -> lis
             other_group = {"replicasets": "apps", "controllerrevisions": "apps"}.get(other, "")
             out.append(Request(api_verb, other_group, other + (f"/{subresource}" if subresource else ""), namespace))
         else:
-            out.append(Request(api_verb, group, plural + (f"/{sub}" if sub else ""), scope))
+            out.append(Request(api_verb, group, plural + (f"/{sub}" if sub else ""), scope, name))
     return out
 
 
@@ -217,7 +224,8 @@ def _subject_matches(subject: dict, account: str, account_namespace: str) -> boo
 
 
 def _rule_matches(rule: dict, request: Request) -> bool:
-    if rule.get("resourceNames"):  # a request for every object is not allowed by a rule naming some
+    names = rule.get("resourceNames")
+    if names and request.name not in names:  # a rule naming objects allows requests on those alone
         return False
     verbs, groups, resources = rule.get("verbs", []), rule.get("apiGroups", []), rule.get("resources", [])
     if "*" not in verbs and request.verb not in verbs:
@@ -261,6 +269,31 @@ def tool_resource(api_version: str, kind: str) -> tuple[str, str] | None:
     return (group, known[1] if known else kind.lower())
 
 
+def resource_of(api_version: str, kind: str) -> tuple[str, str]:
+    """(API group, resource) of an object's kind: `apps/v1` `Deployment` is (`apps`, `deployments`)."""
+    group = api_version.split("/")[0] if "/" in api_version else ""
+    known = _RESOURCES.get(kind.lower())
+    if known is not None and known[0] == group:
+        return group, known[1]
+    plural = kind.lower()
+    return group, plural if plural.endswith("s") else plural[:-1] + "ies" if plural.endswith("y") else plural + "s"
+
+
+def change_requests(before: dict, after: dict) -> list[Request]:
+    """The write requests that turn the objects `before` into `after` (each keyed (kind, namespace, name), as the
+    replay keeps them): create what is new, delete what is gone, patch what changed."""
+    out = []
+    for key in sorted(set(before) | set(after), key=lambda k: (k[0], k[1] or "", k[2])):
+        old, new = before.get(key), after.get(key)
+        if old == new:
+            continue
+        obj = new if new is not None else old
+        group, resource = resource_of(str(obj.get("apiVersion", "")), key[0])
+        verb = "create" if old is None else "delete" if new is None else "patch"
+        out.append(Request(verb, group, resource, key[1], "" if verb == "create" else key[2]))
+    return out
+
+
 def may_undo(objects: Iterable[dict], account: str, account_namespace: str, group: str, resource: str,
              namespace: str | None) -> bool:
     """Whether the account may find an object it is not told the name of and end it: list its kind where it
@@ -277,7 +310,7 @@ def missing(objects: Iterable[dict], account: str, account_namespace: str, comma
     """The requests of `commands` the objects do not allow, sorted, without repeats."""
     objects = list(objects)
     needed = {r for c in commands for r in command_rights(c, account_namespace)}
-    return sorted(r for r in needed if not allows(objects, account, account_namespace, r))
+    return sorted((r for r in needed if not allows(objects, account, account_namespace, r)), key=request_order)
 
 
 # ---- whose token is wider than the agent's -----------------------------------------------------------------
@@ -306,7 +339,7 @@ def account_requests(objects: Iterable[dict], account: str, account_namespace: s
                 for group in rule.get("apiGroups") or []:
                     for resource in rule.get("resources") or []:
                         out.append(Request(verb, group, resource, where))
-    return sorted(set(out))
+    return sorted(set(out), key=request_order)
 
 
 def wider_than(objects: Iterable[dict], account: str, account_namespace: str, agent_objects: Iterable[dict],
@@ -361,6 +394,36 @@ DEFAULT_URLS = frozenset({"/api", "/api/*", "/apis", "/apis/*", "/healthz", "/li
                           "/.well-known/openid-configuration/", "/openid/v1/jwks", "/openid/v1/jwks/"})
 
 
+def rules_in(objects: Iterable[dict], account: str, account_namespace: str, namespace: str) -> list[dict]:
+    """The rules the RBAC objects among `objects` give the service account in `namespace`: its Roles' there, and
+    its ClusterRoles' (bound cluster-wide, or by a RoleBinding there)."""
+    objects = list(objects)
+    roles = {(o.get("kind"), (o.get("metadata") or {}).get("namespace"), (o.get("metadata") or {}).get("name")): o
+             for o in objects if o.get("kind") in ("Role", "ClusterRole")}
+    out = []
+    for binding in objects:
+        kind = binding.get("kind")
+        where = (binding.get("metadata") or {}).get("namespace") if kind == "RoleBinding" else None
+        if kind not in ("RoleBinding", "ClusterRoleBinding") or where not in (None, namespace) or not any(
+                _subject_matches(s, account, account_namespace) for s in binding.get("subjects") or []
+                if isinstance(s, dict)):
+            continue
+        ref = binding.get("roleRef") or {}
+        role = roles.get((ref.get("kind"), where if ref.get("kind") == "Role" else None, ref.get("name")))
+        out += [r for r in (role or {}).get("rules") or [] if r not in out]
+    return out
+
+
+def reach_namespaces(objects: Iterable[dict], home: str) -> list[str]:
+    """The namespaces whose rights a handover reviews as the agent: those of the bundle's objects (`objects`: its
+    topology and access), the agent's own, `default` and `kube-system`."""
+    out = {"default", "kube-system", home}
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        out.add(meta.get("name") if obj.get("kind") == "Namespace" else meta.get("namespace"))
+    return sorted(n for n in out if isinstance(n, str) and n)
+
+
 def held_beyond(objects: Iterable[dict], account: str, account_namespace: str, status: dict,
                 namespace: str) -> list[str]:
     """What a SelfSubjectRulesReview's `status` (the rules the API server lets the agent's token use in `namespace`)
@@ -376,8 +439,9 @@ def held_beyond(objects: Iterable[dict], account: str, account_namespace: str, s
                 for resource in rule.get("resources") or []:
                     if verb in DEFAULT_RIGHTS.get((group, resource), ()):
                         continue
-                    if not allows(objects, account, account_namespace, Request(verb, group, resource, namespace)):
-                        names = rule.get("resourceNames")
+                    names = rule.get("resourceNames")
+                    if not all(allows(objects, account, account_namespace, Request(verb, group, resource, namespace, n))
+                               for n in names or [""]):
                         out.add(f"{verb} {resource}{'.' + group if group else ''}"
                                 + (f" ({', '.join(names)})" if names else ""))
     for rule in status.get("nonResourceRules") or []:

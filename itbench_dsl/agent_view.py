@@ -23,9 +23,9 @@ None of these may name
 - in a value: a word that says what is wrong (JUDGMENT_WORDS: `nonexistent`, `missing`, `itbench`) or, in a value
   a fault writes, what the fault does (ACTION_WORDS: `fill`, `kill`) and a word of the fault in a name-like value;
   a fault tool's object (Chaos Mesh's) named after what its spec does (`cart-pod-kill`);
-- a marker: a label or annotation key that an injected object carries (or a patch adds) and no object of
-  the application does, or a value of an application key that only injected objects carry
-  (`app.kubernetes.io/managed-by: itbench` on what a fault creates); or a created object's name with a part of
+- a marker: a label or annotation key that an injected object or the agent's own access objects carry (or a
+  patch adds) and no object of the application does, or a value of an application key that only they carry
+  (`app.kubernetes.io/managed-by: itbench` on what a fault creates, or on the agent's Role); or a created object's name with a part of
   a shape no name of the application's objects has (`name_shape_findings`: a hash, `otel-demo-5d0c9a1e2b`, which
   `grep -E -- '-[0-9a-f]{10}$'` lists). The harness knows what it created from its own record (the bundle's
   inject/ and revert/ files), never from a label or a name.
@@ -94,6 +94,9 @@ class Finding:
         if self.verb == "take":
             return ("withhold exec, attach, port-forward and token requests where such pods run "
                     "(expectations.wide_token_namespaces), or narrow that service account's roles")
+        if self.why.startswith("a marker") and self.where == "manifests/agent-access.yaml":
+            return ("the agent's access objects carry no label or annotation of the harness's "
+                    "(backends/manifests.agent_access): drop it")
         if self.why.startswith("a marker"):
             return "an injected object carries only what the application's objects carry: drop it"
         if self.why.startswith("a name of a shape"):
@@ -444,7 +447,10 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
             for field, key, value in _marks(obj):
                 look_name(f'{field}["{key}"]', f"{key}: {value}", effect=original is not None
                           and (field, key, value) in added)
-            for field, key, value in sorted(added):
+            # the agent's own access objects are the harness's, and it reads them: any label or annotation they carry
+            # that the application's objects do not is one the harness's other objects could be listed by
+            own = set(_marks(obj)) if where == "manifests/agent-access.yaml" else set()
+            for field, key, value in sorted(added | own):
                 why = markers(key, value, name, created=original is None)
                 if why:
                     report(Finding(where, kind, namespace, name, f'{field}["{key}"]', f"{key}: {value}", why))

@@ -525,8 +525,8 @@ group's name and every alert's name, labels and annotations (Prometheus serves t
   patch kept, enumerated values (`Ingress`, `DENY`: capitalised), a kind or API version, the spec of a fault
   tool's object (a PodChaos's `action: pod-kill` is the fault the agent is to find), and the agent's own
   access objects' rules (the same in every scenario of an application, E4025);
-- a marker: a label or annotation only injected objects carry (`app.kubernetes.io/managed-by: itbench` on
-  what a fault creates), a word of the harness in a created object's name (`-gap`, `-injected`), or a part
+- a marker: a label or annotation only injected objects or the agent's own access objects carry
+  (`app.kubernetes.io/managed-by: itbench` on what a fault creates, or on the agent's Role), a word of the harness in a created object's name (`-gap`, `-injected`), or a part
   of a created object's name of a shape no name of the application's objects has: a hash (`5d0c9a1e2b`,
   `x7k2p`: letters and digits mixed) or a long number (`-[0-9a-f]{10}$` lists what a fault created when no
   object of the application ends so);
@@ -556,8 +556,8 @@ what it can read and change (`kubectl auth can-i --list`) must not tell one scen
 another's. The access is derived from the application and the domain (`expectations.application_access`): the
 domain's defaults and every resource a library fault leaves its root cause in (Secrets, ResourceQuotas,
 NetworkPolicies, Roles, Istio policies, ...), read and changed in the application's namespaces (no
-exec, attach or port-forward where a pod runs with a wider token than the agent's); namespaces and nodes;
-the `kube-system` namespace, read only. Never a fault tool's kinds (Chaos Mesh's): a fault's need of them
+exec, attach or port-forward where a pod runs with a wider token than the agent's); namespaces and nodes,
+changed but never created or deleted; the `kube-system` namespace, read only and without its Secrets. Never a fault tool's kinds (Chaos Mesh's): a fault's need of them
 is not the agent's (W2017 says where a solution would still need them).
 
 The error is reported where a scenario's `agent` statement changes that access, and where a fault says
@@ -567,8 +567,11 @@ the agent needs access (to find and undo it) that the derived access lacks: gran
         _c("E4026", "the agent may not run the scenario's own solution", """
 `itbench check` replays the first solution as the cluster's admin (E4006); this check reads its kubectl
 steps as the agent's token would send them (`access.command_rights`: get, describe, delete, patch, edit,
-label, annotate, scale, rollout, set, logs, exec, cordon) and asks the agent's access
-(`manifests/agent-access.yaml`) whether the RBAC authorizer would allow each request. A refused request
+label, annotate, scale, rollout, set, logs, exec, cordon), and the changes each replayed step makes
+(an object created, changed or deleted, whatever command made it: `kubectl apply -f`), and asks the
+agent's access (`manifests/agent-access.yaml`) whether the RBAC authorizer would allow each request (its
+verb, API group, resource, namespace and object name, against `resourceNames`). In a further solution a
+refused change is W2010. A refused request
 means the task cannot be solved with the access the agent is given: widen the application's access
 (`expectations.INCIDENT_RESOURCES`), or fix the rule's API group.
 """),

@@ -38,9 +38,10 @@ DEFAULT_CLUSTER_READ = {"ciso": ["namespaces", "clusterpolicies", "clusterpolicy
 # any fault of the library needs to be found and undone (each fault declares what it needs, `Checked.
 # agent_resources`; E4025 checks it is granted): these resources, read and changed, in every namespace of
 # the application (pods/exec only where no pod runs with a wider token than the agent's: wide_token_namespaces);
-# the cluster's namespaces and nodes (a relabelled namespace, a cordoned node); and the cluster's system
-# namespace, read only. Never a fault tool's kinds (Chaos Mesh's, access.FAULT_TOOL_GROUPS): listing them
-# would name the fault and its target.
+# the cluster's namespaces and nodes (a relabelled namespace, a cordoned node: changed, never created or deleted,
+# backends/manifests.FIXED_RESOURCES); and the cluster's system namespace, read only and without its Secrets.
+# Never a fault tool's kinds (Chaos Mesh's, access.FAULT_TOOL_GROUPS): listing them would name the fault and its
+# target.
 INCIDENT_DOMAINS = ("sre", "finops")
 INCIDENT_RESOURCES = ["pods/exec", "secrets", "resourcequotas", "limitranges", "networkpolicies", "persistentvolumeclaims",
                       "daemonsets", "roles", "rolebindings", "poddisruptionbudgets", "jobs", "cronjobs",

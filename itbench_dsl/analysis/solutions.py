@@ -15,8 +15,10 @@ Findings, located at the step they concern:
   shell construct), so the solution cannot serve as evidence;
 * W2010: a further solution does not mitigate, or has a step the API server would refuse;
 * E4026: a kubectl step of the first solution makes a request the agent's token may not (its access,
-  manifests/agent-access.yaml, read by access.allows as the RBAC authorizer would): the replay runs as
-  the admin, the agent does not;
+  manifests/agent-access.yaml, read by access.allows as the RBAC authorizer would: verbs, API groups,
+  resources, resource names, namespaces), or a step's replayed changes (what it creates, changes,
+  deletes, whatever command made them: `kubectl apply -f`) are ones the agent may not make: the replay
+  runs as the admin, the agent does not; in a further solution, W2010;
 * W2017: the refused requests are all on a fault tool's objects (access.FAULT_TOOL_GROUPS), which no
   default access grants: the step undoes the fault where the agent may not look, so the agent cannot
   take it unless the prompt grants the tool. Only where `mitigate` is posed: otherwise the solution is the
@@ -70,6 +72,7 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], spec: dict | None =
     reverts = exec_injections(scenario)
     execs, exec_index = list(reverts.values()), list(reverts)
     out: list[Finding] = list(_denied(scenario))
+    judge = _change_judge(scenario)
     for i, solution in enumerate(scenario.solutions):
         commands = [(j, step.command) for j, step in enumerate(solution.steps) if step.command]
         if not commands or len(commands) < len(solution.steps):
@@ -80,8 +83,14 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], spec: dict | None =
         stopped = False
         undone: set[int] = set()
         for j, command in commands:
+            before = dict(manifests)
             outcome = replay(manifests, command, namespace=_namespace(scenario), files=files, history=history,
                              execs=execs)
+            if outcome.status not in (UNSUPPORTED, REFUSED):
+                refused = judge(before, manifests)
+                if refused:
+                    out.append(Finding("E4026" if i == 0 and posed else "W2010", f"solution `{solution.title}`: the "
+                                       f"agent's access refuses the changes of `{command}` ({refused})", (i, j)))
             undone.update(exec_index[k] for k in outcome.execs)
             if outcome.status == UNSUPPORTED:
                 out.append(Finding("W2009", f"solution `{solution.title}`: `{command}` cannot be replayed: "
@@ -103,12 +112,33 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], spec: dict | None =
     return out
 
 
+def _change_judge(scenario: ir.Scenario):
+    """A test of one replayed step: the changes it made (objects created, changed, deleted) that the agent's access
+    refuses, judged as the RBAC authorizer would (verb, group, resource, namespace, name), said in words; "" when
+    all are allowed. A fault tool's objects are E2037's and W2017's to report, not this."""
+    from ..access import FAULT_TOOL_GROUPS, allows, change_requests
+    from ..backends.manifests import scenario_agent_access
+
+    if not scenario.agent.namespaces:
+        return lambda before, after: ""
+    objects = scenario_agent_access(scenario)
+    account, home = scenario.agent.service_account, scenario.agent.namespaces[0]
+
+    def refused(before: dict, after: dict) -> str:
+        denied = [r for r in change_requests(before, after)
+                  if r.group not in FAULT_TOOL_GROUPS and not allows(objects, account, home, r)]
+        return ", ".join(f"{r.verb} {r.resource}" + (f".{r.group}" if r.group else "") + (f" {r.name}" if r.name else "")
+                         + (f" in {r.namespace}" if r.namespace else " cluster-wide") for r in denied[:3])
+
+    return refused
+
+
 def _denied(scenario: ir.Scenario) -> list[Finding]:
     """E4026: the first solution's kubectl commands that the agent's own access refuses (commands whose
     requests access.command_rights does not know are not judged)."""
     import shlex
 
-    from ..access import FAULT_TOOL_GROUPS, UnknownCommand, allows, command_rights
+    from ..access import FAULT_TOOL_GROUPS, UnknownCommand, allows, command_rights, request_order
     from ..backends.manifests import scenario_agent_access
     from ..tasks import posed
 
@@ -132,7 +162,7 @@ def _denied(scenario: ir.Scenario) -> list[Finding]:
                 requests = command_rights(command, default)
             except UnknownCommand:
                 continue
-            refused = sorted({r for r in requests if not allows(objects, account, home, r)})
+            refused = sorted({r for r in requests if not allows(objects, account, home, r)}, key=request_order)
             if refused and all(r.group in FAULT_TOOL_GROUPS for r in refused):
                 if not mitigating:
                     continue  # the agent is not asked to repair: the step is the operator's (E2037 otherwise)

@@ -6,8 +6,10 @@ script pods grouped where they share files (deploy; inject with its baseline and
 the agent; the snapshot and the evaluation, whose verdict is the workflow's output parameter); the phases
 that run whatever happened (revert, verify, undeploy) are the `onExit` handler. The cluster is a
 kubeconfig Secret (key `config`), named by the `kubeconfig-secret` parameter, mounted in every pod but the
-agent's: the hand-over pod mints the agent's token and passes its one-user kubeconfig as a parameter, the
-agent's pod holds only that kubeconfig and the prompt, and passes the agent's answer on to the evaluation.
+agent's: the hand-over pod mints the agent's token, reviews what it holds as the agent (its output
+`agent-reach`: engines.REVIEW_PY; the run stops when it holds more than the access grants) and passes its one-user
+kubeconfig as a parameter, the agent's pod holds only that kubeconfig and the prompt, and passes the agent's answer
+on to the evaluation.
 
 `plan_workflow`: one Workflow that runs scenarios x agents x repeats as child Workflows of those
 templates, `parallelism` at a time, each cluster running one at a time (a mutex per cluster Secret).
@@ -76,6 +78,8 @@ def _pod(name: str, phases: tuple[str, ...], plan: EnginePlan, files: dict[str, 
     outputs: list[dict] = []
     if name == "handover":  # the agent's kubeconfig, for the agent's pod
         outputs.append({"name": "agent-kubeconfig", "valueFrom": {"path": f"{AGENT_FOLDER}/kubeconfig.yaml"}})
+        # what the token holds, as the hand-over reviewed it (engines.REVIEW_PY): the run's record of the agent's reach
+        outputs.append({"name": "agent-reach", "valueFrom": {"path": f"{BUNDLE}/agent-reach.json", "default": ""}})
     if name == "agent":  # its kubeconfig in, its answer out
         inputs.append({"name": "agent-kubeconfig"})
         source = (_receive("agent-kubeconfig", f"{AGENT_FOLDER}/kubeconfig.yaml")

@@ -7,8 +7,10 @@ each phase is done with `kubectl`, `curl` and `python3` from the bundle's folder
 from outside comes from the environment: `PROMETHEUS_URL`, `ITBENCH_AGENT` (the agent's command),
 `ITBENCH_AGENT_ENV` (names of further variables the agent gets, its model's API key say) and
 `ITBENCH_WORKSPACE` (the agent's folder, default `/tmp/itbench-agent`: outside the bundle, and empty when
-the hand-over starts). The agent runs there with `env -i`: its kubeconfig (one user, its own token; nothing
-of the caller's credentials), the prompt, HOME, PATH and the variables ITBENCH_AGENT_ENV names. After the
+the hand-over starts). The hand-over reviews, as the agent, what its token holds (REVIEW_PY, as `itbench run`
+does), records it in the bundle's `agent-reach.json` and stops when the token holds more than the access grants.
+The agent runs there with `env -i`: its kubeconfig (one user, its own token; nothing of the caller's
+credentials), the prompt, HOME, PATH and the variables ITBENCH_AGENT_ENV names. After the
 evaluation its files are kept in the bundle's `workspace/`, less its kubeconfig, and its folder is removed.
 """
 
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from .. import ir
+from .. import access, ir
 from ..ciso.tasks import TASK_CLASSES
 from ..run.lifecycle import PHASES, PROMPT_WORKSPACE, SUBMISSION, WORKLOAD_KINDS
 
@@ -35,6 +37,53 @@ AGENT_KUBECONFIG_PY = (
     "'users': [{'name': 'itbench-agent', 'user': {'token': os.environ['ITBENCH_TOKEN']}}], "
     "'contexts': [{'name': 'itbench-agent', 'context': {'cluster': 'itbench', 'user': 'itbench-agent', "
     "'namespace': os.environ['ITBENCH_NAMESPACE']}}]}, sys.stdout, indent=2)")
+# reviews, as the agent (KUBECONFIG its kubeconfig), what its token holds in each namespace of `granted` (a
+# SelfSubjectRulesReview each) against the rules its access gives it there (ITBENCH_GRANTED, `review_spec`), as
+# `itbench run`'s handover does (access.held_beyond, whose reading this mirrors): agent-reach.json records what the
+# server says and what of it is `beyond` the grant, and the hand-over fails when anything is
+REVIEW_PY = """import json, os, subprocess, sys
+spec = json.loads(os.environ["ITBENCH_GRANTED"])
+config = json.load(open(os.environ["KUBECONFIG"]))
+def covered(rules, verb, group, resource, names):
+    return any(("*" in r["verbs"] or verb in r["verbs"]) and ("*" in r["apiGroups"] or group in r["apiGroups"])
+               and ("*" in r["resources"] or resource in r["resources"])
+               and (not r.get("resourceNames") or bool(names) and set(names) <= set(r["resourceNames"]))
+               for r in rules)
+held = {}
+for ns, rules in sorted(spec["granted"].items()):
+    review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview", "spec": {"namespace": ns}}
+    done = subprocess.run(["kubectl", "create", "--validate=false", "-f", "-", "-o", "json"], input=json.dumps(review),
+                          capture_output=True, text=True)
+    if done.returncode:
+        held[ns] = {"unreviewed": done.stderr.strip()}
+        continue
+    status = json.loads(done.stdout).get("status") or {}
+    out = set()
+    for rule in status.get("resourceRules") or []:
+        names = rule.get("resourceNames")
+        for verb in rule.get("verbs") or []:
+            for group in rule.get("apiGroups") or [""]:
+                for resource in rule.get("resources") or []:
+                    if verb in spec["everyone"].get(group + "/" + resource, ()):
+                        continue
+                    if not covered(rules, verb, group, resource, names):
+                        out.add(verb + " " + resource + ("." + group if group else "")
+                                + (" (" + ", ".join(names) + ")" if names else ""))
+    for rule in status.get("nonResourceRules") or []:
+        out.update(verb + " " + url for url in rule.get("nonResourceURLs") or [] if url not in spec["urls"]
+                   for verb in rule.get("verbs") or [])
+    held[ns] = {"rules": status.get("resourceRules") or [], "urls": status.get("nonResourceRules") or [],
+                "incomplete": bool(status.get("incomplete")), "beyond": sorted(out)}
+reach = {"service_account": spec["service_account"], "held": held,
+         "kubeconfig": {"users": [u.get("name") for u in config.get("users") or []],
+                        "contexts": [c.get("name") for c in config.get("contexts") or []]}}
+with open("agent-reach.json", "w") as handle:
+    json.dump(reach, handle, indent=2, sort_keys=True)
+wide = [ns + ": " + ", ".join(h["beyond"]) for ns, h in sorted(held.items()) if h.get("beyond")]
+if wide or len(reach["kubeconfig"]["users"]) != 1:
+    sys.exit("the agent's token may do more than its Roles grant (agent-reach.json `held`): " + "; ".join(wide)
+             if wide else "the agent's kubeconfig holds more than one user")
+"""
 ALERT_TIMEOUT_SECONDS = 1800  # the longest `for` of the catalogue (1h) is not waited: ITBench's runs wait 30 min
 READY_TIMEOUT = "10m"
 # builtin API groups (no `kind.group` needed on kubectl's command line)
@@ -182,7 +231,10 @@ def engine_plan(scenario: ir.Scenario, files: dict[str, bytes]) -> EnginePlan:
             f"ITBENCH_TOKEN=$(kubectl create token {shlex.quote(account)} -n {shlex.quote(home)} --duration=2h)",
             "(umask 077; kubectl config view --raw --minify --flatten -o json | ITBENCH_TOKEN=\"$ITBENCH_TOKEN\" "
             f"ITBENCH_NAMESPACE={shlex.quote(home)} python3 -S -c {shlex.quote(AGENT_KUBECONFIG_PY)} "
-            '> "$W/kubeconfig.yaml")']
+            '> "$W/kubeconfig.yaml")',
+            # what the token holds, reviewed as the agent before it gets it; recorded beside the bundle
+            f"KUBECONFIG=\"$W/kubeconfig.yaml\" ITBENCH_GRANTED={shlex.quote(review_spec(scenario, files))} "
+            f"python3 -S -c {shlex.quote(REVIEW_PY)}"]
     p["handover"] = [Action("script", "hand over", script=_script(*handover))]
     p["agent"] = [Action("script", "agent", script=_script(*agent_lines()))]
     prometheus = ' --prometheus "$PROMETHEUS_URL"' if expected or scenario.mitigation else ""
@@ -212,6 +264,21 @@ def engine_plan(scenario: ir.Scenario, files: dict[str, bytes]) -> EnginePlan:
         *(f"kubectl delete --ignore-not-found --wait=false -f {n}" for n in reversed(other_manifests)),
         *(["kubectl delete --ignore-not-found -f manifests/topology.yaml"] if topology else [])))]
     return plan
+
+
+def review_spec(scenario: ir.Scenario, files: dict[str, bytes]) -> str:
+    """REVIEW_PY's input (JSON): the rules the agent's access gives it in each namespace the handover reviews
+    (access.reach_namespaces), and what every authenticated user holds (access.DEFAULT_RIGHTS, DEFAULT_URLS)."""
+    import json
+
+    objects = _docs(files, "manifests/agent-access.yaml")
+    account, home = scenario.agent.service_account, scenario.agent.namespaces[0]
+    namespaces = access.reach_namespaces([*_docs(files, "manifests/topology.yaml"), *objects], home)
+    return json.dumps({
+        "service_account": f"{home}/{account}",
+        "granted": {ns: access.rules_in(objects, account, home, ns) for ns in namespaces},
+        "everyone": {f"{g}/{r}": sorted(v) for (g, r), v in sorted(access.DEFAULT_RIGHTS.items())},
+        "urls": sorted(access.DEFAULT_URLS)}, separators=(",", ":"), sort_keys=True)
 
 
 def agent_lines() -> list[str]:

@@ -12,6 +12,13 @@ MANAGED_BY = {"app.kubernetes.io/managed-by": "itbench"}
 
 READ_VERBS = ["get", "list", "watch"]
 WRITE_VERBS = ["create", "delete", "patch", "update"]
+# The cluster's namespaces and nodes are changed (a namespace relabelled, a node cordoned), never made or removed:
+# deleting a namespace deletes all in it, and no fault is undone by a new one
+FIXED_RESOURCES = ("namespaces", "nodes")
+CHANGE_VERBS = ["patch", "update"]
+# A namespace the agent may only read (the cluster's own, kube-system) is read without its Secrets: they hold the
+# cluster's tokens and keys, not the scenario's
+UNREAD_IN_READ_ONLY = ("secrets",)
 
 
 def scenario_agent_access(scenario: ir.Scenario) -> list[dict]:
@@ -23,7 +30,9 @@ def scenario_agent_access(scenario: ir.Scenario) -> list[dict]:
 
 def agent_access(access: ir.AgentAccess, commands: tuple[str, ...] = ()) -> list[dict]:
     """A ServiceAccount for the agent and, per namespace, a Role and RoleBinding with the declared access;
-    a ClusterRole for cluster-scoped access. `commands`, the kubectl commands the prompt cites
+    a ClusterRole for cluster-scoped access. They carry no label of the harness's (`MANAGED_BY`): the agent reads
+    its own access objects, and a label only the harness's objects carry would list the others beside them (the
+    run knows what it created from the bundle, not from a label). `commands`, the kubectl commands the prompt cites
     (`access.cited_commands`), add the rights they need that the declared access does not give."""
     if not access.namespaces:
         return []
@@ -46,10 +55,10 @@ def _grant(objects: list[dict], access: ir.AgentAccess, requests: list) -> list[
         if role is None:
             binding_kind = "ClusterRoleBinding" if namespace is None else "RoleBinding"
             role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
-                    "metadata": _meta(name, namespace, MANAGED_BY), "rules": []}
+                    "metadata": _meta(name, namespace), "rules": []}
             objects += [role, {
                 "apiVersion": "rbac.authorization.k8s.io/v1", "kind": binding_kind,
-                "metadata": _meta(name, namespace, MANAGED_BY),
+                "metadata": _meta(name, namespace),
                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name},
                 "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": home}]}]
         by_verbs: dict[tuple[str, tuple[str, ...]], list[str]] = {}
@@ -62,29 +71,32 @@ def _grant(objects: list[dict], access: ir.AgentAccess, requests: list) -> list[
 
 def _declared_access(access: ir.AgentAccess) -> list[dict]:
     home = access.namespaces[0]
-    objects = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(access.service_account, home, MANAGED_BY)}]
+    objects = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(access.service_account, home)}]
     rules = _rules(access.read, READ_VERBS) + _rules(access.write, WRITE_VERBS)
     # no shell into a namespace whose pods hold a wider token than the agent's (expectations.wide_token_namespaces)
     narrow = _rules(access.read, READ_VERBS) + _rules([r for r in access.write if r not in POD_SUBRESOURCES],
                                                       WRITE_VERBS)
+    read_only = _rules([r for r in access.read if r not in UNREAD_IN_READ_ONLY], READ_VERBS)
     for namespace in access.namespaces:
         name = f"{access.service_account}"
         objects.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-                        "metadata": _meta(name, namespace, MANAGED_BY),
-                        "rules": _rules(access.read, READ_VERBS) if namespace in access.read_only else
+                        "metadata": _meta(name, namespace),
+                        "rules": read_only if namespace in access.read_only else
                         narrow if namespace in access.no_exec else rules})
         objects.append({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": _meta(name, namespace, MANAGED_BY),
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": _meta(name, namespace),
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
             "subjects": [{"kind": "ServiceAccount", "name": access.service_account, "namespace": home}],
         })
-    cluster_rules = _rules(access.cluster_read, READ_VERBS) + _rules(access.cluster_write, WRITE_VERBS)
+    cluster_rules = (_rules(access.cluster_read, READ_VERBS)
+                     + _rules([r for r in access.cluster_write if r not in FIXED_RESOURCES], WRITE_VERBS)
+                     + _rules([r for r in access.cluster_write if r in FIXED_RESOURCES], CHANGE_VERBS))
     if cluster_rules:
         name = access.service_account
         objects.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-                        "metadata": _meta(name, labels=MANAGED_BY), "rules": cluster_rules})
+                        "metadata": _meta(name), "rules": cluster_rules})
         objects.append({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": _meta(name, labels=MANAGED_BY),
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": _meta(name),
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
             "subjects": [{"kind": "ServiceAccount", "name": access.service_account, "namespace": home}],
         })

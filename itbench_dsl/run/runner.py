@@ -648,11 +648,7 @@ class Run:
         """The namespaces whose rights the handover reviews as the agent: the scenario's (its topology's, its
         access objects'), `default` and `kube-system`."""
         b = self.bundle
-        out = {"default", "kube-system", b.service_account.namespace}
-        for obj in (*b.topology, *b.access):
-            meta = obj.get("metadata") or {}
-            out.add(meta.get("name") if obj.get("kind") == "Namespace" else meta.get("namespace"))
-        return sorted(n for n in out if isinstance(n, str) and n)
+        return access.reach_namespaces((*b.topology, *b.access), b.service_account.namespace)
 
     def _check_token(self, kubeconfig: Path) -> dict[str, dict]:
         """The agent's kubeconfig works before the agent gets it: the API server takes its token as the

@@ -401,3 +401,90 @@ def test_what_a_token_holds_beyond_its_access():
              "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/metrics", "/version"]}]}
     assert access.held_beyond(objects, "agent", "shop", wider, "shop") == [
         "* *.chaos-mesh.org", "get /metrics", "get secrets (db)"]
+
+
+# ---- what the agent may do: the application's namespaces, not the cluster's secrets, namespaces or nodes ------
+
+
+def _ask(objects, scenario):
+    account, home = scenario.agent.service_account, scenario.agent.namespaces[0]
+    return lambda *r: access.allows(objects, account, home, access.Request(*r))
+
+
+def test_the_access_keeps_the_agent_to_the_scenarios_namespaces():
+    """An SRE agent reads and changes the application's namespaces, reads the cluster's namespaces and nodes and
+    changes them (a label, a cordon), reads kube-system: never its Secrets, never a namespace or node made or
+    removed, never a Secret of another namespace."""
+    body = ('fault scaled_to_zero on deployment "cart"\n  '
+            + EXPECT.format(root='deployment "cart"', alert='KubePodNotReady on pod "cart-*"'))
+    result, diags = compile_text(SHOP.format(name="shop-z", body=body))
+    objects = [d for d in yaml.safe_load_all(result.files["manifests/agent-access.yaml"]) if d]
+    ask = _ask(objects, result.scenario)
+    assert ask("get", "", "secrets", "shop") and ask("patch", "", "secrets", "shop")
+    assert ask("list", "", "pods", "kube-system") and ask("get", "", "configmaps", "kube-system")
+    assert ask("patch", "", "namespaces", None, "shop") and ask("patch", "", "nodes", None, "node-1")
+    assert ask("list", "", "nodes", None) and ask("get", "", "namespaces", None, "kube-system")
+    for request in [("get", "", "secrets", "kube-system", "bootstrap-token-abcdef"), ("list", "", "secrets", "kube-system"),
+                    ("list", "", "secrets", None), ("get", "", "secrets", "default"),
+                    ("create", "", "namespaces", None), ("delete", "", "namespaces", None, "shop"),
+                    ("delete", "", "namespaces", None, "kube-system"), ("create", "", "nodes", None),
+                    ("delete", "", "nodes", None, "node-1"), ("patch", "", "pods", "kube-system")]:
+        assert not ask(*request), request
+    # no label of the harness's on what the agent reads of its own (agent_view: a marker)
+    assert not any((o["metadata"].get("labels") or {}) or o["metadata"].get("annotations") for o in objects)
+
+
+def test_a_rule_naming_objects_allows_those_alone():
+    """resourceNames, as the RBAC authorizer reads them: a request on a named object is allowed by a rule naming it,
+    a request on every object (list, create) or on another object is not."""
+    objects = [{"kind": "Role", "metadata": {"name": "r", "namespace": "a"},
+                "rules": [{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["cfg"],
+                           "verbs": ["get", "patch"]}]},
+               {"kind": "RoleBinding", "metadata": {"name": "r", "namespace": "a"},
+                "roleRef": {"kind": "Role", "name": "r"}, "subjects": [{"kind": "ServiceAccount", "name": "sa",
+                                                                          "namespace": "a"}]}]
+    ask = lambda *r: access.allows(objects, "sa", "a", access.Request(*r))  # noqa: E731
+    assert ask("get", "", "configmaps", "a", "cfg") and ask("patch", "", "configmaps", "a", "cfg")
+    assert not ask("get", "", "configmaps", "a", "other") and not ask("list", "", "configmaps", "a")
+    assert not ask("get", "", "configmaps", "b", "cfg")
+    assert [r.name for r in access.command_rights("kubectl -n a get cm cfg other", "a")] == ["cfg", "other"]
+    assert {r.name for r in access.command_rights("kubectl -n a scale deployment/web --replicas=1", "a")} == {"web"}
+    assert access.command_rights("kubectl cordon node-1", "a")[-1] == access.Request("patch", "", "nodes", None,
+                                                                                      "node-1")
+
+
+def test_e4026_a_solution_whose_changes_the_agents_access_refuses():
+    """A step judged by what its replay changes, whatever command made the change (here a namespace created and
+    one deleted, which no agent may do)."""
+    from itbench_dsl.analysis.solutions import findings
+
+    body = ('fault scaled_to_zero on deployment "cart"\n  '
+            + EXPECT.format(root='deployment "cart"', alert='KubePodNotReady on pod "cart-*"') + '''
+  solution "Start over" {
+    step "Scale" run "kubectl -n shop scale deployment/cart --replicas=1"
+    step "A new home" run "kubectl create namespace shop-2"
+  }''')
+    result, diags = compile_text(SHOP.format(name="shop-w", body=body))
+    found = [f for f in findings(result.scenario, result.files) if "access refuses the changes" in f.message]
+    assert [(f.code, f.step) for f in found] == [("E4026", (0, 1))], [f.message for f in found]
+    assert "create namespaces cluster-wide" in found[0].message
+
+
+def _library_paths() -> list[str]:
+    return sorted(str(p.relative_to(SCENARIOS)) for p in SCENARIOS.rglob("*.itb"))
+
+
+@pytest.mark.library
+@pytest.mark.parametrize("path", _library_paths())
+def test_every_library_solution_is_within_the_agents_access(path):
+    """Each solution of the library, replayed, makes only changes the agent's access allows (create, patch, delete,
+    by group, resource, namespace and name, as the RBAC authorizer judges them), and its kubectl commands make only
+    requests it allows: the narrowed access still lets the agent do what the scenario's own answer does."""
+    from itbench_dsl.analysis.solutions import _denied, findings
+
+    result, diags = compile_text((SCENARIOS / path).read_bytes(), str(SCENARIOS / path), validate=False)
+    if result.scenario is None or not result.files:
+        pytest.skip("does not compile")
+    refused = [f.message for f in findings(result.scenario, result.files) if "access refuses" in f.message]
+    refused += [f.message for f in _denied(result.scenario) if f.code == "E4026"]
+    assert refused == []

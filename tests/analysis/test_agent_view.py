@@ -276,3 +276,26 @@ def test_an_enumerated_looking_value_still_may_not_say_what_is_wrong():
     result = _compiled('fault nonexistent_node on deployment "cart" { node = "Missing" }')
     [found] = _value_findings(result)
     assert found.field == 'spec.template.spec.nodeSelector["kubernetes.io/hostname"]' and "`missing`" in found.why
+
+
+def test_a_harness_label_on_the_agents_own_access_is_found():
+    """The agent reads its own Role and ServiceAccount: a label only the harness's objects carry
+    (`app.kubernetes.io/managed-by: itbench`) would list the harness's other objects, injected ones included. The
+    check names the object and the field; the compiled access carries none."""
+    text = SHOP.format(name="shop-cart-nonexistent-image", uses="", faults='fault nonexistent_image on deployment "cart"')
+    result = compile_source(text.encode(), "s.itb", Diagnostics())
+    objects = agent_view.cluster_objects(result.scenario)
+    assert not [f for f in agent_view.findings(result.scenario, result.files, objects=objects)
+                if f.where == "manifests/agent-access.yaml"]
+    marked = dict(objects)
+    marked["manifests/agent-access.yaml"] = [
+        {**o, "metadata": {**o["metadata"], "labels": {"app.kubernetes.io/managed-by": "itbench"}}}
+        for o in objects["manifests/agent-access.yaml"]]
+    found = [f for f in agent_view.findings(result.scenario, result.files, objects=marked)
+             if f.where == "manifests/agent-access.yaml"]
+    assert found and all(f.why.startswith("a marker") and f.field == 'metadata.labels["app.kubernetes.io/managed-by"]'
+                         for f in found)
+    assert {f.kind for f in found} >= {"ServiceAccount", "Role", "RoleBinding", "ClusterRole"}
+    role = next(f for f in found if f.kind == "Role" and f.namespace == "shop")
+    assert "Role `shop/itbench-agent` (manifests/agent-access.yaml)" in role.message()
+    assert "agent's access objects" in role.hint()

@@ -174,11 +174,17 @@ ADMIN_CONFIG = {
                                          "token": "admin-secret"}}],
     "contexts": [{"name": "admin", "context": {"cluster": "kind", "user": "admin"}}],
 }
-# a kubectl that answers the hand-over's two calls as a cluster would: the caller's (admin) config, a token
+# what a SelfSubjectRulesReview answers a token that holds what every user holds, and nothing else here
+EVERYONE_STATUS = {"resourceRules": [{"verbs": ["create"], "apiGroups": ["authorization.k8s.io"],
+                                      "resources": ["selfsubjectrulesreviews"]}],
+                   "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/api", "/version"]}]}
+# a kubectl that answers the hand-over's calls as a cluster would: the caller's (admin) config, a token, a rules
+# review as the agent (the status in REVIEW_FILE), recording the kubeconfig it was asked with
 STUB_KUBECTL = """#!/bin/sh
 case "$1 $2" in
   "create token") echo "agent-token-for-$3" ;;
   "config view") cat "$ADMIN_CONFIG_FILE" ;;
+  "create --validate=false") cat > /dev/null; echo "$KUBECONFIG" >> "$REVIEW_FILE.asked"; cat "$REVIEW_FILE" ;;
   *) echo "unexpected kubectl $*" >&2; exit 3 ;;
 esac
 """
@@ -206,7 +212,10 @@ def engine_env(tmp_path):
     admin.write_text(json.dumps(ADMIN_CONFIG))
     bundle = tmp_path / "bundle"
     bundle.mkdir()
+    review = tmp_path / "review.json"
+    review.write_text(json.dumps({"status": EVERYONE_STATUS}))
     env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "ADMIN_CONFIG_FILE": str(admin), "KUBECONFIG": str(admin),
+           "REVIEW_FILE": str(review),
            "CALLER_SECRET": "caller-only", "PASSED": "for-the-agent", "ITBENCH_AGENT_ENV": "PASSED",
            "ITBENCH_AGENT": LOOKING_AGENT, "ITBENCH_WORKSPACE": str(tmp_path / "agent")}
     return bundle, env, tmp_path / "agent"
@@ -231,6 +240,81 @@ def _one_user(config: dict, account: str) -> None:
     assert config["clusters"][0]["cluster"] == ADMIN_CONFIG["clusters"][0]["cluster"]
 
 
+def _reviewed_as_the_agent(bundle, env, folder, scenario) -> dict:
+    """The hand-over reviewed the token's rights with the agent's kubeconfig, in every namespace of the scenario, and
+    recorded them in agent-reach.json, nothing beyond the grant."""
+    import json
+    from pathlib import Path
+
+    asked = Path(env["REVIEW_FILE"] + ".asked").read_text().split()
+    assert asked and set(asked) == {str(folder / "kubeconfig.yaml")}  # as the agent, never as the caller
+    reach = json.loads((bundle / "agent-reach.json").read_text())
+    assert reach["kubeconfig"]["users"] == ["itbench-agent"]
+    assert reach["service_account"] == f"{scenario.agent.namespaces[0]}/{scenario.agent.service_account}"
+    assert set(reach["held"]) >= {"default", "kube-system", *scenario.agent.namespaces} and len(asked) == len(reach["held"])
+    assert all(h["beyond"] == [] for h in reach["held"].values())
+    return reach
+
+
+def test_the_engine_handover_stops_a_token_that_holds_more_than_its_access(engine_env):
+    """A binding of the cluster's that gives every service account more (secrets everywhere, a URL) is found at the
+    hand-over, as the agent: the hand-over fails naming it, before the agent runs, and agent-reach.json records it."""
+    import json
+    import subprocess
+
+    bundle, env, folder = engine_env
+    result = compiled("sre/otel-checkout-nonexistent-image.itb")
+    files = target_files(result, "chainsaw", Diagnostics())
+    (bundle / "prompt.md").write_bytes(files["prompt.md"])
+    [test] = list(yaml.safe_load_all(files["chainsaw-test.yaml"]))
+    [script] = [op["script"]["content"] for s in test["spec"]["steps"] if s["name"] == "handover" for op in s["try"]]
+    wider = {"resourceRules": [*EVERYONE_STATUS["resourceRules"],
+                               {"verbs": ["get", "list"], "apiGroups": [""], "resources": ["secrets"]}],
+             "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/metrics"]}]}
+    with open(env["REVIEW_FILE"], "w") as handle:
+        json.dump({"status": wider}, handle)
+    done = subprocess.run(["sh", "-c", script], cwd=bundle, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "may do more than its Roles grant" in done.stderr
+    assert "kube-system: get /metrics, get secrets, list secrets" in done.stderr
+    held = json.loads((bundle / "agent-reach.json").read_text())["held"]
+    assert held["otel-demo"]["beyond"] == ["get /metrics"]  # its own namespace's Secrets are granted
+    assert held["default"]["beyond"] == ["get /metrics", "get secrets", "list secrets"]
+
+
+@pytest.mark.parametrize("status", [
+    {"resourceRules": [{"verbs": ["*"], "apiGroups": ["chaos-mesh.org"], "resources": ["*"]},
+                       {"verbs": ["get"], "apiGroups": [""], "resources": ["secrets"], "resourceNames": ["db"]},
+                       {"verbs": ["get", "patch"], "apiGroups": [""], "resources": ["namespaces", "nodes"]},
+                       {"verbs": ["delete"], "apiGroups": [""], "resources": ["namespaces"]}],
+     "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/metrics", "/version"]}]},
+    EVERYONE_STATUS,
+])
+def test_the_engine_review_reads_a_status_as_the_run_does(status, tmp_path):
+    """engines.REVIEW_PY (no itbench in the engine's pod) finds what access.held_beyond finds, namespace by
+    namespace, over the rules review_spec gives it."""
+    import json
+    import subprocess
+
+    from itbench_dsl.backends import engines
+
+    result = compiled("sre/otel-checkout-nonexistent-image.itb")
+    spec = engines.review_spec(result.scenario, result.files)
+    objects = [d for d in yaml.safe_load_all(result.files["manifests/agent-access.yaml"]) if d]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "kubectl").write_text(f"#!/bin/sh\ncat > /dev/null\necho '{json.dumps({'status': status})}'\n")
+    (bin_dir / "kubectl").chmod(0o755)
+    (tmp_path / "config.json").write_text(json.dumps({"users": [{"name": "a"}]}))
+    done = subprocess.run(["python3", "-S", "-c", engines.REVIEW_PY], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PATH": f"{bin_dir}:/usr/bin:/bin", "ITBENCH_GRANTED": spec,
+                               "KUBECONFIG": str(tmp_path / "config.json")}, timeout=60)
+    held = json.loads((tmp_path / "agent-reach.json").read_text())["held"]
+    account, home = result.scenario.agent.service_account, result.scenario.agent.namespaces[0]
+    for namespace, h in held.items():
+        assert h["beyond"] == access.held_beyond(objects, account, home, status, namespace), namespace
+    assert (done.returncode == 0) == all(h["beyond"] == [] for h in held.values())
+
+
 def test_chainsaw_hands_the_agent_its_token_alone(engine_env):
     import json
 
@@ -243,6 +327,7 @@ def test_chainsaw_hands_the_agent_its_token_alone(engine_env):
     account = result.scenario.agent.service_account
     _run_sh(scripts["handover"][0], bundle, env)
     _one_user(json.loads((folder / "kubeconfig.yaml").read_text()), account)
+    _reviewed_as_the_agent(bundle, env, folder, result.scenario)
     assert "/tmp/agent" not in (folder / "prompt.md").read_text() and str(folder) in (folder / "prompt.md").read_text()
     _run_sh(scripts["agent"][0], bundle, env)
     seen = json.loads((folder / "seen.json").read_text())
@@ -275,6 +360,9 @@ def test_argo_keeps_the_cluster_secret_out_of_the_agents_pod(engine_env):
     _run_sh(handover, bundle, env)
     passed = (folder / "kubeconfig.yaml").read_text()
     _one_user(json.loads(passed), result.scenario.agent.service_account)
+    _reviewed_as_the_agent(bundle, env, folder, result.scenario)
+    assert {"name": "agent-reach", "valueFrom": {"path": "/bundle/agent-reach.json", "default": ""}} in \
+        pods["handover"]["outputs"]["parameters"]
     import shutil
 
     shutil.rmtree(folder)

@@ -261,14 +261,16 @@ def test_a_token_that_holds_more_than_its_roles_grant_is_refused_at_handover(pla
 def test_the_engine_targets_hand_the_agent_one_user_denied_what_its_prompt_does_not_grant(plane, bundles, tmp_path,
                                                                                           target):
     """Chainsaw's and Argo's handover scripts, run with the real kubectl as the admin: the kubeconfig they write holds
-    the agent's token alone (nothing of the admin's certificate), and the real server refuses it what the access
-    does not grant."""
+    the agent's token alone (nothing of the admin's certificate), the real server refuses it what the access
+    does not grant, and the hand-over recorded what the token holds (agent-reach.json), nothing beyond the grant."""
     from support.confinement import assert_confined
 
     from itbench_dsl.compiler import compile_source, target_files
     from itbench_dsl.diagnostics import Diagnostics
 
-    bundle = bundles["sregym-wrong-dns-policy-hotel-reservation"]
+    shared = bundles["sregym-wrong-dns-policy-hotel-reservation"]
+    bundle = tmp_path / "bundle"  # the hand-over writes agent-reach.json beside the bundle: a copy of the shared one
+    shutil.copytree(shared, bundle)
     source = SCENARIOS / f"{RUNNABLE[0]}.itb"
     diags = Diagnostics()
     result = compile_source(source.read_bytes(), str(source), diags)
@@ -297,6 +299,11 @@ def test_the_engine_targets_hand_the_agent_one_user_denied_what_its_prompt_does_
         text = (folder / "kubeconfig.yaml").read_text()
         assert not any(str(v) in text for u in admin["users"] for k, v in u["user"].items() if "key" in k or "cert" in k)
         assert config["clusters"][0]["cluster"]["server"] == admin["clusters"][0]["cluster"]["server"]
+        # the hand-over reviewed the token as the agent, as `itbench run` does: nothing beyond the grant
+        reach = json.loads((bundle / "agent-reach.json").read_text())
+        assert reach["kubeconfig"]["users"] == [config["users"][0]["name"]]
+        assert set(reach["held"]) == {"default", "hotel-reservation", "kube-system"}
+        assert all(h["rules"] and h["beyond"] == [] for h in reach["held"].values())
     finally:
         undeploy(plane, bundle)
 

@@ -29,6 +29,12 @@ NOT_GRANTED = (
     ("list", "chaos-mesh.org", "podchaos", "{home}"),
     ("list", "", "secrets", None),
     ("escalate", "rbac.authorization.k8s.io", "roles", "{home}"),
+    # the cluster's own Secrets, and namespaces and nodes made or removed: changed (a label, a cordon) at most
+    ("get", "", "secrets", "kube-system"),
+    ("list", "", "secrets", "kube-system"),
+    ("create", "", "namespaces", None),
+    ("delete", "", "namespaces", None),
+    ("delete", "", "nodes", None),
 )
 
 # kubectl asks about a resource of a group the server does not serve (Istio's on a bare cluster) as of none
@@ -75,6 +81,8 @@ def assert_confined(binary: Path, kubeconfig: Path, bundle: Path) -> dict:
         assert not access.allows(objects, account, home, request), f"the access grants {request}: not a refusal"
         assert not may(verb, group, resource, namespace), f"the agent's token may {verb} {resource} in {namespace}"
     # and once for real, not only as a review
-    done = kubectl(binary, kubeconfig, "get", "secrets", "-n", "default")
-    assert done.returncode != 0 and "forbidden" in done.stderr.lower(), done.stderr
+    for args in (("get", "secrets", "-n", "default"), ("get", "secrets", "-n", "kube-system"),
+                 ("delete", "namespace", home, "--dry-run=server")):
+        done = kubectl(binary, kubeconfig, *args)
+        assert done.returncode != 0 and "forbidden" in done.stderr.lower(), (args, done.stderr)
     return config
