@@ -110,6 +110,10 @@ def prompt_commands(text: str) -> list[str]:
     return _PROMPT_COMMAND.findall(text)
 
 
+# kubectl verbs whose arguments after the object's name are changes (`key=value`, `key-`), not more objects
+_CHANGE_ARGUMENTS = frozenset({"label", "annotate", "taint"})
+
+
 def command_rights(command: str, home: str) -> list[Request]:
     """The API requests of one kubectl command run with the agent's kubeconfig (default namespace `home`)."""
     try:
@@ -140,6 +144,8 @@ def command_rights(command: str, home: str) -> list[Request]:
     if len(positional) < 2 or positional[0] not in _VERBS:
         raise UnknownCommand(f"`{command}`: no API rights known for `kubectl {' '.join(positional[:1])}`")
     verb, target, names = positional[0], positional[1], positional[2:]
+    if verb in _CHANGE_ARGUMENTS:  # `kubectl label namespace shop team=a old-`: the changes are no object names
+        names = [n for n in names if "=" not in n and not n.endswith("-")]
     if "/" in target:  # kubectl get deployment/web
         target, _, name = target.partition("/")
         names = [name, *names]

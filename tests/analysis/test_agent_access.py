@@ -488,3 +488,26 @@ def test_every_library_solution_is_within_the_agents_access(path):
     refused = [f.message for f in findings(result.scenario, result.files) if "access refuses" in f.message]
     refused += [f.message for f in _denied(result.scenario) if f.code == "E4026"]
     assert refused == []
+
+
+def test_label_and_annotation_changes_are_no_object_names():
+    requests = access.command_rights("kubectl label namespace shop team=a pod-security.kubernetes.io/enforce-", "x")
+    assert {(r.verb, r.resource, r.name) for r in requests} == {("get", "namespaces", "shop"),
+                                                                 ("patch", "namespaces", "shop")}
+
+
+def test_the_agent_changes_only_its_applications_namespaces():
+    """Relabelling the cluster's own namespaces (kube-system, monitoring, the fault tool's) is no part of a task;
+    its application's namespace (a mesh or Pod Security label) is; nodes may be cordoned, none made or removed."""
+    result = _compiled(OTEL)
+    objects = [o for o in yaml.safe_load_all(result.files["manifests/agent-access.yaml"]) if o]
+    agent = result.scenario.agent
+
+    def may(verb: str, resource: str, name: str) -> bool:
+        return access.allows(objects, agent.service_account, agent.namespaces[0],
+                             access.Request(verb, "", resource, None, name))
+
+    assert may("patch", "namespaces", "otel-demo")
+    assert not may("patch", "namespaces", "kube-system") and not may("patch", "namespaces", "chaos-mesh")
+    assert not may("delete", "namespaces", "otel-demo") and not may("create", "namespaces", "")
+    assert may("patch", "nodes", "node-1") and not may("delete", "nodes", "node-1")
