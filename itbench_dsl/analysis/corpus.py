@@ -338,7 +338,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         # gone because the server spelled out what it left
         yield Case("the faulty state as an API server returns it, every pod reporting ready", "mitigate", FAIL,
                    state=render(as_served(found.faulty), found, probes=found.faulty_probes))
-    yield from _decoy_cases(scenario, found)
+    yield from _decoy_cases(scenario, derived)
     yield from _config_reader_cases(m, found)
     if not m.get("only"):  # `only`: what the fault deleted is not graded
         yield from _deleted_config_cases(m, found)
@@ -430,7 +430,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         yield Case("the faulty state captured with `kubectl get all`", "mitigate", UNUSABLE, state=state)
 
 
-def _decoy_cases(scenario: ir.Scenario, found: Objects) -> Iterator[Case]:
+def _decoy_cases(scenario: ir.Scenario, derived: dict[str, dict]) -> Iterator[Case]:
     """The application's decoys (backends/decoys.py) change nothing a cluster does: an agent that deletes them
     (`kubectl delete networkpolicies --selector ...`, whatever looks like the fault) mends nothing and breaks
     nothing, so the verdicts stay those of the states that hold them."""
@@ -439,10 +439,10 @@ def _decoy_cases(scenario: ir.Scenario, found: Objects) -> Iterator[Case]:
     keys = {_key(o) for o in decoys(scenario)}
     if not keys:
         return
-    for name, objects, want in (("solved", found.solved, PASS), ("faulty", found.faulty, FAIL)):
-        kept = {k: v for k, v in objects.items() if k not in keys}
-        yield Case(f"the {name} state with the application's decoys deleted", "mitigate", want,
-                   state=render(kept, found))
+    for name, want in (("solved", PASS), ("faulty", FAIL)):
+        state = copy_data(derived[name])
+        state["resources"]["items"] = [o for o in state["resources"]["items"] if _key(o) not in keys]
+        yield Case(f"the {name} state with the application's decoys deleted", "mitigate", want, state=state)
 
 
 def _cron_run_cases(m: dict, solved: dict) -> Iterator[Case]:
