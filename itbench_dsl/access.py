@@ -322,13 +322,18 @@ def missing(objects: Iterable[dict], account: str, account_namespace: str, comma
 # ---- whose token is wider than the agent's -----------------------------------------------------------------
 
 
+def _roles(objects: list[dict]) -> dict[tuple, dict]:
+    """(kind, namespace, name) -> each Role and ClusterRole among `objects`."""
+    return {(o.get("kind"), (o.get("metadata") or {}).get("namespace"), (o.get("metadata") or {}).get("name")): o
+            for o in objects if o.get("kind") in ("Role", "ClusterRole")}
+
+
 def account_requests(objects: Iterable[dict], account: str, account_namespace: str) -> list[Request]:
     """What the RBAC objects among `objects` let a service account do, one request per verb, group and resource
     of each rule bound to it (`*` kept as written; a ClusterRoleBinding's rules cluster-wide). Rules on
     non-resource URLs are left out."""
     objects = list(objects)
-    roles = {(o.get("kind"), (o.get("metadata") or {}).get("namespace"), (o.get("metadata") or {}).get("name")): o
-             for o in objects if o.get("kind") in ("Role", "ClusterRole")}
+    roles = _roles(objects)
     out = []
     for binding in objects:
         kind = binding.get("kind")
@@ -404,8 +409,7 @@ def rules_in(objects: Iterable[dict], account: str, account_namespace: str, name
     """The rules the RBAC objects among `objects` give the service account in `namespace`: its Roles' there, and
     its ClusterRoles' (bound cluster-wide, or by a RoleBinding there)."""
     objects = list(objects)
-    roles = {(o.get("kind"), (o.get("metadata") or {}).get("namespace"), (o.get("metadata") or {}).get("name")): o
-             for o in objects if o.get("kind") in ("Role", "ClusterRole")}
+    roles = _roles(objects)
     out = []
     for binding in objects:
         kind = binding.get("kind")

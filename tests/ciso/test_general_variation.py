@@ -11,6 +11,7 @@ import copy
 from pathlib import Path
 
 import pytest
+from support.sshd_rego import effective_rule
 
 from itbench_dsl import ciso
 from itbench_dsl.ciso import variation
@@ -399,25 +400,7 @@ HOST_POLICIES = {
         # the setting as sshd reads it: the first drop-in holding it (keywords in any case), else the main file
         'not lower(effective(host, "permitrootlogin", "prohibit-password")) in ["no"]'),
 }
-EFFECTIVE = """
-dropins(host, key) := [p |
-  some p
-  f := host.files[p]
-  startswith(p, "/etc/ssh/sshd_config.d/")
-  some k
-  f[k]
-  lower(k) == key
-]
-
-effective(host, key, fallback) := value if {
-  paths := sort(dropins(host, key))
-  some k, value in host.files[paths[0]]
-  lower(k) == key
-} else := value if {
-  some k, value in host.files["/etc/ssh/sshd_config"]
-  lower(k) == key
-} else := fallback
-"""
+EFFECTIVE = effective_rule("effective")
 
 
 @pytest.mark.parametrize("name", sorted(HOST_POLICIES))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from support.sshd_rego import effective_rule
 
 from itbench_dsl.tasks import FINOPS_TYPES
 from test_evaluator import bundle, derived, evaluator, run
@@ -138,25 +139,7 @@ def _right(name):
 
 
 # an sshd setting as sshd reads it: the first drop-in (by name) holding the keyword in any case, else the main file
-SSHD = """
-dropins(host, key) := [p |
-  some p
-  f := host.files[p]
-  startswith(p, "/etc/ssh/sshd_config.d/")
-  some k
-  f[k]
-  lower(k) == key
-]
-
-sshd(host, key, fallback) := value if {
-  paths := sort(dropins(host, key))
-  some k, value in host.files[paths[0]]
-  lower(k) == key
-} else := value if {
-  some k, value in host.files["/etc/ssh/sshd_config"]
-  lower(k) == key
-} else := fallback
-"""
+SSHD = effective_rule("sshd")
 
 
 @pytest.mark.parametrize("name", HOSTS)
