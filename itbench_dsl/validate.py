@@ -863,6 +863,20 @@ def _env_issues(container: dict, cpath: Path) -> Iterator[_Found]:
         elif len(sources) > 1:
             yield (vpath, "env-source",
                    f"{what} takes its value from {len(sources)} sources ({', '.join(sources)}); valueFrom takes one.")
+        # validateSecretKeySelector / validateConfigMapKeySelector: the object's name (a DNS-1123 subdomain, so
+        # never empty) and its key are required
+        for source in ("secretKeyRef", "configMapKeyRef"):
+            selector = value_from.get(source)
+            if isinstance(selector, dict) and not selector.get("name"):
+                yield (vpath + (source, "name"), "env-source",
+                       f"{what} names no object in `{source}`; its name is required.")
+    # validateEnvFrom: a Secret or ConfigMap source names its object
+    for j, source in _list_items(container.get("envFrom")):
+        for key in ("secretRef", "configMapRef"):
+            ref = _get(source, (key,))
+            if isinstance(ref, dict) and not ref.get("name"):
+                yield (cpath + ("envFrom", j, key, "name"), "env-source",
+                       f"An envFrom `{key}` names no object; its name is required.")
 
 
 def _volume_issues(volumes: Any, path: Path) -> Generator[_Found, None, set[str] | None]:

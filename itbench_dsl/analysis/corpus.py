@@ -57,12 +57,14 @@ scenario's own plan, each with the verdict it must get:
   item back at its faulty value behind a twin of another identity holding the optimum; the faulted
   workload's replicas moved into a copy under another name, bare pods copied from its pods, a sidecar
   on it, every workload's requests raised by half (fail: the application reserves more than when
-  healthy); the copy at zero replicas, the bare pods finished (pass).
+  healthy); the copy at zero replicas, the bare pods finished, a request at its optimum with a larger
+  limit (pass).
 * CISO: a perfect policy's reports, also beside another policy's (pass); allow-all and deny-all
   policies, no reports, a policy that breaks the prompt's contract (Enforce, also through
   `validationFailureActionOverrides`), another policy's reports flagging the gap while the graded
   policy flags nothing, policies that single the gap objects out by name, name prefix or label
-  value (offline and from their reports) (fail); a state without PolicyReports (unusable).
+  value (offline and from their reports), a rule flagging only the gap's own violating value of a
+  field (`SYS_ADMIN`, hostPath `/var/log`) (fail); a state without PolicyReports (unusable).
 * a fault that keeps pods from being scheduled: every part left with the pods on the node they are pinned
   to (uncordoned), an anti-affinity's DaemonSet removed alone or confined to no node, the anti-affinity made
   preferred (pass); a cordon kept with the pods let past it by a toleration of its taint or a template
@@ -310,6 +312,7 @@ def cases(scenario: ir.Scenario, spec: dict, found: Objects, derived: dict[str, 
         yield from _finops_control_cases(spec, derived)
     if "mitigate" in posed and spec["domain"] == "finops":
         yield from _optimum_cases(spec, derived)
+        yield from _limit_headroom_cases(spec, derived)
         yield from _spend_cases(spec, derived)
         yield from _reserved_cases(spec, derived)
     yield from _task_cases(scenario, spec, found, derived)
@@ -4083,6 +4086,35 @@ def _optimum_cases(spec, derived) -> Iterator[Case]:
                        "put first", "mitigate", FAIL, state=state)
 
 
+def _limit_headroom_cases(spec, derived) -> Iterator[Case]:
+    """A request graded by its optimum leaves the limit free: the solved state with that container's limit of
+    the resource at twice the optimum (headroom against OOM kills: a limit reserves nothing, costs nothing)
+    passes."""
+    from ..runtime.state import walk
+
+    solved = derived["solved"]
+    for index, optimum in enumerate(spec["finops"]["optimal"]):
+        path, ref = list(optimum["path"]), optimum["object"]
+        found = re.fullmatch(r"(\d+)([A-Za-z]*)", str(optimum.get("value")))
+        if path[-3:-1] != ["resources", "requests"] or path[:3] != ["spec", "template", "spec"] or not found:
+            continue
+        limit = f"{2 * int(found.group(1))}{found.group(2)}"
+        keys = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in solved["resources"]["items"]
+                if (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) == (ref["kind"], ref.get("namespace"), ref["name"])
+                or (o["kind"] == "Pod" and o["metadata"].get("namespace") == ref.get("namespace")
+                    and o["metadata"]["name"].startswith(ref["name"] + "-"))}
+
+        def headroom(obj, path=path, limit=limit, request=optimum["value"]):
+            at = path[:-2] if obj["kind"] != "Pod" else ["spec", *path[3:-2]]
+            for resources in walk(obj, at):
+                if isinstance(resources, dict):  # the request written out: a missing one defaults to the limit
+                    resources.setdefault("requests", {}).setdefault(path[-1], request)
+                    resources.setdefault("limits", {})[path[-1]] = limit
+
+        yield Case(f"optimum {index}: the request at the optimum, its limit at {limit}", "mitigate", PASS,
+                   state=_with_edits(solved, keys, headroom))
+
+
 def _autoscaler_target_cases(spec, solved) -> Iterator[Case]:
     """An autoscaler's target optimum graded by what the HPA controller would do: the solved autoscaler with a
     second metric at 1% on another resource (the controller takes the largest replica count its metrics
@@ -4694,6 +4726,8 @@ def _variation_cases(spec, good_policy) -> Iterator[Case]:
                        "policy", FAIL, artifact=with_rules(rule(["Pod"], {"deny": {"conditions": {"all": [
                            {"key": "{{ " + _jmes(path) + " || '<absent>' }}", "operator": "Equals", "value": value}
                            for path, value in exact]}}})))
+    if pods:
+        yield from _literal_cases(control, spec, pods[0], rule, with_rules)
     bindings = [g for g in gaps if g.get("kind") in ("ClusterRoleBinding", "RoleBinding") and g.get("subjects")]
     if bindings and "roleRef" in control.reads:
         role = bindings[0]["roleRef"].get("name")
@@ -4707,6 +4741,35 @@ def _variation_cases(spec, good_policy) -> Iterator[Case]:
         if allowed:
             yield Case("a rule allowing only the compliant binding's role", "policy", FAIL, artifact=with_rules(
                 rule([bindings[0]["kind"]], {"pattern": {"roleRef": {"name": " | ".join(allowed)}}})))
+
+
+def _literal_cases(control, spec, gap, rule, with_rules) -> Iterator[Case]:
+    """A rule flagging only the gap's own violating value of a field (`SYS_ADMIN` among the added capabilities,
+    hostPath `/var/log`), in every container and pod kind, fails `ciso.general`: a gap variant holds another
+    value violating what the field is about (variation.VIOLATING_VALUES)."""
+    from ..ciso import variation
+    from ..ciso.k8s import _covered, _leaves
+
+    varied = {o["metadata"]["name"] for o in spec["ciso"]["variants"].get("gaps", [])}
+    for path, value in _leaves(gap):
+        if not _covered(path, control.reads) or isinstance(value, (dict, list)):
+            continue
+        typed = tuple(int(p) if p.isdigit() else p for p in path)
+        others = [o for o in variation._other_violating(typed, value) if variation._named(
+            gap, f"{'.'.join(map(str, typed))} {o}", {"metadata": {}})["metadata"]["name"] in varied]
+        if not others:
+            continue
+        text, previous = "request.object", None
+        for part in _pod_path(typed):
+            if isinstance(part, int):
+                text += "[][]" if previous == "containers" else "[]"
+            else:
+                text += ".[containers, initContainers]" if part == "containers" else f".{part}"
+            previous = part
+        field = ".".join(p for p in typed if isinstance(p, str))
+        yield Case(f"a rule flagging only the gap's own {field} {value!r}, not {others[0]!r}", "policy", FAIL,
+                   artifact=with_rules(rule(["Pod"], {"deny": {"conditions": {"any": [
+                       {"key": value, "operator": "AnyIn", "value": "{{ " + text + " || `[]` }}"}]}}})))
 
 
 def _system_object_cases(spec, good_policy) -> Iterator[Case]:

@@ -513,6 +513,9 @@ def _changes(scenario: ir.Scenario) -> tuple[list, list, list]:
                                           if (target.kind, target.namespace, target.name) == _key(obj)
                                           and _relates(leaf, list(path))), None)
             change["accept"] = _acceptance(kinds, dotted(change["path"]))
+        # a field any value of which is right (a limit raised with the requests it rose over: no spend) is no part
+        # of the fault: nothing to mend, nothing the fault's effects hang on
+        changes = [c for c in changes if (c.get("accept") or {}).get("op") != "any"]
         changes = _by_accepted_field(changes, kinds, _as_data(original), _as_data(obj))
         changes = _by_flag(changes, _as_data(original), _as_data(obj))
         if obj["kind"] == "Service":

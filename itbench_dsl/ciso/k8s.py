@@ -373,6 +373,15 @@ def _default_sa(namespace: str, name: str, violating: bool) -> list[dict]:
     return [_sa(name, namespace), _deployment(name, namespace, pod)]
 
 
+def _automounting(objects: list[dict], name: str | None = None) -> bool:
+    """Whether a ServiceAccount (of this name) mounts its token into pods: unless it says
+    `automountServiceAccountToken: false`. CIS 5.1.5's audit asks it of each namespace's `default` account, 5.1.6's
+    of every account ("review pod and service account objects ... automountServiceAccountToken: false"), so the
+    `default` account as Kubernetes creates it violates both (and is left ungraded: k8s.system_objects)."""
+    return any(o["kind"] == "ServiceAccount" and (name is None or o["metadata"].get("name") == name)
+               and o.get("automountServiceAccountToken") is not False for o in objects)
+
+
 def _network_policy(namespace: str, name: str, violating: bool) -> list[dict]:
     deployment = _deployment(name, namespace, _baseline_pod(name))
     if violating:
@@ -419,7 +428,8 @@ def _default_namespace(namespace: str, name: str, violating: bool) -> list[dict]
 # ServiceAccount `default` and the root-CA publisher's ConfigMap `kube-root-ca.crt`; in `default`, the API
 # server's own Service `kubernetes`. No control asks to remove them (CIS 5.7.4's audit: "the only entries there
 # should be system managed resources such as the kubernetes service"), so a policy on where objects live must
-# pass them: they are graded compliant (the spec's `ciso.system`), and never deployed nor twinned.
+# pass them: they are graded compliant (the spec's `ciso.system`), and never deployed nor twinned; except where the
+# control's own probe fails them (CIS 5.1.5 and 5.1.6 audit the `default` account's token mount): left ungraded.
 def system_objects(namespace: str) -> list[dict]:
     out = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta("default", namespace)},
            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta("kube-root-ca.crt", namespace),
@@ -571,13 +581,15 @@ CONTROLS: list[K8sControl] = [
     K8sControl("cis-k8s-5.1.5", "5.1.5", "default-sa", "Ensure that default service accounts are not actively used.",
                "Deployment running as the `default` service account",
                "Deployment running as its own service account",
-               _default_sa, _any_pod(lambda p: p.get("serviceAccountName", "default") == "default"),
+               _default_sa, lambda objects: _any_pod(lambda p: p.get("serviceAccountName", "default") == "default")(
+                   objects) or _automounting(objects, "default"),
                pattern={"spec": {"serviceAccountName": "!default"}}),
     K8sControl("cis-k8s-5.1.6", "5.1.6", "sa-token", "Ensure that Service Account Tokens are only mounted where necessary.",
                "Deployment mounting the service-account token (automountServiceAccountToken: true)",
                "automountServiceAccountToken: false",
                _workload(_set(_POD, "automountServiceAccountToken", True)),
-               _any_pod(lambda p: p.get("automountServiceAccountToken", True) is not False),
+               lambda objects: _any_pod(lambda p: p.get("automountServiceAccountToken", True) is not False)(objects)
+               or _automounting(objects),
                pattern={"spec": {"automountServiceAccountToken": "false"}}),
     K8sControl("cis-k8s-5.1.7", "5.1.7", "system-masters", "Avoid use of the system:masters group.",
                "RoleBinding to the group system:masters", "RoleBinding to a service account",
@@ -677,7 +689,9 @@ CONTROLS: list[K8sControl] = [
                _workload(_add_caps(["NET_RAW"], drop_all=False)),
                _any_container(lambda c: "NET_RAW" in _caps(c).get("add", []) or not (
                    {"ALL", "NET_RAW"} & set(_caps(c).get("drop", [])))),
-               pattern=_CONTAINERS_PATTERN({"securityContext": {"capabilities": {"drop": ["ALL"]}}}),
+               # no pod pattern: `drop: [ALL]` passes a container that adds NET_RAW back (the runtime applies `add`
+               # after `drop`), and Kyverno matches a list of strings by position, so "NET_RAW in no place of `add`"
+               # has no pattern
                update_from=("cis-k8s-5.2.6",)),
     K8sControl("cis-k8s-5.2.9", "5.2.9", "added-caps", "Minimize the admission of containers with added capabilities.",
                "capabilities add SYS_ADMIN", "no added capabilities",
@@ -687,8 +701,10 @@ CONTROLS: list[K8sControl] = [
     K8sControl("cis-k8s-5.2.10", "5.2.10", "caps-assigned", "Minimize the admission of containers with capabilities assigned.",
                "capabilities neither dropped nor limited", "capabilities drop ALL",
                _workload(lambda pod, container: container["securityContext"].pop("capabilities")),
-               _any_container(lambda c: "ALL" not in _caps(c).get("drop", [])),
-               pattern=_CONTAINERS_PATTERN({"securityContext": {"capabilities": {"drop": ["ALL"]}}}),
+               # a capability added after ALL is dropped is one assigned (the runtime applies `add` after `drop`):
+               # "do not generally permit containers with capabilities" (CIS 5.2.10), as Pod Security Restricted
+               _any_container(lambda c: "ALL" not in _caps(c).get("drop", []) or bool(_caps(c).get("add"))),
+               pattern=_CONTAINERS_PATTERN({"securityContext": {"capabilities": {"drop": ["ALL"], "X(add)": "null"}}}),
                update_from=("cis-k8s-5.2.9",)),
     K8sControl("cis-k8s-5.2.12", "5.2.12", "host-path", "Minimize the admission of HostPath volumes.",
                "hostPath volume of /var/log", "no hostPath volume",
@@ -746,8 +762,8 @@ READS: dict[str, tuple[str, ...]] = {
     "cis-k8s-5.1.1": ("roleRef",),
     **{c: ("rules",) for c in ("cis-k8s-5.1.2", "cis-k8s-5.1.3", "cis-k8s-5.1.4", "cis-k8s-5.1.8", "cis-k8s-5.1.9",
                                "cis-k8s-5.1.10", "cis-k8s-5.1.11", "cis-k8s-5.1.12", "cis-k8s-5.1.13")},
-    "cis-k8s-5.1.5": (f"{_POD_SPEC}.serviceAccountName",),
-    "cis-k8s-5.1.6": (f"{_POD_SPEC}.automountServiceAccountToken",),
+    "cis-k8s-5.1.5": (f"{_POD_SPEC}.serviceAccountName", "automountServiceAccountToken"),
+    "cis-k8s-5.1.6": (f"{_POD_SPEC}.automountServiceAccountToken", "automountServiceAccountToken"),
     "cis-k8s-5.1.7": ("subjects",),
     # a privileged container cannot forbid privilege escalation (the API server refuses the pair)
     "cis-k8s-5.2.2": (f"{_CONTAINER}.securityContext.privileged", f"{_CONTAINER}.securityContext.allowPrivilegeEscalation"),

@@ -37,6 +37,8 @@ import copy
 import hashlib
 import json
 
+from ..runtime.state import server_defaulted
+
 POD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job")
 OTHER_IMAGE = "registry.example.org/platform/web-server:2.4.1"
 SIDECAR = {"name": "log-shipper", "image": "registry.example.org/platform/log-shipper:0.9.3",
@@ -221,6 +223,61 @@ def _read_leaves(obj: dict, reads: tuple[str, ...]):
             yield tuple(int(p) if p.isdigit() else p for p in path), value
 
 
+# other values of a field that violate what the field is about, whatever the gap holds there (keyed by the field's
+# last keys, list indexes left out): every added capability, every host path, every host port, every verb and
+# resource of an RBAC rule a wildcard. A gap variant holds one in place of the gap's own; the control's probe
+# keeps those that still violate it (`NET_ADMIN` in place of `NET_RAW` does not violate 5.2.8 where ALL is dropped)
+VIOLATING_VALUES: dict[tuple[str, ...], tuple] = {
+    ("capabilities", "add"): ("NET_ADMIN", "SYS_PTRACE", "ALL"),
+    ("hostPath", "path"): ("/", "/etc", "/var/run/docker.sock"),
+    ("ports", "hostPort"): (443, 30080),
+    ("rules", "verbs"): ("*",),
+    ("rules", "resources"): ("*",),
+}
+
+
+def _other_violating(path: tuple, value) -> tuple:
+    keys = tuple(p for p in path if isinstance(p, str))
+    return next((tuple(v for v in values if v != value) for suffix, values in VIOLATING_VALUES.items()
+                 if keys[-len(suffix):] == suffix), ())
+
+
+def _with_guards(control, obj: dict):
+    """Add to `obj` (a gap) each field the control reads that the control's compliant example holds and `obj`
+    lacks (the pod spec's, for a workload of any kind); False where there is none."""
+    build = getattr(control, "build", None)
+    if build is None:
+        return False
+    good = next((o for o in build("example", "example", False)
+                 if (_pod(o) is not None and _pod(obj) is not None) or o.get("kind") == obj.get("kind")), None)
+    if good is None:
+        return False
+    if _pod(obj) is not None and _pod(good) is not None:
+        mine, theirs, at = _pod(obj), _pod(good), ("spec", "template", "spec")
+    else:
+        mine, theirs, at = obj, good, ()
+    return _merge(mine, theirs, at, control.reads) or False
+
+
+def _merge(mine, theirs, path: tuple, reads: tuple[str, ...]) -> bool:
+    from .k8s import _covered
+
+    changed = False
+    if isinstance(mine, dict) and isinstance(theirs, dict):
+        for key, value in theirs.items():
+            here = path + (key,)
+            if key not in mine:
+                if _covered(here, reads):
+                    mine[key] = copy.deepcopy(value)
+                    changed = True
+            elif _covered_or_holds(here, reads):
+                changed = _merge(mine[key], value, here, reads) or changed
+    elif isinstance(mine, list) and isinstance(theirs, list):
+        for index, (a, b) in enumerate(zip(mine, theirs)):
+            changed = _merge(a, b, path + (str(index),), reads) or changed
+    return changed
+
+
 def candidates(control, obj: dict, violating: bool, relax: bool = False) -> list[tuple[str, dict]]:
     """(change, copy) pairs before the control's probe judges them; `relax`: the compliant side's hardened
     baseline relaxed too."""
@@ -358,6 +415,13 @@ def candidates(control, obj: dict, violating: bool, relax: bool = False) -> list
     if violating:
         for path, value in list(_read_leaves(obj, control.reads)):
             variant(f"without {'.'.join(map(str, path))}", lambda o, p=path: _set(o, p, ...))
+            # the violating value itself varied: a policy keyed on the one literal the gap holds (`SYS_ADMIN`,
+            # hostPath `/var/log`) misses the others
+            for other in _other_violating(path, value):
+                variant(f"{'.'.join(map(str, path))} {other}", lambda o, p=path, v=other: _set(o, p, v))
+        # the compliant example's guards beside the violation (`drop: [ALL]` beside `add: [NET_RAW]`, which the
+        # runtime applies after the drop): a policy that reads the guard alone misses it
+        variant("with the compliant guards", lambda o: _with_guards(control, o))
         # what the control does not read varies on a gap too: a policy narrowed by a precondition on a baseline
         # value the gap objects happen to share (their group id, their port) misses these
         unread = list(_unread(obj, control.reads))
@@ -439,16 +503,20 @@ def variants(control, obj: dict, violating: bool, other_controls_graded: bool = 
     except (KeyError, TypeError, AttributeError, IndexError):
         return []
     out, seen = [], set()
+    refused = _refused(obj)
     for change, copy_ in candidates(control, obj, violating, relax=not other_controls_graded):
         try:
-            if bool(control.probe([copy_])) != violating:
+            # as given and as the API server stores it (a port of a pod on the host's network gets its hostPort)
+            if any(bool(control.probe([o])) != violating for o in (copy_, server_defaulted(copy_))):
                 continue
             if violating and mislabelled(copy_, {r.rsplit(".", 1)[-1] for r in control.reads}):
                 continue
-            if not violating and other_controls_graded and not _violations(copy_) <= before:
+            if not violating and other_controls_graded and not _violations(server_defaulted(copy_)) <= before:
                 continue
         except (KeyError, TypeError, AttributeError, IndexError):
             continue
+        if _refused(copy_) - refused:
+            continue  # an object the API server refuses (a required field left out): no cluster holds it
         _named(obj, change, copy_)
         key = json.dumps({k: v for k, v in copy_.items() if k != "metadata"}, sort_keys=True)
         if key in seen:
@@ -456,6 +524,14 @@ def variants(control, obj: dict, violating: bool, other_controls_graded: bool = 
         seen.add(key)
         out.append(copy_)
     return out
+
+
+def _refused(obj: dict) -> set:
+    """Why the API server would refuse `obj` (validate.py: its schema's required fields and the server's own
+    rules), as (path, rule) pairs."""
+    from ..validate import validate_object
+
+    return {(str(issue.path), issue.rule) for issue in validate_object(obj)}
 
 
 def _named(obj: dict, change: str, copy_: dict) -> dict:

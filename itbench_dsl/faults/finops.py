@@ -19,6 +19,7 @@ from typing import Callable
 from .. import ast, ir
 from ..units import parse_cpu, parse_memory
 from .base import (
+    Acceptance,
     Arg,
     Checked,
     Effect,
@@ -299,6 +300,10 @@ FAULTS = [
                        "The container has requests or limits to overprovision.",
                        "Each new request is above the current one.", _OPTIMUM),
         alerts=("CPUSpend", "MemorySpend"),
+        # the waste is the requests (what the scheduler reserves and the cost model counts): a limit the fault
+        # raised with them costs nothing, so a fix keeping a larger limit (headroom against OOM kills) is as
+        # right as one restoring it; the requests are graded by the optimum
+        accept=(Acceptance(r".*\.resources\.limits(\..*)?", "any"),),
         solutions=({"steps": [{
             "text": "Set the container's requests back to what it uses.",
             "command": _KUBECTL_NS + " set resources " + _KUBECTL_TARGET

@@ -176,8 +176,9 @@ def test_violating_violates_and_compliant_complies(control_id):
 # controls whose gaps necessarily overlap: an added NET_RAW capability is an added capability with none dropped,
 # and a workload with no security context at all breaks every pod-security control
 # a privileged container may not also forbid privilege escalation (the API server refuses the pair), so it
-# breaks 5.2.6 too
+# breaks 5.2.6 too; an added capability is one assigned (5.2.10), ALL dropped or not
 OVERLAPS = {"cis-k8s-5.2.8": {"cis-k8s-5.2.9", "cis-k8s-5.2.10"}, "cis-k8s-5.2.10": {"cis-k8s-5.2.8"},
+            "cis-k8s-5.2.9": {"cis-k8s-5.2.10"},
             "cis-k8s-5.2.2": {"cis-k8s-5.2.6"},
             "cis-k8s-5.7.3": {c for c in K8S if c.startswith(("cis-k8s-5.2.", "cis-k8s-5.7.2"))}}
 

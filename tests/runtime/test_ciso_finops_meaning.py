@@ -352,19 +352,19 @@ def test_damage_outside_the_faulted_workload_fails():
     assert "health.ready.otel-demo/Deployment/frontend" in failed(run(name, None, solved, task="mitigate"))
 
 
-def test_a_predicate_reads_its_container_by_name():
+def test_the_optimum_reads_its_container_by_name():
     name = "otel-cart-overprovisioned-requests"
     solved = derived(name, "solved")
     cart = obj(solved, "Deployment", "cart")
     containers = cart["spec"]["template"]["spec"]["containers"]
-    sidecar = {"name": "sidecar", "image": "busybox", "resources": {"limits": {"memory": "1600Mi"}}}
+    sidecar = {"name": "sidecar", "image": "busybox", "resources": {"requests": {"memory": "1600Mi"}}}
     containers.insert(0, sidecar)
-    verdict = run(name, None, solved, task="mitigate")
-    assert "mitigation.predicate.1" not in failed(verdict)
     mine = next(c for c in containers if c["name"] == "cart")
-    mine["resources"]["limits"]["memory"] = "1600Mi"
-    sidecar["resources"]["limits"]["memory"] = "160Mi"
-    assert "mitigation.predicate.1" in failed(run(name, None, solved, task="mitigate"))
+    mine["resources"] = {"requests": {"memory": "160Mi"}, "limits": {"memory": "160Mi"}}
+    assert "finops.proximity.0" not in failed(run(name, None, solved, task="mitigate"))
+    mine["resources"] = {"requests": {"memory": "1600Mi"}, "limits": {"memory": "1600Mi"}}
+    sidecar["resources"] = {"requests": {"memory": "160Mi"}}
+    assert "finops.proximity.0" in failed(run(name, None, solved, task="mitigate"))
 
 
 def test_the_answer_type_must_say_what_is_wasteful():

@@ -202,3 +202,27 @@ def test_a_second_autoscaler_on_another_workload_is_not_the_frontends():
     other["spec"]["scaleTargetRef"]["name"] = "not-in-the-topology"
     verdict = mitigate(HPA, state)
     assert check(verdict, "safeguards")["passed"]
+
+
+def _cart_resources(state: dict, resources: dict) -> dict:
+    for o in state["resources"]["items"]:
+        if o["kind"] in ("Deployment", "Pod") and o["metadata"]["name"].startswith("cart"):
+            spec = o["spec"]["template"]["spec"] if o["kind"] == "Deployment" else o["spec"]
+            for c in spec["containers"]:
+                if c["name"] == "cart":
+                    c["resources"] = copy.deepcopy(resources)
+    return state
+
+
+def test_a_requests_fix_keeping_a_larger_limit_passes():
+    """The waste is the request: a limit the fault raised with it costs nothing, so a fix that brings the request
+    to the optimum and keeps a larger limit (headroom against OOM kills), or the fault's, is right."""
+    for limit in ("256Mi", "1600Mi"):
+        state = _cart_resources(derived(REQUESTS, "solved"),
+                                {"requests": {"memory": "160Mi"}, "limits": {"memory": limit}})
+        verdict = mitigate(REQUESTS, state)
+        assert verdict["passed"], [c["detail"] for c in verdict["checks"] if not c["passed"]]
+    # the request is still what is graded
+    state = _cart_resources(derived(REQUESTS, "solved"),
+                            {"requests": {"memory": "1600Mi"}, "limits": {"memory": "1600Mi"}})
+    assert not mitigate(REQUESTS, state)["passed"]
