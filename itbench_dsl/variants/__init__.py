@@ -317,20 +317,25 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
     `on_stage(generator, inputs)`, `on_parent()` and `on_variant(result)` (after each variant checked)
     report progress; a generator that runs out of variants says so with a Skip and stops.
     Every variant is checked (check_document); one that fails is recorded as a skip with its first
-    problem. Variants whose semantic hash equals an input's or an earlier variant's are dropped."""
+    problem. Variants whose semantic hash equals an input's or an earlier variant's are dropped, and so are
+    variants injecting the mechanism on the target (W2001's key) that an input or another variant of the same
+    step already does, except a member of its own parent's family (its parent's key)."""
     from ..analysis.mechanisms import scenario_key
 
     result = RunResult()
     seen = {p.semantic_hash or scenario_digest(p.scenario) for p in parents}
     # what W2001 compares (a mechanism on a target): the input each key first came from. A variant of another
     # input with a key already seen measures the same thing as that one (two inputs moved onto one target)
-    mechanisms: dict[tuple, str] = {}
+    inputs: dict[tuple, str] = {}
     for p in parents:
-        mechanisms.setdefault(scenario_key(p.scenario), p.path)
+        inputs.setdefault(scenario_key(p.scenario), p.path)
     names: set[str] = set()
     current = parents
     for step, (gen_name, generator) in enumerate(chain):
         produced: list[Parent] = []
+        # the inputs' keys and this step's variants' (an earlier step's variants are not written: its keys
+        # may be reached again by another path)
+        mechanisms = dict(inputs)
         if on_stage is not None:
             on_stage(gen_name, len(current))
         for parent in current:
@@ -368,7 +373,8 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
                         result.skips.append(SkipRecord(parent.path, gen_name,
                                                        f"{where}{what} does not check: {checked.problems[0]}"))
                         continue
-                    if _same_mechanism(checked.scenario, parent.scenario):
+                    family = _same_mechanism(checked.scenario, parent.scenario)
+                    if family:
                         # the parent's fault on the parent's target at another magnitude, or with red herrings: a
                         # deliberate member of the parent's family, which W2001 would report as a duplicate
                         document = allow_lint(document, "W2001")
@@ -378,7 +384,11 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
                         continue
                     digest = scenario_digest(checked.scenario)
                     key = scenario_key(checked.scenario)
-                    if digest in seen or (key and mechanisms.get(key, parent.path) != parent.path):
+                    # W2001's identity: a key an input or another variant of this step has is a duplicate (a chain
+                    # moving the fault back onto the input's target, two paths reaching one target), unless the
+                    # variant is a member of its own parent's family, of the same input's line
+                    if digest in seen or (key and key in mechanisms
+                                          and (mechanisms[key] != parent.path or not family)):
                         result.duplicates += 1
                         continue
                     seen.add(digest)

@@ -517,3 +517,65 @@ def test_compose_does_not_depend_on_the_order_of_its_inputs():
     assert forward.variants
     texts = lambda result: sorted((v.file, gen.variant_text(v.document)) for v in result.variants)  # noqa: E731
     assert texts(forward) == texts(backward)
+
+
+# ---- chains: W2001's identity across steps --------------------------------------------------------------
+
+
+_MOVED = '''scenario "ad-bad-image" {
+  domain sre
+  complexity low
+  description "The ad service is redeployed with an image tag that does not exist."
+  use app "opentelemetry-demo"
+
+  fault nonexistent_image on deployment "ad" {
+    image = "ghcr.io/open-telemetry/demo:7f3a9c1e"
+  }
+
+  expect {
+    root_cause deployment "ad"
+    mitigated when {
+      deployment "ad" ready within 5m
+    }
+  }
+
+  solution "Roll back" {
+    step "Roll back" run "kubectl -n otel-demo rollout undo deployment/ad"
+  }
+}
+'''
+_WORKLOADS = ("ad", "quote", "currency", "email")
+
+
+class _Move(gen.Generator):
+    """Moves the fault onto each other workload of _WORKLOADS by renaming it in the text, with a mitigation
+    window told apart by path (so no two variants are one semantic hash)."""
+
+    name = "move"
+    summary = "move the fault onto another workload"
+
+    def generate(self, ctx):
+        text = gen.variant_text(ctx.document)
+        here = re.search(r'fault nonexistent_image on deployment "([a-z]+)"', text).group(1)
+        minutes = int(re.search(r"within (\d+)m", text).group(1))
+        for k, there in enumerate(_WORKLOADS):
+            if there == here:
+                continue
+            moved = re.sub(rf"\b{here}\b", there, text).replace(f"within {minutes}m", f"within {minutes * 10 + k}m")
+            yield gen.Variant(parse_text(moved, f"{there}.itb", Diagnostics()))
+
+
+def test_a_chain_never_writes_two_variants_of_one_mechanism_on_one_target():
+    """move,move goes back onto the input's target (ad) and reaches each other target by two paths: W2001's key
+    (mechanism and target) is the identity, not only the semantic hash; the folder passes `check --strict`."""
+    from itbench_dsl.analysis.mechanisms import scenario_key
+
+    diags = Diagnostics()
+    loaded = gen.load_input(_MOVED.encode(), "ad-bad-image.itb", diags)
+    result = gen.run([loaded], [("move", _Move()), ("move", _Move())], 1)
+    keys = [scenario_key(v.scenario) for v in result.variants]
+    assert scenario_key(loaded.scenario) not in keys  # never back on the input's own fault and target
+    assert len(keys) == len(set(keys)) == 3  # quote, currency, email once each
+    assert result.duplicates == 6  # ad three times, the other targets each by a second path
+    checked = [gen.check_document(v.document, f"{v.name}.itb") for v in result.variants]
+    assert all(c.scenario is not None and not c.warnings for c in checked)
