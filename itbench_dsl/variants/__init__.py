@@ -321,6 +321,7 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
     variants injecting the mechanism on the target (W2001's key) that an input or another variant of the same
     step already does, except a member of its own parent's family (its parent's key)."""
     from ..analysis.mechanisms import scenario_key
+    from ..faults.alerting import latency_short_of_alerts
 
     result = RunResult()
     seen = {p.semantic_hash or scenario_digest(p.scenario) for p in parents}
@@ -381,6 +382,11 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
                     if checked.warnings:  # every variant written passes `itbench check --strict`
                         result.skips.append(SkipRecord(parent.path, gen_name, f"{where}{what} does not pass "
                                                        f"`check --strict`: {checked.warnings[0]}"))
+                        continue
+                    short = latency_short_of_alerts(checked.scenario)
+                    if short:  # a smaller delay than the alert's threshold: the ground truth's alert never fires
+                        result.skips.append(SkipRecord(parent.path, gen_name, f"{where}{what} expects an alert its "
+                                                       f"faults cannot raise: {short[0]}"))
                         continue
                     digest = scenario_digest(checked.scenario)
                     key = scenario_key(checked.scenario)

@@ -579,3 +579,16 @@ def test_a_chain_never_writes_two_variants_of_one_mechanism_on_one_target():
     assert result.duplicates == 6  # ad three times, the other targets each by a second path
     checked = [gen.check_document(v.document, f"{v.name}.itb") for v in result.variants]
     assert all(c.scenario is not None and not c.warnings for c in checked)
+
+
+def test_a_delay_below_the_latency_alert_threshold_is_a_skip():
+    """sweep's 1s delay on ad adds less than HighRequestLatency's 1.5s bound: the variant would expect an alert
+    its fault cannot raise, so it is a skip that says so; the larger delays are written."""
+    from itbench_dsl.alerts import latency_threshold
+
+    assert latency_threshold("HighRequestLatency", "opentelemetry-demo") == 1.5
+    assert latency_threshold("HighRequestErrorRate", "opentelemetry-demo") is None
+    result = run("sweep", ["sre/otel-ad-http-response-delay.itb"])
+    assert result.variants and all("delay = 1s" not in v.note for v in result.variants)
+    assert any("delay = 1s" in s.reason and "HighRequestLatency" in s.reason and "1.5s" in s.reason
+               for s in result.skips), [s.reason for s in result.skips]
