@@ -592,3 +592,16 @@ def test_a_delay_below_the_latency_alert_threshold_is_a_skip():
     assert result.variants and all("delay = 1s" not in v.note for v in result.variants)
     assert any("delay = 1s" in s.reason and "HighRequestLatency" in s.reason and "1.5s" in s.reason
                for s in result.skips), [s.reason for s in result.skips]
+
+
+def test_a_finops_variant_whose_waste_is_within_the_reserved_tolerance_is_a_skip():
+    """cart's 160Mi requests x10 reserve far beyond the healthy application; moved onto a 20Mi container the same
+    factor adds 180 MiB, within the evaluator's own `finops.reserved` tolerance: its MemorySpend budget alert
+    could not be told from the healthy spend, so the candidate is a skip; the written variants still waste."""
+    result = run("retarget", ["finops/otel-cart-overprovisioned-requests.itb"], n=3)
+    lost = [s.reason for s in result.skips if "within the evaluator's tolerance" in s.reason]
+    assert lost and all("MemorySpend would not fire" in r for r in lost), [s.reason for s in result.skips]
+    assert result.variants
+    for v in result.variants:
+        over, _ = gen._waste_over(v.scenario, {})
+        assert over, v.name
