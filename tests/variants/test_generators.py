@@ -605,3 +605,13 @@ def test_a_finops_variant_whose_waste_is_within_the_reserved_tolerance_is_a_skip
     for v in result.variants:
         over, _ = gen._waste_over(v.scenario, {})
         assert over, v.name
+
+
+def test_a_retarget_onto_where_requests_start_keeps_no_error_alert_at_its_callers():
+    """frontend-proxy calls the load generator only to serve its page back: a DNS fault on the load generator
+    silences the application, it raises no errors at frontend-proxy, so that alert is no counterpart."""
+    result = run("retarget", ["sre/otel-frontend-failing-dns-policy.itb"], seed=2, n=4)
+    assert result.variants
+    assert not any("load-generator" in v.name for v in result.variants)
+    assert any("-> load-generator" in s.reason and "`load-generator` is where the application's requests start"
+               in s.reason for s in result.skips), [s.reason for s in result.skips]
