@@ -414,6 +414,19 @@ def _measures(matcher: re.Pattern, name: str, application: str | None, value_of:
     return False
 
 
+_LATENCY_BOUND = re.compile(r"_milliseconds_bucket.*>\s*([0-9.]+)\s*\Z", re.DOTALL)
+
+
+def latency_threshold(name: str, application: str | None) -> float | None:
+    """The least request duration, in seconds, above which a catalogue alert's rules for `application` fire (a
+    latency quantile of a `*_milliseconds_bucket` histogram compared `> N`); None for an alert that measures no
+    request duration."""
+    alert = CATALOGUE.get(name)
+    bounds = [float(m.group(1)) / 1000 for rule in (alert.rules_for(application) if alert else ())
+              for m in [_LATENCY_BOUND.search(rule.expr.strip())] if m]
+    return min(bounds) if bounds else None
+
+
 def expression(rule_expr: str, namespace: str) -> str:
     """A catalogue expression for one namespace (only `{namespace}` is a placeholder: PromQL's own braces stay)."""
     return rule_expr.replace("{namespace}", namespace)

@@ -405,23 +405,27 @@ the statement that generated it.
 applications to deploy by their ITBench key (`opentelemetryDemo`, `bookInfo`), so a scenario whose
 topology is written inline, or whose application ITBench does not install (HotelReservation), has
 no application to name: the file says `applications: {}` and ITBench would deploy none of its
-objects. The files are still written. Use a standard application, or run the
+objects. A fault on one of those objects is refused (E3005). Use a standard application, or run the
 full bundle (`manifests/topology.yaml` holds the inline objects).
 """),
-        _c("E3004", "ITBench cannot inject the scenario's faults", """
+        _c("E3004", "ITBench cannot inject a fault of the scenario", """
 `itbench compile --target itbench` writes ITBench's own files, and ITBench injects only the faults
-of its fault library (`itbench faults` marks them with their ITBench id). A scenario whose every
-fault is one ITBench lacks (a one-shot chaos experiment, a fault declared in the language, most of
-this project's own kinds) would get `faults: []` in its scenario.yaml: ITBench would deploy the
-application and inject nothing. The export is refused and nothing is written for that scenario.
-Compile the full bundle instead (its `inject/` folder applies the fault; `itbench run` runs it), or
-use a fault ITBench has.
+of its fault library (`itbench faults` marks them with their ITBench id). A fault ITBench lacks (a
+one-shot chaos experiment, a fault declared in the language, most of this project's own kinds)
+cannot be listed in its scenario.yaml: ITBench would inject the other faults only, or nothing
+(`faults: []`). The ground truth (root causes, propagation, expected alerts, solution) grades the
+whole incident and cannot be split by fault, so an export that left a fault out would grade an
+agent on a root cause that was never injected. The export is refused and nothing is written for
+that scenario. Compile the full bundle instead (its `inject/` folder applies every fault; `itbench
+run` runs it), or use faults ITBench has.
 """),
-        _c("W3002", "ITBench cannot inject one of the scenario's faults", """
-`itbench compile --target itbench`: one of the scenario's faults is not in ITBench's fault library,
-so its scenario.yaml lists only the others, and ITBench runs a part of the incident (the ground
-truth still describes all of it). The files are written. Run the full bundle for the whole
-incident. When no fault is left at all, the export is refused (E3004).
+        _c("E3005", "ITBench does not deploy the fault's target", """
+`itbench compile --target itbench`: the scenario's application is not one ITBench installs (an
+inline topology, or an application such as HotelReservation), so its scenario.yaml says
+`applications: {}` (W3001), and a fault on one of the application's objects would be injected into
+an object that does not exist in ITBench's cluster, while the ground truth grades the incident as
+if it ran. The export is refused and nothing is written for that scenario. Use an application
+ITBench installs, or run the full bundle (`itbench run`).
 """),
         _c("E3003", "generated object has an unknown kind", """
 The compiler emitted an object whose apiVersion and kind have no vendored schema. This is
@@ -751,7 +755,10 @@ agent is graded on:
   22Mi only), and a predicate that refuses part of that band fails a fix the proximity passes;
 - a field the fault changed that no statement names, beside one that a statement names on the
   same object (`resources.limits.memory` beside a predicate on `resources.requests.memory`): the
-  evaluator wants it back at exactly its healthy value, which the scenario never says.
+  evaluator wants it back at exactly its healthy value, which the scenario never says;
+- a predicate stating a least count of a workload's replicas below the count the safeguards keep
+  (the replicas it was deployed with): `spec.replicas >= 1` on a Deployment deployed with 2 accepts
+  1, which the safeguards fail (`scaled to 1, below the 2 it was deployed with`).
 
     optimal deployment "cart" resources.limits.memory = 20Mi
     mitigated when {

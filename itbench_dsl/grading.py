@@ -238,7 +238,8 @@ def _safeguards(add, spec: dict) -> None:
     more = "".join(text for key, text in (
         ("autoscalers", ", every autoscaler with its target and at least its replica bounds"),
         ("flags", ", every other flagd flag evaluating as when healthy"),
-        ("grants", ", no subject granted more than when healthy")) if kept.get(key))
+        ("grants", ", no subject granted more than when healthy"),
+        ("unread", ", every ConfigMap, Secret and ServiceAccount nothing reads kept as deployed")) if kept.get(key))
     add("safeguards", SAFEGUARD, None,
         f"every workload of the topology scaled to at least {'/'.join(map(str, minimum)) or 1} replica(s) "
         f"as deployed, every service with its selector{more}, nothing taken out of service")

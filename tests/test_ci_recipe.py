@@ -18,7 +18,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 RECIPE = REPO / "docs" / "ci" / "scenarios-repo"
-SCENARIOS = ["sre/otel-checkout-nonexistent-image.itb", "finops/otel-ad-missing-memory-limit.itb"]
+# the recipe's own scenarios: the scratch repository is the folder as copied, nothing added
+SCENARIOS = sorted(p.relative_to(RECIPE / "scenarios").as_posix() for p in (RECIPE / "scenarios").rglob("*.itb"))
 
 
 def _requirement() -> str:
@@ -42,11 +43,7 @@ def scratch(tmp_path_factory):
     [wheel] = wheels.glob("*.whl")
     requirement = _requirement()
     assert requirement == f"./tools/{wheel.name}", "itbench-requirements.txt must name the wheel of this release"
-    shutil.copy(wheel, repo / "tools" / wheel.name)
-    for name in SCENARIOS:
-        target = repo / "scenarios" / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(REPO / "scenarios" / name, target)
+    shutil.copy(wheel, repo / "tools" / wheel.name)  # step 1 of docs/ci.md
     site = root / "site"
     installed = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q",
                                 "--target", str(site), "-r", "itbench-requirements.txt"],
@@ -78,6 +75,7 @@ def test_itbench_comes_from_the_wheel(scratch):
 
 def test_the_workflow_and_the_hooks_pass_clean_scenarios(scratch):
     repo, _, env = scratch
+    assert SCENARIOS, "the recipe ships example scenarios, so its workflow has something to check as copied"
     commands = workflow_commands()
     assert any(c.startswith("itbench check --strict") for c in commands) and any("fmt --check" in c for c in commands)
     for command in commands:
@@ -94,7 +92,8 @@ def test_the_workflow_and_the_hooks_pass_clean_scenarios(scratch):
 def test_the_check_fails_a_broken_scenario(scratch):
     repo, _, env = scratch
     broken = repo / "scenarios" / "sre" / "broken.itb"
-    text = (REPO / "scenarios" / SCENARIOS[0]).read_text().replace('deployment "checkout" {', 'deployment "checkoutt" {')
+    text = (RECIPE / "scenarios" / "sre" / "otel-checkout-nonexistent-image.itb").read_text().replace(
+        'deployment "checkout" {', 'deployment "checkoutt" {')
     broken.write_text(text.replace('scenario "otel-checkout-nonexistent-image"', 'scenario "broken"'))
     try:
         command = next(c for c in workflow_commands() if c.startswith("itbench check"))

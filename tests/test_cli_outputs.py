@@ -104,13 +104,14 @@ def test_index_listing_takes_only_an_index_this_program_writes():
 @pytest.mark.parametrize("target", ["bundle", "itbench", "chainsaw", "argo"])
 def test_compile_refuses_an_earlier_bundle_holding_a_file_it_did_not_write(tmp_path, target):
     out = tmp_path / "out"
-    assert invoke("compile", SCENARIO, "-o", out, "-q", "--target", target).exit_code == 0
-    assert invoke("compile", SCENARIO, "-o", out, "-q", "--target", target).exit_code == 0  # its own: replaced
+    source = OTHER if target == "itbench" else SCENARIO  # ITBench deploys no inline topology (E3005)
+    assert invoke("compile", source, "-o", out, "-q", "--target", target).exit_code == 0
+    assert invoke("compile", source, "-o", out, "-q", "--target", target).exit_code == 0  # its own: replaced
     (folder,) = out.iterdir()
     (folder / "manifests").mkdir(exist_ok=True)
     (folder / "manifests" / "mine.yaml").write_text("mine\n")
     before = tree(out)
-    result = invoke("compile", SCENARIO, "-o", out, "-q", "--target", target)
+    result = invoke("compile", source, "-o", out, "-q", "--target", target)
     assert result.exit_code == 2, result.output
     assert f"{folder}: exists and is not" in result.output and "manifests/mine.yaml" in result.output
     assert tree(out) == before

@@ -635,8 +635,10 @@ def grading_conflicts(item: Linted) -> list[Diagnostic]:
       outside that band fails the verdict, and a value inside it that the predicate refuses fails it too.
     - A field the fault changed that the scenario never names, beside one it does name on the same object
       (a sibling under the same key, `resources.limits.memory` beside `resources.requests.memory`): the
-      evaluator wants it back at exactly its healthy value, which an agent reading the scenario cannot know."""
-    from ..backends.evaluator import PROXIMITY_THRESHOLD, _changes, dotted
+      evaluator wants it back at exactly its healthy value, which an agent reading the scenario cannot know.
+    - A predicate stating a least count of a workload's `replicas` that accepts a count below the floor the
+      safeguards keep (the replicas it was deployed with): the safeguards fail where it says mitigated."""
+    from ..backends.evaluator import PROXIMITY_THRESHOLD, _changes, _safeguards, dotted
     from ..runtime.state import number
 
     scenario = item.scenario
@@ -702,6 +704,26 @@ def grading_conflicts(item: Linted) -> list[Diagnostic]:
                 notes=(Note("the optimum is here", optimal_spans[j]),) if j < len(optimal_spans) else (),
                 help=f"state the band (`>= {_shown_number(lo, o.value)}` and `<= {_shown_number(hi, o.value)}`) or "
                      "leave the figure to the optimum; `itbench explain FILE.itb` lists every check"))
+    floors = {(w["kind"], w["namespace"], w["name"]): w["min_replicas"] for w in _safeguards(scenario)[0]
+              if w["kind"] != "Pod" or w.get("bare")}
+    for (target, path), group in figures.items():
+        floor = floors.get(target, 0)
+        # a predicate that states a least count (`>=`, `>`, `==`); one only capping the count (`<= 2`) says
+        # nothing of a floor, which the safeguards then keep
+        if not path or path[-1] != "replicas" or floor < 1 or not any(q.op in (">=", ">", "==") for _, q in group):
+            continue
+        bounds = [(q.op, number(q.value)) for _, q in group]
+        below = [x for x in range(floor) if all(_accepts(op, bound, float(x)) for op, bound in bounds)]
+        if not below:
+            continue
+        i = group[0][0]
+        text = " and ".join(f"{'.'.join(path)} {q.op} {q.value}" for _, q in group)
+        out.append(Diagnostic(
+            "W2012", f"`mitigated when` says `{text}`, which accepts {below[-1]} replica{'s' * (below[-1] != 1)}, "
+            f"but the evaluator's safeguards fail {target[0].lower()} `{target[2]}` below the {floor} "
+            f"replica{'s' * (floor != 1)} it was deployed with", item.path, spans[i] if i < len(spans) else item.name_span,
+            "accepts fewer replicas than the safeguards",
+            help=f"state the floor (`{'.'.join(path)} >= {floor}`); `itbench explain FILE.itb` lists every check"))
     named = [(key(p.target), keys(p.path), spans[i] if i < len(spans) else item.name_span) for i, p in predicates]
     named += [(key(o.target), list(o.path), optimal_spans[j] if j < len(optimal_spans) else item.name_span)
               for j, o in enumerate(scenario.optimal)]

@@ -809,6 +809,37 @@ def _collateral(scenario: ir.Scenario, fields: list) -> dict:
     references = _references(scenario, healthy)
     if references:
         out["references"] = references
+    unread = _unread(scenario, fields, healthy, references)
+    if unread:
+        out["unread"] = unread
+    return out
+
+
+def _unread(scenario: ir.Scenario, fields: list, healthy: list[dict], references: list[dict]) -> list[dict]:
+    """The ConfigMaps, Secrets and ServiceAccounts of the application that no pod template reads, no fault acts
+    on and no statement of the scenario names (a `noise` red herring, say): deleting or changing one is harm
+    to the application a fix did not need (runtime.unread_kept). Each with the digest of its data."""
+    from ..runtime.evaluator import content_digest
+    from ..runtime.state import decoded_secret
+
+    read = {(r["kind"], r["namespace"], r["name"]) for e in references for r in e["needs"]}
+    acted = {(r.kind, r.namespace, r.name) for i in scenario.injections()
+             for r in (i.target, *i.side_objects, *i.created, *([i.root] if i.root else []))}
+    acted |= {(e["object"]["kind"], e["object"]["namespace"], e["object"]["name"]) for e in fields}
+    acted |= {(p.target.kind, p.target.namespace, p.target.name)
+              for p in (scenario.mitigation.predicates if scenario.mitigation else []) if p.target is not None}
+    acted |= {(o.target.kind, o.target.namespace, o.target.name) for o in scenario.optimal}
+    provided = {n.name for n in scenario.topology.namespaces if n.provided}
+    out = []
+    for obj in healthy:
+        key = _key(obj)
+        if obj.get("kind") not in ("ConfigMap", "Secret", "ServiceAccount") or key[1] in provided \
+                or key in read or key in acted:
+            continue
+        entry = {"object": _manifest_ref(obj)}
+        if obj["kind"] != "ServiceAccount":
+            entry["data"] = content_digest(decoded_secret(obj) if obj["kind"] == "Secret" else obj)
+        out.append(entry)
     return out
 
 
@@ -1427,6 +1458,8 @@ def _requires(spec: dict) -> dict:
             need(s)
         collateral = mitigation.get("collateral") or {}
         for entry in collateral.get("autoscalers", []) + collateral.get("flags", []):
+            need(entry["object"])
+        for entry in collateral.get("unread", []):
             need(entry["object"])
         for entry in collateral.get("references", []):
             need(entry["workload"])

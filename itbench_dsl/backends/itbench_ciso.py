@@ -218,9 +218,11 @@ def export_folder(scenario: ir.Scenario) -> str:
 
 
 def export_findings(result) -> list:
-    """What ITBench's layout cannot carry of a compiled scenario (a CompileResult): an SRE or FinOps
-    scenario.yaml names its application by ITBench key, so the objects of an inline topology, or of an
-    application ITBench does not install, are not in it."""
+    """What ITBench's layout cannot carry of a compiled scenario (a CompileResult). Its ground truth grades
+    the whole incident, so an export ITBench would run a part of is refused: a fault ITBench's fault library
+    lacks (E3004), a fault on an object ITBench does not deploy (E3005). An SRE or FinOps scenario.yaml names
+    its application by ITBench key, so the objects of an inline topology, or of an application ITBench does
+    not install, are not in it (W3001)."""
     from .. import ast
     from ..diagnostics import Diagnostic
 
@@ -232,45 +234,69 @@ def export_findings(result) -> list:
     where = next((s.span for s in result.document.statements if isinstance(s, (ast.UseApp, ast.Topology))),
                  result.document.span)
     what = f"application `{app}` is not one ITBench installs" if app else "an inline topology has no ITBench key"
-    return found + [Diagnostic("W3001", f"scenario `{scenario.name}`: ITBench's scenario.yaml names the applications to "
-                       f"install by ITBench key, and {what}: `applications` is empty and its objects are not deployed "
-                       "by ITBench", result.path, where, "not in ITBench's files",
-                       help='use an application ITBench installs (`use app "opentelemetry-demo"`), or run the '
-                            "full bundle")]
+    return found + _undeployed_targets(result, what) + [
+        Diagnostic("W3001", f"scenario `{scenario.name}`: ITBench's scenario.yaml names the applications to "
+                   f"install by ITBench key, and {what}: `applications` is empty and its objects are not deployed "
+                   "by ITBench", result.path, where, "not in ITBench's files",
+                   help='use an application ITBench installs (`use app "opentelemetry-demo"`), or run the '
+                        "full bundle")]
+
+
+def _fault_span(result, injection):
+    from .. import ast
+
+    stmt = next((s for s in result.document.statements if isinstance(s, ast.Fault) and s.kind == injection.fault),
+                None)
+    return stmt.span if stmt is not None else result.document.name_span
+
+
+def _undeployed_targets(result, what: str) -> list:
+    """E3005 for each fault ITBench would inject into an object of the scenario's own namespaces, when ITBench
+    deploys none of them (`applications: {}`): the injection meets no object, and the ground truth grades an
+    incident that cannot occur."""
+    from ..diagnostics import Diagnostic
+
+    scenario = result.scenario
+    undeployed = {n.name for n in scenario.topology.namespaces if not n.provided}
+    out = []
+    for injection in scenario.injections():
+        if injection.itbench_id and injection.target.namespace in undeployed:  # else E3004 reports it
+            target = f"{injection.target.kind.lower()} `{injection.target.name}`"
+            out.append(Diagnostic(
+                "E3005", f"fault `{injection.fault}` on {target}: {what}, so ITBench deploys no "
+                f"`{injection.target.namespace}` object and its injection meets nothing, while the ground truth "
+                f"grades the incident: the ITBench export of `{scenario.name}` is not written",
+                result.path, _fault_span(result, injection), "ITBench does not deploy this target",
+                help='use an application ITBench installs (`use app "opentelemetry-demo"`), or run the full '
+                     "bundle (`itbench run`)"))
+    return out
 
 
 def _missing_faults(result) -> list:
-    """The faults ITBench's fault library does not have: its scenario.yaml cannot list them, so ITBench
-    would not inject them. E3004 when no fault of the scenario is left (ITBench would inject nothing: the
-    export is refused), W3002 when others are (ITBench runs a part of the incident)."""
-    from .. import ast
+    """E3004 for each fault ITBench's fault library does not have: its scenario.yaml cannot list it, so ITBench
+    would not inject it, while the ground truth (root causes, propagation, alerts, solution) grades the whole
+    incident and cannot be split by fault. The export is refused, whether other faults are left or not."""
     from ..diagnostics import Diagnostic
 
     scenario = result.scenario
     injections = scenario.injections()
-    lacking = [i for i in injections if not i.itbench_id]
-    if not lacking:
-        return []
-    statements = [s for s in result.document.statements if isinstance(s, ast.Fault)]
     out = []
-    refused = len(lacking) == len(injections)
-    for injection in lacking:
-        stmt = next((s for s in statements if s.kind == injection.fault), None)
-        span = stmt.span if stmt is not None else result.document.name_span
+    for injection in injections:
+        if injection.itbench_id:
+            continue
         target = f"{injection.target.kind.lower()} `{injection.target.name}`"
-        if refused:
-            out.append(Diagnostic(
-                "E3004", f"fault `{injection.fault}` on {target} is not one ITBench's fault library has: its "
-                f"scenario.yaml would say `faults: []` and ITBench would inject nothing, so the ITBench export of "
-                f"`{scenario.name}` is not written", result.path, span, "ITBench cannot inject this",
-                help="compile the full bundle (its inject/ folder applies the fault, `itbench run` runs it), or use "
-                     "a fault ITBench has (`itbench faults` marks them)"))
+        left = sum(1 for i in injections if i.itbench_id)
+        if left:
+            effect = (f"ITBench's scenario.yaml would list the other {'fault' if left == 1 else f'{left} faults'} "
+                      "only, while its ground truth grades the whole incident")
         else:
-            out.append(Diagnostic(
-                "W3002", f"fault `{injection.fault}` on {target} is not one ITBench's fault library has: ITBench's "
-                "scenario.yaml lists the scenario's other faults only, so ITBench runs a part of the incident",
-                result.path, span, "left out of ITBench's scenario.yaml",
-                help="run the full bundle for the whole incident (its inject/ folder applies every fault)"))
+            effect = "its scenario.yaml would say `faults: []` and ITBench would inject nothing"
+        out.append(Diagnostic(
+            "E3004", f"fault `{injection.fault}` on {target} is not one ITBench's fault library has: {effect}, "
+            f"so the ITBench export of `{scenario.name}` is not written", result.path, _fault_span(result, injection),
+            "ITBench cannot inject this",
+            help="compile the full bundle (its inject/ folder applies the fault, `itbench run` runs it), or use "
+                 "a fault ITBench has (`itbench faults` marks them)"))
     return out
 
 

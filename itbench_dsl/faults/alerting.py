@@ -143,3 +143,47 @@ def placement_problems(scenario: ir.Scenario) -> list[tuple[int, str, str]]:
         if found is not None:
             out.append((index, *found))
     return out
+
+
+# ---- a delay fault against the latency alerts it is expected to raise --------------------------------------
+
+
+def added_delay(injection: ir.Injection) -> float | None:
+    """The seconds a Chaos Mesh delay adds to each request it acts on (HTTPChaos `delay`, NetworkChaos
+    `delay.latency` plus its `jitter`); None for a fault that slows requests otherwise (a stress, an I/O delay,
+    a JVM fault), whose effect on a request's duration the scenario does not state."""
+    from ..units import parse_duration
+
+    spec = injection.args.get("spec") if isinstance(injection.args, dict) else None
+    if not isinstance(spec, dict):
+        return None
+    kind = injection.args.get("chaos_type")
+    try:
+        if kind == "HTTPChaos" and spec.get("delay") and not any(spec.get(k) for k in ("abort", "replace", "patch")):
+            return float(parse_duration(str(spec["delay"])))
+        if kind == "NetworkChaos" and spec.get("action") == "delay" and isinstance(spec.get("delay"), dict):
+            delay = spec["delay"]
+            return float(parse_duration(str(delay.get("latency", "0ms")))) + float(
+                parse_duration(str(delay.get("jitter") or "0ms")))
+    except (ValueError, ArithmeticError):
+        return None
+    return None
+
+
+def latency_short_of_alerts(scenario: ir.Scenario) -> list[str]:
+    """The expected latency alerts a scenario's faults cannot raise by their own delay: every fault is a fixed
+    delay (added_delay) no longer than the least request duration the alert's rule fires above
+    (alerts.latency_threshold), so the alert would fire only if the application were already that slow."""
+    from ..alerts import latency_threshold
+
+    delays = [added_delay(i) for i in scenario.injections()]
+    if not delays or any(d is None for d in delays):
+        return []
+    added = sum(delays)  # two delays on one path add up, at most
+    out = []
+    for alert in scenario.alerts:
+        bound = latency_threshold(alert.name, scenario.topology.application)
+        if bound is not None and added <= bound:
+            out.append(f"alert {alert.name} on {alert.target.kind.lower()} `{alert.target.name}` fires above "
+                       f"{bound:g}s of request duration, and the faults add {added:g}s")
+    return out

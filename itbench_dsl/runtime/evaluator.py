@@ -4264,6 +4264,7 @@ def safeguard_checks(spec, state, checks):
                                                                     e["object"]["name"]) not in restored], state)
     broken += grants_kept(collateral.get("grants", []), state)
     broken += references_kept(collateral.get("references", []), restored, state)
+    broken += unread_kept(collateral.get("unread", []), state)
     checks.append({"id": "safeguards", "passed": not broken,
                    "detail": "; ".join(broken) if broken else "workloads scaled, services and their selectors intact"})
 
@@ -4460,6 +4461,33 @@ def references_kept(entries, restored, state):
     return [f"{ref_text(as_ref(key))} {'deleted' if state.objects.get(key) is None else 'being deleted'}, which "
             f"{', '.join(names)} still need{'s' if len(names) == 1 else ''}: a new pod of "
             f"{'it' if len(names) == 1 else 'theirs'} cannot start" for key, names in missing.items()]
+
+
+def content_digest(obj):
+    """The sha256 of a ConfigMap's or a Secret's content as the state holds it (`data`, and a ConfigMap's
+    `binaryData` decoded; a Secret's `data` decoded already): what a workload reading it would see."""
+    import hashlib
+
+    data = dict(obj.get("data") or {}) if isinstance(obj.get("data"), dict) else {}
+    if obj.get("kind") == "ConfigMap":
+        data.update(binary_data(obj))
+    text = json.dumps({str(k): str(v) for k, v in data.items()}, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def unread_kept(entries, state):
+    """Every ConfigMap, Secret and ServiceAccount of the application that nothing reads and no fault acts on
+    (a red herring) is still there, with the content it was deployed with: deleting or changing one is harm
+    to the application the fix did not need."""
+    broken = []
+    for entry in entries:
+        ref = entry["object"]
+        obj = state.get(ref)
+        if obj is None or terminating(obj):
+            broken.append(f"{ref_text(ref)} {'deleted' if obj is None else 'being deleted'}")
+        elif "data" in entry and content_digest(obj) != entry["data"]:
+            broken.append(f"{ref_text(ref)} changed")
+    return broken
 
 
 def autoscalers_kept(entries, state):

@@ -317,20 +317,27 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
     `on_stage(generator, inputs)`, `on_parent()` and `on_variant(result)` (after each variant checked)
     report progress; a generator that runs out of variants says so with a Skip and stops.
     Every variant is checked (check_document); one that fails is recorded as a skip with its first
-    problem. Variants whose semantic hash equals an input's or an earlier variant's are dropped."""
+    problem. Variants whose semantic hash equals an input's or an earlier variant's are dropped, and so are
+    variants injecting the mechanism on the target (W2001's key) that an input or another variant of the same
+    step already does, except a member of its own parent's family (its parent's key)."""
     from ..analysis.mechanisms import scenario_key
+    from ..faults.alerting import latency_short_of_alerts
 
     result = RunResult()
+    waste: dict[str, tuple] = {}  # a FinOps scenario's semantic hash -> _waste_over's answer
     seen = {p.semantic_hash or scenario_digest(p.scenario) for p in parents}
     # what W2001 compares (a mechanism on a target): the input each key first came from. A variant of another
     # input with a key already seen measures the same thing as that one (two inputs moved onto one target)
-    mechanisms: dict[tuple, str] = {}
+    inputs: dict[tuple, str] = {}
     for p in parents:
-        mechanisms.setdefault(scenario_key(p.scenario), p.path)
+        inputs.setdefault(scenario_key(p.scenario), p.path)
     names: set[str] = set()
     current = parents
     for step, (gen_name, generator) in enumerate(chain):
         produced: list[Parent] = []
+        # the inputs' keys and this step's variants' (an earlier step's variants are not written: its keys
+        # may be reached again by another path)
+        mechanisms = dict(inputs)
         if on_stage is not None:
             on_stage(gen_name, len(current))
         for parent in current:
@@ -368,7 +375,8 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
                         result.skips.append(SkipRecord(parent.path, gen_name,
                                                        f"{where}{what} does not check: {checked.problems[0]}"))
                         continue
-                    if _same_mechanism(checked.scenario, parent.scenario):
+                    family = _same_mechanism(checked.scenario, parent.scenario)
+                    if family:
                         # the parent's fault on the parent's target at another magnitude, or with red herrings: a
                         # deliberate member of the parent's family, which W2001 would report as a duplicate
                         document = allow_lint(document, "W2001")
@@ -376,9 +384,24 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
                         result.skips.append(SkipRecord(parent.path, gen_name, f"{where}{what} does not pass "
                                                        f"`check --strict`: {checked.warnings[0]}"))
                         continue
+                    short = latency_short_of_alerts(checked.scenario)
+                    if short:  # a smaller delay than the alert's threshold: the ground truth's alert never fires
+                        result.skips.append(SkipRecord(parent.path, gen_name, f"{where}{what} expects an alert its "
+                                                       f"faults cannot raise: {short[0]}"))
+                        continue
+                    if parent.scenario.domain == "finops" and _waste_over(parent.scenario, waste) is not None:
+                        lost = _waste_lost(parent.scenario, checked.scenario, waste)
+                        if lost:
+                            result.skips.append(SkipRecord(parent.path, gen_name, f"{where}{what} expects an alert "
+                                                           f"its faults cannot raise: {lost}"))
+                            continue
                     digest = scenario_digest(checked.scenario)
                     key = scenario_key(checked.scenario)
-                    if digest in seen or (key and mechanisms.get(key, parent.path) != parent.path):
+                    # W2001's identity: a key an input or another variant of this step has is a duplicate (a chain
+                    # moving the fault back onto the input's target, two paths reaching one target), unless the
+                    # variant is a member of its own parent's family, of the same input's line
+                    if digest in seen or (key and key in mechanisms
+                                          and (mechanisms[key] != parent.path or not family)):
                         result.duplicates += 1
                         continue
                     seen.add(digest)
@@ -403,6 +426,39 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
                 result.variants.append(Generated(p.name, p.path, p.chain, seed, p.semantic_hash, p.note,
                                                  p.document, p.scenario))
     return result
+
+
+def _waste_over(scenario: ir.Scenario, cache: dict) -> tuple | None:
+    """(over, detail) of a FinOps scenario expecting a cost alert: whether its faulty state (derived) reserves
+    more than the evaluator's `finops.reserved` tolerates over the healthy one; None without a cost alert."""
+    from ..alerts import COST, SCOPES
+
+    if not any(SCOPES.get(a.name) == COST for a in scenario.alerts):
+        return None
+    digest = scenario_digest(scenario)
+    if digest not in cache:
+        from ..analysis.states import derive
+        from ..backends.evaluator import evaluator_spec
+        from ..runtime.evaluator import State, finops_reserved
+
+        checks: list = []
+        finops_reserved(evaluator_spec(scenario), State(derive(scenario)["faulty"]), checks)
+        cache[digest] = (not checks[0]["passed"], checks[0]["detail"])
+    return cache[digest]
+
+
+def _waste_lost(parent: ir.Scenario, variant: ir.Scenario, cache: dict) -> str:
+    """Why a FinOps variant's expected cost alerts cannot fire, or "": its parent's fault reserves beyond the
+    evaluator's tolerance (the waste its budget alert measures), the variant's within it (a retarget onto a small
+    container, a smaller factor), so the alert could not be told from the healthy spend."""
+    before, after = _waste_over(parent, cache), _waste_over(variant, cache)
+    if not before or not before[0] or after is None or after[0]:
+        return ""
+    from ..alerts import COST, SCOPES
+
+    names = sorted({a.name for a in variant.alerts if SCOPES.get(a.name) == COST})
+    return (f"its fault's waste is within the evaluator's tolerance of the healthy reservation ({after[1]}), "
+            f"unlike its parent's, so {', '.join(names)} would not fire on it")
 
 
 def why_nothing(result: RunResult) -> str:

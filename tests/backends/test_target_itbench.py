@@ -7,12 +7,23 @@ from support.compiling import SCENARIOS
 from test_cli import invoke
 
 
-def test_an_inline_topology_is_reported_at_the_topology(tmp_path):
+def test_a_fault_on_an_inline_topology_is_refused(tmp_path):
+    """ITBench deploys none of an inline topology's objects: W3001 at the topology, E3005 at the fault, exit 1,
+    nothing written (the ground truth would grade an injection that meets nothing)."""
     inline = SCENARIOS / "sre" / "shop-cart-modified-env.itb"
     result = invoke("compile", str(inline), "--target", "itbench", "-o", str(tmp_path))
-    assert result.exit_code == 0
+    assert result.exit_code == 1
     assert "warning[W3001]" in result.stderr and f"{inline}:7:3" in result.stderr
-    assert (tmp_path / "shop-cart-modified-env" / "scenario.yaml").is_file()  # still written
+    assert "error[E3005]" in result.stderr
+    assert not (tmp_path / "shop-cart-modified-env").exists()
+
+
+def test_a_fault_on_an_application_itbench_does_not_install_is_refused(tmp_path):
+    source = SCENARIOS / "sre" / "sregym-wrong-service-selector-hotel-reservation.itb"
+    result = invoke("compile", str(source), "--target", "itbench", "-o", str(tmp_path))
+    assert result.exit_code == 1
+    assert "error[E3005]" in result.stderr and "invalid_service_selector" in result.stderr
+    assert not any(tmp_path.iterdir())
 
 
 def test_a_standard_application_is_not_reported(tmp_path):
@@ -41,15 +52,14 @@ def test_a_fault_itbench_lacks_is_refused_when_nothing_is_left(tmp_path):
     assert full.exit_code == 0 and "E3004" not in full.stderr
 
 
-def test_a_fault_itbench_lacks_beside_one_it_has_is_a_warning(tmp_path):
-    import yaml
-
+def test_a_fault_itbench_lacks_beside_one_it_has_is_refused(tmp_path):
+    """ITBench would inject the other fault only while the ground truth grades both: E3004, nothing written."""
     source = CASES / "partly-itbench-faults.itb"
     result = invoke("compile", str(source), "--target", "itbench", "-o", str(tmp_path))
-    assert result.exit_code == 0
-    assert "warning[W3002]" in result.stderr and f"{source}:10:3" in result.stderr
-    spec = yaml.safe_load((tmp_path / "two-faults" / "scenario.yaml").read_text())["spec"]
-    assert [i["id"] for f in spec["faults"] for i in f["injections"]] == ["nonexistent-kubernetes-workload-container-image"]
+    assert result.exit_code == 1
+    assert "error[E3004]" in result.stderr and f"{source}:10:3" in result.stderr
+    assert "other fault only" in result.stderr
+    assert not (tmp_path / "two-faults").exists()
 
 
 def _injection_task_name(reference, task: str, **values) -> str:

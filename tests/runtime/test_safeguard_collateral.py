@@ -220,3 +220,39 @@ def test_a_pod_that_joins_no_service_passes(extra):
     state = _stray(derived(SOCIAL, "solved"), "compose-post-service-debug", None, labels, **extra)
     verdict = mitigate(SOCIAL, state)
     assert verdict["passed"], failed(verdict)
+
+
+# ---- what nothing reads: deleted or changed beside the fix --------------------------------------------------
+
+
+def test_an_object_nothing_reads_is_kept_as_deployed():
+    """A ConfigMap, Secret or ServiceAccount no pod template reads and no fault acts on (the dashboards'
+    provisioning here, a `noise` red herring in a variant) is part of the application: deleting it or changing
+    its data beside the fix is collateral harm, which the safeguards fail; the solved state passes."""
+    spec = evaluator_spec(bundle(OTEL)[0])
+    unread = {e["object"]["name"]: e for e in spec["mitigation"]["collateral"]["unread"]}
+    assert "grafana-datasources" in unread and "data" in unread["grafana-datasources"]
+    assert "grafana" not in unread  # grafana's pods read its Secret: the references check keeps it
+    assert ["otel-demo", "ConfigMap"] in spec["requires"]["kinds"]
+    assert mitigate(OTEL, derived(OTEL, "solved"))["passed"]
+    verdict = mitigate(OTEL, _without(derived(OTEL, "solved"), "ConfigMap", "grafana-datasources"))
+    assert failed(verdict) == ["safeguards"] and "ConfigMap/grafana-datasources deleted" in _detail(verdict)
+    state = derived(OTEL, "solved")
+    held = obj(state, "ConfigMap", "grafana-datasources")
+    key = sorted(held["data"])[0]
+    held["data"][key] += "\n# edited"
+    verdict = mitigate(OTEL, state)
+    assert failed(verdict) == ["safeguards"] and "ConfigMap/grafana-datasources changed" in _detail(verdict)
+
+
+def test_content_digest_reads_what_a_workload_sees():
+    import base64
+
+    plain = {"kind": "ConfigMap", "data": {"a": "1"}}
+    binary = {"kind": "ConfigMap", "binaryData": {"a": base64.b64encode(b"1").decode()}}
+    assert rt.content_digest(plain) == rt.content_digest(binary) != rt.content_digest({"kind": "ConfigMap"})
+    secret = rt.decoded_secret({"kind": "Secret", "data": {"a": base64.b64encode(b"1").decode()}})
+    assert rt.content_digest(secret) == rt.content_digest(rt.decoded_secret({"kind": "Secret", "stringData": {"a": "1"}}))
+    assert rt.unread_kept([{"object": {"kind": "ServiceAccount", "namespace": "x", "name": "sa"}}],
+                          rt.State({"resources": {"items": []}, "captured": ["x/ServiceAccount"]})) == [
+        "x/ServiceAccount/sa deleted"]

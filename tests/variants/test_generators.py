@@ -517,3 +517,101 @@ def test_compose_does_not_depend_on_the_order_of_its_inputs():
     assert forward.variants
     texts = lambda result: sorted((v.file, gen.variant_text(v.document)) for v in result.variants)  # noqa: E731
     assert texts(forward) == texts(backward)
+
+
+# ---- chains: W2001's identity across steps --------------------------------------------------------------
+
+
+_MOVED = '''scenario "ad-bad-image" {
+  domain sre
+  complexity low
+  description "The ad service is redeployed with an image tag that does not exist."
+  use app "opentelemetry-demo"
+
+  fault nonexistent_image on deployment "ad" {
+    image = "ghcr.io/open-telemetry/demo:7f3a9c1e"
+  }
+
+  expect {
+    root_cause deployment "ad"
+    mitigated when {
+      deployment "ad" ready within 5m
+    }
+  }
+
+  solution "Roll back" {
+    step "Roll back" run "kubectl -n otel-demo rollout undo deployment/ad"
+  }
+}
+'''
+_WORKLOADS = ("ad", "quote", "currency", "email")
+
+
+class _Move(gen.Generator):
+    """Moves the fault onto each other workload of _WORKLOADS by renaming it in the text, with a mitigation
+    window told apart by path (so no two variants are one semantic hash)."""
+
+    name = "move"
+    summary = "move the fault onto another workload"
+
+    def generate(self, ctx):
+        text = gen.variant_text(ctx.document)
+        here = re.search(r'fault nonexistent_image on deployment "([a-z]+)"', text).group(1)
+        minutes = int(re.search(r"within (\d+)m", text).group(1))
+        for k, there in enumerate(_WORKLOADS):
+            if there == here:
+                continue
+            moved = re.sub(rf"\b{here}\b", there, text).replace(f"within {minutes}m", f"within {minutes * 10 + k}m")
+            yield gen.Variant(parse_text(moved, f"{there}.itb", Diagnostics()))
+
+
+def test_a_chain_never_writes_two_variants_of_one_mechanism_on_one_target():
+    """move,move goes back onto the input's target (ad) and reaches each other target by two paths: W2001's key
+    (mechanism and target) is the identity, not only the semantic hash; the folder passes `check --strict`."""
+    from itbench_dsl.analysis.mechanisms import scenario_key
+
+    diags = Diagnostics()
+    loaded = gen.load_input(_MOVED.encode(), "ad-bad-image.itb", diags)
+    result = gen.run([loaded], [("move", _Move()), ("move", _Move())], 1)
+    keys = [scenario_key(v.scenario) for v in result.variants]
+    assert scenario_key(loaded.scenario) not in keys  # never back on the input's own fault and target
+    assert len(keys) == len(set(keys)) == 3  # quote, currency, email once each
+    assert result.duplicates == 6  # ad three times, the other targets each by a second path
+    checked = [gen.check_document(v.document, f"{v.name}.itb") for v in result.variants]
+    assert all(c.scenario is not None and not c.warnings for c in checked)
+
+
+def test_a_delay_below_the_latency_alert_threshold_is_a_skip():
+    """sweep's 1s delay on ad adds less than HighRequestLatency's 1.5s bound: the variant would expect an alert
+    its fault cannot raise, so it is a skip that says so; the larger delays are written."""
+    from itbench_dsl.alerts import latency_threshold
+
+    assert latency_threshold("HighRequestLatency", "opentelemetry-demo") == 1.5
+    assert latency_threshold("HighRequestErrorRate", "opentelemetry-demo") is None
+    result = run("sweep", ["sre/otel-ad-http-response-delay.itb"])
+    assert result.variants and all("delay = 1s" not in v.note for v in result.variants)
+    assert any("delay = 1s" in s.reason and "HighRequestLatency" in s.reason and "1.5s" in s.reason
+               for s in result.skips), [s.reason for s in result.skips]
+
+
+def test_a_finops_variant_whose_waste_is_within_the_reserved_tolerance_is_a_skip():
+    """cart's 160Mi requests x10 reserve far beyond the healthy application; moved onto a 20Mi container the same
+    factor adds 180 MiB, within the evaluator's own `finops.reserved` tolerance: its MemorySpend budget alert
+    could not be told from the healthy spend, so the candidate is a skip; the written variants still waste."""
+    result = run("retarget", ["finops/otel-cart-overprovisioned-requests.itb"], n=3)
+    lost = [s.reason for s in result.skips if "within the evaluator's tolerance" in s.reason]
+    assert lost and all("MemorySpend would not fire" in r for r in lost), [s.reason for s in result.skips]
+    assert result.variants
+    for v in result.variants:
+        over, _ = gen._waste_over(v.scenario, {})
+        assert over, v.name
+
+
+def test_a_retarget_onto_where_requests_start_keeps_no_error_alert_at_its_callers():
+    """frontend-proxy calls the load generator only to serve its page back: a DNS fault on the load generator
+    silences the application, it raises no errors at frontend-proxy, so that alert is no counterpart."""
+    result = run("retarget", ["sre/otel-frontend-failing-dns-policy.itb"], seed=2, n=4)
+    assert result.variants
+    assert not any("load-generator" in v.name for v in result.variants)
+    assert any("-> load-generator" in s.reason and "`load-generator` is where the application's requests start"
+               in s.reason for s in result.skips), [s.reason for s in result.skips]

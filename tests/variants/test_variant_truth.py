@@ -157,7 +157,10 @@ def test_retarget_refuses_scaling_faults_where_the_role_makes_them_meaningless()
     reasons = " ".join(s.reason for s in result.skips)
     assert "StatefulSet `opensearch`" in reasons and "`Recreate` strategy" in reasons
     assert "rules do not count `load-generator`'s containers" in reasons
-    assert {"cart", "checkout"} <= targets
+    assert "cart" in targets
+    # idle replicas of a container as small as checkout's waste less than the evaluator's `finops.reserved`
+    # tolerance, unlike the parent's: its cost alerts would not fire (docs/generators.md, alerts that fire)
+    assert "checkout" not in targets and "-> checkout) expects an alert its faults cannot raise" in reasons
     # a store whose data or membership lives in its pods, read from the program it runs (repository or tag)
     assert not targets & {"kafka", "postgresql", "valkey-cart"}
     assert "runs Kafka" in reasons and "runs PostgreSQL" in reasons and "runs Valkey" in reasons

@@ -865,7 +865,8 @@ class Move:
     def alert_problem(self, alert: ast.Alert, groups: dict[str, ast.Ref]) -> str | None:
         """Why a request alert cannot fire where the variant expects it, read from the call graph around
         the new target (None: it can). Errors and latency flow back to callers: HighRequestErrorRate and
-        HighRequestLatency fire on the new target or a (transitive) caller of it. NoRequestsReceived fires
+        HighRequestLatency fire on the new target or a (transitive) caller of it, unless the new target is where
+        requests start (an entry point, whose callers only call back what it calls). NoRequestsReceived fires
         on the new target, or on a callee whose every path from the application's entry points goes through
         it. A request alert needs a component that serves requests (a Service selects it or something calls
         it: a client such as a load generator does neither), and a Service the fault deletes carries none."""
@@ -897,6 +898,11 @@ class Move:
         if alert.name in _ERRORS:
             if component not in _closure(up, self.b):
                 return f"`{component}` does not call `{self.b}`"
+            if _closure(up, self.b) <= _closure(down, self.b):
+                # an entry point (the load generator): its callers only call back what it calls (a page it
+                # serves), so a fault on it shows as silence downstream, not as errors at those callers
+                return (f"`{self.b}` is where the application's requests start (each of its callers is one it "
+                        f"calls): `{component}` does not fail through it")
         elif alert.name == "NoRequestsReceived":
             if component not in _closure(down, self.b):
                 return f"`{component}` is not called through `{self.b}`"
