@@ -634,7 +634,8 @@ tool's objects (Chaos Mesh's) are not read: the agent may not list them (E4010).
 
 The compiler gives the application harmless objects (decoys) of the policy and quota kinds a fault
 creates alone (docs/fault-kinds.md, "Decoys"); the warning remains where no decoy can be made: a kind with
-no recipe (a PersistentVolumeClaim, a DaemonSet), or no component the fault's object leaves free.
+no recipe (a PersistentVolumeClaim, a DaemonSet, a PeerAuthentication), or no component the fault's object
+leaves free.
 Fix it by declaring objects of that kind in that namespace in the topology, harmless ones, or allow the
 warning (`metadata { lint_allow = ["W2018"] }`) and say why.
 """),

@@ -1,6 +1,6 @@
 """Decoys: harmless objects of the application of the kinds faults create (docs/fault-kinds.md, "Decoys").
 
-A fault that creates the only NetworkPolicy (ResourceQuota, PeerAuthentication, AuthorizationPolicy) of its
+A fault that creates the only NetworkPolicy (ResourceQuota, AuthorizationPolicy) of its
 namespace is found by listing that kind, however well it is named (W2018, `agent_view.lone_kinds`); and if only
 the scenarios whose fault is a quota had quotas, their presence would say the fault. So every incident scenario
 gives each namespace of its application that runs workloads a few objects of each of these kinds (the Istio
@@ -12,12 +12,11 @@ nothing a cluster does:
 - ResourceQuota: a count ten times (at least 100) what the namespace holds of pods (the most its workloads
   run, autoscalers at their maximum), ConfigMaps, Secrets or Services; never a compute resource (a cpu or
   memory quota would refuse pods that declare no requests);
-- PeerAuthentication: one component's workload policy with `mtls.mode: UNSET`, which inherits the namespace's
-  mode;
 - AuthorizationPolicy: `ALLOW` with a rule every request matches, for one component.
 
 A decoy is never put on a component where a fault's object of its kind would lose its effect (an allow-all
-beside a deny-all would undo it; Istio lets the oldest workload policy win). Decoys are topology objects:
+beside a deny-all would undo it). No PeerAuthentication is made: Istio lets the oldest of a workload's policies
+win, so one the application held would shadow the policy an agent adds to a workload as its fix. Decoys are topology objects:
 deployed with the application, in its derived states and in the evaluator's known objects, named and labelled
 as an object a fault creates is (`faults.base.NAME_WORDS`, `per_object_labels`). The revert leaves them. A
 fault's object is still younger than they are: that tell, common to everything an injection writes, is not
@@ -65,14 +64,6 @@ def _resource_quota(component: dict, index: int, counts: dict) -> dict:
             "spec": {"hard": {resource: str(max(100, 10 * counts.get(kind, 0)))}}}
 
 
-def _peer_authentication(component: dict, index: int, counts: dict) -> dict | None:
-    labels = _pod_labels(component)
-    if not labels:
-        return None
-    return {"apiVersion": "security.istio.io/v1", "kind": "PeerAuthentication",
-            "spec": {"selector": {"matchLabels": dict(labels)}, "mtls": {"mode": "UNSET"}}}
-
-
 def _authorization_policy(component: dict, index: int, counts: dict) -> dict | None:
     labels = _pod_labels(component)
     if not labels:
@@ -84,13 +75,6 @@ def _authorization_policy(component: dict, index: int, counts: dict) -> dict | N
 def _isolates(fault: dict, labels: dict) -> bool:
     """A NetworkPolicy of the fault's that selects these pods: an allow-all beside it would undo it (policies add up)."""
     return selector_matches((fault.get("spec") or {}).get("podSelector") or {}, labels)
-
-
-def _overrides(fault: dict, labels: dict) -> bool:
-    """A workload PeerAuthentication of the fault's for these pods: Istio keeps the oldest of two, the decoy.
-    A namespace-wide one is inherited by the decoy's UNSET, so it leaves every component free."""
-    selector = (fault.get("spec") or {}).get("selector")
-    return isinstance(selector, dict) and selector_matches(selector, labels)
 
 
 def _allows(fault: dict, labels: dict) -> bool:
@@ -113,7 +97,6 @@ def _never(fault: dict, labels: dict) -> bool:
 RECIPES = {
     ("networking.k8s.io", "NetworkPolicy"): (_network_policy, _isolates),
     ("", "ResourceQuota"): (_resource_quota, _never),
-    ("security.istio.io", "PeerAuthentication"): (_peer_authentication, _overrides),
     ("security.istio.io", "AuthorizationPolicy"): (_authorization_policy, _allows),
 }
 

@@ -72,12 +72,6 @@ def test_library_decoys_are_harmless_and_look_like_the_faults_objects(path: Path
                 running = sum(max(int((w.get("spec") or {}).get("replicas", 1)), 1) for w in topology
                               if w["kind"] in ("Deployment", "StatefulSet") and w["metadata"]["namespace"] == meta["namespace"])
                 assert int(spec["hard"]["pods"]) >= 10 * running
-        elif decoy["kind"] == "PeerAuthentication":
-            assert spec["mtls"] == {"mode": "UNSET"}  # inherits the namespace's mode
-            for labels in pods:
-                if selector_matches(spec["selector"], labels):
-                    assert not any(selector_matches(f["spec"].get("selector") or {"matchLabels": {"-": "-"}}, labels)
-                                   for f in faults)
         else:
             assert decoy["kind"] == "AuthorizationPolicy" and spec["action"] == "ALLOW" and spec["rules"] == [{}]
     # they are the application's: in the healthy state, and among the objects the evaluator knows
@@ -129,10 +123,8 @@ def test_a_decoy_never_goes_where_it_would_change_the_faults_effect():
     _, isolates = decoy_backend.RECIPES[("networking.k8s.io", "NetworkPolicy")]
     assert isolates(_policy("NetworkPolicy", {"podSelector": {}}), web)  # a namespace-wide deny covers every pod
     assert not isolates(_policy("NetworkPolicy", {"podSelector": {"matchLabels": cart}}), web)
-    _, overrides = decoy_backend.RECIPES[("security.istio.io", "PeerAuthentication")]
-    assert overrides(_policy("PeerAuthentication", {"selector": {"matchLabels": cart}, "mtls": {"mode": "STRICT"}}), cart)
-    # a namespace-wide mode is inherited by the decoy's UNSET: every component may carry one
-    assert not overrides(_policy("PeerAuthentication", {"mtls": {"mode": "STRICT"}}), cart)
+    # no PeerAuthentication decoy: Istio keeps a workload's oldest policy, which would shadow an agent's fix
+    assert ("security.istio.io", "PeerAuthentication") not in decoy_backend.RECIPES
     _, allows = decoy_backend.RECIPES[("security.istio.io", "AuthorizationPolicy")]
     # an ALLOW policy turns its pods' default to deny: an allow-all beside it would undo that
     assert allows(_policy("AuthorizationPolicy", {"action": "ALLOW", "rules": [{"from": [{}]}]}), web)

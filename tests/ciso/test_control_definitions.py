@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from itbench_dsl import ciso
 
-from test_variant_truth import DROPPED, _add, _all, policy, spec_for, verdict
+from test_ciso_variant_truth import DROPPED, _add, _all, policy, spec_for, verdict
 
 # CIS 5.1.5's audit: workloads off `default`, and the `default` account with automountServiceAccountToken: false
 CIS_515 = [{"name": "r0", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
