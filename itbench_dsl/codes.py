@@ -561,7 +561,7 @@ another's. The access is derived from the application and the domain (`expectati
 domain's defaults and every resource a library fault leaves its root cause in (Secrets, ResourceQuotas,
 NetworkPolicies, Roles, Istio policies, ...), read and changed in the application's namespaces (no
 exec, attach or port-forward where a pod runs with a wider token than the agent's); namespaces and nodes,
-changed but never created or deleted; the `kube-system` namespace, read only and without its Secrets. Never a fault tool's kinds (Chaos Mesh's): a fault's need of them
+changed (a namespace also made again) but never deleted, and no node made; the `kube-system` namespace, read only and without its Secrets. Never a fault tool's kinds (Chaos Mesh's): a fault's need of them
 is not the agent's (W2017 says where a solution would still need them).
 
 The error is reported where a scenario's `agent` statement changes that access, and where a fault says

@@ -38,7 +38,7 @@ DEFAULT_CLUSTER_READ = {"ciso": ["namespaces", "clusterpolicies", "clusterpolicy
 # any fault of the library needs to be found and undone (each fault declares what it needs, `Checked.
 # agent_resources`; E4025 checks it is granted): these resources, read and changed, in every namespace of
 # the application (pods/exec only where no pod runs with a wider token than the agent's: wide_token_namespaces);
-# the cluster's namespaces and nodes (a relabelled namespace, a cordoned node: changed, never created or deleted,
+# the cluster's namespaces and nodes (a relabelled namespace, a cordoned node: changed, a namespace made again, never deleted,
 # backends/manifests.FIXED_RESOURCES); and the cluster's system namespace, read only and without its Secrets.
 # Never a fault tool's kinds (Chaos Mesh's, access.FAULT_TOOL_GROUPS): listing them would name the fault and its
 # target.

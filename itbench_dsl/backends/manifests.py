@@ -12,8 +12,9 @@ MANAGED_BY = {"app.kubernetes.io/managed-by": "itbench"}
 
 READ_VERBS = ["get", "list", "watch"]
 WRITE_VERBS = ["create", "delete", "patch", "update"]
-# The cluster's namespaces and nodes are changed (a namespace relabelled, a node cordoned), never made or removed:
-# deleting a namespace deletes all in it, and no fault is undone by a new one
+# The cluster's namespaces and nodes are changed (a namespace relabelled, a node cordoned), never removed: deleting
+# a namespace deletes all in it. A namespace may be made (the application's, deleted by a fault, made again), never
+# a node
 FIXED_RESOURCES = ("namespaces", "nodes")
 CHANGE_VERBS = ["patch", "update"]
 # A namespace the agent may only read (the cluster's own, kube-system) is read without its Secrets: they hold the
@@ -88,14 +89,10 @@ def _declared_access(access: ir.AgentAccess) -> list[dict]:
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
             "subjects": [{"kind": "ServiceAccount", "name": access.service_account, "namespace": home}],
         })
-    # the namespaces it may change are the application's it may write in (a mesh or Pod Security label), by name:
-    # relabelling the cluster's own (kube-system, the monitoring or fault tool's) is no part of any task
-    changed = [{**rule, "resourceNames": [n for n in access.namespaces if n not in access.read_only]}
-               if rule["resources"] == ["namespaces"] else rule
-               for rule in _rules([r for r in access.cluster_write if r in FIXED_RESOURCES and r != "nodes"], CHANGE_VERBS)]
     cluster_rules = (_rules(access.cluster_read, READ_VERBS)
                      + _rules([r for r in access.cluster_write if r not in FIXED_RESOURCES], WRITE_VERBS)
-                     + changed + _rules([r for r in access.cluster_write if r == "nodes"], CHANGE_VERBS))
+                     + _rules([r for r in access.cluster_write if r == "namespaces"], ["create", *CHANGE_VERBS])
+                     + _rules([r for r in access.cluster_write if r == "nodes"], CHANGE_VERBS))
     if cluster_rules:
         name = access.service_account
         objects.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",

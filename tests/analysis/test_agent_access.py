@@ -423,10 +423,11 @@ def test_the_access_keeps_the_agent_to_the_scenarios_namespaces():
     assert ask("get", "", "secrets", "shop") and ask("patch", "", "secrets", "shop")
     assert ask("list", "", "pods", "kube-system") and ask("get", "", "configmaps", "kube-system")
     assert ask("patch", "", "namespaces", None, "shop") and ask("patch", "", "nodes", None, "node-1")
+    assert ask("create", "", "namespaces", None)  # the application's, deleted by a fault, made again
     assert ask("list", "", "nodes", None) and ask("get", "", "namespaces", None, "kube-system")
     for request in [("get", "", "secrets", "kube-system", "bootstrap-token-abcdef"), ("list", "", "secrets", "kube-system"),
                     ("list", "", "secrets", None), ("get", "", "secrets", "default"),
-                    ("create", "", "namespaces", None), ("delete", "", "namespaces", None, "shop"),
+                    ("delete", "", "namespaces", None, "shop"),
                     ("delete", "", "namespaces", None, "kube-system"), ("create", "", "nodes", None),
                     ("delete", "", "nodes", None, "node-1"), ("patch", "", "pods", "kube-system")]:
         assert not ask(*request), request
@@ -455,19 +456,19 @@ def test_a_rule_naming_objects_allows_those_alone():
 
 def test_e4026_a_solution_whose_changes_the_agents_access_refuses():
     """A step judged by what its replay changes, whatever command made the change (here a namespace created and
-    one deleted, which no agent may do)."""
+    one deleted: no agent may delete a namespace)."""
     from itbench_dsl.analysis.solutions import findings
 
     body = ('fault scaled_to_zero on deployment "cart"\n  '
             + EXPECT.format(root='deployment "cart"', alert='KubePodNotReady on pod "cart-*"') + '''
   solution "Start over" {
     step "Scale" run "kubectl -n shop scale deployment/cart --replicas=1"
-    step "A new home" run "kubectl create namespace shop-2"
+    step "Start over" run "kubectl delete namespace shop"
   }''')
     result, diags = compile_text(SHOP.format(name="shop-w", body=body))
     found = [f for f in findings(result.scenario, result.files) if "access refuses the changes" in f.message]
     assert [(f.code, f.step) for f in found] == [("E4026", (0, 1))], [f.message for f in found]
-    assert "create namespaces cluster-wide" in found[0].message
+    assert "delete namespaces cluster-wide" in found[0].message
 
 
 def _library_paths() -> list[str]:
@@ -496,9 +497,9 @@ def test_label_and_annotation_changes_are_no_object_names():
                                                                  ("patch", "namespaces", "shop")}
 
 
-def test_the_agent_changes_only_its_applications_namespaces():
-    """Relabelling the cluster's own namespaces (kube-system, monitoring, the fault tool's) is no part of a task;
-    its application's namespace (a mesh or Pod Security label) is; nodes may be cordoned, none made or removed."""
+def test_the_agent_never_deletes_a_namespace_or_makes_a_node():
+    """A namespace may be made again (the application's, deleted by a fault) and relabelled, never deleted (all in
+    it goes); nodes may be cordoned, none made or removed."""
     result = _compiled(OTEL)
     objects = [o for o in yaml.safe_load_all(result.files["manifests/agent-access.yaml"]) if o]
     agent = result.scenario.agent
@@ -507,7 +508,6 @@ def test_the_agent_changes_only_its_applications_namespaces():
         return access.allows(objects, agent.service_account, agent.namespaces[0],
                              access.Request(verb, "", resource, None, name))
 
-    assert may("patch", "namespaces", "otel-demo")
-    assert not may("patch", "namespaces", "kube-system") and not may("patch", "namespaces", "chaos-mesh")
-    assert not may("delete", "namespaces", "otel-demo") and not may("create", "namespaces", "")
-    assert may("patch", "nodes", "node-1") and not may("delete", "nodes", "node-1")
+    assert may("patch", "namespaces", "otel-demo") and may("create", "namespaces", "")
+    assert not may("delete", "namespaces", "otel-demo") and not may("delete", "namespaces", "chaos-mesh")
+    assert may("patch", "nodes", "node-1") and not may("delete", "nodes", "node-1") and not may("create", "nodes", "")
