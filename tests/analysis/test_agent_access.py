@@ -468,7 +468,7 @@ def test_e4026_a_solution_whose_changes_the_agents_access_refuses():
     result, diags = compile_text(SHOP.format(name="shop-w", body=body))
     found = [f for f in findings(result.scenario, result.files) if "access refuses the changes" in f.message]
     assert [(f.code, f.step) for f in found] == [("E4026", (0, 1))], [f.message for f in found]
-    assert "delete namespaces cluster-wide" in found[0].message
+    assert "delete namespaces shop cluster-wide" in found[0].message
 
 
 def _library_paths() -> list[str]:
