@@ -5075,7 +5075,8 @@ def _host_setting_cases(spec, control, head) -> Iterator[Case]:
     """A host setting read as its program reads it: the first drop-in (in file-name order) holding the keyword in
     any case, else the main file, else the program's default, its value compared case-insensitively with those
     the compliant hosts hold (pass); the same policy reading the main file alone, blind to the drop-ins read
-    before it, and a numeric bound blind to the program's "no limit" value (fail)."""
+    before it, one demanding the setting spelled out where the program's default complies, and a numeric bound
+    blind to the program's "no limit" value (fail)."""
     varied = (spec["ciso"].get("variants") or {}).get("compliant") or []
     ok = sorted({str(control.setting(o.get("host") or {})).lower() for o in spec["ciso"]["compliant"] + varied})
     key = json.dumps(control.key.lower())
@@ -5097,6 +5098,11 @@ def _host_setting_cases(spec, control, head) -> Iterator[Case]:
     if control.dropins:
         yield Case("that policy reading the main file alone (blind to the drop-ins read before it)", "policy", FAIL,
                    artifact=("rego", head + "setting(host) := value if {\n" + main + check))
+    if control.default is not None and control.default.lower() in ok:
+        # the program's default complies (sshd's `X11Forwarding no`): a host leaving the setting out meets the control
+        explicit = resolved.replace(f"}} else := {json.dumps(control.default)}\n", '} else := "<absent>"\n')
+        yield Case("that policy demanding the setting spelled out (a host leaving it to its compliant default)",
+                   "policy", FAIL, artifact=("rego", explicit))
     bounds = [int(v) for v in (control.compliant, *control.also_compliant) if v.lstrip("-").isdigit()]
     if control.unlimited and bounds:
         # a bound read as a figure only: the program's "no limit" value (LoginGraceTime 0, PASS_MAX_DAYS -1) is

@@ -126,7 +126,8 @@ class HostControl:
     def variants(self, violating: bool) -> list[tuple[str, dict]]:
         """(change, facts) of other hosts the control reads as it reads the gap host (`violating`) or the
         compliant one: each other violating value (in another case too where the program reads any case), the
-        setting left out where the default violates; for a service, enabled and running varied apart (a host
+        setting left out on the side its default falls on (a gap host where it violates, a compliant one where it
+        complies); for a service, enabled and running varied apart (a host
         where the service runs but is disabled or masked breaks "enabled"). A policy keyed on one incidental
         facet of the scenario's one violating value (the literal `yes`, the service being stopped) misses them."""
         base = self.facts(violating)
@@ -157,7 +158,9 @@ class HostControl:
             values += [t for t in (time_spelling(v) for v in [own, *values]) if t and t not in values]
         for value in values:
             edited(f"{self.key} {value}", lambda f, v=value: f["files"][self.path].update({self.key: v}))
-        if violating and self.default is not None and self.default not in (self.compliant, *self.also_compliant):
+        if self.default is not None and (self.default in (self.compliant, *self.also_compliant)) != violating:
+            # the setting left out: the program's default then decides, breaking the control or meeting it (sshd's
+            # `X11Forwarding no`: a host without the line complies, and a policy demanding the line misjudges it)
             edited(f"without {self.key}", lambda f: f["files"][self.path].pop(self.key))
         if self.dropins:
             out.extend(self._dropin_variants(violating, base))

@@ -475,3 +475,18 @@ def test_a_fault_whose_harm_is_an_option_is_attacked_through_the_option():
     assert cases["valkey-cart: the fault's --requirepass given an empty value, the rest of its changes left"] == PASS
     assert cases["valkey-cart: the fault's --requirepass given another value, the rest of its changes left"] == FAIL
     assert _problems("otel-valkey-cart-changed-password") == []
+
+
+def test_it_catches_a_compliant_default_never_graded(monkeypatch):
+    """A host leaving a setting to its program's default (sshd's `X11Forwarding no`) complies: a policy demanding
+    the line spelled out is a false pass where no compliant host the grader builds leaves it out."""
+    from itbench_dsl.ciso import rhel9
+
+    name = "rhel9-sshd-x11-forwarding-ansible-opa"
+    case = "that policy demanding the setting spelled out (a host leaving it to its compliant default)"
+    assert names(name)[case] == FAIL
+    assert _problems(name) == []
+    variants = rhel9.HostControl.variants
+    monkeypatch.setattr(rhel9.HostControl, "variants", lambda self, violating: [
+        (c, f) for c, f in variants(self, violating) if violating or not c.startswith("without ")])
+    assert [(code, case in message) for code, message in _problems(name)] == [("E4004", True)]

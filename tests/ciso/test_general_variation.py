@@ -487,6 +487,56 @@ def test_a_host_policy_blind_to_the_programs_semantics_fails_general(control):
         assert passed, {k: c["detail"] for k, c in checks.items() if not c["passed"]}
 
 
+# the settings whose program default complies (sshd_config(5): HostbasedAuthentication, PermitEmptyPasswords,
+# PermitUserEnvironment and X11Forwarding default to no, IgnoreRhosts to yes)
+DEFAULT_COMPLIES = sorted(c.id for c in ciso.CATALOGUE.values() if isinstance(c, ciso.HostControl)
+                          and c.default is not None and c.default in (c.compliant, *c.also_compliant))
+
+
+def test_every_sshd_setting_defaulting_to_compliance_is_varied_left_out():
+    assert set(DEFAULT_COMPLIES) == {"rhel9-sshd-hostbased-auth", "rhel9-sshd-permit-empty-passwords",
+                                     "rhel9-sshd-permit-user-environment", "rhel9-sshd-ignore-rhosts",
+                                     "rhel9-sshd-x11-forwarding"}
+    for id in DEFAULT_COMPLIES:
+        control = ciso.CATALOGUE[id]
+        left_out = [f for c, f in control.variants(False) if c == f"without {control.key}"]
+        assert len(left_out) == 1 and control.key not in left_out[0]["files"][control.path]
+        assert control.setting(left_out[0]) == control.default
+        assert not any(c == f"without {control.key}" for c, _ in control.variants(True))
+
+
+@pytest.mark.parametrize("control", DEFAULT_COMPLIES)
+def test_a_host_policy_demanding_a_setting_the_default_meets_fails_general(control):
+    """A compliant host may leave the setting to the program's default (sshd's `X11Forwarding no`); a policy that
+    flags every host without an explicit compliant line misjudges it, and fails `ciso.general` on that host."""
+    pytest.importorskip("regopy")
+    c = ciso.CATALOGUE[control]
+    source = (f'scenario "s" {{\n  domain ciso\n  complexity low\n  description "d"\n'
+              f'  control "{control}" {{ hosts = "rhel9_servers" }}\n  task ansible_opa\n'
+              f'  topology {{ namespace "ciso-workspace" }}\n}}\n')
+    from itbench_dsl.analysis.corpus import all_cases
+
+    spec, cases = all_cases(compile_source(source.encode(), "s.itb", Diagnostics()).scenario)
+    # the setting as sshd reads it, but with no default: a host without the line is flagged
+    explicit = ("rego", HEAD + f"violations contains host.name if {{\n  some host in input.hosts\n"
+                               f"  not lower(effective(host, {c.key.lower()!r}, \"<absent>\")) == {c.compliant!r}\n}}\n"
+                .replace("'", '"') + EFFECTIVE)
+    passed, checks = general(spec, explicit)
+    assert not passed and [k for k, v in checks.items() if not v["passed"]] == ["ciso.general"]
+    assert "twins of the compliant objects" in checks["ciso.general"]["detail"]
+    # for that host alone: without it among the compliant variants the policy passes
+    kept = copy.deepcopy(spec)
+    kept["ciso"]["variants"]["compliant"] = [v for v in kept["ciso"]["variants"]["compliant"]
+                                             if c.key in v["host"]["files"][c.path]]
+    assert len(kept["ciso"]["variants"]["compliant"]) == len(spec["ciso"]["variants"]["compliant"]) - 1
+    assert general(kept, explicit)[0]
+    right = [k for k in cases if k.name.startswith("a right Rego policy")]
+    assert right
+    for case in right:
+        passed, checks = general(spec, case.artifact)
+        assert passed, {k: c["detail"] for k, c in checks.items() if not c["passed"]}
+
+
 # one rule for the eleven controls of Pod Security Baseline: it flags objects that comply with the one asked for
 BASELINE_PROFILE = pod_rule({"podSecurity": {"level": "baseline", "version": "latest"}},
                             kinds=("Pod", "Deployment", "StatefulSet", "DaemonSet", "Job"))

@@ -3,6 +3,7 @@ retarget): a fault whose arguments belong to the old target's program is not mov
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -238,3 +239,29 @@ def test_one_variant_per_workload_and_fault_kind():
     result = run(path)
     targets = [v.note.split("-> ")[1].split(" (")[0] for v in result.variants]
     assert targets and len(targets) == len(set(targets)), targets
+
+
+def test_propagation_prose_of_the_old_target_is_said_anew():
+    """The parent's `condition`/`effect` state what the old target's failure does (`Checkout cannot read the cart`,
+    `Orders fail`); renamed word for word they are untrue of the new target (email: orders are still placed).
+    Each moved edge gets the compiler's neutral prose; a chain the move leaves as it was keeps its own."""
+    from itbench_dsl import ast
+    from itbench_dsl.checker import check
+    from itbench_dsl.variants.builtin.retarget import _prose_said_anew
+
+    path = "scenarios/sre/otel-cart-service-target-port.itb"
+    result = run(path)
+    assert result.variants
+    for v in result.variants:
+        chains = [s for s in gen.expect_statements(v.document) if isinstance(s, ast.Propagation)]
+        assert chains and not any(isinstance(e, ast.Attr) and e.key in ("condition", "effect")
+                                  for s in chains for e in s.entries or ()), v.note
+        scenario = check(v.document, path, Diagnostics()).scenario
+        for edge in scenario.propagations:
+            assert edge.condition == f"{edge.source.kind} {edge.source.name} is degraded"
+            assert edge.effect == f"{edge.target.kind} {edge.target.name} is affected"
+    kept = ast.Propagation((ast.Ref("service", "a"), ast.Ref("service", "b")),
+                           (ast.Attr("condition", (), ast.Str("b calls a")), ast.Attr("indirect", (), ast.Symbol("true"))))
+    assert _prose_said_anew(kept, kept) is kept
+    moved = _prose_said_anew(kept, dataclasses.replace(kept, chain=(ast.Ref("service", "c"), kept.chain[1])))
+    assert [e.key for e in moved.entries] == ["indirect"]

@@ -15,7 +15,8 @@ along the topology's dependency edges (one that is already in the scenario keeps
   of the caller or callee they were on; an alert on a component with no image is dropped, and when
   none is left the fault's own alerts (ITBench's library) are expected on the new target;
 - propagation chains are rewritten with the same renaming; a chain that no longer follows the
-  topology is cut there, and a variant whose propagation cannot be kept at all is skipped;
+  topology is cut there, and a variant whose propagation cannot be kept at all is skipped a moved chain's
+  `condition` and `effect` (what the old target's failure did) give way to the compiler's neutral prose;
 - every name, id, tag, prose and the scenario's own name carry the new names (names are matched
   as whole topology names, so `frontend` inside `frontend-proxy` is left alone, in any spelling of their
   parts: `Product catalog`, `product_catalog`, `ProductCatalog`, each written back in its own spelling);
@@ -816,6 +817,7 @@ class Move:
                     alerts.append(new)
                 continue
             if isinstance(new, ast.Propagation):
+                new = _prose_said_anew(stmt, new)
                 chain = [r for r in new.chain if r is not _DROPPED and not (r.kind == "group" and r.name not in ids)]
                 chain = [r for i, r in enumerate(chain) if i == 0 or chain[i - 1] != r]
                 if len(set(chain)) != len(chain) and len(set(stmt.chain)) == len(stmt.chain):
@@ -940,6 +942,24 @@ class Move:
 
 _DROPPED = ast.Ref("dropped", "")
 _ERRORS = ("HighRequestErrorRate", "HighRequestLatency")  # measured where requests fail: they flow back to callers
+
+
+_EDGE_PROSE = ("condition", "effect")
+
+
+def _prose_said_anew(old: ast.Propagation, new: ast.Propagation) -> ast.Propagation:
+    """A propagation the move renamed without its `condition` and `effect`: the parent's state what the old
+    target's failure does to the application (`Checkout cannot read the cart`, `Orders fail`), which the new
+    target's need not do (checkout only mails a confirmation), so each edge gets the compiler's neutral prose
+    (`service email is degraded`, `service checkout is affected`, expectations.py). A chain the move left as it
+    was, its prose unchanged (another fault's), keeps its own."""
+    def names(p):
+        return [(getattr(r, "kind", None), getattr(r, "name", None)) for r in p.chain]
+
+    if names(old) == names(new) and old.entries == new.entries:
+        return new
+    entries = tuple(e for e in new.entries or () if not (isinstance(e, ast.Attr) and e.key in _EDGE_PROSE))
+    return dataclasses.replace(new, entries=entries or None)
 
 
 def _closure(graph: dict[str, list[str]], *start: str, avoid: str | None = None) -> set[str]:
