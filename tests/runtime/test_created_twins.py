@@ -35,7 +35,10 @@ KINDS = {POLICY: "NetworkPolicy", SCHEDULE: "Schedule", PODCHAOS: "PodChaos", GA
 
 def _created(name: str) -> dict:
     """The fault's object, as the faulty state holds it."""
-    return next(o for o in derived(name, "faulty")["resources"]["items"] if o["kind"] == KINDS[name])
+    healthy = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"])
+               for o in derived(name, "healthy")["resources"]["items"]}  # the application's decoys among them
+    return next(o for o in derived(name, "faulty")["resources"]["items"] if o["kind"] == KINDS[name]
+                and (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) not in healthy)
 
 
 def _solved_with(name: str, *objects: dict) -> dict:

@@ -30,7 +30,9 @@ def created(name: str, text: str) -> str:
     """`text` with each `{Kind}` replaced by the name of the object of that kind the fault creates, read from the
     faulty state: the compiler names them, and the test must not guess how."""
     items = derived(name, "faulty")["resources"]["items"]
-    return re.sub(r"\{(\w+)\}", lambda m: next(o["metadata"]["name"] for o in items if o["kind"] == m.group(1)), text)
+    healthy = {(o["kind"], o["metadata"]["name"]) for o in derived(name, "healthy")["resources"]["items"]}  # decoys
+    return re.sub(r"\{(\w+)\}", lambda m: next(o["metadata"]["name"] for o in items if o["kind"] == m.group(1)
+                                                and (o["kind"], o["metadata"]["name"]) not in healthy), text)
 
 
 def diagnose(name: str, entities, state, propagations=None, task="diagnose") -> dict:

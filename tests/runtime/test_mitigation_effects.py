@@ -23,9 +23,12 @@ from itbench_dsl.runtime import evaluator as rt  # noqa: E402
 
 def _keep(state: dict, faulty: dict, kind: str, name: str | None = None) -> dict:
     """The object of the faulty state put back into `state` (a fix that kept it), returned for editing. Without a
-    name, the one object of that kind the faulty state holds: the compiler names what a fault creates."""
+    name, the one object of that kind the faulty state holds and `state` does not (the application's decoys are in
+    both): the compiler names what a fault creates."""
     if name is None:
-        [name] = [o["metadata"]["name"] for o in faulty["resources"]["items"] if o["kind"] == kind]
+        kept = {o["metadata"]["name"] for o in state["resources"]["items"] if o["kind"] == kind}
+        [name] = [o["metadata"]["name"] for o in faulty["resources"]["items"] if o["kind"] == kind
+                  and o["metadata"]["name"] not in kept]
     item = copy.deepcopy(obj(faulty, kind, name))
     state["resources"]["items"] = [o for o in state["resources"]["items"]
                                    if not (o["kind"] == kind and o["metadata"]["name"] == name)] + [item]

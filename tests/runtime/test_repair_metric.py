@@ -36,7 +36,8 @@ def test_a_quota_fault_leaves_the_namespace_at_its_quota_and_the_scale_out_refus
     name = "otel-checkout-insufficient-quota"
     faulty = derived(name, "faulty")
     items = faulty["resources"]["items"]
-    quota = next(o for o in items if o["kind"] == "ResourceQuota")
+    healthy = {o["metadata"]["name"] for o in derived(name, "healthy")["resources"]["items"] if o["kind"] == "ResourceQuota"}
+    quota = next(o for o in items if o["kind"] == "ResourceQuota" and o["metadata"]["name"] not in healthy)  # not a decoy
     checkout = next(o for o in items if o["kind"] == "Deployment" and o["metadata"]["name"] == "checkout")
     assert checkout["spec"]["replicas"] == 2 and checkout["status"]["replicas"] == 1  # the scale-out, refused
     assert sum(o["kind"] == "Pod" for o in items) == int(quota["spec"]["hard"]["pods"])
