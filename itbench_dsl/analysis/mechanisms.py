@@ -32,7 +32,7 @@ from ..source import NO_SPAN, Span
 # argument keys (at any depth) that locate a fault inside its target; every other leaf is a magnitude
 IDENTITY_KEYS = frozenset({
     "container", "name", "port", "resource", "resources", "autoscaler", "key", "flag", "peer", "action",
-    "direction", "target", "chaos_type", "selector", "path", "probe",
+    "direction", "target", "chaos_type", "selector", "path", "probe", "host",
 })
 
 

@@ -224,6 +224,13 @@ def _dig(item, dotted: str):
     return item
 
 
+def _selected(item, key: str, value) -> bool:
+    """Whether a list item is the one `[key=value]` selects: an absent string field reads as `""`, as the API
+    server omits an empty one (an ingress rule without a host is `[host=""]`)."""
+    found = _dig(item, key)
+    return found == value or (found is None and value == "")
+
+
 def _steps(path: tuple, args: dict) -> list:
     out = []
     for step in path:
@@ -243,7 +250,7 @@ def lookup(doc, steps: list):
     for index, step in enumerate(steps):
         if isinstance(step, tuple):
             items = node if isinstance(node, list) else []
-            found = [item for item in items if _dig(item, step[0]) == step[1]]
+            found = [item for item in items if _selected(item, *step)]
             if not found:
                 raise PathMissing(index, [str(_dig(i, step[0])) for i in items if _dig(i, step[0]) is not None])
             node = found[0]
@@ -267,7 +274,7 @@ def apply_patch(doc: dict, steps: list, value) -> None:
     for index, step in enumerate(steps[:-1]):
         following = steps[index + 1]
         if isinstance(step, tuple):
-            found = [item for item in node if _dig(item, step[0]) == step[1]]
+            found = [item for item in node if _selected(item, *step)]
             if not found:
                 if value is REMOVED:
                     return
@@ -288,7 +295,7 @@ def apply_patch(doc: dict, steps: list, value) -> None:
             node = node[step]
     last = steps[-1]
     if isinstance(last, tuple):
-        found = [i for i, item in enumerate(node) if _dig(item, last[0]) == last[1]]
+        found = [i for i, item in enumerate(node) if _selected(item, *last)]
         if value is REMOVED:
             for i in reversed(found):
                 del node[i]

@@ -419,7 +419,7 @@ def lookup(obj, path):
 
 # keys that identify the items of a list of objects (the compiler's backends/evaluator.IDENTITY_KEYS)
 IDENTITY_KEYS = ("name", "containerPort", "port", "mountPath", "resource.name", "pods.metric.name",
-                 "external.metric.name", "object.metric.name", "ip", "key", "topologyKey")
+                 "external.metric.name", "object.metric.name", "ip", "key", "topologyKey", "host", "path")
 
 
 def nested(item, key):

@@ -8,6 +8,7 @@ import copy
 import yaml
 
 from itbench_dsl.analysis import states
+from itbench_dsl.backends.evaluator_file import spec_of
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics
 from itbench_dsl.runtime.evaluator import ingress_problem
@@ -171,3 +172,113 @@ def test_ingress_ready_resolves_backends_as_a_controller_does():
     assert "no ingress class" in ingress_problem(classless, _state(classless, service, pod))
     classless["metadata"]["annotations"] = {"kubernetes.io/ingress.class": "nginx"}
     assert ingress_problem(classless, _state(classless, service, pod)) is None
+
+
+RULES = '''      rule "shop.example.com" {
+        path "/" {
+          service = "web"
+          port = "http"
+        }
+        path "/api" {
+          service = "BACKEND"
+          port = PORT
+          path_type = "Exact"
+        }
+      }
+      rule "admin.example.com" {
+        path "/api" {
+          service = "api"
+          port = 8080
+        }
+      }
+'''
+
+
+HOSTLESS = '''      rule {
+        path "/" {
+          service = "web"
+          port = 80
+        }
+      }
+'''
+
+
+def _several_rules(fault: str, hostless: bool = False):
+    """The shop's ingress with a second rule, and with `hostless` a third without a host (the rules are then
+    one value to the grading: a list's items are told apart only by a key each of them holds)."""
+    diags = Diagnostics()
+    start = SOURCE.index('      rule "shop.example.com"')
+    end = SOURCE.index("    }\n  }\n  FAULT")
+    source = (SOURCE[:start] + RULES + (HOSTLESS if hostless else "") + SOURCE[end:]).replace("BACKEND", "api").replace("PORT", "8080") \
+        .replace("FAULT", fault)
+    return compile_source(source.encode(), "shop.itb", diags), diags, source
+
+
+def _fault_on(host: str | None) -> str:
+    chosen = "" if host is None else f'    host = "{host}"\n'
+    return f'fault misrouted_ingress on ingress "shop" {{\n{chosen}    path = "/api"\n    service = "api-v2"\n  }}'
+
+
+def _rules(result, where: str) -> list:
+    [ingress] = [d for d in yaml.safe_load_all(result.files[where].decode()) if d and d["kind"] == "Ingress"]
+    return ingress["spec"]["rules"]
+
+
+def test_a_misrouted_ingress_changes_the_path_of_the_rule_its_host_chooses():
+    result, diags, _ = _several_rules(_fault_on("admin.example.com"))
+    assert not diags.errors(), [d.message for d in diags.errors()]
+    healthy, faulty = _rules(result, "manifests/topology.yaml"), _rules(result, "inject/apply.yaml")
+    assert faulty[1]["http"]["paths"][0]["backend"]["service"]["name"] == "api-v2"
+    assert faulty[0] == healthy[0]  # the other rule as it was
+    assert result.scenario.injections()[0].args["original_service"] == "api"
+    # the grading reads the chosen rule's path, by host and path, not the whole list of rules
+    [entry] = spec_of(result.files["evaluator.py"].decode())["mitigation"]["faults"][0]["fields"]
+    [change] = entry["changes"]
+    assert change["path"] == ["spec", "rules", ["host", "admin.example.com"], "http", "paths", ["path", "/api"],
+                              "backend", "service", "name"]
+    assert (change["healthy"], change["faulty"]) == ("api", "api-v2")
+
+
+def test_a_misrouted_ingress_defaults_to_the_first_rule_and_reaches_a_rule_without_host():
+    result, diags, _ = _several_rules(_fault_on(None), hostless=True)
+    assert not diags.errors(), [d.message for d in diags.errors()]
+    faulty = _rules(result, "inject/apply.yaml")
+    assert faulty[0]["http"]["paths"][1]["backend"]["service"]["name"] == "api-v2"
+    assert faulty[1]["http"]["paths"][0]["backend"]["service"]["name"] == "api"
+    fault = ('fault misrouted_ingress on ingress "shop" {\n    host = ""\n    path = "/"\n'
+             '    service = "api-v2"\n  }')
+    result, diags, _ = _several_rules(fault, hostless=True)
+    assert not diags.errors(), [d.message for d in diags.errors()]
+    faulty = _rules(result, "inject/apply.yaml")
+    assert "host" not in faulty[2] and faulty[2]["http"]["paths"][0]["backend"]["service"]["name"] == "api-v2"
+    assert faulty[0]["http"]["paths"][0]["backend"]["service"]["name"] == "web"
+
+
+def test_a_misrouted_ingress_names_a_host_without_a_rule_at_the_argument():
+    _, diags, source = _several_rules(_fault_on("shop.example.org"))
+    [error] = diags.errors()
+    assert "no rule for host `shop.example.org`" in error.message
+    assert error.span.line == _line(source, 'host = "shop.example.org"')
+
+
+def test_the_other_rules_are_graded_apart_from_the_chosen_one():
+    result, diags, _ = _several_rules(_fault_on("admin.example.com"))
+    assert not diags.errors(), [d.message for d in diags.errors()]
+    namespace: dict = {"__name__": "bundle_evaluator"}
+    exec(compile(result.files["evaluator.py"], "evaluator.py", "exec"), namespace)  # noqa: S102
+    derived = states.derive(result.scenario)
+
+    def passed(state) -> bool:
+        return namespace["evaluate"](namespace["SPEC"], None, copy.deepcopy(state), task="mitigate")["passed"]
+
+    assert passed(derived["healthy"]) and passed(derived["solved"]) and not passed(derived["faulty"])
+    # the chosen rule left misrouted, another rule's same path sent to the right Service instead: not mended
+    moved = copy.deepcopy(derived["faulty"])
+    rules = _ingress(moved)["spec"]["rules"]
+    rules[0]["http"]["paths"][1]["backend"]["service"]["name"] = "web"
+    assert not passed(moved)
+    # the rules in another order, the chosen one mended: mended (rules are told apart by host, not position)
+    reordered = copy.deepcopy(derived["solved"])
+    rules = _ingress(reordered)["spec"]["rules"]
+    rules[:] = [rules[1], rules[0]]
+    assert passed(reordered)
