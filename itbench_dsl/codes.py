@@ -323,7 +323,8 @@ API server refuses such an update (`pod updates may not change fields other than
 changes in place only its containers' `image`, `activeDeadlineSeconds`, `terminationGracePeriodSeconds`
 and added `tolerations`. Anything else (a command, an environment variable, a probe, resources, a node
 selector) is changed by replacing the pod: delete it and create it changed. Target what runs the pod
-(a deployment's pod template), or a field the pod changes in place (`nonexistent_image`).
+(a deployment's pod template), or a field the pod changes in place (`nonexistent_image`); or, for a
+kind declared in the language, say `recreate = [pod]`: the injection deletes the pod and creates it changed.
 """),
         _c("E2040", "regular expression not accepted", """
 `PATH matches "RE"` takes a regular expression in RE2's syntax, matched against the whole value

@@ -172,6 +172,10 @@ def emit(scenario: ir.Scenario, diags: Diagnostics, path: str, hints: str = "non
         files["inject/delete.yaml"] = dump_yaml([fault_backend.delete_manifest(r) for r in inject_delete])
     if revert_delete:
         files["revert/delete.yaml"] = dump_yaml([fault_backend.delete_manifest(r) for r in revert_delete])
+    recreated = fault_backend.recreated(scenario)
+    if recreated:  # deleted before inject/apply.yaml (revert/apply.yaml) creates them changed (as they were)
+        files["inject/recreate.yaml"] = files["revert/recreate.yaml"] = dump_yaml(
+            [fault_backend.delete_manifest(r) for r in recreated])
     inject_exec, revert_exec = fault_backend.exec_steps(scenario)
     if inject_exec:  # commands run in pods (`exec` of a declared fault kind): docs/fault-kinds.md, exec
         files["inject/exec.json"] = dump_json({"version": 1, "steps": inject_exec})

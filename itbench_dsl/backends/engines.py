@@ -206,6 +206,9 @@ def engine_plan(scenario: ir.Scenario, files: dict[str, bytes]) -> EnginePlan:
     waiters = [w for g in scenario.faults for w in g.waiters]
     inject: list[Action] = [Action("script", f"before: {w.kind}", script=_script(_waiter(w, selectors)))
                             for w in waiters if w.when == "before"]
+    if "inject/recreate.yaml" in files:  # gone (kubectl waits) before the apply creates them changed
+        inject.append(Action("script", "inject: delete what is recreated", script=_script(
+            "kubectl delete --ignore-not-found --wait=true -f inject/recreate.yaml")))
     if "inject/apply.yaml" in files:
         inject.append(Action("script", "inject", script=_script(
             f"kubectl apply --server-side --force-conflicts --field-manager={FIELD_MANAGER} -f inject/apply.yaml")))
@@ -251,6 +254,8 @@ def engine_plan(scenario: ir.Scenario, files: dict[str, bytes]) -> EnginePlan:
         if ref not in restored and ref not in created:
             created.append(ref)
     revert = []
+    if "revert/recreate.yaml" in files:
+        revert.append("kubectl delete --ignore-not-found --wait=true -f revert/recreate.yaml")
     if "revert/apply.yaml" in files:
         revert.append(f"kubectl apply --server-side --force-conflicts --field-manager={FIELD_MANAGER} -f revert/apply.yaml")
     if "revert/delete.yaml" in files:

@@ -223,6 +223,21 @@ def exec_steps(scenario: ir.Scenario) -> tuple[list[dict], list[dict]]:
     return inject, list(reversed(revert))
 
 
+def recreated(scenario: ir.Scenario) -> list[ir.ObjectRef]:
+    """The targets the injection deletes and creates again changed, and the revert deletes and creates again as
+    they were (`inject/recreate.yaml`, `revert/recreate.yaml`): those of declared kinds that say `recreate` for
+    their kind, whose changed fields the API server refuses on update (docs/fault-kinds.md)."""
+    from ..topology import KINDS
+
+    out: list[ir.ObjectRef] = []
+    for injection in scenario.injections():
+        spec = injection.kind.declared
+        kinds = {KINDS[k][1] for k in spec.recreate if k in KINDS} if spec is not None else set()
+        if injection.target.kind in kinds and injection.target not in out:
+            out.append(injection.target)
+    return out
+
+
 def gap_objects(scenario: ir.Scenario) -> list:
     """The topology objects that open a CISO scenario's policy gap."""
     if scenario.compliance is None:

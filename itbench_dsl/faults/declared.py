@@ -84,7 +84,7 @@ def pod_template_steps(kind: str, steps: list) -> list:
         return list(steps[2:])
     return list(steps)
 SETTINGS = ("itbench_id", "mechanism", "targets", "summary", "domains", "alerts", "creates", "undone_by",
-            "harm_option", "delete_target", "readiness", "symptoms")
+            "harm_option", "delete_target", "recreate", "readiness", "symptoms")
 ABSENT = "absent"  # `patch PATH = absent`: remove the field
 _EXEC_KEYS = ("container", "command", "revert")
 
@@ -162,6 +162,9 @@ class Declared:
     exec: ExecSpec | None = None
     creates: list[CreateSpec] = field(default_factory=list)
     delete_target: bool = False  # the fault deletes its target; the revert recreates it as the topology has it
+    # the target kinds (language names) the fault deletes and creates again changed, rather than patches: a field
+    # the API server refuses to change on update (a Job's pod template); the revert recreates the original
+    recreate: tuple[str, ...] = ()
     solutions: list = field(default_factory=list)  # ITBench's template format
     path: str = ""
 
@@ -358,8 +361,25 @@ class KnownClean(Context):
     template's syntax) are not run again. An error there would be a bug of the package, never a result."""
 
 
-def check_path(ctx: Context, path: tuple, span, targets: tuple[str, ...], what: str) -> bool:
-    """E2052: a patch's or precondition's path must be a field, from the object's root, of every target kind."""
+def _recreate(ctx: Context, body, targets) -> tuple[str, ...]:
+    """`recreate = true` (every target kind) or `recreate = [job, pod]` (those of the targets)."""
+    value = body.attr("recreate", "any", default=False)
+    if value is True:
+        return tuple(targets or ())
+    if value is False or value is None:
+        return ()
+    if isinstance(value, list) and value and all(isinstance(v, str) and v in (targets or ()) for v in value):
+        return tuple(value)
+    ctx.error("E2010", "`recreate` is `true` or a list of the kinds of `targets` the fault recreates",
+              body.attr_span("recreate"), "not true or target kinds",
+              help=f"`recreate = true`, or e.g. `recreate = [{(targets or ['job'])[0]}]`")
+    return ()
+
+
+def check_path(ctx: Context, path: tuple, span, targets: tuple[str, ...], what: str,
+               recreated: tuple[str, ...] = ()) -> bool:
+    """E2052: a patch's or precondition's path must be a field, from the object's root, of every target kind;
+    E2056: a patch of a bare pod changes only what a running pod may change, unless the pod is `recreated`."""
     if isinstance(ctx, KnownClean):
         return True
     from .. import fieldpaths
@@ -392,12 +412,12 @@ def check_path(ctx: Context, path: tuple, span, targets: tuple[str, ...], what: 
                 ctx.error("E2052", f"{what} `{_path_text(path)}` goes through a list without choosing an item", span,
                           "needs a selection", help="choose the item: `containers[name=arg(container)]`, `[0]`")
                 return False
-        if what == "the patch" and kind == "Pod" and _pod_immutable(reached):
+        if what == "the patch" and kind == "Pod" and target not in recreated and _pod_immutable(reached):
             ctx.error("E2056", f"the patch `{_path_text(path)}` changes a field a running pod cannot change: the API "
                       "server refuses it on a pod", span, "cannot change in place",
                       help="a pod's spec changes in place only in its containers' `image`, `activeDeadlineSeconds`, "
                       "`terminationGracePeriodSeconds` and added `tolerations`; any other change replaces the pod "
-                      f"(delete it, create it changed), which a patch does not do: leave `{target}` out of `targets`")
+                      f"(delete it, create it changed): say `recreate = [{target}]`, or leave `{target}` out of `targets`")
             return False
     return True
 
@@ -524,6 +544,7 @@ def build(decl: ast.FaultKindDecl, ctx: Context) -> FaultKind | None:
             uses(spec_or_none.body)
             spec.creates.append(spec_or_none)
     spec.delete_target = bool(body.attr("delete_target", "bool", default=False))
+    spec.recreate = _recreate(ctx, body, spec.targets)
     # other right values of the fields the fault changes
     accept = []
     for block in body.blocks("accept", labels=0):
@@ -568,7 +589,7 @@ def build(decl: ast.FaultKindDecl, ctx: Context) -> FaultKind | None:
             record = patch_body.attr("record", "str")
             patch_body.finish()
             if spec.targets:
-                check_path(ctx, stmt.path, stmt.path_span, spec.targets, "the patch")
+                check_path(ctx, stmt.path, stmt.path_span, spec.targets, "the patch", spec.recreate)
             spec.patches.append(PatchSpec(stmt.path, stmt.value, record, stmt.span))
         elif isinstance(stmt, ast.Require):
             req = _require(ctx, stmt, spec, declared_args)
@@ -591,6 +612,11 @@ def build(decl: ast.FaultKindDecl, ctx: Context) -> FaultKind | None:
         ctx.error("E2008", f"fault kind `{decl.name}` deletes its target: a `patch` of it would never be applied",
                   body.attr_span("delete_target"), "deleted and patched",
                   help="keep one of them: a fault that changes an object, or one that deletes it")
+    if spec.recreate and not spec.patches and (spec.delete_target or exec_body is not None or create_blocks):
+        # (a kind with no change at all is E2007 above; with a patch, `delete_target` is E2008 above)
+        ctx.error("E2008", f"fault kind `{decl.name}` recreates its target changed: it needs a `patch`, and no "
+                  "`delete_target`", body.attr_span("recreate"), "nothing to recreate it with", help="`recreate` deletes the target and creates it with the patches "
+                  "applied; `delete_target = true` deletes it for good")
     if len(ctx.diags.errors()) > errors_before or not mechanism or not spec.targets:
         return None
     return FaultKind(
@@ -976,7 +1002,7 @@ def _checked(spec: Declared, f: FaultInput) -> Checked | None:
                     f.fault.target.span, "patch does not apply",
                     help="add a precondition (`require PATH exists`) that says what the target must have")
             return None
-    changed = _immutable_pod_change(manifest, faulty)
+    changed = _immutable_pod_change(manifest, faulty) if "pod" not in spec.recreate else None  # else replaced
     if changed:
         f.error("E2056", f"fault `{spec.name}` changes `{changed}` of pod `{f.target.name}`, which Kubernetes does not "
                 "change on a running pod: the API server would refuse the injection", f.fault.target.span,
@@ -984,7 +1010,7 @@ def _checked(spec: Declared, f: FaultInput) -> Checked | None:
                 help="a pod's spec changes in place only in its containers' `image`, `activeDeadlineSeconds`, "
                 "`terminationGracePeriodSeconds` and added `tolerations`; any other change replaces the pod (delete "
                 "it, create it changed), which a patch does not do: target what runs the pod (a deployment's pod "
-                "template), or a field a pod changes in place")
+                "template), or a field a pod changes in place, or declare the kind with `recreate = [pod]`")
         return None
     if spec.patches and faulty == manifest:
         f.error("E2027", f"fault `{spec.name}` would change nothing on {f.target.kind.lower()} `{f.target.name}`",

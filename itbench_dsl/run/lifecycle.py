@@ -29,7 +29,8 @@ Order of a run (each phase's actions in the order listed):
                  other manifests/*.yaml by file name (agent-access.yaml, alert-rules.yaml, ...), each
                  in file order; wait until every workload is ready.
 3. `baseline`    the alerts already firing (Prometheus `/api/v1/alerts`).
-4. `inject`      the `before` waiters; apply inject/apply.yaml; delete inject/delete.yaml; run the
+4. `inject`      the `before` waiters; delete inject/recreate.yaml and wait until it is gone; apply
+                 inject/apply.yaml (which creates those changed); delete inject/delete.yaml; run the
                  commands of inject/exec.json in the workloads' pods (pods/exec); the `after` waiters
                  (scenario.json `faults[].waiters`, in group order).
 5. `alerts`      wait until every alert the scenario expects (scenario.json `alerts`) fires.
@@ -42,7 +43,8 @@ Order of a run (each phase's actions in the order listed):
 8. `snapshot`    the state the evaluator reads (`evaluator.py --requirements`), as state.json, with
                  the results of the probes it reads (run in their workloads' pods, `probes`).
 9. `evaluate`    the bundle's evaluator.py on the state and the agent's submission: verdict.json.
-10. `revert`     ALWAYS: run the commands of revert/exec.json; apply revert/apply.yaml; delete
+10. `revert`     ALWAYS: run the commands of revert/exec.json; delete revert/recreate.yaml and wait until
+                 it is gone; apply revert/apply.yaml; delete
                  revert/delete.yaml and what inject/apply.yaml created that the revert does not restore.
 11. `verify`     ALWAYS: every workload of the topology is ready again.
 12. `undeploy`   ALWAYS unless `--keep`: delete what the deploy created (never an object that was
@@ -100,14 +102,15 @@ PHASES: tuple[Phase, ...] = (
           applies=("manifests/topology.yaml", "manifests/*.yaml")),
     Phase("baseline", "record the alerts already firing", reads=("prometheus:/api/v1/alerts",)),
     Phase("inject", "inject the faults (with their waiters)", applies=("inject/apply.yaml",),
-          deletes=("inject/delete.yaml",), reads=("scenario.json", "inject/exec.json")),
+          deletes=("inject/recreate.yaml", "inject/delete.yaml"), reads=("scenario.json", "inject/exec.json")),
     Phase("alerts", "wait for the expected alerts", reads=("scenario.json", "prometheus:/api/v1/alerts")),
     Phase("handover", "mint the agent's token; write its kubeconfig and prompt", reads=("prompt.md", "scenario.json")),
     Phase("agent", "run the agent with its time budget", cluster=False),
     Phase("snapshot", "capture the state the evaluator reads", reads=("evaluator.py --requirements",
                                                                        "prometheus:/api/v1/alerts", "pods/exec")),
     Phase("evaluate", "grade with the bundle's evaluator.py", reads=("evaluator.py",), cluster=False),
-    Phase("revert", "revert the faults", applies=("revert/apply.yaml",), deletes=("revert/delete.yaml",),
+    Phase("revert", "revert the faults", applies=("revert/apply.yaml",),
+          deletes=("revert/recreate.yaml", "revert/delete.yaml"),
           reads=("inject/apply.yaml", "revert/exec.json"), always=True),
     Phase("verify", "check the topology is healthy again", reads=("manifests/topology.yaml",), always=True),
     Phase("undeploy", "delete what the deploy created", deletes=("manifests/*.yaml", "manifests/topology.yaml"),
@@ -188,6 +191,9 @@ class Bundle:
     inject_exec: tuple[ExecStep, ...] = ()  # inject/exec.json
     revert_exec: tuple[ExecStep, ...] = ()  # revert/exec.json (already in reverse order)
     probes: tuple[ExecStep, ...] = ()  # the probes the evaluator reads (`requires.probes`)
+    # inject/recreate.yaml, revert/recreate.yaml: deleted (and gone) before the phase's apply creates them again
+    inject_recreate: tuple[dict, ...] = ()
+    revert_recreate: tuple[dict, ...] = ()
     # per expected alert, the namespaces of its targets (scenario.json `alerts[].target`): where it must fire
     alert_scopes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # the declared window of the mitigation (scenario.json `mitigation`: `mitigated when within D` and the
@@ -374,6 +380,8 @@ def load_bundle(path: str | Path, requirements_timeout: float = 60.0, runnable: 
         inject_delete=_yaml_documents(root / "inject" / "delete.yaml"),
         revert_apply=_yaml_documents(root / "revert" / "apply.yaml"),
         revert_delete=_yaml_documents(root / "revert" / "delete.yaml"),
+        inject_recreate=_yaml_documents(root / "inject" / "recreate.yaml"),
+        revert_recreate=_yaml_documents(root / "revert" / "recreate.yaml"),
         waiters=waiters, alerts=alerts, service_account=account, requires=requires,
         inject_exec=_exec_steps(root / "inject" / "exec.json"), revert_exec=_exec_steps(root / "revert" / "exec.json"),
         probes=_probes(root, requires), alert_scopes=alert_scopes, mitigation_window=window,
@@ -600,6 +608,8 @@ def plan(bundle: Bundle, options: PlanOptions = PlanOptions()) -> list[Step]:
         if waiter.when == "before":
             steps.append(Step("inject", "waiter", waiter.target, {"kind": waiter.kind, "args": waiter.args,
                                                                   "what": f"before: {waiter.kind}"}))
+    for obj in bundle.inject_recreate:
+        steps.append(Step("inject", "delete", Ref.of(obj), {"what": "recreated: gone before it is applied"}))
     for obj in bundle.inject_apply:
         steps.append(Step("inject", "apply", Ref.of(obj)))
     for obj in bundle.inject_delete:
@@ -639,6 +649,8 @@ def plan(bundle: Bundle, options: PlanOptions = PlanOptions()) -> list[Step]:
         f" and {SUBMISSION[bundle.domain]}" if bundle.domain in SUBMISSION else " (the PolicyReports)")}))
     for step in bundle.revert_exec:
         steps.append(_exec_plan_step("revert", step))
+    for obj in bundle.revert_recreate:
+        steps.append(Step("revert", "delete", Ref.of(obj), {"what": "recreated: gone before it is applied"}))
     for obj in bundle.revert_apply:
         steps.append(Step("revert", "apply", Ref.of(obj)))
     for obj in bundle.created():

@@ -468,6 +468,7 @@ class Run:
         self.injected_at = _now()  # the fault's first change: a detection counts from here
         self.log("inject", "step", action="injected", injected_at=self.injected_at,
                  step=f"injecting the fault at {self.injected_at}")
+        self._recreating("inject", self.bundle.inject_recreate)
         for obj in self.bundle.inject_apply:
             self.cluster.apply(obj)
             self.log("inject", "step", action="apply", ref=_ref_json(Ref.of(obj)), step=f"apply {Ref.of(obj)}")
@@ -480,6 +481,22 @@ class Run:
         for waiter in self.bundle.waiters:
             if waiter.when == "after":
                 self._waiter(waiter)
+
+    def _recreating(self, phase: str, objects) -> None:
+        """Delete the objects the phase's apply creates again (a field the API server refuses to change on
+        update), and wait until they are gone: an object still finalizing would take the apply as an update."""
+        refs = [Ref.of(obj) for obj in objects]
+        for ref in refs:
+            gone = not self.cluster.delete(ref)
+            self.log(phase, "step", action="delete", ref=_ref_json(ref),
+                     step=f"delete {ref} to recreate it" + (" (already gone)" if gone else ""))
+        if not refs:
+            return
+        started = time.monotonic()
+        left = self.cluster.wait(refs, lambda o: o is None, self.options.ready_timeout, stop=self._cut)
+        self.waited += time.monotonic() - started
+        if left:
+            raise RunFailure("still there after deletion, cannot recreate: " + ", ".join(map(str, left)))
 
     def _exec(self, phase: str, step: lifecycle.ExecStep) -> None:
         """An exec step (inject/exec.json, revert/exec.json): a non-zero exit fails it."""
@@ -999,6 +1016,11 @@ class Run:
             except (ClusterError, RunFailure) as exc:
                 errors.append(str(exc))
                 self.log("revert", "note", ref=_ref_json(step.workload), message=f"exec: {exc}")
+        try:
+            self._recreating("revert", self.bundle.revert_recreate)
+        except (ClusterError, RunFailure) as exc:
+            errors.append(str(exc))
+            self.log("revert", "note", message=f"recreate: {exc}")
         for obj in self.bundle.revert_apply:
             ref = Ref.of(obj)
             try:

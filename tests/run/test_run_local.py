@@ -436,3 +436,78 @@ def test_the_agent_gets_its_own_folder_and_token_is_killed_over_budget_and_a_cap
                                                             results=tmp_path / "results", run_id="look"),
                   progress=None).execute()
     assert resumed.status == "graded" and (outcome.folder / "verdict.json").read_text() == graded
+
+
+RECREATING_KIND = """fault_kind "replaced_job_command" {
+  mechanism = "test.job.command:replaced"
+  targets = [job]
+  summary = "Replaces the command of a Job's container (the API server refuses a Job's template on update)."
+  recreate = true
+  arg "command" { type = "strings" required = true help = "the command" }
+  patch spec.template.spec.containers[0].command = arg(command)
+}
+"""
+
+RECREATED_JOB = """scenario "migrate-recreated" {
+  domain sre
+  complexity low
+  description "The shop's migration job runs a command that does not exist."
+  tasks mitigate
+  use faults "./faults/kinds.itb"
+  topology {
+    namespace "recreated"
+    deployment "web" { image = "nginx:1.27" port "http" = 80 }
+    job "migrate" { image = "busybox:1.36" command = ["sh", "-c", "true"] }
+  }
+  fault replaced_job_command on job "migrate" { command = ["/opt/shop/bin/migrate"] }
+  expect { root_cause job "migrate" mitigated when { job "migrate" complete } }
+}
+"""
+
+# records the Job as the agent sees it after the injection (its uid, its command)
+RECORDING_AGENT = r'''
+import subprocess, sys
+done = subprocess.run(["kubectl", "-n", "recreated", "get", "job", "migrate", "-o", "json"], capture_output=True, text=True)
+open(sys.argv[1], "w").write(done.stdout)
+'''
+
+
+def test_a_recreated_target_is_deleted_and_created_changed_then_recreated_as_it_was(plane, on_path, tmp_path):
+    """A Job's pod template is immutable: a patch would be refused. `recreate` deletes the Job and creates it
+    changed; the revert deletes it and creates the original (the real API server enforces both)."""
+    source = tmp_path / "src"
+    (source / "faults").mkdir(parents=True)
+    (source / "faults" / "kinds.itb").write_text(RECREATING_KIND)
+    (source / "s.itb").write_text(RECREATED_JOB)
+    out = tmp_path / "bundles"
+    compiled = CliRunner().invoke(cli, ["compile", str(source / "s.itb"), "-o", str(out)])
+    assert compiled.exit_code == 0, compiled.output
+    bundle = out / "migrate-recreated"
+    assert (bundle / "inject" / "recreate.yaml").is_file()
+    # the same change as an update is refused: what `recreate` is for
+    kubectl(plane, "apply", "-f", str(bundle / "manifests" / "topology.yaml"))
+    try:
+        refused = kubectl(plane, "apply", "--server-side", "--force-conflicts", "--field-manager=itbench",
+                          "-f", str(bundle / "inject" / "apply.yaml"), check=False)
+        assert refused.returncode != 0 and "immutable" in refused.stderr
+        before = json.loads(kubectl(plane, "-n", "recreated", "get", "job", "migrate", "-o", "json").stdout)
+    finally:
+        kubectl(plane, "delete", "namespace", "recreated", "--wait=true")
+    agent = tmp_path / "agent.py"
+    agent.write_text(RECORDING_AGENT)
+    seen = tmp_path / "seen.json"
+    run = Run(lifecycle.load_bundle(bundle), options(plane, tmp_path, f"{sys.executable} {agent} {seen}", keep=True,
+                                                     mitigation_window=1), progress=None).execute()
+    try:
+        assert run.status == "graded", run.error
+        injected = json.loads(seen.read_text())
+        assert injected["spec"]["template"]["spec"]["containers"][0]["command"] == ["/opt/shop/bin/migrate"]
+        reverted = json.loads(kubectl(plane, "-n", "recreated", "get", "job", "migrate", "-o", "json").stdout)
+        assert reverted["spec"]["template"]["spec"]["containers"][0]["command"] == ["sh", "-c", "true"]
+        uids = {before["metadata"]["uid"], injected["metadata"]["uid"], reverted["metadata"]["uid"]}
+        assert len(uids) == 3  # three Jobs: each change made by a new object
+        steps = [(e.get("phase"), e.get("action")) for e in timeline(run.folder) if "migrate" in e.get("step", "")]
+        assert steps.index(("inject", "delete")) < steps.index(("inject", "apply"))
+        assert steps.index(("revert", "delete")) < steps.index(("revert", "apply"))
+    finally:
+        kubectl(plane, "delete", "namespace", "recreated", "--ignore-not-found", "--wait=true")
