@@ -283,7 +283,8 @@ def _inject_request_surge(injection, topology):
 # ---- deleted namespace --------------------------------------------------------------------------------------
 
 # the topology objects a namespace holds, in the order they are applied (what uses a thing comes after it)
-_NAMESPACED_POOLS = ("service_accounts", "configmaps", "secrets", "claims", "workloads", "services", "autoscalers")
+_NAMESPACED_POOLS = ("service_accounts", "roles", "role_bindings", "configmaps", "secrets", "claims", "workloads",
+                     "services", "autoscalers", "ingresses")
 
 NAMESPACE_SOLUTIONS = (
     {"steps": [
@@ -297,10 +298,12 @@ NAMESPACE_SOLUTIONS = (
 
 
 def namespace_objects(topology, namespace: str) -> list:
-    """The topology's objects in `namespace` (the Namespace first), as they are deployed."""
+    """The topology's objects in `namespace` (the Namespace first), as they are deployed: bare Pods, Ingresses,
+    Roles and RoleBindings too (a static pod's mirror is the kubelet's, and lives only in a provided namespace)."""
     out = [n for n in topology.namespaces if n.name == namespace]
     for pool in _NAMESPACED_POOLS:
-        out += [o for o in getattr(topology, pool) if o.namespace == namespace and getattr(o, "kind", "") != "Pod"]
+        out += [o for o in getattr(topology, pool) if o.namespace == namespace
+                and (getattr(o, "kind", "") != "Pod" or getattr(o, "bare", False))]
     return out
 
 
@@ -430,8 +433,8 @@ FAULTS = [
     ),
     FaultKind(
         "namespace_delete", None, "namespace:deleted", ("namespace",),
-        "Deletes a namespace of the application, and with it every object it holds: its workloads, services, "
-        "configuration and volume claims.",
+        "Deletes a namespace of the application, and with it every object it holds: its workloads (bare pods "
+        "included), services, ingresses, configuration, roles and volume claims.",
         _check_namespace_delete, _inject_namespace_delete, _revert_namespace_delete,
         preconditions=("The namespace is one the scenario deploys, not the cluster's own.",
                        "The namespace runs at least one workload of the topology."),

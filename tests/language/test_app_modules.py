@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from itbench_dsl.applications import app_search_path
+from itbench_dsl.backends.evaluator_file import spec_of
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics
 
@@ -438,3 +439,83 @@ def test_check_takes_the_app_path_to_its_workers(apps, monkeypatch):
     jobs = [(str(p), p.read_bytes()) for p in sorted((apps / "scenarios").glob("*.itb"))]
     diags, _ = check_files(jobs, workers=2, app_path=[str(apps / "apps")])
     assert not diags.has_errors, [d.message for d in diags.items]
+
+
+WHOLE_NAMESPACE = '''scenario "shop-namespace-deleted" {
+  domain sre
+  complexity low
+  description "The shop's namespace is deleted: its services, its tool pod and its ingress disappear."
+  topology {
+    namespace "shop"
+    serviceaccount "tool"
+    role "reader" {
+      rule {
+        api_groups = [""]
+        resources = ["configmaps"]
+        verbs = ["get"]
+      }
+    }
+    rolebinding "reader" {
+      role = "reader"
+      subjects = [service_account("tool")]
+    }
+    deployment "web" {
+      image = "nginx:1.27"
+      port "http" = 80
+    }
+    service "web" {
+      port "http" = 80
+    }
+    pod "tool" {
+      restart_policy = "Always"
+      service_account = "tool"
+      image = "busybox:1.36"
+      command = ["sleep", "86400"]
+    }
+    ingress "shop" {
+      class = "nginx"
+      rule "shop.example.com" {
+        path "/" {
+          service = "web"
+          port = "http"
+        }
+      }
+    }
+  }
+  group {
+    fault namespace_delete on namespace "shop"
+    wait after redeploy on namespace "shop" { timeout = 5m }
+  }
+  expect {
+    root_cause namespace "shop"
+    mitigated when { deployment "web" ready }
+  }
+  solution "Recreate the namespace and redeploy" {
+    step "Recreate the namespace" run "kubectl create namespace shop"
+    step "Redeploy the application" run "kubectl apply -f manifests/topology.yaml"
+  }
+}
+'''
+
+
+def test_namespace_delete_takes_and_gives_back_every_object_of_the_namespace_bare_pods_included():
+    """Deleting a namespace deletes everything in it: a bare Pod (no controller makes it again), an Ingress, its
+    Roles and RoleBindings are listed as deleted, so the revert recreates them and the evaluator wants them back."""
+    diags = Diagnostics()
+    result = compile_source(WHOLE_NAMESPACE.encode(), "ns.itb", diags)
+    assert not diags.has_errors, [d.message for d in diags.items]
+    deleted = {(d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(result.files["inject/delete.yaml"])}
+    wanted = {("Pod", "tool"), ("Ingress", "shop"), ("Role", "reader"), ("RoleBinding", "reader"),
+              ("Deployment", "web"), ("Service", "web"), ("ServiceAccount", "tool"), ("Namespace", "shop")}
+    assert wanted <= deleted
+    restored = {(d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(result.files["revert/apply.yaml"])}
+    assert restored == deleted
+    [pod] = [d for d in yaml.safe_load_all(result.files["revert/apply.yaml"]) if d["kind"] == "Pod"]
+    assert pod["spec"]["containers"][0]["command"] == ["sleep", "86400"]
+    # self-validation: the evaluator wants the bare pod back as it was, and the replayed solution gives it
+    from itbench_dsl.checking import check_source
+
+    checked = check_source(WHOLE_NAMESPACE.encode(), "ns.itb")
+    assert not [d for d in checked.diagnostics if d.severity == "error"], [d.message for d in checked.diagnostics]
+    spec = spec_of(result.files["evaluator.py"].decode())
+    assert ("Pod", "tool") in {(r["object"]["kind"], r["object"]["name"]) for r in spec["mitigation"]["restored"]}
