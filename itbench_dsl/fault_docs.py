@@ -66,6 +66,10 @@ def fault_page(name: str, uses: list[str] | None = None) -> str:
     if kind.declared is not None:
         where = kind.declared.path.replace("<stdlib>/", "itbench_dsl/stdlib/")
         lines += [f"Declared in the language, in `{where}` ([fault kinds](../fault-kinds.md)).", ""]
+        if kind.declared.recreate:
+            lines += ["On " + ", ".join(f"a `{t}`" for t in kind.declared.recreate) + " it deletes the target and "
+                      "creates it changed, and the revert creates the original again (`recreate`): the API server "
+                      "refuses the change as an update.", ""]
     if kind.itbench_id:
         lines += ["## What it does", "", fault_description(kind), ""]
     lines += ["## Arguments", ""]

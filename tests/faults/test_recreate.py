@@ -124,3 +124,35 @@ def test_recreate_without_a_patch_is_refused(tmp_path):
     _, diags = _compile(tmp_path, 'job "migrate"', 'job "migrate" complete', kinds)
     error = diags.errors()[0]
     assert error.code == "E2008" and "needs a `patch`" in error.message and error.span.line == 5
+
+
+@pytest.mark.parametrize("fault", ['nonexistent_image on job "migrate" { image = "busybox:7f3a9c1e" }',
+                                   'invalid_command on job "migrate"',
+                                   'modified_env on job "migrate" { name = "MODE" value = "slow" }',
+                                   'unassigned_limits on job "migrate"'])
+def test_the_librarys_pod_template_faults_replace_a_job_and_patch_a_cronjob(tmp_path, fault):
+    source = f"""scenario "s" {{
+  domain sre
+  complexity low
+  description "The shop's migration fails."
+  topology {{
+    namespace "shop"
+    job "migrate" {{ image = "busybox:1.36" command = ["sh", "-c", "true"] env {{ MODE = "fast" }}
+      resources {{ limits {{ memory = 64Mi }} }} }}
+    cronjob "report" {{ schedule = "@hourly" image = "busybox:1.36" command = ["sh", "-c", "true"] env {{ MODE = "fast" }}
+      resources {{ limits {{ memory = 64Mi }} }} }}
+  }}
+  fault {fault}
+  expect {{ root_cause job "migrate" mitigated when {{ job "migrate" complete }} }}
+}}
+"""
+    diags = Diagnostics()
+    result = compiler.compile_source(source.encode(), "s.itb", diags)
+    assert not diags.errors(), [d.message for d in diags.errors()]
+    assert [d["kind"] for d in _docs(result.files, "inject/recreate.yaml")] == ["Job"]
+    on_cronjob = source.replace('on job "migrate"', 'on cronjob "report"').replace(
+        'root_cause job "migrate"', 'root_cause cronjob "report"').replace('job "migrate" complete', 'cronjob "report" complete')
+    diags = Diagnostics()
+    result = compiler.compile_source(on_cronjob.encode(), "s.itb", diags)
+    assert not diags.errors(), [d.message for d in diags.errors()]
+    assert "inject/recreate.yaml" not in result.files  # a CronJob's job template changes on update
