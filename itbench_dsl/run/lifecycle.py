@@ -150,7 +150,7 @@ class Ref:
 
 @dataclass(frozen=True)
 class Waiter:
-    kind: str  # restart | scale | delete_pods | pause (faults/waiters.py)
+    kind: str  # restart | scale | delete_pods | pause | redeploy (faults/waiters.py)
     when: str  # before | after
     target: Ref
     args: dict

@@ -526,6 +526,15 @@ class Run:
                 selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
                 for pod in self.cluster.list("v1", "Pod", ref.namespace, selector)[0]:
                     self.cluster.delete(Ref("v1", "Pod", ref.namespace, pod["metadata"]["name"]))
+        elif waiter.kind == "redeploy":  # every Deployment and StatefulSet of the namespace, as `rollout restart`
+            namespace = ref.namespace or ref.name
+            stamp = {"spec": {"template": {"metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": _now()}}}}}
+            restarted = [Ref("apps/v1", kind, namespace, obj["metadata"]["name"])
+                         for kind in ("Deployment", "StatefulSet")
+                         for obj in self.cluster.list("apps/v1", kind, namespace)[0]]
+            for workload in restarted:
+                self.cluster.patch(workload, stamp)
+            self._wait_ready("inject", restarted)
         elif waiter.kind == "pause":
             seconds = float(waiter.args.get("seconds", 0))
             self.waited += seconds
