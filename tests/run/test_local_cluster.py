@@ -150,6 +150,38 @@ def test_service_account_token_is_held_to_its_rbac(cluster):
     assert other.returncode != 0 and "Forbidden" in other.stderr
 
 
+def test_etcd_answers_only_the_api_servers_certificate(cluster):
+    """Any process on the machine reaches etcd's loopback port: it must not read the store past RBAC."""
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    from itbench_dsl.run.local.plane import etcd_context
+
+    port = cluster.state["ports"]["etcd"]
+    body = json.dumps({"key": "L3JlZ2lzdHJ5Lw==", "range_end": "L3JlZ2lzdHJ5MA==", "count_only": True}).encode()
+
+    def answer(scheme: str, context=None) -> dict | None:
+        request = urllib.request.Request(f"{scheme}://127.0.0.1:{port}/v3/kv/range", data=body, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=5, context=context) as reply:
+                return json.loads(reply.read())
+        except (urllib.error.URLError, OSError, ValueError):
+            return None
+
+    pki = cluster.dir / "pki"
+    assert answer("http") is None
+    no_certificate = ssl.create_default_context(cafile=str(pki / "etcd" / "ca.crt"))
+    assert answer("https", no_certificate) is None
+    other_ca = ssl.create_default_context(cafile=str(pki / "etcd" / "ca.crt"))
+    other_ca.load_cert_chain(str(pki / "admin.crt"), str(pki / "admin.key"))  # the cluster's admin, not etcd's CA
+    assert answer("https", other_ca) is None
+    assert int(answer("https", etcd_context(pki))["count"]) > 0  # the API server's certificate reads the store
+    assert (pki / "etcd").stat().st_mode & 0o777 == 0o700 and pki.stat().st_mode & 0o777 == 0o700
+    assert {f.name: f.stat().st_mode & 0o777 for f in (pki / "etcd").iterdir()} == {
+        f"{name}.{ext}": 0o600 for name in ("ca", "server", "client") for ext in ("crt", "key")}
+
+
 def test_admission_pod_security_and_resource_quota(cluster):
     kubectl(cluster, "create", "namespace", "locked")
     kubectl(cluster, "label", "namespace", "locked", "pod-security.kubernetes.io/enforce=restricted")
