@@ -91,6 +91,9 @@ class Finding:
         if self.why.startswith(FAULT_TOOL_OBJECTS):
             return ("grant no read on a fault tool's API group (expectations.application_access); a prompt that "
                     "means the agent to read them cites the command")
+        if self.verb == "take" and self.text.startswith("create "):
+            return ("keep the agent's admission policy (backends/manifests.pod_guard) in its access: it refuses the "
+                    "agent's pods and token Secrets of a wider service account")
         if self.verb == "take":
             return ("withhold exec, attach, port-forward and token requests where such pods run "
                     "(expectations.wide_token_namespaces), or narrow that service account's roles")
@@ -555,7 +558,53 @@ def access_findings(objects: dict[str, list[dict]], prompt: str = "") -> list[Fi
                                        f"{'.' + beyond.group if beyond.group else ''} {scope}, which the agent may "
                                        f"not) through `{sub}`", verb="take"))
                     break  # one pod says it
+            out += _unguarded_runs(role, index, rule, mine, cluster, agent, home, too_wide)
     return out
+
+
+def _guarded(mine: list[dict], group: str, resource: str) -> bool:
+    """Whether the agent's access objects hold a ValidatingAdmissionPolicy, bound, over `resource` (the one
+    backends/manifests.pod_guard writes: it refuses the pods and token Secrets of wider service accounts)."""
+    bound = {(o.get("spec") or {}).get("policyName") for o in mine if o.get("kind") == "ValidatingAdmissionPolicyBinding"}
+    for policy in mine:
+        if policy.get("kind") != "ValidatingAdmissionPolicy" or _meta(policy).get("name") not in bound:
+            continue
+        for rule in ((policy.get("spec") or {}).get("matchConstraints") or {}).get("resourceRules") or []:
+            if group in (rule.get("apiGroups") or []) and resource in (rule.get("resources") or []):
+                return True
+    return False
+
+
+def _unguarded_runs(role: dict, index: int, rule: dict, mine: list[dict], cluster: list[dict], agent: str,
+                    home: str, too_wide) -> list[Finding]:
+    """A rule that lets the agent create a pod, a workload or a Secret in a namespace where a service account may do
+    more than the agent, with no admission policy to refuse it (`_guarded`): a pod names the account it runs as, a
+    Secret of type service-account-token gets the account's token, and neither needs more than `create`."""
+    from . import access as rbac
+    from .backends.manifests import POD_RUNNERS
+
+    kind, namespace, name = _key(role)
+    for group, resources in POD_RUNNERS.items():
+        for resource in resources + (("secrets",) if group == "" else ()):
+            if not rbac._rule_matches(rule, rbac.Request("create", group, resource, namespace)) or \
+                    _guarded(mine, group, resource):
+                continue
+            accounts = sorted({(_meta(o).get("namespace"), _meta(o).get("name")) for o in cluster
+                               if o.get("kind") == "ServiceAccount"}, key=str)
+            for account_namespace, account in accounts:
+                if account_namespace is None or (namespace is not None and account_namespace != namespace):
+                    continue
+                beyond = too_wide(account, account_namespace)
+                if beyond is None:
+                    continue
+                scope = f"in `{beyond.namespace}`" if beyond.namespace else "cluster-wide"
+                return [Finding("manifests/agent-access.yaml", kind, namespace, name, f"rules[{index}]",
+                                f"create {resource}", f"the token of service account `{account_namespace}/{account}` "
+                                f"(it may `{beyond.verb}` {beyond.resource or '*'}"
+                                f"{'.' + beyond.group if beyond.group else ''} {scope}, which the agent may not) "
+                                f"through `create {resource}`, which no admission policy of the agent's refuses",
+                                verb="take")]
+    return []
 
 
 def _host_group_findings(scenario: ir.Scenario) -> list[Finding]:

@@ -544,7 +544,10 @@ group's name and every alert's name, labels and annotations (Prometheus serves t
 - the agent's own rules (`agent_view.access_findings`): a rule that reads a fault tool's API group
   (`chaos-mesh.org`; a PodChaos names the fault's kind and target) when no command the prompt cites reads
   it, and a rule that lets it exec into, attach to or port-forward to a pod, or mint a token, of a service
-  account that may do more than the agent (`access.wider_than`): the message names the role, the rule
+  account that may do more than the agent (`access.wider_than`), or create a pod, a workload or a Secret in
+  a namespace where such an account is when no admission policy of the agent's refuses it (a pod names the
+  account it runs as; a Secret of type `kubernetes.io/service-account-token` is filled with the account's
+  token; `backends/manifests.pod_guard` writes the policy): the message names the role, the rule
   (`rules[3]`) and the account.
 
 The message names the object, the file it comes from, the field (`spec.template.spec.containers[0].image`)

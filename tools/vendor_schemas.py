@@ -94,6 +94,8 @@ KUBERNETES_KINDS: list[tuple[str, str]] = [
     ("batch/v1", "Job"),
     ("batch/v1", "CronJob"),
     ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"),
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"),
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
     ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"),
 ]
 

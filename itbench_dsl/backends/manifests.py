@@ -22,11 +22,94 @@ CHANGE_VERBS = ["patch", "update"]
 UNREAD_IN_READ_ONLY = ("secrets",)
 
 
+# What runs pods, by API group: whoever creates one names the service account it runs as, and whoever changes its
+# pod spec runs code as that account (RBAC does not ask whether the creator may act as it). With Secrets, whose
+# service-account-token type has the token controller fill in any account's token, they are the resources the
+# agent's admission policy guards (`pod_guard`)
+POD_RUNNERS = {"": ("pods", "replicationcontrollers"), "apps": ("daemonsets", "deployments", "replicasets",
+                                                                "statefulsets"),
+               "batch": ("cronjobs", "jobs")}
+TOKEN_SECRET = "kubernetes.io/service-account-token"
+
+
 def scenario_agent_access(scenario: ir.Scenario) -> list[dict]:
-    """manifests/agent-access.yaml of a scenario: its declared access and what its prompt's commands need."""
+    """manifests/agent-access.yaml of a scenario: its declared access and what its prompt's commands need, and the
+    admission policy that keeps the agent from running as a wider service account (`pod_guard`)."""
     from ..access import cited_commands
 
-    return agent_access(scenario.agent, cited_commands(scenario))
+    objects = agent_access(scenario.agent, cited_commands(scenario))
+    return objects + pod_guard(scenario.agent, objects, topology_manifests(scenario.topology, provided=True))
+
+
+def narrow_accounts(access: ir.AgentAccess, objects: list[dict], cluster: list[dict]) -> list[str]:
+    """`namespace/name` of the service accounts (the application's, and each namespace's `default`) of the namespaces
+    the agent may write in that may do no more than the agent with its access `objects` (access.wider_than)."""
+    from ..access import wider_than
+
+    home = access.namespaces[0]
+    writable = [n for n in access.namespaces if n not in access.read_only]
+    accounts = {(n, "default") for n in writable} | {
+        ((o.get("metadata") or {}).get("namespace"), (o.get("metadata") or {}).get("name"))
+        for o in cluster if o.get("kind") == "ServiceAccount"}
+    return sorted(f"{ns}/{name}" for ns, name in accounts if ns in writable and isinstance(name, str)
+                  and wider_than(cluster, name, ns, objects, access.service_account, home) is None)
+
+
+def pod_guard(access: ir.AgentAccess, objects: list[dict], cluster: list[dict]) -> list[dict]:
+    """A ValidatingAdmissionPolicy and its binding that refuse the agent's own requests (by its ServiceAccount's user
+    name) that would hand it a wider token than its Roles give: a Secret of type service-account-token (the token
+    controller fills in the named account's token, which the agent then reads), and a pod or workload (POD_RUNNERS)
+    that runs as a service account not among `narrow_accounts` - unless an update leaves its pod spec as it was
+    (scaled, relabelled, restarted by `kubectl rollout restart`). None when the agent may create none of them."""
+    from ..access import Request, allows
+
+    if not access.namespaces:
+        return []
+    home, name = access.namespaces[0], access.service_account
+    guarded = [(group, resource) for group, resources in POD_RUNNERS.items() for resource in resources + (
+        ("secrets",) if group == "" else ())]
+    if not any(allows(objects, name, home, Request(verb, group, resource, namespace))
+               for group, resource in guarded for verb in ("create", "update", "patch")
+               for namespace in access.namespaces):
+        return []
+    allowed = ", ".join(f"'{a}'" for a in narrow_accounts(access, objects, cluster))
+
+    def spec(obj: str) -> str:
+        return (f"request.resource.resource == 'pods' ? {obj}.spec : request.resource.resource == 'cronjobs' ? "
+                f"{obj}.spec.jobTemplate.spec.template.spec : {obj}.spec.template.spec")
+
+    policy = {
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy", "metadata": _meta(name),
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [
+                {"apiGroups": [group], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+                 "resources": sorted(resources + (("secrets",) if group == "" else ()))}
+                for group, resources in POD_RUNNERS.items()]},
+            "matchConditions": [{"name": "agent", "expression":
+                                 f"request.userInfo.username == 'system:serviceaccount:{home}:{name}'"}],
+            "variables": [
+                {"name": "pod", "expression": spec("object")},
+                {"name": "account", "expression":
+                    "has(variables.pod.serviceAccountName) && variables.pod.serviceAccountName != '' ? "
+                    "variables.pod.serviceAccountName : has(variables.pod.serviceAccount) && "
+                    "variables.pod.serviceAccount != '' ? variables.pod.serviceAccount : 'default'"},
+            ],
+            "validations": [
+                {"expression": f"request.resource.resource != 'secrets' || !has(object.type) || "
+                               f"object.type != '{TOKEN_SECRET}'",
+                 "message": f"Secrets of type {TOKEN_SECRET} are not yours to make"},
+                {"expression": f"request.resource.resource == 'secrets' || "
+                               f"(request.namespace + '/' + variables.account) in [{allowed}] || "
+                               f"(request.operation == 'UPDATE' && variables.pod == ({spec('oldObject')}))",
+                 "messageExpression": "'service account ' + variables.account + ' may do more than you: "
+                                      "you may not run pods as it, nor change the pods that run as it'"},
+            ],
+        },
+    }
+    binding = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+               "metadata": _meta(name), "spec": {"policyName": name, "validationActions": ["Deny"]}}
+    return [policy, binding]
 
 
 def agent_access(access: ir.AgentAccess, commands: tuple[str, ...] = ()) -> list[dict]:

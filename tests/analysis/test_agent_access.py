@@ -306,6 +306,43 @@ def test_e4010_a_rule_that_lets_the_agent_into_a_pod_with_a_wider_token():
             if f.where == "manifests/agent-access.yaml"] == ["serviceaccounts/token"]
 
 
+def test_the_agent_may_not_run_pods_as_a_wider_account():
+    """The agent may create pods, workloads and Secrets in otel-demo, where grafana, prometheus and the collector
+    hold ClusterRoles: its access carries an admission policy that admits pods of the narrow accounts alone and no
+    service-account-token Secret (the real API server's answer: tests/run/test_local_cluster.py)."""
+    objects = [d for d in yaml.safe_load_all(_compiled(OTEL).files["manifests/agent-access.yaml"]) if d]
+    policy = next(o for o in objects if o["kind"] == "ValidatingAdmissionPolicy")
+    assert [o["spec"]["policyName"] for o in objects if o["kind"] == "ValidatingAdmissionPolicyBinding"] == \
+        [policy["metadata"]["name"]]
+    assert policy["spec"]["matchConditions"][0]["expression"] == \
+        "request.userInfo.username == 'system:serviceaccount:otel-demo:itbench-agent'"
+    admits = policy["spec"]["validations"][1]["expression"]
+    assert "'otel-demo/default'" in admits and "'otel-demo/opentelemetry-demo'" in admits
+    assert not re.search(r"'otel-demo/(grafana|prometheus|otel-collector)'", admits)
+
+
+def test_e4010_pods_the_agent_may_create_without_the_admission_policy():
+    from itbench_dsl import agent_view
+
+    result = _compiled(OTEL)
+    files = dict(result.files)
+    objects = [d for d in yaml.safe_load_all(files["manifests/agent-access.yaml"]) if d]
+
+    def found():
+        files["manifests/agent-access.yaml"] = yaml.safe_dump_all(objects).encode()
+        return [f for f in agent_view.findings(result.scenario, files, objects=agent_view.from_files(files))
+                if f.where == "manifests/agent-access.yaml"]
+
+    assert found() == []
+    objects = [o for o in objects if o["kind"] != "ValidatingAdmissionPolicyBinding"]
+    taken = found()
+    assert taken and {f.verb for f in taken} == {"take"}
+    # one finding per rule: the core group's (pods), apps' and batch's
+    assert {f.text.split()[0] for f in taken} == {"create"} and "create pods" in {f.text for f in taken}
+    assert len({f.field for f in taken}) == len(taken) >= 3
+    assert "token of service account `otel-demo/" in taken[0].message() and "pod_guard" in taken[0].hint()
+
+
 # ---- E2037: a posed `mitigate` the agent cannot perform -----------------------------------------------------
 
 SCHEDULED = 'fault pod_chaos on deployment "cart" {\n    action = pod_kill\n    every = 30s\n  }'

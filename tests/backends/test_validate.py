@@ -265,6 +265,22 @@ webhooks:
   clientConfig: {url: "https://defaults.example.com/mutate"}
   rules: [{operations: [CREATE, UPDATE], apiGroups: [apps], apiVersions: [v1], resources: [deployments]}]
 ---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: no-host-network}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules: [{operations: [CREATE, UPDATE], apiGroups: [""], apiVersions: [v1], resources: [pods]}]
+  matchConditions: [{name: not-admin, expression: "request.userInfo.username != 'admin'"}]
+  variables: [{name: spec, expression: object.spec}]
+  validations: [{expression: "!has(variables.spec.hostNetwork) || !variables.spec.hostNetwork", message: no host network}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: no-host-network}
+spec: {policyName: no-host-network, validationActions: [Deny]}
+---
 apiVersion: chaos-mesh.org/v1alpha1
 kind: BlockChaos
 metadata: {name: slow-disk, namespace: chaos-mesh}
@@ -531,7 +547,7 @@ def test_known_kinds() -> None:
     assert kinds == sorted(kinds)
     # Kubernetes, Chaos Mesh, Kyverno, Istio, Gateway API, and the engines' kinds (PrometheusRule, Chainsaw's
     # Test, Argo's Workflow and WorkflowTemplate)
-    assert len(kinds) == 27 + 13 + 2 + 2 + 1 + 4
+    assert len(kinds) == 29 + 13 + 2 + 2 + 1 + 4
     assert {"apps/v1/Deployment", "v1/Service", "autoscaling/v2/HorizontalPodAutoscaler",
             "chaos-mesh.org/v1alpha1/Schedule", "chaos-mesh.org/v1alpha1/NetworkChaos"} <= set(kinds)
 

@@ -150,6 +150,104 @@ def test_service_account_token_is_held_to_its_rbac(cluster):
     assert other.returncode != 0 and "Forbidden" in other.stderr
 
 
+def test_the_agent_may_not_run_as_a_wider_service_account(cluster):
+    """The agent's compiled access (backends/manifests.agent_access and pod_guard), applied as the harness applies
+    it: its token may create pods, Deployments and Secrets, yet neither a pod running as `wide` (bound to a
+    ClusterRole that reads every Secret), nor a service-account-token Secret of it, nor a change to the pod spec of
+    a Deployment that runs as it; a pod of the application's narrow account, and an image fix, pass."""
+    from itbench_dsl import ir
+    from itbench_dsl.backends.manifests import agent_access, pod_guard
+
+    ns = "guarded"
+    cluster_objects = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "wide", "namespace": ns}},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "app", "namespace": ns}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "read-secrets"},
+         "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "wide"},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "read-secrets"},
+         "subjects": [{"kind": "ServiceAccount", "name": "wide", "namespace": ns}]},
+    ]
+    access = ir.AgentAccess("itbench-agent", [ns], read=["pods", "secrets", "deployments"],
+                            write=["pods", "secrets", "deployments"])
+    objects = agent_access(access)
+    objects += pod_guard(access, objects, cluster_objects)
+    kubectl(cluster, "apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List",
+                                                           "items": cluster_objects + objects}))
+    token = kubectl(cluster, "create", "token", "itbench-agent", "-n", ns, "--duration=10m").stdout.strip()
+    as_agent = ["--kubeconfig", os.devnull, "--server", cluster.server, "--certificate-authority",
+                str(cluster.dir / "pki" / "ca.crt"), "--token", token]
+
+    def pod(name: str, account: str) -> dict:
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns},
+                "spec": {"serviceAccountName": account, "automountServiceAccountToken": True,
+                         "containers": [{"name": "c", "image": "busybox:1.36"}]}}
+
+    def create(obj: dict, *extra: str):
+        return kubectl(cluster, *as_agent, "create", *extra, "-f", "-", input=json.dumps(obj), check=False)
+
+    refusal = "may do more than you"
+    # the policy takes effect once the API server has loaded it
+    eventually(lambda: refusal in create(pod("probe", "wide"), "--dry-run=server").stderr, "the policy in force")
+    refused = create(pod("borrow", "wide"))
+    assert refused.returncode != 0 and "ValidatingAdmissionPolicy" in refused.stderr and refusal in refused.stderr
+    token_secret = {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+                    "metadata": {"name": "cache", "namespace": ns,
+                                 "annotations": {"kubernetes.io/service-account.name": "wide"}}}
+    refused = create(token_secret)
+    assert refused.returncode != 0 and "kubernetes.io/service-account-token" in refused.stderr
+    assert create(pod("own", "app")).returncode == 0
+    assert create({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "conf", "namespace": ns},
+                   "stringData": {"k": "v"}}).returncode == 0
+
+    for name, account in (("web", "app"), ("dash", "wide")):  # the application's Deployments, made by the admin
+        deployment = json.loads(json.dumps(DEPLOYMENT))
+        deployment["metadata"] = {"name": name, "namespace": ns}
+        deployment["spec"]["template"]["spec"]["serviceAccountName"] = account
+        kubectl(cluster, "apply", "-f", "-", input=json.dumps(deployment))
+    fixed = kubectl(cluster, *as_agent, "set", "image", "deployment/web", "web=nginx:1.28", "-n", ns, check=False)
+    assert fixed.returncode == 0, fixed.stderr
+    moved = kubectl(cluster, *as_agent, "set", "serviceaccount", "deployment/web", "wide", "-n", ns, check=False)
+    assert moved.returncode != 0 and refusal in moved.stderr
+    changed = kubectl(cluster, *as_agent, "set", "image", "deployment/dash", "web=nginx:1.28", "-n", ns, check=False)
+    assert changed.returncode != 0 and refusal in changed.stderr
+    restarted = kubectl(cluster, *as_agent, "rollout", "restart", "deployment/dash", "-n", ns, check=False)
+    assert restarted.returncode == 0, restarted.stderr  # the pod template's annotations, not its spec
+
+
+def test_etcd_answers_only_the_api_servers_certificate(cluster):
+    """Any process on the machine reaches etcd's loopback port: it must not read the store past RBAC."""
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    from itbench_dsl.run.local.plane import etcd_context
+
+    port = cluster.state["ports"]["etcd"]
+    body = json.dumps({"key": "L3JlZ2lzdHJ5Lw==", "range_end": "L3JlZ2lzdHJ5MA==", "count_only": True}).encode()
+
+    def answer(scheme: str, context=None) -> dict | None:
+        request = urllib.request.Request(f"{scheme}://127.0.0.1:{port}/v3/kv/range", data=body, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=5, context=context) as reply:
+                return json.loads(reply.read())
+        except (urllib.error.URLError, OSError, ValueError):
+            return None
+
+    pki = cluster.dir / "pki"
+    assert answer("http") is None
+    no_certificate = ssl.create_default_context(cafile=str(pki / "etcd" / "ca.crt"))
+    assert answer("https", no_certificate) is None
+    other_ca = ssl.create_default_context(cafile=str(pki / "etcd" / "ca.crt"))
+    other_ca.load_cert_chain(str(pki / "admin.crt"), str(pki / "admin.key"))  # the cluster's admin, not etcd's CA
+    assert answer("https", other_ca) is None
+    assert int(answer("https", etcd_context(pki))["count"]) > 0  # the API server's certificate reads the store
+    assert (pki / "etcd").stat().st_mode & 0o777 == 0o700 and pki.stat().st_mode & 0o777 == 0o700
+    assert {f.name: f.stat().st_mode & 0o777 for f in (pki / "etcd").iterdir()} == {
+        f"{name}.{ext}": 0o600 for name in ("ca", "server", "client") for ext in ("crt", "key")}
+
+
 def test_admission_pod_security_and_resource_quota(cluster):
     kubectl(cluster, "create", "namespace", "locked")
     kubectl(cluster, "label", "namespace", "locked", "pod-security.kubernetes.io/enforce=restricted")

@@ -1,10 +1,12 @@
 """Starting and stopping the local control plane: `up(dir)` and `down(dir)`.
 
-`up` writes into DIR: `pki/` (CA, certificates, service-account key), `kubeconfig` (admin, the one to
+`up` writes into DIR: `pki/` (CA, certificates, service-account key; `pki/etcd/`, etcd's own CA and
+certificates, readable by their owner alone), `kubeconfig` (admin, the one to
 use), `conf/` (the components' kubeconfigs and kwok's stages), `etcd/` (data), `logs/` (one log per
 component), `bin/kubectl` (a link to the binary, which runs kubectl under that name) and
 `state.json` (pids, process start times, ports, and the paths `up` created). Every component
-listens on 127.0.0.1 only, on ports chosen free. `down` stops the processes of state.json (SIGTERM,
+listens on 127.0.0.1 only, on ports chosen free; etcd answers only over TLS to the API server's client
+certificate, so a process beside it (the agent's) cannot read or write the store past RBAC. `down` stops the processes of state.json (SIGTERM,
 then SIGKILL after a bound; a pid is signalled only while its start time is still the recorded one)
 and removes exactly those paths. Every wait has a bound.
 """
@@ -79,6 +81,7 @@ def up(directory: Path | str, *, nodes: int = 1, timeout: float = 120.0, binary:
     directory.mkdir(parents=True, exist_ok=True)
     for sub in ("pki", "conf", "etcd", "logs", "bin"):
         (directory / sub).mkdir(exist_ok=True)
+    (directory / "pki").chmod(0o700)
     (directory / "bin" / "kubectl").symlink_to(binary)  # the binary runs the component its name says
     _write_state(directory, state)
     try:
@@ -133,14 +136,20 @@ def _start(directory: Path, binary: Path, state: dict, nodes: int, deadline: flo
     def start(name: str, args: list[str]) -> None:
         _spawn(directory, binary, state, name, args, say)
 
+    etcd_pki = pki / "etcd"
     start("etcd", ["--data-dir", str(directory / "etcd"),
-                   "--listen-client", f"http://127.0.0.1:{ports['etcd']}",
-                   "--listen-peer", f"http://127.0.0.1:{ports['etcd-peer']}"])
-    _wait(lambda: _http_ok(f"http://127.0.0.1:{ports['etcd']}/health"), "etcd /health", ["etcd"], state, deadline)
+                   "--listen-client", f"https://127.0.0.1:{ports['etcd']}",
+                   "--listen-peer", f"https://127.0.0.1:{ports['etcd-peer']}",
+                   "--cert-file", str(etcd_pki / "server.crt"), "--key-file", str(etcd_pki / "server.key"),
+                   "--trusted-ca-file", str(etcd_pki / "ca.crt"), "--client-cert-auth"])
+    etcd_client = etcd_context(pki)
+    _wait(lambda: _https_ok(f"https://127.0.0.1:{ports['etcd']}/health", etcd_client), "etcd /health", ["etcd"],
+          state, deadline)
 
     start("apiserver", [
         "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={ports['apiserver']}",
-        f"--etcd-servers=http://127.0.0.1:{ports['etcd']}",
+        f"--etcd-servers=https://127.0.0.1:{ports['etcd']}", f"--etcd-cafile={etcd_pki / 'ca.crt'}",
+        f"--etcd-certfile={etcd_pki / 'client.crt'}", f"--etcd-keyfile={etcd_pki / 'client.key'}",
         f"--tls-cert-file={pki / 'apiserver.crt'}", f"--tls-private-key-file={pki / 'apiserver.key'}",
         f"--client-ca-file={pki / 'ca.crt'}",
         "--authorization-mode=Node,RBAC",
@@ -445,12 +454,11 @@ def _admin_context(pki: Path) -> ssl.SSLContext:
     return context
 
 
-def _http_ok(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as answer:
-            return answer.status == 200
-    except (urllib.error.URLError, OSError, ValueError):
-        return False
+def etcd_context(pki: Path) -> ssl.SSLContext:
+    """TLS as the one client etcd answers (the API server's certificate of etcd's own CA, pki/etcd/)."""
+    context = ssl.create_default_context(cafile=str(pki / "etcd" / "ca.crt"))
+    context.load_cert_chain(str(pki / "etcd" / "client.crt"), str(pki / "etcd" / "client.key"))
+    return context
 
 
 def _https_ok(url: str, context: ssl.SSLContext) -> bool:

@@ -34,7 +34,8 @@ var clientCerts = []clientCert{
 
 // runCerts writes, into --dir, a CA (ca.crt, ca.key), the API server's serving certificate
 // (apiserver.crt/.key, for 127.0.0.1, localhost and the in-cluster names), the service-account
-// signing key (sa.key, sa.pub) and one client certificate per user of clientCerts (NAME.crt/.key).
+// signing key (sa.key, sa.pub), one client certificate per user of clientCerts (NAME.crt/.key), and
+// etcd's own PKI in etcd/ (see writeEtcdCerts).
 func runCerts(args []string) int {
 	fs := flag.NewFlagSet("certs", flag.ContinueOnError)
 	dir := fs.String("dir", "", "directory to write into (required)")
@@ -111,6 +112,9 @@ func writeCerts(dir string, serviceIP net.IP, validity time.Duration) error {
 			return err
 		}
 	}
+	if err := writeEtcdCerts(filepath.Join(dir, "etcd"), now, validity); err != nil {
+		return err
+	}
 	saKey, err := newKey()
 	if err != nil {
 		return err
@@ -123,6 +127,62 @@ func writeCerts(dir string, serviceIP net.IP, validity time.Duration) error {
 		return err
 	}
 	return writePEM(filepath.Join(dir, "sa.pub"), "PUBLIC KEY", public, 0o644)
+}
+
+// writeEtcdCerts writes into dir (mode 0700, every file 0600) a CA of etcd's own (ca.crt, ca.key),
+// etcd's serving certificate for 127.0.0.1 (server.crt/.key) and the one client certificate etcd
+// accepts (client.crt/.key, the API server's). A CA apart from the cluster's: no certificate of the
+// cluster's users opens etcd.
+func writeEtcdCerts(dir string, now time.Time, validity time.Duration) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return err
+	}
+	caKey, err := newKey()
+	if err != nil {
+		return err
+	}
+	caCert, err := signPrivate(dir, "ca", &x509.Certificate{
+		Subject:   pkix.Name{CommonName: "itbench-local-etcd-ca"},
+		NotBefore: now, NotAfter: now.Add(validity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}, caKey, nil, nil)
+	if err != nil {
+		return err
+	}
+	leaves := []*x509.Certificate{
+		{Subject: pkix.Name{CommonName: "etcd"}, DNSNames: []string{"localhost"},
+			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+			// server and client: the certificate serves peers too
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}},
+		{Subject: pkix.Name{CommonName: "kube-apiserver-etcd-client"},
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}},
+	}
+	for i, name := range []string{"server", "client"} {
+		key, err := newKey()
+		if err != nil {
+			return err
+		}
+		leaves[i].NotBefore, leaves[i].NotAfter = now, now.Add(validity)
+		leaves[i].KeyUsage = x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment
+		if _, err := signPrivate(dir, name, leaves[i], key, caCert, caKey); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// signPrivate is sign with the certificate, too, readable by its owner only.
+func signPrivate(dir, name string, template *x509.Certificate, key *ecdsa.PrivateKey, parent *x509.Certificate, parentKey crypto.Signer) (*x509.Certificate, error) {
+	cert, err := sign(dir, name, template, key, parent, parentKey)
+	if err != nil {
+		return nil, err
+	}
+	return cert, os.Chmod(filepath.Join(dir, name+".crt"), 0o600)
 }
 
 func newKey() (*ecdsa.PrivateKey, error) {

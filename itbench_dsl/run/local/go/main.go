@@ -1,7 +1,7 @@
 // Command localcluster is one binary holding the components of a local Kubernetes control plane,
 // each built from its upstream Go module: the first argument names the component to run.
 //
-//	localcluster etcd --data-dir DIR --listen-client URL --listen-peer URL
+//	localcluster etcd --data-dir DIR --listen-client URL --listen-peer URL [--cert-file F --key-file F --trusted-ca-file F --client-cert-auth]
 //	localcluster apiserver [kube-apiserver flags]
 //	localcluster controller-manager [kube-controller-manager flags]
 //	localcluster scheduler [kube-scheduler flags]
