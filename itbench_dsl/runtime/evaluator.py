@@ -5416,9 +5416,9 @@ def general_checks(spec, judge, checks):
     except RegoRefused as exc:  # the agent's policy goes over its budget on the twins: a fail, saying why
         checks.append({"id": "ciso.general", "passed": False, "detail": str(exc)[:600]})
         return
-    missed = [ref_text(as_ref(obj_ref(c))) for c in gap_twins
+    missed = [twin_text(o, c) for o, c in zip(gaps, gap_twins)
               if not ({"fail", "false"} & verdicts.get(obj_ref(c), set()))]
-    refused = [ref_text(as_ref(obj_ref(c))) for c in ok_twins
+    refused = [twin_text(o, c) for o, c in zip(compliant, ok_twins)
                if {"fail", "false", "error"} & verdicts.get(obj_ref(c), set())]
     problems = []
     if missed:
@@ -5434,6 +5434,13 @@ def general_checks(spec, judge, checks):
                    "detail": "; ".join(problems) if problems else
                              "the policy judges objects by what they are: twins of the gap objects (other names, "
                              "other labels) fail and twins of the compliant objects pass"})
+
+
+def twin_text(original, twin):
+    """A twin named for a reader: the object it copies, by kind, namespace and name, then its own fresh name
+    (`Deployment/shop/privileged-b (as bc1f...)`), which alone says nothing of which object failed."""
+    kind, namespace, name = obj_ref(original)
+    return "/".join(str(x) for x in (kind, namespace, name) if x) + f" (as `{obj_ref(twin)[2]}`)"
 
 
 def unchecked(checks, check_id, why):
