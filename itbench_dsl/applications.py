@@ -175,10 +175,9 @@ def load(source: Source, stack: tuple[str, ...] = ()) -> Loaded:
 @functools.lru_cache(maxsize=None)
 def _stdlib(name: str) -> Loaded:
     build, diags = app_topology(name)
-    app = load_app(name)[0]
     if build is not None:
         build.modules = {name: f"<stdlib>/apps/{name}.itb"}
-    return Loaded(build, diags, app.name if app is not None else name)
+    return Loaded(build, diags, _app_built(name)[2])
 
 
 _MAX_FILE_BYTES = 8 * 1024 * 1024  # beyond the parser's own limit: not read further
@@ -424,16 +423,31 @@ def load_app(name: str) -> tuple[ast.App | None, Diagnostics, str]:
     return document, diags, path
 
 
-@functools.lru_cache(maxsize=None)
 def _app_build(name: str) -> tuple[TopologyBuild | None, Diagnostics]:
+    return _app_built(name)[:2]
+
+
+@functools.lru_cache(maxsize=None)
+def _app_built(name: str) -> tuple[TopologyBuild | None, Diagnostics, str]:
+    """A standard-library application's topology, its diagnostics and its name, built once per process and kept
+    on disk (cache.py) for the next: keyed by the package's files, which are all it is made from (a standard
+    application imports no other)."""
+    from . import cache
+
+    where = cache.path_for("stdlib-app", cache.package_digest(), name)
+    found = cache.load(where)
+    if isinstance(found, tuple) and len(found) == 3 and isinstance(found[1], Diagnostics):
+        return found
     app, parse_diags, path = load_app(name)
     diags = Diagnostics(list(parse_diags.items), dict(parse_diags.sources))
     if app is None:
-        return None, diags
+        return None, diags, name
     build = compose(app, path, diags, (name,))
     build.application = name
     build.modules[app.name] = path
-    return build, diags
+    value = (build, diags, app.name)
+    cache.store(where, value)
+    return value
 
 
 def app_topology(name: str) -> tuple[TopologyBuild | None, Diagnostics]:

@@ -1,5 +1,5 @@
 """What does not change between runs, kept on disk: the parser's tables, the standard library's parsed
-files, a mark that the package checked its standard fault library clean (faults/declared.load_stdlib), a
+files and composed application topologies (applications._app_built), a mark that the package checked its standard fault library clean (faults/declared.load_stdlib), a
 checked file's parse (parser.parse_kept), its objects' validation results (validate.validate_all), parsed
 ConfigMap YAML (serialize), the compiled prompt templates (backends/prompt) and a scenario's self-validation
 results. Every process would otherwise import Lark, jsonschema and PyYAML, build the parser and the validators,

@@ -95,6 +95,7 @@ def _finish(result: CompileResult, diags: Diagnostics, lint: bool, hints: str = 
     pending = False
     if result.scenario is not None and result.files and not diags.has_errors:
         diags.extend(alert_placement(result))
+        diags.extend(alert_thresholds(result))
         diags.extend(agent_view(result, hints))
         diags.extend(symptoms(result))
         diags.extend(fingerprints(result))
@@ -117,14 +118,34 @@ def alert_placement(result: CompileResult) -> list[Diagnostic]:
     located at their `alert` statement."""
     from .faults.alerting import placement_problems
 
-    expect = [s for s in result.document.statements if isinstance(s, ast.Expect)]
-    statements = [s for s in expect[0].statements if isinstance(s, ast.Alert)] if expect else []
+    statements = _alert_statements(result)
     out = []
     for index, message, hint in placement_problems(result.scenario):
         span = statements[index].span if index < len(statements) else result.document.name_span
         out.append(Diagnostic("E2035", f"alert `{result.scenario.alerts[index].name}`: {message}", result.path,
                               span, "the faults cannot raise it here", help=hint))
     return out
+
+
+def alert_thresholds(result: CompileResult) -> list[Diagnostic]:
+    """W2019: expected latency alerts whose threshold the faults' delay does not cross (faults/alerting.py, the
+    comparison the generators refuse a variant by), located at their `alert` statement."""
+    from .faults.alerting import latency_short_of_alerts
+
+    statements = _alert_statements(result)
+    out = []
+    for index, message in latency_short_of_alerts(result.scenario):
+        span = statements[index].span if index < len(statements) else result.document.name_span
+        out.append(Diagnostic("W2019", message, result.path, span, "the fault is too small to raise it",
+                              help="make the delay longer than the alert's threshold, or expect another alert; "
+                                   "`itbench explain W2019`"))
+    return out
+
+
+def _alert_statements(result: CompileResult) -> list[ast.Alert]:
+    """The `alert` statements of the scenario's `expect` block, in the order of the scenario's alerts."""
+    expect = [s for s in result.document.statements if isinstance(s, ast.Expect)]
+    return [s for s in expect[0].statements if isinstance(s, ast.Alert)] if expect else []
 
 
 def agent_view(result: CompileResult, hints: str = "none") -> list[Diagnostic]:
@@ -270,7 +291,9 @@ def self_validated(result: CompileResult, keep: bool = True, cached_only: bool =
     scenario = result.scenario
     where = None
     if keep and all(FAULTS.get(i.fault) is i.kind for i in scenario.injections()):
-        parts = [sys.version, _rego_engine(), cache.package_digest(), repr(scenario)]
+        # only a policy task grades Rego: asking which engine does (`opa version`, a process) is left to those
+        engine = _rego_engine() if scenario.compliance is not None else "-"
+        parts = [sys.version, engine, cache.package_digest(), repr(scenario)]
         for name, data in sorted(result.files.items()):
             parts += [name, _without_source_hash(data) if name == "bundle.lock" else data]
         where = cache.path_for("selfcheck", *parts)

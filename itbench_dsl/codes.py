@@ -596,6 +596,21 @@ Fix it by expecting the alert that measures the symptom (an `alert_rule` on the 
 by a probe the evaluator runs; a scenario ported from a benchmark whose prompt states the symptom may allow
 the warning (`metadata { lint_allow = ["W2015"] }`) and say why.
 """),
+        _c("W2019", "the fault is too small to raise the alert", """
+An expected latency alert fires above a request duration (its rule compares a latency quantile with a
+bound: HighRequestLatency's is 1.5s on the OpenTelemetry demo), and every fault of the scenario is a fixed
+delay (an HTTPChaos `delay`, a NetworkChaos `delay` with its jitter) that adds no more than that bound,
+even summed. The alert would fire only if the application were already that slow: the ground truth
+names an alert the fault does not raise. The variant generators skip such a variant (a `sweep` value
+below the threshold) by the same comparison (itbench_dsl/faults/alerting.py).
+
+    fault http_chaos on deployment "ad" { action = delay  target = response  port = 8080  delay = 1s }
+    expect {
+      alert HighRequestLatency on service "ad"     # W2019: fires above 1.5s, the fault adds 1s
+    }
+
+Make the delay longer than the threshold, or expect an alert the fault crosses.
+"""),
         _c("W2017", "a solution step acts on a fault tool's objects", """
 The first solution's step acts on a fault tool's objects (Chaos Mesh's: `kubectl -n chaos-mesh delete
 schedule ...`), which the agent's access never grants: listing them would name the fault's kind and its

@@ -170,10 +170,11 @@ def added_delay(injection: ir.Injection) -> float | None:
     return None
 
 
-def latency_short_of_alerts(scenario: ir.Scenario) -> list[str]:
-    """The expected latency alerts a scenario's faults cannot raise by their own delay: every fault is a fixed
-    delay (added_delay) no longer than the least request duration the alert's rule fires above
-    (alerts.latency_threshold), so the alert would fire only if the application were already that slow."""
+def latency_short_of_alerts(scenario: ir.Scenario) -> list[tuple[int, str]]:
+    """The expected latency alerts a scenario's faults cannot raise by their own delay, as (index among the
+    scenario's alerts, message): every fault is a fixed delay (added_delay) no longer than the least request
+    duration the alert's rule fires above (alerts.latency_threshold), so the alert would fire only if the
+    application were already that slow. The check warns of it (W2019) and the generators skip such a variant."""
     from ..alerts import latency_threshold
 
     delays = [added_delay(i) for i in scenario.injections()]
@@ -181,9 +182,9 @@ def latency_short_of_alerts(scenario: ir.Scenario) -> list[str]:
         return []
     added = sum(delays)  # two delays on one path add up, at most
     out = []
-    for alert in scenario.alerts:
+    for index, alert in enumerate(scenario.alerts):
         bound = latency_threshold(alert.name, scenario.topology.application)
         if bound is not None and added <= bound:
-            out.append(f"alert {alert.name} on {alert.target.kind.lower()} `{alert.target.name}` fires above "
-                       f"{bound:g}s of request duration, and the faults add {added:g}s")
+            out.append((index, f"alert {alert.name} on {alert.target.kind.lower()} `{alert.target.name}` fires "
+                               f"above {bound:g}s of request duration, and the faults add {added:g}s"))
     return out

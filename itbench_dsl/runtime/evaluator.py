@@ -4213,9 +4213,8 @@ def safeguard_checks(spec, state, checks):
     for w in spec["workloads"]:
         if w["kind"] == "Pod" and not w.get("bare"):  # a static pod: the kubelet runs it whatever the agent does
             continue
-        obj = state.get(w)
-        if obj is None or terminating(obj):
-            broken.append(f"{ref_text(w)} {'deleted' if obj is None else 'being deleted'}")
+        obj = still_there(w, state, broken)
+        if obj is None:
             continue
         replicas = number((obj.get("spec") or {}).get("replicas", 1))
         if w["min_replicas"] > 0 and (replicas is None or replicas < w["min_replicas"]):
@@ -4231,9 +4230,8 @@ def safeguard_checks(spec, state, checks):
     names = names_of(spec, state)
     pods_by_owner: dict = {}
     for s in spec["services"]:
-        obj = state.get(s)
-        if obj is None or terminating(obj):
-            broken.append(f"{ref_text(s)} {'deleted' if obj is None else 'being deleted'}")
+        obj = still_there(s, state, broken)
+        if obj is None:
             continue
         selector = (obj.get("spec") or {}).get("selector") or {}
         if s["selector"] and selector != s["selector"] and not selects_same(s["selector"], selector, s["namespace"], state):
@@ -4475,18 +4473,26 @@ def content_digest(obj):
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def still_there(ref, state, broken):
+    """The object `ref` as the state holds it; None, with why recorded in `broken` (deleted, or being deleted:
+    it still acts until its finalizers let it go, and it is no fix), when it is gone. The safeguards' one
+    wording of an object the application had and lost."""
+    obj = state.get(ref)
+    if obj is None or terminating(obj):
+        broken.append(f"{ref_text(ref)} {'deleted' if obj is None else 'being deleted'}")
+        return None
+    return obj
+
+
 def unread_kept(entries, state):
     """Every ConfigMap, Secret and ServiceAccount of the application that nothing reads and no fault acts on
     (a red herring) is still there, with the content it was deployed with: deleting or changing one is harm
     to the application the fix did not need."""
     broken = []
     for entry in entries:
-        ref = entry["object"]
-        obj = state.get(ref)
-        if obj is None or terminating(obj):
-            broken.append(f"{ref_text(ref)} {'deleted' if obj is None else 'being deleted'}")
-        elif "data" in entry and content_digest(obj) != entry["data"]:
-            broken.append(f"{ref_text(ref)} changed")
+        obj = still_there(entry["object"], state, broken)
+        if obj is not None and "data" in entry and content_digest(obj) != entry["data"]:
+            broken.append(f"{ref_text(entry['object'])} changed")
     return broken
 
 
@@ -4498,9 +4504,8 @@ def autoscalers_kept(entries, state):
     broken = []
     for entry in entries:
         ref = entry["object"]
-        obj = state.get(ref)
-        if obj is None or terminating(obj):
-            broken.append(f"{ref_text(ref)} {'deleted' if obj is None else 'being deleted'}")
+        obj = still_there(ref, state, broken)
+        if obj is None:
             continue
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
         target = spec.get("scaleTargetRef") if isinstance(spec.get("scaleTargetRef"), dict) else {}
@@ -4619,9 +4624,8 @@ def flags_kept(entries, state):
         if entry.get("readers"):
             texts = [(where, text, why) for where, text, _, why in read_texts(entry["readers"], state)]
         else:
-            obj = state.get(ref)
-            if obj is None or terminating(obj):  # flagd serves none of its flags
-                broken.append(f"{ref_text(ref)} {'deleted' if obj is None else 'being deleted'}")
+            obj = still_there(ref, state, broken)
+            if obj is None:  # flagd serves none of its flags
                 continue
             text = ((obj.get("data") or {}) if isinstance(obj.get("data"), dict) else {}).get(entry["key"])
             texts = [(f"{ref_text(ref)} {entry['key']}", text, "absent")]
@@ -5416,9 +5420,9 @@ def general_checks(spec, judge, checks):
     except RegoRefused as exc:  # the agent's policy goes over its budget on the twins: a fail, saying why
         checks.append({"id": "ciso.general", "passed": False, "detail": str(exc)[:600]})
         return
-    missed = [ref_text(as_ref(obj_ref(c))) for c in gap_twins
+    missed = [twin_text(o, c) for o, c in zip(gaps, gap_twins)
               if not ({"fail", "false"} & verdicts.get(obj_ref(c), set()))]
-    refused = [ref_text(as_ref(obj_ref(c))) for c in ok_twins
+    refused = [twin_text(o, c) for o, c in zip(compliant, ok_twins)
                if {"fail", "false", "error"} & verdicts.get(obj_ref(c), set())]
     problems = []
     if missed:
@@ -5434,6 +5438,13 @@ def general_checks(spec, judge, checks):
                    "detail": "; ".join(problems) if problems else
                              "the policy judges objects by what they are: twins of the gap objects (other names, "
                              "other labels) fail and twins of the compliant objects pass"})
+
+
+def twin_text(original, twin):
+    """A twin named for a reader: the object it copies, by kind, namespace and name, then its own fresh name
+    (`Deployment/shop/privileged-b (as bc1f...)`), which alone says nothing of which object failed."""
+    kind, namespace, name = obj_ref(original)
+    return "/".join(str(x) for x in (kind, namespace, name) if x) + f" (as `{obj_ref(twin)[2]}`)"
 
 
 def unchecked(checks, check_id, why):

@@ -380,14 +380,14 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
                         # the parent's fault on the parent's target at another magnitude, or with red herrings: a
                         # deliberate member of the parent's family, which W2001 would report as a duplicate
                         document = allow_lint(document, "W2001")
+                    short = latency_short_of_alerts(checked.scenario)
+                    if short:  # a smaller delay than the alert's threshold (W2019): the ground truth's alert never fires
+                        result.skips.append(SkipRecord(parent.path, gen_name, f"{where}{what} expects an alert its "
+                                                       f"faults cannot raise: {short[0][1]}"))
+                        continue
                     if checked.warnings:  # every variant written passes `itbench check --strict`
                         result.skips.append(SkipRecord(parent.path, gen_name, f"{where}{what} does not pass "
                                                        f"`check --strict`: {checked.warnings[0]}"))
-                        continue
-                    short = latency_short_of_alerts(checked.scenario)
-                    if short:  # a smaller delay than the alert's threshold: the ground truth's alert never fires
-                        result.skips.append(SkipRecord(parent.path, gen_name, f"{where}{what} expects an alert its "
-                                                       f"faults cannot raise: {short[0]}"))
                         continue
                     if parent.scenario.domain == "finops" and _waste_over(parent.scenario, waste) is not None:
                         lost = _waste_lost(parent.scenario, checked.scenario, waste)

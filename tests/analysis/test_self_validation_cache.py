@@ -133,3 +133,15 @@ def test_a_comment_edit_reads_the_results_back(folder):
     assert [d.message.split(": ", 1)[1] for d in found] == ["a result only the cache holds"]
     assert found[0].span.line == checking.check_source(data, str(SCENARIO)).result.source_map.scenario.line + 2
     assert len(_entries(folder)) == 1
+
+
+def test_only_a_policy_task_asks_which_rego_engine_grades(folder, monkeypatch):
+    """Which engine grades Rego (`opa version`, a process of its own) is part of the key of a policy task's
+    results only: an SRE scenario's warm check starts no process for it, and a CISO one still keys by it."""
+    asked = []
+    monkeypatch.setattr(checking, "_rego_engine", lambda: asked.append(1) or "opa 1.0.0")
+    checking.check_source(SCENARIO.read_bytes(), str(SCENARIO))
+    assert asked == []
+    ciso = ROOT / "scenarios" / "ciso" / "cis-k8s-5-2-5-host-network-opa.itb"
+    checking.check_source(ciso.read_bytes(), str(ciso))
+    assert asked

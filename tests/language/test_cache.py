@@ -272,3 +272,26 @@ def test_a_cache_that_cannot_be_written_is_no_cache(tmp_path, monkeypatch):
         prompt._environment.cache_clear()
         serialize._load_yaml.cache_clear()
     assert not list((tmp_path / "cache").glob("*.pickle"))
+
+
+def test_a_kept_standard_application_is_the_one_composed(tmp_path, monkeypatch):
+    """A standard-library application's topology is kept on disk: a new process reads back the same topology and
+    name without composing it again, and a damaged entry is composed again."""
+    from itbench_dsl import applications
+
+    monkeypatch.setenv("ITBENCH_CACHE_DIR", str(tmp_path))
+    applications._app_built.cache_clear()
+    first = applications._app_built("opentelemetry-demo")
+    assert len(list(tmp_path.glob("stdlib-app-*.pickle"))) == 1
+    applications._app_built.cache_clear()
+    composed = []
+    monkeypatch.setattr(applications, "compose", lambda *a, **k: composed.append(a) or first[0])
+    second = applications._app_built("opentelemetry-demo")  # as a new process would: read from disk
+    assert not composed and second[0] is not first[0]
+    assert second[0].to_ir() == first[0].to_ir() and second[2] == first[2]
+    for entry in tmp_path.glob("stdlib-app-*.pickle"):
+        entry.write_bytes(b"damaged")
+    applications._app_built.cache_clear()
+    applications._app_built("opentelemetry-demo")
+    assert composed  # composed again
+    applications._app_built.cache_clear()

@@ -256,3 +256,22 @@ def test_content_digest_reads_what_a_workload_sees():
     assert rt.unread_kept([{"object": {"kind": "ServiceAccount", "namespace": "x", "name": "sa"}}],
                           rt.State({"resources": {"items": []}, "captured": ["x/ServiceAccount"]})) == [
         "x/ServiceAccount/sa deleted"]
+
+
+def test_the_safeguards_word_a_lost_object_alike():
+    """An unread object and an autoscaler are each lost when deleted or being deleted, in one wording
+    (`still_there`): a deleted one cannot be changed or bounded too, so nothing else is said of it."""
+    sa = {"kind": "ServiceAccount", "namespace": "x", "name": "sa"}
+    hpa = {"kind": "HorizontalPodAutoscaler", "namespace": "x", "name": "h"}
+    empty = rt.State({"resources": {"items": []}, "captured": ["x/ServiceAccount", "x/HorizontalPodAutoscaler"]})
+    assert rt.unread_kept([{"object": sa, "data": "d"}], empty) == ["x/ServiceAccount/sa deleted"]
+    assert rt.autoscalers_kept([{"object": hpa, "maxReplicas": 3}], empty) == ["x/HorizontalPodAutoscaler/h deleted"]
+    leaving = {"metadata": {"namespace": "x", "deletionTimestamp": "2026-01-01T00:00:00Z"}, "spec": {"maxReplicas": 1}}
+    state = rt.State({"resources": {"items": [
+        dict(leaving, apiVersion="v1", kind="ServiceAccount", metadata=dict(leaving["metadata"], name="sa")),
+        dict(leaving, apiVersion="autoscaling/v2", kind="HorizontalPodAutoscaler",
+             metadata=dict(leaving["metadata"], name="h"))]},
+        "captured": ["x/ServiceAccount", "x/HorizontalPodAutoscaler"]})
+    assert rt.unread_kept([{"object": sa, "data": "d"}], state) == ["x/ServiceAccount/sa being deleted"]
+    assert rt.autoscalers_kept([{"object": hpa, "maxReplicas": 3}], state) == [
+        "x/HorizontalPodAutoscaler/h being deleted"]
