@@ -236,6 +236,55 @@ VIOLATING_VALUES: dict[tuple[str, ...], tuple] = {
 }
 
 
+# a compliant item of each list whose items a control reads (keyed like VIOLATING_VALUES): a gap variant puts one
+# before the list's first item, so the violating item is no longer the first (a policy reading `rules[0]`,
+# `volumes[0]`, `env[0]`, `ports[0]` or `add[0]` alone, or comparing a list with `["*"]`, misses it); the control's
+# probe keeps the variant only where it still violates
+BENIGN_ITEMS: dict[tuple[str, ...], object] = {
+    ("rules",): {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]},
+    ("rules", "apiGroups"): "",
+    ("rules", "resources"): "configmaps",
+    ("rules", "verbs"): "get",
+    ("subjects",): {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "team-operator"},
+    ("volumes",): {"name": "scratch", "emptyDir": {}},
+    ("volumeMounts",): {"name": "scratch", "mountPath": "/tmp"},
+    ("env",): {"name": "LOG_LEVEL", "value": "info"},
+    ("envFrom",): {"configMapRef": {"name": "app-settings"}},
+    ("ports",): {"containerPort": 9091},
+    ("capabilities", "add"): "CHOWN",
+}
+
+
+def _benign_first(obj: dict, reads: tuple[str, ...]) -> bool:
+    """Put a compliant item (BENIGN_ITEMS) first in each list holding a field the control reads; False where
+    none changed."""
+    lists = {path[:i] for path, _ in _read_leaves(obj, reads) for i, p in enumerate(path) if isinstance(p, int)}
+    changed = False
+    for path in sorted(lists, key=len, reverse=True):  # the inner lists first: the outer indexes stay valid
+        keys = tuple(p for p in path if isinstance(p, str))
+        item = next((v for suffix, v in BENIGN_ITEMS.items() if keys[-len(suffix):] == suffix), None)
+        node = obj
+        for key in path:
+            node = node[key]
+        if item is None or not isinstance(node, list) or item in node:
+            continue
+        if isinstance(item, dict) and "name" in item and any(
+                isinstance(i, dict) and i.get("name") == item["name"] for i in node):
+            continue  # a name the list already holds (two volumes of one name are refused)
+        node.insert(0, copy.deepcopy(item))
+        changed = True
+    return changed
+
+
+def _cluster_role(obj: dict) -> bool:
+    """A Role as the ClusterRole of the same rules (cluster-scoped); False for any other kind."""
+    if obj.get("kind") != "Role":
+        return False
+    obj["kind"] = "ClusterRole"
+    obj["metadata"].pop("namespace", None)
+    return True
+
+
 def _other_violating(path: tuple, value) -> tuple:
     keys = tuple(p for p in path if isinstance(p, str))
     return next((tuple(v for v in values if v != value) for suffix, values in VIOLATING_VALUES.items()
@@ -422,6 +471,14 @@ def candidates(control, obj: dict, violating: bool, relax: bool = False) -> list
         # the compliant example's guards beside the violation (`drop: [ALL]` beside `add: [NET_RAW]`, which the
         # runtime applies after the drop): a policy that reads the guard alone misses it
         variant("with the compliant guards", lambda o: _with_guards(control, o))
+        # the violating item behind a compliant one in each list it sits in (alone and beside the guards)
+        variant("benign items first", lambda o: _benign_first(o, control.reads))
+        variant("with the compliant guards, benign items first",
+                lambda o: _with_guards(control, o) is not False and _benign_first(o, control.reads))
+        # the rules of a Role as a ClusterRole's: the control is about both
+        variant("kind ClusterRole", _cluster_role)
+        variant("kind ClusterRole, benign items first",
+                lambda o: _cluster_role(o) and _benign_first(o, control.reads))
         # what the control does not read varies on a gap too: a policy narrowed by a precondition on a baseline
         # value the gap objects happen to share (their group id, their port) misses these
         unread = list(_unread(obj, control.reads))
