@@ -4889,17 +4889,40 @@ def admitted(obj, state):
     return out
 
 
-def replica_floor(obj, state):
-    """The replicas a workload keeps at least: the minReplicas of an autoscaler scaling it (the others come and
-    go with the load, and an autoscaler takes a while to scale in after a fix), else its replicas."""
+def healthy_autoscalers(spec):
+    """(namespace, name) of the autoscalers the healthy topology holds (the safeguards' `collateral.autoscalers`,
+    the spend entries' `autoscaler`)."""
+    refs = [e["object"] for e in ((spec.get("mitigation") or {}).get("collateral") or {}).get("autoscalers", [])]
+    refs += [e["autoscaler"] for e in (spec.get("finops") or {}).get("spend", []) if e.get("autoscaler")]
+    return {(r.get("namespace") or None, r.get("name")) for r in refs}
+
+
+def replica_floor(obj, state, spec=None):
+    """The replicas a workload keeps at least, as the HPA controller scales it: under one autoscaler of the healthy
+    topology, its minReplicas (the others come and go with the load, and an autoscaler takes a while to scale
+    in after a fix); under one the healthy topology does not hold (`spec` given: an autoscaler added), its
+    maxReplicas, where its own target may hold it (the scenario models no load that says less: a 1% target
+    keeps it there); under several, none of which the controller scales (AmbiguousSelector), the replicas it
+    runs; else its replicas."""
     meta = obj.get("metadata") or {}
-    for hpa in state.by_kind.get(("HorizontalPodAutoscaler", meta.get("namespace") or None), []):
-        target = ((hpa.get("spec") or {}).get("scaleTargetRef") or {}) if isinstance(hpa.get("spec"), dict) else {}
-        if isinstance(target, dict) and target.get("kind") == obj.get("kind") and target.get("name") == meta.get("name"):
-            floor = number(hpa["spec"].get("minReplicas", 1))
-            return 1.0 if floor is None else floor
+    namespace = meta.get("namespace") or None
     replicas = number((obj.get("spec") or {}).get("replicas", 1)) if isinstance(obj.get("spec"), dict) else None
-    return 1.0 if replicas is None else replicas
+    replicas = 1.0 if replicas is None else replicas
+    scaling = []
+    for hpa in state.by_kind.get(("HorizontalPodAutoscaler", namespace), []):
+        target = ((hpa.get("spec") or {}).get("scaleTargetRef") or {}) if isinstance(hpa.get("spec"), dict) else {}
+        if isinstance(target, dict) and target.get("kind") == obj.get("kind") and target.get("name") == meta.get("name") \
+                and not terminating(hpa):
+            scaling.append(hpa)
+    if len(scaling) > 1:
+        return replicas
+    for hpa in scaling:
+        floor = number(hpa["spec"].get("minReplicas", 1))
+        floor = 1.0 if floor is None else floor
+        if spec is not None and (namespace, (hpa.get("metadata") or {}).get("name")) not in healthy_autoscalers(spec):
+            return max(floor, replicas, number(hpa["spec"].get("maxReplicas")) or 0.0)
+        return floor
+    return replicas
 
 
 def finops_spend(spec, state, checks):
@@ -4914,7 +4937,7 @@ def finops_spend(spec, state, checks):
         obj = state.get(entry["object"])
         if obj is None:
             continue  # a missing workload is the health checks' to fail
-        floor = replica_floor(obj, state)
+        floor = replica_floor(obj, state, spec)
         asked = pod_requests(admitted(obj, state))  # its pods' requests, a LimitRange's defaults among them
         # a pod-level request (its limit where it has none) is what the pod reserves of its resource, whichever
         # container uses it: held against the healthy containers' figures together
@@ -4964,7 +4987,7 @@ def app_spend(spec, state):
                     beyond.append(f"{kind} {(w.get('metadata') or {}).get('name')}")
     total = {"cpu": 0.0, "memory": 0.0}
     for w in workloads:
-        floor = replica_floor(w, state)
+        floor = replica_floor(w, state, spec)
         # the overhead its RuntimeClass adds to each pod at admission is on the pods, not the template
         pods = [p for p in workload_pods(w, state) if not terminating(p)]
         template_overhead = pod_spec(w).get("overhead") if isinstance(pod_spec(w).get("overhead"), dict) else {}
