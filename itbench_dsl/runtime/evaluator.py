@@ -5277,26 +5277,34 @@ def background_refusal(policy):
 
 
 def failure_actions(spec):
-    """Every failure action a Kyverno policy spec states (Kyverno's API types): the policy's
-    `validationFailureAction` and each `validationFailureActionOverrides[].action` (an override applies
-    its action in the namespaces it selects), each rule's `validate.failureAction` and
-    `validate.failureActionOverrides[].action`, and each `verifyImages[].failureAction`. A policy reports
-    only (Audit) when none of them is another action: one `Enforce`, anywhere, blocks."""
+    """Every failure action a Kyverno policy spec applies, as Kyverno resolves each rule's (its validate
+    handlers, ComputeEnforceBehavior): a validate rule's own `failureAction`, else the policy's
+    `validationFailureAction`; its own `failureActionOverrides[].action`, else the policy's
+    `validationFailureActionOverrides` (an override applies its action in the namespaces it selects); each
+    `verifyImages[].failureAction`, else the policy's. The policy-level fields count only where a rule falls
+    back on them (a policy with no rule: as written). A policy reports only (Audit) when none of them is
+    another action: one `Enforce` a rule resolves to blocks."""
     def overrides(holder, key):
         items = holder.get(key) if isinstance(holder, dict) else None
         return [o.get("action") for o in items if isinstance(o, dict)] if isinstance(items, list) else (
             [] if items is None else ["(unreadable overrides)"])
 
-    actions = [spec.get("validationFailureAction")] + overrides(spec, "validationFailureActionOverrides")
-    for rule in spec.get("rules") or []:
-        if not isinstance(rule, dict):
-            continue
+    policy_action = spec.get("validationFailureAction")
+    policy_overrides = overrides(spec, "validationFailureActionOverrides")
+    rules = [r for r in spec.get("rules") or [] if isinstance(r, dict)] if isinstance(spec.get("rules"), list) else []
+    if not rules:
+        return [policy_action] + policy_overrides
+    actions = []
+    for rule in rules:
         validate = rule.get("validate")
         if isinstance(validate, dict):
-            actions += [validate.get("failureAction")] + overrides(validate, "failureActionOverrides")
+            own = validate.get("failureAction")
+            actions.append(policy_action if own is None else own)
+            actions += overrides(validate, "failureActionOverrides") or policy_overrides
         for verify in rule.get("verifyImages") or []:
             if isinstance(verify, dict):
-                actions.append(verify.get("failureAction"))
+                own = verify.get("failureAction")
+                actions.append(policy_action if own is None else own)
     return actions
 
 

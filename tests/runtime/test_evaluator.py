@@ -1400,3 +1400,24 @@ def test_every_runtime_pattern_reading_digits_or_word_characters_is_ascii():
             if "ASCII" not in flags and "re.A" not in flags:
                 offenders.append(f"{path.name}:{node.lineno}")
     assert not offenders, offenders
+
+
+@pytest.mark.parametrize("where", ["validationFailureAction", "validationFailureActionOverrides"])
+def test_a_rule_level_audit_takes_precedence_over_the_policys_enforce(where):
+    """Kyverno resolves a rule's action from the rule first (its failureAction, its failureActionOverrides) and
+    falls back on the policy's fields only where the rule sets none: a policy-level Enforce every rule
+    overrides with Audit reports only; one rule left to it blocks."""
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    policy = dict(copy.deepcopy(NO_PRIVILEGED), metadata={"name": "agent-policy"})
+    enforce = "Enforce" if where == "validationFailureAction" else [{"action": "Enforce", "namespaces": ["ciso-target"]}]
+    audit = {"failureAction": "Audit"} if where == "validationFailureAction" else {
+        "failureActionOverrides": [{"action": "Audit", "namespaces": ["ciso-target"]}]}
+    policy["spec"][where] = enforce
+    for rule in policy["spec"]["rules"]:
+        rule["validate"].update(audit)
+    assert run(name, None, ciso_state(name, "fail", "pass", policy))["passed"]
+    policy["spec"]["rules"].append(dict(copy.deepcopy(policy["spec"]["rules"][0]), name="left-to-the-policy"))
+    for key in audit:
+        del policy["spec"]["rules"][-1]["validate"][key]
+    verdict = run(name, None, ciso_state(name, "fail", "pass", policy))
+    assert not verdict["passed"] and "ciso.contract" in failed(verdict)
