@@ -7,7 +7,9 @@ them. `variants(control, obj, violating)` gives copies of `obj` that differ from
 
 - every container's image, every container's name, every env var's name and Secret key;
 - the containers' positions: a compliant sidecar in front of them, or (for a gap the control still sees
-  there) the containers moved to `initContainers` behind a compliant one;
+  there) the containers moved to `initContainers` behind a compliant one, or to a bare Pod's
+  `ephemeralContainers` (less what an ephemeral container may not hold: ports, probes, resources);
+- a list's order: a compliant item before the violating one in each list the control reads (`BENIGN_ITEMS`);
 - the workload kind: the same pod template as a Deployment, StatefulSet, DaemonSet, Job or bare Pod;
 - the security fields: a `false` left implicit, a positive id or port another one (`101` -> `1101`); on a
   gap too, each one the control does not read (a `true` left implicit as well, and the pod's
@@ -60,7 +62,13 @@ def _pod(obj: dict) -> dict | None:
 
 
 def _containers(pod: dict) -> list[dict]:
-    return [c for key in ("initContainers", "containers") for c in pod.get(key) or [] if isinstance(c, dict)]
+    return [c for key in ("initContainers", "containers", "ephemeralContainers") for c in pod.get(key) or []
+            if isinstance(c, dict)]
+
+
+# what an ephemeral container may not hold (the API server refuses it: validateEphemeralContainers)
+NOT_EPHEMERAL = ("ports", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "resources", "resizePolicy",
+                 "restartPolicy")
 
 
 def _as_kind(obj: dict, kind: str) -> dict | None:
@@ -362,6 +370,23 @@ def candidates(control, obj: dict, violating: bool, relax: bool = False) -> list
             p["initContainers"] = list(p.get("initContainers") or []) + p["containers"]
             p["containers"] = [copy.deepcopy(SIDECAR)]
 
+        def ephemeral(o):
+            # a bare Pod (only a Pod holds ephemeral containers) running a compliant container, the gap's
+            # containers added as ephemeral ones (`kubectl debug --profile=sysadmin` adds a privileged one)
+            if o.get("kind") != "Pod":
+                if _as_kind(o, "Pod") is None:
+                    return False
+                o.update(_as_kind(o, "Pod"))
+            p = _pod(o)
+            if not p.get("containers"):
+                return False
+            p["ephemeralContainers"] = [{k: v for k, v in c.items() if k not in NOT_EPHEMERAL} for c in p["containers"]]
+            p["containers"] = [copy.deepcopy(SIDECAR)]
+            bare = copy.deepcopy(o)
+            bare["spec"].pop("ephemeralContainers")
+            if control.probe([bare]):
+                return False  # the pod violates without them: the variant would be one more bare Pod
+
         def env_names(o):
             changed = False
             for c in _containers(_pod(o)):
@@ -455,6 +480,7 @@ def candidates(control, obj: dict, violating: bool, relax: bool = False) -> list
         variant("sidecar first", sidecar)
         if violating:
             variant("init containers", init)
+            variant("ephemeral containers", ephemeral)
             variant("envFrom", env_from)
         for kind in (*POD_KINDS, "Pod"):
             if kind != obj.get("kind"):

@@ -54,7 +54,8 @@ def general(spec, artifact, varied=True) -> bool:
 
 
 PRIVILEGED = {"pattern": {"spec": {"containers": [{"=(securityContext)": {"=(privileged)": "false"}}],
-                                   "=(initContainers)": [{"=(securityContext)": {"=(privileged)": "false"}}]}}}
+                                   "=(initContainers)": [{"=(securityContext)": {"=(privileged)": "false"}}],
+                                   "=(ephemeralContainers)": [{"=(securityContext)": {"=(privileged)": "false"}}]}}}
 ROOT = ciso.CATALOGUE["cis-k8s-5.2.7"].validation  # the pod's setting or each container's
 
 NARROW_522 = {
@@ -65,6 +66,10 @@ NARROW_522 = {
     "the first container alone": pod_rule({"deny": {"conditions": {"any": [{
         "key": "{{ request.object.spec.containers[0].securityContext.privileged || `false` }}",
         "operator": "Equals", "value": True}]}}}),
+    # `kubectl debug --profile=sysadmin` adds a privileged ephemeral container
+    "containers and init containers alone": pod_rule({"pattern": {"spec": {
+        "containers": [{"=(securityContext)": {"=(privileged)": "false"}}],
+        "=(initContainers)": [{"=(securityContext)": {"=(privileged)": "false"}}]}}}),
     "Deployments alone": pod_rule({"pattern": {"spec": {"template": {"spec": {"containers": [
         {"=(securityContext)": {"=(privileged)": "false"}}]}}}}}, kinds=("Deployment",)),
     "an explicit privileged: false": pod_rule({"pattern": {"spec": {"containers": [
