@@ -5166,6 +5166,7 @@ def contract_problems(contract, policies):
         if refused:
             problems.append(f"Kyverno refuses `{name}`: {refused}")
         problems += admission_refusals(policy, name, meta, spec)
+        problems += schema_refusals(contract.get("schema") or [], policy, name)
     if contract.get("name"):
         mine = [p for p in policies if (p.get("metadata") or {}).get("name") == contract["name"]]
         if not mine:
@@ -5194,6 +5195,8 @@ def admission_refusals(policy, name, meta, spec):
     if not isinstance(given, str) or len(given) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(given):
         problems.append(f"the API server refuses `{name}`: metadata.name must be a DNS-1123 subdomain (lower case "
                         "letters, digits, '-' and '.', starting and ending with a letter or digit)")
+    elif len(given) > 63:  # Kyverno's policy validation: the name labels the policy's reports
+        problems.append(f"Kyverno refuses `{name}`: a policy name of {len(given)} characters (at most 63)")
     rules = [r for r in spec.get("rules") or [] if isinstance(r, dict)] if isinstance(spec.get("rules"), list) else []
     seen = set()
     for rule in rules:
@@ -5208,6 +5211,42 @@ def admission_refusals(policy, name, meta, spec):
                 problems.append(f"Kyverno refuses `{name}`: rule `{rule_name}` gives {', '.join(given_elements)} in "
                                 "one validate block (only one of pattern, anyPattern, deny, foreach, podSecurity, "
                                 "cel, assert can be specified)")
+    return problems
+
+
+def schema_refusals(constraints, policy, name):
+    """What the API server refuses in the policy's values by its CRD's schema (the contract's `schema`, from
+    the vendored ClusterPolicy schema: each [dotted path with `*` for any item or key, rule, value]): a value
+    outside an enum (a rule-level `failureAction: audit`), a string too long (a rule name over 63 characters),
+    a number below its minimum."""
+    problems = []
+
+    def values(node, parts, at):
+        if not parts:
+            yield at, node
+        elif parts[0] == "*":
+            items = enumerate(node) if isinstance(node, list) else node.items() if isinstance(node, dict) else ()
+            for key, item in items:
+                yield from values(item, parts[1:], at + [str(key)])
+        elif isinstance(node, dict) and parts[0] in node:
+            yield from values(node[parts[0]], parts[1:], at + [parts[0]])
+
+    for path, rule, bound in constraints:
+        for at, value in values(policy, path.split("."), []):
+            where = ".".join(at)
+            if rule == "enum" and isinstance(value, (str, int, float, bool)) and value not in bound:
+                problems.append(f"the API server refuses `{name}`: {where} is {shown(value)}, not one of "
+                                f"{', '.join(map(str, bound))}")
+            elif rule in ("maxLength", "minLength") and isinstance(value, str) and (
+                    len(value) > bound if rule == "maxLength" else len(value) < bound):
+                problems.append(f"the API server refuses `{name}`: {where} has {len(value)} characters "
+                                f"({'at most' if rule == 'maxLength' else 'at least'} {bound})")
+            elif rule in ("minimum", "maximum") and number(value) is not None and not isinstance(value, bool) and (
+                    number(value) < bound if rule == "minimum" else number(value) > bound):
+                problems.append(f"the API server refuses `{name}`: {where} is {shown(value)} "
+                                f"({'at least' if rule == 'minimum' else 'at most'} {bound})")
+            elif rule == "pattern" and isinstance(value, str) and re.search(bound, value) is None:
+                problems.append(f"the API server refuses `{name}`: {where} does not match {bound}")
     return problems
 
 

@@ -745,7 +745,9 @@ NO_PRIVILEGED = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metada
                           "rules": [{"name": "privileged", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
                                      "validate": {"message": "privileged containers are not allowed", "pattern": {
                                          "spec": {"containers": [{"=(securityContext)": {"=(privileged)": "false"}}],
-                                                  "=(initContainers)": [{"=(securityContext)": {"=(privileged)": "false"}}]}}}}]}}
+                                                  "=(initContainers)": [{"=(securityContext)": {"=(privileged)": "false"}}],
+                                                  "=(ephemeralContainers)": [
+                                                      {"=(securityContext)": {"=(privileged)": "false"}}]}}}}]}}
 ALWAYS_FAIL = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "always-fail"},
                "spec": {"rules": [{"name": "all", "match": {"any": [{"resources": {"kinds": ["Deployment"]}}]},
                                    "validate": {"message": "no", "deny": {}}}]}}
@@ -820,6 +822,9 @@ spec:
           - =(securityContext):
               =(privileged): "false"
           =(initContainers):
+          - =(securityContext):
+              =(privileged): "false"
+          =(ephemeralContainers):
           - =(securityContext):
               =(privileged): "false"
 """
@@ -1421,3 +1426,24 @@ def test_a_rule_level_audit_takes_precedence_over_the_policys_enforce(where):
         del policy["spec"]["rules"][-1]["validate"][key]
     verdict = run(name, None, ciso_state(name, "fail", "pass", policy))
     assert not verdict["passed"] and "ciso.contract" in failed(verdict)
+
+
+@pytest.mark.parametrize("why", ["a rule name over 63 characters", "a rule-level failureAction in lower case",
+                                 "a policy name over 63 characters", "a podSecurity level outside its enum"])
+def test_a_policy_the_crd_schema_or_kyverno_refuses_breaks_the_contract(why):
+    """The ClusterPolicy CRD's schema (the vendored one: maxLength, enum) and Kyverno's own name rule refuse
+    these: no cluster holds the policy, so it reports nothing."""
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    policy = dict(copy.deepcopy(NO_PRIVILEGED), metadata={"name": "agent-policy"})
+    rule = policy["spec"]["rules"][0]
+    if why.startswith("a rule name"):
+        rule["name"] = "r" * 64
+    elif why.startswith("a rule-level"):
+        rule["validate"]["failureAction"] = "audit"
+    elif why.startswith("a policy name"):
+        policy["metadata"]["name"] = "p" * 64
+    else:
+        rule["validate"] = {"message": "m", "podSecurity": {"level": "Baseline", "version": "latest"}}
+    spec = evaluator(name)["SPEC"]
+    verdict = evaluator(name)["evaluate"](spec, None, None, task="policy", artifact=("kyverno", [policy]))
+    assert not verdict["passed"] and "ciso.contract" in failed(verdict), why
