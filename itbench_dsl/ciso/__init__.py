@@ -258,6 +258,9 @@ def docs_markdown() -> str:
         "case-insensitively with the compliant ones, a missing setting being its default.",
         "`opa_kubectl` is offered where the agent's default access can collect the objects: not for RBAC objects",
         "(its role cannot read roles and bindings) nor for the `default` namespace (outside its namespaces).",
+        "The Kyverno classes are offered where the control is judged per object: a validate rule sees one object,",
+        "so a control on what a namespace holds (`cis-k8s-5.3.2`, its NetworkPolicies) needs the cluster read",
+        "through an `apiCall`, which no offline grading evaluates; `compile` refuses the pair (E2010).",
         "",
         "Host controls compile to Ansible play lists: `inject/playbook.yml` sets the violating value,",
         "`revert/playbook.yml` the compliant one. They run on two inventory groups named alike, "

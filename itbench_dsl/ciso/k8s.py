@@ -799,8 +799,11 @@ UNITS = {"cis-k8s-5.3.2": "namespace"}  # K8sControl.unit where it is not "objec
 for _c in CONTROLS:
     object.__setattr__(_c, "reads", READS[_c.id])
     object.__setattr__(_c, "unit", UNITS.get(_c.id, "object"))
-    # a Kyverno policy can check every control; an agent that collects the objects needs a control whose
-    # objects its access reaches; an existing policy can be extended with a pod pattern
+    # a Kyverno policy can check every control judged per object (a validate rule sees one object: a control on
+    # what a namespace holds needs the cluster read through an apiCall, which no offline grading evaluates); an
+    # agent that collects the objects needs a control whose objects its access reaches; an existing policy can
+    # be extended with a pod pattern
     object.__setattr__(_c, "classes", tuple(t.task for t in TASK_CLASSES.values() if t.platform == "k8s"
+                                            and (t.artefact != "kyverno" or _c.unit == "object")
                                             and (not t.collects or _c.collectable)
                                             and (not t.updates or (_c.pattern is not None and bool(_c.update_from)))))
