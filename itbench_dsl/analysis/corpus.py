@@ -4789,8 +4789,10 @@ def _first_item_cases(control, spec, rule, with_rules) -> Iterator[Case]:
                 else:
                     text += f".[{', '.join(CONTAINER_LISTS)}][]" if part == "containers" else f".{part}"
             tail = typed[first[-1] + 1:]
-            if not tail:  # the item itself (a capability, a verb): the first item is the violating value
-                conditions.append({"key": value, "operator": "AnyIn", "value": "{{ [" + text + "][] || `[]` }}"})
+            if not tail:  # the item itself (a capability, a verb): the first item is the violating value, as text
+                if isinstance(value, str) and "'" not in value:  # (a `*` compared as a wildcard would match any)
+                    conditions.append({"key": "{{ contains([" + text + "][] || `[]`, '" + value + "') }}",
+                                       "operator": "Equals", "value": True})
             else:  # the first item holds the violating field
                 field = ".".join(map(str, tail[:-1] if len(tail) > 1 else tail))
                 conditions.append({"key": "{{ length([" + f"{text}.{field}" + "][] || `[]`) }}",
