@@ -242,6 +242,40 @@ def _bundle(index: int) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+# what the API server refuses in a value whatever the object's shape (a CRD schema's value constraints)
+VALUE_RULES = ("enum", "maxLength", "minLength", "pattern", "minimum", "maximum")
+
+
+@functools.lru_cache(maxsize=None)
+def value_constraints(key: str, under: str = "spec") -> tuple[tuple[str, str, Any], ...]:
+    """The value constraints (VALUE_RULES) of the vendored schema of kind `key` ("kyverno.io/v1/ClusterPolicy")
+    under its field `under`, each (dotted path, `*` for any list item or map key; rule; value): a rule name of
+    at most 63 characters, a rule-level `failureAction` of `Audit` or `Enforce`. A recursive definition is
+    walked once."""
+    index = _kinds()[key]
+    defs = _bundle(index)["$defs"]
+    out = []
+
+    def walk(node, path, active):
+        if not isinstance(node, dict):
+            return
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            name = ref[len("#/$defs/"):]
+            if name not in active:
+                walk(defs[name], path, active | {name})
+            return
+        out.extend((".".join(path), rule, node[rule]) for rule in VALUE_RULES if rule in node)
+        for field, sub in sorted((node.get("properties") or {}).items()):
+            walk(sub, path + (field,), active)
+        for field in ("items", "additionalProperties"):
+            if isinstance(node.get(field), dict):
+                walk(node[field], path + ("*",), active)
+
+    walk(_bundle(index)["kinds"][key].get("properties", {}).get(under), (under,), frozenset())
+    return tuple(out)
+
+
 @functools.lru_cache(maxsize=None)
 def _kinds() -> dict[str, int]:
     """Schema key -> index of the file that holds it."""

@@ -4251,6 +4251,15 @@ def _spend_cases(spec, derived) -> Iterator[Case]:
                 status["readyReplicas"] = 0
                 status["availableReplicas"] = 0
         yield Case(f"another workload ({entry['object']['name']}) broken", "mitigate", FAIL, state=state)
+        # an autoscaler the healthy topology lacks is no floor: its own target (1% of what a pod requests) holds
+        # the workload at its maxReplicas, whatever it runs when the state is taken
+        added = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+                 "metadata": {"name": f"{key[2]}-autoscale", "namespace": key[1]},
+                 "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": key[0], "name": key[2]},
+                          "minReplicas": 1, "maxReplicas": 20, "metrics": [{"type": "Resource", "resource": {
+                              "name": "memory", "target": {"type": "Utilization", "averageUtilization": 1}}}]}}
+        yield Case(f"an autoscaler added on another workload ({entry['object']['name']}), at a 1% target", "mitigate",
+                   FAIL, state=_with_items(solved, solved["resources"]["items"] + [added]))
 
 
 def _reserved_cases(spec, derived) -> Iterator[Case]:
@@ -4691,8 +4700,9 @@ def _variation_cases(spec, good_policy) -> Iterator[Case]:
         patterns = copy.deepcopy(patterns)
         for pattern in patterns:
             inner = (pattern.get("spec") or {}).get("containers")
-            if inner is not None:
-                pattern["spec"]["=(initContainers)"] = copy.deepcopy(inner)  # a control on containers covers all of them
+            if inner is not None:  # a control on containers covers all of them, ephemeral ones too
+                pattern["spec"]["=(initContainers)"] = copy.deepcopy(inner)
+                pattern["spec"]["=(ephemeralContainers)"] = copy.deepcopy(inner)
         right = rule(["Pod"], {"pattern": patterns[0]} if len(patterns) == 1 else {"anyPattern": patterns})
         yield Case("the control's own pattern over every container and pod kind", "policy", PASS,
                    artifact=with_rules(right))
@@ -4703,6 +4713,13 @@ def _variation_cases(spec, good_policy) -> Iterator[Case]:
                 dict(right, preconditions={"all": [{"key": "{{ request.object.spec.containers[0].image }}",
                                                     "operator": "Equals", "value": image}]})))
         workload = [{"spec": {"template": copy.deepcopy(p)}} for p in patterns]
+        if any(((g["spec"].get("template") or {}).get("spec") or g["spec"]).get("ephemeralContainers")
+               for g in spec["ciso"]["variants"].get("gaps", []) if isinstance(g.get("spec"), dict)):
+            blind = copy.deepcopy(right)
+            for pattern in blind["validate"].get("anyPattern") or [blind["validate"].get("pattern")]:
+                pattern["spec"].pop("=(ephemeralContainers)", None)
+            yield Case("that rule over containers and init containers alone (no ephemeral container)", "policy", FAIL,
+                       artifact=with_rules(blind))
         yield Case("that rule on Deployments alone", "policy", FAIL, artifact=with_rules(
             rule(["Deployment"], {"pattern": workload[0]} if len(workload) == 1 else {"anyPattern": workload})))
         baseline = {"spec": {"automountServiceAccountToken": False, "securityContext": _baseline_pod("x")["securityContext"],
@@ -4728,6 +4745,7 @@ def _variation_cases(spec, good_policy) -> Iterator[Case]:
                            for path, value in exact]}}})))
     if pods:
         yield from _literal_cases(control, spec, pods[0], rule, with_rules)
+    yield from _first_item_cases(control, spec, rule, with_rules)
     bindings = [g for g in gaps if g.get("kind") in ("ClusterRoleBinding", "RoleBinding") and g.get("subjects")]
     if bindings and "roleRef" in control.reads:
         role = bindings[0]["roleRef"].get("name")
@@ -4741,6 +4759,50 @@ def _variation_cases(spec, good_policy) -> Iterator[Case]:
         if allowed:
             yield Case("a rule allowing only the compliant binding's role", "policy", FAIL, artifact=with_rules(
                 rule([bindings[0]["kind"]], {"pattern": {"roleRef": {"name": " | ".join(allowed)}}})))
+
+
+def _first_item_cases(control, spec, rule, with_rules) -> Iterator[Case]:
+    """A rule reading only the first item of each list the violation sits in (`rules[0]`, `volumes[0]`,
+    `env[0]`, `ports[0]`, `add[0]`), over every container and both Roles and ClusterRoles, fails `ciso.general`: a gap
+    variant puts a compliant item first (variation.BENIGN_ITEMS)."""
+    from ..ciso import variation
+    from ..ciso.k8s import CONTAINER_LISTS, _covered, _leaves
+
+    pod_kinds = ("Deployment", "StatefulSet", "DaemonSet", "Job", "Pod")
+    for gap in spec["ciso"]["gaps"][:1]:
+        held = {path: value for o in spec["ciso"]["compliant"] if o.get("kind") == gap.get("kind")
+                for path, value in _leaves(o)}
+        conditions = []
+        for path, value in _leaves(gap):
+            if not _covered(path, control.reads) or isinstance(value, (dict, list)) or held.get(path, ...) == value:
+                continue
+            typed = _pod_path(tuple(int(p) if p.isdigit() else p for p in path)) if gap.get("kind") in pod_kinds \
+                else tuple(int(p) if p.isdigit() else p for p in path)
+            first = [i for i, p in enumerate(typed) if p == 0 and any(
+                tuple(q for q in typed[:i] if isinstance(q, str))[-len(s):] == s for s in variation.BENIGN_ITEMS)]
+            if not first:
+                continue
+            text = "request.object"
+            for i, part in enumerate(typed[:first[-1] + 1]):
+                if isinstance(part, int):
+                    text += "[0]" if i in first else "[]"
+                else:
+                    text += f".[{', '.join(CONTAINER_LISTS)}][]" if part == "containers" else f".{part}"
+            tail = typed[first[-1] + 1:]
+            if not tail:  # the item itself (a capability, a verb): the first item is the violating value, as text
+                if isinstance(value, str) and "'" not in value:  # (a `*` compared as a wildcard would match any)
+                    conditions.append({"key": "{{ contains([" + text + "][] || `[]`, '" + value + "') }}",
+                                       "operator": "Equals", "value": True})
+            else:  # the first item holds the violating field
+                field = ".".join(map(str, tail[:-1] if len(tail) > 1 else tail))
+                conditions.append({"key": "{{ length([" + f"{text}.{field}" + "][] || `[]`) }}",
+                                   "operator": "GreaterThan", "value": 0})
+        if not conditions:
+            continue
+        kinds = ["Pod"] if gap.get("kind") in pod_kinds else sorted({gap["kind"]} | (
+            {"Role", "ClusterRole"} if gap.get("kind") in ("Role", "ClusterRole") else set()))
+        yield Case("a rule reading only the first item of each list the violation sits in", "policy", FAIL,
+                   artifact=with_rules(rule(kinds, {"deny": {"conditions": {"any": conditions}}})))
 
 
 def _literal_cases(control, spec, gap, rule, with_rules) -> Iterator[Case]:
@@ -4952,6 +5014,28 @@ def _admission_cases(good_policy) -> Iterator[Case]:
         policy["spec"]["rules"] = rules + [copy.deepcopy(rules[0])]
         yield Case("a perfect policy with a rule given twice under one name (offline)", "policy", FAIL,
                    artifact=("kyverno", [policy]))
+        # the ClusterPolicy CRD's schema: a rule name of at most 63 characters, a rule-level failureAction of Audit
+        # or Enforce (lower case only in the deprecated policy-level field); Kyverno: a policy name of at most 63
+        policy = copy.deepcopy(good_policy)
+        policy["spec"]["rules"][-1]["name"] = ("check-" + "x" * 63)[:64]
+        yield Case("a perfect policy with a rule name of 64 characters (offline)", "policy", FAIL,
+                   artifact=("kyverno", [policy]))
+        policy = copy.deepcopy(good_policy)
+        policy["metadata"]["name"] = ("agent-policy-" + "x" * 63)[:64]
+        yield Case("a perfect policy named with 64 characters (offline)", "policy", FAIL, artifact=("kyverno", [policy]))
+        if all(isinstance(r.get("validate"), dict) for r in rules):
+            policy = copy.deepcopy(good_policy)
+            for rule in policy["spec"]["rules"]:
+                rule["validate"]["failureAction"] = "audit"
+            yield Case("a perfect policy whose rules say failureAction: audit, in lower case (offline)", "policy",
+                       FAIL, artifact=("kyverno", [policy]))
+            # Kyverno resolves each rule's action from the rule first: the policy-level Enforce applies to no rule
+            policy = copy.deepcopy(good_policy)
+            policy["spec"]["validationFailureAction"] = "Enforce"
+            for rule in policy["spec"]["rules"]:
+                rule["validate"]["failureAction"] = "Audit"
+            yield Case("a perfect policy whose every rule reports (failureAction: Audit) under a policy-level Enforce "
+                       "(offline)", "policy", PASS, artifact=("kyverno", [policy]))
         validate = rules[0].get("validate")
         if isinstance(validate, dict) and "deny" not in validate:
             policy = copy.deepcopy(good_policy)

@@ -76,6 +76,10 @@ def artefact_contract(scenario: ir.Scenario) -> dict:
     if task.artefact == "rego":
         return {"artefact": "rego", "package": "check", "rule": "result"}
     contract = {"artefact": "kyverno", **KYVERNO_CONTRACT}
+    # what the ClusterPolicy CRD's schema refuses in a value (the API server refuses the policy)
+    from ..validate import value_constraints
+
+    contract["schema"] = [list(c) for c in value_constraints(f"{KYVERNO_CONTRACT['apiVersion']}/{KYVERNO_CONTRACT['kind']}")]
     if task.updates:
         existing = existing_policy(scenario)
         if existing:

@@ -140,7 +140,7 @@ def _set_everywhere(obj, path: tuple, value) -> None:
     node = obj
     for i, key in enumerate(path[:-1]):
         if isinstance(node, list):
-            if path[i - 1] in ("containers", "initContainers") if i else False:
+            if path[i - 1] in CONTAINER_LISTS if i else False:
                 for item in node:
                     _set_everywhere(item, path[i + 1:], value)
                 return
@@ -158,7 +158,7 @@ def _set_everywhere(obj, path: tuple, value) -> None:
         node = node[key]
     last = path[-1]
     if isinstance(node, list):
-        if path[-2:-1] and path[-2] in ("containers", "initContainers"):
+        if path[-2:-1] and path[-2] in CONTAINER_LISTS:
             return  # a whole container: nothing a control reads
         index = int(last)
         if value is ... and index < len(node):
@@ -270,7 +270,16 @@ def _pods(objects: list[dict]) -> list[dict]:
 
 
 def _containers(objects: list[dict]) -> list[dict]:
-    return [c for p in _pods(objects) for c in p.get("containers", []) + p.get("initContainers", [])]
+    return [c for p in _pods(objects) for c in _pod_containers(p)]
+
+
+# the container lists of a pod: its ephemeral containers too (`kubectl debug` adds them through the
+# `pods/ephemeralcontainers` subresource; Pod Security Standards and Kyverno's pod-security rules read them)
+CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
+
+
+def _pod_containers(pod: dict) -> list[dict]:
+    return [c for key in CONTAINER_LISTS for c in pod.get(key) or []]
 
 
 def _any_pod(test: Callable[[dict], bool]) -> Callable[[list[dict]], bool]:
@@ -489,7 +498,7 @@ def _root(pod: dict, container: dict) -> None:
 def _runs_as_root(pod: dict) -> bool:
     # each container's own setting applies over the pod's (Kubernetes' effective security context)
     psc = pod.get("securityContext") or {}
-    for container in pod.get("initContainers", []) + pod.get("containers", []):
+    for container in _pod_containers(pod):
         csc = _csc(container)
         non_root = csc.get("runAsNonRoot", psc.get("runAsNonRoot"))
         user = csc.get("runAsUser", psc.get("runAsUser"))
@@ -503,7 +512,7 @@ def _root_uid(pod: dict) -> bool:
     # makes the kubelet verify is not 0; each container's own setting over the pod's. A container with neither
     # guarantee (or a UID of 0) may run as root.
     psc = pod.get("securityContext") or {}
-    for container in pod.get("initContainers", []) + pod.get("containers", []):
+    for container in _pod_containers(pod):
         csc = _csc(container)
         non_root = csc.get("runAsNonRoot", psc.get("runAsNonRoot"))
         user = csc.get("runAsUser", psc.get("runAsUser"))
@@ -528,7 +537,7 @@ def _seccomp_off(pod: dict) -> bool:
     # a container's own profile applies over the pod's (an `Unconfined` one under a RuntimeDefault pod runs so)
     profile = (pod.get("securityContext") or {}).get("seccompProfile")
     return any((_csc(c).get("seccompProfile") or profile or {}).get("type") not in ("RuntimeDefault", "Localhost")
-               for c in pod.get("initContainers", []) + pod["containers"])
+               for c in _pod_containers(pod))
 
 
 def _add_caps(caps: list[str], drop_all: bool = True) -> Callable[[dict, dict], None]:
@@ -790,8 +799,11 @@ UNITS = {"cis-k8s-5.3.2": "namespace"}  # K8sControl.unit where it is not "objec
 for _c in CONTROLS:
     object.__setattr__(_c, "reads", READS[_c.id])
     object.__setattr__(_c, "unit", UNITS.get(_c.id, "object"))
-    # a Kyverno policy can check every control; an agent that collects the objects needs a control whose
-    # objects its access reaches; an existing policy can be extended with a pod pattern
+    # a Kyverno policy can check every control judged per object (a validate rule sees one object: a control on
+    # what a namespace holds needs the cluster read through an apiCall, which no offline grading evaluates); an
+    # agent that collects the objects needs a control whose objects its access reaches; an existing policy can
+    # be extended with a pod pattern
     object.__setattr__(_c, "classes", tuple(t.task for t in TASK_CLASSES.values() if t.platform == "k8s"
+                                            and (t.artefact != "kyverno" or _c.unit == "object")
                                             and (not t.collects or _c.collectable)
                                             and (not t.updates or (_c.pattern is not None and bool(_c.update_from)))))

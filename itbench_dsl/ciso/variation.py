@@ -7,7 +7,9 @@ them. `variants(control, obj, violating)` gives copies of `obj` that differ from
 
 - every container's image, every container's name, every env var's name and Secret key;
 - the containers' positions: a compliant sidecar in front of them, or (for a gap the control still sees
-  there) the containers moved to `initContainers` behind a compliant one;
+  there) the containers moved to `initContainers` behind a compliant one, or to a bare Pod's
+  `ephemeralContainers` (less what an ephemeral container may not hold: ports, probes, resources);
+- a list's order: a compliant item before the violating one in each list the control reads (`BENIGN_ITEMS`);
 - the workload kind: the same pod template as a Deployment, StatefulSet, DaemonSet, Job or bare Pod;
 - the security fields: a `false` left implicit, a positive id or port another one (`101` -> `1101`); on a
   gap too, each one the control does not read (a `true` left implicit as well, and the pod's
@@ -60,7 +62,13 @@ def _pod(obj: dict) -> dict | None:
 
 
 def _containers(pod: dict) -> list[dict]:
-    return [c for key in ("initContainers", "containers") for c in pod.get(key) or [] if isinstance(c, dict)]
+    return [c for key in ("initContainers", "containers", "ephemeralContainers") for c in pod.get(key) or []
+            if isinstance(c, dict)]
+
+
+# what an ephemeral container may not hold (the API server refuses it: validateEphemeralContainers)
+NOT_EPHEMERAL = ("ports", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "resources", "resizePolicy",
+                 "restartPolicy")
 
 
 def _as_kind(obj: dict, kind: str) -> dict | None:
@@ -236,6 +244,55 @@ VIOLATING_VALUES: dict[tuple[str, ...], tuple] = {
 }
 
 
+# a compliant item of each list whose items a control reads (keyed like VIOLATING_VALUES): a gap variant puts one
+# before the list's first item, so the violating item is no longer the first (a policy reading `rules[0]`,
+# `volumes[0]`, `env[0]`, `ports[0]` or `add[0]` alone, or comparing a list with `["*"]`, misses it); the control's
+# probe keeps the variant only where it still violates
+BENIGN_ITEMS: dict[tuple[str, ...], object] = {
+    ("rules",): {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]},
+    ("rules", "apiGroups"): "",
+    ("rules", "resources"): "configmaps",
+    ("rules", "verbs"): "get",
+    ("subjects",): {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "team-operator"},
+    ("volumes",): {"name": "scratch", "emptyDir": {}},
+    ("volumeMounts",): {"name": "scratch", "mountPath": "/tmp"},
+    ("env",): {"name": "LOG_LEVEL", "value": "info"},
+    ("envFrom",): {"configMapRef": {"name": "app-settings"}},
+    ("ports",): {"containerPort": 9091},
+    ("capabilities", "add"): "CHOWN",
+}
+
+
+def _benign_first(obj: dict, reads: tuple[str, ...]) -> bool:
+    """Put a compliant item (BENIGN_ITEMS) first in each list holding a field the control reads; False where
+    none changed."""
+    lists = {path[:i] for path, _ in _read_leaves(obj, reads) for i, p in enumerate(path) if isinstance(p, int)}
+    changed = False
+    for path in sorted(lists, key=len, reverse=True):  # the inner lists first: the outer indexes stay valid
+        keys = tuple(p for p in path if isinstance(p, str))
+        item = next((v for suffix, v in BENIGN_ITEMS.items() if keys[-len(suffix):] == suffix), None)
+        node = obj
+        for key in path:
+            node = node[key]
+        if item is None or not isinstance(node, list) or item in node:
+            continue
+        if isinstance(item, dict) and "name" in item and any(
+                isinstance(i, dict) and i.get("name") == item["name"] for i in node):
+            continue  # a name the list already holds (two volumes of one name are refused)
+        node.insert(0, copy.deepcopy(item))
+        changed = True
+    return changed
+
+
+def _cluster_role(obj: dict) -> bool:
+    """A Role as the ClusterRole of the same rules (cluster-scoped); False for any other kind."""
+    if obj.get("kind") != "Role":
+        return False
+    obj["kind"] = "ClusterRole"
+    obj["metadata"].pop("namespace", None)
+    return True
+
+
 def _other_violating(path: tuple, value) -> tuple:
     keys = tuple(p for p in path if isinstance(p, str))
     return next((tuple(v for v in values if v != value) for suffix, values in VIOLATING_VALUES.items()
@@ -312,6 +369,23 @@ def candidates(control, obj: dict, violating: bool, relax: bool = False) -> list
                 return False
             p["initContainers"] = list(p.get("initContainers") or []) + p["containers"]
             p["containers"] = [copy.deepcopy(SIDECAR)]
+
+        def ephemeral(o):
+            # a bare Pod (only a Pod holds ephemeral containers) running a compliant container, the gap's
+            # containers added as ephemeral ones (`kubectl debug --profile=sysadmin` adds a privileged one)
+            if o.get("kind") != "Pod":
+                if _as_kind(o, "Pod") is None:
+                    return False
+                o.update(_as_kind(o, "Pod"))
+            p = _pod(o)
+            if not p.get("containers"):
+                return False
+            p["ephemeralContainers"] = [{k: v for k, v in c.items() if k not in NOT_EPHEMERAL} for c in p["containers"]]
+            p["containers"] = [copy.deepcopy(SIDECAR)]
+            bare = copy.deepcopy(o)
+            bare["spec"].pop("ephemeralContainers")
+            if control.probe([bare]):
+                return False  # the pod violates without them: the variant would be one more bare Pod
 
         def env_names(o):
             changed = False
@@ -406,6 +480,7 @@ def candidates(control, obj: dict, violating: bool, relax: bool = False) -> list
         variant("sidecar first", sidecar)
         if violating:
             variant("init containers", init)
+            variant("ephemeral containers", ephemeral)
             variant("envFrom", env_from)
         for kind in (*POD_KINDS, "Pod"):
             if kind != obj.get("kind"):
@@ -422,6 +497,14 @@ def candidates(control, obj: dict, violating: bool, relax: bool = False) -> list
         # the compliant example's guards beside the violation (`drop: [ALL]` beside `add: [NET_RAW]`, which the
         # runtime applies after the drop): a policy that reads the guard alone misses it
         variant("with the compliant guards", lambda o: _with_guards(control, o))
+        # the violating item behind a compliant one in each list it sits in (alone and beside the guards)
+        variant("benign items first", lambda o: _benign_first(o, control.reads))
+        variant("with the compliant guards, benign items first",
+                lambda o: _with_guards(control, o) is not False and _benign_first(o, control.reads))
+        # the rules of a Role as a ClusterRole's: the control is about both
+        variant("kind ClusterRole", _cluster_role)
+        variant("kind ClusterRole, benign items first",
+                lambda o: _cluster_role(o) and _benign_first(o, control.reads))
         # what the control does not read varies on a gap too: a policy narrowed by a precondition on a baseline
         # value the gap objects happen to share (their group id, their port) misses these
         unread = list(_unread(obj, control.reads))

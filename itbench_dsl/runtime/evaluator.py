@@ -4893,17 +4893,40 @@ def admitted(obj, state):
     return out
 
 
-def replica_floor(obj, state):
-    """The replicas a workload keeps at least: the minReplicas of an autoscaler scaling it (the others come and
-    go with the load, and an autoscaler takes a while to scale in after a fix), else its replicas."""
+def healthy_autoscalers(spec):
+    """(namespace, name) of the autoscalers the healthy topology holds (the safeguards' `collateral.autoscalers`,
+    the spend entries' `autoscaler`)."""
+    refs = [e["object"] for e in ((spec.get("mitigation") or {}).get("collateral") or {}).get("autoscalers", [])]
+    refs += [e["autoscaler"] for e in (spec.get("finops") or {}).get("spend", []) if e.get("autoscaler")]
+    return {(r.get("namespace") or None, r.get("name")) for r in refs}
+
+
+def replica_floor(obj, state, spec=None):
+    """The replicas a workload keeps at least, as the HPA controller scales it: under one autoscaler of the healthy
+    topology, its minReplicas (the others come and go with the load, and an autoscaler takes a while to scale
+    in after a fix); under one the healthy topology does not hold (`spec` given: an autoscaler added), its
+    maxReplicas, where its own target may hold it (the scenario models no load that says less: a 1% target
+    keeps it there); under several, none of which the controller scales (AmbiguousSelector), the replicas it
+    runs; else its replicas."""
     meta = obj.get("metadata") or {}
-    for hpa in state.by_kind.get(("HorizontalPodAutoscaler", meta.get("namespace") or None), []):
-        target = ((hpa.get("spec") or {}).get("scaleTargetRef") or {}) if isinstance(hpa.get("spec"), dict) else {}
-        if isinstance(target, dict) and target.get("kind") == obj.get("kind") and target.get("name") == meta.get("name"):
-            floor = number(hpa["spec"].get("minReplicas", 1))
-            return 1.0 if floor is None else floor
+    namespace = meta.get("namespace") or None
     replicas = number((obj.get("spec") or {}).get("replicas", 1)) if isinstance(obj.get("spec"), dict) else None
-    return 1.0 if replicas is None else replicas
+    replicas = 1.0 if replicas is None else replicas
+    scaling = []
+    for hpa in state.by_kind.get(("HorizontalPodAutoscaler", namespace), []):
+        target = ((hpa.get("spec") or {}).get("scaleTargetRef") or {}) if isinstance(hpa.get("spec"), dict) else {}
+        if isinstance(target, dict) and target.get("kind") == obj.get("kind") and target.get("name") == meta.get("name") \
+                and not terminating(hpa):
+            scaling.append(hpa)
+    if len(scaling) > 1:
+        return replicas
+    for hpa in scaling:
+        floor = number(hpa["spec"].get("minReplicas", 1))
+        floor = 1.0 if floor is None else floor
+        if spec is not None and (namespace, (hpa.get("metadata") or {}).get("name")) not in healthy_autoscalers(spec):
+            return max(floor, replicas, number(hpa["spec"].get("maxReplicas")) or 0.0)
+        return floor
+    return replicas
 
 
 def finops_spend(spec, state, checks):
@@ -4918,7 +4941,7 @@ def finops_spend(spec, state, checks):
         obj = state.get(entry["object"])
         if obj is None:
             continue  # a missing workload is the health checks' to fail
-        floor = replica_floor(obj, state)
+        floor = replica_floor(obj, state, spec)
         asked = pod_requests(admitted(obj, state))  # its pods' requests, a LimitRange's defaults among them
         # a pod-level request (its limit where it has none) is what the pod reserves of its resource, whichever
         # container uses it: held against the healthy containers' figures together
@@ -4968,7 +4991,7 @@ def app_spend(spec, state):
                     beyond.append(f"{kind} {(w.get('metadata') or {}).get('name')}")
     total = {"cpu": 0.0, "memory": 0.0}
     for w in workloads:
-        floor = replica_floor(w, state)
+        floor = replica_floor(w, state, spec)
         # the overhead its RuntimeClass adds to each pod at admission is on the pods, not the template
         pods = [p for p in workload_pods(w, state) if not terminating(p)]
         template_overhead = pod_spec(w).get("overhead") if isinstance(pod_spec(w).get("overhead"), dict) else {}
@@ -5147,6 +5170,7 @@ def contract_problems(contract, policies):
         if refused:
             problems.append(f"Kyverno refuses `{name}`: {refused}")
         problems += admission_refusals(policy, name, meta, spec)
+        problems += schema_refusals(contract.get("schema") or [], policy, name)
     if contract.get("name"):
         mine = [p for p in policies if (p.get("metadata") or {}).get("name") == contract["name"]]
         if not mine:
@@ -5175,6 +5199,8 @@ def admission_refusals(policy, name, meta, spec):
     if not isinstance(given, str) or len(given) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(given):
         problems.append(f"the API server refuses `{name}`: metadata.name must be a DNS-1123 subdomain (lower case "
                         "letters, digits, '-' and '.', starting and ending with a letter or digit)")
+    elif len(given) > 63:  # Kyverno's policy validation: the name labels the policy's reports
+        problems.append(f"Kyverno refuses `{name}`: a policy name of {len(given)} characters (at most 63)")
     rules = [r for r in spec.get("rules") or [] if isinstance(r, dict)] if isinstance(spec.get("rules"), list) else []
     seen = set()
     for rule in rules:
@@ -5189,6 +5215,42 @@ def admission_refusals(policy, name, meta, spec):
                 problems.append(f"Kyverno refuses `{name}`: rule `{rule_name}` gives {', '.join(given_elements)} in "
                                 "one validate block (only one of pattern, anyPattern, deny, foreach, podSecurity, "
                                 "cel, assert can be specified)")
+    return problems
+
+
+def schema_refusals(constraints, policy, name):
+    """What the API server refuses in the policy's values by its CRD's schema (the contract's `schema`, from
+    the vendored ClusterPolicy schema: each [dotted path with `*` for any item or key, rule, value]): a value
+    outside an enum (a rule-level `failureAction: audit`), a string too long (a rule name over 63 characters),
+    a number below its minimum."""
+    problems = []
+
+    def values(node, parts, at):
+        if not parts:
+            yield at, node
+        elif parts[0] == "*":
+            items = enumerate(node) if isinstance(node, list) else node.items() if isinstance(node, dict) else ()
+            for key, item in items:
+                yield from values(item, parts[1:], at + [str(key)])
+        elif isinstance(node, dict) and parts[0] in node:
+            yield from values(node[parts[0]], parts[1:], at + [parts[0]])
+
+    for path, rule, bound in constraints:
+        for at, value in values(policy, path.split("."), []):
+            where = ".".join(at)
+            if rule == "enum" and isinstance(value, (str, int, float, bool)) and value not in bound:
+                problems.append(f"the API server refuses `{name}`: {where} is {shown(value)}, not one of "
+                                f"{', '.join(map(str, bound))}")
+            elif rule in ("maxLength", "minLength") and isinstance(value, str) and (
+                    len(value) > bound if rule == "maxLength" else len(value) < bound):
+                problems.append(f"the API server refuses `{name}`: {where} has {len(value)} characters "
+                                f"({'at most' if rule == 'maxLength' else 'at least'} {bound})")
+            elif rule in ("minimum", "maximum") and number(value) is not None and not isinstance(value, bool) and (
+                    number(value) < bound if rule == "minimum" else number(value) > bound):
+                problems.append(f"the API server refuses `{name}`: {where} is {shown(value)} "
+                                f"({'at least' if rule == 'minimum' else 'at most'} {bound})")
+            elif rule == "pattern" and isinstance(value, str) and re.search(bound, value) is None:
+                problems.append(f"the API server refuses `{name}`: {where} does not match {bound}")
     return problems
 
 
@@ -5258,26 +5320,34 @@ def background_refusal(policy):
 
 
 def failure_actions(spec):
-    """Every failure action a Kyverno policy spec states (Kyverno's API types): the policy's
-    `validationFailureAction` and each `validationFailureActionOverrides[].action` (an override applies
-    its action in the namespaces it selects), each rule's `validate.failureAction` and
-    `validate.failureActionOverrides[].action`, and each `verifyImages[].failureAction`. A policy reports
-    only (Audit) when none of them is another action: one `Enforce`, anywhere, blocks."""
+    """Every failure action a Kyverno policy spec applies, as Kyverno resolves each rule's (its validate
+    handlers, ComputeEnforceBehavior): a validate rule's own `failureAction`, else the policy's
+    `validationFailureAction`; its own `failureActionOverrides[].action`, else the policy's
+    `validationFailureActionOverrides` (an override applies its action in the namespaces it selects); each
+    `verifyImages[].failureAction`, else the policy's. The policy-level fields count only where a rule falls
+    back on them (a policy with no rule: as written). A policy reports only (Audit) when none of them is
+    another action: one `Enforce` a rule resolves to blocks."""
     def overrides(holder, key):
         items = holder.get(key) if isinstance(holder, dict) else None
         return [o.get("action") for o in items if isinstance(o, dict)] if isinstance(items, list) else (
             [] if items is None else ["(unreadable overrides)"])
 
-    actions = [spec.get("validationFailureAction")] + overrides(spec, "validationFailureActionOverrides")
-    for rule in spec.get("rules") or []:
-        if not isinstance(rule, dict):
-            continue
+    policy_action = spec.get("validationFailureAction")
+    policy_overrides = overrides(spec, "validationFailureActionOverrides")
+    rules = [r for r in spec.get("rules") or [] if isinstance(r, dict)] if isinstance(spec.get("rules"), list) else []
+    if not rules:
+        return [policy_action] + policy_overrides
+    actions = []
+    for rule in rules:
         validate = rule.get("validate")
         if isinstance(validate, dict):
-            actions += [validate.get("failureAction")] + overrides(validate, "failureActionOverrides")
+            own = validate.get("failureAction")
+            actions.append(policy_action if own is None else own)
+            actions += overrides(validate, "failureActionOverrides") or policy_overrides
         for verify in rule.get("verifyImages") or []:
             if isinstance(verify, dict):
-                actions.append(verify.get("failureAction"))
+                own = verify.get("failureAction")
+                actions.append(policy_action if own is None else own)
     return actions
 
 

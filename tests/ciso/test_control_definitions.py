@@ -37,7 +37,8 @@ def test_default_service_account_violates_5_1_5_and_5_1_6_as_created():
         assert not ciso.CATALOGUE[control].probe([{**default, "automountServiceAccountToken": False}])
 
 
-DROP_ALL_ADD_NOTHING = {"foreach": [{"list": "request.object.spec.[initContainers, containers][]", "deny": {
+DROP_ALL_ADD_NOTHING = {"foreach": [{"list": "request.object.spec.[initContainers, containers, ephemeralContainers][]",
+                                      "deny": {
     "conditions": {"any": [
         {"key": "ALL", "operator": "AnyNotIn", "value": DROPPED},
         {"key": "{{ element.securityContext.capabilities.add[] || `[]` }}", "operator": "AnyNotIn",

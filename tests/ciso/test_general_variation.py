@@ -54,7 +54,8 @@ def general(spec, artifact, varied=True) -> bool:
 
 
 PRIVILEGED = {"pattern": {"spec": {"containers": [{"=(securityContext)": {"=(privileged)": "false"}}],
-                                   "=(initContainers)": [{"=(securityContext)": {"=(privileged)": "false"}}]}}}
+                                   "=(initContainers)": [{"=(securityContext)": {"=(privileged)": "false"}}],
+                                   "=(ephemeralContainers)": [{"=(securityContext)": {"=(privileged)": "false"}}]}}}
 ROOT = ciso.CATALOGUE["cis-k8s-5.2.7"].validation  # the pod's setting or each container's
 
 NARROW_522 = {
@@ -65,6 +66,10 @@ NARROW_522 = {
     "the first container alone": pod_rule({"deny": {"conditions": {"any": [{
         "key": "{{ request.object.spec.containers[0].securityContext.privileged || `false` }}",
         "operator": "Equals", "value": True}]}}}),
+    # `kubectl debug --profile=sysadmin` adds a privileged ephemeral container
+    "containers and init containers alone": pod_rule({"pattern": {"spec": {
+        "containers": [{"=(securityContext)": {"=(privileged)": "false"}}],
+        "=(initContainers)": [{"=(securityContext)": {"=(privileged)": "false"}}]}}}),
     "Deployments alone": pod_rule({"pattern": {"spec": {"template": {"spec": {"containers": [
         {"=(securityContext)": {"=(privileged)": "false"}}]}}}}}, kinds=("Deployment",)),
     "an explicit privileged: false": pod_rule({"pattern": {"spec": {"containers": [
@@ -559,3 +564,64 @@ def test_the_compliant_side_breaks_other_baseline_rules_only_in_a_single_control
     obj = control.objects("ciso-target", False)[0]
     graded = variation.variants(control, obj, False, other_controls_graded=True)
     assert all(variation._violations(v) <= variation._violations(obj) for v in graded)
+
+
+# a list's items read by a control: a gap variant puts a compliant item first (variation.BENIGN_ITEMS)
+LISTED = {"cis-k8s-5.1.2": "rules", "cis-k8s-5.1.3": "rules", "cis-k8s-5.1.7": "subjects",
+          "cis-k8s-5.2.8": "add", "cis-k8s-5.2.12": "volumes", "cis-k8s-5.2.13": "ports", "cis-k8s-5.4.1": "env"}
+
+
+def _lists(node, key):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == key and isinstance(v, list):
+                yield v
+            yield from _lists(v, key)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _lists(v, key)
+
+
+@pytest.mark.parametrize("control_id", sorted(LISTED))
+def test_a_gap_variant_holds_the_violating_item_behind_a_compliant_one(control_id):
+    control, key = ciso.CATALOGUE[control_id], LISTED[control_id]
+    gaps = [o for o in control.objects("ciso-target", True) if control.probe([o])]
+    varied = [v for g in gaps for v in variation.variants(control, g, True)]
+    # the variant's first item alone does not violate: a policy reading only `[0]` misses the variant
+    behind = [v for v in varied for items in _lists(v, key) if len(items) > 1
+              and items[0] in variation.BENIGN_ITEMS.values()]
+    assert behind, f"no gap variant of {control_id} with a compliant first item in `{key}`"
+
+
+def _foreach_rule(kinds, conditions, list_="request.object.rules"):
+    return pod_rule({"foreach": [{"list": list_, "deny": {"conditions": {"any": conditions}}}]}, kinds=kinds)
+
+
+WILDCARD = [{"key": "{{ element.%s || `[]` }}" % f, "operator": "Equals", "value": ["*"]}
+            for f in ("verbs", "resources", "apiGroups")]
+FIRST_ITEM = {
+    "a Role's wildcard as the whole list, Roles alone": ("cis-k8s-5-1-3-rbac-wildcard-kyverno", policy(
+        _foreach_rule(["Role"], WILDCARD))),
+    "a Role's first rule alone": ("cis-k8s-5-1-3-rbac-wildcard-kyverno", policy(pod_rule({"deny": {"conditions": {
+        "any": [{"key": "{{ contains(request.object.rules[0].verbs, '*') }}", "operator": "Equals", "value": True}]}}},
+        kinds=("Role", "ClusterRole")))),
+}
+
+
+@pytest.mark.parametrize("why", sorted(FIRST_ITEM))
+def test_a_policy_reading_the_first_item_or_the_whole_wildcard_list_fails_general(why):
+    name, artifact = FIRST_ITEM[why]
+    spec = spec_of(name)
+    passed, checks = general(spec, ("kyverno", [artifact]))
+    assert not passed and not checks["ciso.general"]["passed"], why
+    _, checks_off = general(spec, ("kyverno", [artifact]), varied=False)
+    assert checks_off["ciso.general"]["passed"], "without the variants the twins alone do not catch it"
+
+
+def test_a_wildcard_policy_on_roles_and_cluster_roles_passes_general():
+    spec = spec_of("cis-k8s-5-1-3-rbac-wildcard-kyverno")
+    right = policy(_foreach_rule(["Role", "ClusterRole"], [
+        {"key": "{{ contains(element.%s || `[]`, '*') }}" % f, "operator": "Equals", "value": True}
+        for f in ("verbs", "resources", "apiGroups")]))
+    passed, checks = general(spec, ("kyverno", [right]))
+    assert checks["ciso.general"]["passed"], checks["ciso.general"]

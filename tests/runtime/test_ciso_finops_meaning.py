@@ -40,7 +40,8 @@ ROOT = ciso.CATALOGUE["cis-k8s-5.2.7"].validation
 PRIVILEGED = {"name": "privileged", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
               "validate": {"message": "no privileged containers", "pattern": {"spec": {"containers": [
                   {"=(securityContext)": {"=(privileged)": "false"}}], "=(initContainers)": [
-                  {"=(securityContext)": {"=(privileged)": "false"}}]}}}}  # every container: init ones too
+                  {"=(securityContext)": {"=(privileged)": "false"}}], "=(ephemeralContainers)": [
+                  {"=(securityContext)": {"=(privileged)": "false"}}]}}}}  # every container: init, ephemeral ones too
 
 
 # ---- CISO ------------------------------------------------------------------------------------------------

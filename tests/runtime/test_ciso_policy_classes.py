@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from test_ciso_finops_meaning import PRIVILEGED, ROOT, _content_policy, _existing, failed, spec_of
 from test_evaluator import run
 
@@ -109,6 +111,30 @@ def test_the_regex_machine_agrees_with_go():
     assert regex.regex_match("(?i)^NGINX", "nginx:1.27")
 
 
+@pytest.mark.parametrize("pattern,text,matched", [
+    ("^[[:digit:]]+$", "12345", True), ("^[[:alnum:]._/-]+$", "registry/app.v1", True),
+    ("^[[:^alpha:]]+$", "1a3", False), ("^[[:upper:][:digit:]]+$", "AB12", True), ("^nginx\\z", "nginx", True),
+    ("^\\pL+$", "caf\u00e9", True), ("^\\p{Lu}+$", "aBC", False), ("^\\PN+$", "abc", True),
+    ("\\Qa.b\\E", "axb", False), ("\\Qa.b\\E", "a.b", True), ("^\\x{41}$", "A", True),
+])
+def test_the_regex_machine_reads_re2_syntax(pattern, text, matched):
+    """RE2's syntax, where Python's parser reads it otherwise: POSIX classes inside a bracket, `\\z`, Unicode
+    classes, `\\Q...\\E`, `\\x{...}` (Go's regexp/syntax)."""
+    from itbench_dsl.runtime.kyverno import regex
+
+    assert regex.regex_match(pattern, text) is matched
+
+
+@pytest.mark.parametrize("pattern", ["^nginx\\Z", "\\u0041", "[[:alphanum:]]"])
+def test_the_regex_machine_refuses_what_go_refuses(pattern):
+    import re
+
+    from itbench_dsl.runtime.kyverno import regex
+
+    with pytest.raises(re.error):
+        regex.compile_regex(pattern)
+
+
 REGEX_CASES = [
     ("regex_replace_all('x*', 'xyz', '<${0}>')", "<x>y<>z<>"),
     ("regex_replace_all('a|', 'aaab', '<$0>')", "<a><a><a>b<>"),
@@ -116,6 +142,7 @@ REGEX_CASES = [
     ("regex_replace_all_literal('a+', 'caaat', '$1')", "c$1t"),
     ("regex_match('^\\d+$', '\u0661\u0662')", False),
     ("regex_match('(?i)^NGINX', 'nginx:1.27')", True),
+    ("regex_match('^[[:alnum:]]+$', 'nginx')", True),
     ("regex_match('^(a+)+$', '" + "a" * 40 + "!')", False),
 ]
 

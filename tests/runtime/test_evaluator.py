@@ -745,7 +745,9 @@ NO_PRIVILEGED = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metada
                           "rules": [{"name": "privileged", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
                                      "validate": {"message": "privileged containers are not allowed", "pattern": {
                                          "spec": {"containers": [{"=(securityContext)": {"=(privileged)": "false"}}],
-                                                  "=(initContainers)": [{"=(securityContext)": {"=(privileged)": "false"}}]}}}}]}}
+                                                  "=(initContainers)": [{"=(securityContext)": {"=(privileged)": "false"}}],
+                                                  "=(ephemeralContainers)": [
+                                                      {"=(securityContext)": {"=(privileged)": "false"}}]}}}}]}}
 ALWAYS_FAIL = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "always-fail"},
                "spec": {"rules": [{"name": "all", "match": {"any": [{"resources": {"kinds": ["Deployment"]}}]},
                                    "validate": {"message": "no", "deny": {}}}]}}
@@ -822,6 +824,9 @@ spec:
           - =(securityContext):
               =(privileged): "false"
           =(initContainers):
+          - =(securityContext):
+              =(privileged): "false"
+          =(ephemeralContainers):
           - =(securityContext):
               =(privileged): "false"
 """
@@ -1402,3 +1407,45 @@ def test_every_runtime_pattern_reading_digits_or_word_characters_is_ascii():
             if "ASCII" not in flags and "re.A" not in flags:
                 offenders.append(f"{path.name}:{node.lineno}")
     assert not offenders, offenders
+
+
+@pytest.mark.parametrize("where", ["validationFailureAction", "validationFailureActionOverrides"])
+def test_a_rule_level_audit_takes_precedence_over_the_policys_enforce(where):
+    """Kyverno resolves a rule's action from the rule first (its failureAction, its failureActionOverrides) and
+    falls back on the policy's fields only where the rule sets none: a policy-level Enforce every rule
+    overrides with Audit reports only; one rule left to it blocks."""
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    policy = dict(copy.deepcopy(NO_PRIVILEGED), metadata={"name": "agent-policy"})
+    enforce = "Enforce" if where == "validationFailureAction" else [{"action": "Enforce", "namespaces": ["ciso-target"]}]
+    audit = {"failureAction": "Audit"} if where == "validationFailureAction" else {
+        "failureActionOverrides": [{"action": "Audit", "namespaces": ["ciso-target"]}]}
+    policy["spec"][where] = enforce
+    for rule in policy["spec"]["rules"]:
+        rule["validate"].update(audit)
+    assert run(name, None, ciso_state(name, "fail", "pass", policy))["passed"]
+    policy["spec"]["rules"].append(dict(copy.deepcopy(policy["spec"]["rules"][0]), name="left-to-the-policy"))
+    for key in audit:
+        del policy["spec"]["rules"][-1]["validate"][key]
+    verdict = run(name, None, ciso_state(name, "fail", "pass", policy))
+    assert not verdict["passed"] and "ciso.contract" in failed(verdict)
+
+
+@pytest.mark.parametrize("why", ["a rule name over 63 characters", "a rule-level failureAction in lower case",
+                                 "a policy name over 63 characters", "a podSecurity level outside its enum"])
+def test_a_policy_the_crd_schema_or_kyverno_refuses_breaks_the_contract(why):
+    """The ClusterPolicy CRD's schema (the vendored one: maxLength, enum) and Kyverno's own name rule refuse
+    these: no cluster holds the policy, so it reports nothing."""
+    name = "cis-k8s-5-2-2-privileged-kyverno"
+    policy = dict(copy.deepcopy(NO_PRIVILEGED), metadata={"name": "agent-policy"})
+    rule = policy["spec"]["rules"][0]
+    if why.startswith("a rule name"):
+        rule["name"] = "r" * 64
+    elif why.startswith("a rule-level"):
+        rule["validate"]["failureAction"] = "audit"
+    elif why.startswith("a policy name"):
+        policy["metadata"]["name"] = "p" * 64
+    else:
+        rule["validate"] = {"message": "m", "podSecurity": {"level": "Baseline", "version": "latest"}}
+    spec = evaluator(name)["SPEC"]
+    verdict = evaluator(name)["evaluate"](spec, None, None, task="policy", artifact=("kyverno", [policy]))
+    assert not verdict["passed"] and "ciso.contract" in failed(verdict), why

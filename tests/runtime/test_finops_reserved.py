@@ -226,3 +226,31 @@ def test_a_requests_fix_keeping_a_larger_limit_passes():
     state = _cart_resources(derived(REQUESTS, "solved"),
                             {"requests": {"memory": "1600Mi"}, "limits": {"memory": "1600Mi"}})
     assert not mitigate(REQUESTS, state)["passed"]
+
+
+def added_autoscaler(state: dict, workload: str, target: int, max_replicas: int = 20) -> dict:
+    """An autoscaler the healthy topology does not hold, on `workload`, at a memory utilization `target`."""
+    namespace = obj(state, "Deployment", workload)["metadata"]["namespace"]
+    hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+           "metadata": {"name": f"{workload}-autoscale", "namespace": namespace},
+           "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": workload},
+                    "minReplicas": 1, "maxReplicas": max_replicas,
+                    "metrics": [{"type": "Resource", "resource": {"name": "memory", "target": {
+                        "type": "Utilization", "averageUtilization": target}}}]}}
+    state["resources"]["items"].append(hpa)
+    return hpa
+
+
+def test_an_added_autoscaler_counts_at_what_its_target_may_hold_it():
+    """Its minReplicas is no floor: the healthy topology does not autoscale the workload, and a 1% target keeps
+    it at maxReplicas; a workload the healthy autoscaler scales keeps its minReplicas floor."""
+    for name in (HPA, "otel-autoscaling-spend-false-alarm"):
+        state = derived(name, "solved") if name == HPA else derived(name, "healthy")
+        added_autoscaler(state, "cart", 1)
+        verdict = mitigate(name, state)
+        assert not verdict["passed"], name
+        assert not check(verdict, "finops.spend")["passed"] and not check(verdict)["passed"]
+        assert "20 replica(s) at least" in check(verdict, "finops.spend")["detail"]
+    state = derived(HPA, "solved")
+    added_autoscaler(state, "cart", 80, max_replicas=1)  # it cannot scale beyond what cart runs
+    assert mitigate(HPA, state)["passed"]

@@ -1,7 +1,8 @@
 """Regular expressions as Kyverno's Go code runs them (RE2: no backtracking), in bounded time.
 
 Python's `re` backtracks: a policy's `regex_match("(a+)+$", ...)` can take longer than the universe on a
-subject of forty characters. This module reads the pattern with Python's own parser and runs it on a Pike
+subject of forty characters. This module reads the pattern (RE2's syntax translated where Python's differs, `_translate`) with
+Python's own parser and runs it on a Pike
 virtual machine (Thompson's construction with capture slots, leftmost-first as Go's regexp), whose time is
 the subject's length times the program's size, whatever the pattern. What RE2 does not have (back
 references, lookaround, atomic groups, possessive repeats) raises `Unsupported`, as do a pattern, a
@@ -35,6 +36,141 @@ _CATEGORIES = {
 }
 
 
+# RE2's syntax where Python's parser reads it otherwise (regexp/syntax): POSIX classes inside a bracket
+# (`[[:alnum:]]`, `[[:^digit:]]`), Unicode classes (`\\pL`, `\\p{Lu}`, `\\PN`), `\\z` (end of text), `\\x{...}`,
+# `\\Q...\\E` (quoted text); escapes RE2 refuses (`\\Z`, `\\u`, `\\U`, `\\N`) are errors, as Go's
+# regexp.Compile returns. A POSIX or Unicode class is read as a stand-in character of Unicode's private use plane
+# (`_STAND_INS`) that the compiler then turns into the class's test.
+_POSIX = {
+    "alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": "\\x00-\\x7f", "blank": "\\t ", "cntrl": "\\x00-\\x1f\\x7f",
+    "digit": "0-9", "graph": "!-~", "lower": "a-z", "print": " -~", "punct": "!-/:-@\\[-`{-~",
+    "space": "\\t\\n\\v\\f\\r ", "upper": "A-Z", "word": "0-9A-Za-z_", "xdigit": "0-9A-Fa-f",
+}
+_UNICODE = ("C", "Cc", "Cf", "Co", "Cs", "L", "Ll", "Lm", "Lo", "Lt", "Lu", "M", "Mc", "Me", "Mn", "N", "Nd", "Nl",
+            "No", "P", "Pc", "Pd", "Pe", "Pf", "Pi", "Po", "Ps", "S", "Sc", "Sk", "Sm", "So", "Z", "Zl", "Zp", "Zs")
+_PRIVATE = 0xF0000  # Unicode's supplementary private use plane: no policy's pattern spells these
+_STAND_INS: dict[int, Any] = {}
+
+
+def _stand_in(key: tuple, test) -> str:
+    """The stand-in character of a class (`key`: its kind, name and negation), its test recorded."""
+    code = _PRIVATE + sorted(_STAND_KEYS).index(key) if key in _STAND_KEYS else None
+    if code is None:
+        raise ValueError(key)
+    _STAND_INS[code] = test
+    return chr(code)
+
+
+def _posix_test(name: str, negate: bool):
+    import re as _re
+    compiled = _re.compile("[" + _POSIX[name] + "]")
+    return lambda c: (compiled.fullmatch(c) is not None) != negate
+
+
+def _unicode_test(name: str, negate: bool):
+    import unicodedata
+    return lambda c: unicodedata.category(c).startswith(name) != negate
+
+
+_STAND_KEYS = {("posix", n, neg) for n in _POSIX for neg in (False, True)} | {
+    ("unicode", n, neg) for n in _UNICODE for neg in (False, True)}
+
+
+def _translate(pattern: str) -> str:
+    """`pattern` (RE2 syntax) in the syntax Python's parser reads as RE2 means it (see `_POSIX` above)."""
+    import re as _re
+
+    if any(ord(c) >= _PRIVATE for c in pattern):
+        raise Unsupported(f"the regular expression {pattern[:60]!r}: a private-use character is {NOT_SUPPORTED}")
+    out, i, in_class = [], 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            e = pattern[i + 1]
+            if e == "Q":  # quoted text up to \\E (or the end)
+                end = pattern.find("\\E", i + 2)
+                text = pattern[i + 2:] if end < 0 else pattern[i + 2:end]
+                out.append("".join("\\" + ch if not ch.isalnum() else ch for ch in text))
+                i = len(pattern) if end < 0 else end + 2
+                continue
+            if e in "pP":
+                negate = e == "P"
+                if pattern[i + 2:i + 3] == "{":
+                    end = pattern.find("}", i + 3)
+                    name = pattern[i + 3:end] if end > 0 else ""
+                    step = end + 1 - i
+                else:
+                    name, step = pattern[i + 2:i + 3], 3
+                if name.startswith("^"):
+                    name, negate = name[1:], not negate
+                if name == "Any":
+                    out.append("[\\s\\S]" if not negate else "[^\\s\\S]")
+                    i += step
+                    continue
+                if name not in _UNICODE:  # a script (Greek, Latin): the matcher has no script tables
+                    raise Unsupported(f"the regular expression {pattern[:60]!r}: the Unicode class {name!r} is "
+                                      f"{NOT_SUPPORTED}")
+                out.append(_stand_in(("unicode", name, negate), _unicode_test(name, negate)))
+                i += step
+                continue
+            if e == "z":
+                out.append("\\Z")  # Python's end of text
+                i += 2
+                continue
+            if e == "x" and pattern[i + 2:i + 3] == "{":
+                end = pattern.find("}", i + 3)
+                digits = pattern[i + 3:end] if end > 0 else ""
+                if not digits or not all(d in "0123456789abcdefABCDEF" for d in digits) or int(digits, 16) > 0x10FFFF:
+                    raise _re.error(f"invalid escape sequence: {pattern[i:end + 1]}")
+                out.append("\\U%08x" % int(digits, 16))
+                i = end + 1
+                continue
+            if e in "ZuUNg":
+                raise _re.error(f"invalid escape sequence: \\{e}")
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            if c == "[" and pattern[i + 1:i + 2] == ":":
+                end = pattern.find(":]", i + 2)
+                name = pattern[i + 2:end] if end > 0 else ""
+                negate = name.startswith("^")
+                name = name[1:] if negate else name
+                if end > 0 and name in _POSIX:
+                    out.append(_stand_in(("posix", name, negate), _posix_test(name, negate)))
+                    i = end + 2
+                    continue
+                if end > 0 and all(ch.isalpha() for ch in name):
+                    raise _re.error(f"invalid character class range: [:{name}:]")
+            if c == "]" and not (out and out[-1] in ("[", "[^")):
+                in_class = False
+            elif c == "[":
+                out.append("\\[")  # RE2 reads a `[` inside a class as itself
+                i += 1
+                continue
+            out.append(c)
+            i += 1
+            continue
+        if c == "[":
+            in_class = True
+            if pattern[i + 1:i + 2] == "^":
+                out.append("[^")
+                i += 2
+                if pattern[i:i + 1] == "]":
+                    out.append("\\]")
+                    i += 1
+                continue
+            out.append("[")
+            i += 1
+            if pattern[i:i + 1] == "]":
+                out.append("\\]")
+                i += 1
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
 class _Program:
     def __init__(self, source: str) -> None:
         self.code: list[tuple] = []
@@ -53,6 +189,8 @@ def _charset(items: list, fold: bool):
     for op, arg in items:
         if op is _C.NEGATE:
             negate = True
+        elif op is _C.LITERAL and arg in _STAND_INS:
+            tests.append(_STAND_INS[arg])
         elif op is _C.LITERAL:
             tests.append(lambda c, ch=chr(arg): c == ch)
         elif op is _C.RANGE:
@@ -74,7 +212,9 @@ def _compile(program: _Program, items: Any, flags: int) -> None:
         if len(code) > MAX_PROGRAM:
             raise _refuse(program.source, f"a program of more than {MAX_PROGRAM} steps")
         fold = bool(flags & _C.SRE_FLAG_IGNORECASE)
-        if op is _C.LITERAL:
+        if op is _C.LITERAL and arg in _STAND_INS:
+            code.append(("char", _STAND_INS[arg]))
+        elif op is _C.LITERAL:
             ch = chr(arg)
             code.append(("char", (lambda c, ch=ch: c.lower() == ch.lower()) if fold else (lambda c, ch=ch: c == ch)))
         elif op is _C.NOT_LITERAL:
@@ -148,7 +288,7 @@ def compile_regex(pattern: str) -> _Program:
     if len(pattern) > MAX_PATTERN:
         raise _refuse(pattern, f"a pattern longer than {MAX_PATTERN} characters")
     try:
-        parsed = _P.parse(pattern, 0)
+        parsed = _P.parse(_translate(pattern), 0)
     except RecursionError:
         raise _refuse(pattern, "a pattern nested this deeply") from None
     # re.error (a malformed pattern) propagates: the caller reports it as Kyverno does a bad regex
