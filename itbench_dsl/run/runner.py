@@ -645,10 +645,14 @@ class Run:
         return out
 
     def reach_namespaces(self) -> list[str]:
-        """The namespaces whose rights the handover reviews as the agent: the scenario's (its topology's, its
-        access objects'), `default` and `kube-system`."""
+        """The namespaces whose rights the handover reviews as the agent: every namespace of the cluster (listed
+        with the caller's credentials: those the faults write in, a fault tool's, an engine's hold the answer too)
+        and the scenario's (its topology's, its access objects', its injection's), `default` and `kube-system`."""
         b = self.bundle
-        return access.reach_namespaces((*b.topology, *b.access), b.service_account.namespace)
+        listed, _ = self.cluster.list("v1", "Namespace")
+        return sorted({*access.reach_namespaces((*b.topology, *b.access, *b.inject_apply, *b.revert_apply),
+                                                b.service_account.namespace),
+                       *(n["metadata"]["name"] for n in listed)})
 
     def _check_token(self, kubeconfig: Path) -> dict[str, dict]:
         """The agent's kubeconfig works before the agent gets it: the API server takes its token as the
@@ -663,6 +667,7 @@ class Run:
         account = self.bundle.service_account
         expected = f"system:serviceaccount:{account.namespace}:{account.name}"
         checks = self.agent_access()
+        namespaces = self.reach_namespaces()
         try:
             with Cluster(str(kubeconfig), None, self.options.request_timeout) as agent:
                 user = agent.whoami()
@@ -673,7 +678,7 @@ class Run:
                           for verb, group, resource, namespace in checks
                           if not agent.may(verb, group, resource, namespace)]
                 held = {}
-                for namespace in self.reach_namespaces():
+                for namespace in namespaces:
                     try:
                         status = agent.rules_review(namespace)
                     except ClusterError as exc:
