@@ -407,7 +407,8 @@ DEFAULT_URLS = frozenset({"/api", "/api/*", "/apis", "/apis/*", "/healthz", "/li
 
 def rules_in(objects: Iterable[dict], account: str, account_namespace: str, namespace: str) -> list[dict]:
     """The rules the RBAC objects among `objects` give the service account in `namespace`: its Roles' there, and
-    its ClusterRoles' (bound cluster-wide, or by a RoleBinding there)."""
+    its ClusterRoles' (bound cluster-wide, or by a RoleBinding there). `namespace` None: the cluster-wide ones alone
+    (what it holds in a namespace the bundle binds nothing in)."""
     objects = list(objects)
     roles = _roles(objects)
     out = []
@@ -425,8 +426,9 @@ def rules_in(objects: Iterable[dict], account: str, account_namespace: str, name
 
 
 def reach_namespaces(objects: Iterable[dict], home: str) -> list[str]:
-    """The namespaces whose rights a handover reviews as the agent: those of the bundle's objects (`objects`: its
-    topology and access), the agent's own, `default` and `kube-system`."""
+    """The namespaces a bundle names, whose rights a handover reviews as the agent (with every other namespace of
+    the cluster): those of the bundle's objects (`objects`: its topology, access and injection), the agent's own,
+    `default` and `kube-system`."""
     out = {"default", "kube-system", home}
     for obj in objects:
         meta = obj.get("metadata") or {}

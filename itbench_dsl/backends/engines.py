@@ -37,8 +37,10 @@ AGENT_KUBECONFIG_PY = (
     "'users': [{'name': 'itbench-agent', 'user': {'token': os.environ['ITBENCH_TOKEN']}}], "
     "'contexts': [{'name': 'itbench-agent', 'context': {'cluster': 'itbench', 'user': 'itbench-agent', "
     "'namespace': os.environ['ITBENCH_NAMESPACE']}}]}, sys.stdout, indent=2)")
-# reviews, as the agent (KUBECONFIG its kubeconfig), what its token holds in each namespace of `granted` (a
-# SelfSubjectRulesReview each) against the rules its access gives it there (ITBENCH_GRANTED, `review_spec`), as
+# reviews, as the agent (KUBECONFIG its kubeconfig), what its token holds in each namespace of `granted` and of the
+# cluster (ITBENCH_NAMESPACES, listed by the caller: a fault tool's, an engine's hold the answer too) (a
+# SelfSubjectRulesReview each) against the rules its access gives it there (ITBENCH_GRANTED, `review_spec`;
+# `elsewhere`, its cluster-wide grants, in a namespace the bundle does not name), as
 # `itbench run`'s handover does (access.held_beyond, whose reading this mirrors): agent-reach.json records what the
 # server says and what of it is `beyond` the grant, and the hand-over fails when anything is
 REVIEW_PY = """import json, os, subprocess, sys
@@ -50,7 +52,8 @@ def covered(rules, verb, group, resource, names):
                and (not r.get("resourceNames") or bool(names) and set(names) <= set(r["resourceNames"]))
                for r in rules)
 held = {}
-for ns, rules in sorted(spec["granted"].items()):
+for ns in sorted(set(spec["granted"]) | set(os.environ.get("ITBENCH_NAMESPACES", "").split())):
+    rules = spec["granted"].get(ns, spec["elsewhere"])
     review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview", "spec": {"namespace": ns}}
     done = subprocess.run(["kubectl", "create", "--validate=false", "-f", "-", "-o", "json"], input=json.dumps(review),
                           capture_output=True, text=True)
@@ -235,8 +238,11 @@ def engine_plan(scenario: ir.Scenario, files: dict[str, bytes]) -> EnginePlan:
             "(umask 077; kubectl config view --raw --minify --flatten -o json | ITBENCH_TOKEN=\"$ITBENCH_TOKEN\" "
             f"ITBENCH_NAMESPACE={shlex.quote(home)} python3 -S -c {shlex.quote(AGENT_KUBECONFIG_PY)} "
             '> "$W/kubeconfig.yaml")',
-            # what the token holds, reviewed as the agent before it gets it; recorded beside the bundle
-            f"KUBECONFIG=\"$W/kubeconfig.yaml\" ITBENCH_GRANTED={shlex.quote(review_spec(scenario, files))} "
+            # what the token holds, reviewed as the agent before it gets it in every namespace of the cluster (listed
+            # as the caller); recorded beside the bundle
+            "ITBENCH_NAMESPACES=$(kubectl get namespaces -o jsonpath='{.items[*].metadata.name}')",
+            "KUBECONFIG=\"$W/kubeconfig.yaml\" ITBENCH_NAMESPACES=\"$ITBENCH_NAMESPACES\" "
+            f"ITBENCH_GRANTED={shlex.quote(review_spec(scenario, files))} "
             f"python3 -S -c {shlex.quote(REVIEW_PY)}"]
     p["handover"] = [Action("script", "hand over", script=_script(*handover))]
     p["agent"] = [Action("script", "agent", script=_script(*agent_lines()))]
@@ -272,16 +278,19 @@ def engine_plan(scenario: ir.Scenario, files: dict[str, bytes]) -> EnginePlan:
 
 
 def review_spec(scenario: ir.Scenario, files: dict[str, bytes]) -> str:
-    """REVIEW_PY's input (JSON): the rules the agent's access gives it in each namespace the handover reviews
-    (access.reach_namespaces), and what every authenticated user holds (access.DEFAULT_RIGHTS, DEFAULT_URLS)."""
+    """REVIEW_PY's input (JSON): the rules the agent's access gives it in each namespace the bundle names
+    (access.reach_namespaces: its topology's, access objects', injection's), the cluster-wide ones it holds in any
+    other (`elsewhere`), and what every authenticated user holds (access.DEFAULT_RIGHTS, DEFAULT_URLS)."""
     import json
 
     objects = _docs(files, "manifests/agent-access.yaml")
     account, home = scenario.agent.service_account, scenario.agent.namespaces[0]
-    namespaces = access.reach_namespaces([*_docs(files, "manifests/topology.yaml"), *objects], home)
+    namespaces = access.reach_namespaces([*_docs(files, "manifests/topology.yaml"), *objects,
+                                          *_docs(files, "inject/apply.yaml"), *_docs(files, "revert/apply.yaml")], home)
     return json.dumps({
         "service_account": f"{home}/{account}",
         "granted": {ns: access.rules_in(objects, account, home, ns) for ns in namespaces},
+        "elsewhere": access.rules_in(objects, account, home, None),
         "everyone": {f"{g}/{r}": sorted(v) for (g, r), v in sorted(access.DEFAULT_RIGHTS.items())},
         "urls": sorted(access.DEFAULT_URLS)}, separators=(",", ":"), sort_keys=True)
 

@@ -171,6 +171,7 @@ class Prior:
     injected_at: str | None = None  # when the last attempt injected the fault (RFC 3339): what detect times against
     answered_at: str | None = None  # when the last attempt saw the detection answer appear (RFC 3339)
     policies_before: list | None = None  # CISO: the Kyverno policies there before the agent (the others are its)
+    marks: dict | None = None  # the cluster-wide objects the agent may write, as the deploy left them (`_marks`)
     graded: bool = False
     cleaned: bool = True
 
@@ -200,8 +201,12 @@ class Prior:
                 prior.answered_at = e["answered_at"]
             elif e["phase"] == "handover" and e.get("action") == "policies":
                 prior.policies_before = [Ref(**r) for r in e.get("before") or []]
+            elif e["phase"] == "revert" and e.get("action") == "marks-restored":
+                prior.marks = None
             elif e["phase"] == "revert" and e.get("action") == "policies-removed":
                 prior.policies_before = None
+            elif e["phase"] == "deploy" and e.get("action") == "marks":
+                prior.marks = e["marks"]
             elif e["phase"] == "revert" and e["event"] == "done":
                 prior.injected = False
             elif e["phase"] == "snapshot" and e["event"] == "done":
@@ -235,6 +240,7 @@ class Run:
         self.answered_at: str | None = None  # when the detection answer appeared in the workspace (RFC 3339)
         self._answer_seen: tuple[str, str] | None = None  # (digest, first seen) of the detection answer's content
         self.policies_before: list[Ref] | None = None  # CISO: what the agent's policies are told apart from
+        self.marks: dict | None = None  # the cluster-wide objects the agent may write, before the fault (`_marks`)
         self.fixed_at: str | None = None  # when the agent's work ended: the state's `fixed_at`
         self.incident: dict | None = None  # the workloads and pods as the agent found them: the state's `incident`
         self.alerts_baseline: dict | None = None  # Prometheus's alerts before the injection
@@ -263,6 +269,7 @@ class Run:
             self.created, self.injected, self.injected_at = list(prior.created), prior.injected, prior.injected_at
             self.answered_at = prior.answered_at
             self.policies_before = prior.policies_before
+            self.marks = prior.marks
             if not prior.cleaned:
                 self.log("run", "note", message="resuming: finishing the cleanup of the previous attempt")
                 with self._signals_deferred():
@@ -433,6 +440,11 @@ class Run:
             self.cluster.apply(obj)
             self.log("deploy", "step", action="apply", ref=_ref_json(ref), created=not existed, step=f"apply {ref}")
         self._wait_ready("deploy", self.bundle.workloads)
+        # before the fault and the agent: what the revert puts back of what the agent may write cluster-wide
+        self.marks = self._marks()
+        self.log("deploy", "step", action="marks", marks=self.marks,
+                 step=f"recorded {len(self.marks['nodes'] or ())} nodes and "
+                      f"{len(self.marks['namespaces'] or ())} namespaces the agent may change")
 
     def _wait_ready(self, phase: str, refs: list[Ref]) -> None:
         if not refs:
@@ -671,10 +683,14 @@ class Run:
         return out
 
     def reach_namespaces(self) -> list[str]:
-        """The namespaces whose rights the handover reviews as the agent: the scenario's (its topology's, its
-        access objects'), `default` and `kube-system`."""
+        """The namespaces whose rights the handover reviews as the agent: every namespace of the cluster (listed
+        with the caller's credentials: those the faults write in, a fault tool's, an engine's hold the answer too)
+        and the scenario's (its topology's, its access objects', its injection's), `default` and `kube-system`."""
         b = self.bundle
-        return access.reach_namespaces((*b.topology, *b.access), b.service_account.namespace)
+        listed, _ = self.cluster.list("v1", "Namespace")
+        return sorted({*access.reach_namespaces((*b.topology, *b.access, *b.inject_apply, *b.revert_apply),
+                                                b.service_account.namespace),
+                       *(n["metadata"]["name"] for n in listed)})
 
     def _check_token(self, kubeconfig: Path) -> dict[str, dict]:
         """The agent's kubeconfig works before the agent gets it: the API server takes its token as the
@@ -689,6 +705,7 @@ class Run:
         account = self.bundle.service_account
         expected = f"system:serviceaccount:{account.namespace}:{account.name}"
         checks = self.agent_access()
+        namespaces = self.reach_namespaces()
         try:
             with Cluster(str(kubeconfig), None, self.options.request_timeout) as agent:
                 user = agent.whoami()
@@ -699,7 +716,7 @@ class Run:
                           for verb, group, resource, namespace in checks
                           if not agent.may(verb, group, resource, namespace)]
                 held = {}
-                for namespace in self.reach_namespaces():
+                for namespace in namespaces:
                     try:
                         status = agent.rules_review(namespace)
                     except ClusterError as exc:
@@ -1040,6 +1057,8 @@ class Run:
                 self.log("revert", "note", ref=_ref_json(ref), message=f"apply {ref}: {exc}")
         for obj in self.bundle.created():
             self._revert_delete(Ref.of(obj), errors)
+        if self.marks is not None:  # after the fault's own revert: what is left is the agent's
+            self._restore_marks(errors)
         if self.policies_before is not None:  # the policies the agent deployed go with the run
             before = set(self.policies_before)
             for ref in self._policies():
@@ -1051,6 +1070,84 @@ class Run:
         if errors:
             raise RunFailure("; ".join(errors))
         self.injected = False
+
+    def _marks(self) -> dict:
+        """What the agent's access may change cluster-wide (manifests.FIXED_RESOURCES: namespaces it may create,
+        relabel and annotate, nodes it may relabel, annotate, taint and cordon), as it is now: per node its
+        labels, annotations, taints and `unschedulable`, per namespace its labels and annotations (None: the
+        access may not write that resource). Left as they were, they would carry a run's notes to the next trial on
+        the cluster (and its taints, its scheduling)."""
+        out: dict = {"nodes": None, "namespaces": None}
+        if self._may_write("nodes"):
+            nodes, _ = self.cluster.list("v1", "Node")
+            out["nodes"] = {n["metadata"]["name"]: _node_marks(n) for n in nodes}
+        if self._may_write("namespaces"):
+            namespaces, _ = self.cluster.list("v1", "Namespace")
+            out["namespaces"] = {n["metadata"]["name"]: _object_marks(n) for n in namespaces}
+        return out
+
+    def _may_write(self, resource: str) -> bool:
+        """Whether the agent's access lets it change a cluster-scoped core `resource` (create, patch or update)."""
+        account = self.bundle.service_account
+        return account is not None and any(
+            access.allows(self.bundle.access, account.name, account.namespace, access.Request(verb, "", resource, None, ""))
+            for verb in ("create", "patch", "update"))
+
+    def _restore_marks(self, errors: list[str]) -> None:
+        """Put back what `_marks` recorded: a namespace made since is deleted, a node's or a namespace's labels,
+        annotations, taints and `unschedulable` changed since are set back (each undone thing a revert step)."""
+        before, restored, failed = self.marks or {}, 0, len(errors)
+        try:
+            namespaces = self.cluster.list("v1", "Namespace")[0] if before.get("namespaces") is not None else []
+            nodes = self.cluster.list("v1", "Node")[0] if before.get("nodes") is not None else []
+        except ClusterError as exc:
+            errors.append(str(exc))
+            self.log("revert", "note", message=f"the cluster-wide objects the agent may write: {exc}")
+            return
+        kept = before.get("namespaces") or {}
+        for ns in namespaces:
+            name, meta = ns["metadata"]["name"], ns.get("metadata") or {}
+            if name not in kept:
+                if not meta.get("deletionTimestamp"):
+                    self._revert_delete(Ref("v1", "Namespace", None, name), errors, "a namespace made during the run: ")
+                continue
+            restored += self._set_back(Ref("v1", "Namespace", None, name), _object_marks(ns), kept[name], errors)
+        recorded = before.get("nodes") or {}
+        for node in nodes:
+            name = node["metadata"]["name"]
+            if name in recorded:
+                restored += self._set_back(Ref("v1", "Node", None, name), _node_marks(node), recorded[name], errors,
+                                           _controller_taints(node))
+        if len(errors) == failed:
+            self.marks = None
+            self.log("revert", "step", action="marks-restored", changed=restored,
+                     step=f"namespaces and nodes as before the fault ({restored} set back)")
+
+    def _set_back(self, ref: Ref, now: dict, then: dict, errors: list[str], keep_taints: list | None = None) -> int:
+        """Patch `ref`'s marks from `now` back to `then` (a merge patch: a label or annotation added since is
+        removed; the node controllers' taints, `keep_taints`, stay); 1 when something was set back."""
+        patch: dict = {}
+        for key in ("labels", "annotations"):
+            changed = {k: then[key].get(k) for k in set(now[key]) | set(then[key]) if now[key].get(k) != then[key].get(k)}
+            if changed:
+                patch.setdefault("metadata", {})[key] = changed
+        for key in ("taints", "unschedulable"):
+            if key in then and now.get(key) != then.get(key):
+                patch.setdefault("spec", {})[key] = then[key]
+        if "taints" in patch.get("spec", {}) and keep_taints:
+            patch["spec"]["taints"] = [*(then["taints"] or []), *keep_taints]
+        if not patch:
+            return 0
+        try:
+            self.cluster.patch(ref, patch)
+        except ClusterError as exc:
+            errors.append(str(exc))
+            self.log("revert", "note", ref=_ref_json(ref), message=f"set back {ref}: {exc}")
+            return 0
+        self.log("revert", "step", action="set-back", ref=_ref_json(ref), patch=patch,
+                 step=f"set back {ref}: " + ", ".join(f"{part}.{k}" for part, fields in patch.items()
+                                                      for k in fields))
+        return 1
 
     def _revert_delete(self, ref: Ref, errors: list[str], whose: str = "") -> None:
         """Delete one object for the revert; an object already gone is fine, a failure is noted in `errors`."""
@@ -1096,6 +1193,25 @@ class Run:
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         os.replace(tmp, path)
+
+
+def _object_marks(obj: dict) -> dict:
+    meta = obj.get("metadata") or {}
+    return {"labels": dict(meta.get("labels") or {}), "annotations": dict(meta.get("annotations") or {})}
+
+
+# taints the node controllers set and lift themselves (not-ready, unreachable, pressure, ...): not the agent's
+_CONTROLLER_TAINTS = "node.kubernetes.io/"
+
+
+def _controller_taints(node: dict) -> list[dict]:
+    return [t for t in (node.get("spec") or {}).get("taints") or [] if str(t.get("key", "")).startswith(_CONTROLLER_TAINTS)]
+
+
+def _node_marks(node: dict) -> dict:
+    spec = node.get("spec") or {}
+    taints = [t for t in spec.get("taints") or [] if t not in _controller_taints(node)]
+    return {**_object_marks(node), "taints": taints or None, "unschedulable": spec.get("unschedulable") or None}
 
 
 def _raise_interrupted(signum, frame):

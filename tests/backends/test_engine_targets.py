@@ -178,12 +178,13 @@ ADMIN_CONFIG = {
 EVERYONE_STATUS = {"resourceRules": [{"verbs": ["create"], "apiGroups": ["authorization.k8s.io"],
                                       "resources": ["selfsubjectrulesreviews"]}],
                    "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/api", "/version"]}]}
-# a kubectl that answers the hand-over's calls as a cluster would: the caller's (admin) config, a token, a rules
-# review as the agent (the status in REVIEW_FILE), recording the kubeconfig it was asked with
+# a kubectl that answers the hand-over's calls as a cluster would: the caller's (admin) config, a token, the
+# cluster's namespaces (one the bundle does not name among them), a rules review as the agent (the status in REVIEW_FILE), recording the kubeconfig it was asked with
 STUB_KUBECTL = """#!/bin/sh
 case "$1 $2" in
   "create token") echo "agent-token-for-$3" ;;
   "config view") cat "$ADMIN_CONFIG_FILE" ;;
+  "get namespaces") echo "default kube-system kube-public chaos-mesh" ;;
   "create --validate=false") cat > /dev/null; echo "$KUBECONFIG" >> "$REVIEW_FILE.asked"; cat "$REVIEW_FILE" ;;
   *) echo "unexpected kubectl $*" >&2; exit 3 ;;
 esac
@@ -279,6 +280,8 @@ def test_the_engine_handover_stops_a_token_that_holds_more_than_its_access(engin
     held = json.loads((bundle / "agent-reach.json").read_text())["held"]
     assert held["otel-demo"]["beyond"] == ["get /metrics"]  # its own namespace's Secrets are granted
     assert held["default"]["beyond"] == ["get /metrics", "get secrets", "list secrets"]
+    # a namespace the bundle does not name (a fault tool's), listed on the cluster, is reviewed too
+    assert held["chaos-mesh"]["beyond"] == ["get /metrics", "get secrets", "list secrets"]
 
 
 @pytest.mark.parametrize("status", [
@@ -300,6 +303,7 @@ def test_the_engine_review_reads_a_status_as_the_run_does(status, tmp_path):
     result = compiled("sre/otel-checkout-nonexistent-image.itb")
     spec = engines.review_spec(result.scenario, result.files)
     objects = [d for d in yaml.safe_load_all(result.files["manifests/agent-access.yaml"]) if d]
+    account, home = result.scenario.agent.service_account, result.scenario.agent.namespaces[0]
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "kubectl").write_text(f"#!/bin/sh\ncat > /dev/null\necho '{json.dumps({'status': status})}'\n")
@@ -307,9 +311,10 @@ def test_the_engine_review_reads_a_status_as_the_run_does(status, tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"users": [{"name": "a"}]}))
     done = subprocess.run(["python3", "-S", "-c", engines.REVIEW_PY], cwd=tmp_path, capture_output=True, text=True,
                           env={"PATH": f"{bin_dir}:/usr/bin:/bin", "ITBENCH_GRANTED": spec,
+                               "ITBENCH_NAMESPACES": "default chaos-mesh elsewhere",
                                "KUBECONFIG": str(tmp_path / "config.json")}, timeout=60)
     held = json.loads((tmp_path / "agent-reach.json").read_text())["held"]
-    account, home = result.scenario.agent.service_account, result.scenario.agent.namespaces[0]
+    assert {"chaos-mesh", "elsewhere", "kube-system", home} <= set(held)
     for namespace, h in held.items():
         assert h["beyond"] == access.held_beyond(objects, account, home, status, namespace), namespace
     assert (done.returncode == 0) == all(h["beyond"] == [] for h in held.values())

@@ -265,6 +265,19 @@ def test_each_attempt_times_its_own_answer():
                                      "injected_at": "2026-01-01T01:00:00Z"}]).answered_at is None
 
 
+def test_a_resumed_cleanup_puts_back_what_the_interrupted_attempt_recorded():
+    """The nodes and namespaces recorded before the fault (the deploy's `marks` step) outlive an interrupted attempt:
+    its resumed revert puts them back; once they are, nothing is left to put back."""
+    from itbench_dsl.run.runner import Prior
+
+    marks = {"nodes": {"n": {"labels": {}, "annotations": {}, "taints": None, "unschedulable": None}},
+             "namespaces": {"default": {"labels": {}, "annotations": {}}}}
+    events = [{"phase": "run", "event": "start"}, {"phase": "deploy", "event": "step", "action": "marks", "marks": marks},
+              {"phase": "inject", "event": "start"}]
+    assert Prior.of(events).marks == marks and not Prior.of(events).cleaned
+    assert Prior.of([*events, {"phase": "revert", "event": "step", "action": "marks-restored"}]).marks is None
+
+
 def test_keep_folder_names_a_file_of_any_bytes_printably(folder: Path, tmp_path: Path):
     name = os.fsdecode(b"bad-\xff-name")
     os.mkfifo(folder / name)

@@ -221,7 +221,8 @@ def test_the_agents_kubeconfig_holds_one_user_denied_what_its_prompt_does_not_gr
         assert outcome.status == "graded", outcome.error
         assert_confined(plane.dir / "bin" / "kubectl", outcome.folder / "workspace" / "given.yaml", bundle)
         held = json.loads((outcome.folder / "agent-reach.json").read_text())["held"]
-        assert set(held) == {"default", "hotel-reservation", "kube-system"}
+        assert set(held) == namespaces(plane)  # every namespace of the cluster, the scenario's among them
+        assert {"default", "hotel-reservation", "kube-system", "kube-public"} <= set(held)
         assert all(h["rules"] and h["beyond"] == [] for h in held.values())
         assert not any(r.get("resourceNames") or "*" in r["verbs"] for h in held.values() for r in h["rules"])
     finally:
@@ -302,10 +303,94 @@ def test_the_engine_targets_hand_the_agent_one_user_denied_what_its_prompt_does_
         # the hand-over reviewed the token as the agent, as `itbench run` does: nothing beyond the grant
         reach = json.loads((bundle / "agent-reach.json").read_text())
         assert reach["kubeconfig"]["users"] == [config["users"][0]["name"]]
-        assert set(reach["held"]) == {"default", "hotel-reservation", "kube-system"}
+        assert set(reach["held"]) == namespaces(plane)  # every namespace of the cluster, the scenario's among them
         assert all(h["rules"] and h["beyond"] == [] for h in reach["held"].values())
+        # a namespace the bundle does not name (a fault tool's) where the cluster lets service accounts read: refused
+        kubectl(plane, "create", "namespace", "test-answers")
+        kubectl(plane, "-n", "test-answers", "create", "rolebinding", "sa-view", "--clusterrole=view",
+                "--group=system:serviceaccounts")
+        shutil.rmtree(folder)
+        done = subprocess.run(["sh", "-c", script], cwd=bundle, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode != 0 and "test-answers: " in done.stderr and "get configmaps" in done.stderr
+        reach = json.loads((bundle / "agent-reach.json").read_text())
+        assert "list pods" in reach["held"]["test-answers"]["beyond"]
     finally:
+        kubectl(plane, "delete", "namespace", "test-answers", "--ignore-not-found", "--timeout=90s")
         undeploy(plane, bundle)
+
+
+def test_a_right_held_in_a_namespace_the_scenario_does_not_name_is_refused_at_handover(plane, bundles, tmp_path):
+    """The fault's objects (a Chaos Mesh experiment naming its target) live in a namespace of their own: a binding of
+    the cluster's letting every service account read there stops the run like one in the scenario's namespace."""
+    bundle = bundles["sregym-wrong-dns-policy-hotel-reservation"]
+    kubectl(plane, "create", "namespace", "test-fault-tool")
+    kubectl(plane, "-n", "test-fault-tool", "create", "configmap", "experiment", "--from-literal=target=profile")
+    kubectl(plane, "-n", "test-fault-tool", "create", "rolebinding", "sa-view", "--clusterrole=view",
+            "--group=system:serviceaccounts")
+    try:
+        outcome = Run(lifecycle.load_bundle(bundle), options(plane, tmp_path, "touch ran", mitigation_window=0),
+                      progress=None).execute()
+    finally:
+        kubectl(plane, "delete", "namespace", "test-fault-tool", "--timeout=90s")
+    assert outcome.status == "failed"
+    assert "in test-fault-tool: " in outcome.error and "get configmaps" in outcome.error
+    assert not any(e.get("action") == "agent" for e in timeline(outcome.folder))  # the agent never ran
+    held = json.loads((outcome.folder / "agent-reach.json").read_text())["held"]
+    assert "list configmaps" in held["test-fault-tool"]["beyond"]
+    assert not any(h["beyond"] for ns, h in held.items() if ns != "test-fault-tool")
+
+
+# An agent that leaves notes where its access lets it write cluster-wide: on a node (annotation, label, taint,
+# cordon), on a namespace that outlives the run (`default`), and in a namespace of its own.
+MEMO_AGENT = r"""
+set -eu
+kubectl get node kwok-node-0 -o jsonpath='{.metadata.annotations.notes/answer}' > found.txt
+kubectl get namespaces -l notes/kind=memo -o name >> found.txt
+kubectl annotate node kwok-node-0 --overwrite notes/answer=profile
+kubectl label node kwok-node-0 --overwrite notes/kind=memo
+kubectl taint node kwok-node-0 notes/answer=profile:PreferNoSchedule --overwrite
+kubectl cordon kwok-node-0
+kubectl annotate namespace default --overwrite notes/answer=profile
+kubectl create namespace test-memo
+kubectl label namespace test-memo notes/kind=memo
+"""
+
+
+def test_what_the_agent_writes_cluster_wide_is_undone_at_the_revert(plane, bundles, on_path, tmp_path):
+    """The nodes and namespaces the agent may change are recorded before the fault and put back at the revert: its
+    annotations, labels, taints and cordon undone, the namespace it made deleted, each a step of the timeline; the
+    next trial on the cluster finds none of its notes."""
+    bundle = bundles["sregym-wrong-dns-policy-hotel-reservation"]
+    script = tmp_path / "memo.sh"
+    script.write_text(MEMO_AGENT)
+    node_before = json.loads(kubectl(plane, "get", "node", "kwok-node-0", "-o", "json").stdout)
+    default_before = json.loads(kubectl(plane, "get", "namespace", "default", "-o", "json").stdout)
+    try:
+        for trial in ("one", "two"):
+            outcome = Run(lifecycle.load_bundle(bundle), options(
+                plane, tmp_path, f"sh {script} > log.txt 2>&1", mitigation_window=0, run_id=trial),
+                progress=None).execute()
+            assert outcome.status == "graded", outcome.error
+            assert (outcome.folder / "workspace" / "found.txt").read_text().strip() == ""  # no earlier trial's notes
+            events = timeline(outcome.folder)
+            undone = {e["step"] for e in events if e["phase"] == "revert" and e.get("action") in ("set-back", "delete")}
+            assert any("Namespace test-memo" in s or "test-memo" in s for s in undone), undone
+            assert any("kwok-node-0" in s for s in undone) and any("default" in s for s in undone), undone
+            eventually(lambda: "test-memo" not in namespaces(plane), "the agent's namespace gone")
+            node = json.loads(kubectl(plane, "get", "node", "kwok-node-0", "-o", "json").stdout)
+            assert node["metadata"].get("labels") == node_before["metadata"].get("labels")
+            assert "notes/answer" not in (node["metadata"].get("annotations") or {})
+            assert not node["spec"].get("unschedulable")
+            assert not any(t["key"] == "notes/answer" for t in node["spec"].get("taints") or [])
+            default = json.loads(kubectl(plane, "get", "namespace", "default", "-o", "json").stdout)
+            assert default["metadata"].get("annotations") == default_before["metadata"].get("annotations")
+    finally:
+        kubectl(plane, "delete", "namespace", "test-memo", "--ignore-not-found", "--wait=false")
+        kubectl(plane, "annotate", "node", "kwok-node-0", "notes/answer-")
+        kubectl(plane, "label", "node", "kwok-node-0", "notes/kind-")
+        kubectl(plane, "taint", "node", "kwok-node-0", "notes/answer-", check=False)
+        kubectl(plane, "uncordon", "kwok-node-0")
+        kubectl(plane, "annotate", "namespace", "default", "notes/answer-")
 
 
 APISERVICE = {
