@@ -64,6 +64,10 @@ RESOURCES = [
     ("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False, ()),
     ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False, ()),
     ("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, ()),
+    ("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", False,
+     ("status",)),
+    ("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings",
+     False, ()),
     ("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", False, ()),
     ("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", False, ()),
     ("monitoring.coreos.com", "v1", "PrometheusRule", "prometheusrules", True, ()),
@@ -96,7 +100,8 @@ class KubeServer:
 
     def __init__(self, groups: set[str] | None = None, ready_delay: float = 0.05, delete_delay: float = 0.05,
                  addons: bool = True):
-        self.resources = [r for r in RESOURCES if groups is None or r[0] in groups or r[0] in ("", "authorization.k8s.io", "authentication.k8s.io")]
+        always = ("", "authorization.k8s.io", "authentication.k8s.io", "admissionregistration.k8s.io")  # built in
+        self.resources = [r for r in RESOURCES if groups is None or r[0] in groups or r[0] in always]
         self.by_path = {(r[0], r[3]): r for r in self.resources}
         self.by_kind = {(r[0], r[2]): r for r in self.resources}
         self.ready_delay, self.delete_delay = ready_delay, delete_delay
