@@ -1321,8 +1321,9 @@ def _chaos_edited_cases(key: tuple, faulty: dict, state: dict) -> Iterator[Case]
 
 
 def _deny_edited_cases(key: tuple, faulty: dict, state: dict) -> Iterator[Case]:
-    """An Istio DENY policy a fault created, edited in place: denying only a method none of the fault's rules
-    matched, or selecting no pod the namespace runs, passes; narrowed to part of what it denied (a path
+    """An Istio DENY policy a fault created, edited in place: denying only a method no request has, or
+    selecting no pod the namespace runs, passes; re-aimed at every method the fault's rules left alone,
+    narrowed to part of what it denied (a path
     prefix added), selecting a pod the namespace runs, or with a rule added beside its own, fails."""
     from ..runtime.evaluator import istio_rules_overlap
 
@@ -1354,6 +1355,13 @@ def _deny_edited_cases(key: tuple, faulty: dict, state: dict) -> Iterator[Case]:
     if not any(istio_rules_overlap(other, d) for d in denied):
         yield Case(f"{name} of a method none of its rules matched only", "mitigate", PASS,
                    state=_with_edit(state, key, edit(lambda spec: spec.update(rules=[copy.deepcopy(other)]))))
+    # judged by what it does to the application's requests: re-aimed at the methods the fault left alone, it
+    # refuses the application's other requests
+    named = sorted({str(m) for d in denied if isinstance(d, dict) for e in d.get("to") or [] if isinstance(e, dict)
+                    for m in (e.get("operation") or {}).get("methods") or []}) or ["GET"]
+    yield Case(f"{name} re-aimed at every method but {', '.join(named)}", "mitigate", FAIL,
+               state=_with_edit(state, key, edit(lambda spec: spec.update(
+                   rules=[{"to": [{"operation": {"notMethods": named}}]}]))))
     yield Case(f"{name}, narrowed to a path prefix of what it denied", "mitigate", FAIL,
                state=_with_edit(state, key, edit(narrowed)))
     yield Case(f"{name}, another rule beside its own", "mitigate", FAIL,

@@ -2878,6 +2878,12 @@ def _istio_field_meets(a, b, field) -> bool:
     return True
 
 
+# The requests an application may be sent, where nothing says which: any of HTTP's methods, on any host, port
+# or path, from any source. A DENY rule matching one of them refuses a request the application may serve.
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE")
+APPLICATION_REQUESTS = {"to": [{"operation": {"methods": list(HTTP_METHODS)}}]}
+
+
 def istio_rules_overlap(a, b) -> bool:
     """Whether some request matches both AuthorizationPolicy rules: some `from` source of each, some `to`
     operation of each and their `when` conditions can hold together (a condition key both test with no value
@@ -3027,9 +3033,10 @@ def _istio_acts(obj, state=None, fault=None) -> bool:
     `DENY` policy with no rule never matches, an `ALLOW` policy with a rule that matches every request admits
     all (any other `ALLOW` denies what it does not match; `CUSTOM` defers to an extension, taken as acting);
     a `DENY`, `ALLOW` or `CUSTOM` policy applying to no workload the state runs (`_istio_applies`) does
-    nothing; a `DENY` policy the fault made to deny (`fault`, its acting part) acts while one of its rules
-    can match a request one of the fault's rules matched (`istio_rules_overlap`): edited to deny only what
-    the fault did not, it no longer denies what the fault denied;
+    nothing; a `DENY` policy acts while one of its rules can match a request one of the fault's rules
+    (`fault`, its acting part) matched or one the application may be sent (`APPLICATION_REQUESTS`, by
+    `istio_rules_overlap`): re-aimed at the methods the fault left alone it refuses the application's other
+    requests, edited to deny only what no request is (a method HTTP has not) it refuses nothing;
     a VirtualService while a route injects a fault (a delay or an abort, unless at 0 percent) or does more
     than send its hosts' traffic to those hosts (a timeout, retries, a rewrite, a redirect, a direct response,
     a mirror, another host or a subset); a DestinationRule while it sets a traffic policy (for the host, a
@@ -3049,12 +3056,12 @@ def _istio_acts(obj, state=None, fault=None) -> bool:
         if action in ("DENY", "ALLOW", "CUSTOM") and not _istio_applies(obj, state):
             return False  # it applies to no workload the state runs
         if action == "DENY":
+            # judged by what it refuses: a rule that can match a request the fault's own rules denied (a rule
+            # narrowed to part of that still denies that part) or any request the application may be sent (a
+            # DENY re-aimed at the methods the fault left alone refuses the application's other requests)
             denied = (fault or {}).get("rules") if (fault or {}).get("action") == "DENY" else None
-            if isinstance(denied, list) and denied and rules:
-                # edited in place: it keeps the fault's effect while some rule can match a request the fault's
-                # own rules denied (a rule narrowed to part of what the fault denied still denies that part)
-                return any(istio_rules_overlap(r, d) for r in rules for d in denied)
-            return bool(rules)
+            denied = [d for d in denied if isinstance(d, dict)] if isinstance(denied, list) else []
+            return any(istio_rules_overlap(r, d) for r in rules for d in [*denied, APPLICATION_REQUESTS])
         if action == "ALLOW":
             return not any(_istio_rule_matches_all(r) for r in rules)
         return True
@@ -3439,12 +3446,15 @@ def _istio_reach(namespace, spec, state):
 
 
 def _istio_twin(ref, want, state):
-    """The AuthorizationPolicy of another name denying what the fault's DENY policy denied: a `DENY` policy
-    that acts (`_istio_acts`: it applies to something the state runs, and one of its rules can match a
-    request one of the fault's matched), applying to something the fault's applied to (`_istio_reach`: the
-    same target, a pod the fault's selector selects, or every workload of the fault's namespace, or of the
-    mesh from the root namespace). However its selector and rules are written, it is the fault still."""
+    """The AuthorizationPolicy of another name refusing requests where the fault's DENY policy did: a `DENY`
+    policy that acts (`_istio_acts`: it applies to something the state runs, and one of its rules can match a
+    request one of the fault's matched or the application may be sent), or an `ALLOW` policy that acts (one
+    admitting less than every request denies the rest), applying to something the fault's applied to
+    (`_istio_reach`: the same target, a pod the fault's selector selects, or every workload of the fault's
+    namespace, or of the mesh from the root namespace). However its selector and rules are written, it is the
+    fault still; the healthy application's own policies (`state.known`) are not."""
     namespace = want.get("namespace")
+    known = getattr(state, "known", set())
     fault = {k: want.get(k) for k in ("selector", "targetRef", "targetRefs")}
     reach = _istio_reach(namespace, fault, state)
     for (kind, where), objects in sorted(state.by_kind.items(), key=lambda e: (e[0][0], e[0][1] or "")):
@@ -3453,8 +3463,9 @@ def _istio_twin(ref, want, state):
         for obj in objects:
             spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
             if (where, str((obj.get("metadata") or {}).get("name"))) == (namespace, ref["name"]) \
+                    or ("AuthorizationPolicy", where, str((obj.get("metadata") or {}).get("name"))) in known \
                     or not str(obj.get("apiVersion", "")).startswith("security.istio.io/") \
-                    or spec.get("action") != "DENY" or not _istio_acts(obj, state, want):
+                    or (spec.get("action") or "ALLOW") not in ("DENY", "ALLOW") or not _istio_acts(obj, state, want):
                 continue
             theirs = _istio_reach(where, spec, state)
             if theirs is None or reach is None or theirs & reach:

@@ -319,10 +319,33 @@ def test_a_deny_policy_copy_written_otherwise_fails_and_one_denying_else_passes(
     everywhere = _renamed(wider, "deny-reads-everywhere")
     del everywhere["spec"]["targetRef"]  # every workload of the namespace, the gateway's too
     assert not _created_check(GATEWAY, mitigate(GATEWAY, _solved_with(GATEWAY, everywhere)))["passed"]
-    other = _renamed(_created(GATEWAY), "deny-posts")
-    other["spec"]["rules"] = [{"to": [{"operation": {"methods": ["POST"]}}]}]
+    other = _renamed(_created(GATEWAY), "deny-nothing")
+    other["spec"]["rules"] = [{"to": [{"operation": {"methods": ["NO-SUCH-METHOD"]}}]}]
     verdict = mitigate(GATEWAY, _solved_with(GATEWAY, other))
     assert verdict["passed"], failed(verdict)
+
+
+# An AuthorizationPolicy is judged by what it does to the application's requests, not by overlap with the
+# fault's rules: a DENY re-aimed at the methods the fault left alone, or a narrow ALLOW, refuses requests the
+# application serves.
+REAIMED = {"not GET": [{"to": [{"operation": {"notMethods": ["GET"]}}]}],
+           "writes": [{"to": [{"operation": {"methods": ["POST", "PUT", "DELETE", "PATCH"]}}]}]}
+
+
+@pytest.mark.parametrize("rules", sorted(REAIMED))
+def test_the_fault_deny_policy_re_aimed_at_other_requests_fails(rules):
+    kept = copy.deepcopy(_created(GATEWAY))
+    kept["spec"]["rules"] = REAIMED[rules]
+    assert not _created_check(GATEWAY, mitigate(GATEWAY, _solved_with(GATEWAY, kept)))["passed"]
+
+
+@pytest.mark.parametrize("action, rules", [
+    ("DENY", REAIMED["not GET"]),
+    ("ALLOW", [{"to": [{"operation": {"methods": ["GET"], "paths": ["/productpage"]}}]}])])
+def test_a_policy_added_on_the_gateway_refusing_the_application_requests_fails(action, rules):
+    added = _renamed(_created(GATEWAY), "gateway-hardening")
+    added["spec"].update(action=action, rules=rules)
+    assert not mitigate(GATEWAY, _solved_with(GATEWAY, added))["passed"]
 
 
 # ---- by effect: the fault's own object edited in place, a twin by its harm --------------------------------
