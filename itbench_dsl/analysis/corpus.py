@@ -1591,6 +1591,10 @@ def _lifecycle_cases(spec: dict, found: Objects) -> Iterator[Case]:
         if entry is None or m.get("only"):
             continue
         template = entry["keep"]["spec"]["template"]
+        if "activeDeadlineSeconds" in template.get("spec", {}) and template["spec"]["activeDeadlineSeconds"] is None:
+            # a deadline on the running pod: the kubelet kills it that long after it started, nothing recreates it
+            yield Case(f"the solved state, pod {w['name']} given an activeDeadlineSeconds", "mitigate", FAIL,
+                       state=_with_edit(solved, key, lambda o: o["spec"].update(activeDeadlineSeconds=300)))
 
         def run(o, name=w["name"], labels="metadata" not in template, command=None):
             status = o.get("status") or {}

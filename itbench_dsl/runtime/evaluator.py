@@ -1996,7 +1996,7 @@ def program_problem(entry, obj, state):
     environment (`env_changed`)."""
     if not program_kept(entry["keep"], obj, entry.get("options")):
         return ("its containers' images, commands or arguments, its containers, its pod labels, or how its pods "
-                "resolve names and whose network and identity they use, differ from the healthy ones")
+                "resolve names, whose network and identity they use and how long they may run, differ from the healthy ones")
     pinned = images_pinned_elsewhere(entry["keep"], obj, state)
     if pinned:
         return pinned
