@@ -1470,7 +1470,10 @@ def _copies_by_effect(obj: dict) -> Iterator[tuple[str, dict, str]]:
     a Schedule spawns (left by `--cascade=orphan`), both the fault still, and that experiment stopped by its
     controller (its duration over), no fault; a NetworkChaos copy with its selector and target swapped, or
     partitioning what a loss of 100 % dropped, the fault still; a ResourceQuota copy stricter by a pod, of its
-    amounts under their other names (`requests.memory` for `memory`), or beside another key, the fault still."""
+    amounts under their other names (`requests.memory` for `memory`), or beside another key, the fault still; a
+    DENY AuthorizationPolicy copy denying every method but the fault's, the fault still (it refuses the
+    application's other requests); a workload copy with one replica more, a pod template label of its own or
+    another revision history, the fault still (its pods do what the fault's did)."""
     from ..runtime.state import number
 
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
@@ -1501,6 +1504,28 @@ def _copies_by_effect(obj: dict) -> Iterator[tuple[str, dict, str]]:
         for k in ("targetRef", "targetRefs", "selector"):
             wide["spec"].pop(k, None)
         yield "a copy denying as much for every workload of its namespace", wide, FAIL
+        # judged by what it does to the application's requests: a DENY of the other methods refuses those
+        others = copy_data(obj)
+        named = sorted({str(m) for r in spec["rules"] if isinstance(r, dict) for e in r.get("to") or []
+                        if isinstance(e, dict) for m in (e.get("operation") or {}).get("methods") or []}) or ["GET"]
+        others["spec"]["rules"] = [{"to": [{"operation": {"notMethods": named}}]}]
+        yield f"a copy denying every method but {', '.join(named)}", others, FAIL
+        return
+    template = spec.get("template") if isinstance(spec.get("template"), dict) else None
+    if obj["kind"] in ("Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Job") and template \
+            and isinstance(template.get("spec"), dict):
+        # a workload's harm is what its pods do: its replicas, labels and rollout bookkeeping change none of it
+        if obj["kind"] != "DaemonSet" and obj["kind"] != "Job":
+            more = copy_data(obj)
+            more["spec"]["replicas"] = int(number(spec.get("replicas", 1)) or 1) + 1
+            yield "a copy with one replica more", more, FAIL
+        labelled = copy_data(obj)
+        labelled["spec"]["template"].setdefault("metadata", {}).setdefault("labels", {})["corpus-tier"] = "copy"
+        yield "a copy with a pod template label of its own", labelled, FAIL
+        if obj["kind"] != "Job":
+            history = copy_data(obj)
+            history["spec"]["revisionHistoryLimit"] = 3
+            yield "a copy keeping another revision history", history, FAIL
         return
     if not str(obj.get("apiVersion", "")).startswith("chaos-mesh.org/"):
         return

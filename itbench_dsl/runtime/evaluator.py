@@ -3473,14 +3473,40 @@ def _istio_twin(ref, want, state):
     return None
 
 
+def _workload_twin(ref, want, state):
+    """The workload of another name whose pods do what the fault's workload's did: of its kind and namespace,
+    running pods (`acts`), its pod template's spec the fault's (`acting`: containers, program, requests, node
+    placement, priority, with the API server's defaults), and its pods joining every Service of the namespace
+    the fault's pods joined. Its replicas (a copy with more does more of the same harm), its own labels and
+    annotations, the template's labels no Service reads and its rollout bookkeeping (`revisionHistoryLimit`,
+    `strategy`, `minReadySeconds`) change none of that. The healthy application's workloads (`state.known`)
+    are not the fault's."""
+    namespace = want.get("namespace")
+    template = (want.get("spec") or {}).get("template") or {}
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    joined = [sel for svc in state.by_kind.get(("Service", namespace), [])
+              for sel in [(svc.get("spec") or {}).get("selector")]
+              if isinstance(sel, dict) and sel and labels_match(labels, sel)]
+    known = getattr(state, "known", set())
+    for obj in state.by_kind.get((ref["kind"], namespace), []):
+        name = str((obj.get("metadata") or {}).get("name", ""))
+        if name == ref["name"] or (ref["kind"], namespace, name) in known or not acts(obj, state):
+            continue
+        theirs = (acting(obj).get("spec") or {}).get("template") or {}
+        if theirs.get("spec") == template.get("spec") and all(
+                labels_match((theirs.get("metadata") or {}).get("labels") or {}, sel) for sel in joined):
+            return obj
+    return None
+
+
 def twin_acting(ref, state):
     """An object under another name that still has the effect of the object `ref` names, which a fault
     created: of its kind (and API group), in any namespace the state holds, whose acting part
     (`ref["acting"]`, as the compiler read it off the fault's manifest) is that object's, and which acts
     (`acts`). Deleting the fault's object by name while a copy of it is left, or renaming it, undoes nothing;
     an object of the kind that acts otherwise (an allow-all policy the agent added) is no twin. A NetworkPolicy,
-    a Chaos Mesh object, a DENY AuthorizationPolicy and a ResourceQuota are judged by their effect on what the
-    state runs (`_policy_twin`, `_chaos_twin`, `_istio_twin`, `_quota_twin`)."""
+    a Chaos Mesh object, a DENY AuthorizationPolicy, a ResourceQuota and a workload are judged by their effect
+    on what the state runs (`_policy_twin`, `_chaos_twin`, `_istio_twin`, `_quota_twin`, `_workload_twin`)."""
     want = ref.get("acting")
     if want is None:
         return None
@@ -3495,6 +3521,10 @@ def twin_acting(ref, state):
             return found
     if ref["kind"] == "ResourceQuota":
         found = _quota_twin(ref, want, state)
+        if found is not None:
+            return found
+    if ref["kind"] in POD_TEMPLATE_KINDS and isinstance((want.get("spec") or {}).get("template"), dict):
+        found = _workload_twin(ref, want, state)
         if found is not None:
             return found
     own = (ref["kind"], ref.get("namespace") or None, ref["name"])

@@ -430,3 +430,48 @@ def test_the_fault_chaos_object_kept_is_the_fault_where_the_state_lacks_its_peer
     state["resources"]["items"] = [o for o in state["resources"]["items"]
                                    if not (o["kind"] in ("Pod", "Deployment") and "payment" in o["metadata"]["name"])]
     assert not _created_check(NETLOSS, mitigate(NETLOSS, state))["passed"]
+
+
+# ---- a workload a fault created: judged by what its pods do, whatever its name, labels or replicas ------------
+
+PREEMPT = "otel-ad-priority-preemption"  # a Deployment of high-priority replicas pinned to one node
+KINDS[PREEMPT] = "Deployment"
+
+
+def _copied_workload(edit) -> dict:
+    """The solved state with the fault's workload copied under another name (its pods too), `edit`ed."""
+    faulty = derived(PREEMPT, "faulty")["resources"]["items"]
+    original = _created(PREEMPT)
+    name = original["metadata"]["name"]
+    copy_ = _renamed(original, "data-collector")
+    edit(copy_)
+    pods = []
+    for p in faulty:
+        if p["kind"] == "Pod" and p["metadata"]["name"].startswith(name):
+            p = _renamed(p, p["metadata"]["name"].replace(name, "data-collector"))
+            for o in p["metadata"].get("ownerReferences", []):
+                o["name"] = o["name"].replace(name, "data-collector")
+            pods.append(p)
+    return _solved_with(PREEMPT, copy_, *pods)
+
+
+def _more_replicas(d):
+    d["spec"]["replicas"] = int(d["spec"].get("replicas", 1)) + 1
+
+
+def _template_label(d):
+    d["spec"]["template"]["metadata"].setdefault("labels", {})["tier"] = "batch"
+
+
+@pytest.mark.parametrize("edit", [lambda d: None, _more_replicas, _template_label,
+                                  lambda d: d["spec"].update(revisionHistoryLimit=3)])
+def test_a_workload_copy_doing_what_the_fault_did_fails(edit):
+    assert not _created_check(PREEMPT, mitigate(PREEMPT, _copied_workload(edit)))["passed"]
+
+
+def test_a_workload_copy_whose_pods_do_otherwise_passes():
+    def unpinned(d):
+        d["spec"]["template"]["spec"].pop("priorityClassName", None)
+        d["spec"]["template"]["spec"].pop("nodeSelector", None)
+        d["spec"]["template"]["spec"].pop("affinity", None)
+    assert _created_check(PREEMPT, mitigate(PREEMPT, _copied_workload(unpinned)))["passed"]
