@@ -1262,6 +1262,7 @@ def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None, gra
                 if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
         amounts = {r: [pod_amount(p, r) for p in pods] for r in hard}
         if any(a is None for v in amounts.values() for a in v):
+            yield from _limit_range_cases(key, hard, pods, amounts, state)
             return
         need = {r: sum(v) for r, v in amounts.items()}
         if any(v <= 0 for v in need.values()):
@@ -1279,6 +1280,40 @@ def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None, gra
                    state=_with_edit(state, key, set_hard(0.5)))
     elif str(faulty.get("apiVersion", "")).startswith("chaos-mesh.org/"):
         yield from _chaos_edited_cases(key, faulty, state)
+
+
+def _limit_range_cases(key: tuple, hard: dict, pods: list, amounts: dict, state: dict) -> Iterator[Case]:
+    """A quota a fault created on a compute resource the pods declare none of, kept beside a LimitRange giving
+    every container a default of it (LimitRanger runs before ResourceQuota, so no pod is refused for declaring
+    none): defaults the namespace's pods fit in with one pod more, passes; a default as large as the quota
+    (one pod fills it), fails."""
+    from ..runtime.evaluator import number, QUOTA_PER_POD
+
+    wanted = {QUOTA_PER_POD[r][1]: number(v) for r, v in hard.items() if isinstance(QUOTA_PER_POD[r], tuple)}
+    if not wanted or any(v is None or v <= 0 for v in wanted.values()):
+        return
+    containers = [len((p.get("spec") or {}).get("containers") or []) + len((p.get("spec") or {}).get("initContainers")
+                                                                       or []) for p in pods]
+    slots = sum(containers) + max(containers, default=1)  # every container's default, and one pod more's
+
+    def declared(r):  # what the pods that declare the amount count already
+        return sum(a for a in amounts[r] if a is not None)
+
+    def figure(resource, value):
+        return f"{max(int(value * 1000), 1)}m" if resource == "cpu" else str(max(int(value), 1))
+
+    def limit_range(per: dict) -> dict:
+        figures = {res: figure(res, v) for res, v in per.items()}
+        return {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "corpus-defaults", "namespace": key[1]},
+                "spec": {"limits": [{"type": "Container", "default": figures, "defaultRequest": figures}]}}
+
+    small = {res: (v - max(declared(r) for r in hard if isinstance(QUOTA_PER_POD[r], tuple)
+                             and QUOTA_PER_POD[r][1] == res)) / (4 * slots) for res, v in wanted.items()}
+    if all(v * 1000 >= 1 if res == "cpu" else v >= 1 for res, v in small.items()):
+        yield Case(f"ResourceQuota {key[2]} kept, a LimitRange giving the pods defaults that fit in it", "mitigate",
+                   PASS, state=_with_items(state, [*state["resources"]["items"], limit_range(small)]))
+    yield Case(f"ResourceQuota {key[2]} kept, a LimitRange giving each pod a default as large as it", "mitigate",
+               FAIL, state=_with_items(state, [*state["resources"]["items"], limit_range(wanted)]))
 
 
 def _experiment_of(obj: dict) -> tuple[str, dict | None]:

@@ -2749,8 +2749,11 @@ def _refuses(quota, state, unread=True) -> bool:
     """Whether a ResourceQuota refuses pods the namespace needs: some hard amount of a pod resource
     (`QUOTA_PER_POD`) does not admit what the namespace's pods count against it (those not finished) and
     one more of its largest pod, the pod a rolling update adds before it removes one; a pod that declares no
-    amount of a compute resource the quota limits is refused outright. `unread`: the verdict for an amount
-    of a resource the evaluator does not read, or a quota with scopes (which pods it counts is the scope's)."""
+    amount of a compute resource the quota limits is refused outright. Each pod is read as admission makes it
+    anew (`admitted`): the LimitRanger plugin, which runs before ResourceQuota, gives a container that declares
+    no amount the namespace's LimitRange default, so a LimitRange supplying it neutralises a quota the
+    defaults fit in. `unread`: the verdict for an amount of a resource the evaluator does not read, or a quota
+    with scopes (which pods it counts is the scope's)."""
     spec = quota.get("spec") or {}
     if state is None or spec.get("scopes") or spec.get("scopeSelector"):
         return unread
@@ -2763,7 +2766,7 @@ def _refuses(quota, state, unread=True) -> bool:
             if unread:
                 return True
             continue
-        amounts = [pod_amount(p, resource) for p in pods]
+        amounts = [pod_amount(admitted(p, state), resource) for p in pods]
         if any(a is None for a in amounts) or sum(amounts) + max(amounts, default=1.0) > limit:
             return True
     return False

@@ -475,3 +475,25 @@ def test_a_workload_copy_whose_pods_do_otherwise_passes():
         d["spec"]["template"]["spec"].pop("nodeSelector", None)
         d["spec"]["template"]["spec"].pop("affinity", None)
     assert _created_check(PREEMPT, mitigate(PREEMPT, _copied_workload(unpinned)))["passed"]
+
+
+def _limit_range(memory: str, request: str) -> dict:
+    return {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "mem-defaults", "namespace": "hotel-reservation"},
+            "spec": {"limits": [{"type": "Container", "default": {"memory": memory},
+                                 "defaultRequest": {"memory": request}}]}}
+
+
+@pytest.mark.parametrize("memory, default_request, passes", [("32Mi", "16Mi", True),  # the defaults fit in the quota
+                                                     ("2Gi", "1Gi", False)])  # a pod's default alone fills it
+def test_a_quota_kept_beside_a_limit_range_is_judged_by_the_pods_admission_makes(memory, default_request, passes):
+    """LimitRanger runs before ResourceQuota: a pod that declares no memory gets the LimitRange's default, so
+    the quota refuses it only where the defaults do not fit."""
+    state = _solved_with(MEMQUOTA, _created(MEMQUOTA), _limit_range(memory, default_request))
+    state["captured"] = [*state.get("captured", []), "hotel-reservation/LimitRange"]
+    verdict = mitigate(MEMQUOTA, state)
+    assert _created_check(MEMQUOTA, verdict)["passed"] is passes, failed(verdict)
+
+
+def test_a_quota_fault_captures_the_limit_ranges_of_its_namespace():
+    bundle = evaluator(MEMQUOTA)
+    assert "hotel-reservation/LimitRange" in bundle["requirements"](bundle["SPEC"])["captured"]
