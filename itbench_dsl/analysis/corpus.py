@@ -1715,6 +1715,10 @@ def _meaning_cases(spec: dict, found: Objects) -> Iterator[Case]:
     for ref in workloads[:2]:
         yield from _stability_cases(solved, ref)
         yield from _evicted_cases(solved, ref)
+    scopes = [p for p in m["predicates"] if p["kind"] == "scope" and "Pod" in p["kinds"] and not p.get("selector")]
+    if scopes:
+        namespace = scopes[0]["namespaces"][0]
+        yield from _finished_pod_cases(solved, namespace)
     # every StatefulSet a check reads as ready: those the faults act on, and those a scope covers
     stateful = {(r["namespace"], r["name"]): r for r in workloads if r["kind"] == "StatefulSet"}
     for pred in m["predicates"]:
@@ -2216,6 +2220,30 @@ def _revision_cases(solved: dict, ref: dict) -> Iterator[Case]:
     # the controller never moves currentRevision under OnDelete: the pods say the rollout is done
     yield Case(f"{ref['name']}: an OnDelete rollout with every pod replaced", "mitigate", PASS,
                state=staged({"type": "OnDelete"}, old, new, True))
+
+
+def _finished_pod_cases(solved: dict, namespace: str) -> Iterator[Case]:
+    """`all pods ... ready` beside a finished pod: the agent's one-shot diagnostic pod that exited non-zero
+    (`kubectl run --restart=Never`, owned by nothing of the application, selected by none of its Services) is
+    a finished run, no unready pod of the application (pass); a failed pod carrying a workload's pod labels
+    with no controller (one its ReplicaSet would adopt, a Service selects) is the application's (fail)."""
+    probe = {"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": "corpus-curl-check", "namespace": namespace, "labels": {"run": "corpus-curl-check"}},
+             "spec": {"restartPolicy": "Never", "containers": [
+                 {"name": "corpus-curl-check", "image": "curlimages/curl:8.10.1", "args": ["curl", "-sf", "http://x"]}]},
+             "status": {"phase": "Failed", "conditions": [{"type": "Ready", "status": "False", "reason": "PodCompleted"}],
+                        "startTime": "2026-01-01T00:00:00Z"}}
+    yield Case("the solved state, the agent's one-shot diagnostic pod finished with an error", "mitigate", PASS,
+               state=_with_items(solved, solved["resources"]["items"] + [probe]))
+    pods = [o for o in solved["resources"]["items"] if o.get("kind") == "Pod" and (o.get("metadata") or {}).get(
+        "namespace") == namespace and (o.get("metadata") or {}).get("ownerReferences")]
+    if pods:
+        orphan = copy_data(pods[0])
+        orphan["metadata"]["name"] = orphan["metadata"]["name"] + "-orphan"
+        orphan["metadata"].pop("ownerReferences", None)
+        orphan["status"] = {"phase": "Failed", "reason": "Error", "startTime": "2026-01-01T00:00:00Z"}
+        yield Case("the solved state, a failed pod with a workload's pod labels and no controller", "mitigate", FAIL,
+                   state=_with_items(solved, solved["resources"]["items"] + [orphan]))
 
 
 def _evicted_cases(solved: dict, ref: dict) -> Iterator[Case]:

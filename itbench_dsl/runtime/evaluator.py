@@ -1176,6 +1176,41 @@ def scope_check(pred, state):
     return ok, detail
 
 
+def of_application(pod, state):
+    """Whether a pod is the application's: a bare pod of it, a pod some workload of it owns (through the
+    owners the state holds: a ReplicaSet's Deployment) or selects (its controller adopts an orphan its
+    selector matches), or one a Service of it selects. A pod whose owner the state does not hold, or a state
+    that does not say what the application is, is taken as its."""
+    known = getattr(state, "known", None)
+    meta = pod.get("metadata") or {}
+    namespace = meta.get("namespace")
+    if known is None or ("Pod", namespace, meta.get("name")) in known:
+        return True
+    labels = meta.get("labels") or {}
+    for kind in ("Service", *POD_TEMPLATE_KINDS):
+        for obj in state.by_kind.get((kind, namespace), []):
+            selector = (obj.get("spec") or {}).get("selector")
+            if kind != "Service" and isinstance(selector, dict):
+                selector = selector.get("matchLabels") if not selector.get("matchExpressions") else None
+            if (kind, namespace, (obj.get("metadata") or {}).get("name")) in known and isinstance(selector, dict) \
+                    and selector and labels_match(labels, selector):
+                return True
+    owners, seen = list(meta.get("ownerReferences") or []), set()
+    while owners:
+        owner = owners.pop()
+        key = (owner.get("kind"), namespace, owner.get("name")) if isinstance(owner, dict) else None
+        if key is None or key in seen:
+            continue
+        seen.add(key)
+        if key in known:
+            return True
+        obj = state.get({"kind": key[0], "namespace": namespace, "name": key[2]})
+        if obj is None:
+            return True  # an owner the state does not hold: which workload it is cannot be told
+        owners += list((obj.get("metadata") or {}).get("ownerReferences") or [])
+    return False
+
+
 def _scope_now(pred, state):
     selector = pred.get("selector") or {}
     namespaces = pred["namespaces"]
@@ -1187,8 +1222,12 @@ def _scope_now(pred, state):
                 meta = obj.get("metadata") or {}
                 if kind == "Pod":
                     labels = meta.get("labels")
-                    if (obj.get("status") or {}).get("phase") == "Succeeded" or terminating(obj) or replaced(obj):
-                        continue  # a completed job's pod, one leaving, one evicted: none is unhealthy
+                    phase = (obj.get("status") or {}).get("phase")
+                    if phase == "Succeeded" or terminating(obj) or replaced(obj) or \
+                            (phase == "Failed" and not of_application(obj, state)):
+                        # a completed job's pod, one leaving, one evicted, a finished run that is none of the
+                        # application's (a one-shot diagnostic pod that exited non-zero): none is unhealthy
+                        continue
                     ok = pod_ready(obj) and not pod_unstable(obj, state.fixed_at, earlier_pods(obj, state))
                 else:
                     labels = (((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels")
