@@ -410,7 +410,8 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
             yield Case(f"{ref['kind']} {ref['name']} recreated with a wrong field", "mitigate", FAIL,
                        state=render(wrong, found))
     if graded:
-        yield from _added_field_cases("the recreated object", [e["object"] for e in m["restored"]], found.solved, found)
+        yield from _added_field_cases("the recreated object", [e["object"] for e in m["restored"]], found.solved, found,
+                                      selected={_key_of(e["object"]) for e in m["restored"] if e.get("readers")})
     yield from _predicate_cases(m, found)
     yield from _cron_run_cases(m, derived["solved"])
     if spec["requires"]["alerts"]:
@@ -5421,9 +5422,15 @@ def _add_field(obj: dict) -> str | None:
     return None
 
 
-def _added_field_cases(what: str, refs: list, manifests: dict, found: Objects) -> Iterator[Case]:
+def _added_field_cases(what: str, refs: list, manifests: dict, found: Objects, selected: set = frozenset()) \
+        -> Iterator[Case]:
     """An object a check keeps as it was (a control's, one the fault deleted and the fix recreates) with a field
-    added that changes its meaning fails: owning the fields it had is not enough. One object of each kind."""
+    added that changes its meaning fails: owning the fields it had is not enough. One object of each kind. A
+    ConfigMap or Secret the workloads read (`selected`: judged by what they read) given a key none reads
+    passes where every reader selects keys (subPath, items, a key reference): the key reaches no container."""
+    from ..runtime.evaluator import exposes_every_key
+    from ..runtime.state import State
+
     seen = set()
     for ref in refs:
         key = (ref["kind"], ref["namespace"], ref["name"])
@@ -5433,8 +5440,11 @@ def _added_field_cases(what: str, refs: list, manifests: dict, found: Objects) -
         state = _edited(manifests, key, lambda o: added.append(_add_field(o)))
         if added and added[0]:
             seen.add(ref["kind"])
-            yield Case(f"{what}'s {ref['kind']} {ref['name']} with {added[0]}", "mitigate", FAIL,
-                       state=render(state, found))
+            rendered = render(state, found)
+            unread = key in selected and not exposes_every_key(ref, State(rendered))
+            yield Case(f"{what}'s {ref['kind']} {ref['name']} with {added[0]}"
+                       + (" (no reader exposes every key)" if unread else ""), "mitigate", PASS if unread else FAIL,
+                       state=rendered)
 
 
 def _later(moment: str, seconds: float) -> str:

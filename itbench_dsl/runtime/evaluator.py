@@ -4079,6 +4079,29 @@ def _same_text(text, healthy, form=None):
         json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)  # `true` is not `1`
 
 
+def exposes_every_key(ref, state):
+    """Whether some workload or pod of the state (a template of any kind, a Pod) exposes every key of the
+    ConfigMap or Secret `ref` names: a volume projecting it without `items`, mounted without `subPath`, or an
+    `envFrom` of it. Where none does, a key no reader selects reaches no container."""
+    kinds = (*POD_TEMPLATE_KINDS, "CronJob", "Pod")
+    for kind in kinds:
+        for obj in state.by_kind.get((kind, ref.get("namespace") or None), []):
+            pod = pod_spec(obj)
+            whole = {v.get("name") for v in pod.get("volumes") or [] if isinstance(v, dict)
+                     for k, n, items, _ in config_sources(v) if (k, n) == (ref["kind"], ref["name"]) and not items}
+            from_key = "configMapRef" if ref["kind"] == "ConfigMap" else "secretRef"
+            for container in (pod.get("containers") or []) + (pod.get("initContainers") or []):
+                if not isinstance(container, dict):
+                    continue
+                if any(isinstance(m, dict) and m.get("name") in whole and not m.get("subPath")
+                       for m in container.get("volumeMounts") or []):
+                    return True
+                if any(isinstance(e, dict) and isinstance(e.get(from_key), dict)
+                       and e[from_key].get("name") == ref["name"] for e in container.get("envFrom") or []):
+                    return True
+    return False
+
+
 def restored_check(entry, state):
     """An object the fault deleted is back with the fields it had, in meaning (`_restored_named`). A ConfigMap
     or a Secret the workloads read (the entry's `readers`: where the healthy workloads read each key of its
@@ -4086,7 +4109,8 @@ def restored_check(entry, state):
     pod starts, the key is there), to the key's healthy value, from whichever object supplies it now. So a copy
     under another name that the readers are pointed at is the object back, and the named one recreated with
     other data, or made `optional` and left deleted, is not. The named object is judged as before where a
-    reader still reads it, and holds the keys no workload reads."""
+    reader still reads it, and holds the keys no workload reads; a key added to it counts only where some
+    workload exposes every key (`exposes_every_key`)."""
     ref = entry["object"]
     readers = entry.get("readers") or {}
     if not readers:
@@ -4103,7 +4127,9 @@ def restored_check(entry, state):
                 wrong.append(f"{where}: {shown(text)}, wants {shown(healthy.get(key))}")
     unread = {k: v for k, v in healthy.items() if k not in readers}
     if not wrong and named:
-        ok, detail = _restored_named(entry, state)
+        # a key added is part of its meaning only where some reader exposes every key (a whole volume, envFrom):
+        # where every reader selects keys (subPath, items, a key reference), it reaches no container
+        ok, detail = _restored_named(entry, state, added=exposes_every_key(ref, state))
         if not ok:
             wrong.append(detail)
     elif not wrong and unread:  # what no workload reads is judged on the named object
