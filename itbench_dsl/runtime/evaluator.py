@@ -2920,9 +2920,11 @@ def _istio_field_meets(a, b, field) -> bool:
     return True
 
 
-# The requests an application may be sent, where nothing says which: any of HTTP's methods, on any host, port
-# or path, from any source. A DENY rule matching one of them refuses a request the application may serve.
-HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE")
+# The requests an application may be sent, where nothing says which: any method a web application serves, on
+# any host, port or path, from any source (TRACE and CONNECT, a proxy's and a diagnostic's, which applications
+# do not serve and hardening denies, excepted). A DENY rule matching one of them refuses a request the
+# application may serve.
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS")
 APPLICATION_REQUESTS = {"to": [{"operation": {"methods": list(HTTP_METHODS)}}]}
 
 
