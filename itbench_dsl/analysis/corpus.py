@@ -1490,6 +1490,8 @@ def _twin_cases(spec: dict, found: Objects, ref: dict, base: dict | None = None,
         yield Case(f"{key[0]} {key[2]} deleted, another of its kind acting otherwise to no harm", "mitigate", PASS,
                    state=render(copied(harmless, f"corpus-{key[2]}"), found))
     for what, other, verdict in _copies_by_effect(faulty):
+        if verdict == FAIL and "template" in (faulty.get("spec") or {}):
+            verdict = want  # a workload's copy doing what it did is judged as the renamed one (the fault's effect)
         yield Case(f"{key[0]} {key[2]} deleted, {what}", "mitigate", verdict,
                    state=render(copied(other, f"corpus-{key[2]}"), found))
 
