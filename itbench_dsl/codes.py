@@ -800,6 +800,18 @@ fault's object.
     root_cause group "stress-1"
     root_cause group "delay-1"                  # W2013
 """),
+        _c("W2014", "an install option the native bundle does not install", """
+`use app "NAME" { options { ... } }` gives ITBench's installer options; they go to the ITBench export's
+`scenario.yaml` only. The native bundle (the manifests `itbench run` deploys, its evaluator's topology,
+capture list and states) installs what the topology declares, so an option it has nothing for poses
+another incident natively: `hpa = true` with no autoscaler in the topology leaves nothing to scale, and
+no autoscaler safeguard grades the fix. Declare in `topology` what the option makes (a
+`horizontalpodautoscaler` for `hpa`), or allow the warning where the native run need not have it.
+
+    use app "opentelemetry-demo" {
+      options { autoscaling { kubernetes { hpa = true } } }     # W2014 unless the topology has an autoscaler
+    }
+"""),
         _c("W2009", "a solution step cannot be replayed", """
 `itbench check` replays each solution's commands on the faulty state to show that the solution
 mitigates (E4006, W2010). This step's command cannot be replayed: an interactive editor (`kubectl

@@ -410,7 +410,8 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
             yield Case(f"{ref['kind']} {ref['name']} recreated with a wrong field", "mitigate", FAIL,
                        state=render(wrong, found))
     if graded:
-        yield from _added_field_cases("the recreated object", [e["object"] for e in m["restored"]], found.solved, found)
+        yield from _added_field_cases("the recreated object", [e["object"] for e in m["restored"]], found.solved, found,
+                                      selected={_key_of(e["object"]) for e in m["restored"] if e.get("readers")})
     yield from _predicate_cases(m, found)
     yield from _cron_run_cases(m, derived["solved"])
     if spec["requires"]["alerts"]:
@@ -1262,6 +1263,7 @@ def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None, gra
                 if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
         amounts = {r: [pod_amount(p, r) for p in pods] for r in hard}
         if any(a is None for v in amounts.values() for a in v):
+            yield from _limit_range_cases(key, hard, pods, amounts, state)
             return
         need = {r: sum(v) for r, v in amounts.items()}
         if any(v <= 0 for v in need.values()):
@@ -1279,6 +1281,40 @@ def _neutralised_cases(found: Objects, key: tuple, base: dict | None = None, gra
                    state=_with_edit(state, key, set_hard(0.5)))
     elif str(faulty.get("apiVersion", "")).startswith("chaos-mesh.org/"):
         yield from _chaos_edited_cases(key, faulty, state)
+
+
+def _limit_range_cases(key: tuple, hard: dict, pods: list, amounts: dict, state: dict) -> Iterator[Case]:
+    """A quota a fault created on a compute resource the pods declare none of, kept beside a LimitRange giving
+    every container a default of it (LimitRanger runs before ResourceQuota, so no pod is refused for declaring
+    none): defaults the namespace's pods fit in with one pod more, passes; a default as large as the quota
+    (one pod fills it), fails."""
+    from ..runtime.evaluator import number, QUOTA_PER_POD
+
+    wanted = {QUOTA_PER_POD[r][1]: number(v) for r, v in hard.items() if isinstance(QUOTA_PER_POD[r], tuple)}
+    if not wanted or any(v is None or v <= 0 for v in wanted.values()):
+        return
+    containers = [len((p.get("spec") or {}).get("containers") or []) + len((p.get("spec") or {}).get("initContainers")
+                                                                       or []) for p in pods]
+    slots = sum(containers) + max(containers, default=1)  # every container's default, and one pod more's
+
+    def declared(r):  # what the pods that declare the amount count already
+        return sum(a for a in amounts[r] if a is not None)
+
+    def figure(resource, value):
+        return f"{max(int(value * 1000), 1)}m" if resource == "cpu" else str(max(int(value), 1))
+
+    def limit_range(per: dict) -> dict:
+        figures = {res: figure(res, v) for res, v in per.items()}
+        return {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "corpus-defaults", "namespace": key[1]},
+                "spec": {"limits": [{"type": "Container", "default": figures, "defaultRequest": figures}]}}
+
+    small = {res: (v - max(declared(r) for r in hard if isinstance(QUOTA_PER_POD[r], tuple)
+                             and QUOTA_PER_POD[r][1] == res)) / (4 * slots) for res, v in wanted.items()}
+    if all(v * 1000 >= 1 if res == "cpu" else v >= 1 for res, v in small.items()):
+        yield Case(f"ResourceQuota {key[2]} kept, a LimitRange giving the pods defaults that fit in it", "mitigate",
+                   PASS, state=_with_items(state, [*state["resources"]["items"], limit_range(small)]))
+    yield Case(f"ResourceQuota {key[2]} kept, a LimitRange giving each pod a default as large as it", "mitigate",
+               FAIL, state=_with_items(state, [*state["resources"]["items"], limit_range(wanted)]))
 
 
 def _experiment_of(obj: dict) -> tuple[str, dict | None]:
@@ -1321,8 +1357,9 @@ def _chaos_edited_cases(key: tuple, faulty: dict, state: dict) -> Iterator[Case]
 
 
 def _deny_edited_cases(key: tuple, faulty: dict, state: dict) -> Iterator[Case]:
-    """An Istio DENY policy a fault created, edited in place: denying only a method none of the fault's rules
-    matched, or selecting no pod the namespace runs, passes; narrowed to part of what it denied (a path
+    """An Istio DENY policy a fault created, edited in place: denying only a method no request has, or
+    selecting no pod the namespace runs, passes; re-aimed at every method the fault's rules left alone,
+    narrowed to part of what it denied (a path
     prefix added), selecting a pod the namespace runs, or with a rule added beside its own, fails."""
     from ..runtime.evaluator import istio_rules_overlap
 
@@ -1354,6 +1391,13 @@ def _deny_edited_cases(key: tuple, faulty: dict, state: dict) -> Iterator[Case]:
     if not any(istio_rules_overlap(other, d) for d in denied):
         yield Case(f"{name} of a method none of its rules matched only", "mitigate", PASS,
                    state=_with_edit(state, key, edit(lambda spec: spec.update(rules=[copy.deepcopy(other)]))))
+    # judged by what it does to the application's requests: re-aimed at the methods the fault left alone, it
+    # refuses the application's other requests
+    named = sorted({str(m) for d in denied if isinstance(d, dict) for e in d.get("to") or [] if isinstance(e, dict)
+                    for m in (e.get("operation") or {}).get("methods") or []}) or ["GET"]
+    yield Case(f"{name} re-aimed at every method but {', '.join(named)}", "mitigate", FAIL,
+               state=_with_edit(state, key, edit(lambda spec: spec.update(
+                   rules=[{"to": [{"operation": {"notMethods": named}}]}]))))
     yield Case(f"{name}, narrowed to a path prefix of what it denied", "mitigate", FAIL,
                state=_with_edit(state, key, edit(narrowed)))
     yield Case(f"{name}, another rule beside its own", "mitigate", FAIL,
@@ -1446,6 +1490,8 @@ def _twin_cases(spec: dict, found: Objects, ref: dict, base: dict | None = None,
         yield Case(f"{key[0]} {key[2]} deleted, another of its kind acting otherwise to no harm", "mitigate", PASS,
                    state=render(copied(harmless, f"corpus-{key[2]}"), found))
     for what, other, verdict in _copies_by_effect(faulty):
+        if verdict == FAIL and "template" in (faulty.get("spec") or {}):
+            verdict = want  # a workload's copy doing what it did is judged as the renamed one (the fault's effect)
         yield Case(f"{key[0]} {key[2]} deleted, {what}", "mitigate", verdict,
                    state=render(copied(other, f"corpus-{key[2]}"), found))
 
@@ -1462,7 +1508,10 @@ def _copies_by_effect(obj: dict) -> Iterator[tuple[str, dict, str]]:
     a Schedule spawns (left by `--cascade=orphan`), both the fault still, and that experiment stopped by its
     controller (its duration over), no fault; a NetworkChaos copy with its selector and target swapped, or
     partitioning what a loss of 100 % dropped, the fault still; a ResourceQuota copy stricter by a pod, of its
-    amounts under their other names (`requests.memory` for `memory`), or beside another key, the fault still."""
+    amounts under their other names (`requests.memory` for `memory`), or beside another key, the fault still; a
+    DENY AuthorizationPolicy copy denying every method but the fault's, the fault still (it refuses the
+    application's other requests); a workload copy with one replica more, a pod template label of its own or
+    another revision history, the fault still (its pods do what the fault's did)."""
     from ..runtime.state import number
 
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
@@ -1493,6 +1542,28 @@ def _copies_by_effect(obj: dict) -> Iterator[tuple[str, dict, str]]:
         for k in ("targetRef", "targetRefs", "selector"):
             wide["spec"].pop(k, None)
         yield "a copy denying as much for every workload of its namespace", wide, FAIL
+        # judged by what it does to the application's requests: a DENY of the other methods refuses those
+        others = copy_data(obj)
+        named = sorted({str(m) for r in spec["rules"] if isinstance(r, dict) for e in r.get("to") or []
+                        if isinstance(e, dict) for m in (e.get("operation") or {}).get("methods") or []}) or ["GET"]
+        others["spec"]["rules"] = [{"to": [{"operation": {"notMethods": named}}]}]
+        yield f"a copy denying every method but {', '.join(named)}", others, FAIL
+        return
+    template = spec.get("template") if isinstance(spec.get("template"), dict) else None
+    if obj["kind"] in ("Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Job") and template \
+            and isinstance(template.get("spec"), dict):
+        # a workload's harm is what its pods do: its replicas, labels and rollout bookkeeping change none of it
+        if obj["kind"] != "DaemonSet" and obj["kind"] != "Job":
+            more = copy_data(obj)
+            more["spec"]["replicas"] = int(number(spec.get("replicas", 1)) or 1) + 1
+            yield "a copy with one replica more", more, FAIL
+        labelled = copy_data(obj)
+        labelled["spec"]["template"].setdefault("metadata", {}).setdefault("labels", {})["corpus-tier"] = "copy"
+        yield "a copy with a pod template label of its own", labelled, FAIL
+        if obj["kind"] != "Job":
+            history = copy_data(obj)
+            history["spec"]["revisionHistoryLimit"] = 3
+            yield "a copy keeping another revision history", history, FAIL
         return
     if not str(obj.get("apiVersion", "")).startswith("chaos-mesh.org/"):
         return
@@ -1583,6 +1654,10 @@ def _lifecycle_cases(spec: dict, found: Objects) -> Iterator[Case]:
         if entry is None or m.get("only"):
             continue
         template = entry["keep"]["spec"]["template"]
+        if "activeDeadlineSeconds" in template.get("spec", {}) and template["spec"]["activeDeadlineSeconds"] is None:
+            # a deadline on the running pod: the kubelet kills it that long after it started, nothing recreates it
+            yield Case(f"the solved state, pod {w['name']} given an activeDeadlineSeconds", "mitigate", FAIL,
+                       state=_with_edit(solved, key, lambda o: o["spec"].update(activeDeadlineSeconds=300)))
 
         def run(o, name=w["name"], labels="metadata" not in template, command=None):
             status = o.get("status") or {}
@@ -1643,6 +1718,10 @@ def _meaning_cases(spec: dict, found: Objects) -> Iterator[Case]:
     for ref in workloads[:2]:
         yield from _stability_cases(solved, ref)
         yield from _evicted_cases(solved, ref)
+    scopes = [p for p in m["predicates"] if p["kind"] == "scope" and "Pod" in p["kinds"] and not p.get("selector")]
+    if scopes:
+        namespace = scopes[0]["namespaces"][0]
+        yield from _finished_pod_cases(solved, namespace)
     # every StatefulSet a check reads as ready: those the faults act on, and those a scope covers
     stateful = {(r["namespace"], r["name"]): r for r in workloads if r["kind"] == "StatefulSet"}
     for pred in m["predicates"]:
@@ -2144,6 +2223,30 @@ def _revision_cases(solved: dict, ref: dict) -> Iterator[Case]:
     # the controller never moves currentRevision under OnDelete: the pods say the rollout is done
     yield Case(f"{ref['name']}: an OnDelete rollout with every pod replaced", "mitigate", PASS,
                state=staged({"type": "OnDelete"}, old, new, True))
+
+
+def _finished_pod_cases(solved: dict, namespace: str) -> Iterator[Case]:
+    """`all pods ... ready` beside a finished pod: the agent's one-shot diagnostic pod that exited non-zero
+    (`kubectl run --restart=Never`, owned by nothing of the application, selected by none of its Services) is
+    a finished run, no unready pod of the application (pass); a failed pod carrying a workload's pod labels
+    with no controller (one its ReplicaSet would adopt, a Service selects) is the application's (fail)."""
+    probe = {"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": "corpus-curl-check", "namespace": namespace, "labels": {"run": "corpus-curl-check"}},
+             "spec": {"restartPolicy": "Never", "containers": [
+                 {"name": "corpus-curl-check", "image": "curlimages/curl:8.10.1", "args": ["curl", "-sf", "http://x"]}]},
+             "status": {"phase": "Failed", "conditions": [{"type": "Ready", "status": "False", "reason": "PodCompleted"}],
+                        "startTime": "2026-01-01T00:00:00Z"}}
+    yield Case("the solved state, the agent's one-shot diagnostic pod finished with an error", "mitigate", PASS,
+               state=_with_items(solved, solved["resources"]["items"] + [probe]))
+    pods = [o for o in solved["resources"]["items"] if o.get("kind") == "Pod" and (o.get("metadata") or {}).get(
+        "namespace") == namespace and (o.get("metadata") or {}).get("ownerReferences")]
+    if pods:
+        orphan = copy_data(pods[0])
+        orphan["metadata"]["name"] = orphan["metadata"]["name"] + "-orphan"
+        orphan["metadata"].pop("ownerReferences", None)
+        orphan["status"] = {"phase": "Failed", "reason": "Error", "startTime": "2026-01-01T00:00:00Z"}
+        yield Case("the solved state, a failed pod with a workload's pod labels and no controller", "mitigate", FAIL,
+                   state=_with_items(solved, solved["resources"]["items"] + [orphan]))
 
 
 def _evicted_cases(solved: dict, ref: dict) -> Iterator[Case]:
@@ -5405,9 +5508,15 @@ def _add_field(obj: dict) -> str | None:
     return None
 
 
-def _added_field_cases(what: str, refs: list, manifests: dict, found: Objects) -> Iterator[Case]:
+def _added_field_cases(what: str, refs: list, manifests: dict, found: Objects, selected: set = frozenset()) \
+        -> Iterator[Case]:
     """An object a check keeps as it was (a control's, one the fault deleted and the fix recreates) with a field
-    added that changes its meaning fails: owning the fields it had is not enough. One object of each kind."""
+    added that changes its meaning fails: owning the fields it had is not enough. One object of each kind. A
+    ConfigMap or Secret the workloads read (`selected`: judged by what they read) given a key none reads
+    passes where every reader selects keys (subPath, items, a key reference): the key reaches no container."""
+    from ..runtime.evaluator import exposes_every_key
+    from ..runtime.state import State
+
     seen = set()
     for ref in refs:
         key = (ref["kind"], ref["namespace"], ref["name"])
@@ -5417,8 +5526,11 @@ def _added_field_cases(what: str, refs: list, manifests: dict, found: Objects) -
         state = _edited(manifests, key, lambda o: added.append(_add_field(o)))
         if added and added[0]:
             seen.add(ref["kind"])
-            yield Case(f"{what}'s {ref['kind']} {ref['name']} with {added[0]}", "mitigate", FAIL,
-                       state=render(state, found))
+            rendered = render(state, found)
+            unread = key in selected and not exposes_every_key(ref, State(rendered))
+            yield Case(f"{what}'s {ref['kind']} {ref['name']} with {added[0]}"
+                       + (" (no reader exposes every key)" if unread else ""), "mitigate", PASS if unread else FAIL,
+                       state=rendered)
 
 
 def _later(moment: str, seconds: float) -> str:

@@ -16,6 +16,7 @@ its page in codes.py (`itbench explain W2002`):
 | W2011 | a `mitigated when` predicate that reads an item of an unordered list by its position (UNORDERED_LISTS) |
 | W2012 | a `mitigated when` predicate or an optimum that the evaluator's own checks on the same object contradict |
 | W2013 | two root-cause groups that stand for one object (one root cause counted twice, another never graded) |
+| W2014 | a `use app` install option the native bundle does not install (it reaches only the ITBench export) |
 
 Prompt leakage is not a lint warning: a prompt that names the answer is the error E4003
 (leakage.py), and W2001 (the same fault mechanism on the same target in two files) is
@@ -41,7 +42,7 @@ from .components import Components  # noqa: F401  (lint's rules use it; tests im
 from .mechanisms import injection_key
 from ..source import NO_SPAN, SourceMap, Span
 
-LINT_CODES = ("W2002", "W2003", "W2004", "W2005", "W2006", "W2007", "W2008", "W2011", "W2012", "W2013")
+LINT_CODES = ("W2002", "W2003", "W2004", "W2005", "W2006", "W2007", "W2008", "W2011", "W2012", "W2013", "W2014")
 
 # W2008: the number of hops between components along the longest propagation chain that each
 # complexity allows (see `propagation_hops`); `None` is no bound. ITBench's complexity also weighs how
@@ -780,6 +781,51 @@ def shared_root_causes(item: Linted) -> list[Diagnostic]:
     return out
 
 
+# ---- W2014 an install option the native bundle does not install ---------------------------------------
+
+# Each install option the native bundle honours, with what in the bundle's manifests honours it: the
+# autoscalers of `autoscaling.kubernetes.hpa`, declared in the topology. Any other option changes only what
+# ITBench's installer deploys.
+NATIVE_OPTIONS = {("autoscaling", "kubernetes", "hpa"): "HorizontalPodAutoscaler"}
+
+
+def _option_paths(data, path=()):
+    if isinstance(data, dict) and data:
+        for key, value in data.items():
+            yield from _option_paths(value, (*path, str(key)))
+    else:
+        yield path, data
+
+
+def native_options(item: Linted) -> list[Diagnostic]:
+    """W2014: a `use app` install option the native bundle does not install: it goes to ITBench's
+    `scenario.yaml` only, so the bundle `itbench run` deploys, its evaluator and its states pose another
+    incident than the export (`hpa = true` with no autoscaler in the topology: nothing scales natively, and
+    no autoscaler safeguard grades the fix)."""
+    options = item.scenario.topology.application_options
+    if not options:
+        return []
+    from ..backends.manifests import topology_manifests
+
+    kinds = {o.get("kind") for o in topology_manifests(item.scenario.topology, provided=True)}
+    use = next((s for s in item.document.statements if isinstance(s, ast.UseApp)), None)
+    block = next((e for e in (use.entries or ()) if isinstance(e, ast.Block) and e.key == "options"), None) \
+        if use is not None else None
+    span = block.key_span if block is not None else item.name_span
+    out = []
+    for path, value in _option_paths(options):
+        honoured = NATIVE_OPTIONS.get(path)
+        if value in (False, None) or (honoured is not None and honoured in kinds):
+            continue
+        what = f"no {honoured} in the topology" if honoured else "the native bundle has nothing that installs it"
+        out.append(Diagnostic(
+            "W2014", f"install option `{'.'.join(path)} = {str(value).lower() if isinstance(value, bool) else value}` "
+            f"reaches only the ITBench export: {what}", item.path, span, "not installed natively",
+            help="declare in `topology` what the option makes (an autoscaler for `hpa`), or allow it "
+                 "(`metadata { lint_allow = [\"W2014\"] }`) where the native run need not have it"))
+    return out
+
+
 SINGLE_FILE_RULES = (unused_objects, unobservable_faults, missing_solution, duplicate_mechanisms,
                      placeholder_description, complexity_mismatch, positional_predicates, grading_conflicts,
-                     shared_root_causes)
+                     shared_root_causes, native_options)

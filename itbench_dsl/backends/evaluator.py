@@ -1445,6 +1445,8 @@ def _requires(spec: dict) -> dict:
                     kinds.update((ref.get("namespace") or "", kind) for kind in same)
                 if ref.get("namespace"):
                     kinds.update((namespace, kind) for namespace in spaces for kind in same)
+                if ref["kind"] == "ResourceQuota":  # the defaults LimitRanger gives the pods a quota counts
+                    kinds.add((ref.get("namespace") or "", "LimitRange"))
             for entry in fault["fields"]:
                 need(entry["object"])
                 if entry.get("claims"):  # a claim the pods mount instead is judged as the state holds it

@@ -1176,6 +1176,41 @@ def scope_check(pred, state):
     return ok, detail
 
 
+def of_application(pod, state):
+    """Whether a pod is the application's: a bare pod of it, a pod some workload of it owns (through the
+    owners the state holds: a ReplicaSet's Deployment) or selects (its controller adopts an orphan its
+    selector matches), or one a Service of it selects. A pod whose owner the state does not hold, or a state
+    that does not say what the application is, is taken as its."""
+    known = getattr(state, "known", None)
+    meta = pod.get("metadata") or {}
+    namespace = meta.get("namespace")
+    if known is None or ("Pod", namespace, meta.get("name")) in known:
+        return True
+    labels = meta.get("labels") or {}
+    for kind in ("Service", *POD_TEMPLATE_KINDS):
+        for obj in state.by_kind.get((kind, namespace), []):
+            selector = (obj.get("spec") or {}).get("selector")
+            if kind != "Service" and isinstance(selector, dict):
+                selector = selector.get("matchLabels") if not selector.get("matchExpressions") else None
+            if (kind, namespace, (obj.get("metadata") or {}).get("name")) in known and isinstance(selector, dict) \
+                    and selector and labels_match(labels, selector):
+                return True
+    owners, seen = list(meta.get("ownerReferences") or []), set()
+    while owners:
+        owner = owners.pop()
+        key = (owner.get("kind"), namespace, owner.get("name")) if isinstance(owner, dict) else None
+        if key is None or key in seen:
+            continue
+        seen.add(key)
+        if key in known:
+            return True
+        obj = state.get({"kind": key[0], "namespace": namespace, "name": key[2]})
+        if obj is None:
+            return True  # an owner the state does not hold: which workload it is cannot be told
+        owners += list((obj.get("metadata") or {}).get("ownerReferences") or [])
+    return False
+
+
 def _scope_now(pred, state):
     selector = pred.get("selector") or {}
     namespaces = pred["namespaces"]
@@ -1187,8 +1222,12 @@ def _scope_now(pred, state):
                 meta = obj.get("metadata") or {}
                 if kind == "Pod":
                     labels = meta.get("labels")
-                    if (obj.get("status") or {}).get("phase") == "Succeeded" or terminating(obj) or replaced(obj):
-                        continue  # a completed job's pod, one leaving, one evicted: none is unhealthy
+                    phase = (obj.get("status") or {}).get("phase")
+                    if phase == "Succeeded" or terminating(obj) or replaced(obj) or \
+                            (phase == "Failed" and not of_application(obj, state)):
+                        # a completed job's pod, one leaving, one evicted, a finished run that is none of the
+                        # application's (a one-shot diagnostic pod that exited non-zero): none is unhealthy
+                        continue
                     ok = pod_ready(obj) and not pod_unstable(obj, state.fixed_at, earlier_pods(obj, state))
                 else:
                     labels = (((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels")
@@ -1996,7 +2035,7 @@ def program_problem(entry, obj, state):
     environment (`env_changed`)."""
     if not program_kept(entry["keep"], obj, entry.get("options")):
         return ("its containers' images, commands or arguments, its containers, its pod labels, or how its pods "
-                "resolve names and whose network and identity they use, differ from the healthy ones")
+                "resolve names, whose network and identity they use and how long they may run, differ from the healthy ones")
     pinned = images_pinned_elsewhere(entry["keep"], obj, state)
     if pinned:
         return pinned
@@ -2749,8 +2788,11 @@ def _refuses(quota, state, unread=True) -> bool:
     """Whether a ResourceQuota refuses pods the namespace needs: some hard amount of a pod resource
     (`QUOTA_PER_POD`) does not admit what the namespace's pods count against it (those not finished) and
     one more of its largest pod, the pod a rolling update adds before it removes one; a pod that declares no
-    amount of a compute resource the quota limits is refused outright. `unread`: the verdict for an amount
-    of a resource the evaluator does not read, or a quota with scopes (which pods it counts is the scope's)."""
+    amount of a compute resource the quota limits is refused outright. Each pod is read as admission makes it
+    anew (`admitted`): the LimitRanger plugin, which runs before ResourceQuota, gives a container that declares
+    no amount the namespace's LimitRange default, so a LimitRange supplying it neutralises a quota the
+    defaults fit in. `unread`: the verdict for an amount of a resource the evaluator does not read, or a quota
+    with scopes (which pods it counts is the scope's)."""
     spec = quota.get("spec") or {}
     if state is None or spec.get("scopes") or spec.get("scopeSelector"):
         return unread
@@ -2763,7 +2805,7 @@ def _refuses(quota, state, unread=True) -> bool:
             if unread:
                 return True
             continue
-        amounts = [pod_amount(p, resource) for p in pods]
+        amounts = [pod_amount(admitted(p, state), resource) for p in pods]
         if any(a is None for a in amounts) or sum(amounts) + max(amounts, default=1.0) > limit:
             return True
     return False
@@ -2876,6 +2918,14 @@ def _istio_field_meets(a, b, field) -> bool:
         if isinstance(pos, list) and pos and isinstance(neg, list) and all(str(v) in [str(n) for n in neg] for v in pos):
             return False
     return True
+
+
+# The requests an application may be sent, where nothing says which: any method a web application serves, on
+# any host, port or path, from any source (TRACE and CONNECT, a proxy's and a diagnostic's, which applications
+# do not serve and hardening denies, excepted). A DENY rule matching one of them refuses a request the
+# application may serve.
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS")
+APPLICATION_REQUESTS = {"to": [{"operation": {"methods": list(HTTP_METHODS)}}]}
 
 
 def istio_rules_overlap(a, b) -> bool:
@@ -3027,9 +3077,10 @@ def _istio_acts(obj, state=None, fault=None) -> bool:
     `DENY` policy with no rule never matches, an `ALLOW` policy with a rule that matches every request admits
     all (any other `ALLOW` denies what it does not match; `CUSTOM` defers to an extension, taken as acting);
     a `DENY`, `ALLOW` or `CUSTOM` policy applying to no workload the state runs (`_istio_applies`) does
-    nothing; a `DENY` policy the fault made to deny (`fault`, its acting part) acts while one of its rules
-    can match a request one of the fault's rules matched (`istio_rules_overlap`): edited to deny only what
-    the fault did not, it no longer denies what the fault denied;
+    nothing; a `DENY` policy acts while one of its rules can match a request one of the fault's rules
+    (`fault`, its acting part) matched or one the application may be sent (`APPLICATION_REQUESTS`, by
+    `istio_rules_overlap`): re-aimed at the methods the fault left alone it refuses the application's other
+    requests, edited to deny only what no request is (a method HTTP has not) it refuses nothing;
     a VirtualService while a route injects a fault (a delay or an abort, unless at 0 percent) or does more
     than send its hosts' traffic to those hosts (a timeout, retries, a rewrite, a redirect, a direct response,
     a mirror, another host or a subset); a DestinationRule while it sets a traffic policy (for the host, a
@@ -3049,12 +3100,12 @@ def _istio_acts(obj, state=None, fault=None) -> bool:
         if action in ("DENY", "ALLOW", "CUSTOM") and not _istio_applies(obj, state):
             return False  # it applies to no workload the state runs
         if action == "DENY":
+            # judged by what it refuses: a rule that can match a request the fault's own rules denied (a rule
+            # narrowed to part of that still denies that part) or any request the application may be sent (a
+            # DENY re-aimed at the methods the fault left alone refuses the application's other requests)
             denied = (fault or {}).get("rules") if (fault or {}).get("action") == "DENY" else None
-            if isinstance(denied, list) and denied and rules:
-                # edited in place: it keeps the fault's effect while some rule can match a request the fault's
-                # own rules denied (a rule narrowed to part of what the fault denied still denies that part)
-                return any(istio_rules_overlap(r, d) for r in rules for d in denied)
-            return bool(rules)
+            denied = [d for d in denied if isinstance(d, dict)] if isinstance(denied, list) else []
+            return any(istio_rules_overlap(r, d) for r in rules for d in [*denied, APPLICATION_REQUESTS])
         if action == "ALLOW":
             return not any(_istio_rule_matches_all(r) for r in rules)
         return True
@@ -3439,12 +3490,15 @@ def _istio_reach(namespace, spec, state):
 
 
 def _istio_twin(ref, want, state):
-    """The AuthorizationPolicy of another name denying what the fault's DENY policy denied: a `DENY` policy
-    that acts (`_istio_acts`: it applies to something the state runs, and one of its rules can match a
-    request one of the fault's matched), applying to something the fault's applied to (`_istio_reach`: the
-    same target, a pod the fault's selector selects, or every workload of the fault's namespace, or of the
-    mesh from the root namespace). However its selector and rules are written, it is the fault still."""
+    """The AuthorizationPolicy of another name refusing requests where the fault's DENY policy did: a `DENY`
+    policy that acts (`_istio_acts`: it applies to something the state runs, and one of its rules can match a
+    request one of the fault's matched or the application may be sent), or an `ALLOW` policy that acts (one
+    admitting less than every request denies the rest), applying to something the fault's applied to
+    (`_istio_reach`: the same target, a pod the fault's selector selects, or every workload of the fault's
+    namespace, or of the mesh from the root namespace). However its selector and rules are written, it is the
+    fault still; the healthy application's own policies (`state.known`) are not."""
     namespace = want.get("namespace")
+    known = getattr(state, "known", set())
     fault = {k: want.get(k) for k in ("selector", "targetRef", "targetRefs")}
     reach = _istio_reach(namespace, fault, state)
     for (kind, where), objects in sorted(state.by_kind.items(), key=lambda e: (e[0][0], e[0][1] or "")):
@@ -3453,12 +3507,39 @@ def _istio_twin(ref, want, state):
         for obj in objects:
             spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
             if (where, str((obj.get("metadata") or {}).get("name"))) == (namespace, ref["name"]) \
+                    or ("AuthorizationPolicy", where, str((obj.get("metadata") or {}).get("name"))) in known \
                     or not str(obj.get("apiVersion", "")).startswith("security.istio.io/") \
-                    or spec.get("action") != "DENY" or not _istio_acts(obj, state, want):
+                    or (spec.get("action") or "ALLOW") not in ("DENY", "ALLOW") or not _istio_acts(obj, state, want):
                 continue
             theirs = _istio_reach(where, spec, state)
             if theirs is None or reach is None or theirs & reach:
                 return obj
+    return None
+
+
+def _workload_twin(ref, want, state):
+    """The workload of another name whose pods do what the fault's workload's did: of its kind and namespace,
+    running pods (`acts`), its pod template's spec the fault's (`acting`: containers, program, requests, node
+    placement, priority, with the API server's defaults), and its pods joining every Service of the namespace
+    the fault's pods joined. Its replicas (a copy with more does more of the same harm), its own labels and
+    annotations, the template's labels no Service reads and its rollout bookkeeping (`revisionHistoryLimit`,
+    `strategy`, `minReadySeconds`) change none of that. The healthy application's workloads (`state.known`)
+    are not the fault's."""
+    namespace = want.get("namespace")
+    template = (want.get("spec") or {}).get("template") or {}
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    joined = [sel for svc in state.by_kind.get(("Service", namespace), [])
+              for sel in [(svc.get("spec") or {}).get("selector")]
+              if isinstance(sel, dict) and sel and labels_match(labels, sel)]
+    known = getattr(state, "known", set())
+    for obj in state.by_kind.get((ref["kind"], namespace), []):
+        name = str((obj.get("metadata") or {}).get("name", ""))
+        if name == ref["name"] or (ref["kind"], namespace, name) in known or not acts(obj, state):
+            continue
+        theirs = (acting(obj).get("spec") or {}).get("template") or {}
+        if theirs.get("spec") == template.get("spec") and all(
+                labels_match((theirs.get("metadata") or {}).get("labels") or {}, sel) for sel in joined):
+            return obj
     return None
 
 
@@ -3468,8 +3549,8 @@ def twin_acting(ref, state):
     (`ref["acting"]`, as the compiler read it off the fault's manifest) is that object's, and which acts
     (`acts`). Deleting the fault's object by name while a copy of it is left, or renaming it, undoes nothing;
     an object of the kind that acts otherwise (an allow-all policy the agent added) is no twin. A NetworkPolicy,
-    a Chaos Mesh object, a DENY AuthorizationPolicy and a ResourceQuota are judged by their effect on what the
-    state runs (`_policy_twin`, `_chaos_twin`, `_istio_twin`, `_quota_twin`)."""
+    a Chaos Mesh object, a DENY AuthorizationPolicy, a ResourceQuota and a workload are judged by their effect
+    on what the state runs (`_policy_twin`, `_chaos_twin`, `_istio_twin`, `_quota_twin`, `_workload_twin`)."""
     want = ref.get("acting")
     if want is None:
         return None
@@ -3484,6 +3565,10 @@ def twin_acting(ref, state):
             return found
     if ref["kind"] == "ResourceQuota":
         found = _quota_twin(ref, want, state)
+        if found is not None:
+            return found
+    if ref["kind"] in POD_TEMPLATE_KINDS and isinstance((want.get("spec") or {}).get("template"), dict):
+        found = _workload_twin(ref, want, state)
         if found is not None:
             return found
     own = (ref["kind"], ref.get("namespace") or None, ref["name"])
@@ -3996,6 +4081,29 @@ def _same_text(text, healthy, form=None):
         json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)  # `true` is not `1`
 
 
+def exposes_every_key(ref, state):
+    """Whether some workload or pod of the state (a template of any kind, a Pod) exposes every key of the
+    ConfigMap or Secret `ref` names: a volume projecting it without `items`, mounted without `subPath`, or an
+    `envFrom` of it. Where none does, a key no reader selects reaches no container."""
+    kinds = (*POD_TEMPLATE_KINDS, "CronJob", "Pod")
+    for kind in kinds:
+        for obj in state.by_kind.get((kind, ref.get("namespace") or None), []):
+            pod = pod_spec(obj)
+            whole = {v.get("name") for v in pod.get("volumes") or [] if isinstance(v, dict)
+                     for k, n, items, _ in config_sources(v) if (k, n) == (ref["kind"], ref["name"]) and not items}
+            from_key = "configMapRef" if ref["kind"] == "ConfigMap" else "secretRef"
+            for container in (pod.get("containers") or []) + (pod.get("initContainers") or []):
+                if not isinstance(container, dict):
+                    continue
+                if any(isinstance(m, dict) and m.get("name") in whole and not m.get("subPath")
+                       for m in container.get("volumeMounts") or []):
+                    return True
+                if any(isinstance(e, dict) and isinstance(e.get(from_key), dict)
+                       and e[from_key].get("name") == ref["name"] for e in container.get("envFrom") or []):
+                    return True
+    return False
+
+
 def restored_check(entry, state):
     """An object the fault deleted is back with the fields it had, in meaning (`_restored_named`). A ConfigMap
     or a Secret the workloads read (the entry's `readers`: where the healthy workloads read each key of its
@@ -4003,7 +4111,8 @@ def restored_check(entry, state):
     pod starts, the key is there), to the key's healthy value, from whichever object supplies it now. So a copy
     under another name that the readers are pointed at is the object back, and the named one recreated with
     other data, or made `optional` and left deleted, is not. The named object is judged as before where a
-    reader still reads it, and holds the keys no workload reads."""
+    reader still reads it, and holds the keys no workload reads; a key added to it counts only where some
+    workload exposes every key (`exposes_every_key`)."""
     ref = entry["object"]
     readers = entry.get("readers") or {}
     if not readers:
@@ -4020,7 +4129,9 @@ def restored_check(entry, state):
                 wrong.append(f"{where}: {shown(text)}, wants {shown(healthy.get(key))}")
     unread = {k: v for k, v in healthy.items() if k not in readers}
     if not wrong and named:
-        ok, detail = _restored_named(entry, state)
+        # a key added is part of its meaning only where some reader exposes every key (a whole volume, envFrom):
+        # where every reader selects keys (subPath, items, a key reference), it reaches no container
+        ok, detail = _restored_named(entry, state, added=exposes_every_key(ref, state))
         if not ok:
             wrong.append(detail)
     elif not wrong and unread:  # what no workload reads is judged on the named object

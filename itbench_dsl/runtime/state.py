@@ -620,12 +620,14 @@ SERVER_DEFAULTS = {
 _PROBE = {"defaults": {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3},
           "fields": {"httpGet": "httpGet", "grpc": "grpc"}}
 # The fields of a pod spec, beside its containers, that change what its pods do: how they resolve names, whose
-# network, processes and identity they run with. Each with what the API server (or the pod's admission) puts
-# there when it is left out (None: nothing); a workload keeps them at their healthy values (health.program,
-# health.application), read with these defaults on both sides.
+# network, processes and identity they run with, how long they may run at all (`activeDeadlineSeconds`: the
+# kubelet kills the pod that long after it started, and nothing recreates a bare pod, so a pod set right in
+# place with a deadline its healthy spec lacks looks healthy only until then). Each with what the API server
+# (or the pod's admission) puts there when it is left out (None: nothing); a workload keeps them at their
+# healthy values (health.program, health.application), read with these defaults on both sides.
 POD_BEHAVIOUR = {"dnsPolicy": "ClusterFirst", "dnsConfig": None, "hostNetwork": False, "hostPID": False,
                  "hostIPC": False, "shareProcessNamespace": False, "hostAliases": None,
-                 "serviceAccountName": "default"}
+                 "serviceAccountName": "default", "activeDeadlineSeconds": None}
 
 # The lists of a pod spec that hold containers: the init containers, run first, then the containers proper.
 CONTAINER_LISTS = ("initContainers", "containers")

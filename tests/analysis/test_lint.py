@@ -464,3 +464,29 @@ def test_w2013_two_root_cause_groups_of_one_object():
     found = [d for d in lint(library.replace(right, 'group "io-chaos-schedule-1" schedule "valkey-cart-stress-chaos"'))
              if d.code == "W2013"]
     assert len(found) == 1 and "stress-chaos-schedule-1" in found[0].message and "io-chaos-schedule-1" in found[0].message
+
+
+# ---- W2014 install options the native bundle does not install --------------------------------------------
+
+_HPA_OPTION = '''  use app "opentelemetry-demo" {
+    options { autoscaling { kubernetes { hpa = true } } }
+  }
+'''
+
+
+def _w2014(text: str) -> list:
+    return [d for d in lint(text) if d.code == "W2014"]
+
+
+def test_an_install_option_the_native_bundle_lacks_is_warned_where_it_is_written():
+    source = (REPO / "scenarios" / "sre" / "otel-checkout-quota-load-surge.itb").read_text()
+    source = source.replace('lint_allow = ["W2008", "W2014"]', 'lint_allow = ["W2008"]')
+    found = _w2014(source)
+    assert len(found) == 1 and "autoscaling.kubernetes.hpa" in found[0].message
+    assert found[0].span.line == source.splitlines().index("    options {") + 1
+
+
+def test_hpa_honoured_by_an_autoscaler_in_the_topology_is_no_warning():
+    source = (REPO / "scenarios" / "finops" / "otel-three-hpas-misconfigured.itb").read_text()
+    source = source.replace('  use app "opentelemetry-demo"\n', _HPA_OPTION, 1)
+    assert "hpa = true" in source and not _w2014(source)

@@ -72,6 +72,18 @@ def test_a_deleted_configmap_recreated_by_name_with_other_data_fails():
     assert RESTORED in failed(mitigate(DELETED, state))
 
 
+@pytest.mark.parametrize("whole, passes", [(False, True),  # every reader mounts mongod.conf by subPath
+                                           (True, False)])  # a container mounting the whole volume sees the key
+def test_a_key_added_counts_only_where_some_reader_exposes_every_key(whole, passes):
+    state = derived(DELETED, "solved")
+    obj(state, "ConfigMap", "media-mongodb")["data"]["README"] = "notes nobody reads"
+    if whole:
+        container = obj(state, "Deployment", "media-mongodb")["spec"]["template"]["spec"]["containers"][0]
+        mount = next(m for m in container["volumeMounts"] if m.get("subPath") == "mongod.conf")
+        container["volumeMounts"].append({"name": mount["name"], "mountPath": "/etc/all-config"})
+    assert (RESTORED in failed(mitigate(DELETED, state))) is not passes
+
+
 def _binary(text: str) -> str:
     import base64
     return base64.b64encode(text.encode()).decode()

@@ -319,10 +319,33 @@ def test_a_deny_policy_copy_written_otherwise_fails_and_one_denying_else_passes(
     everywhere = _renamed(wider, "deny-reads-everywhere")
     del everywhere["spec"]["targetRef"]  # every workload of the namespace, the gateway's too
     assert not _created_check(GATEWAY, mitigate(GATEWAY, _solved_with(GATEWAY, everywhere)))["passed"]
-    other = _renamed(_created(GATEWAY), "deny-posts")
-    other["spec"]["rules"] = [{"to": [{"operation": {"methods": ["POST"]}}]}]
+    other = _renamed(_created(GATEWAY), "deny-nothing")
+    other["spec"]["rules"] = [{"to": [{"operation": {"methods": ["NO-SUCH-METHOD"]}}]}]
     verdict = mitigate(GATEWAY, _solved_with(GATEWAY, other))
     assert verdict["passed"], failed(verdict)
+
+
+# An AuthorizationPolicy is judged by what it does to the application's requests, not by overlap with the
+# fault's rules: a DENY re-aimed at the methods the fault left alone, or a narrow ALLOW, refuses requests the
+# application serves.
+REAIMED = {"not GET": [{"to": [{"operation": {"notMethods": ["GET"]}}]}],
+           "writes": [{"to": [{"operation": {"methods": ["POST", "PUT", "DELETE", "PATCH"]}}]}]}
+
+
+@pytest.mark.parametrize("rules", sorted(REAIMED))
+def test_the_fault_deny_policy_re_aimed_at_other_requests_fails(rules):
+    kept = copy.deepcopy(_created(GATEWAY))
+    kept["spec"]["rules"] = REAIMED[rules]
+    assert not _created_check(GATEWAY, mitigate(GATEWAY, _solved_with(GATEWAY, kept)))["passed"]
+
+
+@pytest.mark.parametrize("action, rules", [
+    ("DENY", REAIMED["not GET"]),
+    ("ALLOW", [{"to": [{"operation": {"methods": ["GET"], "paths": ["/productpage"]}}]}])])
+def test_a_policy_added_on_the_gateway_refusing_the_application_requests_fails(action, rules):
+    added = _renamed(_created(GATEWAY), "gateway-hardening")
+    added["spec"].update(action=action, rules=rules)
+    assert not mitigate(GATEWAY, _solved_with(GATEWAY, added))["passed"]
 
 
 # ---- by effect: the fault's own object edited in place, a twin by its harm --------------------------------
@@ -407,3 +430,70 @@ def test_the_fault_chaos_object_kept_is_the_fault_where_the_state_lacks_its_peer
     state["resources"]["items"] = [o for o in state["resources"]["items"]
                                    if not (o["kind"] in ("Pod", "Deployment") and "payment" in o["metadata"]["name"])]
     assert not _created_check(NETLOSS, mitigate(NETLOSS, state))["passed"]
+
+
+# ---- a workload a fault created: judged by what its pods do, whatever its name, labels or replicas ------------
+
+PREEMPT = "otel-ad-priority-preemption"  # a Deployment of high-priority replicas pinned to one node
+KINDS[PREEMPT] = "Deployment"
+
+
+def _copied_workload(edit) -> dict:
+    """The solved state with the fault's workload copied under another name (its pods too), `edit`ed."""
+    faulty = derived(PREEMPT, "faulty")["resources"]["items"]
+    original = _created(PREEMPT)
+    name = original["metadata"]["name"]
+    copy_ = _renamed(original, "data-collector")
+    edit(copy_)
+    pods = []
+    for p in faulty:
+        if p["kind"] == "Pod" and p["metadata"]["name"].startswith(name):
+            p = _renamed(p, p["metadata"]["name"].replace(name, "data-collector"))
+            for o in p["metadata"].get("ownerReferences", []):
+                o["name"] = o["name"].replace(name, "data-collector")
+            pods.append(p)
+    return _solved_with(PREEMPT, copy_, *pods)
+
+
+def _more_replicas(d):
+    d["spec"]["replicas"] = int(d["spec"].get("replicas", 1)) + 1
+
+
+def _template_label(d):
+    d["spec"]["template"]["metadata"].setdefault("labels", {})["tier"] = "batch"
+
+
+@pytest.mark.parametrize("edit", [lambda d: None, _more_replicas, _template_label,
+                                  lambda d: d["spec"].update(revisionHistoryLimit=3)])
+def test_a_workload_copy_doing_what_the_fault_did_fails(edit):
+    assert not _created_check(PREEMPT, mitigate(PREEMPT, _copied_workload(edit)))["passed"]
+
+
+def test_a_workload_copy_whose_pods_do_otherwise_passes():
+    def unpinned(d):
+        d["spec"]["template"]["spec"].pop("priorityClassName", None)
+        d["spec"]["template"]["spec"].pop("nodeSelector", None)
+        d["spec"]["template"]["spec"].pop("affinity", None)
+    assert _created_check(PREEMPT, mitigate(PREEMPT, _copied_workload(unpinned)))["passed"]
+
+
+def _limit_range(memory: str, request: str) -> dict:
+    return {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "mem-defaults", "namespace": "hotel-reservation"},
+            "spec": {"limits": [{"type": "Container", "default": {"memory": memory},
+                                 "defaultRequest": {"memory": request}}]}}
+
+
+@pytest.mark.parametrize("memory, default_request, passes", [("32Mi", "16Mi", True),  # the defaults fit in the quota
+                                                     ("2Gi", "1Gi", False)])  # a pod's default alone fills it
+def test_a_quota_kept_beside_a_limit_range_is_judged_by_the_pods_admission_makes(memory, default_request, passes):
+    """LimitRanger runs before ResourceQuota: a pod that declares no memory gets the LimitRange's default, so
+    the quota refuses it only where the defaults do not fit."""
+    state = _solved_with(MEMQUOTA, _created(MEMQUOTA), _limit_range(memory, default_request))
+    state["captured"] = [*state.get("captured", []), "hotel-reservation/LimitRange"]
+    verdict = mitigate(MEMQUOTA, state)
+    assert _created_check(MEMQUOTA, verdict)["passed"] is passes, failed(verdict)
+
+
+def test_a_quota_fault_captures_the_limit_ranges_of_its_namespace():
+    bundle = evaluator(MEMQUOTA)
+    assert "hotel-reservation/LimitRange" in bundle["requirements"](bundle["SPEC"])["captured"]

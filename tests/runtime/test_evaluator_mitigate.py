@@ -320,6 +320,35 @@ def test_an_evicted_pod_its_controller_replaced_is_no_failure(owned, passes):
     assert mitigate(name, state)["passed"] is passes
 
 
+def _diagnostic_pod(phase: str, labels: dict) -> dict:
+    """`kubectl run curl-check --restart=Never ...` the agent ran while diagnosing, finished in `phase`."""
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "curl-check", "namespace": "hotel-reservation", "labels": labels},
+            "spec": {"containers": [{"name": "curl-check", "image": "curlimages/curl:8.10.1",
+                                     "args": ["curl", "-sf", "http://mongodb-rate:27017"]}], "restartPolicy": "Never"},
+            "status": {"phase": phase, "conditions": [{"type": "Ready", "status": "False", "reason": "PodCompleted"}]}}
+
+
+@pytest.mark.parametrize("phase", ["Succeeded", "Failed"])
+def test_a_finished_pod_that_is_none_of_the_application_is_no_failure(phase):
+    """A one-shot pod the agent ran exited non-zero (the database was down): a finished run, not an unready
+    replica of the application, whatever its exit code."""
+    name = "sregym-resource-request-too-small"
+    state = derived(name, "solved")
+    state["resources"]["items"].append(_diagnostic_pod(phase, {"run": "curl-check"}))
+    verdict = mitigate(name, state)
+    assert verdict["passed"], failed(verdict)
+
+
+def test_a_failed_pod_a_service_of_the_application_selects_still_fails():
+    name = "sregym-resource-request-too-small"
+    state = derived(name, "solved")
+    service = next(o for o in state["resources"]["items"] if o["kind"] == "Service"
+                   and o["metadata"]["namespace"] == "hotel-reservation" and (o.get("spec") or {}).get("selector"))
+    state["resources"]["items"].append(_diagnostic_pod("Failed", dict(service["spec"]["selector"])))
+    assert not mitigate(name, state)["passed"]
+
+
 # ---- 19. inputs that are no regular files --------------------------------------------------------------------
 
 

@@ -178,8 +178,8 @@ def _methods(*methods, **more):
 
 @pytest.mark.parametrize("edit, passes", [
     (lambda spec: None, False),
-    (_methods("TRACE"), True),  # denies only a method the fault's rule never matched
-    (_methods("PATCH", "TRACE"), True),
+    (_methods("TRACE"), True),  # denies only a method the fault's rule never matched, and no application serves
+    (_methods("PATCH", "TRACE"), False),  # re-aimed at a method the application may serve: refuses its requests
     (_select({"app": "no-such-app"}), True),  # applies to no pod the namespace runs
     (_methods("GET", paths=["/productpage*"]), False),  # part of what it denied: still denies that part
     (_methods("GET", "TRACE"), False),

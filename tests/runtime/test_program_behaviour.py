@@ -41,6 +41,14 @@ def test_a_bare_pod_keeps_its_program():
     assert "health.program.debug/Pod/app" in failed(mitigate(BARE, state))
 
 
+def test_a_bare_pod_fixed_in_place_with_a_deadline_fails():
+    """`activeDeadlineSeconds` on a running bare pod: the kubelet kills it that long after it started and
+    nothing recreates it, though every capture until then shows it ready."""
+    state = derived(BARE, "solved")
+    obj(state, "Pod", "app")["spec"]["activeDeadlineSeconds"] = 300
+    assert "health.program.debug/Pod/app" in failed(mitigate(BARE, state))
+
+
 @pytest.mark.parametrize("command, passes", [(None, True), (["sleep", "infinity"], False)])
 def test_a_bare_pod_recreated_by_kubectl_run_is_matched_by_its_one_container(command, passes):
     state = derived(BARE, "solved")
