@@ -151,12 +151,12 @@ def cluster_objects(scenario: ir.Scenario) -> dict[str, list[dict]]:
     memoise the application's objects: parsing the bundle's YAML again would cost a hundred times more)."""
     from .backends import ciso as ciso_backend
     from .backends import alert_rules as alert_rules_backend
-    from .backends import faults as fault_backend
     from .backends import manifests as manifest_backend
+    from .backends.cover import inject_manifests
     from .backends.decoys import application_manifests
 
     topology = application_manifests(scenario)
-    inject_apply = fault_backend.plan(scenario)[0]
+    inject_apply = inject_manifests(scenario)
     render = manifest_backend.render_object
     return {
         "manifests/topology.yaml": [render(o) for o in topology],
@@ -743,6 +743,11 @@ def lone_kinds(objects: dict[str, list[dict]]) -> list[Finding]:
             present.add((group, kind, namespace))
             present.update((made_group, made, namespace) for (made_group, made), makers in MADE_BY.items()
                            if kind in makers)
+    from .backends.decoys import harmless
+
+    # the decoys the injection creates beside the fault's objects (backends/cover.py) are the application's
+    cover = [o for o in loaded["inject/apply.yaml"] if _key(o) not in keys and harmless(o)]
+    present.update((_group(str(o.get("apiVersion", ""))), o.get("kind"), _key(o)[1]) for o in cover)
     out = []
     for obj in loaded["inject/apply.yaml"]:
         kind, namespace, name = _key(obj)

@@ -24,6 +24,7 @@ from .backends import evaluator as evaluator_backend
 from .backends import faults as fault_backend
 from .backends import itbench as itbench_backend
 from .backends import ciso as ciso_backend
+from .backends import cover as cover_backend
 from .backends import decoys as decoys_backend
 from .backends import itbench_ciso as itbench_ciso_backend
 from .backends import manifests as manifest_backend
@@ -155,7 +156,8 @@ def emit(scenario: ir.Scenario, diags: Diagnostics, path: str, hints: str = "non
     `hints` is the prompt's hint level; `span` (the scenario's name) locates a leaking prompt (E4003)."""
     topology = decoys_backend.application_manifests(scenario)
     agent = manifest_backend.scenario_agent_access(scenario)
-    inject_apply, inject_delete, revert_apply, revert_delete = fault_backend.plan(scenario)
+    _, inject_delete, revert_apply, revert_delete = fault_backend.plan(scenario)
+    inject_apply = cover_backend.inject_manifests(scenario)  # the faults' objects, the cover writes, the decoys
     manifests = {
         "manifests/topology.yaml": topology,
         "manifests/agent-access.yaml": agent,

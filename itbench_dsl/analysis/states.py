@@ -72,18 +72,20 @@ class Objects:
 def objects(scenario: ir.Scenario) -> Objects:
     from ..backends import faults as fault_backend
     from ..backends import manifests as manifest_backend
+    from ..backends.cover import inject_manifests
     from ..backends.decoys import application_manifests
     from ..render import static_pod_name
 
     topology = application_manifests(scenario, provided=True)
     topology += manifest_backend.scenario_agent_access(scenario)  # deployed with the topology (manifests/agent-access.yaml)
-    inject_apply, inject_delete, revert_apply, revert_delete = fault_backend.plan(scenario)
+    _, inject_delete, revert_apply, revert_delete = fault_backend.plan(scenario)
 
     # what the revert applies is each object's healthy form (a fault may know what the installation sets
     # beyond the topology, such as a mesh's namespace label)
     index = _index(topology)
     healthy = _apply(index, [o for o in revert_apply if _key(o) in index], [])
-    injected = _apply(healthy, inject_apply, inject_delete)
+    # what the injection applies: the faults' objects, the cover writes and the decoys (backends/cover.py)
+    injected = _apply(healthy, inject_manifests(scenario), inject_delete)
     faulty = _scaled(injected, scenario)
     # objects the fault deleted come back with the revert; keep the healthy order where it can be kept
     solved = _reorder(_apply(injected, revert_apply, revert_delete), healthy)

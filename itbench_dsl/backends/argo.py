@@ -18,7 +18,7 @@ templates, `parallelism` at a time, each cluster running one at a time (a mutex 
 from __future__ import annotations
 
 from .. import ir
-from ..run.lifecycle import PHASES, PROMPT_WORKSPACE
+from ..run.lifecycle import FIELD_MANAGER, PHASES, PROMPT_WORKSPACE
 from .engines import Action, EnginePlan, bundle_files, engine_plan, ready_script, submission_file
 
 API_VERSION = "argoproj.io/v1alpha1"
@@ -59,7 +59,7 @@ def _check_phases() -> None:
 
 def _shell(action: Action) -> str:
     if action.kind == "apply":
-        return f"kubectl apply --server-side --field-manager=itbench -f {action.file}\n"
+        return f"kubectl apply --server-side --field-manager={FIELD_MANAGER} -f {action.file}\n"
     if action.kind == "delete":
         return f"kubectl delete --ignore-not-found -f {action.file}\n"
     if action.kind == "ready":

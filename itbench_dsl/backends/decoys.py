@@ -16,16 +16,18 @@ nothing a cluster does:
 
 A decoy is never put on a component where a fault's object of its kind would lose its effect (an allow-all
 beside a deny-all would undo it). No PeerAuthentication is made: Istio lets the oldest of a workload's policies
-win, so one the application held would shadow the policy an agent adds to a workload as its fix. Decoys are topology objects:
-deployed with the application, in its derived states and in the evaluator's known objects, named and labelled
-as an object a fault creates is (`faults.base.NAME_WORDS`, `per_object_labels`). The revert leaves them. A
-fault's object is still younger than they are: that tell, common to everything an injection writes, is not
-closed here.
+win, so one the application held would shadow the policy an agent adds to a workload as its fix. Decoys are application objects:
+in its derived states and in the evaluator's known objects, named and labelled
+as an object a fault creates is (`faults.base.NAME_WORDS`, `per_object_labels`), and where a fault creates
+objects of the kind, in their style (`<component>-<the fault's object's suffix>`). The injection creates them
+beside the fault's objects, in name order (backends/cover.py), so they are as old as the fault's; the revert
+deletes them with what else the injection created.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 
 from .. import ir
 from ..faults.base import NAME_WORDS
@@ -70,6 +72,24 @@ def _authorization_policy(component: dict, index: int, counts: dict) -> dict | N
         return None
     return {"apiVersion": "security.istio.io/v1", "kind": "AuthorizationPolicy",
             "spec": {"selector": {"matchLabels": dict(labels)}, "action": "ALLOW", "rules": [{}]}}
+
+
+def harmless(obj: dict) -> bool:
+    """Whether `obj` is made as a decoy is (the recipes above): what reads a bundle's files tells the decoys the
+    injection creates from the fault's objects by this (agent_view.lone_kinds)."""
+    spec = obj.get("spec") or {}
+    kind = obj.get("kind")
+    if kind == "NetworkPolicy":
+        return spec.get("ingress") == [{}] and spec.get("policyTypes") == ["Ingress"] and "egress" not in spec
+    if kind == "ResourceQuota":
+        hard = spec.get("hard") or {}
+        counts = {resource for resource, _ in QUOTA_COUNTS}
+        return bool(hard) and set(hard) <= counts and all(str(v).isdigit() and int(v) >= 100 for v in hard.values()) \
+            and not spec.get("scopes") and not spec.get("scopeSelector")
+    if kind == "AuthorizationPolicy":
+        return spec.get("action", "ALLOW") == "ALLOW" and spec.get("rules") == [{}] and "targetRef" not in spec \
+            and "targetRefs" not in spec
+    return False
 
 
 def _isolates(fault: dict, labels: dict) -> bool:
@@ -167,14 +187,16 @@ def decoys(scenario: ir.Scenario) -> list[dict]:
             seed = int(hashlib.sha256(f"{namespace}/{group}/{kind}".encode()).hexdigest(), 16)
             start = seed % len(components)
             made = 0
+            suffix = _suffix([str(f["metadata"]["name"]) for f in faults], workloads)
             for component in components[start:] + components[:start]:
                 if made == DECOYS_PER_KIND:
                     break
                 decoy = recipe(component, made, counts)
-                if decoy is None:
-                    continue
+                if decoy is None or suffix and (namespace, _styled(str(component["metadata"]["name"]), suffix)) in taken:
+                    continue  # where the fault's style gives a taken name, another component gets the decoy
                 word_seed = int(hashlib.sha256(f"{namespace}/{kind}/{component['metadata']['name']}".encode()).hexdigest(), 16)
-                name = _name(str(component["metadata"]["name"]), namespace, word_seed, taken)
+                name = _styled(str(component["metadata"]["name"]), suffix) if suffix else \
+                    _name(str(component["metadata"]["name"]), namespace, word_seed, taken)
                 taken.add((namespace, name))
                 labels = {**common.get(namespace, {}),
                           **per_object_labels(scenario.topology, namespace, component, name)}
@@ -183,6 +205,25 @@ def decoys(scenario: ir.Scenario) -> list[dict]:
                             "spec": decoy["spec"]})
                 made += 1
     return out
+
+
+def _suffix(names: list[str], workloads: list[dict]) -> str | None:
+    """The naming style of a fault's objects of a kind: what follows the component its (first) name starts with
+    (`main` of `prometheus-main`), else its last word (`quota` of `memory-quota`); None without such an object.
+    Decoys named `<component>-<that>` leave no odd name out (names.txt of the decoy audit)."""
+    if not names:
+        return None
+    name = sorted(names)[0]
+    if not re.fullmatch(r"[a-z]+(-[a-z]+)*", name):  # a number, a hash: a style not worth copying
+        return None
+    for component in sorted((str(w["metadata"]["name"]) for w in workloads), key=len, reverse=True):
+        if name.startswith(component + "-") and len(name) > len(component) + 1:
+            return name[len(component) + 1:]
+    return name.rpartition("-")[2] or None
+
+
+def _styled(component: str, suffix: str) -> str:
+    return f"{component[:62 - len(suffix)].rstrip('-.')}-{suffix}"
 
 
 def _name(component: str, namespace: str, seed: int, taken: set) -> str:
@@ -199,12 +240,11 @@ def _name(component: str, namespace: str, seed: int, taken: set) -> str:
 
 def application_manifests(scenario: ir.Scenario, provided: bool = False) -> list[dict]:
     """What the cluster holds of the application before the injection (`manifests/topology.yaml`): the topology's
-    objects but a CISO gap's (deployed by the injection), a catalogue control's compliant objects, and the
-    decoys. `provided`: with what the cluster provides (manifests.topology_manifests), as the derived states
-    hold it."""
+    objects but a CISO gap's (deployed by the injection) and a catalogue control's compliant objects. The decoys
+    are not there: the injection creates them (backends/cover.py). `provided`: with what the cluster provides
+    (manifests.topology_manifests), as the derived states hold it."""
     from . import ciso as ciso_backend
     from .faults import gap_objects
 
     gaps = [id(o) for o in gap_objects(scenario)]
-    return (topology_manifests(scenario.topology, exclude=gaps, provided=provided) + ciso_backend.k8s_objects(scenario)[1]
-            + decoys(scenario))
+    return topology_manifests(scenario.topology, exclude=gaps, provided=provided) + ciso_backend.k8s_objects(scenario)[1]

@@ -23,9 +23,8 @@ import yaml
 
 from .. import access, ir
 from ..ciso.tasks import TASK_CLASSES
-from ..run.lifecycle import PHASES, PROMPT_WORKSPACE, SUBMISSION, WORKLOAD_KINDS
+from ..run.lifecycle import FIELD_MANAGER, PHASES, PROMPT_WORKSPACE, SUBMISSION, WORKLOAD_KINDS
 
-FIELD_MANAGER = "itbench"
 WORKSPACE = "${ITBENCH_WORKSPACE:-/tmp/itbench-agent}"
 # keeps only the agent's cluster (server, CA) of the caller's flattened kubeconfig (JSON on stdin) and adds the
 # agent's token as its one user: the agent gets none of the caller's credentials

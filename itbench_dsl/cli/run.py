@@ -61,7 +61,7 @@ def command(bundles: tuple[str, ...], kubeconfig: str | None, local: bool, conte
     \b
     Each bundle (a folder `itbench compile` wrote) runs in turn:
       preflight  the kinds, controllers and rights the scenario needs; stops with what is missing
-      deploy     server-side apply of manifests/ (field manager itbench); wait until ready
+      deploy     server-side apply of manifests/ (field manager kubectl, as kubectl apply --server-side); wait until ready
       baseline   the alerts already firing;  inject: the faults, with their waiters and commands in pods
       alerts     wait until the scenario's alerts fire
       handover   a short-lived token for the agent's ServiceAccount; kubeconfig and prompt.md in its workspace

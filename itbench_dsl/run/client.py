@@ -230,7 +230,7 @@ class Cluster:
     # -- writing --------------------------------------------------------------------------------------
 
     def apply(self, obj: dict) -> dict:
-        """Server-side apply (field manager `itbench`, conflicts forced: the run owns its objects)."""
+        """Server-side apply (field manager FIELD_MANAGER, conflicts forced: the run owns its objects)."""
         ref = Ref.of(obj)
         res = self._resource_of(ref)
         return self._call(f"apply {ref}", lambda: self.dyn.server_side_apply(

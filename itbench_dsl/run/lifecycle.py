@@ -25,7 +25,7 @@ Order of a run (each phase's actions in the order listed):
 1. `preflight`   the API's version; every kind the bundle uses is served (discovery: Chaos Mesh,
                  Istio, Kyverno, the Prometheus operator CRDs); their controllers run; the caller may
                  do what the run does (SelfSubjectAccessReview). Stops with a list of what is missing.
-2. `deploy`      server-side apply (field manager `itbench`) of manifests/topology.yaml, then of every
+2. `deploy`      server-side apply (field manager FIELD_MANAGER, kubectl's) of manifests/topology.yaml, then of every
                  other manifests/*.yaml by file name (agent-access.yaml, alert-rules.yaml, ...), each
                  in file order; wait until every workload is ready.
 3. `baseline`    the alerts already firing (Prometheus `/api/v1/alerts`).
@@ -64,7 +64,11 @@ from pathlib import Path
 from ..kinds import WORKLOAD_KINDS, plural  # noqa: F401 - the run's readers take them from here too
 from ..ciso.tasks import TASK_CLASSES
 
-FIELD_MANAGER = "itbench"
+# The one field manager of every write a run makes (deploy, inject, revert; the engine targets' `kubectl`
+# commands too). Server-side apply records it in every object's managedFields, where any reader sees it: it is
+# kubectl's own default for `kubectl apply --server-side` (kubectl/pkg/cmd/apply, fieldManagerServerSideApply
+# = "kubectl"; client-side apply would be "kubectl-client-side-apply"), so it names no harness.
+FIELD_MANAGER = "kubectl"
 EXEC_PROTOCOL = "v4.channel.k8s.io"  # the pods/exec websocket subprotocol a run speaks
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
 # The prompt's workspace contract (backends/prompt.WORKSPACE, which imports Jinja; tests/run/test_run_plan.py

@@ -221,7 +221,7 @@ def test_a_script_named_after_the_fault_is_found():
     result = _compiled('fault nonexistent_image on deployment "cart"')
 
     def edit(objects):
-        [deployment] = [o for o in objects if o["kind"] == "Deployment"]
+        [deployment] = [o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == "cart"]
         deployment["spec"]["template"]["spec"]["containers"][0]["command"] = ["/bin/sh", "/scripts/fill-memory.sh"]
     found = _value_findings(result, _edited(result, "inject/apply.yaml", edit))
     assert [(f.field, f.text) for f in found] == [("spec.template.spec.containers[0].command[1]",

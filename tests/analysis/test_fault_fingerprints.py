@@ -8,6 +8,7 @@ import yaml
 
 from itbench_dsl import agent_view
 from itbench_dsl.backends import prompt as prompt_backend
+from itbench_dsl.backends.decoys import decoys
 from itbench_dsl.checking import check_source
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics
@@ -65,8 +66,10 @@ def _compiled(faults: str, tasks: str = ""):
 
 
 def _created(result) -> list[dict]:
+    """The objects the faults create (not the application's, nor its decoys, which the injection creates too)."""
     topology = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"])
-                for o in yaml.safe_load_all(result.files["manifests/topology.yaml"]) if isinstance(o, dict)}
+                for o in [*yaml.safe_load_all(result.files["manifests/topology.yaml"]), *decoys(result.scenario)]
+                if isinstance(o, dict)}
     return [o for o in yaml.safe_load_all(result.files["inject/apply.yaml"]) if isinstance(o, dict)
             and (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) not in topology]
 
@@ -92,7 +95,7 @@ def test_a_created_object_without_the_shared_labels_is_found():
     files = dict(result.files)
     objects = [o for o in yaml.safe_load_all(files["inject/apply.yaml"]) if isinstance(o, dict)]
     for obj in objects:
-        if obj["kind"] == "NetworkPolicy":
+        if obj in _created(result):  # the fault's, not a decoy beside it
             obj["metadata"]["labels"].pop("app.kubernetes.io/component")
     files["inject/apply.yaml"] = yaml.safe_dump_all(objects, sort_keys=False).encode()
     found = agent_view.findings(result.scenario, files, prompt_backend.render_chunks(result.scenario),
@@ -135,7 +138,9 @@ def test_a_created_object_of_a_kind_the_application_has_none_of_is_flagged():
     [policy] = _created(result)
     assert agent_view.lone_kinds(objects) == []
     bare = {**objects, "manifests/topology.yaml": [o for o in objects["manifests/topology.yaml"]
-                                                   if o["kind"] != "NetworkPolicy"]}
+                                                   if o["kind"] != "NetworkPolicy"],
+            "inject/apply.yaml": [o for o in objects["inject/apply.yaml"]  # less the decoys the injection creates
+                                  if o["kind"] != "NetworkPolicy" or o == policy]}
     assert [(f.kind, f.name) for f in agent_view.lone_kinds(bare)] == [("NetworkPolicy", policy["metadata"]["name"])]
     decoy = {**policy, "metadata": {**policy["metadata"], "name": "web-allow"}}
     with_decoy = {**bare, "manifests/topology.yaml": [*bare["manifests/topology.yaml"], decoy]}

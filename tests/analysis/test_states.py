@@ -18,6 +18,8 @@ from click.testing import CliRunner
 
 from itbench_dsl import cli as cli_module
 from itbench_dsl.analysis import corpus, states
+from itbench_dsl.backends.cover import COVER_ANNOTATION, TEMPLATE_KINDS
+from itbench_dsl.backends.decoys import harmless
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics
 from itbench_dsl.faults import FAULTS
@@ -111,10 +113,30 @@ def test_healthy_runs_every_replica():
                 assert len(template_hash) == 10 and len(suffix) == 5
 
 
+def _uncovered(obj: dict) -> dict:
+    """`obj` without the injection's cover annotation (backends/cover.py)."""
+    obj = json.loads(json.dumps(obj))
+    template = (obj.get("spec") or {}).get("template") if obj.get("kind") in TEMPLATE_KINDS else None
+    for meta in (template.get("metadata") if isinstance(template, dict) else None, obj.get("metadata")):
+        if isinstance(meta, dict) and COVER_ANNOTATION in (meta.get("annotations") or {}):
+            del meta["annotations"][COVER_ANNOTATION]
+            if not meta["annotations"]:
+                del meta["annotations"]
+    return obj
+
+
 def _changed(a: dict, b: dict) -> tuple[set, set, set]:
+    """(objects changed, added, removed) from `a` to `b`, less the injection's cover writes: the annotation, and
+    the pods a workload it alone changed runs anew."""
     before, after = items(a), items(b)
-    changed = {k for k in before.keys() & after.keys() if before[k] != after[k]}
-    return changed, set(after) - set(before), set(before) - set(after)
+    moved = {k for k in before.keys() & after.keys() if before[k] != after[k]}
+    changed = {k for k in moved if _uncovered(before[k]) != _uncovered(after[k])}
+    covered = {(k[1], k[2]) for k in moved - changed if k[0] in TEMPLATE_KINDS}
+
+    def mine(k):  # a pod of a workload only the cover changed (`<name>-<hash>-<id>`, `<name>-<ordinal>`)
+        return k[0] == "Pod" and ((k[1], k[2].rsplit("-", 2)[0]) in covered or (k[1], k[2].rsplit("-", 1)[0]) in covered)
+    added = {k for k in set(after) - set(before) if not mine(k) and not harmless(after[k])}  # less the decoys
+    return changed, added, {k for k in set(before) - set(after) if not mine(k)}
 
 
 def test_faulty_differs_where_an_image_fault_acts():
@@ -178,8 +200,8 @@ def test_faulty_adds_created_and_drops_deleted_objects():
     derived = states.derive(deleted)
     changed, added, removed = _changed(derived["healthy"], derived["faulty"])
     assert (changed, added, removed) == (set(), set(), {("Service", "otel-demo", "cart")})
-    # the revert brings it back
-    assert items(derived["solved"]) == items(derived["healthy"])
+    # the revert brings it back (the decoys the injection created stay until the run's revert deletes them)
+    assert {k: o for k, o in items(derived["solved"]).items() if not harmless(o)} == items(derived["healthy"])
 
 
 def test_scaled_to_zero_leaves_no_pods():

@@ -45,13 +45,15 @@ def test_library_decoys_are_harmless_and_look_like_the_faults_objects(path: Path
     result = _compiled(path)
     made = decoy_backend.decoys(result.scenario)
     topology = _docs(result, "manifests/topology.yaml")
-    created = [o for o in _docs(result, "inject/apply.yaml")
-               if (o["kind"], o["metadata"]["name"]) not in {(t["kind"], t["metadata"]["name"]) for t in topology}]
+    injected = _docs(result, "inject/apply.yaml")
+    created = [o for o in injected if o not in made
+               and (o["kind"], o["metadata"]["name"]) not in {(t["kind"], t["metadata"]["name"]) for t in topology}]
     for decoy in made:
-        assert decoy in topology  # deployed with the application, before the injection
+        # created by the injection beside the fault's objects (as old as they are), not with the application
+        assert decoy in injected and decoy not in topology
         meta, spec = decoy["metadata"], decoy["spec"]
         faults = [o for o in created if o["kind"] == decoy["kind"] and o["metadata"]["namespace"] == meta["namespace"]]
-        same_kind = [o["metadata"]["name"] for o in [*topology, *created] if o["kind"] == decoy["kind"]]
+        same_kind = [o["metadata"]["name"] for o in [*topology, *injected] if o["kind"] == decoy["kind"]]
         assert same_kind.count(meta["name"]) == 1
         # named and labelled as the fault's object is: neither name pattern nor label keys tell them apart
         assert re.fullmatch(r"[a-z0-9-]+-[a-z]+", meta["name"])
@@ -74,10 +76,10 @@ def test_library_decoys_are_harmless_and_look_like_the_faults_objects(path: Path
                 assert int(spec["hard"]["pods"]) >= 10 * running
         else:
             assert decoy["kind"] == "AuthorizationPolicy" and spec["action"] == "ALLOW" and spec["rules"] == [{}]
-    # they are the application's: in the healthy state, and among the objects the evaluator knows
+    # they are the application's: in the state the agent works on, and among the objects the evaluator knows
     if made:
-        healthy = derive(result.scenario)["healthy"]["resources"]["items"]
-        names = {(o["kind"], o["metadata"]["name"]) for o in healthy}
+        faulty = derive(result.scenario)["faulty"]["resources"]["items"]
+        names = {(o["kind"], o["metadata"]["name"]) for o in faulty}
         known = {tuple(k) for k in evaluator_spec(result.scenario)["objects"]}
         for decoy in made:
             assert (decoy["kind"], decoy["metadata"]["name"]) in names

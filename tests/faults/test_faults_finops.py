@@ -17,7 +17,7 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
-from support.compiling import compile_ok as shared_compile_ok
+from support.compiling import compile_ok as shared_compile_ok, yaml_documents
 from itbench_dsl.vocabulary import KNOWN_ALERTS
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics
@@ -97,7 +97,7 @@ def line_of(data: bytes, text: str) -> int:
 
 
 def docs(files: dict[str, bytes], name: str) -> list[dict]:
-    return list(yaml.safe_load_all(files[name].decode())) if name in files else []
+    return yaml_documents(files, name)
 
 
 def topology_object(files, kind: str, name: str) -> dict:

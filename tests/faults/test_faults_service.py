@@ -193,7 +193,7 @@ def test_two_flags_on_one_configmap_compose(bundles):
 
 def test_deleted_service_deletes_and_restores(bundles):
     files = bundles[SCENARIOS["deleted_service"]]
-    assert "inject/apply.yaml" not in files
+    assert not docs(files, "inject/apply.yaml")  # the decoys aside
     assert docs(files, "inject/delete.yaml") == [{"apiVersion": "v1", "kind": "Service",
                                                   "metadata": {"name": "cart", "namespace": "otel-demo"}}]
     assert docs(files, "revert/apply.yaml") == [topology_objects(files)[("Service", "otel-demo", "cart")]]

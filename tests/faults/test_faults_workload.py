@@ -28,7 +28,7 @@ if str(HERE) not in sys.path:
 
 from backends.test_kubernetes_validate import _is_builtin, _schema_version, _validator_command  # noqa: E402
 
-from support.compiling import compile_ok
+from support.compiling import compile_ok, yaml_documents
 from itbench_dsl.compiler import compile_source  # noqa: E402
 from itbench_dsl.diagnostics import Diagnostics, render_human  # noqa: E402
 from itbench_dsl.faults import FAULTS, itbench_entry  # noqa: E402
@@ -90,7 +90,7 @@ def bundles() -> dict:
 
 
 def _docs(files: dict, name: str) -> list[dict]:
-    return list(yaml.safe_load_all(files[name].decode("utf-8"))) if name in files else []
+    return yaml_documents(files, name)
 
 
 def _key(obj: dict) -> tuple:

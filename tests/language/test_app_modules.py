@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support.compiling import yaml_documents
 
 from itbench_dsl.applications import app_search_path
 from itbench_dsl.backends.evaluator_file import spec_of
@@ -258,7 +259,7 @@ def test_chaos_experiments_may_live_in_the_target_namespace():
         diags = Diagnostics()
         result = compile_source(base.replace("OPTION", option).encode(), "c.itb", diags)
         assert not diags.has_errors, [d.message for d in diags.items]
-        homes.append(yaml.safe_load(result.files["inject/apply.yaml"])["metadata"]["namespace"])
+        homes.append(yaml_documents(result.files, "inject/apply.yaml")[0]["metadata"]["namespace"])
     assert homes == ["chaos-mesh", "hotel-reservation"]
 
 

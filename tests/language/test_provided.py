@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from support.compiling import in_itbench_names
+from support.compiling import in_itbench_names, yaml_documents
 
 from support.compiling import SCENARIOS, compile_text as shared_compile_text
 from itbench_dsl import ast
@@ -98,7 +98,7 @@ def test_provided_objects_are_not_deployed_but_are_in_the_states():
 def test_the_chaos_selector_and_the_ground_truth_name_the_static_pod():
     result, diags = compile_text(scenario_text())
     assert not diags.errors(), render_human(diags)
-    (schedule,) = documents(result.files["inject/apply.yaml"])
+    (schedule,) = yaml_documents(result.files, "inject/apply.yaml")  # the fault's, less the decoys
     assert schedule["spec"]["ioChaos"]["selector"] == {"labelSelectors": {"component": "etcd"},
                                                         "namespaces": ["kube-system"]}
     (injection,) = result.scenario.injections()

@@ -434,3 +434,70 @@ def test_the_build_is_keyed_by_the_sources(tmp_path, monkeypatch):
     with pytest.raises(LocalClusterError, match="missing .*go.sum"):
         building.binary_path()
     assert building.versions()["k8s.io/kubernetes"].startswith("v1.")
+
+
+# the objects of a bundle the local plane serves and that stay within their namespace
+_COVERED_KINDS = {"Namespace", "Service", "ConfigMap", "Secret", "ServiceAccount", "Deployment", "StatefulSet",
+                  "NetworkPolicy", "ResourceQuota"}
+
+
+def _in_namespace(docs: list[dict], namespace: str) -> list[dict]:
+    out = []
+    for obj in docs:
+        if obj["kind"] not in _COVERED_KINDS:
+            continue
+        obj = json.loads(json.dumps(obj))
+        if obj["kind"] == "Namespace":
+            obj["metadata"]["name"] = namespace
+        else:
+            obj["metadata"]["namespace"] = namespace
+        out.append(obj)
+    return out
+
+
+@pytest.mark.parametrize("scenario", ["sregym-wrong-dns-policy-hotel-reservation", "sregym-network-policy-block"])
+def test_sorting_by_the_servers_write_records_does_not_single_out_the_faults_object(cluster, scenario):
+    """Deploy and inject a bundle as a run does (server-side apply, the run's field manager) and read what the
+    API server recorded of each write: the fault's object is never the one newest, last written or sole
+    object of its kind with a later generation (backends/cover.py: cover writes, decoys created with it)."""
+    import yaml
+
+    from itbench_dsl.backends.faults import plan
+    from itbench_dsl.run.lifecycle import FIELD_MANAGER
+    from support.compiling import SCENARIOS, compile_ok
+
+    path = SCENARIOS / "sre" / f"{scenario}.itb"
+    result = compile_ok(path.read_bytes(), str(path))
+    namespace = "cover-" + str(abs(hash(scenario)) % 10000)
+
+    def docs(name: str) -> list[dict]:
+        return _in_namespace([d for d in yaml.safe_load_all(result.files[name]) if d], namespace)
+
+    def apply(objects: list[dict]):
+        kubectl(cluster, "apply", "--server-side", "--force-conflicts", f"--field-manager={FIELD_MANAGER}", "-f", "-",
+                input="\n".join(json.dumps(o) for o in objects))
+
+    apply(docs("manifests/topology.yaml"))
+    time.sleep(1.2)  # the server records times to the second: every write from here on is in a later one
+    mark = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    apply(docs("inject/apply.yaml"))
+    faults = [o for o in plan(result.scenario)[0] if o["kind"] in _COVERED_KINDS - {"Namespace"}]
+    assert faults
+    try:
+        for fault in faults:
+            items = get(cluster, fault["kind"].lower(), "-n", namespace, "--show-managed-fields")["items"]
+            name = fault["metadata"]["name"]
+            written = {o["metadata"]["name"]: max(m["time"] for m in o["metadata"]["managedFields"]
+                                                  if m["manager"] == FIELD_MANAGER) for o in items}
+            # created or written at the injection: the fault's object among others of its kind
+            created = {o["metadata"]["name"] for o in items if o["metadata"]["creationTimestamp"] >= mark}
+            late = {n for n, t in written.items() if t >= mark}
+            assert name in late and len(late) > 1, f"the injection's writes single out {name}"
+            assert name not in created or len(created) > 1, f"the injection creates {name} alone"
+            # the newest resourceVersion is one of these writes, and not the fault's alone by construction
+            order = sorted(items, key=lambda o: int(o["metadata"]["resourceVersion"]))
+            assert {o["metadata"]["name"] for o in order[-len(late):]} == late
+            generations = {o["metadata"]["name"]: o["metadata"].get("generation", 0) for o in items}
+            assert sum(g == generations[name] for g in generations.values()) > 1, f"{name}'s generation alone moved"
+    finally:
+        kubectl(cluster, "delete", "namespace", namespace, "--wait=false", check=False)

@@ -66,7 +66,7 @@ def test_dry_run_prints_the_plan_without_kubernetes(bundle):
     out = proc.stdout
     assert "## preflight" in out and "## revert" in out and "## undeploy" in out
     assert "PATCH /apis/security.istio.io/v1/namespaces/book-info/authorizationpolicies/reviews-v2-shared" \
-           "?fieldManager=itbench&force=true" in out
+           "?fieldManager=kubectl&force=true" in out
     assert "POST /api/v1/namespaces/book-info/serviceaccounts/itbench-agent/token" in out
 
 

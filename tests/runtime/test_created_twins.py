@@ -19,7 +19,9 @@ TESTS = HERE.parent
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
-from test_evaluator import MITIGATED, derived, evaluator, failed, mitigate, refused  # noqa: E402
+from test_evaluator import MITIGATED, bundle, derived, evaluator, failed, mitigate, refused  # noqa: E402
+
+from itbench_dsl.backends.decoys import decoys  # noqa: E402
 
 from itbench_dsl.runtime import evaluator as rt  # noqa: E402
 
@@ -35,10 +37,11 @@ KINDS = {POLICY: "NetworkPolicy", SCHEDULE: "Schedule", PODCHAOS: "PodChaos", GA
 
 def _created(name: str) -> dict:
     """The fault's object, as the faulty state holds it."""
-    healthy = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"])
-               for o in derived(name, "healthy")["resources"]["items"]}  # the application's decoys among them
+    # the application's objects, and its decoys (created by the injection too: backends/cover.py)
+    known = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"])
+             for o in [*derived(name, "healthy")["resources"]["items"], *decoys(bundle(name)[0])]}
     return next(o for o in derived(name, "faulty")["resources"]["items"] if o["kind"] == KINDS[name]
-                and (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) not in healthy)
+                and (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) not in known)
 
 
 def _solved_with(name: str, *objects: dict) -> dict:

@@ -20,6 +20,7 @@ if str(HERE) not in sys.path:
 from test_evaluator import bundle, derived, run  # noqa: E402
 
 from itbench_dsl.analysis.states import perfect_answer  # noqa: E402
+from itbench_dsl.backends.decoys import decoys  # noqa: E402
 
 
 def perfect(name: str, state: dict | None) -> dict:
@@ -30,7 +31,9 @@ def created(name: str, text: str) -> str:
     """`text` with each `{Kind}` replaced by the name of the object of that kind the fault creates, read from the
     faulty state: the compiler names them, and the test must not guess how."""
     items = derived(name, "faulty")["resources"]["items"]
-    healthy = {(o["kind"], o["metadata"]["name"]) for o in derived(name, "healthy")["resources"]["items"]}  # decoys
+    # the application's objects and its decoys (created by the injection too: backends/cover.py)
+    healthy = {(o["kind"], o["metadata"]["name"]) for o in [*derived(name, "healthy")["resources"]["items"],
+                                                             *decoys(bundle(name)[0])]}
     return re.sub(r"\{(\w+)\}", lambda m: next(o["metadata"]["name"] for o in items if o["kind"] == m.group(1)
                                                 and (o["kind"], o["metadata"]["name"]) not in healthy), text)
 

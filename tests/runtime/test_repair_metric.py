@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from itbench_dsl.runtime.evaluator import REPAIR_CHECKS
-from tests.runtime.test_evaluator import SCENARIOS, derived, evaluator, mitigate
+from itbench_dsl.backends.decoys import decoys
+from tests.runtime.test_evaluator import SCENARIOS, bundle, derived, evaluator, mitigate
 
 GRADED = sorted(name for name, path in SCENARIOS.items() if "ciso" not in path.parts)
 
@@ -36,8 +37,8 @@ def test_a_quota_fault_leaves_the_namespace_at_its_quota_and_the_scale_out_refus
     name = "otel-checkout-insufficient-quota"
     faulty = derived(name, "faulty")
     items = faulty["resources"]["items"]
-    healthy = {o["metadata"]["name"] for o in derived(name, "healthy")["resources"]["items"] if o["kind"] == "ResourceQuota"}
-    quota = next(o for o in items if o["kind"] == "ResourceQuota" and o["metadata"]["name"] not in healthy)  # not a decoy
+    made = {o["metadata"]["name"] for o in decoys(bundle(name)[0])}
+    quota = next(o for o in items if o["kind"] == "ResourceQuota" and o["metadata"]["name"] not in made)  # not a decoy
     checkout = next(o for o in items if o["kind"] == "Deployment" and o["metadata"]["name"] == "checkout")
     assert checkout["spec"]["replicas"] == 2 and checkout["status"]["replicas"] == 1  # the scale-out, refused
     assert sum(o["kind"] == "Pod" for o in items) == int(quota["spec"]["hard"]["pods"])

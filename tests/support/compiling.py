@@ -6,6 +6,7 @@ import path (tests/conftest.py is there).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -40,8 +41,46 @@ def compile_ok(text: str | bytes, path: str = "input.itb", clean: bool = False) 
 
 
 def yaml_documents(files: dict[str, bytes], name: str) -> list[dict]:
-    """The YAML documents of one file of a bundle (none when the bundle has no such file)."""
+    """The YAML documents of one file of a bundle (none when the bundle has no such file); of
+    `inject/apply.yaml`, the faults' objects alone (`fault_documents`)."""
+    if name == "inject/apply.yaml":
+        return fault_documents(files)
+    return all_documents(files, name)
+
+
+def all_documents(files: dict[str, bytes], name: str) -> list[dict]:
     return [d for d in yaml.safe_load_all(files[name].decode("utf-8")) if d] if name in files else []
+
+
+def fault_documents(files: dict[str, bytes]) -> list[dict]:
+    """`inject/apply.yaml` less what the injection writes beyond the faults (backends/cover.py): the decoys
+    (objects it creates made as decoys are), the cover writes (the application's objects it changes by the
+    cover annotation alone) and that annotation on the faults' objects."""
+    from itbench_dsl.backends.cover import COVER_ANNOTATION, COVER_STAMP, TEMPLATE_KINDS
+    from itbench_dsl.backends.decoys import harmless
+
+    def key(o):
+        return (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"])
+
+    def uncovered(obj):
+        obj = json.loads(json.dumps(obj))
+        template = (obj.get("spec") or {}).get("template") if obj["kind"] in TEMPLATE_KINDS else None
+        for meta in (template.get("metadata") if isinstance(template, dict) else None, obj.get("metadata")):
+            if isinstance(meta, dict) and (meta.get("annotations") or {}).get(COVER_ANNOTATION) == COVER_STAMP:
+                del meta["annotations"][COVER_ANNOTATION]
+                if not meta["annotations"]:
+                    del meta["annotations"]
+        return obj
+
+    deployed = {key(o): o for o in all_documents(files, "manifests/topology.yaml")}
+    out = []
+    for obj in all_documents(files, "inject/apply.yaml"):
+        if key(obj) not in deployed and harmless(obj):
+            continue
+        plain = uncovered(obj)
+        if deployed.get(key(obj)) != plain:
+            out.append(plain)
+    return out
 
 
 def in_itbench_names(ours: dict, theirs: dict, scenario) -> dict:
