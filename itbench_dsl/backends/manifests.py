@@ -74,9 +74,9 @@ def pod_guard(access: ir.AgentAccess, objects: list[dict], cluster: list[dict]) 
         return []
     allowed = ", ".join(f"'{a}'" for a in narrow_accounts(access, objects, cluster))
 
-    def spec(obj: str) -> str:
-        return (f"request.resource.resource == 'pods' ? {obj}.spec : request.resource.resource == 'cronjobs' ? "
-                f"{obj}.spec.jobTemplate.spec.template.spec : {obj}.spec.template.spec")
+    def template(obj: str) -> str:  # what holds the pod's metadata and spec
+        return (f"request.resource.resource == 'pods' ? {obj} : request.resource.resource == 'cronjobs' ? "
+                f"{obj}.spec.jobTemplate.spec.template : {obj}.spec.template")
 
     policy = {
         "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy", "metadata": _meta(name),
@@ -89,11 +89,24 @@ def pod_guard(access: ir.AgentAccess, objects: list[dict], cluster: list[dict]) 
             "matchConditions": [{"name": "agent", "expression":
                                  f"request.userInfo.username == 'system:serviceaccount:{home}:{name}'"}],
             "variables": [
-                {"name": "pod", "expression": spec("object")},
+                {"name": "template", "expression": template("object")},
+                {"name": "pod", "expression": "variables.template.spec"},
+                {"name": "oldTemplate", "expression": template("oldObject")},
+                {"name": "oldPod", "expression": "variables.oldTemplate.spec"},
                 {"name": "account", "expression":
                     "has(variables.pod.serviceAccountName) && variables.pod.serviceAccountName != '' ? "
                     "variables.pod.serviceAccountName : has(variables.pod.serviceAccount) && "
                     "variables.pod.serviceAccount != '' ? variables.pod.serviceAccount : 'default'"},
+                # what the pod holds of its node beyond Pod Security's baseline level, and what of it the old object
+                # held already (`node_reach`)
+                {"name": "containers", "expression": CEL_CONTAINERS.format("variables.pod")},
+                {"name": "annotations", "expression": CEL_ANNOTATIONS.format("variables.template")},
+                {"name": "reach", "expression": node_reach("variables.pod", "variables.containers",
+                                                           "variables.annotations")},
+                {"name": "oldContainers", "expression": CEL_CONTAINERS.format("variables.oldPod")},
+                {"name": "oldAnnotations", "expression": CEL_ANNOTATIONS.format("variables.oldTemplate")},
+                {"name": "kept", "expression": "request.operation == 'UPDATE' ? " + node_reach(
+                    "variables.oldPod", "variables.oldContainers", "variables.oldAnnotations") + " : []"},
             ],
             "validations": [
                 {"expression": f"request.resource.resource != 'secrets' || !has(object.type) || "
@@ -101,15 +114,83 @@ def pod_guard(access: ir.AgentAccess, objects: list[dict], cluster: list[dict]) 
                  "message": f"Secrets of type {TOKEN_SECRET} are not yours to make"},
                 {"expression": f"request.resource.resource == 'secrets' || "
                                f"(request.namespace + '/' + variables.account) in [{allowed}] || "
-                               f"(request.operation == 'UPDATE' && variables.pod == ({spec('oldObject')}))",
+                               f"(request.operation == 'UPDATE' && variables.pod == variables.oldPod)",
                  "messageExpression": "'service account ' + variables.account + ' may do more than you: "
                                       "you may not run pods as it, nor change the pods that run as it'"},
+                {"expression": "request.resource.resource == 'secrets' || variables.reach.all(x, x in variables.kept)",
+                 "messageExpression": "'a pod of yours may not reach its node beyond the Pod Security baseline "
+                                      "level: ' + variables.reach.filter(x, !(x in variables.kept)).join(', ')"},
             ],
         },
     }
     binding = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
                "metadata": _meta(name), "spec": {"policyName": name, "validationActions": ["Deny"]}}
     return [policy, binding]
+
+
+# CEL: the containers of a pod spec `{0}`, and the annotations of a pod template `{0}` (a map of strings, typed as
+# the annotations are, when it has none)
+CEL_CONTAINERS = " + ".join(f"(has({{0}}.{key}) ? {{0}}.{key} : [])"
+                            for key in ("initContainers", "containers", "ephemeralContainers"))
+CEL_ANNOTATIONS = "has({0}.metadata) && has({0}.metadata.annotations) ? {0}.metadata.annotations : {{'': ''}}"
+
+
+def node_reach(spec: str, containers: str, annotations: str) -> str:
+    """A CEL list of what the pod `spec` (its `containers`, CEL_CONTAINERS; its `annotations`) holds of its node that Pod
+    Security's baseline level forbids (the Pod Security Standards, as runtime/kyverno/pss.py checks them), one string
+    a setting: `privileged container web`, `hostPath /var/log`, `capabilities NET_ADMIN of web`. The agent's policy
+    (`pod_guard`) refuses a pod or template that holds one its old object did not: an application's own host settings
+    may stay through a fix, none may be added."""
+    from ..runtime.kyverno.pss import APPARMOR_ANNOTATION, CAPABILITIES_BASELINE, SELINUX_TYPES, SYSCTLS_BASELINE
+
+    def has(base: str, path: str) -> str:  # `base.path` is set (each step of a dotted path)
+        steps = path.split(".")
+        return " && ".join(f"has({base}.{'.'.join(steps[:i + 1])})" for i in range(len(steps)))
+
+    def strings(values) -> str:
+        return "[" + ", ".join(f"'{v}'" for v in sorted(values)) + "]"
+
+    def each(condition: str, item: str) -> str:  # one item per container `c` that meets `condition`
+        return f"{containers}.filter(c, {condition}).map(c, {item})"
+
+    def security(setting: str, bad, what: str) -> list[str]:  # in the pod's securityContext and each container's
+        return [f"({has(spec, 'securityContext.' + setting)} && {bad(f'{spec}.securityContext.{setting}')} ? "
+                f"['{what} of the pod'] : [])",
+                each(f"{has('c', 'securityContext.' + setting)} && {bad('c.securityContext.' + setting)}",
+                     f"'{what} of ' + c.name")]
+
+    def selinux(options: str) -> str:
+        return (f"(({has(options, 'type')} && !({options}.type in {strings(SELINUX_TYPES)})) || "
+                f"({has(options, 'user')} && {options}.user != '') || ({has(options, 'role')} && {options}.role != ''))")
+
+    probes = [f"{p}.{kind}" for p in ("livenessProbe", "readinessProbe", "startupProbe", "lifecycle.postStart",
+                                      "lifecycle.preStop") for kind in ("httpGet", "tcpSocket")]
+    extra = f"c.securityContext.capabilities.add.filter(a, !(a in {strings(CAPABILITIES_BASELINE)}))"
+    ports = "c.ports.filter(p, has(p.hostPort) && p.hostPort != 0)"
+    parts = [f"({has(spec, field)} && {spec}.{field} ? ['{field}'] : [])"
+             for field in ("hostNetwork", "hostPID", "hostIPC")]
+    parts += security("windowsOptions.hostProcess", lambda v: v, "hostProcess")
+    parts += [each(f"{has('c', 'securityContext.privileged')} && c.securityContext.privileged",
+                   "'privileged container ' + c.name"),
+              each(f"{has('c', 'securityContext.capabilities.add')} && size({extra}) > 0",
+                   f"'capabilities ' + {extra}.join(',') + ' of ' + c.name"),
+              f"(has({spec}.volumes) ? {spec}.volumes.filter(v, has(v.hostPath)).map(v, 'hostPath ' + v.hostPath.path) "
+              f": [])",
+              each(f"has(c.ports) && size({ports}) > 0",
+                   f"'hostPort ' + {ports}.map(p, string(p.hostPort)).join(',') + ' of ' + c.name"),
+              f"{annotations}.filter(k, k.startsWith('{APPARMOR_ANNOTATION}') && {annotations}[k] != 'runtime/default' "
+              f"&& !{annotations}[k].startsWith('localhost/')).map(k, 'AppArmor ' + k + '=' + {annotations}[k])"]
+    parts += security("appArmorProfile.type", lambda v: f"!({v} in ['RuntimeDefault', 'Localhost'])",
+                      "AppArmor profile")
+    parts += security("seLinuxOptions", selinux, "seLinuxOptions")
+    parts += [each(f"{has('c', 'securityContext.procMount')} && c.securityContext.procMount != 'Default'",
+                   "'procMount of ' + c.name")]
+    parts += security("seccompProfile.type", lambda v: f"{v} == 'Unconfined'", "seccomp Unconfined")
+    parts += [f"({has(spec, 'securityContext.sysctls')} ? {spec}.securityContext.sysctls.filter(y, "
+              f"!(y.name in {strings(SYSCTLS_BASELINE)})).map(y, 'sysctl ' + y.name) : [])",
+              each(" || ".join(f"({has('c', p + '.host')} && c.{p}.host != '')" for p in probes),
+                   "'a probe or hook on another host in ' + c.name")]
+    return " + ".join(parts)
 
 
 def agent_access(access: ir.AgentAccess, commands: tuple[str, ...] = ()) -> list[dict]:

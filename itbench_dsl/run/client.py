@@ -256,6 +256,14 @@ class Cluster:
         return self._call(what, lambda: self.dyn.create(res, body=body, _request_timeout=self.timeout).to_dict(),
                           url=_path(res, Ref(api_version, kind, None, ""), name=False))
 
+    def dry_run(self, obj: dict) -> dict:
+        """Create `obj` in the server's dry run: authorized and admitted as a create is, stored nowhere."""
+        ref = Ref.of(obj)
+        res = self._resource_of(ref)
+        return self._call(f"create {ref} (dry run)", lambda: self.dyn.create(
+            res, body=obj, namespace=ref.namespace, dry_run="All", _request_timeout=self.timeout).to_dict(),
+            url=_path(res, ref, name=False))
+
     # -- commands in pods ------------------------------------------------------------------------------
 
     def exec_pod(self, workload: Ref, container: str) -> str:

@@ -47,6 +47,7 @@ MAX_ANSWER_BYTES = agentfiles.MAX_ANSWER_BYTES  # of an answer file: what a look
 ANSWERS, ANSWERS_MANIFEST = "answers", "answers.json"  # the answer files as the agent's budget ended, and what of them
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 MIN_TOKEN_SECONDS = 600  # the API server's minimum for a TokenRequest
+POLICY_WAIT = 30.0  # seconds for the API server to put the agent's admission policy in force (it loads it in ~1 s)
 
 
 class RunFailure(Exception):
@@ -711,6 +712,7 @@ class Run:
                 user = agent.whoami()
                 if user != expected:
                     raise RunFailure(f"the agent's token authenticates as {user!r}, not as {expected}")
+                guarded = self._check_guard(agent)
                 denied = [f"{verb} {resource}{'.' + group if group else ''}"
                           + (f" in {namespace}" if namespace else " (cluster-wide)")
                           for verb, group, resource, namespace in checks
@@ -732,10 +734,48 @@ class Run:
         if denied:
             raise RunFailure(f"the agent's token ({expected}) is refused what its Roles grant: may not "
                              + ", ".join(denied) + " (are the bundle's RoleBindings in place?)")
-        self.log("handover", "step", action="token-checked", user=user, checks=len(checks),
+        self.log("handover", "step", action="token-checked", user=user, checks=len(checks), guarded=guarded,
                  reviewed=sorted(n for n, h in held.items() if "unreviewed" not in h),
-                 step=f"the token is {user}; {len(checks)} of its rights confirmed")
+                 step=f"the token is {user}; {len(checks)} of its rights confirmed"
+                 + (f"; its admission policy refuses {guarded}" if guarded else ""))
         return held
+
+    def _check_guard(self, agent: Cluster) -> str | None:
+        """The agent's admission policy (in its access: backends/manifests.pod_guard) is in force before the agent
+        starts: as the agent, a dry run of what it must refuse - a service-account-token Secret of the agent's own
+        account (a token that would outlive the run), else, where the agent may not create Secrets, a pod in its
+        node's PID namespace - is refused by it. The API server puts a new policy in force within a second or so;
+        one that still admits the probe after POLICY_WAIT stops the run. What was refused (None: no policy, or
+        no probe the agent may create)."""
+        policies = [o for o in self.bundle.access if o.get("kind") == "ValidatingAdmissionPolicy"]
+        if not policies:
+            return None
+        account = self.bundle.service_account
+        meta = {"name": "itbench-policy-probe", "namespace": account.namespace}
+        probes = {
+            "a service-account-token Secret": {
+                "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+                "metadata": {**meta, "annotations": {"kubernetes.io/service-account.name": account.name}}},
+            "a pod in its node's PID namespace": {
+                "apiVersion": "v1", "kind": "Pod", "metadata": meta,
+                "spec": {"hostPID": True, "containers": [{"name": "probe", "image": "itbench.invalid/probe"}]}},
+        }
+        names = {(o.get("metadata") or {}).get("name") for o in policies}
+        deadline = time.monotonic() + POLICY_WAIT
+        for what, probe in probes.items():
+            while True:
+                try:
+                    agent.dry_run(probe)
+                except ClusterError as exc:
+                    if "ValidatingAdmissionPolicy" in str(exc) and any(f"'{n}'" in str(exc) for n in names):
+                        return what
+                    break  # refused before admission (RBAC: the agent may not create it): the next probe
+                if time.monotonic() >= deadline:
+                    raise RunFailure(f"the agent's admission policy ({', '.join(sorted(names))}) is not in force: "
+                                     f"the API server admits {what} from the agent's token (does it serve "
+                                     "admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy, Kubernetes 1.30+?)")
+                time.sleep(0.5)
+        return None
 
     def agent_reach(self, folder: Path, config: dict, held: dict[str, dict] | None = None) -> dict:
         """What the agent can reach (agent-reach.json): its folder and the files in it, the names of its

@@ -4,6 +4,7 @@ alerts fire only where rules ship; a control reads like its faulty twin."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -319,6 +320,75 @@ def test_the_agent_may_not_run_pods_as_a_wider_account():
     admits = policy["spec"]["validations"][1]["expression"]
     assert "'otel-demo/default'" in admits and "'otel-demo/opentelemetry-demo'" in admits
     assert not re.search(r"'otel-demo/(grafana|prometheus|otel-collector)'", admits)
+
+
+BASELINE_BREAKERS = {  # a pod spec's field -> what it holds of the node, as node_reach names it
+    "hostNetwork": ({"hostNetwork": True}, "hostNetwork"),
+    "hostPID": ({"hostPID": True}, "hostPID"),
+    "privileged": ({"containers": [{"name": "c", "securityContext": {"privileged": True}}]}, "privileged container c"),
+    "init": ({"initContainers": [{"name": "i", "securityContext": {"privileged": True}}]}, "privileged container i"),
+    "caps": ({"containers": [{"name": "c", "securityContext": {"capabilities": {"add": ["CHOWN", "SYS_ADMIN"]}}}]},
+             "capabilities SYS_ADMIN of c"),
+    "hostPath": ({"volumes": [{"name": "v", "hostPath": {"path": "/"}}]}, "hostPath /"),
+    "hostPort": ({"containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}]}, "hostPort 80 of c"),
+    "sysctl": ({"securityContext": {"sysctls": [{"name": "kernel.msgmax", "value": "1"}]}}, "sysctl kernel.msgmax"),
+    "selinux": ({"securityContext": {"seLinuxOptions": {"type": "spc_t"}}}, "seLinuxOptions of the pod"),
+    "procMount": ({"containers": [{"name": "c", "securityContext": {"procMount": "Unmasked"}}]}, "procMount of c"),
+    "seccomp": ({"containers": [{"name": "c", "securityContext": {"seccompProfile": {"type": "Unconfined"}}}]},
+                "seccomp Unconfined of c"),
+    "apparmor": ({"securityContext": {"appArmorProfile": {"type": "Unconfined"}}}, "AppArmor profile of the pod"),
+    "probe": ({"containers": [{"name": "c", "livenessProbe": {"tcpSocket": {"host": "10.0.0.1", "port": 22}}}]},
+              "a probe or hook on another host in c"),
+}
+
+
+def _reach(pod: dict) -> list[str]:
+    """What the agent's policy says `pod` holds of its node (backends/manifests.node_reach), by the runtime's CEL."""
+    from itbench_dsl.backends.manifests import CEL_ANNOTATIONS, CEL_CONTAINERS, node_reach
+    from itbench_dsl.runtime.kyverno import cel
+
+    variables = [{"name": "containers", "expression": CEL_CONTAINERS.format("object.spec")},
+                 {"name": "annotations", "expression": CEL_ANNOTATIONS.format("object")},
+                 {"name": "reach", "expression": node_reach("object.spec", "variables.containers",
+                                                            "variables.annotations")}]
+    environment = cel._environment({"variables": variables}, pod, {})
+    return environment.run(cel._parsed("variables.reach"), {})
+
+
+def test_the_agents_pods_are_held_to_the_baseline_level():
+    """node_reach, the agent policy's list of a pod's hold on its node, refuses what Pod Security's baseline level
+    refuses (runtime/kyverno/pss.py, the other home of that list) and passes what it passes."""
+    from itbench_dsl.runtime.kyverno.pss import evaluate
+
+    def pod(spec: dict, annotations: dict | None = None) -> dict:
+        spec = {"containers": [{"name": "c", "image": "x"}], **json.loads(json.dumps(spec))}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "annotations": annotations or {}},
+                "spec": spec}
+
+    for name, (spec, said) in BASELINE_BREAKERS.items():
+        assert evaluate({"level": "baseline"}, pod(spec))[0] == "fail", name
+        assert said in _reach(pod(spec)), name
+    unconfined = pod({}, {"container.apparmor.security.beta.kubernetes.io/c": "unconfined"})
+    assert _reach(unconfined) == ["AppArmor container.apparmor.security.beta.kubernetes.io/c=unconfined"]
+    fine = pod({"securityContext": {"sysctls": [{"name": "net.ipv4.tcp_syncookies", "value": "1"}],
+                                    "seccompProfile": {"type": "RuntimeDefault"}},
+                "containers": [{"name": "c", "ports": [{"containerPort": 80}], "securityContext": {
+                    "capabilities": {"add": ["NET_BIND_SERVICE"]}, "privileged": False, "procMount": "Default"}}],
+                "volumes": [{"name": "v", "emptyDir": {}}]},
+               {"container.apparmor.security.beta.kubernetes.io/c": "runtime/default"})
+    assert evaluate({"level": "baseline"}, fine)[0] == "pass" and _reach(fine) == []
+
+
+def test_the_compiled_policy_refuses_what_the_old_object_did_not_hold():
+    """The agent's policy, compiled: its third validation refuses a pod or template whose hold on its node
+    (node_reach) the old object lacked; the real API server's answer: tests/run/test_local_cluster.py."""
+    objects = [d for d in yaml.safe_load_all(_compiled(OTEL).files["manifests/agent-access.yaml"]) if d]
+    policy = next(o for o in objects if o["kind"] == "ValidatingAdmissionPolicy")
+    variables = {v["name"]: v["expression"] for v in policy["spec"]["variables"]}
+    assert variables["kept"].startswith("request.operation == 'UPDATE' ? ") and "variables.oldPod" in variables["kept"]
+    assert "'hostPath ' + v.hostPath.path" in variables["reach"] and "'SYS_ADMIN'" not in variables["reach"]
+    assert policy["spec"]["validations"][2]["expression"] == (
+        "request.resource.resource == 'secrets' || variables.reach.all(x, x in variables.kept)")
 
 
 def test_e4010_pods_the_agent_may_create_without_the_admission_policy():

@@ -216,6 +216,92 @@ def test_the_agent_may_not_run_as_a_wider_service_account(cluster):
     assert restarted.returncode == 0, restarted.stderr  # the pod template's annotations, not its spec
 
 
+def test_the_agents_pods_stay_within_the_baseline_level(cluster):
+    """The same compiled policy (backends/manifests.node_reach): the agent's pod or pod template may not add what Pod
+    Security's baseline level forbids (the node's namespaces, a privileged container, the node's files, capabilities,
+    sysctls, an unconfined AppArmor profile), whatever the namespace's Pod Security label; an application's own
+    host settings stay through an image fix, and none may be added to them."""
+    from itbench_dsl import ir
+    from itbench_dsl.backends.manifests import agent_access, pod_guard
+
+    ns = "hosty"
+    access = ir.AgentAccess("itbench-agent", [ns], read=["pods", "deployments", "daemonsets"],
+                            write=["pods", "deployments", "daemonsets"])
+    objects = agent_access(access)
+    objects += pod_guard(access, objects, [])
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+    kubectl(cluster, "apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List",
+                                                           "items": [namespace] + objects}))
+    token = kubectl(cluster, "create", "token", "itbench-agent", "-n", ns, "--duration=10m").stdout.strip()
+    as_agent = ["--kubeconfig", os.devnull, "--server", cluster.server, "--certificate-authority",
+                str(cluster.dir / "pki" / "ca.crt"), "--token", token]
+
+    def pod(name: str, **spec) -> dict:
+        container = {"name": "c", "image": "busybox:1.36", **spec.pop("container", {})}
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": ns, "annotations": spec.pop("annotations", {})},
+                "spec": {"containers": [container], **spec}}
+
+    def create(obj: dict, *extra: str):
+        return kubectl(cluster, *as_agent, "create", *extra, "-f", "-", input=json.dumps(obj), check=False)
+
+    refusal = "beyond the Pod Security baseline level"
+    eventually(lambda: refusal in create(pod("probe", hostPID=True), "--dry-run=server").stderr, "the policy in force")
+    node_owner = pod("node-debugger", hostPID=True, hostNetwork=True, tolerations=[{"operator": "Exists"}],
+                     volumes=[{"name": "host", "hostPath": {"path": "/"}}],
+                     container={"securityContext": {"privileged": True},
+                                "volumeMounts": [{"name": "host", "mountPath": "/host"}]})
+    refused = create(node_owner)
+    assert refused.returncode != 0 and refusal in refused.stderr
+    assert all(s in refused.stderr for s in ("hostNetwork", "hostPID", "privileged container c", "hostPath /"))
+    for name, spec in {
+        "ipc": {"hostIPC": True},
+        "caps": {"container": {"securityContext": {"capabilities": {"add": ["NET_ADMIN"]}}}},
+        "port": {"container": {"ports": [{"containerPort": 80, "hostPort": 8080}]}},
+        "sysctl": {"securityContext": {"sysctls": [{"name": "kernel.msgmax", "value": "65536"}]}},
+        "proc": {"hostUsers": False, "container": {"securityContext": {"procMount": "Unmasked"}}},
+        "selinux": {"securityContext": {"seLinuxOptions": {"type": "spc_t"}}},
+        "apparmor": {"container": {"securityContext": {"appArmorProfile": {"type": "Unconfined"}}}},
+        "seccomp": {"securityContext": {"seccompProfile": {"type": "Unconfined"}}},
+        "init": {"initContainers": [{"name": "i", "image": "busybox:1.36", "securityContext": {"privileged": True}}]},
+    }.items():
+        refused = create(pod(name, **spec))
+        assert refused.returncode != 0 and refusal in refused.stderr, (name, refused.stderr)
+    daemons = json.loads(json.dumps(DEPLOYMENT))
+    daemons.update(kind="DaemonSet", metadata={"name": "everywhere", "namespace": ns})
+    del daemons["spec"]["replicas"]
+    daemons["spec"]["template"]["spec"]["hostPID"] = True
+    refused = create(daemons)
+    assert refused.returncode != 0 and refusal in refused.stderr
+    # what baseline allows passes: a capability on its list, a sysctl on its list, the runtime's AppArmor profile
+    allowed = pod("fine", securityContext={"sysctls": [{"name": "net.ipv4.tcp_syncookies", "value": "1"}]},
+                  annotations={"container.apparmor.security.beta.kubernetes.io/c": "runtime/default"},
+                  container={"securityContext": {"capabilities": {"add": ["NET_BIND_SERVICE"]}}})
+    created = create(allowed)
+    assert created.returncode == 0, created.stderr
+
+    # the application's own host settings (made by the admin) stay through the agent's image fix
+    hosted = json.loads(json.dumps(DEPLOYMENT))
+    hosted["metadata"] = {"name": "logs", "namespace": ns}
+    template = hosted["spec"]["template"]["spec"]
+    template.update(hostNetwork=True, volumes=[{"name": "log", "hostPath": {"path": "/var/log"}}])
+    template["containers"][0]["securityContext"] = {"privileged": True}
+    kubectl(cluster, "apply", "-f", "-", input=json.dumps(hosted))
+    fixed = kubectl(cluster, *as_agent, "set", "image", "deployment/logs", "web=nginx:1.28", "-n", ns, check=False)
+    assert fixed.returncode == 0, fixed.stderr
+
+    def patch(*ops: dict):
+        return kubectl(cluster, *as_agent, "patch", "deployment", "logs", "-n", ns, "--type=json", "-p",
+                       json.dumps(list(ops)), check=False)
+
+    wider = patch({"op": "replace", "path": "/spec/template/spec/volumes/0/hostPath/path", "value": "/"})
+    assert wider.returncode != 0 and "hostPath /" in wider.stderr
+    more = patch({"op": "add", "path": "/spec/template/spec/hostPID", "value": True})
+    assert more.returncode != 0 and "hostPID" in more.stderr and "hostNetwork" not in more.stderr.split(refusal)[1]
+    fewer = patch({"op": "remove", "path": "/spec/template/spec/hostNetwork"})
+    assert fewer.returncode == 0, fewer.stderr  # dropping a host setting is the agent's to do
+
+
 def test_etcd_answers_only_the_api_servers_certificate(cluster):
     """Any process on the machine reaches etcd's loopback port: it must not read the store past RBAC."""
     import ssl

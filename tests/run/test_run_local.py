@@ -198,6 +198,34 @@ def test_the_agents_token_is_checked_at_handover(plane, bundles, tmp_path):
     assert not (namespaces(plane) & scenario_namespaces(bundle))
 
 
+
+def test_the_agents_admission_policy_is_in_force_at_handover(plane, bundles, tmp_path, monkeypatch):
+    """The handover proves the agent's admission policy (backends/manifests.pod_guard) refuses, as the agent, a
+    service-account-token Secret of its own account (a credential that would outlive the run); an access whose
+    policy is not bound (not in force) stops the run before the agent gets the token."""
+    from itbench_dsl.run import runner
+
+    bundle = tmp_path / "bundle"
+    shutil.copytree(bundles["sregym-wrong-dns-policy-hotel-reservation"], bundle)
+    access = bundle / "manifests" / "agent-access.yaml"
+    kept = [d for d in yaml.safe_load_all(access.read_text()) if d and d["kind"] != "ValidatingAdmissionPolicyBinding"]
+    access.write_text(yaml.safe_dump_all(kept))
+    monkeypatch.setattr(runner, "POLICY_WAIT", 2.0)
+    outcome = Run(lifecycle.load_bundle(bundle), options(plane, tmp_path, "touch ran"), progress=None).execute()
+    assert outcome.status == "failed"
+    assert "the agent's admission policy (itbench-agent) is not in force" in outcome.error
+    assert "a service-account-token Secret" in outcome.error
+    assert not any(e.get("action") == "agent" for e in timeline(outcome.folder))  # the agent never ran
+    assert not (namespaces(plane) & scenario_namespaces(bundle))
+
+    monkeypatch.setattr(runner, "POLICY_WAIT", 30.0)
+    outcome = Run(lifecycle.load_bundle(bundles["sregym-wrong-dns-policy-hotel-reservation"]),
+                  options(plane, tmp_path, "true", mitigation_window=0, run_id="guarded"), progress=None).execute()
+    assert outcome.status == "graded", outcome.error
+    [checked] = [e for e in timeline(outcome.folder) if e.get("action") == "token-checked"]
+    assert checked["guarded"] == "a service-account-token Secret"
+
+
 def undeploy(plane, bundle: Path) -> None:
     """What a test deployed by hand (or kept with `keep`) goes: the access, then the topology's objects (its
     cluster-wide ones too: a PersistentVolume left Released would keep the next run's claims from binding)."""

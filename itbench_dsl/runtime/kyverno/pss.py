@@ -11,17 +11,18 @@ from typing import Any
 
 from .outcomes import FAIL, PASS, SKIP, KyvernoError
 
-_CAPABILITIES_BASELINE = frozenset({"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
-                                    "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"})
-_SYSCTLS = frozenset({"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.tcp_syncookies",
-                      "net.ipv4.ping_group_range", "net.ipv4.ip_unprivileged_port_start",
-                      "net.ipv4.ip_local_reserved_ports", "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout",
-                      "net.ipv4.tcp_keepalive_intvl", "net.ipv4.tcp_keepalive_probes", "net.ipv4.tcp_rmem",
-                      "net.ipv4.tcp_wmem"})
-_SELINUX_TYPES = frozenset({"", "container_t", "container_init_t", "container_kvm_t", "container_engine_t"})
+# the baseline level's lists, public: the agent's admission policy holds its pods to them (backends/manifests.node_reach)
+CAPABILITIES_BASELINE = frozenset({"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+                                   "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"})
+SYSCTLS_BASELINE = frozenset({"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.tcp_syncookies",
+                              "net.ipv4.ping_group_range", "net.ipv4.ip_unprivileged_port_start",
+                              "net.ipv4.ip_local_reserved_ports", "net.ipv4.tcp_keepalive_time",
+                              "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl",
+                              "net.ipv4.tcp_keepalive_probes", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"})
+SELINUX_TYPES = frozenset({"", "container_t", "container_init_t", "container_kvm_t", "container_engine_t"})
 _VOLUMES_RESTRICTED = frozenset({"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "image",
                                  "persistentVolumeClaim", "projected", "secret"})
-_APPARMOR = "container.apparmor.security.beta.kubernetes.io/"
+APPARMOR_ANNOTATION = "container.apparmor.security.beta.kubernetes.io/"
 
 
 def _map(value: Any) -> dict:
@@ -66,7 +67,7 @@ def _baseline(meta: dict, spec: dict, restricted: bool) -> list[str]:
         bad.append("host namespaces")
     if any(_sc(c).get("privileged") is True for c in containers):
         bad.append("privileged")
-    if any(str(cap) not in _CAPABILITIES_BASELINE
+    if any(str(cap) not in CAPABILITIES_BASELINE
            for c in containers for cap in (_map(_sc(c).get("capabilities")).get("add") or [])):
         bad.append("non-default capabilities")
     if not restricted and any(isinstance(v, dict) and v.get("hostPath") is not None for v in spec.get("volumes") or []):
@@ -75,14 +76,14 @@ def _baseline(meta: dict, spec: dict, restricted: bool) -> list[str]:
            for c in containers for p in (c.get("ports") if isinstance(c.get("ports"), list) else [])):
         bad.append("hostPort")
     annotations = _map(meta.get("annotations"))
-    if any(str(k).startswith(_APPARMOR) and not (v == "runtime/default" or str(v).startswith("localhost/"))
+    if any(str(k).startswith(APPARMOR_ANNOTATION) and not (v == "runtime/default" or str(v).startswith("localhost/"))
            for k, v in annotations.items()) or any(
             _map(holder.get("appArmorProfile")).get("type") not in (None, "RuntimeDefault", "Localhost")
             for holder in [psc] + [_sc(c) for c in containers]):
         bad.append("AppArmor")
     for holder in [psc] + [_sc(c) for c in containers]:
         options = holder.get("seLinuxOptions")
-        if isinstance(options, dict) and (options.get("type", "") not in _SELINUX_TYPES
+        if isinstance(options, dict) and (options.get("type", "") not in SELINUX_TYPES
                                           or options.get("user") or options.get("role")):
             bad.append("seLinuxOptions")
             break
@@ -90,7 +91,7 @@ def _baseline(meta: dict, spec: dict, restricted: bool) -> list[str]:
         bad.append("procMount")
     if any(_map(holder.get("seccompProfile")).get("type") == "Unconfined" for holder in [psc] + [_sc(c) for c in containers]):
         bad.append("seccompProfile")
-    if any(isinstance(s, dict) and s.get("name") not in _SYSCTLS for s in psc.get("sysctls") or []):
+    if any(isinstance(s, dict) and s.get("name") not in SYSCTLS_BASELINE for s in psc.get("sysctls") or []):
         bad.append("forbidden sysctls")
     for c in containers:
         handlers = [_map(c.get(p)) for p in ("livenessProbe", "readinessProbe", "startupProbe")]
