@@ -366,10 +366,55 @@ def test_argo_keeps_the_cluster_secret_out_of_the_agents_pod(engine_env):
     import shutil
 
     shutil.rmtree(folder)
-    source = (agent["source"].replace("{{inputs.parameters.agent-kubeconfig}}", passed)
-              .replace("/tmp/itbench-agent", str(folder)))
+    source = agent["source"].replace("/tmp/itbench-agent", str(folder))
     agent_env = {k: v for k, v in env.items() if k not in ("KUBECONFIG",)}
+    agent_env |= _parameters(agent, {"agent-kubeconfig": passed})
     _run_sh(source, bundle, agent_env)
     seen = json.loads((folder / "seen.json").read_text())
     _check_agent_view(seen, folder, result.scenario.agent.service_account)
     _one_user(json.loads((folder / "kubeconfig.yaml").read_text()), result.scenario.agent.service_account)
+
+
+def _parameters(script: dict, values: dict) -> dict:
+    """The environment Argo gives a script whose env entries name input parameters: `values` substituted."""
+    import re
+
+    out = {}
+    for entry in script["env"]:
+        found = re.fullmatch(r"\{\{inputs\.parameters\.([a-z0-9-]+)\}\}", entry["value"])
+        if found:
+            out[entry["name"]] = values[found.group(1)]
+    return out
+
+
+def test_argo_passes_the_agents_answer_as_data_never_as_script(tmp_path):
+    """Argo substitutes `{{inputs.parameters.*}}` textually: the agent's answer (and any parameter) reaches the
+    evaluation pod in an environment variable, base64-encoded, and is written byte for byte; an answer holding a
+    line that would end a here-document, quotes or a command substitution runs nothing."""
+    import base64
+    import subprocess
+
+    result = compiled("sre/otel-checkout-nonexistent-image.itb")
+    [template] = list(yaml.safe_load_all(target_files(result, "argo", Diagnostics())["workflowtemplate.yaml"]))
+    pods = {t["name"]: t for t in template["spec"]["templates"] if "script" in t}
+    assert not any("{{inputs.parameters" in t["script"]["source"] for t in pods.values())
+    folder, sent = tmp_path / "agent", tmp_path / "sent"
+    payload = (b'{"entities": []}\nITBENCH_PARAMETER_END\ntouch ../pwned\n$(touch ../pwned2)\n\'"`touch ../pwned3`'
+               + bytes(range(256)))
+    # the agent's pod, after the agent: its answer, encoded where Argo reads the output parameter
+    send = "mkdir -p /tmp/itbench-sent" + pods["agent"]["script"]["source"].split("mkdir -p /tmp/itbench-sent")[1]
+    folder.mkdir()
+    (folder / "diagnosis.json").write_bytes(payload)
+    send = send.replace("/tmp/itbench-agent", str(folder)).replace("/tmp/itbench-sent", str(sent))
+    subprocess.run(["sh", "-c", send], cwd=tmp_path, check=True)
+    [out] = [p for p in pods["agent"]["outputs"]["parameters"] if p["valueFrom"]["path"].startswith("/tmp/itbench-sent")]
+    value = (sent / out["valueFrom"]["path"].rpartition("/")[2]).read_text()
+    assert base64.b64decode(value) == payload
+    # the evaluation pod writes it back, up to its snapshot
+    (folder / "diagnosis.json").unlink()
+    receive = pods["evaluate"]["script"]["source"].split("# snapshot")[0].replace("/tmp/itbench-agent", str(folder))
+    [parameter] = pods["evaluate"]["inputs"]["parameters"]
+    env = {"PATH": "/usr/bin:/bin"} | _parameters(pods["evaluate"]["script"], {parameter["name"]: value})
+    subprocess.run(["sh", "-c", receive], cwd=tmp_path, env=env, check=True)
+    assert (folder / "diagnosis.json").read_bytes() == payload
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("pwned")]
