@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from .. import ir
 from ..run.lifecycle import PHASES, PROMPT_WORKSPACE
-from .engines import Action, EnginePlan, bundle_files, engine_plan, ready_script, submission_file
+from .engines import RECORDS, Action, EnginePlan, bundle_files, engine_plan, ready_script
 
 API_VERSION = "argoproj.io/v1alpha1"
 TEMPLATE_FILE = "workflowtemplate.yaml"
@@ -53,7 +53,7 @@ def _receive(parameter: str, path: str, encoded: bool = False) -> tuple[str, dic
     `encoded`: the value is base64 (the agent's answer files: any bytes, and an empty value for no file)."""
     variable = _variable(parameter)
     write = (f'if [ -n "${variable}" ]; then printf \'%s\' "${variable}" | base64 -d > {path}; fi\n' if encoded
-             else f'printf \'%s\\n\' "${variable}" > {path}\n')
+             else f'if [ -n "${variable}" ]; then printf \'%s\\n\' "${variable}" > {path}; fi\n')
     return f"mkdir -p {AGENT_FOLDER}\n" + write, {"name": variable, "value": f"{{{{inputs.parameters.{parameter}}}}}"}
 
 
@@ -92,8 +92,7 @@ def _shell(action: Action) -> str:
     return action.script
 
 
-def _pod(name: str, phases: tuple[str, ...], plan: EnginePlan, files: dict[str, bytes],
-         answers: tuple[str, ...] = ()) -> dict | None:
+def _pod(name: str, phases: tuple[str, ...], plan: EnginePlan, files: dict[str, bytes]) -> dict | None:
     actions = [a for phase in phases for a in plan.phases.get(phase, [])]
     if not actions:
         return None
@@ -102,6 +101,10 @@ def _pod(name: str, phases: tuple[str, ...], plan: EnginePlan, files: dict[str, 
     inputs: list[dict] = []
     outputs: list[dict] = []
     received: list[dict] = []  # the env entries that carry the input parameters
+    answers = plan.answers
+    # what a phase of this pod records for the evaluation (engines.RECORDS), as an output parameter
+    outputs += [{"name": f"record-{r}", "valueFrom": {"path": f"{BUNDLE}/{r}", "default": ""}}
+                for r in plan.records if RECORDS[r] in phases and name != "evaluate"]
     if name == "handover":  # the agent's kubeconfig, for the agent's pod
         outputs.append({"name": "agent-kubeconfig", "valueFrom": {"path": f"{AGENT_FOLDER}/kubeconfig.yaml"}})
         # what the token holds, as the hand-over reviewed it (engines.REVIEW_PY): the run's record of the agent's reach
@@ -120,6 +123,12 @@ def _pod(name: str, phases: tuple[str, ...], plan: EnginePlan, files: dict[str, 
             script, variable = _receive(_answer_parameter(answer), f"{AGENT_FOLDER}/{answer}", encoded=True)
             received.append(variable)
             source = script + source
+        for record in plan.records:
+            if RECORDS[record] not in phases:
+                inputs.append({"name": f"record-{record}"})
+                script, variable = _receive(f"record-{record}", f"{BUNDLE}/{record}")
+                received.append(variable)
+                source = script + source
         outputs.append({"name": "verdict", "valueFrom": {"path": f"{BUNDLE}/verdict.json"}})
     needed = sorted(n for n in files if n in source)
     template: dict = {"name": name}
@@ -154,10 +163,13 @@ def _pod(name: str, phases: tuple[str, ...], plan: EnginePlan, files: dict[str, 
     return template
 
 
-def workflow_template(plan: EnginePlan, files: dict[str, bytes], answers: tuple[str, ...] = ("diagnosis.json",)) -> dict:
-    """`answers`: the files of the agent's folder the evaluation reads (passed from the agent's pod)."""
+def _pod_of(phase: str) -> str:
+    return next(name for name, phases in PODS if phase in phases)
+
+
+def workflow_template(plan: EnginePlan, files: dict[str, bytes]) -> dict:
     _check_phases()
-    pods = [t for name, phases in PODS if (t := _pod(name, phases, plan, files, answers)) is not None]
+    pods = [t for name, phases in PODS if (t := _pod(name, phases, plan, files)) is not None]
     exits = [t for name, phases in EXIT_PODS if (t := _pod(name, phases, plan, files)) is not None]
     run = {"name": "run", "steps": []}
     for t in pods:
@@ -167,8 +179,10 @@ def workflow_template(plan: EnginePlan, files: dict[str, bytes], answers: tuple[
                                                  "value": "{{steps.handover.outputs.parameters.agent-kubeconfig}}"}]}
         if t["name"] == "evaluate":
             step["arguments"] = {"parameters": [
-                {"name": _answer_parameter(n), "value": f"{{{{steps.agent.outputs.parameters.{_answer_parameter(n)}}}}}"}
-                for n in answers]}
+                *({"name": _answer_parameter(n), "value": f"{{{{steps.agent.outputs.parameters.{_answer_parameter(n)}}}}}"}
+                  for n in plan.answers),
+                *({"name": f"record-{r}", "value": f"{{{{steps.{_pod_of(RECORDS[r])}.outputs.parameters.record-{r}}}}}"}
+                  for r in plan.records)]}
         run["steps"].append([step])
     exit_steps = []
     for t in exits:
@@ -196,7 +210,7 @@ def argo_files(scenario: ir.Scenario, files: dict[str, bytes]) -> tuple[dict, di
     """(the WorkflowTemplate, the folder's files: its YAML; the bundle files are inside it)."""
     from ..serialize import dump_yaml
 
-    template = workflow_template(engine_plan(scenario, files), bundle_files(files), (submission_file(scenario),))
+    template = workflow_template(engine_plan(scenario, files), bundle_files(files))
     return template, {TEMPLATE_FILE: dump_yaml([template])}
 
 

@@ -23,7 +23,7 @@ import yaml
 
 from .. import access, ir
 from ..ciso.tasks import TASK_CLASSES
-from ..run.lifecycle import PHASES, PROMPT_WORKSPACE, SUBMISSION, WORKLOAD_KINDS
+from ..run.lifecycle import PHASES, PROMPT_WORKSPACE, SUBMISSION, WORKLOAD_KINDS, answer_files, evaluator_inputs
 
 FIELD_MANAGER = "itbench"
 WORKSPACE = "${ITBENCH_WORKSPACE:-/tmp/itbench-agent}"
@@ -84,6 +84,10 @@ if wide or len(reach["kubeconfig"]["users"]) != 1:
     sys.exit("the agent's token may do more than its Roles grant (agent-reach.json `held`): " + "; ".join(wide)
              if wide else "the agent's kubeconfig holds more than one user")
 """
+# what a phase records in the bundle's folder for the evaluation (`itbench run` keeps them in memory): the
+# phase that writes each; Argo carries them from its pod to the evaluation's as parameters
+RECORDS = {"injected-at": "inject", "answered-at": "agent"}
+NOW = "date -u +%Y-%m-%dT%H:%M:%SZ"
 ALERT_TIMEOUT_SECONDS = 1800  # the longest `for` of the catalogue (1h) is not waited: ITBench's runs wait 30 min
 READY_TIMEOUT = "10m"
 # builtin API groups (no `kind.group` needed on kubectl's command line)
@@ -108,6 +112,8 @@ class EnginePlan:
     domain: str
     phases: dict[str, list[Action]] = field(default_factory=dict)  # lifecycle phase name -> actions, in order
     cleanup: tuple[str, ...] = ()  # the phases that run whatever happened (lifecycle `always`)
+    answers: tuple[str, ...] = ()  # the files of the agent's folder the evaluation reads
+    records: tuple[str, ...] = ()  # the RECORDS the run writes and the evaluation reads
 
 
 def _docs(files: dict[str, bytes], name: str) -> list[dict]:
@@ -203,9 +209,17 @@ def engine_plan(scenario: ir.Scenario, files: dict[str, bytes]) -> EnginePlan:
         ': "${PROMETHEUS_URL:?set PROMETHEUS_URL}"',
         'curl -fsS "$PROMETHEUS_URL/api/v1/alerts" > baseline-alerts.json'))] if expected else []
 
+    spec = _spec(files)
+    tasks = list(spec.get("tasks") or [])
+    inputs = [] if _compliance(scenario) else evaluator_inputs(tasks, folder="answers" in spec)
+    plan.records = tuple(r for r in RECORDS if r.replace("-", "_") in {what for _, what in inputs})
+    plan.answers = ((submission_file(scenario),) if _compliance(scenario) else
+                    tuple(dict.fromkeys(answer_files(spec, scenario.domain).values())))
     waiters = [w for g in scenario.faults for w in g.waiters]
     inject: list[Action] = [Action("script", f"before: {w.kind}", script=_script(_waiter(w, selectors)))
                             for w in waiters if w.when == "before"]
+    if "injected-at" in plan.records:  # the fault's first change: a detection counts from here (as `itbench run`)
+        inject.append(Action("script", "record the injection", script=_script(f"{NOW} > injected-at")))
     if "inject/apply.yaml" in files:
         inject.append(Action("script", "inject", script=_script(
             f"kubectl apply --server-side --force-conflicts --field-manager={FIELD_MANAGER} -f inject/apply.yaml")))
@@ -236,11 +250,12 @@ def engine_plan(scenario: ir.Scenario, files: dict[str, bytes]) -> EnginePlan:
             f"KUBECONFIG=\"$W/kubeconfig.yaml\" ITBENCH_GRANTED={shlex.quote(review_spec(scenario, files))} "
             f"python3 -S -c {shlex.quote(REVIEW_PY)}"]
     p["handover"] = [Action("script", "hand over", script=_script(*handover))]
-    p["agent"] = [Action("script", "agent", script=_script(*agent_lines()))]
+    detection = answer_files(spec, scenario.domain).get("detect") if "answered-at" in plan.records else None
+    p["agent"] = [Action("script", "agent", script=_script(*agent_lines(detection)))]
     prometheus = ' --prometheus "$PROMETHEUS_URL"' if expected or scenario.mitigation else ""
     p["snapshot"] = [Action("script", "snapshot", script=_script(f"python3 -S evaluator.py --capture state.json{prometheus}"))]
     p["evaluate"] = [Action("script", "evaluate", script=_script(
-        f'W="{WORKSPACE}"', _evaluate(scenario) + " > verdict.json", "cat verdict.json",
+        f'W="{WORKSPACE}"', _evaluate(scenario, inputs) + " > verdict.json", "cat verdict.json",
         # the agent's work is kept beside the bundle, less its token; its folder (empty when handed over) goes
         'rm -f "$W/kubeconfig.yaml"', 'mkdir -p workspace', 'cp -R "$W/." workspace/', 'rm -rf "$W"'))]
 
@@ -281,16 +296,35 @@ def review_spec(scenario: ir.Scenario, files: dict[str, bytes]) -> str:
         "urls": sorted(access.DEFAULT_URLS)}, separators=(",", ":"), sort_keys=True)
 
 
-def agent_lines() -> list[str]:
-    """The agent's run: in its folder, with an environment of its own (`env -i`)."""
-    return [
+def agent_lines(detection: str | None = None) -> list[str]:
+    """The agent's run: in its folder, with an environment of its own (`env -i`). `detection`: the detect task's
+    answer file, watched while the agent runs; `answered-at` (in the bundle's folder) is when its content as
+    the agent left it was first seen (the harness's clock, as `itbench run` records it, never the file's times)."""
+    lines = [
         ': "${ITBENCH_AGENT:?set ITBENCH_AGENT to the command that runs the agent}"',
         f'W="{WORKSPACE}"',
+        'B="$(pwd)"',
         'cd "$W"',
         'set -- PATH="$PATH" HOME="$W" KUBECONFIG="$W/kubeconfig.yaml" ITBENCH_WORKSPACE="$W" '
         'ITBENCH_PROMPT="$W/prompt.md"',
         'for name in ${ITBENCH_AGENT_ENV:-}; do eval "value=\\${$name-}"; set -- "$@" "$name=$value"; done',
+    ]
+    if detection is None:
+        return [*lines, 'env -i "$@" sh -c "$ITBENCH_AGENT"']
+    answer = shlex.quote(detection)
+    return [
+        *lines,
+        'rm -f "$B/answers-seen" "$B/answered-at"',
+        # each content of the answer, with when it was first seen
+        f'( last=""; while :; do if [ -f {answer} ]; then sum=$(cksum < {answer}); if [ "$sum" != "$last" ]; then '
+        f'last=$sum; echo "$sum $({NOW})" >> "$B/answers-seen"; fi; fi; sleep 1; done ) &',
+        'watcher=$!',
+        'trap \'kill "$watcher" 2>/dev/null || true\' EXIT',
         'env -i "$@" sh -c "$ITBENCH_AGENT"',
+        'kill "$watcher" 2>/dev/null || true',
+        f'if [ -f {answer} ]; then sum=$(cksum < {answer}); '
+        f'seen=$(grep -F "$sum " "$B/answers-seen" 2>/dev/null | head -n 1 | awk \'{{print $NF}}\'); '
+        f'echo "${{seen:-$({NOW})}}" > "$B/answered-at"; fi',
     ]
 
 
@@ -301,10 +335,32 @@ def submission_file(scenario: ir.Scenario) -> str:
     return SUBMISSION[scenario.domain]
 
 
-def _evaluate(scenario: ir.Scenario) -> str:
-    if scenario.compliance is not None and scenario.compliance.task in TASK_CLASSES:
+def _compliance(scenario: ir.Scenario) -> bool:
+    return scenario.compliance is not None and scenario.compliance.task in TASK_CLASSES
+
+
+def _spec(files: dict[str, bytes]) -> dict:
+    from .evaluator_file import spec_of
+
+    data = files.get("evaluator.py")
+    return (spec_of(data.decode("utf-8")) if data else None) or {}
+
+
+def _evaluate(scenario: ir.Scenario, inputs: list[tuple[str, str]]) -> str:
+    """The evaluation of every task the scenario poses, with the inputs `itbench run` gives it
+    (lifecycle.evaluator_inputs): the agent's folder or answer file, the state, the recorded times."""
+    if _compliance(scenario):
         return f'python3 -S evaluator.py --artifact "$W/{submission_file(scenario)}" --state state.json'
-    return f'python3 -S evaluator.py --agent-output "$W/{submission_file(scenario)}" --state state.json'
+    given = {"submission": f'"$W/{submission_file(scenario)}"', "folder": '"$W"', "state": "state.json",
+             "injected_at": '"$(cat injected-at)"',
+             # none when the agent left no detection answer (the evaluator grades it as missing)
+             "answered_at": '${ANSWERED:+"$ANSWERED"}'}
+    command = "python3 -S evaluator.py"
+    for option, what in inputs:
+        command += f" {given[what]}" if what == "answered_at" else f" {option} {given[what]}"
+    if any(what == "answered_at" for _, what in inputs):
+        return 'ANSWERED=""; if [ -f answered-at ]; then ANSWERED="--answered-at=$(cat answered-at)"; fi\n' + command
+    return command
 
 
 def ready_script(refs) -> str:

@@ -77,6 +77,38 @@ CISO_TASKS_RUN = tuple(c.task for c in TASK_CLASSES.values() if c.runnable)
 POLICY_KINDS = (("kyverno.io/v1", "ClusterPolicy"), ("kyverno.io/v1", "Policy"))  # what a CISO agent deploys
 
 
+# the tasks graded on the agent's answer (runtime/evaluator.py ANSWER_TASKS); the others read the state
+ANSWER_TASKS = ("diagnose", "detect", "localize", "analyze")
+
+
+def answer_files(spec: dict, domain: str) -> dict[str, str]:
+    """task -> the answer file the agent writes for it, for the tasks of an evaluator's `spec` graded on an
+    answer (the spec's `answers`; the domain's submission for `diagnose`): what a run keeps of the agent's
+    folder and what the engine exports carry to their evaluation."""
+    tasks = list(spec.get("tasks") or [])
+    out = {t: n for t, n in (spec.get("answers") or {}).items() if t in tasks and isinstance(n, str)}
+    if "diagnose" in tasks and SUBMISSION.get(domain):
+        out.setdefault("diagnose", SUBMISSION[domain])
+    return {t: n for t, n in out.items() if t in ANSWER_TASKS}
+
+
+def evaluator_inputs(tasks, task: str | None = None, folder: bool = False) -> list[tuple[str, str]]:
+    """The options of one evaluator.py run grading `task` (None: every task of `tasks` in one run; `folder`: the
+    bundle's evaluator reads a work folder, its spec has `answers`), as (option, input): `submission` (the
+    domain's answer file), `folder` (the agent's), `state`, `injected_at` (when the fault was injected: what
+    detect times against) and `answered_at` (when the harness saw the detection answer appear). `itbench run`
+    and the engine exports grade with these; a caller leaves out a time it has no record of."""
+    graded = [task] if task is not None else list(tasks)
+    read = [t for t in graded if t in ANSWER_TASKS]
+    out: list[tuple[str, str]] = []
+    if read:
+        out.append(("--agent-output", "submission" if read == ["diagnose"] and (task or not folder) else "folder"))
+    out.append(("--state", "state"))
+    if "detect" in graded:
+        out += [("--injected-at", "injected_at"), ("--answered-at", "answered_at")]
+    return out
+
+
 class BundleError(ValueError):
     """A bundle that cannot be run: the message names the file and what is wrong."""
 

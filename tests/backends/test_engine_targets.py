@@ -418,3 +418,71 @@ def test_argo_passes_the_agents_answer_as_data_never_as_script(tmp_path):
     subprocess.run(["sh", "-c", receive], cwd=tmp_path, env=env, check=True)
     assert (folder / "diagnosis.json").read_bytes() == payload
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("pwned")]
+
+
+def _step_scripts(test: dict) -> dict:
+    return {op["description"]: op["script"]["content"] for s in test["spec"]["steps"] for op in s["try"]
+            if "script" in op}
+
+
+@pytest.mark.parametrize("target", ["chainsaw", "argo"])
+def test_engine_exports_grade_every_task_the_scenario_poses(target, tmp_path):
+    """A scenario posing detect, localize, analyze and mitigate: the export records the injection and when the
+    detection answer appeared, carries every answer file to the evaluation and grades each task with the
+    inputs `itbench run` gives it (lifecycle.evaluator_inputs): the right answers pass."""
+    import json
+    import os
+    import subprocess
+
+    from itbench_dsl.analysis.states import derive
+
+    result = compiled("sre/hotel-reservation-mongodb-geo-revoked-role.itb")
+    files = target_files(result, target, Diagnostics())
+    bundle, folder = tmp_path / "bundle", tmp_path / "agent"
+    bundle.mkdir()
+    folder.mkdir()
+    faulty = derive(result.scenario)["faulty"]
+    (bundle / "state.json").write_text(json.dumps(faulty))
+    (bundle / "evaluator.py").write_bytes(result.files["evaluator.py"])
+    [namespace] = {o["metadata"]["namespace"] for o in faulty["resources"]["items"]
+                   if o["kind"] == "Deployment" and o["metadata"]["name"] == "mongodb-geo"}
+    answers = {"diagnosis.json": {"entities": [{"name": f"{namespace}/Deployment/mongodb-geo", "contributing_factor": True,
+                                                "reasoning": "r", "evidence": "e"}]},
+               "analysis.json": {"system_level": "application", "fault_type": "authentication_issue"}}
+    agent = "; ".join([*(f"echo '{json.dumps(a)}' > {n}" for n, a in answers.items()),
+                       """printf '{"anomaly": true, "noticed_at": "%s"}' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > detection.json"""])
+    env = {"PATH": os.environ["PATH"], "ITBENCH_WORKSPACE": str(folder), "ITBENCH_AGENT": agent}
+    if target == "chainsaw":
+        [test] = list(yaml.safe_load_all(files["chainsaw-test.yaml"]))
+        scripts = _step_scripts(test)
+        inject, run_agent, evaluate = scripts["record the injection"], scripts["agent"], scripts["evaluate"]
+    else:
+        [template] = list(yaml.safe_load_all(files["workflowtemplate.yaml"]))
+        pods = {t["name"]: t for t in template["spec"]["templates"] if "script" in t}
+        inject = "date -u +%Y-%m-%dT%H:%M:%SZ > injected-at\n"
+        assert inject.strip() in pods["inject"]["script"]["source"]
+        run_agent = pods["agent"]["script"]["source"].split("# agent\n")[1]
+        evaluate = pods["evaluate"]["script"]["source"].replace("/bundle", str(bundle))
+        evaluate = evaluate.split("# snapshot")[0] + "# evaluate" + evaluate.split("# evaluate")[1]
+    subprocess.run(["sh", "-c", inject], cwd=bundle, env=env, check=True)
+    done = subprocess.run(["sh", "-c", run_agent.replace("/tmp/itbench-agent", str(folder)).replace(
+        "/tmp/itbench-sent", str(tmp_path / "sent"))], cwd=bundle, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (bundle / "answered-at").is_file()
+    if target == "argo":  # what Argo passes from the agent's and the inject pod to the evaluation's
+        import shutil
+
+        shutil.rmtree(folder)
+        env |= _parameters(pods["evaluate"]["script"], {
+            **{p["name"]: (tmp_path / "sent" / p["name"]).read_text() for p in pods["agent"]["outputs"]["parameters"]
+               if p["name"].startswith("answer-")},
+            "record-injected-at": (bundle / "injected-at").read_text().strip(),
+            "record-answered-at": (bundle / "answered-at").read_text().strip()})
+        for name in ("injected-at", "answered-at"):
+            (bundle / name).unlink()
+        evaluate = evaluate.replace("/tmp/itbench-agent", str(folder))
+    done = subprocess.run(["sh", "-c", evaluate], cwd=bundle, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads((bundle / "verdict.json").read_text())
+    assert {t: v["passed"] for t, v in verdict["tasks"].items()} == {
+        "detect": True, "localize": True, "analyze": True, "mitigate": False}, verdict
