@@ -23,7 +23,9 @@ import yaml
 
 from .. import access, ir
 from ..ciso.tasks import TASK_CLASSES
+from ..run import lifecycle
 from ..run.lifecycle import PHASES, PROMPT_WORKSPACE, SUBMISSION, WORKLOAD_KINDS, answer_files, evaluator_inputs
+from ..run.snapshot import OBSERVED_KINDS
 
 FIELD_MANAGER = "itbench"
 WORKSPACE = "${ITBENCH_WORKSPACE:-/tmp/itbench-agent}"
@@ -88,6 +90,22 @@ if wide or len(reach["kubeconfig"]["users"]) != 1:
 # phase that writes each; Argo carries them from its pod to the evaluation's as parameters
 RECORDS = {"injected-at": "inject", "answered-at": "agent"}
 NOW = "date -u +%Y-%m-%dT%H:%M:%SZ"
+# the state's `observations` from the captures the snapshot took while the fix ran (observation-N.json, each with
+# its time in observation-N.at): their workloads and pods, as `itbench run`'s snapshot.observe keeps them
+OBSERVE_PY = f"""import glob, json
+kinds = {OBSERVED_KINDS!r}
+state = json.load(open("state.json"))
+observations = []
+for path in sorted(glob.glob("observation-*.json"), key=lambda p: int(p.split("-")[1].split(".")[0])):
+    items = json.load(open(path))["resources"]["items"]
+    observations.append({{"at": open(path[:-5] + ".at").read().strip(), "resources": {{"apiVersion": "v1", "kind": "List",
+        "items": [o for o in items if o.get("kind") in kinds and (o.get("metadata") or {{}}).get("namespace")]}}}})
+if observations:
+    state["observations"] = observations
+    json.dump(state, open("state.json", "w"))
+"""
+# exits 0 when the mitigation's checks hold on state.json (the evaluator's verdict on stdin)
+HOLDS_PY = "import json, sys; sys.exit(0 if json.load(sys.stdin).get('passed') is True else 1)"
 ALERT_TIMEOUT_SECONDS = 1800  # the longest `for` of the catalogue (1h) is not waited: ITBench's runs wait 30 min
 READY_TIMEOUT = "10m"
 # builtin API groups (no `kind.group` needed on kubectl's command line)
@@ -253,7 +271,8 @@ def engine_plan(scenario: ir.Scenario, files: dict[str, bytes]) -> EnginePlan:
     detection = answer_files(spec, scenario.domain).get("detect") if "answered-at" in plan.records else None
     p["agent"] = [Action("script", "agent", script=_script(*agent_lines(detection)))]
     prometheus = ' --prometheus "$PROMETHEUS_URL"' if expected or scenario.mitigation else ""
-    p["snapshot"] = [Action("script", "snapshot", script=_script(f"python3 -S evaluator.py --capture state.json{prometheus}"))]
+    window = lifecycle.mitigation_window_of(_scenario_json(files))
+    p["snapshot"] = [Action("script", "snapshot", script=_script(*snapshot_lines(prometheus, "mitigate" in tasks, window)))]
     p["evaluate"] = [Action("script", "evaluate", script=_script(
         f'W="{WORKSPACE}"', _evaluate(scenario, inputs) + " > verdict.json", "cat verdict.json",
         # the agent's work is kept beside the bundle, less its token; its folder (empty when handed over) goes
@@ -333,6 +352,42 @@ def submission_file(scenario: ir.Scenario) -> str:
     if scenario.compliance is not None and scenario.compliance.task in TASK_CLASSES:
         return TASK_CLASSES[scenario.compliance.task].submission.get("policy", "policy.yaml")
     return SUBMISSION[scenario.domain]
+
+
+def snapshot_lines(prometheus: str, mitigate: bool, window: float | None) -> list[str]:
+    """The capture as `itbench run`'s snapshot does it: the state's `fixed_at` is the end of the agent's work
+    (this step starts when the agent's ends); with a mitigate task, the state is captured and graded every
+    MITIGATION_POLL seconds until the mitigation's checks hold or its declared window (`within`, from the
+    agent's end; ITBENCH_MITIGATION_WINDOW, as --mitigation-window) is over, then the fix runs STABLE_FOR seconds
+    (ITBENCH_STABLE_FOR, as --stable-for), its workloads observed every ALERT_POLL seconds (at most
+    OBSERVATIONS times), before the state is captured with those `observations`."""
+    capture = f'python3 -S evaluator.py --capture state.json{prometheus} --fixed-at "$FIXED_AT"'
+    lines = [f"FIXED_AT=$({NOW})", "ENDED=$(date +%s)", "rm -f observation-*"]
+    if not mitigate:
+        return [*lines, capture]
+    lines += [f'WINDOW="${{ITBENCH_MITIGATION_WINDOW:-{int(window or 0)}}}"',
+              f'STABLE_FOR="${{ITBENCH_STABLE_FOR:-{int(lifecycle.STABLE_FOR)}}}"',
+              'if [ "$WINDOW" -gt 0 ]; then while :; do', f"  {capture}",
+              f"  if python3 -S evaluator.py --task mitigate --state state.json | python3 -S -c {shlex.quote(HOLDS_PY)}; "
+              "then break; fi",
+              '  if [ $(( $(date +%s) - ENDED )) -ge "$WINDOW" ]; then break; fi',
+              f"  sleep {lifecycle.MITIGATION_POLL:g}", "done; fi",
+              'if [ "$STABLE_FOR" -gt 0 ]; then',
+              f'  EVERY=$(( STABLE_FOR / {lifecycle.OBSERVATIONS} )); if [ "$EVERY" -lt {int(lifecycle.ALERT_POLL)} ]; '
+              f'then EVERY={int(lifecycle.ALERT_POLL)}; fi',
+              "  STARTED=$(date +%s); n=0", "  while :; do", f"    {NOW} > observation-$n.at",
+              f"    python3 -S evaluator.py --capture observation-$n.json{prometheus} 2>/dev/null || rm -f observation-$n.at",
+              "    n=$((n + 1))", '    if [ $(( $(date +%s) - STARTED )) -ge "$STABLE_FOR" ]; then break; fi',
+              '    sleep "$EVERY"', "  done", "fi",
+              capture, f"python3 -S -c {shlex.quote(OBSERVE_PY)}", "rm -f observation-*"]
+    return lines
+
+
+def _scenario_json(files: dict[str, bytes]) -> dict:
+    import json
+
+    data = files.get("scenario.json")
+    return json.loads(data) if data else {}
 
 
 def _compliance(scenario: ir.Scenario) -> bool:

@@ -109,6 +109,32 @@ def evaluator_inputs(tasks, task: str | None = None, folder: bool = False) -> li
     return out
 
 
+# how a run captures the state after the agent (`itbench run`'s defaults, and what the engine exports do):
+STABLE_FOR = 60.0  # seconds the fix runs, observed, before the capture (--stable-for)
+ALERT_POLL = 10.0  # seconds between looks at Prometheus, and between observations (--alert-poll)
+OBSERVATIONS = 12  # earlier captures of the workloads while the fix runs, at most
+MITIGATION_POLL = 2.0  # seconds between captures graded while waiting for the mitigation to hold
+
+
+def alert_scopes_of(scenario_json: dict) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Per expected alert, the namespaces of its targets (scenario.json `alerts[].target`): where it must fire."""
+    scopes: dict[str, set[str]] = {}
+    for alert in scenario_json.get("alerts") or []:
+        target = alert.get("target") or {}
+        scopes.setdefault(alert["name"], set()).update([target["namespace"]] if target.get("namespace") else [])
+    return tuple((n, tuple(sorted(scopes[n]))) for n in sorted(scopes))
+
+
+def mitigation_window_of(scenario_json: dict) -> float | None:
+    """The declared window of the mitigation (scenario.json `mitigation`: `mitigated when within D` and the
+    predicates' own `within`, the longest): how long after the agent a run waits for the checks to hold."""
+    mitigation = scenario_json.get("mitigation") or {}
+    windows = [w for w in [mitigation.get("within_seconds"),
+                           *((p or {}).get("within_seconds") for p in mitigation.get("predicates") or [])]
+               if isinstance(w, (int, float)) and not isinstance(w, bool) and w > 0]
+    return float(max(windows)) if windows else None
+
+
 class BundleError(ValueError):
     """A bundle that cannot be run: the message names the file and what is wrong."""
 
@@ -370,16 +396,8 @@ def load_bundle(path: str | Path, requirements_timeout: float = 60.0, runnable: 
         waiters = tuple(Waiter(w["kind"], w["when"], Ref.from_json(w["target"]), dict(w.get("args") or {}))
                         for group in data.get("faults") or [] for w in group.get("waiters") or [])
         alerts = tuple(sorted({a["name"] for a in data.get("alerts") or []}))
-        scopes: dict[str, set[str]] = {}
-        for alert in data.get("alerts") or []:
-            target = alert.get("target") or {}
-            scopes.setdefault(alert["name"], set()).update([target["namespace"]] if target.get("namespace") else [])
-        alert_scopes = tuple((n, tuple(sorted(scopes[n]))) for n in sorted(scopes))
-        mitigation = data.get("mitigation") or {}
-        windows = [w for w in [mitigation.get("within_seconds"),
-                               *((p or {}).get("within_seconds") for p in mitigation.get("predicates") or [])]
-                   if isinstance(w, (int, float)) and not isinstance(w, bool) and w > 0]
-        window = float(max(windows)) if windows else None
+        alert_scopes = alert_scopes_of(data)
+        window = mitigation_window_of(data)
         agent = data.get("agent") or {}
         namespaces = agent.get("namespaces") or []
         account = (Ref("v1", "ServiceAccount", namespaces[0], agent["service_account"])

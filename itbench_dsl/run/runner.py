@@ -103,8 +103,7 @@ class Outcome:
     signum: int | None = None
 
 
-OBSERVATIONS = 12  # earlier captures of the workloads while the fix runs (--stable-for), at most
-MITIGATION_POLL = 2.0  # seconds between captures graded while waiting for the mitigation to hold
+OBSERVATIONS, MITIGATION_POLL = lifecycle.OBSERVATIONS, lifecycle.MITIGATION_POLL
 
 
 def new_run_id() -> str:

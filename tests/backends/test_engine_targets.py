@@ -486,3 +486,52 @@ def test_engine_exports_grade_every_task_the_scenario_poses(target, tmp_path):
     verdict = json.loads((bundle / "verdict.json").read_text())
     assert {t: v["passed"] for t, v in verdict["tasks"].items()} == {
         "detect": True, "localize": True, "analyze": True, "mitigate": False}, verdict
+
+
+FAKE_EVALUATOR = """import json, sys
+calls = open("calls.log", "a")
+calls.write(" ".join(sys.argv[1:]) + "\\n")
+calls.close()
+args = sys.argv[1:]
+if "--capture" in args:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}}
+    json.dump({"resources": {"apiVersion": "v1", "kind": "List", "items": [pod]}, "captured": ["ns/Pod"],
+               **({"fixed_at": args[args.index("--fixed-at") + 1]} if "--fixed-at" in args else {})},
+              open(args[args.index("--capture") + 1], "w"))
+elif "--task" in args:
+    graded = sum(1 for line in open("calls.log") if line.startswith("--task"))
+    print(json.dumps({"passed": graded >= 2}))  # the fix takes hold at the second look
+"""
+
+
+@pytest.mark.parametrize("target", ["chainsaw", "argo"])
+def test_engine_snapshot_captures_as_the_run_does(target, tmp_path):
+    """The snapshot step dates the state (`fixed_at`: the end of the agent's work), waits the scenario's declared
+    mitigation window until the mitigation's checks hold, lets the fix run (observed) and captures with those
+    `observations`, as `itbench run`'s snapshot does."""
+    import json
+    import os
+    import re
+    import subprocess
+
+    result = compiled("sre/otel-checkout-insufficient-quota.itb")
+    files = target_files(result, target, Diagnostics())
+    if target == "chainsaw":
+        [test] = list(yaml.safe_load_all(files["chainsaw-test.yaml"]))
+        script = _step_scripts(test)["snapshot"]
+    else:
+        [template] = list(yaml.safe_load_all(files["workflowtemplate.yaml"]))
+        [pod] = [t for t in template["spec"]["templates"] if t["name"] == "evaluate"]
+        script = "set -eu\n" + pod["script"]["source"].split("# snapshot\n( set -eu\n")[1].split("\n)\n")[0]
+    (tmp_path / "evaluator.py").write_text(FAKE_EVALUATOR)
+    env = {"PATH": os.environ["PATH"], "PROMETHEUS_URL": "http://prometheus", "ITBENCH_STABLE_FOR": "1"}
+    done = subprocess.run(["sh", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    graded = [c for c in calls if c.startswith("--task mitigate")]
+    assert len(graded) == 2  # the window is waited until the checks hold
+    final = [c for c in calls if c.startswith("--capture state.json")]
+    assert final and all(re.search(r"--fixed-at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", c) for c in final)
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert state["fixed_at"] and state["observations"] and state["observations"][0]["resources"]["items"][0]["kind"] == "Pod"
+    assert not list(tmp_path.glob("observation-*"))
