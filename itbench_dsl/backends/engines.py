@@ -181,12 +181,30 @@ def _waiter(waiter: ir.Waiter, selectors: dict) -> str:
     return f"echo 'waiter `{waiter.kind}` has no engine command' >&2\nexit 1"
 
 
-def _alert_wait(names: list[str]) -> str:
-    """Poll Prometheus until every expected alert fires (bounded)."""
+def _gate_py() -> str:
+    """ALERT_GATE_PY: exits 0 when every expected alert (argv[1]: {name: the namespaces it must fire in}) fires in
+    alerts.json with a label set that did not fire in baseline-alerts.json, in its namespaces: the alerts phase
+    of `itbench run`, whose code (prometheus.instances, newly_firing) it runs."""
+    import inspect
+
+    from ..run import prometheus
+
+    return "\n".join([
+        "from __future__ import annotations", "import json, sys",
+        inspect.getsource(prometheus.instances), inspect.getsource(prometheus.newly_firing),
+        "scopes = {name: tuple(where) for name, where in json.loads(sys.argv[1]).items()}",
+        "response = json.load(open('alerts.json'))",
+        "try:\n    baseline = json.load(open('baseline-alerts.json'))\nexcept (OSError, ValueError):\n    baseline = None",
+        "sys.exit(0 if set(scopes) <= set(newly_firing(response, baseline, scopes)) else 1)", ""])
+
+
+def _alert_wait(scopes: dict[str, tuple[str, ...]]) -> str:
+    """Poll Prometheus until every expected alert fires, not as in the baseline, in its namespaces (bounded)."""
+    import json
+
     attempts = ALERT_TIMEOUT_SECONDS // 15
-    check = ("python3 -c 'import json, sys; data = json.load(open(\"alerts.json\")); firing = {a[\"labels\"]"
-             ".get(\"alertname\") for a in data[\"data\"][\"alerts\"] if a.get(\"state\") == \"firing\"}; "
-             "sys.exit(0 if set(sys.argv[1:]) <= firing else 1)' " + " ".join(names))
+    check = f"python3 -S -c {shlex.quote(_gate_py())} {shlex.quote(json.dumps(scopes, sort_keys=True))}"
+    names = sorted(scopes)
     return _script(
         ': "${PROMETHEUS_URL:?set PROMETHEUS_URL to the Prometheus the alert rules are loaded in}"',
         f"for attempt in $(seq 1 {attempts}); do",
@@ -194,7 +212,8 @@ def _alert_wait(names: list[str]) -> str:
         f"  if {check}; then exit 0; fi",
         "  sleep 15",
         "done",
-        f"echo 'expected alerts did not fire within {ALERT_TIMEOUT_SECONDS} s: {', '.join(names)}' >&2",
+        f"echo 'expected alerts did not fire (not as in the baseline, in their namespaces) within {ALERT_TIMEOUT_SECONDS} s: "
+        f"{', '.join(names)}' >&2",
         "exit 1")
 
 
@@ -251,7 +270,8 @@ def engine_plan(scenario: ir.Scenario, files: dict[str, bytes]) -> EnginePlan:
     inject += [Action("script", f"after: {w.kind}", script=_script(_waiter(w, selectors)))
                for w in waiters if w.when == "after"]
     p["inject"] = inject
-    p["alerts"] = [Action("script", "wait for the expected alerts", script=_alert_wait(expected))] if expected else []
+    p["alerts"] = ([Action("script", "wait for the expected alerts", script=_alert_wait(
+        dict(lifecycle.alert_scopes_of(_scenario_json(files)))))] if expected else [])
 
     account = scenario.agent.service_account
     home = scenario.agent.namespaces[0] if scenario.agent.namespaces else None

@@ -535,3 +535,38 @@ def test_engine_snapshot_captures_as_the_run_does(target, tmp_path):
     state = json.loads((tmp_path / "state.json").read_text())
     assert state["fixed_at"] and state["observations"] and state["observations"][0]["resources"]["items"][0]["kind"] == "Pod"
     assert not list(tmp_path.glob("observation-*"))
+
+
+def _alerts(*labels: dict) -> dict:
+    return {"status": "success", "data": {"alerts": [{"labels": dict(l), "state": "firing"} for l in labels]}}
+
+
+@pytest.mark.parametrize("target", ["chainsaw", "argo"])
+def test_engine_alert_gate_reads_the_baseline_and_the_namespace(target, tmp_path):
+    """The exported alert wait passes only for an expected alert firing in its target's namespace with a label set
+    that did not fire in the baseline, as `itbench run`'s alerts phase (prometheus.newly_firing): an instance
+    already firing before the injection, or one of another namespace, proves nothing of the fault."""
+    import json
+    import subprocess
+
+    result = compiled("sre/otel-checkout-nonexistent-image.itb")
+    files = target_files(result, target, Diagnostics())
+    if target == "chainsaw":
+        [test] = list(yaml.safe_load_all(files["chainsaw-test.yaml"]))
+        script = _step_scripts(test)["wait for the expected alerts"]
+    else:
+        [template] = list(yaml.safe_load_all(files["workflowtemplate.yaml"]))
+        [pod] = [t for t in template["spec"]["templates"] if t["name"] == "inject"]
+        script = pod["script"]["source"]
+    check = script.split("  if ", 1)[1].split("; then exit 0; fi")[0]
+    [namespace] = {a.target.namespace for a in result.scenario.alerts if a.name == "HighRequestErrorRate"}
+    before = {"alertname": "HighRequestErrorRate", "namespace": namespace, "service_name": "ad"}
+    (tmp_path / "baseline-alerts.json").write_text(json.dumps(_alerts(before)))
+
+    def gate(*firing) -> int:
+        (tmp_path / "alerts.json").write_text(json.dumps(_alerts(*firing)))
+        return subprocess.run(["sh", "-c", check], cwd=tmp_path, capture_output=True).returncode
+
+    assert gate(before) == 1  # firing before the injection: the same instance
+    assert gate(before, dict(before, namespace="elsewhere", service_name="frontend")) == 1  # another namespace
+    assert gate(before, dict(before, service_name="frontend")) == 0  # a new instance where the fault acts
