@@ -96,8 +96,16 @@ def _pod(name: str, phases: tuple[str, ...], plan: EnginePlan, files: dict[str, 
     actions = [a for phase in phases for a in plan.phases.get(phase, [])]
     if not actions:
         return None
-    source = "".join(f"# {phase}\n" + "".join(f"( {_shell(a).strip()}\n)\n" for a in plan.phases.get(phase, []))
+    # each action a subshell (`set -eu` inside), its status checked outside (a subshell on the left of `||` would run
+    # with `set -e` ignored): a failed action fails the pod; in the pods that run whatever happened (revert,
+    # verify, undeploy) every action is tried and the failures reported together, as `itbench run` does
+    always = all(p in plan.cleanup for p in phases)
+    on_failure = "failed=1" if always else "exit 1"
+    source = "".join(f"# {phase}\n" + "".join(f"( {_shell(a).strip()}\n)\n[ $? -eq 0 ] || {on_failure}\n"
+                                              for a in plan.phases.get(phase, []))
                      for phase in phases if plan.phases.get(phase))
+    if always:
+        source = "failed=0\n" + source + "exit $failed\n"
     inputs: list[dict] = []
     outputs: list[dict] = []
     received: list[dict] = []  # the env entries that carry the input parameters

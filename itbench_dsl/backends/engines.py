@@ -335,6 +335,11 @@ def review_spec(scenario: ir.Scenario, files: dict[str, bytes]) -> str:
         "urls": sorted(access.DEFAULT_URLS)}, separators=(",", ":"), sort_keys=True)
 
 
+# the agent's exit status is the agent's record, not the run's failure: its answers and the state are graded
+# whatever it was, as `itbench run` grades them
+AGENT_RUN = 'env -i "$@" sh -c "$ITBENCH_AGENT" || echo "the agent exited with status $?" >&2'
+
+
 def agent_lines(detection: str | None = None) -> list[str]:
     """The agent's run: in its folder, with an environment of its own (`env -i`). `detection`: the detect task's
     answer file, watched while the agent runs; `answered-at` (in the bundle's folder) is when its content as
@@ -349,7 +354,7 @@ def agent_lines(detection: str | None = None) -> list[str]:
         'for name in ${ITBENCH_AGENT_ENV:-}; do eval "value=\\${$name-}"; set -- "$@" "$name=$value"; done',
     ]
     if detection is None:
-        return [*lines, 'env -i "$@" sh -c "$ITBENCH_AGENT"']
+        return [*lines, AGENT_RUN]
     answer = shlex.quote(detection)
     return [
         *lines,
@@ -359,7 +364,7 @@ def agent_lines(detection: str | None = None) -> list[str]:
         f'last=$sum; echo "$sum $({NOW})" >> "$B/answers-seen"; fi; fi; sleep 1; done ) &',
         'watcher=$!',
         'trap \'kill "$watcher" 2>/dev/null || true\' EXIT',
-        'env -i "$@" sh -c "$ITBENCH_AGENT"',
+        AGENT_RUN,
         'kill "$watcher" 2>/dev/null || true',
         f'if [ -f {answer} ]; then sum=$(cksum < {answer}); '
         f'seen=$(grep -F "$sum " "$B/answers-seen" 2>/dev/null | head -n 1 | awk \'{{print $NF}}\'); '

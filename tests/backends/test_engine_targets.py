@@ -570,3 +570,46 @@ def test_engine_alert_gate_reads_the_baseline_and_the_namespace(target, tmp_path
     assert gate(before) == 1  # firing before the injection: the same instance
     assert gate(before, dict(before, namespace="elsewhere", service_name="frontend")) == 1  # another namespace
     assert gate(before, dict(before, service_name="frontend")) == 0  # a new instance where the fault acts
+
+
+FAILING_KUBECTL = """#!/bin/sh
+case "$1" in delete|apply) echo "kubectl $1: the server is currently unable to handle the request" >&2; exit 1;; esac
+exit 0
+"""
+
+
+@pytest.mark.parametrize("pod, fails", [("revert", True), ("deploy", True), ("undeploy", True)])
+def test_argo_pods_fail_when_any_of_their_actions_fails(pod, fails, tmp_path):
+    """A failed revert (its delete refused) followed by a verify that passes fails the pod; so does a failed apply in
+    the deploy pod: a pod's status is every action's, not its last one's."""
+    import os
+    import subprocess
+
+    result = compiled("sre/otel-checkout-insufficient-quota.itb")
+    [template] = list(yaml.safe_load_all(target_files(result, "argo", Diagnostics())["workflowtemplate.yaml"]))
+    [script] = [t for t in template["spec"]["templates"] if t["name"] == pod]
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "kubectl").write_text(FAILING_KUBECTL)
+    (tmp_path / "bin" / "kubectl").chmod(0o755)
+    tried = script["script"]["source"].replace("kubectl ", "echo tried >> tried.log; kubectl ")
+    done = subprocess.run(["sh", "-c", tried], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"})
+    assert (done.returncode != 0) == fails, done.stderr
+    if pod == "revert":  # every phase is tried all the same: the verify ran after the failed revert
+        assert "rollout" in script["script"]["source"] and len((tmp_path / "tried.log").read_text().split()) > 2
+
+
+def test_the_agents_exit_status_is_no_run_failure(tmp_path):
+    """An agent that exits non-zero is graded all the same (as `itbench run` grades it): its step records the
+    status and succeeds, so a pod's status is the harness's alone."""
+    import os
+    import subprocess
+
+    [test] = list(yaml.safe_load_all(target_files(compiled("sre/otel-checkout-nonexistent-image.itb"), "chainsaw",
+                                                  Diagnostics())["chainsaw-test.yaml"]))
+    (tmp_path / "agent").mkdir()
+    done = subprocess.run(["sh", "-c", _step_scripts(test)["agent"]], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PATH": os.environ["PATH"], "ITBENCH_WORKSPACE": str(tmp_path / "agent"),
+                               "ITBENCH_AGENT": "echo '{}' > diagnosis.json; exit 3"})
+    assert done.returncode == 0 and "status 3" in done.stderr
+    assert (tmp_path / "agent" / "diagnosis.json").is_file()
