@@ -408,6 +408,16 @@ no application to name: the file says `applications: {}` and ITBench would deplo
 objects. A fault on one of those objects is refused (E3005). Use a standard application, or run the
 full bundle (`manifests/topology.yaml` holds the inline objects).
 """),
+        _c("W3002", "ITBench injects the fault with its own values", """
+`itbench compile --target itbench` writes ITBench's scenario.yaml, which carries a fault's target and
+the few arguments ITBench's fault schema has fields for. For the others ITBench's injection task
+applies values of its own: `insufficient_resources` always writes 5m / 5Mi limits and requests,
+`misconfigured_hpa` always sets a CPU target of 20% and a memory target of 30%. A scenario whose
+argument differs (a memory of 48Mi, a utilisation of 1%) is exported all the same, but an ITBench
+run of it injects another fault than the one its ground truth, alerts and prose describe, and
+variants differing only in such an argument export alike. Write the argument as ITBench injects it,
+or run the full bundle (`itbench run`), which injects the scenario's own fault.
+"""),
         _c("E3004", "ITBench cannot inject a fault of the scenario", """
 `itbench compile --target itbench` writes ITBench's own files, and ITBench injects only the faults
 of its fault library (`itbench faults` marks them with their ITBench id). A fault ITBench lacks (a

@@ -227,7 +227,7 @@ def export_findings(result) -> list:
     from ..diagnostics import Diagnostic
 
     scenario = result.scenario
-    found = _missing_faults(result)
+    found = _missing_faults(result) + _fixed_arguments(result)
     if scenario.domain == "ciso" or scenario.topology.application_key is not None:
         return found
     app = scenario.topology.application
@@ -269,6 +269,32 @@ def _undeployed_targets(result, what: str) -> list:
                 result.path, _fault_span(result, injection), "ITBench does not deploy this target",
                 help='use an application ITBench installs (`use app "opentelemetry-demo"`), or run the full '
                      "bundle (`itbench run`)"))
+    return out
+
+
+def _fixed_arguments(result) -> list:
+    """W3002 for each argument of a fault ITBench's scenario.yaml has no field for (FaultKind.itbench_injects) whose
+    value differs from what ITBench's injection task applies: the export's ITBench run injects another fault (a
+    magnitude, a metric) than the one the scenario's ground truth and prose describe."""
+    from ..diagnostics import Diagnostic
+
+    out = []
+    for injection in result.scenario.injections():
+        fixed = getattr(injection.kind, "itbench_injects", None) or {}
+        if not injection.itbench_id:
+            continue
+        for name, value in fixed.items():
+            if name in injection.itbench_args or (value is not None and injection.args.get(name) == value):
+                continue
+            given = injection.args.get(name)
+            applies = ("its own values, which no value of it says" if value is None else f"`{value}`")
+            out.append(Diagnostic(
+                "W3002", f"fault `{injection.fault}`: ITBench's scenario.yaml has no field for `{name}` "
+                f"({given!r} here); ITBench's injection task applies {applies}, so an ITBench run of this export "
+                "injects another fault than the one its ground truth grades", result.path,
+                _fault_span(result, injection), "ITBench injects its own value",
+                help=(f"write `{name}` as ITBench injects it ({value}), or " if value is not None else "")
+                + "run the full bundle (`itbench run`), which injects the scenario's fault"))
     return out
 
 
