@@ -429,6 +429,16 @@ agent on a root cause that was never injected. The export is refused and nothing
 that scenario. Compile the full bundle instead (its `inject/` folder applies every fault; `itbench
 run` runs it), or use faults ITBench has.
 """),
+        _c("E3006", "ITBench's CISO harness grades one object", """
+`itbench compile --target itbench`, CISO class Gen-CIS-b-K8s-Kyverno: ITBench's harness
+(playbooks/evaluate.yml) learns which object to grade by reading manifests/application.yaml with
+`from_yaml`, a single-document load, and hands its kind, namespace and name to its evaluation. An
+export whose application.yaml holds several objects (a gap's ServiceAccount beside its binding, two
+gap objects) cannot be read there: every ITBench run of it would fail in evaluation, or, read
+another way, grade the first object alone. The export is refused and nothing is written for that
+scenario. Give the scenario one gap object that needs no other, or run the full bundle (`itbench
+run`), which grades every gap object.
+"""),
         _c("E3005", "ITBench does not deploy the fault's target", """
 `itbench compile --target itbench`: the scenario's application is not one ITBench installs (an
 inline topology, or an application such as HotelReservation), so its scenario.yaml says

@@ -228,7 +228,9 @@ def export_findings(result) -> list:
 
     scenario = result.scenario
     found = _missing_faults(result) + _fixed_arguments(result)
-    if scenario.domain == "ciso" or scenario.topology.application_key is not None:
+    if scenario.domain == "ciso":
+        return found + _application_objects(result)
+    if scenario.topology.application_key is not None:
         return found
     app = scenario.topology.application
     where = next((s.span for s in result.document.statements if isinstance(s, (ast.UseApp, ast.Topology))),
@@ -270,6 +272,32 @@ def _undeployed_targets(result, what: str) -> list:
                 help='use an application ITBench installs (`use app "opentelemetry-demo"`), or run the full '
                      "bundle (`itbench run`)"))
     return out
+
+
+def _application_objects(result) -> list:
+    """E3006 when the class's harness reads the graded object from application.yaml as one document
+    (TaskClass.one_application_object) and the export's holds several (the gap's ServiceAccount beside its
+    binding, two gap objects): ITBench's evaluation could not read it, or would grade the first object alone."""
+    import yaml
+
+    from ..diagnostics import Diagnostic
+
+    scenario = result.scenario
+    cls = TASK_CLASSES.get(scenario.compliance.task) if scenario.compliance is not None else None
+    data = (result.files or {}).get("itbench/manifests/application.yaml")
+    if cls is None or not cls.one_application_object or not data:
+        return []
+    objects = [d for d in yaml.safe_load_all(data.decode("utf-8")) if isinstance(d, dict)]
+    if len(objects) <= 1:
+        return []
+    listed = ", ".join(f"{o.get('kind')} `{(o.get('metadata') or {}).get('name')}`" for o in objects)
+    return [Diagnostic(
+        "E3006", f"scenario `{scenario.name}`: ITBench's {cls.scenario_type} harness reads the one object it grades "
+        f"from manifests/application.yaml as a single document, and this export's holds {len(objects)} ({listed}): "
+        "ITBench could not grade it, so the ITBench export is not written", result.path,
+        result.document.name_span, "ITBench grades one object here",
+        help="give the scenario one gap object that needs no other (or run the full bundle, `itbench run`, which "
+             "grades every gap object)")]
 
 
 def _fixed_arguments(result) -> list:

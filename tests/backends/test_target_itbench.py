@@ -118,3 +118,21 @@ def test_an_argument_itbench_injects_its_own_value_for_is_warned(tmp_path, refer
     same = invoke("compile", str(SCENARIOS / "sre" / "otel-postgresql-insufficient-resources.itb"), "--target",
                   "itbench", "-o", str(tmp_path / "same"))
     assert same.exit_code == 0 and "W3002" not in same.stderr
+
+
+def test_a_ciso_export_itbench_cannot_read_its_graded_object_from_is_refused(tmp_path, reference):
+    """Gen-CIS-b-K8s-Kyverno: ITBench's evaluate.yml reads application.yaml with `from_yaml` (one document). A gap
+    with its ServiceAccount beside its binding is refused (E3006), nothing written; a one-object gap is exported
+    with an application.yaml a single-document load reads."""
+    import yaml
+
+    harness = (reference / "itbench" / "ciso" / "1.gen-cis-b-k8s-kyverno" / "playbooks" / "evaluate.yml").read_text()
+    assert "manifests/application.yaml" in harness and "from_yaml" in harness
+    source = SCENARIOS / "ciso" / "cis-k8s-5-1-1-cluster-admin-kyverno.itb"
+    result = invoke("compile", str(source), "--target", "itbench", "-o", str(tmp_path))
+    assert result.exit_code == 1 and "error[E3006]" in result.stderr and f"{source}:" in result.stderr
+    assert not (tmp_path / "cis-k8s-5-1-1-cluster-admin-kyverno").exists()
+    one = invoke("compile", str(SCENARIOS / "ciso" / "cis-k8s-5-2-2-privileged-kyverno.itb"), "--target", "itbench",
+                 "-o", str(tmp_path))
+    assert one.exit_code == 0 and "E3006" not in one.stderr
+    assert yaml.safe_load((tmp_path / "cis-k8s-5-2-2-privileged-kyverno" / "manifests" / "application.yaml").read_text())
