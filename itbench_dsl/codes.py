@@ -409,6 +409,16 @@ no application to name: the file says `applications: {}` and ITBench would deplo
 objects. A fault on one of those objects is refused (E3005). Use a standard application, or run the
 full bundle (`manifests/topology.yaml` holds the inline objects).
 """),
+        _c("W3002", "ITBench injects the fault with its own values", """
+`itbench compile --target itbench` writes ITBench's scenario.yaml, which carries a fault's target and
+the few arguments ITBench's fault schema has fields for. For the others ITBench's injection task
+applies values of its own: `insufficient_resources` always writes 5m / 5Mi limits and requests,
+`misconfigured_hpa` always sets a CPU target of 20% and a memory target of 30%. A scenario whose
+argument differs (a memory of 48Mi, a utilisation of 1%) is exported all the same, but an ITBench
+run of it injects another fault than the one its ground truth, alerts and prose describe, and
+variants differing only in such an argument export alike. Write the argument as ITBench injects it,
+or run the full bundle (`itbench run`), which injects the scenario's own fault.
+"""),
         _c("E3004", "ITBench cannot inject a fault of the scenario", """
 `itbench compile --target itbench` writes ITBench's own files, and ITBench injects only the faults
 of its fault library (`itbench faults` marks them with their ITBench id). A fault ITBench lacks (a
@@ -419,6 +429,16 @@ whole incident and cannot be split by fault, so an export that left a fault out 
 agent on a root cause that was never injected. The export is refused and nothing is written for
 that scenario. Compile the full bundle instead (its `inject/` folder applies every fault; `itbench
 run` runs it), or use faults ITBench has.
+"""),
+        _c("E3006", "ITBench's CISO harness grades one object", """
+`itbench compile --target itbench`, CISO class Gen-CIS-b-K8s-Kyverno: ITBench's harness
+(playbooks/evaluate.yml) learns which object to grade by reading manifests/application.yaml with
+`from_yaml`, a single-document load, and hands its kind, namespace and name to its evaluation. An
+export whose application.yaml holds several objects (a gap's ServiceAccount beside its binding, two
+gap objects) cannot be read there: every ITBench run of it would fail in evaluation, or, read
+another way, grade the first object alone. The export is refused and nothing is written for that
+scenario. Give the scenario one gap object that needs no other, or run the full bundle (`itbench
+run`), which grades every gap object.
 """),
         _c("E3005", "ITBench does not deploy the fault's target", """
 `itbench compile --target itbench`: the scenario's application is not one ITBench installs (an

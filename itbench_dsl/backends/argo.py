@@ -9,7 +9,7 @@ kubeconfig Secret (key `config`), named by the `kubeconfig-secret` parameter, mo
 agent's: the hand-over pod mints the agent's token, reviews what it holds as the agent (its output
 `agent-reach`: engines.REVIEW_PY; the run stops when it holds more than the access grants) and passes its one-user
 kubeconfig as a parameter, the agent's pod holds only that kubeconfig and the prompt, and passes the agent's answer
-on to the evaluation.
+files on to the evaluation (base64, each a parameter; a parameter reaches a script in an environment variable).
 
 `plan_workflow`: one Workflow that runs scenarios x agents x repeats as child Workflows of those
 templates, `parallelism` at a time, each cluster running one at a time (a mutex per cluster Secret).
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from .. import ir
 from ..run.lifecycle import FIELD_MANAGER, PHASES, PROMPT_WORKSPACE
-from .engines import Action, EnginePlan, bundle_files, engine_plan, ready_script, submission_file
+from .engines import RECORDS, Action, EnginePlan, bundle_files, engine_plan, ready_script
 
 API_VERSION = "argoproj.io/v1alpha1"
 TEMPLATE_FILE = "workflowtemplate.yaml"
@@ -39,12 +39,37 @@ PARAMETERS = (
 )
 BUNDLE = "/bundle"
 AGENT_FOLDER = "/tmp/itbench-agent"  # the agent's folder in the pods that hand over, run the agent and grade it
-END = "ITBENCH_PARAMETER_END"  # ends a here-document that writes a parameter to a file
+SENT = "/tmp/itbench-sent"  # the agent pod's outputs, outside the agent's folder: its answers, base64-encoded
 
 
-def _receive(parameter: str, path: str) -> str:
-    """Shell that writes an input parameter to `path`."""
-    return f"mkdir -p {AGENT_FOLDER}\ncat > {path} <<'{END}'\n{{{{inputs.parameters.{parameter}}}}}\n{END}\n"
+def _variable(parameter: str) -> str:
+    return "ITBENCH_IN_" + parameter.upper().replace("-", "_").replace(".", "_")
+
+
+def _receive(parameter: str, path: str, encoded: bool = False) -> tuple[str, dict]:
+    """(shell that writes an input parameter to `path`, the env entry that carries it). Argo substitutes
+    `{{inputs.parameters.*}}` textually: a value is never spliced into a script, which would run what it holds
+    (an answer holding a line that ends a here-document), only into an environment variable the script reads.
+    `encoded`: the value is base64 (the agent's answer files: any bytes, and an empty value for no file)."""
+    variable = _variable(parameter)
+    write = (f'if [ -n "${variable}" ]; then printf \'%s\' "${variable}" | base64 -d > {path}; fi\n' if encoded
+             else f'if [ -n "${variable}" ]; then printf \'%s\\n\' "${variable}" > {path}; fi\n')
+    return f"mkdir -p {AGENT_FOLDER}\n" + write, {"name": variable, "value": f"{{{{inputs.parameters.{parameter}}}}}"}
+
+
+def _answer_parameter(name: str) -> str:
+    """The parameter that carries the agent's answer file `name` (base64) from its pod to the evaluation."""
+    return "answer-" + name.replace("/", "-").replace(".", "-").replace("_", "-").lower()
+
+
+def _send(names: list[str]) -> str:
+    """Shell, after the agent: each answer file the agent wrote, base64 on one line, where its output parameter
+    is read (outside the agent's folder)."""
+    lines = [f"mkdir -p {SENT}"]
+    for name in names:
+        lines.append(f'if [ -f "{AGENT_FOLDER}/{name}" ]; then base64 < "{AGENT_FOLDER}/{name}" | tr -d \'\\n\' '
+                     f'> {SENT}/{_answer_parameter(name)}; fi')
+    return "\n".join(lines) + "\n"
 
 
 def template_name(scenario: str) -> str:
@@ -67,28 +92,51 @@ def _shell(action: Action) -> str:
     return action.script
 
 
-def _pod(name: str, phases: tuple[str, ...], plan: EnginePlan, files: dict[str, bytes],
-         submission: str = "") -> dict | None:
+def _pod(name: str, phases: tuple[str, ...], plan: EnginePlan, files: dict[str, bytes]) -> dict | None:
     actions = [a for phase in phases for a in plan.phases.get(phase, [])]
     if not actions:
         return None
-    source = "".join(f"# {phase}\n" + "".join(f"( {_shell(a).strip()}\n)\n" for a in plan.phases.get(phase, []))
+    # each action a subshell (`set -eu` inside), its status checked outside (a subshell on the left of `||` would run
+    # with `set -e` ignored): a failed action fails the pod; in the pods that run whatever happened (revert,
+    # verify, undeploy) every action is tried and the failures reported together, as `itbench run` does
+    always = all(p in plan.cleanup for p in phases)
+    on_failure = "failed=1" if always else "exit 1"
+    source = "".join(f"# {phase}\n" + "".join(f"( {_shell(a).strip()}\n)\n[ $? -eq 0 ] || {on_failure}\n"
+                                              for a in plan.phases.get(phase, []))
                      for phase in phases if plan.phases.get(phase))
+    if always:
+        source = "failed=0\n" + source + "exit $failed\n"
     inputs: list[dict] = []
     outputs: list[dict] = []
+    received: list[dict] = []  # the env entries that carry the input parameters
+    answers = plan.answers
+    # what a phase of this pod records for the evaluation (engines.RECORDS), as an output parameter
+    outputs += [{"name": f"record-{r}", "valueFrom": {"path": f"{BUNDLE}/{r}", "default": ""}}
+                for r in plan.records if RECORDS[r] in phases and name != "evaluate"]
     if name == "handover":  # the agent's kubeconfig, for the agent's pod
         outputs.append({"name": "agent-kubeconfig", "valueFrom": {"path": f"{AGENT_FOLDER}/kubeconfig.yaml"}})
         # what the token holds, as the hand-over reviewed it (engines.REVIEW_PY): the run's record of the agent's reach
         outputs.append({"name": "agent-reach", "valueFrom": {"path": f"{BUNDLE}/agent-reach.json", "default": ""}})
     if name == "agent":  # its kubeconfig in, its answer out
         inputs.append({"name": "agent-kubeconfig"})
-        source = (_receive("agent-kubeconfig", f"{AGENT_FOLDER}/kubeconfig.yaml")
-                  + f'sed "s#{PROMPT_WORKSPACE}#{AGENT_FOLDER}#g" prompt.md > {AGENT_FOLDER}/prompt.md\n' + source)
-        outputs.append({"name": "submission", "valueFrom": {"path": f"{AGENT_FOLDER}/{submission}", "default": ""}})
+        script, variable = _receive("agent-kubeconfig", f"{AGENT_FOLDER}/kubeconfig.yaml")
+        received.append(variable)
+        source = (script + f'sed "s#{PROMPT_WORKSPACE}#{AGENT_FOLDER}#g" prompt.md > {AGENT_FOLDER}/prompt.md\n'
+                  + source + _send(list(answers)))
+        outputs += [{"name": _answer_parameter(n), "valueFrom": {"path": f"{SENT}/{_answer_parameter(n)}", "default": ""}}
+                    for n in answers]
     if name == "evaluate":
-        inputs.append({"name": "submission"})
-        source = (f"{_receive('submission', f'{AGENT_FOLDER}/{submission}')}"
-                  f"[ -s {AGENT_FOLDER}/{submission} ] || rm -f {AGENT_FOLDER}/{submission}\n" + source)
+        for answer in answers:
+            inputs.append({"name": _answer_parameter(answer)})
+            script, variable = _receive(_answer_parameter(answer), f"{AGENT_FOLDER}/{answer}", encoded=True)
+            received.append(variable)
+            source = script + source
+        for record in plan.records:
+            if RECORDS[record] not in phases:
+                inputs.append({"name": f"record-{record}"})
+                script, variable = _receive(f"record-{record}", f"{BUNDLE}/{record}")
+                received.append(variable)
+                source = script + source
         outputs.append({"name": "verdict", "valueFrom": {"path": f"{BUNDLE}/verdict.json"}})
     needed = sorted(n for n in files if n in source)
     template: dict = {"name": name}
@@ -108,6 +156,7 @@ def _pod(name: str, phases: tuple[str, ...], plan: EnginePlan, files: dict[str, 
     else:
         env = [{"name": "KUBECONFIG", "value": "/kube/config"},
                {"name": "PROMETHEUS_URL", "value": "{{workflow.parameters.prometheus-url}}"}, *env]
+    env += received
     template["script"] = {"image": "{{workflow.parameters.image}}", "command": ["sh"], "workingDir": BUNDLE,
                           "env": env}
     if name != "agent":
@@ -122,9 +171,13 @@ def _pod(name: str, phases: tuple[str, ...], plan: EnginePlan, files: dict[str, 
     return template
 
 
-def workflow_template(plan: EnginePlan, files: dict[str, bytes], submission: str = "diagnosis.json") -> dict:
+def _pod_of(phase: str) -> str:
+    return next(name for name, phases in PODS if phase in phases)
+
+
+def workflow_template(plan: EnginePlan, files: dict[str, bytes]) -> dict:
     _check_phases()
-    pods = [t for name, phases in PODS if (t := _pod(name, phases, plan, files, submission)) is not None]
+    pods = [t for name, phases in PODS if (t := _pod(name, phases, plan, files)) is not None]
     exits = [t for name, phases in EXIT_PODS if (t := _pod(name, phases, plan, files)) is not None]
     run = {"name": "run", "steps": []}
     for t in pods:
@@ -133,8 +186,11 @@ def workflow_template(plan: EnginePlan, files: dict[str, bytes], submission: str
             step["arguments"] = {"parameters": [{"name": "agent-kubeconfig",
                                                  "value": "{{steps.handover.outputs.parameters.agent-kubeconfig}}"}]}
         if t["name"] == "evaluate":
-            step["arguments"] = {"parameters": [{"name": "submission",
-                                                 "value": "{{steps.agent.outputs.parameters.submission}}"}]}
+            step["arguments"] = {"parameters": [
+                *({"name": _answer_parameter(n), "value": f"{{{{steps.agent.outputs.parameters.{_answer_parameter(n)}}}}}"}
+                  for n in plan.answers),
+                *({"name": f"record-{r}", "value": f"{{{{steps.{_pod_of(RECORDS[r])}.outputs.parameters.record-{r}}}}}"}
+                  for r in plan.records)]}
         run["steps"].append([step])
     exit_steps = []
     for t in exits:
@@ -162,7 +218,7 @@ def argo_files(scenario: ir.Scenario, files: dict[str, bytes]) -> tuple[dict, di
     """(the WorkflowTemplate, the folder's files: its YAML; the bundle files are inside it)."""
     from ..serialize import dump_yaml
 
-    template = workflow_template(engine_plan(scenario, files), bundle_files(files), submission_file(scenario))
+    template = workflow_template(engine_plan(scenario, files), bundle_files(files))
     return template, {TEMPLATE_FILE: dump_yaml([template])}
 
 

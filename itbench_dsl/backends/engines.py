@@ -23,7 +23,9 @@ import yaml
 
 from .. import access, ir
 from ..ciso.tasks import TASK_CLASSES
-from ..run.lifecycle import FIELD_MANAGER, PHASES, PROMPT_WORKSPACE, SUBMISSION, WORKLOAD_KINDS
+from ..run import lifecycle
+from ..run.lifecycle import FIELD_MANAGER, PHASES, PROMPT_WORKSPACE, SUBMISSION, WORKLOAD_KINDS, answer_files, evaluator_inputs
+from ..run.snapshot import OBSERVED_KINDS
 
 WORKSPACE = "${ITBENCH_WORKSPACE:-/tmp/itbench-agent}"
 # keeps only the agent's cluster (server, CA) of the caller's flattened kubeconfig (JSON on stdin) and adds the
@@ -86,6 +88,26 @@ if wide or len(reach["kubeconfig"]["users"]) != 1:
     sys.exit("the agent's token may do more than its Roles grant (agent-reach.json `held`): " + "; ".join(wide)
              if wide else "the agent's kubeconfig holds more than one user")
 """
+# what a phase records in the bundle's folder for the evaluation (`itbench run` keeps them in memory): the
+# phase that writes each; Argo carries them from its pod to the evaluation's as parameters
+RECORDS = {"injected-at": "inject", "answered-at": "agent"}
+NOW = "date -u +%Y-%m-%dT%H:%M:%SZ"
+# the state's `observations` from the captures the snapshot took while the fix ran (observation-N.json, each with
+# its time in observation-N.at): their workloads and pods, as `itbench run`'s snapshot.observe keeps them
+OBSERVE_PY = f"""import glob, json
+kinds = {OBSERVED_KINDS!r}
+state = json.load(open("state.json"))
+observations = []
+for path in sorted(glob.glob("observation-*.json"), key=lambda p: int(p.split("-")[1].split(".")[0])):
+    items = json.load(open(path))["resources"]["items"]
+    observations.append({{"at": open(path[:-5] + ".at").read().strip(), "resources": {{"apiVersion": "v1", "kind": "List",
+        "items": [o for o in items if o.get("kind") in kinds and (o.get("metadata") or {{}}).get("namespace")]}}}})
+if observations:
+    state["observations"] = observations
+    json.dump(state, open("state.json", "w"))
+"""
+# exits 0 when the mitigation's checks hold on state.json (the evaluator's verdict on stdin)
+HOLDS_PY = "import json, sys; sys.exit(0 if json.load(sys.stdin).get('passed') is True else 1)"
 ALERT_TIMEOUT_SECONDS = 1800  # the longest `for` of the catalogue (1h) is not waited: ITBench's runs wait 30 min
 READY_TIMEOUT = "10m"
 # builtin API groups (no `kind.group` needed on kubectl's command line)
@@ -110,6 +132,8 @@ class EnginePlan:
     domain: str
     phases: dict[str, list[Action]] = field(default_factory=dict)  # lifecycle phase name -> actions, in order
     cleanup: tuple[str, ...] = ()  # the phases that run whatever happened (lifecycle `always`)
+    answers: tuple[str, ...] = ()  # the files of the agent's folder the evaluation reads
+    records: tuple[str, ...] = ()  # the RECORDS the run writes and the evaluation reads
 
 
 def _docs(files: dict[str, bytes], name: str) -> list[dict]:
@@ -159,12 +183,30 @@ def _waiter(waiter: ir.Waiter, selectors: dict) -> str:
     return f"echo 'waiter `{waiter.kind}` has no engine command' >&2\nexit 1"
 
 
-def _alert_wait(names: list[str]) -> str:
-    """Poll Prometheus until every expected alert fires (bounded)."""
+def _gate_py() -> str:
+    """ALERT_GATE_PY: exits 0 when every expected alert (argv[1]: {name: the namespaces it must fire in}) fires in
+    alerts.json with a label set that did not fire in baseline-alerts.json, in its namespaces: the alerts phase
+    of `itbench run`, whose code (prometheus.instances, newly_firing) it runs."""
+    import inspect
+
+    from ..run import prometheus
+
+    return "\n".join([
+        "from __future__ import annotations", "import json, sys",
+        inspect.getsource(prometheus.instances), inspect.getsource(prometheus.newly_firing),
+        "scopes = {name: tuple(where) for name, where in json.loads(sys.argv[1]).items()}",
+        "response = json.load(open('alerts.json'))",
+        "try:\n    baseline = json.load(open('baseline-alerts.json'))\nexcept (OSError, ValueError):\n    baseline = None",
+        "sys.exit(0 if set(scopes) <= set(newly_firing(response, baseline, scopes)) else 1)", ""])
+
+
+def _alert_wait(scopes: dict[str, tuple[str, ...]]) -> str:
+    """Poll Prometheus until every expected alert fires, not as in the baseline, in its namespaces (bounded)."""
+    import json
+
     attempts = ALERT_TIMEOUT_SECONDS // 15
-    check = ("python3 -c 'import json, sys; data = json.load(open(\"alerts.json\")); firing = {a[\"labels\"]"
-             ".get(\"alertname\") for a in data[\"data\"][\"alerts\"] if a.get(\"state\") == \"firing\"}; "
-             "sys.exit(0 if set(sys.argv[1:]) <= firing else 1)' " + " ".join(names))
+    check = f"python3 -S -c {shlex.quote(_gate_py())} {shlex.quote(json.dumps(scopes, sort_keys=True))}"
+    names = sorted(scopes)
     return _script(
         ': "${PROMETHEUS_URL:?set PROMETHEUS_URL to the Prometheus the alert rules are loaded in}"',
         f"for attempt in $(seq 1 {attempts}); do",
@@ -172,7 +214,8 @@ def _alert_wait(names: list[str]) -> str:
         f"  if {check}; then exit 0; fi",
         "  sleep 15",
         "done",
-        f"echo 'expected alerts did not fire within {ALERT_TIMEOUT_SECONDS} s: {', '.join(names)}' >&2",
+        f"echo 'expected alerts did not fire (not as in the baseline, in their namespaces) within {ALERT_TIMEOUT_SECONDS} s: "
+        f"{', '.join(names)}' >&2",
         "exit 1")
 
 
@@ -205,9 +248,17 @@ def engine_plan(scenario: ir.Scenario, files: dict[str, bytes]) -> EnginePlan:
         ': "${PROMETHEUS_URL:?set PROMETHEUS_URL}"',
         'curl -fsS "$PROMETHEUS_URL/api/v1/alerts" > baseline-alerts.json'))] if expected else []
 
+    spec = _spec(files)
+    tasks = list(spec.get("tasks") or [])
+    inputs = [] if _compliance(scenario) else evaluator_inputs(tasks, folder="answers" in spec)
+    plan.records = tuple(r for r in RECORDS if r.replace("-", "_") in {what for _, what in inputs})
+    plan.answers = ((submission_file(scenario),) if _compliance(scenario) else
+                    tuple(dict.fromkeys(answer_files(spec, scenario.domain).values())))
     waiters = [w for g in scenario.faults for w in g.waiters]
     inject: list[Action] = [Action("script", f"before: {w.kind}", script=_script(_waiter(w, selectors)))
                             for w in waiters if w.when == "before"]
+    if "injected-at" in plan.records:  # the fault's first change: a detection counts from here (as `itbench run`)
+        inject.append(Action("script", "record the injection", script=_script(f"{NOW} > injected-at")))
     if "inject/recreate.yaml" in files:  # gone (kubectl waits) before the apply creates them changed
         inject.append(Action("script", "inject: delete what is recreated", script=_script(
             "kubectl delete --ignore-not-found --wait=true -f inject/recreate.yaml")))
@@ -224,7 +275,8 @@ def engine_plan(scenario: ir.Scenario, files: dict[str, bytes]) -> EnginePlan:
     inject += [Action("script", f"after: {w.kind}", script=_script(_waiter(w, selectors)))
                for w in waiters if w.when == "after"]
     p["inject"] = inject
-    p["alerts"] = [Action("script", "wait for the expected alerts", script=_alert_wait(expected))] if expected else []
+    p["alerts"] = ([Action("script", "wait for the expected alerts", script=_alert_wait(
+        dict(lifecycle.alert_scopes_of(_scenario_json(files)))))] if expected else [])
 
     account = scenario.agent.service_account
     home = scenario.agent.namespaces[0] if scenario.agent.namespaces else None
@@ -244,11 +296,13 @@ def engine_plan(scenario: ir.Scenario, files: dict[str, bytes]) -> EnginePlan:
             f"ITBENCH_GRANTED={shlex.quote(review_spec(scenario, files))} "
             f"python3 -S -c {shlex.quote(REVIEW_PY)}"]
     p["handover"] = [Action("script", "hand over", script=_script(*handover))]
-    p["agent"] = [Action("script", "agent", script=_script(*agent_lines()))]
+    detection = answer_files(spec, scenario.domain).get("detect") if "answered-at" in plan.records else None
+    p["agent"] = [Action("script", "agent", script=_script(*agent_lines(detection)))]
     prometheus = ' --prometheus "$PROMETHEUS_URL"' if expected or scenario.mitigation else ""
-    p["snapshot"] = [Action("script", "snapshot", script=_script(f"python3 -S evaluator.py --capture state.json{prometheus}"))]
+    window = lifecycle.mitigation_window_of(_scenario_json(files))
+    p["snapshot"] = [Action("script", "snapshot", script=_script(*snapshot_lines(prometheus, "mitigate" in tasks, window)))]
     p["evaluate"] = [Action("script", "evaluate", script=_script(
-        f'W="{WORKSPACE}"', _evaluate(scenario) + " > verdict.json", "cat verdict.json",
+        f'W="{WORKSPACE}"', _evaluate(scenario, inputs) + " > verdict.json", "cat verdict.json",
         # the agent's work is kept beside the bundle, less its token; its folder (empty when handed over) goes
         'rm -f "$W/kubeconfig.yaml"', 'mkdir -p workspace', 'cp -R "$W/." workspace/', 'rm -rf "$W"'))]
 
@@ -294,16 +348,40 @@ def review_spec(scenario: ir.Scenario, files: dict[str, bytes]) -> str:
         "urls": sorted(access.DEFAULT_URLS)}, separators=(",", ":"), sort_keys=True)
 
 
-def agent_lines() -> list[str]:
-    """The agent's run: in its folder, with an environment of its own (`env -i`)."""
-    return [
+# the agent's exit status is the agent's record, not the run's failure: its answers and the state are graded
+# whatever it was, as `itbench run` grades them
+AGENT_RUN = 'env -i "$@" sh -c "$ITBENCH_AGENT" || echo "the agent exited with status $?" >&2'
+
+
+def agent_lines(detection: str | None = None) -> list[str]:
+    """The agent's run: in its folder, with an environment of its own (`env -i`). `detection`: the detect task's
+    answer file, watched while the agent runs; `answered-at` (in the bundle's folder) is when its content as
+    the agent left it was first seen (the harness's clock, as `itbench run` records it, never the file's times)."""
+    lines = [
         ': "${ITBENCH_AGENT:?set ITBENCH_AGENT to the command that runs the agent}"',
         f'W="{WORKSPACE}"',
+        'B="$(pwd)"',
         'cd "$W"',
         'set -- PATH="$PATH" HOME="$W" KUBECONFIG="$W/kubeconfig.yaml" ITBENCH_WORKSPACE="$W" '
         'ITBENCH_PROMPT="$W/prompt.md"',
         'for name in ${ITBENCH_AGENT_ENV:-}; do eval "value=\\${$name-}"; set -- "$@" "$name=$value"; done',
-        'env -i "$@" sh -c "$ITBENCH_AGENT"',
+    ]
+    if detection is None:
+        return [*lines, AGENT_RUN]
+    answer = shlex.quote(detection)
+    return [
+        *lines,
+        'rm -f "$B/answers-seen" "$B/answered-at"',
+        # each content of the answer, with when it was first seen
+        f'( last=""; while :; do if [ -f {answer} ]; then sum=$(cksum < {answer}); if [ "$sum" != "$last" ]; then '
+        f'last=$sum; echo "$sum $({NOW})" >> "$B/answers-seen"; fi; fi; sleep 1; done ) &',
+        'watcher=$!',
+        'trap \'kill "$watcher" 2>/dev/null || true\' EXIT',
+        AGENT_RUN,
+        'kill "$watcher" 2>/dev/null || true',
+        f'if [ -f {answer} ]; then sum=$(cksum < {answer}); '
+        f'seen=$(grep -F "$sum " "$B/answers-seen" 2>/dev/null | head -n 1 | awk \'{{print $NF}}\'); '
+        f'echo "${{seen:-$({NOW})}}" > "$B/answered-at"; fi',
     ]
 
 
@@ -314,10 +392,68 @@ def submission_file(scenario: ir.Scenario) -> str:
     return SUBMISSION[scenario.domain]
 
 
-def _evaluate(scenario: ir.Scenario) -> str:
-    if scenario.compliance is not None and scenario.compliance.task in TASK_CLASSES:
+def snapshot_lines(prometheus: str, mitigate: bool, window: float | None) -> list[str]:
+    """The capture as `itbench run`'s snapshot does it: the state's `fixed_at` is the end of the agent's work
+    (this step starts when the agent's ends); with a mitigate task, the state is captured and graded every
+    MITIGATION_POLL seconds until the mitigation's checks hold or its declared window (`within`, from the
+    agent's end; ITBENCH_MITIGATION_WINDOW, as --mitigation-window) is over, then the fix runs STABLE_FOR seconds
+    (ITBENCH_STABLE_FOR, as --stable-for), its workloads observed every ALERT_POLL seconds (at most
+    OBSERVATIONS times), before the state is captured with those `observations`."""
+    capture = f'python3 -S evaluator.py --capture state.json{prometheus} --fixed-at "$FIXED_AT"'
+    lines = [f"FIXED_AT=$({NOW})", "ENDED=$(date +%s)", "rm -f observation-*"]
+    if not mitigate:
+        return [*lines, capture]
+    lines += [f'WINDOW="${{ITBENCH_MITIGATION_WINDOW:-{int(window or 0)}}}"',
+              f'STABLE_FOR="${{ITBENCH_STABLE_FOR:-{int(lifecycle.STABLE_FOR)}}}"',
+              'if [ "$WINDOW" -gt 0 ]; then while :; do', f"  {capture}",
+              f"  if python3 -S evaluator.py --task mitigate --state state.json | python3 -S -c {shlex.quote(HOLDS_PY)}; "
+              "then break; fi",
+              '  if [ $(( $(date +%s) - ENDED )) -ge "$WINDOW" ]; then break; fi',
+              f"  sleep {lifecycle.MITIGATION_POLL:g}", "done; fi",
+              'if [ "$STABLE_FOR" -gt 0 ]; then',
+              f'  EVERY=$(( STABLE_FOR / {lifecycle.OBSERVATIONS} )); if [ "$EVERY" -lt {int(lifecycle.ALERT_POLL)} ]; '
+              f'then EVERY={int(lifecycle.ALERT_POLL)}; fi',
+              "  STARTED=$(date +%s); n=0", "  while :; do", f"    {NOW} > observation-$n.at",
+              f"    python3 -S evaluator.py --capture observation-$n.json{prometheus} 2>/dev/null || rm -f observation-$n.at",
+              "    n=$((n + 1))", '    if [ $(( $(date +%s) - STARTED )) -ge "$STABLE_FOR" ]; then break; fi',
+              '    sleep "$EVERY"', "  done", "fi",
+              capture, f"python3 -S -c {shlex.quote(OBSERVE_PY)}", "rm -f observation-*"]
+    return lines
+
+
+def _scenario_json(files: dict[str, bytes]) -> dict:
+    import json
+
+    data = files.get("scenario.json")
+    return json.loads(data) if data else {}
+
+
+def _compliance(scenario: ir.Scenario) -> bool:
+    return scenario.compliance is not None and scenario.compliance.task in TASK_CLASSES
+
+
+def _spec(files: dict[str, bytes]) -> dict:
+    from .evaluator_file import spec_of
+
+    data = files.get("evaluator.py")
+    return (spec_of(data.decode("utf-8")) if data else None) or {}
+
+
+def _evaluate(scenario: ir.Scenario, inputs: list[tuple[str, str]]) -> str:
+    """The evaluation of every task the scenario poses, with the inputs `itbench run` gives it
+    (lifecycle.evaluator_inputs): the agent's folder or answer file, the state, the recorded times."""
+    if _compliance(scenario):
         return f'python3 -S evaluator.py --artifact "$W/{submission_file(scenario)}" --state state.json'
-    return f'python3 -S evaluator.py --agent-output "$W/{submission_file(scenario)}" --state state.json'
+    given = {"submission": f'"$W/{submission_file(scenario)}"', "folder": '"$W"', "state": "state.json",
+             "injected_at": '"$(cat injected-at)"',
+             # none when the agent left no detection answer (the evaluator grades it as missing)
+             "answered_at": '${ANSWERED:+"$ANSWERED"}'}
+    command = "python3 -S evaluator.py"
+    for option, what in inputs:
+        command += f" {given[what]}" if what == "answered_at" else f" {option} {given[what]}"
+    if any(what == "answered_at" for _, what in inputs):
+        return 'ANSWERED=""; if [ -f answered-at ]; then ANSWERED="--answered-at=$(cat answered-at)"; fi\n' + command
+    return command
 
 
 def ready_script(refs) -> str:

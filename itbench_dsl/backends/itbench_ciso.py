@@ -227,8 +227,10 @@ def export_findings(result) -> list:
     from ..diagnostics import Diagnostic
 
     scenario = result.scenario
-    found = _missing_faults(result)
-    if scenario.domain == "ciso" or scenario.topology.application_key is not None:
+    found = _missing_faults(result) + _fixed_arguments(result)
+    if scenario.domain == "ciso":
+        return found + _application_objects(result)
+    if scenario.topology.application_key is not None:
         return found
     app = scenario.topology.application
     where = next((s.span for s in result.document.statements if isinstance(s, (ast.UseApp, ast.Topology))),
@@ -269,6 +271,58 @@ def _undeployed_targets(result, what: str) -> list:
                 result.path, _fault_span(result, injection), "ITBench does not deploy this target",
                 help='use an application ITBench installs (`use app "opentelemetry-demo"`), or run the full '
                      "bundle (`itbench run`)"))
+    return out
+
+
+def _application_objects(result) -> list:
+    """E3006 when the class's harness reads the graded object from application.yaml as one document
+    (TaskClass.one_application_object) and the export's holds several (the gap's ServiceAccount beside its
+    binding, two gap objects): ITBench's evaluation could not read it, or would grade the first object alone."""
+    import yaml
+
+    from ..diagnostics import Diagnostic
+
+    scenario = result.scenario
+    cls = TASK_CLASSES.get(scenario.compliance.task) if scenario.compliance is not None else None
+    data = (result.files or {}).get("itbench/manifests/application.yaml")
+    if cls is None or not cls.one_application_object or not data:
+        return []
+    objects = [d for d in yaml.safe_load_all(data.decode("utf-8")) if isinstance(d, dict)]
+    if len(objects) <= 1:
+        return []
+    listed = ", ".join(f"{o.get('kind')} `{(o.get('metadata') or {}).get('name')}`" for o in objects)
+    return [Diagnostic(
+        "E3006", f"scenario `{scenario.name}`: ITBench's {cls.scenario_type} harness reads the one object it grades "
+        f"from manifests/application.yaml as a single document, and this export's holds {len(objects)} ({listed}): "
+        "ITBench could not grade it, so the ITBench export is not written", result.path,
+        result.document.name_span, "ITBench grades one object here",
+        help="give the scenario one gap object that needs no other (or run the full bundle, `itbench run`, which "
+             "grades every gap object)")]
+
+
+def _fixed_arguments(result) -> list:
+    """W3002 for each argument of a fault ITBench's scenario.yaml has no field for (FaultKind.itbench_injects) whose
+    value differs from what ITBench's injection task applies: the export's ITBench run injects another fault (a
+    magnitude, a metric) than the one the scenario's ground truth and prose describe."""
+    from ..diagnostics import Diagnostic
+
+    out = []
+    for injection in result.scenario.injections():
+        fixed = getattr(injection.kind, "itbench_injects", None) or {}
+        if not injection.itbench_id:
+            continue
+        for name, value in fixed.items():
+            if name in injection.itbench_args or (value is not None and injection.args.get(name) == value):
+                continue
+            given = injection.args.get(name)
+            applies = ("its own values, which no value of it says" if value is None else f"`{value}`")
+            out.append(Diagnostic(
+                "W3002", f"fault `{injection.fault}`: ITBench's scenario.yaml has no field for `{name}` "
+                f"({given!r} here); ITBench's injection task applies {applies}, so an ITBench run of this export "
+                "injects another fault than the one its ground truth grades", result.path,
+                _fault_span(result, injection), "ITBench injects its own value",
+                help=(f"write `{name}` as ITBench injects it ({value}), or " if value is not None else "")
+                + "run the full bundle (`itbench run`), which injects the scenario's fault"))
     return out
 
 

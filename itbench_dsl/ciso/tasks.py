@@ -29,6 +29,9 @@ class TaskClass:
     collects: bool = False  # the agent collects the objects itself with kubectl: its default access must reach them
     runnable: bool = False  # `itbench run` grades it (from the PolicyReports Kyverno writes)
     kubeconfig_data: bool = False  # ITBench's input.json of the class carries an empty `kubeconfig_data`
+    # the class's harness (playbooks/evaluate.yml) reads the graded object from manifests/application.yaml as one
+    # document (`from_yaml`): an export whose application.yaml holds more is refused (E3006)
+    one_application_object: bool = False
     # the kubectl commands the class's prompt cites: the agent's access grants what they need (access.py)
     commands: tuple[str, ...] = ()
     # a Rego class's input: the shape its policy is graded on (INPUT_SHAPES), which its prompt states
@@ -112,7 +115,8 @@ KYVERNO_CONTRACT = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "aud
 TASK_CLASSES: dict[str, TaskClass] = {c.task: c for c in [
     TaskClass("kyverno_policy", "Gen-CIS-b-K8s-Kyverno", "policy_gen", "cis-b.{section}-gen", "fault_remove.yml",
               _GOAL_KYVERNO, "kyverno", {"policy": "policy.yaml"}, (("policies",), ("clusterpolicies",)),
-              commands=("kubectl get polr -A", "kubectl get cpolr"), runnable=True, kubeconfig_data=True),
+              commands=("kubectl get polr -A", "kubectl get cpolr"), runnable=True, kubeconfig_data=True,
+              one_application_object=True),
     TaskClass("opa_kubectl", "Gen-CIS-b-K8s-Kubectl-OPA", "k8s-opa-cis-b-gen", "k8s-opa/cis-b-gen/{section}",
               "fault_removal.yml", _GOAL_OPA, "rego",
               {"fetcher": "fetcher.sh", "policy": "policy.rego", "collected": "collected_data.json"}, collects=True,

@@ -207,6 +207,10 @@ class FaultKind:
     # for self-validation; "" leaves them ready (only the alerts tell the fault). A function of the use's
     # arguments where they decide it (a PodChaos action).
     readiness: "str | Callable[[dict], str]" = ""
+    # arguments ITBench's scenario.yaml has no field for: what ITBench's injection task applies whatever the scenario
+    # says, in the argument's checked form (None: no value of the argument says it); an export whose use differs
+    # runs another fault than the one its ground truth grades (W3002)
+    itbench_injects: dict = field(default_factory=dict)
 
     def pod_effect(self, args: dict) -> str:
         """The readiness effect of one use of the kind (its checked arguments)."""

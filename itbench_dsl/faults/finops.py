@@ -285,6 +285,8 @@ FAULTS = [
         app_options={"autoscaling": {"kubernetes": {"hpa": True}}},
         labels=("virtualization", "misconfiguration"),
         symptoms=('scaling',),
+        # ITBench's task sets a CPU target of 20% and a memory target of 30%, whatever the scenario's
+        itbench_injects={"utilization": None},
     ),
     FaultKind(
         "overprovisioned_requests", None, "workload.container.resources.requests:overprovisioned",

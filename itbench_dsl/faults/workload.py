@@ -548,6 +548,7 @@ FAULTS = [
         accept=(Acceptance(r".*\.resources\.limits(\..*)?", ">="), Acceptance(r".*\.resources\.requests(\..*)?", "any")),
         readiness="crash", labels=("virtualization", "misconfiguration"),
         symptoms=('scheduling', 'readiness'),
+        itbench_injects={"cpu": "5m", "memory": "5Mi"},  # ITBench writes 5m / 5Mi limits and requests
     ),
     FaultKind(
         "misconfigured_readiness_probe", "misconfigured-kubernetes-workload-container-readiness-probe",

@@ -83,6 +83,64 @@ CISO_TASKS_RUN = tuple(c.task for c in TASK_CLASSES.values() if c.runnable)
 POLICY_KINDS = (("kyverno.io/v1", "ClusterPolicy"), ("kyverno.io/v1", "Policy"))  # what a CISO agent deploys
 
 
+# the tasks graded on the agent's answer (runtime/evaluator.py ANSWER_TASKS); the others read the state
+ANSWER_TASKS = ("diagnose", "detect", "localize", "analyze")
+
+
+def answer_files(spec: dict, domain: str) -> dict[str, str]:
+    """task -> the answer file the agent writes for it, for the tasks of an evaluator's `spec` graded on an
+    answer (the spec's `answers`; the domain's submission for `diagnose`): what a run keeps of the agent's
+    folder and what the engine exports carry to their evaluation."""
+    tasks = list(spec.get("tasks") or [])
+    out = {t: n for t, n in (spec.get("answers") or {}).items() if t in tasks and isinstance(n, str)}
+    if "diagnose" in tasks and SUBMISSION.get(domain):
+        out.setdefault("diagnose", SUBMISSION[domain])
+    return {t: n for t, n in out.items() if t in ANSWER_TASKS}
+
+
+def evaluator_inputs(tasks, task: str | None = None, folder: bool = False) -> list[tuple[str, str]]:
+    """The options of one evaluator.py run grading `task` (None: every task of `tasks` in one run; `folder`: the
+    bundle's evaluator reads a work folder, its spec has `answers`), as (option, input): `submission` (the
+    domain's answer file), `folder` (the agent's), `state`, `injected_at` (when the fault was injected: what
+    detect times against) and `answered_at` (when the harness saw the detection answer appear). `itbench run`
+    and the engine exports grade with these; a caller leaves out a time it has no record of."""
+    graded = [task] if task is not None else list(tasks)
+    read = [t for t in graded if t in ANSWER_TASKS]
+    out: list[tuple[str, str]] = []
+    if read:
+        out.append(("--agent-output", "submission" if read == ["diagnose"] and (task or not folder) else "folder"))
+    out.append(("--state", "state"))
+    if "detect" in graded:
+        out += [("--injected-at", "injected_at"), ("--answered-at", "answered_at")]
+    return out
+
+
+# how a run captures the state after the agent (`itbench run`'s defaults, and what the engine exports do):
+STABLE_FOR = 60.0  # seconds the fix runs, observed, before the capture (--stable-for)
+ALERT_POLL = 10.0  # seconds between looks at Prometheus, and between observations (--alert-poll)
+OBSERVATIONS = 12  # earlier captures of the workloads while the fix runs, at most
+MITIGATION_POLL = 2.0  # seconds between captures graded while waiting for the mitigation to hold
+
+
+def alert_scopes_of(scenario_json: dict) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Per expected alert, the namespaces of its targets (scenario.json `alerts[].target`): where it must fire."""
+    scopes: dict[str, set[str]] = {}
+    for alert in scenario_json.get("alerts") or []:
+        target = alert.get("target") or {}
+        scopes.setdefault(alert["name"], set()).update([target["namespace"]] if target.get("namespace") else [])
+    return tuple((n, tuple(sorted(scopes[n]))) for n in sorted(scopes))
+
+
+def mitigation_window_of(scenario_json: dict) -> float | None:
+    """The declared window of the mitigation (scenario.json `mitigation`: `mitigated when within D` and the
+    predicates' own `within`, the longest): how long after the agent a run waits for the checks to hold."""
+    mitigation = scenario_json.get("mitigation") or {}
+    windows = [w for w in [mitigation.get("within_seconds"),
+                           *((p or {}).get("within_seconds") for p in mitigation.get("predicates") or [])]
+               if isinstance(w, (int, float)) and not isinstance(w, bool) and w > 0]
+    return float(max(windows)) if windows else None
+
+
 class BundleError(ValueError):
     """A bundle that cannot be run: the message names the file and what is wrong."""
 
@@ -348,16 +406,8 @@ def load_bundle(path: str | Path, requirements_timeout: float = 60.0, runnable: 
         waiters = tuple(Waiter(w["kind"], w["when"], Ref.from_json(w["target"]), dict(w.get("args") or {}))
                         for group in data.get("faults") or [] for w in group.get("waiters") or [])
         alerts = tuple(sorted({a["name"] for a in data.get("alerts") or []}))
-        scopes: dict[str, set[str]] = {}
-        for alert in data.get("alerts") or []:
-            target = alert.get("target") or {}
-            scopes.setdefault(alert["name"], set()).update([target["namespace"]] if target.get("namespace") else [])
-        alert_scopes = tuple((n, tuple(sorted(scopes[n]))) for n in sorted(scopes))
-        mitigation = data.get("mitigation") or {}
-        windows = [w for w in [mitigation.get("within_seconds"),
-                               *((p or {}).get("within_seconds") for p in mitigation.get("predicates") or [])]
-                   if isinstance(w, (int, float)) and not isinstance(w, bool) and w > 0]
-        window = float(max(windows)) if windows else None
+        alert_scopes = alert_scopes_of(data)
+        window = mitigation_window_of(data)
         agent = data.get("agent") or {}
         namespaces = agent.get("namespaces") or []
         account = (Ref("v1", "ServiceAccount", namespaces[0], agent["service_account"])

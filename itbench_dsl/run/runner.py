@@ -35,13 +35,11 @@ from typing import TextIO
 
 from .. import access
 from . import agentfiles, lifecycle
-from .lifecycle import SUBMISSION, Bundle, Ref
+from .lifecycle import ANSWER_TASKS, SUBMISSION, Bundle, Ref, evaluator_inputs
 from . import ClusterError, prometheus
 from .client import Cluster, ready
 from .snapshot import capture, capture_reports, observe
 
-# the tasks graded on the agent's answer (runtime/evaluator.py ANSWER_TASKS); the others read the state
-ANSWER_TASKS = ("diagnose", "detect", "localize", "analyze")
 ANSWER_POLL = 0.25  # seconds between looks for the detection answer while the agent runs
 MAX_ANSWER_BYTES = agentfiles.MAX_ANSWER_BYTES  # of an answer file: what a look reads, what the snapshot keeps
 ANSWERS, ANSWERS_MANIFEST = "answers", "answers.json"  # the answer files as the agent's budget ended, and what of them
@@ -106,8 +104,7 @@ class Outcome:
     signum: int | None = None
 
 
-OBSERVATIONS = 12  # earlier captures of the workloads while the fix runs (--stable-for), at most
-MITIGATION_POLL = 2.0  # seconds between captures graded while waiting for the mitigation to hold
+OBSERVATIONS, MITIGATION_POLL = lifecycle.OBSERVATIONS, lifecycle.MITIGATION_POLL
 
 
 def new_run_id() -> str:
@@ -882,11 +879,8 @@ class Run:
         from ..backends.evaluator_file import spec_of
 
         spec = spec_of((self.bundle.path / "evaluator.py").read_text(encoding="utf-8")) or {}
-        tasks = list(self.bundle.requires.get("tasks") or [])
-        out = {t: n for t, n in (spec.get("answers") or {}).items() if t in tasks and isinstance(n, str)}
-        if "diagnose" in tasks and SUBMISSION.get(self.bundle.domain):
-            out.setdefault("diagnose", SUBMISSION[self.bundle.domain])
-        return {t: n for t, n in out.items() if t in ANSWER_TASKS}
+        return lifecycle.answer_files({**spec, "tasks": list(self.bundle.requires.get("tasks") or [])},
+                                      self.bundle.domain)
 
     def _snapshot_answers(self, folder: Path) -> dict:
         """The answer files' bytes as they are now in `folder`, copied into `answers/` with `answers.json` saying
@@ -1289,20 +1283,17 @@ def grade(bundle: Bundle, state: Path, submission: Path, timeout: float = 300.0,
         if task in (refused or {}):
             verdicts[task] = _failed(bundle, task, f"the answer is refused: {refused[task]}")
             continue
-        if task == "diagnose":
-            if not submission.is_file():
-                verdicts[task] = _failed(bundle, task, f"the agent wrote no {submission.name}")
-                continue
-            # with the state: a name is credited only for an object it holds (a pod that does not exist is none)
-            command += ["--agent-output", str(submission), "--state", str(state)]
-        elif task in ANSWER_TASKS:  # the evaluator finds the task's answer file in the agent's workspace
-            command += ["--agent-output", str(submission.parent), "--state", str(state)]
-            if task == "detect" and injected_at:
-                command += ["--injected-at", injected_at]
-            if task == "detect" and answered_at:  # when the run saw the answer appear: it bounds `noticed_at`
-                command += ["--answered-at", answered_at]
-        else:
-            command += ["--state", str(state)]
+        if task == "diagnose" and not submission.is_file():
+            verdicts[task] = _failed(bundle, task, f"the agent wrote no {submission.name}")
+            continue
+        # diagnose with the state: a name is credited only for an object it holds (a pod that does not exist is
+        # none); the other answer tasks find their answer files in the agent's workspace; detect is timed
+        # against the injection, and bounded by when the run saw its answer appear
+        given = {"submission": str(submission), "folder": str(submission.parent), "state": str(state),
+                 "injected_at": injected_at, "answered_at": answered_at}
+        for option, what in evaluator_inputs(bundle.requires["tasks"], task):
+            if given[what]:
+                command += [option, given[what]]
         try:
             proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:

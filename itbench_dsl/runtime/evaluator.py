@@ -4759,6 +4759,18 @@ def flags_kept(entries, state):
 # ---- FinOps ----------------------------------------------------------------------------------------------
 
 
+def proximity_to(value, optimum):
+    """How near `value` is to `optimum`: 1 less their distance relative to the optimum, within [0, 1]. The one
+    comparison of FinOps figures: an optimal value's proximity and the spend's distance from the healthy one."""
+    return min(1.0, max(0.0, 1.0 - abs(value - optimum) / abs(optimum)))
+
+
+def near_enough(proximity, threshold):
+    """A proximity at the threshold passes (`within 10%` is inclusive): compared with a margin far below any
+    figure's resolution, so the float rounding of 1 - d/y at the edge never decides it."""
+    return proximity >= threshold - 1e-9
+
+
 def finops_proximity(spec, state, checks, metrics):
     proximities = []
     finops = spec["finops"]
@@ -4779,12 +4791,12 @@ def finops_proximity(spec, state, checks, metrics):
         if x is None or not y:
             proximity = 1.0 if observed is not MISSING and same(observed, optimum["value"]) else 0.0
         else:
-            proximity = min(1.0, max(0.0, 1.0 - abs(x - y) / abs(y)))
+            proximity = proximity_to(x, y)
         if problems:
             proximity = 0.0
         proximities.append(proximity)
         metrics[f"proximity.{index}"] = round(proximity, 6)
-        checks.append({"id": f"finops.proximity.{index}", "passed": proximity >= finops["threshold"],
+        checks.append({"id": f"finops.proximity.{index}", "passed": near_enough(proximity, finops["threshold"]),
                        "detail": f"{ref_text(optimum['object'])} {show_path(optimum['path'])} is {shown(observed)}, "
                                  f"optimal {shown(optimum['value'])}: proximity {proximity:.3f}"
                                  + ("; " + "; ".join(problems[:3]) if problems else "")})
@@ -5046,7 +5058,7 @@ def finops_spend(spec, state, checks):
     requests stays within the threshold of what the healthy manifests cost, above it or below (a request
     slashed starves the service). A raised minReplicas multiplies the spend however well the target is set;
     a control's right answer is to change nothing."""
-    slack = 1.0 - spec["finops"]["threshold"]
+    threshold = spec["finops"]["threshold"]
     over = []
     for entry in spec["finops"].get("spend", []):
         obj = state.get(entry["object"])
@@ -5064,7 +5076,8 @@ def finops_spend(spec, state, checks):
                    for resource, figure in healthy.items() if resource not in level]
         for what, cost, figure in shares:
             budget = entry["replicas"] * figure
-            if budget and abs(cost - budget) > budget * slack + 1e-9:  # no request at all: nothing to hold
+            # held as an optimal value is (proximity_to): `within 10%` of the healthy figure, inclusive
+            if budget and not near_enough(proximity_to(cost, budget), threshold):  # no request at all: nothing to hold
                 over.append(f"{ref_text(entry['object'])} {what}: {cost:g} at "
                             f"{floor:g} replica(s) at least, healthy {budget:g}")
     checks.append({"id": "finops.spend", "passed": not over,

@@ -371,10 +371,250 @@ def test_argo_keeps_the_cluster_secret_out_of_the_agents_pod(engine_env):
     import shutil
 
     shutil.rmtree(folder)
-    source = (agent["source"].replace("{{inputs.parameters.agent-kubeconfig}}", passed)
-              .replace("/tmp/itbench-agent", str(folder)))
+    source = agent["source"].replace("/tmp/itbench-agent", str(folder))
     agent_env = {k: v for k, v in env.items() if k not in ("KUBECONFIG",)}
+    agent_env |= _parameters(agent, {"agent-kubeconfig": passed})
     _run_sh(source, bundle, agent_env)
     seen = json.loads((folder / "seen.json").read_text())
     _check_agent_view(seen, folder, result.scenario.agent.service_account)
     _one_user(json.loads((folder / "kubeconfig.yaml").read_text()), result.scenario.agent.service_account)
+
+
+def _parameters(script: dict, values: dict) -> dict:
+    """The environment Argo gives a script whose env entries name input parameters: `values` substituted."""
+    import re
+
+    out = {}
+    for entry in script["env"]:
+        found = re.fullmatch(r"\{\{inputs\.parameters\.([a-z0-9-]+)\}\}", entry["value"])
+        if found:
+            out[entry["name"]] = values[found.group(1)]
+    return out
+
+
+def test_argo_passes_the_agents_answer_as_data_never_as_script(tmp_path):
+    """Argo substitutes `{{inputs.parameters.*}}` textually: the agent's answer (and any parameter) reaches the
+    evaluation pod in an environment variable, base64-encoded, and is written byte for byte; an answer holding a
+    line that would end a here-document, quotes or a command substitution runs nothing."""
+    import base64
+    import subprocess
+
+    result = compiled("sre/otel-checkout-nonexistent-image.itb")
+    [template] = list(yaml.safe_load_all(target_files(result, "argo", Diagnostics())["workflowtemplate.yaml"]))
+    pods = {t["name"]: t for t in template["spec"]["templates"] if "script" in t}
+    assert not any("{{inputs.parameters" in t["script"]["source"] for t in pods.values())
+    folder, sent = tmp_path / "agent", tmp_path / "sent"
+    payload = (b'{"entities": []}\nITBENCH_PARAMETER_END\ntouch ../pwned\n$(touch ../pwned2)\n\'"`touch ../pwned3`'
+               + bytes(range(256)))
+    # the agent's pod, after the agent: its answer, encoded where Argo reads the output parameter
+    send = "mkdir -p /tmp/itbench-sent" + pods["agent"]["script"]["source"].split("mkdir -p /tmp/itbench-sent")[1]
+    folder.mkdir()
+    (folder / "diagnosis.json").write_bytes(payload)
+    send = send.replace("/tmp/itbench-agent", str(folder)).replace("/tmp/itbench-sent", str(sent))
+    subprocess.run(["sh", "-c", send], cwd=tmp_path, check=True)
+    [out] = [p for p in pods["agent"]["outputs"]["parameters"] if p["valueFrom"]["path"].startswith("/tmp/itbench-sent")]
+    value = (sent / out["valueFrom"]["path"].rpartition("/")[2]).read_text()
+    assert base64.b64decode(value) == payload
+    # the evaluation pod writes it back, up to its snapshot
+    (folder / "diagnosis.json").unlink()
+    receive = pods["evaluate"]["script"]["source"].split("# snapshot")[0].replace("/tmp/itbench-agent", str(folder))
+    [parameter] = pods["evaluate"]["inputs"]["parameters"]
+    env = {"PATH": "/usr/bin:/bin"} | _parameters(pods["evaluate"]["script"], {parameter["name"]: value})
+    subprocess.run(["sh", "-c", receive], cwd=tmp_path, env=env, check=True)
+    assert (folder / "diagnosis.json").read_bytes() == payload
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("pwned")]
+
+
+def _step_scripts(test: dict) -> dict:
+    return {op["description"]: op["script"]["content"] for s in test["spec"]["steps"] for op in s["try"]
+            if "script" in op}
+
+
+@pytest.mark.parametrize("target", ["chainsaw", "argo"])
+def test_engine_exports_grade_every_task_the_scenario_poses(target, tmp_path):
+    """A scenario posing detect, localize, analyze and mitigate: the export records the injection and when the
+    detection answer appeared, carries every answer file to the evaluation and grades each task with the
+    inputs `itbench run` gives it (lifecycle.evaluator_inputs): the right answers pass."""
+    import json
+    import os
+    import subprocess
+
+    from itbench_dsl.analysis.states import derive
+
+    result = compiled("sre/hotel-reservation-mongodb-geo-revoked-role.itb")
+    files = target_files(result, target, Diagnostics())
+    bundle, folder = tmp_path / "bundle", tmp_path / "agent"
+    bundle.mkdir()
+    folder.mkdir()
+    faulty = derive(result.scenario)["faulty"]
+    (bundle / "state.json").write_text(json.dumps(faulty))
+    (bundle / "evaluator.py").write_bytes(result.files["evaluator.py"])
+    [namespace] = {o["metadata"]["namespace"] for o in faulty["resources"]["items"]
+                   if o["kind"] == "Deployment" and o["metadata"]["name"] == "mongodb-geo"}
+    answers = {"diagnosis.json": {"entities": [{"name": f"{namespace}/Deployment/mongodb-geo", "contributing_factor": True,
+                                                "reasoning": "r", "evidence": "e"}]},
+               "analysis.json": {"system_level": "application", "fault_type": "authentication_issue"}}
+    agent = "; ".join([*(f"echo '{json.dumps(a)}' > {n}" for n, a in answers.items()),
+                       """printf '{"anomaly": true, "noticed_at": "%s"}' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > detection.json"""])
+    env = {"PATH": os.environ["PATH"], "ITBENCH_WORKSPACE": str(folder), "ITBENCH_AGENT": agent}
+    if target == "chainsaw":
+        [test] = list(yaml.safe_load_all(files["chainsaw-test.yaml"]))
+        scripts = _step_scripts(test)
+        inject, run_agent, evaluate = scripts["record the injection"], scripts["agent"], scripts["evaluate"]
+    else:
+        [template] = list(yaml.safe_load_all(files["workflowtemplate.yaml"]))
+        pods = {t["name"]: t for t in template["spec"]["templates"] if "script" in t}
+        inject = "date -u +%Y-%m-%dT%H:%M:%SZ > injected-at\n"
+        assert inject.strip() in pods["inject"]["script"]["source"]
+        run_agent = pods["agent"]["script"]["source"].split("# agent\n")[1]
+        evaluate = pods["evaluate"]["script"]["source"].replace("/bundle", str(bundle))
+        evaluate = evaluate.split("# snapshot")[0] + "# evaluate" + evaluate.split("# evaluate")[1]
+    subprocess.run(["sh", "-c", inject], cwd=bundle, env=env, check=True)
+    done = subprocess.run(["sh", "-c", run_agent.replace("/tmp/itbench-agent", str(folder)).replace(
+        "/tmp/itbench-sent", str(tmp_path / "sent"))], cwd=bundle, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (bundle / "answered-at").is_file()
+    if target == "argo":  # what Argo passes from the agent's and the inject pod to the evaluation's
+        import shutil
+
+        shutil.rmtree(folder)
+        env |= _parameters(pods["evaluate"]["script"], {
+            **{p["name"]: (tmp_path / "sent" / p["name"]).read_text() for p in pods["agent"]["outputs"]["parameters"]
+               if p["name"].startswith("answer-")},
+            "record-injected-at": (bundle / "injected-at").read_text().strip(),
+            "record-answered-at": (bundle / "answered-at").read_text().strip()})
+        for name in ("injected-at", "answered-at"):
+            (bundle / name).unlink()
+        evaluate = evaluate.replace("/tmp/itbench-agent", str(folder))
+    done = subprocess.run(["sh", "-c", evaluate], cwd=bundle, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads((bundle / "verdict.json").read_text())
+    assert {t: v["passed"] for t, v in verdict["tasks"].items()} == {
+        "detect": True, "localize": True, "analyze": True, "mitigate": False}, verdict
+
+
+FAKE_EVALUATOR = """import json, sys
+calls = open("calls.log", "a")
+calls.write(" ".join(sys.argv[1:]) + "\\n")
+calls.close()
+args = sys.argv[1:]
+if "--capture" in args:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}}
+    json.dump({"resources": {"apiVersion": "v1", "kind": "List", "items": [pod]}, "captured": ["ns/Pod"],
+               **({"fixed_at": args[args.index("--fixed-at") + 1]} if "--fixed-at" in args else {})},
+              open(args[args.index("--capture") + 1], "w"))
+elif "--task" in args:
+    graded = sum(1 for line in open("calls.log") if line.startswith("--task"))
+    print(json.dumps({"passed": graded >= 2}))  # the fix takes hold at the second look
+"""
+
+
+@pytest.mark.parametrize("target", ["chainsaw", "argo"])
+def test_engine_snapshot_captures_as_the_run_does(target, tmp_path):
+    """The snapshot step dates the state (`fixed_at`: the end of the agent's work), waits the scenario's declared
+    mitigation window until the mitigation's checks hold, lets the fix run (observed) and captures with those
+    `observations`, as `itbench run`'s snapshot does."""
+    import json
+    import os
+    import re
+    import subprocess
+
+    result = compiled("sre/otel-checkout-insufficient-quota.itb")
+    files = target_files(result, target, Diagnostics())
+    if target == "chainsaw":
+        [test] = list(yaml.safe_load_all(files["chainsaw-test.yaml"]))
+        script = _step_scripts(test)["snapshot"]
+    else:
+        [template] = list(yaml.safe_load_all(files["workflowtemplate.yaml"]))
+        [pod] = [t for t in template["spec"]["templates"] if t["name"] == "evaluate"]
+        script = "set -eu\n" + pod["script"]["source"].split("# snapshot\n( set -eu\n")[1].split("\n)\n")[0]
+    (tmp_path / "evaluator.py").write_text(FAKE_EVALUATOR)
+    env = {"PATH": os.environ["PATH"], "PROMETHEUS_URL": "http://prometheus", "ITBENCH_STABLE_FOR": "1"}
+    done = subprocess.run(["sh", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    graded = [c for c in calls if c.startswith("--task mitigate")]
+    assert len(graded) == 2  # the window is waited until the checks hold
+    final = [c for c in calls if c.startswith("--capture state.json")]
+    assert final and all(re.search(r"--fixed-at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", c) for c in final)
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert state["fixed_at"] and state["observations"] and state["observations"][0]["resources"]["items"][0]["kind"] == "Pod"
+    assert not list(tmp_path.glob("observation-*"))
+
+
+def _alerts(*labels: dict) -> dict:
+    return {"status": "success", "data": {"alerts": [{"labels": dict(l), "state": "firing"} for l in labels]}}
+
+
+@pytest.mark.parametrize("target", ["chainsaw", "argo"])
+def test_engine_alert_gate_reads_the_baseline_and_the_namespace(target, tmp_path):
+    """The exported alert wait passes only for an expected alert firing in its target's namespace with a label set
+    that did not fire in the baseline, as `itbench run`'s alerts phase (prometheus.newly_firing): an instance
+    already firing before the injection, or one of another namespace, proves nothing of the fault."""
+    import json
+    import subprocess
+
+    result = compiled("sre/otel-checkout-nonexistent-image.itb")
+    files = target_files(result, target, Diagnostics())
+    if target == "chainsaw":
+        [test] = list(yaml.safe_load_all(files["chainsaw-test.yaml"]))
+        script = _step_scripts(test)["wait for the expected alerts"]
+    else:
+        [template] = list(yaml.safe_load_all(files["workflowtemplate.yaml"]))
+        [pod] = [t for t in template["spec"]["templates"] if t["name"] == "inject"]
+        script = pod["script"]["source"]
+    check = script.split("  if ", 1)[1].split("; then exit 0; fi")[0]
+    [namespace] = {a.target.namespace for a in result.scenario.alerts if a.name == "HighRequestErrorRate"}
+    before = {"alertname": "HighRequestErrorRate", "namespace": namespace, "service_name": "ad"}
+    (tmp_path / "baseline-alerts.json").write_text(json.dumps(_alerts(before)))
+
+    def gate(*firing) -> int:
+        (tmp_path / "alerts.json").write_text(json.dumps(_alerts(*firing)))
+        return subprocess.run(["sh", "-c", check], cwd=tmp_path, capture_output=True).returncode
+
+    assert gate(before) == 1  # firing before the injection: the same instance
+    assert gate(before, dict(before, namespace="elsewhere", service_name="frontend")) == 1  # another namespace
+    assert gate(before, dict(before, service_name="frontend")) == 0  # a new instance where the fault acts
+
+
+FAILING_KUBECTL = """#!/bin/sh
+case "$1" in delete|apply) echo "kubectl $1: the server is currently unable to handle the request" >&2; exit 1;; esac
+exit 0
+"""
+
+
+@pytest.mark.parametrize("pod, fails", [("revert", True), ("deploy", True), ("undeploy", True)])
+def test_argo_pods_fail_when_any_of_their_actions_fails(pod, fails, tmp_path):
+    """A failed revert (its delete refused) followed by a verify that passes fails the pod; so does a failed apply in
+    the deploy pod: a pod's status is every action's, not its last one's."""
+    import os
+    import subprocess
+
+    result = compiled("sre/otel-checkout-insufficient-quota.itb")
+    [template] = list(yaml.safe_load_all(target_files(result, "argo", Diagnostics())["workflowtemplate.yaml"]))
+    [script] = [t for t in template["spec"]["templates"] if t["name"] == pod]
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "kubectl").write_text(FAILING_KUBECTL)
+    (tmp_path / "bin" / "kubectl").chmod(0o755)
+    tried = script["script"]["source"].replace("kubectl ", "echo tried >> tried.log; kubectl ")
+    done = subprocess.run(["sh", "-c", tried], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"})
+    assert (done.returncode != 0) == fails, done.stderr
+    if pod == "revert":  # every phase is tried all the same: the verify ran after the failed revert
+        assert "rollout" in script["script"]["source"] and len((tmp_path / "tried.log").read_text().split()) > 2
+
+
+def test_the_agents_exit_status_is_no_run_failure(tmp_path):
+    """An agent that exits non-zero is graded all the same (as `itbench run` grades it): its step records the
+    status and succeeds, so a pod's status is the harness's alone."""
+    import os
+    import subprocess
+
+    [test] = list(yaml.safe_load_all(target_files(compiled("sre/otel-checkout-nonexistent-image.itb"), "chainsaw",
+                                                  Diagnostics())["chainsaw-test.yaml"]))
+    (tmp_path / "agent").mkdir()
+    done = subprocess.run(["sh", "-c", _step_scripts(test)["agent"]], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PATH": os.environ["PATH"], "ITBENCH_WORKSPACE": str(tmp_path / "agent"),
+                               "ITBENCH_AGENT": "echo '{}' > diagnosis.json; exit 3"})
+    assert done.returncode == 0 and "status 3" in done.stderr
+    assert (tmp_path / "agent" / "diagnosis.json").is_file()

@@ -95,3 +95,44 @@ def test_itbench_files_name_what_itbench_injection_creates(reference, scenario, 
     assert created.name.encode() not in b"".join(result.files[f"itbench/{n}"] for n in
                                                  ("scenario.yaml", "groundtruth.yaml", "groundtruth_v1.yaml"))
     assert created.name.encode() in result.files["inject/apply.yaml"]
+
+
+def test_an_argument_itbench_injects_its_own_value_for_is_warned(tmp_path, reference):
+    """insufficient_resources at 50m / 48Mi: ITBench's scenario.yaml has no field for cpu or memory, and its injection
+    task writes 5m / 5Mi: W3002 at the fault, naming ITBench's value (read from its task), one per argument;
+    at ITBench's own values, nothing."""
+    import re
+
+    task = (reference / "itbench" / "roles" / "faults" / "tasks" /
+            "inject_insufficient_kubernetes_workload_container_resources.yaml").read_text(encoding="utf-8")
+    cpu, memory = re.search(r"limits:\s+cpu: (\S+)\s+memory: (\S+)", task).groups()
+    source = (SCENARIOS / "sre" / "otel-postgresql-insufficient-resources.itb").read_text(encoding="utf-8")
+    assert "cpu = 5m" in source and "memory = 5Mi" in source
+    changed = source.replace("cpu = 5m", "cpu = 50m").replace("memory = 5Mi", "memory = 48Mi")
+    path = tmp_path / "changed.itb"
+    path.write_text(changed, encoding="utf-8")
+    result = invoke("compile", str(path), "--target", "itbench", "-o", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.count("warning[W3002]") == 2 and f"applies `{cpu}`" in result.stderr \
+        and f"applies `{memory}`" in result.stderr and f"{path}:" in result.stderr
+    same = invoke("compile", str(SCENARIOS / "sre" / "otel-postgresql-insufficient-resources.itb"), "--target",
+                  "itbench", "-o", str(tmp_path / "same"))
+    assert same.exit_code == 0 and "W3002" not in same.stderr
+
+
+def test_a_ciso_export_itbench_cannot_read_its_graded_object_from_is_refused(tmp_path, reference):
+    """Gen-CIS-b-K8s-Kyverno: ITBench's evaluate.yml reads application.yaml with `from_yaml` (one document). A gap
+    with its ServiceAccount beside its binding is refused (E3006), nothing written; a one-object gap is exported
+    with an application.yaml a single-document load reads."""
+    import yaml
+
+    harness = (reference / "itbench" / "ciso" / "1.gen-cis-b-k8s-kyverno" / "playbooks" / "evaluate.yml").read_text()
+    assert "manifests/application.yaml" in harness and "from_yaml" in harness
+    source = SCENARIOS / "ciso" / "cis-k8s-5-1-1-cluster-admin-kyverno.itb"
+    result = invoke("compile", str(source), "--target", "itbench", "-o", str(tmp_path))
+    assert result.exit_code == 1 and "error[E3006]" in result.stderr and f"{source}:" in result.stderr
+    assert not (tmp_path / "cis-k8s-5-1-1-cluster-admin-kyverno").exists()
+    one = invoke("compile", str(SCENARIOS / "ciso" / "cis-k8s-5-2-2-privileged-kyverno.itb"), "--target", "itbench",
+                 "-o", str(tmp_path))
+    assert one.exit_code == 0 and "E3006" not in one.stderr
+    assert yaml.safe_load((tmp_path / "cis-k8s-5-2-2-privileged-kyverno" / "manifests" / "application.yaml").read_text())

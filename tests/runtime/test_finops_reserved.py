@@ -254,3 +254,24 @@ def test_an_added_autoscaler_counts_at_what_its_target_may_hold_it():
     state = derived(HPA, "solved")
     added_autoscaler(state, "cart", 80, max_replicas=1)  # it cannot scale beyond what cart runs
     assert mitigate(HPA, state)["passed"]
+
+
+def _cart_memory(state: dict, memory: str) -> dict:
+    for o in state["resources"]["items"]:
+        if o["kind"] in ("Deployment", "Pod") and o["metadata"]["name"].startswith("cart") \
+                and not o["metadata"]["name"].startswith("cart-internal"):
+            spec = o["spec"]["template"]["spec"] if o["kind"] == "Deployment" else o["spec"]
+            for c in spec["containers"]:
+                if c["name"] == "cart":
+                    c.setdefault("resources", {}).setdefault("requests", {})["memory"] = memory
+    return state
+
+
+def test_spend_and_proximity_share_the_inclusive_band():
+    """A request exactly 10% from the healthy (and optimal) 160Mi passes both finops.proximity and finops.spend (one
+    comparison, `within 10%` inclusive); one step beyond fails both."""
+    for memory, passed in (("144Mi", True), ("176Mi", True), ("143Mi", False), ("177Mi", False)):
+        verdict = mitigate(REQUESTS, _cart_memory(derived(REQUESTS, "solved"), memory))
+        spend = check(verdict, "finops.spend")
+        near = [c for c in verdict["checks"] if c["id"].startswith("finops.proximity.")]
+        assert spend["passed"] is passed and all(c["passed"] is passed for c in near), (memory, spend, near)
