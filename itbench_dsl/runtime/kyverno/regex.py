@@ -153,16 +153,10 @@ def _translate(pattern: str) -> str:
             continue
         if c == "[":
             in_class = True
-            if pattern[i + 1:i + 2] == "^":
-                out.append("[^")
-                i += 2
-                if pattern[i:i + 1] == "]":
-                    out.append("\\]")
-                    i += 1
-                continue
-            out.append("[")
-            i += 1
-            if pattern[i:i + 1] == "]":
+            negated = pattern[i + 1:i + 2] == "^"
+            out.append("[^" if negated else "[")
+            i += 2 if negated else 1
+            if pattern[i:i + 1] == "]":  # a `]` first in a class is a literal one
                 out.append("\\]")
                 i += 1
             continue
