@@ -158,8 +158,8 @@ pod_spec(item) := item.spec.template.spec if item.spec.template
 
 pod_spec(item) := item.spec.jobTemplate.spec.template.spec if item.spec.jobTemplate
 
-containers(item) := array.concat(object.get(pod_spec(item), "containers", []),
-  object.get(pod_spec(item), "initContainers", []))
+containers(item) := array.concat(array.concat(object.get(pod_spec(item), "containers", []),
+  object.get(pod_spec(item), "initContainers", [])), object.get(pod_spec(item), "ephemeralContainers", []))
 
 violations contains name if {
   some item in input.items
