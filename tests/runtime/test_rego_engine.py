@@ -170,16 +170,19 @@ pod_spec(item) := item.spec.template.spec if item.spec.template
 
 pod_spec(item) := item.spec.jobTemplate.spec.template.spec if item.spec.jobTemplate
 
+containers(spec) := array.concat(array.concat(object.get(spec, "containers", []),
+	object.get(spec, "initContainers", [])), object.get(spec, "ephemeralContainers", []))
+
 secret_in_env(item) if {
 	spec := pod_spec(item)
-	some c in array.concat(object.get(spec, "containers", []), object.get(spec, "initContainers", []))
+	some c in containers(spec)
 	some e in object.get(c, "env", [])
 	e.valueFrom.secretKeyRef
 }
 
 secret_in_env(item) if {
 	spec := pod_spec(item)
-	some c in array.concat(object.get(spec, "containers", []), object.get(spec, "initContainers", []))
+	some c in containers(spec)
 	some e in object.get(c, "envFrom", [])
 	e.secretRef
 }
