@@ -607,10 +607,17 @@ def test_a_controls_pod_spec_is_compared_whole():
     assert "unchanged.hotel-reservation/Deployment/frontend" in failed(mitigate(NOOP, state))
 
 
-def test_a_recreated_configmap_with_an_added_key_is_not_the_one_deleted():
+def test_a_recreated_configmap_is_judged_by_what_its_readers_see():
+    """media-mongodb mounts one key by subPath: a key added beside it is seen by no reader, so the ConfigMap its
+    reader sees is the one deleted; a changed value of the key it mounts is not
+    (test_config_readers covers a reader that sees every key)."""
     name = "sregym-missing-configmap-social-network"
     state = derived(name, "solved")
     obj(state, "ConfigMap", "media-mongodb")["data"]["extra.conf"] = "x: 1\n"
+    assert mitigate(name, state)["passed"]
+    data = obj(state, "ConfigMap", "media-mongodb")["data"]
+    mounted = next(k for k in data if k != "extra.conf")
+    data[mounted] += "\n# changed\nnet:\n  port: 1\n"
     verdict = mitigate(name, state)
     assert not verdict["passed"] and "restored.social-network/ConfigMap/media-mongodb" in failed(verdict)
 
