@@ -184,6 +184,9 @@ spec:
           =(initContainers):
           - =(securityContext):
               =(privileged): "false"
+          =(ephemeralContainers):
+          - =(securityContext):
+              =(privileged): "false"
 """
 
 
