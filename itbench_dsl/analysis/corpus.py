@@ -362,6 +362,9 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     yield from _lifecycle_cases(spec, found)
     yield from _meaning_cases(spec, found)
     yield from _collateral_cases(spec, derived["solved"])
+    yield from _kept_config_cases(spec, found)
+    yield from _limit_floor_cases(spec, found)
+    yield from _storage_cases(spec, found)
     yield from _reference_cases(spec, found)
     yield from _stray_pod_cases(spec, derived["solved"])
     yield from _kept_cases(spec, found)
@@ -1921,6 +1924,168 @@ def _collateral_cases(spec: dict, solved: dict) -> Iterator[Case]:
             break
 
 
+def _template_pod(obj: dict) -> dict | None:
+    """The pod spec of a workload's manifest to edit in place (a Deployment's, a StatefulSet's, ...)."""
+    spec = ((obj.get("spec") or {}).get("template") or {}).get("spec")
+    return spec if isinstance(spec, dict) else None
+
+
+def _other_text(text: str, parse: str | None) -> str:
+    return json.dumps({"itbench-other": True}) if parse else f"{text}-other"
+
+
+def _kept_config_cases(spec: dict, found: Objects) -> Iterator[Case]:
+    """Another workload's configuration is the application's too (collateral `configs`): a key a workload reads
+    rewritten, a reader's volume or reference re-pointed at a copy holding other data or at an object that is
+    not there, fail; a reader pointed at a copy holding the same data, or the value re-serialised in another
+    form of the same data, pass."""
+    entries = ((spec["mitigation"].get("collateral") or {}).get("configs") or [])
+    picked = [next((e for e in entries if any("file" in r for k in e["keys"].values() for r in k["readers"])), None),
+              next((e for e in entries if all("env" in r for k in e["keys"].values() for r in k["readers"])), None)]
+    for entry in [e for i, e in enumerate(picked) if e is not None and e not in picked[:i]]:
+        ref = entry["object"]
+        key = (ref["kind"], ref["namespace"], ref["name"])
+        workloads = _reader_workloads(r for k in entry["keys"].values() for r in k["readers"])
+        if key not in found.solved or not all(w in found.solved for w in workloads):
+            continue
+        how = "a file" if any("file" in r for k in entry["keys"].values() for r in k["readers"]) else "a variable"
+
+        def rewritten(obj: dict, same: bool = False) -> None:
+            for name, want in entry["keys"].items():
+                for field in ("data", "stringData"):
+                    held = obj.get(field) if isinstance(obj.get(field), dict) else {}
+                    if name not in held:
+                        continue
+                    text = base64.b64decode(held[name]).decode() if ref["kind"] == "Secret" and field == "data" \
+                        else held[name]
+                    if same and want.get("parse"):
+                        new = json.dumps(load_yaml(text) if want["parse"] == "yaml" else json.loads(text), indent=1)
+                    else:
+                        new = text if same else _other_text(text, want.get("parse"))
+                    held[name] = base64.b64encode(new.encode()).decode() if ref["kind"] == "Secret" and \
+                        field == "data" else new
+        yield Case(f"{ref['kind']} {ref['name']}, which another workload reads as {how}, rewritten", "mitigate", FAIL,
+                   state=render(_edited(found.solved, key, rewritten), found))
+        other = copy_data(found.solved[key])
+        rewritten(other)
+        yield Case(f"the readers of {ref['kind']} {ref['name']} pointed at a copy holding other data", "mitigate",
+                   FAIL, state=render(_moved(found, ref, workloads, other, found.solved[key]), found))
+        yield Case(f"the readers of {ref['kind']} {ref['name']} pointed at a {ref['kind']} that is not there",
+                   "mitigate", FAIL, state=render(_moved(found, ref, workloads, None, found.solved[key],
+                                                         ref["name"] + "-missing"), found))
+        yield Case(f"the readers of {ref['kind']} {ref['name']} pointed at a copy holding its data", "mitigate", PASS,
+                   state=render(_moved(found, ref, workloads, found.solved[key], found.solved[key]), found))
+        if any(k.get("parse") for k in entry["keys"].values()):
+            yield Case(f"{ref['kind']} {ref['name']}'s structured values re-serialised as the same data", "mitigate",
+                       PASS, state=render(_edited(found.solved, key, lambda o: rewritten(o, same=True)), found))
+
+
+def _limit_floor_cases(spec: dict, found: Objects) -> Iterator[Case]:
+    """A crippling limit added where the healthy container had none (collateral `floors`): a memory limit of
+    1Mi or a CPU limit of 1m on a container, or a pod-level limit (`spec.resources`) of 1Mi, fail; a generous
+    limit added (8Gi, 4 cores) passes."""
+    from ..runtime.state import number
+
+    entries = ((spec["mitigation"].get("collateral") or {}).get("floors") or [])
+    entry = next((e for e in entries if e["object"]["kind"] in ("Deployment", "StatefulSet") and e["containers"]), None)
+    if entry is None:
+        return
+    ref = entry["object"]
+    key = (ref["kind"], ref["namespace"], ref["name"])
+    name, floors = max(entry["containers"].items(), key=lambda item: len(item[1]))
+
+    def limited(**limits):
+        def edit(obj: dict) -> None:
+            pod = _template_pod(obj)
+            for c in pod.get("containers") or [] if pod else []:
+                if c.get("name") == name:
+                    c.setdefault("resources", {}).setdefault("limits", {}).update(limits)
+                    requests = c["resources"].get("requests") or {}
+                    for resource in limits:  # a request above the limit is refused: lowered with it
+                        if resource in requests and number(requests[resource]) > number(limits[resource]):
+                            requests[resource] = limits[resource]
+        return edit
+
+    def pod_limited(obj: dict) -> None:
+        pod = _template_pod(obj)
+        if pod is not None:
+            pod["resources"] = {"limits": {"memory": "1Mi"}}
+    if key not in found.solved or _template_pod(found.solved[key]) is None:
+        return
+    if "memory" in floors:
+        yield Case(f"{ref['name']} container {name} given a memory limit of 1Mi where it had none", "mitigate", FAIL,
+                   state=render(_edited(found.solved, key, limited(memory="1Mi")), found))
+    if "cpu" in floors:
+        yield Case(f"{ref['name']} container {name} given a CPU limit of 1m where it had none", "mitigate", FAIL,
+                   state=render(_edited(found.solved, key, limited(cpu="1m")), found))
+    yield Case(f"{ref['name']} given a pod-level memory limit of 1Mi", "mitigate", FAIL,
+               state=render(_edited(found.solved, key, pod_limited), found))
+    generous = {"memory": "8Gi", "cpu": "4"}
+    yield Case(f"{ref['name']} container {name} given generous limits where it had none", "mitigate", PASS,
+               state=render(_edited(found.solved, key, limited(**{r: generous[r] for r in floors})), found))
+
+
+def _storage_cases(spec: dict, found: Objects) -> Iterator[Case]:
+    """A workload's PersistentVolumeClaim swapped for an ephemeral source (collateral `storage`): the claim's
+    volume turned into an `emptyDir` or a `hostPath`, or the mount removed, fail; the volume renamed, still
+    mounted from its claim, passes."""
+    entries = ((spec["mitigation"].get("collateral") or {}).get("storage") or [])
+    entry = next((e for e in entries if e["object"]["kind"] in ("Deployment", "StatefulSet")), None)
+    if entry is None:
+        return
+    ref, mount = entry["object"], entry["mounts"][0]
+    key = (ref["kind"], ref["namespace"], ref["name"])
+    if key not in found.solved or _template_pod(found.solved[key]) is None:
+        return
+
+    def volume_of(pod: dict) -> str | None:
+        for c in (pod.get("initContainers") or []) + (pod.get("containers") or []):
+            for m in c.get("volumeMounts") or [] if c.get("name") == mount["container"] else []:
+                if m.get("mountPath") == mount["path"]:
+                    return m.get("name")
+        return None
+
+    def swapped(source: dict):
+        def edit(obj: dict) -> None:
+            pod = _template_pod(obj)
+            name = volume_of(pod)
+            obj["spec"]["volumeClaimTemplates"] = [t for t in obj["spec"].get("volumeClaimTemplates") or []
+                                                   if (t.get("metadata") or {}).get("name") != name] or None
+            if obj["spec"]["volumeClaimTemplates"] is None:
+                del obj["spec"]["volumeClaimTemplates"]
+            pod["volumes"] = [v for v in pod.get("volumes") or [] if v.get("name") != name] + [{"name": name, **source}]
+        return edit
+
+    def unmounted(obj: dict) -> None:
+        pod = _template_pod(obj)
+        for c in (pod.get("initContainers") or []) + (pod.get("containers") or []):
+            if c.get("name") == mount["container"]:
+                c["volumeMounts"] = [m for m in c.get("volumeMounts") or [] if m.get("mountPath") != mount["path"]]
+
+    def renamed(obj: dict) -> None:
+        pod = _template_pod(obj)
+        name = volume_of(pod)
+        for c in (pod.get("initContainers") or []) + (pod.get("containers") or []):
+            for m in c.get("volumeMounts") or []:
+                if m.get("name") == name:
+                    m["name"] = name + "-renamed"
+        for v in pod.get("volumes") or []:
+            if v.get("name") == name:
+                v["name"] = name + "-renamed"
+        for t in obj["spec"].get("volumeClaimTemplates") or []:
+            if (t.get("metadata") or {}).get("name") == name:
+                t["metadata"]["name"] = name + "-renamed"
+    yield Case(f"{ref['name']}'s data volume ({mount['path']}) swapped for an emptyDir", "mitigate", FAIL,
+               state=render(_edited(found.solved, key, swapped({"emptyDir": {}})), found))
+    yield Case(f"{ref['name']}'s data volume ({mount['path']}) swapped for a hostPath", "mitigate", FAIL,
+               state=render(_edited(found.solved, key, swapped({"hostPath": {"path": "/tmp/data"}})), found))
+    yield Case(f"{ref['name']}'s data volume ({mount['path']}) no longer mounted", "mitigate", FAIL,
+               state=render(_edited(found.solved, key, unmounted), found))
+    if "claim" in mount:  # a claim template renamed is another claim (its pods' claims take its name)
+        yield Case(f"{ref['name']}'s data volume ({mount['path']}) renamed, mounted from its claim", "mitigate", PASS,
+                   state=render(_edited(found.solved, key, renamed), found))
+
+
 def _named_port_cases(service: dict, pods: list, solved: dict, state) -> Iterator[Case]:
     """Another Service broken from its pods' side: the container port its named targetPort names renamed, or
     given another protocol, in its workload's template and pods (the endpoints controller then finds no port
@@ -2008,7 +2173,8 @@ def _local_traffic_cases(service: dict, pods: list, solved: dict, state) -> Iter
 def _reference_cases(spec: dict, found: Objects) -> Iterator[Case]:
     """What a workload's pods need to start (the safeguards' `references`), one object of each kind: deleted
     beside the fix, the running pods unharmed, fails; deleted and recreated as it was, passes; a ConfigMap or
-    Secret the template then names as `optional`, deleted, passes (a new pod starts without it)."""
+    Secret the template then names as `optional`, deleted, passes (a new pod starts without it) unless the
+    workload read keys of it (collateral `configs`: it reads nothing there now)."""
     collateral = spec["mitigation"].get("collateral") or {}
     # a ConfigMap of flagd flags is kept by its flags' own check, whoever reads it
     touched = {(e["object"]["kind"], e["object"]["namespace"], e["object"]["name"])
@@ -2031,8 +2197,13 @@ def _reference_cases(spec: dict, found: Objects) -> Iterator[Case]:
             if ref["kind"] in ("ConfigMap", "Secret") and not {workload, key} & (touched | set(found.needs)):
                 loosened = _edited(gone, workload, lambda o: _made_optional(o["spec"]["template"], ref["kind"],
                                                                             ref["name"]))
-                yield Case(f"{ref['kind']} {ref['name']} deleted, {workload[2]} reading it as optional", "mitigate",
-                           PASS, state=render(loosened, found))
+                # a new pod starts without it; where the workload read its keys (collateral `configs`), it reads
+                # nothing there now, which is harm
+                read = any((c["object"]["kind"], c["object"]["namespace"], c["object"]["name"]) == key
+                           for c in collateral.get("configs", []))
+                yield Case(f"{ref['kind']} {ref['name']} deleted, {workload[2]} reading it as optional"
+                           + (" (reading nothing of it)" if read else ""), "mitigate",
+                           FAIL if read else PASS, state=render(loosened, found))
 
 
 def _made_optional(template: dict, kind: str, name: str) -> None:

@@ -812,7 +812,193 @@ def _collateral(scenario: ir.Scenario, fields: list) -> dict:
     unread = _unread(scenario, fields, healthy, references)
     if unread:
         out["unread"] = unread
+    touched = _fault_paths(scenario)
+    configs = _configs_read(scenario, fields, healthy, touched)
+    if configs:
+        out["configs"] = configs
+    floors = _limit_floors(scenario, healthy, touched)
+    if floors:
+        out["floors"] = floors
+    storage = _persistent_mounts(healthy, touched)
+    if storage:
+        out["storage"] = storage
     return out
+
+
+def _fault_paths(scenario: ir.Scenario) -> dict:
+    """{object key: [path, ...]}: every field any fault's injection changes on a healthy object, as `diff`
+    finds them, those a fault kind accepts at any value too: what the fault touches is its checks' to judge."""
+    inject_apply, _, revert_apply, _ = fault_backend.plan(scenario)
+    originals = {_key(o): o for o in topology_manifests(scenario.topology, provided=True)}
+    originals.update({_key(o): o for o in revert_apply})
+    out: dict = {}
+    for obj in inject_apply:
+        original = originals.get(_key(obj))
+        if original is None:
+            continue
+        changes: list = []
+        diff(_as_data(original), _as_data(obj), [], changes)
+        out.setdefault(_key(obj), []).extend(c["path"] for c in changes)
+    return out
+
+
+# the pod template fields through which a container reads a ConfigMap or a Secret, or mounts a volume
+_READ_FIELDS = frozenset({"volumes", "volumeMounts", "env", "envFrom", "volumeClaimTemplates"} | set(CONTAINER_LISTS))
+
+
+def _reads_touched(paths: list, container: str | None = None) -> bool:
+    """Whether a fault's changes to a workload (`paths`) touch how its pods read their ConfigMaps, Secrets or
+    volumes: a volume, a claim template, a whole container list, or (of `container`, of any container when
+    None) its mounts or its environment."""
+    for path in paths:
+        keys = [s for s in path if isinstance(s, str)]
+        named = [s[1] for s in path if isinstance(s, list) and len(s) == 2 and s[0] == "name"]
+        if keys and keys[-1] in CONTAINER_LISTS and not named:
+            return True  # a whole list of containers rewritten
+        if "volumes" in keys or "volumeClaimTemplates" in keys:
+            return True
+        if _READ_FIELDS & set(keys) and (container is None or not named or container in named):
+            return True
+    return False
+
+
+def _configs_read(scenario: ir.Scenario, fields: list, healthy: list[dict], touched: dict) -> list[dict]:
+    """Each ConfigMap and Secret of the application that pod templates read, with each key they read: the
+    digest of its healthy value by meaning (runtime.text_digest: JSON or YAML as data) and where they read it
+    (`_config_readers`). A fix keeps what every reader reads (runtime.configs_kept): an edit of another
+    workload's configuration, or a reader's volume or reference re-pointed at other data, is harm the fix did
+    not need. Left to their own checks: what a fault deletes or creates, a key a fault changes or a statement
+    of the scenario names, a flagd flag file (`flags`), and the reads of a workload whose reading a fault
+    changes (its volumes, its mounts, its environment)."""
+    from ..runtime.evaluator import text_digest
+    from ..runtime.state import decoded_secret
+
+    _, inject_delete, _, revert_delete = fault_backend.plan(scenario)
+    gone = {(r.kind, r.namespace, r.name) for r in [*inject_delete, *revert_delete]}
+    gone |= {(r.kind, r.namespace, r.name) for i in scenario.injections() for r in i.created}
+    provided = {n.name for n in scenario.topology.namespaces if n.provided}
+    out = []
+    for obj in healthy:
+        key = _key(obj)
+        if obj.get("kind") not in ("ConfigMap", "Secret") or key[1] in provided or key in gone:
+            continue
+        data = (decoded_secret(obj) if obj["kind"] == "Secret" else obj).get("data") or {}
+        changed = {p[1] for p in touched.get(key, []) if len(p) > 1 and p[0] in ("data", "stringData")
+                   and isinstance(p[1], str)}
+        if any(len(p) < 2 and p[:1] in (["data"], ["stringData"], []) for p in touched.get(key, [])):
+            continue  # its whole data is the fault's
+        keys = {}
+        for name, text in sorted(data.items()):
+            if not isinstance(text, str) or name in changed or _decided(scenario, fields, obj, ["data", name]):
+                continue
+            parsed = _parsed(text) if obj["kind"] == "ConfigMap" else None
+            if parsed and isinstance(parsed[0], dict) and isinstance(parsed[0].get("flags"), dict):
+                continue  # flagd's flags: judged by what they evaluate to (`flags`)
+            reads = [r for r in _config_readers(obj, {name}, healthy).get(name, [])
+                     if not _reads_touched(touched.get((r["workload"]["kind"], r["workload"]["namespace"],
+                                                        r["workload"]["name"]), []), r["container"])]
+            if reads:
+                form = parsed[1] if parsed else None
+                keys[name] = {"digest": text_digest(text, form), **({"parse": form} if form else {}), "readers": reads}
+        if keys:
+            out.append({"object": _manifest_ref(obj), "keys": keys})
+    return out
+
+
+# The least of each resource a container of the application is judged to run with where its healthy
+# manifest sets no limit and asks less: a limit added below it (or below what the container asks) starves it.
+LIMIT_FLOORS = {"cpu": "100m", "memory": "64Mi"}
+
+
+def _limit_floors(scenario: ir.Scenario, healthy: list[dict], touched: dict) -> list[dict]:
+    """Each workload of the topology with, for each container resource its healthy manifest leaves without a
+    limit, the least limit it runs with (its request, at least LIMIT_FLOORS), and for its pod the least
+    pod-level limit (`spec.resources.limits`) it runs with: each container's healthy limit, else that floor,
+    summed (runtime.floors_kept). A limit that existed is `application`'s `limits`; a workload whose resources
+    a fault changes, or a FinOps optimum sizes, is left to those checks."""
+    from ..runtime.evaluator import number
+
+    sized = {(o.target.kind, o.target.namespace, o.target.name) for o in scenario.optimal}
+    out = []
+    for obj in healthy:
+        key = _key(obj)
+        if obj.get("kind") not in PROGRAM_KINDS + ("Pod",) or key in sized:
+            continue
+        if obj["kind"] == "Pod" and not any(w.bare for w in scenario.topology.workloads
+                                            if (w.kind, w.namespace, w.name) == key):
+            continue  # a static pod's is the kubelet's
+        paths = touched.get(key, [])
+        if any("resources" in [s for s in p if isinstance(s, str)] for p in paths) or \
+                any([s for s in p if isinstance(s, str)][-1:] == ["containers"] for p in paths if p):
+            continue
+        pod = (as_template(obj).get("spec") or {}).get("template", {}).get("spec") or {}
+        containers, total = {}, {}
+        for c in pod.get("containers") or []:
+            if not isinstance(c, dict):
+                continue
+            res = c.get("resources") if isinstance(c.get("resources"), dict) else {}
+            limits = res.get("limits") if isinstance(res.get("limits"), dict) else {}
+            requests = res.get("requests") if isinstance(res.get("requests"), dict) else {}
+            for resource, least in sorted(LIMIT_FLOORS.items()):
+                if resource in limits:
+                    figure = number(limits[resource])
+                else:
+                    asked = number(requests.get(resource)) if resource in requests else None
+                    figure = max(asked or 0.0, number(least))
+                    containers.setdefault(str(c.get("name")), {})[resource] = \
+                        requests[resource] if asked is not None and asked >= number(least) else least
+                if figure is not None:
+                    total[resource] = total.get(resource, 0.0) + figure
+        own = ((pod.get("resources") or {}).get("limits") or {}) if isinstance(pod.get("resources"), dict) else {}
+        floor = {r: own[r] if r in own else _quantity(r, v) for r, v in sorted(total.items())}
+        if containers or floor:
+            out.append({"object": _manifest_ref(obj), "containers": containers, "pod": floor})
+    return out
+
+
+def _quantity(resource: str, figure: float) -> str:
+    """A figure of cores or bytes as a Kubernetes quantity: millicores, or bytes."""
+    if resource == "cpu":
+        return f"{round(figure * 1000)}m"
+    figure = int(round(figure))
+    return f"{figure // 2 ** 20}Mi" if figure % 2 ** 20 == 0 else str(figure)
+
+
+def _persistent_mounts(healthy: list[dict], touched: dict) -> list[dict]:
+    """Each workload whose healthy pods keep data on a PersistentVolumeClaim, with each such mount: the
+    container, its path, and the claim (a claim template of a StatefulSet: `template`). A fix keeps the data
+    there (runtime.storage_kept): the path mounted from the same claim, not from an `emptyDir`, a `hostPath`,
+    an ephemeral volume or the container's own filesystem. A workload whose volumes or mounts a fault changes
+    is left to its checks."""
+    out = []
+    for obj in healthy:
+        if obj.get("kind") not in PROGRAM_KINDS + ("Pod",) or _reads_touched(touched.get(_key(obj), [])):
+            continue
+        mounts = []
+        templated = as_template(obj)
+        pod = ((templated.get("spec") or {}).get("template") or {}).get("spec") or {}
+        for c in (pod.get("initContainers") or []) + (pod.get("containers") or []):
+            for m in c.get("volumeMounts") or [] if isinstance(c, dict) else []:
+                source = _claim_source(obj, pod, m.get("name")) if isinstance(m, dict) else None
+                if source is not None and isinstance(m.get("mountPath"), str):
+                    mounts.append({"container": c.get("name"), "path": m["mountPath"], **source})
+        if mounts:
+            out.append({"object": _manifest_ref(obj), "mounts": mounts})
+    return out
+
+
+def _claim_source(obj: dict, pod: dict, volume: str | None) -> dict | None:
+    """The claim a pod's volume `volume` mounts: {"template": name} for a StatefulSet's claim template (the
+    controller lays it over a pod volume of that name), {"claim": name} for a `persistentVolumeClaim` volume;
+    None for any other source."""
+    if obj.get("kind") == "StatefulSet" and any(
+            isinstance(t, dict) and (t.get("metadata") or {}).get("name") == volume
+            for t in (obj.get("spec") or {}).get("volumeClaimTemplates") or []):
+        return {"template": volume}
+    for v in pod.get("volumes") or []:
+        if isinstance(v, dict) and v.get("name") == volume and isinstance(v.get("persistentVolumeClaim"), dict):
+            return {"claim": v["persistentVolumeClaim"].get("claimName")}
+    return None
 
 
 def _unread(scenario: ir.Scenario, fields: list, healthy: list[dict], references: list[dict]) -> list[dict]:
@@ -1461,8 +1647,13 @@ def _requires(spec: dict) -> dict:
         collateral = mitigation.get("collateral") or {}
         for entry in collateral.get("autoscalers", []) + collateral.get("flags", []):
             need(entry["object"])
-        for entry in collateral.get("unread", []):
+        for entry in collateral.get("unread", []) + collateral.get("floors", []) + collateral.get("storage", []):
             need(entry["object"])
+        for entry in collateral.get("configs", []):
+            need(entry["object"])
+            for reads in entry["keys"].values():
+                for read in reads["readers"]:
+                    need(read["workload"])
         for entry in collateral.get("references", []):
             need(entry["workload"])
             for ref in entry["needs"]:

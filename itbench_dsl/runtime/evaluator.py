@@ -4374,6 +4374,9 @@ def safeguard_checks(spec, state, checks):
     broken += grants_kept(collateral.get("grants", []), state)
     broken += references_kept(collateral.get("references", []), restored, state)
     broken += unread_kept(collateral.get("unread", []), state)
+    broken += configs_kept(collateral.get("configs", []), state)
+    broken += floors_kept(collateral.get("floors", []), state)
+    broken += storage_kept(collateral.get("storage", []), state)
     checks.append({"id": "safeguards", "passed": not broken,
                    "detail": "; ".join(broken) if broken else "workloads scaled, services and their selectors intact"})
 
@@ -4604,6 +4607,135 @@ def unread_kept(entries, state):
         obj = still_there(entry["object"], state, broken)
         if obj is not None and "data" in entry and content_digest(obj) != entry["data"]:
             broken.append(f"{ref_text(entry['object'])} changed")
+    return broken
+
+
+def text_digest(text, form=None):
+    """The sha256 of a ConfigMap's or a Secret's value by meaning: JSON or YAML (`form`) as the data it holds,
+    any other text as it is; None for text that does not parse in its form."""
+    import hashlib
+
+    if not isinstance(text, str):
+        return None
+    if form is not None:
+        value = parse_text(text, form)
+        if isinstance(value, InvalidValue):
+            return None
+        text = json.dumps(value, sort_keys=True)  # `true` is not `1`
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def configs_kept(entries, state):
+    """Every key of the application's ConfigMaps and Secrets a workload reads (the collateral's `configs`: its
+    healthy value's digest by meaning and its healthy reads) reads as it did, from whichever object supplies it
+    now, as the kubelet resolves it (`config_resolve`): the object edited, or a reader's volume or reference
+    re-pointed at another object holding other data, or at none (its pods cannot start), is harm to that
+    workload. A reader deleted is the safeguards' to say."""
+    broken = []
+    programs = getattr(state, "programs", None) or {}
+    for entry in entries:
+        wrong = []
+        for key, want in sorted(entry["keys"].items()):
+            for read in want["readers"]:
+                ref = read["workload"]
+                workload = state.get(ref)
+                if workload is None or terminating(workload):
+                    continue
+                # a container renamed is found as the program checks find it (`containers_named`)
+                workload = containers_named(workload, programs.get((ref["kind"], ref.get("namespace"), ref["name"])))
+                text, _, why = config_resolve(workload, read, state)
+                where = (f"{ref_text(read['workload'])} container {read['container']} reads "
+                         + (f"${read['env']}" if "env" in read else read["file"]))
+                if text is None:
+                    wrong.append(f"{where} as nothing ({why})")
+                elif text_digest(text, want.get("parse")) != want["digest"]:  # a Secret's value is not shown
+                    wrong.append(f"{where} as " + (f"{shown(text)}, " if entry["object"]["kind"] != "Secret" else
+                                                   "another value, ") + f"not the healthy {key}")
+        if wrong:
+            broken.append(f"{ref_text(entry['object'])}'s data as its readers see it changed: {wrong[0]}"
+                          + (f" (and {len(wrong) - 1} more)" if len(wrong) > 1 else ""))
+    return broken
+
+
+def floors_kept(entries, state):
+    """No container of the application is bounded below what it runs with (the collateral's `floors`): a limit
+    added where the healthy container had none, below its request or the least it is judged to run with, and a
+    pod-level limit (`spec.resources.limits`, Kubernetes 1.32+) below what its containers ran with together."""
+    broken = []
+    for entry in entries:
+        obj = state.get(entry["object"])
+        if obj is None or terminating(obj):
+            continue  # the safeguards say it
+        ref = entry["object"]  # a container renamed is found as the program checks find it (`containers_named`)
+        pod = pod_spec(containers_named(obj, (getattr(state, "programs", None) or {}).get(
+            (ref["kind"], ref.get("namespace"), ref["name"]))))
+        for c in pod.get("containers") or [] if isinstance(pod.get("containers"), list) else []:
+            want = entry["containers"].get(str(c.get("name"))) if isinstance(c, dict) else None
+            limits = at(c, ["resources", "limits"]) if want else None
+            for resource, floor in sorted((want or {}).items()):
+                now = limits.get(resource) if isinstance(limits, dict) else None
+                if now is None or empty(now):
+                    continue
+                a = number(now)
+                if a is None or a < number(floor):
+                    broken.append(f"{ref_text(entry['object'])} container {c.get('name')}'s {resource} limit "
+                                  f"{shown(now)} added where it had none, below the {shown(floor)} it runs with")
+        limits = at(pod, ["resources", "limits"])
+        for resource, floor in sorted((entry.get("pod") or {}).items()):
+            now = limits.get(resource) if isinstance(limits, dict) else None
+            if now is None or empty(now):
+                continue
+            a = number(now)
+            if a is None or a < number(floor):
+                broken.append(f"{ref_text(entry['object'])}'s pod-level {resource} limit {shown(now)}, below the "
+                              f"{shown(floor)} its containers run with")
+    return broken
+
+
+def storage_kept(entries, state):
+    """Every path where the application's healthy pods keep data on a PersistentVolumeClaim (the collateral's
+    `storage`) is still mounted from that claim (a StatefulSet's claim template of the same name, which the
+    controller lays over a pod volume of its name): a volume turned into an `emptyDir`, a `hostPath` or an
+    ephemeral volume, another claim, or the mount removed (the container's own filesystem) loses the data or
+    keeps it no longer."""
+    broken = []
+    for entry in entries:
+        obj = state.get(entry["object"])
+        if obj is None or terminating(obj):
+            continue  # the safeguards say it
+        ref = entry["object"]
+        pod = pod_spec(containers_named(obj, (getattr(state, "programs", None) or {}).get(
+            (ref["kind"], ref.get("namespace"), ref["name"]))))
+        templates = {(t.get("metadata") or {}).get("name") for t in at(obj, ["spec", "volumeClaimTemplates"]) or []
+                     if isinstance(t, dict)} if obj.get("kind") == "StatefulSet" and \
+            isinstance(at(obj, ["spec", "volumeClaimTemplates"]), list) else set()
+        volumes = {v.get("name"): v for v in pod.get("volumes") or [] if isinstance(v, dict)} \
+            if isinstance(pod.get("volumes"), list) else {}
+        for want in entry["mounts"]:
+            container = next((c for key in ("initContainers", "containers") for c in pod.get(key) or []
+                              if isinstance(c, dict) and c.get("name") == want["container"]), None)
+            if container is None:
+                continue  # its program's check says a container gone
+            mount = next((m for m in container.get("volumeMounts") or [] if isinstance(m, dict)
+                          and str(m.get("mountPath", "")).rstrip("/") == want["path"].rstrip("/")), None)
+            name = mount.get("name") if mount else None
+            if mount is None:
+                got = "nothing (the container's own filesystem)"
+            elif name in templates:
+                got = None if want.get("template") == name else f"the claim template {name}"
+            else:
+                volume = volumes.get(name) or {}
+                claim = volume.get("persistentVolumeClaim") if isinstance(volume.get("persistentVolumeClaim"), dict) else None
+                if claim is not None:
+                    got = None if "claim" in want and claim.get("claimName") == want["claim"] \
+                        else f"the claim {claim.get('claimName')}"
+                else:
+                    got = next((f"an {k} volume" if k[0] in "aeiou" else f"a {k} volume" for k in volume
+                                if k != "name"), "no volume")
+            if got:
+                held = f"claim {want['claim']}" if "claim" in want else f"claim template {want['template']}"
+                broken.append(f"{ref_text(entry['object'])} container {want['container']} keeps {want['path']} on "
+                              f"{got}, not on its {held}: its data is not the one it kept")
     return broken
 
 
