@@ -1958,10 +1958,11 @@ def _kept_config_cases(spec: dict, found: Objects) -> Iterator[Case]:
                         continue
                     text = base64.b64decode(held[name]).decode() if ref["kind"] == "Secret" and field == "data" \
                         else held[name]
-                    if same and want.get("parse"):
-                        new = json.dumps(load_yaml(text) if want["parse"] == "yaml" else json.loads(text), indent=1)
+                    form = (want.get("form") or {}).get("parse")
+                    if same and form:
+                        new = json.dumps(load_yaml(text) if form == "yaml" else json.loads(text), indent=1)
                     else:
-                        new = text if same else _other_text(text, want.get("parse"))
+                        new = text if same else _other_text(text, (want.get("form") or {}).get("parse"))
                     held[name] = base64.b64encode(new.encode()).decode() if ref["kind"] == "Secret" and \
                         field == "data" else new
         yield Case(f"{ref['kind']} {ref['name']}, which another workload reads as {how}, rewritten", "mitigate", FAIL,
@@ -1975,7 +1976,7 @@ def _kept_config_cases(spec: dict, found: Objects) -> Iterator[Case]:
                                                          ref["name"] + "-missing"), found))
         yield Case(f"the readers of {ref['kind']} {ref['name']} pointed at a copy holding its data", "mitigate", PASS,
                    state=render(_moved(found, ref, workloads, found.solved[key], found.solved[key]), found))
-        if any(k.get("parse") for k in entry["keys"].values()):
+        if any(k.get("form") for k in entry["keys"].values()):
             yield Case(f"{ref['kind']} {ref['name']}'s structured values re-serialised as the same data", "mitigate",
                        PASS, state=render(_edited(found.solved, key, lambda o: rewritten(o, same=True)), found))
 
@@ -1987,17 +1988,31 @@ def _limit_floor_cases(spec: dict, found: Objects) -> Iterator[Case]:
     from ..runtime.state import number
 
     entries = ((spec["mitigation"].get("collateral") or {}).get("floors") or [])
-    entry = next((e for e in entries if e["object"]["kind"] in ("Deployment", "StatefulSet") and e["containers"]), None)
+    entry = next((e for e in entries if e["object"]["kind"] in ("Deployment", "StatefulSet")
+                  and (e["object"]["kind"], e["object"]["namespace"], e["object"]["name"]) in found.solved
+                  and any(not ((c.get("resources") or {}).get("limits") or {}).keys() >= {"cpu", "memory"}
+                          for c in (_template_pod(found.solved[(e["object"]["kind"], e["object"]["namespace"],
+                                                                e["object"]["name"])]) or {}).get("containers") or [])),
+                 None)
     if entry is None:
         return
     ref = entry["object"]
     key = (ref["kind"], ref["namespace"], ref["name"])
-    name, floors = max(entry["containers"].items(), key=lambda item: len(item[1]))
+    pod = _template_pod(found.solved.get((entry["object"]["kind"], entry["object"]["namespace"],
+                                          entry["object"]["name"]), {})) or {}
+    # a container that had no limit of a resource (a limit added); one that had is `health.application`'s case
+    unlimited = {str(c.get("name")): {r: f for r, f in entry["containers"].get(str(c.get("name")), {}).items()
+                                      if r not in ((c.get("resources") or {}).get("limits") or {})}
+                 for c in (pod.get("initContainers") or []) + (pod.get("containers") or [])}
+    if not any(unlimited.values()):
+        return
+    regular = {str(c.get("name")) for c in pod.get("containers") or []}
+    name, floors = max(unlimited.items(), key=lambda item: (len(item[1]), item[0] in regular))
 
     def limited(**limits):
         def edit(obj: dict) -> None:
             pod = _template_pod(obj)
-            for c in pod.get("containers") or [] if pod else []:
+            for c in (pod.get("initContainers") or []) + (pod.get("containers") or []) if pod else []:
                 if c.get("name") == name:
                     c.setdefault("resources", {}).setdefault("limits", {}).update(limits)
                     requests = c["resources"].get("requests") or {}
@@ -2023,6 +2038,33 @@ def _limit_floor_cases(spec: dict, found: Objects) -> Iterator[Case]:
     generous = {"memory": "8Gi", "cpu": "4"}
     yield Case(f"{ref['name']} container {name} given generous limits where it had none", "mitigate", PASS,
                state=render(_edited(found.solved, key, limited(**{r: generous[r] for r in floors})), found))
+    yield from _ready_limit_cases(spec, found)
+
+
+def _ready_limit_cases(spec: dict, found: Objects) -> Iterator[Case]:
+    """A workload the mitigation reads (`health.ready`) keeps its containers' healthy limits no fault changes
+    (collateral `floors`): one squeezed to 1Mi fails."""
+    entries = {(e["object"]["kind"], e["object"]["namespace"], e["object"]["name"]): e
+               for e in (spec["mitigation"].get("collateral") or {}).get("floors") or []}
+    for ref in spec["mitigation"]["ready"]:
+        key = (ref["kind"], ref["namespace"], ref["name"])
+        pod = _template_pod(found.solved.get(key, {}))
+        entry = entries.get(key)
+        if pod is None or entry is None:
+            continue
+        for c in pod.get("containers") or []:
+            held = ((c.get("resources") or {}).get("limits") or {}).get("memory")
+            if held is None or "memory" not in entry["containers"].get(str(c.get("name")), {}):
+                continue
+
+            def squeezed(obj: dict, name=c.get("name")) -> None:
+                for x in _template_pod(obj).get("containers") or []:
+                    if x.get("name") == name:
+                        x["resources"]["limits"]["memory"] = "1Mi"
+                        x["resources"].get("requests", {}).pop("memory", None)
+            yield Case(f"{ref['name']} container {c.get('name')}'s memory limit squeezed to 1Mi", "mitigate", FAIL,
+                       state=render(_edited(found.solved, key, squeezed), found))
+            return
 
 
 def _storage_cases(spec: dict, found: Objects) -> Iterator[Case]:

@@ -899,7 +899,8 @@ def _configs_read(scenario: ir.Scenario, fields: list, healthy: list[dict], touc
                                                         r["workload"]["name"]), []), r["container"])]
             if reads:
                 form = parsed[1] if parsed else None
-                keys[name] = {"digest": text_digest(text, form), **({"parse": form} if form else {}), "readers": reads}
+                keys[name] = {"digest": text_digest(text, form), **({"form": {"parse": form}} if form else {}),
+                             "readers": reads}  # `{"parse": "yaml"}`: the bundle then carries its YAML reader
         if keys:
             out.append({"object": _manifest_ref(obj), "keys": keys})
     return out
@@ -911,11 +912,11 @@ LIMIT_FLOORS = {"cpu": "100m", "memory": "64Mi"}
 
 
 def _limit_floors(scenario: ir.Scenario, healthy: list[dict], touched: dict) -> list[dict]:
-    """Each workload of the topology with, for each container resource its healthy manifest leaves without a
-    limit, the least limit it runs with (its request, at least LIMIT_FLOORS), and for its pod the least
-    pod-level limit (`spec.resources.limits`) it runs with: each container's healthy limit, else that floor,
-    summed (runtime.floors_kept). A limit that existed is `application`'s `limits`; a workload whose resources
-    a fault changes, or a FinOps optimum sizes, is left to those checks."""
+    """Each workload of the topology with, for each resource of each container (init containers too), the
+    least limit it runs with: its healthy limit, else (none: a limit added) its request, at least LIMIT_FLOORS;
+    and for its pod the least pod-level limit (`spec.resources.limits`) it runs with: its healthy one, else each
+    container's healthy limit or that floor, summed (runtime.floors_kept). A workload whose resources a fault
+    changes, or a FinOps optimum sizes, is left to those checks."""
     from ..runtime.evaluator import number
 
     sized = {(o.target.kind, o.target.namespace, o.target.name) for o in scenario.optimal}
@@ -933,7 +934,7 @@ def _limit_floors(scenario: ir.Scenario, healthy: list[dict], touched: dict) -> 
             continue
         pod = (as_template(obj).get("spec") or {}).get("template", {}).get("spec") or {}
         containers, total = {}, {}
-        for c in pod.get("containers") or []:
+        for c in (pod.get("initContainers") or []) + (pod.get("containers") or []):
             if not isinstance(c, dict):
                 continue
             res = c.get("resources") if isinstance(c.get("resources"), dict) else {}
@@ -942,11 +943,17 @@ def _limit_floors(scenario: ir.Scenario, healthy: list[dict], touched: dict) -> 
             for resource, least in sorted(LIMIT_FLOORS.items()):
                 if resource in limits:
                     figure = number(limits[resource])
+                    if figure is not None:  # the healthy limit: a limit squeezed below it starves the container
+                        containers.setdefault(str(c.get("name")), {})[resource] = limits[resource]
+                    if c in (pod.get("initContainers") or []):
+                        continue  # an init container is done before the others start: its limit is no share
                 else:
                     asked = number(requests.get(resource)) if resource in requests else None
                     figure = max(asked or 0.0, number(least))
                     containers.setdefault(str(c.get("name")), {})[resource] = \
                         requests[resource] if asked is not None and asked >= number(least) else least
+                    if c in (pod.get("initContainers") or []):
+                        continue
                 if figure is not None:
                     total[resource] = total.get(resource, 0.0) + figure
         own = ((pod.get("resources") or {}).get("limits") or {}) if isinstance(pod.get("resources"), dict) else {}

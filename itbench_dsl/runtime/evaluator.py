@@ -4648,7 +4648,7 @@ def configs_kept(entries, state):
                          + (f"${read['env']}" if "env" in read else read["file"]))
                 if text is None:
                     wrong.append(f"{where} as nothing ({why})")
-                elif text_digest(text, want.get("parse")) != want["digest"]:  # a Secret's value is not shown
+                elif text_digest(text, (want.get("form") or {}).get("parse")) != want["digest"]:  # a Secret's value is not shown
                     wrong.append(f"{where} as " + (f"{shown(text)}, " if entry["object"]["kind"] != "Secret" else
                                                    "another value, ") + f"not the healthy {key}")
         if wrong:
@@ -4659,8 +4659,9 @@ def configs_kept(entries, state):
 
 def floors_kept(entries, state):
     """No container of the application is bounded below what it runs with (the collateral's `floors`): a limit
-    added where the healthy container had none, below its request or the least it is judged to run with, and a
-    pod-level limit (`spec.resources.limits`, Kubernetes 1.32+) below what its containers ran with together."""
+    below its healthy one, or added where it had none below its request or the least it is judged to run with,
+    and no pod-level limit (`spec.resources.limits`, Kubernetes 1.32+) below what its containers ran with
+    together. No limit is no bound: a limit removed is its node's."""
     broken = []
     for entry in entries:
         obj = state.get(entry["object"])
@@ -4669,17 +4670,17 @@ def floors_kept(entries, state):
         ref = entry["object"]  # a container renamed is found as the program checks find it (`containers_named`)
         pod = pod_spec(containers_named(obj, (getattr(state, "programs", None) or {}).get(
             (ref["kind"], ref.get("namespace"), ref["name"]))))
-        for c in pod.get("containers") or [] if isinstance(pod.get("containers"), list) else []:
+        for c in [c for key in ("initContainers", "containers") if isinstance(pod.get(key), list) for c in pod[key]]:
             want = entry["containers"].get(str(c.get("name"))) if isinstance(c, dict) else None
             limits = at(c, ["resources", "limits"]) if want else None
             for resource, floor in sorted((want or {}).items()):
                 now = limits.get(resource) if isinstance(limits, dict) else None
                 if now is None or empty(now):
-                    continue
+                    continue  # no limit: bounded by its node
                 a = number(now)
                 if a is None or a < number(floor):
                     broken.append(f"{ref_text(entry['object'])} container {c.get('name')}'s {resource} limit "
-                                  f"{shown(now)} added where it had none, below the {shown(floor)} it runs with")
+                                  f"{shown(now)}, below the {shown(floor)} it runs with")
         limits = at(pod, ["resources", "limits"])
         for resource, floor in sorted((entry.get("pod") or {}).items()):
             now = limits.get(resource) if isinstance(limits, dict) else None
