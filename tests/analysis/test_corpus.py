@@ -337,6 +337,20 @@ def test_it_catches_other_workloads_judged_by_readiness_alone(monkeypatch):
         assert what in wrong, what
 
 
+def test_it_catches_other_configuration_limits_added_and_storage_swapped(monkeypatch):
+    """The old rule: another workload's ConfigMap was judged only while nothing read it, a limit only where one
+    existed, a claim only while the template named it; so a reader's configuration rewritten or re-pointed, a
+    1Mi limit added, a database's claim swapped for an emptyDir, passed."""
+    for name in ("configs_kept", "floors_kept", "storage_kept"):
+        monkeypatch.setattr(runtime, name, lambda entries, state: [])
+    wrong = " | ".join(_wrong("sregym-missing-configmap-social-network") + _wrong("sregym-network-policy-block"))
+    for what in ("which another workload reads as a file, rewritten", "pointed at a copy holding other data",
+                 "given a memory limit of 1Mi where it had none", "given a CPU limit of 1m where it had none",
+                 "given a pod-level memory limit of 1Mi", "swapped for an emptyDir", "swapped for a hostPath",
+                 "no longer mounted"):
+        assert what in wrong, what
+
+
 def test_it_catches_a_controls_pod_spec_read_by_its_containers_alone(monkeypatch):
     """The old rule: a control compared only the containers' program and inputs, so `dnsPolicy: Default` (the
     fault another scenario injects) made on a healthy system passed."""
