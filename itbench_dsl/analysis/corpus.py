@@ -12,9 +12,14 @@ scenario's own plan, each with the verdict it must get:
   the alerts, or captured with `kubectl get all` (which omits Chaos Mesh and other custom kinds); a deleted
   ConfigMap or Secret recreated with other data, or restored while its readers read a new one holding other
   data, or left deleted with its readers reading it as `optional`; flagd pointed at a new ConfigMap with
-  another flag turned on, the named one healthy.
+  another flag turned on, the named one healthy; another workload's ConfigMap or Secret rewritten, or its
+  readers pointed at a copy holding other data or at one that is not there, or an object they read deleted
+  once read as `optional`; a limit of 1Mi or 1m added to a container that had none, a pod-level limit of
+  1Mi, a healthy limit of a workload the mitigation reads squeezed to 1Mi; a database's claim volume swapped
+  for an `emptyDir` or a `hostPath`, or its mount removed.
   Right ones: the solved and healthy states, an object the pods need recreated as it was or deleted once read as
-  `optional`, a ConfigMap or Secret the fault deleted recreated under another name its readers are pointed at,
+  `optional` where no workload read its keys, another workload's readers pointed at a copy holding the same
+  data or its structured values re-serialised, generous limits added, a claim volume renamed, a ConfigMap or Secret the fault deleted recreated under another name its readers are pointed at,
   a ConfigMap recreated with its data under `binaryData` where volumes alone read it (a variable reading it: fail),
   the container port a Service's numbered target leads to declared under another number (its name kept: where a
   Service targets that name, fail),
