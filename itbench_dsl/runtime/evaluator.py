@@ -4937,10 +4937,12 @@ def admission_refused(spec, state):
     broken = []
     for namespace in sorted({w["namespace"] for w in spec["workloads"] if w["namespace"]}):
         obj = state.objects.get(("Namespace", None, namespace))
-        refused = pod_security_refused(obj, state) if obj is not None and not terminating(obj) else None
+        labels = ((obj or {}).get("metadata") or {}).get("labels") or {}
+        if obj is None or terminating(obj) or labels.get(PSA_ENFORCE, "privileged") == "privileged":
+            continue  # no label: the plugin enforces `privileged`, which refuses nothing
+        refused = pod_security_refused(obj, state)
         if refused:
-            level = ((obj.get("metadata") or {}).get("labels") or {}).get(PSA_ENFORCE)
-            broken.append(f"Namespace {namespace}'s Pod Security level {shown(level)} refuses the next pods of "
+            broken.append(f"Namespace {namespace}'s Pod Security level {shown(labels.get(PSA_ENFORCE))} refuses the next pods of "
                           + ", ".join(refused[:3]))
     return broken
 
