@@ -4847,7 +4847,7 @@ def policies_cut(spec, state):
         added = [p for p in policies if named(p) not in known and named(p) not in made]
         if not added:
             continue
-        healthy = [p for p in policies if named(p) in known]
+        healthy = [p for p in policies if named(p) in known and named(p) not in made]
         for w, _, labels in _app_templates(spec, state, namespace):
             for direction in ("Ingress", "Egress"):
                 def selects(p):
