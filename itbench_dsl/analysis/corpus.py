@@ -370,6 +370,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     yield from _kept_config_cases(spec, found)
     yield from _limit_floor_cases(spec, found)
     yield from _storage_cases(spec, found)
+    yield from _widened_cases(spec, derived["solved"])
     yield from _reference_cases(spec, found)
     yield from _stray_pod_cases(spec, derived["solved"])
     yield from _kept_cases(spec, found)
@@ -2133,6 +2134,103 @@ def _storage_cases(spec: dict, found: Objects) -> Iterator[Case]:
     if "claim" in mount:  # a claim template renamed is another claim (its pods' claims take its name)
         yield Case(f"{ref['name']}'s data volume ({mount['path']}) renamed, mounted from its claim", "mitigate", PASS,
                    state=render(_edited(found.solved, key, renamed), found))
+def _widened_cases(spec: dict, solved: dict) -> Iterator[Case]:
+    """Harm done around the application rather than in it (the safeguards' `widened_checks`): a deny-all
+    NetworkPolicy added to a namespace of the application, a LimitRange whose bounds refuse its next pods, a
+    Pod Security `enforce` label its workloads break, a Service exposed beyond the cluster (NodePort, external
+    IPs; a Service the fault deleted restored so too), a healthy grant lent by a new binding to every caller,
+    every authenticated user or every service account: each fails. An allow-all policy, a LimitRange whose
+    bounds the pods meet, an `enforce: privileged` label, the grant bound to its subject alone: pass."""
+    from ..runtime.evaluator import admitted, pod_security_refused, State
+    from ..runtime.state import number, pod_spec
+
+    # a healthy grant lent by a new binding to a group every caller, user or service account is in
+    m = spec["mitigation"]
+    items = solved["resources"]["items"]
+    for entry in (m.get("collateral") or {}).get("grants", [])[:1]:
+        grant = next((g for g in entry["grants"] if g["rules"] and g["namespace"]), None)
+        if grant is None:
+            continue
+        where = grant["namespace"]
+        role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                "metadata": {"name": "corpus-lent", "namespace": where}, "rules": copy_data(grant["rules"])}
+
+        def binding(subject: dict) -> dict:
+            return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                    "metadata": {"name": "corpus-lent", "namespace": where}, "subjects": [subject],
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "corpus-lent"}}
+        for group in ("system:anonymous", "system:unauthenticated", "system:authenticated", "system:serviceaccounts"):
+            yield Case(f"the grant {entry['subject']['name']} needs lent to group {group}", "mitigate", FAIL,
+                       state=_with_items(solved, [*items, role, binding(
+                           {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": group})]))
+        yield Case(f"the grant {entry['subject']['name']} needs bound once more to it alone", "mitigate", PASS,
+                   state=_with_items(solved, [*items, role, binding(
+                       {k: v for k, v in entry["subject"].items() if k in ("kind", "name", "namespace")})]))
+    state = State(solved)
+    running = [w for w in spec["workloads"] if w["namespace"] and w["min_replicas"] > 0 and w["kind"] != "Pod"
+               and state.get(w) is not None]
+    if not running:
+        return
+    namespace = running[0]["namespace"]
+    items = solved["resources"]["items"]
+
+    def policy(name: str, body: dict) -> dict:
+        return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                "metadata": {"name": name, "namespace": namespace}, "spec": {"podSelector": {}, **body}}
+    yield Case(f"a deny-all NetworkPolicy added to namespace {namespace}", "mitigate", FAIL,
+               state=_with_items(solved, [*items, policy("corpus-deny-all", {"policyTypes": ["Ingress", "Egress"]})]))
+    yield Case(f"an allow-all NetworkPolicy added to namespace {namespace}", "mitigate", PASS,
+               state=_with_items(solved, [*items, policy("corpus-allow-all", {"policyTypes": ["Ingress", "Egress"],
+                                                                              "ingress": [{}], "egress": [{}]})]))
+    # a LimitRange whose `max` is below the smallest memory limit a container of the application declares
+    declared = [number(((c.get("resources") or {}).get("limits") or {}).get("memory"))
+                for w in running for c in pod_spec(admitted(state.get(w), state)).get("containers") or []]
+    declared = [d for d in declared if d]
+    if declared:
+        bound = max(int(min(declared) // 2), 1)
+        yield Case(f"a LimitRange added to namespace {namespace} whose max memory ({bound}) the pods exceed", "mitigate",
+                   FAIL, state=_with_items(solved, [*items, {
+                       "apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "corpus-max", "namespace": namespace},
+                       "spec": {"limits": [{"type": "Container", "max": {"memory": str(bound)}}]}}]))
+    yield Case(f"a LimitRange added to namespace {namespace} whose bounds the pods meet", "mitigate", PASS,
+               state=_with_items(solved, [*items, {
+                   "apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "corpus-wide", "namespace": namespace},
+                   "spec": {"limits": [{"type": "Container", "max": {"memory": "1Ti"}, "default": {"memory": "1Ti"},
+                                        "defaultRequest": {"memory": "1"}}]}}]))
+    # a Pod Security label: `restricted` where some workload of the namespace breaks it, `privileged` always
+    key = ("Namespace", None, namespace)
+
+    def labelled(level: str):
+        def edit(obj: dict) -> None:
+            obj.setdefault("metadata", {}).setdefault("labels", {})["pod-security.kubernetes.io/enforce"] = level
+        return edit
+    if state.objects.get(key) is not None:
+        restricted = _with_edit(solved, key, labelled("restricted"))
+        if pod_security_refused(State(restricted).objects[key], State(restricted)):
+            yield Case(f"namespace {namespace} labelled Pod Security enforce: restricted, which its workloads break",
+                       "mitigate", FAIL, state=restricted)
+        yield Case(f"namespace {namespace} labelled Pod Security enforce: privileged", "mitigate", PASS,
+                   state=_with_edit(solved, key, labelled("privileged")))
+    # a Service of the application exposed beyond the cluster; one the fault deleted, restored so
+    m = spec["mitigation"]
+    restored = [e["object"] for e in m["restored"] if e["object"]["kind"] == "Service"]
+    services = restored + [s for s in spec["services"] if s.get("type", "ClusterIP") == "ClusterIP" and s["ports"]
+                           and (s["namespace"], s["component"]) in {(w["namespace"], w["name"]) for w in running}]
+    for s in services[:1]:
+        skey = ("Service", s["namespace"], s["name"])
+        if state.objects.get(skey) is None:
+            continue
+        yield Case(f"Service {s['name']} made NodePort", "mitigate", FAIL,
+                   state=_with_edit(solved, skey, lambda o: o["spec"].update(type="NodePort")))
+        yield Case(f"Service {s['name']} given external IPs", "mitigate", FAIL,
+                   state=_with_edit(solved, skey, lambda o: o["spec"].update(externalIPs=["203.0.113.7"])))
+        exposed = copy_data(state.objects[skey])
+        exposed["metadata"] = {"name": f"{s['name']}-corpus-lb", "namespace": s["namespace"]}
+        exposed["spec"] = {k: v for k, v in exposed["spec"].items() if k in ("selector", "ports")}
+        exposed["spec"]["type"] = "LoadBalancer"
+        if exposed["spec"].get("selector"):
+            yield Case(f"a LoadBalancer Service added beside {s['name']}", "mitigate", FAIL,
+                       state=_with_items(solved, [*items, exposed]))
 
 
 def _named_port_cases(service: dict, pods: list, solved: dict, state) -> Iterator[Case]:

@@ -647,6 +647,8 @@ def _safeguards(scenario: ir.Scenario) -> tuple[list, list]:
             ports.append(port)
         entry = {"kind": "Service", "namespace": s.namespace, "name": s.name, "selector": dict(s.selector),
                  "component": itbench_backend._component(ref, scenario), "ports": ports}
+        if s.type != "ClusterIP":
+            entry["type"] = s.type  # how far it exposes its pods when healthy (`exposure_widened`)
         listening = sorted(container_ports(pods)[1]) if pods else []
         if listening:
             entry["listening"] = listening  # every port the programs of its pods listen on
@@ -1649,6 +1651,12 @@ def _requires(spec: dict) -> dict:
         for w in spec["workloads"]:
             need(w)
             kinds.add((w["namespace"] or "", "Pod"))  # readiness and relabelling are read from the pods
+        # what the agent may add around the application and the safeguards judge (`widened_checks`): the
+        # NetworkPolicies and LimitRanges of its namespaces, their Pod Security labels
+        for namespace in spaces:
+            kinds.update({(namespace, "NetworkPolicy"), (namespace, "LimitRange")})
+        if spaces:
+            kinds.add(("", "Namespace"))
         for s in spec["services"]:
             need(s)
         collateral = mitigation.get("collateral") or {}

@@ -57,6 +57,11 @@ def source_for_spec(spec: dict) -> str:
 
         modules = "".join(f"    ({name!r}, {package_source(f'kyverno/{name}')!r}),\n" for name in EMBEDDED)
         parts.append(f"_KYVERNO_SOURCES = (\n{modules})\n")
+    elif spec.get("mitigation") is not None:
+        # the Pod Security checks alone, as a package of two modules: the safeguards judge the enforce label of
+        # every namespace of the application by the pods it refuses (`admission_refused`)
+        modules = "".join(f"    ({name!r}, {package_source(f'kyverno/{name}')!r}),\n" for name in ("outcomes", "pss"))
+        parts.append(f"_PSS_SOURCES = (\n{modules})\n")
     if kyverno or '{"parse":"yaml"}' in text:  # a policy to read, or YAML held in a ConfigMap
         parts.append(f"_YAML_SOURCE = {package_source('miniyaml')!r}\n")
     parts.append(f"{_SPEC_PREFIX}{text!r})\n\n")

@@ -1634,7 +1634,7 @@ def _package_module(name):
     import importlib
 
     try:
-        return importlib.import_module({"kyverno": ".kyverno", "yaml": ".miniyaml"}.get(name, "." + name), package)
+        return importlib.import_module({"kyverno": ".kyverno", "yaml": ".miniyaml", "pss": ".kyverno.pss"}.get(name, "." + name), package)
     except ImportError:
         return None
 
