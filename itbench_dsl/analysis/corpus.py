@@ -1611,6 +1611,20 @@ def _with_hard(quota: dict, hard: dict) -> dict:
     return out
 
 
+def _bare_restart_cases(name: str, key: tuple, template: dict, solved: dict) -> Iterator[Case]:
+    """A bare pod recreated healthy but for its `restartPolicy` (Never, OnFailure where the healthy pod has
+    Always): it runs until its server first exits, and nothing restarts it, so it fails."""
+    healthy = (template.get("spec") or {}).get("restartPolicy")
+    if healthy not in (None, "Always"):
+        return
+    for policy in ("Never", "OnFailure"):
+        def recreate(o, policy=policy):
+            o["spec"]["restartPolicy"] = policy
+            o["metadata"].update(uid=f"recreated-{name}", creationTimestamp=FIXED_AT, resourceVersion="90210")
+        yield Case(f"the solved state, pod {name} recreated with restartPolicy {policy}", "mitigate", FAIL,
+                   state=_with_edit(solved, key, recreate))
+
+
 def _lifecycle_cases(spec: dict, found: Objects) -> Iterator[Case]:
     """What the API server's own bookkeeping says about a fix that is not done: a workload whose status
     describes an older spec or whose rollout has not finished, an object being deleted, an impostor of
@@ -1658,6 +1672,7 @@ def _lifecycle_cases(spec: dict, found: Objects) -> Iterator[Case]:
             # a deadline on the running pod: the kubelet kills it that long after it started, nothing recreates it
             yield Case(f"the solved state, pod {w['name']} given an activeDeadlineSeconds", "mitigate", FAIL,
                        state=_with_edit(solved, key, lambda o: o["spec"].update(activeDeadlineSeconds=300)))
+        yield from _bare_restart_cases(w["name"], key, template, solved)
 
         def run(o, name=w["name"], labels="metadata" not in template, command=None):
             status = o.get("status") or {}

@@ -622,12 +622,15 @@ _PROBE = {"defaults": {"timeoutSeconds": 1, "periodSeconds": 10, "successThresho
 # The fields of a pod spec, beside its containers, that change what its pods do: how they resolve names, whose
 # network, processes and identity they run with, how long they may run at all (`activeDeadlineSeconds`: the
 # kubelet kills the pod that long after it started, and nothing recreates a bare pod, so a pod set right in
-# place with a deadline its healthy spec lacks looks healthy only until then). Each with what the API server
+# place with a deadline its healthy spec lacks looks healthy only until then), whether the kubelet restarts its
+# containers when they exit (`restartPolicy`: a bare pod recreated with Never or OnFailure stays down once its
+# server exits, and a Job's pods retry or not by it). Each with what the API server
 # (or the pod's admission) puts there when it is left out (None: nothing); a workload keeps them at their
 # healthy values (health.program, health.application), read with these defaults on both sides.
 POD_BEHAVIOUR = {"dnsPolicy": "ClusterFirst", "dnsConfig": None, "hostNetwork": False, "hostPID": False,
                  "hostIPC": False, "shareProcessNamespace": False, "hostAliases": None,
-                 "serviceAccountName": "default", "activeDeadlineSeconds": None}
+                 "serviceAccountName": "default", "activeDeadlineSeconds": None,
+                 "restartPolicy": "Always"}
 
 # The lists of a pod spec that hold containers: the init containers, run first, then the containers proper.
 CONTAINER_LISTS = ("initContainers", "containers")
