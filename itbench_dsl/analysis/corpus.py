@@ -449,6 +449,43 @@ def _decoy_cases(scenario: ir.Scenario, derived: dict[str, dict]) -> Iterator[Ca
         yield Case(f"the {name} state with the application's decoys deleted", "mitigate", want, state=state)
 
 
+def _cron_cadence_cases(ref: dict, key: tuple, found) -> Iterator[Case]:
+    """A CronJob the fix leaves on its healthy cadence, with runs that can finish, passes: the same cadence at
+    other minutes, more often, a longer starting or job deadline. One made never or rarely to run (a date
+    that never comes, the 29th of February, once a year), to start no run in time (a starting deadline of 0)
+    or to have every run killed or start no pod (a job deadline of a second, its jobs suspended, parallelism
+    0) fails."""
+    from ..runtime.state import cron_longest_wait
+
+    cron = found.solved.get(key)
+    if cron is None:
+        return
+    healthy = (cron.get("spec") or {}).get("schedule")
+    wait = cron_longest_wait(healthy)
+    job = ((cron.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}
+    deadline = job.get("activeDeadlineSeconds")
+    cases = [(f"on the date {s!r}", FAIL, lambda o, s=s: o["spec"].update(schedule=s))
+             for s in ("0 0 30 2 *", "0 0 29 2 *", "@yearly", "@annually")]
+    cases += [("with startingDeadlineSeconds 0", FAIL, lambda o: o["spec"].update(startingDeadlineSeconds=0)),
+              ("with startingDeadlineSeconds 300", PASS, lambda o: o["spec"].update(startingDeadlineSeconds=300)),
+              ("its jobs given activeDeadlineSeconds 1", FAIL,
+               lambda o: o["spec"]["jobTemplate"]["spec"].update(activeDeadlineSeconds=1)),
+              ("its jobs created suspended", FAIL, lambda o: o["spec"]["jobTemplate"]["spec"].update(suspend=True)),
+              ("its jobs at parallelism 0", FAIL, lambda o: o["spec"]["jobTemplate"]["spec"].update(parallelism=0))]
+    if wait and wait >= 2 and wait < 60 and 60 % wait == 0:  # every N minutes: the same cadence a minute later
+        cases.append((f"on the same cadence a minute later (1-59/{wait:g})", PASS,
+                      lambda o: o["spec"].update(schedule=f"1-59/{wait:g} * * * *")))
+    if wait and wait > 1:
+        cases.append(("run every minute", PASS, lambda o: o["spec"].update(schedule="* * * * *")))
+    if isinstance(deadline, int):
+        cases.append(("its jobs given a longer deadline", PASS,
+                      lambda o: o["spec"]["jobTemplate"]["spec"].update(activeDeadlineSeconds=deadline * 2)))
+    for what, want, edit in cases:
+        changed = _edited(found.solved, key, edit)
+        if changed is not None:
+            yield Case(f"{ref['name']} fixed, {what}", "mitigate", want, state=render(changed, found))
+
+
 def _cron_run_cases(m: dict, solved: dict) -> Iterator[Case]:
     """A CronJob `complete` names, captured while its next run is in progress (`status.active`, its schedule
     stamped, no success yet): after a last success at or after the fix, pass; after one before it (no run has
@@ -2389,10 +2426,12 @@ def _program_cases(found: Objects, entry: dict) -> Iterator[Case]:
                 ("suspended", FAIL, lambda o: o["spec"].update(suspend=True)),
                 ("on a schedule that never fires (the 31st of February)", FAIL,
                  lambda o: o["spec"].update(schedule="0 0 31 2 *")),
-                ("on another schedule that fires", PASS, lambda o: o["spec"].update(schedule="17 */2 * * *"))):
+                ("on a slower schedule that fires (every two hours)", FAIL,
+                 lambda o: o["spec"].update(schedule="17 */2 * * *"))):
             changed = _edited(found.solved, key, edit)
             if changed is not None:
                 yield Case(f"{ref['name']} fixed, {what}", "mitigate", want, state=render(changed, found))
+        yield from _cron_cadence_cases(ref, key, found)
     resolver = _edited(found.solved, key, lambda o: pod_spec(o).update(
         dnsPolicy="None", dnsConfig={"nameservers": ["8.8.8.8"]}))
     if resolver is not None and pod_spec(entry["keep"]).get("dnsPolicy") != "None":

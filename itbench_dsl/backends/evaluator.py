@@ -199,6 +199,9 @@ def _programs(scenario: ir.Scenario, ready: list[dict], fields: list[dict], othe
         entry = {"object": ref, "keep": keep}
         if ref["kind"] == "CronJob" and not (originals[key].get("spec") or {}).get("suspend"):
             entry["runs"] = True  # it keeps starting runs: not suspended, on a schedule that fires
+            cadence = _cadence(originals[key], changes.get(key, []))
+            if cadence:
+                entry["cadence"] = cadence
         if key in options:
             entry["options"] = options[key]
         env = _env(originals[key], changes.get(key, []))
@@ -210,6 +213,24 @@ def _programs(scenario: ir.Scenario, ready: list[dict], fields: list[dict], othe
                 entry["limits"] = limits
         out.append(entry)
     return out
+
+
+def _cadence(original: dict, changes: list) -> dict:
+    """How often a healthy CronJob starts a run and how long a run may take, as `cadence_problem` reads them:
+    its schedule (and time zone), its starting deadline, its jobs' deadline (`activeDeadlineSeconds`), but for
+    the fields a change leaves open (an acceptance, or the scenario's own statement about it)."""
+    spec = original.get("spec") or {}
+    job = (spec.get("jobTemplate") or {}).get("spec") or {}
+    out = {"schedule": spec.get("schedule"), "timeZone": spec.get("timeZone"),
+           "startingDeadlineSeconds": spec.get("startingDeadlineSeconds"),
+           "activeDeadlineSeconds": job.get("activeDeadlineSeconds")}
+    for change in changes:
+        path = change["path"]
+        if (change.get("accept") or change.get("governed_by")) and path[:1] == ["spec"]:
+            field = path[-1] if path[:3] == ["spec", "jobTemplate", "spec"] and len(path) == 4 else \
+                path[1] if len(path) == 2 else None
+            out.pop(field, None)
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def _selected_labels(keep: dict, namespace: str, manifests) -> None:

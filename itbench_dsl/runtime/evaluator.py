@@ -47,6 +47,7 @@ from .state import (  # noqa: I001 - replaced by state.py's text in a bundle
     projected_key, reached_from, ref_text, replaced, rfc3339, same, selected_pods, selector_matches,
     selects_same, settled_problem, show_path, shown, State, tag_digests, templated_pod, terminating, typed_same,
     unlisted,
+    cron_longest_wait, _instant,
     walk, with_defaults, workload_pods, workload_ready,
 )
 
@@ -1746,8 +1747,8 @@ def application_check(spec, state, checks):
         problem = program_problem(entry, obj, state)
         if problem:
             broken.append(f"{ref_text(entry['object'])} no longer runs what it ran: {problem}")
-        elif program_idle(entry, obj):
-            broken.append(f"{ref_text(entry['object'])} no longer runs: {program_idle(entry, obj)}")
+        elif program_idle(entry, obj, state):
+            broken.append(f"{ref_text(entry['object'])} no longer runs: {program_idle(entry, obj, state)}")
         lowered = limits_lowered(entry.get("limits") or {}, obj)
         if lowered:
             broken.append(f"{ref_text(entry['object'])}: {lowered}")
@@ -1887,10 +1888,83 @@ def program_kept(keep, obj, options=None):
     return owns(keep, obj)
 
 
-def program_idle(entry, obj):
+def program_idle(entry, obj, state=None):
     """Why a workload a `programs` entry reads runs its program no more, None when it runs: a CronJob the
     healthy application runs on a schedule (`runs`) suspended, or on a schedule that never fires."""
-    return cronjob_idle(obj) if entry.get("runs") and obj is not None and obj.get("kind") == "CronJob" else None
+    if not (entry.get("runs") and obj is not None and obj.get("kind") == "CronJob"):
+        return None
+    return cronjob_idle(obj) or cadence_problem(entry.get("cadence") or {}, obj, state)
+
+
+# the least time a run's pod takes to be scheduled, pull its image and start: a job deadline the healthy jobs ran
+# without, set shorter than this, kills every run
+CRON_MIN_RUN = 60
+# the CronJob controller looks for missed runs every ten seconds: a starting deadline shorter than that may skip
+# every run (the Kubernetes documentation's warning)
+CRON_MIN_STARTING_DEADLINE = 10
+
+
+def _minutes(value):
+    if value is None:
+        return "never"
+    for unit, size in (("day", 1440), ("hour", 60)):
+        if value >= size and value % size == 0:
+            return f"{value // size:g} {unit}{'s' if value != size else ''}"
+    return f"{value:g} minute{'s' if value != 1 else ''}"
+
+
+def longest_run(obj, state):
+    """The longest a finished Job of a CronJob took (its `completionTime` after its `startTime`), in seconds;
+    None when the state shows none."""
+    if state is None:
+        return None
+    namespace, name = (obj.get("metadata") or {}).get("namespace") or None, (obj.get("metadata") or {}).get("name")
+    runs = []
+    for job in state.by_kind.get(("Job", namespace), []):
+        owners = (job.get("metadata") or {}).get("ownerReferences") or []
+        if any(isinstance(o, dict) and o.get("kind") == "CronJob" and o.get("name") == name for o in owners):
+            status = job.get("status") or {}
+            start, end = _instant(status.get("startTime")), _instant(status.get("completionTime"))
+            if start is not None and end is not None and end >= start:
+                runs.append(end - start)
+    return max(runs) if runs else None
+
+
+def cadence_problem(cadence, obj, state=None):
+    """Why a CronJob no longer runs on its healthy cadence or its runs can no longer finish (None when they
+    do), against the healthy values `cadence` records: its schedule leaves a longer wait between runs than
+    the healthy one (`cron_longest_wait`: a date that rarely or never comes, `@yearly`, the 29th of
+    February), a starting deadline the controller cannot meet (below CRON_MIN_STARTING_DEADLINE seconds)
+    where the healthy one could, its jobs made to start no pod (suspended, `parallelism: 0`), or a job
+    deadline (`activeDeadlineSeconds`) shorter than the healthy one, or one the healthy jobs ran without
+    below the longest run the state shows finished."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    job = at(obj, ["spec", "jobTemplate", "spec"])
+    job = job if isinstance(job, dict) else {}
+    if "schedule" in cadence:
+        healthy, now = cron_longest_wait(cadence["schedule"]), cron_longest_wait(spec.get("schedule"))
+        if healthy and now != 0 and (now is None or now > healthy):
+            return (f"its schedule {spec.get('schedule')!r} waits up to {_minutes(now)} between runs, where the "
+                    f"healthy {cadence['schedule']!r} waits at most {_minutes(healthy)}")
+    deadline, healthy = number(spec.get("startingDeadlineSeconds")), number(cadence.get("startingDeadlineSeconds"))
+    if deadline is not None and deadline < CRON_MIN_STARTING_DEADLINE and (healthy is None or deadline < healthy):
+        return (f"its startingDeadlineSeconds {shown(deadline)} is shorter than the controller's "
+                f"{CRON_MIN_STARTING_DEADLINE}s check: a run may never start")
+    if job.get("suspend") is True:
+        return "its jobs are created suspended: they start no pod"
+    if number(job.get("parallelism")) == 0:
+        return "its jobs' parallelism is 0: they start no pod"
+    deadline, healthy = number(job.get("activeDeadlineSeconds")), number(cadence.get("activeDeadlineSeconds"))
+    if deadline is not None and healthy is not None and deadline < healthy:
+        return (f"its jobs' activeDeadlineSeconds {shown(deadline)} is below the healthy {shown(healthy)}: "
+                "a run is killed before it can finish")
+    if deadline is not None and healthy is None:
+        longest = longest_run(obj, state)
+        floor = max(longest or 0, CRON_MIN_RUN)
+        if deadline < floor:
+            return (f"its jobs' activeDeadlineSeconds {shown(deadline)}, which the healthy jobs ran without, is "
+                    f"below {shown(floor)}s: a run is killed before it can finish")
+    return None
 
 
 def _without_option(container, option):
@@ -3990,7 +4064,7 @@ def mitigation_checks(spec, state, checks):
         problem = "is being deleted" if obj is not None and terminating(obj) else \
             program_problem(entry, obj, state) if obj is not None else None
         ok = obj is not None and not problem
-        idle = program_idle(entry, obj) if ok else None
+        idle = program_idle(entry, obj, state) if ok else None
         checks.append({"id": f"health.program.{ref_text(entry['object'])}", "passed": ok and not idle,
                        "detail": f"{ref_text(entry['object'])} " + (
                            f"runs its own program but no longer runs: {idle}" if idle else
