@@ -414,6 +414,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
                                       selected={_key_of(e["object"]) for e in m["restored"] if e.get("readers")})
     yield from _predicate_cases(m, found)
     yield from _cron_run_cases(m, derived["solved"])
+    yield from _ingress_route_cases(m, found)
     if spec["requires"]["alerts"]:
         state = render(found.solved, found)
         del state["alerts"]
@@ -447,6 +448,69 @@ def _decoy_cases(scenario: ir.Scenario, derived: dict[str, dict]) -> Iterator[Ca
         state = copy_data(derived[name])
         state["resources"]["items"] = [o for o in state["resources"]["items"] if _key(o) not in keys]
         yield Case(f"the {name} state with the application's decoys deleted", "mitigate", want, state=state)
+
+
+def _ingress_route_cases(m: dict, found) -> Iterator[Case]:
+    """An Ingress is judged by which requests reach which Service port: with the fault's route fixed, another
+    route of the same Ingress re-pointed at another Service, a prefix path made `Exact` (its sub-paths no
+    longer match), a class no controller serves, or a rewrite of the path the backend is sent, fails; a port
+    named by its number instead of its name (the same port) passes."""
+    for entry in (m.get("routes") or [])[:2]:
+        ref = entry["object"]
+        key = (ref["kind"], ref["namespace"], ref["name"])
+        if key not in found.solved:
+            continue
+        paths = [(i, j, p) for i, rule in enumerate(found.solved[key]["spec"].get("rules") or [])
+                 for j, p in enumerate((rule.get("http") or {}).get("paths") or [])
+                 if isinstance((p.get("backend") or {}).get("service"), dict)]
+        services = sorted({n for (kind, ns, n) in found.solved if kind == "Service" and ns == ref["namespace"]})
+        cases = []
+        for i, j, p in paths:
+            others = [n for n in services if n != p["backend"]["service"]["name"]]
+            if others:
+                def repoint(o, i=i, j=j, to=others[0]):
+                    o["spec"]["rules"][i]["http"]["paths"][j]["backend"]["service"]["name"] = to
+                cases.append((f"its route {p.get('path')} of rule {i} re-pointed at service {others[0]}", FAIL, repoint))
+                break
+        prefixed = [(i, j, p) for i, j, p in paths if p.get("pathType") in ("Prefix", "ImplementationSpecific")]
+        if prefixed:
+            i, j, p = prefixed[-1]
+            cases.append((f"its path {p.get('path')} of rule {i} made Exact", FAIL,
+                          lambda o, i=i, j=j: o["spec"]["rules"][i]["http"]["paths"][j].update(pathType="Exact")))
+        cases.append(("given a class no controller serves", FAIL,
+                      lambda o: o["spec"].update(ingressClassName="itbench-unserved")))
+        cases.append(("given a rewrite-target annotation", FAIL, lambda o: o["metadata"].setdefault(
+            "annotations", {}).update({"nginx.ingress.kubernetes.io/rewrite-target": "/"})))
+        named = [(i, j, p) for i, j, p in paths if (p["backend"]["service"].get("port") or {}).get("name")]
+        for i, j, p in named[:1]:
+            service = found.solved.get(("Service", ref["namespace"], p["backend"]["service"]["name"]))
+            port = next((q.get("port") for q in ((service or {}).get("spec") or {}).get("ports") or []
+                         if q.get("name") == p["backend"]["service"]["port"]["name"]), None)
+            if isinstance(port, int):
+                def by_number(o, i=i, j=j, port=port):
+                    o["spec"]["rules"][i]["http"]["paths"][j]["backend"]["service"]["port"] = {"number": port}
+                cases.append(("a route's port named by its number", PASS, by_number))
+        for what, want, edit in cases:
+            changed = _edited(found.solved, key, edit)
+            if changed is not None:
+                yield Case(f"{ref['name']} fixed, {what}", "mitigate", want, state=render(changed, found))
+        # a route sent to a copy of its Service under another name (the same pods, the same port) reaches the same
+        for i, j, p in paths[:1]:
+            source = found.solved.get(("Service", ref["namespace"], p["backend"]["service"]["name"]))
+            if source is None or not (source.get("spec") or {}).get("selector"):
+                continue
+            twin = copy_data(source)
+            twin["metadata"] = {k: v for k, v in twin["metadata"].items() if k in ("namespace", "labels")}
+            twin["metadata"]["name"] = source["metadata"]["name"] + "-copy"
+            for field in ("clusterIP", "clusterIPs"):
+                twin["spec"].pop(field, None)
+
+            def copied(o, i=i, j=j, name=twin["metadata"]["name"]):
+                o["spec"]["rules"][i]["http"]["paths"][j]["backend"]["service"]["name"] = name
+            changed = _edited(found.solved, key, copied)
+            changed[("Service", ref["namespace"], twin["metadata"]["name"])] = twin
+            yield Case(f"{ref['name']} fixed, its route {p.get('path')} of rule {i} sent to a copy of its Service",
+                       "mitigate", PASS, state=render(changed, found))
 
 
 def _cron_cadence_cases(ref: dict, key: tuple, found) -> Iterator[Case]:

@@ -948,6 +948,28 @@ def _mitigation(scenario: ir.Scenario) -> dict:
     collateral = _collateral(scenario, fields)
     if collateral:  # absent where there is nothing more to keep: those bundles keep their bytes
         out["collateral"] = collateral
+    routes = _routes(scenario)
+    if routes:  # absent where the application has no Ingress: those bundles keep their bytes
+        out["routes"] = routes
+    return out
+
+
+def _routes(scenario: ir.Scenario) -> list[dict]:
+    """Each Ingress of the healthy application as it routes (`routes_problem` reads which requests reach which
+    Service port from it): its class, rules, default backend and annotations."""
+    _, _, revert_apply, _ = fault_backend.plan(scenario)
+    originals = {_key(o): o for o in topology_manifests(scenario.topology, provided=True)}
+    originals.update({_key(o): o for o in revert_apply})
+    out = []
+    for (kind, namespace, name), obj in sorted(originals.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
+        if kind != "Ingress":
+            continue
+        spec = obj.get("spec") or {}
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        healthy = {"spec": {k: spec[k] for k in ("ingressClassName", "rules", "defaultBackend") if k in spec}}
+        if annotations:
+            healthy["annotations"] = dict(annotations)
+        out.append({"object": {"kind": kind, "namespace": namespace, "name": name}, "healthy": healthy})
     return out
 
 
