@@ -1501,6 +1501,8 @@ def _requires(spec: dict) -> dict:
             kinds.add((w["namespace"] or "", "Pod"))  # readiness and relabelling are read from the pods
         for s in spec["services"]:
             need(s)
+        for entry in mitigation.get("routes", []):  # which requests each Ingress routes where: all of the namespace's
+            need(entry["object"])
         collateral = mitigation.get("collateral") or {}
         for entry in collateral.get("autoscalers", []) + collateral.get("flags", []):
             need(entry["object"])
