@@ -1511,7 +1511,7 @@ def _route_outcome(ingress, backend, path, request, regex, state):
             pass
         groups = found.groups() if found else ()
         upstream = re.sub(r"\$(\d)", lambda g: (groups[int(g.group(1)) - 1] or "") if 0 < int(g.group(1)) <= len(groups)
-                          else "", rewrite)
+                          else "", rewrite, flags=re.ASCII)
     extra = tuple((k, str(annotations[k])) for k in ROUTE_ANNOTATIONS if k in annotations)
     return ("service", backend_of, upstream, extra)
 

@@ -1324,11 +1324,11 @@ _CRON_SPAN = 8 * 366 + 2
 
 def _every_minutes(text):
     """`@every DURATION` (Go's duration: `1h30m`, `90s`) in minutes; None for one the parser does not read."""
-    parts = re.fullmatch(r"(?:(\d+(?:\.\d+)?)(h|m|s|ms|us|µs|ns))+", text.strip())
+    parts = re.fullmatch(r"(?:(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s))+", text.strip(), re.ASCII)
     if not parts:
         return None
     scale = {"h": 60, "m": 1, "s": 1 / 60, "ms": 1 / 60000, "us": 1 / 6e7, "µs": 1 / 6e7, "ns": 1 / 6e10}
-    return sum(float(n) * scale[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)(h|m|s|ms|us|µs|ns)", text))
+    return sum(float(n) * scale[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)", text, re.ASCII))
 
 
 def cron_longest_wait(schedule):
