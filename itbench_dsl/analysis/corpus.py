@@ -470,7 +470,8 @@ def _ingress_route_cases(m: dict, found) -> Iterator[Case]:
             if others:
                 def repoint(o, i=i, j=j, to=others[0]):
                     o["spec"]["rules"][i]["http"]["paths"][j]["backend"]["service"]["name"] = to
-                cases.append((f"its route {p.get('path')} of rule {i} re-pointed at service {others[0]}", FAIL, repoint))
+                cases.append((f"its route {p.get('path')} of rule {i} re-pointed at service {others[0]}", FAIL,
+                              repoint))
                 break
         prefixed = [(i, j, p) for i, j, p in paths if p.get("pathType") in ("Prefix", "ImplementationSpecific")]
         if prefixed:
@@ -535,7 +536,8 @@ def _cron_cadence_cases(ref: dict, key: tuple, found) -> Iterator[Case]:
               ("its jobs given activeDeadlineSeconds 1", FAIL,
                lambda o: o["spec"]["jobTemplate"]["spec"].update(activeDeadlineSeconds=1)),
               ("its jobs created suspended", FAIL, lambda o: o["spec"]["jobTemplate"]["spec"].update(suspend=True)),
-              ("its jobs at parallelism 0", FAIL, lambda o: o["spec"]["jobTemplate"]["spec"].update(parallelism=0))]
+              ("its jobs at parallelism 0", FAIL, lambda o: o["spec"]["jobTemplate"]["spec"].update(parallelism=0)),
+              ("its jobs at completions 0", FAIL, lambda o: o["spec"]["jobTemplate"]["spec"].update(completions=0))]
     if wait and wait >= 2 and wait < 60 and 60 % wait == 0:  # every N minutes: the same cadence a minute later
         cases.append((f"on the same cadence a minute later (1-59/{wait:g})", PASS,
                       lambda o: o["spec"].update(schedule=f"1-59/{wait:g} * * * *")))

@@ -2140,7 +2140,7 @@ def cadence_problem(cadence, obj, state=None):
     do), against the healthy values `cadence` records: its schedule leaves a longer wait between runs than
     the healthy one (`cron_longest_wait`: a date that rarely or never comes, `@yearly`, the 29th of
     February), a starting deadline the controller cannot meet (below CRON_MIN_STARTING_DEADLINE seconds)
-    where the healthy one could, its jobs made to start no pod (suspended, `parallelism: 0`), or a job
+    where the healthy one could, its jobs made to start no pod (suspended, `parallelism: 0`, `completions: 0`), or a job
     deadline (`activeDeadlineSeconds`) shorter than the healthy one, or one the healthy jobs ran without
     below the longest run the state shows finished."""
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
@@ -2159,6 +2159,8 @@ def cadence_problem(cadence, obj, state=None):
         return "its jobs are created suspended: they start no pod"
     if number(job.get("parallelism")) == 0:
         return "its jobs' parallelism is 0: they start no pod"
+    if number(job.get("completions")) == 0:
+        return "its jobs' completions is 0: they complete at once, running no pod"
     deadline, healthy = number(job.get("activeDeadlineSeconds")), number(cadence.get("activeDeadlineSeconds"))
     if deadline is not None and healthy is not None and deadline < healthy:
         return (f"its jobs' activeDeadlineSeconds {shown(deadline)} is below the healthy {shown(healthy)}: "

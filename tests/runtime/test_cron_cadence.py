@@ -44,6 +44,7 @@ def test_cadence_lost():
     assert "below the healthy" in cadence_problem(HEALTHY, cronjob(activeDeadlineSeconds=1))
     assert "suspended" in cadence_problem(HEALTHY, cronjob(suspend=True))
     assert "parallelism" in cadence_problem(HEALTHY, cronjob(parallelism=0))
+    assert "completions" in cadence_problem(HEALTHY, cronjob(completions=0))
 
 
 def test_new_job_deadline_below_a_run():
