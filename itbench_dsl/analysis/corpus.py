@@ -423,6 +423,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
                                       selected={_key_of(e["object"]) for e in m["restored"] if e.get("readers")})
     yield from _predicate_cases(m, found)
     yield from _cron_run_cases(m, derived["solved"])
+    yield from _ingress_route_cases(m, found)
     if spec["requires"]["alerts"]:
         state = render(found.solved, found)
         del state["alerts"]
@@ -456,6 +457,108 @@ def _decoy_cases(scenario: ir.Scenario, derived: dict[str, dict]) -> Iterator[Ca
         state = copy_data(derived[name])
         state["resources"]["items"] = [o for o in state["resources"]["items"] if _key(o) not in keys]
         yield Case(f"the {name} state with the application's decoys deleted", "mitigate", want, state=state)
+
+
+def _ingress_route_cases(m: dict, found) -> Iterator[Case]:
+    """An Ingress is judged by which requests reach which Service port: with the fault's route fixed, another
+    route of the same Ingress re-pointed at another Service, a prefix path made `Exact` (its sub-paths no
+    longer match), a class no controller serves, or a rewrite of the path the backend is sent, fails; a port
+    named by its number instead of its name (the same port) passes."""
+    for entry in (m.get("routes") or [])[:2]:
+        ref = entry["object"]
+        key = (ref["kind"], ref["namespace"], ref["name"])
+        if key not in found.solved:
+            continue
+        paths = [(i, j, p) for i, rule in enumerate(found.solved[key]["spec"].get("rules") or [])
+                 for j, p in enumerate((rule.get("http") or {}).get("paths") or [])
+                 if isinstance((p.get("backend") or {}).get("service"), dict)]
+        services = sorted({n for (kind, ns, n) in found.solved if kind == "Service" and ns == ref["namespace"]})
+        cases = []
+        for i, j, p in paths:
+            others = [n for n in services if n != p["backend"]["service"]["name"]]
+            if others:
+                def repoint(o, i=i, j=j, to=others[0]):
+                    o["spec"]["rules"][i]["http"]["paths"][j]["backend"]["service"]["name"] = to
+                cases.append((f"its route {p.get('path')} of rule {i} re-pointed at service {others[0]}", FAIL,
+                              repoint))
+                break
+        prefixed = [(i, j, p) for i, j, p in paths if p.get("pathType") in ("Prefix", "ImplementationSpecific")]
+        if prefixed:
+            i, j, p = prefixed[-1]
+            cases.append((f"its path {p.get('path')} of rule {i} made Exact", FAIL,
+                          lambda o, i=i, j=j: o["spec"]["rules"][i]["http"]["paths"][j].update(pathType="Exact")))
+        cases.append(("given a class no controller serves", FAIL,
+                      lambda o: o["spec"].update(ingressClassName="itbench-unserved")))
+        cases.append(("given a rewrite-target annotation", FAIL, lambda o: o["metadata"].setdefault(
+            "annotations", {}).update({"nginx.ingress.kubernetes.io/rewrite-target": "/"})))
+        named = [(i, j, p) for i, j, p in paths if (p["backend"]["service"].get("port") or {}).get("name")]
+        for i, j, p in named[:1]:
+            service = found.solved.get(("Service", ref["namespace"], p["backend"]["service"]["name"]))
+            port = next((q.get("port") for q in ((service or {}).get("spec") or {}).get("ports") or []
+                         if q.get("name") == p["backend"]["service"]["port"]["name"]), None)
+            if isinstance(port, int):
+                def by_number(o, i=i, j=j, port=port):
+                    o["spec"]["rules"][i]["http"]["paths"][j]["backend"]["service"]["port"] = {"number": port}
+                cases.append(("a route's port named by its number", PASS, by_number))
+        for what, want, edit in cases:
+            changed = _edited(found.solved, key, edit)
+            if changed is not None:
+                yield Case(f"{ref['name']} fixed, {what}", "mitigate", want, state=render(changed, found))
+        # a route sent to a copy of its Service under another name (the same pods, the same port) reaches the same
+        for i, j, p in paths[:1]:
+            source = found.solved.get(("Service", ref["namespace"], p["backend"]["service"]["name"]))
+            if source is None or not (source.get("spec") or {}).get("selector"):
+                continue
+            twin = copy_data(source)
+            twin["metadata"] = {k: v for k, v in twin["metadata"].items() if k in ("namespace", "labels")}
+            twin["metadata"]["name"] = source["metadata"]["name"] + "-copy"
+            for field in ("clusterIP", "clusterIPs"):
+                twin["spec"].pop(field, None)
+
+            def copied(o, i=i, j=j, name=twin["metadata"]["name"]):
+                o["spec"]["rules"][i]["http"]["paths"][j]["backend"]["service"]["name"] = name
+            changed = _edited(found.solved, key, copied)
+            changed[("Service", ref["namespace"], twin["metadata"]["name"])] = twin
+            yield Case(f"{ref['name']} fixed, its route {p.get('path')} of rule {i} sent to a copy of its Service",
+                       "mitigate", PASS, state=render(changed, found))
+
+
+def _cron_cadence_cases(ref: dict, key: tuple, found) -> Iterator[Case]:
+    """A CronJob the fix leaves on its healthy cadence, with runs that can finish, passes: the same cadence at
+    other minutes, more often, a longer starting or job deadline. One made never or rarely to run (a date
+    that never comes, the 29th of February, once a year), to start no run in time (a starting deadline of 0)
+    or to have every run killed or start no pod (a job deadline of a second, its jobs suspended, parallelism
+    0) fails."""
+    from ..runtime.state import cron_longest_wait
+
+    cron = found.solved.get(key)
+    if cron is None:
+        return
+    healthy = (cron.get("spec") or {}).get("schedule")
+    wait = cron_longest_wait(healthy)
+    job = ((cron.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}
+    deadline = job.get("activeDeadlineSeconds")
+    cases = [(f"on the date {s!r}", FAIL, lambda o, s=s: o["spec"].update(schedule=s))
+             for s in ("0 0 30 2 *", "0 0 29 2 *", "@yearly", "@annually")]
+    cases += [("with startingDeadlineSeconds 0", FAIL, lambda o: o["spec"].update(startingDeadlineSeconds=0)),
+              ("with startingDeadlineSeconds 300", PASS, lambda o: o["spec"].update(startingDeadlineSeconds=300)),
+              ("its jobs given activeDeadlineSeconds 1", FAIL,
+               lambda o: o["spec"]["jobTemplate"]["spec"].update(activeDeadlineSeconds=1)),
+              ("its jobs created suspended", FAIL, lambda o: o["spec"]["jobTemplate"]["spec"].update(suspend=True)),
+              ("its jobs at parallelism 0", FAIL, lambda o: o["spec"]["jobTemplate"]["spec"].update(parallelism=0)),
+              ("its jobs at completions 0", FAIL, lambda o: o["spec"]["jobTemplate"]["spec"].update(completions=0))]
+    if wait and wait >= 2 and wait < 60 and 60 % wait == 0:  # every N minutes: the same cadence a minute later
+        cases.append((f"on the same cadence a minute later (1-59/{wait:g})", PASS,
+                      lambda o: o["spec"].update(schedule=f"1-59/{wait:g} * * * *")))
+    if wait and wait > 1:
+        cases.append(("run every minute", PASS, lambda o: o["spec"].update(schedule="* * * * *")))
+    if isinstance(deadline, int):
+        cases.append(("its jobs given a longer deadline", PASS,
+                      lambda o: o["spec"]["jobTemplate"]["spec"].update(activeDeadlineSeconds=deadline * 2)))
+    for what, want, edit in cases:
+        changed = _edited(found.solved, key, edit)
+        if changed is not None:
+            yield Case(f"{ref['name']} fixed, {what}", "mitigate", want, state=render(changed, found))
 
 
 def _cron_run_cases(m: dict, solved: dict) -> Iterator[Case]:
@@ -1620,6 +1723,20 @@ def _with_hard(quota: dict, hard: dict) -> dict:
     return out
 
 
+def _bare_restart_cases(name: str, key: tuple, template: dict, solved: dict) -> Iterator[Case]:
+    """A bare pod recreated healthy but for its `restartPolicy` (Never, OnFailure where the healthy pod has
+    Always): it runs until its server first exits, and nothing restarts it, so it fails."""
+    healthy = (template.get("spec") or {}).get("restartPolicy")
+    if healthy not in (None, "Always"):
+        return
+    for policy in ("Never", "OnFailure"):
+        def recreate(o, policy=policy):
+            o["spec"]["restartPolicy"] = policy
+            o["metadata"].update(uid=f"recreated-{name}", creationTimestamp=FIXED_AT, resourceVersion="90210")
+        yield Case(f"the solved state, pod {name} recreated with restartPolicy {policy}", "mitigate", FAIL,
+                   state=_with_edit(solved, key, recreate))
+
+
 def _lifecycle_cases(spec: dict, found: Objects) -> Iterator[Case]:
     """What the API server's own bookkeeping says about a fix that is not done: a workload whose status
     describes an older spec or whose rollout has not finished, an object being deleted, an impostor of
@@ -1667,6 +1784,7 @@ def _lifecycle_cases(spec: dict, found: Objects) -> Iterator[Case]:
             # a deadline on the running pod: the kubelet kills it that long after it started, nothing recreates it
             yield Case(f"the solved state, pod {w['name']} given an activeDeadlineSeconds", "mitigate", FAIL,
                        state=_with_edit(solved, key, lambda o: o["spec"].update(activeDeadlineSeconds=300)))
+        yield from _bare_restart_cases(w["name"], key, template, solved)
 
         def run(o, name=w["name"], labels="metadata" not in template, command=None):
             status = o.get("status") or {}
@@ -2692,10 +2810,12 @@ def _program_cases(found: Objects, entry: dict) -> Iterator[Case]:
                 ("suspended", FAIL, lambda o: o["spec"].update(suspend=True)),
                 ("on a schedule that never fires (the 31st of February)", FAIL,
                  lambda o: o["spec"].update(schedule="0 0 31 2 *")),
-                ("on another schedule that fires", PASS, lambda o: o["spec"].update(schedule="17 */2 * * *"))):
+                ("on a slower schedule that fires (every two hours)", FAIL,
+                 lambda o: o["spec"].update(schedule="17 */2 * * *"))):
             changed = _edited(found.solved, key, edit)
             if changed is not None:
                 yield Case(f"{ref['name']} fixed, {what}", "mitigate", want, state=render(changed, found))
+        yield from _cron_cadence_cases(ref, key, found)
     resolver = _edited(found.solved, key, lambda o: pod_spec(o).update(
         dnsPolicy="None", dnsConfig={"nameservers": ["8.8.8.8"]}))
     if resolver is not None and pod_spec(entry["keep"]).get("dnsPolicy") != "None":

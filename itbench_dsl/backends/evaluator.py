@@ -199,6 +199,9 @@ def _programs(scenario: ir.Scenario, ready: list[dict], fields: list[dict], othe
         entry = {"object": ref, "keep": keep}
         if ref["kind"] == "CronJob" and not (originals[key].get("spec") or {}).get("suspend"):
             entry["runs"] = True  # it keeps starting runs: not suspended, on a schedule that fires
+            cadence = _cadence(originals[key], changes.get(key, []))
+            if cadence:
+                entry["cadence"] = cadence
         if key in options:
             entry["options"] = options[key]
         env = _env(originals[key], changes.get(key, []))
@@ -210,6 +213,24 @@ def _programs(scenario: ir.Scenario, ready: list[dict], fields: list[dict], othe
                 entry["limits"] = limits
         out.append(entry)
     return out
+
+
+def _cadence(original: dict, changes: list) -> dict:
+    """How often a healthy CronJob starts a run and how long a run may take, as `cadence_problem` reads them:
+    its schedule (and time zone), its starting deadline, its jobs' deadline (`activeDeadlineSeconds`), but for
+    the fields a change leaves open (an acceptance, or the scenario's own statement about it)."""
+    spec = original.get("spec") or {}
+    job = (spec.get("jobTemplate") or {}).get("spec") or {}
+    out = {"schedule": spec.get("schedule"), "timeZone": spec.get("timeZone"),
+           "startingDeadlineSeconds": spec.get("startingDeadlineSeconds"),
+           "activeDeadlineSeconds": job.get("activeDeadlineSeconds")}
+    for change in changes:
+        path = change["path"]
+        if (change.get("accept") or change.get("governed_by")) and path[:1] == ["spec"]:
+            field = path[-1] if path[:3] == ["spec", "jobTemplate", "spec"] and len(path) == 4 else \
+                path[1] if len(path) == 2 else None
+            out.pop(field, None)
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def _selected_labels(keep: dict, namespace: str, manifests) -> None:
@@ -1122,6 +1143,28 @@ def _mitigation(scenario: ir.Scenario) -> dict:
     collateral = _collateral(scenario, fields)
     if collateral:  # absent where there is nothing more to keep: those bundles keep their bytes
         out["collateral"] = collateral
+    routes = _routes(scenario)
+    if routes:  # absent where the application has no Ingress: those bundles keep their bytes
+        out["routes"] = routes
+    return out
+
+
+def _routes(scenario: ir.Scenario) -> list[dict]:
+    """Each Ingress of the healthy application as it routes (`routes_problem` reads which requests reach which
+    Service port from it): its class, rules, default backend and annotations."""
+    _, _, revert_apply, _ = fault_backend.plan(scenario)
+    originals = {_key(o): o for o in topology_manifests(scenario.topology, provided=True)}
+    originals.update({_key(o): o for o in revert_apply})
+    out = []
+    for (kind, namespace, name), obj in sorted(originals.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
+        if kind != "Ingress":
+            continue
+        spec = obj.get("spec") or {}
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        healthy = {"spec": {k: spec[k] for k in ("ingressClassName", "rules", "defaultBackend") if k in spec}}
+        if annotations:
+            healthy["annotations"] = dict(annotations)
+        out.append({"object": {"kind": kind, "namespace": namespace, "name": name}, "healthy": healthy})
     return out
 
 
@@ -1659,6 +1702,8 @@ def _requires(spec: dict) -> dict:
             kinds.add(("", "Namespace"))
         for s in spec["services"]:
             need(s)
+        for entry in mitigation.get("routes", []):  # which requests each Ingress routes where: all of the namespace's
+            need(entry["object"])
         collateral = mitigation.get("collateral") or {}
         for entry in collateral.get("autoscalers", []) + collateral.get("flags", []):
             need(entry["object"])

@@ -47,6 +47,7 @@ from .state import (  # noqa: I001 - replaced by state.py's text in a bundle
     projected_key, reached_from, ref_text, replaced, rfc3339, same, selected_pods, selector_matches,
     selects_same, settled_problem, show_path, shown, State, tag_digests, templated_pod, terminating, typed_same,
     unlisted,
+    cron_longest_wait, _instant,
     walk, with_defaults, workload_pods, workload_ready,
 )
 
@@ -1440,6 +1441,211 @@ def ingress_problem(obj, state):
     return None
 
 
+# ingress-nginx's annotations that change what a request of a location reaches beside its Service port and path:
+# a redirect answers it instead, a canary splits it, another protocol is spoken to the backend
+_NGINX = "nginx.ingress.kubernetes.io/"
+ROUTE_ANNOTATIONS = tuple(_NGINX + a for a in (
+    "permanent-redirect", "temporal-redirect", "canary", "canary-weight", "canary-by-header",
+    "canary-by-header-value", "canary-by-cookie", "backend-protocol"))
+
+
+def ingress_class(obj):
+    """The class an Ingress asks for: `spec.ingressClassName`, or the older `kubernetes.io/ingress.class`."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    return (obj.get("spec") or {}).get("ingressClassName") or annotations.get("kubernetes.io/ingress.class")
+
+
+def _class_controller(name, state):
+    found = state.get({"kind": "IngressClass", "namespace": None, "name": name}) if name else None
+    return ((found or {}).get("spec") or {}).get("controller")
+
+
+def _served_alike(name, healthy, state):
+    """Whether a controller of the healthy class serves an Ingress of class `name`: the same class, or an
+    IngressClass the state holds naming the healthy class's controller."""
+    if name == healthy:
+        return True
+    controller = _class_controller(healthy, state)
+    return controller is not None and _class_controller(name, state) == controller
+
+
+def _path_match(kind, path, request, regex):
+    """How long a match a path of an Ingress makes of a request's path (None: none), as ingress-nginx matches
+    it: a regular expression at its start (`use-regex`, `rewrite-target`), `Exact` the whole path, `Prefix`
+    element by element (`/api` matches `/api` and `/api/x`, not `/apix`), ImplementationSpecific a prefix."""
+    if regex:
+        try:
+            return len(path) if re.match(path, request, re.IGNORECASE) else None
+        except re.error:
+            return None
+    if kind == "Exact":
+        return len(path) if request == path else None
+    if kind == "Prefix":
+        base = path.rstrip("/")
+        return len(path) if not base or request == base or request.startswith(base + "/") else None
+    return len(path) if request.startswith(path) else None
+
+
+def _route_outcome(ingress, backend, path, request, regex, state):
+    """What a request a location of an Ingress matches reaches: the pods and port of theirs its Service sends
+    it to (`_route_backend`) and the path the backend is sent (`rewrite-target`, its `$n` from the match), or the
+    redirect that answers it instead; with the annotations that change it further."""
+    meta = ingress.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    for key in (_NGINX + "permanent-redirect", _NGINX + "temporal-redirect"):
+        if annotations.get(key):
+            return ("redirect", annotations[key])
+    if annotations.get(_NGINX + "app-root") and request == "/":
+        return ("redirect", annotations[_NGINX + "app-root"])
+    service = (backend or {}).get("service") if isinstance(backend, dict) else None
+    if not isinstance(service, dict):
+        return ("resource", json.dumps((backend or {}).get("resource"), sort_keys=True), request)
+    backend_of = _route_backend(meta.get("namespace"), service, state)
+    upstream = request
+    rewrite = annotations.get(_NGINX + "rewrite-target")
+    if isinstance(rewrite, str):
+        found = None
+        try:
+            found = re.match(path, request, re.IGNORECASE) if path else None
+        except re.error:
+            pass
+        groups = found.groups() if found else ()
+        upstream = re.sub(r"\$(\d)", lambda g: (groups[int(g.group(1)) - 1] or "") if 0 < int(g.group(1)) <= len(groups)
+                          else "", rewrite, flags=re.ASCII)
+    extra = tuple((k, str(annotations[k])) for k in ROUTE_ANNOTATIONS if k in annotations)
+    return ("service", backend_of, upstream, extra)
+
+
+def _route_backend(namespace, service, state):
+    """What a backend of an Ingress reaches, as the controller sends to it: the pods the Service selects and the
+    port of theirs its port targets (a Service under another name selecting the same pods on the same port
+    reaches the same); a Service the state lacks, or a port it has not, by the name and port asked for."""
+    port = service.get("port") or {}
+    wanted = port.get("number") if port.get("name") is None else port.get("name")
+    target = state.get({"kind": "Service", "namespace": namespace, "name": service.get("name")})
+    found = None
+    for p in ((target or {}).get("spec") or {}).get("ports") or []:
+        if isinstance(p, dict) and ((port.get("name") is not None and p.get("name") == port["name"]) or
+                                    (port.get("number") is not None and same(p.get("port"), port["number"]))):
+            found = p
+    if target is None or terminating(target) or found is None:
+        return ("missing", str(service.get("name")), str(wanted))
+    goes = found.get("targetPort", found.get("port"))
+    value = number(goes)
+    goes = str(int(value)) if value is not None and value == int(value) else str(goes)
+    selector = (target.get("spec") or {}).get("selector") or {}
+    if not selector:  # its endpoints or external name are its own: the Service itself is what is reached
+        return ("service", str(service.get("name")), goes)
+    return ("pods", json.dumps(selector, sort_keys=True), goes)
+
+
+def _host_match(rule_host, host):
+    if not rule_host:
+        return "any"
+    if rule_host.startswith("*."):
+        head, _, rest = host.partition(".")
+        return "wildcard" if head and rest == rule_host[2:] else None
+    return "exact" if rule_host == host else None
+
+
+def ingress_route(ingresses, host, request, state):
+    """Where a request (host, path) goes through the Ingresses a controller serves together: the rules of the
+    most specific host (exact, then a wildcard, then rules of no host), the longest path that matches it
+    (`Exact` before a prefix of the same length), else a default backend; the set of outcomes
+    (`_route_outcome`), more than one where Ingresses tie, empty where nothing takes it."""
+    candidates = {"exact": [], "wildcard": [], "any": []}
+    for ingress in ingresses:
+        annotations = (ingress.get("metadata") or {}).get("annotations") or {}
+        regex = str(annotations.get(_NGINX + "use-regex")).lower() == "true" or \
+            _NGINX + "rewrite-target" in annotations
+        for rule in (ingress.get("spec") or {}).get("rules") or []:
+            if not isinstance(rule, dict):
+                continue
+            level = _host_match(rule.get("host") or "", host)
+            if level is None:
+                continue
+            for path in ((rule.get("http") or {}).get("paths") or []):
+                if isinstance(path, dict):
+                    candidates[level].append((ingress, path, regex))
+    for level in ("exact", "wildcard", "any"):
+        scored = []
+        for ingress, path, regex in candidates[level]:
+            text = path.get("path") or "/"
+            length = _path_match(path.get("pathType") or "ImplementationSpecific", text, request, regex)
+            if length is not None:
+                scored.append(((length, path.get("pathType") == "Exact"), ingress, path, text, regex))
+        if scored:
+            best = max(score for score, *_ in scored)
+            return {_route_outcome(ingress, path.get("backend"), text, request, regex, state)
+                    for score, ingress, path, text, regex in scored if score == best}
+        if candidates[level]:
+            break  # the host's own server answers: a path it has not goes to no Service of these Ingresses
+    return {_route_outcome(i, i["spec"]["defaultBackend"], "", request, False, state) for i in ingresses
+            if isinstance((i.get("spec") or {}).get("defaultBackend"), dict)}
+
+
+def _route_probes(healthy):
+    """The requests an Ingress's healthy rules route: each path of each host (a wildcard host's by a name under
+    it, rules of no host by a name no rule has), and for a path that is a prefix, a path under it; a request
+    for the default backend."""
+    probes = []
+    for rule in (healthy.get("spec") or {}).get("rules") or []:
+        if not isinstance(rule, dict):
+            continue
+        host = rule.get("host") or "unrouted.invalid"
+        host = "probe." + host[2:] if host.startswith("*.") else host
+        for path in ((rule.get("http") or {}).get("paths") or []):
+            if not isinstance(path, dict):
+                continue
+            text = path.get("path") or "/"
+            probes.append((host, text))
+            if path.get("pathType") != "Exact":
+                probes.append((host, text.rstrip("/") + "/probe"))
+    if isinstance((healthy.get("spec") or {}).get("defaultBackend"), dict):
+        probes.append(("unrouted.invalid", "/probe"))
+    return list(dict.fromkeys(probes))
+
+
+def _shown_route(outcomes):
+    if not outcomes:
+        return "nothing"
+    out = []
+    for o in sorted(outcomes, key=str):
+        if o[0] == "service" and o[1][0] in ("missing", "service"):
+            out.append(f"service {o[1][1]} port {o[1][2]}" + (", which is not there" if o[1][0] == "missing" else "")
+                       + f" as {o[2]}")
+        elif o[0] == "service":
+            out.append(f"the pods of selector {o[1][1]} on port {o[1][2]} as {o[2]}" +
+                       "".join(f" ({k[len(_NGINX):]}={v})" for k, v in o[3]))
+        else:
+            out.append(f"{o[0]} {o[1]}")
+    return " or ".join(out)
+
+
+def routes_problem(entry, routes, state):
+    """How an Ingress of the healthy application no longer routes as it did (None when it does): each request
+    its healthy rules route (`_route_probes`) reaches, through the Ingresses of the namespace a controller of
+    its class serves, the Service port and path it reached through the healthy Ingresses of that class
+    (`ingress_route`). Another route re-pointed, a path made `Exact` (its sub-paths no longer match), a class
+    no controller of the healthy one serves, a rewrite of the path the backend is sent, all change it."""
+    ref = entry["object"]
+    healthy_class = ingress_class(entry["healthy"])
+    healthy = [{"metadata": {"namespace": r["object"]["namespace"], "name": r["object"]["name"],
+                             "annotations": r["healthy"].get("annotations") or {}}, "spec": r["healthy"]["spec"]}
+               for r in routes if r["object"].get("namespace") == ref.get("namespace")
+               and ingress_class(r["healthy"]) == healthy_class]
+    observed = [o for o in state.by_kind.get(("Ingress", ref.get("namespace") or None), [])
+                if not terminating(o) and _served_alike(ingress_class(o), healthy_class, state)]
+    own = state.get(ref)
+    moved = f"; it asks for class {ingress_class(own)!r}, which no controller of class {healthy_class!r} serves" \
+        if own is not None and not _served_alike(ingress_class(own), healthy_class, state) else ""
+    for host, path in _route_probes(entry["healthy"]):
+        want, got = ingress_route(healthy, host, path, state), ingress_route(observed, host, path, state)
+        if want != got:
+            return f"{host}{path} reaches {_shown_route(got)}, where it reached {_shown_route(want)}{moved}"
+    return None
+
+
 def _listening(ref, state):
     """The ports the programs behind a Service of the healthy application listen on: those their healthy
     containers declare (the spec's `listening`); None where the spec does not say. A container port is a
@@ -1746,8 +1952,8 @@ def application_check(spec, state, checks):
         problem = program_problem(entry, obj, state)
         if problem:
             broken.append(f"{ref_text(entry['object'])} no longer runs what it ran: {problem}")
-        elif program_idle(entry, obj):
-            broken.append(f"{ref_text(entry['object'])} no longer runs: {program_idle(entry, obj)}")
+        elif program_idle(entry, obj, state):
+            broken.append(f"{ref_text(entry['object'])} no longer runs: {program_idle(entry, obj, state)}")
         lowered = limits_lowered(entry.get("limits") or {}, obj)
         if lowered:
             broken.append(f"{ref_text(entry['object'])}: {lowered}")
@@ -1887,10 +2093,85 @@ def program_kept(keep, obj, options=None):
     return owns(keep, obj)
 
 
-def program_idle(entry, obj):
+def program_idle(entry, obj, state=None):
     """Why a workload a `programs` entry reads runs its program no more, None when it runs: a CronJob the
     healthy application runs on a schedule (`runs`) suspended, or on a schedule that never fires."""
-    return cronjob_idle(obj) if entry.get("runs") and obj is not None and obj.get("kind") == "CronJob" else None
+    if not (entry.get("runs") and obj is not None and obj.get("kind") == "CronJob"):
+        return None
+    return cronjob_idle(obj) or cadence_problem(entry.get("cadence") or {}, obj, state)
+
+
+# the least time a run's pod takes to be scheduled, pull its image and start: a job deadline the healthy jobs ran
+# without, set shorter than this, kills every run
+CRON_MIN_RUN = 60
+# the CronJob controller looks for missed runs every ten seconds: a starting deadline shorter than that may skip
+# every run (the Kubernetes documentation's warning)
+CRON_MIN_STARTING_DEADLINE = 10
+
+
+def _minutes(value):
+    if value is None:
+        return "never"
+    for unit, size in (("day", 1440), ("hour", 60)):
+        if value >= size and value % size == 0:
+            return f"{value // size:g} {unit}{'s' if value != size else ''}"
+    return f"{value:g} minute{'s' if value != 1 else ''}"
+
+
+def longest_run(obj, state):
+    """The longest a finished Job of a CronJob took (its `completionTime` after its `startTime`), in seconds;
+    None when the state shows none."""
+    if state is None:
+        return None
+    namespace, name = (obj.get("metadata") or {}).get("namespace") or None, (obj.get("metadata") or {}).get("name")
+    runs = []
+    for job in state.by_kind.get(("Job", namespace), []):
+        owners = (job.get("metadata") or {}).get("ownerReferences") or []
+        if any(isinstance(o, dict) and o.get("kind") == "CronJob" and o.get("name") == name for o in owners):
+            status = job.get("status") or {}
+            start, end = _instant(status.get("startTime")), _instant(status.get("completionTime"))
+            if start is not None and end is not None and end >= start:
+                runs.append(end - start)
+    return max(runs) if runs else None
+
+
+def cadence_problem(cadence, obj, state=None):
+    """Why a CronJob no longer runs on its healthy cadence or its runs can no longer finish (None when they
+    do), against the healthy values `cadence` records: its schedule leaves a longer wait between runs than
+    the healthy one (`cron_longest_wait`: a date that rarely or never comes, `@yearly`, the 29th of
+    February), a starting deadline the controller cannot meet (below CRON_MIN_STARTING_DEADLINE seconds)
+    where the healthy one could, its jobs made to start no pod (suspended, `parallelism: 0`, `completions: 0`), or a job
+    deadline (`activeDeadlineSeconds`) shorter than the healthy one, or one the healthy jobs ran without
+    below the longest run the state shows finished."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    job = at(obj, ["spec", "jobTemplate", "spec"])
+    job = job if isinstance(job, dict) else {}
+    if "schedule" in cadence:
+        healthy, now = cron_longest_wait(cadence["schedule"]), cron_longest_wait(spec.get("schedule"))
+        if healthy and now != 0 and (now is None or now > healthy):
+            return (f"its schedule {spec.get('schedule')!r} waits up to {_minutes(now)} between runs, where the "
+                    f"healthy {cadence['schedule']!r} waits at most {_minutes(healthy)}")
+    deadline, healthy = number(spec.get("startingDeadlineSeconds")), number(cadence.get("startingDeadlineSeconds"))
+    if deadline is not None and deadline < CRON_MIN_STARTING_DEADLINE and (healthy is None or deadline < healthy):
+        return (f"its startingDeadlineSeconds {shown(deadline)} is shorter than the controller's "
+                f"{CRON_MIN_STARTING_DEADLINE}s check: a run may never start")
+    if job.get("suspend") is True:
+        return "its jobs are created suspended: they start no pod"
+    if number(job.get("parallelism")) == 0:
+        return "its jobs' parallelism is 0: they start no pod"
+    if number(job.get("completions")) == 0:
+        return "its jobs' completions is 0: they complete at once, running no pod"
+    deadline, healthy = number(job.get("activeDeadlineSeconds")), number(cadence.get("activeDeadlineSeconds"))
+    if deadline is not None and healthy is not None and deadline < healthy:
+        return (f"its jobs' activeDeadlineSeconds {shown(deadline)} is below the healthy {shown(healthy)}: "
+                "a run is killed before it can finish")
+    if deadline is not None and healthy is None:
+        longest = longest_run(obj, state)
+        floor = max(longest or 0, CRON_MIN_RUN)
+        if deadline < floor:
+            return (f"its jobs' activeDeadlineSeconds {shown(deadline)}, which the healthy jobs ran without, is "
+                    f"below {shown(floor)}s: a run is killed before it can finish")
+    return None
 
 
 def _without_option(container, option):
@@ -3992,7 +4273,7 @@ def mitigation_checks(spec, state, checks):
         problem = "is being deleted" if obj is not None and terminating(obj) else \
             program_problem(entry, obj, state) if obj is not None else None
         ok = obj is not None and not problem
-        idle = program_idle(entry, obj) if ok else None
+        idle = program_idle(entry, obj, state) if ok else None
         checks.append({"id": f"health.program.{ref_text(entry['object'])}", "passed": ok and not idle,
                        "detail": f"{ref_text(entry['object'])} " + (
                            f"runs its own program but no longer runs: {idle}" if idle else
@@ -4002,6 +4283,12 @@ def mitigation_checks(spec, state, checks):
     for ref in m["services"]:
         ok, detail = service_check(ref, state)
         checks.append({"id": f"health.service.{ref_text(ref)}", "passed": ok, "detail": detail})
+    for entry in m.get("routes") or []:
+        problem = routes_problem(entry, m["routes"], state)
+        checks.append({"id": f"health.routes.{ref_text(entry['object'])}", "passed": problem is None,
+                       "detail": f"{ref_text(entry['object'])} " + (
+                           f"no longer routes as it did: {problem}" if problem else
+                           "routes each request of its healthy rules where it did")})
     application_check(spec, state, checks)
     seen = set()
     for index, fault in enumerate(m["faults"]):

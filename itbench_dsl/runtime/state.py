@@ -622,12 +622,15 @@ _PROBE = {"defaults": {"timeoutSeconds": 1, "periodSeconds": 10, "successThresho
 # The fields of a pod spec, beside its containers, that change what its pods do: how they resolve names, whose
 # network, processes and identity they run with, how long they may run at all (`activeDeadlineSeconds`: the
 # kubelet kills the pod that long after it started, and nothing recreates a bare pod, so a pod set right in
-# place with a deadline its healthy spec lacks looks healthy only until then). Each with what the API server
+# place with a deadline its healthy spec lacks looks healthy only until then), whether the kubelet restarts its
+# containers when they exit (`restartPolicy`: a bare pod recreated with Never or OnFailure stays down once its
+# server exits, and a Job's pods retry or not by it). Each with what the API server
 # (or the pod's admission) puts there when it is left out (None: nothing); a workload keeps them at their
 # healthy values (health.program, health.application), read with these defaults on both sides.
 POD_BEHAVIOUR = {"dnsPolicy": "ClusterFirst", "dnsConfig": None, "hostNetwork": False, "hostPID": False,
                  "hostIPC": False, "shareProcessNamespace": False, "hostAliases": None,
-                 "serviceAccountName": "default", "activeDeadlineSeconds": None}
+                 "serviceAccountName": "default", "activeDeadlineSeconds": None,
+                 "restartPolicy": "Always"}
 
 # The lists of a pod spec that hold containers: the init containers, run first, then the containers proper.
 CONTAINER_LISTS = ("initContainers", "containers")
@@ -1309,6 +1312,75 @@ def cronjob_idle(obj):
     if not cron_fires(spec.get("schedule")):
         return f"its schedule {spec.get('schedule')!r} never fires"
     return None
+
+
+# robfig/cron's descriptors (`cron.ParseStandard`, the CronJob controller's parser) as the schedules they stand for
+_CRON_MACROS = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *", "@weekly": "0 0 * * 0",
+                "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *"}
+# the days a schedule's longest wait is read over: eight years from a leap year's first day and a little more, so a
+# schedule that fires on the 29th of February fires at least twice within them
+_CRON_SPAN = 8 * 366 + 2
+
+
+def _every_minutes(text):
+    """`@every DURATION` (Go's duration: `1h30m`, `90s`) in minutes; None for one the parser does not read."""
+    parts = re.fullmatch(r"(?:(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s))+", text.strip(), re.ASCII)
+    if not parts:
+        return None
+    scale = {"h": 60, "m": 1, "s": 1 / 60, "ms": 1 / 60000, "us": 1 / 6e7, "µs": 1 / 6e7, "ns": 1 / 6e10}
+    return sum(float(n) * scale[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)", text, re.ASCII))
+
+
+def cron_longest_wait(schedule):
+    if schedule not in _CRON_WAITS:
+        _CRON_WAITS[schedule] = _cron_longest_wait(schedule) if isinstance(schedule, str) else 0
+    return _CRON_WAITS[schedule]
+
+
+_CRON_WAITS = {}
+
+
+def _cron_longest_wait(schedule):
+    """The longest a CronJob's schedule leaves between two runs, in minutes, as robfig/cron matches it (five
+    fields or a descriptor, `@every` among them; a time zone prefix moves no gap): read over eight years, the
+    longest of the waits between consecutive runs and from the span's start to its first run and from its
+    last run to the span's end. None for a schedule that never fires within them (the 31st of February; the
+    29th of February fires, every fourth year, and waits that long); 0 for one the parser does not read (the
+    API server's to refuse)."""
+    import datetime
+    spec = schedule.strip() if isinstance(schedule, str) else ""
+    if spec.startswith(("TZ=", "CRON_TZ=")):
+        spec = spec.split(None, 1)[1] if len(spec.split(None, 1)) > 1 else ""
+    if spec.startswith("@every"):
+        every = _every_minutes(spec[len("@every"):])
+        return every if every else 0
+    spec = _CRON_MACROS.get(spec.lower(), spec)
+    fields = spec.split()
+    if len(fields) != 5:
+        return 0
+    parsed = [_cron_values(f, *bounds) for f, bounds in zip(fields, _CRON_FIELDS)]
+    if None in parsed:
+        return 0
+    (minutes, _), (hours, _), (days, day_star), (months, _), (weekdays, weekday_star) = parsed
+    times = sorted(h * 60 + m for h in hours for m in minutes)
+    if not times:
+        return None
+    inside = max([b - a for a, b in zip(times, times[1:])] or [0])
+    start = datetime.date(2028, 1, 1)
+    fired = []
+    for offset in range(_CRON_SPAN):
+        day = start + datetime.timedelta(days=offset)
+        weekday = (day.weekday() + 1) % 7  # cron counts from Sunday
+        if day.month not in months:
+            continue
+        on_dom, on_dow = day.day in days, weekday in weekdays
+        if on_dom and on_dow if day_star or weekday_star else on_dom or on_dow:
+            fired.append(offset)
+    if not fired:
+        return None
+    waits = [fired[0] * 1440 + times[0], (_CRON_SPAN - fired[-1]) * 1440 - times[-1]]
+    waits += [(b - a) * 1440 + times[0] - times[-1] for a, b in zip(fired, fired[1:])]
+    return max(waits + [inside])
 
 
 def templated_pod(obj):
