@@ -413,8 +413,10 @@ full bundle (`manifests/topology.yaml` holds the inline objects).
 `itbench compile --target itbench` writes ITBench's scenario.yaml, which carries a fault's target and
 the few arguments ITBench's fault schema has fields for. For the others ITBench's injection task
 applies values of its own: `insufficient_resources` always writes 5m / 5Mi limits and requests,
-`misconfigured_hpa` always sets a CPU target of 20% and a memory target of 30%. A scenario whose
-argument differs (a memory of 48Mi, a utilisation of 1%) is exported all the same, but an ITBench
+`misconfigured_hpa` always sets a CPU target of 20% and a memory target of 30%,
+`misconfigured_readiness_probe` always probes `GET /ready` on port 40, and `modified_target_port` always
+points the port at 9999 (each kind's table of them: `itbench_injects`, `itbench faults`). A scenario whose
+argument differs (a memory of 48Mi, a utilisation of 1%, a probe on port 8080) is exported all the same, but an ITBench
 run of it injects another fault than the one its ground truth, alerts and prose describe, and
 variants differing only in such an argument export alike. Write the argument as ITBench injects it,
 or run the full bundle (`itbench run`), which injects the scenario's own fault.
