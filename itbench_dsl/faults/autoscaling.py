@@ -21,6 +21,9 @@ from .. import ir
 HPA = "HorizontalPodAutoscaler"
 DEFAULT_STABILIZATION = 300.0  # behavior.scaleDown.stabilizationWindowSeconds when left out
 SYNC_PERIOD = 15.0  # the HPA controller's sync period: the scale-in happens on the next sync after the window
+# an alert resolves once a scrape has seen the scale-in and an evaluation the rule false: Prometheus' default
+# scrape and evaluation intervals are a minute each
+ALERT_LAG = 120.0
 _BOUNDED_ABOVE = ("<", "<=", "==", "in")
 
 
@@ -30,6 +33,7 @@ class LateRead:
 
     where: tuple
     what: str
+    lag: float = 0.0  # seconds after the scale-in before the check can see it
 
 
 def declared_window(scenario: ir.Scenario) -> float:
@@ -116,7 +120,7 @@ def late_reads(scenario: ir.Scenario) -> dict[tuple, list[LateRead]]:
         hpa = workloads.get((optimum.target.kind, optimum.target.namespace, optimum.target.name))
         if hpa is not None and _reads_replicas(optimum.path):
             add(hpa, LateRead(("optimal", index), f"the optimum of {optimum.target.kind.lower()} "
-                                                  f"`{optimum.target.name}` {'.'.join(map(str, optimum.path))}"))
+                                                  f"`{optimum.target.name}` {'.'.join(map(str, optimum.path))} is met"))
     predicates = scenario.mitigation.predicates if scenario.mitigation is not None else []
     for index, predicate in enumerate(predicates):
         target = predicate.target
@@ -124,17 +128,18 @@ def late_reads(scenario: ir.Scenario) -> dict[tuple, list[LateRead]]:
         if hpa is not None and predicate.kind == "field" and predicate.op in _BOUNDED_ABOVE \
                 and _reads_replicas(predicate.path):
             add(hpa, LateRead(("predicate", index), f"the predicate on {target.kind.lower()} `{target.name}` "
-                                                    f"{'.'.join(map(str, predicate.path))}"))
+                                                    f"{'.'.join(map(str, predicate.path))} holds"))
     quiet = {a.name for a in scenario.alerts} | {p.alert for p in predicates if p.kind == "alert" and p.firing is False}
     for name in sorted(n for n in quiet if n and _reads_autoscaler(n, scenario)):
         for hpa in {h for h in workloads.values()}:
-            add(hpa, LateRead(("alert", name), f"alert {name} quiet"))
+            add(hpa, LateRead(("alert", name), f"alert {name}, which the mitigation needs quiet, resolves", ALERT_LAG))
     return out
 
 
 def too_soon(scenario: ir.Scenario, manifests: list[dict]) -> list[tuple[LateRead, str, float]]:
     """W2021: the checks the scale-in decides, graded before it can happen (the declared window shorter than the
-    autoscaler's stabilization window plus a sync), each with its message and the window it needs; one per autoscaler, at its first check."""
+    autoscaler's stabilization window, a sync and, for an alert, a scrape and an evaluation), each with its message
+    and the window it needs; one per autoscaler, at its first check."""
     from ..units import format_duration
 
     window = declared_window(scenario)
@@ -143,12 +148,15 @@ def too_soon(scenario: ir.Scenario, manifests: list[dict]) -> list[tuple[LateRea
         settle = stabilization(manifests, ir.ObjectRef("autoscaling/v2", HPA, namespace, name))
         if settle is None:
             continue
-        needed = settle + SYNC_PERIOD
+        read = max(reads, key=lambda r: r.lag)
+        needed = settle + SYNC_PERIOD + read.lag
         if window >= needed:
             continue
         declared = f"the run waits {format_duration(int(window))} for it" if window else \
             "the scenario declares no window (`mitigated when within D`), so the run grades at once"
-        out.append((reads[0], f"{reads[0].what} holds only once autoscaler `{name}` scales in, "
-                              f"{format_duration(int(settle))} (its scale-down stabilization window) and a "
-                              f"{format_duration(int(SYNC_PERIOD))} sync after a fix; {declared}", needed))
+        seen = (f", and a scrape and an evaluation ({format_duration(int(read.lag))}) before the alert resolves"
+                if read.lag else "")
+        out.append((read, f"{read.what} only once autoscaler `{name}` scales in, "
+                          f"{format_duration(int(settle))} (its scale-down stabilization window) and a "
+                          f"{format_duration(int(SYNC_PERIOD))} sync after a fix{seen}; {declared}", needed))
     return out
