@@ -430,3 +430,78 @@ def latency_threshold(name: str, application: str | None) -> float | None:
 def expression(rule_expr: str, namespace: str) -> str:
     """A catalogue expression for one namespace (only `{namespace}` is a placeholder: PromQL's own braces stay)."""
     return rule_expr.replace("{namespace}", namespace)
+
+
+# ---- how long an alert's condition must hold before it fires ------------------------------------------------
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`')
+_RANGE = re.compile(r"\[\s*([0-9a-z]+)\s*(?::\s*[0-9a-z]*\s*)?\]")
+_PROM_PART = re.compile(r"(\d+)(ms|s|m|h|d|w|y)")
+_PROM_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+_RECORDED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*:[A-Za-z0-9_:]*")  # a recording rule's series: `a:b:avg5m`
+_ABSENCE = re.compile(r"(==\s*0+(?:\.0*)?\s*\Z)|\babsent_over_time\s*\(")
+
+
+def prometheus_seconds(text: str) -> float | None:
+    """Seconds of a Prometheus duration (`5m`, `1h30m`, `90s`, `0`); None when the text is not one."""
+    text = str(text).strip()
+    if text == "0":
+        return 0.0
+    pos, total = 0, 0.0
+    for match in _PROM_PART.finditer(text):
+        if match.start() != pos:
+            return None
+        total += int(match.group(1)) * _PROM_UNITS[match.group(2)]
+        pos = match.end()
+    return total if pos == len(text) and pos else None
+
+
+@dataclass(frozen=True)
+class Hold:
+    """What a rule needs before it fires: its condition true for `for_` seconds, over range vectors that look back
+    at most `window` seconds (`rate(x[2m])`: 120). `absence`: the condition tests that something stopped
+    (`... == 0`, `absent_over_time`), so it holds only once a whole window has seen nothing; otherwise it holds
+    while what the fault causes is within the window."""
+
+    window: float
+    for_: float
+    absence: bool
+
+    def longest(self, acting: float, bursts: int = 1) -> float:
+        """The longest the condition can hold at a stretch when faults act `acting` seconds in all, in `bursts`
+        separate stretches: what they cause stays in each burst's window after it (at most `window` more
+        each), and an absence needs a whole window of it first."""
+        if self.absence:
+            return acting - self.window
+        return acting + bursts * self.window
+
+
+def rule_hold(expr: str, for_: str) -> Hold | None:
+    """The Hold of a rule's PromQL and `for`; None when it cannot be told: a `for` that does not parse, a range
+    that does not, or a recorded series (`x:y:avg5m`), which looks back as far as its recording rule does."""
+    duration = prometheus_seconds(for_) if for_ else 0.0
+    if duration is None:
+        return None
+    text = _STRING.sub('""', expr)
+    windows = []
+    for match in _RANGE.finditer(text):
+        seconds = prometheus_seconds(match.group(1))
+        if seconds is None:
+            return None
+        windows.append(seconds)
+    if _RECORDED.search(_RANGE.sub("", text)):
+        return None
+    return Hold(max(windows, default=0.0), duration, bool(_ABSENCE.search(text.strip())))
+
+
+def alert_holds(name: str, application: str | None, own: dict | None = None) -> list[Hold] | None:
+    """The Holds of every rule of an alert (the scenario's own `alert_rule`s by name in `own`, then the
+    catalogue): it fires when any one fires. None when the alert is unknown or any rule's cannot be told."""
+    if own and name in own:
+        rules = [(own[name].expr, own[name].for_duration)]
+    elif name in CATALOGUE:
+        rules = [(r.expr, r.for_) for r in CATALOGUE[name].rules_for(application)]
+    else:
+        return None
+    holds = [rule_hold(expr, for_) for expr, for_ in rules]
+    return None if not holds or any(h is None for h in holds) else holds

@@ -96,6 +96,8 @@ def _finish(result: CompileResult, diags: Diagnostics, lint: bool, hints: str = 
     if result.scenario is not None and result.files and not diags.has_errors:
         diags.extend(alert_placement(result))
         diags.extend(alert_thresholds(result))
+        diags.extend(alert_durations(result))
+        diags.extend(scale_in_window(result))
         diags.extend(agent_view(result, hints))
         diags.extend(symptoms(result))
         diags.extend(fingerprints(result))
@@ -139,6 +141,68 @@ def alert_thresholds(result: CompileResult) -> list[Diagnostic]:
         out.append(Diagnostic("W2019", message, result.path, span, "the fault is too small to raise it",
                               help="make the delay longer than the alert's threshold, or expect another alert; "
                                    "`itbench explain W2019`"))
+    return out
+
+
+def alert_durations(result: CompileResult) -> list[Diagnostic]:
+    """W2020: expected alerts the faults stop acting too soon to raise (a one-shot experiment shorter than the
+    alert's rule needs: faults/alerting.py, the comparison the generators refuse a variant by), located at the
+    fault that acts longest."""
+    from .faults.alerting import alerts_outlasting_faults
+
+    out = []
+    for _index, injection, message in alerts_outlasting_faults(result.scenario):
+        span = result.source_map.injection(injection) if result.source_map is not None else result.document.name_span
+        out.append(Diagnostic("W2020", message, result.path, span, "ends before the alert can fire",
+                              help="let the fault act longer (a longer `duration`, or none: until it is deleted), or "
+                                   "expect an alert it can raise; `itbench explain W2020`"))
+    return out
+
+
+def scale_in_window(result: CompileResult) -> list[Diagnostic]:
+    """W2021: `mitigate` checks only an autoscaler's scale-in passes, graded before its stabilization window ends
+    (faults/autoscaling.py), located at the `within` of `mitigated when` when it has one, else at the check."""
+    from .faults.autoscaling import too_soon
+
+    found = too_soon(result.scenario, _deployed(result.files))
+    if not found:
+        return []
+    expect = [s for s in result.document.statements if isinstance(s, ast.Expect)]
+    statements = expect[0].statements if expect else ()
+    mitigated = next((s for s in statements if isinstance(s, ast.Mitigated)), None)
+    optima = [s for s in statements if isinstance(s, ast.Optimal)]
+    alerts = _alert_statements(result)
+    out = []
+    for read, message, needed in found:
+        span = None
+        if mitigated is not None and mitigated.within is not None:
+            span = mitigated.within.span
+        elif read.where[0] == "optimal" and read.where[1] < len(optima):
+            span = optima[read.where[1]].span
+        elif read.where[0] == "predicate" and mitigated is not None and read.where[1] < len(mitigated.predicates):
+            span = mitigated.predicates[read.where[1]].span
+        elif read.where[0] == "alert":
+            span = next((a.span for a in alerts if a.name == read.where[1]), None)
+        if span is None:
+            span = mitigated.span if mitigated is not None else result.document.name_span
+        out.append(Diagnostic("W2021", message, result.path, span, "graded before the autoscaler scales in",
+                              help=f"declare a window that covers it: `mitigated when within "
+                                   f"{-(-int(needed) // 60)}m {{ ... }}`; `itbench explain W2021`"))
+    return out
+
+
+def _deployed(files: dict[str, bytes]) -> list[dict]:
+    """The objects the bundle deploys, healthy first (its manifests, then what the injection applies)."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    out: list[dict] = []
+    for name in [*sorted(n for n in files if n.startswith("manifests/")), "inject/apply.yaml"]:
+        if name in files and name.endswith(".yaml"):
+            try:
+                out += [d for d in yaml.load_all(files[name], Loader=loader) if isinstance(d, dict)]
+            except yaml.YAMLError:
+                continue
     return out
 
 

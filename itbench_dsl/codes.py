@@ -413,8 +413,10 @@ full bundle (`manifests/topology.yaml` holds the inline objects).
 `itbench compile --target itbench` writes ITBench's scenario.yaml, which carries a fault's target and
 the few arguments ITBench's fault schema has fields for. For the others ITBench's injection task
 applies values of its own: `insufficient_resources` always writes 5m / 5Mi limits and requests,
-`misconfigured_hpa` always sets a CPU target of 20% and a memory target of 30%. A scenario whose
-argument differs (a memory of 48Mi, a utilisation of 1%) is exported all the same, but an ITBench
+`misconfigured_hpa` always sets a CPU target of 20% and a memory target of 30%,
+`misconfigured_readiness_probe` always probes `GET /ready` on port 40, and `modified_target_port` always
+points the port at 9999 (each kind's table of them: `itbench_injects`, `itbench faults`). A scenario whose
+argument differs (a memory of 48Mi, a utilisation of 1%, a probe on port 8080) is exported all the same, but an ITBench
 run of it injects another fault than the one its ground truth, alerts and prose describe, and
 variants differing only in such an argument export alike. Write the argument as ITBench injects it,
 or run the full bundle (`itbench run`), which injects the scenario's own fault.
@@ -630,6 +632,49 @@ below the threshold) by the same comparison (itbench_dsl/faults/alerting.py).
     }
 
 Make the delay longer than the threshold, or expect an alert the fault crosses.
+"""),
+        _c("W2020", "the fault ends before the alert can fire", """
+An alert fires once its rule's condition has held for the rule's `for` (KubePodCrashLooping: 15 minutes;
+HighRequestErrorRate on the OpenTelemetry demo: 3 minutes, over a `rate(...[2m])`). A fault that acts only for
+a bounded time (a Chaos Mesh experiment created once with a `duration`, or an instant action such as a PodChaos
+`pod_kill`) can keep that condition true for at most its acting time plus, for each burst, the window its
+rule's range vectors look back (what the fault caused stays in `rate(...[2m])` for 2 minutes after it) and, for
+a fault that acts on pods (`restarts`, `readiness`), 5 minutes of the kubelet's restart back-off; a rule that
+tests an absence (`... == 0`, `absent_over_time`) holds only from a whole window into the fault. When no rule
+of an expected alert can hold long enough, the alert never fires: the ground truth names an alert the run
+will not see. The message says what the rule needs and how long the faults act; the warning is at the fault
+that acts longest. Faults that act until they are undone (no `duration`), a Schedule whose bursts run into
+each other, and alerts whose rule reads a recorded series (the recording rule's window is not known) are not
+judged. The variant generators skip such a variant (a `sweep` of `duration`) by the same comparison
+(itbench_dsl/faults/alerting.py).
+
+    fault http_chaos on deployment "product-catalog" { action = abort  target = response  port = 8080
+                                                       duration = 30s }     # W2020
+    expect {
+      alert KubePodCrashLooping on deployment "product-catalog"   # must hold 15m; the fault acts 30s
+    }
+
+Let the fault act longer (a longer `duration`, or none: it then acts until the experiment is deleted, which
+the solution does), or expect an alert it can raise in that time.
+"""),
+        _c("W2021", "the mitigation is graded before the autoscaler scales in", """
+A HorizontalPodAutoscaler scales its workload in only after its scale-down stabilization window
+(`behavior.scaleDown.stabilizationWindowSeconds`, 300 s by default) and on its next sync (every 15 s): a
+fix of an autoscaler the faults scaled out (a utilisation target set back) shows in the replicas minutes
+later. A scenario that grades `mitigate` on what only that scale-in brings back (an `optimal` or a `mitigated
+when` bound on the workload's replicas, an alert whose rule reads the autoscaler's replicas such as
+KubeHpaMaxedOut, which the mitigation needs quiet) grades a right fix as a failure while the window runs. A run
+waits for the mitigation's checks to hold as long as the scenario declares, and no longer (`mitigated when
+within D` and the predicates' own `within`, the longest, from the end of the agent's work: docs/running.md);
+without a declared window it grades at once. The warning is at the `within` when there is one, else at the
+first check the scale-in decides (faults/autoscaling.py).
+
+    expect {
+      optimal deployment "frontend" spec.replicas = 1       # W2021: no window; the scale-in takes 5m15s
+    }
+
+Declare a window that covers the scale-in (`mitigated when within 6m { deployment "frontend" ready }`). The
+run stops waiting as soon as the checks hold, so a right fix costs no more than its own time.
 """),
         _c("W2017", "a solution step acts on a fault tool's objects", """
 The first solution's step acts on a fault tool's objects (Chaos Mesh's: `kubectl -n chaos-mesh delete

@@ -311,10 +311,14 @@ def _fixed_arguments(result) -> list:
         fixed = getattr(injection.kind, "itbench_injects", None) or {}
         if not injection.itbench_id:
             continue
-        for name, value in fixed.items():
-            if name in injection.itbench_args or (value is not None and injection.args.get(name) == value):
+        for key, value in fixed.items():
+            # a key reads the checked arguments, a dotted one inside them (`probe.httpGet.port`: the argument `port`)
+            given = injection.args
+            for step in key.split("."):
+                given = given.get(step) if isinstance(given, dict) else None
+            name = key.rsplit(".", 1)[-1]
+            if name in injection.itbench_args or (value is not None and given == value):
                 continue
-            given = injection.args.get(name)
             applies = ("its own values, which no value of it says" if value is None else f"`{value}`")
             out.append(Diagnostic(
                 "W3002", f"fault `{injection.fault}`: ITBench's scenario.yaml has no field for `{name}` "

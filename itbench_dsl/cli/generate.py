@@ -152,5 +152,7 @@ def command(files: tuple[str, ...], generators: str, seed: int, count: int | Non
     if fmt == "human":
         click.echo(f"{len(result.variants)} variant{'s' * (len(result.variants) != 1)} of {len(parents)} input"
                    f"{'s' * (len(parents) != 1)} -> {display(target)}/ ({result.duplicates} duplicate"
-                   f"{'s' * (result.duplicates != 1)} removed, {len(result.skips)} skipped)", err=True)
+                   f"{'s' * (result.duplicates != 1)} removed, {len(result.skips)} skipped"
+                   + (f", {result.unraisable} of them expecting an alert their faults cannot raise"
+                      if result.unraisable else "") + ")", err=True)
     sys.exit(EXIT_CLEAN)

@@ -20,6 +20,8 @@ a component the cluster provides) acts on every component: its alerts may fire a
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 
 from .. import ir
 from ..analysis.components import Components
@@ -188,3 +190,152 @@ def latency_short_of_alerts(scenario: ir.Scenario) -> list[tuple[int, str]]:
             out.append((index, f"alert {alert.name} on {alert.target.kind.lower()} `{alert.target.name}` fires "
                                f"above {bound:g}s of request duration, and the faults add {added:g}s"))
     return out
+
+
+# ---- a fault that acts for a bounded time against the time its alerts need to fire ------------------------------
+
+# How long what a fault did to pods may outlast it: a container it crashed waits out the kubelet's restart back-off,
+# which doubles up to 5 minutes (kubelet `MaxContainerBackOff`), before it runs again.
+POD_LINGER = 300.0
+# Prometheus' default evaluation (and scrape) interval: a shorter lapse of a condition may fall between two looks
+EVALUATION_INTERVAL = 60.0
+# Chaos Mesh's one-shot actions (api/v1alpha1, PodChaos.IsOneShot): they act at once and take no `duration`
+_INSTANT_ACTIONS = {"PodChaos": ("pod-kill", "container-kill")}
+
+
+@dataclass(frozen=True)
+class Acting:
+    """How long one fault acts: `duration` seconds at a time (an experiment's `duration`, 0 for an instant
+    action), each time followed by `linger` seconds of what it did to the pods, once (`every` None) or again
+    every `every` seconds (a Schedule); `said` is how the scenario says it."""
+
+    duration: float
+    linger: float
+    every: float | None
+    said: str
+
+    @property
+    def seconds(self) -> float:
+        return self.duration + self.linger
+
+    @property
+    def continuous(self) -> bool:
+        return self.every is not None and self.seconds >= self.every
+
+
+def acting_time(injection: ir.Injection, topology: ir.Topology) -> Acting | None:
+    """How long a fault acts, read off the objects its injection applies (so a declared kind that creates a Chaos
+    Mesh experiment is read as the library's are): every one a Chaos Mesh experiment with a `duration` or an
+    instant action, or a Schedule of one at a fixed interval. None for a fault that acts until it is undone
+    (it changes or deletes an object, runs a command, or its experiment has no `duration`) or whose
+    repetition a cron expression sets (its shortest interval is not read)."""
+    import copy
+
+    kind = injection.kind
+    declared = getattr(kind, "declared", None)
+    if kind is None or (declared is not None and (declared.patches or declared.exec or declared.delete_target
+                                                  or declared.recreate)):
+        return None
+    working = copy.copy(topology)
+    for pool in ("workloads", "services", "configmaps", "secrets", "autoscalers", "ingresses"):
+        setattr(working, pool, list(getattr(working, pool)))
+    try:
+        effect = kind.inject(injection, working)
+    except Exception:  # noqa: BLE001 - a kind that cannot say: judged as acting until undone
+        return None
+    if effect is None or effect.delete or len(effect.apply) != 1 or not isinstance(effect.apply[0], dict):
+        return None
+    obj = effect.apply[0]
+    if not str(obj.get("apiVersion", "")).startswith("chaos-mesh.org/") or not isinstance(obj.get("spec"), dict):
+        return None
+    spec, every = obj["spec"], None
+    chaos_type = obj.get("kind")
+    if chaos_type == "Schedule":
+        from ..units import parse_go_duration
+        from .chaos import SCHEDULE_FIELDS
+
+        match = re.fullmatch(r"@every\s+(\S+)", str(spec.get("schedule", "")).strip())
+        chaos_type = spec.get("type")
+        every = parse_go_duration(match.group(1)) if match else None
+        spec = spec.get(SCHEDULE_FIELDS.get(chaos_type, ""))
+        if every is None or not isinstance(spec, dict):
+            return None
+        every = float(every)
+    duration, said = _experiment_duration(chaos_type, spec)
+    if duration is None:
+        return None
+    linger = POD_LINGER if {"restarts", "readiness"} & set(getattr(kind, "symptoms", ()) or ()) else 0.0
+    if every is not None:
+        from ..units import format_duration
+
+        said = said.replace("one ", "", 1).replace(" experiment ", " experiments ", 1) + \
+            f", one every {format_duration(every)}"
+    return Acting(duration, linger, every, said)
+
+
+def _experiment_duration(chaos_type, spec: dict) -> tuple[float | None, str]:
+    from ..units import format_duration, parse_go_duration
+
+    action = spec.get("action")
+    if action in _INSTANT_ACTIONS.get(chaos_type, ()):
+        return 0.0, f"one {chaos_type} experiment `{action}`, which acts at once"
+    if spec.get("duration") in (None, ""):
+        return None, ""
+    seconds = parse_go_duration(str(spec["duration"]))
+    if seconds is None or seconds <= 0:
+        return None, ""
+    return float(seconds), f"one {chaos_type} experiment of `duration = {format_duration(seconds)}`"
+
+
+def alerts_outlasting_faults(scenario: ir.Scenario) -> list[tuple[int, int, str]]:
+    """The expected alerts the faults stop acting too soon to raise, as (index among the scenario's alerts, index
+    of the injection to point at, message). An alert fires once its rule's condition has held for its `for`
+    (alerts.Hold); what a fault causes shows in a rule's range vectors for a window after it, so the condition
+    can hold at most the faults' acting time (acting_time: every one bounded) plus a window per burst, and a
+    rule that tests an absence (`== 0`) holds only from a full window into it. An alert none of whose rules
+    can hold long enough never fires: the ground truth names an alert the run will not see. The check warns
+    of it (W2020) and the generators skip such a variant. Faults that act until undone, a Schedule whose
+    bursts come back before a rule's window (and an evaluation) has seen them end, or several faults of which
+    one repeats, are not judged."""
+    from ..alerts import alert_holds
+
+    injections = scenario.injections()
+    if scenario.domain == "ciso" or not injections or not scenario.alerts:
+        return []
+    acts = [acting_time(i, scenario.topology) for i in injections]
+    if any(a is None for a in acts) or any(a.continuous for a in acts):
+        return []
+    if len(acts) > 1 and any(a.every is not None for a in acts):
+        return []
+    every = acts[0].every if len(acts) == 1 else None
+    longest = max(range(len(acts)), key=lambda k: (acts[k].seconds, -k))
+    total = sum(a.seconds for a in acts)  # one-shot faults, however they follow each other, act this long at most
+    own = {r.name: r for r in scenario.alert_rules}
+    out = []
+    for index, alert in enumerate(scenario.alerts):
+        holds = alert_holds(alert.name, scenario.topology.application, own)
+        if not holds:
+            continue
+        if any(h.longest(total, len(acts)) >= h.for_ for h in holds):
+            continue
+        # a Schedule's bursts whose gap a rule's window, or an evaluation, may not see: the condition may never lapse
+        if every is not None and any(every - total < h.window + EVALUATION_INTERVAL for h in holds):
+            continue
+        hold = max(holds, key=lambda h: h.longest(total, len(acts)) - h.for_)
+        act = acts[longest]
+        can = max(0.0, hold.longest(total, len(acts)))
+        rule = (f"its condition holds only once a whole {_d(hold.window)} window has seen the fault, and must then "
+                f"hold {_d(hold.for_)}" if hold.absence else f"its condition must hold {_d(hold.for_)}"
+                + (f" (its rule looks back {_d(hold.window)})" if hold.window else ""))
+        acting = (f"the {len(acts)} faults act {_d(total)} in all" if len(acts) > 1 else
+                  f"the fault acts {_d(act.duration)} ({act.said})"
+                  + (f", and what it does to pods may last {_d(act.linger)} more" if act.linger else ""))
+        out.append((index, longest, f"alert {alert.name} on {alert.target.kind.lower()} `{alert.target.name}`: "
+                                    f"{rule}; {acting}, so it can hold {_d(can)} at most"))
+    return out
+
+
+def _d(seconds: float) -> str:
+    from ..units import format_duration
+
+    return format_duration(int(seconds) if float(seconds) == int(seconds) else seconds)

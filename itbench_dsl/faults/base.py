@@ -209,7 +209,8 @@ class FaultKind:
     readiness: "str | Callable[[dict], str]" = ""
     # arguments ITBench's scenario.yaml has no field for: what ITBench's injection task applies whatever the scenario
     # says, in the argument's checked form (None: no value of the argument says it); an export whose use differs
-    # runs another fault than the one its ground truth grades (W3002)
+    # runs another fault than the one its ground truth grades (W3002); a dotted key reads inside the checked arguments
+    # (`probe.httpGet.port`: the argument `port`, which the checked form keeps in its probe)
     itbench_injects: dict = field(default_factory=dict)
 
     def pod_effect(self, args: dict) -> str:

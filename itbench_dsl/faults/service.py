@@ -173,6 +173,7 @@ FAULTS = [
                        "No container of the selected pods listens on the new target port."),
         labels=("virtualization", "misconfiguration"),
         symptoms=('requests',),
+        itbench_injects={"target_port": ITBENCH_TARGET_PORT},  # ITBench's task writes `targetPort: 9999`
     ),
     FaultKind(
         "deleted_service", "deleted-kubernetes-service", "service:deleted", ("service",),

@@ -564,6 +564,9 @@ FAULTS = [
         accept=(Acceptance(r".*\.readinessProbe(\..*)?", "changed"),),
         readiness="unready", labels=("virtualization", "misconfiguration"),
         symptoms=('readiness', 'endpoints'),
+        # ITBench's task writes its own probe: HTTP GET /ready on port 40 (inject_misconfigured_kubernetes_workload_
+        # container_readiness_probe.yaml)
+        itbench_injects={"probe.httpGet.port": 40, "probe.httpGet.path": "/ready"},
     ),
     # Faults ITBench does not have, after SREGym's problems (docs/peers.md).
     FaultKind(

@@ -243,6 +243,7 @@ class RunResult:
     variants: list[Generated] = field(default_factory=list)
     skips: list[SkipRecord] = field(default_factory=list)
     duplicates: int = 0
+    unraisable: int = 0  # of the skips, variants expecting an alert their faults cannot raise (W2019, W2020)
     attempted: int = 0  # variants checked, every step
     kept: int = 0  # of them, valid and new
     stages: list[tuple[str, int, int]] = field(default_factory=list)  # (generator, inputs, variants made)
@@ -321,7 +322,7 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
     variants injecting the mechanism on the target (W2001's key) that an input or another variant of the same
     step already does, except a member of its own parent's family (its parent's key)."""
     from ..analysis.mechanisms import scenario_key
-    from ..faults.alerting import latency_short_of_alerts
+    from ..faults.alerting import alerts_outlasting_faults, latency_short_of_alerts
 
     result = RunResult()
     waste: dict[str, tuple] = {}  # a FinOps scenario's semantic hash -> _waste_over's answer
@@ -384,6 +385,13 @@ def run(parents: list[Parent], chain: list[tuple[str, Generator]], seed: int, n:
                     if short:  # a smaller delay than the alert's threshold (W2019): the ground truth's alert never fires
                         result.skips.append(SkipRecord(parent.path, gen_name, f"{where}{what} expects an alert its "
                                                        f"faults cannot raise: {short[0][1]}"))
+                        result.unraisable += 1
+                        continue
+                    ended = alerts_outlasting_faults(checked.scenario)
+                    if ended:  # a fault that ends before its alert's rule can fire (W2020): it never fires either
+                        result.skips.append(SkipRecord(parent.path, gen_name, f"{where}{what} expects an alert its "
+                                                       f"faults end too soon to raise: {ended[0][2]}"))
+                        result.unraisable += 1
                         continue
                     if checked.warnings:  # every variant written passes `itbench check --strict`
                         result.skips.append(SkipRecord(parent.path, gen_name, f"{where}{what} does not pass "
