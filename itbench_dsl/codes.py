@@ -442,7 +442,9 @@ run`), which grades every gap object.
 """),
         _c("E3005", "ITBench does not deploy the fault's target", """
 `itbench compile --target itbench`: the scenario's application is not one ITBench installs (an
-inline topology, or an application such as HotelReservation), so its scenario.yaml says
+inline topology, an application such as HotelReservation, or a standard application moved to
+another namespace by `use app "X" { namespace = ... }`: ITBench installs it in its own), so its
+scenario.yaml says
 `applications: {}` (W3001), and a fault on one of the application's objects would be injected into
 an object that does not exist in ITBench's cluster, while the ground truth grades the incident as
 if it ran. The export is refused and nothing is written for that scenario. Use an application

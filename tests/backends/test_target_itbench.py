@@ -26,6 +26,22 @@ def test_a_fault_on_an_application_itbench_does_not_install_is_refused(tmp_path)
     assert not any(tmp_path.iterdir())
 
 
+def test_a_standard_application_moved_to_another_namespace_is_refused(tmp_path):
+    """ITBench installs a standard application in its own namespace: moved (`use app "X" { namespace = "shop" }`),
+    the export would install it there while the fault and ground truth name `shop`, so E3005, nothing written."""
+    source = SCENARIOS / "sre" / "otel-cart-service-target-port.itb"
+    text = source.read_text()
+    assert 'use app "opentelemetry-demo"\n' in text
+    moved = tmp_path / "moved.itb"
+    moved.write_text(text.replace('use app "opentelemetry-demo"\n',
+                                  'use app "opentelemetry-demo" { namespace = "shop" }\n').replace("-n otel-demo", "-n shop"))
+    result = invoke("compile", str(moved), "--target", "itbench", "-o", str(tmp_path / "out"))
+    assert result.exit_code == 1
+    assert "error[E3005]" in result.stderr and "moved out of the namespace ITBench installs it in" in result.stderr
+    assert "keep `opentelemetry-demo` in its own namespace" in result.stderr
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
 def test_a_standard_application_is_not_reported(tmp_path):
     result = invoke("compile", str(SCENARIOS / "sre" / "otel-checkout-nonexistent-image.itb"), "--target", "itbench",
                     "-o", str(tmp_path))
