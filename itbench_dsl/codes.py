@@ -621,7 +621,8 @@ the warning (`metadata { lint_allow = ["W2015"] }`) and say why.
         _c("W2019", "the fault is too small to raise the alert", """
 An expected latency alert fires above a request duration (its rule compares a latency quantile with a
 bound: HighRequestLatency's is 1.5s on the OpenTelemetry demo), and every fault of the scenario is a fixed
-delay (an HTTPChaos `delay`, a NetworkChaos `delay` with its jitter) that adds no more than that bound,
+delay (an HTTPChaos `delay`, a NetworkChaos `delay` with its jitter, a JVMChaos `latency`: one sleep
+per call of its method) that adds no more than that bound,
 even summed. The alert would fire only if the application were already that slow: the ground truth
 names an alert the fault does not raise. The variant generators skip such a variant (a `sweep` value
 below the threshold) by the same comparison (itbench_dsl/faults/alerting.py).
