@@ -260,8 +260,9 @@ def _moved(app: str | None) -> bool:
 def _fault_span(result, injection):
     from .. import ast
 
-    stmt = next((s for s in result.document.statements if isinstance(s, ast.Fault) and s.kind == injection.fault),
-                None)
+    faults = (f for s in result.document.statements
+              for f in (s.items if isinstance(s, ast.Group) else (s,)))  # a group's faults too
+    stmt = next((f for f in faults if isinstance(f, ast.Fault) and f.kind == injection.fault), None)
     return stmt.span if stmt is not None else result.document.name_span
 
 

@@ -152,3 +152,25 @@ def test_a_ciso_export_itbench_cannot_read_its_graded_object_from_is_refused(tmp
                  "-o", str(tmp_path))
     assert one.exit_code == 0 and "E3006" not in one.stderr
     assert yaml.safe_load((tmp_path / "cis-k8s-5-2-2-privileged-kyverno" / "manifests" / "application.yaml").read_text())
+
+
+def test_a_quota_is_exported_as_itbench_creates_it(tmp_path):
+    """ITBench's insufficient-kubernetes-resource-quota task creates ResourceQuota `memory` (hard memory 1Gi)
+    whatever the scenario says: the export's ground truth and solutions name that quota, and W3002 at the fault
+    says the pod cap the scenario describes is not what ITBench injects."""
+    reference = SCENARIOS.parent.parent / "shared" / "reference" / "itbench" / "roles" / "faults" / "tasks"
+    task = reference / "inject_insufficient_kubernetes_resource_quota.yaml"
+    if task.exists():  # the name the export uses is the one ITBench's task creates
+        import yaml
+        steps = yaml.safe_load(task.read_text())
+        created = [s["kubernetes.core.k8s"]["resource_definition"] for s in steps if "kubernetes.core.k8s" in s]
+        assert [o["metadata"]["name"] for o in created if o.get("kind") == "ResourceQuota"] == ["memory"]
+    source = SCENARIOS / "sre" / "otel-checkout-insufficient-quota.itb"
+    result = invoke("compile", str(source), "--target", "itbench", "-o", str(tmp_path))
+    assert result.exit_code == 0, result.stderr
+    assert "warning[W3002]" in result.stderr and "`pods`" in result.stderr
+    line = next(n for n, text in enumerate(source.read_text().splitlines(), 1)
+                if "fault insufficient_resource_quota" in text)
+    assert f"{source}:{line}:" in result.stderr  # located at the fault, inside its group
+    truth = (tmp_path / "otel-checkout-insufficient-quota" / "groundtruth.yaml").read_text()
+    assert "name: memory" in truth and "delete resourcequota memory" in truth
