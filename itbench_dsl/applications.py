@@ -369,7 +369,12 @@ def rename_namespaces(build: TopologyBuild, renames: dict[str, str]) -> Topology
         return value
 
     renamed: dict[int, object] = {}
-    out = TopologyBuild(application=build.application, app_metadata=dict(build.app_metadata),
+    metadata = dict(build.app_metadata)
+    if any(old != new for old, new in renames.items()) and metadata.pop("itbench_key", None) is not None:
+        # ITBench installs a standard application in its own namespaces: moved, it is deployed from the
+        # bundle's manifests alone, and an ITBench export lists no application (export_findings says why)
+        metadata["itbench_moved"] = True
+    out = TopologyBuild(application=build.application, app_metadata=metadata,
                         edges=[list(e) for e in build.edges], display_name=build.display_name,
                         modules=dict(build.modules), module_hashes=dict(build.module_hashes))
     for pool in ("namespaces", "workloads", "services", "configmaps", "secrets", "service_accounts", "autoscalers",

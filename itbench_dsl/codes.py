@@ -444,7 +444,9 @@ run`), which grades every gap object.
 """),
         _c("E3005", "ITBench does not deploy the fault's target", """
 `itbench compile --target itbench`: the scenario's application is not one ITBench installs (an
-inline topology, or an application such as HotelReservation), so its scenario.yaml says
+inline topology, an application such as HotelReservation, or a standard application moved to
+another namespace by `use app "X" { namespace = ... }`: ITBench installs it in its own), so its
+scenario.yaml says
 `applications: {}` (W3001), and a fault on one of the application's objects would be injected into
 an object that does not exist in ITBench's cluster, while the ground truth grades the incident as
 if it ran. The export is refused and nothing is written for that scenario. Use an application
@@ -621,7 +623,8 @@ the warning (`metadata { lint_allow = ["W2015"] }`) and say why.
         _c("W2019", "the fault is too small to raise the alert", """
 An expected latency alert fires above a request duration (its rule compares a latency quantile with a
 bound: HighRequestLatency's is 1.5s on the OpenTelemetry demo), and every fault of the scenario is a fixed
-delay (an HTTPChaos `delay`, a NetworkChaos `delay` with its jitter) that adds no more than that bound,
+delay (an HTTPChaos `delay`, a NetworkChaos `delay` with its jitter, a JVMChaos `latency`: one sleep
+per call of its method) that adds no more than that bound,
 even summed. The alert would fire only if the application were already that slow: the ground truth
 names an alert the fault does not raise. The variant generators skip such a variant (a `sweep` value
 below the threshold) by the same comparison (itbench_dsl/faults/alerting.py).

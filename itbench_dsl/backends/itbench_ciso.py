@@ -235,24 +235,38 @@ def export_findings(result) -> list:
     app = scenario.topology.application
     where = next((s.span for s in result.document.statements if isinstance(s, (ast.UseApp, ast.Topology))),
                  result.document.span)
-    what = f"application `{app}` is not one ITBench installs" if app else "an inline topology has no ITBench key"
-    return found + _undeployed_targets(result, what) + [
+    moved = _moved(app)
+    what = (f"application `{app}` is moved out of the namespace ITBench installs it in" if moved else
+            f"application `{app}` is not one ITBench installs" if app else "an inline topology has no ITBench key")
+    fix = (f'keep `{app}` in its own namespace (no `namespace` in `use app`)' if moved else
+           'use an application ITBench installs (`use app "opentelemetry-demo"`)')
+    return found + _undeployed_targets(result, what, fix) + [
         Diagnostic("W3001", f"scenario `{scenario.name}`: ITBench's scenario.yaml names the applications to "
                    f"install by ITBench key, and {what}: `applications` is empty and its objects are not deployed "
-                   "by ITBench", result.path, where, "not in ITBench's files",
-                   help='use an application ITBench installs (`use app "opentelemetry-demo"`), or run the '
-                        "full bundle")]
+                   "by ITBench", result.path, where, "not in ITBench's files", help=f"{fix}, or run the full bundle")]
+
+
+def _moved(app: str | None) -> bool:
+    """Whether `app` is a standard application ITBench installs, which the scenario moved to other namespaces
+    (rename_namespaces drops its ITBench key: ITBench would install it where the faults do not act)."""
+    from ..applications import app_names, app_topology
+
+    if not app or app not in app_names():
+        return False
+    build, _ = app_topology(app)
+    return build is not None and build.app_metadata.get("itbench_key") is not None
 
 
 def _fault_span(result, injection):
     from .. import ast
 
-    stmt = next((s for s in result.document.statements if isinstance(s, ast.Fault) and s.kind == injection.fault),
-                None)
+    faults = (f for s in result.document.statements
+              for f in (s.items if isinstance(s, ast.Group) else (s,)))  # a group's faults too
+    stmt = next((f for f in faults if isinstance(f, ast.Fault) and f.kind == injection.fault), None)
     return stmt.span if stmt is not None else result.document.name_span
 
 
-def _undeployed_targets(result, what: str) -> list:
+def _undeployed_targets(result, what: str, fix: str) -> list:
     """E3005 for each fault ITBench would inject into an object of the scenario's own namespaces, when ITBench
     deploys none of them (`applications: {}`): the injection meets no object, and the ground truth grades an
     incident that cannot occur."""
@@ -269,8 +283,7 @@ def _undeployed_targets(result, what: str) -> list:
                 f"`{injection.target.namespace}` object and its injection meets nothing, while the ground truth "
                 f"grades the incident: the ITBench export of `{scenario.name}` is not written",
                 result.path, _fault_span(result, injection), "ITBench does not deploy this target",
-                help='use an application ITBench installs (`use app "opentelemetry-demo"`), or run the full '
-                     "bundle (`itbench run`)"))
+                help=f"{fix}, or run the full bundle (`itbench run`)"))
     return out
 
 

@@ -152,8 +152,10 @@ def placement_problems(scenario: ir.Scenario) -> list[tuple[int, str, str]]:
 
 def added_delay(injection: ir.Injection) -> float | None:
     """The seconds a Chaos Mesh delay adds to each request it acts on (HTTPChaos `delay`, NetworkChaos
-    `delay.latency` plus its `jitter`); None for a fault that slows requests otherwise (a stress, an I/O delay,
-    a JVM fault), whose effect on a request's duration the scenario does not state."""
+    `delay.latency` plus its `jitter`, JVMChaos `latency`: one sleep at each call of the method, in
+    milliseconds); None for a fault that slows requests otherwise (a stress; an I/O delay, added to every file
+    operation, of which a request may make many), whose effect on a request's duration the scenario does not
+    state."""
     from ..units import parse_duration
 
     spec = injection.args.get("spec") if isinstance(injection.args, dict) else None
@@ -167,6 +169,8 @@ def added_delay(injection: ir.Injection) -> float | None:
             delay = spec["delay"]
             return float(parse_duration(str(delay.get("latency", "0ms")))) + float(
                 parse_duration(str(delay.get("jitter") or "0ms")))
+        if kind == "JVMChaos" and spec.get("action") == "latency" and isinstance(spec.get("latency"), int):
+            return spec["latency"] / 1000  # chaos-mesh jvmchaos `latency`: "the latency duration ..., unit ms"
     except (ValueError, ArithmeticError):
         return None
     return None

@@ -88,7 +88,8 @@ QUOTA_SOLUTIONS = (
 def _check_resource_quota(f: FaultInput) -> Checked | None:
     workload: ir.Workload = f.obj
     # one name for the quota, used by the injection, both ground truths and the solutions; ITBench's export
-    # names it as ITBench's task does (`<workload>-resource-quota`)
+    # names it as ITBench's task creates it (inject_insufficient_kubernetes_resource_quota.yaml: `memory`, with
+    # `hard: {memory: 1Gi}`, whatever the scenario says: W3002 reports the `pods` it cannot carry)
     name = _policy_name(f, "insufficient_resource_quota", "v1", "ResourceQuota")
     if len(name) > 63:
         f.error("E2014", f"the quota's name `{name}` is longer than 63 characters", f.fault.target.span)
@@ -105,7 +106,7 @@ def _check_resource_quota(f: FaultInput) -> Checked | None:
     quota = ir.ObjectRef("v1", "ResourceQuota", workload.namespace, name)
     return Checked({"quota": name, "pods": pods}, {"kubernetesObject": kobj(f.target)},
                    side_objects=[quota], created=[quota], agent_namespaces=[workload.namespace],
-                   agent_resources=["resourcequotas"], itbench_names={name: f"{workload.name}-resource-quota"})
+                   agent_resources=["resourcequotas"], itbench_names={name: "memory"})
 
 
 def _inject_resource_quota(injection, topology):
@@ -370,6 +371,7 @@ FAULTS = [
         solutions=QUOTA_SOLUTIONS,
         readiness="absent", labels=("virtualization", "misconfiguration"),
         symptoms=('scheduling', 'readiness'),
+        itbench_injects={"pods": None},  # ITBench's task caps memory at 1Gi, and scales the workload to 0 and back
     ),
     # Faults ITBench does not have, after SREGym's problems (docs/peers.md).
     FaultKind(

@@ -26,6 +26,22 @@ def test_a_fault_on_an_application_itbench_does_not_install_is_refused(tmp_path)
     assert not any(tmp_path.iterdir())
 
 
+def test_a_standard_application_moved_to_another_namespace_is_refused(tmp_path):
+    """ITBench installs a standard application in its own namespace: moved (`use app "X" { namespace = "shop" }`),
+    the export would install it there while the fault and ground truth name `shop`, so E3005, nothing written."""
+    source = SCENARIOS / "sre" / "otel-cart-service-target-port.itb"
+    text = source.read_text()
+    assert 'use app "opentelemetry-demo"\n' in text
+    moved = tmp_path / "moved.itb"
+    moved.write_text(text.replace('use app "opentelemetry-demo"\n',
+                                  'use app "opentelemetry-demo" { namespace = "shop" }\n').replace("-n otel-demo", "-n shop"))
+    result = invoke("compile", str(moved), "--target", "itbench", "-o", str(tmp_path / "out"))
+    assert result.exit_code == 1
+    assert "error[E3005]" in result.stderr and "moved out of the namespace ITBench installs it in" in result.stderr
+    assert "keep `opentelemetry-demo` in its own namespace" in result.stderr
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
 def test_a_standard_application_is_not_reported(tmp_path):
     result = invoke("compile", str(SCENARIOS / "sre" / "otel-checkout-nonexistent-image.itb"), "--target", "itbench",
                     "-o", str(tmp_path))
@@ -136,3 +152,25 @@ def test_a_ciso_export_itbench_cannot_read_its_graded_object_from_is_refused(tmp
                  "-o", str(tmp_path))
     assert one.exit_code == 0 and "E3006" not in one.stderr
     assert yaml.safe_load((tmp_path / "cis-k8s-5-2-2-privileged-kyverno" / "manifests" / "application.yaml").read_text())
+
+
+def test_a_quota_is_exported_as_itbench_creates_it(tmp_path):
+    """ITBench's insufficient-kubernetes-resource-quota task creates ResourceQuota `memory` (hard memory 1Gi)
+    whatever the scenario says: the export's ground truth and solutions name that quota, and W3002 at the fault
+    says the pod cap the scenario describes is not what ITBench injects."""
+    reference = SCENARIOS.parent.parent / "shared" / "reference" / "itbench" / "roles" / "faults" / "tasks"
+    task = reference / "inject_insufficient_kubernetes_resource_quota.yaml"
+    if task.exists():  # the name the export uses is the one ITBench's task creates
+        import yaml
+        steps = yaml.safe_load(task.read_text())
+        created = [s["kubernetes.core.k8s"]["resource_definition"] for s in steps if "kubernetes.core.k8s" in s]
+        assert [o["metadata"]["name"] for o in created if o.get("kind") == "ResourceQuota"] == ["memory"]
+    source = SCENARIOS / "sre" / "otel-checkout-insufficient-quota.itb"
+    result = invoke("compile", str(source), "--target", "itbench", "-o", str(tmp_path))
+    assert result.exit_code == 0, result.stderr
+    assert "warning[W3002]" in result.stderr and "`pods`" in result.stderr
+    line = next(n for n, text in enumerate(source.read_text().splitlines(), 1)
+                if "fault insufficient_resource_quota" in text)
+    assert f"{source}:{line}:" in result.stderr  # located at the fault, inside its group
+    truth = (tmp_path / "otel-checkout-insufficient-quota" / "groundtruth.yaml").read_text()
+    assert "name: memory" in truth and "delete resourcequota memory" in truth

@@ -31,3 +31,22 @@ def test_a_delay_above_the_threshold_passes():
     checked = _check("3s")
     assert checked.result.scenario is not None
     assert not [d for d in checked.diagnostics if d.code == "W2019"], [d.message for d in checked.diagnostics]
+
+
+JVM = Path(__file__).resolve().parents[2] / "scenarios" / "sre" / "otel-ad-jvm-latency-getads.itb"
+
+
+def _jvm(latency: str):
+    text = JVM.read_text()
+    assert "latency = 3000ms" in text
+    return check_source(text.replace("latency = 3000ms", f"latency = {latency}").encode(), "jvm.itb")
+
+
+def test_a_jvm_latency_below_the_threshold_is_reported():
+    """A JVMChaos `latency` sleeps once per call of its method: a fixed delay like HTTPChaos's, compared alike."""
+    found = [d for d in _jvm("100ms").diagnostics if d.code == "W2019"]
+    assert found and all("add 0.1s" in d.message for d in found), [str(d) for d in found]
+
+
+def test_a_jvm_latency_above_the_threshold_passes():
+    assert not [d for d in _jvm("3000ms").diagnostics if d.code == "W2019"]
