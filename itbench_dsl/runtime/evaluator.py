@@ -2088,8 +2088,8 @@ def program_problem(entry, obj, state):
     (`program_kept`, its images as the state's pods show them run: `images_pinned_elsewhere`) or its containers'
     environment (`env_changed`)."""
     if not program_kept(entry["keep"], obj, entry.get("options")):
-        return ("its containers' images, commands or arguments or lifecycle hooks, its containers, its pod labels, or how its pods "
-                "resolve names, whose network and identity they use and how long they may run, differ from the healthy ones")
+        return ("its containers' images, commands or arguments or lifecycle hooks, its containers, its pod labels, "
+                "or how its pods resolve names, whose network and identity they use and how long they may run, differ from the healthy ones")
     pinned = images_pinned_elsewhere(entry["keep"], obj, state)
     if pinned:
         return pinned
