@@ -2397,7 +2397,9 @@ def _program_cases(found: Objects, entry: dict) -> Iterator[Case]:
             if "emptyDir" in what:
                 spec["volumes"] = list(spec.get("volumes") or []) + [{"name": "itbench-scratch", "emptyDir": {}}]
         changed = _edited(found.solved, key, added)
-        if changed is not None and ("env" not in what or entry.get("env", {}).get(first) is not None):
+        judged = entry.get("env", {}).get(first) if "HTTPS_PROXY" in what else \
+            entry.get("mounts", {}).get(first) if "emptyDir" in what else True
+        if changed is not None and judged is not None:
             yield Case(f"{ref['name']}: container {first} {what}", "mitigate", FAIL, state=render(changed, found))
     from ..runtime.state import image_defaults
     for c in containers:
