@@ -580,6 +580,18 @@ def _cron_run_cases(m: dict, solved: dict) -> Iterator[Case]:
             state = _with_edit(solved, key, lambda o: o.update(status=copy.deepcopy(running)))
             yield Case(f"{ref['name']}: a run in progress after a last success {when} the fix", "mitigate", want,
                        state={**state, "fixed_at": fixed_at})
+        # the run listed active was created suspended: it starts no pod, so no run is in progress
+        job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+            "name": f"{ref['name']}-29000010", "namespace": ref["namespace"],
+            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob", "name": ref["name"]}]},
+            "spec": {**copy.deepcopy(((cron.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}),
+                     "suspend": True},
+            "status": {"conditions": [{"type": "Suspended", "status": "True"}]}}
+        state = _with_edit(solved, key, lambda o: o.update(status=copy.deepcopy(running)))
+        state = {**state, "fixed_at": succeeded,
+                 "resources": {**state["resources"], "items": state["resources"]["items"] + [job]}}
+        yield Case(f"{ref['name']}: the run listed in progress after a last success at the fix was created "
+                   "suspended (it starts no pod)", "mitigate", FAIL, state=state)
 
 
 def _repoint(template: dict, kind: str, old: str, new: str) -> None:
@@ -2721,7 +2733,9 @@ def _other_workload_cases(m: dict, other: dict, solved: dict) -> Iterator[Case]:
                         if c.get("name") == name:
                             c["resources"]["limits"][resource] = _quantity(resource, value / 10)
                 edits.append((f"its container {name}'s {resource} limit squeezed", squeeze))
-        edits += [("a container added", lambda o: containers(o).append(
+        edits += [("its container given HTTPS_PROXY at a proxy that is not there", lambda o: containers(o)[0].update(
+                      env=list(containers(o)[0].get("env") or []) + [dict(DEAD_PROXY)])),
+                  ("a container added", lambda o: containers(o).append(
                       {"name": "extra", "image": "busybox:1.36", "command": ["sleep", "infinity"]})),
                   ("an init container added", lambda o: o["spec"]["template"]["spec"].setdefault(
                       "initContainers", []).append({"name": "extra-init", "image": "busybox:1.36"}))]
@@ -2777,6 +2791,10 @@ def _address_env(entry: dict, solved: dict, namespace: str):
     return None
 
 
+# a variable a program's runtime reads that its spec never set: every outbound call sent through a proxy nothing serves
+DEAD_PROXY = {"name": "HTTPS_PROXY", "value": "http://10.255.255.1:3128"}
+
+
 def _program_cases(found: Objects, entry: dict) -> Iterator[Case]:
     from ..runtime.state import pod_spec
 
@@ -2794,6 +2812,59 @@ def _program_cases(found: Objects, entry: dict) -> Iterator[Case]:
             if changed is not None:
                 yield Case(f"{ref['name']}: container {bare[0]} given a {field} its healthy spec has not "
                            f"({' '.join(value)})", "mitigate", FAIL, state=render(changed, found))
+    first = containers[0]["name"] if containers else None
+    for what, edit in (
+            ("given HTTPS_PROXY at a proxy that is not there (a variable its healthy spec does not set)",
+             lambda c: c.update(env=list(c.get("env") or []) + [dict(DEAD_PROXY)])),
+            ("given an emptyDir mounted over a path its healthy spec does not mount",
+             lambda c: c.update(volumeMounts=list(c.get("volumeMounts") or []) + [
+                 {"name": "itbench-scratch", "mountPath": "/usr/share/itbench-shadowed"}])),
+            ("given a postStart hook that runs a command",
+             lambda c: c.update(lifecycle={**(c.get("lifecycle") or {}), "postStart": {
+                 "exec": {"command": ["sh", "-c", "rm -rf /usr/share/nginx/html/*; true"]}}}))):
+        if first is None or ("postStart" in what and "postStart" in (containers[0].get("lifecycle") or {})):
+            continue
+
+        def added(obj, edit=edit, what=what, name=first):
+            spec = pod_spec(obj)
+            for c in spec["containers"]:
+                if c.get("name") == name:
+                    edit(c)
+            if "emptyDir" in what:
+                spec["volumes"] = list(spec.get("volumes") or []) + [{"name": "itbench-scratch", "emptyDir": {}}]
+        changed = _edited(found.solved, key, added)
+        judged = entry.get("env", {}).get(first) if "HTTPS_PROXY" in what else \
+            entry.get("mounts", {}).get(first) if "emptyDir" in what else True
+        if changed is not None and judged is not None:
+            yield Case(f"{ref['name']}: container {first} {what}", "mitigate", FAIL, state=render(changed, found))
+    from ..runtime.state import image_defaults
+    for c in containers:
+        defaults = image_defaults(c.get("image"))
+        if defaults is None or c.get("command") is not None or c.get("args") is not None:
+            continue
+        for what, spelled in (("its CMD as args", {"args": list(defaults[1])}),
+                              ("its ENTRYPOINT and CMD as command and args",
+                               {"command": list(defaults[0]), "args": list(defaults[1])} if defaults[0] else None),
+                              ("its ENTRYPOINT alone as command (the CMD dropped: another program)",
+                               {"command": list(defaults[0])} if defaults[0] else None)):
+            if spelled is None:
+                continue
+
+            def spell(obj, name=c["name"], spelled=spelled):
+                for x in pod_spec(obj)["containers"]:
+                    if x.get("name") == name:
+                        x.update(copy.deepcopy(spelled))
+            changed = _edited(found.solved, key, spell)
+            if changed is not None:
+                yield Case(f"{ref['name']}: container {c['name']} given its image's own program, {what}", "mitigate",
+                           FAIL if "alone" in what else PASS, state=render(changed, found))
+        break
+    if entry.get("runs") and entry.get("placement") is not None:  # its runs' pods placed on no node there is
+        placed = _edited(found.solved, key, lambda o: pod_spec(o).update(
+            nodeSelector={"kubernetes.io/hostname": "itbench-no-such-node"}))
+        if placed is not None:
+            yield Case(f"{ref['name']} fixed, its runs' pods given a node selector no node matches", "mitigate", FAIL,
+                       state=render(placed, found))
     own = [c["name"] for c in containers if c.get("command")]
     if own and ref["kind"] in ("Job", "CronJob"):  # a run that succeeds as `true` is no run of the job's program
         def trivial(obj, name=own[0]):

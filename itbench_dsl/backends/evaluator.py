@@ -21,8 +21,9 @@ from . import ciso as ciso_backend
 from .. import tasks as task_types
 from . import faults as fault_backend
 from . import itbench as itbench_backend
-from ..runtime.evaluator import acting, container_ports, port_number, type_key
-from ..runtime.state import (as_template, config_reads, CONTAINER_LISTS, identity_key, labels_match, nested,
+from ..runtime.evaluator import acting, container_ports, port_number, RUN_PLACEMENT, type_key
+from ..runtime.state import (as_template, config_reads, CONTAINER_LISTS, identity_key, image_defaults_dropped,
+                             labels_match, nested,
                              POD_BEHAVIOUR, pod_references, pod_requests, pod_reserves, POD_TEMPLATE_KINDS,
                              template_path)
 from .evaluator_file import source_for_spec, spec_of  # noqa: F401  (spec_of: the public API)
@@ -202,11 +203,17 @@ def _programs(scenario: ir.Scenario, ready: list[dict], fields: list[dict], othe
             cadence = _cadence(originals[key], changes.get(key, []))
             if cadence:
                 entry["cadence"] = cadence
+            placement = _run_placement(originals[key], changes.get(key, []))
+            if placement is not None:
+                entry["placement"] = placement  # where its runs' pods may run
         if key in options:
             entry["options"] = options[key]
         env = _env(originals[key], changes.get(key, []))
         if env:
             entry["env"] = env
+        mounts = _mounts(originals[key], changes.get(key, []))
+        if mounts:
+            entry["mounts"] = mounts
         if others and key not in sized:
             limits = _limits(originals[key], changes.get(key, []))
             if limits:
@@ -285,13 +292,16 @@ def _limits(original: dict, changes: list) -> dict:
 def _program(original: dict, changes: list) -> dict | None:
     if original.get("kind") not in PROGRAM_KINDS and original.get("kind") != "Pod":
         return None
-    original = as_template(original)  # a bare Pod, a CronJob, as the template it is, its changes' paths alike
+    # a bare Pod, a CronJob, as the template it is, its changes' paths alike; the image's own program spelled out
+    # as its command and arguments is the program it runs with none (as the state is read: image_defaults_dropped)
+    original = as_template(image_defaults_dropped(original))
     template = (original.get("spec") or {}).get("template") or {}
     pod = template.get("spec") or {}
     # a container with no command or arguments of its own runs its image's: null says they must stay absent; a
     # pod with no init containers has none (null), one with some runs those and no more
     keep = {"spec": {"template": {"spec": {
-        key: [{k: c.get(k) for k in ("name", "image", "command", "args") if k in c or k in ("command", "args")}
+        key: [{k: c.get(k) for k in ("name", "image", "command", "args", "lifecycle")
+               if k in c or k in ("command", "args", "lifecycle")}
               for c in pod[key]] if pod.get(key) else None for key in CONTAINER_LISTS}}}}
     keep["spec"]["template"]["spec"].update({k: pod.get(k, v) for k, v in POD_BEHAVIOUR.items()})
     if pod.get("serviceAccount") and not pod.get("serviceAccountName"):  # the old spelling the server mirrors
@@ -328,13 +338,49 @@ def _env(original: dict, changes: list) -> dict:
                 continue
             rest = path[5:]
             if not rest or (rest[0] in ("env", "envFrom") and (len(rest) == 1 or not isinstance(rest[1], list))):
-                own = {}  # the whole list, the whole container, or its whole environment
+                own = None  # the whole list, the whole container, or its whole environment
             elif rest[0] == "env":
                 open_.add(str(rest[1][1]))
             elif rest[0] == "envFrom":
-                own = {}
-        if own:
+                own = None
+        if own is not None:  # a container with no environment of its own is judged too: nothing added
             out[str(c.get("name"))] = {**own, **({"open": sorted(open_)} if open_ else {})}
+    return out
+
+
+def _run_placement(original: dict, changes: list) -> dict | None:
+    """The fields of a CronJob's healthy job template that say which nodes its runs' pods may run on
+    (RUN_PLACEMENT); None where a fault changes one (its check judges them)."""
+    original = as_template(original)
+    pod = ((original.get("spec") or {}).get("template") or {}).get("spec") or {}
+    for change in changes:
+        path = template_path(original.get("kind"), change["path"])
+        if path[:3] == ["spec", "template", "spec"] and (len(path) == 3 or path[3] in RUN_PLACEMENT):
+            return None
+    return {k: pod.get(k) for k in RUN_PLACEMENT}
+
+
+def _mounts(original: dict, changes: list) -> dict:
+    """The paths each container (and init container) of a workload's healthy manifest mounts a volume at
+    (container name to the sorted paths), but for a container whose mounts or whose pod's volumes a fault
+    changes (its check judges them): a volume mounted over another path hides what the image holds there."""
+    original = as_template(original)
+    pod = ((original.get("spec") or {}).get("template") or {}).get("spec") or {}
+    paths = [template_path(original.get("kind"), change["path"]) for change in changes]
+    if any(p[:4] == ["spec", "template", "spec", "volumes"] or p[:3] == ["spec", "template", "spec"] and len(p) == 3
+           for p in paths):
+        return {}
+    out = {}
+    for key in CONTAINER_LISTS:
+        for c in pod.get(key) or []:
+            if not isinstance(c, dict):
+                continue
+            touched = any(p[:4] == ["spec", "template", "spec", key] and (
+                len(p) == 4 or not isinstance(p[4], list) or str(p[4][1]) == str(c.get("name"))) and
+                (len(p) <= 5 or p[5] == "volumeMounts") for p in paths)
+            if not touched:
+                out[str(c.get("name"))] = sorted({str(m.get("mountPath")).rstrip("/") or "/"
+                                                  for m in c.get("volumeMounts") or [] if isinstance(m, dict)})
     return out
 
 

@@ -38,7 +38,7 @@ import types
 # (backends/evaluator_file.py)
 from .state import (  # noqa: I001 - replaced by state.py's text in a bundle
     api_group, as_ref, as_stored, as_template, at, binary_data, compare, compared, config_sources,
-    container_request, containers_named, cronjob_idle, decoded_secret, DEFAULT_SHAPES, defaulted, duration,
+    container_request, CONTAINER_LISTS, containers_named, cronjob_idle, decoded_secret, DEFAULT_SHAPES, defaulted, duration,
     earlier_pods, embedded_module, empty, EMPTY_STATE, ENV_NAME, gone, identity_key, image_digest, image_ref,
     InputError, InvalidValue,
     job_complete, json_int, kept_names, kind_groups, kind_plural, labels_match, lookup, lookup_bases, MISSING,
@@ -825,7 +825,7 @@ def predicate_check(pred, state, created=None):
         if not objects:
             return False, f"{ref_text(ref)} absent"
         if pred["state"] == "complete":
-            done = all(job_complete(o, state.fixed_at) for o in objects)
+            done = all(job_complete(o, state.fixed_at, state) for o in objects)
             return done, f"{ref_text(ref)} {'complete' if done else 'not complete'}"
         if ref["kind"] == "Ingress":
             problem = next((p for p in (ingress_problem(o, state) for o in objects) if p), None)
@@ -2253,7 +2253,7 @@ def env_changed(envs, obj, state):
     pod = pod_spec(obj)
     for c in pod.get("containers") or []:
         want = envs.get(str(c.get("name"))) if isinstance(c, dict) else None
-        if not want:
+        if want is None:
             continue
         healthy, got = container_env(want, state, namespace, pod), container_env(c, state, namespace, pod)
         if healthy is None or got is None:
@@ -2271,6 +2271,60 @@ def env_changed(envs, obj, state):
             if isinstance(value, str) and isinstance(got[name], str) and \
                     not same_address(value, got[name], namespace, state):
                 return f"container {c.get('name')}'s {name} is {shown(got[name])}, not {shown(value)}"
+        added = env_added(want, healthy, got)
+        if added:
+            return f"container {c.get('name')} given {added}, which its healthy spec does not set"
+    return None
+
+
+def env_added(want, healthy, got):
+    """The first variable a container gets now (`got`, as `container_env` makes it) that its healthy one
+    (`healthy`, from the healthy `env` and `envFrom` `want`) does not, as text; None when there is none. A
+    program reads variables its spec never set (a proxy, `HTTPS_PROXY`, `grpc_proxy`, reroutes every call; a
+    runtime option, `JAVA_TOOL_OPTIONS`, `NODE_OPTIONS`, `OTEL_SDK_DISABLED`, changes what it does): one added is
+    a change of its program, as a command is. A variable a fault changes (`open`) is its check's."""
+    opened = set(want.get("open") or [])
+    for name in sorted(got):
+        if name not in healthy and name not in opened:
+            return f"{name}={shown(got[name])}" if isinstance(got[name], str) else name
+    return None
+
+
+def mounts_added(mounts, obj):
+    """The first path a workload's container (or init container) mounts a volume at that its healthy one does
+    not (`mounts`: container name to its healthy mount paths), as text; None when there is none. A volume
+    mounted over a path hides what the image holds there (an `emptyDir` over nginx's document root serves
+    nothing, its pods still ready): a change of what the program runs on, as a command is."""
+    pod = pod_spec(obj)
+    for key in CONTAINER_LISTS:
+        for c in pod.get(key) or [] if isinstance(pod.get(key), list) else []:
+            want = mounts.get(str(c.get("name"))) if isinstance(c, dict) else None
+            if want is None:
+                continue  # a container the healthy spec has not: the program check says it
+            for m in c.get("volumeMounts") or [] if isinstance(c.get("volumeMounts"), list) else []:
+                path = (str(m.get("mountPath")).rstrip("/") or "/") if isinstance(m, dict) else None
+                if path is not None and path not in want:
+                    return f"container {c.get('name')} mounts the volume {m.get('name')} over {path}, which its healthy spec does not mount"
+    return None
+
+
+def hooks_added(keep, obj):
+    """The first lifecycle hook (`postStart`, `preStop`) a workload's container runs that its healthy one does
+    not, as text; None when there is none. A hook is a command the kubelet runs in the container (`exec`) or a
+    request it makes to it: one added changes what the program does, as a command does (`owns` reads the hooks
+    the healthy container has; this, one added beside them)."""
+    observed = pod_spec(obj)
+    for key, wanted in pod_spec(keep).items():
+        if key not in CONTAINER_LISTS or not isinstance(wanted, list):
+            continue
+        for want in wanted:
+            got = next((c for c in observed.get(key) or [] if isinstance(c, dict)
+                        and c.get("name") == want.get("name")), None)
+            hooks = (got or {}).get("lifecycle")
+            healthy = want.get("lifecycle") if isinstance(want.get("lifecycle"), dict) else {}
+            for hook in sorted(hooks) if isinstance(hooks, dict) else []:
+                if not empty(hooks[hook]) and hook not in healthy:
+                    return f"container {want.get('name')} given a {hook} hook its healthy spec has not"
     return None
 
 
@@ -2315,13 +2369,67 @@ def program_problem(entry, obj, state):
     (`program_kept`, its images as the state's pods show them run: `images_pinned_elsewhere`) or its containers'
     environment (`env_changed`)."""
     if not program_kept(entry["keep"], obj, entry.get("options")):
-        return ("its containers' images, commands or arguments, its containers, its pod labels, or how its pods "
-                "resolve names, whose network and identity they use and how long they may run, differ from the healthy ones")
+        return ("its containers' images, commands or arguments or lifecycle hooks, its containers, its pod labels, "
+                "or how its pods resolve names, whose network and identity they use and how long they may run, differ from the healthy ones")
     pinned = images_pinned_elsewhere(entry["keep"], obj, state)
     if pinned:
         return pinned
-    changed = env_changed(entry.get("env") or {}, containers_named(obj, kept_names(entry["keep"])), state)
-    return f"its environment: {changed}" if changed else None
+    named = containers_named(obj, kept_names(entry["keep"]))
+    hooked = hooks_added(entry["keep"], named)
+    if hooked:
+        return hooked
+    mounted = mounts_added(entry.get("mounts") or {}, named)
+    if mounted:
+        return mounted
+    changed = env_changed(entry.get("env") or {}, named, state)
+    if changed:
+        return f"its environment: {changed}"
+    return runs_unplaced(entry, obj, state)
+
+
+# the fields of a pod spec that say which nodes may run it, beside tolerations (a CronJob's runs: `runs_unplaced`)
+RUN_PLACEMENT = ("nodeSelector", "affinity", "nodeName")
+
+
+def runs_unplaced(entry, obj, state):
+    """Why a CronJob the healthy application runs (its `programs` entry's `placement`: the healthy job template's
+    RUN_PLACEMENT fields) places its runs' pods where none may run, None when they may: a placement other than
+    the healthy one must admit a node of the state (its `nodeName`, node selector and required node affinity
+    matched, its scheduling taints and a cordon tolerated); with no Node in the state, another placement is not
+    shown to run at all. A pod no node admits stays Pending: the Job runs nothing until its deadline, while the
+    CronJob looks scheduled."""
+    want = entry.get("placement")
+    if want is None or obj is None or obj.get("kind") != "CronJob":
+        return None
+    pod = pod_spec(obj)
+    got = {k: pod.get(k) for k in RUN_PLACEMENT}
+    if all((empty(want.get(k)) and empty(got[k])) or json.dumps(want.get(k), sort_keys=True) ==
+           json.dumps(got[k], sort_keys=True) for k in RUN_PLACEMENT):
+        return None
+    nodes = state.by_kind.get(("Node", None), []) if state is not None else []
+    if not nodes:
+        return "its runs' pods are placed otherwise than the healthy ones (node selector, affinity, node name), " \
+               "on nodes the state does not show"
+    affinity = got["affinity"] if isinstance(got["affinity"], dict) else {}
+    required = (affinity.get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
+    for node in nodes:
+        meta = node.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        if got["nodeName"] and got["nodeName"] != meta.get("name"):
+            continue
+        if any(labels.get(k) != v for k, v in (got["nodeSelector"] if isinstance(got["nodeSelector"], dict)
+                                                else {}).items()):
+            continue
+        if terms and not any(_node_term_holds(t, node) for t in terms):
+            continue
+        taints = [t for t in (node.get("spec") or {}).get("taints") or [] if isinstance(t, dict)
+                  and t.get("effect") in ("NoSchedule", "NoExecute")]
+        if (node.get("spec") or {}).get("unschedulable") and not got["nodeName"]:
+            taints.append(UNSCHEDULABLE_TAINT)
+        if all(_tolerates(pod.get("tolerations"), t) for t in taints):
+            return None
+    return "no node of the state admits its runs' pods (node selector, affinity, node name): each run stays Pending"
 
 
 def limits_lowered(limits, obj):

@@ -237,6 +237,7 @@ class State:
                 kind = f"{kind}.{api_group(item['apiVersion']) or 'core'}"
             if kind == "Secret":
                 item = decoded_secret(item)
+            item = image_defaults_dropped(item)  # the image's own program spelled out is the program it runs
             key = (kind, str(meta["namespace"]) if meta.get("namespace") else None, str(meta.get("name", "")))
             if key in self.objects:  # a cluster holds one object of a name: a second one is a forged or merged capture
                 raise InputError(f"the state holds {ref_text(as_ref(key))} twice")
@@ -884,14 +885,45 @@ def _instant(text):
         return None
 
 
-def job_complete(obj, fixed_at=None):
+def job_stalled(job):
+    """Whether a Job (or a CronJob's job template's spec, `job` being that spec's holder) starts no pod: created
+    suspended (`spec.suspend`, or its `Suspended` condition True) or at `parallelism: 0` (the Jobs
+    documentation: it creates no pod until resumed)."""
+    spec = job.get("spec") if isinstance(job.get("spec"), dict) else {}
+    if spec.get("suspend") is True or number(spec.get("parallelism")) == 0:
+        return True
+    status = job.get("status") if isinstance(job.get("status"), dict) else {}
+    return any(isinstance(c, dict) and c.get("type") == "Suspended" and c.get("status") == "True"
+               for c in status.get("conditions") or [])
+
+
+def run_in_progress(obj, state=None):
+    """Whether a CronJob has a run in progress: a Job in its `status.active` that runs a pod. Its Jobs are made
+    from its job template, so one created suspended or at `parallelism: 0` (`job_stalled`) runs nothing, and
+    with `concurrencyPolicy: Forbid` blocks every later run; a Job of `status.active` the state holds is read
+    itself, one it does not hold is taken as running."""
+    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    active = [a for a in status.get("active") or [] if isinstance(a, dict)]
+    if not active or job_stalled(_dict(_dict(obj.get("spec")).get("jobTemplate"))):
+        return False
+    if state is None:
+        return True
+    namespace = _dict(obj.get("metadata")).get("namespace")
+    for ref in active:
+        job = state.objects.get(("Job", ref.get("namespace") or namespace, str(ref.get("name"))))
+        if job is None or not job_stalled(job):
+            return True
+    return False
+
+
+def job_complete(obj, fixed_at=None, state=None):
     """`complete`: a Job finished, as `kubectl wait --for=condition=complete` judges it (its Complete
     condition True; failing that, at least its completions succeeded, one when unset) and not Failed; a
     CronJob whose last scheduled run succeeded (`status.lastSuccessfulTime` at or after
     `lastScheduleTime`; a CronJob that never succeeded is not complete). The controller sets
     `lastScheduleTime` when it starts a run and `lastSuccessfulTime` when one finishes, so a run in progress
-    (`status.active`) after a success at or after the fix (`fixed_at`, a timestamp) is no failure: the last
-    finished run succeeded under the fix. Nothing being deleted is."""
+    (`status.active`, `run_in_progress`: a Job that starts a pod) after a success at or after the fix (`fixed_at`,
+    a timestamp) is no failure: the last finished run succeeded under the fix. Nothing being deleted is."""
     if terminating(obj):
         return False
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
@@ -899,7 +931,7 @@ def job_complete(obj, fixed_at=None):
         succeeded, scheduled = _instant(status.get("lastSuccessfulTime")), _instant(status.get("lastScheduleTime"))
         if succeeded is None:
             return False
-        running = bool(status.get("active")) and fixed_at is not None and succeeded >= fixed_at
+        running = run_in_progress(obj, state) and fixed_at is not None and succeeded >= fixed_at
         return scheduled is None or succeeded >= scheduled or running
     conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
     if any(c.get("type") == "Failed" and c.get("status") == "True" for c in conditions):
@@ -1398,6 +1430,62 @@ def templated_pod(obj):
     if meta.get("namespace"):
         pod_meta["namespace"] = meta["namespace"]
     return as_stored({"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": template["spec"]})
+
+
+# The process an image runs when a container names no command or arguments of its own: its ENTRYPOINT and CMD
+# (repository, as `image_ref` spells it without its tag, to them), for the library's images whose published
+# Dockerfiles declare them the same on every tag the library runs (docker-library: nginx's
+# `/docker-entrypoint.sh` + `nginx -g 'daemon off;'`, the databases' `docker-entrypoint.sh` + their server).
+IMAGE_DEFAULTS = {
+    "docker.io/library/nginx": (["/docker-entrypoint.sh"], ["nginx", "-g", "daemon off;"]),
+    "docker.io/library/redis": (["docker-entrypoint.sh"], ["redis-server"]),
+    "docker.io/library/mongo": (["docker-entrypoint.sh"], ["mongod"]),
+    "docker.io/library/memcached": (["docker-entrypoint.sh"], ["memcached"]),
+    "docker.io/valkey/valkey": (["docker-entrypoint.sh"], ["valkey-server"]),
+    "docker.io/library/busybox": ([], ["sh"]),
+}
+
+
+def image_defaults(image):
+    """(ENTRYPOINT, CMD) of an image IMAGE_DEFAULTS knows, None for another one."""
+    if not isinstance(image, str) or not image.strip():
+        return None
+    ref = image_ref(image).partition("@")[0]
+    repository = ref.rpartition(":")[0] if ":" in ref.rpartition("/")[2] else ref
+    return IMAGE_DEFAULTS.get(repository)
+
+
+def image_defaults_dropped(obj):
+    """A Pod or a workload whose containers spell out their image's own ENTRYPOINT and CMD as `command` and
+    `args` (`/docker-entrypoint.sh` + `nginx -g 'daemon off;'`, or `args` alone equal to the CMD) read as
+    containers without them: the kubelet runs `command` in place of the ENTRYPOINT and `args` in place of the
+    CMD (a `command` alone drops the CMD), so the process is the one the image runs (`image_defaults`). Any
+    other object, or a container of another argv or image, as it is."""
+    if not isinstance(obj, dict) or obj.get("kind") not in POD_TEMPLATE_KINDS + ("Pod", "CronJob"):
+        return obj
+    pod = pod_spec(obj)
+    if not any(_spells_defaults(c) for key in CONTAINER_LISTS
+               for c in (pod.get(key) if isinstance(pod.get(key), list) else [])):
+        return obj
+    out = json.loads(json.dumps(obj))
+    pod = pod_spec(out)
+    for key in CONTAINER_LISTS:
+        for c in pod.get(key) if isinstance(pod.get(key), list) else []:
+            if _spells_defaults(c):
+                c.pop("command", None)
+                c.pop("args", None)
+    return out
+
+
+def _spells_defaults(container):
+    if not isinstance(container, dict) or not (container.get("command") or container.get("args")):
+        return False
+    defaults = image_defaults(container.get("image"))
+    command, args = container.get("command"), container.get("args")
+    if defaults is None or not all(isinstance(v, list) or v is None for v in (command, args)):
+        return False
+    argv = (command or defaults[0]) + (args if args else ([] if command else defaults[1]))
+    return [str(w) for w in argv] == defaults[0] + defaults[1] and all(isinstance(w, str) for w in argv)
 
 
 def pod_spec(obj):
