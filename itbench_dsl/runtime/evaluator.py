@@ -2277,15 +2277,32 @@ def env_changed(envs, obj, state):
     return None
 
 
+# Variables a program reads whatever its own code: its runtime's, its loader's, its HTTP, gRPC, TLS and
+# OpenTelemetry libraries' (grpc-go and grpc-js read grpc_proxy and https_proxy; the OpenTelemetry SDKs every
+# OTEL_ variable). One the healthy spec never set, added, changes what the program does.
+PLATFORM_ENV = frozenset(n for name in (
+    "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "GRPC_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "NODE_TLS_REJECT_UNAUTHORIZED", "NODE_OPTIONS",
+    "NODE_ENV", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "JAVA_OPTS", "PYTHONPATH", "PYTHONHOME",
+    "PYTHONSTARTUP", "PYTHONOPTIMIZE", "GODEBUG", "GOMAXPROCS", "GOGC", "GOMEMLIMIT", "GOTRACEBACK", "RUBYOPT",
+    "PERL5OPT", "PATH", "HOME", "TZ", "LANG", "TMPDIR") for n in (name, name.lower()))
+PLATFORM_ENV_PREFIXES = ("OTEL_", "GRPC_", "LD_", "MALLOC_", "DOTNET_", "ASPNETCORE_", "COMPlus_", "JAVA_",
+                         "PYTHON", "NODE_", "GO", "RUST_", "UV_")
+
+
 def env_added(want, healthy, got):
     """The first variable a container gets now (`got`, as `container_env` makes it) that its healthy one
-    (`healthy`, from the healthy `env` and `envFrom` `want`) does not, as text; None when there is none. A
-    program reads variables its spec never set (a proxy, `HTTPS_PROXY`, `grpc_proxy`, reroutes every call; a
-    runtime option, `JAVA_TOOL_OPTIONS`, `NODE_OPTIONS`, `OTEL_SDK_DISABLED`, changes what it does): one added is
-    a change of its program, as a command is. A variable a fault changes (`open`) is its check's."""
+    (`healthy`, from the healthy `env` and `envFrom` `want`) does not, and that a program reads whatever its
+    own code (`PLATFORM_ENV`: a proxy, `HTTPS_PROXY`, `grpc_proxy`, reroutes every call; a runtime option,
+    `JAVA_TOOL_OPTIONS`, `NODE_OPTIONS`, `OTEL_SDK_DISABLED`, changes what it does), as text; None when there is
+    none. One added is a change of the program, as a command is; a name no library reads (a helper another
+    variable expands, `$(PART)`) reaches only a program that asks for it, which the healthy one did not. A
+    variable a fault changes (`open`) is its check's."""
     opened = set(want.get("open") or [])
     for name in sorted(got):
-        if name not in healthy and name not in opened:
+        if name in healthy or name in opened:
+            continue
+        if name in PLATFORM_ENV or name.upper().startswith(PLATFORM_ENV_PREFIXES):
             return f"{name}={shown(got[name])}" if isinstance(got[name], str) else name
     return None
 
