@@ -71,6 +71,7 @@ RESOURCES = [
     ("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", False, ()),
     ("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", False, ()),
     ("monitoring.coreos.com", "v1", "PrometheusRule", "prometheusrules", True, ()),
+    ("monitoring.coreos.com", "v1", "Prometheus", "prometheuses", True, ("status",)),
     ("kyverno.io", "v1", "ClusterPolicy", "clusterpolicies", False, ("status",)),
     ("kyverno.io", "v1", "Policy", "policies", True, ("status",)),
     ("wgpolicyk8s.io", "v1alpha2", "PolicyReport", "policyreports", True, ()),
@@ -122,6 +123,7 @@ class KubeServer:
         self.on_change = lambda server, event, obj: None
         self.exec_result = lambda server, namespace, pod, container, command: (0, "", "")
         self.execs: list[tuple[str, str, str, list[str]]] = []  # (namespace, pod, container, command)
+        self.rules_loaded = True  # whether its Prometheus loads the PrometheusRules (`/prometheus/api/v1/rules`)
         self.requests: list[tuple[str, str, str]] = []  # (method, path, bearer token)
         self.tokens: dict[str, str] = {}  # token -> "namespace/serviceaccount"
         self.timers: list[threading.Timer] = []
@@ -483,6 +485,12 @@ def _handler(server: KubeServer):
                 body = self._body() if method in ("POST", "PATCH", "PUT") else None
             except (ValueError, yaml.YAMLError) as exc:
                 return self._send(400, _status(400, "BadRequest", f"body: {exc}"))
+            if url.path.startswith("/prometheus/api/v1/rules"):  # a Prometheus that loads every PrometheusRule
+                with server.lock:
+                    groups = [g for o in server.objects.values() if o["kind"] == "PrometheusRule"
+                              for g in (o.get("spec") or {}).get("groups") or []]
+                return self._send(200, {"status": "success", "data": {"groups": [
+                    {"name": g.get("name"), "rules": []} for g in groups if server.rules_loaded]}})
             if url.path.startswith("/prometheus/api/v1/alerts"):
                 with server.lock:
                     names = list(server.alerts(server))
