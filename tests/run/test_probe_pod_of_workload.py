@@ -14,7 +14,8 @@ import pytest
 pytest.importorskip("kubernetes")
 
 from support.kube_server import KubeServer  # noqa: E402
-from test_run_exec import CONTAINER, Mongo, bundle, options  # noqa: E402,F401 - `bundle` is a fixture
+from test_run_exec import SCENARIO, Mongo, options  # noqa: E402
+from test_run_plan import write_bundle  # noqa: E402
 
 from itbench_dsl.run import lifecycle  # noqa: E402
 from itbench_dsl.run.runner import Run  # noqa: E402
@@ -57,7 +58,12 @@ def server():
         yield s
 
 
-def test_the_probe_runs_in_the_workloads_own_pod_not_the_agents(server, bundle, tmp_path):  # noqa: F811
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    return write_bundle(tmp_path_factory.mktemp("bundles"), SCENARIO)
+
+
+def test_the_probe_runs_in_the_workloads_own_pod_not_the_agents(server, bundle, tmp_path):
     script = tmp_path / "agent.py"
     script.write_text(DECOY_AGENT)
     outcome = Run(lifecycle.load_bundle(bundle), options(server, tmp_path, f"{sys.executable} {script}"),

@@ -10,7 +10,8 @@ import pytest
 pytest.importorskip("kubernetes")
 
 from support.kube_server import KubeServer  # noqa: E402
-from test_run_cluster import bundle, options  # noqa: E402,F401 - `bundle` is a fixture
+from test_run_cluster import SCENARIO, options  # noqa: E402
+from test_run_plan import write_bundle  # noqa: E402
 
 from itbench_dsl.run import lifecycle  # noqa: E402
 from itbench_dsl.run.runner import Run  # noqa: E402
@@ -19,13 +20,18 @@ HELM_DEFAULT = {"ruleSelector": {"matchLabels": {"release": "kube-prometheus-sta
 EVERY_RULE = {"ruleSelector": {}, "ruleNamespaceSelector": {}}
 
 
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    return write_bundle(tmp_path_factory.mktemp("bundles"), SCENARIO)
+
+
 def prometheus(server, spec):
     with server.lock:
         server._put(server._new("monitoring.coreos.com", "v1", "Prometheus", "monitoring",
                                 "kube-prometheus-stack-prometheus", {"spec": spec}))
 
 
-def test_a_prometheus_that_selects_no_rule_of_the_bundle_fails_the_preflight(bundle, tmp_path):  # noqa: F811
+def test_a_prometheus_that_selects_no_rule_of_the_bundle_fails_the_preflight(bundle, tmp_path):
     with KubeServer(ready_delay=0.02, delete_delay=0.02) as server:
         prometheus(server, HELM_DEFAULT)
         outcome = Run(lifecycle.load_bundle(bundle), options(server, tmp_path, "true"), progress=None).execute()
@@ -34,7 +40,7 @@ def test_a_prometheus_that_selects_no_rule_of_the_bundle_fails_the_preflight(bun
         assert "ruleSelectorNilUsesHelmValues=false" in outcome.error
 
 
-def test_rules_never_loaded_stop_the_run_before_the_fault(bundle, tmp_path):  # noqa: F811
+def test_rules_never_loaded_stop_the_run_before_the_fault(bundle, tmp_path):
     with KubeServer(ready_delay=0.02, delete_delay=0.02) as server:
         prometheus(server, EVERY_RULE)
         server.rules_loaded = False
