@@ -690,26 +690,51 @@ def registry(image: str) -> str:
     return "docker.io"
 
 
+def _pod_images(obj: dict) -> list[tuple[str, str]]:
+    """(field, image) of every container of an object's pod spec: containers, init and ephemeral containers, of a
+    pod, a workload's template or a CronJob's job template."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    job = spec.get("jobTemplate") if isinstance(spec.get("jobTemplate"), dict) else None
+    if job is not None:
+        spec = job.get("spec") if isinstance(job.get("spec"), dict) else {}
+    template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+    pod = template.get("spec") if isinstance(template.get("spec"), dict) else spec
+    return [(f"{part}[{index}].image", str(c.get("image", ""))) for part in ("containers", "initContainers",
+                                                                          "ephemeralContainers")
+            for index, c in enumerate(pod.get(part) or []) if isinstance(c, dict) and c.get("image")]
+
+
 def foreign_images(objects: dict[str, list[dict]]) -> list[Finding]:
-    """The images of the objects a fault creates that come from a registry no object of the application pulls
-    from (`registry.access.redhat.com/ubi...` beside an application pulled from `ghcr.io`): whoever lists the
-    pods' images finds the fault's pods (W2016). A fault tool's objects are not read (their pods are the tool's)."""
+    """Every image the injection writes, into an object it creates or into one of the application's (a replaced
+    container image, an added init container) that the application's object did not run: one from a registry no
+    object of the application pulls from (`registry.access.redhat.com/ubi...` beside an application pulled from
+    `ghcr.io`), or whose reference spells a word of the harness (`quay.io/it-bench/...`): whoever lists the pods'
+    images finds the fault's pods (W2016). A fault tool's objects are not read (their pods are the tool's)."""
     topology = [o for o in objects.get("manifests/topology.yaml") or [] if isinstance(o, dict)]
-    own = {registry(str(c.get("image", ""))) for o in topology for c in _containers(o) if c.get("image")}
+    own = {registry(image) for o in topology for _, image in _pod_images(o)}
     if not own:
         return []
-    keys = {_key(o) for o in topology}
+    originals = {_key(o): {image for _, image in _pod_images(o)} for o in topology}
     out = []
     for obj in objects.get("inject/apply.yaml") or []:
-        if not isinstance(obj, dict) or _key(obj) in keys or _group(str(obj.get("apiVersion", ""))) in TOOL_GROUPS:
+        if not isinstance(obj, dict) or _group(str(obj.get("apiVersion", ""))) in TOOL_GROUPS:
             continue
         kind, namespace, name = _key(obj)
-        for index, container in enumerate(_containers(obj)):
-            image = str(container.get("image", ""))
-            if image and registry(image) not in own:
-                out.append(Finding("inject/apply.yaml", kind, namespace, name, f"containers[{index}].image", image,
+        ran = originals.get(_key(obj), set())
+        for field, image in _pod_images(obj):
+            if image in ran:
+                continue
+            if registry(image) not in own:
+                out.append(Finding("inject/apply.yaml", kind, namespace, name, field, image,
                                    f"an image from a registry no object of the application uses (`{registry(image)}`; "
                                    f"the application's: {', '.join(f'`{r}`' for r in sorted(own))})"))
+                continue
+            parts = words(image)
+            joined = {a + b for a, b in zip(parts, parts[1:])}
+            harness = sorted((set(parts) | joined) & (HARNESS_WORDS | {"bench"}))
+            if harness:
+                out.append(Finding("inject/apply.yaml", kind, namespace, name, field, image,
+                                   f"an image whose reference names the harness (`{harness[0]}`)"))
     return out
 
 

@@ -697,9 +697,12 @@ allow the warning (`metadata { lint_allow = ["W2017"] }`) and say why.
 An object a fault creates (a Deployment, a DaemonSet, a Job) runs an image from a registry no object of
 the application pulls from (`registry.access.redhat.com/ubi...` beside an application pulled from
 `ghcr.io`): whoever lists the pods' images (`kubectl get pods -o jsonpath='{..image}'`) finds the fault's
-pods without diagnosing anything. `itbench check` compares the registry of every image of the objects the
-injection creates with those of the application's objects (`agent_view.foreign_images`; a fault tool's
-objects, Chaos Mesh's, are the tool's and are not read).
+pods without diagnosing anything. `itbench check` compares the registry of every image the injection
+writes (in the objects it creates, and in the application's own objects it changes: a replaced container
+image, an added init or ephemeral container, any image the application's object did not run) with those of
+the application's objects, and flags an image whose reference names the harness (`quay.io/it-bench/...`)
+whatever its registry (`agent_view.foreign_images`; a fault tool's objects, Chaos Mesh's, are the tool's and
+are not read).
 
 The labels are the compiler's: an object a fault creates wears the labels the application's objects in
 its namespace share, and those each object carries with a value of its own (`app.kubernetes.io/component`,

@@ -422,6 +422,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         yield from _added_field_cases("the recreated object", [e["object"] for e in m["restored"]], found.solved, found,
                                       selected={_key_of(e["object"]) for e in m["restored"] if e.get("readers")})
     yield from _predicate_cases(m, found)
+    yield from _probe_pod_cases(spec, render(found.solved, found))
     yield from _cron_run_cases(m, derived["solved"])
     yield from _ingress_route_cases(m, found)
     if spec["requires"]["alerts"]:
@@ -3808,6 +3809,44 @@ def _access_cases(index: int, pred: dict, solved: dict, others: list, spec_grant
             state = _with_edit(state, binding, lambda obj, other=other: obj.__setitem__("subjects", [
                 {"kind": "ServiceAccount", "name": subject["name"], "namespace": subject.get("namespace"), **other}]))
         yield Case(f"{label}: the binding binds {why}", "mitigate", FAIL, state=state)
+
+
+def _probe_pod_cases(spec: dict, solved: dict) -> Iterator[Case]:
+    """For each probe the mitigation reads, the solved state's result as the pod that answered it records it:
+    the workload's own pod passes; a pod the agent made beside it (the workload's labels, its ReplicaSet named
+    as controller, a name that sorts first, another program in the probed container) or a pod the state does
+    not hold answering it fails (runtime/evaluator.py vet_probes)."""
+    from ..runtime.state import workload_pod_refusal
+
+    items = solved["resources"]["items"]
+    for name in spec["requires"].get("probes", []):
+        probe = spec["probes"][name]
+        target = dict(probe["workload"], namespace=probe["namespace"])
+        workload = next((o for o in items if o.get("kind") == target["kind"]
+                         and o["metadata"].get("name") == target["name"]
+                         and o["metadata"].get("namespace") == target["namespace"]), None)
+        pods = [o for o in items if o.get("kind") == "Pod" and o["metadata"].get("namespace") == target["namespace"]
+                and workload is not None and workload_pod_refusal(workload, o) is None]
+        if not pods or name not in (solved.get("probes") or {}):
+            continue
+        real = pods[0]
+
+        def answered(by: str, extra=()) -> dict:
+            probes = copy_data(solved["probes"])
+            probes[name] = dict(probes[name], pod=by)
+            return {**solved, "resources": {**solved["resources"], "items": items + list(extra)}, "probes": probes}
+
+        yield Case(f"probe {name}: answered by the workload's own pod", "mitigate", PASS,
+                   state=answered(real["metadata"]["name"]))
+        mine = copy_data(real)
+        mine["metadata"]["name"] = "a-" + target["name"]
+        for container in mine["spec"]["containers"]:
+            if container.get("name") == probe["container"]:
+                container["command"] = ["sh", "-c", "exec sleep infinity"]
+        yield Case(f"probe {name}: answered by the agent's pod claiming the workload's ReplicaSet", "mitigate", FAIL,
+                   state=answered(mine["metadata"]["name"], [mine]))
+        yield Case(f"probe {name}: answered by a pod the state does not hold", "mitigate", FAIL,
+                   state=answered(target["name"] + "-gone"))
 
 
 # beyond what a capture keeps of a probe's output and what `contains` reads of it (runtime/evaluator.py)

@@ -56,8 +56,9 @@ def narrow_accounts(access: ir.AgentAccess, objects: list[dict], cluster: list[d
 
 
 def pod_guard(access: ir.AgentAccess, objects: list[dict], cluster: list[dict]) -> list[dict]:
-    """A ValidatingAdmissionPolicy and its binding that refuse the agent's own requests (by its ServiceAccount's user
-    name) that would hand it a wider token than its Roles give: a Secret of type service-account-token (the token
+    """A ValidatingAdmissionPolicy and its binding that refuse the agent's requests (by its ServiceAccount's user
+    name, and those of each of `narrow_accounts`, the accounts it may run pods as: a pod of its own is the agent
+    too, whatever the agent binds to that pod's account) that would hand it a wider token than its Roles give: a Secret of type service-account-token (the token
     controller fills in the named account's token, which the agent then reads), and a pod or workload (POD_RUNNERS)
     that runs as a service account not among `narrow_accounts` - unless an update leaves its pod spec as it was
     (scaled, relabelled, restarted by `kubectl rollout restart`). None when the agent may create none of them."""
@@ -72,7 +73,14 @@ def pod_guard(access: ir.AgentAccess, objects: list[dict], cluster: list[dict]) 
                for group, resource in guarded for verb in ("create", "update", "patch")
                for namespace in access.namespaces):
         return []
-    allowed = ", ".join(f"'{a}'" for a in narrow_accounts(access, objects, cluster))
+    narrow = narrow_accounts(access, objects, cluster)
+    allowed = ", ".join(f"'{a}'" for a in narrow)
+    # whose requests it holds: the agent's, and those of every account the agent may run pods as (a pod of the
+    # agent's running as `default`, whose token the agent's own RoleBinding may lend the agent's Role to, is
+    # the agent acting under another name); so no pod of an account the agent can act as runs a wider account
+    # or reaches its node, whatever rights the agent binds to that account
+    users = ", ".join(f"'system:serviceaccount:{a.replace('/', ':')}'"
+                      for a in [f"{home}/{name}"] + [a for a in narrow if a != f"{home}/{name}"])
 
     def template(obj: str) -> str:  # what holds the pod's metadata and spec
         return (f"request.resource.resource == 'pods' ? {obj} : request.resource.resource == 'cronjobs' ? "
@@ -86,8 +94,7 @@ def pod_guard(access: ir.AgentAccess, objects: list[dict], cluster: list[dict]) 
                 {"apiGroups": [group], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
                  "resources": sorted(resources + (("secrets",) if group == "" else ()))}
                 for group, resources in POD_RUNNERS.items()]},
-            "matchConditions": [{"name": "agent", "expression":
-                                 f"request.userInfo.username == 'system:serviceaccount:{home}:{name}'"}],
+            "matchConditions": [{"name": "agent", "expression": f"request.userInfo.username in [{users}]"}],
             "variables": [
                 {"name": "template", "expression": template("object")},
                 {"name": "pod", "expression": "variables.template.spec"},

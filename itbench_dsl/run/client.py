@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 
 from . import ClusterError, require_client
 from .lifecycle import FIELD_MANAGER, WORKLOAD_KINDS, Ref
-from ..runtime.state import workload_ready
+from ..runtime.state import workload_pod_refusal, workload_ready
 
 MAX_EXEC_OUTPUT = 1024 * 1024  # of each stream of a command run in a pod, what is kept (as the evaluator's capture)
 
@@ -268,7 +268,10 @@ class Cluster:
 
     def exec_pod(self, workload: Ref, container: str) -> str:
         """The pod a command runs in: the first (by name) ready, not terminating pod the workload's
-        `spec.selector.matchLabels` selects."""
+        `spec.selector.matchLabels` selects that is the workload's own (runtime.state.workload_pod_refusal: its
+        controller chain leads to the workload by uid, a Deployment's through its current ReplicaSet, and it runs
+        the workload's pod template). Another pod carrying the labels, even one naming the ReplicaSet as its
+        controller, never runs the grader's probe nor an inject or revert step."""
         obj = self.get(workload)
         if obj is None:
             raise ClusterError(f"exec in {workload}: not found")
@@ -277,16 +280,22 @@ class Cluster:
             raise ClusterError(f"exec in {workload}: it has no spec.selector.matchLabels to find its pods by")
         selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
         pods, _ = self.list("v1", "Pod", workload.namespace, selector)
-        names = sorted(p["metadata"]["name"] for p in pods
-                       if ready(p) and not (p.get("metadata") or {}).get("deletionTimestamp"))
+        replicasets = None
+        if obj.get("kind") == "Deployment":
+            replicasets, _ = self.list("apps/v1", "ReplicaSet", workload.namespace, selector)
+        live = [p for p in pods if ready(p) and not (p.get("metadata") or {}).get("deletionTimestamp")]
+        refused = {p["metadata"]["name"]: workload_pod_refusal(obj, p, replicasets) for p in live}
+        names = sorted(name for name, why in refused.items() if why is None)
         if not names:
-            raise ClusterError(f"exec in {workload}: no ready pod ({len(pods)} pod(s) labelled {selector})")
+            why = "; ".join(f"{name}: {why}" for name, why in sorted(refused.items()))[:500]
+            raise ClusterError(f"exec in {workload}: no ready pod of its own ({len(pods)} pod(s) labelled {selector}"
+                               + (f"; {why}" if why else "") + ")")
         return names[0]
 
     def exec(self, workload: Ref, container: str, command: list[str] | tuple[str, ...], timeout: float,
              cap: int = MAX_EXEC_OUTPUT) -> dict:
         """Run `command` in `container` of one ready pod of `workload` through the pods/exec subresource (the
-        websocket channel protocol): `{exit_code, stdout, stderr}`, each stream kept up to `cap` bytes (the rest
+        websocket channel protocol): `{exit_code, stdout, stderr, pod}` (`pod`: the pod it ran in), each stream kept up to `cap` bytes (the rest
         read and dropped) and decoded as UTF-8 (errors replaced). A command still running after `timeout`
         seconds, or a pod that cannot be reached, is a ClusterError; a non-zero exit is a result."""
         from kubernetes import client as k8s
@@ -323,7 +332,7 @@ class Cluster:
         finally:
             ws.close(timeout=1)  # a command cut short: do not wait long for the server's close answer
         return {"exit_code": _exit_code(what, status), "stdout": kept[1].decode("utf-8", "replace"),
-                "stderr": kept[2].decode("utf-8", "replace")}
+                "stderr": kept[2].decode("utf-8", "replace"), "pod": pod}
 
     # -- access ---------------------------------------------------------------------------------------
 

@@ -24,6 +24,20 @@ def alerts(url: str, timeout: float = 30.0) -> dict:
     return data
 
 
+def rule_groups(url: str, timeout: float = 30.0) -> set[str]:
+    """The names of the rule groups Prometheus has loaded (`{url}/api/v1/rules`)."""
+    endpoint = url.rstrip("/") + "/api/v1/rules"
+    try:
+        with urllib.request.urlopen(endpoint, timeout=timeout) as response:  # noqa: S310 - the user's Prometheus
+            data = json.loads(response.read(MAX_BYTES).decode("utf-8"))
+    except (OSError, ValueError, urllib.error.URLError) as exc:
+        raise ClusterError(f"cannot read the rules from {endpoint}: {exc}") from exc
+    groups = (data.get("data") or {}).get("groups") if isinstance(data, dict) else None
+    if not isinstance(groups, list):
+        raise ClusterError(f"{endpoint} did not answer as Prometheus's HTTP API does (no data.groups)")
+    return {str(g.get("name")) for g in groups if isinstance(g, dict)}
+
+
 def firing(response: dict) -> list[str]:
     """The names of the alerts firing in a `/api/v1/alerts` response, sorted, each once."""
     names = set()

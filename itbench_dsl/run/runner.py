@@ -423,8 +423,70 @@ class Run:
                   if not c.may(verb, group, resource, namespace)]
         self.log("preflight", "step", action="access-review", step=f"{len(lifecycle.access_checks(b))} access reviews")
         missing += denied
+        missing += self._rules_unselected()
         if missing:
             raise RunFailure("the cluster lacks what the scenario needs:\n  - " + "\n  - ".join(missing))
+
+    def _alert_rules(self) -> list[dict]:
+        return [o for o in self.bundle.access if o.get("kind") == "PrometheusRule"]
+
+    def _rules_unselected(self) -> list[str]:
+        """The bundle's PrometheusRules that no Prometheus the operator runs selects (its `ruleSelector` and
+        `ruleNamespaceSelector`, as the operator reads them: a nil rule selector selects no rule, a nil namespace
+        selector the Prometheus's own namespace alone): kube-prometheus-stack's defaults select only rules
+        labelled `release: <its release>`, and the expected alerts would never fire. Nothing when the cluster
+        runs no Prometheus of the operator (the rules' loading is checked after the deploy)."""
+        from ..runtime.state import selector_matches
+
+        rules = self._alert_rules()
+        try:
+            if not rules or self.cluster.resource("monitoring.coreos.com/v1", "Prometheus") is None:
+                return []
+            found, _ = self.cluster.list("monitoring.coreos.com/v1", "Prometheus", None)
+        except ClusterError:
+            return []
+        if not found:
+            return []
+        namespaces = {(o.get("metadata") or {}).get("name"): (o.get("metadata") or {}).get("labels") or {}
+                      for o in self.bundle.topology if o.get("kind") == "Namespace"}
+
+        def selects(prom: dict, rule: dict) -> bool:
+            spec, meta = prom.get("spec") or {}, rule.get("metadata") or {}
+            namespace = meta.get("namespace")
+            if spec.get("ruleSelector") is None or not selector_matches(spec["ruleSelector"], meta.get("labels") or {}):
+                return False
+            chosen = spec.get("ruleNamespaceSelector")
+            if chosen is None:
+                return namespace == (prom.get("metadata") or {}).get("namespace")
+            live = self.cluster.get(Ref("v1", "Namespace", None, namespace))
+            labels = dict(namespaces.get(namespace) or {}, **((live or {}).get("metadata") or {}).get("labels") or {})
+            labels.setdefault("kubernetes.io/metadata.name", namespace)
+            return selector_matches(chosen, labels)
+
+        return [f"Prometheus: no Prometheus of the operator selects PrometheusRule {r['metadata'].get('namespace')}/"
+                f"{r['metadata']['name']} (labels {r['metadata'].get('labels') or {}}): its expected alerts would "
+                f"never fire; kube-prometheus-stack selects only rules labelled `release: <release>` unless installed "
+                f"with --set prometheus.prometheusSpec.ruleSelectorNilUsesHelmValues=false (docs/running.md)"
+                for r in rules if not any(selects(p, r) for p in found)]
+
+    def _await_rules(self) -> None:
+        """After the deploy: until Prometheus has loaded every rule group of the bundle's PrometheusRules
+        (`/api/v1/rules`), at most `--ready-timeout`; otherwise the run stops, naming the groups missing."""
+        wanted = {g.get("name") for r in self._alert_rules() for g in (r.get("spec") or {}).get("groups") or []}
+        if not wanted or not self.options.prometheus:
+            return
+        deadline = time.monotonic() + self.options.ready_timeout
+        while True:
+            loaded = prometheus.rule_groups(self.options.prometheus, self.options.request_timeout)
+            left = sorted(wanted - loaded)
+            if not left:
+                self.log("deploy", "step", action="rules", step=f"Prometheus loaded {len(wanted)} rule group(s)")
+                return
+            if time.monotonic() >= deadline or self._cut():
+                raise RunFailure(f"Prometheus has not loaded the bundle's alert rules after "
+                                 f"{self.options.ready_timeout:g} s: {', '.join(left)} (does its ruleSelector select "
+                                 f"them? docs/running.md)")
+            time.sleep(min(self.options.alert_poll, max(0.0, deadline - time.monotonic())))
 
     def deploy(self) -> None:
         fresh: set[str] = set()  # namespaces this run created: what goes into them is new too
@@ -438,6 +500,7 @@ class Run:
             self.cluster.apply(obj)
             self.log("deploy", "step", action="apply", ref=_ref_json(ref), created=not existed, step=f"apply {ref}")
         self._wait_ready("deploy", self.bundle.workloads)
+        self._await_rules()
         # before the fault and the agent: what the revert puts back of what the agent may write cluster-wide
         self.marks = self._marks()
         self.log("deploy", "step", action="marks", marks=self.marks,

@@ -48,7 +48,7 @@ from .state import (  # noqa: I001 - replaced by state.py's text in a bundle
     selects_same, settled_problem, show_path, shown, State, tag_digests, templated_pod, terminating, typed_same,
     unlisted,
     cron_longest_wait, _instant,
-    walk, with_defaults, workload_pods, workload_ready,
+    walk, with_defaults, workload_pod_refusal, workload_pods, workload_ready,
 )
 
 RUNTIME_VERSION = 2
@@ -1086,6 +1086,26 @@ def probe_check(pred, state):
     if op in FIELD_TESTS:
         return FIELD_TESTS[op](observed, pred["value"], pred.get("type"), where)
     return compared(observed, pred, where)
+
+
+def vet_probes(spec, state):
+    """A probe's result counts only as its workload's own pod's answer: where the result names the pod it ran
+    in (`pod`, as `itbench run` and `--capture` record it), that pod must be in the state and be the workload's
+    (workload_pod_refusal: its controller chain leads to the workload and it runs the workload's pod
+    template); a result from another pod, one that merely carries the labels or claims the ReplicaSet, is
+    replaced by a failed one saying why, so the predicates reading it fail."""
+    for name, result in list(state.probes.items()):
+        probe = (spec.get("probes") or {}).get(name)
+        if not isinstance(result, dict) or not isinstance(probe, dict) or "pod" not in result:
+            continue
+        workload = dict(probe["workload"], namespace=probe["namespace"])
+        obj = state.get(workload)
+        pod = state.get({"kind": "Pod", "namespace": probe["namespace"], "name": str(result["pod"])})
+        why = ("its workload is not in the state" if obj is None else "the state holds no such pod" if pod is None
+               else workload_pod_refusal(obj, pod))
+        if why:
+            state.probes[name] = {"exit_code": -1, "stdout": "", "stderr": f"the probe ran in pod {result['pod']}, "
+                                  f"not one of {workload['kind']} {workload['name']}'s own: {why}"}
 
 
 MAX_PROBE_TEXT = 1024 * 1024  # of a probe's output, what `contains` reads
@@ -7400,6 +7420,7 @@ def grade(spec, task, output, st, artifact, opa_result, gap_only, injected_at=No
             raise InputError("the state lacks what the mitigation reads: " + ", ".join(missing) + " (capture "
                              "these kinds, or list them in `captured` when they are empty; `--requirements` prints "
                              "the commands)")
+        vet_probes(spec, st)
         proximity = finops_proximity(spec, st, checks, metrics) if domain == "finops" else None
         mitigation_checks(spec, st, checks)
         unchanged_checks(spec["mitigation"], st, checks)
@@ -7598,7 +7619,7 @@ def capture(spec, kubectl="kubectl", prometheus=None, timeout=120):
         except (OSError, ValueError) as exc:
             raise InputError(f"cannot read the alerts from {url}: {exc}")
     if spec["requires"].get("probes"):
-        state["probes"] = {name: run_probe(spec["probes"][name], kubectl, timeout)
+        state["probes"] = {name: run_probe(spec["probes"][name], kubectl, timeout, items)
                            for name in spec["requires"]["probes"]}
     return state
 
@@ -7617,17 +7638,34 @@ def _quoted(part):
 MAX_PROBE_OUTPUT = 1024 * 1024  # of each stream a captured probe keeps
 
 
-def run_probe(probe, kubectl="kubectl", timeout=120):
+def run_probe(probe, kubectl="kubectl", timeout=120, items=None):
     """A probe's result, `{exit_code, stdout, stderr}`: a command that cannot run is a failed result, not a
-    missing one (the predicates then say why)."""
+    missing one (the predicates then say why). Given the captured objects (`items`), it runs in the first ready
+    pod that is the workload's own (workload_pod_refusal) and records it (`pod`), never in another pod that
+    merely carries the workload's labels."""
     command = probe_command(probe, kubectl)
+    pod = None
+    if items is not None:
+        workload = next((o for o in items if o.get("kind") == probe["workload"]["kind"]
+                         and (o.get("metadata") or {}).get("name") == probe["workload"]["name"]
+                         and (o.get("metadata") or {}).get("namespace") == probe["namespace"]), None)
+        own = sorted(str(o["metadata"].get("name")) for o in items if workload is not None
+                     and o.get("kind") == "Pod" and (o.get("metadata") or {}).get("namespace") == probe["namespace"]
+                     and not terminating(o) and pod_ready(o) and workload_pod_refusal(workload, o) is None)
+        if own:
+            pod = own[0]
+            command = command[:4] + [f"pod/{pod}"] + command[5:]
+        elif workload is not None and any(o.get("kind") == "Pod" and (o.get("metadata") or {}).get("namespace")
+                                          == probe["namespace"] for o in items):
+            return {"exit_code": -1, "stdout": "", "stderr": f"the probe cannot run: {probe['workload']['kind']} "
+                    f"{probe['workload']['name']} has no ready pod of its own"}
     try:
         proc = subprocess.run(command, capture_output=True, timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return {"exit_code": -1, "stdout": "", "stderr": f"cannot run {' '.join(command[:6])}: {exc}"}
     return {"exit_code": proc.returncode,
             "stdout": proc.stdout[:MAX_PROBE_OUTPUT].decode("utf-8", "replace"),
-            "stderr": proc.stderr[:MAX_PROBE_OUTPUT].decode("utf-8", "replace")}
+            "stderr": proc.stderr[:MAX_PROBE_OUTPUT].decode("utf-8", "replace"), **({"pod": pod} if pod else {})}
 
 
 def _kubectl_items(command, timeout):

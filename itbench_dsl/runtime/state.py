@@ -1826,3 +1826,98 @@ def embedded_module(name):
         setattr(package, part, module)
         exec(compile(text, f"<itbench {name}/{part}.py>", "exec"), module.__dict__)  # noqa: S102 - embedded
     return module
+
+
+TOKEN_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
+POD_RUN_FIELDS = ("image", "command", "args", "env", "envFrom", "workingDir")
+
+
+def _mounts(container):
+    """A container's volume mounts but the one the ServiceAccount admission adds to every pod."""
+    return [m for m in container.get("volumeMounts") or [] if isinstance(m, dict)
+            and m.get("mountPath") != TOKEN_MOUNT and not str(m.get("name", "")).startswith("kube-api-access-")]
+
+
+def template_refusal(template_spec, pod_spec):
+    """Why a pod does not run its workload's pod template (None when it does): each of the template's
+    containers (and init containers) is in the pod with the same image, command, arguments, environment,
+    working directory and volume mounts (but the ServiceAccount token's), each volume they mount is the
+    template's, and no container the template lacks (a sidecar an admission webhook injects) mounts one of
+    them; the process namespace is shared only if the template shares it. A pod that claims a workload's
+    controller but runs another program (a wrapper in place of the command, a volume over its binary) is
+    not the workload's pod, whatever its labels and owner references say."""
+    template_spec = template_spec if isinstance(template_spec, dict) else {}
+    pod_spec = pod_spec if isinstance(pod_spec, dict) else {}
+    if bool(template_spec.get("shareProcessNamespace")) != bool(pod_spec.get("shareProcessNamespace")):
+        return "its process namespace sharing differs from the pod template's"
+    used = set()
+    for field in ("initContainers", "containers"):
+        theirs = {c.get("name"): c for c in pod_spec.get(field) or [] if isinstance(c, dict)}
+        wanted = [c for c in template_spec.get(field) or [] if isinstance(c, dict)]
+        for container in wanted:
+            name = container.get("name")
+            mine = theirs.get(name)
+            if mine is None:
+                return f"it has no container {name} of the pod template"
+            for key in POD_RUN_FIELDS:
+                if mine.get(key) != container.get(key):
+                    return f"its container {name}'s {key} is not the pod template's"
+            if _mounts(mine) != _mounts(container):
+                return f"its container {name}'s volume mounts are not the pod template's"
+            used.update(m.get("name") for m in _mounts(container))
+        names = {c.get("name") for c in wanted}
+        for extra in theirs.values():
+            if extra.get("name") not in names and any(m.get("name") in used for m in _mounts(extra)):
+                return f"its container {extra.get('name')}, not of the pod template, mounts the template's volumes"
+    volumes = {v.get("name"): v for v in template_spec.get("volumes") or [] if isinstance(v, dict)}
+    theirs = {v.get("name"): v for v in pod_spec.get("volumes") or [] if isinstance(v, dict)}
+    for name in used:
+        if theirs.get(name) != volumes.get(name):
+            return f"its volume {name} is not the pod template's"
+    return None
+
+
+def workload_pod_refusal(workload, pod, replicasets=None):
+    """Why `pod` is not one of `workload`'s own pods (None when it is), the pod a command meant for the workload
+    may run in: its controller is the workload (a Deployment's: the workload's current ReplicaSet, whose own
+    controller is the Deployment, by uid where the objects carry one; `replicasets`, when given, are the
+    namespace's ReplicaSets to follow that chain through), and it runs the workload's pod template
+    (template_refusal). Labels alone, which any pod may carry, never make a pod the workload's."""
+    meta = workload.get("metadata") or {}
+    pod_meta = pod.get("metadata") or {}
+    kind, name, uid = workload.get("kind"), meta.get("name"), meta.get("uid")
+    owners = [o for o in pod_meta.get("ownerReferences") or [] if isinstance(o, dict) and o.get("controller")]
+    if not owners:
+        return "it has no controller"
+    owner = owners[0]
+    labels = pod_meta.get("labels") if isinstance(pod_meta.get("labels"), dict) else {}
+    if kind == "Deployment":
+        hash_ = labels.get("pod-template-hash", "")
+        if owner.get("kind") != "ReplicaSet" or owner.get("name") != f"{name}-{hash_}":
+            return f"its controller is not a ReplicaSet of Deployment {name} for its template hash"
+        if not re.fullmatch(re.escape(f"{name}-{hash_}-") + "[a-z0-9]{5}", str(pod_meta.get("name", ""))):
+            return "its name is not one its ReplicaSet generates"
+        if replicasets is not None:
+            found = [rs for rs in replicasets if (rs.get("metadata") or {}).get("name") == owner.get("name")]
+            if not found:
+                return f"its ReplicaSet {owner.get('name')} does not exist"
+            rs_meta = found[0].get("metadata") or {}
+            if owner.get("uid") != rs_meta.get("uid"):
+                return f"it names ReplicaSet {owner.get('name')} by another uid"
+            rs_owner = [o for o in rs_meta.get("ownerReferences") or [] if isinstance(o, dict) and o.get("controller")]
+            if not rs_owner or rs_owner[0].get("kind") != "Deployment" or rs_owner[0].get("name") != name \
+                    or (uid and rs_owner[0].get("uid") != uid):
+                return f"its ReplicaSet {owner.get('name')} is not controlled by Deployment {name}"
+            revision = "deployment.kubernetes.io/revision"
+            mine = (meta.get("annotations") or {}).get(revision)
+            if mine and (rs_meta.get("annotations") or {}).get(revision) != mine:
+                return f"its ReplicaSet {owner.get('name')} is not the Deployment's current one"
+    else:
+        if owner.get("kind") != kind or owner.get("name") != name:
+            return f"its controller is not {kind} {name}"
+        if kind == "StatefulSet" and not re.fullmatch(re.escape(f"{name}-") + "[0-9]+", str(pod_meta.get("name", ""))):
+            return "its name is not one its StatefulSet gives"
+    if uid and owner.get("uid") and kind != "Deployment" and owner.get("uid") != uid:
+        return f"it names {kind} {name} by another uid"
+    template = ((workload.get("spec") or {}).get("template") or {}).get("spec")
+    return template_refusal(template, pod.get("spec"))

@@ -315,11 +315,38 @@ def test_the_agent_may_not_run_pods_as_a_wider_account():
     policy = next(o for o in objects if o["kind"] == "ValidatingAdmissionPolicy")
     assert [o["spec"]["policyName"] for o in objects if o["kind"] == "ValidatingAdmissionPolicyBinding"] == \
         [policy["metadata"]["name"]]
-    assert policy["spec"]["matchConditions"][0]["expression"] == \
-        "request.userInfo.username == 'system:serviceaccount:otel-demo:itbench-agent'"
+    assert policy["spec"]["matchConditions"][0]["expression"].startswith(
+        "request.userInfo.username in ['system:serviceaccount:otel-demo:itbench-agent', ")
     admits = policy["spec"]["validations"][1]["expression"]
     assert "'otel-demo/default'" in admits and "'otel-demo/opentelemetry-demo'" in admits
     assert not re.search(r"'otel-demo/(grafana|prometheus|otel-collector)'", admits)
+
+
+def test_the_guard_holds_the_accounts_the_agent_may_run_pods_as():
+    """The agent may bind its own Role to an account it may run pods as (its RoleBindings in otel-demo, RBAC's
+    escalation check passes: it holds every rule of the Role) and act through a pod of that account: the guard
+    holds that account's requests as it holds the agent's, and no other's (the cluster's controllers, the
+    wider accounts, which the agent cannot act as)."""
+    from itbench_dsl.runtime.kyverno import cel
+
+    objects = [d for d in yaml.safe_load_all(_compiled(OTEL).files["manifests/agent-access.yaml"]) if d]
+    policy = next(o for o in objects if o["kind"] == "ValidatingAdmissionPolicy")
+    admits = policy["spec"]["validations"][1]["expression"]
+    narrow = re.findall(r"'(otel-demo/[a-z0-9-]+)'", admits)
+    assert "otel-demo/default" in narrow
+
+    def held(user: str) -> bool:
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "otel-demo"},
+               "spec": {"serviceAccountName": "prometheus", "containers": [{"name": "c", "image": "x"}]}}
+        return cel.matched(policy["spec"]["matchConditions"], [], pod,
+                           {"request": {"operation": "CREATE", "userInfo": {"username": user}}}) is True
+
+    assert held("system:serviceaccount:otel-demo:itbench-agent")
+    for account in narrow:
+        assert held("system:serviceaccount:" + account.replace("/", ":")), account
+    for other in ("system:serviceaccount:kube-system:replicaset-controller", "system:serviceaccount:otel-demo:prometheus",
+                  "system:serviceaccount:otel-demo:otel-collector", "kubernetes-admin"):
+        assert not held(other), other
 
 
 BASELINE_BREAKERS = {  # a pod spec's field -> what it holds of the node, as node_reach names it

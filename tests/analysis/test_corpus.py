@@ -504,3 +504,12 @@ def test_it_catches_a_compliant_default_never_graded(monkeypatch):
     monkeypatch.setattr(rhel9.HostControl, "variants", lambda self, violating: [
         (c, f) for c, f in variants(self, violating) if violating or not c.startswith("without ")])
     assert [(code, case in message) for code, message in _problems(name)] == [("E4004", True)]
+
+
+def test_a_probe_answered_by_a_pod_that_only_claims_the_workload_fails():
+    name = "hotel-reservation-mongodb-geo-revoked-role"
+    cases = names(name)
+    assert cases["probe geo-roles: answered by the workload's own pod"] == PASS
+    assert cases["probe geo-roles: answered by the agent's pod claiming the workload's ReplicaSet"] == FAIL
+    assert cases["probe geo-roles: answered by a pod the state does not hold"] == FAIL
+    assert _problems(name) == []

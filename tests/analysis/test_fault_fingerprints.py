@@ -116,6 +116,27 @@ def test_an_image_from_a_registry_the_application_does_not_use_is_flagged():
     assert "fault unschedulable_anti_affinity" in text.splitlines()[diag.span.line - 1]
 
 
+def test_an_image_a_fault_writes_into_an_application_workload_is_read_too():
+    """An init container the fault adds to the application's own Deployment (hanging_init_container) pulls from a
+    registry the application does not use; an image the fault sets in a workload (unsupported_architecture_image)
+    names the harness: W2016 reads every image the injection writes, not only created objects'."""
+    checked = check_source(SHOP.format(faults='fault hanging_init_container on deployment "cart"').encode(), "s.itb")
+    [diag] = [d for d in checked.diagnostics if d.code == "W2016"]
+    assert "registry.access.redhat.com" in diag.message and "shop/cart" in diag.message
+    assert "initContainers[0].image" in diag.message
+    app = {"manifests/topology.yaml": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                                        "metadata": {"name": "checkout", "namespace": "shop"},
+                                        "spec": {"template": {"spec": {"containers": [
+                                            {"name": "checkout", "image": "quay.io/example/checkout:1"}]}}}}]}
+    changed = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "checkout", "namespace": "shop"},
+               "spec": {"template": {"spec": {"containers": [
+                   {"name": "checkout", "image": "quay.io/it-bench/hello-bench-arm64:2.0.0"}]}}}}
+    [found] = agent_view.foreign_images({**app, "inject/apply.yaml": [changed]})
+    assert "names the harness" in found.why and found.field == "containers[0].image"
+    # the application's own image, kept by a fault that changes something else, is no finding
+    assert agent_view.foreign_images({**app, "inject/apply.yaml": app["manifests/topology.yaml"]}) == []
+
+
 def test_a_created_object_of_a_kind_the_application_has_none_of_is_flagged():
     """The application has no NetworkPolicy in `shop` but the fault's, and no component that could carry a
     harmless one (its only workload is the target): `kubectl get networkpolicies -n shop` lists the fault's alone,

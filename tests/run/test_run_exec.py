@@ -117,6 +117,8 @@ def test_a_fixing_agent_passes_the_probe_and_the_revert_still_runs(server, bundl
                                "JSON.stringify", "db.grantRolesToUser"]
     assert {container for _, _, container, _ in server.execs} == {CONTAINER}
     state = json.loads((outcome.folder / "state.json").read_text())
+    pod = state["probes"]["geo-roles"].pop("pod")
+    assert pod.startswith("mongodb-geo-")  # the pod it ran in, which the evaluator checks is the workload's
     assert state["probes"]["geo-roles"] == {"exit_code": 0, "stderr": "",
                                             "stdout": json.dumps(Mongo.HEALTHY, separators=(",", ":")) + "\n"}
     verdict = json.loads((outcome.folder / "verdict.json").read_text())
@@ -173,7 +175,7 @@ def test_exec_keeps_a_bounded_output_and_times_out(server, bundle, tmp_path):
         assert not cluster.wait([WORKLOAD], lambda o: o is not None and o.get("status", {}).get("readyReplicas"), 10)
         server.exec_result = lambda *a: (7, "é" * (3 * 1024 * 1024), "x" * 10)
         result = cluster.exec(WORKLOAD, CONTAINER, ["sh", "-c", "yes"], timeout=10, cap=1000)
-        assert result == {"exit_code": 7, "stdout": "é" * 500, "stderr": "x" * 10}
+        assert result == {"exit_code": 7, "stdout": "é" * 500, "stderr": "x" * 10, "pod": result["pod"]}
         server.exec_result = lambda *a: time.sleep(3) or (0, "late", "")
         started = time.monotonic()
         with pytest.raises(ClusterError, match="still running after 0.5 s"):

@@ -71,6 +71,7 @@ RESOURCES = [
     ("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", False, ()),
     ("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", False, ()),
     ("monitoring.coreos.com", "v1", "PrometheusRule", "prometheusrules", True, ()),
+    ("monitoring.coreos.com", "v1", "Prometheus", "prometheuses", True, ("status",)),
     ("kyverno.io", "v1", "ClusterPolicy", "clusterpolicies", False, ("status",)),
     ("kyverno.io", "v1", "Policy", "policies", True, ("status",)),
     ("wgpolicyk8s.io", "v1alpha2", "PolicyReport", "policyreports", True, ()),
@@ -122,6 +123,7 @@ class KubeServer:
         self.on_change = lambda server, event, obj: None
         self.exec_result = lambda server, namespace, pod, container, command: (0, "", "")
         self.execs: list[tuple[str, str, str, list[str]]] = []  # (namespace, pod, container, command)
+        self.rules_loaded = True  # whether its Prometheus loads the PrometheusRules (`/prometheus/api/v1/rules`)
         self.requests: list[tuple[str, str, str]] = []  # (method, path, bearer token)
         self.tokens: dict[str, str] = {}  # token -> "namespace/serviceaccount"
         self.timers: list[threading.Timer] = []
@@ -247,7 +249,7 @@ class KubeServer:
         obj = copy.deepcopy(obj)
         obj["metadata"]["resourceVersion"] = str(self.rv)
         self.events.append((self.rv, "DELETED", key, obj))
-        if obj["kind"] in ("Deployment", "StatefulSet", "DaemonSet"):
+        if obj["kind"] in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"):
             for pod_key in [k for k, o in self.objects.items() if _owned_by(o, obj)]:
                 self._remove(pod_key)
         self.lock.notify_all()
@@ -271,10 +273,22 @@ class KubeServer:
             return
         meta, spec = obj["metadata"], obj.get("spec") or {}
         namespace, name = meta["namespace"], meta["name"]
-        for key in [k for k, o in self.objects.items() if _owned_by(o, obj)]:
+        owners = {meta["uid"]} | {o["metadata"]["uid"] for o in self.objects.values()
+                                  if o["kind"] == "ReplicaSet" and _owned_by(o, obj)}
+        for key in [k for k, o in self.objects.items() if o["kind"] in ("Pod", "ReplicaSet") and any(
+                r.get("uid") in owners for r in o["metadata"].get("ownerReferences") or [])]:
             self._remove(key)
         template = spec.get("template") or {}
         digest = hashlib.sha1(json.dumps(template, sort_keys=True).encode()).hexdigest()
+        controller_uid = meta["uid"]
+        if obj["kind"] == "Deployment":  # a Deployment's pods are its current ReplicaSet's, as upstream's
+            rs_labels = dict((template.get("metadata") or {}).get("labels") or {}, **{"pod-template-hash": digest[:10]})
+            rs = self._new("apps", "v1", "ReplicaSet", namespace, f"{name}-{digest[:10]}",
+                           {"spec": {"replicas": spec.get("replicas", 1), "template": copy.deepcopy(template)}},
+                           labels=rs_labels)
+            rs["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "Deployment", "name": name,
+                                                  "uid": meta["uid"], "controller": True}]
+            controller_uid = self._put(rs)["metadata"]["uid"]
         replicas = spec.get("replicas", 1)
         pods = []
         for index in range(replicas):
@@ -288,7 +302,7 @@ class KubeServer:
             pod["metadata"]["ownerReferences"] = [{
                 "apiVersion": "apps/v1", "kind": "ReplicaSet" if obj["kind"] == "Deployment" else "StatefulSet",
                 "name": f"{name}-{digest[:10]}" if obj["kind"] == "Deployment" else name,
-                "uid": meta["uid"], "controller": True}]
+                "uid": controller_uid, "controller": True}]
             pod["status"] = _pod_status(pod, ready=False)
             pods.append(self._put(pod)["metadata"]["name"])
         obj["status"] = {"observedGeneration": meta["generation"], "replicas": replicas, "readyReplicas": 0,
@@ -373,7 +387,7 @@ def _plural_of(server: KubeServer, obj: dict) -> str:
 
 
 def _owned_by(pod: dict, workload: dict) -> bool:
-    return pod["kind"] == "Pod" and any(r.get("uid") == workload["metadata"]["uid"]
+    return pod["kind"] in ("Pod", "ReplicaSet") and any(r.get("uid") == workload["metadata"]["uid"]
                                         for r in pod["metadata"].get("ownerReferences") or [])
 
 
@@ -471,6 +485,12 @@ def _handler(server: KubeServer):
                 body = self._body() if method in ("POST", "PATCH", "PUT") else None
             except (ValueError, yaml.YAMLError) as exc:
                 return self._send(400, _status(400, "BadRequest", f"body: {exc}"))
+            if url.path.startswith("/prometheus/api/v1/rules"):  # a Prometheus that loads every PrometheusRule
+                with server.lock:
+                    groups = [g for o in server.objects.values() if o["kind"] == "PrometheusRule"
+                              for g in (o.get("spec") or {}).get("groups") or []]
+                return self._send(200, {"status": "success", "data": {"groups": [
+                    {"name": g.get("name"), "rules": []} for g in groups if server.rules_loaded]}})
             if url.path.startswith("/prometheus/api/v1/alerts"):
                 with server.lock:
                     names = list(server.alerts(server))
