@@ -326,6 +326,14 @@ selector) is changed by replacing the pod: delete it and create it changed. Targ
 (a deployment's pod template), or a field the pod changes in place (`nonexistent_image`); or, for a
 kind declared in the language, say `recreate = [pod]`: the injection deletes the pod and creates it changed.
 """),
+        _c("E2057", "Kyverno task in a namespace Kyverno does not process", """
+A `kyverno_policy` or `kyverno_update` scenario is graded from the PolicyReports Kyverno writes for the
+objects of its namespace. Kyverno's default configuration (the `resourceFilters` of its ConfigMap, the
+Helm chart's `config.resourceFilters`) excludes `kube-system`, `kube-public`, `kube-node-lease` and the
+namespace Kyverno runs in (`kyverno`) from admission and background scans: no report ever names an
+object there, so no policy the agent writes can pass. Put the gap and compliant objects in a namespace
+of their own (`topology { namespace "ciso-target" }`).
+"""),
         _c("E2040", "regular expression not accepted", """
 `PATH matches "RE"` takes a regular expression in RE2's syntax, matched against the whole value
 (it is anchored: `matches "v1"` does not match `v1.2`; write `"v1.*"`). The evaluator runs it with

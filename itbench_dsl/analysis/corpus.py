@@ -2626,6 +2626,18 @@ def _kept_cases(spec: dict, found: Objects) -> Iterator[Case]:
                 scaleUp={"selectPolicy": "Disabled"}))
             yield Case(f"{key[2]}: the autoscaler kept from scaling out (scaleUp selectPolicy Disabled)", "mitigate",
                        FAIL, state=render(frozen, found))
+            # the same harm through valid values: an hour's window, then a pod per half hour (hpa_scaling_seconds)
+            slowed = _edited(found.solved, key, lambda o: o["spec"].setdefault("behavior", {}).update(
+                scaleUp={"stabilizationWindowSeconds": 3600, "selectPolicy": "Min",
+                         "policies": [{"type": "Pods", "value": 1, "periodSeconds": 1800}]}))
+            yield Case(f"{key[2]}: the autoscaler throttled to a pod per half hour after an hour's window (scaleUp)",
+                       "mitigate", FAIL, state=render(slowed, found))
+            damped = _edited(found.solved, key, lambda o: o["spec"].setdefault("behavior", {}).update(
+                scaleUp={"stabilizationWindowSeconds": 60, "policies": [
+                    {"type": "Percent", "value": 50, "periodSeconds": 60}]},
+                scaleDown={"stabilizationWindowSeconds": 600}))
+            yield Case(f"{key[2]}: the autoscaler's scaling damped as operators do (a minute's and ten minutes' "
+                       "windows, 50% a minute out)", "mitigate", PASS, state=render(damped, found))
         if "maxReplicas" in entry:
             higher = _edited(found.solved, key, lambda o: o["spec"].update(maxReplicas=entry["maxReplicas"] + 1))
             yield Case(f"{key[2]}: the autoscaler's maxReplicas raised", "mitigate", PASS, state=render(higher, found))
@@ -4810,6 +4822,14 @@ def _autoscaler_target_cases(spec, solved) -> Iterator[Case]:
 
         yield Case(f"{key[2]}: the optimal target with scaling in disabled (scaleDown selectPolicy Disabled)",
                    "mitigate", FAIL, state=_with_edit(solved, key, no_scale_in))
+
+        def slow_scale_in(obj):
+            obj["spec"].setdefault("behavior", {})["scaleDown"] = {
+                "stabilizationWindowSeconds": 3600, "selectPolicy": "Min",
+                "policies": [{"type": "Pods", "value": 1, "periodSeconds": 1800}]}
+
+        yield Case(f"{key[2]}: the optimal target with scaling in throttled (an hour's window, a pod per half hour)",
+                   "mitigate", FAIL, state=_with_edit(solved, key, slow_scale_in))
         metrics = (hpa.get("spec") or {}).get("metrics") or []
         if resource == "cpu" and len(metrics) == 1:
             # autoscaling/v1 says a cpu utilization target alone: the v2 metric it converts to
@@ -5002,6 +5022,22 @@ def _reserved_cases(spec, derived) -> Iterator[Case]:
                state=_with_edit(solved, key, sidecar))
     yield Case("every workload's requests raised by half", "mitigate", FAIL,
                state=_with_edits(solved, {_key_of(e["object"]) for e in spend}, raised))
+
+    # a resource the healthy manifests never request, reserved on a node as CPU and memory are (finops_spend)
+    for what, amounts, limited in (("4 GPUs", {"nvidia.com/gpu": "4"}, True),
+                                   ("8Gi of 2Mi hugepages", {"hugepages-2Mi": "8Gi"}, True),
+                                   ("500Gi of local ephemeral storage", {"ephemeral-storage": "500Gi"}, False)):
+        def other(obj, amounts=amounts, limited=limited):
+            first = obj["spec"]["template"]["spec"]["containers"][0]
+            res = first.setdefault("resources", {})
+            res.setdefault("requests", {}).update(amounts)
+            if limited:  # an extended resource's (and hugepages') request must equal its limit
+                res.setdefault("limits", {}).update(amounts)
+
+        if not any(r in (e.get("others") or {}).get(c, {}) for e in spend for c in (e.get("others") or {})
+                   for r in amounts):
+            yield Case(f"{name}'s first container also requesting {what}", "mitigate", FAIL,
+                       state=_with_edit(solved, key, other))
 
 
 def _quantity(resource: str, value: float) -> str:
@@ -5363,6 +5399,15 @@ def _variation_cases(spec, good_policy) -> Iterator[Case]:
             yield Case("that rule kept to the gap's image (a precondition)", "policy", FAIL, artifact=with_rules(
                 dict(right, preconditions={"all": [{"key": "{{ request.object.spec.containers[0].image }}",
                                                     "operator": "Equals", "value": image}]})))
+        # narrowed to what a bare test pod lacks and a pod on a cluster holds (variation._as_on_a_cluster)
+        for what, key, operator, value in (
+                ("pods without volumes", "{{ length(request.object.spec.volumes || `[]`) }}", "Equals", 0),
+                ("containers without resource limits", "{{ request.object.spec.containers[0].resources.limits || 'none' }}",
+                 "Equals", "none"),
+                ("pods without an fsGroup", "{{ request.object.spec.securityContext.fsGroup || 'none' }}", "Equals", "none"),
+                ("pods of at most two containers", "{{ length(request.object.spec.containers) }}", "LessThanOrEquals", 2)):
+            yield Case(f"that rule kept to {what} (a precondition)", "policy", FAIL, artifact=with_rules(
+                dict(right, preconditions={"all": [{"key": key, "operator": operator, "value": value}]})))
         workload = [{"spec": {"template": copy.deepcopy(p)}} for p in patterns]
         if any(((g["spec"].get("template") or {}).get("spec") or g["spec"]).get("ephemeralContainers")
                for g in spec["ciso"]["variants"].get("gaps", []) if isinstance(g.get("spec"), dict)):
@@ -5796,6 +5841,22 @@ def _host_service_cases(spec, head) -> Iterator[Case]:
                                         f"  host.services[{unit}].status in [\"disabled\", \"masked\"]\n}}\n\n"
                                         f"violations contains host.name if {{\n  some host in input.hosts\n"
                                         f"  host.services[{unit}].state != \"running\"\n}}\n"))
+    right = head + (f"violations contains host.name if {{\n  some host in input.hosts\n"
+                    f"  object.get(host.services, [{unit}, \"status\"], \"not-found\") != \"enabled\"\n}}\n")
+    yield Case("a Rego policy flagging a service not enabled", "policy", PASS, artifact=("rego", right))
+    yield Case("that policy judging a host only where an unrelated catalogue setting is hardened", "policy", FAIL,
+               artifact=("rego", right.replace("  some host in input.hosts\n", "  some host in input.hosts\n"
+                                               + _unrelated_hardened(control))))
+
+
+def _unrelated_hardened(control) -> str:
+    """A Rego condition that another catalogue host setting (one of another file, else another key) holds its
+    compliant value (ciso/rhel9.py): true on a hardened host only."""
+    from ..ciso.rhel9 import CONTROLS
+
+    other = next(c for c in sorted(CONTROLS, key=lambda c: (c.kind != "line", c.path == control.path))
+                 if c.id != control.id and c.kind == "line")
+    return f"  host.files[{json.dumps(other.path)}][{json.dumps(other.key)}] == {json.dumps(other.compliant)}\n"
 
 
 def _host_setting(spec):
@@ -5830,6 +5891,9 @@ def _host_setting_cases(spec, control, head) -> Iterator[Case]:
     last = resolved.replace("  some host in input.hosts\n", "  host := input.hosts[count(input.hosts) - 1]\n")
     yield Case("that policy reading only the last host (where a gap host was once appended)", "policy", FAIL,
                artifact=("rego", last))
+    yield Case("that policy judging a host only where an unrelated catalogue setting is hardened", "policy", FAIL,
+               artifact=("rego", resolved.replace("  some host in input.hosts\n", "  some host in input.hosts\n"
+                                                  + _unrelated_hardened(control))))
     if control.dropins:
         yield Case("that policy reading the main file alone (blind to the drop-ins read before it)", "policy", FAIL,
                    artifact=("rego", head + "setting(host) := value if {\n" + main + check))

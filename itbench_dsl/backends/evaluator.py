@@ -21,7 +21,7 @@ from . import ciso as ciso_backend
 from .. import tasks as task_types
 from . import faults as fault_backend
 from . import itbench as itbench_backend
-from ..runtime.evaluator import acting, container_ports, port_number, RUN_PLACEMENT, type_key
+from ..runtime.evaluator import acting, container_ports, other_requests, port_number, RUN_PLACEMENT, type_key
 from ..runtime.state import (as_template, config_reads, CONTAINER_LISTS, identity_key, image_defaults_dropped,
                              labels_match, nested,
                              POD_BEHAVIOUR, pod_references, pod_requests, pod_reserves, POD_TEMPLATE_KINDS,
@@ -1351,6 +1351,8 @@ def _spend(scenario: ir.Scenario, healthy: dict) -> list[dict]:
                                    "namespace": hpa.namespace, "name": hpa.name}
         entry["requests"] = pod_requests(manifest)
         entry["reserves"] = pod_reserves(manifest)
+        if other_requests(manifest):  # GPUs, hugepages, local storage: held like CPU and memory (finops_spend)
+            entry["others"] = other_requests(manifest)
         entry["selector"] = (manifest.get("spec") or {}).get("selector") or {}
         out.append(entry)
     return out

@@ -80,7 +80,11 @@ def compliance(self, single: dict, domain: str | None) -> ir.Compliance | None:
                    (gaps or compliant)[0].span, "a Kubernetes object",
                    help="remove the statement: the control's Ansible plays open and close the gap")
         return None
-    gap_refs = [r.ref for r in (self.resolve(g.target, None, "gap") for g in gaps) if r]
+    gap_resolved = [(g, self.resolve(g.target, None, "gap")) for g in gaps]
+    gap_refs = [r.ref for _, r in gap_resolved if r]
+    for stmt, resolved in gap_resolved:
+        if resolved is not None and kyverno_filtered(self, task, resolved.ref.namespace, stmt.span):
+            break
     ok_resolved = [(c, self.resolve(c.target, None, "compliant object")) for c in compliant]
     ok_refs = [r.ref for _, r in ok_resolved if r]
     for stmt, resolved in ok_resolved:
@@ -92,6 +96,25 @@ def compliance(self, single: dict, domain: str | None) -> ir.Compliance | None:
         goal = goal_text(entry, task.kind, None)
     return ir.Compliance(control.id, benchmark, goal or "", task.kind, gap_refs, ok_refs, given, policies, update,
                          list(reads))
+
+# the namespaces Kyverno's default configuration leaves alone (its Helm chart's `config.resourceFilters`:
+# `[*/*,kube-system,*]`, `[*/*,kube-public,*]`, `[*/*,kube-node-lease,*]` and the namespace Kyverno runs in,
+# `kyverno`): no admission review, no background scan, so no PolicyReport ever names an object there
+KYVERNO_FILTERED_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease", "kyverno")
+
+
+def kyverno_filtered(self, task: ast.Task, namespace: str | None, span) -> bool:
+    """Report (E2057) a Kyverno task whose graded objects live in a namespace Kyverno filters by default: the run
+    is graded from PolicyReports Kyverno never writes there, so no policy can pass it."""
+    cls = TASK_CLASSES.get(task.kind)
+    if cls is None or cls.artefact != "kyverno" or namespace not in KYVERNO_FILTERED_NAMESPACES:
+        return False
+    self.error("E2057", f"Kyverno never reports on namespace `{namespace}`: its default resourceFilters exclude it",
+               span, "no PolicyReport can name these objects",
+               help="put the objects in a namespace of their own (`namespace \"ciso-target\"`); Kyverno's default "
+               "configuration skips " + ", ".join(f"`{n}`" for n in KYVERNO_FILTERED_NAMESPACES))
+    return True
+
 
 def catalogue_compliance(self, entry, control: ast.Control, task: ast.Task, goal: str | None, benchmark: str,
                          hosts: str | None) -> ir.Compliance | None:
@@ -108,6 +131,8 @@ def catalogue_compliance(self, entry, control: ast.Control, task: ast.Task, goal
                        "`gap` and `compliant` objects yourself")
         return None
     namespace = namespaces[0]
+    if kyverno_filtered(self, task, namespace, control.span):
+        return None
     gap_objects, ok_objects = entry.objects(namespace, True), entry.objects(namespace, False)
     declared = {(KINDS[k][1], ns or None, n) for (k, ns, n) in self.state.build.declared}
     for obj in gap_objects + ok_objects:

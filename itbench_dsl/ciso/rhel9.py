@@ -139,6 +139,23 @@ class HostControl:
             edit(facts)
             out.append((change, facts))
 
+        # the other catalogue settings as a stock host holds them (each line left out, the program's default
+        # deciding: sshd's MaxAuthTries 6, login.defs' PASS_MAX_DAYS 99999) and all at their violating values: a
+        # policy judging this setting only where an unrelated one is hardened misses the hosts the control is for
+        for change, other in (("the other settings stock", None), ("the other settings violating", True)):
+            def unhardened(f, other=other):
+                for control in CONTROLS:
+                    if control.id == self.id or (control.kind, control.path, control.key) == (self.kind, self.path, self.key):
+                        continue
+                    if control.kind == "service":
+                        on = other is None  # RHEL 9 enables its services on install
+                        f["services"][f"{control.key}.service"].update(state="running" if on else "stopped",
+                                                                       status="enabled" if on else "disabled")
+                    elif other is None:
+                        f["files"][control.path].pop(control.key, None)
+                    else:
+                        f["files"][control.path][control.key] = control.violating
+            edited(change, unhardened)
         if self.kind == "service":
             unit = f"{self.key}.service"
             if violating:

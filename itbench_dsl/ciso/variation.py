@@ -23,14 +23,17 @@ them. `variants(control, obj, violating)` gives copies of `obj` that differ from
   (`other_controls_graded` false: a new policy, not an update), the hardened baseline relaxed, each setting
   of a `securityContext` the control does not read left out in turn and all at once: a policy that flags the
   whole feature (any env var, any volume) or enforces the whole hardened baseline (Pod Security Restricted)
-  rather than this control flags these compliant objects, and fails; and there too a neighbour breaking one
-  other rule of Pod Security Baseline (`BASELINE_BREAKS`: a hostPath volume, a hostPort, an added capability,
-  a privileged container, a host namespace), where the control's probe still reads it compliant: a policy
-  enforcing the Baseline profile rather than this control fails.
+  rather than this control flags these compliant objects, and fails (each relaxed setting no catalogue
+  control asks for: see below);
+- the object as a cluster holds it (`_as_on_a_cluster`, gap and compliant): the ServiceAccount token's
+  projected volume mounted in every container, resource requests and limits, a pod `fsGroup`, an init
+  container and three containers, three replicas; on a gap, also with the hardened baseline relaxed. A policy
+  narrowed by a precondition on their absence (no volume, no limits, at most two containers) misses the gap.
 
 A variant is kept only where the control's definition (its `probe`) still reads it as it reads `obj`: a gap
-variant still violates the control, a compliant variant does not, and, where other controls are graded (an
-updated policy's old rules must keep passing it), violates no catalogue control the compliant object did not.
+variant still violates the control, a compliant variant does not and violates no catalogue control the
+compliant object did not (a policy is never required to accept what breaks another CIS control: Kyverno's
+`disallow-host-namespaces`, flagging hostPID, hostIPC and hostNetwork together, is a right policy of each).
 Deterministic: each variant is named by a hash of `obj`'s name and the change."""
 
 from __future__ import annotations
@@ -172,28 +175,73 @@ NEIGHBOUR_VOLUMES = (({"name": "scratch", "emptyDir": {}}, {"name": "scratch", "
                       {"name": "settings", "mountPath": "/etc/app", "readOnly": True}))
 
 
-def _first(pod: dict) -> dict:
-    return pod["containers"][0]
+# what a pod on a real cluster carries beside what a control reads, which a manifest written for a test rarely
+# holds: the ServiceAccount admission plugin's projected token volume (mounted in every container unless the pod
+# opts out of the token), resource requests and limits, a pod-level `fsGroup`, an init container and more than
+# one sidecar, several replicas. A gap variant holding all of them at once defeats a policy narrowed by a
+# precondition on their absence (no volume, no limits, at most two containers), which would miss nearly every
+# real pod
+TOKEN_VOLUME = {"name": "kube-api-access-7x2kq", "projected": {"defaultMode": 420, "sources": [
+    {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+    {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+    {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1",
+                                                                  "fieldPath": "metadata.namespace"}}]}}]}}
+TOKEN_MOUNT = {"name": "kube-api-access-7x2kq", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+               "readOnly": True}
+RESOURCES = {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "500m", "memory": "256Mi"}}
+# what an init container may not hold (the API server refuses probes and lifecycle hooks on one)
+NOT_INIT = ("ports", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle")
 
 
-# what breaks one rule of Pod Security Baseline (other catalogue controls) and no other: on the compliant side of a
-# single-control task, a neighbour complying with the control under test however it breaks another, so that a
-# policy enforcing the whole Baseline profile (or Restricted) rather than this control flags it
-BASELINE_BREAKS = {
-    "a hostPath volume": lambda p: (
-        p.setdefault("volumes", []).append({"name": "host-logs", "hostPath": {"path": "/var/log"}}),
-        _first(p).setdefault("volumeMounts", []).append({"name": "host-logs", "mountPath": "/host/log",
-                                                         "readOnly": True})),
-    "a hostPort": lambda p: _first(p).setdefault("ports", []).append({"containerPort": 9100, "hostPort": 9100}),
-    "an added capability": lambda p: _first(p).setdefault("securityContext", {}).setdefault(
-        "capabilities", {}).setdefault("add", []).append("NET_ADMIN"),
-    # a privileged container cannot set allowPrivilegeEscalation: false (the API server refuses it)
-    "a privileged container": lambda p: (_first(p).setdefault("securityContext", {}).update(privileged=True),
-                                         _first(p)["securityContext"].pop("allowPrivilegeEscalation", None)),
-    "hostNetwork": lambda p: p.update(hostNetwork=True),
-    "hostPID": lambda p: p.update(hostPID=True),
-    "hostIPC": lambda p: p.update(hostIPC=True),
-}
+def _as_on_a_cluster(obj: dict, reads: tuple[str, ...], token: bool = False):
+    """Give a workload what a pod on a real cluster carries (TOKEN_VOLUME, RESOURCES, ...), each only where the
+    control reads none of it and the pod lacks it; `token`: the ServiceAccount token mounted even where the pod
+    opts out of it (a gap: its `automountServiceAccountToken: false` then left out, where the control does not
+    read it). False where nothing changed."""
+    from .k8s import _covered
+
+    p = _pod(obj)
+    if p is None or not p.get("containers"):
+        return False
+    def read(*path):  # the reads are spelled on a workload's pod template, a bare Pod's too
+        return _covered_or_holds(("spec", "template", "spec") + path, reads)
+
+    changed = False
+    first = p["containers"][0]
+    init = {k: copy.deepcopy(v) for k, v in first.items() if k not in NOT_INIT}
+    init.update(name="init-setup", image=OTHER_IMAGE)
+    p["initContainers"] = [init] + list(p.get("initContainers") or [])
+    changed = True
+    if len(p["containers"]) < 3:
+        for name in ("metrics-exporter", "config-reloader")[:3 - len(p["containers"])]:
+            extra = {k: copy.deepcopy(v) for k, v in first.items() if k != "ports"}
+            extra.update(name=name, image=OTHER_IMAGE)
+            p["containers"].append(extra)
+        changed = True
+    if token and p.get("automountServiceAccountToken") is False and not read("automountServiceAccountToken"):
+        p.pop("automountServiceAccountToken")
+    if not read("volumes") and not read("containers", "0", "volumeMounts"):
+        token = p.get("automountServiceAccountToken") is not False
+        volume = TOKEN_VOLUME if token else {"name": "kube-api-access-7x2kq", "emptyDir": {}}
+        if not any(isinstance(v, dict) and v.get("name") == volume["name"] for v in p.get("volumes") or []):
+            p["volumes"] = list(p.get("volumes") or []) + [copy.deepcopy(volume)]
+            for c in _containers(p):
+                c["volumeMounts"] = list(c.get("volumeMounts") or []) + [copy.deepcopy(
+                    TOKEN_MOUNT if token else {k: v for k, v in TOKEN_MOUNT.items() if k != "readOnly"})]
+            changed = True
+    if not read("containers", "0", "resources"):
+        for key in ("initContainers", "containers"):
+            for c in p.get(key) or []:
+                if isinstance(c, dict) and not c.get("resources"):
+                    c["resources"] = copy.deepcopy(RESOURCES)
+                    changed = True
+    if not read("securityContext", "fsGroup") and "fsGroup" not in (p.get("securityContext") or {}):
+        p.setdefault("securityContext", {})["fsGroup"] = 2000
+        changed = True
+    if obj.get("kind") in ("Deployment", "StatefulSet") and (obj["spec"].get("replicas") or 1) < 3:
+        obj["spec"]["replicas"] = 3
+        changed = True
+    return changed
 
 
 def _unread_settings(node, reads: tuple[str, ...], path=()):
@@ -501,6 +549,13 @@ def candidates(control, obj: dict, violating: bool, relax: bool = False) -> list
         variant("benign items first", lambda o: _benign_first(o, control.reads))
         variant("with the compliant guards, benign items first",
                 lambda o: _with_guards(control, o) is not False and _benign_first(o, control.reads))
+        # the gap as a cluster holds it (a token volume, limits, an fsGroup, init and extra containers, replicas),
+        # and with its hardened baseline relaxed besides: a policy judging only bare, hardened pods misses them
+        variant("as a cluster holds it", lambda o: _as_on_a_cluster(o, control.reads, token=True))
+        settings = list(_unread_settings(obj, control.reads))
+        if settings:
+            variant("as a cluster holds it, the hardened baseline relaxed", lambda o: (
+                [_set(o, p, ...) for p in settings[::-1]], _as_on_a_cluster(o, control.reads, token=True))[1])
         # the rules of a Role as a ClusterRole's: the control is about both
         variant("kind ClusterRole", _cluster_role)
         variant("kind ClusterRole, benign items first",
@@ -516,6 +571,7 @@ def candidates(control, obj: dict, violating: bool, relax: bool = False) -> list
         for path, value in list(_read_leaves(obj, control.reads)):
             if value is False:  # `hostNetwork: false` left implicit, as most manifests leave it
                 variant(f"implicit {'.'.join(map(str, path))}", lambda o, p=path: _set(o, p, ...))
+        variant("as a cluster holds it", lambda o: _as_on_a_cluster(o, control.reads))
         leaves = list(_security_leaves(obj))
         for path, value in leaves:
             variant(f"other {'.'.join(map(str, path))}", lambda o, p=path, v=value: _set(o, p, _other(v)))
@@ -527,9 +583,6 @@ def candidates(control, obj: dict, violating: bool, relax: bool = False) -> list
                 variant(f"without {'.'.join(map(str, path))}", lambda o, p=path: _set(o, p, ...))
             if len(settings) > 1:
                 variant("the hardened baseline relaxed", lambda o: [_set(o, p, ...) for p in settings[::-1]] and None)
-            if pod is not None and pod.get("containers"):
-                for change, edit in BASELINE_BREAKS.items():
-                    variant(change, lambda o, e=edit: e(_pod(o)) and None)
     if obj.get("kind") in ("ClusterRoleBinding", "RoleBinding") and isinstance(obj.get("subjects"), list):
         def subjects(kind):
             def edit(o):
@@ -576,7 +629,8 @@ def _violations(obj: dict) -> set[str]:
 def variants(control, obj: dict, violating: bool, other_controls_graded: bool = True) -> list[dict]:
     """The copies of `obj` (`candidates`) the control reads as it reads `obj`, each under a fresh name.
     `other_controls_graded`: the task also grades other controls on these objects (an update's existing rules),
-    so a compliant variant may violate no catalogue control `obj` does not."""
+    so the compliant side's hardened baseline is not relaxed. A compliant variant never violates a catalogue
+    control `obj` does not: no policy is required to accept what breaks another CIS control."""
     if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict) or not obj["metadata"].get("name"):
         return []
     try:
@@ -594,7 +648,7 @@ def variants(control, obj: dict, violating: bool, other_controls_graded: bool = 
                 continue
             if violating and mislabelled(copy_, {r.rsplit(".", 1)[-1] for r in control.reads}):
                 continue
-            if not violating and other_controls_graded and not _violations(server_defaulted(copy_)) <= before:
+            if not violating and not _violations(server_defaulted(copy_)) <= before:
                 continue
         except (KeyError, TypeError, AttributeError, IndexError):
             continue

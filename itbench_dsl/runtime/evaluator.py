@@ -5193,8 +5193,9 @@ def autoscalers_kept(entries, state):
                           f"not {entry['target']['kind']} {entry['target']['name']}")
         if number(entry.get("maxReplicas")) is not None and entry["maxReplicas"] > entry.get("minReplicas", 1) \
                 and hpa_disabled(obj, "scaleUp"):
-            broken.append(f"{ref_text(ref)} behavior.scaleUp.selectPolicy is Disabled: it never scales out to the "
-                          f"{entry['maxReplicas']} replicas it was deployed with")
+            broken.append(f"{ref_text(ref)} behavior.scaleUp is Disabled or throttled (longer than "
+                          f"{HPA_SCALING_BOUND['scaleUp']} s to scale out): it does not reach the "
+                          f"{entry['maxReplicas']} replicas it was deployed with in time")
         for field, default in (("maxReplicas", None), ("minReplicas", 1)):
             if field not in entry:
                 continue
@@ -5620,13 +5621,78 @@ def hpa_metrics(hpa):
         "type": "Utilization", "averageUtilization": 80 if cpu is None else cpu}}}]
 
 
-def hpa_disabled(hpa, direction):
-    """Whether an autoscaler never scales in `direction` ("scaleUp" or "scaleDown"): its behavior's
-    `selectPolicy: Disabled` (the controller then keeps the replicas it has in that direction)."""
+# the autoscaler's default behavior (autoscaling/v2 HPAScalingRules defaults): scaling out at once by 100% or 4
+# pods per 15 s, whichever is more; scaling in after a 300 s window by 100% per 15 s
+HPA_DEFAULT_BEHAVIOR = {
+    "scaleUp": {"stabilizationWindowSeconds": 0, "selectPolicy": "Max",
+                "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15},
+                             {"type": "Pods", "value": 4, "periodSeconds": 15}]},
+    "scaleDown": {"stabilizationWindowSeconds": 300, "selectPolicy": "Max",
+                  "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]},
+}
+# how long the controller may take to cover the autoscaler's whole range (minReplicas to maxReplicas, or back) and
+# still answer the load: the default takes about a minute out and five in; an honest damping (a 10 minute window,
+# 2 pods a minute) stays well within these, a behavior throttled to an hour's window or a pod per half hour does not
+HPA_SCALING_BOUND = {"scaleUp": 900, "scaleDown": 1800}
+HPA_SYNC_SECONDS = 15  # the controller's resync period (--horizontal-pod-autoscaler-sync-period)
+
+
+def hpa_scaling_seconds(hpa, direction):
+    """How long the controller takes to scale an autoscaler across its range in `direction` ("scaleUp": from
+    minReplicas to maxReplicas under a load asking for the most; "scaleDown": back once it is gone) as its
+    behavior lets it (the stabilization window, then each sync the change its policies allow: the most of them,
+    or the least with `selectPolicy: Min`, over the changes of each policy's period, as the HPA controller's
+    normalizeDesiredReplicasWithBehaviors does); None where it never gets there (`selectPolicy: Disabled`, a
+    zero policy), 0.0 where the range is empty."""
     spec = hpa.get("spec") if isinstance(hpa.get("spec"), dict) else {}
     behavior = spec.get("behavior") if isinstance(spec.get("behavior"), dict) else {}
     rules = behavior.get(direction) if isinstance(behavior.get(direction), dict) else {}
-    return rules.get("selectPolicy") == "Disabled"
+    default = HPA_DEFAULT_BEHAVIOR[direction]
+    if rules.get("selectPolicy") == "Disabled":
+        return None
+    low, high = number(spec.get("minReplicas", 1)), number(spec.get("maxReplicas"))
+    if low is None or high is None or high <= low:
+        return 0.0
+    window = number(rules.get("stabilizationWindowSeconds", default["stabilizationWindowSeconds"]))
+    window = max(window or 0.0, 0.0)
+    policies = [p for p in (rules.get("policies") or default["policies"]) if isinstance(p, dict)]
+    policies = [(p.get("type"), number(p.get("value")), number(p.get("periodSeconds"))) for p in policies]
+    policies = [(t, v, max(period, 1.0)) for t, v, period in policies if t in ("Pods", "Percent")
+                and v is not None and period is not None]
+    if not policies:
+        return None
+    least = rules.get("selectPolicy") == "Min"
+    up = direction == "scaleUp"
+    replicas, events, elapsed = (low if up else high), [], 0.0
+    bound = HPA_SCALING_BOUND[direction] * 4  # beyond it the answer is "too slow" however slow
+    while (replicas < high if up else replicas > low):
+        if elapsed > bound:
+            return None
+        limits = []
+        for kind, value, period in policies:
+            moved = sum(change for at, change in events if at > elapsed - period)
+            start = replicas - moved if up else replicas + moved
+            if kind == "Pods":
+                limits.append(start + value if up else start - value)
+            else:
+                limits.append(-(-(start * (100 + value)) // 100) if up else int(start * (1 - value / 100.0)))
+        limit = (min(limits) if least else max(limits)) if up else (max(limits) if least else min(limits))
+        new = min(limit, high) if up else max(limit, low)
+        if (new > replicas) if up else (new < replicas):
+            events.append((elapsed, abs(new - replicas)))
+            replicas = new
+        if (replicas < high if up else replicas > low):
+            elapsed += HPA_SYNC_SECONDS
+    return window + elapsed
+
+
+def hpa_disabled(hpa, direction):
+    """Whether an autoscaler does not scale in `direction` ("scaleUp" or "scaleDown") in time to answer the load:
+    its behavior's `selectPolicy: Disabled` (the controller then keeps the replicas it has in that direction), or
+    a stabilization window and policies that make it take longer than HPA_SCALING_BOUND to cover its range
+    (hpa_scaling_seconds: a window of an hour, a pod per half hour)."""
+    seconds = hpa_scaling_seconds(hpa, direction)
+    return seconds is None or seconds > HPA_SCALING_BOUND[direction]
 
 
 def hpa_target_path(optimum):
@@ -5734,7 +5800,8 @@ def hpa_observed(spec, optimum, hpa, state):
              if o["object"] == optimum["object"] and hpa_target_path(o)}
     problems = []
     if hpa_disabled(hpa, "scaleDown"):
-        problems.append("its behavior.scaleDown.selectPolicy is Disabled: the controller never scales in, whatever "
+        problems.append("its behavior.scaleDown is Disabled or throttled (longer than "
+                        f"{HPA_SCALING_BOUND['scaleDown']} s to scale in): the replicas a load raised stay, whatever "
                         "its targets say")
     floor = number(optimum["value"]) if optimum["path"][5] == "averageUtilization" else None
     for signal, target in sorted(observed.items(), key=str):
@@ -5852,6 +5919,30 @@ def replica_floor(obj, state, spec=None):
     return replicas
 
 
+def other_requests(obj):
+    """What a Pod or a workload's pods request of every resource beyond CPU and memory (GPUs and other extended
+    resources, `hugepages-*`, `ephemeral-storage`), {container or "pod": {resource: amount}}: each container's
+    request, else its limit (as the API server defaults it; an extended resource's request is its limit), and
+    the pod-level ones under "pod". Only what is requested at all."""
+    pod = pod_spec(obj)
+    out = {}
+    holders = [(c.get("name"), c.get("resources")) for c in list(pod.get("containers") or [])
+               + list(pod.get("initContainers") or []) if isinstance(c, dict)]
+    holders.append(("pod", pod.get("resources")))
+    for name, res in holders:
+        res = res if isinstance(res, dict) else {}
+        amounts = {}
+        for part in ("limits", "requests"):  # the request over the limit
+            values = res.get(part) if isinstance(res.get(part), dict) else {}
+            for resource, value in values.items():
+                if resource not in ("cpu", "memory") and isinstance(resource, str):
+                    amounts[resource] = number(value) or 0.0
+        amounts = {r: v for r, v in amounts.items() if v}
+        if amounts and isinstance(name, str):
+            out[name] = amounts
+    return out
+
+
 def finops_spend(spec, state, checks):
     """Spend is cut where the fault made it, never moved elsewhere nor raised: for every workload of the
     topology and each of its healthy containers, its replica floor (replica_floor) times what the container
@@ -5874,6 +5965,18 @@ def finops_spend(spec, state, checks):
         shares += [(f"container {container} {resource}", floor * (asked.get(container) or {}).get(resource, 0.0),
                     figure) for container, healthy in entry["requests"].items()
                    for resource, figure in healthy.items() if resource not in level]
+        # every other resource (a GPU, hugepages, local storage) is reserved on a node as CPU and memory are: one
+        # the healthy manifests do not request, or more of it, is spend the fix added
+        healthy_other = entry.get("others") or {}
+        for holder, amounts in other_requests(admitted(obj, state)).items():
+            for resource, figure in amounts.items():
+                what = f"{'pod' if holder == 'pod' else 'container ' + holder} {resource}"
+                healthy = (healthy_other.get(holder) or {}).get(resource, 0.0)
+                if not healthy:
+                    over.append(f"{ref_text(entry['object'])} {what}: {floor * figure:g} at {floor:g} replica(s) "
+                                "at least, none in the healthy manifests")
+                else:
+                    shares.append((what, floor * figure, healthy))
         for what, cost, figure in shares:
             budget = entry["replicas"] * figure
             # held as an optimal value is (proximity_to): `within 10%` of the healthy figure, inclusive
