@@ -1709,7 +1709,7 @@ def _meaning_cases(spec: dict, found: Objects) -> Iterator[Case]:
     not have (fail); images spelled another way (pass); probes fixed rather than removed (pass), and the faulty
     probe kept, spelled with the API server's defaults (fail); a deleted Service recreated as `kubectl expose`
     writes it (pass); a list a predicate reads with an unrelated item first (pass); an evicted pod left behind
-    (pass)."""
+    (pass), and pods of it evicted after the fix and replaced (fail)."""
     m = spec["mitigation"]
     solved = render(found.solved, found)
     present = {_key(o) for o in solved["resources"]["items"]}
@@ -2260,6 +2260,21 @@ def _evicted_cases(solved: dict, ref: dict) -> Iterator[Case]:
                          "startTime": "2026-01-01T00:00:00Z"}
     yield Case(f"{ref['name']} fixed, a pod of it evicted before and left behind", "mitigate", PASS,
                state=_with_items(solved, solved["resources"]["items"] + [evicted]))
+    yield Case(f"{ref['name']} fixed, a pod of it evicted before the fix (dated) and left behind", "mitigate", PASS,
+               state={**_with_items(solved, solved["resources"]["items"] + [evicted]), "fixed_at": FIXED_AT})
+    # evicted again and again under the fix, each time replaced: an eviction loop, as a restart loop is
+    loop = []
+    for n, (start, end) in enumerate((("00:10:05", "00:11:00"), ("00:11:01", "00:11:59"))):
+        again = copy_data(evicted)
+        again["metadata"]["name"] = evicted["metadata"]["name"][:-1] + str(n)
+        again["status"] = {**evicted["status"], "startTime": f"2026-01-01T{start}Z",
+                           "message": "Pod ephemeral local storage usage exceeds the total limit of containers 100Mi.",
+                           "containerStatuses": [{"name": "main", "ready": False, "restartCount": 0, "state": {
+                               "terminated": {"exitCode": 137, "reason": "Error", "startedAt": f"2026-01-01T{start}Z",
+                                              "finishedAt": f"2026-01-01T{end}Z"}}}]}
+        loop.append(again)
+    yield Case(f"{ref['name']} fixed, its pods evicted after the fix and replaced (an eviction loop)", "mitigate", FAIL,
+               state={**_with_items(solved, solved["resources"]["items"] + loop), "fixed_at": FIXED_AT})
 
 
 def _other_workload_cases(m: dict, other: dict, solved: dict) -> Iterator[Case]:
