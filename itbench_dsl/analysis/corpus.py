@@ -414,6 +414,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
                                       selected={_key_of(e["object"]) for e in m["restored"] if e.get("readers")})
     yield from _predicate_cases(m, found)
     yield from _cron_run_cases(m, derived["solved"])
+    yield from _standing_cases(spec, found)
     if spec["requires"]["alerts"]:
         state = render(found.solved, found)
         del state["alerts"]
@@ -432,6 +433,78 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         state = render({k: v for k, v in found.faulty.items() if k[0] in everyday}, found, probes=found.faulty_probes)
         state["captured"] = [c for c in state["captured"] if c.rpartition("/")[2] in everyday]
         yield Case("the faulty state captured with `kubectl get all`", "mitigate", UNUSABLE, state=state)
+
+
+def _standing_cases(spec: dict, found: Objects) -> Iterator[Case]:
+    """What the application stands on, harmed beside a fix (runtime.standing_checks): one of its own
+    NetworkPolicies edited into a deny-all (fail), or to admit everything, or deleted (pass); one of its own
+    ResourceQuotas edited to admit no pod (fail), or raised, or deleted (pass); an EndpointSlice written by hand
+    for a Service, listing an address no pod of it holds (fail) or its own pod's (pass); the nodes its pods run
+    on cordoned, or tainted (fail), and the control plane's own taint beside them schedulable (pass)."""
+    from ..runtime.state import number
+
+    solved = found.solved
+    policies = ((spec["mitigation"].get("collateral") or {}).get("policies") or [])
+    for kind, edits in (("NetworkPolicy", (
+            ("into a deny-all", FAIL, {"podSelector": {}, "policyTypes": ["Ingress", "Egress"], "ingress": [], "egress": []}),
+            ("to admit everything", PASS, {"podSelector": {}, "policyTypes": ["Ingress", "Egress"], "ingress": [{}],
+                                           "egress": [{}]}))),
+                        ("ResourceQuota", (("to admit no pod", FAIL, {"hard": {"pods": "0"}}),
+                                           ("to admit more", PASS, None)))):
+        entry = next((e for e in policies if e["object"]["kind"] == kind and _key_of(e["object"]) in solved), None)
+        if entry is None:
+            continue
+        key = _key_of(entry["object"])
+        for what, want, new in edits:
+            if new is None:
+                new = {"hard": {r: str(int((number(v) or 0) * 2)) for r, v in (entry["spec"].get("hard") or {}).items()}}
+            edited = dict(solved)
+            edited[key] = {**copy_data(solved[key]), "spec": new}
+            yield Case(f"the application's own {kind} {key[2]} edited {what}", "mitigate", want,
+                       state=render(edited, found))
+        yield Case(f"the application's own {kind} {key[2]} deleted", "mitigate", PASS,
+                   state=render({k: v for k, v in solved.items() if k != key}, found))
+    state = render(solved, found)
+    pods = [o for o in state["resources"]["items"] if o.get("kind") == "Pod" and (o.get("status") or {}).get("podIP")]
+    for service in spec["services"]:
+        mine = [p for p in pods if (p.get("metadata") or {}).get("namespace") == service["namespace"]
+                and service["selector"] and all(((p.get("metadata") or {}).get("labels") or {}).get(a) == b
+                                                for a, b in service["selector"].items())]
+        if not mine or _key_of(service) not in solved:
+            continue
+
+        def endpoint_slice(address, manager):
+            return {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "metadata": {
+                "name": f"{service['name']}-manual", "namespace": service["namespace"],
+                "labels": {"kubernetes.io/service-name": service["name"],
+                           "endpointslice.kubernetes.io/managed-by": manager}},
+                "addressType": "IPv4", "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
+                "ports": [{"port": p.get("port"), "protocol": p.get("protocol", "TCP")}
+                          for p in service.get("ports") or [] if isinstance(p, dict)]}
+        yield Case(f"an EndpointSlice written by hand adds a dead backend to Service {service['name']}", "mitigate",
+                   FAIL, state=_with_items(state, state["resources"]["items"] + [endpoint_slice("10.255.255.1", "agent")]))
+        yield Case(f"an EndpointSlice written by hand lists the pod of Service {service['name']}", "mitigate", PASS,
+                   state=_with_items(state, state["resources"]["items"]
+                                     + [endpoint_slice(mine[0]["status"]["podIP"], "agent")]))
+        break
+    used = sorted({str(p["spec"]["nodeName"]) for p in pods if (p.get("spec") or {}).get("nodeName")})
+    if used:
+        def node(name, unschedulable=False, taints=()):
+            return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {
+                "kubernetes.io/hostname": name}}, "spec": {**({"unschedulable": True} if unschedulable else {}),
+                                                          **({"taints": list(taints)} if taints else {})},
+                "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+        plane = node("corpus-control-plane", taints=[{"key": "node-role.kubernetes.io/control-plane",
+                                                      "effect": "NoSchedule"}])
+        cordon = [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]
+        yield Case("the nodes of the application schedulable, the control plane tainted as it is", "mitigate", PASS,
+                   state=_with_items(state, state["resources"]["items"] + [plane] + [node(n) for n in used]))
+        yield Case("every node of the application cordoned", "mitigate", FAIL,
+                   state=_with_items(state, state["resources"]["items"] + [plane]
+                                     + [node(n, True, cordon) for n in used]))
+        yield Case("every node of the application tainted NoSchedule", "mitigate", FAIL,
+                   state=_with_items(state, state["resources"]["items"] + [plane] + [node(n, taints=[
+                       {"key": "maintenance", "value": "true", "effect": "NoSchedule"}]) for n in used]))
 
 
 def _decoy_cases(scenario: ir.Scenario, derived: dict[str, dict]) -> Iterator[Case]:

@@ -812,6 +812,31 @@ def _collateral(scenario: ir.Scenario, fields: list) -> dict:
     unread = _unread(scenario, fields, healthy, references)
     if unread:
         out["unread"] = unread
+    policies = _own_policies(scenario, fields, healthy + decoys(scenario))
+    if policies:
+        out["policies"] = policies
+    return out
+
+
+# the objects of the topology that say what its namespaces admit: traffic (NetworkPolicy), new pods (ResourceQuota)
+POLICY_KINDS = ("NetworkPolicy", "ResourceQuota")
+
+
+def _own_policies(scenario: ir.Scenario, fields: list, healthy: list[dict]) -> list[dict]:
+    """The NetworkPolicies and ResourceQuotas of the topology (its decoys too) that no fault acts on, each with
+    its healthy spec: edited to admit less than it did (runtime.own_policies_kept), it harms the application a fix did not
+    need to touch. Those of a provided namespace are the cluster's."""
+    acted = {(r.kind, r.namespace, r.name) for i in scenario.injections()
+             for r in (i.target, *i.side_objects, *i.created, *([i.root] if i.root else []))}
+    acted |= {(e["object"]["kind"], e["object"]["namespace"], e["object"]["name"]) for e in fields}
+    acted |= {(p.target.kind, p.target.namespace, p.target.name)
+              for p in (scenario.mitigation.predicates if scenario.mitigation else []) if p.target is not None}
+    provided = {n.name for n in scenario.topology.namespaces if n.provided}
+    out = []
+    for obj in healthy:
+        key = _key(obj)
+        if obj.get("kind") in POLICY_KINDS and key[1] not in provided and key not in acted:
+            out.append({"object": _manifest_ref(obj), "spec": obj.get("spec") or {}})
     return out
 
 
@@ -1463,6 +1488,12 @@ def _requires(spec: dict) -> dict:
             need(entry["object"])
         for entry in collateral.get("unread", []):
             need(entry["object"])
+        for entry in collateral.get("policies", []):  # the topology's own, judged as edited (own_policies_kept)
+            need(entry["object"])
+        for s in spec["services"]:  # every slice of endpoints kube-proxy merges for it (endpoints_kept)
+            kinds.add((s["namespace"] or "", "EndpointSlice"))
+        if spec["workloads"]:  # the nodes the pods may be placed on, as the agent left them (nodes_kept)
+            kinds.add(("", "Node"))
         for entry in collateral.get("references", []):
             need(entry["workload"])
             for ref in entry["needs"]:

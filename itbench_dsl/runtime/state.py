@@ -166,6 +166,7 @@ KIND_GROUPS = {
     **dict.fromkeys(("NetworkPolicy", "Ingress", "IngressClass"), "networking.k8s.io"),
     **dict.fromkeys(("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"), "rbac.authorization.k8s.io"),
     "StorageClass": "storage.k8s.io",
+    "EndpointSlice": "discovery.k8s.io",
     "PodDisruptionBudget": "policy",
     "PriorityClass": "scheduling.k8s.io",
     "ClusterPolicy": "kyverno.io",
