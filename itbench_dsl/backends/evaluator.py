@@ -22,6 +22,7 @@ from .. import tasks as task_types
 from . import faults as fault_backend
 from . import itbench as itbench_backend
 from ..runtime.evaluator import acting, container_ports, port_number, type_key
+from ..runtime.evaluator import CLUSTER_DNS, dns_path
 from ..runtime.state import (as_template, config_reads, CONTAINER_LISTS, identity_key, labels_match, nested,
                              POD_BEHAVIOUR, pod_references, pod_requests, pod_reserves, POD_TEMPLATE_KINDS,
                              template_path)
@@ -1490,6 +1491,10 @@ def _requires(spec: dict) -> dict:
             need(entry["object"])
         for entry in collateral.get("policies", []):  # the topology's own, judged as edited (own_policies_kept)
             need(entry["object"])
+        if any(dns_path(c["path"]) for f in mitigation["faults"] for e in f["fields"] for c in e["changes"]):
+            # the resolver a pod gets is judged as the kubelet writes it (pod_resolver): ClusterFirst's nameserver
+            # is the cluster DNS Service's IP (cluster_dns_ip), which only kube-system's Services tell
+            kinds.add((CLUSTER_DNS[0], "Service"))
         for s in spec["services"]:  # every slice of endpoints kube-proxy merges for it (endpoints_kept)
             kinds.add((s["namespace"] or "", "EndpointSlice"))
         if spec["workloads"]:  # the nodes the pods may be placed on, as the agent left them (nodes_kept)
