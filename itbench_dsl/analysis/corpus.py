@@ -415,6 +415,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     yield from _predicate_cases(m, found)
     yield from _cron_run_cases(m, derived["solved"])
     yield from _standing_cases(spec, found)
+    yield from _enrolment_cases(spec, found)
     if spec["requires"]["alerts"]:
         state = render(found.solved, found)
         del state["alerts"]
@@ -433,6 +434,35 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         state = render({k: v for k, v in found.faulty.items() if k[0] in everyday}, found, probes=found.faulty_probes)
         state["captured"] = [c for c in state["captured"] if c.rpartition("/")[2] in everyday]
         yield Case("the faulty state captured with `kubectl get all`", "mitigate", UNUSABLE, state=state)
+
+
+def _enrolment_cases(spec: dict, found: Objects) -> Iterator[Case]:
+    """A namespace a fault took out of the Istio ambient mesh, labelled `ambient` again while one workload's pods,
+    or every workload's, opt out by their own label (`istio.io/dataplane-mode=none`, which wins): fail."""
+    from ..runtime.evaluator import DATAPLANE_LABEL
+    from ..runtime.state import POD_TEMPLATE_KINDS
+
+    for fault in spec["mitigation"]["faults"]:
+        for entry in fault["fields"]:
+            if entry["object"]["kind"] != "Namespace" or not any(
+                    c["path"] == ["metadata", "labels", DATAPLANE_LABEL] for c in entry["changes"]):
+                continue
+            namespace = entry["object"]["name"]
+            mine = [k for k, o in found.solved.items() if k[1] == namespace and k[0] in POD_TEMPLATE_KINDS]
+
+            def opted_out(keys):
+                state = dict(found.solved)
+                for key in keys:
+                    o = copy_data(state[key])
+                    o.setdefault("spec", {}).setdefault("template", {}).setdefault("metadata", {}).setdefault(
+                        "labels", {})[DATAPLANE_LABEL] = "none"
+                    state[key] = o
+                return render(state, found)
+            if mine:
+                yield Case(f"namespace {namespace} back in the ambient mesh, {mine[0][2]}'s pods opted out",
+                           "mitigate", FAIL, state=opted_out(mine[:1]))
+                yield Case(f"namespace {namespace} back in the ambient mesh, every workload's pods opted out",
+                           "mitigate", FAIL, state=opted_out(mine))
 
 
 def _standing_cases(spec: dict, found: Objects) -> Iterator[Case]:

@@ -4014,6 +4014,7 @@ def mitigation_checks(spec, state, checks):
             parts = [(f"fields.{ref_text(e['object'])}", *field_check(e, state)) for e in fault["fields"]
                      if not decided(e)]
         parts += [(f"created.{ref_text(ref)}", *created_check(ref, state)) for ref in fault["created"]]
+        parts += enrolment_parts(fault, spec, state)
         if fault.get("placed") and not all(part[1] for part in parts):
             parts = placed_parts(fault, parts, state)
         if fault.get("option") and not all(part[1] for part in parts):
@@ -4045,6 +4046,43 @@ def mitigation_checks(spec, state, checks):
         ok, detail = restored_check(entry, state)
         checks.append({"id": f"restored.{ref_text(entry['object'])}", "passed": ok, "detail": detail})
     safeguard_checks(spec, state, checks)
+
+
+# Istio ambient mode: the namespace label enrols its pods, a pod's own label of the same key overrides it
+DATAPLANE_LABEL = "istio.io/dataplane-mode"
+
+
+def enrolment_parts(fault, spec, state):
+    """For a fault that took a namespace out of the Istio ambient mesh (its `istio.io/dataplane-mode` label
+    changed from `ambient`), the part that says whether its pods are back in: Istio enrols a pod when its
+    namespace is labelled `ambient` and the pod is not labelled `istio.io/dataplane-mode=none` (the pod's label
+    wins). So the namespace label restored while the workloads' pod templates, or their pods, opt out keeps the
+    fault's effect whole. ([(check id, ok, detail)]: none where the fault changed no such label.)"""
+    out = []
+    for entry in fault["fields"]:
+        ref = entry["object"]
+        if ref["kind"] != "Namespace" or not any(
+                c["path"] == ["metadata", "labels", DATAPLANE_LABEL] and c.get("healthy") == "ambient"
+                for c in entry["changes"]):
+            continue
+        namespace = ref["name"]
+        out_of_mesh = []
+        for w in spec["workloads"]:
+            obj = state.get(w) if w["namespace"] == namespace else None
+            labels = ((obj or {}).get("metadata") or {}).get("labels") if w["kind"] == "Pod" else \
+                _template_labels(obj) if obj is not None else None
+            if isinstance(labels, dict) and labels.get(DATAPLANE_LABEL) == "none":
+                out_of_mesh.append(f"{ref_text(w)}'s pod template")
+        for pod in state.by_kind.get(("Pod", namespace), []):
+            labels = (pod.get("metadata") or {}).get("labels") or {}
+            if (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed") and not terminating(pod) \
+                    and isinstance(labels, dict) and labels.get(DATAPLANE_LABEL) == "none":
+                out_of_mesh.append(f"pod {(pod.get('metadata') or {}).get('name')}")
+        out.append((f"enrolled.{ref_text(ref)}", not out_of_mesh,
+                    f"every pod of namespace {namespace} in the ambient mesh" if not out_of_mesh else
+                    f"{', '.join(out_of_mesh[:3])} opted out of the ambient mesh ({DATAPLANE_LABEL}=none): the pod's "
+                    "label wins over the namespace's"))
+    return out
 
 
 def _restored_named(entry, state, added=True):
