@@ -4045,7 +4045,7 @@ def _fault_object_cases(diagnosis, spec: dict, perfect: dict, faulty: dict, suff
     """Each injected fault named by its objects: what it created or changed (a Schedule, an Istio policy, a
     quota), and the target of a fault no root cause stands for (a second fault the truth leaves out), named
     beside the root causes, pass; an object a fault created that stands for every root cause, named alone
-    instead of them, passes too."""
+    instead of them, passes too (the node a cordon fault cordons among them; another node fails)."""
     extra, alone = [], []
     for fault in spec["diagnosis"].get("faults") or []:
         target = (fault["target"][0], fault["target"][1] or None, fault["target"][2])
@@ -4069,6 +4069,11 @@ def _fault_object_cases(diagnosis, spec: dict, perfect: dict, faulty: dict, suff
         yield Case(f"the root cause named by an object its fault created or changed ({text})" + suffix, task, PASS,
                    answer={**copy.deepcopy(perfect), "entities": [{"name": text, "contributing_factor": True}]},
                    state=faulty, score=1.0)
+    # a node the fault changed names it; another node of the cluster, which no fault touched, names nothing
+    for text in [t for t in alone if t.startswith("/Node/")][:1]:
+        yield Case(f"another node than the one the fault changed ({text}-other) instead of the root causes" + suffix,
+                   task, FAIL, answer={**copy.deepcopy(perfect), "entities": [
+                       {"name": text + "-other", "contributing_factor": True}]}, state=faulty, score_below=1.0)
 
 
 def _aliased_service_cases(diagnosis, roots: set, perfect: dict, faulty: dict, suffix: str, task: str) -> Iterator[Case]:

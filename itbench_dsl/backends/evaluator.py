@@ -1014,9 +1014,18 @@ def _fault_objects(scenario: ir.Scenario) -> list[dict]:
         for ref in (injection.root, *injection.created, *injection.side_objects):
             if ref is not None and [ref.kind, ref.namespace, ref.name] not in objects:
                 objects.append([ref.kind, ref.namespace, ref.name])
+        objects += _changed_nodes(injection)
         target = injection.target
         out.append({"target": [target.kind, target.namespace, target.name], "objects": objects})
     return out
+
+
+def _changed_nodes(injection: ir.Injection) -> list[list]:
+    """The Nodes outside the topology a fault changes (the node `cordoned_node` cordons): what keeps its pods
+    Pending, so naming one names the fault as naming what it created does."""
+    cordons = getattr(injection.kind, "cordons", None)
+    name = injection.args.get(cordons) if cordons else None
+    return [["Node", None, str(name)]] if isinstance(name, str) and name else []
 
 
 def _schedules(scenario: ir.Scenario) -> list[dict]:
@@ -1037,12 +1046,13 @@ def _schedules(scenario: ir.Scenario) -> list[dict]:
 
 def _objects(scenario: ir.Scenario) -> list[list]:
     """Every object an answer may name without a live state: the topology's objects, what the faults
-    create, and the objects the ground truth names (a logical service with no Service object)."""
+    create or change outside it (a cordoned Node), and the objects the ground truth names (a logical service with no Service object)."""
     inject_apply = fault_backend.plan(scenario)[0]
     found = {_key(o) for o in topology_manifests(scenario.topology, provided=True)}
     found |= {_key(o) for o in decoys(scenario)}
     found |= {_key(o) for o in ciso_backend.k8s_objects(scenario)[0] + ciso_backend.k8s_objects(scenario)[1]}
     found |= {_key(o) for o in inject_apply}
+    found |= {tuple(node) for i in scenario.injections() for node in _changed_nodes(i)}
     for ref in [*scenario.root_causes, *(e.source for e in scenario.propagations),
                 *(e.target for e in scenario.propagations), *(a.target for a in scenario.alerts),
                 *(g.target for g in scenario.ground_groups)]:
