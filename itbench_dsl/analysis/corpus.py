@@ -425,6 +425,8 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     yield from _probe_pod_cases(spec, render(found.solved, found))
     yield from _cron_run_cases(m, derived["solved"])
     yield from _ingress_route_cases(m, found)
+    yield from _standing_cases(spec, found)
+    yield from _enrolment_cases(spec, found)
     if spec["requires"]["alerts"]:
         state = render(found.solved, found)
         del state["alerts"]
@@ -443,6 +445,107 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         state = render({k: v for k, v in found.faulty.items() if k[0] in everyday}, found, probes=found.faulty_probes)
         state["captured"] = [c for c in state["captured"] if c.rpartition("/")[2] in everyday]
         yield Case("the faulty state captured with `kubectl get all`", "mitigate", UNUSABLE, state=state)
+
+
+def _enrolment_cases(spec: dict, found: Objects) -> Iterator[Case]:
+    """A namespace a fault took out of the Istio ambient mesh, labelled `ambient` again while one workload's pods,
+    or every workload's, opt out by their own label (`istio.io/dataplane-mode=none`, which wins): fail."""
+    from ..runtime.evaluator import DATAPLANE_LABEL
+    from ..runtime.state import POD_TEMPLATE_KINDS
+
+    for fault in spec["mitigation"]["faults"]:
+        for entry in fault["fields"]:
+            if entry["object"]["kind"] != "Namespace" or not any(
+                    c["path"] == ["metadata", "labels", DATAPLANE_LABEL] for c in entry["changes"]):
+                continue
+            namespace = entry["object"]["name"]
+            mine = [k for k, o in found.solved.items() if k[1] == namespace and k[0] in POD_TEMPLATE_KINDS]
+
+            def opted_out(keys):
+                state = dict(found.solved)
+                for key in keys:
+                    o = copy_data(state[key])
+                    o.setdefault("spec", {}).setdefault("template", {}).setdefault("metadata", {}).setdefault(
+                        "labels", {})[DATAPLANE_LABEL] = "none"
+                    state[key] = o
+                return render(state, found)
+            if mine:
+                yield Case(f"namespace {namespace} back in the ambient mesh, {mine[0][2]}'s pods opted out",
+                           "mitigate", FAIL, state=opted_out(mine[:1]))
+                yield Case(f"namespace {namespace} back in the ambient mesh, every workload's pods opted out",
+                           "mitigate", FAIL, state=opted_out(mine))
+
+
+def _standing_cases(spec: dict, found: Objects) -> Iterator[Case]:
+    """What the application stands on, harmed beside a fix (runtime.standing_checks): one of its own
+    NetworkPolicies edited into a deny-all (fail), or to admit everything, or deleted (pass); one of its own
+    ResourceQuotas edited to admit no pod (fail), or raised, or deleted (pass); an EndpointSlice written by hand
+    for a Service, listing an address no pod of it holds (fail) or its own pod's (pass); the nodes its pods run
+    on cordoned, or tainted (fail), and the control plane's own taint beside them schedulable (pass)."""
+    from ..runtime.state import number
+
+    solved = found.solved
+    policies = ((spec["mitigation"].get("collateral") or {}).get("policies") or [])
+    for kind, edits in (("NetworkPolicy", (
+            ("into a deny-all", FAIL, {"podSelector": {}, "policyTypes": ["Ingress", "Egress"], "ingress": [], "egress": []}),
+            ("to admit everything", PASS, {"podSelector": {}, "policyTypes": ["Ingress", "Egress"], "ingress": [{}],
+                                           "egress": [{}]}))),
+                        ("ResourceQuota", (("to admit no pod", FAIL, {"hard": {"pods": "0"}}),
+                                           ("to admit more", PASS, None)))):
+        entry = next((e for e in policies if e["object"]["kind"] == kind and _key_of(e["object"]) in solved), None)
+        if entry is None:
+            continue
+        key = _key_of(entry["object"])
+        for what, want, new in edits:
+            if new is None:
+                new = {"hard": {r: str(int((number(v) or 0) * 2)) for r, v in (entry["spec"].get("hard") or {}).items()}}
+            edited = dict(solved)
+            edited[key] = {**copy_data(solved[key]), "spec": new}
+            yield Case(f"the application's own {kind} {key[2]} edited {what}", "mitigate", want,
+                       state=render(edited, found))
+        yield Case(f"the application's own {kind} {key[2]} deleted", "mitigate", PASS,
+                   state=render({k: v for k, v in solved.items() if k != key}, found))
+    state = render(solved, found)
+    pods = [o for o in state["resources"]["items"] if o.get("kind") == "Pod" and (o.get("status") or {}).get("podIP")]
+    for service in spec["services"]:
+        mine = [p for p in pods if (p.get("metadata") or {}).get("namespace") == service["namespace"]
+                and service["selector"] and all(((p.get("metadata") or {}).get("labels") or {}).get(a) == b
+                                                for a, b in service["selector"].items())]
+        if not mine or _key_of(service) not in solved:
+            continue
+
+        def endpoint_slice(address, manager):
+            return {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "metadata": {
+                "name": f"{service['name']}-manual", "namespace": service["namespace"],
+                "labels": {"kubernetes.io/service-name": service["name"],
+                           "endpointslice.kubernetes.io/managed-by": manager}},
+                "addressType": "IPv4", "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
+                "ports": [{"port": p.get("port"), "protocol": p.get("protocol", "TCP")}
+                          for p in service.get("ports") or [] if isinstance(p, dict)]}
+        yield Case(f"an EndpointSlice written by hand adds a dead backend to Service {service['name']}", "mitigate",
+                   FAIL, state=_with_items(state, state["resources"]["items"] + [endpoint_slice("10.255.255.1", "agent")]))
+        yield Case(f"an EndpointSlice written by hand lists the pod of Service {service['name']}", "mitigate", PASS,
+                   state=_with_items(state, state["resources"]["items"]
+                                     + [endpoint_slice(mine[0]["status"]["podIP"], "agent")]))
+        break
+    used = sorted({str(p["spec"]["nodeName"]) for p in pods if (p.get("spec") or {}).get("nodeName")})
+    if used:
+        def node(name, unschedulable=False, taints=()):
+            return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {
+                "kubernetes.io/hostname": name}}, "spec": {**({"unschedulable": True} if unschedulable else {}),
+                                                          **({"taints": list(taints)} if taints else {})},
+                "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+        plane = node("corpus-control-plane", taints=[{"key": "node-role.kubernetes.io/control-plane",
+                                                      "effect": "NoSchedule"}])
+        cordon = [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]
+        yield Case("the nodes of the application schedulable, the control plane tainted as it is", "mitigate", PASS,
+                   state=_with_items(state, state["resources"]["items"] + [plane] + [node(n) for n in used]))
+        yield Case("every node of the application cordoned", "mitigate", FAIL,
+                   state=_with_items(state, state["resources"]["items"] + [plane]
+                                     + [node(n, True, cordon) for n in used]))
+        yield Case("every node of the application tainted NoSchedule", "mitigate", FAIL,
+                   state=_with_items(state, state["resources"]["items"] + [plane] + [node(n, taints=[
+                       {"key": "maintenance", "value": "true", "effect": "NoSchedule"}]) for n in used]))
 
 
 def _decoy_cases(scenario: ir.Scenario, derived: dict[str, dict]) -> Iterator[Case]:
@@ -1849,7 +1952,7 @@ def _meaning_cases(spec: dict, found: Objects) -> Iterator[Case]:
     not have (fail); images spelled another way (pass); probes fixed rather than removed (pass), and the faulty
     probe kept, spelled with the API server's defaults (fail); a deleted Service recreated as `kubectl expose`
     writes it (pass); a list a predicate reads with an unrelated item first (pass); an evicted pod left behind
-    (pass)."""
+    (pass), and pods of it evicted after the fix and replaced (fail)."""
     m = spec["mitigation"]
     solved = render(found.solved, found)
     present = {_key(o) for o in solved["resources"]["items"]}
@@ -2721,6 +2824,21 @@ def _evicted_cases(solved: dict, ref: dict) -> Iterator[Case]:
                          "startTime": "2026-01-01T00:00:00Z"}
     yield Case(f"{ref['name']} fixed, a pod of it evicted before and left behind", "mitigate", PASS,
                state=_with_items(solved, solved["resources"]["items"] + [evicted]))
+    yield Case(f"{ref['name']} fixed, a pod of it evicted before the fix (dated) and left behind", "mitigate", PASS,
+               state={**_with_items(solved, solved["resources"]["items"] + [evicted]), "fixed_at": FIXED_AT})
+    # evicted again and again under the fix, each time replaced: an eviction loop, as a restart loop is
+    loop = []
+    for n, (start, end) in enumerate((("00:10:05", "00:11:00"), ("00:11:01", "00:11:59"))):
+        again = copy_data(evicted)
+        again["metadata"]["name"] = evicted["metadata"]["name"][:-1] + str(n)
+        again["status"] = {**evicted["status"], "startTime": f"2026-01-01T{start}Z",
+                           "message": "Pod ephemeral local storage usage exceeds the total limit of containers 100Mi.",
+                           "containerStatuses": [{"name": "main", "ready": False, "restartCount": 0, "state": {
+                               "terminated": {"exitCode": 137, "reason": "Error", "startedAt": f"2026-01-01T{start}Z",
+                                              "finishedAt": f"2026-01-01T{end}Z"}}}]}
+        loop.append(again)
+    yield Case(f"{ref['name']} fixed, its pods evicted after the fix and replaced (an eviction loop)", "mitigate", FAIL,
+               state={**_with_items(solved, solved["resources"]["items"] + loop), "fixed_at": FIXED_AT})
 
 
 def _other_workload_cases(m: dict, other: dict, solved: dict) -> Iterator[Case]:
@@ -4487,7 +4605,7 @@ def _fault_object_cases(diagnosis, spec: dict, perfect: dict, faulty: dict, suff
     """Each injected fault named by its objects: what it created or changed (a Schedule, an Istio policy, a
     quota), and the target of a fault no root cause stands for (a second fault the truth leaves out), named
     beside the root causes, pass; an object a fault created that stands for every root cause, named alone
-    instead of them, passes too."""
+    instead of them, passes too (the node a cordon fault cordons among them; another node fails)."""
     extra, alone = [], []
     for fault in spec["diagnosis"].get("faults") or []:
         target = (fault["target"][0], fault["target"][1] or None, fault["target"][2])
@@ -4511,6 +4629,11 @@ def _fault_object_cases(diagnosis, spec: dict, perfect: dict, faulty: dict, suff
         yield Case(f"the root cause named by an object its fault created or changed ({text})" + suffix, task, PASS,
                    answer={**copy.deepcopy(perfect), "entities": [{"name": text, "contributing_factor": True}]},
                    state=faulty, score=1.0)
+    # a node the fault changed names it; another node of the cluster, which no fault touched, names nothing
+    for text in [t for t in alone if t.startswith("/Node/")][:1]:
+        yield Case(f"another node than the one the fault changed ({text}-other) instead of the root causes" + suffix,
+                   task, FAIL, answer={**copy.deepcopy(perfect), "entities": [
+                       {"name": text + "-other", "contributing_factor": True}]}, state=faulty, score_below=1.0)
 
 
 def _aliased_service_cases(diagnosis, roots: set, perfect: dict, faulty: dict, suffix: str, task: str) -> Iterator[Case]:

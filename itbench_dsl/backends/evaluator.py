@@ -22,6 +22,7 @@ from .. import tasks as task_types
 from . import faults as fault_backend
 from . import itbench as itbench_backend
 from ..runtime.evaluator import acting, container_ports, other_requests, port_number, RUN_PLACEMENT, type_key
+from ..runtime.evaluator import CLUSTER_DNS, dns_path
 from ..runtime.state import (as_template, config_reads, CONTAINER_LISTS, identity_key, image_defaults_dropped,
                              labels_match, nested,
                              POD_BEHAVIOUR, pod_references, pod_requests, pod_reserves, POD_TEMPLATE_KINDS,
@@ -891,6 +892,31 @@ def _collateral(scenario: ir.Scenario, fields: list) -> dict:
     storage = _persistent_mounts(healthy, touched)
     if storage:
         out["storage"] = storage
+    policies = _own_policies(scenario, fields, healthy + decoys(scenario))
+    if policies:
+        out["policies"] = policies
+    return out
+
+
+# the objects of the topology that say what its namespaces admit: traffic (NetworkPolicy), new pods (ResourceQuota)
+POLICY_KINDS = ("NetworkPolicy", "ResourceQuota")
+
+
+def _own_policies(scenario: ir.Scenario, fields: list, healthy: list[dict]) -> list[dict]:
+    """The NetworkPolicies and ResourceQuotas of the topology (its decoys too) that no fault acts on, each with
+    its healthy spec: edited to admit less than it did (runtime.own_policies_kept), it harms the application a fix did not
+    need to touch. Those of a provided namespace are the cluster's."""
+    acted = {(r.kind, r.namespace, r.name) for i in scenario.injections()
+             for r in (i.target, *i.side_objects, *i.created, *([i.root] if i.root else []))}
+    acted |= {(e["object"]["kind"], e["object"]["namespace"], e["object"]["name"]) for e in fields}
+    acted |= {(p.target.kind, p.target.namespace, p.target.name)
+              for p in (scenario.mitigation.predicates if scenario.mitigation else []) if p.target is not None}
+    provided = {n.name for n in scenario.topology.namespaces if n.provided}
+    out = []
+    for obj in healthy:
+        key = _key(obj)
+        if obj.get("kind") in POLICY_KINDS and key[1] not in provided and key not in acted:
+            out.append({"object": _manifest_ref(obj), "spec": obj.get("spec") or {}})
     return out
 
 
@@ -1272,9 +1298,18 @@ def _fault_objects(scenario: ir.Scenario) -> list[dict]:
         for ref in (injection.root, *injection.created, *injection.side_objects):
             if ref is not None and [ref.kind, ref.namespace, ref.name] not in objects:
                 objects.append([ref.kind, ref.namespace, ref.name])
+        objects += _changed_nodes(injection)
         target = injection.target
         out.append({"target": [target.kind, target.namespace, target.name], "objects": objects})
     return out
+
+
+def _changed_nodes(injection: ir.Injection) -> list[list]:
+    """The Nodes outside the topology a fault changes (the node `cordoned_node` cordons): what keeps its pods
+    Pending, so naming one names the fault as naming what it created does."""
+    cordons = getattr(injection.kind, "cordons", None)
+    name = injection.args.get(cordons) if cordons else None
+    return [["Node", None, str(name)]] if isinstance(name, str) and name else []
 
 
 def _schedules(scenario: ir.Scenario) -> list[dict]:
@@ -1295,12 +1330,13 @@ def _schedules(scenario: ir.Scenario) -> list[dict]:
 
 def _objects(scenario: ir.Scenario) -> list[list]:
     """Every object an answer may name without a live state: the topology's objects, what the faults
-    create, and the objects the ground truth names (a logical service with no Service object)."""
+    create or change outside it (a cordoned Node), and the objects the ground truth names (a logical service with no Service object)."""
     inject_apply = fault_backend.plan(scenario)[0]
     found = {_key(o) for o in topology_manifests(scenario.topology, provided=True)}
     found |= {_key(o) for o in decoys(scenario)}
     found |= {_key(o) for o in ciso_backend.k8s_objects(scenario)[0] + ciso_backend.k8s_objects(scenario)[1]}
     found |= {_key(o) for o in inject_apply}
+    found |= {tuple(node) for i in scenario.injections() for node in _changed_nodes(i)}
     for ref in [*scenario.root_causes, *(e.source for e in scenario.propagations),
                 *(e.target for e in scenario.propagations), *(a.target for a in scenario.alerts),
                 *(g.target for g in scenario.ground_groups)]:
@@ -1762,6 +1798,16 @@ def _requires(spec: dict) -> dict:
             for reads in entry["keys"].values():
                 for read in reads["readers"]:
                     need(read["workload"])
+        for entry in collateral.get("policies", []):  # the topology's own, judged as edited (own_policies_kept)
+            need(entry["object"])
+        if any(dns_path(c["path"]) for f in mitigation["faults"] for e in f["fields"] for c in e["changes"]):
+            # the resolver a pod gets is judged as the kubelet writes it (pod_resolver): ClusterFirst's nameserver
+            # is the cluster DNS Service's IP (cluster_dns_ip), which only kube-system's Services tell
+            kinds.add((CLUSTER_DNS[0], "Service"))
+        for s in spec["services"]:  # every slice of endpoints kube-proxy merges for it (endpoints_kept)
+            kinds.add((s["namespace"] or "", "EndpointSlice"))
+        if spec["workloads"]:  # the nodes the pods may be placed on, as the agent left them (nodes_kept)
+            kinds.add(("", "Node"))
         for entry in collateral.get("references", []):
             need(entry["workload"])
             for ref in entry["needs"]:

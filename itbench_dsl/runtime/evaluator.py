@@ -4448,6 +4448,7 @@ def mitigation_checks(spec, state, checks):
             parts = [(f"fields.{ref_text(e['object'])}", *field_check(e, state)) for e in fault["fields"]
                      if not decided(e)]
         parts += [(f"created.{ref_text(ref)}", *created_check(ref, state)) for ref in fault["created"]]
+        parts += enrolment_parts(fault, spec, state)
         if fault.get("placed") and not all(part[1] for part in parts):
             parts = placed_parts(fault, parts, state)
         if fault.get("option") and not all(part[1] for part in parts):
@@ -4479,6 +4480,43 @@ def mitigation_checks(spec, state, checks):
         ok, detail = restored_check(entry, state)
         checks.append({"id": f"restored.{ref_text(entry['object'])}", "passed": ok, "detail": detail})
     safeguard_checks(spec, state, checks)
+
+
+# Istio ambient mode: the namespace label enrols its pods, a pod's own label of the same key overrides it
+DATAPLANE_LABEL = "istio.io/dataplane-mode"
+
+
+def enrolment_parts(fault, spec, state):
+    """For a fault that took a namespace out of the Istio ambient mesh (its `istio.io/dataplane-mode` label
+    changed from `ambient`), the part that says whether its pods are back in: Istio enrols a pod when its
+    namespace is labelled `ambient` and the pod is not labelled `istio.io/dataplane-mode=none` (the pod's label
+    wins). So the namespace label restored while the workloads' pod templates, or their pods, opt out keeps the
+    fault's effect whole. ([(check id, ok, detail)]: none where the fault changed no such label.)"""
+    out = []
+    for entry in fault["fields"]:
+        ref = entry["object"]
+        if ref["kind"] != "Namespace" or not any(
+                c["path"] == ["metadata", "labels", DATAPLANE_LABEL] and c.get("healthy") == "ambient"
+                for c in entry["changes"]):
+            continue
+        namespace = ref["name"]
+        out_of_mesh = []
+        for w in spec["workloads"]:
+            obj = state.get(w) if w["namespace"] == namespace else None
+            labels = ((obj or {}).get("metadata") or {}).get("labels") if w["kind"] == "Pod" else \
+                _template_labels(obj) if obj is not None else None
+            if isinstance(labels, dict) and labels.get(DATAPLANE_LABEL) == "none":
+                out_of_mesh.append(f"{ref_text(w)}'s pod template")
+        for pod in state.by_kind.get(("Pod", namespace), []):
+            labels = (pod.get("metadata") or {}).get("labels") or {}
+            if (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed") and not terminating(pod) \
+                    and isinstance(labels, dict) and labels.get(DATAPLANE_LABEL) == "none":
+                out_of_mesh.append(f"pod {(pod.get('metadata') or {}).get('name')}")
+        out.append((f"enrolled.{ref_text(ref)}", not out_of_mesh,
+                    f"every pod of namespace {namespace} in the ambient mesh" if not out_of_mesh else
+                    f"{', '.join(out_of_mesh[:3])} opted out of the ambient mesh ({DATAPLANE_LABEL}=none): the pod's "
+                    "label wins over the namespace's"))
+    return out
 
 
 def _restored_named(entry, state, added=True):
@@ -4798,6 +4836,7 @@ def safeguard_checks(spec, state, checks):
         if relabelled:
             broken.append(f"pods relabelled away from {ref_text(s)}: {', '.join(sorted(relabelled)[:3])}")
     broken += stray_pods(spec, state)
+    broken += standing_checks(spec, state)
     broken += shared_autoscalers(spec, state)
     collateral = (spec.get("mitigation") or {}).get("collateral") or {}
     broken += autoscalers_kept(collateral.get("autoscalers", []), state)
@@ -5172,6 +5211,167 @@ def storage_kept(entries, state):
                 held = f"claim {want['claim']}" if "claim" in want else f"claim template {want['template']}"
                 broken.append(f"{ref_text(entry['object'])} container {want['container']} keeps {want['path']} on "
                               f"{got}, not on its {held}: its data is not the one it kept")
+# ---- what the application stands on: its own policies, its Services' endpoints, its nodes ---------------
+
+
+def standing_checks(spec, state):
+    """The harm a fix does to what the application stands on rather than to its workloads (docs/evaluator.md,
+    safeguards): its own NetworkPolicies and ResourceQuotas edited to admit less, an endpoint no pod of a
+    Service serves added to it, the nodes its pods run on cordoned or tainted."""
+    collateral = (spec.get("mitigation") or {}).get("collateral") or {}
+    return own_policies_kept(collateral.get("policies", []), spec, state) + endpoints_kept(spec, state) + \
+        nodes_kept(spec, state)
+
+
+def _workload_labels(spec, state, namespace):
+    """(workload ref, the labels of the pods it makes) of each workload of the topology in `namespace` the
+    state holds, not being deleted."""
+    out = []
+    for w in spec["workloads"]:
+        obj = state.get(w) if w["namespace"] == namespace else None
+        if obj is None or terminating(obj):
+            continue
+        labels = (obj.get("metadata") or {}).get("labels") if w["kind"] == "Pod" else _template_labels(obj)
+        out.append((w, labels if isinstance(labels, dict) else {}))
+    return out
+
+
+def _traffic_admitted(direction, labels, namespace, policies, state):
+    """Whether NetworkPolicies `policies` of `namespace` let the pods labelled `labels` have the traffic they
+    need in `direction`: none of them isolates the pods that way, one that does admits every peer on every
+    port, or they admit every call of the scenario's call graph through the pods (`_calls_admitted`)."""
+    key = "ingress" if direction == "Ingress" else "egress"
+    selecting = [p for p in policies if direction in policy_types(p)
+                 and selector_matches((p.get("spec") or {}).get("podSelector"), labels)]
+    return not selecting or any(_allows_all((p.get("spec") or {}).get(key), direction) for p in selecting) or \
+        _calls_admitted(direction, labels, namespace, policies, state)
+
+
+def own_policies_kept(entries, spec, state):
+    """How the topology's own NetworkPolicies and ResourceQuotas that no fault acts on (`collateral.policies`,
+    each with its healthy spec) were made to admit less than when healthy (none: []), judged by effect. The
+    namespace's policies as they are against the same with every edited or deleted one of the topology in its
+    healthy form: a workload of the application the healthy set let have its traffic in a direction
+    (`_traffic_admitted`) that the set now refuses it (an `egress: []` on one of them, a deny-all in place of an
+    allow rule) fails. A quota as it is refusing the pods the namespace needs (`_refuses`: what its pods count
+    and one more) where its healthy form did not (`hard: {pods: "0"}`) fails; a quota removed refuses nothing."""
+    broken = []
+    by_namespace = {}
+    for entry in entries:
+        by_namespace.setdefault((entry["object"]["kind"], entry["object"]["namespace"]), []).append(entry)
+    for (kind, namespace), group in sorted(by_namespace.items(), key=str):
+        if kind == "ResourceQuota":
+            for entry in group:
+                obj = state.get(entry["object"])
+                if obj is None or terminating(obj) or obj.get("spec") == entry["spec"]:
+                    continue
+                if _refuses(obj, state, unread=False) and not _refuses({**obj, "spec": entry["spec"]}, state, unread=False):
+                    broken.append(f"{ref_text(entry['object'])} edited to {shown((obj.get('spec') or {}).get('hard'))}: "
+                                  "it refuses the pods the namespace needs, as it did not when healthy")
+            continue
+        if kind != "NetworkPolicy":
+            continue
+        healthy_of = {entry["object"]["name"]: entry for entry in group}
+        current = [p for p in state.by_kind.get(("NetworkPolicy", namespace), [])
+                   if str(p.get("apiVersion", "")).startswith("networking.k8s.io/") and not terminating(p)]
+        kept = {str((p.get("metadata") or {}).get("name")): p for p in current}
+        edited = sorted(name for name, entry in healthy_of.items()
+                        if name not in kept or (kept[name].get("spec") or {}) != entry["spec"])
+        if not edited:
+            continue
+        healthy = [p for name, p in kept.items() if name not in healthy_of] + \
+            [{"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+              "metadata": {"namespace": namespace, "name": name}, "spec": entry["spec"]}
+             for name, entry in healthy_of.items()]
+        for w, labels in _workload_labels(spec, state, namespace):
+            for direction in ("Ingress", "Egress"):
+                if _traffic_admitted(direction, labels, namespace, healthy, state) and \
+                        not _traffic_admitted(direction, labels, namespace, current, state):
+                    broken.append(f"NetworkPolicy {namespace}/{'/'.join(edited)} edited: it cuts {ref_text(w)} off "
+                                  f"({direction.lower()}) from traffic the healthy policies admitted")
+    return broken
+
+
+# the label that ties an EndpointSlice to its Service, and the controller that makes them from its selector
+SERVICE_NAME_LABEL = "kubernetes.io/service-name"
+MANAGED_BY_LABEL = "endpointslice.kubernetes.io/managed-by"
+SLICE_CONTROLLER = "endpointslice-controller.k8s.io"
+
+
+def _pod_ips(pod):
+    status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
+    ips = {str(status["podIP"])} if status.get("podIP") else set()
+    return ips | {str(i.get("ip")) for i in status.get("podIPs") or [] if isinstance(i, dict) and i.get("ip")}
+
+
+def endpoints_kept(spec, state):
+    """Each Service of the application with an endpoint no pod it selects holds: kube-proxy balances a
+    Service's traffic over the endpoints of EVERY EndpointSlice labelled `kubernetes.io/service-name` with its
+    name, whoever manages it, so a slice written by hand (managed by anything but the endpoint slice
+    controller) listing an address none of its selected pods has (a dead backend, another pod) sends a share
+    of every call there. An endpoint marked not ready is no backend; a Service whose selected pods show no IP
+    in the state cannot be read."""
+    broken = []
+    for s in spec["services"]:
+        obj = state.get(s)
+        selector = ((obj or {}).get("spec") or {}).get("selector")
+        if obj is None or terminating(obj) or not isinstance(selector, dict) or not selector:
+            continue  # gone or without a selector: the Service checks judge it
+        ips = set().union(*[_pod_ips(p) for p in selected_pods(obj, state)
+                            if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")] or [set()])
+        if not ips:
+            continue
+        for slice_ in state.by_kind.get(("EndpointSlice", s["namespace"]), []):
+            labels = (slice_.get("metadata") or {}).get("labels") or {}
+            if not isinstance(labels, dict) or labels.get(SERVICE_NAME_LABEL) != s["name"] or \
+                    labels.get(MANAGED_BY_LABEL) == SLICE_CONTROLLER or terminating(slice_):
+                continue
+            stray = sorted({str(a) for e in slice_.get("endpoints") or [] if isinstance(e, dict)
+                            and (e.get("conditions") or {}).get("ready") is not False
+                            for a in e.get("addresses") or [] if str(a) not in ips})
+            if stray:
+                broken.append(f"EndpointSlice {s['namespace']}/{(slice_.get('metadata') or {}).get('name')} adds "
+                              f"{', '.join(stray[:3])} to {ref_text(s)}, which no pod it selects holds")
+    return broken
+
+
+def nodes_kept(spec, state):
+    """The nodes the application's pods run on, as the agent left them: one cordoned (`spec.unschedulable`) or
+    tainted `NoSchedule`/`NoExecute` with a taint a pod running there does not tolerate (the node's own
+    condition taints, `node.kubernetes.io/...`, are the node's state, not a change) takes no pod of the
+    application again, and so does a state whose every Node is cordoned: running pods stay, the next one
+    (a restart, an eviction, a rollout) stays Pending. A node a fault cordons is its own check's
+    (`cordon_bypassed`)."""
+    nodes = state.by_kind.get(("Node", None), [])
+    if not nodes:
+        return []
+    cordoned = {str(n) for f in (spec.get("mitigation") or {}).get("faults", []) for n in f.get("cordoned", [])}
+    by_name = {str((n.get("metadata") or {}).get("name")): n for n in nodes}
+    broken = []
+    pods_on = {}
+    for namespace in sorted({w["namespace"] for w in spec["workloads"] if w["namespace"]}):
+        for pod in state.by_kind.get(("Pod", namespace), []):
+            node = (pod.get("spec") or {}).get("nodeName")
+            if node and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+                pods_on.setdefault(str(node), []).append(pod)
+    for name, pods in sorted(pods_on.items()):
+        node = by_name.get(name)
+        if node is None or name in cordoned:
+            continue
+        if (node.get("spec") or {}).get("unschedulable"):
+            broken.append(f"node {name}, which runs pods of the application, is cordoned: none can be placed there again")
+            continue
+        for taint in (node.get("spec") or {}).get("taints") or []:
+            if not isinstance(taint, dict) or taint.get("effect") not in ("NoSchedule", "NoExecute") or \
+                    str(taint.get("key", "")).startswith("node.kubernetes.io/"):
+                continue
+            refused = [p for p in pods if not _tolerates((p.get("spec") or {}).get("tolerations"), taint)]
+            if refused:
+                broken.append(f"node {name} is tainted {taint.get('key')}:{taint.get('effect')}, which pod "
+                              f"{(refused[0].get('metadata') or {}).get('name')} running there does not tolerate")
+                break
+    if not broken and not cordoned and all((n.get("spec") or {}).get("unschedulable") for n in nodes):
+        broken.append("every node is cordoned: no pod of the application can be placed again")
     return broken
 
 

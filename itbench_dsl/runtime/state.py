@@ -166,6 +166,7 @@ KIND_GROUPS = {
     **dict.fromkeys(("NetworkPolicy", "Ingress", "IngressClass"), "networking.k8s.io"),
     **dict.fromkeys(("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"), "rbac.authorization.k8s.io"),
     "StorageClass": "storage.k8s.io",
+    "EndpointSlice": "discovery.k8s.io",
     "PodDisruptionBudget": "policy",
     "PriorityClass": "scheduling.k8s.io",
     "ClusterPolicy": "kyverno.io",
@@ -1082,6 +1083,38 @@ def settled_problem(obj, state):
         why = pod_unstable(pod, state.fixed_at, earlier_pods(pod, state))
         if why:
             return f"pod {pod_meta.get('name')}: {why}"
+    return replaced_since(obj, state)
+
+
+def _pod_times(pod):
+    """Every time a pod's status dates: its start, its containers' starts and ends, its conditions' changes."""
+    status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
+    times = [status.get("startTime")]
+    for c in (status.get("containerStatuses") or []) + (status.get("initContainerStatuses") or []):
+        for state in (c.get("state"), c.get("lastState")) if isinstance(c, dict) else ():
+            for part in (state or {}).values() if isinstance(state, dict) else ():
+                if isinstance(part, dict):
+                    times += [part.get("startedAt"), part.get("finishedAt")]
+    times += [c.get("lastTransitionTime") for c in status.get("conditions") or [] if isinstance(c, dict)]
+    return [t for t in (rfc3339(x) for x in times if x) if t is not None]
+
+
+def replaced_since(obj, state):
+    """Why a workload is not settled on the fix by the pods its controller replaced (None when none): a pod
+    of it Failed for good (evicted, shut down: `replaced`) that started or ended at or after the fix
+    (`fixed_at`). The replacement starts with no restart, so an eviction loop shows only in the records the
+    evicted pods leave: each is the workload's pod killed under the fix, as a restart is. A record the state
+    cannot date after the fix (no `fixed_at`, or every time it holds before it) is a past pod's."""
+    since = state.fixed_at
+    if since is None:
+        return None
+    meta = obj.get("metadata") or {}
+    for pod in state.by_kind.get(("Pod", meta.get("namespace") or None), []):
+        if replaced(pod) and owns_pod(obj, pod) and any(t >= int(since) for t in _pod_times(pod)):
+            status = pod.get("status") or {}
+            why = status.get("reason") or "Failed"
+            return f"pod {(pod.get('metadata') or {}).get('name')} was {why.lower() if why == 'Evicted' else why} " \
+                   f"after the fix and replaced ({str(status.get('message') or '').strip()[:120] or 'no message'})"
     return None
 
 

@@ -349,7 +349,9 @@ def test_what_the_state_omits_is_not_taken_as_absent():
     # the Schedule where the application runs too, where a copy of it would act
     # (and the experiment kind it spawns, of which a copy or a child left would act)
     get_all["captured"] = ["chaos-mesh/Schedule", "otel-demo/Schedule", "otel-demo/ConfigMap", "otel-demo/Secret",
-                           "otel-demo/ServiceAccount", "chaos-mesh/NetworkChaos", "otel-demo/NetworkChaos"]
+                           "otel-demo/ServiceAccount", "chaos-mesh/NetworkChaos", "otel-demo/NetworkChaos",
+                           # what the application stands on: its nodes, its own policies, its Services' endpoints
+                           "/Node", "otel-demo/EndpointSlice", "otel-demo/NetworkPolicy", "otel-demo/ResourceQuota"]
     assert "created.chaos-mesh/Schedule/postgresql-main" not in failed(mitigate(chaos, get_all))
 
 
