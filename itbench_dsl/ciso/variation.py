@@ -198,8 +198,6 @@ def _as_on_a_cluster(obj: dict, reads: tuple[str, ...], token: bool = False):
     control reads none of it and the pod lacks it; `token`: the ServiceAccount token mounted even where the pod
     opts out of it (a gap: its `automountServiceAccountToken: false` then left out, where the control does not
     read it). False where nothing changed."""
-    from .k8s import _covered
-
     p = _pod(obj)
     if p is None or not p.get("containers"):
         return False
