@@ -2368,6 +2368,8 @@ def _storage_cases(spec: dict, found: Objects) -> Iterator[Case]:
     if "claim" in mount:  # a claim template renamed is another claim (its pods' claims take its name)
         yield Case(f"{ref['name']}'s data volume ({mount['path']}) renamed, mounted from its claim", "mitigate", PASS,
                    state=render(_edited(found.solved, key, renamed), found))
+
+
 def _widened_cases(spec: dict, solved: dict) -> Iterator[Case]:
     """Harm done around the application rather than in it (the safeguards' `widened_checks`): a deny-all
     NetworkPolicy added to a namespace of the application, a LimitRange whose bounds refuse its next pods, a

@@ -5211,6 +5211,9 @@ def storage_kept(entries, state):
                 held = f"claim {want['claim']}" if "claim" in want else f"claim template {want['template']}"
                 broken.append(f"{ref_text(entry['object'])} container {want['container']} keeps {want['path']} on "
                               f"{got}, not on its {held}: its data is not the one it kept")
+    return broken
+
+
 # ---- what the application stands on: its own policies, its Services' endpoints, its nodes ---------------
 
 
