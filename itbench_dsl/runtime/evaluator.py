@@ -25,6 +25,7 @@ is unusable: it is never graded as another task, and never passes.
 """
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -1777,6 +1778,14 @@ def service_links(state, namespace, pod=None):
     the Service's name upper-cased with `-` as `_`."""
     if isinstance(pod, dict) and pod.get("enableServiceLinks") is False:
         return {}
+    # the same for every container of a namespace in one state: made once (a state is not changed once read)
+    made = state.__dict__.setdefault("_service_links", {}) if hasattr(state, "__dict__") else {}
+    if namespace not in made:
+        made[namespace] = _service_links(state, namespace)
+    return made[namespace]
+
+
+def _service_links(state, namespace):
     out = {}
     for service in state.by_kind.get(("Service", namespace or None), []):
         ip = service_ip(service)
@@ -2298,16 +2307,22 @@ def env_changed(envs, obj, state):
 
 
 # Variables a program reads whatever its own code: its runtime's, its loader's, its HTTP, gRPC, TLS and
-# OpenTelemetry libraries' (grpc-go and grpc-js read grpc_proxy and https_proxy; the OpenTelemetry SDKs every
-# OTEL_ variable). One the healthy spec never set, added, changes what the program does.
+# OpenTelemetry libraries' (grpc-go and grpc-js read grpc_proxy and https_proxy; the OpenTelemetry SDKs their
+# OTEL_ configuration). One the healthy spec never set, added, changes what the program does.
 PLATFORM_ENV = frozenset(n for name in (
     "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "GRPC_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR",
     "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "NODE_TLS_REJECT_UNAUTHORIZED", "NODE_OPTIONS",
     "NODE_ENV", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "JAVA_OPTS", "PYTHONPATH", "PYTHONHOME",
     "PYTHONSTARTUP", "PYTHONOPTIMIZE", "GODEBUG", "GOMAXPROCS", "GOGC", "GOMEMLIMIT", "GOTRACEBACK", "RUBYOPT",
-    "PERL5OPT", "PATH", "HOME", "TZ", "LANG", "TMPDIR") for n in (name, name.lower()))
-PLATFORM_ENV_PREFIXES = ("OTEL_", "GRPC_", "LD_", "MALLOC_", "DOTNET_", "ASPNETCORE_", "COMPlus_", "JAVA_",
-                         "PYTHON", "NODE_", "GO", "RUST_", "UV_")
+    "PERL5OPT", "PATH", "HOME", "TZ", "LANG", "TMPDIR", "OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER",
+    "OTEL_METRICS_EXPORTER", "OTEL_LOGS_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG", "OTEL_PROPAGATORS",
+    "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES", "OTEL_METRIC_EXPORT_INTERVAL", "OTEL_BSP_SCHEDULE_DELAY")
+    for n in (name, name.lower()))
+# whole families a runtime or library reads by prefix (the dynamic loader's, glibc's allocator, gRPC core's,
+# .NET's)
+PLATFORM_ENV_PREFIXES = ("GRPC_", "LD_", "MALLOC_", "DOTNET_", "ASPNETCORE_", "COMPLUS_")
 
 
 def env_added(want, healthy, got):
@@ -5087,10 +5102,15 @@ def unread_kept(entries, state):
 def text_digest(text, form=None):
     """The sha256 of a ConfigMap's or a Secret's value by meaning: JSON or YAML (`form`) as the data it holds,
     any other text as it is; None for text that does not parse in its form."""
-    import hashlib
-
     if not isinstance(text, str):
         return None
+    return _text_digest(text, form)
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_digest(text, form):
+    import hashlib
+
     if form is not None:
         value = parse_text(text, form)
         if isinstance(value, InvalidValue):
