@@ -351,7 +351,9 @@ def test_what_the_state_omits_is_not_taken_as_absent():
     get_all["captured"] = ["chaos-mesh/Schedule", "otel-demo/Schedule", "otel-demo/ConfigMap", "otel-demo/Secret",
                            "otel-demo/ServiceAccount", "chaos-mesh/NetworkChaos", "otel-demo/NetworkChaos",
                            # what the application stands on: its nodes, its own policies, its Services' endpoints
-                           "/Node", "otel-demo/EndpointSlice", "otel-demo/NetworkPolicy", "otel-demo/ResourceQuota"]
+                           "/Node", "otel-demo/EndpointSlice", "otel-demo/NetworkPolicy", "otel-demo/ResourceQuota",
+                           # what admits its next pods: the namespace's LimitRanges and Pod Security labels
+                           "otel-demo/LimitRange", "/Namespace"]
     assert "created.chaos-mesh/Schedule/postgresql-main" not in failed(mitigate(chaos, get_all))
 
 
@@ -1017,7 +1019,10 @@ def test_yaml_held_in_a_configmap_is_compared_as_data():
     source = backend.source_for_spec({"scenario": "x", "tasks": ["mitigate"], "ciso": None,
                                       "mitigation": {"faults": [{"fields": [{"changes": [change]}]}]}})
     assert "_YAML_SOURCE = " in source
-    assert "_YAML_SOURCE = " not in backend.evaluator_source(bundle("otel-checkout-nonexistent-image")[0])
+    plain = dict(change, path=["data", "level"])  # a bundle whose spec reads no YAML embeds no reader
+    assert "_YAML_SOURCE = " not in backend.source_for_spec({
+        "scenario": "x", "tasks": ["mitigate"], "ciso": None,
+        "mitigation": {"faults": [{"fields": [{"changes": [plain]}]}]}})
 
 
 json_values = st.recursive(

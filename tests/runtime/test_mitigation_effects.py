@@ -416,7 +416,9 @@ def test_a_daemonset_is_judged_by_the_nodes_it_places_pods_on(edit, nodes, passe
             pod["spec"]["nodeName"] = "kind-worker"
     state["resources"]["items"] += nodes
     verdict = mitigate(ANTI, state)
-    assert verdict["passed"] is passes, failed(verdict)
+    # the fault's own checks; the safeguards also judge what a taint does to the other pods on the node
+    judged = [c for c in failed(verdict) if c != "safeguards"]
+    assert (not judged) is passes, failed(verdict)
     ds = next(o for o in state["resources"]["items"] if o["kind"] == "DaemonSet")
     assert rt.acts(ds, model_state(state)) is not passes
 

@@ -236,8 +236,9 @@ def test_another_workload_keeps_its_program_pod_fields_limits_and_stability(edit
     edit(state)
     verdict = mitigate(IMAGE, state)
     assert verdict["passed"] is passes, [c for c in verdict["checks"] if not c["passed"]]
-    if not passes:
-        assert failed(verdict) == ["health.application"]
+    if not passes:  # a limit squeezed is also below the floor the safeguards keep (collateral `floors`)
+        assert "health.application" in failed(verdict)
+        assert set(failed(verdict)) <= {"health.application", "safeguards"}
         assert "otel-demo/Deployment/ad" in next(c for c in verdict["checks"] if c["id"] == "health.application")["detail"]
 
 
@@ -683,7 +684,8 @@ def _cronjob(state: dict) -> dict:
 
 @pytest.mark.parametrize("edit, passes", [
     (lambda cj: None, True),
-    (lambda cj: cj["spec"].update(schedule="*/10 * * * *"), True),  # another schedule that fires
+    (lambda cj: cj["spec"].update(schedule="*/10 * * * *"), False),  # fires, half as often as it did
+    (lambda cj: cj["spec"].update(schedule="1-59/5 * * * *"), True),  # as often, a minute later
     (lambda cj: cj["spec"].update(suspend=False), True),
     (lambda cj: cj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0].update(command=["true"]), False),
     (lambda cj: cj["spec"].update(suspend=True), False),  # starts no run
