@@ -11,14 +11,19 @@ from . import ClusterError
 MAX_BYTES = 64 * 1024 * 1024
 
 
-def alerts(url: str, timeout: float = 30.0) -> dict:
-    """The response of `{url}/api/v1/alerts`, as Prometheus returns it (the state's `alerts`)."""
-    endpoint = url.rstrip("/") + "/api/v1/alerts"
+def _read(url: str, api: str, what: str, timeout: float) -> tuple[str, object]:
+    """The endpoint `{url}/api/v1/{api}` and its JSON answer, at most MAX_BYTES read."""
+    endpoint = url.rstrip("/") + "/api/v1/" + api
     try:
         with urllib.request.urlopen(endpoint, timeout=timeout) as response:  # noqa: S310 - the user's Prometheus
-            data = json.loads(response.read(MAX_BYTES).decode("utf-8"))
+            return endpoint, json.loads(response.read(MAX_BYTES).decode("utf-8"))
     except (OSError, ValueError, urllib.error.URLError) as exc:
-        raise ClusterError(f"cannot read the alerts from {endpoint}: {exc}") from exc
+        raise ClusterError(f"cannot read the {what} from {endpoint}: {exc}") from exc
+
+
+def alerts(url: str, timeout: float = 30.0) -> dict:
+    """The response of `{url}/api/v1/alerts`, as Prometheus returns it (the state's `alerts`)."""
+    endpoint, data = _read(url, "alerts", "alerts", timeout)
     if not (isinstance(data, dict) and isinstance((data.get("data") or {}).get("alerts"), list)):
         raise ClusterError(f"{endpoint} did not answer as Prometheus's HTTP API does (no data.alerts)")
     return data
@@ -26,12 +31,7 @@ def alerts(url: str, timeout: float = 30.0) -> dict:
 
 def rule_groups(url: str, timeout: float = 30.0) -> set[str]:
     """The names of the rule groups Prometheus has loaded (`{url}/api/v1/rules`)."""
-    endpoint = url.rstrip("/") + "/api/v1/rules"
-    try:
-        with urllib.request.urlopen(endpoint, timeout=timeout) as response:  # noqa: S310 - the user's Prometheus
-            data = json.loads(response.read(MAX_BYTES).decode("utf-8"))
-    except (OSError, ValueError, urllib.error.URLError) as exc:
-        raise ClusterError(f"cannot read the rules from {endpoint}: {exc}") from exc
+    endpoint, data = _read(url, "rules", "rules", timeout)
     groups = (data.get("data") or {}).get("groups") if isinstance(data, dict) else None
     if not isinstance(groups, list):
         raise ClusterError(f"{endpoint} did not answer as Prometheus's HTTP API does (no data.groups)")
