@@ -567,8 +567,9 @@ def _ingress_route_cases(m: dict, found) -> Iterator[Case]:
     """An Ingress is judged by which requests reach which Service port: with the fault's route fixed, another
     route of the same Ingress re-pointed at another Service, a prefix path made `Exact` (its sub-paths no
     longer match), a class no controller serves, or a rewrite of the path the backend is sent, fails; a port
-    named by its number instead of its name (the same port) passes."""
-    for entry in (m.get("routes") or [])[:2]:
+    named by its number instead of its name (the same port) passes (on an Ingress no fault deletes: one a fault
+    deletes must come back as it was, `restored.REF`)."""
+    for entry in _not_restored({"mitigation": m}, m.get("routes") or [])[:2]:
         ref = entry["object"]
         key = (ref["kind"], ref["namespace"], ref["name"])
         if key not in found.solved:
@@ -2221,13 +2222,21 @@ def _kept_config_cases(spec: dict, found: Objects) -> Iterator[Case]:
                        PASS, state=render(_edited(found.solved, key, lambda o: rewritten(o, same=True)), found))
 
 
+def _not_restored(spec: dict, entries: list) -> list:
+    """The collateral entries of objects no fault deletes: one a fault deletes must come back as it was
+    (`restored.REF`), so an edit a safeguard allows (a generous limit, a volume renamed) is no fix there."""
+    restored = {(r["object"]["kind"], r["object"]["namespace"], r["object"]["name"])
+                for r in spec["mitigation"].get("restored") or []}
+    return [e for e in entries if (e["object"]["kind"], e["object"]["namespace"], e["object"]["name"]) not in restored]
+
+
 def _limit_floor_cases(spec: dict, found: Objects) -> Iterator[Case]:
     """A crippling limit added where the healthy container had none (collateral `floors`): a memory limit of
     1Mi or a CPU limit of 1m on a container, or a pod-level limit (`spec.resources`) of 1Mi, fail; a generous
     limit added (8Gi, 4 cores) passes."""
     from ..runtime.state import number
 
-    entries = ((spec["mitigation"].get("collateral") or {}).get("floors") or [])
+    entries = _not_restored(spec, (spec["mitigation"].get("collateral") or {}).get("floors") or [])
     entry = next((e for e in entries if e["object"]["kind"] in ("Deployment", "StatefulSet")
                   and (e["object"]["kind"], e["object"]["namespace"], e["object"]["name"]) in found.solved
                   and any(not ((c.get("resources") or {}).get("limits") or {}).keys() >= {"cpu", "memory"}
@@ -2313,7 +2322,7 @@ def _storage_cases(spec: dict, found: Objects) -> Iterator[Case]:
     """A workload's PersistentVolumeClaim swapped for an ephemeral source (collateral `storage`): the claim's
     volume turned into an `emptyDir` or a `hostPath`, or the mount removed, fail; the volume renamed, still
     mounted from its claim, passes."""
-    entries = ((spec["mitigation"].get("collateral") or {}).get("storage") or [])
+    entries = _not_restored(spec, (spec["mitigation"].get("collateral") or {}).get("storage") or [])
     entry = next((e for e in entries if e["object"]["kind"] in ("Deployment", "StatefulSet")), None)
     if entry is None:
         return

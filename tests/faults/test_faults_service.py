@@ -289,8 +289,9 @@ def test_resource_quota_has_one_name_everywhere(bundles):
                if o["kind"] in ("Deployment", "StatefulSet"))
     assert quota["spec"] == {"hard": {"pods": str(pods)}}
     assert [d["metadata"]["name"] for d in docs(files, "revert/delete.yaml")] == [name]
-    # the ITBench export names it as ITBench's task does, everywhere (its entities, solutions and groups)
-    name = "checkout-resource-quota"
+    # the ITBench export names it as ITBench's task creates it (inject_insufficient_kubernetes_resource_quota.yaml:
+    # `memory`), everywhere (its entities, solutions and groups)
+    name = "memory"
     v2 = yaml.safe_load(files["itbench/groundtruth.yaml"])
     assert any(e["metadata"]["name"] == name for e in v2["spec"]["entities"] if e["kind"] == "ResourceQuota")
     commands = [s["command"] for sol in v2["spec"]["solutions"] for alt in sol for s in alt["steps"]]
