@@ -999,8 +999,15 @@ REVISION_LABEL = "controller-revision-hash"
 def workload_pods(obj, state):
     """The pods a Deployment's ReplicaSets or a StatefulSet own (owns_pod), but those leaving or replaced."""
     meta = obj.get("metadata") or {}
-    return [pod for pod in state.by_kind.get(("Pod", meta.get("namespace") or None), [])
+    # asked by many checks of one state, for the same object: found once (a state is not changed once read)
+    made = state.__dict__.setdefault("_workload_pods", {}) if hasattr(state, "__dict__") else {}
+    key = (obj.get("kind"), meta.get("namespace"), meta.get("name"))
+    if key in made and (made[key][0] is obj or made[key][0] == obj):
+        return list(made[key][1])
+    pods = [pod for pod in state.by_kind.get(("Pod", meta.get("namespace") or None), [])
             if not terminating(pod) and not replaced(pod) and owns_pod(obj, pod)]
+    made[key] = (obj, pods)
+    return list(pods)
 
 
 def owns_pod(obj, pod):
@@ -1754,7 +1761,13 @@ def selector_matches(selector, labels):
 def selected_pods(service, state):
     selector = (service.get("spec") or {}).get("selector") or {}
     namespace = service["metadata"].get("namespace")
-    return [p for p in state.by_kind.get(("Pod", namespace), []) if labels_match(p["metadata"].get("labels"), selector)]
+    # asked by many checks of one state: found once per selector (a state is not changed once read)
+    made = state.__dict__.setdefault("_selected_pods", {}) if hasattr(state, "__dict__") else {}
+    key = (namespace, json.dumps(selector, sort_keys=True, default=str))
+    if key not in made:
+        made[key] = [p for p in state.by_kind.get(("Pod", namespace), [])
+                     if labels_match(p["metadata"].get("labels"), selector)]
+    return list(made[key])
 
 
 def policy_types(policy):
