@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import ir
-from .runtime.evaluator import any_parts, CHECK_WORD, decided, flag_outcomes, RESERVED_SLACK
+from .runtime.evaluator import (any_parts, CHECK_WORD, DATAPLANE_LABEL, decided, flag_outcomes, RESERVED_SLACK,
+                                unenrolled_namespaces)
 from .runtime.state import show_path
 from .source import SourceMap
 
@@ -133,6 +134,10 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
                 for ref in fault["created"]:
                     parts.append((f"created.{_ref(ref)}", f"{_ref(ref)}, which the fault created, gone or without its effect, "
                                   "and no object of its kind doing what it did under another name"))
+                for ref in unenrolled_namespaces(fault):
+                    parts.append((f"enrolled.{_ref(ref)}", f"every pod of namespace {ref['name']} back in the Istio "
+                                  f"ambient mesh: no pod, nor workload's pod template, labelled {DATAPLANE_LABEL}=none "
+                                  "(the pod's label wins over the namespace's)"))
                 if fault["undone_by"] == "any" and len(parts) > 1:
                     add(f"fault.{index}.{fault['fault']}", FAULT, line,
                         f"`{fault['fault']}` undone through any one of: " + "; ".join(f"{i}: {w}" for i, w in parts))

@@ -5498,6 +5498,7 @@ def _variation_cases(spec, good_policy) -> Iterator[Case]:
     exact values of what the control reads at the gap's positions, a binding rule kept to the gap's subject
     kind, and one that allows only the compliant binding's role, each fail `ciso.general`."""
     from .. import ciso
+    from ..ciso import variation
     from ..ciso.k8s import _baseline_pod, _covered, _leaves
 
     control = ciso.CATALOGUE.get(spec["ciso"].get("control"))
@@ -5533,13 +5534,20 @@ def _variation_cases(spec, good_policy) -> Iterator[Case]:
             yield Case("that rule kept to the gap's image (a precondition)", "policy", FAIL, artifact=with_rules(
                 dict(right, preconditions={"all": [{"key": "{{ request.object.spec.containers[0].image }}",
                                                     "operator": "Equals", "value": image}]})))
-        # narrowed to what a bare test pod lacks and a pod on a cluster holds (variation._as_on_a_cluster)
-        for what, key, operator, value in (
-                ("pods without volumes", "{{ length(request.object.spec.volumes || `[]`) }}", "Equals", 0),
+        # narrowed to what a bare test pod lacks and a pod on a cluster holds (variation._as_on_a_cluster), where
+        # a gap variant holds it (a control reading the field keeps no such gap: the narrowing then misses none)
+        varied_pods = [variation._pod(g) for g in spec["ciso"]["variants"].get("gaps", []) if isinstance(g, dict)]
+        for what, key, operator, value, outside in (
+                ("pods without volumes", "{{ length(request.object.spec.volumes || `[]`) }}", "Equals", 0,
+                 lambda p: p.get("volumes")),
                 ("containers without resource limits", "{{ request.object.spec.containers[0].resources.limits || 'none' }}",
-                 "Equals", "none"),
-                ("pods without an fsGroup", "{{ request.object.spec.securityContext.fsGroup || 'none' }}", "Equals", "none"),
-                ("pods of at most two containers", "{{ length(request.object.spec.containers) }}", "LessThanOrEquals", 2)):
+                 "Equals", "none", lambda p: ((p.get("containers") or [{}])[0].get("resources") or {}).get("limits")),
+                ("pods without an fsGroup", "{{ request.object.spec.securityContext.fsGroup || 'none' }}", "Equals", "none",
+                 lambda p: (p.get("securityContext") or {}).get("fsGroup") is not None),
+                ("pods of at most two containers", "{{ length(request.object.spec.containers) }}", "LessThanOrEquals", 2,
+                 lambda p: len(p.get("containers") or []) > 2)):
+            if not any(isinstance(p, dict) and outside(p) for p in varied_pods):
+                continue
             yield Case(f"that rule kept to {what} (a precondition)", "policy", FAIL, artifact=with_rules(
                 dict(right, preconditions={"all": [{"key": key, "operator": operator, "value": value}]})))
         workload = [{"spec": {"template": copy.deepcopy(p)}} for p in patterns]

@@ -4501,6 +4501,14 @@ def mitigation_checks(spec, state, checks):
 DATAPLANE_LABEL = "istio.io/dataplane-mode"
 
 
+def unenrolled_namespaces(fault) -> list:
+    """The Namespaces `fault` took out of the Istio ambient mesh (their `istio.io/dataplane-mode` label changed
+    from `ambient`): each has its `enrolled.REF` check (`enrolment_parts`)."""
+    return [entry["object"] for entry in fault["fields"] if entry["object"]["kind"] == "Namespace" and any(
+        c["path"] == ["metadata", "labels", DATAPLANE_LABEL] and c.get("healthy") == "ambient"
+        for c in entry["changes"])]
+
+
 def enrolment_parts(fault, spec, state):
     """For a fault that took a namespace out of the Istio ambient mesh (its `istio.io/dataplane-mode` label
     changed from `ambient`), the part that says whether its pods are back in: Istio enrols a pod when its
@@ -4508,12 +4516,7 @@ def enrolment_parts(fault, spec, state):
     wins). So the namespace label restored while the workloads' pod templates, or their pods, opt out keeps the
     fault's effect whole. ([(check id, ok, detail)]: none where the fault changed no such label.)"""
     out = []
-    for entry in fault["fields"]:
-        ref = entry["object"]
-        if ref["kind"] != "Namespace" or not any(
-                c["path"] == ["metadata", "labels", DATAPLANE_LABEL] and c.get("healthy") == "ambient"
-                for c in entry["changes"]):
-            continue
+    for ref in unenrolled_namespaces(fault):
         namespace = ref["name"]
         out_of_mesh = []
         for w in spec["workloads"]:
