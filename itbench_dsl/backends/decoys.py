@@ -214,12 +214,14 @@ def _suffix(names: list[str], workloads: list[dict]) -> str | None:
     if not names:
         return None
     name = sorted(names)[0]
-    if not re.fullmatch(r"[a-z]+(-[a-z]+)*", name):  # a number, a hash: a style not worth copying
-        return None
+    suffix = name.rpartition("-")[2]
+    # the component may hold digits (`reviews-v2`); what follows it is the style
     for component in sorted((str(w["metadata"]["name"]) for w in workloads), key=len, reverse=True):
         if name.startswith(component + "-") and len(name) > len(component) + 1:
-            return name[len(component) + 1:]
-    return name.rpartition("-")[2] or None
+            suffix = name[len(component) + 1:]
+            break
+    # a number, a hash: a style not worth copying
+    return suffix if re.fullmatch(r"[a-z]+(-[a-z]+)*", suffix) else None
 
 
 def _styled(component: str, suffix: str) -> str:

@@ -59,6 +59,10 @@ def test_library_decoys_are_harmless_and_look_like_the_faults_objects(path: Path
         assert re.fullmatch(r"[a-z0-9-]+-[a-z]+", meta["name"])
         if faults:
             assert set(meta.get("labels") or {}) == set(faults[0]["metadata"].get("labels") or {})
+            # and end as the fault's name does (`reviews-v2-shared`: `details-v1-shared`), digits in names or not
+            last = sorted(f["metadata"]["name"] for f in faults)[0].rpartition("-")[2]
+            if re.fullmatch(r"[a-z]+", last):
+                assert meta["name"].rpartition("-")[2] == last, (meta["name"], last)
         pods = [_labels(w) for w in topology if w["kind"] in decoy_backend.WORKLOAD_KINDS
                 and w["metadata"]["namespace"] == meta["namespace"]]
         if decoy["kind"] == "NetworkPolicy":
