@@ -36,7 +36,8 @@ scenario's own plan, each with the verdict it must get:
   state cannot date; a StatefulSet's fix staged by a partition or left to OnDelete; a command or arguments
   added where the image ran its own; the faulty state and a broken probe kept, spelled with the API
   server's defaults (fail); a restart before the fix, an OnDelete rollout done, images respelled or their
-  tags pinned to a digest (to another digest than the incident's pods show the tag ran as: fail), a probe
+  tags pinned to a digest, with or without the tag (to another digest than the incident's pods show the tag ran
+  as: fail), a probe
   fixed in place, a Service recreated by `kubectl expose`, or with its selector spelled with another label
   exactly its pods carry, or headless where each port targets its own number, a list read with an unrelated
   item first, an evicted pod left behind (pass); a Service of the application made headless where a port
@@ -3074,19 +3075,21 @@ def _pinned_elsewhere_cases(found: Objects, ref: dict, pinned: dict) -> Iterator
     if not ran:
         return
     key = (ref["kind"], ref["namespace"], ref["name"])
-    for want, digest in ((PASS, lambda tag: ran[tag]), (FAIL, lambda tag: _pinned(tag).rpartition("@")[2])):
-        def pin(obj: dict, digest=digest) -> None:
-            from ..runtime.state import pod_spec
-            for c in pod_spec(obj)["containers"]:
-                tag = image_ref(c["image"]) if isinstance(c.get("image"), str) else None
-                if tag in ran:
-                    c["image"] = f"{tag}@{digest(tag)}"
-        state = _edited(found.solved, key, pin)
-        if state is None:
-            continue
-        state = {**render(state, found), "incident": incident}
-        yield Case(f"{ref['name']}: its images pinned to {'the digest' if want == PASS else 'another digest than'} "
-                   "its pods ran as (the state's incident shows it)", "mitigate", want, state=state)
+    for tagless in (False, True):  # `repo:tag@sha256:D`, or `repo@sha256:D` (the pod's imageID copied): one image
+        for want, digest in ((PASS, lambda tag: ran[tag]), (FAIL, lambda tag: _pinned(tag).rpartition("@")[2])):
+            def pin(obj: dict, digest=digest, tagless=tagless) -> None:
+                from ..runtime.state import pod_spec
+                for c in pod_spec(obj)["containers"]:
+                    tag = image_ref(c["image"]) if isinstance(c.get("image"), str) else None
+                    if tag in ran:
+                        c["image"] = f"{tag.rpartition(':')[0] if tagless else tag}@{digest(tag)}"
+            state = _edited(found.solved, key, pin)
+            if state is None:
+                continue
+            state = {**render(state, found), "incident": incident}
+            yield Case(f"{ref['name']}: its images pinned to {'the digest' if want == PASS else 'another digest than'} "
+                       f"its pods ran as{', without their tag' if tagless else ''} (the state's incident shows it)",
+                       "mitigate", want, state=state)
 
 
 def _pinned(image: str) -> str:
