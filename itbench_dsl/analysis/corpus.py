@@ -482,7 +482,8 @@ def _standing_cases(spec: dict, found: Objects) -> Iterator[Case]:
     NetworkPolicies edited into a deny-all (fail), or to admit everything, or deleted (pass); one of its own
     ResourceQuotas edited to admit no pod (fail), or raised, or deleted (pass); an EndpointSlice written by hand
     for a Service, listing an address no pod of it holds (fail) or its own pod's (pass); the nodes its pods run
-    on cordoned, or tainted (fail), and the control plane's own taint beside them schedulable (pass)."""
+    on cordoned, or tainted (fail; NoExecute with the pods tolerating it for a while only, too), and the control
+    plane's own taint beside them schedulable (pass)."""
     from ..runtime.state import number
 
     solved = found.solved
@@ -547,6 +548,15 @@ def _standing_cases(spec: dict, found: Objects) -> Iterator[Case]:
         yield Case("every node of the application tainted NoSchedule", "mitigate", FAIL,
                    state=_with_items(state, state["resources"]["items"] + [plane] + [node(n, taints=[
                        {"key": "maintenance", "value": "true", "effect": "NoSchedule"}]) for n in used]))
+        # a NoExecute taint tolerated for a while only: the taint manager evicts each pod that long after, for ever
+        bounded = copy_data(state["resources"]["items"])
+        for pod in bounded:
+            if pod.get("kind") == "Pod" and (pod.get("spec") or {}).get("nodeName") in used:
+                pod["spec"]["tolerations"] = (pod["spec"].get("tolerations") or []) + [
+                    {"key": "maintenance", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 600}]
+        yield Case("every node of the application tainted NoExecute, its pods tolerating it for 600 seconds", "mitigate",
+                   FAIL, state=_with_items(state, bounded + [plane] + [node(n, taints=[
+                       {"key": "maintenance", "value": "true", "effect": "NoExecute"}]) for n in used]))
 
 
 def _decoy_cases(scenario: ir.Scenario, derived: dict[str, dict]) -> Iterator[Case]:

@@ -4060,10 +4060,14 @@ DAEMON_TOLERATED = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreacha
                     "node.kubernetes.io/unschedulable", "node.kubernetes.io/network-unavailable")
 
 
-def _tolerates(tolerations, taint):
-    """Whether a pod's tolerations tolerate a node's taint, as the scheduler matches them."""
+def _tolerates(tolerations, taint, lasting=False):
+    """Whether a pod's tolerations tolerate a node's taint, as the scheduler matches them. `lasting`: for
+    good, so that a `NoExecute` taint tolerated only with `tolerationSeconds` is not (the taint manager evicts
+    the pod that long after it started, and every replacement likewise)."""
     for t in tolerations if isinstance(tolerations, list) else []:
         if not isinstance(t, dict) or (t.get("effect") and t.get("effect") != taint.get("effect")):
+            continue
+        if lasting and taint.get("effect") == "NoExecute" and t.get("tolerationSeconds") is not None:
             continue
         exists = t.get("operator") == "Exists"
         if not t.get("key"):
@@ -5363,7 +5367,8 @@ def endpoints_kept(spec, state):
 
 def nodes_kept(spec, state):
     """The nodes the application's pods run on, as the agent left them: one cordoned (`spec.unschedulable`) or
-    tainted `NoSchedule`/`NoExecute` with a taint a pod running there does not tolerate (the node's own
+    tainted `NoSchedule`/`NoExecute` with a taint a pod running there does not tolerate (`NoExecute`: for good,
+    a toleration with `tolerationSeconds` being an eviction that long after the pod started; the node's own
     condition taints, `node.kubernetes.io/...`, are the node's state, not a change) takes no pod of the
     application again, and so does a state whose every Node is cordoned: running pods stay, the next one
     (a restart, an eviction, a rollout) stays Pending. A node a fault cordons is its own check's
@@ -5391,10 +5396,13 @@ def nodes_kept(spec, state):
             if not isinstance(taint, dict) or taint.get("effect") not in ("NoSchedule", "NoExecute") or \
                     str(taint.get("key", "")).startswith("node.kubernetes.io/"):
                 continue
-            refused = [p for p in pods if not _tolerates((p.get("spec") or {}).get("tolerations"), taint)]
+            refused = [p for p in pods if not _tolerates((p.get("spec") or {}).get("tolerations"), taint, True)]
             if refused:
                 broken.append(f"node {name} is tainted {taint.get('key')}:{taint.get('effect')}, which pod "
-                              f"{(refused[0].get('metadata') or {}).get('name')} running there does not tolerate")
+                              f"{(refused[0].get('metadata') or {}).get('name')} running there does not tolerate"
+                              + (" for good (its toleration has `tolerationSeconds`: it is evicted then)"
+                                 if taint.get("effect") == "NoExecute" and _tolerates(
+                                     (refused[0].get("spec") or {}).get("tolerations"), taint) else ""))
                 break
     if not broken and not cordoned and all((n.get("spec") or {}).get("unschedulable") for n in nodes):
         broken.append("every node is cordoned: no pod of the application can be placed again")
