@@ -36,7 +36,8 @@ scenario's own plan, each with the verdict it must get:
   state cannot date; a StatefulSet's fix staged by a partition or left to OnDelete; a command or arguments
   added where the image ran its own; the faulty state and a broken probe kept, spelled with the API
   server's defaults (fail); a restart before the fix, an OnDelete rollout done, images respelled or their
-  tags pinned to a digest, with or without the tag (to another digest than the incident's pods show the tag ran
+  its running pods patched in place (an image, `activeDeadlineSeconds`: fail), its images' tags pinned to a
+  digest, with or without the tag (to another digest than the incident's pods show the tag ran
   as: fail), a probe
   fixed in place, a Service recreated by `kubectl expose`, or with its selector spelled with another label
   exactly its pods carry, or headless where each port targets its own number, a list read with an unrelated
@@ -3057,6 +3058,29 @@ def _program_cases(found: Objects, entry: dict) -> Iterator[Case]:
     if pinned is not None and pinned[key] != found.solved[key]:
         yield Case(f"{ref['name']}: its images' tags pinned to a digest", "mitigate", PASS, state=render(pinned, found))
         yield from _pinned_elsewhere_cases(found, ref, pinned)
+    yield from _patched_pod_cases(found, ref)
+
+
+def _patched_pod_cases(found: Objects, ref: dict) -> Iterator[Case]:
+    """A workload's running pods patched in place, its template left healthy: a container's image changed (the
+    kubelet restarts it with that image; no controller reconciles a pod's spec), `activeDeadlineSeconds` set (the
+    kubelet kills each pod that long after it started): fail."""
+    if ref["kind"] not in ("Deployment", "StatefulSet"):
+        return
+    solved = render(found.solved, found)
+    pods = {_key(p) for p in _pods_of(solved, ref)}
+    if not pods:
+        return
+
+    def image(pod: dict) -> None:
+        for c in pod["spec"].get("containers") or []:
+            c["image"] = "docker.io/library/busybox:1.36"
+        for status in (pod.get("status") or {}).get("containerStatuses") or []:
+            status["image"] = "docker.io/library/busybox:1.36"
+    yield Case(f"{ref['name']}: its running pods' images patched in place, its template kept", "mitigate", FAIL,
+               state=_with_edits(solved, pods, image))
+    yield Case(f"{ref['name']}: its running pods given activeDeadlineSeconds in place", "mitigate", FAIL,
+               state=_with_edits(solved, pods, lambda pod: pod["spec"].update(activeDeadlineSeconds=900)))
 
 
 def _pinned_elsewhere_cases(found: Objects, ref: dict, pinned: dict) -> Iterator[Case]:

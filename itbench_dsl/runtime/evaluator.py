@@ -46,7 +46,7 @@ from .state import (  # noqa: I001 - replaced by state.py's text in a bundle
     nested, number, owns, owns_pod, parse_text, POD_BEHAVIOUR, pod_bounded, pod_level, pod_ready,
     pod_references, pod_requests, pod_reserves, pod_spec, POD_TEMPLATE_KINDS, pod_unstable, policy_types,
     projected_key, reached_from, ref_text, replaced, rfc3339, same, selected_pods, selector_matches,
-    selects_same, settled_problem, show_path, shown, State, tag_digests, templated_pod, terminating, typed_same,
+    same_image, selects_same, settled_problem, show_path, shown, State, tag_digests, templated_pod, terminating, typed_same,
     unlisted,
     cron_longest_wait, _instant,
     walk, with_defaults, workload_pod_refusal, workload_pods, workload_ready,
@@ -2430,6 +2430,9 @@ def program_problem(entry, obj, state):
     hooked = hooks_added(entry["keep"], named)
     if hooked:
         return hooked
+    patched = pods_patched(obj, state)
+    if patched:
+        return patched
     mounted = mounts_added(entry.get("mounts") or {}, named)
     if mounted:
         return mounted
@@ -2437,6 +2440,50 @@ def program_problem(entry, obj, state):
     if changed:
         return f"its environment: {changed}"
     return runs_unplaced(entry, obj, state)
+
+
+def pods_patched(obj, state):
+    """Why a running pod of a Deployment or a StatefulSet runs other than the pod template it was made from
+    (None when none does): the fields an update may change on a live pod, a container's `image` (the kubelet
+    restarts it with the new one; its controller never reconciles a pod's spec) and `activeDeadlineSeconds`
+    (the kubelet kills it that long after it started), patched in place. The template is the pod's
+    ReplicaSet's where the state holds it, else the workload's; a StatefulSet's pod of another revision than
+    its controller's update revision is not read against the workload's template."""
+    if obj.get("kind") not in ("Deployment", "StatefulSet"):
+        return None
+    meta = obj.get("metadata") or {}
+    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    for pod in workload_pods(obj, state):
+        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        pod_meta = pod.get("metadata") or {}
+        labels = pod_meta.get("labels") if isinstance(pod_meta.get("labels"), dict) else {}
+        template = obj
+        if obj.get("kind") == "Deployment":
+            owner = [o for o in pod_meta.get("ownerReferences") or [] if isinstance(o, dict) and o.get("controller")]
+            rs = state.objects.get(("ReplicaSet", meta.get("namespace") or None, str(owner[0].get("name"))))\
+                if owner else None
+            template = rs if isinstance(rs, dict) else obj
+        elif status.get("updateRevision") and labels.get("controller-revision-hash") not in (
+                None, status.get("updateRevision")):
+            continue
+        want, got = pod_spec(template), pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
+        name = pod_meta.get("name")
+        deadline = number(got.get("activeDeadlineSeconds"))
+        healthy = number(want.get("activeDeadlineSeconds"))
+        if deadline is not None and (healthy is None or deadline < healthy):
+            return f"its pod {name} is patched to be killed {shown(got.get('activeDeadlineSeconds'))} seconds after it started " \
+                   "(activeDeadlineSeconds), which its pod template does not say"
+        for key in CONTAINER_LISTS:
+            theirs = {c.get("name"): c for c in got.get(key) or [] if isinstance(c, dict)}
+            for c in want.get(key) or [] if isinstance(want.get(key), list) else []:
+                mine = theirs.get(c.get("name")) if isinstance(c, dict) else None
+                if mine is None or not isinstance(c.get("image"), str) or not isinstance(mine.get("image"), str):
+                    continue
+                if not same_image(c["image"], mine["image"]):
+                    return f"its pod {name}'s container {c.get('name')} runs {shown(mine['image'])}, patched in " \
+                           f"place, not its pod template's {shown(c['image'])}"
+    return None
 
 
 # the fields of a pod spec that say which nodes may run it, beside tolerations (a CronJob's runs: `runs_unplaced`)
