@@ -579,8 +579,9 @@ def _ingress_route_cases(m: dict, found) -> Iterator[Case]:
     """An Ingress is judged by which requests reach which Service port: with the fault's route fixed, another
     route of the same Ingress re-pointed at another Service, a prefix path made `Exact` (its sub-paths no
     longer match), a class no controller serves, or a rewrite of the path the backend is sent, fails; a port
-    named by its number instead of its name (the same port) passes (on an Ingress no fault deletes: one a fault
-    deletes must come back as it was, `restored.REF`)."""
+    named by its number instead of its name (the same port) passes, and so does the Service a fault's backend
+    names created as a copy of the healthy one (on an Ingress no fault deletes: one a fault deletes must come back
+    as it was, `restored.REF`)."""
     for entry in _not_restored({"mitigation": m}, m.get("routes") or [])[:2]:
         ref = entry["object"]
         key = (ref["kind"], ref["namespace"], ref["name"])
@@ -638,6 +639,39 @@ def _ingress_route_cases(m: dict, found) -> Iterator[Case]:
             changed[("Service", ref["namespace"], twin["metadata"]["name"])] = twin
             yield Case(f"{ref['name']} fixed, its route {p.get('path')} of rule {i} sent to a copy of its Service",
                        "mitigate", PASS, state=render(changed, found))
+        yield from _created_backend_cases(m, found, ref, key)
+
+
+def _created_backend_cases(m: dict, found, ref: dict, key: tuple) -> Iterator[Case]:
+    """A backend a fault pointed at a Service that does not exist, left so, the Service it names created instead: as
+    a copy of the healthy backend (the same pods, the same port: pass), or selecting another Service's pods (fail)."""
+    changes = [c for f in m["faults"] for e in f["fields"] if _key_of(e["object"]) == key for c in e["changes"]
+               if [s for s in c["path"] if isinstance(s, str)][-3:] == ["backend", "service", "name"]
+               and isinstance(c.get("healthy"), str) and isinstance(c.get("faulty"), str)]
+    for change in changes[:1]:
+        source = found.solved.get(("Service", ref["namespace"], change["healthy"]))
+        if source is None or ("Service", ref["namespace"], change["faulty"]) in found.solved \
+                or not (source.get("spec") or {}).get("selector"):
+            continue
+        other = next((o for k, o in sorted(found.solved.items()) if k[0] == "Service" and k[1] == ref["namespace"]
+                      and (o.get("spec") or {}).get("selector") not in (None, {}, source["spec"]["selector"])), None)
+        for what, want, selector in (("a copy of the healthy backend", PASS, source["spec"]["selector"]),
+                                     ("selecting another Service's pods", FAIL,
+                                      (other or {}).get("spec", {}).get("selector"))):
+            if not selector:
+                continue
+            twin = copy_data(source)
+            twin["metadata"] = {k: v for k, v in twin["metadata"].items() if k in ("namespace", "labels")}
+            twin["metadata"]["name"] = change["faulty"]
+            twin["spec"]["selector"] = dict(selector)
+            for field in ("clusterIP", "clusterIPs"):
+                twin["spec"].pop(field, None)
+            changed = _edited(found.solved, key, lambda o: _set_at(o, change["path"], change["faulty"]))
+            if changed is None:
+                continue
+            changed[("Service", ref["namespace"], change["faulty"])] = twin
+            yield Case(f"{ref['name']}'s backend left at {change['faulty']}, that Service created as {what}",
+                       "mitigate", want, state=render(changed, found))
 
 
 def _cron_cadence_cases(ref: dict, key: tuple, found) -> Iterator[Case]:

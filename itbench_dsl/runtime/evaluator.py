@@ -4321,6 +4321,36 @@ def _part_entry(fault, check_id):
     return None, None
 
 
+def _backend_reference(path):
+    """Whether a changed field's path is an Ingress backend's reference (`...backend.service.name`/`port`,
+    `defaultBackend`): which Service, on which port, a route sends its requests to."""
+    keys = [p for p in path if isinstance(p, str)]
+    return keys[:1] == ["spec"] and ("backend" in keys or "defaultBackend" in keys)
+
+
+def routed_parts(fault, parts, routes, state):
+    """An Ingress's backend references a fault changed judged by where its routes lead (`routes_problem`, as
+    `health.routes` judges them): once each request of the Ingress's healthy rules reaches the pods, port and
+    path it reached (a Service the fault named created selecting the same pods on the same port), the name the
+    backend gives is no harm left; its other changes are judged as they are."""
+    out = []
+    for check_id, passed, detail in parts:
+        entry, changes = _part_entry(fault, check_id) if not passed else (None, None)
+        route = next((r for r in routes if entry is not None and entry["object"]["kind"] == "Ingress"
+                      and r["object"]["namespace"] == entry["object"]["namespace"]
+                      and r["object"]["name"] == entry["object"]["name"]), None)
+        if route is not None and any(_backend_reference(c["path"]) for c in changes) \
+                and routes_problem(route, routes, state) is None:
+            rest = [c for c in changes if not _backend_reference(c["path"])]
+            why = "each request of its healthy rules reaches the pods, port and path it reached"
+            if not rest:
+                passed, detail = True, f"{why}: {detail}"
+            else:
+                passed, detail = field_check({**entry, "changes": rest}, state)
+        out.append((check_id, passed, detail))
+    return out
+
+
 def option_parts(fault, parts, state):
     """A fault whose harm is an option of its container's program (`harm_option`) is judged by it: once the
     program gets no such option, or an empty one (`option_relieved`), the fault's changes to that container
@@ -4519,6 +4549,8 @@ def mitigation_checks(spec, state, checks):
             parts = placed_parts(fault, parts, state)
         if fault.get("option") and not all(part[1] for part in parts):
             parts = option_parts(fault, parts, state)
+        if m.get("routes") and not all(part[1] for part in parts):
+            parts = routed_parts(fault, parts, m["routes"], state)
         if fault["undone_by"] == "any" and len(parts) > 1:
             # judged by its effect: no probe the fault made aggressive acts before the container starts (a
             # startup probe guarding it, a check that cannot fail), whatever its own timing fields say; the pods
