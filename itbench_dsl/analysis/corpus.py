@@ -578,7 +578,8 @@ def _decoy_cases(scenario: ir.Scenario, derived: dict[str, dict]) -> Iterator[Ca
 def _ingress_route_cases(m: dict, found) -> Iterator[Case]:
     """An Ingress is judged by which requests reach which Service port: with the fault's route fixed, another
     route of the same Ingress re-pointed at another Service, a prefix path made `Exact` (its sub-paths no
-    longer match), a class no controller serves, or a rewrite of the path the backend is sent, fails; a port
+    longer match), a class no controller serves, a rewrite of the path the backend is sent, or an annotation that
+    refuses every request (an allow-list, a deny-list, an external auth service), fails; a port
     named by its number instead of its name (the same port) passes, and so does the Service a fault's backend
     names created as a copy of the healthy one (on an Ingress no fault deletes: one a fault deletes must come back
     as it was, `restored.REF`)."""
@@ -609,6 +610,15 @@ def _ingress_route_cases(m: dict, found) -> Iterator[Case]:
                       lambda o: o["spec"].update(ingressClassName="itbench-unserved")))
         cases.append(("given a rewrite-target annotation", FAIL, lambda o: o["metadata"].setdefault(
             "annotations", {}).update({"nginx.ingress.kubernetes.io/rewrite-target": "/"})))
+        # annotations that refuse every request before it reaches the backend (403, a failing auth subrequest)
+        for what, annotation, value in (("an allow-list of 127.0.0.1/32 only", "whitelist-source-range", "127.0.0.1/32"),
+                                        ("a deny-list of every address", "denylist-source-range", "0.0.0.0/0"),
+                                        ("an external auth service that is not there", "auth-url",
+                                         "http://auth.invalid/check")):
+            if annotation not in ((entry["healthy"].get("annotations") or {}) if isinstance(entry["healthy"], dict)
+                                  else {}):
+                cases.append((f"given {what}", FAIL, lambda o, a=annotation, v=value: o["metadata"].setdefault(
+                    "annotations", {}).update({f"nginx.ingress.kubernetes.io/{a}": v})))
         named = [(i, j, p) for i, j, p in paths if (p["backend"]["service"].get("port") or {}).get("name")]
         for i, j, p in named[:1]:
             service = found.solved.get(("Service", ref["namespace"], p["backend"]["service"]["name"]))

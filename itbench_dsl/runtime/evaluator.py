@@ -1463,11 +1463,17 @@ def ingress_problem(obj, state):
 
 
 # ingress-nginx's annotations that change what a request of a location reaches beside its Service port and path:
-# a redirect answers it instead, a canary splits it, another protocol is spoken to the backend
+# a redirect answers it instead, a canary splits it, another protocol is spoken to the backend; and those that
+# refuse it before it reaches the backend: a client allow-list or deny-list (403), an authentication it must
+# pass (basic auth, an external auth service), raw nginx configuration (`return 503;`), a rate limit, another
+# backend or error page for its failures
 _NGINX = "nginx.ingress.kubernetes.io/"
 ROUTE_ANNOTATIONS = tuple(_NGINX + a for a in (
     "permanent-redirect", "temporal-redirect", "canary", "canary-weight", "canary-by-header",
-    "canary-by-header-value", "canary-by-cookie", "backend-protocol"))
+    "canary-by-header-value", "canary-by-cookie", "backend-protocol",
+    "whitelist-source-range", "allowlist-source-range", "denylist-source-range", "auth-type", "auth-secret",
+    "auth-url", "auth-tls-verify-client", "auth-tls-secret", "server-snippet", "configuration-snippet",
+    "limit-rps", "limit-rpm", "limit-connections", "limit-rate", "default-backend", "custom-http-errors"))
 
 
 def ingress_class(obj):
