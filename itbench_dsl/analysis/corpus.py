@@ -923,7 +923,8 @@ def _as_binary(obj: dict) -> bool:
 def _claim_cases(found: Objects, key: tuple, claims: dict) -> Iterator[Case]:
     """A workload the fault pointed at a claim that cannot bind is mended as well by the claim it mounts made
     good: recreated under its name with another storage class and bound, larger, or another bound claim of
-    that meaning the volume names instead, pass; the claim kept of the fault's class, left Pending, asking less
+    that meaning the volume names instead, pass (fail where the fault mounts it over the content the image
+    serves: a new volume there is empty); the claim kept of the fault's class, left Pending, asking less
     storage, or with another access mode, fails."""
     if key not in found.faulty:
         return
@@ -958,11 +959,18 @@ def _claim_cases(found: Objects, key: tuple, claims: dict) -> Iterator[Case]:
         def other_mode(claim: dict) -> None:
             claim["spec"]["accessModes"] = ["ReadOnlyMany"]
 
+        from ..runtime.state import content_hidden, pod_spec
+        # a claim mounted over the content the image serves hides it, bound or not (a new volume is empty)
+        hides = any(content_hidden(c.get("image"), m.get("mountPath")) for k in ("containers", "initContainers")
+                    for c in pod_spec(found.faulty[key]).get(k) or [] for m in c.get("volumeMounts") or []
+                    if m.get("name") == volume)
+        bound = FAIL if hides else PASS
+        over = ", mounted over the content its image serves" if hides else ""
         label = f"{key[2]}: volume {volume}"
-        yield Case(f"{label} kept, its claim recreated with a storage class that binds", "mitigate", PASS,
+        yield Case(f"{label} kept, its claim recreated with a storage class that binds{over}", "mitigate", bound,
                    state=state_with(lambda c: None))
-        yield Case(f"{label} kept, its claim recreated larger", "mitigate", PASS, state=state_with(grown))
-        yield Case(f"{label} pointed at another bound claim of that meaning", "mitigate", PASS,
+        yield Case(f"{label} kept, its claim recreated larger{over}", "mitigate", bound, state=state_with(grown))
+        yield Case(f"{label} pointed at another bound claim of that meaning{over}", "mitigate", bound,
                    state=state_with(lambda c: None, name=f"{want['claim']}-corpus"))
         yield Case(f"{label} kept, its claim of the fault's storage class", "mitigate", FAIL,
                    state=state_with(lambda c: c["spec"].update(storageClassName=want.get("faulty_class"))))
@@ -972,8 +980,8 @@ def _claim_cases(found: Objects, key: tuple, claims: dict) -> Iterator[Case]:
                                                "metadata": {"name": want["faulty_class"]},
                                                "provisioner": "rancher.io/local-path",
                                                "volumeBindingMode": "WaitForFirstConsumer"})
-            yield Case(f"{label} kept, its claim of the fault's storage class bound once that class is created",
-                       "mitigate", PASS, state=made)
+            yield Case(f"{label} kept, its claim of the fault's storage class bound once that class is created{over}",
+                       "mitigate", bound, state=made)
         yield Case(f"{label} kept, its claim recreated but Pending", "mitigate", FAIL,
                    state=state_with(lambda c: c["status"].update(phase="Pending")))
         if want.get("storage"):

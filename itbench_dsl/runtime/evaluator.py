@@ -38,7 +38,7 @@ import types
 # the model of a captured state (state.py): a bundle holds that file's text here, in place of this import
 # (backends/evaluator_file.py)
 from .state import (  # noqa: I001 - replaced by state.py's text in a bundle
-    api_group, as_ref, as_stored, as_template, at, binary_data, compare, compared, config_sources,
+    api_group, as_ref, as_stored, as_template, at, binary_data, compare, compared, config_sources, content_hidden,
     container_request, CONTAINER_LISTS, containers_named, cronjob_idle, decoded_secret, DEFAULT_SHAPES, defaulted, duration,
     earlier_pods, embedded_module, empty, EMPTY_STATE, ENV_NAME, gone, identity_key, image_digest, image_ref,
     InputError, InvalidValue,
@@ -2582,16 +2582,21 @@ def claim_bound(claim, want, state=None):
 def claims_kept(entry, obj, state):
     """The volumes of `entry["claims"]` the workload's template mounts from a claim that serves
     (`claim_bound`): by its name as the fault left it, or any other claim of the namespace. A volume mounted
-    that way, its mount and the pod's `fsGroup` the fault set beside them are no fault left."""
+    that way, its mount and the pod's `fsGroup` the fault set beside them are no fault left, unless a container
+    mounts it over the content its image serves (`content_hidden`: a new, empty volume over nginx's document
+    root serves 403 and 404 while the pods are ready)."""
     kept = set()
     template = at(obj, ["spec", "template", "spec"])
     if not isinstance(template, dict):
         return kept
+    hiding = {m.get("name") for key in CONTAINER_LISTS for c in template.get(key) or [] if isinstance(c, dict)
+              for m in c.get("volumeMounts") or [] if isinstance(m, dict)
+              and content_hidden(c.get("image"), m.get("mountPath"))}
     namespace = (obj.get("metadata") or {}).get("namespace")
     for volume in template.get("volumes") or []:
         want = (entry.get("claims") or {}).get((volume or {}).get("name")) if isinstance(volume, dict) else None
         source = volume.get("persistentVolumeClaim") if want is not None else None
-        if isinstance(source, dict) and claim_bound(
+        if isinstance(source, dict) and volume.get("name") not in hiding and claim_bound(
                 state.get({"kind": "PersistentVolumeClaim", "namespace": namespace, "name": source.get("claimName")}),
                 want, state):
             kept.add(volume["name"])

@@ -1524,6 +1524,32 @@ IMAGE_DEFAULTS = {
 }
 
 
+# Where an image ships the content its program serves (repository, as IMAGE_DEFAULTS keys it, to the paths): a
+# volume mounted there, or over a directory holding it, hides it (nginx's document root, httpd's `htdocs`; an
+# empty new volume there serves 403 and 404 while the pods are ready).
+IMAGE_CONTENT = {
+    "docker.io/library/nginx": ("/usr/share/nginx/html",),
+    "docker.io/library/httpd": ("/usr/local/apache2/htdocs",),
+}
+
+
+def _repository(image):
+    ref = image_ref(image).partition("@")[0]
+    return ref.rpartition(":")[0] if ":" in ref.rpartition("/")[2] else ref
+
+
+def content_hidden(image, path):
+    """The content path of an image (IMAGE_CONTENT) a volume mounted at `path` hides (mounted there or over a
+    directory above it), None when it hides none or the image is not known."""
+    if not isinstance(image, str) or not image.strip() or not isinstance(path, str):
+        return None
+    path = path.rstrip("/") or "/"
+    for content in IMAGE_CONTENT.get(_repository(image), ()):
+        if content == path or content.startswith(path.rstrip("/") + "/"):
+            return content
+    return None
+
+
 def image_defaults(image):
     """(ENTRYPOINT, CMD) of an image IMAGE_DEFAULTS knows, None for another one."""
     if not isinstance(image, str) or not image.strip():
