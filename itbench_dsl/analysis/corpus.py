@@ -2723,6 +2723,17 @@ def _stray_pod_cases(spec: dict, solved: dict) -> Iterator[Case]:
         yield Case(f"a pod of {deployment} from an older ReplicaSet of it, still running", "mitigate", PASS,
                    state=_with_items(solved, items + [copied(f"{deployment}-5f4d3c2b1-zzzzz", [older], {
                        **pod["metadata"]["labels"], "pod-template-hash": "5f4d3c2b1"})]))
+    # a CronJob whose runs' pods carry the Service's labels: nothing runs at the capture, each run joins it later
+    for what, want, labels in ((f"carrying Service {base}'s labels", FAIL, dict(pod["metadata"]["labels"])),
+                               ("without the application's labels", PASS, {"run": "report"})):
+        cron = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": f"{base}-warmer",
+                                                                          "namespace": service["namespace"]},
+                "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"template": {
+                    "metadata": {"labels": labels},
+                    "spec": {"restartPolicy": "Never", "containers": [
+                        {"name": "warm", "image": "busybox:1.36", "command": ["sh", "-c", "sleep 3600"]}]}}}}}}
+        yield Case(f"a CronJob the fix adds, its runs' pods {what}", "mitigate", want,
+                   state=_with_items(solved, items + [cron]))
     yield Case("a bare debugging pod without the application's labels", "mitigate", PASS,
                state=_with_items(solved, items + [copied(f"{base}-debug", None, {"run": "debug"})]))
 

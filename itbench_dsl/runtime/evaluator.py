@@ -4992,7 +4992,8 @@ def stray_pods(spec, state):
     """Pods a Service of the topology selects that no workload of the topology runs: a bare pod, or another
     workload's, given the application's labels serves in place of the pods the Service is for, and hides them
     broken. A pod is a workload's by its owner references alone (a name reads like anyone's); what a fault
-    created is left to its own check."""
+    created is left to its own check. A CronJob of no workload of the application (not suspended) whose job
+    template's pod labels a Service selects is one too: each run's pod joins the Service when it starts."""
     declared = {(w["kind"], w["namespace"], w["name"]) for w in spec["workloads"]}
     created = {(r["kind"], r["namespace"], r["name"]) for f in (spec.get("mitigation") or {}).get("faults", [])
                for r in f["created"]}
@@ -5017,6 +5018,16 @@ def stray_pods(spec, state):
         if strays:
             out.append(f"pods no workload of the application runs are selected by {ref_text(s)}: "
                        f"{', '.join(sorted(strays)[:3])}" + (f" and {len(strays) - 3} more" if len(strays) > 3 else ""))
+        # a CronJob of no workload of the application whose runs' pods the Service selects: each run joins it
+        for cron in state.by_kind.get(("CronJob", s["namespace"]), []):
+            meta = cron.get("metadata") or {}
+            if terminating(cron) or ("CronJob", s["namespace"], str(meta.get("name", ""))) in runners:
+                continue
+            spec_ = cron.get("spec") if isinstance(cron.get("spec"), dict) else {}
+            labels = at(cron, ["spec", "jobTemplate", "spec", "template", "metadata", "labels"])
+            if spec_.get("suspend") is not True and isinstance(labels, dict) and labels_match(labels, s["selector"]):
+                out.append(f"CronJob {meta.get('name')}, of no workload of the application, starts pods "
+                           f"{ref_text(s)} selects: each of its runs serves in place of the pods the Service is for")
     return out
 
 
