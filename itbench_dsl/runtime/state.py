@@ -297,8 +297,8 @@ class State:
         pulls both by the digest alone, so it is the one image the tag ran as (the first tag by name where the
         state shows one digest under several)."""
         named = {}
-        for tag, digests in tag_digests(self).items():
-            for digest in digests:
+        for tag, digests in sorted(tag_digests(self).items()):
+            for digest in sorted(digests):
                 named.setdefault((tag.rpartition(":")[0], digest), tag)
         if not named:
             return
