@@ -36,7 +36,9 @@ scenario's own plan, each with the verdict it must get:
   state cannot date; a StatefulSet's fix staged by a partition or left to OnDelete; a command or arguments
   added where the image ran its own; the faulty state and a broken probe kept, spelled with the API
   server's defaults (fail); a restart before the fix, an OnDelete rollout done, images respelled or their
-  tags pinned to a digest (to another digest than the incident's pods show the tag ran as: fail), a probe
+  its running pods patched in place (an image, `activeDeadlineSeconds`: fail), its images' tags pinned to a
+  digest, with or without the tag (to another digest than the incident's pods show the tag ran
+  as: fail), a probe
   fixed in place, a Service recreated by `kubectl expose`, or with its selector spelled with another label
   exactly its pods carry, or headless where each port targets its own number, a list read with an unrelated
   item first, an evicted pod left behind (pass); a Service of the application made headless where a port
@@ -481,7 +483,8 @@ def _standing_cases(spec: dict, found: Objects) -> Iterator[Case]:
     NetworkPolicies edited into a deny-all (fail), or to admit everything, or deleted (pass); one of its own
     ResourceQuotas edited to admit no pod (fail), or raised, or deleted (pass); an EndpointSlice written by hand
     for a Service, listing an address no pod of it holds (fail) or its own pod's (pass); the nodes its pods run
-    on cordoned, or tainted (fail), and the control plane's own taint beside them schedulable (pass)."""
+    on cordoned, or tainted (fail; NoExecute with the pods tolerating it for a while only, too), and the control
+    plane's own taint beside them schedulable (pass)."""
     from ..runtime.state import number
 
     solved = found.solved
@@ -546,6 +549,15 @@ def _standing_cases(spec: dict, found: Objects) -> Iterator[Case]:
         yield Case("every node of the application tainted NoSchedule", "mitigate", FAIL,
                    state=_with_items(state, state["resources"]["items"] + [plane] + [node(n, taints=[
                        {"key": "maintenance", "value": "true", "effect": "NoSchedule"}]) for n in used]))
+        # a NoExecute taint tolerated for a while only: the taint manager evicts each pod that long after, for ever
+        bounded = copy_data(state["resources"]["items"])
+        for pod in bounded:
+            if pod.get("kind") == "Pod" and (pod.get("spec") or {}).get("nodeName") in used:
+                pod["spec"]["tolerations"] = (pod["spec"].get("tolerations") or []) + [
+                    {"key": "maintenance", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 600}]
+        yield Case("every node of the application tainted NoExecute, its pods tolerating it for 600 seconds", "mitigate",
+                   FAIL, state=_with_items(state, bounded + [plane] + [node(n, taints=[
+                       {"key": "maintenance", "value": "true", "effect": "NoExecute"}]) for n in used]))
 
 
 def _decoy_cases(scenario: ir.Scenario, derived: dict[str, dict]) -> Iterator[Case]:
@@ -566,9 +578,11 @@ def _decoy_cases(scenario: ir.Scenario, derived: dict[str, dict]) -> Iterator[Ca
 def _ingress_route_cases(m: dict, found) -> Iterator[Case]:
     """An Ingress is judged by which requests reach which Service port: with the fault's route fixed, another
     route of the same Ingress re-pointed at another Service, a prefix path made `Exact` (its sub-paths no
-    longer match), a class no controller serves, or a rewrite of the path the backend is sent, fails; a port
-    named by its number instead of its name (the same port) passes (on an Ingress no fault deletes: one a fault
-    deletes must come back as it was, `restored.REF`)."""
+    longer match), a class no controller serves, a rewrite of the path the backend is sent, or an annotation that
+    refuses every request (an allow-list, a deny-list, an external auth service), fails; a port
+    named by its number instead of its name (the same port) passes, and so does the Service a fault's backend
+    names created as a copy of the healthy one (on an Ingress no fault deletes: one a fault deletes must come back
+    as it was, `restored.REF`)."""
     for entry in _not_restored({"mitigation": m}, m.get("routes") or [])[:2]:
         ref = entry["object"]
         key = (ref["kind"], ref["namespace"], ref["name"])
@@ -596,6 +610,15 @@ def _ingress_route_cases(m: dict, found) -> Iterator[Case]:
                       lambda o: o["spec"].update(ingressClassName="itbench-unserved")))
         cases.append(("given a rewrite-target annotation", FAIL, lambda o: o["metadata"].setdefault(
             "annotations", {}).update({"nginx.ingress.kubernetes.io/rewrite-target": "/"})))
+        # annotations that refuse every request before it reaches the backend (403, a failing auth subrequest)
+        for what, annotation, value in (("an allow-list of 127.0.0.1/32 only", "whitelist-source-range", "127.0.0.1/32"),
+                                        ("a deny-list of every address", "denylist-source-range", "0.0.0.0/0"),
+                                        ("an external auth service that is not there", "auth-url",
+                                         "http://auth.invalid/check")):
+            if annotation not in ((entry["healthy"].get("annotations") or {}) if isinstance(entry["healthy"], dict)
+                                  else {}):
+                cases.append((f"given {what}", FAIL, lambda o, a=annotation, v=value: o["metadata"].setdefault(
+                    "annotations", {}).update({f"nginx.ingress.kubernetes.io/{a}": v})))
         named = [(i, j, p) for i, j, p in paths if (p["backend"]["service"].get("port") or {}).get("name")]
         for i, j, p in named[:1]:
             service = found.solved.get(("Service", ref["namespace"], p["backend"]["service"]["name"]))
@@ -626,6 +649,39 @@ def _ingress_route_cases(m: dict, found) -> Iterator[Case]:
             changed[("Service", ref["namespace"], twin["metadata"]["name"])] = twin
             yield Case(f"{ref['name']} fixed, its route {p.get('path')} of rule {i} sent to a copy of its Service",
                        "mitigate", PASS, state=render(changed, found))
+        yield from _created_backend_cases(m, found, ref, key)
+
+
+def _created_backend_cases(m: dict, found, ref: dict, key: tuple) -> Iterator[Case]:
+    """A backend a fault pointed at a Service that does not exist, left so, the Service it names created instead: as
+    a copy of the healthy backend (the same pods, the same port: pass), or selecting another Service's pods (fail)."""
+    changes = [c for f in m["faults"] for e in f["fields"] if _key_of(e["object"]) == key for c in e["changes"]
+               if [s for s in c["path"] if isinstance(s, str)][-3:] == ["backend", "service", "name"]
+               and isinstance(c.get("healthy"), str) and isinstance(c.get("faulty"), str)]
+    for change in changes[:1]:
+        source = found.solved.get(("Service", ref["namespace"], change["healthy"]))
+        if source is None or ("Service", ref["namespace"], change["faulty"]) in found.solved \
+                or not (source.get("spec") or {}).get("selector"):
+            continue
+        other = next((o for k, o in sorted(found.solved.items()) if k[0] == "Service" and k[1] == ref["namespace"]
+                      and (o.get("spec") or {}).get("selector") not in (None, {}, source["spec"]["selector"])), None)
+        for what, want, selector in (("a copy of the healthy backend", PASS, source["spec"]["selector"]),
+                                     ("selecting another Service's pods", FAIL,
+                                      (other or {}).get("spec", {}).get("selector"))):
+            if not selector:
+                continue
+            twin = copy_data(source)
+            twin["metadata"] = {k: v for k, v in twin["metadata"].items() if k in ("namespace", "labels")}
+            twin["metadata"]["name"] = change["faulty"]
+            twin["spec"]["selector"] = dict(selector)
+            for field in ("clusterIP", "clusterIPs"):
+                twin["spec"].pop(field, None)
+            changed = _edited(found.solved, key, lambda o: _set_at(o, change["path"], change["faulty"]))
+            if changed is None:
+                continue
+            changed[("Service", ref["namespace"], change["faulty"])] = twin
+            yield Case(f"{ref['name']}'s backend left at {change['faulty']}, that Service created as {what}",
+                       "mitigate", want, state=render(changed, found))
 
 
 def _cron_cadence_cases(ref: dict, key: tuple, found) -> Iterator[Case]:
@@ -867,7 +923,8 @@ def _as_binary(obj: dict) -> bool:
 def _claim_cases(found: Objects, key: tuple, claims: dict) -> Iterator[Case]:
     """A workload the fault pointed at a claim that cannot bind is mended as well by the claim it mounts made
     good: recreated under its name with another storage class and bound, larger, or another bound claim of
-    that meaning the volume names instead, pass; the claim kept of the fault's class, left Pending, asking less
+    that meaning the volume names instead, pass (fail where the fault mounts it over the content the image
+    serves: a new volume there is empty); the claim kept of the fault's class, left Pending, asking less
     storage, or with another access mode, fails."""
     if key not in found.faulty:
         return
@@ -902,11 +959,18 @@ def _claim_cases(found: Objects, key: tuple, claims: dict) -> Iterator[Case]:
         def other_mode(claim: dict) -> None:
             claim["spec"]["accessModes"] = ["ReadOnlyMany"]
 
+        from ..runtime.state import content_hidden, pod_spec
+        # a claim mounted over the content the image serves hides it, bound or not (a new volume is empty)
+        hides = any(content_hidden(c.get("image"), m.get("mountPath")) for k in ("containers", "initContainers")
+                    for c in pod_spec(found.faulty[key]).get(k) or [] for m in c.get("volumeMounts") or []
+                    if m.get("name") == volume)
+        bound = FAIL if hides else PASS
+        over = ", mounted over the content its image serves" if hides else ""
         label = f"{key[2]}: volume {volume}"
-        yield Case(f"{label} kept, its claim recreated with a storage class that binds", "mitigate", PASS,
+        yield Case(f"{label} kept, its claim recreated with a storage class that binds{over}", "mitigate", bound,
                    state=state_with(lambda c: None))
-        yield Case(f"{label} kept, its claim recreated larger", "mitigate", PASS, state=state_with(grown))
-        yield Case(f"{label} pointed at another bound claim of that meaning", "mitigate", PASS,
+        yield Case(f"{label} kept, its claim recreated larger{over}", "mitigate", bound, state=state_with(grown))
+        yield Case(f"{label} pointed at another bound claim of that meaning{over}", "mitigate", bound,
                    state=state_with(lambda c: None, name=f"{want['claim']}-corpus"))
         yield Case(f"{label} kept, its claim of the fault's storage class", "mitigate", FAIL,
                    state=state_with(lambda c: c["spec"].update(storageClassName=want.get("faulty_class"))))
@@ -916,8 +980,8 @@ def _claim_cases(found: Objects, key: tuple, claims: dict) -> Iterator[Case]:
                                                "metadata": {"name": want["faulty_class"]},
                                                "provisioner": "rancher.io/local-path",
                                                "volumeBindingMode": "WaitForFirstConsumer"})
-            yield Case(f"{label} kept, its claim of the fault's storage class bound once that class is created",
-                       "mitigate", PASS, state=made)
+            yield Case(f"{label} kept, its claim of the fault's storage class bound once that class is created{over}",
+                       "mitigate", bound, state=made)
         yield Case(f"{label} kept, its claim recreated but Pending", "mitigate", FAIL,
                    state=state_with(lambda c: c["status"].update(phase="Pending")))
         if want.get("storage"):
@@ -2659,6 +2723,17 @@ def _stray_pod_cases(spec: dict, solved: dict) -> Iterator[Case]:
         yield Case(f"a pod of {deployment} from an older ReplicaSet of it, still running", "mitigate", PASS,
                    state=_with_items(solved, items + [copied(f"{deployment}-5f4d3c2b1-zzzzz", [older], {
                        **pod["metadata"]["labels"], "pod-template-hash": "5f4d3c2b1"})]))
+    # a CronJob whose runs' pods carry the Service's labels: nothing runs at the capture, each run joins it later
+    for what, want, labels in ((f"carrying Service {base}'s labels", FAIL, dict(pod["metadata"]["labels"])),
+                               ("without the application's labels", PASS, {"run": "report"})):
+        cron = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": f"{base}-warmer",
+                                                                          "namespace": service["namespace"]},
+                "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"template": {
+                    "metadata": {"labels": labels},
+                    "spec": {"restartPolicy": "Never", "containers": [
+                        {"name": "warm", "image": "busybox:1.36", "command": ["sh", "-c", "sleep 3600"]}]}}}}}}
+        yield Case(f"a CronJob the fix adds, its runs' pods {what}", "mitigate", want,
+                   state=_with_items(solved, items + [cron]))
     yield Case("a bare debugging pod without the application's labels", "mitigate", PASS,
                state=_with_items(solved, items + [copied(f"{base}-debug", None, {"run": "debug"})]))
 
@@ -3046,6 +3121,29 @@ def _program_cases(found: Objects, entry: dict) -> Iterator[Case]:
     if pinned is not None and pinned[key] != found.solved[key]:
         yield Case(f"{ref['name']}: its images' tags pinned to a digest", "mitigate", PASS, state=render(pinned, found))
         yield from _pinned_elsewhere_cases(found, ref, pinned)
+    yield from _patched_pod_cases(found, ref)
+
+
+def _patched_pod_cases(found: Objects, ref: dict) -> Iterator[Case]:
+    """A workload's running pods patched in place, its template left healthy: a container's image changed (the
+    kubelet restarts it with that image; no controller reconciles a pod's spec), `activeDeadlineSeconds` set (the
+    kubelet kills each pod that long after it started): fail."""
+    if ref["kind"] not in ("Deployment", "StatefulSet"):
+        return
+    solved = render(found.solved, found)
+    pods = {_key(p) for p in _pods_of(solved, ref)}
+    if not pods:
+        return
+
+    def image(pod: dict) -> None:
+        for c in pod["spec"].get("containers") or []:
+            c["image"] = "docker.io/library/busybox:1.36"
+        for status in (pod.get("status") or {}).get("containerStatuses") or []:
+            status["image"] = "docker.io/library/busybox:1.36"
+    yield Case(f"{ref['name']}: its running pods' images patched in place, its template kept", "mitigate", FAIL,
+               state=_with_edits(solved, pods, image))
+    yield Case(f"{ref['name']}: its running pods given activeDeadlineSeconds in place", "mitigate", FAIL,
+               state=_with_edits(solved, pods, lambda pod: pod["spec"].update(activeDeadlineSeconds=900)))
 
 
 def _pinned_elsewhere_cases(found: Objects, ref: dict, pinned: dict) -> Iterator[Case]:
@@ -3074,19 +3172,21 @@ def _pinned_elsewhere_cases(found: Objects, ref: dict, pinned: dict) -> Iterator
     if not ran:
         return
     key = (ref["kind"], ref["namespace"], ref["name"])
-    for want, digest in ((PASS, lambda tag: ran[tag]), (FAIL, lambda tag: _pinned(tag).rpartition("@")[2])):
-        def pin(obj: dict, digest=digest) -> None:
-            from ..runtime.state import pod_spec
-            for c in pod_spec(obj)["containers"]:
-                tag = image_ref(c["image"]) if isinstance(c.get("image"), str) else None
-                if tag in ran:
-                    c["image"] = f"{tag}@{digest(tag)}"
-        state = _edited(found.solved, key, pin)
-        if state is None:
-            continue
-        state = {**render(state, found), "incident": incident}
-        yield Case(f"{ref['name']}: its images pinned to {'the digest' if want == PASS else 'another digest than'} "
-                   "its pods ran as (the state's incident shows it)", "mitigate", want, state=state)
+    for tagless in (False, True):  # `repo:tag@sha256:D`, or `repo@sha256:D` (the pod's imageID copied): one image
+        for want, digest in ((PASS, lambda tag: ran[tag]), (FAIL, lambda tag: _pinned(tag).rpartition("@")[2])):
+            def pin(obj: dict, digest=digest, tagless=tagless) -> None:
+                from ..runtime.state import pod_spec
+                for c in pod_spec(obj)["containers"]:
+                    tag = image_ref(c["image"]) if isinstance(c.get("image"), str) else None
+                    if tag in ran:
+                        c["image"] = f"{tag.rpartition(':')[0] if tagless else tag}@{digest(tag)}"
+            state = _edited(found.solved, key, pin)
+            if state is None:
+                continue
+            state = {**render(state, found), "incident": incident}
+            yield Case(f"{ref['name']}: its images pinned to {'the digest' if want == PASS else 'another digest than'} "
+                       f"its pods ran as{', without their tag' if tagless else ''} (the state's incident shows it)",
+                       "mitigate", want, state=state)
 
 
 def _pinned(image: str) -> str:

@@ -1806,6 +1806,8 @@ def _requires(spec: dict) -> dict:
             kinds.add((CLUSTER_DNS[0], "Service"))
         for s in spec["services"]:  # every slice of endpoints kube-proxy merges for it (endpoints_kept)
             kinds.add((s["namespace"] or "", "EndpointSlice"))
+            if s["selector"]:  # the CronJobs that will start pods it selects (stray_pods)
+                kinds.add((s["namespace"] or "", "CronJob"))
         if spec["workloads"]:  # the nodes the pods may be placed on, as the agent left them (nodes_kept)
             kinds.add(("", "Node"))
         for entry in collateral.get("references", []):

@@ -38,7 +38,7 @@ import types
 # the model of a captured state (state.py): a bundle holds that file's text here, in place of this import
 # (backends/evaluator_file.py)
 from .state import (  # noqa: I001 - replaced by state.py's text in a bundle
-    api_group, as_ref, as_stored, as_template, at, binary_data, compare, compared, config_sources,
+    api_group, as_ref, as_stored, as_template, at, binary_data, compare, compared, config_sources, content_hidden,
     container_request, CONTAINER_LISTS, containers_named, cronjob_idle, decoded_secret, DEFAULT_SHAPES, defaulted, duration,
     earlier_pods, embedded_module, empty, EMPTY_STATE, ENV_NAME, gone, identity_key, image_digest, image_ref,
     InputError, InvalidValue,
@@ -46,7 +46,7 @@ from .state import (  # noqa: I001 - replaced by state.py's text in a bundle
     nested, number, owns, owns_pod, parse_text, POD_BEHAVIOUR, pod_bounded, pod_level, pod_ready,
     pod_references, pod_requests, pod_reserves, pod_spec, POD_TEMPLATE_KINDS, pod_unstable, policy_types,
     projected_key, reached_from, ref_text, replaced, rfc3339, same, selected_pods, selector_matches,
-    selects_same, settled_problem, show_path, shown, State, tag_digests, templated_pod, terminating, typed_same,
+    same_image, selects_same, settled_problem, show_path, shown, State, tag_digests, templated_pod, terminating, typed_same,
     unlisted,
     cron_longest_wait, _instant,
     walk, with_defaults, workload_pod_refusal, workload_pods, workload_ready,
@@ -1463,11 +1463,17 @@ def ingress_problem(obj, state):
 
 
 # ingress-nginx's annotations that change what a request of a location reaches beside its Service port and path:
-# a redirect answers it instead, a canary splits it, another protocol is spoken to the backend
+# a redirect answers it instead, a canary splits it, another protocol is spoken to the backend; and those that
+# refuse it before it reaches the backend: a client allow-list or deny-list (403), an authentication it must
+# pass (basic auth, an external auth service), raw nginx configuration (`return 503;`), a rate limit, another
+# backend or error page for its failures
 _NGINX = "nginx.ingress.kubernetes.io/"
 ROUTE_ANNOTATIONS = tuple(_NGINX + a for a in (
     "permanent-redirect", "temporal-redirect", "canary", "canary-weight", "canary-by-header",
-    "canary-by-header-value", "canary-by-cookie", "backend-protocol"))
+    "canary-by-header-value", "canary-by-cookie", "backend-protocol",
+    "whitelist-source-range", "allowlist-source-range", "denylist-source-range", "auth-type", "auth-secret",
+    "auth-url", "auth-tls-verify-client", "auth-tls-secret", "server-snippet", "configuration-snippet",
+    "limit-rps", "limit-rpm", "limit-connections", "limit-rate", "default-backend", "custom-http-errors"))
 
 
 def ingress_class(obj):
@@ -2430,6 +2436,9 @@ def program_problem(entry, obj, state):
     hooked = hooks_added(entry["keep"], named)
     if hooked:
         return hooked
+    patched = pods_patched(obj, state)
+    if patched:
+        return patched
     mounted = mounts_added(entry.get("mounts") or {}, named)
     if mounted:
         return mounted
@@ -2437,6 +2446,50 @@ def program_problem(entry, obj, state):
     if changed:
         return f"its environment: {changed}"
     return runs_unplaced(entry, obj, state)
+
+
+def pods_patched(obj, state):
+    """Why a running pod of a Deployment or a StatefulSet runs other than the pod template it was made from
+    (None when none does): the fields an update may change on a live pod, a container's `image` (the kubelet
+    restarts it with the new one; its controller never reconciles a pod's spec) and `activeDeadlineSeconds`
+    (the kubelet kills it that long after it started), patched in place. The template is the pod's
+    ReplicaSet's where the state holds it, else the workload's; a StatefulSet's pod of another revision than
+    its controller's update revision is not read against the workload's template."""
+    if obj.get("kind") not in ("Deployment", "StatefulSet"):
+        return None
+    meta = obj.get("metadata") or {}
+    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    for pod in workload_pods(obj, state):
+        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        pod_meta = pod.get("metadata") or {}
+        labels = pod_meta.get("labels") if isinstance(pod_meta.get("labels"), dict) else {}
+        template = obj
+        if obj.get("kind") == "Deployment":
+            owner = [o for o in pod_meta.get("ownerReferences") or [] if isinstance(o, dict) and o.get("controller")]
+            rs = state.objects.get(("ReplicaSet", meta.get("namespace") or None, str(owner[0].get("name"))))\
+                if owner else None
+            template = rs if isinstance(rs, dict) else obj
+        elif status.get("updateRevision") and labels.get("controller-revision-hash") not in (
+                None, status.get("updateRevision")):
+            continue
+        want, got = pod_spec(template), pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
+        name = pod_meta.get("name")
+        deadline = number(got.get("activeDeadlineSeconds"))
+        healthy = number(want.get("activeDeadlineSeconds"))
+        if deadline is not None and (healthy is None or deadline < healthy):
+            return f"its pod {name} is patched to be killed {shown(got.get('activeDeadlineSeconds'))} seconds after it started " \
+                   "(activeDeadlineSeconds), which its pod template does not say"
+        for key in CONTAINER_LISTS:
+            theirs = {c.get("name"): c for c in got.get(key) or [] if isinstance(c, dict)}
+            for c in want.get(key) or [] if isinstance(want.get(key), list) else []:
+                mine = theirs.get(c.get("name")) if isinstance(c, dict) else None
+                if mine is None or not isinstance(c.get("image"), str) or not isinstance(mine.get("image"), str):
+                    continue
+                if not same_image(c["image"], mine["image"]):
+                    return f"its pod {name}'s container {c.get('name')} runs {shown(mine['image'])}, patched in " \
+                           f"place, not its pod template's {shown(c['image'])}"
+    return None
 
 
 # the fields of a pod spec that say which nodes may run it, beside tolerations (a CronJob's runs: `runs_unplaced`)
@@ -2529,16 +2582,21 @@ def claim_bound(claim, want, state=None):
 def claims_kept(entry, obj, state):
     """The volumes of `entry["claims"]` the workload's template mounts from a claim that serves
     (`claim_bound`): by its name as the fault left it, or any other claim of the namespace. A volume mounted
-    that way, its mount and the pod's `fsGroup` the fault set beside them are no fault left."""
+    that way, its mount and the pod's `fsGroup` the fault set beside them are no fault left, unless a container
+    mounts it over the content its image serves (`content_hidden`: a new, empty volume over nginx's document
+    root serves 403 and 404 while the pods are ready)."""
     kept = set()
     template = at(obj, ["spec", "template", "spec"])
     if not isinstance(template, dict):
         return kept
+    hiding = {m.get("name") for key in CONTAINER_LISTS for c in template.get(key) or [] if isinstance(c, dict)
+              for m in c.get("volumeMounts") or [] if isinstance(m, dict)
+              and content_hidden(c.get("image"), m.get("mountPath"))}
     namespace = (obj.get("metadata") or {}).get("namespace")
     for volume in template.get("volumes") or []:
         want = (entry.get("claims") or {}).get((volume or {}).get("name")) if isinstance(volume, dict) else None
         source = volume.get("persistentVolumeClaim") if want is not None else None
-        if isinstance(source, dict) and claim_bound(
+        if isinstance(source, dict) and volume.get("name") not in hiding and claim_bound(
                 state.get({"kind": "PersistentVolumeClaim", "namespace": namespace, "name": source.get("claimName")}),
                 want, state):
             kept.add(volume["name"])
@@ -4060,10 +4118,14 @@ DAEMON_TOLERATED = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreacha
                     "node.kubernetes.io/unschedulable", "node.kubernetes.io/network-unavailable")
 
 
-def _tolerates(tolerations, taint):
-    """Whether a pod's tolerations tolerate a node's taint, as the scheduler matches them."""
+def _tolerates(tolerations, taint, lasting=False):
+    """Whether a pod's tolerations tolerate a node's taint, as the scheduler matches them. `lasting`: for
+    good, so that a `NoExecute` taint tolerated only with `tolerationSeconds` is not (the taint manager evicts
+    the pod that long after it started, and every replacement likewise)."""
     for t in tolerations if isinstance(tolerations, list) else []:
         if not isinstance(t, dict) or (t.get("effect") and t.get("effect") != taint.get("effect")):
+            continue
+        if lasting and taint.get("effect") == "NoExecute" and t.get("tolerationSeconds") is not None:
             continue
         exists = t.get("operator") == "Exists"
         if not t.get("key"):
@@ -4270,6 +4332,36 @@ def _part_entry(fault, check_id):
     return None, None
 
 
+def _backend_reference(path):
+    """Whether a changed field's path is an Ingress backend's reference (`...backend.service.name`/`port`,
+    `defaultBackend`): which Service, on which port, a route sends its requests to."""
+    keys = [p for p in path if isinstance(p, str)]
+    return keys[:1] == ["spec"] and ("backend" in keys or "defaultBackend" in keys)
+
+
+def routed_parts(fault, parts, routes, state):
+    """An Ingress's backend references a fault changed judged by where its routes lead (`routes_problem`, as
+    `health.routes` judges them): once each request of the Ingress's healthy rules reaches the pods, port and
+    path it reached (a Service the fault named created selecting the same pods on the same port), the name the
+    backend gives is no harm left; its other changes are judged as they are."""
+    out = []
+    for check_id, passed, detail in parts:
+        entry, changes = _part_entry(fault, check_id) if not passed else (None, None)
+        route = next((r for r in routes if entry is not None and entry["object"]["kind"] == "Ingress"
+                      and r["object"]["namespace"] == entry["object"]["namespace"]
+                      and r["object"]["name"] == entry["object"]["name"]), None)
+        if route is not None and any(_backend_reference(c["path"]) for c in changes) \
+                and routes_problem(route, routes, state) is None:
+            rest = [c for c in changes if not _backend_reference(c["path"])]
+            why = "each request of its healthy rules reaches the pods, port and path it reached"
+            if not rest:
+                passed, detail = True, f"{why}: {detail}"
+            else:
+                passed, detail = field_check({**entry, "changes": rest}, state)
+        out.append((check_id, passed, detail))
+    return out
+
+
 def option_parts(fault, parts, state):
     """A fault whose harm is an option of its container's program (`harm_option`) is judged by it: once the
     program gets no such option, or an empty one (`option_relieved`), the fault's changes to that container
@@ -4468,6 +4560,8 @@ def mitigation_checks(spec, state, checks):
             parts = placed_parts(fault, parts, state)
         if fault.get("option") and not all(part[1] for part in parts):
             parts = option_parts(fault, parts, state)
+        if m.get("routes") and not all(part[1] for part in parts):
+            parts = routed_parts(fault, parts, m["routes"], state)
         if fault["undone_by"] == "any" and len(parts) > 1:
             # judged by its effect: no probe the fault made aggressive acts before the container starts (a
             # startup probe guarding it, a check that cannot fail), whatever its own timing fields say; the pods
@@ -4898,7 +4992,8 @@ def stray_pods(spec, state):
     """Pods a Service of the topology selects that no workload of the topology runs: a bare pod, or another
     workload's, given the application's labels serves in place of the pods the Service is for, and hides them
     broken. A pod is a workload's by its owner references alone (a name reads like anyone's); what a fault
-    created is left to its own check."""
+    created is left to its own check. A CronJob of no workload of the application (not suspended) whose job
+    template's pod labels a Service selects is one too: each run's pod joins the Service when it starts."""
     declared = {(w["kind"], w["namespace"], w["name"]) for w in spec["workloads"]}
     created = {(r["kind"], r["namespace"], r["name"]) for f in (spec.get("mitigation") or {}).get("faults", [])
                for r in f["created"]}
@@ -4923,6 +5018,16 @@ def stray_pods(spec, state):
         if strays:
             out.append(f"pods no workload of the application runs are selected by {ref_text(s)}: "
                        f"{', '.join(sorted(strays)[:3])}" + (f" and {len(strays) - 3} more" if len(strays) > 3 else ""))
+        # a CronJob of no workload of the application whose runs' pods the Service selects: each run joins it
+        for cron in state.by_kind.get(("CronJob", s["namespace"]), []):
+            meta = cron.get("metadata") or {}
+            if terminating(cron) or ("CronJob", s["namespace"], str(meta.get("name", ""))) in runners:
+                continue
+            spec_ = cron.get("spec") if isinstance(cron.get("spec"), dict) else {}
+            labels = at(cron, ["spec", "jobTemplate", "spec", "template", "metadata", "labels"])
+            if spec_.get("suspend") is not True and isinstance(labels, dict) and labels_match(labels, s["selector"]):
+                out.append(f"CronJob {meta.get('name')}, of no workload of the application, starts pods "
+                           f"{ref_text(s)} selects: each of its runs serves in place of the pods the Service is for")
     return out
 
 
@@ -5363,7 +5468,8 @@ def endpoints_kept(spec, state):
 
 def nodes_kept(spec, state):
     """The nodes the application's pods run on, as the agent left them: one cordoned (`spec.unschedulable`) or
-    tainted `NoSchedule`/`NoExecute` with a taint a pod running there does not tolerate (the node's own
+    tainted `NoSchedule`/`NoExecute` with a taint a pod running there does not tolerate (`NoExecute`: for good,
+    a toleration with `tolerationSeconds` being an eviction that long after the pod started; the node's own
     condition taints, `node.kubernetes.io/...`, are the node's state, not a change) takes no pod of the
     application again, and so does a state whose every Node is cordoned: running pods stay, the next one
     (a restart, an eviction, a rollout) stays Pending. A node a fault cordons is its own check's
@@ -5391,10 +5497,13 @@ def nodes_kept(spec, state):
             if not isinstance(taint, dict) or taint.get("effect") not in ("NoSchedule", "NoExecute") or \
                     str(taint.get("key", "")).startswith("node.kubernetes.io/"):
                 continue
-            refused = [p for p in pods if not _tolerates((p.get("spec") or {}).get("tolerations"), taint)]
+            refused = [p for p in pods if not _tolerates((p.get("spec") or {}).get("tolerations"), taint, True)]
             if refused:
                 broken.append(f"node {name} is tainted {taint.get('key')}:{taint.get('effect')}, which pod "
-                              f"{(refused[0].get('metadata') or {}).get('name')} running there does not tolerate")
+                              f"{(refused[0].get('metadata') or {}).get('name')} running there does not tolerate"
+                              + (" for good (its toleration has `tolerationSeconds`: it is evicted then)"
+                                 if taint.get("effect") == "NoExecute" and _tolerates(
+                                     (refused[0].get("spec") or {}).get("tolerations"), taint) else ""))
                 break
     if not broken and not cordoned and all((n.get("spec") or {}).get("unschedulable") for n in nodes):
         broken.append("every node is cordoned: no pod of the application can be placed again")

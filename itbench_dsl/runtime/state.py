@@ -289,6 +289,35 @@ class State:
                 raise InputError("the state's `fixed_at` must be an RFC 3339 time with a zone (2026-01-01T10:00:00Z)")
         self.observations = _observations(state.get("observations"), self.fixed_at, groups)
         self.incident = _incident(state.get("incident"))
+        self._digests_named()
+
+    def _digests_named(self):
+        """Each container image pinned by its digest alone (`repo@sha256:D`) that the state's pods show a tag of
+        that repository running as (`tag_digests`) read as that tag pinned to it (`repo:tag@sha256:D`): the runtime
+        pulls both by the digest alone, so it is the one image the tag ran as (the first tag by name where the
+        state shows one digest under several)."""
+        named = {}
+        for tag, digests in sorted(tag_digests(self).items()):
+            for digest in sorted(digests):
+                named.setdefault((tag.rpartition(":")[0], digest), tag)
+        if not named:
+            return
+        for key, obj in list(self.objects.items()):
+            if not isinstance(obj, dict) or obj.get("kind") not in POD_TEMPLATE_KINDS + ("Pod", "CronJob"):
+                continue
+            pod = pod_spec(obj)
+            pinned = [c for k in CONTAINER_LISTS for c in (pod.get(k) if isinstance(pod.get(k), list) else [])
+                      if isinstance(c, dict) and isinstance(c.get("image"), str) and _tagless_pin(c["image"]) in named]
+            if not pinned:
+                continue
+            out = json.loads(json.dumps(obj))
+            pod = pod_spec(out)
+            for c in [c for k in CONTAINER_LISTS for c in (pod.get(k) if isinstance(pod.get(k), list) else [])]:
+                if isinstance(c, dict) and isinstance(c.get("image"), str) and _tagless_pin(c["image"]) in named:
+                    c["image"] = named[_tagless_pin(c["image"])] + "@" + image_digest(c["image"])
+            self.objects[key] = out
+            found = self.by_kind[(key[0], key[1])]
+            found[next(i for i, o in enumerate(found) if o is obj)] = out
 
     def get(self, ref):
         return self.objects.get((ref["kind"], ref.get("namespace") or None, ref["name"]))
@@ -566,6 +595,15 @@ def same_image(a, b):
         return True
     (a_name, a_at, _), (b_name, b_at, _) = a.partition("@"), b.partition("@")
     return a_at != b_at and a_name == b_name and ":" in a_name.rpartition("/")[2]
+
+
+def _tagless_pin(image):
+    """(repository, digest) of an image reference pinned by its digest without a tag (`repo@sha256:D`), else None."""
+    ref = image_ref(image)
+    name, at, digest = ref.partition("@")
+    if not at or ":" in name.rpartition("/")[2]:
+        return None
+    return name, digest
 
 
 def image_digest(text):
@@ -1484,6 +1522,32 @@ IMAGE_DEFAULTS = {
     "docker.io/valkey/valkey": (["docker-entrypoint.sh"], ["valkey-server"]),
     "docker.io/library/busybox": ([], ["sh"]),
 }
+
+
+# Where an image ships the content its program serves (repository, as IMAGE_DEFAULTS keys it, to the paths): a
+# volume mounted there, or over a directory holding it, hides it (nginx's document root, httpd's `htdocs`; an
+# empty new volume there serves 403 and 404 while the pods are ready).
+IMAGE_CONTENT = {
+    "docker.io/library/nginx": ("/usr/share/nginx/html",),
+    "docker.io/library/httpd": ("/usr/local/apache2/htdocs",),
+}
+
+
+def _repository(image):
+    ref = image_ref(image).partition("@")[0]
+    return ref.rpartition(":")[0] if ":" in ref.rpartition("/")[2] else ref
+
+
+def content_hidden(image, path):
+    """The content path of an image (IMAGE_CONTENT) a volume mounted at `path` hides (mounted there or over a
+    directory above it), None when it hides none or the image is not known."""
+    if not isinstance(image, str) or not image.strip() or not isinstance(path, str):
+        return None
+    path = path.rstrip("/") or "/"
+    for content in IMAGE_CONTENT.get(_repository(image), ()):
+        if content == path or content.startswith(path.rstrip("/") + "/"):
+            return content
+    return None
 
 
 def image_defaults(image):

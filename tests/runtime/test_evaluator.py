@@ -353,7 +353,9 @@ def test_what_the_state_omits_is_not_taken_as_absent():
                            # what the application stands on: its nodes, its own policies, its Services' endpoints
                            "/Node", "otel-demo/EndpointSlice", "otel-demo/NetworkPolicy", "otel-demo/ResourceQuota",
                            # what admits its next pods: the namespace's LimitRanges and Pod Security labels
-                           "otel-demo/LimitRange", "/Namespace"]
+                           "otel-demo/LimitRange", "/Namespace",
+                           # the CronJobs whose runs' pods could join its Services
+                           "otel-demo/CronJob"]
     assert "created.chaos-mesh/Schedule/postgresql-main" not in failed(mitigate(chaos, get_all))
 
 

@@ -217,6 +217,9 @@ def test_istio_rules_overlap_where_some_request_matches_both(a, b, overlap):
 
 CLAIMS = [("bookinfo-reviews-nonexistent-pvc", "reviews-v3", "reviews-v3"),
           ("k8sbench-fix-pending-pod", "homepage-pod", "homepage-pvc")]
+# the faults that mount their claim over the content the image serves (nginx's document root): a claim that
+# binds there is a new, empty volume hiding it, so no claim made good mends them
+HIDING = {"k8sbench-fix-pending-pod"}
 
 
 def _claimed(name, workload, claim, edit) -> dict:
@@ -252,7 +255,7 @@ def _renamed_claim(template, claim):
 ])
 def test_a_claim_is_judged_by_what_the_pods_mount(name, workload, claim, edit, passes):
     verdict = mitigate(name, _claimed(name, workload, claim, edit))
-    assert verdict["passed"] is passes, failed(verdict)
+    assert verdict["passed"] is (passes and name not in HIDING), failed(verdict)
 
 
 @pytest.mark.parametrize("name, workload, claim", CLAIMS)
@@ -280,7 +283,7 @@ def test_a_claim_of_the_faults_class_binds_once_the_class_exists(name, workload,
         state["resources"]["items"].append({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
                                             "metadata": {"name": class_}, "provisioner": "rancher.io/local-path"})
     verdict = mitigate(name, state)
-    assert verdict["passed"] is passes, failed(verdict)
+    assert verdict["passed"] is (passes and name not in HIDING), failed(verdict)
 
 
 # ---- an image tag pinned to its digest ---------------------------------------------------------------------
