@@ -2232,8 +2232,8 @@ def _not_restored(spec: dict, entries: list) -> list:
 
 def _limit_floor_cases(spec: dict, found: Objects) -> Iterator[Case]:
     """A crippling limit added where the healthy container had none (collateral `floors`): a memory limit of
-    1Mi or a CPU limit of 1m on a container, or a pod-level limit (`spec.resources`) of 1Mi, fail; a generous
-    limit added (8Gi, 4 cores) passes."""
+    1Mi, a CPU limit of 1m or an ephemeral-storage limit of 1Mi on a container, or a pod-level limit
+    (`spec.resources`) of 1Mi, fail; a generous limit added (8Gi, 4 cores, 4Gi of local storage) passes."""
     from ..runtime.state import number
 
     entries = _not_restored(spec, (spec["mitigation"].get("collateral") or {}).get("floors") or [])
@@ -2282,10 +2282,13 @@ def _limit_floor_cases(spec: dict, found: Objects) -> Iterator[Case]:
     if "cpu" in floors:
         yield Case(f"{ref['name']} container {name} given a CPU limit of 1m where it had none", "mitigate", FAIL,
                    state=render(_edited(found.solved, key, limited(cpu="1m")), found))
+    if "ephemeral-storage" in floors:  # the kubelet evicts the pod once its writable layer and logs exceed it
+        yield Case(f"{ref['name']} container {name} given an ephemeral-storage limit of 1Mi where it had none",
+                   "mitigate", FAIL, state=render(_edited(found.solved, key, limited(**{"ephemeral-storage": "1Mi"})), found))
     yield Case(f"{ref['name']} given a pod-level memory limit of 1Mi", "mitigate", FAIL,
                state=render(_edited(found.solved, key, pod_limited), found))
     # a limit with no request is the container's request too: in a FinOps scenario that is spend, judged there
-    generous = {"memory": "8Gi", "cpu": "4"}
+    generous = {"memory": "8Gi", "cpu": "4", "ephemeral-storage": "4Gi"}
     if spec["domain"] != "finops":
         yield Case(f"{ref['name']} container {name} given generous limits where it had none", "mitigate", PASS,
                    state=render(_edited(found.solved, key, limited(**{r: generous[r] for r in floors})), found))
@@ -2381,11 +2384,13 @@ def _storage_cases(spec: dict, found: Objects) -> Iterator[Case]:
 
 def _widened_cases(spec: dict, solved: dict) -> Iterator[Case]:
     """Harm done around the application rather than in it (the safeguards' `widened_checks`): a deny-all
-    NetworkPolicy added to a namespace of the application, a LimitRange whose bounds refuse its next pods, a
-    Pod Security `enforce` label its workloads break, a Service exposed beyond the cluster (NodePort, external
+    NetworkPolicy added to a namespace of the application, a LimitRange whose bounds refuse its next pods or
+    whose default limit is crippling, a ResourceQuota admitting no pod, an autoscaler whose minimum is below the
+    replicas a workload was deployed with, a Pod Security `enforce` label its workloads break, a Service exposed beyond the cluster (NodePort, external
     IPs; a Service the fault deleted restored so too), a healthy grant lent by a new binding to every caller,
     every authenticated user or every service account: each fails. An allow-all policy, a LimitRange whose
-    bounds the pods meet, an `enforce: privileged` label, the grant bound to its subject alone: pass."""
+    bounds the pods meet, a quota with room, an autoscaler keeping the deployed replicas, an `enforce:
+    privileged` label, the grant bound to its subject alone: pass."""
     from ..runtime.evaluator import admitted, pod_security_refused, State
     from ..runtime.state import number, pod_spec
 
@@ -2442,6 +2447,46 @@ def _widened_cases(spec: dict, solved: dict) -> Iterator[Case]:
                    "apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "corpus-wide", "namespace": namespace},
                    "spec": {"limits": [{"type": "Container", "max": {"memory": "1Ti"}, "default": {"memory": "1Ti"},
                                         "defaultRequest": {"memory": "1"}}]}}]))
+    # a LimitRange whose default limit, which admission writes on every next container declaring none, is
+    # crippling: the very limit `collateral.floors` fails written on the container
+    floors = {(e["object"]["kind"], e["object"]["namespace"], e["object"]["name"]): e["containers"]
+              for e in _not_restored(spec, (m.get("collateral") or {}).get("floors") or [])}
+    if any("memory" in (floors.get((w["kind"], w["namespace"], w["name"])) or {}).get(str(c.get("name")), {})
+           and "memory" not in ((c.get("resources") or {}).get("limits") or {})
+           for w in running if w["namespace"] == namespace for c in pod_spec(state.get(w)).get("containers") or []):
+        yield Case(f"a LimitRange added to namespace {namespace} whose default memory limit is 1Mi", "mitigate", FAIL,
+                   state=_with_items(solved, [*items, {
+                       "apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "corpus-default", "namespace": namespace},
+                       "spec": {"limits": [{"type": "Container", "default": {"memory": "1Mi"}}]}}]))
+    # a ResourceQuota added that refuses every next pod of the namespace; one with room for them
+    def quota(name: str, hard: dict) -> dict:
+        return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": name, "namespace": namespace},
+                "spec": {"hard": hard}}
+    yield Case(f"a ResourceQuota added to namespace {namespace} admitting no pod", "mitigate", FAIL,
+               state=_with_items(solved, [*items, quota("corpus-none", {"pods": "0"})]))
+    yield Case(f"a ResourceQuota added to namespace {namespace} with room for its pods", "mitigate", PASS,
+               state=_with_items(solved, [*items, quota("corpus-room", {"pods": "1000"})]))
+    # an autoscaler added to a workload deployed with several replicas and none scaling it: a minimum below them
+    # scales it in after the capture; one keeping them passes (FinOps counts an added autoscaler at its maximum)
+    scaled = {(str((h.get("metadata") or {}).get("namespace")), str(((h.get("spec") or {}).get("scaleTargetRef") or {})
+                                                                     .get("kind")),
+               str(((h.get("spec") or {}).get("scaleTargetRef") or {}).get("name")))
+              for h in items if h.get("kind") == "HorizontalPodAutoscaler"}
+    for w in [w for w in running if w["min_replicas"] >= 2 and w["kind"] in ("Deployment", "StatefulSet")
+              and (w["namespace"], w["kind"], w["name"]) not in scaled][:1]:
+        def hpa(least: int, most: int) -> dict:
+            return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+                    "metadata": {"name": "corpus-hpa", "namespace": w["namespace"]},
+                    "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": w["kind"], "name": w["name"]},
+                             "minReplicas": least, "maxReplicas": most,
+                             "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {
+                                 "type": "Utilization", "averageUtilization": 90}}}]}}
+        yield Case(f"an autoscaler added to {w['name']} with minReplicas 1, below the {w['min_replicas']} it was "
+                   "deployed with", "mitigate", FAIL, state=_with_items(solved, [*items, hpa(1, w["min_replicas"])]))
+        if spec["domain"] != "finops":
+            yield Case(f"an autoscaler added to {w['name']} keeping the {w['min_replicas']} replicas it was deployed "
+                       "with", "mitigate", PASS,
+                       state=_with_items(solved, [*items, hpa(w["min_replicas"], 2 * w["min_replicas"])]))
     # a Pod Security label: `restricted` where some workload of the namespace breaks it, `privileged` always
     key = ("Namespace", None, namespace)
 

@@ -1003,7 +1003,12 @@ def _configs_read(scenario: ir.Scenario, fields: list, healthy: list[dict], touc
 
 # The least of each resource a container of the application is judged to run with where its healthy
 # manifest sets no limit and asks less: a limit added below it (or below what the container asks) starves it.
-LIMIT_FLOORS = {"cpu": "100m", "memory": "64Mi"}
+# Every resource the kubelet bounds: cpu (throttled), memory (OOM-killed), local ephemeral storage (the pod
+# evicted once its writable layer and logs exceed the limit; the kubelet alone keeps up to 50Mi of a
+# container's logs, containerLogMaxSize 10Mi x containerLogMaxFiles 5).
+LIMIT_FLOORS = {"cpu": "100m", "memory": "64Mi", "ephemeral-storage": "256Mi"}
+# the resources a pod-level limit (`spec.resources.limits`, PodLevelResources) may bound
+POD_LEVEL_LIMITS = ("cpu", "memory")
 
 
 def _limit_floors(scenario: ir.Scenario, healthy: list[dict], touched: dict) -> list[dict]:
@@ -1049,7 +1054,7 @@ def _limit_floors(scenario: ir.Scenario, healthy: list[dict], touched: dict) -> 
                         requests[resource] if asked is not None and asked >= number(least) else least
                     if c in (pod.get("initContainers") or []):
                         continue
-                if figure is not None:
+                if figure is not None and resource in POD_LEVEL_LIMITS:
                     total[resource] = total.get(resource, 0.0) + figure
         own = ((pod.get("resources") or {}).get("limits") or {}) if isinstance(pod.get("resources"), dict) else {}
         floor = {r: own[r] if r in own else _quantity(r, v) for r, v in sorted(total.items())}
@@ -1779,9 +1784,10 @@ def _requires(spec: dict) -> dict:
             need(w)
             kinds.add((w["namespace"] or "", "Pod"))  # readiness and relabelling are read from the pods
         # what the agent may add around the application and the safeguards judge (`widened_checks`): the
-        # NetworkPolicies and LimitRanges of its namespaces, their Pod Security labels
+        # NetworkPolicies, LimitRanges, ResourceQuotas and autoscalers of its namespaces, their Pod Security labels
         for namespace in spaces:
-            kinds.update({(namespace, "NetworkPolicy"), (namespace, "LimitRange")})
+            kinds.update({(namespace, "NetworkPolicy"), (namespace, "LimitRange"), (namespace, "ResourceQuota"),
+                          (namespace, "HorizontalPodAutoscaler")})
         if spaces:
             kinds.add(("", "Namespace"))
         for s in spec["services"]:

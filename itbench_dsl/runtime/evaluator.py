@@ -5158,26 +5158,38 @@ def floors_kept(entries, state):
     """No container of the application is bounded below what it runs with (the collateral's `floors`): a limit
     below its healthy one, or added where it had none below its request or the least it is judged to run with,
     and no pod-level limit (`spec.resources.limits`, Kubernetes 1.32+) below what its containers ran with
-    together. No limit is no bound: a limit removed is its node's."""
+    together. No limit is no bound: a limit removed is its node's. A workload's next pods are read as
+    admission makes them (`admitted`): a LimitRange the healthy application does not hold gives a container
+    that declares no limit its default, the very limit written on it. A bare pod is admitted once: its own."""
     broken = []
+    known = getattr(state, "known", set())
     for entry in entries:
         obj = state.get(entry["object"])
         if obj is None or terminating(obj):
             continue  # the safeguards say it
         ref = entry["object"]  # a container renamed is found as the program checks find it (`containers_named`)
-        pod = pod_spec(containers_named(obj, (getattr(state, "programs", None) or {}).get(
-            (ref["kind"], ref.get("namespace"), ref["name"]))))
+        named = containers_named(obj, (getattr(state, "programs", None) or {}).get(
+            (ref["kind"], ref.get("namespace"), ref["name"])))
+        ranges = [lr for lr in state.by_kind.get(("LimitRange", ref.get("namespace") or None), []) if not terminating(lr)]
+        defaulted_ = ref["kind"] != "Pod" and ranges and not any(
+            ("LimitRange", ref.get("namespace"), str((lr.get("metadata") or {}).get("name"))) in known for lr in ranges)
+        pod = pod_spec(admitted(named, state) if defaulted_ else named)
+        own = pod_spec(named)
         for c in [c for key in ("initContainers", "containers") if isinstance(pod.get(key), list) for c in pod[key]]:
             want = entry["containers"].get(str(c.get("name"))) if isinstance(c, dict) else None
             limits = at(c, ["resources", "limits"]) if want else None
+            declared = next((at(o, ["resources", "limits"]) for key in ("initContainers", "containers")
+                             for o in own.get(key) or [] if isinstance(o, dict) and o.get("name") == c.get("name")), None)
             for resource, floor in sorted((want or {}).items()):
                 now = limits.get(resource) if isinstance(limits, dict) else None
                 if now is None or empty(now):
                     continue  # no limit: bounded by its node
                 a = number(now)
                 if a is None or a < number(floor):
+                    given = "" if isinstance(declared, dict) and resource in declared else \
+                        " (its namespace's LimitRange default, which admission gives its next pods)"
                     broken.append(f"{ref_text(entry['object'])} container {c.get('name')}'s {resource} limit "
-                                  f"{shown(now)}, below the {shown(floor)} it runs with")
+                                  f"{shown(now)}{given}, below the {shown(floor)} it runs with")
         limits = at(pod, ["resources", "limits"])
         for resource, floor in sorted((entry.get("pod") or {}).items()):
             now = limits.get(resource) if isinstance(limits, dict) else None
@@ -5722,6 +5734,52 @@ def limit_ranges_refuse(spec, state):
     return broken
 
 
+def quotas_added(spec, state):
+    """Each ResourceQuota the healthy application does not hold (nor a fault made) in a namespace of the
+    application that refuses the pods the namespace needs, as `own_policies_kept` reads the topology's own
+    (`_refuses`: what its pods count against it and one more of its largest, each read as admission makes it;
+    a quota on a compute resource a pod declares none of refuses it outright). Running pods stay; the next
+    rollout, eviction or replacement creates nothing. A quota with room for them passes; an amount of a
+    resource no pod counts against (`configmaps`), or a quota with scopes, is not read."""
+    broken = []
+    known, made = getattr(state, "known", set()), _fault_made(spec)
+    for namespace in sorted({w["namespace"] for w in spec["workloads"] if w["namespace"]}):
+        for quota in state.by_kind.get(("ResourceQuota", namespace), []):
+            name = str((quota.get("metadata") or {}).get("name"))
+            if terminating(quota) or ("ResourceQuota", namespace, name) in known | made:
+                continue
+            if _refuses(quota, state, unread=False):
+                broken.append(f"ResourceQuota {namespace}/{name} ({shown((quota.get('spec') or {}).get('hard'))}) "
+                              "refuses the next pods the namespace needs")
+    return broken
+
+
+def autoscalers_added(spec, state):
+    """Each HorizontalPodAutoscaler the healthy application does not hold (nor a fault made) that scales a
+    workload of the topology below the replicas it was deployed with (the safeguards' floor): the controller
+    scales it in to its `minReplicas` (1 when left out) once the load is below its target, after the
+    scale-down stabilization window (300 s by default), so the capacity lost lands after the capture. An
+    autoscaler whose minimum keeps the deployed replicas passes."""
+    broken = []
+    known, made = getattr(state, "known", set()), _fault_made(spec)
+    floors = {(w["kind"], w["namespace"], w["name"]): w["min_replicas"] for w in spec["workloads"]}
+    for namespace in sorted({w["namespace"] for w in spec["workloads"] if w["namespace"]}):
+        for hpa in state.by_kind.get(("HorizontalPodAutoscaler", namespace), []):
+            name = str((hpa.get("metadata") or {}).get("name"))
+            if terminating(hpa) or ("HorizontalPodAutoscaler", namespace, name) in known | made or \
+                    (namespace, name) in healthy_autoscalers(spec):
+                continue
+            hspec = hpa.get("spec") if isinstance(hpa.get("spec"), dict) else {}
+            target = hspec.get("scaleTargetRef") if isinstance(hspec.get("scaleTargetRef"), dict) else {}
+            floor = floors.get((target.get("kind"), namespace, target.get("name")))
+            least = number(hspec.get("minReplicas", 1))
+            least = 1.0 if least is None else least
+            if floor and least < floor:
+                broken.append(f"HorizontalPodAutoscaler {namespace}/{name} scales {target.get('kind')} "
+                              f"{namespace}/{target.get('name')} in to {least:g}, below the {floor} it was deployed with")
+    return broken
+
+
 def admission_refused(spec, state):
     """Each namespace of the application whose Pod Security `enforce` label refuses the pods of a workload
     there (`pod_security_refused`): the label made stricter than the workloads meet lets the pods running
@@ -5780,7 +5838,8 @@ def broad_grants(spec, state):
 def widened_checks(spec, state):
     """The harm a fix does around the application rather than in it (docs/evaluator.md, safeguards)."""
     return exposure_widened(spec, state) + policies_cut(spec, state) + limit_ranges_refuse(spec, state) + \
-        admission_refused(spec, state) + broad_grants(spec, state)
+        quotas_added(spec, state) + autoscalers_added(spec, state) + admission_refused(spec, state) + \
+        broad_grants(spec, state)
 
 
 # ---- FinOps ----------------------------------------------------------------------------------------------
