@@ -3024,6 +3024,31 @@ def _program_cases(found: Objects, entry: dict) -> Iterator[Case]:
             entry.get("mounts", {}).get(first) if "emptyDir" in what else True
         if changed is not None and judged is not None:
             yield Case(f"{ref['name']}: container {first} {what}", "mitigate", FAIL, state=render(changed, found))
+    # a liveness probe that can never succeed, delayed past the capture (a restart loop to come), fails; one on a
+    # port the container serves passes
+    held = (entry.get("probes") or {}).get(first) if first is not None else None
+    if held is not None:
+        serves = held.get("serves") or []
+        unserved = next(p for p in range(65000, 65535) if p not in serves)
+        for what, probe, want in (
+                ("a liveness probe that always fails (exec false), delayed 600s",
+                 {"exec": {"command": ["false"]}, "initialDelaySeconds": 600}, FAIL),
+                (f"a liveness probe on port {unserved}, which it does not serve, delayed 600s",
+                 {"httpGet": {"path": "/", "port": unserved}, "initialDelaySeconds": 600}, FAIL if serves else None),
+                (f"a liveness probe on port {serves[0] if serves else None}, which it serves",
+                 {"tcpSocket": {"port": serves[0] if serves else None}, "initialDelaySeconds": 600},
+                 PASS if serves else None)):
+            if want is None:
+                continue
+
+            def probed(obj, probe=probe, name=first):
+                for c in pod_spec(obj)["containers"]:
+                    if c.get("name") == name:
+                        c["livenessProbe"] = copy.deepcopy(probe)
+            changed = _edited(found.solved, key, probed)
+            if changed is not None:
+                yield Case(f"{ref['name']}: container {first} given {what}", "mitigate", want,
+                           state=render(changed, found))
     from ..runtime.state import image_defaults
     for c in containers:
         defaults = image_defaults(c.get("image"))

@@ -215,6 +215,9 @@ def _programs(scenario: ir.Scenario, ready: list[dict], fields: list[dict], othe
         mounts = _mounts(originals[key], changes.get(key, []))
         if mounts:
             entry["mounts"] = mounts
+        probes = _probes(originals[key], changes.get(key, []))
+        if probes:
+            entry["probes"] = probes
         if others and key not in sized:
             limits = _limits(originals[key], changes.get(key, []))
             if limits:
@@ -382,6 +385,44 @@ def _mounts(original: dict, changes: list) -> dict:
             if not touched:
                 out[str(c.get("name"))] = sorted({str(m.get("mountPath")).rstrip("/") or "/"
                                                   for m in c.get("volumeMounts") or [] if isinstance(m, dict)})
+    return out
+
+
+# the probes on whose failures the kubelet restarts a container (a readiness probe only takes it out of service)
+RESTARTING_PROBES = ("livenessProbe", "startupProbe")
+
+
+def _probes(original: dict, changes: list) -> dict:
+    """Each container's (and init container's) healthy liveness and startup probes (null: none) and the ports
+    it serves (`serves`: the numbers it declares, and those its healthy probes check), container name to them,
+    but for a container whose probes or ports a fault changes (its check judges them): a probe added or
+    changed on a port outside them, or running a command that always fails, restarts the container once the
+    kubelet acts on it, however late (runtime.probes_added)."""
+    original = as_template(original)
+    pod = ((original.get("spec") or {}).get("template") or {}).get("spec") or {}
+    paths = [template_path(original.get("kind"), change["path"]) for change in changes]
+    if any(p[:3] == ["spec", "template", "spec"] and len(p) == 3 for p in paths):
+        return {}
+    out = {}
+    for key in CONTAINER_LISTS:
+        for c in pod.get(key) or []:
+            if not isinstance(c, dict):
+                continue
+            touched = any(p[:4] == ["spec", "template", "spec", key] and (
+                len(p) == 4 or not isinstance(p[4], list) or str(p[4][1]) == str(c.get("name"))) and
+                (len(p) <= 5 or p[5] in RESTARTING_PROBES + ("ports",)) for p in paths)
+            if touched:
+                continue
+            named = {p["name"]: p["containerPort"] for p in c.get("ports") or []
+                     if isinstance(p, dict) and p.get("name") and "containerPort" in p}
+            serves = {p["containerPort"] for p in c.get("ports") or [] if isinstance(p, dict) and "containerPort" in p}
+            for probe in PROBES:
+                for handler in ("httpGet", "tcpSocket", "grpc"):
+                    port = (((c.get(probe) or {}).get(handler) or {}) if isinstance(c.get(probe), dict) else {}).get("port")
+                    port = named.get(port, port)
+                    if isinstance(port, int):
+                        serves.add(port)
+            out[str(c.get("name"))] = {**{probe: c.get(probe) for probe in RESTARTING_PROBES}, "serves": sorted(serves)}
     return out
 
 

@@ -2380,6 +2380,53 @@ def hooks_added(keep, obj):
     return None
 
 
+# exec commands that exit non-zero whatever the container does: a probe running one never succeeds
+NEVER_SUCCEEDING = ({"false"}, {"/bin/false"}, {"/usr/bin/false"})
+
+
+def probe_never_succeeds(action, serves):
+    """Why a probe's check (`probe_action`, named ports resolved) can never succeed, None when it may: a port
+    none of `serves` (the ports its container serves when healthy: `unserved_port`), or an exec of a command
+    that always fails (`false`, `sh -c 'exit 1'`)."""
+    port = unserved_port(action, serves)
+    if port is not None:
+        return f"checks port {shown(port)}, which the container does not serve (it serves " \
+            f"{', '.join(str(p) for p in serves)})"
+    command = ((action or {}).get("exec") or {}).get("command") if isinstance(action, dict) else None
+    if isinstance(command, list) and command and all(isinstance(a, str) for a in command):
+        if len(command) == 3 and command[0] in ("sh", "/bin/sh", "bash", "/bin/bash") and command[1] == "-c":
+            command = [command[2].strip()]
+        text = command[0].strip() if len(command) == 1 else None
+        code = text.split()[1] if text and len(text.split()) == 2 and text.split()[0] == "exit" else None
+        if {text} in NEVER_SUCCEEDING or (code is not None and code.isdigit() and int(code) != 0):
+            return f"runs {shown(command[0] if len(command) == 1 else command)}, which always fails"
+    return None
+
+
+def probes_added(probes, obj):
+    """The first liveness or startup probe of a workload's container that differs from its healthy one (one
+    added, or its check changed; `probes`: container name to its healthy probes and the ports it serves) and
+    can never succeed (`probe_never_succeeds`), as text; None when there is none. The kubelet restarts a
+    container whose liveness (or startup) probe keeps failing, once its delay has passed: a check that cannot
+    succeed, delayed past the capture, is a restart loop to come, as a fault's probe is. A probe that checks
+    what the healthy one checks (its timing aside), one on a port the container serves, or a command that may
+    succeed, passes."""
+    pod = pod_spec(obj)
+    for key in CONTAINER_LISTS:
+        for c in pod.get(key) or [] if isinstance(pod.get(key), list) else []:
+            want = probes.get(str(c.get("name"))) if isinstance(c, dict) else None
+            if want is None:
+                continue
+            for kind in ("livenessProbe", "startupProbe"):
+                action = probe_action(c.get(kind), c)
+                if action is None or probe_never_fails(c.get(kind)) or action == probe_action(want.get(kind), c):
+                    continue
+                why = probe_never_succeeds(action, want.get("serves") or [])
+                if why:
+                    return f"container {c.get('name')}'s {kind} {why}: the kubelet restarts it once the probe acts"
+    return None
+
+
 def _env_sourced(container):
     """The variables a container's healthy `env` reads from another object (`valueFrom`)."""
     return [e.get("name") for e in container.get("env") or [] if isinstance(e, dict) and "value" not in e]
@@ -2430,6 +2477,9 @@ def program_problem(entry, obj, state):
     hooked = hooks_added(entry["keep"], named)
     if hooked:
         return hooked
+    probed = probes_added(entry.get("probes") or {}, named)
+    if probed:
+        return probed
     mounted = mounts_added(entry.get("mounts") or {}, named)
     if mounted:
         return mounted
