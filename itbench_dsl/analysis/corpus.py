@@ -479,7 +479,9 @@ def _enrolment_cases(spec: dict, found: Objects) -> Iterator[Case]:
 def _standing_cases(spec: dict, found: Objects) -> Iterator[Case]:
     """What the application stands on, harmed beside a fix (runtime.standing_checks): one of its own
     NetworkPolicies edited into a deny-all (fail), or to admit everything, or deleted (pass); one of its own
-    ResourceQuotas edited to admit no pod (fail), or raised, or deleted (pass); an EndpointSlice written by hand
+    ResourceQuotas edited to admit no pod (fail), or raised, or deleted (pass); one of its own Istio
+    AuthorizationPolicies edited into a DENY of every request (fail), or its ALLOW given one more rule, or deleted
+    (pass); an EndpointSlice written by hand
     for a Service, listing an address no pod of it holds (fail) or its own pod's (pass); the nodes its pods run
     on cordoned, or tainted (fail), and the control plane's own taint beside them schedulable (pass)."""
     from ..runtime.state import number
@@ -491,7 +493,9 @@ def _standing_cases(spec: dict, found: Objects) -> Iterator[Case]:
             ("to admit everything", PASS, {"podSelector": {}, "policyTypes": ["Ingress", "Egress"], "ingress": [{}],
                                            "egress": [{}]}))),
                         ("ResourceQuota", (("to admit no pod", FAIL, {"hard": {"pods": "0"}}),
-                                           ("to admit more", PASS, None)))):
+                                           ("to admit more", PASS, None))),
+                        ("AuthorizationPolicy", (("into a DENY of every request", FAIL, "deny"),
+                                                 ("to admit one more source", PASS, "allow")))):
         entry = next((e for e in policies if e["object"]["kind"] == kind and _key_of(e["object"]) in solved), None)
         if entry is None:
             continue
@@ -499,6 +503,13 @@ def _standing_cases(spec: dict, found: Objects) -> Iterator[Case]:
         for what, want, new in edits:
             if new is None:
                 new = {"hard": {r: str(int((number(v) or 0) * 2)) for r, v in (entry["spec"].get("hard") or {}).items()}}
+            elif new == "deny":
+                new = {**copy_data(entry["spec"]), "action": "DENY", "rules": [{}]}
+            elif new == "allow":
+                if (entry["spec"].get("action") or "ALLOW") != "ALLOW" or not entry["spec"].get("rules"):
+                    continue
+                new = {**copy_data(entry["spec"]), "rules": [*copy_data(entry["spec"]["rules"]), {
+                    "from": [{"source": {"namespaces": [key[1]]}}]}]}
             edited = dict(solved)
             edited[key] = {**copy_data(solved[key]), "spec": new}
             yield Case(f"the application's own {kind} {key[2]} edited {what}", "mitigate", want,
@@ -2386,10 +2397,11 @@ def _widened_cases(spec: dict, solved: dict) -> Iterator[Case]:
     """Harm done around the application rather than in it (the safeguards' `widened_checks`): a deny-all
     NetworkPolicy added to a namespace of the application, a LimitRange whose bounds refuse its next pods or
     whose default limit is crippling, a ResourceQuota admitting no pod, an autoscaler whose minimum is below the
-    replicas a workload was deployed with, a Pod Security `enforce` label its workloads break, a Service exposed beyond the cluster (NodePort, external
+    replicas a workload was deployed with, an Istio AuthorizationPolicy denying every request to a workload, a
+    Pod Security `enforce` label its workloads break, a Service exposed beyond the cluster (NodePort, external
     IPs; a Service the fault deleted restored so too), a healthy grant lent by a new binding to every caller,
     every authenticated user or every service account: each fails. An allow-all policy, a LimitRange whose
-    bounds the pods meet, a quota with room, an autoscaler keeping the deployed replicas, an `enforce:
+    bounds the pods meet, a quota with room, an autoscaler keeping the deployed replicas, a DENY of TRACE, an `enforce:
     privileged` label, the grant bound to its subject alone: pass."""
     from ..runtime.evaluator import admitted, pod_security_refused, State
     from ..runtime.state import number, pod_spec
@@ -2487,6 +2499,20 @@ def _widened_cases(spec: dict, solved: dict) -> Iterator[Case]:
             yield Case(f"an autoscaler added to {w['name']} keeping the {w['min_replicas']} replicas it was deployed "
                        "with", "mitigate", PASS,
                        state=_with_items(solved, [*items, hpa(w["min_replicas"], 2 * w["min_replicas"])]))
+    # an Istio AuthorizationPolicy added that DENYs every request to a workload of the application; one denying
+    # only TRACE, which the application is never sent
+    first = state.get(running[0]) if running[0]["namespace"] == namespace else None
+    labels = ((((first or {}).get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {}
+    if labels:
+        def authz(name: str, rule: dict) -> dict:
+            return {"apiVersion": "security.istio.io/v1", "kind": "AuthorizationPolicy",
+                    "metadata": {"name": name, "namespace": namespace},
+                    "spec": {"selector": {"matchLabels": dict(labels)}, "action": "DENY", "rules": [rule]}}
+        yield Case(f"an Istio AuthorizationPolicy added denying every request to {running[0]['name']}", "mitigate",
+                   FAIL, state=_with_items(solved, [*items, authz("corpus-deny-all", {})]))
+        yield Case(f"an Istio AuthorizationPolicy added denying TRACE to {running[0]['name']}", "mitigate", PASS,
+                   state=_with_items(solved, [*items, authz("corpus-deny-trace", {"to": [{"operation": {
+                       "methods": ["TRACE"]}}]})]))
     # a Pod Security label: `restricted` where some workload of the namespace breaks it, `privileged` always
     key = ("Namespace", None, namespace)
 

@@ -940,11 +940,12 @@ def _collateral(scenario: ir.Scenario, fields: list) -> dict:
 
 
 # the objects of the topology that say what its namespaces admit: traffic (NetworkPolicy), new pods (ResourceQuota)
-POLICY_KINDS = ("NetworkPolicy", "ResourceQuota")
+POLICY_KINDS = ("NetworkPolicy", "ResourceQuota", "AuthorizationPolicy")
 
 
 def _own_policies(scenario: ir.Scenario, fields: list, healthy: list[dict]) -> list[dict]:
-    """The NetworkPolicies and ResourceQuotas of the topology (its decoys too) that no fault acts on, each with
+    """The NetworkPolicies, ResourceQuotas and Istio AuthorizationPolicies of the topology (its decoys too) that
+    no fault acts on, each with
     its healthy spec: edited to admit less than it did (runtime.own_policies_kept), it harms the application a fix did not
     need to touch. Those of a provided namespace are the cluster's."""
     acted = {(r.kind, r.namespace, r.name) for i in scenario.injections()
@@ -1825,10 +1826,11 @@ def _requires(spec: dict) -> dict:
             need(w)
             kinds.add((w["namespace"] or "", "Pod"))  # readiness and relabelling are read from the pods
         # what the agent may add around the application and the safeguards judge (`widened_checks`): the
-        # NetworkPolicies, LimitRanges, ResourceQuotas and autoscalers of its namespaces, their Pod Security labels
+        # NetworkPolicies, LimitRanges, ResourceQuotas, autoscalers and Istio AuthorizationPolicies of its
+        # namespaces, their Pod Security labels (a kind the cluster does not serve is captured empty)
         for namespace in spaces:
             kinds.update({(namespace, "NetworkPolicy"), (namespace, "LimitRange"), (namespace, "ResourceQuota"),
-                          (namespace, "HorizontalPodAutoscaler")})
+                          (namespace, "HorizontalPodAutoscaler"), (namespace, "AuthorizationPolicy")})
         if spaces:
             kinds.add(("", "Namespace"))
         for s in spec["services"]:

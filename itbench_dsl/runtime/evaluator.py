@@ -5335,6 +5335,67 @@ def _traffic_admitted(direction, labels, namespace, policies, state):
         _calls_admitted(direction, labels, namespace, policies, state)
 
 
+def _authz_refuses(policy, healthy_rules=(), healthy_action=None):
+    """Why an Istio AuthorizationPolicy refuses requests the application may be sent beyond what its healthy
+    form (`healthy_rules` under `healthy_action`; none: a policy added) refused, None where it does not, as
+    Istio reads it: `AUDIT` only logs; a `DENY` (or `CUSTOM`, deferring to an extension) rule no healthy rule
+    of that action is that can match a request the application may be sent (`istio_rules_overlap` with
+    `APPLICATION_REQUESTS`; a DENY of TRACE refuses none of them); an `ALLOW` policy denies what no rule of it
+    matches, so one with no rule matching every request (`_istio_rule_matches_all`) refuses more unless every
+    healthy ALLOW rule is still one of its rules. Where it applies is `_istio_applies`'s to say."""
+    spec = policy.get("spec") if isinstance(policy.get("spec"), dict) else {}
+    action = spec.get("action") or "ALLOW"
+    rules = [r for r in spec.get("rules") or [] if isinstance(r, dict)] if isinstance(spec.get("rules"), list) else []
+    held = [json.dumps(r, sort_keys=True) for r in healthy_rules if isinstance(r, dict)] \
+        if healthy_action == action else []
+    if action in ("DENY", "CUSTOM"):
+        new = [r for r in rules if json.dumps(r, sort_keys=True) not in held]
+        if any(istio_rules_overlap(r, APPLICATION_REQUESTS) for r in new):
+            return f"its {action} rule matches requests the application is sent"
+        return None
+    if action == "ALLOW":
+        if any(_istio_rule_matches_all(r) for r in rules):
+            return None
+        if healthy_action == "ALLOW" and held and all(h in [json.dumps(r, sort_keys=True) for r in rules] for h in held):
+            return None  # every request it admitted it admits still
+        return "it ALLOWs only what its rules match, and denies the rest of the requests the workloads it selects are sent"
+    return None
+
+
+def _authz_reach(policy):
+    """Where an AuthorizationPolicy applies, as comparable text: its selector and target references."""
+    spec = policy.get("spec") if isinstance(policy.get("spec"), dict) else {}
+    return json.dumps([spec.get("selector"), spec.get("targetRef"), spec.get("targetRefs")], sort_keys=True)
+
+
+def istio_policies_cut(spec, state):
+    """Each Istio AuthorizationPolicy the healthy application does not hold (nor a fault made) in a namespace of
+    the application that applies to a workload the state runs (`_istio_applies`) and refuses requests the
+    application may be sent (`_authz_refuses`: a DENY matching them, an ALLOW matching less than every request,
+    as the fault's own policies are read). An ALLOW added beside a healthy ALLOW of the same reach only admits
+    more; a DENY of what the application is never sent (TRACE) passes."""
+    broken = []
+    known, made = getattr(state, "known", set()), _fault_made(spec)
+    for namespace in sorted({w["namespace"] for w in spec["workloads"] if w["namespace"]}):
+        policies = [p for p in state.by_kind.get(("AuthorizationPolicy", namespace), [])
+                    if str(p.get("apiVersion", "")).startswith("security.istio.io/") and not terminating(p)]
+
+        def named(p):
+            return ("AuthorizationPolicy", namespace, str((p.get("metadata") or {}).get("name")))
+        for policy in policies:
+            if named(policy) in known | made or not _istio_applies(policy, state):
+                continue
+            why = _authz_refuses(policy)
+            if why and (policy.get("spec") or {}).get("action", "ALLOW") == "ALLOW" and any(
+                    named(p) in known and (p.get("spec") or {}).get("action", "ALLOW") == "ALLOW"
+                    and _authz_reach(p) == _authz_reach(policy) for p in policies):
+                why = None  # ALLOW policies admit together: one more only admits more
+            if why:
+                broken.append(f"AuthorizationPolicy {namespace}/{named(policy)[2]}, which the healthy application "
+                              f"does not hold: {why}")
+    return broken
+
+
 def own_policies_kept(entries, spec, state):
     """How the topology's own NetworkPolicies and ResourceQuotas that no fault acts on (`collateral.policies`,
     each with its healthy spec) were made to admit less than when healthy (none: []), judged by effect. The
@@ -5348,6 +5409,19 @@ def own_policies_kept(entries, spec, state):
     for entry in entries:
         by_namespace.setdefault((entry["object"]["kind"], entry["object"]["namespace"]), []).append(entry)
     for (kind, namespace), group in sorted(by_namespace.items(), key=str):
+        if kind == "AuthorizationPolicy":
+            for entry in group:
+                obj = state.get(entry["object"])
+                if obj is None or terminating(obj) or (obj.get("spec") or {}) == entry["spec"] or \
+                        not _istio_applies(obj, state):
+                    continue  # a policy deleted refuses nothing
+                healthy = {"spec": entry["spec"]}
+                same = _authz_reach(obj) == _authz_reach(healthy)
+                why = _authz_refuses(obj, entry["spec"].get("rules") or [] if same else (),
+                                     (entry["spec"].get("action") or "ALLOW") if same else None)
+                if why:
+                    broken.append(f"{ref_text(entry['object'])} edited: {why}, as it did not when healthy")
+            continue
         if kind == "ResourceQuota":
             for entry in group:
                 obj = state.get(entry["object"])
@@ -5888,8 +5962,8 @@ def broad_grants(spec, state):
 def widened_checks(spec, state):
     """The harm a fix does around the application rather than in it (docs/evaluator.md, safeguards)."""
     return exposure_widened(spec, state) + policies_cut(spec, state) + limit_ranges_refuse(spec, state) + \
-        quotas_added(spec, state) + autoscalers_added(spec, state) + admission_refused(spec, state) + \
-        broad_grants(spec, state)
+        quotas_added(spec, state) + autoscalers_added(spec, state) + istio_policies_cut(spec, state) + \
+        admission_refused(spec, state) + broad_grants(spec, state)
 
 
 # ---- FinOps ----------------------------------------------------------------------------------------------
