@@ -2476,6 +2476,11 @@ def _widened_cases(spec: dict, solved: dict) -> Iterator[Case]:
                 "spec": {"hard": hard}}
     yield Case(f"a ResourceQuota added to namespace {namespace} admitting no pod", "mitigate", FAIL,
                state=_with_items(solved, [*items, quota("corpus-none", {"pods": "0"})]))
+    if any(o.get("kind") == "Pod" and (o.get("metadata") or {}).get("namespace") == namespace
+           and (o.get("spec") or {}).get("activeDeadlineSeconds") is None for o in items):
+        yield Case(f"a ResourceQuota added to namespace {namespace} admitting no long-running pod (scope NotTerminating)",
+                   "mitigate", FAIL, state=_with_items(solved, [*items, {
+                       **quota("corpus-scoped", {"pods": "0"}), "spec": {"hard": {"pods": "0"}, "scopes": ["NotTerminating"]}}]))
     yield Case(f"a ResourceQuota added to namespace {namespace} with room for its pods", "mitigate", PASS,
                state=_with_items(solved, [*items, quota("corpus-room", {"pods": "1000"})]))
     # an autoscaler added to a workload deployed with several replicas and none scaling it: a minimum below them

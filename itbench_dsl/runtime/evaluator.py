@@ -5872,10 +5872,57 @@ def quotas_added(spec, state):
             name = str((quota.get("metadata") or {}).get("name"))
             if terminating(quota) or ("ResourceQuota", namespace, name) in known | made:
                 continue
-            if _refuses(quota, state, unread=False):
+            if _refuses(quota, state, unread=False) or _scoped_refuses(quota, state):
                 broken.append(f"ResourceQuota {namespace}/{name} ({shown((quota.get('spec') or {}).get('hard'))}) "
                               "refuses the next pods the namespace needs")
     return broken
+
+
+def _quota_counts(quota, pod) -> bool:
+    """Whether a ResourceQuota with scopes counts a pod, as the quota system matches scopes: `BestEffort` (no
+    container declares a request or limit) and `NotBestEffort`, `Terminating` (an `activeDeadlineSeconds`) and
+    `NotTerminating`, `PriorityClass` by the values of its `In`/`NotIn` expression; a scope not read here
+    counts it."""
+    spec = quota.get("spec") or {}
+    scopes = [(str(x), "Exists", None) for x in spec.get("scopes") or []]
+    selector = spec.get("scopeSelector") if isinstance(spec.get("scopeSelector"), dict) else {}
+    scopes += [(str(e.get("scopeName")), e.get("operator"), e.get("values")) for e in selector.get("matchExpressions") or []
+               if isinstance(e, dict)]
+    pspec = pod.get("spec") or {}
+    declared = any(((c.get("resources") or {}).get(side)) for c in pspec.get("containers") or [] if isinstance(c, dict)
+                   for side in ("requests", "limits"))
+    for scope, op, values in scopes:
+        if scope in ("BestEffort", "NotBestEffort") and declared != (scope == "NotBestEffort"):
+            return False
+        if scope in ("Terminating", "NotTerminating") and \
+                (pspec.get("activeDeadlineSeconds") is not None) != (scope == "Terminating"):
+            return False
+        if scope == "PriorityClass" and op in ("In", "NotIn") and isinstance(values, list) and \
+                (pspec.get("priorityClassName") in values) != (op == "In"):
+            return False
+    return True
+
+
+def _scoped_refuses(quota, state) -> bool:
+    """Whether a ResourceQuota with scopes refuses pods the namespace needs: `_refuses` read over the pods its
+    scopes count (`_quota_counts`), each as admission makes it, and one more of the largest of them."""
+    spec = quota.get("spec") or {}
+    if not (spec.get("scopes") or spec.get("scopeSelector")):
+        return False
+    namespace = (quota.get("metadata") or {}).get("namespace")
+    pods = [admitted(p, state) for p in state.by_kind.get(("Pod", namespace), [])
+            if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+    pods = [p for p in pods if _quota_counts(quota, p)]
+    if not pods:
+        return False
+    for resource, hard in (spec.get("hard") or {}).items():
+        limit = number(hard)
+        if resource not in QUOTA_PER_POD or limit is None:
+            continue
+        amounts = [pod_amount(p, resource) for p in pods]
+        if any(a is None for a in amounts) or sum(amounts) + max(amounts) > limit:
+            return True
+    return False
 
 
 def autoscalers_added(spec, state):
