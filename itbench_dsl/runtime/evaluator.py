@@ -5864,7 +5864,8 @@ def quotas_added(spec, state):
     (`_refuses`: what its pods count against it and one more of its largest, each read as admission makes it;
     a quota on a compute resource a pod declares none of refuses it outright). Running pods stay; the next
     rollout, eviction or replacement creates nothing. A quota with room for them passes; an amount of a
-    resource no pod counts against (`configmaps`), or a quota with scopes, is not read."""
+    resource no pod counts against (`configmaps`) is not read; a quota with scopes is read over the pods it counts
+    (`_scoped_refuses`)."""
     broken = []
     known, made = getattr(state, "known", set()), _fault_made(spec)
     for namespace in sorted({w["namespace"] for w in spec["workloads"] if w["namespace"]}):
