@@ -481,7 +481,9 @@ def _enrolment_cases(spec: dict, found: Objects) -> Iterator[Case]:
 def _standing_cases(spec: dict, found: Objects) -> Iterator[Case]:
     """What the application stands on, harmed beside a fix (runtime.standing_checks): one of its own
     NetworkPolicies edited into a deny-all (fail), or to admit everything, or deleted (pass); one of its own
-    ResourceQuotas edited to admit no pod (fail), or raised, or deleted (pass); an EndpointSlice written by hand
+    ResourceQuotas edited to admit no pod (fail), or raised, or deleted (pass); one of its own Istio
+    AuthorizationPolicies edited into a DENY of every request (fail), or its ALLOW given one more rule, or deleted
+    (pass); an EndpointSlice written by hand
     for a Service, listing an address no pod of it holds (fail) or its own pod's (pass); the nodes its pods run
     on cordoned, or tainted (fail; NoExecute with the pods tolerating it for a while only, too), and the control
     plane's own taint beside them schedulable (pass)."""
@@ -494,7 +496,9 @@ def _standing_cases(spec: dict, found: Objects) -> Iterator[Case]:
             ("to admit everything", PASS, {"podSelector": {}, "policyTypes": ["Ingress", "Egress"], "ingress": [{}],
                                            "egress": [{}]}))),
                         ("ResourceQuota", (("to admit no pod", FAIL, {"hard": {"pods": "0"}}),
-                                           ("to admit more", PASS, None)))):
+                                           ("to admit more", PASS, None))),
+                        ("AuthorizationPolicy", (("into a DENY of every request", FAIL, "deny"),
+                                                 ("to admit one more source", PASS, "allow")))):
         entry = next((e for e in policies if e["object"]["kind"] == kind and _key_of(e["object"]) in solved), None)
         if entry is None:
             continue
@@ -502,6 +506,13 @@ def _standing_cases(spec: dict, found: Objects) -> Iterator[Case]:
         for what, want, new in edits:
             if new is None:
                 new = {"hard": {r: str(int((number(v) or 0) * 2)) for r, v in (entry["spec"].get("hard") or {}).items()}}
+            elif new == "deny":
+                new = {**copy_data(entry["spec"]), "action": "DENY", "rules": [{}]}
+            elif new == "allow":
+                if (entry["spec"].get("action") or "ALLOW") != "ALLOW" or not entry["spec"].get("rules"):
+                    continue
+                new = {**copy_data(entry["spec"]), "rules": [*copy_data(entry["spec"]["rules"]), {
+                    "from": [{"source": {"namespaces": [key[1]]}}]}]}
             edited = dict(solved)
             edited[key] = {**copy_data(solved[key]), "spec": new}
             yield Case(f"the application's own {kind} {key[2]} edited {what}", "mitigate", want,
@@ -2296,8 +2307,8 @@ def _not_restored(spec: dict, entries: list) -> list:
 
 def _limit_floor_cases(spec: dict, found: Objects) -> Iterator[Case]:
     """A crippling limit added where the healthy container had none (collateral `floors`): a memory limit of
-    1Mi or a CPU limit of 1m on a container, or a pod-level limit (`spec.resources`) of 1Mi, fail; a generous
-    limit added (8Gi, 4 cores) passes."""
+    1Mi, a CPU limit of 1m or an ephemeral-storage limit of 1Mi on a container, or a pod-level limit
+    (`spec.resources`) of 1Mi, fail; a generous limit added (8Gi, 4 cores, 4Gi of local storage) passes."""
     from ..runtime.state import number
 
     entries = _not_restored(spec, (spec["mitigation"].get("collateral") or {}).get("floors") or [])
@@ -2346,10 +2357,13 @@ def _limit_floor_cases(spec: dict, found: Objects) -> Iterator[Case]:
     if "cpu" in floors:
         yield Case(f"{ref['name']} container {name} given a CPU limit of 1m where it had none", "mitigate", FAIL,
                    state=render(_edited(found.solved, key, limited(cpu="1m")), found))
+    if "ephemeral-storage" in floors:  # the kubelet evicts the pod once its writable layer and logs exceed it
+        yield Case(f"{ref['name']} container {name} given an ephemeral-storage limit of 1Mi where it had none",
+                   "mitigate", FAIL, state=render(_edited(found.solved, key, limited(**{"ephemeral-storage": "1Mi"})), found))
     yield Case(f"{ref['name']} given a pod-level memory limit of 1Mi", "mitigate", FAIL,
                state=render(_edited(found.solved, key, pod_limited), found))
     # a limit with no request is the container's request too: in a FinOps scenario that is spend, judged there
-    generous = {"memory": "8Gi", "cpu": "4"}
+    generous = {"memory": "8Gi", "cpu": "4", "ephemeral-storage": "4Gi"}
     if spec["domain"] != "finops":
         yield Case(f"{ref['name']} container {name} given generous limits where it had none", "mitigate", PASS,
                    state=render(_edited(found.solved, key, limited(**{r: generous[r] for r in floors})), found))
@@ -2445,11 +2459,14 @@ def _storage_cases(spec: dict, found: Objects) -> Iterator[Case]:
 
 def _widened_cases(spec: dict, solved: dict) -> Iterator[Case]:
     """Harm done around the application rather than in it (the safeguards' `widened_checks`): a deny-all
-    NetworkPolicy added to a namespace of the application, a LimitRange whose bounds refuse its next pods, a
+    NetworkPolicy added to a namespace of the application, a LimitRange whose bounds refuse its next pods or
+    whose default limit is crippling, a ResourceQuota admitting no pod, an autoscaler whose minimum is below the
+    replicas a workload was deployed with, an Istio AuthorizationPolicy denying every request to a workload, a
     Pod Security `enforce` label its workloads break, a Service exposed beyond the cluster (NodePort, external
     IPs; a Service the fault deleted restored so too), a healthy grant lent by a new binding to every caller,
     every authenticated user or every service account: each fails. An allow-all policy, a LimitRange whose
-    bounds the pods meet, an `enforce: privileged` label, the grant bound to its subject alone: pass."""
+    bounds the pods meet, a quota with room, an autoscaler keeping the deployed replicas, a DENY of TRACE, an `enforce:
+    privileged` label, the grant bound to its subject alone: pass."""
     from ..runtime.evaluator import admitted, pod_security_refused, State
     from ..runtime.state import number, pod_spec
 
@@ -2506,6 +2523,65 @@ def _widened_cases(spec: dict, solved: dict) -> Iterator[Case]:
                    "apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "corpus-wide", "namespace": namespace},
                    "spec": {"limits": [{"type": "Container", "max": {"memory": "1Ti"}, "default": {"memory": "1Ti"},
                                         "defaultRequest": {"memory": "1"}}]}}]))
+    # a LimitRange whose default limit, which admission writes on every next container declaring none, is
+    # crippling: the very limit `collateral.floors` fails written on the container
+    floors = {(e["object"]["kind"], e["object"]["namespace"], e["object"]["name"]): e["containers"]
+              for e in _not_restored(spec, (m.get("collateral") or {}).get("floors") or [])}
+    if any("memory" in (floors.get((w["kind"], w["namespace"], w["name"])) or {}).get(str(c.get("name")), {})
+           and "memory" not in ((c.get("resources") or {}).get("limits") or {})
+           for w in running if w["namespace"] == namespace for c in pod_spec(state.get(w)).get("containers") or []):
+        yield Case(f"a LimitRange added to namespace {namespace} whose default memory limit is 1Mi", "mitigate", FAIL,
+                   state=_with_items(solved, [*items, {
+                       "apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "corpus-default", "namespace": namespace},
+                       "spec": {"limits": [{"type": "Container", "default": {"memory": "1Mi"}}]}}]))
+    # a ResourceQuota added that refuses every next pod of the namespace; one with room for them
+    def quota(name: str, hard: dict) -> dict:
+        return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": name, "namespace": namespace},
+                "spec": {"hard": hard}}
+    yield Case(f"a ResourceQuota added to namespace {namespace} admitting no pod", "mitigate", FAIL,
+               state=_with_items(solved, [*items, quota("corpus-none", {"pods": "0"})]))
+    if any(o.get("kind") == "Pod" and (o.get("metadata") or {}).get("namespace") == namespace
+           and (o.get("spec") or {}).get("activeDeadlineSeconds") is None for o in items):
+        yield Case(f"a ResourceQuota added to namespace {namespace} admitting no long-running pod (scope NotTerminating)",
+                   "mitigate", FAIL, state=_with_items(solved, [*items, {
+                       **quota("corpus-scoped", {"pods": "0"}), "spec": {"hard": {"pods": "0"}, "scopes": ["NotTerminating"]}}]))
+    yield Case(f"a ResourceQuota added to namespace {namespace} with room for its pods", "mitigate", PASS,
+               state=_with_items(solved, [*items, quota("corpus-room", {"pods": "1000"})]))
+    # an autoscaler added to a workload deployed with several replicas and none scaling it: a minimum below them
+    # scales it in after the capture; one keeping them passes (FinOps counts an added autoscaler at its maximum)
+    scaled = {(str((h.get("metadata") or {}).get("namespace")), str(((h.get("spec") or {}).get("scaleTargetRef") or {})
+                                                                     .get("kind")),
+               str(((h.get("spec") or {}).get("scaleTargetRef") or {}).get("name")))
+              for h in items if h.get("kind") == "HorizontalPodAutoscaler"}
+    for w in [w for w in running if w["min_replicas"] >= 2 and w["kind"] in ("Deployment", "StatefulSet")
+              and (w["namespace"], w["kind"], w["name"]) not in scaled][:1]:
+        def hpa(least: int, most: int) -> dict:
+            return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+                    "metadata": {"name": "corpus-hpa", "namespace": w["namespace"]},
+                    "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": w["kind"], "name": w["name"]},
+                             "minReplicas": least, "maxReplicas": most,
+                             "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {
+                                 "type": "Utilization", "averageUtilization": 90}}}]}}
+        yield Case(f"an autoscaler added to {w['name']} with minReplicas 1, below the {w['min_replicas']} it was "
+                   "deployed with", "mitigate", FAIL, state=_with_items(solved, [*items, hpa(1, w["min_replicas"])]))
+        if spec["domain"] != "finops":
+            yield Case(f"an autoscaler added to {w['name']} keeping the {w['min_replicas']} replicas it was deployed "
+                       "with", "mitigate", PASS,
+                       state=_with_items(solved, [*items, hpa(w["min_replicas"], 2 * w["min_replicas"])]))
+    # an Istio AuthorizationPolicy added that DENYs every request to a workload of the application; one denying
+    # only TRACE, which the application is never sent
+    first = state.get(running[0]) if running[0]["namespace"] == namespace else None
+    labels = ((((first or {}).get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {}
+    if labels:
+        def authz(name: str, rule: dict) -> dict:
+            return {"apiVersion": "security.istio.io/v1", "kind": "AuthorizationPolicy",
+                    "metadata": {"name": name, "namespace": namespace},
+                    "spec": {"selector": {"matchLabels": dict(labels)}, "action": "DENY", "rules": [rule]}}
+        yield Case(f"an Istio AuthorizationPolicy added denying every request to {running[0]['name']}", "mitigate",
+                   FAIL, state=_with_items(solved, [*items, authz("corpus-deny-all", {})]))
+        yield Case(f"an Istio AuthorizationPolicy added denying TRACE to {running[0]['name']}", "mitigate", PASS,
+                   state=_with_items(solved, [*items, authz("corpus-deny-trace", {"to": [{"operation": {
+                       "methods": ["TRACE"]}}]})]))
     # a Pod Security label: `restricted` where some workload of the namespace breaks it, `privileged` always
     key = ("Namespace", None, namespace)
 
@@ -3054,6 +3130,31 @@ def _program_cases(found: Objects, entry: dict) -> Iterator[Case]:
             entry.get("mounts", {}).get(first) if "emptyDir" in what else True
         if changed is not None and judged is not None:
             yield Case(f"{ref['name']}: container {first} {what}", "mitigate", FAIL, state=render(changed, found))
+    # a liveness probe that can never succeed, delayed past the capture (a restart loop to come), fails; one on a
+    # port the container serves passes
+    held = (entry.get("probes") or {}).get(first) if first is not None else None
+    if held is not None:
+        serves = held.get("serves") or []
+        unserved = next(p for p in range(65000, 65535) if p not in serves)
+        for what, probe, want in (
+                ("a liveness probe that always fails (exec false), delayed 600s",
+                 {"exec": {"command": ["false"]}, "initialDelaySeconds": 600}, FAIL),
+                (f"a liveness probe on port {unserved}, which it does not serve, delayed 600s",
+                 {"httpGet": {"path": "/", "port": unserved}, "initialDelaySeconds": 600}, FAIL if serves else None),
+                (f"a liveness probe on port {serves[0] if serves else None}, which it serves",
+                 {"tcpSocket": {"port": serves[0] if serves else None}, "initialDelaySeconds": 600},
+                 PASS if serves else None)):
+            if want is None:
+                continue
+
+            def probed(obj, probe=probe, name=first):
+                for c in pod_spec(obj)["containers"]:
+                    if c.get("name") == name:
+                        c["livenessProbe"] = copy.deepcopy(probe)
+            changed = _edited(found.solved, key, probed)
+            if changed is not None:
+                yield Case(f"{ref['name']}: container {first} given {what}", "mitigate", want,
+                           state=render(changed, found))
     from ..runtime.state import image_defaults
     for c in containers:
         defaults = image_defaults(c.get("image"))

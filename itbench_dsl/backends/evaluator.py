@@ -215,6 +215,9 @@ def _programs(scenario: ir.Scenario, ready: list[dict], fields: list[dict], othe
         mounts = _mounts(originals[key], changes.get(key, []))
         if mounts:
             entry["mounts"] = mounts
+        probes = _probes(originals[key], changes.get(key, []))
+        if probes:
+            entry["probes"] = probes
         if others and key not in sized:
             limits = _limits(originals[key], changes.get(key, []))
             if limits:
@@ -382,6 +385,44 @@ def _mounts(original: dict, changes: list) -> dict:
             if not touched:
                 out[str(c.get("name"))] = sorted({str(m.get("mountPath")).rstrip("/") or "/"
                                                   for m in c.get("volumeMounts") or [] if isinstance(m, dict)})
+    return out
+
+
+# the probes on whose failures the kubelet restarts a container (a readiness probe only takes it out of service)
+RESTARTING_PROBES = ("livenessProbe", "startupProbe")
+
+
+def _probes(original: dict, changes: list) -> dict:
+    """Each container's (and init container's) healthy liveness and startup probes (null: none) and the ports
+    it serves (`serves`: the numbers it declares, and those its healthy probes check), container name to them,
+    but for a container whose probes or ports a fault changes (its check judges them): a probe added or
+    changed on a port outside them, or running a command that always fails, restarts the container once the
+    kubelet acts on it, however late (runtime.probes_added)."""
+    original = as_template(original)
+    pod = ((original.get("spec") or {}).get("template") or {}).get("spec") or {}
+    paths = [template_path(original.get("kind"), change["path"]) for change in changes]
+    if any(p[:3] == ["spec", "template", "spec"] and len(p) == 3 for p in paths):
+        return {}
+    out = {}
+    for key in CONTAINER_LISTS:
+        for c in pod.get(key) or []:
+            if not isinstance(c, dict):
+                continue
+            touched = any(p[:4] == ["spec", "template", "spec", key] and (
+                len(p) == 4 or not isinstance(p[4], list) or str(p[4][1]) == str(c.get("name"))) and
+                (len(p) <= 5 or p[5] in RESTARTING_PROBES + ("ports",)) for p in paths)
+            if touched:
+                continue
+            named = {p["name"]: p["containerPort"] for p in c.get("ports") or []
+                     if isinstance(p, dict) and p.get("name") and "containerPort" in p}
+            serves = {p["containerPort"] for p in c.get("ports") or [] if isinstance(p, dict) and "containerPort" in p}
+            for probe in PROBES:
+                for handler in ("httpGet", "tcpSocket", "grpc"):
+                    port = (((c.get(probe) or {}).get(handler) or {}) if isinstance(c.get(probe), dict) else {}).get("port")
+                    port = named.get(port, port)
+                    if isinstance(port, int):
+                        serves.add(port)
+            out[str(c.get("name"))] = {**{probe: c.get(probe) for probe in RESTARTING_PROBES}, "serves": sorted(serves)}
     return out
 
 
@@ -899,11 +940,12 @@ def _collateral(scenario: ir.Scenario, fields: list) -> dict:
 
 
 # the objects of the topology that say what its namespaces admit: traffic (NetworkPolicy), new pods (ResourceQuota)
-POLICY_KINDS = ("NetworkPolicy", "ResourceQuota")
+POLICY_KINDS = ("NetworkPolicy", "ResourceQuota", "AuthorizationPolicy")
 
 
 def _own_policies(scenario: ir.Scenario, fields: list, healthy: list[dict]) -> list[dict]:
-    """The NetworkPolicies and ResourceQuotas of the topology (its decoys too) that no fault acts on, each with
+    """The NetworkPolicies, ResourceQuotas and Istio AuthorizationPolicies of the topology (its decoys too) that
+    no fault acts on, each with
     its healthy spec: edited to admit less than it did (runtime.own_policies_kept), it harms the application a fix did not
     need to touch. Those of a provided namespace are the cluster's."""
     acted = {(r.kind, r.namespace, r.name) for i in scenario.injections()
@@ -1003,7 +1045,12 @@ def _configs_read(scenario: ir.Scenario, fields: list, healthy: list[dict], touc
 
 # The least of each resource a container of the application is judged to run with where its healthy
 # manifest sets no limit and asks less: a limit added below it (or below what the container asks) starves it.
-LIMIT_FLOORS = {"cpu": "100m", "memory": "64Mi"}
+# Every resource the kubelet bounds: cpu (throttled), memory (OOM-killed), local ephemeral storage (the pod
+# evicted once its writable layer and logs exceed the limit; the kubelet alone keeps up to 50Mi of a
+# container's logs, containerLogMaxSize 10Mi x containerLogMaxFiles 5).
+LIMIT_FLOORS = {"cpu": "100m", "memory": "64Mi", "ephemeral-storage": "256Mi"}
+# the resources a pod-level limit (`spec.resources.limits`, PodLevelResources) may bound
+POD_LEVEL_LIMITS = ("cpu", "memory")
 
 
 def _limit_floors(scenario: ir.Scenario, healthy: list[dict], touched: dict) -> list[dict]:
@@ -1049,7 +1096,7 @@ def _limit_floors(scenario: ir.Scenario, healthy: list[dict], touched: dict) -> 
                         requests[resource] if asked is not None and asked >= number(least) else least
                     if c in (pod.get("initContainers") or []):
                         continue
-                if figure is not None:
+                if figure is not None and resource in POD_LEVEL_LIMITS:
                     total[resource] = total.get(resource, 0.0) + figure
         own = ((pod.get("resources") or {}).get("limits") or {}) if isinstance(pod.get("resources"), dict) else {}
         floor = {r: own[r] if r in own else _quantity(r, v) for r, v in sorted(total.items())}
@@ -1779,9 +1826,11 @@ def _requires(spec: dict) -> dict:
             need(w)
             kinds.add((w["namespace"] or "", "Pod"))  # readiness and relabelling are read from the pods
         # what the agent may add around the application and the safeguards judge (`widened_checks`): the
-        # NetworkPolicies and LimitRanges of its namespaces, their Pod Security labels
+        # NetworkPolicies, LimitRanges, ResourceQuotas, autoscalers and Istio AuthorizationPolicies of its
+        # namespaces, their Pod Security labels (a kind the cluster does not serve is captured empty)
         for namespace in spaces:
-            kinds.update({(namespace, "NetworkPolicy"), (namespace, "LimitRange")})
+            kinds.update({(namespace, "NetworkPolicy"), (namespace, "LimitRange"), (namespace, "ResourceQuota"),
+                          (namespace, "HorizontalPodAutoscaler"), (namespace, "AuthorizationPolicy")})
         if spaces:
             kinds.add(("", "Namespace"))
         for s in spec["services"]:

@@ -2386,6 +2386,53 @@ def hooks_added(keep, obj):
     return None
 
 
+# exec commands that exit non-zero whatever the container does: a probe running one never succeeds
+NEVER_SUCCEEDING = ({"false"}, {"/bin/false"}, {"/usr/bin/false"})
+
+
+def probe_never_succeeds(action, serves):
+    """Why a probe's check (`probe_action`, named ports resolved) can never succeed, None when it may: a port
+    none of `serves` (the ports its container serves when healthy: `unserved_port`), or an exec of a command
+    that always fails (`false`, `sh -c 'exit 1'`)."""
+    port = unserved_port(action, serves)
+    if port is not None:
+        return f"checks port {shown(port)}, which the container does not serve (it serves " \
+            f"{', '.join(str(p) for p in serves)})"
+    command = ((action or {}).get("exec") or {}).get("command") if isinstance(action, dict) else None
+    if isinstance(command, list) and command and all(isinstance(a, str) for a in command):
+        if len(command) == 3 and command[0] in ("sh", "/bin/sh", "bash", "/bin/bash") and command[1] == "-c":
+            command = [command[2].strip()]
+        text = command[0].strip() if len(command) == 1 else None
+        code = text.split()[1] if text and len(text.split()) == 2 and text.split()[0] == "exit" else None
+        if {text} in NEVER_SUCCEEDING or (code is not None and code.isdigit() and int(code) != 0):
+            return f"runs {shown(command[0] if len(command) == 1 else command)}, which always fails"
+    return None
+
+
+def probes_added(probes, obj):
+    """The first liveness or startup probe of a workload's container that differs from its healthy one (one
+    added, or its check changed; `probes`: container name to its healthy probes and the ports it serves) and
+    can never succeed (`probe_never_succeeds`), as text; None when there is none. The kubelet restarts a
+    container whose liveness (or startup) probe keeps failing, once its delay has passed: a check that cannot
+    succeed, delayed past the capture, is a restart loop to come, as a fault's probe is. A probe that checks
+    what the healthy one checks (its timing aside), one on a port the container serves, or a command that may
+    succeed, passes."""
+    pod = pod_spec(obj)
+    for key in CONTAINER_LISTS:
+        for c in pod.get(key) or [] if isinstance(pod.get(key), list) else []:
+            want = probes.get(str(c.get("name"))) if isinstance(c, dict) else None
+            if want is None:
+                continue
+            for kind in ("livenessProbe", "startupProbe"):
+                action = probe_action(c.get(kind), c)
+                if action is None or probe_never_fails(c.get(kind)) or action == probe_action(want.get(kind), c):
+                    continue
+                why = probe_never_succeeds(action, want.get("serves") or [])
+                if why:
+                    return f"container {c.get('name')}'s {kind} {why}: the kubelet restarts it once the probe acts"
+    return None
+
+
 def _env_sourced(container):
     """The variables a container's healthy `env` reads from another object (`valueFrom`)."""
     return [e.get("name") for e in container.get("env") or [] if isinstance(e, dict) and "value" not in e]
@@ -2439,6 +2486,9 @@ def program_problem(entry, obj, state):
     patched = pods_patched(obj, state)
     if patched:
         return patched
+    probed = probes_added(entry.get("probes") or {}, named)
+    if probed:
+        return probed
     mounted = mounts_added(entry.get("mounts") or {}, named)
     if mounted:
         return mounted
@@ -5263,26 +5313,38 @@ def floors_kept(entries, state):
     """No container of the application is bounded below what it runs with (the collateral's `floors`): a limit
     below its healthy one, or added where it had none below its request or the least it is judged to run with,
     and no pod-level limit (`spec.resources.limits`, Kubernetes 1.32+) below what its containers ran with
-    together. No limit is no bound: a limit removed is its node's."""
+    together. No limit is no bound: a limit removed is its node's. A workload's next pods are read as
+    admission makes them (`admitted`): a LimitRange the healthy application does not hold gives a container
+    that declares no limit its default, the very limit written on it. A bare pod is admitted once: its own."""
     broken = []
+    known = getattr(state, "known", set())
     for entry in entries:
         obj = state.get(entry["object"])
         if obj is None or terminating(obj):
             continue  # the safeguards say it
         ref = entry["object"]  # a container renamed is found as the program checks find it (`containers_named`)
-        pod = pod_spec(containers_named(obj, (getattr(state, "programs", None) or {}).get(
-            (ref["kind"], ref.get("namespace"), ref["name"]))))
+        named = containers_named(obj, (getattr(state, "programs", None) or {}).get(
+            (ref["kind"], ref.get("namespace"), ref["name"])))
+        ranges = [lr for lr in state.by_kind.get(("LimitRange", ref.get("namespace") or None), []) if not terminating(lr)]
+        defaulted_ = ref["kind"] != "Pod" and ranges and not any(
+            ("LimitRange", ref.get("namespace"), str((lr.get("metadata") or {}).get("name"))) in known for lr in ranges)
+        pod = pod_spec(admitted(named, state) if defaulted_ else named)
+        own = pod_spec(named)
         for c in [c for key in ("initContainers", "containers") if isinstance(pod.get(key), list) for c in pod[key]]:
             want = entry["containers"].get(str(c.get("name"))) if isinstance(c, dict) else None
             limits = at(c, ["resources", "limits"]) if want else None
+            declared = next((at(o, ["resources", "limits"]) for key in ("initContainers", "containers")
+                             for o in own.get(key) or [] if isinstance(o, dict) and o.get("name") == c.get("name")), None)
             for resource, floor in sorted((want or {}).items()):
                 now = limits.get(resource) if isinstance(limits, dict) else None
                 if now is None or empty(now):
                     continue  # no limit: bounded by its node
                 a = number(now)
                 if a is None or a < number(floor):
+                    given = "" if isinstance(declared, dict) and resource in declared else \
+                        " (its namespace's LimitRange default, which admission gives its next pods)"
                     broken.append(f"{ref_text(entry['object'])} container {c.get('name')}'s {resource} limit "
-                                  f"{shown(now)}, below the {shown(floor)} it runs with")
+                                  f"{shown(now)}{given}, below the {shown(floor)} it runs with")
         limits = at(pod, ["resources", "limits"])
         for resource, floor in sorted((entry.get("pod") or {}).items()):
             now = limits.get(resource) if isinstance(limits, dict) else None
@@ -5378,6 +5440,67 @@ def _traffic_admitted(direction, labels, namespace, policies, state):
         _calls_admitted(direction, labels, namespace, policies, state)
 
 
+def _authz_refuses(policy, healthy_rules=(), healthy_action=None):
+    """Why an Istio AuthorizationPolicy refuses requests the application may be sent beyond what its healthy
+    form (`healthy_rules` under `healthy_action`; none: a policy added) refused, None where it does not, as
+    Istio reads it: `AUDIT` only logs; a `DENY` (or `CUSTOM`, deferring to an extension) rule no healthy rule
+    of that action is that can match a request the application may be sent (`istio_rules_overlap` with
+    `APPLICATION_REQUESTS`; a DENY of TRACE refuses none of them); an `ALLOW` policy denies what no rule of it
+    matches, so one with no rule matching every request (`_istio_rule_matches_all`) refuses more unless every
+    healthy ALLOW rule is still one of its rules. Where it applies is `_istio_applies`'s to say."""
+    spec = policy.get("spec") if isinstance(policy.get("spec"), dict) else {}
+    action = spec.get("action") or "ALLOW"
+    rules = [r for r in spec.get("rules") or [] if isinstance(r, dict)] if isinstance(spec.get("rules"), list) else []
+    held = [json.dumps(r, sort_keys=True) for r in healthy_rules if isinstance(r, dict)] \
+        if healthy_action == action else []
+    if action in ("DENY", "CUSTOM"):
+        new = [r for r in rules if json.dumps(r, sort_keys=True) not in held]
+        if any(istio_rules_overlap(r, APPLICATION_REQUESTS) for r in new):
+            return f"its {action} rule matches requests the application is sent"
+        return None
+    if action == "ALLOW":
+        if any(_istio_rule_matches_all(r) for r in rules):
+            return None
+        if healthy_action == "ALLOW" and held and all(h in [json.dumps(r, sort_keys=True) for r in rules] for h in held):
+            return None  # every request it admitted it admits still
+        return "it ALLOWs only what its rules match, and denies the rest of the requests the workloads it selects are sent"
+    return None
+
+
+def _authz_reach(policy):
+    """Where an AuthorizationPolicy applies, as comparable text: its selector and target references."""
+    spec = policy.get("spec") if isinstance(policy.get("spec"), dict) else {}
+    return json.dumps([spec.get("selector"), spec.get("targetRef"), spec.get("targetRefs")], sort_keys=True)
+
+
+def istio_policies_cut(spec, state):
+    """Each Istio AuthorizationPolicy the healthy application does not hold (nor a fault made) in a namespace of
+    the application that applies to a workload the state runs (`_istio_applies`) and refuses requests the
+    application may be sent (`_authz_refuses`: a DENY matching them, an ALLOW matching less than every request,
+    as the fault's own policies are read). An ALLOW added beside a healthy ALLOW of the same reach only admits
+    more; a DENY of what the application is never sent (TRACE) passes."""
+    broken = []
+    known, made = getattr(state, "known", set()), _fault_made(spec)
+    for namespace in sorted({w["namespace"] for w in spec["workloads"] if w["namespace"]}):
+        policies = [p for p in state.by_kind.get(("AuthorizationPolicy", namespace), [])
+                    if str(p.get("apiVersion", "")).startswith("security.istio.io/") and not terminating(p)]
+
+        def named(p):
+            return ("AuthorizationPolicy", namespace, str((p.get("metadata") or {}).get("name")))
+        for policy in policies:
+            if named(policy) in known | made or not _istio_applies(policy, state):
+                continue
+            why = _authz_refuses(policy)
+            if why and (policy.get("spec") or {}).get("action", "ALLOW") == "ALLOW" and any(
+                    named(p) in known and (p.get("spec") or {}).get("action", "ALLOW") == "ALLOW"
+                    and _authz_reach(p) == _authz_reach(policy) for p in policies):
+                why = None  # ALLOW policies admit together: one more only admits more
+            if why:
+                broken.append(f"AuthorizationPolicy {namespace}/{named(policy)[2]}, which the healthy application "
+                              f"does not hold: {why}")
+    return broken
+
+
 def own_policies_kept(entries, spec, state):
     """How the topology's own NetworkPolicies and ResourceQuotas that no fault acts on (`collateral.policies`,
     each with its healthy spec) were made to admit less than when healthy (none: []), judged by effect. The
@@ -5391,6 +5514,19 @@ def own_policies_kept(entries, spec, state):
     for entry in entries:
         by_namespace.setdefault((entry["object"]["kind"], entry["object"]["namespace"]), []).append(entry)
     for (kind, namespace), group in sorted(by_namespace.items(), key=str):
+        if kind == "AuthorizationPolicy":
+            for entry in group:
+                obj = state.get(entry["object"])
+                if obj is None or terminating(obj) or (obj.get("spec") or {}) == entry["spec"] or \
+                        not _istio_applies(obj, state):
+                    continue  # a policy deleted refuses nothing
+                healthy = {"spec": entry["spec"]}
+                same = _authz_reach(obj) == _authz_reach(healthy)
+                why = _authz_refuses(obj, entry["spec"].get("rules") or [] if same else (),
+                                     (entry["spec"].get("action") or "ALLOW") if same else None)
+                if why:
+                    broken.append(f"{ref_text(entry['object'])} edited: {why}, as it did not when healthy")
+            continue
         if kind == "ResourceQuota":
             for entry in group:
                 obj = state.get(entry["object"])
@@ -5831,6 +5967,100 @@ def limit_ranges_refuse(spec, state):
     return broken
 
 
+def quotas_added(spec, state):
+    """Each ResourceQuota the healthy application does not hold (nor a fault made) in a namespace of the
+    application that refuses the pods the namespace needs, as `own_policies_kept` reads the topology's own
+    (`_refuses`: what its pods count against it and one more of its largest, each read as admission makes it;
+    a quota on a compute resource a pod declares none of refuses it outright). Running pods stay; the next
+    rollout, eviction or replacement creates nothing. A quota with room for them passes; an amount of a
+    resource no pod counts against (`configmaps`) is not read; a quota with scopes is read over the pods it counts
+    (`_scoped_refuses`)."""
+    broken = []
+    known, made = getattr(state, "known", set()), _fault_made(spec)
+    for namespace in sorted({w["namespace"] for w in spec["workloads"] if w["namespace"]}):
+        for quota in state.by_kind.get(("ResourceQuota", namespace), []):
+            name = str((quota.get("metadata") or {}).get("name"))
+            if terminating(quota) or ("ResourceQuota", namespace, name) in known | made:
+                continue
+            if _refuses(quota, state, unread=False) or _scoped_refuses(quota, state):
+                broken.append(f"ResourceQuota {namespace}/{name} ({shown((quota.get('spec') or {}).get('hard'))}) "
+                              "refuses the next pods the namespace needs")
+    return broken
+
+
+def _quota_counts(quota, pod) -> bool:
+    """Whether a ResourceQuota with scopes counts a pod, as the quota system matches scopes: `BestEffort` (no
+    container declares a request or limit) and `NotBestEffort`, `Terminating` (an `activeDeadlineSeconds`) and
+    `NotTerminating`, `PriorityClass` by the values of its `In`/`NotIn` expression; a scope not read here
+    counts it."""
+    spec = quota.get("spec") or {}
+    scopes = [(str(x), "Exists", None) for x in spec.get("scopes") or []]
+    selector = spec.get("scopeSelector") if isinstance(spec.get("scopeSelector"), dict) else {}
+    scopes += [(str(e.get("scopeName")), e.get("operator"), e.get("values")) for e in selector.get("matchExpressions") or []
+               if isinstance(e, dict)]
+    pspec = pod.get("spec") or {}
+    declared = any(((c.get("resources") or {}).get(side)) for c in pspec.get("containers") or [] if isinstance(c, dict)
+                   for side in ("requests", "limits"))
+    for scope, op, values in scopes:
+        if scope in ("BestEffort", "NotBestEffort") and declared != (scope == "NotBestEffort"):
+            return False
+        if scope in ("Terminating", "NotTerminating") and \
+                (pspec.get("activeDeadlineSeconds") is not None) != (scope == "Terminating"):
+            return False
+        if scope == "PriorityClass" and op in ("In", "NotIn") and isinstance(values, list) and \
+                (pspec.get("priorityClassName") in values) != (op == "In"):
+            return False
+    return True
+
+
+def _scoped_refuses(quota, state) -> bool:
+    """Whether a ResourceQuota with scopes refuses pods the namespace needs: `_refuses` read over the pods its
+    scopes count (`_quota_counts`), each as admission makes it, and one more of the largest of them."""
+    spec = quota.get("spec") or {}
+    if not (spec.get("scopes") or spec.get("scopeSelector")):
+        return False
+    namespace = (quota.get("metadata") or {}).get("namespace")
+    pods = [admitted(p, state) for p in state.by_kind.get(("Pod", namespace), [])
+            if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+    pods = [p for p in pods if _quota_counts(quota, p)]
+    if not pods:
+        return False
+    for resource, hard in (spec.get("hard") or {}).items():
+        limit = number(hard)
+        if resource not in QUOTA_PER_POD or limit is None:
+            continue
+        amounts = [pod_amount(p, resource) for p in pods]
+        if any(a is None for a in amounts) or sum(amounts) + max(amounts) > limit:
+            return True
+    return False
+
+
+def autoscalers_added(spec, state):
+    """Each HorizontalPodAutoscaler the healthy application does not hold (nor a fault made) that scales a
+    workload of the topology below the replicas it was deployed with (the safeguards' floor): the controller
+    scales it in to its `minReplicas` (1 when left out) once the load is below its target, after the
+    scale-down stabilization window (300 s by default), so the capacity lost lands after the capture. An
+    autoscaler whose minimum keeps the deployed replicas passes."""
+    broken = []
+    known, made = getattr(state, "known", set()), _fault_made(spec)
+    floors = {(w["kind"], w["namespace"], w["name"]): w["min_replicas"] for w in spec["workloads"]}
+    for namespace in sorted({w["namespace"] for w in spec["workloads"] if w["namespace"]}):
+        for hpa in state.by_kind.get(("HorizontalPodAutoscaler", namespace), []):
+            name = str((hpa.get("metadata") or {}).get("name"))
+            if terminating(hpa) or ("HorizontalPodAutoscaler", namespace, name) in known | made or \
+                    (namespace, name) in healthy_autoscalers(spec):
+                continue
+            hspec = hpa.get("spec") if isinstance(hpa.get("spec"), dict) else {}
+            target = hspec.get("scaleTargetRef") if isinstance(hspec.get("scaleTargetRef"), dict) else {}
+            floor = floors.get((target.get("kind"), namespace, target.get("name")))
+            least = number(hspec.get("minReplicas", 1))
+            least = 1.0 if least is None else least
+            if floor and least < floor:
+                broken.append(f"HorizontalPodAutoscaler {namespace}/{name} scales {target.get('kind')} "
+                              f"{namespace}/{target.get('name')} in to {least:g}, below the {floor} it was deployed with")
+    return broken
+
+
 def admission_refused(spec, state):
     """Each namespace of the application whose Pod Security `enforce` label refuses the pods of a workload
     there (`pod_security_refused`): the label made stricter than the workloads meet lets the pods running
@@ -5889,6 +6119,7 @@ def broad_grants(spec, state):
 def widened_checks(spec, state):
     """The harm a fix does around the application rather than in it (docs/evaluator.md, safeguards)."""
     return exposure_widened(spec, state) + policies_cut(spec, state) + limit_ranges_refuse(spec, state) + \
+        quotas_added(spec, state) + autoscalers_added(spec, state) + istio_policies_cut(spec, state) + \
         admission_refused(spec, state) + broad_grants(spec, state)
 
 
