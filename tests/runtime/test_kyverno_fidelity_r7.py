@@ -1,0 +1,90 @@
+"""The embedded Kyverno matcher against Kyverno v1.19.1 (round 7 of fidelity checks).
+
+Each expectation here was read off the Kyverno v1.19.1 source and its CLI (`kyverno apply`,
+`kyverno jp query`) on the same policy and resource.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from itbench_dsl.runtime import kyverno as k
+
+
+def pod(spec: dict | None = None, kind: str = "Pod") -> dict:
+    return {"apiVersion": "v1", "kind": kind, "metadata": {"name": "p", "namespace": "default"},
+            "spec": spec or {"containers": [{"name": "c", "image": "nginx"}]}}
+
+
+def deployment(pod_spec: dict) -> dict:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "a"}},
+                     "template": {"metadata": {"labels": {"app": "a"}}, "spec": pod_spec}}}
+
+
+def policy(rule: dict, kinds=("Pod",), **spec) -> dict:
+    rule = {"name": "r", "match": {"any": [{"resources": {"kinds": list(kinds)}}]}, **rule}
+    return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "pol"},
+            "spec": {"rules": [rule], **spec}}
+
+
+def statuses(pol: dict, res: dict) -> dict:
+    return {r.rule: r.status for r in k.evaluate_policy(pol, res)}
+
+
+def pat(pattern) -> dict:
+    return policy({"validate": {"message": "m", "pattern": pattern}})
+
+
+# --- JMESPath: where a missing key is null rather than "not found" ------------------------------
+
+@pytest.mark.parametrize("expr,want", [
+    ("spec.x || false", None), ("spec.x || spec.z", None), ("spec.x.q || `3`", 3),
+    ("not_null(spec.x, `1`)", 1), ("to_string(spec.x)", "null"), ("spec.x | @", None),
+    ("[spec.x]", [None]), ("spec.x == null", True),
+])
+def test_missing_key_is_null_outside_bare_paths(expr, want) -> None:
+    assert k.jmespath_search(expr, {"spec": {"y": {}}, "a": 1}) == want
+
+
+@pytest.mark.parametrize("expr", ["spec.x", "spec.y.q", "a && spec.x", "spec.x[0]"])
+def test_missing_key_on_a_bare_path_is_not_found(expr) -> None:
+    with pytest.raises(k.NotFound):
+        k.jmespath_search(expr, {"spec": {"y": {}}, "a": 1})
+
+
+def test_or_fallback_on_a_missing_field_judges_the_object() -> None:
+    rule = {"validate": {"message": "m", "foreach": [{
+        "list": "request.object.spec.containers",
+        "deny": {"conditions": {"any": [{"key": "{{ element.securityContext.privileged || false }}",
+                                         "operator": "Equals", "value": True}]}}}]}}
+    p = policy(rule)
+    assert statuses(p, pod())["r"] == "pass"
+    bad = pod({"containers": [{"name": "c", "image": "x", "securityContext": {"privileged": True}}]})
+    assert statuses(p, bad)["r"] == "fail"
+    rule2 = {"validate": {"message": "m", "foreach": [{
+        "list": "request.object.spec.containers",
+        "deny": {"conditions": {"any": [{"key": "{{ not_null(element.securityContext.privileged, `false`) }}",
+                                         "operator": "Equals", "value": True}]}}}]}}
+    assert statuses(policy(rule2), pod())["r"] == "pass"
+    assert statuses(policy(rule2), bad)["r"] == "fail"
+
+
+# --- autogen shifts the rule-level context like the rest of the rule -----------------------------
+
+def test_autogen_shifts_rule_context_to_the_pod_template() -> None:
+    rule = {"context": [{"name": "podseccomp", "variable": {
+                "jmesPath": "request.object.spec.securityContext.seccompProfile.type", "default": "unset"}}],
+            "validate": {"message": "m", "foreach": [{
+                "list": "request.object.spec.containers",
+                "deny": {"conditions": {"any": [{
+                    "key": "{{ element.securityContext.seccompProfile.type || podseccomp }}",
+                    "operator": "AnyNotIn", "value": ["RuntimeDefault", "Localhost"]}]}}}]}}
+    p = policy(rule)
+    good = {"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+            "containers": [{"name": "c", "image": "x"}]}
+    assert statuses(p, deployment(good))["autogen-r"] == "pass"
+    assert statuses(p, deployment({"containers": [{"name": "c", "image": "x"}]}))["autogen-r"] == "fail"
+    auto = [r for r in k.expand_rules(p) if r["name"] == "autogen-cronjob-r"][0]
+    assert auto["context"][0]["variable"]["jmesPath"] == \
+        "request.object.spec.jobTemplate.spec.template.spec.securityContext.seccompProfile.type"
