@@ -88,3 +88,41 @@ def test_autogen_shifts_rule_context_to_the_pod_template() -> None:
     auto = [r for r in k.expand_rules(p) if r["name"] == "autogen-cronjob-r"][0]
     assert auto["context"][0]["variable"]["jmesPath"] == \
         "request.object.spec.jobTemplate.spec.template.spec.securityContext.seccompProfile.type"
+
+
+# --- patterns: lists of scalars, global anchors on absent keys ------------------------------------
+
+def _caps(add=None, drop=None) -> dict:
+    caps = {}
+    if add is not None:
+        caps["add"] = add
+    if drop is not None:
+        caps["drop"] = drop
+    return pod({"containers": [{"name": "c", "image": "x", "securityContext": {"capabilities": caps}}]})
+
+
+@pytest.mark.parametrize("pattern_list,resource_list,want", [
+    (["CHOWN | NET_BIND_SERVICE"], ["CHOWN", "SYS_ADMIN"], "fail"),
+    (["CHOWN | NET_BIND_SERVICE"], ["SYS_ADMIN", "CHOWN"], "fail"),
+    (["CHOWN | NET_BIND_SERVICE"], ["CHOWN"], "pass"),
+    (["CHOWN | NET_BIND_SERVICE"], [], "pass"),
+    (["ALL"], ["ALL", "NET_RAW"], "fail"),
+    (["ALL", "NET_RAW"], ["ALL"], "pass"),
+])
+def test_scalar_pattern_list_checks_every_element(pattern_list, resource_list, want) -> None:
+    p = pat({"spec": {"containers": [{"=(securityContext)": {"=(capabilities)": {"=(add)": pattern_list}}}]}})
+    assert statuses(p, _caps(add=resource_list))["r"] == want
+
+
+def test_global_anchor_with_absent_key_goes_on_validating() -> None:
+    p = pat({"spec": {"containers": [{"<(securityContext)": {"<(privileged)": True}, "name": "!*"}]}})
+    assert statuses(p, pod())["r"] == "fail"  # no securityContext: the anchor holds, name "!*" fails
+    spelled = pod({"containers": [{"name": "c", "image": "x", "securityContext": {"privileged": False}}]})
+    assert statuses(p, spelled)["r"] == "skip"
+    implicit = pod({"containers": [{"name": "c", "image": "x", "securityContext": {"runAsNonRoot": True}}]})
+    assert statuses(p, implicit)["r"] == "fail"
+    p2 = pat({"spec": {"<(securityContext)": {"<(runAsUser)": 0}, "containers": [{"name": "!*"}]}})
+    assert statuses(p2, pod())["r"] == "fail"
+    # a conditional anchor on an absent key still skips
+    p3 = pat({"spec": {"containers": [{"(securityContext)": {"(privileged)": True}, "name": "!*"}]}})
+    assert statuses(p3, pod())["r"] == "skip"

@@ -127,6 +127,10 @@ def _map(res: dict, pat: dict, path: str) -> None:
         sub = f"{path}{key}/"
         if kind in ("conditional", "global"):
             if key not in res:
+                if kind == "global":
+                    # a global anchor whose key is absent holds: validation goes on (Kyverno's
+                    # globalAnchorHandler); only a conditional anchor skips then
+                    continue
                 raise _PatternFail(sub, "conditional anchor key doesn't exist in the resource", kind)
             try:
                 _element(res[key], value, sub)
@@ -185,6 +189,11 @@ def _array(res: list, pat: list, path: str) -> None:
             applied += 1
         if applied == 0 and skipped is not None:
             raise skipped
+        return
+    if first is None or isinstance(first, (str, int, float, bool)):
+        # a list of scalars: every resource element is checked against the first pattern element
+        # (Kyverno's validateArray hands the whole list to validateResourceElement; the rest is unread)
+        _element(res, first, path)
         return
     if len(res) < len(pat):
         raise _PatternFail(path, f"list has {len(res)} items, pattern needs {len(pat)}")
