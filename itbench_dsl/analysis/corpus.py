@@ -5841,7 +5841,7 @@ def _rego_field(path: tuple) -> str:
 def _admission_cases(good_policy) -> Iterator[Case]:
     """A perfect policy the API server or Kyverno's admission would refuse never runs in the cluster: offline it
     fails the contract too (a name that is no DNS-1123 subdomain, a rule given twice, a validate block with both
-    `pattern` and `deny`)."""
+    `pattern` and `deny`, match/exclude blocks Kyverno's policy validation refuses)."""
     rules = [r for r in good_policy["spec"].get("rules") or [] if isinstance(r, dict)]
     policy = copy.deepcopy(good_policy)
     policy["metadata"]["name"] = "Not_A_DNS_Name"
@@ -5874,6 +5874,29 @@ def _admission_cases(good_policy) -> Iterator[Case]:
                 rule["validate"]["failureAction"] = "Audit"
             yield Case("a perfect policy whose every rule reports (failureAction: Audit) under a policy-level Enforce "
                        "(offline)", "policy", PASS, artifact=("kyverno", [policy]))
+        # Kyverno's policy validation of match/exclude blocks (validate.go): a wildcard kind in background mode, a
+        # match description without kinds, `any` beside the legacy `resources`, a variable in exclude
+        first = rules[0].get("match") if isinstance(rules[0].get("match"), dict) else {}
+        described = [f.get("resources") for f in first.get("any") or first.get("all") or []
+                     if isinstance(f, dict) and isinstance(f.get("resources"), dict)]
+        if described and all(d.get("kinds") for d in described):
+            kinds = sorted({k for d in described for k in d["kinds"]})
+            for why, edit in (
+                    ("matching every kind (kinds: [\"*\"]) in background mode",
+                     lambda r: r.__setitem__("match", {"any": [{"resources": {"kinds": ["*"]}}]})),
+                    ("whose match names no kind (namespaces only)",
+                     lambda r: r.__setitem__("match", {"any": [{"resources": {
+                         k: v for k, v in d.items() if k != "kinds"} or {"namespaces": ["*"]}} for d in described]})),
+                    ("whose match gives `any` beside the legacy `resources`",
+                     lambda r: r["match"].__setitem__("resources", {"kinds": kinds})),
+                    ("with a variable in its exclude block",
+                     lambda r: r.__setitem__("exclude", {"any": [{"resources": {
+                         "kinds": kinds, "names": ["{{ request.object.metadata.name }}-spared"]}}]}))):
+                policy = copy.deepcopy(good_policy)
+                policy["spec"]["background"] = True
+                edit(policy["spec"]["rules"][0])
+                yield Case(f"a perfect policy {why}, which Kyverno refuses (offline)", "policy", FAIL,
+                           artifact=("kyverno", [policy]))
         validate = rules[0].get("validate")
         if isinstance(validate, dict) and "deny" not in validate:
             policy = copy.deepcopy(good_policy)

@@ -126,3 +126,78 @@ def test_global_anchor_with_absent_key_goes_on_validating() -> None:
     # a conditional anchor on an absent key still skips
     p3 = pat({"spec": {"containers": [{"(securityContext)": {"(privileged)": True}, "name": "!*"}]}})
     assert statuses(p3, pod())["r"] == "skip"
+
+
+# --- numeric ranges: where Kyverno reads them -----------------------------------------------------
+
+@pytest.mark.parametrize("op,key,value,want", [
+    ("AnyIn", [8080], ["1-65535"], False),      # a range inside a list of values is a plain string
+    ("AnyIn", 8080, ["1-65535"], False),
+    ("AnyIn", 8080, "1-65535", True),           # the whole value: a range
+    ("AnyIn", [8080], "1-65535", True),
+    ("AllIn", [5, 7], "1-10", True),
+    ("In", 5, "1-10", False),                   # In/NotIn never read a range
+    ("AnyNotIn", [0], ["1-65535"], True),
+    ("AnyNotIn", [5], ["1-65535"], True),
+    ("AnyNotIn", [5], "1-65535", False),
+    ("AnyNotIn", [0], "1-65535", True),
+])
+def test_condition_ranges(op, key, value, want) -> None:
+    assert k.evaluate_operator(op, key, value) is want
+
+
+@pytest.mark.parametrize("pattern,value,ok", [
+    ("1-10", 5, True), ("1-10", 11, False),
+    ("1!-10", 11, True), ("1!-10", 5, False),
+    ("!1-65535", 8080, True),                   # `!` on the string "1-65535", not a range
+    ("!1-65535", "1-65535", False),
+])
+def test_pattern_ranges(pattern, value, ok) -> None:
+    assert k.validate_value(value, pattern) is ok
+
+
+# --- match/exclude blocks Kyverno's policy validation refuses --------------------------------------
+
+def _refusals(match, exclude=None, background=True, validate=None) -> list[str]:
+    from itbench_dsl.runtime import evaluator
+    rule = {"name": "r", "match": match, "validate": validate or {"message": "m", "pattern": {"spec": {}}}}
+    if exclude is not None:
+        rule["exclude"] = exclude
+    return evaluator.match_refusals(rule, background)
+
+
+@pytest.mark.parametrize("match,exclude,background,refused", [
+    ({"any": [{"resources": {"kinds": ["Pod"]}}]}, None, True, None),
+    ({"resources": {"kinds": ["Pod"]}}, None, True, None),
+    ({"any": [{"resources": {"kinds": ["*"]}}]}, None, True, "wildcard policy not allowed in background"),
+    ({"any": [{"resources": {"kinds": ["*"]}}]}, None, False, None),
+    ({"any": [{"resources": {"kinds": ["*", "Pod"]}}]}, None, False, "more than one kind"),
+    ({"any": [{"resources": {"kinds": ["Pod"]}}]}, {"any": [{"resources": {"kinds": ["*"]}}]}, True,
+     "wildcard policy not allowed in background"),
+    ({"any": [{"resources": {"namespaces": ["ciso-target"]}}]}, None, True, "the kind attribute is mandatory"),
+    ({"any": [{"resources": {"kinds": ["Pod"]}}, {"resources": {"names": ["a"]}}]}, None, True,
+     "the kind attribute is mandatory"),
+    ({"resources": {"namespaces": ["x"]}}, None, True, "the kind attribute is mandatory"),
+    ({"resources": {"kinds": ["Pod"]}, "any": [{"resources": {"kinds": ["Pod"]}}]}, None, True,
+     "can't specify any/all together with match resources"),
+    ({"any": [{"resources": {"kinds": ["Pod"]}}]},
+     {"resources": {"kinds": ["Pod"]}, "any": [{"resources": {"names": ["a"]}}]}, True,
+     "can't specify any/all together with exclude resources"),
+    ({"any": [{"resources": {"kinds": ["Pod"]}}]},
+     {"any": [{"resources": {"kinds": ["Pod"], "names": ["{{ request.object.metadata.name }}"]}}]}, True,
+     "should not have variables in exclude section"),
+    ({"any": [{"resources": {"kinds": ["Pod"], "namespaces": ["{{ request.namespace }}"]}}]}, None, True,
+     "should not have variables in match section"),
+])
+def test_match_blocks_kyverno_refuses(match, exclude, background, refused) -> None:
+    found = _refusals(match, exclude, background)
+    if refused is None:
+        assert found == []
+    else:
+        assert any(refused in f for f in found), found
+
+
+def test_wildcard_foreach_rule_is_refused_even_without_background() -> None:
+    found = _refusals({"any": [{"resources": {"kinds": ["*"]}}]}, background=False,
+                      validate={"message": "m", "foreach": [{"list": "request.object.spec.containers"}]})
+    assert any("does not support rule type" in f for f in found)

@@ -252,8 +252,8 @@ def validate_value(value: Any, pattern: Any) -> bool:
 def _string_pattern(value: Any, pattern: str) -> bool:
     m = _RANGE.match(pattern)
     if m:
-        lo, hi = m.group(2), m.group(3)
-        if m.group(1):
+        lo, hi = m.group(1), m.group(3)
+        if m.group(2):
             return _string_pattern(value, f"< {lo}") or _string_pattern(value, f"> {hi}")
         return _string_pattern(value, f">= {lo}") and _string_pattern(value, f"<= {hi}")
     op = ""
