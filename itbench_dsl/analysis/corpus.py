@@ -5453,6 +5453,18 @@ def _kyverno_semantics_cases(scenario, spec, faulty, good_policy, perfect, with_
     cel["spec"]["rules"] = [r for r in cel["spec"]["rules"] if not r["name"].startswith("check")] + _cel_rules(rules)
     yield Case("a perfect policy written in CEL (validate.cel)", "policy", PASS, artifact=("kyverno", [cel]))
     yield from _global_anchor_cases(spec, good_policy, rules)
+    # a number flagged by a numeric range inside a list of values: Kyverno reads a range only as the whole value of
+    # AnyIn/AllIn/AnyNotIn/AllNotIn, so `AnyIn ["0-0"]` compares the string "0-0" and flags nothing
+    ranged = copy.deepcopy(good_policy)
+    for rule in ranged["spec"]["rules"]:
+        cond = ((((rule.get("validate") or {}).get("deny") or {}).get("conditions") or {}).get("any") or [{}])[0]
+        if rule["name"].startswith("check") and isinstance(cond.get("key"), int) and \
+                not isinstance(cond.get("key"), bool) and str(cond.get("value", "")).endswith(" || '<absent>' }}"):
+            number = cond["key"]
+            cond.update(key=cond["value"], operator="AnyIn", value=[f"{number}-{number}"])
+    if ranged != good_policy:
+        yield Case("a policy flagging the gap's number by a range in a list of values (AnyIn [\"N-N\"])", "policy",
+                   FAIL, artifact=("kyverno", [ranged]))
     # the fallbacks written with not_null(): in Kyverno's JMESPath a missing key in a function's arguments is null
     # (only a bare path is "not found"), so the rule reads the objects lacking the field as `'<absent>'`
     fallback = copy.deepcopy(good_policy)
