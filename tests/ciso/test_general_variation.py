@@ -404,7 +404,8 @@ HEAD = "package check\n\ndefault result := false\n\nresult if count(violations) 
 HOST_POLICIES = {
     "rhel9-auditd-enabled-ansible-opa": (
         'host.services["auditd.service"].state == "stopped"',  # the service stopped, not its being disabled
-        'host.services["auditd.service"].status != "enabled"'),
+        # not enabled, or not there at all (a host without the unit: service_facts lists none)
+        'not host.services["auditd.service"].status == "enabled"'),
     "rhel9-sshd-permit-root-login-ansible-opa": (
         'host.files["/etc/ssh/sshd_config"].PermitRootLogin == "yes"',  # the literal yes alone
         # the setting as sshd reads it: the first drop-in holding it (keywords in any case), else the main file
@@ -438,8 +439,10 @@ def test_host_variants_hold_the_other_violating_and_compliant_settings():
     assert {control.setting(f) for _, f in control.variants(False)} == {"No", "no"}
     auditd = ciso.CATALOGUE["rhel9-auditd-enabled"]
     assert {(f["services"]["auditd.service"]["state"], f["services"]["auditd.service"]["status"])
-            for c, f in auditd.variants(True) if not c.startswith("the other settings")} == {("running", s) for s in (
-                "disabled", "masked", "enabled-runtime", "static", "indirect", "linked", "generated")}
+            for c, f in auditd.variants(True) if not c.startswith("the other settings") and c != "not installed"} == {
+                ("running", s) for s in ("disabled", "masked", "enabled-runtime", "static", "indirect", "linked",
+                                         "generated")}
+    assert "auditd.service" not in dict(auditd.variants(True))["not installed"]["services"]
 
 
 def test_host_variants_hold_the_programs_no_limit_values_and_other_units():
