@@ -5653,12 +5653,86 @@ def _kyverno_semantics_cases(scenario, spec, faulty, good_policy, perfect, with_
     cel = copy.deepcopy(good_policy)
     cel["spec"]["rules"] = [r for r in cel["spec"]["rules"] if not r["name"].startswith("check")] + _cel_rules(rules)
     yield Case("a perfect policy written in CEL (validate.cel)", "policy", PASS, artifact=("kyverno", [cel]))
+    yield from _global_anchor_cases(spec, good_policy, rules)
+    # a number flagged by a numeric range inside a list of values: Kyverno reads a range only as the whole value of
+    # AnyIn/AllIn/AnyNotIn/AllNotIn, so `AnyIn ["0-0"]` compares the string "0-0" and flags nothing
+    ranged = copy.deepcopy(good_policy)
+    for rule in ranged["spec"]["rules"]:
+        cond = ((((rule.get("validate") or {}).get("deny") or {}).get("conditions") or {}).get("any") or [{}])[0]
+        if rule["name"].startswith("check") and isinstance(cond.get("key"), int) and \
+                not isinstance(cond.get("key"), bool) and str(cond.get("value", "")).endswith(" || '<absent>' }}"):
+            number = cond["key"]
+            cond.update(key=cond["value"], operator="AnyIn", value=[f"{number}-{number}"])
+    if ranged != good_policy:
+        yield Case("a policy flagging the gap's number by a range in a list of values (AnyIn [\"N-N\"])", "policy",
+                   FAIL, artifact=("kyverno", [ranged]))
+    # the fallbacks written with not_null(): in Kyverno's JMESPath a missing key in a function's arguments is null
+    # (only a bare path is "not found"), so the rule reads the objects lacking the field as `'<absent>'`
+    fallback = copy.deepcopy(good_policy)
+    for rule in fallback["spec"]["rules"]:
+        cond = ((((rule.get("validate") or {}).get("deny") or {}).get("conditions") or {}).get("any") or [{}])[0]
+        text = cond.get("value")
+        if rule["name"].startswith("check") and isinstance(text, str) and text.endswith(" || '<absent>' }}"):
+            cond["value"] = "{{ not_null(" + ", ".join(text[len("{{ "):-len(" || '<absent>' }}")].split(" || ")) + \
+                ", '<absent>') }}"
+    if fallback != good_policy:
+        yield Case("a perfect policy whose keys fall back with not_null() on fields some objects lack", "policy", PASS,
+                   artifact=("kyverno", [fallback]))
     for other in spec["ciso"].get("others") or []:
         silenced = copy.deepcopy(other)
         silenced.setdefault("metadata", {}).setdefault("annotations", {})[
             "pod-policies.kyverno.io/autogen-controllers"] = "none"
         yield Case(f"another existing policy ({other['metadata']['name']}) carried over to no controller (offline)",
                    "policy", FAIL, artifact=("kyverno", [good_policy, silenced]))
+
+
+def _global_anchor_cases(spec, good_policy, rules) -> Iterator[Case]:
+    """"If the item holds the violating `true`, fail it" written with global anchors on each key down to the field
+    (`<(securityContext): {<(privileged): true}` beside `name: "!*"`): in Kyverno a global anchor whose key is
+    absent holds (validation goes on), so an item that leaves the field out fails too; where some compliant object
+    (or compliant variant) leaves it out, the policy flags it (fail)."""
+    varied = (spec["ciso"].get("variants") or {}).get("compliant", [])
+    for rule in rules:
+        texts, key = _content_condition(rule)
+        m = re.fullmatch(r"((?:\.[A-Za-z][A-Za-z0-9]*)+)\.([A-Za-z][A-Za-z0-9]*)\[0\]((?:\.[A-Za-z][A-Za-z0-9]*)+)",
+                         texts[0] if len(texts) == 1 else "")
+        if key is not True or m is None:
+            continue
+        prefix, items, suffix = m.group(1)[1:].split("."), m.group(2), m.group(3)[1:].split(".")
+        kind = rule["match"]["any"][0]["resources"]["kinds"][0]
+
+        def lacks(obj) -> bool:
+            node = obj
+            for part in prefix:
+                node = node.get(part) if isinstance(node, dict) else None
+            for item in (node or {}).get(items) or [] if isinstance(node, dict) else []:
+                leaf = item
+                for part in suffix:
+                    leaf = leaf.get(part, ...) if isinstance(leaf, dict) else ...
+                if leaf is ...:
+                    return True
+            return False
+        if not any(o.get("kind") == kind and lacks(o) for o in spec["ciso"]["compliant"] + varied):
+            continue
+        match = rule["match"]
+        if prefix[:3] == ["spec", "template", "spec"]:  # a rule on Pods, which Kyverno carries over to controllers
+            prefix, match = ["spec"] + prefix[3:], {"any": [{"resources": {"kinds": ["Pod"]}}]}
+        element: dict = {f"<({suffix[-1]})": True}
+        for part in reversed(suffix[:-1]):
+            element = {f"<({part})": element}
+        pattern: object = {items: [{**element, "name": "!*"}]}
+        if items == "containers":  # the other lists of containers too, where present
+            pattern = {**{f"=({other})": [{**element, "name": "!*"}]
+                          for other in ("initContainers", "ephemeralContainers")}, **pattern}
+        for part in reversed(prefix):
+            pattern = {part: pattern}
+        policy = copy.deepcopy(good_policy)
+        policy["spec"]["rules"] = [r for r in policy["spec"]["rules"] if not r["name"].startswith("check")] + [
+            {"name": "check-anchored", "match": match,
+             "validate": {"message": "violates the control", "pattern": pattern}}]
+        yield Case("a policy failing items that hold the field true, by global anchors down to it (an item leaving "
+                   "it out fails in Kyverno too)", "policy", FAIL, artifact=("kyverno", [policy]))
+        return
 
 
 def _agents(spec, name: str) -> dict:
@@ -6042,7 +6116,7 @@ def _rego_field(path: tuple) -> str:
 def _admission_cases(good_policy) -> Iterator[Case]:
     """A perfect policy the API server or Kyverno's admission would refuse never runs in the cluster: offline it
     fails the contract too (a name that is no DNS-1123 subdomain, a rule given twice, a validate block with both
-    `pattern` and `deny`)."""
+    `pattern` and `deny`, match/exclude blocks Kyverno's policy validation refuses)."""
     rules = [r for r in good_policy["spec"].get("rules") or [] if isinstance(r, dict)]
     policy = copy.deepcopy(good_policy)
     policy["metadata"]["name"] = "Not_A_DNS_Name"
@@ -6075,6 +6149,29 @@ def _admission_cases(good_policy) -> Iterator[Case]:
                 rule["validate"]["failureAction"] = "Audit"
             yield Case("a perfect policy whose every rule reports (failureAction: Audit) under a policy-level Enforce "
                        "(offline)", "policy", PASS, artifact=("kyverno", [policy]))
+        # Kyverno's policy validation of match/exclude blocks (validate.go): a wildcard kind in background mode, a
+        # match description without kinds, `any` beside the legacy `resources`, a variable in exclude
+        first = rules[0].get("match") if isinstance(rules[0].get("match"), dict) else {}
+        described = [f.get("resources") for f in first.get("any") or first.get("all") or []
+                     if isinstance(f, dict) and isinstance(f.get("resources"), dict)]
+        if described and all(d.get("kinds") for d in described):
+            kinds = sorted({k for d in described for k in d["kinds"]})
+            for why, edit in (
+                    ("matching every kind (kinds: [\"*\"]) in background mode",
+                     lambda r: r.__setitem__("match", {"any": [{"resources": {"kinds": ["*"]}}]})),
+                    ("whose match names no kind (namespaces only)",
+                     lambda r: r.__setitem__("match", {"any": [{"resources": {
+                         k: v for k, v in d.items() if k != "kinds"} or {"namespaces": ["*"]}} for d in described]})),
+                    ("whose match gives `any` beside the legacy `resources`",
+                     lambda r: r["match"].__setitem__("resources", {"kinds": kinds})),
+                    ("with a variable in its exclude block",
+                     lambda r: r.__setitem__("exclude", {"any": [{"resources": {
+                         "kinds": kinds, "names": ["{{ request.object.metadata.name }}-spared"]}}]}))):
+                policy = copy.deepcopy(good_policy)
+                policy["spec"]["background"] = True
+                edit(policy["spec"]["rules"][0])
+                yield Case(f"a perfect policy {why}, which Kyverno refuses (offline)", "policy", FAIL,
+                           artifact=("kyverno", [policy]))
         validate = rules[0].get("validate")
         if isinstance(validate, dict) and "deny" not in validate:
             policy = copy.deepcopy(good_policy)

@@ -128,7 +128,8 @@ class HostControl:
         compliant one: each other violating value (in another case too where the program reads any case), the
         setting left out on the side its default falls on (a gap host where it violates, a compliant one where it
         complies); for a service, enabled and running varied apart (a host
-        where the service runs but is disabled or masked breaks "enabled"). A policy keyed on one incidental
+        where the service runs but is disabled or masked breaks "enabled"), and on a gap host the service not
+        installed at all (no entry of it in the host's services). A policy keyed on one incidental
         facet of the scenario's one violating value (the literal `yes`, the service being stopped) misses them."""
         base = self.facts(violating)
         out = []
@@ -164,6 +165,9 @@ class HostControl:
                 for status in SERVICE_NOT_ENABLED:
                     edited(f"running but {status}", lambda f, s=status: f["services"][unit].update(
                         state="running", status=s))
+                # the service not installed: Ansible's service_facts lists only units that exist, so the host holds
+                # no entry for it (`systemctl is-enabled` fails: the control is not met)
+                edited("not installed", lambda f: f["services"].pop(unit))
             return out
         values = list(self.also_violating if violating else self.also_compliant)
         own = self.violating if violating else self.compliant

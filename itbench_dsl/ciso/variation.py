@@ -733,9 +733,11 @@ def isolated(reads: tuple[str, ...], gap: dict, compliant: list[dict]) -> list[d
     if not reads or not same:
         return []
     groups = _groups(tuple(reads), gap, same[0])
-    if len(groups) < 2:
-        return []
     out = []
+    if len(groups) == 1:
+        out += _registry_variants(gap, groups[0], same[0], gap)
+    if len(groups) < 2:
+        return out
     for keep, group in enumerate(groups):
         copy_ = copy.deepcopy(gap)
         for other in groups[:keep] + groups[keep + 1:]:
@@ -755,7 +757,53 @@ def isolated(reads: tuple[str, ...], gap: dict, compliant: list[dict]) -> list[d
             if mislabelled(copy_, names):
                 continue
         change = "only " + ", ".join(".".join(map(str, p)) for p, _ in group)
+        out += _registry_variants(gap, group, same[0], copy.deepcopy(copy_))
         out.append(_named(gap, change, copy_))
+    return out
+
+
+def _registry(image) -> tuple[str, str] | None:
+    """(registry host, the rest) of an image reference that names its registry (a first segment holding a `.`
+    and no port, as Docker reads it: `trusted-registry.com/team/app:1`), None otherwise."""
+    if not isinstance(image, str) or "/" not in image:
+        return None
+    host, _, rest = image.partition("/")
+    if "." not in host or ":" in host or not rest:
+        return None
+    return host, rest
+
+
+def _registry_variants(gap: dict, group: list[tuple], compliant: dict, base: dict) -> list[dict]:
+    """Where a requirement is the image's registry (the group's `image`, whose host differs between the gap and
+    the compliant object), more gap variants violating it (from `base`, the gap violating that requirement
+    alone): the image from a look-alike host that the trusted one's name begins (`trusted-registry.com.attacker.example`,
+    `trusted-registry.com-mirror.example.org`: a registry is the host up to the first `/`, so a prefix
+    `trusted-registry.com*` admits them), and the gap's containers as init containers behind the compliant
+    object's (init containers run their images too)."""
+    images = [(path, value) for path, value in group if path and path[-1] == "image"]
+    out = []
+    for path, good in images:
+        node = gap
+        for key in path:
+            node = node[key] if isinstance(node, (dict, list)) else None
+        trusted, mine = _registry(good), _registry(node)
+        if trusted is None or mine is None or trusted[0] == mine[0]:
+            continue
+        for host in (f"{trusted[0]}.attacker.example", f"{trusted[0]}-mirror.example.org"):
+            copy_ = copy.deepcopy(base)
+            _set(copy_, path, f"{host}/{trusted[1]}")
+            out.append(_named(gap, f"image from {host}", copy_))
+        pod, good_pod = _pod(base), _pod(compliant)
+        if pod is not None and good_pod is not None and pod.get("containers") and good_pod.get("containers"):
+            copy_ = copy.deepcopy(base)
+            p = _pod(copy_)
+            moved = [{k: v for k, v in c.items() if k not in NOT_INIT} for c in p["containers"]]
+            for n, c in enumerate(moved):
+                c["name"] = f"init-{n}"
+            p["initContainers"] = list(p.get("initContainers") or []) + moved
+            p["containers"] = copy.deepcopy(good_pod["containers"])
+            out.append(_named(gap, "the image in init containers", copy_))
+        break
     return out
 
 

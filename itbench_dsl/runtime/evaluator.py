@@ -6808,6 +6808,64 @@ def admission_refusals(policy, name, meta, spec):
                 problems.append(f"Kyverno refuses `{name}`: rule `{rule_name}` gives {', '.join(given_elements)} in "
                                 "one validate block (only one of pattern, anyPattern, deny, foreach, podSecurity, "
                                 "cel, assert can be specified)")
+        problems += [f"Kyverno refuses `{name}`: rule `{rule_name}`: {why}"
+                     for why in match_refusals(rule, spec.get("background") is not False)]
+    return problems
+
+
+# A variable in a rule's match or exclude block (Kyverno's pkg/validation/policy regexVariables)
+_MATCH_VARIABLE = re.compile(r"\{\{[^{}]*\}\}")
+
+
+def _filters(block):
+    """A match or exclude block's resource descriptions: [(where, description)] of its `any`/`all` items, or its
+    legacy `resources` when it has neither."""
+    if not isinstance(block, dict):
+        return []
+    for key in ("any", "all"):
+        items = block.get(key)
+        if isinstance(items, list) and items:
+            return [(f"{key}[{i}]", f.get("resources") if isinstance(f.get("resources"), dict) else {})
+                    for i, f in enumerate(items) if isinstance(f, dict)]
+    return [("resources", block.get("resources") if isinstance(block.get("resources"), dict) else {})]
+
+
+def match_refusals(rule, background):
+    """Why Kyverno's policy validation (pkg/validation/policy validate.go, v1.19) refuses a rule for its match
+    and exclude blocks: `any`/`all` beside the legacy `resources` (validateResources), a match description
+    without kinds (the kind attribute is mandatory), the wildcard kind `*` in background mode, beside another
+    kind or in a foreach rule (validateWildcard), a `{{ variable }}` in match or exclude
+    (ruleForbiddenSectionsHaveVariables)."""
+    problems = []
+    match, exclude = rule.get("match"), rule.get("exclude")
+    for word, block in (("match", match), ("exclude", exclude)):
+        if not isinstance(block, dict):
+            continue
+        lists = [k for k in ("any", "all") if isinstance(block.get(k), list) and block.get(k)]
+        if lists and block.get("resources") not in (None, {}):
+            problems.append(f"can't specify any/all together with {word} resources")
+        if word == "exclude" and len(lists) == 2:
+            problems.append("can't specify any and all together")
+    described = _filters(match)
+    if not described or any(not d.get("kinds") for _, d in described):
+        problems.append("at least one element must be specified in a kind block, the kind attribute is mandatory "
+                        "when working with the resources element")
+    foreach = isinstance(rule.get("validate"), dict) and rule["validate"].get("foreach") is not None
+    for word, block in (("match", match), ("exclude", exclude)):
+        for where, desc in _filters(block):
+            kinds = desc.get("kinds") if isinstance(desc.get("kinds"), list) else []
+            if "*" not in kinds:
+                continue
+            if background:
+                problems.append(f"{word}.{where}: wildcard policy not allowed in background mode (kinds: [\"*\"] "
+                                "needs background: false)")
+            elif len(kinds) > 1:
+                problems.append(f"{word}.{where}: wildcard policy can not deal with more than one kind")
+            elif foreach or rule.get("generate") or rule.get("verifyImages"):
+                problems.append(f"{word}.{where}: wildcard policy does not support rule type")
+    for word, block in (("exclude", exclude), ("match", match)):
+        if block is not None and _MATCH_VARIABLE.search(json.dumps(block)):
+            problems.append(f"should not have variables in {word} section")
     return problems
 
 

@@ -317,7 +317,7 @@ def test_an_update_whose_new_rules_are_narrowed_to_unread_baseline_values_fails_
 # a control the scenario declares with two requirements (no root, a trusted registry) and no catalogue twin: the
 # gap object violates both, so gap variants violating each alone grade a policy that checks only one
 TRUSTED = pod_rule({"deny": {"conditions": {"any": [{
-    "key": "{{ request.object.spec.template.spec.containers[].image }}", "operator": "AnyNotIn",
+    "key": "{{ request.object.spec.template.spec.[containers, initContainers][][].image }}", "operator": "AnyNotIn",
     "value": ["trusted-registry.com/*"]}]}}}, kinds=("Deployment",))
 NON_ROOT = pod_rule({"pattern": {"spec": {"template": {"spec": {"containers": [
     {"securityContext": {"runAsNonRoot": True}}]}}}}}, kinds=("Deployment",))
@@ -341,11 +341,15 @@ def evaluator_existing(spec):
 def test_a_declared_two_requirement_control_gets_a_gap_variant_per_requirement():
     spec = spec_of("trusted-registry-kyverno-update")
     varied = spec["ciso"]["variants"]["gaps"]
-    images = sorted(v["spec"]["template"]["spec"]["containers"][0]["image"] for v in varied)
+    images = sorted(c["image"] for v in varied for c in v["spec"]["template"]["spec"].get("initContainers", [])
+                    + v["spec"]["template"]["spec"]["containers"])
     roots = sorted(str(v["spec"]["template"]["spec"]["containers"][0]["securityContext"].get("runAsNonRoot"))
                    for v in varied)
-    assert images == ["trusted-registry.com/test-image", "untrusted-registry.com/test-image"]
-    assert roots == ["None", "True"]
+    # one per requirement, and for the registry's: look-alike hosts and the image in an init container
+    assert images == ["trusted-registry.com-mirror.example.org/test-image", "trusted-registry.com.attacker.example/test-image",
+                      "trusted-registry.com/test-image", "trusted-registry.com/test-image",
+                      "untrusted-registry.com/test-image", "untrusted-registry.com/test-image"]
+    assert roots == ["None", "True", "True", "True", "True"]
     assert spec["ciso"]["variants"]["compliant"] == []
 
 
@@ -371,7 +375,9 @@ def test_an_isolated_gap_variant_violates_its_requirement_by_what_the_fields_mea
     # variant isolating it leaves the UID out too, and every gap variant is one by the effective user
     spec = spec_of("trusted-registry-kyverno-update")
     for v in spec["ciso"]["variants"]["gaps"]:
-        trusted = v["spec"]["template"]["spec"]["containers"][0]["image"].startswith("trusted-registry.com/")
+        pod = v["spec"]["template"]["spec"]
+        trusted = all(c["image"].startswith("trusted-registry.com/")
+                      for c in pod["containers"] + pod.get("initContainers", []))
         assert not trusted or ciso.k8s.MEANINGS[0][1]([v]), v
     uid = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
            "spec": {"containers": [{"name": "c", "image": "i", "securityContext": {"runAsUser": 1000}}]}}
@@ -398,7 +404,8 @@ HEAD = "package check\n\ndefault result := false\n\nresult if count(violations) 
 HOST_POLICIES = {
     "rhel9-auditd-enabled-ansible-opa": (
         'host.services["auditd.service"].state == "stopped"',  # the service stopped, not its being disabled
-        'host.services["auditd.service"].status != "enabled"'),
+        # not enabled, or not there at all (a host without the unit: service_facts lists none)
+        'not host.services["auditd.service"].status == "enabled"'),
     "rhel9-sshd-permit-root-login-ansible-opa": (
         'host.files["/etc/ssh/sshd_config"].PermitRootLogin == "yes"',  # the literal yes alone
         # the setting as sshd reads it: the first drop-in holding it (keywords in any case), else the main file
@@ -432,8 +439,10 @@ def test_host_variants_hold_the_other_violating_and_compliant_settings():
     assert {control.setting(f) for _, f in control.variants(False)} == {"No", "no"}
     auditd = ciso.CATALOGUE["rhel9-auditd-enabled"]
     assert {(f["services"]["auditd.service"]["state"], f["services"]["auditd.service"]["status"])
-            for c, f in auditd.variants(True) if not c.startswith("the other settings")} == {("running", s) for s in (
-                "disabled", "masked", "enabled-runtime", "static", "indirect", "linked", "generated")}
+            for c, f in auditd.variants(True) if not c.startswith("the other settings") and c != "not installed"} == {
+                ("running", s) for s in ("disabled", "masked", "enabled-runtime", "static", "indirect", "linked",
+                                         "generated")}
+    assert "auditd.service" not in dict(auditd.variants(True))["not installed"]["services"]
 
 
 def test_host_variants_hold_the_programs_no_limit_values_and_other_units():

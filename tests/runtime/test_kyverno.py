@@ -76,7 +76,7 @@ def pat(pattern) -> dict:
     ("?*", "x", True), ("?*", "", False), ("*", None, False), ("nginx*", "nginx:1", True),
     ("!default", "default", False), ("!default", "prod", True),
     (">1", 2, True), (">1", 1, False), (">=1", 1, True), ("<=2Gi", "1Gi", True), ("<1Gi", "2Gi", False),
-    ("1-10", 5, True), ("1-10", 11, False), ("!1-10", 11, True), ("!1-10", 5, False),
+    ("1-10", 5, True), ("1-10", 11, False), ("1!-10", 11, True), ("1!-10", 5, False),
     ("a | b", "b", True), ("a | b", "c", False), (">1 & <5", 3, True), (">1 & <5", 6, False),
     ("<1h", "30m", True), (">=500m", "1", True),
     (1, "1", True), (1, 1.0, True), (True, "true", False), (None, "", True), (None, 0, True), (None, "x", False),

@@ -54,12 +54,12 @@ def _autogen_controllers(policy: dict) -> list[str]:
 
 
 def _shift_variables(value: Any, prefix: str) -> Any:
-    """Rewrite request.object.spec/metadata references to the pod template."""
+    """Rewrite request.object/oldObject .spec/.metadata references to the pod template."""
     if isinstance(value, str):
-        if "request.object" not in value:
+        if "request.o" not in value:
             return value
-        value = re.sub(r"request\.object\.spec\b", f"request.object.{prefix}.spec", value)
-        value = re.sub(r"request\.object\.metadata\b", f"request.object.{prefix}.metadata", value)
+        value = re.sub(r"request\.(object|oldObject)\.spec\b", rf"request.\1.{prefix}.spec", value)
+        value = re.sub(r"request\.(object|oldObject)\.metadata\b", rf"request.\1.{prefix}.metadata", value)
         return value
     if isinstance(value, list):
         return [_shift_variables(v, prefix) for v in value]
@@ -101,7 +101,10 @@ def _autogen_rules(rule: dict, controllers: list[str]) -> list[dict]:
         variants.append((f"autogen-cronjob-{rule['name']}", ["CronJob"], "spec.jobTemplate.spec.template",
                          ["spec", "jobTemplate", "spec", "template"]))
     for name, kinds, prefix, nest in variants:
-        new = {k: v for k, v in rule.items() if k not in ("match", "exclude", "validate", "preconditions")}
+        # Kyverno rewrites the marshalled rule as a whole (pkg/autogen/v1 convertRule/updateFields): the
+        # rule-level context (jmesPath, value, apiCall urls) reads the pod template like the rest
+        new = {k: _shift_variables(v, prefix) for k, v in rule.items()
+               if k not in ("name", "match", "exclude", "validate", "preconditions")}
         new["name"] = name
         new["match"] = _retarget(rule.get("match"), kinds)
         if rule.get("exclude"):
@@ -118,10 +121,9 @@ def _autogen_rules(rule: dict, controllers: list[str]) -> list[dict]:
             validate["pattern"] = wrap(_shift_variables(validate["pattern"], prefix))
         if "anyPattern" in validate:
             validate["anyPattern"] = [wrap(_shift_variables(p, prefix)) for p in validate["anyPattern"]]
-        if "deny" in validate:
-            validate["deny"] = _shift_variables(validate["deny"], prefix)
-        if "foreach" in validate:
-            validate["foreach"] = _shift_variables(validate["foreach"], prefix)
+        for key in ("deny", "foreach", "message"):
+            if key in validate:
+                validate[key] = _shift_variables(validate[key], prefix)
         if "cel" in validate:
             validate["cel"] = _shift_cel(validate["cel"], prefix)
         new["validate"] = validate

@@ -118,18 +118,18 @@ def _equals(key: Any, value: Any) -> bool:
     return _scalar_equal(key, value)
 
 
-def _in_values(key: str, values: Any) -> bool | None:
-    """Whether the string `key` is in `values` (wildcards both ways, numeric ranges)."""
+def _in_values(key: str, values: Any, ranges: bool) -> bool | None:
+    """Whether the string `key` is in `values` (wildcards both ways; with `ranges`, a value that is one
+    numeric range string such as `5000-6000`: Kyverno's AnyIn/AllIn/AnyNotIn/AllNotIn read a range only
+    there, never inside a list of values, and In/NotIn never)."""
     if isinstance(values, list):
         for v in values:
             sv = _to_go_string(v)
             if wildcard_match(sv, key) or wildcard_match(key, sv):
                 return True
-            if isinstance(v, str) and _in_range(key, v):
-                return True
         return False
     if isinstance(values, str):
-        if wildcard_match(values, key) or _in_range(key, values):
+        if wildcard_match(values, key) or (ranges and _in_range(key, values)):
             return True
         try:
             arr = json.loads(values)
@@ -142,20 +142,20 @@ def _in_values(key: str, values: Any) -> bool | None:
 def _in_range(key: str, text: str) -> bool:
     """`key` within a numeric range value such as `5000-6000`."""
     m = _RANGE.match(text)
-    if not m or m.group(1):
+    if not m or m.group(2):
         return False
-    k, lo, hi = parse_quantity(key), parse_quantity(m.group(2)), parse_quantity(m.group(3))
+    k, lo, hi = parse_quantity(key), parse_quantity(m.group(1)), parse_quantity(m.group(3))
     return None not in (k, lo, hi) and lo <= k <= hi
 
 
-def _set_op(key: Any, value: Any, quantifier: str, negate: bool) -> bool:
+def _set_op(key: Any, value: Any, quantifier: str, negate: bool, ranges: bool = True) -> bool:
     if isinstance(key, (str, int, float)):
         keys = [_to_go_string(key)]
     elif isinstance(key, list):
         keys = [_to_go_string(k) for k in key]
     else:
         return False
-    found = [_in_values(k, value) for k in keys]
+    found = [_in_values(k, value, ranges) for k in keys]
     if any(f is None for f in found):
         return False
     hits = [(not f) if negate else f for f in found]
@@ -215,11 +215,11 @@ def evaluate_operator(op: str, key: Any, value: Any) -> bool:
     if op == "AnyIn":
         return _set_op(key, value, "any", False)
     if op in ("AllIn", "In"):
-        return _set_op(key, value, "all", False)
+        return _set_op(key, value, "all", False, ranges=op == "AllIn")
     if op == "AnyNotIn":
         return _set_op(key, value, "any", True)
     if op in ("AllNotIn", "NotIn"):
-        return _set_op(key, value, "all", True)
+        return _set_op(key, value, "all", True, ranges=op == "AllNotIn")
     numeric = {"GreaterThan": ">", "GreaterThanOrEquals": ">=", "LessThan": "<", "LessThanOrEquals": "<="}
     if op in numeric:
         return _numeric(key, value, numeric[op])

@@ -1,8 +1,9 @@
 """The JMESPath subset of `{{ variables }}`, with Kyverno's own functions.
 
-Kyverno's fork reports a missing map key as "not found" (an error that `||` absorbs and that
+Kyverno's fork reports a missing map key as "not found" (an error that both sides of `||`, the left of
+`&&`, `!`, comparisons, pipes, function arguments and multi-selects absorb into null, and that
 preconditions turn into ""); this implementation does the same: `jmespath_search` raises `NotFound`
-for a missing key outside projections, `JMESPathError` for an expression it cannot parse or a function
+for a missing key on a bare path (a chain of fields and indexes, or the right of `&&`), `JMESPathError` for an expression it cannot parse or a function
 given the wrong types, and `Unsupported` for a function it does not implement.
 """
 
@@ -346,10 +347,12 @@ def _eval(node: tuple, data: Any) -> Any:
                 out.append(v)
         return out
     if kind == "pipe":
-        return _eval(node[2], _eval(node[1], data))
+        # each side of a pipe absorbs "not found" into null (the fork's ASTPipe)
+        return _soft(node[2], _soft(node[1], data))
     if kind == "or":
+        # both sides of `||` absorb "not found" (the fork's ASTOrExpression); `&&` only its left
         left = _soft(node[1], data)
-        return left if _truthy(left) else _eval(node[2], data)
+        return left if _truthy(left) else _soft(node[2], data)
     if kind == "and":
         left = _soft(node[1], data)
         return _eval(node[2], data) if _truthy(left) else left
@@ -380,7 +383,8 @@ def _eval(node: tuple, data: Any) -> Any:
         fn = _FUNCTIONS.get(node[1])
         if fn is None:
             raise Unsupported(f"JMESPath function {node[1]}()")
-        args = [_eval(a, data) if a[0] != "expref" else ("expref", a[1]) for a in node[2]]
+        # a missing key in an argument is null (the fork's ASTFunctionExpression): not_null(a.b, `x`)
+        args = [_soft(a, data) if a[0] != "expref" else ("expref", a[1]) for a in node[2]]
         try:
             return fn(*args)
         except _FUNCTION_ERRORS as exc:

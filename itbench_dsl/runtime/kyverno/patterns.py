@@ -127,6 +127,10 @@ def _map(res: dict, pat: dict, path: str) -> None:
         sub = f"{path}{key}/"
         if kind in ("conditional", "global"):
             if key not in res:
+                if kind == "global":
+                    # a global anchor whose key is absent holds: validation goes on (Kyverno's
+                    # globalAnchorHandler); only a conditional anchor skips then
+                    continue
                 raise _PatternFail(sub, "conditional anchor key doesn't exist in the resource", kind)
             try:
                 _element(res[key], value, sub)
@@ -186,6 +190,11 @@ def _array(res: list, pat: list, path: str) -> None:
         if applied == 0 and skipped is not None:
             raise skipped
         return
+    if first is None or isinstance(first, (str, int, float, bool)):
+        # a list of scalars: every resource element is checked against the first pattern element
+        # (Kyverno's validateArray hands the whole list to validateResourceElement; the rest is unread)
+        _element(res, first, path)
+        return
     if len(res) < len(pat):
         raise _PatternFail(path, f"list has {len(res)} items, pattern needs {len(pat)}")
     for i, p in enumerate(pat):
@@ -243,8 +252,8 @@ def validate_value(value: Any, pattern: Any) -> bool:
 def _string_pattern(value: Any, pattern: str) -> bool:
     m = _RANGE.match(pattern)
     if m:
-        lo, hi = m.group(2), m.group(3)
-        if m.group(1):
+        lo, hi = m.group(1), m.group(3)
+        if m.group(2):
             return _string_pattern(value, f"< {lo}") or _string_pattern(value, f"> {hi}")
         return _string_pattern(value, f">= {lo}") and _string_pattern(value, f"<= {hi}")
     op = ""

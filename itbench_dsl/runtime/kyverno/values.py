@@ -131,6 +131,8 @@ def _to_go_string(value: Any) -> str:
 
 
 # ---------------------------------------------------------------------------------------
-# Numeric ranges (`5000-6000`; `!` outside it), as conditions and patterns write them.
+# Numeric ranges as Kyverno's operator package writes them: `5000-6000` inside, `5000!-6000` outside
+# (InRangeRegex / NotInRangeRegex); groups: low end, "!" for outside, high end. `!5000-6000` is no
+# range: it is the `!` operator on the string "5000-6000".
 
-_RANGE = re.compile(r"^(!?)(-?\d+(?:\.\d+)?[A-Za-z]*)-(-?\d+(?:\.\d+)?[A-Za-z]*)$", re.ASCII)
+_RANGE = re.compile(r"^([-|+]?\d+(?:\.\d+)?[A-Za-z]*)(!?)-([-|+]?\d+(?:\.\d+)?[A-Za-z]*)$", re.ASCII)
