@@ -668,6 +668,20 @@ judged. The variant generators skip such a variant (a `sweep` of `duration`) by 
 Let the fault act longer (a longer `duration`, or none: it then acts until the experiment is deleted, which
 the solution does), or expect an alert it can raise in that time.
 """),
+        _c("W2022", "the alert fires after the run stops waiting", """
+A run waits a bounded time for the expected alerts after the injection: ITBench's runs and the Chainsaw and
+Argo gates 30 minutes; `itbench run` its `--alert-timeout` (15 minutes), or what the expected alerts' rules need
+when that is longer. An alert fires only once its rule's condition has held for the rule's `for` and an
+evaluation has seen it (about two more minutes); a rule whose `for` is as long as that wait or longer
+(KubeContainerWaiting: 1 hour) is never seen firing in time, and the alerts phase stops the run before the
+agent. The warning is at the `alert` statement.
+
+    expect {
+      alert KubeContainerWaiting on pod "email-*"    # W2022: must hold 1h, the runs wait 30m
+    }
+
+Expect an alert whose rule fires sooner (KubePodNotReady, 15 minutes, for a pod that stays Pending).
+"""),
         _c("W2021", "the mitigation is graded before the autoscaler scales in", """
 A HorizontalPodAutoscaler scales its workload in only after its scale-down stabilization window
 (`behavior.scaleDown.stabilizationWindowSeconds`, 300 s by default) and on its next sync (every 15 s): a

@@ -291,6 +291,29 @@ def _experiment_duration(chaos_type, spec: dict) -> tuple[float | None, str]:
     return float(seconds), f"one {chaos_type} experiment of `duration = {format_duration(seconds)}`"
 
 
+def alerts_beyond_wait(scenario: ir.Scenario) -> list[tuple[int, str]]:
+    """The expected alerts no rule of which can be seen firing within a run's alert wait (alerts.ALERT_WAIT_SECONDS,
+    ITBench's and the engines' gate) even when the fault's condition holds from the injection on: a rule whose
+    `for` (plus an evaluation's margin) is as long as the wait or longer (KubeContainerWaiting's 1h). The alerts
+    phase then times out and the run stops before the agent. As (index among the scenario's alerts, message)."""
+    from ..alerts import ALERT_WAIT_SECONDS, alert_holds, seconds_to_fire
+
+    if scenario.domain == "ciso":
+        return []
+    own = {r.name: r for r in scenario.alert_rules}
+    out = []
+    for index, alert in enumerate(scenario.alerts):
+        holds = alert_holds(alert.name, scenario.topology.application, own)
+        if not holds:
+            continue
+        needed = seconds_to_fire(holds)
+        if needed > ALERT_WAIT_SECONDS:
+            out.append((index, f"alert `{alert.name}` cannot be seen firing within a run's alert wait: its rule must "
+                               f"hold {_d(min(h.for_ for h in holds))} (about {_d(needed)} with evaluation), the runs "
+                               f"wait {_d(ALERT_WAIT_SECONDS)} (ITBench's, the Chainsaw and Argo gates)"))
+    return out
+
+
 def alerts_outlasting_faults(scenario: ir.Scenario) -> list[tuple[int, int, str]]:
     """The expected alerts the faults stop acting too soon to raise, as (index among the scenario's alerts, index
     of the injection to point at, message). An alert fires once its rule's condition has held for its `for`
