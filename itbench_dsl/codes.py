@@ -280,7 +280,11 @@ targets, the workloads reading a ConfigMap or Secret it changes. Request alerts
 (HighRequestErrorRate, NoRequestsReceived, ...) fire where the faults' traffic reaches: those
 components and every one the topology's dependency edges join to them; they are measured on the
 Service that carries the requests, not on a workload a Service selects. A fault on a namespace,
-gateway, node or cluster component acts everywhere.
+gateway, node or cluster component acts everywhere. A pod-state alert is not raised on the pods of a
+workload whose new pods a quota the faults create refuses at admission (insufficient_resource_quota,
+memory_resource_quota): a refused pod never exists, so no series of it is there to be seen; the workload's
+missing replicas tell (an `alert_rule` comparing kube_deployment_status_replicas_available with
+kube_deployment_spec_replicas).
 
     fault nonexistent_image on deployment "checkout"
     expect {

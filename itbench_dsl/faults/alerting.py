@@ -34,6 +34,10 @@ WIDE_KINDS = ("Namespace", "Gateway", "Node", "Pod", "ResourceQuota", "NetworkPo
 _WORKLOAD_KINDS = ("Deployment", "StatefulSet")
 
 
+# the alerts that read the state of pods (their phase, readiness, containers): a pod refused at admission has none
+POD_STATE_ALERTS = frozenset({"KubePodNotReady", "KubePodCrashLooping", "KubeContainerWaiting", "FailedPodsDetected"})
+
+
 def scope(alert: str) -> str | None:
     return SCOPES.get(alert)
 
@@ -139,8 +143,19 @@ def placement_problems(scenario: ir.Scenario) -> list[tuple[int, str, str]]:
     if scenario.domain != "sre" or not scenario.injections():
         return []
     places = Places(scenario)
+    # the components whose new pods a quota the faults create refuses at admission: (component, the quota's name)
+    refused = {(places.of(i.target), ref.namespace): ref.name for i in scenario.injections() for ref in i.created
+               if ref.kind == "ResourceQuota"}
     out = []
     for index, alert in enumerate(scenario.alerts):
+        quota = refused.get((places.of(alert.target), alert.target.namespace))
+        if alert.name in POD_STATE_ALERTS and quota is not None:
+            out.append((index, f"`{alert.name}` reports the state of pods, and the quota `{quota}` the faults create "
+                               f"refuses the new pods of {alert.target.kind.lower()} `{alert.target.name}` at "
+                               "admission: they never exist, so no pod is there to be seen",
+                        "expect an alert on the workload's missing replicas (an `alert_rule` comparing "
+                        "kube_deployment_status_replicas_available with kube_deployment_spec_replicas)"))
+            continue
         found = places.problem(alert.name, alert.target)
         if found is not None:
             out.append((index, *found))
