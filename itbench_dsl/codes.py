@@ -444,6 +444,20 @@ agent on a root cause that was never injected. The export is refused and nothing
 that scenario. Compile the full bundle instead (its `inject/` folder applies every fault; `itbench
 run` runs it), or use faults ITBench has.
 """),
+        _c("E3007", "ITBench's patch cannot change a variable set by valueFrom", """
+`itbench compile --target itbench`: ITBench's task for `modified_env`
+(inject_modified_kubernetes_workload_container_environment_variable.yaml) applies the container's new env
+entry `{name, value}` with kubernetes.core.k8s `state: patched`, a strategic merge that merges it into the
+entry of the same name. Where the container sets the variable by `valueFrom` (a fieldRef, a ConfigMap or
+Secret key), the merge keeps `valueFrom` beside the new `value`, and the API server refuses an env var that
+has both: ITBench's injection fails while the export's ground truth grades the fault. The native bundle
+writes the entry whole, so the two targets would pose different things; the ITBench export is not written.
+
+    fault modified_env on deployment "cart" { name = "OTEL_SERVICE_NAME"  value = "nothing" }
+                                    # E3007: OTEL_SERVICE_NAME is set by valueFrom.fieldRef
+
+Modify a variable the container sets by `value`, or run the full bundle (`itbench run`).
+"""),
         _c("E3006", "ITBench's CISO harness grades one object", """
 `itbench compile --target itbench`, CISO class Gen-CIS-b-K8s-Kyverno: ITBench's harness
 (playbooks/evaluate.yml) learns which object to grade by reading manifests/application.yaml with
