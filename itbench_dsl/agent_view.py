@@ -38,6 +38,7 @@ vocabulary is looked for in the values a scenario puts in it, less those the hin
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Iterator
@@ -388,6 +389,7 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
             out.append(finding)
 
     own_rules = {r.name for r in scenario.alert_rules}
+    app_names = {_key(o)[2] for o in topology}
     for where in CLUSTER_FILES:
         for obj in loaded[where]:
             # its own access objects, and the alert rules (Prometheus serves them at /api/v1/rules), whatever its RBAC
@@ -430,8 +432,8 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
                     report(Finding(where, kind, namespace, name, "metadata.name", name,
                                    f"a marker naming the harness (`{harness[0]}`)"))
                 # nor a word of what it does to the application (`deny-all-cart`, `test-untrusted-registry`)
-                telling = sorted(w for w in set(words(name)) if w in EFFECT_WORDS | JUDGMENT_WORDS | ACTION_WORDS
-                                 and stem(w) not in skip and stem(w) not in vocab.application)
+                telling = sorted(w for w, _ in telling_words(name, EFFECT_WORDS | JUDGMENT_WORDS | ACTION_WORDS)
+                                 if stem(w) not in skip and stem(w) not in vocab.application)
                 if telling:
                     report(Finding(where, kind, namespace, name, "metadata.name", name,
                                    f"a word that says what the object does to the application (`{telling[0]}`)"))
@@ -470,6 +472,15 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
                         for part in ("labels", "annotations"):
                             for key, value in (rule.get(part) or {}).items():
                                 look(f'{base}.{part}["{key}"]', f"{key}: {value}", declared)
+                        if declared:  # its text names no object the injection creates (`see prometheus-main`)
+                            texts = [(f'{base}.{part}["{key}"]', str(value)) for part in ("labels", "annotations")
+                                     for key, value in (rule.get(part) or {}).items()]
+                            texts.append((f"{base}.expr", str(rule.get("expr", ""))))
+                            for field, text in texts:
+                                named = _names_created(text, scenario, app_names)
+                                if named:
+                                    report(Finding(where, kind, namespace, name, field, text,
+                                                   f"the name of an object the injection creates (`{named}`)"))
                         if declared and rule.get("expr") is not None:
                             for why in expr_problems(str(rule["expr"]), scenario, topology, vocab):
                                 report(Finding(where, kind, namespace, name, f"{base}.expr", str(rule["expr"]), why))
@@ -798,8 +809,11 @@ FREE_KEYS = frozenset({"data", "binaryData", "stringData", "nodeSelector", "matc
 JUDGMENT_WORDS = frozenset("""
 nonexistent nonexisting inexistent missing absent broken invalid wrong bad bogus fake faulty fault faults corrupt
 corrupted misconfigured misconfiguration buggy nonexistant truncated itbench chaos inject injected
-injection sabotage sabotaged poison poisoned
+injection sabotage sabotaged poison poisoned bug bugs culprit rootcause outage underprovisioned notfound
+notexist doesnotexist nosuch unresolvable
 """.split())
+# the same said in several words (`does-not-exist`, `root-cause`, `no-such-tag`): read as one word
+JUDGMENT_PHRASES = (("does", "not", "exist"), ("not", "exist"), ("not", "found"), ("no", "such"), ("root", "cause"))
 # words that say what a fault does (fill a container's memory, kill a pod, flood a service): in a name a fault
 # writes (a script `fill-memory.sh`, a container `cpu-hog`) they say the fault as well
 ACTION_WORDS = frozenset("""
@@ -813,6 +827,46 @@ deny denied denying denies block blocked blocking blocker blocks isolate isolate
 distrust distrusted restrict restricted restricting strangle strangled cripple crippled sabotage throttled choke
 choked cutoff
 """.split())
+
+
+@functools.lru_cache(maxsize=65536)
+def _listed(word: str, lists: frozenset) -> str:
+    """The word of `lists` that `word` says, "" if none: the word itself or an inflection of it (`starved` of
+    `starve`, `exhausted` of `exhaust`: the same stem), a cut form of a longer one (`misconfig` of
+    `misconfigured`), or a compound that begins or ends with a word of JUDGMENT_WORDS (`badtag`, `missingtag`,
+    `tagmissing`)."""
+    if word in lists:
+        return word
+    s = stem(word)
+    for listed in sorted(lists):
+        if stem(listed) == s:
+            return listed
+        if len(word) >= 6 and listed.startswith(word):
+            return listed
+    for listed in sorted(lists & JUDGMENT_WORDS, key=len, reverse=True):
+        if len(listed) >= 3 and len(word) - len(listed) >= 3 and (word.startswith(listed) or word.endswith(listed)):
+            return listed
+    return ""
+
+
+def telling_words(text: str, lists: frozenset) -> list[tuple[str, str]]:
+    """(the text's word, the listed word it says) for each word of `text` that says a word of `lists`
+    (`_listed`), and each phrase of JUDGMENT_PHRASES in a row (`does-not-exist`) when `lists` holds
+    JUDGMENT_WORDS."""
+    found = words(text)
+    out = []
+    for word in found:
+        hit = _listed(word, lists)
+        if hit:
+            out.append((word, hit))
+    if JUDGMENT_WORDS <= lists:
+        for phrase in JUDGMENT_PHRASES:
+            for start in range(len(found) - len(phrase) + 1):
+                if tuple(found[start:start + len(phrase)]) == phrase:
+                    out.append(("-".join(phrase), "".join(phrase)))
+    return out
+
+
 # TOOL_GROUPS, the API groups of fault tools (access.FAULT_TOOL_GROUPS): what their objects hold (a PodChaos's action,
 # selector, duration) is the fault itself; their names and labels are read as any object's
 # fields that hold a kind or an API version: the object's type, which `kubectl get` shows anyway
@@ -878,9 +932,10 @@ def _value_findings(obj: dict, original: dict | None, where: str, vocab: Vocabul
         kept = frozenset(stem(w) for w in words(_at(base, field))) if base is not None else frozenset()
         if hit is None and (injected or _NAME_LIKE.fullmatch(text)):
             telling = JUDGMENT_WORDS | ACTION_WORDS if injected else JUDGMENT_WORDS
-            judged = [w for w in words(text) if w in telling and stem(w) not in kept | schema]
+            judged = [(w, listed) for w, listed in telling_words(text, telling)
+                      if not {stem(part) for part in words(w)} <= kept | schema]
             if judged:
-                hit = (judged[0], "a word that says what the fault does" if judged[0] in ACTION_WORDS
+                hit = (judged[0][0], "a word that says what the fault does" if judged[0][1] in ACTION_WORDS
                        else "a word that says what is wrong")
         if hit is None and injected and _NAME_LIKE.fullmatch(text) and not _ENUM.fullmatch(text):
             hit = vocab.find(text, skip=schema | kept, faults_only=True)
@@ -943,7 +998,8 @@ def _field_words(obj: dict) -> frozenset[str]:
 # a PromQL label matcher: label, operator, quoted value
 _MATCHER = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"')
 # a kube-state-metrics series names the kind it describes: kube_<kind>_...
-_KSM_METRIC = re.compile(r"\bkube_([a-z]+)_[a-z_]+")
+# (a kind's main series has no suffix: `kube_resourcequota`, `kube_limitrange`)
+_KSM_METRIC = re.compile(r"\bkube_([a-z]+)(?![a-z])")
 # labels that place a series, not single an object out
 _PLACE_LABELS = frozenset({"namespace", "job", "cluster", "ready", "condition", "status", "reason", "phase",
                            "container", "resource", "unit"})
@@ -959,6 +1015,11 @@ def expr_problems(expr: str, scenario: ir.Scenario, topology: list[dict], vocab:
     for obj in topology:
         names.setdefault(str(obj.get("kind", "")).lower(), set()).add(str(_meta(obj).get("name", "")))
     causes = [(ref.kind.lower(), ref.name) for ref in scenario.root_causes]
+    created_refs = [ref for i in scenario.injections() for ref in i.created]
+    made = {(ref.kind.lower(), ref.name) for ref in created_refs}
+    for ref in created_refs:  # an object a fault creates beside others of its kind is one of them
+        if (ref.kind.lower(), ref.name) not in causes:
+            names.setdefault(ref.kind.lower(), set()).add(ref.name)
     for label, op, value in _MATCHER.findall(expr):
         if label in _PLACE_LABELS or op in ("!=", "!~"):
             continue
@@ -978,15 +1039,31 @@ def expr_problems(expr: str, scenario: ir.Scenario, topology: list[dict], vocab:
                     continue
                 selects = pattern.fullmatch(cause) is not None
                 all_of_kind = all(pattern.fullmatch(o) for o in others)
-            if selects and others and not all_of_kind:
+            # a created root cause with no other object of its kind: the rule watches nothing but the answer
+            if selects and ((others and not all_of_kind) or (not others and (kind, cause) in made)):
                 out.append(f"a rule watching the root cause `{cause}` alone (`{label}{op}\"{value}\"`; no other "
                            f"{kind} of the application is watched)")
-    created = {ref.kind.lower() for i in scenario.injections() for ref in i.created}
+    created = {kind for kind, _ in made}
     for metric_kind in sorted(set(_KSM_METRIC.findall(expr))):
-        if metric_kind in created and not names.get(metric_kind):
+        if metric_kind in created and not (names.get(metric_kind, set()) - {n for k, n in made if k == metric_kind}):
             out.append(f"a rule on `kube_{metric_kind}_*`, a kind only the fault creates (it tests the fault's "
                        "own object, not a symptom)")
     return list(dict.fromkeys(out))
+
+
+def _names_created(text: str, scenario: ir.Scenario, taken: set) -> str:
+    """The name of an object a fault of `scenario` creates that `text` holds (its words in a row), "" if none:
+    the rules are in the cluster before the fault, and no symptom is spelled with its object's name. A name an
+    object of the application (`taken`) has too is the application's."""
+    found = words(text)
+    for i in scenario.injections():
+        for ref in i.created:
+            name = words(ref.name)
+            if ref.name in taken:
+                continue
+            if name and any(found[k:k + len(name)] == name for k in range(len(found) - len(name) + 1)):
+                return ref.name
+    return ""
 
 
 def _prompt_findings(vocab: Vocabulary, files: dict[str, bytes], chunks) -> list[Finding]:

@@ -494,6 +494,21 @@ def rule_hold(expr: str, for_: str) -> Hold | None:
     return Hold(max(windows, default=0.0), duration, bool(_ABSENCE.search(text.strip())))
 
 
+# how long the alerts phase of a run waits for the expected alerts: ITBench's runs (and the Chainsaw and Argo gates,
+# backends/engines.py) wait 30 minutes; `itbench run` waits its `--alert-timeout`, or what the expected alerts'
+# rules need when that is longer (seconds_to_fire)
+ALERT_WAIT_SECONDS = 1800
+# after its condition starts to hold, an alert fires once it has held `for` and an evaluation has seen it: with a
+# scrape to see the condition at all, two evaluation intervals (Prometheus evaluates every minute or less)
+FIRING_MARGIN = 120.0
+
+
+def seconds_to_fire(holds: list["Hold"]) -> float:
+    """The least time after its condition starts that an alert with these rules (any one firing) can be seen
+    firing: a rule's `for`, and for an absence the window it must first see empty, plus FIRING_MARGIN."""
+    return min(h.for_ + (h.window if h.absence else 0.0) for h in holds) + FIRING_MARGIN
+
+
 def alert_holds(name: str, application: str | None, own: dict | None = None) -> list[Hold] | None:
     """The Holds of every rule of an alert (the scenario's own `alert_rule`s by name in `own`, then the
     catalogue): it fires when any one fires. None when the alert is unknown or any rule's cannot be told."""

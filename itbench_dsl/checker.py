@@ -456,9 +456,12 @@ class Checker(Expectations):
         from .faults.waiters import spread
 
         provided = {n.name for n in self.state.build.namespaces if n.provided}
+        # where a fault's quota or limit range admits pods, pods started again would meet it: no spread there
+        refusing = {ref.namespace for group in groups for i in group.injections for ref in i.created
+                    if ref.kind in ("ResourceQuota", "LimitRange")}
         for group in groups:  # a restart or a pod deletion acts on the target's namespace alike (waiters.SPREAD)
             group.declared_waiters = group.waiters
-            group.waiters = spread(group.waiters, self.state.build.workloads, provided)
+            group.waiters = spread(group.waiters, self.state.build.workloads, provided, refusing)
         return groups
 
     def needed_waiters(self, group: ast.Group | None, pairs: list, waiters: list[ir.Waiter], complete: bool) -> None:

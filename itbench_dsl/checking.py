@@ -97,6 +97,7 @@ def _finish(result: CompileResult, diags: Diagnostics, lint: bool, hints: str = 
         diags.extend(alert_placement(result))
         diags.extend(alert_thresholds(result))
         diags.extend(alert_durations(result))
+        diags.extend(alert_waits(result))
         diags.extend(scale_in_window(result))
         diags.extend(agent_view(result, hints))
         diags.extend(symptoms(result))
@@ -156,6 +157,21 @@ def alert_durations(result: CompileResult) -> list[Diagnostic]:
         out.append(Diagnostic("W2020", message, result.path, span, "ends before the alert can fire",
                               help="let the fault act longer (a longer `duration`, or none: until it is deleted), or "
                                    "expect an alert it can raise; `itbench explain W2020`"))
+    return out
+
+
+def alert_waits(result: CompileResult) -> list[Diagnostic]:
+    """W2022: expected alerts whose rule's `for` a run's alert wait does not cover (faults/alerting.py), located at
+    their `alert` statement."""
+    from .faults.alerting import alerts_beyond_wait
+
+    statements = _alert_statements(result)
+    out = []
+    for index, message in alerts_beyond_wait(result.scenario):
+        span = statements[index].span if index < len(statements) else result.document.name_span
+        out.append(Diagnostic("W2022", message, result.path, span, "fires after the run stops waiting",
+                              help="expect an alert whose rule fires sooner (KubePodNotReady for a pod that stays "
+                                   "Pending); `itbench explain W2022`"))
     return out
 
 

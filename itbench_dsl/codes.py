@@ -280,7 +280,11 @@ targets, the workloads reading a ConfigMap or Secret it changes. Request alerts
 (HighRequestErrorRate, NoRequestsReceived, ...) fire where the faults' traffic reaches: those
 components and every one the topology's dependency edges join to them; they are measured on the
 Service that carries the requests, not on a workload a Service selects. A fault on a namespace,
-gateway, node or cluster component acts everywhere.
+gateway, node or cluster component acts everywhere. A pod-state alert is not raised on the pods of a
+workload whose new pods a quota the faults create refuses at admission (insufficient_resource_quota,
+memory_resource_quota): a refused pod never exists, so no series of it is there to be seen; the workload's
+missing replicas tell (an `alert_rule` comparing kube_deployment_status_replicas_available with
+kube_deployment_spec_replicas).
 
     fault nonexistent_image on deployment "checkout"
     expect {
@@ -439,6 +443,20 @@ whole incident and cannot be split by fault, so an export that left a fault out 
 agent on a root cause that was never injected. The export is refused and nothing is written for
 that scenario. Compile the full bundle instead (its `inject/` folder applies every fault; `itbench
 run` runs it), or use faults ITBench has.
+"""),
+        _c("E3007", "ITBench's patch cannot change a variable set by valueFrom", """
+`itbench compile --target itbench`: ITBench's task for `modified_env`
+(inject_modified_kubernetes_workload_container_environment_variable.yaml) applies the container's new env
+entry `{name, value}` with kubernetes.core.k8s `state: patched`, a strategic merge that merges it into the
+entry of the same name. Where the container sets the variable by `valueFrom` (a fieldRef, a ConfigMap or
+Secret key), the merge keeps `valueFrom` beside the new `value`, and the API server refuses an env var that
+has both: ITBench's injection fails while the export's ground truth grades the fault. The native bundle
+writes the entry whole, so the two targets would pose different things; the ITBench export is not written.
+
+    fault modified_env on deployment "cart" { name = "OTEL_SERVICE_NAME"  value = "nothing" }
+                                    # E3007: OTEL_SERVICE_NAME is set by valueFrom.fieldRef
+
+Modify a variable the container sets by `value`, or run the full bundle (`itbench run`).
 """),
         _c("E3006", "ITBench's CISO harness grades one object", """
 `itbench compile --target itbench`, CISO class Gen-CIS-b-K8s-Kyverno: ITBench's harness
@@ -667,6 +685,20 @@ judged. The variant generators skip such a variant (a `sweep` of `duration`) by 
 
 Let the fault act longer (a longer `duration`, or none: it then acts until the experiment is deleted, which
 the solution does), or expect an alert it can raise in that time.
+"""),
+        _c("W2022", "the alert fires after the run stops waiting", """
+A run waits a bounded time for the expected alerts after the injection: ITBench's runs and the Chainsaw and
+Argo gates 30 minutes; `itbench run` its `--alert-timeout` (15 minutes), or what the expected alerts' rules need
+when that is longer. An alert fires only once its rule's condition has held for the rule's `for` and an
+evaluation has seen it (about two more minutes); a rule whose `for` is as long as that wait or longer
+(KubeContainerWaiting: 1 hour) is never seen firing in time, and the alerts phase stops the run before the
+agent. The warning is at the `alert` statement.
+
+    expect {
+      alert KubeContainerWaiting on pod "email-*"    # W2022: must hold 1h, the runs wait 30m
+    }
+
+Expect an alert whose rule fires sooner (KubePodNotReady, 15 minutes, for a pod that stays Pending).
 """),
         _c("W2021", "the mitigation is graded before the autoscaler scales in", """
 A HorizontalPodAutoscaler scales its workload in only after its scale-down stabilization window

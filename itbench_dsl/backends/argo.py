@@ -17,6 +17,8 @@ templates, `parallelism` at a time, each cluster running one at a time (a mutex 
 
 from __future__ import annotations
 
+import json
+
 from .. import ir
 from ..run.lifecycle import FIELD_MANAGER, PHASES, PROMPT_WORKSPACE
 from .engines import RECORDS, Action, EnginePlan, bundle_files, engine_plan, ready_script
@@ -38,6 +40,7 @@ PARAMETERS = (
      "agent's own container mounts no service-account token", "default"),
 )
 BUNDLE = "/bundle"
+AGENT_HOSTNAME = "agent"  # the agent pod's hostname, the same in every scenario
 AGENT_FOLDER = "/tmp/itbench-agent"  # the agent's folder in the pods that hand over, run the agent and grade it
 SENT = "/tmp/itbench-sent"  # the agent pod's outputs, outside the agent's folder: its answers, base64-encoded
 
@@ -166,6 +169,9 @@ def _pod(name: str, phases: tuple[str, ...], plan: EnginePlan, files: dict[str, 
         # hold the evaluator and the ground truth: its pod mounts none (its kubeconfig is its only credential),
         # and Argo's executor reports the outputs with its own account
         template["automountServiceAccountToken"] = False
+        # a pod's hostname is its name, which Argo derives from the Workflow's (`argo submit --from
+        # workflowtemplate/itbench-<scenario>` names it after the scenario): `hostname` would tell the agent
+        template["podSpecPatch"] = json.dumps({"hostname": AGENT_HOSTNAME})
         template["executor"] = {"serviceAccountName": "{{workflow.parameters.executor-service-account}}"}
     template["script"]["source"] = source
     return template
@@ -233,7 +239,10 @@ def plan_workflow(scenarios: list[str], agents: list[tuple[str, str]], repeats: 
                       "repeat": str(repeat), "cluster": clusters[index % len(clusters)]})
     child = {
         "apiVersion": API_VERSION, "kind": "Workflow",
-        "metadata": {"generateName": "{{inputs.parameters.template}}-",
+        # a name that does not say the scenario (its pods' names, the agent's among them, derive from it); the
+        # scenario's template is in an annotation of the Workflow, which the agent cannot read
+        "metadata": {"generateName": "itbench-run-",
+                     "annotations": {"itbench.io/template": "{{inputs.parameters.template}}"},
                      "labels": {"app.kubernetes.io/managed-by": "itbench", "itbench.io/plan": name,
                                 "itbench.io/agent": "{{inputs.parameters.agent}}"}},
         "spec": {"workflowTemplateRef": {"name": "{{inputs.parameters.template}}"},

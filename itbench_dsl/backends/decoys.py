@@ -18,8 +18,10 @@ A decoy is never put on a component where a fault's object of its kind would los
 beside a deny-all would undo it). No PeerAuthentication is made: Istio lets the oldest of a workload's policies
 win, so one the application held would shadow the policy an agent adds to a workload as its fix. Decoys are application objects:
 in its derived states and in the evaluator's known objects, named and labelled
-as an object a fault creates is (`faults.base.NAME_WORDS`, `per_object_labels`), and where a fault creates
-objects of the kind, in their style (`<component>-<the fault's object's suffix>`). The injection creates them
+as an object a fault creates is (`faults.base.NAME_WORDS`, `per_object_labels`), every decoy of a kind with one
+word: where a fault creates objects of the kind, in their style (`<component>-<the fault's object's suffix>`),
+else a word chosen by a hash of the namespace and the kind. Each kind lists OBJECTS_PER_KIND objects, the
+fault's included, so that neither the number nor the style of the names singles out the fault's kind. The injection creates them
 beside the fault's objects, in name order (backends/cover.py), so they are as old as the fault's; the revert
 deletes them with what else the injection created.
 """
@@ -36,6 +38,9 @@ from .faults import _key, common_labels, per_object_labels, plan
 from .manifests import provided_namespaces, topology_manifests
 
 DECOYS_PER_KIND = 2
+# the objects of each decoy kind a namespace holds after the injection, the fault's included: the decoys make up
+# the number, so that no kind has more than the others where the fault creates one
+OBJECTS_PER_KIND = DECOYS_PER_KIND + 1
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Pod", "Job", "CronJob"})
 # what a decoy quota counts (never a compute resource: a cpu or memory quota would refuse pods that declare no
 # requests), with what it is compared to: "Pod" is the most pods the workloads run (_running_pods)
@@ -187,9 +192,14 @@ def decoys(scenario: ir.Scenario) -> list[dict]:
             seed = int(hashlib.sha256(f"{namespace}/{group}/{kind}".encode()).hexdigest(), 16)
             start = seed % len(components)
             made = 0
-            suffix = _suffix([str(f["metadata"]["name"]) for f in faults], workloads)
+            # as many objects of the kind in every scenario, the fault's among them: a kind with one more than the
+            # others would say the fault's kind
+            wanted = max(0, OBJECTS_PER_KIND - len(faults))
+            # one style per kind, the fault's where it creates one: a kind whose names alone share a suffix would too
+            suffix = _suffix([str(f["metadata"]["name"]) for f in faults], workloads) or \
+                NAME_WORDS[int(hashlib.sha256(f"{namespace}/{kind}".encode()).hexdigest(), 16) % len(NAME_WORDS)]
             for component in components[start:] + components[:start]:
-                if made == DECOYS_PER_KIND:
+                if made == wanted:
                     break
                 decoy = recipe(component, made, counts)
                 if decoy is None or suffix and (namespace, _styled(str(component["metadata"]["name"]), suffix)) in taken:

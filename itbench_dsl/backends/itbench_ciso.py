@@ -227,7 +227,7 @@ def export_findings(result) -> list:
     from ..diagnostics import Diagnostic
 
     scenario = result.scenario
-    found = _missing_faults(result) + _fixed_arguments(result)
+    found = _missing_faults(result) + _fixed_arguments(result) + _merged_env(result)
     if scenario.domain == "ciso":
         return found + _application_objects(result)
     if scenario.topology.application_key is not None:
@@ -340,6 +340,45 @@ def _fixed_arguments(result) -> list:
                 _fault_span(result, injection), "ITBench injects its own value",
                 help=(f"write `{name}` as ITBench injects it ({value}), or " if value is not None else "")
                 + "run the full bundle (`itbench run`), which injects the scenario's fault"))
+    return out
+
+
+# ITBench's injection tasks that write a container's env entry by a strategic-merge patch (kubernetes.core.k8s
+# `state: patched`): the entry is merged into the one of the same name, whatever else it holds
+_ENV_PATCH_FAULTS = frozenset({"modified-kubernetes-workload-container-environment-variable"})
+
+
+def _merged_env(result) -> list:
+    """E3007 for each fault whose ITBench task writes an environment variable's `value` by a strategic-merge patch
+    where the container sets that variable by `valueFrom`: the merge keeps `valueFrom` beside the new `value`,
+    which the API server refuses (an env var has one or the other), so ITBench's injection fails while the
+    export's ground truth grades the fault. The native bundle writes the entry whole."""
+    from ..diagnostics import Diagnostic
+
+    out = []
+    for injection in result.scenario.injections():
+        if injection.itbench_id not in _ENV_PATCH_FAULTS:
+            continue
+        target = injection.target
+        workload = next((w for w in result.scenario.topology.workloads if (w.kind, w.namespace, w.name)
+                         == (target.kind, target.namespace, target.name)), None)
+        if workload is None:
+            continue
+        name, wanted = injection.args.get("name"), injection.args.get("container")
+        containers = [c for c in workload.containers if wanted in (None, "", c.name)]
+        if len(containers) != 1:
+            continue
+        entry = next((e for e in containers[0].env if e.name == name), None)
+        if entry is None or not entry.value_from:
+            continue
+        out.append(Diagnostic(
+            "E3007", f"fault `{injection.fault}`: container `{containers[0].name}` sets `{name}` by `valueFrom`, and "
+            "ITBench's injection task writes the new `value` by a strategic-merge patch, which keeps `valueFrom` "
+            "beside it: the API server refuses the patch, so ITBench would not inject the fault the export's ground "
+            "truth grades; the ITBench export is not written", result.path, _fault_span(result, injection),
+            "set by valueFrom in the container",
+            help="modify a variable the container sets by `value`, or run the full bundle (`itbench run`), which "
+                 "writes the entry whole"))
     return out
 
 

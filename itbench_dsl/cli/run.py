@@ -38,7 +38,8 @@ def _duration(text: str) -> float:
 @click.option("--agent-timeout", default="30m", show_default=True, help="The agent's time budget (90s, 30m, 1h).")
 @click.option("--prometheus", help="Prometheus's URL: the alerts before and after the injection and in the state.")
 @click.option("--ready-timeout", default="10m", show_default=True, help="How long to wait for workloads to be ready.")
-@click.option("--alert-timeout", default="15m", show_default=True, help="How long to wait for the expected alerts.")
+@click.option("--alert-timeout", default=None, help="How long to wait for the expected alerts [default: 15m, or "
+              "longer when an expected alert's rule needs it: its `for` and two minutes].")
 @click.option("--alert-poll", default="10s", show_default=True, help="How often to ask Prometheus meanwhile (and, "
               "CISO, Kyverno's reports).")
 @click.option("--report-timeout", default="5m", show_default=True, help="CISO: how long Kyverno may take, after the "
@@ -113,7 +114,7 @@ def command(bundles: tuple[str, ...], kubeconfig: str | None, local: bool, conte
     with _local_cluster() if local else contextlib.nullcontext(kubeconfig) as kubeconfig:
         options = RunOptions(kubeconfig=kubeconfig, agent=agent, results=Path(results), context=context,
                              agent_timeout=budget, prometheus=prometheus, keep=keep, run_id=run_id,
-                             ready_timeout=_duration(ready_timeout), alert_timeout=_duration(alert_timeout),
+                             ready_timeout=_duration(ready_timeout), alert_timeout=_duration(alert_timeout) if alert_timeout else None,
                              alert_poll=_duration(alert_poll), report_timeout=_duration(report_timeout),
                              stable_for=_duration(stable_for), agent_env=tuple(agent_env),
                              mitigation_window=None if mitigation_window is None

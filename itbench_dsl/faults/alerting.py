@@ -34,6 +34,10 @@ WIDE_KINDS = ("Namespace", "Gateway", "Node", "Pod", "ResourceQuota", "NetworkPo
 _WORKLOAD_KINDS = ("Deployment", "StatefulSet")
 
 
+# the alerts that read the state of pods (their phase, readiness, containers): a pod refused at admission has none
+POD_STATE_ALERTS = frozenset({"KubePodNotReady", "KubePodCrashLooping", "KubeContainerWaiting", "FailedPodsDetected"})
+
+
 def scope(alert: str) -> str | None:
     return SCOPES.get(alert)
 
@@ -139,8 +143,19 @@ def placement_problems(scenario: ir.Scenario) -> list[tuple[int, str, str]]:
     if scenario.domain != "sre" or not scenario.injections():
         return []
     places = Places(scenario)
+    # the components whose new pods a quota the faults create refuses at admission: (component, the quota's name)
+    refused = {(places.of(i.target), ref.namespace): ref.name for i in scenario.injections() for ref in i.created
+               if ref.kind == "ResourceQuota"}
     out = []
     for index, alert in enumerate(scenario.alerts):
+        quota = refused.get((places.of(alert.target), alert.target.namespace))
+        if alert.name in POD_STATE_ALERTS and quota is not None:
+            out.append((index, f"`{alert.name}` reports the state of pods, and the quota `{quota}` the faults create "
+                               f"refuses the new pods of {alert.target.kind.lower()} `{alert.target.name}` at "
+                               "admission: they never exist, so no pod is there to be seen",
+                        "expect an alert on the workload's missing replicas (an `alert_rule` comparing "
+                        "kube_deployment_status_replicas_available with kube_deployment_spec_replicas)"))
+            continue
         found = places.problem(alert.name, alert.target)
         if found is not None:
             out.append((index, *found))
@@ -289,6 +304,29 @@ def _experiment_duration(chaos_type, spec: dict) -> tuple[float | None, str]:
     if seconds is None or seconds <= 0:
         return None, ""
     return float(seconds), f"one {chaos_type} experiment of `duration = {format_duration(seconds)}`"
+
+
+def alerts_beyond_wait(scenario: ir.Scenario) -> list[tuple[int, str]]:
+    """The expected alerts no rule of which can be seen firing within a run's alert wait (alerts.ALERT_WAIT_SECONDS,
+    ITBench's and the engines' gate) even when the fault's condition holds from the injection on: a rule whose
+    `for` (plus an evaluation's margin) is as long as the wait or longer (KubeContainerWaiting's 1h). The alerts
+    phase then times out and the run stops before the agent. As (index among the scenario's alerts, message)."""
+    from ..alerts import ALERT_WAIT_SECONDS, alert_holds, seconds_to_fire
+
+    if scenario.domain == "ciso":
+        return []
+    own = {r.name: r for r in scenario.alert_rules}
+    out = []
+    for index, alert in enumerate(scenario.alerts):
+        holds = alert_holds(alert.name, scenario.topology.application, own)
+        if not holds:
+            continue
+        needed = seconds_to_fire(holds)
+        if needed > ALERT_WAIT_SECONDS:
+            out.append((index, f"alert `{alert.name}` cannot be seen firing within a run's alert wait: its rule must "
+                               f"hold {_d(min(h.for_ for h in holds))} (about {_d(needed)} with evaluation), the runs "
+                               f"wait {_d(ALERT_WAIT_SECONDS)} (ITBench's, the Chainsaw and Argo gates)"))
+    return out
 
 
 def alerts_outlasting_faults(scenario: ir.Scenario) -> list[tuple[int, int, str]]:

@@ -362,7 +362,8 @@ FAULTS = [
         "insufficient_resource_quota", "insufficient-kubernetes-resource-quota", "resourcequota:insufficient",
         ("deployment", "statefulset"),
         "Creates a ResourceQuota that caps the namespace's pods at what runs now, so the workload cannot scale out "
-        "or roll out new pods.",
+        "or roll out new pods. The refused pods never exist: no pod-state alert (ITBench's KubePodNotReady) fires "
+        "on them (E2035); the workload's missing replicas tell.",
         _check_resource_quota, _inject_resource_quota, _unmanage,
         preconditions=("The workload runs at least one pod.",),
         creates="ResourceQuota `<component>-<word>` (`name`) in the workload's namespace (`pods` = the namespace's "

@@ -95,14 +95,17 @@ WAITERS: dict[str, WaiterKind] = {
 SPREAD = ("restart", "delete_pods")
 
 
-def spread(waiters: list[ir.Waiter], workloads: list[ir.Workload], provided: set[str] = frozenset()) -> list[ir.Waiter]:
+def spread(waiters: list[ir.Waiter], workloads: list[ir.Workload], provided: set[str] = frozenset(),
+           refusing: set[str] = frozenset()) -> list[ir.Waiter]:
     """`waiters` with each SPREAD waiter standing for the same waiter on every running Deployment and
     StatefulSet of its target's namespace, in name order (so that its target is neither alone nor first);
-    the other waiters keep their place."""
+    the other waiters keep their place. In a namespace of `refusing` (where a fault creates a ResourceQuota or
+    LimitRange, whose admission would refuse or change every pod started again) a waiter acts on its own target
+    only: spread, it would take the whole namespace into the fault."""
     out: list[ir.Waiter] = []
     done: set[tuple] = set()
     for waiter in waiters:
-        if waiter.kind not in SPREAD or waiter.target.namespace in provided:
+        if waiter.kind not in SPREAD or waiter.target.namespace in provided or waiter.target.namespace in refusing:
             out.append(waiter)
             continue
         key = (waiter.kind, waiter.when, waiter.target.namespace)

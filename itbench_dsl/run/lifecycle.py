@@ -266,6 +266,24 @@ class Bundle:
     def workloads(self) -> list[Ref]:
         return [Ref.of(o) for o in self.topology if o["kind"] in WORKLOAD_KINDS]
 
+    def alert_wait(self) -> float:
+        """The least time the alerts phase must wait for every expected alert to be seen firing: per expected alert,
+        the shortest of its rules in the bundle's PrometheusRules (alerts.seconds_to_fire: its `for` and an
+        evaluation's margin); 0 when no rule can be told."""
+        from ..alerts import rule_hold, seconds_to_fire
+
+        rules: dict[str, list] = {}
+        for obj in self.access:
+            if obj.get("kind") != "PrometheusRule":
+                continue
+            for group in (obj.get("spec") or {}).get("groups") or []:
+                for rule in group.get("rules") or []:
+                    if rule.get("alert") in self.alerts:
+                        rules.setdefault(rule["alert"], []).append(rule_hold(str(rule.get("expr", "")),
+                                                                             str(rule.get("for") or "")))
+        waits = [seconds_to_fire(holds) for holds in rules.values() if holds and None not in holds]
+        return max(waits, default=0.0)
+
     def objects(self) -> list[dict]:
         return [*self.topology, *self.access, *self.inject_apply, *self.inject_delete, *self.revert_apply,
                 *self.revert_delete]

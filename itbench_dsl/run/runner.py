@@ -60,6 +60,9 @@ class Interrupted(BaseException):
         self.signum = signum
 
 
+DEFAULT_ALERT_WAIT = 900.0  # `itbench run`'s alert wait when the expected alerts' rules need no longer
+
+
 @dataclass
 class RunOptions:
     kubeconfig: str
@@ -71,7 +74,7 @@ class RunOptions:
     keep: bool = False
     run_id: str | None = None
     ready_timeout: float = 600.0
-    alert_timeout: float = 900.0
+    alert_timeout: float | None = None  # None: 15 min, or what the expected alerts' rules need when longer
     alert_poll: float = 10.0
     request_timeout: float = 30.0
     kill_grace: float = 5.0
@@ -627,7 +630,10 @@ class Run:
         scopes = {name: where for name, where in self.bundle.alert_scopes}
         scopes.update({name: () for name in expected if name not in scopes})
         started = time.monotonic()
-        deadline = started + self.options.alert_timeout
+        # never shorter than the expected alerts' rules need to fire (a `for: 15m` is not seen within 15 min)
+        wait = (self.options.alert_timeout if self.options.alert_timeout is not None
+                else max(DEFAULT_ALERT_WAIT, self.bundle.alert_wait()))
+        deadline = started + wait
         while True:
             response = prometheus.alerts(self.options.prometheus, self.options.request_timeout)
             firing = set(prometheus.newly_firing(response, baseline, scopes))
@@ -636,7 +642,7 @@ class Run:
             if time.monotonic() >= deadline:
                 self.waited += time.monotonic() - started
                 stale = sorted((expected - firing) & set(prometheus.firing(response)))
-                raise RunFailure(f"the expected alerts did not fire within {self.options.alert_timeout:g} s: "
+                raise RunFailure(f"the expected alerts did not fire within {wait:g} s: "
                                  f"{', '.join(sorted(expected - firing))} not firing"
                                  + (f" in the scenario's namespaces since the injection ({', '.join(stale)} fire as "
                                     "they did before it, or elsewhere)" if stale else ""))

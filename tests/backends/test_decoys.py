@@ -95,8 +95,18 @@ def test_every_incident_scenario_of_an_application_has_the_same_decoys_whatever_
     paths = [ROOT / "scenarios" / "sre" / "otel-checkout-nonexistent-image.itb",
         ROOT / "scenarios" / "sre" / "otel-checkout-insufficient-quota.itb",
         ROOT / "scenarios" / "sre" / "otel-frontend-ingress-blocked.itb"]
-    kinds = [sorted((d["kind"], d["metadata"]["namespace"]) for d in decoy_backend.decoys(_compiled(p).scenario))
-             for p in paths]
+    kinds = []
+    for path in paths:
+        result = _compiled(path)
+        topology = {(t["kind"], t["metadata"]["name"]) for t in _docs(result, "manifests/topology.yaml")}
+        recipes = {kind for _, kind in decoy_backend.RECIPES}
+        # what `kubectl get` lists of each decoy kind after the injection: the decoys and the fault's objects
+        listed = [o for o in _docs(result, "inject/apply.yaml") if o["kind"] in recipes
+                  and (o["kind"], o["metadata"]["name"]) not in topology]
+        kinds.append(sorted((o["kind"], o["metadata"]["namespace"]) for o in listed))
+        # neither their number nor their names' style singles a kind out: every kind's names end alike
+        for kind in {o["kind"] for o in listed}:
+            assert len({o["metadata"]["name"].rpartition("-")[2] for o in listed if o["kind"] == kind}) == 1, kind
     assert kinds[0] and kinds[0] == kinds[1] == kinds[2]
 
 

@@ -174,3 +174,24 @@ def test_a_quota_is_exported_as_itbench_creates_it(tmp_path):
     assert f"{source}:{line}:" in result.stderr  # located at the fault, inside its group
     truth = (tmp_path / "otel-checkout-insufficient-quota" / "groundtruth.yaml").read_text()
     assert "name: memory" in truth and "delete resourcequota memory" in truth
+
+
+def test_modified_env_on_a_variable_set_by_value_from_is_refused(tmp_path):
+    """ITBench's task merges `{name, value}` into the container's entry (a strategic merge): an entry set by
+    `valueFrom` keeps it beside the value, which the API server refuses, so E3007, nothing written."""
+    probe = tmp_path / "probe.itb"
+    probe.write_text('''scenario "probe-env-otel" {
+  domain sre
+  complexity low
+  description "cart's service name is changed."
+  use app "opentelemetry-demo"
+  fault modified_env on deployment "cart" { name = "OTEL_SERVICE_NAME"  value = "nothing" }
+  expect {
+    root_cause deployment "cart"
+  }
+}
+''')
+    result = invoke("compile", str(probe), "--target", "itbench", "-o", str(tmp_path / "out"))
+    assert result.exit_code == 1
+    assert "error[E3007]" in result.stderr and "valueFrom" in result.stderr
+    assert not (tmp_path / "out" / "probe-env-otel").exists()

@@ -47,7 +47,7 @@ CISO_IMPORT_ONLY = {"E5050", "E5051", "E5052", "E5053", "E5054", "W5050", "W5051
 IMPORT_ONLY = {"E5001", "E5002", "E5003", "E5004", "E5005", "W5001", "W5002", "W5003", "W5004", "W5005", "W5006"}
 
 # `itbench compile --target itbench` only (what ITBench's layout cannot carry): tests/backends/test_target_itbench.py
-TARGET_ONLY = {"W3001", "W3002", "E3004", "E3005", "E3006"}
+TARGET_ONLY = {"W3001", "W3002", "E3004", "E3005", "E3006", "E3007"}
 
 FOLDERS = fixture_folders()
 

@@ -3,7 +3,9 @@
 Each pair of inputs of the same domain that use the same application and add no topology of their
 own is composed once, under the input whose name sorts first, whatever the order they were given in.
 The faults coexist when they act on different components, with different mechanisms, and change or
-create no object in common (targets, the other objects they patch, the objects they create). The
+create no object in common (targets, the other objects they patch, the objects they create), and neither
+stops the requests to a component where the other expects requests to fail or slow (a no-traffic alert of one
+where the other expects a request alert: the cut masks the failure, whose alerts would never fire). The
 variant keeps the input and adds the partner's faults and params, with one solution: the input's
 first, then the partner's first; its ground truth is the union: both inputs' alerts, root causes
 (written out, so that neither is lost) and propagations, and one `mitigated when` block with both
@@ -72,7 +74,37 @@ def conflict(a: Parent, b: Parent) -> str | None:
         return "the faults change the same object"
     if {p.name for p in statements_of(a.document, ast.Param)} & {p.name for p in statements_of(b.document, ast.Param)}:
         return "both declare a param of the same name"
+    for cutting, failing in ((a, b), (b, a)):
+        masked = _cut(cutting.scenario) & _served(failing.scenario)
+        if masked:
+            return (f"`{cutting.name}`'s fault stops the requests to {', '.join(sorted(masked))}, where "
+                    f"`{failing.name}` expects its requests to fail or slow: with no request, its request alerts "
+                    "and their propagation cannot happen")
     return None
+
+
+# alerts that say a component receives no request: its traffic is cut upstream of it
+CUT_ALERTS = frozenset({"NoRequestsReceived", "NoRequestsOpened"})
+
+
+def _component_names(scenario: ir.Scenario, cut: bool) -> set[str]:
+    from itbench_dsl.alerts import SCOPES, TRAFFIC
+    from itbench_dsl.analysis.components import Components
+
+    of = Components(scenario).of
+    return {of(alert.target) for alert in scenario.alerts
+            if SCOPES.get(alert.name) == TRAFFIC and ((alert.name in CUT_ALERTS) == cut)}
+
+
+def _cut(scenario: ir.Scenario) -> set[str]:
+    """The components the scenario's fault leaves with no request (a no-traffic alert on them)."""
+    return _component_names(scenario, True)
+
+
+def _served(scenario: ir.Scenario) -> set[str]:
+    """The components whose requests the scenario's fault fails or slows (a request alert on them): what needs
+    requests to reach them to show."""
+    return _component_names(scenario, False)
 
 
 def _is_control(parent: Parent) -> bool:
