@@ -355,7 +355,9 @@ def test_what_the_state_omits_is_not_taken_as_absent():
                            # what admits its next pods: the namespace's LimitRanges and Pod Security labels
                            "otel-demo/LimitRange", "/Namespace",
                            # the CronJobs whose runs' pods could join its Services
-                           "otel-demo/CronJob"]
+                           "otel-demo/CronJob",
+                           # what an agent may add around it: autoscalers, Istio authorization
+                           "otel-demo/HorizontalPodAutoscaler", "otel-demo/AuthorizationPolicy"]
     assert "created.chaos-mesh/Schedule/postgresql-main" not in failed(mitigate(chaos, get_all))
 
 

@@ -16,7 +16,7 @@ if str(HERE) not in sys.path:
 
 from test_evaluator import derived, evaluator, failed, mitigate, obj  # noqa: E402
 
-TARGET = "otel-cart-service-target-port"  # its topology ships NetworkPolicy flagd-shared, ResourceQuota ad-general
+TARGET = "otel-cart-service-target-port"  # its topology ships NetworkPolicy flagd-general, ResourceQuota ad-general
 DNS = "otel-frontend-failing-dns-policy"  # the fault gives frontend dnsPolicy Default
 NS = "otel-demo"
 
@@ -40,12 +40,12 @@ def test_the_capture_holds_the_cluster_dns_service_where_a_fault_changes_a_resol
 
 def test_an_own_network_policy_edited_to_cut_a_workload_off_fails():
     state = derived(TARGET, "solved")
-    obj(state, "NetworkPolicy", "flagd-shared")["spec"] = {
+    obj(state, "NetworkPolicy", "flagd-general")["spec"] = {
         "podSelector": {"matchLabels": {"opentelemetry.io/name": "checkout"}}, "policyTypes": ["Egress"], "egress": []}
     verdict = mitigate(TARGET, state)
-    assert "safeguards" in failed(verdict) and "flagd-shared edited" in _detail(verdict)
+    assert "safeguards" in failed(verdict) and "flagd-general edited" in _detail(verdict)
     state = derived(TARGET, "solved")
-    obj(state, "NetworkPolicy", "flagd-shared")["spec"] = {"podSelector": {}, "ingress": [{}]}
+    obj(state, "NetworkPolicy", "flagd-general")["spec"] = {"podSelector": {}, "ingress": [{}]}
     assert mitigate(TARGET, state)["passed"]
 
 
