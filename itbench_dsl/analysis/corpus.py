@@ -1614,7 +1614,11 @@ def _limit_range_cases(key: tuple, hard: dict, pods: list, amounts: dict, state:
 
     small = {res: (v - max(declared(r) for r in hard if isinstance(QUOTA_PER_POD[r], tuple)
                              and QUOTA_PER_POD[r][1] == res)) / (4 * slots) for res, v in wanted.items()}
-    if all(v * 1000 >= 1 if res == "cpu" else v >= 1 for res, v in small.items()):
+    # defaults below the limit floors the safeguards hold (a 12Mi memory limit starves a database) are no fix
+    from ..backends.evaluator import LIMIT_FLOORS
+    from ..runtime.state import number as quantity
+    if all(v * 1000 >= 1 if res == "cpu" else v >= 1 for res, v in small.items()) and all(
+            v >= (quantity(LIMIT_FLOORS[res]) or 0) for res, v in small.items() if res in LIMIT_FLOORS):
         yield Case(f"ResourceQuota {key[2]} kept, a LimitRange giving the pods defaults that fit in it", "mitigate",
                    PASS, state=_with_items(state, [*state["resources"]["items"], limit_range(small)]))
     yield Case(f"ResourceQuota {key[2]} kept, a LimitRange giving each pod a default as large as it", "mitigate",
