@@ -505,7 +505,8 @@ class Checker(Expectations):
         itbench_id = checked.itbench_id if checked.itbench_id is not None else kind.itbench_id or ""
         injection = ir.Injection(kind.name, itbench_id, kind.mechanism, resolved.ref, checked.args,
                                  checked.itbench_args, checked.side_objects, checked.created, checked.root,
-                                 itbench_names=dict(checked.itbench_names), kind=kind)
+                                 itbench_names=dict(checked.itbench_names),
+                                 cordoned=[str(checked.args[kind.cordons])] if kind.cordons else [], kind=kind)
         self.source_map.injections.append(stmt.span)  # in the order `faults()` groups the injections
         for created in checked.created:  # ground truth may name what the fault creates: `schedule "name"`
             self.state.fault_objects[(created.kind.lower(), created.name)] = created

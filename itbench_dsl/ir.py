@@ -332,6 +332,9 @@ class Injection:
     root: Optional[ObjectRef] = None  # the root cause, when it is not the target (a created Schedule, say)
     # {a created object's name: ITBench's}, where ITBench's injection task names it (faults.base.Checked)
     itbench_names: dict = field(default_factory=dict, metadata=_OMIT)
+    # the cluster nodes the fault cordons: a step of every runner of the bundle (`itbench run`, the Chainsaw Test,
+    # the Argo workflow) before inject/apply.yaml, undone after revert/apply.yaml; nodes are not topology objects
+    cordoned: list[str] = field(default_factory=list, metadata=_OMIT)
     # the fault kind the checker resolved (faults.FaultKind: the library's, or the scenario's `use faults`
     # kind): every later stage reads the kind here, never by name from a registry
     kind: Any = field(default=None, compare=False, repr=False, metadata=_IN_MEMORY)

@@ -261,6 +261,10 @@ def engine_plan(scenario: ir.Scenario, files: dict[str, bytes]) -> EnginePlan:
                             for w in waiters if w.when == "before"]
     if "injected-at" in plan.records:  # the fault's first change: a detection counts from here (as `itbench run`)
         inject.append(Action("script", "record the injection", script=_script(f"{NOW} > injected-at")))
+    cordoned = list(dict.fromkeys(node for i in scenario.injections() for node in i.cordoned))
+    if cordoned:  # nodes are no objects of the bundle: a fault's cordon is a step (as `itbench run`)
+        inject.append(Action("script", "cordon", script=_script(
+            *(f"kubectl cordon {shlex.quote(node)}" for node in cordoned))))
     if "inject/recreate.yaml" in files:  # gone (kubectl waits) before the apply creates them changed
         inject.append(Action("script", "inject: delete what is recreated", script=_script(
             "kubectl delete --ignore-not-found --wait=true -f inject/recreate.yaml")))
@@ -319,6 +323,7 @@ def engine_plan(scenario: ir.Scenario, files: dict[str, bytes]) -> EnginePlan:
         revert.append("kubectl delete --ignore-not-found --wait=true -f revert/recreate.yaml")
     if "revert/apply.yaml" in files:
         revert.append(f"kubectl apply --server-side --force-conflicts --field-manager={FIELD_MANAGER} -f revert/apply.yaml")
+    revert += [f"kubectl uncordon {shlex.quote(node)}" for node in cordoned]
     if "revert/delete.yaml" in files:
         revert.append("kubectl delete --ignore-not-found -f revert/delete.yaml")
     revert += [f"kubectl delete --ignore-not-found {kubectl_name(a, k, n)}{_ns(ns)}" for a, k, ns, n in created]

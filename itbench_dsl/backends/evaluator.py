@@ -850,8 +850,8 @@ def _faults(scenario: ir.Scenario, fields: list, created: list) -> list[dict]:
             # whatever part is left (the node uncordoned, the DaemonSet an anti-affinity shuns removed)
             entry["placed"] = [{"apiVersion": target.api_version, "kind": target.kind, "name": target.name,
                                 "namespace": target.namespace}]
-            if injection.kind.cordons:  # the node it cordons: only uncordoning it undoes the fault
-                entry["cordoned"] = [injection.args[injection.kind.cordons]]
+            if injection.cordoned:  # the nodes it cordons: only uncordoning them undoes the fault
+                entry["cordoned"] = list(injection.cordoned)
         out.append(entry)
     return out
 

@@ -351,8 +351,9 @@ def _revert_priority(injection, topology):
 
 # The cluster's nodes are not part of the topology, so the cordon itself cannot be a manifest of the bundle:
 # inject/apply.yaml pins the workload to the node (and asks for one more replica, as ITBench does), and the
-# cordon is a step of its own, `kubectl cordon NODE` before applying it (`kubectl uncordon NODE` after the
-# revert), which ITBench's runner performs itself.
+# cordon is a step of its own (ir.Injection.cordoned): `kubectl cordon NODE` before applying it, `kubectl
+# uncordon NODE` after the revert, which `itbench run`, the Chainsaw Test, the Argo workflow and ITBench's own
+# injection task perform.
 
 
 def _check_cordoned(f: FaultInput) -> Checked | None:
@@ -461,7 +462,7 @@ FAULTS: list[FaultKind] = [
         "Pins a workload to a worker node, cordons the node and asks for one more replica: the new pods stay "
         "Pending. The cluster's nodes are not in the topology: inject/apply.yaml holds the pinned, scaled workload; "
         "the cordon is a step of its own (`kubectl cordon NODE` before applying it, `kubectl uncordon NODE` after "
-        "the revert), which ITBench's runner performs.",
+        "the revert), which `itbench run`, the Chainsaw Test, the Argo workflow and ITBench's injection task perform.",
         _check_cordoned, _inject_cordoned, original,
         args=(Arg("node", "string", required=True,
                   help="the worker node to pin the workload to and cordon (ITBench picks one at random)"),),

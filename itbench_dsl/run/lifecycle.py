@@ -29,7 +29,8 @@ Order of a run (each phase's actions in the order listed):
                  other manifests/*.yaml by file name (agent-access.yaml, alert-rules.yaml, ...), each
                  in file order; wait until every workload is ready.
 3. `baseline`    the alerts already firing (Prometheus `/api/v1/alerts`).
-4. `inject`      the `before` waiters; delete inject/recreate.yaml and wait until it is gone; apply
+4. `inject`      the `before` waiters; cordon the nodes a fault cordons (scenario.json
+                 `faults[].injections[].cordoned`); delete inject/recreate.yaml and wait until it is gone; apply
                  inject/apply.yaml (which creates those changed); delete inject/delete.yaml; run the
                  commands of inject/exec.json in the workloads' pods (pods/exec); the `after` waiters
                  (scenario.json `faults[].waiters`, in group order).
@@ -44,7 +45,7 @@ Order of a run (each phase's actions in the order listed):
                  the results of the probes it reads (run in their workloads' pods, `probes`).
 9. `evaluate`    the bundle's evaluator.py on the state and the agent's submission: verdict.json.
 10. `revert`     ALWAYS: run the commands of revert/exec.json; delete revert/recreate.yaml and wait until
-                 it is gone; apply revert/apply.yaml; delete
+                 it is gone; apply revert/apply.yaml; uncordon the nodes the faults cordoned; delete
                  revert/delete.yaml and what inject/apply.yaml created that the revert does not restore.
 11. `verify`     ALWAYS: every workload of the topology is ready again.
 12. `undeploy`   ALWAYS unless `--keep`: delete what the deploy created (never an object that was
@@ -256,6 +257,9 @@ class Bundle:
     # inject/recreate.yaml, revert/recreate.yaml: deleted (and gone) before the phase's apply creates them again
     inject_recreate: tuple[dict, ...] = ()
     revert_recreate: tuple[dict, ...] = ()
+    # the nodes a fault cordons (scenario.json `faults[].injections[].cordoned`): cordoned before inject/apply.yaml
+    # and uncordoned after revert/apply.yaml, since nodes are no objects of the bundle
+    cordoned: tuple[str, ...] = ()
     # per expected alert, the namespaces of its targets (scenario.json `alerts[].target`): where it must fire
     alert_scopes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # the declared window of the mitigation (scenario.json `mitigation`: `mitigated when within D` and the
@@ -424,6 +428,9 @@ def load_bundle(path: str | Path, requirements_timeout: float = 60.0, runnable: 
         waiters = tuple(Waiter(w["kind"], w["when"], Ref.from_json(w["target"]), dict(w.get("args") or {}))
                         for group in data.get("faults") or [] for w in group.get("waiters") or [])
         alerts = tuple(sorted({a["name"] for a in data.get("alerts") or []}))
+        cordoned = tuple(dict.fromkeys(str(node) for group in data.get("faults") or []
+                                       for injection in group.get("injections") or []
+                                       for node in injection.get("cordoned") or []))
         alert_scopes = alert_scopes_of(data)
         window = mitigation_window_of(data)
         agent = data.get("agent") or {}
@@ -456,7 +463,7 @@ def load_bundle(path: str | Path, requirements_timeout: float = 60.0, runnable: 
         revert_recreate=_yaml_documents(root / "revert" / "recreate.yaml"),
         waiters=waiters, alerts=alerts, service_account=account, requires=requires,
         inject_exec=_exec_steps(root / "inject" / "exec.json"), revert_exec=_exec_steps(root / "revert" / "exec.json"),
-        probes=_probes(root, requires), alert_scopes=alert_scopes, mitigation_window=window,
+        probes=_probes(root, requires), alert_scopes=alert_scopes, mitigation_window=window, cordoned=cordoned,
     )
 
 
@@ -571,6 +578,8 @@ class Step:
             return f"DELETE {object_path(r)}?propagationPolicy=Background (404: already gone)"
         if self.action in ("wait-ready", "wait-gone"):
             return f"GET {object_path(r, name=False)}, then ?watch=true&resourceVersion=<the list's>"
+        if self.action in ("cordon", "uncordon"):
+            return f"PATCH /api/v1/nodes/{r.name} (strategic merge: spec.unschedulable={self.action == 'cordon'})"
         if self.action == "waiter":
             kind = self.detail["kind"]
             if kind == "restart":
@@ -633,6 +642,9 @@ def access_checks(bundle: Bundle) -> list[tuple[str, str, str, str | None]]:
     for waiter in bundle.waiters:
         if waiter.kind == "delete_pods":
             need("deletecollection", "", "pods", waiter.target.namespace)
+    if bundle.cordoned:
+        need("get", "", "nodes", None)
+        need("patch", "", "nodes", None)
     for namespace, kind in captured_kinds(bundle):
         need("list", _group_of(bundle, kind), plural(kind), namespace or None)
     for step in (*bundle.inject_exec, *bundle.revert_exec, *bundle.probes):  # a ready pod of the workload, exec'd
@@ -680,6 +692,8 @@ def plan(bundle: Bundle, options: PlanOptions = PlanOptions()) -> list[Step]:
         if waiter.when == "before":
             steps.append(Step("inject", "waiter", waiter.target, {"kind": waiter.kind, "args": waiter.args,
                                                                   "what": f"before: {waiter.kind}"}))
+    for node in bundle.cordoned:
+        steps.append(Step("inject", "cordon", node_ref(node), {"what": "the fault's cordon"}))
     for obj in bundle.inject_recreate:
         steps.append(Step("inject", "delete", Ref.of(obj), {"what": "recreated: gone before it is applied"}))
     for obj in bundle.inject_apply:
@@ -725,6 +739,8 @@ def plan(bundle: Bundle, options: PlanOptions = PlanOptions()) -> list[Step]:
         steps.append(Step("revert", "delete", Ref.of(obj), {"what": "recreated: gone before it is applied"}))
     for obj in bundle.revert_apply:
         steps.append(Step("revert", "apply", Ref.of(obj)))
+    for node in bundle.cordoned:
+        steps.append(Step("revert", "uncordon", node_ref(node), {"what": "the fault's cordon undone"}))
     for obj in bundle.created():
         steps.append(Step("revert", "delete", Ref.of(obj)))
     for ref in bundle.workloads:
@@ -736,6 +752,10 @@ def plan(bundle: Bundle, options: PlanOptions = PlanOptions()) -> list[Step]:
             if ref.kind == "Namespace":
                 steps.append(Step("undeploy", "wait-gone", ref))
     return steps
+
+
+def node_ref(name: str) -> Ref:
+    return Ref("v1", "Node", None, name)
 
 
 def _exec_plan_step(phase: str, step: ExecStep) -> Step:

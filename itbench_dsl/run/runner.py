@@ -241,6 +241,7 @@ class Run:
         self.answered_at: str | None = None  # when the detection answer appeared in the workspace (RFC 3339)
         self._answer_seen: tuple[str, str] | None = None  # (digest, first seen) of the detection answer's content
         self.policies_before: list[Ref] | None = None  # CISO: what the agent's policies are told apart from
+        self.cordoned_before: dict[str, bool] = {}  # per node a fault cordons, whether it was cordoned before
         self.marks: dict | None = None  # the cluster-wide objects the agent may write, before the fault (`_marks`)
         self.fixed_at: str | None = None  # when the agent's work ended: the state's `fixed_at`
         self.incident: dict | None = None  # the workloads and pods as the agent found them: the state's `incident`
@@ -544,6 +545,8 @@ class Run:
         self.injected_at = _now()  # the fault's first change: a detection counts from here
         self.log("inject", "step", action="injected", injected_at=self.injected_at,
                  step=f"injecting the fault at {self.injected_at}")
+        for node in self.bundle.cordoned:
+            self._cordon("inject", node, True)
         self._recreating("inject", self.bundle.inject_recreate)
         for obj in self.bundle.inject_apply:
             self.cluster.apply(obj)
@@ -557,6 +560,22 @@ class Run:
         for waiter in self.bundle.waiters:
             if waiter.when == "after":
                 self._waiter(waiter)
+
+    def _cordon(self, phase: str, node: str, cordon: bool) -> None:
+        """Cordon (or uncordon) a node a fault cordons, as `kubectl cordon` does: `spec.unschedulable`. A node the
+        cluster lacks fails the injection: the fault would not be the one the scenario describes."""
+        ref = lifecycle.node_ref(node)
+        obj = self.cluster.get(ref)
+        if obj is None:
+            if not cordon:  # the injection stopped there: nothing to undo
+                return
+            raise RunFailure(f"node {node}, which the fault cordons, is not in the cluster: give the fault's `node` "
+                             "a worker node the cluster has (`kubectl get nodes`)")
+        if cordon:  # a node cordoned before the run stays so after it
+            self.cordoned_before[node] = bool((obj.get("spec") or {}).get("unschedulable"))
+        self.cluster.patch(ref, {"spec": {"unschedulable": cordon or self.cordoned_before.get(node, False)}})
+        action = "cordon" if cordon else "uncordon"
+        self.log(phase, "step", action=action, ref=_ref_json(ref), step=f"{action} node {node}")
 
     def _recreating(self, phase: str, objects) -> None:
         """Delete the objects the phase's apply creates again (a field the API server refuses to change on
@@ -1158,6 +1177,12 @@ class Run:
             except ClusterError as exc:
                 errors.append(str(exc))
                 self.log("revert", "note", ref=_ref_json(ref), message=f"apply {ref}: {exc}")
+        for node in self.bundle.cordoned:
+            try:
+                self._cordon("revert", node, False)
+            except (ClusterError, RunFailure) as exc:
+                errors.append(str(exc))
+                self.log("revert", "note", ref=_ref_json(lifecycle.node_ref(node)), message=f"uncordon: {exc}")
         for obj in self.bundle.created():
             self._revert_delete(Ref.of(obj), errors)
         if self.marks is not None:  # after the fault's own revert: what is left is the agent's

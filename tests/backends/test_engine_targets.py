@@ -620,3 +620,19 @@ def test_the_agents_exit_status_is_no_run_failure(tmp_path):
                                "ITBENCH_AGENT": "echo '{}' > diagnosis.json; exit 3"})
     assert done.returncode == 0 and "status 3" in done.stderr
     assert (tmp_path / "agent" / "diagnosis.json").is_file()
+
+
+CORDONING = [path for path in PATHS if "cordoned_node" in (SCENARIOS / path).read_text(encoding="utf-8")]
+
+
+@pytest.mark.parametrize("path", CORDONING)
+def test_engines_cordon_what_a_fault_cordons_before_its_apply_and_uncordon_it_after_the_revert(path):
+    """Nodes are no objects of a bundle: a fault's cordon is a step of the engines' runs, as of `itbench run`."""
+    result = compiled(path)
+    nodes = [n for i in result.scenario.injections() for n in i.cordoned]
+    assert nodes, "the fault names the node it cordons"
+    for target, file_name in (("chainsaw", "chainsaw-test.yaml"), ("argo", "workflowtemplate.yaml")):
+        text = target_files(result, target, Diagnostics())[file_name].decode()
+        for node in nodes:
+            assert text.index(f"kubectl cordon {node}") < text.index("-f inject/apply.yaml"), target
+            assert text.index("-f revert/apply.yaml") < text.index(f"kubectl uncordon {node}"), target

@@ -624,3 +624,59 @@ def test_a_recreated_target_is_deleted_and_created_changed_then_recreated_as_it_
         assert steps.index(("revert", "delete")) < steps.index(("revert", "apply"))
     finally:
         kubectl(plane, "delete", "namespace", "recreated", "--ignore-not-found", "--wait=true")
+
+
+CORDONED_WEB = """scenario "web-cordoned" {
+  domain sre
+  complexity low
+  description "The shop's web server is pinned to a node under maintenance."
+  tasks mitigate
+  topology {
+    namespace "cordoned"
+    deployment "web" { image = "nginx:1.27" port "http" = 80 }
+  }
+  fault cordoned_node on deployment "web" { node = "kwok-node-0" }
+  expect { root_cause deployment "web" mitigated when { deployment "web" ready } }
+}
+"""
+
+# records, as the agent finds them, the node the fault cordons and the pods of the pinned Deployment
+RECORDING_NODE_AGENT = r'''
+import json, subprocess, sys
+def get(*args):
+    return json.loads(subprocess.run(["kubectl", *args, "-o", "json"], capture_output=True, text=True, check=True).stdout)
+json.dump({"node": get("get", "node", "kwok-node-0"), "pods": get("-n", "cordoned", "get", "pods")}, open(sys.argv[1], "w"))
+'''
+
+
+def test_a_fault_that_cordons_a_node_cordons_it_before_its_apply_and_uncordons_it_after_the_revert(
+        plane, on_path, tmp_path):
+    """Nodes are no objects of a bundle: the cordon of `cordoned_node` is a step of the run. On the real control
+    plane the pinned extra replica then stays Pending (the scheduler's NodeUnschedulable filter), and the
+    node is schedulable again once the run is over."""
+    (tmp_path / "s.itb").write_text(CORDONED_WEB)
+    out = tmp_path / "bundles"
+    compiled = CliRunner().invoke(cli, ["compile", str(tmp_path / "s.itb"), "-o", str(out)])
+    assert compiled.exit_code == 0, compiled.output
+    agent = tmp_path / "agent.py"
+    agent.write_text(RECORDING_NODE_AGENT)
+    seen = tmp_path / "seen.json"
+    try:
+        run = Run(lifecycle.load_bundle(out / "web-cordoned"),
+                  options(plane, tmp_path, f"{sys.executable} {agent} {seen}", mitigation_window=1),
+                  progress=None).execute()
+        assert run.status == "graded", run.error
+        found = json.loads(seen.read_text())
+        assert found["node"]["spec"].get("unschedulable") is True
+        pending = [p for p in found["pods"]["items"]
+                   if p["spec"].get("nodeSelector", {}).get("kubernetes.io/hostname") == "kwok-node-0"
+                   and not p["spec"].get("nodeName")]
+        assert pending, "no pinned pod left unscheduled by the cordon"
+        node = json.loads(kubectl(plane, "get", "node", "kwok-node-0", "-o", "json").stdout)
+        assert not node["spec"].get("unschedulable")
+        steps = [(e.get("phase"), e.get("action")) for e in timeline(run.folder)]
+        assert steps.index(("inject", "cordon")) < steps.index(("inject", "apply"))
+        assert steps.index(("revert", "uncordon")) > steps.index(("revert", "apply"))
+    finally:
+        kubectl(plane, "uncordon", "kwok-node-0", check=False)
+        kubectl(plane, "delete", "namespace", "cordoned", "--ignore-not-found", "--wait=true", check=False)
