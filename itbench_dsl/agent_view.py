@@ -45,7 +45,6 @@ from typing import Iterator
 
 from . import ir
 from .access import FAULT_TOOL_GROUPS as TOOL_GROUPS
-from .memo import IdentityMemo
 from .wording import stem, words  # noqa: F401 - part of this module's face (importer, faults)
 
 CHECK_CODE = "E4007"
@@ -265,50 +264,54 @@ class Access:
 
 
 def application_words(topology: list[dict], scenario: ir.Scenario) -> set[str]:
-    """The stems of every word the application itself uses: its objects' names, namespaces, labels and
-    annotations (keys and values), their containers' names and images, and the application's name."""
+    """The stems of the words the application had before the scenario and whatever its fault: the names of a
+    standard-library application (its id and name, its namespaces, its objects' names, labels and annotations
+    and their containers' names, as the library writes them: `stdlib_words`), the rendered objects' kinds and
+    their containers' images (the programs it runs). A name the scenario gives its own objects (an inline
+    topology's, a local application's, a namespace it renames a library one to) is the scenario's: a word of
+    the fault in it (a namespace `invalid-command`, a Deployment `broken-app`) is exempt from nothing."""
+    found: set[str] = set()
+    if scenario.topology.application:
+        found.update(stdlib_words(scenario.topology.application))
+    for obj in topology:
+        found.update(stem(w) for w in words(_key(obj)[0]))
+        for container in _containers(obj):
+            found.update(stem(w) for w in words(str(container.get("image", ""))))
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def stdlib_words(name: str) -> frozenset[str]:
+    """The stems of a standard-library application's own words (application_words): empty for a name the
+    library does not hold."""
+    from .applications import app_names, app_topology
+
+    if name not in app_names():
+        return frozenset()
+    build = app_topology(name)[0]
+    if build is None:
+        return frozenset()
     found: set[str] = set()
 
     def add(text) -> None:
-        found.update(stem(w) for w in words(text))
+        found.update(stem(w) for w in words(str(text or "")))
 
-    for obj in topology:
-        found.update(_object_words(obj))
-    topo = scenario.topology
-    for text in (topo.application or "", getattr(topo, "display_name", None) or "",
-                 *(n.name for n in topo.namespaces)):
+    topo = build.to_ir()
+    for text in (name, topo.display_name or "", *(n.name for n in topo.namespaces)):
         add(text)
-    # and the objects the topology declares that the bundle does not deploy (a provided namespace's static pods)
     for value in vars(topo).values():
         for obj in value if isinstance(value, list) else ():
             add(getattr(obj, "name", "") or "")
-            for labels in (getattr(obj, "labels", None), getattr(obj, "object_labels", None)):
+            for labels in (getattr(obj, "labels", None), getattr(obj, "object_labels", None),
+                           getattr(obj, "annotations", None)):
                 for key, item in (labels or {}).items() if isinstance(labels, dict) else ():
                     add(key), add(item)
             for container in getattr(obj, "containers", None) or ():
                 add(getattr(container, "name", "")), add(getattr(container, "image", ""))
-    return found
-
-
-def _words_of_object(obj: dict) -> frozenset[str]:
-    """The stems of an object's kind, namespace, name, labels, annotations and containers' names and images."""
-    found: set[str] = set()
-
-    def add(text) -> None:
-        found.update(stem(w) for w in words(text))
-
-    kind, namespace, name = _key(obj)
-    add(kind), add(namespace or ""), add(name)
-    for _, key, value in _marks(obj):
-        add(key), add(value)
-    for container in _containers(obj):
-        add(container.get("name", "")), add(container.get("image", ""))
+    for key, item in (build.app_metadata or {}).items():
+        if isinstance(item, str):
+            add(key), add(item)
     return frozenset(found)
-
-
-# a manifest is never changed once rendered (render.py shares a standard-library application's manifests between
-# the scenarios that use it): its words are computed once per object
-_object_words = IdentityMemo(_words_of_object)
 
 
 def _containers(obj: dict) -> list[dict]:
@@ -324,9 +327,11 @@ def _containers(obj: dict) -> list[dict]:
 def vocabulary(scenario: ir.Scenario, application: set[str], prompt: str = "") -> Vocabulary:
     """The fault's words for `scenario`, less the application's (see the module's docstring). A word of the
     scenario's name that the prompt says (the CIS control a CISO task poses, `kyverno` of a Kyverno task) is
-    the task's, not the answer's: the prompt's own lint (E4003) guards what it says."""
+    the task's, not the answer's: the prompt's own lint (E4003) guards what it says. The names of the
+    scenario's own objects the prompt prints (its namespaces, its application's name) tell nothing of the task:
+    a word of the scenario's name in a namespace is the answer's, printed."""
     stems: dict[str, str] = {}
-    told = {stem(w) for w in words(prompt)}
+    told = {stem(w) for w in words(_without_names(prompt, scenario))}
 
     def add(word: str, why: str, nouns: set[str]) -> None:
         s = stem(word)
@@ -354,6 +359,23 @@ def vocabulary(scenario: ir.Scenario, application: set[str], prompt: str = "") -
     # a name of the application's words only ("shop-cart") says nothing where it appears: not looked for
     telling = any(stem(w) not in application and w not in STOP_WORDS for w in words(scenario.name))
     return Vocabulary(scenario.name if telling else "", stems, frozenset(application))
+
+
+def _without_names(text: str, scenario: ir.Scenario) -> str:
+    """`text` with the names of the scenario's namespaces and of its application blanked out: what the prompt
+    says of the task, not what it prints of the topology."""
+    topo = scenario.topology
+    names = [n.name for n in topo.namespaces] + [topo.display_name or "", topo.application or ""]
+    for name in sorted({n for n in names if n}, key=len, reverse=True):
+        text = text.replace(name, " ")
+    return text
+
+
+def name_words(text: str, application: frozenset) -> list[str]:
+    """The words of a name the scenario gives (an object's of its topology, a namespace, its application's) that
+    say what is wrong or name the harness (JUDGMENT_WORDS, HARNESS_WORDS: `broken-app`, `itbench-run`), less
+    the words of a library application's own names (`application`)."""
+    return sorted({w for w, _ in telling_words(text, JUDGMENT_WORDS | HARNESS_WORDS) if stem(w) not in application})
 
 
 # ---- the check ----------------------------------------------------------------------------------------------
@@ -419,6 +441,12 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
                     report(Finding(where, kind, namespace, name, field, text, f"{hit[1]} (`{hit[0]}`)"))
 
             look_name("metadata.name", name)
+            if where == "manifests/topology.yaml":  # a name the scenario gives: no word of judgment or the harness
+                for field, text in (("metadata.name", name), ("metadata.namespace", namespace or "")):
+                    said = name_words(text, vocab.application)
+                    if said:
+                        report(Finding(where, kind, namespace, name, field, text,
+                                       f"a word that says what is wrong (`{said[0]}`)"))
             if created and _group(str(obj.get("apiVersion", ""))) in TOOL_GROUPS:
                 # a fault tool's object named after what its spec does (`cart-pod-kill`, `...-network-delay`):
                 # whoever lists the objects reads the fault in the name; only its type and the application may show
@@ -486,9 +514,20 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
                                 report(Finding(where, kind, namespace, name, f"{base}.expr", str(rule["expr"]), why))
     for namespace in scenario.topology.namespaces:
         hit = vocab.find(namespace.name, skip=home_words)
-        if hit is not None:
+        said = name_words(namespace.name, vocab.application)
+        if hit is not None or said:
             report(Finding("manifests/topology.yaml", "Namespace", None, namespace.name, "metadata.name",
-                           namespace.name, f"{hit[1]} (`{hit[0]}`)"))
+                           namespace.name, f"{hit[1]} (`{hit[0]}`)" if hit is not None else
+                           f"a word that says what is wrong (`{said[0]}`)"))
+    # the application's name, which the prompt prints
+    shown = scenario.topology.display_name
+    if shown and not (scenario.topology.application and stem(shown) in vocab.application):
+        hit = vocab.find(shown)
+        said = name_words(shown, vocab.application)
+        if hit is not None or said:
+            report(Finding("prompt.md", "", None, "", "the application's name", shown,
+                           f"{hit[1]} (`{hit[0]}`)" if hit is not None else
+                           f"a word that says what is wrong (`{said[0]}`)"))
     out.extend(_prompt_findings(vocab, files, prompt_chunks))
     out.extend(_host_group_findings(scenario))
     out.extend(access_findings(loaded, prompt))
