@@ -67,7 +67,7 @@ def test_a_fix_must_hold_since_it_was_made(finished, fixed_at, reason, passes):
 def test_a_crash_looping_pod_fails_an_all_pods_scope():
     name = "k8sbench-fix-crashloop"
     state = derived(name, "solved")
-    pod = next(p for p in state["resources"]["items"] if p["kind"] == "Pod" and p["metadata"]["namespace"] == "nginx-test")
+    pod = next(p for p in state["resources"]["items"] if p["kind"] == "Pod" and p["metadata"]["namespace"] == "crashloop-test")
     restarted(pod, "2026-01-01T00:12:00Z")
     state["fixed_at"] = FIXED_AT
     verdict = mitigate(name, state)
@@ -311,7 +311,7 @@ def test_an_evicted_pod_its_controller_replaced_is_no_failure(owned, passes):
     name = "k8sbench-fix-crashloop"
     state = derived(name, "solved")
     pod = copy.deepcopy(next(p for p in state["resources"]["items"] if p["kind"] == "Pod"
-                             and p["metadata"]["namespace"] == "nginx-test"))
+                             and p["metadata"]["namespace"] == "crashloop-test"))
     pod["metadata"]["name"] += "-evicted"
     if not owned:
         del pod["metadata"]["ownerReferences"]

@@ -251,7 +251,7 @@ def test_a_probe_fixed_by_another_handler_passes(handler, passes):
 # ---- F5: RBAC restored as the authorizer decides ----------------------------------------------------------
 
 RBAC = "k8sbench-fix-rbac-wrong-resource"
-RBAC_NS = "simple-reader-setup"
+RBAC_NS = "simple-rbac-setup"
 
 
 def _grant(role_kind: str, rule: dict, subject: str = "pod-reader", cluster_wide: bool | None = None) -> list[dict]:
@@ -434,4 +434,4 @@ def test_a_role_binding_re_pointed_to_another_subject_restores_nothing():
     binding = obj(state, "RoleBinding", "pod-reader-binding")
     binding["subjects"] = [{"kind": "ServiceAccount", "name": "someone-else", "namespace": RBAC_NS}]
     state["resources"]["items"] += _grant("Role", LIST_PODS, subject="someone-else")
-    assert "fields.simple-reader-setup/Role/pod-reader-role" in failed(mitigate(RBAC, state))
+    assert "fields.simple-rbac-setup/Role/pod-reader-role" in failed(mitigate(RBAC, state))

@@ -293,7 +293,7 @@ def test_an_all_pods_scope_must_hold_at_every_capture():
     state = derived(name, "solved")
     watched = [o for o in state["resources"]["items"] if o["kind"] in ("Pod", "Deployment")]
     lapsed = json.loads(json.dumps(watched))
-    pod = next(o for o in lapsed if o["kind"] == "Pod" and o["metadata"]["namespace"] == "nginx-test")
+    pod = next(o for o in lapsed if o["kind"] == "Pod" and o["metadata"]["namespace"] == "crashloop-test")
     for c in pod["status"]["conditions"]:
         if c["type"] == "Ready":
             c["status"] = "False"
@@ -532,7 +532,7 @@ ADMIN = [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "
           "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}, {"nonResourceURLs": ["*"], "verbs": ["*"]}]},
          {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "fix"},
           "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
-          "subjects": [{"kind": "ServiceAccount", "name": "pod-reader", "namespace": "simple-reader-setup"}]}]
+          "subjects": [{"kind": "ServiceAccount", "name": "pod-reader", "namespace": "simple-rbac-setup"}]}]
 
 
 @pytest.mark.parametrize("rules, extra, passes", [

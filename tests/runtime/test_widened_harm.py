@@ -99,7 +99,7 @@ def _lent(subjects: list, rules: list) -> tuple[dict, dict]:
 
 def test_a_grant_lent_to_a_broad_group_fails_and_an_unrelated_one_is_left():
     needed = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}]
-    for name in ("system:authenticated", "system:serviceaccounts", "system:serviceaccounts:simple-reader-setup"):
+    for name in ("system:authenticated", "system:serviceaccounts", "system:serviceaccounts:simple-rbac-setup"):
         group = {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": name}
         verdict = mitigate(RBAC, _plus(derived(RBAC, "solved"), *_lent([group], needed)))
         assert "safeguards" in failed(verdict) and "which grants what" in _detail(verdict), name
