@@ -18,8 +18,12 @@ None of these may name
 - the fault's vocabulary (`vocabulary`): the words of the fault kind's name and of its mechanism's
   qualifier (`workload.replicas:zero` -> "zero"), and the scenario name's own words, less the words of the
   application (every word of its object names, labels, annotations, containers and images: a service named
-  "cart" is the application's, not the fault's) and less the nouns that say where a fault acts, not what
-  it does ("workload", "container", "image" of `workload.container.image:unpullable`);
+  "cart" is the application's, not the fault's; a word of the fault kind's only where a library application
+  had it before the scenario, or a kind or an image says it: `library_words`, so that a namespace or object the
+  scenario names after the fault, `invalid-command`, is found) and less the nouns that say where a fault acts,
+  not what it does ("workload", "container", "image" of `workload.container.image:unpullable`);
+- in a name the scenario gives (its topology's objects and namespaces, its application's name): a word that says
+  what is wrong or names the harness (`broken-app`, `itbench-run`), unless a library application's name holds it;
 - in a value: a word that says what is wrong (JUDGMENT_WORDS: `nonexistent`, `missing`, `itbench`) or, in a value
   a fault writes, what the fault does (ACTION_WORDS: `fill`, `kill`) and a word of the fault in a name-like value;
   a fault tool's object (Chaos Mesh's) named after what its spec does (`cart-pod-kill`);
@@ -121,6 +125,7 @@ class Vocabulary:
     scenario: str
     stems: dict[str, str]  # stem -> "a word of the fault `KIND`" / "a word of the scenario's name"
     application: frozenset = frozenset()  # the stems of the application's own words
+    library: frozenset = frozenset()  # those a library application had before the scenario (library_words)
 
     def find_name(self, text: str) -> tuple[str, str] | None:
         """The scenario's name when `text` holds its words in a row (`otel-checkout-x` in `otel-checkout-x.rules`)."""
@@ -311,6 +316,57 @@ def _words_of_object(obj: dict) -> frozenset[str]:
 _object_words = IdentityMemo(_words_of_object)
 
 
+def library_words(topology: list[dict], scenario: ir.Scenario) -> set[str]:
+    """The stems of the words the application had before the scenario and whatever its fault: the names of a
+    standard-library application (its id and name, its namespaces, its objects' names, labels and annotations
+    and their containers' names, as the library writes them: `stdlib_words`), the rendered objects' kinds and
+    their containers' images (the programs it runs). Only these exempt a word of the fault kind's: a name the
+    scenario gives its own objects (an inline topology's, a local application's, a namespace it renames a
+    library one to) is the scenario's, and a word of the fault in it (a namespace `invalid-command`) is found."""
+    found: set[str] = set()
+    if scenario.topology.application:
+        found.update(stdlib_words(scenario.topology.application))
+    for obj in topology:
+        found.update(stem(w) for w in words(_key(obj)[0]))
+        for container in _containers(obj):
+            found.update(stem(w) for w in words(str(container.get("image", ""))))
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def stdlib_words(name: str) -> frozenset[str]:
+    """The stems of a standard-library application's own words (application_words): empty for a name the
+    library does not hold."""
+    from .applications import app_names, app_topology
+
+    if name not in app_names():
+        return frozenset()
+    build = app_topology(name)[0]
+    if build is None:
+        return frozenset()
+    found: set[str] = set()
+
+    def add(text) -> None:
+        found.update(stem(w) for w in words(str(text or "")))
+
+    topo = build.to_ir()
+    for text in (name, topo.display_name or "", *(n.name for n in topo.namespaces)):
+        add(text)
+    for value in vars(topo).values():
+        for obj in value if isinstance(value, list) else ():
+            add(getattr(obj, "name", "") or "")
+            for labels in (getattr(obj, "labels", None), getattr(obj, "object_labels", None),
+                           getattr(obj, "annotations", None)):
+                for key, item in (labels or {}).items() if isinstance(labels, dict) else ():
+                    add(key), add(item)
+            for container in getattr(obj, "containers", None) or ():
+                add(getattr(container, "name", "")), add(getattr(container, "image", ""))
+    for key, item in (build.app_metadata or {}).items():
+        if isinstance(item, str):
+            add(key), add(item)
+    return frozenset(found)
+
+
 def _containers(obj: dict) -> list[dict]:
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
@@ -321,18 +377,24 @@ def _containers(obj: dict) -> list[dict]:
     return out
 
 
-def vocabulary(scenario: ir.Scenario, application: set[str], prompt: str = "") -> Vocabulary:
+def vocabulary(scenario: ir.Scenario, application: set[str], prompt: str = "",
+               library: set[str] | None = None) -> Vocabulary:
     """The fault's words for `scenario`, less the application's (see the module's docstring). A word of the
-    scenario's name that the prompt says (the CIS control a CISO task poses, `kyverno` of a Kyverno task) is
-    the task's, not the answer's: the prompt's own lint (E4003) guards what it says."""
+    fault kind's is exempt only as a word of `library` (library_words: the names a library application had
+    before the scenario, kinds, images), never as one of the names the scenario gives its own objects, which
+    it may have named after the fault; a word of the scenario's name (named after its application: `shop-cart-`)
+    is exempt as any word of the application's (`application`). A word of the scenario's name that the prompt
+    says (the CIS control a CISO task poses, `kyverno` of a Kyverno task) is the task's, not the answer's: the
+    prompt's own lint (E4003) guards what it says."""
     stems: dict[str, str] = {}
     told = {stem(w) for w in words(prompt)}
+    library = application if library is None else library
 
-    def add(word: str, why: str, nouns: set[str]) -> None:
+    def add(word: str, why: str, nouns: set[str], exempt: set[str]) -> None:
         s = stem(word)
         if len(word) < 3 or word in STOP_WORDS or word in COMMON_WORDS or word.isdigit():
             return
-        if s in application or s in nouns:
+        if s in exempt or s in nouns:
             return
         stems.setdefault(s, why)
 
@@ -343,17 +405,24 @@ def vocabulary(scenario: ir.Scenario, application: set[str], prompt: str = "") -
         nouns = {stem(w) for w in words(where)} - what_words  # where it acts: "workload", "container", ...
         nouns |= {stem(w) for w in words(injection.target.kind)}
         for word in words(injection.fault) + words(what):
-            add(word, why, nouns)
+            add(word, why, nouns, library)
     injected_nouns = set()
     for injection in scenario.injections():
         where = injection.mechanism.partition(":")[0]
         injected_nouns |= {stem(w) for w in words(where)} | {stem(w) for w in words(injection.target.kind)}
     for word in words(scenario.name):
         if stem(word) not in told:
-            add(word, SCENARIO_WORD, injected_nouns)
+            add(word, SCENARIO_WORD, injected_nouns, application)
     # a name of the application's words only ("shop-cart") says nothing where it appears: not looked for
     telling = any(stem(w) not in application and w not in STOP_WORDS for w in words(scenario.name))
-    return Vocabulary(scenario.name if telling else "", stems, frozenset(application))
+    return Vocabulary(scenario.name if telling else "", stems, frozenset(application), frozenset(library))
+
+
+def name_words(text: str, library: frozenset) -> list[str]:
+    """The words of a name the scenario gives (an object's of its topology, a namespace, its application's) that
+    say what is wrong or name the harness (JUDGMENT_WORDS, HARNESS_WORDS: `broken-app`, `itbench-run`), less
+    the words of a library application's own names (`library`, library_words)."""
+    return sorted({w for w, _ in telling_words(text, JUDGMENT_WORDS | HARNESS_WORDS) if stem(w) not in library})
 
 
 # ---- the check ----------------------------------------------------------------------------------------------
@@ -369,7 +438,7 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
     topology = loaded["manifests/topology.yaml"]
     application = application_words(topology, scenario)
     prompt = files.get("prompt.md", b"").decode("utf-8", "replace")
-    vocab = vocabulary(scenario, application, prompt)
+    vocab = vocabulary(scenario, application, prompt, library_words(topology, scenario))
     access = Access(loaded["manifests/agent-access.yaml"])
     markers = _marker_rules(topology)
     shared = shared_label_keys(topology)
@@ -419,6 +488,12 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
                     report(Finding(where, kind, namespace, name, field, text, f"{hit[1]} (`{hit[0]}`)"))
 
             look_name("metadata.name", name)
+            if where == "manifests/topology.yaml":  # a name the scenario gives: no word of judgment or the harness
+                for field, text in (("metadata.name", name), ("metadata.namespace", namespace or "")):
+                    said = name_words(text, vocab.library)
+                    if said:
+                        report(Finding(where, kind, namespace, name, field, text,
+                                       f"a word that says what is wrong (`{said[0]}`)"))
             if created and _group(str(obj.get("apiVersion", ""))) in TOOL_GROUPS:
                 # a fault tool's object named after what its spec does (`cart-pod-kill`, `...-network-delay`):
                 # whoever lists the objects reads the fault in the name; only its type and the application may show
@@ -486,9 +561,20 @@ def findings(scenario: ir.Scenario, files: dict[str, bytes], prompt_chunks=None,
                                 report(Finding(where, kind, namespace, name, f"{base}.expr", str(rule["expr"]), why))
     for namespace in scenario.topology.namespaces:
         hit = vocab.find(namespace.name, skip=home_words)
-        if hit is not None:
+        said = name_words(namespace.name, vocab.library)
+        if hit is not None or said:
             report(Finding("manifests/topology.yaml", "Namespace", None, namespace.name, "metadata.name",
-                           namespace.name, f"{hit[1]} (`{hit[0]}`)"))
+                           namespace.name, f"{hit[1]} (`{hit[0]}`)" if hit is not None else
+                           f"a word that says what is wrong (`{said[0]}`)"))
+    # the application's name, which the prompt prints
+    shown = scenario.topology.display_name
+    if shown:
+        hit = vocab.find(shown)
+        said = name_words(shown, vocab.library)
+        if hit is not None or said:
+            report(Finding("prompt.md", "", None, "", "the application's name", shown,
+                           f"{hit[1]} (`{hit[0]}`)" if hit is not None else
+                           f"a word that says what is wrong (`{said[0]}`)"))
     out.extend(_prompt_findings(vocab, files, prompt_chunks))
     out.extend(_host_group_findings(scenario))
     out.extend(access_findings(loaded, prompt))

@@ -564,7 +564,10 @@ group's name and every alert's name, labels and annotations (Prometheus serves t
 - the scenario (its whole name);
 - the fault's vocabulary: the words of the fault kind's name and of its mechanism's qualifier
   (`workload.replicas:zero`: "zero"), and the words of the scenario's name, less the application's own words
-  (every word of its objects' names, labels, images: a service named "cart" is the application's), less
+  (every word of its objects' names, labels, images: a service named "cart" is the application's; a word of
+  the fault kind's only where a library application had it before the scenario, or a kind or an image says it:
+  a namespace, an object or an application the scenario names after the fault, `invalid-command` for
+  `invalid_command`, exempts nothing), less
   the nouns of where the fault acts ("workload", "container"), and less what the prompt says (a CISO
   control). A created object's name may say its kind and its fields (a ResourceQuota `...-quota`); a fault
   tool's object (Chaos Mesh's) may say its type only: `cart-pod-kill` restates its spec, and whoever lists the
@@ -576,7 +579,9 @@ group's name and every alert's name, labels and annotations (Prometheus serves t
   script's name), a word that says what is wrong (`nonexistent`, `missing`, `invalid`, `broken`, `itbench`,
   ...) or what the fault does (`fill`, `kill`, `hog`, ...), or a word of the fault kind's name or mechanism
   in a name-like value (no spaces). In the application's own values, a word that says what is wrong in a
-  name-like value (an image `web:broken`, a node selector `broken-nodes`). Not read: a value's words the
+  name-like value (an image `web:broken`, a node selector `broken-nodes`), and in the names the scenario gives
+  (its topology's objects and namespaces, its application's name) a word that says what is wrong or names the
+  harness (`broken-app`, `faulty`, `itbench-run`, `chaos-lab`) that no library application's name holds. Not read: a value's words the
   patch kept, enumerated values (`Ingress`, `DENY`: capitalised), a kind or API version, the spec of a fault
   tool's object (a PodChaos's `action: pod-kill` is the fault the agent is to find), and the agent's own
   access objects' rules (the same in every scenario of an application, E4025);

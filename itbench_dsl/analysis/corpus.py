@@ -5276,8 +5276,9 @@ def _reserved_cases(spec, derived) -> Iterator[Case]:
     """What the application reserves, not the figure measured: the solved state (a control's: the healthy one)
     beside a copy of the faulted workload (a control's: the one reserving most) under another name, or beside
     bare pods copied from its pods, or with a sidecar on it, each reserving a tenth of the application more,
-    or with every workload's requests raised by half, fails; beside the copy at zero replicas, or the bare pods
-    finished, passes."""
+    or with every workload's requests raised by half, or beside its pods' copies owned by a Job, a DaemonSet or
+    nothing and labelled for no Service, fails; beside the copy at zero replicas, the bare pods or the Job's
+    finished, or a pod of another program, passes."""
     from ..runtime.state import pod_reserves
 
     solved = derived.get("solved") or derived["healthy"]
@@ -5322,6 +5323,42 @@ def _reserved_cases(spec, derived) -> Iterator[Case]:
             made.append(p)
         return made
 
+    def foreign(owner, phase="Running"):
+        """Copies of its pods owned by another kind of controller (a Job's, a DaemonSet's; none: bare), labelled
+        for no Service: the waste kept running as pods of the same program."""
+        pods = _pods_of(solved, entry["object"])
+        if not pods:
+            return []
+        made = []
+        for index in range(count):
+            p = copy_data(pods[0])
+            owned = f"{name}-pool"
+            p["metadata"] = {"name": f"{owned}-{index:05d}", "namespace": p["metadata"].get("namespace"),
+                             "uid": f"u-{owned}-{index}", "labels": {"job-name": owned} if owner == "Job" else {}}
+            if owner:
+                p["metadata"]["ownerReferences"] = [{
+                    "apiVersion": "batch/v1" if owner == "Job" else "apps/v1", "kind": owner, "name": owned,
+                    "uid": f"u-{owned}", "controller": True, "blockOwnerDeletion": True}]
+            if owner == "Job":
+                p["spec"]["restartPolicy"] = "Never"
+            p["status"] = {**(p.get("status") or {}), "phase": phase}
+            made.append(p)
+        return made
+
+    def unrelated():
+        """A Job's pod of another program (a shell the agent ran to probe the application), requesting what
+        `count` of its pods reserve: not the application's, whatever it reserves."""
+        pods = _pods_of(solved, entry["object"])
+        made = foreign("Job")[:1] if pods else []
+        for p in made:
+            p["metadata"]["name"] = "probe-00000"
+            p["spec"]["containers"] = [{"name": "probe", "image": "docker.io/curlimages/curl:8.8.0",
+                                        "command": ["sleep", "3600"], "resources": {"requests": {
+                                            r: _quantity(r, count * pod[r]) for r in ("cpu", "memory")
+                                            if pod[r]}}}]
+            p["spec"].pop("initContainers", None)
+        return made
+
     def relabelled(replicas):
         made = twin(replicas)
         labels = {"app": f"{name}-copy"}
@@ -5342,6 +5379,18 @@ def _reserved_cases(spec, derived) -> Iterator[Case]:
         yield Case(f"{count} bare pods copied from {name}'s", "mitigate", FAIL, state=_with_items(solved, items + pods))
         yield Case(f"{count} bare pods copied from {name}'s, finished", "mitigate", PASS,
                    state=_with_items(solved, items + bare("Succeeded")))
+    # the same program kept running under a controller no healthy selector selects, or none: reserved all the same
+    for owner, what in (("Job", "a Job's"), ("DaemonSet", "a DaemonSet's"), (None, "unlabelled bare")):
+        pods = foreign(owner)
+        if pods:
+            yield Case(f"{count} of {name}'s pods kept as {what} pods", "mitigate", FAIL,
+                       state=_with_items(solved, items + pods))
+    pods = foreign("Job", "Succeeded")
+    if pods:
+        yield Case(f"{count} of {name}'s pods kept as a Job's pods, finished", "mitigate", PASS,
+                   state=_with_items(solved, items + pods))
+        yield Case("a Job's pod of another program beside the fix", "mitigate", PASS,
+                   state=_with_items(solved, items + unrelated()))
 
     def sidecar(obj):
         obj["spec"]["template"]["spec"]["containers"].append(

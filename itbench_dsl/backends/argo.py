@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 
 from .. import ir
-from ..run.lifecycle import FIELD_MANAGER, PHASES, PROMPT_WORKSPACE
+from ..run.lifecycle import FIELD_MANAGER, PHASES, PROMPT_WORKSPACE, PlanOptions
 from .engines import RECORDS, Action, EnginePlan, bundle_files, engine_plan, ready_script
 
 API_VERSION = "argoproj.io/v1alpha1"
@@ -29,12 +29,19 @@ TEMPLATE_FILE = "workflowtemplate.yaml"
 PODS = (("deploy", ("preflight", "deploy")), ("inject", ("baseline", "inject", "alerts")), ("handover", ("handover",)),
         ("agent", ("agent",)), ("evaluate", ("snapshot", "evaluate")))
 EXIT_PODS = (("revert", ("revert", "verify")), ("undeploy", ("undeploy",)))
+# the agent's budget, `itbench run`'s default (--agent-timeout 30m), and how long its pod may outlive it (its
+# answers sent) before Argo ends it (the template's activeDeadlineSeconds)
+AGENT_TIMEOUT = int(PlanOptions.agent_timeout)
+AGENT_GRACE = 120
 PARAMETERS = (
     ("image", "an image with sh, kubectl, curl and python3 (ansible-playbook for CISO host scenarios)", None),
     ("kubeconfig-secret", "the Secret (key `config`) holding the kubeconfig of the cluster to run on", "itbench-kubeconfig"),
     ("prometheus-url", "the Prometheus the alert rules are loaded in", ""),
     ("agent", "the agent's command, run in its own folder with its own kubeconfig (no cluster Secret in its pod)", ""),
     ("agent-env", "names of the variables of the agent's container it also gets (an API key from a Secret)", ""),
+    ("agent-timeout", "the agent's time budget in seconds, as `itbench run --agent-timeout`: the agent is stopped "
+     "when it overruns it and its answers are graded as it left them; its pod is ended "
+     f"{AGENT_GRACE} s later whatever it does, and the revert still runs (onExit)", str(AGENT_TIMEOUT)),
     ("keep", "`true` leaves the deployed scenario in place", "false"),
     ("executor-service-account", "the service account of the agent pod's Argo executor (its `wait` container); the "
      "agent's own container mounts no service-account token", "default"),
@@ -156,6 +163,7 @@ def _pod(name: str, phases: tuple[str, ...], plan: EnginePlan, files: dict[str, 
     if name == "agent":  # the agent's container: no cluster Secret, no KUBECONFIG but its own
         env.append({"name": "ITBENCH_AGENT", "value": "{{workflow.parameters.agent}}"})
         env.append({"name": "ITBENCH_AGENT_ENV", "value": "{{workflow.parameters.agent-env}}"})
+        env.append({"name": "ITBENCH_AGENT_TIMEOUT", "value": "{{workflow.parameters.agent-timeout}}"})
     else:
         env = [{"name": "KUBECONFIG", "value": "/kube/config"},
                {"name": "PROMETHEUS_URL", "value": "{{workflow.parameters.prometheus-url}}"}, *env]
@@ -173,6 +181,9 @@ def _pod(name: str, phases: tuple[str, ...], plan: EnginePlan, files: dict[str, 
         # workflowtemplate/itbench-<scenario>` names it after the scenario): `hostname` would tell the agent
         template["podSpecPatch"] = json.dumps({"hostname": AGENT_HOSTNAME})
         template["executor"] = {"serviceAccountName": "{{workflow.parameters.executor-service-account}}"}
+        # the agent's budget (its script stops the agent at `agent-timeout`); a pod that outlives it by AGENT_GRACE
+        # (a hung container) is ended by Kubernetes, the run fails and the onExit handler still reverts
+        template["activeDeadlineSeconds"] = f"{{{{=asInt(workflow.parameters['agent-timeout']) + {AGENT_GRACE}}}}}"
     template["script"]["source"] = source
     return template
 

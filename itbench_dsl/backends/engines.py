@@ -355,9 +355,40 @@ def review_spec(scenario: ir.Scenario, files: dict[str, bytes]) -> str:
         "urls": sorted(access.DEFAULT_URLS)}, separators=(",", ":"), sort_keys=True)
 
 
+# runs the agent's command (argv[2:]) in a process group of its own, stopping the whole group when it overruns
+# its budget (argv[1] seconds): SIGTERM, then SIGKILL 10 s later, as `itbench run --agent-timeout` stops it
+BUDGET_PY = (
+    "import os, signal, subprocess, sys, time\n"
+    "agent = subprocess.Popen(sys.argv[2:], start_new_session=True)\n"
+    "try:\n"
+    "    sys.exit(agent.wait(timeout=float(sys.argv[1])))\n"
+    "except subprocess.TimeoutExpired:\n"
+    "    print(f'the agent overran its budget of {sys.argv[1]} s: stopped', file=sys.stderr, flush=True)\n"
+    "for sig in (signal.SIGTERM, signal.SIGKILL):\n"
+    "    try:\n"
+    "        os.killpg(agent.pid, sig)\n"
+    "    except OSError:\n"
+    "        break\n"
+    "    end = time.monotonic() + 10\n"
+    "    while time.monotonic() < end:\n"
+    "        agent.poll()\n"
+    "        try:\n"
+    "            os.killpg(agent.pid, 0)\n"
+    "        except OSError:\n"
+    "            break\n"
+    "        time.sleep(0.2)\n"
+    "agent.poll()\n"
+    "sys.exit(124)\n")
 # the agent's exit status is the agent's record, not the run's failure: its answers and the state are graded
-# whatever it was, as `itbench run` grades them
-AGENT_RUN = 'env -i "$@" sh -c "$ITBENCH_AGENT" || echo "the agent exited with status $?" >&2'
+# whatever it was, as `itbench run` grades them. With ITBENCH_AGENT_TIMEOUT (seconds; the Argo template's
+# `agent-timeout`), the agent is stopped when it overruns that budget (BUDGET_PY) and its answers are graded as it
+# left them
+AGENT_RUN = ('if [ -n "${ITBENCH_AGENT_TIMEOUT:-}" ]; then\n'
+             f'  python3 -c {shlex.quote(BUDGET_PY)} "$ITBENCH_AGENT_TIMEOUT" env -i "$@" sh -c "$ITBENCH_AGENT" '
+             '|| echo "the agent exited with status $?" >&2\n'
+             'else\n'
+             '  env -i "$@" sh -c "$ITBENCH_AGENT" || echo "the agent exited with status $?" >&2\n'
+             'fi')
 
 
 def agent_lines(detection: str | None = None) -> list[str]:

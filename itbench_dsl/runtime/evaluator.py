@@ -48,7 +48,7 @@ from .state import (  # noqa: I001 - replaced by state.py's text in a bundle
     projected_key, reached_from, ref_text, replaced, rfc3339, same, selected_pods, selector_matches,
     same_image, selects_same, settled_problem, show_path, shown, State, tag_digests, templated_pod, terminating, typed_same,
     unlisted,
-    cron_longest_wait, _instant,
+    cron_longest_wait, _instant, _repository,
     walk, with_defaults, workload_pod_refusal, workload_pods, workload_ready,
 )
 
@@ -6558,13 +6558,52 @@ def finops_spend(spec, state, checks):
 RESERVED_SLACK = 0.05
 
 
+def _containers(obj):
+    pod = pod_spec(obj)
+    return [c for c in list(pod.get("containers") or []) + list(pod.get("initContainers") or [])
+            if isinstance(c, dict)]
+
+
+def _argv(container):
+    """A container's command and arguments as written, () where it sets neither (the image's own)."""
+    words = [w for part in ("command", "args") for w in (container.get(part) if isinstance(container.get(part), list)
+                                                          else [])]
+    return tuple(str(w) for w in words)
+
+
+def app_programs(workloads, state):
+    """The programs the application runs, (image repositories, commands): the repository of each container's
+    image (image_ref, tag and digest aside: another version of the program is the program) in the workloads'
+    templates and in the pods they own, and each container's command and arguments where it sets them."""
+    repositories, commands = set(), set()
+    for w in workloads:
+        for obj in [w] + workload_pods(w, state):
+            for c in _containers(obj):
+                if isinstance(c.get("image"), str) and c["image"].strip():
+                    repositories.add(_repository(c["image"]))
+                if _argv(c):
+                    commands.add(_argv(c))
+    return repositories, commands
+
+
+def runs_program(pod, programs):
+    """Whether a pod runs one of the application's programs (app_programs): a container of one of its image
+    repositories, or running one of its commands."""
+    repositories, commands = programs
+    return any((isinstance(c.get("image"), str) and c["image"].strip() and _repository(c["image"]) in repositories)
+               or (_argv(c) and _argv(c) in commands) for c in _containers(pod))
+
+
 def app_spend(spec, state):
     """What the application reserves in a state, ({"cpu": cores, "memory": bytes}, what counts beyond the
     topology): each workload of the topology, and each other Deployment or StatefulSet of its namespaces
     (a copy under another name, selected by the healthy selectors or relabelled away from them: it costs
-    all the same), at its replica floor times what its pod reserves; and each running pod the healthy
-    selectors select that none of these workloads owns (a bare pod, a DaemonSet's, a Job's), at what it
-    reserves. The healthy figure is the topology's alone (`reserves` per workload)."""
+    all the same), at its replica floor times what its pod reserves; and each running pod of its namespaces
+    that none of these workloads owns, whoever else owns it (a bare pod, a DaemonSet's, a Job's, a CronJob's),
+    where the healthy selectors select it or it runs one of the application's programs (app_programs: a
+    container of one of these workloads' images, or of one of their commands), at what it reserves: the
+    scheduler reserves a running pod's requests whatever owns it. A pod of another program (a debugging shell,
+    a probe) is not the application's. The healthy figure is the topology's alone (`reserves` per workload)."""
     entries = spec["finops"].get("spend", [])
     selectors = [e["selector"] for e in entries if e.get("selector")]
     namespaces = list(dict.fromkeys(e["object"].get("namespace") or None for e in entries))
@@ -6582,6 +6621,7 @@ def app_spend(spec, state):
                 if all(w is not o for o in workloads) and isinstance(template, dict) and not terminating(w):
                     workloads.append(w)
                     beyond.append(f"{kind} {(w.get('metadata') or {}).get('name')}")
+    programs = app_programs(workloads, state)
     total = {"cpu": 0.0, "memory": 0.0}
     for w in workloads:
         floor = replica_floor(w, state, spec)
@@ -6600,7 +6640,8 @@ def app_spend(spec, state):
                              for o in (pod.get("metadata") or {}).get("ownerReferences") or [])
             # a pod no controller owns is bare, however it is named (owns_pod would read the name)
             if terminating(pod) or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed") \
-                    or not selected(pod) or (controlled and any(owns_pod(w, pod) for w in workloads)):
+                    or not (selected(pod) or runs_program(pod, programs)) \
+                    or (controlled and any(owns_pod(w, pod) for w in workloads)):
                 continue
             for resource, figure in pod_reserves(pod).items():
                 total[resource] += figure
