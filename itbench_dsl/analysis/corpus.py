@@ -451,7 +451,10 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
 
 def _enrolment_cases(spec: dict, found: Objects) -> Iterator[Case]:
     """A namespace a fault took out of the Istio ambient mesh, labelled `ambient` again while one workload's pods,
-    or every workload's, opt out by their own label (`istio.io/dataplane-mode=none`, which wins): fail."""
+    or every workload's, opt out by their own label (`istio.io/dataplane-mode=none`, which wins): fail. The
+    namespace's label left as the fault set it while every workload's pods enrol by their own label
+    (`istio.io/dataplane-mode=ambient`, which Istio reads on a pod as on a namespace): pass; all but one
+    workload's: fail."""
     from ..runtime.evaluator import DATAPLANE_LABEL
     from ..runtime.state import POD_TEMPLATE_KINDS
 
@@ -463,12 +466,15 @@ def _enrolment_cases(spec: dict, found: Objects) -> Iterator[Case]:
             namespace = entry["object"]["name"]
             mine = [k for k, o in found.solved.items() if k[1] == namespace and k[0] in POD_TEMPLATE_KINDS]
 
-            def opted_out(keys):
+            def opted_out(keys, value="none", left=False):
                 state = dict(found.solved)
+                ns_key = _key_of(entry["object"])
+                if left and ns_key in found.faulty:
+                    state[ns_key] = found.faulty[ns_key]
                 for key in keys:
                     o = copy_data(state[key])
                     o.setdefault("spec", {}).setdefault("template", {}).setdefault("metadata", {}).setdefault(
-                        "labels", {})[DATAPLANE_LABEL] = "none"
+                        "labels", {})[DATAPLANE_LABEL] = value
                     state[key] = o
                 return render(state, found)
             if mine:
@@ -476,6 +482,12 @@ def _enrolment_cases(spec: dict, found: Objects) -> Iterator[Case]:
                            "mitigate", FAIL, state=opted_out(mine[:1]))
                 yield Case(f"namespace {namespace} back in the ambient mesh, every workload's pods opted out",
                            "mitigate", FAIL, state=opted_out(mine))
+                yield Case(f"namespace {namespace} left out of the ambient mesh, every workload's pods enrolled by "
+                           "their own label", "mitigate", PASS, state=opted_out(mine, "ambient", left=True))
+                if len(mine) > 1:
+                    yield Case(f"namespace {namespace} left out of the ambient mesh, every workload's pods but "
+                               f"{mine[-1][2]}'s enrolled by their own label", "mitigate", FAIL,
+                               state=opted_out(mine[:-1], "ambient", left=True))
 
 
 def _standing_cases(spec: dict, found: Objects) -> Iterator[Case]:

@@ -4602,7 +4602,10 @@ def mitigation_checks(spec, state, checks):
         else:
             # an object whose every change the scenario's own statement decides has its check in that statement:
             # a field check here would pass in any state, the fault's left in place too
-            parts = [(f"fields.{ref_text(e['object'])}", *field_check(e, state)) for e in fault["fields"]
+            # a namespace's ambient enrolment label is judged by whether its pods are enrolled
+            # (`enrolment_parts`), not by its text: the pods' own labels may enrol them
+            fields = [f for f in (enrolment_left_out(e) for e in fault["fields"]) if f["changes"]]
+            parts = [(f"fields.{ref_text(e['object'])}", *field_check(e, state)) for e in fields
                      if not decided(e)]
         parts += [(f"created.{ref_text(ref)}", *created_check(ref, state)) for ref in fault["created"]]
         parts += enrolment_parts(fault, spec, state)
@@ -4641,43 +4644,71 @@ def mitigation_checks(spec, state, checks):
     safeguard_checks(spec, state, checks)
 
 
-# Istio ambient mode: the namespace label enrols its pods, a pod's own label of the same key overrides it
+# Istio ambient mode: the label enrols a namespace's pods, or one pod; a pod's own `none` opts it out
 DATAPLANE_LABEL = "istio.io/dataplane-mode"
+
+
+def _enrolment_change(entry, change):
+    """Whether `change` is a fault's change of a Namespace's `istio.io/dataplane-mode` label from `ambient`."""
+    return entry["object"]["kind"] == "Namespace" and change["path"] == ["metadata", "labels", DATAPLANE_LABEL] \
+        and change.get("healthy") == "ambient"
+
+
+def enrolment_left_out(entry):
+    """A fault's `fields` entry without its change of a namespace's ambient enrolment label (`enrolment_parts`
+    judges that one by the pods it enrols)."""
+    if not any(_enrolment_change(entry, c) for c in entry["changes"]):
+        return entry
+    return {**entry, "changes": [c for c in entry["changes"] if not _enrolment_change(entry, c)]}
 
 
 def unenrolled_namespaces(fault) -> list:
     """The Namespaces `fault` took out of the Istio ambient mesh (their `istio.io/dataplane-mode` label changed
     from `ambient`): each has its `enrolled.REF` check (`enrolment_parts`)."""
-    return [entry["object"] for entry in fault["fields"] if entry["object"]["kind"] == "Namespace" and any(
-        c["path"] == ["metadata", "labels", DATAPLANE_LABEL] and c.get("healthy") == "ambient"
-        for c in entry["changes"])]
+    return [entry["object"] for entry in fault["fields"] if any(_enrolment_change(entry, c) for c in entry["changes"])]
+
+
+def ambient_enrolled(labels, namespace_ambient):
+    """Whether Istio's ambient mode captures a pod with `labels` (its own, or its template's): its own
+    `istio.io/dataplane-mode` label `none` keeps it out, `ambient` enrols it, and otherwise its namespace's
+    label decides (`namespace_ambient`). Istio documents the label on a namespace or on an individual pod."""
+    own = labels.get(DATAPLANE_LABEL) if isinstance(labels, dict) else None
+    return own != "none" and (own == "ambient" or namespace_ambient)
 
 
 def enrolment_parts(fault, spec, state):
     """For a fault that took a namespace out of the Istio ambient mesh (its `istio.io/dataplane-mode` label
-    changed from `ambient`), the part that says whether its pods are back in: Istio enrols a pod when its
-    namespace is labelled `ambient` and the pod is not labelled `istio.io/dataplane-mode=none` (the pod's label
-    wins). So the namespace label restored while the workloads' pod templates, or their pods, opt out keeps the
-    fault's effect whole. ([(check id, ok, detail)]: none where the fault changed no such label.)"""
+    changed from `ambient`), the part that says whether its pods are back in (`ambient_enrolled`): each
+    workload's pod template and each running pod of the namespace enrolled, by the namespace's label or by its
+    own, and not opted out by its own (`istio.io/dataplane-mode=none` wins over the namespace's). So the
+    namespace label restored while the pods opt out keeps the fault's effect whole, and every pod enrolled by
+    its own label, the namespace's left as the fault set it, undoes it. ([(check id, ok, detail)]: none where
+    the fault changed no such label.)"""
     out = []
     for ref in unenrolled_namespaces(fault):
         namespace = ref["name"]
+        ns = state.get({"kind": "Namespace", "name": namespace})
+        ns_labels = ((ns or {}).get("metadata") or {}).get("labels")
+        ns_ambient = isinstance(ns_labels, dict) and ns_labels.get(DATAPLANE_LABEL) == "ambient"
         out_of_mesh = []
         for w in spec["workloads"]:
             obj = state.get(w) if w["namespace"] == namespace else None
-            labels = ((obj or {}).get("metadata") or {}).get("labels") if w["kind"] == "Pod" else \
-                _template_labels(obj) if obj is not None else None
-            if isinstance(labels, dict) and labels.get(DATAPLANE_LABEL) == "none":
+            if obj is None:
+                continue
+            labels = (obj.get("metadata") or {}).get("labels") if w["kind"] == "Pod" else _template_labels(obj)
+            if not ambient_enrolled(labels if isinstance(labels, dict) else {}, ns_ambient):
                 out_of_mesh.append(f"{ref_text(w)}'s pod template")
         for pod in state.by_kind.get(("Pod", namespace), []):
             labels = (pod.get("metadata") or {}).get("labels") or {}
             if (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed") and not terminating(pod) \
-                    and isinstance(labels, dict) and labels.get(DATAPLANE_LABEL) == "none":
+                    and not ambient_enrolled(labels if isinstance(labels, dict) else {}, ns_ambient):
                 out_of_mesh.append(f"pod {(pod.get('metadata') or {}).get('name')}")
+        how = f"namespace {namespace} is not labelled {DATAPLANE_LABEL}=ambient and " if not ns_ambient else ""
         out.append((f"enrolled.{ref_text(ref)}", not out_of_mesh,
                     f"every pod of namespace {namespace} in the ambient mesh" if not out_of_mesh else
-                    f"{', '.join(out_of_mesh[:3])} opted out of the ambient mesh ({DATAPLANE_LABEL}=none): the pod's "
-                    "label wins over the namespace's"))
+                    f"{how}{', '.join(out_of_mesh[:3])}" + (f" and {len(out_of_mesh) - 3} more" if len(out_of_mesh) > 3
+                                                            else "")
+                    + f" not in the ambient mesh (a pod's own {DATAPLANE_LABEL} label wins over its namespace's)"))
     return out
 
 
