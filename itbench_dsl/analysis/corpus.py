@@ -429,6 +429,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     yield from _ingress_route_cases(m, found)
     yield from _standing_cases(spec, found)
     yield from _enrolment_cases(spec, found)
+    yield from _security_cases(spec, found)
     if spec["requires"]["alerts"]:
         state = render(found.solved, found)
         del state["alerts"]
@@ -447,6 +448,54 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         state = render({k: v for k, v in found.faulty.items() if k[0] in everyday}, found, probes=found.faulty_probes)
         state["captured"] = [c for c in state["captured"] if c.rpartition("/")[2] in everyday]
         yield Case("the faulty state captured with `kubectl get all`", "mitigate", UNUSABLE, state=state)
+
+
+def _security_cases(spec: dict, found: Objects) -> Iterator[Case]:
+    """A securityContext changed beside the fix on the first workload whose program's needs are known
+    (runtime.security_restricted: its image in IMAGE_FILESYSTEM): hardening every program tolerates
+    (`allowPrivilegeEscalation: false`, the runtime's seccomp profile) passes; a read-only root filesystem, every
+    capability dropped, or another uid, each fails where the program then cannot write what it writes, start
+    as its entrypoint does, or be started at all, and passes where it can (a read-only root filesystem over a
+    store whose data paths are its image's volumes, every capability dropped from a program that runs as its
+    own user)."""
+    from ..runtime.evaluator import security_problems
+    from ..runtime.state import image_filesystem, POD_TEMPLATE_KINDS
+
+    m = spec["mitigation"]
+    judged = [_key_of(e["object"]) for e in m["programs"] + m.get("application", []) if e.get("security")]
+    for key in judged:
+        obj = found.solved.get(key)
+        if obj is None or key[0] not in POD_TEMPLATE_KINDS:
+            continue
+        pod = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+        index = next((i for i, c in enumerate(pod.get("containers") or [])
+                      if isinstance(c, dict) and image_filesystem(c.get("image")) is not None), None)
+        if index is None:
+            continue
+        c = pod["containers"][index]
+        sc = dict(c.get("securityContext") or {})
+        mounts = [str(v.get("mountPath")).rstrip("/") or "/" for v in c.get("volumeMounts") or []
+                  if isinstance(v, dict) and not v.get("readOnly")]
+        before = security_problems(c, pod.get("securityContext"), sc, mounts)
+
+        def changed(extra):
+            state = dict(found.solved)
+            o = copy_data(obj)
+            o["spec"]["template"]["spec"]["containers"][index]["securityContext"] = {**sc, **extra}
+            state[key] = o
+            return render(state, found)
+        yield Case(f"{key[2]}'s container {c.get('name')} hardened (no privilege escalation, the runtime's seccomp "
+                   "profile)", "mitigate", PASS,
+                   state=changed({"allowPrivilegeEscalation": False, "seccompProfile": {"type": "RuntimeDefault"}}))
+        for what, extra in (("a read-only root filesystem", {"readOnlyRootFilesystem": True}),
+                            ("every capability dropped", {"capabilities": {"drop": ["ALL"]}}),
+                            ("run as uid 1000", {"runAsUser": 1000})):
+            harm = set(security_problems(c, pod.get("securityContext"), {**sc, **extra}, mounts)) - \
+                set(before)
+            yield Case(f"{key[2]}'s container {c.get('name')} given {what}" + (
+                ", which its program cannot run with" if harm else ", which its program runs with"),
+                "mitigate", FAIL if harm else PASS, state=changed(extra))
+        return
 
 
 def _enrolment_cases(spec: dict, found: Objects) -> Iterator[Case]:
