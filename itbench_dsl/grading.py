@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import ir
-from .runtime.evaluator import (any_parts, CHECK_WORD, DATAPLANE_LABEL, decided, flag_outcomes, RESERVED_SLACK,
-                                unenrolled_namespaces)
+from .runtime.evaluator import (any_parts, CHECK_WORD, DATAPLANE_LABEL, decided, enrolment_left_out, flag_outcomes,
+                                RESERVED_SLACK, unenrolled_namespaces)
 from .runtime.state import show_path
 from .source import SourceMap
 
@@ -124,8 +124,12 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
                         counted = [id(c) for e, c in any_parts(fault) if e is entry]
                         parts += [(f"fields.{_ref(entry['object'])}.{show_path(c['path'])}", w)
                                   for c, w in zip(entry["changes"], wants) if id(c) in counted]
-                    elif not decided(entry):  # else the deciding statement is its check (listed above)
-                        parts.append((f"fields.{_ref(entry['object'])}", "; ".join(wants)))
+                    elif not decided(entry) and enrolment_left_out(entry)["changes"]:
+                        # else the deciding statement is its check (listed above); a namespace's ambient enrolment
+                        # label is its `enrolled` check
+                        kept = enrolment_left_out(entry)["changes"]
+                        parts.append((f"fields.{_ref(entry['object'])}", "; ".join(
+                            w for c, w in zip(entry["changes"], wants) if any(c is k for k in kept))))
                 if fault.get("option"):  # its harm is an option of the program (runtime/evaluator.py, option_parts)
                     o = fault["option"]
                     parts = [(i, f"{w}; or, whatever its changes to container {o['container'] or 'any'} hold, the "
@@ -136,8 +140,9 @@ def grading_checks(scenario: ir.Scenario, source_map: SourceMap | None = None, d
                                   "and no object of its kind doing what it did under another name"))
                 for ref in unenrolled_namespaces(fault):
                     parts.append((f"enrolled.{_ref(ref)}", f"every pod of namespace {ref['name']} back in the Istio "
-                                  f"ambient mesh: no pod, nor workload's pod template, labelled {DATAPLANE_LABEL}=none "
-                                  "(the pod's label wins over the namespace's)"))
+                                  f"ambient mesh: every pod and workload's pod template enrolled, by the namespace's "
+                                  f"label {DATAPLANE_LABEL}=ambient or by its own, and none labelled "
+                                  f"{DATAPLANE_LABEL}=none (the pod's label wins over the namespace's)"))
                 if fault["undone_by"] == "any" and len(parts) > 1:
                     add(f"fault.{index}.{fault['fault']}", FAULT, line,
                         f"`{fault['fault']}` undone through any one of: " + "; ".join(f"{i}: {w}" for i, w in parts))

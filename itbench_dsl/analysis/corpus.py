@@ -429,6 +429,7 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
     yield from _ingress_route_cases(m, found)
     yield from _standing_cases(spec, found)
     yield from _enrolment_cases(spec, found)
+    yield from _security_cases(spec, found)
     if spec["requires"]["alerts"]:
         state = render(found.solved, found)
         del state["alerts"]
@@ -449,9 +450,60 @@ def _mitigation_cases(scenario, spec, found: Objects, derived) -> Iterator[Case]
         yield Case("the faulty state captured with `kubectl get all`", "mitigate", UNUSABLE, state=state)
 
 
+def _security_cases(spec: dict, found: Objects) -> Iterator[Case]:
+    """A securityContext changed beside the fix on the first workload whose program's needs are known
+    (runtime.security_restricted: its image in IMAGE_FILESYSTEM): hardening every program tolerates
+    (`allowPrivilegeEscalation: false`, the runtime's seccomp profile) passes; a read-only root filesystem, every
+    capability dropped, or another uid, each fails where the program then cannot write what it writes, start
+    as its entrypoint does, or be started at all, and passes where it can (a read-only root filesystem over a
+    store whose data paths are its image's volumes, every capability dropped from a program that runs as its
+    own user)."""
+    from ..runtime.evaluator import security_problems
+    from ..runtime.state import image_filesystem, POD_TEMPLATE_KINDS
+
+    m = spec["mitigation"]
+    judged = [_key_of(e["object"]) for e in m["programs"] + m.get("application", []) if e.get("security")]
+    for key in judged:
+        obj = found.solved.get(key)
+        if obj is None or key[0] not in POD_TEMPLATE_KINDS:
+            continue
+        pod = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+        index = next((i for i, c in enumerate(pod.get("containers") or [])
+                      if isinstance(c, dict) and image_filesystem(c.get("image")) is not None), None)
+        if index is None:
+            continue
+        c = pod["containers"][index]
+        sc = dict(c.get("securityContext") or {})
+        mounts = [str(v.get("mountPath")).rstrip("/") or "/" for v in c.get("volumeMounts") or []
+                  if isinstance(v, dict) and not v.get("readOnly")]
+        before = security_problems(c, pod.get("securityContext"), sc, mounts)
+
+        def changed(extra):
+            state = dict(found.solved)
+            o = copy_data(obj)
+            o["spec"]["template"]["spec"]["containers"][index]["securityContext"] = {**sc, **extra}
+            state[key] = o
+            return render(state, found)
+        yield Case(f"{key[2]}'s container {c.get('name')} hardened (no privilege escalation, the runtime's seccomp "
+                   "profile)", "mitigate", PASS,
+                   state=changed({"allowPrivilegeEscalation": False, "seccompProfile": {"type": "RuntimeDefault"}}))
+        for what, extra in (("a read-only root filesystem", {"readOnlyRootFilesystem": True}),
+                            ("every capability dropped", {"capabilities": {"drop": ["ALL"]}}),
+                            ("run as uid 1000", {"runAsUser": 1000})):
+            harm = set(security_problems(c, pod.get("securityContext"), {**sc, **extra}, mounts)) - \
+                set(before)
+            yield Case(f"{key[2]}'s container {c.get('name')} given {what}" + (
+                ", which its program cannot run with" if harm else ", which its program runs with"),
+                "mitigate", FAIL if harm else PASS, state=changed(extra))
+        return
+
+
 def _enrolment_cases(spec: dict, found: Objects) -> Iterator[Case]:
     """A namespace a fault took out of the Istio ambient mesh, labelled `ambient` again while one workload's pods,
-    or every workload's, opt out by their own label (`istio.io/dataplane-mode=none`, which wins): fail."""
+    or every workload's, opt out by their own label (`istio.io/dataplane-mode=none`, which wins): fail. The
+    namespace's label left as the fault set it while every workload's pods enrol by their own label
+    (`istio.io/dataplane-mode=ambient`, which Istio reads on a pod as on a namespace): pass; all but one
+    workload's: fail."""
     from ..runtime.evaluator import DATAPLANE_LABEL
     from ..runtime.state import POD_TEMPLATE_KINDS
 
@@ -463,12 +515,15 @@ def _enrolment_cases(spec: dict, found: Objects) -> Iterator[Case]:
             namespace = entry["object"]["name"]
             mine = [k for k, o in found.solved.items() if k[1] == namespace and k[0] in POD_TEMPLATE_KINDS]
 
-            def opted_out(keys):
+            def opted_out(keys, value="none", left=False):
                 state = dict(found.solved)
+                ns_key = _key_of(entry["object"])
+                if left and ns_key in found.faulty:
+                    state[ns_key] = found.faulty[ns_key]
                 for key in keys:
                     o = copy_data(state[key])
                     o.setdefault("spec", {}).setdefault("template", {}).setdefault("metadata", {}).setdefault(
-                        "labels", {})[DATAPLANE_LABEL] = "none"
+                        "labels", {})[DATAPLANE_LABEL] = value
                     state[key] = o
                 return render(state, found)
             if mine:
@@ -476,6 +531,12 @@ def _enrolment_cases(spec: dict, found: Objects) -> Iterator[Case]:
                            "mitigate", FAIL, state=opted_out(mine[:1]))
                 yield Case(f"namespace {namespace} back in the ambient mesh, every workload's pods opted out",
                            "mitigate", FAIL, state=opted_out(mine))
+                yield Case(f"namespace {namespace} left out of the ambient mesh, every workload's pods enrolled by "
+                           "their own label", "mitigate", PASS, state=opted_out(mine, "ambient", left=True))
+                if len(mine) > 1:
+                    yield Case(f"namespace {namespace} left out of the ambient mesh, every workload's pods but "
+                               f"{mine[-1][2]}'s enrolled by their own label", "mitigate", FAIL,
+                               state=opted_out(mine[:-1], "ambient", left=True))
 
 
 def _standing_cases(spec: dict, found: Objects) -> Iterator[Case]:

@@ -218,6 +218,9 @@ def _programs(scenario: ir.Scenario, ready: list[dict], fields: list[dict], othe
         probes = _probes(originals[key], changes.get(key, []))
         if probes:
             entry["probes"] = probes
+        security = _security(originals[key], changes.get(key, []))
+        if security:
+            entry["security"] = security
         if others and key not in sized:
             limits = _limits(originals[key], changes.get(key, []))
             if limits:
@@ -386,6 +389,23 @@ def _mounts(original: dict, changes: list) -> dict:
                 out[str(c.get("name"))] = sorted({str(m.get("mountPath")).rstrip("/") or "/"
                                                   for m in c.get("volumeMounts") or [] if isinstance(m, dict)})
     return out
+
+
+def _security(original: dict, changes: list) -> dict:
+    """The healthy securityContexts of a workload's pod (`pod`) and of each container and init container
+    (`containers`, container name to its own, `{}` where it has none), as runtime.security_restricted reads
+    them: empty where a fault changes a securityContext, the pod spec or a container list whole (its check
+    judges them)."""
+    original = as_template(original)
+    pod = ((original.get("spec") or {}).get("template") or {}).get("spec") or {}
+    paths = [template_path(original.get("kind"), change["path"]) for change in changes]
+    if any(p[:3] == ["spec", "template", "spec"] and (len(p) <= 4 or "securityContext" in p) for p in paths):
+        return {}
+    containers = {str(c.get("name")): dict(c.get("securityContext") or {}) for key in CONTAINER_LISTS
+                  for c in pod.get(key) or [] if isinstance(c, dict)}
+    if not containers:
+        return {}
+    return {"pod": dict(pod.get("securityContext") or {}), "containers": containers}
 
 
 # the probes on whose failures the kubelet restarts a container (a readiness probe only takes it out of service)

@@ -40,7 +40,8 @@ import types
 from .state import (  # noqa: I001 - replaced by state.py's text in a bundle
     api_group, as_ref, as_stored, as_template, at, binary_data, compare, compared, config_sources, content_hidden,
     container_request, CONTAINER_LISTS, containers_named, cronjob_idle, decoded_secret, DEFAULT_SHAPES, defaulted, duration,
-    earlier_pods, embedded_module, empty, EMPTY_STATE, ENV_NAME, gone, identity_key, image_digest, image_ref,
+    earlier_pods, embedded_module, empty, EMPTY_STATE, ENV_NAME, gone, identity_key, image_defaults, image_digest,
+    image_filesystem, image_ref,
     InputError, InvalidValue,
     job_complete, json_int, kept_names, kind_groups, kind_plural, labels_match, lookup, lookup_bases, MISSING,
     nested, number, owns, owns_pod, parse_text, POD_BEHAVIOUR, pod_bounded, pod_level, pod_ready,
@@ -2366,6 +2367,113 @@ def mounts_added(mounts, obj):
     return None
 
 
+def _covered(path, mounts):
+    """Whether a volume mounted at one of `mounts` (paths) holds `path`: mounted there or over a directory above."""
+    return any(m == "/" or path == m or path.startswith(m.rstrip("/") + "/") for m in mounts)
+
+
+def _capabilities_dropped(sc):
+    """The capabilities a container's securityContext takes from it (`drop`, `ALL` for every one), less those it
+    adds back: a set of names, `ALL` among them for every capability not added."""
+    caps = sc.get("capabilities") if isinstance(sc.get("capabilities"), dict) else {}
+    drop = {str(c).upper().removeprefix("CAP_") for c in caps.get("drop") or [] if isinstance(c, str)} \
+        if isinstance(caps.get("drop"), list) else set()
+    add = {str(c).upper().removeprefix("CAP_") for c in caps.get("add") or [] if isinstance(c, str)} \
+        if isinstance(caps.get("add"), list) else set()
+    return drop - add, add
+
+
+def security_problems(container, pod_sc, sc, mounts):
+    """What `container` cannot do for its program under its securityContext `sc` and its pod's
+    `pod_sc` (the container's fields winning), with volumes mounted at `mounts` (writable ones), as
+    {what: text}; empty where it can, or where the image is not known (IMAGE_FILESYSTEM) but for what holds of
+    any image. The kubelet refuses to start a container that must run as non-root (`runAsNonRoot`) as uid 0, or
+    whose image's user is root or a name it cannot check; a read-only root filesystem refuses the writes of the
+    program outside its volumes (the image's declared VOLUMEs are writable directories of the node); a uid other
+    than root and the owner of the data paths it writes cannot write them (unless a volume covers them); a
+    program started as root whose entrypoint switches user loses that switch with SETUID or SETGID dropped.
+    The capabilities are judged only where the image's entrypoint runs (no `command` of its own), the paths
+    where it does too and, for a store whose writes its configuration decides (`configured`: redis' and
+    valkey's `save`), where it runs with no arguments but its image's CMD."""
+    pod_sc = pod_sc if isinstance(pod_sc, dict) else {}
+    sc = sc if isinstance(sc, dict) else {}
+    image = container.get("image") if isinstance(container, dict) else None
+    known = image_filesystem(image)
+    if known is not None:
+        defaults = image_defaults(image) or ([], [])
+        command, args = container.get("command"), container.get("args")
+        entrypoint = empty(command) or command == defaults[0]
+        default = entrypoint and ((empty(command) and empty(args)) or args == defaults[1])
+        if not entrypoint:
+            known = {**known, "writes": (), "owned": (), "caps": ()}
+        elif known.get("configured") and not default:
+            known = {**known, "writes": (), "owned": ()}
+    user = sc.get("runAsUser") if sc.get("runAsUser") is not None else pod_sc.get("runAsUser")
+    non_root = sc.get("runAsNonRoot") if sc.get("runAsNonRoot") is not None else pod_sc.get("runAsNonRoot")
+    uid = number(user) if user is not None else None
+    out = {}
+    if non_root is True:
+        if uid == 0:
+            out["runAsNonRoot"] = "must run as non-root (runAsNonRoot) as uid 0: the kubelet refuses to start it"
+        elif uid is None and known is not None:
+            image_user = known["user"]
+            if image_user is None or image_user in ("root", "0"):
+                out["runAsNonRoot"] = "must run as non-root (runAsNonRoot) while its image runs as root: the kubelet " \
+                    "refuses to start it"
+            elif not str(image_user).isdigit():
+                out["runAsNonRoot"] = f"must run as non-root (runAsNonRoot) while its image's user is the name " \
+                    f"{shown(image_user)}, which the kubelet cannot check: it refuses to start it"
+    if known is None:
+        return out
+    writable = [m for m in mounts] + list(known["volumes"])
+    if sc.get("readOnlyRootFilesystem") is True:
+        refused = [w for w in known["writes"] if not _covered(w, writable)]
+        if refused:
+            out["readOnlyRootFilesystem"] = f"has a read-only root filesystem while its program writes to " \
+                f"{', '.join(refused)}, which no volume covers"
+    as_uid = uid if uid is not None else (0 if known["user"] is None else None)
+    if as_uid is not None and as_uid not in (0, known["owner"]):
+        refused = [w for w in known["owned"] if not _covered(w, mounts)]
+        if refused:
+            out["runAsUser"] = f"runs as uid {shown(user)}, which cannot write {', '.join(refused)} (its image's " \
+                f"uid {known['owner']} owns it)"
+    if as_uid == 0 and known["caps"]:
+        dropped, added = _capabilities_dropped(sc)
+        lost = [c for c in known["caps"] if c in dropped or ("ALL" in dropped and c not in added)]
+        if lost:
+            out["capabilities"] = f"starts as root with the capabilities {', '.join(lost)} dropped, which its " \
+                "entrypoint needs to start its program"
+    return out
+
+
+def security_restricted(security, obj):
+    """The first container of a workload whose securityContext (or its pod's) keeps its program from doing
+    what it did with its healthy one (`security`: the healthy pod's and containers' securityContexts), as text;
+    None when there is none. Judged by `security_problems`, the container's image and its writable volumes
+    as they are now: a problem the healthy securityContexts have too is none the change made. Hardening the
+    program tolerates (`allowPrivilegeEscalation: false`, a seccomp profile, capabilities it does not need
+    dropped) passes."""
+    if not isinstance(security, dict):
+        return None
+    pod = pod_spec(obj)
+    pod_sc = pod.get("securityContext") if isinstance(pod.get("securityContext"), dict) else {}
+    healthy_pod = security.get("pod") if isinstance(security.get("pod"), dict) else {}
+    for key in CONTAINER_LISTS:
+        for c in pod.get(key) or [] if isinstance(pod.get(key), list) else []:
+            if not isinstance(c, dict) or str(c.get("name")) not in (security.get("containers") or {}):
+                continue
+            healthy = security["containers"][str(c.get("name"))]
+            mounts = [str(m.get("mountPath")).rstrip("/") or "/" for m in c.get("volumeMounts") or []
+                      if isinstance(m, dict) and not m.get("readOnly")] if isinstance(c.get("volumeMounts"), list) else []
+            now = security_problems(c, pod_sc, c.get("securityContext"), mounts)
+            before = security_problems(c, healthy_pod, healthy, mounts)
+            for what, text in now.items():
+                if what not in before:
+                    return f"container {c.get('name')} {text}: its securityContext restricts it where the healthy " \
+                        "one did not"
+    return None
+
+
 def hooks_added(keep, obj):
     """The first lifecycle hook (`postStart`, `preStop`) a workload's container runs that its healthy one does
     not, as text; None when there is none. A hook is a command the kubelet runs in the container (`exec`) or a
@@ -2492,6 +2600,9 @@ def program_problem(entry, obj, state):
     mounted = mounts_added(entry.get("mounts") or {}, named)
     if mounted:
         return mounted
+    restricted = security_restricted(entry.get("security"), obj)
+    if restricted:
+        return restricted
     changed = env_changed(entry.get("env") or {}, named, state)
     if changed:
         return f"its environment: {changed}"
@@ -4602,7 +4713,10 @@ def mitigation_checks(spec, state, checks):
         else:
             # an object whose every change the scenario's own statement decides has its check in that statement:
             # a field check here would pass in any state, the fault's left in place too
-            parts = [(f"fields.{ref_text(e['object'])}", *field_check(e, state)) for e in fault["fields"]
+            # a namespace's ambient enrolment label is judged by whether its pods are enrolled
+            # (`enrolment_parts`), not by its text: the pods' own labels may enrol them
+            fields = [f for f in (enrolment_left_out(e) for e in fault["fields"]) if f["changes"]]
+            parts = [(f"fields.{ref_text(e['object'])}", *field_check(e, state)) for e in fields
                      if not decided(e)]
         parts += [(f"created.{ref_text(ref)}", *created_check(ref, state)) for ref in fault["created"]]
         parts += enrolment_parts(fault, spec, state)
@@ -4641,43 +4755,71 @@ def mitigation_checks(spec, state, checks):
     safeguard_checks(spec, state, checks)
 
 
-# Istio ambient mode: the namespace label enrols its pods, a pod's own label of the same key overrides it
+# Istio ambient mode: the label enrols a namespace's pods, or one pod; a pod's own `none` opts it out
 DATAPLANE_LABEL = "istio.io/dataplane-mode"
+
+
+def _enrolment_change(entry, change):
+    """Whether `change` is a fault's change of a Namespace's `istio.io/dataplane-mode` label from `ambient`."""
+    return entry["object"]["kind"] == "Namespace" and change["path"] == ["metadata", "labels", DATAPLANE_LABEL] \
+        and change.get("healthy") == "ambient"
+
+
+def enrolment_left_out(entry):
+    """A fault's `fields` entry without its change of a namespace's ambient enrolment label (`enrolment_parts`
+    judges that one by the pods it enrols)."""
+    if not any(_enrolment_change(entry, c) for c in entry["changes"]):
+        return entry
+    return {**entry, "changes": [c for c in entry["changes"] if not _enrolment_change(entry, c)]}
 
 
 def unenrolled_namespaces(fault) -> list:
     """The Namespaces `fault` took out of the Istio ambient mesh (their `istio.io/dataplane-mode` label changed
     from `ambient`): each has its `enrolled.REF` check (`enrolment_parts`)."""
-    return [entry["object"] for entry in fault["fields"] if entry["object"]["kind"] == "Namespace" and any(
-        c["path"] == ["metadata", "labels", DATAPLANE_LABEL] and c.get("healthy") == "ambient"
-        for c in entry["changes"])]
+    return [entry["object"] for entry in fault["fields"] if any(_enrolment_change(entry, c) for c in entry["changes"])]
+
+
+def ambient_enrolled(labels, namespace_ambient):
+    """Whether Istio's ambient mode captures a pod with `labels` (its own, or its template's): its own
+    `istio.io/dataplane-mode` label `none` keeps it out, `ambient` enrols it, and otherwise its namespace's
+    label decides (`namespace_ambient`). Istio documents the label on a namespace or on an individual pod."""
+    own = labels.get(DATAPLANE_LABEL) if isinstance(labels, dict) else None
+    return own != "none" and (own == "ambient" or namespace_ambient)
 
 
 def enrolment_parts(fault, spec, state):
     """For a fault that took a namespace out of the Istio ambient mesh (its `istio.io/dataplane-mode` label
-    changed from `ambient`), the part that says whether its pods are back in: Istio enrols a pod when its
-    namespace is labelled `ambient` and the pod is not labelled `istio.io/dataplane-mode=none` (the pod's label
-    wins). So the namespace label restored while the workloads' pod templates, or their pods, opt out keeps the
-    fault's effect whole. ([(check id, ok, detail)]: none where the fault changed no such label.)"""
+    changed from `ambient`), the part that says whether its pods are back in (`ambient_enrolled`): each
+    workload's pod template and each running pod of the namespace enrolled, by the namespace's label or by its
+    own, and not opted out by its own (`istio.io/dataplane-mode=none` wins over the namespace's). So the
+    namespace label restored while the pods opt out keeps the fault's effect whole, and every pod enrolled by
+    its own label, the namespace's left as the fault set it, undoes it. ([(check id, ok, detail)]: none where
+    the fault changed no such label.)"""
     out = []
     for ref in unenrolled_namespaces(fault):
         namespace = ref["name"]
+        ns = state.get({"kind": "Namespace", "name": namespace})
+        ns_labels = ((ns or {}).get("metadata") or {}).get("labels")
+        ns_ambient = isinstance(ns_labels, dict) and ns_labels.get(DATAPLANE_LABEL) == "ambient"
         out_of_mesh = []
         for w in spec["workloads"]:
             obj = state.get(w) if w["namespace"] == namespace else None
-            labels = ((obj or {}).get("metadata") or {}).get("labels") if w["kind"] == "Pod" else \
-                _template_labels(obj) if obj is not None else None
-            if isinstance(labels, dict) and labels.get(DATAPLANE_LABEL) == "none":
+            if obj is None:
+                continue
+            labels = (obj.get("metadata") or {}).get("labels") if w["kind"] == "Pod" else _template_labels(obj)
+            if not ambient_enrolled(labels if isinstance(labels, dict) else {}, ns_ambient):
                 out_of_mesh.append(f"{ref_text(w)}'s pod template")
         for pod in state.by_kind.get(("Pod", namespace), []):
             labels = (pod.get("metadata") or {}).get("labels") or {}
             if (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed") and not terminating(pod) \
-                    and isinstance(labels, dict) and labels.get(DATAPLANE_LABEL) == "none":
+                    and not ambient_enrolled(labels if isinstance(labels, dict) else {}, ns_ambient):
                 out_of_mesh.append(f"pod {(pod.get('metadata') or {}).get('name')}")
+        how = f"namespace {namespace} is not labelled {DATAPLANE_LABEL}=ambient and " if not ns_ambient else ""
         out.append((f"enrolled.{ref_text(ref)}", not out_of_mesh,
                     f"every pod of namespace {namespace} in the ambient mesh" if not out_of_mesh else
-                    f"{', '.join(out_of_mesh[:3])} opted out of the ambient mesh ({DATAPLANE_LABEL}=none): the pod's "
-                    "label wins over the namespace's"))
+                    f"{how}{', '.join(out_of_mesh[:3])}" + (f" and {len(out_of_mesh) - 3} more" if len(out_of_mesh) > 3
+                                                            else "")
+                    + f" not in the ambient mesh (a pod's own {DATAPLANE_LABEL} label wins over its namespace's)"))
     return out
 
 

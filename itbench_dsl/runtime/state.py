@@ -1533,6 +1533,39 @@ IMAGE_CONTENT = {
 }
 
 
+# What the program of an image needs of its filesystem and its user (repository, as IMAGE_DEFAULTS keys it): the
+# paths it writes as it runs (`writes`: a read-only root filesystem refuses them unless a volume covers them),
+# those of them its image declares as VOLUMEs (`volumes`: containerd, the runtime of the clusters the benchmark
+# runs on, bind-mounts a writable directory of the node at each, a read-only root filesystem or not), the uid
+# owning the data paths it writes (`owner`, with `owned`: a process of another uid, root aside, cannot write
+# them), its image's USER (`user`: None for root) and the capabilities its start needs when it starts as root
+# (`caps`: its entrypoint switches to its own user, su-exec and gosu need SETUID and SETGID; nginx's master
+# creates its temporary paths for its workers' user), and whether what it writes is its configuration's to say
+# (`configured`: redis' and valkey's `save`, judged where they run with their defaults). An image not listed is
+# not judged (`security_problems`).
+IMAGE_FILESYSTEM = {
+    "docker.io/library/nginx": {"writes": ("/var/cache/nginx",), "volumes": (), "owner": 0,
+                                "owned": ("/var/cache/nginx",), "user": None, "caps": ("CHOWN", "SETUID", "SETGID")},
+    "docker.io/valkey/valkey": {"writes": ("/data",), "volumes": ("/data",), "owner": 999, "owned": ("/data",),
+                                "user": None, "caps": ("SETUID", "SETGID"), "configured": True},
+    "docker.io/library/redis": {"writes": ("/data",), "volumes": ("/data",), "owner": 999, "owned": ("/data",),
+                                "user": None, "caps": ("SETUID", "SETGID"), "configured": True},
+    "docker.io/library/mongo": {"writes": ("/data/db", "/tmp"), "volumes": ("/data/db", "/data/configdb"),
+                                "owner": 999, "owned": ("/data/db",), "user": None,
+                                "caps": ("SETUID", "SETGID")},
+    "docker.io/library/memcached": {"writes": (), "volumes": (), "owner": None, "owned": (), "user": "memcache",
+                                    "caps": ()},
+    "docker.io/library/busybox": {"writes": (), "volumes": (), "owner": None, "owned": (), "user": None, "caps": ()},
+}
+
+
+def image_filesystem(image):
+    """What the program of `image` needs of its filesystem and its user (IMAGE_FILESYSTEM), None when unknown."""
+    if not isinstance(image, str) or not image.strip():
+        return None
+    return IMAGE_FILESYSTEM.get(_repository(image))
+
+
 def _repository(image):
     ref = image_ref(image).partition("@")[0]
     return ref.rpartition(":")[0] if ":" in ref.rpartition("/")[2] else ref
