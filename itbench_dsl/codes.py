@@ -894,7 +894,9 @@ agent is graded on:
   evaluator wants it back at exactly its healthy value, which the scenario never says;
 - a predicate stating a least count of a workload's replicas below the count the safeguards keep
   (the replicas it was deployed with): `spec.replicas >= 1` on a Deployment deployed with 2 accepts
-  1, which the safeguards fail (`scaled to 1, below the 2 it was deployed with`).
+  1, which the safeguards fail (`scaled to 1, below the 2 it was deployed with`). A predicate is
+  judged by the counts it accepts, not by its operator: `> 0`, `>= 1`, `!= 0` and `in [1, 2]`
+  accept the same low counts and are warned alike; one that only caps the count (`<= 3`) is not.
 
     optimal deployment "cart" resources.limits.memory = 20Mi
     mitigated when {

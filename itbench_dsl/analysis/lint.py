@@ -609,12 +609,34 @@ def positional_predicates(item: Linted) -> list[Diagnostic]:
 
 # ---- W2012: grading the author cannot see --------------------------------------------------------------
 
-_ORDER_OPS = ("<", "<=", ">", ">=", "==")
+_ORDER_OPS = ("<", "<=", ">", ">=", "==", "!=", "in")  # the tests of a number, judged by the values they accept
 
 
-def _accepts(op: str, bound: float, x: float) -> bool:
-    return {"<": x < bound, "<=": x <= bound, ">": x > bound, ">=": x >= bound, "==": abs(x - bound) <= 1e-9 * max(
-        abs(bound), 1.0)}[op]
+def _same(x: float, bound: float) -> bool:
+    return abs(x - bound) <= 1e-9 * max(abs(bound), 1.0)
+
+
+def _accepts(op: str, bound, x: float) -> bool:
+    if op == "in":  # `in [0, 1]`: one of the listed numbers
+        return any(_same(x, b) for b in bound)
+    return {"<": x < bound, "<=": x <= bound, ">": x > bound, ">=": x >= bound, "==": _same(x, bound),
+            "!=": not _same(x, bound)}[op]
+
+
+def _bound(p) -> object:
+    """The number (a list of them for `in`) a predicate compares its figure with; None where it is no number."""
+    from ..runtime.state import number
+
+    if p.op == "in":
+        if not isinstance(p.value, list) or not p.value:
+            return None
+        members = [number(v) for v in p.value]
+        return None if any(m is None for m in members) else members
+    return number(p.value)
+
+
+def _edges(bounds) -> set:
+    return {b for _, bound in bounds for b in (bound if isinstance(bound, list) else [bound])}
 
 
 def _shown_number(x: float, like: str) -> str:
@@ -661,12 +683,12 @@ def grading_conflicts(item: Linted) -> list[Diagnostic]:
 
     figures: dict[tuple, list] = {}  # the predicates on one figure, which a value must pass together
     for i, p in predicates:
-        if p.op in _ORDER_OPS and number(p.value) is not None:
+        if p.op in _ORDER_OPS and _bound(p) is not None:
             figures.setdefault((key(p.target), tuple(keys(p.path))), []).append((i, p))
     for (target, path), group in figures.items():
         i, p = group[0]
         span = spans[i] if i < len(spans) else item.name_span
-        bounds = [(q.op, number(q.value)) for _, q in group]
+        bounds = [(q.op, _bound(q)) for _, q in group]
 
         def accepts(x: float) -> bool:
             return all(_accepts(op, bound, x) for op, bound in bounds)
@@ -679,7 +701,7 @@ def grading_conflicts(item: Linted) -> list[Diagnostic]:
                 continue
             lo, hi = (1 - band) * y, (1 + band) * y
             counted = isinstance(o.value, int) and not isinstance(o.value, bool)  # replicas: whole numbers only
-            edges = {b for _, b in bounds}
+            edges = _edges(bounds)
             if counted:
                 lo, hi = float(math.ceil(lo - 1e-9)), float(math.floor(hi + 1e-9))
                 probes = sorted({0.0, lo, y, hi, 2 * hi + 1} | edges | {b - 1 for b in edges} | {b + 1 for b in edges})
@@ -709,12 +731,17 @@ def grading_conflicts(item: Linted) -> list[Diagnostic]:
               if w["kind"] != "Pod" or w.get("bare")}
     for (target, path), group in figures.items():
         floor = floors.get(target, 0)
-        # a predicate that states a least count (`>=`, `>`, `==`); one only capping the count (`<= 2`) says
-        # nothing of a floor, which the safeguards then keep
-        if not path or path[-1] != "replicas" or floor < 1 or not any(q.op in (">=", ">", "==") for _, q in group):
+        # judged by the counts the predicates accept together, whatever their spelling (`> 0`, `>= 1`,
+        # `!= 0`, `in [1, 2, 3]` alike): one that only caps the count (accepting every count up to a bound,
+        # `<= 2`) says nothing of a floor, which the safeguards then keep
+        if not path or path[-1] != "replicas" or floor < 1:
             continue
-        bounds = [(q.op, number(q.value)) for _, q in group]
-        below = [x for x in range(floor) if all(_accepts(op, bound, float(x)) for op, bound in bounds)]
+        bounds = [(q.op, _bound(q)) for _, q in group]
+        top = int(max([floor, *(math.floor(b) for b in _edges(bounds))])) + 2
+        counts = [x for x in range(top + 1) if all(_accepts(op, bound, float(x)) for op, bound in bounds)]
+        if counts and counts == list(range(len(counts))) and counts[-1] < top:
+            continue  # a cap: 0 up to a bound
+        below = [x for x in counts if x < floor]
         if not below:
             continue
         i = group[0][0]

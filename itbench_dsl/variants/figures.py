@@ -3,7 +3,8 @@
 
 `sweep` and `sample` change a param's value: every spelling of the old value in the scenario's prose is
 said anew with the new value, in the occurrence's own style (unit, digits or words), and a share word the
-old value satisfied but the new one does not (`most of` for 80% -> 50%) becomes the new percentage.
+old value satisfied but the new one does not (`most of` for 80% -> 50%; `every packet`, `each read`, `all
+requests` for 100% -> 30%) becomes the new percentage.
 `stale(text, old)` finds what is left of the old value (the variant is refused when something is).
 
 A plain count (`2`, a param of replicas or threads) is said in words too (`two busy threads`, `ten
@@ -41,6 +42,56 @@ _SHARES = (
     (r"half of|half", Decimal(50), Decimal(50)),
     (r"a minority of|a few of|few of", Decimal(0.001), Decimal(49.999)),
 )
+
+
+# the words that say a share is the whole (100%) of the unit a percentage counts: `every packet`, `each read`,
+# `all (of the) requests`. Only before such a unit (a packet, a request, a read ...): `every ten seconds` or
+# `all pods` says nothing of the share. Said anew as `30% of the packets`.
+_UNITS_COUNTED = ("packet", "datagram", "frame", "byte", "request", "response", "call", "query", "message",
+                  "connection", "read", "write", "operation", "transaction", "charge", "payment", "order",
+                  "checkout", "attempt", "lookup", "event", "span", "record", "retry")
+
+
+def _plural(noun: str) -> str:
+    if re.search(r"(s|x|z|ch|sh)$", noun):
+        return noun + "es"
+    if re.search(r"[^aeiou]y$", noun):
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+_UNIT_WORD = "|".join(sorted({w for u in _UNITS_COUNTED for w in (u, _plural(u))}, key=len, reverse=True))
+# `every packet`, `each payment charge` (the last word of the run is the noun), `all (of) (the) packets`
+_WHOLE = re.compile(r"(?<![A-Za-z])(?<!nearly )(?<!almost )(?:(every|each)|(all)(?: of)?(?: the)?) "
+                    r"((?:(?:" + _UNIT_WORD + r") )*(?:" + _UNIT_WORD + r"))(?![A-Za-z])( [a-z]+\b)?", re.IGNORECASE)
+_AGREEMENT = {"is": "are", "was": "were", "has": "have", "does": "do"}
+_NOT_VERBS = {"its", "this", "thus", "as", "across", "plus", "towards", "afterwards", "always", "sometimes",
+              "perhaps", "unless", "us", "whereas", "yes", "less", "his", "hers", "ours", "theirs"}
+
+
+def _plural_verb(word: str) -> str:
+    """`fails` said of many (`fail`): the verb after `every packet` agrees with `30% of the packets`."""
+    if word in _AGREEMENT:
+        return _AGREEMENT[word]
+    if not word.endswith("s") or word.endswith("ss") or word in _NOT_VERBS or len(word) < 3:
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if re.search(r"(sh|ch|x|ss|o)es$", word):
+        return word[:-2]
+    return word[:-1]
+
+
+def _whole_text(m: re.Match, after: Decimal) -> str:
+    unit = m.group(3)
+    if m.group(1):  # `every packet`: singular, said in the plural
+        head, _, last = unit.rpartition(" ")
+        if last.lower() in _UNITS_COUNTED:
+            unit = (head + " " if head else "") + _plural(last)
+    verb = m.group(4) or ""
+    if m.group(1) and verb:
+        verb = " " + _plural_verb(verb[1:])
+    return f"{_say(after, False)}% of the {unit}{verb}"
 
 
 def _number(text: str) -> Decimal | None:
@@ -153,6 +204,8 @@ def rewrite(text: str, old: str, new: str, only_share: bool = True) -> str:
                 if low <= before <= high and not low <= after <= high:
                     text = re.sub(rf"(?<![A-Za-z])({pattern})(?![A-Za-z])", f"{_say(after, False)}% of", text,
                                   flags=re.IGNORECASE)
+            if before == 100 and after != 100:  # `every packet` of a 100% loss: `30% of the packets`
+                text = _WHOLE.sub(lambda m: _whole_text(m, after), text)
         return text
     return text
 
@@ -185,4 +238,7 @@ def stale(text: str, old: str, new: str) -> str | None:
                 m = re.search(rf"(?<![A-Za-z])({pattern})(?![A-Za-z])", text, re.IGNORECASE)
                 if m:
                     return m.group(0)
+        m = before == 100 and after != 100 and _WHOLE.search(text)
+        if m:
+            return text[m.start():m.end(3)]
     return None

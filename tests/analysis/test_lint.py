@@ -455,6 +455,23 @@ def test_w2011_a_field_the_fault_changed_beside_a_named_one():
     assert "limits" not in library and not [d for d in lint(library) if d.code == "W2012"]
 
 
+REPLICAS_FLOOR = (REPO / "tests" / "cases" / "errors" / "W2012-replicas-below-safeguards" / "input.itb").read_text()
+
+
+@pytest.mark.parametrize("test,warned", [
+    (">= 1", True), ("> 0", True), ("!= 0", True), ("!= 5", True), (">= 0", True),
+    (">= 2", False), ("> 1", False), ("!= 0\n      deployment \"frontend\" spec.replicas != 1", False),
+    ("<= 3", False),  # a cap says nothing of a floor
+])
+def test_w2012_a_replicas_floor_judged_by_the_counts_it_accepts(test, warned):
+    """`!= 0` and `> 0` accept the same counts: a predicate is judged by them, not by its operator."""
+    text = REPLICAS_FLOOR.replace('deployment "frontend" spec.replicas >= 1', f'deployment "frontend" spec.replicas {test}')
+    found = [d for d in lint(text) if d.code == "W2012"]
+    assert bool(found) == warned, [d.message for d in found]
+    if warned:
+        assert "replica" in found[0].message and "below the 2 replicas" in found[0].message
+
+
 def test_w2013_two_root_cause_groups_of_one_object():
     """Two faults' root-cause groups pointed at one Schedule: naming it is credited with both, and the second
     fault's Schedule is never graded. Each group at its own fault's Schedule quiets it."""

@@ -265,3 +265,40 @@ def test_propagation_prose_of_the_old_target_is_said_anew():
     assert _prose_said_anew(kept, kept) is kept
     moved = _prose_said_anew(kept, dataclasses.replace(kept, chain=(ast.Ref("service", "c"), kept.chain[1])))
     assert [e.key for e in moved.entries] == ["indirect"]
+
+
+def test_a_moved_chain_keeps_only_the_edges_its_new_root_cause_reaches():
+    """The move cuts the edges from the old target that have no counterpart (postgresql -> checkout for a crash-
+    looping grafana); the edges downstream of the cut (checkout -> payment) are then reached from no root cause,
+    and the evaluator would grade them as the whole chain: they go too, with the groups only they named, and a
+    candidate left with no edge is skipped. Each variant's chain starts at its root cause."""
+    from itbench_dsl import ast
+    from itbench_dsl.backends import itbench as itbench_backend
+    from itbench_dsl.checker import check
+
+    path = "scenarios/sre/otel-postgresql-insufficient-resources.itb"
+    result = run(path)
+    assert result.variants
+    names = [v.document.name for v in result.variants]
+    assert not any("grafana" in n or "valkey-cart" in n for n in names), names  # nothing of the chain is theirs
+    for v in result.variants:
+        scenario = check(v.document, path, Diagnostics()).scenario
+
+        def node(ref):
+            return itbench_backend._component(ref, scenario) or (ref.kind, ref.name)
+
+        seen = {node(r) for r in scenario.root_causes}
+        edges = [(node(e.source), node(e.target)) for e in scenario.propagations]
+        assert edges, v.note
+        grew = True
+        while grew:
+            grew = False
+            for a, b in edges:
+                if a in seen and b not in seen:
+                    seen.add(b)
+                    grew = True
+        assert all(a in seen for a, _ in edges), (v.note, [e for e in edges if e[0] not in seen])
+        statements = gen.expect_statements(v.document)
+        named = {r.name for s in statements if not isinstance(s, ast.GroundGroup) for r in gen.refs(s)
+                 if r.kind == "group"}
+        assert {s.id for s in statements if isinstance(s, ast.GroundGroup)} <= named, v.note  # none left over

@@ -4,6 +4,8 @@ prevents it (docs/generators.md)."""
 from __future__ import annotations
 
 import re
+
+import pytest
 from pathlib import Path
 
 from itbench_dsl import ast
@@ -38,6 +40,26 @@ def test_figures_rewrite_every_spelling_of_a_duration_and_a_percentage():
     assert figures.rewrite(text, "80%", "90%") == "corrupts most of the packets: 90%, 90 percent"  # still true
     assert figures.stale(text, "80%", "50%") == "80%"
     assert figures.stale("corrupts most of the packets", "80%", "50%") == "most of"
+
+
+@pytest.mark.parametrize("text,said", [
+    ("drops every packet from checkout to payment", "drops 30% of the packets from checkout to payment"),
+    ("drops all packets from checkout", "drops 30% of the packets from checkout"),
+    ("drops all of the packets", "drops 30% of the packets"),
+    ("fails each read of products.json", "fails 30% of the reads of products.json"),
+    ("Every request fails", "30% of the requests fail"),
+    ("fail every payment charge", "fail 30% of the payment charges"),
+    # no share of the unit a percentage counts: said as before
+    ("reloads every ten seconds, all pods", "reloads every ten seconds, all pods"),
+    ("nearly all packets", "nearly all packets"),
+])
+def test_sweep_a_word_of_the_whole_share_becomes_the_new_percentage(text, said):
+    """`every packet` of a 100% loss is untrue of a 30% one, as `most of` is of 50%."""
+    assert figures.rewrite(text, "100%", "30%") == said
+    assert figures.stale(said, "100%", "30%") is None
+    assert figures.rewrite(text, "100%", "100%") == text
+    if said != text:
+        assert figures.stale(text, "100%", "30%") is not None  # several shares: the variant is refused
 
 
 def test_sweep_prose_never_states_the_old_value_in_another_spelling():

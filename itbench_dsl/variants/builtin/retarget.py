@@ -15,7 +15,9 @@ along the topology's dependency edges (one that is already in the scenario keeps
   of the caller or callee they were on; an alert on a component with no image is dropped, and when
   none is left the fault's own alerts (ITBench's library) are expected on the new target;
 - propagation chains are rewritten with the same renaming; a chain that no longer follows the
-  topology is cut there, and a variant whose propagation cannot be kept at all is skipped a moved chain's
+  topology is cut there, and then to the edges a root cause reaches (those downstream of a cut are not
+  the new fault's, and the evaluator would grade them as the whole chain), with the groups only they named;
+  a variant whose propagation cannot be kept at all is skipped; a moved chain's
   `condition` and `effect` (what the old target's failure did) give way to the compiler's neutral prose;
 - every name, id, tag, prose and the scenario's own name carry the new names (names are matched
   as whole topology names, so `frontend` inside `frontend-proxy` is left alone, in any spelling of their
@@ -839,6 +841,11 @@ class Move:
             if isinstance(new, ast.Mitigated):
                 continue  # below, once the alerts are known
             out.append(new)
+        if self._orphans(original, self.a) == set():  # the parent's chains all follow from its root causes
+            out = self._reachable(out, self.b)
+        # the groups the parent's chains named, which go where no statement of the variant names them any more
+        orphaned = {r.name for _, new in mapped if isinstance(new, ast.Propagation) for r in new.chain
+                    if r is not _DROPPED and r.kind == "group"}
         if had_chains and not any(isinstance(s, ast.Propagation) for s in out):
             raise Unmovable(f"the propagation cannot be rewritten along the topology around `{self.b}`")
         problems = [p for p in (self.alert_problem(a, groups) for a in alerts) if p]
@@ -862,7 +869,66 @@ class Move:
                 if not predicates:
                     raise Unmovable("no mitigation predicate is left around the new target")
                 out.append(dataclasses.replace(new, predicates=predicates))
+        if orphaned:  # a group only the cut edges named goes with them
+            named = {r.name for s in alerts + out if not isinstance(s, ast.GroundGroup) for r in refs(s)
+                     if r.kind == "group"}
+            out = [s for s in out if not (isinstance(s, ast.GroundGroup) and s.id in orphaned - named)]
         return _fresh_group_ids(alerts + out)
+
+    def _node(self, ref: ast.Ref, groups: dict[str, ast.Ref]):
+        """What a chain entry stands for: its component (a group's target's; the pods and the service of one
+        workload are one), else the reference itself."""
+        if ref.kind == "group" and ref.name in groups:
+            ref = groups[ref.name]
+        component = self._component_of_ref(ref)
+        return ("component", component) if component else (ref.kind, ref.name)
+
+    def _graph(self, statements: list, target: str) -> tuple[set, list]:
+        """The nodes the root causes (and the fault's target component) stand for, each alias's members joined,
+        and every propagation edge as a pair of nodes."""
+        groups = {s.id: s.target for s in statements if isinstance(s, ast.GroundGroup)}
+        node = lambda ref: self._node(ref, groups)  # noqa: E731
+        roots = {("component", target)}
+        for s in statements:
+            if isinstance(s, ast.RootCause):
+                roots |= {node(r) for r in (s.target, *s.alternatives) if r is not _DROPPED}
+        aliases = [{node(m) for m in s.members if m is not _DROPPED} for s in statements if isinstance(s, ast.Alias)]
+        edges = [(node(a), node(b)) for s in statements if isinstance(s, ast.Propagation)
+                 for a, b in zip(s.chain, s.chain[1:]) if a is not _DROPPED and b is not _DROPPED]
+        edges += [(x, y) for members in aliases for x in members for y in members if x != y]
+        return roots, edges
+
+    def _reached(self, statements: list, target: str) -> set:
+        roots, edges = self._graph(statements, target)
+        seen, todo = set(roots), list(roots)
+        while todo:
+            at = todo.pop()
+            for a, b in edges:
+                if a == at and b not in seen:
+                    seen.add(b)
+                    todo.append(b)
+        return seen
+
+    def _orphans(self, statements: list, target: str) -> set:
+        """The chain entries no root cause reaches along the propagation edges."""
+        seen = self._reached(statements, target)
+        return {a for a, _ in self._graph(statements, target)[1]} - seen
+
+    def _reachable(self, statements: list, target: str) -> list:
+        """The statements with each propagation chain cut to the part a root cause reaches: the move keeps the
+        edges downstream of a cut (`checkout -> payment` once `postgresql -> checkout` has no counterpart),
+        which the new root cause does not make fail and which the evaluator would grade as the whole chain."""
+        seen = self._reached(statements, target)
+        groups = {s.id: s.target for s in statements if isinstance(s, ast.GroundGroup)}
+        out = []
+        for s in statements:
+            if isinstance(s, ast.Propagation):
+                first = next((i for i, r in enumerate(s.chain) if self._node(r, groups) in seen), len(s.chain))
+                if len(s.chain) - first >= 2:
+                    out.append(dataclasses.replace(s, chain=s.chain[first:]) if first else s)
+                continue
+            out.append(s)
+        return out
 
     def alert_problem(self, alert: ast.Alert, groups: dict[str, ast.Ref]) -> str | None:
         """Why a request alert cannot fire where the variant expects it, read from the call graph around
