@@ -19,6 +19,15 @@ SCENARIOS = REPO / "scenarios"
 REFERENCE = REPO.parent / "shared" / "reference"  # real data, beside the checkout in CI; tests skip without it
 
 
+def library_sample(paths: list, every: int) -> list:
+    """Every `every`-th of `paths` (in their order, from the first), or all of them where ITBENCH_TEST_LIBRARY=all:
+    for the tests whose every case generates and fully checks variants (minutes each), which the suite's time on
+    2 cores cannot afford over the whole library; the sample keeps every domain and generator the full list has."""
+    import os
+
+    return list(paths) if os.environ.get("ITBENCH_TEST_LIBRARY") == "all" else list(paths)[::every]
+
+
 def compile_text(text: str | bytes, path: str = "input.itb", validate: bool = True) -> tuple[CompileResult, Diagnostics]:
     """Compile `text` as the file `path`: the result and every diagnostic."""
     data = text if isinstance(text, bytes) else text.encode("utf-8")
