@@ -462,8 +462,12 @@ def _security_cases(spec: dict, found: Objects) -> Iterator[Case]:
     from ..runtime.state import image_filesystem, POD_TEMPLATE_KINDS
 
     m = spec["mitigation"]
+    # an object the fault deletes is judged as recreated, field by field (health.restored: its own cases)
+    recreated = {_key_of(e["object"]) for e in m.get("restored", [])}
     judged = [_key_of(e["object"]) for e in m["programs"] + m.get("application", []) if e.get("security")]
     for key in judged:
+        if key in recreated:
+            continue
         obj = found.solved.get(key)
         if obj is None or key[0] not in POD_TEMPLATE_KINDS:
             continue
