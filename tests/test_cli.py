@@ -119,7 +119,9 @@ def test_unknown_command_and_missing_option_are_usage_errors(tmp_path: Path):
 
 
 def test_check_scenarios_folder_is_clean():
-    proc = run_itbench("check", "scenarios/", timeout=600)  # the whole library with its self-validation
+    """The whole library checks clean: compiled, validated, every scenario's evaluator grading its adversarial
+    corpus as it must (self-validation: E4004/E4005) and its solutions replayed."""
+    proc = run_itbench("check", "scenarios/", timeout=1800)
     count = len(list(SCENARIOS.rglob("*.itb")))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""

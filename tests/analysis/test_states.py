@@ -20,7 +20,6 @@ from itbench_dsl import cli as cli_module
 from itbench_dsl.analysis import corpus, states
 from itbench_dsl.backends.cover import COVER_ANNOTATION, TEMPLATE_KINDS
 from itbench_dsl.backends.decoys import harmless
-from itbench_dsl.checking import self_validated
 from itbench_dsl.compiler import compile_source
 from itbench_dsl.diagnostics import Diagnostics
 from itbench_dsl.faults import FAULTS
@@ -422,14 +421,8 @@ def test_evaluate_refuses_unusable_input(bundle: Path, tmp_path: Path, capsys):
 
 # ---- the real evaluator over the scenario library --------------------------------------------------------
 
-@pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])
-def test_library_self_validates(path: Path):
-    """Through the results `itbench check` keeps on disk (checking.self_validated): the suite's other runs of
-    check over the library (tests/test_cli.py) read what this one computed, or the other way round."""
-    result = compile_source(path.read_bytes(), str(path), Diagnostics())
-    assert result.scenario is not None, path
-    problems, _ = self_validated(result)
-    assert [(code, message) for code, message, _ in problems] == []
+# every library scenario's self-validation (its evaluator on its adversarial corpus) is part of `itbench check`,
+# tried over the whole library by tests/test_cli.py::test_check_scenarios_folder_is_clean
 
 
 def test_evaluate_runs_a_compiled_bundle_on_derived_states(tmp_path: Path, capsys):
