@@ -1828,22 +1828,9 @@ def container_env(container, state, namespace, pod=None):
     cannot tell it (a source it does not hold, a field or resource reference); None for the whole environment
     when a required source is missing (the container does not start). `$(NAME)` also expands the Services'
     variables (`service_links`, as the pod `pod` allows), which the kubelet adds last where no entry set them."""
-    if not isinstance(container, dict):
-        return {}
-    # asked by many checks of one state for the same container: made once (a state is not changed once read;
-    # the container and the pod are kept with the result, so their ids stay theirs)
-    made = state.__dict__.setdefault("_container_env", {}) if hasattr(state, "__dict__") else {}
-    key = (id(container), namespace, id(pod))
-    if key in made and made[key][0] is container and made[key][1] is pod:
-        env = made[key][2]
-        return None if env is None else dict(env)
-    env = _container_env(container, state, namespace, pod)
-    made[key] = (container, pod, env)
-    return None if env is None else dict(env)
-
-
-def _container_env(container, state, namespace, pod):
     env = {}
+    if not isinstance(container, dict):
+        return env
     links = service_links(state, namespace, pod)
     for source in container.get("envFrom") or []:
         if not isinstance(source, dict):
