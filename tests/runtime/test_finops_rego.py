@@ -129,7 +129,8 @@ def _right(name):
         "rhel9-sshd-x11-forwarding-ansible-opa": ("input.hosts", '  lower(sshd(item, "x11forwarding", "no")) != "no"\n'),
         "rhel9-sshd-permit-root-login-ansible-opa": ("input.hosts", '  lower(sshd(item, "permitrootlogin", '
                                                      '"prohibit-password")) != "no"\n'),
-        "rhel9-auditd-enabled-ansible-opa": ("input.hosts", '  item.services["auditd.service"].status != "enabled"\n'),
+        # a host without the unit is a gap too (auditd not installed): `not ... == "enabled"` holds where it is absent
+        "rhel9-auditd-enabled-ansible-opa": ("input.hosts", '  not item.services["auditd.service"].status == "enabled"\n'),
     }.get(name)
     if right is None:
         return None
